@@ -1,0 +1,612 @@
+//! The exported JS functions (names fixed by SPEC.md). Each converts its arguments, calls
+//! the core, and converts the answer back; no decision is made here.
+
+use js_sys::{Array, JsString, Reflect};
+use wasm_bindgen::prelude::*;
+
+use super::convert::*;
+use super::js_view::{apply_edits, JsConversation};
+use crate::autocompact::{self, ShouldAutoCompactOptions};
+use crate::boundary::{self, BoundaryInput, Trigger};
+use crate::config::Config;
+use crate::error::{Error, ErrorCode};
+use crate::microcompact::{self, MicroCompactOptions};
+use crate::retry;
+use crate::strip;
+use crate::thresholds;
+use crate::tokens;
+use crate::transcript;
+use crate::view::ConversationView;
+
+#[wasm_bindgen(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+/// Sets the defaults that explicit `config` objects override, from environment variables
+/// (`DISABLE_COMPACT`, `DISABLE_AUTO_COMPACT`, `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`,
+/// `CLAUDE_CODE_AUTO_COMPACT_WINDOW`). The Node entry calls it with `process.env` at import.
+#[wasm_bindgen(js_name = setEnvironmentDefaults)]
+pub fn set_environment_defaults(env: JsValue) -> JsResult<()> {
+    if !(env.is_object() || env.is_undefined() || env.is_null()) {
+        return Err(js_error(Error::invalid_argument(
+            "env must be an object of environment variables",
+        )));
+    }
+    let get = |k: &str| prop(&env, k).as_string();
+    let names = [
+        "DISABLE_COMPACT",
+        "DISABLE_AUTO_COMPACT",
+        "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE",
+        "CLAUDE_CODE_AUTO_COMPACT_WINDOW",
+    ];
+    let values: Vec<(&str, String)> = names
+        .iter()
+        .filter_map(|n| get(n).map(|v| (*n, v)))
+        .collect();
+    let cfg = Config::from_env(|k| {
+        values
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.as_str())
+    });
+    set_env_defaults(cfg);
+    Ok(())
+}
+
+/// The library's constants (SPEC §4, §8, §9, §10), as a plain object.
+#[wasm_bindgen(js_name = getConstants)]
+pub fn get_constants() -> JsResult<JsValue> {
+    let pairs: [(&str, f64); 18] = [
+        (
+            "AUTOCOMPACT_BUFFER_TOKENS",
+            thresholds::AUTOCOMPACT_BUFFER_TOKENS as f64,
+        ),
+        (
+            "WARNING_THRESHOLD_BUFFER_TOKENS",
+            thresholds::WARNING_THRESHOLD_BUFFER_TOKENS as f64,
+        ),
+        (
+            "ERROR_THRESHOLD_BUFFER_TOKENS",
+            thresholds::ERROR_THRESHOLD_BUFFER_TOKENS as f64,
+        ),
+        (
+            "MANUAL_COMPACT_BUFFER_TOKENS",
+            thresholds::MANUAL_COMPACT_BUFFER_TOKENS as f64,
+        ),
+        (
+            "MAX_OUTPUT_TOKENS_FOR_SUMMARY",
+            thresholds::MAX_OUTPUT_TOKENS_FOR_SUMMARY as f64,
+        ),
+        (
+            "DEFAULT_CONTEXT_WINDOW",
+            thresholds::DEFAULT_CONTEXT_WINDOW as f64,
+        ),
+        (
+            "ONE_MILLION_CONTEXT_WINDOW",
+            thresholds::ONE_MILLION_CONTEXT_WINDOW as f64,
+        ),
+        (
+            "DEFAULT_MAX_OUTPUT_TOKENS",
+            thresholds::DEFAULT_MAX_OUTPUT_TOKENS as f64,
+        ),
+        ("MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES", 3.0),
+        ("MAX_PTL_RETRIES", retry::MAX_PTL_RETRIES as f64),
+        ("POST_COMPACT_MAX_FILES_TO_RESTORE", 5.0),
+        ("POST_COMPACT_MAX_TOKENS_PER_FILE", 5_000.0),
+        ("POST_COMPACT_TOKEN_BUDGET", 50_000.0),
+        ("POST_COMPACT_MAX_TOKENS_PER_SKILL", 5_000.0),
+        ("POST_COMPACT_SKILLS_TOKEN_BUDGET", 25_000.0),
+        ("IMAGE_TOKENS", tokens::MEDIA_TOKENS as f64),
+        (
+            "MICROCOMPACT_KEEP_RECENT",
+            microcompact::DEFAULT_KEEP_RECENT as f64,
+        ),
+        (
+            "MICROCOMPACT_IDLE_MINUTES",
+            microcompact::DEFAULT_IDLE_MINUTES,
+        ),
+    ];
+    let o = js_sys::Object::new();
+    for (k, v) in pairs {
+        Reflect::set(&o, &k.into(), &v.into())?;
+    }
+    Reflect::set(
+        &o,
+        &"CLEARED_TOOL_RESULT_PLACEHOLDER".into(),
+        &crate::view::CLEARED_PLACEHOLDER.into(),
+    )?;
+    Reflect::set(
+        &o,
+        &"PTL_MARKER_TEXT".into(),
+        &retry::PTL_MARKER_TEXT.into(),
+    )?;
+    Ok(o.into())
+}
+
+/// `roughTokenCountEstimation(text, bytesPerToken = 4)`: `text.length / bytesPerToken`,
+/// rounded. Reads the string's length without copying it.
+#[wasm_bindgen(js_name = roughTokenCountEstimation)]
+pub fn rough_token_count_estimation(text: JsValue, bytes_per_token: Option<f64>) -> JsResult<f64> {
+    let s = text
+        .dyn_ref::<JsString>()
+        .ok_or_else(|| js_error(Error::invalid_argument("text must be a string")))?;
+    let bpt = bytes_per_token.unwrap_or(tokens::BYTES_PER_TOKEN);
+    if !bpt.is_finite() || bpt <= 0.0 {
+        return Err(js_error(Error::invalid_argument(
+            "bytesPerToken must be a positive number",
+        )));
+    }
+    Ok(tokens::rough_token_count(s.length() as usize, bpt) as f64)
+}
+
+/// `tokenCountWithEstimation(messages)`: context size in tokens (SPEC §3).
+#[wasm_bindgen(js_name = tokenCountWithEstimation)]
+pub fn token_count_with_estimation(messages: JsValue) -> JsResult<f64> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    Ok(js(tokens::token_count_with_estimation(&conv))?.total as f64)
+}
+
+/// `getContextWindowForModel(model, config?)`.
+#[wasm_bindgen(js_name = getContextWindowForModel)]
+pub fn get_context_window_for_model(model: JsValue, config: JsValue) -> JsResult<f64> {
+    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    Ok(thresholds::context_window_for_model(&m, &c) as f64)
+}
+
+/// `getMaxOutputTokensForModel(model, config?)`: the model's default max output tokens.
+#[wasm_bindgen(js_name = getMaxOutputTokensForModel)]
+pub fn get_max_output_tokens_for_model(model: JsValue, config: JsValue) -> JsResult<f64> {
+    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    Ok(thresholds::max_output_tokens_for_model(&m, &c) as f64)
+}
+
+/// `getModelOutputLimits(model)`: `{default, upperLimit}` from the model table.
+#[wasm_bindgen(js_name = getModelOutputLimits)]
+pub fn get_model_output_limits(model: JsValue) -> JsResult<JsValue> {
+    let m = js(model_arg(&model))?;
+    to_js(&thresholds::output_limits(&m))
+}
+
+/// `getEffectiveContextWindowSize(model, config?)`.
+#[wasm_bindgen(js_name = getEffectiveContextWindowSize)]
+pub fn get_effective_context_window_size(model: JsValue, config: JsValue) -> JsResult<f64> {
+    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    Ok(thresholds::effective_context_window(&m, &c) as f64)
+}
+
+/// `getAutoCompactThreshold(model, config?)`.
+#[wasm_bindgen(js_name = getAutoCompactThreshold)]
+pub fn get_auto_compact_threshold(model: JsValue, config: JsValue) -> JsResult<f64> {
+    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    Ok(thresholds::auto_compact_threshold(&m, &c) as f64)
+}
+
+/// `calculateTokenWarningState(tokenUsage, model, config?)` →
+/// `{percentLeft, isAboveWarningThreshold, isAboveErrorThreshold,
+/// isAboveAutoCompactThreshold, isAtBlockingLimit}`.
+#[wasm_bindgen(js_name = calculateTokenWarningState)]
+pub fn calculate_token_warning_state(
+    token_usage: JsValue,
+    model: JsValue,
+    config: JsValue,
+) -> JsResult<JsValue> {
+    let t = js(tokens_arg(&token_usage, "tokenUsage"))?;
+    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    to_js(&thresholds::token_warning_state(t, &m, &c))
+}
+
+/// `isAutoCompactEnabled(config?)`.
+#[wasm_bindgen(js_name = isAutoCompactEnabled)]
+pub fn is_auto_compact_enabled(config: JsValue) -> JsResult<bool> {
+    Ok(autocompact::is_auto_compact_enabled(&js(config_arg(
+        &config,
+    ))?))
+}
+
+/// `shouldAutoCompact(messages, model, {querySource, snipTokensFreed, config}?)`.
+#[wasm_bindgen(js_name = shouldAutoCompact)]
+pub fn should_auto_compact(messages: JsValue, model: JsValue, options: JsValue) -> JsResult<bool> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    let m = js(model_arg(&model))?;
+    let opts = ShouldAutoCompactOptions {
+        query_source: js(opt_string(&options, "querySource", "options"))?,
+        snip_tokens_freed: match js(opt_number(&options, "snipTokensFreed", "options"))? {
+            Some(n) => js(crate::error::check_token_count(
+                n,
+                "options.snipTokensFreed",
+            ))?,
+            None => 0,
+        },
+    };
+    let cfg = js(config_arg(&prop(&options, "config")))?;
+    Ok(js(autocompact::should_auto_compact(&conv, &m, &opts, &cfg))?.should_compact)
+}
+
+/// `stripImagesFromMessages(messages)`: a new array where user messages' image and document
+/// blocks (also inside tool results) are `[image]` / `[document]` text; messages without
+/// media are the same objects.
+#[wasm_bindgen(js_name = stripImagesFromMessages)]
+pub fn strip_images_from_messages(messages: JsValue) -> JsResult<Array> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    js(conv.validate_all())?;
+    let edits = js(strip::strip_images(&conv))?;
+    js(apply_edits(&conv, &edits))
+}
+
+/// `stripReinjectedAttachments(messages)`: a new array without `skill_discovery` /
+/// `skill_listing` attachment lines.
+#[wasm_bindgen(js_name = stripReinjectedAttachments)]
+pub fn strip_reinjected_attachments(messages: JsValue) -> JsResult<Array> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    js(conv.validate_all())?;
+    let drop = js(strip::reinjected_attachments(&conv))?;
+    let out = Array::new();
+    let mut d = drop.iter().peekable();
+    for i in 0..conv.len() {
+        if d.peek() == Some(&&i) {
+            d.next();
+            continue;
+        }
+        out.push(&conv.item(i));
+    }
+    Ok(out)
+}
+
+/// `groupMessagesByApiRound(messages)`: arrays of the same message objects, one per API round.
+#[wasm_bindgen(js_name = groupMessagesByApiRound)]
+pub fn group_messages_by_api_round(messages: JsValue) -> JsResult<Array> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    js(conv.validate_all())?;
+    let groups = js(retry::group_by_api_round(&conv, 0))?;
+    let out = Array::new();
+    for g in groups {
+        out.push(&conv.array().slice(g.start as u32, g.end as u32));
+    }
+    Ok(out)
+}
+
+/// The text and HTTP status of an error, an API error body or a string.
+pub fn error_text(v: &JsValue) -> (String, Option<u16>) {
+    if let Some(s) = v.as_string() {
+        return (s, None);
+    }
+    let mut parts = Vec::new();
+    let mut status = None;
+    for key in ["status", "statusCode"] {
+        if let Some(n) = prop(v, key).as_f64() {
+            if (100.0..600.0).contains(&n) {
+                status = Some(n as u16);
+                break;
+            }
+        }
+    }
+    for path in [
+        &["message"][..],
+        &["error", "message"],
+        &["error", "error", "message"],
+        &["error", "type"],
+        &["error", "code"],
+        &["code"],
+        &["type"],
+    ] {
+        let mut cur = v.clone();
+        for k in path {
+            cur = prop(&cur, k);
+        }
+        if let Some(s) = cur.as_string() {
+            parts.push(s);
+        }
+    }
+    let body = prop(v, "body");
+    if let Some(s) = body.as_string() {
+        parts.push(s);
+    } else if body.is_object() {
+        if let Ok(s) = js_sys::JSON::stringify(&body) {
+            parts.push(String::from(s));
+        }
+    }
+    (parts.join("\n"), status)
+}
+
+/// `parseContextOverflowError(errorOrText, status?)` → `{kind, actual, limit, gap}` or `null`.
+/// Accepts a string, an `Error`, an API error body or an SDK error (`status`, `error`).
+#[wasm_bindgen(js_name = parseContextOverflowError)]
+pub fn parse_context_overflow_error(error: JsValue, status: Option<f64>) -> JsResult<JsValue> {
+    let (text, found) = error_text(&error);
+    let status = status.map(|s| s as u16).or(found);
+    match retry::parse_context_overflow_error(&text, status) {
+        Some(o) => to_js(&o),
+        None => Ok(JsValue::NULL),
+    }
+}
+
+/// `truncateHeadForPTLRetry(messages, error)`: drops the oldest API rounds to cover the gap the
+/// error names (20% of rounds when it names none); `null` when nothing can be dropped.
+#[wasm_bindgen(js_name = truncateHeadForPTLRetry)]
+pub fn truncate_head_for_ptl_retry(messages: JsValue, error: JsValue) -> JsResult<JsValue> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    js(conv.validate_all())?;
+    let overflow = if error.is_undefined() || error.is_null() {
+        None
+    } else {
+        let (text, status) = error_text(&error);
+        retry::parse_context_overflow_error(&text, status)
+    };
+    let Some(t) = js(retry::truncate_head_for_ptl_retry(&conv, overflow.as_ref()))? else {
+        return Ok(JsValue::NULL);
+    };
+    let out = conv.array().slice(t.start as u32, conv.len() as u32);
+    if t.insert_marker {
+        let transcript = (t.start..conv.len()).any(|i| conv.is_transcript(i));
+        let uuid = if transcript {
+            Some(random_uuid())
+        } else {
+            None
+        };
+        let marker = retry::ptl_marker_message(transcript, uuid.as_deref());
+        out.unshift(&to_js(&marker)?);
+    }
+    Ok(out.into())
+}
+
+/// `microCompact(messages, {keepRecent, idleMinutes, now, lastAssistantTimestamp,
+/// keepLatestPerPath, compactableTools}?)` → `{messages, tokensFreed, clearedToolUseIds}`.
+#[wasm_bindgen(js_name = microCompact)]
+pub fn micro_compact(messages: JsValue, options: JsValue) -> JsResult<JsValue> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    let what = "options";
+    let mut opts = MicroCompactOptions::default();
+    if let Some(k) = js(opt_number(&options, "keepRecent", what))? {
+        if k < 0.0 {
+            return Err(js_error(Error::invalid_argument(
+                "options.keepRecent must not be negative",
+            )));
+        }
+        opts.keep_recent = k as usize;
+    }
+    opts.idle_minutes = js(opt_number(&options, "idleMinutes", what))?;
+    opts.now_ms = Some(js(opt_number(&options, "now", what))?.unwrap_or_else(js_sys::Date::now));
+    opts.last_assistant_ms =
+        match prop(&options, "lastAssistantTimestamp") {
+            v if v.is_undefined() || v.is_null() => None,
+            v => match (v.as_f64(), v.as_string()) {
+                (Some(n), _) => Some(n),
+                (_, Some(s)) => Some(microcompact::parse_timestamp_ms(&s).ok_or_else(|| {
+                    js_error(Error::invalid_argument(
+                        "options.lastAssistantTimestamp is not an ISO-8601 time",
+                    ))
+                })?),
+                _ => return Err(js_error(Error::invalid_argument(
+                    "options.lastAssistantTimestamp must be a number (ms) or an ISO-8601 string",
+                ))),
+            },
+        };
+    if let Some(b) = js(opt_bool(&options, "keepLatestPerPath", what))? {
+        opts.keep_latest_per_path = b;
+    }
+    let tools = prop(&options, "compactableTools");
+    if !(tools.is_undefined() || tools.is_null()) {
+        let arr = tools.dyn_ref::<Array>().ok_or_else(|| {
+            js_error(Error::invalid_argument(
+                "options.compactableTools must be an array of tool names",
+            ))
+        })?;
+        opts.compactable_tools = Some(
+            arr.iter()
+                .map(|v| {
+                    v.as_string().ok_or_else(|| {
+                        js_error(Error::invalid_argument(
+                            "options.compactableTools must contain strings",
+                        ))
+                    })
+                })
+                .collect::<JsResult<Vec<_>>>()?,
+        );
+    }
+    let plan = js(microcompact::micro_compact(&conv, &opts))?;
+    let out_messages = js(apply_edits(&conv, &plan.edits))?;
+    let o = js_sys::Object::new();
+    Reflect::set(&o, &"messages".into(), &out_messages)?;
+    Reflect::set(
+        &o,
+        &"tokensFreed".into(),
+        &(plan.tokens_freed as f64).into(),
+    )?;
+    let ids: Array = plan
+        .cleared_tool_use_ids
+        .iter()
+        .map(|s| JsValue::from_str(s))
+        .collect();
+    Reflect::set(&o, &"clearedToolUseIds".into(), &ids)?;
+    Ok(o.into())
+}
+
+fn random_uuid() -> String {
+    let crypto = Reflect::get(&js_sys::global(), &"crypto".into()).unwrap_or(JsValue::UNDEFINED);
+    if let Ok(f) = Reflect::get(&crypto, &"randomUUID".into()) {
+        if let Some(f) = f.dyn_ref::<js_sys::Function>() {
+            if let Some(s) = f.call0(&crypto).ok().and_then(|v| v.as_string()) {
+                return s;
+            }
+        }
+    }
+    // Fallback: Math.random based v4 layout.
+    let mut hex = String::with_capacity(36);
+    for i in 0..32 {
+        if i == 8 || i == 12 || i == 16 || i == 20 {
+            hex.push('-');
+        }
+        let n = (js_sys::Math::random() * 16.0) as u32;
+        let n = match i {
+            12 => 4,
+            16 => (n & 3) | 8,
+            _ => n,
+        };
+        hex.push(char::from_digit(n, 16).unwrap_or('0'));
+    }
+    hex
+}
+
+/// `createCompactBoundaryMessage(trigger, preTokens, {lastUuid, preCompactDiscoveredTools,
+/// uuid, timestamp, template}?)`: the `compact_boundary` system line.
+#[wasm_bindgen(js_name = createCompactBoundaryMessage)]
+pub fn create_compact_boundary_message(
+    trigger: JsValue,
+    pre_tokens: JsValue,
+    options: JsValue,
+) -> JsResult<JsValue> {
+    let trigger = trigger
+        .as_string()
+        .and_then(|s| Trigger::parse(&s))
+        .ok_or_else(|| {
+            js_error(Error::invalid_argument(
+                "trigger must be \"auto\" or \"manual\"",
+            ))
+        })?;
+    let pre_tokens = js(tokens_arg(&pre_tokens, "preTokens"))?;
+    let what = "options";
+    let tools = prop(&options, "preCompactDiscoveredTools");
+    let tools: Vec<String> = if tools.is_undefined() || tools.is_null() {
+        Vec::new()
+    } else {
+        tools
+            .dyn_ref::<Array>()
+            .ok_or_else(|| {
+                js_error(Error::invalid_argument(
+                    "options.preCompactDiscoveredTools must be an array of strings",
+                ))
+            })?
+            .iter()
+            .filter_map(|v| v.as_string())
+            .collect()
+    };
+    let template = prop(&options, "template");
+    let session_fields = if template.is_object() {
+        let m: crate::messages::Message = js(from_js(
+            &template,
+            "options.template",
+            ErrorCode::InvalidMessage,
+        ))?;
+        boundary::session_fields_of(&m)
+    } else {
+        serde_json::Map::new()
+    };
+    let input = BoundaryInput {
+        trigger,
+        pre_tokens,
+        last_uuid: js(opt_string(&options, "lastUuid", what))?,
+        pre_compact_discovered_tools: tools,
+        uuid: js(opt_string(&options, "uuid", what))?.unwrap_or_else(random_uuid),
+        timestamp: js(opt_string(&options, "timestamp", what))?
+            .unwrap_or_else(|| String::from(js_sys::Date::new_0().to_iso_string())),
+        session_fields,
+    };
+    to_js(&boundary::create_compact_boundary(&input))
+}
+
+fn array_field(result: &JsValue, key: &str, required: bool) -> JsResult<Vec<JsValue>> {
+    let v = prop(result, key);
+    if v.is_undefined() || v.is_null() {
+        if required {
+            return Err(js_error(Error::invalid_argument(format!(
+                "result.{key} is required"
+            ))));
+        }
+        return Ok(Vec::new());
+    }
+    let arr = v.dyn_ref::<Array>().ok_or_else(|| {
+        js_error(Error::invalid_argument(format!(
+            "result.{key} must be an array"
+        )))
+    })?;
+    Ok(arr.iter().collect())
+}
+
+/// `buildPostCompactMessages(result)`: boundary marker, summary messages, kept messages,
+/// attachments, hook results — in that order.
+#[wasm_bindgen(js_name = buildPostCompactMessages)]
+pub fn build_post_compact_messages(result: JsValue) -> JsResult<Array> {
+    if !result.is_object() {
+        return Err(js_error(Error::invalid_argument(
+            "result must be a CompactionResult object",
+        )));
+    }
+    let marker = prop(&result, "boundaryMarker");
+    if !marker.is_object() {
+        return Err(js_error(Error::invalid_argument(
+            "result.boundaryMarker must be a message object",
+        )));
+    }
+    let summary = array_field(&result, "summaryMessages", true)?;
+    let keep = array_field(&result, "messagesToKeep", false)?;
+    let attachments = array_field(&result, "attachments", false)?;
+    let hooks = array_field(&result, "hookResults", false)?;
+    Ok(
+        boundary::build_post_compact(&marker, &summary, &keep, &attachments, &hooks)
+            .into_iter()
+            .collect(),
+    )
+}
+
+/// `parseTranscript(jsonl)`: the lines of a Claude Code session file as objects, in order,
+/// unknown line types included. Blank or malformed lines throw `MALFORMED_TRANSCRIPT` with
+/// their line number.
+#[wasm_bindgen(js_name = parseTranscript)]
+pub fn parse_transcript(jsonl: JsValue) -> JsResult<Array> {
+    let text = jsonl
+        .as_string()
+        .ok_or_else(|| js_error(Error::invalid_argument("jsonl must be a string")))?;
+    let lines = js(transcript::split_lines(&text))?;
+    let out = Array::new_with_length(lines.len() as u32);
+    for (k, line) in lines.iter().enumerate() {
+        let v = js_sys::JSON::parse(line.text).map_err(|e| {
+            let detail = e
+                .dyn_ref::<js_sys::Error>()
+                .map(|e| String::from(e.message()))
+                .unwrap_or_else(|| "unparseable".into());
+            js_error(transcript::malformed_line(line.number, detail))
+        })?;
+        if !v.is_object() || Array::is_array(&v) {
+            let what = if Array::is_array(&v) {
+                "an array"
+            } else if v.is_null() {
+                "null"
+            } else {
+                "a primitive value"
+            };
+            return Err(js_error(transcript::non_object_line(line.number, what)));
+        }
+        out.set(k as u32, v);
+    }
+    Ok(out)
+}
+
+/// `serializeTranscript(messages)`: JSONL text, one line per message, ending in a newline.
+/// A parsed transcript serializes back byte for byte.
+#[wasm_bindgen(js_name = serializeTranscript)]
+pub fn serialize_transcript(messages: JsValue) -> JsResult<String> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    let mut out = String::new();
+    for i in 0..conv.len() {
+        let m = conv.item(i);
+        if !m.is_object() || Array::is_array(&m) {
+            return Err(js_error(
+                Error::invalid_message("expected an object").at(format!("messages[{i}]")),
+            ));
+        }
+        let s = js_sys::JSON::stringify(&m).map_err(|e| {
+            let detail = e
+                .dyn_ref::<js_sys::Error>()
+                .map(|e| String::from(e.message()))
+                .unwrap_or_else(|| "not serializable".into());
+            js_error(Error::new(
+                ErrorCode::SerializationFailed,
+                format!("messages[{i}]: {detail}"),
+            ))
+        })?;
+        out.push_str(&String::from(s));
+        out.push('\n');
+    }
+    Ok(out)
+}

@@ -1,0 +1,129 @@
+//! Conversions at the JS boundary: errors, serde values, configuration.
+
+use std::cell::RefCell;
+
+use js_sys::Reflect;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use crate::config::Config;
+use crate::error::{Error, ErrorCode};
+
+thread_local! {
+    static ENV_DEFAULTS: RefCell<Config> = RefCell::new(Config::default());
+}
+
+/// Turns a core error into a JS `Error` with a stable `code`.
+pub fn js_error(e: Error) -> JsValue {
+    let err = js_sys::Error::new(&e.message);
+    err.set_name("ContextCompactionError");
+    let _ = Reflect::set(&err, &"code".into(), &e.code.as_str().into());
+    err.into()
+}
+
+/// Result type of exported functions.
+pub type JsResult<T> = std::result::Result<T, JsValue>;
+
+/// Maps a core result to a JS result.
+pub fn js<T>(r: crate::Result<T>) -> JsResult<T> {
+    r.map_err(js_error)
+}
+
+/// Serializes a value for JS (plain objects, not Maps).
+pub fn to_js<T: Serialize + ?Sized>(v: &T) -> JsResult<JsValue> {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| js_error(Error::new(ErrorCode::SerializationFailed, e.to_string())))
+}
+
+/// Deserializes an optional argument; `undefined`/`null` give the default.
+pub fn from_js<T: DeserializeOwned + Default>(
+    v: &JsValue,
+    what: &str,
+    code: ErrorCode,
+) -> crate::Result<T> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(T::default());
+    }
+    if !v.is_object() {
+        return Err(Error::new(code, format!("{what} must be an object")));
+    }
+    serde_wasm_bindgen::from_value(v.clone()).map_err(|e| Error::new(code, format!("{what}: {e}")))
+}
+
+/// Reads a config argument, validates it, and fills absent fields from the environment
+/// defaults (set by the Node entry).
+pub fn config_arg(v: &JsValue) -> crate::Result<Config> {
+    let explicit: Config = from_js(v, "config", ErrorCode::InvalidConfig)?;
+    explicit.validate()?;
+    Ok(ENV_DEFAULTS.with(|d| explicit.over(&d.borrow())))
+}
+
+/// Replaces the environment defaults.
+pub fn set_env_defaults(c: Config) {
+    ENV_DEFAULTS.with(|d| *d.borrow_mut() = c);
+}
+
+/// Reads a model id argument.
+pub fn model_arg(v: &JsValue) -> crate::Result<String> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(String::new());
+    }
+    v.as_string()
+        .ok_or_else(|| Error::invalid_argument("model must be a string (a model id)"))
+}
+
+/// Reads a non-negative finite token count argument.
+pub fn tokens_arg(v: &JsValue, what: &str) -> crate::Result<u64> {
+    match v.as_f64() {
+        Some(n) => crate::error::check_token_count(n, what),
+        None => Err(Error::invalid_token_count(format!(
+            "{what} must be a number"
+        ))),
+    }
+}
+
+/// Reads an optional property of an options object.
+pub fn prop(obj: &JsValue, key: &str) -> JsValue {
+    if obj.is_object() {
+        Reflect::get(obj, &key.into()).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    }
+}
+
+/// Reads an optional number property, rejecting non-numbers.
+pub fn opt_number(obj: &JsValue, key: &str, what: &str) -> crate::Result<Option<f64>> {
+    let v = prop(obj, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    match v.as_f64() {
+        Some(n) if n.is_finite() => Ok(Some(n)),
+        _ => Err(Error::invalid_argument(format!(
+            "{what}.{key} must be a finite number"
+        ))),
+    }
+}
+
+/// Reads an optional boolean property.
+pub fn opt_bool(obj: &JsValue, key: &str, what: &str) -> crate::Result<Option<bool>> {
+    let v = prop(obj, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.as_bool()
+        .map(Some)
+        .ok_or_else(|| Error::invalid_argument(format!("{what}.{key} must be a boolean")))
+}
+
+/// Reads an optional string property.
+pub fn opt_string(obj: &JsValue, key: &str, what: &str) -> crate::Result<Option<String>> {
+    let v = prop(obj, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.as_string()
+        .map(Some)
+        .ok_or_else(|| Error::invalid_argument(format!("{what}.{key} must be a string")))
+}

@@ -1,0 +1,147 @@
+//! Typed errors of the core.
+//!
+//! Every failure the library can report is an [`Error`] value with a stable
+//! [`ErrorCode`] (the `code` property of the JS `Error` the bindings throw) and a
+//! message that says what was wrong and where.
+
+use std::fmt;
+
+/// Stable, machine-readable error codes. The string form (see [`ErrorCode::as_str`])
+/// is part of the public JS API: do not rename.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// An argument had the wrong type or shape (e.g. `messages` is not an array).
+    InvalidArgument,
+    /// A message or content block is malformed (missing `role`, content of the wrong type…).
+    InvalidMessage,
+    /// A token count is negative, NaN, infinite or absurdly large.
+    InvalidTokenCount,
+    /// A configuration value is out of range or of the wrong type.
+    InvalidConfig,
+    /// A JSONL transcript line is blank or not valid JSON.
+    MalformedTranscript,
+    /// A line could not be written back as JSON.
+    SerializationFailed,
+}
+
+impl ErrorCode {
+    /// The stable string used as the JS `error.code`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
+            ErrorCode::InvalidMessage => "INVALID_MESSAGE",
+            ErrorCode::InvalidTokenCount => "INVALID_TOKEN_COUNT",
+            ErrorCode::InvalidConfig => "INVALID_CONFIG",
+            ErrorCode::MalformedTranscript => "MALFORMED_TRANSCRIPT",
+            ErrorCode::SerializationFailed => "SERIALIZATION_FAILED",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error of the library: a code and a human-readable message naming what and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// Stable code, see [`ErrorCode`].
+    pub code: ErrorCode,
+    /// What was wrong and where (e.g. `messages[3].content[1]: tool_result without tool_use_id`).
+    pub message: String,
+}
+
+impl Error {
+    /// Builds an error from a code and a message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Error {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// Shorthand for [`ErrorCode::InvalidArgument`].
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidArgument, message)
+    }
+
+    /// Shorthand for [`ErrorCode::InvalidMessage`].
+    pub fn invalid_message(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidMessage, message)
+    }
+
+    /// Shorthand for [`ErrorCode::InvalidTokenCount`].
+    pub fn invalid_token_count(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidTokenCount, message)
+    }
+
+    /// Shorthand for [`ErrorCode::InvalidConfig`].
+    pub fn invalid_config(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidConfig, message)
+    }
+
+    /// Prefixes the message with a location, e.g. `messages[4]`.
+    pub fn at(mut self, location: impl fmt::Display) -> Self {
+        self.message = format!("{location}: {}", self.message);
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Result alias of the core.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Checks that a token count is a finite, non-negative number and returns it as `u64`.
+pub fn check_token_count(value: f64, what: &str) -> Result<u64> {
+    if !value.is_finite() {
+        return Err(Error::invalid_token_count(format!(
+            "{what} must be a finite number, got {value}"
+        )));
+    }
+    if value < 0.0 {
+        return Err(Error::invalid_token_count(format!(
+            "{what} must not be negative, got {value}"
+        )));
+    }
+    if value > 1e15 {
+        return Err(Error::invalid_token_count(format!(
+            "{what} is implausibly large ({value})"
+        )));
+    }
+    Ok(value.round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_counts_are_validated() {
+        assert_eq!(check_token_count(12.0, "x").unwrap(), 12);
+        assert_eq!(
+            check_token_count(f64::NAN, "usage.input_tokens")
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidTokenCount
+        );
+        let e = check_token_count(-1.0, "usage.output_tokens").unwrap_err();
+        assert!(e.message.contains("usage.output_tokens"));
+        assert!(check_token_count(f64::INFINITY, "x").is_err());
+    }
+
+    #[test]
+    fn location_prefix() {
+        let e = Error::invalid_message("no role").at("messages[3]");
+        assert_eq!(e.message, "messages[3]: no role");
+        assert_eq!(e.to_string(), "[INVALID_MESSAGE] messages[3]: no role");
+    }
+}

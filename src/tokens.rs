@@ -1,0 +1,293 @@
+//! Token accounting (SPEC §3).
+//!
+//! The exact size of the context is known only where the API reported it: the `usage` of the
+//! latest response. Everything after that response is estimated from text length.
+
+use crate::error::Result;
+use crate::messages::Kind;
+use crate::view::{BlockInfo, BlockKind, ContentInfo, ConversationView, Detail};
+
+/// Characters (UTF-16 code units) per token for prose.
+pub const BYTES_PER_TOKEN: f64 = 4.0;
+/// Characters per token for JSON (tool inputs, structured payloads).
+pub const JSON_BYTES_PER_TOKEN: f64 = 2.0;
+/// Fixed token cost of an image or a document block.
+pub const MEDIA_TOKENS: u64 = 2_000;
+
+/// `roughTokenCountEstimation`: `units / bytes_per_token`, rounded.
+///
+/// `units` is the text length in UTF-16 code units (JavaScript's `string.length`).
+/// A non-positive or non-finite `bytes_per_token` falls back to 4.
+pub fn rough_token_count(units: usize, bytes_per_token: f64) -> u64 {
+    let bpt = if bytes_per_token.is_finite() && bytes_per_token > 0.0 {
+        bytes_per_token
+    } else {
+        BYTES_PER_TOKEN
+    };
+    (units as f64 / bpt).round() as u64
+}
+
+/// Estimated tokens of one block.
+pub fn estimate_block(b: &BlockInfo) -> u64 {
+    match b.kind {
+        Some(BlockKind::Image) | Some(BlockKind::Document) => MEDIA_TOKENS,
+        Some(BlockKind::ToolResult) => {
+            rough_token_count(b.text_units, BYTES_PER_TOKEN)
+                + b.nested.iter().map(estimate_block).sum::<u64>()
+        }
+        Some(BlockKind::ToolUse) | Some(BlockKind::ServerToolUse) => {
+            rough_token_count(b.json_units, JSON_BYTES_PER_TOKEN)
+        }
+        Some(BlockKind::ServerToolResult) | Some(BlockKind::Other) | None => {
+            rough_token_count(b.json_units, BYTES_PER_TOKEN)
+        }
+        Some(BlockKind::Text) | Some(BlockKind::Thinking) | Some(BlockKind::RedactedThinking) => {
+            rough_token_count(b.text_units, BYTES_PER_TOKEN)
+        }
+    }
+}
+
+/// Estimated tokens of a message's content.
+pub fn estimate_content(c: &ContentInfo) -> u64 {
+    match c {
+        ContentInfo::None => 0,
+        ContentInfo::Text(units) => rough_token_count(*units, BYTES_PER_TOKEN),
+        ContentInfo::Blocks(bs) => bs.iter().map(estimate_block).sum(),
+        ContentInfo::Json(units) => rough_token_count(*units, BYTES_PER_TOKEN),
+    }
+}
+
+/// Whether message `i` is part of what is sent to the model (user, assistant and attachment
+/// messages of the main chain).
+pub fn is_sent<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result<bool> {
+    Ok(matches!(
+        view.kind(i)?,
+        Kind::User | Kind::Assistant | Kind::Attachment
+    ) && !view.is_sidechain(i))
+}
+
+/// Estimated tokens of message `i` (0 for lines that are not sent to the model).
+pub fn estimate_message<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result<u64> {
+    if !is_sent(view, i)? {
+        return Ok(0);
+    }
+    Ok(estimate_content(&view.content(i, Detail::Estimate)?))
+}
+
+/// Estimated tokens of messages `range`.
+pub fn estimate_range<V: ConversationView + ?Sized>(
+    view: &V,
+    range: std::ops::Range<usize>,
+) -> Result<u64> {
+    let mut total = 0;
+    for i in range {
+        total += estimate_message(view, i)?;
+    }
+    Ok(total)
+}
+
+/// Index of the first message after the last `compact_boundary` line (0 if none): what
+/// precedes a boundary is no longer sent.
+pub fn active_start<V: ConversationView + ?Sized>(view: &V) -> usize {
+    (0..view.len())
+        .rev()
+        .find(|&i| view.is_compact_boundary(i) && !view.is_sidechain(i))
+        .map_or(0, |i| i + 1)
+}
+
+/// Where the exact part of a token count comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenCount {
+    /// The total: usage of the anchor response plus the estimate of what follows.
+    pub total: u64,
+    /// Tokens taken from API usage (0 when no response carries usage).
+    pub from_usage: u64,
+    /// Tokens estimated from text.
+    pub estimated: u64,
+    /// Index of the last line of the response whose usage anchors the count.
+    pub anchor: Option<usize>,
+    /// Index of the first line of that response (with split responses, lines sharing
+    /// `message.id` run from `anchor_first` to `anchor`).
+    pub anchor_first: Option<usize>,
+}
+
+/// `tokenCountWithEstimation`: context size of `messages` in tokens.
+///
+/// The latest main-chain assistant message carrying `usage` gives the exact size up to and
+/// including that response (`input + cache_creation + cache_read + output`). A response split
+/// over several lines sharing `message.id` counts once; everything after its first line that
+/// is not one of its own lines (e.g. tool results interleaved with parallel calls) is
+/// estimated. With no usage anywhere, every message is estimated. Messages before the last
+/// `compact_boundary` are not counted.
+///
+/// Reads only the messages after the anchor response (plus a backward scan to find it).
+pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Result<TokenCount> {
+    let len = view.len();
+    // One backward scan: the latest main-chain response with usage, or the last boundary.
+    let mut anchor = None;
+    let mut start = 0;
+    for i in (0..len).rev() {
+        if view.is_sidechain(i) {
+            continue;
+        }
+        if view.is_compact_boundary(i) {
+            start = i + 1;
+            break;
+        }
+        if view.kind(i)? != Kind::Assistant {
+            continue;
+        }
+        if let Some(u) = view.usage(i)? {
+            anchor = Some((i, u));
+            break;
+        }
+    }
+    let Some((last, usage)) = anchor else {
+        let estimated = estimate_range(view, start..len)?;
+        return Ok(TokenCount {
+            total: estimated,
+            from_usage: 0,
+            estimated,
+            anchor: None,
+            anchor_first: None,
+        });
+    };
+    let id = view.message_id(last);
+    // Walk back over earlier lines of the same response (split responses; tool results of
+    // parallel calls may sit between them).
+    let mut first = last;
+    let mut siblings = vec![last];
+    if id.is_some() {
+        let mut j = last;
+        while j > 0 {
+            j -= 1;
+            if view.is_sidechain(j) {
+                continue;
+            }
+            if view.is_compact_boundary(j) {
+                break;
+            }
+            if view.kind(j)? == Kind::Assistant {
+                if view.message_id(j) == id {
+                    first = j;
+                    siblings.push(j);
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+    let mut estimated = 0;
+    for k in first + 1..len {
+        if siblings.contains(&k) {
+            continue;
+        }
+        if id.is_some()
+            && !view.is_sidechain(k)
+            && view.kind(k)? == Kind::Assistant
+            && view.message_id(k) == id
+        {
+            continue;
+        }
+        estimated += estimate_message(view, k)?;
+    }
+    let from_usage = usage.context_total();
+    Ok(TokenCount {
+        total: from_usage + estimated,
+        from_usage,
+        estimated,
+        anchor: Some(last),
+        anchor_first: Some(first),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::Message;
+    use serde_json::{json, Value};
+
+    fn count(v: Value) -> TokenCount {
+        let m = Message::parse_all(v).unwrap();
+        token_count_with_estimation(m.as_slice()).unwrap()
+    }
+
+    #[test]
+    fn rough_estimation_divides_and_rounds() {
+        assert_eq!(rough_token_count(0, 4.0), 0);
+        assert_eq!(rough_token_count(10, 4.0), 3); // 2.5 rounds away from zero
+        assert_eq!(rough_token_count(9, 4.0), 2);
+        assert_eq!(rough_token_count(10, 2.0), 5);
+        assert_eq!(rough_token_count(10, 0.0), 3);
+    }
+
+    #[test]
+    fn everything_estimated_without_usage() {
+        let c = count(json!([
+            {"role": "user", "content": "a".repeat(400)},
+            {"role": "assistant", "content": [{"type": "text", "text": "b".repeat(40)}]}
+        ]));
+        assert_eq!(c.total, 110);
+        assert_eq!(c.from_usage, 0);
+    }
+
+    #[test]
+    fn media_counts_fixed_2000() {
+        let big = "A".repeat(1_000_000);
+        let c = count(json!([
+            {"role": "user", "content": [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": big}},
+                {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "AAAA"}},
+                {"type": "tool_result", "tool_use_id": "t", "content": [
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}}]}
+            ]}
+        ]));
+        assert_eq!(c.total, 6_000);
+    }
+
+    #[test]
+    fn usage_of_latest_response_plus_estimate_after() {
+        let c = count(json!([
+            {"type": "user", "message": {"role": "user", "content": "x".repeat(4000)}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "m1", "content": [{"type": "text", "text": "hi"}],
+                "usage": {"input_tokens": 10, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 1000, "output_tokens": 5}}},
+            {"type": "progress", "data": {"x": "y".repeat(1000)}},
+            {"type": "user", "message": {"role": "user", "content": "z".repeat(40)}}
+        ]));
+        assert_eq!(c.from_usage, 1115);
+        assert_eq!(c.estimated, 10);
+        assert_eq!(c.total, 1125);
+    }
+
+    #[test]
+    fn split_response_counts_once_and_interleaved_results_are_estimated() {
+        let usage = json!({"input_tokens": 1, "cache_read_input_tokens": 999, "output_tokens": 20});
+        let c = count(json!([
+            {"type": "user", "message": {"role": "user", "content": "go"}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "m1", "usage": usage,
+                "content": [{"type": "tool_use", "id": "a", "name": "Read", "input": {}}]}},
+            {"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "r".repeat(400)}]}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "m1", "usage": usage,
+                "content": [{"type": "tool_use", "id": "b", "name": "Read", "input": {}}]}},
+            {"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "b", "content": "s".repeat(800)}]}}
+        ]));
+        assert_eq!(c.from_usage, 1020);
+        assert_eq!(c.estimated, 300);
+        assert_eq!(c.anchor, Some(3));
+        assert_eq!(c.anchor_first, Some(1));
+    }
+
+    #[test]
+    fn sidechain_and_pre_boundary_lines_are_ignored() {
+        let c = count(json!([
+            {"type": "user", "message": {"role": "user", "content": "x".repeat(4000)}},
+            {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"},
+            {"type": "user", "message": {"role": "user", "content": "y".repeat(400)}},
+            {"type": "assistant", "isSidechain": true, "message": {"role": "assistant", "id": "s",
+                "content": [], "usage": {"input_tokens": 50000}}}
+        ]));
+        assert_eq!(c.total, 100);
+    }
+}

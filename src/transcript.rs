@@ -1,0 +1,133 @@
+//! Claude Code session files (SPEC §17): JSONL in, JSONL out, nothing lost.
+//!
+//! Splitting and validation live here; the JSON of each line is parsed by the caller's side
+//! (`serde_json` natively, the engine's `JSON.parse` in JavaScript) so key order and number
+//! formatting survive a round trip.
+
+use serde_json::Value;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::messages::{json_type_name, Message};
+
+/// One non-empty line of a JSONL text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Line<'a> {
+    /// 1-based line number in the file.
+    pub number: usize,
+    /// The line's text, without its line ending.
+    pub text: &'a str,
+}
+
+/// Splits JSONL text into lines. A final line ending is allowed; a blank line elsewhere is
+/// an error naming its number (it is never silently dropped).
+pub fn split_lines(text: &str) -> Result<Vec<Line<'_>>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut out = Vec::new();
+    let mut parts = text.split('\n').peekable();
+    let mut number = 0;
+    while let Some(raw) = parts.next() {
+        number += 1;
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        let is_last = parts.peek().is_none();
+        if line.trim().is_empty() {
+            if is_last {
+                break;
+            }
+            return Err(Error::new(
+                ErrorCode::MalformedTranscript,
+                format!("line {number}: blank line in a JSONL transcript"),
+            ));
+        }
+        out.push(Line { number, text: line });
+    }
+    Ok(out)
+}
+
+/// The error for a line whose JSON did not parse.
+pub fn malformed_line(number: usize, detail: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::MalformedTranscript,
+        format!("line {number}: invalid JSON: {detail}"),
+    )
+}
+
+/// The error for a line that parsed to something other than an object.
+pub fn non_object_line(number: usize, what: &str) -> Error {
+    Error::new(
+        ErrorCode::MalformedTranscript,
+        format!("line {number}: expected a JSON object, got {what}"),
+    )
+}
+
+/// `parseTranscript` natively: every line as a [`Message`] (unknown line types included).
+pub fn parse_transcript(text: &str) -> Result<Vec<Message>> {
+    split_lines(text)?
+        .into_iter()
+        .map(|line| {
+            let v: Value =
+                serde_json::from_str(line.text).map_err(|e| malformed_line(line.number, e))?;
+            if !v.is_object() {
+                return Err(non_object_line(line.number, json_type_name(&v)));
+            }
+            serde_json::from_value(v).map_err(|e| {
+                Error::new(
+                    ErrorCode::MalformedTranscript,
+                    format!("line {}: {e}", line.number),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `serializeTranscript` natively: one JSON object per line, each line ending in `\n`.
+pub fn serialize_transcript(messages: &[Message]) -> Result<String> {
+    let mut out = String::new();
+    for (i, m) in messages.iter().enumerate() {
+        let line = serde_json::to_string(m).map_err(|e| {
+            Error::new(
+                ErrorCode::SerializationFailed,
+                format!("messages[{i}]: {e}"),
+            )
+        })?;
+        out.push_str(&line);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_and_numbers_lines() {
+        let l = split_lines("{\"a\":1}\r\n{\"b\":2}\n").unwrap();
+        assert_eq!(l.len(), 2);
+        assert_eq!(l[1].number, 2);
+        assert_eq!(l[0].text, "{\"a\":1}");
+        assert!(split_lines("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn blank_and_malformed_lines_are_reported() {
+        let e = split_lines("{}\n\n{}\n").unwrap_err();
+        assert_eq!(e.code, ErrorCode::MalformedTranscript);
+        assert!(e.message.starts_with("line 2"), "{}", e.message);
+        let e = parse_transcript("{\"type\":\"user\"}\n{oops\n").unwrap_err();
+        assert!(
+            e.message.starts_with("line 2: invalid JSON"),
+            "{}",
+            e.message
+        );
+        let e = parse_transcript("[1,2]\n").unwrap_err();
+        assert!(e.message.contains("expected a JSON object"));
+    }
+
+    #[test]
+    fn unknown_lines_round_trip() {
+        let text = "{\"type\":\"queue-operation\",\"operation\":\"enqueue\",\"x\":[1,{\"y\":null}]}\n{\"no_type\":true}\n";
+        let m = parse_transcript(text).unwrap();
+        let back = serialize_transcript(&m).unwrap();
+        assert_eq!(back, text);
+    }
+}
