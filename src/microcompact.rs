@@ -164,7 +164,8 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
     // tool_use id → (compactable, path)
     let mut calls: HashMap<String, Option<String>> = HashMap::new();
     let mut candidates: Vec<Candidate> = Vec::new();
-    for i in 0..view.len() {
+    let contents = view.contents(0..view.len(), Detail::Structure)?;
+    for (i, content) in contents.into_iter().enumerate() {
         if view.is_sidechain(i) {
             continue;
         }
@@ -172,7 +173,7 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
         if kind != Kind::Assistant && kind != Kind::User {
             continue;
         }
-        let ContentInfo::Blocks(blocks) = view.content(i, Detail::Structure)? else {
+        let ContentInfo::Blocks(blocks) = content else {
             continue;
         };
         for (b, info) in blocks.into_iter().enumerate() {

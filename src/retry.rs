@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::messages::{Content, Kind, Message, Role};
-use crate::tokens::estimate_message;
+use crate::tokens::estimate_range;
 use crate::view::ConversationView;
 
 /// Most prompt-too-long retries of one summary request.
@@ -171,20 +171,17 @@ pub fn group_by_api_round<V: ConversationView + ?Sized>(
 ) -> Result<Vec<std::ops::Range<usize>>> {
     let mut groups = Vec::new();
     let mut start = from;
-    let mut last_id: Option<String> = None;
-    let mut seen_assistant = false;
+    let mut previous: Option<usize> = None;
     for i in from..view.len() {
         if view.is_sidechain(i) || view.kind(i)? != Kind::Assistant {
             continue;
         }
-        let id = view.message_id(i);
-        let same_response = seen_assistant && id.is_some() && id == last_id;
+        let same_response = previous.is_some_and(|p| view.same_response(p, i));
         if !same_response && i > start {
             groups.push(start..i);
             start = i;
         }
-        seen_assistant = true;
-        last_id = id;
+        previous = Some(i);
     }
     if start < view.len() {
         groups.push(start..view.len());
@@ -224,20 +221,14 @@ pub fn truncate_head_for_ptl_retry<V: ConversationView + ?Sized>(
     match overflow.and_then(|o| o.gap) {
         Some(gap) => {
             while drop < max_drop && (dropped_tokens < gap || drop == 0) {
-                for i in groups[drop].clone() {
-                    dropped_tokens += estimate_message(view, i)?;
-                }
+                dropped_tokens += estimate_range(view, groups[drop].clone())?;
                 drop += 1;
             }
         }
         None => {
             drop = ((groups.len() as f64 * FALLBACK_DROP_FRACTION).floor() as usize)
                 .clamp(1, max_drop);
-            for g in &groups[..drop] {
-                for i in g.clone() {
-                    dropped_tokens += estimate_message(view, i)?;
-                }
-            }
+            dropped_tokens = estimate_range(view, groups[0].start..groups[drop].start)?;
         }
     }
     let start = groups[drop].start;

@@ -25,11 +25,12 @@ fn placeholder(kind: BlockKind) -> Option<&'static str> {
 /// Returns the edits; messages without media get none (and stay the same objects).
 pub fn strip_images<V: ConversationView + ?Sized>(view: &V) -> Result<Vec<Edit>> {
     let mut edits = Vec::new();
-    for i in 0..view.len() {
+    let contents = view.contents(0..view.len(), Detail::Structure)?;
+    for (i, content) in contents.into_iter().enumerate() {
         if view.kind(i)? != Kind::User {
             continue;
         }
-        let ContentInfo::Blocks(blocks) = view.content(i, Detail::Structure)? else {
+        let ContentInfo::Blocks(blocks) = content else {
             continue;
         };
         for (b, info) in blocks.iter().enumerate() {

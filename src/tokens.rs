@@ -3,9 +3,10 @@
 //! The exact size of the context is known only where the API reported it: the `usage` of the
 //! latest response. Everything after that response is estimated from text length.
 
+use crate::error::Error;
 use crate::error::Result;
 use crate::messages::Kind;
-use crate::view::{BlockInfo, BlockKind, ContentInfo, ConversationView, Detail};
+use crate::view::{BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Find};
 
 /// Characters (UTF-16 code units) per token for prose.
 pub const BYTES_PER_TOKEN: f64 = 4.0;
@@ -79,11 +80,28 @@ pub fn estimate_range<V: ConversationView + ?Sized>(
     view: &V,
     range: std::ops::Range<usize>,
 ) -> Result<u64> {
-    let mut total = 0;
-    for i in range {
-        total += estimate_message(view, i)?;
+    estimate_indices(view, range.collect())
+}
+
+/// Estimated tokens of the messages at `indices` (ascending), read in one pass.
+pub fn estimate_indices<V: ConversationView + ?Sized>(
+    view: &V,
+    indices: Vec<usize>,
+) -> Result<u64> {
+    let mut sent = Vec::with_capacity(indices.len());
+    for i in indices {
+        if is_sent(view, i)? {
+            sent.push(i);
+        }
     }
-    Ok(total)
+    let (Some(&lo), Some(&hi)) = (sent.first(), sent.last()) else {
+        return Ok(0);
+    };
+    let contents = view.contents(lo..hi + 1, Detail::Estimate)?;
+    Ok(sent
+        .iter()
+        .map(|&i| estimate_content(&contents[i - lo]))
+        .sum())
 }
 
 /// Index of the first message after the last `compact_boundary` line (0 if none): what
@@ -111,6 +129,10 @@ pub struct TokenCount {
     pub anchor_first: Option<usize>,
 }
 
+fn unreachable_usage<T>(i: usize) -> Result<T> {
+    Err(Error::invalid_message("usage disappeared while reading").at(format!("messages[{i}]")))
+}
+
 /// `tokenCountWithEstimation`: context size of `messages` in tokens.
 ///
 /// The latest main-chain assistant message carrying `usage` gives the exact size up to and
@@ -123,74 +145,60 @@ pub struct TokenCount {
 /// Reads only the messages after the anchor response (plus a backward scan to find it).
 pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Result<TokenCount> {
     let len = view.len();
-    // One backward scan: the latest main-chain response with usage, or the last boundary.
-    let mut anchor = None;
-    let mut start = 0;
-    for i in (0..len).rev() {
-        if view.is_sidechain(i) {
-            continue;
+    // The latest main-chain response with usage, unless a boundary comes first.
+    let found = view.rfind(
+        len,
+        Find {
+            assistant_with_usage: true,
+            boundary: true,
+            ..Find::default()
+        },
+    )?;
+    let (last, usage) = match found {
+        Some(i) if !view.is_compact_boundary(i) => match view.usage(i)? {
+            Some(u) => (i, u),
+            None => unreachable_usage(i)?,
+        },
+        other => {
+            let start = other.map_or(0, |b| b + 1);
+            let estimated = estimate_range(view, start..len)?;
+            return Ok(TokenCount {
+                total: estimated,
+                from_usage: 0,
+                estimated,
+                anchor: None,
+                anchor_first: None,
+            });
         }
-        if view.is_compact_boundary(i) {
-            start = i + 1;
-            break;
-        }
-        if view.kind(i)? != Kind::Assistant {
-            continue;
-        }
-        if let Some(u) = view.usage(i)? {
-            anchor = Some((i, u));
-            break;
-        }
-    }
-    let Some((last, usage)) = anchor else {
-        let estimated = estimate_range(view, start..len)?;
-        return Ok(TokenCount {
-            total: estimated,
-            from_usage: 0,
-            estimated,
-            anchor: None,
-            anchor_first: None,
-        });
     };
-    let id = view.message_id(last);
     // Walk back over earlier lines of the same response (split responses; tool results of
     // parallel calls may sit between them).
     let mut first = last;
     let mut siblings = vec![last];
-    if id.is_some() {
-        let mut j = last;
-        while j > 0 {
-            j -= 1;
-            if view.is_sidechain(j) {
-                continue;
-            }
-            if view.is_compact_boundary(j) {
-                break;
-            }
-            if view.kind(j)? == Kind::Assistant {
-                if view.message_id(j) == id {
-                    first = j;
-                    siblings.push(j);
-                } else {
-                    break;
-                }
-            }
+    let find_prev = Find {
+        assistant: true,
+        boundary: true,
+        ..Find::default()
+    };
+    while let Some(j) = view.rfind(first, find_prev)? {
+        if view.is_compact_boundary(j) || !view.same_response(j, last) {
+            break;
         }
+        first = j;
+        siblings.push(j);
     }
-    let mut estimated = 0;
+    let mut rest = Vec::new();
     for k in first + 1..len {
-        if siblings.contains(&k) {
-            continue;
-        }
-        if id.is_some()
-            && !view.is_sidechain(k)
-            && view.kind(k)? == Kind::Assistant
-            && view.message_id(k) == id
+        if siblings.contains(&k)
+            || (!view.is_sidechain(k)
+                && view.kind(k)? == Kind::Assistant
+                && view.same_response(k, last))
         {
             continue;
         }
-        estimated += estimate_message(view, k)?;
+        rest.push(k);
     }
+    let estimated = estimate_indices(view, rest)?;
     let from_usage = usage.context_total();
     Ok(TokenCount {
         total: from_usage + estimated,

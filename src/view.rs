@@ -39,8 +39,9 @@ impl UsageCounts {
         self.input_total() + self.output_tokens
     }
 
-    /// Validates raw numbers (absent or null counts are 0), naming `location` in errors.
-    pub fn from_raw(raw: [Option<f64>; 4], location: &str) -> Result<UsageCounts> {
+    /// Validates raw numbers (absent or null counts are 0), naming `location()` in errors
+    /// (built only when there is an error).
+    pub fn from_raw(raw: [Option<f64>; 4], location: impl Fn() -> String) -> Result<UsageCounts> {
         const NAMES: [&str; 4] = [
             "input_tokens",
             "cache_creation_input_tokens",
@@ -50,7 +51,10 @@ impl UsageCounts {
         let mut out = [0u64; 4];
         for (k, v) in raw.iter().enumerate() {
             if let Some(v) = v {
-                out[k] = check_token_count(*v, &format!("{location}.{}", NAMES[k]))?;
+                out[k] = match check_token_count(*v, NAMES[k]) {
+                    Ok(n) => n,
+                    Err(e) => return Err(e.at(location())),
+                };
             }
         }
         Ok(UsageCounts {
@@ -61,7 +65,7 @@ impl UsageCounts {
         })
     }
 
-    fn from_usage(u: &Usage, location: &str) -> Result<UsageCounts> {
+    fn from_usage(u: &Usage, location: impl Fn() -> String) -> Result<UsageCounts> {
         let f = |v: &Option<Option<f64>>| v.and_then(|x| x);
         Self::from_raw(
             [
@@ -190,6 +194,14 @@ pub trait ConversationView {
     fn usage(&self, i: usize) -> Result<Option<UsageCounts>>;
     /// `message.id` of message `i`.
     fn message_id(&self, i: usize) -> Option<String>;
+    /// Whether messages `i` and `j` are lines of one API response (both carry the same
+    /// `message.id`). Compared in place, without copying the ids.
+    fn same_response(&self, i: usize, j: usize) -> bool {
+        match (self.message_id(i), self.message_id(j)) {
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        }
+    }
     /// Whether message `i` is a sub-agent line.
     fn is_sidechain(&self, i: usize) -> bool;
     /// Whether message `i` is a `compact_boundary` system line.
@@ -205,6 +217,38 @@ pub trait ConversationView {
     fn content_equals(&self, i: usize, text: &str) -> bool;
     /// The structure of message `i`'s content.
     fn content(&self, i: usize, detail: Detail) -> Result<ContentInfo>;
+    /// Index of the last main-chain (non-sidechain) message before `end` that is what `find`
+    /// asks for. A view may search in place without reading each message separately.
+    fn rfind(&self, end: usize, find: Find) -> Result<Option<usize>> {
+        for i in (0..end).rev() {
+            let kind = self.kind(i)?;
+            if self.is_sidechain(i) {
+                continue;
+            }
+            let hit = (find.boundary && self.is_compact_boundary(i))
+                || (kind == Kind::Assistant
+                    && (find.assistant || (find.assistant_with_usage && self.usage(i)?.is_some())));
+            if hit {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
+    }
+    /// The structure of every message in `range` (a view may read them in one pass).
+    fn contents(&self, range: std::ops::Range<usize>, detail: Detail) -> Result<Vec<ContentInfo>> {
+        range.map(|i| self.content(i, detail)).collect()
+    }
+}
+
+/// What [`ConversationView::rfind`] looks for (any of the set flags matches).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Find {
+    /// An assistant message that carries `usage`.
+    pub assistant_with_usage: bool,
+    /// Any assistant message.
+    pub assistant: bool,
+    /// A `compact_boundary` line.
+    pub boundary: bool,
 }
 
 /// What the core decides to change in one message. The caller's side applies it to a copy
@@ -361,18 +405,24 @@ impl ConversationView for [Message] {
         match m.usage_raw() {
             None => Ok(None),
             Some(u) => {
-                let loc = if m.is_transcript() {
-                    format!("messages[{i}].message.usage")
-                } else {
-                    format!("messages[{i}].usage")
+                let loc = || {
+                    if m.is_transcript() {
+                        format!("messages[{i}].message.usage")
+                    } else {
+                        format!("messages[{i}].usage")
+                    }
                 };
-                UsageCounts::from_usage(&u, &loc).map(Some)
+                UsageCounts::from_usage(&u, loc).map(Some)
             }
         }
     }
 
     fn message_id(&self, i: usize) -> Option<String> {
         self[i].message_id().map(str::to_string)
+    }
+
+    fn same_response(&self, i: usize, j: usize) -> bool {
+        matches!((self[i].message_id(), self[j].message_id()), (Some(a), Some(b)) if a == b)
     }
 
     fn is_sidechain(&self, i: usize) -> bool {
@@ -532,7 +582,12 @@ mod tests {
         let v: &[Message] = &m;
         let e = v.usage(0).unwrap_err();
         assert_eq!(e.code, crate::error::ErrorCode::InvalidTokenCount);
-        assert!(e.message.contains("messages[0].message.usage.input_tokens"));
+        assert!(
+            e.message
+                .contains("messages[0].message.usage: input_tokens"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -1,13 +1,16 @@
-// Readers used by the Rust view of JS conversations (src/bindings/js_view.rs).
-// They only read properties and measure string lengths; every decision is made in Rust.
-// Each returns primitives so that one call crosses the JS/WASM boundary once.
+// Readers behind the Rust view of JS conversations (src/bindings/js_view.rs), and the
+// applier of the core's edits. They read properties and measure string lengths, and apply
+// edits mechanically; every decision (what to count, clear, drop or keep) is made in Rust.
+// Each call handles a whole range of messages, so a decision crosses the JS/WASM boundary a
+// handful of times instead of once per property.
 
-// Kind codes: 0 user, 1 assistant, 2 system, 3 attachment, 4 other line, 7 not an object.
-// Flags: 8 transcript line, 16 sidechain, 32 compact boundary, 64 has usage.
+// Header bits of a message: kind in bits 0-2 (0 user, 1 assistant, 2 system, 3 attachment,
+// 4 other line, 7 not a message), 8 transcript line, 16 sidechain, 32 compact boundary,
+// 64 carries usage, 128 always set (0 means "not read yet" on the Rust side).
 const KIND = { user: 0, assistant: 1, system: 2, attachment: 3 };
 
-export function header(m) {
-  if (m === null || typeof m !== 'object' || Array.isArray(m)) return 7;
+function header(m) {
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) return 7 | 128;
   const t = m.type;
   let bits;
   if (typeof t === 'string') {
@@ -19,47 +22,74 @@ export function header(m) {
     if (inner !== null && typeof inner === 'object' && inner.usage != null) bits |= 64;
   } else {
     const r = m.role;
-    if (typeof r !== 'string') return 7;
+    if (typeof r !== 'string') return 7 | 128;
     const k = KIND[r];
     bits = k === undefined || k === 3 ? 4 : k;
     if (m.usage != null) bits |= 64;
   }
-  return bits;
+  return bits | 128;
 }
 
-function usageOf(m) {
-  return typeof m.type === 'string' ? m.message && m.message.usage : m.usage;
+// Length of `arr`, or -1 when it is not an array.
+export function arrayLength(arr) {
+  return Array.isArray(arr) ? arr.length : -1;
+}
+
+// Writes the headers of arr[start..start+out.length] into `out` (a view on WASM memory).
+export function readHeaders(arr, start, out) {
+  for (let k = 0; k < out.length; k++) out[k] = header(arr[start + k]);
+}
+
+// Index of the last main-chain message before `end` matching `mask` (1: assistant carrying
+// usage, 2: any assistant, 4: compact boundary); -1 when none; -2 - i when arr[i] is not a
+// message (the Rust side reports it).
+export function rfind(arr, end, mask) {
+  for (let i = end - 1; i >= 0; i--) {
+    const h = header(arr[i]);
+    if ((h & 7) === 7) return -2 - i;
+    if (h & 16) continue;
+    if ((mask & 4) && (h & 32)) return i;
+    if ((h & 7) === 1 && ((mask & 2) || ((mask & 1) && (h & 64)))) return i;
+  }
+  return -1;
 }
 
 const USAGE_KEYS = ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens', 'output_tokens'];
 
-// NaN marks a value that is present but not a number; undefined an absent/null one.
-export function usageField(m, k) {
-  const u = usageOf(m);
-  if (u === null || typeof u !== 'object') return undefined;
-  const v = u[USAGE_KEYS[k]];
-  if (v === undefined || v === null) return undefined;
-  return typeof v === 'number' ? v : NaN;
+// Writes the four usage counts of arr[i] into `out`: NaN marks a value that is present but
+// not a number, -1 an absent or null one. Returns false when `usage` is not an object.
+export function readUsage(arr, i, out) {
+  const m = arr[i];
+  const u = typeof m.type === 'string' ? m.message && m.message.usage : m.usage;
+  if (u === null || typeof u !== 'object' || Array.isArray(u)) return false;
+  for (let k = 0; k < 4; k++) {
+    const v = u[USAGE_KEYS[k]];
+    out[k] = v === undefined || v === null ? -1 : typeof v === 'number' ? v : NaN;
+  }
+  return true;
 }
 
-export function usageIsObject(m) {
-  const u = usageOf(m);
-  return u !== null && typeof u === 'object' && !Array.isArray(u);
-}
-
-export function messageId(m) {
+function idOf(m) {
   const inner = m.message;
-  if (inner === null || typeof inner !== 'object') return undefined;
-  return typeof inner.id === 'string' ? inner.id : undefined;
+  return inner !== null && typeof inner === 'object' && typeof inner.id === 'string' ? inner.id : undefined;
 }
 
-export function stringField(m, k) {
-  const v = m[k];
+export function messageId(arr, i) {
+  return idOf(arr[i]);
+}
+
+export function sameResponse(arr, i, j) {
+  const a = idOf(arr[i]);
+  return a !== undefined && a === idOf(arr[j]);
+}
+
+export function stringField(arr, i, k) {
+  const v = arr[i][k];
   return typeof v === 'string' ? v : undefined;
 }
 
-export function attachmentType(m) {
-  const a = m.attachment;
+export function attachmentType(arr, i) {
+  const a = arr[i].attachment;
   return a !== null && typeof a === 'object' && typeof a.type === 'string' ? a.type : undefined;
 }
 
@@ -71,18 +101,20 @@ function contentOf(m) {
   return m.content;
 }
 
-export function contentEquals(m, text) {
-  const c = contentOf(m);
+export function contentEquals(arr, i, text) {
+  const c = contentOf(arr[i]);
   if (typeof c === 'string') return c === text;
   return Array.isArray(c) && c.length === 1 && c[0] !== null && typeof c[0] === 'object' &&
     c[0].type === 'text' && c[0].text === text;
 }
 
+// Separators of the description format (see `describeContents`).
+const GS = '\u001d';
 const RS = '\u001e';
 const US = '\u001f';
-const SEP_ANY = /[\u001e\u001f]/;
-const SEP_ALL = /[\u001e\u001f]/g;
-const clean = (s) => (typeof s === 'string' ? (SEP_ANY.test(s) ? s.replace(SEP_ALL, '\ufffd') : s) : '');
+const SEP_ANY = /[\u001d\u001e\u001f]/;
+const SEP_ALL = /[\u001d\u001e\u001f]/g;
+const clean = (s) => (SEP_ANY.test(s) ? s.replace(SEP_ALL, '\ufffd') : s);
 const BLOCK_KIND = {
   text: 0, image: 1, document: 2, tool_use: 3, server_tool_use: 4, tool_result: 5,
   thinking: 7, redacted_thinking: 8,
@@ -98,46 +130,48 @@ function jsonLen(v) {
   }
 }
 
-// One record per block: "kind:text:json:cleared:nested" US id US name US path US tool_use_id.
-// kind 6 = server tool result, 9 = other, 10 = not an object, 11 = type missing/not a string.
+// One record per block: "kind:text:json:cleared:nested" US id US name US path US tool_use_id,
+// nested tool_result blocks following their parent. kind 6 = server tool result, 9 = other,
+// 10 = not an object, 11 = no string `type`; text -1 = a required field is missing.
 function describeBlock(b, estimate, out) {
   if (b === null || typeof b !== 'object' || Array.isArray(b)) {
-    out.push('10:0:0:0:0' + US + US + US + US);
+    out.push('10:0:0:0:0');
     return;
   }
   const t = b.type;
   if (typeof t !== 'string') {
-    out.push('11:0:0:0:0' + US + US + US + US);
+    out.push('11:0:0:0:0');
     return;
   }
   let k = BLOCK_KIND[t];
   if (k === undefined) k = t.endsWith('_tool_result') && typeof b.tool_use_id === 'string' ? 6 : 9;
-  let text = 0, json = 0, cleared = 0, id = '', name = '', path = '', tid = '';
+  let text = 0, json = 0, cleared = 0, strs = '';
   let nested = null;
   switch (k) {
     case 0: text = typeof b.text === 'string' ? b.text.length : -1; break;
     case 7: text = typeof b.thinking === 'string' ? b.thinking.length : -1; break;
     case 8: text = typeof b.data === 'string' ? b.data.length : -1; break;
     case 3: case 4: {
-      id = typeof b.id === 'string' ? clean(b.id) : (text = -1, '');
-      name = typeof b.name === 'string' ? clean(b.name) : (text = -1, '');
-      const input = b.input;
+      const id = b.id, name = b.name, input = b.input;
+      if (typeof id !== 'string' || typeof name !== 'string') { text = -1; break; }
+      let path = '';
       if (input !== null && typeof input === 'object') {
-        const p = typeof input.file_path === 'string' ? input.file_path
+        path = typeof input.file_path === 'string' ? input.file_path
           : typeof input.path === 'string' ? input.path
           : typeof input.notebook_path === 'string' ? input.notebook_path : '';
-        path = clean(p);
       }
+      strs = US + clean(id) + US + clean(name) + US + clean(path);
       if (estimate) json = name.length + jsonLen(input === undefined ? {} : input);
       break;
     }
     case 5: {
-      if (typeof b.tool_use_id !== 'string') { text = -1; break; }
-      tid = clean(b.tool_use_id);
+      const tid = b.tool_use_id;
+      if (typeof tid !== 'string') { text = -1; break; }
+      strs = US + US + US + US + clean(tid);
       const c = b.content;
       if (typeof c === 'string') {
         text = c.length;
-        cleared = c === PLACEHOLDER ? 1 : 0;
+        if (c === PLACEHOLDER) cleared = 1;
       } else if (Array.isArray(c)) {
         nested = c;
       } else if (c !== undefined && c !== null) {
@@ -145,39 +179,73 @@ function describeBlock(b, estimate, out) {
       }
       break;
     }
-    case 6: tid = clean(b.tool_use_id); if (estimate) json = jsonLen(b); break;
+    case 6: strs = US + US + US + US + clean(b.tool_use_id); if (estimate) json = jsonLen(b); break;
     default: if (estimate) json = jsonLen(b);
   }
-  out.push(k + ':' + text + ':' + json + ':' + cleared + ':' + (nested ? nested.length : 0) +
-    US + id + US + name + US + path + US + tid);
+  out.push(k + ':' + text + ':' + json + ':' + cleared + ':' + (nested ? nested.length : 0) + strs);
   if (nested) for (const n of nested) describeBlock(n, estimate, out);
 }
 
-// undefined: no content; a number: string content of that length; a string: block records
-// separated by RS; null: content of a wrong type.
-export function describeContent(m, estimate) {
-  if (m.type === 'attachment') {
-    const a = m.attachment;
-    return a === undefined ? undefined : -1 - jsonLen(a);
+// Describes the content of arr[start..end], messages separated by GS. Per message:
+// "-" no content (or not a message), "s<n>" string content of n UTF-16 units, "j<n>" an
+// attachment payload of n JSON units, "x" content of a wrong type, "b" followed by block
+// records separated by RS.
+export function describeContents(arr, start, end, estimate) {
+  const parts = [];
+  for (let i = start; i < end; i++) {
+    const m = arr[i];
+    if (m === null || typeof m !== 'object') { parts.push('-'); continue; }
+    if (m.type === 'attachment') {
+      parts.push(m.attachment === undefined ? '-' : 'j' + jsonLen(m.attachment));
+      continue;
+    }
+    const c = contentOf(m);
+    if (c === undefined || c === null) parts.push('-');
+    else if (typeof c === 'string') parts.push('s' + c.length);
+    else if (!Array.isArray(c)) parts.push('x');
+    else {
+      const out = [];
+      for (const b of c) describeBlock(b, estimate, out);
+      parts.push('b' + out.join(RS));
+    }
   }
-  const c = contentOf(m);
-  if (c === undefined || c === null) return undefined;
-  if (typeof c === 'string') return c.length;
-  if (!Array.isArray(c)) return null;
-  const out = [];
-  for (const b of c) describeBlock(b, estimate, out);
-  return out.join(RS);
+  return parts.join(GS);
 }
 
-// Applying edits: shallow copies, so every object the edit does not touch is shared.
-export function withContent(m, content) {
-  if (typeof m.type === 'string') {
-    return { ...m, message: { ...m.message, content } };
-  }
+function withContent(m, content) {
+  if (typeof m.type === 'string') return { ...m, message: { ...m.message, content } };
   return { ...m, content };
 }
 
-export function contentArray(m) {
-  const c = contentOf(m);
-  return Array.isArray(c) ? c.slice() : undefined;
+// Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
+// [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
+// nested block) with a text block, op 1 = set the tool_result's content to the text. Only the
+// edited messages, their content arrays and edited blocks are copied; all else is shared.
+export function applyEdits(arr, ops, texts) {
+  const T = texts.split(RS);
+  const out = arr.slice();
+  let cur = -1;
+  let content = null;
+  const flush = () => { if (cur >= 0) out[cur] = withContent(arr[cur], content); };
+  for (let k = 0; k < ops.length; k += 5) {
+    const op = ops[k], i = ops[k + 1], b = ops[k + 2], n = ops[k + 3], text = T[ops[k + 4]];
+    if (i !== cur) {
+      flush();
+      cur = i;
+      content = contentOf(arr[i]).slice();
+    }
+    if (op === 0 && n === 0xffffffff) {
+      content[b] = { type: 'text', text };
+    } else if (op === 0) {
+      const tr = { ...content[b] };
+      const inner = tr.content.slice();
+      inner[n] = { type: 'text', text };
+      tr.content = inner;
+      content[b] = tr;
+    } else {
+      content[b] = { ...content[b], content: text };
+    }
+  }
+  flush();
+  return out;
 }

@@ -1,93 +1,117 @@
 //! [`ConversationView`] over a JavaScript array of messages, read in place.
 //!
-//! Properties are read by the small readers in `js_view.js`, each returning primitives, and
-//! cached per message so a decision never reads the same property twice. Nothing is copied
-//! into Rust but lengths, ids and names.
+//! The readers in `js_view.js` read properties and measure string lengths for a range of
+//! messages per call, writing numbers straight into WASM memory or returning one compact
+//! description string. Headers are cached, filled in chunks in the direction a scan goes, so
+//! a check that looks only at the end of a long conversation reads only the end. Nothing is
+//! copied into Rust but lengths, ids, names and paths.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 
-use js_sys::{Array, Object, Reflect};
+use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::messages::Kind;
-use crate::view::{BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Edit, UsageCounts};
+use crate::view::{
+    BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Edit, Find, UsageCounts,
+};
 
 #[wasm_bindgen(module = "/src/bindings/js_view.js")]
 extern "C" {
-    fn header(m: &JsValue) -> u32;
-    #[wasm_bindgen(js_name = usageField)]
-    fn usage_field(m: &JsValue, k: u32) -> Option<f64>;
-    #[wasm_bindgen(js_name = usageIsObject)]
-    fn usage_is_object(m: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = arrayLength)]
+    fn array_length(arr: &JsValue) -> i32;
+    #[wasm_bindgen(js_name = readHeaders)]
+    fn read_headers(arr: &JsValue, start: u32, out: &mut [u32]);
+    #[wasm_bindgen(js_name = rfind)]
+    fn rfind_js(arr: &JsValue, end: u32, mask: u32) -> i32;
+    #[wasm_bindgen(js_name = readUsage)]
+    fn read_usage(arr: &JsValue, i: u32, out: &mut [f64]) -> bool;
     #[wasm_bindgen(js_name = messageId)]
-    fn message_id(m: &JsValue) -> Option<String>;
+    fn message_id(arr: &JsValue, i: u32) -> Option<String>;
+    #[wasm_bindgen(js_name = sameResponse)]
+    fn same_response(arr: &JsValue, i: u32, j: u32) -> bool;
     #[wasm_bindgen(js_name = stringField)]
-    fn string_field(m: &JsValue, k: &str) -> Option<String>;
+    fn string_field(arr: &JsValue, i: u32, k: &str) -> Option<String>;
     #[wasm_bindgen(js_name = attachmentType)]
-    fn attachment_type(m: &JsValue) -> Option<String>;
+    fn attachment_type(arr: &JsValue, i: u32) -> Option<String>;
     #[wasm_bindgen(js_name = contentEquals)]
-    fn content_equals(m: &JsValue, text: &str) -> bool;
-    #[wasm_bindgen(js_name = describeContent)]
-    fn describe_content(m: &JsValue, estimate: bool) -> JsValue;
-    #[wasm_bindgen(js_name = withContent)]
-    fn with_content(m: &JsValue, content: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = contentArray)]
-    fn content_array(m: &JsValue) -> JsValue;
+    fn content_equals(arr: &JsValue, i: u32, text: &str) -> bool;
+    #[wasm_bindgen(js_name = describeContents)]
+    fn describe_contents(arr: &JsValue, start: u32, end: u32, estimate: bool) -> String;
+    #[wasm_bindgen(js_name = applyEdits)]
+    fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Array;
 }
 
-const NOT_AN_OBJECT: u32 = 7;
+const KIND_MASK: u32 = 7;
+const NOT_A_MESSAGE: u32 = 7;
 const TRANSCRIPT: u32 = 8;
 const SIDECHAIN: u32 = 16;
 const BOUNDARY: u32 = 32;
 const HAS_USAGE: u32 = 64;
-const UNREAD: u32 = u32::MAX;
+const FIRST_CHUNK: usize = 8;
+const MAX_CHUNK: usize = 4096;
 
 /// A JS array of messages (API shape or transcript lines) seen through the core's view.
 pub struct JsConversation {
-    array: Array,
+    array: JsValue,
     len: usize,
-    items: RefCell<Vec<Option<JsValue>>>,
-    headers: RefCell<Vec<u32>>,
+    headers: RefCell<HeaderCache>,
+}
+
+/// Header bits of messages `lo..len` (always a suffix: scans start at the end, and a read
+/// at `i` fills everything from `i` up to what is already known, in one call).
+struct HeaderCache {
+    lo: usize,
+    bits: Vec<u32>,
+    chunk: usize,
 }
 
 impl JsConversation {
     /// Wraps `value`, which must be an array.
     pub fn new(value: &JsValue, what: &str) -> Result<JsConversation> {
-        let array = value.dyn_ref::<Array>().cloned().ok_or_else(|| {
-            Error::invalid_argument(format!("{what} must be an array of messages"))
-        })?;
-        let len = array.length() as usize;
+        let len = array_length(value);
+        if len < 0 {
+            return Err(Error::invalid_argument(format!(
+                "{what} must be an array of messages"
+            )));
+        }
+        let len = len as usize;
         Ok(JsConversation {
-            array,
+            array: value.clone(),
             len,
-            items: RefCell::new(vec![None; len]),
-            headers: RefCell::new(vec![UNREAD; len]),
+            headers: RefCell::new(HeaderCache {
+                lo: len,
+                bits: Vec::new(),
+                chunk: FIRST_CHUNK,
+            }),
         })
     }
 
     /// The underlying array.
     pub fn array(&self) -> &Array {
-        &self.array
+        self.array.unchecked_ref()
     }
 
-    /// Message `i` (read once, then cached).
+    /// Message `i`.
     pub fn item(&self, i: usize) -> JsValue {
-        let mut items = self.items.borrow_mut();
-        items[i]
-            .get_or_insert_with(|| self.array.get(i as u32))
-            .clone()
+        self.array().get(i as u32)
     }
 
     fn header(&self, i: usize) -> u32 {
-        let cached = self.headers.borrow()[i];
-        if cached != UNREAD {
-            return cached;
+        let mut c = self.headers.borrow_mut();
+        if i < c.lo {
+            // Extend the known suffix down to `i`, or further by a growing chunk, so a
+            // backward scan costs a few calls rather than one per message.
+            let new_lo = i.min(c.lo.saturating_sub(c.chunk));
+            let mut fresh = vec![0u32; c.lo - new_lo];
+            read_headers(&self.array, new_lo as u32, &mut fresh);
+            fresh.extend_from_slice(&c.bits);
+            c.bits = fresh;
+            c.lo = new_lo;
+            c.chunk = (c.chunk * 2).min(MAX_CHUNK);
         }
-        let h = header(&self.item(i));
-        self.headers.borrow_mut()[i] = h;
-        h
+        c.bits[i - c.lo]
     }
 
     /// Checks that every message is an object with `type` or `role`.
@@ -99,8 +123,8 @@ impl JsConversation {
     }
 }
 
-fn block_kind(code: u32) -> Option<BlockKind> {
-    Some(match code {
+fn block_kind(code: u32) -> BlockKind {
+    match code {
         0 => BlockKind::Text,
         1 => BlockKind::Image,
         2 => BlockKind::Document,
@@ -110,9 +134,8 @@ fn block_kind(code: u32) -> Option<BlockKind> {
         6 => BlockKind::ServerToolResult,
         7 => BlockKind::Thinking,
         8 => BlockKind::RedactedThinking,
-        9 => BlockKind::Other,
-        _ => return None,
-    })
+        _ => BlockKind::Other,
+    }
 }
 
 fn required_field(kind: BlockKind) -> &'static str {
@@ -130,44 +153,40 @@ fn required_field(kind: BlockKind) -> &'static str {
     }
 }
 
-/// Decodes the records written by `describeContent` (see `js_view.js`).
+/// Decodes block records written by `describeBlock` (see `js_view.js`).
 fn parse_records<'a>(
     records: &mut impl Iterator<Item = &'a str>,
     count: Option<usize>,
-    location: &str,
+    location: &dyn Fn() -> String,
 ) -> Result<Vec<BlockInfo>> {
     let mut out = Vec::new();
-    let mut j = 0;
-    while count.is_none_or(|c| j < c) {
+    while count.is_none_or(|c| out.len() < c) {
         let Some(rec) = records.next() else { break };
-        let loc = format!("{location}[{j}]");
+        let j = out.len();
         let mut fields = rec.split('\u{1f}');
-        let head = fields.next().unwrap_or("");
-        let mut nums = head.split(':').map(|n| n.parse::<i64>().unwrap_or(0));
-        let code = nums.next().unwrap_or(9) as u32;
-        let text = nums.next().unwrap_or(0);
-        let json = nums.next().unwrap_or(0);
-        let cleared = nums.next().unwrap_or(0) == 1;
-        let nested_count = nums.next().unwrap_or(0).max(0) as usize;
-        let opt = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_string);
-        let (id, name, path, tid) = (
-            opt(fields.next()),
-            opt(fields.next()),
-            opt(fields.next()),
-            opt(fields.next()),
-        );
+        let mut nums = fields
+            .next()
+            .unwrap_or("")
+            .split(':')
+            .map(|n| n.parse::<i64>().unwrap_or(0));
+        let mut next = || nums.next().unwrap_or(0);
+        let (code, text, json, cleared, nested_count) = (next(), next(), next(), next(), next());
+        let mut opt = || fields.next().filter(|s| !s.is_empty()).map(str::to_string);
+        let (id, name, path, tool_use_id) = (opt(), opt(), opt(), opt());
+        let at = || format!("{}[{j}]", location());
         let kind = match code {
-            10 => return Err(Error::invalid_message("content block must be an object").at(loc)),
+            10 => return Err(Error::invalid_message("content block must be an object").at(at())),
             11 => {
-                return Err(Error::invalid_message("content block needs a string `type`").at(loc))
+                return Err(Error::invalid_message("content block needs a string `type`").at(at()))
             }
-            c => block_kind(c).unwrap_or(BlockKind::Other),
+            c => block_kind(c as u32),
         };
         if text < 0 {
-            return Err(Error::invalid_message(required_field(kind)).at(loc));
+            return Err(Error::invalid_message(required_field(kind)).at(at()));
         }
         let nested = if nested_count > 0 {
-            parse_records(records, Some(nested_count), &format!("{loc}.content"))?
+            let loc = || format!("{}.content", at());
+            parse_records(records, Some(nested_count as usize), &loc)?
         } else {
             Vec::new()
         };
@@ -178,13 +197,32 @@ fn parse_records<'a>(
             id,
             name,
             path,
-            tool_use_id: tid,
-            is_cleared: cleared,
+            tool_use_id,
+            is_cleared: cleared == 1,
             nested,
         });
-        j += 1;
     }
     Ok(out)
+}
+
+fn parse_content(desc: &str, i: usize) -> Result<ContentInfo> {
+    let number = |s: &str| s.parse::<usize>().unwrap_or(0);
+    match desc.as_bytes().first() {
+        None | Some(b'-') => Ok(ContentInfo::None),
+        Some(b's') => Ok(ContentInfo::Text(number(&desc[1..]))),
+        Some(b'j') => Ok(ContentInfo::Json(number(&desc[1..]))),
+        Some(b'b') => {
+            if desc.len() == 1 {
+                return Ok(ContentInfo::Blocks(Vec::new()));
+            }
+            let loc = || format!("messages[{i}].content");
+            parse_records(&mut desc[1..].split('\u{1e}'), None, &loc).map(ContentInfo::Blocks)
+        }
+        _ => Err(
+            Error::invalid_message("content must be a string or an array of blocks")
+                .at(format!("messages[{i}]")),
+        ),
+    }
 }
 
 impl ConversationView for JsConversation {
@@ -193,19 +231,17 @@ impl ConversationView for JsConversation {
     }
 
     fn kind(&self, i: usize) -> Result<Kind> {
-        let h = self.header(i);
-        Ok(match h & 7 {
+        Ok(match self.header(i) & KIND_MASK {
             0 => Kind::User,
             1 => Kind::Assistant,
             2 => Kind::System,
             3 => Kind::Attachment,
             4 => Kind::Other,
             _ => {
-                debug_assert_eq!(h, NOT_AN_OBJECT);
                 return Err(Error::invalid_message(
                     "expected a message object with a string `type` (transcript line) or `role` (API message)",
                 )
-                .at(format!("messages[{i}]")));
+                .at(format!("messages[{i}]")))
             }
         })
     }
@@ -216,27 +252,34 @@ impl ConversationView for JsConversation {
 
     fn usage(&self, i: usize) -> Result<Option<UsageCounts>> {
         let h = self.header(i);
-        if h == NOT_AN_OBJECT || h & HAS_USAGE == 0 {
+        if h & KIND_MASK == NOT_A_MESSAGE || h & HAS_USAGE == 0 {
             return Ok(None);
         }
-        let m = self.item(i);
-        let loc = if h & TRANSCRIPT != 0 {
-            format!("messages[{i}].message.usage")
-        } else {
-            format!("messages[{i}].usage")
+        let loc = || {
+            if h & TRANSCRIPT != 0 {
+                format!("messages[{i}].message.usage")
+            } else {
+                format!("messages[{i}].usage")
+            }
         };
-        if !usage_is_object(&m) {
-            return Err(Error::invalid_token_count("usage must be an object").at(loc));
+        let mut raw = [0f64; 4];
+        if !read_usage(&self.array, i as u32, &mut raw) {
+            return Err(Error::invalid_token_count("usage must be an object").at(loc()));
         }
-        let raw = [0, 1, 2, 3].map(|k| usage_field(&m, k));
-        UsageCounts::from_raw(raw, &loc).map(Some)
+        let raw = raw.map(|v| if v == -1.0 { None } else { Some(v) });
+        UsageCounts::from_raw(raw, loc).map(Some)
     }
 
     fn message_id(&self, i: usize) -> Option<String> {
         if self.header(i) & TRANSCRIPT == 0 {
             return None;
         }
-        message_id(&self.item(i))
+        message_id(&self.array, i as u32)
+    }
+
+    fn same_response(&self, i: usize, j: usize) -> bool {
+        self.header(i) & self.header(j) & TRANSCRIPT != 0
+            && same_response(&self.array, i as u32, j as u32)
     }
 
     fn is_sidechain(&self, i: usize) -> bool {
@@ -248,109 +291,112 @@ impl ConversationView for JsConversation {
     }
 
     fn attachment_type(&self, i: usize) -> Option<String> {
-        attachment_type(&self.item(i))
+        if self.header(i) & KIND_MASK != 3 {
+            return None;
+        }
+        attachment_type(&self.array, i as u32)
     }
 
     fn timestamp(&self, i: usize) -> Option<String> {
-        string_field(&self.item(i), "timestamp")
+        if self.header(i) & KIND_MASK == NOT_A_MESSAGE {
+            return None;
+        }
+        string_field(&self.array, i as u32, "timestamp")
     }
 
     fn uuid(&self, i: usize) -> Option<String> {
-        string_field(&self.item(i), "uuid")
+        if self.header(i) & KIND_MASK == NOT_A_MESSAGE {
+            return None;
+        }
+        string_field(&self.array, i as u32, "uuid")
     }
 
     fn content_equals(&self, i: usize, text: &str) -> bool {
-        self.header(i) & 7 == 0 && content_equals(&self.item(i), text)
+        self.header(i) & KIND_MASK == 0 && content_equals(&self.array, i as u32, text)
     }
 
     fn content(&self, i: usize, detail: Detail) -> Result<ContentInfo> {
-        self.kind(i)?;
-        let d = describe_content(&self.item(i), detail == Detail::Estimate);
-        if d.is_undefined() {
-            return Ok(ContentInfo::None);
-        }
-        if let Some(n) = d.as_f64() {
-            return Ok(if n < 0.0 {
-                ContentInfo::Json((-n - 1.0) as usize)
-            } else {
-                ContentInfo::Text(n as usize)
-            });
-        }
-        let Some(s) = d.as_string() else {
-            return Err(
-                Error::invalid_message("content must be a string or an array of blocks")
-                    .at(format!("messages[{i}]")),
-            );
-        };
-        if s.is_empty() {
-            return Ok(ContentInfo::Blocks(Vec::new()));
-        }
-        let mut records = s.split('\u{1e}');
-        parse_records(&mut records, None, &format!("messages[{i}].content"))
-            .map(ContentInfo::Blocks)
+        Ok(self.contents(i..i + 1, detail)?.remove(0))
     }
-}
 
-fn text_block(text: &str) -> JsValue {
-    let o = Object::new();
-    let _ = Reflect::set(&o, &"type".into(), &"text".into());
-    let _ = Reflect::set(&o, &"text".into(), &text.into());
-    o.into()
-}
+    fn rfind(&self, end: usize, find: Find) -> Result<Option<usize>> {
+        let mask = u32::from(find.assistant_with_usage)
+            | u32::from(find.assistant) << 1
+            | u32::from(find.boundary) << 2;
+        match rfind_js(&self.array, end as u32, mask) {
+            -1 => Ok(None),
+            i if i >= 0 => Ok(Some(i as usize)),
+            bad => {
+                let i = (-2 - bad) as usize;
+                self.kind(i)?;
+                Err(Error::invalid_message("not a message").at(format!("messages[{i}]")))
+            }
+        }
+    }
 
-fn copy_object(v: &JsValue) -> Object {
-    Object::assign(&Object::new(), &Object::from(v.clone()))
+    fn contents(&self, range: std::ops::Range<usize>, detail: Detail) -> Result<Vec<ContentInfo>> {
+        if range.is_empty() {
+            return Ok(Vec::new());
+        }
+        for i in range.clone() {
+            self.kind(i)?;
+        }
+        let desc = describe_contents(
+            &self.array,
+            range.start as u32,
+            range.end as u32,
+            detail == Detail::Estimate,
+        );
+        desc.split('\u{1d}')
+            .zip(range)
+            .map(|(d, i)| parse_content(d, i))
+            .collect()
+    }
 }
 
 /// Applies the core's edits to copies of the edited messages; returns a new array that shares
 /// every other message object with the input.
 pub fn apply_edits(conv: &JsConversation, edits: &[Edit]) -> Result<Array> {
-    let out = conv.array().slice(0, conv.len() as u32);
-    let mut by_message: BTreeMap<usize, Vec<&Edit>> = BTreeMap::new();
+    if edits.is_empty() {
+        return Ok(conv.array().slice(0, conv.len() as u32));
+    }
+    let mut texts: Vec<&str> = Vec::new();
+    let mut ops: Vec<[u32; 5]> = Vec::with_capacity(edits.len());
     for e in edits {
-        by_message.entry(e.message()).or_default().push(e);
-    }
-    for (i, es) in by_message {
-        let m = conv.item(i);
-        let content = content_array(&m);
-        let content: Array = content
-            .dyn_into()
-            .map_err(|_| Error::invalid_message("no content array").at(format!("messages[{i}]")))?;
-        for e in es {
-            match e {
-                Edit::ReplaceWithText {
-                    block,
-                    nested: None,
-                    text,
-                    ..
-                } => content.set(*block as u32, text_block(text)),
-                Edit::ReplaceWithText {
-                    block,
-                    nested: Some(n),
-                    text,
-                    ..
-                } => {
-                    let tr = copy_object(&content.get(*block as u32));
-                    let inner: Array = Reflect::get(&tr, &"content".into())
-                        .ok()
-                        .and_then(|c| c.dyn_into::<Array>().ok())
-                        .ok_or_else(|| {
-                            Error::invalid_message("tool_result without content array")
-                                .at(format!("messages[{i}].content[{block}]"))
-                        })?
-                        .slice(0, u32::MAX);
-                    inner.set(*n as u32, text_block(text));
-                    let _ = Reflect::set(&tr, &"content".into(), &inner);
-                    content.set(*block as u32, tr.into());
-                }
-                Edit::SetToolResultContent { block, text, .. } => {
-                    let tr = copy_object(&content.get(*block as u32));
-                    let _ = Reflect::set(&tr, &"content".into(), &JsValue::from_str(text));
-                    content.set(*block as u32, tr.into());
-                }
-            }
+        let (op, message, block, nested, text) = match e {
+            Edit::ReplaceWithText {
+                message,
+                block,
+                nested,
+                text,
+            } => (
+                0,
+                *message,
+                *block,
+                nested.map_or(u32::MAX, |n| n as u32),
+                text,
+            ),
+            Edit::SetToolResultContent {
+                message,
+                block,
+                text,
+            } => (1, *message, *block, u32::MAX, text),
+        };
+        if message >= conv.len() {
+            return Err(Error::invalid_argument(format!(
+                "edit targets messages[{message}]"
+            )));
         }
-        out.set(i as u32, with_content(&m, &content));
+        let t = match texts.iter().position(|t| *t == text.as_str()) {
+            Some(k) => k,
+            None => {
+                texts.push(text);
+                texts.len() - 1
+            }
+        };
+        ops.push([op, message as u32, block as u32, nested, t as u32]);
     }
-    Ok(out)
+    ops.sort_by_key(|o| o[1]);
+    let flat: Vec<u32> = ops.concat();
+    Ok(apply_edits_js(&conv.array, &flat, &texts.join("\u{1e}")))
 }
