@@ -16,6 +16,7 @@ pub mod autocompact;
 pub mod boundary;
 pub mod config;
 pub mod error;
+pub mod hash;
 pub mod messages;
 pub mod microcompact;
 pub mod retry;

@@ -1,12 +1,13 @@
 //! Micro-compaction (SPEC §10): clearing old, large tool results in place, without rewriting
 //! anything else, so the conversation keeps its structure and its cached prefix.
 
-use std::collections::{HashMap, HashSet};
-
 use crate::error::Result;
+use crate::hash::{FastMap, FastSet};
 use crate::messages::Kind;
 use crate::tokens::{estimate_block, rough_token_count, BYTES_PER_TOKEN};
-use crate::view::{BlockKind, ContentInfo, ConversationView, Detail, Edit, CLEARED_PLACEHOLDER};
+use crate::view::{
+    BlockKind, ContentInfo, ConversationView, Detail, Edit, Str, CLEARED_PLACEHOLDER,
+};
 
 /// Tools whose results may be cleared.
 pub const COMPACTABLE_TOOLS: &[&str] = &[
@@ -131,8 +132,8 @@ pub fn parse_timestamp_ms(s: &str) -> Option<f64> {
 struct Candidate {
     message: usize,
     block: usize,
-    tool_use_id: String,
-    path: Option<String>,
+    tool_use_id: Str,
+    path: Option<Str>,
     tokens: u64,
 }
 
@@ -157,12 +158,12 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
             });
         }
     }
-    let allowed: HashSet<&str> = match &options.compactable_tools {
+    let allowed: FastSet<&str> = match &options.compactable_tools {
         Some(list) => list.iter().map(String::as_str).collect(),
         None => COMPACTABLE_TOOLS.iter().copied().collect(),
     };
     // tool_use id → (compactable, path)
-    let mut calls: HashMap<String, Option<String>> = HashMap::new();
+    let mut calls: FastMap<Str, Option<Str>> = FastMap::default();
     let mut candidates: Vec<Candidate> = Vec::new();
     let contents = view.contents(0..view.len(), Detail::Structure)?;
     for (i, content) in contents.into_iter().enumerate() {
@@ -180,7 +181,7 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
             match info.kind {
                 Some(BlockKind::ToolUse) if kind == Kind::Assistant => {
                     if let (Some(id), Some(name)) = (info.id, info.name) {
-                        if allowed.contains(name.as_str()) {
+                        if allowed.contains(&*name) {
                             calls.insert(id, info.path);
                         }
                     }
@@ -207,11 +208,11 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
         }
     }
     let protected_from = candidates.len().saturating_sub(options.keep_recent);
-    let mut latest_for_path: HashMap<&str, usize> = HashMap::new();
+    let mut latest_for_path: FastMap<&str, usize> = FastMap::default();
     if options.keep_latest_per_path {
         for (k, c) in candidates.iter().enumerate() {
             if let Some(p) = &c.path {
-                latest_for_path.insert(p.as_str(), k);
+                latest_for_path.insert(p, k);
             }
         }
     }
@@ -223,12 +224,12 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
             continue;
         }
         if let Some(p) = &c.path {
-            if latest_for_path.get(p.as_str()) == Some(&k) {
+            if latest_for_path.get(&**p) == Some(&k) {
                 continue;
             }
         }
         freed += c.tokens - placeholder_tokens;
-        plan.cleared_tool_use_ids.push(c.tool_use_id.clone());
+        plan.cleared_tool_use_ids.push(c.tool_use_id.to_string());
         plan.edits.push(Edit::SetToolResultContent {
             message: c.message,
             block: c.block,

@@ -136,6 +136,10 @@ pub enum Detail {
     Estimate,
 }
 
+/// A shared, immutable string (ids, names, paths): one allocation per distinct value, however
+/// many blocks refer to it.
+pub type Str = std::rc::Rc<str>;
+
 /// The structure of one content block.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BlockInfo {
@@ -148,13 +152,13 @@ pub struct BlockInfo {
     /// Zero when measured with [`Detail::Structure`].
     pub json_units: usize,
     /// `id` of a tool call.
-    pub id: Option<String>,
+    pub id: Option<Str>,
     /// `name` of a tool call.
-    pub name: Option<String>,
+    pub name: Option<Str>,
     /// `input.file_path` / `input.path` / `input.notebook_path` of a tool call.
-    pub path: Option<String>,
+    pub path: Option<Str>,
     /// `tool_use_id` of a tool result.
-    pub tool_use_id: Option<String>,
+    pub tool_use_id: Option<Str>,
     /// A tool result whose content is already the cleared placeholder.
     pub is_cleared: bool,
     /// Blocks inside a tool result's content array.
@@ -305,11 +309,11 @@ fn json_units(v: &impl serde::Serialize) -> usize {
 /// The placeholder that replaces cleared tool results (SPEC §10).
 pub const CLEARED_PLACEHOLDER: &str = "[Old tool result content cleared]";
 
-fn tool_path(input: &serde_json::Value) -> Option<String> {
+fn tool_path(input: &serde_json::Value) -> Option<Str> {
     ["file_path", "path", "notebook_path"]
         .iter()
         .find_map(|k| input.get(*k).and_then(|v| v.as_str()))
-        .map(str::to_string)
+        .map(Str::from)
 }
 
 /// Describes one typed block (native side of the view).
@@ -340,15 +344,15 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
             } else {
                 0
             },
-            id: Some(t.id.clone()),
-            name: Some(t.name.clone()),
+            id: Some(t.id.as_str().into()),
+            name: Some(t.name.as_str().into()),
             path: tool_path(&t.input),
             ..Default::default()
         },
         Block::ToolResult(r) => {
             let mut info = BlockInfo {
                 kind: Some(BlockKind::ToolResult),
-                tool_use_id: Some(r.tool_use_id.clone()),
+                tool_use_id: Some(r.tool_use_id.as_str().into()),
                 ..Default::default()
             };
             match r.content.as_ref().and_then(|c| c.as_ref()) {
@@ -365,7 +369,7 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
         }
         Block::ServerToolResult(r) => BlockInfo {
             kind: Some(BlockKind::ServerToolResult),
-            tool_use_id: Some(r.tool_use_id.clone()),
+            tool_use_id: Some(r.tool_use_id.as_str().into()),
             json_units: if est { json_units(&r.raw) } else { 0 },
             ..Default::default()
         },

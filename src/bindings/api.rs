@@ -5,7 +5,7 @@ use js_sys::{Array, JsString, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::convert::*;
-use super::js_view::{apply_edits, JsConversation};
+use super::js_view::{apply_edits, strings_to_array, JsConversation};
 use crate::autocompact::{self, ShouldAutoCompactOptions};
 use crate::boundary::{self, BoundaryInput, Trigger};
 use crate::config::Config;
@@ -413,11 +413,7 @@ pub fn micro_compact(messages: JsValue, options: JsValue) -> JsResult<JsValue> {
         &"tokensFreed".into(),
         &(plan.tokens_freed as f64).into(),
     )?;
-    let ids: Array = plan
-        .cleared_tool_use_ids
-        .iter()
-        .map(|s| JsValue::from_str(s))
-        .collect();
+    let ids = strings_to_array(&plan.cleared_tool_use_ids);
     Reflect::set(&o, &"clearedToolUseIds".into(), &ids)?;
     Ok(o.into())
 }

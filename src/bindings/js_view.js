@@ -108,18 +108,15 @@ export function contentEquals(arr, i, text) {
     c[0].type === 'text' && c[0].text === text;
 }
 
-// Separators of the description format (see `describeContents`).
-const GS = '\u001d';
 const RS = '\u001e';
-const US = '\u001f';
-const SEP_ANY = /[\u001d\u001e\u001f]/;
-const SEP_ALL = /[\u001d\u001e\u001f]/g;
-const clean = (s) => (SEP_ANY.test(s) ? s.replace(SEP_ALL, '\ufffd') : s);
+const SEP_ANY = /\u001e/;
+const SEP_ALL = /\u001e/g;
 const BLOCK_KIND = {
   text: 0, image: 1, document: 2, tool_use: 3, server_tool_use: 4, tool_result: 5,
   thinking: 7, redacted_thinking: 8,
 };
 const PLACEHOLDER = '[Old tool result content cleared]';
+const MISSING = 0xffffffff;
 
 function jsonLen(v) {
   try {
@@ -130,86 +127,112 @@ function jsonLen(v) {
   }
 }
 
-// One record per block: "kind:text:json:cleared:nested" US id US name US path US tool_use_id,
-// nested tool_result blocks following their parent. kind 6 = server tool result, 9 = other,
-// 10 = not an object, 11 = no string `type`; text -1 = a required field is missing.
+// Strings of the last description, interned: symbol k + 1 is `strings[k]`, 0 is none.
+let strings = [];
+let symbols = new Map();
+function sym(s) {
+  let k = symbols.get(s);
+  if (k === undefined) {
+    strings.push(SEP_ANY.test(s) ? s.replace(SEP_ALL, '\ufffd') : s);
+    k = strings.length;
+    symbols.set(s, k);
+  }
+  return k;
+}
+
+// Nine numbers per block: kind, text length (MISSING: a required field is missing), JSON
+// length, flags (1 = cleared placeholder), nested block count, then the symbols of id, name,
+// path and tool_use_id. Kinds: 0 text, 1 image, 2 document, 3 tool_use, 4 server_tool_use,
+// 5 tool_result, 6 server tool result, 7 thinking, 8 redacted_thinking, 9 other, 10 not an
+// object, 11 no string `type`. Nested tool_result blocks follow their parent.
 function describeBlock(b, estimate, out) {
   if (b === null || typeof b !== 'object' || Array.isArray(b)) {
-    out.push('10:0:0:0:0');
+    out.push(10, 0, 0, 0, 0, 0, 0, 0, 0);
     return;
   }
   const t = b.type;
   if (typeof t !== 'string') {
-    out.push('11:0:0:0:0');
+    out.push(11, 0, 0, 0, 0, 0, 0, 0, 0);
     return;
   }
   let k = BLOCK_KIND[t];
   if (k === undefined) k = t.endsWith('_tool_result') && typeof b.tool_use_id === 'string' ? 6 : 9;
-  let text = 0, json = 0, cleared = 0, strs = '';
+  let text = 0, json = 0, flags = 0, id = 0, name = 0, path = 0, tid = 0;
   let nested = null;
   switch (k) {
-    case 0: text = typeof b.text === 'string' ? b.text.length : -1; break;
-    case 7: text = typeof b.thinking === 'string' ? b.thinking.length : -1; break;
-    case 8: text = typeof b.data === 'string' ? b.data.length : -1; break;
+    case 0: text = typeof b.text === 'string' ? b.text.length : MISSING; break;
+    case 7: text = typeof b.thinking === 'string' ? b.thinking.length : MISSING; break;
+    case 8: text = typeof b.data === 'string' ? b.data.length : MISSING; break;
     case 3: case 4: {
-      const id = b.id, name = b.name, input = b.input;
-      if (typeof id !== 'string' || typeof name !== 'string') { text = -1; break; }
-      let path = '';
+      const input = b.input;
+      if (typeof b.id !== 'string' || typeof b.name !== 'string') { text = MISSING; break; }
+      id = sym(b.id);
+      name = sym(b.name);
       if (input !== null && typeof input === 'object') {
-        path = typeof input.file_path === 'string' ? input.file_path
+        const p = typeof input.file_path === 'string' ? input.file_path
           : typeof input.path === 'string' ? input.path
-          : typeof input.notebook_path === 'string' ? input.notebook_path : '';
+          : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
+        if (p !== undefined) path = sym(p);
       }
-      strs = US + clean(id) + US + clean(name) + US + clean(path);
-      if (estimate) json = name.length + jsonLen(input === undefined ? {} : input);
+      if (estimate) json = b.name.length + jsonLen(input === undefined ? {} : input);
       break;
     }
     case 5: {
-      const tid = b.tool_use_id;
-      if (typeof tid !== 'string') { text = -1; break; }
-      strs = US + US + US + US + clean(tid);
+      if (typeof b.tool_use_id !== 'string') { text = MISSING; break; }
+      tid = sym(b.tool_use_id);
       const c = b.content;
       if (typeof c === 'string') {
         text = c.length;
-        if (c === PLACEHOLDER) cleared = 1;
+        if (c === PLACEHOLDER) flags = 1;
       } else if (Array.isArray(c)) {
         nested = c;
       } else if (c !== undefined && c !== null) {
-        text = -1;
+        text = MISSING;
       }
       break;
     }
-    case 6: strs = US + US + US + US + clean(b.tool_use_id); if (estimate) json = jsonLen(b); break;
+    case 6: tid = sym(b.tool_use_id); if (estimate) json = jsonLen(b); break;
     default: if (estimate) json = jsonLen(b);
   }
-  out.push(k + ':' + text + ':' + json + ':' + cleared + ':' + (nested ? nested.length : 0) + strs);
+  out.push(k, text, json, flags, nested ? nested.length : 0, id, name, path, tid);
   if (nested) for (const n of nested) describeBlock(n, estimate, out);
 }
 
-// Describes the content of arr[start..end], messages separated by GS. Per message:
-// "-" no content (or not a message), "s<n>" string content of n UTF-16 units, "j<n>" an
-// attachment payload of n JSON units, "x" content of a wrong type, "b" followed by block
-// records separated by RS.
+// Describes the content of arr[start..end]. Two numbers per message, then its blocks:
+// [0, 0] no content (or not a message), [1, n] string content of n UTF-16 units, [2, n] an
+// attachment payload of n JSON units, [3, 0] content of a wrong type, [4, n] n blocks.
+// The strings the symbols refer to are fetched with `takeStrings`.
 export function describeContents(arr, start, end, estimate) {
-  const parts = [];
+  strings = [];
+  symbols = new Map();
+  const out = [];
   for (let i = start; i < end; i++) {
     const m = arr[i];
-    if (m === null || typeof m !== 'object') { parts.push('-'); continue; }
+    if (m === null || typeof m !== 'object') { out.push(0, 0); continue; }
     if (m.type === 'attachment') {
-      parts.push(m.attachment === undefined ? '-' : 'j' + jsonLen(m.attachment));
+      if (m.attachment === undefined) out.push(0, 0);
+      else out.push(2, jsonLen(m.attachment));
       continue;
     }
     const c = contentOf(m);
-    if (c === undefined || c === null) parts.push('-');
-    else if (typeof c === 'string') parts.push('s' + c.length);
-    else if (!Array.isArray(c)) parts.push('x');
+    if (c === undefined || c === null) out.push(0, 0);
+    else if (typeof c === 'string') out.push(1, c.length);
+    else if (!Array.isArray(c)) out.push(3, 0);
     else {
-      const out = [];
+      out.push(4, c.length);
       for (const b of c) describeBlock(b, estimate, out);
-      parts.push('b' + out.join(RS));
     }
   }
-  return parts.join(GS);
+  return new Uint32Array(out);
+}
+
+// The strings of the last description, each preceded by RS (RS inside a string becomes
+// U+FFFD).
+export function takeStrings() {
+  const s = strings.length === 0 ? '' : RS + strings.join(RS);
+  strings = [];
+  symbols = new Map();
+  return s;
 }
 
 function withContent(m, content) {
@@ -248,4 +271,10 @@ export function applyEdits(arr, ops, texts) {
   }
   flush();
   return out;
+}
+
+// Splits a string of the core's results, each preceded by RS, into an array (one crossing
+// for many strings).
+export function splitJoined(s) {
+  return s === '' ? [] : s.slice(1).split(RS);
 }

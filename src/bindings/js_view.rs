@@ -14,7 +14,7 @@ use wasm_bindgen::prelude::*;
 use crate::error::{Error, Result};
 use crate::messages::Kind;
 use crate::view::{
-    BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Edit, Find, UsageCounts,
+    BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Edit, Find, Str, UsageCounts,
 };
 
 #[wasm_bindgen(module = "/src/bindings/js_view.js")]
@@ -38,7 +38,11 @@ extern "C" {
     #[wasm_bindgen(js_name = contentEquals)]
     fn content_equals(arr: &JsValue, i: u32, text: &str) -> bool;
     #[wasm_bindgen(js_name = describeContents)]
-    fn describe_contents(arr: &JsValue, start: u32, end: u32, estimate: bool) -> String;
+    fn describe_contents(arr: &JsValue, start: u32, end: u32, estimate: bool) -> Vec<u32>;
+    #[wasm_bindgen(js_name = takeStrings)]
+    fn take_strings() -> String;
+    #[wasm_bindgen(js_name = splitJoined)]
+    fn split_joined(s: &str) -> Array;
     #[wasm_bindgen(js_name = applyEdits)]
     fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Array;
 }
@@ -153,75 +157,99 @@ fn required_field(kind: BlockKind) -> &'static str {
     }
 }
 
-/// Decodes block records written by `describeBlock` (see `js_view.js`).
-fn parse_records<'a>(
-    records: &mut impl Iterator<Item = &'a str>,
-    count: Option<usize>,
-    location: &dyn Fn() -> String,
-) -> Result<Vec<BlockInfo>> {
-    let mut out = Vec::new();
-    while count.is_none_or(|c| out.len() < c) {
-        let Some(rec) = records.next() else { break };
-        let j = out.len();
-        let mut fields = rec.split('\u{1f}');
-        let mut nums = fields
-            .next()
-            .unwrap_or("")
-            .split(':')
-            .map(|n| n.parse::<i64>().unwrap_or(0));
-        let mut next = || nums.next().unwrap_or(0);
-        let (code, text, json, cleared, nested_count) = (next(), next(), next(), next(), next());
-        let mut opt = || fields.next().filter(|s| !s.is_empty()).map(str::to_string);
-        let (id, name, path, tool_use_id) = (opt(), opt(), opt(), opt());
-        let at = || format!("{}[{j}]", location());
-        let kind = match code {
-            10 => return Err(Error::invalid_message("content block must be an object").at(at())),
-            11 => {
-                return Err(Error::invalid_message("content block needs a string `type`").at(at()))
-            }
-            c => block_kind(c as u32),
-        };
-        if text < 0 {
-            return Err(Error::invalid_message(required_field(kind)).at(at()));
-        }
-        let nested = if nested_count > 0 {
-            let loc = || format!("{}.content", at());
-            parse_records(records, Some(nested_count as usize), &loc)?
-        } else {
-            Vec::new()
-        };
-        out.push(BlockInfo {
-            kind: Some(kind),
-            text_units: text as usize,
-            json_units: json.max(0) as usize,
-            id,
-            name,
-            path,
-            tool_use_id,
-            is_cleared: cleared == 1,
-            nested,
-        });
-    }
-    Ok(out)
+const MISSING: u32 = u32::MAX;
+const BLOCK_WORDS: usize = 9;
+
+/// Decodes the numbers written by `describeContents` (see `js_view.js`).
+struct Decoder<'a> {
+    words: &'a [u32],
+    pos: usize,
+    strings: Vec<Str>,
 }
 
-fn parse_content(desc: &str, i: usize) -> Result<ContentInfo> {
-    let number = |s: &str| s.parse::<usize>().unwrap_or(0);
-    match desc.as_bytes().first() {
-        None | Some(b'-') => Ok(ContentInfo::None),
-        Some(b's') => Ok(ContentInfo::Text(number(&desc[1..]))),
-        Some(b'j') => Ok(ContentInfo::Json(number(&desc[1..]))),
-        Some(b'b') => {
-            if desc.len() == 1 {
-                return Ok(ContentInfo::Blocks(Vec::new()));
-            }
-            let loc = || format!("messages[{i}].content");
-            parse_records(&mut desc[1..].split('\u{1e}'), None, &loc).map(ContentInfo::Blocks)
+impl Decoder<'_> {
+    fn take(&mut self, n: usize) -> Option<&[u32]> {
+        let s = self.words.get(self.pos..self.pos + n)?;
+        self.pos += n;
+        Some(s)
+    }
+
+    fn sym(&self, k: u32) -> Option<Str> {
+        if k == 0 {
+            None
+        } else {
+            self.strings.get(k as usize - 1).cloned()
         }
-        _ => Err(
-            Error::invalid_message("content must be a string or an array of blocks")
-                .at(format!("messages[{i}]")),
-        ),
+    }
+
+    fn blocks(&mut self, count: usize, location: &dyn Fn() -> String) -> Result<Vec<BlockInfo>> {
+        let mut out = Vec::with_capacity(count);
+        for j in 0..count {
+            let mut w = [0u32; BLOCK_WORDS];
+            match self.take(BLOCK_WORDS) {
+                Some(words) => w.copy_from_slice(words),
+                None => {
+                    return Err(
+                        Error::invalid_message("content changed while reading").at(location())
+                    )
+                }
+            }
+            let at = || format!("{}[{j}]", location());
+            let kind = match w[0] {
+                10 => {
+                    return Err(Error::invalid_message("content block must be an object").at(at()))
+                }
+                11 => {
+                    return Err(
+                        Error::invalid_message("content block needs a string `type`").at(at()),
+                    )
+                }
+                c => block_kind(c),
+            };
+            if w[1] == MISSING {
+                return Err(Error::invalid_message(required_field(kind)).at(at()));
+            }
+            let nested = if w[4] > 0 {
+                let loc = || format!("{}.content", at());
+                self.blocks(w[4] as usize, &loc)?
+            } else {
+                Vec::new()
+            };
+            out.push(BlockInfo {
+                kind: Some(kind),
+                text_units: w[1] as usize,
+                json_units: w[2] as usize,
+                is_cleared: w[3] & 1 != 0,
+                nested,
+                id: self.sym(w[5]),
+                name: self.sym(w[6]),
+                path: self.sym(w[7]),
+                tool_use_id: self.sym(w[8]),
+            });
+        }
+        Ok(out)
+    }
+
+    fn content(&mut self, i: usize) -> Result<ContentInfo> {
+        let Some(&[tag, n]) = self.take(2) else {
+            return Err(Error::invalid_message("content changed while reading")
+                .at(format!("messages[{i}]")));
+        };
+        Ok(match tag {
+            0 => ContentInfo::None,
+            1 => ContentInfo::Text(n as usize),
+            2 => ContentInfo::Json(n as usize),
+            4 => {
+                let loc = || format!("messages[{i}].content");
+                ContentInfo::Blocks(self.blocks(n as usize, &loc)?)
+            }
+            _ => {
+                return Err(Error::invalid_message(
+                    "content must be a string or an array of blocks",
+                )
+                .at(format!("messages[{i}]")))
+            }
+        })
     }
 }
 
@@ -341,16 +369,20 @@ impl ConversationView for JsConversation {
         for i in range.clone() {
             self.kind(i)?;
         }
-        let desc = describe_contents(
+        let words = describe_contents(
             &self.array,
             range.start as u32,
             range.end as u32,
             detail == Detail::Estimate,
         );
-        desc.split('\u{1d}')
-            .zip(range)
-            .map(|(d, i)| parse_content(d, i))
-            .collect()
+        let table = take_strings();
+        let strings = table.split('\u{1e}').skip(1).map(Str::from).collect();
+        let mut d = Decoder {
+            words: &words,
+            pos: 0,
+            strings,
+        };
+        range.map(|i| d.content(i)).collect()
     }
 }
 
@@ -399,4 +431,15 @@ pub fn apply_edits(conv: &JsConversation, edits: &[Edit]) -> Result<Array> {
     ops.sort_by_key(|o| o[1]);
     let flat: Vec<u32> = ops.concat();
     Ok(apply_edits_js(&conv.array, &flat, &texts.join("\u{1e}")))
+}
+
+/// Strings to a JS array in one crossing (each is preceded by RS, which cannot occur in them:
+/// the reader replaced it when it read them).
+pub fn strings_to_array(strings: &[String]) -> Array {
+    let mut joined = String::with_capacity(strings.iter().map(|s| s.len() + 1).sum());
+    for s in strings {
+        joined.push('\u{1e}');
+        joined.push_str(s);
+    }
+    split_joined(&joined)
 }

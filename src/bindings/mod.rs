@@ -6,3 +6,5 @@
 mod api;
 mod convert;
 mod js_view;
+#[cfg(test)]
+mod wasm_tests;
