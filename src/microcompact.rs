@@ -2,12 +2,10 @@
 //! anything else, so the conversation keeps its structure and its cached prefix.
 
 use crate::error::Result;
-use crate::hash::{FastMap, FastSet};
+use crate::hash::FastSet;
 use crate::messages::Kind;
-use crate::tokens::{estimate_block, rough_token_count, BYTES_PER_TOKEN};
-use crate::view::{
-    BlockKind, ContentInfo, ConversationView, Detail, Edit, Str, CLEARED_PLACEHOLDER,
-};
+use crate::tokens::{estimate_tool_result, rough_token_count, BYTES_PER_TOKEN};
+use crate::view::{ConversationView, Edit, ToolResultEntry, CLEARED_PLACEHOLDER};
 
 /// Tools whose results may be cleared.
 pub const COMPACTABLE_TOOLS: &[&str] = &[
@@ -69,6 +67,8 @@ pub struct MicroCompactPlan {
     pub tokens_freed: u64,
     /// `tool_use_id`s of the cleared results, in conversation order.
     pub cleared_tool_use_ids: Vec<String>,
+    /// The same, as symbols of the view's [`crate::view::ToolIndex`].
+    pub cleared: Vec<u32>,
     /// Why nothing was considered, when a precondition was not met (`"notIdle"`, …).
     pub skipped: Option<&'static str>,
 }
@@ -129,14 +129,6 @@ pub fn parse_timestamp_ms(s: &str) -> Option<f64> {
     Some(secs as f64 * 1000.0 + frac_ms)
 }
 
-struct Candidate {
-    message: usize,
-    block: usize,
-    tool_use_id: Str,
-    path: Option<Str>,
-    tokens: u64,
-}
-
 /// `microCompact`: decides which tool results to clear.
 pub fn micro_compact<V: ConversationView + ?Sized>(
     view: &V,
@@ -158,85 +150,69 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
             });
         }
     }
+    let index = view.tool_index()?;
     let allowed: FastSet<&str> = match &options.compactable_tools {
         Some(list) => list.iter().map(String::as_str).collect(),
         None => COMPACTABLE_TOOLS.iter().copied().collect(),
     };
-    // tool_use id → (compactable, path)
-    let mut calls: FastMap<Str, Option<Str>> = FastMap::default();
-    let mut candidates: Vec<Candidate> = Vec::new();
-    let contents = view.contents(0..view.len(), Detail::Structure)?;
-    for (i, content) in contents.into_iter().enumerate() {
-        if view.is_sidechain(i) {
-            continue;
-        }
-        let kind = view.kind(i)?;
-        if kind != Kind::Assistant && kind != Kind::User {
-            continue;
-        }
-        let ContentInfo::Blocks(blocks) = content else {
-            continue;
-        };
-        for (b, info) in blocks.into_iter().enumerate() {
-            match info.kind {
-                Some(BlockKind::ToolUse) if kind == Kind::Assistant => {
-                    if let (Some(id), Some(name)) = (info.id, info.name) {
-                        if allowed.contains(&*name) {
-                            calls.insert(id, info.path);
-                        }
-                    }
-                }
-                Some(BlockKind::ToolResult) if kind == Kind::User => {
-                    let Some(id) = info.tool_use_id.as_ref() else {
-                        continue;
-                    };
-                    let Some(path) = calls.get(id) else { continue };
-                    candidates.push(Candidate {
-                        message: i,
-                        block: b,
-                        tool_use_id: id.clone(),
-                        path: path.clone(),
-                        tokens: if info.is_cleared {
-                            0
-                        } else {
-                            estimate_block(&info)
-                        },
-                    });
-                }
-                _ => {}
-            }
+    // Per symbol: is it the id of a compactable call, and with which path.
+    const NOT_A_CALL: u32 = u32::MAX;
+    const NO_PATH: u32 = u32::MAX - 1;
+    let n = index.strings.len();
+    let mut call_path = vec![NOT_A_CALL; n];
+    let mut name_ok: Vec<Option<bool>> = vec![None; n];
+    for u in &index.uses {
+        let ok = *name_ok[u.name as usize]
+            .get_or_insert_with(|| allowed.contains(&*index.strings[u.name as usize]));
+        if ok {
+            call_path[u.id as usize] = u.path.unwrap_or(NO_PATH);
         }
     }
+    // Compactable results, in order.
+    let candidates: Vec<&ToolResultEntry> = index
+        .results
+        .iter()
+        .filter(|r| call_path[r.tool_use_id as usize] != NOT_A_CALL)
+        .collect();
     let protected_from = candidates.len().saturating_sub(options.keep_recent);
-    let mut latest_for_path: FastMap<&str, usize> = FastMap::default();
+    let mut latest_for_path = vec![usize::MAX; n];
     if options.keep_latest_per_path {
-        for (k, c) in candidates.iter().enumerate() {
-            if let Some(p) = &c.path {
-                latest_for_path.insert(p, k);
+        for (k, r) in candidates.iter().enumerate() {
+            let p = call_path[r.tool_use_id as usize];
+            if p != NO_PATH {
+                latest_for_path[p as usize] = k;
             }
         }
     }
     let placeholder_tokens = rough_token_count(CLEARED_PLACEHOLDER.len(), BYTES_PER_TOKEN);
     let mut plan = MicroCompactPlan::default();
     let mut freed = 0u64;
-    for (k, c) in candidates.iter().enumerate() {
-        if k >= protected_from || c.tokens <= placeholder_tokens {
+    for (k, r) in candidates.iter().enumerate() {
+        if k >= protected_from || r.is_cleared {
             continue;
         }
-        if let Some(p) = &c.path {
-            if latest_for_path.get(&**p) == Some(&k) {
-                continue;
-            }
+        let tokens = estimate_tool_result(r.text_units, r.media);
+        if tokens <= placeholder_tokens {
+            continue;
         }
-        freed += c.tokens - placeholder_tokens;
-        plan.cleared_tool_use_ids.push(c.tool_use_id.to_string());
+        let p = call_path[r.tool_use_id as usize];
+        if p != NO_PATH && latest_for_path[p as usize] == k {
+            continue;
+        }
+        freed += tokens - placeholder_tokens;
+        plan.cleared.push(r.tool_use_id);
         plan.edits.push(Edit::SetToolResultContent {
-            message: c.message,
-            block: c.block,
+            message: r.message,
+            block: r.block,
             text: CLEARED_PLACEHOLDER.to_string(),
         });
     }
     plan.tokens_freed = (freed * 4).div_ceil(3);
+    plan.cleared_tool_use_ids = plan
+        .cleared
+        .iter()
+        .map(|&s| index.strings[s as usize].to_string())
+        .collect();
     Ok(plan)
 }
 

@@ -48,6 +48,11 @@ pub fn estimate_block(b: &BlockInfo) -> u64 {
     }
 }
 
+/// Estimated tokens of a tool result with `text_units` of text and `media` images/documents.
+pub fn estimate_tool_result(text_units: usize, media: usize) -> u64 {
+    rough_token_count(text_units, BYTES_PER_TOKEN) + media as u64 * MEDIA_TOKENS
+}
+
 /// Estimated tokens of a message's content.
 pub fn estimate_content(c: &ContentInfo) -> u64 {
     match c {
@@ -172,28 +177,27 @@ pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Re
         }
     };
     // Walk back over earlier lines of the same response (split responses; tool results of
-    // parallel calls may sit between them).
+    // parallel calls may sit between them). A boundary has no `message.id`, so the walk
+    // stops there too.
     let mut first = last;
-    let mut siblings = vec![last];
     let find_prev = Find {
         assistant: true,
         boundary: true,
         ..Find::default()
     };
     while let Some(j) = view.rfind(first, find_prev)? {
-        if view.is_compact_boundary(j) || !view.same_response(j, last) {
+        if !view.same_response(j, last) {
             break;
         }
         first = j;
-        siblings.push(j);
     }
+    // Estimate everything after the response's first line but its own lines.
     let mut rest = Vec::new();
     for k in first + 1..len {
-        if siblings.contains(&k)
-            || (!view.is_sidechain(k)
-                && view.kind(k)? == Kind::Assistant
-                && view.same_response(k, last))
-        {
+        if k == last || !is_sent(view, k)? {
+            continue;
+        }
+        if k < last && view.kind(k)? == Kind::Assistant && view.same_response(k, last) {
             continue;
         }
         rest.push(k);

@@ -179,6 +179,75 @@ pub enum ContentInfo {
     Json(usize),
 }
 
+/// A tool call found in an assistant message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolUseEntry {
+    /// Message index.
+    pub message: usize,
+    /// Symbol of the call id (see [`ToolIndex::strings`]).
+    pub id: u32,
+    /// Symbol of the tool name.
+    pub name: u32,
+    /// Symbol of the file path it works on (`input.file_path` / `path` / `notebook_path`).
+    pub path: Option<u32>,
+}
+
+/// A tool result found in a user message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolResultEntry {
+    /// Message index.
+    pub message: usize,
+    /// Block index in the message content.
+    pub block: usize,
+    /// Symbol of the `tool_use_id` (equal to its call's `id` symbol).
+    pub tool_use_id: u32,
+    /// UTF-16 length of its text: string content, or the sum of its nested text blocks.
+    pub text_units: usize,
+    /// Number of images and documents inside it.
+    pub media: usize,
+    /// Its content is already the cleared placeholder.
+    pub is_cleared: bool,
+}
+
+/// Every client tool call and tool result of the main chain, with ids, names and paths
+/// interned as symbols: symbol `k` is `strings[k]`. Equal strings get equal symbols, so
+/// calls and results are matched without comparing strings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolIndex {
+    /// Calls, in conversation order.
+    pub uses: Vec<ToolUseEntry>,
+    /// Results, in conversation order.
+    pub results: Vec<ToolResultEntry>,
+    /// The strings of the symbols. A view may leave ids unresolved here (empty strings) when
+    /// it can resolve them itself later; names are always resolved.
+    pub strings: Vec<Str>,
+}
+
+/// Builds symbols for a [`ToolIndex`].
+#[derive(Default)]
+pub struct Interner {
+    map: crate::hash::FastMap<Str, u32>,
+    strings: Vec<Str>,
+}
+
+impl Interner {
+    /// The symbol of `s`.
+    pub fn sym(&mut self, s: &Str) -> u32 {
+        if let Some(&k) = self.map.get(s) {
+            return k;
+        }
+        let k = self.strings.len() as u32;
+        self.strings.push(s.clone());
+        self.map.insert(s.clone(), k);
+        k
+    }
+
+    /// The strings, by symbol.
+    pub fn into_strings(self) -> Vec<Str> {
+        self.strings
+    }
+}
+
 /// Read-only, property-by-property view of a conversation.
 ///
 /// Indices are positions in the caller's array. Methods may fail when a message is
@@ -241,6 +310,61 @@ pub trait ConversationView {
     /// The structure of every message in `range` (a view may read them in one pass).
     fn contents(&self, range: std::ops::Range<usize>, detail: Detail) -> Result<Vec<ContentInfo>> {
         range.map(|i| self.content(i, detail)).collect()
+    }
+
+    /// Every tool call (assistant messages) and tool result (user messages) of the main chain.
+    fn tool_index(&self) -> Result<ToolIndex> {
+        let mut interner = Interner::default();
+        let mut index = ToolIndex::default();
+        let contents = self.contents(0..self.len(), Detail::Structure)?;
+        for (i, content) in contents.into_iter().enumerate() {
+            let kind = self.kind(i)?;
+            if self.is_sidechain(i) || !matches!(kind, Kind::User | Kind::Assistant) {
+                continue;
+            }
+            let ContentInfo::Blocks(blocks) = content else {
+                continue;
+            };
+            for (b, info) in blocks.iter().enumerate() {
+                match (kind, info.kind) {
+                    (Kind::Assistant, Some(BlockKind::ToolUse)) => {
+                        if let (Some(id), Some(name)) = (&info.id, &info.name) {
+                            index.uses.push(ToolUseEntry {
+                                message: i,
+                                id: interner.sym(id),
+                                name: interner.sym(name),
+                                path: info.path.as_ref().map(|p| interner.sym(p)),
+                            });
+                        }
+                    }
+                    (Kind::User, Some(BlockKind::ToolResult)) => {
+                        if let Some(id) = &info.tool_use_id {
+                            index.results.push(ToolResultEntry {
+                                message: i,
+                                block: b,
+                                tool_use_id: interner.sym(id),
+                                text_units: info.text_units
+                                    + info
+                                        .nested
+                                        .iter()
+                                        .filter(|n| n.kind == Some(BlockKind::Text))
+                                        .map(|n| n.text_units)
+                                        .sum::<usize>(),
+                                media: info
+                                    .nested
+                                    .iter()
+                                    .filter(|n| n.kind.is_some_and(BlockKind::is_media))
+                                    .count(),
+                                is_cleared: info.is_cleared,
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        index.strings = interner.into_strings();
+        Ok(index)
     }
 }
 

@@ -226,6 +226,70 @@ export function describeContents(arr, start, end, estimate) {
   return new Uint32Array(out);
 }
 
+// Every client tool call (assistant messages) and tool result (user messages) of the main
+// chain: [calls, results, then 4 numbers per call: message, id, name, path (0 = none, else
+// symbol + 1), then 6 per result: message, block, tool_use_id, text length, media count,
+// cleared]. Ids, names and paths are interned together (`takeStrings`). Returns null when a
+// message is malformed (the Rust side then reads it in detail to report where).
+export function toolIndex(arr) {
+  strings = [];
+  symbols = new Map();
+  const uses = [];
+  const results = [];
+  for (let i = 0; i < arr.length; i++) {
+    const m = arr[i];
+    const h = header(m);
+    const kind = h & 7;
+    if (kind === 7) return null;
+    if ((h & 16) || kind > 1) continue;
+    const c = contentOf(m);
+    if (c === undefined || c === null || typeof c === 'string') continue;
+    if (!Array.isArray(c)) return null;
+    for (let b = 0; b < c.length; b++) {
+      const x = c[b];
+      if (x === null || typeof x !== 'object' || typeof x.type !== 'string') return null;
+      if (kind === 1 && x.type === 'tool_use') {
+        if (typeof x.id !== 'string' || typeof x.name !== 'string') return null;
+        const input = x.input;
+        let path = 0;
+        if (input !== null && typeof input === 'object') {
+          const p = typeof input.file_path === 'string' ? input.file_path
+            : typeof input.path === 'string' ? input.path
+            : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
+          if (p !== undefined) path = sym(p);
+        }
+        uses.push(i, sym(x.id) - 1, sym(x.name) - 1, path);
+      } else if (kind === 0 && x.type === 'tool_result') {
+        if (typeof x.tool_use_id !== 'string') return null;
+        const cc = x.content;
+        let text = 0, media = 0, cleared = 0;
+        if (typeof cc === 'string') {
+          text = cc.length;
+          if (cc === PLACEHOLDER) cleared = 1;
+        } else if (Array.isArray(cc)) {
+          for (const n of cc) {
+            if (n === null || typeof n !== 'object') return null;
+            if (n.type === 'image' || n.type === 'document') media++;
+            else if (n.type === 'text') {
+              if (typeof n.text !== 'string') return null;
+              text += n.text.length;
+            }
+          }
+        } else if (cc !== undefined && cc !== null) {
+          return null;
+        }
+        results.push(i, b, sym(x.tool_use_id) - 1, text, media, cleared);
+      }
+    }
+  }
+  const out = new Uint32Array(2 + uses.length + results.length);
+  out[0] = uses.length / 4;
+  out[1] = results.length / 6;
+  out.set(uses, 2);
+  out.set(results, 2 + uses.length);
+  return out;
+}
+
 // The strings of the last description, each preceded by RS (RS inside a string becomes
 // U+FFFD).
 export function takeStrings() {

@@ -14,7 +14,8 @@ use wasm_bindgen::prelude::*;
 use crate::error::{Error, Result};
 use crate::messages::Kind;
 use crate::view::{
-    BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Edit, Find, Str, UsageCounts,
+    BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Edit, Find, Str, ToolIndex,
+    ToolResultEntry, ToolUseEntry, UsageCounts,
 };
 
 #[wasm_bindgen(module = "/src/bindings/js_view.js")]
@@ -39,6 +40,8 @@ extern "C" {
     fn content_equals(arr: &JsValue, i: u32, text: &str) -> bool;
     #[wasm_bindgen(js_name = describeContents)]
     fn describe_contents(arr: &JsValue, start: u32, end: u32, estimate: bool) -> Vec<u32>;
+    #[wasm_bindgen(js_name = toolIndex)]
+    fn tool_index_js(arr: &JsValue) -> Option<Vec<u32>>;
     #[wasm_bindgen(js_name = takeStrings)]
     fn take_strings() -> String;
     #[wasm_bindgen(js_name = splitJoined)]
@@ -57,8 +60,8 @@ const FIRST_CHUNK: usize = 8;
 const MAX_CHUNK: usize = 4096;
 
 /// A JS array of messages (API shape or transcript lines) seen through the core's view.
-pub struct JsConversation {
-    array: JsValue,
+pub struct JsConversation<'a> {
+    array: &'a JsValue,
     len: usize,
     headers: RefCell<HeaderCache>,
 }
@@ -71,9 +74,9 @@ struct HeaderCache {
     chunk: usize,
 }
 
-impl JsConversation {
+impl<'a> JsConversation<'a> {
     /// Wraps `value`, which must be an array.
-    pub fn new(value: &JsValue, what: &str) -> Result<JsConversation> {
+    pub fn new(value: &'a JsValue, what: &str) -> Result<JsConversation<'a>> {
         let len = array_length(value);
         if len < 0 {
             return Err(Error::invalid_argument(format!(
@@ -82,7 +85,7 @@ impl JsConversation {
         }
         let len = len as usize;
         Ok(JsConversation {
-            array: value.clone(),
+            array: value,
             len,
             headers: RefCell::new(HeaderCache {
                 lo: len,
@@ -109,7 +112,7 @@ impl JsConversation {
             // backward scan costs a few calls rather than one per message.
             let new_lo = i.min(c.lo.saturating_sub(c.chunk));
             let mut fresh = vec![0u32; c.lo - new_lo];
-            read_headers(&self.array, new_lo as u32, &mut fresh);
+            read_headers(self.array, new_lo as u32, &mut fresh);
             fresh.extend_from_slice(&c.bits);
             c.bits = fresh;
             c.lo = new_lo;
@@ -253,7 +256,7 @@ impl Decoder<'_> {
     }
 }
 
-impl ConversationView for JsConversation {
+impl ConversationView for JsConversation<'_> {
     fn len(&self) -> usize {
         self.len
     }
@@ -291,7 +294,7 @@ impl ConversationView for JsConversation {
             }
         };
         let mut raw = [0f64; 4];
-        if !read_usage(&self.array, i as u32, &mut raw) {
+        if !read_usage(self.array, i as u32, &mut raw) {
             return Err(Error::invalid_token_count("usage must be an object").at(loc()));
         }
         let raw = raw.map(|v| if v == -1.0 { None } else { Some(v) });
@@ -302,12 +305,13 @@ impl ConversationView for JsConversation {
         if self.header(i) & TRANSCRIPT == 0 {
             return None;
         }
-        message_id(&self.array, i as u32)
+        message_id(self.array, i as u32)
     }
 
     fn same_response(&self, i: usize, j: usize) -> bool {
-        self.header(i) & self.header(j) & TRANSCRIPT != 0
-            && same_response(&self.array, i as u32, j as u32)
+        // Callers pass indices of messages already read (never non-objects); lines without
+        // `message.id` (API shape, boundaries) are never the same response.
+        same_response(self.array, i as u32, j as u32)
     }
 
     fn is_sidechain(&self, i: usize) -> bool {
@@ -322,36 +326,75 @@ impl ConversationView for JsConversation {
         if self.header(i) & KIND_MASK != 3 {
             return None;
         }
-        attachment_type(&self.array, i as u32)
+        attachment_type(self.array, i as u32)
     }
 
     fn timestamp(&self, i: usize) -> Option<String> {
         if self.header(i) & KIND_MASK == NOT_A_MESSAGE {
             return None;
         }
-        string_field(&self.array, i as u32, "timestamp")
+        string_field(self.array, i as u32, "timestamp")
     }
 
     fn uuid(&self, i: usize) -> Option<String> {
         if self.header(i) & KIND_MASK == NOT_A_MESSAGE {
             return None;
         }
-        string_field(&self.array, i as u32, "uuid")
+        string_field(self.array, i as u32, "uuid")
     }
 
     fn content_equals(&self, i: usize, text: &str) -> bool {
-        self.header(i) & KIND_MASK == 0 && content_equals(&self.array, i as u32, text)
+        self.header(i) & KIND_MASK == 0 && content_equals(self.array, i as u32, text)
     }
 
     fn content(&self, i: usize, detail: Detail) -> Result<ContentInfo> {
         Ok(self.contents(i..i + 1, detail)?.remove(0))
     }
 
+    fn tool_index(&self) -> Result<ToolIndex> {
+        let Some(words) = tool_index_js(self.array) else {
+            // Something is malformed: the detailed reader finds and names it.
+            self.contents(0..self.len, Detail::Structure)?;
+            return Err(Error::invalid_message("malformed tool block"));
+        };
+        let strings: Vec<Str> = take_strings()
+            .split('\u{1e}')
+            .skip(1)
+            .map(Str::from)
+            .collect();
+        let (n_uses, n_results) = (words[0] as usize, words[1] as usize);
+        let uses_end = 2 + n_uses * 4;
+        let mut index = ToolIndex {
+            uses: Vec::with_capacity(n_uses),
+            results: Vec::with_capacity(n_results),
+            strings,
+        };
+        for w in words[2..uses_end].chunks_exact(4) {
+            index.uses.push(ToolUseEntry {
+                message: w[0] as usize,
+                id: w[1],
+                name: w[2],
+                path: w[3].checked_sub(1),
+            });
+        }
+        for w in words[uses_end..].chunks_exact(6) {
+            index.results.push(ToolResultEntry {
+                message: w[0] as usize,
+                block: w[1] as usize,
+                tool_use_id: w[2],
+                text_units: w[3] as usize,
+                media: w[4] as usize,
+                is_cleared: w[5] != 0,
+            });
+        }
+        Ok(index)
+    }
+
     fn rfind(&self, end: usize, find: Find) -> Result<Option<usize>> {
         let mask = u32::from(find.assistant_with_usage)
             | u32::from(find.assistant) << 1
             | u32::from(find.boundary) << 2;
-        match rfind_js(&self.array, end as u32, mask) {
+        match rfind_js(self.array, end as u32, mask) {
             -1 => Ok(None),
             i if i >= 0 => Ok(Some(i as usize)),
             bad => {
@@ -370,7 +413,7 @@ impl ConversationView for JsConversation {
             self.kind(i)?;
         }
         let words = describe_contents(
-            &self.array,
+            self.array,
             range.start as u32,
             range.end as u32,
             detail == Detail::Estimate,
@@ -388,7 +431,7 @@ impl ConversationView for JsConversation {
 
 /// Applies the core's edits to copies of the edited messages; returns a new array that shares
 /// every other message object with the input.
-pub fn apply_edits(conv: &JsConversation, edits: &[Edit]) -> Result<Array> {
+pub fn apply_edits(conv: &JsConversation<'_>, edits: &[Edit]) -> Result<Array> {
     if edits.is_empty() {
         return Ok(conv.array().slice(0, conv.len() as u32));
     }
@@ -430,7 +473,7 @@ pub fn apply_edits(conv: &JsConversation, edits: &[Edit]) -> Result<Array> {
     }
     ops.sort_by_key(|o| o[1]);
     let flat: Vec<u32> = ops.concat();
-    Ok(apply_edits_js(&conv.array, &flat, &texts.join("\u{1e}")))
+    Ok(apply_edits_js(conv.array, &flat, &texts.join("\u{1e}")))
 }
 
 /// Strings to a JS array in one crossing (each is preceded by RS, which cannot occur in them:
