@@ -18,6 +18,36 @@ pub struct Line<'a> {
     pub text: &'a str,
 }
 
+/// The byte-order mark some editors put at the start of a file (ignored).
+pub const BOM: u16 = 0xfeff;
+
+/// What to do with one line of a JSONL text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineAction {
+    /// Parse it as JSON.
+    Parse,
+    /// Skip it (the empty text after the final line ending).
+    Skip,
+}
+
+/// Decides about line `number` (1-based): blank lines are an error, except the empty text
+/// after the final line ending.
+pub fn classify_line(number: usize, is_last: bool, is_blank: bool) -> Result<LineAction> {
+    match (is_blank, is_last) {
+        (false, _) => Ok(LineAction::Parse),
+        (true, true) => Ok(LineAction::Skip),
+        (true, false) => Err(blank_line(number)),
+    }
+}
+
+/// The error for a blank line.
+pub fn blank_line(number: usize) -> Error {
+    Error::new(
+        ErrorCode::MalformedTranscript,
+        format!("line {number}: blank line in a JSONL transcript"),
+    )
+}
+
 /// Splits JSONL text into lines. A final line ending is allowed; a blank line elsewhere is
 /// an error naming its number (it is never silently dropped).
 pub fn split_lines(text: &str) -> Result<Vec<Line<'_>>> {
@@ -29,16 +59,9 @@ pub fn split_lines(text: &str) -> Result<Vec<Line<'_>>> {
         number += 1;
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         let is_last = parts.peek().is_none();
-        if line.trim().is_empty() {
-            if is_last {
-                break;
-            }
-            return Err(Error::new(
-                ErrorCode::MalformedTranscript,
-                format!("line {number}: blank line in a JSONL transcript"),
-            ));
+        if classify_line(number, is_last, line.trim().is_empty())? == LineAction::Parse {
+            out.push(Line { number, text: line });
         }
-        out.push(Line { number, text: line });
     }
     Ok(out)
 }

@@ -545,24 +545,42 @@ pub fn build_post_compact_messages(result: JsValue) -> JsResult<Array> {
     )
 }
 
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
+    fn json_parse(text: &JsString) -> Result<JsValue, JsValue>;
+}
+
+fn error_message(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .unwrap_or_else(|| "unparseable".into())
+}
+
 /// `parseTranscript(jsonl)`: the lines of a Claude Code session file as objects, in order,
 /// unknown line types included. Blank or malformed lines throw `MALFORMED_TRANSCRIPT` with
-/// their line number.
+/// their line number. The text is split and parsed by the JS engine in place, never copied
+/// into WASM memory.
 #[wasm_bindgen(js_name = parseTranscript)]
 pub fn parse_transcript(jsonl: JsValue) -> JsResult<Array> {
     let text = jsonl
-        .as_string()
+        .dyn_ref::<JsString>()
         .ok_or_else(|| js_error(Error::invalid_argument("jsonl must be a string")))?;
-    let lines = js(transcript::split_lines(&text))?;
-    let out = Array::new_with_length(lines.len() as u32);
-    for (k, line) in lines.iter().enumerate() {
-        let v = js_sys::JSON::parse(line.text).map_err(|e| {
-            let detail = e
-                .dyn_ref::<js_sys::Error>()
-                .map(|e| String::from(e.message()))
-                .unwrap_or_else(|| "unparseable".into());
-            js_error(transcript::malformed_line(line.number, detail))
-        })?;
+    let lines = text.split("\n");
+    let count = lines.length() as usize;
+    let out = Array::new();
+    for k in 0..count {
+        let mut line: JsString = lines.get(k as u32).unchecked_into();
+        if k == 0 && line.char_code_at(0) == f64::from(transcript::BOM) {
+            line = line.slice(1, line.length());
+        }
+        let blank = line.trim().length() == 0;
+        match js(transcript::classify_line(k + 1, k + 1 == count, blank))? {
+            transcript::LineAction::Skip => continue,
+            transcript::LineAction::Parse => {}
+        }
+        let v = json_parse(&line)
+            .map_err(|e| js_error(transcript::malformed_line(k + 1, error_message(&e))))?;
         if !v.is_object() || Array::is_array(&v) {
             let what = if Array::is_array(&v) {
                 "an array"
@@ -571,9 +589,9 @@ pub fn parse_transcript(jsonl: JsValue) -> JsResult<Array> {
             } else {
                 "a primitive value"
             };
-            return Err(js_error(transcript::non_object_line(line.number, what)));
+            return Err(js_error(transcript::non_object_line(k + 1, what)));
         }
-        out.set(k as u32, v);
+        out.push(&v);
     }
     Ok(out)
 }
@@ -592,13 +610,9 @@ pub fn serialize_transcript(messages: JsValue) -> JsResult<String> {
             ));
         }
         let s = js_sys::JSON::stringify(&m).map_err(|e| {
-            let detail = e
-                .dyn_ref::<js_sys::Error>()
-                .map(|e| String::from(e.message()))
-                .unwrap_or_else(|| "not serializable".into());
             js_error(Error::new(
                 ErrorCode::SerializationFailed,
-                format!("messages[{i}]: {detail}"),
+                format!("messages[{i}]: {}", error_message(&e)),
             ))
         })?;
         out.push_str(&String::from(s));
