@@ -107,21 +107,21 @@ impl Content {
 }
 
 /// Token usage reported by the API for one response. Numbers are validated when read
-/// (see [`crate::view`]); here they are kept as JSON numbers so nothing is lost.
+/// (see [`crate::view`]); here they are kept as JSON numbers, spelled as they came.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 pub struct Usage {
     /// Uncached input tokens.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
-    pub input_tokens: Nullable<f64>,
+    pub input_tokens: Nullable<serde_json::Number>,
     /// Input tokens written to the prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
-    pub cache_creation_input_tokens: Nullable<f64>,
+    pub cache_creation_input_tokens: Nullable<serde_json::Number>,
     /// Input tokens read from the prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
-    pub cache_read_input_tokens: Nullable<f64>,
+    pub cache_read_input_tokens: Nullable<serde_json::Number>,
     /// Output tokens.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
-    pub output_tokens: Nullable<f64>,
+    pub output_tokens: Nullable<serde_json::Number>,
     /// Everything else (`cache_creation`, `service_tier`, …).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -131,8 +131,8 @@ pub struct Usage {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 pub struct ApiMessage {
     /// `user` or `assistant`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<Role>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub role: Nullable<Role>,
     /// The content.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
     pub content: Nullable<Content>,
@@ -154,8 +154,8 @@ pub struct Message {
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub line_type: Option<String>,
     /// API shape: role.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role: Option<Role>,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub role: Nullable<Role>,
     /// API shape: content.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
     pub content: Nullable<Content>,
@@ -250,7 +250,7 @@ impl Message {
         }
         let msg: Message = serde_json::from_value(value)
             .map_err(|e| Error::invalid_message(e.to_string()).at(location))?;
-        if msg.line_type.is_none() && msg.role.is_none() {
+        if msg.line_type.is_none() && msg.role().is_none() {
             return Err(Error::invalid_message(
                 "neither `type` (transcript line) nor `role` (API message) is present",
             )
@@ -284,9 +284,14 @@ impl Message {
         self.line_type.is_some()
     }
 
+    /// The API role (API shape), when present and not null.
+    pub fn role(&self) -> Option<&Role> {
+        self.role.as_ref().and_then(|r| r.as_ref())
+    }
+
     /// The kind of the message.
     pub fn kind(&self) -> Kind {
-        match (&self.line_type, &self.role) {
+        match (&self.line_type, self.role()) {
             (Some(t), _) => Kind::from_line_type(t),
             (None, Some(r)) => Kind::from_role(r.as_str()),
             _ => Kind::Other,
@@ -388,7 +393,7 @@ impl Message {
     /// A new API-shape user message with string content.
     pub fn api_user_text(text: impl Into<String>) -> Message {
         Message {
-            role: Some(Role::User),
+            role: Some(Some(Role::User)),
             content: Some(Some(Content::Text(text.into()))),
             ..Default::default()
         }
@@ -434,24 +439,29 @@ pub struct TextBlock {
 /// An image or document block.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MediaBlock {
-    /// `source` (base64, url, file, text, content).
-    #[serde(default)]
-    pub source: Value,
+    /// `source` (base64, url, file, text, content); `None` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub source: Nullable<Value>,
     /// Other fields.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
 impl MediaBlock {
+    fn source(&self) -> Option<&Value> {
+        self.source.as_ref().and_then(|s| s.as_ref())
+    }
+
     /// The media type (e.g. `image/png`) when the source says it.
     pub fn media_type(&self) -> Option<&str> {
-        self.source.get("media_type").and_then(Value::as_str)
+        self.source()?.get("media_type").and_then(Value::as_str)
     }
 
     /// The size in bytes of base64 data, when the source is base64.
     pub fn base64_bytes(&self) -> Option<usize> {
-        let data = self.source.get("data")?.as_str()?;
-        if self.source.get("type").and_then(Value::as_str) != Some("base64") {
+        let source = self.source()?;
+        let data = source.get("data")?.as_str()?;
+        if source.get("type").and_then(Value::as_str) != Some("base64") {
             return None;
         }
         let padding = data.bytes().rev().take_while(|b| *b == b'=').count();
@@ -466,9 +476,9 @@ pub struct ToolUseBlock {
     pub id: String,
     /// Tool name.
     pub name: String,
-    /// Arguments.
-    #[serde(default)]
-    pub input: Value,
+    /// Arguments; `None` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub input: Nullable<Value>,
     /// Other fields.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -682,7 +692,10 @@ mod tests {
         .unwrap();
         assert_eq!(line.kind(), Kind::Assistant);
         assert_eq!(line.message_id(), Some("msg_1"));
-        assert_eq!(line.usage_raw().unwrap().input_tokens, Some(Some(3.0)));
+        assert_eq!(
+            line.usage_raw().unwrap().input_tokens,
+            Some(Some(serde_json::Number::from(3)))
+        );
     }
 
     #[test]
@@ -730,7 +743,9 @@ mod tests {
     #[test]
     fn base64_size() {
         let b = MediaBlock {
-            source: json!({"type": "base64", "media_type": "image/png", "data": "QUJD"}),
+            source: Some(Some(
+                json!({"type": "base64", "media_type": "image/png", "data": "QUJD"}),
+            )),
             extra: Map::new(),
         };
         assert_eq!(b.base64_bytes(), Some(3));

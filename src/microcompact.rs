@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::hash::FastSet;
 use crate::messages::Kind;
-use crate::tokens::{estimate_tool_result, rough_token_count, BYTES_PER_TOKEN};
+use crate::tokens::{active_start, estimate_tool_result, rough_token_count, BYTES_PER_TOKEN};
 use crate::view::{ConversationView, Edit, ToolResultEntry, CLEARED_PLACEHOLDER};
 
 /// Tools whose results may be cleared.
@@ -150,7 +150,8 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
             });
         }
     }
-    let index = view.tool_index()?;
+    // Only what is still sent: results before the last compaction boundary are gone already.
+    let index = view.tool_index(active_start(view)?)?;
     let allowed: FastSet<&str> = match &options.compactable_tools {
         Some(list) => list.iter().map(String::as_str).collect(),
         None => COMPACTABLE_TOOLS.iter().copied().collect(),

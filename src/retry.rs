@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::messages::{Content, Kind, Message, Role};
-use crate::tokens::estimate_range;
+use crate::tokens::{active_start, estimate_range};
 use crate::view::ConversationView;
 
 /// Most prompt-too-long retries of one summary request.
@@ -29,6 +29,7 @@ pub enum OverflowKind {
     /// HTTP 413 / `request_too_large`.
     RequestTooLarge,
     /// OpenAI `context_length_exceeded` and its texts.
+    #[serde(rename = "openai")]
     OpenAi,
     /// Gemini: `input token count (N) exceeds the maximum number of tokens allowed (M)`.
     Gemini,
@@ -210,7 +211,12 @@ pub fn truncate_head_for_ptl_retry<V: ConversationView + ?Sized>(
     view: &V,
     overflow: Option<&ContextOverflow>,
 ) -> Result<Option<Truncation>> {
-    let from = usize::from(!view.is_empty() && view.content_equals(0, PTL_MARKER_TEXT));
+    // Only what is sent counts: after the last compaction boundary, and without a marker a
+    // previous retry put at the head.
+    let mut from = active_start(view)?;
+    if from < view.len() && view.content_equals(from, PTL_MARKER_TEXT) {
+        from += 1;
+    }
     let groups = group_by_api_round(view, from)?;
     if groups.len() < 2 {
         return Ok(None);
@@ -263,7 +269,7 @@ pub fn ptl_marker_message(transcript: bool, uuid: Option<&str>) -> Message {
     let mut m = Message {
         line_type: Some("user".into()),
         message: Some(Some(crate::messages::ApiMessage {
-            role: Some(Role::User),
+            role: Some(Some(Role::User)),
             content: Some(Some(Content::Text(PTL_MARKER_TEXT.into()))),
             ..Default::default()
         })),

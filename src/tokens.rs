@@ -109,13 +109,14 @@ pub fn estimate_indices<V: ConversationView + ?Sized>(
         .sum())
 }
 
-/// Index of the first message after the last `compact_boundary` line (0 if none): what
-/// precedes a boundary is no longer sent.
-pub fn active_start<V: ConversationView + ?Sized>(view: &V) -> usize {
-    (0..view.len())
-        .rev()
-        .find(|&i| view.is_compact_boundary(i) && !view.is_sidechain(i))
-        .map_or(0, |i| i + 1)
+/// Index of the first message after the last main-chain `compact_boundary` line (0 if
+/// none): what precedes a boundary is no longer sent.
+pub fn active_start<V: ConversationView + ?Sized>(view: &V) -> Result<usize> {
+    let boundary = Find {
+        boundary: true,
+        ..Find::default()
+    };
+    Ok(view.rfind(view.len(), boundary)?.map_or(0, |b| b + 1))
 }
 
 /// Where the exact part of a token count comes from.
@@ -140,12 +141,14 @@ fn unreachable_usage<T>(i: usize) -> Result<T> {
 
 /// `tokenCountWithEstimation`: context size of `messages` in tokens.
 ///
-/// The latest main-chain assistant message carrying `usage` gives the exact size up to and
-/// including that response (`input + cache_creation + cache_read + output`). A response split
-/// over several lines sharing `message.id` counts once; everything after its first line that
-/// is not one of its own lines (e.g. tool results interleaved with parallel calls) is
-/// estimated. With no usage anywhere, every message is estimated. Messages before the last
-/// `compact_boundary` are not counted.
+/// The latest main-chain assistant message carrying `usage` gives the exact size of its
+/// request (`input + cache_creation + cache_read`) plus its response (`output`). A response
+/// split over several lines sharing `message.id` counts once. Transcripts log usage while the
+/// response streams, so `output` may be a token or two: the response then counts as the
+/// estimate of its lines' content when that is larger. Everything after the response's first
+/// line that is not one of its own lines (e.g. tool results interleaved with parallel calls)
+/// is estimated. With no usage anywhere, every message is estimated. Messages before the
+/// last `compact_boundary` are not counted.
 ///
 /// Reads only the messages after the anchor response (plus a backward scan to find it).
 pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Result<TokenCount> {
@@ -191,23 +194,30 @@ pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Re
         }
         first = j;
     }
-    // Estimate everything after the response's first line but its own lines.
+    // The response's own lines, and everything else after its first line.
+    let mut own = vec![first];
     let mut rest = Vec::new();
     for k in first + 1..len {
-        if k == last || !is_sent(view, k)? {
+        if !is_sent(view, k)? {
             continue;
         }
-        if k < last && view.kind(k)? == Kind::Assistant && view.same_response(k, last) {
-            continue;
+        if k == last
+            || (k < last && view.kind(k)? == Kind::Assistant && view.same_response(k, last))
+        {
+            own.push(k);
+        } else {
+            rest.push(k);
         }
-        rest.push(k);
     }
+    // Usage is often logged while the response streams (`output_tokens` of 1 or 2), so the
+    // response counts as the larger of its reported output and the estimate of its content.
+    let response = usage.output_tokens.max(estimate_indices(view, own)?);
     let estimated = estimate_indices(view, rest)?;
-    let from_usage = usage.context_total();
+    let from_usage = usage.input_total() + usage.output_tokens;
     Ok(TokenCount {
-        total: from_usage + estimated,
+        total: usage.input_total() + response + estimated,
         from_usage,
-        estimated,
+        estimated: estimated + (response - usage.output_tokens),
         anchor: Some(last),
         anchor_first: Some(first),
     })
@@ -289,6 +299,26 @@ mod tests {
         assert_eq!(c.estimated, 300);
         assert_eq!(c.anchor, Some(3));
         assert_eq!(c.anchor_first, Some(1));
+    }
+
+    #[test]
+    fn streamed_usage_counts_the_response_content() {
+        // Logged mid-stream: output_tokens 1, but the response wrote 4,000 characters.
+        let c = count(json!([
+            {"type": "user", "message": {"role": "user", "content": "go"}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "m1",
+                "usage": {"input_tokens": 100, "output_tokens": 1},
+                "content": [{"type": "text", "text": "t".repeat(2000)}]}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "m1",
+                "usage": {"input_tokens": 100, "output_tokens": 1},
+                "content": [{"type": "text", "text": "u".repeat(2000)}]}}
+        ]));
+        assert_eq!(c.total, 100 + 1000);
+        // A completed response's own count wins when it is larger.
+        let c = count(json!([
+            {"role": "assistant", "content": "hi", "usage": {"input_tokens": 10, "output_tokens": 40}}
+        ]));
+        assert_eq!(c.total, 50);
     }
 
     #[test]

@@ -66,7 +66,12 @@ impl UsageCounts {
     }
 
     fn from_usage(u: &Usage, location: impl Fn() -> String) -> Result<UsageCounts> {
-        let f = |v: &Option<Option<f64>>| v.and_then(|x| x);
+        // A number too large for f64 cannot occur in JSON we parsed; absent/null count 0.
+        let f = |v: &Option<Option<serde_json::Number>>| {
+            v.as_ref()
+                .and_then(|x| x.as_ref())
+                .map(|n| n.as_f64().unwrap_or(f64::NAN))
+        };
         Self::from_raw(
             [
                 f(&u.input_tokens),
@@ -312,12 +317,13 @@ pub trait ConversationView {
         range.map(|i| self.content(i, detail)).collect()
     }
 
-    /// Every tool call (assistant messages) and tool result (user messages) of the main chain.
-    fn tool_index(&self) -> Result<ToolIndex> {
+    /// Every tool call (assistant messages) and tool result (user messages) of the main chain
+    /// from message `from` on.
+    fn tool_index(&self, from: usize) -> Result<ToolIndex> {
         let mut interner = Interner::default();
         let mut index = ToolIndex::default();
-        let contents = self.contents(0..self.len(), Detail::Structure)?;
-        for (i, content) in contents.into_iter().enumerate() {
+        let contents = self.contents(from..self.len(), Detail::Structure)?;
+        for (i, content) in (from..).zip(contents) {
             let kind = self.kind(i)?;
             if self.is_sidechain(i) || !matches!(kind, Kind::User | Kind::Assistant) {
                 continue;
@@ -433,7 +439,8 @@ fn json_units(v: &impl serde::Serialize) -> usize {
 /// The placeholder that replaces cleared tool results (SPEC §10).
 pub const CLEARED_PLACEHOLDER: &str = "[Old tool result content cleared]";
 
-fn tool_path(input: &serde_json::Value) -> Option<Str> {
+fn tool_path(input: Option<&serde_json::Value>) -> Option<Str> {
+    let input = input?;
     ["file_path", "path", "notebook_path"]
         .iter()
         .find_map(|k| input.get(*k).and_then(|v| v.as_str()))
@@ -464,13 +471,14 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
                 BlockKind::ServerToolUse
             }),
             json_units: if est {
-                utf16_len(&t.name) + json_units(&t.input)
+                let input = t.input.as_ref().and_then(|i| i.as_ref());
+                utf16_len(&t.name) + input.map_or(2, json_units)
             } else {
                 0
             },
             id: Some(t.id.as_str().into()),
             name: Some(t.name.as_str().into()),
-            path: tool_path(&t.input),
+            path: tool_path(t.input.as_ref().and_then(|i| i.as_ref())),
             ..Default::default()
         },
         Block::ToolResult(r) => {

@@ -227,16 +227,16 @@ export function describeContents(arr, start, end, estimate) {
 }
 
 // Every client tool call (assistant messages) and tool result (user messages) of the main
-// chain: [calls, results, then 4 numbers per call: message, id, name, path (0 = none, else
+// chain from arr[from] on: [calls, results, then 4 numbers per call: message, id, name, path (0 = none, else
 // symbol + 1), then 6 per result: message, block, tool_use_id, text length, media count,
 // cleared]. Ids, names and paths are interned together (`takeStrings`). Returns null when a
 // message is malformed (the Rust side then reads it in detail to report where).
-export function toolIndex(arr) {
+export function toolIndex(arr, from) {
   strings = [];
   symbols = new Map();
   const uses = [];
   const results = [];
-  for (let i = 0; i < arr.length; i++) {
+  for (let i = from; i < arr.length; i++) {
     const m = arr[i];
     const h = header(m);
     const kind = h & 7;

@@ -41,7 +41,7 @@ extern "C" {
     #[wasm_bindgen(js_name = describeContents)]
     fn describe_contents(arr: &JsValue, start: u32, end: u32, estimate: bool) -> Vec<u32>;
     #[wasm_bindgen(js_name = toolIndex)]
-    fn tool_index_js(arr: &JsValue) -> Option<Vec<u32>>;
+    fn tool_index_js(arr: &JsValue, from: u32) -> Option<Vec<u32>>;
     #[wasm_bindgen(js_name = takeStrings)]
     fn take_strings() -> String;
     #[wasm_bindgen(js_name = splitJoined)]
@@ -351,10 +351,10 @@ impl ConversationView for JsConversation<'_> {
         Ok(self.contents(i..i + 1, detail)?.remove(0))
     }
 
-    fn tool_index(&self) -> Result<ToolIndex> {
-        let Some(words) = tool_index_js(self.array) else {
+    fn tool_index(&self, from: usize) -> Result<ToolIndex> {
+        let Some(words) = tool_index_js(self.array, from as u32) else {
             // Something is malformed: the detailed reader finds and names it.
-            self.contents(0..self.len, Detail::Structure)?;
+            self.contents(from..self.len, Detail::Structure)?;
             return Err(Error::invalid_message("malformed tool block"));
         };
         let strings: Vec<Str> = take_strings()

@@ -1,0 +1,501 @@
+#!/usr/bin/env node
+// Benchmark of the context-compaction package against plain JS and other libraries, measured
+// side by side in one process on the real transcripts in ../shared/transcripts.
+// Usage: node bench/bench.mjs [--json] [--view=active|whole] [--batches=N] [--batch-ms=N]
+// See bench/README.md for what each row means.
+
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+import * as cc from '../pkg/node.js';
+// The same module instance node.js initialised: initSync() returns the existing exports.
+import { initSync } from '../pkg/context_compaction.js';
+import { pruneMessages } from 'ai';
+import { trimMessages } from '@langchain/core/messages';
+
+import * as ref from './reference.mjs';
+import { activeStart, buildApiView, toAiSdk, toLangChain } from './formats.mjs';
+
+// ---------------------------------------------------------------------------------------------
+// Options and inputs
+
+const args = process.argv.slice(2);
+const flag = (name, dflt) => {
+  const a = args.find((x) => x === `--${name}` || x.startsWith(`--${name}=`));
+  if (a === undefined) return dflt;
+  return a.includes('=') ? a.slice(a.indexOf('=') + 1) : true;
+};
+const JSON_OUT = flag('json', false) === true;
+const VIEW = flag('view', 'active');
+const BATCHES = Number(flag('batches', 21));
+const BATCH_MS = Number(flag('batch-ms', 25));
+const WARMUP_MS = Number(flag('warmup-ms', 300));
+if (VIEW !== 'active' && VIEW !== 'whole') throw new Error('--view must be active or whole');
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+const pkgDir = path.join(root, 'pkg');
+const transcriptsDir = path.resolve(root, '../shared/transcripts');
+const TRANSCRIPT = 'cc_long_autocompact_4d5611e5.jsonl';
+const MODEL = 'claude-opus-4-6';
+const KEEP_RECENT = cc.constants.MICROCOMPACT_KEEP_RECENT;
+const PLACEHOLDER = cc.constants.CLEARED_TOOL_RESULT_PLACEHOLDER;
+// SPEC §10's compactable tools, as microCompact uses them by default.
+const COMPACTABLE = ['Read', 'Bash', 'Shell', 'shell', 'PowerShell', 'Grep', 'Glob', 'WebSearch',
+  'WebFetch', 'Edit', 'Write'];
+
+const log = JSON_OUT ? () => {} : (...a) => console.log(...a);
+const problems = []; // outcome checks that failed: the comparison is not like for like
+
+const ENV_OVERRIDES = ['DISABLE_COMPACT', 'DISABLE_AUTO_COMPACT', 'CLAUDE_AUTOCOMPACT_PCT_OVERRIDE',
+  'CLAUDE_CODE_AUTO_COMPACT_WINDOW'].filter((k) => process.env[k] !== undefined);
+
+const versionOf = (name) =>
+  JSON.parse(readFileSync(path.join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
+
+// WASM memory. node.js called initSync({module}) at import; calling initSync() again on the
+// same module returns that instance's exports, whose `memory` is its linear memory.
+const memoryOf = (exports) => {
+  if (!(exports?.memory instanceof WebAssembly.Memory)) {
+    throw new Error('cannot reach the wasm memory through initSync() of pkg/context_compaction.js');
+  }
+  return () => exports.memory.buffer.byteLength;
+};
+const memBytes = memoryOf(initSync());
+// The growth targets are measured on a second, fresh instance: the glue imported again under
+// another URL is a separate module with its own instance, which never ran parseTranscript (whose
+// freed heap would otherwise absorb any later growth and hide it).
+const fresh = await import('../pkg/context_compaction.js?fresh-instance');
+const wasmBytes = readFileSync(path.join(pkgDir, 'context_compaction_bg.wasm'));
+const freshMemBytes = memoryOf(fresh.initSync({ module: wasmBytes }));
+fresh.setEnvironmentDefaults(process.env);
+
+const jsonl = readFileSync(path.join(transcriptsDir, TRANSCRIPT), 'utf8');
+const memBeforeParse = memBytes();
+const lines = cc.parseTranscript(jsonl);
+const memAfterParse = memBytes();
+const linesJsonBytes = Buffer.byteLength(JSON.stringify(lines));
+
+const viewFrom = VIEW === 'active' ? activeStart(lines) : 0;
+const apiView = buildApiView(lines, viewFrom);
+const apiJsonBytes = Buffer.byteLength(JSON.stringify(apiView));
+const aiMessages = toAiSdk(apiView);
+const lcMessages = toLangChain(apiView);
+
+// ---------------------------------------------------------------------------------------------
+// Timing: every case of a group is warmed up, then the cases run one batch each in turn,
+// BATCHES times (interleaved, so drift and GC pressure hit all of them alike). A batch runs a
+// calibrated number of calls taking about BATCH_MS; the result is the median per-call time.
+
+let sink; // keeps results alive so no call can be optimised away
+
+function calibrate(c) {
+  let n = 0;
+  const t0 = performance.now();
+  let t = t0;
+  while (n < 5 || t - t0 < WARMUP_MS) {
+    sink = c.fn();
+    n++;
+    t = performance.now();
+  }
+  return Math.max(1, Math.round(BATCH_MS / ((t - t0) / n)));
+}
+
+async function calibrateAsync(c) {
+  let n = 0;
+  const t0 = performance.now();
+  let t = t0;
+  while (n < 5 || t - t0 < WARMUP_MS) {
+    sink = await c.fn();
+    n++;
+    t = performance.now();
+  }
+  return Math.max(1, Math.round(BATCH_MS / ((t - t0) / n)));
+}
+
+function batch(fn, n) {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) sink = fn();
+  return (performance.now() - t0) / n;
+}
+
+async function batchAsync(fn, n) {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) sink = await fn();
+  return (performance.now() - t0) / n;
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))];
+};
+
+/** Times a group of cases `{key, fn, async?}`; returns {key: {ms, p25, p75, calls}}. */
+async function timeGroup(cases) {
+  for (const c of cases) c.n = c.async ? await calibrateAsync(c) : calibrate(c);
+  for (const c of cases) c.samples = [];
+  for (let b = 0; b < BATCHES; b++) {
+    for (const c of cases) {
+      c.samples.push(c.async ? await batchAsync(c.fn, c.n) : batch(c.fn, c.n));
+    }
+  }
+  const out = {};
+  for (const c of cases) {
+    out[c.key] = {
+      ms: median(c.samples),
+      p25: quantile(c.samples, 0.25),
+      p75: quantile(c.samples, 0.75),
+      calls: c.n * BATCHES,
+      samples: c.samples,
+    };
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Per-turn check: package vs the plain-JS reference, on the transcript lines and the API view
+
+const perTurnInputs = { lines, apiView };
+const agreement = {};
+for (const [name, msgs] of Object.entries(perTurnInputs)) {
+  const pkgCount = cc.tokenCountWithEstimation(msgs);
+  const refCount = ref.tokenCountWithEstimation(msgs);
+  const pkgShould = cc.shouldAutoCompact(msgs, MODEL);
+  const refShould = ref.shouldAutoCompact(msgs, MODEL);
+  agreement[name] = { pkgCount, refCount, pkgShould, refShould };
+  if (pkgCount !== refCount) problems.push(`${name}: tokenCountWithEstimation package ${pkgCount} ≠ reference ${refCount}`);
+  if (pkgShould !== refShould) problems.push(`${name}: shouldAutoCompact package ${pkgShould} ≠ reference ${refShould}`);
+}
+if (ENV_OVERRIDES.length) {
+  problems.push(`environment overrides set (${ENV_OVERRIDES.join(', ')}): the reference ignores them`);
+}
+
+const memBeforePerTurn = memBytes();
+const perTurn = await timeGroup([
+  { key: 'pkg.tokenCount.lines', fn: () => cc.tokenCountWithEstimation(lines) },
+  { key: 'ref.tokenCount.lines', fn: () => ref.tokenCountWithEstimation(lines) },
+  { key: 'pkg.should.lines', fn: () => cc.shouldAutoCompact(lines, MODEL) },
+  { key: 'ref.should.lines', fn: () => ref.shouldAutoCompact(lines, MODEL) },
+  { key: 'pkg.tokenCount.api', fn: () => cc.tokenCountWithEstimation(apiView) },
+  { key: 'ref.tokenCount.api', fn: () => ref.tokenCountWithEstimation(apiView) },
+  { key: 'pkg.should.api', fn: () => cc.shouldAutoCompact(apiView, MODEL) },
+  { key: 'ref.should.api', fn: () => ref.shouldAutoCompact(apiView, MODEL) },
+]);
+const memAfterPerTurn = memBytes();
+
+// ---------------------------------------------------------------------------------------------
+// 2. microCompact vs pruneMessages / trimMessages / JSON.stringify, same conversation
+
+// microCompact's outcome, and checks that it is what SPEC §10 asks for.
+const apiViewJsonBefore = JSON.stringify(apiView);
+const mc = cc.microCompact(apiView);
+if (JSON.stringify(apiView) !== apiViewJsonBefore) problems.push('microCompact mutated its input');
+if (mc.messages.length !== apiView.length) problems.push('microCompact changed the message count');
+const resultBlocks = new Map(); // tool_use_id → tool_result block (input)
+for (const m of apiView) {
+  if (m.role === 'user' && Array.isArray(m.content)) {
+    for (const b of m.content) if (b.type === 'tool_result') resultBlocks.set(b.tool_use_id, b);
+  }
+}
+{
+  const cleared = new Set(mc.clearedToolUseIds);
+  let reused = 0;
+  let placeholders = 0;
+  mc.messages.forEach((m, i) => {
+    if (m === apiView[i]) reused++;
+    if (m.role === 'user' && Array.isArray(m.content)) {
+      for (const b of m.content) {
+        if (b.type === 'tool_result' && cleared.has(b.tool_use_id) && b.content === PLACEHOLDER) placeholders++;
+      }
+    }
+  });
+  if (placeholders !== cleared.size) problems.push(`microCompact: ${cleared.size} ids cleared but ${placeholders} placeholders`);
+  mc.reusedMessages = reused;
+}
+
+// pruneMessages configured to match: prune the compactable tools' calls and results outside
+// the last K messages, with K the smallest that keeps the KEEP_RECENT most recent compactable
+// results (what microCompact's keepRecent keeps).
+function matchedKeepCount(msgs) {
+  let seen = 0;
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    const m = msgs[i];
+    if (m.role !== 'tool') continue;
+    for (let p = m.content.length - 1; p >= 0; p--) {
+      if (COMPACTABLE.includes(m.content[p].toolName) && ++seen === KEEP_RECENT) return msgs.length - i;
+    }
+  }
+  return msgs.length;
+}
+const K = matchedKeepCount(aiMessages);
+const pruneMatched = { messages: aiMessages, toolCalls: [{ type: `before-last-${K}-messages`, tools: COMPACTABLE }] };
+const prunePlain = { messages: aiMessages, toolCalls: 'before-last-5-messages' };
+
+const resultIds = (msgs) => {
+  const s = new Set();
+  for (const m of msgs) {
+    if (m.role === 'tool') for (const p of m.content) if (p.type === 'tool-result') s.add(p.toolCallId);
+  }
+  return s;
+};
+const aiResultIds = resultIds(aiMessages);
+const prunedIds = (out) => {
+  const kept = resultIds(out);
+  return [...aiResultIds].filter((id) => !kept.has(id));
+};
+const pruned = prunedIds(pruneMessages(pruneMatched));
+const prunedPlain = prunedIds(pruneMessages(prunePlain));
+
+// Outcome comparison: the same results should go, except those microCompact leaves because
+// they are no bigger than the placeholder, and parallel results that share the message where
+// pruneMessages' window starts.
+const placeholderTokens = Math.round(PLACEHOLDER.length / 4);
+const cutMessage = aiMessages[aiMessages.length - K];
+const cutIds = new Set(cutMessage?.role === 'tool' ? cutMessage.content.map((p) => p.toolCallId) : []);
+const clearedSet = new Set(mc.clearedToolUseIds);
+const prunedSet = new Set(pruned);
+const onlyPruned = pruned.filter((id) => !clearedSet.has(id));
+const onlyCleared = mc.clearedToolUseIds.filter((id) => !prunedSet.has(id));
+const tooSmall = onlyPruned.filter((id) => ref.estimateBlock(resultBlocks.get(id)) <= placeholderTokens);
+const sharedCut = onlyCleared.filter((id) => cutIds.has(id));
+const unexplained = onlyPruned.length - tooSmall.length + onlyCleared.length - sharedCut.length;
+if (unexplained) problems.push(`microCompact vs pruneMessages: ${unexplained} cleared/pruned results differ unexplained`);
+
+// trimMessages: a token budget with a simple length-based counter (characters / 4 of text,
+// thinking and tool-call arguments), strategy 'last'. Budget "same freed": the conversation's
+// count minus what microCompact freed (its tokensFreed is padded by 4/3, so unpadded here);
+// "light": one token under the total, so about one message goes. No `startOn: 'human'`: in an
+// agent conversation the human turns are few, and with it both budgets keep only the last
+// few messages (the result may therefore start with a ToolMessage).
+function lcLength(m) {
+  const c = m.content;
+  let n = 0;
+  if (typeof c === 'string') n = c.length;
+  else for (const b of c) n += b.type === 'text' ? b.text.length : b.type === 'thinking' ? b.thinking.length : 0;
+  if (m.tool_calls) for (const t of m.tool_calls) n += t.name.length + JSON.stringify(t.args).length;
+  return n;
+}
+const tokenCounter = (msgs) => {
+  let n = 0;
+  for (const m of msgs) n += Math.round(lcLength(m) / 4);
+  return n;
+};
+const lcTotal = tokenCounter(lcMessages);
+const budgetSame = lcTotal - Math.round((mc.tokensFreed * 3) / 4);
+const budgetLight = lcTotal - 1;
+const trimOpts = (maxTokens) => ({ maxTokens, tokenCounter, strategy: 'last' });
+const trimSame = await trimMessages(lcMessages, trimOpts(budgetSame));
+const trimLight = await trimMessages(lcMessages, trimOpts(budgetLight));
+
+const memBeforeMicro = memBytes();
+const micro = await timeGroup([
+  { key: 'microCompact', fn: () => cc.microCompact(apiView) },
+  { key: 'pruneMessages.matched', fn: () => pruneMessages(pruneMatched) },
+  { key: 'pruneMessages.plain', fn: () => pruneMessages(prunePlain) },
+  { key: 'trimMessages.same', fn: () => trimMessages(lcMessages, trimOpts(budgetSame)), async: true },
+  { key: 'trimMessages.light', fn: () => trimMessages(lcMessages, trimOpts(budgetLight)), async: true },
+  { key: 'JSON.stringify', fn: () => JSON.stringify(apiView) },
+]);
+const memAfterMicro = memBytes();
+
+// ---------------------------------------------------------------------------------------------
+// 3. WASM memory growth on the fresh instance: the same inputs (lines parsed with JSON.parse,
+// deep-equal to parseTranscript's), MEMORY_CALLS calls of each function, first call included.
+
+const MEMORY_CALLS = Number(flag('memory-calls', 1000));
+const freshLines = jsonl.split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l));
+const freshView = buildApiView(freshLines, viewFrom);
+const freshGrowth = { initial: freshMemBytes() };
+{
+  // Growth in the first half of the calls vs the second tells a one-off from a leak.
+  const half = MEMORY_CALLS >> 1;
+  const m0 = freshMemBytes();
+  let mHalf = m0;
+  for (let i = 0; i < MEMORY_CALLS; i++) {
+    if (i === half) mHalf = freshMemBytes();
+    sink = fresh.tokenCountWithEstimation(freshLines);
+    sink = fresh.shouldAutoCompact(freshLines, MODEL);
+    sink = fresh.tokenCountWithEstimation(freshView);
+    sink = fresh.shouldAutoCompact(freshView, MODEL);
+  }
+  const m1 = freshMemBytes();
+  let m1Half = m1;
+  for (let i = 0; i < MEMORY_CALLS; i++) {
+    if (i === half) m1Half = freshMemBytes();
+    sink = fresh.microCompact(freshView);
+  }
+  const m2 = freshMemBytes();
+  freshGrowth.perTurn = m1 - m0;
+  freshGrowth.perTurnSecondHalf = m1 - mHalf;
+  freshGrowth.micro = m2 - m1;
+  freshGrowth.microSecondHalf = m2 - m1Half;
+  if (fresh.tokenCountWithEstimation(freshLines) !== agreement.lines.pkgCount) {
+    problems.push('the fresh instance counts differently from the main one');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Size: gzip -9 of the .wasm and of the JS glue (each file on its own, as served)
+
+function filesUnder(dir) {
+  return readdirSync(dir).flatMap((f) => {
+    const p = path.join(dir, f);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
+}
+const gz = (p) => gzipSync(readFileSync(p), { level: 9 }).length;
+const glueFiles = filesUnder(pkgDir).filter((p) => p.endsWith('.js'));
+const size = {
+  wasmRaw: wasmBytes.length,
+  wasmGz: gzipSync(wasmBytes, { level: 9 }).length,
+  glueFiles: glueFiles.map((p) => path.relative(pkgDir, p)),
+  glueRaw: glueFiles.reduce((s, p) => s + statSync(p).size, 0),
+  glueGz: glueFiles.reduce((s, p) => s + gz(p), 0),
+};
+size.totalGz = size.wasmGz + size.glueGz;
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+// Each row compares the package (left) with another implementation (right); `ratio` is always
+// package time ÷ other time. Memory and size rows have only the package's value.
+const rows = [];
+const t = (k) => (perTurn[k] ?? micro[k]).ms;
+const samplesOf = (k) => (perTurn[k] ?? micro[k]).samples;
+// The ratio is the median of per-batch ratios: batch b of both cases ran back to back, so
+// pairing them cancels drift in the machine's load.
+const compare = (group, name, pkgKey, other, otherKey, target) => {
+  const a = samplesOf(pkgKey);
+  const b = samplesOf(otherKey);
+  const ratio = median(a.map((x, i) => x / b[i]));
+  rows.push({
+    id: `${pkgKey}/${otherKey}`, group, name, unit: 'ms', value: t(pkgKey), other, otherValue: t(otherKey), ratio, target,
+    result: target === undefined ? 'info' : ratio <= target ? 'PASS' : 'MISS',
+  });
+};
+const measure = (id, group, name, value, unit, target, note) => {
+  rows.push({
+    id, group, name, unit, value, target, note,
+    result: target === undefined ? 'info' : value <= target ? 'PASS' : 'MISS',
+  });
+};
+
+for (const [input, label] of [['lines', `transcript lines (${lines.length})`], ['api', `API view (${apiView.length} msgs)`]]) {
+  compare('per-turn', `tokenCountWithEstimation, ${label}`, `pkg.tokenCount.${input}`, 'plain JS (reference.mjs)', `ref.tokenCount.${input}`, 2);
+  compare('per-turn', `shouldAutoCompact, ${label}`, `pkg.should.${input}`, 'plain JS (reference.mjs)', `ref.should.${input}`, 2);
+}
+compare('microCompact', 'microCompact(apiView)', 'microCompact', `pruneMessages, matched (before-last-${K}-messages, compactable tools)`, 'pruneMessages.matched', 2);
+compare('microCompact', 'microCompact(apiView)', 'microCompact', 'pruneMessages, before-last-5-messages', 'pruneMessages.plain');
+compare('microCompact', 'microCompact(apiView)', 'microCompact', `trimMessages, same tokens freed (maxTokens ${budgetSame})`, 'trimMessages.same');
+compare('microCompact', 'microCompact(apiView)', 'microCompact', `trimMessages, light (maxTokens ${budgetLight})`, 'trimMessages.light');
+compare('microCompact', 'microCompact(apiView)', 'microCompact', 'JSON.stringify(apiView)', 'JSON.stringify');
+
+const callsOf = (group, prefix) =>
+  Object.entries(group).filter(([k]) => k.startsWith(prefix)).reduce((s, [, r]) => s + r.calls, 0);
+const parseGrowth = memAfterParse - memBeforeParse;
+const g = freshGrowth;
+measure('memory.perTurn', 'memory', 'wasm memory growth, per-turn calls, % of transcript JSON', (100 * g.perTurn) / linesJsonBytes, '%', 10,
+  `${g.perTurn} B over ${4 * MEMORY_CALLS} calls on lines and API view, ${g.perTurnSecondHalf} B of it in the second half (fresh instance, initial memory ${g.initial} B)`);
+measure('memory.microCompact', 'memory', 'wasm memory growth, microCompact calls, % of API view JSON', (100 * g.micro) / apiJsonBytes, '%', 10,
+  `${g.micro} B over ${MEMORY_CALLS} calls, ${g.microSecondHalf} B of it in the second half (fresh instance)`);
+measure('memory.parseTranscript', 'memory', 'wasm memory growth, one parseTranscript, % of its JSONL', (100 * parseGrowth) / Buffer.byteLength(jsonl), '%', undefined,
+  `${parseGrowth} B (main instance, setup, not a target); the main instance then grew ` +
+  `${memAfterPerTurn - memBeforePerTurn} B over ${callsOf(perTurn, 'pkg.')} timed per-turn calls and ` +
+  `${memAfterMicro - memBeforeMicro} B over ${micro.microCompact.calls} timed microCompact calls`);
+measure('size.gzip', 'size', 'gzip -9 of .wasm + JS glue', size.totalGz / 1024, 'KB', 150,
+  `wasm ${(size.wasmGz / 1024).toFixed(1)} KB (raw ${(size.wasmRaw / 1024).toFixed(1)} KB) + glue ${(size.glueGz / 1024).toFixed(1)} KB (${size.glueFiles.join(', ')})`);
+
+const outcome = {
+  tokenCount: agreement,
+  microCompact: {
+    cleared: mc.clearedToolUseIds.length,
+    tokensFreed: mc.tokensFreed,
+    reusedMessages: mc.reusedMessages,
+    messages: mc.messages.length,
+  },
+  pruneMessagesMatched: { keepLastMessages: K, pruned: pruned.length, onlyPruned: onlyPruned.length, tooSmallToClear: tooSmall.length, onlyCleared: onlyCleared.length, sharingCutMessage: sharedCut.length },
+  pruneMessagesPlain: { pruned: prunedPlain.length },
+  trimMessages: {
+    totalTokens: lcTotal,
+    same: { maxTokens: budgetSame, kept: trimSame.length, of: lcMessages.length, freed: lcTotal - tokenCounter(trimSame) },
+    light: { maxTokens: budgetLight, kept: trimLight.length, of: lcMessages.length, freed: lcTotal - tokenCounter(trimLight) },
+  },
+};
+
+const meta = {
+  node: process.version,
+  ai: versionOf('ai'),
+  langchainCore: versionOf('@langchain/core'),
+  transcript: TRANSCRIPT,
+  lines: lines.length,
+  linesJsonBytes,
+  view: VIEW === 'active' ? `after the last compact_boundary (lines ${viewFrom}..${lines.length - 1})` : 'whole file',
+  apiViewMessages: apiView.length,
+  aiSdkMessages: aiMessages.length,
+  langchainMessages: lcMessages.length,
+  apiViewJsonBytes: apiJsonBytes,
+  batches: BATCHES,
+  batchMs: BATCH_MS,
+  freshInstanceMemory: freshGrowth,
+  wasmMemory: { beforeParse: memBeforeParse, afterParse: memAfterParse, beforePerTurn: memBeforePerTurn, afterPerTurn: memAfterPerTurn, beforeMicro: memBeforeMicro, afterMicro: memAfterMicro },
+};
+
+if (JSON_OUT) {
+  console.log(JSON.stringify({ meta, rows, timings: { ...perTurn, ...micro }, outcome, size, problems }, null, 2));
+} else {
+  log(`context-compaction bench — node ${meta.node}, ai ${meta.ai}, @langchain/core ${meta.langchainCore}`);
+  log(`input: ${TRANSCRIPT}, ${lines.length} lines, ${(linesJsonBytes / 1e6).toFixed(2)} MB JSON`);
+  log(`API view: ${meta.view}: ${apiView.length} messages (${(apiJsonBytes / 1e3).toFixed(0)} KB JSON); AI SDK ${aiMessages.length}, LangChain ${lcMessages.length} messages`);
+  log(`timing: median per call of ${BATCHES} interleaved batches of ~${BATCH_MS} ms each, after ${WARMUP_MS} ms warm-up\n`);
+  const ms = (v) => (v < 0.001 ? `${(v * 1000).toFixed(2)} µs` : v < 0.1 ? `${(v * 1000).toFixed(1)} µs` : `${v.toFixed(3)} ms`);
+  const fmt = (r) => (r.unit === 'ms' ? ms(r.value) : r.unit === '%' ? `${r.value.toFixed(2)} %` : `${r.value.toFixed(1)} ${r.unit}`);
+  const header = ['package', 'value', 'compared with', 'its value', 'pkg ÷ it', 'target', 'result'];
+  const body = rows.map((r) => [
+    r.name,
+    fmt(r),
+    r.other ?? '',
+    r.otherValue === undefined ? '' : ms(r.otherValue),
+    r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}×`,
+    r.target === undefined ? '' : r.unit === 'ms' ? `≤ ${r.target}×` : `≤ ${r.target} ${r.unit}`,
+    r.result,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const right = new Set([1, 3, 4]);
+  const line = (cells) => cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  log(line(header));
+  log(widths.map((w) => '-'.repeat(w)).join('  '));
+  let group = rows[0].group;
+  for (let i = 0; i < rows.length; i++) {
+    if (rows[i].group !== group) {
+      group = rows[i].group;
+      log('');
+    }
+    log(line(body[i]));
+  }
+  log('\nnotes:');
+  for (const r of rows) if (r.note) log(`  ${r.name}: ${r.note}`);
+  log('\noutcomes (checked for equal results where comparable):');
+  for (const [k, a] of Object.entries(agreement)) {
+    log(`  ${k}: tokenCountWithEstimation package ${a.pkgCount} / reference ${a.refCount}; shouldAutoCompact ${a.pkgShould} / ${a.refShould}`);
+  }
+  const o = outcome;
+  log(`  microCompact: cleared ${o.microCompact.cleared} results, tokensFreed ${o.microCompact.tokensFreed}, ${o.microCompact.reusedMessages}/${o.microCompact.messages} messages reused as-is`);
+  log(`  pruneMessages matched: removed ${o.pruneMessagesMatched.pruned} results (and their calls); ` +
+    `${o.pruneMessagesMatched.onlyPruned} not cleared by microCompact (${o.pruneMessagesMatched.tooSmallToClear} no bigger than the placeholder), ` +
+    `${o.pruneMessagesMatched.onlyCleared} cleared but kept by pruneMessages (${o.pruneMessagesMatched.sharingCutMessage} in its window's first message)`);
+  log(`  pruneMessages before-last-5-messages: removed ${o.pruneMessagesPlain.pruned} results (all tools)`);
+  log(`  trimMessages: counter total ${o.trimMessages.totalTokens}; same-freed kept ${o.trimMessages.same.kept}/${o.trimMessages.same.of} messages, freed ${o.trimMessages.same.freed}; light kept ${o.trimMessages.light.kept}/${o.trimMessages.light.of}, freed ${o.trimMessages.light.freed}`);
+  if (problems.length) {
+    log('\nPROBLEMS (comparison not like for like):');
+    for (const p of problems) log(`  - ${p}`);
+  }
+}
+if (problems.length) process.exitCode = 1;

@@ -1,0 +1,100 @@
+// SPEC §17: parseTranscript / serializeTranscript on real Claude Code session files and on
+// broken input.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { parseTranscript, serializeTranscript } from '../../pkg/node.js';
+import { TRANSCRIPTS_DIR } from '../../scripts/analysis-lib.mjs';
+
+const FILES = readdirSync(TRANSCRIPTS_DIR).filter((f) => f.endsWith('.jsonl')).sort();
+
+function malformed(fn, lineNumber) {
+  assert.throws(fn, (e) => {
+    assert.ok(e instanceof Error);
+    assert.equal(e.code, 'MALFORMED_TRANSCRIPT');
+    assert.match(e.message, new RegExp(`\\bline ${lineNumber}\\b`), e.message);
+    return true;
+  });
+}
+
+test('the shared transcripts are all there', () => {
+  assert.ok(FILES.length >= 4, FILES.join(', '));
+  for (const f of ['cc_small_short.jsonl', 'cc_long_autocompact_4d5611e5.jsonl', 'cc_image_9e953218.jsonl']) assert.ok(FILES.includes(f), f);
+});
+
+for (const file of FILES) {
+  test(`byte-identical round trip: ${file}`, () => {
+    const text = readFileSync(TRANSCRIPTS_DIR + file, 'utf8');
+    const lines = parseTranscript(text);
+    assert.equal(lines.length, text.split('\n').filter((l) => l !== '').length, 'one object per line, none dropped');
+    lines.forEach((l, i) => assert.ok(l !== null && typeof l === 'object' && !Array.isArray(l), `line ${i + 1} is an object`));
+    const back = serializeTranscript(lines);
+    assert.equal(back.length, text.length);
+    assert.ok(back === text, 'serializeTranscript(parseTranscript(text)) === text');
+    // Line objects equal what JSON.parse gives, unknown types included.
+    const expected = text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+    assert.deepEqual(lines, expected);
+  });
+}
+
+test('every line type of the real transcripts survives (progress, snapshots, queue operations, system subtypes)', () => {
+  const text = readFileSync(TRANSCRIPTS_DIR + 'cc_long_autocompact_4d5611e5.jsonl', 'utf8');
+  const lines = parseTranscript(text);
+  const types = new Set(lines.map((l) => l.type + (l.subtype ? '/' + l.subtype : '')));
+  for (const t of ['user', 'assistant', 'progress', 'file-history-snapshot', 'queue-operation', 'system/compact_boundary', 'system/stop_hook_summary', 'system/turn_duration']) {
+    assert.ok(types.has(t), t);
+  }
+  const boundary = lines.find((l) => l.subtype === 'compact_boundary');
+  assert.deepEqual(boundary.compactMetadata, { trigger: 'auto', preTokens: 170_251 });
+  assert.equal(lines.indexOf(boundary), 753);
+  assert.equal(lines[754].isCompactSummary, true);
+});
+
+test('synthetic round trips: unknown line types, no type at all, unicode, escapes', () => {
+  const text =
+    '{"type":"queue-operation","operation":"enqueue","x":[1,{"y":null}]}\n' +
+    '{"no_type":true}\n' +
+    '{"type":"user","message":{"role":"user","content":"héllo 😀 \\"quoted\\" \\\\ tab\\t nl\\n"}}\n' +
+    '{"type":"future-thing","nested":{"deep":[[[]]],"n":-0.5,"big":12345678901234}}\n';
+  assert.equal(serializeTranscript(parseTranscript(text)), text);
+  assert.equal(serializeTranscript([]), '');
+  assert.deepEqual(parseTranscript(''), []);
+});
+
+test('line endings: final newline optional, CRLF accepted, BOM skipped', () => {
+  assert.deepEqual(parseTranscript('{"a":1}\n{"b":2}'), [{ a: 1 }, { b: 2 }]);
+  assert.deepEqual(parseTranscript('{"a":1}\r\n{"b":2}\r\n'), [{ a: 1 }, { b: 2 }]);
+  assert.deepEqual(parseTranscript('\ufeff{"a":1}\n'), [{ a: 1 }]);
+  assert.equal(serializeTranscript(parseTranscript('{"a":1}\n{"b":2}')), '{"a":1}\n{"b":2}\n', 'always ends in a newline');
+});
+
+test('blank lines are reported with their line number, never dropped', () => {
+  malformed(() => parseTranscript('{"a":1}\n\n{"b":2}\n'), 2);
+  malformed(() => parseTranscript('{"a":1}\n{"b":2}\n   \n{"c":3}\n'), 3);
+  malformed(() => parseTranscript('\n{"a":1}\n'), 1);
+  malformed(() => parseTranscript('{"a":1}\r\n\r\n{"b":2}\r\n'), 2);
+  malformed(() => parseTranscript('{"a":1}\n\n'), 2);
+});
+
+test('malformed lines are reported with their line number', () => {
+  malformed(() => parseTranscript('{"a":1}\n{"b":2}\n{oops\n'), 3);
+  malformed(() => parseTranscript('{"a":1}\n{"b":2'), 2);
+  malformed(() => parseTranscript('{"a":1} trailing\n'), 1);
+  malformed(() => parseTranscript('{"a":1}\n[1,2]\n'), 2);
+  malformed(() => parseTranscript('null\n'), 1);
+  malformed(() => parseTranscript('{"a":1}\n{"b":2}\n{"c":3}\n"just a string"\n'), 4);
+  malformed(() => parseTranscript('42'), 1);
+  // The real file with one line broken in the middle.
+  const lines = readFileSync(TRANSCRIPTS_DIR + 'cc_small_short.jsonl', 'utf8').split('\n');
+  lines[6] = lines[6].slice(0, 40);
+  malformed(() => parseTranscript(lines.join('\n')), 7);
+});
+
+test('serializeTranscript writes one compact JSON object per line', () => {
+  const msgs = [{ type: 'user', message: { role: 'user', content: 'a\nb' } }, { role: 'assistant', content: [] }];
+  const before = structuredClone(msgs);
+  const text = serializeTranscript(msgs);
+  assert.deepEqual(msgs, before);
+  assert.equal(text, JSON.stringify(msgs[0]) + '\n' + JSON.stringify(msgs[1]) + '\n');
+  assert.equal(text.split('\n').length, 3, 'newlines inside strings are escaped');
+});

@@ -1,0 +1,557 @@
+//! Tests on real Claude Code session files (`../shared/transcripts/`, see SOURCES.md there).
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use context_compaction::autocompact::{should_auto_compact, ShouldAutoCompactOptions};
+use context_compaction::config::Config;
+use context_compaction::messages::{Kind, Message};
+use context_compaction::microcompact::{micro_compact, MicroCompactOptions};
+use context_compaction::retry::{
+    parse_context_overflow_error, ptl_marker_message, truncate_head_for_ptl_retry,
+};
+use context_compaction::strip::{strip_images, IMAGE_PLACEHOLDER};
+use context_compaction::thresholds::auto_compact_threshold;
+use context_compaction::tokens::{estimate_message, token_count_with_estimation};
+use context_compaction::transcript::{parse_transcript, serialize_transcript};
+use context_compaction::view::{apply_edits, Edit};
+use serde_json::{json, Value};
+
+const LONG: &str = "cc_long_autocompact_4d5611e5.jsonl";
+const IMAGE: &str = "cc_image_9e953218.jsonl";
+const SMALL: &str = "cc_small_short.jsonl";
+const MODEL: &str = "claude-opus-4-6";
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/transcripts")
+}
+
+fn read(name: &str) -> String {
+    std::fs::read_to_string(dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn load(name: &str) -> Vec<Message> {
+    parse_transcript(&read(name)).unwrap_or_else(|e| panic!("{name}: {e:?}"))
+}
+
+fn files() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".jsonl"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 4, "transcripts missing: {names:?}");
+    names
+}
+
+fn to_values(msgs: &[Message]) -> Vec<Value> {
+    msgs.iter().map(Message::to_value).collect()
+}
+
+/// `v` with every number replaced by its f64 value (JSON-number spelling ignored).
+fn numbers_as_f64(v: &Value) -> Value {
+    match v {
+        Value::Number(n) => json!(n.as_f64()),
+        Value::Array(a) => Value::Array(a.iter().map(numbers_as_f64).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), numbers_as_f64(x)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Paths where two JSON values differ.
+fn diff(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, v) in x {
+                match y.get(k) {
+                    Some(w) => diff(v, w, &format!("{path}.{k}"), out),
+                    None => out.push(format!("{path}.{k}: missing")),
+                }
+            }
+            for k in y.keys().filter(|k| !x.contains_key(*k)) {
+                out.push(format!("{path}.{k}: added"));
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                diff(v, w, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ if a != b => out.push(format!("{path}: {a} -> {b}")),
+        _ => {}
+    }
+}
+
+/// Differences between each line of `name` and its parse → serialize round trip.
+fn round_trip_diffs(name: &str, compare: impl Fn(&Value) -> Value) -> Vec<String> {
+    let text = read(name);
+    let msgs = parse_transcript(&text).unwrap();
+    let back = serialize_transcript(&msgs).unwrap();
+    let original: Vec<&str> = text.lines().collect();
+    let written: Vec<&str> = back.lines().collect();
+    assert_eq!(original.len(), written.len(), "{name}: line count");
+    assert_eq!(parse_transcript(&back).unwrap(), msgs, "{name}: re-parse");
+    let mut out = Vec::new();
+    for (i, (a, b)) in original.iter().zip(&written).enumerate() {
+        let a: Value = serde_json::from_str(a).unwrap();
+        let b: Value = serde_json::from_str(b).unwrap();
+        diff(&compare(&a), &compare(&b), &format!("{name}:{i}"), &mut out);
+    }
+    out
+}
+
+#[test]
+fn round_trip_is_lossless_modulo_number_spelling() {
+    for name in files() {
+        let d = round_trip_diffs(&name, numbers_as_f64);
+        assert!(
+            d.is_empty(),
+            "{} differences, first: {:?}",
+            d.len(),
+            &d[..d.len().min(5)]
+        );
+    }
+}
+
+#[test]
+fn round_trip_is_lossless() {
+    for name in files() {
+        let d = round_trip_diffs(&name, Value::clone);
+        assert!(
+            d.is_empty(),
+            "{} differences, first: {:?}",
+            d.len(),
+            &d[..d.len().min(5)]
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The API view (SPEC §2), computed from JSON, and its invariants.
+// ---------------------------------------------------------------------------------------------
+
+struct ApiMsg {
+    user: bool,
+    id: Option<String>,
+    blocks: Vec<Value>,
+    lines: Vec<usize>,
+}
+
+fn is_sidechain(v: &Value) -> bool {
+    v.get("isSidechain") == Some(&Value::Bool(true))
+}
+
+fn root_start(vals: &[Value]) -> usize {
+    vals.iter()
+        .rposition(|v| {
+            v["type"] == "system" && v["subtype"] == "compact_boundary" && !is_sidechain(v)
+        })
+        .map_or(0, |i| i + 1)
+}
+
+fn api_view(vals: &[Value]) -> Vec<ApiMsg> {
+    let mut out: Vec<ApiMsg> = Vec::new();
+    for (i, v) in vals.iter().enumerate().skip(root_start(vals)) {
+        if is_sidechain(v) {
+            continue;
+        }
+        let (user, content, id) = match v["type"].as_str() {
+            Some("user") => (true, v["message"]["content"].clone(), None),
+            Some("assistant") => (
+                false,
+                v["message"]["content"].clone(),
+                v["message"]["id"].as_str().map(str::to_string),
+            ),
+            Some("attachment") => (true, json!([{"type": "text", "text": "attachment"}]), None),
+            Some(_) => continue,
+            None => match v["role"].as_str() {
+                Some("user") => (true, v["content"].clone(), None),
+                Some("assistant") => (false, v["content"].clone(), None),
+                _ => continue,
+            },
+        };
+        let blocks = match content {
+            Value::String(s) => vec![json!({"type": "text", "text": s})],
+            Value::Array(a) => a,
+            _ => Vec::new(),
+        };
+        if !user && id.is_some() {
+            if let Some(pos) = out.iter().rposition(|m| !m.user) {
+                if out[pos].id == id && out.len() - pos <= 2 {
+                    out[pos].blocks.extend(blocks);
+                    out[pos].lines.push(i);
+                    continue;
+                }
+            }
+        }
+        match out.last_mut() {
+            Some(last) if last.user == user => {
+                last.blocks.extend(blocks);
+                last.lines.push(i);
+                if !user {
+                    last.id = id;
+                }
+            }
+            _ => out.push(ApiMsg {
+                user,
+                id,
+                blocks,
+                lines: vec![i],
+            }),
+        }
+    }
+    out
+}
+
+/// Tool pairing, user first, nothing empty (SPEC §2).
+fn check_api(vals: &[Value]) -> Result<(), String> {
+    let view = api_view(vals);
+    let first = view.first().ok_or("nothing is sent")?;
+    if !first.user {
+        return Err(format!(
+            "first API message is an assistant (lines {:?})",
+            first.lines
+        ));
+    }
+    let ty = |b: &Value| b["type"].as_str().unwrap_or("").to_string();
+    for (k, m) in view.iter().enumerate() {
+        if m.blocks.is_empty() {
+            return Err(format!("empty API message at lines {:?}", m.lines));
+        }
+        for b in &m.blocks {
+            match ty(b).as_str() {
+                "tool_use" => {
+                    let id = b["id"].as_str();
+                    let ok = !m.user
+                        && view.get(k + 1).is_some_and(|n| {
+                            n.user
+                                && n.blocks.iter().any(|r| {
+                                    ty(r) == "tool_result" && r["tool_use_id"].as_str() == id
+                                })
+                        });
+                    if !ok {
+                        return Err(format!("tool_use {id:?} unanswered (lines {:?})", m.lines));
+                    }
+                }
+                "tool_result" => {
+                    let id = b["tool_use_id"].as_str();
+                    let ok = m.user
+                        && k > 0
+                        && view[k - 1]
+                            .blocks
+                            .iter()
+                            .any(|u| ty(u) == "tool_use" && u["id"].as_str() == id);
+                    if !ok {
+                        return Err(format!("orphan tool_result {id:?} (lines {:?})", m.lines));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+fn boundary_index(msgs: &[Message]) -> usize {
+    msgs.iter()
+        .position(Message::is_compact_boundary)
+        .expect("compact boundary")
+}
+
+#[test]
+fn real_transcripts_satisfy_the_api_invariants() {
+    for name in [SMALL, IMAGE, LONG] {
+        let vals = to_values(&load(name));
+        check_api(&vals).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    // The conversation that was compacted (before the boundary) too.
+    let long = load(LONG);
+    let b = boundary_index(&long);
+    check_api(&to_values(&long[..b])).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Token accounting against the API's own numbers.
+// ---------------------------------------------------------------------------------------------
+
+/// One API call of a transcript: its first line and the real size of its input.
+struct Call {
+    first_line: usize,
+    real_input: u64,
+}
+
+fn calls(msgs: &[Message]) -> Vec<Call> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for (i, m) in msgs.iter().enumerate() {
+        if m.is_sidechain() || m.kind() != Kind::Assistant {
+            continue;
+        }
+        let (Some(id), Some(u)) = (m.message_id(), m.usage_raw()) else {
+            continue;
+        };
+        if !seen.insert(id.to_string()) {
+            continue;
+        }
+        let n = |x: Option<Option<serde_json::Number>>| {
+            x.flatten().and_then(|n| n.as_u64()).unwrap_or(0)
+        };
+        out.push(Call {
+            first_line: i,
+            real_input: n(u.input_tokens)
+                + n(u.cache_creation_input_tokens)
+                + n(u.cache_read_input_tokens),
+        });
+    }
+    out
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let k = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[k]
+}
+
+/// `token_count_with_estimation` of everything before each API call vs what the API counted
+/// for that call. Calls with a previous response to anchor on are the ones that matter (the
+/// first call of a root is all estimate and lacks the system prompt and tools).
+#[test]
+fn estimation_tracks_real_usage() {
+    let mut all = Vec::new();
+    for name in [SMALL, IMAGE, LONG] {
+        let msgs = load(name);
+        let mut errs = Vec::new();
+        let mut unanchored = Vec::new();
+        for c in calls(&msgs) {
+            let count = token_count_with_estimation(&msgs[..c.first_line]).unwrap();
+            let err = (count.total as f64 - c.real_input as f64) / c.real_input as f64;
+            if count.anchor.is_some() {
+                errs.push(err);
+            } else {
+                unanchored.push((count.total, c.real_input));
+            }
+        }
+        let mut abs: Vec<f64> = errs.iter().map(|e| e.abs()).collect();
+        abs.sort_by(f64::total_cmp);
+        let mut signed = errs.clone();
+        signed.sort_by(f64::total_cmp);
+        if errs.is_empty() {
+            println!("{name}: no anchored call; unanchored (estimate, real): {unanchored:?}");
+            continue;
+        }
+        println!(
+            "{name}: {} anchored calls, |error| median {:.2}% p90 {:.2}% max {:.2}%, signed median {:+.2}%; unanchored (estimate, real): {unanchored:?}",
+            errs.len(),
+            100.0 * percentile(&abs, 0.5),
+            100.0 * percentile(&abs, 0.9),
+            100.0 * abs.last().unwrap(),
+            100.0 * percentile(&signed, 0.5),
+        );
+        all.extend(abs);
+    }
+    all.sort_by(f64::total_cmp);
+    let (median, p90) = (percentile(&all, 0.5), percentile(&all, 0.9));
+    println!(
+        "all: {} calls, |error| median {:.2}% p90 {:.2}%",
+        all.len(),
+        100.0 * median,
+        100.0 * p90
+    );
+    // Measured: median 0.35%, p90 1.48%, worst 16.1% (a call right after a large paste).
+    assert!(median < 0.01, "median error {median}");
+    assert!(p90 < 0.03, "p90 error {p90}");
+    assert!(*all.last().unwrap() < 0.20, "worst error {:?}", all.last());
+}
+
+/// The real auto compaction (boundary with preTokens 170,251, claude-opus-4-6, 200K window)
+/// is due by our threshold logic on the lines before it.
+#[test]
+fn real_auto_compaction_is_due() {
+    let msgs = load(LONG);
+    let b = boundary_index(&msgs);
+    assert_eq!(b, 753);
+    let meta = &msgs[b].extra["compactMetadata"];
+    assert_eq!(meta["trigger"], "auto");
+    assert_eq!(meta["preTokens"], 170_251);
+
+    let config = Config::default();
+    let threshold = auto_compact_threshold(MODEL, &config);
+    assert_eq!(threshold, 167_000);
+    let before = &msgs[..b];
+    let count = token_count_with_estimation(before).unwrap();
+    let d =
+        should_auto_compact(before, MODEL, &ShouldAutoCompactOptions::default(), &config).unwrap();
+    println!(
+        "before the boundary: {} tokens ({} from usage + {} estimated), threshold {threshold}, Claude Code said 170,251",
+        count.total, count.from_usage, count.estimated
+    );
+    assert!(d.should_compact, "{d:?}");
+    assert_eq!(d.token_count, count.total);
+    // ... and not before any earlier request: Claude Code compacted at the first point it was
+    // due.
+    for call in calls(before) {
+        let c = token_count_with_estimation(&msgs[..call.first_line])
+            .unwrap()
+            .total;
+        assert!(
+            c < threshold,
+            "already due before line {}: {c}",
+            call.first_line
+        );
+    }
+
+    // The compaction's own request must not compact again.
+    let forked = ShouldAutoCompactOptions {
+        query_source: Some("compact".into()),
+        ..Default::default()
+    };
+    assert!(
+        !should_auto_compact(before, MODEL, &forked, &config)
+            .unwrap()
+            .should_compact
+    );
+    // Right after the compaction nothing is due.
+    let after = should_auto_compact(
+        &msgs[..b + 2],
+        MODEL,
+        &ShouldAutoCompactOptions::default(),
+        &config,
+    )
+    .unwrap();
+    assert!(!after.should_compact, "{after:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Micro-compaction, media stripping and prompt-too-long truncation on real sessions.
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn micro_compact_long_transcript() {
+    let msgs = load(LONG);
+    let b = boundary_index(&msgs);
+    for (label, slice) in [
+        ("whole file", &msgs[..]),
+        ("before the boundary", &msgs[..b]),
+    ] {
+        let plan = micro_compact(slice, &MicroCompactOptions::default()).unwrap();
+        let out = apply_edits(slice, &plan.edits).unwrap();
+        let out_vals = to_values(&out);
+        check_api(&out_vals).unwrap_or_else(|e| panic!("{label}: {e}"));
+        let touched: HashSet<usize> = plan.edits.iter().map(Edit::message).collect();
+        for (i, (a, o)) in slice.iter().zip(&out).enumerate() {
+            if !touched.contains(&i) {
+                assert_eq!(a, o, "{label}: line {i} changed");
+            }
+        }
+        let est = |m: &[Message], r: std::ops::Range<usize>| -> u64 {
+            r.map(|i| estimate_message(m, i).unwrap()).sum()
+        };
+        let sent_from = root_start(&to_values(slice));
+        let sent_freed = est(slice, sent_from..slice.len()) - est(&out, sent_from..out.len());
+        println!(
+            "micro_compact on {label}: cleared {} results, tokens_freed {} (estimate of what is sent went down by {sent_freed})",
+            plan.cleared_tool_use_ids.len(),
+            plan.tokens_freed
+        );
+        assert!(plan.tokens_freed > 0);
+        assert!(
+            micro_compact(out.as_slice(), &MicroCompactOptions::default())
+                .unwrap()
+                .edits
+                .is_empty()
+        );
+    }
+}
+
+#[test]
+fn strip_images_replaces_the_one_pasted_png() {
+    let msgs = load(IMAGE);
+    let edits = strip_images(msgs.as_slice()).unwrap();
+    let image_block = msgs[224].to_value()["message"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|b| b["type"] == "image")
+        .unwrap();
+    assert_eq!(
+        edits,
+        vec![Edit::ReplaceWithText {
+            message: 224,
+            block: image_block,
+            nested: None,
+            text: IMAGE_PLACEHOLDER.into(),
+        }]
+    );
+    let out = apply_edits(&msgs, &edits).unwrap();
+    for (i, (a, b)) in msgs.iter().zip(&out).enumerate() {
+        if i != 224 {
+            assert_eq!(a, b, "line {i} changed");
+        }
+    }
+    let mut expected = msgs[224].to_value();
+    expected["message"]["content"][image_block] = json!({"type": "text", "text": "[image]"});
+    assert_eq!(out[224].to_value(), expected);
+    check_api(&to_values(&out)).unwrap();
+    let before = token_count_with_estimation(msgs.as_slice()).unwrap().total;
+    let after = token_count_with_estimation(out.as_slice()).unwrap().total;
+    assert!(after <= before);
+    assert!(strip_images(out.as_slice()).unwrap().is_empty());
+}
+
+/// A real-looking 400 on the summary request of the conversation that was compacted (the
+/// lines before the boundary, 164,830 tokens re-sent): the drop covers the gap, in estimate
+/// and in the API's own numbers.
+#[test]
+fn ptl_truncation_covers_the_gap_on_the_long_transcript() {
+    let msgs = load(LONG);
+    let b = boundary_index(&msgs);
+    let conv = &msgs[..b];
+    let error = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 211093 tokens > 200000 maximum"},"request_id":"req_011CY4x2"}"#;
+    let overflow = parse_context_overflow_error(error, Some(400)).unwrap();
+    let gap = overflow.gap.unwrap();
+    assert_eq!(gap, 11_093);
+    let t = truncate_head_for_ptl_retry(conv, Some(&overflow))
+        .unwrap()
+        .unwrap();
+    assert!(t.dropped_tokens >= gap, "{t:?}");
+
+    let mut out = Vec::new();
+    if t.insert_marker {
+        out.push(ptl_marker_message(true, Some("marker")));
+    }
+    out.extend_from_slice(&conv[t.start..]);
+    check_api(&to_values(&out)).unwrap();
+    assert_eq!(&out[usize::from(t.insert_marker)..], &conv[t.start..]);
+
+    // What the API itself counted: the first kept request re-sent everything before it.
+    let real = calls(conv);
+    let first = &real[0];
+    let kept = real.iter().find(|c| c.first_line >= t.start).unwrap();
+    let real_dropped = kept.real_input - first.real_input;
+    println!(
+        "dropped {} rounds, estimate {} tokens; the API counted {} more tokens at line {} than at the first call (gap {gap})",
+        t.dropped_groups, t.dropped_tokens, real_dropped, kept.first_line
+    );
+    assert!(real_dropped >= gap);
+}
+
+/// The same error on the whole file: what is sent starts at the boundary, so the drop must
+/// come from there.
+#[test]
+fn ptl_truncation_drops_sent_context_on_the_whole_file() {
+    let msgs = load(LONG);
+    let error = "prompt is too long: 211093 tokens > 200000 maximum";
+    let overflow = parse_context_overflow_error(error, Some(400)).unwrap();
+    let t = truncate_head_for_ptl_retry(msgs.as_slice(), Some(&overflow))
+        .unwrap()
+        .unwrap();
+    let sent_from = root_start(&to_values(&msgs));
+    assert!(
+        t.start > sent_from,
+        "{t:?} but what is sent starts at {sent_from}"
+    );
+}
