@@ -3,8 +3,8 @@
 # and analyses a real Claude Code transcript — per API call, the real context size next to
 # our estimate, the warning state at the end, and what micro-compaction would free.
 #   bash scripts/main.sh [path/to/session.jsonl] [--json]
+# A relative path is taken from the directory you run it in.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-bash scripts/build.sh
-exec node scripts/analyze.mjs "$@"
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+(cd "$repo" && bash scripts/setup.sh && bash scripts/build.sh) >&2
+exec node "$repo/scripts/analyze.mjs" "$@"

@@ -97,7 +97,7 @@ mod tests {
         Message::parse_all(json!([
             {"role": "user", "content": "hi"},
             {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
-             "usage": {"input_tokens": tokens - 1, "output_tokens": 1}}
+             "usage": {"input_tokens": tokens, "output_tokens": 0}}
         ]))
         .unwrap()
     }

@@ -80,6 +80,12 @@ pub fn session_fields_of(template: &Message) -> Map<String, Value> {
 /// `createCompactBoundaryMessage`: the `compact_boundary` system line (transcript shape, as
 /// Claude Code writes it: `parentUuid: null`, `logicalParentUuid` = the last message before).
 pub fn create_compact_boundary(input: &BoundaryInput) -> Message {
+    Message::from_value(compact_boundary_value(input), "boundary")
+        .expect("boundary line is well-formed")
+}
+
+/// The boundary line as JSON, keys in the order Claude Code writes them.
+pub fn compact_boundary_value(input: &BoundaryInput) -> Value {
     let mut v = Map::new();
     v.insert("parentUuid".into(), Value::Null);
     v.insert(
@@ -107,7 +113,7 @@ pub fn create_compact_boundary(input: &BoundaryInput) -> Message {
         );
     }
     v.insert("compactMetadata".into(), Value::Object(meta));
-    Message::from_value(Value::Object(v), "boundary").expect("boundary line is well-formed")
+    Value::Object(v)
 }
 
 /// `buildPostCompactMessages`: boundary, summary messages, kept messages, attachments, hook

@@ -41,6 +41,39 @@ pub struct Config {
 }
 
 impl Config {
+    /// The JS names of the fields, for checking the keys of a config object.
+    pub const FIELDS: &'static [&'static str] = &[
+        "contextWindow",
+        "maxOutputTokens",
+        "enable1mContext",
+        "autoCompactWindow",
+        "autoCompactPctOverride",
+        "blockingLimitOverride",
+        "disableCompact",
+        "disableAutoCompact",
+        "autoCompactEnabled",
+        "reactiveOnly",
+        "contextCollapse",
+        "summaryContextWindow",
+    ];
+
+    /// Rejects a key that is not a config field, suggesting the field it probably meant
+    /// (a misspelt `disableAutocompact` must not silently leave auto-compaction on).
+    pub fn check_key(key: &str) -> Result<()> {
+        if Self::FIELDS.contains(&key) {
+            return Ok(());
+        }
+        let hint = Self::FIELDS
+            .iter()
+            .find(|f| f.eq_ignore_ascii_case(key))
+            .map(|f| format!(" (did you mean `{f}`?)"))
+            .unwrap_or_default();
+        Err(Error::invalid_config(format!(
+            "config.{key} is not a known option{hint}; known: {}",
+            Self::FIELDS.join(", ")
+        )))
+    }
+
     /// `self` with every absent field taken from `defaults`.
     pub fn over(&self, defaults: &Config) -> Config {
         macro_rules! pick {
@@ -146,6 +179,23 @@ mod tests {
         assert_eq!(cfg.disable_compact, None);
         assert_eq!(cfg.auto_compact_pct_override, Some(50.0));
         assert_eq!(cfg.auto_compact_window, None);
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_with_a_hint() {
+        assert!(Config::check_key("disableAutoCompact").is_ok());
+        let e = Config::check_key("disableAutocompact").unwrap_err();
+        assert!(
+            e.message.contains("did you mean `disableAutoCompact`"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.code, crate::error::ErrorCode::InvalidConfig);
+        // Every field name round-trips through serde.
+        for f in Config::FIELDS {
+            let v = serde_json::json!({ *f: null });
+            assert!(serde_json::from_value::<Config>(v).is_ok(), "{f}");
+        }
     }
 
     #[test]

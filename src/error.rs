@@ -102,9 +102,15 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Checks that a token count is a finite, non-negative number and returns it as `u64`.
 pub fn check_token_count(value: f64, what: &str) -> Result<u64> {
-    if !value.is_finite() {
+    if value.is_nan() {
         return Err(Error::invalid_token_count(format!(
-            "{what} must be a finite number, got {value}"
+            "{what} must be a number of tokens, got NaN or a non-number"
+        )));
+    }
+    if value.is_infinite() {
+        return Err(Error::invalid_token_count(format!(
+            "{what} must be a finite number of tokens, got {}Infinity",
+            if value < 0.0 { "-" } else { "" }
         )));
     }
     if value < 0.0 {

@@ -143,9 +143,9 @@ fn unreachable_usage<T>(i: usize) -> Result<T> {
 ///
 /// The latest main-chain assistant message carrying `usage` gives the exact size of its
 /// request (`input + cache_creation + cache_read`) plus its response (`output`). A response
-/// split over several lines sharing `message.id` counts once. Transcripts log usage while the
-/// response streams, so `output` may be a token or two: the response then counts as the
-/// estimate of its lines' content when that is larger. Everything after the response's first
+/// split over several lines sharing `message.id` counts once. Claude Code logs usage while
+/// the response streams (`stop_reason: null`), so `output` may be a token or two: such a
+/// response counts as the estimate of its lines' content when that is larger. Everything after the response's first
 /// line that is not one of its own lines (e.g. tool results interleaved with parallel calls)
 /// is estimated. With no usage anywhere, every message is estimated. Messages before the
 /// last `compact_boundary` are not counted.
@@ -209,9 +209,14 @@ pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Re
             rest.push(k);
         }
     }
-    // Usage is often logged while the response streams (`output_tokens` of 1 or 2), so the
-    // response counts as the larger of its reported output and the estimate of its content.
-    let response = usage.output_tokens.max(estimate_indices(view, own)?);
+    // Usage logged while the response streamed (`stop_reason: null`, `output_tokens` of 1 or
+    // 2) does not cover the response: it then counts as the larger of its reported output and
+    // the estimate of its content. A finished response's usage is taken as it is.
+    let response = if view.usage_is_partial(last) {
+        usage.output_tokens.max(estimate_indices(view, own)?)
+    } else {
+        usage.output_tokens
+    };
     let estimated = estimate_indices(view, rest)?;
     let from_usage = usage.input_total() + usage.output_tokens;
     Ok(TokenCount {
@@ -304,19 +309,23 @@ mod tests {
     #[test]
     fn streamed_usage_counts_the_response_content() {
         // Logged mid-stream: output_tokens 1, but the response wrote 4,000 characters.
+        let line = |text: String, stop: serde_json::Value| {
+            json!({"type": "assistant", "message": {"role": "assistant", "id": "m1",
+                "usage": {"input_tokens": 100, "output_tokens": 1}, "stop_reason": stop,
+                "content": [{"type": "text", "text": text}]}})
+        };
+        let user = json!({"type": "user", "message": {"role": "user", "content": "go"}});
+        let streamed = Value::Array(vec![
+            user.clone(),
+            line("t".repeat(2000), Value::Null),
+            line("u".repeat(2000), Value::Null),
+        ]);
+        assert_eq!(count(streamed).total, 100 + 1000);
+        // A finished response's usage is taken as it is.
+        let done = Value::Array(vec![user, line("t".repeat(2000), json!("end_turn"))]);
+        assert_eq!(count(done).total, 101);
         let c = count(json!([
-            {"type": "user", "message": {"role": "user", "content": "go"}},
-            {"type": "assistant", "message": {"role": "assistant", "id": "m1",
-                "usage": {"input_tokens": 100, "output_tokens": 1},
-                "content": [{"type": "text", "text": "t".repeat(2000)}]}},
-            {"type": "assistant", "message": {"role": "assistant", "id": "m1",
-                "usage": {"input_tokens": 100, "output_tokens": 1},
-                "content": [{"type": "text", "text": "u".repeat(2000)}]}}
-        ]));
-        assert_eq!(c.total, 100 + 1000);
-        // A completed response's own count wins when it is larger.
-        let c = count(json!([
-            {"role": "assistant", "content": "hi", "usage": {"input_tokens": 10, "output_tokens": 40}}
+            {"role": "assistant", "content": "x".repeat(400), "usage": {"input_tokens": 10, "output_tokens": 40}}
         ]));
         assert_eq!(c.total, 50);
     }

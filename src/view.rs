@@ -280,6 +280,10 @@ pub trait ConversationView {
             _ => false,
         }
     }
+    /// Whether the usage of message `i` was logged before its response finished: a transcript
+    /// line whose `message.stop_reason` is present and `null` (Claude Code writes each
+    /// streamed block with the usage known so far, `output_tokens` often 1).
+    fn usage_is_partial(&self, i: usize) -> bool;
     /// Whether message `i` is a sub-agent line.
     fn is_sidechain(&self, i: usize) -> bool;
     /// Whether message `i` is a `compact_boundary` system line.
@@ -559,6 +563,12 @@ impl ConversationView for [Message] {
 
     fn same_response(&self, i: usize, j: usize) -> bool {
         matches!((self[i].message_id(), self[j].message_id()), (Some(a), Some(b)) if a == b)
+    }
+
+    fn usage_is_partial(&self, i: usize) -> bool {
+        self[i]
+            .api_message()
+            .is_some_and(|m| m.extra.get("stop_reason") == Some(&serde_json::Value::Null))
     }
 
     fn is_sidechain(&self, i: usize) -> bool {

@@ -209,6 +209,7 @@ pub fn is_auto_compact_enabled(config: JsValue) -> JsResult<bool> {
 pub fn should_auto_compact(messages: JsValue, model: JsValue, options: JsValue) -> JsResult<bool> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     let m = js(model_arg(&model))?;
+    js(options_arg(&options, "options"))?;
     let opts = ShouldAutoCompactOptions {
         query_source: js(opt_string(&options, "querySource", "options"))?,
         snip_tokens_freed: match js(opt_number(&options, "snipTokensFreed", "options"))? {
@@ -356,6 +357,7 @@ pub fn truncate_head_for_ptl_retry(messages: JsValue, error: JsValue) -> JsResul
 pub fn micro_compact(messages: JsValue, options: JsValue) -> JsResult<JsValue> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     let what = "options";
+    js(options_arg(&options, what))?;
     let mut opts = MicroCompactOptions::default();
     if let Some(k) = js(opt_number(&options, "keepRecent", what))? {
         if k < 0.0 {
@@ -366,6 +368,11 @@ pub fn micro_compact(messages: JsValue, options: JsValue) -> JsResult<JsValue> {
         opts.keep_recent = k as usize;
     }
     opts.idle_minutes = js(opt_number(&options, "idleMinutes", what))?;
+    if opts.idle_minutes.is_some_and(|m| m < 0.0) {
+        return Err(js_error(Error::invalid_argument(
+            "options.idleMinutes must not be negative",
+        )));
+    }
     opts.now_ms = Some(js(opt_number(&options, "now", what))?.unwrap_or_else(js_sys::Date::now));
     opts.last_assistant_ms =
         match prop(&options, "lastAssistantTimestamp") {
@@ -462,6 +469,7 @@ pub fn create_compact_boundary_message(
         })?;
     let pre_tokens = js(tokens_arg(&pre_tokens, "preTokens"))?;
     let what = "options";
+    js(options_arg(&options, what))?;
     let tools = prop(&options, "preCompactDiscoveredTools");
     let tools: Vec<String> = if tools.is_undefined() || tools.is_null() {
         Vec::new()
@@ -474,8 +482,14 @@ pub fn create_compact_boundary_message(
                 ))
             })?
             .iter()
-            .filter_map(|v| v.as_string())
-            .collect()
+            .map(|v| {
+                v.as_string().ok_or_else(|| {
+                    js_error(Error::invalid_argument(
+                        "options.preCompactDiscoveredTools must be an array of strings",
+                    ))
+                })
+            })
+            .collect::<JsResult<Vec<_>>>()?
     };
     let template = prop(&options, "template");
     let session_fields = if template.is_object() {
@@ -498,7 +512,8 @@ pub fn create_compact_boundary_message(
             .unwrap_or_else(|| String::from(js_sys::Date::new_0().to_iso_string())),
         session_fields,
     };
-    to_js(&boundary::create_compact_boundary(&input))
+    // Serialized from the JSON value so the keys keep Claude Code's order.
+    to_js(&boundary::compact_boundary_value(&input))
 }
 
 fn array_field(result: &JsValue, key: &str, required: bool) -> JsResult<Vec<JsValue>> {
@@ -549,6 +564,8 @@ pub fn build_post_compact_messages(result: JsValue) -> JsResult<Array> {
 extern "C" {
     #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
     fn json_parse(text: &JsString) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = JSON, js_name = stringify, catch)]
+    fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 fn error_message(e: &JsValue) -> String {
@@ -609,13 +626,24 @@ pub fn serialize_transcript(messages: JsValue) -> JsResult<String> {
                 Error::invalid_message("expected an object").at(format!("messages[{i}]")),
             ));
         }
-        let s = js_sys::JSON::stringify(&m).map_err(|e| {
+        let fail = |detail: String| {
             js_error(Error::new(
                 ErrorCode::SerializationFailed,
-                format!("messages[{i}]: {}", error_message(&e)),
+                format!("messages[{i}]: {detail}"),
             ))
-        })?;
-        out.push_str(&String::from(s));
+        };
+        let s = json_stringify(&m)
+            .map_err(|e| fail(error_message(&e)))?
+            .as_string()
+            .ok_or_else(|| {
+                fail("JSON.stringify gave no text (a toJSON returning undefined?)".into())
+            })?;
+        if !s.starts_with('{') {
+            return Err(fail(
+                "does not serialize to a JSON object (a toJSON or Date?)".into(),
+            ));
+        }
+        out.push_str(&s);
         out.push('\n');
     }
     Ok(out)

@@ -54,6 +54,12 @@ pub fn from_js<T: DeserializeOwned + Default>(
 /// Reads a config argument, validates it, and fills absent fields from the environment
 /// defaults (set by the Node entry).
 pub fn config_arg(v: &JsValue) -> crate::Result<Config> {
+    if v.is_object() {
+        let obj: &js_sys::Object = v.unchecked_ref();
+        for key in js_sys::Object::keys(obj).iter() {
+            Config::check_key(&key.as_string().unwrap_or_default())?;
+        }
+    }
     let explicit: Config = from_js(v, "config", ErrorCode::InvalidConfig)?;
     explicit.validate()?;
     Ok(ENV_DEFAULTS.with(|d| explicit.over(&d.borrow())))
@@ -80,6 +86,15 @@ pub fn tokens_arg(v: &JsValue, what: &str) -> crate::Result<u64> {
         None => Err(Error::invalid_token_count(format!(
             "{what} must be a number"
         ))),
+    }
+}
+
+/// Checks that an options argument is an object, `undefined` or `null`.
+pub fn options_arg(v: &JsValue, what: &str) -> crate::Result<()> {
+    if v.is_undefined() || v.is_null() || (v.is_object() && !js_sys::Array::is_array(v)) {
+        Ok(())
+    } else {
+        Err(Error::invalid_argument(format!("{what} must be an object")))
     }
 }
 

@@ -56,17 +56,26 @@ export function rfind(arr, end, mask) {
 
 const USAGE_KEYS = ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens', 'output_tokens'];
 
-// Writes the four usage counts of arr[i] into `out`: NaN marks a value that is present but
-// not a number, -1 an absent or null one. Returns false when `usage` is not an object.
+// Writes the four usage counts of arr[i] into `out` and returns a bitmask of the ones that
+// are present (bit k for USAGE_KEYS[k]); a present value that is not a number is written as
+// NaN. Returns -1 when `usage` is not an object.
 export function readUsage(arr, i, out) {
   const m = arr[i];
   const u = typeof m.type === 'string' ? m.message && m.message.usage : m.usage;
-  if (u === null || typeof u !== 'object' || Array.isArray(u)) return false;
+  if (u === null || typeof u !== 'object' || Array.isArray(u)) return -1;
+  let present = 0;
   for (let k = 0; k < 4; k++) {
     const v = u[USAGE_KEYS[k]];
-    out[k] = v === undefined || v === null ? -1 : typeof v === 'number' ? v : NaN;
+    if (v === undefined || v === null) continue;
+    present |= 1 << k;
+    out[k] = typeof v === 'number' ? v : NaN;
   }
-  return true;
+  return present;
+}
+
+export function usageIsPartial(arr, i) {
+  const inner = arr[i].message;
+  return inner !== null && typeof inner === 'object' && inner.stop_reason === null;
 }
 
 function idOf(m) {

@@ -27,7 +27,9 @@ extern "C" {
     #[wasm_bindgen(js_name = rfind)]
     fn rfind_js(arr: &JsValue, end: u32, mask: u32) -> i32;
     #[wasm_bindgen(js_name = readUsage)]
-    fn read_usage(arr: &JsValue, i: u32, out: &mut [f64]) -> bool;
+    fn read_usage(arr: &JsValue, i: u32, out: &mut [f64]) -> i32;
+    #[wasm_bindgen(js_name = usageIsPartial)]
+    fn usage_is_partial_js(arr: &JsValue, i: u32) -> bool;
     #[wasm_bindgen(js_name = messageId)]
     fn message_id(arr: &JsValue, i: u32) -> Option<String>;
     #[wasm_bindgen(js_name = sameResponse)]
@@ -233,7 +235,7 @@ impl Decoder<'_> {
         Ok(out)
     }
 
-    fn content(&mut self, i: usize) -> Result<ContentInfo> {
+    fn content(&mut self, i: usize, transcript: bool) -> Result<ContentInfo> {
         let Some(&[tag, n]) = self.take(2) else {
             return Err(Error::invalid_message("content changed while reading")
                 .at(format!("messages[{i}]")));
@@ -243,7 +245,13 @@ impl Decoder<'_> {
             1 => ContentInfo::Text(n as usize),
             2 => ContentInfo::Json(n as usize),
             4 => {
-                let loc = || format!("messages[{i}].content");
+                let loc = || {
+                    if transcript {
+                        format!("messages[{i}].message.content")
+                    } else {
+                        format!("messages[{i}].content")
+                    }
+                };
                 ContentInfo::Blocks(self.blocks(n as usize, &loc)?)
             }
             _ => {
@@ -294,10 +302,16 @@ impl ConversationView for JsConversation<'_> {
             }
         };
         let mut raw = [0f64; 4];
-        if !read_usage(self.array, i as u32, &mut raw) {
+        let present = read_usage(self.array, i as u32, &mut raw);
+        if present < 0 {
             return Err(Error::invalid_token_count("usage must be an object").at(loc()));
         }
-        let raw = raw.map(|v| if v == -1.0 { None } else { Some(v) });
+        let mut k = 0;
+        let raw = raw.map(|v| {
+            let p = present & (1 << k) != 0;
+            k += 1;
+            p.then_some(v)
+        });
         UsageCounts::from_raw(raw, loc).map(Some)
     }
 
@@ -312,6 +326,10 @@ impl ConversationView for JsConversation<'_> {
         // Callers pass indices of messages already read (never non-objects); lines without
         // `message.id` (API shape, boundaries) are never the same response.
         same_response(self.array, i as u32, j as u32)
+    }
+
+    fn usage_is_partial(&self, i: usize) -> bool {
+        self.header(i) & TRANSCRIPT != 0 && usage_is_partial_js(self.array, i as u32)
     }
 
     fn is_sidechain(&self, i: usize) -> bool {
@@ -425,7 +443,7 @@ impl ConversationView for JsConversation<'_> {
             pos: 0,
             strings,
         };
-        range.map(|i| d.content(i)).collect()
+        range.map(|i| d.content(i, self.is_transcript(i))).collect()
     }
 }
 

@@ -5,10 +5,12 @@
 //! object identity of untouched messages, and the `code` of thrown errors.
 //!
 //! The same binary runs in Node and in headless Chrome. There is deliberately no
-//! `wasm_bindgen_test_configure!`: the environment is chosen by `scripts/test.sh` through the
-//! runner's environment variables (`WASM_BINDGEN_USE_NODE_EXPERIMENTAL=1` for Node as an ES
-//! module, which the `module = "/src/bindings/js_view.js"` snippet needs, and
-//! `WASM_BINDGEN_USE_BROWSER=1` for `--headless --chrome`).
+//! `wasm_bindgen_test_configure!` (`run_in_browser` would make `--node` skip the suite): the
+//! environment is chosen by `scripts/test.sh` through the runner's environment variables.
+//! `WASM_BINDGEN_USE_BROWSER=1` is what makes `wasm-pack test --headless --chrome` run the
+//! suite instead of skipping it; `WASM_BINDGEN_USE_NODE_EXPERIMENTAL=1` makes the Node run
+//! load the glue as an ES module, so that the ES-module snippet `src/bindings/js_view.js`
+//! also loads on Node versions without `require(esm)` (before 20.19).
 
 use js_sys::{Array, Object, Reflect};
 use serde::Serialize;
