@@ -2,7 +2,9 @@
 // against. Same rules as SPEC §3–§5 (and the package), no caching, no tricks:
 //   - scan back from the end for the latest main-chain assistant message with `usage`,
 //     stopping at a compact_boundary;
-//   - total = input + cache_creation + cache_read + output tokens of that usage;
+//   - total = input + cache_creation + cache_read + output tokens of that usage (when the
+//     usage was logged mid-stream, `stop_reason: null`, output is at least the estimate of
+//     the response's own lines);
 //   - plus a length-based estimate of every sent message after the response's first line
 //     that is not one of the response's own lines (split responses share `message.id`).
 // Estimates per block, each rounded: text/thinking length / 4, tool_use (name + JSON of
@@ -97,11 +99,21 @@ export function tokenCountWithEstimation(messages) {
     }
   }
   const u = usageOf(messages[anchor]);
+  let output = u.output_tokens ?? 0;
+  // Usage logged while the response streamed (stop_reason null) does not cover the response:
+  // it counts as the larger of its output and the estimate of its own lines.
+  if (isTranscript(messages[anchor]) && messages[anchor].message.stop_reason === null) {
+    let own_ = 0;
+    for (let k = first; k <= anchor; k++) {
+      if (k === first || k === anchor || own(messages[k])) own_ += estimateMessage(messages[k]);
+    }
+    output = Math.max(output, own_);
+  }
   let total =
     (u.input_tokens ?? 0) +
     (u.cache_creation_input_tokens ?? 0) +
     (u.cache_read_input_tokens ?? 0) +
-    (u.output_tokens ?? 0);
+    output;
   for (let k = first + 1; k < messages.length; k++) {
     if (k === anchor || own(messages[k])) continue;
     total += estimateMessage(messages[k]);

@@ -43,6 +43,9 @@ pub struct MicroCompactOptions {
     pub keep_latest_per_path: bool,
     /// Tool names whose results may be cleared (default [`COMPACTABLE_TOOLS`]).
     pub compactable_tools: Option<Vec<String>>,
+    /// Fill [`MicroCompactPlan::cleared_tool_use_ids`] (default true; a caller that reads the
+    /// ids itself at the edits' positions may skip it).
+    pub resolve_ids: bool,
 }
 
 impl Default for MicroCompactOptions {
@@ -54,6 +57,7 @@ impl Default for MicroCompactOptions {
             last_assistant_ms: None,
             keep_latest_per_path: false,
             compactable_tools: None,
+            resolve_ids: true,
         }
     }
 }
@@ -65,10 +69,9 @@ pub struct MicroCompactPlan {
     pub edits: Vec<Edit>,
     /// Estimated tokens freed (padded by 4/3, SPEC §3).
     pub tokens_freed: u64,
-    /// `tool_use_id`s of the cleared results, in conversation order.
+    /// `tool_use_id`s of the cleared results, in conversation order (when
+    /// [`MicroCompactOptions::resolve_ids`]; otherwise read them at the edits' positions).
     pub cleared_tool_use_ids: Vec<String>,
-    /// The same, as symbols of the view's [`crate::view::ToolIndex`].
-    pub cleared: Vec<u32>,
     /// Why nothing was considered, when a precondition was not met (`"notIdle"`, …).
     pub skipped: Option<&'static str>,
 }
@@ -151,44 +154,32 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
         }
     }
     // Only what is still sent: results before the last compaction boundary are gone already.
-    let index = view.tool_index(active_start(view)?)?;
+    let index = view.tool_index(active_start(view)?, options.keep_latest_per_path)?;
     let allowed: FastSet<&str> = match &options.compactable_tools {
         Some(list) => list.iter().map(String::as_str).collect(),
         None => COMPACTABLE_TOOLS.iter().copied().collect(),
     };
-    // Per symbol: is it the id of a compactable call, and with which path.
-    const NOT_A_CALL: u32 = u32::MAX;
-    const NO_PATH: u32 = u32::MAX - 1;
-    let n = index.strings.len();
-    let mut call_path = vec![NOT_A_CALL; n];
-    let mut name_ok: Vec<Option<bool>> = vec![None; n];
-    for u in &index.uses {
-        let ok = *name_ok[u.name as usize]
-            .get_or_insert_with(|| allowed.contains(&*index.strings[u.name as usize]));
-        if ok {
-            call_path[u.id as usize] = u.path.unwrap_or(NO_PATH);
-        }
-    }
-    // Compactable results, in order.
-    let candidates: Vec<&ToolResultEntry> = index
+    let name_ok: Vec<bool> = index.names.iter().map(|n| allowed.contains(&**n)).collect();
+    // Compactable results (their call is one of the compactable tools), in order.
+    let candidates: Vec<(&ToolResultEntry, Option<u32>)> = index
         .results
         .iter()
-        .filter(|r| call_path[r.tool_use_id as usize] != NOT_A_CALL)
+        .filter_map(|r| {
+            let call = &index.uses[r.call?];
+            name_ok[call.name as usize].then_some((r, call.path))
+        })
         .collect();
     let protected_from = candidates.len().saturating_sub(options.keep_recent);
-    let mut latest_for_path = vec![usize::MAX; n];
-    if options.keep_latest_per_path {
-        for (k, r) in candidates.iter().enumerate() {
-            let p = call_path[r.tool_use_id as usize];
-            if p != NO_PATH {
-                latest_for_path[p as usize] = k;
-            }
+    let mut latest_for_path = vec![usize::MAX; index.path_count];
+    for (k, (_, path)) in candidates.iter().enumerate() {
+        if let Some(p) = path {
+            latest_for_path[*p as usize] = k;
         }
     }
     let placeholder_tokens = rough_token_count(CLEARED_PLACEHOLDER.len(), BYTES_PER_TOKEN);
     let mut plan = MicroCompactPlan::default();
     let mut freed = 0u64;
-    for (k, r) in candidates.iter().enumerate() {
+    for (k, (r, path)) in candidates.iter().enumerate() {
         if k >= protected_from || r.is_cleared {
             continue;
         }
@@ -196,12 +187,10 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
         if tokens <= placeholder_tokens {
             continue;
         }
-        let p = call_path[r.tool_use_id as usize];
-        if p != NO_PATH && latest_for_path[p as usize] == k {
+        if path.is_some_and(|p| latest_for_path[p as usize] == k) {
             continue;
         }
         freed += tokens - placeholder_tokens;
-        plan.cleared.push(r.tool_use_id);
         plan.edits.push(Edit::SetToolResultContent {
             message: r.message,
             block: r.block,
@@ -209,11 +198,15 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
         });
     }
     plan.tokens_freed = (freed * 4).div_ceil(3);
-    plan.cleared_tool_use_ids = plan
-        .cleared
-        .iter()
-        .map(|&s| index.strings[s as usize].to_string())
-        .collect();
+    if options.resolve_ids {
+        for e in &plan.edits {
+            if let Edit::SetToolResultContent { message, block, .. } = e {
+                if let Some(id) = view.tool_use_id_at(*message, *block)? {
+                    plan.cleared_tool_use_ids.push(id);
+                }
+            }
+        }
+    }
     Ok(plan)
 }
 

@@ -189,11 +189,11 @@ pub enum ContentInfo {
 pub struct ToolUseEntry {
     /// Message index.
     pub message: usize,
-    /// Symbol of the call id (see [`ToolIndex::strings`]).
-    pub id: u32,
-    /// Symbol of the tool name.
+    /// The tool name, as an index into [`ToolIndex::names`].
     pub name: u32,
-    /// Symbol of the file path it works on (`input.file_path` / `path` / `notebook_path`).
+    /// The file path it works on (`input.file_path` / `path` / `notebook_path`) as a symbol:
+    /// equal paths have equal symbols (below [`ToolIndex::path_count`]). Only read when
+    /// paths were asked for.
     pub path: Option<u32>,
 }
 
@@ -204,8 +204,8 @@ pub struct ToolResultEntry {
     pub message: usize,
     /// Block index in the message content.
     pub block: usize,
-    /// Symbol of the `tool_use_id` (equal to its call's `id` symbol).
-    pub tool_use_id: u32,
+    /// The call it answers, as an index into [`ToolIndex::uses`] (`None`: no such call).
+    pub call: Option<usize>,
     /// UTF-16 length of its text: string content, or the sum of its nested text blocks.
     pub text_units: usize,
     /// Number of images and documents inside it.
@@ -214,21 +214,20 @@ pub struct ToolResultEntry {
     pub is_cleared: bool,
 }
 
-/// Every client tool call and tool result of the main chain, with ids, names and paths
-/// interned as symbols: symbol `k` is `strings[k]`. Equal strings get equal symbols, so
-/// calls and results are matched without comparing strings.
+/// Every client tool call and tool result of the main chain, calls and results matched.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolIndex {
     /// Calls, in conversation order.
     pub uses: Vec<ToolUseEntry>,
     /// Results, in conversation order.
     pub results: Vec<ToolResultEntry>,
-    /// The strings of the symbols. A view may leave ids unresolved here (empty strings) when
-    /// it can resolve them itself later; names are always resolved.
-    pub strings: Vec<Str>,
+    /// Distinct tool names.
+    pub names: Vec<Str>,
+    /// Number of distinct path symbols.
+    pub path_count: usize,
 }
 
-/// Builds symbols for a [`ToolIndex`].
+/// Interns strings as dense symbols.
 #[derive(Default)]
 pub struct Interner {
     map: crate::hash::FastMap<Str, u32>,
@@ -322,9 +321,12 @@ pub trait ConversationView {
     }
 
     /// Every tool call (assistant messages) and tool result (user messages) of the main chain
-    /// from message `from` on.
-    fn tool_index(&self, from: usize) -> Result<ToolIndex> {
-        let mut interner = Interner::default();
+    /// from message `from` on, each result matched with its call. Paths are read only when
+    /// `with_paths`.
+    fn tool_index(&self, from: usize, with_paths: bool) -> Result<ToolIndex> {
+        let mut names = Interner::default();
+        let mut paths = Interner::default();
+        let mut call_of: crate::hash::FastMap<Str, usize> = Default::default();
         let mut index = ToolIndex::default();
         let contents = self.contents(from..self.len(), Detail::Structure)?;
         for (i, content) in (from..).zip(contents) {
@@ -339,42 +341,59 @@ pub trait ConversationView {
                 match (kind, info.kind) {
                     (Kind::Assistant, Some(BlockKind::ToolUse)) => {
                         if let (Some(id), Some(name)) = (&info.id, &info.name) {
+                            call_of.insert(id.clone(), index.uses.len());
                             index.uses.push(ToolUseEntry {
                                 message: i,
-                                id: interner.sym(id),
-                                name: interner.sym(name),
-                                path: info.path.as_ref().map(|p| interner.sym(p)),
+                                name: names.sym(name),
+                                path: if with_paths {
+                                    info.path.as_ref().map(|p| paths.sym(p))
+                                } else {
+                                    None
+                                },
                             });
                         }
                     }
                     (Kind::User, Some(BlockKind::ToolResult)) => {
-                        if let Some(id) = &info.tool_use_id {
-                            index.results.push(ToolResultEntry {
-                                message: i,
-                                block: b,
-                                tool_use_id: interner.sym(id),
-                                text_units: info.text_units
-                                    + info
-                                        .nested
-                                        .iter()
-                                        .filter(|n| n.kind == Some(BlockKind::Text))
-                                        .map(|n| n.text_units)
-                                        .sum::<usize>(),
-                                media: info
-                                    .nested
-                                    .iter()
-                                    .filter(|n| n.kind.is_some_and(BlockKind::is_media))
-                                    .count(),
-                                is_cleared: info.is_cleared,
-                            });
-                        }
+                        let nested_text: usize = info
+                            .nested
+                            .iter()
+                            .filter(|n| n.kind == Some(BlockKind::Text))
+                            .map(|n| n.text_units)
+                            .sum();
+                        index.results.push(ToolResultEntry {
+                            message: i,
+                            block: b,
+                            call: info
+                                .tool_use_id
+                                .as_ref()
+                                .and_then(|id| call_of.get(id).copied()),
+                            text_units: info.text_units + nested_text,
+                            media: info
+                                .nested
+                                .iter()
+                                .filter(|n| n.kind.is_some_and(BlockKind::is_media))
+                                .count(),
+                            is_cleared: info.is_cleared,
+                        });
                     }
                     _ => {}
                 }
             }
         }
-        index.strings = interner.into_strings();
+        index.names = names.into_strings();
+        index.path_count = paths.into_strings().len();
         Ok(index)
+    }
+
+    /// The `tool_use_id` of the tool result at block `block` of message `message`.
+    fn tool_use_id_at(&self, message: usize, block: usize) -> Result<Option<String>> {
+        Ok(match self.content(message, Detail::Structure)? {
+            ContentInfo::Blocks(b) => b
+                .get(block)
+                .and_then(|info| info.tool_use_id.as_ref())
+                .map(|s| s.to_string()),
+            _ => None,
+        })
     }
 }
 

@@ -1099,6 +1099,7 @@ fn mc_options(o: &McOpts, vals: &[Value]) -> MicroCompactOptions {
         last_assistant_ms: None,
         keep_latest_per_path: o.keep_latest_per_path,
         compactable_tools,
+        resolve_ids: true,
     }
 }
 

@@ -5,7 +5,7 @@ use js_sys::{Array, JsString, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::convert::*;
-use super::js_view::{apply_edits, strings_to_array, JsConversation};
+use super::js_view::{apply_edits, edited_tool_use_ids, JsConversation};
 use crate::autocompact::{self, ShouldAutoCompactOptions};
 use crate::boundary::{self, BoundaryInput, Trigger};
 use crate::config::Config;
@@ -411,6 +411,7 @@ pub fn micro_compact(messages: JsValue, options: JsValue) -> JsResult<JsValue> {
                 .collect::<JsResult<Vec<_>>>()?,
         );
     }
+    opts.resolve_ids = false; // read below, in place
     let plan = js(microcompact::micro_compact(&conv, &opts))?;
     let out_messages = js(apply_edits(&conv, &plan.edits))?;
     let o = js_sys::Object::new();
@@ -420,7 +421,7 @@ pub fn micro_compact(messages: JsValue, options: JsValue) -> JsResult<JsValue> {
         &"tokensFreed".into(),
         &(plan.tokens_freed as f64).into(),
     )?;
-    let ids = strings_to_array(&plan.cleared_tool_use_ids);
+    let ids = edited_tool_use_ids(&conv, &plan.edits);
     Reflect::set(&o, &"clearedToolUseIds".into(), &ids)?;
     Ok(o.into())
 }

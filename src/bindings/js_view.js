@@ -118,7 +118,6 @@ export function contentEquals(arr, i, text) {
 }
 
 const RS = '\u001e';
-const SEP_ANY = /\u001e/;
 const SEP_ALL = /\u001e/g;
 const BLOCK_KIND = {
   text: 0, image: 1, document: 2, tool_use: 3, server_tool_use: 4, tool_result: 5,
@@ -142,7 +141,7 @@ let symbols = new Map();
 function sym(s) {
   let k = symbols.get(s);
   if (k === undefined) {
-    strings.push(SEP_ANY.test(s) ? s.replace(SEP_ALL, '\ufffd') : s);
+    strings.push(s.indexOf(RS) === -1 ? s : s.replace(SEP_ALL, '\ufffd'));
     k = strings.length;
     symbols.set(s, k);
   }
@@ -236,15 +235,28 @@ export function describeContents(arr, start, end, estimate) {
 }
 
 // Every client tool call (assistant messages) and tool result (user messages) of the main
-// chain from arr[from] on: [calls, results, then 4 numbers per call: message, id, name, path (0 = none, else
-// symbol + 1), then 6 per result: message, block, tool_use_id, text length, media count,
-// cleared]. Ids, names and paths are interned together (`takeStrings`). Returns null when a
-// message is malformed (the Rust side then reads it in detail to report where).
-export function toolIndex(arr, from) {
+// chain from arr[from] on, each result matched with the latest earlier call of its id:
+// [calls, results, path symbols, then 3 numbers per call: message, name (index into the
+// strings `takeStrings` gives), path (0 = none or not asked, else symbol + 1), then 6 per
+// result: message, block, call (0 = none, else index + 1), text length, media count,
+// cleared]. Returns null when a message is malformed (the Rust side then reads it in
+// detail to report where).
+export function toolIndex(arr, from, withPaths) {
   strings = [];
   symbols = new Map();
+  const pathSyms = withPaths ? new Map() : null;
   const uses = [];
+  const ids = [];
   const results = [];
+  let byId = null; // built only when a result's call is not among the recent ones
+  const findCall = (id) => {
+    const stop = Math.max(0, ids.length - 64);
+    for (let k = ids.length - 1; k >= stop; k--) if (ids[k] === id) return k + 1;
+    if (stop === 0) return 0;
+    if (byId === null) byId = new Map();
+    for (let k = byId.size; k < ids.length; k++) byId.set(ids[k], k + 1);
+    return byId.get(id) || 0;
+  };
   for (let i = from; i < arr.length; i++) {
     const m = arr[i];
     const h = header(m);
@@ -259,15 +271,22 @@ export function toolIndex(arr, from) {
       if (x === null || typeof x !== 'object' || typeof x.type !== 'string') return null;
       if (kind === 1 && x.type === 'tool_use') {
         if (typeof x.id !== 'string' || typeof x.name !== 'string') return null;
-        const input = x.input;
         let path = 0;
-        if (input !== null && typeof input === 'object') {
+        const input = x.input;
+        if (pathSyms !== null && input !== null && typeof input === 'object') {
           const p = typeof input.file_path === 'string' ? input.file_path
             : typeof input.path === 'string' ? input.path
             : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
-          if (p !== undefined) path = sym(p);
+          if (p !== undefined) {
+            path = pathSyms.get(p);
+            if (path === undefined) {
+              path = pathSyms.size + 1;
+              pathSyms.set(p, path);
+            }
+          }
         }
-        uses.push(i, sym(x.id) - 1, sym(x.name) - 1, path);
+        ids.push(x.id);
+        uses.push(i, sym(x.name) - 1, path);
       } else if (kind === 0 && x.type === 'tool_result') {
         if (typeof x.tool_use_id !== 'string') return null;
         const cc = x.content;
@@ -287,15 +306,23 @@ export function toolIndex(arr, from) {
         } else if (cc !== undefined && cc !== null) {
           return null;
         }
-        results.push(i, b, sym(x.tool_use_id) - 1, text, media, cleared);
+        results.push(i, b, findCall(x.tool_use_id), text, media, cleared);
       }
     }
   }
-  const out = new Uint32Array(2 + uses.length + results.length);
-  out[0] = uses.length / 4;
+  const out = new Uint32Array(3 + uses.length + results.length);
+  out[0] = uses.length / 3;
   out[1] = results.length / 6;
-  out.set(uses, 2);
-  out.set(results, 2 + uses.length);
+  out[2] = pathSyms === null ? 0 : pathSyms.size;
+  out.set(uses, 3);
+  out.set(results, 3 + uses.length);
+  return out;
+}
+
+// The tool_use_id of the tool result at each [message, block] pair of `at`.
+export function toolUseIdsAt(arr, at) {
+  const out = [];
+  for (let k = 0; k < at.length; k += 2) out.push(contentOf(arr[at[k]])[at[k + 1]].tool_use_id);
   return out;
 }
 
@@ -344,10 +371,4 @@ export function applyEdits(arr, ops, texts) {
   }
   flush();
   return out;
-}
-
-// Splits a string of the core's results, each preceded by RS, into an array (one crossing
-// for many strings).
-export function splitJoined(s) {
-  return s === '' ? [] : s.slice(1).split(RS);
 }

@@ -43,11 +43,11 @@ extern "C" {
     #[wasm_bindgen(js_name = describeContents)]
     fn describe_contents(arr: &JsValue, start: u32, end: u32, estimate: bool) -> Vec<u32>;
     #[wasm_bindgen(js_name = toolIndex)]
-    fn tool_index_js(arr: &JsValue, from: u32) -> Option<Vec<u32>>;
+    fn tool_index_js(arr: &JsValue, from: u32, with_paths: bool) -> Option<Vec<u32>>;
+    #[wasm_bindgen(js_name = toolUseIdsAt)]
+    fn tool_use_ids_at(arr: &JsValue, at: &[u32]) -> Array;
     #[wasm_bindgen(js_name = takeStrings)]
     fn take_strings() -> String;
-    #[wasm_bindgen(js_name = splitJoined)]
-    fn split_joined(s: &str) -> Array;
     #[wasm_bindgen(js_name = applyEdits)]
     fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Array;
 }
@@ -369,37 +369,37 @@ impl ConversationView for JsConversation<'_> {
         Ok(self.contents(i..i + 1, detail)?.remove(0))
     }
 
-    fn tool_index(&self, from: usize) -> Result<ToolIndex> {
-        let Some(words) = tool_index_js(self.array, from as u32) else {
+    fn tool_index(&self, from: usize, with_paths: bool) -> Result<ToolIndex> {
+        let Some(words) = tool_index_js(self.array, from as u32, with_paths) else {
             // Something is malformed: the detailed reader finds and names it.
             self.contents(from..self.len, Detail::Structure)?;
             return Err(Error::invalid_message("malformed tool block"));
         };
-        let strings: Vec<Str> = take_strings()
+        let names: Vec<Str> = take_strings()
             .split('\u{1e}')
             .skip(1)
             .map(Str::from)
             .collect();
         let (n_uses, n_results) = (words[0] as usize, words[1] as usize);
-        let uses_end = 2 + n_uses * 4;
+        let uses_end = 3 + n_uses * 3;
         let mut index = ToolIndex {
             uses: Vec::with_capacity(n_uses),
             results: Vec::with_capacity(n_results),
-            strings,
+            names,
+            path_count: words[2] as usize,
         };
-        for w in words[2..uses_end].chunks_exact(4) {
+        for w in words[3..uses_end].chunks_exact(3) {
             index.uses.push(ToolUseEntry {
                 message: w[0] as usize,
-                id: w[1],
-                name: w[2],
-                path: w[3].checked_sub(1),
+                name: w[1],
+                path: w[2].checked_sub(1),
             });
         }
         for w in words[uses_end..].chunks_exact(6) {
             index.results.push(ToolResultEntry {
                 message: w[0] as usize,
                 block: w[1] as usize,
-                tool_use_id: w[2],
+                call: (w[2] as usize).checked_sub(1),
                 text_units: w[3] as usize,
                 media: w[4] as usize,
                 is_cleared: w[5] != 0,
@@ -494,13 +494,14 @@ pub fn apply_edits(conv: &JsConversation<'_>, edits: &[Edit]) -> Result<Array> {
     Ok(apply_edits_js(conv.array, &flat, &texts.join("\u{1e}")))
 }
 
-/// Strings to a JS array in one crossing (each is preceded by RS, which cannot occur in them:
-/// the reader replaced it when it read them).
-pub fn strings_to_array(strings: &[String]) -> Array {
-    let mut joined = String::with_capacity(strings.iter().map(|s| s.len() + 1).sum());
-    for s in strings {
-        joined.push('\u{1e}');
-        joined.push_str(s);
-    }
-    split_joined(&joined)
+/// The `tool_use_id`s of the tool results the edits change, read in place (one crossing).
+pub fn edited_tool_use_ids(conv: &JsConversation<'_>, edits: &[Edit]) -> Array {
+    let at: Vec<u32> = edits
+        .iter()
+        .flat_map(|e| match e {
+            Edit::SetToolResultContent { message, block, .. } => [*message as u32, *block as u32],
+            Edit::ReplaceWithText { message, block, .. } => [*message as u32, *block as u32],
+        })
+        .collect();
+    tool_use_ids_at(conv.array, &at)
 }
