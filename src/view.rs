@@ -138,6 +138,7 @@ pub enum Detail {
     /// Ids, names, kinds and text lengths only (cheap).
     Structure,
     /// Also the serialized length of tool inputs and unknown blocks (for token estimates).
+    /// Ids, names and paths may be left out.
     Estimate,
 }
 

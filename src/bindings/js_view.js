@@ -6,7 +6,8 @@
 
 // Header bits of a message: kind in bits 0-2 (0 user, 1 assistant, 2 system, 3 attachment,
 // 4 other line, 7 not a message), 8 transcript line, 16 sidechain, 32 compact boundary,
-// 64 carries usage, 128 always set (0 means "not read yet" on the Rust side).
+// 64 carries usage, 128 always set (0 means "not read yet" on the Rust side), 256 a
+// transcript line whose message.stop_reason is null (usage logged mid-stream).
 const KIND = { user: 0, assistant: 1, system: 2, attachment: 3 };
 
 function header(m) {
@@ -19,7 +20,10 @@ function header(m) {
     if (m.isSidechain === true) bits |= 16;
     if (k === 2 && m.subtype === 'compact_boundary') bits |= 32;
     const inner = m.message;
-    if (inner !== null && typeof inner === 'object' && inner.usage != null) bits |= 64;
+    if (inner !== null && typeof inner === 'object') {
+      if (inner.usage != null) bits |= 64;
+      if (inner.stop_reason === null) bits |= 256;
+    }
   } else {
     const r = m.role;
     if (typeof r !== 'string') return 7 | 128;
@@ -71,11 +75,6 @@ export function readUsage(arr, i, out) {
     out[k] = typeof v === 'number' ? v : NaN;
   }
   return present;
-}
-
-export function usageIsPartial(arr, i) {
-  const inner = arr[i].message;
-  return inner !== null && typeof inner === 'object' && inner.stop_reason === null;
 }
 
 function idOf(m) {
@@ -138,7 +137,9 @@ function jsonLen(v) {
 // Strings of the last description, interned: symbol k + 1 is `strings[k]`, 0 is none.
 let strings = [];
 let symbols = new Map();
+let interning = true;
 function sym(s) {
+  if (!interning) return 0;
   let k = symbols.get(s);
   if (k === undefined) {
     strings.push(s.indexOf(RS) === -1 ? s : s.replace(SEP_ALL, '\ufffd'));
@@ -209,10 +210,12 @@ function describeBlock(b, estimate, out) {
 // Describes the content of arr[start..end]. Two numbers per message, then its blocks:
 // [0, 0] no content (or not a message), [1, n] string content of n UTF-16 units, [2, n] an
 // attachment payload of n JSON units, [3, 0] content of a wrong type, [4, n] n blocks.
-// The strings the symbols refer to are fetched with `takeStrings`.
+// The strings the symbols refer to are fetched with `takeStrings`; an estimate (which needs
+// no ids or names) interns nothing and leaves every symbol 0.
 export function describeContents(arr, start, end, estimate) {
   strings = [];
   symbols = new Map();
+  interning = !estimate;
   const out = [];
   for (let i = start; i < end; i++) {
     const m = arr[i];
@@ -244,6 +247,7 @@ export function describeContents(arr, start, end, estimate) {
 export function toolIndex(arr, from, withPaths) {
   strings = [];
   symbols = new Map();
+  interning = true;
   const pathSyms = withPaths ? new Map() : null;
   const uses = [];
   const ids = [];

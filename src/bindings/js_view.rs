@@ -28,8 +28,6 @@ extern "C" {
     fn rfind_js(arr: &JsValue, end: u32, mask: u32) -> i32;
     #[wasm_bindgen(js_name = readUsage)]
     fn read_usage(arr: &JsValue, i: u32, out: &mut [f64]) -> i32;
-    #[wasm_bindgen(js_name = usageIsPartial)]
-    fn usage_is_partial_js(arr: &JsValue, i: u32) -> bool;
     #[wasm_bindgen(js_name = messageId)]
     fn message_id(arr: &JsValue, i: u32) -> Option<String>;
     #[wasm_bindgen(js_name = sameResponse)]
@@ -58,6 +56,7 @@ const TRANSCRIPT: u32 = 8;
 const SIDECHAIN: u32 = 16;
 const BOUNDARY: u32 = 32;
 const HAS_USAGE: u32 = 64;
+const PARTIAL_USAGE: u32 = 256;
 const FIRST_CHUNK: usize = 8;
 const MAX_CHUNK: usize = 4096;
 
@@ -329,7 +328,7 @@ impl ConversationView for JsConversation<'_> {
     }
 
     fn usage_is_partial(&self, i: usize) -> bool {
-        self.header(i) & TRANSCRIPT != 0 && usage_is_partial_js(self.array, i as u32)
+        self.header(i) & PARTIAL_USAGE != 0
     }
 
     fn is_sidechain(&self, i: usize) -> bool {
@@ -436,8 +435,15 @@ impl ConversationView for JsConversation<'_> {
             range.end as u32,
             detail == Detail::Estimate,
         );
-        let table = take_strings();
-        let strings = table.split('\u{1e}').skip(1).map(Str::from).collect();
+        let strings = if detail == Detail::Estimate {
+            Vec::new() // estimates need no ids or names: nothing was interned
+        } else {
+            take_strings()
+                .split('\u{1e}')
+                .skip(1)
+                .map(Str::from)
+                .collect()
+        };
         let mut d = Decoder {
             words: &words,
             pos: 0,
