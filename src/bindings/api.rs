@@ -18,7 +18,7 @@ use crate::tokens;
 use crate::transcript;
 use crate::view::ConversationView;
 
-#[wasm_bindgen(start)]
+#[wasm_bindgen(start, private)]
 fn start() {
     console_error_panic_hook::set_once();
 }
