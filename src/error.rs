@@ -22,6 +22,25 @@ pub enum ErrorCode {
     MalformedTranscript,
     /// A line could not be written back as JSON.
     SerializationFailed,
+    /// The caller's abort signal fired; nothing was committed.
+    Aborted,
+    /// The summary was cut off at `max_tokens`; nothing was committed.
+    SummaryTruncated,
+    /// The summarizer returned no summary text; nothing was committed.
+    EmptySummary,
+    /// The summary request stayed too long after the allowed retries.
+    PromptTooLong,
+    /// The summarizer failed (non-transient error, or transient retries exhausted).
+    SummarizerFailed,
+    /// The compacted context would not be smaller than before; nothing was committed.
+    CompactionNotSmaller,
+    /// Compaction is disabled by configuration.
+    CompactDisabled,
+    /// There is nothing to summarize.
+    NothingToCompact,
+    /// Session-memory compaction did not apply (no memory, or the result would still be
+    /// above the threshold).
+    SessionMemoryNotApplicable,
 }
 
 impl ErrorCode {
@@ -34,6 +53,15 @@ impl ErrorCode {
             ErrorCode::InvalidConfig => "INVALID_CONFIG",
             ErrorCode::MalformedTranscript => "MALFORMED_TRANSCRIPT",
             ErrorCode::SerializationFailed => "SERIALIZATION_FAILED",
+            ErrorCode::Aborted => "ABORTED",
+            ErrorCode::SummaryTruncated => "SUMMARY_TRUNCATED",
+            ErrorCode::EmptySummary => "EMPTY_SUMMARY",
+            ErrorCode::PromptTooLong => "PROMPT_TOO_LONG",
+            ErrorCode::SummarizerFailed => "SUMMARIZER_FAILED",
+            ErrorCode::CompactionNotSmaller => "COMPACTION_NOT_SMALLER",
+            ErrorCode::CompactDisabled => "COMPACT_DISABLED",
+            ErrorCode::NothingToCompact => "NOTHING_TO_COMPACT",
+            ErrorCode::SessionMemoryNotApplicable => "SESSION_MEMORY_NOT_APPLICABLE",
         }
     }
 }

@@ -1,0 +1,92 @@
+// Helpers behind the Rust environment of the pipeline (src/bindings/env.rs): calling the
+// caller's callbacks so that a thrown error, a rejected Promise and a plain value all come
+// back as a Promise, and so that the caller's AbortSignal interrupts every wait at once even
+// when a callback ignores it. No decisions are made here.
+
+function abortError(signal) {
+  const reason = signal && signal.reason;
+  if (reason instanceof Error) return reason;
+  const e = new Error('The operation was aborted');
+  e.name = 'AbortError';
+  e.code = 'ABORTED';
+  return e;
+}
+
+// Promise of `f(...args)`, rejected as soon as `signal` aborts.
+export function callAbortable(f, thisArg, args, signal) {
+  if (signal && signal.aborted) return Promise.reject(abortError(signal));
+  let result;
+  try {
+    result = Promise.resolve(f.apply(thisArg, args));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  if (!signal) return result;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    result.then(
+      (v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
+      (e) => { signal.removeEventListener('abort', onAbort); reject(e); },
+    );
+  });
+}
+
+// A Promise resolved after `ms`, rejected at once when `signal` aborts.
+export function sleepAbortable(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal && signal.aborted) return reject(abortError(signal));
+    const timer = setTimeout(() => {
+      if (signal) signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => { clearTimeout(timer); reject(abortError(signal)); };
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export function isAborted(signal) {
+  return !!(signal && signal.aborted);
+}
+
+// Calls `f(event)` and swallows what it throws: progress reporting never breaks compaction.
+export function notify(f, event) {
+  try {
+    f(event);
+  } catch (_) {
+    // ignored on purpose
+  }
+}
+
+export function newUuid() {
+  const c = globalThis.crypto;
+  if (c && typeof c.randomUUID === 'function') return c.randomUUID();
+  const h = [];
+  for (let i = 0; i < 32; i++) h.push(Math.floor(Math.random() * 16).toString(16));
+  h[12] = '4';
+  h[16] = ((parseInt(h[16], 16) & 3) | 8).toString(16);
+  const s = h.join('');
+  return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
+}
+
+export function nowIso() {
+  return new Date().toISOString();
+}
+
+// Empties the caller's read-file state and loaded-memory paths after a successful
+// compaction (Map/Set: clear(); plain object: its own keys deleted; array: emptied).
+export function clearState(v) {
+  if (v === null || typeof v !== 'object') return;
+  if (typeof v.clear === 'function') v.clear();
+  else if (Array.isArray(v)) v.length = 0;
+  else for (const k of Object.keys(v)) delete v[k];
+}
+
+// Entries of a Map, a plain object, or an array of {path, …} records, as [key, value] pairs.
+export function entriesOf(v) {
+  if (v === null || v === undefined) return [];
+  if (v instanceof Map) return Array.from(v.entries());
+  if (Array.isArray(v)) return v.map((x) => [x && typeof x === 'object' ? (x.path ?? x.name) : x, x]);
+  if (typeof v === 'object') return Object.entries(v);
+  return null;
+}
