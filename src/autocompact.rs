@@ -87,6 +87,118 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
     })
 }
 
+/// Consecutive failed auto-compactions after which the circuit breaker opens (sessions have
+/// been seen retrying thousands of times without one).
+pub const MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES: u32 = 3;
+
+/// State the caller keeps across turns for auto-compaction.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tracking {
+    /// Failed auto-compactions in a row.
+    pub consecutive_failures: u32,
+    /// Turn counter of the caller (for reactive compaction's once-per-turn rule).
+    pub turn_id: Option<String>,
+    /// The turn in which reactive compaction last ran.
+    pub reactive_turn_id: Option<String>,
+}
+
+/// The answer of `autoCompactIfNeeded`.
+#[derive(Debug)]
+pub struct AutoCompactOutcome {
+    /// Whether the conversation was compacted (apply `result`).
+    pub was_compacted: bool,
+    /// The compaction, when one happened.
+    pub result: Option<crate::pipeline::CompactionResult>,
+    /// The new failure count (0 after a success).
+    pub consecutive_failures: u32,
+    /// The failure, reported rather than thrown.
+    pub error: Option<crate::pipeline::CompactError>,
+    /// Why nothing was attempted (`disabled`, `circuitBreakerOpen`, `belowThreshold`, …).
+    pub skipped: Option<&'static str>,
+}
+
+/// `autoCompactIfNeeded` (SPEC §6): guards, circuit breaker, session memory first, then full
+/// compaction. A failure is returned in the outcome (never thrown into the caller's turn)
+/// and counts towards the breaker.
+pub async fn auto_compact_if_needed<E: crate::env::Environment + ?Sized>(
+    messages: &[crate::messages::Message],
+    ctx: &crate::pipeline::CompactContext,
+    tracking: &Tracking,
+    query: &ShouldAutoCompactOptions,
+    retry_base_ms: Option<u64>,
+    env: &E,
+) -> Result<AutoCompactOutcome> {
+    let skip = |why: &'static str| AutoCompactOutcome {
+        was_compacted: false,
+        result: None,
+        consecutive_failures: tracking.consecutive_failures,
+        error: None,
+        skipped: Some(why),
+    };
+    if ctx.config.disable_compact == Some(true) {
+        return Ok(skip("disabled"));
+    }
+    if tracking.consecutive_failures >= MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES {
+        return Ok(skip("circuitBreakerOpen"));
+    }
+    let decision = should_auto_compact(messages, &ctx.model, query, &ctx.config)?;
+    if !decision.should_compact {
+        return Ok(skip(decision.blocked_by.unwrap_or("belowThreshold")));
+    }
+    let failed = |e: crate::pipeline::CompactError| AutoCompactOutcome {
+        was_compacted: false,
+        result: None,
+        consecutive_failures: tracking.consecutive_failures + 1,
+        error: Some(e),
+        skipped: None,
+    };
+    let pre = match crate::pipeline::pre_compact_hooks(
+        env,
+        ctx,
+        crate::boundary::Trigger::Auto,
+        None,
+        decision.token_count,
+        serde_json::json!({}),
+    )
+    .await
+    {
+        Ok(p) => p,
+        Err(e) => return Ok(failed(e)),
+    };
+    match crate::pipeline::try_session_memory_compaction(messages, ctx, Some(pre.clone()), env)
+        .await
+    {
+        Ok(r) => {
+            return Ok(AutoCompactOutcome {
+                was_compacted: true,
+                result: Some(r),
+                consecutive_failures: 0,
+                error: None,
+                skipped: None,
+            })
+        }
+        Err(e) if e.error.code == crate::error::ErrorCode::Aborted => return Ok(failed(e)),
+        Err(_) => {} // not applicable: full compaction
+    }
+    let options = crate::pipeline::CompactOptions {
+        is_auto_compact: true,
+        suppress_follow_up_questions: true,
+        retry_base_ms,
+        pre_compact: Some(pre),
+        ..Default::default()
+    };
+    match crate::pipeline::compact_conversation(messages, ctx, &options, env).await {
+        Ok(r) => Ok(AutoCompactOutcome {
+            was_compacted: true,
+            result: Some(r),
+            consecutive_failures: 0,
+            error: None,
+            skipped: None,
+        }),
+        Err(e) => Ok(failed(e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,6 +41,10 @@ pub enum ErrorCode {
     /// Session-memory compaction did not apply (no memory, or the result would still be
     /// above the threshold).
     SessionMemoryNotApplicable,
+    /// Reactive compaction was asked for an error that is not about the context's size.
+    ReactiveNotApplicable,
+    /// Reactive compaction already ran for this turn.
+    ReactiveAlreadyTried,
 }
 
 impl ErrorCode {
@@ -62,6 +66,8 @@ impl ErrorCode {
             ErrorCode::CompactDisabled => "COMPACT_DISABLED",
             ErrorCode::NothingToCompact => "NOTHING_TO_COMPACT",
             ErrorCode::SessionMemoryNotApplicable => "SESSION_MEMORY_NOT_APPLICABLE",
+            ErrorCode::ReactiveNotApplicable => "REACTIVE_NOT_APPLICABLE",
+            ErrorCode::ReactiveAlreadyTried => "REACTIVE_ALREADY_TRIED",
         }
     }
 }

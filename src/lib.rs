@@ -22,6 +22,7 @@ pub mod hash;
 pub mod messages;
 pub mod microcompact;
 pub mod pipeline;
+pub mod reactive;
 pub mod restore;
 pub mod retry;
 pub mod session_memory;

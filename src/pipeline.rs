@@ -768,7 +768,8 @@ async fn finish<E: Environment + ?Sized>(
         timestamp: timestamp.clone(),
         session_fields: fields.clone(),
     });
-    let text = summary::summary_message_text(&f.summary_text, f.auto, f.suppress_follow_up_questions);
+    let text =
+        summary::summary_message_text(&f.summary_text, f.auto, f.suppress_follow_up_questions);
     let summary_uuid = env.new_uuid();
     let summary_messages = vec![summary::summary_message(
         &text,
@@ -918,7 +919,11 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
         Ok(Some(m)) => m,
         Ok(None) => return Err(not("no session memory")),
         Err(e) if e.aborted => {
-            return Err(CompactError::from_call(ErrorCode::Aborted, "aborted reading session memory", e))
+            return Err(CompactError::from_call(
+                ErrorCode::Aborted,
+                "aborted reading session memory",
+                e,
+            ))
         }
         Err(e) => {
             return Err(CompactError::from_call(
@@ -935,7 +940,15 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
     let pre = match pre {
         Some(p) => p,
         None => {
-            pre_compact_hooks(env, ctx, Trigger::Auto, None, pre_tokens, json!({"sessionMemory": true})).await?
+            pre_compact_hooks(
+                env,
+                ctx,
+                Trigger::Auto,
+                None,
+                pre_tokens,
+                json!({"sessionMemory": true}),
+            )
+            .await?
         }
     };
     finish(

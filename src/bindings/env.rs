@@ -19,7 +19,12 @@ use crate::view::UsageCounts;
 #[wasm_bindgen(module = "/src/bindings/js_env.js")]
 extern "C" {
     #[wasm_bindgen(js_name = callAbortable)]
-    fn call_abortable(f: &Function, this: &JsValue, args: &Array, signal: &JsValue) -> js_sys::Promise;
+    fn call_abortable(
+        f: &Function,
+        this: &JsValue,
+        args: &Array,
+        signal: &JsValue,
+    ) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sleepAbortable)]
     fn sleep_abortable(ms: f64, signal: &JsValue) -> js_sys::Promise;
     #[wasm_bindgen(js_name = isAborted)]
@@ -80,8 +85,12 @@ impl JsEnv {
             optional_function(&hooks_this, "postCompact", "context.hooks")?,
         ];
         let signal = prop(context, "signal");
-        if !(signal.is_undefined() || signal.is_null()) && prop(&signal, "aborted").as_bool().is_none() {
-            return Err(Error::invalid_argument("context.signal must be an AbortSignal"));
+        if !(signal.is_undefined() || signal.is_null())
+            && prop(&signal, "aborted").as_bool().is_none()
+        {
+            return Err(Error::invalid_argument(
+                "context.signal must be an AbortSignal",
+            ));
         }
         Ok(JsEnv {
             summarize,
@@ -93,11 +102,6 @@ impl JsEnv {
             on_progress: optional_function(context, "onProgress", "context")?,
             on_text: prop(context, "onText"),
         })
-    }
-
-    /// The caller's signal (for the `summarize` options).
-    pub fn signal(&self) -> &JsValue {
-        &self.signal
     }
 
     fn call(&self, f: &Function, this: &JsValue, args: &[JsValue]) -> JsFuture {
@@ -223,7 +227,10 @@ fn hook_output(kind: HookKind, v: &JsValue) -> HookOutput {
 }
 
 impl Environment for JsEnv {
-    fn summarize(&self, request: &SummaryRequest) -> LocalFuture<'_, std::result::Result<SummaryResponse, CallError>> {
+    fn summarize(
+        &self,
+        request: &SummaryRequest,
+    ) -> LocalFuture<'_, std::result::Result<SummaryResponse, CallError>> {
         let req = to_js(request);
         let opts = Object::new();
         let _ = Reflect::set(&opts, &"signal".into(), &self.signal);
@@ -244,7 +251,10 @@ impl Environment for JsEnv {
         self.read_file.is_some()
     }
 
-    fn read_file(&self, path: &str) -> LocalFuture<'_, std::result::Result<Option<String>, CallError>> {
+    fn read_file(
+        &self,
+        path: &str,
+    ) -> LocalFuture<'_, std::result::Result<Option<String>, CallError>> {
         let path = JsValue::from_str(path);
         Box::pin(async move {
             let Some(f) = &self.read_file else {
@@ -258,10 +268,15 @@ impl Environment for JsEnv {
         })
     }
 
-    fn run_hook(&self, kind: HookKind, input: Value) -> Option<LocalFuture<'_, std::result::Result<HookOutput, CallError>>> {
+    fn run_hook(
+        &self,
+        kind: HookKind,
+        input: Value,
+    ) -> Option<LocalFuture<'_, std::result::Result<HookOutput, CallError>>> {
         let f = self.hooks[kind as usize].clone()?;
         Some(Box::pin(async move {
-            let input = to_js(&input).map_err(|_| CallError::new("could not build the hook input"))?;
+            let input =
+                to_js(&input).map_err(|_| CallError::new("could not build the hook input"))?;
             let v = self
                 .call(&f, &self.hooks_this, &[input])
                 .await

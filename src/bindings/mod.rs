@@ -5,6 +5,8 @@
 
 mod api;
 mod convert;
+mod env;
 mod js_view;
+mod pipeline_api;
 #[cfg(test)]
 mod wasm_tests;
