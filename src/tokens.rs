@@ -228,6 +228,117 @@ pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Re
     })
 }
 
+/// What the running count needs to know about one message.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MessageFacts {
+    /// The message's kind.
+    pub kind: Option<Kind>,
+    /// A sub-agent line.
+    pub sidechain: bool,
+    /// A `compact_boundary` line.
+    pub boundary: bool,
+    /// Its usage, when it carries one.
+    pub usage: Option<crate::view::UsageCounts>,
+    /// Its usage was logged mid-stream (`stop_reason: null`).
+    pub partial: bool,
+    /// `message.id`.
+    pub id: Option<String>,
+    /// Estimated tokens (0 when not sent to the model).
+    pub tokens: u64,
+}
+
+/// Reads the facts of message `i`.
+pub fn message_facts<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result<MessageFacts> {
+    let kind = view.kind(i)?;
+    let assistant = kind == Kind::Assistant;
+    Ok(MessageFacts {
+        kind: Some(kind),
+        sidechain: view.is_sidechain(i),
+        boundary: view.is_compact_boundary(i),
+        usage: if assistant { view.usage(i)? } else { None },
+        partial: assistant && view.usage_is_partial(i),
+        id: if assistant { view.message_id(i) } else { None },
+        tokens: estimate_message(view, i)?,
+    })
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Anchor {
+    usage: crate::view::UsageCounts,
+    partial: bool,
+    id: Option<String>,
+    own: u64,
+}
+
+/// [`token_count_with_estimation`] kept up to date message by message: each push costs the
+/// work of that message only, and the total is the same as counting the whole list again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunningCount {
+    anchor: Option<Anchor>,
+    /// Estimates after the anchor response's first line (not its own lines).
+    rest: u64,
+    /// Estimates since the last boundary, for when no response carries usage.
+    all: u64,
+}
+
+impl RunningCount {
+    /// Adds the next message.
+    pub fn push(&mut self, f: &MessageFacts) {
+        if f.sidechain {
+            return;
+        }
+        if f.boundary {
+            *self = RunningCount::default();
+            return;
+        }
+        self.all += f.tokens;
+        let same_response = |a: &Anchor| a.id.is_some() && a.id == f.id;
+        if f.kind == Some(Kind::Assistant) {
+            if let Some(usage) = f.usage {
+                match &mut self.anchor {
+                    Some(a) if same_response(a) => {
+                        a.usage = usage;
+                        a.partial = f.partial;
+                        a.own += f.tokens;
+                    }
+                    _ => {
+                        self.anchor = Some(Anchor {
+                            usage,
+                            partial: f.partial,
+                            id: f.id.clone(),
+                            own: f.tokens,
+                        });
+                        self.rest = 0;
+                    }
+                }
+                return;
+            }
+            if let Some(a) = &mut self.anchor {
+                if same_response(a) {
+                    a.own += f.tokens;
+                    return;
+                }
+            }
+        }
+        self.rest += f.tokens;
+    }
+
+    /// The context size in tokens.
+    pub fn total(&self) -> u64 {
+        match &self.anchor {
+            None => self.all,
+            Some(a) => {
+                let response = if a.partial {
+                    a.usage.output_tokens.max(a.own)
+                } else {
+                    a.usage.output_tokens
+                };
+                a.usage.input_total() + response + self.rest
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,6 +439,29 @@ mod tests {
             {"role": "assistant", "content": "x".repeat(400), "usage": {"input_tokens": 10, "output_tokens": 40}}
         ]));
         assert_eq!(c.total, 50);
+    }
+
+    #[test]
+    fn running_count_matches_the_batch_count_at_every_prefix() {
+        for file in [
+            "cc_small_short.jsonl",
+            "cc_image_9e953218.jsonl",
+            "cc_long_autocompact_4d5611e5.jsonl",
+        ] {
+            let path = format!(
+                "{}/../shared/transcripts/{file}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("test transcript {path} is missing: {e}"));
+            let m = crate::transcript::parse_transcript(&text).unwrap();
+            let mut running = RunningCount::default();
+            for i in 0..m.len() {
+                running.push(&message_facts(m.as_slice(), i).unwrap());
+                let batch = token_count_with_estimation(&m[..=i]).unwrap().total;
+                assert_eq!(running.total(), batch, "{file} after line {i}");
+            }
+        }
     }
 
     #[test]

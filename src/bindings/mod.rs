@@ -4,6 +4,7 @@
 //! of the caller's objects.
 
 mod api;
+mod compactor;
 mod convert;
 mod env;
 mod js_view;

@@ -175,7 +175,7 @@ pub fn messages_arg(messages: &JsValue) -> crate::Result<Vec<Message>> {
 }
 
 /// A pipeline error as a JS `Error` with `code`, keeping the callback's error as `cause`.
-fn compact_error(e: CompactError) -> JsValue {
+pub(crate) fn compact_error(e: CompactError) -> JsValue {
     let err = js_error(e.error);
     if let Some(c) = e.cause.and_then(|c| c.cause) {
         if let Ok(v) = Rc::downcast::<JsValue>(c) {
@@ -280,7 +280,7 @@ pub fn result_js(r: &CompactionResult, input: &JsValue) -> JsResult<JsValue> {
 
 /// After a successful compaction: the read-file state and loaded memory paths are cleared
 /// (the snapshot was taken when the call began); sent skill names are deliberately kept.
-fn commit_context(context: &JsValue) {
+pub(crate) fn commit_context(context: &JsValue) {
     clear_state(&prop(context, "readFileState"));
     clear_state(&prop(context, "loadedNestedMemoryPaths"));
 }
