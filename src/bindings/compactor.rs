@@ -326,7 +326,7 @@ fn commit(
         tracking: s.tracking.clone(),
         compacting: false,
     };
-    let all: Array = compacted.iter().chain(pending.into_iter()).collect();
+    let all: Array = compacted.iter().chain(pending).collect();
     fresh.push_all(&all).map_err(|e| {
         js_error(Error::new(
             ErrorCode::InvalidMessage,
