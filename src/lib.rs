@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+pub mod api_view;
 pub mod autocompact;
 pub mod boundary;
 pub mod config;

@@ -463,3 +463,25 @@ pub fn build_api_context_management(options: JsValue) -> JsResult<JsValue> {
         None => Ok(JsValue::NULL),
     }
 }
+
+/// `toApiMessages(messages)`: what is sent to the Messages API — `{role, content}` messages
+/// after the last compaction boundary, non-API lines and sub-agent lines left out, split
+/// responses and consecutive same-role messages merged, attachments as user text.
+#[wasm_bindgen(js_name = toApiMessages)]
+pub fn to_api_messages(messages: JsValue) -> JsResult<JsValue> {
+    let typed = js(messages_arg(&messages))?;
+    to_js(&crate::api_view::to_api_messages(&typed))
+}
+
+/// `validateForApi(messages)` → `{valid, problems: [{message, problem}]}`: the invariants
+/// the Messages API enforces (user first, tool pairs, no empty content), checked on the API
+/// view of `messages`.
+#[wasm_bindgen(js_name = validateForApi)]
+pub fn validate_for_api(messages: JsValue) -> JsResult<JsValue> {
+    let typed = js(messages_arg(&messages))?;
+    let problems = crate::api_view::validate_for_api(&typed);
+    let o = Object::new();
+    Reflect::set(&o, &"valid".into(), &problems.is_empty().into())?;
+    Reflect::set(&o, &"problems".into(), &to_js(&problems)?)?;
+    Ok(o.into())
+}
