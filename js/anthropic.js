@@ -1,0 +1,889 @@
+// anthropicSummarizer: the summarizer of SPEC §16 for the Anthropic Messages API, in plain
+// JavaScript (no WebAssembly, no dependencies). It runs wherever WHATWG `fetch`, `ReadableStream`,
+// `TextDecoder` and `AbortController` exist: browsers and Node.js 20+.
+//
+// Wire facts it relies on (Anthropic API docs and the official TypeScript SDK):
+// - POST {baseURL}/v1/messages with `x-api-key`, `anthropic-version: 2023-06-01` and
+//   `content-type: application/json`; browsers also need
+//   `anthropic-dangerous-direct-browser-access: true` or the API refuses the CORS request.
+// - With `stream: true` the answer is server-sent events, each named after its JSON `type`:
+//   message_start, content_block_start, content_block_delta (text_delta, thinking_delta,
+//   signature_delta, input_json_delta, citations_delta), content_block_stop, message_delta
+//   (stop_reason, cumulative usage), message_stop, plus ping and error at any time. An error
+//   can arrive after the 200 status line, as an `error` event.
+// - Error bodies: `{type: "error", error: {type, message}, request_id?}`; every response carries
+//   a `request-id` header. Statuses: 400 invalid_request_error, 401 authentication_error,
+//   402 billing_error, 403 permission_error, 404 not_found_error, 413 request_too_large,
+//   429 rate_limit_error, 500 api_error, 504 timeout_error, 529 overloaded_error.
+// - Retry hints: `retry-after` (seconds or an HTTP date), `retry-after-ms`, `x-should-retry`.
+
+const DEFAULT_BASE_URL = 'https://api.anthropic.com';
+const API_VERSION = '2023-06-01';
+
+/** The HTTP status each API error type is sent with (used for errors that arrive in a stream). */
+const STATUS_OF_TYPE = Object.freeze({
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+});
+
+/** Statuses never retried, whatever the server hints: the request itself must change. */
+const NEVER_RETRY = new Set([400, 401, 402, 403, 404, 413, 422]);
+
+/** Error types of an `error` stream event worth another attempt. */
+const TRANSIENT_TYPES = new Set(['overloaded_error', 'api_error', 'rate_limit_error', 'timeout_error']);
+
+/**
+ * The error every failure of a summarizer made by {@link anthropicSummarizer} is reported with
+ * (except an exception thrown by the caller's own `onText`, which is passed through untouched).
+ *
+ * `code` says what happened:
+ * - `ANTHROPIC_API_ERROR`: the API answered with an error status, or sent an `error` event
+ *   in the stream (`status` is then the status that error type is sent with, e.g. 529).
+ * - `NETWORK_ERROR`: fetch failed, or the connection broke or ended before `message_stop`.
+ * - `TIMEOUT`: `timeoutMs` or `idleTimeoutMs` ran out.
+ * - `ABORTED`: the caller's `signal` aborted (`name` is then `'AbortError'`).
+ * - `INVALID_RESPONSE`: a 2xx answer whose body could not be read as the Messages API format.
+ */
+export class AnthropicApiError extends Error {
+  /**
+   * @param {string} message Human-readable text; for API errors it names the status and the API's message.
+   * @param {object} [details]
+   * @param {string} [details.code] One of the codes above; default `ANTHROPIC_API_ERROR`.
+   * @param {number} [details.status] HTTP status (or the status of a streamed error's type).
+   * @param {unknown} [details.error] The parsed API error body (or its raw text when not JSON).
+   * @param {Record<string, string>} [details.headers] Response headers, names in lower case.
+   * @param {string} [details.requestId] The `request-id` response header.
+   * @param {string} [details.type] The API error type, e.g. `invalid_request_error`.
+   * @param {boolean} [details.retryable] Whether the failure is transient.
+   * @param {number} [details.retryAfterMs] The wait the server asked for, if it did.
+   * @param {unknown} [details.cause] The underlying error.
+   */
+  constructor(message, details = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    if (details.cause !== undefined && this.cause === undefined) this.cause = details.cause;
+    /** @type {string} */
+    this.name = 'AnthropicApiError';
+    /** @type {'ANTHROPIC_API_ERROR' | 'NETWORK_ERROR' | 'TIMEOUT' | 'ABORTED' | 'INVALID_RESPONSE'} */
+    this.code = /** @type {any} */ (details.code ?? 'ANTHROPIC_API_ERROR');
+    /** @type {number | undefined} */
+    this.status = details.status;
+    /** @type {unknown} */
+    this.error = details.error;
+    /** @type {Record<string, string>} */
+    this.headers = details.headers ?? {};
+    /** @type {string | undefined} */
+    this.requestId = details.requestId;
+    /** @type {string | undefined} */
+    this.type = details.type;
+    /** @type {boolean} */
+    this.retryable = details.retryable ?? false;
+    /** @type {number | undefined} */
+    this.retryAfterMs = details.retryAfterMs;
+    /** True once this summarizer gave up retrying a transient failure (the library then won't retry). */
+    this.retriesExhausted = false;
+    /** How many HTTP attempts were made before this error was thrown. */
+    this.attempts = 1;
+  }
+}
+
+/**
+ * Makes a summarizer (SPEC §16) that sends the library's summary request to the Anthropic
+ * Messages API and resolves with the Messages API response body.
+ *
+ * @param {import('./anthropic.js').AnthropicSummarizerOptions} [options]
+ * @returns {import('./anthropic.js').Summarizer}
+ * @example
+ *   const summarize = anthropicSummarizer({ apiKey, model: 'claude-sonnet-4-5' });
+ *   const response = await summarize(request, { signal, onText: (t) => progress(t) });
+ */
+export function anthropicSummarizer(options = {}) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError('anthropicSummarizer: options must be an object');
+  }
+  const {
+    apiKey,
+    model,
+    baseURL = DEFAULT_BASE_URL,
+    fetch: fetchImpl = globalThis.fetch,
+    headers: userHeaders = {},
+    maxRetries = 2,
+    timeoutMs,
+    idleTimeoutMs,
+    stream = true,
+    retryBaseMs = 500,
+    retryMaxMs = 8_000,
+    maxRetryAfterMs = 60_000,
+  } = options;
+  if (typeof fetchImpl !== 'function') {
+    throw new TypeError('anthropicSummarizer: no fetch function (pass options.fetch)');
+  }
+  if (apiKey !== undefined && apiKey !== null && typeof apiKey !== 'string') {
+    throw new TypeError('anthropicSummarizer: apiKey must be a string');
+  }
+  if (model !== undefined && model !== null && typeof model !== 'string') {
+    throw new TypeError('anthropicSummarizer: model must be a string');
+  }
+  if (typeof baseURL !== 'string' || baseURL === '') {
+    throw new TypeError('anthropicSummarizer: baseURL must be a non-empty string');
+  }
+  checkCount('maxRetries', maxRetries, false);
+  if (!Number.isInteger(maxRetries)) throw new TypeError('anthropicSummarizer: maxRetries must be an integer');
+  checkCount('timeoutMs', timeoutMs, true);
+  checkCount('idleTimeoutMs', idleTimeoutMs, true);
+  checkCount('retryBaseMs', retryBaseMs, false);
+  checkCount('retryMaxMs', retryMaxMs, false);
+  checkCount('maxRetryAfterMs', maxRetryAfterMs, false);
+
+  const url = baseURL.replace(/\/+$/, '') + '/v1/messages';
+  try {
+    new URL(url);
+  } catch {
+    throw new TypeError(`anthropicSummarizer: baseURL is not a URL: ${baseURL}`);
+  }
+  /** @type {Record<string, string>} */
+  const headers = {
+    'content-type': 'application/json',
+    'anthropic-version': API_VERSION,
+    'anthropic-dangerous-direct-browser-access': 'true',
+  };
+  if (apiKey) headers['x-api-key'] = apiKey;
+  mergeHeaders(headers, userHeaders);
+  const useStream = Boolean(stream);
+
+  /**
+   * @param {import('./anthropic.js').MessagesRequest} request
+   * @param {import('./anthropic.js').SummarizeOptions} [callOptions]
+   * @returns {Promise<import('./anthropic.js').MessagesResponse>}
+   */
+  async function summarize(request, callOptions = {}) {
+    if (request === null || typeof request !== 'object' || Array.isArray(request)) {
+      throw new TypeError('summarize: request must be a Messages API request body (an object)');
+    }
+    const { signal, onText } = callOptions ?? {};
+    if (onText !== undefined && onText !== null && typeof onText !== 'function') {
+      throw new TypeError('summarize: onText must be a function');
+    }
+    if (signal?.aborted) throw abortError(signal);
+
+    const body = { ...request };
+    if (model) body.model = model;
+    if (useStream) body.stream = true;
+    else delete body.stream;
+    const payload = JSON.stringify(body);
+    /** Shared by the attempts: once text reached `onText`, a failure is no longer retried. */
+    const call = { delivered: false, onText: onText ?? undefined };
+
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await runAttempt(payload, signal, call);
+      } catch (err) {
+        if (!(err instanceof AnthropicApiError)) throw err;
+        err.attempts = attempt + 1;
+        if (err.code === 'ABORTED' || !err.retryable || call.delivered) throw err;
+        if (attempt >= maxRetries) {
+          err.retriesExhausted = true;
+          throw err;
+        }
+        let delay;
+        if (err.retryAfterMs !== undefined) {
+          if (err.retryAfterMs > maxRetryAfterMs) {
+            // Waiting that long is the caller's decision, not a silent stall inside summarize.
+            err.retriesExhausted = true;
+            throw err;
+          }
+          delay = err.retryAfterMs;
+        } else {
+          // Exponential backoff with full jitter.
+          delay = Math.random() * Math.min(retryMaxMs, retryBaseMs * 2 ** attempt);
+        }
+        await sleep(delay, signal);
+      }
+    }
+  }
+
+  /**
+   * One HTTP attempt: the request, then the SSE stream or the JSON body.
+   * @param {string} payload
+   * @param {AbortSignal | undefined} signal
+   * @param {{delivered: boolean, onText: ((text: string) => void) | undefined}} call
+   * @returns {Promise<import('./anthropic.js').MessagesResponse>}
+   */
+  async function runAttempt(payload, signal, call) {
+    const ctl = new AbortController();
+    /** @type {null | 'user' | 'timeout' | 'idle'} */
+    let stopReason = null;
+    const stop = (/** @type {'user' | 'timeout' | 'idle'} */ why) => {
+      if (stopReason === null) stopReason = why;
+      ctl.abort();
+    };
+    const onUserAbort = () => stop('user');
+    signal?.addEventListener('abort', onUserAbort, { once: true });
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let deadline;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let idle;
+    if (timeoutMs !== undefined && timeoutMs !== null) deadline = setTimeout(() => stop('timeout'), timeoutMs);
+    const bumpIdle = () => {
+      if (idleTimeoutMs === undefined || idleTimeoutMs === null) return;
+      clearTimeout(idle);
+      idle = setTimeout(() => stop('idle'), idleTimeoutMs);
+    };
+    /** The error for the reason this attempt was stopped. */
+    const stopError = () =>
+      stopReason === 'user'
+        ? abortError(signal)
+        : new AnthropicApiError(
+            stopReason === 'idle'
+              ? `Anthropic API request timed out: no data for ${idleTimeoutMs} ms`
+              : `Anthropic API request timed out after ${timeoutMs} ms`,
+            { code: 'TIMEOUT', retryable: true },
+          );
+    /**
+     * Settles with `promise`, or rejects as soon as the attempt is stopped (even when a custom
+     * fetch ignores its signal).
+     * @template T
+     * @param {Promise<T>} promise
+     * @returns {Promise<T>}
+     */
+    const guard = (promise) =>
+      new Promise((resolve, reject) => {
+        if (ctl.signal.aborted) {
+          promise.then(undefined, () => {});
+          reject(stopError());
+          return;
+        }
+        const onAbort = () => reject(stopError());
+        ctl.signal.addEventListener('abort', onAbort, { once: true });
+        promise.then(
+          (v) => {
+            ctl.signal.removeEventListener('abort', onAbort);
+            resolve(v);
+          },
+          (e) => {
+            ctl.signal.removeEventListener('abort', onAbort);
+            reject(e);
+          },
+        );
+      });
+    if (signal?.aborted) stop('user');
+
+    let finished = false;
+    try {
+      bumpIdle();
+      /** @type {Response} */
+      let response;
+      try {
+        response = await guard(
+          Promise.resolve().then(() =>
+            fetchImpl(url, { method: 'POST', headers: { ...headers }, body: payload, signal: ctl.signal }),
+          ),
+        );
+      } catch (e) {
+        if (ctl.signal.aborted) throw stopError();
+        throw new AnthropicApiError(`Network error calling the Anthropic API: ${describe(e)}`, {
+          code: 'NETWORK_ERROR',
+          retryable: true,
+          cause: e,
+        });
+      }
+      bumpIdle();
+      const responseHeaders = headersToObject(response.headers);
+      const requestId = responseHeaders['request-id'];
+
+      if (!response.ok) {
+        let text = '';
+        try {
+          text = await guard(response.text());
+        } catch (e) {
+          if (ctl.signal.aborted) throw stopError();
+        }
+        throw httpError(response.status, response.statusText, text, responseHeaders);
+      }
+
+      const contentType = responseHeaders['content-type'] ?? '';
+      let message;
+      if (useStream && !/\bjson\b/i.test(contentType)) {
+        message = await readStream(response, guard, bumpIdle, ctl, stopError, call, requestId, responseHeaders);
+      } else {
+        message = await readJson(response, guard, ctl, stopError, requestId, responseHeaders);
+        const text = textOf(message);
+        if (text && call.onText) {
+          call.delivered = true;
+          call.onText(text);
+        }
+      }
+      if (requestId !== undefined) {
+        Object.defineProperty(message, '_request_id', { value: requestId, enumerable: false, configurable: true });
+      }
+      finished = true;
+      return message;
+    } finally {
+      clearTimeout(deadline);
+      clearTimeout(idle);
+      signal?.removeEventListener('abort', onUserAbort);
+      // Frees the connection of an attempt that did not finish (an error, a thrown onText).
+      if (!finished && !ctl.signal.aborted) ctl.abort();
+    }
+  }
+
+  return summarize;
+}
+
+/** Lets users reach the error class through the package's one export. */
+anthropicSummarizer.AnthropicApiError = AnthropicApiError;
+
+/**
+ * Reads a non-streamed (JSON) answer.
+ * @param {Response} response
+ * @param {<T>(p: Promise<T>) => Promise<T>} guard
+ * @param {AbortController} ctl
+ * @param {() => AnthropicApiError} stopError
+ * @param {string | undefined} requestId
+ * @param {Record<string, string>} responseHeaders
+ * @returns {Promise<import('./anthropic.js').MessagesResponse>}
+ */
+async function readJson(response, guard, ctl, stopError, requestId, responseHeaders) {
+  let text;
+  try {
+    text = await guard(response.text());
+  } catch (e) {
+    if (ctl.signal.aborted) throw stopError();
+    throw new AnthropicApiError(`Network error reading the Anthropic API response: ${describe(e)}`, {
+      code: 'NETWORK_ERROR',
+      retryable: true,
+      cause: e,
+      requestId,
+      headers: responseHeaders,
+      status: response.status,
+    });
+  }
+  let parsed;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new AnthropicApiError(`The Anthropic API answered ${response.status} with a body that is not JSON`, {
+      code: 'INVALID_RESPONSE',
+      status: response.status,
+      error: text,
+      cause: e,
+      requestId,
+      headers: responseHeaders,
+    });
+  }
+  if (parsed === null || typeof parsed !== 'object' || !Array.isArray(parsed.content)) {
+    throw new AnthropicApiError('The Anthropic API answer is not a Messages API response (no content array)', {
+      code: 'INVALID_RESPONSE',
+      status: response.status,
+      error: text,
+      requestId,
+      headers: responseHeaders,
+    });
+  }
+  return parsed;
+}
+
+/**
+ * Reads the SSE stream of a streamed answer and assembles the response body.
+ * @param {Response} response
+ * @param {<T>(p: Promise<T>) => Promise<T>} guard
+ * @param {() => void} bumpIdle
+ * @param {AbortController} ctl
+ * @param {() => AnthropicApiError} stopError
+ * @param {{delivered: boolean, onText: ((text: string) => void) | undefined}} call
+ * @param {string | undefined} requestId
+ * @param {Record<string, string>} responseHeaders
+ * @returns {Promise<import('./anthropic.js').MessagesResponse>}
+ */
+async function readStream(response, guard, bumpIdle, ctl, stopError, call, requestId, responseHeaders) {
+  const assembler = createAssembler(call, requestId, responseHeaders);
+  const parser = createSseParser((event, data) => assembler.event(event, data));
+  const broken = (/** @type {unknown} */ e) =>
+    new AnthropicApiError(`The Anthropic API stream broke: ${describe(e)}`, {
+      code: 'NETWORK_ERROR',
+      retryable: true,
+      cause: e,
+      requestId,
+      headers: responseHeaders,
+    });
+
+  const body = response.body;
+  if (!body || typeof body.getReader !== 'function') {
+    // A fetch without streaming bodies: read it whole, then parse.
+    let text;
+    try {
+      text = await guard(response.text());
+    } catch (e) {
+      if (ctl.signal.aborted) throw stopError();
+      throw broken(e);
+    }
+    parser.push(text);
+    parser.end();
+  } else {
+    const reader = body.getReader();
+    const decoder = new TextDecoder('utf-8');
+    let done = false;
+    try {
+      while (!assembler.stopped) {
+        let chunk;
+        try {
+          chunk = await guard(reader.read());
+        } catch (e) {
+          if (ctl.signal.aborted) throw stopError();
+          throw broken(e);
+        }
+        bumpIdle();
+        if (chunk.done) {
+          done = true;
+          parser.push(decoder.decode());
+          parser.end();
+          break;
+        }
+        parser.push(decoder.decode(chunk.value, { stream: true }));
+      }
+    } finally {
+      if (!done) reader.cancel().catch(() => {});
+    }
+  }
+  if (!assembler.stopped) {
+    throw new AnthropicApiError('The Anthropic API stream ended before message_stop', {
+      code: 'NETWORK_ERROR',
+      retryable: true,
+      requestId,
+      headers: responseHeaders,
+    });
+  }
+  return assembler.message();
+}
+
+/**
+ * Assembles the Messages API response body from stream events, as the non-streamed answer
+ * would have had it. Text deltas go to `onText`; thinking and signatures stay in their own blocks.
+ * @param {{delivered: boolean, onText: ((text: string) => void) | undefined}} call
+ * @param {string | undefined} requestId
+ * @param {Record<string, string>} responseHeaders
+ */
+function createAssembler(call, requestId, responseHeaders) {
+  /** @type {Record<string, any> | null} */
+  let message = null;
+  /** @type {Array<Record<string, any>>} */
+  const blocks = [];
+  /** Raw `input_json_delta` text of tool_use blocks, by index. */
+  const json = new Map();
+  const state = { stopped: false };
+
+  const ensure = () => {
+    if (message === null) {
+      message = {
+        id: '',
+        type: 'message',
+        role: 'assistant',
+        model: '',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 0, output_tokens: 0 },
+      };
+    }
+    return message;
+  };
+  const deliver = (/** @type {string} */ text) => {
+    if (!text || !call.onText) return;
+    call.delivered = true;
+    call.onText(text);
+  };
+
+  return {
+    get stopped() {
+      return state.stopped;
+    },
+    /**
+     * @param {string} eventName
+     * @param {string} data
+     */
+    event(eventName, data) {
+      if (state.stopped) return;
+      let ev;
+      try {
+        ev = JSON.parse(data);
+      } catch (e) {
+        throw new AnthropicApiError(`The Anthropic API sent a stream event that is not JSON: ${data.slice(0, 200)}`, {
+          code: 'INVALID_RESPONSE',
+          cause: e,
+          requestId,
+          headers: responseHeaders,
+        });
+      }
+      const type = (ev && typeof ev === 'object' && typeof ev.type === 'string' && ev.type) || eventName;
+      switch (type) {
+        case 'message_start': {
+          const m = ev.message ?? {};
+          message = {
+            ...m,
+            type: m.type ?? 'message',
+            role: m.role ?? 'assistant',
+            content: [],
+            stop_reason: m.stop_reason ?? null,
+            stop_sequence: m.stop_sequence ?? null,
+            usage: { ...(m.usage ?? {}) },
+          };
+          break;
+        }
+        case 'content_block_start': {
+          ensure();
+          const block = { ...(ev.content_block ?? { type: 'text', text: '' }) };
+          blocks[ev.index ?? blocks.length] = block;
+          if (block.type === 'text' && typeof block.text === 'string') deliver(block.text);
+          break;
+        }
+        case 'content_block_delta': {
+          ensure();
+          const d = ev.delta ?? {};
+          const index = ev.index ?? blocks.length - 1;
+          let block = blocks[index];
+          if (!block) {
+            block =
+              d.type === 'thinking_delta' || d.type === 'signature_delta'
+                ? { type: 'thinking', thinking: '', signature: '' }
+                : d.type === 'input_json_delta'
+                  ? { type: 'tool_use', input: {} }
+                  : { type: 'text', text: '' };
+            blocks[index] = block;
+          }
+          if (d.type === 'text_delta') {
+            if (typeof d.text === 'string') {
+              block.text = (block.text ?? '') + d.text;
+              deliver(d.text);
+            }
+          } else if (d.type === 'thinking_delta') {
+            block.thinking = (block.thinking ?? '') + (d.thinking ?? '');
+          } else if (d.type === 'signature_delta') {
+            block.signature = d.signature;
+          } else if (d.type === 'input_json_delta') {
+            json.set(index, (json.get(index) ?? '') + (d.partial_json ?? ''));
+          } else if (d.type === 'citations_delta') {
+            (block.citations ??= []).push(d.citation);
+          }
+          break;
+        }
+        case 'content_block_stop': {
+          const index = ev.index;
+          if (json.has(index) && blocks[index]) {
+            const raw = json.get(index);
+            json.delete(index);
+            try {
+              blocks[index].input = raw ? JSON.parse(raw) : {};
+            } catch {
+              blocks[index].input = raw;
+            }
+          }
+          break;
+        }
+        case 'message_delta': {
+          const m = ensure();
+          const { stop_reason, stop_sequence, ...rest } = ev.delta ?? {};
+          if (stop_reason !== undefined) m.stop_reason = stop_reason;
+          if (stop_sequence !== undefined) m.stop_sequence = stop_sequence;
+          Object.assign(m, rest);
+          // Usage in message_delta is cumulative: each field present replaces the earlier value.
+          for (const [k, v] of Object.entries(ev.usage ?? {})) {
+            if (v !== null && v !== undefined) m.usage[k] = v;
+          }
+          break;
+        }
+        case 'message_stop':
+          ensure();
+          state.stopped = true;
+          break;
+        case 'error': {
+          const error = ev.error ?? {};
+          const errType = typeof error.type === 'string' ? error.type : 'api_error';
+          const status = STATUS_OF_TYPE[/** @type {keyof typeof STATUS_OF_TYPE} */ (errType)];
+          throw new AnthropicApiError(
+            `Anthropic API error${status ? ` ${status}` : ''} ${errType} (in the stream): ${error.message ?? 'no message'}` +
+              (requestId ? ` (request-id ${requestId})` : ''),
+            {
+              status,
+              error: ev,
+              type: errType,
+              retryable: TRANSIENT_TYPES.has(errType),
+              requestId: requestId ?? ev.request_id,
+              headers: responseHeaders,
+            },
+          );
+        }
+        default:
+          // ping, and event types added to the API later.
+          break;
+      }
+    },
+    /** @returns {import('./anthropic.js').MessagesResponse} */
+    message() {
+      const m = ensure();
+      m.content = blocks.filter(Boolean);
+      return /** @type {any} */ (m);
+    },
+  };
+}
+
+/**
+ * A server-sent events parser (the WHATWG `text/event-stream` rules): lines end with CRLF, LF
+ * or CR, `event:` names the event, `data:` lines are joined with LF, a blank line dispatches,
+ * lines starting with `:` are comments. Text may be pushed in pieces cut anywhere.
+ * @param {(event: string, data: string) => void} dispatch
+ */
+function createSseParser(dispatch) {
+  let buffer = '';
+  let eventName = '';
+  /** @type {string[]} */
+  let data = [];
+  const line = (/** @type {string} */ text) => {
+    if (text === '') {
+      if (data.length > 0) {
+        const name = eventName || 'message';
+        const joined = data.join('\n');
+        eventName = '';
+        data = [];
+        dispatch(name, joined);
+      } else {
+        eventName = '';
+      }
+      return;
+    }
+    if (text.charCodeAt(0) === 58 /* : */) return;
+    const colon = text.indexOf(':');
+    const field = colon < 0 ? text : text.slice(0, colon);
+    let value = colon < 0 ? '' : text.slice(colon + 1);
+    if (value.charCodeAt(0) === 32 /* space */) value = value.slice(1);
+    if (field === 'event') eventName = value;
+    else if (field === 'data') data.push(value);
+  };
+  return {
+    /** @param {string} text */
+    push(text) {
+      buffer += text;
+      let start = 0;
+      for (;;) {
+        const lf = buffer.indexOf('\n', start);
+        const cr = buffer.indexOf('\r', start);
+        let end;
+        if (lf < 0 && cr < 0) break;
+        if (cr >= 0 && (lf < 0 || cr < lf)) {
+          // A CR at the very end may be the first half of a CRLF: wait for the next piece.
+          if (cr === buffer.length - 1) break;
+          end = cr;
+          const next = buffer.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
+          line(buffer.slice(start, end));
+          start = next;
+        } else {
+          end = lf;
+          line(buffer.slice(start, end));
+          start = lf + 1;
+        }
+      }
+      buffer = buffer.slice(start);
+    },
+    /** The end of the stream: a CR held back as a possible CRLF half ends its line after all. */
+    end() {
+      if (buffer.endsWith('\r')) line(buffer.slice(0, -1));
+      buffer = '';
+    },
+  };
+}
+
+/**
+ * The error of a non-2xx answer.
+ * @param {number} status
+ * @param {string} statusText
+ * @param {string} text
+ * @param {Record<string, string>} responseHeaders
+ */
+function httpError(status, statusText, text, responseHeaders) {
+  let body;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  const apiError = body && typeof body === 'object' ? body.error : undefined;
+  const type = apiError && typeof apiError.type === 'string' ? apiError.type : undefined;
+  const apiMessage =
+    apiError && typeof apiError.message === 'string'
+      ? apiError.message
+      : text
+        ? text.slice(0, 500)
+        : statusText || 'no message';
+  const requestId = responseHeaders['request-id'] ?? (body && typeof body.request_id === 'string' ? body.request_id : undefined);
+  const hint = responseHeaders['x-should-retry'];
+  const retryable = NEVER_RETRY.has(status)
+    ? false
+    : hint === 'true'
+      ? true
+      : hint === 'false'
+        ? false
+        : status === 408 || status === 409 || status === 429 || status >= 500;
+  return new AnthropicApiError(
+    `Anthropic API error ${status}${type ? ` ${type}` : ''}: ${apiMessage}` + (requestId ? ` (request-id ${requestId})` : ''),
+    {
+      status,
+      // The API's error body when the answer is one; otherwise (a proxy's page) its raw text.
+      error: isApiErrorBody(body) ? body : text || undefined,
+      headers: responseHeaders,
+      requestId,
+      type,
+      retryable,
+      retryAfterMs: retryAfter(responseHeaders),
+    },
+  );
+}
+
+/**
+ * Whether a parsed body has the API's error shape `{type: 'error', error: {type, message}}`.
+ * @param {unknown} body
+ */
+function isApiErrorBody(body) {
+  const b = /** @type {any} */ (body);
+  return Boolean(b && typeof b === 'object' && b.type === 'error' && b.error && typeof b.error === 'object');
+}
+
+/**
+ * The wait a response asks for: `retry-after-ms`, else `retry-after` (seconds or an HTTP date).
+ * @param {Record<string, string>} h
+ * @returns {number | undefined}
+ */
+function retryAfter(h) {
+  const ms = h['retry-after-ms'];
+  if (ms !== undefined) {
+    const n = Number(ms.trim());
+    if (ms.trim() !== '' && Number.isFinite(n) && n >= 0) return n;
+  }
+  const ra = h['retry-after'];
+  if (ra !== undefined) {
+    const s = Number(ra.trim());
+    if (ra.trim() !== '' && Number.isFinite(s)) return Math.max(0, s * 1000);
+    const date = Date.parse(ra);
+    if (!Number.isNaN(date)) return Math.max(0, date - Date.now());
+  }
+  return undefined;
+}
+
+/**
+ * The `AbortError` of a call aborted by the caller's signal.
+ * @param {AbortSignal | undefined} signal
+ */
+function abortError(signal) {
+  const err = new AnthropicApiError('The Anthropic API request was aborted', {
+    code: 'ABORTED',
+    cause: signal?.reason,
+  });
+  err.name = 'AbortError';
+  return err;
+}
+
+/**
+ * Waits `ms`, or rejects with an `AbortError` as soon as `signal` aborts.
+ * @param {number} ms
+ * @param {AbortSignal | undefined} signal
+ * @returns {Promise<void>}
+ */
+function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortError(signal));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError(signal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Adds the caller's headers (a plain object or a `Headers`); `null`/`undefined` removes one.
+ * @param {Record<string, string>} into
+ * @param {Record<string, string | null | undefined> | Headers | undefined} extra
+ */
+function mergeHeaders(into, extra) {
+  if (extra === undefined || extra === null) return;
+  if (typeof extra !== 'object') throw new TypeError('anthropicSummarizer: headers must be an object');
+  const entries =
+    typeof (/** @type {any} */ (extra).forEach) === 'function' && typeof (/** @type {any} */ (extra).get) === 'function'
+      ? (() => {
+          /** @type {Array<[string, string]>} */
+          const out = [];
+          /** @type {Headers} */ (extra).forEach((v, k) => out.push([k, v]));
+          return out;
+        })()
+      : Object.entries(extra);
+  for (const [name, value] of entries) {
+    const key = name.toLowerCase();
+    if (value === null || value === undefined) delete into[key];
+    else into[key] = String(value);
+  }
+}
+
+/**
+ * Response headers as a plain object with lower-case names.
+ * @param {Headers | Record<string, string> | undefined} h
+ * @returns {Record<string, string>}
+ */
+function headersToObject(h) {
+  /** @type {Record<string, string>} */
+  const out = {};
+  if (!h) return out;
+  if (typeof (/** @type {any} */ (h).forEach) === 'function' && typeof (/** @type {any} */ (h).get) === 'function') {
+    /** @type {Headers} */ (h).forEach((v, k) => {
+      out[k.toLowerCase()] = v;
+    });
+  } else {
+    for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = String(v);
+  }
+  return out;
+}
+
+/**
+ * The text of a response's text blocks, joined.
+ * @param {{content?: Array<{type?: string, text?: string}>}} message
+ */
+function textOf(message) {
+  return (message.content ?? [])
+    .filter((b) => b && b.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text)
+    .join('');
+}
+
+/**
+ * A one-line description of an error and its cause (undici puts the reason in `cause`).
+ * @param {unknown} e
+ */
+function describe(e) {
+  if (!(e instanceof Error)) return String(e);
+  const cause = /** @type {any} */ (e).cause;
+  const why = cause instanceof Error ? cause.message || cause.name : cause?.code ?? cause;
+  return why && why !== e.message ? `${e.message} (${why})` : e.message;
+}
+
+/**
+ * @param {string} name
+ * @param {unknown} value
+ * @param {boolean} optional
+ */
+function checkCount(name, value, optional) {
+  if (optional && (value === undefined || value === null)) return;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new TypeError(`anthropicSummarizer: ${name} must be a non-negative number`);
+  }
+}
