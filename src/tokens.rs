@@ -3,10 +3,9 @@
 //! The exact size of the context is known only where the API reported it: the `usage` of the
 //! latest response. Everything after that response is estimated from text length.
 
-use crate::error::Error;
 use crate::error::Result;
 use crate::messages::Kind;
-use crate::view::{BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Find};
+use crate::view::{BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Find, Latest};
 
 /// Characters (UTF-16 code units) per token for prose.
 pub const BYTES_PER_TOKEN: f64 = 4.0;
@@ -135,10 +134,6 @@ pub struct TokenCount {
     pub anchor_first: Option<usize>,
 }
 
-fn unreachable_usage<T>(i: usize) -> Result<T> {
-    Err(Error::invalid_message("usage disappeared while reading").at(format!("messages[{i}]")))
-}
-
 /// `tokenCountWithEstimation`: context size of `messages` in tokens.
 ///
 /// The latest main-chain assistant message carrying `usage` gives the exact size of its
@@ -154,21 +149,13 @@ fn unreachable_usage<T>(i: usize) -> Result<T> {
 pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Result<TokenCount> {
     let len = view.len();
     // The latest main-chain response with usage, unless a boundary comes first.
-    let found = view.rfind(
-        len,
-        Find {
-            assistant_with_usage: true,
-            boundary: true,
-            ..Find::default()
-        },
-    )?;
-    let (last, usage) = match found {
-        Some(i) if !view.is_compact_boundary(i) => match view.usage(i)? {
-            Some(u) => (i, u),
-            None => unreachable_usage(i)?,
-        },
+    let (last, usage) = match view.latest_usage(len)? {
+        Latest::Usage(i, u) => (i, u),
         other => {
-            let start = other.map_or(0, |b| b + 1);
+            let start = match other {
+                Latest::Boundary(b) => b + 1,
+                _ => 0,
+            };
             let estimated = estimate_range(view, start..len)?;
             return Ok(TokenCount {
                 total: estimated,
@@ -183,15 +170,7 @@ pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Re
     // parallel calls may sit between them). A boundary has no `message.id`, so the walk
     // stops there too.
     let mut first = last;
-    let find_prev = Find {
-        assistant: true,
-        boundary: true,
-        ..Find::default()
-    };
-    while let Some(j) = view.rfind(first, find_prev)? {
-        if !view.same_response(j, last) {
-            break;
-        }
+    while let Some(j) = view.previous_sibling(first, last)? {
         first = j;
     }
     // The response's own lines, and everything else after its first line.

@@ -316,6 +316,37 @@ pub trait ConversationView {
         }
         Ok(None)
     }
+    /// The latest main-chain assistant message carrying usage before `end`, unless a
+    /// compact boundary comes first (a view may search and read the usage in one pass).
+    fn latest_usage(&self, end: usize) -> Result<Latest> {
+        let find = Find {
+            assistant_with_usage: true,
+            boundary: true,
+            ..Find::default()
+        };
+        Ok(match self.rfind(end, find)? {
+            None => Latest::None,
+            Some(i) if self.is_compact_boundary(i) => Latest::Boundary(i),
+            Some(i) => match self.usage(i)? {
+                Some(u) => Latest::Usage(i, u),
+                None => Latest::None,
+            },
+        })
+    }
+
+    /// The nearest main-chain assistant line before `before`, if it is a line of the same
+    /// response as `last` (a compact boundary in between ends the search).
+    fn previous_sibling(&self, before: usize, last: usize) -> Result<Option<usize>> {
+        let find = Find {
+            assistant: true,
+            boundary: true,
+            ..Find::default()
+        };
+        Ok(self
+            .rfind(before, find)?
+            .filter(|&j| !self.is_compact_boundary(j) && self.same_response(j, last)))
+    }
+
     /// The structure of every message in `range` (a view may read them in one pass).
     fn contents(&self, range: std::ops::Range<usize>, detail: Detail) -> Result<Vec<ContentInfo>> {
         range.map(|i| self.content(i, detail)).collect()
@@ -396,6 +427,17 @@ pub trait ConversationView {
             _ => None,
         })
     }
+}
+
+/// What [`ConversationView::latest_usage`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Latest {
+    /// The assistant message at this index carries this usage.
+    Usage(usize, UsageCounts),
+    /// A compact boundary at this index comes first.
+    Boundary(usize),
+    /// Neither.
+    None,
 }
 
 /// What [`ConversationView::rfind`] looks for (any of the set flags matches).

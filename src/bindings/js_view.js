@@ -58,6 +58,42 @@ export function rfind(arr, end, mask) {
   return -1;
 }
 
+// The latest main-chain assistant message with usage before `end`, unless a compact
+// boundary comes first. Writes [status, present mask, input, cache_creation, cache_read,
+// output] into `out` (status 0 none, 1 usage, 2 boundary, 3 not a message; present bit k =
+// USAGE_KEYS[k] given, a non-number written as NaN, usage not an object: mask -1) and
+// returns the index (-1 when none).
+export function latestUsage(arr, end, out) {
+  for (let i = end - 1; i >= 0; i--) {
+    const m = arr[i];
+    const h = header(m);
+    if ((h & 7) === 7) { out[0] = 3; return i; }
+    if (h & 16) continue;
+    if (h & 32) { out[0] = 2; return i; }
+    if ((h & 7) === 1 && (h & 64)) {
+      out[0] = 1;
+      out[1] = readUsage(arr, i, out.subarray(2));
+      return i;
+    }
+  }
+  out[0] = 0;
+  return -1;
+}
+
+// The nearest main-chain assistant line before `before` if it shares arr[last]'s
+// message.id; -1 otherwise (also when a compact boundary or a non-message comes first).
+export function previousSibling(arr, before, last) {
+  const id = idOf(arr[last]);
+  if (id === undefined) return -1;
+  for (let i = before - 1; i >= 0; i--) {
+    const h = header(arr[i]);
+    if ((h & 7) === 7 || (h & 32)) return -1;
+    if (h & 16) continue;
+    if ((h & 7) === 1) return idOf(arr[i]) === id ? i : -1;
+  }
+  return -1;
+}
+
 const USAGE_KEYS = ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens', 'output_tokens'];
 
 // Writes the four usage counts of arr[i] into `out` and returns a bitmask of the ones that

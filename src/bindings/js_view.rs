@@ -14,8 +14,8 @@ use wasm_bindgen::prelude::*;
 use crate::error::{Error, Result};
 use crate::messages::Kind;
 use crate::view::{
-    BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Edit, Find, Str, ToolIndex,
-    ToolResultEntry, ToolUseEntry, UsageCounts,
+    BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Edit, Find, Latest, Str,
+    ToolIndex, ToolResultEntry, ToolUseEntry, UsageCounts,
 };
 
 #[wasm_bindgen(module = "/src/bindings/js_view.js")]
@@ -26,6 +26,10 @@ extern "C" {
     fn read_headers(arr: &JsValue, start: u32, out: &mut [u32]);
     #[wasm_bindgen(js_name = rfind)]
     fn rfind_js(arr: &JsValue, end: u32, mask: u32) -> i32;
+    #[wasm_bindgen(js_name = latestUsage)]
+    fn latest_usage_js(arr: &JsValue, end: u32, out: &mut [f64]) -> i32;
+    #[wasm_bindgen(js_name = previousSibling)]
+    fn previous_sibling_js(arr: &JsValue, before: u32, last: u32) -> i32;
     #[wasm_bindgen(js_name = readUsage)]
     fn read_usage(arr: &JsValue, i: u32, out: &mut [f64]) -> i32;
     #[wasm_bindgen(js_name = messageId)]
@@ -405,6 +409,46 @@ impl ConversationView for JsConversation<'_> {
             });
         }
         Ok(index)
+    }
+
+    fn latest_usage(&self, end: usize) -> Result<Latest> {
+        let mut out = [0f64; 6];
+        let i = latest_usage_js(self.array, end as u32, &mut out);
+        Ok(match out[0] as u32 {
+            1 => {
+                let i = i as usize;
+                let present = out[1];
+                let loc = || {
+                    if self.is_transcript(i) {
+                        format!("messages[{i}].message.usage")
+                    } else {
+                        format!("messages[{i}].usage")
+                    }
+                };
+                if present < 0.0 {
+                    return Err(Error::invalid_token_count("usage must be an object").at(loc()));
+                }
+                let mask = present as u32;
+                let mut k = 0;
+                let raw = [out[2], out[3], out[4], out[5]].map(|v| {
+                    let p = mask & (1 << k) != 0;
+                    k += 1;
+                    p.then_some(v)
+                });
+                Latest::Usage(i, UsageCounts::from_raw(raw, loc)?)
+            }
+            2 => Latest::Boundary(i as usize),
+            3 => {
+                self.kind(i as usize)?;
+                return Err(Error::invalid_message("not a message").at(format!("messages[{i}]")));
+            }
+            _ => Latest::None,
+        })
+    }
+
+    fn previous_sibling(&self, before: usize, last: usize) -> Result<Option<usize>> {
+        let j = previous_sibling_js(self.array, before as u32, last as u32);
+        Ok((j >= 0).then_some(j as usize))
     }
 
     fn rfind(&self, end: usize, find: Find) -> Result<Option<usize>> {
