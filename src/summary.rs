@@ -83,7 +83,18 @@ pub fn summary_max_tokens(model: &str) -> u64 {
     MAX_OUTPUT_TOKENS_FOR_SUMMARY.min(output_limits(model).upper_limit)
 }
 
-fn cut_middle(s: &str, max_chars: usize) -> String {
+/// Put before the text of a meta user line (added by the agent or its tools, e.g. a
+/// reminder or a skill body) in the summary request, so that neither a summarizing model nor
+/// [`crate::offline`] takes it for something the user wrote.
+pub const META_TEXT_MARKER: &str = "[added automatically, not written by the user]";
+
+/// Put before the text of the summary line of an earlier compaction in the summary request.
+pub const EARLIER_SUMMARY_MARKER: &str =
+    "[summary of the conversation before an earlier compaction]";
+
+/// Keeps the head and the tail of `s` (at most `max_chars` characters in all) around a
+/// marker saying how many characters were left out.
+pub(crate) fn cut_middle(s: &str, max_chars: usize) -> String {
     let count = s.chars().count();
     if count <= max_chars {
         return s.to_string();
@@ -94,6 +105,35 @@ fn cut_middle(s: &str, max_chars: usize) -> String {
         "{head}\n[… {} characters left out …]\n{tail}",
         count - max_chars
     )
+}
+
+/// A JSON value as text of at most about `max_chars` characters that stays valid JSON when
+/// it can: long strings inside are cut in the middle first (a tool input's `content` or
+/// `new_string` is what makes it long); only when that is not enough is the text itself cut.
+fn render_json(v: &Value, max_chars: usize) -> String {
+    let s = v.to_string();
+    if s.chars().count() <= max_chars {
+        return s;
+    }
+    fn shorten(v: &Value, cap: usize) -> Value {
+        match v {
+            Value::String(t) if t.chars().count() > cap => Value::String(cut_middle(t, cap)),
+            Value::Array(a) => Value::Array(a.iter().map(|x| shorten(x, cap)).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, x)| (k.clone(), shorten(x, cap)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    for cap in [max_chars / 2, max_chars / 8, max_chars / 32, 200] {
+        let t = shorten(v, cap).to_string();
+        if t.chars().count() <= max_chars {
+            return t;
+        }
+    }
+    cut_middle(&s, max_chars)
 }
 
 fn render_tool_result(content: Option<&ToolResultContent>) -> String {
@@ -132,18 +172,17 @@ fn render_blocks(content: &Content) -> Vec<Value> {
                     Block::Thinking(_) | Block::RedactedThinking(_) => return None,
                     Block::Image(_) => "[image]".to_string(),
                     Block::Document(_) => "[document]".to_string(),
-                    Block::ToolUse(t) | Block::ServerToolUse(t) => format!(
-                        "[tool call {} ({}): {}]",
-                        t.name,
-                        t.id,
-                        cut_middle(
-                            &t.input
-                                .as_ref()
-                                .and_then(|i| i.as_ref())
-                                .map_or("{}".to_string(), Value::to_string),
-                            MAX_RENDERED_TOOL_RESULT_CHARS
+                    Block::ToolUse(t) | Block::ServerToolUse(t) => {
+                        format!(
+                            "[tool call {} ({}): {}]",
+                            t.name,
+                            t.id,
+                            t.input.as_ref().and_then(|i| i.as_ref()).map_or(
+                                "{}".to_string(),
+                                |v| render_json(v, MAX_RENDERED_TOOL_RESULT_CHARS)
+                            )
                         )
-                    ),
+                    }
                     Block::ToolResult(r) => {
                         let error = r.extra.get("is_error") == Some(&Value::Bool(true));
                         format!(
@@ -192,16 +231,37 @@ fn render_attachment(m: &Message) -> Option<Value> {
 
 /// The conversation as Messages API messages for the summarizer: sent lines only (main chain,
 /// no system/progress lines), consecutive messages of one role merged (this also joins the
-/// lines of a split response), nothing empty, a user message first.
+/// lines of a split response), nothing empty, a user message first. Texts of meta user lines
+/// start with [`META_TEXT_MARKER`] and the summary line of an earlier compaction with
+/// [`EARLIER_SUMMARY_MARKER`], so that they are not taken for the user's words; tool inputs
+/// stay valid JSON (long strings inside are cut in the middle).
 pub fn render_conversation(messages: &[Message]) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for m in messages {
         let Some(role) = sent_role(m) else { continue };
-        let blocks = if m.kind() == Kind::Attachment {
+        let mut blocks = if m.kind() == Kind::Attachment {
             render_attachment(m).into_iter().collect()
         } else {
             m.content().map(render_blocks).unwrap_or_default()
         };
+        let marker = if m.kind() != Kind::User {
+            None
+        } else if m.is_compact_summary() {
+            Some(EARLIER_SUMMARY_MARKER)
+        } else if matches!(m.is_meta, Some(Some(true))) {
+            Some(META_TEXT_MARKER)
+        } else {
+            None
+        };
+        if let Some(marker) = marker {
+            for b in &mut blocks {
+                if let Some(Value::String(t)) = b.get_mut("text") {
+                    if !t.starts_with("[tool result for ") {
+                        *t = format!("{marker}\n{t}");
+                    }
+                }
+            }
+        }
         if blocks.is_empty() {
             continue;
         }
@@ -427,6 +487,41 @@ mod tests {
         let line = summary_message("x", true, "u", "p", "t", &Map::new());
         assert!(line.is_compact_summary());
         assert_eq!(line.to_value()["parentUuid"], "p");
+    }
+
+    #[test]
+    fn meta_lines_and_earlier_summaries_are_marked_and_tool_inputs_stay_json() {
+        let m = msgs(json!([
+            {"type": "user", "isCompactSummary": true, "message": {"role": "user", "content": "old summary"}},
+            {"type": "user", "isMeta": true, "message": {"role": "user", "content": "<system-reminder>x</system-reminder>"}},
+            {"type": "user", "message": {"role": "user", "content": "real words"}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "a", "content": [
+                {"type": "tool_use", "id": "t", "name": "Write",
+                 "input": {"file_path": "/a", "content": "z".repeat(100_000)}}]}}
+        ]));
+        let r = build_summary_request("m", &m, &[]);
+        let user = r.messages[0]["content"].as_array().unwrap();
+        assert_eq!(
+            user[0]["text"],
+            format!("{EARLIER_SUMMARY_MARKER}\nold summary")
+        );
+        assert_eq!(
+            user[1]["text"],
+            format!("{META_TEXT_MARKER}\n<system-reminder>x</system-reminder>")
+        );
+        assert_eq!(user[2]["text"], "real words");
+        let call = r.messages[1]["content"][0]["text"].as_str().unwrap();
+        let json = call
+            .strip_prefix("[tool call Write (t): ")
+            .and_then(|c| c.strip_suffix(']'))
+            .unwrap();
+        let input: Value = serde_json::from_str(json).unwrap();
+        assert_eq!(input["file_path"], "/a");
+        assert!(input["content"]
+            .as_str()
+            .unwrap()
+            .contains("characters left out"));
+        assert!(json.chars().count() <= MAX_RENDERED_TOOL_RESULT_CHARS);
     }
 
     #[test]
