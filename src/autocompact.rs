@@ -77,7 +77,12 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
     if !is_auto_compact_enabled(config) {
         return Ok(no("disabled"));
     }
-    let count = token_count_with_estimation(view)?.total;
+    let mut count = token_count_with_estimation(view)?.total;
+    if count.saturating_sub(options.snip_tokens_freed) >= threshold {
+        // Due by the fast count: make sure it does not rest on usage a session-memory
+        // compaction kept from the old context (that would compact again at once).
+        count = crate::tokens::token_count_checked(view)?.total;
+    }
     let effective = count.saturating_sub(options.snip_tokens_freed);
     Ok(AutoCompactDecision {
         should_compact: effective >= threshold,

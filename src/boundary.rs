@@ -54,6 +54,9 @@ pub struct BoundaryInput {
     /// Fields copied from the last transcript line (`sessionId`, `cwd`, `version`, `gitBranch`,
     /// …) so the line reads like the ones around it.
     pub session_fields: Map<String, Value>,
+    /// How many messages were kept verbatim after the summary (session-memory compaction);
+    /// their recorded usage measures the old context, so token counts ignore it.
+    pub kept_messages: usize,
 }
 
 /// Session fields worth copying onto lines the library writes.
@@ -112,6 +115,9 @@ pub fn compact_boundary_value(input: &BoundaryInput) -> Value {
             json!(input.pre_compact_discovered_tools),
         );
     }
+    if input.kept_messages > 0 {
+        meta.insert("keptMessages".into(), json!(input.kept_messages));
+    }
     v.insert("compactMetadata".into(), Value::Object(meta));
     Value::Object(v)
 }
@@ -150,6 +156,7 @@ mod tests {
             uuid: "u-new".into(),
             timestamp: "2026-02-10T21:11:56.906Z".into(),
             session_fields: Map::new(),
+            kept_messages: 0,
         });
         assert!(b.is_compact_boundary());
         let v = b.to_value();

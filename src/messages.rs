@@ -279,9 +279,14 @@ impl Message {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// Whether this is a transcript line (has `type`) rather than an API message.
+    /// Whether this is a transcript line (has `type`) rather than an API message. A Messages
+    /// API response body (`type: "message"` with a `role`) is an API message.
     pub fn is_transcript(&self) -> bool {
-        self.line_type.is_some()
+        match self.line_type.as_deref() {
+            None => false,
+            Some("message") => self.role().is_none(),
+            Some(_) => true,
+        }
     }
 
     /// The API role (API shape), when present and not null.
@@ -291,11 +296,14 @@ impl Message {
 
     /// The kind of the message.
     pub fn kind(&self) -> Kind {
-        match (&self.line_type, self.role()) {
-            (Some(t), _) => Kind::from_line_type(t),
-            (None, Some(r)) => Kind::from_role(r.as_str()),
-            _ => Kind::Other,
+        if !self.is_transcript() {
+            return self
+                .role()
+                .map_or(Kind::Other, |r| Kind::from_role(r.as_str()));
         }
+        self.line_type
+            .as_deref()
+            .map_or(Kind::Other, Kind::from_line_type)
     }
 
     /// The API message of a transcript line.
@@ -696,6 +704,19 @@ mod tests {
             line.usage_raw().unwrap().input_tokens,
             Some(Some(serde_json::Number::from(3)))
         );
+    }
+
+    #[test]
+    fn a_response_body_is_an_api_message() {
+        let m = Message::from_value(
+            json!({"id": "msg_1", "type": "message", "role": "assistant",
+                   "content": [{"type": "text", "text": "hi"}], "usage": {"input_tokens": 1000, "output_tokens": 5}}),
+            "m",
+        )
+        .unwrap();
+        assert!(!m.is_transcript());
+        assert_eq!(m.kind(), Kind::Assistant);
+        assert!(m.usage_raw().is_some());
     }
 
     #[test]

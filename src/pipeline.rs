@@ -81,6 +81,9 @@ pub struct CompactOptions {
     pub retry_base_ms: Option<u64>,
     /// The PreCompact hooks already ran on this path (auto-compaction), with this outcome.
     pub pre_compact: Option<PreCompactOutcome>,
+    /// Append to the summary a short list of the files, user messages and errors it does
+    /// not mention (see [`crate::loss`]), so nothing the agent touched is silently dropped.
+    pub append_missing: bool,
 }
 
 /// A file restored after compaction.
@@ -142,6 +145,9 @@ pub struct CompactionResult {
     pub transient_retries: u32,
     /// Whether the summary came from session memory (no model call).
     pub from_session_memory: bool,
+    /// What the compacted part had that the summary does not mention (before any
+    /// `append_missing`).
+    pub loss_report: crate::loss::LossReport,
 }
 
 impl CompactionResult {
@@ -688,12 +694,19 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
                 + (utf16_len(&summary_text) as u64).div_ceil(4)
         }
     };
+    let loss_report = crate::loss::loss_report(&messages[start..], &summary_text);
+    let summary_text = if options.append_missing {
+        crate::loss::append_missing(&summary_text, &loss_report)
+    } else {
+        summary_text
+    };
     finish(
         env,
         messages,
         ctx,
         Finish {
             summary_text,
+            loss_report,
             keep_from: None,
             trigger,
             auto: options.is_auto_compact,
@@ -714,6 +727,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
 /// What the finishing steps need from the summarizing part.
 struct Finish {
     summary_text: String,
+    loss_report: crate::loss::LossReport,
     /// Messages `keep_from..` are kept verbatim after the summary.
     keep_from: Option<usize>,
     trigger: Trigger,
@@ -767,6 +781,7 @@ async fn finish<E: Environment + ?Sized>(
         uuid: boundary_uuid.clone(),
         timestamp: timestamp.clone(),
         session_fields: fields.clone(),
+        kept_messages: kept.len(),
     });
     let text =
         summary::summary_message_text(&f.summary_text, f.auto, f.suppress_follow_up_questions);
@@ -796,7 +811,8 @@ async fn finish<E: Environment + ?Sized>(
     after.extend(kept.iter().cloned());
     after.extend(attachments.iter().cloned());
     after.extend(hook_results.iter().cloned());
-    let true_post = token_count_with_estimation(after.as_slice())?.total;
+    // Estimated, not counted from usage: kept messages carry usage of the old context.
+    let true_post = estimate_messages(&after)?;
     if true_post >= f.max_after {
         return Err(CompactError::new(
             if f.from_session_memory {
@@ -854,6 +870,7 @@ async fn finish<E: Environment + ?Sized>(
         ptl_retries: f.counters.0,
         transient_retries: f.counters.1,
         from_session_memory: f.from_session_memory,
+        loss_report: f.loss_report,
     })
 }
 
@@ -951,11 +968,14 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
             .await?
         }
     };
+    let start = active_start(messages)?;
+    let loss_report = crate::loss::loss_report(&messages[start..cut.keep_from], &memory);
     finish(
         env,
         messages,
         ctx,
         Finish {
+            loss_report,
             summary_text: memory,
             keep_from: Some(cut.keep_from),
             trigger: Trigger::Auto,

@@ -17,9 +17,8 @@
 //!   are interleaved with the lines of the response that made them);
 //! * **responses stay whole**: no API response (transcript lines sharing `message.id`, its
 //!   thinking blocks included) has lines on both sides of the cut;
-//! * **a user message comes first**: the first kept main-chain message that is sent to the
-//!   model is a user message or an attachment line (sent as user context), never an
-//!   assistant message;
+//! * **something is kept**: at least one message sent to the model; it may be an assistant
+//!   message, since the summary (a user message) comes right before it;
 //! * **other lines follow the suffix**: sidechain lines and lines that are not sent (progress,
 //!   system, …) do not affect validity; those between the last dropped message and the first
 //!   kept one are kept, so `messages[keep_from - 1]` is always a dropped main-chain message.
@@ -198,7 +197,9 @@ pub fn choose_cut<V: ConversationView + ?Sized>(
                 }
                 _ => {}
             }
-            if kind != Kind::Assistant && need >= i {
+            // Any message may start the kept part (an assistant one too: the summary message,
+            // a user message, comes right before it), as long as nothing is split.
+            if need >= i {
                 let candidate = Candidate {
                     first_kept: Some(i),
                     tokens,
@@ -343,21 +344,21 @@ mod tests {
                 kept_text_messages: 10
             }
         );
-        // 11 messages needed for 10,000 with 950 each → first kept must be a user: 12.
+        // 11 messages needed for 10,000 with 950 each (an assistant may come first).
         let m = chat(40, 950);
         let c = cut(&m, &SessionMemoryConfig::default()).unwrap();
-        assert_eq!(c.keep_from, 28);
-        assert_eq!(c.kept_tokens, 12 * 950);
+        assert_eq!(c.keep_from, 29);
+        assert_eq!(c.kept_tokens, 11 * 950);
     }
 
     #[test]
     fn text_message_minimum_dominates_with_small_messages() {
         let m = chat(40, 100);
         let c = cut(&m, &cfg(100, 5, 40_000)).unwrap();
-        // 5 messages with text, first one a user → 6 messages.
-        assert_eq!(c.keep_from, 34);
-        assert_eq!(c.kept_text_messages, 6);
-        assert_eq!(c.kept_tokens, 600);
+        // 5 messages with text (an assistant may come first).
+        assert_eq!(c.keep_from, 35);
+        assert_eq!(c.kept_text_messages, 5);
+        assert_eq!(c.kept_tokens, 500);
     }
 
     #[test]
@@ -369,11 +370,11 @@ mod tests {
             v.push(assistant(1));
         }
         let m = parse(Value::Array(v));
-        // 5 text messages would need 45,000+ tokens: keep the largest that fits 40,000.
+        // 5 text messages fit from the assistant before the last two users: 30,003 tokens.
         let c = cut(&m, &SessionMemoryConfig::default()).unwrap();
-        assert_eq!(c.keep_from, 8);
-        assert_eq!(c.kept_tokens, 30_002);
-        assert_eq!(c.kept_text_messages, 4);
+        assert_eq!(c.keep_from, 7);
+        assert_eq!(c.kept_tokens, 30_003);
+        assert_eq!(c.kept_text_messages, 5);
     }
 
     #[test]
@@ -386,9 +387,9 @@ mod tests {
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": words(50_000)}]}
         ]));
         let c = cut(&m, &SessionMemoryConfig::default()).unwrap();
-        assert_eq!(c.keep_from, 4, "cannot separate the result from its call");
+        assert_eq!(c.keep_from, 5, "cannot separate the result from its call");
         assert!(c.kept_tokens > 50_000);
-        assert_eq!(c.kept_text_messages, 1);
+        assert_eq!(c.kept_text_messages, 0);
     }
 
     #[test]
@@ -408,9 +409,9 @@ mod tests {
             assistant(10)
         ]));
         let c = cut(&m, &cfg(10_000, 1, 40_000)).unwrap();
-        assert_eq!(c.keep_from, 2);
+        assert_eq!(c.keep_from, 3, "the calls stay with their results");
         // Tool-result-only user messages do not count as text.
-        assert_eq!(c.kept_text_messages, 3);
+        assert_eq!(c.kept_text_messages, 2);
     }
 
     #[test]
@@ -434,11 +435,12 @@ mod tests {
             {"type": "assistant", "message": {"role": "assistant", "id": "m3", "content": [{"type": "text", "text": "done"}]}}
         ]));
         // Index 7 ("interrupting") alone would meet 8,000 tokens / 2 text messages, but it
-        // sits inside response m2; index 6 holds a result of a call before it.
+        // sits inside response m2; index 6 holds a result of a call before it. The whole
+        // response m2 is kept, with the progress line before it.
         let c = cut(&m, &cfg(8_000, 2, 40_000)).unwrap();
-        assert_eq!(c.keep_from, 2);
-        // "now in parallel", "interrupting", "done": thinking, calls and results are not text.
-        assert_eq!(c.kept_text_messages, 3);
+        assert_eq!(c.keep_from, 3);
+        // "interrupting", "done": thinking, calls and results are not text.
+        assert_eq!(c.kept_text_messages, 2);
     }
 
     #[test]
@@ -507,8 +509,9 @@ mod tests {
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "long text"}]}]},
             {"role": "assistant", "content": [{"type": "thinking", "thinking": "x", "signature": "s"}, {"type": "text", "text": "ok"}]}
         ]));
+        // The last message alone holds the only text ("ok"): it may start the kept part.
         let c = cut(&m, &cfg(0, 1, 40_000)).unwrap();
-        assert_eq!(c.keep_from, 2);
+        assert_eq!(c.keep_from, 5);
         assert_eq!(c.kept_text_messages, 1);
     }
 
@@ -525,21 +528,20 @@ mod tests {
     }
 
     #[test]
-    fn an_assistant_first_conversation_has_no_cut_before_its_first_user() {
-        // The suffix may not start with an assistant: when the last two messages are not
-        // enough, the only larger suffix is the whole conversation.
+    fn an_assistant_message_may_start_the_kept_part() {
+        // The summary (a user message) comes right before the kept part.
         let m = parse(json!([assistant(5_000), user(5_000), assistant(5_000)]));
         assert_eq!(cut(&m, &cfg(11_000, 1, 40_000)), None);
         assert_eq!(cut(&m, &cfg(6_000, 1, 40_000)).unwrap().keep_from, 1);
-        assert_eq!(cut(&m, &cfg(1_000, 1, 40_000)).unwrap().keep_from, 1);
+        assert_eq!(cut(&m, &cfg(1_000, 1, 40_000)).unwrap().keep_from, 2);
     }
 
     #[test]
     fn min_above_max_keeps_the_largest_fitting_suffix() {
         let m = chat(20, 1_000);
         let c = cut(&m, &cfg(50_000, 1, 5_000)).unwrap();
-        assert_eq!(c.keep_from, 16);
-        assert_eq!(c.kept_tokens, 4_000);
+        assert_eq!(c.keep_from, 15);
+        assert_eq!(c.kept_tokens, 5_000);
     }
 
     // ---- Generated conversations ----------------------------------------------------
@@ -782,10 +784,10 @@ mod tests {
         if k <= active || !main_sent(m, k - 1) {
             return false;
         }
-        // The first kept main-chain message is a user message or an attachment.
-        match (k..m.len()).find(|&i| main_sent(m, i)) {
-            Some(i) if m[i].kind() != Kind::Assistant => {}
-            _ => return false,
+        // Something is kept (the summary, a user message, comes before it, so an assistant
+        // message may come first).
+        if !(k..m.len()).any(|i| main_sent(m, i)) {
+            return false;
         }
         // No kept result answers a dropped call.
         let dropped_calls: Vec<String> = (active..k)
@@ -858,8 +860,7 @@ mod tests {
         let active = active_start(m).unwrap();
         assert!(c.keep_from > active && c.keep_from <= m.len(), "{}", ctx());
         assert!(valid_by_definition(m, active, c.keep_from), "{}", ctx());
-        let first = (c.keep_from..m.len()).find(|&i| main_sent(m, i)).unwrap();
-        assert_ne!(m[first].kind(), Kind::Assistant, "{}", ctx());
+        assert!((c.keep_from..m.len()).any(|i| main_sent(m, i)), "{}", ctx());
         let tokens: u64 = (c.keep_from..m.len())
             .map(|i| estimate_message(m, i).unwrap())
             .sum();

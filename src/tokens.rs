@@ -207,6 +207,56 @@ pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Re
     })
 }
 
+/// [`token_count_with_estimation`], made exact after a session-memory compaction: the
+/// messages it kept after the summary still carry the usage of the old context, so when the
+/// anchor response is one of them, everything after the boundary is estimated instead. Costs
+/// a backward search for the boundary; callers use it where the answer triggers work (e.g.
+/// before compacting), the plain count where a number for display is enough.
+pub fn token_count_checked<V: ConversationView + ?Sized>(view: &V) -> Result<TokenCount> {
+    let count = token_count_with_estimation(view)?;
+    let Some(anchor) = count.anchor else {
+        return Ok(count);
+    };
+    let find = Find {
+        boundary: true,
+        ..Find::default()
+    };
+    let Some(b) = view.rfind(anchor, find)? else {
+        return Ok(count);
+    };
+    let kept = view.boundary_kept(b);
+    if kept == 0 {
+        return Ok(count);
+    }
+    // The summary and the kept messages follow the boundary (sent lines only).
+    let mut seen = 0;
+    let mut stale = false;
+    for k in b + 1..view.len() {
+        if !is_sent(view, k)? {
+            continue;
+        }
+        seen += 1;
+        if k == anchor {
+            stale = seen <= kept + 1;
+            break;
+        }
+        if seen > kept + 1 {
+            break;
+        }
+    }
+    if !stale {
+        return Ok(count);
+    }
+    let estimated = estimate_range(view, b + 1..view.len())?;
+    Ok(TokenCount {
+        total: estimated,
+        from_usage: 0,
+        estimated,
+        anchor: None,
+        anchor_first: None,
+    })
+}
+
 /// What the running count needs to know about one message.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MessageFacts {
@@ -224,6 +274,8 @@ pub struct MessageFacts {
     pub id: Option<String>,
     /// Estimated tokens (0 when not sent to the model).
     pub tokens: u64,
+    /// For a boundary: how many messages after its summary were kept verbatim.
+    pub boundary_kept: usize,
 }
 
 /// Reads the facts of message `i`.
@@ -238,6 +290,7 @@ pub fn message_facts<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result
         partial: assistant && view.usage_is_partial(i),
         id: if assistant { view.message_id(i) } else { None },
         tokens: estimate_message(view, i)?,
+        boundary_kept: view.boundary_kept(i),
     })
 }
 
@@ -258,6 +311,9 @@ pub struct RunningCount {
     rest: u64,
     /// Estimates since the last boundary, for when no response carries usage.
     all: u64,
+    /// Sent messages after the last boundary whose usage is stale (its summary and the
+    /// messages a session-memory compaction kept).
+    stale: usize,
 }
 
 impl RunningCount {
@@ -267,7 +323,25 @@ impl RunningCount {
             return;
         }
         if f.boundary {
-            *self = RunningCount::default();
+            *self = RunningCount {
+                stale: if f.boundary_kept > 0 {
+                    f.boundary_kept + 1
+                } else {
+                    0
+                },
+                ..RunningCount::default()
+            };
+            return;
+        }
+        let sent = matches!(
+            f.kind,
+            Some(Kind::User | Kind::Assistant | Kind::Attachment)
+        );
+        if self.stale > 0 && sent {
+            // Kept across a compaction: its usage measured the old context.
+            self.stale -= 1;
+            self.all += f.tokens;
+            self.rest += f.tokens;
             return;
         }
         self.all += f.tokens;

@@ -512,6 +512,7 @@ pub fn create_compact_boundary_message(
         timestamp: js(opt_string(&options, "timestamp", what))?
             .unwrap_or_else(|| String::from(js_sys::Date::new_0().to_iso_string())),
         session_fields,
+        kept_messages: 0,
     };
     // Serialized from the JSON value so the keys keep Claude Code's order.
     to_js(&boundary::compact_boundary_value(&input))

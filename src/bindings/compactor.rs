@@ -204,10 +204,14 @@ impl Compactor {
         let state = self.state.clone();
         let context = self.context.clone();
         let tracking = state.borrow().tracking.clone();
+        let retry = opt_number(&self.context, "retryBaseMs", "options")
+            .ok()
+            .flatten()
+            .map(|n| n.max(0.0) as u64);
         future_to_promise(async move {
             let query = ShouldAutoCompactOptions::default();
             let res =
-                autocompact::auto_compact_if_needed(&typed, &ctx, &tracking, &query, None, &env)
+                autocompact::auto_compact_if_needed(&typed, &ctx, &tracking, &query, retry, &env)
                     .await;
             let outcome = match res {
                 Ok(o) => o,
@@ -259,6 +263,7 @@ impl Compactor {
                 .unwrap_or(false),
                 retry_base_ms: opt_number(&options, "retryBaseMs", "options")?
                     .map(|n| n.max(0.0) as u64),
+                append_missing: opt_bool(&options, "appendMissing", "options")?.unwrap_or(false),
                 ..Default::default()
             };
             Ok((ctx, env, opts))

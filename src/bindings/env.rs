@@ -38,6 +38,8 @@ extern "C" {
     pub fn clear_state(v: &JsValue);
     #[wasm_bindgen(js_name = entriesOf)]
     pub fn entries_of(v: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = forRust)]
+    pub fn for_rust(m: &JsValue) -> JsValue;
 }
 
 /// The callbacks of a JS `context`.
@@ -113,8 +115,6 @@ impl JsEnv {
 /// A callback error as the core sees it; the JS value is kept as `cause`.
 pub fn call_error(e: JsValue, signal: &JsValue) -> CallError {
     let (message, status) = error_text(&e);
-    let name = prop(&e, "name").as_string().unwrap_or_default();
-    let code = prop(&e, "code").as_string().unwrap_or_default();
     let retry_after_ms = prop(&e, "retryAfterMs")
         .as_f64()
         .filter(|v| v.is_finite() && *v >= 0.0)
@@ -126,7 +126,9 @@ pub fn call_error(e: JsValue, signal: &JsValue) -> CallError {
         } else {
             message
         },
-        aborted: name == "AbortError" || code == "ABORTED" || is_aborted(signal),
+        // Only the caller's signal cancels: an AbortError a callback raised on its own
+        // (its own timeout, its own controller) is an ordinary failure of that callback.
+        aborted: is_aborted(signal),
         retries_exhausted: prop(&e, "retriesExhausted").as_bool() == Some(true),
         retry_after_ms,
         cause: Some(Rc::new(e)),

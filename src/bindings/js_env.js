@@ -90,3 +90,19 @@ export function entriesOf(v) {
   if (typeof v === 'object') return Object.entries(v);
   return null;
 }
+
+// What the pipeline reads of a line that is not sent to the model (progress, snapshots,
+// system lines but boundaries, …): its identity and session fields, not its payload.
+const SENT = new Set(['user', 'assistant', 'attachment']);
+const KEPT_FIELDS = ['type', 'subtype', 'uuid', 'isSidechain', 'userType', 'cwd', 'sessionId',
+  'version', 'gitBranch', 'slug', 'timestamp'];
+export function forRust(m) {
+  if (m === null || typeof m !== 'object' || typeof m.type !== 'string' || SENT.has(m.type) ||
+      (m.type === 'message' && typeof m.role === 'string') ||
+      (m.type === 'system' && m.subtype === 'compact_boundary')) {
+    return m;
+  }
+  const slim = {};
+  for (const k of KEPT_FIELDS) if (m[k] !== undefined) slim[k] = m[k];
+  return slim;
+}

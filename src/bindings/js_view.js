@@ -10,11 +10,15 @@
 // transcript line whose message.stop_reason is null (usage logged mid-stream).
 const KIND = { user: 0, assistant: 1, system: 2, attachment: 3 };
 
+// A transcript line has a string `type`; a Messages API response body (`type: "message"`
+// with a `role`) is an API message.
+const isLine = (m) => typeof m.type === 'string' && !(m.type === 'message' && typeof m.role === 'string');
+
 function header(m) {
   if (m === null || typeof m !== 'object' || Array.isArray(m)) return 7 | 128;
   const t = m.type;
   let bits;
-  if (typeof t === 'string') {
+  if (isLine(m)) {
     const k = KIND[t];
     bits = (k === undefined ? 4 : k) | 8;
     if (m.isSidechain === true) bits |= 16;
@@ -101,7 +105,7 @@ const USAGE_KEYS = ['input_tokens', 'cache_creation_input_tokens', 'cache_read_i
 // NaN. Returns -1 when `usage` is not an object.
 export function readUsage(arr, i, out) {
   const m = arr[i];
-  const u = typeof m.type === 'string' ? m.message && m.message.usage : m.usage;
+  const u = isLine(m) ? m.message && m.message.usage : m.usage;
   if (u === null || typeof u !== 'object' || Array.isArray(u)) return -1;
   let present = 0;
   for (let k = 0; k < 4; k++) {
@@ -132,13 +136,19 @@ export function stringField(arr, i, k) {
   return typeof v === 'string' ? v : undefined;
 }
 
+export function boundaryKept(arr, i) {
+  const meta = arr[i].compactMetadata;
+  const k = meta !== null && typeof meta === 'object' ? meta.keptMessages : undefined;
+  return typeof k === 'number' && k >= 0 && Number.isFinite(k) ? k : 0;
+}
+
 export function attachmentType(arr, i) {
   const a = arr[i].attachment;
   return a !== null && typeof a === 'object' && typeof a.type === 'string' ? a.type : undefined;
 }
 
 function contentOf(m) {
-  if (typeof m.type === 'string') {
+  if (isLine(m)) {
     const inner = m.message;
     return inner !== null && typeof inner === 'object' ? inner.content : undefined;
   }
@@ -376,7 +386,7 @@ export function takeStrings() {
 }
 
 function withContent(m, content) {
-  if (typeof m.type === 'string') return { ...m, message: { ...m.message, content } };
+  if (isLine(m)) return { ...m, message: { ...m.message, content } };
   return { ...m, content };
 }
 

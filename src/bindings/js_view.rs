@@ -40,6 +40,8 @@ extern "C" {
     fn string_field(arr: &JsValue, i: u32, k: &str) -> Option<String>;
     #[wasm_bindgen(js_name = attachmentType)]
     fn attachment_type(arr: &JsValue, i: u32) -> Option<String>;
+    #[wasm_bindgen(js_name = boundaryKept)]
+    fn boundary_kept_js(arr: &JsValue, i: u32) -> u32;
     #[wasm_bindgen(js_name = contentEquals)]
     fn content_equals(arr: &JsValue, i: u32, text: &str) -> bool;
     #[wasm_bindgen(js_name = describeContents)]
@@ -341,6 +343,13 @@ impl ConversationView for JsConversation<'_> {
 
     fn is_compact_boundary(&self, i: usize) -> bool {
         self.header(i) & BOUNDARY != 0
+    }
+
+    fn boundary_kept(&self, i: usize) -> usize {
+        if self.header(i) & BOUNDARY == 0 {
+            return 0;
+        }
+        boundary_kept_js(self.array, i as u32) as usize
     }
 
     fn attachment_type(&self, i: usize) -> Option<String> {

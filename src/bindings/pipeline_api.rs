@@ -160,6 +160,7 @@ pub fn context_arg(context: &JsValue) -> crate::Result<CompactContext> {
 }
 
 /// The caller's messages as typed messages (needed in full to write the summary request).
+/// Lines that are never sent (progress, snapshots, …) are read without their payload.
 pub fn messages_arg(messages: &JsValue) -> crate::Result<Vec<Message>> {
     let arr = messages
         .dyn_ref::<Array>()
@@ -167,7 +168,7 @@ pub fn messages_arg(messages: &JsValue) -> crate::Result<Vec<Message>> {
     arr.iter()
         .enumerate()
         .map(|(i, m)| {
-            let v: serde_json::Value = serde_wasm_bindgen::from_value(m)
+            let v: serde_json::Value = serde_wasm_bindgen::from_value(super::env::for_rust(&m))
                 .map_err(|e| Error::invalid_message(e.to_string()).at(format!("messages[{i}]")))?;
             Message::from_value(v, &format!("messages[{i}]"))
         })
@@ -275,6 +276,7 @@ pub fn result_js(r: &CompactionResult, input: &JsValue) -> JsResult<JsValue> {
     set("ptlRetries", &r.ptl_retries.into())?;
     set("transientRetries", &r.transient_retries.into())?;
     set("fromSessionMemory", &r.from_session_memory.into())?;
+    set("lossReport", &to_js(&r.loss_report)?)?;
     Ok(o.into())
 }
 
@@ -302,6 +304,7 @@ fn compact_options(options: &JsValue) -> crate::Result<CompactOptions> {
         },
         retry_base_ms: opt_number(options, "retryBaseMs", "options")?.map(|n| n.max(0.0) as u64),
         pre_compact: None,
+        append_missing: opt_bool(options, "appendMissing", "options")?.unwrap_or(false),
     })
 }
 
@@ -484,4 +487,62 @@ pub fn validate_for_api(messages: JsValue) -> JsResult<JsValue> {
     Reflect::set(&o, &"valid".into(), &problems.is_empty().into())?;
     Reflect::set(&o, &"problems".into(), &to_js(&problems)?)?;
     Ok(o.into())
+}
+
+/// `offlineSummarizer({maxTokens}?)`: a summarize function with the same contract as any
+/// other (`(request, {signal, onText}) => Promise<response>`) that writes the summary from
+/// the conversation itself — user messages, files, commands, errors, todos, current work —
+/// deterministically and without a network (default budget 8,000 tokens).
+#[wasm_bindgen(js_name = offlineSummarizer)]
+pub fn offline_summarizer(options: JsValue) -> JsResult<js_sys::Function> {
+    js(options_arg(&options, "options"))?;
+    let budget = js(opt_number(&options, "maxTokens", "options"))?
+        .map_or(crate::offline::DEFAULT_BUDGET_TOKENS, |n| n.max(1.0) as u64);
+    let f = Closure::<dyn Fn(JsValue, JsValue) -> js_sys::Promise>::new(
+        move |request: JsValue, opts: JsValue| {
+            let signal = prop(&opts, "signal");
+            if prop(&signal, "aborted").as_bool() == Some(true) {
+                let e = js_error(Error::new(ErrorCode::Aborted, "the operation was aborted"));
+                let _ = Reflect::set(&e, &"name".into(), &"AbortError".into());
+                return js_sys::Promise::reject(&e);
+            }
+            let value: serde_json::Value = match serde_wasm_bindgen::from_value(request) {
+                Ok(v) => v,
+                Err(e) => {
+                    return js_sys::Promise::reject(&js_error(Error::invalid_argument(format!(
+                        "request must be a Messages API request body: {e}"
+                    ))))
+                }
+            };
+            let text = crate::offline::summarize_request(&value, budget);
+            if let Ok(f) = prop(&opts, "onText").dyn_into::<js_sys::Function>() {
+                let _ = f.call1(&JsValue::UNDEFINED, &JsValue::from_str(&text));
+            }
+            let input = crate::offline::text_tokens(&value.to_string());
+            let body = serde_json::json!({
+                "id": "offline",
+                "type": "message",
+                "role": "assistant",
+                "model": "context-compaction-offline",
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": input, "output_tokens": crate::offline::text_tokens(&text)},
+            });
+            match to_js(&body) {
+                Ok(v) => js_sys::Promise::resolve(&v),
+                Err(e) => js_sys::Promise::reject(&e),
+            }
+        },
+    );
+    Ok(f.into_js_value().unchecked_into())
+}
+
+/// `previewCompaction(messages, context)`: what a compaction would do now, without a model
+/// call — tokens before and (estimated) after, the threshold, what micro-compaction would
+/// clear, which files and skills would be restored and at what size.
+#[wasm_bindgen(js_name = previewCompaction)]
+pub fn preview_compaction(messages: JsValue, context: JsValue) -> JsResult<JsValue> {
+    let typed = js(messages_arg(&messages))?;
+    let ctx = js(context_arg(&context))?;
+    to_js(&js(crate::preview::preview(&typed, &ctx))?)
 }

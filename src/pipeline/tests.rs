@@ -453,3 +453,45 @@ fn disabled_compaction_is_refused() {
     assert_eq!(e.error.code, ErrorCode::CompactDisabled);
     assert!(env.requests.borrow().is_empty());
 }
+
+#[test]
+fn session_memory_keeps_recent_messages_and_counts_them_as_new_context() {
+    let m = transcript(60, 4000); // ~60K tokens, usage on every assistant line
+    let mut env = Scripted::summary("unused");
+    env.memory = Some("The session so far: sixty reads.".into());
+    let r = block_on(try_session_memory_compaction(&m, &ctx(), None, &env)).unwrap();
+    assert!(r.from_session_memory);
+    assert!(!r.messages_to_keep.is_empty());
+    assert!(env.requests.borrow().is_empty(), "no model call");
+    assert_eq!(
+        r.boundary_marker.to_value()["compactMetadata"]["keptMessages"],
+        r.messages_to_keep.len()
+    );
+    let out = r.post_compact_messages(&m);
+    // The kept assistant lines still carry usage of the old context: the checked count and
+    // the running count ignore it; so does the auto-compaction decision.
+    let checked = crate::tokens::token_count_checked(out.as_slice())
+        .unwrap()
+        .total;
+    assert_eq!(checked, r.true_post_compact_token_count);
+    let mut running = crate::tokens::RunningCount::default();
+    for i in 0..out.len() {
+        running.push(&crate::tokens::message_facts(out.as_slice(), i).unwrap());
+    }
+    assert_eq!(running.total(), checked);
+    let c = CompactContext {
+        config: Config {
+            auto_compact_window: Some(70_000.0),
+            ..Default::default()
+        },
+        ..ctx()
+    };
+    let due = crate::autocompact::should_auto_compact(
+        out.as_slice(),
+        &c.model,
+        &Default::default(),
+        &c.config,
+    )
+    .unwrap();
+    assert!(!due.should_compact, "{due:?}");
+}

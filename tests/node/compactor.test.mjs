@@ -1,0 +1,393 @@
+// The stateful Compactor (issue 3): a conversation that keeps the caller's message objects
+// and a running token count inside WASM, compacts itself, keeps what is pushed while a
+// compaction runs, and writes itself back as a Claude Code transcript.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import * as cc from '../../pkg/node.js';
+import * as h from './helpers/conversations.mjs';
+
+cc.setEnvironmentDefaults({});
+
+const { OPUS } = h;
+const LOW_THRESHOLD = { autoCompactPctOverride: 5 }; // 9,000 tokens for OPUS
+
+const realLines = () => cc.parseTranscript(h.loadLongTranscript().text);
+
+/** A summarizer that waits for `gate` before answering. */
+function gatedSummarizer(answer = h.summaryResponse('GATED SUMMARY')) {
+  const gate = h.deferred();
+  const entered = h.deferred();
+  const summarize = h.recordingSummarizer(async () => {
+    entered.resolve();
+    await gate.promise;
+    return typeof answer === 'function' ? answer() : answer;
+  });
+  return { summarize, gate, entered };
+}
+
+/** Asserts the Compactor's own count agrees with the stateless one over its messages. */
+function assertCountConsistent(c, label = '') {
+  assert.equal(c.tokenCount(), cc.tokenCountWithEstimation(c.messages), `${label} tokenCount`);
+}
+
+describe('push / pushMany / messages / length / tokenCount', () => {
+  test('on the real transcript, tokenCount equals tokenCountWithEstimation(messages) after every push', () => {
+    const lines = realLines();
+    const c = new cc.Compactor({ model: OPUS });
+    assert.equal(c.length, 0);
+    assert.equal(c.tokenCount(), 0);
+    for (let i = 0; i < lines.length; i++) {
+      c.push(lines[i]);
+      assert.equal(c.length, i + 1);
+      assert.equal(c.tokenCount(), cc.tokenCountWithEstimation(c.messages), `after push ${i} (${lines[i].type})`);
+    }
+    const msgs = c.messages;
+    assert.equal(msgs.length, lines.length);
+    msgs.forEach((m, i) => assert.strictEqual(m, lines[i], 'the caller\'s own objects'));
+    assert.notStrictEqual(c.messages, msgs, 'messages is a new array each time');
+    assertCountConsistent(c);
+  });
+
+  test('pushMany gives the same state as pushing one by one; the constructor can seed messages', () => {
+    const lines = realLines().slice(0, 600);
+    const a = new cc.Compactor({ model: OPUS });
+    a.pushMany(lines.slice(0, 250));
+    a.pushMany(lines.slice(250));
+    const b = new cc.Compactor({ model: OPUS, messages: lines });
+    const one = new cc.Compactor({ model: OPUS });
+    for (const l of lines) one.push(l);
+    assert.equal(a.tokenCount(), one.tokenCount());
+    assert.equal(b.tokenCount(), one.tokenCount());
+    assert.equal(a.length, 600);
+    assert.equal(b.length, 600);
+    b.messages.forEach((m, i) => assert.strictEqual(m, lines[i]));
+  });
+
+  test('API-shaped messages: the count follows usage and estimates', () => {
+    const msgs = h.apiConversation({ rounds: 5 });
+    const c = new cc.Compactor({ model: OPUS });
+    for (const m of msgs) {
+      c.push(m);
+      assertCountConsistent(c);
+    }
+    c.push({ role: 'assistant', content: 'with usage', usage: { input_tokens: 50_000, output_tokens: 10 } });
+    assert.equal(c.tokenCount(), 50_010);
+    c.push({ role: 'user', content: 'x'.repeat(400) });
+    assert.equal(c.tokenCount(), 50_110);
+    assertCountConsistent(c);
+  });
+
+  test('a malformed message throws and adds nothing; pushMany is all or none', () => {
+    const c = new cc.Compactor({ model: OPUS, messages: h.apiConversation({ rounds: 2 }) });
+    const len = c.length;
+    const count = c.tokenCount();
+    assert.throws(() => c.push({ role: 'user', content: 42 }), (e) => e.code === 'INVALID_MESSAGE' || e.code === 'INVALID_ARGUMENT');
+    assert.throws(() => c.push('not a message'));
+    assert.throws(() => c.pushMany([{ role: 'user', content: 'fine' }, { role: 'assistant', content: 7 }]));
+    assert.throws(() => c.pushMany('nope'));
+    assert.equal(c.length, len);
+    assert.equal(c.tokenCount(), count);
+  });
+
+  test('the constructor validates its options', () => {
+    assert.throws(() => new cc.Compactor({}), (e) => e.code === 'INVALID_ARGUMENT');
+    assert.throws(() => new cc.Compactor({ model: OPUS, summarize: 'no' }), (e) => e.code === 'INVALID_ARGUMENT');
+    assert.throws(() => new cc.Compactor({ model: OPUS, messages: [{ role: 'user', content: 1 }] }));
+  });
+});
+
+describe('warningState', () => {
+  test('equals calculateTokenWarningState(tokenCount, model, config) as the conversation grows', () => {
+    const lines = realLines();
+    for (const config of [undefined, { autoCompactPctOverride: 50 }]) {
+      const c = new cc.Compactor({ model: OPUS, config });
+      for (let i = 0; i < lines.length; i += 50) {
+        c.pushMany(lines.slice(i, i + 50));
+        assert.deepEqual(c.warningState(), cc.calculateTokenWarningState(c.tokenCount(), OPUS, config ?? {}), `at ${i}`);
+      }
+    }
+    const c = new cc.Compactor({ model: OPUS, messages: h.apiConversation({ rounds: 2, usage: 170_000 }) });
+    assert.equal(c.warningState().isAboveAutoCompactThreshold, true);
+    assert.equal(new cc.Compactor({ model: OPUS }).warningState().percentLeft, 100);
+  });
+});
+
+describe('maybeAutoCompact', () => {
+  test('below the threshold: skipped, the summarizer is not called', async () => {
+    const summarize = h.recordingSummarizer();
+    const c = new cc.Compactor({ model: OPUS, summarize, messages: h.apiConversation({ rounds: 4 }) });
+    const before = c.messages;
+    const out = await c.maybeAutoCompact();
+    assert.deepEqual(out, { wasCompacted: false, consecutiveFailures: 0, skipped: 'belowThreshold' });
+    assert.equal(summarize.calls.length, 0);
+    c.messages.forEach((m, i) => assert.strictEqual(m, before[i]));
+  });
+
+  test('above the threshold (the real transcript before its boundary): compacts and the count drops', async () => {
+    const L = h.loadLongTranscript();
+    const lines = cc.parseTranscript(L.text).slice(0, L.boundary);
+    const rfs = h.readFileStateFromLines(lines);
+    const summarize = h.recordingSummarizer({ content: [{ type: 'text', text: `<summary>${L.summaryText}</summary>` }], stop_reason: 'end_turn' });
+    const c = new cc.Compactor({ model: OPUS, summarize, readFileState: rfs });
+    c.pushMany(lines);
+    const pre = c.tokenCount();
+    assert.ok(c.warningState().isAboveAutoCompactThreshold, `pre ${pre}`);
+    const out = await c.maybeAutoCompact();
+    assert.equal(out.wasCompacted, true, out.error?.message);
+    assert.equal(out.consecutiveFailures, 0);
+    assert.equal(summarize.calls.length, 1);
+    const r = out.compactionResult;
+    assert.equal(r.trigger, 'auto');
+    assert.equal(r.preCompactTokenCount, pre);
+    assert.ok(c.tokenCount() < pre / 3, `after ${c.tokenCount()} vs ${pre}`);
+    assert.equal(c.tokenCount(), r.truePostCompactTokenCount);
+    assertCountConsistent(c);
+    assert.deepEqual(c.messages, cc.buildPostCompactMessages(r));
+    assert.equal(rfs.size, 0, 'the read-file state is cleared');
+    assert.equal(c.warningState().isAboveAutoCompactThreshold, false);
+    assert.equal(c.compacting, false);
+    h.assertValidForApi(c.messages, lines);
+    assert.deepEqual(c.tracking, { consecutiveFailures: 0 });
+  });
+
+  test('messages pushed while it runs appear after the summary, in order', async () => {
+    const { summarize, gate, entered } = gatedSummarizer();
+    const c = new cc.Compactor({ model: OPUS, summarize, config: LOW_THRESHOLD, messages: h.apiConversation({ rounds: 12 }) });
+    const p = c.maybeAutoCompact();
+    await entered.promise;
+    assert.equal(c.compacting, true);
+    const m1 = { role: 'user', content: 'pushed while compacting (1)' };
+    const m2 = { role: 'assistant', content: [{ type: 'text', text: 'pushed while compacting (2)' }] };
+    const m3 = { role: 'user', content: 'pushed while compacting (3)' };
+    c.push(m1);
+    c.pushMany([m2, m3]);
+    assert.equal((await c.maybeAutoCompact()).skipped, 'compacting', 'one compaction at a time');
+    gate.resolve();
+    const out = await p;
+    assert.equal(out.wasCompacted, true, out.error?.message);
+    const post = cc.buildPostCompactMessages(out.compactionResult);
+    const msgs = c.messages;
+    assert.equal(msgs.length, post.length + 3);
+    assert.deepEqual(msgs.slice(0, post.length), post);
+    assert.strictEqual(msgs[post.length], m1);
+    assert.strictEqual(msgs[post.length + 1], m2);
+    assert.strictEqual(msgs[post.length + 2], m3);
+    assertCountConsistent(c);
+    assert.equal(summarize.calls.length, 1);
+  });
+
+  test('failures are reported, counted, and open the breaker after 3', async () => {
+    const summarize = h.recordingSummarizer(h.summaryResponse('cut', { stopReason: 'max_tokens' }));
+    const msgs = h.apiConversation({ rounds: 12 });
+    const c = new cc.Compactor({ model: OPUS, summarize, config: LOW_THRESHOLD, messages: msgs });
+    const count = c.tokenCount();
+    for (let i = 1; i <= 3; i++) {
+      const out = await c.maybeAutoCompact();
+      assert.equal(out.wasCompacted, false);
+      assert.equal(out.error.code, 'SUMMARY_TRUNCATED');
+      assert.equal(out.consecutiveFailures, i);
+      assert.deepEqual(c.tracking, { consecutiveFailures: i });
+    }
+    const fourth = await c.maybeAutoCompact();
+    assert.equal(fourth.skipped, 'circuitBreakerOpen');
+    assert.equal(summarize.calls.length, 3);
+    assert.equal(c.tokenCount(), count);
+    c.messages.forEach((m, i) => assert.strictEqual(m, msgs[i]));
+  });
+
+  // The Compactor's options are the `context` of the pipeline; autoCompactIfNeeded reads
+  // context.retryBaseMs, so maybeAutoCompact must too.
+  test('retryBaseMs in the options sets the backoff of maybeAutoCompact (as for autoCompactIfNeeded)', async () => {
+    const events = [];
+    const summarize = h.recordingSummarizer((req, opts, n) => {
+      if (n === 1) throw h.overloadedError();
+      return h.summaryResponse();
+    });
+    const c = new cc.Compactor({
+      model: OPUS, summarize, retryBaseMs: 1, config: LOW_THRESHOLD, onProgress: (e) => events.push(e), messages: h.apiConversation({ rounds: 12 }),
+    });
+    const out = await c.maybeAutoCompact();
+    assert.equal(out.wasCompacted, true, out.error?.message);
+    assert.equal(out.compactionResult.transientRetries, 1);
+    const waits = events.filter((e) => e.phase === 'retryTransient').map((e) => Number(/waiting (\d+) ms/.exec(e.detail)?.[1]));
+    assert.ok(waits[0] <= 1, `maybeAutoCompact waited ${waits[0]} ms despite retryBaseMs: 1`);
+    // The stateless driver with the same context does honour it.
+    const events2 = [];
+    const summarize2 = h.recordingSummarizer((req, opts, n) => {
+      if (n === 1) throw h.overloadedError();
+      return h.summaryResponse();
+    });
+    await cc.autoCompactIfNeeded(h.apiConversation({ rounds: 12 }), { model: OPUS, summarize: summarize2, retryBaseMs: 1, config: LOW_THRESHOLD, onProgress: (e) => events2.push(e) }, {});
+    assert.match(events2.find((e) => e.phase === 'retryTransient').detail, /waiting [01] ms/);
+  });
+
+  test('session memory is tried first: kept messages are the caller\'s objects', async () => {
+    const msgs = h.apiConversationOfTokens(90_000);
+    const summarize = h.recordingSummarizer();
+    const c = new cc.Compactor({ model: OPUS, summarize, sessionMemory: 'the running memory', config: { autoCompactPctOverride: 40 }, messages: msgs });
+    const out = await c.maybeAutoCompact();
+    assert.equal(out.wasCompacted, true, out.error?.message);
+    assert.equal(out.compactionResult.fromSessionMemory, true);
+    assert.equal(summarize.calls.length, 0);
+    const kept = out.compactionResult.messagesToKeep;
+    const after = c.messages;
+    const at = after.indexOf(kept[0]);
+    assert.ok(at > 0);
+    kept.forEach((m, i) => {
+      assert.strictEqual(after[at + i], m);
+      assert.ok(msgs.includes(m));
+    });
+    assertCountConsistent(c);
+  });
+});
+
+describe('compact()', () => {
+  test('custom instructions go to the summary request only', async () => {
+    const summarize = h.recordingSummarizer();
+    const c = new cc.Compactor({ model: OPUS, summarize, messages: h.apiConversation({ rounds: 6 }) });
+    const r = await c.compact({ customInstructions: 'KEEP_THE_ZEBRA_DETAILS' });
+    assert.equal(r.trigger, 'manual');
+    assert.match(JSON.stringify(summarize.calls[0].request), /KEEP_THE_ZEBRA_DETAILS/);
+    assert.ok(!JSON.stringify(c.messages).includes('KEEP_THE_ZEBRA_DETAILS'));
+    assertCountConsistent(c);
+    h.assertValidForApi(c.messages);
+  });
+
+  test('messages pushed while compact() runs are kept after the summary, in order', async () => {
+    const { summarize, gate, entered } = gatedSummarizer();
+    const lines = h.transcriptConversation({ rounds: 8 });
+    const c = new cc.Compactor({ model: OPUS, summarize, messages: lines });
+    const p = c.compact();
+    await entered.promise;
+    const late = h.transcriptConversation({ rounds: 1, session: 'sess-0001' }).map((l) => ({ ...l, uuid: `late-${l.uuid}` }));
+    for (const l of late) c.push(l);
+    gate.resolve();
+    const r = await p;
+    const post = cc.buildPostCompactMessages(r);
+    const msgs = c.messages;
+    assert.deepEqual(msgs.slice(0, post.length), post);
+    assert.deepEqual(msgs.slice(post.length), late);
+    late.forEach((l, i) => assert.strictEqual(msgs[post.length + i], l));
+    assertCountConsistent(c);
+  });
+
+  test('a failure rejects with the code and leaves messages and tokenCount unchanged (pushes kept)', async () => {
+    const gate = h.deferred();
+    const entered = h.deferred();
+    const summarize = async () => {
+      entered.resolve();
+      await gate.promise;
+      throw Object.assign(new Error('invalid x-api-key'), { status: 401 });
+    };
+    const msgs = h.apiConversation({ rounds: 6 });
+    const clone = structuredClone(msgs);
+    const c = new cc.Compactor({ model: OPUS, summarize, messages: msgs });
+    const count = c.tokenCount();
+    const p = c.compact({ retryBaseMs: 1 });
+    await entered.promise;
+    const extra = { role: 'user', content: 'typed during the failing compaction' };
+    c.push(extra);
+    gate.resolve();
+    await h.rejectsWithCode(p, 'SUMMARIZER_FAILED');
+    assert.equal(c.compacting, false);
+    const after = c.messages;
+    assert.equal(after.length, msgs.length + 1);
+    msgs.forEach((m, i) => assert.strictEqual(after[i], m));
+    assert.strictEqual(after.at(-1), extra);
+    assert.deepStrictEqual(msgs, clone, 'the objects themselves are untouched');
+    c.messages.pop();
+    assert.equal(c.length, msgs.length + 1, 'messages is a copy');
+    const c2 = new cc.Compactor({ model: OPUS, messages: msgs });
+    assert.equal(c2.tokenCount(), count);
+    assertCountConsistent(c);
+  });
+
+  test('every failure code leaves the Compactor unchanged', async () => {
+    for (const [code, answer] of [
+      ['SUMMARY_TRUNCATED', h.summaryResponse('x', { stopReason: 'max_tokens' })],
+      ['EMPTY_SUMMARY', ''],
+      ['COMPACTION_NOT_SMALLER', h.summaryResponse(h.filler(200_000))],
+    ]) {
+      const msgs = h.apiConversation({ rounds: 6 });
+      const rfs = new Map([['/a', { content: 'a', timestamp: 1 }]]);
+      const c = new cc.Compactor({ model: OPUS, summarize: async () => answer, messages: msgs, readFileState: rfs });
+      const count = c.tokenCount();
+      await h.rejectsWithCode(c.compact(), code);
+      assert.equal(c.tokenCount(), count);
+      c.messages.forEach((m, i) => assert.strictEqual(m, msgs[i]));
+      assert.equal(rfs.size, 1, `${code}: read-file state kept`);
+    }
+  });
+
+  test('a second compact while one runs rejects; the first still succeeds', async () => {
+    const { summarize, gate, entered } = gatedSummarizer();
+    const c = new cc.Compactor({ model: OPUS, summarize, messages: h.apiConversation({ rounds: 6 }) });
+    const first = c.compact();
+    await entered.promise;
+    await h.rejectsWithCode(c.compact(), 'INVALID_ARGUMENT');
+    assert.equal(c.compacting, true);
+    gate.resolve();
+    const r = await first;
+    assert.ok(r.summary);
+    assert.equal(summarize.calls.length, 1);
+    assertCountConsistent(c);
+    // Once done, compacting again is allowed.
+    c.pushMany(h.apiConversation({ rounds: 6, prefix: 'b' }));
+    await c.compact();
+    assert.equal(summarize.calls.length, 2);
+  });
+
+  test('abort through the signal option: ABORTED, nothing changed', async () => {
+    const ac = new AbortController();
+    const entered = h.deferred();
+    const msgs = h.apiConversation({ rounds: 6 });
+    const c = new cc.Compactor({ model: OPUS, signal: ac.signal, summarize: () => (entered.resolve(), h.never()), messages: msgs });
+    const count = c.tokenCount();
+    const p = c.compact();
+    await entered.promise;
+    ac.abort();
+    await h.rejectsWithCode(p, 'ABORTED');
+    assert.equal(c.tokenCount(), count);
+    assert.equal(c.compacting, false);
+    c.messages.forEach((m, i) => assert.strictEqual(m, msgs[i]));
+  });
+
+  test('compact without a summarize callback rejects with INVALID_ARGUMENT', async () => {
+    const c = new cc.Compactor({ model: OPUS, messages: h.apiConversation({ rounds: 3 }) });
+    await h.rejectsWithCode(c.compact(), 'INVALID_ARGUMENT');
+    assert.equal(c.compacting, false);
+  });
+});
+
+describe('toTranscript()', () => {
+  test('parses back with parseTranscript, same count; appended to the old file it resumes after the boundary', async () => {
+    const L = h.loadLongTranscript();
+    const lines = cc.parseTranscript(L.text).slice(0, L.boundary);
+    const c = new cc.Compactor({
+      model: OPUS,
+      summarize: async () => `<summary>${L.summaryText}</summary>`,
+      readFileState: h.readFileStateFromLines(lines),
+      messages: lines,
+    });
+    // Before compaction: the transcript round-trips.
+    const parsedBefore = cc.parseTranscript(c.toTranscript());
+    assert.deepEqual(parsedBefore, lines);
+    assert.equal(cc.tokenCountWithEstimation(parsedBefore), c.tokenCount());
+    await c.compact();
+    c.push({ type: 'user', uuid: 'after-1', parentUuid: null, isSidechain: false, sessionId: L.lines[0].sessionId, message: { role: 'user', content: 'next question after compaction' } });
+    const jsonl = c.toTranscript();
+    const parsed = cc.parseTranscript(jsonl);
+    assert.equal(parsed.length, c.length);
+    assert.deepEqual(parsed, JSON.parse(JSON.stringify(c.messages)));
+    assert.equal(parsed[0].subtype, 'compact_boundary');
+    assert.equal(parsed[1].isCompactSummary, true);
+    assert.equal(cc.tokenCountWithEstimation(parsed), c.tokenCount());
+    // Claude Code appends to the session file: the old lines stay, the new root wins.
+    const whole = cc.parseTranscript(cc.serializeTranscript(lines).replace(/\n?$/, '\n') + jsonl);
+    assert.equal(whole.length, lines.length + c.length);
+    assert.equal(cc.tokenCountWithEstimation(whole), c.tokenCount());
+    const resumed = new cc.Compactor({ model: OPUS, messages: whole });
+    assert.equal(resumed.tokenCount(), c.tokenCount());
+    h.assertValidForApi(whole, lines);
+  });
+});
