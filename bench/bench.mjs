@@ -5,6 +5,7 @@
 // See bench/README.md for what each row means.
 
 import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -138,13 +139,18 @@ const quantile = (xs, q) => {
   return s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))];
 };
 
-/** Times a group of cases `{key, fn, async?}`; returns {key: {ms, p25, p75, calls}}. */
+/**
+ * Times a group of cases `{key, fn, async?}`; returns {key: {ms, p25, p75, calls}}. A case may
+ * instead bring its own `calibrate()` (returns the calls per batch) and `batch(n)` (runs n
+ * calls, returns the mean ms per call): the per-turn cases below, which rebuild their state
+ * untimed between short timed runs.
+ */
 async function timeGroup(cases) {
-  for (const c of cases) c.n = c.async ? await calibrateAsync(c) : calibrate(c);
+  for (const c of cases) c.n = c.calibrate ? c.calibrate() : c.async ? await calibrateAsync(c) : calibrate(c);
   for (const c of cases) c.samples = [];
   for (let b = 0; b < BATCHES; b++) {
     for (const c of cases) {
-      c.samples.push(c.async ? await batchAsync(c.fn, c.n) : batch(c.fn, c.n));
+      c.samples.push(c.batch ? c.batch(c.n) : c.async ? await batchAsync(c.fn, c.n) : batch(c.fn, c.n));
     }
   }
   const out = {};
@@ -363,21 +369,306 @@ const size = {
 size.totalGz = size.wasmGz + size.glueGz;
 
 // ---------------------------------------------------------------------------------------------
+// 5. Per-turn cost of the stateful Compactor vs the stateless path of a chat UI
+//
+// Histories of 2,000 and 200 messages, built by cycling the active part of the transcript
+// (its main-chain user/assistant lines after the compact_boundary, without the compact summary
+// line itself): every cycle is a deep copy with fresh uuids (parentUuid and
+// sourceToolAssistantUUID re-pointed), message ids and tool_use ids, so no two messages share
+// an id. A history of N is the last N messages of ceil(N / unit) cycles, so all of them end on
+// the session's real last line (an assistant line with usage). The same is done with the API
+// view of the active part (`{role, content}` messages, no usage anywhere): counting it must
+// estimate every message.
+//
+// One turn = push one new message + ask for the warning state:
+//   Compactor:  c.push(m); c.warningState()
+//   stateless:  arr.push(m); calculateTokenWarningState(tokenCountWithEstimation(arr), model)
+// The new messages come from a pool of fresh copies (the next cycles), pushed in order; both
+// paths push the same ones. To keep the history length (nearly) fixed, the timed turns run in
+// segments of at most 10 % of the history (20 turns at 200, 200 at 2,000); before each segment,
+// untimed, a fresh Compactor is built from the history (`new Compactor({model, messages})`) or
+// the array is copied again. So the history grows by at most 10 % while timed. The Compactor
+// cases run --turns turns per batch (rebuilding a Compactor of 2,000 takes milliseconds, which
+// rules out ~25 ms batches of µs turns); the stateless cases are calibrated as usual.
+
+const TURNS = Number(flag('turns', 1000));
+const GROWTH = 0.1;
+const isMain = (l) => l.isSidechain !== true && (l.type === 'user' || l.type === 'assistant');
+const unitLines = lines.slice(activeStart(lines)).filter((l) => isMain(l) && l.isCompactSummary !== true);
+const unitApi = VIEW === 'active' ? apiView : buildApiView(lines, activeStart(lines));
+
+/** Rewrites the tool ids of content blocks in place (on a deep copy). */
+function freshToolIds(content, sfx) {
+  if (!Array.isArray(content)) return;
+  for (const b of content) {
+    if (b.type === 'tool_use' || b.type === 'server_tool_use') b.id = `${b.id}${sfx}`;
+    if (b.type === 'tool_result' && typeof b.tool_use_id === 'string') b.tool_use_id = `${b.tool_use_id}${sfx}`;
+  }
+}
+
+/**
+ * A deep copy of the transcript-line unit with fresh ids; `prev` is the uuid it follows. A
+ * parent outside the unit (a progress line, the boundary) becomes the line before in the copy.
+ */
+function copyLines(unit, cycle, prev) {
+  const sfx = `_c${cycle}`;
+  const uuids = new Map();
+  const out = structuredClone(unit);
+  for (const l of out) {
+    if (typeof l.uuid === 'string') {
+      const u = randomUUID();
+      uuids.set(l.uuid, u);
+      l.uuid = u;
+    }
+  }
+  let before = prev; // the line before in the copy: the parent when the original one is not in it
+  for (const l of out) {
+    if ('parentUuid' in l) l.parentUuid = uuids.get(l.parentUuid) ?? before;
+    before = l.uuid ?? before;
+    if (typeof l.sourceToolAssistantUUID === 'string') l.sourceToolAssistantUUID = uuids.get(l.sourceToolAssistantUUID) ?? l.sourceToolAssistantUUID;
+    if (typeof l.message?.id === 'string') l.message.id = `${l.message.id}${sfx}`;
+    freshToolIds(l.message?.content, sfx);
+  }
+  return out;
+}
+
+/** A deep copy of the API-view unit with fresh tool ids. */
+function copyApi(unit, cycle) {
+  const out = structuredClone(unit);
+  for (const m of out) freshToolIds(m.content, `_c${cycle}`);
+  return out;
+}
+
+function cycled(unit, n, copy, firstCycle = 0) {
+  const out = [];
+  for (let k = firstCycle; out.length < n; k++) {
+    out.push(...copy(unit, k, out.length ? out[out.length - 1].uuid ?? null : null));
+  }
+  return out;
+}
+const lastN = (arr, n) => arr.slice(arr.length - n);
+
+const SIZES = [2000, 200];
+const segmentOf = (size) => Math.max(1, Math.round(GROWTH * size));
+// The pool: enough for a batch, a multiple of every segment so that no segment wraps.
+const poolSize = Math.ceil(Math.max(TURNS, 2 * segmentOf(SIZES[0])) / segmentOf(SIZES[0])) * segmentOf(SIZES[0]);
+const histories = {};
+for (const size of SIZES) {
+  histories[`lines${size}`] = lastN(cycled(unitLines, size, copyLines), size);
+  histories[`api${size}`] = lastN(cycled(unitApi, size, copyApi), size);
+}
+// Pool cycles are numbered from 10,000: their ids differ from every history's.
+const pools = {
+  lines: cycled(unitLines, poolSize, copyLines, 10_000).slice(0, poolSize),
+  api: cycled(unitApi, poolSize, copyApi, 10_000).slice(0, poolSize),
+};
+// The API view alternates user/assistant; its histories end on an assistant message and the
+// pool starts with a user message (the unit's first), so the alternation is kept.
+
+/** Runs n turns in segments of `seg`, each on fresh state (built untimed); ms per turn. */
+function turnBatch(c, n) {
+  let timed = 0;
+  let done = 0;
+  while (done < n) {
+    const s0 = performance.now();
+    const st = c.fresh();
+    c.setupMs.push(performance.now() - s0);
+    const m = Math.min(c.seg, n - done);
+    const pool = c.pool;
+    const from = done % pool.length;
+    const t0 = performance.now();
+    for (let i = 0; i < m; i++) sink = c.turn(st, pool[from + i]);
+    timed += performance.now() - t0;
+    c.dispose?.(st);
+    done += m;
+  }
+  return timed / n;
+}
+
+function turnCase(key, hist, pool, kind) {
+  const seg = segmentOf(hist.length);
+  const c = { key, seg, pool, setupMs: [], hist };
+  if (kind === 'compactor') {
+    c.fresh = () => new cc.Compactor({ model: MODEL, messages: hist });
+    c.turn = (st, m) => {
+      st.push(m);
+      return st.warningState();
+    };
+    c.dispose = (st) => st.free();
+    c.calibrate = () => {
+      const t0 = performance.now();
+      while (performance.now() - t0 < WARMUP_MS) turnBatch(c, seg);
+      c.setupMs.length = 0;
+      return TURNS;
+    };
+  } else {
+    c.fresh = () => hist.slice();
+    c.turn = (arr, m) => {
+      arr.push(m);
+      return cc.calculateTokenWarningState(cc.tokenCountWithEstimation(arr), MODEL);
+    };
+    c.calibrate = () => {
+      let n = 0;
+      const t0 = performance.now();
+      let timed = 0;
+      // Steps of at most 10 turns: a full-scan turn on 2,000 messages takes milliseconds.
+      const step = Math.min(seg, 10);
+      while (n < 5 || performance.now() - t0 < WARMUP_MS) {
+        timed += turnBatch(c, step) * step;
+        n += step;
+      }
+      c.setupMs.length = 0;
+      return Math.max(1, Math.round(BATCH_MS / (timed / n)));
+    };
+  }
+  c.batch = (n) => turnBatch(c, n);
+  return c;
+}
+
+// Outcome: the Compactor's count and warning state equal the stateless ones, before and after
+// a segment of turns.
+const turnOutcome = {};
+for (const [name, hist] of Object.entries(histories)) {
+  const pool = pools[name.startsWith('lines') ? 'lines' : 'api'];
+  const seg = segmentOf(hist.length);
+  const c = new cc.Compactor({ model: MODEL, messages: hist });
+  const before = { compactor: c.tokenCount(), stateless: cc.tokenCountWithEstimation(hist) };
+  for (let i = 0; i < seg; i++) c.push(pool[i]);
+  const grown = [...hist, ...pool.slice(0, seg)];
+  const after = { compactor: c.tokenCount(), stateless: cc.tokenCountWithEstimation(grown) };
+  const ws = JSON.stringify(c.warningState()) === JSON.stringify(cc.calculateTokenWarningState(after.stateless, MODEL));
+  const lastUsage = hist.findLastIndex((m) => (m.message ?? m).usage !== undefined);
+  turnOutcome[name] = {
+    messages: hist.length, segment: seg, tokensBefore: before, tokensAfter: after, warningStateEqual: ws,
+    lengthAfter: c.length, lastMessageWithUsage: lastUsage === -1 ? null : hist.length - 1 - lastUsage,
+  };
+  c.free();
+  if (before.compactor !== before.stateless || after.compactor !== after.stateless || !ws) {
+    problems.push(`Compactor on ${name}: count ${before.compactor}/${after.compactor} ≠ tokenCountWithEstimation ${before.stateless}/${after.stateless}${ws ? '' : ', warning state differs'}`);
+  }
+  if (turnOutcome[name].lengthAfter !== hist.length + seg) problems.push(`Compactor on ${name}: length ${turnOutcome[name].lengthAfter} ≠ ${hist.length + seg}`);
+}
+
+const turnCases = [];
+for (const shape of ['lines', 'api']) {
+  for (const size of SIZES) {
+    const hist = histories[`${shape}${size}`];
+    turnCases.push(turnCase(`compactor.${shape}${size}`, hist, pools[shape], 'compactor'));
+    turnCases.push(turnCase(`stateless.${shape}${size}`, hist, pools[shape], 'stateless'));
+  }
+}
+const turns = await timeGroup(turnCases);
+for (const c of turnCases) {
+  turns[c.key].setupMs = median(c.setupMs);
+  turns[c.key].segment = c.seg;
+  turns[c.key].turnsPerBatch = c.n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Pipeline overhead: compactConversation and autoCompactIfNeeded on the long transcript cut
+// just before its real compaction boundary, with a summarizer that does no work: it returns at
+// once (a resolved Promise) the real session's own summary (the compact-summary line after the
+// boundary, ~15.7K characters ≈ 3.9K tokens) as a Messages API response with usage. All the
+// time is the pipeline's own: reading the messages into Rust, counting, building the summary
+// request and handing it to JS, parsing the answer, building the boundary and summary
+// messages, the size check, and the result objects.
+
+const boundaryAt = activeStart(lines) - 1;
+const linesBefore = lines.slice(0, Math.max(0, boundaryAt));
+const realSummaryLine = lines.slice(boundaryAt + 1).find((l) => l.isCompactSummary === true);
+const realSummary = typeof realSummaryLine?.message?.content === 'string'
+  ? realSummaryLine.message.content
+  : (realSummaryLine?.message?.content ?? []).map((b) => b.text ?? '').join('');
+if (boundaryAt < 1 || !realSummary) problems.push('pipeline rows: the transcript has no compact_boundary followed by a compact summary');
+const SUMMARY_TOKENS = Math.round(realSummary.length / 4);
+const summaryResponse = {
+  id: 'msg_bench', type: 'message', role: 'assistant', model: MODEL, stop_reason: 'end_turn',
+  content: [{ type: 'text', text: `<analysis>\nbench\n</analysis>\n<summary>\n${realSummary}\n</summary>` }],
+  usage: { input_tokens: 100_000, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: SUMMARY_TOKENS },
+};
+let lastRequest;
+const fixedSummarizer = (request) => {
+  lastRequest = request;
+  return Promise.resolve(summaryResponse);
+};
+const pipelineContext = { model: MODEL, summarize: fixedSummarizer };
+const linesBeforeJson = JSON.stringify(linesBefore);
+
+// Outcome (untimed): one compaction of each kind, and the caller's lines unchanged.
+const compacted = await cc.compactConversation(linesBefore, pipelineContext, {});
+const autoOut = await cc.autoCompactIfNeeded(linesBefore, pipelineContext, { consecutiveFailures: 0 });
+if (JSON.stringify(linesBefore) !== linesBeforeJson) problems.push('compactConversation changed the caller\'s messages');
+if (!autoOut.wasCompacted) problems.push(`autoCompactIfNeeded did not compact (${autoOut.skipped ?? autoOut.error?.message})`);
+const requestJson = JSON.stringify(lastRequest);
+const pipelineOutcome = {
+  linesBefore: linesBefore.length,
+  linesBeforeJsonBytes: Buffer.byteLength(linesBeforeJson),
+  summaryChars: realSummary.length,
+  summaryRequest: { messages: lastRequest.messages.length, jsonBytes: Buffer.byteLength(requestJson) },
+  preCompactTokenCount: compacted.preCompactTokenCount,
+  realPreTokens: lines[boundaryAt]?.compactMetadata?.preTokens,
+  postCompactTokenCount: compacted.postCompactTokenCount,
+  truePostCompactTokenCount: compacted.truePostCompactTokenCount,
+  postCompactMessages: cc.buildPostCompactMessages(compacted).length,
+  restoredFiles: compacted.restoredFiles.length,
+  auto: { wasCompacted: autoOut.wasCompacted, trigger: autoOut.compactionResult?.trigger, fromSessionMemory: autoOut.compactionResult?.fromSessionMemory },
+};
+
+const pipeline = await timeGroup([
+  { key: 'pipeline.compactConversation', fn: () => cc.compactConversation(linesBefore, pipelineContext, {}), async: true },
+  { key: 'pipeline.autoCompactIfNeeded', fn: () => cc.autoCompactIfNeeded(linesBefore, pipelineContext, { consecutiveFailures: 0 }), async: true },
+  { key: 'pipeline.stringify', fn: () => JSON.stringify(linesBefore) },
+]);
+
+// The split of one compactConversation, from the times its progress events and the summarizer
+// call arrive (each event's own cost included): median over SPLIT_RUNS runs.
+const SPLIT_RUNS = 15;
+const split = { read: [], request: [], answer: [], finish: [], result: [], total: [], stringifyRequest: [] };
+for (let r = 0; r < SPLIT_RUNS; r++) {
+  const at = {};
+  const ctx = {
+    model: MODEL,
+    summarize: (req) => {
+      at.summarize = performance.now();
+      lastRequest = req;
+      return Promise.resolve(summaryResponse);
+    },
+    onProgress: (e) => {
+      at[e.phase] ??= performance.now();
+    },
+  };
+  const t0 = performance.now();
+  sink = await cc.compactConversation(linesBefore, ctx, {});
+  const t1 = performance.now();
+  split.read.push(at.start - t0);
+  split.request.push(at.summarize - at.start);
+  split.answer.push(at.summarized - at.summarize);
+  split.finish.push(at.done - at.summarized);
+  split.result.push(t1 - at.done);
+  split.total.push(t1 - t0);
+  const s0 = performance.now();
+  sink = JSON.stringify(lastRequest);
+  split.stringifyRequest.push(performance.now() - s0);
+}
+const splitMs = Object.fromEntries(Object.entries(split).map(([k, v]) => [k, median(v)]));
+
+// ---------------------------------------------------------------------------------------------
 // Report
 
 // Each row compares the package (left) with another implementation (right); `ratio` is always
 // package time ÷ other time. Memory and size rows have only the package's value.
 const rows = [];
-const t = (k) => (perTurn[k] ?? micro[k]).ms;
-const samplesOf = (k) => (perTurn[k] ?? micro[k]).samples;
+const timings = { ...perTurn, ...micro, ...turns, ...pipeline };
+const t = (k) => timings[k].ms;
+const samplesOf = (k) => timings[k].samples;
 // The ratio is the median of per-batch ratios: batch b of both cases ran back to back, so
 // pairing them cancels drift in the machine's load.
-const compare = (group, name, pkgKey, other, otherKey, target) => {
+const compare = (group, name, pkgKey, other, otherKey, target, note) => {
   const a = samplesOf(pkgKey);
   const b = samplesOf(otherKey);
   const ratio = median(a.map((x, i) => x / b[i]));
   rows.push({
-    id: `${pkgKey}/${otherKey}`, group, name, unit: 'ms', value: t(pkgKey), other, otherValue: t(otherKey), ratio, target,
+    id: `${pkgKey}/${otherKey}`, group, name, unit: 'ms', value: t(pkgKey), other, otherValue: t(otherKey), ratio, target, note,
     result: target === undefined ? 'info' : ratio <= target ? 'PASS' : 'MISS',
   });
 };
@@ -397,6 +688,42 @@ compare('microCompact', 'microCompact(apiView)', 'microCompact', 'pruneMessages,
 compare('microCompact', 'microCompact(apiView)', 'microCompact', `trimMessages, same tokens freed (maxTokens ${budgetSame})`, 'trimMessages.same');
 compare('microCompact', 'microCompact(apiView)', 'microCompact', `trimMessages, light (maxTokens ${budgetLight})`, 'trimMessages.light');
 compare('microCompact', 'microCompact(apiView)', 'microCompact', 'JSON.stringify(apiView)', 'JSON.stringify');
+
+const TURN = 'push + warningState';
+const STATELESS = 'tokenCountWithEstimation + calculateTokenWarningState';
+const shapeLabel = { lines: 'transcript lines (usage at the tail)', api: 'API messages (no usage)' };
+const turnNote = (shape, size) => {
+  const c = turns[`compactor.${shape}${size}`];
+  const s = turns[`stateless.${shape}${size}`];
+  return `history of ${size.toLocaleString('en')}: timed in segments of ${c.segment} turns, each on a fresh copy of the history ` +
+    `(so it grows ≤ ${Math.round(GROWTH * 100)} % while timed); Compactor ${c.turnsPerBatch} turns per batch, stateless ${s.turnsPerBatch}; ` +
+    `building the Compactor from the history (untimed, before each segment) took ${c.setupMs.toFixed(2)} ms`;
+};
+for (const shape of ['lines', 'api']) {
+  compare('compactor', `Compactor turn (${TURN}), 2,000 ${shapeLabel[shape]}`, `compactor.${shape}2000`,
+    `stateless turn (${STATELESS}), same 2,000`, `stateless.${shape}2000`, undefined, turnNote(shape, 2000));
+}
+for (const shape of ['lines', 'api']) {
+  compare('compactor', `Compactor turn, 2,000 ${shapeLabel[shape]}`, `compactor.${shape}2000`,
+    `Compactor turn, 200 ${shapeLabel[shape]}`, `compactor.${shape}200`, 2, turnNote(shape, 200));
+}
+for (const shape of ['lines', 'api']) {
+  compare('compactor', `stateless turn, 2,000 ${shapeLabel[shape]}`, `stateless.${shape}2000`,
+    `stateless turn, 200 ${shapeLabel[shape]}`, `stateless.${shape}200`);
+}
+
+const po = pipelineOutcome;
+const sm = splitMs;
+compare('pipeline', `compactConversation(${po.linesBefore} lines before the boundary), instant summarizer`, 'pipeline.compactConversation',
+  `JSON.stringify of the same lines (${(po.linesBeforeJsonBytes / 1e6).toFixed(2)} MB)`, 'pipeline.stringify', undefined,
+  `all pipeline overhead (the summarizer returns a fixed ${po.summaryChars}-character summary at once). Split, median of ${SPLIT_RUNS} runs: ` +
+  `reading the messages into Rust and counting ${sm.read.toFixed(2)} ms, building the summary request and handing it to JS ${sm.request.toFixed(2)} ms, ` +
+  `Promise bridge and parsing the answer ${sm.answer.toFixed(2)} ms, restoration/boundary/summary/size check/hooks ${sm.finish.toFixed(2)} ms, ` +
+  `result objects ${sm.result.toFixed(2)} ms (total ${sm.total.toFixed(2)} ms); for scale, JSON.stringify of the summary request ` +
+  `(${po.summaryRequest.messages} messages, ${(po.summaryRequest.jsonBytes / 1e3).toFixed(0)} KB), which a real summarizer sends, takes ${sm.stringifyRequest.toFixed(2)} ms`);
+compare('pipeline', 'autoCompactIfNeeded(same lines), instant summarizer', 'pipeline.autoCompactIfNeeded',
+  'JSON.stringify of the same lines', 'pipeline.stringify', undefined,
+  'no session memory in the context, so it runs the threshold check and then the full compaction');
 
 const callsOf = (group, prefix) =>
   Object.entries(group).filter(([k]) => k.startsWith(prefix)).reduce((s, [, r]) => s + r.calls, 0);
@@ -423,6 +750,8 @@ const outcome = {
   },
   pruneMessagesMatched: { keepLastMessages: K, pruned: pruned.length, onlyPruned: onlyPruned.length, tooSmallToClear: tooSmall.length, onlyCleared: onlyCleared.length, sharingCutMessage: sharedCut.length },
   pruneMessagesPlain: { pruned: prunedPlain.length },
+  compactor: turnOutcome,
+  pipeline: { ...pipelineOutcome, splitMs },
   trimMessages: {
     totalTokens: lcTotal,
     same: { maxTokens: budgetSame, kept: trimSame.length, of: lcMessages.length, freed: lcTotal - tokenCounter(trimSame) },
@@ -444,12 +773,14 @@ const meta = {
   apiViewJsonBytes: apiJsonBytes,
   batches: BATCHES,
   batchMs: BATCH_MS,
+  compactorTurnsPerBatch: TURNS,
+  historyUnit: { transcriptLines: unitLines.length, apiMessages: unitApi.length },
   freshInstanceMemory: freshGrowth,
   wasmMemory: { beforeParse: memBeforeParse, afterParse: memAfterParse, beforePerTurn: memBeforePerTurn, afterPerTurn: memAfterPerTurn, beforeMicro: memBeforeMicro, afterMicro: memAfterMicro },
 };
 
 if (JSON_OUT) {
-  console.log(JSON.stringify({ meta, rows, timings: { ...perTurn, ...micro }, outcome, size, problems }, null, 2));
+  console.log(JSON.stringify({ meta, rows, timings, outcome, size, problems }, null, 2));
 } else {
   log(`context-compaction bench — node ${meta.node}, ai ${meta.ai}, @langchain/core ${meta.langchainCore}`);
   log(`input: ${TRANSCRIPT}, ${lines.length} lines, ${(linesJsonBytes / 1e6).toFixed(2)} MB JSON`);
@@ -492,6 +823,18 @@ if (JSON_OUT) {
     `${o.pruneMessagesMatched.onlyPruned} not cleared by microCompact (${o.pruneMessagesMatched.tooSmallToClear} no bigger than the placeholder), ` +
     `${o.pruneMessagesMatched.onlyCleared} cleared but kept by pruneMessages (${o.pruneMessagesMatched.sharingCutMessage} in its window's first message)`);
   log(`  pruneMessages before-last-5-messages: removed ${o.pruneMessagesPlain.pruned} results (all tools)`);
+  for (const [k, a] of Object.entries(o.compactor)) {
+    log(`  Compactor ${k}: count ${a.tokensBefore.compactor} = tokenCountWithEstimation ${a.tokensBefore.stateless}; after ${a.segment} pushes ` +
+      `${a.tokensAfter.compactor} = ${a.tokensAfter.stateless}; warning state equal: ${a.warningStateEqual}; last message with usage ` +
+      `${a.lastMessageWithUsage === null ? 'none' : `${a.lastMessageWithUsage} from the end`}`);
+  }
+  {
+    const p = o.pipeline;
+    log(`  compactConversation on ${p.linesBefore} lines before the boundary: preCompactTokenCount ${p.preCompactTokenCount} (the real session: ${p.realPreTokens}), ` +
+      `postCompactTokenCount ${p.postCompactTokenCount} (from the fake usage), truePostCompactTokenCount ${p.truePostCompactTokenCount}, ` +
+      `${p.postCompactMessages} post-compact messages, ${p.restoredFiles} files restored (no readFileState given); ` +
+      `autoCompactIfNeeded: wasCompacted ${p.auto.wasCompacted}, trigger ${p.auto.trigger}, fromSessionMemory ${p.auto.fromSessionMemory}`);
+  }
   log(`  trimMessages: counter total ${o.trimMessages.totalTokens}; same-freed kept ${o.trimMessages.same.kept}/${o.trimMessages.same.of} messages, freed ${o.trimMessages.same.freed}; light kept ${o.trimMessages.light.kept}/${o.trimMessages.light.of}, freed ${o.trimMessages.light.freed}`);
   if (problems.length) {
     log('\nPROBLEMS (comparison not like for like):');

@@ -1,8 +1,11 @@
 // The built package in a real browser: headless Chromium (Debian's, driven by playwright-core)
-// opens tests/browser/index.html from a tiny static server, the page imports /pkg/web.js as a
-// native ES module, awaits init(), runs a few calls (one on a real Claude Code transcript) and
-// writes the results into the DOM; this test reads them back and checks them, and saves a
-// screenshot to tests/artifacts/.
+// opens pages from a tiny static server; each page imports /pkg/web.js as a native ES module,
+// awaits init(), runs calls and writes the results into the DOM; the tests read them back, check
+// them, and save a screenshot to tests/artifacts/.
+//   - index.html: the synchronous API (thresholds, counting, microCompact, errors) on a real
+//     Claude Code transcript;
+//   - pipeline.html: the compaction pipeline with JS callbacks that answer asynchronously
+//     (setTimeout): compactConversation, a Compactor with push + maybeAutoCompact, aborts.
 //
 // Run: `node --test tests/browser/` after `bash scripts/build.sh` (scripts/test.sh does both).
 // Nothing is skipped: without Chromium, playwright-core, the built package or the transcripts
@@ -125,8 +128,13 @@ after(async () => {
   if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
-test('the package works in headless Chromium as a native ES module', async () => {
-  const page = context.pages()[0] ?? (await context.newPage());
+/**
+ * Opens `page` of tests/browser/, waits until it sets `data-status`, saves a screenshot as
+ * tests/artifacts/`screenshot`, and returns the JSON it wrote into #output and everything that
+ * went wrong on the page (errors, warnings, failed requests).
+ */
+async function runPage(name, screenshot) {
+  const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('console', (m) => {
@@ -138,17 +146,22 @@ test('the package works in headless Chromium as a native ES module', async () =>
   });
 
   const { port } = server.address();
-  await page.goto(`http://127.0.0.1:${port}/tests/browser/index.html`);
+  await page.goto(`http://127.0.0.1:${port}/tests/browser/${name}`);
   try {
     await page.waitForSelector('body[data-status]', { timeout: 30_000 });
   } catch {
     assert.fail(`the page never finished (import or init failed?):\n${problems.join('\n') || '(no error reported)'}`);
   } finally {
     mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, 'browser-package.png'), fullPage: true });
+    await page.screenshot({ path: join(ARTIFACTS, screenshot), fullPage: true });
   }
-
   const results = JSON.parse(await page.textContent('#output'));
+  await page.close();
+  return { results, problems };
+}
+
+test('the package works in headless Chromium as a native ES module', async () => {
+  const { results, problems } = await runPage('index.html', 'browser-package.png');
   assert.equal(results.status, 'done', `the page failed: ${results.failure}`);
   assert.deepEqual(problems, [], 'no errors, warnings or failed requests on the page');
   assert.match(results.userAgent, /Chrome\//);
@@ -224,4 +237,144 @@ test('the package works in headless Chromium as a native ES module', async () =>
   assert.equal(results.error.isError, true);
   assert.equal(results.error.code, 'INVALID_ARGUMENT');
   assert.equal(results.error.name, 'ContextCompactionError');
+});
+
+test('the compaction pipeline runs in headless Chromium with async JS callbacks', async () => {
+  const { results, problems } = await runPage('pipeline.html', 'browser-pipeline.png');
+  assert.equal(results.status, 'done', `the page failed: ${results.failure}`);
+  assert.deepEqual(problems, [], 'no errors, warnings or failed requests on the page');
+  assert.match(results.userAgent, /Chrome\//);
+
+  const MODEL = 'claude-opus-4-6';
+  const MARKER = 'BROWSER-SUMMARY-MARKER: the user asked about the spotter project.';
+  const HOOK_OUTPUT = 'session-start hook output from the browser';
+  const USAGE = { input_tokens: 900, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 40 };
+
+  // The same transcript and count as in Node.
+  const raw = readFileSync(join(TRANSCRIPTS, TRANSCRIPT), 'utf8');
+  const node = await import(new URL('../../pkg/node.js', import.meta.url));
+  const lines = node.parseTranscript(raw);
+  const tokens = node.tokenCountWithEstimation(lines);
+  assert.equal(results.input.lines, lines.length);
+  assert.equal(results.input.tokens, tokens);
+  assert.equal(results.input.lastUuid, lines.findLast((l) => typeof l.uuid === 'string').uuid);
+
+  // 1. compactConversation: a Promise at once; Rust awaited the async PreCompact hook, then the
+  // summarizer's timer; onText was called from inside the summarizer; then the SessionStart and
+  // PostCompact hooks; the Promise resolved last.
+  const cp = results.compact;
+  assert.equal(cp.isPromise, true);
+  assert.deepEqual(cp.log, [
+    'call', 'returned', 'preCompact', 'summarize:called', 'summarize:timer', 'onText', 'onText',
+    'summarize:resolved', 'sessionStart', 'postCompact', 'resolved',
+  ]);
+  assert.ok(cp.ms >= 40, `took ${cp.ms} ms, at least the summarizer's 40 ms timer`);
+  assert.equal(cp.texts.join(''), `<analysis>\nscratch analysis that must be discarded\n</analysis>\n<summary>\n${MARKER}\n</summary>`);
+  assert.deepEqual(cp.phases, [
+    'start', 'preCompactHook', 'summarizing', 'summarized', 'restoring', 'sessionStartHook', 'postCompactHook', 'done',
+  ]);
+  // The summary request: built in Rust, with the hook's instructions, the caller's signal and onText.
+  assert.equal(cp.summarizer.length, 1);
+  const req = cp.summarizer[0];
+  assert.equal(req.model, MODEL);
+  assert.equal(req.hasSystem, true);
+  assert.ok(req.messages >= 1 && req.lastRole === 'user', JSON.stringify(req));
+  assert.ok(req.maxTokens > 0);
+  assert.equal(req.instructionsInRequest, true, 'PreCompact instructions are in the summary request');
+  assert.equal(req.onTextIsFunction, true);
+  assert.equal(req.signalIsAbortSignal, true);
+  // Hook inputs.
+  assert.equal(cp.hookInputs.preCompact.trigger, 'manual');
+  assert.equal(cp.hookInputs.preCompact.preTokens, tokens);
+  assert.equal(cp.hookInputs.sessionStart.source, 'compact');
+  assert.equal(cp.hookInputs.postCompact.trigger, 'manual');
+  assert.equal(cp.hookInputs.postCompact.compactSummary, MARKER);
+  // The result.
+  const r = cp.result;
+  for (const k of ['boundaryMarker', 'summaryMessages', 'attachments', 'hookResults', 'messagesToKeep', 'userDisplayMessage',
+    'preCompactTokenCount', 'postCompactTokenCount', 'truePostCompactTokenCount', 'compactionUsage']) {
+    assert.ok(r.keys.includes(k), `CompactionResult has ${k}`);
+  }
+  assert.equal(r.trigger, 'manual');
+  assert.equal(r.summary, MARKER, 'the <summary> part, without the <analysis>');
+  assert.equal(r.preCompactTokenCount, tokens);
+  assert.equal(r.postCompactTokenCount, USAGE.input_tokens + USAGE.output_tokens, 'from the summarizer\'s usage');
+  assert.ok(r.truePostCompactTokenCount > 0 && r.truePostCompactTokenCount < tokens, String(r.truePostCompactTokenCount));
+  assert.deepEqual(r.compactionUsage, USAGE);
+  assert.equal(r.messagesToKeep, 0);
+  assert.equal(r.attachments, 0);
+  assert.deepEqual(r.hookResults, [HOOK_OUTPUT]);
+  assert.deepEqual(r.hookErrors, []);
+  assert.equal(r.ptlRetries, 0);
+  assert.equal(r.transientRetries, 0);
+  assert.equal(r.fromSessionMemory, false);
+  assert.equal(r.boundary.type, 'system');
+  assert.equal(r.boundary.subtype, 'compact_boundary');
+  assert.equal(r.boundary.compactMetadata.trigger, 'manual');
+  assert.equal(r.boundary.compactMetadata.preTokens, tokens);
+  assert.equal(r.boundary.logicalParentUuid, results.input.lastUuid);
+  // buildPostCompactMessages: boundary, summary, kept, attachments, hook results — in that order.
+  const post = cp.post;
+  assert.deepEqual(post.kinds, ['boundary', 'summary', 'user:meta']);
+  assert.equal(post.inResultOrder, true);
+  assert.ok(post.summaryText.includes(`<summary>\n${MARKER}\n</summary>`), post.summaryText);
+  assert.equal(post.summaryParent, true, 'the summary follows the boundary');
+  assert.equal(post.scratchAnywhere, false, 'the <analysis> part is discarded');
+  assert.equal(post.instructionsAnywhere, false, 'custom instructions only in the summary request');
+  assert.equal(post.tokens, r.truePostCompactTokenCount);
+  assert.equal(cp.inputUnchanged, true);
+
+  // 2. Compactor: due at once with autoCompactPctOverride 1; the messages pushed meanwhile are
+  // kept, the same objects and in order, after the summary.
+  const c = results.compactor;
+  assert.equal(c.before.length, lines.length);
+  assert.equal(c.before.tokenCount, tokens);
+  assert.equal(c.before.sameObjects, true);
+  assert.equal(c.before.warningState.isAboveAutoCompactThreshold, true);
+  assert.equal(c.compactingWhileRunning, true);
+  assert.equal(c.compactingAfterPushes, true, 'both pushes happened while the compaction ran');
+  assert.equal(c.lengthWhileRunning, lines.length + 2);
+  assert.deepEqual(c.log, ['summarize:called', 'summarize:timer', 'summarize:resolved']);
+  assert.equal(c.summarizer[0].onTextIsFunction, false, 'no onText in this context');
+  assert.deepEqual(c.out, {
+    wasCompacted: true,
+    consecutiveFailures: 0,
+    error: null,
+    skipped: null,
+    trigger: 'auto',
+    summary: MARKER,
+    preCompactTokenCount: tokens,
+    boundaryTrigger: 'auto',
+  });
+  assert.equal(c.after.compacting, false);
+  assert.deepEqual(c.after.kinds, ['boundary', 'summary', 'user', 'user']);
+  assert.equal(c.after.length, 4);
+  assert.equal(c.after.pushedMeanwhileKept, true, 'the messages pushed meanwhile, the same objects, in order');
+  assert.equal(c.after.tokenCount, c.after.tokenCountStateless);
+  assert.ok(c.after.tokenCount < tokens);
+  assert.deepEqual(c.after.tracking, { consecutiveFailures: 0 });
+  assert.equal(c.after.transcriptLines, 4);
+  assert.equal(c.after.transcriptHasMarker, true);
+  assert.deepEqual(c.second, { wasCompacted: false, skipped: 'belowThreshold' });
+  assert.equal(c.inputUnchanged, true);
+
+  // 3. Aborts reject at once with code ABORTED even though the summarizer ignores the signal;
+  // nothing changes.
+  const a = results.abort;
+  assert.equal(a.during.thrown, true);
+  assert.equal(a.during.isError, true);
+  assert.equal(a.during.code, 'ABORTED');
+  assert.equal(a.during.name, 'ContextCompactionError');
+  assert.ok(a.during.ms >= 40 && a.during.ms < 2000, `aborted after ${a.during.ms} ms (abort at 50 ms, summarizer at 5 s)`);
+  assert.equal(a.beforeStart.thrown, true);
+  assert.equal(a.beforeStart.code, 'ABORTED');
+  assert.equal(a.callsBeforeCompactor, 1, 'a signal aborted before the call never reaches the summarizer');
+  assert.equal(a.compactor.thrown, true);
+  assert.equal(a.compactor.code, 'ABORTED');
+  assert.equal(a.compactor.compacting, false);
+  assert.equal(a.compactor.length, lines.length);
+  assert.equal(a.compactor.sameObjects, true);
+  assert.equal(a.summarizerCalls, 2);
+  assert.ok(a.calls.every((x) => x.signalIsAbortSignal));
+  assert.equal(a.inputUnchanged, true);
 });
