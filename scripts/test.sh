@@ -10,7 +10,8 @@
 #    7 wasm-node     wasm-pack test --node                              (bindings inside WASM)
 #    8 wasm-chrome   wasm-pack test --headless --chrome                 (the same, in Chrome)
 #    9 node-tests    node --test tests/node/*.test.mjs                  (the built package)
-#   10 browser-page  node --test tests/browser/*.test.mjs               (pkg/web.js in a page)
+#   10 types         bash types/check.sh                                (the .d.ts, tsc --noEmit)
+#   11 browser-page  node --test tests/browser/*.test.mjs               (pkg/web.js in a page)
 # Usage: bash scripts/test.sh
 #        TEST_FROM=build bash scripts/test.sh   # start at a stage (the skipped ones are listed)
 set -euo pipefail
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-STAGES=10
+STAGES=11
 stage_no=0
 stage_name=""
 stage_start=0
@@ -133,6 +134,9 @@ wasm_step wasm-chrome "wasm-pack test --headless --chrome" \
   env WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER="$CHROMEDRIVER" wasm-pack test --headless --chrome
 
 node_tests node-tests "node --test tests/node/ (the built package in Node)" tests/node
+
+step types "tsc --noEmit on the declarations, the examples and the type tests" \
+  bash types/check.sh
 
 node_tests browser-page "node --test tests/browser/ (pkg/web.js in headless Chromium)" tests/browser
 

@@ -1,0 +1,1042 @@
+// The `context-compaction` command line (js/cli.mjs is its entry): argument parsing, the
+// `analyze` and `compact` commands, reports, exit codes. Published next to node.js in the
+// package (scripts/package.mjs copies it), so it imports the library as './node.js' and has no
+// other dependency: run it from pkg/ (`node pkg/cli.mjs`) or as the package's bin
+// (`npx context-compaction`), not from js/.
+//
+// The analysis of `analyze` is scripts/analysis-lib.mjs (the one `scripts/analyze.mjs` and the
+// README's main command run), copied here so that the package is self-contained;
+// tests/node/cli.test.mjs checks that both give the same result on the real transcript.
+import { accessSync, constants as fsConstants, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as cc from './node.js';
+
+// ---- Exit codes and the error every expected failure is reported with --------------------------
+
+/** Exit codes (also in `--help`). */
+export const EXIT = Object.freeze({
+  OK: 0,
+  /** An unexpected failure (a bug): the stack is printed. */
+  INTERNAL: 1,
+  /** Bad arguments, a missing/unreadable file, a malformed transcript, an unwritable output. */
+  USAGE: 2,
+  /** The compaction failed (its error code is printed, e.g. PROMPT_TOO_LONG). */
+  COMPACTION: 3,
+  /** The Messages API answered with an error (its HTTP status is printed) or was unreachable. */
+  API: 4,
+  /** Interrupted (Ctrl-C). */
+  INTERRUPTED: 130,
+});
+
+/** A failure reported as one clear message with an exit code (no stack). */
+export class CliError extends Error {
+  /**
+   * @param {string} message
+   * @param {number} exitCode
+   * @param {{code?: string, cause?: unknown}} [o]
+   */
+  constructor(message, exitCode, o = {}) {
+    super(message, o.cause === undefined ? undefined : { cause: o.cause });
+    this.name = 'CliError';
+    this.exitCode = exitCode;
+    this.code = o.code ?? 'CLI_ERROR';
+  }
+}
+
+const usageError = (message) => new CliError(`${message}\nRun \`context-compaction --help\` for the usage.`, EXIT.USAGE, { code: 'USAGE' });
+
+// ---- Help and version ----------------------------------------------------------------------------
+
+export const HELP = `Usage: context-compaction <command> [options]
+
+Commands
+  analyze <session.jsonl> [--json]
+      For every API call of a Claude Code session file: the real context size (from its usage)
+      next to the library's estimate; the warning state at the end; the compaction boundaries;
+      what micro-compaction would free. A table, or JSON with --json.
+
+  compact <session.jsonl> [options]
+      Compacts the conversation (what follows its last compact_boundary) and writes a
+      transcript Claude Code can resume: the original lines unchanged, then the new
+      compact_boundary line, the summary line and the restored-file lines. Only what follows
+      the last boundary is sent on resume, so the new context is just the summary and the
+      restored files. Prints the tokens before and after, the restored files and the loss
+      report (what the summary does not mention).
+
+Options of compact
+  -o, --output FILE       Where to write (default: <session>.compacted.jsonl next to the input;
+                          "-" writes the transcript to stdout and the report to stderr). The
+                          file is written to a temporary file in the same directory and renamed
+                          on success: a failure never leaves a partial file. Claude Code
+                          resumes a session by its file name: to continue the compacted session
+                          there, write it over the session file (-o SESSION.jsonl appends to it
+                          in place, as Claude Code does) after keeping a copy.
+      --no-history        Write only the post-compaction lines (boundary, summary, restored
+                          files) instead of appending them to the original lines.
+      --offline           Summarize with the embedded offline summarizer: deterministic, no
+                          network. The default when no API key is given.
+      --api-key KEY       Summarize with the Anthropic Messages API (streamed). Default: the
+                          ANTHROPIC_API_KEY environment variable (use --offline to ignore it).
+      --model M           Model of the conversation and of the summary request. Default: the
+                          model of the transcript's last assistant message.
+      --base-url URL      API base URL. Default: ANTHROPIC_BASE_URL or https://api.anthropic.com
+      --instructions TEXT Custom instructions for the summary (like /compact TEXT).
+      --append-missing    Append the files, user messages and errors the summary misses (the
+                          loss report) to the summary.
+      --max-summary-tokens N  Token budget of the offline summary (default 8000).
+      --fresh-files       Restore the recently read files from disk (default: their content as
+                          last read or written in the transcript).
+      --preview           Print what a compaction would do now (no model call) and write nothing.
+      --json              The report as JSON.
+      --progress          Show progress on stderr even when it is not a terminal (plain lines).
+      --no-progress       No progress display (default: shown when stderr is a terminal).
+
+Other options
+  -h, --help              This help.
+      --version           The package version.
+
+Exit codes
+  0 success; 1 unexpected failure; 2 bad arguments, missing or unreadable file, malformed
+  transcript (with the line number), unwritable output; 3 the compaction failed (with its
+  error code, e.g. PROMPT_TOO_LONG); 4 the API answered with an error (with the HTTP status)
+  or could not be reached; 130 interrupted.
+
+Examples
+  npx context-compaction analyze ~/.claude/projects/my-project/SESSION.jsonl
+  npx context-compaction compact SESSION.jsonl --preview
+  npx context-compaction compact SESSION.jsonl -o compacted.jsonl --append-missing
+  ANTHROPIC_API_KEY=sk-... npx context-compaction compact SESSION.jsonl --instructions "keep the test plan"
+`;
+
+/** The package version, from the package.json next to this file. */
+export function packageVersion() {
+  try {
+    return JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+// ---- Reading a transcript ------------------------------------------------------------------------
+
+/** Line number (1-based) of `lines[index]`: parseTranscript rejects blank lines, so it is index + 1. */
+export const lineNumberOf = (index) => index + 1;
+
+/**
+ * A library error that names `messages[i]` rewritten to name the file line instead; exit 2
+ * (the transcript is malformed), the library's code kept.
+ */
+export function describeLibraryError(e, file) {
+  const msg = String(e && e.message ? e.message : e).replace(
+    /messages\[(\d+)\]((?:\.[\w$]+|\[\d+\])*)/g,
+    (_, i, path) => `line ${lineNumberOf(Number(i))}` + (path ? ` (${path.replace(/^\./, '')})` : ''),
+  );
+  return new CliError(`${file}: ${msg}`, EXIT.USAGE, { code: (e && e.code) || 'ANALYSIS_FAILED', cause: e });
+}
+
+/** Reads and parses a transcript file; throws CliError (exit 2) naming the file and the line. */
+export function readTranscriptFile(file) {
+  let text;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : e.message;
+    throw new CliError(`cannot read transcript ${file}: ${why}`, EXIT.USAGE, { code: e.code || 'READ_FAILED', cause: e });
+  }
+  let lines;
+  try {
+    lines = cc.parseTranscript(text);
+  } catch (e) {
+    throw new CliError(`malformed transcript ${file}: ${e.message}`, EXIT.USAGE, { code: e.code || 'MALFORMED_TRANSCRIPT', cause: e });
+  }
+  lines.forEach((l, i) => {
+    if (typeof l.type !== 'string') {
+      throw new CliError(
+        `malformed transcript ${file}: line ${lineNumberOf(i)}: a Claude Code transcript line needs a string \`type\``,
+        EXIT.USAGE,
+        { code: 'MALFORMED_TRANSCRIPT' },
+      );
+    }
+  });
+  return { text, lines };
+}
+
+// ---- analyze: the analysis of scripts/analysis-lib.mjs -------------------------------------------
+
+/**
+ * A sub-agent's own session file has every line marked `isSidechain: true`; such a file is
+ * analysed as its own conversation: copies of its lines without the flag.
+ */
+export function asOwnConversation(lines) {
+  const convo = lines.filter((l) => l.type === 'user' || l.type === 'assistant');
+  if (convo.length === 0 || !convo.every((l) => l.isSidechain === true)) {
+    return { lines, subAgent: false };
+  }
+  return {
+    lines: lines.map((l) => (l.isSidechain === true ? { ...l, isSidechain: false } : l)),
+    subAgent: true,
+  };
+}
+
+/** Indices of the main-chain `compact_boundary` lines. */
+export function boundaryIndices(lines) {
+  const out = [];
+  lines.forEach((l, i) => {
+    if (l.type === 'system' && l.subtype === 'compact_boundary' && l.isSidechain !== true) out.push(i);
+  });
+  return out;
+}
+
+/** Usage's input side: what the request sent (input + cache creation + cache read). */
+export function realContextOf(usage) {
+  const n = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  return n(usage.input_tokens) + n(usage.cache_creation_input_tokens) + n(usage.cache_read_input_tokens);
+}
+
+/** The API calls of a transcript: main-chain assistant lines grouped by `message.id`. */
+export function apiCalls(lines) {
+  const byId = new Map();
+  const calls = [];
+  lines.forEach((l, i) => {
+    if (l.type !== 'assistant' || l.isSidechain === true) return;
+    const m = l.message;
+    if (m === null || typeof m !== 'object' || m.usage === null || typeof m.usage !== 'object') return;
+    const id = typeof m.id === 'string' ? m.id : null;
+    const known = id !== null ? byId.get(id) : undefined;
+    if (known) {
+      known.last = i;
+      known.lineCount += 1;
+      return;
+    }
+    const call = {
+      n: calls.length + 1,
+      id,
+      first: i,
+      last: i,
+      lineNumber: lineNumberOf(i),
+      model: typeof m.model === 'string' ? m.model : null,
+      usage: m.usage,
+      realContext: realContextOf(m.usage),
+      lineCount: 1,
+    };
+    calls.push(call);
+    if (id !== null) byId.set(id, call);
+  });
+  return calls;
+}
+
+/** Nearest-rank percentile of an ascending array (`p` in 0..1); NaN when empty. */
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil(p * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
+}
+
+/** `{count, median, p90, max, meanSigned}` of relative errors (absolute values ranked). */
+export function errorStats(errors) {
+  const abs = errors.map(Math.abs).sort((a, b) => a - b);
+  return {
+    count: errors.length,
+    median: percentile(abs, 0.5),
+    p90: percentile(abs, 0.9),
+    max: abs.length ? abs[abs.length - 1] : NaN,
+    meanSigned: errors.length ? errors.reduce((a, b) => a + b, 0) / errors.length : NaN,
+  };
+}
+
+/** For every API call: the library's count of the lines before it against its real size. */
+export function measureEstimates(lines, calls = apiCalls(lines), file = 'transcript') {
+  const boundaries = boundaryIndices(lines);
+  const rows = [];
+  for (const call of calls) {
+    if (!(call.realContext > 0)) continue;
+    let estimate;
+    try {
+      estimate = cc.tokenCountWithEstimation(lines.slice(0, call.first));
+    } catch (e) {
+      throw describeLibraryError(e, file);
+    }
+    const lastBoundary = boundaries.filter((b) => b < call.first).pop() ?? -1;
+    const anchored = calls.some((c) => c.first < call.first && c.first > lastBoundary);
+    const error = (estimate - call.realContext) / call.realContext;
+    rows.push({ ...call, estimate, error, anchored });
+  }
+  return rows;
+}
+
+/** The compaction boundaries with what our count said right before each. */
+export function describeBoundaries(lines, calls = apiCalls(lines), file = 'transcript') {
+  return boundaryIndices(lines).map((i) => {
+    const l = lines[i];
+    const meta = l.compactMetadata && typeof l.compactMetadata === 'object' ? l.compactMetadata : {};
+    const before = lines.slice(0, i);
+    const prev = calls.filter((c) => c.first < i).pop() ?? null;
+    const model = (prev && prev.model) || null;
+    let ourCount;
+    let shouldCompact;
+    try {
+      ourCount = cc.tokenCountWithEstimation(before);
+      shouldCompact = cc.shouldAutoCompact(before, model);
+    } catch (e) {
+      throw describeLibraryError(e, file);
+    }
+    return {
+      index: i,
+      lineNumber: lineNumberOf(i),
+      trigger: meta.trigger ?? null,
+      preTokens: typeof meta.preTokens === 'number' ? meta.preTokens : null,
+      logicalParentUuid: l.logicalParentUuid ?? null,
+      model,
+      lastRealContextBefore: prev ? prev.realContext : null,
+      ourCountBefore: ourCount,
+      autoCompactThreshold: cc.getAutoCompactThreshold(model),
+      shouldAutoCompactBefore: shouldCompact,
+    };
+  });
+}
+
+/** Threshold numbers of a model (SPEC §4), as the library computes them. */
+export function thresholdsFor(model, config) {
+  const c = cc.constants;
+  const autoEnabled = cc.isAutoCompactEnabled(config);
+  const effective = cc.getEffectiveContextWindowSize(model, config);
+  const autoCompact = cc.getAutoCompactThreshold(model, config);
+  const threshold = autoEnabled ? autoCompact : effective;
+  return {
+    contextWindow: cc.getContextWindowForModel(model, config),
+    maxOutputTokens: cc.getMaxOutputTokensForModel(model, config),
+    effectiveWindow: effective,
+    autoCompactEnabled: autoEnabled,
+    autoCompactThreshold: autoCompact,
+    warningThreshold: Math.max(0, threshold - c.WARNING_THRESHOLD_BUFFER_TOKENS),
+    errorThreshold: Math.max(0, threshold - c.ERROR_THRESHOLD_BUFFER_TOKENS),
+    blockingLimit: Math.max(0, effective - c.MANUAL_COMPACT_BUFFER_TOKENS),
+  };
+}
+
+/** The whole analysis of parsed transcript lines (the object `analyze --json` prints). */
+export function analyzeLines(rawLines, file = 'transcript') {
+  const { lines, subAgent } = asOwnConversation(rawLines);
+  const calls = apiCalls(lines);
+  const rows = measureEstimates(lines, calls, file);
+  const anchoredRows = rows.filter((r) => r.anchored);
+  const boundaries = describeBoundaries(lines, calls, file);
+  const lastCall = calls.length ? calls[calls.length - 1] : null;
+  const model = (lastCall && lastCall.model) || null;
+  let endTokens, warningState, shouldCompactNow, micro;
+  const activeStart = boundaries.length ? boundaries[boundaries.length - 1].index + 1 : 0;
+  try {
+    endTokens = cc.tokenCountWithEstimation(lines);
+    warningState = cc.calculateTokenWarningState(endTokens, model);
+    shouldCompactNow = cc.shouldAutoCompact(lines, model);
+    micro = cc.microCompact(lines.slice(activeStart));
+  } catch (e) {
+    throw describeLibraryError(e, file);
+  }
+  return {
+    file,
+    subAgent,
+    lineCount: lines.length,
+    callCount: calls.length,
+    calls: rows.map((r) => ({
+      n: r.n,
+      lineNumber: r.lineNumber,
+      id: r.id,
+      model: r.model,
+      realContext: r.realContext,
+      estimate: r.estimate,
+      error: r.error,
+      anchored: r.anchored,
+    })),
+    summary: {
+      all: errorStats(rows.map((r) => r.error)),
+      anchored: errorStats(anchoredRows.map((r) => r.error)),
+    },
+    end: {
+      model,
+      tokens: endTokens,
+      thresholds: thresholdsFor(model),
+      warningState,
+      shouldAutoCompact: shouldCompactNow,
+    },
+    boundaries,
+    microCompact: {
+      activeFromLine: lineNumberOf(activeStart),
+      tokensFreed: micro.tokensFreed,
+      resultsCleared: micro.clearedToolUseIds.length,
+      clearedToolUseIds: micro.clearedToolUseIds,
+    },
+  };
+}
+
+const int = (n) => (typeof n === 'number' && Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
+const pct = (x, digits = 2) => (Number.isFinite(x) ? `${(x * 100).toFixed(digits)}%` : '-');
+const signedPct = (x) => (Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)}%` : '-');
+
+function table(headers, rows, align) {
+  const widths = headers.map((h, k) => Math.max(h.length, ...rows.map((r) => String(r[k]).length)));
+  const fmt = (cells) =>
+    cells
+      .map((c, k) => (align[k] === 'r' ? String(c).padStart(widths[k]) : String(c).padEnd(widths[k])))
+      .join('  ')
+      .trimEnd();
+  return [fmt(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(fmt)].join('\n');
+}
+
+/** The human-readable report of `analyze` (the same as scripts/analyze.mjs prints). */
+export function formatAnalysis(r) {
+  const out = [];
+  out.push(`Transcript: ${r.file}`);
+  out.push(
+    `${int(r.lineCount)} lines, ${int(r.callCount)} API calls` +
+      (r.subAgent ? ' (a sub-agent session file: analysed as its own conversation)' : ''),
+  );
+  out.push('');
+  out.push('Per API call: real context = input + cache_creation + cache_read tokens of its usage;');
+  out.push("estimate = tokenCountWithEstimation(all lines before the call's first line).");
+  out.push('* = unanchored: no earlier usage visible (session start, after a compaction), so the');
+  out.push('    estimate lacks the system prompt and tool definitions the transcript never contains.');
+  out.push('');
+  out.push(
+    table(
+      ['#', 'line', 'model', 'real', 'estimate', 'error', ''],
+      r.calls.map((c) => [c.n, c.lineNumber, c.model ?? '-', int(c.realContext), int(c.estimate), signedPct(c.error), c.anchored ? '' : '*']),
+      ['r', 'r', 'l', 'r', 'r', 'r', 'l'],
+    ),
+  );
+  out.push('');
+  const s = (name, st) =>
+    `${name}: ${st.count} calls, median |error| ${pct(st.median)}, p90 ${pct(st.p90)}, max ${pct(st.max)}, mean signed ${signedPct(st.meanSigned)}`;
+  out.push('Summary');
+  out.push('  ' + s('all calls     ', r.summary.all));
+  out.push('  ' + s('anchored calls', r.summary.anchored));
+  out.push('');
+  const t = r.end.thresholds;
+  const w = r.end.warningState;
+  out.push(`Warning state at the end (model ${r.end.model ?? 'unknown: defaults'})`);
+  out.push(`  tokenCountWithEstimation(all lines) = ${int(r.end.tokens)}`);
+  out.push(`  context window ${int(t.contextWindow)}, max output ${int(t.maxOutputTokens)}, effective ${int(t.effectiveWindow)}`);
+  out.push(
+    `  auto-compact ${t.autoCompactEnabled ? 'on' : 'off'} at ${int(t.autoCompactThreshold)}, warning/error at ${int(t.warningThreshold)}, blocking at ${int(t.blockingLimit)}`,
+  );
+  out.push(
+    `  percentLeft ${w.percentLeft}%, warning ${w.isAboveWarningThreshold}, error ${w.isAboveErrorThreshold}, ` +
+      `auto-compact ${w.isAboveAutoCompactThreshold}, blocking ${w.isAtBlockingLimit}; shouldAutoCompact ${r.end.shouldAutoCompact}`,
+  );
+  out.push('');
+  if (r.boundaries.length === 0) {
+    out.push('Compaction boundaries: none');
+  } else {
+    out.push(`Compaction boundaries: ${r.boundaries.length}`);
+    for (const b of r.boundaries) {
+      out.push(
+        `  line ${b.lineNumber}: trigger ${b.trigger ?? '?'}, preTokens ${int(b.preTokens)}; ` +
+          `last real context before ${int(b.lastRealContextBefore)}; our count before ${int(b.ourCountBefore)} ` +
+          `(threshold ${int(b.autoCompactThreshold)}, shouldAutoCompact ${b.shouldAutoCompactBefore})`,
+      );
+    }
+  }
+  out.push('');
+  const m = r.microCompact;
+  out.push(
+    `microCompact on the active part (from line ${m.activeFromLine}, keepRecent ${cc.constants.MICROCOMPACT_KEEP_RECENT}): ` +
+      `would clear ${m.resultsCleared} tool results, freeing about ${int(m.tokensFreed)} tokens`,
+  );
+  return out.join('\n');
+}
+
+// ---- compact: what the transcript tells about the session ----------------------------------------
+
+/** The model of the last main-chain assistant message (Claude Code's `<synthetic>` lines skipped). */
+export function transcriptModel(lines) {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const l = lines[i];
+    if (l.type !== 'assistant' || l.isSidechain === true) continue;
+    const m = l.message && typeof l.message === 'object' ? l.message.model : undefined;
+    if (typeof m === 'string' && m !== '' && !m.startsWith('<')) return m;
+  }
+  return null;
+}
+
+/**
+ * The agent's read-file state rebuilt from the transcript: for every file the agent read in
+ * full, wrote or edited after the last compaction boundary, its content as the agent last saw
+ * it (Claude Code records it in each tool result line's `toolUseResult`). Ordered by the line
+ * of the last touch (`timestamp` = that line's index), as the library expects: the most
+ * recent files are restored first.
+ * @returns {Map<string, {content: string, timestamp: number}>}
+ */
+export function readFileStateFromTranscript(lines) {
+  const bounds = boundaryIndices(lines);
+  const start = bounds.length ? bounds[bounds.length - 1] + 1 : 0;
+  /** @type {Map<string, {content: string, timestamp: number}>} */
+  const state = new Map();
+  const put = (path, content, i) => {
+    if (typeof path !== 'string' || path === '' || typeof content !== 'string') return;
+    state.delete(path);
+    state.set(path, { content, timestamp: i });
+  };
+  for (let i = start; i < lines.length; i++) {
+    const l = lines[i];
+    if (l.type !== 'user' || l.isSidechain === true) continue;
+    const r = l.toolUseResult;
+    if (r === null || typeof r !== 'object' || Array.isArray(r)) continue;
+    const content = l.message && Array.isArray(l.message.content) ? l.message.content : [];
+    if (content.some((b) => b && b.type === 'tool_result' && b.is_error === true)) continue;
+    if (r.type === 'text' && r.file && typeof r.file === 'object') {
+      // Read: only whole-file reads (a window of a file is not the file).
+      const f = r.file;
+      const whole =
+        (f.startLine === undefined || f.startLine <= 1) &&
+        (typeof f.numLines !== 'number' || typeof f.totalLines !== 'number' || f.numLines >= f.totalLines);
+      if (whole) put(f.filePath, f.content, i);
+    } else if ((r.type === 'create' || r.type === 'update') && typeof r.content === 'string') {
+      put(r.filePath, r.content, i); // Write
+    } else if (typeof r.filePath === 'string' && (typeof r.oldString === 'string' || Array.isArray(r.edits))) {
+      // Edit / MultiEdit: the file before (originalFile, or what we knew) with the edits applied.
+      const before = typeof r.originalFile === 'string' ? r.originalFile : state.get(r.filePath)?.content;
+      if (typeof before !== 'string') continue;
+      const edits = Array.isArray(r.edits) ? r.edits : [r];
+      let text = before;
+      let ok = true;
+      for (const e of edits) {
+        if (!e || (typeof e.oldString !== 'string' && typeof e.old_string !== 'string')) {
+          ok = false;
+          break;
+        }
+        const from = e.oldString ?? e.old_string;
+        const to = e.newString ?? e.new_string ?? '';
+        const all = e.replaceAll ?? e.replace_all ?? false;
+        if (from === '' || !text.includes(from)) {
+          ok = false;
+          break;
+        }
+        text = all ? text.split(from).join(to) : text.replace(from, () => to);
+      }
+      if (ok) put(r.filePath, text, i);
+      else state.delete(r.filePath); // unknown content now: not restored
+    }
+  }
+  return state;
+}
+
+// ---- compact: writing the output atomically -------------------------------------------------------
+
+/** The default output path: `<dir>/<name>.compacted.jsonl`. */
+export function defaultOutputPath(input) {
+  const base = basename(input).replace(/\.jsonl$/i, '');
+  return join(dirname(input), `${base}.compacted.jsonl`);
+}
+
+/** Checks, before any work, that `file` can be written (exit 2 otherwise). */
+export function checkWritable(file) {
+  const dir = dirname(file);
+  let st;
+  try {
+    st = statSync(dir);
+  } catch {
+    throw new CliError(`cannot write ${file}: no such directory ${dir}`, EXIT.USAGE, { code: 'ENOENT' });
+  }
+  if (!st.isDirectory()) throw new CliError(`cannot write ${file}: ${dir} is not a directory`, EXIT.USAGE, { code: 'ENOTDIR' });
+  try {
+    accessSync(dir, fsConstants.W_OK);
+  } catch {
+    throw new CliError(`cannot write ${file}: the directory ${dir} is not writable`, EXIT.USAGE, { code: 'EACCES' });
+  }
+  try {
+    if (statSync(file).isDirectory()) throw new CliError(`cannot write ${file}: it is a directory`, EXIT.USAGE, { code: 'EISDIR' });
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+  }
+}
+
+/**
+ * Writes `text` to `file` atomically: a temporary file in the same directory, renamed over
+ * `file` once complete; removed when anything fails.
+ */
+export function writeFileAtomic(file, text) {
+  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    writeFileSync(tmp, text, { flag: 'wx', mode: 0o644 });
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw new CliError(`cannot write ${file}: ${e.message}`, EXIT.USAGE, { code: e.code || 'WRITE_FAILED', cause: e });
+  }
+}
+
+// ---- compact: progress on stderr ------------------------------------------------------------------
+
+const PHASE_TEXT = {
+  start: 'starting',
+  preCompactHook: 'PreCompact hooks',
+  summarizing: 'summarizing',
+  retryPromptTooLong: 'prompt too long: retrying with the oldest turns dropped',
+  retryTransient: 'retrying after a transient error',
+  summarized: 'summary received',
+  restoring: 'restoring files',
+  sessionStartHook: 'SessionStart hooks',
+  postCompactHook: 'PostCompact hooks',
+  done: 'done',
+};
+
+/**
+ * The progress display: `onProgress` (phases) and `onText` (a running count of the streamed
+ * characters, per attempt of the summary request). On a terminal, one status line redrawn in
+ * place (the elapsed time ticking); otherwise, with --progress, plain lines: one per phase, and
+ * the count of characters streamed when the summary phase ends; disabled: no output at all.
+ * @param {{write(s: string): unknown, columns?: number}} stream
+ * @param {'tty' | 'plain' | 'off'} mode
+ */
+export function progressDisplay(stream, mode) {
+  const started = Date.now();
+  let chars = 0;
+  let phase = '';
+  let summarizing = false;
+  let lastDraw = 0;
+  let drawn = false;
+  /** @type {ReturnType<typeof setInterval> | null} */
+  let ticker = null;
+  const n = (x) => x.toLocaleString('en-US');
+  const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+  const status = () => `compacting: ${phase}${chars ? ` · ${n(chars)} characters streamed` : ''} · ${seconds()}`;
+  const draw = () => {
+    const cols = stream.columns || 100;
+    stream.write(`\r\x1b[K${status().slice(0, cols - 1)}`);
+    drawn = true;
+    lastDraw = Date.now();
+  };
+  /** Plain mode: the count of the attempt that just ended. */
+  const streamedLine = (suffix = '') => {
+    if (mode === 'plain' && summarizing && chars) stream.write(`progress: ${n(chars)} characters streamed${suffix}\n`);
+  };
+  return {
+    /** Characters streamed by the last attempt of the summary request. */
+    get chars() {
+      return chars;
+    },
+    onProgress(e) {
+      if (!e || typeof e.phase !== 'string') return;
+      let text = PHASE_TEXT[e.phase] ?? e.phase;
+      if (e.phase === 'summarizing' && e.attempt > 1) text += ` (attempt ${e.attempt})`;
+      if (e.detail) text += ` (${e.detail})`;
+      if (e.phase === 'start' && typeof e.tokens === 'number') text += ` (${n(e.tokens)} tokens)`;
+      streamedLine();
+      phase = text;
+      summarizing = e.phase === 'summarizing';
+      if (summarizing) chars = 0;
+      if (mode === 'tty') {
+        if (ticker === null) {
+          ticker = setInterval(draw, 250);
+          ticker.unref();
+        }
+        draw();
+      } else if (mode === 'plain') {
+        stream.write(`progress: ${text}\n`);
+      }
+    },
+    onText(t) {
+      if (typeof t === 'string') chars += t.length;
+      if (mode === 'tty' && Date.now() - lastDraw >= 50) draw();
+    },
+    /** Stops the display (clears the status line) before the report or an error message. */
+    finish(failed = false) {
+      if (ticker !== null) clearInterval(ticker);
+      ticker = null;
+      if (mode === 'tty' && drawn) stream.write('\r\x1b[K');
+      drawn = false;
+      if (failed) streamedLine(' before the failure');
+      summarizing = false;
+    },
+  };
+}
+
+// ---- compact: reports -----------------------------------------------------------------------------
+
+const q = (s, max = 100) => {
+  const one = String(s).replace(/\s+/g, ' ').trim();
+  return JSON.stringify(one.length > max ? one.slice(0, max - 1) + '…' : one);
+};
+
+function formatLossReport(loss, appended, out) {
+  if (!loss) {
+    out.push('Loss report: not available in this build');
+    return;
+  }
+  const n = loss.files.length + loss.userMessages.length + loss.errors.length;
+  if (n === 0) {
+    out.push('Loss report: nothing missing (the summary mentions every file, user message and error of the compacted part)');
+    return;
+  }
+  out.push(
+    `Loss report: ${n} item${n === 1 ? '' : 's'} of the compacted part not mentioned by the summary` +
+      (appended ? ' (appended to the summary: --append-missing)' : ' (add them to the summary with --append-missing)'),
+  );
+  if (loss.files.length) {
+    out.push(`  files (${loss.files.length}):`);
+    for (const f of loss.files) out.push(`    ${f}`);
+  }
+  if (loss.userMessages.length) {
+    out.push(`  user messages (${loss.userMessages.length}):`);
+    for (const m of loss.userMessages) out.push(`    ${q(m)}`);
+  }
+  if (loss.errors.length) {
+    out.push(`  errors (${loss.errors.length}):`);
+    for (const e of loss.errors) out.push(`    ${q(e, 140)}`);
+  }
+}
+
+function formatItems(title, items, key, out) {
+  if (!items.length) {
+    out.push(`${title}: none`);
+    return;
+  }
+  const total = items.reduce((a, f) => a + (f.tokens || 0), 0);
+  out.push(`${title} (${items.length}, ${int(total)} tokens):`);
+  for (const f of items) {
+    const size = f.contentKnown === false ? 'size unknown (read when compacting)' : `${int(f.tokens)} tokens${f.truncated ? ' (truncated)' : ''}`;
+    out.push(`  ${f[key] ?? f.name}  ${size}`);
+  }
+}
+
+/** The text report of a compaction. */
+export function formatCompaction(r) {
+  const out = [];
+  out.push(`Compacted ${r.input}`);
+  out.push(`  summarizer     ${r.summarizer.kind === 'offline' ? 'offline (embedded, deterministic, no network)' : `Anthropic Messages API at ${r.summarizer.baseURL}`}`);
+  out.push(`  model          ${r.model}${r.modelFrom === 'default' ? ' (no model in the transcript: the default)' : r.modelFrom === 'transcript' ? ' (from the transcript)' : ''}`);
+  out.push(`  tokens before  ${int(r.tokensBefore)}`);
+  const saved = r.tokensBefore > 0 ? 1 - r.tokensAfter / r.tokensBefore : NaN;
+  out.push(`  tokens after   ${int(r.tokensAfter)}  (${pct(saved, 1)} smaller: summary ≈ ${int(r.summaryTokens)} tokens, restored files ${int(r.restoredFileTokens)})`);
+  if (r.compactionUsage && r.summarizer.kind !== 'offline') {
+    const u = r.compactionUsage;
+    out.push(`  summary call   ${int(realContextOf(u))} input + ${int(u.output_tokens)} output tokens`);
+  }
+  if (r.ptlRetries || r.transientRetries) out.push(`  retries        ${r.ptlRetries} prompt-too-long, ${r.transientRetries} transient`);
+  if (r.output) {
+    out.push(
+      `  written        ${r.output === '-' ? 'stdout' : r.output}: ` +
+        (r.history ? `${int(r.linesWritten.history)} original lines + ` : '') +
+        `${int(r.linesWritten.new)} new lines (boundary, summary${r.linesWritten.new > 2 ? ', restored context' : ''})`,
+    );
+  }
+  out.push('');
+  formatItems('Restored files', r.restoredFiles, 'path', out);
+  if (r.restoredSkills.length) formatItems('Restored skills', r.restoredSkills, 'name', out);
+  out.push('');
+  formatLossReport(r.lossReport, r.appendMissing, out);
+  return out.join('\n');
+}
+
+/** The text report of `compact --preview`. */
+export function formatPreview(p, meta) {
+  const out = [];
+  out.push(`Preview of compacting ${meta.input} (nothing written, no model call)`);
+  out.push(`  model                    ${meta.model}`);
+  out.push(`  tokens now               ${int(p.tokensBefore)}`);
+  out.push(`  auto-compact threshold   ${int(p.threshold)} (${p.isAboveThreshold ? 'crossed' : 'not crossed'})`);
+  out.push(`  estimated summary        ${int(p.estimatedSummaryTokens)} tokens`);
+  out.push(`  estimated tokens after   ${int(p.estimatedTokensAfter)}`);
+  const m = p.microCompact ?? { tokensFreed: 0, clearedToolUseIds: [] };
+  out.push(`  micro-compaction instead would clear ${(m.clearedToolUseIds ?? []).length} tool results, freeing about ${int(m.tokensFreed)} tokens`);
+  out.push('');
+  formatItems('Files that would be restored', p.restoredFiles ?? [], 'path', out);
+  if ((p.restoredSkills ?? []).length) formatItems('Skills that would be restored', p.restoredSkills, 'name', out);
+  return out.join('\n');
+}
+
+// ---- compact: errors ------------------------------------------------------------------------------
+
+const INPUT_CODES = new Set(['INVALID_MESSAGE', 'INVALID_ARGUMENT', 'MALFORMED_TRANSCRIPT']);
+
+/** The API error behind a failure (its `cause` chain), if any. */
+function apiErrorOf(e) {
+  for (let c = e, depth = 0; c && depth < 5; c = c.cause, depth++) {
+    if (c.name === 'AnthropicApiError' || (typeof c.status === 'number' && c !== e)) return c;
+  }
+  return null;
+}
+
+function describeApiError(a) {
+  const parts = [];
+  if (typeof a.status === 'number') parts.push(`HTTP ${a.status}`);
+  else parts.push(`no HTTP status${a.code ? ` (${a.code})` : ''}`);
+  const type = a.type ?? a.error?.error?.type;
+  if (type) parts.push(type);
+  const msg = a.error?.error?.message ?? a.message;
+  return parts.join(' ') + (msg ? `: ${msg}` : '') + (a.requestId ? ` [request-id ${a.requestId}]` : '');
+}
+
+/** `message; nothing was written` unless the message already says so. */
+const nothingWritten = (message) => (/nothing was (written|committed|changed)/.test(message) ? message.replace(/nothing was (committed|changed)/, 'nothing was written') : `${message}; nothing was written`);
+
+/** Turns a rejection of the compaction into a CliError with the exit code it deserves. */
+export function compactionError(e, file) {
+  if (e instanceof CliError) return e;
+  const code = e && typeof e.code === 'string' ? e.code : null;
+  if (code === 'ABORTED') return new CliError('interrupted: nothing was written', EXIT.INTERRUPTED, { code, cause: e });
+  if (code && INPUT_CODES.has(code)) {
+    const d = describeLibraryError(e, file);
+    d.message = `malformed transcript ${d.message}`;
+    return d;
+  }
+  const api = apiErrorOf(e);
+  if (code === 'SUMMARIZER_FAILED' && api) {
+    return new CliError(nothingWritten(`API error: ${describeApiError(api)}`), EXIT.API, { code: api.code ?? code, cause: e });
+  }
+  if (code) {
+    const detail = api ? ` (last API answer: ${describeApiError(api)})` : e.cause?.message ? ` (${e.cause.message})` : '';
+    return new CliError(nothingWritten(`compaction failed (${code}): ${e.message}${detail}`), EXIT.COMPACTION, { code, cause: e });
+  }
+  return null; // unexpected: the caller prints the stack
+}
+
+// ---- Commands ------------------------------------------------------------------------------------
+
+function parse(args, options) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw usageError(String(e.message).replace(/\. To specify a positional argument.*$/s, ''));
+  }
+}
+
+function onePath(positionals, command) {
+  if (positionals.length === 0) throw usageError(`${command}: which transcript? (${command} <session.jsonl>)`);
+  if (positionals.length > 1) throw usageError(`${command}: one transcript at a time (got ${positionals.length})`);
+  return resolve(positionals[0]);
+}
+
+/** `analyze <session.jsonl> [--json]`. */
+export function analyzeCommand(args, io) {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  if (values.help) {
+    io.stdout.write(HELP);
+    return EXIT.OK;
+  }
+  const file = onePath(positionals, 'analyze');
+  const { lines } = readTranscriptFile(file);
+  const report = analyzeLines(lines, file);
+  io.stdout.write((values.json ? JSON.stringify(report, null, 2) : formatAnalysis(report)) + '\n');
+  return EXIT.OK;
+}
+
+const COMPACT_OPTIONS = {
+  output: { type: 'string', short: 'o' },
+  'no-history': { type: 'boolean' },
+  offline: { type: 'boolean' },
+  'api-key': { type: 'string' },
+  model: { type: 'string' },
+  'base-url': { type: 'string' },
+  instructions: { type: 'string' },
+  'append-missing': { type: 'boolean' },
+  'max-summary-tokens': { type: 'string' },
+  'fresh-files': { type: 'boolean' },
+  preview: { type: 'boolean' },
+  json: { type: 'boolean' },
+  progress: { type: 'boolean' },
+  'no-progress': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+/** `compact <session.jsonl> [options]`. */
+export async function compactCommand(args, io) {
+  const { values: v, positionals } = parse(args, COMPACT_OPTIONS);
+  if (v.help) {
+    io.stdout.write(HELP);
+    return EXIT.OK;
+  }
+  const input = onePath(positionals, 'compact');
+  const env = io.env;
+
+  // Which summarizer.
+  if (v.offline && v['api-key'] !== undefined) throw usageError('compact: --offline and --api-key exclude each other');
+  if (v['api-key'] === '') throw usageError('compact: --api-key is empty');
+  const apiKey = v.offline ? undefined : v['api-key'] ?? (env.ANTHROPIC_API_KEY || undefined);
+  const offline = apiKey === undefined;
+  if (offline && v['base-url'] !== undefined) throw usageError('compact: --base-url needs the API (--api-key or ANTHROPIC_API_KEY), not --offline');
+  let maxSummaryTokens;
+  if (v['max-summary-tokens'] !== undefined) {
+    if (!offline) throw usageError('compact: --max-summary-tokens is for the offline summarizer');
+    maxSummaryTokens = Number(v['max-summary-tokens']);
+    if (!Number.isInteger(maxSummaryTokens) || maxSummaryTokens <= 0) {
+      throw usageError(`compact: --max-summary-tokens must be a positive integer (got ${v['max-summary-tokens']})`);
+    }
+  }
+  const baseURL = (v['base-url'] ?? (env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com')).replace(/\/+$/, '');
+  if (!offline) {
+    try {
+      const u = new URL(baseURL);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+    } catch {
+      throw usageError(`compact: --base-url is not an http(s) URL: ${baseURL}`);
+    }
+  }
+  if (v.model === '') throw usageError('compact: --model is empty');
+  if (v.preview && v.output !== undefined) throw usageError('compact: --preview writes nothing; drop -o/--output');
+  if (v.progress && v['no-progress']) throw usageError('compact: --progress and --no-progress exclude each other');
+
+  // The output, checked before any work (no summary paid for that cannot be written).
+  const toStdout = v.output === '-';
+  const output = v.preview ? null : toStdout ? '-' : resolve(v.output ?? defaultOutputPath(input));
+  if (output && output !== '-') checkWritable(output);
+  if (output === input && v['no-history']) {
+    throw usageError('compact: refusing to replace the session file with its post-compaction lines only (drop --no-history to append to it)');
+  }
+
+  const { text, lines } = readTranscriptFile(input);
+  const fromTranscript = transcriptModel(lines);
+  const model = v.model ?? fromTranscript ?? DEFAULT_MODEL;
+  const modelFrom = v.model ? 'option' : fromTranscript ? 'transcript' : 'default';
+  if (!offline && !v.model && !fromTranscript) {
+    throw usageError('compact: the transcript names no model; pass --model for the API');
+  }
+  if (!lines.some((l) => (l.type === 'user' || l.type === 'assistant') && l.isSidechain !== true)) {
+    const why = asOwnConversation(lines).subAgent
+      ? "it is a sub-agent's session file (every line is isSidechain): there is no main conversation to compact"
+      : 'it has no user or assistant line';
+    throw new CliError(`compaction failed (NOTHING_TO_COMPACT): ${input}: ${why}; nothing was written`, EXIT.COMPACTION, { code: 'NOTHING_TO_COMPACT' });
+  }
+  const readFileState = readFileStateFromTranscript(lines);
+  const report = toStdout ? io.stderr : io.stdout;
+
+  if (v.preview) {
+    if (typeof cc.previewCompaction !== 'function') {
+      throw new CliError('compact --preview: this build of the library has no previewCompaction', EXIT.INTERNAL, { code: 'UNSUPPORTED' });
+    }
+    let p;
+    try {
+      p = cc.previewCompaction(lines, { model, readFileState });
+    } catch (e) {
+      throw compactionError(e, input) ?? e;
+    }
+    report.write((v.json ? JSON.stringify({ input, model, preview: p }, null, 2) : formatPreview(p, { input, model })) + '\n');
+    return EXIT.OK;
+  }
+
+  let summarize;
+  if (offline) {
+    if (typeof cc.offlineSummarizer !== 'function') {
+      throw new CliError('compact: this build of the library has no offlineSummarizer; pass --api-key', EXIT.INTERNAL, { code: 'UNSUPPORTED' });
+    }
+    summarize = cc.offlineSummarizer(maxSummaryTokens === undefined ? {} : { maxTokens: maxSummaryTokens });
+  } else {
+    summarize = cc.anthropicSummarizer({ apiKey, baseURL });
+  }
+
+  const mode = v['no-progress'] ? 'off' : v.progress ? (io.stderr.isTTY ? 'tty' : 'plain') : io.stderr.isTTY ? 'tty' : 'off';
+  const progress = progressDisplay(io.stderr, mode);
+  const controller = new AbortController();
+  const onSignal = () => {
+    if (controller.signal.aborted) process.exit(EXIT.INTERRUPTED);
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const context = {
+    model,
+    summarize,
+    readFileState,
+    signal: controller.signal,
+    onProgress: (e) => progress.onProgress(e),
+    onText: (t) => progress.onText(t),
+  };
+  if (v['fresh-files']) {
+    const snapshot = new Map(readFileState);
+    context.readFile = async (path) => {
+      try {
+        return await readFile(path, 'utf8');
+      } catch {
+        return snapshot.get(path)?.content ?? null;
+      }
+    };
+  }
+  const options = {};
+  if (v.instructions !== undefined) options.customInstructions = v.instructions;
+  if (v['append-missing']) options.appendMissing = true;
+
+  let result;
+  try {
+    result = await cc.compactConversation(lines, context, options);
+  } catch (e) {
+    progress.finish(true);
+    throw compactionError(e, input) ?? e;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  progress.finish();
+
+  const post = cc.buildPostCompactMessages(result);
+  const newText = cc.serializeTranscript(post);
+  const history = !v['no-history'];
+  const outText = history ? (text === '' || text.endsWith('\n') ? text : text + '\n') + newText : newText;
+  if (toStdout) io.stdout.write(outText);
+  else writeFileAtomic(output, outText);
+
+  const restoredFiles = result.restoredFiles.map((f) => ({ path: f.path, tokens: f.tokens, truncated: f.truncated }));
+  const r = {
+    input,
+    output,
+    history,
+    model,
+    modelFrom,
+    summarizer: offline ? { kind: 'offline' } : { kind: 'anthropic', baseURL },
+    tokensBefore: result.preCompactTokenCount,
+    tokensAfter: result.truePostCompactTokenCount,
+    postCompactTokenCount: result.postCompactTokenCount,
+    summaryTokens: cc.roughTokenCountEstimation(result.summary),
+    streamedCharacters: progress.chars,
+    restoredFiles,
+    restoredFileTokens: restoredFiles.reduce((a, f) => a + f.tokens, 0),
+    restoredSkills: result.restoredSkills.map((s) => ({ name: s.name, tokens: s.tokens, truncated: s.truncated })),
+    lossReport: result.lossReport ?? null,
+    appendMissing: Boolean(v['append-missing']),
+    compactionUsage: result.compactionUsage,
+    ptlRetries: result.ptlRetries,
+    transientRetries: result.transientRetries,
+    warningStateAfter: cc.calculateTokenWarningState(result.truePostCompactTokenCount, model),
+    linesWritten: { history: history ? lines.length : 0, new: post.length },
+  };
+  report.write((v.json ? JSON.stringify(r, null, 2) : formatCompaction(r)) + '\n');
+  return EXIT.OK;
+}
+
+/** The model used when neither --model nor the transcript names one (offline only). */
+export const DEFAULT_MODEL = 'claude-sonnet-4-5';
+
+/**
+ * Runs the command line; resolves with the exit code. Expected failures are printed as one
+ * line on stderr (`context-compaction: …`); unexpected ones with their stack.
+ * @param {string[]} argv The arguments after the script name.
+ * @param {{stdout: NodeJS.WriteStream, stderr: NodeJS.WriteStream, env: Record<string, string | undefined>}} io
+ */
+export async function run(argv, io) {
+  try {
+    const [command, ...rest] = argv;
+    if (command === undefined) throw usageError('which command? (analyze or compact)');
+    if (command === '-h' || command === '--help' || command === 'help') {
+      io.stdout.write(HELP);
+      return EXIT.OK;
+    }
+    if (command === '--version' || command === '-v' || command === 'version') {
+      io.stdout.write(packageVersion() + '\n');
+      return EXIT.OK;
+    }
+    if (command === 'analyze') return analyzeCommand(rest, io);
+    if (command === 'compact') return await compactCommand(rest, io);
+    throw usageError(
+      command.startsWith('-') ? `unknown option ${command} (options come after the command)` : `unknown command ${JSON.stringify(command)} (analyze or compact)`,
+    );
+  } catch (e) {
+    if (e instanceof CliError) {
+      io.stderr.write(`context-compaction: ${e.message}\n`);
+      return e.exitCode;
+    }
+    io.stderr.write(`context-compaction: unexpected failure: ${e && e.stack ? e.stack : e}\n`);
+    return EXIT.INTERNAL;
+  }
+}

@@ -1,0 +1,204 @@
+// Checks of the hand-written declarations beyond `tsc` (run by types/check.sh after it):
+// 1. no `any` in types/index.d.ts, and no value of type `any` declared in the examples;
+// 2. when the package is built (pkg/), against a scratch copy of it with types/index.d.ts as
+//    its index.d.ts, imported through its package.json like a user would:
+//    - every runtime export of web.js / node.js is declared, and nothing else is;
+//    - the declared constants are the runtime values;
+//    - the examples compile for Node (node16 resolution, no DOM) and for bundlers (with DOM).
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const types = join(root, 'types');
+const failures = [];
+const fail = (msg) => failures.push(msg);
+
+function report(diags) {
+  const host = {
+    getCanonicalFileName: (f) => f,
+    getCurrentDirectory: () => root,
+    getNewLine: () => '\n',
+  };
+  return ts.formatDiagnostics(diags, host);
+}
+
+// ---- 1. no `any` --------------------------------------------------------------------------
+{
+  const file = join(types, 'index.d.ts');
+  const sf = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const visit = (node) => {
+    if (node.kind === ts.SyntaxKind.AnyKeyword) {
+      const { line } = sf.getLineAndCharacterOfPosition(node.getStart());
+      fail(`types/index.d.ts:${line + 1}: \`any\` in a declaration`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+
+  const parsed = ts.getParsedCommandLineOfConfigFile(join(types, 'tsconfig.json'), {}, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (d) => fail(report([d])),
+  });
+  const program = ts.createProgram(parsed.fileNames, parsed.options);
+  const checker = program.getTypeChecker();
+  for (const sf of program.getSourceFiles()) {
+    if (!sf.fileName.includes('/types/examples/')) continue;
+    const visitNames = (node) => {
+      if (
+        (ts.isVariableDeclaration(node) || ts.isParameter(node) || ts.isBindingElement(node)) &&
+        ts.isIdentifier(node.name)
+      ) {
+        const t = checker.getTypeAtLocation(node.name);
+        const elem = checker.isArrayType(t) ? checker.getTypeArguments(t)[0] : undefined;
+        if (t.flags & ts.TypeFlags.Any || (elem && elem.flags & ts.TypeFlags.Any)) {
+          const { line } = sf.getLineAndCharacterOfPosition(node.getStart());
+          fail(`${sf.fileName.slice(root.length)}:${line + 1}: \`${node.name.text}\` has type any`);
+        }
+      }
+      ts.forEachChild(node, visitNames);
+    };
+    visitNames(sf);
+  }
+}
+
+// ---- 2. against the built package ---------------------------------------------------------
+const pkg = join(root, 'pkg');
+if (!existsSync(join(pkg, 'package.json')) || !existsSync(join(pkg, 'node.js'))) {
+  console.log('types/check.mjs: pkg/ is not built; the package checks are skipped');
+} else {
+  const scratch = mkdtempSync(join(tmpdir(), 'cc-types-'));
+  try {
+    const dest = join(scratch, 'node_modules', 'context-compaction');
+    mkdirSync(dirname(dest), { recursive: true });
+    cpSync(pkg, dest, { recursive: true });
+    cpSync(join(types, 'index.d.ts'), join(dest, 'index.d.ts'));
+    writeFileSync(join(scratch, 'package.json'), '{ "type": "module", "private": true }\n');
+
+    // Runtime exports of both entries.
+    const meta = JSON.parse(readFileSync(join(dest, 'package.json'), 'utf8'));
+    const entry = meta.exports['.'];
+    const web = await import(pathToFileURL(join(dest, entry.default)).href);
+    const node = await import(pathToFileURL(join(dest, entry.node)).href);
+    if (entry.types !== './index.d.ts' && meta.types !== './index.d.ts') {
+      fail(`pkg/package.json: exports["."].types is ${entry.types}, not ./index.d.ts`);
+    }
+
+    // Declared value exports.
+    const indexFile = join(dest, 'index.d.ts');
+    const declProgram = ts.createProgram([indexFile], {
+      module: ts.ModuleKind.Node16,
+      moduleResolution: ts.ModuleResolutionKind.Node16,
+      target: ts.ScriptTarget.ES2022,
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+      types: [],
+      noEmit: true,
+      strict: true,
+    });
+    const checker = declProgram.getTypeChecker();
+    const moduleSymbol = checker.getSymbolAtLocation(declProgram.getSourceFile(indexFile));
+    const declared = new Set();
+    for (const s of checker.getExportsOfModule(moduleSymbol)) {
+      const target = s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s;
+      const typeOnly = s.declarations?.some(
+        (d) => (ts.isExportSpecifier(d) && (d.isTypeOnly || d.parent.parent.isTypeOnly)),
+      );
+      if (target.flags & ts.SymbolFlags.Value && !typeOnly) declared.add(s.escapedName === 'default' ? 'default' : s.name);
+    }
+    const runtime = new Set([...Object.keys(web), ...Object.keys(node)]);
+    for (const n of runtime) if (!declared.has(n)) fail(`exported at run time but not declared: ${n}`);
+    for (const n of declared) if (!runtime.has(n)) fail(`declared but not exported at run time: ${n}`);
+    for (const n of Object.keys(web)) if (!(n in node) && n !== 'initSync') fail(`only the browser entry exports ${n}`);
+    for (const n of Object.keys(node)) if (!(n in web)) fail(`only the Node entry exports ${n}`);
+
+    // Constants: mutual assignability of the declared literal types and the runtime values.
+    const constantsCheck = join(scratch, 'constants-check.ts');
+    writeFileSync(
+      constantsCheck,
+      "import { constants, getConstants } from 'context-compaction';\n" +
+        `const runtime = ${JSON.stringify(node.constants, null, 2)} as const;\n` +
+        'export const declaredFromRuntime: typeof constants = runtime;\n' +
+        'export const runtimeFromDeclared: typeof runtime = constants;\n' +
+        'export const fromFunction: typeof runtime = getConstants();\n',
+    );
+    if (JSON.stringify(node.getConstants()) !== JSON.stringify(node.constants)) {
+      fail('getConstants() differs from constants');
+    }
+
+    // The examples as a user compiles them: Node (node16, no DOM) and bundler (DOM).
+    const ex = join(scratch, 'examples');
+    cpSync(join(types, 'examples'), ex, { recursive: true });
+    const base = {
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: false,
+      noUncheckedIndexedAccess: true,
+      typeRoots: [join(root, 'node_modules', '@types')],
+    };
+    const runs = [
+      {
+        name: 'Node (module node16, lib es2022 + @types/node, no DOM)',
+        files: [join(ex, 'node-example.ts'), constantsCheck],
+        options: {
+          ...base,
+          module: ts.ModuleKind.Node16,
+          moduleResolution: ts.ModuleResolutionKind.Node16,
+          lib: ['lib.es2022.d.ts'],
+          types: ['node'],
+        },
+      },
+      {
+        name: 'bundler (module esnext, lib es2022 + DOM, no @types/node)',
+        files: [join(ex, 'browser-example.ts'), constantsCheck],
+        options: {
+          ...base,
+          module: ts.ModuleKind.ESNext,
+          moduleResolution: ts.ModuleResolutionKind.Bundler,
+          lib: ['lib.es2022.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
+          types: [],
+        },
+      },
+      {
+        name: 'legacy resolution (moduleResolution node10: the package.json "types" field)',
+        files: [join(ex, 'browser-example.ts')],
+        options: {
+          ...base,
+          module: ts.ModuleKind.ESNext,
+          moduleResolution: ts.ModuleResolutionKind.Node10,
+          lib: ['lib.es2022.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
+          types: [],
+        },
+      },
+      {
+        name: 'Node + DOM (module nodenext, every example)',
+        files: ['node-example.ts', 'browser-example.ts', 'type-tests.ts'].map((f) => join(ex, f)),
+        options: {
+          ...base,
+          module: ts.ModuleKind.NodeNext,
+          moduleResolution: ts.ModuleResolutionKind.NodeNext,
+          lib: ['lib.es2022.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
+          types: ['node'],
+        },
+      },
+    ];
+    for (const run of runs) {
+      const program = ts.createProgram(run.files, run.options);
+      const diags = ts.getPreEmitDiagnostics(program);
+      const resolved = program.getSourceFiles().some((f) => f.fileName === indexFile);
+      if (!resolved) fail(`${run.name}: 'context-compaction' did not resolve to the package's index.d.ts`);
+      if (diags.length) fail(`${run.name}:\n${report(diags)}`);
+      else console.log(`types/check.mjs: ${run.name}: ok`);
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+if (failures.length) {
+  console.error(failures.map((f) => `FAIL ${f}`).join('\n'));
+  process.exit(1);
+}
+console.log('types/check.mjs: ok');

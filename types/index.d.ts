@@ -1,0 +1,1799 @@
+// Type declarations of the `context-compaction` package, written by hand (wasm-bindgen types
+// every JS value as `any`). They describe both entries: the browser/bundler entry (web.js, needs
+// `await init()`) and the Node entry (node.js, ready at import). The Anthropic summarizer's own
+// types live beside this file in anthropic.d.ts (copied from js/).
+//
+// SPEC sections are those of the project's specification; see the package README.
+
+// ============================================================================================
+// Utilities
+// ============================================================================================
+
+/** A value or a promise of it: callbacks may answer synchronously or asynchronously. */
+export type Awaitable<T> = T | PromiseLike<T>;
+
+/**
+ * A model id. Any string is accepted (unknown models get the defaults: a 200K window and 32K
+ * output tokens); the ids of the model table are listed for completion. A `[1m]` suffix asks
+ * for the 1M-token window.
+ */
+export type ModelId =
+  | 'claude-opus-4-6'
+  | 'claude-sonnet-4-6'
+  | 'claude-opus-4-5'
+  | 'claude-sonnet-4-5'
+  | 'claude-haiku-4-5'
+  | 'claude-opus-4-1'
+  | 'claude-sonnet-4'
+  | 'claude-opus-4'
+  | 'claude-3-7-sonnet-latest'
+  | 'claude-3-5-sonnet-latest'
+  | 'claude-3-5-haiku-latest'
+  | 'claude-3-opus-latest'
+  | 'claude-3-haiku-20240307'
+  | (string & {});
+
+// ============================================================================================
+// Content blocks (Anthropic Messages API, SPEC §2)
+// ============================================================================================
+
+/** Prompt-cache breakpoint of a block. */
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
+/** `{type: "text", text}`. */
+export interface TextBlock {
+  type: 'text';
+  text: string;
+  cache_control?: CacheControl | null;
+  /** Citations the model attached to this text (shape depends on the cited source). */
+  citations?: unknown[] | null;
+}
+
+/** Image source: inline base64 data. */
+export interface Base64ImageSource {
+  type: 'base64';
+  media_type: 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
+  data: string;
+}
+
+/** Source by URL (images and PDF documents). */
+export interface UrlSource {
+  type: 'url';
+  url: string;
+}
+
+/** Source from the Files API. */
+export interface FileSource {
+  type: 'file';
+  file_id: string;
+}
+
+/** Where an image comes from. */
+export type ImageSource = Base64ImageSource | UrlSource | FileSource;
+
+/** `{type: "image", source}`. Counts a fixed 2,000 tokens (never by data length). */
+export interface ImageBlock {
+  type: 'image';
+  source: ImageSource;
+  cache_control?: CacheControl | null;
+}
+
+/** Document source: a base64 PDF. */
+export interface Base64PdfSource {
+  type: 'base64';
+  media_type: 'application/pdf';
+  data: string;
+}
+
+/** Document source: plain text. */
+export interface PlainTextSource {
+  type: 'text';
+  media_type: 'text/plain';
+  data: string;
+}
+
+/** Document source: content blocks (custom content documents). */
+export interface ContentBlockSource {
+  type: 'content';
+  content: string | Array<TextBlock | ImageBlock>;
+}
+
+/** Where a document comes from. */
+export type DocumentSource = Base64PdfSource | PlainTextSource | ContentBlockSource | UrlSource | FileSource;
+
+/** `{type: "document", source}`. Counts a fixed 2,000 tokens. */
+export interface DocumentBlock {
+  type: 'document';
+  source: DocumentSource;
+  title?: string | null;
+  context?: string | null;
+  citations?: { enabled?: boolean } | null;
+  cache_control?: CacheControl | null;
+}
+
+/** `{type: "tool_use", id, name, input}`: a tool call of the assistant. */
+export interface ToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  /** The tool's input (its shape is the tool's business). */
+  input: unknown;
+  cache_control?: CacheControl | null;
+}
+
+/** What a `tool_result` may contain. */
+export type ToolResultContentBlock = TextBlock | ImageBlock | DocumentBlock | UnknownBlock;
+
+/** `{type: "tool_result", tool_use_id, content, is_error?}`: answers the `tool_use` with that id. */
+export interface ToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content?: string | ToolResultContentBlock[];
+  is_error?: boolean;
+  cache_control?: CacheControl | null;
+}
+
+/** `{type: "thinking", thinking, signature}`: kept byte-identical or dropped with its turn. */
+export interface ThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+/** `{type: "redacted_thinking", data}`: kept byte-identical or dropped with its turn. */
+export interface RedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
+}
+
+/** `{type: "server_tool_use", id, name, input}`: a tool the API runs itself (web search, …). */
+export interface ServerToolUseBlock {
+  type: 'server_tool_use';
+  id: string;
+  name: 'web_search' | 'web_fetch' | 'code_execution' | (string & {});
+  input: unknown;
+  cache_control?: CacheControl | null;
+}
+
+/** One hit of a web search. */
+export interface WebSearchResult {
+  type: 'web_search_result';
+  url: string;
+  title: string;
+  encrypted_content: string;
+  page_age?: string | null;
+}
+
+/** A failed web search. */
+export interface WebSearchToolResultError {
+  type: 'web_search_tool_result_error';
+  error_code: 'invalid_tool_input' | 'unavailable' | 'max_uses_exceeded' | 'too_many_requests' | 'query_too_long' | (string & {});
+}
+
+/** `{type: "web_search_tool_result", tool_use_id, content}`: answers a `server_tool_use`. */
+export interface WebSearchToolResultBlock {
+  type: 'web_search_tool_result';
+  tool_use_id: string;
+  content: WebSearchResult[] | WebSearchToolResultError;
+  cache_control?: CacheControl | null;
+}
+
+/**
+ * A block of any other type (`search_result`, `web_fetch_tool_result`, `container_upload`,
+ * later additions): carried through untouched. Blocks whose type ends in `_tool_result` and
+ * that carry a `tool_use_id` are paired with their `server_tool_use` like the known ones.
+ */
+export interface UnknownBlock {
+  type: string;
+  [field: string]: unknown;
+}
+
+/** The block types this package describes field by field. */
+export type KnownContentBlock =
+  | TextBlock
+  | ImageBlock
+  | DocumentBlock
+  | ToolUseBlock
+  | ToolResultBlock
+  | ThinkingBlock
+  | RedactedThinkingBlock
+  | ServerToolUseBlock
+  | WebSearchToolResultBlock;
+
+/**
+ * A content block. Because {@link UnknownBlock} has `type: string`, testing `block.type`
+ * keeps `UnknownBlock` in the narrowed type: test the field too, or cast to
+ * {@link KnownContentBlock} when you know the block is one of those.
+ *
+ * @example
+ * for (const b of blocks) {
+ *   if (b.type === 'text' && typeof b.text === 'string') console.log(b.text);
+ * }
+ */
+export type ContentBlock = KnownContentBlock | UnknownBlock;
+
+// ============================================================================================
+// Messages (SPEC §2)
+// ============================================================================================
+
+/** The role of an API message. */
+export type Role = 'user' | 'assistant';
+
+/**
+ * Token usage the API reports for one response. The context size up to and including that
+ * response is `input_tokens + cache_creation_input_tokens + cache_read_input_tokens +
+ * output_tokens`.
+ */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation?: { ephemeral_5m_input_tokens?: number; ephemeral_1h_input_tokens?: number } | null;
+  server_tool_use?: { web_search_requests?: number; web_fetch_requests?: number } | null;
+  service_tier?: 'standard' | 'priority' | 'batch' | (string & {}) | null;
+}
+
+/** Why the model stopped. */
+export type StopReason =
+  | 'end_turn'
+  | 'max_tokens'
+  | 'stop_sequence'
+  | 'tool_use'
+  | 'pause_turn'
+  | 'refusal'
+  | 'model_context_window_exceeded'
+  | (string & {});
+
+/**
+ * API shape: a message as sent to the Anthropic Messages API. An assistant message may carry
+ * the response's `usage` (and `id`) beside its content; the usage of the latest one gives the
+ * exact context size (SPEC §3). It has no `type`: an object with a `type` is a transcript
+ * line, so push `{role, content, id, usage}` of a response, not the response body itself.
+ */
+export interface ApiMessage {
+  role: Role;
+  content: string | ContentBlock[];
+  /** The response id (`msg_…`). */
+  id?: string;
+  usage?: Usage | null;
+  model?: string;
+  stop_reason?: StopReason | null;
+  stop_sequence?: string | null;
+}
+
+/** An API-shape user message with text content, as the library writes them. */
+export interface ApiUserTextMessage extends ApiMessage {
+  role: 'user';
+  content: string;
+}
+
+/** The `message` of a transcript line (an API message plus the response's fields). */
+export interface TranscriptMessage {
+  role: Role;
+  content: string | ContentBlock[];
+  /** The response id; every line of one split response shares it (counted once). */
+  id?: string;
+  type?: 'message';
+  model?: string;
+  usage?: Usage | null;
+  stop_reason?: StopReason | null;
+  stop_sequence?: string | null;
+  [field: string]: unknown;
+}
+
+/** Fields common to Claude Code session lines. Every field is kept, known or not. */
+export interface TranscriptLineBase {
+  /** The line type: `user`, `assistant`, `system`, `attachment`, `progress`, … */
+  type: string;
+  uuid?: string;
+  parentUuid?: string | null;
+  /** On a `compact_boundary` line: the last line before the compaction. */
+  logicalParentUuid?: string | null;
+  /** `true` on lines of sub-agents: not part of the main conversation. */
+  isSidechain?: boolean;
+  isMeta?: boolean;
+  /** ISO-8601 time of the line. */
+  timestamp?: string;
+  sessionId?: string;
+  cwd?: string;
+  version?: string;
+  gitBranch?: string;
+  slug?: string;
+  userType?: string;
+  /** The API message of `user` and `assistant` lines (read on any line that has one). */
+  message?: TranscriptMessage | null;
+  /** The kind of a `system` line (e.g. `compact_boundary`). */
+  subtype?: string;
+  /** `true` on the summary line a compaction writes (resuming starts after it). */
+  isCompactSummary?: boolean;
+  [field: string]: unknown;
+}
+
+/** A `user` line: a user message or tool results. */
+export interface TranscriptUserLine extends TranscriptLineBase {
+  type: 'user';
+  message: TranscriptMessage & { role: 'user' };
+  isVisibleInTranscriptOnly?: boolean;
+  /** Claude Code's structured result of the tool whose `tool_result` this line carries. */
+  toolUseResult?: unknown;
+  sourceToolAssistantUUID?: string;
+}
+
+/** An `assistant` line: one content block of a response (parallel blocks share `message.id`). */
+export interface TranscriptAssistantLine extends TranscriptLineBase {
+  type: 'assistant';
+  message: TranscriptMessage & { role: 'assistant' };
+  requestId?: string;
+}
+
+/** What a `compact_boundary` line records. */
+export interface CompactMetadata {
+  trigger: CompactTrigger;
+  /** Context size before the compaction, in tokens. */
+  preTokens: number;
+  /** Tools discovered before the compaction (announced again after it). */
+  preCompactDiscoveredTools?: string[];
+}
+
+/** A `system` line (hook summaries, notices, compaction boundaries). Never sent to the API. */
+export interface TranscriptSystemLine extends TranscriptLineBase {
+  type: 'system';
+  subtype?: string;
+  content?: string;
+  level?: string;
+  compactMetadata?: CompactMetadata;
+}
+
+/**
+ * The `compact_boundary` system line: what precedes it is no longer sent. The library writes
+ * it in transcript shape whatever the shape of the conversation.
+ */
+export interface CompactBoundaryLine extends TranscriptSystemLine {
+  subtype: 'compact_boundary';
+  content: string;
+  parentUuid: null;
+  logicalParentUuid: string | null;
+  isSidechain: false;
+  isMeta: false;
+  timestamp: string;
+  uuid: string;
+  level: 'info';
+  compactMetadata: CompactMetadata;
+}
+
+/** The summary line a compaction writes in a transcript (`isCompactSummary: true`). */
+export interface CompactSummaryLine extends TranscriptUserLine {
+  message: TranscriptMessage & { role: 'user'; content: string };
+  isCompactSummary: true;
+  isVisibleInTranscriptOnly: true;
+  uuid: string;
+  /** The boundary line's `uuid`. */
+  parentUuid: string;
+  timestamp: string;
+}
+
+/** A file restored after compaction (transcript shape). */
+export interface RestoredFileAttachment {
+  type: 'restored_file';
+  path: string;
+  content: string;
+  /** Whether the content was cut to the per-file budget (head kept). */
+  truncated: boolean;
+}
+
+/** A skill restored after compaction (transcript shape). */
+export interface RestoredSkillAttachment {
+  type: 'restored_skill';
+  name: string;
+  content: string;
+  truncated: boolean;
+}
+
+/** Context announced again after compaction (transcript shape). */
+export interface ContextAttachment {
+  type: 'async_agent' | 'plan' | 'plan_mode' | 'deferred_tools' | 'agent_listing' | 'mcp_instructions';
+  content: string;
+}
+
+/** The `attachment` of an attachment line: the library's kinds, or any other (kept as-is). */
+export type TranscriptAttachment =
+  | RestoredFileAttachment
+  | RestoredSkillAttachment
+  | ContextAttachment
+  | { type: string; [field: string]: unknown };
+
+/**
+ * An `attachment` line: context the agent attached (sent to the API as user text). Lines of
+ * kind `skill_discovery` / `skill_listing` are dropped by {@link stripReinjectedAttachments}.
+ */
+export interface TranscriptAttachmentLine extends TranscriptLineBase {
+  type: 'attachment';
+  attachment: TranscriptAttachment;
+}
+
+/**
+ * A line of a type the library does not use (`progress`, `file-history-snapshot`, `summary`,
+ * `queue-operation`, future types): carried through untouched. The fields of the known line
+ * types are declared here too (optional, same types), so that a line narrowed by its `type`
+ * still reads them typed: `if (line.type === 'system' && line.compactMetadata) …`.
+ */
+export interface OtherTranscriptLine extends TranscriptLineBase {
+  type: string;
+  compactMetadata?: CompactMetadata;
+  attachment?: TranscriptAttachment;
+}
+
+/**
+ * Transcript shape: one line of a Claude Code session JSONL file, as {@link parseTranscript}
+ * returns it.
+ */
+export type TranscriptLine =
+  | TranscriptUserLine
+  | TranscriptAssistantLine
+  | TranscriptSystemLine
+  | TranscriptAttachmentLine
+  | OtherTranscriptLine;
+
+/** A conversation item: an API-shape message or a Claude Code transcript line. */
+export type Message = ApiMessage | TranscriptLine;
+
+/** A content block as input: anything with a string `type` (unknown types are kept as-is). */
+export interface ContentBlockInput {
+  readonly type: string;
+}
+
+/** An API-shape message as input (SDK message types fit). */
+export interface ApiMessageInput {
+  readonly role: Role;
+  readonly content: string | readonly ContentBlockInput[];
+}
+
+/** A transcript line as input. */
+export interface TranscriptLineInput {
+  readonly type: string;
+  readonly message?: {
+    readonly role?: string;
+    readonly content?: string | readonly ContentBlockInput[] | null;
+  } | null;
+}
+
+/**
+ * What functions accept as a message: an API-shape message or a transcript line, of your own
+ * type (SDK types fit). Results give your objects back with their type: every function is
+ * generic in the message type `M`. Malformed blocks are reported at run time
+ * (`INVALID_MESSAGE`, naming `messages[i].content[j]`).
+ */
+export type MessageInput = ApiMessageInput | TranscriptLineInput;
+
+// ============================================================================================
+// Configuration (SPEC §4, §5)
+// ============================================================================================
+
+/**
+ * Options that change windows, thresholds and enablement. Every field is optional; absent
+ * fields take the defaults (in Node, the environment variables named below). An unknown key
+ * throws `INVALID_CONFIG` (with a "did you mean" hint); so does a value out of range.
+ */
+export interface Config {
+  /** Overrides the model's context window, in tokens. */
+  contextWindow?: number;
+  /** Overrides the model's default max output tokens (capped at the model's upper limit). */
+  maxOutputTokens?: number;
+  /** Enables the 1M-token context for models that support it (Sonnet 4/4.5/4.6, Opus 4.6). */
+  enable1mContext?: boolean;
+  /** Caps the window used for auto-compaction (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`). */
+  autoCompactWindow?: number;
+  /**
+   * Percent (1–100) of the effective window at which to auto-compact; can only lower the
+   * threshold (`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`).
+   */
+  autoCompactPctOverride?: number;
+  /** Overrides the blocking limit (default: effective window − 3,000). */
+  blockingLimitOverride?: number;
+  /** Disables all compaction, manual included (`DISABLE_COMPACT`). */
+  disableCompact?: boolean;
+  /** Disables automatic compaction; manual stays allowed (`DISABLE_AUTO_COMPACT`). */
+  disableAutoCompact?: boolean;
+  /** The user setting for auto-compaction (default `true`). */
+  autoCompactEnabled?: boolean;
+  /** Reactive-only mode: no proactive auto-compaction, compact only when the API rejects. */
+  reactiveOnly?: boolean;
+  /** Context-collapse mode: another mechanism manages the context. */
+  contextCollapse?: boolean;
+  /** Context window of the model that writes summaries, when smaller than the main one. */
+  summaryContextWindow?: number;
+}
+
+/**
+ * The environment variables read as defaults (Node reads `process.env` at import). Values are
+ * strings as in a shell: `"1"`/`"true"`/`"yes"`/`"on"` for the switches, numbers for the others;
+ * unparseable values are ignored.
+ */
+export interface EnvironmentDefaults {
+  DISABLE_COMPACT?: string;
+  DISABLE_AUTO_COMPACT?: string;
+  CLAUDE_AUTOCOMPACT_PCT_OVERRIDE?: string;
+  CLAUDE_CODE_AUTO_COMPACT_WINDOW?: string;
+  [variable: string]: string | undefined;
+}
+
+/** `{default, upperLimit}` max output tokens of a model. */
+export interface ModelOutputLimits {
+  /** The default `max_tokens`. */
+  default: number;
+  /** The largest `max_tokens` the model accepts. */
+  upperLimit: number;
+}
+
+/** Where a context size stands against the model's thresholds (SPEC §4). */
+export interface TokenWarningState {
+  /** `max(0, round((threshold − tokens) / threshold × 100))`. */
+  percentLeft: number;
+  /** At or above threshold − 20,000: show the warning (orange). */
+  isAboveWarningThreshold: boolean;
+  /** At or above threshold − 20,000: the same line, shown as an error (red). */
+  isAboveErrorThreshold: boolean;
+  /** At or above the auto-compact threshold (when auto-compaction is enabled). */
+  isAboveAutoCompactThreshold: boolean;
+  /** At or above the blocking limit (effective window − 3,000). */
+  isAtBlockingLimit: boolean;
+}
+
+/**
+ * Who makes a request. Requests from `compact` and `session_memory` (the compaction's own
+ * requests) never trigger compaction; nor does `marble_origami` while context collapse is on.
+ */
+export type QuerySource =
+  | 'repl_main_thread'
+  | 'sdk'
+  | 'agent'
+  | 'compact'
+  | 'session_memory'
+  | 'marble_origami'
+  | (string & {});
+
+/** Options of {@link shouldAutoCompact}. */
+export interface ShouldAutoCompactOptions {
+  querySource?: QuerySource;
+  /** Tokens already freed by snipping this turn, subtracted from the count. */
+  snipTokensFreed?: number;
+  config?: Config;
+}
+
+// ============================================================================================
+// Errors
+// ============================================================================================
+
+/** Every `code` of a {@link ContextCompactionError}. */
+export type ErrorCode =
+  /** An argument had the wrong type or shape (e.g. `messages` is not an array). */
+  | 'INVALID_ARGUMENT'
+  /** A message or content block is malformed. */
+  | 'INVALID_MESSAGE'
+  /** A token count is negative, NaN, infinite or absurdly large. */
+  | 'INVALID_TOKEN_COUNT'
+  /** An unknown config key, or a value out of range. */
+  | 'INVALID_CONFIG'
+  /** A blank or invalid JSONL line (the message names the line number). */
+  | 'MALFORMED_TRANSCRIPT'
+  /** A message could not be written as JSON (a cycle, a `toJSON` giving no object). */
+  | 'SERIALIZATION_FAILED'
+  /** The caller's `signal` aborted; nothing was committed. */
+  | 'ABORTED'
+  /** The summary was cut off at `max_tokens`; nothing was committed. */
+  | 'SUMMARY_TRUNCATED'
+  /** The summarizer returned no summary text; nothing was committed. */
+  | 'EMPTY_SUMMARY'
+  /** The summary request stayed too long after 3 retries dropping the oldest rounds. */
+  | 'PROMPT_TOO_LONG'
+  /** The summarizer failed (a non-transient error, or transient retries exhausted). */
+  | 'SUMMARIZER_FAILED'
+  /** The compacted context would not be smaller; nothing was committed. */
+  | 'COMPACTION_NOT_SMALLER'
+  /** Compaction is disabled (`disableCompact` / `DISABLE_COMPACT`). */
+  | 'COMPACT_DISABLED'
+  /** There is nothing to summarize. */
+  | 'NOTHING_TO_COMPACT'
+  /** Session-memory compaction did not apply (no memory, or still above the threshold). */
+  | 'SESSION_MEMORY_NOT_APPLICABLE'
+  /** Reactive compaction was asked for an error that is not about the context's size. */
+  | 'REACTIVE_NOT_APPLICABLE'
+  /** Reactive compaction already ran for this turn. */
+  | 'REACTIVE_ALREADY_TRIED';
+
+/**
+ * What the library throws, and what its promises reject with: a real `Error` with a stable
+ * `code`. There is no exported class: test `error.name === 'ContextCompactionError'` or
+ * `error.code`.
+ *
+ * @example
+ * try {
+ *   await compactConversation(messages, context);
+ * } catch (e) {
+ *   const err = e as ContextCompactionError;
+ *   if (err.code === 'ABORTED') return;
+ *   console.error(err.code, err.message, err.cause);
+ * }
+ */
+export interface ContextCompactionError extends Error {
+  name: 'ContextCompactionError';
+  code: ErrorCode;
+  /** The error a callback (summarizer, hook, `readFile`) threw or rejected with, unchanged. */
+  cause?: unknown;
+}
+
+/** A context-overflow error recognised by {@link parseContextOverflowError}. */
+export interface ContextOverflow {
+  /**
+   * The form it had: Anthropic `prompt is too long: N tokens > M maximum`
+   * (`prompt_too_long`), `input length and max_tokens exceed context limit: A + B > C`
+   * (`input_plus_max_tokens`), HTTP 413 (`request_too_large`), OpenAI, Gemini, or another
+   * recognisable "too long" text without numbers (`generic`).
+   */
+  kind: 'prompt_too_long' | 'input_plus_max_tokens' | 'request_too_large' | 'openai' | 'gemini' | 'generic';
+  /** Tokens the request had (for `A + B > C`: A + B). */
+  actual: number | null;
+  /** The limit it exceeded. */
+  limit: number | null;
+  /** `actual − limit`: how many tokens must go. */
+  gap: number | null;
+}
+
+// ============================================================================================
+// Micro-compaction, boundary, API view (SPEC §2, §7, §10, §11)
+// ============================================================================================
+
+/** Options of {@link microCompact}. */
+export interface MicroCompactOptions {
+  /** The most recent compactable results that are never cleared. Default 5. */
+  keepRecent?: number;
+  /**
+   * Time-based variant: clear only when the last assistant message is older than this many
+   * minutes (the prompt cache has expired by then). Off unless given; Claude Code uses 60.
+   */
+  idleMinutes?: number;
+  /** The current time in ms since the epoch. Default `Date.now()`. */
+  now?: number;
+  /** Time of the last assistant message (ms, or an ISO-8601 string); default: read from the messages. */
+  lastAssistantTimestamp?: number | string;
+  /** Keep the latest result per file path even when older than `keepRecent`. */
+  keepLatestPerPath?: boolean;
+  /** Tool names whose results may be cleared. Default Read, Bash, Grep, Glob, WebSearch, WebFetch, Edit, Write. */
+  compactableTools?: string[];
+}
+
+/** What {@link microCompact} returns. */
+export interface MicroCompactResult<M> {
+  /** A new array; unchanged messages are the same objects, changed ones are copies. */
+  messages: M[];
+  /** Tokens freed (estimate, padded by 4/3). */
+  tokensFreed: number;
+  /** `tool_use_id`s of the cleared results, oldest first. */
+  clearedToolUseIds: string[];
+}
+
+/** What triggered a compaction. */
+export type CompactTrigger = 'auto' | 'manual';
+
+/** Options of {@link createCompactBoundaryMessage}. */
+export interface CompactBoundaryOptions {
+  /** `uuid` of the last message before the compaction (`logicalParentUuid`). */
+  lastUuid?: string;
+  /** Names of tools discovered before the compaction. */
+  preCompactDiscoveredTools?: string[];
+  /** The new line's `uuid`. Default: a random UUID. */
+  uuid?: string;
+  /** The new line's ISO-8601 `timestamp`. Default: now. */
+  timestamp?: string;
+  /** A transcript line whose session fields (`sessionId`, `cwd`, `version`, `gitBranch`, …) are copied. */
+  template?: MessageInput;
+}
+
+/** A message sent to the Messages API, as {@link toApiMessages} gives it. */
+export interface ApiViewMessage {
+  role: Role;
+  content: ContentBlock[];
+}
+
+/** One broken API invariant. */
+export interface ApiProblem {
+  /** Index of the message in the API view ({@link toApiMessages}). */
+  message: number;
+  /** What is wrong. */
+  problem: string;
+}
+
+/** What {@link validateForApi} returns. */
+export interface ApiValidation {
+  valid: boolean;
+  problems: ApiProblem[];
+}
+
+/** `keep` of the thinking edit. */
+export type ThinkingKeep = 'all' | number | { type: 'all' } | { type: 'thinking_turns'; value: number };
+
+/**
+ * Options of {@link buildApiContextManagement}. An edit is sent when its switch is `true`, or
+ * when its switch is absent and one of its own settings is given. A switch set to `false`
+ * always wins. The idleness inputs never switch anything on. Unknown keys throw `INVALID_CONFIG`.
+ */
+export interface ContextManagementOptions {
+  /** Send the `clear_thinking_20251015` edit (set it when the request enables extended thinking). */
+  clearThinking?: boolean;
+  /** A fixed `keep` for the thinking edit; default `"all"`, or 1 turn after an idle period. */
+  thinkingKeep?: ThinkingKeep;
+  /** Whether the session is idle (wins over the other idleness inputs). */
+  isIdle?: boolean;
+  /** Minutes since the last assistant message. */
+  idleMinutes?: number;
+  /** Time of the last assistant message, ms since the epoch (used with `nowMs`). */
+  lastAssistantMs?: number;
+  /** The current time, ms since the epoch. */
+  nowMs?: number;
+  /** Idle beyond this many minutes counts as idle. Default 60. */
+  idleThresholdMinutes?: number;
+  /** Send the `clear_tool_uses_20250919` edit. */
+  clearToolUses?: boolean;
+  /** `trigger` in input tokens. Default 180,000. */
+  triggerInputTokens?: number;
+  /** `clear_at_least` in input tokens (0 omits it). Default: trigger − target = 140,000. */
+  clearAtLeast?: number;
+  /** Where clearing should bring the context. Default 40,000. */
+  targetInputTokens?: number;
+  /** `keep` in tool uses. Default: the API's. */
+  keepToolUses?: number;
+  /** `clear_tool_inputs`: all, none, or these tools. Default Bash, Glob, Grep, Read, WebFetch, WebSearch. */
+  clearToolInputs?: boolean | string[];
+  /** `exclude_tools`. Default Edit, Write, NotebookEdit. */
+  excludeTools?: string[];
+}
+
+/** The `clear_thinking_20251015` edit. */
+export interface ClearThinkingEdit {
+  type: 'clear_thinking_20251015';
+  keep: 'all' | { type: 'thinking_turns'; value: number };
+}
+
+/** The `clear_tool_uses_20250919` edit. */
+export interface ClearToolUsesEdit {
+  type: 'clear_tool_uses_20250919';
+  trigger: { type: 'input_tokens'; value: number };
+  keep?: { type: 'tool_uses'; value: number };
+  clear_at_least?: { type: 'input_tokens'; value: number };
+  clear_tool_inputs?: boolean | string[];
+  exclude_tools?: string[];
+}
+
+/** The `context_management` request parameter (beta header `context-management-2025-06-27`). */
+export interface ApiContextManagement {
+  /** The thinking edit, when present, comes first. */
+  edits: Array<ClearThinkingEdit | ClearToolUsesEdit>;
+}
+
+// ============================================================================================
+// The summarizer contract (SPEC §14, §16)
+// ============================================================================================
+
+/** A text block of the summary request. */
+export type SummaryRequestTextBlock = { type: 'text'; text: string };
+
+/**
+ * A message of the summary request. Tool calls and results are rendered as text and thinking
+ * is left out, so the request needs no tool definitions.
+ */
+export type SummaryRequestMessage = { role: Role; content: SummaryRequestTextBlock[] };
+
+/**
+ * The Messages API request body the library builds for the summarizer: the conversation
+ * followed by the summary instruction. Send it as it is (the model may be replaced).
+ */
+export type SummaryRequest = {
+  model: string;
+  system: string;
+  messages: SummaryRequestMessage[];
+  /** At most 20,000 and at most the model's limit. */
+  max_tokens: number;
+};
+
+/** A block of the summarizer's response: text blocks are read, others ignored. */
+export interface SummaryResponseBlock {
+  type: string;
+  text?: string;
+}
+
+/** The usage of the summary call (reported as {@link CompactionResult.compactionUsage}). */
+export interface SummaryUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
+/**
+ * What a summarizer resolves with: a Messages API response body (or a plain string, see
+ * {@link Summarizer}). A `stop_reason` of `max_tokens` is a failure (`SUMMARY_TRUNCATED`).
+ */
+export interface SummaryResponse {
+  content: string | readonly SummaryResponseBlock[];
+  stop_reason?: StopReason | null;
+  usage?: SummaryUsage | null;
+}
+
+/** The second argument of a {@link Summarizer}. */
+export interface SummarizeOptions {
+  /** The caller's `context.signal`: abort the request when it fires. */
+  signal?: AbortSignal;
+  /** Report streamed text here for progress (the caller's `context.onText`). */
+  onText?: (text: string) => void;
+}
+
+/**
+ * The summarizer contract: send `request` to a model and resolve with the Messages API
+ * response body, or with the summary text. To fail, throw or reject with the API's error: the
+ * library reads `status` (or `statusCode`), `message`, `error`, `retriesExhausted` and
+ * `retryAfterMs` from it to decide between the prompt-too-long retry, a transient retry with
+ * backoff, and failure. The reply's `<analysis>` is discarded and its `<summary>` kept.
+ *
+ * @example
+ * const summarize: Summarizer = async (request, { signal }) => {
+ *   const res = await fetch('/api/messages', { method: 'POST', body: JSON.stringify(request), signal });
+ *   if (!res.ok) throw Object.assign(new Error(await res.text()), { status: res.status });
+ *   return res.json();
+ * };
+ */
+export type Summarizer = (request: SummaryRequest, options: SummarizeOptions) => Promise<SummaryResponse | string>;
+
+/** Options of {@link offlineSummarizer}. */
+export interface OfflineSummarizerOptions {
+  /** Token budget of the summary. Default 8,000. */
+  maxTokens?: number;
+}
+
+/**
+ * A summarizer that needs no model and no network: it writes the summary from the
+ * conversation itself (every user message, files read/written/edited, commands and their
+ * failures, errors and their fixes, the latest todo list, the current work), within a token
+ * budget. Same input, same output, byte for byte. It has the contract of any
+ * {@link Summarizer}, so the whole pipeline runs unchanged.
+ *
+ * @example
+ * const result = await compactConversation(messages, { model, summarize: offlineSummarizer() });
+ */
+export declare function offlineSummarizer(options?: OfflineSummarizerOptions | null): Summarizer;
+
+/** A file that a compaction would restore, as {@link previewCompaction} sees it. */
+export interface PreviewRestoredFile {
+  /** The file's path. */
+  path: string;
+  /** Tokens it would take (0 when its content is not in the snapshot). */
+  tokens: number;
+  /** Whether it would be cut to fit. */
+  truncated: boolean;
+  /** Whether the snapshot holds its content (false: it would be read when compacting). */
+  contentKnown: boolean;
+}
+
+/** A skill that a compaction would restore. */
+export interface PreviewRestoredSkill {
+  /** The skill's name. */
+  name: string;
+  /** Tokens it would take. */
+  tokens: number;
+  /** Whether it would be cut to fit. */
+  truncated: boolean;
+}
+
+/** What {@link previewCompaction} reports. */
+export interface CompactionPreview {
+  /** Context size now. */
+  tokensBefore: number;
+  /** Estimated context size right after a compaction. */
+  estimatedTokensAfter: number;
+  /** The auto-compact threshold of the model. */
+  threshold: number;
+  /** Whether the threshold is crossed now. */
+  isAboveThreshold: boolean;
+  /** What micro-compaction would clear now. */
+  microCompact: { tokensFreed: number; clearedToolUseIds: string[] };
+  /** Files that would be restored, most recent first. */
+  restoredFiles: PreviewRestoredFile[];
+  /** Skills that would be restored. */
+  restoredSkills: PreviewRestoredSkill[];
+  /** Estimated size of the summary (the offline summary's size, capped at the summary limit). */
+  estimatedSummaryTokens: number;
+}
+
+/**
+ * What a compaction would do now, without calling any model: tokens before and after, the
+ * threshold, what micro-compaction would clear, which files and skills would be restored.
+ *
+ * @example
+ * const p = previewCompaction(lines, { model: 'claude-opus-4-6', readFileState });
+ * if (p.isAboveThreshold) console.log(`would shrink ${p.tokensBefore} → ${p.estimatedTokensAfter}`);
+ */
+export declare function previewCompaction<M extends MessageInput>(
+  messages: readonly M[],
+  context: Omit<CompactContext, 'summarize'> & { summarize?: Summarizer },
+): CompactionPreview;
+
+// ============================================================================================
+// Hooks (SPEC §15)
+// ============================================================================================
+
+/** Input of the PreCompact hook. */
+export interface PreCompactHookInput {
+  trigger: CompactTrigger;
+  /** The caller's `options.customInstructions` (`null` when none). */
+  customInstructions: string | null;
+  /** Context size before compaction, in tokens. */
+  preTokens: number;
+  /** The auto-compact threshold of the model. */
+  threshold: number;
+  /** The context window of the model. */
+  window: number;
+  /** `options.recompactionInfo` of {@link compactConversation} (`null` when none). */
+  recompactionInfo?: RecompactionInfo | null;
+  /** `true` when session-memory compaction is tried. */
+  sessionMemory?: true;
+}
+
+/**
+ * What the PreCompact hook may return: extra summary instructions (a string, or
+ * `instructions`), and a message to show the user.
+ */
+export type PreCompactHookOutput =
+  | string
+  | {
+      instructions?: string;
+      /** Same as `instructions`. */
+      customInstructions?: string;
+      /** Same as `instructions`. */
+      newCustomInstructions?: string;
+      userDisplayMessage?: string;
+      /** Same as `userDisplayMessage`. */
+      displayMessage?: string;
+    }
+  | null
+  | undefined
+  | void;
+
+/** Input of the SessionStart hook, run after compaction. */
+export interface SessionStartHookInput {
+  source: 'compact';
+  model: string;
+}
+
+/**
+ * What the SessionStart hook may return: texts appended to the conversation after the
+ * compaction (as hook-result messages).
+ */
+export type SessionStartHookOutput =
+  | string
+  | string[]
+  | {
+      messages?: Array<string | { content: string }>;
+      /** A single text (when `messages` is absent). */
+      additionalContext?: string;
+      /** Same as `additionalContext`. */
+      message?: string;
+    }
+  | null
+  | undefined
+  | void;
+
+/** Input of the PostCompact hook. */
+export interface PostCompactHookInput {
+  trigger: CompactTrigger;
+  /** The summary text. */
+  compactSummary: string;
+  /** Context size before compaction, in tokens. */
+  preTokens: number;
+  /** Estimated context size after compaction, in tokens. */
+  postTokens: number;
+}
+
+/** What the PostCompact hook may return: a message to show the user. */
+export type PostCompactHookOutput =
+  | string
+  | { userDisplayMessage?: string; displayMessage?: string }
+  | null
+  | undefined
+  | void;
+
+/**
+ * The hooks of a compaction. A hook that throws is reported in
+ * {@link CompactionResult.hookErrors}; it never loses the conversation. Hooks are called with
+ * the `hooks` object as `this`.
+ */
+export interface CompactHooks {
+  /** Before the summary request: may add instructions and a message for the user. */
+  preCompact?: (input: PreCompactHookInput) => Awaitable<PreCompactHookOutput>;
+  /** After compaction: its texts are appended to the conversation. */
+  sessionStart?: (input: SessionStartHookInput) => Awaitable<SessionStartHookOutput>;
+  /** After compaction: may add a message for the user. */
+  postCompact?: (input: PostCompactHookInput) => Awaitable<PostCompactHookOutput>;
+}
+
+// ============================================================================================
+// The context of a compaction (SPEC §6, §7, §9, §12)
+// ============================================================================================
+
+/** What the agent knows of a file it read: the content is restored after compaction. */
+export interface FileState {
+  /** The content as read; without it the file is restored only through `readFile`. */
+  content?: string;
+  /** When it was read, in ms since the epoch (most recent files are restored first). */
+  timestamp?: number;
+  /** Same as `timestamp`. */
+  mtime?: number;
+  /** Claude Code's partial-read fields (kept, not read). */
+  offset?: number;
+  limit?: number;
+}
+
+/** A {@link FileState} with its path, for the array form of the read-file state. */
+export interface FileStateRecord extends FileState {
+  path: string;
+}
+
+/**
+ * The agent's read-file state: path → {@link FileState} (or the content string). Snapshotted
+ * when a compaction starts and cleared (`clear()`, keys deleted, or emptied) when it succeeds.
+ */
+export type ReadFileState =
+  | Map<string, FileState | string>
+  | Record<string, FileState | string>
+  | FileStateRecord[];
+
+/** A skill invoked in the session: restored after compaction within the skills budget. */
+export interface SkillState {
+  /** The skill's instructions (the head is kept when cut). */
+  content: string;
+  /** Its name (default: the key). */
+  name?: string;
+}
+
+/** Invoked skills: name → {@link SkillState} (or the content string), or an array of `{name, content}`. */
+export type InvokedSkills =
+  | Map<string, SkillState | string>
+  | Record<string, SkillState | string>
+  | Array<SkillState & { name: string }>;
+
+/** A background agent still running, announced again after compaction. */
+export interface AsyncAgent {
+  id?: string;
+  /** Same as `id`. */
+  agentId?: string;
+  description?: string;
+  /** Default `running`. */
+  status?: string;
+}
+
+/** Information about a repeated compaction, passed through to the PreCompact hooks. */
+export interface RecompactionInfo {
+  isRecompactionInChain?: boolean;
+  turnsSincePreviousCompact?: number;
+  previousCompactTurnId?: string;
+  autoCompactThreshold?: number;
+  querySource?: QuerySource;
+  [field: string]: unknown;
+}
+
+/** A step of a compaction, reported to `context.onProgress`. */
+export type ProgressEvent =
+  | { phase: 'start'; /** Context size before compaction. */ tokens: number }
+  | { phase: 'preCompactHook' }
+  | { phase: 'summarizing'; /** Attempt of the summary request, from 1. */ attempt: number }
+  | {
+      phase: 'retryPromptTooLong';
+      /** Tokens dropped from the head of the request. */
+      tokens: number;
+      /** e.g. `dropped 3 oldest API rounds`. */
+      detail: string;
+    }
+  | { phase: 'retryTransient'; /** The wait and the error, e.g. `waiting 1200 ms after: overloaded`. */ detail: string }
+  | { phase: 'summarized' }
+  | { phase: 'restoring' }
+  | { phase: 'sessionStartHook' }
+  | { phase: 'postCompactHook' }
+  | { phase: 'done'; /** Estimated context size after compaction. */ tokens: number };
+
+/** The `phase` of a {@link ProgressEvent}. */
+export type ProgressPhase = ProgressEvent['phase'];
+
+/**
+ * The `context` of a compaction: the model, the summarizer, and what the agent knows that
+ * must survive the compaction. Callbacks may answer synchronously or with a promise; every
+ * wait is interrupted when `signal` aborts.
+ *
+ * @example
+ * const context: CompactContext = {
+ *   model: 'claude-opus-4-6',
+ *   summarize: anthropicSummarizer({ apiKey }),
+ *   readFileState: new Map([['src/main.rs', { content, timestamp: Date.now() }]]),
+ *   hooks: { preCompact: () => ({ instructions: 'Keep the test plan.' }) },
+ *   onProgress: (e) => console.error(e.phase),
+ * };
+ */
+export interface CompactContext {
+  /** The main model (windows and thresholds are its). */
+  model: ModelId;
+  /** Sends the summary request (SPEC §16). See {@link anthropicSummarizer}. */
+  summarize: Summarizer;
+  /** The model that writes the summary. Default: `model`. */
+  summaryModel?: ModelId;
+  /** Configuration; absent fields take the environment defaults. */
+  config?: Config;
+  /** Files the agent read: snapshotted, restored after the summary, cleared on success. */
+  readFileState?: ReadFileState;
+  /** Reads a file fresh for restoration (instead of the snapshot). `null`: not readable, skipped. */
+  readFile?: (path: string) => Awaitable<string | { content: string } | null | undefined>;
+  /** Paths of nested memory files loaded; cleared on success like `readFileState`. */
+  loadedNestedMemoryPaths?: Set<string> | Map<string, unknown> | string[] | Record<string, unknown>;
+  /** The current plan, attached again after compaction. */
+  plan?: string | null;
+  /** Whether plan mode is on (its instructions are attached again). */
+  planMode?: boolean;
+  /** Skills invoked in the session, restored within 5,000 tokens each and 25,000 together. */
+  invokedSkills?: InvokedSkills;
+  /** Names of skills already announced: deliberately never reset by a compaction (nor read). */
+  sentSkillNames?: Set<string> | string[];
+  /** Tools discovered before compaction: announced again and recorded in the boundary. */
+  discoveredTools?: Array<string | { name: string }>;
+  /** Same as `discoveredTools` (used when that is absent). */
+  tools?: Array<string | { name: string }>;
+  /** Agents available, announced again. */
+  agents?: Array<string | { name?: string; description?: string }>;
+  /** MCP server instructions, announced again: one text, server → text, or a list. */
+  mcpInstructions?: string | Record<string, string> | Array<string | { server?: string; instructions?: string }>;
+  /** Background agents still running, announced again. */
+  asyncAgents?: AsyncAgent[];
+  /**
+   * The session memory (a running summary kept across the session), or a function giving
+   * it. Session-memory compaction (SPEC §12) uses it as the summary, with no model call.
+   */
+  sessionMemory?: string | null | (() => Awaitable<string | null | undefined>);
+  /** PreCompact, SessionStart and PostCompact hooks. */
+  hooks?: CompactHooks;
+  /** Aborts the compaction at every wait; it then rejects with `ABORTED`, nothing committed. */
+  signal?: AbortSignal;
+  /** Called at each step. Exceptions it throws are ignored. */
+  onProgress?: (event: ProgressEvent) => void;
+  /** Passed to the summarizer to receive the summary text as it streams. */
+  onText?: (text: string) => void;
+  /** {@link autoCompactIfNeeded} only: who makes the request (see {@link QuerySource}). */
+  querySource?: QuerySource;
+  /** {@link autoCompactIfNeeded} only: tokens already freed by snipping this turn. */
+  snipTokensFreed?: number;
+  /** {@link autoCompactIfNeeded} and {@link reactiveCompact}: first backoff delay of transient retries, ms (default 1,000). */
+  retryBaseMs?: number;
+}
+
+/** Options of {@link compactConversation}. */
+export interface CompactOptions {
+  /** Ask the model to carry on without asking questions (implied by `isAutoCompact`). */
+  suppressFollowUpQuestions?: boolean;
+  /** Extra summary instructions (`/compact <instructions>`); they go into the request only. */
+  customInstructions?: string;
+  /** Automatic compaction (trigger `auto`) rather than manual. */
+  isAutoCompact?: boolean;
+  /** Passed through to the PreCompact hooks. */
+  recompactionInfo?: RecompactionInfo;
+  /** First backoff delay of transient retries, ms. Default 1,000. */
+  retryBaseMs?: number;
+  /**
+   * Append to the summary a short deterministic list of what its {@link LossReport} names
+   * (files, user messages, errors it does not mention), so nothing is silently dropped.
+   */
+  appendMissing?: boolean;
+}
+
+// ============================================================================================
+// Results (SPEC §6, §7, §13)
+// ============================================================================================
+
+/** The summary message: an API user message, or the transcript summary line. */
+export type SummaryMessage = ApiUserTextMessage | CompactSummaryLine;
+
+/** A restoration or announcement after compaction: an API user message, or an attachment line. */
+export type AttachmentMessage = ApiUserTextMessage | TranscriptAttachmentLine;
+
+/** A SessionStart hook's text: an API user message, or a `user` line with `isMeta: true`. */
+export type HookResultMessage = ApiUserTextMessage | TranscriptUserLine;
+
+/** A file restored after compaction. */
+export interface RestoredFile {
+  path: string;
+  /** Same as `path`. */
+  name: string;
+  /** Tokens it takes. */
+  tokens: number;
+  /** Whether it was cut to fit (head kept). */
+  truncated: boolean;
+}
+
+/** A skill restored after compaction. */
+export interface RestoredSkill {
+  name: string;
+  tokens: number;
+  truncated: boolean;
+}
+
+/** A hook that threw: reported, and the compaction went on. */
+export interface HookError {
+  hook: 'preCompact' | 'sessionStart' | 'postCompact';
+  /** What it threw. */
+  message: string;
+}
+
+/**
+ * What the compacted part of the conversation had that the summary does not mention
+ * (computed before any `appendMissing`).
+ */
+export interface LossReport {
+  /** Paths of files read, written or edited that the summary does not name. */
+  files: string[];
+  /** Messages the user wrote that the summary does not mention (full text). */
+  userMessages: string[];
+  /** Errors the summary does not mention, as `source: first telling line`. */
+  errors: string[];
+}
+
+/** The usage of the summary call. */
+export interface CompactionUsage {
+  input_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  output_tokens: number;
+}
+
+/**
+ * A successful compaction (SPEC §7). Nothing of yours was changed: apply it with
+ * {@link buildPostCompactMessages}.
+ *
+ * @typeParam M - the type of your messages (`messagesToKeep` are your own objects).
+ */
+export interface CompactionResult<M = Message> {
+  /** The `compact_boundary` system line (always transcript shape). */
+  boundaryMarker: CompactBoundaryLine;
+  /** The summary message, in the conversation's shape. */
+  summaryMessages: SummaryMessage[];
+  /** Restored files and skills, plan, plan mode, agents, tools, MCP instructions. */
+  attachments: AttachmentMessage[];
+  /** The SessionStart hooks' texts. */
+  hookResults: HookResultMessage[];
+  /** Your messages kept verbatim after the summary (session-memory compaction), else empty. */
+  messagesToKeep: M[];
+  /** The hooks' messages for the user, when any. */
+  userDisplayMessage?: string;
+  /** Context size before, in tokens. */
+  preCompactTokenCount: number;
+  /** What the summary call consumed (its input + output), in tokens. */
+  postCompactTokenCount: number;
+  /** Estimated size of the new context, in tokens. */
+  truePostCompactTokenCount: number;
+  /** The usage the summarizer reported, `null` when it reported none (or no model call). */
+  compactionUsage: CompactionUsage | null;
+  /** The summary text (without the `<analysis>` part). */
+  summary: string;
+  trigger: CompactTrigger;
+  restoredFiles: RestoredFile[];
+  restoredSkills: RestoredSkill[];
+  /** Hooks that threw. */
+  hookErrors: HookError[];
+  /** Prompt-too-long retries of the summary request (at most 3). */
+  ptlRetries: number;
+  /** Transient-failure retries of the summary request. */
+  transientRetries: number;
+  /** Whether the session memory was the summary (no model call). */
+  fromSessionMemory: boolean;
+  /** What the summary does not mention of the part it replaces. */
+  lossReport: LossReport;
+}
+
+/** The conversation after a compaction, as {@link buildPostCompactMessages} gives it. */
+export type PostCompactMessage<M = Message> =
+  | CompactBoundaryLine
+  | SummaryMessage
+  | M
+  | AttachmentMessage
+  | HookResultMessage;
+
+/** Why an automatic compaction was not attempted. */
+export type AutoCompactSkipReason =
+  /** `disableCompact`, `disableAutoCompact` or `autoCompactEnabled: false`. */
+  | 'disabled'
+  /** 3 failures in a row: the circuit breaker is open. */
+  | 'circuitBreakerOpen'
+  /** The context is below the auto-compact threshold. */
+  | 'belowThreshold'
+  /** The request is the compaction's own (`compact`, `session_memory`), or context collapse's. */
+  | 'querySource'
+  /** Reactive-only mode. */
+  | 'reactiveOnly'
+  /** Context-collapse mode. */
+  | 'contextCollapse'
+  /** ({@link Compactor} only) a compaction is already running. */
+  | 'compacting';
+
+/**
+ * What {@link autoCompactIfNeeded} and {@link Compactor.maybeAutoCompact} resolve with: a
+ * compaction, a failure (reported, never thrown), or why nothing was attempted.
+ */
+export type AutoCompactOutcome<M = Message> =
+  | {
+      wasCompacted: true;
+      compactionResult: CompactionResult<M>;
+      /** Reset to 0. */
+      consecutiveFailures: number;
+      error?: undefined;
+      skipped?: undefined;
+    }
+  | {
+      wasCompacted: false;
+      compactionResult?: undefined;
+      /** One more than before: keep it in your {@link Tracking}. */
+      consecutiveFailures: number;
+      error: ContextCompactionError;
+      skipped?: undefined;
+    }
+  | {
+      wasCompacted: false;
+      compactionResult?: undefined;
+      consecutiveFailures: number;
+      error?: undefined;
+      skipped: AutoCompactSkipReason;
+    };
+
+/** State you keep across turns for {@link autoCompactIfNeeded} and {@link reactiveCompact}. */
+export interface Tracking {
+  /** Failed auto-compactions in a row (3 opens the circuit breaker). */
+  consecutiveFailures?: number;
+  /** Your turn id: reactive compaction runs at most once per turn. */
+  turnId?: string | number;
+  /** Same as `turnId`. */
+  turnCounter?: string | number;
+  /** The turn in which reactive compaction last ran (from the previous result). */
+  reactiveTurnId?: string | number;
+}
+
+/** The tracking state after {@link reactiveCompact}: pass it to the next call. */
+export interface TrackingState {
+  consecutiveFailures: number;
+  turnId?: string;
+  reactiveTurnId?: string;
+}
+
+/** What {@link reactiveCompact} resolves with. */
+export interface ReactiveCompactResult<M = Message> {
+  compactionResult: CompactionResult<M>;
+  tracking: TrackingState;
+}
+
+// ============================================================================================
+// Constants
+// ============================================================================================
+
+/** The library's constants (SPEC §4, §8, §9, §10), with their values as literal types. */
+export interface Constants {
+  readonly AUTOCOMPACT_BUFFER_TOKENS: 13000;
+  readonly WARNING_THRESHOLD_BUFFER_TOKENS: 20000;
+  readonly ERROR_THRESHOLD_BUFFER_TOKENS: 20000;
+  readonly MANUAL_COMPACT_BUFFER_TOKENS: 3000;
+  readonly MAX_OUTPUT_TOKENS_FOR_SUMMARY: 20000;
+  readonly DEFAULT_CONTEXT_WINDOW: 200000;
+  readonly ONE_MILLION_CONTEXT_WINDOW: 1000000;
+  readonly DEFAULT_MAX_OUTPUT_TOKENS: 32000;
+  readonly MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES: 3;
+  readonly MAX_PTL_RETRIES: 3;
+  readonly POST_COMPACT_MAX_FILES_TO_RESTORE: 5;
+  readonly POST_COMPACT_MAX_TOKENS_PER_FILE: 5000;
+  readonly POST_COMPACT_TOKEN_BUDGET: 50000;
+  readonly POST_COMPACT_MAX_TOKENS_PER_SKILL: 5000;
+  readonly POST_COMPACT_SKILLS_TOKEN_BUDGET: 25000;
+  readonly IMAGE_TOKENS: 2000;
+  readonly MICROCOMPACT_KEEP_RECENT: 5;
+  readonly MICROCOMPACT_IDLE_MINUTES: 60;
+  readonly CLEARED_TOOL_RESULT_PLACEHOLDER: '[Old tool result content cleared]';
+  readonly PTL_MARKER_TEXT: "[Earlier turns of this conversation were left out so that the request fits the model's context window.]";
+}
+
+/**
+ * The library's constants, frozen.
+ *
+ * @example
+ * constants.AUTOCOMPACT_BUFFER_TOKENS; // 13000
+ */
+export declare const constants: Constants;
+
+/** The same values as {@link constants}, as a new plain object. */
+export declare function getConstants(): Constants;
+
+// ============================================================================================
+// Initialisation
+// ============================================================================================
+
+/**
+ * A compiled `WebAssembly.Module` where the environment's types declare one (DOM lib);
+ * `never` elsewhere (Node without the DOM lib has no WebAssembly types).
+ */
+export type WasmModule = typeof globalThis extends { WebAssembly: { Module: { prototype: infer M } } } ? M : never;
+
+/** The bytes of the `.wasm` (a `BufferSource`). */
+export type WasmBytes = ArrayBuffer | ArrayBufferView;
+
+/** What {@link init} can load the `.wasm` from: a URL, a request or response, bytes, a module. */
+export type InitInput = string | URL | Request | Response | WasmBytes | WasmModule;
+
+/**
+ * Loads the WebAssembly module. Browser/bundler entry: call it once, before anything else
+ * (it fetches `context_compaction_bg.wasm` next to the glue, or from what you pass). Node
+ * entry: already initialised at import; this is a no-op kept for isomorphic code.
+ *
+ * @example
+ * import init, { tokenCountWithEstimation } from 'context-compaction';
+ * await init();
+ */
+export default function init(
+  moduleOrPath?: { module_or_path: InitInput | Promise<InitInput> } | InitInput | Promise<InitInput>,
+): Promise<void>;
+
+/**
+ * Browser/bundler entry only (the Node entry does not export it): initialises synchronously
+ * from the module's bytes or a compiled `WebAssembly.Module`.
+ */
+export declare function initSync(module: { module: WasmBytes | WasmModule } | WasmBytes | WasmModule): void;
+
+/**
+ * Sets the defaults that explicit `config` objects override, from environment variables
+ * (`DISABLE_COMPACT`, `DISABLE_AUTO_COMPACT`, `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`,
+ * `CLAUDE_CODE_AUTO_COMPACT_WINDOW`). The Node entry calls it with `process.env` at import;
+ * call it again from Deno, tests, or a browser settings page.
+ *
+ * @example
+ * setEnvironmentDefaults({ DISABLE_AUTO_COMPACT: '1' });
+ */
+export declare function setEnvironmentDefaults(env?: EnvironmentDefaults | null): void;
+
+// ============================================================================================
+// Token accounting and thresholds (SPEC §3, §4, §5)
+// ============================================================================================
+
+/**
+ * `text.length / bytesPerToken`, rounded (UTF-16 code units, read without copying the string).
+ *
+ * @param bytesPerToken - default 4 (use 2 for JSON).
+ * @example
+ * roughTokenCountEstimation('hello world'); // 3
+ */
+export declare function roughTokenCountEstimation(text: string, bytesPerToken?: number | null): number;
+
+/**
+ * The context size in tokens: the `usage` of the latest assistant response (counted once per
+ * `message.id`) plus an estimate of everything after it; with no usage, all estimated.
+ *
+ * @example
+ * const used = tokenCountWithEstimation(parseTranscript(jsonl));
+ */
+export declare function tokenCountWithEstimation<M extends MessageInput>(messages: readonly M[]): number;
+
+/** The model's context window: 200,000; 1,000,000 with `[1m]` or `enable1mContext`; `config.contextWindow` wins. */
+export declare function getContextWindowForModel(model: ModelId, config?: Config | null): number;
+
+/** The model's default max output tokens; `config.maxOutputTokens` wins (capped at the upper limit). */
+export declare function getMaxOutputTokensForModel(model: ModelId, config?: Config | null): number;
+
+/**
+ * `{default, upperLimit}` max output tokens from the model table (unknown: 32,000 / 32,000).
+ *
+ * @example
+ * getModelOutputLimits('claude-opus-4-6'); // { default: 64000, upperLimit: 128000 }
+ */
+export declare function getModelOutputLimits(model: ModelId): ModelOutputLimits;
+
+/** `min(window, autoCompactWindow) − min(maxOutputTokens, 20,000)`. */
+export declare function getEffectiveContextWindowSize(model: ModelId, config?: Config | null): number;
+
+/** Effective window − 13,000; `autoCompactPctOverride` can only lower it. */
+export declare function getAutoCompactThreshold(model: ModelId, config?: Config | null): number;
+
+/**
+ * Where `tokenUsage` stands against the model's thresholds.
+ *
+ * @example
+ * const { percentLeft, isAboveWarningThreshold } = calculateTokenWarningState(150_000, 'claude-sonnet-4-5');
+ */
+export declare function calculateTokenWarningState(
+  tokenUsage: number,
+  model: ModelId,
+  config?: Config | null,
+): TokenWarningState;
+
+/** `false` with `disableCompact` or `disableAutoCompact`, else `autoCompactEnabled` (default `true`). */
+export declare function isAutoCompactEnabled(config?: Config | null): boolean;
+
+/**
+ * Whether to compact automatically now: every guard (no recursion from the compaction's own
+ * requests, reactive-only and context-collapse modes, enablement), then the count against the
+ * threshold.
+ *
+ * @example
+ * if (shouldAutoCompact(messages, 'claude-opus-4-6', { querySource: 'repl_main_thread' })) { … }
+ */
+export declare function shouldAutoCompact<M extends MessageInput>(
+  messages: readonly M[],
+  model: ModelId,
+  options?: ShouldAutoCompactOptions | null,
+): boolean;
+
+// ============================================================================================
+// Message transformations (SPEC §2, §7, §8, §10)
+// ============================================================================================
+
+/**
+ * A new array where user messages' `image` / `document` blocks (also inside tool results)
+ * become `[image]` / `[document]` text; messages without media are the same objects.
+ */
+export declare function stripImagesFromMessages<M extends MessageInput>(messages: readonly M[]): M[];
+
+/** A new array without `skill_discovery` / `skill_listing` attachment lines. */
+export declare function stripReinjectedAttachments<M extends MessageInput>(messages: readonly M[]): M[];
+
+/** Your messages grouped by API round (an assistant response and what follows it). */
+export declare function groupMessagesByApiRound<M extends MessageInput>(messages: readonly M[]): M[][];
+
+/**
+ * Recognises a context-overflow error (Anthropic, OpenAI, Gemini, HTTP 413) in a string, an
+ * `Error`, an API error body or an SDK error (`status`, `message`, `error`, `body` are read).
+ *
+ * @returns `null` when it is not an overflow error.
+ * @example
+ * parseContextOverflowError('prompt is too long: 213462 tokens > 200000 maximum');
+ * // { kind: 'prompt_too_long', actual: 213462, limit: 200000, gap: 13462 }
+ */
+export declare function parseContextOverflowError(error: unknown, status?: number | null): ContextOverflow | null;
+
+/**
+ * Drops the oldest API rounds to cover the gap the error names (20% of the rounds when it
+ * names none), keeping at least one; a user marker message is put first when the rest would
+ * start with an assistant message.
+ *
+ * @param error - the API's error (as for {@link parseContextOverflowError}), or nothing.
+ * @returns the shortened conversation, or `null` when nothing can be dropped.
+ */
+export declare function truncateHeadForPTLRetry<M extends MessageInput>(
+  messages: readonly M[],
+  error?: unknown,
+): Array<M | ApiUserTextMessage | TranscriptUserLine> | null;
+
+/**
+ * Clears old, large results of compactable tools (`[Old tool result content cleared]`),
+ * keeping the most recent `keepRecent`; the structure stays valid. Byte-identical output for
+ * identical input; the input is never mutated.
+ *
+ * @example
+ * const { messages: lighter, tokensFreed, clearedToolUseIds } = microCompact(messages, { keepRecent: 5 });
+ */
+export declare function microCompact<M extends MessageInput>(
+  messages: readonly M[],
+  options?: MicroCompactOptions | null,
+): MicroCompactResult<M>;
+
+/**
+ * The `compact_boundary` system line, keys in Claude Code's order.
+ *
+ * @example
+ * const line = createCompactBoundaryMessage('manual', 170_251, { lastUuid: last.uuid });
+ */
+export declare function createCompactBoundaryMessage(
+  trigger: CompactTrigger,
+  preTokens: number,
+  options?: CompactBoundaryOptions | null,
+): CompactBoundaryLine;
+
+/**
+ * The conversation after a compaction: boundary marker, summary messages, kept messages,
+ * attachments, hook results — in that order, nothing else.
+ *
+ * @example
+ * messages = buildPostCompactMessages(await compactConversation(messages, context));
+ */
+export declare function buildPostCompactMessages<M>(
+  result: Pick<CompactionResult<M>, 'boundaryMarker' | 'summaryMessages'> &
+    Partial<Pick<CompactionResult<M>, 'messagesToKeep' | 'attachments' | 'hookResults'>>,
+): Array<PostCompactMessage<M>>;
+
+/**
+ * What is sent to the Messages API: `{role, content}` messages after the last compaction
+ * boundary; non-API and sub-agent lines left out; split responses and consecutive messages of
+ * one role merged; attachments as user text.
+ */
+export declare function toApiMessages<M extends MessageInput>(messages: readonly M[]): ApiViewMessage[];
+
+/**
+ * Checks the invariants the Messages API enforces (user first, tool pairs, no empty content)
+ * on the API view of `messages`.
+ */
+export declare function validateForApi<M extends MessageInput>(messages: readonly M[]): ApiValidation;
+
+/**
+ * The `context_management` request parameter for the API's server-side context editing, or
+ * `null` when no edit applies.
+ *
+ * @example
+ * const cm = buildApiContextManagement({ clearThinking: true, clearToolUses: true, idleMinutes: 75 });
+ */
+export declare function buildApiContextManagement(options?: ContextManagementOptions | null): ApiContextManagement | null;
+
+// ============================================================================================
+// Transcripts (SPEC §17)
+// ============================================================================================
+
+/**
+ * The lines of a Claude Code session file, in order, unknown line types included. A blank or
+ * malformed line throws `MALFORMED_TRANSCRIPT` naming its line number.
+ *
+ * @example
+ * const lines = parseTranscript(await readFile('session.jsonl', 'utf8'));
+ */
+export declare function parseTranscript(jsonl: string): TranscriptLine[];
+
+/** JSONL text, one line per message, ending in a newline; a parsed transcript comes back byte for byte. */
+export declare function serializeTranscript<M extends MessageInput>(messages: readonly M[]): string;
+
+// ============================================================================================
+// The pipeline (SPEC §6, §7, §12, §13)
+// ============================================================================================
+
+/**
+ * Full compaction (SPEC §7): PreCompact hooks, media stripped, the summary request (with
+ * prompt-too-long and transient retries), restoration, SessionStart and PostCompact hooks.
+ * Rejects with a {@link ContextCompactionError} (`PROMPT_TOO_LONG`, `SUMMARY_TRUNCATED`,
+ * `EMPTY_SUMMARY`, `COMPACTION_NOT_SMALLER`, `SUMMARIZER_FAILED`, `ABORTED`, …); your messages
+ * are never changed, and `readFileState` is cleared only on success.
+ *
+ * @example
+ * const result = await compactConversation(messages, {
+ *   model: 'claude-opus-4-6',
+ *   summarize: anthropicSummarizer({ apiKey }),
+ * }, { customInstructions: 'focus on the API' });
+ * messages = buildPostCompactMessages(result);
+ */
+export declare function compactConversation<M extends MessageInput>(
+  messages: readonly M[],
+  context: CompactContext,
+  options?: CompactOptions | null,
+): Promise<CompactionResult<M>>;
+
+/**
+ * Session-memory compaction (SPEC §12): `context.sessionMemory` becomes the summary and the
+ * most recent messages (10K–40K tokens) are kept verbatim; no model call, so `summarize` may
+ * be omitted. Rejects with `SESSION_MEMORY_NOT_APPLICABLE` when it does not apply.
+ */
+export declare function trySessionMemoryCompaction<M extends MessageInput>(
+  messages: readonly M[],
+  context: Omit<CompactContext, 'summarize'> & { summarize?: Summarizer },
+): Promise<CompactionResult<M>>;
+
+/**
+ * The auto-compact driver (SPEC §6): guards, the circuit breaker (3 failures in a row),
+ * session memory first, then full compaction. A failure is reported in `error`, never thrown.
+ *
+ * @example
+ * let tracking: Tracking = { consecutiveFailures: 0 };
+ * const outcome = await autoCompactIfNeeded(messages, context, tracking);
+ * tracking = { consecutiveFailures: outcome.consecutiveFailures };
+ * if (outcome.wasCompacted) messages = buildPostCompactMessages(outcome.compactionResult);
+ */
+export declare function autoCompactIfNeeded<M extends MessageInput>(
+  messages: readonly M[],
+  context: CompactContext,
+  tracking?: Tracking | null,
+): Promise<AutoCompactOutcome<M>>;
+
+/**
+ * Reactive compaction (SPEC §13): after the API rejected a request as too long (or 413, media
+ * too large, `max_output_tokens`), compacts once for the turn `tracking.turnId`; a second call
+ * for the same turn rejects with `REACTIVE_ALREADY_TRIED`, an unrelated error with
+ * `REACTIVE_NOT_APPLICABLE`.
+ *
+ * @param error - the API's error: a string, an `Error`, an API error body or an SDK error.
+ */
+export declare function reactiveCompact<M extends MessageInput>(
+  messages: readonly M[],
+  context: CompactContext,
+  error: unknown,
+  tracking?: Tracking | null,
+): Promise<ReactiveCompactResult<M>>;
+
+// ============================================================================================
+// Compactor
+// ============================================================================================
+
+/** Options of {@link Compactor}: the `context` of a compaction, plus the initial messages. */
+export interface CompactorOptions<M extends MessageInput = Message> extends Omit<CompactContext, 'summarize'> {
+  /** Required by `compact()` and by automatic compaction; may be omitted for counting only. */
+  summarize?: Summarizer;
+  /** Seeds the history. */
+  messages?: readonly M[];
+}
+
+/** Options of {@link Compactor.compact}. */
+export interface CompactorCompactOptions {
+  /** Extra summary instructions (`/compact <instructions>`). */
+  customInstructions?: string;
+  suppressFollowUpQuestions?: boolean;
+  /** First backoff delay of transient retries, ms. Default 1,000. */
+  retryBaseMs?: number;
+  /** See {@link CompactOptions.appendMissing}. */
+  appendMissing?: boolean;
+}
+
+/**
+ * A conversation that keeps its own token count and compacts itself: a turn costs the work
+ * of its new messages, not of the whole history. Messages pushed while a compaction runs are
+ * kept, in order, after it.
+ *
+ * @typeParam M - the type of your messages.
+ * @example
+ * const chat = new Compactor({ model: 'claude-sonnet-4-5', summarize: anthropicSummarizer({ apiKey }) });
+ * chat.push({ role: 'user', content: 'hello' });
+ * chat.warningState().percentLeft;   // O(1)
+ * await chat.maybeAutoCompact();     // compacts when the threshold is crossed
+ * await chat.compact({ customInstructions: 'keep the schema' });  // /compact
+ */
+export declare class Compactor<M extends MessageInput = Message> {
+  /** Throws a {@link ContextCompactionError} on bad options or a malformed initial message. */
+  constructor(options: CompactorOptions<M>);
+  /** Appends one message; throws on a malformed one and then adds nothing. */
+  push(message: M): void;
+  /** Appends several messages, all or none. */
+  pushMany(messages: readonly M[]): void;
+  /** The conversation: a new array of your objects and the library's compaction messages. */
+  readonly messages: Array<PostCompactMessage<M>>;
+  /** Number of messages. */
+  readonly length: number;
+  /** The context size in tokens (as {@link tokenCountWithEstimation}), O(1). */
+  tokenCount(): number;
+  /** {@link calculateTokenWarningState} for the current size and the model, O(1). */
+  warningState(): TokenWarningState;
+  /** Failed automatic compactions in a row. */
+  readonly tracking: { consecutiveFailures: number };
+  /** Whether a compaction is running. */
+  readonly compacting: boolean;
+  /** The conversation as Claude Code JSONL. */
+  toTranscript(): string;
+  /**
+   * Compacts when automatic compaction is due (SPEC §6); decided now, synchronously. Failures
+   * are reported in the outcome, not thrown.
+   */
+  maybeAutoCompact(): Promise<AutoCompactOutcome<M>>;
+  /**
+   * Compacts now (manual, `/compact [instructions]`). Rejects with a
+   * {@link ContextCompactionError}; on failure the conversation is unchanged.
+   */
+  compact(options?: CompactorCompactOptions | null): Promise<CompactionResult<M>>;
+  /** Releases the WASM memory of this object (it is unusable afterwards). */
+  free(): void;
+}
+
+// ============================================================================================
+// The Anthropic summarizer (js/anthropic.js)
+// ============================================================================================
+
+export { anthropicSummarizer } from './anthropic.js';
+export type {
+  AnthropicSummarizerOptions,
+  AnthropicApiError,
+  AnthropicApiErrorCode,
+  AnthropicApiErrorDetails,
+  ApiErrorBody,
+  ApiErrorType,
+  FetchFunction,
+  MessagesRequest as AnthropicMessagesRequest,
+  MessagesResponse as AnthropicMessagesResponse,
+} from './anthropic.js';
