@@ -12,6 +12,7 @@
 #    9 node-tests    node --test tests/node/*.test.mjs                  (the built package)
 #   10 types         bash types/check.sh                                (the .d.ts, tsc --noEmit)
 #   11 browser-page  node --test tests/browser/*.test.mjs               (pkg/web.js in a page)
+#   12 web-page      node --test tests/e2e/*.test.mjs                   (www/ chat page, end to end)
 # Usage: bash scripts/test.sh
 #        TEST_FROM=build bash scripts/test.sh   # start at a stage (the skipped ones are listed)
 set -euo pipefail
@@ -19,7 +20,7 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-STAGES=11
+STAGES=12
 stage_no=0
 stage_name=""
 stage_start=0
@@ -139,6 +140,8 @@ step types "tsc --noEmit on the declarations, the examples and the type tests" \
   bash types/check.sh
 
 node_tests browser-page "node --test tests/browser/ (pkg/web.js in headless Chromium)" tests/browser
+
+node_tests web-page "node --test tests/e2e/ (the chat page, www/, end to end in Chromium)" tests/e2e
 
 [ -z "$skipping" ] || fail "TEST_FROM=$TEST_FROM names no stage"
 if [ -n "${TEST_FROM:-}" ]; then

@@ -17,7 +17,7 @@ use crate::strip;
 use crate::summary::{self, SummaryProblem, SummaryRequest};
 use crate::thresholds::{auto_compact_threshold, context_window_for_model};
 use crate::tokens::{active_start, estimate_range, token_count_with_estimation};
-use crate::view::{apply_edits, utf16_len, UsageCounts};
+use crate::view::{utf16_len, UsageCounts};
 
 /// Transient failures of the summary request retried by the pipeline (on top of any retries
 /// the summarizer does itself, unless it says it already gave up).
@@ -642,7 +642,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     // attachments stripped.
     let start = active_start(messages)?;
     let active = &messages[start..];
-    let stripped = apply_edits(active, &strip::strip_images(active)?)?;
+    let stripped = strip::strip_media_described(active)?;
     let drop = strip::reinjected_attachments(stripped.as_slice())?;
     let to_summarize: Vec<Message> = stripped
         .into_iter()

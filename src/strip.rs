@@ -59,6 +59,79 @@ pub fn strip_images<V: ConversationView + ?Sized>(view: &V) -> Result<Vec<Edit>>
     Ok(edits)
 }
 
+/// A placeholder that names the media's type and size, e.g. `[image: image/png, 1.0 MB]`.
+pub fn media_placeholder(kind: BlockKind, block: &crate::messages::MediaBlock) -> String {
+    let word = if kind == BlockKind::Document {
+        "document"
+    } else {
+        "image"
+    };
+    let mut parts = Vec::new();
+    if let Some(t) = block.media_type() {
+        parts.push(t.to_string());
+    }
+    if let Some(bytes) = block.base64_bytes() {
+        parts.push(human_size(bytes));
+    }
+    if parts.is_empty() {
+        format!("[{word}]")
+    } else {
+        format!("[{word}: {}]", parts.join(", "))
+    }
+}
+
+/// `1.0 MB`, `12 KB`, `300 B`.
+pub fn human_size(bytes: usize) -> String {
+    const KB: f64 = 1024.0;
+    let b = bytes as f64;
+    if b >= KB * KB {
+        format!("{:.1} MB", b / (KB * KB))
+    } else if b >= KB {
+        format!("{:.0} KB", b / KB)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// Like [`strip_images`] applied, but each placeholder names the media's type and size (for
+/// the summary request: the summarizer learns what was there without receiving it).
+pub fn strip_media_described(
+    messages: &[crate::messages::Message],
+) -> Result<Vec<crate::messages::Message>> {
+    use crate::messages::{Block, Content, ToolResultContent};
+    let mut edits = strip_images(messages)?;
+    for e in &mut edits {
+        let Edit::ReplaceWithText {
+            message,
+            block,
+            nested,
+            text,
+        } = e
+        else {
+            continue;
+        };
+        let Some(Content::Blocks(bs)) = messages[*message].content() else {
+            continue;
+        };
+        let target = match (bs.get(*block), nested) {
+            (Some(b), None) => Some(b),
+            (Some(Block::ToolResult(r)), Some(n)) => {
+                match r.content.as_ref().and_then(|c| c.as_ref()) {
+                    Some(ToolResultContent::Blocks(inner)) => inner.get(*n),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match target {
+            Some(Block::Image(m)) => *text = media_placeholder(BlockKind::Image, m),
+            Some(Block::Document(m)) => *text = media_placeholder(BlockKind::Document, m),
+            _ => {}
+        }
+    }
+    crate::view::apply_edits(messages, &edits)
+}
+
 /// `stripReinjectedAttachments`: indices of the attachment messages of kind
 /// `skill_discovery` or `skill_listing`, which are dropped.
 pub fn reinjected_attachments<V: ConversationView + ?Sized>(view: &V) -> Result<Vec<usize>> {
@@ -106,6 +179,22 @@ mod tests {
         );
         assert_eq!(out[1], m[1]);
         assert_eq!(out[3], m[3]);
+    }
+
+    #[test]
+    fn described_placeholders_name_type_and_size() {
+        let mb = "A".repeat(1_398_104); // 1,048,578 bytes of base64 payload
+        let m = Message::parse_all(json!([
+            {"role": "user", "content": [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": mb}},
+                {"type": "document", "source": {"type": "url", "url": "https://x/y.pdf"}}]}
+        ]))
+        .unwrap();
+        let out = strip_media_described(&m).unwrap();
+        let v = out[0].to_value();
+        assert_eq!(v["content"][0]["text"], "[image: image/png, 1.0 MB]");
+        assert_eq!(v["content"][1]["text"], "[document]");
+        assert_eq!(human_size(12 * 1024), "12 KB");
     }
 
     #[test]

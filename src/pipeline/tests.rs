@@ -404,7 +404,7 @@ fn media_never_reaches_the_summarizer() {
     block_on(compact_conversation(&m, &ctx(), &manual(None), &env)).unwrap();
     let req = serde_json::to_string(&env.requests.borrow()[0]).unwrap();
     assert!(!req.contains("AAAAAAAA"));
-    assert!(req.contains("[image]"));
+    assert!(req.contains("[image: image/png, 146 KB]"), "{req}");
 }
 
 #[test]

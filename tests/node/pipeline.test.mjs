@@ -147,7 +147,7 @@ describe('compactConversation: the result and the compacted conversation', () =>
     const json = JSON.stringify(request.messages);
     assert.doesNotMatch(json, /"type":"(tool_use|tool_result|thinking|image)"/);
     assert.doesNotMatch(json, /iVBORw0KGgo/, 'media stripped');
-    assert.match(json, /\[image\]/);
+    assert.match(json, /\[image: image\/png, \d+ B\]/);
     const last = request.messages[request.messages.length - 1];
     assert.equal(last.role, 'user');
     assert.match(JSON.stringify(last), /<summary>/);
