@@ -204,6 +204,57 @@ pub async fn auto_compact_if_needed<E: crate::env::Environment + ?Sized>(
     }
 }
 
+/// Turns within which a refill counts as rapid.
+pub const THRASH_REFILL_TURNS: u32 = 3;
+/// Rapid refills in a row that mean thrashing.
+pub const THRASH_REPEATS: u32 = 3;
+
+/// Detects thrashing: the context refilled to the threshold within
+/// [`THRASH_REFILL_TURNS`] turns after each of [`THRASH_REPEATS`] compactions in a row, so
+/// compacting every turn would only burn summaries (the recurring content — e.g. large files
+/// read again each turn — is more than compaction can free).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ThrashDetector {
+    turns_since_compaction: Option<u32>,
+    rapid_refills: u32,
+    /// Set once thrashing is detected; automatic compaction should pause.
+    pub thrashing: bool,
+}
+
+impl ThrashDetector {
+    /// A turn passed (the caller checks for auto-compaction once per turn).
+    pub fn turn(&mut self) {
+        if let Some(t) = &mut self.turns_since_compaction {
+            *t += 1;
+        }
+    }
+
+    /// An automatic compaction happened this turn.
+    pub fn compacted(&mut self) {
+        match self.turns_since_compaction {
+            Some(t) if t <= THRASH_REFILL_TURNS => self.rapid_refills += 1,
+            _ => self.rapid_refills = 0,
+        }
+        self.turns_since_compaction = Some(0);
+        if self.rapid_refills >= THRASH_REPEATS {
+            self.thrashing = true;
+        }
+    }
+
+    /// Starts over (after a manual compaction, or when the caller changed the conversation).
+    pub fn reset(&mut self) {
+        *self = ThrashDetector::default();
+    }
+
+    /// The message explaining the pause.
+    pub fn message() -> String {
+        format!(
+            "automatic compaction is paused: the context refilled to the threshold within {THRASH_REFILL_TURNS} turns after each of the last {} compactions, so compacting again would not help (recurring content such as large files read every turn is more than compaction can free); compact manually or reduce what is re-read each turn",
+            THRASH_REPEATS + 1
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +272,30 @@ mod tests {
 
     fn ask(tokens: u64, opts: ShouldAutoCompactOptions, cfg: Config) -> AutoCompactDecision {
         should_auto_compact(history(tokens).as_slice(), "claude-opus-4-6", &opts, &cfg).unwrap()
+    }
+
+    #[test]
+    fn thrashing_is_three_rapid_refills_in_a_row() {
+        let mut d = ThrashDetector::default();
+        d.compacted(); // the first compaction
+        for _ in 0..3 {
+            assert!(!d.thrashing);
+            d.turn();
+            d.turn();
+            d.compacted(); // refilled within 2 turns
+        }
+        assert!(d.thrashing);
+        let mut slow = ThrashDetector::default();
+        slow.compacted();
+        for _ in 0..5 {
+            for _ in 0..4 {
+                slow.turn();
+            }
+            slow.compacted(); // refilled after 4 turns: not rapid
+        }
+        assert!(!slow.thrashing);
+        d.reset();
+        assert!(!d.thrashing);
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub struct CallError {
     pub aborted: bool,
     /// The callback already retried transient failures itself and gave up.
     pub retries_exhausted: bool,
+    /// The caller's time limit for the callback ran out.
+    pub timed_out: bool,
     /// Delay the server asked for before a retry, in ms.
     pub retry_after_ms: Option<u64>,
     /// The original error value (a JS value in the bindings), kept as `cause`.
@@ -66,7 +68,7 @@ impl CallError {
     /// Whether retrying later may succeed: HTTP 408/409/429/5xx/529, an overloaded or
     /// rate-limit error, or a network failure (no status).
     pub fn is_transient(&self) -> bool {
-        if self.aborted {
+        if self.aborted || self.timed_out {
             return false;
         }
         if let Some(s) = self.status {

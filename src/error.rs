@@ -45,6 +45,11 @@ pub enum ErrorCode {
     ReactiveNotApplicable,
     /// Reactive compaction already ran for this turn.
     ReactiveAlreadyTried,
+    /// The summarizer did not answer within the configured time.
+    Timeout,
+    /// Automatic compaction is paused: the context refilled right after each of the last
+    /// compactions.
+    Thrashing,
 }
 
 impl ErrorCode {
@@ -68,6 +73,8 @@ impl ErrorCode {
             ErrorCode::SessionMemoryNotApplicable => "SESSION_MEMORY_NOT_APPLICABLE",
             ErrorCode::ReactiveNotApplicable => "REACTIVE_NOT_APPLICABLE",
             ErrorCode::ReactiveAlreadyTried => "REACTIVE_ALREADY_TRIED",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::Thrashing => "THRASHING",
         }
     }
 }

@@ -38,6 +38,72 @@ pub struct AsyncAgent {
     pub status: String,
 }
 
+/// Content that must survive every compaction verbatim and exactly once (`context.pinned`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pinned {
+    /// A text, added as a user message.
+    Text(String),
+    /// A message, added as given.
+    Message(Box<Message>),
+}
+
+impl Pinned {
+    /// Whether `m` already carries this pinned content.
+    pub fn matches(&self, m: &Message) -> bool {
+        match self {
+            Pinned::Message(p) => **p == *m,
+            Pinned::Text(t) => match m.content() {
+                Some(crate::messages::Content::Text(s)) => s == t,
+                Some(crate::messages::Content::Blocks(bs)) => {
+                    matches!(bs.as_slice(), [crate::messages::Block::Text(b)] if &b.text == t)
+                }
+                None => false,
+            },
+        }
+    }
+
+    /// The message to add, in the conversation's shape.
+    pub fn to_message(&self, transcript: bool, uuid: String) -> Message {
+        match self {
+            Pinned::Message(m) => (**m).clone(),
+            Pinned::Text(t) if transcript => Message::from_value(
+                json!({"type": "user", "uuid": uuid, "isSidechain": false,
+                       "message": {"role": "user", "content": t}}),
+                "pinned",
+            )
+            .expect("pinned line is well-formed"),
+            Pinned::Text(t) => Message::api_user_text(t.clone()),
+        }
+    }
+}
+
+/// The latest real user request after `start` (a main-chain user message with text and no
+/// tool results; not meta, not an earlier summary), kept verbatim by a full compaction so
+/// the current task reaches the model in the user's own words.
+pub fn last_user_request(messages: &[Message], start: usize) -> Option<usize> {
+    use crate::messages::{Block, Content};
+    (start..messages.len()).rev().find(|&i| {
+        let m = &messages[i];
+        if m.kind() != Kind::User
+            || m.is_sidechain()
+            || m.is_compact_summary()
+            || matches!(m.is_meta, Some(Some(true)))
+        {
+            return false;
+        }
+        match m.content() {
+            Some(Content::Text(t)) => !t.trim().is_empty(),
+            Some(Content::Blocks(bs)) => {
+                bs.iter().all(|b| !matches!(b, Block::ToolResult(_)))
+                    && bs
+                        .iter()
+                        .any(|b| matches!(b, Block::Text(t) if !t.text.trim().is_empty()))
+            }
+            None => false,
+        }
+    })
+}
+
 /// The data of a compaction's `context` (the callbacks are the [`Environment`]).
 #[derive(Clone, Debug, Default)]
 pub struct CompactContext {
@@ -63,6 +129,8 @@ pub struct CompactContext {
     pub mcp_instructions: Vec<String>,
     /// Background agents still running.
     pub async_agents: Vec<AsyncAgent>,
+    /// Content that must survive every compaction verbatim and exactly once.
+    pub pinned: Vec<Pinned>,
 }
 
 /// Options of `compactConversation`.
@@ -84,6 +152,9 @@ pub struct CompactOptions {
     /// Append to the summary a short list of the files, user messages and errors it does
     /// not mention (see [`crate::loss`]), so nothing the agent touched is silently dropped.
     pub append_missing: bool,
+    /// Keep the latest user request verbatim after the summary (`messagesToKeep`), so the
+    /// current task reaches the model in the user's own words.
+    pub keep_last_user_message: bool,
 }
 
 /// A file restored after compaction.
@@ -148,6 +219,9 @@ pub struct CompactionResult {
     /// What the compacted part had that the summary does not mention (before any
     /// `append_missing`).
     pub loss_report: crate::loss::LossReport,
+    /// Indices into `context.pinned` of the items added after the summary (those already
+    /// present in kept messages are not added twice).
+    pub pinned_added: Vec<usize>,
 }
 
 impl CompactionResult {
@@ -707,7 +781,11 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         Finish {
             summary_text,
             loss_report,
-            keep_from: None,
+            kept: if options.keep_last_user_message {
+                last_user_request(messages, start).into_iter().collect()
+            } else {
+                Vec::new()
+            },
             trigger,
             auto: options.is_auto_compact,
             suppress_follow_up_questions: options.suppress_follow_up_questions,
@@ -728,8 +806,8 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
 struct Finish {
     summary_text: String,
     loss_report: crate::loss::LossReport,
-    /// Messages `keep_from..` are kept verbatim after the summary.
-    keep_from: Option<usize>,
+    /// Indices of the messages kept verbatim after the summary (ascending).
+    kept: Vec<usize>,
     trigger: Trigger,
     auto: bool,
     suppress_follow_up_questions: bool,
@@ -753,8 +831,8 @@ async fn finish<E: Environment + ?Sized>(
     mut f: Finish,
 ) -> Result<CompactionResult, CompactError> {
     let transcript = is_transcript(messages);
-    let keep_from = f.keep_from.unwrap_or(messages.len());
-    let kept = &messages[keep_from..];
+    let kept_owned: Vec<Message> = f.kept.iter().map(|&i| messages[i].clone()).collect();
+    let kept = kept_owned.as_slice();
     let mut restored_files = Vec::new();
     let mut restored_skills = Vec::new();
     let (mut attachments, mut hook_results) = build_attachments(
@@ -772,7 +850,12 @@ async fn finish<E: Environment + ?Sized>(
     let fields = session_fields(messages);
     let boundary_uuid = env.new_uuid();
     let timestamp = env.now_iso();
-    let last_before = last_uuid(&messages[..keep_from]).or_else(|| last_uuid(messages));
+    // The last message the compaction replaced (kept ones are not replaced).
+    let last_before = (0..messages.len())
+        .rev()
+        .filter(|i| !f.kept.contains(i))
+        .find_map(|i| messages[i].uuid().map(str::to_string))
+        .or_else(|| last_uuid(messages));
     let boundary_marker = boundary::create_compact_boundary(&BoundaryInput {
         trigger: f.trigger,
         pre_tokens: f.pre_tokens,
@@ -786,7 +869,7 @@ async fn finish<E: Environment + ?Sized>(
     let text =
         summary::summary_message_text(&f.summary_text, f.auto, f.suppress_follow_up_questions);
     let summary_uuid = env.new_uuid();
-    let summary_messages = vec![summary::summary_message(
+    let mut summary_messages = vec![summary::summary_message(
         &text,
         transcript,
         &summary_uuid,
@@ -794,6 +877,25 @@ async fn finish<E: Environment + ?Sized>(
         &timestamp,
         &fields,
     )];
+    // Pinned content: after the summary, exactly once (not when a kept message has it).
+    let mut pinned_added = Vec::new();
+    let mut parent = summary_uuid.clone();
+    for (k, p) in ctx.pinned.iter().enumerate() {
+        let already = kept.iter().any(|m| p.matches(m));
+        if already {
+            continue;
+        }
+        let mut m = p.to_message(transcript, env.new_uuid());
+        if m.is_transcript() && matches!(p, Pinned::Text(_)) {
+            m.extra
+                .insert("parentUuid".into(), Value::String(parent.clone()));
+            if let Some(u) = m.uuid() {
+                parent = u.to_string();
+            }
+        }
+        summary_messages.push(m);
+        pinned_added.push(k);
+    }
     let n_attach = attachments.len();
     let mut new_lines = std::mem::take(&mut attachments);
     new_lines.append(&mut hook_results);
@@ -856,7 +958,8 @@ async fn finish<E: Environment + ?Sized>(
         summary_messages,
         attachments,
         hook_results,
-        messages_to_keep: (keep_from..messages.len()).collect(),
+        messages_to_keep: f.kept.clone(),
+        pinned_added,
         user_display_message,
         pre_compact_token_count: f.pre_tokens,
         post_compact_token_count: f.post_compact_token_count,
@@ -977,7 +1080,7 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
         Finish {
             loss_report,
             summary_text: memory,
-            keep_from: Some(cut.keep_from),
+            kept: (cut.keep_from..messages.len()).collect(),
             trigger: Trigger::Auto,
             auto: true,
             suppress_follow_up_questions: true,

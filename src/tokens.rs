@@ -257,6 +257,35 @@ pub fn token_count_checked<V: ConversationView + ?Sized>(view: &V) -> Result<Tok
     })
 }
 
+/// Rejects a count whose API-reported part is more than twice the model's context window: no
+/// real request can be that large, so the usage is cumulative or corrupted (a common bug of
+/// agents that add usage up across turns) and must not drive compaction decisions.
+pub fn check_plausible<V: ConversationView + ?Sized>(
+    view: &V,
+    count: &TokenCount,
+    model: &str,
+    config: &crate::config::Config,
+) -> Result<()> {
+    let window = crate::thresholds::context_window_for_model(model, config);
+    let Some(anchor) = count.anchor else {
+        return Ok(());
+    };
+    if count.from_usage <= window.saturating_mul(2) {
+        return Ok(());
+    }
+    let loc = if view.is_transcript(anchor) {
+        format!("messages[{anchor}].message.usage")
+    } else {
+        format!("messages[{anchor}].usage")
+    };
+    Err(crate::error::Error::invalid_token_count(format!(
+        "reports {} tokens, more than twice the {window}-token context window of `{model}`: \
+         not the size of one request (usage added up across turns, or corrupted?)",
+        count.from_usage
+    ))
+    .at(loc))
+}
+
 /// What the running count needs to know about one message.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MessageFacts {
@@ -515,6 +544,23 @@ mod tests {
                 assert_eq!(running.total(), batch, "{file} after line {i}");
             }
         }
+    }
+
+    #[test]
+    fn bogus_usage_is_rejected_when_the_model_is_known() {
+        let m = Message::parse_all(json!([
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "x", "usage": {"input_tokens": 5_000_000, "output_tokens": 1}}
+        ]))
+        .unwrap();
+        let c = token_count_with_estimation(m.as_slice()).unwrap();
+        let cfg = crate::config::Config::default();
+        let e = check_plausible(m.as_slice(), &c, "claude-opus-4-6", &cfg).unwrap_err();
+        assert_eq!(e.code, crate::error::ErrorCode::InvalidTokenCount);
+        assert!(e.message.starts_with("messages[1].usage"), "{}", e.message);
+        assert!(check_plausible(m.as_slice(), &c, "claude-opus-4-6[1m]", &cfg).is_err());
+        let fine = token_count_with_estimation(&m[..1]).unwrap();
+        assert!(check_plausible(&m[..1], &fine, "claude-opus-4-6", &cfg).is_ok());
     }
 
     #[test]

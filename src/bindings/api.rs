@@ -140,11 +140,21 @@ pub fn rough_token_count_estimation(text: JsValue, bytes_per_token: Option<f64>)
     Ok(tokens::rough_token_count(s.length() as usize, bpt) as f64)
 }
 
-/// `tokenCountWithEstimation(messages)`: context size in tokens (SPEC §3).
+/// `tokenCountWithEstimation(messages, {model, config}?)`: context size in tokens (SPEC §3).
+/// With `model`, a usage more than twice the model's window is rejected as bogus
+/// (`INVALID_TOKEN_COUNT`).
 #[wasm_bindgen(js_name = tokenCountWithEstimation)]
-pub fn token_count_with_estimation(messages: JsValue) -> JsResult<f64> {
+pub fn token_count_with_estimation(messages: JsValue, options: JsValue) -> JsResult<f64> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    Ok(js(tokens::token_count_with_estimation(&conv))?.total as f64)
+    let count = js(tokens::token_count_with_estimation(&conv))?;
+    if !options.is_undefined() {
+        js(options_arg(&options, "options"))?;
+        if let Some(model) = js(opt_string(&options, "model", "options"))? {
+            let cfg = js(config_arg(&prop(&options, "config")))?;
+            js(tokens::check_plausible(&conv, &count, &model, &cfg))?;
+        }
+    }
+    Ok(count.total as f64)
 }
 
 /// `getContextWindowForModel(model, config?)`.

@@ -24,6 +24,7 @@ struct State {
     messages: Vec<JsValue>,
     count: RunningCount,
     tracking: Tracking,
+    thrash: autocompact::ThrashDetector,
     compacting: bool,
 }
 
@@ -76,6 +77,7 @@ impl Compactor {
             messages: Vec::new(),
             count: RunningCount::default(),
             tracking: Tracking::default(),
+            thrash: Default::default(),
             compacting: false,
         };
         let initial = prop(&options, "messages");
@@ -163,11 +165,14 @@ impl Compactor {
     pub fn maybe_auto_compact(&self) -> Promise {
         // Decided and snapshotted now, synchronously: messages pushed after this call are
         // kept after the summary.
+        self.state.borrow_mut().thrash.turn();
         let skipped = {
             let s = self.state.borrow();
             let threshold = thresholds::auto_compact_threshold(&self.model, &self.config);
             if s.compacting {
                 Some("compacting")
+            } else if s.thrash.thrashing && s.count.total() >= threshold {
+                Some("thrashing")
             } else if s.tracking.consecutive_failures
                 >= autocompact::MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES
             {
@@ -189,6 +194,13 @@ impl Compactor {
             let _ = Reflect::set(&out, &"wasCompacted".into(), &false.into());
             let _ = Reflect::set(&out, &"consecutiveFailures".into(), &failures.into());
             let _ = Reflect::set(&out, &"skipped".into(), &why.into());
+            if why == "thrashing" {
+                let e = js_error(Error::new(
+                    ErrorCode::Thrashing,
+                    autocompact::ThrashDetector::message(),
+                ));
+                let _ = Reflect::set(&out, &"error".into(), &e);
+            }
             return Promise::resolve(&JsValue::from(out));
         }
         let prepared = context_arg(&self.context)
@@ -229,9 +241,10 @@ impl Compactor {
                 &outcome.consecutive_failures.into(),
             )?;
             if let Some(r) = &outcome.result {
-                let js_result = result_js(r, &snapshot)?;
+                let js_result = result_js(r, &snapshot, &context)?;
                 commit(&state, &snapshot, r, &js_result)?;
                 commit_context(&context);
+                state.borrow_mut().thrash.compacted();
                 Reflect::set(&out, &"compactionResult".into(), &js_result)?;
             } else {
                 end(&state);
@@ -264,6 +277,8 @@ impl Compactor {
                 retry_base_ms: opt_number(&options, "retryBaseMs", "options")?
                     .map(|n| n.max(0.0) as u64),
                 append_missing: opt_bool(&options, "appendMissing", "options")?.unwrap_or(false),
+                keep_last_user_message: opt_bool(&options, "keepLastUserMessage", "options")?
+                    .unwrap_or(false),
                 ..Default::default()
             };
             Ok((ctx, env, opts))
@@ -286,9 +301,10 @@ impl Compactor {
                     return Err(compact_error(e));
                 }
             };
-            let js_result = result_js(&r, &snapshot)?;
+            let js_result = result_js(&r, &snapshot, &context)?;
             commit(&state, &snapshot, &r, &js_result)?;
             commit_context(&context);
+            state.borrow_mut().thrash.reset();
             Ok(js_result)
         })
     }
@@ -329,6 +345,7 @@ fn commit(
         messages: Vec::new(),
         count: RunningCount::default(),
         tracking: s.tracking.clone(),
+        thrash: s.thrash.clone(),
         compacting: false,
     };
     let all: Array = compacted.iter().chain(pending).collect();

@@ -24,6 +24,7 @@ extern "C" {
         this: &JsValue,
         args: &Array,
         signal: &JsValue,
+        timeout_ms: f64,
     ) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sleepAbortable)]
     fn sleep_abortable(ms: f64, signal: &JsValue) -> js_sys::Promise;
@@ -53,6 +54,7 @@ pub struct JsEnv {
     signal: JsValue,
     on_progress: Option<Function>,
     on_text: JsValue,
+    summary_timeout_ms: f64,
 }
 
 fn optional_function(obj: &JsValue, key: &str, what: &str) -> Result<Option<Function>> {
@@ -103,12 +105,35 @@ impl JsEnv {
             signal,
             on_progress: optional_function(context, "onProgress", "context")?,
             on_text: prop(context, "onText"),
+            summary_timeout_ms: match super::convert::opt_number(
+                context,
+                "summaryTimeoutMs",
+                "context",
+            )? {
+                Some(ms) if ms < 0.0 => {
+                    return Err(Error::invalid_argument(
+                        "context.summaryTimeoutMs must not be negative",
+                    ))
+                }
+                Some(ms) => ms,
+                None => 0.0,
+            },
         })
     }
 
     fn call(&self, f: &Function, this: &JsValue, args: &[JsValue]) -> JsFuture {
+        self.call_with_timeout(f, this, args, 0.0)
+    }
+
+    fn call_with_timeout(
+        &self,
+        f: &Function,
+        this: &JsValue,
+        args: &[JsValue],
+        ms: f64,
+    ) -> JsFuture {
         let arr: Array = args.iter().collect();
-        JsFuture::from(call_abortable(f, this, &arr, &self.signal))
+        JsFuture::from(call_abortable(f, this, &arr, &self.signal, ms))
     }
 }
 
@@ -130,6 +155,7 @@ pub fn call_error(e: JsValue, signal: &JsValue) -> CallError {
         // (its own timeout, its own controller) is an ordinary failure of that callback.
         aborted: is_aborted(signal),
         retries_exhausted: prop(&e, "retriesExhausted").as_bool() == Some(true),
+        timed_out: prop(&e, "contextCompactionTimeout").as_bool() == Some(true),
         retry_after_ms,
         cause: Some(Rc::new(e)),
     }
@@ -242,7 +268,12 @@ impl Environment for JsEnv {
         Box::pin(async move {
             let req = req.map_err(|_| CallError::new("could not build the summary request"))?;
             let v = self
-                .call(&self.summarize, &JsValue::UNDEFINED, &[req, opts.into()])
+                .call_with_timeout(
+                    &self.summarize,
+                    &JsValue::UNDEFINED,
+                    &[req, opts.into()],
+                    self.summary_timeout_ms,
+                )
                 .await
                 .map_err(|e| call_error(e, &self.signal))?;
             summary_response(&v)

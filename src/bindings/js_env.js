@@ -12,8 +12,17 @@ function abortError(signal) {
   return e;
 }
 
-// Promise of `f(...args)`, rejected as soon as `signal` aborts.
-export function callAbortable(f, thisArg, args, signal) {
+function timeoutError(ms) {
+  const e = new Error(`The summarizer did not answer within ${ms} ms`);
+  e.name = 'TimeoutError';
+  e.code = 'TIMEOUT';
+  e.contextCompactionTimeout = true;
+  return e;
+}
+
+// Promise of `f(...args)`, rejected as soon as `signal` aborts or, with `timeoutMs` > 0,
+// when the callback has not settled by then.
+export function callAbortable(f, thisArg, args, signal, timeoutMs) {
   if (signal && signal.aborted) return Promise.reject(abortError(signal));
   let result;
   try {
@@ -21,13 +30,19 @@ export function callAbortable(f, thisArg, args, signal) {
   } catch (e) {
     return Promise.reject(e);
   }
-  if (!signal) return result;
+  if (!signal && !(timeoutMs > 0)) return result;
   return new Promise((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
+    let timer = null;
+    const done = () => {
+      if (signal) signal.removeEventListener('abort', onAbort);
+      if (timer !== null) clearTimeout(timer);
+    };
+    const onAbort = () => { done(); reject(abortError(signal)); };
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+    if (timeoutMs > 0) timer = setTimeout(() => { done(); reject(timeoutError(timeoutMs)); }, timeoutMs);
     result.then(
-      (v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
-      (e) => { signal.removeEventListener('abort', onAbort); reject(e); },
+      (v) => { done(); resolve(v); },
+      (e) => { done(); reject(e); },
     );
   });
 }

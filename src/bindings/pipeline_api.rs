@@ -140,7 +140,32 @@ pub fn context_arg(context: &JsValue) -> crate::Result<CompactContext> {
     } else {
         string_list(&mcp, "context.mcpInstructions", &["server", "instructions"])?
     };
+    let pinned_v = prop(context, "pinned");
+    let mut pinned = Vec::new();
+    if let Some(arr) = pinned_v.dyn_ref::<Array>() {
+        for (k, p) in arr.iter().enumerate() {
+            if let Some(t) = p.as_string() {
+                pinned.push(crate::pipeline::Pinned::Text(t));
+            } else if p.is_object() {
+                let v: serde_json::Value = serde_wasm_bindgen::from_value(p).map_err(|e| {
+                    Error::invalid_message(e.to_string()).at(format!("context.pinned[{k}]"))
+                })?;
+                pinned.push(crate::pipeline::Pinned::Message(Box::new(
+                    Message::from_value(v, &format!("context.pinned[{k}]"))?,
+                )));
+            } else {
+                return Err(Error::invalid_argument(format!(
+                    "context.pinned[{k}] must be a string or a message"
+                )));
+            }
+        }
+    } else if !(pinned_v.is_undefined() || pinned_v.is_null()) {
+        return Err(Error::invalid_argument(
+            "context.pinned must be an array of strings or messages",
+        ));
+    }
     Ok(CompactContext {
+        pinned,
         model,
         summary_model: opt_string(context, "summaryModel", "context")?,
         config: config_arg(&prop(context, "config"))?,
@@ -220,11 +245,26 @@ fn failures(list: &[HookFailure]) -> JsResult<Array> {
 }
 
 /// The `CompactionResult` as a JS object; `messagesToKeep` are the caller's own objects.
-pub fn result_js(r: &CompactionResult, input: &JsValue) -> JsResult<JsValue> {
+pub fn result_js(r: &CompactionResult, input: &JsValue, context: &JsValue) -> JsResult<JsValue> {
     let o = Object::new();
     let set = |k: &str, v: &JsValue| Reflect::set(&o, &k.into(), v).map(|_| ());
     set("boundaryMarker", &to_js(&r.boundary_marker)?)?;
-    set("summaryMessages", &to_js(&r.summary_messages)?)?;
+    // Pinned messages are the caller's own objects, byte for byte.
+    let pinned = prop(context, "pinned");
+    let summary: Array = Array::new();
+    summary.push(&to_js(&r.summary_messages[0])?);
+    for (n, m) in r.summary_messages.iter().enumerate().skip(1) {
+        let original = r
+            .pinned_added
+            .get(n - 1)
+            .and_then(|&k| pinned.dyn_ref::<Array>().map(|a| a.get(k as u32)))
+            .filter(JsValue::is_object);
+        match original {
+            Some(v) => summary.push(&v),
+            None => summary.push(&to_js(m)?),
+        };
+    }
+    set("summaryMessages", &summary.into())?;
     set("attachments", &to_js(&r.attachments)?)?;
     set("hookResults", &to_js(&r.hook_results)?)?;
     let arr: &Array = input.unchecked_ref();
@@ -305,6 +345,8 @@ fn compact_options(options: &JsValue) -> crate::Result<CompactOptions> {
         retry_base_ms: opt_number(options, "retryBaseMs", "options")?.map(|n| n.max(0.0) as u64),
         pre_compact: None,
         append_missing: opt_bool(options, "appendMissing", "options")?.unwrap_or(false),
+        keep_last_user_message: opt_bool(options, "keepLastUserMessage", "options")?
+            .unwrap_or(false),
     })
 }
 
@@ -326,7 +368,7 @@ pub async fn compact_conversation(
         .await
         .map_err(compact_error)?;
     commit_context(&context);
-    result_js(&r, &messages)
+    result_js(&r, &messages, &context)
 }
 
 /// `trySessionMemoryCompaction(messages, context)` → `Promise<CompactionResult>` (SPEC
@@ -343,7 +385,7 @@ pub async fn try_session_memory_compaction(
         .await
         .map_err(compact_error)?;
     commit_context(&context);
-    result_js(&r, &messages)
+    result_js(&r, &messages, &context)
 }
 
 fn tracking_arg(tracking: &JsValue) -> crate::Result<Tracking> {
@@ -395,7 +437,11 @@ pub async fn auto_compact_if_needed(
     )?;
     if let Some(r) = &out.result {
         commit_context(&context);
-        Reflect::set(&o, &"compactionResult".into(), &result_js(r, &messages)?)?;
+        Reflect::set(
+            &o,
+            &"compactionResult".into(),
+            &result_js(r, &messages, &context)?,
+        )?;
     }
     if let Some(e) = out.error {
         Reflect::set(&o, &"error".into(), &compact_error(e))?;
@@ -428,7 +474,11 @@ pub async fn reactive_compact(
         .map_err(compact_error)?;
     commit_context(&context);
     let o = Object::new();
-    Reflect::set(&o, &"compactionResult".into(), &result_js(&r, &messages)?)?;
+    Reflect::set(
+        &o,
+        &"compactionResult".into(),
+        &result_js(&r, &messages, &context)?,
+    )?;
     let tr = Object::new();
     Reflect::set(
         &tr,

@@ -106,7 +106,10 @@ fn token_count_uses_latest_usage_then_estimates() {
         {"role": "user", "content": "x".repeat(400)},
     ]));
     // 100 + 20 + 30 + 50 from usage, then 400 characters / 4.
-    assert_eq!(token_count_with_estimation(messages).unwrap(), 300.0);
+    assert_eq!(
+        token_count_with_estimation(messages, JsValue::UNDEFINED).unwrap(),
+        300.0
+    );
 
     // No usage anywhere: everything is estimated; images count a flat 2,000.
     let messages = js(json!([
@@ -116,7 +119,10 @@ fn token_count_uses_latest_usage_then_estimates() {
                                          "data": "A".repeat(100_000)}}
         ]},
     ]));
-    assert_eq!(token_count_with_estimation(messages).unwrap(), 2_200.0);
+    assert_eq!(
+        token_count_with_estimation(messages, JsValue::UNDEFINED).unwrap(),
+        2_200.0
+    );
 }
 
 #[wasm_bindgen_test]
@@ -135,7 +141,10 @@ fn token_count_counts_split_response_once() {
                      "content": [{"type": "text", "text": "two"}]}},
         {"type": "progress", "uuid": "p1", "data": {"anything": true}},
     ]));
-    assert_eq!(token_count_with_estimation(lines).unwrap(), 1_005.0);
+    assert_eq!(
+        token_count_with_estimation(lines, JsValue::UNDEFINED).unwrap(),
+        1_005.0
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -466,7 +475,10 @@ fn transcript_round_trip_is_byte_identical() {
     let back = serialize_transcript(lines.clone().into()).unwrap();
     assert_eq!(back, TRANSCRIPT);
     // The split response counts once: 3 + 0 + 100 + 1.
-    assert_eq!(token_count_with_estimation(lines.into()).unwrap(), 104.0);
+    assert_eq!(
+        token_count_with_estimation(lines.into(), JsValue::UNDEFINED).unwrap(),
+        104.0
+    );
 }
 
 #[wasm_bindgen_test]
@@ -491,7 +503,7 @@ fn transcript_errors_name_the_line() {
 #[wasm_bindgen_test]
 fn errors_are_errors_with_a_code() {
     expect_code(
-        token_count_with_estimation("not an array".into()),
+        token_count_with_estimation("not an array".into(), JsValue::UNDEFINED),
         "INVALID_ARGUMENT",
     );
     expect_code(
