@@ -603,7 +603,11 @@ export type ErrorCode =
   /** Reactive compaction was asked for an error that is not about the context's size. */
   | 'REACTIVE_NOT_APPLICABLE'
   /** Reactive compaction already ran for this turn. */
-  | 'REACTIVE_ALREADY_TRIED';
+  | 'REACTIVE_ALREADY_TRIED'
+  /** The summarizer did not answer within `context.summaryTimeoutMs`; nothing was committed. */
+  | 'TIMEOUT'
+  /** Automatic compaction is paused: the context refilled right after each of the last compactions. */
+  | 'THRASHING';
 
 /**
  * What the library throws, and what its promises reject with: a real `Error` with a stable
@@ -1171,6 +1175,13 @@ export interface CompactContext {
   snipTokensFreed?: number;
   /** {@link autoCompactIfNeeded} and {@link reactiveCompact}: first backoff delay of transient retries, ms (default 1,000). */
   retryBaseMs?: number;
+  /** Time limit of one summary request, ms; after it the compaction fails with `TIMEOUT` (default: none). */
+  summaryTimeoutMs?: number;
+  /**
+   * Content that must survive every compaction verbatim and exactly once: strings become user
+   * messages, message objects are kept as given (the same objects), after the summary.
+   */
+  pinned?: ReadonlyArray<string | MessageInput>;
 }
 
 /** Options of {@link compactConversation}. */
@@ -1190,6 +1201,8 @@ export interface CompactOptions {
    * (files, user messages, errors it does not mention), so nothing is silently dropped.
    */
   appendMissing?: boolean;
+  /** Keep the latest user request verbatim after the summary (in `messagesToKeep`). */
+  keepLastUserMessage?: boolean;
 }
 
 // ============================================================================================
@@ -1318,7 +1331,9 @@ export type AutoCompactSkipReason =
   /** Context-collapse mode. */
   | 'contextCollapse'
   /** ({@link Compactor} only) a compaction is already running. */
-  | 'compacting';
+  | 'compacting'
+  /** ({@link Compactor} only) paused after three rapid refills in a row (`error.code` `THRASHING`). */
+  | 'thrashing';
 
 /**
  * What {@link autoCompactIfNeeded} and {@link Compactor.maybeAutoCompact} resolve with: a
@@ -1479,7 +1494,11 @@ export declare function roughTokenCountEstimation(text: string, bytesPerToken?: 
  * @example
  * const used = tokenCountWithEstimation(parseTranscript(jsonl));
  */
-export declare function tokenCountWithEstimation<M extends MessageInput>(messages: readonly M[]): number;
+export declare function tokenCountWithEstimation<M extends MessageInput>(
+  messages: readonly M[],
+  /** With `model`, a usage more than twice the model's window throws `INVALID_TOKEN_COUNT` (bogus, e.g. added up across turns). */
+  options?: { model?: ModelId; config?: Config | null } | null,
+): number;
 
 /** The model's context window: 200,000; 1,000,000 with `[1m]` or `enable1mContext`; `config.contextWindow` wins. */
 export declare function getContextWindowForModel(model: ModelId, config?: Config | null): number;
@@ -1731,6 +1750,8 @@ export interface CompactorCompactOptions {
   retryBaseMs?: number;
   /** See {@link CompactOptions.appendMissing}. */
   appendMissing?: boolean;
+  /** See {@link CompactOptions.keepLastUserMessage}. */
+  keepLastUserMessage?: boolean;
 }
 
 /**
@@ -1762,7 +1783,7 @@ export declare class Compactor<M extends MessageInput = Message> {
   /** {@link calculateTokenWarningState} for the current size and the model, O(1). */
   warningState(): TokenWarningState;
   /** Failed automatic compactions in a row. */
-  readonly tracking: { consecutiveFailures: number };
+  readonly tracking: { consecutiveFailures: number; /** Automatic compaction paused after three rapid refills in a row. */ thrashing: boolean };
   /** Whether a compaction is running. */
   readonly compacting: boolean;
   /** The conversation as Claude Code JSONL. */

@@ -230,7 +230,7 @@ declare const error: ContextCompactionError;
 expectType<Equal<typeof error.name, 'ContextCompactionError'>>();
 const code: ErrorCode = 'SESSION_MEMORY_NOT_APPLICABLE';
 // @ts-expect-error not an error code of the library
-const badCode: ErrorCode = 'TIMEOUT';
+const badCode: ErrorCode = 'TIMED_OUT';
 void [code, badCode];
 // AnthropicApiError is a type only: the package exports the class as a property of
 // anthropicSummarizer, not as a value of its own.
@@ -258,7 +258,7 @@ chat.push(42);
 // @ts-expect-error the model is required
 new Compactor({ summarize });
 expectType<Equal<ReturnType<typeof chat.tokenCount>, number>>();
-expectType<Equal<typeof chat.tracking, { consecutiveFailures: number }>>();
+expectType<Equal<typeof chat.tracking, { consecutiveFailures: number; thrashing: boolean }>>();
 const compacted = await chat.compact({ customInstructions: 'keep the schema' });
 // @ts-expect-error reading a field a CompactionResult does not have
 compacted.newMessages;
