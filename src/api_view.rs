@@ -42,24 +42,53 @@ fn blocks_of(m: &Message) -> Vec<Value> {
     }
 }
 
-/// `toApiMessages`: the messages to send, as `{role, content}` Messages API messages.
+/// `toApiMessages`: the messages to send, as `{role, content}` Messages API messages. All
+/// lines of one response (same `message.id`) form one assistant message, even when Claude
+/// Code wrote the tool results of its parallel calls between them; those results, and any
+/// user lines until the next response, form the user message after it.
 pub fn to_api_messages(messages: &[Message]) -> Vec<Value> {
     let start = messages
         .iter()
         .rposition(|m| m.is_compact_boundary() && !m.is_sidechain())
         .map_or(0, |b| b + 1);
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for m in &messages[start..] {
-        let Some(role) = role_of(m) else { continue };
-        let blocks = blocks_of(m);
+    // The open response: its id and its assistant message's index in `out`.
+    let mut open: Option<(String, usize)> = None;
+    // User blocks seen while a response is open: they follow it, after all its lines.
+    let mut pending: Vec<Value> = Vec::new();
+    fn push(out: &mut Vec<(&'static str, Vec<Value>)>, role: &'static str, blocks: Vec<Value>) {
         if blocks.is_empty() {
-            continue;
+            return;
         }
         match out.last_mut() {
             Some((r, b)) if *r == role => b.extend(blocks),
             _ => out.push((role, blocks)),
         }
     }
+    for m in &messages[start..] {
+        let Some(role) = role_of(m) else { continue };
+        let blocks = blocks_of(m);
+        if role == "assistant" {
+            let id = m.message_id().map(str::to_string);
+            if let (Some((open_id, at)), Some(id)) = (&open, &id) {
+                if open_id == id {
+                    out[*at].1.extend(blocks);
+                    continue;
+                }
+            }
+            push(&mut out, "user", std::mem::take(&mut pending));
+            push(&mut out, "assistant", blocks);
+            open = match (id, out.last()) {
+                (Some(id), Some(("assistant", _))) => Some((id, out.len() - 1)),
+                _ => None,
+            };
+        } else if open.is_some() {
+            pending.extend(blocks);
+        } else {
+            push(&mut out, "user", blocks);
+        }
+    }
+    push(&mut out, "user", pending);
     out.into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
         .collect()
@@ -188,16 +217,44 @@ mod tests {
             {"type": "user", "isSidechain": true, "message": {"role": "user", "content": "side"}}
         ]));
         let v = to_api_messages(&msgs);
-        assert_eq!(v.len(), 4);
+        // summary + attachment; both lines of response a; the result of t1.
+        assert_eq!(v.len(), 3);
         assert_eq!(
             v[0]["content"].as_array().unwrap().len(),
             2,
             "summary + attachment"
         );
+        assert_eq!(v[1]["content"].as_array().unwrap().len(), 2, "one response");
         assert!(!serde_json::to_string(&v).unwrap().contains("old"));
         let problems = validate_for_api(&msgs);
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(problems[0].problem.contains("t2"));
+    }
+
+    #[test]
+    fn parallel_calls_with_interleaved_results_form_one_turn() {
+        let a = |id: &str| {
+            json!({"type": "assistant", "message": {"role": "assistant", "id": "r1",
+            "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {}}]}})
+        };
+        let u = |id: &str| {
+            json!({"type": "user", "message": {"role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": id, "content": "x"}]}})
+        };
+        let msgs = m(json!([
+            {"type": "user", "message": {"role": "user", "content": "go"}},
+            a("t1"), u("t1"), a("t2"), a("t3"), u("t3"), u("t2"),
+            {"type": "assistant", "message": {"role": "assistant", "id": "r2", "content": [{"type": "text", "text": "done"}]}}
+        ]));
+        let v = to_api_messages(&msgs);
+        assert_eq!(v.len(), 4);
+        assert_eq!(v[1]["content"].as_array().unwrap().len(), 3);
+        assert_eq!(v[2]["content"].as_array().unwrap().len(), 3);
+        assert!(
+            validate_for_api(&msgs).is_empty(),
+            "{:?}",
+            validate_for_api(&msgs)
+        );
     }
 
     #[test]

@@ -373,7 +373,11 @@ fn fit_summary_window(
     instruction_tokens: u64,
 ) -> Result<Vec<Message>, CompactError> {
     for _ in 0..16 {
-        let needed = estimate_messages(&attempt)? + instruction_tokens + max_tokens;
+        // The size of what is actually sent: the rendered request (huge tool results are
+        // cut there), not the raw messages.
+        let rendered = serde_json::to_string(&summary::render_conversation(&attempt))
+            .map_or(0, |s| utf16_len(&s));
+        let needed = (rendered as u64).div_ceil(4) + instruction_tokens + max_tokens;
         if needed <= window {
             break;
         }
@@ -393,6 +397,9 @@ fn fit_summary_window(
 
 fn apply_truncation(messages: &[Message], t: &crate::retry::Truncation) -> Vec<Message> {
     let mut out = Vec::with_capacity(messages.len() - t.start + 1);
+    if let Some(p) = t.keep_prompt {
+        out.push(messages[p].clone());
+    }
     if t.insert_marker {
         out.push(ptl_marker_message(
             is_transcript(&messages[t.start..]),
@@ -796,7 +803,13 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
             post_compact_token_count,
             counters,
             from_session_memory: false,
-            max_after: pre_tokens,
+            // An automatic compaction must also get below the threshold, or it would fire
+            // again at once (thrashing).
+            max_after: if options.is_auto_compact {
+                auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens)
+            } else {
+                pre_tokens
+            },
         },
     )
     .await

@@ -163,12 +163,30 @@ pub fn parse_context_overflow_error(text: &str, status: Option<u16>) -> Option<C
 }
 
 /// `groupMessagesByApiRound`: ranges of message indices, one per API round. A round starts
-/// at an assistant message whose `message.id` differs from the previous assistant's (lines
-/// of one split response stay together) and runs up to the next one; what precedes the
-/// first assistant message is the first round.
+/// at an assistant message that is not a line of the previous assistant's response (lines of
+/// one split response, sharing `message.id`, stay together) and runs up to the next one;
+/// what precedes the first assistant message is the first round.
 pub fn group_by_api_round<V: ConversationView + ?Sized>(
     view: &V,
     from: usize,
+) -> Result<Vec<std::ops::Range<usize>>> {
+    group(view, from, false)
+}
+
+/// Like [`group_by_api_round`], but consecutive assistant messages with no user message
+/// between them stay in one group too: the API merges them into one turn, so a cut between
+/// them could separate a tool call from its result. Truncation cuts at these groups.
+pub fn group_by_api_turn<V: ConversationView + ?Sized>(
+    view: &V,
+    from: usize,
+) -> Result<Vec<std::ops::Range<usize>>> {
+    group(view, from, true)
+}
+
+fn group<V: ConversationView + ?Sized>(
+    view: &V,
+    from: usize,
+    whole_turns: bool,
 ) -> Result<Vec<std::ops::Range<usize>>> {
     let mut groups = Vec::new();
     let mut start = from;
@@ -177,8 +195,12 @@ pub fn group_by_api_round<V: ConversationView + ?Sized>(
         if view.is_sidechain(i) || view.kind(i)? != Kind::Assistant {
             continue;
         }
-        let same_response = previous.is_some_and(|p| view.same_response(p, i));
-        if !same_response && i > start {
+        let same = match previous {
+            Some(p) if whole_turns => crate::view::same_turn(view, p, i)?,
+            Some(p) => view.same_response(p, i),
+            None => false,
+        };
+        if !same && i > start {
             groups.push(start..i);
             start = i;
         }
@@ -197,6 +219,9 @@ pub struct Truncation {
     pub start: usize,
     /// Put a user marker message ([`PTL_MARKER_TEXT`]) before them.
     pub insert_marker: bool,
+    /// Keep this earlier message — the latest user request, which the drop would have taken —
+    /// verbatim before them (then no marker is needed: it is a user message).
+    pub keep_prompt: Option<usize>,
     /// API rounds dropped.
     pub dropped_groups: usize,
     /// Estimated tokens dropped.
@@ -217,24 +242,37 @@ pub fn truncate_head_for_ptl_retry<V: ConversationView + ?Sized>(
     if from < view.len() && view.content_equals(from, PTL_MARKER_TEXT) {
         from += 1;
     }
-    let groups = group_by_api_round(view, from)?;
+    let groups = group_by_api_turn(view, from)?;
     if groups.len() < 2 {
         return Ok(None);
     }
     let max_drop = groups.len() - 1;
+    // The latest user request is never dropped (it is kept at the head if its round goes).
+    let request = latest_user_request(view, from)?;
+    let request_tokens = match request {
+        Some(p) => estimate_range(view, p..p + 1)?,
+        None => 0,
+    };
+    let dropped_of = |range: std::ops::Range<usize>| -> Result<u64> {
+        let mut t = estimate_range(view, range.clone())?;
+        if request.is_some_and(|p| range.contains(&p)) {
+            t = t.saturating_sub(request_tokens);
+        }
+        Ok(t)
+    };
     let mut drop = 0;
     let mut dropped_tokens = 0;
     match overflow.and_then(|o| o.gap) {
         Some(gap) => {
             while drop < max_drop && (dropped_tokens < gap || drop == 0) {
-                dropped_tokens += estimate_range(view, groups[drop].clone())?;
+                dropped_tokens += dropped_of(groups[drop].clone())?;
                 drop += 1;
             }
         }
         None => {
             drop = ((groups.len() as f64 * FALLBACK_DROP_FRACTION).floor() as usize)
                 .clamp(1, max_drop);
-            dropped_tokens = estimate_range(view, groups[0].start..groups[drop].start)?;
+            dropped_tokens = dropped_of(groups[0].start..groups[drop].start)?;
         }
     }
     let start = groups[drop].start;
@@ -252,12 +290,49 @@ pub fn truncate_head_for_ptl_retry<V: ConversationView + ?Sized>(
             _ => {}
         }
     }
+    // The latest user request survives: if the drop took it, it stays at the head.
+    let keep_prompt = request.filter(|&p| p < start);
+    if keep_prompt.is_some() {
+        insert_marker = false;
+    }
     Ok(Some(Truncation {
         start,
         insert_marker,
+        keep_prompt,
         dropped_groups: drop,
         dropped_tokens,
     }))
+}
+
+/// Index of the latest user request from `from` on: a main-chain user message with text and
+/// no tool results (not a marker of an earlier retry).
+pub fn latest_user_request<V: ConversationView + ?Sized>(
+    view: &V,
+    from: usize,
+) -> Result<Option<usize>> {
+    use crate::view::{BlockKind, ContentInfo, Detail};
+    for i in (from..view.len()).rev() {
+        if view.is_sidechain(i) || view.kind(i)? != Kind::User {
+            continue;
+        }
+        if view.content_equals(i, PTL_MARKER_TEXT) {
+            continue;
+        }
+        let is_request = match view.content(i, Detail::Structure)? {
+            ContentInfo::Text(n) => n > 0,
+            ContentInfo::Blocks(bs) => {
+                bs.iter().all(|b| b.kind != Some(BlockKind::ToolResult))
+                    && bs
+                        .iter()
+                        .any(|b| b.kind == Some(BlockKind::Text) && b.text_units > 0)
+            }
+            _ => false,
+        };
+        if is_request {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
 }
 
 /// The marker message, in the shape of the conversation (`transcript` lines get `type`,
@@ -379,6 +454,12 @@ mod tests {
             group_by_api_round(split.as_slice(), 0).unwrap(),
             vec![0..1, 1..4, 4..5]
         );
+        // Response b follows a with no user message between: the API merges them into one
+        // turn, which truncation never splits.
+        assert_eq!(
+            group_by_api_turn(split.as_slice(), 0).unwrap(),
+            vec![0..1, 1..5]
+        );
     }
 
     #[test]
@@ -389,11 +470,20 @@ mod tests {
         let t = truncate_head_for_ptl_retry(m.as_slice(), o.as_ref())
             .unwrap()
             .unwrap();
-        // round 0 = 100 tokens, round 1 ≈ 100 + tool_use → 3 rounds needed for 250.
-        assert_eq!(t.dropped_groups, 3);
+        // Round 0 is the user's request (100 tokens): it is kept, so it frees nothing; each
+        // tool round frees ≈ 100 + the call → rounds 1–3 cover the 250.
+        assert_eq!(t.dropped_groups, 4);
         assert!(t.dropped_tokens >= 250);
-        assert_eq!(t.start, 5);
-        assert!(t.insert_marker, "first kept message is an assistant");
+        assert_eq!(t.start, 7);
+        assert_eq!(
+            t.keep_prompt,
+            Some(0),
+            "the latest request stays at the head"
+        );
+        assert!(
+            !t.insert_marker,
+            "the kept request is the user message first"
+        );
     }
 
     #[test]

@@ -190,7 +190,7 @@ pub fn choose_cut<V: ConversationView + ?Sized>(
                 Kind::Assistant => {
                     // Lines of one response are consecutive among the assistant lines.
                     if let Some(p) = view.rfind(i, previous_assistant)? {
-                        if p >= active && view.same_response(p, i) {
+                        if p >= active && crate::view::same_turn(view, p, i)? {
                             need = need.min(p);
                         }
                     }

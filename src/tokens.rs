@@ -329,6 +329,8 @@ struct Anchor {
     partial: bool,
     id: Option<String>,
     own: u64,
+    /// Another response came after it: lines with its id that follow start a new anchor.
+    closed: bool,
 }
 
 /// [`token_count_with_estimation`] kept up to date message by message: each push costs the
@@ -374,7 +376,7 @@ impl RunningCount {
             return;
         }
         self.all += f.tokens;
-        let same_response = |a: &Anchor| a.id.is_some() && a.id == f.id;
+        let same_response = |a: &Anchor| !a.closed && a.id.is_some() && a.id == f.id;
         if f.kind == Some(Kind::Assistant) {
             if let Some(usage) = f.usage {
                 match &mut self.anchor {
@@ -389,6 +391,7 @@ impl RunningCount {
                             partial: f.partial,
                             id: f.id.clone(),
                             own: f.tokens,
+                            closed: false,
                         });
                         self.rest = 0;
                     }
@@ -400,6 +403,7 @@ impl RunningCount {
                     a.own += f.tokens;
                     return;
                 }
+                a.closed = true;
             }
         }
         self.rest += f.tokens;

@@ -454,6 +454,24 @@ pub struct Find {
     pub boundary: bool,
 }
 
+/// Whether assistant messages `p < i` belong to one API turn: lines of one response (same
+/// `message.id`), or consecutive assistant messages with no user message between them (the
+/// API merges those into one turn, so a cut between them would split it).
+pub fn same_turn<V: ConversationView + ?Sized>(view: &V, p: usize, i: usize) -> Result<bool> {
+    if view.same_response(p, i) {
+        return Ok(true);
+    }
+    for k in p + 1..i {
+        if view.is_sidechain(k) {
+            continue;
+        }
+        if matches!(view.kind(k)?, Kind::User | Kind::Attachment) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// What the core decides to change in one message. The caller's side applies it to a copy
 /// of the message; all other messages are reused as they are.
 #[derive(Clone, Debug, PartialEq, Eq)]

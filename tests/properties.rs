@@ -1444,19 +1444,27 @@ proptest! {
                 prop_assert!(groups.len() < 2, "{} rounds but nothing dropped", groups.len());
                 break;
             };
-            let Truncation { start, insert_marker, dropped_groups, dropped_tokens } = t;
+            let Truncation { start, insert_marker, keep_prompt, dropped_groups, dropped_tokens } = t;
             prop_assert!(dropped_groups >= 1 && dropped_groups < groups.len());
             prop_assert_eq!(start, groups[dropped_groups].start);
-            let counted: u64 = (from..start).map(|i| estimate_message(msgs.as_slice(), i).unwrap()).sum();
+            let counted: u64 = (from..start)
+                .filter(|&i| Some(i) != keep_prompt)
+                .map(|i| estimate_message(msgs.as_slice(), i).unwrap())
+                .sum();
             prop_assert_eq!(dropped_tokens, counted);
             if let Some(gap) = overflow.as_ref().and_then(|o| o.gap) {
+                let kept_back = keep_prompt.map_or(0, |p| estimate_message(msgs.as_slice(), p).unwrap());
                 prop_assert!(
-                    dropped_tokens >= gap || dropped_groups == groups.len() - 1,
+                    dropped_tokens + kept_back >= gap || dropped_groups == groups.len() - 1,
                     "dropped {} tokens for a gap of {} with rounds left", dropped_tokens, gap
                 );
             }
 
             let mut out: Vec<Message> = Vec::new();
+            if let Some(p) = keep_prompt {
+                prop_assert!(p < start && !insert_marker);
+                out.push(msgs[p].clone());
+            }
             if insert_marker {
                 out.push(ptl_marker_message(c.transcript, Some("marker-uuid")));
             }
@@ -1464,11 +1472,12 @@ proptest! {
             let in_vals = to_values(&msgs);
             let out_vals = to_values(&out);
             check_api(&out_vals).map_err(fail)?;
-            prop_assert_eq!(&out[usize::from(insert_marker)..], &msgs[start..]);
+            let head = usize::from(insert_marker) + usize::from(keep_prompt.is_some());
+            prop_assert_eq!(&out[head..], &msgs[start..]);
             // Without a boundary in the kept part, the marker is there exactly when the kept
-            // part would start with an assistant message.
+            // part would start with an assistant message (and no request is kept before it).
             let kept = &in_vals[start..];
-            if root_start(kept) == 0 {
+            if root_start(kept) == 0 && keep_prompt.is_none() {
                 let starts_with_assistant = api_view(kept).first().is_some_and(|m| !m.user);
                 prop_assert_eq!(insert_marker, starts_with_assistant);
             }
@@ -1481,7 +1490,7 @@ proptest! {
             };
             let split: Vec<String> = ids(&in_vals[..start]).intersection(&ids(kept)).cloned().collect();
             prop_assert!(split.is_empty(), "responses cut in two: {:?}", split);
-            has_marker = insert_marker;
+            has_marker = insert_marker && keep_prompt.is_none();
             msgs = out;
         }
     }
@@ -1516,8 +1525,10 @@ proptest! {
         let Some(t) = truncate_head_for_ptl_retry(msgs.as_slice(), overflow.as_ref()).unwrap() else {
             return Ok(());
         };
-        let kept = &msgs[t.start..];
-        let lost = sent_estimate(&msgs) - sent_estimate(kept);
+        // The latest request, when its round is dropped, stays at the head.
+        let mut kept: Vec<Message> = t.keep_prompt.map(|p| msgs[p].clone()).into_iter().collect();
+        kept.extend_from_slice(&msgs[t.start..]);
+        let lost = sent_estimate(&msgs) - sent_estimate(&kept);
         prop_assert_eq!(t.dropped_tokens, lost, "start {} boundary at {}", t.start, root_start(&vals));
     }
 }

@@ -358,6 +358,9 @@ pub fn truncate_head_for_ptl_retry(messages: JsValue, error: JsValue) -> JsResul
         let marker = retry::ptl_marker_message(transcript, uuid.as_deref());
         out.unshift(&to_js(&marker)?);
     }
+    if let Some(p) = t.keep_prompt {
+        out.unshift(&conv.item(p));
+    }
     Ok(out.into())
 }
 
