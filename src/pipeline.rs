@@ -131,6 +131,9 @@ pub struct CompactContext {
     pub async_agents: Vec<AsyncAgent>,
     /// Content that must survive every compaction verbatim and exactly once.
     pub pinned: Vec<Pinned>,
+    /// Keep the latest user request verbatim on every path (see
+    /// [`CompactOptions::keep_last_user_message`]).
+    pub keep_last_user_message: bool,
 }
 
 /// Options of `compactConversation`.
@@ -449,6 +452,13 @@ async fn request_summary<E: Environment + ?Sized>(
             return Err(CompactError::from_call(
                 ErrorCode::Aborted,
                 "summary request aborted",
+                e,
+            ));
+        }
+        if e.timed_out {
+            return Err(CompactError::from_call(
+                ErrorCode::Timeout,
+                "the summarizer timed out; nothing was committed",
                 e,
             ));
         }
@@ -788,7 +798,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         Finish {
             summary_text,
             loss_report,
-            kept: if options.keep_last_user_message {
+            kept: if options.keep_last_user_message || ctx.keep_last_user_message {
                 last_user_request(messages, start).into_iter().collect()
             } else {
                 Vec::new()

@@ -82,6 +82,51 @@ pub fn non_object_line(number: usize, what: &str) -> Error {
     )
 }
 
+/// JSON text with every `\uXXXX` escape of a lone UTF-16 surrogate (which JavaScript strings
+/// may hold and `JSON.stringify` writes, but Rust strings cannot) replaced by `\ufffd`.
+pub fn replace_lone_surrogates(json: &str) -> String {
+    let b = json.as_bytes();
+    let hex_at = |i: usize| -> Option<u32> {
+        let h = json.get(i..i + 4)?;
+        u32::from_str_radix(h, 16).ok()
+    };
+    let mut out = String::with_capacity(json.len());
+    let mut i = 0;
+    let mut last = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if b.get(i + 1) != Some(&b'u') {
+            i += 2; // another escape, e.g. \\ or \"
+            continue;
+        }
+        let Some(cp) = hex_at(i + 2) else {
+            i += 2;
+            continue;
+        };
+        let is_high = (0xD800..0xDC00).contains(&cp);
+        let is_low = (0xDC00..0xE000).contains(&cp);
+        let paired = is_high
+            && b.get(i + 6) == Some(&b'\\')
+            && b.get(i + 7) == Some(&b'u')
+            && hex_at(i + 8).is_some_and(|c| (0xDC00..0xE000).contains(&c));
+        if paired {
+            i += 12;
+        } else if is_high || is_low {
+            out.push_str(&json[last..i]);
+            out.push_str("\\ufffd");
+            i += 6;
+            last = i;
+        } else {
+            i += 6;
+        }
+    }
+    out.push_str(&json[last..]);
+    out
+}
+
 /// `parseTranscript` natively: every line as a [`Message`] (unknown line types included).
 pub fn parse_transcript(text: &str) -> Result<Vec<Message>> {
     split_lines(text)?
@@ -144,6 +189,17 @@ mod tests {
         );
         let e = parse_transcript("[1,2]\n").unwrap_err();
         assert!(e.message.contains("expected a JSON object"));
+    }
+
+    #[test]
+    fn lone_surrogate_escapes_are_replaced() {
+        let text = r#"{"a":"x\ud800y","b":"\ud83d\ude00","c":"\\ud800","d":"\udc00"}"#;
+        let fixed = replace_lone_surrogates(text);
+        let v: Value = serde_json::from_str(&fixed).unwrap();
+        assert_eq!(v["a"], "x\u{fffd}y");
+        assert_eq!(v["b"], "😀");
+        assert_eq!(v["c"], "\\ud800");
+        assert_eq!(v["d"], "\u{fffd}");
     }
 
     #[test]

@@ -127,11 +127,17 @@ pub fn get_constants() -> JsResult<JsValue> {
 /// `roughTokenCountEstimation(text, bytesPerToken = 4)`: `text.length / bytesPerToken`,
 /// rounded. Reads the string's length without copying it.
 #[wasm_bindgen(js_name = roughTokenCountEstimation)]
-pub fn rough_token_count_estimation(text: JsValue, bytes_per_token: Option<f64>) -> JsResult<f64> {
+pub fn rough_token_count_estimation(text: JsValue, bytes_per_token: JsValue) -> JsResult<f64> {
     let s = text
         .dyn_ref::<JsString>()
         .ok_or_else(|| js_error(Error::invalid_argument("text must be a string")))?;
-    let bpt = bytes_per_token.unwrap_or(tokens::BYTES_PER_TOKEN);
+    let bpt = if bytes_per_token.is_undefined() || bytes_per_token.is_null() {
+        tokens::BYTES_PER_TOKEN
+    } else {
+        bytes_per_token
+            .as_f64()
+            .ok_or_else(|| js_error(Error::invalid_argument("bytesPerToken must be a number")))?
+    };
     if !bpt.is_finite() || bpt <= 0.0 {
         return Err(js_error(Error::invalid_argument(
             "bytesPerToken must be a positive number",

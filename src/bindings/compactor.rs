@@ -138,12 +138,13 @@ impl Compactor {
     #[wasm_bindgen(getter)]
     pub fn tracking(&self) -> JsResult<JsValue> {
         let o = Object::new();
-        let t = &self.state.borrow().tracking;
+        let s = self.state.borrow();
         Reflect::set(
             &o,
             &"consecutiveFailures".into(),
-            &t.consecutive_failures.into(),
+            &s.tracking.consecutive_failures.into(),
         )?;
+        Reflect::set(&o, &"thrashing".into(), &s.thrash.thrashing.into())?;
         Ok(o.into())
     }
 

@@ -166,6 +166,7 @@ pub fn context_arg(context: &JsValue) -> crate::Result<CompactContext> {
     }
     Ok(CompactContext {
         pinned,
+        keep_last_user_message: keep_last_user_message(context)?,
         model,
         summary_model: opt_string(context, "summaryModel", "context")?,
         config: config_arg(&prop(context, "config"))?,
@@ -184,8 +185,15 @@ pub fn context_arg(context: &JsValue) -> crate::Result<CompactContext> {
     })
 }
 
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = JSON, js_name = stringify, catch)]
+    fn json_text(value: &JsValue) -> Result<JsValue, JsValue>;
+}
+
 /// The caller's messages as typed messages (needed in full to write the summary request).
-/// Lines that are never sent (progress, snapshots, …) are read without their payload.
+/// Lines that are never sent (progress, snapshots, …) are read without their payload. Each
+/// message crosses as JSON text: a message that contains itself is an error, not a crash.
 pub fn messages_arg(messages: &JsValue) -> crate::Result<Vec<Message>> {
     let arr = messages
         .dyn_ref::<Array>()
@@ -193,9 +201,23 @@ pub fn messages_arg(messages: &JsValue) -> crate::Result<Vec<Message>> {
     arr.iter()
         .enumerate()
         .map(|(i, m)| {
-            let v: serde_json::Value = serde_wasm_bindgen::from_value(super::env::for_rust(&m))
-                .map_err(|e| Error::invalid_message(e.to_string()).at(format!("messages[{i}]")))?;
-            Message::from_value(v, &format!("messages[{i}]"))
+            let at = || format!("messages[{i}]");
+            let text = json_text(&super::env::for_rust(&m))
+                .map_err(|e| {
+                    let why = e
+                        .dyn_ref::<js_sys::Error>()
+                        .map(|e| String::from(e.message()))
+                        .unwrap_or_else(|| "not serializable".into());
+                    Error::invalid_message(format!("cannot be read as JSON ({why})")).at(at())
+                })?
+                .as_string()
+                .ok_or_else(|| Error::invalid_message("expected a message object").at(at()))?;
+            let v: serde_json::Value = serde_json::from_str(&text)
+                .or_else(|_| {
+                    serde_json::from_str(&crate::transcript::replace_lone_surrogates(&text))
+                })
+                .map_err(|e| Error::invalid_message(e.to_string()).at(at()))?;
+            Message::from_value(v, &at())
         })
         .collect()
 }
@@ -348,6 +370,11 @@ fn compact_options(options: &JsValue) -> crate::Result<CompactOptions> {
         keep_last_user_message: opt_bool(options, "keepLastUserMessage", "options")?
             .unwrap_or(false),
     })
+}
+
+/// `keepLastUserMessage` given in a `context` (for the automatic paths).
+pub fn keep_last_user_message(context: &JsValue) -> crate::Result<bool> {
+    Ok(opt_bool(context, "keepLastUserMessage", "context")?.unwrap_or(false))
 }
 
 /// `compactConversation(messages, context, options?)` → `Promise<CompactionResult>`

@@ -85,7 +85,10 @@ fn expect_code<T: std::fmt::Debug>(r: Result<T, JsValue>, code: &str) -> String 
 
 #[wasm_bindgen_test]
 fn rough_estimation_counts_utf16_units() {
-    let est = |s: &str, bpt: Option<f64>| rough_token_count_estimation(s.into(), bpt).unwrap();
+    let est = |s: &str, bpt: Option<f64>| {
+        rough_token_count_estimation(s.into(), bpt.map_or(JsValue::UNDEFINED, JsValue::from))
+            .unwrap()
+    };
     assert_eq!(est("", None), 0.0);
     assert_eq!(est("abcdefgh", None), 2.0);
     assert_eq!(est("abcdefgh", Some(2.0)), 4.0);
@@ -507,11 +510,11 @@ fn errors_are_errors_with_a_code() {
         "INVALID_ARGUMENT",
     );
     expect_code(
-        rough_token_count_estimation(JsValue::from(5), None),
+        rough_token_count_estimation(JsValue::from(5), JsValue::UNDEFINED),
         "INVALID_ARGUMENT",
     );
     expect_code(
-        rough_token_count_estimation("abc".into(), Some(0.0)),
+        rough_token_count_estimation("abc".into(), JsValue::from(0.0)),
         "INVALID_ARGUMENT",
     );
     expect_code(
