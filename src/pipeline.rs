@@ -10,9 +10,7 @@ use crate::env::{CallError, Environment, HookKind, ProgressEvent};
 use crate::error::{Error, ErrorCode};
 use crate::messages::{Kind, Message};
 use crate::restore::{self, FileSnapshot, SkillInfo};
-use crate::retry::{
-    parse_context_overflow_error, ptl_marker_message, truncate_head_for_ptl_retry, MAX_PTL_RETRIES,
-};
+use crate::retry::{parse_context_overflow_error, ptl_marker_message, MAX_PTL_RETRIES};
 use crate::strip;
 use crate::summary::{self, SummaryProblem, SummaryRequest};
 use crate::thresholds::{auto_compact_threshold, context_window_for_model};
@@ -390,7 +388,7 @@ fn fit_summary_window(
             limit: Some(window),
             gap: Some(needed - window),
         };
-        match truncate_head_for_ptl_retry(attempt.as_slice(), Some(&overflow))? {
+        match crate::retry::truncate_head(attempt.as_slice(), Some(&overflow), true)? {
             Some(t) => attempt = apply_truncation(&attempt, &t),
             None => break,
         }
@@ -472,7 +470,7 @@ async fn request_summary<E: Environment + ?Sized>(
                     e,
                 ));
             }
-            match truncate_head_for_ptl_retry(attempt.as_slice(), Some(&overflow))? {
+            match crate::retry::truncate_head(attempt.as_slice(), Some(&overflow), true)? {
                 Some(t) => {
                     counters.0 += 1;
                     env.progress(&ProgressEvent {

@@ -236,6 +236,17 @@ pub fn truncate_head_for_ptl_retry<V: ConversationView + ?Sized>(
     view: &V,
     overflow: Option<&ContextOverflow>,
 ) -> Result<Option<Truncation>> {
+    truncate_head(view, overflow, false)
+}
+
+/// [`truncate_head_for_ptl_retry`], optionally keeping the latest user request: when its round
+/// is dropped it stays at the head (instead of the marker), so the summarizer still sees the
+/// current task in the user's words. The pipeline's summary request uses this.
+pub fn truncate_head<V: ConversationView + ?Sized>(
+    view: &V,
+    overflow: Option<&ContextOverflow>,
+    keep_latest_request: bool,
+) -> Result<Option<Truncation>> {
     // Only what is sent counts: after the last compaction boundary, and without a marker a
     // previous retry put at the head.
     let mut from = active_start(view)?;
@@ -248,7 +259,11 @@ pub fn truncate_head_for_ptl_retry<V: ConversationView + ?Sized>(
     }
     let max_drop = groups.len() - 1;
     // The latest user request is never dropped (it is kept at the head if its round goes).
-    let request = latest_user_request(view, from)?;
+    let request = if keep_latest_request {
+        latest_user_request(view, from)?
+    } else {
+        None
+    };
     let request_tokens = match request {
         Some(p) => estimate_range(view, p..p + 1)?,
         None => 0,
@@ -467,7 +482,15 @@ mod tests {
         let m = convo(5, 400); // 100 tokens per message
         let o =
             parse_context_overflow_error("prompt is too long: 1250 tokens > 1000 maximum", None);
-        let t = truncate_head_for_ptl_retry(m.as_slice(), o.as_ref())
+        // SPEC §8 as is: the oldest rounds go, a marker heads an assistant-first remainder.
+        let plain = truncate_head_for_ptl_retry(m.as_slice(), o.as_ref())
+            .unwrap()
+            .unwrap();
+        assert_eq!(plain.dropped_groups, 3);
+        assert!(plain.dropped_tokens >= 250);
+        assert_eq!(plain.start, 5);
+        assert!(plain.insert_marker && plain.keep_prompt.is_none());
+        let t = truncate_head(m.as_slice(), o.as_ref(), true)
             .unwrap()
             .unwrap();
         // Round 0 is the user's request (100 tokens): it is kept, so it frees nothing; each

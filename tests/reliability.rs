@@ -40,7 +40,7 @@ use context_compaction::restore::{
     POST_COMPACT_MAX_TOKENS_PER_FILE, POST_COMPACT_TOKEN_BUDGET, TRUNCATION_MARKER,
 };
 use context_compaction::retry::{
-    parse_context_overflow_error, ptl_marker_message, truncate_head_for_ptl_retry, MAX_PTL_RETRIES,
+    parse_context_overflow_error, ptl_marker_message, MAX_PTL_RETRIES,
 };
 use context_compaction::session_memory::{choose_cut, SessionMemoryConfig};
 use context_compaction::strip::{reinjected_attachments, strip_images};
@@ -1420,7 +1420,9 @@ fn truncations(msgs: &mut Vec<Message>, gaps: &[u64]) -> Vec<Vec<Message>> {
             ),
             Some(400),
         );
-        let Some(t) = truncate_head_for_ptl_retry(msgs.as_slice(), e.as_ref()).unwrap() else {
+        let Some(t) =
+            context_compaction::retry::truncate_head(msgs.as_slice(), e.as_ref(), true).unwrap()
+        else {
             break;
         };
         let transcript = msgs[t.start..].iter().any(Message::is_transcript);

@@ -1587,6 +1587,8 @@ export declare function parseContextOverflowError(error: unknown, status?: numbe
 export declare function truncateHeadForPTLRetry<M extends MessageInput>(
   messages: readonly M[],
   error?: unknown,
+  /** `keepLatestRequest`: when its round goes, the latest user request stays at the head (as the pipeline's summary request does). */
+  options?: { keepLatestRequest?: boolean } | null,
 ): Array<M | ApiUserTextMessage | TranscriptUserLine> | null;
 
 /**

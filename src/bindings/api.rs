@@ -338,10 +338,16 @@ pub fn parse_context_overflow_error(error: JsValue, status: Option<f64>) -> JsRe
     }
 }
 
-/// `truncateHeadForPTLRetry(messages, error)`: drops the oldest API rounds to cover the gap the
-/// error names (20% of rounds when it names none); `null` when nothing can be dropped.
+/// `truncateHeadForPTLRetry(messages, error, {keepLatestRequest}?)`: drops the oldest API
+/// rounds to cover the gap the error names (20% of rounds when it names none); `null` when
+/// nothing can be dropped. With `keepLatestRequest` the latest user request stays at the head
+/// when its round goes.
 #[wasm_bindgen(js_name = truncateHeadForPTLRetry)]
-pub fn truncate_head_for_ptl_retry(messages: JsValue, error: JsValue) -> JsResult<JsValue> {
+pub fn truncate_head_for_ptl_retry(
+    messages: JsValue,
+    error: JsValue,
+    options: JsValue,
+) -> JsResult<JsValue> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     js(conv.validate_all())?;
     let overflow = if error.is_undefined() || error.is_null() {
@@ -350,7 +356,9 @@ pub fn truncate_head_for_ptl_retry(messages: JsValue, error: JsValue) -> JsResul
         let (text, status) = error_text(&error);
         retry::parse_context_overflow_error(&text, status)
     };
-    let Some(t) = js(retry::truncate_head_for_ptl_retry(&conv, overflow.as_ref()))? else {
+    js(options_arg(&options, "options"))?;
+    let keep = js(opt_bool(&options, "keepLatestRequest", "options"))?.unwrap_or(false);
+    let Some(t) = js(retry::truncate_head(&conv, overflow.as_ref(), keep))? else {
         return Ok(JsValue::NULL);
     };
     let out = conv.array().slice(t.start as u32, conv.len() as u32);

@@ -406,7 +406,8 @@ fn ptl_retry_with_anthropic_400() {
     let overflow = parse_context_overflow_error(sdk_error.clone().into(), None).unwrap();
     assert_eq!(num(&overflow, "gap"), 13_462.0);
 
-    let out = truncate_head_for_ptl_retry(messages.clone(), sdk_error.into()).unwrap();
+    let out = truncate_head_for_ptl_retry(messages.clone(), sdk_error.into(), JsValue::UNDEFINED)
+        .unwrap();
     // Groups: [start], then one per assistant response (≈5,000 tokens each, the first
     // group only a token). Covering 13,462 tokens drops the first 4 groups (1 + 3 × 5,000):
     // the kept part starts at the 4th assistant message (index 7), so a user marker leads.
@@ -429,7 +430,7 @@ fn ptl_retry_with_anthropic_400() {
     // is removed before counting (the output still starts with exactly one marker).
     let err: JsValue =
         js_sys::Error::new("prompt is too long: 213462 tokens > 200000 maximum").into();
-    let again = truncate_head_for_ptl_retry(out.clone(), err).unwrap();
+    let again = truncate_head_for_ptl_retry(out.clone(), err, JsValue::UNDEFINED).unwrap();
     assert_eq!(
         stringify(&get(&at(&again, 0), "content")),
         stringify(&get(&consts, "PTL_MARKER_TEXT"))
@@ -441,14 +442,17 @@ fn ptl_retry_with_anthropic_400() {
     assert!(len(&again) < len(&out));
 
     // No parsable gap: 20% of the 11 groups (2) are dropped.
-    let out = truncate_head_for_ptl_retry(messages.clone(), JsValue::UNDEFINED).unwrap();
+    let out = truncate_head_for_ptl_retry(messages.clone(), JsValue::UNDEFINED, JsValue::UNDEFINED)
+        .unwrap();
     assert_eq!(len(&out), 1 + len(&messages) - 3);
 
     // A single round cannot be truncated: null.
     let one = js(json!([{"role": "user", "content": "hi"}]));
-    assert!(truncate_head_for_ptl_retry(one, JsValue::UNDEFINED)
-        .unwrap()
-        .is_null());
+    assert!(
+        truncate_head_for_ptl_retry(one, JsValue::UNDEFINED, JsValue::UNDEFINED)
+            .unwrap()
+            .is_null()
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

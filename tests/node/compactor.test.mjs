@@ -147,7 +147,7 @@ describe('maybeAutoCompact', () => {
     assert.equal(c.warningState().isAboveAutoCompactThreshold, false);
     assert.equal(c.compacting, false);
     h.assertValidForApi(c.messages, lines);
-    assert.deepEqual(c.tracking, { consecutiveFailures: 0 });
+    assert.deepEqual(c.tracking, { consecutiveFailures: 0, thrashing: false });
   });
 
   test('messages pushed while it runs appear after the summary, in order', async () => {
@@ -186,7 +186,7 @@ describe('maybeAutoCompact', () => {
       assert.equal(out.wasCompacted, false);
       assert.equal(out.error.code, 'SUMMARY_TRUNCATED');
       assert.equal(out.consecutiveFailures, i);
-      assert.deepEqual(c.tracking, { consecutiveFailures: i });
+      assert.deepEqual(c.tracking, { consecutiveFailures: i, thrashing: false });
     }
     const fourth = await c.maybeAutoCompact();
     assert.equal(fourth.skipped, 'circuitBreakerOpen');

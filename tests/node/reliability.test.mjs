@@ -180,7 +180,7 @@ describe('modes 02, 08, 14: every exported transformation on random histories', 
     }
   });
 
-  test('mode 01: truncateHeadForPTLRetry never drops the latest user prompt (the current task) — whatever the gap', () => {
+  test('mode 01: truncateHeadForPTLRetry with keepLatestRequest (as the pipeline uses it) never drops the latest user prompt (the current task) — whatever the gap', () => {
     const lost = [];
     for (let seed = 1; seed <= CASES; seed++) {
       const rng = r.prng(seed);
@@ -188,7 +188,7 @@ describe('modes 02, 08, 14: every exported transformation on random histories', 
       const latest = r.latestUserMessage(msgs)?.message;
       let cur = msgs;
       for (let k = 0; k < 3; k++) {
-        const next = cc.truncateHeadForPTLRetry(cur, r.ptlError(200_000 + rng.int(0, 400_000), 200_000));
+        const next = cc.truncateHeadForPTLRetry(cur, r.ptlError(200_000 + rng.int(0, 400_000), 200_000), { keepLatestRequest: true });
         if (next === null) break;
         cur = next;
       }
