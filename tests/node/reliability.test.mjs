@@ -589,7 +589,8 @@ describe('modes 11, 12: transient errors, timeouts, aborts, failures at every st
     assert.equal(rfs.size, 3);
     assert.ok(signals.length >= 1);
     // Through autoCompactIfNeeded: reported, counted.
-    const out = await cc.autoCompactIfNeeded(msgs, { model: OPUS, summarize, summaryTimeoutMs: 50, config: LOW, retryBaseMs: 1 }, {});
+    // (this history is ~5,000 tokens: a 1 % threshold, 1,800 tokens, makes it due)
+    const out = await cc.autoCompactIfNeeded(msgs, { model: OPUS, summarize, summaryTimeoutMs: 50, config: { autoCompactPctOverride: 1 }, retryBaseMs: 1 }, {});
     assert.equal(out.error?.code, 'TIMEOUT');
     assert.equal(out.consecutiveFailures, 1);
   });
