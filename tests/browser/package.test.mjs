@@ -352,7 +352,7 @@ test('the compaction pipeline runs in headless Chromium with async JS callbacks'
   assert.equal(c.after.pushedMeanwhileKept, true, 'the messages pushed meanwhile, the same objects, in order');
   assert.equal(c.after.tokenCount, c.after.tokenCountStateless);
   assert.ok(c.after.tokenCount < tokens);
-  assert.deepEqual(c.after.tracking, { consecutiveFailures: 0 });
+  assert.deepEqual(c.after.tracking, { consecutiveFailures: 0, thrashing: false });
   assert.equal(c.after.transcriptLines, 4);
   assert.equal(c.after.transcriptHasMarker, true);
   assert.deepEqual(c.second, { wasCompacted: false, skipped: 'belowThreshold' });
