@@ -151,8 +151,13 @@ pub struct ApiMessage {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 pub struct Message {
     /// Transcript line type (`user`, `assistant`, `system`, `attachment`, `progress`, …).
-    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
-    pub line_type: Option<String>,
+    #[serde(
+        rename = "type",
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "nullable"
+    )]
+    pub line_type: Nullable<String>,
     /// API shape: role.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
     pub role: Nullable<Role>,
@@ -250,7 +255,7 @@ impl Message {
         }
         let msg: Message = serde_json::from_value(value)
             .map_err(|e| Error::invalid_message(e.to_string()).at(location))?;
-        if msg.line_type.is_none() && msg.role().is_none() {
+        if msg.line_type().is_none() && msg.role().is_none() {
             return Err(Error::invalid_message(
                 "neither `type` (transcript line) nor `role` (API message) is present",
             )
@@ -282,7 +287,7 @@ impl Message {
     /// Whether this is a transcript line (has `type`) rather than an API message. A Messages
     /// API response body (`type: "message"` with a `role`) is an API message.
     pub fn is_transcript(&self) -> bool {
-        match self.line_type.as_deref() {
+        match self.line_type() {
             None => false,
             Some("message") => self.role().is_none(),
             Some(_) => true,
@@ -301,9 +306,12 @@ impl Message {
                 .role()
                 .map_or(Kind::Other, |r| Kind::from_role(r.as_str()));
         }
-        self.line_type
-            .as_deref()
-            .map_or(Kind::Other, Kind::from_line_type)
+        self.line_type().map_or(Kind::Other, Kind::from_line_type)
+    }
+
+    /// The transcript line `type`, when present and a string.
+    pub fn line_type(&self) -> Option<&str> {
+        self.line_type.as_ref().and_then(|t| t.as_deref())
     }
 
     /// The API message of a transcript line.
@@ -704,6 +712,14 @@ mod tests {
             line.usage_raw().unwrap().input_tokens,
             Some(Some(serde_json::Number::from(3)))
         );
+    }
+
+    #[test]
+    fn a_null_type_survives() {
+        let v = json!({"type": null, "role": "user", "content": "x"});
+        let m = Message::from_value(v.clone(), "m").unwrap();
+        assert_eq!(m.to_value(), v);
+        assert_eq!(m.kind(), Kind::User);
     }
 
     #[test]

@@ -590,7 +590,7 @@ fn attachment_line(uuid: Option<&str>, attachment: Value) -> Message {
     let mut extra = Map::new();
     extra.insert("attachment".into(), attachment);
     Message {
-        line_type: Some("attachment".into()),
+        line_type: Some(Some("attachment".into())),
         uuid: uuid.map(|u| Some(u.to_string())),
         extra,
         ..Default::default()

@@ -357,7 +357,7 @@ pub fn ptl_marker_message(transcript: bool, uuid: Option<&str>) -> Message {
         return Message::api_user_text(PTL_MARKER_TEXT);
     }
     let mut m = Message {
-        line_type: Some("user".into()),
+        line_type: Some(Some("user".into())),
         message: Some(Some(crate::messages::ApiMessage {
             role: Some(Some(Role::User)),
             content: Some(Some(Content::Text(PTL_MARKER_TEXT.into()))),
