@@ -40,7 +40,7 @@ fn usage_invalid(m: &Message) -> bool {
     .any(|n| match n {
         Some(Some(n)) => {
             let v = n.as_f64().unwrap();
-            v < 0.0 || v > 1e15
+            !(0.0..=1e15).contains(&v)
         }
         _ => false,
     })

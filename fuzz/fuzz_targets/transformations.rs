@@ -6,10 +6,13 @@
 //!   tool ids and thinking blocks are untouched; the result is valid for the API where the
 //!   input was; the recent / latest-per-path results are never cleared; idempotent;
 //!   deterministic.
-//! * `truncate_head_for_ptl_retry`, applied as the pipeline applies it (marker + kept suffix),
-//!   up to `MAX_PTL_RETRIES` times: a round is always kept, the cut is after the active start,
-//!   `dropped_tokens` is the estimate of what was dropped and covers the gap (or everything
-//!   droppable was dropped), the result is valid where the input was; deterministic.
+//! * `truncate_head_for_ptl_retry` and `truncate_head(…, keep_latest_request = true)`, applied
+//!   as the pipeline applies them (kept request or marker, then the kept suffix) up to
+//!   `MAX_PTL_RETRIES` times: the cut is at an API turn (`group_by_api_turn`) after the active
+//!   start, a turn is always kept, `dropped_tokens` is the estimate of what was dropped (less
+//!   the kept request) and covers the gap (or everything droppable was dropped), the latest
+//!   user request survives when asked for, the result is valid where the input was;
+//!   deterministic.
 //! * `session_memory::choose_cut`: the cut is inside the active conversation, after a dropped
 //!   main-chain message, before a kept one; no response is split; `kept_tokens` and
 //!   `kept_text_messages` describe the kept suffix; summary + kept suffix is valid where the
