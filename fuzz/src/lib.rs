@@ -934,9 +934,3 @@ impl<'a> Arbitrary<'a> for Json {
         arbitrary_json(u, 0).map(Json)
     }
 }
-
-/// Shape of finding F6 (docs/fuzzing.md): a message whose `type` is `null` (read as absent,
-/// then not written back).
-pub fn has_null_type(v: &Value) -> bool {
-    v.get("type") == Some(&Value::Null)
-}
