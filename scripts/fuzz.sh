@@ -6,7 +6,8 @@
 # Defaults: 600 s per target, every target (`cargo fuzz list`). Installs cargo-fuzz when it
 # is missing, builds once, runs each target with -max_total_time, keeps the corpus under
 # fuzz/corpus/<target>/ (seeded from ../shared/transcripts the first time) and prints per
-# target: executions, corpus size, and any crash / timeout / OOM artifact. Exits non-zero if
+# target: executions, corpus size, and any crash / timeout / OOM artifact. Before fuzzing it
+# replays fuzz/regressions/<target>/ (earlier findings). Exits non-zero if a replay fails or
 # any target found something.
 #
 # Environment:
@@ -14,7 +15,6 @@
 #   FUZZ_SANITIZER=S    none (default: safe Rust, fastest, works on stable) or address
 #                       (needs nightly features: RUSTC_BOOTSTRAP=1 is set on a stable toolchain)
 #   FUZZ_MAX_LEN=N      libFuzzer -max_len (default 8192)
-#   FUZZ_STRICT=1       also check the invariants that open findings break (docs/fuzzing.md)
 #   FUZZ_ARGS="…"       extra libFuzzer arguments
 #
 # Not part of CI's test command: a full run takes targets × seconds / FUZZ_PARALLEL.
@@ -63,6 +63,21 @@ src_version() {
 echo "== building ${TARGETS[*]} (sanitizer: $SANITIZER, source $(src_version))"
 for t in "${TARGETS[@]}"; do
   cargo fuzz build --sanitizer "$SANITIZER" "$t"
+done
+
+# Every reproducer of an earlier finding (fuzz/regressions/<target>/) must pass the target's
+# checks before the target fuzzes: a fixed finding stays fixed.
+for t in "${TARGETS[@]}"; do
+  dir="$ROOT/fuzz/regressions/$t"
+  [ -d "$dir" ] || continue
+  mapfile -t files < <(find "$dir" -type f ! -name '*.md' | sort)
+  [ "${#files[@]}" -gt 0 ] || continue
+  echo "== replaying ${#files[@]} regression input(s) of $t"
+  if ! cargo fuzz run --sanitizer "$SANITIZER" "$t" "${files[@]}" >"$FUZZ/target/replay-$t.log" 2>&1; then
+    grep -m1 -A2 'panicked at' "$FUZZ/target/replay-$t.log" >&2 || tail -20 "$FUZZ/target/replay-$t.log" >&2
+    echo "a regression input of $t fails (log: fuzz/target/replay-$t.log)" >&2
+    exit 1
+  fi
 done
 
 # Seeds for the text targets from the shared Claude Code transcripts: groups of 3 lines of at

@@ -54,8 +54,9 @@ pub struct BoundaryInput {
     /// Fields copied from the last transcript line (`sessionId`, `cwd`, `version`, `gitBranch`,
     /// …) so the line reads like the ones around it.
     pub session_fields: Map<String, Value>,
-    /// How many messages were kept verbatim after the summary (session-memory compaction);
-    /// their recorded usage measures the old context, so token counts ignore it.
+    /// How many sent messages (user, assistant and attachment lines of the main chain) were
+    /// kept verbatim after the summary (session-memory compaction); their recorded usage
+    /// measures the old context, so token counts ignore it.
     pub kept_messages: usize,
 }
 

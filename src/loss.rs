@@ -182,12 +182,35 @@ pub fn text_mentioned(idx: &SummaryIndex<'_>, text: &str) -> bool {
 
 /// An error is mentioned when, normalized, the first [`MENTION_PREFIX_CHARS`] characters of
 /// its telling line appear, or most of its longer words do (at least 3 distinct words of 5+
-/// letters, two thirds of them present).
+/// letters, two thirds of them present). An excerpt without a letter or digit (`*`, `---`)
+/// is never mentioned on its own: [`error_entry_mentioned`] then judges it by its source.
 pub fn error_mentioned(idx: &SummaryIndex<'_>, excerpt: &str) -> bool {
     let norm = normalize(excerpt);
-    !norm.is_empty()
+    has_word(&norm)
         && (idx.norm.contains(head_chars(&norm, MENTION_PREFIX_CHARS))
             || most_words_present(idx, &norm, 3))
+}
+
+/// Whether a normalized text holds a letter or a digit.
+fn has_word(norm: &str) -> bool {
+    norm.chars().any(char::is_alphanumeric)
+}
+
+/// An error from `source` (a command, a tool on a file) with the telling line `excerpt` is
+/// mentioned when [`error_mentioned`] says so, or — for an excerpt that holds no letter or
+/// digit, which says nothing a summary could paraphrase — when the summary has the entry
+/// `source: excerpt` as [`append_missing`] writes it (normalized).
+pub fn error_entry_mentioned(idx: &SummaryIndex<'_>, source: &str, excerpt: &str) -> bool {
+    if error_mentioned(idx, excerpt) {
+        return true;
+    }
+    let norm = normalize(excerpt);
+    !has_word(&norm) && idx.norm.contains(&normalize(&error_entry(source, excerpt)))
+}
+
+/// How [`loss_report`] lists an error: `source: excerpt`.
+fn error_entry(source: &str, excerpt: &str) -> String {
+    format!("{source}: {excerpt}")
 }
 
 /// The files touched, user messages and errors of `compacted` that `summary` does not
@@ -213,8 +236,8 @@ pub fn loss_report(compacted: &[Message], summary: &str) -> LossReport {
             continue;
         }
         seen.push(&e.excerpt);
-        if !error_mentioned(&idx, &e.excerpt) {
-            report.errors.push(format!("{}: {}", e.source, e.excerpt));
+        if !error_entry_mentioned(&idx, &e.source, &e.excerpt) {
+            report.errors.push(error_entry(&e.source, &e.excerpt));
         }
     }
     report
@@ -372,6 +395,31 @@ mod tests {
         // After appending, nothing is missing any more.
         assert!(loss_report(&conversation(), &a).is_empty());
         assert_eq!(append_missing(summary, &LossReport::default()), summary);
+    }
+
+    #[test]
+    fn a_wordless_error_excerpt_is_judged_by_its_source() {
+        // A failed `cargo test` whose whole output is `*` (fuzzing finding F5).
+        let m = msgs(json!([
+            {"role": "user", "content": "run the tests"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash",
+                "input": {"command": "cargo test"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                "content": "*", "is_error": true}]}
+        ]));
+        let summary = "The user asked to run the tests.";
+        let r = loss_report(&m, summary);
+        assert_eq!(r.errors, vec!["`cargo test`: *"]);
+        let completed = append_missing(summary, &r);
+        assert!(loss_report(&m, &completed).is_empty(), "{completed}");
+        // A summary that names the failing command with the same entry mentions it too;
+        // one that only names the command elsewhere does not.
+        let idx = SummaryIndex::new("Errors: `cargo test`: * (no output)");
+        assert!(error_entry_mentioned(&idx, "`cargo test`", "*"));
+        let idx = SummaryIndex::new("We ran cargo test later.");
+        assert!(!error_entry_mentioned(&idx, "`cargo test`", "*"));
+        // Excerpts with words keep the word and prefix tests.
+        assert!(!error_mentioned(&idx, "---"));
     }
 
     #[test]

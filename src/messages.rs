@@ -253,7 +253,7 @@ impl Message {
             ))
             .at(location));
         }
-        let msg: Message = serde_json::from_value(value)
+        let msg = Message::from_object(value)
             .map_err(|e| Error::invalid_message(e.to_string()).at(location))?;
         if msg.line_type().is_none() && msg.role().is_none() {
             return Err(Error::invalid_message(
@@ -262,6 +262,24 @@ impl Message {
             .at(location));
         }
         Ok(msg)
+    }
+
+    /// Reads a JSON object (`value` must be one). A line of a type the library does not use
+    /// (progress, summary, queue-operation, future ones) is carried through even when a field
+    /// the library types on other lines (`uuid`, `content`, `timestamp`, …) holds another JSON
+    /// type there: such fields are kept among the unknown ones. Lines the library reads
+    /// (user, assistant, system, attachment, API messages) must have the types it reads.
+    pub fn from_object(value: Value) -> std::result::Result<Message, serde_json::Error> {
+        if !is_carried_line(&value) {
+            return serde_json::from_value(value);
+        }
+        match Message::deserialize(&value) {
+            Ok(msg) => Ok(msg),
+            Err(strict) => match value {
+                Value::Object(map) => carried_line(map).map_err(|_| strict),
+                _ => Err(strict),
+            },
+        }
     }
 
     /// Parses an array of messages, naming `messages[i]` in errors.
@@ -414,6 +432,50 @@ impl Message {
             ..Default::default()
         }
     }
+}
+
+/// The JSON names of [`Message`]'s typed fields.
+const TYPED_FIELDS: [&str; 10] = [
+    "type",
+    "role",
+    "content",
+    "message",
+    "subtype",
+    "uuid",
+    "isSidechain",
+    "isMeta",
+    "isCompactSummary",
+    "timestamp",
+];
+
+/// Whether `value` is a line the library carries through without reading it: a string
+/// `type` of [`Kind::Other`] that is not a Messages API response body (`type: "message"`
+/// with a `role`).
+fn is_carried_line(value: &Value) -> bool {
+    match value.get("type").and_then(Value::as_str) {
+        Some("message") => value.get("role").is_none(),
+        Some(t) => Kind::from_line_type(t) == Kind::Other,
+        None => false,
+    }
+}
+
+/// A carried-through line whose typed fields do not all have their types: those that do not
+/// are moved among the unknown fields, the others stay typed.
+fn carried_line(mut map: Map<String, Value>) -> std::result::Result<Message, serde_json::Error> {
+    let mut odd = Map::new();
+    for key in TYPED_FIELDS {
+        let Some(v) = map.get(key) else { continue };
+        let mut one = Map::new();
+        one.insert(key.to_string(), v.clone());
+        if serde_json::from_value::<Message>(Value::Object(one)).is_err() {
+            if let Some(v) = map.shift_remove(key) {
+                odd.insert(key.to_string(), v);
+            }
+        }
+    }
+    let mut msg: Message = serde_json::from_value(Value::Object(map))?;
+    msg.extra.extend(odd);
+    Ok(msg)
 }
 
 /// A content block. Known types are typed; any other type is kept as its JSON value.
@@ -763,6 +825,39 @@ mod tests {
                        "message": {"role": "user", "content": "x", "id": null}});
         let m = Message::from_value(v.clone(), "m").unwrap();
         assert_eq!(m.to_value(), v);
+    }
+
+    #[test]
+    fn unknown_line_types_carry_fields_of_other_types() {
+        for v in [
+            json!({"type": "queue-operation", "content": [1, {"y": null}], "uuid": "q1"}),
+            json!({"type": "progress", "uuid": 5, "parentUuid": "p"}),
+            json!({"type": "summary", "timestamp": 1_770_000_000, "summary": "s"}),
+            json!({"type": "future-thing", "message": {"content": 7}, "isMeta": "yes"}),
+        ] {
+            let m = Message::from_value(v.clone(), "m").unwrap();
+            assert_eq!(m.kind(), Kind::Other);
+            assert_eq!(m.to_value(), v, "nothing lost");
+            assert_eq!(Message::from_value(m.to_value(), "m").unwrap(), m);
+        }
+        // Fields with their types stay typed.
+        let m = Message::from_value(
+            json!({"type": "progress", "uuid": "u1", "timestamp": 5}),
+            "m",
+        )
+        .unwrap();
+        assert_eq!(m.uuid(), Some("u1"));
+        assert_eq!(m.extra.get("timestamp"), Some(&json!(5)));
+        // Lines the library reads keep their types checked.
+        for v in [
+            json!({"type": "user", "uuid": 5, "message": {"role": "user", "content": "x"}}),
+            json!({"type": "assistant", "message": {"role": "assistant", "content": 7}}),
+            json!({"type": "message", "role": "assistant", "content": 7}),
+            json!({"role": "user", "content": [1]}),
+        ] {
+            let e = Message::from_value(v.clone(), "m").unwrap_err();
+            assert_eq!(e.code, crate::error::ErrorCode::InvalidMessage, "{v}");
+        }
     }
 
     #[test]

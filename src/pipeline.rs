@@ -843,6 +843,15 @@ struct Finish {
     max_after: u64,
 }
 
+/// How many of `messages` are sent to the model.
+fn sent_count(messages: &[Message]) -> Result<usize, Error> {
+    let mut n = 0;
+    for i in 0..messages.len() {
+        n += usize::from(crate::tokens::is_sent(messages, i)?);
+    }
+    Ok(n)
+}
+
 /// Steps 5–12: restoration, SessionStart hooks, boundary, summary message, the size check,
 /// PostCompact hooks.
 async fn finish<E: Environment + ?Sized>(
@@ -885,7 +894,9 @@ async fn finish<E: Environment + ?Sized>(
         uuid: boundary_uuid.clone(),
         timestamp: timestamp.clone(),
         session_fields: fields.clone(),
-        kept_messages: kept.len(),
+        // The counters read `keptMessages` as sent messages (progress, system and sub-agent
+        // lines kept beside them carry no usage and are not counted).
+        kept_messages: sent_count(kept)?,
     });
     let text =
         summary::summary_message_text(&f.summary_text, f.auto, f.suppress_follow_up_questions);

@@ -157,6 +157,17 @@ pub fn choose_cut<V: ConversationView + ?Sized>(
         assistant: true,
         ..Find::default()
     };
+    // The first line of each response (`message.id`) in the active conversation: a kept
+    // line of a response ties the cut to that line even when other lines sit between them
+    // (a resumed or merged transcript may scatter a response).
+    let mut first_line: FastMap<String, usize> = FastMap::default();
+    for i in active..len {
+        if view.kind(i)? == Kind::Assistant && !view.is_sidechain(i) {
+            if let Some(id) = view.message_id(i) {
+                first_line.entry(id).or_insert(i);
+            }
+        }
+    }
 
     // Walk back from the end. `need`: the cut may not be after this index (a kept message is
     // tied to it by a tool pair or a shared response).
@@ -188,11 +199,15 @@ pub fn choose_cut<V: ConversationView + ?Sized>(
                     }
                 }
                 Kind::Assistant => {
-                    // Lines of one response are consecutive among the assistant lines.
+                    // Consecutive assistant messages form one turn; all lines of a response
+                    // go together wherever they are.
                     if let Some(p) = view.rfind(i, previous_assistant)? {
                         if p >= active && crate::view::same_turn(view, p, i)? {
                             need = need.min(p);
                         }
+                    }
+                    if let Some(&first) = view.message_id(i).and_then(|id| first_line.get(&id)) {
+                        need = need.min(first);
                     }
                 }
                 _ => {}
@@ -316,6 +331,35 @@ mod tests {
             cfg(10_000, 5, 40_000),
             "SPEC §12: at least 10,000 tokens and 5 messages with text, at most 40,000"
         );
+    }
+
+    #[test]
+    fn a_scattered_response_is_never_split() {
+        // Fuzzing finding F1: the lines of response `msg_A` are not consecutive (a resumed or
+        // merged transcript). Keeping the last line of it means keeping the first too.
+        let line = |id: &str, tokens: usize| {
+            json!({"type": "assistant", "message": {"role": "assistant", "id": id,
+                "content": [{"type": "text", "text": words(tokens)}]}})
+        };
+        let u = |tokens: usize| json!({"type": "user", "message": {"role": "user", "content": words(tokens)}});
+        let m = parse(json!([
+            u(100),
+            line("msg_0", 100),
+            u(100),
+            line("msg_A", 100),
+            u(100),
+            line("msg_B", 100),
+            u(100),
+            line("msg_A", 100),
+            u(100)
+        ]));
+        let c = cut(&m, &cfg(250, 2, 10_000)).unwrap();
+        assert!(c.keep_from <= 3, "{c:?}");
+        assert!(c.keep_from > 0, "{c:?}");
+        // Without the scattered line the cut may fall right after msg_A's first line.
+        let mut plain = m.clone();
+        plain[7] = parse(json!([line("msg_C", 100)])).remove(0);
+        assert!(cut(&plain, &cfg(250, 2, 10_000)).unwrap().keep_from > 3);
     }
 
     #[test]

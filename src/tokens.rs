@@ -228,7 +228,10 @@ pub fn token_count_checked<V: ConversationView + ?Sized>(view: &V) -> Result<Tok
     if kept == 0 {
         return Ok(count);
     }
-    // The summary and the kept messages follow the boundary (sent lines only).
+    // The summary and the kept messages follow the boundary (sent lines only). The anchor
+    // response is stale when it began among them: a response is one measurement, so lines
+    // of it written after the window carry the same old usage.
+    let first = count.anchor_first.unwrap_or(anchor);
     let mut seen = 0;
     let mut stale = false;
     for k in b + 1..view.len() {
@@ -236,7 +239,7 @@ pub fn token_count_checked<V: ConversationView + ?Sized>(view: &V) -> Result<Tok
             continue;
         }
         seen += 1;
-        if k == anchor {
+        if k == first {
             stale = seen <= kept + 1;
             break;
         }
@@ -345,6 +348,9 @@ pub struct RunningCount {
     /// Sent messages after the last boundary whose usage is stale (its summary and the
     /// messages a session-memory compaction kept).
     stale: usize,
+    /// The response the last stale assistant line belongs to: its later lines are stale too,
+    /// until another response starts.
+    stale_response: Option<String>,
 }
 
 impl RunningCount {
@@ -368,9 +374,21 @@ impl RunningCount {
             f.kind,
             Some(Kind::User | Kind::Assistant | Kind::Attachment)
         );
-        if self.stale > 0 && sent {
-            // Kept across a compaction: its usage measured the old context.
-            self.stale -= 1;
+        let assistant = f.kind == Some(Kind::Assistant);
+        if assistant && self.stale == 0 && self.stale_response != f.id {
+            self.stale_response = None;
+        }
+        let in_window = self.stale > 0 && sent;
+        let continues_stale = assistant && self.stale_response.is_some();
+        if in_window || continues_stale {
+            // Kept across a compaction (or a later line of a response that was): its usage
+            // measured the old context.
+            if in_window {
+                self.stale -= 1;
+            }
+            if assistant {
+                self.stale_response = f.id.clone();
+            }
             self.all += f.tokens;
             self.rest += f.tokens;
             return;
@@ -547,6 +565,39 @@ mod tests {
                 let batch = token_count_with_estimation(&m[..=i]).unwrap().total;
                 assert_eq!(running.total(), batch, "{file} after line {i}");
             }
+        }
+    }
+
+    #[test]
+    fn a_response_that_began_among_kept_messages_stays_stale() {
+        // Fuzzing finding F4: one kept message, then two lines of one streamed response; the
+        // first line is in the stale window, the second just after it. Both carry the old
+        // context's usage, so both counters estimate everything after the boundary.
+        let line = |text: &str| {
+            json!({"type": "assistant", "message": {"role": "assistant", "id": "msg_X",
+                "content": [{"type": "text", "text": text.repeat(40)}],
+                "usage": {"input_tokens": 1000, "output_tokens": 1}, "stop_reason": null}})
+        };
+        let m = Message::parse_all(json!([
+            {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+                "compactMetadata": {"trigger": "auto", "keptMessages": 1}},
+            {"type": "user", "isCompactSummary": true, "message": {"role": "user", "content": "summary"}},
+            line("a"),
+            {"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t", "content": "r".repeat(40)}]}},
+            line("b"),
+            // Another response starts: its usage is fresh again.
+            {"type": "assistant", "message": {"role": "assistant", "id": "msg_Y",
+                "content": [{"type": "text", "text": "y"}],
+                "usage": {"input_tokens": 2000, "output_tokens": 3}, "stop_reason": "end_turn"}}
+        ]))
+        .unwrap();
+        let expected = [0, 2, 12, 22, 32, 2003];
+        let mut running = RunningCount::default();
+        for (i, want) in expected.iter().enumerate() {
+            running.push(&message_facts(m.as_slice(), i).unwrap());
+            let checked = token_count_checked(&m[..=i]).unwrap().total;
+            assert_eq!((running.total(), checked), (*want, *want), "after line {i}");
         }
     }
 

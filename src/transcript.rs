@@ -137,7 +137,7 @@ pub fn parse_transcript(text: &str) -> Result<Vec<Message>> {
             if !v.is_object() {
                 return Err(non_object_line(line.number, json_type_name(&v)));
             }
-            serde_json::from_value(v).map_err(|e| {
+            Message::from_object(v).map_err(|e| {
                 Error::new(
                     ErrorCode::MalformedTranscript,
                     format!("line {}: {e}", line.number),
@@ -204,7 +204,9 @@ mod tests {
 
     #[test]
     fn unknown_lines_round_trip() {
-        let text = "{\"type\":\"queue-operation\",\"operation\":\"enqueue\",\"x\":[1,{\"y\":null}]}\n{\"no_type\":true}\n";
+        let text = "{\"type\":\"queue-operation\",\"operation\":\"enqueue\",\"x\":[1,{\"y\":null}]}\n{\"no_type\":true}\n\
+                    {\"type\":\"queue-operation\",\"content\":[1,{\"y\":null}]}\n\
+                    {\"type\":\"progress\",\"uuid\":5}\n{\"type\":\"summary\",\"timestamp\":1770000000}\n";
         let m = parse_transcript(text).unwrap();
         let back = serialize_transcript(&m).unwrap();
         assert_eq!(back, text);

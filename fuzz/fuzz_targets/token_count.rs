@@ -72,9 +72,6 @@ fuzz_target!(|input: Input| {
     let view = msgs.as_slice();
     let mut running = RunningCount::default();
     let mut session_memory_boundary = false;
-    // Open finding F4 (docs/fuzzing.md): skip the running == batch checks for its shape.
-    let scattered = !context_compaction_fuzz::strict()
-        && context_compaction_fuzz::has_response_across_stale_window(&msgs);
     for i in 0..msgs.len() {
         let facts = message_facts(view, i);
         let invalid = msgs[i].kind() == Kind::Assistant && usage_invalid(&msgs[i]);
@@ -100,20 +97,18 @@ fuzz_target!(|input: Input| {
         }
         let prefix = &msgs[..=i];
         let checked = token_count_checked(prefix).expect("every message read fine");
-        if !scattered {
-            assert_eq!(
-                running.total(),
-                checked.total,
-                "running count != checked count after messages[{i}]"
-            );
-        }
+        assert_eq!(
+            running.total(),
+            checked.total,
+            "running count != checked count after messages[{i}]"
+        );
         let plain = token_count_with_estimation(prefix).expect("every message read fine");
         assert_eq!(
             plain.total,
             plain.from_usage + plain.estimated,
             "total != from_usage + estimated: {plain:?}"
         );
-        if !session_memory_boundary && !scattered {
+        if !session_memory_boundary {
             assert_eq!(
                 running.total(),
                 plain.total,

@@ -485,10 +485,7 @@ fn check_cut(msgs: &[Message], o: &CutOpts, valid: bool) {
         })
         .count();
     assert_eq!(cut.kept_text_messages, text, "kept_text_messages");
-    // No response split across the cut (open finding F1, docs/fuzzing.md: not checked when
-    // the lines of one response are not consecutive to begin with).
-    let f1 =
-        !context_compaction_fuzz::strict() && context_compaction_fuzz::has_scattered_response(msgs);
+    // No response split across the cut, even when its lines are scattered (finding F1).
     let dropped_ids: HashSet<&str> = msgs[active..k]
         .iter()
         .filter(|m| !m.is_sidechain() && m.kind() == Kind::Assistant)
@@ -498,7 +495,7 @@ fn check_cut(msgs: &[Message], o: &CutOpts, valid: bool) {
         if !m.is_sidechain() && m.kind() == Kind::Assistant {
             if let Some(id) = m.message_id() {
                 assert!(
-                    f1 || !dropped_ids.contains(id),
+                    !dropped_ids.contains(id),
                     "response {id} split by the cut at {k}"
                 );
             }

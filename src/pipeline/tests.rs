@@ -468,17 +468,7 @@ fn session_memory_keeps_recent_messages_and_counts_them_as_new_context() {
         r.messages_to_keep.len()
     );
     let out = r.post_compact_messages(&m);
-    // The kept assistant lines still carry usage of the old context: the checked count and
-    // the running count ignore it; so does the auto-compaction decision.
-    let checked = crate::tokens::token_count_checked(out.as_slice())
-        .unwrap()
-        .total;
-    assert_eq!(checked, r.true_post_compact_token_count);
-    let mut running = crate::tokens::RunningCount::default();
-    for i in 0..out.len() {
-        running.push(&crate::tokens::message_facts(out.as_slice(), i).unwrap());
-    }
-    assert_eq!(running.total(), checked);
+    check_post_compaction_counts(&r, &out);
     let c = CompactContext {
         config: Config {
             auto_compact_window: Some(70_000.0),
@@ -494,4 +484,72 @@ fn session_memory_keeps_recent_messages_and_counts_them_as_new_context() {
     )
     .unwrap();
     assert!(!due.should_compact, "{due:?}");
+}
+
+/// The kept assistant lines still carry usage of the old context: the checked count and the
+/// running count ignore it, and the first response after the compaction counts by its own
+/// usage again.
+fn check_post_compaction_counts(r: &CompactionResult, out: &[Message]) {
+    let checked = crate::tokens::token_count_checked(out).unwrap().total;
+    assert_eq!(checked, r.true_post_compact_token_count);
+    let mut running = crate::tokens::RunningCount::default();
+    for i in 0..out.len() {
+        running.push(&crate::tokens::message_facts(out, i).unwrap());
+    }
+    assert_eq!(running.total(), checked);
+    let mut next = out.to_vec();
+    next.extend(
+        Message::parse_all(json!([
+            {"type": "user", "uuid": "n1", "message": {"role": "user", "content": "next request"}},
+            {"type": "assistant", "uuid": "n2", "message": {"role": "assistant", "id": "msg_new",
+                "stop_reason": "end_turn", "content": [{"type": "text", "text": "done"}],
+                "usage": {"input_tokens": 12_345, "output_tokens": 6}}}
+        ]))
+        .unwrap(),
+    );
+    let fresh = crate::tokens::token_count_checked(next.as_slice()).unwrap();
+    assert_eq!(fresh.from_usage, 12_351, "the new response's usage is read");
+    assert_eq!(fresh.total, 12_351);
+    for i in out.len()..next.len() {
+        running.push(&crate::tokens::message_facts(next.as_slice(), i).unwrap());
+    }
+    assert_eq!(running.total(), 12_351);
+}
+
+#[test]
+fn session_memory_kept_messages_count_only_sent_lines() {
+    // Progress and sub-agent lines between the kept messages: `keptMessages` counts what is
+    // sent, which is how the counters read it.
+    let mut v: Vec<Value> = transcript(60, 4000).iter().map(Message::to_value).collect();
+    for k in (0..v.len()).rev().step_by(2) {
+        v.insert(
+            k,
+            json!({"type": "progress", "uuid": format!("p{k}"), "data": {"n": k}}),
+        );
+        v.insert(
+            k,
+            json!({"type": "assistant", "isSidechain": true, "uuid": format!("s{k}"),
+            "message": {"role": "assistant", "id": format!("side{k}"), "content": "x",
+                "usage": {"input_tokens": 99_999, "output_tokens": 1}}}),
+        );
+    }
+    let m = Message::parse_all(Value::Array(v)).unwrap();
+    let mut env = Scripted::summary("unused");
+    env.memory = Some("The session so far: sixty reads.".into());
+    let r = block_on(try_session_memory_compaction(&m, &ctx(), None, &env)).unwrap();
+    let sent = r
+        .messages_to_keep
+        .iter()
+        .filter(|&&i| matches!(m[i].kind(), Kind::User | Kind::Assistant) && !m[i].is_sidechain())
+        .count();
+    assert!(
+        sent < r.messages_to_keep.len(),
+        "the kept part has other lines"
+    );
+    assert_eq!(
+        r.boundary_marker.to_value()["compactMetadata"]["keptMessages"],
+        sent
+    );
+    let out = r.post_compact_messages(&m);
+    check_post_compaction_counts(&r, &out);
 }
