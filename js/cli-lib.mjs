@@ -4,15 +4,21 @@
 // other dependency: run it from pkg/ (`node pkg/cli.mjs`) or as the package's bin
 // (`npx context-compaction`), not from js/.
 //
-// The analysis of `analyze` is scripts/analysis-lib.mjs (the one `scripts/analyze.mjs` and the
-// README's main command run), copied here so that the package is self-contained;
-// tests/node/cli.test.mjs checks that both give the same result on the real transcript.
+// The analysis of `analyze` (readTranscriptFile, analyzeLines, formatAnalysis and their
+// helpers) is the only copy: scripts/analyze.mjs (the README's main command) and the Node
+// tests import it from the built package, pkg/cli-lib.mjs. Its pure parts (API calls,
+// boundaries, estimates, error statistics, thresholds) are ./analysis.mjs, which the web page
+// runs too; they are re-exported here under the same names.
 import { accessSync, constants as fsConstants, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as cc from './node.js';
+import * as shared from './analysis.mjs';
+import { apiCalls, asOwnConversation, boundaryFacts, boundaryIndices, errorStats, lineNumberOf, percentile, realContextOf } from './analysis.mjs';
+
+export { apiCalls, asOwnConversation, boundaryIndices, errorStats, lineNumberOf, percentile, realContextOf };
 
 // ---- Exit codes and the error every expected failure is reported with --------------------------
 
@@ -122,9 +128,6 @@ export function packageVersion() {
 
 // ---- Reading a transcript ------------------------------------------------------------------------
 
-/** Line number (1-based) of `lines[index]`: parseTranscript rejects blank lines, so it is index + 1. */
-export const lineNumberOf = (index) => index + 1;
-
 /**
  * A library error that names `messages[i]` rewritten to name the file line instead; exit 2
  * (the transcript is malformed), the library's code kept.
@@ -164,114 +167,20 @@ export function readTranscriptFile(file) {
   return { text, lines };
 }
 
-// ---- analyze: the analysis of scripts/analysis-lib.mjs -------------------------------------------
-
-/**
- * A sub-agent's own session file has every line marked `isSidechain: true`; such a file is
- * analysed as its own conversation: copies of its lines without the flag.
- */
-export function asOwnConversation(lines) {
-  const convo = lines.filter((l) => l.type === 'user' || l.type === 'assistant');
-  if (convo.length === 0 || !convo.every((l) => l.isSidechain === true)) {
-    return { lines, subAgent: false };
-  }
-  return {
-    lines: lines.map((l) => (l.isSidechain === true ? { ...l, isSidechain: false } : l)),
-    subAgent: true,
-  };
-}
-
-/** Indices of the main-chain `compact_boundary` lines. */
-export function boundaryIndices(lines) {
-  const out = [];
-  lines.forEach((l, i) => {
-    if (l.type === 'system' && l.subtype === 'compact_boundary' && l.isSidechain !== true) out.push(i);
-  });
-  return out;
-}
-
-/** Usage's input side: what the request sent (input + cache creation + cache read). */
-export function realContextOf(usage) {
-  const n = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-  return n(usage.input_tokens) + n(usage.cache_creation_input_tokens) + n(usage.cache_read_input_tokens);
-}
-
-/** The API calls of a transcript: main-chain assistant lines grouped by `message.id`. */
-export function apiCalls(lines) {
-  const byId = new Map();
-  const calls = [];
-  lines.forEach((l, i) => {
-    if (l.type !== 'assistant' || l.isSidechain === true) return;
-    const m = l.message;
-    if (m === null || typeof m !== 'object' || m.usage === null || typeof m.usage !== 'object') return;
-    const id = typeof m.id === 'string' ? m.id : null;
-    const known = id !== null ? byId.get(id) : undefined;
-    if (known) {
-      known.last = i;
-      known.lineCount += 1;
-      return;
-    }
-    const call = {
-      n: calls.length + 1,
-      id,
-      first: i,
-      last: i,
-      lineNumber: lineNumberOf(i),
-      model: typeof m.model === 'string' ? m.model : null,
-      usage: m.usage,
-      realContext: realContextOf(m.usage),
-      lineCount: 1,
-    };
-    calls.push(call);
-    if (id !== null) byId.set(id, call);
-  });
-  return calls;
-}
-
-/** Nearest-rank percentile of an ascending array (`p` in 0..1); NaN when empty. */
-export function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.ceil(p * sorted.length);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
-}
-
-/** `{count, median, p90, max, meanSigned}` of relative errors (absolute values ranked). */
-export function errorStats(errors) {
-  const abs = errors.map(Math.abs).sort((a, b) => a - b);
-  return {
-    count: errors.length,
-    median: percentile(abs, 0.5),
-    p90: percentile(abs, 0.9),
-    max: abs.length ? abs[abs.length - 1] : NaN,
-    meanSigned: errors.length ? errors.reduce((a, b) => a + b, 0) / errors.length : NaN,
-  };
-}
+// ---- analyze: the analysis (also run by scripts/analyze.mjs) -------------------------------------
 
 /** For every API call: the library's count of the lines before it against its real size. */
 export function measureEstimates(lines, calls = apiCalls(lines), file = 'transcript') {
-  const boundaries = boundaryIndices(lines);
-  const rows = [];
-  for (const call of calls) {
-    if (!(call.realContext > 0)) continue;
-    let estimate;
-    try {
-      estimate = cc.tokenCountWithEstimation(lines.slice(0, call.first));
-    } catch (e) {
-      throw describeLibraryError(e, file);
-    }
-    const lastBoundary = boundaries.filter((b) => b < call.first).pop() ?? -1;
-    const anchored = calls.some((c) => c.first < call.first && c.first > lastBoundary);
-    const error = (estimate - call.realContext) / call.realContext;
-    rows.push({ ...call, estimate, error, anchored });
+  try {
+    return shared.measureEstimates(cc, lines, calls);
+  } catch (e) {
+    throw describeLibraryError(e, file);
   }
-  return rows;
 }
 
 /** The compaction boundaries with what our count said right before each. */
 export function describeBoundaries(lines, calls = apiCalls(lines), file = 'transcript') {
   return boundaryIndices(lines).map((i) => {
-    const l = lines[i];
-    const meta = l.compactMetadata && typeof l.compactMetadata === 'object' ? l.compactMetadata : {};
     const before = lines.slice(0, i);
     const prev = calls.filter((c) => c.first < i).pop() ?? null;
     const model = (prev && prev.model) || null;
@@ -284,11 +193,8 @@ export function describeBoundaries(lines, calls = apiCalls(lines), file = 'trans
       throw describeLibraryError(e, file);
     }
     return {
-      index: i,
-      lineNumber: lineNumberOf(i),
-      trigger: meta.trigger ?? null,
-      preTokens: typeof meta.preTokens === 'number' ? meta.preTokens : null,
-      logicalParentUuid: l.logicalParentUuid ?? null,
+      ...boundaryFacts(lines, i),
+      logicalParentUuid: lines[i].logicalParentUuid ?? null,
       model,
       lastRealContextBefore: prev ? prev.realContext : null,
       ourCountBefore: ourCount,
@@ -299,23 +205,7 @@ export function describeBoundaries(lines, calls = apiCalls(lines), file = 'trans
 }
 
 /** Threshold numbers of a model (SPEC §4), as the library computes them. */
-export function thresholdsFor(model, config) {
-  const c = cc.constants;
-  const autoEnabled = cc.isAutoCompactEnabled(config);
-  const effective = cc.getEffectiveContextWindowSize(model, config);
-  const autoCompact = cc.getAutoCompactThreshold(model, config);
-  const threshold = autoEnabled ? autoCompact : effective;
-  return {
-    contextWindow: cc.getContextWindowForModel(model, config),
-    maxOutputTokens: cc.getMaxOutputTokensForModel(model, config),
-    effectiveWindow: effective,
-    autoCompactEnabled: autoEnabled,
-    autoCompactThreshold: autoCompact,
-    warningThreshold: Math.max(0, threshold - c.WARNING_THRESHOLD_BUFFER_TOKENS),
-    errorThreshold: Math.max(0, threshold - c.ERROR_THRESHOLD_BUFFER_TOKENS),
-    blockingLimit: Math.max(0, effective - c.MANUAL_COMPACT_BUFFER_TOKENS),
-  };
-}
+export const thresholdsFor = (model, config) => shared.thresholdsFor(cc, model, config);
 
 /** The whole analysis of parsed transcript lines (the object `analyze --json` prints). */
 export function analyzeLines(rawLines, file = 'transcript') {
@@ -386,7 +276,7 @@ function table(headers, rows, align) {
   return [fmt(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(fmt)].join('\n');
 }
 
-/** The human-readable report of `analyze` (the same as scripts/analyze.mjs prints). */
+/** The human-readable report of `analyze` (also what scripts/analyze.mjs prints). */
 export function formatAnalysis(r) {
   const out = [];
   out.push(`Transcript: ${r.file}`);

@@ -6,10 +6,18 @@
 // warning state at the end, the compaction boundaries found, and what microCompact would free.
 // Without a path it analyses the shared transcript with a real auto-compaction.
 // Exit codes: 0 ok, 2 bad arguments, missing/unreadable file or malformed transcript.
+//
+// The analysis is the package's own (`npx context-compaction analyze`): js/cli-lib.mjs, run
+// from the built package (scripts/package.mjs copies it into pkg/ next to node.js).
 import { resolve } from 'node:path';
-import { AnalysisError, DEFAULT_TRANSCRIPT, analyzeFile, formatReport } from './analysis-lib.mjs';
+import { fileURLToPath } from 'node:url';
+import { CliError, EXIT, analyzeLines, formatAnalysis, readTranscriptFile } from '../pkg/cli-lib.mjs';
+
+/** The transcript analysed when no path is given: a session with a real auto-compaction. */
+const DEFAULT_TRANSCRIPT = fileURLToPath(new URL('../../shared/transcripts/cc_long_autocompact_4d5611e5.jsonl', import.meta.url));
 
 const USAGE = 'usage: node scripts/analyze.mjs [path.jsonl] [--json]';
+const usageError = (message) => new CliError(`${message}\n${USAGE}`, EXIT.USAGE, { code: 'USAGE' });
 
 function main(argv) {
   let json = false;
@@ -18,24 +26,24 @@ function main(argv) {
     if (a === '--json') json = true;
     else if (a === '-h' || a === '--help') {
       console.log(USAGE);
-      return 0;
+      return EXIT.OK;
     } else if (a.startsWith('-') && a !== '-') {
-      throw new AnalysisError(`unknown option ${a}\n${USAGE}`, 'USAGE');
+      throw usageError(`unknown option ${a}`);
     } else paths.push(a);
   }
-  if (paths.length > 1) throw new AnalysisError(`one transcript at a time\n${USAGE}`, 'USAGE');
+  if (paths.length > 1) throw usageError('one transcript at a time');
   const file = paths.length ? resolve(paths[0]) : DEFAULT_TRANSCRIPT;
-  const report = analyzeFile(file);
-  console.log(json ? JSON.stringify(report, null, 2) : formatReport(report));
-  return 0;
+  const report = analyzeLines(readTranscriptFile(file).lines, file);
+  console.log(json ? JSON.stringify(report, null, 2) : formatAnalysis(report));
+  return EXIT.OK;
 }
 
 try {
   process.exitCode = main(process.argv.slice(2));
 } catch (e) {
-  if (e instanceof AnalysisError) {
+  if (e instanceof CliError) {
     console.error(`analyze: ${e.message}`);
-    process.exitCode = 2;
+    process.exitCode = e.exitCode;
   } else {
     throw e;
   }

@@ -7,6 +7,8 @@
 // - anthropic.js / anthropic.d.ts: the plain-JS Anthropic summarizer, copied from js/ and
 //   re-exported by both entries.
 // - cli.mjs / cli-lib.mjs: the command line (`bin`: `npx context-compaction`), copied from js/.
+// - analysis.mjs: the browser-safe transcript analysis cli-lib.mjs imports and the web page
+//   loads from /pkg/ (no imports; the library is passed in), copied from js/.
 import { chmodSync, copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -20,8 +22,9 @@ for (const f of ['anthropic.js', 'anthropic.d.ts']) {
   copyFileSync(fileURLToPath(new URL(`../js/${f}`, import.meta.url)), pkg + f);
 }
 // The command line (`npx context-compaction`, the package's `bin`): plain JavaScript that
-// imports './node.js'; the entry keeps its shebang and is made executable.
-for (const f of ['cli.mjs', 'cli-lib.mjs']) {
+// imports './node.js' and './analysis.mjs' (the analysis the web page shares, importing
+// nothing); the entry keeps its shebang and is made executable.
+for (const f of ['cli.mjs', 'cli-lib.mjs', 'analysis.mjs']) {
   copyFileSync(fileURLToPath(new URL(`../js/${f}`, import.meta.url)), pkg + f);
 }
 chmodSync(pkg + 'cli.mjs', 0o755);
@@ -112,6 +115,7 @@ meta.files = Array.from(
     'anthropic.d.ts',
     'cli.mjs',
     'cli-lib.mjs',
+    'analysis.mjs',
     'snippets',
   ]),
 );

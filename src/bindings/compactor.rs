@@ -13,7 +13,10 @@ use wasm_bindgen_futures::future_to_promise;
 use super::convert::*;
 use super::env::JsEnv;
 use super::js_view::JsConversation;
-use super::pipeline_api::{commit_context, compact_error, context_arg, messages_arg, result_js};
+use super::pipeline_api::{
+    auto_outcome_js, commit_context, compact_error, compact_options, context_arg, messages_arg,
+    result_js,
+};
 use crate::autocompact::{self, ShouldAutoCompactOptions, Tracking};
 use crate::error::{Error, ErrorCode};
 use crate::pipeline::{self, CompactOptions, CompactionResult};
@@ -234,29 +237,20 @@ impl Compactor {
                 }
             };
             state.borrow_mut().tracking.consecutive_failures = outcome.consecutive_failures;
-            let out = Object::new();
-            Reflect::set(&out, &"wasCompacted".into(), &outcome.was_compacted.into())?;
-            Reflect::set(
-                &out,
-                &"consecutiveFailures".into(),
-                &outcome.consecutive_failures.into(),
-            )?;
-            if let Some(r) = &outcome.result {
-                let js_result = result_js(r, &snapshot, &context)?;
-                commit(&state, &snapshot, r, &js_result)?;
-                commit_context(&context);
-                state.borrow_mut().thrash.compacted();
-                Reflect::set(&out, &"compactionResult".into(), &js_result)?;
-            } else {
-                end(&state);
-            }
-            if let Some(e) = outcome.error {
-                Reflect::set(&out, &"error".into(), &compact_error(e))?;
-            }
-            if let Some(s) = outcome.skipped {
-                Reflect::set(&out, &"skipped".into(), &s.into())?;
-            }
-            Ok(out.into())
+            let result = match &outcome.result {
+                Some(r) => {
+                    let js_result = result_js(r, &snapshot, &context)?;
+                    commit(&state, &snapshot, r, &js_result)?;
+                    commit_context(&context);
+                    state.borrow_mut().thrash.compacted();
+                    Some(js_result)
+                }
+                None => {
+                    end(&state);
+                    None
+                }
+            };
+            auto_outcome_js(outcome, result)
         })
     }
 
@@ -264,24 +258,14 @@ impl Compactor {
     /// rejects with a coded `Error`; on failure the conversation is unchanged.
     pub fn compact(&self, options: JsValue) -> Promise {
         let prepared = (|| -> crate::Result<_> {
-            options_arg(&options, "options")?;
+            // A manual compaction: the automatic-only options do not apply.
+            let opts = CompactOptions {
+                is_auto_compact: false,
+                recompaction_info: None,
+                ..compact_options(&options)?
+            };
             let ctx = context_arg(&self.context)?;
             let env = JsEnv::from_context(&self.context, false)?;
-            let opts = CompactOptions {
-                custom_instructions: opt_string(&options, "customInstructions", "options")?,
-                suppress_follow_up_questions: opt_bool(
-                    &options,
-                    "suppressFollowUpQuestions",
-                    "options",
-                )?
-                .unwrap_or(false),
-                retry_base_ms: opt_number(&options, "retryBaseMs", "options")?
-                    .map(|n| n.max(0.0) as u64),
-                append_missing: opt_bool(&options, "appendMissing", "options")?.unwrap_or(false),
-                keep_last_user_message: opt_bool(&options, "keepLastUserMessage", "options")?
-                    .unwrap_or(false),
-                ..Default::default()
-            };
             Ok((ctx, env, opts))
         })();
         let (ctx, env, opts) = match prepared {

@@ -349,7 +349,8 @@ pub(crate) fn commit_context(context: &JsValue) {
     clear_state(&prop(context, "loadedNestedMemoryPaths"));
 }
 
-fn compact_options(options: &JsValue) -> crate::Result<CompactOptions> {
+/// The `options` of `compactConversation` (also read by `Compactor.compact`).
+pub(crate) fn compact_options(options: &JsValue) -> crate::Result<CompactOptions> {
     options_arg(options, "options")?;
     Ok(CompactOptions {
         suppress_follow_up_questions: opt_bool(options, "suppressFollowUpQuestions", "options")?
@@ -455,6 +456,22 @@ pub async fn auto_compact_if_needed(
     };
     let retry = js(opt_number(&context, "retryBaseMs", "context"))?.map(|n| n.max(0.0) as u64);
     let out = js(autocompact::auto_compact_if_needed(&typed, &ctx, &t, &query, retry, &env).await)?;
+    let result = match &out.result {
+        Some(r) => {
+            commit_context(&context);
+            Some(result_js(r, &messages, &context)?)
+        }
+        None => None,
+    };
+    auto_outcome_js(out, result)
+}
+
+/// `{wasCompacted, consecutiveFailures, compactionResult?, error?, skipped?}` of an
+/// automatic compaction, with the result already converted (`result`).
+pub(crate) fn auto_outcome_js(
+    out: autocompact::AutoCompactOutcome,
+    result: Option<JsValue>,
+) -> JsResult<JsValue> {
     let o = Object::new();
     Reflect::set(&o, &"wasCompacted".into(), &out.was_compacted.into())?;
     Reflect::set(
@@ -462,13 +479,8 @@ pub async fn auto_compact_if_needed(
         &"consecutiveFailures".into(),
         &out.consecutive_failures.into(),
     )?;
-    if let Some(r) = &out.result {
-        commit_context(&context);
-        Reflect::set(
-            &o,
-            &"compactionResult".into(),
-            &result_js(r, &messages, &context)?,
-        )?;
+    if let Some(r) = result {
+        Reflect::set(&o, &"compactionResult".into(), &r)?;
     }
     if let Some(e) = out.error {
         Reflect::set(&o, &"error".into(), &compact_error(e))?;

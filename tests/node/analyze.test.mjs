@@ -6,9 +6,13 @@ import { mkdtempSync, writeFileSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TRANSCRIPTS_DIR, analyzeFile, formatReport } from '../../scripts/analysis-lib.mjs';
+import { analyzeLines, formatAnalysis, readTranscriptFile } from '../../pkg/cli-lib.mjs';
+import { LONG_TRANSCRIPT, TRANSCRIPTS as TRANSCRIPTS_DIR } from './helpers/conversations.mjs';
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/analyze.mjs', import.meta.url));
+
+/** What scripts/analyze.mjs computes for `file`, in process (the package's own analysis). */
+const analyzeFile = (file = LONG_TRANSCRIPT) => analyzeLines(readTranscriptFile(file).lines, file);
 
 function analyze(args, cwd = tmpdir()) {
   const r = spawnSync(process.execPath, [SCRIPT, ...args], { cwd, encoding: 'utf8', timeout: 120_000 });
@@ -72,10 +76,10 @@ test('a relative path is resolved against the cwd; every shared transcript analy
   }
   const sub = analyzeFile(TRANSCRIPTS_DIR + 'cc_long_autocompact_4d5611e5.agent-acompact-e1f845.jsonl');
   assert.equal(sub.subAgent, true);
-  assert.match(formatReport(sub), /sub-agent session file/);
+  assert.match(formatAnalysis(sub), /sub-agent session file/);
   const image = analyzeFile(TRANSCRIPTS_DIR + 'cc_image_9e953218.jsonl');
   assert.equal(image.boundaries.length, 0);
-  assert.match(formatReport(image), /Compaction boundaries: none/);
+  assert.match(formatAnalysis(image), /Compaction boundaries: none/);
   assert.equal(image.end.model, 'claude-sonnet-4-5-20250929');
 });
 

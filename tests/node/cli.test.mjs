@@ -9,8 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as cc from '../../pkg/node.js';
-import { progressDisplay, readFileStateFromTranscript } from '../../pkg/cli-lib.mjs';
-import { analyzeFile, formatReport } from '../../scripts/analysis-lib.mjs';
+import { analyzeLines, formatAnalysis, progressDisplay, readFileStateFromTranscript, readTranscriptFile } from '../../pkg/cli-lib.mjs';
 import { startFakeApi, reply } from '../fake-api/server.mjs';
 
 cc.setEnvironmentDefaults({});
@@ -128,26 +127,32 @@ test('--help / -h / --version; no command, an unknown command or option → exit
   }
 });
 
-test('the package: bin entry, executable cli.mjs with its shebang, both files published', () => {
+test('the package: bin entry, executable cli.mjs with its shebang, its files published', () => {
   const meta = JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8'));
   assert.deepEqual(meta.bin, { 'context-compaction': './cli.mjs' });
-  for (const f of ['cli.mjs', 'cli-lib.mjs']) assert.ok(meta.files.includes(f), f);
+  for (const f of ['cli.mjs', 'cli-lib.mjs', 'analysis.mjs']) assert.ok(meta.files.includes(f), f);
   assert.ok(readFileSync(CLI, 'utf8').startsWith('#!/usr/bin/env node\n'));
   assert.ok(statSync(CLI).mode & 0o111, 'executable');
+  const importsOf = (f) => [...readFileSync(join(PKG, f), 'utf8').matchAll(/^(?:import|export) .* from '([^']+)';$/gm)].map((m) => m[1]);
   for (const f of ['cli.mjs', 'cli-lib.mjs']) {
-    const imports = [...readFileSync(join(PKG, f), 'utf8').matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]);
-    for (const s of imports) assert.ok(s.startsWith('node:') || s === './node.js' || s === './cli-lib.mjs', `${f} imports ${s}`);
+    for (const s of importsOf(f)) {
+      assert.ok(s.startsWith('node:') || s === './node.js' || s === './cli-lib.mjs' || s === './analysis.mjs', `${f} imports ${s}`);
+    }
   }
+  // The analysis the web page loads from /pkg/ must stay browser-safe: it imports nothing.
+  const analysis = readFileSync(join(PKG, 'analysis.mjs'), 'utf8');
+  assert.deepEqual(importsOf('analysis.mjs'), []);
+  assert.doesNotMatch(analysis, /\bimport\s*\(|\brequire\s*\(|\bprocess\./, 'no dynamic import, require or process');
 });
 
 // ---- analyze -------------------------------------------------------------------------------------
 
-test('analyze: the real transcript, table and --json, the same as scripts/analyze.mjs', async () => {
-  const expected = analyzeFile(LONG);
+test('analyze: the real transcript, table and --json: what analyzeLines computes, formatAnalysis prints', async () => {
+  const expected = analyzeLines(readTranscriptFile(LONG).lines, LONG);
   const table = await cli(['analyze', LONG]);
   assert.equal(table.code, 0, table.err);
   assert.equal(table.err, '');
-  assert.equal(table.out, formatReport(expected) + '\n');
+  assert.equal(table.out, formatAnalysis(expected) + '\n');
   assert.match(table.out, /1,512 lines, 139 API calls/);
   assert.match(table.out, /#\s+line\s+model\s+real\s+estimate\s+error/);
   assert.match(table.out, /Warning state at the end \(model claude-opus-4-6\)/);
@@ -507,7 +512,7 @@ test('npm pack + install into a fresh project: `npx context-compaction` works wi
   assert.equal(pack.status, 0, pack.stderr);
   const [{ filename, files }] = JSON.parse(pack.stdout);
   const packed = files.map((f) => f.path);
-  for (const f of ['cli.mjs', 'cli-lib.mjs', 'node.js', 'package.json', 'context_compaction_bg.wasm']) assert.ok(packed.includes(f), f);
+  for (const f of ['cli.mjs', 'cli-lib.mjs', 'analysis.mjs', 'node.js', 'package.json', 'context_compaction_bg.wasm']) assert.ok(packed.includes(f), f);
   const app = join(dir, 'app');
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, version: '1.0.0' }));

@@ -5,15 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as cc from '../../pkg/node.js';
-import {
-  TRANSCRIPTS_DIR,
-  apiCalls,
-  measureEstimates,
-  errorStats,
-  percentile,
-  asOwnConversation,
-  readTranscriptFile,
-} from '../../scripts/analysis-lib.mjs';
+import { apiCalls, measureEstimates, errorStats, percentile, asOwnConversation, readTranscriptFile } from '../../pkg/cli-lib.mjs';
+import { TRANSCRIPTS as TRANSCRIPTS_DIR } from './helpers/conversations.mjs';
 
 cc.setEnvironmentDefaults({});
 
@@ -24,7 +17,7 @@ const AGENT = 'cc_long_autocompact_4d5611e5.agent-acompact-e1f845.jsonl';
 const load = (f) => readTranscriptFile(TRANSCRIPTS_DIR + f).lines;
 const fmt = (x) => (Number.isFinite(x) ? `${(x * 100).toFixed(2)}%` : '-');
 
-test('analysis-lib helpers: percentile and error stats', () => {
+test('analysis helpers (cli-lib.mjs): percentile and error stats', () => {
   assert.equal(percentile([1, 2, 3, 4], 0.5), 2);
   assert.equal(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0.9), 9);
   assert.ok(Number.isNaN(percentile([], 0.5)));

@@ -1,0 +1,150 @@
+// The transcript analysis both the command line and the web page run: the pure functions
+// behind `context-compaction analyze` (js/cli-lib.mjs) and the page's analysis of an opened
+// session file (www/analysis.js). Published in the package next to cli-lib.mjs
+// (scripts/package.mjs copies it), and loaded by the page from /pkg/analysis.mjs.
+//
+// Browser-safe: it imports nothing (no node:*, not the package's entries). A function that
+// needs the library takes it as its first argument `cc` (the Node entry or the initialised
+// browser entry); the callers add what only they report and the errors they throw.
+
+/** Line number (1-based) of `lines[index]`: parseTranscript rejects blank lines, so it is index + 1. */
+export const lineNumberOf = (index) => index + 1;
+
+/** Usage's input side: what the request sent (input + cache creation + cache read). */
+export function realContextOf(usage) {
+  const n = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  return n(usage.input_tokens) + n(usage.cache_creation_input_tokens) + n(usage.cache_read_input_tokens);
+}
+
+/**
+ * A sub-agent's own session file has every line marked `isSidechain: true`; such a file is
+ * analysed as its own conversation: copies of its lines without the flag.
+ */
+export function asOwnConversation(lines) {
+  const convo = lines.filter((l) => l.type === 'user' || l.type === 'assistant');
+  if (convo.length === 0 || !convo.every((l) => l.isSidechain === true)) {
+    return { lines, subAgent: false };
+  }
+  return {
+    lines: lines.map((l) => (l.isSidechain === true ? { ...l, isSidechain: false } : l)),
+    subAgent: true,
+  };
+}
+
+/** Indices of the main-chain `compact_boundary` lines. */
+export function boundaryIndices(lines) {
+  const out = [];
+  lines.forEach((l, i) => {
+    if (l.type === 'system' && l.subtype === 'compact_boundary' && l.isSidechain !== true) out.push(i);
+  });
+  return out;
+}
+
+/** What the `compact_boundary` line `lines[i]` says of itself: `{index, lineNumber, trigger, preTokens}`. */
+export function boundaryFacts(lines, i) {
+  const l = lines[i];
+  const meta = l.compactMetadata && typeof l.compactMetadata === 'object' ? l.compactMetadata : {};
+  return {
+    index: i,
+    lineNumber: lineNumberOf(i),
+    trigger: meta.trigger ?? null,
+    preTokens: typeof meta.preTokens === 'number' ? meta.preTokens : null,
+  };
+}
+
+/**
+ * The API calls of a transcript: main-chain assistant lines grouped by `message.id` (one
+ * response is written as several lines repeating the same usage), in order of their first line.
+ */
+export function apiCalls(lines) {
+  const byId = new Map();
+  const calls = [];
+  lines.forEach((l, i) => {
+    if (l.type !== 'assistant' || l.isSidechain === true) return;
+    const m = l.message;
+    if (m === null || typeof m !== 'object' || m.usage === null || typeof m.usage !== 'object') return;
+    const id = typeof m.id === 'string' ? m.id : null;
+    const known = id !== null ? byId.get(id) : undefined;
+    if (known) {
+      known.last = i;
+      known.lineCount += 1;
+      return;
+    }
+    const call = {
+      n: calls.length + 1,
+      id,
+      first: i,
+      last: i,
+      lineNumber: lineNumberOf(i),
+      model: typeof m.model === 'string' ? m.model : null,
+      usage: m.usage,
+      realContext: realContextOf(m.usage),
+      lineCount: 1,
+    };
+    calls.push(call);
+    if (id !== null) byId.set(id, call);
+  });
+  return calls;
+}
+
+/**
+ * For every call with a real size: the library's count of everything before the call's first
+ * line (`estimate`) against what was sent, its relative `error`, and whether it is `anchored`
+ * (an earlier call's usage is visible to the count: the same side of the last boundary).
+ * Library errors are thrown as they are (the CLI names the file line).
+ * @param {{tokenCountWithEstimation(messages: unknown[]): number}} cc the package
+ */
+export function measureEstimates(cc, lines, calls = apiCalls(lines)) {
+  const boundaries = boundaryIndices(lines);
+  const rows = [];
+  for (const call of calls) {
+    if (!(call.realContext > 0)) continue;
+    const estimate = cc.tokenCountWithEstimation(lines.slice(0, call.first));
+    const lastBoundary = boundaries.filter((b) => b < call.first).pop() ?? -1;
+    const anchored = calls.some((c) => c.first < call.first && c.first > lastBoundary);
+    const error = (estimate - call.realContext) / call.realContext;
+    rows.push({ ...call, estimate, error, anchored });
+  }
+  return rows;
+}
+
+/** Nearest-rank percentile of an ascending array (`p` in 0..1); NaN when empty. */
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil(p * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
+}
+
+/** `{count, median, p90, max, meanSigned}` of relative errors (absolute values ranked). */
+export function errorStats(errors) {
+  const abs = errors.map(Math.abs).sort((a, b) => a - b);
+  return {
+    count: errors.length,
+    median: percentile(abs, 0.5),
+    p90: percentile(abs, 0.9),
+    max: abs.length ? abs[abs.length - 1] : NaN,
+    meanSigned: errors.length ? errors.reduce((a, b) => a + b, 0) / errors.length : NaN,
+  };
+}
+
+/**
+ * Threshold numbers of a model (SPEC §4), as the library `cc` computes them.
+ * @param {any} cc the package (Node entry or initialised browser entry)
+ */
+export function thresholdsFor(cc, model, config) {
+  const c = cc.constants;
+  const autoEnabled = cc.isAutoCompactEnabled(config);
+  const effective = cc.getEffectiveContextWindowSize(model, config);
+  const autoCompact = cc.getAutoCompactThreshold(model, config);
+  const threshold = autoEnabled ? autoCompact : effective;
+  return {
+    contextWindow: cc.getContextWindowForModel(model, config),
+    maxOutputTokens: cc.getMaxOutputTokensForModel(model, config),
+    effectiveWindow: effective,
+    autoCompactEnabled: autoEnabled,
+    autoCompactThreshold: autoCompact,
+    warningThreshold: Math.max(0, threshold - c.WARNING_THRESHOLD_BUFFER_TOKENS),
+    errorThreshold: Math.max(0, threshold - c.ERROR_THRESHOLD_BUFFER_TOKENS),
+    blockingLimit: Math.max(0, effective - c.MANUAL_COMPACT_BUFFER_TOKENS),
+  };
+}
