@@ -70,7 +70,14 @@ done
 for t in "${TARGETS[@]}"; do
   dir="$ROOT/fuzz/regressions/$t"
   [ -d "$dir" ] || continue
-  mapfile -t files < <(find "$dir" -type f ! -name '*.md' | sort)
+  # The structured targets read `arbitrary` bytes: only their .fuzz-input files are inputs
+  # (the readable .json/.jsonl beside them are replayed by tests/fuzz_regressions.rs). The
+  # text targets read their readable reproducers as they are.
+  case "$t" in
+    parse_transcript|messages_from_json) pattern='*' ;;
+    *) pattern='*.fuzz-input' ;;
+  esac
+  mapfile -t files < <(find "$dir" -type f -name "$pattern" ! -name '*.md' | sort)
   [ "${#files[@]}" -gt 0 ] || continue
   echo "== replaying ${#files[@]} regression input(s) of $t"
   if ! cargo fuzz run --sanitizer "$SANITIZER" "$t" "${files[@]}" >"$FUZZ/target/replay-$t.log" 2>&1; then

@@ -55,9 +55,26 @@ pub struct BoundaryInput {
     /// …) so the line reads like the ones around it.
     pub session_fields: Map<String, Value>,
     /// How many sent messages (user, assistant and attachment lines of the main chain) were
-    /// kept verbatim after the summary (session-memory compaction); their recorded usage
-    /// measures the old context, so token counts ignore it.
+    /// kept verbatim after the summary — pinned messages and the part a session-memory
+    /// compaction keeps; their recorded usage measures the old context, so token counts
+    /// ignore it.
     pub kept_messages: usize,
+}
+
+/// Largest `keptMessages` the library reads (more than any conversation holds).
+pub const MAX_KEPT_MESSAGES: f64 = 4_294_967_295.0;
+
+/// `compactMetadata.keptMessages` as the token counters read it: a whole number from 0 to
+/// [`MAX_KEPT_MESSAGES`]; anything else (absent, fractional, negative, not a number) is 0, so
+/// no usage is ignored on the strength of a malformed value. The same rule natively and on
+/// JavaScript objects.
+pub fn kept_messages_from(value: Option<f64>) -> usize {
+    match value {
+        Some(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= MAX_KEPT_MESSAGES => {
+            v as usize
+        }
+        _ => 0,
+    }
 }
 
 /// Session fields worth copying onto lines the library writes.
@@ -168,6 +185,37 @@ mod tests {
             json!({"trigger": "auto", "preTokens": 170251})
         );
         assert_eq!(v["uuid"], "u-new");
+    }
+
+    #[test]
+    fn kept_messages_must_be_a_whole_number() {
+        assert_eq!(kept_messages_from(Some(3.0)), 3);
+        assert_eq!(kept_messages_from(Some(0.0)), 0);
+        for bad in [
+            None,
+            Some(1.5),
+            Some(-2.0),
+            Some(f64::NAN),
+            Some(f64::INFINITY),
+            Some(1e300),
+        ] {
+            assert_eq!(kept_messages_from(bad), 0, "{bad:?}");
+        }
+        assert_eq!(kept_messages_from(Some(MAX_KEPT_MESSAGES)), 4_294_967_295);
+        // Read from a line, natively: a huge value is ignored, never an overflow.
+        use crate::view::ConversationView;
+        let m = crate::messages::Message::parse_all(json!([
+            {"type": "system", "subtype": "compact_boundary", "compactMetadata": {"keptMessages": 2.0}},
+            {"type": "system", "subtype": "compact_boundary", "compactMetadata": {"keptMessages": 18446744073709551615u64}},
+            {"type": "system", "subtype": "compact_boundary", "compactMetadata": {"keptMessages": 1.5}}
+        ]))
+        .unwrap();
+        let v = m.as_slice();
+        assert_eq!(
+            (v.boundary_kept(0), v.boundary_kept(1), v.boundary_kept(2)),
+            (2, 0, 0)
+        );
+        assert!(crate::tokens::token_count_checked(v).is_ok());
     }
 
     #[test]

@@ -199,13 +199,13 @@ fn has_word(norm: &str) -> bool {
 /// An error from `source` (a command, a tool on a file) with the telling line `excerpt` is
 /// mentioned when [`error_mentioned`] says so, or — for an excerpt that holds no letter or
 /// digit, which says nothing a summary could paraphrase — when the summary has the entry
-/// `source: excerpt` as [`append_missing`] writes it (normalized).
+/// `source: excerpt` exactly as [`append_missing`] writes it (so "`cargo test`: all pass"
+/// does not mention "`cargo test`: *").
 pub fn error_entry_mentioned(idx: &SummaryIndex<'_>, source: &str, excerpt: &str) -> bool {
     if error_mentioned(idx, excerpt) {
         return true;
     }
-    let norm = normalize(excerpt);
-    !has_word(&norm) && idx.norm.contains(&normalize(&error_entry(source, excerpt)))
+    !has_word(&normalize(excerpt)) && idx.raw.contains(&error_entry(source, excerpt))
 }
 
 /// How [`loss_report`] lists an error: `source: excerpt`.
@@ -230,12 +230,19 @@ pub fn loss_report(compacted: &[Message], summary: &str) -> LossReport {
             report.user_messages.push(u.text.clone());
         }
     }
-    let mut seen: Vec<&str> = Vec::new();
+    // Errors are told apart by their excerpt; wordless excerpts (`*`) by their source too.
+    let mut seen: Vec<(&str, &str)> = Vec::new();
     for e in &facts.errors {
-        if e.rejected || seen.contains(&e.excerpt.as_str()) {
+        let source = if has_word(&normalize(&e.excerpt)) {
+            ""
+        } else {
+            e.source.as_str()
+        };
+        let key = (source, e.excerpt.as_str());
+        if e.rejected || seen.contains(&key) {
             continue;
         }
-        seen.push(&e.excerpt);
+        seen.push(key);
         if !error_entry_mentioned(&idx, &e.source, &e.excerpt) {
             report.errors.push(error_entry(&e.source, &e.excerpt));
         }
@@ -412,14 +419,30 @@ mod tests {
         assert_eq!(r.errors, vec!["`cargo test`: *"]);
         let completed = append_missing(summary, &r);
         assert!(loss_report(&m, &completed).is_empty(), "{completed}");
-        // A summary that names the failing command with the same entry mentions it too;
-        // one that only names the command elsewhere does not.
+        // A summary that has the entry mentions it; one that only names the command, or
+        // names it with another outcome, does not.
         let idx = SummaryIndex::new("Errors: `cargo test`: * (no output)");
         assert!(error_entry_mentioned(&idx, "`cargo test`", "*"));
-        let idx = SummaryIndex::new("We ran cargo test later.");
-        assert!(!error_entry_mentioned(&idx, "`cargo test`", "*"));
-        // Excerpts with words keep the word and prefix tests.
+        for other in ["We ran cargo test later.", "Ran `cargo test`: all pass."] {
+            let idx = SummaryIndex::new(other);
+            assert!(!error_entry_mentioned(&idx, "`cargo test`", "*"), "{other}");
+        }
+        // A wordless excerpt is never mentioned on its own, even where it appears.
+        let idx = SummaryIndex::new("--- a/x\n+++ b/x");
         assert!(!error_mentioned(&idx, "---"));
+        // Two commands failing with the same wordless output are two errors.
+        let two = msgs(json!([
+            {"role": "user", "content": "run both"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "cargo test"}},
+                {"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": "npm test"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "*", "is_error": true},
+                {"type": "tool_result", "tool_use_id": "b", "content": "*", "is_error": true}]}
+        ]));
+        let r = loss_report(&two, "nothing");
+        assert_eq!(r.errors, vec!["`cargo test`: *", "`npm test`: *"]);
+        assert!(loss_report(&two, &append_missing("nothing", &r)).is_empty());
     }
 
     #[test]

@@ -273,12 +273,9 @@ impl Message {
         if !is_carried_line(&value) {
             return serde_json::from_value(value);
         }
-        match Message::deserialize(&value) {
-            Ok(msg) => Ok(msg),
-            Err(strict) => match value {
-                Value::Object(map) => carried_line(map).map_err(|_| strict),
-                _ => Err(strict),
-            },
+        match value {
+            Value::Object(map) => carried_line(map),
+            other => serde_json::from_value(other),
         }
     }
 
@@ -450,26 +447,49 @@ const TYPED_FIELDS: [&str; 10] = [
 
 /// Whether `value` is a line the library carries through without reading it: a string
 /// `type` of [`Kind::Other`] that is not a Messages API response body (`type: "message"`
-/// with a `role`).
+/// with a string `role`, as [`Message::is_transcript`] judges it).
 fn is_carried_line(value: &Value) -> bool {
     match value.get("type").and_then(Value::as_str) {
-        Some("message") => value.get("role").is_none(),
+        Some("message") => value.get("role").and_then(Value::as_str).is_none(),
         Some(t) => Kind::from_line_type(t) == Kind::Other,
         None => false,
     }
 }
 
-/// A carried-through line whose typed fields do not all have their types: those that do not
-/// are moved among the unknown fields, the others stay typed.
+/// Whether `v` can be read into [`Message`]'s typed field `key`. Flags and strings are
+/// judged by their JSON type; `role`, `content` and `message` by reading a copy of them
+/// alone (small on the lines this is for).
+fn field_fits(key: &str, v: &Value) -> bool {
+    match key {
+        "isSidechain" | "isMeta" | "isCompactSummary" => v.is_boolean() || v.is_null(),
+        "type" | "subtype" | "uuid" | "timestamp" | "role" => v.is_string() || v.is_null(),
+        _ => {
+            let mut one = Map::new();
+            one.insert(key.to_string(), v.clone());
+            serde_json::from_value::<Message>(Value::Object(one)).is_ok()
+        }
+    }
+}
+
+/// A carried-through line: typed fields whose JSON type does not fit are moved among the
+/// unknown fields (in their input order, after the others), the rest stay typed. The big
+/// payloads of such lines (`data` of progress lines) are moved, never copied.
 fn carried_line(mut map: Map<String, Value>) -> std::result::Result<Message, serde_json::Error> {
     let mut odd = Map::new();
-    for key in TYPED_FIELDS {
-        let Some(v) = map.get(key) else { continue };
-        let mut one = Map::new();
-        one.insert(key.to_string(), v.clone());
-        if serde_json::from_value::<Message>(Value::Object(one)).is_err() {
-            if let Some(v) = map.shift_remove(key) {
-                odd.insert(key.to_string(), v);
+    let misfits: Vec<&str> = TYPED_FIELDS
+        .into_iter()
+        .filter(|k| map.get(*k).is_some_and(|v| !field_fits(k, v)))
+        .collect();
+    if !misfits.is_empty() {
+        // Keep the input order of the misfits.
+        let order: Vec<String> = map
+            .keys()
+            .filter(|k| misfits.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        for k in order {
+            if let Some(v) = map.shift_remove(&k) {
+                odd.insert(k, v);
             }
         }
     }
@@ -840,6 +860,10 @@ mod tests {
             assert_eq!(m.to_value(), v, "nothing lost");
             assert_eq!(Message::from_value(m.to_value(), "m").unwrap(), m);
         }
+        // A null role does not make a response body (as `is_transcript` judges it).
+        let v = json!({"type": "message", "role": null, "content": 7});
+        let m = Message::from_value(v.clone(), "m").unwrap();
+        assert_eq!((m.kind(), m.to_value()), (Kind::Other, v));
         // Fields with their types stay typed.
         let m = Message::from_value(
             json!({"type": "progress", "uuid": "u1", "timestamp": 5}),

@@ -886,18 +886,6 @@ async fn finish<E: Environment + ?Sized>(
         .filter(|i| !f.kept.contains(i))
         .find_map(|i| messages[i].uuid().map(str::to_string))
         .or_else(|| last_uuid(messages));
-    let boundary_marker = boundary::create_compact_boundary(&BoundaryInput {
-        trigger: f.trigger,
-        pre_tokens: f.pre_tokens,
-        last_uuid: last_before,
-        pre_compact_discovered_tools: ctx.discovered_tools.clone(),
-        uuid: boundary_uuid.clone(),
-        timestamp: timestamp.clone(),
-        session_fields: fields.clone(),
-        // The counters read `keptMessages` as sent messages (progress, system and sub-agent
-        // lines kept beside them carry no usage and are not counted).
-        kept_messages: sent_count(kept)?,
-    });
     let text =
         summary::summary_message_text(&f.summary_text, f.auto, f.suppress_follow_up_questions);
     let summary_uuid = env.new_uuid();
@@ -928,6 +916,19 @@ async fn finish<E: Environment + ?Sized>(
         summary_messages.push(m);
         pinned_added.push(k);
     }
+    let boundary_marker = boundary::create_compact_boundary(&BoundaryInput {
+        trigger: f.trigger,
+        pre_tokens: f.pre_tokens,
+        last_uuid: last_before,
+        pre_compact_discovered_tools: ctx.discovered_tools.clone(),
+        uuid: boundary_uuid.clone(),
+        timestamp: timestamp.clone(),
+        session_fields: fields.clone(),
+        // Everything kept verbatim between the summary and the new lines: pinned messages,
+        // then the kept part. The counters read `keptMessages` as sent messages (progress,
+        // system and sub-agent lines kept beside them carry no usage and are not counted).
+        kept_messages: sent_count(&summary_messages[1..])? + sent_count(kept)?,
+    });
     let n_attach = attachments.len();
     let mut new_lines = std::mem::take(&mut attachments);
     new_lines.append(&mut hook_results);

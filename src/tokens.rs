@@ -173,18 +173,21 @@ pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Re
     while let Some(j) = view.previous_sibling(first, last)? {
         first = j;
     }
-    // The response's own lines, and everything else after its first line.
+    // The response's own lines, and everything else after its first line. Lines of the
+    // response after `last` (without usage of their own) are its lines too, until another
+    // response starts.
     let mut own = vec![first];
     let mut rest = Vec::new();
+    let mut closed = false;
     for k in first + 1..len {
         if !is_sent(view, k)? {
             continue;
         }
-        if k == last
-            || (k < last && view.kind(k)? == Kind::Assistant && view.same_response(k, last))
-        {
+        let assistant = k != last && view.kind(k)? == Kind::Assistant;
+        if k == last || (assistant && !closed && view.same_response(k, last)) {
             own.push(k);
         } else {
+            closed |= assistant && k > last;
             rest.push(k);
         }
     }
@@ -209,7 +212,7 @@ pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Re
 
 /// [`token_count_with_estimation`], made exact after a session-memory compaction: the
 /// messages it kept after the summary still carry the usage of the old context, so when the
-/// anchor response is one of them, everything after the boundary is estimated instead. Costs
+/// anchor response began among them, everything after the boundary is estimated instead. Costs
 /// a backward search for the boundary; callers use it where the answer triggers work (e.g.
 /// before compacting), the plain count where a number for display is enough.
 pub fn token_count_checked<V: ConversationView + ?Sized>(view: &V) -> Result<TokenCount> {
@@ -240,10 +243,10 @@ pub fn token_count_checked<V: ConversationView + ?Sized>(view: &V) -> Result<Tok
         }
         seen += 1;
         if k == first {
-            stale = seen <= kept + 1;
+            stale = seen <= kept.saturating_add(1);
             break;
         }
-        if seen > kept + 1 {
+        if seen > kept.saturating_add(1) {
             break;
         }
     }
@@ -306,7 +309,7 @@ pub struct MessageFacts {
     pub id: Option<String>,
     /// Estimated tokens (0 when not sent to the model).
     pub tokens: u64,
-    /// For a boundary: how many messages after its summary were kept verbatim.
+    /// For a boundary: how many sent messages after its summary were kept verbatim.
     pub boundary_kept: usize,
 }
 
@@ -362,7 +365,7 @@ impl RunningCount {
         if f.boundary {
             *self = RunningCount {
                 stale: if f.boundary_kept > 0 {
-                    f.boundary_kept + 1
+                    f.boundary_kept.saturating_add(1)
                 } else {
                     0
                 },
@@ -598,6 +601,45 @@ mod tests {
             running.push(&message_facts(m.as_slice(), i).unwrap());
             let checked = token_count_checked(&m[..=i]).unwrap().total;
             assert_eq!((running.total(), checked), (*want, *want), "after line {i}");
+        }
+    }
+
+    #[test]
+    fn later_lines_of_the_anchor_response_without_usage_count_once() {
+        // A response whose usage is on its first line only: its later lines are part of it
+        // (SPEC §3: the estimate starts after the last of them), until another response
+        // starts. Batch and running counts agree at every prefix.
+        for (stop, expected) in [
+            (json!("end_turn"), [1, 105, 105, 115, 125, 135]),
+            (Value::Null, [1, 101, 201, 211, 221, 231]),
+        ] {
+            let m = Message::parse_all(json!([
+                {"type": "user", "message": {"role": "user", "content": "go"}},
+                {"type": "assistant", "message": {"role": "assistant", "id": "m1", "stop_reason": stop,
+                    "content": [{"type": "text", "text": "hi"}],
+                    "usage": {"input_tokens": 100, "output_tokens": if stop.is_null() { 1 } else { 5 }}}},
+                {"type": "assistant", "message": {"role": "assistant", "id": "m1",
+                    "content": [{"type": "text", "text": "x".repeat(400)}]}},
+                {"type": "user", "message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t", "content": "r".repeat(40)}]}},
+                // Another response without usage closes m1 ...
+                {"type": "assistant", "message": {"role": "assistant", "id": "m2",
+                    "content": [{"type": "text", "text": "y".repeat(40)}]}},
+                // ... so a later m1 line is estimated.
+                {"type": "assistant", "message": {"role": "assistant", "id": "m1",
+                    "content": [{"type": "text", "text": "z".repeat(40)}]}}
+            ]))
+            .unwrap();
+            let mut running = RunningCount::default();
+            for (i, want) in expected.iter().enumerate() {
+                running.push(&message_facts(m.as_slice(), i).unwrap());
+                let batch = token_count_with_estimation(&m[..=i]).unwrap().total;
+                assert_eq!(
+                    (running.total(), batch),
+                    (*want, *want),
+                    "{stop} after line {i}"
+                );
+            }
         }
     }
 

@@ -288,8 +288,9 @@ pub trait ConversationView {
     fn is_sidechain(&self, i: usize) -> bool;
     /// Whether message `i` is a `compact_boundary` system line.
     fn is_compact_boundary(&self, i: usize) -> bool;
-    /// `compactMetadata.keptMessages` of boundary line `i`: how many messages after its
-    /// summary were kept verbatim (0 when none or not a boundary).
+    /// `compactMetadata.keptMessages` of boundary line `i`: how many sent messages after its
+    /// summary were kept verbatim (0 when none, malformed or not a boundary; see
+    /// [`crate::boundary::kept_messages_from`]).
     fn boundary_kept(&self, i: usize) -> usize;
     /// `attachment.type` of attachment line `i`.
     fn attachment_type(&self, i: usize) -> Option<String>;
@@ -670,12 +671,13 @@ impl ConversationView for [Message] {
         if !self[i].is_compact_boundary() {
             return 0;
         }
-        self[i]
-            .extra
-            .get("compactMetadata")
-            .and_then(|m| m.get("keptMessages"))
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(0) as usize
+        crate::boundary::kept_messages_from(
+            self[i]
+                .extra
+                .get("compactMetadata")
+                .and_then(|m| m.get("keptMessages"))
+                .and_then(serde_json::Value::as_f64),
+        )
     }
 
     fn timestamp(&self, i: usize) -> Option<String> {

@@ -131,3 +131,42 @@ fn truncation_reproducers_stay_valid() {
         assert!(problems.is_empty(), "{}: {problems:?}", name(&p));
     }
 }
+
+/// F1: the session-memory cut never splits a response whose lines are scattered, whatever
+/// the minimums ask for.
+#[test]
+fn session_memory_cut_reproducers_split_no_response() {
+    use context_compaction::session_memory::{choose_cut, SessionMemoryConfig};
+    for p in regressions("transformations", "jsonl") {
+        let m = parse_transcript(&read(&p)).unwrap();
+        let mut cuts = 0;
+        for min_tokens in (0..1_000).step_by(50) {
+            for min_text_messages in 0..6 {
+                let config = SessionMemoryConfig {
+                    min_tokens,
+                    min_text_messages,
+                    max_tokens: 10_000,
+                };
+                let Some(cut) = choose_cut(m.as_slice(), &config).unwrap() else {
+                    continue;
+                };
+                cuts += 1;
+                let dropped: Vec<&str> = m[..cut.keep_from]
+                    .iter()
+                    .filter_map(Message::message_id)
+                    .collect();
+                for kept in &m[cut.keep_from..] {
+                    if let Some(id) = kept.message_id() {
+                        assert!(
+                            !dropped.contains(&id),
+                            "{}: {config:?} cuts at {} and splits {id}",
+                            name(&p),
+                            cut.keep_from
+                        );
+                    }
+                }
+            }
+        }
+        assert!(cuts > 0, "{}: some configuration cuts", name(&p));
+    }
+}

@@ -162,7 +162,8 @@ pub struct Response {
     pub split: bool,
     /// Transcript: the usage was logged mid-stream (`stop_reason: null` on every line).
     pub partial: bool,
-    /// Usage also beside the content of an API-shape message (SDK style).
+    /// API shape: usage also beside the content (SDK style). Transcript split response: usage
+    /// on its first line only (its later lines carry none).
     pub api_usage: bool,
 }
 
@@ -509,24 +510,33 @@ impl Builder {
             }
             return;
         }
-        // Split response: one block per line, all lines sharing `message.id` and usage.
-        let line = |b: &mut Builder, block: Value, last: bool| {
+        // Split response: one block per line, all lines sharing `message.id` and usage (or,
+        // with `api_usage`, usage on the first line only).
+        let first_only = r.api_usage;
+        let line = |b: &mut Builder, block: Value, first: bool, last: bool| {
             let mut message = json!({"role": "assistant", "id": msg_id, "content": [block]});
             message["stop_reason"] = if last { stop.clone() } else { Value::Null };
             if let Some(u) = &usage {
-                message["usage"] = u.clone();
+                if first || !first_only {
+                    message["usage"] = u.clone();
+                }
             }
             b.line("assistant", message, Map::new());
         };
         let n_head = head.len();
         for (k, block) in head.into_iter().enumerate() {
-            line(self, block, calls.is_empty() && k + 1 == n_head);
+            line(self, block, k == 0, calls.is_empty() && k + 1 == n_head);
         }
         // Calls in batches; each batch's results follow it (in some order) before the next
         // batch's calls, as parallel tools finish.
         let mut batch: Vec<usize> = Vec::new();
         for (k, t) in tools.iter().enumerate() {
-            line(self, calls[k].1.clone(), k + 1 == calls.len());
+            line(
+                self,
+                calls[k].1.clone(),
+                n_head == 0 && k == 0,
+                k + 1 == calls.len(),
+            );
             batch.push(k);
             if t.finish & 1 == 1 || k + 1 == calls.len() {
                 let mut order = batch.clone();

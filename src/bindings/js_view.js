@@ -139,7 +139,8 @@ export function stringField(arr, i, k) {
 export function boundaryKept(arr, i) {
   const meta = arr[i].compactMetadata;
   const k = meta !== null && typeof meta === 'object' ? meta.keptMessages : undefined;
-  return typeof k === 'number' && k >= 0 && Number.isFinite(k) ? k : 0;
+  // The rule (whole numbers only) is applied in Rust: boundary::kept_messages_from.
+  return typeof k === 'number' ? k : undefined;
 }
 
 export function attachmentType(arr, i) {

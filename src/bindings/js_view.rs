@@ -41,7 +41,7 @@ extern "C" {
     #[wasm_bindgen(js_name = attachmentType)]
     fn attachment_type(arr: &JsValue, i: u32) -> Option<String>;
     #[wasm_bindgen(js_name = boundaryKept)]
-    fn boundary_kept_js(arr: &JsValue, i: u32) -> u32;
+    fn boundary_kept_js(arr: &JsValue, i: u32) -> Option<f64>;
     #[wasm_bindgen(js_name = contentEquals)]
     fn content_equals(arr: &JsValue, i: u32, text: &str) -> bool;
     #[wasm_bindgen(js_name = describeContents)]
@@ -349,7 +349,7 @@ impl ConversationView for JsConversation<'_> {
         if self.header(i) & BOUNDARY == 0 {
             return 0;
         }
-        boundary_kept_js(self.array, i as u32) as usize
+        crate::boundary::kept_messages_from(boundary_kept_js(self.array, i as u32))
     }
 
     fn attachment_type(&self, i: usize) -> Option<String> {

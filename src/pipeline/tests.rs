@@ -553,3 +553,32 @@ fn session_memory_kept_messages_count_only_sent_lines() {
     let out = r.post_compact_messages(&m);
     check_post_compaction_counts(&r, &out);
 }
+
+#[test]
+fn session_memory_with_pinned_content_counts_the_pinned_messages_as_kept() {
+    // Pinned messages sit between the summary and the kept part: the stale window covers
+    // them too, so the kept responses' old usage is never read as fresh.
+    let m = transcript(60, 4000);
+    let mut env = Scripted::summary("unused");
+    env.memory = Some("The session so far: sixty reads.".into());
+    let pinned_assistant = Message::parse_all(json!([{"type": "assistant", "uuid": "pa",
+        "message": {"role": "assistant", "id": "msg_pinned", "content": [{"type": "text", "text": "Pinned answer."}],
+            "usage": {"input_tokens": 150_000, "output_tokens": 9}}}]))
+    .unwrap()
+    .remove(0);
+    let c = CompactContext {
+        pinned: vec![
+            Pinned::Text("PINNED rule: never push to main.".into()),
+            Pinned::Message(Box::new(pinned_assistant)),
+        ],
+        ..ctx()
+    };
+    let r = block_on(try_session_memory_compaction(&m, &c, None, &env)).unwrap();
+    assert_eq!(r.summary_messages.len(), 3, "summary + 2 pinned");
+    assert_eq!(
+        r.boundary_marker.to_value()["compactMetadata"]["keptMessages"],
+        2 + r.messages_to_keep.len()
+    );
+    let out = r.post_compact_messages(&m);
+    check_post_compaction_counts(&r, &out);
+}
