@@ -354,6 +354,19 @@ pub struct RunningCount {
     /// The response the last stale assistant line belongs to: its later lines are stale too,
     /// until another response starts.
     stale_response: Option<String>,
+    /// The latest response's lines so far (consecutive among the assistant lines), with or
+    /// without usage: a line with usage that continues it anchors the whole response.
+    run: Option<Run>,
+}
+
+/// The lines of the latest response seen, as the batch count walks back over them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Run {
+    id: Option<String>,
+    /// Estimates of its own lines.
+    own: u64,
+    /// Estimates of the other sent messages since its first line (interleaved tool results).
+    since: u64,
 }
 
 impl RunningCount {
@@ -392,42 +405,53 @@ impl RunningCount {
             if assistant {
                 self.stale_response = f.id.clone();
             }
+            self.run = None;
             self.all += f.tokens;
             self.rest += f.tokens;
             return;
         }
         self.all += f.tokens;
-        let same_response = |a: &Anchor| !a.closed && a.id.is_some() && a.id == f.id;
-        if f.kind == Some(Kind::Assistant) {
-            if let Some(usage) = f.usage {
-                match &mut self.anchor {
-                    Some(a) if same_response(a) => {
-                        a.usage = usage;
-                        a.partial = f.partial;
-                        a.own += f.tokens;
-                    }
-                    _ => {
-                        self.anchor = Some(Anchor {
-                            usage,
-                            partial: f.partial,
-                            id: f.id.clone(),
-                            own: f.tokens,
-                            closed: false,
-                        });
-                        self.rest = 0;
-                    }
-                }
-                return;
+        if f.kind != Some(Kind::Assistant) {
+            if let Some(r) = &mut self.run {
+                r.since += f.tokens;
             }
-            if let Some(a) = &mut self.anchor {
-                if same_response(a) {
-                    a.own += f.tokens;
-                    return;
+            self.rest += f.tokens;
+            return;
+        }
+        // An assistant line: it continues the latest response or starts another.
+        let run = match self.run.take() {
+            Some(mut r) if r.id.is_some() && r.id == f.id => {
+                r.own += f.tokens;
+                r
+            }
+            _ => Run {
+                id: f.id.clone(),
+                own: f.tokens,
+                since: 0,
+            },
+        };
+        if let Some(usage) = f.usage {
+            // The newest usage measures the whole response: its earlier lines are its own,
+            // what came between them is estimated.
+            self.anchor = Some(Anchor {
+                usage,
+                partial: f.partial,
+                id: f.id.clone(),
+                own: run.own,
+                closed: false,
+            });
+            self.rest = run.since;
+        } else {
+            match &mut self.anchor {
+                Some(a) if !a.closed && a.id.is_some() && a.id == f.id => a.own += f.tokens,
+                Some(a) => {
+                    a.closed = true;
+                    self.rest += f.tokens;
                 }
-                a.closed = true;
+                None => self.rest += f.tokens,
             }
         }
-        self.rest += f.tokens;
+        self.run = Some(run);
     }
 
     /// The context size in tokens.
