@@ -351,11 +351,9 @@ pub struct RunningCount {
     /// Sent messages after the last boundary whose usage is stale (its summary and the
     /// messages a session-memory compaction kept).
     stale: usize,
-    /// The response the last stale assistant line belongs to: its later lines are stale too,
-    /// until another response starts.
-    stale_response: Option<String>,
     /// The latest response's lines so far (consecutive among the assistant lines), with or
-    /// without usage: a line with usage that continues it anchors the whole response.
+    /// without usage: a line with usage that continues it anchors the whole response; a
+    /// response that began among the stale messages stays stale.
     run: Option<Run>,
 }
 
@@ -367,6 +365,8 @@ struct Run {
     own: u64,
     /// Estimates of the other sent messages since its first line (interleaved tool results).
     since: u64,
+    /// It began among the stale messages after a boundary.
+    stale: bool,
 }
 
 impl RunningCount {
@@ -391,11 +391,10 @@ impl RunningCount {
             Some(Kind::User | Kind::Assistant | Kind::Attachment)
         );
         let assistant = f.kind == Some(Kind::Assistant);
-        if assistant && self.stale == 0 && self.stale_response != f.id {
-            self.stale_response = None;
-        }
+        let continues = |r: &Run| r.id.is_some() && r.id == f.id;
         let in_window = self.stale > 0 && sent;
-        let continues_stale = assistant && self.stale_response.is_some();
+        let continues_stale =
+            assistant && self.run.as_ref().is_some_and(|r| r.stale && continues(r));
         if in_window || continues_stale {
             // Kept across a compaction (or a later line of a response that was): its usage
             // measured the old context.
@@ -403,9 +402,12 @@ impl RunningCount {
                 self.stale -= 1;
             }
             if assistant {
-                self.stale_response = f.id.clone();
+                self.run = Some(Run {
+                    id: f.id.clone(),
+                    stale: true,
+                    ..Run::default()
+                });
             }
-            self.run = None;
             self.all += f.tokens;
             self.rest += f.tokens;
             return;
@@ -420,14 +422,14 @@ impl RunningCount {
         }
         // An assistant line: it continues the latest response or starts another.
         let run = match self.run.take() {
-            Some(mut r) if r.id.is_some() && r.id == f.id => {
+            Some(mut r) if !r.stale && continues(&r) => {
                 r.own += f.tokens;
                 r
             }
             _ => Run {
                 id: f.id.clone(),
                 own: f.tokens,
-                since: 0,
+                ..Run::default()
             },
         };
         if let Some(usage) = f.usage {
