@@ -3,42 +3,41 @@
 //! The conversation-compaction engine of an AI coding agent: token accounting, thresholds,
 //! media stripping, micro-compaction, prompt-too-long retry and Claude Code transcripts.
 //!
-//! The modules below are plain Rust and carry every decision. They read conversations
-//! through [`view::ConversationView`] and answer with [`view::Edit`]s, so the same logic runs
-//! natively on the typed [`messages::Message`] model and, in WebAssembly, directly on the
-//! caller's JavaScript objects (see `bindings`, compiled only for `wasm32`).
+//! The core is plain Rust and carries every decision. It reads conversations through
+//! [`model::view::ConversationView`] and answers with [`model::view::Edit`]s, so the same logic
+//! runs natively on the typed [`model::messages::Message`] model and, in WebAssembly, directly
+//! on the caller's JavaScript objects (see `bindings`, compiled only for `wasm32`).
+//!
+//! ## Layers
+//!
+//! Each folder is one layer; a layer uses only the layers above it in this list (checked by
+//! `tests/layers.rs`):
+//!
+//! 1. [`model`]: messages, the conversation view and its edits, configuration, errors, hashing.
+//! 2. [`measure`]: token accounting and the thresholds derived from a model's window.
+//! 3. [`transforms`]: pure rewrites and readings of a conversation: stripping, micro-compaction,
+//!    prompt-too-long truncation, the boundary, restoration, session-memory cuts, API context
+//!    management, the Messages API view and Claude Code transcripts.
+//! 4. [`summarize`]: the summary request and its answer, the offline summarizer, the facts a
+//!    conversation holds and the loss report built from them.
+//! 5. [`drive`]: everything that runs over an [`drive::env::Environment`] (the outside world):
+//!    the compaction pipeline, automatic and reactive compaction, the stateful session, preview.
+//!
+//! `bindings` (wasm32 only) converts JavaScript values and callbacks to and from these types and
+//! decides nothing.
 //!
 //! See `SPEC.md` (shared with the project) for the behaviour each module implements.
 
 #![warn(missing_docs)]
 
-pub mod api_view;
-pub mod autocompact;
-pub mod boundary;
-pub mod config;
-pub mod context_management;
-pub mod env;
-pub mod error;
-pub mod hash;
-pub mod loss;
-pub mod messages;
-pub mod microcompact;
-pub mod offline;
-pub mod pipeline;
-pub mod preview;
-pub mod reactive;
-pub mod restore;
-pub mod retry;
-pub mod session_memory;
-pub mod strip;
-pub mod summary;
-pub mod thresholds;
-pub mod tokens;
-pub mod transcript;
-pub mod view;
+pub mod drive;
+pub mod measure;
+pub mod model;
+pub mod summarize;
+pub mod transforms;
 
 #[cfg(target_arch = "wasm32")]
 mod bindings;
 
-pub use error::{Error, ErrorCode, Result};
-pub use messages::{Block, Content, Kind, Message};
+pub use model::error::{Error, ErrorCode, Result};
+pub use model::messages::{Block, Content, Kind, Message};

@@ -5,14 +5,16 @@
 
 use std::path::{Path, PathBuf};
 
-use context_compaction::api_view::validate_for_api;
-use context_compaction::loss::{append_missing, loss_report};
-use context_compaction::messages::Message;
-use context_compaction::retry::{
+use context_compaction::measure::tokens::{message_facts, token_count_checked, RunningCount};
+use context_compaction::model::messages::Message;
+use context_compaction::summarize::loss::{append_missing, loss_report};
+use context_compaction::transforms::messages_api::validate_for_api;
+use context_compaction::transforms::ptl::{
     parse_context_overflow_error, ptl_marker_message, truncate_head_for_ptl_retry,
 };
-use context_compaction::tokens::{message_facts, token_count_checked, RunningCount};
-use context_compaction::transcript::{parse_transcript, serialize_transcript, split_lines};
+use context_compaction::transforms::transcript::{
+    parse_transcript, serialize_transcript, split_lines,
+};
 use serde_json::Value;
 
 fn regressions(target: &str, ext: &str) -> Vec<PathBuf> {
@@ -136,7 +138,7 @@ fn truncation_reproducers_stay_valid() {
 /// the minimums ask for.
 #[test]
 fn session_memory_cut_reproducers_split_no_response() {
-    use context_compaction::session_memory::{choose_cut, SessionMemoryConfig};
+    use context_compaction::transforms::session_memory::{choose_cut, SessionMemoryConfig};
     for p in regressions("transformations", "jsonl") {
         let m = parse_transcript(&read(&p)).unwrap();
         let mut cuts = 0;

@@ -19,21 +19,23 @@
 
 use std::collections::{HashMap, HashSet};
 
-use context_compaction::messages::Message;
-use context_compaction::microcompact::{
+use context_compaction::measure::tokens::{
+    active_start, estimate_message, token_count_with_estimation,
+};
+use context_compaction::model::messages::Message;
+use context_compaction::model::view::{apply_edits, Edit, CLEARED_PLACEHOLDER};
+use context_compaction::transforms::microcompact::{
     micro_compact, parse_timestamp_ms, MicroCompactOptions, MicroCompactPlan, COMPACTABLE_TOOLS,
 };
-use context_compaction::retry::{
+use context_compaction::transforms::ptl::{
     group_by_api_round, parse_context_overflow_error, ptl_marker_message,
     truncate_head_for_ptl_retry, ContextOverflow, Truncation, MAX_PTL_RETRIES, PTL_MARKER_TEXT,
 };
-use context_compaction::strip::{
+use context_compaction::transforms::strip::{
     reinjected_attachments, strip_images, DOCUMENT_PLACEHOLDER, IMAGE_PLACEHOLDER,
     REINJECTED_ATTACHMENT_TYPES,
 };
-use context_compaction::tokens::{active_start, estimate_message, token_count_with_estimation};
-use context_compaction::transcript::{parse_transcript, serialize_transcript};
-use context_compaction::view::{apply_edits, Edit, CLEARED_PLACEHOLDER};
+use context_compaction::transforms::transcript::{parse_transcript, serialize_transcript};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Map, Value};

@@ -18,37 +18,43 @@ use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::task::{Context, Poll, Waker};
 
-use context_compaction::api_view::validate_for_api;
-use context_compaction::autocompact::{
+use context_compaction::drive::autocompact::{
     auto_compact_if_needed, should_auto_compact, ShouldAutoCompactOptions, Tracking,
     MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES,
 };
-use context_compaction::config::Config;
-use context_compaction::env::{
+use context_compaction::drive::env::{
     CallError, Environment, HookKind, HookOutput, LocalFuture, ProgressEvent,
 };
-use context_compaction::error::ErrorCode;
-use context_compaction::messages::Message;
-use context_compaction::microcompact::{micro_compact, MicroCompactOptions, COMPACTABLE_TOOLS};
-use context_compaction::pipeline::{
+use context_compaction::drive::pipeline::{
     compact_conversation, try_session_memory_compaction, CompactContext, CompactError,
     CompactOptions, CompactionResult,
 };
-use context_compaction::reactive::reactive_compact;
-use context_compaction::restore::{
+use context_compaction::drive::reactive::reactive_compact;
+use context_compaction::measure::thresholds::{auto_compact_threshold, context_window_for_model};
+use context_compaction::measure::tokens::{
+    estimate_message, token_count_with_estimation, MEDIA_TOKENS,
+};
+use context_compaction::model::config::Config;
+use context_compaction::model::error::ErrorCode;
+use context_compaction::model::messages::Message;
+use context_compaction::model::view::{apply_edits, UsageCounts, CLEARED_PLACEHOLDER};
+use context_compaction::summarize::summary::{
+    SummaryRequest, SummaryResponse, SUMMARY_MESSAGE_INTRO,
+};
+use context_compaction::transforms::messages_api::validate_for_api;
+use context_compaction::transforms::microcompact::{
+    micro_compact, MicroCompactOptions, COMPACTABLE_TOOLS,
+};
+use context_compaction::transforms::ptl::{
+    parse_context_overflow_error, ptl_marker_message, MAX_PTL_RETRIES,
+};
+use context_compaction::transforms::restore::{
     budget_files, is_probably_binary, text_tokens, FileSnapshot, POST_COMPACT_MAX_FILES_TO_RESTORE,
     POST_COMPACT_MAX_TOKENS_PER_FILE, POST_COMPACT_TOKEN_BUDGET, TRUNCATION_MARKER,
 };
-use context_compaction::retry::{
-    parse_context_overflow_error, ptl_marker_message, MAX_PTL_RETRIES,
-};
-use context_compaction::session_memory::{choose_cut, SessionMemoryConfig};
-use context_compaction::strip::{reinjected_attachments, strip_images};
-use context_compaction::summary::{SummaryRequest, SummaryResponse, SUMMARY_MESSAGE_INTRO};
-use context_compaction::thresholds::{auto_compact_threshold, context_window_for_model};
-use context_compaction::tokens::{estimate_message, token_count_with_estimation, MEDIA_TOKENS};
-use context_compaction::transcript::{parse_transcript, serialize_transcript};
-use context_compaction::view::{apply_edits, UsageCounts, CLEARED_PLACEHOLDER};
+use context_compaction::transforms::session_memory::{choose_cut, SessionMemoryConfig};
+use context_compaction::transforms::strip::{reinjected_attachments, strip_images};
+use context_compaction::transforms::transcript::{parse_transcript, serialize_transcript};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Map, Value};
@@ -1421,7 +1427,8 @@ fn truncations(msgs: &mut Vec<Message>, gaps: &[u64]) -> Vec<Vec<Message>> {
             Some(400),
         );
         let Some(t) =
-            context_compaction::retry::truncate_head(msgs.as_slice(), e.as_ref(), true).unwrap()
+            context_compaction::transforms::ptl::truncate_head(msgs.as_slice(), e.as_ref(), true)
+                .unwrap()
         else {
             break;
         };
@@ -1516,7 +1523,7 @@ proptest! {
                 let mut all = msgs.clone();
                 all.extend(post.iter().cloned());
                 let back = parse_transcript(&serialize_transcript(&all).unwrap()).unwrap();
-                let after = context_compaction::tokens::token_count_checked(back.as_slice()).unwrap().total;
+                let after = context_compaction::measure::tokens::token_count_checked(back.as_slice()).unwrap().total;
                 prop_assert_eq!(after, r.true_post_compact_token_count);
             }
             Err(e) => prop_assert_eq!(e.error.code, ErrorCode::SessionMemoryNotApplicable, "{:?}", e.error),
@@ -2606,7 +2613,7 @@ fn mode21_serialize_parse_resumes_after_the_boundary_with_the_post_count() {
         token_count_with_estimation(back.as_slice()).unwrap().total,
         r.true_post_compact_token_count
     );
-    let api = context_compaction::api_view::to_api_messages(&back);
+    let api = context_compaction::transforms::messages_api::to_api_messages(&back);
     let sent = serde_json::to_string(&api).unwrap();
     assert!(sent.contains("resume here"));
     let first_q = vals[0]["message"]["content"].as_str().unwrap();
@@ -2641,14 +2648,14 @@ fn mode21_session_memory_resume_counts_the_post_compaction_size() {
     file.push_str(&serialize_transcript(&r.post_compact_messages(&msgs)).unwrap());
     let back = parse_transcript(&file).unwrap();
     assert_eq!(
-        context_compaction::tokens::token_count_checked(back.as_slice())
+        context_compaction::measure::tokens::token_count_checked(back.as_slice())
             .unwrap()
             .total,
         r.true_post_compact_token_count
     );
     // The per-turn count reads the latest usage as is (until the next response, the kept
     // lines' usage is the old context's); the decision does not act on it.
-    let due = context_compaction::autocompact::should_auto_compact(
+    let due = context_compaction::drive::autocompact::should_auto_compact(
         back.as_slice(),
         "claude-opus-4-6",
         &Default::default(),

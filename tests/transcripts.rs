@@ -3,18 +3,18 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use context_compaction::autocompact::{should_auto_compact, ShouldAutoCompactOptions};
-use context_compaction::config::Config;
-use context_compaction::messages::{Kind, Message};
-use context_compaction::microcompact::{micro_compact, MicroCompactOptions};
-use context_compaction::retry::{
+use context_compaction::drive::autocompact::{should_auto_compact, ShouldAutoCompactOptions};
+use context_compaction::measure::thresholds::auto_compact_threshold;
+use context_compaction::measure::tokens::{estimate_message, token_count_with_estimation};
+use context_compaction::model::config::Config;
+use context_compaction::model::messages::{Kind, Message};
+use context_compaction::model::view::{apply_edits, Edit};
+use context_compaction::transforms::microcompact::{micro_compact, MicroCompactOptions};
+use context_compaction::transforms::ptl::{
     parse_context_overflow_error, ptl_marker_message, truncate_head_for_ptl_retry,
 };
-use context_compaction::strip::{strip_images, IMAGE_PLACEHOLDER};
-use context_compaction::thresholds::auto_compact_threshold;
-use context_compaction::tokens::{estimate_message, token_count_with_estimation};
-use context_compaction::transcript::{parse_transcript, serialize_transcript};
-use context_compaction::view::{apply_edits, Edit};
+use context_compaction::transforms::strip::{strip_images, IMAGE_PLACEHOLDER};
+use context_compaction::transforms::transcript::{parse_transcript, serialize_transcript};
 use serde_json::{json, Value};
 
 const LONG: &str = "cc_long_autocompact_4d5611e5.jsonl";

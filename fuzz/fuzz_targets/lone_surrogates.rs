@@ -12,7 +12,7 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use context_compaction::transcript::replace_lone_surrogates;
+use context_compaction::transforms::transcript::replace_lone_surrogates;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -12,8 +12,8 @@
 
 #![no_main]
 
-use context_compaction::messages::Message;
-use context_compaction::view::{ConversationView, Detail};
+use context_compaction::model::messages::Message;
+use context_compaction::model::view::{ConversationView, Detail};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -60,6 +60,6 @@ fuzz_target!(|data: &[u8]| {
         let _ = view.usage(i);
         let _ = view.boundary_kept(i);
     }
-    let _ = context_compaction::tokens::token_count_with_estimation(view);
-    let _ = context_compaction::api_view::validate_for_api(&messages);
+    let _ = context_compaction::measure::tokens::token_count_with_estimation(view);
+    let _ = context_compaction::transforms::messages_api::validate_for_api(&messages);
 });

@@ -1,4 +1,4 @@
-//! `retry::parse_context_overflow_error` on arbitrary strings and statuses.
+//! `ptl::parse_context_overflow_error` on arbitrary strings and statuses.
 //!
 //! * never panics; deterministic;
 //! * `gap` is present exactly when `actual` and `limit` are, and is `actual − limit`
@@ -9,7 +9,7 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use context_compaction::retry::parse_context_overflow_error;
+use context_compaction::transforms::ptl::parse_context_overflow_error;
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Debug, Arbitrary)]

@@ -15,10 +15,10 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use context_compaction::loss::{append_missing, loss_report};
-use context_compaction::messages::{Block, Content, Message};
-use context_compaction::offline::{summarize_messages, summarize_request};
-use context_compaction::summary::{
+use context_compaction::summarize::loss::{append_missing, loss_report};
+use context_compaction::model::messages::{Block, Content, Message};
+use context_compaction::summarize::offline::{summarize_messages, summarize_request};
+use context_compaction::summarize::summary::{
     build_summary_request, extract_summary, summary_from_response, SummaryResponse,
 };
 use context_compaction_fuzz::Convo;
@@ -49,7 +49,7 @@ fn base64_data(msgs: &[Message]) -> Vec<String> {
                 }
             }
             Block::ToolResult(r) => {
-                if let Some(Some(context_compaction::messages::ToolResultContent::Blocks(bs))) =
+                if let Some(Some(context_compaction::model::messages::ToolResultContent::Blocks(bs))) =
                     &r.content
                 {
                     for b in bs {

@@ -12,12 +12,12 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use context_compaction::error::{check_token_count, ErrorCode};
-use context_compaction::messages::{Kind, Message};
-use context_compaction::tokens::{
+use context_compaction::model::error::{check_token_count, ErrorCode};
+use context_compaction::model::messages::{Kind, Message};
+use context_compaction::measure::tokens::{
     message_facts, token_count_checked, token_count_with_estimation, RunningCount,
 };
-use context_compaction::view::{ConversationView, UsageCounts};
+use context_compaction::model::view::{ConversationView, UsageCounts};
 use context_compaction_fuzz::{plausible_usage, Convo};
 use libfuzzer_sys::fuzz_target;
 

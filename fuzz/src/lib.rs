@@ -15,11 +15,11 @@
 //! level and inside tool_result content) and block types the library does not know.
 //!
 //! Built this way the conversation is valid for the Messages API
-//! (`api_view::validate_for_api` finds nothing) unless a [`Damage`] was applied; the targets
+//! (`messages_api::validate_for_api` finds nothing) unless a [`Damage`] was applied; the targets
 //! check the "stays valid" invariants only where the input was valid.
 
 use arbitrary::{Arbitrary, Result as ArbResult, Unstructured};
-use context_compaction::messages::{Block, Content, Message, ToolResultContent};
+use context_compaction::model::messages::{Block, Content, Message, ToolResultContent};
 use serde_json::{json, Map, Value};
 
 /// Text of `len` characters from one of a few alphabets, or raw fuzzer text.

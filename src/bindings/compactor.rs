@@ -10,18 +10,18 @@ use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use super::convert::*;
-use super::env::JsEnv;
-use super::js_view::JsConversation;
-use super::pipeline_api::{
+use super::async_exports::{
     auto_outcome_js, commit_context, compact_error, compact_options, context_arg, messages_arg,
     result_js,
 };
-use crate::autocompact::{self, ShouldAutoCompactOptions, Tracking};
-use crate::error::{Error, ErrorCode};
-use crate::pipeline::{self, CompactOptions, CompactionResult};
-use crate::thresholds;
-use crate::tokens::{message_facts, RunningCount};
+use super::convert::*;
+use super::env::JsEnv;
+use super::js_view::JsConversation;
+use crate::drive::autocompact::{self, ShouldAutoCompactOptions, Tracking};
+use crate::drive::pipeline::{self, CompactOptions, CompactionResult};
+use crate::measure::thresholds;
+use crate::measure::tokens::{message_facts, RunningCount};
+use crate::model::error::{Error, ErrorCode};
 
 struct State {
     messages: Vec<JsValue>,
@@ -34,7 +34,7 @@ struct State {
 impl State {
     fn push_all(&mut self, array: &JsValue) -> crate::Result<()> {
         let conv = JsConversation::new(array, "messages")?;
-        let mut facts = Vec::with_capacity(crate::view::ConversationView::len(&conv));
+        let mut facts = Vec::with_capacity(crate::model::view::ConversationView::len(&conv));
         for i in 0..facts.capacity() {
             facts.push(message_facts(&conv, i)?);
         }
@@ -64,7 +64,7 @@ pub struct Compactor {
     state: Rc<RefCell<State>>,
     context: JsValue,
     model: String,
-    config: crate::config::Config,
+    config: crate::model::config::Config,
 }
 
 #[wasm_bindgen]
@@ -160,7 +160,7 @@ impl Compactor {
     /// The conversation as Claude Code JSONL.
     #[wasm_bindgen(js_name = toTranscript)]
     pub fn to_transcript(&self) -> JsResult<String> {
-        super::api::serialize_transcript(self.state.borrow().array().into())
+        super::exports::serialize_transcript(self.state.borrow().array().into())
     }
 
     /// Compacts when auto-compaction is due (SPEC §6): `{wasCompacted, compactionResult?,
@@ -181,7 +181,7 @@ impl Compactor {
                 >= autocompact::MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES
             {
                 Some("circuitBreakerOpen")
-            } else if !autocompact::is_auto_compact_enabled(&self.config)
+            } else if !self.config.is_auto_compact_enabled()
                 || self.config.reactive_only == Some(true)
                 || self.config.context_collapse == Some(true)
             {
@@ -296,7 +296,7 @@ impl Compactor {
 }
 
 /// Marks the start of a compaction and takes the messages it works on.
-fn begin(state: &Rc<RefCell<State>>) -> JsResult<(JsValue, Vec<crate::messages::Message>)> {
+fn begin(state: &Rc<RefCell<State>>) -> JsResult<(JsValue, Vec<crate::model::messages::Message>)> {
     let mut s = state.borrow_mut();
     if s.compacting {
         return Err(js_error(Error::invalid_argument(
@@ -320,8 +320,8 @@ fn commit(
     _r: &CompactionResult,
     js_result: &JsValue,
 ) -> JsResult<()> {
-    let compacted =
-        super::api::build_post_compact_messages(js_result.clone()).inspect_err(|_| end(state))?;
+    let compacted = super::exports::build_post_compact_messages(js_result.clone())
+        .inspect_err(|_| end(state))?;
     let mut s = state.borrow_mut();
     s.compacting = false;
     let before = snapshot.unchecked_ref::<Array>().length() as usize;

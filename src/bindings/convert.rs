@@ -7,8 +7,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use crate::config::Config;
-use crate::error::{Error, ErrorCode};
+use crate::model::config::Config;
+use crate::model::error::{Error, ErrorCode};
 
 thread_local! {
     static ENV_DEFAULTS: RefCell<Config> = RefCell::new(Config::default());
@@ -82,7 +82,7 @@ pub fn model_arg(v: &JsValue) -> crate::Result<String> {
 /// Reads a non-negative finite token count argument.
 pub fn tokens_arg(v: &JsValue, what: &str) -> crate::Result<u64> {
     match v.as_f64() {
-        Some(n) => crate::error::check_token_count(n, what),
+        Some(n) => crate::model::error::check_token_count(n, what),
         None => Err(Error::invalid_token_count(format!(
             "{what} must be a number"
         ))),

@@ -9,12 +9,12 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::api::error_text;
 use super::convert::{prop, to_js};
-use crate::env::{CallError, Environment, HookKind, HookOutput, LocalFuture, ProgressEvent};
-use crate::error::{Error, Result};
-use crate::summary::{SummaryRequest, SummaryResponse};
-use crate::view::UsageCounts;
+use super::exports::error_text;
+use crate::drive::env::{CallError, Environment, HookKind, HookOutput, LocalFuture, ProgressEvent};
+use crate::model::error::{Error, Result};
+use crate::model::view::UsageCounts;
+use crate::summarize::summary::{SummaryRequest, SummaryResponse};
 
 #[wasm_bindgen(module = "/src/bindings/js_env.js")]
 extern "C" {

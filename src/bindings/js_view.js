@@ -139,7 +139,7 @@ export function stringField(arr, i, k) {
 export function boundaryKept(arr, i) {
   const meta = arr[i].compactMetadata;
   const k = meta !== null && typeof meta === 'object' ? meta.keptMessages : undefined;
-  // The rule (whole numbers only) is applied in Rust: boundary::kept_messages_from.
+  // The rule (whole numbers only) is applied in Rust: view::kept_messages_from.
   return typeof k === 'number' ? k : undefined;
 }
 

@@ -11,9 +11,9 @@ use std::cell::RefCell;
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
-use crate::error::{Error, Result};
-use crate::messages::Kind;
-use crate::view::{
+use crate::model::error::{Error, Result};
+use crate::model::messages::Kind;
+use crate::model::view::{
     BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Edit, Find, Latest, Str,
     ToolIndex, ToolResultEntry, ToolUseEntry, UsageCounts,
 };
@@ -349,7 +349,7 @@ impl ConversationView for JsConversation<'_> {
         if self.header(i) & BOUNDARY == 0 {
             return 0;
         }
-        crate::boundary::kept_messages_from(boundary_kept_js(self.array, i as u32))
+        crate::model::view::kept_messages_from(boundary_kept_js(self.array, i as u32))
     }
 
     fn attachment_type(&self, i: usize) -> Option<String> {

@@ -3,11 +3,11 @@
 //! view implemented over JS objects), calls the core, and applies the core's edits to copies
 //! of the caller's objects.
 
-mod api;
+mod async_exports;
 mod compactor;
 mod convert;
 mod env;
+mod exports;
 mod js_view;
-mod pipeline_api;
 #[cfg(test)]
 mod wasm_tests;

@@ -1,6 +1,6 @@
 //! The exported functions exercised from inside WebAssembly (`wasm-pack test`).
 //!
-//! These tests call the `pub fn`s of [`super::api`] with real JavaScript values, so they cover
+//! These tests call the `pub fn`s of [`super::exports`] with real JavaScript values, so they cover
 //! what `cargo test` cannot: the conversions at the boundary, the JS readers of `js_view.js`,
 //! object identity of untouched messages, and the `code` of thrown errors.
 //!
@@ -18,7 +18,7 @@ use serde_json::json;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::*;
 
-use super::api::*;
+use super::exports::*;
 
 /// A JS value from a `serde_json` value, converted the way the bindings convert (plain
 /// objects, not `Map`s).

@@ -1,0 +1,642 @@
+//! Exported async functions of the pipeline (SPEC §6, §7, §11–§13): converting the JS
+//! `context`, awaiting the core, and turning its result into JS objects that reuse the
+//! caller's messages.
+
+use std::rc::Rc;
+
+use js_sys::{Array, Object, Reflect};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use super::convert::*;
+use super::env::{clear_state, entries_of, JsEnv};
+use crate::drive::autocompact::{self, ShouldAutoCompactOptions, Tracking};
+use crate::drive::pipeline::{
+    self, AsyncAgent, CompactContext, CompactError, CompactOptions, CompactionResult, HookFailure,
+    RestoredItem,
+};
+use crate::model::error::{Error, ErrorCode};
+use crate::model::messages::Message;
+use crate::transforms::context_management;
+use crate::transforms::restore::{FileSnapshot, SkillInfo};
+
+fn string_list(v: &JsValue, what: &str, keys: &[&str]) -> crate::Result<Vec<String>> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(Vec::new());
+    }
+    let arr = v
+        .dyn_ref::<Array>()
+        .ok_or_else(|| Error::invalid_argument(format!("{what} must be an array")))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, x)| {
+            if let Some(s) = x.as_string() {
+                return Ok(s);
+            }
+            let parts: Vec<String> = keys
+                .iter()
+                .filter_map(|k| prop(&x, k).as_string())
+                .collect();
+            if parts.is_empty() {
+                Err(Error::invalid_argument(format!(
+                    "{what}[{i}] must be a string or an object with {}",
+                    keys.join("/")
+                )))
+            } else {
+                Ok(parts.join(": "))
+            }
+        })
+        .collect()
+}
+
+fn entries(v: &JsValue, what: &str) -> crate::Result<Vec<(String, JsValue)>> {
+    let e = entries_of(v);
+    let arr = e.dyn_ref::<Array>().ok_or_else(|| {
+        Error::invalid_argument(format!("{what} must be a Map, an object or an array"))
+    })?;
+    Ok(arr
+        .iter()
+        .filter_map(|pair| {
+            let pair: Array = pair.unchecked_into();
+            pair.get(0).as_string().map(|k| (k, pair.get(1)))
+        })
+        .collect())
+}
+
+/// Reads the data of a JS `context` (the callbacks are read by [`JsEnv`]).
+pub fn context_arg(context: &JsValue) -> crate::Result<CompactContext> {
+    if !context.is_object() {
+        return Err(Error::invalid_argument(
+            "context must be an object with at least `model`",
+        ));
+    }
+    let model = opt_string(context, "model", "context")?
+        .ok_or_else(|| Error::invalid_argument("context.model must be a model id string"))?;
+    let mut read_file_state = Vec::new();
+    for (path, v) in entries(&prop(context, "readFileState"), "context.readFileState")? {
+        let content = v.as_string().or_else(|| prop(&v, "content").as_string());
+        let timestamp_ms = prop(&v, "timestamp")
+            .as_f64()
+            .or_else(|| prop(&v, "mtime").as_f64())
+            .unwrap_or(0.0);
+        read_file_state.push(FileSnapshot {
+            path,
+            content,
+            timestamp_ms,
+        });
+    }
+    let mut invoked_skills = Vec::new();
+    for (name, v) in entries(&prop(context, "invokedSkills"), "context.invokedSkills")? {
+        let content = v
+            .as_string()
+            .or_else(|| prop(&v, "content").as_string())
+            .unwrap_or_default();
+        let name = prop(&v, "name").as_string().unwrap_or(name);
+        invoked_skills.push(SkillInfo { name, content });
+    }
+    let tools = {
+        let d = prop(context, "discoveredTools");
+        if d.is_undefined() {
+            prop(context, "tools")
+        } else {
+            d
+        }
+    };
+    let async_agents = {
+        let v = prop(context, "asyncAgents");
+        let mut out = Vec::new();
+        if let Some(arr) = v.dyn_ref::<Array>() {
+            for a in arr.iter() {
+                let s = |k: &str| prop(&a, k).as_string().unwrap_or_default();
+                out.push(AsyncAgent {
+                    id: if s("id").is_empty() {
+                        s("agentId")
+                    } else {
+                        s("id")
+                    },
+                    description: s("description"),
+                    status: if s("status").is_empty() {
+                        "running".into()
+                    } else {
+                        s("status")
+                    },
+                });
+            }
+        } else if !(v.is_undefined() || v.is_null()) {
+            return Err(Error::invalid_argument(
+                "context.asyncAgents must be an array",
+            ));
+        }
+        out
+    };
+    let mcp = prop(context, "mcpInstructions");
+    let mcp_instructions = if mcp.as_string().is_some() {
+        vec![mcp.as_string().unwrap_or_default()]
+    } else if mcp.is_object() && !Array::is_array(&mcp) {
+        entries(&mcp, "context.mcpInstructions")?
+            .into_iter()
+            .filter_map(|(k, v)| v.as_string().map(|t| format!("{k}: {t}")))
+            .collect()
+    } else {
+        string_list(&mcp, "context.mcpInstructions", &["server", "instructions"])?
+    };
+    let pinned_v = prop(context, "pinned");
+    let mut pinned = Vec::new();
+    if let Some(arr) = pinned_v.dyn_ref::<Array>() {
+        for (k, p) in arr.iter().enumerate() {
+            if let Some(t) = p.as_string() {
+                pinned.push(crate::drive::pipeline::Pinned::Text(t));
+            } else if p.is_object() {
+                let v: serde_json::Value = serde_wasm_bindgen::from_value(p).map_err(|e| {
+                    Error::invalid_message(e.to_string()).at(format!("context.pinned[{k}]"))
+                })?;
+                pinned.push(crate::drive::pipeline::Pinned::Message(Box::new(
+                    Message::from_value(v, &format!("context.pinned[{k}]"))?,
+                )));
+            } else {
+                return Err(Error::invalid_argument(format!(
+                    "context.pinned[{k}] must be a string or a message"
+                )));
+            }
+        }
+    } else if !(pinned_v.is_undefined() || pinned_v.is_null()) {
+        return Err(Error::invalid_argument(
+            "context.pinned must be an array of strings or messages",
+        ));
+    }
+    Ok(CompactContext {
+        pinned,
+        keep_last_user_message: keep_last_user_message(context)?,
+        model,
+        summary_model: opt_string(context, "summaryModel", "context")?,
+        config: config_arg(&prop(context, "config"))?,
+        read_file_state,
+        plan: opt_string(context, "plan", "context")?,
+        plan_mode: opt_bool(context, "planMode", "context")?.unwrap_or(false),
+        invoked_skills,
+        discovered_tools: string_list(&tools, "context.discoveredTools", &["name"])?,
+        agents: string_list(
+            &prop(context, "agents"),
+            "context.agents",
+            &["name", "description"],
+        )?,
+        mcp_instructions,
+        async_agents,
+    })
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = JSON, js_name = stringify, catch)]
+    fn json_text(value: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+/// The caller's messages as typed messages (needed in full to write the summary request).
+/// Lines that are never sent (progress, snapshots, …) are read without their payload. Each
+/// message crosses as JSON text: a message that contains itself is an error, not a crash.
+pub fn messages_arg(messages: &JsValue) -> crate::Result<Vec<Message>> {
+    let arr = messages
+        .dyn_ref::<Array>()
+        .ok_or_else(|| Error::invalid_argument("messages must be an array of messages"))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let at = || format!("messages[{i}]");
+            let text = json_text(&super::env::for_rust(&m))
+                .map_err(|e| {
+                    let why = e
+                        .dyn_ref::<js_sys::Error>()
+                        .map(|e| String::from(e.message()))
+                        .unwrap_or_else(|| "not serializable".into());
+                    Error::invalid_message(format!("cannot be read as JSON ({why})")).at(at())
+                })?
+                .as_string()
+                .ok_or_else(|| Error::invalid_message("expected a message object").at(at()))?;
+            let v: serde_json::Value = serde_json::from_str(&text)
+                .or_else(|_| {
+                    serde_json::from_str(&crate::transforms::transcript::replace_lone_surrogates(
+                        &text,
+                    ))
+                })
+                .map_err(|e| Error::invalid_message(e.to_string()).at(at()))?;
+            Message::from_value(v, &at())
+        })
+        .collect()
+}
+
+/// A pipeline error as a JS `Error` with `code`, keeping the callback's error as `cause`.
+pub(crate) fn compact_error(e: CompactError) -> JsValue {
+    let err = js_error(e.error);
+    if let Some(c) = e.cause.and_then(|c| c.cause) {
+        if let Ok(v) = Rc::downcast::<JsValue>(c) {
+            let _ = Reflect::set(&err, &"cause".into(), &v);
+        }
+    }
+    err
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ItemJs<'a> {
+    name: &'a str,
+    tokens: u64,
+    truncated: bool,
+}
+
+fn items(list: &[RestoredItem], key: &str) -> JsResult<Array> {
+    list.iter()
+        .map(|r| {
+            let o = to_js(&ItemJs {
+                name: &r.name,
+                tokens: r.tokens,
+                truncated: r.truncated,
+            })?;
+            Reflect::set(&o, &key.into(), &r.name.as_str().into())?;
+            Ok(o)
+        })
+        .collect()
+}
+
+fn failures(list: &[HookFailure]) -> JsResult<Array> {
+    list.iter()
+        .map(|f| {
+            let o = Object::new();
+            Reflect::set(&o, &"hook".into(), &f.hook.into())?;
+            Reflect::set(&o, &"message".into(), &f.message.as_str().into())?;
+            Ok::<JsValue, JsValue>(o.into())
+        })
+        .collect()
+}
+
+/// The `CompactionResult` as a JS object; `messagesToKeep` are the caller's own objects.
+pub fn result_js(r: &CompactionResult, input: &JsValue, context: &JsValue) -> JsResult<JsValue> {
+    let o = Object::new();
+    let set = |k: &str, v: &JsValue| Reflect::set(&o, &k.into(), v).map(|_| ());
+    set("boundaryMarker", &to_js(&r.boundary_marker)?)?;
+    // Pinned messages are the caller's own objects, byte for byte.
+    let pinned = prop(context, "pinned");
+    let summary: Array = Array::new();
+    summary.push(&to_js(&r.summary_messages[0])?);
+    for (n, m) in r.summary_messages.iter().enumerate().skip(1) {
+        let original = r
+            .pinned_added
+            .get(n - 1)
+            .and_then(|&k| pinned.dyn_ref::<Array>().map(|a| a.get(k as u32)))
+            .filter(JsValue::is_object);
+        match original {
+            Some(v) => summary.push(&v),
+            None => summary.push(&to_js(m)?),
+        };
+    }
+    set("summaryMessages", &summary.into())?;
+    set("attachments", &to_js(&r.attachments)?)?;
+    set("hookResults", &to_js(&r.hook_results)?)?;
+    let arr: &Array = input.unchecked_ref();
+    let keep: Array = r
+        .messages_to_keep
+        .iter()
+        .map(|&i| arr.get(i as u32))
+        .collect();
+    set("messagesToKeep", &keep)?;
+    set(
+        "userDisplayMessage",
+        &r.user_display_message
+            .as_deref()
+            .map_or(JsValue::UNDEFINED, JsValue::from_str),
+    )?;
+    set(
+        "preCompactTokenCount",
+        &(r.pre_compact_token_count as f64).into(),
+    )?;
+    set(
+        "postCompactTokenCount",
+        &(r.post_compact_token_count as f64).into(),
+    )?;
+    set(
+        "truePostCompactTokenCount",
+        &(r.true_post_compact_token_count as f64).into(),
+    )?;
+    let usage = match &r.compaction_usage {
+        Some(u) => {
+            let u_obj = Object::new();
+            for (k, v) in [
+                ("input_tokens", u.input_tokens),
+                ("cache_creation_input_tokens", u.cache_creation_input_tokens),
+                ("cache_read_input_tokens", u.cache_read_input_tokens),
+                ("output_tokens", u.output_tokens),
+            ] {
+                Reflect::set(&u_obj, &k.into(), &(v as f64).into())?;
+            }
+            u_obj.into()
+        }
+        None => JsValue::NULL,
+    };
+    set("compactionUsage", &usage)?;
+    set("summary", &r.summary.as_str().into())?;
+    set("trigger", &r.trigger.as_str().into())?;
+    set("restoredFiles", &items(&r.restored_files, "path")?.into())?;
+    set("restoredSkills", &items(&r.restored_skills, "name")?.into())?;
+    set("hookErrors", &failures(&r.hook_failures)?.into())?;
+    set("ptlRetries", &r.ptl_retries.into())?;
+    set("transientRetries", &r.transient_retries.into())?;
+    set("fromSessionMemory", &r.from_session_memory.into())?;
+    set("lossReport", &to_js(&r.loss_report)?)?;
+    Ok(o.into())
+}
+
+/// After a successful compaction: the read-file state and loaded memory paths are cleared
+/// (the snapshot was taken when the call began); sent skill names are deliberately kept.
+pub(crate) fn commit_context(context: &JsValue) {
+    clear_state(&prop(context, "readFileState"));
+    clear_state(&prop(context, "loadedNestedMemoryPaths"));
+}
+
+/// The `options` of `compactConversation` (also read by `Compactor.compact`).
+pub(crate) fn compact_options(options: &JsValue) -> crate::Result<CompactOptions> {
+    options_arg(options, "options")?;
+    Ok(CompactOptions {
+        suppress_follow_up_questions: opt_bool(options, "suppressFollowUpQuestions", "options")?
+            .unwrap_or(false),
+        custom_instructions: opt_string(options, "customInstructions", "options")?,
+        is_auto_compact: opt_bool(options, "isAutoCompact", "options")?.unwrap_or(false),
+        recompaction_info: {
+            let v = prop(options, "recompactionInfo");
+            if v.is_undefined() || v.is_null() {
+                None
+            } else {
+                serde_wasm_bindgen::from_value(v).ok()
+            }
+        },
+        retry_base_ms: opt_number(options, "retryBaseMs", "options")?.map(|n| n.max(0.0) as u64),
+        pre_compact: None,
+        append_missing: opt_bool(options, "appendMissing", "options")?.unwrap_or(false),
+        keep_last_user_message: opt_bool(options, "keepLastUserMessage", "options")?
+            .unwrap_or(false),
+    })
+}
+
+/// `keepLastUserMessage` given in a `context` (for the automatic paths).
+pub fn keep_last_user_message(context: &JsValue) -> crate::Result<bool> {
+    Ok(opt_bool(context, "keepLastUserMessage", "context")?.unwrap_or(false))
+}
+
+/// `compactConversation(messages, context, options?)` → `Promise<CompactionResult>`
+/// (SPEC §7). Rejects with an `Error` whose `code` says why (`PROMPT_TOO_LONG`,
+/// `SUMMARY_TRUNCATED`, `EMPTY_SUMMARY`, `COMPACTION_NOT_SMALLER`, `SUMMARIZER_FAILED`,
+/// `ABORTED`, …); the caller's messages are never changed.
+#[wasm_bindgen(js_name = compactConversation)]
+pub async fn compact_conversation(
+    messages: JsValue,
+    context: JsValue,
+    options: JsValue,
+) -> JsResult<JsValue> {
+    let typed = js(messages_arg(&messages))?;
+    let ctx = js(context_arg(&context))?;
+    let env = js(JsEnv::from_context(&context, false))?;
+    let opts = js(compact_options(&options))?;
+    let r = pipeline::compact_conversation(&typed, &ctx, &opts, &env)
+        .await
+        .map_err(compact_error)?;
+    commit_context(&context);
+    result_js(&r, &messages, &context)
+}
+
+/// `trySessionMemoryCompaction(messages, context)` → `Promise<CompactionResult>` (SPEC
+/// §12); rejects with `SESSION_MEMORY_NOT_APPLICABLE` when it does not apply.
+#[wasm_bindgen(js_name = trySessionMemoryCompaction)]
+pub async fn try_session_memory_compaction(
+    messages: JsValue,
+    context: JsValue,
+) -> JsResult<JsValue> {
+    let typed = js(messages_arg(&messages))?;
+    let ctx = js(context_arg(&context))?;
+    let env = js(JsEnv::from_context(&context, true))?;
+    let r = pipeline::try_session_memory_compaction(&typed, &ctx, None, &env)
+        .await
+        .map_err(compact_error)?;
+    commit_context(&context);
+    result_js(&r, &messages, &context)
+}
+
+fn tracking_arg(tracking: &JsValue) -> crate::Result<Tracking> {
+    options_arg(tracking, "tracking")?;
+    let failures = opt_number(tracking, "consecutiveFailures", "tracking")?.unwrap_or(0.0);
+    if failures < 0.0 {
+        return Err(Error::invalid_argument(
+            "tracking.consecutiveFailures must not be negative",
+        ));
+    }
+    let id = |k: &str| {
+        let v = prop(tracking, k);
+        v.as_string().or_else(|| v.as_f64().map(|n| n.to_string()))
+    };
+    Ok(Tracking {
+        consecutive_failures: failures as u32,
+        turn_id: id("turnId").or_else(|| id("turnCounter")),
+        reactive_turn_id: id("reactiveTurnId"),
+    })
+}
+
+/// `autoCompactIfNeeded(messages, context, tracking?)` →
+/// `Promise<{wasCompacted, compactionResult?, consecutiveFailures, error?, skipped?}>`
+/// (SPEC §6). A failed compaction is reported in `error`, never thrown; after 3 failures in a
+/// row nothing is attempted (`skipped: "circuitBreakerOpen"`).
+#[wasm_bindgen(js_name = autoCompactIfNeeded)]
+pub async fn auto_compact_if_needed(
+    messages: JsValue,
+    context: JsValue,
+    tracking: JsValue,
+) -> JsResult<JsValue> {
+    let typed = js(messages_arg(&messages))?;
+    let ctx = js(context_arg(&context))?;
+    let env = js(JsEnv::from_context(&context, false))?;
+    let t = js(tracking_arg(&tracking))?;
+    let query = ShouldAutoCompactOptions {
+        query_source: js(opt_string(&context, "querySource", "context"))?,
+        snip_tokens_freed: js(opt_number(&context, "snipTokensFreed", "context"))?
+            .map_or(0, |n| n.max(0.0) as u64),
+    };
+    let retry = js(opt_number(&context, "retryBaseMs", "context"))?.map(|n| n.max(0.0) as u64);
+    let out = js(autocompact::auto_compact_if_needed(&typed, &ctx, &t, &query, retry, &env).await)?;
+    let result = match &out.result {
+        Some(r) => {
+            commit_context(&context);
+            Some(result_js(r, &messages, &context)?)
+        }
+        None => None,
+    };
+    auto_outcome_js(out, result)
+}
+
+/// `{wasCompacted, consecutiveFailures, compactionResult?, error?, skipped?}` of an
+/// automatic compaction, with the result already converted (`result`).
+pub(crate) fn auto_outcome_js(
+    out: autocompact::AutoCompactOutcome,
+    result: Option<JsValue>,
+) -> JsResult<JsValue> {
+    let o = Object::new();
+    Reflect::set(&o, &"wasCompacted".into(), &out.was_compacted.into())?;
+    Reflect::set(
+        &o,
+        &"consecutiveFailures".into(),
+        &out.consecutive_failures.into(),
+    )?;
+    if let Some(r) = result {
+        Reflect::set(&o, &"compactionResult".into(), &r)?;
+    }
+    if let Some(e) = out.error {
+        Reflect::set(&o, &"error".into(), &compact_error(e))?;
+    }
+    if let Some(s) = out.skipped {
+        Reflect::set(&o, &"skipped".into(), &s.into())?;
+    }
+    Ok(o.into())
+}
+
+/// `reactiveCompact(messages, context, error, tracking?)` → `Promise<{compactionResult,
+/// tracking}>` (SPEC §13): after the API rejected a request for its size, compacts once for
+/// the turn `tracking.turnId`; a second call for the same turn rejects with
+/// `REACTIVE_ALREADY_TRIED`.
+#[wasm_bindgen(js_name = reactiveCompact)]
+pub async fn reactive_compact(
+    messages: JsValue,
+    context: JsValue,
+    error: JsValue,
+    tracking: JsValue,
+) -> JsResult<JsValue> {
+    let typed = js(messages_arg(&messages))?;
+    let ctx = js(context_arg(&context))?;
+    let env = js(JsEnv::from_context(&context, false))?;
+    let t = js(tracking_arg(&tracking))?;
+    let (text, status) = super::exports::error_text(&error);
+    let retry = js(opt_number(&context, "retryBaseMs", "context"))?.map(|n| n.max(0.0) as u64);
+    let (r, next) =
+        crate::drive::reactive::reactive_compact(&typed, &ctx, &text, status, &t, retry, &env)
+            .await
+            .map_err(compact_error)?;
+    commit_context(&context);
+    let o = Object::new();
+    Reflect::set(
+        &o,
+        &"compactionResult".into(),
+        &result_js(&r, &messages, &context)?,
+    )?;
+    let tr = Object::new();
+    Reflect::set(
+        &tr,
+        &"consecutiveFailures".into(),
+        &next.consecutive_failures.into(),
+    )?;
+    if let Some(id) = &next.turn_id {
+        Reflect::set(&tr, &"turnId".into(), &id.as_str().into())?;
+    }
+    if let Some(id) = &next.reactive_turn_id {
+        Reflect::set(&tr, &"reactiveTurnId".into(), &id.as_str().into())?;
+    }
+    Reflect::set(&o, &"tracking".into(), &tr)?;
+    Ok(o.into())
+}
+
+/// `buildApiContextManagement(options)` → the `context_management` request parameter for
+/// the API's server-side context editing (SPEC §11), or `null` when nothing applies.
+#[wasm_bindgen(js_name = buildApiContextManagement)]
+pub fn build_api_context_management(options: JsValue) -> JsResult<JsValue> {
+    js(options_arg(&options, "options"))?;
+    let v: serde_json::Value = if options.is_undefined() || options.is_null() {
+        serde_json::Value::Object(Default::default())
+    } else {
+        serde_wasm_bindgen::from_value(options).map_err(|e| {
+            js_error(Error::new(
+                ErrorCode::InvalidConfig,
+                format!("options: {e}"),
+            ))
+        })?
+    };
+    let opts = js(context_management::ContextManagementOptions::from_value(v))?;
+    match context_management::build_api_context_management(&opts) {
+        Some(v) => to_js(&v),
+        None => Ok(JsValue::NULL),
+    }
+}
+
+/// `toApiMessages(messages)`: what is sent to the Messages API — `{role, content}` messages
+/// after the last compaction boundary, non-API lines and sub-agent lines left out, split
+/// responses and consecutive same-role messages merged, attachments as user text.
+#[wasm_bindgen(js_name = toApiMessages)]
+pub fn to_api_messages(messages: JsValue) -> JsResult<JsValue> {
+    let typed = js(messages_arg(&messages))?;
+    to_js(&crate::transforms::messages_api::to_api_messages(&typed))
+}
+
+/// `validateForApi(messages)` → `{valid, problems: [{message, problem}]}`: the invariants
+/// the Messages API enforces (user first, tool pairs, no empty content), checked on the API
+/// view of `messages`.
+#[wasm_bindgen(js_name = validateForApi)]
+pub fn validate_for_api(messages: JsValue) -> JsResult<JsValue> {
+    let typed = js(messages_arg(&messages))?;
+    let problems = crate::transforms::messages_api::validate_for_api(&typed);
+    let o = Object::new();
+    Reflect::set(&o, &"valid".into(), &problems.is_empty().into())?;
+    Reflect::set(&o, &"problems".into(), &to_js(&problems)?)?;
+    Ok(o.into())
+}
+
+/// `offlineSummarizer({maxTokens}?)`: a summarize function with the same contract as any
+/// other (`(request, {signal, onText}) => Promise<response>`) that writes the summary from
+/// the conversation itself — user messages, files, commands, errors, todos, current work —
+/// deterministically and without a network (default budget 8,000 tokens).
+#[wasm_bindgen(js_name = offlineSummarizer)]
+pub fn offline_summarizer(options: JsValue) -> JsResult<js_sys::Function> {
+    js(options_arg(&options, "options"))?;
+    let budget = js(opt_number(&options, "maxTokens", "options"))?
+        .map_or(crate::summarize::offline::DEFAULT_BUDGET_TOKENS, |n| {
+            n.max(1.0) as u64
+        });
+    let f = Closure::<dyn Fn(JsValue, JsValue) -> js_sys::Promise>::new(
+        move |request: JsValue, opts: JsValue| {
+            let signal = prop(&opts, "signal");
+            if prop(&signal, "aborted").as_bool() == Some(true) {
+                let e = js_error(Error::new(ErrorCode::Aborted, "the operation was aborted"));
+                let _ = Reflect::set(&e, &"name".into(), &"AbortError".into());
+                return js_sys::Promise::reject(&e);
+            }
+            let value: serde_json::Value = match serde_wasm_bindgen::from_value(request) {
+                Ok(v) => v,
+                Err(e) => {
+                    return js_sys::Promise::reject(&js_error(Error::invalid_argument(format!(
+                        "request must be a Messages API request body: {e}"
+                    ))))
+                }
+            };
+            let text = crate::summarize::offline::summarize_request(&value, budget);
+            if let Ok(f) = prop(&opts, "onText").dyn_into::<js_sys::Function>() {
+                let _ = f.call1(&JsValue::UNDEFINED, &JsValue::from_str(&text));
+            }
+            let input = crate::summarize::offline::text_tokens(&value.to_string());
+            let body = serde_json::json!({
+                "id": "offline",
+                "type": "message",
+                "role": "assistant",
+                "model": "context-compaction-offline",
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": input, "output_tokens": crate::summarize::offline::text_tokens(&text)},
+            });
+            match to_js(&body) {
+                Ok(v) => js_sys::Promise::resolve(&v),
+                Err(e) => js_sys::Promise::reject(&e),
+            }
+        },
+    );
+    Ok(f.into_js_value().unchecked_into())
+}
+
+/// `previewCompaction(messages, context)`: what a compaction would do now, without a model
+/// call — tokens before and (estimated) after, the threshold, what micro-compaction would
+/// clear, which files and skills would be restored and at what size.
+#[wasm_bindgen(js_name = previewCompaction)]
+pub fn preview_compaction(messages: JsValue, context: JsValue) -> JsResult<JsValue> {
+    let typed = js(messages_arg(&messages))?;
+    let ctx = js(context_arg(&context))?;
+    to_js(&js(crate::drive::preview::preview(&typed, &ctx))?)
+}

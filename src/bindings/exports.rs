@@ -1,0 +1,673 @@
+//! The exported JS functions (names fixed by SPEC.md). Each converts its arguments, calls
+//! the core, and converts the answer back; no decision is made here.
+
+use js_sys::{Array, JsString, Reflect};
+use wasm_bindgen::prelude::*;
+
+use super::convert::*;
+use super::js_view::{apply_edits, edited_tool_use_ids, JsConversation};
+use crate::drive::autocompact::{self, ShouldAutoCompactOptions};
+use crate::measure::thresholds;
+use crate::measure::tokens;
+use crate::model::config::Config;
+use crate::model::error::{Error, ErrorCode};
+use crate::model::view::ConversationView;
+use crate::transforms::boundary::{self, BoundaryInput, Trigger};
+use crate::transforms::microcompact::{self, MicroCompactOptions};
+use crate::transforms::ptl;
+use crate::transforms::strip;
+use crate::transforms::transcript;
+
+#[wasm_bindgen(start, private)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+/// Sets the defaults that explicit `config` objects override, from environment variables
+/// (`DISABLE_COMPACT`, `DISABLE_AUTO_COMPACT`, `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`,
+/// `CLAUDE_CODE_AUTO_COMPACT_WINDOW`). The Node entry calls it with `process.env` at import.
+#[wasm_bindgen(js_name = setEnvironmentDefaults)]
+pub fn set_environment_defaults(env: JsValue) -> JsResult<()> {
+    if !(env.is_object() || env.is_undefined() || env.is_null()) {
+        return Err(js_error(Error::invalid_argument(
+            "env must be an object of environment variables",
+        )));
+    }
+    let get = |k: &str| prop(&env, k).as_string();
+    let names = [
+        "DISABLE_COMPACT",
+        "DISABLE_AUTO_COMPACT",
+        "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE",
+        "CLAUDE_CODE_AUTO_COMPACT_WINDOW",
+    ];
+    let values: Vec<(&str, String)> = names
+        .iter()
+        .filter_map(|n| get(n).map(|v| (*n, v)))
+        .collect();
+    let cfg = Config::from_env(|k| {
+        values
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.as_str())
+    });
+    set_env_defaults(cfg);
+    Ok(())
+}
+
+/// The library's constants (SPEC §4, §8, §9, §10), as a plain object.
+#[wasm_bindgen(js_name = getConstants)]
+pub fn get_constants() -> JsResult<JsValue> {
+    let pairs: [(&str, f64); 18] = [
+        (
+            "AUTOCOMPACT_BUFFER_TOKENS",
+            thresholds::AUTOCOMPACT_BUFFER_TOKENS as f64,
+        ),
+        (
+            "WARNING_THRESHOLD_BUFFER_TOKENS",
+            thresholds::WARNING_THRESHOLD_BUFFER_TOKENS as f64,
+        ),
+        (
+            "ERROR_THRESHOLD_BUFFER_TOKENS",
+            thresholds::ERROR_THRESHOLD_BUFFER_TOKENS as f64,
+        ),
+        (
+            "MANUAL_COMPACT_BUFFER_TOKENS",
+            thresholds::MANUAL_COMPACT_BUFFER_TOKENS as f64,
+        ),
+        (
+            "MAX_OUTPUT_TOKENS_FOR_SUMMARY",
+            thresholds::MAX_OUTPUT_TOKENS_FOR_SUMMARY as f64,
+        ),
+        (
+            "DEFAULT_CONTEXT_WINDOW",
+            thresholds::DEFAULT_CONTEXT_WINDOW as f64,
+        ),
+        (
+            "ONE_MILLION_CONTEXT_WINDOW",
+            thresholds::ONE_MILLION_CONTEXT_WINDOW as f64,
+        ),
+        (
+            "DEFAULT_MAX_OUTPUT_TOKENS",
+            thresholds::DEFAULT_MAX_OUTPUT_TOKENS as f64,
+        ),
+        ("MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES", 3.0),
+        ("MAX_PTL_RETRIES", ptl::MAX_PTL_RETRIES as f64),
+        ("POST_COMPACT_MAX_FILES_TO_RESTORE", 5.0),
+        ("POST_COMPACT_MAX_TOKENS_PER_FILE", 5_000.0),
+        ("POST_COMPACT_TOKEN_BUDGET", 50_000.0),
+        ("POST_COMPACT_MAX_TOKENS_PER_SKILL", 5_000.0),
+        ("POST_COMPACT_SKILLS_TOKEN_BUDGET", 25_000.0),
+        ("IMAGE_TOKENS", tokens::MEDIA_TOKENS as f64),
+        (
+            "MICROCOMPACT_KEEP_RECENT",
+            microcompact::DEFAULT_KEEP_RECENT as f64,
+        ),
+        (
+            "MICROCOMPACT_IDLE_MINUTES",
+            microcompact::DEFAULT_IDLE_MINUTES,
+        ),
+    ];
+    let o = js_sys::Object::new();
+    for (k, v) in pairs {
+        Reflect::set(&o, &k.into(), &v.into())?;
+    }
+    Reflect::set(
+        &o,
+        &"CLEARED_TOOL_RESULT_PLACEHOLDER".into(),
+        &crate::model::view::CLEARED_PLACEHOLDER.into(),
+    )?;
+    Reflect::set(&o, &"PTL_MARKER_TEXT".into(), &ptl::PTL_MARKER_TEXT.into())?;
+    Ok(o.into())
+}
+
+/// `roughTokenCountEstimation(text, bytesPerToken = 4)`: `text.length / bytesPerToken`,
+/// rounded. Reads the string's length without copying it.
+#[wasm_bindgen(js_name = roughTokenCountEstimation)]
+pub fn rough_token_count_estimation(text: JsValue, bytes_per_token: JsValue) -> JsResult<f64> {
+    let s = text
+        .dyn_ref::<JsString>()
+        .ok_or_else(|| js_error(Error::invalid_argument("text must be a string")))?;
+    let bpt = if bytes_per_token.is_undefined() || bytes_per_token.is_null() {
+        tokens::BYTES_PER_TOKEN
+    } else {
+        bytes_per_token
+            .as_f64()
+            .ok_or_else(|| js_error(Error::invalid_argument("bytesPerToken must be a number")))?
+    };
+    if !bpt.is_finite() || bpt <= 0.0 {
+        return Err(js_error(Error::invalid_argument(
+            "bytesPerToken must be a positive number",
+        )));
+    }
+    Ok(tokens::rough_token_count(s.length() as usize, bpt) as f64)
+}
+
+/// `tokenCountWithEstimation(messages, {model, config}?)`: context size in tokens (SPEC §3).
+/// With `model`, a usage more than twice the model's window is rejected as bogus
+/// (`INVALID_TOKEN_COUNT`).
+#[wasm_bindgen(js_name = tokenCountWithEstimation)]
+pub fn token_count_with_estimation(messages: JsValue, options: JsValue) -> JsResult<f64> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    let count = js(tokens::token_count_with_estimation(&conv))?;
+    if !options.is_undefined() {
+        js(options_arg(&options, "options"))?;
+        if let Some(model) = js(opt_string(&options, "model", "options"))? {
+            let cfg = js(config_arg(&prop(&options, "config")))?;
+            js(tokens::check_plausible(&conv, &count, &model, &cfg))?;
+        }
+    }
+    Ok(count.total as f64)
+}
+
+/// `getContextWindowForModel(model, config?)`.
+#[wasm_bindgen(js_name = getContextWindowForModel)]
+pub fn get_context_window_for_model(model: JsValue, config: JsValue) -> JsResult<f64> {
+    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    Ok(thresholds::context_window_for_model(&m, &c) as f64)
+}
+
+/// `getMaxOutputTokensForModel(model, config?)`: the model's default max output tokens.
+#[wasm_bindgen(js_name = getMaxOutputTokensForModel)]
+pub fn get_max_output_tokens_for_model(model: JsValue, config: JsValue) -> JsResult<f64> {
+    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    Ok(thresholds::max_output_tokens_for_model(&m, &c) as f64)
+}
+
+/// `getModelOutputLimits(model)`: `{default, upperLimit}` from the model table.
+#[wasm_bindgen(js_name = getModelOutputLimits)]
+pub fn get_model_output_limits(model: JsValue) -> JsResult<JsValue> {
+    let m = js(model_arg(&model))?;
+    to_js(&thresholds::output_limits(&m))
+}
+
+/// `getEffectiveContextWindowSize(model, config?)`.
+#[wasm_bindgen(js_name = getEffectiveContextWindowSize)]
+pub fn get_effective_context_window_size(model: JsValue, config: JsValue) -> JsResult<f64> {
+    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    Ok(thresholds::effective_context_window(&m, &c) as f64)
+}
+
+/// `getAutoCompactThreshold(model, config?)`.
+#[wasm_bindgen(js_name = getAutoCompactThreshold)]
+pub fn get_auto_compact_threshold(model: JsValue, config: JsValue) -> JsResult<f64> {
+    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    Ok(thresholds::auto_compact_threshold(&m, &c) as f64)
+}
+
+/// `calculateTokenWarningState(tokenUsage, model, config?)` →
+/// `{percentLeft, isAboveWarningThreshold, isAboveErrorThreshold,
+/// isAboveAutoCompactThreshold, isAtBlockingLimit}`.
+#[wasm_bindgen(js_name = calculateTokenWarningState)]
+pub fn calculate_token_warning_state(
+    token_usage: JsValue,
+    model: JsValue,
+    config: JsValue,
+) -> JsResult<JsValue> {
+    let t = js(tokens_arg(&token_usage, "tokenUsage"))?;
+    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    to_js(&thresholds::token_warning_state(t, &m, &c))
+}
+
+/// `isAutoCompactEnabled(config?)`.
+#[wasm_bindgen(js_name = isAutoCompactEnabled)]
+pub fn is_auto_compact_enabled(config: JsValue) -> JsResult<bool> {
+    Ok(js::<Config>(config_arg(&config))?.is_auto_compact_enabled())
+}
+
+/// `shouldAutoCompact(messages, model, {querySource, snipTokensFreed, config}?)`.
+#[wasm_bindgen(js_name = shouldAutoCompact)]
+pub fn should_auto_compact(messages: JsValue, model: JsValue, options: JsValue) -> JsResult<bool> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    let m = js(model_arg(&model))?;
+    js(options_arg(&options, "options"))?;
+    let opts = ShouldAutoCompactOptions {
+        query_source: js(opt_string(&options, "querySource", "options"))?,
+        snip_tokens_freed: match js(opt_number(&options, "snipTokensFreed", "options"))? {
+            Some(n) => js(crate::model::error::check_token_count(
+                n,
+                "options.snipTokensFreed",
+            ))?,
+            None => 0,
+        },
+    };
+    let cfg = js(config_arg(&prop(&options, "config")))?;
+    Ok(js(autocompact::should_auto_compact(&conv, &m, &opts, &cfg))?.should_compact)
+}
+
+/// `stripImagesFromMessages(messages)`: a new array where user messages' image and document
+/// blocks (also inside tool results) are `[image]` / `[document]` text; messages without
+/// media are the same objects.
+#[wasm_bindgen(js_name = stripImagesFromMessages)]
+pub fn strip_images_from_messages(messages: JsValue) -> JsResult<Array> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    js(conv.validate_all())?;
+    let edits = js(strip::strip_images(&conv))?;
+    js(apply_edits(&conv, &edits))
+}
+
+/// `stripReinjectedAttachments(messages)`: a new array without `skill_discovery` /
+/// `skill_listing` attachment lines.
+#[wasm_bindgen(js_name = stripReinjectedAttachments)]
+pub fn strip_reinjected_attachments(messages: JsValue) -> JsResult<Array> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    js(conv.validate_all())?;
+    let drop = js(strip::reinjected_attachments(&conv))?;
+    let out = Array::new();
+    let mut d = drop.iter().peekable();
+    for i in 0..conv.len() {
+        if d.peek() == Some(&&i) {
+            d.next();
+            continue;
+        }
+        out.push(&conv.item(i));
+    }
+    Ok(out)
+}
+
+/// `groupMessagesByApiRound(messages)`: arrays of the same message objects, one per API round.
+#[wasm_bindgen(js_name = groupMessagesByApiRound)]
+pub fn group_messages_by_api_round(messages: JsValue) -> JsResult<Array> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    js(conv.validate_all())?;
+    let groups = js(ptl::group_by_api_round(&conv, 0))?;
+    let out = Array::new();
+    for g in groups {
+        out.push(&conv.array().slice(g.start as u32, g.end as u32));
+    }
+    Ok(out)
+}
+
+/// The text and HTTP status of an error, an API error body or a string.
+pub fn error_text(v: &JsValue) -> (String, Option<u16>) {
+    if let Some(s) = v.as_string() {
+        return (s, None);
+    }
+    let mut parts = Vec::new();
+    let mut status = None;
+    for key in ["status", "statusCode"] {
+        if let Some(n) = prop(v, key).as_f64() {
+            if (100.0..600.0).contains(&n) {
+                status = Some(n as u16);
+                break;
+            }
+        }
+    }
+    for path in [
+        &["message"][..],
+        &["error", "message"],
+        &["error", "error", "message"],
+        &["error", "type"],
+        &["error", "code"],
+        &["code"],
+        &["type"],
+    ] {
+        let mut cur = v.clone();
+        for k in path {
+            cur = prop(&cur, k);
+        }
+        if let Some(s) = cur.as_string() {
+            parts.push(s);
+        }
+    }
+    let body = prop(v, "body");
+    if let Some(s) = body.as_string() {
+        parts.push(s);
+    } else if body.is_object() {
+        if let Ok(s) = js_sys::JSON::stringify(&body) {
+            parts.push(String::from(s));
+        }
+    }
+    (parts.join("\n"), status)
+}
+
+/// `parseContextOverflowError(errorOrText, status?)` → `{kind, actual, limit, gap}` or `null`.
+/// Accepts a string, an `Error`, an API error body or an SDK error (`status`, `error`).
+#[wasm_bindgen(js_name = parseContextOverflowError)]
+pub fn parse_context_overflow_error(error: JsValue, status: Option<f64>) -> JsResult<JsValue> {
+    let (text, found) = error_text(&error);
+    let status = status.map(|s| s as u16).or(found);
+    match ptl::parse_context_overflow_error(&text, status) {
+        Some(o) => to_js(&o),
+        None => Ok(JsValue::NULL),
+    }
+}
+
+/// `truncateHeadForPTLRetry(messages, error, {keepLatestRequest}?)`: drops the oldest API
+/// rounds to cover the gap the error names (20% of rounds when it names none); `null` when
+/// nothing can be dropped. With `keepLatestRequest` the latest user request stays at the head
+/// when its round goes.
+#[wasm_bindgen(js_name = truncateHeadForPTLRetry)]
+pub fn truncate_head_for_ptl_retry(
+    messages: JsValue,
+    error: JsValue,
+    options: JsValue,
+) -> JsResult<JsValue> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    js(conv.validate_all())?;
+    let overflow = if error.is_undefined() || error.is_null() {
+        None
+    } else {
+        let (text, status) = error_text(&error);
+        ptl::parse_context_overflow_error(&text, status)
+    };
+    js(options_arg(&options, "options"))?;
+    let keep = js(opt_bool(&options, "keepLatestRequest", "options"))?.unwrap_or(false);
+    let Some(t) = js(ptl::truncate_head(&conv, overflow.as_ref(), keep))? else {
+        return Ok(JsValue::NULL);
+    };
+    let out = conv.array().slice(t.start as u32, conv.len() as u32);
+    if t.insert_marker {
+        let transcript = (t.start..conv.len()).any(|i| conv.is_transcript(i));
+        let uuid = if transcript {
+            Some(random_uuid())
+        } else {
+            None
+        };
+        let marker = ptl::ptl_marker_message(transcript, uuid.as_deref());
+        out.unshift(&to_js(&marker)?);
+    }
+    if let Some(p) = t.keep_prompt {
+        out.unshift(&conv.item(p));
+    }
+    Ok(out.into())
+}
+
+/// `microCompact(messages, {keepRecent, idleMinutes, now, lastAssistantTimestamp,
+/// keepLatestPerPath, compactableTools}?)` → `{messages, tokensFreed, clearedToolUseIds}`.
+#[wasm_bindgen(js_name = microCompact)]
+pub fn micro_compact(messages: JsValue, options: JsValue) -> JsResult<JsValue> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    let what = "options";
+    js(options_arg(&options, what))?;
+    let mut opts = MicroCompactOptions::default();
+    if let Some(k) = js(opt_number(&options, "keepRecent", what))? {
+        if k < 0.0 {
+            return Err(js_error(Error::invalid_argument(
+                "options.keepRecent must not be negative",
+            )));
+        }
+        opts.keep_recent = k as usize;
+    }
+    opts.idle_minutes = js(opt_number(&options, "idleMinutes", what))?;
+    if opts.idle_minutes.is_some_and(|m| m < 0.0) {
+        return Err(js_error(Error::invalid_argument(
+            "options.idleMinutes must not be negative",
+        )));
+    }
+    opts.now_ms = Some(js(opt_number(&options, "now", what))?.unwrap_or_else(js_sys::Date::now));
+    opts.last_assistant_ms =
+        match prop(&options, "lastAssistantTimestamp") {
+            v if v.is_undefined() || v.is_null() => None,
+            v => match (v.as_f64(), v.as_string()) {
+                (Some(n), _) => Some(n),
+                (_, Some(s)) => Some(microcompact::parse_timestamp_ms(&s).ok_or_else(|| {
+                    js_error(Error::invalid_argument(
+                        "options.lastAssistantTimestamp is not an ISO-8601 time",
+                    ))
+                })?),
+                _ => return Err(js_error(Error::invalid_argument(
+                    "options.lastAssistantTimestamp must be a number (ms) or an ISO-8601 string",
+                ))),
+            },
+        };
+    if let Some(b) = js(opt_bool(&options, "keepLatestPerPath", what))? {
+        opts.keep_latest_per_path = b;
+    }
+    let tools = prop(&options, "compactableTools");
+    if !(tools.is_undefined() || tools.is_null()) {
+        let arr = tools.dyn_ref::<Array>().ok_or_else(|| {
+            js_error(Error::invalid_argument(
+                "options.compactableTools must be an array of tool names",
+            ))
+        })?;
+        opts.compactable_tools = Some(
+            arr.iter()
+                .map(|v| {
+                    v.as_string().ok_or_else(|| {
+                        js_error(Error::invalid_argument(
+                            "options.compactableTools must contain strings",
+                        ))
+                    })
+                })
+                .collect::<JsResult<Vec<_>>>()?,
+        );
+    }
+    opts.resolve_ids = false; // read below, in place
+    let plan = js(microcompact::micro_compact(&conv, &opts))?;
+    let out_messages = js(apply_edits(&conv, &plan.edits))?;
+    let o = js_sys::Object::new();
+    Reflect::set(&o, &"messages".into(), &out_messages)?;
+    Reflect::set(
+        &o,
+        &"tokensFreed".into(),
+        &(plan.tokens_freed as f64).into(),
+    )?;
+    let ids = edited_tool_use_ids(&conv, &plan.edits);
+    Reflect::set(&o, &"clearedToolUseIds".into(), &ids)?;
+    Ok(o.into())
+}
+
+fn random_uuid() -> String {
+    let crypto = Reflect::get(&js_sys::global(), &"crypto".into()).unwrap_or(JsValue::UNDEFINED);
+    if let Ok(f) = Reflect::get(&crypto, &"randomUUID".into()) {
+        if let Some(f) = f.dyn_ref::<js_sys::Function>() {
+            if let Some(s) = f.call0(&crypto).ok().and_then(|v| v.as_string()) {
+                return s;
+            }
+        }
+    }
+    // Fallback: Math.random based v4 layout.
+    let mut hex = String::with_capacity(36);
+    for i in 0..32 {
+        if i == 8 || i == 12 || i == 16 || i == 20 {
+            hex.push('-');
+        }
+        let n = (js_sys::Math::random() * 16.0) as u32;
+        let n = match i {
+            12 => 4,
+            16 => (n & 3) | 8,
+            _ => n,
+        };
+        hex.push(char::from_digit(n, 16).unwrap_or('0'));
+    }
+    hex
+}
+
+/// `createCompactBoundaryMessage(trigger, preTokens, {lastUuid, preCompactDiscoveredTools,
+/// uuid, timestamp, template}?)`: the `compact_boundary` system line.
+#[wasm_bindgen(js_name = createCompactBoundaryMessage)]
+pub fn create_compact_boundary_message(
+    trigger: JsValue,
+    pre_tokens: JsValue,
+    options: JsValue,
+) -> JsResult<JsValue> {
+    let trigger = trigger
+        .as_string()
+        .and_then(|s| Trigger::parse(&s))
+        .ok_or_else(|| {
+            js_error(Error::invalid_argument(
+                "trigger must be \"auto\" or \"manual\"",
+            ))
+        })?;
+    let pre_tokens = js(tokens_arg(&pre_tokens, "preTokens"))?;
+    let what = "options";
+    js(options_arg(&options, what))?;
+    let tools = prop(&options, "preCompactDiscoveredTools");
+    let tools: Vec<String> = if tools.is_undefined() || tools.is_null() {
+        Vec::new()
+    } else {
+        tools
+            .dyn_ref::<Array>()
+            .ok_or_else(|| {
+                js_error(Error::invalid_argument(
+                    "options.preCompactDiscoveredTools must be an array of strings",
+                ))
+            })?
+            .iter()
+            .map(|v| {
+                v.as_string().ok_or_else(|| {
+                    js_error(Error::invalid_argument(
+                        "options.preCompactDiscoveredTools must be an array of strings",
+                    ))
+                })
+            })
+            .collect::<JsResult<Vec<_>>>()?
+    };
+    let template = prop(&options, "template");
+    let session_fields = if template.is_object() {
+        let m: crate::model::messages::Message = js(from_js(
+            &template,
+            "options.template",
+            ErrorCode::InvalidMessage,
+        ))?;
+        boundary::session_fields_of(&m)
+    } else {
+        serde_json::Map::new()
+    };
+    let input = BoundaryInput {
+        trigger,
+        pre_tokens,
+        last_uuid: js(opt_string(&options, "lastUuid", what))?,
+        pre_compact_discovered_tools: tools,
+        uuid: js(opt_string(&options, "uuid", what))?.unwrap_or_else(random_uuid),
+        timestamp: js(opt_string(&options, "timestamp", what))?
+            .unwrap_or_else(|| String::from(js_sys::Date::new_0().to_iso_string())),
+        session_fields,
+        kept_messages: 0,
+    };
+    // Serialized from the JSON value so the keys keep Claude Code's order.
+    to_js(&boundary::compact_boundary_value(&input))
+}
+
+fn array_field(result: &JsValue, key: &str, required: bool) -> JsResult<Vec<JsValue>> {
+    let v = prop(result, key);
+    if v.is_undefined() || v.is_null() {
+        if required {
+            return Err(js_error(Error::invalid_argument(format!(
+                "result.{key} is required"
+            ))));
+        }
+        return Ok(Vec::new());
+    }
+    let arr = v.dyn_ref::<Array>().ok_or_else(|| {
+        js_error(Error::invalid_argument(format!(
+            "result.{key} must be an array"
+        )))
+    })?;
+    Ok(arr.iter().collect())
+}
+
+/// `buildPostCompactMessages(result)`: boundary marker, summary messages, kept messages,
+/// attachments, hook results — in that order.
+#[wasm_bindgen(js_name = buildPostCompactMessages)]
+pub fn build_post_compact_messages(result: JsValue) -> JsResult<Array> {
+    if !result.is_object() {
+        return Err(js_error(Error::invalid_argument(
+            "result must be a CompactionResult object",
+        )));
+    }
+    let marker = prop(&result, "boundaryMarker");
+    if !marker.is_object() {
+        return Err(js_error(Error::invalid_argument(
+            "result.boundaryMarker must be a message object",
+        )));
+    }
+    let summary = array_field(&result, "summaryMessages", true)?;
+    let keep = array_field(&result, "messagesToKeep", false)?;
+    let attachments = array_field(&result, "attachments", false)?;
+    let hooks = array_field(&result, "hookResults", false)?;
+    Ok(
+        boundary::build_post_compact(&marker, &summary, &keep, &attachments, &hooks)
+            .into_iter()
+            .collect(),
+    )
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
+    fn json_parse(text: &JsString) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = JSON, js_name = stringify, catch)]
+    fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+fn error_message(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .unwrap_or_else(|| "unparseable".into())
+}
+
+/// `parseTranscript(jsonl)`: the lines of a Claude Code session file as objects, in order,
+/// unknown line types included. Blank or malformed lines throw `MALFORMED_TRANSCRIPT` with
+/// their line number. The text is split and parsed by the JS engine in place, never copied
+/// into WASM memory.
+#[wasm_bindgen(js_name = parseTranscript)]
+pub fn parse_transcript(jsonl: JsValue) -> JsResult<Array> {
+    let text = jsonl
+        .dyn_ref::<JsString>()
+        .ok_or_else(|| js_error(Error::invalid_argument("jsonl must be a string")))?;
+    let lines = text.split("\n");
+    let count = lines.length() as usize;
+    let out = Array::new();
+    for k in 0..count {
+        let mut line: JsString = lines.get(k as u32).unchecked_into();
+        if k == 0 && line.char_code_at(0) == f64::from(transcript::BOM) {
+            line = line.slice(1, line.length());
+        }
+        let blank = line.trim().length() == 0;
+        match js(transcript::classify_line(k + 1, k + 1 == count, blank))? {
+            transcript::LineAction::Skip => continue,
+            transcript::LineAction::Parse => {}
+        }
+        let v = json_parse(&line)
+            .map_err(|e| js_error(transcript::malformed_line(k + 1, error_message(&e))))?;
+        if !v.is_object() || Array::is_array(&v) {
+            let what = if Array::is_array(&v) {
+                "an array"
+            } else if v.is_null() {
+                "null"
+            } else {
+                "a primitive value"
+            };
+            return Err(js_error(transcript::non_object_line(k + 1, what)));
+        }
+        out.push(&v);
+    }
+    Ok(out)
+}
+
+/// `serializeTranscript(messages)`: JSONL text, one line per message, ending in a newline.
+/// A parsed transcript serializes back byte for byte.
+#[wasm_bindgen(js_name = serializeTranscript)]
+pub fn serialize_transcript(messages: JsValue) -> JsResult<String> {
+    let conv = js(JsConversation::new(&messages, "messages"))?;
+    let mut out = String::new();
+    for i in 0..conv.len() {
+        let m = conv.item(i);
+        if !m.is_object() || Array::is_array(&m) {
+            return Err(js_error(
+                Error::invalid_message("expected an object").at(format!("messages[{i}]")),
+            ));
+        }
+        let fail = |detail: String| {
+            js_error(Error::new(
+                ErrorCode::SerializationFailed,
+                format!("messages[{i}]: {detail}"),
+            ))
+        };
+        let s = json_stringify(&m)
+            .map_err(|e| fail(error_message(&e)))?
+            .as_string()
+            .ok_or_else(|| {
+                fail("JSON.stringify gave no text (a toJSON returning undefined?)".into())
+            })?;
+        if !s.starts_with('{') {
+            return Err(fail(
+                "does not serialize to a JSON object (a toJSON or Date?)".into(),
+            ));
+        }
+        out.push_str(&s);
+        out.push('\n');
+    }
+    Ok(out)
+}

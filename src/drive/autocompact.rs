@@ -1,0 +1,353 @@
+//! Whether automatic compaction is enabled and due (SPEC §5).
+
+use crate::measure::thresholds::auto_compact_threshold;
+use crate::measure::tokens::token_count_with_estimation;
+use crate::model::config::Config;
+use crate::model::error::Result;
+use crate::model::view::ConversationView;
+
+/// Query sources whose requests must never trigger compaction: they are the compaction's
+/// own forked requests (compacting them would recurse).
+pub const NON_COMPACTING_QUERY_SOURCES: &[&str] = &["session_memory", "compact"];
+
+/// The query source used by context collapse.
+pub const CONTEXT_COLLAPSE_QUERY_SOURCE: &str = "marble_origami";
+
+/// Options of `shouldAutoCompact`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ShouldAutoCompactOptions {
+    /// Who is making the request (`repl_main_thread`, `compact`, `session_memory`, …).
+    pub query_source: Option<String>,
+    /// Tokens already freed by snipping this turn, subtracted from the count.
+    pub snip_tokens_freed: u64,
+}
+
+/// Why `shouldAutoCompact` answered as it did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AutoCompactDecision {
+    /// The answer.
+    pub should_compact: bool,
+    /// Token count used (0 when a guard answered before counting).
+    pub token_count: u64,
+    /// The threshold compared against.
+    pub threshold: u64,
+    /// The guard that said no, if any.
+    pub blocked_by: Option<&'static str>,
+}
+
+/// `shouldAutoCompact` with its reasons.
+pub fn should_auto_compact<V: ConversationView + ?Sized>(
+    view: &V,
+    model: &str,
+    options: &ShouldAutoCompactOptions,
+    config: &Config,
+) -> Result<AutoCompactDecision> {
+    let threshold = auto_compact_threshold(model, config);
+    let no = |why: &'static str| AutoCompactDecision {
+        should_compact: false,
+        token_count: 0,
+        threshold,
+        blocked_by: Some(why),
+    };
+    let source = options.query_source.as_deref();
+    if let Some(s) = source {
+        if NON_COMPACTING_QUERY_SOURCES.contains(&s) {
+            return Ok(no("querySource"));
+        }
+    }
+    let collapse = config.context_collapse == Some(true);
+    if collapse && source == Some(CONTEXT_COLLAPSE_QUERY_SOURCE) {
+        return Ok(no("querySource"));
+    }
+    if config.reactive_only == Some(true) {
+        return Ok(no("reactiveOnly"));
+    }
+    if collapse {
+        return Ok(no("contextCollapse"));
+    }
+    if !config.is_auto_compact_enabled() {
+        return Ok(no("disabled"));
+    }
+    let mut count = token_count_with_estimation(view)?.total;
+    if count.saturating_sub(options.snip_tokens_freed) >= threshold {
+        // Due by the fast count: make sure it does not rest on usage a session-memory
+        // compaction kept from the old context (that would compact again at once).
+        count = crate::measure::tokens::token_count_checked(view)?.total;
+    }
+    let effective = count.saturating_sub(options.snip_tokens_freed);
+    Ok(AutoCompactDecision {
+        should_compact: effective >= threshold,
+        token_count: effective,
+        threshold,
+        blocked_by: None,
+    })
+}
+
+/// Consecutive failed auto-compactions after which the circuit breaker opens (sessions have
+/// been seen retrying thousands of times without one).
+pub const MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES: u32 = 3;
+
+/// State the caller keeps across turns for auto-compaction.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tracking {
+    /// Failed auto-compactions in a row.
+    pub consecutive_failures: u32,
+    /// Turn counter of the caller (for reactive compaction's once-per-turn rule).
+    pub turn_id: Option<String>,
+    /// The turn in which reactive compaction last ran.
+    pub reactive_turn_id: Option<String>,
+}
+
+/// The answer of `autoCompactIfNeeded`.
+#[derive(Debug)]
+pub struct AutoCompactOutcome {
+    /// Whether the conversation was compacted (apply `result`).
+    pub was_compacted: bool,
+    /// The compaction, when one happened.
+    pub result: Option<crate::drive::pipeline::CompactionResult>,
+    /// The new failure count (0 after a success).
+    pub consecutive_failures: u32,
+    /// The failure, reported rather than thrown.
+    pub error: Option<crate::drive::pipeline::CompactError>,
+    /// Why nothing was attempted (`disabled`, `circuitBreakerOpen`, `belowThreshold`, …).
+    pub skipped: Option<&'static str>,
+}
+
+/// `autoCompactIfNeeded` (SPEC §6): guards, circuit breaker, session memory first, then full
+/// compaction. A failure is returned in the outcome (never thrown into the caller's turn)
+/// and counts towards the breaker.
+pub async fn auto_compact_if_needed<E: crate::drive::env::Environment + ?Sized>(
+    messages: &[crate::model::messages::Message],
+    ctx: &crate::drive::pipeline::CompactContext,
+    tracking: &Tracking,
+    query: &ShouldAutoCompactOptions,
+    retry_base_ms: Option<u64>,
+    env: &E,
+) -> Result<AutoCompactOutcome> {
+    let skip = |why: &'static str| AutoCompactOutcome {
+        was_compacted: false,
+        result: None,
+        consecutive_failures: tracking.consecutive_failures,
+        error: None,
+        skipped: Some(why),
+    };
+    if ctx.config.disable_compact == Some(true) {
+        return Ok(skip("disabled"));
+    }
+    if tracking.consecutive_failures >= MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES {
+        return Ok(skip("circuitBreakerOpen"));
+    }
+    let decision = should_auto_compact(messages, &ctx.model, query, &ctx.config)?;
+    if !decision.should_compact {
+        return Ok(skip(decision.blocked_by.unwrap_or("belowThreshold")));
+    }
+    let failed = |e: crate::drive::pipeline::CompactError| AutoCompactOutcome {
+        was_compacted: false,
+        result: None,
+        consecutive_failures: tracking.consecutive_failures + 1,
+        error: Some(e),
+        skipped: None,
+    };
+    let pre = match crate::drive::pipeline::pre_compact_hooks(
+        env,
+        ctx,
+        crate::transforms::boundary::Trigger::Auto,
+        None,
+        decision.token_count,
+        serde_json::json!({}),
+    )
+    .await
+    {
+        Ok(p) => p,
+        Err(e) => return Ok(failed(e)),
+    };
+    match crate::drive::pipeline::try_session_memory_compaction(
+        messages,
+        ctx,
+        Some(pre.clone()),
+        env,
+    )
+    .await
+    {
+        Ok(r) => {
+            return Ok(AutoCompactOutcome {
+                was_compacted: true,
+                result: Some(r),
+                consecutive_failures: 0,
+                error: None,
+                skipped: None,
+            })
+        }
+        Err(e) if e.error.code == crate::model::error::ErrorCode::Aborted => return Ok(failed(e)),
+        Err(_) => {} // not applicable: full compaction
+    }
+    let options = crate::drive::pipeline::CompactOptions {
+        is_auto_compact: true,
+        suppress_follow_up_questions: true,
+        retry_base_ms,
+        pre_compact: Some(pre),
+        ..Default::default()
+    };
+    match crate::drive::pipeline::compact_conversation(messages, ctx, &options, env).await {
+        Ok(r) => Ok(AutoCompactOutcome {
+            was_compacted: true,
+            result: Some(r),
+            consecutive_failures: 0,
+            error: None,
+            skipped: None,
+        }),
+        Err(e) => Ok(failed(e)),
+    }
+}
+
+/// Turns within which a refill counts as rapid.
+pub const THRASH_REFILL_TURNS: u32 = 3;
+/// Rapid refills in a row that mean thrashing.
+pub const THRASH_REPEATS: u32 = 3;
+
+/// Detects thrashing: the context refilled to the threshold within
+/// [`THRASH_REFILL_TURNS`] turns after each of [`THRASH_REPEATS`] compactions in a row, so
+/// compacting every turn would only burn summaries (the recurring content — e.g. large files
+/// read again each turn — is more than compaction can free).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ThrashDetector {
+    turns_since_compaction: Option<u32>,
+    rapid_refills: u32,
+    /// Set once thrashing is detected; automatic compaction should pause.
+    pub thrashing: bool,
+}
+
+impl ThrashDetector {
+    /// A turn passed (the caller checks for auto-compaction once per turn).
+    pub fn turn(&mut self) {
+        if let Some(t) = &mut self.turns_since_compaction {
+            *t += 1;
+        }
+    }
+
+    /// An automatic compaction happened this turn.
+    pub fn compacted(&mut self) {
+        match self.turns_since_compaction {
+            Some(t) if t <= THRASH_REFILL_TURNS => self.rapid_refills += 1,
+            _ => self.rapid_refills = 0,
+        }
+        self.turns_since_compaction = Some(0);
+        if self.rapid_refills >= THRASH_REPEATS {
+            self.thrashing = true;
+        }
+    }
+
+    /// Starts over (after a manual compaction, or when the caller changed the conversation).
+    pub fn reset(&mut self) {
+        *self = ThrashDetector::default();
+    }
+
+    /// The message explaining the pause.
+    pub fn message() -> String {
+        format!(
+            "automatic compaction is paused: the context refilled to the threshold within {THRASH_REFILL_TURNS} turns after each of the last {} compactions, so compacting again would not help (recurring content such as large files read every turn is more than compaction can free); compact manually or reduce what is re-read each turn",
+            THRASH_REPEATS + 1
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::messages::Message;
+    use serde_json::json;
+
+    fn history(tokens: u64) -> Vec<Message> {
+        Message::parse_all(json!([
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+             "usage": {"input_tokens": tokens, "output_tokens": 0}}
+        ]))
+        .unwrap()
+    }
+
+    fn ask(tokens: u64, opts: ShouldAutoCompactOptions, cfg: Config) -> AutoCompactDecision {
+        should_auto_compact(history(tokens).as_slice(), "claude-opus-4-6", &opts, &cfg).unwrap()
+    }
+
+    #[test]
+    fn thrashing_is_three_rapid_refills_in_a_row() {
+        let mut d = ThrashDetector::default();
+        d.compacted(); // the first compaction
+        for _ in 0..3 {
+            assert!(!d.thrashing);
+            d.turn();
+            d.turn();
+            d.compacted(); // refilled within 2 turns
+        }
+        assert!(d.thrashing);
+        let mut slow = ThrashDetector::default();
+        slow.compacted();
+        for _ in 0..5 {
+            for _ in 0..4 {
+                slow.turn();
+            }
+            slow.compacted(); // refilled after 4 turns: not rapid
+        }
+        assert!(!slow.thrashing);
+        d.reset();
+        assert!(!d.thrashing);
+    }
+
+    #[test]
+    fn fires_at_threshold() {
+        let d = ask(167_000, Default::default(), Config::default());
+        assert!(d.should_compact);
+        assert!(!ask(166_999, Default::default(), Config::default()).should_compact);
+    }
+
+    #[test]
+    fn snip_tokens_are_subtracted() {
+        let d = ask(
+            170_000,
+            ShouldAutoCompactOptions {
+                snip_tokens_freed: 5_000,
+                ..Default::default()
+            },
+            Config::default(),
+        );
+        assert!(!d.should_compact);
+        assert_eq!(d.token_count, 165_000);
+    }
+
+    #[test]
+    fn every_guard() {
+        let src = |s: &str| ShouldAutoCompactOptions {
+            query_source: Some(s.into()),
+            ..Default::default()
+        };
+        assert!(!ask(190_000, src("compact"), Config::default()).should_compact);
+        assert!(!ask(190_000, src("session_memory"), Config::default()).should_compact);
+        assert!(ask(190_000, src("marble_origami"), Config::default()).should_compact);
+        let collapse = Config {
+            context_collapse: Some(true),
+            ..Default::default()
+        };
+        assert_eq!(
+            ask(190_000, src("marble_origami"), collapse.clone()).blocked_by,
+            Some("querySource")
+        );
+        assert_eq!(
+            ask(190_000, Default::default(), collapse).blocked_by,
+            Some("contextCollapse")
+        );
+        let reactive = Config {
+            reactive_only: Some(true),
+            ..Default::default()
+        };
+        assert!(!ask(190_000, Default::default(), reactive).should_compact);
+        let off = Config {
+            disable_auto_compact: Some(true),
+            ..Default::default()
+        };
+        assert_eq!(
+            ask(190_000, Default::default(), off).blocked_by,
+            Some("disabled")
+        );
+    }
+}

@@ -1,0 +1,9 @@
+//! Layer 5, driving: the asynchronous compaction flows, run over an [`env::Environment`] that
+//! stands for the outside world (the summarizer, files, hooks, progress, time). Uses every
+//! layer below it.
+
+pub mod autocompact;
+pub mod env;
+pub mod pipeline;
+pub mod preview;
+pub mod reactive;

@@ -1,0 +1,1144 @@
+//! Full compaction (SPEC §7, all twelve steps) and session-memory compaction (§12), driven
+//! through the [`Environment`]. Nothing is committed until every step succeeded: the
+//! result is a value the caller applies; the caller's messages are never touched.
+
+use serde_json::{json, Map, Value};
+
+use crate::drive::env::{CallError, Environment, HookKind, ProgressEvent};
+use crate::measure::thresholds::{auto_compact_threshold, context_window_for_model};
+use crate::measure::tokens::{active_start, estimate_range, token_count_with_estimation};
+use crate::model::config::Config;
+use crate::model::error::{Error, ErrorCode};
+use crate::model::messages::{Kind, Message};
+use crate::model::view::{utf16_len, UsageCounts};
+use crate::summarize::summary::{self, SummaryProblem, SummaryRequest};
+use crate::transforms::boundary::{self, BoundaryInput, Trigger};
+use crate::transforms::ptl::{parse_context_overflow_error, ptl_marker_message, MAX_PTL_RETRIES};
+use crate::transforms::restore::{self, FileSnapshot, SkillInfo};
+use crate::transforms::strip;
+
+/// Transient failures of the summary request retried by the pipeline (on top of any retries
+/// the summarizer does itself, unless it says it already gave up).
+pub const MAX_TRANSIENT_RETRIES: u32 = 3;
+/// First backoff delay for transient failures, in ms (doubled each time, with jitter).
+pub const DEFAULT_RETRY_BASE_MS: u64 = 1_000;
+/// Longest backoff delay, in ms.
+pub const MAX_RETRY_DELAY_MS: u64 = 32_000;
+
+/// A running background agent, announced again after compaction.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AsyncAgent {
+    /// Agent id.
+    pub id: String,
+    /// What it is doing.
+    pub description: String,
+    /// Its status (`running`, …).
+    pub status: String,
+}
+
+/// Content that must survive every compaction verbatim and exactly once (`context.pinned`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pinned {
+    /// A text, added as a user message.
+    Text(String),
+    /// A message, added as given.
+    Message(Box<Message>),
+}
+
+impl Pinned {
+    /// Whether `m` already carries this pinned content.
+    pub fn matches(&self, m: &Message) -> bool {
+        match self {
+            Pinned::Message(p) => **p == *m,
+            Pinned::Text(t) => match m.content() {
+                Some(crate::model::messages::Content::Text(s)) => s == t,
+                Some(crate::model::messages::Content::Blocks(bs)) => {
+                    matches!(bs.as_slice(), [crate::model::messages::Block::Text(b)] if &b.text == t)
+                }
+                None => false,
+            },
+        }
+    }
+
+    /// The message to add, in the conversation's shape.
+    pub fn to_message(&self, transcript: bool, uuid: String) -> Message {
+        match self {
+            Pinned::Message(m) => (**m).clone(),
+            Pinned::Text(t) if transcript => Message::from_value(
+                json!({"type": "user", "uuid": uuid, "isSidechain": false,
+                       "message": {"role": "user", "content": t}}),
+                "pinned",
+            )
+            .expect("pinned line is well-formed"),
+            Pinned::Text(t) => Message::api_user_text(t.clone()),
+        }
+    }
+}
+
+/// The latest real user request after `start` (a main-chain user message with text and no
+/// tool results; not meta, not an earlier summary), kept verbatim by a full compaction so
+/// the current task reaches the model in the user's own words.
+pub fn last_user_request(messages: &[Message], start: usize) -> Option<usize> {
+    use crate::model::messages::{Block, Content};
+    (start..messages.len()).rev().find(|&i| {
+        let m = &messages[i];
+        if m.kind() != Kind::User
+            || m.is_sidechain()
+            || m.is_compact_summary()
+            || matches!(m.is_meta, Some(Some(true)))
+        {
+            return false;
+        }
+        match m.content() {
+            Some(Content::Text(t)) => !t.trim().is_empty(),
+            Some(Content::Blocks(bs)) => {
+                bs.iter().all(|b| !matches!(b, Block::ToolResult(_)))
+                    && bs
+                        .iter()
+                        .any(|b| matches!(b, Block::Text(t) if !t.text.trim().is_empty()))
+            }
+            None => false,
+        }
+    })
+}
+
+/// The data of a compaction's `context` (the callbacks are the [`Environment`]).
+#[derive(Clone, Debug, Default)]
+pub struct CompactContext {
+    /// The main model.
+    pub model: String,
+    /// The model that writes the summary (default: the main model).
+    pub summary_model: Option<String>,
+    /// Configuration (explicit over environment defaults).
+    pub config: Config,
+    /// The agent's read-file state, snapshotted before anything else happens.
+    pub read_file_state: Vec<FileSnapshot>,
+    /// The current plan, re-attached after compaction.
+    pub plan: Option<String>,
+    /// Whether plan mode is on (its instructions are re-attached).
+    pub plan_mode: bool,
+    /// Skills invoked in the session, re-attached within budget.
+    pub invoked_skills: Vec<SkillInfo>,
+    /// Tools discovered before compaction (announced again; recorded in the boundary).
+    pub discovered_tools: Vec<String>,
+    /// Agents available (announced again).
+    pub agents: Vec<String>,
+    /// MCP server instructions (announced again).
+    pub mcp_instructions: Vec<String>,
+    /// Background agents still running.
+    pub async_agents: Vec<AsyncAgent>,
+    /// Content that must survive every compaction verbatim and exactly once.
+    pub pinned: Vec<Pinned>,
+    /// Keep the latest user request verbatim on every path (see
+    /// [`CompactOptions::keep_last_user_message`]).
+    pub keep_last_user_message: bool,
+}
+
+/// Options of `compactConversation`.
+#[derive(Clone, Debug, Default)]
+pub struct CompactOptions {
+    /// Tell the model to carry on without asking questions (also implied by auto).
+    pub suppress_follow_up_questions: bool,
+    /// Extra summary instructions (`/compact <instructions>`); they go into the summary
+    /// request only, never into the compacted conversation.
+    pub custom_instructions: Option<String>,
+    /// Automatic compaction (trigger `auto`) rather than manual.
+    pub is_auto_compact: bool,
+    /// Information about a repeated compaction, passed through to hooks.
+    pub recompaction_info: Option<Value>,
+    /// First backoff delay for transient summarizer failures (default 1,000 ms).
+    pub retry_base_ms: Option<u64>,
+    /// The PreCompact hooks already ran on this path (auto-compaction), with this outcome.
+    pub pre_compact: Option<PreCompactOutcome>,
+    /// Append to the summary a short list of the files, user messages and errors it does
+    /// not mention (see [`crate::summarize::loss`]), so nothing the agent touched is silently dropped.
+    pub append_missing: bool,
+    /// Keep the latest user request verbatim after the summary (`messagesToKeep`), so the
+    /// current task reaches the model in the user's own words.
+    pub keep_last_user_message: bool,
+}
+
+/// A file restored after compaction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RestoredItem {
+    /// Path (files) or name (skills).
+    pub name: String,
+    /// Tokens it takes.
+    pub tokens: u64,
+    /// Whether it was cut to fit.
+    pub truncated: bool,
+}
+
+/// A hook that threw: reported, and compaction went on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HookFailure {
+    /// `preCompact`, `sessionStart` or `postCompact`.
+    pub hook: &'static str,
+    /// What it threw.
+    pub message: String,
+}
+
+/// `CompactionResult` (SPEC §7).
+#[derive(Clone, Debug)]
+pub struct CompactionResult {
+    /// The `compact_boundary` line.
+    pub boundary_marker: Message,
+    /// The summary message(s).
+    pub summary_messages: Vec<Message>,
+    /// Restored files, skills, plan, tool/agent announcements.
+    pub attachments: Vec<Message>,
+    /// Messages from SessionStart hooks.
+    pub hook_results: Vec<Message>,
+    /// Indices (into the input) of the messages kept verbatim after the summary.
+    pub messages_to_keep: Vec<usize>,
+    /// A message for the user from the hooks.
+    pub user_display_message: Option<String>,
+    /// Context size before compaction.
+    pub pre_compact_token_count: u64,
+    /// Tokens the summary call consumed (its input + output).
+    pub post_compact_token_count: u64,
+    /// Estimated size of the compacted context.
+    pub true_post_compact_token_count: u64,
+    /// Usage of the summary call, when reported.
+    pub compaction_usage: Option<UsageCounts>,
+    /// The summary text.
+    pub summary: String,
+    /// What triggered the compaction.
+    pub trigger: Trigger,
+    /// Files restored.
+    pub restored_files: Vec<RestoredItem>,
+    /// Skills restored.
+    pub restored_skills: Vec<RestoredItem>,
+    /// Hooks that threw.
+    pub hook_failures: Vec<HookFailure>,
+    /// Prompt-too-long retries used.
+    pub ptl_retries: u32,
+    /// Transient retries used.
+    pub transient_retries: u32,
+    /// Whether the summary came from session memory (no model call).
+    pub from_session_memory: bool,
+    /// What the compacted part had that the summary does not mention (before any
+    /// `append_missing`).
+    pub loss_report: crate::summarize::loss::LossReport,
+    /// Indices into `context.pinned` of the items added after the summary (those already
+    /// present in kept messages are not added twice).
+    pub pinned_added: Vec<usize>,
+}
+
+impl CompactionResult {
+    /// The compacted conversation: boundary, summary, kept messages, attachments, hook
+    /// results (SPEC §7 `buildPostCompactMessages`).
+    pub fn post_compact_messages(&self, input: &[Message]) -> Vec<Message> {
+        let keep: Vec<Message> = self
+            .messages_to_keep
+            .iter()
+            .map(|&i| input[i].clone())
+            .collect();
+        boundary::build_post_compact(
+            &self.boundary_marker,
+            &self.summary_messages,
+            &keep,
+            &self.attachments,
+            &self.hook_results,
+        )
+    }
+}
+
+/// Why a compaction failed. Nothing was committed.
+#[derive(Clone, Debug)]
+pub struct CompactError {
+    /// Code and message.
+    pub error: Error,
+    /// The callback error behind it, if any.
+    pub cause: Option<CallError>,
+}
+
+impl CompactError {
+    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        CompactError {
+            error: Error::new(code, message),
+            cause: None,
+        }
+    }
+
+    fn from_call(code: ErrorCode, what: &str, e: CallError) -> Self {
+        let code = if e.aborted { ErrorCode::Aborted } else { code };
+        CompactError {
+            error: Error::new(code, format!("{what}: {}", e.message)),
+            cause: Some(e),
+        }
+    }
+}
+
+impl From<Error> for CompactError {
+    fn from(error: Error) -> Self {
+        CompactError { error, cause: None }
+    }
+}
+
+/// Reports a phase, then stops if the caller aborted meanwhile.
+fn step<E: Environment + ?Sized>(env: &E, phase: &'static str) -> Result<(), CompactError> {
+    env.progress(&ProgressEvent::phase(phase));
+    check_abort(env, phase)
+}
+
+fn check_abort<E: Environment + ?Sized>(env: &E, step: &str) -> Result<(), CompactError> {
+    env.check_abort().map_err(|e| {
+        CompactError::from_call(ErrorCode::Aborted, &format!("aborted before {step}"), e)
+    })
+}
+
+/// Whether the conversation is Claude Code transcript lines (output keeps that shape).
+fn is_transcript(messages: &[Message]) -> bool {
+    messages.iter().any(Message::is_transcript)
+}
+
+fn last_uuid(messages: &[Message]) -> Option<String> {
+    messages
+        .iter()
+        .rev()
+        .find_map(|m| m.uuid().map(str::to_string))
+}
+
+fn session_fields(messages: &[Message]) -> Map<String, Value> {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.is_transcript() && !m.is_sidechain())
+        .map(boundary::session_fields_of)
+        .unwrap_or_default()
+}
+
+/// A context attachment (plan, tools, agents…) in the conversation's shape.
+fn context_attachment(kind: &str, text: String, transcript: bool, uuid: String) -> Message {
+    if !transcript {
+        return Message::api_user_text(text);
+    }
+    Message::from_value(
+        json!({"type": "attachment", "uuid": uuid, "isSidechain": false,
+               "attachment": {"type": kind, "content": text}}),
+        "attachment",
+    )
+    .expect("attachment line is well-formed")
+}
+
+fn hook_message(text: String, transcript: bool, uuid: String) -> Message {
+    if !transcript {
+        return Message::api_user_text(text);
+    }
+    Message::from_value(
+        json!({"type": "user", "uuid": uuid, "isSidechain": false, "isMeta": true,
+               "message": {"role": "user", "content": text}}),
+        "hook result",
+    )
+    .expect("hook line is well-formed")
+}
+
+/// Runs a hook; a throwing hook is recorded in `failures` and treated as returning nothing.
+async fn run_hook<E: Environment + ?Sized>(
+    env: &E,
+    kind: HookKind,
+    input: Value,
+    failures: &mut Vec<HookFailure>,
+) -> Result<crate::drive::env::HookOutput, CompactError> {
+    let Some(fut) = env.run_hook(kind, input) else {
+        return Ok(Default::default());
+    };
+    match fut.await {
+        Ok(out) => Ok(out),
+        Err(e) if e.aborted => Err(CompactError::from_call(
+            ErrorCode::Aborted,
+            &format!("aborted in the {} hook", kind.name()),
+            e,
+        )),
+        Err(e) => {
+            failures.push(HookFailure {
+                hook: kind.name(),
+                message: e.message,
+            });
+            Ok(Default::default())
+        }
+    }
+}
+
+fn estimate_messages(messages: &[Message]) -> Result<u64, CompactError> {
+    Ok(estimate_range(messages, 0..messages.len())?)
+}
+
+/// Cuts the oldest rounds before the first attempt when the request cannot fit the summary
+/// model's window (`config.summaryContextWindow`, or the summary model's own window).
+fn fit_summary_window(
+    mut attempt: Vec<Message>,
+    window: u64,
+    max_tokens: u64,
+    instruction_tokens: u64,
+) -> Result<Vec<Message>, CompactError> {
+    for _ in 0..16 {
+        // The size of what is actually sent: the rendered request (huge tool results are
+        // cut there), not the raw messages.
+        let rendered = serde_json::to_string(&summary::render_conversation(&attempt))
+            .map_or(0, |s| utf16_len(&s));
+        let needed = (rendered as u64).div_ceil(4) + instruction_tokens + max_tokens;
+        if needed <= window {
+            break;
+        }
+        let overflow = crate::transforms::ptl::ContextOverflow {
+            kind: crate::transforms::ptl::OverflowKind::PromptTooLong,
+            actual: Some(needed),
+            limit: Some(window),
+            gap: Some(needed - window),
+        };
+        match crate::transforms::ptl::truncate_head(attempt.as_slice(), Some(&overflow), true)? {
+            Some(t) => attempt = apply_truncation(&attempt, &t),
+            None => break,
+        }
+    }
+    Ok(attempt)
+}
+
+fn apply_truncation(messages: &[Message], t: &crate::transforms::ptl::Truncation) -> Vec<Message> {
+    let mut out = Vec::with_capacity(messages.len() - t.start + 1);
+    if let Some(p) = t.keep_prompt {
+        out.push(messages[p].clone());
+    }
+    if t.insert_marker {
+        out.push(ptl_marker_message(
+            is_transcript(&messages[t.start..]),
+            None,
+        ));
+    }
+    out.extend_from_slice(&messages[t.start..]);
+    out
+}
+
+/// The summary call with prompt-too-long truncation (SPEC §8) and transient retries.
+async fn request_summary<E: Environment + ?Sized>(
+    env: &E,
+    model: &str,
+    mut attempt: Vec<Message>,
+    instructions: &[String],
+    retry_base_ms: u64,
+    counters: &mut (u32, u32),
+) -> Result<(String, Option<UsageCounts>, SummaryRequest), CompactError> {
+    let mut n = 0;
+    loop {
+        n += 1;
+        check_abort(env, "the summary request")?;
+        let request = summary::build_summary_request(model, &attempt, instructions);
+        env.progress(&ProgressEvent {
+            attempt: Some(n),
+            ..ProgressEvent::phase("summarizing")
+        });
+        let e = match env.summarize(&request).await {
+            Ok(response) => {
+                check_abort(env, "using the summary")?;
+                return match summary::summary_from_response(&response) {
+                    Ok(text) => Ok((text, response.usage, request)),
+                    Err(SummaryProblem::Truncated) => Err(CompactError::new(
+                        ErrorCode::SummaryTruncated,
+                        "the summary was cut off at max_tokens; nothing was committed",
+                    )),
+                    Err(SummaryProblem::Empty) => Err(CompactError::new(
+                        ErrorCode::EmptySummary,
+                        "the summarizer returned no summary text; nothing was committed",
+                    )),
+                };
+            }
+            Err(e) => e,
+        };
+        if e.aborted {
+            return Err(CompactError::from_call(
+                ErrorCode::Aborted,
+                "summary request aborted",
+                e,
+            ));
+        }
+        if e.timed_out {
+            return Err(CompactError::from_call(
+                ErrorCode::Timeout,
+                "the summarizer timed out; nothing was committed",
+                e,
+            ));
+        }
+        if let Some(overflow) = parse_context_overflow_error(&e.message, e.status) {
+            if counters.0 >= MAX_PTL_RETRIES {
+                return Err(CompactError::from_call(
+                    ErrorCode::PromptTooLong,
+                    &format!(
+                        "the summary request was still too long after {MAX_PTL_RETRIES} retries dropping the oldest turns"
+                    ),
+                    e,
+                ));
+            }
+            match crate::transforms::ptl::truncate_head(attempt.as_slice(), Some(&overflow), true)?
+            {
+                Some(t) => {
+                    counters.0 += 1;
+                    env.progress(&ProgressEvent {
+                        tokens: Some(t.dropped_tokens),
+                        detail: Some(format!("dropped {} oldest API rounds", t.dropped_groups)),
+                        ..ProgressEvent::phase("retryPromptTooLong")
+                    });
+                    attempt = apply_truncation(&attempt, &t);
+                    continue;
+                }
+                None => {
+                    return Err(CompactError::from_call(
+                        ErrorCode::PromptTooLong,
+                        "the summary request is too long and no older turn is left to drop",
+                        e,
+                    ))
+                }
+            }
+        }
+        if e.is_transient() && !e.retries_exhausted && counters.1 < MAX_TRANSIENT_RETRIES {
+            let backoff = retry_base_ms
+                .saturating_mul(1 << counters.1)
+                .min(MAX_RETRY_DELAY_MS);
+            let jittered = backoff / 2 + (env.random() * (backoff / 2) as f64) as u64;
+            let delay = e
+                .retry_after_ms
+                .unwrap_or(jittered)
+                .min(MAX_RETRY_DELAY_MS * 2);
+            counters.1 += 1;
+            env.progress(&ProgressEvent {
+                detail: Some(format!("waiting {delay} ms after: {}", e.message)),
+                ..ProgressEvent::phase("retryTransient")
+            });
+            env.sleep(delay).await.map_err(|e| {
+                CompactError::from_call(ErrorCode::Aborted, "aborted while waiting to retry", e)
+            })?;
+            continue;
+        }
+        return Err(CompactError::from_call(
+            ErrorCode::SummarizerFailed,
+            "the summarizer failed",
+            e,
+        ));
+    }
+}
+
+/// Steps 5–9: restored files and skills, context announcements, SessionStart hooks.
+#[allow(clippy::too_many_arguments)]
+async fn build_attachments<E: Environment + ?Sized>(
+    env: &E,
+    ctx: &CompactContext,
+    kept: &[Message],
+    transcript: bool,
+    failures: &mut Vec<HookFailure>,
+    result_files: &mut Vec<RestoredItem>,
+    result_skills: &mut Vec<RestoredItem>,
+) -> Result<(Vec<Message>, Vec<Message>), CompactError> {
+    step(env, "restoring")?;
+    let text_refs = restore::kept_texts(kept);
+    let snapshot = &ctx.read_file_state;
+    let present = |path: &str| {
+        snapshot
+            .iter()
+            .find(|f| f.path == path)
+            .and_then(|f| f.content.as_deref())
+            .is_some_and(|c| restore::content_present_in(&text_refs, c))
+    };
+    let chosen = restore::select_files(snapshot, &present);
+    let mut files = Vec::new();
+    for k in chosen {
+        let f = &snapshot[k];
+        if restore::is_binary_path(&f.path) {
+            continue;
+        }
+        let content = if env.has_read_file() {
+            check_abort(env, "reading files")?;
+            match env.read_file(&f.path).await {
+                Ok(c) => c,
+                Err(e) if e.aborted => {
+                    return Err(CompactError::from_call(
+                        ErrorCode::Aborted,
+                        "aborted while reading files",
+                        e,
+                    ))
+                }
+                Err(_) => None, // unreadable now: skipped
+            }
+        } else {
+            f.content.clone()
+        };
+        if let Some(c) = content {
+            if !restore::is_probably_binary(&c) {
+                files.push((f.path.clone(), c));
+            }
+        }
+    }
+    let mut attachments = Vec::new();
+    for f in restore::budget_files(files) {
+        result_files.push(RestoredItem {
+            name: f.path.clone(),
+            tokens: f.tokens,
+            truncated: f.truncated,
+        });
+        let uuid = env.new_uuid();
+        attachments.push(restore::file_attachment_message(
+            &f,
+            transcript,
+            Some(&uuid),
+        ));
+    }
+    for a in &ctx.async_agents {
+        attachments.push(context_attachment(
+            "async_agent",
+            format!(
+                "A background agent is still running: {} ({}), status: {}.",
+                a.description, a.id, a.status
+            ),
+            transcript,
+            env.new_uuid(),
+        ));
+    }
+    if let Some(plan) = ctx.plan.as_deref().filter(|p| !p.trim().is_empty()) {
+        attachments.push(context_attachment(
+            "plan",
+            format!(
+                "The current plan, as it stood before the conversation was compacted:\n\n{plan}"
+            ),
+            transcript,
+            env.new_uuid(),
+        ));
+    }
+    if ctx.plan_mode {
+        attachments.push(context_attachment(
+            "plan_mode",
+            "Plan mode is still on: research and plan only; do not edit files or run commands that change anything until the user approves the plan.".to_string(),
+            transcript,
+            env.new_uuid(),
+        ));
+    }
+    for s in restore::budget_skills(&ctx.invoked_skills) {
+        result_skills.push(RestoredItem {
+            name: s.name.clone(),
+            tokens: s.tokens,
+            truncated: s.truncated,
+        });
+        let uuid = env.new_uuid();
+        attachments.push(restore::skill_attachment_message(
+            &s,
+            transcript,
+            Some(&uuid),
+        ));
+    }
+    // Announced against an empty history: everything is announced again.
+    if !ctx.discovered_tools.is_empty() {
+        attachments.push(context_attachment(
+            "deferred_tools",
+            format!(
+                "Tools available on request: {}.",
+                ctx.discovered_tools.join(", ")
+            ),
+            transcript,
+            env.new_uuid(),
+        ));
+    }
+    if !ctx.agents.is_empty() {
+        attachments.push(context_attachment(
+            "agent_listing",
+            format!("Agents available:\n{}", ctx.agents.join("\n")),
+            transcript,
+            env.new_uuid(),
+        ));
+    }
+    for m in &ctx.mcp_instructions {
+        attachments.push(context_attachment(
+            "mcp_instructions",
+            m.clone(),
+            transcript,
+            env.new_uuid(),
+        ));
+    }
+    step(env, "sessionStartHook")?;
+    let out = run_hook(
+        env,
+        HookKind::SessionStart,
+        json!({"source": "compact", "model": ctx.model}),
+        failures,
+    )
+    .await?;
+    let hook_results = out
+        .messages
+        .into_iter()
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| hook_message(t, transcript, env.new_uuid()))
+        .collect();
+    Ok((attachments, hook_results))
+}
+
+/// Links the lines the library wrote into one `parentUuid` chain (transcript shape only).
+fn chain_new_lines(after: &str, lines: &mut [Message]) {
+    let mut parent = after.to_string();
+    for l in lines.iter_mut() {
+        if !l.is_transcript() {
+            continue;
+        }
+        l.extra
+            .insert("parentUuid".into(), Value::String(parent.clone()));
+        if let Some(u) = l.uuid() {
+            parent = u.to_string();
+        }
+    }
+}
+
+/// `compactConversation` (SPEC §7): summarizes the conversation and returns what replaces
+/// it. On any failure or abort, returns the error and nothing else changed.
+pub async fn compact_conversation<E: Environment + ?Sized>(
+    messages: &[Message],
+    ctx: &CompactContext,
+    options: &CompactOptions,
+    env: &E,
+) -> Result<CompactionResult, CompactError> {
+    if ctx.config.disable_compact == Some(true) {
+        return Err(CompactError::new(
+            ErrorCode::CompactDisabled,
+            "compaction is disabled (disableCompact / DISABLE_COMPACT)",
+        ));
+    }
+    let trigger = if options.is_auto_compact {
+        Trigger::Auto
+    } else {
+        Trigger::Manual
+    };
+    let pre_tokens = token_count_with_estimation(messages)?.total;
+    env.progress(&ProgressEvent {
+        tokens: Some(pre_tokens),
+        ..ProgressEvent::phase("start")
+    });
+    check_abort(env, "starting")?;
+    // 1. PreCompact hooks (unless the caller's path already ran them).
+    let pre = match &options.pre_compact {
+        Some(p) => p.clone(),
+        None => {
+            pre_compact_hooks(
+                env,
+                ctx,
+                trigger,
+                options.custom_instructions.as_deref(),
+                pre_tokens,
+                json!({"recompactionInfo": options.recompaction_info}),
+            )
+            .await?
+        }
+    };
+    let failures = pre.failures.clone();
+    let mut instructions: Vec<String> = options.custom_instructions.iter().cloned().collect();
+    instructions.extend(pre.instructions.clone());
+
+    // 2–3. What is summarized: the part after the last boundary, media and re-announced
+    // attachments stripped.
+    let start = active_start(messages)?;
+    let active = &messages[start..];
+    let stripped = strip::strip_media_described(active)?;
+    let drop = strip::reinjected_attachments(stripped.as_slice())?;
+    let to_summarize: Vec<Message> = stripped
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !drop.contains(i))
+        .map(|(_, m)| m)
+        .collect();
+    if !to_summarize
+        .iter()
+        .any(|m| m.kind() == Kind::User || m.kind() == Kind::Assistant)
+    {
+        return Err(CompactError::new(
+            ErrorCode::NothingToCompact,
+            "there is no conversation to summarize",
+        ));
+    }
+
+    // 4. The summary request.
+    let summary_model = ctx
+        .summary_model
+        .clone()
+        .unwrap_or_else(|| ctx.model.clone());
+    let max_tokens = summary::summary_max_tokens(&summary_model);
+    let window = ctx
+        .config
+        .summary_context_window
+        .map(|w| w as u64)
+        .unwrap_or_else(|| context_window_for_model(&summary_model, &Config::default()));
+    let instruction_tokens = (utf16_len(&summary::instruction_text(&instructions)) as u64)
+        .div_ceil(4)
+        + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
+    let fitted = fit_summary_window(to_summarize, window, max_tokens, instruction_tokens)?;
+    let mut counters = (0u32, 0u32);
+    let (summary_text, usage, request) = request_summary(
+        env,
+        &summary_model,
+        fitted,
+        &instructions,
+        options.retry_base_ms.unwrap_or(DEFAULT_RETRY_BASE_MS),
+        &mut counters,
+    )
+    .await?;
+    step(env, "summarized")?;
+
+    let post_compact_token_count = match usage {
+        Some(u) => u.input_total() + u.output_tokens,
+        None => {
+            estimate_messages(&request_as_messages(&request))?
+                + (utf16_len(&summary_text) as u64).div_ceil(4)
+        }
+    };
+    let loss_report = crate::summarize::loss::loss_report(&messages[start..], &summary_text);
+    let summary_text = if options.append_missing {
+        crate::summarize::loss::append_missing(&summary_text, &loss_report)
+    } else {
+        summary_text
+    };
+    finish(
+        env,
+        messages,
+        ctx,
+        Finish {
+            summary_text,
+            loss_report,
+            kept: if options.keep_last_user_message || ctx.keep_last_user_message {
+                last_user_request(messages, start).into_iter().collect()
+            } else {
+                Vec::new()
+            },
+            trigger,
+            auto: options.is_auto_compact,
+            suppress_follow_up_questions: options.suppress_follow_up_questions,
+            pre_tokens,
+            pre_display: pre.user_display_message,
+            failures,
+            usage,
+            post_compact_token_count,
+            counters,
+            from_session_memory: false,
+            // An automatic compaction must also get below the threshold, or it would fire
+            // again at once (thrashing).
+            max_after: if options.is_auto_compact {
+                auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens)
+            } else {
+                pre_tokens
+            },
+        },
+    )
+    .await
+}
+
+/// What the finishing steps need from the summarizing part.
+struct Finish {
+    summary_text: String,
+    loss_report: crate::summarize::loss::LossReport,
+    /// Indices of the messages kept verbatim after the summary (ascending).
+    kept: Vec<usize>,
+    trigger: Trigger,
+    auto: bool,
+    suppress_follow_up_questions: bool,
+    pre_tokens: u64,
+    pre_display: Option<String>,
+    failures: Vec<HookFailure>,
+    usage: Option<UsageCounts>,
+    post_compact_token_count: u64,
+    counters: (u32, u32),
+    from_session_memory: bool,
+    /// The compacted context must be below this, or nothing is committed.
+    max_after: u64,
+}
+
+/// How many of `messages` are sent to the model.
+fn sent_count(messages: &[Message]) -> Result<usize, Error> {
+    let mut n = 0;
+    for i in 0..messages.len() {
+        n += usize::from(crate::measure::tokens::is_sent(messages, i)?);
+    }
+    Ok(n)
+}
+
+/// Steps 5–12: restoration, SessionStart hooks, boundary, summary message, the size check,
+/// PostCompact hooks.
+async fn finish<E: Environment + ?Sized>(
+    env: &E,
+    messages: &[Message],
+    ctx: &CompactContext,
+    mut f: Finish,
+) -> Result<CompactionResult, CompactError> {
+    let transcript = is_transcript(messages);
+    let kept_owned: Vec<Message> = f.kept.iter().map(|&i| messages[i].clone()).collect();
+    let kept = kept_owned.as_slice();
+    let mut restored_files = Vec::new();
+    let mut restored_skills = Vec::new();
+    let (mut attachments, mut hook_results) = build_attachments(
+        env,
+        ctx,
+        kept,
+        transcript,
+        &mut f.failures,
+        &mut restored_files,
+        &mut restored_skills,
+    )
+    .await?;
+
+    // 10. The boundary and the summary message.
+    let fields = session_fields(messages);
+    let boundary_uuid = env.new_uuid();
+    let timestamp = env.now_iso();
+    // The last message the compaction replaced (kept ones are not replaced).
+    let last_before = (0..messages.len())
+        .rev()
+        .filter(|i| !f.kept.contains(i))
+        .find_map(|i| messages[i].uuid().map(str::to_string))
+        .or_else(|| last_uuid(messages));
+    let text =
+        summary::summary_message_text(&f.summary_text, f.auto, f.suppress_follow_up_questions);
+    let summary_uuid = env.new_uuid();
+    let mut summary_messages = vec![summary::summary_message(
+        &text,
+        transcript,
+        &summary_uuid,
+        &boundary_uuid,
+        &timestamp,
+        &fields,
+    )];
+    // Pinned content: after the summary, exactly once (not when a kept message has it).
+    let mut pinned_added = Vec::new();
+    let mut parent = summary_uuid.clone();
+    for (k, p) in ctx.pinned.iter().enumerate() {
+        let already = kept.iter().any(|m| p.matches(m));
+        if already {
+            continue;
+        }
+        let mut m = p.to_message(transcript, env.new_uuid());
+        if m.is_transcript() && matches!(p, Pinned::Text(_)) {
+            m.extra
+                .insert("parentUuid".into(), Value::String(parent.clone()));
+            if let Some(u) = m.uuid() {
+                parent = u.to_string();
+            }
+        }
+        summary_messages.push(m);
+        pinned_added.push(k);
+    }
+    let boundary_marker = boundary::create_compact_boundary(&BoundaryInput {
+        trigger: f.trigger,
+        pre_tokens: f.pre_tokens,
+        last_uuid: last_before,
+        pre_compact_discovered_tools: ctx.discovered_tools.clone(),
+        uuid: boundary_uuid.clone(),
+        timestamp: timestamp.clone(),
+        session_fields: fields.clone(),
+        // Everything kept verbatim between the summary and the new lines: pinned messages,
+        // then the kept part. The counters read `keptMessages` as sent messages (progress,
+        // system and sub-agent lines kept beside them carry no usage and are not counted).
+        kept_messages: sent_count(&summary_messages[1..])? + sent_count(kept)?,
+    });
+    let n_attach = attachments.len();
+    let mut new_lines = std::mem::take(&mut attachments);
+    new_lines.append(&mut hook_results);
+    let chain_from = kept
+        .iter()
+        .rev()
+        .find_map(|m| m.uuid().map(str::to_string))
+        .unwrap_or_else(|| summary_uuid.clone());
+    chain_new_lines(&chain_from, &mut new_lines);
+    let hook_results: Vec<Message> = new_lines.split_off(n_attach);
+    let attachments = new_lines;
+
+    // The result must be smaller than what it replaces.
+    let mut after: Vec<Message> = summary_messages.clone();
+    after.extend(kept.iter().cloned());
+    after.extend(attachments.iter().cloned());
+    after.extend(hook_results.iter().cloned());
+    // Estimated, not counted from usage: kept messages carry usage of the old context.
+    let true_post = estimate_messages(&after)?;
+    if true_post >= f.max_after {
+        return Err(CompactError::new(
+            if f.from_session_memory {
+                ErrorCode::SessionMemoryNotApplicable
+            } else {
+                ErrorCode::CompactionNotSmaller
+            },
+            format!(
+                "the compacted context ({true_post} tokens) would not be below {} tokens; nothing was committed",
+                f.max_after
+            ),
+        ));
+    }
+
+    // 11–12. Notify, PostCompact hooks.
+    step(env, "postCompactHook")?;
+    let post = run_hook(
+        env,
+        HookKind::PostCompact,
+        json!({
+            "trigger": f.trigger.as_str(),
+            "compactSummary": f.summary_text,
+            "preTokens": f.pre_tokens,
+            "postTokens": true_post,
+        }),
+        &mut f.failures,
+    )
+    .await?;
+    // The commit point: after this nothing can fail or be cancelled.
+    check_abort(env, "committing")?;
+    env.progress(&ProgressEvent {
+        tokens: Some(true_post),
+        ..ProgressEvent::phase("done")
+    });
+    let user_display_message = match (f.pre_display, post.user_display_message) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    };
+    Ok(CompactionResult {
+        boundary_marker,
+        summary_messages,
+        attachments,
+        hook_results,
+        messages_to_keep: f.kept.clone(),
+        pinned_added,
+        user_display_message,
+        pre_compact_token_count: f.pre_tokens,
+        post_compact_token_count: f.post_compact_token_count,
+        true_post_compact_token_count: true_post,
+        compaction_usage: f.usage,
+        summary: f.summary_text,
+        trigger: f.trigger,
+        restored_files,
+        restored_skills,
+        hook_failures: f.failures,
+        ptl_retries: f.counters.0,
+        transient_retries: f.counters.1,
+        from_session_memory: f.from_session_memory,
+        loss_report: f.loss_report,
+    })
+}
+
+/// Runs the PreCompact hooks once for a compaction path (auto-compaction runs them before
+/// trying session memory, so the full compaction after it must not run them again).
+pub async fn pre_compact_hooks<E: Environment + ?Sized>(
+    env: &E,
+    ctx: &CompactContext,
+    trigger: Trigger,
+    custom_instructions: Option<&str>,
+    pre_tokens: u64,
+    extra: Value,
+) -> Result<PreCompactOutcome, CompactError> {
+    let mut failures = Vec::new();
+    step(env, "preCompactHook")?;
+    let mut input = json!({
+        "trigger": trigger.as_str(),
+        "customInstructions": custom_instructions,
+        "preTokens": pre_tokens,
+        "threshold": auto_compact_threshold(&ctx.model, &ctx.config),
+        "window": context_window_for_model(&ctx.model, &ctx.config),
+    });
+    if let (Some(obj), Value::Object(more)) = (input.as_object_mut(), extra) {
+        obj.extend(more);
+    }
+    let out = run_hook(env, HookKind::PreCompact, input, &mut failures).await?;
+    Ok(PreCompactOutcome {
+        instructions: out.instructions,
+        user_display_message: out.user_display_message,
+        failures,
+    })
+}
+
+/// What the PreCompact hooks gave.
+#[derive(Clone, Debug, Default)]
+pub struct PreCompactOutcome {
+    /// Extra summary instructions.
+    pub instructions: Option<String>,
+    /// A message for the user.
+    pub user_display_message: Option<String>,
+    /// Hooks that threw.
+    pub failures: Vec<HookFailure>,
+}
+
+/// `trySessionMemoryCompaction` (SPEC §12): the caller's session memory becomes the summary
+/// and the most recent messages are kept verbatim; no model call. Fails with
+/// `SESSION_MEMORY_NOT_APPLICABLE` when there is no memory, nothing to drop, or the result
+/// would still be at or above the auto-compact threshold (full compaction then runs).
+pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
+    messages: &[Message],
+    ctx: &CompactContext,
+    pre: Option<PreCompactOutcome>,
+    env: &E,
+) -> Result<CompactionResult, CompactError> {
+    let not = |why: &str| {
+        CompactError::new(
+            ErrorCode::SessionMemoryNotApplicable,
+            format!("session-memory compaction does not apply: {why}"),
+        )
+    };
+    check_abort(env, "reading session memory")?;
+    let memory = match env.session_memory().await {
+        Ok(Some(m)) => m,
+        Ok(None) => return Err(not("no session memory")),
+        Err(e) if e.aborted => {
+            return Err(CompactError::from_call(
+                ErrorCode::Aborted,
+                "aborted reading session memory",
+                e,
+            ))
+        }
+        Err(e) => {
+            return Err(CompactError::from_call(
+                ErrorCode::SessionMemoryNotApplicable,
+                "the session memory could not be read",
+                e,
+            ))
+        }
+    };
+    let Some(cut) = crate::transforms::session_memory::choose_cut(messages, &Default::default())?
+    else {
+        return Err(not("nothing to drop"));
+    };
+    let pre_tokens = token_count_with_estimation(messages)?.total;
+    let pre = match pre {
+        Some(p) => p,
+        None => {
+            pre_compact_hooks(
+                env,
+                ctx,
+                Trigger::Auto,
+                None,
+                pre_tokens,
+                json!({"sessionMemory": true}),
+            )
+            .await?
+        }
+    };
+    let start = active_start(messages)?;
+    let loss_report = crate::summarize::loss::loss_report(&messages[start..cut.keep_from], &memory);
+    finish(
+        env,
+        messages,
+        ctx,
+        Finish {
+            loss_report,
+            summary_text: memory,
+            kept: (cut.keep_from..messages.len()).collect(),
+            trigger: Trigger::Auto,
+            auto: true,
+            suppress_follow_up_questions: true,
+            pre_tokens,
+            pre_display: pre.user_display_message,
+            failures: pre.failures,
+            usage: None,
+            post_compact_token_count: 0,
+            counters: (0, 0),
+            from_session_memory: true,
+            max_after: auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens),
+        },
+    )
+    .await
+}
+
+fn request_as_messages(request: &SummaryRequest) -> Vec<Message> {
+    request
+        .messages
+        .iter()
+        .filter_map(|v| Message::from_value(v.clone(), "request").ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,586 @@
+//! Pipeline tests with a scripted environment.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::drive::env::{HookOutput, LocalFuture};
+use crate::summarize::summary::SummaryResponse;
+
+/// Runs a future whose awaits all complete at once (the scripted environment never waits).
+pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
+    fn noop(_: *const ()) {}
+    fn clone(p: *const ()) -> RawWaker {
+        RawWaker::new(p, &VTABLE)
+    }
+    static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, noop);
+    let waker = unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) };
+    let mut cx = Context::from_waker(&waker);
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+type Summarizer = Box<dyn Fn(&SummaryRequest, usize) -> Result<SummaryResponse, CallError>>;
+
+pub(crate) struct Scripted {
+    pub summarizer: Summarizer,
+    pub requests: RefCell<Vec<SummaryRequest>>,
+    pub hooks: RefCell<Vec<(HookKind, Value)>>,
+    pub hook_reply: Box<dyn Fn(HookKind) -> Option<Result<HookOutput, CallError>>>,
+    pub progress: RefCell<Vec<&'static str>>,
+    pub sleeps: RefCell<Vec<u64>>,
+    pub files: Option<Vec<(String, String)>>,
+    pub memory: Option<String>,
+    /// Abort when this progress phase is reported (`None`: never).
+    pub abort_at: Option<&'static str>,
+    pub aborted: Cell<bool>,
+    pub uuids: Cell<u32>,
+}
+
+impl Scripted {
+    pub fn new(summarizer: Summarizer) -> Self {
+        Scripted {
+            summarizer,
+            requests: RefCell::new(Vec::new()),
+            hooks: RefCell::new(Vec::new()),
+            hook_reply: Box::new(|_| None),
+            progress: RefCell::new(Vec::new()),
+            sleeps: RefCell::new(Vec::new()),
+            files: None,
+            memory: None,
+            abort_at: None,
+            aborted: Cell::new(false),
+            uuids: Cell::new(0),
+        }
+    }
+
+    pub fn summary(text: &str) -> Self {
+        let text = text.to_string();
+        Self::new(Box::new(move |_, _| {
+            Ok(SummaryResponse {
+                text: format!("<analysis>thinking it over</analysis>\n<summary>{text}</summary>"),
+                stop_reason: Some("end_turn".into()),
+                usage: Some(UsageCounts {
+                    input_tokens: 1000,
+                    output_tokens: 200,
+                    ..Default::default()
+                }),
+            })
+        }))
+    }
+}
+
+impl Environment for Scripted {
+    fn summarize(
+        &self,
+        request: &SummaryRequest,
+    ) -> LocalFuture<'_, Result<SummaryResponse, CallError>> {
+        self.requests.borrow_mut().push(request.clone());
+        let n = self.requests.borrow().len();
+        let r = if self.aborted.get() {
+            Err(CallError::aborted())
+        } else {
+            (self.summarizer)(request, n)
+        };
+        Box::pin(async move { r })
+    }
+    fn has_read_file(&self) -> bool {
+        self.files.is_some()
+    }
+    fn read_file(&self, path: &str) -> LocalFuture<'_, Result<Option<String>, CallError>> {
+        let r = self
+            .files
+            .as_ref()
+            .and_then(|f| f.iter().find(|(p, _)| p == path).map(|(_, c)| c.clone()));
+        Box::pin(async move { Ok(r) })
+    }
+    fn run_hook(
+        &self,
+        kind: HookKind,
+        input: Value,
+    ) -> Option<LocalFuture<'_, Result<HookOutput, CallError>>> {
+        self.hooks.borrow_mut().push((kind, input));
+        let r = (self.hook_reply)(kind)?;
+        Some(Box::pin(async move { r }))
+    }
+    fn session_memory(&self) -> LocalFuture<'_, Result<Option<String>, CallError>> {
+        let m = self.memory.clone();
+        Box::pin(async move { Ok(m) })
+    }
+    fn sleep(&self, ms: u64) -> LocalFuture<'_, Result<(), CallError>> {
+        self.sleeps.borrow_mut().push(ms);
+        Box::pin(async { Ok(()) })
+    }
+    fn check_abort(&self) -> Result<(), CallError> {
+        if self.aborted.get() {
+            Err(CallError::aborted())
+        } else {
+            Ok(())
+        }
+    }
+    fn progress(&self, event: &ProgressEvent) {
+        self.progress.borrow_mut().push(event.phase);
+        if self.abort_at == Some(event.phase) {
+            self.aborted.set(true);
+        }
+    }
+    fn new_uuid(&self) -> String {
+        self.uuids.set(self.uuids.get() + 1);
+        format!("uuid-{}", self.uuids.get())
+    }
+    fn now_iso(&self) -> String {
+        "2026-12-02T00:00:00.000Z".into()
+    }
+    fn random(&self) -> f64 {
+        0.5
+    }
+}
+
+/// A transcript of `rounds` API rounds, each a user prompt, an assistant Read call and its
+/// (large) result.
+pub(crate) fn transcript(rounds: usize, result_chars: usize) -> Vec<Message> {
+    let mut v = Vec::new();
+    let mut parent = Value::Null;
+    for r in 0..rounds {
+        let u = format!("u{r}");
+        v.push(
+            json!({"type": "user", "uuid": u, "parentUuid": parent, "sessionId": "s1", "cwd": "/w",
+            "message": {"role": "user", "content": format!("request number {r}")}}),
+        );
+        let a = format!("a{r}");
+        v.push(json!({"type": "assistant", "uuid": a, "parentUuid": u, "sessionId": "s1",
+            "message": {"role": "assistant", "id": format!("msg_{r}"), "content": [
+                {"type": "tool_use", "id": format!("t{r}"), "name": "Read", "input": {"file_path": format!("/f{r}.rs")}}],
+                "usage": {"input_tokens": (r * (result_chars / 4 + 30) + 10) as u64, "output_tokens": 20}}}));
+        let t = format!("r{r}");
+        v.push(json!({"type": "user", "uuid": t, "parentUuid": a, "sessionId": "s1",
+            "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": format!("t{r}"), "content": "x".repeat(result_chars)}]}}));
+        parent = Value::String(t);
+    }
+    Message::parse_all(Value::Array(v)).unwrap()
+}
+
+fn ctx() -> CompactContext {
+    CompactContext {
+        model: "claude-opus-4-6".into(),
+        ..Default::default()
+    }
+}
+
+fn manual(instructions: Option<&str>) -> CompactOptions {
+    CompactOptions {
+        custom_instructions: instructions.map(str::to_string),
+        retry_base_ms: Some(10),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn full_compaction_produces_a_valid_smaller_conversation() {
+    let m = transcript(20, 4000);
+    let env = Scripted::summary("The user asked for twenty things.");
+    let r = block_on(compact_conversation(&m, &ctx(), &manual(None), &env)).unwrap();
+    assert_eq!(r.trigger, Trigger::Manual);
+    assert!(r.boundary_marker.is_compact_boundary());
+    assert_eq!(r.boundary_marker.to_value()["logicalParentUuid"], "r19");
+    assert_eq!(r.summary_messages.len(), 1);
+    assert!(r.summary_messages[0].is_compact_summary());
+    assert!(r.true_post_compact_token_count < r.pre_compact_token_count);
+    assert_eq!(r.post_compact_token_count, 1200);
+    assert_eq!(r.summary, "The user asked for twenty things.");
+    let out = r.post_compact_messages(&m);
+    assert_eq!(out[0], r.boundary_marker);
+    assert_eq!(out[1], r.summary_messages[0]);
+    // Resuming after the boundary counts only the new context.
+    let count = crate::measure::tokens::token_count_with_estimation(out.as_slice()).unwrap();
+    assert_eq!(count.total, r.true_post_compact_token_count);
+    let phases = env.progress.borrow().clone();
+    assert_eq!(phases.first(), Some(&"start"));
+    assert_eq!(phases.last(), Some(&"done"));
+}
+
+#[test]
+fn prompt_too_long_drops_oldest_rounds_and_succeeds() {
+    let m = transcript(30, 4000); // ~30K tokens
+    let limit = 20_000u64;
+    let env = Scripted::new(Box::new(move |req, _| {
+        let size = serde_json::to_string(&req.messages).unwrap().len() as u64 / 4;
+        if size > limit {
+            Err(CallError {
+                status: Some(400),
+                message: format!(
+                    r#"{{"type":"error","error":{{"type":"invalid_request_error","message":"prompt is too long: {size} tokens > {limit} maximum"}}}}"#
+                ),
+                ..Default::default()
+            })
+        } else {
+            Ok(SummaryResponse {
+                text: "<summary>ok</summary>".into(),
+                ..Default::default()
+            })
+        }
+    }));
+    let r = block_on(compact_conversation(&m, &ctx(), &manual(None), &env)).unwrap();
+    assert!(
+        r.ptl_retries >= 1 && r.ptl_retries <= 3,
+        "{}",
+        r.ptl_retries
+    );
+    let reqs = env.requests.borrow();
+    let first = serde_json::to_string(&reqs[0].messages).unwrap();
+    let last = serde_json::to_string(&reqs.last().unwrap().messages).unwrap();
+    assert!(first.contains("request number 0"));
+    assert!(!last.contains("request number 0\""), "oldest round dropped");
+    assert!(last.contains("request number 29"), "latest round kept");
+    assert_eq!(reqs.last().unwrap().messages[0]["role"], "user");
+}
+
+#[test]
+fn prompt_too_long_gives_up_with_a_clear_error() {
+    let m = transcript(5, 400);
+    let env = Scripted::new(Box::new(|_, _| {
+        Err(CallError {
+            status: Some(400),
+            message: "prompt is too long: 999999 tokens > 10 maximum".into(),
+            ..Default::default()
+        })
+    }));
+    let e = block_on(compact_conversation(&m, &ctx(), &manual(None), &env)).unwrap_err();
+    assert_eq!(e.error.code, ErrorCode::PromptTooLong);
+    assert!(env.requests.borrow().len() <= 4);
+}
+
+#[test]
+fn truncated_empty_and_not_smaller_summaries_fail() {
+    let m = transcript(10, 4000);
+    let cut = Scripted::new(Box::new(|_, _| {
+        Ok(SummaryResponse {
+            text: "<summary>half".into(),
+            stop_reason: Some("max_tokens".into()),
+            usage: None,
+        })
+    }));
+    let e = block_on(compact_conversation(&m, &ctx(), &manual(None), &cut)).unwrap_err();
+    assert_eq!(e.error.code, ErrorCode::SummaryTruncated);
+    let empty = Scripted::summary("   ");
+    let e = block_on(compact_conversation(&m, &ctx(), &manual(None), &empty)).unwrap_err();
+    assert_eq!(e.error.code, ErrorCode::EmptySummary);
+    let small = transcript(1, 10);
+    let huge = Scripted::summary(&"long summary ".repeat(500));
+    let e = block_on(compact_conversation(&small, &ctx(), &manual(None), &huge)).unwrap_err();
+    assert_eq!(e.error.code, ErrorCode::CompactionNotSmaller);
+    // No PostCompact hook on failure.
+    assert!(!huge
+        .hooks
+        .borrow()
+        .iter()
+        .any(|(k, _)| *k == HookKind::PostCompact));
+}
+
+#[test]
+fn transient_errors_are_retried_with_backoff() {
+    let m = transcript(10, 4000);
+    let env = Scripted::new(Box::new(|_, n| {
+        if n <= 2 {
+            Err(CallError {
+                status: Some(529),
+                message:
+                    r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+                        .into(),
+                ..Default::default()
+            })
+        } else {
+            Ok(SummaryResponse {
+                text: "<summary>fine</summary>".into(),
+                ..Default::default()
+            })
+        }
+    }));
+    let r = block_on(compact_conversation(&m, &ctx(), &manual(None), &env)).unwrap();
+    assert_eq!(r.transient_retries, 2);
+    assert_eq!(env.sleeps.borrow().len(), 2);
+    // A summarizer that already retried is not retried again.
+    let done = Scripted::new(Box::new(|_, _| {
+        Err(CallError {
+            status: Some(529),
+            message: "overloaded".into(),
+            retries_exhausted: true,
+            ..Default::default()
+        })
+    }));
+    let e = block_on(compact_conversation(&m, &ctx(), &manual(None), &done)).unwrap_err();
+    assert_eq!(e.error.code, ErrorCode::SummarizerFailed);
+    assert_eq!(done.requests.borrow().len(), 1);
+}
+
+#[test]
+fn abort_at_every_step_fails_with_aborted() {
+    let m = transcript(10, 4000);
+    for phase in [
+        "start",
+        "preCompactHook",
+        "summarizing",
+        "summarized",
+        "restoring",
+        "sessionStartHook",
+        "postCompactHook",
+    ] {
+        let mut env = Scripted::summary("s");
+        env.abort_at = Some(phase);
+        let e = block_on(compact_conversation(&m, &ctx(), &manual(None), &env)).unwrap_err();
+        assert_eq!(e.error.code, ErrorCode::Aborted, "abort at {phase}");
+    }
+}
+
+#[test]
+fn hooks_fire_once_with_counts_and_a_throwing_hook_is_reported() {
+    let m = transcript(10, 4000);
+    let mut env = Scripted::summary("sum");
+    env.hook_reply = Box::new(|k| match k {
+        HookKind::PreCompact => Some(Ok(HookOutput {
+            instructions: Some("mention the tests".into()),
+            user_display_message: Some("pre says hi".into()),
+            messages: vec![],
+        })),
+        HookKind::SessionStart => Some(Ok(HookOutput {
+            messages: vec!["session restarted".into()],
+            ..Default::default()
+        })),
+        HookKind::PostCompact => Some(Err(CallError::new("hook crashed"))),
+    });
+    let r = block_on(compact_conversation(
+        &m,
+        &ctx(),
+        &manual(Some("keep it short")),
+        &env,
+    ))
+    .unwrap();
+    let hooks = env.hooks.borrow();
+    let pre: Vec<_> = hooks
+        .iter()
+        .filter(|(k, _)| *k == HookKind::PreCompact)
+        .collect();
+    assert_eq!(pre.len(), 1);
+    assert_eq!(pre[0].1["trigger"], "manual");
+    assert_eq!(pre[0].1["customInstructions"], "keep it short");
+    assert_eq!(pre[0].1["preTokens"], r.pre_compact_token_count);
+    assert_eq!(pre[0].1["threshold"], 167_000);
+    let post: Vec<_> = hooks
+        .iter()
+        .filter(|(k, _)| *k == HookKind::PostCompact)
+        .collect();
+    assert_eq!(post.len(), 1);
+    assert_eq!(post[0].1["compactSummary"], "sum");
+    assert_eq!(post[0].1["postTokens"], r.true_post_compact_token_count);
+    assert_eq!(r.hook_failures.len(), 1);
+    assert_eq!(r.hook_failures[0].hook, "postCompact");
+    assert_eq!(r.user_display_message.as_deref(), Some("pre says hi"));
+    assert_eq!(r.hook_results.len(), 1);
+    let req = serde_json::to_string(&env.requests.borrow()[0]).unwrap();
+    assert!(req.contains("keep it short") && req.contains("mention the tests"));
+    // Custom instructions never reach the compacted conversation.
+    let out = serde_json::to_string(&r.post_compact_messages(&m)).unwrap();
+    assert!(!out.contains("keep it short") && !out.contains("mention the tests"));
+}
+
+#[test]
+fn media_never_reaches_the_summarizer() {
+    let big = "A".repeat(200_000);
+    let m = Message::parse_all(json!([
+        {"role": "user", "content": [{"type": "text", "text": "look"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": big}}]},
+        {"role": "assistant", "content": "nice picture ".repeat(2000)}
+    ]))
+    .unwrap();
+    let env = Scripted::summary("a picture");
+    block_on(compact_conversation(&m, &ctx(), &manual(None), &env)).unwrap();
+    let req = serde_json::to_string(&env.requests.borrow()[0]).unwrap();
+    assert!(!req.contains("AAAAAAAA"));
+    assert!(req.contains("[image: image/png, 146 KB]"), "{req}");
+}
+
+#[test]
+fn files_are_restored_most_recent_first_within_budget() {
+    let m = transcript(60, 4000);
+    let mut c = ctx();
+    for k in 0..8 {
+        c.read_file_state.push(FileSnapshot {
+            path: format!("/src/f{k}.rs"),
+            content: Some(format!("// file {k}\n{}", "y".repeat(30_000))),
+            timestamp_ms: k as f64,
+        });
+    }
+    let env = Scripted::summary("files");
+    let r = block_on(compact_conversation(&m, &c, &manual(None), &env)).unwrap();
+    assert_eq!(r.restored_files.len(), 5);
+    assert_eq!(r.restored_files[0].name, "/src/f7.rs");
+    assert!(r
+        .restored_files
+        .iter()
+        .all(|f| f.tokens <= 5_000 && f.truncated));
+    assert!(r.restored_files.iter().map(|f| f.tokens).sum::<u64>() <= 50_000);
+    assert_eq!(r.attachments.len(), 5);
+}
+
+#[test]
+fn api_shape_in_api_shape_out() {
+    let m = Message::parse_all(json!([
+        {"role": "user", "content": "q ".repeat(3000)},
+        {"role": "assistant", "content": "a ".repeat(3000)}
+    ]))
+    .unwrap();
+    let env = Scripted::summary("short");
+    let r = block_on(compact_conversation(&m, &ctx(), &manual(None), &env)).unwrap();
+    assert!(!r.summary_messages[0].is_transcript());
+    assert_eq!(r.summary_messages[0].kind(), Kind::User);
+}
+
+#[test]
+fn disabled_compaction_is_refused() {
+    let m = transcript(3, 100);
+    let mut c = ctx();
+    c.config.disable_compact = Some(true);
+    let env = Scripted::summary("s");
+    let e = block_on(compact_conversation(&m, &c, &manual(None), &env)).unwrap_err();
+    assert_eq!(e.error.code, ErrorCode::CompactDisabled);
+    assert!(env.requests.borrow().is_empty());
+}
+
+#[test]
+fn session_memory_keeps_recent_messages_and_counts_them_as_new_context() {
+    let m = transcript(60, 4000); // ~60K tokens, usage on every assistant line
+    let mut env = Scripted::summary("unused");
+    env.memory = Some("The session so far: sixty reads.".into());
+    let r = block_on(try_session_memory_compaction(&m, &ctx(), None, &env)).unwrap();
+    assert!(r.from_session_memory);
+    assert!(!r.messages_to_keep.is_empty());
+    assert!(env.requests.borrow().is_empty(), "no model call");
+    assert_eq!(
+        r.boundary_marker.to_value()["compactMetadata"]["keptMessages"],
+        r.messages_to_keep.len()
+    );
+    let out = r.post_compact_messages(&m);
+    check_post_compaction_counts(&r, &out);
+    let c = CompactContext {
+        config: Config {
+            auto_compact_window: Some(70_000.0),
+            ..Default::default()
+        },
+        ..ctx()
+    };
+    let due = crate::drive::autocompact::should_auto_compact(
+        out.as_slice(),
+        &c.model,
+        &Default::default(),
+        &c.config,
+    )
+    .unwrap();
+    assert!(!due.should_compact, "{due:?}");
+}
+
+/// The kept assistant lines still carry usage of the old context: the checked count and the
+/// running count ignore it, and the first response after the compaction counts by its own
+/// usage again.
+fn check_post_compaction_counts(r: &CompactionResult, out: &[Message]) {
+    let checked = crate::measure::tokens::token_count_checked(out)
+        .unwrap()
+        .total;
+    assert_eq!(checked, r.true_post_compact_token_count);
+    let mut running = crate::measure::tokens::RunningCount::default();
+    for i in 0..out.len() {
+        running.push(&crate::measure::tokens::message_facts(out, i).unwrap());
+    }
+    assert_eq!(running.total(), checked);
+    let mut next = out.to_vec();
+    next.extend(
+        Message::parse_all(json!([
+            {"type": "user", "uuid": "n1", "message": {"role": "user", "content": "next request"}},
+            {"type": "assistant", "uuid": "n2", "message": {"role": "assistant", "id": "msg_new",
+                "stop_reason": "end_turn", "content": [{"type": "text", "text": "done"}],
+                "usage": {"input_tokens": 12_345, "output_tokens": 6}}}
+        ]))
+        .unwrap(),
+    );
+    let fresh = crate::measure::tokens::token_count_checked(next.as_slice()).unwrap();
+    assert_eq!(fresh.from_usage, 12_351, "the new response's usage is read");
+    assert_eq!(fresh.total, 12_351);
+    for i in out.len()..next.len() {
+        running.push(&crate::measure::tokens::message_facts(next.as_slice(), i).unwrap());
+    }
+    assert_eq!(running.total(), 12_351);
+}
+
+#[test]
+fn session_memory_kept_messages_count_only_sent_lines() {
+    // Progress and sub-agent lines between the kept messages: `keptMessages` counts what is
+    // sent, which is how the counters read it.
+    let mut v: Vec<Value> = transcript(60, 4000).iter().map(Message::to_value).collect();
+    for k in (0..v.len()).rev().step_by(2) {
+        v.insert(
+            k,
+            json!({"type": "progress", "uuid": format!("p{k}"), "data": {"n": k}}),
+        );
+        v.insert(
+            k,
+            json!({"type": "assistant", "isSidechain": true, "uuid": format!("s{k}"),
+            "message": {"role": "assistant", "id": format!("side{k}"), "content": "x",
+                "usage": {"input_tokens": 99_999, "output_tokens": 1}}}),
+        );
+    }
+    let m = Message::parse_all(Value::Array(v)).unwrap();
+    let mut env = Scripted::summary("unused");
+    env.memory = Some("The session so far: sixty reads.".into());
+    let r = block_on(try_session_memory_compaction(&m, &ctx(), None, &env)).unwrap();
+    let sent = r
+        .messages_to_keep
+        .iter()
+        .filter(|&&i| matches!(m[i].kind(), Kind::User | Kind::Assistant) && !m[i].is_sidechain())
+        .count();
+    assert!(
+        sent < r.messages_to_keep.len(),
+        "the kept part has other lines"
+    );
+    assert_eq!(
+        r.boundary_marker.to_value()["compactMetadata"]["keptMessages"],
+        sent
+    );
+    let out = r.post_compact_messages(&m);
+    check_post_compaction_counts(&r, &out);
+}
+
+#[test]
+fn session_memory_with_pinned_content_counts_the_pinned_messages_as_kept() {
+    // Pinned messages sit between the summary and the kept part: the stale window covers
+    // them too, so the kept responses' old usage is never read as fresh.
+    let m = transcript(60, 4000);
+    let mut env = Scripted::summary("unused");
+    env.memory = Some("The session so far: sixty reads.".into());
+    let pinned_assistant = Message::parse_all(json!([{"type": "assistant", "uuid": "pa",
+        "message": {"role": "assistant", "id": "msg_pinned", "content": [{"type": "text", "text": "Pinned answer."}],
+            "usage": {"input_tokens": 150_000, "output_tokens": 9}}}]))
+    .unwrap()
+    .remove(0);
+    let c = CompactContext {
+        pinned: vec![
+            Pinned::Text("PINNED rule: never push to main.".into()),
+            Pinned::Message(Box::new(pinned_assistant)),
+        ],
+        ..ctx()
+    };
+    let r = block_on(try_session_memory_compaction(&m, &c, None, &env)).unwrap();
+    assert_eq!(r.summary_messages.len(), 3, "summary + 2 pinned");
+    assert_eq!(
+        r.boundary_marker.to_value()["compactMetadata"]["keptMessages"],
+        2 + r.messages_to_keep.len()
+    );
+    let out = r.post_compact_messages(&m);
+    check_post_compaction_counts(&r, &out);
+}

@@ -1,0 +1,702 @@
+//! Token accounting (SPEC §3).
+//!
+//! The exact size of the context is known only where the API reported it: the `usage` of the
+//! latest response. Everything after that response is estimated from text length.
+
+use crate::model::error::Result;
+use crate::model::messages::Kind;
+use crate::model::view::{
+    BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Find, Latest,
+};
+
+/// Characters (UTF-16 code units) per token for prose.
+pub const BYTES_PER_TOKEN: f64 = 4.0;
+/// Characters per token for JSON (tool inputs, structured payloads).
+pub const JSON_BYTES_PER_TOKEN: f64 = 2.0;
+/// Fixed token cost of an image or a document block.
+pub const MEDIA_TOKENS: u64 = 2_000;
+
+/// `roughTokenCountEstimation`: `units / bytes_per_token`, rounded.
+///
+/// `units` is the text length in UTF-16 code units (JavaScript's `string.length`).
+/// A non-positive or non-finite `bytes_per_token` falls back to 4.
+pub fn rough_token_count(units: usize, bytes_per_token: f64) -> u64 {
+    let bpt = if bytes_per_token.is_finite() && bytes_per_token > 0.0 {
+        bytes_per_token
+    } else {
+        BYTES_PER_TOKEN
+    };
+    (units as f64 / bpt).round() as u64
+}
+
+/// Estimated tokens of one block.
+pub fn estimate_block(b: &BlockInfo) -> u64 {
+    match b.kind {
+        Some(BlockKind::Image) | Some(BlockKind::Document) => MEDIA_TOKENS,
+        Some(BlockKind::ToolResult) => {
+            rough_token_count(b.text_units, BYTES_PER_TOKEN)
+                + b.nested.iter().map(estimate_block).sum::<u64>()
+        }
+        Some(BlockKind::ToolUse) | Some(BlockKind::ServerToolUse) => {
+            rough_token_count(b.json_units, JSON_BYTES_PER_TOKEN)
+        }
+        Some(BlockKind::ServerToolResult) | Some(BlockKind::Other) | None => {
+            rough_token_count(b.json_units, BYTES_PER_TOKEN)
+        }
+        Some(BlockKind::Text) | Some(BlockKind::Thinking) | Some(BlockKind::RedactedThinking) => {
+            rough_token_count(b.text_units, BYTES_PER_TOKEN)
+        }
+    }
+}
+
+/// Estimated tokens of a tool result with `text_units` of text and `media` images/documents.
+pub fn estimate_tool_result(text_units: usize, media: usize) -> u64 {
+    rough_token_count(text_units, BYTES_PER_TOKEN) + media as u64 * MEDIA_TOKENS
+}
+
+/// Estimated tokens of a message's content.
+pub fn estimate_content(c: &ContentInfo) -> u64 {
+    match c {
+        ContentInfo::None => 0,
+        ContentInfo::Text(units) => rough_token_count(*units, BYTES_PER_TOKEN),
+        ContentInfo::Blocks(bs) => bs.iter().map(estimate_block).sum(),
+        ContentInfo::Json(units) => rough_token_count(*units, BYTES_PER_TOKEN),
+    }
+}
+
+/// Whether message `i` is part of what is sent to the model (user, assistant and attachment
+/// messages of the main chain).
+pub fn is_sent<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result<bool> {
+    Ok(matches!(
+        view.kind(i)?,
+        Kind::User | Kind::Assistant | Kind::Attachment
+    ) && !view.is_sidechain(i))
+}
+
+/// Estimated tokens of message `i` (0 for lines that are not sent to the model).
+pub fn estimate_message<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result<u64> {
+    if !is_sent(view, i)? {
+        return Ok(0);
+    }
+    Ok(estimate_content(&view.content(i, Detail::Estimate)?))
+}
+
+/// Estimated tokens of messages `range`.
+pub fn estimate_range<V: ConversationView + ?Sized>(
+    view: &V,
+    range: std::ops::Range<usize>,
+) -> Result<u64> {
+    estimate_indices(view, range.collect())
+}
+
+/// Estimated tokens of the messages at `indices` (ascending), read in one pass.
+pub fn estimate_indices<V: ConversationView + ?Sized>(
+    view: &V,
+    indices: Vec<usize>,
+) -> Result<u64> {
+    let mut sent = Vec::with_capacity(indices.len());
+    for i in indices {
+        if is_sent(view, i)? {
+            sent.push(i);
+        }
+    }
+    let (Some(&lo), Some(&hi)) = (sent.first(), sent.last()) else {
+        return Ok(0);
+    };
+    let contents = view.contents(lo..hi + 1, Detail::Estimate)?;
+    Ok(sent
+        .iter()
+        .map(|&i| estimate_content(&contents[i - lo]))
+        .sum())
+}
+
+/// Index of the first message after the last main-chain `compact_boundary` line (0 if
+/// none): what precedes a boundary is no longer sent.
+pub fn active_start<V: ConversationView + ?Sized>(view: &V) -> Result<usize> {
+    let boundary = Find {
+        boundary: true,
+        ..Find::default()
+    };
+    Ok(view.rfind(view.len(), boundary)?.map_or(0, |b| b + 1))
+}
+
+/// Where the exact part of a token count comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenCount {
+    /// The total: usage of the anchor response plus the estimate of what follows.
+    pub total: u64,
+    /// Tokens taken from API usage (0 when no response carries usage).
+    pub from_usage: u64,
+    /// Tokens estimated from text.
+    pub estimated: u64,
+    /// Index of the last line of the response whose usage anchors the count.
+    pub anchor: Option<usize>,
+    /// Index of the first line of that response (with split responses, lines sharing
+    /// `message.id` run from `anchor_first` to `anchor`).
+    pub anchor_first: Option<usize>,
+}
+
+/// `tokenCountWithEstimation`: context size of `messages` in tokens.
+///
+/// The latest main-chain assistant message carrying `usage` gives the exact size of its
+/// request (`input + cache_creation + cache_read`) plus its response (`output`). A response
+/// split over several lines sharing `message.id` counts once. Claude Code logs usage while
+/// the response streams (`stop_reason: null`), so `output` may be a token or two: such a
+/// response counts as the estimate of its lines' content when that is larger. Everything after the response's first
+/// line that is not one of its own lines (e.g. tool results interleaved with parallel calls)
+/// is estimated. With no usage anywhere, every message is estimated. Messages before the
+/// last `compact_boundary` are not counted.
+///
+/// Reads only the messages after the anchor response (plus a backward scan to find it).
+pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Result<TokenCount> {
+    let len = view.len();
+    // The latest main-chain response with usage, unless a boundary comes first.
+    let (last, usage) = match view.latest_usage(len)? {
+        Latest::Usage(i, u) => (i, u),
+        other => {
+            let start = match other {
+                Latest::Boundary(b) => b + 1,
+                _ => 0,
+            };
+            let estimated = estimate_range(view, start..len)?;
+            return Ok(TokenCount {
+                total: estimated,
+                from_usage: 0,
+                estimated,
+                anchor: None,
+                anchor_first: None,
+            });
+        }
+    };
+    // Walk back over earlier lines of the same response (split responses; tool results of
+    // parallel calls may sit between them). A boundary has no `message.id`, so the walk
+    // stops there too.
+    let mut first = last;
+    while let Some(j) = view.previous_sibling(first, last)? {
+        first = j;
+    }
+    // The response's own lines, and everything else after its first line. Lines of the
+    // response after `last` (without usage of their own) are its lines too, until another
+    // response starts.
+    let mut own = vec![first];
+    let mut rest = Vec::new();
+    let mut closed = false;
+    for k in first + 1..len {
+        if !is_sent(view, k)? {
+            continue;
+        }
+        let assistant = k != last && view.kind(k)? == Kind::Assistant;
+        if k == last || (assistant && !closed && view.same_response(k, last)) {
+            own.push(k);
+        } else {
+            closed |= assistant && k > last;
+            rest.push(k);
+        }
+    }
+    // Usage logged while the response streamed (`stop_reason: null`, `output_tokens` of 1 or
+    // 2) does not cover the response: it then counts as the larger of its reported output and
+    // the estimate of its content. A finished response's usage is taken as it is.
+    let response = if view.usage_is_partial(last) {
+        usage.output_tokens.max(estimate_indices(view, own)?)
+    } else {
+        usage.output_tokens
+    };
+    let estimated = estimate_indices(view, rest)?;
+    let from_usage = usage.input_total() + usage.output_tokens;
+    Ok(TokenCount {
+        total: usage.input_total() + response + estimated,
+        from_usage,
+        estimated: estimated + (response - usage.output_tokens),
+        anchor: Some(last),
+        anchor_first: Some(first),
+    })
+}
+
+/// [`token_count_with_estimation`], made exact after a session-memory compaction: the
+/// messages it kept after the summary still carry the usage of the old context, so when the
+/// anchor response began among them, everything after the boundary is estimated instead. Costs
+/// a backward search for the boundary; callers use it where the answer triggers work (e.g.
+/// before compacting), the plain count where a number for display is enough.
+pub fn token_count_checked<V: ConversationView + ?Sized>(view: &V) -> Result<TokenCount> {
+    let count = token_count_with_estimation(view)?;
+    let Some(anchor) = count.anchor else {
+        return Ok(count);
+    };
+    let find = Find {
+        boundary: true,
+        ..Find::default()
+    };
+    let Some(b) = view.rfind(anchor, find)? else {
+        return Ok(count);
+    };
+    let kept = view.boundary_kept(b);
+    if kept == 0 {
+        return Ok(count);
+    }
+    // The summary and the kept messages follow the boundary (sent lines only). The anchor
+    // response is stale when it began among them: a response is one measurement, so lines
+    // of it written after the window carry the same old usage.
+    let first = count.anchor_first.unwrap_or(anchor);
+    let mut seen = 0;
+    let mut stale = false;
+    for k in b + 1..view.len() {
+        if !is_sent(view, k)? {
+            continue;
+        }
+        seen += 1;
+        if k == first {
+            stale = seen <= kept.saturating_add(1);
+            break;
+        }
+        if seen > kept.saturating_add(1) {
+            break;
+        }
+    }
+    if !stale {
+        return Ok(count);
+    }
+    let estimated = estimate_range(view, b + 1..view.len())?;
+    Ok(TokenCount {
+        total: estimated,
+        from_usage: 0,
+        estimated,
+        anchor: None,
+        anchor_first: None,
+    })
+}
+
+/// Rejects a count whose API-reported part is more than twice the model's context window: no
+/// real request can be that large, so the usage is cumulative or corrupted (a common bug of
+/// agents that add usage up across turns) and must not drive compaction decisions.
+pub fn check_plausible<V: ConversationView + ?Sized>(
+    view: &V,
+    count: &TokenCount,
+    model: &str,
+    config: &crate::model::config::Config,
+) -> Result<()> {
+    let window = crate::measure::thresholds::context_window_for_model(model, config);
+    let Some(anchor) = count.anchor else {
+        return Ok(());
+    };
+    if count.from_usage <= window.saturating_mul(2) {
+        return Ok(());
+    }
+    let loc = if view.is_transcript(anchor) {
+        format!("messages[{anchor}].message.usage")
+    } else {
+        format!("messages[{anchor}].usage")
+    };
+    Err(crate::model::error::Error::invalid_token_count(format!(
+        "reports {} tokens, more than twice the {window}-token context window of `{model}`: \
+         not the size of one request (usage added up across turns, or corrupted?)",
+        count.from_usage
+    ))
+    .at(loc))
+}
+
+/// What the running count needs to know about one message.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MessageFacts {
+    /// The message's kind.
+    pub kind: Option<Kind>,
+    /// A sub-agent line.
+    pub sidechain: bool,
+    /// A `compact_boundary` line.
+    pub boundary: bool,
+    /// Its usage, when it carries one.
+    pub usage: Option<crate::model::view::UsageCounts>,
+    /// Its usage was logged mid-stream (`stop_reason: null`).
+    pub partial: bool,
+    /// `message.id`.
+    pub id: Option<String>,
+    /// Estimated tokens (0 when not sent to the model).
+    pub tokens: u64,
+    /// For a boundary: how many sent messages after its summary were kept verbatim.
+    pub boundary_kept: usize,
+}
+
+/// Reads the facts of message `i`.
+pub fn message_facts<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result<MessageFacts> {
+    let kind = view.kind(i)?;
+    let assistant = kind == Kind::Assistant;
+    Ok(MessageFacts {
+        kind: Some(kind),
+        sidechain: view.is_sidechain(i),
+        boundary: view.is_compact_boundary(i),
+        usage: if assistant { view.usage(i)? } else { None },
+        partial: assistant && view.usage_is_partial(i),
+        id: if assistant { view.message_id(i) } else { None },
+        tokens: estimate_message(view, i)?,
+        boundary_kept: view.boundary_kept(i),
+    })
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Anchor {
+    usage: crate::model::view::UsageCounts,
+    partial: bool,
+    id: Option<String>,
+    own: u64,
+    /// Another response came after it: lines with its id that follow start a new anchor.
+    closed: bool,
+}
+
+/// [`token_count_with_estimation`] kept up to date message by message: each push costs the
+/// work of that message only, and the total is the same as counting the whole list again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunningCount {
+    anchor: Option<Anchor>,
+    /// Estimates after the anchor response's first line (not its own lines).
+    rest: u64,
+    /// Estimates since the last boundary, for when no response carries usage.
+    all: u64,
+    /// Sent messages after the last boundary whose usage is stale (its summary and the
+    /// messages a session-memory compaction kept).
+    stale: usize,
+    /// The latest response's lines so far (consecutive among the assistant lines), with or
+    /// without usage: a line with usage that continues it anchors the whole response; a
+    /// response that began among the stale messages stays stale.
+    run: Option<Run>,
+}
+
+/// The lines of the latest response seen, as the batch count walks back over them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Run {
+    id: Option<String>,
+    /// Estimates of its own lines.
+    own: u64,
+    /// Estimates of the other sent messages since its first line (interleaved tool results).
+    since: u64,
+    /// It began among the stale messages after a boundary.
+    stale: bool,
+}
+
+impl RunningCount {
+    /// Adds the next message.
+    pub fn push(&mut self, f: &MessageFacts) {
+        if f.sidechain {
+            return;
+        }
+        if f.boundary {
+            *self = RunningCount {
+                stale: if f.boundary_kept > 0 {
+                    f.boundary_kept.saturating_add(1)
+                } else {
+                    0
+                },
+                ..RunningCount::default()
+            };
+            return;
+        }
+        let sent = matches!(
+            f.kind,
+            Some(Kind::User | Kind::Assistant | Kind::Attachment)
+        );
+        let assistant = f.kind == Some(Kind::Assistant);
+        let continues = |r: &Run| r.id.is_some() && r.id == f.id;
+        let in_window = self.stale > 0 && sent;
+        let continues_stale =
+            assistant && self.run.as_ref().is_some_and(|r| r.stale && continues(r));
+        if in_window || continues_stale {
+            // Kept across a compaction (or a later line of a response that was): its usage
+            // measured the old context.
+            if in_window {
+                self.stale -= 1;
+            }
+            if assistant {
+                self.run = Some(Run {
+                    id: f.id.clone(),
+                    stale: true,
+                    ..Run::default()
+                });
+            }
+            self.all += f.tokens;
+            self.rest += f.tokens;
+            return;
+        }
+        self.all += f.tokens;
+        if f.kind != Some(Kind::Assistant) {
+            if let Some(r) = &mut self.run {
+                r.since += f.tokens;
+            }
+            self.rest += f.tokens;
+            return;
+        }
+        // An assistant line: it continues the latest response or starts another.
+        let run = match self.run.take() {
+            Some(mut r) if !r.stale && continues(&r) => {
+                r.own += f.tokens;
+                r
+            }
+            _ => Run {
+                id: f.id.clone(),
+                own: f.tokens,
+                ..Run::default()
+            },
+        };
+        if let Some(usage) = f.usage {
+            // The newest usage measures the whole response: its earlier lines are its own,
+            // what came between them is estimated.
+            self.anchor = Some(Anchor {
+                usage,
+                partial: f.partial,
+                id: f.id.clone(),
+                own: run.own,
+                closed: false,
+            });
+            self.rest = run.since;
+        } else {
+            match &mut self.anchor {
+                Some(a) if !a.closed && a.id.is_some() && a.id == f.id => a.own += f.tokens,
+                Some(a) => {
+                    a.closed = true;
+                    self.rest += f.tokens;
+                }
+                None => self.rest += f.tokens,
+            }
+        }
+        self.run = Some(run);
+    }
+
+    /// The context size in tokens.
+    pub fn total(&self) -> u64 {
+        match &self.anchor {
+            None => self.all,
+            Some(a) => {
+                let response = if a.partial {
+                    a.usage.output_tokens.max(a.own)
+                } else {
+                    a.usage.output_tokens
+                };
+                a.usage.input_total() + response + self.rest
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::messages::Message;
+    use serde_json::{json, Value};
+
+    fn count(v: Value) -> TokenCount {
+        let m = Message::parse_all(v).unwrap();
+        token_count_with_estimation(m.as_slice()).unwrap()
+    }
+
+    #[test]
+    fn rough_estimation_divides_and_rounds() {
+        assert_eq!(rough_token_count(0, 4.0), 0);
+        assert_eq!(rough_token_count(10, 4.0), 3); // 2.5 rounds away from zero
+        assert_eq!(rough_token_count(9, 4.0), 2);
+        assert_eq!(rough_token_count(10, 2.0), 5);
+        assert_eq!(rough_token_count(10, 0.0), 3);
+    }
+
+    #[test]
+    fn everything_estimated_without_usage() {
+        let c = count(json!([
+            {"role": "user", "content": "a".repeat(400)},
+            {"role": "assistant", "content": [{"type": "text", "text": "b".repeat(40)}]}
+        ]));
+        assert_eq!(c.total, 110);
+        assert_eq!(c.from_usage, 0);
+    }
+
+    #[test]
+    fn media_counts_fixed_2000() {
+        let big = "A".repeat(1_000_000);
+        let c = count(json!([
+            {"role": "user", "content": [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": big}},
+                {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "AAAA"}},
+                {"type": "tool_result", "tool_use_id": "t", "content": [
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}}]}
+            ]}
+        ]));
+        assert_eq!(c.total, 6_000);
+    }
+
+    #[test]
+    fn usage_of_latest_response_plus_estimate_after() {
+        let c = count(json!([
+            {"type": "user", "message": {"role": "user", "content": "x".repeat(4000)}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "m1", "content": [{"type": "text", "text": "hi"}],
+                "usage": {"input_tokens": 10, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 1000, "output_tokens": 5}}},
+            {"type": "progress", "data": {"x": "y".repeat(1000)}},
+            {"type": "user", "message": {"role": "user", "content": "z".repeat(40)}}
+        ]));
+        assert_eq!(c.from_usage, 1115);
+        assert_eq!(c.estimated, 10);
+        assert_eq!(c.total, 1125);
+    }
+
+    #[test]
+    fn split_response_counts_once_and_interleaved_results_are_estimated() {
+        let usage = json!({"input_tokens": 1, "cache_read_input_tokens": 999, "output_tokens": 20});
+        let c = count(json!([
+            {"type": "user", "message": {"role": "user", "content": "go"}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "m1", "usage": usage,
+                "content": [{"type": "tool_use", "id": "a", "name": "Read", "input": {}}]}},
+            {"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "r".repeat(400)}]}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "m1", "usage": usage,
+                "content": [{"type": "tool_use", "id": "b", "name": "Read", "input": {}}]}},
+            {"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "b", "content": "s".repeat(800)}]}}
+        ]));
+        assert_eq!(c.from_usage, 1020);
+        assert_eq!(c.estimated, 300);
+        assert_eq!(c.anchor, Some(3));
+        assert_eq!(c.anchor_first, Some(1));
+    }
+
+    #[test]
+    fn streamed_usage_counts_the_response_content() {
+        // Logged mid-stream: output_tokens 1, but the response wrote 4,000 characters.
+        let line = |text: String, stop: serde_json::Value| {
+            json!({"type": "assistant", "message": {"role": "assistant", "id": "m1",
+                "usage": {"input_tokens": 100, "output_tokens": 1}, "stop_reason": stop,
+                "content": [{"type": "text", "text": text}]}})
+        };
+        let user = json!({"type": "user", "message": {"role": "user", "content": "go"}});
+        let streamed = Value::Array(vec![
+            user.clone(),
+            line("t".repeat(2000), Value::Null),
+            line("u".repeat(2000), Value::Null),
+        ]);
+        assert_eq!(count(streamed).total, 100 + 1000);
+        // A finished response's usage is taken as it is.
+        let done = Value::Array(vec![user, line("t".repeat(2000), json!("end_turn"))]);
+        assert_eq!(count(done).total, 101);
+        let c = count(json!([
+            {"role": "assistant", "content": "x".repeat(400), "usage": {"input_tokens": 10, "output_tokens": 40}}
+        ]));
+        assert_eq!(c.total, 50);
+    }
+
+    #[test]
+    fn running_count_matches_the_batch_count_at_every_prefix() {
+        for file in [
+            "cc_small_short.jsonl",
+            "cc_image_9e953218.jsonl",
+            "cc_long_autocompact_4d5611e5.jsonl",
+        ] {
+            let path = format!(
+                "{}/../shared/transcripts/{file}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("test transcript {path} is missing: {e}"));
+            let m = crate::transforms::transcript::parse_transcript(&text).unwrap();
+            let mut running = RunningCount::default();
+            for i in 0..m.len() {
+                running.push(&message_facts(m.as_slice(), i).unwrap());
+                let batch = token_count_with_estimation(&m[..=i]).unwrap().total;
+                assert_eq!(running.total(), batch, "{file} after line {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_response_that_began_among_kept_messages_stays_stale() {
+        // Fuzzing finding F4: one kept message, then two lines of one streamed response; the
+        // first line is in the stale window, the second just after it. Both carry the old
+        // context's usage, so both counters estimate everything after the boundary.
+        let line = |text: &str| {
+            json!({"type": "assistant", "message": {"role": "assistant", "id": "msg_X",
+                "content": [{"type": "text", "text": text.repeat(40)}],
+                "usage": {"input_tokens": 1000, "output_tokens": 1}, "stop_reason": null}})
+        };
+        let m = Message::parse_all(json!([
+            {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+                "compactMetadata": {"trigger": "auto", "keptMessages": 1}},
+            {"type": "user", "isCompactSummary": true, "message": {"role": "user", "content": "summary"}},
+            line("a"),
+            {"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t", "content": "r".repeat(40)}]}},
+            line("b"),
+            // Another response starts: its usage is fresh again.
+            {"type": "assistant", "message": {"role": "assistant", "id": "msg_Y",
+                "content": [{"type": "text", "text": "y"}],
+                "usage": {"input_tokens": 2000, "output_tokens": 3}, "stop_reason": "end_turn"}}
+        ]))
+        .unwrap();
+        let expected = [0, 2, 12, 22, 32, 2003];
+        let mut running = RunningCount::default();
+        for (i, want) in expected.iter().enumerate() {
+            running.push(&message_facts(m.as_slice(), i).unwrap());
+            let checked = token_count_checked(&m[..=i]).unwrap().total;
+            assert_eq!((running.total(), checked), (*want, *want), "after line {i}");
+        }
+    }
+
+    #[test]
+    fn later_lines_of_the_anchor_response_without_usage_count_once() {
+        // A response whose usage is on its first line only: its later lines are part of it
+        // (SPEC §3: the estimate starts after the last of them), until another response
+        // starts. Batch and running counts agree at every prefix.
+        for (stop, expected) in [
+            (json!("end_turn"), [1, 105, 105, 115, 125, 135]),
+            (Value::Null, [1, 101, 201, 211, 221, 231]),
+        ] {
+            let m = Message::parse_all(json!([
+                {"type": "user", "message": {"role": "user", "content": "go"}},
+                {"type": "assistant", "message": {"role": "assistant", "id": "m1", "stop_reason": stop,
+                    "content": [{"type": "text", "text": "hi"}],
+                    "usage": {"input_tokens": 100, "output_tokens": if stop.is_null() { 1 } else { 5 }}}},
+                {"type": "assistant", "message": {"role": "assistant", "id": "m1",
+                    "content": [{"type": "text", "text": "x".repeat(400)}]}},
+                {"type": "user", "message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t", "content": "r".repeat(40)}]}},
+                // Another response without usage closes m1 ...
+                {"type": "assistant", "message": {"role": "assistant", "id": "m2",
+                    "content": [{"type": "text", "text": "y".repeat(40)}]}},
+                // ... so a later m1 line is estimated.
+                {"type": "assistant", "message": {"role": "assistant", "id": "m1",
+                    "content": [{"type": "text", "text": "z".repeat(40)}]}}
+            ]))
+            .unwrap();
+            let mut running = RunningCount::default();
+            for (i, want) in expected.iter().enumerate() {
+                running.push(&message_facts(m.as_slice(), i).unwrap());
+                let batch = token_count_with_estimation(&m[..=i]).unwrap().total;
+                assert_eq!(
+                    (running.total(), batch),
+                    (*want, *want),
+                    "{stop} after line {i}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn bogus_usage_is_rejected_when_the_model_is_known() {
+        let m = Message::parse_all(json!([
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "x", "usage": {"input_tokens": 5_000_000, "output_tokens": 1}}
+        ]))
+        .unwrap();
+        let c = token_count_with_estimation(m.as_slice()).unwrap();
+        let cfg = crate::model::config::Config::default();
+        let e = check_plausible(m.as_slice(), &c, "claude-opus-4-6", &cfg).unwrap_err();
+        assert_eq!(e.code, crate::model::error::ErrorCode::InvalidTokenCount);
+        assert!(e.message.starts_with("messages[1].usage"), "{}", e.message);
+        assert!(check_plausible(m.as_slice(), &c, "claude-opus-4-6[1m]", &cfg).is_err());
+        let fine = token_count_with_estimation(&m[..1]).unwrap();
+        assert!(check_plausible(&m[..1], &fine, "claude-opus-4-6", &cfg).is_ok());
+    }
+
+    #[test]
+    fn sidechain_and_pre_boundary_lines_are_ignored() {
+        let c = count(json!([
+            {"type": "user", "message": {"role": "user", "content": "x".repeat(4000)}},
+            {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"},
+            {"type": "user", "message": {"role": "user", "content": "y".repeat(400)}},
+            {"type": "assistant", "isSidechain": true, "message": {"role": "assistant", "id": "s",
+                "content": [], "usage": {"input_tokens": 50000}}}
+        ]));
+        assert_eq!(c.total, 100);
+    }
+}

@@ -1,0 +1,247 @@
+//! Configuration shared by every entry point, and its environment-variable defaults.
+//!
+//! In Node the bindings read `DISABLE_COMPACT`, `DISABLE_AUTO_COMPACT`,
+//! `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` and `CLAUDE_CODE_AUTO_COMPACT_WINDOW` into a default
+//! [`Config`]; a config passed explicitly wins field by field ([`Config::over`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::error::{Error, Result};
+
+/// Options that change windows, thresholds and enablement. Every field is optional; absent
+/// fields take the SPEC defaults.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Config {
+    /// Overrides the model's context window.
+    pub context_window: Option<f64>,
+    /// Overrides the model's default max output tokens (capped at the model's upper limit).
+    pub max_output_tokens: Option<f64>,
+    /// Enables the 1M-token context for models that support it.
+    pub enable_1m_context: Option<bool>,
+    /// Caps the window used for auto-compaction (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`).
+    pub auto_compact_window: Option<f64>,
+    /// Percent (1–100) of the effective window at which to auto-compact; can only lower the
+    /// threshold (`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`).
+    pub auto_compact_pct_override: Option<f64>,
+    /// Overrides the blocking limit (default: effective window − 3,000).
+    pub blocking_limit_override: Option<f64>,
+    /// Disables all compaction, manual included (`DISABLE_COMPACT`).
+    pub disable_compact: Option<bool>,
+    /// Disables automatic compaction; manual stays allowed (`DISABLE_AUTO_COMPACT`).
+    pub disable_auto_compact: Option<bool>,
+    /// The user setting for auto-compaction (default true).
+    pub auto_compact_enabled: Option<bool>,
+    /// Reactive-only mode: no proactive auto-compaction, compact only when the API rejects.
+    pub reactive_only: Option<bool>,
+    /// Context-collapse mode: another mechanism manages the context.
+    pub context_collapse: Option<bool>,
+    /// Context window of the model that writes summaries, when smaller than the main one.
+    pub summary_context_window: Option<f64>,
+}
+
+impl Config {
+    /// `isAutoCompactEnabled`: false with `disableCompact` or `disableAutoCompact`, else the
+    /// `autoCompactEnabled` setting (default true).
+    pub fn is_auto_compact_enabled(&self) -> bool {
+        if self.disable_compact == Some(true) || self.disable_auto_compact == Some(true) {
+            return false;
+        }
+        self.auto_compact_enabled.unwrap_or(true)
+    }
+
+    /// The JS names of the fields, for checking the keys of a config object.
+    pub const FIELDS: &'static [&'static str] = &[
+        "contextWindow",
+        "maxOutputTokens",
+        "enable1mContext",
+        "autoCompactWindow",
+        "autoCompactPctOverride",
+        "blockingLimitOverride",
+        "disableCompact",
+        "disableAutoCompact",
+        "autoCompactEnabled",
+        "reactiveOnly",
+        "contextCollapse",
+        "summaryContextWindow",
+    ];
+
+    /// Rejects a key that is not a config field, suggesting the field it probably meant
+    /// (a misspelt `disableAutocompact` must not silently leave auto-compaction on).
+    pub fn check_key(key: &str) -> Result<()> {
+        if Self::FIELDS.contains(&key) {
+            return Ok(());
+        }
+        let hint = Self::FIELDS
+            .iter()
+            .find(|f| f.eq_ignore_ascii_case(key))
+            .map(|f| format!(" (did you mean `{f}`?)"))
+            .unwrap_or_default();
+        Err(Error::invalid_config(format!(
+            "config.{key} is not a known option{hint}; known: {}",
+            Self::FIELDS.join(", ")
+        )))
+    }
+
+    /// `self` with every absent field taken from `defaults`.
+    pub fn over(&self, defaults: &Config) -> Config {
+        macro_rules! pick {
+            ($($f:ident),*) => { Config { $($f: self.$f.or(defaults.$f)),* } };
+        }
+        pick!(
+            context_window,
+            max_output_tokens,
+            enable_1m_context,
+            auto_compact_window,
+            auto_compact_pct_override,
+            blocking_limit_override,
+            disable_compact,
+            disable_auto_compact,
+            auto_compact_enabled,
+            reactive_only,
+            context_collapse,
+            summary_context_window
+        )
+    }
+
+    /// Checks ranges: token sizes positive and finite, the percent within 1–100.
+    pub fn validate(&self) -> Result<()> {
+        let sizes = [
+            ("contextWindow", self.context_window),
+            ("maxOutputTokens", self.max_output_tokens),
+            ("autoCompactWindow", self.auto_compact_window),
+            ("blockingLimitOverride", self.blocking_limit_override),
+            ("summaryContextWindow", self.summary_context_window),
+        ];
+        for (name, v) in sizes {
+            if let Some(v) = v {
+                if !v.is_finite() || v <= 0.0 || v > 1e12 {
+                    return Err(Error::invalid_config(format!(
+                        "config.{name} must be a positive number of tokens, got {v}"
+                    )));
+                }
+            }
+        }
+        if let Some(p) = self.auto_compact_pct_override {
+            if !p.is_finite() || !(1.0..=100.0).contains(&p) {
+                return Err(Error::invalid_config(format!(
+                    "config.autoCompactPctOverride must be a percent between 1 and 100, got {p}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Defaults read from environment variables (name → value). Unparseable or out-of-range
+    /// values are ignored, as a shell user would expect from a mistyped variable.
+    pub fn from_env<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Config {
+        let truthy = |name: &str| {
+            get(name).map(|v| {
+                let v = v.trim().to_ascii_lowercase();
+                matches!(v.as_str(), "1" | "true" | "yes" | "on")
+            })
+        };
+        let number = |name: &str| get(name).and_then(|v| v.trim().parse::<f64>().ok());
+        let cfg = Config {
+            disable_compact: truthy("DISABLE_COMPACT").filter(|b| *b),
+            disable_auto_compact: truthy("DISABLE_AUTO_COMPACT").filter(|b| *b),
+            auto_compact_pct_override: number("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
+                .filter(|p| (1.0..=100.0).contains(p)),
+            auto_compact_window: number("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
+                .filter(|w| w.is_finite() && *w > 0.0),
+            ..Config::default()
+        };
+        debug_assert!(cfg.validate().is_ok());
+        cfg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enablement() {
+        assert!(Config::default().is_auto_compact_enabled());
+        for cfg in [
+            Config {
+                disable_compact: Some(true),
+                ..Default::default()
+            },
+            Config {
+                disable_auto_compact: Some(true),
+                ..Default::default()
+            },
+            Config {
+                auto_compact_enabled: Some(false),
+                ..Default::default()
+            },
+        ] {
+            assert!(!cfg.is_auto_compact_enabled());
+        }
+    }
+
+    #[test]
+    fn explicit_beats_defaults() {
+        let env = Config {
+            disable_auto_compact: Some(true),
+            auto_compact_window: Some(100_000.0),
+            ..Default::default()
+        };
+        let explicit = Config {
+            disable_auto_compact: Some(false),
+            ..Default::default()
+        };
+        let merged = explicit.over(&env);
+        assert_eq!(merged.disable_auto_compact, Some(false));
+        assert_eq!(merged.auto_compact_window, Some(100_000.0));
+    }
+
+    #[test]
+    fn env_parsing() {
+        let vars = [
+            ("DISABLE_AUTO_COMPACT", "1"),
+            ("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "50"),
+            ("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "nonsense"),
+        ];
+        let cfg = Config::from_env(|k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| *v));
+        assert_eq!(cfg.disable_auto_compact, Some(true));
+        assert_eq!(cfg.disable_compact, None);
+        assert_eq!(cfg.auto_compact_pct_override, Some(50.0));
+        assert_eq!(cfg.auto_compact_window, None);
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_with_a_hint() {
+        assert!(Config::check_key("disableAutoCompact").is_ok());
+        let e = Config::check_key("disableAutocompact").unwrap_err();
+        assert!(
+            e.message.contains("did you mean `disableAutoCompact`"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.code, crate::model::error::ErrorCode::InvalidConfig);
+        // Every field name round-trips through serde.
+        for f in Config::FIELDS {
+            let v = serde_json::json!({ *f: null });
+            assert!(serde_json::from_value::<Config>(v).is_ok(), "{f}");
+        }
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let e = Config {
+            auto_compact_pct_override: Some(0.0),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.message.contains("autoCompactPctOverride"));
+        assert!(Config {
+            context_window: Some(f64::NAN),
+            ..Default::default()
+        }
+        .validate()
+        .is_err());
+    }
+}

@@ -1,0 +1,914 @@
+//! The message model (SPEC §2): both input shapes, every content block type, and the
+//! unknown fields and line types that must survive untouched.
+//!
+//! * API shape: `{role, content}` as sent to the Anthropic Messages API.
+//! * Transcript shape: a Claude Code session line `{type, uuid, parentUuid, message: {role,
+//!   content, id, usage, …}, …}`.
+//!
+//! Fields the library inspects are typed; every other field is kept in an `extra` map, in
+//! its original order, so that a message the library does not change comes back equal.
+//! Fields that may legitimately be `null` are [`Nullable`] so that `null` and "absent" are
+//! not confused.
+
+use serde::de::{self, Deserializer};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::model::error::{Error, Result};
+
+/// A field that may be absent, present as `null`, or present with a value.
+/// Serialized back exactly as it came in.
+pub type Nullable<T> = Option<Option<T>>;
+
+/// Serde helpers for [`Nullable`] fields.
+pub(crate) mod nullable {
+    use super::*;
+
+    pub fn serialize<S: Serializer, T: Serialize>(
+        v: &Nullable<T>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(Some(t)) => t.serialize(s),
+            _ => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Nullable<T>, D::Error> {
+        Ok(Some(Option::<T>::deserialize(d)?))
+    }
+}
+
+/// The role of an API message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// `"user"`
+    User,
+    /// `"assistant"`
+    Assistant,
+    /// Any other value (e.g. `"system"` from OpenAI-style histories), kept verbatim.
+    Other(String),
+}
+
+impl Role {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Other(s) => s,
+        }
+    }
+
+    /// Parses the wire string.
+    pub fn parse(s: &str) -> Role {
+        match s {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            other => Role::Other(other.to_string()),
+        }
+    }
+}
+
+impl Serialize for Role {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(Role::parse(&s))
+    }
+}
+
+/// Message content: a plain string or an array of blocks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    /// `content: "text"`
+    Text(String),
+    /// `content: [block, …]`
+    Blocks(Vec<Block>),
+}
+
+impl Content {
+    /// True when there is nothing in it (empty string or empty array).
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Content::Text(t) => t.is_empty(),
+            Content::Blocks(b) => b.is_empty(),
+        }
+    }
+}
+
+/// Token usage reported by the API for one response. Numbers are validated when read
+/// (see [`crate::model::view`]); here they are kept as JSON numbers, spelled as they came.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct Usage {
+    /// Uncached input tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub input_tokens: Nullable<serde_json::Number>,
+    /// Input tokens written to the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub cache_creation_input_tokens: Nullable<serde_json::Number>,
+    /// Input tokens read from the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub cache_read_input_tokens: Nullable<serde_json::Number>,
+    /// Output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub output_tokens: Nullable<serde_json::Number>,
+    /// Everything else (`cache_creation`, `service_tier`, …).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The API message inside a transcript line (`line.message`), or a whole API-shape message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct ApiMessage {
+    /// `user` or `assistant`.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub role: Nullable<Role>,
+    /// The content.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub content: Nullable<Content>,
+    /// The API response id (`msg_…`), shared by every line of one response.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub id: Nullable<String>,
+    /// Usage of the response.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub usage: Nullable<Usage>,
+    /// Everything else (`model`, `stop_reason`, …).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One item of a conversation: an API-shape message or a transcript line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+pub struct Message {
+    /// Transcript line type (`user`, `assistant`, `system`, `attachment`, `progress`, …).
+    #[serde(
+        rename = "type",
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "nullable"
+    )]
+    pub line_type: Nullable<String>,
+    /// API shape: role.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub role: Nullable<Role>,
+    /// API shape: content.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub content: Nullable<Content>,
+    /// Transcript shape: the API message.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub message: Nullable<ApiMessage>,
+    /// System line subtype (`compact_boundary`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub subtype: Nullable<String>,
+    /// Line id.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub uuid: Nullable<String>,
+    /// Sub-agent line.
+    #[serde(
+        rename = "isSidechain",
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "nullable"
+    )]
+    pub is_sidechain: Nullable<bool>,
+    /// Meta line (not shown to the user).
+    #[serde(
+        rename = "isMeta",
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "nullable"
+    )]
+    pub is_meta: Nullable<bool>,
+    /// The summary line written after a compaction.
+    #[serde(
+        rename = "isCompactSummary",
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "nullable"
+    )]
+    pub is_compact_summary: Nullable<bool>,
+    /// ISO-8601 time of the line.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub timestamp: Nullable<String>,
+    /// Everything else, in input order.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The coarse kind of a message or line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A user message / `type: "user"` line.
+    User,
+    /// An assistant message / `type: "assistant"` line.
+    Assistant,
+    /// A `type: "system"` line (or an API message with role `system`).
+    System,
+    /// A `type: "attachment"` line (sent to the model as user context).
+    Attachment,
+    /// Any other line type (progress, file-history-snapshot, summary, …): carried through.
+    Other,
+}
+
+impl Kind {
+    /// Kind from a transcript `type`.
+    pub fn from_line_type(t: &str) -> Kind {
+        match t {
+            "user" => Kind::User,
+            "assistant" => Kind::Assistant,
+            "system" => Kind::System,
+            "attachment" => Kind::Attachment,
+            _ => Kind::Other,
+        }
+    }
+
+    /// Kind from an API role.
+    pub fn from_role(r: &str) -> Kind {
+        match r {
+            "user" => Kind::User,
+            "assistant" => Kind::Assistant,
+            "system" => Kind::System,
+            _ => Kind::Other,
+        }
+    }
+}
+
+impl Message {
+    /// Parses one message from a JSON value, naming `location` in errors.
+    pub fn from_value(value: Value, location: &str) -> Result<Message> {
+        if !value.is_object() {
+            return Err(Error::invalid_message(format!(
+                "expected an object, got {}",
+                json_type_name(&value)
+            ))
+            .at(location));
+        }
+        let msg = Message::from_object(value)
+            .map_err(|e| Error::invalid_message(e.to_string()).at(location))?;
+        if msg.line_type().is_none() && msg.role().is_none() {
+            return Err(Error::invalid_message(
+                "neither `type` (transcript line) nor `role` (API message) is present",
+            )
+            .at(location));
+        }
+        Ok(msg)
+    }
+
+    /// Reads a JSON object (`value` must be one). A line of a type the library does not use
+    /// (progress, summary, queue-operation, future ones) is carried through even when a field
+    /// the library types on other lines (`uuid`, `content`, `timestamp`, …) holds another JSON
+    /// type there: such fields are kept among the unknown ones. Lines the library reads
+    /// (user, assistant, system, attachment, API messages) must have the types it reads.
+    pub fn from_object(value: Value) -> std::result::Result<Message, serde_json::Error> {
+        if !is_carried_line(&value) {
+            return serde_json::from_value(value);
+        }
+        match value {
+            Value::Object(map) => carried_line(map),
+            other => serde_json::from_value(other),
+        }
+    }
+
+    /// Parses an array of messages, naming `messages[i]` in errors.
+    pub fn parse_all(value: Value) -> Result<Vec<Message>> {
+        match value {
+            Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| Message::from_value(v, &format!("messages[{i}]")))
+                .collect(),
+            other => Err(Error::invalid_argument(format!(
+                "messages must be an array, got {}",
+                json_type_name(&other)
+            ))),
+        }
+    }
+
+    /// The message back as JSON.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// Whether this is a transcript line (has `type`) rather than an API message. A Messages
+    /// API response body (`type: "message"` with a `role`) is an API message.
+    pub fn is_transcript(&self) -> bool {
+        match self.line_type() {
+            None => false,
+            Some("message") => self.role().is_none(),
+            Some(_) => true,
+        }
+    }
+
+    /// The API role (API shape), when present and not null.
+    pub fn role(&self) -> Option<&Role> {
+        self.role.as_ref().and_then(|r| r.as_ref())
+    }
+
+    /// The kind of the message.
+    pub fn kind(&self) -> Kind {
+        if !self.is_transcript() {
+            return self
+                .role()
+                .map_or(Kind::Other, |r| Kind::from_role(r.as_str()));
+        }
+        self.line_type().map_or(Kind::Other, Kind::from_line_type)
+    }
+
+    /// The transcript line `type`, when present and a string.
+    pub fn line_type(&self) -> Option<&str> {
+        self.line_type.as_ref().and_then(|t| t.as_deref())
+    }
+
+    /// The API message of a transcript line.
+    pub fn api_message(&self) -> Option<&ApiMessage> {
+        self.message.as_ref().and_then(|m| m.as_ref())
+    }
+
+    /// Mutable API message of a transcript line.
+    pub fn api_message_mut(&mut self) -> Option<&mut ApiMessage> {
+        self.message.as_mut().and_then(|m| m.as_mut())
+    }
+
+    /// The content, wherever the shape keeps it.
+    pub fn content(&self) -> Option<&Content> {
+        if self.is_transcript() {
+            self.api_message()
+                .and_then(|m| m.content.as_ref())
+                .and_then(|c| c.as_ref())
+        } else {
+            self.content.as_ref().and_then(|c| c.as_ref())
+        }
+    }
+
+    /// Mutable content, wherever the shape keeps it.
+    pub fn content_mut(&mut self) -> Option<&mut Content> {
+        if self.is_transcript() {
+            self.api_message_mut()
+                .and_then(|m| m.content.as_mut())
+                .and_then(|c| c.as_mut())
+        } else {
+            self.content.as_mut().and_then(|c| c.as_mut())
+        }
+    }
+
+    /// The response id (`message.id`) of a transcript assistant line.
+    pub fn message_id(&self) -> Option<&str> {
+        self.api_message()
+            .and_then(|m| m.id.as_ref())
+            .and_then(|i| i.as_deref())
+    }
+
+    /// The usage of a transcript assistant line (or an API-shape message carrying `usage`).
+    pub fn usage_raw(&self) -> Option<Usage> {
+        if let Some(u) = self
+            .api_message()
+            .and_then(|m| m.usage.as_ref())
+            .and_then(|u| u.as_ref())
+        {
+            return Some(u.clone());
+        }
+        // API-shape messages from SDKs sometimes carry the response usage beside the content.
+        self.extra
+            .get("usage")
+            .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok())
+    }
+
+    /// `uuid` when present.
+    pub fn uuid(&self) -> Option<&str> {
+        self.uuid.as_ref().and_then(|u| u.as_deref())
+    }
+
+    /// `subtype` when present.
+    pub fn subtype(&self) -> Option<&str> {
+        self.subtype.as_ref().and_then(|u| u.as_deref())
+    }
+
+    /// Whether the line belongs to a sub-agent.
+    pub fn is_sidechain(&self) -> bool {
+        matches!(self.is_sidechain, Some(Some(true)))
+    }
+
+    /// Whether this is a `compact_boundary` system line.
+    pub fn is_compact_boundary(&self) -> bool {
+        self.kind() == Kind::System && self.subtype() == Some("compact_boundary")
+    }
+
+    /// Whether this is the summary line written by a compaction.
+    pub fn is_compact_summary(&self) -> bool {
+        matches!(self.is_compact_summary, Some(Some(true)))
+    }
+
+    /// `timestamp` when present.
+    pub fn timestamp(&self) -> Option<&str> {
+        self.timestamp.as_ref().and_then(|u| u.as_deref())
+    }
+
+    /// `attachment.type` of an attachment line.
+    pub fn attachment_type(&self) -> Option<&str> {
+        self.extra
+            .get("attachment")
+            .and_then(|a| a.get("type"))
+            .and_then(Value::as_str)
+    }
+
+    /// A new API-shape user message with string content.
+    pub fn api_user_text(text: impl Into<String>) -> Message {
+        Message {
+            role: Some(Some(Role::User)),
+            content: Some(Some(Content::Text(text.into()))),
+            ..Default::default()
+        }
+    }
+}
+
+/// The JSON names of [`Message`]'s typed fields.
+const TYPED_FIELDS: [&str; 10] = [
+    "type",
+    "role",
+    "content",
+    "message",
+    "subtype",
+    "uuid",
+    "isSidechain",
+    "isMeta",
+    "isCompactSummary",
+    "timestamp",
+];
+
+/// Whether `value` is a line the library carries through without reading it: a string
+/// `type` of [`Kind::Other`] that is not a Messages API response body (`type: "message"`
+/// with a string `role`, as [`Message::is_transcript`] judges it).
+fn is_carried_line(value: &Value) -> bool {
+    match value.get("type").and_then(Value::as_str) {
+        Some("message") => value.get("role").and_then(Value::as_str).is_none(),
+        Some(t) => Kind::from_line_type(t) == Kind::Other,
+        None => false,
+    }
+}
+
+/// Whether `v` can be read into [`Message`]'s typed field `key`. Flags and strings are
+/// judged by their JSON type; `role`, `content` and `message` by reading a copy of them
+/// alone (small on the lines this is for).
+fn field_fits(key: &str, v: &Value) -> bool {
+    match key {
+        "isSidechain" | "isMeta" | "isCompactSummary" => v.is_boolean() || v.is_null(),
+        "type" | "subtype" | "uuid" | "timestamp" | "role" => v.is_string() || v.is_null(),
+        _ => {
+            let mut one = Map::new();
+            one.insert(key.to_string(), v.clone());
+            serde_json::from_value::<Message>(Value::Object(one)).is_ok()
+        }
+    }
+}
+
+/// A carried-through line: typed fields whose JSON type does not fit are moved among the
+/// unknown fields (in their input order, after the others), the rest stay typed. The big
+/// payloads of such lines (`data` of progress lines) are moved, never copied.
+fn carried_line(mut map: Map<String, Value>) -> std::result::Result<Message, serde_json::Error> {
+    let mut odd = Map::new();
+    let misfits: Vec<&str> = TYPED_FIELDS
+        .into_iter()
+        .filter(|k| map.get(*k).is_some_and(|v| !field_fits(k, v)))
+        .collect();
+    if !misfits.is_empty() {
+        // Keep the input order of the misfits.
+        let order: Vec<String> = map
+            .keys()
+            .filter(|k| misfits.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        for k in order {
+            if let Some(v) = map.shift_remove(&k) {
+                odd.insert(k, v);
+            }
+        }
+    }
+    let mut msg: Message = serde_json::from_value(Value::Object(map))?;
+    msg.extra.extend(odd);
+    Ok(msg)
+}
+
+/// A content block. Known types are typed; any other type is kept as its JSON value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Block {
+    /// `{type: "text", text}`
+    Text(TextBlock),
+    /// `{type: "image", source}`
+    Image(MediaBlock),
+    /// `{type: "document", source}`
+    Document(MediaBlock),
+    /// `{type: "tool_use", id, name, input}`
+    ToolUse(ToolUseBlock),
+    /// `{type: "server_tool_use", id, name, input}`
+    ServerToolUse(ToolUseBlock),
+    /// `{type: "tool_result", tool_use_id, content?, is_error?}`
+    ToolResult(ToolResultBlock),
+    /// A server tool's result (`web_search_tool_result`, `web_fetch_tool_result`, …): any
+    /// block type ending in `_tool_result` that carries a `tool_use_id`.
+    ServerToolResult(ServerToolResultBlock),
+    /// `{type: "thinking", thinking, signature}` — never edited.
+    Thinking(ThinkingBlock),
+    /// `{type: "redacted_thinking", data}` — never edited.
+    RedactedThinking(RedactedThinkingBlock),
+    /// Any other block, verbatim.
+    Unknown(Value),
+}
+
+/// A text block.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TextBlock {
+    /// The text.
+    pub text: String,
+    /// Other fields (`citations`, `cache_control`, …).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// An image or document block.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MediaBlock {
+    /// `source` (base64, url, file, text, content); `None` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub source: Nullable<Value>,
+    /// Other fields.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl MediaBlock {
+    fn source(&self) -> Option<&Value> {
+        self.source.as_ref().and_then(|s| s.as_ref())
+    }
+
+    /// The media type (e.g. `image/png`) when the source says it.
+    pub fn media_type(&self) -> Option<&str> {
+        self.source()?.get("media_type").and_then(Value::as_str)
+    }
+
+    /// The size in bytes of base64 data, when the source is base64.
+    pub fn base64_bytes(&self) -> Option<usize> {
+        let source = self.source()?;
+        let data = source.get("data")?.as_str()?;
+        if source.get("type").and_then(Value::as_str) != Some("base64") {
+            return None;
+        }
+        let padding = data.bytes().rev().take_while(|b| *b == b'=').count();
+        Some(data.len() / 4 * 3 - padding.min(2))
+    }
+}
+
+/// A client or server tool call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolUseBlock {
+    /// Call id (`toolu_…`).
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments; `None` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub input: Nullable<Value>,
+    /// Other fields.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Content of a tool result: a string or blocks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ToolResultContent {
+    /// `content: "…"`
+    Text(String),
+    /// `content: [block, …]`
+    Blocks(Vec<Block>),
+}
+
+/// A tool result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolResultBlock {
+    /// The id of the `tool_use` it answers.
+    pub tool_use_id: String,
+    /// The content (may be absent).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub content: Nullable<ToolResultContent>,
+    /// Other fields (`is_error`, `cache_control`, …).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A server tool's result block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerToolResultBlock {
+    /// The block type, e.g. `web_search_tool_result`.
+    pub block_type: String,
+    /// The id of the `server_tool_use` it answers.
+    pub tool_use_id: String,
+    /// The whole block, verbatim.
+    pub raw: Map<String, Value>,
+}
+
+/// A thinking block.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThinkingBlock {
+    /// The reasoning text.
+    pub thinking: String,
+    /// The signature the API checks.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+    pub signature: Nullable<String>,
+    /// Other fields.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A redacted thinking block.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RedactedThinkingBlock {
+    /// Encrypted reasoning.
+    pub data: String,
+    /// Other fields.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Block {
+    /// The block's `type` string.
+    pub fn type_name(&self) -> &str {
+        match self {
+            Block::Text(_) => "text",
+            Block::Image(_) => "image",
+            Block::Document(_) => "document",
+            Block::ToolUse(_) => "tool_use",
+            Block::ServerToolUse(_) => "server_tool_use",
+            Block::ToolResult(_) => "tool_result",
+            Block::ServerToolResult(b) => &b.block_type,
+            Block::Thinking(_) => "thinking",
+            Block::RedactedThinking(_) => "redacted_thinking",
+            Block::Unknown(v) => v.get("type").and_then(Value::as_str).unwrap_or(""),
+        }
+    }
+
+    /// A text block with no extra fields.
+    pub fn text(text: impl Into<String>) -> Block {
+        Block::Text(TextBlock {
+            text: text.into(),
+            extra: Map::new(),
+        })
+    }
+
+    /// Parses a block from its JSON value.
+    pub fn from_value(value: Value) -> std::result::Result<Block, String> {
+        let Value::Object(map) = value else {
+            return Err(format!(
+                "content block must be an object, got {}",
+                json_type_name(&value)
+            ));
+        };
+        let ty = match map.get("type") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => {
+                return Err(format!(
+                    "content block `type` must be a string, got {}",
+                    json_type_name(other)
+                ))
+            }
+            None => return Err("content block without `type`".to_string()),
+        };
+        fn typed<T: for<'de> Deserialize<'de>>(
+            mut map: Map<String, Value>,
+            ty: &str,
+        ) -> std::result::Result<T, String> {
+            map.shift_remove("type");
+            serde_json::from_value(Value::Object(map)).map_err(|e| format!("{ty} block: {e}"))
+        }
+        Ok(match ty.as_str() {
+            "text" => Block::Text(typed(map, &ty)?),
+            "image" => Block::Image(typed(map, &ty)?),
+            "document" => Block::Document(typed(map, &ty)?),
+            "tool_use" => Block::ToolUse(typed(map, &ty)?),
+            "server_tool_use" => Block::ServerToolUse(typed(map, &ty)?),
+            "tool_result" => Block::ToolResult(typed(map, &ty)?),
+            "thinking" => Block::Thinking(typed(map, &ty)?),
+            "redacted_thinking" => Block::RedactedThinking(typed(map, &ty)?),
+            t if t.ends_with("_tool_result") => match map.get("tool_use_id") {
+                Some(Value::String(id)) => Block::ServerToolResult(ServerToolResultBlock {
+                    block_type: t.to_string(),
+                    tool_use_id: id.clone(),
+                    raw: map,
+                }),
+                _ => Block::Unknown(Value::Object(map)),
+            },
+            _ => Block::Unknown(Value::Object(map)),
+        })
+    }
+
+    /// The block back as JSON (`type` first).
+    pub fn to_value(&self) -> Value {
+        fn tagged<T: Serialize>(ty: &str, body: &T) -> Value {
+            let mut out = Map::new();
+            out.insert("type".into(), Value::String(ty.into()));
+            if let Ok(Value::Object(fields)) = serde_json::to_value(body) {
+                out.extend(fields);
+            }
+            Value::Object(out)
+        }
+        match self {
+            Block::Text(b) => tagged("text", b),
+            Block::Image(b) => tagged("image", b),
+            Block::Document(b) => tagged("document", b),
+            Block::ToolUse(b) => tagged("tool_use", b),
+            Block::ServerToolUse(b) => tagged("server_tool_use", b),
+            Block::ToolResult(b) => tagged("tool_result", b),
+            Block::Thinking(b) => tagged("thinking", b),
+            Block::RedactedThinking(b) => tagged("redacted_thinking", b),
+            Block::ServerToolResult(b) => Value::Object(b.raw.clone()),
+            Block::Unknown(v) => v.clone(),
+        }
+    }
+}
+
+impl Serialize for Block {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.to_value() {
+            Value::Object(map) => {
+                let mut m = s.serialize_map(Some(map.len()))?;
+                for (k, v) in &map {
+                    m.serialize_entry(k, v)?;
+                }
+                m.end()
+            }
+            other => other.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Block {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        Block::from_value(v).map_err(de::Error::custom)
+    }
+}
+
+/// A short name of a JSON value's type, for error messages.
+pub fn json_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn api_and_transcript_shapes_parse() {
+        let api = Message::from_value(json!({"role": "user", "content": "hi"}), "m").unwrap();
+        assert_eq!(api.kind(), Kind::User);
+        assert!(!api.is_transcript());
+        assert_eq!(api.content(), Some(&Content::Text("hi".into())));
+
+        let line = Message::from_value(
+            json!({"type": "assistant", "uuid": "u1", "parentUuid": null,
+                   "message": {"role": "assistant", "id": "msg_1", "content": [{"type": "text", "text": "ok"}],
+                               "usage": {"input_tokens": 3, "output_tokens": 5}, "stop_reason": null}}),
+            "m",
+        )
+        .unwrap();
+        assert_eq!(line.kind(), Kind::Assistant);
+        assert_eq!(line.message_id(), Some("msg_1"));
+        assert_eq!(
+            line.usage_raw().unwrap().input_tokens,
+            Some(Some(serde_json::Number::from(3)))
+        );
+    }
+
+    #[test]
+    fn a_null_type_survives() {
+        let v = json!({"type": null, "role": "user", "content": "x"});
+        let m = Message::from_value(v.clone(), "m").unwrap();
+        assert_eq!(m.to_value(), v);
+        assert_eq!(m.kind(), Kind::User);
+    }
+
+    #[test]
+    fn a_response_body_is_an_api_message() {
+        let m = Message::from_value(
+            json!({"id": "msg_1", "type": "message", "role": "assistant",
+                   "content": [{"type": "text", "text": "hi"}], "usage": {"input_tokens": 1000, "output_tokens": 5}}),
+            "m",
+        )
+        .unwrap();
+        assert!(!m.is_transcript());
+        assert_eq!(m.kind(), Kind::Assistant);
+        assert!(m.usage_raw().is_some());
+    }
+
+    #[test]
+    fn every_block_type_round_trips() {
+        let blocks = json!([
+            {"type": "text", "text": "a", "citations": null},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+            {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "x"}, "title": "t"},
+            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/a"}},
+            {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "r"}], "is_error": false},
+            {"type": "tool_result", "tool_use_id": "t2"},
+            {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+            {"type": "redacted_thinking", "data": "xyz"},
+            {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "q"}},
+            {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []},
+            {"type": "brand_new_block", "payload": [1, 2, {"deep": true}]}
+        ]);
+        let parsed: Vec<Block> = serde_json::from_value(blocks.clone()).unwrap();
+        assert!(matches!(parsed[8], Block::ServerToolUse(_)));
+        assert!(matches!(parsed[9], Block::ServerToolResult(_)));
+        assert!(matches!(parsed[10], Block::Unknown(_)));
+        assert_eq!(serde_json::to_value(&parsed).unwrap(), blocks);
+    }
+
+    #[test]
+    fn unknown_fields_and_nulls_survive() {
+        let v = json!({"parentUuid": null, "type": "user", "uuid": null, "weird": {"a": [1, 2.5]},
+                       "message": {"role": "user", "content": "x", "id": null}});
+        let m = Message::from_value(v.clone(), "m").unwrap();
+        assert_eq!(m.to_value(), v);
+    }
+
+    #[test]
+    fn unknown_line_types_carry_fields_of_other_types() {
+        for v in [
+            json!({"type": "queue-operation", "content": [1, {"y": null}], "uuid": "q1"}),
+            json!({"type": "progress", "uuid": 5, "parentUuid": "p"}),
+            json!({"type": "summary", "timestamp": 1_770_000_000, "summary": "s"}),
+            json!({"type": "future-thing", "message": {"content": 7}, "isMeta": "yes"}),
+        ] {
+            let m = Message::from_value(v.clone(), "m").unwrap();
+            assert_eq!(m.kind(), Kind::Other);
+            assert_eq!(m.to_value(), v, "nothing lost");
+            assert_eq!(Message::from_value(m.to_value(), "m").unwrap(), m);
+        }
+        // A null role does not make a response body (as `is_transcript` judges it).
+        let v = json!({"type": "message", "role": null, "content": 7});
+        let m = Message::from_value(v.clone(), "m").unwrap();
+        assert_eq!((m.kind(), m.to_value()), (Kind::Other, v));
+        // Fields with their types stay typed.
+        let m = Message::from_value(
+            json!({"type": "progress", "uuid": "u1", "timestamp": 5}),
+            "m",
+        )
+        .unwrap();
+        assert_eq!(m.uuid(), Some("u1"));
+        assert_eq!(m.extra.get("timestamp"), Some(&json!(5)));
+        // Lines the library reads keep their types checked.
+        for v in [
+            json!({"type": "user", "uuid": 5, "message": {"role": "user", "content": "x"}}),
+            json!({"type": "assistant", "message": {"role": "assistant", "content": 7}}),
+            json!({"type": "message", "role": "assistant", "content": 7}),
+            json!({"role": "user", "content": [1]}),
+        ] {
+            let e = Message::from_value(v.clone(), "m").unwrap_err();
+            assert_eq!(
+                e.code,
+                crate::model::error::ErrorCode::InvalidMessage,
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_messages_name_the_location() {
+        let e = Message::parse_all(json!([{"role": "user", "content": "a"}, 5])).unwrap_err();
+        assert_eq!(e.code, crate::model::error::ErrorCode::InvalidMessage);
+        assert!(e.message.starts_with("messages[1]"), "{}", e.message);
+        let e = Message::parse_all(json!({"role": "user"})).unwrap_err();
+        assert_eq!(e.code, crate::model::error::ErrorCode::InvalidArgument);
+        let e = Message::parse_all(json!([{"role": "user", "content": [{"type": "text"}]}]))
+            .unwrap_err();
+        assert!(e.message.contains("messages[0]"), "{}", e.message);
+    }
+
+    #[test]
+    fn base64_size() {
+        let b = MediaBlock {
+            source: Some(Some(
+                json!({"type": "base64", "media_type": "image/png", "data": "QUJD"}),
+            )),
+            extra: Map::new(),
+        };
+        assert_eq!(b.base64_bytes(), Some(3));
+        assert_eq!(b.media_type(), Some("image/png"));
+    }
+}

@@ -1,0 +1,8 @@
+//! Layer 1, the model: what a conversation is and how the core reads and edits it. Depends on
+//! nothing else in the crate.
+
+pub mod config;
+pub mod error;
+pub mod hash;
+pub mod messages;
+pub mod view;

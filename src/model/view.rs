@@ -1,0 +1,905 @@
+//! A read-only view of a conversation, and the edits the core decides on.
+//!
+//! The core's decisions (how many tokens, which results to clear, where to cut) need only a
+//! message's *structure*: its kind, its usage, its block types, ids and text lengths. The
+//! [`ConversationView`] trait exposes exactly that, one property at a time, so that:
+//!
+//! * natively, `[Message]` implements it over the typed serde model;
+//! * in WebAssembly, the bindings implement it over the caller's JS objects, reading
+//!   properties in place (a string's length without copying it) instead of converting the
+//!   whole conversation into Rust.
+//!
+//! The core answers with [`Edit`]s (what to replace) that the caller's side applies to its own
+//! objects, so every message the core does not touch comes back as the same object.
+
+use crate::model::error::{check_token_count, Error, Result};
+use crate::model::messages::{Block, Content, Kind, Message, ToolResultContent, Usage};
+
+/// Largest `keptMessages` the library reads (more than any conversation holds).
+pub const MAX_KEPT_MESSAGES: f64 = 4_294_967_295.0;
+
+/// `compactMetadata.keptMessages` as the token counters read it: a whole number from 0 to
+/// [`MAX_KEPT_MESSAGES`]; anything else (absent, fractional, negative, not a number) is 0, so
+/// no usage is ignored on the strength of a malformed value. The same rule natively and on
+/// JavaScript objects.
+pub fn kept_messages_from(value: Option<f64>) -> usize {
+    match value {
+        Some(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= MAX_KEPT_MESSAGES => {
+            v as usize
+        }
+        _ => 0,
+    }
+}
+
+/// Validated token counts of one API response.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UsageCounts {
+    /// Uncached input tokens.
+    pub input_tokens: u64,
+    /// Tokens written to the prompt cache.
+    pub cache_creation_input_tokens: u64,
+    /// Tokens read from the prompt cache.
+    pub cache_read_input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+}
+
+impl UsageCounts {
+    /// Size of the request's input: `input + cache_creation + cache_read`.
+    pub fn input_total(&self) -> u64 {
+        self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+    }
+
+    /// Size of the context up to and including the response: input total + output.
+    pub fn context_total(&self) -> u64 {
+        self.input_total() + self.output_tokens
+    }
+
+    /// Validates raw numbers (absent or null counts are 0), naming `location()` in errors
+    /// (built only when there is an error).
+    pub fn from_raw(raw: [Option<f64>; 4], location: impl Fn() -> String) -> Result<UsageCounts> {
+        const NAMES: [&str; 4] = [
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+            "output_tokens",
+        ];
+        let mut out = [0u64; 4];
+        for (k, v) in raw.iter().enumerate() {
+            if let Some(v) = v {
+                out[k] = match check_token_count(*v, NAMES[k]) {
+                    Ok(n) => n,
+                    Err(e) => return Err(e.at(location())),
+                };
+            }
+        }
+        Ok(UsageCounts {
+            input_tokens: out[0],
+            cache_creation_input_tokens: out[1],
+            cache_read_input_tokens: out[2],
+            output_tokens: out[3],
+        })
+    }
+
+    fn from_usage(u: &Usage, location: impl Fn() -> String) -> Result<UsageCounts> {
+        // A number too large for f64 cannot occur in JSON we parsed; absent/null count 0.
+        let f = |v: &Option<Option<serde_json::Number>>| {
+            v.as_ref()
+                .and_then(|x| x.as_ref())
+                .map(|n| n.as_f64().unwrap_or(f64::NAN))
+        };
+        Self::from_raw(
+            [
+                f(&u.input_tokens),
+                f(&u.cache_creation_input_tokens),
+                f(&u.cache_read_input_tokens),
+                f(&u.output_tokens),
+            ],
+            location,
+        )
+    }
+}
+
+/// The type of a content block, as far as the core distinguishes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlockKind {
+    /// `text`
+    Text,
+    /// `image`
+    Image,
+    /// `document`
+    Document,
+    /// `tool_use`
+    ToolUse,
+    /// `server_tool_use`
+    ServerToolUse,
+    /// `tool_result`
+    ToolResult,
+    /// A server tool's `*_tool_result` with a `tool_use_id`.
+    ServerToolResult,
+    /// `thinking`
+    Thinking,
+    /// `redacted_thinking`
+    RedactedThinking,
+    /// Anything else.
+    Other,
+}
+
+impl BlockKind {
+    /// Kind from a block `type` string (`has_tool_use_id` tells server tool results apart).
+    pub fn from_type(t: &str, has_tool_use_id: bool) -> BlockKind {
+        match t {
+            "text" => BlockKind::Text,
+            "image" => BlockKind::Image,
+            "document" => BlockKind::Document,
+            "tool_use" => BlockKind::ToolUse,
+            "server_tool_use" => BlockKind::ServerToolUse,
+            "tool_result" => BlockKind::ToolResult,
+            "thinking" => BlockKind::Thinking,
+            "redacted_thinking" => BlockKind::RedactedThinking,
+            t if t.ends_with("_tool_result") && has_tool_use_id => BlockKind::ServerToolResult,
+            _ => BlockKind::Other,
+        }
+    }
+
+    /// Whether a block of this kind is media (counted at a fixed size).
+    pub fn is_media(self) -> bool {
+        matches!(self, BlockKind::Image | BlockKind::Document)
+    }
+}
+
+/// How much a view must measure when describing content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// Ids, names, kinds and text lengths only (cheap).
+    Structure,
+    /// Also the serialized length of tool inputs and unknown blocks (for token estimates).
+    /// Ids, names and paths may be left out.
+    Estimate,
+}
+
+/// A shared, immutable string (ids, names, paths): one allocation per distinct value, however
+/// many blocks refer to it.
+pub type Str = std::rc::Rc<str>;
+
+/// The structure of one content block.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BlockInfo {
+    /// The block's kind.
+    pub kind: Option<BlockKind>,
+    /// Length in UTF-16 code units of the block's prose: `text`, `thinking`, redacted `data`,
+    /// a tool result's string content.
+    pub text_units: usize,
+    /// Length of serialized JSON: a tool call's `name` + `input`, or a whole unknown block.
+    /// Zero when measured with [`Detail::Structure`].
+    pub json_units: usize,
+    /// `id` of a tool call.
+    pub id: Option<Str>,
+    /// `name` of a tool call.
+    pub name: Option<Str>,
+    /// `input.file_path` / `input.path` / `input.notebook_path` of a tool call.
+    pub path: Option<Str>,
+    /// `tool_use_id` of a tool result.
+    pub tool_use_id: Option<Str>,
+    /// A tool result whose content is already the cleared placeholder.
+    pub is_cleared: bool,
+    /// Blocks inside a tool result's content array.
+    pub nested: Vec<BlockInfo>,
+}
+
+/// The structure of a message's content.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ContentInfo {
+    /// No content (non-API lines).
+    None,
+    /// String content of this many UTF-16 code units.
+    Text(usize),
+    /// Block content.
+    Blocks(Vec<BlockInfo>),
+    /// A payload that is not Messages API content but is sent to the model as context
+    /// (attachment lines): its serialized length.
+    Json(usize),
+}
+
+/// A tool call found in an assistant message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolUseEntry {
+    /// Message index.
+    pub message: usize,
+    /// The tool name, as an index into [`ToolIndex::names`].
+    pub name: u32,
+    /// The file path it works on (`input.file_path` / `path` / `notebook_path`) as a symbol:
+    /// equal paths have equal symbols (below [`ToolIndex::path_count`]). Only read when
+    /// paths were asked for.
+    pub path: Option<u32>,
+}
+
+/// A tool result found in a user message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolResultEntry {
+    /// Message index.
+    pub message: usize,
+    /// Block index in the message content.
+    pub block: usize,
+    /// The call it answers, as an index into [`ToolIndex::uses`] (`None`: no such call).
+    pub call: Option<usize>,
+    /// UTF-16 length of its text: string content, or the sum of its nested text blocks.
+    pub text_units: usize,
+    /// Number of images and documents inside it.
+    pub media: usize,
+    /// Its content is already the cleared placeholder.
+    pub is_cleared: bool,
+}
+
+/// Every client tool call and tool result of the main chain, calls and results matched.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolIndex {
+    /// Calls, in conversation order.
+    pub uses: Vec<ToolUseEntry>,
+    /// Results, in conversation order.
+    pub results: Vec<ToolResultEntry>,
+    /// Distinct tool names.
+    pub names: Vec<Str>,
+    /// Number of distinct path symbols.
+    pub path_count: usize,
+}
+
+/// Interns strings as dense symbols.
+#[derive(Default)]
+pub struct Interner {
+    map: crate::model::hash::FastMap<Str, u32>,
+    strings: Vec<Str>,
+}
+
+impl Interner {
+    /// The symbol of `s`.
+    pub fn sym(&mut self, s: &Str) -> u32 {
+        if let Some(&k) = self.map.get(s) {
+            return k;
+        }
+        let k = self.strings.len() as u32;
+        self.strings.push(s.clone());
+        self.map.insert(s.clone(), k);
+        k
+    }
+
+    /// The strings, by symbol.
+    pub fn into_strings(self) -> Vec<Str> {
+        self.strings
+    }
+}
+
+/// Read-only, property-by-property view of a conversation.
+///
+/// Indices are positions in the caller's array. Methods may fail when a message is
+/// malformed; errors name the index.
+pub trait ConversationView {
+    /// Number of messages.
+    fn len(&self) -> usize;
+    /// Whether there are no messages.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Kind of message `i`.
+    fn kind(&self, i: usize) -> Result<Kind>;
+    /// Whether message `i` is a transcript line (has `type`).
+    fn is_transcript(&self, i: usize) -> bool;
+    /// Validated usage of message `i`, when it carries one.
+    fn usage(&self, i: usize) -> Result<Option<UsageCounts>>;
+    /// `message.id` of message `i`.
+    fn message_id(&self, i: usize) -> Option<String>;
+    /// Whether messages `i` and `j` are lines of one API response (both carry the same
+    /// `message.id`). Compared in place, without copying the ids.
+    fn same_response(&self, i: usize, j: usize) -> bool {
+        match (self.message_id(i), self.message_id(j)) {
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        }
+    }
+    /// Whether the usage of message `i` was logged before its response finished: a transcript
+    /// line whose `message.stop_reason` is present and `null` (Claude Code writes each
+    /// streamed block with the usage known so far, `output_tokens` often 1).
+    fn usage_is_partial(&self, i: usize) -> bool;
+    /// Whether message `i` is a sub-agent line.
+    fn is_sidechain(&self, i: usize) -> bool;
+    /// Whether message `i` is a `compact_boundary` system line.
+    fn is_compact_boundary(&self, i: usize) -> bool;
+    /// `compactMetadata.keptMessages` of boundary line `i`: how many sent messages after its
+    /// summary were kept verbatim (0 when none, malformed or not a boundary; see
+    /// [`kept_messages_from`]).
+    fn boundary_kept(&self, i: usize) -> usize;
+    /// `attachment.type` of attachment line `i`.
+    fn attachment_type(&self, i: usize) -> Option<String>;
+    /// `timestamp` of message `i`.
+    fn timestamp(&self, i: usize) -> Option<String>;
+    /// `uuid` of message `i`.
+    fn uuid(&self, i: usize) -> Option<String>;
+    /// Whether message `i` is a user message whose whole content is exactly `text`
+    /// (a string, or a single text block).
+    fn content_equals(&self, i: usize, text: &str) -> bool;
+    /// The structure of message `i`'s content.
+    fn content(&self, i: usize, detail: Detail) -> Result<ContentInfo>;
+    /// Index of the last main-chain (non-sidechain) message before `end` that is what `find`
+    /// asks for. A view may search in place without reading each message separately.
+    fn rfind(&self, end: usize, find: Find) -> Result<Option<usize>> {
+        for i in (0..end).rev() {
+            let kind = self.kind(i)?;
+            if self.is_sidechain(i) {
+                continue;
+            }
+            let hit = (find.boundary && self.is_compact_boundary(i))
+                || (kind == Kind::Assistant
+                    && (find.assistant || (find.assistant_with_usage && self.usage(i)?.is_some())));
+            if hit {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
+    }
+    /// The latest main-chain assistant message carrying usage before `end`, unless a
+    /// compact boundary comes first (a view may search and read the usage in one pass).
+    fn latest_usage(&self, end: usize) -> Result<Latest> {
+        let find = Find {
+            assistant_with_usage: true,
+            boundary: true,
+            ..Find::default()
+        };
+        Ok(match self.rfind(end, find)? {
+            None => Latest::None,
+            Some(i) if self.is_compact_boundary(i) => Latest::Boundary(i),
+            Some(i) => match self.usage(i)? {
+                Some(u) => Latest::Usage(i, u),
+                None => Latest::None,
+            },
+        })
+    }
+
+    /// The nearest main-chain assistant line before `before`, if it is a line of the same
+    /// response as `last` (a compact boundary in between ends the search).
+    fn previous_sibling(&self, before: usize, last: usize) -> Result<Option<usize>> {
+        let find = Find {
+            assistant: true,
+            boundary: true,
+            ..Find::default()
+        };
+        Ok(self
+            .rfind(before, find)?
+            .filter(|&j| !self.is_compact_boundary(j) && self.same_response(j, last)))
+    }
+
+    /// The structure of every message in `range` (a view may read them in one pass).
+    fn contents(&self, range: std::ops::Range<usize>, detail: Detail) -> Result<Vec<ContentInfo>> {
+        range.map(|i| self.content(i, detail)).collect()
+    }
+
+    /// Every tool call (assistant messages) and tool result (user messages) of the main chain
+    /// from message `from` on, each result matched with its call. Paths are read only when
+    /// `with_paths`.
+    fn tool_index(&self, from: usize, with_paths: bool) -> Result<ToolIndex> {
+        let mut names = Interner::default();
+        let mut paths = Interner::default();
+        let mut call_of: crate::model::hash::FastMap<Str, usize> = Default::default();
+        let mut index = ToolIndex::default();
+        let contents = self.contents(from..self.len(), Detail::Structure)?;
+        for (i, content) in (from..).zip(contents) {
+            let kind = self.kind(i)?;
+            if self.is_sidechain(i) || !matches!(kind, Kind::User | Kind::Assistant) {
+                continue;
+            }
+            let ContentInfo::Blocks(blocks) = content else {
+                continue;
+            };
+            for (b, info) in blocks.iter().enumerate() {
+                match (kind, info.kind) {
+                    (Kind::Assistant, Some(BlockKind::ToolUse)) => {
+                        if let (Some(id), Some(name)) = (&info.id, &info.name) {
+                            call_of.insert(id.clone(), index.uses.len());
+                            index.uses.push(ToolUseEntry {
+                                message: i,
+                                name: names.sym(name),
+                                path: if with_paths {
+                                    info.path.as_ref().map(|p| paths.sym(p))
+                                } else {
+                                    None
+                                },
+                            });
+                        }
+                    }
+                    (Kind::User, Some(BlockKind::ToolResult)) => {
+                        let nested_text: usize = info
+                            .nested
+                            .iter()
+                            .filter(|n| n.kind == Some(BlockKind::Text))
+                            .map(|n| n.text_units)
+                            .sum();
+                        index.results.push(ToolResultEntry {
+                            message: i,
+                            block: b,
+                            call: info
+                                .tool_use_id
+                                .as_ref()
+                                .and_then(|id| call_of.get(id).copied()),
+                            text_units: info.text_units + nested_text,
+                            media: info
+                                .nested
+                                .iter()
+                                .filter(|n| n.kind.is_some_and(BlockKind::is_media))
+                                .count(),
+                            is_cleared: info.is_cleared,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        index.names = names.into_strings();
+        index.path_count = paths.into_strings().len();
+        Ok(index)
+    }
+
+    /// The `tool_use_id` of the tool result at block `block` of message `message`.
+    fn tool_use_id_at(&self, message: usize, block: usize) -> Result<Option<String>> {
+        Ok(match self.content(message, Detail::Structure)? {
+            ContentInfo::Blocks(b) => b
+                .get(block)
+                .and_then(|info| info.tool_use_id.as_ref())
+                .map(|s| s.to_string()),
+            _ => None,
+        })
+    }
+}
+
+/// What [`ConversationView::latest_usage`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Latest {
+    /// The assistant message at this index carries this usage.
+    Usage(usize, UsageCounts),
+    /// A compact boundary at this index comes first.
+    Boundary(usize),
+    /// Neither.
+    None,
+}
+
+/// What [`ConversationView::rfind`] looks for (any of the set flags matches).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Find {
+    /// An assistant message that carries `usage`.
+    pub assistant_with_usage: bool,
+    /// Any assistant message.
+    pub assistant: bool,
+    /// A `compact_boundary` line.
+    pub boundary: bool,
+}
+
+/// Whether assistant messages `p < i` belong to one API turn: lines of one response (same
+/// `message.id`), or consecutive assistant messages with no user message between them (the
+/// API merges those into one turn, so a cut between them would split it).
+pub fn same_turn<V: ConversationView + ?Sized>(view: &V, p: usize, i: usize) -> Result<bool> {
+    if view.same_response(p, i) {
+        return Ok(true);
+    }
+    for k in p + 1..i {
+        if view.is_sidechain(k) {
+            continue;
+        }
+        if matches!(view.kind(k)?, Kind::User | Kind::Attachment) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// What the core decides to change in one message. The caller's side applies it to a copy
+/// of the message; all other messages are reused as they are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Edit {
+    /// Replace a content block (or, with `nested`, a block inside a tool result's content
+    /// array) by a text block `{type: "text", text}`.
+    ReplaceWithText {
+        /// Message index.
+        message: usize,
+        /// Block index in the message content.
+        block: usize,
+        /// Block index inside the tool result's content, when the media is nested there.
+        nested: Option<usize>,
+        /// The replacement text.
+        text: String,
+    },
+    /// Set a tool result's `content` to a string, keeping its other fields.
+    SetToolResultContent {
+        /// Message index.
+        message: usize,
+        /// Block index in the message content.
+        block: usize,
+        /// The new content.
+        text: String,
+    },
+}
+
+impl Edit {
+    /// Index of the message the edit changes.
+    pub fn message(&self) -> usize {
+        match self {
+            Edit::ReplaceWithText { message, .. } | Edit::SetToolResultContent { message, .. } => {
+                *message
+            }
+        }
+    }
+}
+
+/// UTF-16 length of a Rust string (what JavaScript's `string.length` reports).
+pub fn utf16_len(s: &str) -> usize {
+    // ASCII fast path: one unit per byte.
+    if s.is_ascii() {
+        return s.len();
+    }
+    s.chars().map(char::len_utf16).sum()
+}
+
+fn json_units(v: &impl serde::Serialize) -> usize {
+    serde_json::to_string(v).map(|s| utf16_len(&s)).unwrap_or(0)
+}
+
+/// The placeholder that replaces cleared tool results (SPEC §10).
+pub const CLEARED_PLACEHOLDER: &str = "[Old tool result content cleared]";
+
+fn tool_path(input: Option<&serde_json::Value>) -> Option<Str> {
+    let input = input?;
+    ["file_path", "path", "notebook_path"]
+        .iter()
+        .find_map(|k| input.get(*k).and_then(|v| v.as_str()))
+        .map(Str::from)
+}
+
+/// Describes one typed block (native side of the view).
+pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
+    let est = detail == Detail::Estimate;
+    match b {
+        Block::Text(t) => BlockInfo {
+            kind: Some(BlockKind::Text),
+            text_units: utf16_len(&t.text),
+            ..Default::default()
+        },
+        Block::Image(_) => BlockInfo {
+            kind: Some(BlockKind::Image),
+            ..Default::default()
+        },
+        Block::Document(_) => BlockInfo {
+            kind: Some(BlockKind::Document),
+            ..Default::default()
+        },
+        Block::ToolUse(t) | Block::ServerToolUse(t) => BlockInfo {
+            kind: Some(if matches!(b, Block::ToolUse(_)) {
+                BlockKind::ToolUse
+            } else {
+                BlockKind::ServerToolUse
+            }),
+            json_units: if est {
+                let input = t.input.as_ref().and_then(|i| i.as_ref());
+                utf16_len(&t.name) + input.map_or(2, json_units)
+            } else {
+                0
+            },
+            id: Some(t.id.as_str().into()),
+            name: Some(t.name.as_str().into()),
+            path: tool_path(t.input.as_ref().and_then(|i| i.as_ref())),
+            ..Default::default()
+        },
+        Block::ToolResult(r) => {
+            let mut info = BlockInfo {
+                kind: Some(BlockKind::ToolResult),
+                tool_use_id: Some(r.tool_use_id.as_str().into()),
+                ..Default::default()
+            };
+            match r.content.as_ref().and_then(|c| c.as_ref()) {
+                Some(ToolResultContent::Text(s)) => {
+                    info.text_units = utf16_len(s);
+                    info.is_cleared = s == CLEARED_PLACEHOLDER;
+                }
+                Some(ToolResultContent::Blocks(bs)) => {
+                    info.nested = bs.iter().map(|b| block_info(b, detail)).collect();
+                }
+                None => {}
+            }
+            info
+        }
+        Block::ServerToolResult(r) => BlockInfo {
+            kind: Some(BlockKind::ServerToolResult),
+            tool_use_id: Some(r.tool_use_id.as_str().into()),
+            json_units: if est { json_units(&r.raw) } else { 0 },
+            ..Default::default()
+        },
+        Block::Thinking(t) => BlockInfo {
+            kind: Some(BlockKind::Thinking),
+            text_units: utf16_len(&t.thinking),
+            ..Default::default()
+        },
+        Block::RedactedThinking(t) => BlockInfo {
+            kind: Some(BlockKind::RedactedThinking),
+            text_units: utf16_len(&t.data),
+            ..Default::default()
+        },
+        Block::Unknown(v) => BlockInfo {
+            kind: Some(BlockKind::Other),
+            json_units: if est { json_units(v) } else { 0 },
+            ..Default::default()
+        },
+    }
+}
+
+impl ConversationView for [Message] {
+    fn len(&self) -> usize {
+        <[Message]>::len(self)
+    }
+
+    fn kind(&self, i: usize) -> Result<Kind> {
+        Ok(self[i].kind())
+    }
+
+    fn is_transcript(&self, i: usize) -> bool {
+        self[i].is_transcript()
+    }
+
+    fn usage(&self, i: usize) -> Result<Option<UsageCounts>> {
+        let m = &self[i];
+        match m.usage_raw() {
+            None => Ok(None),
+            Some(u) => {
+                let loc = || {
+                    if m.is_transcript() {
+                        format!("messages[{i}].message.usage")
+                    } else {
+                        format!("messages[{i}].usage")
+                    }
+                };
+                UsageCounts::from_usage(&u, loc).map(Some)
+            }
+        }
+    }
+
+    fn message_id(&self, i: usize) -> Option<String> {
+        self[i].message_id().map(str::to_string)
+    }
+
+    fn same_response(&self, i: usize, j: usize) -> bool {
+        matches!((self[i].message_id(), self[j].message_id()), (Some(a), Some(b)) if a == b)
+    }
+
+    fn usage_is_partial(&self, i: usize) -> bool {
+        self[i]
+            .api_message()
+            .is_some_and(|m| m.extra.get("stop_reason") == Some(&serde_json::Value::Null))
+    }
+
+    fn is_sidechain(&self, i: usize) -> bool {
+        self[i].is_sidechain()
+    }
+
+    fn is_compact_boundary(&self, i: usize) -> bool {
+        self[i].is_compact_boundary()
+    }
+
+    fn attachment_type(&self, i: usize) -> Option<String> {
+        self[i].attachment_type().map(str::to_string)
+    }
+
+    fn boundary_kept(&self, i: usize) -> usize {
+        if !self[i].is_compact_boundary() {
+            return 0;
+        }
+        kept_messages_from(
+            self[i]
+                .extra
+                .get("compactMetadata")
+                .and_then(|m| m.get("keptMessages"))
+                .and_then(serde_json::Value::as_f64),
+        )
+    }
+
+    fn timestamp(&self, i: usize) -> Option<String> {
+        self[i].timestamp().map(str::to_string)
+    }
+
+    fn uuid(&self, i: usize) -> Option<String> {
+        self[i].uuid().map(str::to_string)
+    }
+
+    fn content_equals(&self, i: usize, text: &str) -> bool {
+        if self[i].kind() != Kind::User {
+            return false;
+        }
+        match self[i].content() {
+            Some(Content::Text(t)) => t == text,
+            Some(Content::Blocks(bs)) => {
+                matches!(bs.as_slice(), [Block::Text(t)] if t.text == text)
+            }
+            None => false,
+        }
+    }
+
+    fn content(&self, i: usize, detail: Detail) -> Result<ContentInfo> {
+        let m = &self[i];
+        if m.kind() == Kind::Attachment {
+            return Ok(match m.extra.get("attachment") {
+                Some(a) => ContentInfo::Json(json_units(a)),
+                None => ContentInfo::None,
+            });
+        }
+        Ok(match m.content() {
+            None => ContentInfo::None,
+            Some(Content::Text(t)) => ContentInfo::Text(utf16_len(t)),
+            Some(Content::Blocks(bs)) => {
+                ContentInfo::Blocks(bs.iter().map(|b| block_info(b, detail)).collect())
+            }
+        })
+    }
+}
+
+/// Applies edits to typed messages, returning a new vector; unedited messages are clones
+/// of the input (equal to it).
+pub fn apply_edits(messages: &[Message], edits: &[Edit]) -> Result<Vec<Message>> {
+    let mut out = messages.to_vec();
+    for e in edits {
+        let idx = e.message();
+        let msg = out
+            .get_mut(idx)
+            .ok_or_else(|| Error::invalid_argument(format!("edit targets messages[{idx}]")))?;
+        let Some(Content::Blocks(blocks)) = msg.content_mut() else {
+            return Err(
+                Error::invalid_message("edit targets a message without blocks")
+                    .at(format!("messages[{idx}]")),
+            );
+        };
+        match e {
+            Edit::ReplaceWithText {
+                block,
+                nested,
+                text,
+                ..
+            } => {
+                let target = blocks.get_mut(*block).ok_or_else(|| {
+                    Error::invalid_argument(format!("no block {block} in messages[{idx}]"))
+                })?;
+                match nested {
+                    None => *target = Block::text(text.clone()),
+                    Some(n) => {
+                        let Block::ToolResult(r) = target else {
+                            return Err(Error::invalid_argument(format!(
+                                "messages[{idx}].content[{block}] is not a tool_result"
+                            )));
+                        };
+                        let Some(Some(ToolResultContent::Blocks(inner))) = r.content.as_mut()
+                        else {
+                            return Err(Error::invalid_argument(format!(
+                                "messages[{idx}].content[{block}] has no content array"
+                            )));
+                        };
+                        let slot = inner.get_mut(*n).ok_or_else(|| {
+                            Error::invalid_argument(format!(
+                                "no block {n} in messages[{idx}].content[{block}].content"
+                            ))
+                        })?;
+                        *slot = Block::text(text.clone());
+                    }
+                }
+            }
+            Edit::SetToolResultContent { block, text, .. } => {
+                let Some(Block::ToolResult(r)) = blocks.get_mut(*block) else {
+                    return Err(Error::invalid_argument(format!(
+                        "messages[{idx}].content[{block}] is not a tool_result"
+                    )));
+                };
+                r.content = Some(Some(ToolResultContent::Text(text.clone())));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn msgs(v: serde_json::Value) -> Vec<Message> {
+        Message::parse_all(v).unwrap()
+    }
+
+    #[test]
+    fn kept_messages_must_be_a_whole_number() {
+        assert_eq!(kept_messages_from(Some(3.0)), 3);
+        assert_eq!(kept_messages_from(Some(0.0)), 0);
+        for bad in [
+            None,
+            Some(1.5),
+            Some(-2.0),
+            Some(f64::NAN),
+            Some(f64::INFINITY),
+            Some(1e300),
+        ] {
+            assert_eq!(kept_messages_from(bad), 0, "{bad:?}");
+        }
+        assert_eq!(kept_messages_from(Some(MAX_KEPT_MESSAGES)), 4_294_967_295);
+        // Read from a line, natively: a huge value is ignored, never an overflow.
+        let m = crate::model::messages::Message::parse_all(json!([
+            {"type": "system", "subtype": "compact_boundary", "compactMetadata": {"keptMessages": 2.0}},
+            {"type": "system", "subtype": "compact_boundary", "compactMetadata": {"keptMessages": 18446744073709551615u64}},
+            {"type": "system", "subtype": "compact_boundary", "compactMetadata": {"keptMessages": 1.5}}
+        ]))
+        .unwrap();
+        let v = m.as_slice();
+        assert_eq!(
+            (v.boundary_kept(0), v.boundary_kept(1), v.boundary_kept(2)),
+            (2, 0, 0)
+        );
+        assert!(crate::measure::tokens::token_count_checked(v).is_ok());
+    }
+
+    #[test]
+    fn utf16_matches_js_length() {
+        assert_eq!(utf16_len("abc"), 3);
+        assert_eq!(utf16_len("é"), 1);
+        assert_eq!(utf16_len("😀"), 2);
+    }
+
+    #[test]
+    fn native_view_reads_structure() {
+        let m = msgs(json!([
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/x"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": CLEARED_PLACEHOLDER}]}
+        ]));
+        let v: &[Message] = &m;
+        let ContentInfo::Blocks(b) = v.content(0, Detail::Estimate).unwrap() else {
+            panic!()
+        };
+        assert_eq!(b[0].path.as_deref(), Some("/x"));
+        assert_eq!(b[0].json_units, 4 + r#"{"file_path":"/x"}"#.len());
+        let ContentInfo::Blocks(b) = v.content(1, Detail::Structure).unwrap() else {
+            panic!()
+        };
+        assert!(b[0].is_cleared);
+    }
+
+    #[test]
+    fn negative_usage_is_an_error() {
+        let m = msgs(
+            json!([{"type": "assistant", "message": {"role": "assistant", "content": [],
+            "usage": {"input_tokens": -4}}}]),
+        );
+        let v: &[Message] = &m;
+        let e = v.usage(0).unwrap_err();
+        assert_eq!(e.code, crate::model::error::ErrorCode::InvalidTokenCount);
+        assert!(
+            e.message
+                .contains("messages[0].message.usage: input_tokens"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn edits_touch_only_their_target() {
+        let m = msgs(json!([
+            {"role": "user", "content": "a"},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [
+                {"type": "text", "text": "x"}, {"type": "image", "source": {}}]}]}
+        ]));
+        let out = apply_edits(
+            &m,
+            &[Edit::ReplaceWithText {
+                message: 1,
+                block: 0,
+                nested: Some(1),
+                text: "[image]".into(),
+            }],
+        )
+        .unwrap();
+        assert_eq!(out[0], m[0]);
+        assert_eq!(
+            out[1].to_value()["content"][0]["content"][1],
+            json!({"type": "text", "text": "[image]"})
+        );
+    }
+}

@@ -1,0 +1,460 @@
+//! The loss report: what a summary leaves out of the conversation it replaces.
+//!
+//! [`loss_report`] reads the files touched, the user messages and the errors of the
+//! compacted part (with [`crate::summarize::offline::extract_facts`], the same reading the offline
+//! summarizer uses) and keeps those the summary does not mention. [`append_missing`] adds
+//! them to the summary as a short list, so that a summary from any model can never silently
+//! drop a file the agent edited or a request the user made.
+//!
+//! "Mentions" is defined so that a faithful summary passes even when it paraphrases, and a
+//! summary that leaves an item out is caught (see [`file_mentioned`], [`text_mentioned`],
+//! [`error_mentioned`]). Texts are compared [`normalize`]d: lower case, whitespace runs as
+//! one space, typographic quotes as plain ones, Markdown emphasis and code marks removed.
+
+use serde::Serialize;
+
+use crate::model::hash::FastSet;
+use crate::model::messages::Message;
+use crate::summarize::offline::{contains_name, extract_facts, file_name};
+use crate::summarize::summary::cut_middle;
+
+/// Characters of a normalized text whose presence counts as a mention of it.
+pub const MENTION_PREFIX_CHARS: usize = 60;
+/// A user message shorter than this (normalized) is mentioned only when quoted or on a line
+/// of its own: short words like "continue" or "yes" appear in any summary.
+pub const SHORT_MESSAGE_CHARS: usize = 20;
+/// Shortest word counted by the word test.
+pub const MIN_WORD_CHARS: usize = 5;
+
+/// What a summary does not mention of the conversation it replaces.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LossReport {
+    /// Paths of files read, written or edited that the summary does not name.
+    pub files: Vec<String>,
+    /// Messages the user wrote that the summary does not mention (full text).
+    pub user_messages: Vec<String>,
+    /// Errors the summary does not mention, as `source: first telling line`.
+    pub errors: Vec<String>,
+}
+
+impl LossReport {
+    /// Whether nothing is missing.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.user_messages.is_empty() && self.errors.is_empty()
+    }
+}
+
+/// Lower case, whitespace runs as one space (trimmed), `“”„` as `"`, `‘’` as `'`, and
+/// `` ` `` / `*` removed.
+pub fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        let c = match c {
+            '“' | '”' | '„' => '"',
+            '‘' | '’' => '\'',
+            '`' | '*' => continue,
+            c => c,
+        };
+        if c.is_whitespace() {
+            space = !out.is_empty();
+            continue;
+        }
+        if space {
+            out.push(' ');
+            space = false;
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+fn words(norm: &str) -> impl Iterator<Item = &str> {
+    norm.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+}
+
+/// A summary prepared for many mention tests.
+pub struct SummaryIndex<'a> {
+    raw: &'a str,
+    norm: String,
+    words: FastSet<String>,
+    lines: FastSet<String>,
+}
+
+impl<'a> SummaryIndex<'a> {
+    /// Prepares `summary`.
+    pub fn new(summary: &'a str) -> SummaryIndex<'a> {
+        let norm = normalize(summary);
+        let words = words(&norm).map(str::to_string).collect();
+        let lines = summary
+            .lines()
+            .map(|l| {
+                let n = normalize(l);
+                strip_list_marker(&n)
+                    .trim_end_matches(['.', '!', '?', ',', ';', ':'])
+                    .to_string()
+            })
+            .filter(|l| !l.is_empty())
+            .collect();
+        SummaryIndex {
+            raw: summary,
+            norm,
+            words,
+            lines,
+        }
+    }
+}
+
+/// A normalized line without a leading `- `, `* `, `1. `, `1) ` or `[1] `, and without
+/// surrounding quotes.
+fn strip_list_marker(line: &str) -> &str {
+    let mut l = line.trim_start_matches(['-', '•', ' ']);
+    let digits = l.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && matches!(l.as_bytes().get(digits), Some(b'.') | Some(b')')) {
+        l = l[digits + 1..].trim_start();
+    } else if l.starts_with('[') {
+        if let Some(end) = l.find("] ") {
+            if l[1..end].bytes().all(|b| b.is_ascii_digit()) {
+                l = &l[end + 2..];
+            }
+        }
+    }
+    l.trim_matches(['"', '\''])
+}
+
+fn head_chars(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// The word test: at least `min_words` distinct words of [`MIN_WORD_CHARS`] or more letters
+/// (the first 30), of which at least two thirds appear in the summary.
+fn most_words_present(idx: &SummaryIndex<'_>, norm: &str, min_words: usize) -> bool {
+    let mut seen: Vec<&str> = Vec::new();
+    for w in words(norm) {
+        if w.chars().count() >= MIN_WORD_CHARS && !seen.contains(&w) {
+            seen.push(w);
+            if seen.len() == 30 {
+                break;
+            }
+        }
+    }
+    if seen.len() < min_words {
+        return false;
+    }
+    let present = seen.iter().filter(|w| idx.words.contains(**w)).count();
+    present * 3 >= seen.len() * 2
+}
+
+/// A file is mentioned when its full path appears, or its file name appears with no other
+/// file-name character right before it and no letter, digit or `_` right after it
+/// ([`contains_name`]: `a.rs` is not found in `data.rs`). File names are compared as
+/// written (paths are case-sensitive on most systems).
+pub fn file_mentioned(idx: &SummaryIndex<'_>, path: &str) -> bool {
+    idx.raw.contains(path) || contains_name(idx.raw, file_name(path))
+}
+
+/// A user message is mentioned when, normalized:
+/// * it is shorter than [`SHORT_MESSAGE_CHARS`]: it appears in quotes (`"yes"`, `'yes'`),
+///   or as a line of its own (list markers, quotes and final punctuation aside);
+/// * otherwise: its first [`MENTION_PREFIX_CHARS`] characters appear, or most of its longer
+///   words do (at least 4 distinct words of 5+ letters, two thirds of them present — a close
+///   paraphrase).
+pub fn text_mentioned(idx: &SummaryIndex<'_>, text: &str) -> bool {
+    let norm = normalize(text);
+    if norm.is_empty() {
+        return true;
+    }
+    if norm.chars().count() < SHORT_MESSAGE_CHARS {
+        let bare = norm.trim_end_matches(['.', '!', '?', ',', ';', ':']);
+        return ['"', '\'']
+            .iter()
+            .any(|q| idx.norm.contains(&format!("{q}{norm}{q}")))
+            || idx.lines.contains(bare)
+            || idx.lines.contains(&norm);
+    }
+    idx.norm.contains(head_chars(&norm, MENTION_PREFIX_CHARS)) || most_words_present(idx, &norm, 4)
+}
+
+/// An error is mentioned when, normalized, the first [`MENTION_PREFIX_CHARS`] characters of
+/// its telling line appear, or most of its longer words do (at least 3 distinct words of 5+
+/// letters, two thirds of them present). An excerpt without a letter or digit (`*`, `---`)
+/// is never mentioned on its own: [`error_entry_mentioned`] then judges it by its source.
+pub fn error_mentioned(idx: &SummaryIndex<'_>, excerpt: &str) -> bool {
+    let norm = normalize(excerpt);
+    has_word(&norm)
+        && (idx.norm.contains(head_chars(&norm, MENTION_PREFIX_CHARS))
+            || most_words_present(idx, &norm, 3))
+}
+
+/// Whether a normalized text holds a letter or a digit.
+fn has_word(norm: &str) -> bool {
+    norm.chars().any(char::is_alphanumeric)
+}
+
+/// An error from `source` (a command, a tool on a file) with the telling line `excerpt` is
+/// mentioned when [`error_mentioned`] says so, or — for an excerpt that holds no letter or
+/// digit, which says nothing a summary could paraphrase — when the summary has the entry
+/// `source: excerpt` exactly as [`append_missing`] writes it (so "`cargo test`: all pass"
+/// does not mention "`cargo test`: *").
+pub fn error_entry_mentioned(idx: &SummaryIndex<'_>, source: &str, excerpt: &str) -> bool {
+    if error_mentioned(idx, excerpt) {
+        return true;
+    }
+    !has_word(&normalize(excerpt)) && idx.raw.contains(&error_entry(source, excerpt))
+}
+
+/// How [`loss_report`] lists an error: `source: excerpt`.
+fn error_entry(source: &str, excerpt: &str) -> String {
+    format!("{source}: {excerpt}")
+}
+
+/// The files touched, user messages and errors of `compacted` that `summary` does not
+/// mention, each in conversation order, without repeats. Calls the user rejected are not
+/// errors here (nothing to fix); sidechain and system lines are not read.
+pub fn loss_report(compacted: &[Message], summary: &str) -> LossReport {
+    let facts = extract_facts(compacted);
+    let idx = SummaryIndex::new(summary);
+    let mut report = LossReport::default();
+    for f in &facts.files {
+        if !file_mentioned(&idx, &f.path) {
+            report.files.push(f.path.clone());
+        }
+    }
+    for u in &facts.user_messages {
+        if !text_mentioned(&idx, &u.text) && !report.user_messages.contains(&u.text) {
+            report.user_messages.push(u.text.clone());
+        }
+    }
+    // Errors are told apart by their excerpt; wordless excerpts (`*`) by their source too.
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for e in &facts.errors {
+        let source = if has_word(&normalize(&e.excerpt)) {
+            ""
+        } else {
+            e.source.as_str()
+        };
+        let key = (source, e.excerpt.as_str());
+        if e.rejected || seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        if !error_entry_mentioned(&idx, &e.source, &e.excerpt) {
+            report.errors.push(error_entry(&e.source, &e.excerpt));
+        }
+    }
+    report
+}
+
+/// Heading of the list [`append_missing`] adds.
+pub const MISSING_HEADING: &str =
+    "Not covered above, listed automatically from the compacted conversation:";
+
+/// Longest user message quoted whole by [`append_missing`] (longer ones are cut in the
+/// middle).
+pub const MISSING_MESSAGE_CHARS: usize = 600;
+
+/// `summary` followed by the items of `report`, as a short deterministic list: files
+/// (paths, comma-separated), user messages (quoted, long ones cut in the middle), errors.
+/// Returns `summary` unchanged when nothing is missing.
+pub fn append_missing(summary: &str, report: &LossReport) -> String {
+    if report.is_empty() {
+        return summary.to_string();
+    }
+    let mut out = summary.trim_end().to_string();
+    out.push_str("\n\n");
+    out.push_str(MISSING_HEADING);
+    if !report.files.is_empty() {
+        out.push_str("\n- Files touched: ");
+        out.push_str(&report.files.join(", "));
+    }
+    if !report.user_messages.is_empty() {
+        out.push_str("\n- User messages:");
+        for m in &report.user_messages {
+            let text = cut_middle(m.trim(), MISSING_MESSAGE_CHARS).replace('\n', "\n    ");
+            out.push_str(&format!("\n  - \"{text}\""));
+        }
+    }
+    if !report.errors.is_empty() {
+        out.push_str("\n- Errors:");
+        for e in &report.errors {
+            out.push_str(&format!("\n  - {e}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn msgs(v: serde_json::Value) -> Vec<Message> {
+        Message::parse_all(v).unwrap()
+    }
+
+    fn conversation() -> Vec<Message> {
+        msgs(json!([
+            {"role": "user", "content": "Please add a retry with exponential backoff to the HTTP client in src/net.rs"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "r", "name": "Read", "input": {"file_path": "/repo/src/net.rs"}},
+                {"type": "tool_use", "id": "d", "name": "Read", "input": {"file_path": "/repo/src/data.rs"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "r", "content": "fn get() {}"},
+                {"type": "tool_result", "tool_use_id": "d", "content": "struct D;"}]},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": "cargo build"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "b", "is_error": true,
+                 "content": "Exit code 101\nerror[E0425]: cannot find value `delay_ms` in this scope"}]},
+            {"role": "user", "content": "yes"}
+        ]))
+    }
+
+    #[test]
+    fn normalization() {
+        assert_eq!(
+            normalize("  A “quoted”\n\n  `code` **bold** "),
+            "a \"quoted\" code bold"
+        );
+    }
+
+    #[test]
+    fn everything_missing_from_an_unrelated_summary() {
+        let r = loss_report(&conversation(), "The user and the assistant talked.");
+        assert_eq!(r.files, vec!["/repo/src/net.rs", "/repo/src/data.rs"]);
+        assert_eq!(r.user_messages.len(), 2);
+        assert_eq!(
+            r.errors,
+            vec!["`cargo build`: error[E0425]: cannot find value `delay_ms` in this scope"]
+        );
+    }
+
+    #[test]
+    fn mentions_by_name_prefix_words_and_quotes() {
+        let summary = "Files: net.rs (read) and /repo/src/data.rs.\n\
+            The user asked: please add a retry with exponential backoff to the HTTP client...\n\
+            Error: cannot find value delay_ms in this scope (fixed later).\n\
+            User said \"yes\".";
+        let r = loss_report(&conversation(), summary);
+        assert!(r.is_empty(), "{r:?}");
+    }
+
+    #[test]
+    fn file_names_must_stand_alone() {
+        let idx = SummaryIndex::new("We changed metadata.rs and bignet.rs_old");
+        assert!(!file_mentioned(&idx, "/repo/src/data.rs"));
+        assert!(!file_mentioned(&idx, "/repo/src/net.rs"));
+        let idx = SummaryIndex::new("See `src/net.rs`: done.");
+        assert!(file_mentioned(&idx, "/repo/src/net.rs"));
+    }
+
+    #[test]
+    fn short_messages_need_quotes_or_their_own_line() {
+        let idx = SummaryIndex::new("Continue with the task, yes it works.");
+        assert!(!text_mentioned(&idx, "continue"));
+        assert!(!text_mentioned(&idx, "yes"));
+        let idx = SummaryIndex::new("Messages:\n- \"continue\"\n2. Yes.\n");
+        assert!(text_mentioned(&idx, "continue"));
+        assert!(text_mentioned(&idx, "yes"));
+        let idx = SummaryIndex::new("Messages:\n   [3] continue\n");
+        assert!(text_mentioned(&idx, "Continue"));
+    }
+
+    #[test]
+    fn paraphrase_passes_the_word_test_but_a_different_request_does_not() {
+        let msg = "Rename the configuration loader and update every caller in the frontend";
+        let idx = SummaryIndex::new(
+            "User wanted the configuration loader renamed and every caller updated (frontend).",
+        );
+        assert!(text_mentioned(&idx, msg));
+        let idx = SummaryIndex::new("User wanted the configuration documented.");
+        assert!(!text_mentioned(&idx, msg));
+    }
+
+    #[test]
+    fn rejected_calls_are_not_errors() {
+        let m = msgs(json!([
+            {"role": "user", "content": "start the server please now"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "mix phx.server"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "is_error": true,
+                "content": "The user doesn't want to proceed with this tool use. The tool use was rejected."}]}
+        ]));
+        let r = loss_report(&m, "\"start the server please now\"");
+        assert!(r.is_empty(), "{r:?}");
+    }
+
+    #[test]
+    fn append_missing_lists_items_deterministically() {
+        let summary = "The user and the assistant talked.";
+        let r = loss_report(&conversation(), summary);
+        let a = append_missing(summary, &r);
+        assert_eq!(a, append_missing(summary, &r));
+        assert!(a.starts_with(summary));
+        assert!(a.contains(MISSING_HEADING));
+        assert!(a.contains("- Files touched: /repo/src/net.rs, /repo/src/data.rs"));
+        assert!(a.contains("  - \"yes\""));
+        assert!(a.contains("cannot find value"));
+        // After appending, nothing is missing any more.
+        assert!(loss_report(&conversation(), &a).is_empty());
+        assert_eq!(append_missing(summary, &LossReport::default()), summary);
+    }
+
+    #[test]
+    fn a_wordless_error_excerpt_is_judged_by_its_source() {
+        // A failed `cargo test` whose whole output is `*` (fuzzing finding F5).
+        let m = msgs(json!([
+            {"role": "user", "content": "run the tests"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash",
+                "input": {"command": "cargo test"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                "content": "*", "is_error": true}]}
+        ]));
+        let summary = "The user asked to run the tests.";
+        let r = loss_report(&m, summary);
+        assert_eq!(r.errors, vec!["`cargo test`: *"]);
+        let completed = append_missing(summary, &r);
+        assert!(loss_report(&m, &completed).is_empty(), "{completed}");
+        // A summary that has the entry mentions it; one that only names the command, or
+        // names it with another outcome, does not.
+        let idx = SummaryIndex::new("Errors: `cargo test`: * (no output)");
+        assert!(error_entry_mentioned(&idx, "`cargo test`", "*"));
+        for other in ["We ran cargo test later.", "Ran `cargo test`: all pass."] {
+            let idx = SummaryIndex::new(other);
+            assert!(!error_entry_mentioned(&idx, "`cargo test`", "*"), "{other}");
+        }
+        // A wordless excerpt is never mentioned on its own, even where it appears.
+        let idx = SummaryIndex::new("--- a/x\n+++ b/x");
+        assert!(!error_mentioned(&idx, "---"));
+        // Two commands failing with the same wordless output are two errors.
+        let two = msgs(json!([
+            {"role": "user", "content": "run both"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "cargo test"}},
+                {"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": "npm test"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "*", "is_error": true},
+                {"type": "tool_result", "tool_use_id": "b", "content": "*", "is_error": true}]}
+        ]));
+        let r = loss_report(&two, "nothing");
+        assert_eq!(r.errors, vec!["`cargo test`: *", "`npm test`: *"]);
+        assert!(loss_report(&two, &append_missing("nothing", &r)).is_empty());
+    }
+
+    #[test]
+    fn serializes_camel_case() {
+        let r = LossReport {
+            files: vec!["a".into()],
+            user_messages: vec!["b".into()],
+            errors: vec![],
+        };
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"files": ["a"], "userMessages": ["b"], "errors": []})
+        );
+    }
+}

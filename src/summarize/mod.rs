@@ -1,0 +1,6 @@
+//! Layer 4, summarizing: the summary request sent to a model and its answer, the embedded
+//! offline summarizer, and the loss report. Uses the layers below it.
+
+pub mod loss;
+pub mod offline;
+pub mod summary;

@@ -1,0 +1,2061 @@
+//! The embedded offline summarizer: a deterministic summary built from the conversation
+//! itself, with no model call (the default when no API key is given).
+//!
+//! It has the contract of any summarizer: [`summarize_request`] takes the Messages API
+//! request body the library builds ([`crate::summarize::summary::build_summary_request`]) and returns a
+//! reply text `<summary>…</summary>`, which the pipeline reads like a model's answer.
+//! [`summarize_messages`] does the same from the typed messages.
+//!
+//! The summary has the sections of SPEC §14, filled with facts read from the conversation
+//! ([`extract_facts`]):
+//!
+//! * every message the user wrote, verbatim (long ones cut in the middle with a marker);
+//!   tool results, reminders and other text the agent added are not user messages
+//!   ([`clean_user_text`]);
+//! * every file read, created or edited (path, what was done, the new text of the last
+//!   change);
+//! * the commands run and how they ended; the errors met, and whether a later step fixed
+//!   them (a later successful run of the same command, a later successful change of the same
+//!   file);
+//! * the latest todo / task list, the open items as pending tasks;
+//! * the current work: the assistant's last text, its last actions and any tool call still
+//!   waiting for a result.
+//!
+//! The reply stays within a token budget (default [`DEFAULT_BUDGET_TOKENS`], counted as the
+//! rough estimate of SPEC §3: UTF-16 length / 4). When the full rendering is larger, detail
+//! is given up in a fixed order: the assistant's notes and other tool calls first, then the
+//! code of the last changes, the list of successful commands, the earlier summary, and only
+//! then long user messages are cut shorter in the middle. Every user message (at least its
+//! head) and every file path are always kept; a conversation whose user messages and paths
+//! alone exceed the budget gets a summary over it.
+//!
+//! Same input, same output, byte for byte: nothing depends on time, randomness or hash
+//! order.
+
+use serde_json::{json, Value};
+
+use crate::measure::tokens::{rough_token_count, BYTES_PER_TOKEN};
+use crate::model::hash::FastMap;
+use crate::model::messages::{Block, Content, Kind, Message, ToolResultContent};
+use crate::model::view::utf16_len;
+use crate::summarize::summary::{
+    cut_middle, CUSTOM_INSTRUCTIONS_HEADER, EARLIER_SUMMARY_MARKER, META_TEXT_MARKER,
+    SUMMARY_INSTRUCTION,
+};
+use crate::transforms::ptl::PTL_MARKER_TEXT;
+
+/// Token budget of an offline summary when the caller gives none (or 0).
+pub const DEFAULT_BUDGET_TOKENS: u64 = 8_000;
+
+/// Estimated tokens of a text (SPEC §3: UTF-16 length / 4, rounded).
+pub fn text_tokens(text: &str) -> u64 {
+    rough_token_count(utf16_len(text), BYTES_PER_TOKEN)
+}
+
+// ---------------------------------------------------------------------------------------
+// Facts
+// ---------------------------------------------------------------------------------------
+
+/// A message the user wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserMessage {
+    /// The text, cleaned of reminders and other added context ([`clean_user_text`]).
+    pub text: String,
+    /// Images and documents that came with it.
+    pub media: usize,
+}
+
+/// What happened to one file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileFacts {
+    /// The path, as the tools named it.
+    pub path: String,
+    /// Successful reads.
+    pub reads: usize,
+    /// Successful whole-file writes (creations or overwrites).
+    pub writes: usize,
+    /// Successful edits.
+    pub edits: usize,
+    /// Calls on the file that failed.
+    pub failures: usize,
+    /// Calls on the file that got no result.
+    pub unanswered: usize,
+    /// Whether the first successful write happened before any read of the file (a new file).
+    pub created: bool,
+    /// The new text of the last successful write or edit (`new_string`, the written
+    /// content, …), when the call carried it.
+    pub last_change: Option<String>,
+    /// Tool call order of the last touch (for "most recent first").
+    pub last_touch: usize,
+    /// Tool call order of the last write or edit.
+    pub last_change_at: Option<usize>,
+}
+
+impl FileFacts {
+    /// Whether the file was written or edited.
+    pub fn changed(&self) -> bool {
+        self.writes + self.edits > 0
+    }
+}
+
+/// How a shell command ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It succeeded (no error flag, exit code 0, no error line in its output).
+    Ok,
+    /// It failed: an error result or a non-zero exit code; the excerpt is its first telling
+    /// line.
+    Failed(String),
+    /// It exited normally but its output reports an error (compiler, test runner…).
+    ErrorOutput(String),
+    /// The user rejected the call or interrupted it.
+    Rejected,
+    /// No result was seen (still running, or the conversation ended first).
+    NoResult,
+}
+
+/// A shell command run by the agent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandFacts {
+    /// The command line.
+    pub command: String,
+    /// The description given with it, if any.
+    pub description: Option<String>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Tool call order.
+    pub order: usize,
+}
+
+/// Whether a later step fixed an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resolution {
+    /// A later step shows it fixed (the reason says which).
+    Fixed(String),
+    /// A later step probably addressed it (the reason says which).
+    Likely(String),
+    /// Nothing later shows it fixed.
+    Open,
+}
+
+/// An error met in the conversation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorFacts {
+    /// Where it came from: a command, a tool on a file, or feedback the agent received.
+    pub source: String,
+    /// Its first telling line (the part that identifies it).
+    pub excerpt: String,
+    /// Whether it is a call the user rejected or interrupted (not an error to fix).
+    pub rejected: bool,
+    /// Whether a later step fixed it.
+    pub resolution: Resolution,
+    /// How many tool calls had been made when it was seen, the failing call included: calls
+    /// numbered from this on came later.
+    pub order: usize,
+}
+
+/// One item of the agent's todo / task list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TodoItem {
+    /// What is to be done.
+    pub content: String,
+    /// `pending`, `in_progress`, `completed` (as the tool wrote it).
+    pub status: String,
+}
+
+impl TodoItem {
+    /// Whether it is still to be done.
+    pub fn is_open(&self) -> bool {
+        !matches!(
+            self.status.as_str(),
+            "completed" | "done" | "deleted" | "cancelled"
+        )
+    }
+}
+
+/// Everything the offline summarizer (and the loss report) reads from a conversation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConversationFacts {
+    /// The user's messages, in order.
+    pub user_messages: Vec<UserMessage>,
+    /// Files read, written or edited, in order of first touch.
+    pub files: Vec<FileFacts>,
+    /// Shell commands, in order.
+    pub commands: Vec<CommandFacts>,
+    /// Errors, in order.
+    pub errors: Vec<ErrorFacts>,
+    /// The latest todo / task list.
+    pub todos: Vec<TodoItem>,
+    /// Other tool calls, as short descriptions (`Grep "pattern"`), in order.
+    pub other_calls: Vec<String>,
+    /// Tool names with their number of calls, most used first (ties by name).
+    pub tool_counts: Vec<(String, usize)>,
+    /// The assistant's texts, in order (whitespace collapsed).
+    pub notes: Vec<String>,
+    /// The assistant's last text, as written.
+    pub last_assistant_text: Option<String>,
+    /// Short descriptions of the last tool calls (at most 3, oldest first).
+    pub last_actions: Vec<String>,
+    /// Tool calls that got no result.
+    pub open_calls: Vec<String>,
+    /// Summaries of earlier compactions found in the conversation.
+    pub earlier_summaries: Vec<String>,
+    /// Whether the user interrupted the assistant after its last step.
+    pub interrupted: bool,
+}
+
+/// A tool call and its result.
+struct Call {
+    name: String,
+    input: Value,
+    result: Option<(String, bool)>,
+}
+
+/// Text tags whose whole element is context added by the agent's harness, never typed by
+/// the user.
+pub const NOISE_TAGS: &[&str] = &[
+    "system-reminder",
+    "ide_opened_file",
+    "ide_selection",
+    "ide_diagnostics",
+    "task-notification",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "bash-stdout",
+    "bash-stderr",
+    "user-prompt-submit-hook",
+    "command-message",
+];
+
+/// Starts of user texts that the harness writes (interruptions, caveats, the line that
+/// follows a background task's notification).
+pub const NOISE_PREFIXES: &[&str] = &[
+    "[Request interrupted by user",
+    "Caveat: The messages below were generated by the user while running local commands",
+    "Read the output file to retrieve the result:",
+];
+
+/// Removes every `<tag>…</tag>` element (an unterminated one to the end), returning the
+/// rest and the removed elements' inner texts.
+fn remove_elements(text: &str, tag: &str, removed: &mut Vec<String>) -> String {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(&open) {
+        out.push_str(&rest[..start]);
+        let inner_start = start + open.len();
+        match rest[inner_start..].find(&close) {
+            Some(end) => {
+                removed.push(rest[inner_start..inner_start + end].to_string());
+                rest = &rest[inner_start + end + close.len()..];
+            }
+            None => {
+                removed.push(rest[inner_start..].to_string());
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn element<'a>(text: &'a str, tag: &str) -> Option<&'a str> {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let start = text.find(&open)? + open.len();
+    let end = text[start..].find(&close)? + start;
+    Some(text[start..end].trim())
+}
+
+/// What the user wrote in a user text, or `None` when it is context the agent's harness
+/// added: reminders, IDE notices, command output and other known tagged elements
+/// ([`NOISE_TAGS`]) are removed; a slash command (`<command-name>/x</command-name>` with
+/// `<command-args>`) becomes `/x args`; a shell escape (`<bash-input>`) becomes `! command`;
+/// interruption notices and caveats ([`NOISE_PREFIXES`]) and what is empty after all that are
+/// not user messages. The removed elements' texts are pushed to `removed` (they may carry
+/// error feedback).
+pub fn clean_user_text(text: &str, removed: &mut Vec<String>) -> Option<String> {
+    let mut t = text.to_string();
+    for tag in NOISE_TAGS {
+        if t.contains('<') {
+            t = remove_elements(&t, tag, removed);
+        }
+    }
+    if let Some(name) = element(&t, "command-name") {
+        let args = element(&t, "command-args").unwrap_or("");
+        let cmd = if args.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name} {args}")
+        };
+        return Some(cmd);
+    }
+    if let Some(cmd) = element(&t, "bash-input") {
+        return Some(format!("! {cmd}"));
+    }
+    let t = t.trim();
+    if t.is_empty() || NOISE_PREFIXES.iter().any(|p| t.starts_with(p)) {
+        return None;
+    }
+    Some(t.to_string())
+}
+
+fn str_field<'a>(input: &'a Value, keys: &[&str]) -> Option<&'a str> {
+    keys.iter()
+        .find_map(|k| input.get(*k).and_then(Value::as_str))
+        .filter(|s| !s.is_empty())
+}
+
+/// What a tool call does to a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FileOp {
+    Read,
+    Write,
+    Edit,
+}
+
+const PATH_KEYS: &[&str] = &[
+    "file_path",
+    "notebook_path",
+    "path",
+    "filePath",
+    "absolute_path",
+];
+
+/// The file operation of a tool call: `(op, path, new text)`.
+fn file_op(name: &str, input: &Value) -> Option<(FileOp, String, Option<String>)> {
+    let path = |keys: &[&str]| str_field(input, keys).map(str::to_string);
+    let text = |keys: &[&str]| str_field(input, keys).map(str::to_string);
+    match name {
+        "Read" | "NotebookRead" => Some((FileOp::Read, path(PATH_KEYS)?, None)),
+        "Write" => Some((FileOp::Write, path(PATH_KEYS)?, text(&["content"]))),
+        "Edit" => Some((FileOp::Edit, path(PATH_KEYS)?, text(&["new_string"]))),
+        "MultiEdit" => {
+            let last = input
+                .get("edits")
+                .and_then(Value::as_array)
+                .and_then(|e| e.last())
+                .and_then(|e| e.get("new_string"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            Some((FileOp::Edit, path(PATH_KEYS)?, last))
+        }
+        "NotebookEdit" => Some((FileOp::Edit, path(PATH_KEYS)?, text(&["new_source"]))),
+        n if n.starts_with("str_replace") => {
+            let p = path(PATH_KEYS)?;
+            match input.get("command").and_then(Value::as_str) {
+                Some("view") => Some((FileOp::Read, p, None)),
+                Some("create") => Some((FileOp::Write, p, text(&["file_text"]))),
+                Some("str_replace") => Some((FileOp::Edit, p, text(&["new_str"]))),
+                Some("insert") => Some((FileOp::Edit, p, text(&["insert_text", "new_str"]))),
+                _ => Some((FileOp::Edit, p, None)),
+            }
+        }
+        _ => {
+            let lower = name.to_ascii_lowercase();
+            let p = path(&["file_path", "notebook_path", "filePath", "absolute_path"])?;
+            if lower.contains("read") || lower.contains("view") {
+                Some((FileOp::Read, p, None))
+            } else if lower.contains("write") || lower.contains("create") {
+                Some((
+                    FileOp::Write,
+                    p,
+                    text(&["content", "file_text", "contents"]),
+                ))
+            } else if lower.contains("edit") || lower.contains("replace") {
+                Some((
+                    FileOp::Edit,
+                    p,
+                    text(&["new_string", "new_str", "replacement", "content"]),
+                ))
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// The command line of a shell tool call.
+fn shell_command(name: &str, input: &Value) -> Option<String> {
+    let lower = name.to_ascii_lowercase();
+    let shell = matches!(
+        name,
+        "Bash" | "Shell" | "PowerShell" | "run_shell_command" | "exec_command" | "local_shell"
+    ) || lower.contains("bash")
+        || lower.contains("shell");
+    if !shell {
+        return None;
+    }
+    match input.get("command").or_else(|| input.get("cmd")) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+        Some(Value::Array(parts)) => {
+            let words: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
+            (!words.is_empty()).then(|| words.join(" "))
+        }
+        _ => None,
+    }
+}
+
+/// A one-line description of a tool call for lists.
+fn describe_call(name: &str, input: &Value) -> String {
+    if let Some((_, path, _)) = file_op(name, input) {
+        return format!("{name} {path}");
+    }
+    if let Some(cmd) = shell_command(name, input) {
+        return format!("{name} `{}`", one_line(&cmd, 160));
+    }
+    let arg = [
+        "pattern",
+        "query",
+        "url",
+        "description",
+        "subject",
+        "skill",
+        "prompt",
+        "path",
+        "command",
+        "task_id",
+    ]
+    .iter()
+    .find_map(|k| {
+        input
+            .get(*k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    });
+    let target = ["pattern", "query"]
+        .iter()
+        .any(|k| input.get(*k).is_some())
+        .then(|| str_field(input, &["path", "glob"]))
+        .flatten()
+        .map(|p| format!(" in {p}"))
+        .unwrap_or_default();
+    match arg {
+        Some(a) => format!("{name} \"{}\"{target}", one_line(a, 100)),
+        None => name.to_string(),
+    }
+}
+
+/// The text on one line (line breaks shown as ` ↵ `), cut in the middle to about `max`
+/// chars with an inline marker.
+fn one_line(s: &str, max: usize) -> String {
+    let joined: String = s.trim().lines().collect::<Vec<_>>().join(" ↵ ");
+    cut_inline(&joined, max)
+}
+
+/// Keeps the head and the tail of a one-line text (`max` characters in all) around an
+/// inline marker.
+fn cut_inline(s: &str, max: usize) -> String {
+    let count = s.chars().count();
+    if count <= max {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(max / 2).collect();
+    let tail: String = s.chars().skip(count - max / 2).collect();
+    format!("{head} […{} chars left out…] {tail}", count - max)
+}
+
+fn collapse_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn result_text(content: Option<&ToolResultContent>) -> String {
+    match content {
+        None => String::new(),
+        Some(ToolResultContent::Text(t)) => t.clone(),
+        Some(ToolResultContent::Blocks(bs)) => bs
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text(t) => Some(t.text.clone()),
+                Block::Image(_) => Some("[image]".to_string()),
+                Block::Document(_) => Some("[document]".to_string()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// Whether a tool result says the user rejected or interrupted the call.
+fn is_rejection(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with("The user doesn't want to proceed with this tool use")
+        || t.starts_with("[Request interrupted by user")
+        || t.starts_with("The user doesn't want to take this action")
+}
+
+/// What the user said when rejecting a call, in the form Claude Code writes it (`… the
+/// user said:` followed by the user's words).
+fn rejection_feedback(text: &str) -> Option<String> {
+    if !is_rejection(text) {
+        return None;
+    }
+    let (_, said) = text.split_once("the user said:")?;
+    let said = said.trim();
+    (!said.is_empty()).then(|| said.to_string())
+}
+
+/// Whether a line of command output reports an error.
+fn is_error_line(line: &str) -> bool {
+    let t = line.trim();
+    if t.is_empty() {
+        return false;
+    }
+    let l: String = t.chars().take(160).collect::<String>().to_lowercase();
+    const STARTS: &[&str] = &[
+        "error:",
+        "error[",
+        "error ",
+        "errors:",
+        "fatal:",
+        "fatal error",
+        "panic:",
+        "traceback (most recent call last)",
+        "** (",
+        "npm err!",
+        "failed:",
+        "failure:",
+        "exception:",
+        "uncaught ",
+        "unhandled ",
+        "test result: failed",
+    ];
+    const CONTAINS: &[&str] = &[
+        ": error:",
+        ": error ts",
+        "error[e0",
+        "panicked at",
+        "command not found",
+        "no such file or directory",
+        "permission denied",
+        "cannot find module",
+        "modulenotfounderror",
+        "syntaxerror:",
+        "typeerror:",
+        "referenceerror:",
+        "nameerror:",
+        "importerror:",
+        "assertionerror",
+        "compilation failed",
+        "build failed",
+        "(compileerror)",
+        "segmentation fault",
+    ];
+    if STARTS.iter().any(|p| l.starts_with(p)) || CONTAINS.iter().any(|p| l.contains(p)) {
+        return true;
+    }
+    // "3 failed", "1 failure", "2 failures" with a non-zero count.
+    let words: Vec<&str> = l.split(|c: char| !c.is_alphanumeric()).collect();
+    words.windows(2).any(|w| {
+        matches!(w[1], "failed" | "failure" | "failures" | "errors" | "error")
+            && !w[0].is_empty()
+            && w[0].bytes().all(|b| b.is_ascii_digit())
+            && w[0].bytes().any(|b| b != b'0')
+    })
+}
+
+/// `Exit code N` on the first line (how Claude Code reports a failed command).
+fn exit_code(text: &str) -> Option<i64> {
+    let first = text.trim_start().lines().next()?.trim();
+    first.strip_prefix("Exit code ")?.trim().parse().ok()
+}
+
+/// The first line of `text` that reports an error, cut to 200 chars.
+fn error_line(text: &str) -> Option<String> {
+    text.lines()
+        .find(|l| is_error_line(l))
+        .map(|l| cut_inline(l.trim(), 200))
+}
+
+/// The telling line of a failure: its first error line, else its first line that is not
+/// just the exit code, else the exit code.
+fn failure_excerpt(text: &str) -> String {
+    let text = text
+        .replace("<tool_use_error>", "")
+        .replace("</tool_use_error>", "");
+    let text = text.as_str();
+    if let Some(l) = error_line(text) {
+        return l;
+    }
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let pick = lines
+        .iter()
+        .find(|l| !l.starts_with("Exit code "))
+        .or(lines.first())
+        .copied()
+        .unwrap_or("(no output)");
+    cut_inline(pick, 200)
+}
+
+/// Programs whose output is a file's or a search's content: their lines are not scanned
+/// for error words (a source file may well contain `error:`).
+const VIEWER_PROGRAMS: &[&str] = &[
+    "cat", "head", "tail", "sed", "grep", "rg", "ag", "find", "ls", "less", "more", "bat", "awk",
+    "jq", "echo", "printf", "tree", "wc", "diff", "nl", "od", "xxd", "stat", "file",
+];
+
+/// The words of a command's first program, after `cd … &&` and `VAR=value` prefixes.
+fn program_words(command: &str) -> Vec<&str> {
+    let mut segment = command.trim();
+    // Skip leading `cd dir &&` / `cd dir;` segments.
+    loop {
+        let t = segment.trim_start();
+        if let Some(rest) = t.strip_prefix("cd ") {
+            match rest.find("&&").or_else(|| rest.find(';')) {
+                Some(p) => {
+                    let skip = if rest[p..].starts_with("&&") { 2 } else { 1 };
+                    segment = &rest[p + skip..];
+                    continue;
+                }
+                None => break,
+            }
+        }
+        break;
+    }
+    let head = segment
+        .split(['|', ';', '\n'])
+        .next()
+        .unwrap_or("")
+        .split("&&")
+        .next()
+        .unwrap_or("");
+    head.split_whitespace()
+        .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+        .collect()
+}
+
+/// A command normalized for "the same command again": the first pipeline element, without
+/// `2>&1`, whitespace collapsed.
+fn command_key(command: &str) -> String {
+    let words = program_words(command);
+    words
+        .iter()
+        .filter(|w| **w != "2>&1")
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The program and its subcommand (`cargo test`, `mix compile`), for "a later run of the
+/// same kind".
+fn command_family(command: &str) -> String {
+    let words = program_words(command);
+    let mut out: Vec<&str> = words.iter().take(1).copied().collect();
+    if let Some(second) = words.get(1) {
+        if !second.starts_with('-') && !second.contains('/') && !second.contains('.') {
+            out.push(second);
+        }
+    }
+    out.join(" ")
+}
+
+fn is_viewer(command: &str) -> bool {
+    program_words(command)
+        .first()
+        .map(|p| p.rsplit('/').next().unwrap_or(p))
+        .is_some_and(|p| VIEWER_PROGRAMS.contains(&p))
+}
+
+fn command_outcome(command: &str, result: Option<&(String, bool)>) -> Outcome {
+    let Some((text, is_error)) = result else {
+        return Outcome::NoResult;
+    };
+    if is_rejection(text) {
+        return Outcome::Rejected;
+    }
+    let code = exit_code(text);
+    if *is_error || code.is_some_and(|c| c != 0) {
+        return Outcome::Failed(failure_excerpt(text));
+    }
+    if !is_viewer(command) {
+        if let Some(l) = error_line(text) {
+            return Outcome::ErrorOutput(l);
+        }
+    }
+    Outcome::Ok
+}
+
+/// The file name (last path component).
+pub fn file_name(path: &str) -> &str {
+    path.trim_end_matches(['/', '\\'])
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(path)
+}
+
+/// Whether `needle` occurs in `hay` with no file-name character right before it and no
+/// letter, digit or `_` right after it (so `a.rs` is not found in `data.rs`).
+pub fn contains_name(hay: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    let name_char = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.');
+    let mut from = 0;
+    while let Some(p) = hay[from..].find(needle) {
+        let start = from + p;
+        let end = start + needle.len();
+        let before_ok = hay[..start]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !name_char(c));
+        let after_ok = hay[end..]
+            .chars()
+            .next()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        if before_ok && after_ok {
+            return true;
+        }
+        from = start + needle.chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
+/// Reads the facts of a conversation (typed messages, either shape). Sidechain lines,
+/// system lines and other carried-through lines are ignored.
+pub fn extract_facts(messages: &[Message]) -> ConversationFacts {
+    let mut facts = ConversationFacts::default();
+    let mut calls: Vec<Call> = Vec::new();
+    let mut by_id: FastMap<String, usize> = FastMap::default();
+    // Feedback texts (hook output, reminders) with the call count when they came.
+    let mut feedback: Vec<(String, usize)> = Vec::new();
+
+    for m in messages {
+        if m.is_sidechain() {
+            continue;
+        }
+        match m.kind() {
+            Kind::Assistant => {
+                let Some(content) = m.content() else { continue };
+                facts.interrupted = false;
+                let blocks: Vec<Block> = match content {
+                    Content::Text(t) => vec![Block::text(t.clone())],
+                    Content::Blocks(bs) => bs.clone(),
+                };
+                for b in blocks {
+                    match b {
+                        Block::Text(t) => {
+                            let text = t.text.trim();
+                            if text.is_empty() || is_rendered_server_result(text) {
+                                continue;
+                            }
+                            facts.notes.push(collapse_ws(text));
+                            facts.last_assistant_text = Some(text.to_string());
+                        }
+                        Block::ToolUse(t) | Block::ServerToolUse(t) => {
+                            let input = t
+                                .input
+                                .as_ref()
+                                .and_then(|i| i.clone())
+                                .unwrap_or(Value::Null);
+                            by_id.insert(t.id.clone(), calls.len());
+                            calls.push(Call {
+                                name: t.name.clone(),
+                                input,
+                                result: None,
+                            });
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Kind::User => {
+                if m.is_compact_summary() {
+                    if let Some(t) = message_text(m) {
+                        facts.earlier_summaries.push(t);
+                    }
+                    continue;
+                }
+                let meta = matches!(m.is_meta, Some(Some(true)));
+                let Some(content) = m.content() else { continue };
+                let blocks: Vec<Block> = match content {
+                    Content::Text(t) => vec![Block::text(t.clone())],
+                    Content::Blocks(bs) => bs.clone(),
+                };
+                let mut parts: Vec<String> = Vec::new();
+                let mut media = 0usize;
+                let flush = |parts: &mut Vec<String>, media: &mut usize, out: &mut Vec<_>| {
+                    if !parts.is_empty() || *media > 0 {
+                        let text = if parts.is_empty() {
+                            "[image]".to_string()
+                        } else {
+                            parts.join("\n\n")
+                        };
+                        out.push(UserMessage {
+                            text,
+                            media: *media,
+                        });
+                    }
+                    parts.clear();
+                    *media = 0;
+                };
+                for b in blocks {
+                    match b {
+                        Block::ToolResult(r) => {
+                            flush(&mut parts, &mut media, &mut facts.user_messages);
+                            let text = result_text(r.content.as_ref().and_then(|c| c.as_ref()));
+                            let is_error = r.extra.get("is_error") == Some(&Value::Bool(true));
+                            if let Some(said) = rejection_feedback(&text) {
+                                facts.user_messages.push(UserMessage {
+                                    text: said,
+                                    media: 0,
+                                });
+                            }
+                            if let Some(&k) = by_id.get(&r.tool_use_id) {
+                                calls[k].result = Some((text, is_error));
+                            }
+                        }
+                        Block::Text(t) if meta => feedback.push((t.text, calls.len())),
+                        Block::Text(t) => {
+                            let trimmed = t.text.trim();
+                            if trimmed.starts_with("[Request interrupted by user") {
+                                facts.interrupted = true;
+                            }
+                            if trimmed == "[image]" || trimmed == "[document]" {
+                                media += 1;
+                                continue;
+                            }
+                            let mut removed = Vec::new();
+                            if let Some(clean) = clean_user_text(&t.text, &mut removed) {
+                                parts.push(clean);
+                            }
+                            for r in removed {
+                                feedback.push((r, calls.len()));
+                            }
+                        }
+                        Block::Image(_) | Block::Document(_) if !meta => media += 1,
+                        _ => {}
+                    }
+                }
+                flush(&mut parts, &mut media, &mut facts.user_messages);
+            }
+            Kind::Attachment => {
+                let Some(a) = m.extra.get("attachment") else {
+                    continue;
+                };
+                let ty = a.get("type").and_then(Value::as_str).unwrap_or("");
+                if ty == "queued_command" {
+                    if let Some(p) = str_field(a, &["prompt", "content"]) {
+                        let mut removed = Vec::new();
+                        if let Some(clean) = clean_user_text(p, &mut removed) {
+                            facts.user_messages.push(UserMessage {
+                                text: clean,
+                                media: 0,
+                            });
+                        }
+                    }
+                } else if ty.contains("hook") || ty.contains("diagnostic") {
+                    let text = match a.get("content") {
+                        Some(Value::String(s)) => s.clone(),
+                        _ => a.to_string(),
+                    };
+                    feedback.push((text, calls.len()));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    derive_from_calls(&mut facts, &calls);
+    derive_feedback_errors(&mut facts, &feedback);
+    facts
+}
+
+/// A server tool result rendered as text in a summary request (`[web_search_tool_result
+/// for …]`).
+fn is_rendered_server_result(text: &str) -> bool {
+    text.starts_with('[')
+        && text
+            .split_once(']')
+            .is_some_and(|(head, _)| head.contains("_tool_result for "))
+}
+
+fn message_text(m: &Message) -> Option<String> {
+    match m.content()? {
+        Content::Text(t) => Some(t.clone()),
+        Content::Blocks(bs) => {
+            let parts: Vec<&str> = bs
+                .iter()
+                .filter_map(|b| match b {
+                    Block::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            (!parts.is_empty()).then(|| parts.join("\n"))
+        }
+    }
+}
+
+fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call]) {
+    let mut file_index: FastMap<String, usize> = FastMap::default();
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    let mut task_ids: Vec<String> = Vec::new();
+    // File errors: (file index, op, order) to resolve afterwards.
+    let mut file_errors: Vec<(usize, FileOp, usize)> = Vec::new();
+
+    for (order, call) in calls.iter().enumerate() {
+        match counts.iter_mut().find(|(n, _)| *n == call.name) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((call.name.clone(), 1)),
+        }
+        let rejected = call.result.as_ref().is_some_and(|(t, _)| is_rejection(t));
+        let failed = call.result.as_ref().is_some_and(|(_, e)| *e);
+        if let Some((op, path, new_text)) = file_op(&call.name, &call.input) {
+            let k = *file_index.entry(path.clone()).or_insert_with(|| {
+                facts.files.push(FileFacts {
+                    path: path.clone(),
+                    ..Default::default()
+                });
+                facts.files.len() - 1
+            });
+            let f = &mut facts.files[k];
+            f.last_touch = order;
+            if rejected {
+                f.failures += 1;
+                facts.errors.push(ErrorFacts {
+                    source: format!("{} {}", call.name, path),
+                    excerpt: "rejected by the user".into(),
+                    rejected: true,
+                    resolution: Resolution::Open,
+                    order: order + 1,
+                });
+            } else if failed {
+                f.failures += 1;
+                let text = call.result.as_ref().map_or("", |(t, _)| t.as_str());
+                facts.errors.push(ErrorFacts {
+                    source: format!("{} {}", call.name, path),
+                    excerpt: failure_excerpt(text),
+                    rejected: false,
+                    resolution: Resolution::Open,
+                    order: order + 1,
+                });
+                file_errors.push((k, op, facts.errors.len() - 1));
+            } else if call.result.is_none() {
+                f.unanswered += 1;
+            } else {
+                match op {
+                    FileOp::Read => f.reads += 1,
+                    FileOp::Write => {
+                        let said = call.result.as_ref().map_or("", |(t, _)| t.as_str());
+                        if said.starts_with("File created")
+                            || (f.writes + f.edits + f.reads == 0 && !said.contains("updated"))
+                        {
+                            f.created = true;
+                        }
+                        f.writes += 1;
+                    }
+                    FileOp::Edit => f.edits += 1,
+                }
+                if op != FileOp::Read {
+                    f.last_change_at = Some(order);
+                    if new_text.is_some() {
+                        f.last_change = new_text;
+                    }
+                }
+            }
+        } else if let Some(command) = shell_command(&call.name, &call.input) {
+            let outcome = command_outcome(&command, call.result.as_ref());
+            match &outcome {
+                Outcome::Failed(e) | Outcome::ErrorOutput(e) => facts.errors.push(ErrorFacts {
+                    source: format!("`{}`", one_line(&command, 120)),
+                    excerpt: e.clone(),
+                    rejected: false,
+                    resolution: Resolution::Open,
+                    order: order + 1,
+                }),
+                Outcome::Rejected => facts.errors.push(ErrorFacts {
+                    source: format!("`{}`", one_line(&command, 120)),
+                    excerpt: "rejected by the user".into(),
+                    rejected: true,
+                    resolution: Resolution::Open,
+                    order: order + 1,
+                }),
+                _ => {}
+            }
+            facts.commands.push(CommandFacts {
+                description: str_field(&call.input, &["description"]).map(str::to_string),
+                command,
+                outcome,
+                order,
+            });
+        } else {
+            todo_update(facts, &mut task_ids, call);
+            if rejected || failed {
+                let text = call.result.as_ref().map_or("", |(t, _)| t.as_str());
+                facts.errors.push(ErrorFacts {
+                    source: describe_call(&call.name, &call.input),
+                    excerpt: if rejected {
+                        "rejected by the user".into()
+                    } else {
+                        failure_excerpt(text)
+                    },
+                    rejected,
+                    resolution: Resolution::Open,
+                    order: order + 1,
+                });
+            }
+            if !is_todo_tool(&call.name) {
+                facts
+                    .other_calls
+                    .push(describe_call(&call.name, &call.input));
+            }
+        }
+    }
+
+    // Resolutions.
+    for (k, op, e) in file_errors {
+        let f = &facts.files[k];
+        let order = facts.errors[e].order;
+        let later_ok = calls.iter().enumerate().skip(order).find(|(_, c)| {
+            c.result
+                .as_ref()
+                .is_some_and(|(t, err)| !err && !is_rejection(t))
+                && file_op(&c.name, &c.input).is_some_and(|(o, p, _)| {
+                    p == f.path && (o == op || (op == FileOp::Edit && o == FileOp::Write))
+                })
+        });
+        if let Some((_, c)) = later_ok {
+            facts.errors[e].resolution =
+                Resolution::Fixed(format!("a later {} of the same file succeeded", c.name));
+        }
+    }
+    let commands = facts.commands.clone();
+    for e in facts.errors.iter_mut() {
+        if e.rejected || e.resolution != Resolution::Open {
+            continue;
+        }
+        let Some(cmd) = commands.iter().find(|c| c.order + 1 == e.order) else {
+            continue;
+        };
+        let key = command_key(&cmd.command);
+        let family = command_family(&cmd.command);
+        let later = commands.iter().filter(|c| c.order >= e.order);
+        if later
+            .clone()
+            .any(|c| c.outcome == Outcome::Ok && command_key(&c.command) == key)
+        {
+            e.resolution = Resolution::Fixed("a later run of the same command succeeded".into());
+        } else if let Some(c) = later.clone().find(|c| {
+            c.outcome == Outcome::Ok && !family.is_empty() && command_family(&c.command) == family
+        }) {
+            e.resolution =
+                Resolution::Likely(format!("a later `{}` succeeded", one_line(&c.command, 80)));
+        }
+    }
+    resolve_by_later_edits(facts);
+
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    facts.tool_counts = counts;
+    let n = calls.len();
+    facts.last_actions = calls[n.saturating_sub(3)..]
+        .iter()
+        .map(|c| describe_call(&c.name, &c.input))
+        .collect();
+    facts.open_calls = calls
+        .iter()
+        .filter(|c| c.result.is_none())
+        .map(|c| describe_call(&c.name, &c.input))
+        .collect();
+}
+
+/// Still-open errors whose text names a file that was changed successfully afterwards are
+/// probably fixed by that change.
+fn resolve_by_later_edits(facts: &mut ConversationFacts) {
+    for e in facts.errors.iter_mut() {
+        if e.rejected || e.resolution != Resolution::Open {
+            continue;
+        }
+        let text = format!("{} {}", e.source, e.excerpt);
+        if let Some(f) = facts.files.iter().find(|f| {
+            f.last_change_at.is_some_and(|at| at >= e.order)
+                && contains_name(&text, file_name(&f.path))
+        }) {
+            e.resolution =
+                Resolution::Likely(format!("{} was changed afterwards", file_name(&f.path)));
+        }
+    }
+}
+
+fn is_todo_tool(name: &str) -> bool {
+    matches!(
+        name,
+        "TodoWrite" | "TodoRead" | "TaskCreate" | "TaskUpdate" | "TaskList" | "TaskGet"
+    )
+}
+
+fn todo_update(facts: &mut ConversationFacts, task_ids: &mut Vec<String>, call: &Call) {
+    match call.name.as_str() {
+        "TodoWrite" => {
+            if let Some(items) = call.input.get("todos").and_then(Value::as_array) {
+                facts.todos = items
+                    .iter()
+                    .filter_map(|t| {
+                        let content = str_field(t, &["content", "subject", "activeForm"])?;
+                        Some(TodoItem {
+                            content: content.to_string(),
+                            status: str_field(t, &["status"]).unwrap_or("pending").to_string(),
+                        })
+                    })
+                    .collect();
+                task_ids.clear();
+            }
+        }
+        "TaskCreate" => {
+            let Some(subject) = str_field(&call.input, &["subject", "description", "content"])
+            else {
+                return;
+            };
+            let id = call
+                .result
+                .as_ref()
+                .and_then(|(t, _)| {
+                    let p = t.find('#')?;
+                    let digits: String = t[p + 1..]
+                        .chars()
+                        .take_while(char::is_ascii_digit)
+                        .collect();
+                    (!digits.is_empty()).then_some(digits)
+                })
+                .unwrap_or_else(|| (task_ids.len() + 1).to_string());
+            task_ids.push(id);
+            facts.todos.push(TodoItem {
+                content: subject.to_string(),
+                status: "pending".into(),
+            });
+        }
+        "TaskUpdate" => {
+            let id = match call.input.get("taskId").or_else(|| call.input.get("id")) {
+                Some(Value::String(s)) => s.trim_start_matches('#').to_string(),
+                Some(Value::Number(n)) => n.to_string(),
+                _ => return,
+            };
+            if let Some(k) = task_ids.iter().position(|t| *t == id) {
+                if let Some(s) = str_field(&call.input, &["status"]) {
+                    facts.todos[k].status = s.to_string();
+                }
+                if let Some(s) = str_field(&call.input, &["subject"]) {
+                    facts.todos[k].content = s.to_string();
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn derive_feedback_errors(facts: &mut ConversationFacts, feedback: &[(String, usize)]) {
+    for (text, order) in feedback {
+        let Some(line) = error_line(text) else {
+            continue;
+        };
+        if facts.errors.iter().any(|e| e.excerpt == line) {
+            continue;
+        }
+        facts.errors.push(ErrorFacts {
+            source: "feedback from the agent's hooks or tools".into(),
+            excerpt: line,
+            rejected: false,
+            resolution: Resolution::Open,
+            order: *order,
+        });
+    }
+    facts.errors.sort_by_key(|e| e.order);
+    resolve_by_later_edits(facts);
+}
+
+// ---------------------------------------------------------------------------------------
+// From the request back to messages
+// ---------------------------------------------------------------------------------------
+
+/// The conversation carried by a summary request: the messages rebuilt from the rendered
+/// text, and the custom instructions found after the summary instruction.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RequestConversation {
+    /// The conversation, as API-shape messages (attachments as attachment lines).
+    pub messages: Vec<Message>,
+    /// Custom instructions of the request.
+    pub instructions: Vec<String>,
+}
+
+/// Parses `[tool call NAME (ID): JSON]`.
+fn parse_tool_call(text: &str) -> Option<Block> {
+    let rest = text.strip_prefix("[tool call ")?;
+    let (name, rest) = rest.split_once(" (")?;
+    let (id, rest) = rest.split_once("): ")?;
+    let raw = rest.strip_suffix(']').unwrap_or(rest);
+    let input = serde_json::from_str::<Value>(raw).unwrap_or_else(|_| salvage_fields(raw));
+    Some(Block::ToolUse(crate::model::messages::ToolUseBlock {
+        id: id.to_string(),
+        name: name.to_string(),
+        input: Some(Some(input)),
+        extra: Default::default(),
+    }))
+}
+
+/// The string fields that can still be read from JSON text that was cut in the middle.
+fn salvage_fields(raw: &str) -> Value {
+    let mut out = serde_json::Map::new();
+    for key in [
+        "file_path",
+        "notebook_path",
+        "path",
+        "command",
+        "description",
+        "pattern",
+        "new_string",
+        "content",
+    ] {
+        let needle = format!("\"{key}\":");
+        if let Some(p) = raw.find(&needle) {
+            let mut it = serde_json::Deserializer::from_str(raw[p + needle.len()..].trim_start())
+                .into_iter::<Value>();
+            if let Some(Ok(v @ Value::String(_))) = it.next() {
+                out.insert(key.to_string(), v);
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// Parses `[tool result for ID]\ncontent` (`, an error` before `]` for errors).
+fn parse_tool_result(text: &str) -> Option<Block> {
+    let rest = text.strip_prefix("[tool result for ")?;
+    let (head, content) = match rest.split_once("]\n") {
+        Some(x) => x,
+        None => (rest.strip_suffix(']')?, ""),
+    };
+    let (id, is_error) = match head.strip_suffix(", an error") {
+        Some(id) => (id, true),
+        None => (head, false),
+    };
+    let mut extra = serde_json::Map::new();
+    if is_error {
+        extra.insert("is_error".into(), Value::Bool(true));
+    }
+    Some(Block::ToolResult(crate::model::messages::ToolResultBlock {
+        tool_use_id: id.to_string(),
+        content: Some(Some(ToolResultContent::Text(content.to_string()))),
+        extra,
+    }))
+}
+
+/// Rebuilds the conversation from a summary request built by
+/// [`crate::summarize::summary::build_summary_request`] (or any Messages API request of that form):
+/// tool calls and results rendered as text become blocks again, meta texts and earlier
+/// summaries (marked by [`META_TEXT_MARKER`] / [`EARLIER_SUMMARY_MARKER`]) become meta and
+/// summary lines, `[attachment] …` texts attachment lines; the summary instruction is
+/// removed and its custom instructions returned. Unknown shapes are read as plain text.
+pub fn conversation_from_request(request: &Value) -> RequestConversation {
+    let mut out = RequestConversation::default();
+    let Some(msgs) = request.get("messages").and_then(Value::as_array) else {
+        return out;
+    };
+    for (mi, m) in msgs.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
+        let texts: Vec<String> = match m.get("content") {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(bs)) => bs
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str).map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let last = mi + 1 == msgs.len();
+        let mut cur: Vec<Block> = Vec::new();
+        let push = |cur: &mut Vec<Block>, out: &mut Vec<Message>| {
+            if !cur.is_empty() {
+                out.push(api_message(role, std::mem::take(cur)));
+            }
+        };
+        for text in texts {
+            if role == "assistant" {
+                cur.push(parse_tool_call(&text).unwrap_or_else(|| Block::text(text)));
+                continue;
+            }
+            if last && text.starts_with(SUMMARY_INSTRUCTION) {
+                if let Some((_, extra)) = text.split_once(CUSTOM_INSTRUCTIONS_HEADER) {
+                    out.instructions.extend(
+                        extra
+                            .lines()
+                            .map(str::trim)
+                            .filter(|l| !l.is_empty())
+                            .map(str::to_string),
+                    );
+                }
+                continue;
+            }
+            if text == "[The conversation so far:]" || text.ends_with(PTL_MARKER_TEXT) {
+                continue;
+            }
+            if let Some(b) = parse_tool_result(&text) {
+                cur.push(b);
+            } else if let Some(body) = text.strip_prefix(EARLIER_SUMMARY_MARKER) {
+                push(&mut cur, &mut out.messages);
+                let mut msg = api_message("user", vec![Block::text(body.trim_start())]);
+                msg.is_compact_summary = Some(Some(true));
+                out.messages.push(msg);
+            } else if let Some(body) = text.strip_prefix(META_TEXT_MARKER) {
+                push(&mut cur, &mut out.messages);
+                let mut msg = api_message("user", vec![Block::text(body.trim_start())]);
+                msg.is_meta = Some(Some(true));
+                out.messages.push(msg);
+            } else if let Some(body) = text.strip_prefix("[attachment] ") {
+                push(&mut cur, &mut out.messages);
+                let a = serde_json::from_str::<Value>(body)
+                    .unwrap_or_else(|_| json!({"type": "unknown", "content": body}));
+                if let Ok(msg) =
+                    Message::from_value(json!({"type": "attachment", "attachment": a}), "request")
+                {
+                    out.messages.push(msg);
+                }
+            } else if text == "[image]" || text == "[document]" {
+                cur.push(Block::Image(crate::model::messages::MediaBlock {
+                    source: None,
+                    extra: Default::default(),
+                }));
+            } else {
+                cur.push(Block::text(text));
+            }
+        }
+        push(&mut cur, &mut out.messages);
+    }
+    out
+}
+
+fn api_message(role: &str, blocks: Vec<Block>) -> Message {
+    Message {
+        role: Some(Some(crate::model::messages::Role::parse(role))),
+        content: Some(Some(Content::Blocks(blocks))),
+        ..Default::default()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Rendering within a budget
+// ---------------------------------------------------------------------------------------
+
+/// How much detail a rendering keeps; [`LEVELS`] go from most to least: tool details go
+/// first (notes, other calls, code of the last changes, successful commands, the earlier
+/// summary), then long user messages are cut shorter and shorter in the middle.
+#[derive(Clone, Copy, Debug)]
+struct Detail {
+    /// Characters kept of each user message (cut in the middle).
+    user_cap: usize,
+    /// Characters of the first/latest request quoted in section 1.
+    intent_cap: usize,
+    /// Characters kept of each file's last change (0: none).
+    snippet_cap: usize,
+    /// At most this many files (the most recently changed) show their last change.
+    snippet_files: usize,
+    /// List successful commands (else only failed ones, and a count).
+    ok_commands: bool,
+    /// At most this many distinct successful commands (the latest).
+    ok_commands_max: usize,
+    /// Characters of each command line.
+    command_cap: usize,
+    /// Characters of each error excerpt.
+    excerpt_cap: usize,
+    /// The assistant's latest notes shown.
+    notes: usize,
+    /// Characters of each note.
+    note_cap: usize,
+    /// Other tool calls shown (the latest).
+    other_calls: usize,
+    /// Characters of the earlier summaries.
+    earlier_cap: usize,
+    /// Characters of the assistant's last text.
+    current_cap: usize,
+    /// Show languages, programs and tool counts.
+    concepts: bool,
+}
+
+const LEVELS: &[Detail] = &[
+    Detail {
+        user_cap: 4_000,
+        intent_cap: 400,
+        snippet_cap: 700,
+        snippet_files: 12,
+        ok_commands: true,
+        ok_commands_max: 40,
+        command_cap: 160,
+        excerpt_cap: 200,
+        notes: 16,
+        note_cap: 220,
+        other_calls: 12,
+        earlier_cap: 12_000,
+        current_cap: 1_200,
+        concepts: true,
+    },
+    Detail {
+        user_cap: 4_000,
+        intent_cap: 300,
+        snippet_cap: 400,
+        snippet_files: 8,
+        ok_commands: true,
+        ok_commands_max: 25,
+        command_cap: 120,
+        excerpt_cap: 200,
+        notes: 8,
+        note_cap: 160,
+        other_calls: 6,
+        earlier_cap: 8_000,
+        current_cap: 800,
+        concepts: true,
+    },
+    Detail {
+        user_cap: 4_000,
+        intent_cap: 240,
+        snippet_cap: 240,
+        snippet_files: 5,
+        ok_commands: true,
+        ok_commands_max: 10,
+        command_cap: 100,
+        excerpt_cap: 160,
+        notes: 3,
+        note_cap: 140,
+        other_calls: 0,
+        earlier_cap: 5_000,
+        current_cap: 600,
+        concepts: true,
+    },
+    Detail {
+        user_cap: 4_000,
+        intent_cap: 200,
+        snippet_cap: 0,
+        snippet_files: 0,
+        ok_commands: false,
+        ok_commands_max: 0,
+        command_cap: 100,
+        excerpt_cap: 140,
+        notes: 0,
+        note_cap: 0,
+        other_calls: 0,
+        earlier_cap: 3_000,
+        current_cap: 400,
+        concepts: true,
+    },
+    Detail {
+        user_cap: 2_000,
+        intent_cap: 160,
+        snippet_cap: 0,
+        snippet_files: 0,
+        ok_commands: false,
+        ok_commands_max: 0,
+        command_cap: 80,
+        excerpt_cap: 120,
+        notes: 0,
+        note_cap: 0,
+        other_calls: 0,
+        earlier_cap: 1_500,
+        current_cap: 300,
+        concepts: false,
+    },
+    Detail {
+        user_cap: 1_000,
+        intent_cap: 120,
+        snippet_cap: 0,
+        snippet_files: 0,
+        ok_commands: false,
+        ok_commands_max: 0,
+        command_cap: 60,
+        excerpt_cap: 100,
+        notes: 0,
+        note_cap: 0,
+        other_calls: 0,
+        earlier_cap: 600,
+        current_cap: 200,
+        concepts: false,
+    },
+    Detail {
+        user_cap: 500,
+        intent_cap: 0,
+        snippet_cap: 0,
+        snippet_files: 0,
+        ok_commands: false,
+        ok_commands_max: 0,
+        command_cap: 60,
+        excerpt_cap: 80,
+        notes: 0,
+        note_cap: 0,
+        other_calls: 0,
+        earlier_cap: 300,
+        current_cap: 160,
+        concepts: false,
+    },
+    Detail {
+        user_cap: 240,
+        intent_cap: 0,
+        snippet_cap: 0,
+        snippet_files: 0,
+        ok_commands: false,
+        ok_commands_max: 0,
+        command_cap: 40,
+        excerpt_cap: 60,
+        notes: 0,
+        note_cap: 0,
+        other_calls: 0,
+        earlier_cap: 0,
+        current_cap: 0,
+        concepts: false,
+    },
+    Detail {
+        user_cap: 120,
+        intent_cap: 0,
+        snippet_cap: 0,
+        snippet_files: 0,
+        ok_commands: false,
+        ok_commands_max: 0,
+        command_cap: 40,
+        excerpt_cap: 60,
+        notes: 0,
+        note_cap: 0,
+        other_calls: 0,
+        earlier_cap: 0,
+        current_cap: 0,
+        concepts: false,
+    },
+];
+
+/// The languages of file extensions named in section 2.
+const LANGUAGES: &[(&str, &str)] = &[
+    ("rs", "Rust"),
+    ("ex", "Elixir"),
+    ("exs", "Elixir"),
+    ("heex", "Elixir"),
+    ("js", "JavaScript"),
+    ("mjs", "JavaScript"),
+    ("cjs", "JavaScript"),
+    ("jsx", "JavaScript"),
+    ("ts", "TypeScript"),
+    ("tsx", "TypeScript"),
+    ("mts", "TypeScript"),
+    ("py", "Python"),
+    ("go", "Go"),
+    ("java", "Java"),
+    ("kt", "Kotlin"),
+    ("rb", "Ruby"),
+    ("php", "PHP"),
+    ("c", "C"),
+    ("h", "C"),
+    ("cc", "C++"),
+    ("cpp", "C++"),
+    ("hpp", "C++"),
+    ("cs", "C#"),
+    ("swift", "Swift"),
+    ("scala", "Scala"),
+    ("sh", "shell"),
+    ("bash", "shell"),
+    ("sql", "SQL"),
+    ("html", "HTML"),
+    ("css", "CSS"),
+    ("scss", "CSS"),
+    ("vue", "Vue"),
+    ("svelte", "Svelte"),
+    ("md", "Markdown"),
+    ("json", "JSON"),
+    ("yaml", "YAML"),
+    ("yml", "YAML"),
+    ("toml", "TOML"),
+    ("ipynb", "Jupyter notebook"),
+];
+
+/// The directory shared by every path (at least two components), when there are two paths
+/// or more.
+fn common_root(paths: &[&str]) -> Option<String> {
+    if paths.len() < 2 || !paths.iter().all(|p| p.starts_with('/')) {
+        return None;
+    }
+    let split: Vec<Vec<&str>> = paths
+        .iter()
+        .map(|p| {
+            let mut parts: Vec<&str> = p.split('/').collect();
+            parts.pop(); // the file name
+            parts
+        })
+        .collect();
+    let mut n = 0;
+    while split.iter().all(|s| s.len() > n && s[n] == split[0][n]) {
+        n += 1;
+    }
+    let root = split[0][..n].join("/");
+    (root.matches('/').count() >= 2).then_some(root)
+}
+
+fn quote_block(text: &str, indent: &str) -> String {
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+            out.push_str(indent);
+        }
+        out.push_str(line.trim_end());
+    }
+    out
+}
+
+fn resolution_text(r: &Resolution) -> String {
+    match r {
+        Resolution::Fixed(why) => format!("fixed: {why}"),
+        Resolution::Likely(why) => format!("probably fixed: {why}"),
+        Resolution::Open => "not fixed yet (nothing later shows it fixed)".to_string(),
+    }
+}
+
+fn outcome_text(o: &Outcome, cap: usize) -> String {
+    match o {
+        Outcome::Ok => "ok".to_string(),
+        Outcome::Failed(e) => format!("FAILED: {}", cut_inline(e, cap)),
+        Outcome::ErrorOutput(e) => format!("reported an error: {}", cut_inline(e, cap)),
+        Outcome::Rejected => "rejected by the user".to_string(),
+        Outcome::NoResult => "no result seen".to_string(),
+    }
+}
+
+fn render(facts: &ConversationFacts, instructions: &[String], d: &Detail) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from("<summary>\n");
+    let paths: Vec<&str> = facts.files.iter().map(|f| f.path.as_str()).collect();
+    let root = common_root(&paths);
+    let show_path = |p: &str| -> String {
+        match &root {
+            Some(r) => p
+                .strip_prefix(r.as_str())
+                .and_then(|x| x.strip_prefix('/'))
+                .unwrap_or(p)
+                .to_string(),
+            None => p.to_string(),
+        }
+    };
+    let users = &facts.user_messages;
+    // File calls in "last actions" and "open calls" name paths as the list does.
+    let relative = |a: &String| -> String {
+        match &root {
+            // Shell commands (in backticks) stay verbatim.
+            Some(r) if !a.contains('`') => a.replace(&format!(" {r}/"), " "),
+            _ => a.clone(),
+        }
+    };
+
+    // 1. Primary request and intent.
+    s.push_str("1. Primary request and intent:\n");
+    if !instructions.is_empty() {
+        let _ = writeln!(
+            s,
+            "   Asked of this summary: {}",
+            one_line(&instructions.join(" "), 300)
+        );
+    }
+    match (users.first(), users.last()) {
+        (None, _) | (_, None) => s.push_str("   No message from the user in this part.\n"),
+        (Some(first), Some(last)) => {
+            if d.intent_cap > 0 {
+                let _ = writeln!(
+                    s,
+                    "   First request: \"{}\"",
+                    one_line(&first.text, d.intent_cap)
+                );
+                if users.len() > 1 {
+                    let _ = writeln!(
+                        s,
+                        "   Latest request: \"{}\"",
+                        one_line(&last.text, d.intent_cap)
+                    );
+                }
+            }
+            let _ = writeln!(
+                s,
+                "   The user wrote {} message{} (all in section 6).",
+                users.len(),
+                if users.len() == 1 { "" } else { "s" }
+            );
+        }
+    }
+    if d.earlier_cap > 0 {
+        for e in &facts.earlier_summaries {
+            let body = crate::summarize::summary::extract_summary(e);
+            let _ = writeln!(
+                s,
+                "   Before this part (from the summary of an earlier compaction):\n     {}",
+                quote_block(&cut_middle(body.trim(), d.earlier_cap), "     ")
+            );
+        }
+    } else if !facts.earlier_summaries.is_empty() {
+        s.push_str("   An earlier compaction summarized what came before.\n");
+    }
+
+    // 2. Key technical concepts.
+    s.push_str("\n2. Key technical concepts:\n");
+    if d.concepts {
+        let mut langs: Vec<(&str, usize)> = Vec::new();
+        for f in &facts.files {
+            let name = file_name(&f.path);
+            let Some((_, ext)) = name.rsplit_once('.') else {
+                continue;
+            };
+            let ext = ext.to_ascii_lowercase();
+            if let Some((_, lang)) = LANGUAGES.iter().find(|(e, _)| *e == ext) {
+                match langs.iter_mut().find(|(l, _)| l == lang) {
+                    Some((_, c)) => *c += 1,
+                    None => langs.push((lang, 1)),
+                }
+            }
+        }
+        if !langs.is_empty() {
+            let list: Vec<String> = langs
+                .iter()
+                .map(|(l, c)| format!("{l} ({c} file{})", if *c == 1 { "" } else { "s" }))
+                .collect();
+            let _ = writeln!(
+                s,
+                "   - Languages of the files touched: {}",
+                list.join(", ")
+            );
+        }
+        let mut programs: Vec<(String, usize)> = Vec::new();
+        for c in &facts.commands {
+            let fam = command_family(&c.command);
+            if fam.is_empty() {
+                continue;
+            }
+            match programs.iter_mut().find(|(p, _)| *p == fam) {
+                Some((_, n)) => *n += 1,
+                None => programs.push((fam, 1)),
+            }
+        }
+        if !programs.is_empty() {
+            programs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let list: Vec<String> = programs
+                .iter()
+                .take(12)
+                .map(|(p, n)| format!("`{p}` ×{n}"))
+                .collect();
+            let _ = writeln!(s, "   - Commands used: {}", list.join(", "));
+        }
+        if !facts.tool_counts.is_empty() {
+            let list: Vec<String> = facts
+                .tool_counts
+                .iter()
+                .map(|(t, n)| format!("{t} ×{n}"))
+                .collect();
+            let _ = writeln!(s, "   - Tool calls: {}", list.join(", "));
+        }
+    } else {
+        s.push_str("   (left out to stay within the summary's size)\n");
+    }
+
+    // 3. Files and code sections.
+    s.push_str("\n3. Files and code sections");
+    match &root {
+        Some(r) => {
+            let _ = writeln!(s, " (paths relative to {r}/):");
+        }
+        None => s.push_str(":\n"),
+    }
+    if facts.files.is_empty() {
+        s.push_str("   No file was read or changed.\n");
+    }
+    let mut changed: Vec<&FileFacts> = facts.files.iter().filter(|f| f.changed()).collect();
+    changed.sort_by_key(|f| std::cmp::Reverse(f.last_change_at));
+    let with_snippet: Vec<&str> = changed
+        .iter()
+        .take(d.snippet_files)
+        .map(|f| f.path.as_str())
+        .collect();
+    for f in &facts.files {
+        let mut what: Vec<String> = Vec::new();
+        if f.created {
+            what.push("created".into());
+        }
+        let writes = f.writes - usize::from(f.created);
+        if writes > 0 {
+            what.push(format!("written ×{writes}"));
+        }
+        if f.edits > 0 {
+            what.push(format!("edited ×{}", f.edits));
+        }
+        if f.reads > 0 {
+            what.push(format!("read ×{}", f.reads));
+        }
+        if f.failures > 0 {
+            what.push(format!("{} failed call(s)", f.failures));
+        }
+        if f.unanswered > 0 {
+            what.push(format!("{} call(s) without a result", f.unanswered));
+        }
+        let _ = writeln!(s, "   - {} — {}", show_path(&f.path), what.join(", "));
+        if d.snippet_cap > 0 && with_snippet.contains(&f.path.as_str()) {
+            if let Some(text) = &f.last_change {
+                let t = cut_middle(text.trim_matches('\n'), d.snippet_cap);
+                let _ = writeln!(
+                    s,
+                    "     New text of the last change:\n     ```\n     {}\n     ```",
+                    quote_block(&t, "     ")
+                );
+            }
+        }
+    }
+
+    // 4. Errors and fixes.
+    s.push_str("\n4. Errors and fixes:\n");
+    if facts.errors.is_empty() {
+        s.push_str("   No failed command or tool call was seen.\n");
+    }
+    for e in &facts.errors {
+        if e.rejected {
+            let _ = writeln!(s, "   - {}: rejected by the user.", relative(&e.source));
+        } else {
+            let _ = writeln!(
+                s,
+                "   - {}: {} — {}",
+                relative(&e.source),
+                cut_inline(&e.excerpt, d.excerpt_cap),
+                resolution_text(&e.resolution)
+            );
+        }
+    }
+
+    // 5. Problem solving.
+    s.push_str("\n5. Problem solving:\n");
+    let failed = facts
+        .commands
+        .iter()
+        .filter(|c| !matches!(c.outcome, Outcome::Ok))
+        .count();
+    let _ = writeln!(
+        s,
+        "   Commands run: {} ({} without a clean result).",
+        facts.commands.len(),
+        failed
+    );
+    // Distinct commands, in order of their last run.
+    let mut distinct: Vec<(&CommandFacts, usize)> = Vec::new();
+    for c in &facts.commands {
+        match distinct.iter().position(|(x, _)| x.command == c.command) {
+            Some(p) => {
+                let n = distinct[p].1 + 1;
+                distinct.remove(p);
+                distinct.push((c, n));
+            }
+            None => distinct.push((c, 1)),
+        }
+    }
+    let ok_count = distinct
+        .iter()
+        .filter(|(c, _)| c.outcome == Outcome::Ok)
+        .count();
+    let skip_ok = ok_count.saturating_sub(d.ok_commands_max);
+    let mut ok_seen = 0usize;
+    for (c, n) in &distinct {
+        if c.outcome == Outcome::Ok {
+            ok_seen += 1;
+            if !d.ok_commands || ok_seen <= skip_ok {
+                continue;
+            }
+        }
+        let times = if *n > 1 {
+            format!("run {n}×, last: ")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "   - `{}` — {}{}",
+            one_line(&c.command, d.command_cap),
+            times,
+            outcome_text(&c.outcome, d.excerpt_cap)
+        );
+    }
+    let hidden = if d.ok_commands { skip_ok } else { ok_count };
+    if hidden > 0 {
+        let _ = writeln!(s, "   ({hidden} other successful commands not listed)");
+    }
+    if d.other_calls > 0 && !facts.other_calls.is_empty() {
+        let n = facts.other_calls.len();
+        let shown = &facts.other_calls[n.saturating_sub(d.other_calls)..];
+        let _ = writeln!(s, "   Other tool calls ({n}, latest {}):", shown.len());
+        for c in shown {
+            let _ = writeln!(s, "   - {}", relative(c));
+        }
+    }
+    if d.notes > 0 && !facts.notes.is_empty() {
+        let n = facts.notes.len();
+        let shown = &facts.notes[n.saturating_sub(d.notes)..];
+        let _ = writeln!(
+            s,
+            "   The assistant's latest notes ({} of {n}):",
+            shown.len()
+        );
+        for note in shown {
+            let _ = writeln!(s, "   - {}", cut_inline(note, d.note_cap));
+        }
+    }
+
+    // 6. All user messages.
+    let _ = writeln!(
+        s,
+        "\n6. All user messages ({}, in order, verbatim{}):",
+        users.len(),
+        if users.iter().any(|u| u.text.chars().count() > d.user_cap) {
+            "; long ones cut in the middle"
+        } else {
+            ""
+        }
+    );
+    if users.is_empty() {
+        s.push_str("   (none in this part of the conversation)\n");
+    }
+    for u in users {
+        let media = if u.media > 0 && u.text != "[image]" {
+            format!(
+                " (with {} attached image{} or document{})",
+                u.media,
+                if u.media == 1 { "" } else { "s" },
+                if u.media == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "   - \"{}\"{media}",
+            quote_block(&cut_middle(&u.text, d.user_cap), "     ")
+        );
+    }
+
+    // 7. Pending tasks.
+    s.push_str("\n7. Pending tasks:\n");
+    let open: Vec<&TodoItem> = facts.todos.iter().filter(|t| t.is_open()).collect();
+    if facts.todos.is_empty() {
+        s.push_str("   No task list was kept; what the user asked for is in sections 1 and 6.\n");
+    } else if open.is_empty() {
+        let _ = writeln!(
+            s,
+            "   Every item of the latest task list ({}) is completed.",
+            facts.todos.len()
+        );
+    } else {
+        let done = facts.todos.len() - open.len();
+        for t in &open {
+            let _ = writeln!(s, "   - [{}] {}", t.status, one_line(&t.content, 200));
+        }
+        if done > 0 {
+            let _ = writeln!(s, "   ({done} item(s) of the list completed)");
+        }
+    }
+
+    // 8. Current work.
+    s.push_str("\n8. Current work:\n");
+    if d.current_cap > 0 {
+        if let Some(t) = &facts.last_assistant_text {
+            let _ = writeln!(
+                s,
+                "   The assistant's last message: \"{}\"",
+                quote_block(&cut_middle(t.trim(), d.current_cap), "     ")
+            );
+        }
+    }
+    if !facts.last_actions.is_empty() {
+        let _ = writeln!(
+            s,
+            "   Last actions: {}",
+            facts
+                .last_actions
+                .iter()
+                .map(|a| one_line(&relative(a), d.command_cap.max(60) + 40))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    if !facts.open_calls.is_empty() {
+        let _ = writeln!(
+            s,
+            "   Tool calls still without a result: {}",
+            facts
+                .open_calls
+                .iter()
+                .map(relative)
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    if facts.interrupted {
+        s.push_str("   The user interrupted the assistant after this.\n");
+    }
+    if facts.last_assistant_text.is_none() && facts.last_actions.is_empty() {
+        s.push_str("   Nothing was under way.\n");
+    }
+
+    // 9. Optional next step.
+    let in_progress = open
+        .iter()
+        .find(|t| t.status == "in_progress")
+        .or(open.first());
+    if let Some(t) = in_progress {
+        let _ = writeln!(
+            s,
+            "\n9. Optional next step:\n   Go on with the open task \"{}\".",
+            one_line(&t.content, 200)
+        );
+    } else if !facts.open_calls.is_empty() {
+        s.push_str("\n9. Optional next step:\n   Check what the calls without a result did before going on.\n");
+    }
+    s.push_str("</summary>");
+    s
+}
+
+/// The offline summary of `facts` within `budget_tokens` (0: [`DEFAULT_BUDGET_TOKENS`]):
+/// the most detailed rendering that fits, or the least detailed one.
+pub fn summarize_facts(
+    facts: &ConversationFacts,
+    instructions: &[String],
+    budget_tokens: u64,
+) -> String {
+    let budget = if budget_tokens == 0 {
+        DEFAULT_BUDGET_TOKENS
+    } else {
+        budget_tokens
+    };
+    let mut last = String::new();
+    for d in LEVELS {
+        last = render(facts, instructions, d);
+        if text_tokens(&last) <= budget {
+            return last;
+        }
+    }
+    last
+}
+
+/// The offline summary of typed messages (either shape): the reply text
+/// `<summary>…</summary>`, within `budget_tokens` (0: [`DEFAULT_BUDGET_TOKENS`]).
+pub fn summarize_messages(messages: &[Message], budget_tokens: u64) -> String {
+    summarize_facts(&extract_facts(messages), &[], budget_tokens)
+}
+
+/// The offline summarizer with the contract of any summarizer: takes the Messages API
+/// request body the library builds and returns the reply text `<summary>…</summary>`.
+///
+/// The conversation is rebuilt from the request ([`conversation_from_request`]); custom
+/// instructions are named in section 1 (they cannot steer a fixed summarizer). The budget
+/// is `budget_tokens` (0: [`DEFAULT_BUDGET_TOKENS`]), and never more than the request's
+/// `max_tokens`, as for a model.
+pub fn summarize_request(request: &Value, budget_tokens: u64) -> String {
+    let conv = conversation_from_request(request);
+    let mut budget = if budget_tokens == 0 {
+        DEFAULT_BUDGET_TOKENS
+    } else {
+        budget_tokens
+    };
+    if let Some(max) = request.get("max_tokens").and_then(Value::as_u64) {
+        if max > 0 {
+            budget = budget.min(max);
+        }
+    }
+    summarize_facts(&extract_facts(&conv.messages), &conv.instructions, budget)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,539 @@
+//! The summary request and its answer (SPEC §14): what is sent to the summarizing model,
+//! how its reply becomes the summary, and the message that carries the summary into the
+//! compacted conversation. The prompt is this project's own wording.
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::measure::thresholds::{output_limits, MAX_OUTPUT_TOKENS_FOR_SUMMARY};
+use crate::model::messages::{Block, Content, Kind, Message, ToolResultContent};
+use crate::model::view::UsageCounts;
+
+/// System prompt of the summary request.
+pub const SUMMARY_SYSTEM_PROMPT: &str = "You summarize working sessions between a user and an AI coding assistant. \
+The assistant's earlier messages are about to be removed from its context window; your summary is all it will keep. \
+Be precise and complete about what matters for continuing the work, and brief about everything else.";
+
+/// The instruction appended after the conversation.
+pub const SUMMARY_INSTRUCTION: &str = "Stop the task for a moment: the conversation above has to be condensed so the work can go on in a fresh context.
+
+Do not call any tools. Reply with text only, in two parts.
+
+First, inside <analysis></analysis> tags, go through the conversation in order and note, for each stretch: what the user asked for and how their intent developed, what you did about it, the decisions and reasons, the files you read, created or changed (with the important code), the commands you ran, the errors you met and how each was resolved, and any feedback or correction from the user. This part is scratch work and will be thrown away.
+
+Then, inside <summary></summary> tags, write the summary with these numbered sections:
+1. Primary request and intent: everything the user asked for, in detail, including constraints and preferences.
+2. Key technical concepts: languages, frameworks, libraries, tools and ideas the work relies on.
+3. Files and code sections: every file read, created or modified, with why it matters, what changed, and the code snippets needed to continue (full where short).
+4. Errors and fixes: every error or failure met, how it was fixed, and any user feedback about it.
+5. Problem solving: problems solved and investigations still open.
+6. All user messages: every message the user wrote (not tool results), verbatim where short, closely paraphrased where long, in order.
+7. Pending tasks: work the user asked for that is not done yet.
+8. Current work: exactly what was being done right before this summary, with file names and code.
+9. Optional next step: the next step, only if it follows directly from the user's latest request; quote the latest request and where the work stopped. Leave this out if the last task was finished.";
+
+/// Header of the added instructions in the summary request.
+pub const CUSTOM_INSTRUCTIONS_HEADER: &str = "Additional instructions for this summary:";
+
+/// First line of the summary message in the compacted conversation.
+pub const SUMMARY_MESSAGE_INTRO: &str = "This conversation continues an earlier one that was compacted to save context. The summary below stands for the earlier messages; it is not a new request from the user.";
+
+/// Added to the summary message after an automatic compaction.
+pub const AUTO_CONTINUE_TEXT: &str = "Carry on with the last task from where it stopped, without asking the user anything further first.";
+
+/// Most characters of one tool result rendered into the summary request (head and tail are
+/// kept around a marker).
+pub const MAX_RENDERED_TOOL_RESULT_CHARS: usize = 40_000;
+
+/// A Messages API request body for the summarizer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SummaryRequest {
+    /// Model id.
+    pub model: String,
+    /// System prompt.
+    pub system: String,
+    /// The conversation followed by the summary instruction.
+    pub messages: Vec<Value>,
+    /// Output limit.
+    pub max_tokens: u64,
+}
+
+/// What the summarizer answered.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SummaryResponse {
+    /// All text of the answer.
+    pub text: String,
+    /// `stop_reason`, when given.
+    pub stop_reason: Option<String>,
+    /// `usage`, when given.
+    pub usage: Option<UsageCounts>,
+}
+
+/// Why a summary answer cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SummaryProblem {
+    /// Cut off at `max_tokens`.
+    Truncated,
+    /// No summary text.
+    Empty,
+}
+
+/// `max_tokens` of the summary request: at most 20,000 and at most the model's limit.
+pub fn summary_max_tokens(model: &str) -> u64 {
+    MAX_OUTPUT_TOKENS_FOR_SUMMARY.min(output_limits(model).upper_limit)
+}
+
+/// Put before the text of a meta user line (added by the agent or its tools, e.g. a
+/// reminder or a skill body) in the summary request, so that neither a summarizing model nor
+/// [`crate::summarize::offline`] takes it for something the user wrote.
+pub const META_TEXT_MARKER: &str = "[added automatically, not written by the user]";
+
+/// Put before the text of the summary line of an earlier compaction in the summary request.
+pub const EARLIER_SUMMARY_MARKER: &str =
+    "[summary of the conversation before an earlier compaction]";
+
+/// Keeps the head and the tail of `s` (at most `max_chars` characters in all) around a
+/// marker saying how many characters were left out.
+pub(crate) fn cut_middle(s: &str, max_chars: usize) -> String {
+    let count = s.chars().count();
+    if count <= max_chars {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(max_chars / 2).collect();
+    let tail: String = s.chars().skip(count - max_chars / 2).collect();
+    format!(
+        "{head}\n[… {} characters left out …]\n{tail}",
+        count - max_chars
+    )
+}
+
+/// A JSON value as text of at most about `max_chars` characters that stays valid JSON when
+/// it can: long strings inside are cut in the middle first (a tool input's `content` or
+/// `new_string` is what makes it long); only when that is not enough is the text itself cut.
+fn render_json(v: &Value, max_chars: usize) -> String {
+    let s = v.to_string();
+    if s.chars().count() <= max_chars {
+        return s;
+    }
+    fn shorten(v: &Value, cap: usize) -> Value {
+        match v {
+            Value::String(t) if t.chars().count() > cap => Value::String(cut_middle(t, cap)),
+            Value::Array(a) => Value::Array(a.iter().map(|x| shorten(x, cap)).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, x)| (k.clone(), shorten(x, cap)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    for cap in [max_chars / 2, max_chars / 8, max_chars / 32, 200] {
+        let t = shorten(v, cap).to_string();
+        if t.chars().count() <= max_chars {
+            return t;
+        }
+    }
+    cut_middle(&s, max_chars)
+}
+
+fn render_tool_result(content: Option<&ToolResultContent>) -> String {
+    match content {
+        None => String::new(),
+        Some(ToolResultContent::Text(t)) => cut_middle(t, MAX_RENDERED_TOOL_RESULT_CHARS),
+        Some(ToolResultContent::Blocks(bs)) => {
+            let parts: Vec<String> = bs
+                .iter()
+                .map(|b| match b {
+                    Block::Text(t) => t.text.clone(),
+                    Block::Image(_) => "[image]".to_string(),
+                    Block::Document(_) => "[document]".to_string(),
+                    other => other.to_value().to_string(),
+                })
+                .collect();
+            cut_middle(&parts.join("\n"), MAX_RENDERED_TOOL_RESULT_CHARS)
+        }
+    }
+}
+
+/// Blocks of one message as they go into the summary request: text stays text; tool calls
+/// and results become readable text (so the request needs no tool definitions); thinking
+/// is left out (it is the model's scratch work, and its signatures belong to another
+/// request); media were stripped before.
+fn render_blocks(content: &Content) -> Vec<Value> {
+    match content {
+        Content::Text(t) if t.is_empty() => Vec::new(),
+        Content::Text(t) => vec![json!({"type": "text", "text": t})],
+        Content::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|b| {
+                let text = match b {
+                    Block::Text(t) if t.text.is_empty() => return None,
+                    Block::Text(t) => t.text.clone(),
+                    Block::Thinking(_) | Block::RedactedThinking(_) => return None,
+                    Block::Image(_) => "[image]".to_string(),
+                    Block::Document(_) => "[document]".to_string(),
+                    Block::ToolUse(t) | Block::ServerToolUse(t) => {
+                        format!(
+                            "[tool call {} ({}): {}]",
+                            t.name,
+                            t.id,
+                            t.input.as_ref().and_then(|i| i.as_ref()).map_or(
+                                "{}".to_string(),
+                                |v| render_json(v, MAX_RENDERED_TOOL_RESULT_CHARS)
+                            )
+                        )
+                    }
+                    Block::ToolResult(r) => {
+                        let error = r.extra.get("is_error") == Some(&Value::Bool(true));
+                        format!(
+                            "[tool result for {}{}]\n{}",
+                            r.tool_use_id,
+                            if error { ", an error" } else { "" },
+                            render_tool_result(r.content.as_ref().and_then(|c| c.as_ref()))
+                        )
+                    }
+                    Block::ServerToolResult(r) => format!(
+                        "[{} for {}]\n{}",
+                        r.block_type,
+                        r.tool_use_id,
+                        cut_middle(
+                            &Value::Object(r.raw.clone()).to_string(),
+                            MAX_RENDERED_TOOL_RESULT_CHARS
+                        )
+                    ),
+                    Block::Unknown(v) => cut_middle(&v.to_string(), MAX_RENDERED_TOOL_RESULT_CHARS),
+                };
+                Some(json!({"type": "text", "text": text}))
+            })
+            .collect(),
+    }
+}
+
+/// The role a message is sent with, or `None` for lines that are not sent.
+fn sent_role(m: &Message) -> Option<&'static str> {
+    if m.is_sidechain() {
+        return None;
+    }
+    match m.kind() {
+        Kind::User | Kind::Attachment => Some("user"),
+        Kind::Assistant => Some("assistant"),
+        _ => None,
+    }
+}
+
+/// Text of an attachment line as it goes into the summary request.
+fn render_attachment(m: &Message) -> Option<Value> {
+    let a = m.extra.get("attachment")?;
+    Some(
+        json!({"type": "text", "text": format!("[attachment] {}", cut_middle(&a.to_string(), MAX_RENDERED_TOOL_RESULT_CHARS))}),
+    )
+}
+
+/// The conversation as Messages API messages for the summarizer: sent lines only (main chain,
+/// no system/progress lines), consecutive messages of one role merged (this also joins the
+/// lines of a split response), nothing empty, a user message first. Texts of meta user lines
+/// start with [`META_TEXT_MARKER`] and the summary line of an earlier compaction with
+/// [`EARLIER_SUMMARY_MARKER`], so that they are not taken for the user's words; tool inputs
+/// stay valid JSON (long strings inside are cut in the middle).
+pub fn render_conversation(messages: &[Message]) -> Vec<Value> {
+    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for m in messages {
+        let Some(role) = sent_role(m) else { continue };
+        let mut blocks = if m.kind() == Kind::Attachment {
+            render_attachment(m).into_iter().collect()
+        } else {
+            m.content().map(render_blocks).unwrap_or_default()
+        };
+        let marker = if m.kind() != Kind::User {
+            None
+        } else if m.is_compact_summary() {
+            Some(EARLIER_SUMMARY_MARKER)
+        } else if matches!(m.is_meta, Some(Some(true))) {
+            Some(META_TEXT_MARKER)
+        } else {
+            None
+        };
+        if let Some(marker) = marker {
+            for b in &mut blocks {
+                if let Some(Value::String(t)) = b.get_mut("text") {
+                    if !t.starts_with("[tool result for ") {
+                        *t = format!("{marker}\n{t}");
+                    }
+                }
+            }
+        }
+        if blocks.is_empty() {
+            continue;
+        }
+        match out.last_mut() {
+            Some((r, b)) if *r == role => b.extend(blocks),
+            _ => out.push((role, blocks)),
+        }
+    }
+    if out.first().is_some_and(|(r, _)| *r == "assistant") {
+        out.insert(
+            0,
+            (
+                "user",
+                vec![json!({"type": "text", "text": "[The conversation so far:]"})],
+            ),
+        );
+    }
+    out.into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect()
+}
+
+/// The full summary instruction: the fixed text plus any custom instructions.
+pub fn instruction_text(custom_instructions: &[String]) -> String {
+    let extra: Vec<&str> = custom_instructions
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if extra.is_empty() {
+        SUMMARY_INSTRUCTION.to_string()
+    } else {
+        format!(
+            "{SUMMARY_INSTRUCTION}\n\n{CUSTOM_INSTRUCTIONS_HEADER}\n{}",
+            extra.join("\n")
+        )
+    }
+}
+
+/// Builds the summary request for `messages` (media already stripped).
+pub fn build_summary_request(
+    model: &str,
+    messages: &[Message],
+    custom_instructions: &[String],
+) -> SummaryRequest {
+    let mut msgs = render_conversation(messages);
+    let instruction = json!({"type": "text", "text": instruction_text(custom_instructions)});
+    match msgs.last_mut() {
+        Some(last) if last["role"] == "user" => {
+            if let Some(c) = last.get_mut("content").and_then(Value::as_array_mut) {
+                c.push(instruction);
+            }
+        }
+        _ => msgs.push(json!({"role": "user", "content": [instruction]})),
+    }
+    SummaryRequest {
+        model: model.to_string(),
+        system: SUMMARY_SYSTEM_PROMPT.to_string(),
+        messages: msgs,
+        max_tokens: summary_max_tokens(model),
+    }
+}
+
+fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let start = text.find(open)? + open.len();
+    let rest = &text[start..];
+    Some(match rest.rfind(close) {
+        Some(end) => &rest[..end],
+        None => rest,
+    })
+}
+
+/// Extracts the summary from the model's reply: the `<summary>` part when present, else the
+/// reply without its `<analysis>` part.
+pub fn extract_summary(text: &str) -> String {
+    if let Some(s) = between(text, "<summary>", "</summary>") {
+        return s.trim().to_string();
+    }
+    let mut t = text.to_string();
+    if let Some(start) = t.find("<analysis>") {
+        match t[start..].find("</analysis>") {
+            Some(end) => t.replace_range(start..start + end + "</analysis>".len(), ""),
+            None => t.truncate(start),
+        }
+    }
+    t.trim().to_string()
+}
+
+/// Checks a reply and returns its summary text.
+pub fn summary_from_response(r: &SummaryResponse) -> Result<String, SummaryProblem> {
+    if r.stop_reason.as_deref() == Some("max_tokens") {
+        return Err(SummaryProblem::Truncated);
+    }
+    let s = extract_summary(&r.text);
+    if s.is_empty() {
+        return Err(SummaryProblem::Empty);
+    }
+    Ok(s)
+}
+
+/// Text of the summary message put into the compacted conversation.
+pub fn summary_message_text(
+    summary: &str,
+    auto: bool,
+    suppress_follow_up_questions: bool,
+) -> String {
+    let mut t = format!("{SUMMARY_MESSAGE_INTRO}\n\n<summary>\n{summary}\n</summary>");
+    if auto || suppress_follow_up_questions {
+        t.push_str("\n\n");
+        t.push_str(AUTO_CONTINUE_TEXT);
+    }
+    t
+}
+
+/// The summary message in the conversation's shape: an API user message, or a transcript
+/// user line with `isCompactSummary: true` (Claude Code resumes after it).
+pub fn summary_message(
+    text: &str,
+    transcript: bool,
+    uuid: &str,
+    parent_uuid: &str,
+    timestamp: &str,
+    session_fields: &Map<String, Value>,
+) -> Message {
+    if !transcript {
+        return Message::api_user_text(text);
+    }
+    let mut v = Map::new();
+    v.insert("parentUuid".into(), json!(parent_uuid));
+    v.insert("isSidechain".into(), Value::Bool(false));
+    for (k, val) in session_fields {
+        v.insert(k.clone(), val.clone());
+    }
+    v.insert("type".into(), json!("user"));
+    v.insert("message".into(), json!({"role": "user", "content": text}));
+    v.insert("isVisibleInTranscriptOnly".into(), Value::Bool(true));
+    v.insert("isCompactSummary".into(), Value::Bool(true));
+    v.insert("uuid".into(), json!(uuid));
+    v.insert("timestamp".into(), json!(timestamp));
+    Message::from_value(Value::Object(v), "summary").expect("summary line is well-formed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msgs(v: Value) -> Vec<Message> {
+        Message::parse_all(v).unwrap()
+    }
+
+    #[test]
+    fn request_renders_tools_as_text_and_drops_thinking() {
+        let m = msgs(json!([
+            {"role": "user", "content": "fix the bug"},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "secret", "signature": "s"},
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/a.rs"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "fn main() {}"}]},
+            {"type": "progress", "data": {}}
+        ]));
+        let r = build_summary_request("claude-opus-4-6", &m, &["focus on tests".into()]);
+        assert_eq!(r.max_tokens, 20_000);
+        assert_eq!(r.messages.len(), 3);
+        let all = serde_json::to_string(&r.messages).unwrap();
+        assert!(!all.contains("secret"));
+        assert!(all.contains("[tool call Read (t1)"));
+        assert!(all.contains("fn main() {}"));
+        let last = r.messages.last().unwrap();
+        assert_eq!(last["role"], "user");
+        let text = last["content"].as_array().unwrap().last().unwrap()["text"]
+            .as_str()
+            .unwrap();
+        assert!(text.contains("<summary>") && text.ends_with("focus on tests"));
+        assert!(
+            !all.contains("\"tool_use\""),
+            "no tool blocks: no tool definitions needed"
+        );
+    }
+
+    #[test]
+    fn request_starts_with_user_and_merges_split_responses() {
+        let m = msgs(json!([
+            {"type": "assistant", "message": {"role": "assistant", "id": "a", "content": [{"type": "text", "text": "one"}]}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "a", "content": [{"type": "text", "text": "two"}]}}
+        ]));
+        let r = build_summary_request("claude-3-5-haiku", &m, &[]);
+        assert_eq!(r.max_tokens, 8_192);
+        assert_eq!(r.messages[0]["role"], "user");
+        assert_eq!(r.messages[1]["content"].as_array().unwrap().len(), 2);
+        assert_eq!(r.messages[2]["role"], "user");
+    }
+
+    #[test]
+    fn summary_extraction() {
+        assert_eq!(
+            extract_summary("<analysis>scratch</analysis>\n<summary>\nThe gist.\n</summary>"),
+            "The gist."
+        );
+        assert_eq!(extract_summary("<analysis>x</analysis> plain"), "plain");
+        assert_eq!(extract_summary("<analysis>unterminated"), "");
+        assert_eq!(extract_summary("<summary>open ended"), "open ended");
+        let cut = SummaryResponse {
+            text: "<summary>partial".into(),
+            stop_reason: Some("max_tokens".into()),
+            usage: None,
+        };
+        assert_eq!(summary_from_response(&cut), Err(SummaryProblem::Truncated));
+        let empty = SummaryResponse {
+            text: "<analysis>only</analysis>".into(),
+            ..Default::default()
+        };
+        assert_eq!(summary_from_response(&empty), Err(SummaryProblem::Empty));
+    }
+
+    #[test]
+    fn summary_message_shapes() {
+        let t = summary_message_text("S", true, false);
+        assert!(t.starts_with(SUMMARY_MESSAGE_INTRO) && t.ends_with(AUTO_CONTINUE_TEXT));
+        assert!(!summary_message_text("S", false, false).contains(AUTO_CONTINUE_TEXT));
+        let api = summary_message("x", false, "u", "p", "t", &Map::new());
+        assert_eq!(api.kind(), Kind::User);
+        assert!(!api.is_transcript());
+        let line = summary_message("x", true, "u", "p", "t", &Map::new());
+        assert!(line.is_compact_summary());
+        assert_eq!(line.to_value()["parentUuid"], "p");
+    }
+
+    #[test]
+    fn meta_lines_and_earlier_summaries_are_marked_and_tool_inputs_stay_json() {
+        let m = msgs(json!([
+            {"type": "user", "isCompactSummary": true, "message": {"role": "user", "content": "old summary"}},
+            {"type": "user", "isMeta": true, "message": {"role": "user", "content": "<system-reminder>x</system-reminder>"}},
+            {"type": "user", "message": {"role": "user", "content": "real words"}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "a", "content": [
+                {"type": "tool_use", "id": "t", "name": "Write",
+                 "input": {"file_path": "/a", "content": "z".repeat(100_000)}}]}}
+        ]));
+        let r = build_summary_request("m", &m, &[]);
+        let user = r.messages[0]["content"].as_array().unwrap();
+        assert_eq!(
+            user[0]["text"],
+            format!("{EARLIER_SUMMARY_MARKER}\nold summary")
+        );
+        assert_eq!(
+            user[1]["text"],
+            format!("{META_TEXT_MARKER}\n<system-reminder>x</system-reminder>")
+        );
+        assert_eq!(user[2]["text"], "real words");
+        let call = r.messages[1]["content"][0]["text"].as_str().unwrap();
+        let json = call
+            .strip_prefix("[tool call Write (t): ")
+            .and_then(|c| c.strip_suffix(']'))
+            .unwrap();
+        let input: Value = serde_json::from_str(json).unwrap();
+        assert_eq!(input["file_path"], "/a");
+        assert!(input["content"]
+            .as_str()
+            .unwrap()
+            .contains("characters left out"));
+        assert!(json.chars().count() <= MAX_RENDERED_TOOL_RESULT_CHARS);
+    }
+
+    #[test]
+    fn huge_tool_results_are_cut_in_the_middle() {
+        let big = "a".repeat(100_000);
+        let m = msgs(json!([
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": big}]}
+        ]));
+        let r = build_summary_request("m", &m, &[]);
+        let s = serde_json::to_string(&r.messages).unwrap();
+        assert!(s.len() < 50_000);
+        assert!(s.contains("characters left out"));
+    }
+}

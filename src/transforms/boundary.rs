@@ -1,0 +1,179 @@
+//! The compaction boundary and the order of the post-compaction conversation (SPEC §7 steps
+//! 10 and the result assembly).
+
+use serde_json::{json, Map, Value};
+
+use crate::model::messages::Message;
+
+/// `content` of a boundary line.
+pub const BOUNDARY_CONTENT: &str = "Conversation compacted";
+
+/// What triggered a compaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// The auto-compact threshold was crossed (or the API rejected a request).
+    Auto,
+    /// The user asked (`/compact`).
+    Manual,
+}
+
+impl Trigger {
+    /// `"auto"` or `"manual"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Auto => "auto",
+            Trigger::Manual => "manual",
+        }
+    }
+
+    /// Parses `"auto"` / `"manual"`.
+    pub fn parse(s: &str) -> Option<Trigger> {
+        match s {
+            "auto" => Some(Trigger::Auto),
+            "manual" => Some(Trigger::Manual),
+            _ => None,
+        }
+    }
+}
+
+/// Inputs of `createCompactBoundaryMessage`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundaryInput {
+    /// What triggered the compaction.
+    pub trigger: Trigger,
+    /// Context size before compaction.
+    pub pre_tokens: u64,
+    /// `uuid` of the last message before compaction (`logicalParentUuid`).
+    pub last_uuid: Option<String>,
+    /// Names of tools discovered before compaction.
+    pub pre_compact_discovered_tools: Vec<String>,
+    /// The new line's `uuid`.
+    pub uuid: String,
+    /// The new line's ISO-8601 `timestamp`.
+    pub timestamp: String,
+    /// Fields copied from the last transcript line (`sessionId`, `cwd`, `version`, `gitBranch`,
+    /// …) so the line reads like the ones around it.
+    pub session_fields: Map<String, Value>,
+    /// How many sent messages (user, assistant and attachment lines of the main chain) were
+    /// kept verbatim after the summary — pinned messages and the part a session-memory
+    /// compaction keeps; their recorded usage measures the old context, so token counts
+    /// ignore it.
+    pub kept_messages: usize,
+}
+
+/// Session fields worth copying onto lines the library writes.
+pub const SESSION_FIELDS: &[&str] = &[
+    "userType",
+    "cwd",
+    "sessionId",
+    "version",
+    "gitBranch",
+    "slug",
+];
+
+/// Picks [`SESSION_FIELDS`] from a template line.
+pub fn session_fields_of(template: &Message) -> Map<String, Value> {
+    let mut out = Map::new();
+    for k in SESSION_FIELDS {
+        if let Some(v) = template.extra.get(*k) {
+            out.insert((*k).to_string(), v.clone());
+        }
+    }
+    out
+}
+
+/// `createCompactBoundaryMessage`: the `compact_boundary` system line (transcript shape, as
+/// Claude Code writes it: `parentUuid: null`, `logicalParentUuid` = the last message before).
+pub fn create_compact_boundary(input: &BoundaryInput) -> Message {
+    Message::from_value(compact_boundary_value(input), "boundary")
+        .expect("boundary line is well-formed")
+}
+
+/// The boundary line as JSON, keys in the order Claude Code writes them.
+pub fn compact_boundary_value(input: &BoundaryInput) -> Value {
+    let mut v = Map::new();
+    v.insert("parentUuid".into(), Value::Null);
+    v.insert(
+        "logicalParentUuid".into(),
+        input.last_uuid.clone().map_or(Value::Null, Value::String),
+    );
+    v.insert("isSidechain".into(), Value::Bool(false));
+    for (k, val) in &input.session_fields {
+        v.insert(k.clone(), val.clone());
+    }
+    v.insert("type".into(), json!("system"));
+    v.insert("subtype".into(), json!("compact_boundary"));
+    v.insert("content".into(), json!(BOUNDARY_CONTENT));
+    v.insert("isMeta".into(), Value::Bool(false));
+    v.insert("timestamp".into(), json!(input.timestamp));
+    v.insert("uuid".into(), json!(input.uuid));
+    v.insert("level".into(), json!("info"));
+    let mut meta = Map::new();
+    meta.insert("trigger".into(), json!(input.trigger.as_str()));
+    meta.insert("preTokens".into(), json!(input.pre_tokens));
+    if !input.pre_compact_discovered_tools.is_empty() {
+        meta.insert(
+            "preCompactDiscoveredTools".into(),
+            json!(input.pre_compact_discovered_tools),
+        );
+    }
+    if input.kept_messages > 0 {
+        meta.insert("keptMessages".into(), json!(input.kept_messages));
+    }
+    v.insert("compactMetadata".into(), Value::Object(meta));
+    Value::Object(v)
+}
+
+/// `buildPostCompactMessages`: boundary, summary messages, kept messages, attachments, hook
+/// results — in that order, nothing else. Generic so the bindings can reuse the caller's
+/// own objects.
+pub fn build_post_compact<T: Clone>(
+    boundary: &T,
+    summary: &[T],
+    keep: &[T],
+    attachments: &[T],
+    hook_results: &[T],
+) -> Vec<T> {
+    let mut out =
+        Vec::with_capacity(1 + summary.len() + keep.len() + attachments.len() + hook_results.len());
+    out.push(boundary.clone());
+    out.extend_from_slice(summary);
+    out.extend_from_slice(keep);
+    out.extend_from_slice(attachments);
+    out.extend_from_slice(hook_results);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundary_line_shape() {
+        let b = create_compact_boundary(&BoundaryInput {
+            trigger: Trigger::Auto,
+            pre_tokens: 170_251,
+            last_uuid: Some("u-last".into()),
+            pre_compact_discovered_tools: vec![],
+            uuid: "u-new".into(),
+            timestamp: "2026-02-10T21:11:56.906Z".into(),
+            session_fields: Map::new(),
+            kept_messages: 0,
+        });
+        assert!(b.is_compact_boundary());
+        let v = b.to_value();
+        assert_eq!(v["parentUuid"], Value::Null);
+        assert_eq!(v["logicalParentUuid"], "u-last");
+        assert_eq!(
+            v["compactMetadata"],
+            json!({"trigger": "auto", "preTokens": 170251})
+        );
+        assert_eq!(v["uuid"], "u-new");
+    }
+
+    #[test]
+    fn post_compact_order() {
+        let out = build_post_compact(&"B", &["S"], &["K1", "K2"], &["A"], &["H"]);
+        assert_eq!(out, vec!["B", "S", "K1", "K2", "A", "H"]);
+    }
+}

@@ -1,0 +1,280 @@
+//! The API view of a conversation (SPEC §2): what is actually sent to the Messages API,
+//! and a validator for the invariants the API enforces.
+//!
+//! Transcript lines are followed in order after the last `compact_boundary`; sub-agent lines
+//! and lines that are not sent (system, progress, …) are skipped; consecutive messages of one
+//! role are merged (which also joins the lines of a split response and the tool results of
+//! parallel calls); attachment lines become user text.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::model::messages::{Block, Content, Kind, Message};
+
+fn role_of(m: &Message) -> Option<&'static str> {
+    if m.is_sidechain() {
+        return None;
+    }
+    match m.kind() {
+        Kind::User | Kind::Attachment => Some("user"),
+        Kind::Assistant => Some("assistant"),
+        _ => None,
+    }
+}
+
+fn blocks_of(m: &Message) -> Vec<Value> {
+    if m.kind() == Kind::Attachment {
+        let Some(a) = m.extra.get("attachment") else {
+            return Vec::new();
+        };
+        let text = a
+            .get("content")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| a.to_string());
+        return vec![json!({"type": "text", "text": text})];
+    }
+    match m.content() {
+        None => Vec::new(),
+        Some(Content::Text(t)) if t.is_empty() => Vec::new(),
+        Some(Content::Text(t)) => vec![json!({"type": "text", "text": t})],
+        Some(Content::Blocks(bs)) => bs.iter().map(Block::to_value).collect(),
+    }
+}
+
+/// `toApiMessages`: the messages to send, as `{role, content}` Messages API messages. All
+/// lines of one response (same `message.id`) form one assistant message, even when Claude
+/// Code wrote the tool results of its parallel calls between them; those results, and any
+/// user lines until the next response, form the user message after it.
+pub fn to_api_messages(messages: &[Message]) -> Vec<Value> {
+    let start = messages
+        .iter()
+        .rposition(|m| m.is_compact_boundary() && !m.is_sidechain())
+        .map_or(0, |b| b + 1);
+    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    // The open response: its id and its assistant message's index in `out`.
+    let mut open: Option<(String, usize)> = None;
+    // User blocks seen while a response is open: they follow it, after all its lines.
+    let mut pending: Vec<Value> = Vec::new();
+    fn push(out: &mut Vec<(&'static str, Vec<Value>)>, role: &'static str, blocks: Vec<Value>) {
+        if blocks.is_empty() {
+            return;
+        }
+        match out.last_mut() {
+            Some((r, b)) if *r == role => b.extend(blocks),
+            _ => out.push((role, blocks)),
+        }
+    }
+    for m in &messages[start..] {
+        let Some(role) = role_of(m) else { continue };
+        let blocks = blocks_of(m);
+        if role == "assistant" {
+            let id = m.message_id().map(str::to_string);
+            if let (Some((open_id, at)), Some(id)) = (&open, &id) {
+                if open_id == id {
+                    out[*at].1.extend(blocks);
+                    continue;
+                }
+            }
+            push(&mut out, "user", std::mem::take(&mut pending));
+            push(&mut out, "assistant", blocks);
+            open = match (id, out.last()) {
+                (Some(id), Some(("assistant", _))) => Some((id, out.len() - 1)),
+                _ => None,
+            };
+        } else if open.is_some() {
+            pending.extend(blocks);
+        } else {
+            push(&mut out, "user", blocks);
+        }
+    }
+    push(&mut out, "user", pending);
+    out.into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect()
+}
+
+/// One broken API invariant.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// Index in the API view (see [`to_api_messages`]).
+    pub message: usize,
+    /// What is wrong.
+    pub problem: String,
+}
+
+fn ids(content: &[Value], ty: &str, key: &str) -> Vec<String> {
+    content
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some(ty))
+        .filter_map(|b| b.get(key).and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
+fn result_ids(content: &[Value]) -> Vec<String> {
+    content
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+        .filter_map(|b| {
+            b.get("tool_use_id")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+/// `validateForApi`: the problems the Messages API would reject (an empty list means
+/// valid): no message, a first message that is not a user message, empty content, a
+/// `tool_use` not answered by a `tool_result` in the very next message, a `tool_result`
+/// without its `tool_use` right before, a server tool call without its result in the same
+/// message.
+pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
+    let view = to_api_messages(messages);
+    let mut problems = Vec::new();
+    let mut say = |message: usize, problem: String| problems.push(Problem { message, problem });
+    if view.is_empty() {
+        say(0, "there is no message to send".into());
+        return problems;
+    }
+    if view[0]["role"] != "user" {
+        say(0, "the first message must be a user message".into());
+    }
+    let empty = Vec::new();
+    for (i, m) in view.iter().enumerate() {
+        let content = m["content"].as_array().unwrap_or(&empty);
+        if content.is_empty() {
+            say(i, "empty content".into());
+        }
+        if m["role"] == "assistant" {
+            let calls = ids(content, "tool_use", "id");
+            let next = view.get(i + 1);
+            let answered: Vec<String> = match next {
+                Some(n) if n["role"] == "user" => {
+                    result_ids(n["content"].as_array().unwrap_or(&empty))
+                }
+                _ => Vec::new(),
+            };
+            for c in &calls {
+                if !answered.contains(c) {
+                    say(
+                        i,
+                        format!("tool_use {c} has no tool_result in the next message"),
+                    );
+                }
+            }
+            let server_calls = ids(content, "server_tool_use", "id");
+            for c in &server_calls {
+                let has = content.iter().any(|b| {
+                    b.get("type")
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| t.ends_with("_tool_result"))
+                        && b.get("tool_use_id").and_then(Value::as_str) == Some(c)
+                });
+                if !has {
+                    say(
+                        i,
+                        format!("server_tool_use {c} has no result in the same message"),
+                    );
+                }
+            }
+        } else {
+            let results = result_ids(content);
+            let previous_calls = match i.checked_sub(1).map(|p| &view[p]) {
+                Some(p) if p["role"] == "assistant" => {
+                    ids(p["content"].as_array().unwrap_or(&empty), "tool_use", "id")
+                }
+                _ => Vec::new(),
+            };
+            for r in &results {
+                if !previous_calls.contains(r) {
+                    say(i, format!("tool_result {r} does not follow its tool_use"));
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(v: Value) -> Vec<Message> {
+        Message::parse_all(v).unwrap()
+    }
+
+    #[test]
+    fn transcript_lines_become_api_messages() {
+        let msgs = m(json!([
+            {"type": "user", "message": {"role": "user", "content": "old"}},
+            {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"},
+            {"type": "user", "isCompactSummary": true, "message": {"role": "user", "content": "summary"}},
+            {"type": "attachment", "attachment": {"type": "restored_file", "content": "file text"}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "a", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]}},
+            {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "r"}]}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "a", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]}},
+            {"type": "progress", "data": {}},
+            {"type": "user", "isSidechain": true, "message": {"role": "user", "content": "side"}}
+        ]));
+        let v = to_api_messages(&msgs);
+        // summary + attachment; both lines of response a; the result of t1.
+        assert_eq!(v.len(), 3);
+        assert_eq!(
+            v[0]["content"].as_array().unwrap().len(),
+            2,
+            "summary + attachment"
+        );
+        assert_eq!(v[1]["content"].as_array().unwrap().len(), 2, "one response");
+        assert!(!serde_json::to_string(&v).unwrap().contains("old"));
+        let problems = validate_for_api(&msgs);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].problem.contains("t2"));
+    }
+
+    #[test]
+    fn parallel_calls_with_interleaved_results_form_one_turn() {
+        let a = |id: &str| {
+            json!({"type": "assistant", "message": {"role": "assistant", "id": "r1",
+            "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {}}]}})
+        };
+        let u = |id: &str| {
+            json!({"type": "user", "message": {"role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": id, "content": "x"}]}})
+        };
+        let msgs = m(json!([
+            {"type": "user", "message": {"role": "user", "content": "go"}},
+            a("t1"), u("t1"), a("t2"), a("t3"), u("t3"), u("t2"),
+            {"type": "assistant", "message": {"role": "assistant", "id": "r2", "content": [{"type": "text", "text": "done"}]}}
+        ]));
+        let v = to_api_messages(&msgs);
+        assert_eq!(v.len(), 4);
+        assert_eq!(v[1]["content"].as_array().unwrap().len(), 3);
+        assert_eq!(v[2]["content"].as_array().unwrap().len(), 3);
+        assert!(
+            validate_for_api(&msgs).is_empty(),
+            "{:?}",
+            validate_for_api(&msgs)
+        );
+    }
+
+    #[test]
+    fn detects_each_problem() {
+        assert!(!validate_for_api(&[]).is_empty());
+        let first_assistant = m(json!([{"role": "assistant", "content": "hi"}]));
+        assert!(validate_for_api(&first_assistant)[0]
+            .problem
+            .contains("first message"));
+        let orphan = m(json!([
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "r"}]}
+        ]));
+        assert!(validate_for_api(&orphan)[0]
+            .problem
+            .contains("does not follow"));
+        let ok = m(json!([
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": [{"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}},
+                {"type": "web_search_tool_result", "tool_use_id": "s", "content": []}]}
+        ]));
+        assert!(validate_for_api(&ok).is_empty());
+    }
+}

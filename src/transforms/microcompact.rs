@@ -1,0 +1,372 @@
+//! Micro-compaction (SPEC §10): clearing old, large tool results in place, without rewriting
+//! anything else, so the conversation keeps its structure and its cached prefix.
+
+use crate::measure::tokens::{
+    active_start, estimate_tool_result, rough_token_count, BYTES_PER_TOKEN,
+};
+use crate::model::error::Result;
+use crate::model::hash::FastSet;
+use crate::model::messages::Kind;
+use crate::model::view::{ConversationView, Edit, ToolResultEntry, CLEARED_PLACEHOLDER};
+
+/// Tools whose results may be cleared.
+pub const COMPACTABLE_TOOLS: &[&str] = &[
+    "Read",
+    "Bash",
+    "Shell",
+    "shell",
+    "PowerShell",
+    "Grep",
+    "Glob",
+    "WebSearch",
+    "WebFetch",
+    "Edit",
+    "Write",
+];
+
+/// Default number of most recent compactable results that are never cleared.
+pub const DEFAULT_KEEP_RECENT: usize = 5;
+
+/// Claude Code's idle time for the time-based variant, in minutes.
+pub const DEFAULT_IDLE_MINUTES: f64 = 60.0;
+
+/// Options of `microCompact`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MicroCompactOptions {
+    /// The most recent compactable results that are never cleared (default 5).
+    pub keep_recent: usize,
+    /// Time-based variant: clear only when the last assistant message is older than this.
+    pub idle_minutes: Option<f64>,
+    /// Current time in milliseconds since the epoch (needed by the time-based variant).
+    pub now_ms: Option<f64>,
+    /// Time of the last assistant response in ms, when the messages carry no timestamps.
+    pub last_assistant_ms: Option<f64>,
+    /// Never clear the most recent result for a given file path (avoids re-read loops).
+    pub keep_latest_per_path: bool,
+    /// Tool names whose results may be cleared (default [`COMPACTABLE_TOOLS`]).
+    pub compactable_tools: Option<Vec<String>>,
+    /// Fill [`MicroCompactPlan::cleared_tool_use_ids`] (default true; a caller that reads the
+    /// ids itself at the edits' positions may skip it).
+    pub resolve_ids: bool,
+}
+
+impl Default for MicroCompactOptions {
+    fn default() -> Self {
+        MicroCompactOptions {
+            keep_recent: DEFAULT_KEEP_RECENT,
+            idle_minutes: None,
+            now_ms: None,
+            last_assistant_ms: None,
+            keep_latest_per_path: false,
+            compactable_tools: None,
+            resolve_ids: true,
+        }
+    }
+}
+
+/// What micro-compaction decided.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MicroCompactPlan {
+    /// The results to clear.
+    pub edits: Vec<Edit>,
+    /// Estimated tokens freed (padded by 4/3, SPEC §3).
+    pub tokens_freed: u64,
+    /// `tool_use_id`s of the cleared results, in conversation order (when
+    /// [`MicroCompactOptions::resolve_ids`]; otherwise read them at the edits' positions).
+    pub cleared_tool_use_ids: Vec<String>,
+    /// Why nothing was considered, when a precondition was not met (`"notIdle"`, …).
+    pub skipped: Option<&'static str>,
+}
+
+/// Parses an ISO-8601 UTC/offset timestamp (`2026-02-10T21:11:56.906Z`) into milliseconds
+/// since the Unix epoch.
+pub fn parse_timestamp_ms(s: &str) -> Option<f64> {
+    let b = s.trim().as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let part = b.get(r)?;
+        if part.is_empty() || !part.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        std::str::from_utf8(part).ok()?.parse().ok()
+    };
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b' ') {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let mut i = 19;
+    let mut frac_ms = 0.0;
+    if b.get(i) == Some(&b'.') {
+        let start = i + 1;
+        i = start;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        let digits = std::str::from_utf8(&b[start..i]).ok()?;
+        frac_ms = format!("0.{digits}").parse::<f64>().ok()? * 1000.0;
+    }
+    let offset_min = match b.get(i) {
+        None | Some(b'Z') | Some(b'z') => 0,
+        Some(b'+') | Some(b'-') => {
+            let sign = if b[i] == b'-' { -1 } else { 1 };
+            let oh = num(i + 1..i + 3)?;
+            let om = if b.get(i + 3) == Some(&b':') {
+                num(i + 4..i + 6)?
+            } else {
+                num(i + 3..i + 5).unwrap_or(0)
+            };
+            sign * (oh * 60 + om)
+        }
+        _ => return None,
+    };
+    // Days from civil (proleptic Gregorian).
+    let y2 = if mo <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60;
+    Some(secs as f64 * 1000.0 + frac_ms)
+}
+
+/// `microCompact`: decides which tool results to clear.
+pub fn micro_compact<V: ConversationView + ?Sized>(
+    view: &V,
+    options: &MicroCompactOptions,
+) -> Result<MicroCompactPlan> {
+    if let Some(idle) = options.idle_minutes {
+        let last = match options.last_assistant_ms {
+            Some(t) => Some(t),
+            None => last_assistant_time(view)?,
+        };
+        let idle_enough = match (last, options.now_ms) {
+            (Some(last), Some(now)) => now - last >= idle * 60_000.0,
+            _ => false,
+        };
+        if !idle_enough {
+            return Ok(MicroCompactPlan {
+                skipped: Some("notIdle"),
+                ..Default::default()
+            });
+        }
+    }
+    // Only what is still sent: results before the last compaction boundary are gone already.
+    let index = view.tool_index(active_start(view)?, options.keep_latest_per_path)?;
+    let allowed: FastSet<&str> = match &options.compactable_tools {
+        Some(list) => list.iter().map(String::as_str).collect(),
+        None => COMPACTABLE_TOOLS.iter().copied().collect(),
+    };
+    let name_ok: Vec<bool> = index.names.iter().map(|n| allowed.contains(&**n)).collect();
+    // Compactable results (their call is one of the compactable tools), in order.
+    let candidates: Vec<(&ToolResultEntry, Option<u32>)> = index
+        .results
+        .iter()
+        .filter_map(|r| {
+            let call = &index.uses[r.call?];
+            name_ok[call.name as usize].then_some((r, call.path))
+        })
+        .collect();
+    let protected_from = candidates.len().saturating_sub(options.keep_recent);
+    let mut latest_for_path = vec![usize::MAX; index.path_count];
+    for (k, (_, path)) in candidates.iter().enumerate() {
+        if let Some(p) = path {
+            latest_for_path[*p as usize] = k;
+        }
+    }
+    let placeholder_tokens = rough_token_count(CLEARED_PLACEHOLDER.len(), BYTES_PER_TOKEN);
+    let mut plan = MicroCompactPlan::default();
+    let mut freed = 0u64;
+    for (k, (r, path)) in candidates.iter().enumerate() {
+        if k >= protected_from || r.is_cleared {
+            continue;
+        }
+        let tokens = estimate_tool_result(r.text_units, r.media);
+        if tokens <= placeholder_tokens {
+            continue;
+        }
+        if path.is_some_and(|p| latest_for_path[p as usize] == k) {
+            continue;
+        }
+        freed += tokens - placeholder_tokens;
+        plan.edits.push(Edit::SetToolResultContent {
+            message: r.message,
+            block: r.block,
+            text: CLEARED_PLACEHOLDER.to_string(),
+        });
+    }
+    plan.tokens_freed = (freed * 4).div_ceil(3);
+    if options.resolve_ids {
+        for e in &plan.edits {
+            if let Edit::SetToolResultContent { message, block, .. } = e {
+                if let Some(id) = view.tool_use_id_at(*message, *block)? {
+                    plan.cleared_tool_use_ids.push(id);
+                }
+            }
+        }
+    }
+    Ok(plan)
+}
+
+/// Time of the last main-chain assistant message that has a parseable timestamp.
+pub fn last_assistant_time<V: ConversationView + ?Sized>(view: &V) -> Result<Option<f64>> {
+    for i in (0..view.len()).rev() {
+        if view.is_sidechain(i) || view.kind(i)? != Kind::Assistant {
+            continue;
+        }
+        if let Some(t) = view.timestamp(i).as_deref().and_then(parse_timestamp_ms) {
+            return Ok(Some(t));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::messages::Message;
+    use crate::model::view::apply_edits;
+    use serde_json::{json, Value};
+
+    fn history(tools: &[(&str, usize)]) -> Vec<Message> {
+        let mut v = vec![json!({"role": "user", "content": "start"})];
+        for (k, (name, size)) in tools.iter().enumerate() {
+            v.push(json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": format!("t{k}"), "name": name, "input": {"file_path": format!("/f{k}")}}]}));
+            v.push(json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": format!("t{k}"), "content": "x".repeat(*size)}]}));
+        }
+        Message::parse_all(Value::Array(v)).unwrap()
+    }
+
+    #[test]
+    fn clears_old_compactable_results_keeping_recent() {
+        let m = history(&[("Read", 4000); 8]);
+        let plan = micro_compact(m.as_slice(), &MicroCompactOptions::default()).unwrap();
+        assert_eq!(plan.cleared_tool_use_ids, vec!["t0", "t1", "t2"]);
+        let per = 1000 - 8; // 1000 tokens each minus the placeholder's 8
+        assert_eq!(plan.tokens_freed, (3 * per * 4u64).div_ceil(3));
+        let out = apply_edits(&m, &plan.edits).unwrap();
+        assert_eq!(
+            out[2].to_value()["content"][0],
+            json!({"type": "tool_result", "tool_use_id": "t0", "content": CLEARED_PLACEHOLDER})
+        );
+        assert_eq!(out[0], m[0]);
+        assert_eq!(out[1], m[1], "tool_use stays");
+        assert_eq!(out[16], m[16]);
+    }
+
+    #[test]
+    fn only_compactable_tools_and_only_large_results() {
+        let m = history(&[
+            ("Task", 4000),
+            ("Read", 10),
+            ("Read", 4000),
+            ("TodoWrite", 4000),
+        ]);
+        let plan = micro_compact(
+            m.as_slice(),
+            &MicroCompactOptions {
+                keep_recent: 0,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(plan.cleared_tool_use_ids, vec!["t2"]);
+    }
+
+    #[test]
+    fn already_cleared_results_are_left_alone() {
+        let m = history(&[("Read", 4000); 3]);
+        let opts = MicroCompactOptions {
+            keep_recent: 1,
+            ..Default::default()
+        };
+        let first = micro_compact(m.as_slice(), &opts).unwrap();
+        let once = apply_edits(&m, &first.edits).unwrap();
+        let second = micro_compact(once.as_slice(), &opts).unwrap();
+        assert!(second.edits.is_empty());
+        assert_eq!(second.tokens_freed, 0);
+    }
+
+    #[test]
+    fn keep_latest_per_path() {
+        let mut m = history(&[("Read", 4000), ("Read", 4000), ("Bash", 4000)]);
+        // make call 1 read the same path as call 0
+        let fixed = Message::parse_all(json!([{"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/f0"}}]}]))
+        .unwrap();
+        m[3] = fixed[0].clone();
+        let opts = MicroCompactOptions {
+            keep_recent: 0,
+            keep_latest_per_path: true,
+            ..Default::default()
+        };
+        let plan = micro_compact(m.as_slice(), &opts).unwrap();
+        assert_eq!(plan.cleared_tool_use_ids, vec!["t0"]);
+    }
+
+    #[test]
+    fn time_based_variant() {
+        let m = Message::parse_all(json!([
+            {"type": "user", "message": {"role": "user", "content": "go"}},
+            {"type": "assistant", "timestamp": "2026-02-10T21:00:00.000Z", "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "a", "name": "Bash", "input": {}}]}},
+            {"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "z".repeat(4000)}]}}
+        ]))
+        .unwrap();
+        let t0 = parse_timestamp_ms("2026-02-10T21:00:00.000Z").unwrap();
+        let opts = |now: f64| MicroCompactOptions {
+            keep_recent: 0,
+            idle_minutes: Some(60.0),
+            now_ms: Some(now),
+            ..Default::default()
+        };
+        let early = micro_compact(m.as_slice(), &opts(t0 + 59.0 * 60_000.0)).unwrap();
+        assert_eq!(early.skipped, Some("notIdle"));
+        assert!(early.edits.is_empty());
+        let late = micro_compact(m.as_slice(), &opts(t0 + 61.0 * 60_000.0)).unwrap();
+        assert_eq!(late.cleared_tool_use_ids, vec!["a"]);
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(parse_timestamp_ms("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(
+            parse_timestamp_ms("1970-01-02T00:00:00.5Z"),
+            Some(86_400_500.0)
+        );
+        assert_eq!(
+            parse_timestamp_ms("2026-02-10T21:11:56.906Z"),
+            Some(1_770_757_916_906.0)
+        );
+        assert_eq!(
+            parse_timestamp_ms("2026-02-10T22:11:56.906+01:00"),
+            Some(1_770_757_916_906.0)
+        );
+        assert_eq!(parse_timestamp_ms("yesterday"), None);
+    }
+
+    #[test]
+    fn deterministic() {
+        let m = history(&[
+            ("Read", 4000),
+            ("Grep", 3000),
+            ("Bash", 5000),
+            ("Read", 100),
+        ]);
+        let o = MicroCompactOptions {
+            keep_recent: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            micro_compact(m.as_slice(), &o).unwrap(),
+            micro_compact(m.as_slice(), &o).unwrap()
+        );
+    }
+}

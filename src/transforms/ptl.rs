@@ -1,0 +1,542 @@
+//! Prompt-too-long retry (SPEC §8): recognising context-overflow errors from several
+//! providers, grouping a conversation into API rounds, and dropping the oldest rounds.
+
+use serde::Serialize;
+
+use crate::measure::tokens::{active_start, estimate_range};
+use crate::model::error::Result;
+use crate::model::messages::{Content, Kind, Message, Role};
+use crate::model::view::ConversationView;
+
+/// Most prompt-too-long retries of one summary request.
+pub const MAX_PTL_RETRIES: u32 = 3;
+
+/// Share of API rounds dropped when the error gives no numbers.
+pub const FALLBACK_DROP_FRACTION: f64 = 0.2;
+
+/// Text of the user message put at the head of a truncated conversation (the API wants a
+/// user message first). Recognised and removed again on the next retry.
+pub const PTL_MARKER_TEXT: &str = "[Earlier turns of this conversation were left out so that the request fits the model's context window.]";
+
+/// Which provider form an overflow error had.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OverflowKind {
+    /// Anthropic: `prompt is too long: N tokens > M maximum`.
+    PromptTooLong,
+    /// Anthropic: `input length and max_tokens exceed context limit: A + B > C`.
+    InputPlusMaxTokens,
+    /// HTTP 413 / `request_too_large`.
+    RequestTooLarge,
+    /// OpenAI `context_length_exceeded` and its texts.
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// Gemini: `input token count (N) exceeds the maximum number of tokens allowed (M)`.
+    Gemini,
+    /// Another recognisable "context too long" text without numbers.
+    Generic,
+}
+
+/// A recognised context-overflow error.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ContextOverflow {
+    /// The form it had.
+    pub kind: OverflowKind,
+    /// Tokens the request had (for `A + B > C`: A + B).
+    pub actual: Option<u64>,
+    /// The limit it exceeded.
+    pub limit: Option<u64>,
+    /// `actual − limit`: how many tokens must go.
+    pub gap: Option<u64>,
+}
+
+/// All integers in `s` from byte `from` on, accepting `1,234` and `1_234` separators.
+fn numbers_after(s: &str, from: usize) -> Vec<u64> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = from;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_digit() {
+            let mut n: u64 = 0;
+            let mut overflow = false;
+            while i < bytes.len() {
+                let b = bytes[i];
+                if b.is_ascii_digit() {
+                    match n
+                        .checked_mul(10)
+                        .and_then(|x| x.checked_add(u64::from(b - b'0')))
+                    {
+                        Some(v) => n = v,
+                        None => overflow = true,
+                    }
+                    i += 1;
+                } else if (b == b',' || b == b'_')
+                    && i + 1 < bytes.len()
+                    && bytes[i + 1].is_ascii_digit()
+                {
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            if !overflow {
+                out.push(n);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn first_number_after(s: &str, needle: &str) -> Option<u64> {
+    s.find(needle)
+        .and_then(|p| numbers_after(s, p + needle.len()).first().copied())
+}
+
+fn overflow(kind: OverflowKind, actual: Option<u64>, limit: Option<u64>) -> ContextOverflow {
+    let gap = match (actual, limit) {
+        (Some(a), Some(l)) => Some(a.saturating_sub(l)),
+        _ => None,
+    };
+    ContextOverflow {
+        kind,
+        actual,
+        limit,
+        gap,
+    }
+}
+
+/// `parseContextOverflowError`: recognises an overflow error from its text (and HTTP status,
+/// when known). Returns `None` for any other error.
+pub fn parse_context_overflow_error(text: &str, status: Option<u16>) -> Option<ContextOverflow> {
+    let s = text.to_ascii_lowercase();
+    if let Some(p) = s.find("prompt is too long") {
+        let n = numbers_after(&s, p);
+        return Some(overflow(
+            OverflowKind::PromptTooLong,
+            n.first().copied(),
+            n.get(1).copied(),
+        ));
+    }
+    if let Some(p) = s.find("exceed context limit") {
+        let n = numbers_after(&s, p);
+        return Some(if n.len() >= 3 {
+            overflow(
+                OverflowKind::InputPlusMaxTokens,
+                Some(n[0].saturating_add(n[1])),
+                Some(n[2]),
+            )
+        } else {
+            overflow(OverflowKind::InputPlusMaxTokens, None, None)
+        });
+    }
+    if s.contains("input token count") && s.contains("maximum number of tokens allowed") {
+        return Some(overflow(
+            OverflowKind::Gemini,
+            first_number_after(&s, "input token count"),
+            first_number_after(&s, "maximum number of tokens allowed"),
+        ));
+    }
+    if s.contains("maximum context length") || s.contains("context_length_exceeded") {
+        let limit = first_number_after(&s, "maximum context length");
+        let actual = ["resulted in", "you requested", "requested"]
+            .iter()
+            .find_map(|k| first_number_after(&s, k));
+        return Some(overflow(OverflowKind::OpenAi, actual, limit));
+    }
+    if status == Some(413) || s.contains("request_too_large") || s.contains("request too large") {
+        return Some(overflow(OverflowKind::RequestTooLarge, None, None));
+    }
+    const GENERIC: &[&str] = &[
+        "exceeds the context window",
+        "context window exceeded",
+        "context length exceeded",
+        "too many tokens",
+        "input is too long",
+        "exceeds the maximum number of tokens",
+    ];
+    if GENERIC.iter().any(|g| s.contains(g)) {
+        return Some(overflow(OverflowKind::Generic, None, None));
+    }
+    None
+}
+
+/// `groupMessagesByApiRound`: ranges of message indices, one per API round. A round starts
+/// at an assistant message that is not a line of the previous assistant's response (lines of
+/// one split response, sharing `message.id`, stay together) and runs up to the next one;
+/// what precedes the first assistant message is the first round.
+pub fn group_by_api_round<V: ConversationView + ?Sized>(
+    view: &V,
+    from: usize,
+) -> Result<Vec<std::ops::Range<usize>>> {
+    group(view, from, false)
+}
+
+/// Like [`group_by_api_round`], but consecutive assistant messages with no user message
+/// between them stay in one group too: the API merges them into one turn, so a cut between
+/// them could separate a tool call from its result. Truncation cuts at these groups.
+pub fn group_by_api_turn<V: ConversationView + ?Sized>(
+    view: &V,
+    from: usize,
+) -> Result<Vec<std::ops::Range<usize>>> {
+    group(view, from, true)
+}
+
+fn group<V: ConversationView + ?Sized>(
+    view: &V,
+    from: usize,
+    whole_turns: bool,
+) -> Result<Vec<std::ops::Range<usize>>> {
+    let mut groups = Vec::new();
+    let mut start = from;
+    let mut previous: Option<usize> = None;
+    for i in from..view.len() {
+        if view.is_sidechain(i) || view.kind(i)? != Kind::Assistant {
+            continue;
+        }
+        let same = match previous {
+            Some(p) if whole_turns => crate::model::view::same_turn(view, p, i)?,
+            Some(p) => view.same_response(p, i),
+            None => false,
+        };
+        if !same && i > start {
+            groups.push(start..i);
+            start = i;
+        }
+        previous = Some(i);
+    }
+    if start < view.len() {
+        groups.push(start..view.len());
+    }
+    Ok(groups)
+}
+
+/// The decision of `truncateHeadForPTLRetry`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Truncation {
+    /// Keep `messages[start..]`.
+    pub start: usize,
+    /// Put a user marker message ([`PTL_MARKER_TEXT`]) before them.
+    pub insert_marker: bool,
+    /// Keep this earlier message — the latest user request, which the drop would have taken —
+    /// verbatim before them (then no marker is needed: it is a user message).
+    pub keep_prompt: Option<usize>,
+    /// API rounds dropped.
+    pub dropped_groups: usize,
+    /// Estimated tokens dropped.
+    pub dropped_tokens: u64,
+}
+
+/// `truncateHeadForPTLRetry`: drops the oldest API rounds until their estimated tokens cover
+/// the overflow's gap (20% of the rounds when no gap is known), always keeping one round.
+/// A marker inserted by a previous retry is removed before counting. Returns `None` when
+/// nothing can be dropped.
+pub fn truncate_head_for_ptl_retry<V: ConversationView + ?Sized>(
+    view: &V,
+    overflow: Option<&ContextOverflow>,
+) -> Result<Option<Truncation>> {
+    truncate_head(view, overflow, false)
+}
+
+/// [`truncate_head_for_ptl_retry`], optionally keeping the latest user request: when its round
+/// is dropped it stays at the head (instead of the marker), so the summarizer still sees the
+/// current task in the user's words. The pipeline's summary request uses this.
+pub fn truncate_head<V: ConversationView + ?Sized>(
+    view: &V,
+    overflow: Option<&ContextOverflow>,
+    keep_latest_request: bool,
+) -> Result<Option<Truncation>> {
+    // Only what is sent counts: after the last compaction boundary, and without a marker a
+    // previous retry put at the head.
+    let mut from = active_start(view)?;
+    if from < view.len() && view.content_equals(from, PTL_MARKER_TEXT) {
+        from += 1;
+    }
+    let groups = group_by_api_turn(view, from)?;
+    if groups.len() < 2 {
+        return Ok(None);
+    }
+    let max_drop = groups.len() - 1;
+    // The latest user request is never dropped (it is kept at the head if its round goes).
+    let request = if keep_latest_request {
+        latest_user_request(view, from)?
+    } else {
+        None
+    };
+    let request_tokens = match request {
+        Some(p) => estimate_range(view, p..p + 1)?,
+        None => 0,
+    };
+    let dropped_of = |range: std::ops::Range<usize>| -> Result<u64> {
+        let mut t = estimate_range(view, range.clone())?;
+        if request.is_some_and(|p| range.contains(&p)) {
+            t = t.saturating_sub(request_tokens);
+        }
+        Ok(t)
+    };
+    let mut drop = 0;
+    let mut dropped_tokens = 0;
+    match overflow.and_then(|o| o.gap) {
+        Some(gap) => {
+            while drop < max_drop && (dropped_tokens < gap || drop == 0) {
+                dropped_tokens += dropped_of(groups[drop].clone())?;
+                drop += 1;
+            }
+        }
+        None => {
+            drop = ((groups.len() as f64 * FALLBACK_DROP_FRACTION).floor() as usize)
+                .clamp(1, max_drop);
+            dropped_tokens = dropped_of(groups[0].start..groups[drop].start)?;
+        }
+    }
+    let start = groups[drop].start;
+    let mut insert_marker = false;
+    for i in start..view.len() {
+        if view.is_sidechain(i) {
+            continue;
+        }
+        match view.kind(i)? {
+            Kind::Assistant => {
+                insert_marker = true;
+                break;
+            }
+            Kind::User | Kind::Attachment => break,
+            _ => {}
+        }
+    }
+    // The latest user request survives: if the drop took it, it stays at the head.
+    let keep_prompt = request.filter(|&p| p < start);
+    if keep_prompt.is_some() {
+        insert_marker = false;
+    }
+    Ok(Some(Truncation {
+        start,
+        insert_marker,
+        keep_prompt,
+        dropped_groups: drop,
+        dropped_tokens,
+    }))
+}
+
+/// Index of the latest user request from `from` on: a main-chain user message with text and
+/// no tool results (not a marker of an earlier retry).
+pub fn latest_user_request<V: ConversationView + ?Sized>(
+    view: &V,
+    from: usize,
+) -> Result<Option<usize>> {
+    use crate::model::view::{BlockKind, ContentInfo, Detail};
+    for i in (from..view.len()).rev() {
+        if view.is_sidechain(i) || view.kind(i)? != Kind::User {
+            continue;
+        }
+        if view.content_equals(i, PTL_MARKER_TEXT) {
+            continue;
+        }
+        let is_request = match view.content(i, Detail::Structure)? {
+            ContentInfo::Text(n) => n > 0,
+            ContentInfo::Blocks(bs) => {
+                bs.iter().all(|b| b.kind != Some(BlockKind::ToolResult))
+                    && bs
+                        .iter()
+                        .any(|b| b.kind == Some(BlockKind::Text) && b.text_units > 0)
+            }
+            _ => false,
+        };
+        if is_request {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
+}
+
+/// The marker message, in the shape of the conversation (`transcript` lines get `type`,
+/// `isMeta` and the given `uuid`).
+pub fn ptl_marker_message(transcript: bool, uuid: Option<&str>) -> Message {
+    if !transcript {
+        return Message::api_user_text(PTL_MARKER_TEXT);
+    }
+    let mut m = Message {
+        line_type: Some(Some("user".into())),
+        message: Some(Some(crate::model::messages::ApiMessage {
+            role: Some(Some(Role::User)),
+            content: Some(Some(Content::Text(PTL_MARKER_TEXT.into()))),
+            ..Default::default()
+        })),
+        is_meta: Some(Some(true)),
+        ..Default::default()
+    };
+    if let Some(u) = uuid {
+        m.uuid = Some(Some(u.to_string()));
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn anthropic_forms() {
+        let o = parse_context_overflow_error(
+            "prompt is too long: 213462 tokens > 200000 maximum",
+            Some(400),
+        )
+        .unwrap();
+        assert_eq!(o.kind, OverflowKind::PromptTooLong);
+        assert_eq!(
+            (o.actual, o.limit, o.gap),
+            (Some(213_462), Some(200_000), Some(13_462))
+        );
+
+        let body = r#"{"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 188059 + 20000 > 200000, decrease input length or `max_tokens` and try again"}}"#;
+        let o = parse_context_overflow_error(body, Some(400)).unwrap();
+        assert_eq!(o.kind, OverflowKind::InputPlusMaxTokens);
+        assert_eq!(
+            (o.actual, o.limit, o.gap),
+            (Some(208_059), Some(200_000), Some(8_059))
+        );
+
+        let o = parse_context_overflow_error("Request Entity Too Large", Some(413)).unwrap();
+        assert_eq!(o.kind, OverflowKind::RequestTooLarge);
+        assert_eq!(o.gap, None);
+        let o = parse_context_overflow_error(
+            r#"{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(o.kind, OverflowKind::RequestTooLarge);
+    }
+
+    #[test]
+    fn openai_and_gemini_forms() {
+        let o = parse_context_overflow_error("This model's maximum context length is 128000 tokens. However, your messages resulted in 130,512 tokens. Please reduce the length of the messages.", Some(400)).unwrap();
+        assert_eq!(o.kind, OverflowKind::OpenAi);
+        assert_eq!(
+            (o.actual, o.limit, o.gap),
+            (Some(130_512), Some(128_000), Some(2_512))
+        );
+        let o = parse_context_overflow_error("This model's maximum context length is 8192 tokens, however you requested 9000 tokens (8000 in your prompt; 1000 for the completion).", None).unwrap();
+        assert_eq!((o.actual, o.limit), (Some(9000), Some(8192)));
+        let o = parse_context_overflow_error(
+            r#"{"error":{"code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}}"#,
+            Some(400),
+        )
+        .unwrap();
+        assert_eq!(o.kind, OverflowKind::OpenAi);
+        assert_eq!(o.gap, None);
+        let o = parse_context_overflow_error("The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).", Some(400)).unwrap();
+        assert_eq!(o.kind, OverflowKind::Gemini);
+        assert_eq!(
+            (o.actual, o.limit, o.gap),
+            (Some(1_196_265), Some(1_048_575), Some(147_690))
+        );
+    }
+
+    #[test]
+    fn other_errors_are_not_overflows() {
+        assert!(parse_context_overflow_error("overloaded_error", Some(529)).is_none());
+        assert!(parse_context_overflow_error("rate limited", Some(429)).is_none());
+        assert!(parse_context_overflow_error("", None).is_none());
+    }
+
+    fn convo(rounds: usize, text_len: usize) -> Vec<Message> {
+        let mut v = vec![json!({"role": "user", "content": "x".repeat(text_len)})];
+        for r in 0..rounds {
+            v.push(json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": format!("t{r}"), "name": "Read", "input": {}}]}));
+            v.push(json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": format!("t{r}"), "content": "y".repeat(text_len)}]}));
+        }
+        Message::parse_all(serde_json::Value::Array(v)).unwrap()
+    }
+
+    #[test]
+    fn groups_follow_responses() {
+        let m = convo(3, 40);
+        let g = group_by_api_round(m.as_slice(), 0).unwrap();
+        assert_eq!(g, vec![0..1, 1..3, 3..5, 5..7]);
+        let split = Message::parse_all(json!([
+            {"type": "user", "message": {"role": "user", "content": "go"}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "a", "content": []}},
+            {"type": "user", "message": {"role": "user", "content": []}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "a", "content": []}},
+            {"type": "assistant", "message": {"role": "assistant", "id": "b", "content": []}}
+        ]))
+        .unwrap();
+        assert_eq!(
+            group_by_api_round(split.as_slice(), 0).unwrap(),
+            vec![0..1, 1..4, 4..5]
+        );
+        // Response b follows a with no user message between: the API merges them into one
+        // turn, which truncation never splits.
+        assert_eq!(
+            group_by_api_turn(split.as_slice(), 0).unwrap(),
+            vec![0..1, 1..5]
+        );
+    }
+
+    #[test]
+    fn drops_oldest_rounds_to_cover_gap() {
+        let m = convo(5, 400); // 100 tokens per message
+        let o =
+            parse_context_overflow_error("prompt is too long: 1250 tokens > 1000 maximum", None);
+        // SPEC §8 as is: the oldest rounds go, a marker heads an assistant-first remainder.
+        let plain = truncate_head_for_ptl_retry(m.as_slice(), o.as_ref())
+            .unwrap()
+            .unwrap();
+        assert_eq!(plain.dropped_groups, 3);
+        assert!(plain.dropped_tokens >= 250);
+        assert_eq!(plain.start, 5);
+        assert!(plain.insert_marker && plain.keep_prompt.is_none());
+        let t = truncate_head(m.as_slice(), o.as_ref(), true)
+            .unwrap()
+            .unwrap();
+        // Round 0 is the user's request (100 tokens): it is kept, so it frees nothing; each
+        // tool round frees ≈ 100 + the call → rounds 1–3 cover the 250.
+        assert_eq!(t.dropped_groups, 4);
+        assert!(t.dropped_tokens >= 250);
+        assert_eq!(t.start, 7);
+        assert_eq!(
+            t.keep_prompt,
+            Some(0),
+            "the latest request stays at the head"
+        );
+        assert!(
+            !t.insert_marker,
+            "the kept request is the user message first"
+        );
+    }
+
+    #[test]
+    fn without_gap_drops_twenty_percent_and_keeps_one() {
+        let m = convo(9, 40); // 10 groups
+        let t = truncate_head_for_ptl_retry(m.as_slice(), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.dropped_groups, 2);
+        let huge =
+            parse_context_overflow_error("prompt is too long: 999999 tokens > 1 maximum", None);
+        let t = truncate_head_for_ptl_retry(m.as_slice(), huge.as_ref())
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.dropped_groups, 9, "always keeps one group");
+        let one = convo(0, 40);
+        assert_eq!(
+            truncate_head_for_ptl_retry(one.as_slice(), None).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn previous_marker_is_removed_before_counting() {
+        let mut m = convo(4, 40);
+        m.insert(0, ptl_marker_message(false, None));
+        let g = group_by_api_round(m.as_slice(), 1).unwrap();
+        let t = truncate_head_for_ptl_retry(m.as_slice(), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.start, g[1].start, "marker not counted as a round");
+    }
+}

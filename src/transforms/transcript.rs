@@ -1,0 +1,214 @@
+//! Claude Code session files (SPEC §17): JSONL in, JSONL out, nothing lost.
+//!
+//! Splitting and validation live here; the JSON of each line is parsed by the caller's side
+//! (`serde_json` natively, the engine's `JSON.parse` in JavaScript) so key order and number
+//! formatting survive a round trip.
+
+use serde_json::Value;
+
+use crate::model::error::{Error, ErrorCode, Result};
+use crate::model::messages::{json_type_name, Message};
+
+/// One non-empty line of a JSONL text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Line<'a> {
+    /// 1-based line number in the file.
+    pub number: usize,
+    /// The line's text, without its line ending.
+    pub text: &'a str,
+}
+
+/// The byte-order mark some editors put at the start of a file (ignored).
+pub const BOM: u16 = 0xfeff;
+
+/// What to do with one line of a JSONL text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineAction {
+    /// Parse it as JSON.
+    Parse,
+    /// Skip it (the empty text after the final line ending).
+    Skip,
+}
+
+/// Decides about line `number` (1-based): blank lines are an error, except the empty text
+/// after the final line ending.
+pub fn classify_line(number: usize, is_last: bool, is_blank: bool) -> Result<LineAction> {
+    match (is_blank, is_last) {
+        (false, _) => Ok(LineAction::Parse),
+        (true, true) => Ok(LineAction::Skip),
+        (true, false) => Err(blank_line(number)),
+    }
+}
+
+/// The error for a blank line.
+pub fn blank_line(number: usize) -> Error {
+    Error::new(
+        ErrorCode::MalformedTranscript,
+        format!("line {number}: blank line in a JSONL transcript"),
+    )
+}
+
+/// Splits JSONL text into lines. A final line ending is allowed; a blank line elsewhere is
+/// an error naming its number (it is never silently dropped).
+pub fn split_lines(text: &str) -> Result<Vec<Line<'_>>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut out = Vec::new();
+    let mut parts = text.split('\n').peekable();
+    let mut number = 0;
+    while let Some(raw) = parts.next() {
+        number += 1;
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        let is_last = parts.peek().is_none();
+        if classify_line(number, is_last, line.trim().is_empty())? == LineAction::Parse {
+            out.push(Line { number, text: line });
+        }
+    }
+    Ok(out)
+}
+
+/// The error for a line whose JSON did not parse.
+pub fn malformed_line(number: usize, detail: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::MalformedTranscript,
+        format!("line {number}: invalid JSON: {detail}"),
+    )
+}
+
+/// The error for a line that parsed to something other than an object.
+pub fn non_object_line(number: usize, what: &str) -> Error {
+    Error::new(
+        ErrorCode::MalformedTranscript,
+        format!("line {number}: expected a JSON object, got {what}"),
+    )
+}
+
+/// JSON text with every `\uXXXX` escape of a lone UTF-16 surrogate (which JavaScript strings
+/// may hold and `JSON.stringify` writes, but Rust strings cannot) replaced by `\ufffd`.
+pub fn replace_lone_surrogates(json: &str) -> String {
+    let b = json.as_bytes();
+    let hex_at = |i: usize| -> Option<u32> {
+        let h = json.get(i..i + 4)?;
+        u32::from_str_radix(h, 16).ok()
+    };
+    let mut out = String::with_capacity(json.len());
+    let mut i = 0;
+    let mut last = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if b.get(i + 1) != Some(&b'u') {
+            i += 2; // another escape, e.g. \\ or \"
+            continue;
+        }
+        let Some(cp) = hex_at(i + 2) else {
+            i += 2;
+            continue;
+        };
+        let is_high = (0xD800..0xDC00).contains(&cp);
+        let is_low = (0xDC00..0xE000).contains(&cp);
+        let paired = is_high
+            && b.get(i + 6) == Some(&b'\\')
+            && b.get(i + 7) == Some(&b'u')
+            && hex_at(i + 8).is_some_and(|c| (0xDC00..0xE000).contains(&c));
+        if paired {
+            i += 12;
+        } else if is_high || is_low {
+            out.push_str(&json[last..i]);
+            out.push_str("\\ufffd");
+            i += 6;
+            last = i;
+        } else {
+            i += 6;
+        }
+    }
+    out.push_str(&json[last..]);
+    out
+}
+
+/// `parseTranscript` natively: every line as a [`Message`] (unknown line types included).
+pub fn parse_transcript(text: &str) -> Result<Vec<Message>> {
+    split_lines(text)?
+        .into_iter()
+        .map(|line| {
+            let v: Value =
+                serde_json::from_str(line.text).map_err(|e| malformed_line(line.number, e))?;
+            if !v.is_object() {
+                return Err(non_object_line(line.number, json_type_name(&v)));
+            }
+            Message::from_object(v).map_err(|e| {
+                Error::new(
+                    ErrorCode::MalformedTranscript,
+                    format!("line {}: {e}", line.number),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `serializeTranscript` natively: one JSON object per line, each line ending in `\n`.
+pub fn serialize_transcript(messages: &[Message]) -> Result<String> {
+    let mut out = String::new();
+    for (i, m) in messages.iter().enumerate() {
+        let line = serde_json::to_string(m).map_err(|e| {
+            Error::new(
+                ErrorCode::SerializationFailed,
+                format!("messages[{i}]: {e}"),
+            )
+        })?;
+        out.push_str(&line);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_and_numbers_lines() {
+        let l = split_lines("{\"a\":1}\r\n{\"b\":2}\n").unwrap();
+        assert_eq!(l.len(), 2);
+        assert_eq!(l[1].number, 2);
+        assert_eq!(l[0].text, "{\"a\":1}");
+        assert!(split_lines("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn blank_and_malformed_lines_are_reported() {
+        let e = split_lines("{}\n\n{}\n").unwrap_err();
+        assert_eq!(e.code, ErrorCode::MalformedTranscript);
+        assert!(e.message.starts_with("line 2"), "{}", e.message);
+        let e = parse_transcript("{\"type\":\"user\"}\n{oops\n").unwrap_err();
+        assert!(
+            e.message.starts_with("line 2: invalid JSON"),
+            "{}",
+            e.message
+        );
+        let e = parse_transcript("[1,2]\n").unwrap_err();
+        assert!(e.message.contains("expected a JSON object"));
+    }
+
+    #[test]
+    fn lone_surrogate_escapes_are_replaced() {
+        let text = r#"{"a":"x\ud800y","b":"\ud83d\ude00","c":"\\ud800","d":"\udc00"}"#;
+        let fixed = replace_lone_surrogates(text);
+        let v: Value = serde_json::from_str(&fixed).unwrap();
+        assert_eq!(v["a"], "x\u{fffd}y");
+        assert_eq!(v["b"], "😀");
+        assert_eq!(v["c"], "\\ud800");
+        assert_eq!(v["d"], "\u{fffd}");
+    }
+
+    #[test]
+    fn unknown_lines_round_trip() {
+        let text = "{\"type\":\"queue-operation\",\"operation\":\"enqueue\",\"x\":[1,{\"y\":null}]}\n{\"no_type\":true}\n\
+                    {\"type\":\"queue-operation\",\"content\":[1,{\"y\":null}]}\n\
+                    {\"type\":\"progress\",\"uuid\":5}\n{\"type\":\"summary\",\"timestamp\":1770000000}\n";
+        let m = parse_transcript(text).unwrap();
+        let back = serialize_transcript(&m).unwrap();
+        assert_eq!(back, text);
+    }
+}
