@@ -32,7 +32,7 @@ use context_compaction::drive::pipeline::{
 use context_compaction::drive::reactive::reactive_compact;
 use context_compaction::measure::thresholds::{auto_compact_threshold, context_window_for_model};
 use context_compaction::measure::tokens::{
-    estimate_message, token_count_with_estimation, MEDIA_TOKENS,
+    estimate_message, text_tokens, token_count_with_estimation, MEDIA_TOKENS,
 };
 use context_compaction::model::config::Config;
 use context_compaction::model::error::ErrorCode;
@@ -49,7 +49,7 @@ use context_compaction::transforms::ptl::{
     parse_context_overflow_error, ptl_marker_message, MAX_PTL_RETRIES,
 };
 use context_compaction::transforms::restore::{
-    budget_files, is_probably_binary, text_tokens, FileSnapshot, POST_COMPACT_MAX_FILES_TO_RESTORE,
+    budget_files, is_probably_binary, FileSnapshot, POST_COMPACT_MAX_FILES_TO_RESTORE,
     POST_COMPACT_MAX_TOKENS_PER_FILE, POST_COMPACT_TOKEN_BUDGET, TRUNCATION_MARKER,
 };
 use context_compaction::transforms::session_memory::{choose_cut, SessionMemoryConfig};

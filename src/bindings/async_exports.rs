@@ -612,7 +612,7 @@ pub fn offline_summarizer(options: JsValue) -> JsResult<js_sys::Function> {
             if let Ok(f) = prop(&opts, "onText").dyn_into::<js_sys::Function>() {
                 let _ = f.call1(&JsValue::UNDEFINED, &JsValue::from_str(&text));
             }
-            let input = crate::summarize::offline::text_tokens(&value.to_string());
+            let input = crate::measure::tokens::text_tokens(&value.to_string());
             let body = serde_json::json!({
                 "id": "offline",
                 "type": "message",
@@ -620,7 +620,7 @@ pub fn offline_summarizer(options: JsValue) -> JsResult<js_sys::Function> {
                 "model": "context-compaction-offline",
                 "content": [{"type": "text", "text": text}],
                 "stop_reason": "end_turn",
-                "usage": {"input_tokens": input, "output_tokens": crate::summarize::offline::text_tokens(&text)},
+                "usage": {"input_tokens": input, "output_tokens": crate::measure::tokens::text_tokens(&text)},
             });
             match to_js(&body) {
                 Ok(v) => js_sys::Promise::resolve(&v),

@@ -12,13 +12,11 @@ use serde::Serialize;
 
 use crate::drive::pipeline::CompactContext;
 use crate::measure::thresholds::auto_compact_threshold;
-use crate::measure::tokens::{active_start, token_count_with_estimation};
+use crate::measure::tokens::{active_start, text_tokens, token_count_with_estimation};
 use crate::model::error::Result;
 use crate::model::messages::{Kind, Message};
 use crate::model::view::apply_edits;
-use crate::summarize::offline::{
-    extract_facts, summarize_facts, text_tokens, DEFAULT_BUDGET_TOKENS,
-};
+use crate::summarize::offline::{extract_facts, summarize_facts, DEFAULT_BUDGET_TOKENS};
 use crate::summarize::summary;
 use crate::transforms::microcompact::{micro_compact, MicroCompactOptions};
 use crate::transforms::restore;

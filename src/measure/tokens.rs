@@ -6,7 +6,7 @@
 use crate::model::error::Result;
 use crate::model::messages::Kind;
 use crate::model::view::{
-    BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Find, Latest,
+    utf16_len, BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Find, Latest,
 };
 
 /// Characters (UTF-16 code units) per token for prose.
@@ -27,6 +27,11 @@ pub fn rough_token_count(units: usize, bytes_per_token: f64) -> u64 {
         BYTES_PER_TOKEN
     };
     (units as f64 / bpt).round() as u64
+}
+
+/// Estimated tokens of a text (SPEC §3): its UTF-16 length / [`BYTES_PER_TOKEN`], rounded.
+pub fn text_tokens(text: &str) -> u64 {
+    rough_token_count(utf16_len(text), BYTES_PER_TOKEN)
 }
 
 /// Estimated tokens of one block.

@@ -34,10 +34,9 @@
 
 use serde_json::{json, Value};
 
-use crate::measure::tokens::{rough_token_count, BYTES_PER_TOKEN};
+use crate::measure::tokens::text_tokens;
 use crate::model::hash::FastMap;
 use crate::model::messages::{Block, Content, Kind, Message, ToolResultContent};
-use crate::model::view::utf16_len;
 use crate::summarize::summary::{
     cut_middle, CUSTOM_INSTRUCTIONS_HEADER, EARLIER_SUMMARY_MARKER, META_TEXT_MARKER,
     SUMMARY_INSTRUCTION,
@@ -46,11 +45,6 @@ use crate::transforms::ptl::PTL_MARKER_TEXT;
 
 /// Token budget of an offline summary when the caller gives none (or 0).
 pub const DEFAULT_BUDGET_TOKENS: u64 = 8_000;
-
-/// Estimated tokens of a text (SPEC §3: UTF-16 length / 4, rounded).
-pub fn text_tokens(text: &str) -> u64 {
-    rough_token_count(utf16_len(text), BYTES_PER_TOKEN)
-}
 
 // ---------------------------------------------------------------------------------------
 // Facts

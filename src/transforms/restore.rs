@@ -19,7 +19,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::measure::tokens::{rough_token_count, BYTES_PER_TOKEN};
+use crate::measure::tokens::{rough_token_count, text_tokens, BYTES_PER_TOKEN};
 use crate::model::hash::FastSet;
 use crate::model::messages::{Block, Content, Message, ToolResultContent};
 use crate::model::view::utf16_len;
@@ -45,11 +45,6 @@ pub const BINARY_SNIFF_CHARS: usize = 8_192;
 /// The line appended to truncated content. It counts within the token limit.
 pub const TRUNCATION_MARKER: &str =
     "\n[truncated here: the rest was left out to keep the context small]";
-
-/// Estimated tokens of a text (SPEC §3).
-pub fn text_tokens(text: &str) -> u64 {
-    rough_token_count(utf16_len(text), BYTES_PER_TOKEN)
-}
 
 // ---------------------------------------------------------------------------------------
 // Files: selection
