@@ -16,7 +16,8 @@ use crate::measure::tokens::{active_start, text_tokens, token_count_with_estimat
 use crate::model::error::Result;
 use crate::model::messages::{Kind, Message};
 use crate::model::view::apply_edits;
-use crate::summarize::offline::{extract_facts, summarize_facts, DEFAULT_BUDGET_TOKENS};
+use crate::summarize::facts::extract_facts;
+use crate::summarize::offline::{summarize_facts, DEFAULT_BUDGET_TOKENS};
 use crate::summarize::summary;
 use crate::transforms::microcompact::{micro_compact, MicroCompactOptions};
 use crate::transforms::restore;

@@ -1,4 +1,9 @@
+use super::request::conversation_from_request;
 use super::*;
+use crate::summarize::facts::{
+    clean_user_text, command_family, command_key, command_outcome, is_error_line, Outcome,
+    Resolution,
+};
 use crate::summarize::loss::{file_mentioned, text_mentioned, SummaryIndex};
 use crate::summarize::summary::{build_summary_request, extract_summary};
 use serde_json::json;
