@@ -165,7 +165,23 @@ pub struct ConversationFacts {
 struct Call {
     name: String,
     input: Value,
-    result: Option<(String, bool)>,
+    result: Option<CallResult>,
+}
+
+/// The result a tool call got.
+pub(crate) struct CallResult {
+    /// Its text (blocks joined, media as `[image]` / `[document]`).
+    pub(crate) text: String,
+    /// Whether it was flagged as an error (`is_error`).
+    pub(crate) is_error: bool,
+}
+
+/// A text the agent received besides tool results (hook output, reminders, diagnostics),
+/// which may report an error.
+struct Feedback {
+    text: String,
+    /// How many tool calls had been made when it came.
+    order: usize,
 }
 
 /// Text tags whose whole element is context added by the agent's harness, never typed by
@@ -281,14 +297,37 @@ const PATH_KEYS: &[&str] = &[
     "absolute_path",
 ];
 
-/// The file operation of a tool call: `(op, path, new text)`.
-fn file_op(name: &str, input: &Value) -> Option<(FileOp, String, Option<String>)> {
+/// What a tool call does to a file.
+struct FileTouch {
+    op: FileOp,
+    /// The path, as the call named it.
+    path: String,
+    /// The new text of a write or edit, when the call carried it.
+    new_text: Option<String>,
+}
+
+impl FileTouch {
+    fn new(op: FileOp, path: String, new_text: Option<String>) -> FileTouch {
+        FileTouch { op, path, new_text }
+    }
+}
+
+/// The file operation of a tool call.
+fn file_op(name: &str, input: &Value) -> Option<FileTouch> {
     let path = |keys: &[&str]| str_field(input, keys).map(str::to_string);
     let text = |keys: &[&str]| str_field(input, keys).map(str::to_string);
     match name {
-        "Read" | "NotebookRead" => Some((FileOp::Read, path(PATH_KEYS)?, None)),
-        "Write" => Some((FileOp::Write, path(PATH_KEYS)?, text(&["content"]))),
-        "Edit" => Some((FileOp::Edit, path(PATH_KEYS)?, text(&["new_string"]))),
+        "Read" | "NotebookRead" => Some(FileTouch::new(FileOp::Read, path(PATH_KEYS)?, None)),
+        "Write" => Some(FileTouch::new(
+            FileOp::Write,
+            path(PATH_KEYS)?,
+            text(&["content"]),
+        )),
+        "Edit" => Some(FileTouch::new(
+            FileOp::Edit,
+            path(PATH_KEYS)?,
+            text(&["new_string"]),
+        )),
         "MultiEdit" => {
             let last = input
                 .get("edits")
@@ -297,32 +336,40 @@ fn file_op(name: &str, input: &Value) -> Option<(FileOp, String, Option<String>)
                 .and_then(|e| e.get("new_string"))
                 .and_then(Value::as_str)
                 .map(str::to_string);
-            Some((FileOp::Edit, path(PATH_KEYS)?, last))
+            Some(FileTouch::new(FileOp::Edit, path(PATH_KEYS)?, last))
         }
-        "NotebookEdit" => Some((FileOp::Edit, path(PATH_KEYS)?, text(&["new_source"]))),
+        "NotebookEdit" => Some(FileTouch::new(
+            FileOp::Edit,
+            path(PATH_KEYS)?,
+            text(&["new_source"]),
+        )),
         n if n.starts_with("str_replace") => {
             let p = path(PATH_KEYS)?;
             match input.get("command").and_then(Value::as_str) {
-                Some("view") => Some((FileOp::Read, p, None)),
-                Some("create") => Some((FileOp::Write, p, text(&["file_text"]))),
-                Some("str_replace") => Some((FileOp::Edit, p, text(&["new_str"]))),
-                Some("insert") => Some((FileOp::Edit, p, text(&["insert_text", "new_str"]))),
-                _ => Some((FileOp::Edit, p, None)),
+                Some("view") => Some(FileTouch::new(FileOp::Read, p, None)),
+                Some("create") => Some(FileTouch::new(FileOp::Write, p, text(&["file_text"]))),
+                Some("str_replace") => Some(FileTouch::new(FileOp::Edit, p, text(&["new_str"]))),
+                Some("insert") => Some(FileTouch::new(
+                    FileOp::Edit,
+                    p,
+                    text(&["insert_text", "new_str"]),
+                )),
+                _ => Some(FileTouch::new(FileOp::Edit, p, None)),
             }
         }
         _ => {
             let lower = name.to_ascii_lowercase();
             let p = path(&["file_path", "notebook_path", "filePath", "absolute_path"])?;
             if lower.contains("read") || lower.contains("view") {
-                Some((FileOp::Read, p, None))
+                Some(FileTouch::new(FileOp::Read, p, None))
             } else if lower.contains("write") || lower.contains("create") {
-                Some((
+                Some(FileTouch::new(
                     FileOp::Write,
                     p,
                     text(&["content", "file_text", "contents"]),
                 ))
             } else if lower.contains("edit") || lower.contains("replace") {
-                Some((
+                Some(FileTouch::new(
                     FileOp::Edit,
                     p,
                     text(&["new_string", "new_str", "replacement", "content"]),
@@ -357,8 +404,8 @@ fn shell_command(name: &str, input: &Value) -> Option<String> {
 
 /// A one-line description of a tool call for lists.
 fn describe_call(name: &str, input: &Value) -> String {
-    if let Some((_, path, _)) = file_op(name, input) {
-        return format!("{name} {path}");
+    if let Some(touch) = file_op(name, input) {
+        return format!("{name} {}", touch.path);
     }
     if let Some(cmd) = shell_command(name, input) {
         return format!("{name} `{}`", one_line(&cmd, 160));
@@ -619,8 +666,8 @@ fn is_viewer(command: &str) -> bool {
         .is_some_and(|p| VIEWER_PROGRAMS.contains(&p))
 }
 
-pub(crate) fn command_outcome(command: &str, result: Option<&(String, bool)>) -> Outcome {
-    let Some((text, is_error)) = result else {
+pub(crate) fn command_outcome(command: &str, result: Option<&CallResult>) -> Outcome {
+    let Some(CallResult { text, is_error }) = result else {
         return Outcome::NoResult;
     };
     if is_rejection(text) {
@@ -680,7 +727,7 @@ pub fn extract_facts(messages: &[Message]) -> ConversationFacts {
     let mut calls: Vec<Call> = Vec::new();
     let mut by_id: FastMap<String, usize> = FastMap::default();
     // Feedback texts (hook output, reminders) with the call count when they came.
-    let mut feedback: Vec<(String, usize)> = Vec::new();
+    let mut feedback: Vec<Feedback> = Vec::new();
 
     for m in messages {
         if m.is_sidechain() {
@@ -764,10 +811,13 @@ pub fn extract_facts(messages: &[Message]) -> ConversationFacts {
                                 });
                             }
                             if let Some(&k) = by_id.get(&r.tool_use_id) {
-                                calls[k].result = Some((text, is_error));
+                                calls[k].result = Some(CallResult { text, is_error });
                             }
                         }
-                        Block::Text(t) if meta => feedback.push((t.text, calls.len())),
+                        Block::Text(t) if meta => feedback.push(Feedback {
+                            text: t.text,
+                            order: calls.len(),
+                        }),
                         Block::Text(t) => {
                             let trimmed = t.text.trim();
                             if trimmed.starts_with("[Request interrupted by user") {
@@ -782,7 +832,10 @@ pub fn extract_facts(messages: &[Message]) -> ConversationFacts {
                                 parts.push(clean);
                             }
                             for r in removed {
-                                feedback.push((r, calls.len()));
+                                feedback.push(Feedback {
+                                    text: r,
+                                    order: calls.len(),
+                                });
                             }
                         }
                         Block::Image(_) | Block::Document(_) if !meta => media += 1,
@@ -811,7 +864,10 @@ pub fn extract_facts(messages: &[Message]) -> ConversationFacts {
                         Some(Value::String(s)) => s.clone(),
                         _ => a.to_string(),
                     };
-                    feedback.push((text, calls.len()));
+                    feedback.push(Feedback {
+                        text,
+                        order: calls.len(),
+                    });
                 }
             }
             _ => {}
@@ -848,21 +904,32 @@ fn message_text(m: &Message) -> Option<String> {
     }
 }
 
+/// A failed call on a file, to be resolved by a later successful call on it.
+struct FileError {
+    /// Index of the file in [`ConversationFacts::files`].
+    file: usize,
+    /// What the failed call tried.
+    op: FileOp,
+    /// Index of the error in [`ConversationFacts::errors`].
+    error: usize,
+}
+
 fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call]) {
     let mut file_index: FastMap<String, usize> = FastMap::default();
     let mut counts: Vec<(String, usize)> = Vec::new();
     let mut task_ids: Vec<String> = Vec::new();
-    // File errors: (file index, op, order) to resolve afterwards.
-    let mut file_errors: Vec<(usize, FileOp, usize)> = Vec::new();
+    // Failed file calls, to resolve afterwards.
+    let mut file_errors: Vec<FileError> = Vec::new();
 
     for (order, call) in calls.iter().enumerate() {
         match counts.iter_mut().find(|(n, _)| *n == call.name) {
             Some((_, c)) => *c += 1,
             None => counts.push((call.name.clone(), 1)),
         }
-        let rejected = call.result.as_ref().is_some_and(|(t, _)| is_rejection(t));
-        let failed = call.result.as_ref().is_some_and(|(_, e)| *e);
-        if let Some((op, path, new_text)) = file_op(&call.name, &call.input) {
+        let rejected = call.result.as_ref().is_some_and(|r| is_rejection(&r.text));
+        let failed = call.result.as_ref().is_some_and(|r| r.is_error);
+        let result_text = call.result.as_ref().map_or("", |r| r.text.as_str());
+        if let Some(FileTouch { op, path, new_text }) = file_op(&call.name, &call.input) {
             let k = *file_index.entry(path.clone()).or_insert_with(|| {
                 facts.files.push(FileFacts {
                     path: path.clone(),
@@ -883,22 +950,25 @@ fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call]) {
                 });
             } else if failed {
                 f.failures += 1;
-                let text = call.result.as_ref().map_or("", |(t, _)| t.as_str());
                 facts.errors.push(ErrorFacts {
                     source: format!("{} {}", call.name, path),
-                    excerpt: failure_excerpt(text),
+                    excerpt: failure_excerpt(result_text),
                     rejected: false,
                     resolution: Resolution::Open,
                     order: order + 1,
                 });
-                file_errors.push((k, op, facts.errors.len() - 1));
+                file_errors.push(FileError {
+                    file: k,
+                    op,
+                    error: facts.errors.len() - 1,
+                });
             } else if call.result.is_none() {
                 f.unanswered += 1;
             } else {
                 match op {
                     FileOp::Read => f.reads += 1,
                     FileOp::Write => {
-                        let said = call.result.as_ref().map_or("", |(t, _)| t.as_str());
+                        let said = result_text;
                         if said.starts_with("File created")
                             || (f.writes + f.edits + f.reads == 0 && !said.contains("updated"))
                         {
@@ -943,13 +1013,12 @@ fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call]) {
         } else {
             todo_update(facts, &mut task_ids, call);
             if rejected || failed {
-                let text = call.result.as_ref().map_or("", |(t, _)| t.as_str());
                 facts.errors.push(ErrorFacts {
                     source: describe_call(&call.name, &call.input),
                     excerpt: if rejected {
                         "rejected by the user".into()
                     } else {
-                        failure_excerpt(text)
+                        failure_excerpt(result_text)
                     },
                     rejected,
                     resolution: Resolution::Open,
@@ -965,19 +1034,20 @@ fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call]) {
     }
 
     // Resolutions.
-    for (k, op, e) in file_errors {
-        let f = &facts.files[k];
-        let order = facts.errors[e].order;
+    for FileError { file, op, error } in file_errors {
+        let f = &facts.files[file];
+        let order = facts.errors[error].order;
         let later_ok = calls.iter().enumerate().skip(order).find(|(_, c)| {
             c.result
                 .as_ref()
-                .is_some_and(|(t, err)| !err && !is_rejection(t))
-                && file_op(&c.name, &c.input).is_some_and(|(o, p, _)| {
-                    p == f.path && (o == op || (op == FileOp::Edit && o == FileOp::Write))
+                .is_some_and(|r| !r.is_error && !is_rejection(&r.text))
+                && file_op(&c.name, &c.input).is_some_and(|t| {
+                    t.path == f.path
+                        && (t.op == op || (op == FileOp::Edit && t.op == FileOp::Write))
                 })
         });
         if let Some((_, c)) = later_ok {
-            facts.errors[e].resolution =
+            facts.errors[error].resolution =
                 Resolution::Fixed(format!("a later {} of the same file succeeded", c.name));
         }
     }
@@ -1070,7 +1140,8 @@ fn todo_update(facts: &mut ConversationFacts, task_ids: &mut Vec<String>, call: 
             let id = call
                 .result
                 .as_ref()
-                .and_then(|(t, _)| {
+                .and_then(|r| {
+                    let t = &r.text;
                     let p = t.find('#')?;
                     let digits: String = t[p + 1..]
                         .chars()
@@ -1104,8 +1175,8 @@ fn todo_update(facts: &mut ConversationFacts, task_ids: &mut Vec<String>, call: 
     }
 }
 
-fn derive_feedback_errors(facts: &mut ConversationFacts, feedback: &[(String, usize)]) {
-    for (text, order) in feedback {
+fn derive_feedback_errors(facts: &mut ConversationFacts, feedback: &[Feedback]) {
+    for Feedback { text, order } in feedback {
         let Some(line) = error_line(text) else {
             continue;
         };

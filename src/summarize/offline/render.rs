@@ -324,6 +324,31 @@ impl PathStyle {
     }
 }
 
+/// A name and how many times it was counted (languages of files, programs run).
+struct Tally {
+    name: String,
+    count: usize,
+}
+
+impl Tally {
+    /// Counts `name` once more in `tallies` (a new name goes last).
+    fn add(tallies: &mut Vec<Tally>, name: &str) {
+        match tallies.iter_mut().find(|t| t.name == name) {
+            Some(t) => t.count += 1,
+            None => tallies.push(Tally {
+                name: name.to_string(),
+                count: 1,
+            }),
+        }
+    }
+}
+
+/// One distinct command line: its last run and how many times it ran.
+struct CommandRuns<'a> {
+    last: &'a CommandFacts,
+    runs: usize,
+}
+
 /// The items of the latest todo / task list still to be done.
 fn open_todos(facts: &ConversationFacts) -> Vec<&TodoItem> {
     facts.todos.iter().filter(|t| t.is_open()).collect()
@@ -414,7 +439,7 @@ fn technical_concepts(s: &mut String, facts: &ConversationFacts, limits: &Render
         s.push_str("   (left out to stay within the summary's size)\n");
         return;
     }
-    let mut langs: Vec<(&str, usize)> = Vec::new();
+    let mut langs: Vec<Tally> = Vec::new();
     for f in &facts.files {
         let name = file_name(&f.path);
         let Some((_, ext)) = name.rsplit_once('.') else {
@@ -422,16 +447,18 @@ fn technical_concepts(s: &mut String, facts: &ConversationFacts, limits: &Render
         };
         let ext = ext.to_ascii_lowercase();
         if let Some((_, lang)) = LANGUAGES.iter().find(|(e, _)| *e == ext) {
-            match langs.iter_mut().find(|(l, _)| l == lang) {
-                Some((_, c)) => *c += 1,
-                None => langs.push((lang, 1)),
-            }
+            Tally::add(&mut langs, lang);
         }
     }
     if !langs.is_empty() {
         let list: Vec<String> = langs
             .iter()
-            .map(|(l, c)| format!("{l} ({c} file{})", if *c == 1 { "" } else { "s" }))
+            .map(|Tally { name, count }| {
+                format!(
+                    "{name} ({count} file{})",
+                    if *count == 1 { "" } else { "s" }
+                )
+            })
             .collect();
         let _ = writeln!(
             s,
@@ -439,23 +466,20 @@ fn technical_concepts(s: &mut String, facts: &ConversationFacts, limits: &Render
             list.join(", ")
         );
     }
-    let mut programs: Vec<(String, usize)> = Vec::new();
+    let mut programs: Vec<Tally> = Vec::new();
     for c in &facts.commands {
         let fam = command_family(&c.command);
         if fam.is_empty() {
             continue;
         }
-        match programs.iter_mut().find(|(p, _)| *p == fam) {
-            Some((_, n)) => *n += 1,
-            None => programs.push((fam, 1)),
-        }
+        Tally::add(&mut programs, &fam);
     }
     if !programs.is_empty() {
-        programs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        programs.sort_by(|a, b| b.count.cmp(&a.count).then(a.name.cmp(&b.name)));
         let list: Vec<String> = programs
             .iter()
             .take(12)
-            .map(|(p, n)| format!("`{p}` ×{n}"))
+            .map(|Tally { name, count }| format!("`{name}` ×{count}"))
             .collect();
         let _ = writeln!(s, "   - Commands used: {}", list.join(", "));
     }
@@ -579,24 +603,24 @@ fn problem_solving(
         failed
     );
     // Distinct commands, in order of their last run.
-    let mut distinct: Vec<(&CommandFacts, usize)> = Vec::new();
+    let mut distinct: Vec<CommandRuns> = Vec::new();
     for c in &facts.commands {
-        match distinct.iter().position(|(x, _)| x.command == c.command) {
+        match distinct.iter().position(|d| d.last.command == c.command) {
             Some(p) => {
-                let n = distinct[p].1 + 1;
+                let runs = distinct[p].runs + 1;
                 distinct.remove(p);
-                distinct.push((c, n));
+                distinct.push(CommandRuns { last: c, runs });
             }
-            None => distinct.push((c, 1)),
+            None => distinct.push(CommandRuns { last: c, runs: 1 }),
         }
     }
     let ok_count = distinct
         .iter()
-        .filter(|(c, _)| c.outcome == Outcome::Ok)
+        .filter(|d| d.last.outcome == Outcome::Ok)
         .count();
     let skip_ok = ok_count.saturating_sub(limits.ok_commands_max);
     let mut ok_seen = 0usize;
-    for (c, n) in &distinct {
+    for CommandRuns { last: c, runs: n } in &distinct {
         if c.outcome == Outcome::Ok {
             ok_seen += 1;
             if !limits.ok_commands || ok_seen <= skip_ok {

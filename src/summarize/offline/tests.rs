@@ -1,8 +1,8 @@
 use super::request::conversation_from_request;
 use super::*;
 use crate::summarize::facts::{
-    clean_user_text, command_family, command_key, command_outcome, is_error_line, Outcome,
-    Resolution,
+    clean_user_text, command_family, command_key, command_outcome, is_error_line, CallResult,
+    Outcome, Resolution,
 };
 use crate::summarize::loss::{file_mentioned, text_mentioned, SummaryIndex};
 use crate::summarize::summary::{build_summary_request, extract_summary};
@@ -215,16 +215,19 @@ fn error_detection_rules() {
     // Viewer output is not scanned: a source file may contain `error:` lines.
     let o = command_outcome(
         "cat src/lib.rs",
-        Some(&("error: String,".to_string(), false)),
+        Some(&CallResult {
+            text: "error: String,".to_string(),
+            is_error: false,
+        }),
     );
     assert_eq!(o, Outcome::Ok);
     let o = command_outcome(
         "mix compile 2>&1 | head",
-        Some(&(
-            "== Compilation error in file x.ex ==\n** (CompileError) x.ex: cannot compile"
+        Some(&CallResult {
+            text: "== Compilation error in file x.ex ==\n** (CompileError) x.ex: cannot compile"
                 .to_string(),
-            false,
-        )),
+            is_error: false,
+        }),
     );
     assert!(matches!(o, Outcome::ErrorOutput(e) if e.starts_with("** (CompileError)")));
     assert_eq!(
