@@ -1,7 +1,14 @@
 // Checks of the hand-written declarations beyond `tsc` (run by types/check.sh after it):
 // 1. no `any` in types/index.d.ts, and no value of type `any` declared in the examples;
-// 2. when the package is built (pkg/), against a scratch copy of it with types/index.d.ts as
+// 2. the plain-data shapes: the Rust field names (target/ts-shapes.json, written by
+//    `cargo test --test ts_shapes`, which types/check.sh runs first) against the interfaces;
+// 3. when the package is built (pkg/), against a scratch copy of it with types/index.d.ts as
 //    its index.d.ts, imported through its package.json like a user would:
+//    - the signatures wasm-bindgen generated from the Rust attributes (context_compaction.d.ts)
+//      against the declarations (types/compare.mjs);
+//    - errorCodes() against the `ErrorCode` union; every coded error an instance of the
+//      exported ContextCompactionError; the keys of real result objects against their
+//      interfaces;
 //    - every runtime export of web.js / node.js is declared, and nothing else is;
 //    - the declared constants are the runtime values;
 //    - the examples compile for Node (node16 resolution, no DOM) and for bundlers (with DOM).
@@ -10,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
+import { compareShapes, compareSignatures, unionLiterals } from './compare.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const types = join(root, 'types');
@@ -64,7 +72,27 @@ function report(diags) {
   }
 }
 
-// ---- 2. against the built package ---------------------------------------------------------
+// ---- 2. plain-data shapes against the Rust -------------------------------------------------
+const indexProgram = ts.createProgram([join(types, 'index.d.ts')], {
+  target: ts.ScriptTarget.ES2022,
+  lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+  types: [],
+  noEmit: true,
+  strict: true,
+});
+{
+  const shapesFile = join(root, 'target', 'ts-shapes.json');
+  if (!existsSync(shapesFile)) {
+    fail('target/ts-shapes.json is missing: run `cargo test --test ts_shapes` (types/check.sh does)');
+  } else {
+    const shapes = JSON.parse(readFileSync(shapesFile, 'utf8'));
+    const found = compareShapes(indexProgram, join(types, 'index.d.ts'), shapes);
+    found.forEach(fail);
+    if (!found.length) console.log(`types/check.mjs: ${Object.keys(shapes).length} Rust shapes match their interfaces`);
+  }
+}
+
+// ---- 3. against the built package ---------------------------------------------------------
 const pkg = join(root, 'pkg');
 if (!existsSync(join(pkg, 'package.json')) || !existsSync(join(pkg, 'node.js'))) {
   console.log('types/check.mjs: pkg/ is not built; the package checks are skipped');
@@ -112,6 +140,89 @@ if (!existsSync(join(pkg, 'package.json')) || !existsSync(join(pkg, 'node.js')))
     for (const n of declared) if (!runtime.has(n)) fail(`declared but not exported at run time: ${n}`);
     for (const n of Object.keys(web)) if (!(n in node) && n !== 'initSync') fail(`only the browser entry exports ${n}`);
     for (const n of Object.keys(node)) if (!(n in web)) fail(`only the Node entry exports ${n}`);
+
+    // The signatures wasm-bindgen generated from the Rust attributes against the declarations.
+    {
+      const found = compareSignatures(
+        readFileSync(join(dest, 'context_compaction.d.ts'), 'utf8'),
+        readFileSync(join(types, 'index.d.ts'), 'utf8'),
+        // wasm-bindgen's own: the loaders (declared in index.d.ts with their own types) and
+        // the disposal hook (not declared: it needs the esnext.disposable lib).
+        new Set(['__wbg_init', 'initSync', 'Compactor.[Symbol.dispose]']),
+      );
+      found.forEach(fail);
+      if (!found.length) console.log('types/check.mjs: the generated signatures match index.d.ts');
+    }
+
+    // Error codes at run time against the union, and the error class.
+    {
+      const declaredCodes = unionLiterals(declProgram, indexFile, 'ErrorCode') ?? [];
+      const runtimeCodes = node.errorCodes();
+      const onlyRust = runtimeCodes.filter((c) => !declaredCodes.includes(c));
+      const onlyTs = declaredCodes.filter((c) => !runtimeCodes.includes(c));
+      if (onlyRust.length) fail(`errorCodes() has codes the ErrorCode union lacks: ${onlyRust.join(', ')}`);
+      if (onlyTs.length) fail(`the ErrorCode union has codes errorCodes() lacks: ${onlyTs.join(', ')}`);
+      if (web.ContextCompactionError !== node.ContextCompactionError) fail('the entries export different ContextCompactionError classes');
+      try {
+        node.parseTranscript('not json');
+        fail('parseTranscript did not throw');
+      } catch (e) {
+        if (!(e instanceof node.ContextCompactionError) || e.name !== 'ContextCompactionError' || e.code !== 'MALFORMED_TRANSCRIPT') {
+          fail(`a coded error is not a ContextCompactionError with its code: ${e}`);
+        }
+      }
+    }
+
+    // Result objects made at run time against their interfaces: every key they have is
+    // declared, and every required key of the interface is there.
+    {
+      const checker = declProgram.getTypeChecker();
+      const exported = new Map(checker.getExportsOfModule(moduleSymbol).map((s) => [s.name, s]));
+      const keysOf = (name) => {
+        const t = checker.getDeclaredTypeOfSymbol(exported.get(name));
+        return checker.getPropertiesOfType(t).map((p) => ({ name: p.name, optional: !!(p.flags & ts.SymbolFlags.Optional) }));
+      };
+      const messages = [
+        { role: 'user', content: 'Please read src/main.rs and fix the failing test in it.' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: { file_path: 'src/main.rs' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'fn main() {}\n'.repeat(200) }] },
+        { role: 'assistant', content: 'The test fails because main is empty.' },
+      ];
+      const result = await node.compactConversation(messages, { model: 'claude-sonnet-4-5', summarize: node.offlineSummarizer() });
+      const chat = new node.Compactor({ model: 'claude-sonnet-4-5', messages });
+      const samples = {
+        CompactionResult: result,
+        LossReport: result.lossReport,
+        CompactBoundaryLine: result.boundaryMarker,
+        TokenWarningState: node.calculateTokenWarningState(1000, 'claude-sonnet-4-5'),
+        ModelOutputLimits: node.getModelOutputLimits('claude-sonnet-4-5'),
+        ContextOverflow: node.parseContextOverflowError('prompt is too long: 2 tokens > 1 maximum'),
+        MicroCompactResult: node.microCompact(messages),
+        ApiValidation: node.validateForApi(messages),
+        CompactionPreview: node.previewCompaction(messages, { model: 'claude-sonnet-4-5' }),
+        ReactiveCompactResult: await node.reactiveCompact(
+          messages,
+          { model: 'claude-sonnet-4-5', summarize: node.offlineSummarizer() },
+          'prompt is too long: 300000 tokens > 200000 maximum',
+          { turnId: 1 },
+        ),
+        Compactor: chat,
+      };
+      for (const [name, value] of Object.entries(samples)) {
+        const declaredKeys = keysOf(name);
+        const runtimeKeys =
+          name === 'Compactor'
+            ? Object.getOwnPropertyNames(Object.getPrototypeOf(value)).filter((k) => k !== 'constructor' && !k.startsWith('__'))
+            : Object.keys(value);
+        const undeclared = runtimeKeys.filter((k) => !declaredKeys.some((d) => d.name === k));
+        const missing = declaredKeys.filter((d) => !d.optional && !runtimeKeys.includes(d.name)).map((d) => d.name);
+        if (undeclared.length) fail(`${name}: keys at run time that index.d.ts does not declare: ${undeclared.join(', ')}`);
+        if (missing.length) fail(`${name}: required keys of index.d.ts missing at run time: ${missing.join(', ')}`);
+      }
+      const tracking = Object.keys(chat.tracking).sort().join(', ');
+      if (tracking !== 'consecutiveFailures, thrashing') fail(`Compactor.tracking has keys ${tracking}`);
+      chat.free();
+    }
 
     // Constants: mutual assignability of the declared literal types and the runtime values.
     const constantsCheck = join(scratch, 'constants-check.ts');

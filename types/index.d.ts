@@ -610,20 +610,29 @@ export type ErrorCode =
   | 'THRASHING';
 
 /**
- * What the library throws, and what its promises reject with: a real `Error` with a stable
- * `code`. There is no exported class: test `error.name === 'ContextCompactionError'` or
- * `error.code`.
+ * Every {@link ErrorCode}, read from the library at run time (a new array each call).
+ *
+ * @example
+ * errorCodes().includes('THRASHING'); // true
+ */
+export declare function errorCodes(): ErrorCode[];
+
+/**
+ * What the library throws, and what its promises reject with: an `Error` subclass with a
+ * stable `code` (one class for the browser and Node entries, so `instanceof` works).
  *
  * @example
  * try {
  *   await compactConversation(messages, context);
  * } catch (e) {
- *   const err = e as ContextCompactionError;
- *   if (err.code === 'ABORTED') return;
- *   console.error(err.code, err.message, err.cause);
+ *   if (!(e instanceof ContextCompactionError)) throw e;
+ *   if (e.code === 'ABORTED') return;
+ *   console.error(e.code, e.message, e.cause);
  * }
  */
-export interface ContextCompactionError extends Error {
+export declare class ContextCompactionError extends Error {
+  /** The library makes them; a test double of a callback may too. */
+  constructor(message: string, code: ErrorCode);
   name: 'ContextCompactionError';
   code: ErrorCode;
   /** The error a callback (summarizer, hook, `readFile`) threw or rejected with, unchanged. */

@@ -384,11 +384,11 @@ pub fn keep_last_user_message(context: &JsValue) -> crate::Result<bool> {
 /// (SPEC §7). Rejects with an `Error` whose `code` says why (`PROMPT_TOO_LONG`,
 /// `SUMMARY_TRUNCATED`, `EMPTY_SUMMARY`, `COMPACTION_NOT_SMALLER`, `SUMMARIZER_FAILED`,
 /// `ABORTED`, …); the caller's messages are never changed.
-#[wasm_bindgen(js_name = compactConversation)]
+#[wasm_bindgen(js_name = compactConversation, unchecked_return_type = "CompactionResult<MessageInput>")]
 pub async fn compact_conversation(
-    messages: JsValue,
-    context: JsValue,
-    options: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "CompactContext")] context: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "CompactOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
     let ctx = js(context_arg(&context))?;
@@ -403,9 +403,12 @@ pub async fn compact_conversation(
 
 /// `trySessionMemoryCompaction(messages, context)` → `Promise<CompactionResult>` (SPEC
 /// §12); rejects with `SESSION_MEMORY_NOT_APPLICABLE` when it does not apply.
-#[wasm_bindgen(js_name = trySessionMemoryCompaction)]
+#[wasm_bindgen(js_name = trySessionMemoryCompaction, unchecked_return_type = "CompactionResult<MessageInput>")]
 pub async fn try_session_memory_compaction(
-    messages: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(
+        unchecked_param_type = "Omit<CompactContext, 'summarize'> & { summarize?: Summarizer }"
+    )]
     context: JsValue,
 ) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
@@ -441,11 +444,11 @@ fn tracking_arg(tracking: &JsValue) -> crate::Result<Tracking> {
 /// `Promise<{wasCompacted, compactionResult?, consecutiveFailures, error?, skipped?}>`
 /// (SPEC §6). A failed compaction is reported in `error`, never thrown; after 3 failures in a
 /// row nothing is attempted (`skipped: "circuitBreakerOpen"`).
-#[wasm_bindgen(js_name = autoCompactIfNeeded)]
+#[wasm_bindgen(js_name = autoCompactIfNeeded, unchecked_return_type = "AutoCompactOutcome<MessageInput>")]
 pub async fn auto_compact_if_needed(
-    messages: JsValue,
-    context: JsValue,
-    tracking: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "CompactContext")] context: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
     let ctx = js(context_arg(&context))?;
@@ -497,12 +500,12 @@ pub(crate) fn auto_outcome_js(
 /// tracking}>` (SPEC §13): after the API rejected a request for its size, compacts once for
 /// the turn `tracking.turnId`; a second call for the same turn rejects with
 /// `REACTIVE_ALREADY_TRIED`.
-#[wasm_bindgen(js_name = reactiveCompact)]
+#[wasm_bindgen(js_name = reactiveCompact, unchecked_return_type = "ReactiveCompactResult<MessageInput>")]
 pub async fn reactive_compact(
-    messages: JsValue,
-    context: JsValue,
-    error: JsValue,
-    tracking: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "CompactContext")] context: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "unknown")] error: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
     let ctx = js(context_arg(&context))?;
@@ -539,8 +542,11 @@ pub async fn reactive_compact(
 
 /// `buildApiContextManagement(options)` → the `context_management` request parameter for
 /// the API's server-side context editing (SPEC §11), or `null` when nothing applies.
-#[wasm_bindgen(js_name = buildApiContextManagement)]
-pub fn build_api_context_management(options: JsValue) -> JsResult<JsValue> {
+#[wasm_bindgen(js_name = buildApiContextManagement, unchecked_return_type = "ApiContextManagement | null")]
+pub fn build_api_context_management(
+    #[wasm_bindgen(unchecked_optional_param_type = "ContextManagementOptions | null")]
+    options: JsValue,
+) -> JsResult<JsValue> {
     js(options_arg(&options, "options"))?;
     let v: serde_json::Value = if options.is_undefined() || options.is_null() {
         serde_json::Value::Object(Default::default())
@@ -562,8 +568,10 @@ pub fn build_api_context_management(options: JsValue) -> JsResult<JsValue> {
 /// `toApiMessages(messages)`: what is sent to the Messages API — `{role, content}` messages
 /// after the last compaction boundary, non-API lines and sub-agent lines left out, split
 /// responses and consecutive same-role messages merged, attachments as user text.
-#[wasm_bindgen(js_name = toApiMessages)]
-pub fn to_api_messages(messages: JsValue) -> JsResult<JsValue> {
+#[wasm_bindgen(js_name = toApiMessages, unchecked_return_type = "ApiViewMessage[]")]
+pub fn to_api_messages(
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
     to_js(&crate::transforms::messages_api::to_api_messages(&typed))
 }
@@ -571,8 +579,10 @@ pub fn to_api_messages(messages: JsValue) -> JsResult<JsValue> {
 /// `validateForApi(messages)` → `{valid, problems: [{message, problem}]}`: the invariants
 /// the Messages API enforces (user first, tool pairs, no empty content), checked on the API
 /// view of `messages`.
-#[wasm_bindgen(js_name = validateForApi)]
-pub fn validate_for_api(messages: JsValue) -> JsResult<JsValue> {
+#[wasm_bindgen(js_name = validateForApi, unchecked_return_type = "ApiValidation")]
+pub fn validate_for_api(
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
     let problems = crate::transforms::messages_api::validate_for_api(&typed);
     let o = Object::new();
@@ -585,8 +595,11 @@ pub fn validate_for_api(messages: JsValue) -> JsResult<JsValue> {
 /// other (`(request, {signal, onText}) => Promise<response>`) that writes the summary from
 /// the conversation itself — user messages, files, commands, errors, todos, current work —
 /// deterministically and without a network (default budget 8,000 tokens).
-#[wasm_bindgen(js_name = offlineSummarizer)]
-pub fn offline_summarizer(options: JsValue) -> JsResult<js_sys::Function> {
+#[wasm_bindgen(js_name = offlineSummarizer, unchecked_return_type = "Summarizer")]
+pub fn offline_summarizer(
+    #[wasm_bindgen(unchecked_optional_param_type = "OfflineSummarizerOptions | null")]
+    options: JsValue,
+) -> JsResult<js_sys::Function> {
     js(options_arg(&options, "options"))?;
     let budget = js(opt_number(&options, "maxTokens", "options"))?
         .map_or(crate::summarize::offline::DEFAULT_BUDGET_TOKENS, |n| {
@@ -634,8 +647,14 @@ pub fn offline_summarizer(options: JsValue) -> JsResult<js_sys::Function> {
 /// `previewCompaction(messages, context)`: what a compaction would do now, without a model
 /// call — tokens before and (estimated) after, the threshold, what micro-compaction would
 /// clear, which files and skills would be restored and at what size.
-#[wasm_bindgen(js_name = previewCompaction)]
-pub fn preview_compaction(messages: JsValue, context: JsValue) -> JsResult<JsValue> {
+#[wasm_bindgen(js_name = previewCompaction, unchecked_return_type = "CompactionPreview")]
+pub fn preview_compaction(
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(
+        unchecked_param_type = "Omit<CompactContext, 'summarize'> & { summarize?: Summarizer }"
+    )]
+    context: JsValue,
+) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
     let ctx = js(context_arg(&context))?;
     to_js(&js(crate::drive::preview::preview(&typed, &ctx))?)

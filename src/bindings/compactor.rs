@@ -73,7 +73,9 @@ impl Compactor {
     /// messages?})`: the options are the `context` of `compactConversation`; `messages`
     /// seeds the history.
     #[wasm_bindgen(constructor)]
-    pub fn new(options: JsValue) -> JsResult<Compactor> {
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "CompactorOptions<MessageInput>")] options: JsValue,
+    ) -> JsResult<Compactor> {
         let ctx = js(context_arg(&options))?;
         js(JsEnv::from_context(&options, true))?;
         let mut state = State {
@@ -97,19 +99,28 @@ impl Compactor {
 
     /// Appends one message (API shape or transcript line). Throws on a malformed message
     /// and then adds nothing.
-    pub fn push(&self, message: JsValue) -> JsResult<()> {
+    pub fn push(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "MessageInput")] message: JsValue,
+    ) -> JsResult<()> {
         let arr = Array::of1(&message);
         js(self.state.borrow_mut().push_all(&arr))
     }
 
     /// Appends several messages, all or none.
     #[wasm_bindgen(js_name = pushMany)]
-    pub fn push_many(&self, messages: JsValue) -> JsResult<()> {
+    pub fn push_many(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    ) -> JsResult<()> {
         js(self.state.borrow_mut().push_all(&messages))
     }
 
     /// The conversation (a new array of the caller's message objects).
-    #[wasm_bindgen(getter)]
+    #[wasm_bindgen(
+        getter,
+        unchecked_return_type = "Array<PostCompactMessage<MessageInput>>"
+    )]
     pub fn messages(&self) -> Array {
         self.state.borrow().array()
     }
@@ -127,7 +138,7 @@ impl Compactor {
     }
 
     /// `calculateTokenWarningState` for the current size and the model.
-    #[wasm_bindgen(js_name = warningState)]
+    #[wasm_bindgen(js_name = warningState, unchecked_return_type = "TokenWarningState")]
     pub fn warning_state(&self) -> JsResult<JsValue> {
         let total = self.state.borrow().count.total();
         to_js(&thresholds::token_warning_state(
@@ -138,7 +149,10 @@ impl Compactor {
     }
 
     /// `{consecutiveFailures}` of automatic compaction.
-    #[wasm_bindgen(getter)]
+    #[wasm_bindgen(
+        getter,
+        unchecked_return_type = "{ consecutiveFailures: number; thrashing: boolean }"
+    )]
     pub fn tracking(&self) -> JsResult<JsValue> {
         let o = Object::new();
         let s = self.state.borrow();
@@ -165,7 +179,10 @@ impl Compactor {
 
     /// Compacts when auto-compaction is due (SPEC §6): `{wasCompacted, compactionResult?,
     /// consecutiveFailures, error?, skipped?}`. Failures are reported, not thrown.
-    #[wasm_bindgen(js_name = maybeAutoCompact)]
+    #[wasm_bindgen(
+        js_name = maybeAutoCompact,
+        unchecked_return_type = "Promise<AutoCompactOutcome<MessageInput>>"
+    )]
     pub fn maybe_auto_compact(&self) -> Promise {
         // Decided and snapshotted now, synchronously: messages pushed after this call are
         // kept after the summary.
@@ -256,7 +273,12 @@ impl Compactor {
 
     /// Compacts now (manual, `/compact [instructions]`): resolves to the `CompactionResult`,
     /// rejects with a coded `Error`; on failure the conversation is unchanged.
-    pub fn compact(&self, options: JsValue) -> Promise {
+    #[wasm_bindgen(unchecked_return_type = "Promise<CompactionResult<MessageInput>>")]
+    pub fn compact(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "CompactorCompactOptions | null")]
+        options: JsValue,
+    ) -> Promise {
         let prepared = (|| -> crate::Result<_> {
             // A manual compaction: the automatic-only options do not apply.
             let opts = CompactOptions {

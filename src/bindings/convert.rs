@@ -14,12 +14,9 @@ thread_local! {
     static ENV_DEFAULTS: RefCell<Config> = RefCell::new(Config::default());
 }
 
-/// Turns a core error into a JS `Error` with a stable `code`.
+/// Turns a core error into a `ContextCompactionError` (a JS `Error`) with a stable `code`.
 pub fn js_error(e: Error) -> JsValue {
-    let err = js_sys::Error::new(&e.message);
-    err.set_name("ContextCompactionError");
-    let _ = Reflect::set(&err, &"code".into(), &e.code.as_str().into());
-    err.into()
+    super::errors::to_js_error(&e)
 }
 
 /// Result type of exported functions.
@@ -33,7 +30,13 @@ pub fn js<T>(r: crate::Result<T>) -> JsResult<T> {
 /// Serializes a value for JS (plain objects, not Maps).
 pub fn to_js<T: Serialize + ?Sized>(v: &T) -> JsResult<JsValue> {
     v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| js_error(Error::new(ErrorCode::SerializationFailed, e.to_string())))
+        .map_err(serialization_failed)
+}
+
+/// The error of a failed [`to_js`] (one copy, not one per serialized type).
+#[inline(never)]
+fn serialization_failed(e: serde_wasm_bindgen::Error) -> JsValue {
+    js_error(Error::new(ErrorCode::SerializationFailed, e.to_string()))
 }
 
 /// Deserializes an optional argument; `undefined`/`null` give the default.

@@ -27,7 +27,9 @@ fn start() {
 /// (`DISABLE_COMPACT`, `DISABLE_AUTO_COMPACT`, `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`,
 /// `CLAUDE_CODE_AUTO_COMPACT_WINDOW`). The Node entry calls it with `process.env` at import.
 #[wasm_bindgen(js_name = setEnvironmentDefaults)]
-pub fn set_environment_defaults(env: JsValue) -> JsResult<()> {
+pub fn set_environment_defaults(
+    #[wasm_bindgen(unchecked_optional_param_type = "EnvironmentDefaults | null")] env: JsValue,
+) -> JsResult<()> {
     if !(env.is_object() || env.is_undefined() || env.is_null()) {
         return Err(js_error(Error::invalid_argument(
             "env must be an object of environment variables",
@@ -55,7 +57,7 @@ pub fn set_environment_defaults(env: JsValue) -> JsResult<()> {
 }
 
 /// The library's constants (SPEC §4, §8, §9, §10), as a plain object.
-#[wasm_bindgen(js_name = getConstants)]
+#[wasm_bindgen(js_name = getConstants, unchecked_return_type = "Constants")]
 pub fn get_constants() -> JsResult<JsValue> {
     let pairs: [(&str, f64); 18] = [
         (
@@ -123,7 +125,11 @@ pub fn get_constants() -> JsResult<JsValue> {
 /// `roughTokenCountEstimation(text, bytesPerToken = 4)`: `text.length / bytesPerToken`,
 /// rounded. Reads the string's length without copying it.
 #[wasm_bindgen(js_name = roughTokenCountEstimation)]
-pub fn rough_token_count_estimation(text: JsValue, bytes_per_token: JsValue) -> JsResult<f64> {
+pub fn rough_token_count_estimation(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "number | null", js_name = bytesPerToken)]
+    bytes_per_token: JsValue,
+) -> JsResult<f64> {
     let s = text
         .dyn_ref::<JsString>()
         .ok_or_else(|| js_error(Error::invalid_argument("text must be a string")))?;
@@ -146,7 +152,13 @@ pub fn rough_token_count_estimation(text: JsValue, bytes_per_token: JsValue) -> 
 /// With `model`, a usage more than twice the model's window is rejected as bogus
 /// (`INVALID_TOKEN_COUNT`).
 #[wasm_bindgen(js_name = tokenCountWithEstimation)]
-pub fn token_count_with_estimation(messages: JsValue, options: JsValue) -> JsResult<f64> {
+pub fn token_count_with_estimation(
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(
+        unchecked_optional_param_type = "{ model?: ModelId; config?: Config | null } | null"
+    )]
+    options: JsValue,
+) -> JsResult<f64> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     let count = js(tokens::token_count_with_estimation(&conv))?;
     if !options.is_undefined() {
@@ -161,35 +173,49 @@ pub fn token_count_with_estimation(messages: JsValue, options: JsValue) -> JsRes
 
 /// `getContextWindowForModel(model, config?)`.
 #[wasm_bindgen(js_name = getContextWindowForModel)]
-pub fn get_context_window_for_model(model: JsValue, config: JsValue) -> JsResult<f64> {
+pub fn get_context_window_for_model(
+    #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
+) -> JsResult<f64> {
     let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
     Ok(thresholds::context_window_for_model(&m, &c) as f64)
 }
 
 /// `getMaxOutputTokensForModel(model, config?)`: the model's default max output tokens.
 #[wasm_bindgen(js_name = getMaxOutputTokensForModel)]
-pub fn get_max_output_tokens_for_model(model: JsValue, config: JsValue) -> JsResult<f64> {
+pub fn get_max_output_tokens_for_model(
+    #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
+) -> JsResult<f64> {
     let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
     Ok(thresholds::max_output_tokens_for_model(&m, &c) as f64)
 }
 
 /// `getModelOutputLimits(model)`: `{default, upperLimit}` from the model table.
-#[wasm_bindgen(js_name = getModelOutputLimits)]
-pub fn get_model_output_limits(model: JsValue) -> JsResult<JsValue> {
+#[wasm_bindgen(js_name = getModelOutputLimits, unchecked_return_type = "ModelOutputLimits")]
+pub fn get_model_output_limits(
+    #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
+) -> JsResult<JsValue> {
     let m = js(model_arg(&model))?;
     to_js(&thresholds::output_limits(&m))
 }
 
 /// `getEffectiveContextWindowSize(model, config?)`.
 #[wasm_bindgen(js_name = getEffectiveContextWindowSize)]
-pub fn get_effective_context_window_size(model: JsValue, config: JsValue) -> JsResult<f64> {
+pub fn get_effective_context_window_size(
+    #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
+) -> JsResult<f64> {
     let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
     Ok(thresholds::effective_context_window(&m, &c) as f64)
 }
 
 /// `getAutoCompactThreshold(model, config?)`.
 #[wasm_bindgen(js_name = getAutoCompactThreshold)]
-pub fn get_auto_compact_threshold(model: JsValue, config: JsValue) -> JsResult<f64> {
+pub fn get_auto_compact_threshold(
+    #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
+) -> JsResult<f64> {
     let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
     Ok(thresholds::auto_compact_threshold(&m, &c) as f64)
 }
@@ -197,11 +223,11 @@ pub fn get_auto_compact_threshold(model: JsValue, config: JsValue) -> JsResult<f
 /// `calculateTokenWarningState(tokenUsage, model, config?)` →
 /// `{percentLeft, isAboveWarningThreshold, isAboveErrorThreshold,
 /// isAboveAutoCompactThreshold, isAtBlockingLimit}`.
-#[wasm_bindgen(js_name = calculateTokenWarningState)]
+#[wasm_bindgen(js_name = calculateTokenWarningState, unchecked_return_type = "TokenWarningState")]
 pub fn calculate_token_warning_state(
-    token_usage: JsValue,
-    model: JsValue,
-    config: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number", js_name = tokenUsage)] token_usage: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
 ) -> JsResult<JsValue> {
     let t = js(tokens_arg(&token_usage, "tokenUsage"))?;
     let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
@@ -210,13 +236,20 @@ pub fn calculate_token_warning_state(
 
 /// `isAutoCompactEnabled(config?)`.
 #[wasm_bindgen(js_name = isAutoCompactEnabled)]
-pub fn is_auto_compact_enabled(config: JsValue) -> JsResult<bool> {
+pub fn is_auto_compact_enabled(
+    #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
+) -> JsResult<bool> {
     Ok(js::<Config>(config_arg(&config))?.is_auto_compact_enabled())
 }
 
 /// `shouldAutoCompact(messages, model, {querySource, snipTokensFreed, config}?)`.
 #[wasm_bindgen(js_name = shouldAutoCompact)]
-pub fn should_auto_compact(messages: JsValue, model: JsValue, options: JsValue) -> JsResult<bool> {
+pub fn should_auto_compact(
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "ShouldAutoCompactOptions | null")]
+    options: JsValue,
+) -> JsResult<bool> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     let m = js(model_arg(&model))?;
     js(options_arg(&options, "options"))?;
@@ -237,8 +270,10 @@ pub fn should_auto_compact(messages: JsValue, model: JsValue, options: JsValue) 
 /// `stripImagesFromMessages(messages)`: a new array where user messages' image and document
 /// blocks (also inside tool results) are `[image]` / `[document]` text; messages without
 /// media are the same objects.
-#[wasm_bindgen(js_name = stripImagesFromMessages)]
-pub fn strip_images_from_messages(messages: JsValue) -> JsResult<Array> {
+#[wasm_bindgen(js_name = stripImagesFromMessages, unchecked_return_type = "MessageInput[]")]
+pub fn strip_images_from_messages(
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+) -> JsResult<Array> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     js(conv.validate_all())?;
     let edits = js(strip::strip_images(&conv))?;
@@ -247,8 +282,10 @@ pub fn strip_images_from_messages(messages: JsValue) -> JsResult<Array> {
 
 /// `stripReinjectedAttachments(messages)`: a new array without `skill_discovery` /
 /// `skill_listing` attachment lines.
-#[wasm_bindgen(js_name = stripReinjectedAttachments)]
-pub fn strip_reinjected_attachments(messages: JsValue) -> JsResult<Array> {
+#[wasm_bindgen(js_name = stripReinjectedAttachments, unchecked_return_type = "MessageInput[]")]
+pub fn strip_reinjected_attachments(
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+) -> JsResult<Array> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     js(conv.validate_all())?;
     let drop = js(strip::reinjected_attachments(&conv))?;
@@ -265,8 +302,10 @@ pub fn strip_reinjected_attachments(messages: JsValue) -> JsResult<Array> {
 }
 
 /// `groupMessagesByApiRound(messages)`: arrays of the same message objects, one per API round.
-#[wasm_bindgen(js_name = groupMessagesByApiRound)]
-pub fn group_messages_by_api_round(messages: JsValue) -> JsResult<Array> {
+#[wasm_bindgen(js_name = groupMessagesByApiRound, unchecked_return_type = "MessageInput[][]")]
+pub fn group_messages_by_api_round(
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+) -> JsResult<Array> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     js(conv.validate_all())?;
     let groups = js(ptl::group_by_api_round(&conv, 0))?;
@@ -322,8 +361,11 @@ pub fn error_text(v: &JsValue) -> (String, Option<u16>) {
 
 /// `parseContextOverflowError(errorOrText, status?)` → `{kind, actual, limit, gap}` or `null`.
 /// Accepts a string, an `Error`, an API error body or an SDK error (`status`, `error`).
-#[wasm_bindgen(js_name = parseContextOverflowError)]
-pub fn parse_context_overflow_error(error: JsValue, status: Option<f64>) -> JsResult<JsValue> {
+#[wasm_bindgen(js_name = parseContextOverflowError, unchecked_return_type = "ContextOverflow | null")]
+pub fn parse_context_overflow_error(
+    #[wasm_bindgen(unchecked_param_type = "unknown")] error: JsValue,
+    status: Option<f64>,
+) -> JsResult<JsValue> {
     let (text, found) = error_text(&error);
     let status = status.map(|s| s as u16).or(found);
     match ptl::parse_context_overflow_error(&text, status) {
@@ -336,10 +378,11 @@ pub fn parse_context_overflow_error(error: JsValue, status: Option<f64>) -> JsRe
 /// rounds to cover the gap the error names (20% of rounds when it names none); `null` when
 /// nothing can be dropped. With `keepLatestRequest` the latest user request stays at the head
 /// when its round goes.
-#[wasm_bindgen(js_name = truncateHeadForPTLRetry)]
+#[wasm_bindgen(js_name = truncateHeadForPTLRetry, unchecked_return_type = "Array<MessageInput | ApiUserTextMessage | TranscriptUserLine> | null")]
 pub fn truncate_head_for_ptl_retry(
-    messages: JsValue,
-    error: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "unknown")] error: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "{ keepLatestRequest?: boolean } | null")]
     options: JsValue,
 ) -> JsResult<JsValue> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
@@ -374,8 +417,11 @@ pub fn truncate_head_for_ptl_retry(
 
 /// `microCompact(messages, {keepRecent, idleMinutes, now, lastAssistantTimestamp,
 /// keepLatestPerPath, compactableTools}?)` → `{messages, tokensFreed, clearedToolUseIds}`.
-#[wasm_bindgen(js_name = microCompact)]
-pub fn micro_compact(messages: JsValue, options: JsValue) -> JsResult<JsValue> {
+#[wasm_bindgen(js_name = microCompact, unchecked_return_type = "MicroCompactResult<MessageInput>")]
+pub fn micro_compact(
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "MicroCompactOptions | null")] options: JsValue,
+) -> JsResult<JsValue> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     let what = "options";
     js(options_arg(&options, what))?;
@@ -475,10 +521,11 @@ fn random_uuid() -> String {
 
 /// `createCompactBoundaryMessage(trigger, preTokens, {lastUuid, preCompactDiscoveredTools,
 /// uuid, timestamp, template}?)`: the `compact_boundary` system line.
-#[wasm_bindgen(js_name = createCompactBoundaryMessage)]
+#[wasm_bindgen(js_name = createCompactBoundaryMessage, unchecked_return_type = "CompactBoundaryLine")]
 pub fn create_compact_boundary_message(
-    trigger: JsValue,
-    pre_tokens: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "CompactTrigger")] trigger: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number", js_name = preTokens)] pre_tokens: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "CompactBoundaryOptions | null")]
     options: JsValue,
 ) -> JsResult<JsValue> {
     let trigger = trigger
@@ -559,8 +606,13 @@ fn array_field(result: &JsValue, key: &str, required: bool) -> JsResult<Vec<JsVa
 
 /// `buildPostCompactMessages(result)`: boundary marker, summary messages, kept messages,
 /// attachments, hook results — in that order.
-#[wasm_bindgen(js_name = buildPostCompactMessages)]
-pub fn build_post_compact_messages(result: JsValue) -> JsResult<Array> {
+#[wasm_bindgen(js_name = buildPostCompactMessages, unchecked_return_type = "Array<PostCompactMessage<unknown>>")]
+pub fn build_post_compact_messages(
+    #[wasm_bindgen(
+        unchecked_param_type = "Pick<CompactionResult<unknown>, 'boundaryMarker' | 'summaryMessages'> & Partial<Pick<CompactionResult<unknown>, 'messagesToKeep' | 'attachments' | 'hookResults'>>"
+    )]
+    result: JsValue,
+) -> JsResult<Array> {
     if !result.is_object() {
         return Err(js_error(Error::invalid_argument(
             "result must be a CompactionResult object",
@@ -601,8 +653,10 @@ fn error_message(e: &JsValue) -> String {
 /// unknown line types included. Blank or malformed lines throw `MALFORMED_TRANSCRIPT` with
 /// their line number. The text is split and parsed by the JS engine in place, never copied
 /// into WASM memory.
-#[wasm_bindgen(js_name = parseTranscript)]
-pub fn parse_transcript(jsonl: JsValue) -> JsResult<Array> {
+#[wasm_bindgen(js_name = parseTranscript, unchecked_return_type = "TranscriptLine[]")]
+pub fn parse_transcript(
+    #[wasm_bindgen(unchecked_param_type = "string")] jsonl: JsValue,
+) -> JsResult<Array> {
     let text = jsonl
         .dyn_ref::<JsString>()
         .ok_or_else(|| js_error(Error::invalid_argument("jsonl must be a string")))?;
@@ -639,7 +693,9 @@ pub fn parse_transcript(jsonl: JsValue) -> JsResult<Array> {
 /// `serializeTranscript(messages)`: JSONL text, one line per message, ending in a newline.
 /// A parsed transcript serializes back byte for byte.
 #[wasm_bindgen(js_name = serializeTranscript)]
-pub fn serialize_transcript(messages: JsValue) -> JsResult<String> {
+pub fn serialize_transcript(
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+) -> JsResult<String> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     let mut out = String::new();
     for i in 0..conv.len() {

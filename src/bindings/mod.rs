@@ -7,6 +7,7 @@ mod async_exports;
 mod compactor;
 mod convert;
 mod env;
+mod errors;
 mod exports;
 mod js_view;
 #[cfg(test)]

@@ -69,12 +69,22 @@ fn len(arr: &JsValue) -> u32 {
     arr.dyn_ref::<Array>().expect("an array").length()
 }
 
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/bindings/js_error.js")]
+extern "C" {
+    /// The class the package exports; every coded error is an instance of it.
+    type ContextCompactionError;
+}
+
 /// Asserts that `r` failed with a real `Error` carrying `code`; returns its message.
 fn expect_code<T: std::fmt::Debug>(r: Result<T, JsValue>, code: &str) -> String {
     let e = r.expect_err("expected an error");
     let err = e
         .dyn_ref::<js_sys::Error>()
         .unwrap_or_else(|| panic!("thrown value is not an Error: {e:?}"));
+    assert!(
+        e.is_instance_of::<ContextCompactionError>(),
+        "thrown value is not a ContextCompactionError: {e:?}"
+    );
     assert_eq!(get(&e, "code").as_string().as_deref(), Some(code));
     assert_eq!(String::from(err.name()), "ContextCompactionError");
     String::from(err.message())
@@ -548,4 +558,18 @@ fn errors_are_errors_with_a_code() {
         micro_compact(js(json!([])), js(json!({"keepRecent": -1}))),
         "INVALID_ARGUMENT",
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Error codes at run time
+
+#[wasm_bindgen_test]
+fn error_codes_are_the_rust_codes() {
+    let codes = super::errors::error_codes();
+    let want: Vec<&str> = crate::ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    let got: Vec<String> = codes.iter().map(|v| v.as_string().unwrap()).collect();
+    assert_eq!(got, want);
+    // A fresh array each call: mutating one does not change the next.
+    codes.set_length(0);
+    assert_eq!(super::errors::error_codes().length() as usize, want.len());
 }

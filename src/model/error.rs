@@ -53,6 +53,30 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in declaration order (exported to JS as `errorCodes()`; the type check
+    /// compares it with the TS `ErrorCode` union).
+    pub const ALL: [ErrorCode; 19] = [
+        ErrorCode::InvalidArgument,
+        ErrorCode::InvalidMessage,
+        ErrorCode::InvalidTokenCount,
+        ErrorCode::InvalidConfig,
+        ErrorCode::MalformedTranscript,
+        ErrorCode::SerializationFailed,
+        ErrorCode::Aborted,
+        ErrorCode::SummaryTruncated,
+        ErrorCode::EmptySummary,
+        ErrorCode::PromptTooLong,
+        ErrorCode::SummarizerFailed,
+        ErrorCode::CompactionNotSmaller,
+        ErrorCode::CompactDisabled,
+        ErrorCode::NothingToCompact,
+        ErrorCode::SessionMemoryNotApplicable,
+        ErrorCode::ReactiveNotApplicable,
+        ErrorCode::ReactiveAlreadyTried,
+        ErrorCode::Timeout,
+        ErrorCode::Thrashing,
+    ];
+
     /// The stable string used as the JS `error.code`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -183,6 +207,45 @@ mod tests {
         let e = check_token_count(-1.0, "usage.output_tokens").unwrap_err();
         assert!(e.message.contains("usage.output_tokens"));
         assert!(check_token_count(f64::INFINITY, "x").is_err());
+    }
+
+    /// `ALL` lists every variant once: the match below stops compiling when a variant is
+    /// added, and its index must then be `ALL`'s position of it.
+    #[test]
+    fn all_lists_every_code_once() {
+        fn position(c: ErrorCode) -> usize {
+            match c {
+                ErrorCode::InvalidArgument => 0,
+                ErrorCode::InvalidMessage => 1,
+                ErrorCode::InvalidTokenCount => 2,
+                ErrorCode::InvalidConfig => 3,
+                ErrorCode::MalformedTranscript => 4,
+                ErrorCode::SerializationFailed => 5,
+                ErrorCode::Aborted => 6,
+                ErrorCode::SummaryTruncated => 7,
+                ErrorCode::EmptySummary => 8,
+                ErrorCode::PromptTooLong => 9,
+                ErrorCode::SummarizerFailed => 10,
+                ErrorCode::CompactionNotSmaller => 11,
+                ErrorCode::CompactDisabled => 12,
+                ErrorCode::NothingToCompact => 13,
+                ErrorCode::SessionMemoryNotApplicable => 14,
+                ErrorCode::ReactiveNotApplicable => 15,
+                ErrorCode::ReactiveAlreadyTried => 16,
+                ErrorCode::Timeout => 17,
+                ErrorCode::Thrashing => 18,
+            }
+        }
+        for (i, c) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(position(*c), i, "{c} is not at its place in ErrorCode::ALL");
+        }
+        let names: std::collections::HashSet<_> =
+            ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(
+            names.len(),
+            ErrorCode::ALL.len(),
+            "two codes share a string"
+        );
     }
 
     #[test]

@@ -1,0 +1,143 @@
+//! The Rust side of the plain-data shapes the TypeScript declarations describe.
+//!
+//! Writes `target/ts-shapes.json`: for each interface of `types/index.d.ts` that a Rust type
+//! defines, the Rust field names as JS sees them (serde names). `types/check.mjs` compares
+//! them with the interface's keys and fails when one side has a field the other lacks
+//! (`types/check.sh` runs this test first). Input shapes are read from the `Deserialize`
+//! impls (the field list serde itself matches keys against), output shapes from a
+//! serialized value.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use context_compaction::drive::preview::{
+    MicroCompactPreview, Preview, RestoredFilePreview, RestoredSkillPreview,
+};
+use context_compaction::measure::thresholds::{output_limits, token_warning_state};
+use context_compaction::model::config::Config;
+use context_compaction::summarize::loss::LossReport;
+use context_compaction::transforms::context_management::ContextManagementOptions;
+use context_compaction::transforms::messages_api::Problem;
+use context_compaction::transforms::ptl::parse_context_overflow_error;
+use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde::Serialize;
+
+/// A deserializer that records the field names a `#[derive(Deserialize)]` struct asks for,
+/// then stops.
+struct FieldRecorder<'a>(&'a mut Vec<&'static str>);
+
+impl<'de> Deserializer<'de> for FieldRecorder<'_> {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::custom("not a struct"))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        _visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0.extend_from_slice(fields);
+        Err(de::Error::custom("fields recorded"))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
+    }
+}
+
+/// The JS keys a `Deserialize` struct accepts.
+fn input_fields<'de, T: Deserialize<'de>>() -> Vec<String> {
+    let mut fields = Vec::new();
+    let _ = T::deserialize(FieldRecorder(&mut fields));
+    assert!(!fields.is_empty(), "not a struct with named fields");
+    fields.into_iter().map(String::from).collect()
+}
+
+/// The JS keys of a serialized value (an object).
+fn output_fields<T: Serialize>(value: &T) -> Vec<String> {
+    match serde_json::to_value(value).expect("serializable") {
+        serde_json::Value::Object(map) => map.keys().cloned().collect(),
+        other => panic!("not an object: {other}"),
+    }
+}
+
+#[test]
+fn rust_shapes_for_the_type_check() {
+    let mut shapes: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+
+    // Config: the list the bindings check keys against, and the serde impl, agree.
+    let config = input_fields::<Config>();
+    let listed: Vec<String> = Config::FIELDS.iter().map(|f| f.to_string()).collect();
+    assert_eq!(
+        config, listed,
+        "Config::FIELDS differs from Config's serde fields"
+    );
+    shapes.insert("Config", config);
+    shapes.insert(
+        "ContextManagementOptions",
+        input_fields::<ContextManagementOptions>(),
+    );
+
+    shapes.insert(
+        "TokenWarningState",
+        output_fields(&token_warning_state(
+            0,
+            "claude-sonnet-4-5",
+            &Config::default(),
+        )),
+    );
+    shapes.insert(
+        "ModelOutputLimits",
+        output_fields(&output_limits("claude-sonnet-4-5")),
+    );
+    let overflow = parse_context_overflow_error("prompt is too long: 2 tokens > 1 maximum", None)
+        .expect("an overflow");
+    shapes.insert("ContextOverflow", output_fields(&overflow));
+    shapes.insert("LossReport", output_fields(&LossReport::default()));
+    shapes.insert(
+        "ApiProblem",
+        output_fields(&Problem {
+            message: 0,
+            problem: String::new(),
+        }),
+    );
+    let file = RestoredFilePreview {
+        path: String::new(),
+        tokens: 0,
+        truncated: false,
+        content_known: false,
+    };
+    let skill = RestoredSkillPreview {
+        name: String::new(),
+        tokens: 0,
+        truncated: false,
+    };
+    shapes.insert("PreviewRestoredFile", output_fields(&file));
+    shapes.insert("PreviewRestoredSkill", output_fields(&skill));
+    shapes.insert(
+        "CompactionPreview",
+        output_fields(&Preview {
+            tokens_before: 0,
+            estimated_tokens_after: 0,
+            threshold: 0,
+            is_above_threshold: false,
+            micro_compact: MicroCompactPreview::default(),
+            restored_files: vec![file],
+            restored_skills: vec![skill],
+            estimated_summary_tokens: 0,
+        }),
+    );
+
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
+    std::fs::create_dir_all(&out).expect("target/");
+    std::fs::write(
+        out.join("ts-shapes.json"),
+        serde_json::to_string_pretty(&shapes).expect("JSON") + "\n",
+    )
+    .expect("target/ts-shapes.json written");
+}
