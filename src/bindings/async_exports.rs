@@ -484,11 +484,11 @@ pub(crate) fn auto_outcome_js(
     if let Some(r) = result {
         Reflect::set(&o, &"compactionResult".into(), &r)?;
     }
+    if let Some(s) = out.skipped {
+        Reflect::set(&o, &"skipped".into(), &to_js(&s)?)?;
+    }
     if let Some(e) = out.error {
         Reflect::set(&o, &"error".into(), &compact_error(e))?;
-    }
-    if let Some(s) = out.skipped {
-        Reflect::set(&o, &"skipped".into(), &s.into())?;
     }
     Ok(o.into())
 }
