@@ -485,7 +485,7 @@ pub(crate) fn auto_outcome_js(
         Reflect::set(&o, &"compactionResult".into(), &r)?;
     }
     if let Some(s) = out.skipped {
-        Reflect::set(&o, &"skipped".into(), &to_js(&s)?)?;
+        Reflect::set(&o, &"skipped".into(), &s.as_str().into())?;
     }
     if let Some(e) = out.error {
         Reflect::set(&o, &"error".into(), &compact_error(e))?;

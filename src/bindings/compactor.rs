@@ -29,7 +29,7 @@ type Shared = Rc<RefCell<Session<JsValue>>>;
 /// Appends the messages of the JS array `array` (all or none).
 fn push_array(session: &Shared, array: &JsValue) -> crate::Result<()> {
     let conv = JsConversation::new(array, "messages")?;
-    session.borrow_mut().push_all(&conv, |i| conv.item(i))
+    session.borrow_mut().push_all(&conv, JsConversation::item)
 }
 
 /// A conversation that keeps its own token count and compacts itself.
@@ -216,6 +216,7 @@ impl Compactor {
     }
 }
 
+#[inline(never)] // shared by maybeAutoCompact and compact (wasm size)
 /// Starts a compaction: the messages it works on as a JS array (the snapshot the result's
 /// kept messages refer to) and as typed messages.
 fn begin(
@@ -249,16 +250,11 @@ fn commit(
             return Err(e);
         }
     };
-    let conv = match JsConversation::new(&compacted, "messages") {
-        Ok(c) => c,
-        Err(e) => {
-            session.borrow_mut().abandon(compaction);
-            return Err(js_error(e));
-        }
-    };
+    let conv = JsConversation::new(&compacted, "messages");
+    let read = conv.as_ref().map_err(Clone::clone);
     js(session
         .borrow_mut()
-        .commit(compaction, &conv, |i| conv.item(i)))?;
+        .commit(compaction, read, JsConversation::item))?;
     commit_context(context);
     Ok(js_result)
 }

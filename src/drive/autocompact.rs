@@ -49,6 +49,20 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
+    /// The JS string, as serialized (for the bindings, without going through serde).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Disabled => "disabled",
+            SkipReason::CircuitBreakerOpen => "circuitBreakerOpen",
+            SkipReason::BelowThreshold => "belowThreshold",
+            SkipReason::QuerySource => "querySource",
+            SkipReason::ReactiveOnly => "reactiveOnly",
+            SkipReason::ContextCollapse => "contextCollapse",
+            SkipReason::Compacting => "compacting",
+            SkipReason::Thrashing => "thrashing",
+        }
+    }
+
     /// The error reported with the skip, if any: only thrashing has one (`THRASHING`).
     pub fn error(self) -> Option<Error> {
         match self {
@@ -386,6 +400,7 @@ mod tests {
             (SkipReason::Thrashing, "thrashing"),
         ] {
             assert_eq!(serde_json::to_value(why).unwrap(), json!(js));
+            assert_eq!(why.as_str(), js);
             assert_eq!(why.error().is_some(), why == SkipReason::Thrashing);
         }
     }

@@ -25,7 +25,7 @@ use crate::model::view::ConversationView;
 use crate::transforms::boundary::Trigger;
 
 /// A compaction in progress: the messages it works on and what was pushed since.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Running {
     /// How many messages the compaction took (the first ones held).
     taken: usize,
@@ -85,19 +85,22 @@ impl<M> Session<M> {
         &self.config
     }
 
-    /// Appends the messages of `view`, `item(i)` being the handle kept for message `i`. Every
-    /// message is read first: on an error nothing is added.
+    /// Appends the messages of `view`, `item(view, i)` being the handle kept for message `i`.
+    /// Every message is read first: on an error nothing is added.
     pub fn push_all<V: ConversationView + ?Sized>(
         &mut self,
         view: &V,
-        mut item: impl FnMut(usize) -> M,
+        item: fn(&V, usize) -> M,
     ) -> Result<()> {
-        let facts = read_facts(view)?;
+        let mut facts = Vec::with_capacity(view.len());
+        for i in 0..view.len() {
+            facts.push(message_facts(view, i)?);
+        }
         // All read and valid: only now is anything added.
         self.messages.reserve(facts.len());
         for (i, f) in facts.into_iter().enumerate() {
             self.count.push(&f);
-            self.messages.push(item(i));
+            self.messages.push(item(view, i));
             if let Some(r) = &mut self.running {
                 r.pushed.push(f);
             }
@@ -197,6 +200,7 @@ impl<M> Session<M> {
 
     /// Ends a compaction that failed or produced nothing: the conversation stays as it is,
     /// with what was pushed meanwhile.
+    #[inline(never)] // one copy of the drop of what was pushed meanwhile (wasm size)
     pub fn abandon(&mut self, compaction: Compaction) {
         let _ = compaction;
         self.running = None;
@@ -220,54 +224,45 @@ impl<M> Session<M> {
     }
 
     /// Ends a compaction with its result: the conversation becomes the messages of
-    /// `compacted` (`item(i)` the handle kept for message `i`) followed, in order, by the
+    /// `compacted` (`item(view, i)` the handle kept for message `i`) followed, in order, by the
     /// messages pushed while it ran, and the count starts over from them. An automatic
     /// compaction counts towards thrashing; a manual one resets the detection.
     ///
-    /// When `compacted` cannot be read, the compaction is abandoned (the conversation
-    /// unchanged) and an `INVALID_MESSAGE` error returned.
+    /// When `compacted` cannot be read (or is an error), the compaction is abandoned (the
+    /// conversation unchanged) and an `INVALID_MESSAGE` error returned.
     pub fn commit<V: ConversationView + ?Sized>(
         &mut self,
         compaction: Compaction,
-        compacted: &V,
-        mut item: impl FnMut(usize) -> M,
+        compacted: Result<&V>,
+        item: fn(&V, usize) -> M,
     ) -> Result<()> {
-        let Some(running) = self.running.take() else {
-            return Err(Error::invalid_argument("no compaction is running"));
-        };
-        let facts = read_facts(compacted).map_err(|e| {
-            Error::new(
+        let running = self.running.take().unwrap_or_default();
+        let pushed = self.messages.split_off(running.taken);
+        let taken = std::mem::take(&mut self.messages);
+        let count = std::mem::take(&mut self.count);
+        // Not running any more: the compacted messages are read like a push.
+        if let Err(e) = compacted.and_then(|view| self.push_all(view, item)) {
+            self.messages = taken;
+            self.messages.extend(pushed);
+            self.count = count;
+            return Err(Error::new(
                 ErrorCode::InvalidMessage,
                 format!(
                     "the compacted conversation could not be read back: {}",
                     e.message
                 ),
-            )
-        })?;
-        let pushed = self.messages.split_off(running.taken);
-        let mut count = RunningCount::default();
-        let mut messages = Vec::with_capacity(facts.len() + pushed.len());
-        for (i, f) in facts.iter().enumerate() {
-            count.push(f);
-            messages.push(item(i));
+            ));
         }
+        self.messages.extend(pushed);
         for f in &running.pushed {
-            count.push(f);
+            self.count.push(f);
         }
-        messages.extend(pushed);
-        self.messages = messages;
-        self.count = count;
         match compaction.trigger {
             Trigger::Auto => self.thrash.compacted(),
             Trigger::Manual => self.thrash.reset(),
         }
         Ok(())
     }
-}
-
-/// The facts of every message of `view`, in order.
-fn read_facts<V: ConversationView + ?Sized>(view: &V) -> Result<Vec<MessageFacts>> {
-    (0..view.len()).map(|i| message_facts(view, i)).collect()
 }
 
 #[cfg(test)]

@@ -48,7 +48,7 @@ fn rounds(n: usize, chars: usize) -> Vec<Message> {
 }
 
 fn push(s: &mut Session<Message>, msgs: &[Message]) {
-    s.push_all(msgs, |i| msgs[i].clone()).unwrap();
+    s.push_all(msgs, |v, i| v[i].clone()).unwrap();
 }
 
 fn batch_count(s: &Session<Message>) -> u64 {
@@ -106,7 +106,8 @@ fn maybe_auto_compact_with(
             .as_ref()
             .unwrap()
             .post_compact_messages(&input);
-        s.commit(c, post.as_slice(), |i| post[i].clone()).unwrap();
+        s.commit(c, Ok(post.as_slice()), |v, i| v[i].clone())
+            .unwrap();
     }
     assert!(!s.compacting());
     outcome
@@ -131,7 +132,7 @@ fn compact(
     match block_on(compact_conversation(&input, &context(s), &opts, env)) {
         Ok(r) => {
             let post = r.post_compact_messages(&input);
-            s.commit(c, post.as_slice(), |i| post[i].clone())?;
+            s.commit(c, Ok(post.as_slice()), |v, i| v[i].clone())?;
             Ok(post)
         }
         Err(e) => {
@@ -239,7 +240,7 @@ fn a_malformed_batch_adds_nothing() {
             messages: &batch,
             bad,
         };
-        let err = s.push_all(&view, |i| batch[i].clone()).unwrap_err();
+        let err = s.push_all(&view, |v, i| v.messages[i].clone()).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidMessage);
         assert_eq!((s.len(), s.token_count()), (len, count));
     }
@@ -261,7 +262,9 @@ fn a_result_that_cannot_be_read_back_leaves_the_conversation() {
         messages: &post,
         bad: 1,
     };
-    let err = s.commit(c, &view, |i| post[i].clone()).unwrap_err();
+    let err = s
+        .commit(c, Ok(&view), |v, i| v.messages[i].clone())
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidMessage);
     assert!(err.message.contains("could not be read back"), "{err:?}");
     assert!(!s.compacting());
