@@ -19,7 +19,7 @@ use std::future::Future;
 use std::task::{Context, Poll, Waker};
 
 use context_compaction::drive::autocompact::{
-    auto_compact_if_needed, should_auto_compact, ShouldAutoCompactOptions, Tracking,
+    auto_compact_if_needed, should_auto_compact, ShouldAutoCompactOptions, SkipReason, Tracking,
     MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES,
 };
 use context_compaction::drive::env::{
@@ -1810,7 +1810,7 @@ fn mode03_auto_result_not_below_threshold_is_a_failure_and_opens_the_breaker() {
         &env,
     ))
     .unwrap();
-    assert_eq!(out.skipped, Some("circuitBreakerOpen"));
+    assert_eq!(out.skipped, Some(SkipReason::CircuitBreakerOpen));
     assert_eq!(
         env.calls(),
         calls,
@@ -2557,7 +2557,11 @@ fn mode20_disabled_auto_compaction_never_summarizes_over_1000_turns() {
             ))
             .unwrap();
             assert!(!out.was_compacted, "{config:?}: turn {turn}");
-            assert_eq!(out.skipped, Some("disabled"), "{config:?}: turn {turn}");
+            assert_eq!(
+                out.skipped,
+                Some(SkipReason::Disabled),
+                "{config:?}: turn {turn}"
+            );
             t.consecutive_failures = out.consecutive_failures;
         }
         assert_eq!(env.calls(), 0, "{config:?}");

@@ -487,11 +487,11 @@ pub(crate) fn auto_outcome_js(
     if let Some(r) = result {
         Reflect::set(&o, &"compactionResult".into(), &r)?;
     }
+    if let Some(s) = out.skipped {
+        Reflect::set(&o, &"skipped".into(), &s.as_str().into())?;
+    }
     if let Some(e) = out.error {
         Reflect::set(&o, &"error".into(), &compact_error(e))?;
-    }
-    if let Some(s) = out.skipped {
-        Reflect::set(&o, &"skipped".into(), &s.into())?;
     }
     Ok(o.into())
 }

@@ -17,38 +17,19 @@ use super::async_exports::{
 use super::convert::*;
 use super::env::JsEnv;
 use super::js_view::JsConversation;
-use crate::drive::autocompact::{self, ShouldAutoCompactOptions, Tracking};
+use crate::drive::autocompact::{self, ShouldAutoCompactOptions};
 use crate::drive::pipeline::{self, CompactOptions, CompactionResult};
-use crate::measure::thresholds;
-use crate::measure::tokens::{message_facts, RunningCount};
-use crate::model::error::{Error, ErrorCode};
+use crate::drive::session::{Compaction, Session};
+use crate::model::messages::Message;
+use crate::transforms::boundary::Trigger;
 
-struct State {
-    messages: Vec<JsValue>,
-    count: RunningCount,
-    tracking: Tracking,
-    thrash: autocompact::ThrashDetector,
-    compacting: bool,
-}
+/// The session's state, shared with the promises of running compactions.
+type Shared = Rc<RefCell<Session<JsValue>>>;
 
-impl State {
-    fn push_all(&mut self, array: &JsValue) -> crate::Result<()> {
-        let conv = JsConversation::new(array, "messages")?;
-        let mut facts = Vec::with_capacity(crate::model::view::ConversationView::len(&conv));
-        for i in 0..facts.capacity() {
-            facts.push(message_facts(&conv, i)?);
-        }
-        // All read and valid: only now is anything added.
-        for (i, f) in facts.iter().enumerate() {
-            self.count.push(f);
-            self.messages.push(conv.item(i));
-        }
-        Ok(())
-    }
-
-    fn array(&self) -> Array {
-        self.messages.iter().collect()
-    }
+/// Appends the messages of the JS array `array` (all or none).
+fn push_array(session: &Shared, array: &JsValue) -> crate::Result<()> {
+    let conv = JsConversation::new(array, "messages")?;
+    session.borrow_mut().push_all(&conv, JsConversation::item)
 }
 
 /// A conversation that keeps its own token count and compacts itself.
@@ -61,10 +42,8 @@ impl State {
 /// ```
 #[wasm_bindgen]
 pub struct Compactor {
-    state: Rc<RefCell<State>>,
+    session: Shared,
     context: JsValue,
-    model: String,
-    config: crate::model::config::Config,
 }
 
 #[wasm_bindgen]
@@ -78,22 +57,14 @@ impl Compactor {
     ) -> JsResult<Compactor> {
         let ctx = js(context_arg(&options))?;
         js(JsEnv::from_context(&options, true))?;
-        let mut state = State {
-            messages: Vec::new(),
-            count: RunningCount::default(),
-            tracking: Tracking::default(),
-            thrash: Default::default(),
-            compacting: false,
-        };
+        let session = Rc::new(RefCell::new(Session::new(ctx.model, ctx.config)));
         let initial = prop(&options, "messages");
         if !(initial.is_undefined() || initial.is_null()) {
-            js(state.push_all(&initial))?;
+            js(push_array(&session, &initial))?;
         }
         Ok(Compactor {
-            state: Rc::new(RefCell::new(state)),
+            session,
             context: options,
-            model: ctx.model,
-            config: ctx.config,
         })
     }
 
@@ -103,8 +74,7 @@ impl Compactor {
         &self,
         #[wasm_bindgen(unchecked_param_type = "MessageInput")] message: JsValue,
     ) -> JsResult<()> {
-        let arr = Array::of1(&message);
-        js(self.state.borrow_mut().push_all(&arr))
+        js(push_array(&self.session, &Array::of1(&message)))
     }
 
     /// Appends several messages, all or none.
@@ -113,7 +83,7 @@ impl Compactor {
         &self,
         #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     ) -> JsResult<()> {
-        js(self.state.borrow_mut().push_all(&messages))
+        js(push_array(&self.session, &messages))
     }
 
     /// The conversation (a new array of the caller's message objects).
@@ -122,59 +92,55 @@ impl Compactor {
         unchecked_return_type = "Array<PostCompactMessage<MessageInput>>"
     )]
     pub fn messages(&self) -> Array {
-        self.state.borrow().array()
+        self.session.borrow().messages().iter().collect()
     }
 
     /// Number of messages.
     #[wasm_bindgen(getter)]
     pub fn length(&self) -> u32 {
-        self.state.borrow().messages.len() as u32
+        self.session.borrow().len() as u32
     }
 
     /// The context size in tokens (same as `tokenCountWithEstimation(messages)`).
     #[wasm_bindgen(js_name = tokenCount)]
     pub fn token_count(&self) -> f64 {
-        self.state.borrow().count.total() as f64
+        self.session.borrow().token_count() as f64
     }
 
     /// `calculateTokenWarningState` for the current size and the model.
     #[wasm_bindgen(js_name = warningState, unchecked_return_type = "TokenWarningState")]
     pub fn warning_state(&self) -> JsResult<JsValue> {
-        let total = self.state.borrow().count.total();
-        to_js(&thresholds::token_warning_state(
-            total,
-            &self.model,
-            &self.config,
-        ))
+        let state = self.session.borrow().warning_state();
+        to_js(&state)
     }
 
-    /// `{consecutiveFailures}` of automatic compaction.
+    /// `{consecutiveFailures, thrashing}` of automatic compaction.
     #[wasm_bindgen(
         getter,
         unchecked_return_type = "{ consecutiveFailures: number; thrashing: boolean }"
     )]
     pub fn tracking(&self) -> JsResult<JsValue> {
         let o = Object::new();
-        let s = self.state.borrow();
+        let s = self.session.borrow();
         Reflect::set(
             &o,
             &"consecutiveFailures".into(),
-            &s.tracking.consecutive_failures.into(),
+            &s.tracking().consecutive_failures.into(),
         )?;
-        Reflect::set(&o, &"thrashing".into(), &s.thrash.thrashing.into())?;
+        Reflect::set(&o, &"thrashing".into(), &s.thrashing().into())?;
         Ok(o.into())
     }
 
     /// Whether a compaction is running.
     #[wasm_bindgen(getter)]
     pub fn compacting(&self) -> bool {
-        self.state.borrow().compacting
+        self.session.borrow().compacting()
     }
 
     /// The conversation as Claude Code JSONL.
     #[wasm_bindgen(js_name = toTranscript)]
     pub fn to_transcript(&self) -> JsResult<String> {
-        super::exports::serialize_transcript(self.state.borrow().array().into())
+        super::exports::serialize_transcript(self.messages().into())
     }
 
     /// Compacts when auto-compaction is due (SPEC §6): `{wasCompacted, compactionResult?,
@@ -186,43 +152,12 @@ impl Compactor {
     pub fn maybe_auto_compact(&self) -> Promise {
         // Decided and snapshotted now, synchronously: messages pushed after this call are
         // kept after the summary.
-        self.state.borrow_mut().thrash.turn();
-        let skipped = {
-            let s = self.state.borrow();
-            let threshold = thresholds::auto_compact_threshold(&self.model, &self.config);
-            if s.compacting {
-                Some("compacting")
-            } else if s.thrash.thrashing && s.count.total() >= threshold {
-                Some("thrashing")
-            } else if s.tracking.consecutive_failures
-                >= autocompact::MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES
-            {
-                Some("circuitBreakerOpen")
-            } else if !self.config.is_auto_compact_enabled()
-                || self.config.reactive_only == Some(true)
-                || self.config.context_collapse == Some(true)
-            {
-                Some("disabled")
-            } else if s.count.total() < threshold {
-                Some("belowThreshold")
-            } else {
-                None
-            }
-        };
-        let failures = self.state.borrow().tracking.consecutive_failures;
-        if let Some(why) = skipped {
-            let out = Object::new();
-            let _ = Reflect::set(&out, &"wasCompacted".into(), &false.into());
-            let _ = Reflect::set(&out, &"consecutiveFailures".into(), &failures.into());
-            let _ = Reflect::set(&out, &"skipped".into(), &why.into());
-            if why == "thrashing" {
-                let e = js_error(Error::new(
-                    ErrorCode::Thrashing,
-                    autocompact::ThrashDetector::message(),
-                ));
-                let _ = Reflect::set(&out, &"error".into(), &e);
-            }
-            return Promise::resolve(&JsValue::from(out));
+        let skipped = self.session.borrow_mut().check_auto_compact();
+        if let Some(outcome) = skipped {
+            return match auto_outcome_js(outcome, None) {
+                Ok(o) => Promise::resolve(&o),
+                Err(e) => Promise::reject(&e),
+            };
         }
         let prepared = context_arg(&self.context)
             .and_then(|ctx| JsEnv::from_context(&self.context, false).map(|env| (ctx, env)));
@@ -230,13 +165,13 @@ impl Compactor {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
         };
-        let (snapshot, typed) = match begin(&self.state) {
+        let (compaction, (snapshot, typed)) = match begin(&self.session, Trigger::Auto) {
             Ok(b) => b,
-            Err(e) => return Promise::reject(&e),
+            Err(e) => return Promise::reject(&js_error(e)),
         };
-        let state = self.state.clone();
+        let session = self.session.clone();
         let context = self.context.clone();
-        let tracking = state.borrow().tracking.clone();
+        let tracking = session.borrow().tracking().clone();
         let retry = opt_number(&self.context, "retryBaseMs", "options")
             .ok()
             .flatten()
@@ -249,23 +184,14 @@ impl Compactor {
             let outcome = match res {
                 Ok(o) => o,
                 Err(e) => {
-                    end(&state);
+                    session.borrow_mut().abandon(compaction);
                     return Err(js_error(e));
                 }
             };
-            state.borrow_mut().tracking.consecutive_failures = outcome.consecutive_failures;
-            let result = match &outcome.result {
-                Some(r) => {
-                    let js_result = result_js(r, &snapshot, &context)?;
-                    commit(&state, &snapshot, r, &js_result)?;
-                    commit_context(&context);
-                    state.borrow_mut().thrash.compacted();
-                    Some(js_result)
-                }
-                None => {
-                    end(&state);
-                    None
-                }
+            let to_commit = session.borrow_mut().auto_finished(compaction, &outcome);
+            let result = match (to_commit, &outcome.result) {
+                (Some(c), Some(r)) => Some(commit(&session, c, r, &snapshot, &context)?),
+                _ => None,
             };
             auto_outcome_js(outcome, result)
         })
@@ -294,77 +220,63 @@ impl Compactor {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
         };
-        let (snapshot, typed) = match begin(&self.state) {
+        let (compaction, (snapshot, typed)) = match begin(&self.session, Trigger::Manual) {
             Ok(b) => b,
-            Err(e) => return Promise::reject(&e),
+            Err(e) => return Promise::reject(&js_error(e)),
         };
-        let state = self.state.clone();
+        let session = self.session.clone();
         let context = self.context.clone();
         future_to_promise(async move {
-            let r = match pipeline::compact_conversation(&typed, &ctx, &opts, &env).await {
-                Ok(r) => r,
+            match pipeline::compact_conversation(&typed, &ctx, &opts, &env).await {
+                Ok(r) => commit(&session, compaction, &r, &snapshot, &context),
                 Err(e) => {
-                    end(&state);
-                    return Err(compact_error(e));
+                    session.borrow_mut().abandon(compaction);
+                    Err(compact_error(e))
                 }
-            };
-            let js_result = result_js(&r, &snapshot, &context)?;
-            commit(&state, &snapshot, &r, &js_result)?;
-            commit_context(&context);
-            state.borrow_mut().thrash.reset();
-            Ok(js_result)
+            }
         })
     }
 }
 
-/// Marks the start of a compaction and takes the messages it works on.
-fn begin(state: &Rc<RefCell<State>>) -> JsResult<(JsValue, Vec<crate::model::messages::Message>)> {
-    let mut s = state.borrow_mut();
-    if s.compacting {
-        return Err(js_error(Error::invalid_argument(
-            "a compaction is already running on this Compactor",
-        )));
-    }
-    let snapshot: JsValue = s.array().into();
-    let typed = js(messages_arg(&snapshot))?;
-    s.compacting = true;
-    Ok((snapshot, typed))
+#[inline(never)] // shared by maybeAutoCompact and compact (wasm size)
+/// Starts a compaction: the messages it works on as a JS array (the snapshot the result's
+/// kept messages refer to) and as typed messages.
+fn begin(
+    session: &Shared,
+    trigger: Trigger,
+) -> crate::Result<(Compaction, (JsValue, Vec<Message>))> {
+    session.borrow_mut().begin(trigger, |messages| {
+        let snapshot: JsValue = messages.iter().collect::<Array>().into();
+        let typed = messages_arg(&snapshot)?;
+        Ok((snapshot, typed))
+    })
 }
 
-fn end(state: &Rc<RefCell<State>>) {
-    state.borrow_mut().compacting = false;
-}
-
-/// Replaces the history with the compacted one, followed by what was pushed meanwhile.
+/// Converts the result and the compacted conversation and hands them to the session; a
+/// conversion that fails abandons the compaction. Resolves to the JS `CompactionResult`.
 fn commit(
-    state: &Rc<RefCell<State>>,
+    session: &Shared,
+    compaction: Compaction,
+    r: &CompactionResult,
     snapshot: &JsValue,
-    _r: &CompactionResult,
-    js_result: &JsValue,
-) -> JsResult<()> {
-    let compacted = super::exports::build_post_compact_messages(js_result.clone())
-        .inspect_err(|_| end(state))?;
-    let mut s = state.borrow_mut();
-    s.compacting = false;
-    let before = snapshot.unchecked_ref::<Array>().length() as usize;
-    let pending: Vec<JsValue> = s.messages[before..].to_vec();
-    let mut fresh = State {
-        messages: Vec::new(),
-        count: RunningCount::default(),
-        tracking: s.tracking.clone(),
-        thrash: s.thrash.clone(),
-        compacting: false,
+    context: &JsValue,
+) -> JsResult<JsValue> {
+    let converted = result_js(r, snapshot, context).and_then(|js_result| {
+        let compacted = super::exports::build_post_compact_messages(js_result.clone())?;
+        Ok((js_result, JsValue::from(compacted)))
+    });
+    let (js_result, compacted) = match converted {
+        Ok(c) => c,
+        Err(e) => {
+            session.borrow_mut().abandon(compaction);
+            return Err(e);
+        }
     };
-    let all: Array = compacted.iter().chain(pending).collect();
-    fresh.push_all(&all).map_err(|e| {
-        js_error(Error::new(
-            ErrorCode::InvalidMessage,
-            format!(
-                "the compacted conversation could not be read back: {}",
-                e.message
-            ),
-        ))
-    })?;
-    *s = fresh;
-    Ok(())
+    let conv = JsConversation::new(&compacted, "messages");
+    let read = conv.as_ref().map_err(Clone::clone);
+    js(session
+        .borrow_mut()
+        .commit(compaction, read, JsConversation::item))?;
+    commit_context(context);
+    Ok(js_result)
 }

@@ -1,9 +1,11 @@
 //! Whether automatic compaction is enabled and due (SPEC §5).
 
+use serde::Serialize;
+
 use crate::measure::thresholds::auto_compact_threshold;
 use crate::measure::tokens::token_count_with_estimation;
 use crate::model::config::Config;
-use crate::model::error::Result;
+use crate::model::error::{Error, ErrorCode, Result};
 use crate::model::view::ConversationView;
 
 /// Query sources whose requests must never trigger compaction: they are the compaction's
@@ -22,6 +24,103 @@ pub struct ShouldAutoCompactOptions {
     pub snip_tokens_freed: u64,
 }
 
+/// Why an automatic compaction was not attempted: the `skipped` of `autoCompactIfNeeded`'s and
+/// `Compactor.maybeAutoCompact`'s outcome, and the guard that made `shouldAutoCompact` say no.
+/// Serialized as the strings of the TypeScript `AutoCompactSkipReason`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SkipReason {
+    /// `disableCompact`, `disableAutoCompact` or `autoCompactEnabled: false` (`"disabled"`).
+    Disabled,
+    /// Three failures in a row: the circuit breaker is open (`"circuitBreakerOpen"`).
+    CircuitBreakerOpen,
+    /// The context is below the auto-compact threshold (`"belowThreshold"`).
+    BelowThreshold,
+    /// The request is the compaction's own, or context collapse's (`"querySource"`).
+    QuerySource,
+    /// Reactive-only mode (`"reactiveOnly"`).
+    ReactiveOnly,
+    /// Context-collapse mode (`"contextCollapse"`).
+    ContextCollapse,
+    /// (a session only) a compaction is already running (`"compacting"`).
+    Compacting,
+    /// (a session only) paused after three rapid refills in a row (`"thrashing"`).
+    Thrashing,
+}
+
+impl SkipReason {
+    /// The JS string, as serialized (for the bindings, without going through serde).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Disabled => "disabled",
+            SkipReason::CircuitBreakerOpen => "circuitBreakerOpen",
+            SkipReason::BelowThreshold => "belowThreshold",
+            SkipReason::QuerySource => "querySource",
+            SkipReason::ReactiveOnly => "reactiveOnly",
+            SkipReason::ContextCollapse => "contextCollapse",
+            SkipReason::Compacting => "compacting",
+            SkipReason::Thrashing => "thrashing",
+        }
+    }
+
+    /// The error reported with the skip, if any: only thrashing has one (`THRASHING`).
+    pub fn error(self) -> Option<Error> {
+        match self {
+            SkipReason::Thrashing => {
+                Some(Error::new(ErrorCode::Thrashing, ThrashDetector::message()))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The guards of `shouldAutoCompact` that do not depend on the conversation, in their order
+/// (SPEC §5): the request's source, reactive-only mode, context collapse, auto-compaction
+/// disabled. `None`: the token count decides.
+pub fn blocked_by(options: &ShouldAutoCompactOptions, config: &Config) -> Option<SkipReason> {
+    let source = options.query_source.as_deref();
+    if source.is_some_and(|s| NON_COMPACTING_QUERY_SOURCES.contains(&s)) {
+        return Some(SkipReason::QuerySource);
+    }
+    let collapse = config.context_collapse == Some(true);
+    if collapse && source == Some(CONTEXT_COLLAPSE_QUERY_SOURCE) {
+        return Some(SkipReason::QuerySource);
+    }
+    if config.reactive_only == Some(true) {
+        return Some(SkipReason::ReactiveOnly);
+    }
+    if collapse {
+        return Some(SkipReason::ContextCollapse);
+    }
+    if !config.is_auto_compact_enabled() {
+        return Some(SkipReason::Disabled);
+    }
+    None
+}
+
+/// The guards of `autoCompactIfNeeded` before any counting, in their order (SPEC §6):
+/// compaction disabled, the circuit breaker, then [`blocked_by`]. `None`: the token count
+/// decides ([`is_due`]).
+pub fn auto_compact_guard(
+    config: &Config,
+    tracking: &Tracking,
+    query: &ShouldAutoCompactOptions,
+) -> Option<SkipReason> {
+    if config.disable_compact == Some(true) {
+        return Some(SkipReason::Disabled);
+    }
+    if tracking.consecutive_failures >= MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES {
+        return Some(SkipReason::CircuitBreakerOpen);
+    }
+    blocked_by(query, config)
+}
+
+/// Whether a context of `count` tokens, `snip_tokens_freed` of them already freed by snipping,
+/// has reached the auto-compact `threshold`.
+pub fn is_due(count: u64, snip_tokens_freed: u64, threshold: u64) -> bool {
+    count.saturating_sub(snip_tokens_freed) >= threshold
+}
+
 /// Why `shouldAutoCompact` answered as it did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AutoCompactDecision {
@@ -31,8 +130,9 @@ pub struct AutoCompactDecision {
     pub token_count: u64,
     /// The threshold compared against.
     pub threshold: u64,
-    /// The guard that said no, if any.
-    pub blocked_by: Option<&'static str>,
+    /// The guard that said no, if any (never [`SkipReason::BelowThreshold`]: a count below
+    /// the threshold is `should_compact: false` with no guard).
+    pub blocked_by: Option<SkipReason>,
 }
 
 /// `shouldAutoCompact` with its reasons.
@@ -43,41 +143,23 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
     config: &Config,
 ) -> Result<AutoCompactDecision> {
     let threshold = auto_compact_threshold(model, config);
-    let no = |why: &'static str| AutoCompactDecision {
-        should_compact: false,
-        token_count: 0,
-        threshold,
-        blocked_by: Some(why),
-    };
-    let source = options.query_source.as_deref();
-    if let Some(s) = source {
-        if NON_COMPACTING_QUERY_SOURCES.contains(&s) {
-            return Ok(no("querySource"));
-        }
-    }
-    let collapse = config.context_collapse == Some(true);
-    if collapse && source == Some(CONTEXT_COLLAPSE_QUERY_SOURCE) {
-        return Ok(no("querySource"));
-    }
-    if config.reactive_only == Some(true) {
-        return Ok(no("reactiveOnly"));
-    }
-    if collapse {
-        return Ok(no("contextCollapse"));
-    }
-    if !config.is_auto_compact_enabled() {
-        return Ok(no("disabled"));
+    if let Some(why) = blocked_by(options, config) {
+        return Ok(AutoCompactDecision {
+            should_compact: false,
+            token_count: 0,
+            threshold,
+            blocked_by: Some(why),
+        });
     }
     let mut count = token_count_with_estimation(view)?.total;
-    if count.saturating_sub(options.snip_tokens_freed) >= threshold {
+    if is_due(count, options.snip_tokens_freed, threshold) {
         // Due by the fast count: make sure it does not rest on usage a session-memory
         // compaction kept from the old context (that would compact again at once).
         count = crate::measure::tokens::token_count_checked(view)?.total;
     }
-    let effective = count.saturating_sub(options.snip_tokens_freed);
     Ok(AutoCompactDecision {
-        should_compact: effective >= threshold,
-        token_count: effective,
+        should_compact: is_due(count, options.snip_tokens_freed, threshold),
+        token_count: count.saturating_sub(options.snip_tokens_freed),
         threshold,
         blocked_by: None,
     })
@@ -109,8 +191,22 @@ pub struct AutoCompactOutcome {
     pub consecutive_failures: u32,
     /// The failure, reported rather than thrown.
     pub error: Option<crate::drive::pipeline::CompactError>,
-    /// Why nothing was attempted (`disabled`, `circuitBreakerOpen`, `belowThreshold`, …).
-    pub skipped: Option<&'static str>,
+    /// Why nothing was attempted.
+    pub skipped: Option<SkipReason>,
+}
+
+impl AutoCompactOutcome {
+    /// Nothing attempted because of `why`; the failure count stays `consecutive_failures`. The
+    /// error of the reason, if it has one, is reported with it.
+    pub fn skipped(why: SkipReason, consecutive_failures: u32) -> Self {
+        AutoCompactOutcome {
+            was_compacted: false,
+            result: None,
+            consecutive_failures,
+            error: why.error().map(Into::into),
+            skipped: Some(why),
+        }
+    }
 }
 
 /// `autoCompactIfNeeded` (SPEC §6): guards, circuit breaker, session memory first, then full
@@ -124,22 +220,18 @@ pub async fn auto_compact_if_needed<E: crate::drive::env::Environment + ?Sized>(
     retry_base_ms: Option<u64>,
     env: &E,
 ) -> Result<AutoCompactOutcome> {
-    let skip = |why: &'static str| AutoCompactOutcome {
-        was_compacted: false,
-        result: None,
-        consecutive_failures: tracking.consecutive_failures,
-        error: None,
-        skipped: Some(why),
+    let skip = |why| {
+        Ok(AutoCompactOutcome::skipped(
+            why,
+            tracking.consecutive_failures,
+        ))
     };
-    if ctx.config.disable_compact == Some(true) {
-        return Ok(skip("disabled"));
-    }
-    if tracking.consecutive_failures >= MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES {
-        return Ok(skip("circuitBreakerOpen"));
+    if let Some(why) = auto_compact_guard(&ctx.config, tracking, query) {
+        return skip(why);
     }
     let decision = should_auto_compact(messages, &ctx.model, query, &ctx.config)?;
     if !decision.should_compact {
-        return Ok(skip(decision.blocked_by.unwrap_or("belowThreshold")));
+        return skip(decision.blocked_by.unwrap_or(SkipReason::BelowThreshold));
     }
     let failed = |e: crate::drive::pipeline::CompactError| AutoCompactOutcome {
         was_compacted: false,
@@ -295,6 +387,25 @@ mod tests {
     }
 
     #[test]
+    fn skip_reasons_serialize_to_the_js_strings() {
+        // The strings of `AutoCompactSkipReason` in types/index.d.ts.
+        for (why, js) in [
+            (SkipReason::Disabled, "disabled"),
+            (SkipReason::CircuitBreakerOpen, "circuitBreakerOpen"),
+            (SkipReason::BelowThreshold, "belowThreshold"),
+            (SkipReason::QuerySource, "querySource"),
+            (SkipReason::ReactiveOnly, "reactiveOnly"),
+            (SkipReason::ContextCollapse, "contextCollapse"),
+            (SkipReason::Compacting, "compacting"),
+            (SkipReason::Thrashing, "thrashing"),
+        ] {
+            assert_eq!(serde_json::to_value(why).unwrap(), json!(js));
+            assert_eq!(why.as_str(), js);
+            assert_eq!(why.error().is_some(), why == SkipReason::Thrashing);
+        }
+    }
+
+    #[test]
     fn fires_at_threshold() {
         let d = ask(167_000, Default::default(), Config::default());
         assert!(d.should_compact);
@@ -330,11 +441,11 @@ mod tests {
         };
         assert_eq!(
             ask(190_000, src("marble_origami"), collapse.clone()).blocked_by,
-            Some("querySource")
+            Some(SkipReason::QuerySource)
         );
         assert_eq!(
             ask(190_000, Default::default(), collapse).blocked_by,
-            Some("contextCollapse")
+            Some(SkipReason::ContextCollapse)
         );
         let reactive = Config {
             reactive_only: Some(true),
@@ -347,7 +458,7 @@ mod tests {
         };
         assert_eq!(
             ask(190_000, Default::default(), off).blocked_by,
-            Some("disabled")
+            Some(SkipReason::Disabled)
         );
     }
 }

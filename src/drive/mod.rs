@@ -7,3 +7,4 @@ pub mod env;
 pub mod pipeline;
 pub mod preview;
 pub mod reactive;
+pub mod session;

@@ -1141,4 +1141,4 @@ fn request_as_messages(request: &SummaryRequest) -> Vec<Message> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,0 +1,269 @@
+//! A conversation that keeps its own token count and compacts itself: the rules of the JS
+//! `Compactor`, over any message handle `M` (the bindings keep the caller's JS objects, native
+//! code and tests keep [`Message`](crate::model::messages::Message)s).
+//!
+//! The session decides everything; the caller only converts and runs the compaction:
+//!
+//! * [`Session::push_all`] reads every new message before adding any (all or none) and keeps
+//!   the running count, so a turn costs the work of its new messages.
+//! * [`Session::check_auto_compact`] counts a turn and says whether an automatic compaction
+//!   is due, with the checks of [`autocompact`] in their one order, after the session's own
+//!   (a compaction running, thrashing).
+//! * [`Session::begin`] starts a compaction on the messages held now and hands back a
+//!   [`Compaction`]; it ends exactly once, with [`Session::commit`] (the compacted
+//!   conversation, followed in order by the messages pushed meanwhile) or
+//!   [`Session::abandon`] (the conversation unchanged, pushes kept).
+
+use crate::drive::autocompact::{
+    self, AutoCompactOutcome, ShouldAutoCompactOptions, SkipReason, ThrashDetector, Tracking,
+};
+use crate::measure::thresholds::{self, TokenWarningState};
+use crate::measure::tokens::{message_facts, MessageFacts, RunningCount};
+use crate::model::config::Config;
+use crate::model::error::{Error, ErrorCode, Result};
+use crate::model::view::ConversationView;
+use crate::transforms::boundary::Trigger;
+
+/// A compaction in progress: the messages it works on and what was pushed since.
+#[derive(Debug, Default)]
+struct Running {
+    /// How many messages the compaction took (the first ones held).
+    taken: usize,
+    /// The facts of the messages pushed since it began, for the count after the commit.
+    pushed: Vec<MessageFacts>,
+}
+
+/// A stateful conversation: the messages, their running token count, auto-compaction
+/// tracking, thrashing detection and the compaction in progress, if any.
+#[derive(Debug)]
+pub struct Session<M> {
+    model: String,
+    config: Config,
+    messages: Vec<M>,
+    count: RunningCount,
+    tracking: Tracking,
+    thrash: ThrashDetector,
+    running: Option<Running>,
+}
+
+/// A compaction started by [`Session::begin`]; give it back to [`Session::commit`] or
+/// [`Session::abandon`].
+#[derive(Debug)]
+#[must_use = "a compaction must end with Session::commit or Session::abandon"]
+pub struct Compaction {
+    trigger: Trigger,
+}
+
+impl Compaction {
+    /// Automatic (`maybeAutoCompact`) or manual (`compact`).
+    pub fn trigger(&self) -> Trigger {
+        self.trigger
+    }
+}
+
+impl<M> Session<M> {
+    /// An empty conversation for `model`, with `config` for its thresholds.
+    pub fn new(model: String, config: Config) -> Self {
+        Session {
+            model,
+            config,
+            messages: Vec::new(),
+            count: RunningCount::default(),
+            tracking: Tracking::default(),
+            thrash: ThrashDetector::default(),
+            running: None,
+        }
+    }
+
+    /// The model the thresholds are for.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The configuration the thresholds are computed with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Appends the messages of `view`, `item(view, i)` being the handle kept for message `i`.
+    /// Every message is read first: on an error nothing is added.
+    pub fn push_all<V: ConversationView + ?Sized>(
+        &mut self,
+        view: &V,
+        item: fn(&V, usize) -> M,
+    ) -> Result<()> {
+        let mut facts = Vec::with_capacity(view.len());
+        for i in 0..view.len() {
+            facts.push(message_facts(view, i)?);
+        }
+        // All read and valid: only now is anything added.
+        self.messages.reserve(facts.len());
+        for (i, f) in facts.into_iter().enumerate() {
+            self.count.push(&f);
+            self.messages.push(item(view, i));
+            if let Some(r) = &mut self.running {
+                r.pushed.push(f);
+            }
+        }
+        Ok(())
+    }
+
+    /// The conversation.
+    pub fn messages(&self) -> &[M] {
+        &self.messages
+    }
+
+    /// Number of messages.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// Whether the conversation is empty.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    /// The context size in tokens, the same as `tokenCountWithEstimation` of
+    /// [`messages`](Self::messages), in O(1).
+    pub fn token_count(&self) -> u64 {
+        self.count.total()
+    }
+
+    /// `calculateTokenWarningState` for the current size and the model.
+    pub fn warning_state(&self) -> TokenWarningState {
+        thresholds::token_warning_state(self.token_count(), &self.model, &self.config)
+    }
+
+    /// The auto-compaction tracking (failures in a row).
+    pub fn tracking(&self) -> &Tracking {
+        &self.tracking
+    }
+
+    /// Whether automatic compaction is paused for thrashing.
+    pub fn thrashing(&self) -> bool {
+        self.thrash.thrashing
+    }
+
+    /// Whether a compaction is running.
+    pub fn compacting(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// `maybeAutoCompact`'s decision, once per turn (a turn is counted for thrashing
+    /// detection). `Some`: the outcome to report, nothing attempted. `None`: automatic
+    /// compaction is due by the running count; [`begin`](Self::begin) one and run
+    /// `autoCompactIfNeeded` (which checks again on the full count).
+    ///
+    /// The order: a compaction already running, thrashing (reported only when due, with a
+    /// `THRASHING` error), then [`autocompact::auto_compact_guard`], then the threshold.
+    pub fn check_auto_compact(&mut self) -> Option<AutoCompactOutcome> {
+        self.thrash.turn();
+        let threshold = thresholds::auto_compact_threshold(&self.model, &self.config);
+        let due = autocompact::is_due(self.token_count(), 0, threshold);
+        let why = if self.compacting() {
+            Some(SkipReason::Compacting)
+        } else if self.thrash.thrashing && due {
+            Some(SkipReason::Thrashing)
+        } else if let Some(why) = autocompact::auto_compact_guard(
+            &self.config,
+            &self.tracking,
+            &ShouldAutoCompactOptions::default(),
+        ) {
+            Some(why)
+        } else if !due {
+            Some(SkipReason::BelowThreshold)
+        } else {
+            None
+        };
+        why.map(|w| AutoCompactOutcome::skipped(w, self.tracking.consecutive_failures))
+    }
+
+    /// Starts a compaction of the messages held now: `read` converts them for it (its error
+    /// is returned and nothing starts). Fails when one is already running.
+    pub fn begin<T>(
+        &mut self,
+        trigger: Trigger,
+        read: impl FnOnce(&[M]) -> Result<T>,
+    ) -> Result<(Compaction, T)> {
+        if self.compacting() {
+            return Err(Error::invalid_argument(
+                "a compaction is already running on this Compactor",
+            ));
+        }
+        let input = read(&self.messages)?;
+        self.running = Some(Running {
+            taken: self.messages.len(),
+            pushed: Vec::new(),
+        });
+        Ok((Compaction { trigger }, input))
+    }
+
+    /// Ends a compaction that failed or produced nothing: the conversation stays as it is,
+    /// with what was pushed meanwhile.
+    #[inline(never)] // one copy of the drop of what was pushed meanwhile (wasm size)
+    pub fn abandon(&mut self, compaction: Compaction) {
+        let _ = compaction;
+        self.running = None;
+    }
+
+    /// Records what an automatic compaction (`autoCompactIfNeeded`) reported: its failure
+    /// count becomes the session's. Returns the compaction to [`commit`](Self::commit) when
+    /// it produced a result; otherwise it is ended here, the conversation unchanged.
+    pub fn auto_finished(
+        &mut self,
+        compaction: Compaction,
+        outcome: &AutoCompactOutcome,
+    ) -> Option<Compaction> {
+        self.tracking.consecutive_failures = outcome.consecutive_failures;
+        if outcome.result.is_some() {
+            Some(compaction)
+        } else {
+            self.abandon(compaction);
+            None
+        }
+    }
+
+    /// Ends a compaction with its result: the conversation becomes the messages of
+    /// `compacted` (`item(view, i)` the handle kept for message `i`) followed, in order, by the
+    /// messages pushed while it ran, and the count starts over from them. An automatic
+    /// compaction counts towards thrashing; a manual one resets the detection.
+    ///
+    /// When `compacted` cannot be read (or is an error), the compaction is abandoned (the
+    /// conversation unchanged) and an `INVALID_MESSAGE` error returned.
+    pub fn commit<V: ConversationView + ?Sized>(
+        &mut self,
+        compaction: Compaction,
+        compacted: Result<&V>,
+        item: fn(&V, usize) -> M,
+    ) -> Result<()> {
+        let running = self.running.take().unwrap_or_default();
+        let pushed = self.messages.split_off(running.taken);
+        let taken = std::mem::take(&mut self.messages);
+        let count = std::mem::take(&mut self.count);
+        // Not running any more: the compacted messages are read like a push.
+        if let Err(e) = compacted.and_then(|view| self.push_all(view, item)) {
+            self.messages = taken;
+            self.messages.extend(pushed);
+            self.count = count;
+            return Err(Error::new(
+                ErrorCode::InvalidMessage,
+                format!(
+                    "the compacted conversation could not be read back: {}",
+                    e.message
+                ),
+            ));
+        }
+        self.messages.extend(pushed);
+        for f in &running.pushed {
+            self.count.push(f);
+        }
+        match compaction.trigger {
+            Trigger::Auto => self.thrash.compacted(),
+            Trigger::Manual => self.thrash.reset(),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,596 @@
+//! The Compactor's rules, natively: a [`Session`] of typed messages driven the way the JS
+//! `Compactor` drives its session, over the scripted environment of the pipeline tests.
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::drive::autocompact::auto_compact_if_needed;
+use crate::drive::pipeline::tests::{block_on, Scripted};
+use crate::drive::pipeline::{compact_conversation, CompactContext, CompactOptions};
+use crate::measure::tokens::token_count_with_estimation;
+use crate::model::messages::Message;
+use crate::summarize::summary::SummaryResponse;
+
+const OPUS: &str = "claude-opus-4-6";
+
+/// Auto-compact threshold 9,000 tokens for Opus.
+fn low() -> Config {
+    Config {
+        auto_compact_pct_override: Some(5.0),
+        ..Default::default()
+    }
+}
+
+fn session(config: Config) -> Session<Message> {
+    Session::new(OPUS.into(), config)
+}
+
+fn parse(v: Value) -> Vec<Message> {
+    Message::parse_all(v).unwrap()
+}
+
+/// One API round: a request, a Read call and its result of `chars` characters (about
+/// `chars / 4` tokens), ids prefixed with `p`.
+fn round(p: &str, chars: usize) -> Vec<Message> {
+    parse(json!([
+        {"role": "user", "content": format!("{p} please read the file")},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": format!("{p}_t"), "name": "Read", "input": {"file_path": format!("/{p}.rs")}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": format!("{p}_t"), "content": "x ".repeat(chars / 2)}]}
+    ]))
+}
+
+fn rounds(n: usize, chars: usize) -> Vec<Message> {
+    (0..n)
+        .flat_map(|r| round(&format!("r{r}"), chars))
+        .collect()
+}
+
+fn push(s: &mut Session<Message>, msgs: &[Message]) {
+    s.push_all(msgs, |v, i| v[i].clone()).unwrap();
+}
+
+fn batch_count(s: &Session<Message>) -> u64 {
+    token_count_with_estimation(s.messages()).unwrap().total
+}
+
+fn summary_of(text: &str, stop: &str) -> Scripted {
+    let (text, stop) = (text.to_string(), stop.to_string());
+    Scripted::new(Box::new(move |_, _| {
+        Ok(SummaryResponse {
+            text: format!("<summary>{text}</summary>"),
+            stop_reason: Some(stop.clone()),
+            usage: None,
+        })
+    }))
+}
+
+fn context(s: &Session<Message>) -> CompactContext {
+    CompactContext {
+        model: s.model().into(),
+        config: s.config().clone(),
+        ..Default::default()
+    }
+}
+
+/// `maybeAutoCompact` as the bindings run it; `during` runs while the compaction is in
+/// progress (after the snapshot, before the summarizer answers).
+fn maybe_auto_compact_with(
+    s: &mut Session<Message>,
+    env: &Scripted,
+    during: impl FnOnce(&mut Session<Message>),
+) -> AutoCompactOutcome {
+    if let Some(skipped) = s.check_auto_compact() {
+        return skipped;
+    }
+    let (c, input) = s.begin(Trigger::Auto, |m| Ok(m.to_vec())).unwrap();
+    assert_eq!(c.trigger(), Trigger::Auto);
+    assert!(s.compacting());
+    during(s);
+    let ctx = context(s);
+    let tracking = s.tracking().clone();
+    let query = ShouldAutoCompactOptions::default();
+    let outcome = block_on(auto_compact_if_needed(
+        &input,
+        &ctx,
+        &tracking,
+        &query,
+        Some(0),
+        env,
+    ))
+    .unwrap();
+    if let Some(c) = s.auto_finished(c, &outcome) {
+        let post = outcome
+            .result
+            .as_ref()
+            .unwrap()
+            .post_compact_messages(&input);
+        s.commit(c, Ok(post.as_slice()), |v, i| v[i].clone())
+            .unwrap();
+    }
+    assert!(!s.compacting());
+    outcome
+}
+
+fn maybe_auto_compact(s: &mut Session<Message>, env: &Scripted) -> AutoCompactOutcome {
+    maybe_auto_compact_with(s, env, |_| {})
+}
+
+/// `compact()` as the bindings run it.
+fn compact(
+    s: &mut Session<Message>,
+    env: &Scripted,
+    during: impl FnOnce(&mut Session<Message>),
+) -> Result<Vec<Message>> {
+    let (c, input) = s.begin(Trigger::Manual, |m| Ok(m.to_vec()))?;
+    during(s);
+    let opts = CompactOptions {
+        retry_base_ms: Some(0),
+        ..Default::default()
+    };
+    match block_on(compact_conversation(&input, &context(s), &opts, env)) {
+        Ok(r) => {
+            let post = r.post_compact_messages(&input);
+            s.commit(c, Ok(post.as_slice()), |v, i| v[i].clone())?;
+            Ok(post)
+        }
+        Err(e) => {
+            s.abandon(c);
+            Err(e.error)
+        }
+    }
+}
+
+#[test]
+fn running_count_equals_the_batch_count() {
+    let mut s = session(Config::default());
+    assert_eq!((s.len(), s.token_count()), (0, 0));
+    assert!(s.is_empty());
+    // Transcript lines one by one, then in batches.
+    let lines = crate::drive::pipeline::tests::transcript(8, 2_000);
+    for m in &lines {
+        push(&mut s, std::slice::from_ref(m));
+        assert_eq!(s.token_count(), batch_count(&s));
+    }
+    let mut api = session(Config::default());
+    let msgs = rounds(5, 1_000);
+    push(&mut api, &msgs[..4]);
+    push(&mut api, &msgs[4..]);
+    assert_eq!(api.token_count(), batch_count(&api));
+    // A response with usage anchors the count; what follows is estimated.
+    let more = parse(json!([
+        {"role": "assistant", "content": "with usage", "usage": {"input_tokens": 50_000, "output_tokens": 10}},
+        {"role": "user", "content": "x".repeat(400)}
+    ]));
+    push(&mut api, &more[..1]);
+    assert_eq!(api.token_count(), 50_010);
+    push(&mut api, &more[1..]);
+    assert_eq!(api.token_count(), 50_110);
+    assert_eq!(api.token_count(), batch_count(&api));
+    assert_eq!(api.messages().len(), msgs.len() + 2);
+}
+
+/// Messages of which message `bad` cannot be read (as a malformed JS object would be).
+struct Unreadable<'a> {
+    messages: &'a [Message],
+    bad: usize,
+}
+
+impl ConversationView for Unreadable<'_> {
+    fn len(&self) -> usize {
+        self.messages.len()
+    }
+    fn kind(&self, i: usize) -> Result<crate::model::messages::Kind> {
+        if i == self.bad {
+            return Err(Error::invalid_message("unreadable").at(format!("messages[{i}]")));
+        }
+        self.messages.kind(i)
+    }
+    fn is_transcript(&self, i: usize) -> bool {
+        self.messages.is_transcript(i)
+    }
+    fn usage(&self, i: usize) -> Result<Option<crate::model::view::UsageCounts>> {
+        self.messages.usage(i)
+    }
+    fn message_id(&self, i: usize) -> Option<String> {
+        self.messages.message_id(i)
+    }
+    fn usage_is_partial(&self, i: usize) -> bool {
+        self.messages.usage_is_partial(i)
+    }
+    fn is_sidechain(&self, i: usize) -> bool {
+        self.messages.is_sidechain(i)
+    }
+    fn is_compact_boundary(&self, i: usize) -> bool {
+        self.messages.is_compact_boundary(i)
+    }
+    fn boundary_kept(&self, i: usize) -> usize {
+        self.messages.boundary_kept(i)
+    }
+    fn attachment_type(&self, i: usize) -> Option<String> {
+        self.messages.attachment_type(i)
+    }
+    fn timestamp(&self, i: usize) -> Option<String> {
+        self.messages.timestamp(i)
+    }
+    fn uuid(&self, i: usize) -> Option<String> {
+        self.messages.uuid(i)
+    }
+    fn content_equals(&self, i: usize, text: &str) -> bool {
+        self.messages.content_equals(i, text)
+    }
+    fn content(
+        &self,
+        i: usize,
+        detail: crate::model::view::Detail,
+    ) -> Result<crate::model::view::ContentInfo> {
+        self.messages.content(i, detail)
+    }
+}
+
+#[test]
+fn a_malformed_batch_adds_nothing() {
+    let mut s = session(Config::default());
+    push(&mut s, &rounds(2, 400));
+    let (len, count) = (s.len(), s.token_count());
+    let batch = rounds(2, 400);
+    for bad in [0, 3, 5] {
+        let view = Unreadable {
+            messages: &batch,
+            bad,
+        };
+        let err = s.push_all(&view, |v, i| v.messages[i].clone()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidMessage);
+        assert_eq!((s.len(), s.token_count()), (len, count));
+    }
+}
+
+#[test]
+fn a_result_that_cannot_be_read_back_leaves_the_conversation() {
+    let env = Scripted::summary("summary");
+    let mut s = session(Config::default());
+    let input = rounds(6, 4_000);
+    push(&mut s, &input);
+    let (c, typed) = s.begin(Trigger::Auto, |m| Ok(m.to_vec())).unwrap();
+    let late = round("late", 400);
+    push(&mut s, &late);
+    let opts = CompactOptions::default();
+    let r = block_on(compact_conversation(&typed, &context(&s), &opts, &env)).unwrap();
+    let post = r.post_compact_messages(&typed);
+    let view = Unreadable {
+        messages: &post,
+        bad: 1,
+    };
+    let err = s
+        .commit(c, Ok(&view), |v, i| v.messages[i].clone())
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidMessage);
+    assert!(err.message.contains("could not be read back"), "{err:?}");
+    assert!(!s.compacting());
+    assert_eq!(&s.messages()[..input.len()], input.as_slice());
+    assert_eq!(&s.messages()[input.len()..], late.as_slice());
+    assert_eq!(s.token_count(), batch_count(&s));
+    assert!(!s.thrashing());
+}
+
+#[test]
+fn warning_state_follows_the_running_count() {
+    for config in [Config::default(), low()] {
+        let mut s = session(config.clone());
+        for r in 0..6 {
+            push(&mut s, &round(&format!("w{r}"), 8_000));
+            assert_eq!(
+                s.warning_state(),
+                thresholds::token_warning_state(batch_count(&s), OPUS, &config)
+            );
+        }
+    }
+    assert_eq!(session(Config::default()).warning_state().percent_left, 100);
+}
+
+#[test]
+fn below_the_threshold_nothing_is_attempted() {
+    let env = Scripted::summary("never");
+    let mut s = session(Config::default());
+    let msgs = rounds(4, 400);
+    push(&mut s, &msgs);
+    let out = maybe_auto_compact(&mut s, &env);
+    assert_eq!(out.skipped, Some(SkipReason::BelowThreshold));
+    assert!(!out.was_compacted && out.error.is_none() && out.consecutive_failures == 0);
+    assert!(env.requests.borrow().is_empty());
+    assert_eq!(s.messages(), msgs.as_slice());
+}
+
+#[test]
+fn an_auto_compaction_replaces_the_history_and_the_count_drops() {
+    let env = Scripted::summary("what happened so far");
+    let mut s = session(low());
+    push(&mut s, &rounds(12, 4_000));
+    let pre = s.token_count();
+    let out = maybe_auto_compact(&mut s, &env);
+    assert!(out.was_compacted, "{:?}", out.error);
+    let r = out.result.as_ref().unwrap();
+    assert_eq!(r.pre_compact_token_count, pre);
+    assert_eq!(s.token_count(), r.true_post_compact_token_count);
+    assert_eq!(s.token_count(), batch_count(&s));
+    assert!(s.token_count() < pre / 3);
+    assert_eq!(env.requests.borrow().len(), 1);
+    assert_eq!(s.tracking().consecutive_failures, 0);
+    assert!(!s.thrashing());
+}
+
+#[test]
+fn messages_pushed_during_an_auto_compaction_follow_the_result_in_order() {
+    let env = Scripted::summary("summary");
+    let mut s = session(low());
+    let input = rounds(12, 4_000);
+    push(&mut s, &input);
+    let meanwhile = parse(json!([
+        {"role": "user", "content": "pushed while compacting (1)"},
+        {"role": "assistant", "content": [{"type": "text", "text": "pushed while compacting (2)"}]},
+        {"role": "user", "content": "pushed while compacting (3)"}
+    ]));
+    let out = maybe_auto_compact_with(&mut s, &env, |s| {
+        push(s, &meanwhile[..1]);
+        push(s, &meanwhile[1..]);
+        assert_eq!(s.len(), input.len() + 3, "pushes are held at once");
+        // One compaction at a time.
+        let again = s.check_auto_compact().expect("skipped");
+        assert_eq!(again.skipped, Some(SkipReason::Compacting));
+        assert!(s.begin(Trigger::Manual, |_| Ok(())).is_err());
+    });
+    assert!(out.was_compacted, "{:?}", out.error);
+    let post = out.result.as_ref().unwrap().post_compact_messages(&input);
+    assert_eq!(s.len(), post.len() + 3, "none lost, none duplicated");
+    assert_eq!(&s.messages()[..post.len()], post.as_slice());
+    assert_eq!(&s.messages()[post.len()..], meanwhile.as_slice());
+    assert_eq!(s.token_count(), batch_count(&s));
+    assert_eq!(env.requests.borrow().len(), 1);
+}
+
+#[test]
+fn messages_pushed_during_a_manual_compaction_follow_the_result_in_order() {
+    let env = Scripted::summary("summary");
+    let mut s = session(Config::default());
+    push(&mut s, &rounds(6, 4_000));
+    let meanwhile = rounds(2, 400);
+    let post = compact(&mut s, &env, |s| push(s, &meanwhile)).unwrap();
+    assert_eq!(&s.messages()[..post.len()], post.as_slice());
+    assert_eq!(&s.messages()[post.len()..], meanwhile.as_slice());
+    assert_eq!(s.token_count(), batch_count(&s));
+    assert!(!s.compacting());
+}
+
+#[test]
+fn a_failed_compaction_leaves_the_conversation_and_keeps_pushes() {
+    // Automatic: reported in the outcome, counted.
+    let env = summary_of("cut", "max_tokens");
+    let mut s = session(low());
+    let input = rounds(12, 4_000);
+    push(&mut s, &input);
+    let count = s.token_count();
+    let late = round("late", 400);
+    let out = maybe_auto_compact_with(&mut s, &env, |s| push(s, &late));
+    assert!(!out.was_compacted);
+    assert_eq!(
+        out.error.as_ref().unwrap().error.code,
+        ErrorCode::SummaryTruncated
+    );
+    assert_eq!(out.consecutive_failures, 1);
+    assert_eq!(s.tracking().consecutive_failures, 1);
+    assert_eq!(&s.messages()[..input.len()], input.as_slice());
+    assert_eq!(&s.messages()[input.len()..], late.as_slice());
+    assert!(s.token_count() > count);
+    assert_eq!(s.token_count(), batch_count(&s));
+    // Manual: an error, the conversation unchanged, the failure not counted.
+    let before = s.messages().to_vec();
+    let err = compact(&mut s, &env, |_| {}).unwrap_err();
+    assert_eq!(err.code, ErrorCode::SummaryTruncated);
+    assert_eq!(s.messages(), before.as_slice());
+    assert_eq!(s.tracking().consecutive_failures, 1);
+    assert!(!s.compacting());
+}
+
+#[test]
+fn the_circuit_breaker_opens_after_three_failures() {
+    let env = summary_of("cut", "max_tokens");
+    let mut s = session(low());
+    let msgs = rounds(12, 4_000);
+    push(&mut s, &msgs);
+    let count = s.token_count();
+    for i in 1..=3 {
+        let out = maybe_auto_compact(&mut s, &env);
+        assert_eq!(out.error.unwrap().error.code, ErrorCode::SummaryTruncated);
+        assert_eq!(
+            (out.consecutive_failures, s.tracking().consecutive_failures),
+            (i, i)
+        );
+        assert!(!s.thrashing());
+    }
+    let fourth = maybe_auto_compact(&mut s, &env);
+    assert_eq!(fourth.skipped, Some(SkipReason::CircuitBreakerOpen));
+    assert_eq!(fourth.consecutive_failures, 3);
+    assert!(fourth.error.is_none());
+    assert_eq!(env.requests.borrow().len(), 3);
+    assert_eq!(s.token_count(), count);
+    assert_eq!(s.messages(), msgs.as_slice());
+    // A manual compaction is still allowed.
+    let ok = Scripted::summary("fine");
+    compact(&mut s, &ok, |_| {}).unwrap();
+}
+
+#[test]
+fn a_result_not_below_the_threshold_is_a_failure_and_counts_towards_the_breaker() {
+    // About 12,000 tokens of summary: smaller than the 40,000 before, above the 9,000
+    // threshold.
+    let env = summary_of(&"word ".repeat(9_600), "end_turn");
+    let mut s = session(low());
+    let msgs = rounds(10, 16_000);
+    push(&mut s, &msgs);
+    for i in 1..=3 {
+        let out = maybe_auto_compact(&mut s, &env);
+        assert!(!out.was_compacted);
+        assert_eq!(
+            out.error.unwrap().error.code,
+            ErrorCode::CompactionNotSmaller
+        );
+        assert_eq!(out.consecutive_failures, i);
+    }
+    let open = maybe_auto_compact(&mut s, &env);
+    assert_eq!(open.skipped, Some(SkipReason::CircuitBreakerOpen));
+    assert_eq!(env.requests.borrow().len(), 3);
+    assert_eq!(s.messages(), msgs.as_slice());
+}
+
+#[test]
+fn thrashing_is_detected_reported_and_reset_by_a_manual_compaction() {
+    let env = Scripted::summary("short summary");
+    let mut s = session(low());
+    let mut outcomes = Vec::new();
+    for turn in 0..8 {
+        // About 10,000 tokens a turn: above the 9,000 threshold at once after each compaction.
+        push(&mut s, &round(&format!("t{turn}"), 40_000));
+        outcomes.push(maybe_auto_compact(&mut s, &env));
+    }
+    let at = outcomes
+        .iter()
+        .position(|o| o.skipped == Some(SkipReason::Thrashing))
+        .expect("thrashing never reported");
+    let compactions = outcomes[..at].iter().filter(|o| o.was_compacted).count();
+    assert_eq!(compactions, 4, "the first and three rapid refills after it");
+    let o = &outcomes[at];
+    assert!(!o.was_compacted);
+    let e = &o.error.as_ref().expect("the skip carries an error").error;
+    assert_eq!(e.code, ErrorCode::Thrashing);
+    assert!(e.message.contains("refilled") && e.message.contains('3'));
+    assert!(s.thrashing());
+    assert!(outcomes[at..].iter().all(|o| !o.was_compacted));
+    assert_eq!(env.requests.borrow().len(), compactions);
+    // A manual compaction resets the detection; automatic compaction runs again when due.
+    compact(&mut s, &env, |_| {}).unwrap();
+    assert!(!s.thrashing());
+    let below = maybe_auto_compact(&mut s, &env);
+    assert_eq!(below.skipped, Some(SkipReason::BelowThreshold));
+    push(&mut s, &round("after", 40_000));
+    assert!(maybe_auto_compact(&mut s, &env).was_compacted);
+}
+
+#[test]
+fn compactions_spaced_more_than_three_turns_apart_are_not_thrashing() {
+    let env = Scripted::summary("short summary");
+    let mut s = session(low());
+    let mut compactions = 0;
+    for turn in 0..40 {
+        // About 1,100 tokens a turn.
+        push(&mut s, &round(&format!("s{turn}"), 4_400));
+        let o = maybe_auto_compact(&mut s, &env);
+        assert_ne!(o.skipped, Some(SkipReason::Thrashing), "turn {turn}");
+        compactions += usize::from(o.was_compacted);
+    }
+    assert!(compactions >= 3, "{compactions} compactions");
+    assert!(!s.thrashing());
+}
+
+#[test]
+fn disabled_auto_compaction_never_runs_but_manual_compaction_does() {
+    let configs = [
+        Config {
+            disable_auto_compact: Some(true),
+            ..low()
+        },
+        Config {
+            disable_compact: Some(true),
+            ..low()
+        },
+        Config {
+            auto_compact_enabled: Some(false),
+            ..low()
+        },
+    ];
+    for config in configs {
+        let env = Scripted::summary("never");
+        let mut s = session(config.clone());
+        for turn in 0..20 {
+            push(&mut s, &round(&format!("d{turn}"), 4_000));
+            let o = maybe_auto_compact(&mut s, &env);
+            assert_eq!(o.skipped, Some(SkipReason::Disabled), "{config:?}");
+            assert!(!o.was_compacted && o.error.is_none());
+        }
+        assert!(s.token_count() > thresholds::auto_compact_threshold(OPUS, &config));
+        assert!(env.requests.borrow().is_empty());
+        let manual = compact(&mut s, &env, |_| {});
+        if config.disable_compact == Some(true) {
+            assert!(manual.is_err(), "compaction is off altogether");
+        } else {
+            manual.unwrap();
+            assert_eq!(env.requests.borrow().len(), 1);
+        }
+    }
+}
+
+#[test]
+fn the_checks_are_those_of_auto_compact_if_needed_in_their_order() {
+    // Reactive-only and context-collapse modes are reported as such (as by
+    // `autoCompactIfNeeded`).
+    for (config, why) in [
+        (
+            Config {
+                reactive_only: Some(true),
+                ..low()
+            },
+            SkipReason::ReactiveOnly,
+        ),
+        (
+            Config {
+                context_collapse: Some(true),
+                ..low()
+            },
+            SkipReason::ContextCollapse,
+        ),
+    ] {
+        let mut s = session(config);
+        push(&mut s, &rounds(12, 4_000));
+        assert_eq!(s.check_auto_compact().unwrap().skipped, Some(why));
+    }
+    // The same answer as the stateless driver, for every guard.
+    let env = summary_of("cut", "max_tokens");
+    for failures in [0, 3] {
+        for config in [
+            low(),
+            Config {
+                disable_compact: Some(true),
+                ..low()
+            },
+            Config {
+                disable_auto_compact: Some(true),
+                ..low()
+            },
+            Config {
+                reactive_only: Some(true),
+                ..low()
+            },
+        ] {
+            let mut s = session(config.clone());
+            let msgs = rounds(12, 4_000);
+            push(&mut s, &msgs);
+            s.tracking.consecutive_failures = failures;
+            let ours = s.check_auto_compact().map(|o| o.skipped);
+            let tracking = s.tracking().clone();
+            let theirs = block_on(auto_compact_if_needed(
+                &msgs,
+                &context(&s),
+                &tracking,
+                &Default::default(),
+                Some(0),
+                &env,
+            ))
+            .unwrap()
+            .skipped;
+            match ours {
+                Some(why) => assert_eq!(why, theirs, "{config:?} after {failures} failures"),
+                None => assert_eq!(theirs, None),
+            }
+        }
+    }
+}
