@@ -213,3 +213,38 @@ pub fn convo() -> impl Strategy<Value = Convo> {
 pub fn convo_with_boundary() -> impl Strategy<Value = Convo> {
     convo_with(6, Boundary::Always)
 }
+
+/// [`convo_with`] restricted to what the Claude Code of the reliability suite writes: every
+/// prompt starts with text, every response is finished (its stop reason on every line, no
+/// mid-stream usage) and, of the noise
+/// lines, progress, `turn_duration`, snapshot, unknown-type and sub-agent assistant lines only.
+pub fn finished_convo_with(max_turns: usize) -> impl Strategy<Value = Convo> {
+    convo_with(max_turns, Boundary::Sometimes(0.2)).prop_map(|mut c| {
+        for (k, t) in c.turns.iter_mut().enumerate() {
+            if !matches!(t.prompt.first(), Some(UserBlock::Text(_))) {
+                t.prompt.insert(
+                    0,
+                    UserBlock::Text(Txt::Words {
+                        len: 40,
+                        seed: k as u16,
+                    }),
+                );
+            }
+        }
+        for r in c.turns.iter_mut().flat_map(|t| t.responses.iter_mut()) {
+            r.partial = false;
+            r.stop_every_line = true;
+        }
+        c.noise.retain(|(_, n)| {
+            matches!(
+                n,
+                Noise::Progress
+                    | Noise::SystemSubtype(0)
+                    | Noise::Snapshot
+                    | Noise::Unknown
+                    | Noise::SidechainAssistant(_)
+            )
+        });
+        c
+    })
+}
