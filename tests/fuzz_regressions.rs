@@ -15,6 +15,7 @@ use context_compaction::transforms::ptl::{
 use context_compaction::transforms::transcript::{
     parse_transcript, serialize_transcript, split_lines,
 };
+use context_compaction_test_support::oracle::check_api;
 use serde_json::Value;
 
 fn regressions(target: &str, ext: &str) -> Vec<PathBuf> {
@@ -112,12 +113,15 @@ fn loss_report_reproducers_are_complete_after_append_missing() {
     }
 }
 
-/// F3: a prompt-too-long truncation of a valid conversation stays valid.
+/// F3: a prompt-too-long truncation of a valid conversation stays valid, for the library's
+/// validator and for the independent oracle of the test-support crate.
 #[test]
 fn truncation_reproducers_stay_valid() {
+    let values = |m: &[Message]| m.iter().map(Message::to_value).collect::<Vec<_>>();
     for p in regressions("transformations", "json") {
         let m = Message::parse_all(serde_json::from_str(&read(&p)).unwrap()).unwrap();
         assert!(validate_for_api(&m).is_empty(), "{}: input valid", name(&p));
+        check_api(&values(&m)).unwrap_or_else(|e| panic!("{}: input valid: {e}", name(&p)));
         let overflow =
             parse_context_overflow_error("prompt is too long: 1010 tokens > 1000 maximum", None);
         let t = truncate_head_for_ptl_retry(m.as_slice(), overflow.as_ref())
@@ -131,6 +135,7 @@ fn truncation_reproducers_stay_valid() {
         out.extend(m[t.start..].iter().cloned());
         let problems = validate_for_api(&out);
         assert!(problems.is_empty(), "{}: {problems:?}", name(&p));
+        check_api(&values(&out)).unwrap_or_else(|e| panic!("{}: {e}", name(&p)));
     }
 }
 

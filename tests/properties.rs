@@ -1,6 +1,7 @@
 //! Property tests of the core transformations against the API invariants of SPEC §2.
 //!
-//! A generator builds random, valid conversations in both input shapes:
+//! The generator of the test-support crate (`context_compaction_test_support::strategies`)
+//! builds random, valid conversations in both input shapes:
 //! * API shape: `{role, content}` messages, strictly alternating;
 //! * Claude Code transcript lines: one response split over several assistant lines sharing
 //!   `message.id` (one block each), tool_result user lines interleaved with them as parallel
@@ -13,7 +14,7 @@
 //! documents (top level and inside tool_result content) and block types the library does not
 //! know.
 //!
-//! The checker computes the API view of a conversation independently of the library, from the
+//! The checker (`context_compaction_test_support::oracle`) computes the API view of a conversation independently of the library, from the
 //! JSON of each message (SPEC §2: lines merged by `message.id`, following user lines merged,
 //! sidechain and non-API lines skipped, nothing before the last `compact_boundary`).
 
@@ -36,689 +37,17 @@ use context_compaction::transforms::strip::{
     REINJECTED_ATTACHMENT_TYPES,
 };
 use context_compaction::transforms::transcript::{parse_transcript, serialize_transcript};
+use context_compaction_test_support::oracle::{
+    apply_edits_json, block_type as ty, check_api, content_of, is_sidechain, sent_line, sent_view,
+    thinking_blocks, view_start as root_start,
+};
+use context_compaction_test_support::strategies::{
+    convo, convo_with, convo_with_boundary, txt, Boundary,
+};
+use context_compaction_test_support::ALL_TOOL_NAMES as TOOL_NAMES;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use serde_json::{json, Map, Value};
-
-// ---------------------------------------------------------------------------------------------
-// Generator: a small description of a conversation, rendered into JSON in either shape.
-// ---------------------------------------------------------------------------------------------
-
-/// Text of `len` characters from one of a few alphabets (ASCII prose, non-BMP / accented
-/// characters, JSON-looking text, escapes).
-#[derive(Clone, Debug)]
-struct Txt {
-    len: usize,
-    alpha: u8,
-}
-
-#[derive(Clone, Debug)]
-enum UserBlock {
-    Text(Txt),
-    Image(u8),
-    Document(u8),
-    Unknown,
-}
-
-#[derive(Clone, Debug)]
-enum Nested {
-    Text(Txt),
-    Image(u8),
-    Document(u8),
-}
-
-#[derive(Clone, Debug)]
-enum ResultBody {
-    Str(Txt),
-    Cleared,
-    Blocks(Vec<Nested>),
-    Absent,
-}
-
-#[derive(Clone, Debug)]
-struct Tool {
-    name: usize,
-    path: Option<u8>,
-    result: ResultBody,
-    is_error: bool,
-    finish: u8,
-}
-
-#[derive(Clone, Debug)]
-enum Thought {
-    Thinking(Txt),
-    Redacted(usize),
-}
-
-#[derive(Clone, Debug)]
-struct Response {
-    thoughts: Vec<Thought>,
-    text: Option<Txt>,
-    search: bool,
-    unknown: bool,
-    tools: Vec<Tool>,
-    usage: Option<[u32; 4]>,
-    split: bool,
-}
-
-#[derive(Clone, Debug)]
-struct Turn {
-    prompt: Vec<UserBlock>,
-    prompt_as_string: bool,
-    attachments: Vec<u8>,
-    responses: Vec<Response>,
-}
-
-#[derive(Clone, Debug)]
-struct Convo {
-    transcript: bool,
-    turns: Vec<Turn>,
-    noise: Vec<(u16, u8)>,
-    boundary_after: Option<u16>,
-    step_seconds: u32,
-}
-
-const TOOL_NAMES: &[&str] = &[
-    "Read",
-    "Bash",
-    "Grep",
-    "Glob",
-    "WebSearch",
-    "WebFetch",
-    "Edit",
-    "Write",
-    "Task",
-    "TodoWrite",
-    "NotebookEdit",
-    "mcp__github__get_issue",
-];
-
-const ATTACHMENT_TYPES: &[&str] = &[
-    "skill_listing",
-    "skill_discovery",
-    "new_file",
-    "todo_reminder",
-    "plan_mode",
-];
-
-fn make_text(t: &Txt) -> String {
-    const ALPHABETS: [&str; 4] = [
-        "lorem ipsum dolor sit amet, consectetur ",
-        "é😀ß中文 ab ",
-        "{\"k\": [1, 2.5, null], \"s\": \"v\"}\n",
-        "\"quoted\" \\back\\slash\ttab\r\n",
-    ];
-    let a = ALPHABETS[usize::from(t.alpha) % ALPHABETS.len()];
-    a.chars().cycle().take(t.len).collect()
-}
-
-fn txt(min: usize, max: usize) -> impl Strategy<Value = Txt> {
-    let lens = prop_oneof![
-        4 => min..(min + 64).min(max),
-        3 => min..max,
-        1 => Just(33usize.max(min)),
-        1 => Just(34usize.max(min)),
-    ];
-    (lens, 0..4u8).prop_map(|(len, alpha)| Txt { len, alpha })
-}
-
-fn user_block() -> impl Strategy<Value = UserBlock> {
-    prop_oneof![
-        6 => txt(1, 400).prop_map(UserBlock::Text),
-        1 => (0..3u8).prop_map(UserBlock::Image),
-        1 => (0..3u8).prop_map(UserBlock::Document),
-        1 => Just(UserBlock::Unknown),
-    ]
-}
-
-fn nested() -> impl Strategy<Value = Nested> {
-    prop_oneof![
-        3 => txt(0, 2000).prop_map(Nested::Text),
-        1 => (0..3u8).prop_map(Nested::Image),
-        1 => (0..3u8).prop_map(Nested::Document),
-    ]
-}
-
-fn result_body() -> impl Strategy<Value = ResultBody> {
-    prop_oneof![
-        8 => txt(0, 4000).prop_map(ResultBody::Str),
-        1 => Just(ResultBody::Cleared),
-        3 => prop::collection::vec(nested(), 0..4).prop_map(ResultBody::Blocks),
-        1 => Just(ResultBody::Absent),
-    ]
-}
-
-fn tool() -> impl Strategy<Value = Tool> {
-    (
-        0..TOOL_NAMES.len(),
-        prop::option::of(0..4u8),
-        result_body(),
-        prop::bool::weighted(0.15),
-        any::<u8>(),
-    )
-        .prop_map(|(name, path, result, is_error, finish)| Tool {
-            name,
-            path,
-            result,
-            is_error,
-            finish,
-        })
-}
-
-fn thought() -> impl Strategy<Value = Thought> {
-    prop_oneof![
-        3 => txt(1, 600).prop_map(Thought::Thinking),
-        1 => (1..300usize).prop_map(Thought::Redacted),
-    ]
-}
-
-fn response() -> impl Strategy<Value = Response> {
-    (
-        prop::collection::vec(thought(), 0..3),
-        prop::option::of(txt(1, 800)),
-        prop::bool::weighted(0.15),
-        prop::bool::weighted(0.1),
-        prop::collection::vec(tool(), 0..5),
-        prop::option::weighted(
-            0.7,
-            (0..20u32, 0..30_000u32, 0..150_000u32, 1..3_000u32)
-                .prop_map(|(a, b, c, d)| [a, b, c, d]),
-        ),
-        prop::bool::weighted(0.7),
-    )
-        .prop_map(
-            |(thoughts, text, search, unknown, tools, usage, split)| Response {
-                thoughts,
-                text,
-                search,
-                unknown,
-                tools,
-                usage,
-                split,
-            },
-        )
-}
-
-fn turn() -> impl Strategy<Value = Turn> {
-    (
-        prop::collection::vec(user_block(), 1..4),
-        prop::bool::weighted(0.4),
-        prop::collection::vec(0..ATTACHMENT_TYPES.len() as u8, 0..3),
-        prop::collection::vec(response(), 1..5),
-    )
-        .prop_map(|(prompt, prompt_as_string, attachments, responses)| Turn {
-            prompt,
-            prompt_as_string,
-            attachments,
-            responses,
-        })
-}
-
-fn convo_with(
-    transcript: BoxedStrategy<bool>,
-    boundary: BoxedStrategy<Option<u16>>,
-    max_turns: usize,
-) -> impl Strategy<Value = Convo> {
-    (
-        transcript,
-        prop::collection::vec(turn(), 1..max_turns),
-        prop::collection::vec((any::<u16>(), 0..9u8), 0..12),
-        boundary,
-        1..900u32,
-    )
-        .prop_map(
-            |(transcript, turns, noise, boundary_after, step_seconds)| Convo {
-                transcript,
-                turns,
-                noise,
-                boundary_after,
-                step_seconds,
-            },
-        )
-}
-
-/// Either shape; transcripts sometimes carry a compact boundary.
-fn convo() -> impl Strategy<Value = Convo> {
-    convo_with(
-        any::<bool>().boxed(),
-        prop::option::weighted(0.2, any::<u16>()).boxed(),
-        6,
-    )
-}
-
-/// Transcripts that always carry a compact boundary.
-fn convo_with_boundary() -> impl Strategy<Value = Convo> {
-    convo_with(Just(true).boxed(), any::<u16>().prop_map(Some).boxed(), 6)
-}
-
-/// Renders a [`Convo`] into JSON messages.
-struct Builder {
-    transcript: bool,
-    out: Vec<Value>,
-    counter: usize,
-    step_seconds: u32,
-    last_uuid: Option<String>,
-}
-
-impl Builder {
-    fn next(&mut self) -> usize {
-        self.counter += 1;
-        self.counter
-    }
-
-    fn timestamp(&self) -> String {
-        let secs = self.out.len() as u64 * u64::from(self.step_seconds);
-        format!(
-            "2026-02-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-            10 + secs / 86_400,
-            secs / 3600 % 24,
-            secs / 60 % 60,
-            secs % 60,
-            (self.out.len() * 7) % 1000
-        )
-    }
-
-    /// A transcript line with Claude Code's envelope fields.
-    fn envelope(&mut self, ty: &str, sidechain: bool) -> Map<String, Value> {
-        let n = self.next();
-        let uuid = format!("{n:08x}-0000-4000-8000-{n:012x}");
-        let mut m = Map::new();
-        m.insert(
-            "parentUuid".into(),
-            self.last_uuid.clone().map_or(Value::Null, Value::String),
-        );
-        m.insert("isSidechain".into(), Value::Bool(sidechain));
-        m.insert("userType".into(), json!("external"));
-        m.insert("cwd".into(), json!("/work/project"));
-        m.insert(
-            "sessionId".into(),
-            json!("4d5611e5-0000-4000-8000-000000000000"),
-        );
-        m.insert("version".into(), json!("2.1.39"));
-        m.insert("gitBranch".into(), json!("main"));
-        m.insert("type".into(), json!(ty));
-        m.insert("uuid".into(), json!(uuid));
-        m.insert("timestamp".into(), json!(self.timestamp()));
-        if !sidechain {
-            self.last_uuid = Some(uuid);
-        }
-        m
-    }
-
-    fn push_user(&mut self, content: Value, extra: &[(&str, Value)]) {
-        if self.transcript {
-            let mut m = self.envelope("user", false);
-            m.insert(
-                "message".into(),
-                json!({"role": "user", "content": content}),
-            );
-            for (k, v) in extra {
-                m.insert((*k).into(), v.clone());
-            }
-            self.out.push(Value::Object(m));
-        } else {
-            self.out.push(json!({"role": "user", "content": content}));
-        }
-    }
-
-    fn media(&mut self, image: bool, kind: u8) -> Value {
-        let n = self.next();
-        if image {
-            let source = match kind % 3 {
-                0 => {
-                    let data: String = "iVBORw0KGgoAAAANSUhEUgAA"
-                        .chars()
-                        .cycle()
-                        .take(64 + n % 512)
-                        .collect();
-                    json!({"type": "base64", "media_type": "image/png", "data": data})
-                }
-                1 => json!({"type": "url", "url": format!("https://example.invalid/{n}.png")}),
-                _ => json!({"type": "file", "file_id": format!("file_{n:06}")}),
-            };
-            json!({"type": "image", "source": source})
-        } else {
-            let source = match kind % 3 {
-                0 => {
-                    json!({"type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQK"})
-                }
-                1 => {
-                    json!({"type": "text", "media_type": "text/plain", "data": "plain text document"})
-                }
-                _ => json!({"type": "url", "url": format!("https://example.invalid/{n}.pdf")}),
-            };
-            json!({"type": "document", "source": source, "title": format!("doc {n}")})
-        }
-    }
-
-    fn prompt(&mut self, t: &Turn) -> Value {
-        if t.prompt_as_string {
-            let s: String = t
-                .prompt
-                .iter()
-                .filter_map(|b| match b {
-                    UserBlock::Text(x) => Some(make_text(x)),
-                    _ => None,
-                })
-                .collect();
-            if !s.is_empty() {
-                return Value::String(s);
-            }
-        }
-        let blocks: Vec<Value> = t
-            .prompt
-            .iter()
-            .map(|b| match b {
-                UserBlock::Text(x) => json!({"type": "text", "text": make_text(x)}),
-                UserBlock::Image(k) => self.media(true, *k),
-                UserBlock::Document(k) => self.media(false, *k),
-                UserBlock::Unknown => {
-                    json!({"type": "container_upload", "file_id": "file_x", "extra": null})
-                }
-            })
-            .collect();
-        Value::Array(blocks)
-    }
-
-    fn tool_input(name: &str, path: Option<u8>, n: usize) -> Value {
-        let mut input = Map::new();
-        match name {
-            "Bash" => {
-                input.insert("command".into(), json!(format!("ls -la /tmp/{n}")));
-            }
-            "Grep" | "Glob" => {
-                input.insert("pattern".into(), json!("fn main"));
-            }
-            "WebSearch" => {
-                input.insert("query".into(), json!("rust wasm"));
-            }
-            "WebFetch" => {
-                input.insert("url".into(), json!("https://example.invalid/"));
-            }
-            _ => {}
-        }
-        if let Some(p) = path {
-            let key = if name == "Grep" || name == "Glob" {
-                "path"
-            } else {
-                "file_path"
-            };
-            input.insert(key.into(), json!(format!("/work/project/src/f{p}.rs")));
-        }
-        Value::Object(input)
-    }
-
-    fn result(&mut self, id: &str, t: &Tool) -> Value {
-        let mut r = Map::new();
-        r.insert("type".into(), json!("tool_result"));
-        r.insert("tool_use_id".into(), json!(id));
-        match &t.result {
-            ResultBody::Str(x) => {
-                r.insert("content".into(), json!(make_text(x)));
-            }
-            ResultBody::Cleared => {
-                r.insert("content".into(), json!(CLEARED_PLACEHOLDER));
-            }
-            ResultBody::Blocks(bs) => {
-                let inner: Vec<Value> = bs
-                    .iter()
-                    .map(|b| match b {
-                        Nested::Text(x) => json!({"type": "text", "text": make_text(x)}),
-                        Nested::Image(k) => self.media(true, *k),
-                        Nested::Document(k) => self.media(false, *k),
-                    })
-                    .collect();
-                r.insert("content".into(), Value::Array(inner));
-            }
-            ResultBody::Absent => {}
-        }
-        if t.is_error {
-            r.insert("is_error".into(), json!(true));
-        }
-        Value::Object(r)
-    }
-
-    /// Renders one response and the results of its tool calls.
-    fn response(&mut self, r: &Response) {
-        let n = self.next();
-        let msg_id = format!("msg_{n:06}");
-        let mut blocks: Vec<Value> = Vec::new();
-        for th in &r.thoughts {
-            let k = self.next();
-            blocks.push(match th {
-                Thought::Thinking(x) => json!({"type": "thinking", "thinking": make_text(x),
-                    "signature": format!("EsMCCkYICxgCKkD{k:08}sig+/=")}),
-                Thought::Redacted(len) => json!({"type": "redacted_thinking",
-                    "data": "EmwKAhgBEgy3va3pzix/LafPsn4a".chars().cycle().take(*len).collect::<String>()}),
-            });
-        }
-        if r.search {
-            let k = self.next();
-            let id = format!("srvtoolu_{k:06}");
-            blocks.push(
-                json!({"type": "server_tool_use", "id": id, "name": "web_search",
-                "input": {"query": "context windows"}}),
-            );
-            blocks.push(
-                json!({"type": "web_search_tool_result", "tool_use_id": id, "content": [
-                {"type": "web_search_result", "url": format!("https://example.invalid/{k}"),
-                 "title": "A result", "encrypted_content": "EqgfCioIARgBIiQ", "page_age": null}]}),
-            );
-        }
-        if let Some(t) = &r.text {
-            blocks.push(json!({"type": "text", "text": make_text(t)}));
-        }
-        if r.unknown {
-            blocks.push(
-                json!({"type": "future_block_v9", "payload": {"a": [1, null, true]}, "note": null}),
-            );
-        }
-        let mut tool_ids = Vec::new();
-        let first_tool = blocks.len();
-        for t in &r.tools {
-            let k = self.next();
-            let id = format!("toolu_{k:06}");
-            let name = TOOL_NAMES[t.name];
-            blocks.push(json!({"type": "tool_use", "id": id, "name": name,
-                "input": Self::tool_input(name, t.path, k)}));
-            tool_ids.push(id);
-        }
-        if blocks.is_empty() {
-            blocks.push(json!({"type": "text", "text": "Done."}));
-        }
-        let results: Vec<Value> = r
-            .tools
-            .iter()
-            .zip(&tool_ids)
-            .map(|(t, id)| self.result(id, t))
-            .collect();
-        // Tools finish in `finish` order.
-        let mut order: Vec<usize> = (0..r.tools.len()).collect();
-        order.sort_by_key(|&k| (r.tools[k].finish, k));
-
-        if !self.transcript {
-            let mut m = json!({"role": "assistant", "content": blocks});
-            if let Some(u) = r.usage {
-                m["usage"] = json!({"input_tokens": u[0], "cache_creation_input_tokens": u[1],
-                    "cache_read_input_tokens": u[2], "output_tokens": u[3]});
-            }
-            self.out.push(m);
-            if !results.is_empty() {
-                let content: Vec<Value> = order.iter().map(|&k| results[k].clone()).collect();
-                self.out.push(json!({"role": "user", "content": content}));
-            }
-            return;
-        }
-
-        // Transcript: one assistant line per block (or one line), tool results interleaved as
-        // each tool finishes, after its own tool_use line.
-        let lines: Vec<Vec<Value>> = if r.split {
-            blocks.iter().map(|b| vec![b.clone()]).collect()
-        } else {
-            vec![blocks.clone()]
-        };
-        let line_of_block = |b: usize| if r.split { b } else { 0 };
-        let mut after: Vec<Vec<usize>> = vec![Vec::new(); lines.len()];
-        for &k in &order {
-            let own = line_of_block(first_tool + k);
-            let span = lines.len() - own;
-            let at = own + usize::from(r.tools[k].finish) % span;
-            after[at].push(k);
-        }
-        for (j, content) in lines.into_iter().enumerate() {
-            let mut m = self.envelope("assistant", false);
-            let mut message = json!({"model": "claude-opus-4-6", "id": msg_id, "type": "message",
-                "role": "assistant", "content": content, "stop_reason": null, "stop_sequence": null});
-            if let Some(u) = r.usage {
-                message["usage"] = json!({"input_tokens": u[0], "cache_creation_input_tokens": u[1],
-                    "cache_read_input_tokens": u[2],
-                    "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": u[1]},
-                    "output_tokens": u[3], "service_tier": "standard"});
-            }
-            m.insert("message".into(), message);
-            m.insert("requestId".into(), json!(format!("req_{n:06}")));
-            self.out.push(Value::Object(m));
-            for &k in &after[j] {
-                let res = results[k].clone();
-                let stdout = res.get("content").cloned().unwrap_or(Value::Null);
-                self.push_user(
-                    json!([res]),
-                    &[
-                        ("toolUseResult", json!({"stdout": stdout, "stderr": ""})),
-                        ("sourceToolAssistantUUID", json!(self.last_uuid)),
-                    ],
-                );
-            }
-        }
-    }
-
-    fn noise(&mut self, kind: u8) -> Value {
-        let n = self.next();
-        let mut m = match kind {
-            0 => {
-                let mut m = self.envelope("progress", false);
-                m.insert("data".into(), json!({"type": "bash_progress", "output": "x".repeat(n % 300)}));
-                m.insert("toolUseID".into(), json!(format!("bash-progress-{n}")));
-                m
-            }
-            1 | 2 | 7 => {
-                let mut m = self.envelope("system", false);
-                let sub = ["turn_duration", "stop_hook_summary", "local_command"][usize::from(kind % 3)];
-                m.insert("subtype".into(), json!(sub));
-                m.insert("content".into(), json!("<local-command-stdout>ok</local-command-stdout>"));
-                m.insert("level".into(), json!("info"));
-                m.insert("isMeta".into(), json!(false));
-                m
-            }
-            3 => json!({"type": "file-history-snapshot", "messageId": format!("m{n}"),
-                "snapshot": {"messageId": format!("m{n}"), "trackedFileBackups": {}, "timestamp": self.timestamp()},
-                "isSnapshotUpdate": false})
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-            4 => json!({"type": "queue-operation", "operation": "enqueue", "content": "later", "sessionId": "s"})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            5 => {
-                // A sub-agent response: huge usage, a tool call without a result in sight.
-                let mut m = self.envelope("assistant", true);
-                m.insert("agentId".into(), json!("a1b2c3"));
-                m.insert("message".into(), json!({"role": "assistant", "id": format!("msg_side_{n}"),
-                    "content": [{"type": "tool_use", "id": format!("toolu_side_{n}"), "name": "Read",
-                                 "input": {"file_path": "/side"}}],
-                    "usage": {"input_tokens": 900_000, "output_tokens": 5}}));
-                m
-            }
-            6 => {
-                let mut m = self.envelope("user", true);
-                m.insert("agentId".into(), json!("a1b2c3"));
-                let img = self.media(true, 0);
-                m.insert("message".into(), json!({"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": format!("toolu_side_{n}"), "content": "y".repeat(3000)},
-                    img]}));
-                m
-            }
-            _ => json!({"type": "summary", "summary": "Fix the build", "leafUuid": self.last_uuid})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-        };
-        m.entry("type").or_insert(json!("unknown"));
-        Value::Object(m)
-    }
-
-    fn boundary(&mut self) {
-        let logical_parent = self.last_uuid.clone();
-        let mut m = self.envelope("system", false);
-        m.insert("parentUuid".into(), Value::Null);
-        m.insert("logicalParentUuid".into(), json!(logical_parent));
-        m.insert("subtype".into(), json!("compact_boundary"));
-        m.insert("content".into(), json!("Conversation compacted"));
-        m.insert("isMeta".into(), json!(false));
-        m.insert("level".into(), json!("info"));
-        m.insert(
-            "compactMetadata".into(),
-            json!({"trigger": "auto", "preTokens": 170_251}),
-        );
-        self.out.push(Value::Object(m));
-        self.push_user(
-            json!("This session continues an earlier conversation. Summary: the user wants the build fixed."),
-            &[("isCompactSummary", json!(true)), ("isVisibleInTranscriptOnly", json!(true))],
-        );
-    }
-}
-
-/// Renders `c` into JSON messages (valid by construction).
-fn build(c: &Convo) -> Vec<Value> {
-    let mut b = Builder {
-        transcript: c.transcript,
-        out: Vec::new(),
-        counter: 0,
-        step_seconds: c.step_seconds,
-        last_uuid: None,
-    };
-    let boundary_after = c
-        .boundary_after
-        .filter(|_| c.transcript)
-        .map(|k| usize::from(k) % c.turns.len());
-    for (ti, t) in c.turns.iter().enumerate() {
-        if c.transcript {
-            for &a in &t.attachments {
-                let ty = ATTACHMENT_TYPES[usize::from(a)];
-                let mut m = b.envelope("attachment", false);
-                m.insert(
-                    "attachment".into(),
-                    json!({"type": ty, "content": format!("{ty} body")}),
-                );
-                b.out.push(Value::Object(m));
-            }
-        }
-        let p = b.prompt(t);
-        b.push_user(p, &[]);
-        // Only the last response of a turn may end without tool calls (a response without
-        // tool calls ends the agent loop).
-        let end = t
-            .responses
-            .iter()
-            .position(|r| r.tools.is_empty())
-            .map_or(t.responses.len(), |p| p + 1);
-        for r in &t.responses[..end] {
-            b.response(r);
-        }
-        if boundary_after == Some(ti) {
-            b.boundary();
-        }
-    }
-    if c.transcript {
-        for &(pos, kind) in &c.noise {
-            let line = b.noise(kind);
-            let at = usize::from(pos) % (b.out.len() + 1);
-            b.out.insert(at, line);
-        }
-    }
-    b.out
-}
+use serde_json::{json, Value};
 
 fn parse(values: &[Value]) -> Vec<Message> {
     Message::parse_all(Value::Array(values.to_vec())).expect("generated messages parse")
@@ -726,275 +55,6 @@ fn parse(values: &[Value]) -> Vec<Message> {
 
 fn to_values(msgs: &[Message]) -> Vec<Value> {
     msgs.iter().map(Message::to_value).collect()
-}
-
-// ---------------------------------------------------------------------------------------------
-// Checker: the API view (SPEC §2) and its invariants, computed from JSON.
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Debug)]
-struct ApiMsg {
-    user: bool,
-    id: Option<String>,
-    blocks: Vec<Value>,
-    lines: Vec<usize>,
-}
-
-fn is_sidechain(v: &Value) -> bool {
-    v.get("isSidechain") == Some(&Value::Bool(true))
-}
-
-fn is_boundary(v: &Value) -> bool {
-    v.get("type").and_then(Value::as_str) == Some("system")
-        && v.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
-        && !is_sidechain(v)
-}
-
-/// Index of the first line after the last main-chain compact boundary.
-fn root_start(vals: &[Value]) -> usize {
-    vals.iter().rposition(is_boundary).map_or(0, |i| i + 1)
-}
-
-/// Role (`true` = user), content and response id of a message that is sent to the model.
-fn sent_parts(v: &Value) -> Option<(bool, Value, Option<String>)> {
-    if is_sidechain(v) {
-        return None;
-    }
-    match v.get("type").and_then(Value::as_str) {
-        Some("user") => Some((true, v["message"]["content"].clone(), None)),
-        Some("assistant") => Some((
-            false,
-            v["message"]["content"].clone(),
-            v["message"]["id"].as_str().map(str::to_string),
-        )),
-        Some("attachment") => Some((
-            true,
-            json!([{"type": "text", "text": v["attachment"].to_string()}]),
-            None,
-        )),
-        Some(_) => None,
-        None => match v.get("role").and_then(Value::as_str) {
-            Some("user") => Some((true, v["content"].clone(), None)),
-            Some("assistant") => Some((false, v["content"].clone(), None)),
-            _ => None,
-        },
-    }
-}
-
-fn blocks_of(content: &Value) -> Vec<Value> {
-    match content {
-        Value::String(s) => vec![json!({"type": "text", "text": s})],
-        Value::Array(a) => a.clone(),
-        _ => Vec::new(),
-    }
-}
-
-/// What the model is sent: lines of one response (same `message.id`, possibly interleaved with
-/// tool_result lines) merged into one assistant message, the user lines that follow merged
-/// into one user message, consecutive same-role messages merged (as the API does).
-fn api_view(vals: &[Value]) -> Vec<ApiMsg> {
-    let mut out: Vec<ApiMsg> = Vec::new();
-    for (i, v) in vals.iter().enumerate().skip(root_start(vals)) {
-        let Some((user, content, id)) = sent_parts(v) else {
-            continue;
-        };
-        let blocks = blocks_of(&content);
-        if !user && id.is_some() {
-            if let Some(pos) = out.iter().rposition(|m| !m.user) {
-                if out[pos].id == id && out.len() - pos <= 2 {
-                    out[pos].blocks.extend(blocks);
-                    out[pos].lines.push(i);
-                    continue;
-                }
-            }
-        }
-        match out.last_mut() {
-            Some(last) if last.user == user => {
-                last.blocks.extend(blocks);
-                last.lines.push(i);
-                if !user {
-                    last.id = id;
-                }
-            }
-            _ => out.push(ApiMsg {
-                user,
-                id,
-                blocks,
-                lines: vec![i],
-            }),
-        }
-    }
-    out
-}
-
-fn ty(b: &Value) -> &str {
-    b.get("type").and_then(Value::as_str).unwrap_or("")
-}
-
-fn is_server_result(b: &Value) -> bool {
-    let t = ty(b);
-    t != "tool_result" && t.ends_with("_tool_result") && b.get("tool_use_id").is_some()
-}
-
-/// The SPEC §2 API invariants of what `vals` sends to the model.
-fn check_api(vals: &[Value]) -> Result<(), String> {
-    let view = api_view(vals);
-    let Some(first) = view.first() else {
-        return Err("nothing is sent".into());
-    };
-    if !first.user {
-        return Err(format!(
-            "first API message is an assistant message (lines {:?})",
-            first.lines
-        ));
-    }
-    // No sent line has empty content.
-    for m in &view {
-        for &i in &m.lines {
-            let c = sent_parts(&vals[i]).map(|p| p.1).unwrap_or(Value::Null);
-            let empty = match &c {
-                Value::String(s) => s.is_empty(),
-                Value::Array(a) => a.is_empty(),
-                _ => true,
-            };
-            if empty {
-                return Err(format!("line {i} has empty content: {c}"));
-            }
-        }
-    }
-    let mut seen_ids = HashSet::new();
-    for (k, m) in view.iter().enumerate() {
-        if m.blocks.is_empty() {
-            return Err(format!("API message {k} (lines {:?}) is empty", m.lines));
-        }
-        let mut server_uses = HashSet::new();
-        for b in &m.blocks {
-            match ty(b) {
-                "text" if b["text"].as_str().is_none_or(str::is_empty) => {
-                    return Err(format!("empty text block in API message {k}"));
-                }
-                "tool_use" => {
-                    let id = b["id"].as_str().unwrap_or_default();
-                    if m.user {
-                        return Err(format!("tool_use {id} in a user message"));
-                    }
-                    if !seen_ids.insert(id.to_string()) {
-                        return Err(format!("tool_use id {id} used twice"));
-                    }
-                    let answered = view.get(k + 1).is_some_and(|n| {
-                        n.user
-                            && n.blocks.iter().any(|r| {
-                                ty(r) == "tool_result" && r["tool_use_id"].as_str() == Some(id)
-                            })
-                    });
-                    if !answered {
-                        return Err(format!(
-                            "tool_use {id} (API message {k}, lines {:?}) has no tool_result in the next message",
-                            m.lines
-                        ));
-                    }
-                }
-                "tool_result" => {
-                    let id = b["tool_use_id"].as_str().unwrap_or_default();
-                    let follows = m.user
-                        && k > 0
-                        && view[k - 1]
-                            .blocks
-                            .iter()
-                            .any(|u| ty(u) == "tool_use" && u["id"].as_str() == Some(id));
-                    if !follows {
-                        return Err(format!(
-                            "tool_result {id} (API message {k}, lines {:?}) does not follow its tool_use",
-                            m.lines
-                        ));
-                    }
-                }
-                "server_tool_use" => {
-                    let id = b["id"].as_str().unwrap_or_default().to_string();
-                    if m.user {
-                        return Err(format!("server_tool_use {id} in a user message"));
-                    }
-                    server_uses.insert(id);
-                }
-                _ if is_server_result(b) => {
-                    let id = b["tool_use_id"].as_str().unwrap_or_default();
-                    if !server_uses.contains(id) {
-                        return Err(format!(
-                            "{} {id} does not follow its server_tool_use",
-                            ty(b)
-                        ));
-                    }
-                }
-                _ => {}
-            }
-        }
-        for id in &server_uses {
-            let answered = m
-                .blocks
-                .iter()
-                .any(|b| is_server_result(b) && b["tool_use_id"].as_str() == Some(id));
-            if !answered {
-                return Err(format!("server_tool_use {id} has no result"));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Content blocks of a message's JSON, wherever its shape keeps them.
-fn content_of(v: &Value) -> &Value {
-    if v.get("type").is_some() {
-        &v["message"]["content"]
-    } else {
-        &v["content"]
-    }
-}
-
-fn content_of_mut(v: &mut Value) -> &mut Value {
-    if v.get("type").is_some() {
-        &mut v["message"]["content"]
-    } else {
-        &mut v["content"]
-    }
-}
-
-/// Every thinking / redacted_thinking block, serialized, in order.
-fn thinking_blocks(vals: &[Value]) -> Vec<String> {
-    vals.iter()
-        .flat_map(|v| content_of(v).as_array().cloned().unwrap_or_default())
-        .filter(|b| matches!(ty(b), "thinking" | "redacted_thinking"))
-        .map(|b| b.to_string())
-        .collect()
-}
-
-/// The edits applied to JSON, independently of the library.
-fn apply_edits_json(vals: &[Value], edits: &[Edit]) -> Vec<Value> {
-    let mut out = vals.to_vec();
-    for e in edits {
-        match e {
-            Edit::ReplaceWithText {
-                message,
-                block,
-                nested,
-                text,
-            } => {
-                let b = &mut content_of_mut(&mut out[*message])[*block];
-                let target = match nested {
-                    None => b,
-                    Some(n) => &mut b["content"][*n],
-                };
-                *target = json!({"type": "text", "text": text});
-            }
-            Edit::SetToolResultContent {
-                message,
-                block,
-                text,
-            } => {
-                content_of_mut(&mut out[*message])[*block]["content"] = json!(text);
-            }
-        }
-    }
-    out
 }
 
 /// Estimated tokens of what is sent (after the last boundary, main chain).
@@ -1162,10 +222,10 @@ fn compactable_results(vals: &[Value], allowed: &HashSet<String>) -> Vec<(String
     let mut calls = HashMap::new();
     let mut out = Vec::new();
     for v in vals.iter().filter(|v| !is_sidechain(v)) {
-        let Some((user, content, _)) = sent_parts(v) else {
+        let Some((user, blocks, _)) = sent_line(v) else {
             continue;
         };
-        for b in blocks_of(&content) {
+        for b in blocks {
             match (user, ty(&b)) {
                 (false, "tool_use") if allowed.contains(b["name"].as_str().unwrap_or("")) => {
                     let path = ["file_path", "path", "notebook_path"]
@@ -1230,7 +290,7 @@ proptest! {
     /// round trip.
     #[test]
     fn generated_conversations_are_valid(c in convo()) {
-        let vals = build(&c);
+        let vals = c.to_json();
         check_api(&vals).map_err(fail)?;
         let msgs = parse(&vals);
         // (Numbers compared by value: see `lossless_to_value_is_identity`.)
@@ -1254,7 +314,7 @@ proptest! {
     /// estimate lost.
     #[test]
     fn micro_compact_keeps_invariants(c in convo(), o in mc_opts()) {
-        let vals = build(&c);
+        let vals = c.to_json();
         let msgs = parse(&vals);
         let opts = mc_options(&o, &vals);
         let plan = micro_compact(msgs.as_slice(), &opts).unwrap();
@@ -1314,7 +374,7 @@ proptest! {
     /// is the plain one or nothing.
     #[test]
     fn micro_compact_idempotent_and_deterministic(c in convo(), o in mc_opts()) {
-        let vals = build(&c);
+        let vals = c.to_json();
         let msgs = parse(&vals);
         let opts = mc_options(&o, &vals);
         let plan = micro_compact(msgs.as_slice(), &opts).unwrap();
@@ -1351,7 +411,7 @@ proptest! {
     /// (e) a second pass makes no edits; (f) deterministic.
     #[test]
     fn strip_images_keeps_invariants(c in convo()) {
-        let vals = build(&c);
+        let vals = c.to_json();
         let msgs = parse(&vals);
         let edits = strip_images(msgs.as_slice()).unwrap();
         prop_assert_eq!(&edits, &strip_images(parse(&vals).as_slice()).unwrap());
@@ -1396,7 +456,7 @@ proptest! {
     /// are named; dropping them leaves a valid conversation whose other lines are unchanged.
     #[test]
     fn reinjected_attachments_drop_only_skill_lines(c in convo()) {
-        let vals = build(&c);
+        let vals = c.to_json();
         let msgs = parse(&vals);
         let drop = reinjected_attachments(msgs.as_slice()).unwrap();
         let expected: Vec<usize> = vals
@@ -1431,7 +491,7 @@ proptest! {
     /// as a round; (f) deterministic.
     #[test]
     fn truncation_keeps_invariants(c in convo(), e in err_spec()) {
-        let vals = build(&c);
+        let vals = c.to_json();
         let mut msgs = parse(&vals);
         let total = all_estimate(&msgs);
         let overflow = overflow_of(&e, total);
@@ -1480,7 +540,7 @@ proptest! {
             // part would start with an assistant message (and no request is kept before it).
             let kept = &in_vals[start..];
             if root_start(kept) == 0 && keep_prompt.is_none() {
-                let starts_with_assistant = api_view(kept).first().is_some_and(|m| !m.user);
+                let starts_with_assistant = sent_view(kept).unwrap_or_default().first().is_some_and(|m| !m.user);
                 prop_assert_eq!(insert_marker, starts_with_assistant);
             }
             // No response is cut in two.
@@ -1505,7 +565,7 @@ proptest! {
     /// neither clear it nor count it as freed.
     #[test]
     fn micro_compact_leaves_pre_boundary_lines_alone(c in convo_with_boundary(), o in mc_opts()) {
-        let vals = build(&c);
+        let vals = c.to_json();
         let msgs = parse(&vals);
         let opts = mc_options(&o, &vals);
         let plan = micro_compact(msgs.as_slice(), &opts).unwrap();
@@ -1521,7 +581,7 @@ proptest! {
     /// SPEC §2 + §8: the tokens a truncation reports as dropped are gone from what is sent.
     #[test]
     fn truncation_drops_only_sent_context(c in convo_with_boundary(), e in err_spec()) {
-        let vals = build(&c);
+        let vals = c.to_json();
         let msgs = parse(&vals);
         let overflow = overflow_of(&e, all_estimate(&msgs));
         let Some(t) = truncate_head_for_ptl_retry(msgs.as_slice(), overflow.as_ref()).unwrap() else {
@@ -1546,7 +606,7 @@ fn json_leaf() -> impl Strategy<Value = Value> {
         any::<i64>().prop_map(|n| json!(n)),
         any::<u64>().prop_map(|n| json!(n)),
         (-4000i32..4000).prop_map(|n| json!(f64::from(n) / 4.0)),
-        txt(0, 20).prop_map(|t| Value::String(make_text(&t))),
+        txt(0, 20).prop_map(|t| Value::String(t.make())),
     ]
 }
 
@@ -1596,16 +656,12 @@ fn null_out(v: &mut Value, which: &[u8], fields: &[&str]) {
 /// message, its usage and every block, and nulls in nullable known fields.
 fn lossless_message() -> impl Strategy<Value = Value> {
     (
-        convo_with(
-            any::<bool>().boxed(),
-            prop::option::weighted(0.2, any::<u16>()).boxed(),
-            3,
-        ),
+        convo_with(3, Boundary::Sometimes(0.2)),
         any::<prop::sample::Index>(),
         prop::collection::vec((extras(), nulls()), 8),
     )
         .prop_map(|(c, pick, per)| {
-            let vals = build(&c);
+            let vals = c.to_json();
             let mut v = vals[pick.index(vals.len())].clone();
             sprinkle(&mut v, &per[0].0);
             null_out(
@@ -1744,7 +800,7 @@ fn checker_rejects_broken_conversations() {
         json!({"type": "user", "message": {"role": "user", "content": [tr2]}}),
     ];
     assert_eq!(check_api(&interleaved), Ok(()));
-    assert_eq!(api_view(&interleaved).len(), 3);
+    assert_eq!(sent_view(&interleaved).unwrap().len(), 3);
     assert_eq!(
         ptl_marker_message(false, None).to_value(),
         json!({"role": "user", "content": PTL_MARKER_TEXT})

@@ -3,7 +3,7 @@
 //!
 //! Test names start with `modeNN_` (the row of RELIABILITY.md they prove) or `prop_` for the
 //! property tests, whose doc comments name the modes they cover. The property tests draw
-//! random conversations from the generator below — both input shapes, parallel tool calls
+//! random conversations from the generator of the test-support crate — both input shapes, parallel tool calls
 //! (interleaved with their results in transcripts), server tools, thinking and redacted
 //! thinking, split responses, media, attachments, sub-agent and non-API lines, earlier
 //! compaction boundaries — and check every output with an independent checker of the
@@ -13,18 +13,13 @@
 //! when set (e.g. `RELIABILITY_CASES=5000 cargo test --release --test reliability`).
 //! No test looks at wall-clock time: the scripted environment never waits.
 
-use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
-use std::task::{Context, Poll, Waker};
 
 use context_compaction::drive::autocompact::{
     auto_compact_if_needed, should_auto_compact, ShouldAutoCompactOptions, SkipReason, Tracking,
     MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES,
 };
-use context_compaction::drive::env::{
-    CallError, Environment, HookKind, HookOutput, LocalFuture, ProgressEvent,
-};
+use context_compaction::drive::env::{CallError, HookKind, HookOutput};
 use context_compaction::drive::pipeline::{
     compact_conversation, try_session_memory_compaction, CompactContext, CompactError,
     CompactOptions, CompactionResult,
@@ -37,7 +32,7 @@ use context_compaction::measure::tokens::{
 use context_compaction::model::config::Config;
 use context_compaction::model::error::ErrorCode;
 use context_compaction::model::messages::Message;
-use context_compaction::model::view::{apply_edits, UsageCounts, CLEARED_PLACEHOLDER};
+use context_compaction::model::view::{apply_edits, CLEARED_PLACEHOLDER};
 use context_compaction::summarize::summary::{
     SummaryRequest, SummaryResponse, SUMMARY_MESSAGE_INTRO,
 };
@@ -55,521 +50,20 @@ use context_compaction::transforms::restore::{
 use context_compaction::transforms::session_memory::{choose_cut, SessionMemoryConfig};
 use context_compaction::transforms::strip::{reinjected_attachments, strip_images};
 use context_compaction::transforms::transcript::{parse_transcript, serialize_transcript};
+use context_compaction_test_support::env::{Scripted, Summarizer};
+use context_compaction_test_support::model::{
+    words, Convo, Response, ResultBody, Style, Thought, Tool, Turn, Txt, UserBlock,
+};
+use context_compaction_test_support::oracle::{
+    block_type, check_api, check_thinking, is_sidechain, sent_line, view_start,
+};
+use context_compaction_test_support::strategies::{convo, finished_convo_with};
+use context_compaction_test_support::{block_on, ptl_error, summary_answer};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 const OPUS: &str = "claude-opus-4-6";
-
-// =============================================================================================
-// Generator: random, valid conversations in both shapes.
-// =============================================================================================
-
-#[derive(Clone, Debug)]
-struct GTool {
-    name: usize,
-    path: u8,
-    result_len: usize,
-    /// The result is a block array (text + an image) rather than a string.
-    blocks: bool,
-    is_error: bool,
-    /// Tools finish in this order (parallel calls).
-    finish: u8,
-}
-
-#[derive(Clone, Debug)]
-struct GResp {
-    /// `true`: redacted_thinking, `false`: thinking.
-    thoughts: Vec<bool>,
-    thought_len: usize,
-    search: bool,
-    text_len: Option<usize>,
-    unknown_block: bool,
-    tools: Vec<GTool>,
-    usage: Option<[u32; 4]>,
-    /// Transcript: one line per block (as Claude Code writes a streamed response).
-    split: bool,
-}
-
-#[derive(Clone, Debug)]
-struct GTurn {
-    prompt_len: usize,
-    prompt_as_string: bool,
-    media: Vec<u8>,
-    attachments: Vec<u8>,
-    responses: Vec<GResp>,
-}
-
-#[derive(Clone, Debug)]
-struct GConvo {
-    transcript: bool,
-    turns: Vec<GTurn>,
-    noise: Vec<(u16, u8)>,
-    boundary_after: Option<u16>,
-}
-
-const TOOLS: &[&str] = &[
-    "Read",
-    "Bash",
-    "Grep",
-    "Glob",
-    "WebFetch",
-    "Edit",
-    "Write",
-    "Task",
-    "TodoWrite",
-    "mcp__db__query",
-];
-
-const ATTACHMENTS: &[&str] = &[
-    "skill_listing",
-    "skill_discovery",
-    "todo_reminder",
-    "new_file",
-];
-
-/// Deterministic text of `len` chars; `k` picks the words (some non-BMP and accented).
-fn text(len: usize, k: usize) -> String {
-    const WORDS: &[&str] = &[
-        "parser",
-        "token",
-        "window",
-        "résumé",
-        "cache",
-        "😀",
-        "thread",
-        "quoted\"",
-        "back\\slash",
-        "line\n",
-        "tab\t",
-        "中文",
-        "alpha",
-        "bravo",
-    ];
-    let mut s = String::with_capacity(len + 16);
-    let mut count = 0;
-    let mut i = k;
-    while count < len {
-        let w = WORDS[i % WORDS.len()];
-        s.push_str(w);
-        s.push(' ');
-        count += w.chars().count() + 1;
-        i = i.wrapping_mul(31).wrapping_add(7);
-    }
-    s.chars().take(len).collect()
-}
-
-fn g_tool() -> impl Strategy<Value = GTool> {
-    (
-        0..TOOLS.len(),
-        0..4u8,
-        prop_oneof![4 => 0..400usize, 2 => 400..4_000usize, 1 => Just(0usize)],
-        prop::bool::weighted(0.15),
-        prop::bool::weighted(0.1),
-        any::<u8>(),
-    )
-        .prop_map(|(name, path, result_len, blocks, is_error, finish)| GTool {
-            name,
-            path,
-            result_len,
-            blocks,
-            is_error,
-            finish,
-        })
-}
-
-fn g_resp() -> impl Strategy<Value = GResp> {
-    (
-        prop::collection::vec(prop::bool::weighted(0.25), 0..3),
-        1..400usize,
-        prop::bool::weighted(0.15),
-        prop::option::weighted(0.8, 1..1_000usize),
-        prop::bool::weighted(0.08),
-        prop::collection::vec(g_tool(), 0..5),
-        prop::option::weighted(
-            0.6,
-            (0..50u32, 0..20_000u32, 0..120_000u32, 1..4_000u32)
-                .prop_map(|(a, b, c, d)| [a, b, c, d]),
-        ),
-        prop::bool::weighted(0.6),
-    )
-        .prop_map(
-            |(thoughts, thought_len, search, text_len, unknown_block, tools, usage, split)| GResp {
-                thoughts,
-                thought_len,
-                search,
-                text_len,
-                unknown_block,
-                tools,
-                usage,
-                split,
-            },
-        )
-}
-
-fn g_turn() -> impl Strategy<Value = GTurn> {
-    (
-        1..1_200usize,
-        prop::bool::weighted(0.5),
-        prop::collection::vec(0..4u8, 0..2),
-        prop::collection::vec(0..ATTACHMENTS.len() as u8, 0..2),
-        prop::collection::vec(g_resp(), 1..5),
-    )
-        .prop_map(
-            |(prompt_len, prompt_as_string, media, attachments, responses)| GTurn {
-                prompt_len,
-                prompt_as_string,
-                media,
-                attachments,
-                responses,
-            },
-        )
-}
-
-fn g_convo_with(max_turns: usize) -> impl Strategy<Value = GConvo> {
-    (
-        any::<bool>(),
-        prop::collection::vec(g_turn(), 1..max_turns),
-        prop::collection::vec((any::<u16>(), 0..5u8), 0..6),
-        prop::option::weighted(0.2, any::<u16>()),
-    )
-        .prop_map(|(transcript, turns, noise, boundary_after)| GConvo {
-            transcript,
-            turns,
-            noise,
-            boundary_after,
-        })
-}
-
-fn g_convo() -> impl Strategy<Value = GConvo> {
-    g_convo_with(8)
-}
-
-/// Renders a [`GConvo`] as JSON messages.
-struct Render {
-    transcript: bool,
-    out: Vec<Value>,
-    n: usize,
-    parent: Option<String>,
-}
-
-impl Render {
-    fn next(&mut self) -> usize {
-        self.n += 1;
-        self.n
-    }
-
-    fn line(&mut self, ty: &str, sidechain: bool) -> Map<String, Value> {
-        let n = self.next();
-        let uuid = format!("{n:08x}-1111-4000-8000-{n:012x}");
-        let mut m = Map::new();
-        m.insert(
-            "parentUuid".into(),
-            self.parent.clone().map_or(Value::Null, Value::String),
-        );
-        m.insert("isSidechain".into(), json!(sidechain));
-        m.insert("userType".into(), json!("external"));
-        m.insert("cwd".into(), json!("/work/app"));
-        m.insert("sessionId".into(), json!("rel-session-0001"));
-        m.insert("version".into(), json!("2.1.39"));
-        m.insert("type".into(), json!(ty));
-        m.insert("uuid".into(), json!(uuid));
-        m.insert(
-            "timestamp".into(),
-            json!(format!(
-                "2026-03-01T{:02}:{:02}:{:02}.000Z",
-                (n / 3600) % 24,
-                (n / 60) % 60,
-                n % 60
-            )),
-        );
-        if !sidechain {
-            self.parent = Some(uuid);
-        }
-        m
-    }
-
-    fn user(&mut self, content: Value, extra: &[(&str, Value)]) {
-        if self.transcript {
-            let mut m = self.line("user", false);
-            m.insert(
-                "message".into(),
-                json!({"role": "user", "content": content}),
-            );
-            for (k, v) in extra {
-                m.insert((*k).to_string(), v.clone());
-            }
-            self.out.push(Value::Object(m));
-        } else {
-            self.out.push(json!({"role": "user", "content": content}));
-        }
-    }
-
-    fn media(&mut self, kind: u8) -> Value {
-        let n = self.next();
-        match kind % 4 {
-            0 => json!({"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                "data": "iVBORw0KGgoAAAANSUhEUgAA".repeat(4 + n % 40)}}),
-            1 => {
-                json!({"type": "image", "source": {"type": "url", "url": format!("https://example.invalid/{n}.png")}})
-            }
-            2 => {
-                json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf",
-                "data": "JVBERi0xLjQKJcfsj6IK".repeat(2 + n % 30)}, "title": format!("doc {n}")})
-            }
-            _ => {
-                json!({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "plain"}})
-            }
-        }
-    }
-
-    fn tool_input(name: &str, path: u8, n: usize) -> Value {
-        let file = format!("/work/app/src/m{path}.rs");
-        match name {
-            "Read" | "Write" | "Edit" => json!({"file_path": file}),
-            "Bash" => json!({"command": format!("cargo test --quiet -- case{n}")}),
-            "Grep" | "Glob" => json!({"pattern": "fn main", "path": file}),
-            "WebFetch" => json!({"url": format!("https://example.invalid/{n}")}),
-            _ => json!({"n": n, "list": [1, 2, null]}),
-        }
-    }
-
-    fn result(&mut self, id: &str, t: &GTool) -> Value {
-        let mut r = Map::new();
-        r.insert("type".into(), json!("tool_result"));
-        r.insert("tool_use_id".into(), json!(id));
-        let body = text(t.result_len, t.result_len + usize::from(t.path));
-        if t.blocks {
-            let img = self.media(0);
-            r.insert(
-                "content".into(),
-                json!([{"type": "text", "text": body}, img]),
-            );
-        } else {
-            r.insert("content".into(), json!(body));
-        }
-        if t.is_error {
-            r.insert("is_error".into(), json!(true));
-        }
-        Value::Object(r)
-    }
-
-    fn response(&mut self, r: &GResp) {
-        let n = self.next();
-        let id = format!("msg_rel_{n:06}");
-        let mut blocks = Vec::new();
-        for &redacted in &r.thoughts {
-            let k = self.next();
-            blocks.push(if redacted {
-                json!({"type": "redacted_thinking", "data": format!("EmwKAhgBEgy{k:08}{}", "Zm9v".repeat(10))})
-            } else {
-                json!({"type": "thinking", "thinking": text(r.thought_len, k),
-                       "signature": format!("ErUBCkYIBRgCIkD{k:010}+/sig=")})
-            });
-        }
-        if r.search {
-            let k = self.next();
-            let sid = format!("srvtoolu_{k:06}");
-            blocks.push(
-                json!({"type": "server_tool_use", "id": sid, "name": "web_search",
-                               "input": {"query": "compaction"}}),
-            );
-            blocks.push(json!({"type": "web_search_tool_result", "tool_use_id": sid,
-                               "content": [{"type": "web_search_result", "url": "https://example.invalid/s",
-                                            "title": "result", "encrypted_content": "EqgfCioIARgB"}]}));
-        }
-        if let Some(len) = r.text_len {
-            blocks.push(json!({"type": "text", "text": text(len, n)}));
-        }
-        if r.unknown_block {
-            blocks.push(json!({"type": "future_block_type", "payload": {"x": [1, true]}}));
-        }
-        let first_tool = blocks.len();
-        let mut ids = Vec::new();
-        for t in &r.tools {
-            let k = self.next();
-            let tid = format!("toolu_rel_{k:06}");
-            let name = TOOLS[t.name];
-            blocks.push(json!({"type": "tool_use", "id": tid, "name": name,
-                               "input": Self::tool_input(name, t.path, k)}));
-            ids.push(tid);
-        }
-        if blocks.is_empty() {
-            blocks.push(json!({"type": "text", "text": "Done."}));
-        }
-        let results: Vec<Value> = r
-            .tools
-            .iter()
-            .zip(&ids)
-            .map(|(t, tid)| self.result(tid, t))
-            .collect();
-        let mut order: Vec<usize> = (0..r.tools.len()).collect();
-        order.sort_by_key(|&k| (r.tools[k].finish, k));
-        let stop = if r.tools.is_empty() {
-            "end_turn"
-        } else {
-            "tool_use"
-        };
-        let usage = r.usage.map(|u| {
-            json!({"input_tokens": u[0], "cache_creation_input_tokens": u[1],
-                   "cache_read_input_tokens": u[2], "output_tokens": u[3]})
-        });
-        if !self.transcript {
-            let mut m = json!({"role": "assistant", "content": blocks});
-            if let Some(u) = usage {
-                m["usage"] = u;
-            }
-            self.out.push(m);
-            if !results.is_empty() {
-                let c: Vec<Value> = order.iter().map(|&k| results[k].clone()).collect();
-                self.out.push(json!({"role": "user", "content": c}));
-            }
-            return;
-        }
-        let lines: Vec<Vec<Value>> = if r.split {
-            blocks.iter().map(|b| vec![b.clone()]).collect()
-        } else {
-            vec![blocks.clone()]
-        };
-        let line_of = |b: usize| if r.split { b } else { 0 };
-        let mut after: Vec<Vec<usize>> = vec![Vec::new(); lines.len()];
-        for &k in &order {
-            let own = line_of(first_tool + k);
-            let at = own + usize::from(r.tools[k].finish) % (lines.len() - own);
-            after[at].push(k);
-        }
-        for (j, content) in lines.into_iter().enumerate() {
-            let mut m = self.line("assistant", false);
-            let mut message = json!({"id": id, "type": "message", "role": "assistant",
-                "model": OPUS, "content": content, "stop_reason": stop, "stop_sequence": null});
-            if let Some(u) = &usage {
-                message["usage"] = u.clone();
-            }
-            m.insert("message".into(), message);
-            m.insert("requestId".into(), json!(format!("req_{n:06}")));
-            self.out.push(Value::Object(m));
-            for &k in &after[j] {
-                let res = results[k].clone();
-                self.user(json!([res]), &[("toolUseResult", json!({"stdout": "..."}))]);
-            }
-        }
-    }
-
-    fn noise(&mut self, kind: u8) -> Value {
-        let n = self.next();
-        let m = match kind {
-            0 => {
-                let mut m = self.line("progress", false);
-                m.insert(
-                    "data".into(),
-                    json!({"type": "bash_progress", "output": "x".repeat(n % 200)}),
-                );
-                m
-            }
-            1 => {
-                let mut m = self.line("system", false);
-                m.insert("subtype".into(), json!("turn_duration"));
-                m.insert("durationMs".into(), json!(n * 10));
-                m
-            }
-            2 => {
-                let mut m = self.line("assistant", true);
-                m.insert("agentId".into(), json!("agent-7"));
-                m.insert("message".into(), json!({"role": "assistant", "id": format!("side_{n}"),
-                    "content": [{"type": "tool_use", "id": format!("toolu_side_{n}"), "name": "Read",
-                                 "input": {"file_path": "/side.rs"}}],
-                    "usage": {"input_tokens": 990_000, "output_tokens": 3}}));
-                m
-            }
-            3 => json!({"type": "file-history-snapshot", "messageId": format!("m{n}"),
-                        "snapshot": {"trackedFileBackups": {}}})
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-            _ => json!({"type": "queue-operation", "operation": "enqueue", "content": "later"})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-        };
-        Value::Object(m)
-    }
-
-    fn boundary(&mut self) {
-        let logical = self.parent.clone();
-        let mut m = self.line("system", false);
-        m.insert("parentUuid".into(), Value::Null);
-        m.insert("logicalParentUuid".into(), json!(logical));
-        m.insert("subtype".into(), json!("compact_boundary"));
-        m.insert("content".into(), json!("Conversation compacted"));
-        m.insert(
-            "compactMetadata".into(),
-            json!({"trigger": "auto", "preTokens": 171_000}),
-        );
-        self.out.push(Value::Object(m));
-        self.user(
-            json!("This session continues an earlier one. Summary: the parser was being fixed."),
-            &[("isCompactSummary", json!(true))],
-        );
-    }
-}
-
-fn render(c: &GConvo) -> Vec<Value> {
-    let mut r = Render {
-        transcript: c.transcript,
-        out: Vec::new(),
-        n: 0,
-        parent: None,
-    };
-    let boundary_at = c
-        .boundary_after
-        .filter(|_| c.transcript)
-        .map(|b| usize::from(b) % c.turns.len());
-    for (ti, t) in c.turns.iter().enumerate() {
-        if c.transcript {
-            for &a in &t.attachments {
-                let ty = ATTACHMENTS[usize::from(a)];
-                let mut m = r.line("attachment", false);
-                m.insert(
-                    "attachment".into(),
-                    json!({"type": ty, "content": format!("{ty}: body of the attachment")}),
-                );
-                r.out.push(Value::Object(m));
-            }
-        }
-        let n = r.next();
-        let prompt = format!("Q{n}: {}", text(t.prompt_len, n));
-        let content = if t.prompt_as_string && t.media.is_empty() {
-            json!(prompt)
-        } else {
-            let mut blocks = vec![json!({"type": "text", "text": prompt})];
-            for &k in &t.media {
-                blocks.push(r.media(k));
-            }
-            Value::Array(blocks)
-        };
-        r.user(content, &[]);
-        // A response without tool calls ends the agent's loop.
-        let end = t
-            .responses
-            .iter()
-            .position(|x| x.tools.is_empty())
-            .map_or(t.responses.len(), |p| p + 1);
-        for resp in &t.responses[..end] {
-            r.response(resp);
-        }
-        if boundary_at == Some(ti) {
-            r.boundary();
-        }
-    }
-    if c.transcript {
-        for &(pos, kind) in &c.noise {
-            let line = r.noise(kind);
-            let at = usize::from(pos) % (r.out.len() + 1);
-            r.out.insert(at, line);
-        }
-    }
-    r.out
-}
 
 fn parse(vals: &[Value]) -> Vec<Message> {
     Message::parse_all(Value::Array(vals.to_vec())).expect("generated messages parse")
@@ -582,301 +76,52 @@ fn values(msgs: &[Message]) -> Vec<Value> {
 /// A long deterministic conversation: `rounds` rounds of a question, a Read call, its result
 /// of `result_chars` and an answer (about `result_chars / 4 + 300` tokens a round).
 fn rounds_convo(rounds: usize, result_chars: usize, transcript: bool) -> Vec<Value> {
+    let w = |len: usize, seed: usize| Txt::Words {
+        len: len as u16,
+        seed: seed as u16,
+    };
     let turns = (0..rounds)
-        .map(|i| GTurn {
-            prompt_len: 600,
+        .map(|i| Turn {
+            prompt: vec![UserBlock::Text(Txt::Raw(format!(
+                "Q{i}: {}",
+                words(600, 3 * i)
+            )))],
             prompt_as_string: true,
-            media: vec![],
+            meta: false,
             attachments: vec![],
             responses: vec![
-                GResp {
-                    thoughts: vec![false],
-                    thought_len: 200,
-                    search: false,
-                    text_len: Some(100),
-                    unknown_block: false,
-                    tools: vec![GTool {
+                Response {
+                    thoughts: vec![Thought::Thinking(w(200, 3 * i + 1))],
+                    tools: vec![Tool {
                         name: 0,
-                        path: (i % 4) as u8,
-                        result_len: result_chars,
-                        blocks: false,
+                        path: Some((i % 4) as u8),
+                        result: ResultBody::Str(w(result_chars, result_chars + i % 4)),
                         is_error: false,
                         finish: 0,
                     }],
-                    usage: None,
                     split: true,
+                    stop_every_line: true,
+                    api_usage: true,
+                    ..Response::text(w(100, 3 * i + 2))
                 },
-                GResp {
-                    thoughts: vec![],
-                    thought_len: 1,
-                    search: false,
-                    text_len: Some(400),
-                    unknown_block: false,
-                    tools: vec![],
-                    usage: None,
-                    split: false,
+                Response {
+                    api_usage: true,
+                    ..Response::text(w(400, 3 * i + 3))
                 },
             ],
         })
         .collect();
-    render(&GConvo {
+    Convo {
         transcript,
         turns,
         noise: vec![],
         boundary_after: None,
-    })
-}
-
-// =============================================================================================
-// Independent checker of the Messages API invariants (SPEC §2), from JSON.
-// =============================================================================================
-
-#[derive(Debug)]
-struct Sent {
-    user: bool,
-    id: Option<String>,
-    blocks: Vec<Value>,
-    lines: Vec<usize>,
-}
-
-fn btype(b: &Value) -> &str {
-    b.get("type").and_then(Value::as_str).unwrap_or("")
-}
-
-fn is_side(v: &Value) -> bool {
-    v.get("isSidechain") == Some(&Value::Bool(true))
-}
-
-fn is_boundary_line(v: &Value) -> bool {
-    !is_side(v) && v["type"] == "system" && v["subtype"] == "compact_boundary"
-}
-
-/// `(user?, blocks, response id)` of a line that is sent to the model.
-fn sent_line(v: &Value) -> Option<(bool, Vec<Value>, Option<String>)> {
-    if is_side(v) {
-        return None;
+        boundary_kept: None,
+        damage: None,
+        style: Style::ClaudeCode,
+        step_seconds: 1,
     }
-    let blocks = |c: &Value| match c {
-        Value::String(s) if s.is_empty() => Vec::new(),
-        Value::String(s) => vec![json!({"type": "text", "text": s})],
-        Value::Array(a) => a.clone(),
-        _ => Vec::new(),
-    };
-    match v.get("type").and_then(Value::as_str) {
-        Some("user") => Some((true, blocks(&v["message"]["content"]), None)),
-        Some("assistant") => Some((
-            false,
-            blocks(&v["message"]["content"]),
-            v["message"]["id"].as_str().map(str::to_string),
-        )),
-        Some("attachment") => Some((
-            true,
-            vec![json!({"type": "text", "text": v["attachment"].to_string()})],
-            None,
-        )),
-        Some(_) => None,
-        None => match v.get("role").and_then(Value::as_str) {
-            Some("user") => Some((true, blocks(&v["content"]), None)),
-            Some("assistant") => Some((false, blocks(&v["content"]), None)),
-            _ => None,
-        },
-    }
-}
-
-fn view_start(vals: &[Value]) -> usize {
-    vals.iter().rposition(is_boundary_line).map_or(0, |b| b + 1)
-}
-
-/// The conversation as the API receives it: lines after the last boundary, sub-agent and
-/// non-API lines left out, the lines of one response merged (also across the tool_result
-/// lines interleaved with them), consecutive messages of one role merged.
-fn sent_view(vals: &[Value]) -> Result<Vec<Sent>, String> {
-    let mut out: Vec<Sent> = Vec::new();
-    for (i, v) in vals.iter().enumerate().skip(view_start(vals)) {
-        let Some((user, blocks, id)) = sent_line(v) else {
-            continue;
-        };
-        if blocks.is_empty() {
-            return Err(format!("line {i} is sent with empty content"));
-        }
-        if !user && id.is_some() {
-            if let Some(p) = out.iter().rposition(|m| !m.user) {
-                if out[p].id == id && out.len() - p <= 2 {
-                    out[p].blocks.extend(blocks);
-                    out[p].lines.push(i);
-                    continue;
-                }
-            }
-        }
-        match out.last_mut() {
-            Some(last) if last.user == user => {
-                last.blocks.extend(blocks);
-                last.lines.push(i);
-                if !user {
-                    last.id = id;
-                }
-            }
-            _ => out.push(Sent {
-                user,
-                id,
-                blocks,
-                lines: vec![i],
-            }),
-        }
-    }
-    Ok(out)
-}
-
-/// Every invariant the Messages API enforces: something is sent, a user message first, no
-/// empty content or text, each tool_use answered in the very next message and each
-/// tool_result right after its tool_use (exactly once), server tool calls answered in their
-/// own message.
-fn check_api(vals: &[Value]) -> Result<(), String> {
-    let view = sent_view(vals)?;
-    let Some(first) = view.first() else {
-        return Err("nothing is sent".into());
-    };
-    if !first.user {
-        return Err(format!(
-            "the first message sent is an assistant message (lines {:?})",
-            first.lines
-        ));
-    }
-    let mut all_uses = HashSet::new();
-    for (k, m) in view.iter().enumerate() {
-        let mut server: Vec<String> = Vec::new();
-        let mut results_here: HashMap<String, usize> = HashMap::new();
-        for b in &m.blocks {
-            let t = btype(b);
-            if t == "text" && b["text"].as_str().is_none_or(str::is_empty) {
-                return Err(format!(
-                    "empty text block in message {k} (lines {:?})",
-                    m.lines
-                ));
-            }
-            if t == "tool_use" {
-                let id = b["id"].as_str().unwrap_or("").to_string();
-                if m.user {
-                    return Err(format!("tool_use {id} sent in a user message"));
-                }
-                if !all_uses.insert(id.clone()) {
-                    return Err(format!("tool_use id {id} appears twice"));
-                }
-                let answered = view.get(k + 1).is_some_and(|n| {
-                    n.user
-                        && n.blocks.iter().any(|r| {
-                            btype(r) == "tool_result" && r["tool_use_id"].as_str() == Some(&id)
-                        })
-                });
-                if !answered {
-                    return Err(format!(
-                        "tool_use {id} (message {k}, lines {:?}) is not answered in the next message",
-                        m.lines
-                    ));
-                }
-            }
-            if t == "tool_result" {
-                let id = b["tool_use_id"].as_str().unwrap_or("").to_string();
-                *results_here.entry(id.clone()).or_default() += 1;
-                let follows = m.user
-                    && k > 0
-                    && view[k - 1]
-                        .blocks
-                        .iter()
-                        .any(|u| btype(u) == "tool_use" && u["id"].as_str() == Some(&id));
-                if !follows {
-                    return Err(format!(
-                        "tool_result {id} (message {k}, lines {:?}) does not follow its tool_use",
-                        m.lines
-                    ));
-                }
-            }
-            if t == "server_tool_use" {
-                if m.user {
-                    return Err("server_tool_use in a user message".into());
-                }
-                server.push(b["id"].as_str().unwrap_or("").to_string());
-            }
-            if t != "tool_result" && t.ends_with("_tool_result") {
-                let id = b["tool_use_id"].as_str().unwrap_or("");
-                if !server.iter().any(|s| s == id) {
-                    return Err(format!("{t} {id} does not follow its server_tool_use"));
-                }
-            }
-        }
-        if let Some((id, _)) = results_here.iter().find(|(_, n)| **n > 1) {
-            return Err(format!("tool_result {id} answered twice in message {k}"));
-        }
-        for s in &server {
-            let answered = m.blocks.iter().any(|b| {
-                btype(b) != "tool_result"
-                    && btype(b).ends_with("_tool_result")
-                    && b["tool_use_id"].as_str() == Some(s)
-            });
-            if !answered {
-                return Err(format!("server_tool_use {s} has no result in its message"));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// SPEC §2 / failure mode 8: thinking is kept byte-identical or dropped with its whole
-/// response. Every sent assistant response of `out` that holds thinking is, line for line,
-/// a response of `input` (transcripts: all lines of that `message.id`; API shape: the whole
-/// message), and no thinking block appears anywhere else.
-fn check_thinking(input: &[Value], out: &[Value]) -> Result<(), String> {
-    let has_thinking = |v: &Value| {
-        let c = if v.get("type").is_some() {
-            &v["message"]["content"]
-        } else {
-            &v["content"]
-        };
-        c.as_array().is_some_and(|a| {
-            a.iter()
-                .any(|b| matches!(btype(b), "thinking" | "redacted_thinking"))
-        })
-    };
-    // Compared as JSON values: strings exactly, object keys in any order (the API does not
-    // see key order; the library's typed fields may be written in another order).
-    // Lines of response `id` in what is sent (after the last boundary).
-    let lines_of = |vals: &[Value], id: &str| -> Vec<Value> {
-        vals.iter()
-            .skip(view_start(vals))
-            .filter(|v| !is_side(v) && v["type"] == "assistant" && v["message"]["id"] == id)
-            .map(|v| v["message"].clone())
-            .collect()
-    };
-    for (i, v) in out.iter().enumerate().skip(view_start(out)) {
-        let Some((user, _, id)) = sent_line(v) else {
-            continue;
-        };
-        if !has_thinking(v) {
-            continue;
-        }
-        if user {
-            return Err(format!("line {i}: a thinking block in a user message"));
-        }
-        match id {
-            Some(id) => {
-                let (a, b) = (lines_of(input, &id), lines_of(out, &id));
-                if a != b {
-                    return Err(format!(
-                        "response {id}: its lines were edited or split ({} in, {} out)",
-                        a.len(),
-                        b.len()
-                    ));
-                }
-            }
-            None if !input.contains(v) => {
-                return Err(format!(
-                    "line {i}: an assistant message with thinking was edited"
-                ));
-            }
-            None => {}
-        }
-    }
-    Ok(())
+    .to_json()
 }
 
 /// The output of a transformation of `input`: the independent checker accepts it, and the
@@ -922,166 +167,17 @@ fn cfg(default: u32) -> ProptestConfig {
     }
 }
 
-// =============================================================================================
-// A scripted environment (the callbacks of the pipeline), never waiting.
-// =============================================================================================
-
-type SummarizeFn = Box<dyn Fn(&SummaryRequest, usize) -> Result<SummaryResponse, CallError>>;
-type HookFn = Box<dyn Fn(HookKind, &Value) -> Option<Result<HookOutput, CallError>>>;
-/// `readFile` answers: path → content (`None`: unreadable), or an error (`"abort"` aborts).
-type Files = Vec<(String, Result<Option<String>, String>)>;
-
-struct Env {
-    summarize: SummarizeFn,
-    requests: RefCell<Vec<SummaryRequest>>,
-    hook: HookFn,
-    hooks: RefCell<Vec<(HookKind, Value)>>,
-    files: Option<Files>,
-    reads: RefCell<Vec<String>>,
-    memory: Option<String>,
-    abort_at: Option<&'static str>,
-    aborted: Cell<bool>,
-    phases: RefCell<Vec<&'static str>>,
-    sleeps: RefCell<Vec<u64>>,
-    uuids: Cell<u32>,
-}
-
+/// The summary reply of the reliability tests (usage: 4,000 in, 300 out).
 fn answer(summary: &str) -> SummaryResponse {
-    SummaryResponse {
-        text: format!("<analysis>working it out</analysis>\n<summary>{summary}</summary>"),
-        stop_reason: Some("end_turn".into()),
-        usage: Some(UsageCounts {
-            input_tokens: 4_000,
-            output_tokens: 300,
-            ..Default::default()
-        }),
-    }
+    summary_answer(summary, 4_000, 300)
 }
 
-impl Env {
-    fn new(summarize: SummarizeFn) -> Env {
-        Env {
-            summarize,
-            requests: RefCell::new(Vec::new()),
-            hook: Box::new(|_, _| None),
-            hooks: RefCell::new(Vec::new()),
-            files: None,
-            reads: RefCell::new(Vec::new()),
-            memory: None,
-            abort_at: None,
-            aborted: Cell::new(false),
-            phases: RefCell::new(Vec::new()),
-            sleeps: RefCell::new(Vec::new()),
-            uuids: Cell::new(0),
-        }
-    }
-
-    fn summary(text: &str) -> Env {
-        let text = text.to_string();
-        Env::new(Box::new(move |_, _| Ok(answer(&text))))
-    }
-
-    fn calls(&self) -> usize {
-        self.requests.borrow().len()
-    }
-
-    fn hook_calls(&self, kind: HookKind) -> Vec<Value> {
-        self.hooks
-            .borrow()
-            .iter()
-            .filter(|(k, _)| *k == kind)
-            .map(|(_, v)| v.clone())
-            .collect()
-    }
+/// A scripted environment whose summarizer always answers `text` (see [`answer`]).
+fn summary_env(text: &str) -> Scripted {
+    Scripted::answering(text, 4_000, 300)
 }
 
-impl Environment for Env {
-    fn summarize(
-        &self,
-        request: &SummaryRequest,
-    ) -> LocalFuture<'_, Result<SummaryResponse, CallError>> {
-        self.requests.borrow_mut().push(request.clone());
-        let n = self.requests.borrow().len();
-        let r = if self.aborted.get() {
-            Err(CallError::aborted())
-        } else {
-            (self.summarize)(request, n)
-        };
-        Box::pin(async move { r })
-    }
-    fn has_read_file(&self) -> bool {
-        self.files.is_some()
-    }
-    fn read_file(&self, path: &str) -> LocalFuture<'_, Result<Option<String>, CallError>> {
-        self.reads.borrow_mut().push(path.to_string());
-        let r = match self
-            .files
-            .as_ref()
-            .and_then(|f| f.iter().find(|(p, _)| p == path))
-        {
-            None => Ok(None),
-            Some((_, Ok(c))) => Ok(c.clone()),
-            Some((_, Err(e))) if e == "abort" => {
-                self.aborted.set(true);
-                Err(CallError::aborted())
-            }
-            Some((_, Err(e))) => Err(CallError::new(e.clone())),
-        };
-        Box::pin(async move { r })
-    }
-    fn run_hook(
-        &self,
-        kind: HookKind,
-        input: Value,
-    ) -> Option<LocalFuture<'_, Result<HookOutput, CallError>>> {
-        let r = (self.hook)(kind, &input);
-        self.hooks.borrow_mut().push((kind, input));
-        let r = r?;
-        Some(Box::pin(async move { r }))
-    }
-    fn session_memory(&self) -> LocalFuture<'_, Result<Option<String>, CallError>> {
-        let m = self.memory.clone();
-        Box::pin(async move { Ok(m) })
-    }
-    fn sleep(&self, ms: u64) -> LocalFuture<'_, Result<(), CallError>> {
-        self.sleeps.borrow_mut().push(ms);
-        Box::pin(async { Ok(()) })
-    }
-    fn check_abort(&self) -> Result<(), CallError> {
-        if self.aborted.get() {
-            Err(CallError::aborted())
-        } else {
-            Ok(())
-        }
-    }
-    fn progress(&self, event: &ProgressEvent) {
-        self.phases.borrow_mut().push(event.phase);
-        if self.abort_at == Some(event.phase) {
-            self.aborted.set(true);
-        }
-    }
-    fn new_uuid(&self) -> String {
-        self.uuids.set(self.uuids.get() + 1);
-        format!("00000000-2222-4000-8000-{:012}", self.uuids.get())
-    }
-    fn now_iso(&self) -> String {
-        "2026-03-02T00:00:00.000Z".into()
-    }
-    fn random(&self) -> f64 {
-        0.5
-    }
-}
-
-/// Runs a future to completion; the scripted environment's futures are always ready.
-fn block_on<F: Future>(f: F) -> F::Output {
-    let mut cx = Context::from_waker(Waker::noop());
-    let mut f = std::pin::pin!(f);
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
-}
+type SummarizeFn = Summarizer;
 
 fn ctx() -> CompactContext {
     CompactContext {
@@ -1101,7 +197,7 @@ fn compact(
     msgs: &[Message],
     c: &CompactContext,
     o: &CompactOptions,
-    env: &Env,
+    env: &Scripted,
 ) -> Result<CompactionResult, CompactError> {
     block_on(compact_conversation(msgs, c, o, env))
 }
@@ -1123,17 +219,6 @@ fn request_tokens(r: &SummaryRequest) -> u64 {
         }
     }
     (chars as u64).div_ceil(4)
-}
-
-/// The API's 400 answer to a prompt that is too long, as the SDK surfaces it.
-fn ptl_error(actual: u64, limit: u64) -> CallError {
-    CallError {
-        status: Some(400),
-        message: format!(
-            r#"400 {{"type":"error","error":{{"type":"invalid_request_error","message":"prompt is too long: {actual} tokens > {limit} maximum"}}}}"#
-        ),
-        ..Default::default()
-    }
 }
 
 /// A summarizer that rejects requests above `limit` tokens (see [`request_tokens`]) with the
@@ -1163,17 +248,20 @@ fn json_fragment(s: &str, chars: usize) -> String {
     q[1..q.len() - 1].to_string()
 }
 
-/// Index of the latest user message the user wrote (not a tool result, not meta, not a
-/// summary), main chain.
+/// Index of the latest user message the user wrote (with text, not a tool result, not a
+/// summary) among what is sent: main chain, after the last compact boundary (lines before it
+/// are never sent, so no truncation keeps them).
 fn latest_real_user(vals: &[Value]) -> Option<usize> {
-    vals.iter().rposition(|v| {
+    let start = view_start(vals);
+    (start..vals.len()).rev().find(|&i| {
+        let v = &vals[i];
         let Some((true, blocks, _)) = sent_line(v) else {
             return false;
         };
         v.get("type").is_none_or(|t| t == "user")
             && v.get("isCompactSummary").is_none()
-            && blocks.iter().any(|b| btype(b) == "text")
-            && !blocks.iter().any(|b| btype(b) == "tool_result")
+            && blocks.iter().any(|b| block_type(b) == "text")
+            && !blocks.iter().any(|b| block_type(b) == "tool_result")
     })
 }
 
@@ -1208,7 +296,7 @@ fn compactable_results(vals: &[Value]) -> Vec<(String, Option<String>)> {
             continue;
         };
         for b in blocks {
-            match (user, btype(&b)) {
+            match (user, block_type(&b)) {
                 (false, "tool_use")
                     if COMPACTABLE_TOOLS.contains(&b["name"].as_str().unwrap_or("")) =>
                 {
@@ -1239,8 +327,8 @@ proptest! {
     /// `keep_latest_per_path`) the latest result of each path are never cleared; the same
     /// input gives a byte-identical output, and a second pass changes nothing.
     #[test]
-    fn prop_micro_compact_keeps_pairs_thinking_latest_and_is_deterministic(c in g_convo(), o in mc_opts()) {
-        let vals = render(&c);
+    fn prop_micro_compact_keeps_pairs_thinking_latest_and_is_deterministic(c in finished_convo_with(8), o in mc_opts()) {
+        let vals = c.to_json();
         let msgs = parse(&vals);
         check_api(&vals).map_err(tc)?;
         let opts = MicroCompactOptions {
@@ -1288,8 +376,8 @@ proptest! {
     /// Modes 2, 7, 8, 14 — `stripImagesFromMessages` and `stripReinjectedAttachments`: pairs,
     /// thinking and validity kept; no image or document is left in a user message.
     #[test]
-    fn prop_strip_media_and_attachments_keep_pairs_and_thinking(c in g_convo()) {
-        let vals = render(&c);
+    fn prop_strip_media_and_attachments_keep_pairs_and_thinking(c in finished_convo_with(8)) {
+        let vals = c.to_json();
         let msgs = parse(&vals);
         let edits = strip_images(msgs.as_slice()).unwrap();
         let out = apply_edits(&msgs, &edits).unwrap();
@@ -1303,7 +391,7 @@ proptest! {
                     if let Some(a) = b["content"].as_array() {
                         inner.extend(a.iter().cloned());
                     }
-                    prop_assert!(!inner.iter().any(|x| matches!(btype(x), "image" | "document")), "media left: {}", b);
+                    prop_assert!(!inner.iter().any(|x| matches!(block_type(x), "image" | "document")), "media left: {}", b);
                 }
             }
         }
@@ -1322,8 +410,8 @@ proptest! {
     /// MAX_PTL_RETRIES times with random gaps: pairs intact, no response cut in two, thinking
     /// untouched, a user message first.
     #[test]
-    fn prop_truncation_keeps_pairs_whole_responses_and_thinking(c in g_convo(), gaps in prop::collection::vec(0..400_000u64, 3)) {
-        let vals = render(&c);
+    fn prop_truncation_keeps_pairs_whole_responses_and_thinking(c in finished_convo_with(8), gaps in prop::collection::vec(0..400_000u64, 3)) {
+        let vals = c.to_json();
         let input = parse(&vals);
         let mut msgs = input.clone();
         for out in truncations(&mut msgs, &gaps) {
@@ -1333,10 +421,11 @@ proptest! {
     }
 
     /// Mode 1 — the latest user turn survives every prompt-too-long retry: the message the
-    /// user last wrote is still sent after MAX_PTL_RETRIES truncations, whatever the gaps.
+    /// user last wrote (with text, among what is sent) is still sent after MAX_PTL_RETRIES
+    /// truncations, whatever the gaps.
     #[test]
-    fn prop_truncation_never_drops_the_latest_user_prompt(c in g_convo(), gaps in prop::collection::vec(0..400_000u64, 3)) {
-        let vals = render(&c);
+    fn prop_truncation_never_drops_the_latest_user_prompt(c in convo(), gaps in prop::collection::vec(0..400_000u64, 3)) {
+        let vals = c.to_json();
         let mut msgs = parse(&vals);
         let last_user = latest_real_user(&vals).map(|i| vals[i].clone());
         let _ = truncations(&mut msgs, &gaps);
@@ -1350,8 +439,8 @@ proptest! {
     /// §2 defines the API view) and reports a history with one tool_result removed, exactly
     /// as the independent checker does.
     #[test]
-    fn prop_validate_for_api_agrees_with_the_independent_checker(c in g_convo(), pick in any::<prop::sample::Index>()) {
-        let vals = render(&c);
+    fn prop_validate_for_api_agrees_with_the_independent_checker(c in finished_convo_with(8), pick in any::<prop::sample::Index>()) {
+        let vals = c.to_json();
         check_api(&vals).map_err(tc)?;
         let msgs = parse(&vals);
         let problems = validate_for_api(&msgs);
@@ -1367,7 +456,7 @@ proptest! {
             .flat_map(|(i, v)| {
                 let c = if v.get("type").is_some() { &v["message"]["content"] } else { &v["content"] };
                 c.as_array()
-                    .map(|a| a.iter().enumerate().filter(|(_, b)| btype(b) == "tool_result").map(|(k, _)| (i, k)).collect::<Vec<_>>())
+                    .map(|a| a.iter().enumerate().filter(|(_, b)| block_type(b) == "tool_result").map(|(k, _)| (i, k)).collect::<Vec<_>>())
                     .unwrap_or_default()
             })
             .collect();
@@ -1383,10 +472,12 @@ proptest! {
     /// Modes 1, 4, 14, 16 — accounting: the count is the latest response's usage (input +
     /// cache creation + cache read + output, its split lines counted once) plus the estimate
     /// of every sent line after that response's first line that is not one of its lines; with
-    /// no usage, the estimate of what is sent.
+    /// no usage, the estimate of what is sent. Usage logged mid-stream (`stop_reason: null`
+    /// on the anchor line) does not cover the response: its output counts as the larger of
+    /// `output_tokens` and the estimate of the response's lines.
     #[test]
-    fn prop_token_count_is_latest_usage_once_plus_estimate(c in g_convo()) {
-        let vals = render(&c);
+    fn prop_token_count_is_latest_usage_once_plus_estimate(c in convo()) {
+        let vals = c.to_json();
         let msgs = parse(&vals);
         let start = view_start(&vals);
         let count = token_count_with_estimation(msgs.as_slice()).unwrap();
@@ -1400,15 +491,26 @@ proptest! {
                 let u = vals_usage(&vals[a]).unwrap();
                 let id = vals[a]["message"]["id"].clone();
                 let own = |i: usize| !id.is_null() && vals[i]["type"] == "assistant" && vals[i]["message"]["id"] == id;
-                let first = if id.is_null() { a } else { (start..=a).find(|&i| own(i) && !is_side(&vals[i])).unwrap_or(a) };
+                let first = if id.is_null() { a } else { (start..=a).find(|&i| own(i) && !is_sidechain(&vals[i])).unwrap_or(a) };
                 let after: u64 = (first + 1..vals.len())
                     .filter(|&i| sent(i) && !(own(i) && i <= a))
                     .map(|i| estimate_message(msgs.as_slice(), i).unwrap())
                     .sum();
-                u.iter().sum::<u64>() + after
+                let [input, creation, read, output] = u;
+                let streamed = vals[a]["message"].get("stop_reason") == Some(&Value::Null);
+                let output = if streamed {
+                    let content: u64 = (first..=a)
+                        .filter(|&i| sent(i) && (i == a || own(i)))
+                        .map(|i| estimate_message(msgs.as_slice(), i).unwrap())
+                        .sum();
+                    output.max(content)
+                } else {
+                    output
+                };
+                input + creation + read + output + after
             }
         };
-        prop_assert_eq!(count.total, expected);
+        prop_assert_eq!(count.total, expected, "{:?}", count);
     }
 }
 
@@ -1476,10 +578,10 @@ proptest! {
     /// in the request, and written to JSONL then read back it counts as the post-compaction
     /// estimate. A failure is only ever a coded refusal.
     #[test]
-    fn prop_full_compaction_result_is_valid_and_resumable(c in g_convo()) {
-        let vals = render(&c);
+    fn prop_full_compaction_result_is_valid_and_resumable(c in finished_convo_with(8)) {
+        let vals = c.to_json();
         let msgs = parse(&vals);
-        let env = Env::summary("Short summary of the work.");
+        let env = summary_env("Short summary of the work.");
         let opts = CompactOptions { custom_instructions: Some("CI_MARKER_QX81".into()), ..manual() };
         match compact(&msgs, &ctx(), &opts, &env) {
             Ok(r) => {
@@ -1507,10 +609,10 @@ proptest! {
     /// whole responses (thinking byte-identical), the result is valid, and read back from
     /// JSONL it counts as the post-compaction estimate (kept lines' old usage ignored).
     #[test]
-    fn prop_session_memory_result_is_valid_and_resumable(c in g_convo_with(12)) {
-        let vals = render(&c);
+    fn prop_session_memory_result_is_valid_and_resumable(c in finished_convo_with(12)) {
+        let vals = c.to_json();
         let msgs = parse(&vals);
-        let mut env = Env::summary("unused");
+        let mut env = summary_env("unused");
         env.memory = Some("Session memory: the parser work, the cache bug, the failing test.".into());
         match block_on(try_session_memory_compaction(&msgs, &ctx(), None, &env)) {
             Ok(r) => {
@@ -1543,16 +645,16 @@ proptest! {
     /// Modes 2, 14 — auto and reactive compaction on random histories (low threshold): every
     /// result valid; failures reported, never thrown.
     #[test]
-    fn prop_auto_and_reactive_results_are_valid(c in g_convo()) {
-        let vals = render(&c);
+    fn prop_auto_and_reactive_results_are_valid(c in finished_convo_with(8)) {
+        let vals = c.to_json();
         let msgs = parse(&vals);
         let low = CompactContext { config: Config { auto_compact_pct_override: Some(1.0), ..Default::default() }, ..ctx() };
-        let env = Env::summary("s");
+        let env = summary_env("s");
         let out = block_on(auto_compact_if_needed(&msgs, &low, &Tracking::default(), &Default::default(), Some(1), &env)).unwrap();
         if let Some(r) = &out.result {
             check_out(&msgs, &r.post_compact_messages(&msgs)).map_err(tc)?;
         }
-        let env = Env::summary("s");
+        let env = summary_env("s");
         let t = Tracking { turn_id: Some("t1".into()), ..Default::default() };
         if let Ok((r, next)) = block_on(reactive_compact(&msgs, &ctx(), "prompt is too long: 210000 tokens > 200000 maximum", Some(400), &t, Some(1), &env)) {
             check_out(&msgs, &r.post_compact_messages(&msgs)).map_err(tc)?;
@@ -1572,7 +674,7 @@ proptest! {
                 let path = if kind == 5 { format!("/bin/f{p}.png") } else { format!("/src/f{p}.rs") };
                 let content = match kind {
                     4 => format!("ELF\u{0}\u{1}{}", "\u{0}".repeat(len % 50)),
-                    _ => text(len, usize::from(p)),
+                    _ => words(len, usize::from(p)),
                 };
                 (path, content)
             })
@@ -1652,7 +754,7 @@ fn mode01_history_at_1_3x_window_succeeds_within_3_retries_using_the_gap() {
         .unwrap()
         .to_string();
     for limit in [window, 100_000, 60_000] {
-        let env = Env::new(strict_summarizer(limit));
+        let env = Scripted::new(strict_summarizer(limit));
         let r = compact(&msgs, &ctx(), &manual(), &env)
             .unwrap_or_else(|e| panic!("limit {limit}: {:?}", e.error));
         let reqs = env.requests.borrow();
@@ -1712,7 +814,7 @@ fn mode01_smaller_summary_window_first_request_fits() {
         },
         ..ctx()
     };
-    let env = Env::new(Box::new(|r, _| {
+    let env = Scripted::new(Box::new(|r, _| {
         let n = request_tokens(r);
         if n + r.max_tokens > 64_000 {
             Err(CallError {
@@ -1746,7 +848,7 @@ fn mode01_smaller_summary_window_first_request_fits() {
 #[test]
 fn mode01_impossible_limit_fails_with_prompt_too_long_after_3_retries() {
     let msgs = parse(&rounds_convo(30, 4_000, true));
-    let env = Env::new(strict_summarizer(10));
+    let env = Scripted::new(strict_summarizer(10));
     let e = compact(&msgs, &ctx(), &manual(), &env).unwrap_err();
     assert_eq!(e.error.code, ErrorCode::PromptTooLong);
     assert!(env.calls() <= MAX_PTL_RETRIES as usize + 1);
@@ -1773,8 +875,8 @@ fn mode03_auto_result_not_below_threshold_is_a_failure_and_opens_the_breaker() {
     };
     let threshold = auto_compact_threshold(OPUS, &c.config);
     assert_eq!(threshold, 9_000);
-    let big = text(48_000, 3);
-    let env = Env::new(Box::new(move |_, _| Ok(answer(&big))));
+    let big = words(48_000, 3);
+    let env = Scripted::new(Box::new(move |_, _| Ok(answer(&big))));
     let mut t = Tracking::default();
     for i in 1..=MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES {
         let out = block_on(auto_compact_if_needed(
@@ -1876,7 +978,7 @@ fn mode06_full_compaction_keeps_the_latest_user_message_verbatim() {
         };
         vals.push(pending.clone());
         let msgs = parse(&vals);
-        let env = Env::summary("Earlier work on the parser.");
+        let env = summary_env("Earlier work on the parser.");
         let o = CompactOptions {
             keep_last_user_message: true,
             ..manual()
@@ -1911,7 +1013,7 @@ fn mode06_full_compaction_keeps_the_latest_user_message_verbatim() {
 fn mode06_summary_message_is_labelled_as_a_summary_not_a_request() {
     let msgs = parse(&rounds_convo(8, 2_000, true));
     for auto in [false, true] {
-        let env = Env::summary("The user asked for the parser fix.");
+        let env = summary_env("The user asked for the parser fix.");
         let o = CompactOptions {
             is_auto_compact: auto,
             ..manual()
@@ -1960,7 +1062,7 @@ fn mode07_25_images_of_1mb_become_typed_sized_placeholders() {
         {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "A".repeat(16_384)}}]}));
     let msgs = parse(&vals);
     check_valid(&msgs).unwrap();
-    let env = Env::summary("screens");
+    let env = summary_env("screens");
     let r = compact(&msgs, &ctx(), &manual(), &env).unwrap();
     let req = request_text(&env.requests.borrow()[0]);
     assert!(
@@ -1994,7 +1096,7 @@ fn mode09_summary_cut_at_max_tokens_is_never_committed() {
             })
         })
     };
-    let mut env = Env::new(cut());
+    let mut env = Scripted::new(cut());
     env.hook = Box::new(|_, _| Some(Ok(HookOutput::default())));
     let e = compact(&msgs, &ctx(), &manual(), &env).unwrap_err();
     assert_eq!(e.error.code, ErrorCode::SummaryTruncated);
@@ -2011,7 +1113,7 @@ fn mode09_summary_cut_at_max_tokens_is_never_committed() {
         },
         ..ctx()
     };
-    let env = Env::new(cut());
+    let env = Scripted::new(cut());
     let out = block_on(auto_compact_if_needed(
         &msgs,
         &low,
@@ -2029,8 +1131,8 @@ fn mode09_summary_cut_at_max_tokens_is_never_committed() {
 #[test]
 fn mode10_compaction_that_grows_the_context_is_discarded_and_counted() {
     let msgs = parse(&rounds_convo(3, 400, false));
-    let huge = text(400_000, 1);
-    let env = Env::new(Box::new(move |_, _| Ok(answer(&huge))));
+    let huge = words(400_000, 1);
+    let env = Scripted::new(Box::new(move |_, _| Ok(answer(&huge))));
     let e = compact(&msgs, &ctx(), &manual(), &env).unwrap_err();
     assert_eq!(e.error.code, ErrorCode::CompactionNotSmaller);
     let low = CompactContext {
@@ -2042,8 +1144,8 @@ fn mode10_compaction_that_grows_the_context_is_discarded_and_counted() {
     };
     // Above the 1,800-token threshold, so that auto-compaction runs.
     let msgs = parse(&rounds_convo(10, 400, false));
-    let huge = text(400_000, 2);
-    let env = Env::new(Box::new(move |_, _| Ok(answer(&huge))));
+    let huge = words(400_000, 2);
+    let env = Scripted::new(Box::new(move |_, _| Ok(answer(&huge))));
     let t = Tracking {
         consecutive_failures: 2,
         ..Default::default()
@@ -2072,7 +1174,7 @@ fn mode10_compaction_that_grows_the_context_is_discarded_and_counted() {
 #[test]
 fn mode11_overloaded_twice_then_success() {
     let msgs = parse(&rounds_convo(10, 3_000, true));
-    let env = Env::new(Box::new(|_, n| {
+    let env = Scripted::new(Box::new(|_, n| {
         if n <= 2 {
             Err(CallError {
                 status: Some(529),
@@ -2108,7 +1210,7 @@ fn mode11_12_abort_at_every_phase_fails_with_aborted_and_no_result() {
         "postCompactHook",
     ];
     for phase in phases {
-        let mut env = Env::new(Box::new(|_, n| {
+        let mut env = Scripted::new(Box::new(|_, n| {
             if n == 1 {
                 Err(CallError {
                     status: Some(529),
@@ -2143,7 +1245,7 @@ fn mode11_12_abort_at_every_phase_fails_with_aborted_and_no_result() {
         assert!(!env.phases.borrow().contains(&"done"), "{phase}");
     }
     // An abort inside a callback (readFile) too.
-    let mut env = Env::summary("s");
+    let mut env = summary_env("s");
     env.files = Some(vec![("/a.rs".into(), Err("abort".into()))]);
     let c = CompactContext {
         read_file_state: vec![FileSnapshot {
@@ -2184,7 +1286,7 @@ fn mode15_restored_files_binary_skipped_present_not_duplicated_budgets_exact() {
         ],
         ..ctx()
     };
-    let env = Env::summary("files");
+    let env = summary_env("files");
     let r = compact(&msgs, &c, &manual(), &env).unwrap();
     let names: Vec<&str> = r.restored_files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(
@@ -2215,7 +1317,7 @@ fn mode15_restored_files_binary_skipped_present_not_duplicated_budgets_exact() {
         ],
         ..ctx()
     };
-    let mut env = Env::summary("unused");
+    let mut env = summary_env("unused");
     env.memory = Some("memory".into());
     let r = block_on(try_session_memory_compaction(&msgs, &c, None, &env)).unwrap();
     assert!(r.messages_to_keep.contains(&(vals.len() - 2)));
@@ -2238,7 +1340,7 @@ fn mode15_restored_files_binary_skipped_present_not_duplicated_budgets_exact() {
     );
 
     // Unreadable or binary fresh content (readFile) is skipped, not an error.
-    let mut env = Env::summary("s");
+    let mut env = summary_env("s");
     env.files = Some(vec![
         ("/a.rs".into(), Err("EACCES".into())),
         ("/b.rs".into(), Ok(Some("\u{0}\u{0}\u{1}".into()))),
@@ -2334,7 +1436,7 @@ fn mode17_huge_tool_result_in_the_latest_round_is_trimmed_to_a_marker() {
     let msgs = parse(&vals);
     let window = context_window_for_model(OPUS, &Config::default());
     assert!(token_count_with_estimation(msgs.as_slice()).unwrap().total > window);
-    let env = Env::new(strict_summarizer(window - 20_000));
+    let env = Scripted::new(strict_summarizer(window - 20_000));
     let r = compact(&msgs, &ctx(), &manual(), &env).unwrap();
     let reqs = env.requests.borrow();
     assert_eq!(reqs.len(), 1, "the first request already fits");
@@ -2356,7 +1458,7 @@ fn mode17_huge_tool_result_does_not_push_other_turns_out_of_the_request() {
     let (vals, huge_id) = with_huge_result(0);
     let msgs = parse(&vals);
     let window = context_window_for_model(OPUS, &Config::default());
-    let env = Env::new(strict_summarizer(window - 20_000));
+    let env = Scripted::new(strict_summarizer(window - 20_000));
     let r = compact(&msgs, &ctx(), &manual(), &env).unwrap();
     let reqs = env.requests.borrow();
     assert_eq!(reqs.len(), 1, "the first request already fits");
@@ -2391,11 +1493,11 @@ fn mode18_pre_compact_once_with_counts_on_manual_auto_and_reactive_paths() {
         ..ctx()
     };
     let spy = || {
-        let mut e = Env::summary("s");
+        let mut e = summary_env("s");
         e.hook = Box::new(|_, _| Some(Ok(HookOutput::default())));
         e
     };
-    let check = |env: &Env, trigger: &str, threshold: u64, ci: Value, path: &str| {
+    let check = |env: &Scripted, trigger: &str, threshold: u64, ci: Value, path: &str| {
         let pre = env.hook_calls(HookKind::PreCompact);
         assert_eq!(pre.len(), 1, "{path}: PreCompact {} times", pre.len());
         let p = &pre[0];
@@ -2477,7 +1579,7 @@ fn mode18_pre_compact_once_with_counts_on_manual_auto_and_reactive_paths() {
 #[test]
 fn mode18_throwing_hooks_are_reported_and_compaction_goes_on() {
     let msgs = parse(&rounds_convo(10, 3_000, true));
-    let mut env = Env::summary("s");
+    let mut env = summary_env("s");
     env.hook = Box::new(|k, _| Some(Err(CallError::new(format!("{} exploded", k.name())))));
     let r = compact(&msgs, &ctx(), &manual(), &env).unwrap();
     let hooks: Vec<&str> = r.hook_failures.iter().map(|f| f.hook).collect();
@@ -2494,7 +1596,7 @@ fn mode18_throwing_hooks_are_reported_and_compaction_goes_on() {
 fn mode19_custom_instructions_reach_the_request_and_nothing_else() {
     for transcript in [false, true] {
         let msgs = parse(&rounds_convo(10, 2_000, transcript));
-        let mut env = Env::summary("s");
+        let mut env = summary_env("s");
         env.hook = Box::new(|k, _| {
             Some(Ok(HookOutput {
                 instructions: (k == HookKind::PreCompact).then(|| "HOOK_CI_Z42".to_string()),
@@ -2538,7 +1640,7 @@ fn mode20_disabled_auto_compaction_never_summarizes_over_1000_turns() {
             config: config.clone(),
             ..ctx()
         };
-        let env = Env::summary("never");
+        let env = summary_env("never");
         let mut msgs: Vec<Message> = Vec::new();
         let mut t = Tracking::default();
         for turn in 0..1_000u64 {
@@ -2578,7 +1680,7 @@ fn mode20_disabled_auto_compaction_never_summarizes_over_1000_turns() {
         );
     }
     // Control: the same history does compact when enabled.
-    let env = Env::summary("yes");
+    let env = summary_env("yes");
     let msgs = parse(&[
         json!({"role": "user", "content": "x".repeat(4_000)}),
         json!({"role": "assistant", "content": [{"type": "text", "text": "ok"}], "usage": {"input_tokens": 250_000, "output_tokens": 10}}),
@@ -2605,7 +1707,7 @@ fn mode20_disabled_auto_compaction_never_summarizes_over_1000_turns() {
 fn mode21_serialize_parse_resumes_after_the_boundary_with_the_post_count() {
     let vals = rounds_convo(30, 4_000, true);
     let msgs = parse(&vals);
-    let env = Env::summary("resume here");
+    let env = summary_env("resume here");
     let r = compact(&msgs, &ctx(), &manual(), &env).unwrap();
     let post = r.post_compact_messages(&msgs);
     // Claude Code appends the new lines to the session file.
@@ -2645,7 +1747,7 @@ fn mode21_session_memory_resume_counts_the_post_compaction_size() {
         }
     }
     let msgs = parse(&vals);
-    let mut env = Env::summary("unused");
+    let mut env = summary_env("unused");
     env.memory = Some("memory of the session".into());
     let r = block_on(try_session_memory_compaction(&msgs, &ctx(), None, &env)).unwrap();
     let mut file = serialize_transcript(&msgs).unwrap();

@@ -15,6 +15,7 @@ use context_compaction::transforms::ptl::{
 };
 use context_compaction::transforms::strip::{strip_images, IMAGE_PLACEHOLDER};
 use context_compaction::transforms::transcript::{parse_transcript, serialize_transcript};
+use context_compaction_test_support::oracle::{check_api, view_start};
 use serde_json::{json, Value};
 
 const LONG: &str = "cc_long_autocompact_4d5611e5.jsonl";
@@ -132,130 +133,8 @@ fn round_trip_is_lossless() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The API view (SPEC §2), computed from JSON, and its invariants.
+// The API invariants (SPEC §2): the test-support crate's oracle, independent of the library.
 // ---------------------------------------------------------------------------------------------
-
-struct ApiMsg {
-    user: bool,
-    id: Option<String>,
-    blocks: Vec<Value>,
-    lines: Vec<usize>,
-}
-
-fn is_sidechain(v: &Value) -> bool {
-    v.get("isSidechain") == Some(&Value::Bool(true))
-}
-
-fn root_start(vals: &[Value]) -> usize {
-    vals.iter()
-        .rposition(|v| {
-            v["type"] == "system" && v["subtype"] == "compact_boundary" && !is_sidechain(v)
-        })
-        .map_or(0, |i| i + 1)
-}
-
-fn api_view(vals: &[Value]) -> Vec<ApiMsg> {
-    let mut out: Vec<ApiMsg> = Vec::new();
-    for (i, v) in vals.iter().enumerate().skip(root_start(vals)) {
-        if is_sidechain(v) {
-            continue;
-        }
-        let (user, content, id) = match v["type"].as_str() {
-            Some("user") => (true, v["message"]["content"].clone(), None),
-            Some("assistant") => (
-                false,
-                v["message"]["content"].clone(),
-                v["message"]["id"].as_str().map(str::to_string),
-            ),
-            Some("attachment") => (true, json!([{"type": "text", "text": "attachment"}]), None),
-            Some(_) => continue,
-            None => match v["role"].as_str() {
-                Some("user") => (true, v["content"].clone(), None),
-                Some("assistant") => (false, v["content"].clone(), None),
-                _ => continue,
-            },
-        };
-        let blocks = match content {
-            Value::String(s) => vec![json!({"type": "text", "text": s})],
-            Value::Array(a) => a,
-            _ => Vec::new(),
-        };
-        if !user && id.is_some() {
-            if let Some(pos) = out.iter().rposition(|m| !m.user) {
-                if out[pos].id == id && out.len() - pos <= 2 {
-                    out[pos].blocks.extend(blocks);
-                    out[pos].lines.push(i);
-                    continue;
-                }
-            }
-        }
-        match out.last_mut() {
-            Some(last) if last.user == user => {
-                last.blocks.extend(blocks);
-                last.lines.push(i);
-                if !user {
-                    last.id = id;
-                }
-            }
-            _ => out.push(ApiMsg {
-                user,
-                id,
-                blocks,
-                lines: vec![i],
-            }),
-        }
-    }
-    out
-}
-
-/// Tool pairing, user first, nothing empty (SPEC §2).
-fn check_api(vals: &[Value]) -> Result<(), String> {
-    let view = api_view(vals);
-    let first = view.first().ok_or("nothing is sent")?;
-    if !first.user {
-        return Err(format!(
-            "first API message is an assistant (lines {:?})",
-            first.lines
-        ));
-    }
-    let ty = |b: &Value| b["type"].as_str().unwrap_or("").to_string();
-    for (k, m) in view.iter().enumerate() {
-        if m.blocks.is_empty() {
-            return Err(format!("empty API message at lines {:?}", m.lines));
-        }
-        for b in &m.blocks {
-            match ty(b).as_str() {
-                "tool_use" => {
-                    let id = b["id"].as_str();
-                    let ok = !m.user
-                        && view.get(k + 1).is_some_and(|n| {
-                            n.user
-                                && n.blocks.iter().any(|r| {
-                                    ty(r) == "tool_result" && r["tool_use_id"].as_str() == id
-                                })
-                        });
-                    if !ok {
-                        return Err(format!("tool_use {id:?} unanswered (lines {:?})", m.lines));
-                    }
-                }
-                "tool_result" => {
-                    let id = b["tool_use_id"].as_str();
-                    let ok = m.user
-                        && k > 0
-                        && view[k - 1]
-                            .blocks
-                            .iter()
-                            .any(|u| ty(u) == "tool_use" && u["id"].as_str() == id);
-                    if !ok {
-                        return Err(format!("orphan tool_result {id:?} (lines {:?})", m.lines));
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    Ok(())
-}
 
 fn boundary_index(msgs: &[Message]) -> usize {
     msgs.iter()
@@ -450,7 +329,7 @@ fn micro_compact_long_transcript() {
         let est = |m: &[Message], r: std::ops::Range<usize>| -> u64 {
             r.map(|i| estimate_message(m, i).unwrap()).sum()
         };
-        let sent_from = root_start(&to_values(slice));
+        let sent_from = view_start(&to_values(slice));
         let sent_freed = est(slice, sent_from..slice.len()) - est(&out, sent_from..out.len());
         println!(
             "micro_compact on {label}: cleared {} results, tokens_freed {} (estimate of what is sent went down by {sent_freed})",
@@ -549,7 +428,7 @@ fn ptl_truncation_drops_sent_context_on_the_whole_file() {
     let t = truncate_head_for_ptl_retry(msgs.as_slice(), Some(&overflow))
         .unwrap()
         .unwrap();
-    let sent_from = root_start(&to_values(&msgs));
+    let sent_from = view_start(&to_values(&msgs));
     assert!(
         t.start > sent_from,
         "{t:?} but what is sent starts at {sent_from}"

@@ -19,11 +19,12 @@ use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
     // An input starting with 0xff is structured: an array of JSON values built from the
-    // library's vocabulary (`context_compaction_fuzz::Json`); anything else is JSON text.
+    // library's vocabulary (`context_compaction_test_support::typed::Json`); anything else is JSON text.
     let value: Value = match data.split_first() {
         Some((0xff, rest)) => {
             let mut u = arbitrary::Unstructured::new(rest);
-            let items: Vec<context_compaction_fuzz::Json> = u.arbitrary().unwrap_or_default();
+            let items: Vec<context_compaction_test_support::typed::Json> =
+                u.arbitrary().unwrap_or_default();
             Value::Array(items.into_iter().map(|j| j.0).collect())
         }
         _ => match serde_json::from_slice(data) {

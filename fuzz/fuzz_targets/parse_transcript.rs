@@ -9,7 +9,9 @@
 
 #![no_main]
 
-use context_compaction::transforms::transcript::{parse_transcript, serialize_transcript, split_lines};
+use context_compaction::transforms::transcript::{
+    parse_transcript, serialize_transcript, split_lines,
+};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

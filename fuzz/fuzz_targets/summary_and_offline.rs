@@ -15,13 +15,13 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use context_compaction::summarize::loss::{append_missing, loss_report};
 use context_compaction::model::messages::{Block, Content, Message};
+use context_compaction::summarize::loss::{append_missing, loss_report};
 use context_compaction::summarize::offline::{summarize_messages, summarize_request};
 use context_compaction::summarize::summary::{
     build_summary_request, extract_summary, summary_from_response, SummaryResponse,
 };
-use context_compaction_fuzz::Convo;
+use context_compaction_test_support::Convo;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -49,8 +49,9 @@ fn base64_data(msgs: &[Message]) -> Vec<String> {
                 }
             }
             Block::ToolResult(r) => {
-                if let Some(Some(context_compaction::model::messages::ToolResultContent::Blocks(bs))) =
-                    &r.content
+                if let Some(Some(context_compaction::model::messages::ToolResultContent::Blocks(
+                    bs,
+                ))) = &r.content
                 {
                     for b in bs {
                         of(b, out);
@@ -108,7 +109,7 @@ fuzz_target!(|input: Input| {
 
     // The summary request.
     let msgs = input.convo.messages();
-    context_compaction_fuzz::dump(&msgs);
+    context_compaction_test_support::typed::dump(&msgs);
     let instructions: Vec<String> = input.instructions.iter().take(3).cloned().collect();
     let request = build_summary_request("claude-sonnet-4-5", &msgs, &instructions);
     assert_eq!(

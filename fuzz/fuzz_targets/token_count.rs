@@ -12,13 +12,13 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use context_compaction::model::error::{check_token_count, ErrorCode};
-use context_compaction::model::messages::{Kind, Message};
 use context_compaction::measure::tokens::{
     message_facts, token_count_checked, token_count_with_estimation, RunningCount,
 };
+use context_compaction::model::error::{check_token_count, ErrorCode};
+use context_compaction::model::messages::{Kind, Message};
 use context_compaction::model::view::{ConversationView, UsageCounts};
-use context_compaction_fuzz::{plausible_usage, Convo};
+use context_compaction_test_support::{plausible_usage, Convo};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Debug, Arbitrary)]
@@ -67,7 +67,7 @@ fuzz_target!(|input: Input| {
     }
 
     let msgs = input.convo.messages();
-    context_compaction_fuzz::dump(&msgs);
+    context_compaction_test_support::typed::dump(&msgs);
     let plausible = plausible_usage(&input.convo);
     let view = msgs.as_slice();
     let mut running = RunningCount::default();

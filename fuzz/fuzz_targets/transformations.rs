@@ -21,21 +21,28 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use context_compaction::transforms::messages_api::validate_for_api;
+use context_compaction::measure::tokens::{
+    active_start, estimate_range, is_sent, token_count_with_estimation,
+};
 use context_compaction::model::messages::{Block, Content, Kind, Message};
-use context_compaction::transforms::microcompact::{micro_compact, MicroCompactOptions, COMPACTABLE_TOOLS};
+use context_compaction::model::view::{
+    apply_edits, ConversationView, Detail, Edit, CLEARED_PLACEHOLDER,
+};
+use context_compaction::transforms::messages_api::validate_for_api;
+use context_compaction::transforms::microcompact::{
+    micro_compact, MicroCompactOptions, COMPACTABLE_TOOLS,
+};
 use context_compaction::transforms::ptl::{
     group_by_api_turn, latest_user_request, ptl_marker_message, truncate_head,
     truncate_head_for_ptl_retry, ContextOverflow, OverflowKind, Truncation, MAX_PTL_RETRIES,
     PTL_MARKER_TEXT,
 };
 use context_compaction::transforms::session_memory::{choose_cut, has_text, SessionMemoryConfig};
-use context_compaction::transforms::strip::{strip_images, DOCUMENT_PLACEHOLDER, IMAGE_PLACEHOLDER};
-use context_compaction::measure::tokens::{
-    active_start, estimate_range, is_sent, token_count_with_estimation,
+use context_compaction::transforms::strip::{
+    strip_images, DOCUMENT_PLACEHOLDER, IMAGE_PLACEHOLDER,
 };
-use context_compaction::model::view::{apply_edits, ConversationView, Detail, Edit, CLEARED_PLACEHOLDER};
-use context_compaction_fuzz::{result_is, thinking_blocks, tool_ids, Convo, TOOL_NAMES};
+use context_compaction_test_support::typed::{result_is, thinking_blocks, tool_ids};
+use context_compaction_test_support::{Convo, TOOL_NAMES};
 use libfuzzer_sys::fuzz_target;
 use std::collections::{HashMap, HashSet};
 
@@ -71,7 +78,7 @@ struct Input {
 
 fuzz_target!(|input: Input| {
     let msgs = input.convo.messages();
-    context_compaction_fuzz::dump(&msgs);
+    context_compaction_test_support::typed::dump(&msgs);
     let valid = validate_for_api(&msgs).is_empty();
     if input.convo.damage.is_none() {
         assert!(
@@ -281,7 +288,9 @@ fn media_count(msgs: &[Message]) -> usize {
         .map(|b| match b {
             Block::Image(_) | Block::Document(_) => 1,
             Block::ToolResult(r) => match &r.content {
-                Some(Some(context_compaction::model::messages::ToolResultContent::Blocks(inner))) => inner
+                Some(Some(context_compaction::model::messages::ToolResultContent::Blocks(
+                    inner,
+                ))) => inner
                     .iter()
                     .filter(|n| matches!(n, Block::Image(_) | Block::Document(_)))
                     .count(),

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { analyzeLines, formatAnalysis, readTranscriptFile } from '../../pkg/cli-lib.mjs';
-import { LONG_TRANSCRIPT, TRANSCRIPTS as TRANSCRIPTS_DIR } from './helpers/conversations.mjs';
+import { LONG_TRANSCRIPT, TRANSCRIPTS as TRANSCRIPTS_DIR } from './helpers/support.mjs';
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/analyze.mjs', import.meta.url));
 

@@ -4,7 +4,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cc from '../../pkg/node.js';
-import * as h from './helpers/conversations.mjs';
+import * as h from './helpers/support.mjs';
 
 cc.setEnvironmentDefaults({});
 

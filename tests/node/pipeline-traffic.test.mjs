@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cc from '../../pkg/node.js';
 import { startFakeApi, reply } from '../fake-api/server.mjs';
-import * as h from './helpers/conversations.mjs';
+import * as h from './helpers/support.mjs';
 
 cc.setEnvironmentDefaults({});
 

@@ -5,7 +5,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cc from '../../pkg/node.js';
-import * as h from './helpers/conversations.mjs';
+import * as h from './helpers/support.mjs';
 
 cc.setEnvironmentDefaults({});
 
@@ -44,7 +44,7 @@ describe('the validator of the helpers', () => {
     assert.match(h.apiProblems(unanswered).join(), /not answered/);
     const orphan = [{ role: 'user', content: 'hi' }, ...ok.slice(2)];
     assert.match(h.apiProblems(orphan).join(), /does not follow/);
-    assert.match(h.apiProblems(ok.slice(1)).join(), /first message sent is assistant/);
+    assert.match(h.apiProblems(ok.slice(1)).join(), /first message sent is an assistant/);
     assert.match(h.apiProblems([{ role: 'user', content: '' }]).join(), /empty content/);
     assert.match(h.apiProblems([{ role: 'user', content: [] }]).join(), /empty content/);
     assert.match(h.apiProblems([{ role: 'user', content: [{ type: 'text', text: '' }] }]).join(), /empty text/);
@@ -54,7 +54,7 @@ describe('the validator of the helpers', () => {
     // Transcript lines: split responses with interleaved results are one assistant message.
     const t = h.transcriptConversation({ rounds: 3 });
     assert.deepEqual(h.apiProblems(t, t), []);
-    const view = h.apiView(t);
+    const { view } = h.sentView(t);
     assert.equal(view[0].role, 'user');
     assert.ok(view.every((m, i) => i === 0 || m.role !== view[i - 1].role), 'roles alternate');
     // Dropping one tool_result line breaks it.

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as cc from '../../pkg/node.js';
 import { apiCalls, measureEstimates, errorStats, percentile, asOwnConversation, readTranscriptFile } from '../../pkg/cli-lib.mjs';
-import { TRANSCRIPTS as TRANSCRIPTS_DIR } from './helpers/conversations.mjs';
+import { TRANSCRIPTS as TRANSCRIPTS_DIR } from './helpers/support.mjs';
 
 cc.setEnvironmentDefaults({});
 

@@ -1,7 +1,7 @@
 // The reliability suite of issue 5 (RELIABILITY.md): every compaction failure that users of
 // other agents report, shown not to happen here through the built package's JS API.
 // Test names start with "mode NN" — the row of RELIABILITY.md they prove. Random histories come
-// from a seeded generator (helpers/reliability.mjs); every result is checked by an independent
+// from a seeded generator (helpers/support.mjs); every result is checked by an independent
 // checker of the Messages API invariants and by the exported validateForApi. Behaviour only:
 // no assertion looks at wall-clock time.
 //
@@ -9,8 +9,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cc from '../../pkg/node.js';
-import * as h from './helpers/conversations.mjs';
-import * as r from './helpers/reliability.mjs';
+import * as h from './helpers/support.mjs';
 
 cc.setEnvironmentDefaults({});
 
@@ -50,9 +49,9 @@ describe('mode 01: the summary request is itself too long', () => {
     for (const shape of ['api', 'transcript']) {
       const msgs = big(shape);
       const before = structuredClone(msgs);
-      const latest = textOf(r.latestUserMessage(msgs).message);
+      const latest = textOf(h.latestUserMessage(msgs).message);
       for (const limit of [200_000, 100_000, 60_000]) {
-        const summarize = r.strictSummarizer(limit);
+        const summarize = h.strictSummarizer(limit);
         const res = await cc.compactConversation(msgs, { model: OPUS, summarize }, {});
         const label = `${shape}, M = ${limit}`;
         assert.ok(res.ptlRetries <= 3, `${label}: ${res.ptlRetries} retries`);
@@ -67,7 +66,7 @@ describe('mode 01: the summary request is itself too long', () => {
         assert.equal(last.messages[0].role, 'user');
         assert.ok(JSON.stringify(last.messages).includes(inJson(latest)), `${label}: the latest user message is not in the request, intact`);
         untouched(msgs, before, label);
-        r.assertApiValid(cc, cc.buildPostCompactMessages(res), { label });
+        h.assertApiValid(cc, cc.buildPostCompactMessages(res), { label });
       }
     }
   });
@@ -75,16 +74,16 @@ describe('mode 01: the summary request is itself too long', () => {
   test('mode 01: a summarizer with a smaller window (config.summaryContextWindow 64,000): the first request already fits, no 400 seen', async () => {
     for (const shape of ['api', 'transcript']) {
       const msgs = big(shape);
-      const latest = textOf(r.latestUserMessage(msgs).message);
+      const latest = textOf(h.latestUserMessage(msgs).message);
       const errors = [];
       const summarize = h.recordingSummarizer((request) => {
-        const n = r.requestTextTokens(request);
+        const n = h.requestTextTokens(request);
         if (n + request.max_tokens > 64_000) {
           const e = Object.assign(new Error(`400 input length and \`max_tokens\` exceed context limit: ${n} + ${request.max_tokens} > 64000, decrease input length or \`max_tokens\` and try again`), { status: 400 });
           errors.push(e);
           throw e;
         }
-        return r.summaryBody('fits the small window');
+        return h.summaryBody('fits the small window');
       });
       const res = await cc.compactConversation(msgs, { model: OPUS, summarize, config: { summaryContextWindow: 64_000 } }, {});
       assert.equal(errors.length, 0, `${shape}: a 400 was seen`);
@@ -99,23 +98,23 @@ describe('mode 01: the summary request is itself too long', () => {
 describe('modes 02, 08, 14: every exported transformation on random histories', () => {
   test('mode 02: the generator and the independent checker (sanity)', () => {
     for (let seed = 1; seed <= CASES; seed++) {
-      const msgs = r.randomHistory(r.prng(seed));
-      assert.deepEqual(r.checkApi(msgs), [], `seed ${seed}: the generator made an invalid history`);
+      const msgs = h.randomHistory(h.prng(seed));
+      assert.deepEqual(h.apiProblems(msgs), [], `seed ${seed}: the generator made an invalid history`);
     }
     const ok = h.apiConversation({ rounds: 2, thinking: true });
-    assert.match(r.checkApi(ok.slice(0, 2)).join(), /not answered/);
-    assert.match(r.checkApi([{ role: 'user', content: 'q' }, ...ok.slice(2)]).join(), /does not follow/);
-    assert.match(r.checkApi(ok.slice(1)).join(), /first message sent is an assistant/);
-    assert.match(r.checkApi([{ role: 'user', content: [] }]).join(), /empty content/);
+    assert.match(h.apiProblems(ok.slice(0, 2)).join(), /not answered/);
+    assert.match(h.apiProblems([{ role: 'user', content: 'q' }, ...ok.slice(2)]).join(), /does not follow/);
+    assert.match(h.apiProblems(ok.slice(1)).join(), /first message sent is an assistant/);
+    assert.match(h.apiProblems([{ role: 'user', content: [] }]).join(), /empty content/);
     const edited = structuredClone(ok);
     edited[1].content[0].thinking += '!';
-    assert.match(r.thinkingProblems(ok, edited).join(), /edited/);
+    assert.match(h.thinkingProblems(ok, edited).join(), /edited/);
   });
 
   test('mode 14: validateForApi accepts every valid random history (interleaved parallel results included) and catches a removed tool_result', () => {
     const rejected = [];
     for (let seed = 1; seed <= CASES; seed++) {
-      const msgs = r.randomHistory(r.prng(seed));
+      const msgs = h.randomHistory(h.prng(seed));
       const v = cc.validateForApi(msgs);
       if (!v.valid) rejected.push(`seed ${seed}: ${JSON.stringify(v.problems[0])}`);
       const broken = structuredClone(msgs);
@@ -124,7 +123,7 @@ describe('modes 02, 08, 14: every exported transformation on random histories', 
       if (at >= 0) {
         const c = broken[at].message?.content ?? broken[at].content;
         c.splice(c.findIndex((b) => b?.type === 'tool_result'), 1);
-        assert.notDeepEqual(r.checkApi(broken), [], `seed ${seed}: the checker misses it`);
+        assert.notDeepEqual(h.apiProblems(broken), [], `seed ${seed}: the checker misses it`);
         assert.equal(cc.validateForApi(broken).valid, false, `seed ${seed}: validateForApi misses a removed tool_result`);
       }
     }
@@ -133,25 +132,25 @@ describe('modes 02, 08, 14: every exported transformation on random histories', 
 
   test('mode 02/08/14/16: microCompact — pairs, thinking, validity; byte-identical across runs; input never mutated', () => {
     for (let seed = 1; seed <= CASES; seed++) {
-      const rng = r.prng(seed);
-      const msgs = r.randomHistory(rng);
+      const rng = h.prng(seed);
+      const msgs = h.randomHistory(rng);
       const before = structuredClone(msgs);
       const opts = { keepRecent: rng.int(0, 8), keepLatestPerPath: rng.bool() };
       const a = cc.microCompact(msgs, opts);
       const b = cc.microCompact(structuredClone(msgs), opts);
       assert.equal(JSON.stringify(a), JSON.stringify(b), `seed ${seed}: not byte-identical across runs`);
       untouched(msgs, before, `seed ${seed}`);
-      r.assertApiValid(cc, a.messages, { input: msgs, strict: false, label: `microCompact seed ${seed}` });
+      h.assertApiValid(cc, a.messages, { input: msgs, strict: false, label: `microCompact seed ${seed}` });
       assert.deepEqual(cc.microCompact(a.messages, opts).clearedToolUseIds, [], `seed ${seed}: a second pass clears more`);
     }
   });
 
   test('mode 02/07/08/14: stripImagesFromMessages and stripReinjectedAttachments — pairs, thinking, validity; no media left in user messages', () => {
     for (let seed = 1; seed <= CASES; seed++) {
-      const msgs = r.randomHistory(r.prng(seed));
+      const msgs = h.randomHistory(h.prng(seed));
       const before = structuredClone(msgs);
       const stripped = cc.stripImagesFromMessages(msgs);
-      r.assertApiValid(cc, stripped, { input: msgs, strict: false, label: `strip seed ${seed}` });
+      h.assertApiValid(cc, stripped, { input: msgs, strict: false, label: `strip seed ${seed}` });
       for (const m of stripped) {
         const p = m?.isSidechain ? null : m?.type === undefined ? m : m.type === 'user' ? m.message : null;
         if (!p || p.role !== 'user' || !Array.isArray(p.content)) continue;
@@ -161,20 +160,20 @@ describe('modes 02, 08, 14: every exported transformation on random histories', 
         }
       }
       const dropped = cc.stripReinjectedAttachments(stripped);
-      r.assertApiValid(cc, dropped, { input: msgs, strict: false, label: `attachments seed ${seed}` });
+      h.assertApiValid(cc, dropped, { input: msgs, strict: false, label: `attachments seed ${seed}` });
       untouched(msgs, before, `seed ${seed}`);
     }
   });
 
   test('mode 01/02/08/14: truncateHeadForPTLRetry three times with random gaps — pairs, whole responses, thinking, a user message first', () => {
     for (let seed = 1; seed <= CASES; seed++) {
-      const rng = r.prng(seed);
-      const msgs = r.randomHistory(rng, { turns: rng.int(2, 10) });
+      const rng = h.prng(seed);
+      const msgs = h.randomHistory(rng, { turns: rng.int(2, 10) });
       let cur = msgs;
       for (let k = 0; k < 3; k++) {
-        const next = cc.truncateHeadForPTLRetry(cur, r.ptlError(200_000 + rng.int(0, 60_000), 200_000));
+        const next = cc.truncateHeadForPTLRetry(cur, h.ptlError(200_000 + rng.int(0, 60_000), 200_000));
         if (next === null) break;
-        r.assertApiValid(cc, next, { input: msgs, strict: false, label: `truncation seed ${seed} retry ${k + 1}` });
+        h.assertApiValid(cc, next, { input: msgs, strict: false, label: `truncation seed ${seed} retry ${k + 1}` });
         cur = next;
       }
     }
@@ -183,12 +182,12 @@ describe('modes 02, 08, 14: every exported transformation on random histories', 
   test('mode 01: truncateHeadForPTLRetry with keepLatestRequest (as the pipeline uses it) never drops the latest user prompt (the current task) — whatever the gap', () => {
     const lost = [];
     for (let seed = 1; seed <= CASES; seed++) {
-      const rng = r.prng(seed);
-      const msgs = r.randomHistory(rng, { turns: rng.int(1, 8) });
-      const latest = r.latestUserMessage(msgs)?.message;
+      const rng = h.prng(seed);
+      const msgs = h.randomHistory(rng, { turns: rng.int(1, 8) });
+      const latest = h.latestUserMessage(msgs)?.message;
       let cur = msgs;
       for (let k = 0; k < 3; k++) {
-        const next = cc.truncateHeadForPTLRetry(cur, r.ptlError(200_000 + rng.int(0, 400_000), 200_000), { keepLatestRequest: true });
+        const next = cc.truncateHeadForPTLRetry(cur, h.ptlError(200_000 + rng.int(0, 400_000), 200_000), { keepLatestRequest: true });
         if (next === null) break;
         cur = next;
       }
@@ -200,11 +199,11 @@ describe('modes 02, 08, 14: every exported transformation on random histories', 
   test('mode 02/08/14/21: compactConversation + buildPostCompactMessages — every result valid, resumable', async () => {
     let compacted = 0;
     for (let seed = 1; seed <= CASES; seed++) {
-      const msgs = r.randomHistory(r.prng(seed));
+      const msgs = h.randomHistory(h.prng(seed));
       const before = structuredClone(msgs);
       let res;
       try {
-        res = await cc.compactConversation(msgs, { model: OPUS, summarize: async () => r.summaryBody('Short summary.') }, {});
+        res = await cc.compactConversation(msgs, { model: OPUS, summarize: async () => h.summaryBody('Short summary.') }, {});
       } catch (e) {
         assert.ok(['COMPACTION_NOT_SMALLER', 'NOTHING_TO_COMPACT'].includes(e.code), `seed ${seed}: ${e.code} ${e.message}`);
         untouched(msgs, before, `seed ${seed}`);
@@ -212,7 +211,7 @@ describe('modes 02, 08, 14: every exported transformation on random histories', 
       }
       compacted++;
       const post = cc.buildPostCompactMessages(res);
-      r.assertApiValid(cc, post, { input: msgs, strict: false, label: `compaction seed ${seed}` });
+      h.assertApiValid(cc, post, { input: msgs, strict: false, label: `compaction seed ${seed}` });
       assert.equal(cc.tokenCountWithEstimation(post), res.truePostCompactTokenCount);
       untouched(msgs, before, `seed ${seed}`);
     }
@@ -222,8 +221,8 @@ describe('modes 02, 08, 14: every exported transformation on random histories', 
   test('mode 02/08/14: trySessionMemoryCompaction — kept suffix keeps pairs and whole responses; valid; resumable', async () => {
     let applied = 0;
     for (let seed = 1; seed <= CASES; seed++) {
-      const rng = r.prng(seed);
-      const msgs = r.randomHistory(rng, { turns: rng.int(3, 16) });
+      const rng = h.prng(seed);
+      const msgs = h.randomHistory(rng, { turns: rng.int(3, 16) });
       const before = structuredClone(msgs);
       let res;
       try {
@@ -234,10 +233,10 @@ describe('modes 02, 08, 14: every exported transformation on random histories', 
       }
       applied++;
       const post = cc.buildPostCompactMessages(res);
-      r.assertApiValid(cc, post, { input: msgs, strict: false, label: `session memory seed ${seed}` });
+      h.assertApiValid(cc, post, { input: msgs, strict: false, label: `session memory seed ${seed}` });
       res.messagesToKeep.forEach((m) => assert.ok(msgs.includes(m), 'kept messages are the caller\'s objects'));
       const back = cc.parseTranscript(cc.serializeTranscript([...msgs, ...post]));
-      r.assertApiValid(cc, back, { input: msgs, strict: false, label: `session memory seed ${seed}, resumed` });
+      h.assertApiValid(cc, back, { input: msgs, strict: false, label: `session memory seed ${seed}, resumed` });
       assert.equal(new cc.Compactor({ model: OPUS, messages: back }).tokenCount(), res.truePostCompactTokenCount, `seed ${seed}: resumed count`);
       untouched(msgs, before, `seed ${seed}`);
     }
@@ -251,7 +250,7 @@ describe('mode 03: thrashing', () => {
     const msgs = h.apiConversationOfTokens(40_000);
     const before = structuredClone(msgs);
     // ~12,000 tokens of summary: smaller than the 40,000 before, above the 9,000 threshold.
-    const summarize = h.recordingSummarizer(r.summaryBody(h.filler(48_000)));
+    const summarize = h.recordingSummarizer(h.summaryBody(h.filler(48_000)));
     let tracking = { consecutiveFailures: 0 };
     for (let i = 1; i <= 3; i++) {
       const out = await cc.autoCompactIfNeeded(msgs, { model: OPUS, summarize, config: LOW }, tracking);
@@ -265,14 +264,14 @@ describe('mode 03: thrashing', () => {
     assert.equal(summarize.calls.length, 3);
     untouched(msgs, before);
     // The same through the Compactor.
-    const c = new cc.Compactor({ model: OPUS, summarize: h.recordingSummarizer(r.summaryBody(h.filler(48_000))), config: LOW, messages: msgs });
+    const c = new cc.Compactor({ model: OPUS, summarize: h.recordingSummarizer(h.summaryBody(h.filler(48_000))), config: LOW, messages: msgs });
     for (let i = 1; i <= 3; i++) assert.equal((await c.maybeAutoCompact()).error?.code, 'COMPACTION_NOT_SMALLER');
     assert.equal((await c.maybeAutoCompact()).skipped, 'circuitBreakerOpen');
     c.messages.forEach((m, i) => assert.strictEqual(m, msgs[i]));
   });
 
   test('mode 03: Compactor — "refilled within 3 turns, 3 times in a row" is detected and reported (tracking.thrashing, skipped "thrashing", error THRASHING)', async () => {
-    const summarize = h.recordingSummarizer(r.summaryBody('short summary'));
+    const summarize = h.recordingSummarizer(h.summaryBody('short summary'));
     const c = new cc.Compactor({ model: OPUS, summarize, config: LOW });
     const outcomes = [];
     for (let turn = 0; turn < 8; turn++) {
@@ -309,7 +308,7 @@ describe('mode 03: thrashing', () => {
   });
 
   test('mode 03: compactions spaced more than 3 turns apart are not thrashing', async () => {
-    const summarize = h.recordingSummarizer(r.summaryBody('short summary'));
+    const summarize = h.recordingSummarizer(h.summaryBody('short summary'));
     const c = new cc.Compactor({ model: OPUS, summarize, config: LOW });
     let compactions = 0;
     for (let turn = 0; turn < 40; turn++) {
@@ -352,9 +351,9 @@ describe('mode 04: token accounting', () => {
   test('mode 04: images and documents count 2,000 each, never by base64 length', () => {
     for (const bytes of [10, 3_000_000]) {
       assert.equal(cc.tokenCountWithEstimation([{ role: 'user', content: [
-        r.mediaBlock('image', 'image/png', bytes),
-        r.mediaBlock('document', 'application/pdf', bytes),
-        { type: 'tool_result', tool_use_id: 't', content: [r.mediaBlock('image', 'image/jpeg', bytes)] },
+        h.mediaBlock('image', 'image/png', bytes),
+        h.mediaBlock('document', 'application/pdf', bytes),
+        { type: 'tool_result', tool_use_id: 't', content: [h.mediaBlock('image', 'image/jpeg', bytes)] },
       ] }]), 6_000);
     }
   });
@@ -410,17 +409,17 @@ describe('mode 05: pinned content', () => {
     const pinned = [PIN_TEXT, PIN_MESSAGE];
     const pinnedBefore = structuredClone(pinned);
     for (let k = 1; k <= 5; k++) {
-      const res = await cc.compactConversation(msgs, { model: OPUS, pinned, summarize: async () => r.summaryBody(`summary number ${k}`) }, {});
+      const res = await cc.compactConversation(msgs, { model: OPUS, pinned, summarize: async () => h.summaryBody(`summary number ${k}`) }, {});
       const post = cc.buildPostCompactMessages(res);
       checkPinned(post, `compaction ${k}`);
-      r.assertApiValid(cc, post, { label: `compaction ${k}` });
+      h.assertApiValid(cc, post, { label: `compaction ${k}` });
       msgs = [...post, ...h.apiConversation({ rounds: 6, prefix: `k${k}_` })];
     }
     assert.deepStrictEqual(pinned, pinnedBefore, 'the pinned items themselves are not changed');
   });
 
   test('mode 05: a Compactor with pinned content: 5 compactions, each pinned item once, unchanged', async () => {
-    const c = new cc.Compactor({ model: OPUS, pinned: [PIN_TEXT, PIN_MESSAGE], summarize: async () => r.summaryBody('compactor summary'), messages: h.apiConversation({ rounds: 8 }) });
+    const c = new cc.Compactor({ model: OPUS, pinned: [PIN_TEXT, PIN_MESSAGE], summarize: async () => h.summaryBody('compactor summary'), messages: h.apiConversation({ rounds: 8 }) });
     for (let k = 1; k <= 5; k++) {
       await c.compact();
       checkPinned(c.messages, `Compactor compaction ${k}`);
@@ -438,26 +437,26 @@ describe('mode 06: the current task kept, the summary labelled', () => {
       const ask = 'LATEST-TASK: rename parse_line to parse_record everywhere, then run the tests.';
       const pending = shape === 'api' ? { role: 'user', content: ask } : { type: 'user', uuid: 'pending-1', parentUuid: msgs.at(-1).uuid, isSidechain: false, sessionId: 'sess-0001', message: { role: 'user', content: ask } };
       msgs.push(pending);
-      const res = await cc.compactConversation(msgs, { model: OPUS, summarize: async () => r.summaryBody('Earlier work on the parser.') }, { keepLastUserMessage: true });
+      const res = await cc.compactConversation(msgs, { model: OPUS, summarize: async () => h.summaryBody('Earlier work on the parser.') }, { keepLastUserMessage: true });
       assert.ok(res.messagesToKeep.includes(pending), `${shape}: the latest user message is not in messagesToKeep`);
       const post = cc.buildPostCompactMessages(res);
       assert.equal(post.filter((m) => m === pending).length, 1);
       const summaryAt = post.indexOf(res.summaryMessages[0]);
       assert.ok(post.indexOf(pending) > summaryAt, 'the task follows the summary');
-      r.assertApiValid(cc, post, { label: shape });
+      h.assertApiValid(cc, post, { label: shape });
     }
   });
 
   test('mode 06: mid-turn (the history ends with tool results), the user message that started the turn is kept verbatim', async () => {
     const msgs = h.apiConversation({ rounds: 10 });
     msgs.pop(); // the turn's final answer is not written yet: the history ends with a tool_result
-    const latest = r.latestUserMessage(msgs).message;
+    const latest = h.latestUserMessage(msgs).message;
     assert.match(textOf(latest), /^Q9:/);
-    const res = await cc.compactConversation(msgs, { model: OPUS, summarize: async () => r.summaryBody('Earlier work.') }, { keepLastUserMessage: true });
+    const res = await cc.compactConversation(msgs, { model: OPUS, summarize: async () => h.summaryBody('Earlier work.') }, { keepLastUserMessage: true });
     assert.ok(res.messagesToKeep.includes(latest), 'Q9 is not kept');
-    r.assertApiValid(cc, cc.buildPostCompactMessages(res));
+    h.assertApiValid(cc, cc.buildPostCompactMessages(res));
     // Compactor.compact({keepLastUserMessage}) too.
-    const c = new cc.Compactor({ model: OPUS, summarize: async () => r.summaryBody('Earlier work.'), messages: msgs });
+    const c = new cc.Compactor({ model: OPUS, summarize: async () => h.summaryBody('Earlier work.'), messages: msgs });
     const res2 = await c.compact({ keepLastUserMessage: true });
     assert.ok(res2.messagesToKeep.includes(latest), 'Compactor.compact: Q11 is not kept');
     assert.ok(c.messages.includes(latest));
@@ -468,11 +467,11 @@ describe('mode 06: the current task kept, the summary labelled', () => {
   test('mode 06: auto-compaction keeps the latest user message too (keepLastUserMessage in the context / Compactor options)', async () => {
     const msgs = h.apiConversation({ rounds: 12 });
     msgs.pop();
-    const latest = r.latestUserMessage(msgs).message;
-    const out = await cc.autoCompactIfNeeded(msgs, { model: OPUS, summarize: async () => r.summaryBody('Earlier work.'), keepLastUserMessage: true, config: LOW }, {});
+    const latest = h.latestUserMessage(msgs).message;
+    const out = await cc.autoCompactIfNeeded(msgs, { model: OPUS, summarize: async () => h.summaryBody('Earlier work.'), keepLastUserMessage: true, config: LOW }, {});
     assert.equal(out.wasCompacted, true, out.error?.message);
     assert.ok(out.compactionResult.messagesToKeep.includes(latest), 'autoCompactIfNeeded: the latest user message is not kept');
-    const c = new cc.Compactor({ model: OPUS, summarize: async () => r.summaryBody('Earlier work.'), keepLastUserMessage: true, config: LOW, messages: msgs });
+    const c = new cc.Compactor({ model: OPUS, summarize: async () => h.summaryBody('Earlier work.'), keepLastUserMessage: true, config: LOW, messages: msgs });
     const o = await c.maybeAutoCompact();
     assert.equal(o.wasCompacted, true, o.error?.message);
     assert.ok(o.compactionResult.messagesToKeep.includes(latest), 'maybeAutoCompact: the latest user message is not kept');
@@ -481,7 +480,7 @@ describe('mode 06: the current task kept, the summary labelled', () => {
 
   test('mode 06: the summary message says it is a summary and not a new request', async () => {
     for (const isAutoCompact of [false, true]) {
-      const res = await cc.compactConversation(h.apiConversation({ rounds: 6 }), { model: OPUS, summarize: async () => r.summaryBody('THE-SUMMARY-TEXT') }, { isAutoCompact });
+      const res = await cc.compactConversation(h.apiConversation({ rounds: 6 }), { model: OPUS, summarize: async () => h.summaryBody('THE-SUMMARY-TEXT') }, { isAutoCompact });
       const text = textOf(res.summaryMessages[0]);
       assert.match(text, SUMMARY_INTRO);
       assert.match(text, /not a new request from the user/);
@@ -493,8 +492,8 @@ describe('mode 06: the current task kept, the summary labelled', () => {
 // =============================================================================================
 describe('mode 07: images never break compaction', () => {
   test('mode 07: 25 images of 1 MB: no base64 reaches the summarizer; each is a placeholder naming its type and size', async () => {
-    const img = r.mediaBlock('image', 'image/png', 1_048_576);
-    const pdf = r.mediaBlock('document', 'application/pdf', 12_288);
+    const img = h.mediaBlock('image', 'image/png', 1_048_576);
+    const pdf = h.mediaBlock('document', 'application/pdf', 12_288);
     const msgs = [];
     for (let i = 0; i < 25; i++) {
       const content = [];
@@ -505,7 +504,7 @@ describe('mode 07: images never break compaction', () => {
     }
     msgs.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'shot25', content: 'ok' }, pdf] });
     assert.equal(msgs.flatMap((m) => m.content).flatMap((b) => [b, ...(Array.isArray(b.content) ? b.content : [])]).filter((b) => b.type === 'image').length, 25);
-    const summarize = h.recordingSummarizer(r.summaryBody('screens'));
+    const summarize = h.recordingSummarizer(h.summaryBody('screens'));
     const res = await cc.compactConversation(msgs, { model: OPUS, summarize }, {});
     const req = JSON.stringify(summarize.calls[0].request);
     assert.ok(!req.includes(img.source.data.slice(5_000, 5_100)), 'base64 reached the summarizer');
@@ -513,13 +512,13 @@ describe('mode 07: images never break compaction', () => {
     assert.equal(req.split('[image: image/png, 1.0 MB]').length - 1, 25);
     assert.equal(req.split('[document: application/pdf, 12 KB]').length - 1, 1);
     assert.equal(msgs[0].content[1], img, 'the caller\'s messages keep their images');
-    r.assertApiValid(cc, cc.buildPostCompactMessages(res));
+    h.assertApiValid(cc, cc.buildPostCompactMessages(res));
   });
 });
 
 // =============================================================================================
 describe('modes 09, 10: unusable summaries are never committed', () => {
-  const cut = () => r.summaryBody('The user asked for', { stopReason: 'max_tokens' });
+  const cut = () => h.summaryBody('The user asked for', { stopReason: 'max_tokens' });
 
   test('mode 09: a summary cut at max_tokens is never committed (compactConversation, autoCompactIfNeeded, Compactor, a streamed answer)', async () => {
     const msgs = h.apiConversation({ rounds: 12 });
@@ -545,7 +544,7 @@ describe('modes 09, 10: unusable summaries are never committed', () => {
   test('mode 10: a compaction that grows the context is discarded and counted as a failure', async () => {
     const msgs = h.apiConversation({ rounds: 6 });
     const before = structuredClone(msgs);
-    const huge = r.summaryBody(h.filler(400_000));
+    const huge = h.summaryBody(h.filler(400_000));
     const err = await h.rejectsWithCode(cc.compactConversation(msgs, { model: OPUS, summarize: async () => huge }, {}), 'COMPACTION_NOT_SMALLER');
     assert.match(err.message, /nothing was committed/);
     untouched(msgs, before);
@@ -566,7 +565,7 @@ describe('modes 11, 12: transient errors, timeouts, aborts, failures at every st
     const msgs = h.apiConversation({ rounds: 6 });
     const summarize = h.recordingSummarizer((req, opts, n) => {
       if (n <= 2) throw h.overloadedError();
-      return r.summaryBody('third time lucky');
+      return h.summaryBody('third time lucky');
     });
     const res = await cc.compactConversation(msgs, { model: OPUS, summarize }, { retryBaseMs: 1 });
     assert.equal(res.transientRetries, 2);
@@ -638,7 +637,7 @@ describe('modes 11, 12: transient errors, timeouts, aborts, failures at every st
       const seen = [];
       const summarize = h.recordingSummarizer((req, o, n) => {
         if (n === 1) throw h.overloadedError();
-        return r.summaryBody('s');
+        return h.summaryBody('s');
       });
       const hooks = { preCompact: () => {}, sessionStart: () => {}, postCompact: () => {} };
       const onProgress = (e) => {
@@ -659,7 +658,7 @@ describe('modes 11, 12: transient errors, timeouts, aborts, failures at every st
       'summarizer throws 401': { make: () => ({ summarize: async () => { throw Object.assign(new Error('invalid x-api-key'), { status: 401 }); } }) },
       'summarizer throws synchronously': { make: () => ({ summarize: () => { throw new TypeError('boom'); } }) },
       'summarizer resolves to garbage': { make: () => ({ summarize: async () => 42 }) },
-      'summary cut at max_tokens': { make: () => ({ summarize: async () => r.summaryBody('x', { stopReason: 'max_tokens' }) }) },
+      'summary cut at max_tokens': { make: () => ({ summarize: async () => h.summaryBody('x', { stopReason: 'max_tokens' }) }) },
       'empty summary': { make: () => ({ summarize: async () => '' }) },
     };
     for (const [label, f] of Object.entries(failures)) {
@@ -692,12 +691,12 @@ describe('modes 11, 12: transient errors, timeouts, aborts, failures at every st
     }
     // The same Compactor works after a failure (nothing poisoned).
     let fail = true;
-    const c = new cc.Compactor({ model: OPUS, summarize: async () => { if (fail) throw new Error('down'); return r.summaryBody('ok now'); }, messages: h.apiConversation({ rounds: 8 }) });
+    const c = new cc.Compactor({ model: OPUS, summarize: async () => { if (fail) throw new Error('down'); return h.summaryBody('ok now'); }, messages: h.apiConversation({ rounds: 8 }) });
     await assert.rejects(c.compact({ retryBaseMs: 1 }));
     fail = false;
     const res = await c.compact();
     assert.equal(res.summary, 'ok now');
-    r.assertApiValid(cc, c.messages);
+    h.assertApiValid(cc, c.messages);
   });
 
   test('mode 12: throwing hooks and readFile follow their policy: reported or skipped, compaction goes on, nothing corrupted', async () => {
@@ -713,7 +712,7 @@ describe('modes 11, 12: transient errors, timeouts, aborts, failures at every st
     assert.deepEqual(res.hookErrors.map((e) => e.hook), ['preCompact', 'sessionStart', 'postCompact']);
     assert.deepEqual(res.restoredFiles.map((f) => f.path), ['/repo/f3.ts', '/repo/f1.ts']);
     untouched(msgs, clones);
-    r.assertApiValid(cc, cc.buildPostCompactMessages(res));
+    h.assertApiValid(cc, cc.buildPostCompactMessages(res));
   });
 });
 
@@ -734,7 +733,7 @@ describe('mode 13: messages sent during compaction', () => {
         entered.resolve();
         await gate.promise;
         if (o.fail) throw Object.assign(new Error('bad request'), { status: 400 });
-        return r.summaryBody('gated');
+        return h.summaryBody('gated');
       };
       const msgs = o.sessionMemory ? h.apiConversationOfTokens(90_000) : h.apiConversation({ rounds: 12 });
       const { fail, ...opts } = o;
@@ -799,7 +798,7 @@ describe('mode 15: restored files', () => {
     const json = JSON.stringify(res.attachments);
     assert.ok(!json.includes('binary-data') && !json.includes('looks like text'), 'binary content restored');
     assert.equal(json.split(exact).length - 1, 1, 'each file once');
-    r.assertApiValid(cc, cc.buildPostCompactMessages(res));
+    h.assertApiValid(cc, cc.buildPostCompactMessages(res));
 
     // Content already in the kept messages is not restored again.
     const msgs = h.apiConversationOfTokens(90_000);
@@ -816,7 +815,7 @@ describe('mode 15: restored files', () => {
     let msgs = h.apiConversation({ rounds: 10 });
     for (let k = 1; k <= 5; k++) {
       const rfs = new Map([['/src/main.rs', { content: 'fn main() { println!("MAIN-BODY-55"); }\n', timestamp: k }], ['/src/lib.rs', { content: 'pub fn lib() {} // LIB-BODY-66\n', timestamp: k + 0.5 }]]);
-      const res = await cc.compactConversation(msgs, { model: OPUS, summarize: async () => r.summaryBody(`summary ${k}`), readFileState: rfs }, {});
+      const res = await cc.compactConversation(msgs, { model: OPUS, summarize: async () => h.summaryBody(`summary ${k}`), readFileState: rfs }, {});
       const post = cc.buildPostCompactMessages(res);
       const json = JSON.stringify(post);
       assert.equal(json.split('MAIN-BODY-55').length - 1, 1, `compaction ${k}`);
@@ -860,7 +859,7 @@ describe('mode 16: micro-compaction without re-read loops or cache misses', () =
       for (const id of latest.values()) assert.ok(!o.clearedToolUseIds.includes(id), `keepRecent ${keepRecent}: ${id}`);
       for (const id of compactable.slice(compactable.length - keepRecent)) assert.ok(keepRecent === 0 || !o.clearedToolUseIds.includes(id));
     }
-    r.assertApiValid(cc, out.messages, { input: msgs });
+    h.assertApiValid(cc, out.messages, { input: msgs });
   });
 });
 
@@ -873,7 +872,7 @@ describe('mode 17: one tool result larger than the whole window', () => {
       const id = msgs[at].content[0].tool_use_id;
       msgs[at].content[0].content = 'z'.repeat(1_000_000);
       assert.ok(cc.tokenCountWithEstimation(msgs) > 200_000);
-      const summarize = r.strictSummarizer(180_000);
+      const summarize = h.strictSummarizer(180_000);
       const res = await cc.compactConversation(msgs, { model: OPUS, summarize }, {});
       assert.equal(summarize.calls.length, 1, `${where}: the first request already fits`);
       const req = JSON.stringify(summarize.calls[0].request);
@@ -881,7 +880,7 @@ describe('mode 17: one tool result larger than the whole window', () => {
       assert.ok(!req.includes('z'.repeat(100_000)));
       for (let q = 0; q < 6; q++) assert.ok(req.includes(`Q${q}:`), `${where}: question Q${q} left out of the request`);
       assert.ok(res.truePostCompactTokenCount < 200_000);
-      r.assertApiValid(cc, cc.buildPostCompactMessages(res));
+      h.assertApiValid(cc, cc.buildPostCompactMessages(res));
     }
   });
 });
@@ -951,7 +950,7 @@ describe('mode 18: hooks on every path, with counts', () => {
       assert.ok(res, 'compacted despite the hooks');
       assert.deepEqual(res.hookErrors.map((e) => e.hook), ['preCompact', 'sessionStart', 'postCompact']);
       assert.match(res.hookErrors[0].message, /pre boom/);
-      r.assertApiValid(cc, cc.buildPostCompactMessages(res));
+      h.assertApiValid(cc, cc.buildPostCompactMessages(res));
     }
   });
 });
@@ -1031,7 +1030,7 @@ describe('mode 21: resuming reloads the post-compaction history', () => {
     for (const how of ['full', 'session memory']) {
       const input = h.transcriptConversation({ rounds: how === 'full' ? 12 : 40 });
       const res = how === 'full'
-        ? await cc.compactConversation(input, { model: OPUS, summarize: async () => r.summaryBody('RESUME-HERE-77') }, {})
+        ? await cc.compactConversation(input, { model: OPUS, summarize: async () => h.summaryBody('RESUME-HERE-77') }, {})
         : await cc.trySessionMemoryCompaction(input, { model: OPUS, sessionMemory: 'RESUME-HERE-77' });
       const post = cc.buildPostCompactMessages(res);
       // Claude Code appends the new lines to the session file.
@@ -1050,7 +1049,7 @@ describe('mode 21: resuming reloads the post-compaction history', () => {
       assert.ok(!sent.includes(inJson(textOf(input[0]).slice(0, 80))), `${how}: the pre-compaction history is sent again`);
       const resumed = new cc.Compactor({ model: OPUS, messages: back });
       assert.equal(resumed.tokenCount(), res.truePostCompactTokenCount, `${how}: a Compactor resumed from the file`);
-      r.assertApiValid(cc, back, { label: how });
+      h.assertApiValid(cc, back, { label: how });
     }
   });
 });
@@ -1140,7 +1139,7 @@ describe('mode 22: bad input anywhere', () => {
     assert.deepEqual(problems, [], `errors without a code or crashes:\n${problems.join('\n')}`);
     // Still working afterwards: no poisoned WebAssembly state.
     assert.equal(cc.tokenCountWithEstimation([{ role: 'user', content: 'abcd' }]), 1);
-    assert.equal((await cc.compactConversation(h.apiConversation({ rounds: 4 }), { model: OPUS, summarize: async () => r.summaryBody('fine') })).summary, 'fine');
+    assert.equal((await cc.compactConversation(h.apiConversation({ rounds: 4 }), { model: OPUS, summarize: async () => h.summaryBody('fine') })).summary, 'fine');
   });
 
   test('mode 22: cyclic messages — every entry point answers a coded Error; the WebAssembly instance never crashes', () => {
@@ -1159,7 +1158,7 @@ describe('mode 22: bad input anywhere', () => {
     ];
     const failures = [];
     for (const call of calls) {
-      const out = r.runIsolated(`
+      const out = h.runIsolated(`
         const m = { role: 'user', content: [{ type: 'text', text: 'x' }] };
         m.self = m; m.content[0].parent = m;
         const results = [];
@@ -1226,8 +1225,8 @@ describe('mode 22: bad input anywhere', () => {
     assert.strictEqual(mc.messages[0], lines[0], 'unchanged messages are the same objects');
     assert.equal(cc.validateForApi(lines).valid, true);
     cc.stripImagesFromMessages(lines);
-    cc.truncateHeadForPTLRetry(lines, r.ptlError(10, 5));
-    const res = await cc.compactConversation(lines, { model: OPUS, summarize: async () => r.summaryBody(`summary ${lone}`) }, {});
+    cc.truncateHeadForPTLRetry(lines, h.ptlError(10, 5));
+    const res = await cc.compactConversation(lines, { model: OPUS, summarize: async () => h.summaryBody(`summary ${lone}`) }, {});
     const post = cc.buildPostCompactMessages(res);
     assert.equal(cc.parseTranscript(cc.serializeTranscript(post)).length, post.length);
     assert.deepStrictEqual(cc.parseTranscript(cc.serializeTranscript(lines)), lines, 'nothing lost');

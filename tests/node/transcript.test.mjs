@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { parseTranscript, serializeTranscript } from '../../pkg/node.js';
-import { TRANSCRIPTS as TRANSCRIPTS_DIR } from './helpers/conversations.mjs';
+import { TRANSCRIPTS as TRANSCRIPTS_DIR } from './helpers/support.mjs';
 
 const FILES = readdirSync(TRANSCRIPTS_DIR).filter((f) => f.endsWith('.jsonl')).sort();
 

@@ -1,0 +1,182 @@
+//! Checks over the library's typed messages (what the fuzz targets compare), and [`Json`]:
+//! JSON values built by `arbitrary` from the library's vocabulary.
+
+use arbitrary::{Arbitrary, Result as ArbResult, Unstructured};
+use context_compaction::model::messages::{Block, Content, Message, ToolResultContent};
+use serde_json::{json, Map, Value};
+
+/// Every thinking and redacted_thinking block of the conversation, serialized, with its
+/// message index (what must stay byte-identical).
+pub fn thinking_blocks(messages: &[Message]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        if let Some(Content::Blocks(bs)) = m.content() {
+            for b in bs {
+                if matches!(b, Block::Thinking(_) | Block::RedactedThinking(_)) {
+                    out.push((i, serde_json::to_string(b).unwrap()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The ids of every tool call and tool result, per message (what no edit may change).
+pub fn tool_ids(messages: &[Message]) -> Vec<Vec<String>> {
+    messages
+        .iter()
+        .map(|m| match m.content() {
+            Some(Content::Blocks(bs)) => bs
+                .iter()
+                .filter_map(|b| match b {
+                    Block::ToolUse(t) | Block::ServerToolUse(t) => Some(format!("use:{}", t.id)),
+                    Block::ToolResult(r) => Some(format!("result:{}", r.tool_use_id)),
+                    Block::ServerToolResult(r) => Some(format!("server_result:{}", r.tool_use_id)),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+/// Whether a tool result's content is exactly the text `s`.
+pub fn result_is(b: &Block, s: &str) -> bool {
+    matches!(b, Block::ToolResult(r) if matches!(&r.content, Some(Some(ToolResultContent::Text(t))) if t == s))
+}
+
+/// With `FUZZ_DUMP=1` in the environment (when reproducing an artifact), prints the
+/// generated conversation as JSONL to stderr.
+pub fn dump(messages: &[Message]) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var_os("FUZZ_DUMP").is_some()) {
+        for (i, m) in messages.iter().enumerate() {
+            eprintln!("[{i}] {}", serde_json::to_string(m).unwrap());
+        }
+    }
+}
+
+/// A JSON value built by `arbitrary` from the library's own vocabulary (field names, type
+/// strings, numbers at the edges), so that structural cases (`"type": null`, a number where
+/// a string is expected, nested blocks) are reached without guessing bytes.
+#[derive(Clone, Debug)]
+pub struct Json(
+    /// The value.
+    pub Value,
+);
+
+const KEYS: &[&str] = &[
+    "type",
+    "role",
+    "content",
+    "message",
+    "subtype",
+    "uuid",
+    "parentUuid",
+    "isSidechain",
+    "isMeta",
+    "isCompactSummary",
+    "timestamp",
+    "id",
+    "usage",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "text",
+    "tool_use_id",
+    "name",
+    "input",
+    "source",
+    "data",
+    "media_type",
+    "signature",
+    "thinking",
+    "attachment",
+    "compactMetadata",
+    "keptMessages",
+    "stop_reason",
+    "is_error",
+    "file_path",
+    "citations",
+];
+
+const STRINGS: &[&str] = &[
+    "user",
+    "assistant",
+    "system",
+    "attachment",
+    "progress",
+    "message",
+    "text",
+    "image",
+    "document",
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "server_tool_use",
+    "web_search_tool_result",
+    "_tool_result",
+    "compact_boundary",
+    "base64",
+    "image/png",
+    "",
+    "[Old tool result content cleared]",
+    "skill_listing",
+    "2026-02-10T21:11:56.906Z",
+    "Read",
+    "Bash",
+    "toolu_1",
+    "msg_1",
+];
+
+fn arbitrary_json(u: &mut Unstructured<'_>, depth: u32) -> ArbResult<Value> {
+    let pick = if depth >= 5 {
+        u.int_in_range(0..=4)?
+    } else {
+        u.int_in_range(0..=7)?
+    };
+    Ok(match pick {
+        0 => Value::Null,
+        1 => Value::Bool(u.arbitrary()?),
+        2 => match u.int_in_range(0..=5)? {
+            0 => json!(u.arbitrary::<u16>()?),
+            1 => json!(-i64::from(u.arbitrary::<u32>()?)),
+            2 => json!(u.arbitrary::<u64>()?),
+            3 => serde_json::Number::from_f64(u.arbitrary::<f64>()?)
+                .map_or(Value::Null, Value::Number),
+            4 => json!(1e15 + f64::from(u.arbitrary::<u8>()?)),
+            _ => json!(f64::from(u.arbitrary::<u16>()?) / 8.0),
+        },
+        3 => Value::String(STRINGS[usize::from(u.arbitrary::<u8>()?) % STRINGS.len()].to_string()),
+        4 => Value::String(u.arbitrary::<String>()?.chars().take(64).collect()),
+        5 | 6 => {
+            let n = u.int_in_range(0..=6)?;
+            let mut o = Map::new();
+            for _ in 0..n {
+                let key = if u.ratio(1, 8)? {
+                    u.arbitrary::<String>()?.chars().take(16).collect()
+                } else {
+                    KEYS[usize::from(u.arbitrary::<u8>()?) % KEYS.len()].to_string()
+                };
+                o.insert(key, arbitrary_json(u, depth + 1)?);
+            }
+            Value::Object(o)
+        }
+        _ => {
+            let n = u.int_in_range(0..=4)?;
+            let mut a = Vec::new();
+            for _ in 0..n {
+                a.push(arbitrary_json(u, depth + 1)?);
+            }
+            Value::Array(a)
+        }
+    })
+}
+
+impl<'a> Arbitrary<'a> for Json {
+    fn arbitrary(u: &mut Unstructured<'a>) -> ArbResult<Self> {
+        arbitrary_json(u, 0).map(Json)
+    }
+}
