@@ -2,10 +2,10 @@
 # The project's test command (README, `npm test`, .ci/run). Runs every layer in order and
 # stops at the first failure with a banner naming the stage:
 #    1 setup         scripts/setup.sh: installs whatever is missing (quiet no-op otherwise)
-#    2 fmt           cargo fmt --check
-#    3 clippy        cargo clippy --all-targets -- -D warnings            (native: the core)
+#    2 fmt           cargo fmt --all --check
+#    3 clippy        cargo clippy --workspace --all-targets -- -D warnings (native: core + test-support)
 #    4 clippy-wasm   the same for wasm32 (the bindings exist only there)
-#    5 cargo-test    cargo test                                         (the core, natively)
+#    5 cargo-test    cargo test --workspace                             (the core, natively)
 #    6 build         scripts/build.sh                                   (pkg/: web.js, node.js)
 #    7 wasm-node     wasm-pack test --node                              (bindings inside WASM)
 #    8 wasm-chrome   wasm-pack test --headless --chrome                 (the same, in Chrome)
@@ -105,18 +105,18 @@ node_tests() {
 step setup "install what is missing (scripts/setup.sh)" \
   bash scripts/setup.sh
 
-step fmt "cargo fmt --check" \
-  cargo fmt --check
+step fmt "cargo fmt --all --check" \
+  cargo fmt --all --check
 
-step clippy "cargo clippy --all-targets -- -D warnings" \
-  cargo clippy --quiet --all-targets -- -D warnings
+step clippy "cargo clippy --workspace --all-targets -- -D warnings" \
+  cargo clippy --quiet --workspace --all-targets -- -D warnings
 
 # The bindings (src/bindings/, wasm32 only) are invisible to a native clippy run.
 step clippy-wasm "cargo clippy --target wasm32-unknown-unknown --all-targets -- -D warnings" \
   cargo clippy --quiet --target wasm32-unknown-unknown --all-targets -- -D warnings
 
-step cargo-test "cargo test" \
-  cargo test --quiet
+step cargo-test "cargo test --workspace" \
+  cargo test --quiet --workspace
 
 step build "bash scripts/build.sh (pkg/)" \
   bash scripts/build.sh
