@@ -3,4 +3,5 @@
 
 pub mod loss;
 pub mod offline;
+pub mod offline_answer;
 pub mod summary;
