@@ -21,10 +21,11 @@ use context_compaction::drive::autocompact::{
 };
 use context_compaction::drive::env::{CallError, HookKind, HookOutput};
 use context_compaction::drive::pipeline::{
-    compact_conversation, try_session_memory_compaction, CompactContext, CompactError,
-    CompactOptions, CompactionResult,
+    compact_conversation, CompactContext, CompactError, CompactOptions, CompactionResult,
 };
 use context_compaction::drive::reactive::reactive_compact;
+use context_compaction::drive::retry::RetryPolicy;
+use context_compaction::drive::session_memory::try_session_memory_compaction;
 use context_compaction::measure::thresholds::{auto_compact_threshold, context_window_for_model};
 use context_compaction::measure::tokens::{
     estimate_message, text_tokens, token_count_with_estimation, MEDIA_TOKENS,
@@ -188,7 +189,7 @@ fn ctx() -> CompactContext {
 
 fn manual() -> CompactOptions {
     CompactOptions {
-        retry_base_ms: Some(1),
+        retry: RetryPolicy::with_base_ms(1),
         ..Default::default()
     }
 }
@@ -650,13 +651,13 @@ proptest! {
         let msgs = parse(&vals);
         let low = CompactContext { config: Config { auto_compact_pct_override: Some(1.0), ..Default::default() }, ..ctx() };
         let env = summary_env("s");
-        let out = block_on(auto_compact_if_needed(&msgs, &low, &Tracking::default(), &Default::default(), Some(1), &env)).unwrap();
+        let out = block_on(auto_compact_if_needed(&msgs, &low, &Tracking::default(), &Default::default(), &RetryPolicy::with_base_ms(1), &env)).unwrap();
         if let Some(r) = &out.result {
             check_out(&msgs, &r.post_compact_messages(&msgs)).map_err(tc)?;
         }
         let env = summary_env("s");
         let t = Tracking { turn_id: Some("t1".into()), ..Default::default() };
-        if let Ok((r, next)) = block_on(reactive_compact(&msgs, &ctx(), "prompt is too long: 210000 tokens > 200000 maximum", Some(400), &t, Some(1), &env)) {
+        if let Ok((r, next)) = block_on(reactive_compact(&msgs, &ctx(), "prompt is too long: 210000 tokens > 200000 maximum", Some(400), &t, &RetryPolicy::with_base_ms(1), &env)) {
             check_out(&msgs, &r.post_compact_messages(&msgs)).map_err(tc)?;
             prop_assert_eq!(next.reactive_turn_id.as_deref(), Some("t1"));
         }
@@ -884,7 +885,7 @@ fn mode03_auto_result_not_below_threshold_is_a_failure_and_opens_the_breaker() {
             &c,
             &t,
             &Default::default(),
-            Some(1),
+            &RetryPolicy::with_base_ms(1),
             &env,
         ))
         .unwrap();
@@ -908,7 +909,7 @@ fn mode03_auto_result_not_below_threshold_is_a_failure_and_opens_the_breaker() {
         &c,
         &t,
         &Default::default(),
-        Some(1),
+        &RetryPolicy::with_base_ms(1),
         &env,
     ))
     .unwrap();
@@ -1119,7 +1120,7 @@ fn mode09_summary_cut_at_max_tokens_is_never_committed() {
         &low,
         &Tracking::default(),
         &Default::default(),
-        Some(1),
+        &RetryPolicy::with_base_ms(1),
         &env,
     ))
     .unwrap();
@@ -1155,7 +1156,7 @@ fn mode10_compaction_that_grows_the_context_is_discarded_and_counted() {
         &low,
         &t,
         &Default::default(),
-        Some(1),
+        &RetryPolicy::with_base_ms(1),
         &env,
     ))
     .unwrap();
@@ -1529,7 +1530,7 @@ fn mode18_pre_compact_once_with_counts_on_manual_auto_and_reactive_paths() {
         &low,
         &Tracking::default(),
         &Default::default(),
-        Some(1),
+        &RetryPolicy::with_base_ms(1),
         &env,
     ))
     .unwrap();
@@ -1551,7 +1552,7 @@ fn mode18_pre_compact_once_with_counts_on_manual_auto_and_reactive_paths() {
         &mid,
         &Tracking::default(),
         &Default::default(),
-        Some(1),
+        &RetryPolicy::with_base_ms(1),
         &env,
     ))
     .unwrap();
@@ -1569,7 +1570,7 @@ fn mode18_pre_compact_once_with_counts_on_manual_auto_and_reactive_paths() {
         "prompt is too long: 230000 tokens > 200000 maximum",
         Some(400),
         &t,
-        Some(1),
+        &RetryPolicy::with_base_ms(1),
         &env,
     ))
     .unwrap();
@@ -1654,7 +1655,7 @@ fn mode20_disabled_auto_compaction_never_summarizes_over_1000_turns() {
                 &c,
                 &t,
                 &Default::default(),
-                Some(1),
+                &RetryPolicy::with_base_ms(1),
                 &env,
             ))
             .unwrap();
@@ -1691,7 +1692,7 @@ fn mode20_disabled_auto_compaction_never_summarizes_over_1000_turns() {
         &ctx(),
         &Tracking::default(),
         &Default::default(),
-        Some(1),
+        &RetryPolicy::with_base_ms(1),
         &env,
     ))
     .unwrap();

@@ -9,180 +9,26 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::convert::*;
-use super::env::{clear_state, entries_of, JsEnv};
-use crate::drive::autocompact::{self, ShouldAutoCompactOptions, Tracking};
+use super::env::{clear_state, JsEnv};
+use crate::drive::autocompact;
+use crate::drive::options::{self, ContextOptions};
 use crate::drive::pipeline::{
-    self, AsyncAgent, CompactContext, CompactError, CompactOptions, CompactionResult, HookFailure,
-    RestoredItem,
+    self, CompactContext, CompactError, CompactOptions, CompactionResult, HookFailure, RestoredItem,
 };
+use crate::drive::session_memory;
 use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::Message;
 use crate::transforms::context_management;
-use crate::transforms::restore::{FileSnapshot, SkillInfo};
 
-fn string_list(v: &JsValue, what: &str, keys: &[&str]) -> crate::Result<Vec<String>> {
-    if v.is_undefined() || v.is_null() {
-        return Ok(Vec::new());
-    }
-    let arr = v
-        .dyn_ref::<Array>()
-        .ok_or_else(|| Error::invalid_argument(format!("{what} must be an array")))?;
-    arr.iter()
-        .enumerate()
-        .map(|(i, x)| {
-            if let Some(s) = x.as_string() {
-                return Ok(s);
-            }
-            let parts: Vec<String> = keys
-                .iter()
-                .filter_map(|k| prop(&x, k).as_string())
-                .collect();
-            if parts.is_empty() {
-                Err(Error::invalid_argument(format!(
-                    "{what}[{i}] must be a string or an object with {}",
-                    keys.join("/")
-                )))
-            } else {
-                Ok(parts.join(": "))
-            }
-        })
-        .collect()
+/// Reads the data of a JS `context` with the core's parser (the callbacks are read by
+/// [`JsEnv`]).
+pub(crate) fn context_options(context: &JsValue) -> crate::Result<ContextOptions> {
+    options::context(context)
 }
 
-fn entries(v: &JsValue, what: &str) -> crate::Result<Vec<(String, JsValue)>> {
-    let e = entries_of(v);
-    let arr = e.dyn_ref::<Array>().ok_or_else(|| {
-        Error::invalid_argument(format!("{what} must be a Map, an object or an array"))
-    })?;
-    Ok(arr
-        .iter()
-        .filter_map(|pair| {
-            let pair: Array = pair.unchecked_into();
-            pair.get(0).as_string().map(|k| (k, pair.get(1)))
-        })
-        .collect())
-}
-
-/// Reads the data of a JS `context` (the callbacks are read by [`JsEnv`]).
+/// The compaction data of a JS `context` (see [`context_options`]).
 pub fn context_arg(context: &JsValue) -> crate::Result<CompactContext> {
-    if !context.is_object() {
-        return Err(Error::invalid_argument(
-            "context must be an object with at least `model`",
-        ));
-    }
-    let model = opt_string(context, "model", "context")?
-        .ok_or_else(|| Error::invalid_argument("context.model must be a model id string"))?;
-    let mut read_file_state = Vec::new();
-    for (path, v) in entries(&prop(context, "readFileState"), "context.readFileState")? {
-        let content = v.as_string().or_else(|| prop(&v, "content").as_string());
-        let timestamp_ms = prop(&v, "timestamp")
-            .as_f64()
-            .or_else(|| prop(&v, "mtime").as_f64())
-            .unwrap_or(0.0);
-        read_file_state.push(FileSnapshot {
-            path,
-            content,
-            timestamp_ms,
-        });
-    }
-    let mut invoked_skills = Vec::new();
-    for (name, v) in entries(&prop(context, "invokedSkills"), "context.invokedSkills")? {
-        let content = v
-            .as_string()
-            .or_else(|| prop(&v, "content").as_string())
-            .unwrap_or_default();
-        let name = prop(&v, "name").as_string().unwrap_or(name);
-        invoked_skills.push(SkillInfo { name, content });
-    }
-    let tools = {
-        let d = prop(context, "discoveredTools");
-        if d.is_undefined() {
-            prop(context, "tools")
-        } else {
-            d
-        }
-    };
-    let async_agents = {
-        let v = prop(context, "asyncAgents");
-        let mut out = Vec::new();
-        if let Some(arr) = v.dyn_ref::<Array>() {
-            for a in arr.iter() {
-                let s = |k: &str| prop(&a, k).as_string().unwrap_or_default();
-                out.push(AsyncAgent {
-                    id: if s("id").is_empty() {
-                        s("agentId")
-                    } else {
-                        s("id")
-                    },
-                    description: s("description"),
-                    status: if s("status").is_empty() {
-                        "running".into()
-                    } else {
-                        s("status")
-                    },
-                });
-            }
-        } else if !(v.is_undefined() || v.is_null()) {
-            return Err(Error::invalid_argument(
-                "context.asyncAgents must be an array",
-            ));
-        }
-        out
-    };
-    let mcp = prop(context, "mcpInstructions");
-    let mcp_instructions = if mcp.as_string().is_some() {
-        vec![mcp.as_string().unwrap_or_default()]
-    } else if mcp.is_object() && !Array::is_array(&mcp) {
-        entries(&mcp, "context.mcpInstructions")?
-            .into_iter()
-            .filter_map(|(k, v)| v.as_string().map(|t| format!("{k}: {t}")))
-            .collect()
-    } else {
-        string_list(&mcp, "context.mcpInstructions", &["server", "instructions"])?
-    };
-    let pinned_v = prop(context, "pinned");
-    let mut pinned = Vec::new();
-    if let Some(arr) = pinned_v.dyn_ref::<Array>() {
-        for (k, p) in arr.iter().enumerate() {
-            if let Some(t) = p.as_string() {
-                pinned.push(crate::drive::pipeline::Pinned::Text(t));
-            } else if p.is_object() {
-                let v: serde_json::Value = serde_wasm_bindgen::from_value(p).map_err(|e| {
-                    Error::invalid_message(e.to_string()).at(format!("context.pinned[{k}]"))
-                })?;
-                pinned.push(crate::drive::pipeline::Pinned::Message(Box::new(
-                    Message::from_value(v, &format!("context.pinned[{k}]"))?,
-                )));
-            } else {
-                return Err(Error::invalid_argument(format!(
-                    "context.pinned[{k}] must be a string or a message"
-                )));
-            }
-        }
-    } else if !(pinned_v.is_undefined() || pinned_v.is_null()) {
-        return Err(Error::invalid_argument(
-            "context.pinned must be an array of strings or messages",
-        ));
-    }
-    Ok(CompactContext {
-        pinned,
-        keep_last_user_message: keep_last_user_message(context)?,
-        model,
-        summary_model: opt_string(context, "summaryModel", "context")?,
-        config: config_arg(&prop(context, "config"))?,
-        read_file_state,
-        plan: opt_string(context, "plan", "context")?,
-        plan_mode: opt_bool(context, "planMode", "context")?.unwrap_or(false),
-        invoked_skills,
-        discovered_tools: string_list(&tools, "context.discoveredTools", &["name"])?,
-        agents: string_list(
-            &prop(context, "agents"),
-            "context.agents",
-            &["name", "description"],
-        )?,
-        mcp_instructions,
-        async_agents,
-    })
+    context_options(context).map(|c| c.context)
 }
 
 #[wasm_bindgen]
@@ -351,33 +197,14 @@ pub(crate) fn commit_context(context: &JsValue) {
     clear_state(&prop(context, "loadedNestedMemoryPaths"));
 }
 
-/// The `options` of `compactConversation` (also read by `Compactor.compact`).
+/// The `options` of `compactConversation`, read by the core's parser.
 pub(crate) fn compact_options(options: &JsValue) -> crate::Result<CompactOptions> {
-    options_arg(options, "options")?;
-    Ok(CompactOptions {
-        suppress_follow_up_questions: opt_bool(options, "suppressFollowUpQuestions", "options")?
-            .unwrap_or(false),
-        custom_instructions: opt_string(options, "customInstructions", "options")?,
-        is_auto_compact: opt_bool(options, "isAutoCompact", "options")?.unwrap_or(false),
-        recompaction_info: {
-            let v = prop(options, "recompactionInfo");
-            if v.is_undefined() || v.is_null() {
-                None
-            } else {
-                serde_wasm_bindgen::from_value(v).ok()
-            }
-        },
-        retry_base_ms: opt_number(options, "retryBaseMs", "options")?.map(|n| n.max(0.0) as u64),
-        pre_compact: None,
-        append_missing: opt_bool(options, "appendMissing", "options")?.unwrap_or(false),
-        keep_last_user_message: opt_bool(options, "keepLastUserMessage", "options")?
-            .unwrap_or(false),
-    })
+    options::compact_options(options)
 }
 
-/// `keepLastUserMessage` given in a `context` (for the automatic paths).
-pub fn keep_last_user_message(context: &JsValue) -> crate::Result<bool> {
-    Ok(opt_bool(context, "keepLastUserMessage", "context")?.unwrap_or(false))
+/// The `options` of `Compactor.compact`, read by the core's parser.
+pub(crate) fn compactor_compact_options(options: &JsValue) -> crate::Result<CompactOptions> {
+    options::compactor_compact_options(options)
 }
 
 /// `compactConversation(messages, context, options?)` → `Promise<CompactionResult>`
@@ -414,30 +241,11 @@ pub async fn try_session_memory_compaction(
     let typed = js(messages_arg(&messages))?;
     let ctx = js(context_arg(&context))?;
     let env = js(JsEnv::from_context(&context, true))?;
-    let r = pipeline::try_session_memory_compaction(&typed, &ctx, None, &env)
+    let r = session_memory::try_session_memory_compaction(&typed, &ctx, None, &env)
         .await
         .map_err(compact_error)?;
     commit_context(&context);
     result_js(&r, &messages, &context)
-}
-
-fn tracking_arg(tracking: &JsValue) -> crate::Result<Tracking> {
-    options_arg(tracking, "tracking")?;
-    let failures = opt_number(tracking, "consecutiveFailures", "tracking")?.unwrap_or(0.0);
-    if failures < 0.0 {
-        return Err(Error::invalid_argument(
-            "tracking.consecutiveFailures must not be negative",
-        ));
-    }
-    let id = |k: &str| {
-        let v = prop(tracking, k);
-        v.as_string().or_else(|| v.as_f64().map(|n| n.to_string()))
-    };
-    Ok(Tracking {
-        consecutive_failures: failures as u32,
-        turn_id: id("turnId").or_else(|| id("turnCounter")),
-        reactive_turn_id: id("reactiveTurnId"),
-    })
 }
 
 /// `autoCompactIfNeeded(messages, context, tracking?)` →
@@ -451,16 +259,13 @@ pub async fn auto_compact_if_needed(
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
-    let ctx = js(context_arg(&context))?;
+    let c = js(context_options(&context))?;
     let env = js(JsEnv::from_context(&context, false))?;
-    let t = js(tracking_arg(&tracking))?;
-    let query = ShouldAutoCompactOptions {
-        query_source: js(opt_string(&context, "querySource", "context"))?,
-        snip_tokens_freed: js(opt_number(&context, "snipTokensFreed", "context"))?
-            .map_or(0, |n| n.max(0.0) as u64),
-    };
-    let retry = js(opt_number(&context, "retryBaseMs", "context"))?.map(|n| n.max(0.0) as u64);
-    let out = js(autocompact::auto_compact_if_needed(&typed, &ctx, &t, &query, retry, &env).await)?;
+    let t = js(options::tracking(&tracking))?;
+    let out = js(autocompact::auto_compact_if_needed(
+        &typed, &c.context, &t, &c.auto, &c.retry, &env,
+    )
+    .await)?;
     let result = match &out.result {
         Some(r) => {
             commit_context(&context);
@@ -508,15 +313,15 @@ pub async fn reactive_compact(
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
-    let ctx = js(context_arg(&context))?;
+    let c = js(context_options(&context))?;
     let env = js(JsEnv::from_context(&context, false))?;
-    let t = js(tracking_arg(&tracking))?;
+    let t = js(options::tracking(&tracking))?;
     let (text, status) = super::exports::error_text(&error);
-    let retry = js(opt_number(&context, "retryBaseMs", "context"))?.map(|n| n.max(0.0) as u64);
-    let (r, next) =
-        crate::drive::reactive::reactive_compact(&typed, &ctx, &text, status, &t, retry, &env)
-            .await
-            .map_err(compact_error)?;
+    let (r, next) = crate::drive::reactive::reactive_compact(
+        &typed, &c.context, &text, status, &t, &c.retry, &env,
+    )
+    .await
+    .map_err(compact_error)?;
     commit_context(&context);
     let o = Object::new();
     Reflect::set(
@@ -547,7 +352,7 @@ pub fn build_api_context_management(
     #[wasm_bindgen(unchecked_optional_param_type = "ContextManagementOptions | null")]
     options: JsValue,
 ) -> JsResult<JsValue> {
-    js(options_arg(&options, "options"))?;
+    js(options::check_object(&options, "options"))?;
     let v: serde_json::Value = if options.is_undefined() || options.is_null() {
         serde_json::Value::Object(Default::default())
     } else {
@@ -600,11 +405,10 @@ pub fn offline_summarizer(
     #[wasm_bindgen(unchecked_optional_param_type = "OfflineSummarizerOptions | null")]
     options: JsValue,
 ) -> JsResult<js_sys::Function> {
-    js(options_arg(&options, "options"))?;
-    let budget = js(opt_number(&options, "maxTokens", "options"))?
-        .map_or(crate::summarize::offline::DEFAULT_BUDGET_TOKENS, |n| {
-            n.max(1.0) as u64
-        });
+    let budget = js(options::offline_summarizer_budget(
+        &options,
+        crate::summarize::offline::DEFAULT_BUDGET_TOKENS,
+    ))?;
     let f = Closure::<dyn Fn(JsValue, JsValue) -> js_sys::Promise>::new(
         move |request: JsValue, opts: JsValue| {
             let signal = prop(&opts, "signal");
@@ -621,21 +425,11 @@ pub fn offline_summarizer(
                     ))))
                 }
             };
-            let text = crate::summarize::offline::summarize_request(&value, budget);
+            let answer = crate::summarize::offline_answer::offline_answer(&value, budget);
             if let Ok(f) = prop(&opts, "onText").dyn_into::<js_sys::Function>() {
-                let _ = f.call1(&JsValue::UNDEFINED, &JsValue::from_str(&text));
+                let _ = f.call1(&JsValue::UNDEFINED, &JsValue::from_str(&answer.text));
             }
-            let input = crate::measure::tokens::text_tokens(&value.to_string());
-            let body = serde_json::json!({
-                "id": "offline",
-                "type": "message",
-                "role": "assistant",
-                "model": "context-compaction-offline",
-                "content": [{"type": "text", "text": text}],
-                "stop_reason": "end_turn",
-                "usage": {"input_tokens": input, "output_tokens": crate::measure::tokens::text_tokens(&text)},
-            });
-            match to_js(&body) {
+            match to_js(&answer.body) {
                 Ok(v) => js_sys::Promise::resolve(&v),
                 Err(e) => js_sys::Promise::reject(&e),
             }

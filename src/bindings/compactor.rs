@@ -11,14 +11,14 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::async_exports::{
-    auto_outcome_js, commit_context, compact_error, compact_options, context_arg, messages_arg,
-    result_js,
+    auto_outcome_js, commit_context, compact_error, compactor_compact_options, context_arg,
+    context_options, messages_arg, result_js,
 };
 use super::convert::*;
 use super::env::JsEnv;
 use super::js_view::JsConversation;
 use crate::drive::autocompact::{self, ShouldAutoCompactOptions};
-use crate::drive::pipeline::{self, CompactOptions, CompactionResult};
+use crate::drive::pipeline::{self, CompactionResult};
 use crate::drive::session::{Compaction, Session};
 use crate::model::messages::Message;
 use crate::transforms::boundary::Trigger;
@@ -159,9 +159,9 @@ impl Compactor {
                 Err(e) => Promise::reject(&e),
             };
         }
-        let prepared = context_arg(&self.context)
-            .and_then(|ctx| JsEnv::from_context(&self.context, false).map(|env| (ctx, env)));
-        let (ctx, env) = match prepared {
+        let prepared = context_options(&self.context)
+            .and_then(|c| JsEnv::from_context(&self.context, false).map(|env| (c, env)));
+        let (c, env) = match prepared {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
         };
@@ -172,15 +172,12 @@ impl Compactor {
         let session = self.session.clone();
         let context = self.context.clone();
         let tracking = session.borrow().tracking().clone();
-        let retry = opt_number(&self.context, "retryBaseMs", "options")
-            .ok()
-            .flatten()
-            .map(|n| n.max(0.0) as u64);
         future_to_promise(async move {
             let query = ShouldAutoCompactOptions::default();
-            let res =
-                autocompact::auto_compact_if_needed(&typed, &ctx, &tracking, &query, retry, &env)
-                    .await;
+            let res = autocompact::auto_compact_if_needed(
+                &typed, &c.context, &tracking, &query, &c.retry, &env,
+            )
+            .await;
             let outcome = match res {
                 Ok(o) => o,
                 Err(e) => {
@@ -206,12 +203,8 @@ impl Compactor {
         options: JsValue,
     ) -> Promise {
         let prepared = (|| -> crate::Result<_> {
-            // A manual compaction: the automatic-only options do not apply.
-            let opts = CompactOptions {
-                is_auto_compact: false,
-                recompaction_info: None,
-                ..compact_options(&options)?
-            };
+            // A manual compaction: the automatic-only options are not options here.
+            let opts = compactor_compact_options(&options)?;
             let ctx = context_arg(&self.context)?;
             let env = JsEnv::from_context(&self.context, false)?;
             Ok((ctx, env, opts))

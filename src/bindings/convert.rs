@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+use crate::drive::options::Source;
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
 
@@ -92,15 +93,6 @@ pub fn tokens_arg(v: &JsValue, what: &str) -> crate::Result<u64> {
     }
 }
 
-/// Checks that an options argument is an object, `undefined` or `null`.
-pub fn options_arg(v: &JsValue, what: &str) -> crate::Result<()> {
-    if v.is_undefined() || v.is_null() || (v.is_object() && !js_sys::Array::is_array(v)) {
-        Ok(())
-    } else {
-        Err(Error::invalid_argument(format!("{what} must be an object")))
-    }
-}
-
 /// Reads an optional property of an options object.
 pub fn prop(obj: &JsValue, key: &str) -> JsValue {
     if obj.is_object() {
@@ -110,38 +102,69 @@ pub fn prop(obj: &JsValue, key: &str) -> JsValue {
     }
 }
 
-/// Reads an optional number property, rejecting non-numbers.
-pub fn opt_number(obj: &JsValue, key: &str, what: &str) -> crate::Result<Option<f64>> {
-    let v = prop(obj, key);
-    if v.is_undefined() || v.is_null() {
-        return Ok(None);
+/// The caller's JS values as the core's option parsers read them, in place.
+impl Source for JsValue {
+    fn is_absent(&self) -> bool {
+        self.is_undefined() || self.is_null()
     }
-    match v.as_f64() {
-        Some(n) if n.is_finite() => Ok(Some(n)),
-        _ => Err(Error::invalid_argument(format!(
-            "{what}.{key} must be a finite number"
-        ))),
-    }
-}
 
-/// Reads an optional boolean property.
-pub fn opt_bool(obj: &JsValue, key: &str, what: &str) -> crate::Result<Option<bool>> {
-    let v = prop(obj, key);
-    if v.is_undefined() || v.is_null() {
-        return Ok(None);
+    fn is_object(&self) -> bool {
+        JsValue::is_object(self)
     }
-    v.as_bool()
-        .map(Some)
-        .ok_or_else(|| Error::invalid_argument(format!("{what}.{key} must be a boolean")))
-}
 
-/// Reads an optional string property.
-pub fn opt_string(obj: &JsValue, key: &str, what: &str) -> crate::Result<Option<String>> {
-    let v = prop(obj, key);
-    if v.is_undefined() || v.is_null() {
-        return Ok(None);
+    fn is_array(&self) -> bool {
+        js_sys::Array::is_array(self)
     }
-    v.as_string()
-        .map(Some)
-        .ok_or_else(|| Error::invalid_argument(format!("{what}.{key} must be a string")))
+
+    fn get(&self, key: &str) -> JsValue {
+        prop(self, key)
+    }
+
+    fn number(&self) -> Option<f64> {
+        self.as_f64()
+    }
+
+    fn boolean(&self) -> Option<bool> {
+        self.as_bool()
+    }
+
+    fn string(&self) -> Option<String> {
+        self.as_string()
+    }
+
+    fn items(&self) -> Option<Vec<JsValue>> {
+        self.dyn_ref::<js_sys::Array>().map(|a| a.iter().collect())
+    }
+
+    fn entries(&self) -> Option<Vec<(String, JsValue)>> {
+        let e = super::env::entries_of(self);
+        let pairs = e.dyn_ref::<js_sys::Array>()?;
+        Some(
+            pairs
+                .iter()
+                .filter_map(|pair| {
+                    let pair: js_sys::Array = pair.unchecked_into();
+                    pair.get(0).as_string().map(|k| (k, pair.get(1)))
+                })
+                .collect(),
+        )
+    }
+
+    fn keys(&self) -> Vec<String> {
+        if !JsValue::is_object(self) {
+            return Vec::new();
+        }
+        js_sys::Object::keys(self.unchecked_ref::<js_sys::Object>())
+            .iter()
+            .filter_map(|k| k.as_string())
+            .collect()
+    }
+
+    fn to_json(&self) -> std::result::Result<serde_json::Value, String> {
+        serde_wasm_bindgen::from_value(self.clone()).map_err(|e| e.to_string())
+    }
+
+    fn to_config(&self) -> crate::Result<Config> {
+        config_arg(self)
+    }
 }

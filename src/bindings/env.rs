@@ -31,8 +31,9 @@ extern "C" {
     #[wasm_bindgen(js_name = isAborted)]
     fn is_aborted(signal: &JsValue) -> bool;
     fn notify(f: &Function, event: &JsValue);
+    /// A random (v4) UUID: `crypto.randomUUID()`, else one drawn with `Math.random()`.
     #[wasm_bindgen(js_name = newUuid)]
-    fn new_uuid_js() -> String;
+    pub fn new_uuid() -> String;
     #[wasm_bindgen(js_name = nowIso)]
     fn now_iso_js() -> String;
     #[wasm_bindgen(js_name = clearState)]
@@ -105,19 +106,7 @@ impl JsEnv {
             signal,
             on_progress: optional_function(context, "onProgress", "context")?,
             on_text: prop(context, "onText"),
-            summary_timeout_ms: match super::convert::opt_number(
-                context,
-                "summaryTimeoutMs",
-                "context",
-            )? {
-                Some(ms) if ms < 0.0 => {
-                    return Err(Error::invalid_argument(
-                        "context.summaryTimeoutMs must not be negative",
-                    ))
-                }
-                Some(ms) => ms,
-                None => 0.0,
-            },
+            summary_timeout_ms: crate::drive::options::summary_timeout_ms(context)?,
         })
     }
 
@@ -357,7 +346,7 @@ impl Environment for JsEnv {
     }
 
     fn new_uuid(&self) -> String {
-        new_uuid_js()
+        new_uuid()
     }
 
     fn now_iso(&self) -> String {

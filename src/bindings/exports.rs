@@ -5,15 +5,17 @@ use js_sys::{Array, JsString, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::convert::*;
+use super::env::new_uuid;
 use super::js_view::{apply_edits, edited_tool_use_ids, JsConversation};
-use crate::drive::autocompact::{self, ShouldAutoCompactOptions};
+use crate::drive::autocompact;
+use crate::drive::options;
 use crate::measure::thresholds;
 use crate::measure::tokens;
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
 use crate::model::view::ConversationView;
 use crate::transforms::boundary::{self, BoundaryInput, Trigger};
-use crate::transforms::microcompact::{self, MicroCompactOptions};
+use crate::transforms::microcompact;
 use crate::transforms::ptl;
 use crate::transforms::strip;
 use crate::transforms::transcript;
@@ -162,9 +164,7 @@ pub fn token_count_with_estimation(
     let conv = js(JsConversation::new(&messages, "messages"))?;
     let count = js(tokens::token_count_with_estimation(&conv))?;
     if !options.is_undefined() {
-        js(options_arg(&options, "options"))?;
-        if let Some(model) = js(opt_string(&options, "model", "options"))? {
-            let cfg = js(config_arg(&prop(&options, "config")))?;
+        if let Some((model, cfg)) = js(options::token_count_options(&options))? {
             js(tokens::check_plausible(&conv, &count, &model, &cfg))?;
         }
     }
@@ -252,18 +252,7 @@ pub fn should_auto_compact(
 ) -> JsResult<bool> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     let m = js(model_arg(&model))?;
-    js(options_arg(&options, "options"))?;
-    let opts = ShouldAutoCompactOptions {
-        query_source: js(opt_string(&options, "querySource", "options"))?,
-        snip_tokens_freed: match js(opt_number(&options, "snipTokensFreed", "options"))? {
-            Some(n) => js(crate::model::error::check_token_count(
-                n,
-                "options.snipTokensFreed",
-            ))?,
-            None => 0,
-        },
-    };
-    let cfg = js(config_arg(&prop(&options, "config")))?;
+    let (opts, cfg) = js(options::should_auto_compact_options(&options))?;
     Ok(js(autocompact::should_auto_compact(&conv, &m, &opts, &cfg))?.should_compact)
 }
 
@@ -393,19 +382,14 @@ pub fn truncate_head_for_ptl_retry(
         let (text, status) = error_text(&error);
         ptl::parse_context_overflow_error(&text, status)
     };
-    js(options_arg(&options, "options"))?;
-    let keep = js(opt_bool(&options, "keepLatestRequest", "options"))?.unwrap_or(false);
+    let keep = js(options::truncate_head_options(&options))?;
     let Some(t) = js(ptl::truncate_head(&conv, overflow.as_ref(), keep))? else {
         return Ok(JsValue::NULL);
     };
     let out = conv.array().slice(t.start as u32, conv.len() as u32);
     if t.insert_marker {
         let transcript = (t.start..conv.len()).any(|i| conv.is_transcript(i));
-        let uuid = if transcript {
-            Some(random_uuid())
-        } else {
-            None
-        };
+        let uuid = if transcript { Some(new_uuid()) } else { None };
         let marker = ptl::ptl_marker_message(transcript, uuid.as_deref());
         out.unshift(&to_js(&marker)?);
     }
@@ -423,61 +407,7 @@ pub fn micro_compact(
     #[wasm_bindgen(unchecked_optional_param_type = "MicroCompactOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    let what = "options";
-    js(options_arg(&options, what))?;
-    let mut opts = MicroCompactOptions::default();
-    if let Some(k) = js(opt_number(&options, "keepRecent", what))? {
-        if k < 0.0 {
-            return Err(js_error(Error::invalid_argument(
-                "options.keepRecent must not be negative",
-            )));
-        }
-        opts.keep_recent = k as usize;
-    }
-    opts.idle_minutes = js(opt_number(&options, "idleMinutes", what))?;
-    if opts.idle_minutes.is_some_and(|m| m < 0.0) {
-        return Err(js_error(Error::invalid_argument(
-            "options.idleMinutes must not be negative",
-        )));
-    }
-    opts.now_ms = Some(js(opt_number(&options, "now", what))?.unwrap_or_else(js_sys::Date::now));
-    opts.last_assistant_ms =
-        match prop(&options, "lastAssistantTimestamp") {
-            v if v.is_undefined() || v.is_null() => None,
-            v => match (v.as_f64(), v.as_string()) {
-                (Some(n), _) => Some(n),
-                (_, Some(s)) => Some(microcompact::parse_timestamp_ms(&s).ok_or_else(|| {
-                    js_error(Error::invalid_argument(
-                        "options.lastAssistantTimestamp is not an ISO-8601 time",
-                    ))
-                })?),
-                _ => return Err(js_error(Error::invalid_argument(
-                    "options.lastAssistantTimestamp must be a number (ms) or an ISO-8601 string",
-                ))),
-            },
-        };
-    if let Some(b) = js(opt_bool(&options, "keepLatestPerPath", what))? {
-        opts.keep_latest_per_path = b;
-    }
-    let tools = prop(&options, "compactableTools");
-    if !(tools.is_undefined() || tools.is_null()) {
-        let arr = tools.dyn_ref::<Array>().ok_or_else(|| {
-            js_error(Error::invalid_argument(
-                "options.compactableTools must be an array of tool names",
-            ))
-        })?;
-        opts.compactable_tools = Some(
-            arr.iter()
-                .map(|v| {
-                    v.as_string().ok_or_else(|| {
-                        js_error(Error::invalid_argument(
-                            "options.compactableTools must contain strings",
-                        ))
-                    })
-                })
-                .collect::<JsResult<Vec<_>>>()?,
-        );
-    }
+    let mut opts = js(options::micro_compact_options(&options, js_sys::Date::now))?;
     opts.resolve_ids = false; // read below, in place
     let plan = js(microcompact::micro_compact(&conv, &opts))?;
     let out_messages = js(apply_edits(&conv, &plan.edits))?;
@@ -491,32 +421,6 @@ pub fn micro_compact(
     let ids = edited_tool_use_ids(&conv, &plan.edits);
     Reflect::set(&o, &"clearedToolUseIds".into(), &ids)?;
     Ok(o.into())
-}
-
-fn random_uuid() -> String {
-    let crypto = Reflect::get(&js_sys::global(), &"crypto".into()).unwrap_or(JsValue::UNDEFINED);
-    if let Ok(f) = Reflect::get(&crypto, &"randomUUID".into()) {
-        if let Some(f) = f.dyn_ref::<js_sys::Function>() {
-            if let Some(s) = f.call0(&crypto).ok().and_then(|v| v.as_string()) {
-                return s;
-            }
-        }
-    }
-    // Fallback: Math.random based v4 layout.
-    let mut hex = String::with_capacity(36);
-    for i in 0..32 {
-        if i == 8 || i == 12 || i == 16 || i == 20 {
-            hex.push('-');
-        }
-        let n = (js_sys::Math::random() * 16.0) as u32;
-        let n = match i {
-            12 => 4,
-            16 => (n & 3) | 8,
-            _ => n,
-        };
-        hex.push(char::from_digit(n, 16).unwrap_or('0'));
-    }
-    hex
 }
 
 /// `createCompactBoundaryMessage(trigger, preTokens, {lastUuid, preCompactDiscoveredTools,
@@ -537,49 +441,21 @@ pub fn create_compact_boundary_message(
             ))
         })?;
     let pre_tokens = js(tokens_arg(&pre_tokens, "preTokens"))?;
-    let what = "options";
-    js(options_arg(&options, what))?;
-    let tools = prop(&options, "preCompactDiscoveredTools");
-    let tools: Vec<String> = if tools.is_undefined() || tools.is_null() {
-        Vec::new()
-    } else {
-        tools
-            .dyn_ref::<Array>()
-            .ok_or_else(|| {
-                js_error(Error::invalid_argument(
-                    "options.preCompactDiscoveredTools must be an array of strings",
-                ))
-            })?
-            .iter()
-            .map(|v| {
-                v.as_string().ok_or_else(|| {
-                    js_error(Error::invalid_argument(
-                        "options.preCompactDiscoveredTools must be an array of strings",
-                    ))
-                })
-            })
-            .collect::<JsResult<Vec<_>>>()?
-    };
-    let template = prop(&options, "template");
-    let session_fields = if template.is_object() {
-        let m: crate::model::messages::Message = js(from_js(
-            &template,
-            "options.template",
-            ErrorCode::InvalidMessage,
-        ))?;
-        boundary::session_fields_of(&m)
-    } else {
-        serde_json::Map::new()
-    };
+    let o = js(options::boundary_options(&options))?;
     let input = BoundaryInput {
         trigger,
         pre_tokens,
-        last_uuid: js(opt_string(&options, "lastUuid", what))?,
-        pre_compact_discovered_tools: tools,
-        uuid: js(opt_string(&options, "uuid", what))?.unwrap_or_else(random_uuid),
-        timestamp: js(opt_string(&options, "timestamp", what))?
+        last_uuid: o.last_uuid,
+        pre_compact_discovered_tools: o.pre_compact_discovered_tools,
+        uuid: o.uuid.unwrap_or_else(new_uuid),
+        timestamp: o
+            .timestamp
             .unwrap_or_else(|| String::from(js_sys::Date::new_0().to_iso_string())),
-        session_fields,
+        session_fields: o
+            .template
+            .as_ref()
+            .map(boundary::session_fields_of)
+            .unwrap_or_default(),
         kept_messages: 0,
     };
     // Serialized from the JSON value so the keys keep Claude Code's order.

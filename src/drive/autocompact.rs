@@ -217,7 +217,7 @@ pub async fn auto_compact_if_needed<E: crate::drive::env::Environment + ?Sized>(
     ctx: &crate::drive::pipeline::CompactContext,
     tracking: &Tracking,
     query: &ShouldAutoCompactOptions,
-    retry_base_ms: Option<u64>,
+    retry: &crate::drive::retry::RetryPolicy,
     env: &E,
 ) -> Result<AutoCompactOutcome> {
     let skip = |why| {
@@ -253,7 +253,7 @@ pub async fn auto_compact_if_needed<E: crate::drive::env::Environment + ?Sized>(
         Ok(p) => p,
         Err(e) => return Ok(failed(e)),
     };
-    match crate::drive::pipeline::try_session_memory_compaction(
+    match crate::drive::session_memory::try_session_memory_compaction(
         messages,
         ctx,
         Some(pre.clone()),
@@ -276,7 +276,7 @@ pub async fn auto_compact_if_needed<E: crate::drive::env::Environment + ?Sized>(
     let options = crate::drive::pipeline::CompactOptions {
         is_auto_compact: true,
         suppress_follow_up_questions: true,
-        retry_base_ms,
+        retry: *retry,
         pre_compact: Some(pre),
         ..Default::default()
     };

@@ -4,7 +4,11 @@
 
 pub mod autocompact;
 pub mod env;
+pub mod options;
+pub mod pinned;
 pub mod pipeline;
 pub mod preview;
 pub mod reactive;
+pub mod retry;
 pub mod session;
+pub mod session_memory;

@@ -1,10 +1,13 @@
-//! Full compaction (SPEC §7, all twelve steps) and session-memory compaction (§12), driven
-//! through the [`Environment`]. Nothing is committed until every step succeeded: the
+//! Full compaction (SPEC §7, all twelve steps), driven through the [`Environment`], and the
+//! finishing steps it shares with session-memory compaction
+//! ([`crate::drive::session_memory`]). Nothing is committed until every step succeeded: the
 //! result is a value the caller applies; the caller's messages are never touched.
 
 use serde_json::{json, Map, Value};
 
 use crate::drive::env::{CallError, Environment, HookKind, ProgressEvent};
+use crate::drive::pinned::{self, Pinned};
+use crate::drive::retry::RetryPolicy;
 use crate::measure::thresholds::{auto_compact_threshold, context_window_for_model};
 use crate::measure::tokens::{active_start, estimate_range, token_count_with_estimation};
 use crate::model::config::Config;
@@ -17,14 +20,6 @@ use crate::transforms::ptl::{parse_context_overflow_error, ptl_marker_message, M
 use crate::transforms::restore::{self, FileSnapshot, SkillInfo};
 use crate::transforms::strip;
 
-/// Transient failures of the summary request retried by the pipeline (on top of any retries
-/// the summarizer does itself, unless it says it already gave up).
-pub const MAX_TRANSIENT_RETRIES: u32 = 3;
-/// First backoff delay for transient failures, in ms (doubled each time, with jitter).
-pub const DEFAULT_RETRY_BASE_MS: u64 = 1_000;
-/// Longest backoff delay, in ms.
-pub const MAX_RETRY_DELAY_MS: u64 = 32_000;
-
 /// A running background agent, announced again after compaction.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AsyncAgent {
@@ -34,45 +29,6 @@ pub struct AsyncAgent {
     pub description: String,
     /// Its status (`running`, …).
     pub status: String,
-}
-
-/// Content that must survive every compaction verbatim and exactly once (`context.pinned`).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Pinned {
-    /// A text, added as a user message.
-    Text(String),
-    /// A message, added as given.
-    Message(Box<Message>),
-}
-
-impl Pinned {
-    /// Whether `m` already carries this pinned content.
-    pub fn matches(&self, m: &Message) -> bool {
-        match self {
-            Pinned::Message(p) => **p == *m,
-            Pinned::Text(t) => match m.content() {
-                Some(crate::model::messages::Content::Text(s)) => s == t,
-                Some(crate::model::messages::Content::Blocks(bs)) => {
-                    matches!(bs.as_slice(), [crate::model::messages::Block::Text(b)] if &b.text == t)
-                }
-                None => false,
-            },
-        }
-    }
-
-    /// The message to add, in the conversation's shape.
-    pub fn to_message(&self, transcript: bool, uuid: String) -> Message {
-        match self {
-            Pinned::Message(m) => (**m).clone(),
-            Pinned::Text(t) if transcript => Message::from_value(
-                json!({"type": "user", "uuid": uuid, "isSidechain": false,
-                       "message": {"role": "user", "content": t}}),
-                "pinned",
-            )
-            .expect("pinned line is well-formed"),
-            Pinned::Text(t) => Message::api_user_text(t.clone()),
-        }
-    }
 }
 
 /// The latest real user request after `start` (a main-chain user message with text and no
@@ -146,8 +102,8 @@ pub struct CompactOptions {
     pub is_auto_compact: bool,
     /// Information about a repeated compaction, passed through to hooks.
     pub recompaction_info: Option<Value>,
-    /// First backoff delay for transient summarizer failures (default 1,000 ms).
-    pub retry_base_ms: Option<u64>,
+    /// How transient summarizer failures are retried (`retryBaseMs`, default 1,000 ms).
+    pub retry: RetryPolicy,
     /// The PreCompact hooks already ran on this path (auto-compaction), with this outcome.
     pub pre_compact: Option<PreCompactOutcome>,
     /// Append to the summary a short list of the files, user messages and errors it does
@@ -254,14 +210,14 @@ pub struct CompactError {
 }
 
 impl CompactError {
-    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         CompactError {
             error: Error::new(code, message),
             cause: None,
         }
     }
 
-    fn from_call(code: ErrorCode, what: &str, e: CallError) -> Self {
+    pub(crate) fn from_call(code: ErrorCode, what: &str, e: CallError) -> Self {
         let code = if e.aborted { ErrorCode::Aborted } else { code };
         CompactError {
             error: Error::new(code, format!("{what}: {}", e.message)),
@@ -282,7 +238,11 @@ fn step<E: Environment + ?Sized>(env: &E, phase: &'static str) -> Result<(), Com
     check_abort(env, phase)
 }
 
-fn check_abort<E: Environment + ?Sized>(env: &E, step: &str) -> Result<(), CompactError> {
+/// Stops with `ABORTED` if the caller aborted (`step` says before what).
+pub(crate) fn check_abort<E: Environment + ?Sized>(
+    env: &E,
+    step: &str,
+) -> Result<(), CompactError> {
     env.check_abort().map_err(|e| {
         CompactError::from_call(ErrorCode::Aborted, &format!("aborted before {step}"), e)
     })
@@ -417,8 +377,8 @@ async fn request_summary<E: Environment + ?Sized>(
     model: &str,
     mut attempt: Vec<Message>,
     instructions: &[String],
-    retry_base_ms: u64,
-    counters: &mut (u32, u32),
+    retry: &RetryPolicy,
+    retries: &mut Retries,
 ) -> Result<(String, Option<UsageCounts>, SummaryRequest), CompactError> {
     let mut n = 0;
     loop {
@@ -461,7 +421,7 @@ async fn request_summary<E: Environment + ?Sized>(
             ));
         }
         if let Some(overflow) = parse_context_overflow_error(&e.message, e.status) {
-            if counters.0 >= MAX_PTL_RETRIES {
+            if retries.prompt_too_long >= MAX_PTL_RETRIES {
                 return Err(CompactError::from_call(
                     ErrorCode::PromptTooLong,
                     &format!(
@@ -473,7 +433,7 @@ async fn request_summary<E: Environment + ?Sized>(
             match crate::transforms::ptl::truncate_head(attempt.as_slice(), Some(&overflow), true)?
             {
                 Some(t) => {
-                    counters.0 += 1;
+                    retries.prompt_too_long += 1;
                     env.progress(&ProgressEvent {
                         tokens: Some(t.dropped_tokens),
                         detail: Some(format!("dropped {} oldest API rounds", t.dropped_groups)),
@@ -491,16 +451,8 @@ async fn request_summary<E: Environment + ?Sized>(
                 }
             }
         }
-        if e.is_transient() && !e.retries_exhausted && counters.1 < MAX_TRANSIENT_RETRIES {
-            let backoff = retry_base_ms
-                .saturating_mul(1 << counters.1)
-                .min(MAX_RETRY_DELAY_MS);
-            let jittered = backoff / 2 + (env.random() * (backoff / 2) as f64) as u64;
-            let delay = e
-                .retry_after_ms
-                .unwrap_or(jittered)
-                .min(MAX_RETRY_DELAY_MS * 2);
-            counters.1 += 1;
+        if let Some(delay) = retry.delay_ms(&e, retries.transient, env.random()) {
+            retries.transient += 1;
             env.progress(&ProgressEvent {
                 detail: Some(format!("waiting {delay} ms after: {}", e.message)),
                 ..ProgressEvent::phase("retryTransient")
@@ -765,14 +717,14 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         .div_ceil(4)
         + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
     let fitted = fit_summary_window(to_summarize, window, max_tokens, instruction_tokens)?;
-    let mut counters = (0u32, 0u32);
+    let mut retries = Retries::default();
     let (summary_text, usage, request) = request_summary(
         env,
         &summary_model,
         fitted,
         &instructions,
-        options.retry_base_ms.unwrap_or(DEFAULT_RETRY_BASE_MS),
-        &mut counters,
+        &options.retry,
+        &mut retries,
     )
     .await?;
     step(env, "summarized")?;
@@ -810,7 +762,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
             failures,
             usage,
             post_compact_token_count,
-            counters,
+            retries,
             from_session_memory: false,
             // An automatic compaction must also get below the threshold, or it would fire
             // again at once (thrashing).
@@ -824,24 +776,33 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     .await
 }
 
+/// Retries the summary request used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Retries {
+    /// Prompt-too-long retries (oldest rounds dropped).
+    pub prompt_too_long: u32,
+    /// Transient-failure retries (after a backoff).
+    pub transient: u32,
+}
+
 /// What the finishing steps need from the summarizing part.
-struct Finish {
-    summary_text: String,
-    loss_report: crate::summarize::loss::LossReport,
+pub(crate) struct Finish {
+    pub summary_text: String,
+    pub loss_report: crate::summarize::loss::LossReport,
     /// Indices of the messages kept verbatim after the summary (ascending).
-    kept: Vec<usize>,
-    trigger: Trigger,
-    auto: bool,
-    suppress_follow_up_questions: bool,
-    pre_tokens: u64,
-    pre_display: Option<String>,
-    failures: Vec<HookFailure>,
-    usage: Option<UsageCounts>,
-    post_compact_token_count: u64,
-    counters: (u32, u32),
-    from_session_memory: bool,
+    pub kept: Vec<usize>,
+    pub trigger: Trigger,
+    pub auto: bool,
+    pub suppress_follow_up_questions: bool,
+    pub pre_tokens: u64,
+    pub pre_display: Option<String>,
+    pub failures: Vec<HookFailure>,
+    pub usage: Option<UsageCounts>,
+    pub post_compact_token_count: u64,
+    pub retries: Retries,
+    pub from_session_memory: bool,
     /// The compacted context must be below this, or nothing is committed.
-    max_after: u64,
+    pub max_after: u64,
 }
 
 /// How many of `messages` are sent to the model.
@@ -855,7 +816,7 @@ fn sent_count(messages: &[Message]) -> Result<usize, Error> {
 
 /// Steps 5–12: restoration, SessionStart hooks, boundary, summary message, the size check,
 /// PostCompact hooks.
-async fn finish<E: Environment + ?Sized>(
+pub(crate) async fn finish<E: Environment + ?Sized>(
     env: &E,
     messages: &[Message],
     ctx: &CompactContext,
@@ -899,24 +860,11 @@ async fn finish<E: Environment + ?Sized>(
         &fields,
     )];
     // Pinned content: after the summary, exactly once (not when a kept message has it).
-    let mut pinned_added = Vec::new();
-    let mut parent = summary_uuid.clone();
-    for (k, p) in ctx.pinned.iter().enumerate() {
-        let already = kept.iter().any(|m| p.matches(m));
-        if already {
-            continue;
-        }
-        let mut m = p.to_message(transcript, env.new_uuid());
-        if m.is_transcript() && matches!(p, Pinned::Text(_)) {
-            m.extra
-                .insert("parentUuid".into(), Value::String(parent.clone()));
-            if let Some(u) = m.uuid() {
-                parent = u.to_string();
-            }
-        }
-        summary_messages.push(m);
-        pinned_added.push(k);
-    }
+    let (pinned_messages, pinned_added) =
+        pinned::after_summary(&ctx.pinned, kept, transcript, &summary_uuid, || {
+            env.new_uuid()
+        });
+    summary_messages.extend(pinned_messages);
     let boundary_marker = boundary::create_compact_boundary(&BoundaryInput {
         trigger: f.trigger,
         pre_tokens: f.pre_tokens,
@@ -1004,8 +952,8 @@ async fn finish<E: Environment + ?Sized>(
         restored_files,
         restored_skills,
         hook_failures: f.failures,
-        ptl_retries: f.counters.0,
-        transient_retries: f.counters.1,
+        ptl_retries: f.retries.prompt_too_long,
+        transient_retries: f.retries.transient,
         from_session_memory: f.from_session_memory,
         loss_report: f.loss_report,
     })
@@ -1050,86 +998,6 @@ pub struct PreCompactOutcome {
     pub user_display_message: Option<String>,
     /// Hooks that threw.
     pub failures: Vec<HookFailure>,
-}
-
-/// `trySessionMemoryCompaction` (SPEC §12): the caller's session memory becomes the summary
-/// and the most recent messages are kept verbatim; no model call. Fails with
-/// `SESSION_MEMORY_NOT_APPLICABLE` when there is no memory, nothing to drop, or the result
-/// would still be at or above the auto-compact threshold (full compaction then runs).
-pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
-    messages: &[Message],
-    ctx: &CompactContext,
-    pre: Option<PreCompactOutcome>,
-    env: &E,
-) -> Result<CompactionResult, CompactError> {
-    let not = |why: &str| {
-        CompactError::new(
-            ErrorCode::SessionMemoryNotApplicable,
-            format!("session-memory compaction does not apply: {why}"),
-        )
-    };
-    check_abort(env, "reading session memory")?;
-    let memory = match env.session_memory().await {
-        Ok(Some(m)) => m,
-        Ok(None) => return Err(not("no session memory")),
-        Err(e) if e.aborted => {
-            return Err(CompactError::from_call(
-                ErrorCode::Aborted,
-                "aborted reading session memory",
-                e,
-            ))
-        }
-        Err(e) => {
-            return Err(CompactError::from_call(
-                ErrorCode::SessionMemoryNotApplicable,
-                "the session memory could not be read",
-                e,
-            ))
-        }
-    };
-    let Some(cut) = crate::transforms::session_memory::choose_cut(messages, &Default::default())?
-    else {
-        return Err(not("nothing to drop"));
-    };
-    let pre_tokens = token_count_with_estimation(messages)?.total;
-    let pre = match pre {
-        Some(p) => p,
-        None => {
-            pre_compact_hooks(
-                env,
-                ctx,
-                Trigger::Auto,
-                None,
-                pre_tokens,
-                json!({"sessionMemory": true}),
-            )
-            .await?
-        }
-    };
-    let start = active_start(messages)?;
-    let loss_report = crate::summarize::loss::loss_report(&messages[start..cut.keep_from], &memory);
-    finish(
-        env,
-        messages,
-        ctx,
-        Finish {
-            loss_report,
-            summary_text: memory,
-            kept: (cut.keep_from..messages.len()).collect(),
-            trigger: Trigger::Auto,
-            auto: true,
-            suppress_follow_up_questions: true,
-            pre_tokens,
-            pre_display: pre.user_display_message,
-            failures: pre.failures,
-            usage: None,
-            post_compact_token_count: 0,
-            counters: (0, 0),
-            from_session_memory: true,
-            max_after: auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens),
-        },
-    )
-    .await
 }
 
 fn request_as_messages(request: &SummaryRequest) -> Vec<Message> {

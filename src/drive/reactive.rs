@@ -5,9 +5,11 @@
 use crate::drive::autocompact::Tracking;
 use crate::drive::env::Environment;
 use crate::drive::pipeline::{
-    compact_conversation, pre_compact_hooks, try_session_memory_compaction, CompactContext,
-    CompactError, CompactOptions, CompactionResult,
+    compact_conversation, pre_compact_hooks, CompactContext, CompactError, CompactOptions,
+    CompactionResult,
 };
+use crate::drive::retry::RetryPolicy;
+use crate::drive::session_memory::try_session_memory_compaction;
 use crate::measure::tokens::token_count_with_estimation;
 use crate::model::error::ErrorCode;
 use crate::model::messages::Message;
@@ -39,7 +41,7 @@ pub async fn reactive_compact<E: Environment + ?Sized>(
     error_text: &str,
     status: Option<u16>,
     tracking: &Tracking,
-    retry_base_ms: Option<u64>,
+    retry: &RetryPolicy,
     env: &E,
 ) -> Result<(CompactionResult, Tracking), CompactError> {
     let Some(reason) = rejection_reason(error_text, status) else {
@@ -74,7 +76,7 @@ pub async fn reactive_compact<E: Environment + ?Sized>(
     let options = CompactOptions {
         is_auto_compact: true,
         suppress_follow_up_questions: true,
-        retry_base_ms,
+        retry: *retry,
         pre_compact: Some(pre),
         ..Default::default()
     };

@@ -5,4 +5,5 @@
 pub mod facts;
 pub mod loss;
 pub mod offline;
+pub mod offline_answer;
 pub mod summary;

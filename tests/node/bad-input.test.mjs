@@ -276,6 +276,47 @@ test('parseContextOverflowError never throws on odd input', () => {
   for (const s of [NaN, -1, 1e9, Infinity]) assert.equal(cc.parseContextOverflowError('x', s), null);
 });
 
+// One parser per options object (src/drive/options.rs): the entry points used to disagree —
+// snipTokensFreed clamped in a context but rejected by shouldAutoCompact, a retryBaseMs of the
+// wrong type ignored by Compactor.maybeAutoCompact, a malformed recompactionInfo dropped.
+test('shared options rules: the same field is read the same way by every entry point', async () => {
+  const msgs = [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y' }];
+  const summarize = async () => '<summary>s</summary>';
+  const asyncRejects = async (p, code, where) => {
+    const e = await p.then(() => assert.fail('should reject'), (e) => e);
+    assert.equal(e.code, code, e.message);
+    assert.match(e.message, where);
+  };
+  // snipTokensFreed: a token count wherever it is given.
+  rejects(cc.shouldAutoCompact, [msgs, OPUS, { snipTokensFreed: -1 }], 'INVALID_TOKEN_COUNT', /options\.snipTokensFreed/);
+  await asyncRejects(cc.autoCompactIfNeeded(msgs, { model: OPUS, summarize, snipTokensFreed: -1 }, {}), 'INVALID_TOKEN_COUNT', /context\.snipTokensFreed/);
+  await asyncRejects(cc.autoCompactIfNeeded(msgs, { model: OPUS, summarize, snipTokensFreed: '5' }, {}), 'INVALID_ARGUMENT', /context\.snipTokensFreed/);
+  // retryBaseMs: a finite number wherever it is given.
+  for (const bad of ['10', true, {}]) {
+    await asyncRejects(cc.compactConversation(msgs, { model: OPUS, summarize }, { retryBaseMs: bad }), 'INVALID_ARGUMENT', /options\.retryBaseMs/);
+    await asyncRejects(cc.autoCompactIfNeeded(msgs, { model: OPUS, summarize, retryBaseMs: bad }, {}), 'INVALID_ARGUMENT', /context\.retryBaseMs/);
+    await asyncRejects(cc.reactiveCompact(msgs, { model: OPUS, summarize, retryBaseMs: bad }, 'prompt is too long: 5 tokens > 4 maximum'), 'INVALID_ARGUMENT', /context\.retryBaseMs/);
+    rejects((o) => new cc.Compactor(o), [{ model: OPUS, summarize, retryBaseMs: bad }], 'INVALID_ARGUMENT', /context\.retryBaseMs/);
+    const c = new cc.Compactor({ model: OPUS, summarize, messages: msgs });
+    await asyncRejects(c.compact({ retryBaseMs: bad }), 'INVALID_ARGUMENT', /options\.retryBaseMs/);
+  }
+  // recompactionInfo: an object, or an error.
+  for (const bad of ['again', 5, [1]]) {
+    await asyncRejects(cc.compactConversation(msgs, { model: OPUS, summarize }, { recompactionInfo: bad }), 'INVALID_ARGUMENT', /options\.recompactionInfo/);
+  }
+  // Closed option objects: a misspelt key is named, not ignored.
+  await asyncRejects(cc.compactConversation(msgs, { model: OPUS, summarize }, { customInstruction: 'x' }), 'INVALID_ARGUMENT', /options\.customInstruction/);
+  const c = new cc.Compactor({ model: OPUS, summarize, messages: msgs });
+  await asyncRejects(c.compact({ isAutoCompact: true }), 'INVALID_ARGUMENT', /options\.isAutoCompact/);
+  assert.equal(c.length, 2, 'a rejected compact() leaves the conversation as it was');
+  rejects(cc.shouldAutoCompact, [msgs, OPUS, { querySorce: 'compact' }], 'INVALID_ARGUMENT', /querySorce/);
+  rejects(cc.microCompact, [msgs, { keepRecnt: 2 }], 'INVALID_ARGUMENT', /keepRecnt/);
+  rejects(cc.offlineSummarizer, [{ maxToken: 5 }], 'INVALID_ARGUMENT', /maxToken/);
+  // Open objects: a context carries the caller's own keys, tracking is passed back as received.
+  const out = await cc.autoCompactIfNeeded(msgs, { model: OPUS, summarize, mine: 1 }, { wasCompacted: false, consecutiveFailures: 0 });
+  assert.equal(out.wasCompacted, false);
+});
+
 test('the module still works after all of the above (no poisoned WebAssembly state)', () => {
   assert.equal(cc.getAutoCompactThreshold(OPUS), 167_000);
   assert.equal(cc.tokenCountWithEstimation([{ role: 'user', content: 'abcd' }]), 1);

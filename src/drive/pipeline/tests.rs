@@ -8,6 +8,9 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::drive::env::{HookOutput, LocalFuture};
+use crate::drive::pinned::Pinned;
+use crate::drive::retry::RetryPolicy;
+use crate::drive::session_memory::try_session_memory_compaction;
 use crate::summarize::summary::SummaryResponse;
 
 /// Runs a future whose awaits all complete at once (the scripted environment never waits).
@@ -178,7 +181,7 @@ fn ctx() -> CompactContext {
 fn manual(instructions: Option<&str>) -> CompactOptions {
     CompactOptions {
         custom_instructions: instructions.map(str::to_string),
-        retry_base_ms: Some(10),
+        retry: RetryPolicy::with_base_ms(10),
         ..Default::default()
     }
 }

@@ -7,6 +7,7 @@ use super::*;
 use crate::drive::autocompact::auto_compact_if_needed;
 use crate::drive::pipeline::tests::{block_on, Scripted};
 use crate::drive::pipeline::{compact_conversation, CompactContext, CompactOptions};
+use crate::drive::retry::RetryPolicy;
 use crate::measure::tokens::token_count_with_estimation;
 use crate::model::messages::Message;
 use crate::summarize::summary::SummaryResponse;
@@ -96,7 +97,7 @@ fn maybe_auto_compact_with(
         &ctx,
         &tracking,
         &query,
-        Some(0),
+        &RetryPolicy::with_base_ms(0),
         env,
     ))
     .unwrap();
@@ -126,7 +127,7 @@ fn compact(
     let (c, input) = s.begin(Trigger::Manual, |m| Ok(m.to_vec()))?;
     during(s);
     let opts = CompactOptions {
-        retry_base_ms: Some(0),
+        retry: RetryPolicy::with_base_ms(0),
         ..Default::default()
     };
     match block_on(compact_conversation(&input, &context(s), &opts, env)) {
@@ -582,7 +583,7 @@ fn the_checks_are_those_of_auto_compact_if_needed_in_their_order() {
                 &context(&s),
                 &tracking,
                 &Default::default(),
-                Some(0),
+                &RetryPolicy::with_base_ms(0),
                 &env,
             ))
             .unwrap()

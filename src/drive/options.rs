@@ -1,0 +1,681 @@
+//! The option objects of the entry points, each read by exactly one parser here, whatever
+//! entry point receives it: the `context` of a compaction, the options of
+//! `compactConversation` and of `Compactor.compact`, the `tracking` of automatic and reactive
+//! compaction, and the options of `shouldAutoCompact`, `microCompact`, `offlineSummarizer`,
+//! `truncateHeadForPTLRetry` and `tokenCountWithEstimation`.
+//!
+//! The parsers read through [`Source`], a JS-like value: the WebAssembly bindings implement
+//! it over the caller's JS objects (read in place, nothing converted first), and it is
+//! implemented here over [`serde_json::Value`] for native callers and tests. The rules are
+//! therefore the same everywhere:
+//!
+//! - an options argument is an object, `undefined` or `null` (`INVALID_ARGUMENT` otherwise);
+//! - every field has one type; a field of another type is an `INVALID_ARGUMENT` error naming
+//!   it (`options.retryBaseMs must be a finite number`), never ignored; `null` is absent;
+//! - token counts (`snipTokensFreed`) follow [`check_token_count`]: negative, NaN or infinite
+//!   counts are rejected, never clamped;
+//! - option objects whose keys the TypeScript types close (everything but `context` and
+//!   `tracking`, which callers build from larger objects and which carry callbacks) reject an
+//!   unknown key, naming it: a misspelt option is an error, not silently ignored.
+//!
+//! The callbacks of a `context` (`summarize`, `readFile`, `hooks`, `signal`, `onProgress`,
+//! `onText`, `sessionMemory`) are not data and are read by the bindings.
+
+use serde_json::Value;
+
+use crate::drive::autocompact::{ShouldAutoCompactOptions, Tracking};
+use crate::drive::pinned::Pinned;
+use crate::drive::pipeline::{AsyncAgent, CompactContext, CompactOptions};
+use crate::drive::retry::RetryPolicy;
+use crate::model::config::Config;
+use crate::model::error::{check_token_count, Error, ErrorCode, Result};
+use crate::model::messages::Message;
+use crate::transforms::microcompact::{self, MicroCompactOptions};
+use crate::transforms::restore::{FileSnapshot, SkillInfo};
+
+/// A JS-like value as the option parsers read it.
+pub trait Source: Sized {
+    /// `undefined` or `null`.
+    fn is_absent(&self) -> bool;
+    /// An object (arrays and Maps included; not `null`, not a function).
+    fn is_object(&self) -> bool;
+    /// An array.
+    fn is_array(&self) -> bool;
+    /// The value of a property (absent when there is none or `self` is not an object).
+    fn get(&self, key: &str) -> Self;
+    /// The value as a number, if it is one.
+    fn number(&self) -> Option<f64>;
+    /// The value as a boolean, if it is one.
+    fn boolean(&self) -> Option<bool>;
+    /// The value as a string, if it is one.
+    fn string(&self) -> Option<String>;
+    /// The elements of an array (`None` when not an array).
+    fn items(&self) -> Option<Vec<Self>>;
+    /// The `[key, value]` entries of a Map or an object, or of an array of records keyed by
+    /// their `path` (else `name`; a string element is its own key); entries whose key is not
+    /// a string are skipped. Absent: no entries. `None` for anything else.
+    fn entries(&self) -> Option<Vec<(String, Self)>>;
+    /// The own enumerable keys of an object (empty for anything else).
+    fn keys(&self) -> Vec<String>;
+    /// The value as JSON data (`Err` with the reason when it cannot be read as JSON).
+    fn to_json(&self) -> std::result::Result<Value, String>;
+    /// The value read as a `config` (absent: the defaults), validated (`INVALID_CONFIG`).
+    fn to_config(&self) -> Result<Config>;
+}
+
+/// Checks that an options argument is an object, `undefined` or `null`.
+pub fn check_object<S: Source>(v: &S, what: &str) -> Result<()> {
+    if v.is_absent() || (v.is_object() && !v.is_array()) {
+        Ok(())
+    } else {
+        Err(Error::invalid_argument(format!("{what} must be an object")))
+    }
+}
+
+/// Rejects a key of `v` not in `known`, naming it.
+fn check_keys<S: Source>(v: &S, what: &str, known: &[&str]) -> Result<()> {
+    match v.keys().into_iter().find(|k| !known.contains(&k.as_str())) {
+        Some(k) => Err(Error::invalid_argument(format!(
+            "{what}.{k} is not an option here (known: {})",
+            known.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// An object argument with a closed set of keys.
+fn closed_object<S: Source>(v: &S, what: &str, known: &[&str]) -> Result<()> {
+    check_object(v, what)?;
+    check_keys(v, what, known)
+}
+
+/// An optional finite number field.
+pub fn number<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<f64>> {
+    let v = obj.get(key);
+    if v.is_absent() {
+        return Ok(None);
+    }
+    match v.number() {
+        Some(n) if n.is_finite() => Ok(Some(n)),
+        _ => Err(Error::invalid_argument(format!(
+            "{what}.{key} must be a finite number"
+        ))),
+    }
+}
+
+/// An optional boolean field.
+pub fn boolean<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<bool>> {
+    let v = obj.get(key);
+    if v.is_absent() {
+        return Ok(None);
+    }
+    v.boolean()
+        .map(Some)
+        .ok_or_else(|| Error::invalid_argument(format!("{what}.{key} must be a boolean")))
+}
+
+/// An optional string field.
+pub fn string<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<String>> {
+    let v = obj.get(key);
+    if v.is_absent() {
+        return Ok(None);
+    }
+    v.string()
+        .map(Some)
+        .ok_or_else(|| Error::invalid_argument(format!("{what}.{key} must be a string")))
+}
+
+/// An optional non-negative number field (`must not be negative` otherwise).
+fn non_negative<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<f64>> {
+    match number(obj, key, what)? {
+        Some(n) if n < 0.0 => Err(Error::invalid_argument(format!(
+            "{what}.{key} must not be negative"
+        ))),
+        n => Ok(n),
+    }
+}
+
+/// An optional token-count field ([`check_token_count`]: never negative).
+fn token_count<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<u64>> {
+    number(obj, key, what)?
+        .map(|n| check_token_count(n, &format!("{what}.{key}")))
+        .transpose()
+}
+
+/// An optional array of strings.
+fn strings<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<Vec<String>>> {
+    let v = obj.get(key);
+    if v.is_absent() {
+        return Ok(None);
+    }
+    let wrong = || Error::invalid_argument(format!("{what}.{key} must be an array of strings"));
+    v.items()
+        .ok_or_else(wrong)?
+        .iter()
+        .map(|x| x.string().ok_or_else(wrong))
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
+}
+
+/// `retryBaseMs` of `obj` (a finite number; negative is 0): the transient-retry policy.
+pub fn retry_policy<S: Source>(obj: &S, what: &str) -> Result<RetryPolicy> {
+    Ok(
+        number(obj, "retryBaseMs", what)?.map_or_else(RetryPolicy::default, |n| {
+            RetryPolicy::with_base_ms(n.max(0.0) as u64)
+        }),
+    )
+}
+
+/// `summaryTimeoutMs` of a `context`: the time limit of one summary request in ms (0: none).
+pub fn summary_timeout_ms<S: Source>(context: &S) -> Result<f64> {
+    Ok(non_negative(context, "summaryTimeoutMs", "context")?.unwrap_or(0.0))
+}
+
+/// The data of a `context` (SPEC §7), as every entry point that takes one reads it.
+#[derive(Clone, Debug, Default)]
+pub struct ContextOptions {
+    /// What the compaction needs.
+    pub context: CompactContext,
+    /// `querySource` and `snipTokensFreed` (read by automatic compaction).
+    pub auto: ShouldAutoCompactOptions,
+    /// `retryBaseMs` (automatic and reactive compaction, `Compactor.maybeAutoCompact`).
+    pub retry: RetryPolicy,
+    /// `summaryTimeoutMs` (0: no limit).
+    pub summary_timeout_ms: f64,
+}
+
+/// A list of strings, or of records whose `keys` are joined (`name: description`).
+fn string_list<S: Source>(v: &S, what: &str, keys: &[&str]) -> Result<Vec<String>> {
+    if v.is_absent() {
+        return Ok(Vec::new());
+    }
+    let items = v
+        .items()
+        .ok_or_else(|| Error::invalid_argument(format!("{what} must be an array")))?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            if let Some(s) = x.string() {
+                return Ok(s);
+            }
+            let parts: Vec<String> = keys.iter().filter_map(|k| x.get(k).string()).collect();
+            if parts.is_empty() {
+                Err(Error::invalid_argument(format!(
+                    "{what}[{i}] must be a string or an object with {}",
+                    keys.join("/")
+                )))
+            } else {
+                Ok(parts.join(": "))
+            }
+        })
+        .collect()
+}
+
+fn entries<S: Source>(v: &S, what: &str) -> Result<Vec<(String, S)>> {
+    v.entries().ok_or_else(|| {
+        Error::invalid_argument(format!("{what} must be a Map, an object or an array"))
+    })
+}
+
+fn async_agents<S: Source>(v: &S) -> Result<Vec<AsyncAgent>> {
+    if v.is_absent() {
+        return Ok(Vec::new());
+    }
+    let items = v
+        .items()
+        .ok_or_else(|| Error::invalid_argument("context.asyncAgents must be an array"))?;
+    Ok(items
+        .iter()
+        .map(|a| {
+            let s = |k: &str| a.get(k).string().unwrap_or_default();
+            let id = s("id");
+            let status = s("status");
+            AsyncAgent {
+                id: if id.is_empty() { s("agentId") } else { id },
+                description: s("description"),
+                status: if status.is_empty() {
+                    "running".into()
+                } else {
+                    status
+                },
+            }
+        })
+        .collect())
+}
+
+fn mcp_instructions<S: Source>(mcp: &S) -> Result<Vec<String>> {
+    const WHAT: &str = "context.mcpInstructions";
+    if let Some(s) = mcp.string() {
+        return Ok(vec![s]);
+    }
+    if mcp.is_object() && !mcp.is_array() {
+        return Ok(entries(mcp, WHAT)?
+            .into_iter()
+            .filter_map(|(k, v)| v.string().map(|t| format!("{k}: {t}")))
+            .collect());
+    }
+    string_list(mcp, WHAT, &["server", "instructions"])
+}
+
+fn pinned<S: Source>(v: &S) -> Result<Vec<Pinned>> {
+    if v.is_absent() {
+        return Ok(Vec::new());
+    }
+    let items = v.items().ok_or_else(|| {
+        Error::invalid_argument("context.pinned must be an array of strings or messages")
+    })?;
+    let mut out = Vec::with_capacity(items.len());
+    for (k, p) in items.iter().enumerate() {
+        let at = || format!("context.pinned[{k}]");
+        if let Some(t) = p.string() {
+            out.push(Pinned::Text(t));
+        } else if p.is_object() {
+            let v = p
+                .to_json()
+                .map_err(|e| Error::invalid_message(e).at(at()))?;
+            out.push(Pinned::Message(Box::new(Message::from_value(v, &at())?)));
+        } else {
+            return Err(Error::invalid_argument(format!(
+                "{} must be a string or a message",
+                at()
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// Reads the data of a `context`: `model` (required), `summaryModel`, `config`,
+/// `readFileState`, `plan`, `planMode`, `invokedSkills`, `discoveredTools` (or `tools`),
+/// `agents`, `mcpInstructions`, `asyncAgents`, `pinned`, `keepLastUserMessage`,
+/// `querySource`, `snipTokensFreed`, `retryBaseMs` and `summaryTimeoutMs`. Other keys
+/// (the callbacks, the caller's own) are not read.
+pub fn context<S: Source>(context: &S) -> Result<ContextOptions> {
+    const WHAT: &str = "context";
+    if !context.is_object() {
+        return Err(Error::invalid_argument(
+            "context must be an object with at least `model`",
+        ));
+    }
+    let model = string(context, "model", WHAT)?
+        .ok_or_else(|| Error::invalid_argument("context.model must be a model id string"))?;
+    let mut read_file_state = Vec::new();
+    for (path, v) in entries(&context.get("readFileState"), "context.readFileState")? {
+        read_file_state.push(FileSnapshot {
+            path,
+            content: v.string().or_else(|| v.get("content").string()),
+            timestamp_ms: v
+                .get("timestamp")
+                .number()
+                .or_else(|| v.get("mtime").number())
+                .unwrap_or(0.0),
+        });
+    }
+    let mut invoked_skills = Vec::new();
+    for (name, v) in entries(&context.get("invokedSkills"), "context.invokedSkills")? {
+        invoked_skills.push(SkillInfo {
+            name: v.get("name").string().unwrap_or(name),
+            content: v
+                .string()
+                .or_else(|| v.get("content").string())
+                .unwrap_or_default(),
+        });
+    }
+    // `tools` stands in for an absent `discoveredTools`.
+    let tools = match context.get("discoveredTools") {
+        d if d.is_absent() => context.get("tools"),
+        d => d,
+    };
+    let async_agents = async_agents(&context.get("asyncAgents"))?;
+    let mcp_instructions = mcp_instructions(&context.get("mcpInstructions"))?;
+    let pinned = pinned(&context.get("pinned"))?;
+    let keep_last_user_message = boolean(context, "keepLastUserMessage", WHAT)?.unwrap_or(false);
+    let ctx = CompactContext {
+        pinned,
+        keep_last_user_message,
+        model,
+        summary_model: string(context, "summaryModel", WHAT)?,
+        config: context.get("config").to_config()?,
+        read_file_state,
+        plan: string(context, "plan", WHAT)?,
+        plan_mode: boolean(context, "planMode", WHAT)?.unwrap_or(false),
+        invoked_skills,
+        discovered_tools: string_list(&tools, "context.discoveredTools", &["name"])?,
+        agents: string_list(
+            &context.get("agents"),
+            "context.agents",
+            &["name", "description"],
+        )?,
+        mcp_instructions,
+        async_agents,
+    };
+    Ok(ContextOptions {
+        context: ctx,
+        auto: ShouldAutoCompactOptions {
+            query_source: string(context, "querySource", WHAT)?,
+            snip_tokens_freed: token_count(context, "snipTokensFreed", WHAT)?.unwrap_or(0),
+        },
+        retry: retry_policy(context, WHAT)?,
+        summary_timeout_ms: summary_timeout_ms(context)?,
+    })
+}
+
+/// Keys of the options of `compactConversation`.
+const COMPACT_KEYS: &[&str] = &[
+    "suppressFollowUpQuestions",
+    "customInstructions",
+    "isAutoCompact",
+    "recompactionInfo",
+    "retryBaseMs",
+    "appendMissing",
+    "keepLastUserMessage",
+];
+
+/// Keys of the options of `Compactor.compact` (a manual compaction: no `isAutoCompact`, no
+/// `recompactionInfo`).
+const COMPACTOR_COMPACT_KEYS: &[&str] = &[
+    "customInstructions",
+    "suppressFollowUpQuestions",
+    "retryBaseMs",
+    "appendMissing",
+    "keepLastUserMessage",
+];
+
+fn compact_options_with<S: Source>(options: &S, known: &[&str]) -> Result<CompactOptions> {
+    const WHAT: &str = "options";
+    closed_object(options, WHAT, known)?;
+    let info = options.get("recompactionInfo");
+    let recompaction_info = if info.is_absent() {
+        None
+    } else if info.is_object() && !info.is_array() {
+        Some(
+            info.to_json()
+                .map_err(|e| Error::invalid_argument(format!("options.recompactionInfo: {e}")))?,
+        )
+    } else {
+        return Err(Error::invalid_argument(
+            "options.recompactionInfo must be an object",
+        ));
+    };
+    Ok(CompactOptions {
+        suppress_follow_up_questions: boolean(options, "suppressFollowUpQuestions", WHAT)?
+            .unwrap_or(false),
+        custom_instructions: string(options, "customInstructions", WHAT)?,
+        is_auto_compact: boolean(options, "isAutoCompact", WHAT)?.unwrap_or(false),
+        recompaction_info,
+        retry: retry_policy(options, WHAT)?,
+        pre_compact: None,
+        append_missing: boolean(options, "appendMissing", WHAT)?.unwrap_or(false),
+        keep_last_user_message: boolean(options, "keepLastUserMessage", WHAT)?.unwrap_or(false),
+    })
+}
+
+/// Reads the options of `compactConversation`.
+pub fn compact_options<S: Source>(options: &S) -> Result<CompactOptions> {
+    compact_options_with(options, COMPACT_KEYS)
+}
+
+/// Reads the options of `Compactor.compact`: those of `compactConversation` for a manual
+/// compaction (`isAutoCompact` and `recompactionInfo` are not options there).
+pub fn compactor_compact_options<S: Source>(options: &S) -> Result<CompactOptions> {
+    compact_options_with(options, COMPACTOR_COMPACT_KEYS)
+}
+
+/// Reads the `tracking` of `autoCompactIfNeeded` and `reactiveCompact`:
+/// `consecutiveFailures` (not negative), `turnId` (or `turnCounter`) and `reactiveTurnId`
+/// (strings or numbers). Other keys are ignored: callers pass back the outcome they got.
+pub fn tracking<S: Source>(tracking: &S) -> Result<Tracking> {
+    const WHAT: &str = "tracking";
+    check_object(tracking, WHAT)?;
+    let failures = non_negative(tracking, "consecutiveFailures", WHAT)?.unwrap_or(0.0);
+    let id = |k: &str| {
+        let v = tracking.get(k);
+        v.string().or_else(|| v.number().map(|n| n.to_string()))
+    };
+    Ok(Tracking {
+        consecutive_failures: failures as u32,
+        turn_id: id("turnId").or_else(|| id("turnCounter")),
+        reactive_turn_id: id("reactiveTurnId"),
+    })
+}
+
+/// Reads the options of `shouldAutoCompact`: `querySource`, `snipTokensFreed` (a token
+/// count) and `config`.
+pub fn should_auto_compact_options<S: Source>(
+    options: &S,
+) -> Result<(ShouldAutoCompactOptions, Config)> {
+    const WHAT: &str = "options";
+    closed_object(options, WHAT, &["querySource", "snipTokensFreed", "config"])?;
+    let opts = ShouldAutoCompactOptions {
+        query_source: string(options, "querySource", WHAT)?,
+        snip_tokens_freed: token_count(options, "snipTokensFreed", WHAT)?.unwrap_or(0),
+    };
+    Ok((opts, options.get("config").to_config()?))
+}
+
+/// Reads the options of `tokenCountWithEstimation`: the `model` whose window bounds a
+/// plausible usage (none: no check) and its `config`.
+pub fn token_count_options<S: Source>(options: &S) -> Result<Option<(String, Config)>> {
+    const WHAT: &str = "options";
+    closed_object(options, WHAT, &["model", "config"])?;
+    match string(options, "model", WHAT)? {
+        Some(model) => Ok(Some((model, options.get("config").to_config()?))),
+        None => Ok(None),
+    }
+}
+
+/// Reads `keepLatestRequest` of the options of `truncateHeadForPTLRetry`.
+pub fn truncate_head_options<S: Source>(options: &S) -> Result<bool> {
+    const WHAT: &str = "options";
+    closed_object(options, WHAT, &["keepLatestRequest"])?;
+    Ok(boolean(options, "keepLatestRequest", WHAT)?.unwrap_or(false))
+}
+
+/// Reads the options of `offlineSummarizer`: the budget of the summary in tokens
+/// (`maxTokens`, at least 1; default `default_budget`).
+pub fn offline_summarizer_budget<S: Source>(options: &S, default_budget: u64) -> Result<u64> {
+    const WHAT: &str = "options";
+    closed_object(options, WHAT, &["maxTokens"])?;
+    Ok(number(options, "maxTokens", WHAT)?.map_or(default_budget, |n| n.max(1.0) as u64))
+}
+
+/// Reads the options of `microCompact`; `now` gives the current time (ms since the epoch)
+/// when `options.now` is absent.
+pub fn micro_compact_options<S: Source>(
+    options: &S,
+    now: impl FnOnce() -> f64,
+) -> Result<MicroCompactOptions> {
+    const WHAT: &str = "options";
+    closed_object(
+        options,
+        WHAT,
+        &[
+            "keepRecent",
+            "idleMinutes",
+            "now",
+            "lastAssistantTimestamp",
+            "keepLatestPerPath",
+            "compactableTools",
+        ],
+    )?;
+    let mut opts = MicroCompactOptions::default();
+    if let Some(k) = non_negative(options, "keepRecent", WHAT)? {
+        opts.keep_recent = k as usize;
+    }
+    opts.idle_minutes = non_negative(options, "idleMinutes", WHAT)?;
+    opts.now_ms = Some(number(options, "now", WHAT)?.unwrap_or_else(now));
+    let last = options.get("lastAssistantTimestamp");
+    opts.last_assistant_ms = if last.is_absent() {
+        None
+    } else if let Some(n) = last.number() {
+        Some(n)
+    } else if let Some(s) = last.string() {
+        Some(microcompact::parse_timestamp_ms(&s).ok_or_else(|| {
+            Error::invalid_argument("options.lastAssistantTimestamp is not an ISO-8601 time")
+        })?)
+    } else {
+        return Err(Error::invalid_argument(
+            "options.lastAssistantTimestamp must be a number (ms) or an ISO-8601 string",
+        ));
+    };
+    if let Some(b) = boolean(options, "keepLatestPerPath", WHAT)? {
+        opts.keep_latest_per_path = b;
+    }
+    let tools = options.get("compactableTools");
+    if !tools.is_absent() {
+        let items = tools.items().ok_or_else(|| {
+            Error::invalid_argument("options.compactableTools must be an array of tool names")
+        })?;
+        opts.compactable_tools = Some(
+            items
+                .iter()
+                .map(|v| {
+                    v.string().ok_or_else(|| {
+                        Error::invalid_argument("options.compactableTools must contain strings")
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?,
+        );
+    }
+    Ok(opts)
+}
+
+/// The options of `createCompactBoundaryMessage`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BoundaryOptions {
+    /// `lastUuid`: the last message the compaction replaced.
+    pub last_uuid: Option<String>,
+    /// `preCompactDiscoveredTools`.
+    pub pre_compact_discovered_tools: Vec<String>,
+    /// `uuid` of the line (default: a new one).
+    pub uuid: Option<String>,
+    /// `timestamp` of the line (default: now).
+    pub timestamp: Option<String>,
+    /// `template`: a line whose session fields the boundary copies.
+    pub template: Option<Message>,
+}
+
+/// Reads the options of `createCompactBoundaryMessage`.
+pub fn boundary_options<S: Source>(options: &S) -> Result<BoundaryOptions> {
+    const WHAT: &str = "options";
+    closed_object(
+        options,
+        WHAT,
+        &[
+            "lastUuid",
+            "preCompactDiscoveredTools",
+            "uuid",
+            "timestamp",
+            "template",
+        ],
+    )?;
+    let template = options.get("template");
+    let template = if template.is_object() {
+        let v = template
+            .to_json()
+            .map_err(|e| Error::new(ErrorCode::InvalidMessage, format!("options.template: {e}")))?;
+        Some(Message::from_value(v, "options.template")?)
+    } else {
+        None
+    };
+    Ok(BoundaryOptions {
+        last_uuid: string(options, "lastUuid", WHAT)?,
+        pre_compact_discovered_tools: strings(options, "preCompactDiscoveredTools", WHAT)?
+            .unwrap_or_default(),
+        uuid: string(options, "uuid", WHAT)?,
+        timestamp: string(options, "timestamp", WHAT)?,
+        template,
+    })
+}
+
+impl Source for Value {
+    fn is_absent(&self) -> bool {
+        self.is_null()
+    }
+
+    fn is_object(&self) -> bool {
+        matches!(self, Value::Object(_) | Value::Array(_))
+    }
+
+    fn is_array(&self) -> bool {
+        Value::is_array(self)
+    }
+
+    fn get(&self, key: &str) -> Value {
+        match self {
+            Value::Object(m) => m.get(key).cloned().unwrap_or(Value::Null),
+            _ => Value::Null,
+        }
+    }
+
+    fn number(&self) -> Option<f64> {
+        self.as_f64()
+    }
+
+    fn boolean(&self) -> Option<bool> {
+        self.as_bool()
+    }
+
+    fn string(&self) -> Option<String> {
+        self.as_str().map(str::to_string)
+    }
+
+    fn items(&self) -> Option<Vec<Value>> {
+        self.as_array().cloned()
+    }
+
+    fn entries(&self) -> Option<Vec<(String, Value)>> {
+        match self {
+            Value::Null => Some(Vec::new()),
+            Value::Object(m) => Some(m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+            Value::Array(a) => Some(
+                a.iter()
+                    .filter_map(|x| {
+                        let key = match x {
+                            Value::Object(_) => match Source::get(x, "path") {
+                                Value::Null => Source::get(x, "name"),
+                                p => p,
+                            },
+                            other => other.clone(),
+                        };
+                        key.as_str().map(|k| (k.to_string(), x.clone()))
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    fn keys(&self) -> Vec<String> {
+        match self {
+            Value::Object(m) => m.keys().cloned().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn to_json(&self) -> std::result::Result<Value, String> {
+        Ok(self.clone())
+    }
+
+    fn to_config(&self) -> Result<Config> {
+        if self.is_null() {
+            return Ok(Config::default());
+        }
+        let Value::Object(m) = self else {
+            return Err(Error::new(
+                ErrorCode::InvalidConfig,
+                "config must be an object",
+            ));
+        };
+        for k in m.keys() {
+            Config::check_key(k)?;
+        }
+        let c: Config = serde_json::from_value(self.clone())
+            .map_err(|e| Error::new(ErrorCode::InvalidConfig, format!("config: {e}")))?;
+        c.validate()?;
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests;

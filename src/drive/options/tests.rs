@@ -1,0 +1,272 @@
+//! The option parsers over JSON values: the same rules as for the JS objects.
+
+use serde_json::json;
+
+use super::*;
+
+fn code(r: Result<impl std::fmt::Debug>) -> (ErrorCode, String) {
+    let e = r.expect_err("should be rejected");
+    (e.code, e.message)
+}
+
+#[test]
+fn context_reads_every_data_field() {
+    let c = context(&json!({
+        "model": "claude-opus-4-6",
+        "summaryModel": "claude-haiku-4-5",
+        "config": {"autoCompactPctOverride": 50},
+        "readFileState": {"a.rs": {"content": "fn a() {}", "timestamp": 5}, "b.rs": "b"},
+        "invokedSkills": [{"name": "pdf", "content": "PDF skill"}],
+        "tools": ["Read", {"name": "Grep"}],
+        "agents": [{"name": "reviewer", "description": "reviews"}],
+        "mcpInstructions": {"srv": "use it"},
+        "asyncAgents": [{"agentId": "a1", "description": "builds"}],
+        "pinned": ["keep me", {"role": "user", "content": "pinned message"}],
+        "plan": "the plan",
+        "planMode": true,
+        "keepLastUserMessage": true,
+        "querySource": "repl_main_thread",
+        "snipTokensFreed": 12,
+        "retryBaseMs": 7,
+        "summaryTimeoutMs": 100,
+        "summarize": "callbacks and other keys are not read here",
+    }))
+    .unwrap();
+    let ctx = &c.context;
+    assert_eq!(ctx.model, "claude-opus-4-6");
+    assert_eq!(ctx.summary_model.as_deref(), Some("claude-haiku-4-5"));
+    assert_eq!(ctx.config.auto_compact_pct_override, Some(50.0));
+    assert_eq!(ctx.read_file_state.len(), 2);
+    assert_eq!(ctx.read_file_state[0].content.as_deref(), Some("fn a() {}"));
+    assert_eq!(ctx.read_file_state[0].timestamp_ms, 5.0);
+    assert_eq!(ctx.read_file_state[1].content.as_deref(), Some("b"));
+    assert_eq!(ctx.invoked_skills[0].name, "pdf");
+    assert_eq!(ctx.discovered_tools, ["Read", "Grep"]);
+    assert_eq!(ctx.agents, ["reviewer: reviews"]);
+    assert_eq!(ctx.mcp_instructions, ["srv: use it"]);
+    assert_eq!(ctx.async_agents[0].id, "a1");
+    assert_eq!(ctx.async_agents[0].status, "running");
+    assert_eq!(ctx.pinned.len(), 2);
+    assert!(matches!(&ctx.pinned[0], Pinned::Text(t) if t == "keep me"));
+    assert!(ctx.plan_mode && ctx.keep_last_user_message);
+    assert_eq!(c.auto.query_source.as_deref(), Some("repl_main_thread"));
+    assert_eq!(c.auto.snip_tokens_freed, 12);
+    assert_eq!(c.retry, RetryPolicy::with_base_ms(7));
+    assert_eq!(c.summary_timeout_ms, 100.0);
+    let minimal = context(&json!({"model": "m"})).unwrap();
+    assert_eq!(minimal.retry, RetryPolicy::default());
+    assert_eq!(minimal.auto, ShouldAutoCompactOptions::default());
+}
+
+#[test]
+fn context_rejects_wrong_types_naming_the_field() {
+    for (bad, field) in [
+        (json!("ctx"), "context"),
+        (json!({}), "context.model"),
+        (json!({"model": 5}), "context.model"),
+        (
+            json!({"model": "m", "retryBaseMs": "10"}),
+            "context.retryBaseMs",
+        ),
+        (
+            json!({"model": "m", "querySource": 5}),
+            "context.querySource",
+        ),
+        (
+            json!({"model": "m", "snipTokensFreed": "5"}),
+            "context.snipTokensFreed",
+        ),
+        (
+            json!({"model": "m", "summaryTimeoutMs": -1}),
+            "context.summaryTimeoutMs",
+        ),
+        (json!({"model": "m", "pinned": "x"}), "context.pinned"),
+        (json!({"model": "m", "pinned": [5]}), "context.pinned[0]"),
+        (
+            json!({"model": "m", "asyncAgents": {}}),
+            "context.asyncAgents",
+        ),
+        (
+            json!({"model": "m", "readFileState": 5}),
+            "context.readFileState",
+        ),
+        (json!({"model": "m", "agents": [5]}), "context.agents[0]"),
+        (json!({"model": "m", "planMode": "yes"}), "context.planMode"),
+        (
+            json!({"model": "m", "keepLastUserMessage": 1}),
+            "context.keepLastUserMessage",
+        ),
+    ] {
+        let (c, m) = code(context(&bad));
+        assert_eq!(c, ErrorCode::InvalidArgument, "{bad}: {m}");
+        assert!(m.contains(field), "{bad}: {m}");
+    }
+    let (c, m) = code(context(
+        &json!({"model": "m", "config": {"contextWindw": 5}}),
+    ));
+    assert_eq!(c, ErrorCode::InvalidConfig);
+    assert!(m.contains("contextWindw"), "{m}");
+}
+
+/// `snipTokensFreed` was clamped to 0 in a `context` but rejected by `shouldAutoCompact`:
+/// it is a token count, rejected when negative wherever it is given.
+#[test]
+fn snip_tokens_freed_is_a_token_count_everywhere() {
+    let (c, m) = code(context(&json!({"model": "m", "snipTokensFreed": -1})));
+    assert_eq!(c, ErrorCode::InvalidTokenCount);
+    assert!(m.contains("context.snipTokensFreed"), "{m}");
+    let (c, m) = code(should_auto_compact_options(&json!({"snipTokensFreed": -1})));
+    assert_eq!(c, ErrorCode::InvalidTokenCount);
+    assert!(m.contains("options.snipTokensFreed"), "{m}");
+    for bad in [json!("5"), json!({}), json!(true)] {
+        let (c, _) = code(should_auto_compact_options(
+            &json!({ "snipTokensFreed": bad }),
+        ));
+        assert_eq!(c, ErrorCode::InvalidArgument);
+        let (c, _) = code(context(&json!({"model": "m", "snipTokensFreed": bad})));
+        assert_eq!(c, ErrorCode::InvalidArgument);
+    }
+    let (o, _) = should_auto_compact_options(&json!({"snipTokensFreed": 3000})).unwrap();
+    assert_eq!(o.snip_tokens_freed, 3000);
+}
+
+/// `retryBaseMs` of a wrong type was ignored by `Compactor.maybeAutoCompact` and rejected
+/// elsewhere: it is rejected wherever it is given; a negative delay is 0 everywhere.
+#[test]
+fn retry_base_ms_has_one_rule() {
+    for parse in [
+        |v: &Value| compact_options(v).map(|o| o.retry),
+        |v: &Value| compactor_compact_options(v).map(|o| o.retry),
+        |v: &Value| retry_policy(v, "options"),
+    ] {
+        assert_eq!(parse(&json!({})).unwrap(), RetryPolicy::default());
+        assert_eq!(
+            parse(&json!({"retryBaseMs": 250})).unwrap(),
+            RetryPolicy::with_base_ms(250)
+        );
+        assert_eq!(
+            parse(&json!({"retryBaseMs": -5})).unwrap(),
+            RetryPolicy::with_base_ms(0)
+        );
+        for bad in [json!("1"), json!(true), json!([1]), json!({})] {
+            let (c, m) = code(parse(&json!({ "retryBaseMs": bad })));
+            assert_eq!(c, ErrorCode::InvalidArgument);
+            assert!(m.contains("options.retryBaseMs"), "{m}");
+        }
+    }
+}
+
+/// A malformed `recompactionInfo` was dropped silently: it is an error.
+#[test]
+fn recompaction_info_must_be_an_object() {
+    let o = compact_options(&json!({"recompactionInfo": {"isRecompactionInChain": true}})).unwrap();
+    assert_eq!(
+        o.recompaction_info,
+        Some(json!({"isRecompactionInChain": true}))
+    );
+    assert_eq!(
+        compact_options(&json!({"recompactionInfo": null}))
+            .unwrap()
+            .recompaction_info,
+        None
+    );
+    for bad in [json!("again"), json!(5), json!([1])] {
+        let (c, m) = code(compact_options(&json!({ "recompactionInfo": bad })));
+        assert_eq!(c, ErrorCode::InvalidArgument);
+        assert!(m.contains("options.recompactionInfo"), "{m}");
+    }
+}
+
+#[test]
+fn closed_option_objects_reject_unknown_keys() {
+    let (c, m) = code(compact_options(&json!({"customInstruction": "x"})));
+    assert_eq!(c, ErrorCode::InvalidArgument);
+    assert!(m.contains("options.customInstruction"), "{m}");
+    // `Compactor.compact` is manual: the automatic-only options are not options there.
+    for key in ["isAutoCompact", "recompactionInfo"] {
+        let (_, m) = code(compactor_compact_options(&json!({ key: true })));
+        assert!(m.contains(key), "{m}");
+        assert!(compact_options(&json!({ key: null })).is_ok());
+    }
+    let o = compactor_compact_options(&json!({"customInstructions": "keep the schema",
+        "suppressFollowUpQuestions": true, "appendMissing": true, "keepLastUserMessage": true}))
+    .unwrap();
+    assert!(!o.is_auto_compact && o.recompaction_info.is_none());
+    assert!(o.suppress_follow_up_questions && o.append_missing && o.keep_last_user_message);
+    assert!(should_auto_compact_options(&json!({"querySorce": "compact"})).is_err());
+    assert!(micro_compact_options(&json!({"keepRecnt": 1}), || 0.0).is_err());
+    assert!(truncate_head_options(&json!({"keepLatest": true})).is_err());
+    assert!(offline_summarizer_budget(&json!({"budget": 5}), 8000).is_err());
+    assert!(token_count_options(&json!({"modl": "m"})).is_err());
+    assert!(boundary_options(&json!({"uuuid": "x"})).is_err());
+    // Open objects: `context` and `tracking` carry the caller's other keys.
+    assert!(context(&json!({"model": "m", "mine": 1})).is_ok());
+    assert!(tracking(&json!({"wasCompacted": true, "consecutiveFailures": 1})).is_ok());
+}
+
+#[test]
+fn options_that_are_not_objects_are_rejected() {
+    for bad in [json!("x"), json!(5), json!([1]), json!(true)] {
+        assert!(compact_options(&bad).is_err());
+        assert!(compactor_compact_options(&bad).is_err());
+        assert!(tracking(&bad).is_err());
+        assert!(should_auto_compact_options(&bad).is_err());
+        assert!(micro_compact_options(&bad, || 0.0).is_err());
+    }
+    assert!(compact_options(&Value::Null).is_ok());
+    assert!(tracking(&Value::Null).is_ok());
+}
+
+#[test]
+fn tracking_reads_ids_as_strings() {
+    let t = tracking(&json!({"consecutiveFailures": 2, "turnCounter": 7, "reactiveTurnId": "t6"}))
+        .unwrap();
+    assert_eq!(t.consecutive_failures, 2);
+    assert_eq!(t.turn_id.as_deref(), Some("7"));
+    assert_eq!(t.reactive_turn_id.as_deref(), Some("t6"));
+    let (_, m) = code(tracking(&json!({"consecutiveFailures": -1})));
+    assert!(m.contains("tracking.consecutiveFailures"), "{m}");
+}
+
+#[test]
+fn micro_compact_and_boundary_options() {
+    let o = micro_compact_options(
+        &json!({"keepRecent": 2, "idleMinutes": 30, "lastAssistantTimestamp": "2025-01-01T00:00:00Z",
+                "keepLatestPerPath": true, "compactableTools": ["Read"]}),
+        || 42.0,
+    )
+    .unwrap();
+    assert_eq!(o.keep_recent, 2);
+    assert_eq!(o.idle_minutes, Some(30.0));
+    assert_eq!(o.now_ms, Some(42.0));
+    assert_eq!(o.last_assistant_ms, Some(1_735_689_600_000.0));
+    assert_eq!(o.compactable_tools, Some(vec!["Read".to_string()]));
+    for (bad, field) in [
+        (json!({"keepRecent": -1}), "keepRecent"),
+        (json!({"idleMinutes": -5}), "idleMinutes"),
+        (json!({"now": "now"}), "now"),
+        (
+            json!({"lastAssistantTimestamp": "yesterday"}),
+            "lastAssistantTimestamp",
+        ),
+        (json!({"compactableTools": [5]}), "compactableTools"),
+    ] {
+        let (_, m) = code(micro_compact_options(&bad, || 0.0));
+        assert!(m.contains(field), "{m}");
+    }
+    let b = boundary_options(&json!({"lastUuid": "u1", "preCompactDiscoveredTools": ["Read"],
+        "template": {"type": "user", "sessionId": "s", "message": {"role": "user", "content": "x"}}}))
+    .unwrap();
+    assert_eq!(b.last_uuid.as_deref(), Some("u1"));
+    assert_eq!(b.pre_compact_discovered_tools, ["Read"]);
+    assert!(b.template.is_some());
+    let (_, m) = code(boundary_options(
+        &json!({"preCompactDiscoveredTools": ["Read", 5]}),
+    ));
+    assert!(m.contains("preCompactDiscoveredTools"), "{m}");
+    assert_eq!(
+        offline_summarizer_budget(&json!({"maxTokens": 0}), 8000).unwrap(),
+        1
+    );
+    assert_eq!(offline_summarizer_budget(&Value::Null, 8000).unwrap(), 8000);
+}

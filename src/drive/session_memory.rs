@@ -1,0 +1,97 @@
+//! Session-memory compaction (SPEC §12): the caller's session memory becomes the summary and
+//! the most recent messages are kept verbatim, with no model call. Where to cut is decided by
+//! [`crate::transforms::session_memory::choose_cut`]; this drives it over the
+//! [`Environment`] and finishes like a full compaction.
+
+use serde_json::json;
+
+use crate::drive::env::Environment;
+use crate::drive::pipeline::{
+    check_abort, finish, pre_compact_hooks, CompactContext, CompactError, CompactionResult, Finish,
+    PreCompactOutcome, Retries,
+};
+use crate::measure::thresholds::auto_compact_threshold;
+use crate::measure::tokens::{active_start, token_count_with_estimation};
+use crate::model::error::ErrorCode;
+use crate::model::messages::Message;
+use crate::transforms::boundary::Trigger;
+
+/// `trySessionMemoryCompaction` (SPEC §12): the caller's session memory becomes the summary
+/// and the most recent messages are kept verbatim; no model call. Fails with
+/// `SESSION_MEMORY_NOT_APPLICABLE` when there is no memory, nothing to drop, or the result
+/// would still be at or above the auto-compact threshold (full compaction then runs).
+pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
+    messages: &[Message],
+    ctx: &CompactContext,
+    pre: Option<PreCompactOutcome>,
+    env: &E,
+) -> Result<CompactionResult, CompactError> {
+    let not = |why: &str| {
+        CompactError::new(
+            ErrorCode::SessionMemoryNotApplicable,
+            format!("session-memory compaction does not apply: {why}"),
+        )
+    };
+    check_abort(env, "reading session memory")?;
+    let memory = match env.session_memory().await {
+        Ok(Some(m)) => m,
+        Ok(None) => return Err(not("no session memory")),
+        Err(e) if e.aborted => {
+            return Err(CompactError::from_call(
+                ErrorCode::Aborted,
+                "aborted reading session memory",
+                e,
+            ))
+        }
+        Err(e) => {
+            return Err(CompactError::from_call(
+                ErrorCode::SessionMemoryNotApplicable,
+                "the session memory could not be read",
+                e,
+            ))
+        }
+    };
+    let Some(cut) = crate::transforms::session_memory::choose_cut(messages, &Default::default())?
+    else {
+        return Err(not("nothing to drop"));
+    };
+    let pre_tokens = token_count_with_estimation(messages)?.total;
+    let pre = match pre {
+        Some(p) => p,
+        None => {
+            pre_compact_hooks(
+                env,
+                ctx,
+                Trigger::Auto,
+                None,
+                pre_tokens,
+                json!({"sessionMemory": true}),
+            )
+            .await?
+        }
+    };
+    let start = active_start(messages)?;
+    let loss_report = crate::summarize::loss::loss_report(&messages[start..cut.keep_from], &memory);
+    finish(
+        env,
+        messages,
+        ctx,
+        Finish {
+            loss_report,
+            summary_text: memory,
+            kept: (cut.keep_from..messages.len()).collect(),
+            trigger: Trigger::Auto,
+            auto: true,
+            suppress_follow_up_questions: true,
+            pre_tokens,
+            pre_display: pre.user_display_message,
+            failures: pre.failures,
+            usage: None,
+            post_compact_token_count: 0,
+            retries: Retries::default(),
+            from_session_memory: true,
+            max_after: auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens),
+        },
+    )
+    .await
+}
