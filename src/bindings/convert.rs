@@ -167,4 +167,8 @@ impl Source for JsValue {
     fn to_config(&self) -> crate::Result<Config> {
         config_arg(self)
     }
+
+    fn json_text(&self) -> Option<String> {
+        js_sys::JSON::stringify(self).ok().map(String::from)
+    }
 }

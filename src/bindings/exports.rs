@@ -142,12 +142,7 @@ pub fn rough_token_count_estimation(
             .as_f64()
             .ok_or_else(|| js_error(Error::invalid_argument("bytesPerToken must be a number")))?
     };
-    if !bpt.is_finite() || bpt <= 0.0 {
-        return Err(js_error(Error::invalid_argument(
-            "bytesPerToken must be a positive number",
-        )));
-    }
-    Ok(tokens::rough_token_count(s.length() as usize, bpt) as f64)
+    Ok(js(tokens::rough_token_count_checked(s.length() as usize, bpt))? as f64)
 }
 
 /// `tokenCountWithEstimation(messages, {model, config}?)`: context size in tokens (SPEC §3).
@@ -305,47 +300,10 @@ pub fn group_messages_by_api_round(
     Ok(out)
 }
 
-/// The text and HTTP status of an error, an API error body or a string.
+/// The text and HTTP status of an error, an API error body or a string (read by the core's
+/// [`options::error_text`]).
 pub fn error_text(v: &JsValue) -> (String, Option<u16>) {
-    if let Some(s) = v.as_string() {
-        return (s, None);
-    }
-    let mut parts = Vec::new();
-    let mut status = None;
-    for key in ["status", "statusCode"] {
-        if let Some(n) = prop(v, key).as_f64() {
-            if (100.0..600.0).contains(&n) {
-                status = Some(n as u16);
-                break;
-            }
-        }
-    }
-    for path in [
-        &["message"][..],
-        &["error", "message"],
-        &["error", "error", "message"],
-        &["error", "type"],
-        &["error", "code"],
-        &["code"],
-        &["type"],
-    ] {
-        let mut cur = v.clone();
-        for k in path {
-            cur = prop(&cur, k);
-        }
-        if let Some(s) = cur.as_string() {
-            parts.push(s);
-        }
-    }
-    let body = prop(v, "body");
-    if let Some(s) = body.as_string() {
-        parts.push(s);
-    } else if body.is_object() {
-        if let Ok(s) = js_sys::JSON::stringify(&body) {
-            parts.push(String::from(s));
-        }
-    }
-    (parts.join("\n"), status)
+    options::error_text(v)
 }
 
 /// `parseContextOverflowError(errorOrText, status?)` → `{kind, actual, limit, gap}` or `null`.

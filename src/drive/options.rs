@@ -61,6 +61,56 @@ pub trait Source: Sized {
     fn to_json(&self) -> std::result::Result<Value, String>;
     /// The value read as a `config` (absent: the defaults), validated (`INVALID_CONFIG`).
     fn to_config(&self) -> Result<Config>;
+    /// The value as JSON text, the way the caller's runtime writes it (`None` when it cannot
+    /// be written).
+    fn json_text(&self) -> Option<String>;
+}
+
+/// Where an error's words can be: an `Error`'s message, an API error body (`error.message`,
+/// `error.error.message`, its type and code), an SDK error's fields.
+const ERROR_TEXT_PATHS: &[&[&str]] = &[
+    &["message"],
+    &["error", "message"],
+    &["error", "error", "message"],
+    &["error", "type"],
+    &["error", "code"],
+    &["code"],
+    &["type"],
+];
+
+/// The text and HTTP status of an error the caller hands in: a string, an `Error`, an API
+/// error body or an SDK error. The text joins every place an error keeps words
+/// ([`ERROR_TEXT_PATHS`], then `body` as text or JSON), one per line; the status is the first
+/// of `status` / `statusCode` that is an HTTP status (100–599).
+pub fn error_text<S: Source>(v: &S) -> (String, Option<u16>) {
+    if let Some(s) = v.string() {
+        return (s, None);
+    }
+    let status = ["status", "statusCode"].iter().find_map(|key| {
+        v.get(key)
+            .number()
+            .filter(|n| (100.0..600.0).contains(n))
+            .map(|n| n as u16)
+    });
+    let mut parts: Vec<String> = ERROR_TEXT_PATHS
+        .iter()
+        .filter_map(|path| {
+            path.iter().fold(None::<S>, |cur, k| {
+                Some(match cur {
+                    None => v.get(k),
+                    Some(c) => c.get(k),
+                })
+            })
+        })
+        .filter_map(|found| found.string())
+        .collect();
+    let body = v.get("body");
+    if let Some(s) = body.string() {
+        parts.push(s);
+    } else if body.is_object() {
+        parts.extend(body.json_text());
+    }
+    (parts.join("\n"), status)
 }
 
 /// Checks that an options argument is an object, `undefined` or `null`.
@@ -589,6 +639,10 @@ pub fn boundary_options<S: Source>(options: &S) -> Result<BoundaryOptions> {
 }
 
 impl Source for Value {
+    fn json_text(&self) -> Option<String> {
+        Some(self.to_string())
+    }
+
     fn is_absent(&self) -> bool {
         self.is_null()
     }

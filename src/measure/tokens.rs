@@ -3,7 +3,7 @@
 //! The exact size of the context is known only where the API reported it: the `usage` of the
 //! latest response. Everything after that response is estimated from text length.
 
-use crate::model::error::Result;
+use crate::model::error::{Error, Result};
 use crate::model::messages::Kind;
 use crate::model::view::{
     utf16_len, BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Find, Latest,
@@ -27,6 +27,17 @@ pub fn rough_token_count(units: usize, bytes_per_token: f64) -> u64 {
         BYTES_PER_TOKEN
     };
     (units as f64 / bpt).round() as u64
+}
+
+/// `roughTokenCountEstimation` as the API takes it: a `bytes_per_token` that is not a positive
+/// finite number is an `INVALID_ARGUMENT` (not silently replaced by 4).
+pub fn rough_token_count_checked(units: usize, bytes_per_token: f64) -> Result<u64> {
+    if !bytes_per_token.is_finite() || bytes_per_token <= 0.0 {
+        return Err(Error::invalid_argument(
+            "bytesPerToken must be a positive number",
+        ));
+    }
+    Ok(rough_token_count(units, bytes_per_token))
 }
 
 /// Estimated tokens of a text (SPEC §3): its UTF-16 length / [`BYTES_PER_TOKEN`], rounded.
@@ -488,6 +499,15 @@ mod tests {
     fn count(v: Value) -> TokenCount {
         let m = Message::parse_all(v).unwrap();
         token_count_with_estimation(m.as_slice()).unwrap()
+    }
+
+    #[test]
+    fn rough_count_rejects_a_bytes_per_token_that_is_not_positive() {
+        assert_eq!(rough_token_count_checked(10, 2.0).unwrap(), 5);
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = rough_token_count_checked(10, bad).unwrap_err();
+            assert_eq!(e.code, crate::ErrorCode::InvalidArgument, "{bad}");
+        }
     }
 
     #[test]

@@ -270,3 +270,25 @@ fn micro_compact_and_boundary_options() {
     );
     assert_eq!(offline_summarizer_budget(&Value::Null, 8000).unwrap(), 8000);
 }
+
+#[test]
+fn error_text_reads_every_place_an_error_keeps_words() {
+    assert_eq!(error_text(&json!("plain")), ("plain".to_string(), None));
+    let (text, status) = error_text(&json!({
+        "status": 413,
+        "message": "Request failed",
+        "error": {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}},
+        "body": {"detail": 1}
+    }));
+    assert_eq!(status, Some(413));
+    assert_eq!(
+        text,
+        "Request failed\nprompt is too long: 210000 tokens > 200000 maximum\nerror\n{\"detail\":1}"
+    );
+    // A status outside 100–599 is not an HTTP status; statusCode is read next.
+    assert_eq!(
+        error_text(&json!({"status": 42, "statusCode": 529})).1,
+        Some(529)
+    );
+    assert_eq!(error_text(&json!({"status": "413"})).1, None);
+}
