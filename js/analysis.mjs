@@ -9,13 +9,10 @@
 // browser entry); the callers add what only they report and the errors they throw.
 //
 // Types come from the package's declarations (`./index.js` is pkg/index.d.ts in the package,
-// types/index.d.ts in the type check: types/tsconfig.js.json); type imports are erased.
+// types/index.d.ts in the type check: types/tsconfig.js.json); JSDoc `@import`s are comments.
 
-/** @typedef {import('./index.js')} Library the package: its Node entry or initialised browser entry */
-/** @typedef {import('./index.js').TranscriptLine} TranscriptLine */
-/** @typedef {import('./index.js').Usage} Usage */
-/** @typedef {import('./index.js').ModelId} ModelId */
-/** @typedef {import('./index.js').Config} Config */
+/** @import * as Library from './index.js' (the package: its Node entry or initialised browser entry) */
+/** @import { CompactMetadata, Config, ModelId, TranscriptLine, Usage } from './index.js' */
 /**
  * One API call of a transcript (see apiCalls).
  * @typedef {{n: number, id: string | null, first: number, last: number, lineNumber: number,
@@ -70,7 +67,7 @@ export function boundaryIndices(lines) {
  */
 export function boundaryFacts(lines, i) {
   const l = lines[i];
-  /** @type {Partial<import('./index.js').CompactMetadata>} */
+  /** @type {Partial<CompactMetadata>} */
   const meta = l.compactMetadata && typeof l.compactMetadata === 'object' ? l.compactMetadata : {};
   return {
     index: i,
@@ -124,7 +121,7 @@ export function apiCalls(lines) {
  * (an earlier call's usage is visible to the count: the same side of the last boundary).
  * Library errors are thrown as they are (the CLI names the file line).
  * @template {{first: number, realContext: number}} [C=ApiCall] the calls (the page's keep fewer fields)
- * @param {Pick<Library, 'tokenCountWithEstimation'>} cc the package
+ * @param {Pick<typeof Library, 'tokenCountWithEstimation'>} cc the package
  * @param {readonly TranscriptLine[]} lines
  * @param {readonly C[]} [calls]
  */
@@ -172,7 +169,7 @@ export function errorStats(errors) {
 
 /**
  * Threshold numbers of a model (SPEC §4), as the library `cc` computes them.
- * @param {Library} cc the package (Node entry or initialised browser entry)
+ * @param {typeof Library} cc the package (Node entry or initialised browser entry)
  * @param {ModelId | null} [model] the defaults' model when absent
  * @param {Config | null} [config]
  */

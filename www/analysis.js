@@ -36,7 +36,7 @@ export function thresholdsFor(cc, model, config) {
 
 /**
  * The whole analysis of parsed transcript lines.
- * @param {import('context-compaction/analysis.mjs').Library} cc the initialised package
+ * @param {typeof import('context-compaction')} cc the initialised package
  * @param {any[]} rawLines
  */
 export function analyzeLines(cc, rawLines) {
