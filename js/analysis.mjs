@@ -1,3 +1,4 @@
+// @ts-check
 // The transcript analysis both the command line and the web page run: the pure functions
 // behind `context-compaction analyze` (js/cli-lib.mjs) and the page's analysis of an opened
 // session file (www/analysis.js). Published in the package next to cli-lib.mjs
@@ -6,19 +7,34 @@
 // Browser-safe: it imports nothing (no node:*, not the package's entries). A function that
 // needs the library takes it as its first argument `cc` (the Node entry or the initialised
 // browser entry); the callers add what only they report and the errors they throw.
+//
+// Types come from the package's declarations (`./index.js` is pkg/index.d.ts in the package,
+// types/index.d.ts in the type check: types/tsconfig.js.json); JSDoc `@import`s are comments.
+
+/** @import * as Library from './index.js' (the package: its Node entry or initialised browser entry) */
+/** @import { CompactMetadata, Config, ModelId, TranscriptLine, Usage } from './index.js' */
+/**
+ * One API call of a transcript (see apiCalls).
+ * @typedef {{n: number, id: string | null, first: number, last: number, lineNumber: number,
+ *   model: string | null, usage: Usage, realContext: number, lineCount: number}} ApiCall
+ */
 
 /** Line number (1-based) of `lines[index]`: parseTranscript rejects blank lines, so it is index + 1. */
-export const lineNumberOf = (index) => index + 1;
+export const lineNumberOf = (/** @type {number} */ index) => index + 1;
 
 /** Usage's input side: what the request sent (input + cache creation + cache read). */
+/** @param {Partial<Usage>} usage */
 export function realContextOf(usage) {
-  const n = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  const n = (/** @type {unknown} */ v) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
   return n(usage.input_tokens) + n(usage.cache_creation_input_tokens) + n(usage.cache_read_input_tokens);
 }
 
 /**
  * A sub-agent's own session file has every line marked `isSidechain: true`; such a file is
  * analysed as its own conversation: copies of its lines without the flag.
+ * @template {TranscriptLine} L
+ * @param {L[]} lines
+ * @returns {{lines: L[], subAgent: boolean}}
  */
 export function asOwnConversation(lines) {
   const convo = lines.filter((l) => l.type === 'user' || l.type === 'assistant');
@@ -31,8 +47,12 @@ export function asOwnConversation(lines) {
   };
 }
 
-/** Indices of the main-chain `compact_boundary` lines. */
+/**
+ * Indices of the main-chain `compact_boundary` lines.
+ * @param {readonly TranscriptLine[]} lines
+ */
 export function boundaryIndices(lines) {
+  /** @type {number[]} */
   const out = [];
   lines.forEach((l, i) => {
     if (l.type === 'system' && l.subtype === 'compact_boundary' && l.isSidechain !== true) out.push(i);
@@ -40,9 +60,14 @@ export function boundaryIndices(lines) {
   return out;
 }
 
-/** What the `compact_boundary` line `lines[i]` says of itself: `{index, lineNumber, trigger, preTokens}`. */
+/**
+ * What the `compact_boundary` line `lines[i]` says of itself: `{index, lineNumber, trigger, preTokens}`.
+ * @param {readonly TranscriptLine[]} lines
+ * @param {number} i
+ */
 export function boundaryFacts(lines, i) {
   const l = lines[i];
+  /** @type {Partial<CompactMetadata>} */
   const meta = l.compactMetadata && typeof l.compactMetadata === 'object' ? l.compactMetadata : {};
   return {
     index: i,
@@ -55,9 +80,12 @@ export function boundaryFacts(lines, i) {
 /**
  * The API calls of a transcript: main-chain assistant lines grouped by `message.id` (one
  * response is written as several lines repeating the same usage), in order of their first line.
+ * @param {readonly TranscriptLine[]} lines
  */
 export function apiCalls(lines) {
+  /** @type {Map<string, ApiCall>} */
   const byId = new Map();
+  /** @type {ApiCall[]} */
   const calls = [];
   lines.forEach((l, i) => {
     if (l.type !== 'assistant' || l.isSidechain === true) return;
@@ -92,10 +120,14 @@ export function apiCalls(lines) {
  * line (`estimate`) against what was sent, its relative `error`, and whether it is `anchored`
  * (an earlier call's usage is visible to the count: the same side of the last boundary).
  * Library errors are thrown as they are (the CLI names the file line).
- * @param {{tokenCountWithEstimation(messages: unknown[]): number}} cc the package
+ * @template {{first: number, realContext: number}} [C=ApiCall] the calls (the page's keep fewer fields)
+ * @param {Pick<typeof Library, 'tokenCountWithEstimation'>} cc the package
+ * @param {readonly TranscriptLine[]} lines
+ * @param {readonly C[]} [calls]
  */
-export function measureEstimates(cc, lines, calls = apiCalls(lines)) {
+export function measureEstimates(cc, lines, calls = /** @type {C[]} */ (/** @type {unknown} */ (apiCalls(lines)))) {
   const boundaries = boundaryIndices(lines);
+  /** @type {(C & {estimate: number, error: number, anchored: boolean})[]} */
   const rows = [];
   for (const call of calls) {
     if (!(call.realContext > 0)) continue;
@@ -108,14 +140,22 @@ export function measureEstimates(cc, lines, calls = apiCalls(lines)) {
   return rows;
 }
 
-/** Nearest-rank percentile of an ascending array (`p` in 0..1); NaN when empty. */
+/**
+ * Nearest-rank percentile of an ascending array (`p` in 0..1); NaN when empty.
+ * @param {readonly number[]} sorted
+ * @param {number} p
+ * @returns {number}
+ */
 export function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;
   const rank = Math.ceil(p * sorted.length);
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
 }
 
-/** `{count, median, p90, max, meanSigned}` of relative errors (absolute values ranked). */
+/**
+ * `{count, median, p90, max, meanSigned}` of relative errors (absolute values ranked).
+ * @param {readonly number[]} errors
+ */
 export function errorStats(errors) {
   const abs = errors.map(Math.abs).sort((a, b) => a - b);
   return {
@@ -129,17 +169,21 @@ export function errorStats(errors) {
 
 /**
  * Threshold numbers of a model (SPEC §4), as the library `cc` computes them.
- * @param {any} cc the package (Node entry or initialised browser entry)
+ * @param {typeof Library} cc the package (Node entry or initialised browser entry)
+ * @param {ModelId | null} [model] the defaults' model when absent
+ * @param {Config | null} [config]
  */
 export function thresholdsFor(cc, model, config) {
+  // The library reads a null/undefined model as '' (the defaults); the declarations take a string.
+  const m = model ?? '';
   const c = cc.constants;
   const autoEnabled = cc.isAutoCompactEnabled(config);
-  const effective = cc.getEffectiveContextWindowSize(model, config);
-  const autoCompact = cc.getAutoCompactThreshold(model, config);
+  const effective = cc.getEffectiveContextWindowSize(m, config);
+  const autoCompact = cc.getAutoCompactThreshold(m, config);
   const threshold = autoEnabled ? autoCompact : effective;
   return {
-    contextWindow: cc.getContextWindowForModel(model, config),
-    maxOutputTokens: cc.getMaxOutputTokensForModel(model, config),
+    contextWindow: cc.getContextWindowForModel(m, config),
+    maxOutputTokens: cc.getMaxOutputTokensForModel(m, config),
     effectiveWindow: effective,
     autoCompactEnabled: autoEnabled,
     autoCompactThreshold: autoCompact,

@@ -1,3 +1,4 @@
+// @ts-check
 // anthropicSummarizer: the summarizer of SPEC §16 for the Anthropic Messages API, in plain
 // JavaScript (no WebAssembly, no dependencies). It runs wherever WHATWG `fetch`, `ReadableStream`,
 // `TextDecoder` and `AbortController` exist: browsers and Node.js 20+.

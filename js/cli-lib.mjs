@@ -1,3 +1,4 @@
+// @ts-check
 // The `context-compaction` command line (js/cli.mjs is its entry): argument parsing, the
 // `analyze` and `compact` commands, reports, exit codes. Published next to node.js in the
 // package (scripts/package.mjs copies it), so it imports the library as './node.js' and has no
@@ -145,14 +146,16 @@ export function readTranscriptFile(file) {
   let text;
   try {
     text = readFileSync(file, 'utf8');
-  } catch (e) {
+  } catch (err) {
+    const e = /** @type {NodeJS.ErrnoException} */ (err);
     const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : e.message;
     throw new CliError(`cannot read transcript ${file}: ${why}`, EXIT.USAGE, { code: e.code || 'READ_FAILED', cause: e });
   }
   let lines;
   try {
     lines = cc.parseTranscript(text);
-  } catch (e) {
+  } catch (err) {
+    const e = /** @type {{message?: string, code?: string}} */ (err);
     throw new CliError(`malformed transcript ${file}: ${e.message}`, EXIT.USAGE, { code: e.code || 'MALFORMED_TRANSCRIPT', cause: e });
   }
   lines.forEach((l, i) => {
@@ -188,7 +191,7 @@ export function describeBoundaries(lines, calls = apiCalls(lines), file = 'trans
     let shouldCompact;
     try {
       ourCount = cc.tokenCountWithEstimation(before);
-      shouldCompact = cc.shouldAutoCompact(before, model);
+      shouldCompact = cc.shouldAutoCompact(before, model ?? ''); // null: the defaults, as ''
     } catch (e) {
       throw describeLibraryError(e, file);
     }
@@ -198,7 +201,7 @@ export function describeBoundaries(lines, calls = apiCalls(lines), file = 'trans
       model,
       lastRealContextBefore: prev ? prev.realContext : null,
       ourCountBefore: ourCount,
-      autoCompactThreshold: cc.getAutoCompactThreshold(model),
+      autoCompactThreshold: cc.getAutoCompactThreshold(model ?? ''),
       shouldAutoCompactBefore: shouldCompact,
     };
   });
@@ -220,8 +223,8 @@ export function analyzeLines(rawLines, file = 'transcript') {
   const activeStart = boundaries.length ? boundaries[boundaries.length - 1].index + 1 : 0;
   try {
     endTokens = cc.tokenCountWithEstimation(lines);
-    warningState = cc.calculateTokenWarningState(endTokens, model);
-    shouldCompactNow = cc.shouldAutoCompact(lines, model);
+    warningState = cc.calculateTokenWarningState(endTokens, model ?? ''); // null: the defaults, as ''
+    shouldCompactNow = cc.shouldAutoCompact(lines, model ?? '');
     micro = cc.microCompact(lines.slice(activeStart));
   } catch (e) {
     throw describeLibraryError(e, file);
@@ -452,7 +455,8 @@ export function writeFileAtomic(file, text) {
   try {
     writeFileSync(tmp, text, { flag: 'wx', mode: 0o644 });
     renameSync(tmp, file);
-  } catch (e) {
+  } catch (err) {
+    const e = /** @type {NodeJS.ErrnoException} */ (err);
     rmSync(tmp, { force: true });
     throw new CliError(`cannot write ${file}: ${e.message}`, EXIT.USAGE, { code: e.code || 'WRITE_FAILED', cause: e });
   }
@@ -686,11 +690,16 @@ export function compactionError(e, file) {
 
 // ---- Commands ------------------------------------------------------------------------------------
 
+/**
+ * @template {NonNullable<import('node:util').ParseArgsConfig['options']>} O
+ * @param {string[]} args
+ * @param {O} options
+ */
 function parse(args, options) {
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (e) {
-    throw usageError(String(e.message).replace(/\. To specify a positional argument.*$/s, ''));
+    throw usageError(String(/** @type {Error} */ (e).message).replace(/\. To specify a positional argument.*$/s, ''));
   }
 }
 
@@ -702,7 +711,7 @@ function onePath(positionals, command) {
 
 /** `analyze <session.jsonl> [--json]`. */
 export function analyzeCommand(args, io) {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  const { values, positionals } = parse(args, /** @type {const} */ ({ json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }));
   if (values.help) {
     io.stdout.write(HELP);
     return EXIT.OK;
@@ -714,7 +723,7 @@ export function analyzeCommand(args, io) {
   return EXIT.OK;
 }
 
-const COMPACT_OPTIONS = {
+const COMPACT_OPTIONS = /** @type {const} @satisfies {NonNullable<import('node:util').ParseArgsConfig['options']>} */ ({
   output: { type: 'string', short: 'o' },
   'no-history': { type: 'boolean' },
   offline: { type: 'boolean' },
@@ -730,7 +739,7 @@ const COMPACT_OPTIONS = {
   progress: { type: 'boolean' },
   'no-progress': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
-};
+});
 
 /** `compact <session.jsonl> [options]`. */
 export async function compactCommand(args, io) {
@@ -926,7 +935,8 @@ export async function run(argv, io) {
       io.stderr.write(`context-compaction: ${e.message}\n`);
       return e.exitCode;
     }
-    io.stderr.write(`context-compaction: unexpected failure: ${e && e.stack ? e.stack : e}\n`);
+    const stack = e && typeof e === 'object' && 'stack' in e ? e.stack : undefined;
+    io.stderr.write(`context-compaction: unexpected failure: ${stack ? stack : e}\n`);
     return EXIT.INTERNAL;
   }
 }

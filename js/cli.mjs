@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // `npx context-compaction <command>`: the package's command line (its `bin`).
 //   context-compaction analyze <session.jsonl> [--json]
 //   context-compaction compact <session.jsonl> [-o out.jsonl] [--offline | --api-key KEY --model M] …

@@ -1,16 +1,18 @@
+// @ts-check
 // The analysis of a Claude Code session file, in the browser: the small part of the
 // package's `analyze` (js/cli-lib.mjs) the page needs (per-call real context against the
 // library's estimate, the warning state at the end, the compaction boundaries, what
 // micro-compaction would free), over the same library calls. The shared part is the
 // package's browser-safe analysis.mjs (js/analysis.mjs, which cli-lib.mjs imports too),
-// loaded from /pkg/ like app.js loads /pkg/web.js; cli-lib.mjs itself is Node-only. What
+// loaded from /pkg/ like app.js loads /pkg/web.js (index.html's import map names them
+// `context-compaction/analysis.mjs` and `context-compaction`); cli-lib.mjs itself is Node-only. What
 // stays here is the page's narrower shapes (no usage, line counts, mean signed error or max
 // output tokens) and its analyzeLines.
 
-import * as shared from '/pkg/analysis.mjs';
-import { asOwnConversation, boundaryFacts, boundaryIndices, measureEstimates } from '/pkg/analysis.mjs';
+import * as shared from 'context-compaction/analysis.mjs';
+import { asOwnConversation, boundaryFacts, boundaryIndices, measureEstimates } from 'context-compaction/analysis.mjs';
 
-export { asOwnConversation, boundaryIndices, realContextOf } from '/pkg/analysis.mjs';
+export { asOwnConversation, boundaryIndices, realContextOf } from 'context-compaction/analysis.mjs';
 
 /**
  * The API calls: main-chain assistant lines grouped by `message.id` (one response is written
@@ -34,7 +36,7 @@ export function thresholdsFor(cc, model, config) {
 
 /**
  * The whole analysis of parsed transcript lines.
- * @param {typeof import('../pkg/web.js')} cc the initialised package
+ * @param {typeof import('context-compaction')} cc the initialised package
  * @param {any[]} rawLines
  */
 export function analyzeLines(cc, rawLines) {
@@ -58,8 +60,8 @@ export function analyzeLines(cc, rawLines) {
     end: {
       tokens,
       thresholds: thresholdsFor(cc, model),
-      warningState: cc.calculateTokenWarningState(tokens, model),
-      shouldAutoCompact: cc.shouldAutoCompact(lines, model),
+      warningState: cc.calculateTokenWarningState(tokens, model ?? ''), // null: the defaults, as ''
+      shouldAutoCompact: cc.shouldAutoCompact(lines, model ?? ''),
     },
     microCompact: { activeFromLine: activeStart + 1, tokensFreed: micro.tokensFreed, resultsCleared: micro.clearedToolUseIds.length },
   };

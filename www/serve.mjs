@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // The web page's static server: no dependencies, 127.0.0.1 only.
 //
 //   node www/serve.mjs [port]          # or PORT=8080 node www/serve.mjs; port 0 picks a free one
@@ -22,6 +23,7 @@ const ROOT = resolve(WWW, '..');
 const PKG = join(ROOT, 'pkg');
 const TRANSCRIPTS = resolve(process.env.TRANSCRIPTS_DIR ?? join(ROOT, '..', 'shared', 'transcripts'));
 
+/** @type {Record<string, string>} */
 const TYPES = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -37,7 +39,11 @@ const TYPES = {
   '.ico': 'image/x-icon',
 };
 
-/** The file a URL path names, or null (outside the roots, or a malformed path). */
+/**
+ * The file a URL path names, or null (outside the roots, or a malformed path).
+ * @param {string} pathname
+ * @returns {string | null}
+ */
 function fileFor(pathname) {
   let path;
   try {
@@ -46,6 +52,7 @@ function fileFor(pathname) {
     return null;
   }
   if (path.includes('\0')) return null;
+  /** @type {[string, string][]} */
   const mounts = [
     ['/pkg/', PKG],
     ['/transcripts/', TRANSCRIPTS],
@@ -74,12 +81,23 @@ function transcriptIndex() {
   }
 }
 
+/**
+ * @param {import('node:http').ServerResponse} res
+ * @param {number} status
+ * @param {string} type
+ * @param {string} body
+ * @param {boolean} head
+ */
 function send(res, status, type, body, head) {
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' });
   res.end(head ? undefined : body);
 }
 
-/** Handles one request. */
+/**
+ * Handles one request.
+ * @param {import('node:http').IncomingMessage} req
+ * @param {import('node:http').ServerResponse} res
+ */
 function handle(req, res) {
   const head = req.method === 'HEAD';
   if (req.method !== 'GET' && !head) {
@@ -146,7 +164,11 @@ export function startServer({ port = 8080, host = '127.0.0.1' } = {}) {
   });
 }
 
-/** The port from argv (`8080` or `--port 8080` / `--port=8080`), else PORT, else 8080. */
+/**
+ * The port from argv (`8080` or `--port 8080` / `--port=8080`), else PORT, else 8080.
+ * @param {string[]} argv
+ * @param {NodeJS.ProcessEnv} env
+ */
 function portFromArgs(argv, env) {
   let value;
   for (let i = 0; i < argv.length; i++) {

@@ -1,0 +1,52 @@
+// @ts-check
+// The connection settings: model, API key, base URL, auto-compact percentage.
+import { forgetClient, rebuildCompactor } from './conversation.js';
+import { updateControls } from './controls.js';
+import { $ } from './dom.js';
+import { showError } from './errors.js';
+import { updateMeter } from './meter.js';
+import { DEFAULT_BASE_URL, settings, store } from './state.js';
+
+export function loadSettingsIntoForm() {
+  /** @type {HTMLInputElement} */ ($('model')).value = settings.model;
+  /** @type {HTMLInputElement} */ ($('api-key')).value = settings.apiKey;
+  /** @type {HTMLInputElement} */ ($('base-url')).value = settings.baseURL;
+  /** @type {HTMLInputElement} */ ($('auto-pct')).value = settings.autoPct;
+}
+
+export function saveSettings() {
+  const model = /** @type {HTMLInputElement} */ ($('model')).value.trim() || 'claude-sonnet-4-5';
+  const apiKey = /** @type {HTMLInputElement} */ ($('api-key')).value.trim();
+  let base = /** @type {HTMLInputElement} */ ($('base-url')).value.trim().replace(/\/+$/, '');
+  const autoPct = /** @type {HTMLInputElement} */ ($('auto-pct')).value.trim();
+  if (base) {
+    try {
+      const u = new URL(base);
+      if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error('not http(s)');
+    } catch {
+      showError({ code: 'INVALID_BASE_URL', message: `not an http(s) URL: ${base}` });
+      return;
+    }
+  }
+  if (autoPct !== '' && !(Number(autoPct) >= 1 && Number(autoPct) <= 100)) {
+    showError({ code: 'INVALID_CONFIG', message: 'auto-compact percentage must be between 1 and 100' });
+    return;
+  }
+  const changedCompactor = model !== settings.model || autoPct !== settings.autoPct;
+  Object.assign(settings, { model, apiKey, baseURL: base === DEFAULT_BASE_URL ? '' : base, autoPct });
+  store.set('model', model);
+  store.set('apiKey', apiKey);
+  store.set('baseURL', settings.baseURL);
+  store.set('autoPct', autoPct);
+  if (changedCompactor) rebuildCompactor();
+  updateMeter();
+  updateControls();
+}
+
+export function forgetKey() {
+  settings.apiKey = '';
+  store.set('apiKey', '');
+  /** @type {HTMLInputElement} */ ($('api-key')).value = '';
+  forgetClient();
+  updateControls();
+}
