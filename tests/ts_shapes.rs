@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use context_compaction::drive::options::OPTION_OBJECTS;
 use context_compaction::drive::preview::{
     MicroCompactPreview, Preview, RestoredFilePreview, RestoredSkillPreview,
 };
@@ -82,6 +83,10 @@ fn rust_shapes_for_the_type_check() {
         "ContextManagementOptions",
         input_fields::<ContextManagementOptions>(),
     );
+    // The closed options objects: the keys their one parser accepts.
+    for (name, keys) in OPTION_OBJECTS {
+        shapes.insert(name, keys.iter().map(|k| k.to_string()).collect());
+    }
 
     shapes.insert(
         "TokenWarningState",

@@ -410,8 +410,45 @@ pub fn context<S: Source>(context: &S) -> Result<ContextOptions> {
     })
 }
 
-/// Keys of the options of `compactConversation`.
-const COMPACT_KEYS: &[&str] = &[
+/// Keys of the options of `shouldAutoCompact` (`ShouldAutoCompactOptions`).
+pub const SHOULD_AUTO_COMPACT_KEYS: &[&str] = &["querySource", "snipTokensFreed", "config"];
+
+/// Keys of the options of `offlineSummarizer` (`OfflineSummarizerOptions`).
+pub const OFFLINE_SUMMARIZER_KEYS: &[&str] = &["maxTokens"];
+
+/// Keys of the options of `microCompact` (`MicroCompactOptions`).
+pub const MICRO_COMPACT_KEYS: &[&str] = &[
+    "keepRecent",
+    "idleMinutes",
+    "now",
+    "lastAssistantTimestamp",
+    "keepLatestPerPath",
+    "compactableTools",
+];
+
+/// Keys of the options of `createCompactBoundaryMessage` (`CompactBoundaryOptions`).
+pub const BOUNDARY_KEYS: &[&str] = &[
+    "lastUuid",
+    "preCompactDiscoveredTools",
+    "uuid",
+    "timestamp",
+    "template",
+];
+
+/// Every closed options object by the name of its TypeScript interface, with the keys the
+/// parser accepts: `tests/ts_shapes.rs` hands them to the type check, which compares them with
+/// `types/index.d.ts`.
+pub const OPTION_OBJECTS: &[(&str, &[&str])] = &[
+    ("ShouldAutoCompactOptions", SHOULD_AUTO_COMPACT_KEYS),
+    ("OfflineSummarizerOptions", OFFLINE_SUMMARIZER_KEYS),
+    ("MicroCompactOptions", MICRO_COMPACT_KEYS),
+    ("CompactBoundaryOptions", BOUNDARY_KEYS),
+    ("CompactOptions", COMPACT_KEYS),
+    ("CompactorCompactOptions", COMPACTOR_COMPACT_KEYS),
+];
+
+/// Keys of the options of `compactConversation` (`CompactOptions`).
+pub const COMPACT_KEYS: &[&str] = &[
     "suppressFollowUpQuestions",
     "customInstructions",
     "isAutoCompact",
@@ -422,8 +459,8 @@ const COMPACT_KEYS: &[&str] = &[
 ];
 
 /// Keys of the options of `Compactor.compact` (a manual compaction: no `isAutoCompact`, no
-/// `recompactionInfo`).
-const COMPACTOR_COMPACT_KEYS: &[&str] = &[
+/// `recompactionInfo`; `CompactorCompactOptions`).
+pub const COMPACTOR_COMPACT_KEYS: &[&str] = &[
     "customInstructions",
     "suppressFollowUpQuestions",
     "retryBaseMs",
@@ -495,7 +532,7 @@ pub fn should_auto_compact_options<S: Source>(
     options: &S,
 ) -> Result<(ShouldAutoCompactOptions, Config)> {
     const WHAT: &str = "options";
-    closed_object(options, WHAT, &["querySource", "snipTokensFreed", "config"])?;
+    closed_object(options, WHAT, SHOULD_AUTO_COMPACT_KEYS)?;
     let opts = ShouldAutoCompactOptions {
         query_source: string(options, "querySource", WHAT)?,
         snip_tokens_freed: token_count(options, "snipTokensFreed", WHAT)?.unwrap_or(0),
@@ -525,7 +562,7 @@ pub fn truncate_head_options<S: Source>(options: &S) -> Result<bool> {
 /// (`maxTokens`, at least 1; default `default_budget`).
 pub fn offline_summarizer_budget<S: Source>(options: &S, default_budget: u64) -> Result<u64> {
     const WHAT: &str = "options";
-    closed_object(options, WHAT, &["maxTokens"])?;
+    closed_object(options, WHAT, OFFLINE_SUMMARIZER_KEYS)?;
     Ok(number(options, "maxTokens", WHAT)?.map_or(default_budget, |n| n.max(1.0) as u64))
 }
 
@@ -536,18 +573,7 @@ pub fn micro_compact_options<S: Source>(
     now: impl FnOnce() -> f64,
 ) -> Result<MicroCompactOptions> {
     const WHAT: &str = "options";
-    closed_object(
-        options,
-        WHAT,
-        &[
-            "keepRecent",
-            "idleMinutes",
-            "now",
-            "lastAssistantTimestamp",
-            "keepLatestPerPath",
-            "compactableTools",
-        ],
-    )?;
+    closed_object(options, WHAT, MICRO_COMPACT_KEYS)?;
     let mut opts = MicroCompactOptions::default();
     if let Some(k) = non_negative(options, "keepRecent", WHAT)? {
         opts.keep_recent = k as usize;
@@ -608,17 +634,7 @@ pub struct BoundaryOptions {
 /// Reads the options of `createCompactBoundaryMessage`.
 pub fn boundary_options<S: Source>(options: &S) -> Result<BoundaryOptions> {
     const WHAT: &str = "options";
-    closed_object(
-        options,
-        WHAT,
-        &[
-            "lastUuid",
-            "preCompactDiscoveredTools",
-            "uuid",
-            "timestamp",
-            "template",
-        ],
-    )?;
+    closed_object(options, WHAT, BOUNDARY_KEYS)?;
     let template = options.get("template");
     let template = if template.is_object() {
         let v = template
