@@ -1007,6 +1007,3 @@ fn request_as_messages(request: &SummaryRequest) -> Vec<Message> {
         .filter_map(|v| Message::from_value(v.clone(), "request").ok())
         .collect()
 }
-
-#[cfg(test)]
-pub(crate) mod tests;

@@ -264,6 +264,3 @@ impl<M> Session<M> {
         Ok(())
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -3,6 +3,7 @@
 //! [`Scripted`] never waits: every future it returns is ready at once, so [`block_on`] drives
 //! the whole async pipeline deterministically without an executor. It records every request,
 //! hook, read, progress phase and sleep, and can abort at a chosen progress phase or file read.
+//! [`transcript`] is a conversation of Read rounds for it to compact.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -11,9 +12,10 @@ use std::task::{Context, Poll, Waker};
 use context_compaction::drive::env::{
     CallError, Environment, HookKind, HookOutput, LocalFuture, ProgressEvent,
 };
+use context_compaction::model::messages::Message;
 use context_compaction::model::view::UsageCounts;
 use context_compaction::summarize::summary::{SummaryRequest, SummaryResponse};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// Runs a future to completion by polling it in a loop. Meant for futures whose awaits all
 /// complete at once (those of [`Scripted`]); a future that really waits would spin.
@@ -60,6 +62,32 @@ pub fn ptl_error(actual: u64, limit: u64) -> CallError {
         ),
         ..Default::default()
     }
+}
+
+/// A transcript of `rounds` API rounds for the scripted runs, each a user prompt (`u{r}`), an
+/// assistant Read call (`a{r}`, with the usage of the context so far) and its result of
+/// `result_chars` characters (`r{r}`), on one parent chain.
+pub fn transcript(rounds: usize, result_chars: usize) -> Vec<Message> {
+    let mut v = Vec::new();
+    let mut parent = Value::Null;
+    for r in 0..rounds {
+        let u = format!("u{r}");
+        v.push(
+            json!({"type": "user", "uuid": u, "parentUuid": parent, "sessionId": "s1", "cwd": "/w",
+            "message": {"role": "user", "content": format!("request number {r}")}}),
+        );
+        let a = format!("a{r}");
+        v.push(json!({"type": "assistant", "uuid": a, "parentUuid": u, "sessionId": "s1",
+            "message": {"role": "assistant", "id": format!("msg_{r}"), "content": [
+                {"type": "tool_use", "id": format!("t{r}"), "name": "Read", "input": {"file_path": format!("/f{r}.rs")}}],
+                "usage": {"input_tokens": (r * (result_chars / 4 + 30) + 10) as u64, "output_tokens": 20}}}));
+        let t = format!("r{r}");
+        v.push(json!({"type": "user", "uuid": t, "parentUuid": a, "sessionId": "s1",
+            "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": format!("t{r}"), "content": "x".repeat(result_chars)}]}}));
+        parent = Value::String(t);
+    }
+    Message::parse_all(Value::Array(v)).unwrap()
 }
 
 /// A scripted environment: the pipeline's callbacks answered by closures and fixed data,

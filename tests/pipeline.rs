@@ -1,175 +1,26 @@
-//! Pipeline tests with a scripted environment.
-
-use std::cell::{Cell, RefCell};
-use std::future::Future;
-use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
+//! Full and session-memory compaction over the scripted environment of the test-support
+//! crate: the pipeline natively, step by step.
 
 use serde_json::{json, Value};
 
-use super::*;
-use crate::drive::env::{HookOutput, LocalFuture};
-use crate::drive::pinned::Pinned;
-use crate::drive::retry::RetryPolicy;
-use crate::drive::session_memory::try_session_memory_compaction;
-use crate::summarize::summary::SummaryResponse;
-
-/// Runs a future whose awaits all complete at once (the scripted environment never waits).
-pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
-    fn noop(_: *const ()) {}
-    fn clone(p: *const ()) -> RawWaker {
-        RawWaker::new(p, &VTABLE)
-    }
-    static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, noop);
-    let waker = unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) };
-    let mut cx = Context::from_waker(&waker);
-    let mut f = std::pin::pin!(f);
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
-}
-
-type Summarizer = Box<dyn Fn(&SummaryRequest, usize) -> Result<SummaryResponse, CallError>>;
-
-pub(crate) struct Scripted {
-    pub summarizer: Summarizer,
-    pub requests: RefCell<Vec<SummaryRequest>>,
-    pub hooks: RefCell<Vec<(HookKind, Value)>>,
-    pub hook_reply: Box<dyn Fn(HookKind) -> Option<Result<HookOutput, CallError>>>,
-    pub progress: RefCell<Vec<&'static str>>,
-    pub sleeps: RefCell<Vec<u64>>,
-    pub files: Option<Vec<(String, String)>>,
-    pub memory: Option<String>,
-    /// Abort when this progress phase is reported (`None`: never).
-    pub abort_at: Option<&'static str>,
-    pub aborted: Cell<bool>,
-    pub uuids: Cell<u32>,
-}
-
-impl Scripted {
-    pub fn new(summarizer: Summarizer) -> Self {
-        Scripted {
-            summarizer,
-            requests: RefCell::new(Vec::new()),
-            hooks: RefCell::new(Vec::new()),
-            hook_reply: Box::new(|_| None),
-            progress: RefCell::new(Vec::new()),
-            sleeps: RefCell::new(Vec::new()),
-            files: None,
-            memory: None,
-            abort_at: None,
-            aborted: Cell::new(false),
-            uuids: Cell::new(0),
-        }
-    }
-
-    pub fn summary(text: &str) -> Self {
-        let text = text.to_string();
-        Self::new(Box::new(move |_, _| {
-            Ok(SummaryResponse {
-                text: format!("<analysis>thinking it over</analysis>\n<summary>{text}</summary>"),
-                stop_reason: Some("end_turn".into()),
-                usage: Some(UsageCounts {
-                    input_tokens: 1000,
-                    output_tokens: 200,
-                    ..Default::default()
-                }),
-            })
-        }))
-    }
-}
-
-impl Environment for Scripted {
-    fn summarize(
-        &self,
-        request: &SummaryRequest,
-    ) -> LocalFuture<'_, Result<SummaryResponse, CallError>> {
-        self.requests.borrow_mut().push(request.clone());
-        let n = self.requests.borrow().len();
-        let r = if self.aborted.get() {
-            Err(CallError::aborted())
-        } else {
-            (self.summarizer)(request, n)
-        };
-        Box::pin(async move { r })
-    }
-    fn has_read_file(&self) -> bool {
-        self.files.is_some()
-    }
-    fn read_file(&self, path: &str) -> LocalFuture<'_, Result<Option<String>, CallError>> {
-        let r = self
-            .files
-            .as_ref()
-            .and_then(|f| f.iter().find(|(p, _)| p == path).map(|(_, c)| c.clone()));
-        Box::pin(async move { Ok(r) })
-    }
-    fn run_hook(
-        &self,
-        kind: HookKind,
-        input: Value,
-    ) -> Option<LocalFuture<'_, Result<HookOutput, CallError>>> {
-        self.hooks.borrow_mut().push((kind, input));
-        let r = (self.hook_reply)(kind)?;
-        Some(Box::pin(async move { r }))
-    }
-    fn session_memory(&self) -> LocalFuture<'_, Result<Option<String>, CallError>> {
-        let m = self.memory.clone();
-        Box::pin(async move { Ok(m) })
-    }
-    fn sleep(&self, ms: u64) -> LocalFuture<'_, Result<(), CallError>> {
-        self.sleeps.borrow_mut().push(ms);
-        Box::pin(async { Ok(()) })
-    }
-    fn check_abort(&self) -> Result<(), CallError> {
-        if self.aborted.get() {
-            Err(CallError::aborted())
-        } else {
-            Ok(())
-        }
-    }
-    fn progress(&self, event: &ProgressEvent) {
-        self.progress.borrow_mut().push(event.phase);
-        if self.abort_at == Some(event.phase) {
-            self.aborted.set(true);
-        }
-    }
-    fn new_uuid(&self) -> String {
-        self.uuids.set(self.uuids.get() + 1);
-        format!("uuid-{}", self.uuids.get())
-    }
-    fn now_iso(&self) -> String {
-        "2026-12-02T00:00:00.000Z".into()
-    }
-    fn random(&self) -> f64 {
-        0.5
-    }
-}
-
-/// A transcript of `rounds` API rounds, each a user prompt, an assistant Read call and its
-/// (large) result.
-pub(crate) fn transcript(rounds: usize, result_chars: usize) -> Vec<Message> {
-    let mut v = Vec::new();
-    let mut parent = Value::Null;
-    for r in 0..rounds {
-        let u = format!("u{r}");
-        v.push(
-            json!({"type": "user", "uuid": u, "parentUuid": parent, "sessionId": "s1", "cwd": "/w",
-            "message": {"role": "user", "content": format!("request number {r}")}}),
-        );
-        let a = format!("a{r}");
-        v.push(json!({"type": "assistant", "uuid": a, "parentUuid": u, "sessionId": "s1",
-            "message": {"role": "assistant", "id": format!("msg_{r}"), "content": [
-                {"type": "tool_use", "id": format!("t{r}"), "name": "Read", "input": {"file_path": format!("/f{r}.rs")}}],
-                "usage": {"input_tokens": (r * (result_chars / 4 + 30) + 10) as u64, "output_tokens": 20}}}));
-        let t = format!("r{r}");
-        v.push(json!({"type": "user", "uuid": t, "parentUuid": a, "sessionId": "s1",
-            "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": format!("t{r}"), "content": "x".repeat(result_chars)}]}}));
-        parent = Value::String(t);
-    }
-    Message::parse_all(Value::Array(v)).unwrap()
-}
+use context_compaction::drive::autocompact::should_auto_compact;
+use context_compaction::drive::env::{CallError, HookKind, HookOutput};
+use context_compaction::drive::pinned::Pinned;
+use context_compaction::drive::pipeline::{
+    compact_conversation, CompactContext, CompactOptions, CompactionResult,
+};
+use context_compaction::drive::retry::RetryPolicy;
+use context_compaction::drive::session_memory::try_session_memory_compaction;
+use context_compaction::measure::tokens::{
+    message_facts, token_count_checked, token_count_with_estimation, RunningCount,
+};
+use context_compaction::model::config::Config;
+use context_compaction::model::error::ErrorCode;
+use context_compaction::model::messages::{Kind, Message};
+use context_compaction::summarize::summary::SummaryResponse;
+use context_compaction::transforms::boundary::Trigger;
+use context_compaction::transforms::restore::FileSnapshot;
+use context_compaction_test_support::env::{block_on, transcript, Scripted};
 
 fn ctx() -> CompactContext {
     CompactContext {
@@ -203,9 +54,9 @@ fn full_compaction_produces_a_valid_smaller_conversation() {
     assert_eq!(out[0], r.boundary_marker);
     assert_eq!(out[1], r.summary_messages[0]);
     // Resuming after the boundary counts only the new context.
-    let count = crate::measure::tokens::token_count_with_estimation(out.as_slice()).unwrap();
+    let count = token_count_with_estimation(out.as_slice()).unwrap();
     assert_eq!(count.total, r.true_post_compact_token_count);
-    let phases = env.progress.borrow().clone();
+    let phases = env.phases.borrow().clone();
     assert_eq!(phases.first(), Some(&"start"));
     assert_eq!(phases.last(), Some(&"done"));
 }
@@ -347,7 +198,7 @@ fn abort_at_every_step_fails_with_aborted() {
 fn hooks_fire_once_with_counts_and_a_throwing_hook_is_reported() {
     let m = transcript(10, 4000);
     let mut env = Scripted::summary("sum");
-    env.hook_reply = Box::new(|k| match k {
+    env.hook = Box::new(|k, _| match k {
         HookKind::PreCompact => Some(Ok(HookOutput {
             instructions: Some("mention the tests".into()),
             user_display_message: Some("pre says hi".into()),
@@ -479,13 +330,8 @@ fn session_memory_keeps_recent_messages_and_counts_them_as_new_context() {
         },
         ..ctx()
     };
-    let due = crate::drive::autocompact::should_auto_compact(
-        out.as_slice(),
-        &c.model,
-        &Default::default(),
-        &c.config,
-    )
-    .unwrap();
+    let due =
+        should_auto_compact(out.as_slice(), &c.model, &Default::default(), &c.config).unwrap();
     assert!(!due.should_compact, "{due:?}");
 }
 
@@ -493,13 +339,11 @@ fn session_memory_keeps_recent_messages_and_counts_them_as_new_context() {
 /// running count ignore it, and the first response after the compaction counts by its own
 /// usage again.
 fn check_post_compaction_counts(r: &CompactionResult, out: &[Message]) {
-    let checked = crate::measure::tokens::token_count_checked(out)
-        .unwrap()
-        .total;
+    let checked = token_count_checked(out).unwrap().total;
     assert_eq!(checked, r.true_post_compact_token_count);
-    let mut running = crate::measure::tokens::RunningCount::default();
+    let mut running = RunningCount::default();
     for i in 0..out.len() {
-        running.push(&crate::measure::tokens::message_facts(out, i).unwrap());
+        running.push(&message_facts(out, i).unwrap());
     }
     assert_eq!(running.total(), checked);
     let mut next = out.to_vec();
@@ -512,11 +356,11 @@ fn check_post_compaction_counts(r: &CompactionResult, out: &[Message]) {
         ]))
         .unwrap(),
     );
-    let fresh = crate::measure::tokens::token_count_checked(next.as_slice()).unwrap();
+    let fresh = token_count_checked(next.as_slice()).unwrap();
     assert_eq!(fresh.from_usage, 12_351, "the new response's usage is read");
     assert_eq!(fresh.total, 12_351);
     for i in out.len()..next.len() {
-        running.push(&crate::measure::tokens::message_facts(next.as_slice(), i).unwrap());
+        running.push(&message_facts(next.as_slice(), i).unwrap());
     }
     assert_eq!(running.total(), 12_351);
 }

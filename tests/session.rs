@@ -1,16 +1,23 @@
 //! The Compactor's rules, natively: a [`Session`] of typed messages driven the way the JS
-//! `Compactor` drives its session, over the scripted environment of the pipeline tests.
+//! `Compactor` drives its session, over the scripted environment of the test-support crate.
 
 use serde_json::{json, Value};
 
-use super::*;
-use crate::drive::autocompact::auto_compact_if_needed;
-use crate::drive::pipeline::tests::{block_on, Scripted};
-use crate::drive::pipeline::{compact_conversation, CompactContext, CompactOptions};
-use crate::drive::retry::RetryPolicy;
-use crate::measure::tokens::token_count_with_estimation;
-use crate::model::messages::Message;
-use crate::summarize::summary::SummaryResponse;
+use context_compaction::drive::autocompact::{
+    auto_compact_if_needed, AutoCompactOutcome, ShouldAutoCompactOptions, SkipReason,
+};
+use context_compaction::drive::pipeline::{compact_conversation, CompactContext, CompactOptions};
+use context_compaction::drive::retry::RetryPolicy;
+use context_compaction::drive::session::Session;
+use context_compaction::measure::thresholds;
+use context_compaction::measure::tokens::token_count_with_estimation;
+use context_compaction::model::config::Config;
+use context_compaction::model::error::{Error, ErrorCode, Result};
+use context_compaction::model::messages::{Kind, Message};
+use context_compaction::model::view::{ContentInfo, ConversationView, Detail, UsageCounts};
+use context_compaction::summarize::summary::SummaryResponse;
+use context_compaction::transforms::boundary::Trigger;
+use context_compaction_test_support::env::{block_on, transcript, Scripted};
 
 const OPUS: &str = "claude-opus-4-6";
 
@@ -143,13 +150,23 @@ fn compact(
     }
 }
 
+/// Sets the session's failure count as an automatic compaction that reports `failures`
+/// failures in a row does (through [`Session::auto_finished`]), with nothing else changed.
+fn set_consecutive_failures(s: &mut Session<Message>, failures: u32) {
+    let (c, ()) = s.begin(Trigger::Auto, |_| Ok(())).unwrap();
+    let reported = AutoCompactOutcome::skipped(SkipReason::BelowThreshold, failures);
+    assert!(s.auto_finished(c, &reported).is_none());
+    assert_eq!(s.tracking().consecutive_failures, failures);
+    assert!(!s.compacting());
+}
+
 #[test]
 fn running_count_equals_the_batch_count() {
     let mut s = session(Config::default());
     assert_eq!((s.len(), s.token_count()), (0, 0));
     assert!(s.is_empty());
     // Transcript lines one by one, then in batches.
-    let lines = crate::drive::pipeline::tests::transcript(8, 2_000);
+    let lines = transcript(8, 2_000);
     for m in &lines {
         push(&mut s, std::slice::from_ref(m));
         assert_eq!(s.token_count(), batch_count(&s));
@@ -182,7 +199,7 @@ impl ConversationView for Unreadable<'_> {
     fn len(&self) -> usize {
         self.messages.len()
     }
-    fn kind(&self, i: usize) -> Result<crate::model::messages::Kind> {
+    fn kind(&self, i: usize) -> Result<Kind> {
         if i == self.bad {
             return Err(Error::invalid_message("unreadable").at(format!("messages[{i}]")));
         }
@@ -191,7 +208,7 @@ impl ConversationView for Unreadable<'_> {
     fn is_transcript(&self, i: usize) -> bool {
         self.messages.is_transcript(i)
     }
-    fn usage(&self, i: usize) -> Result<Option<crate::model::view::UsageCounts>> {
+    fn usage(&self, i: usize) -> Result<Option<UsageCounts>> {
         self.messages.usage(i)
     }
     fn message_id(&self, i: usize) -> Option<String> {
@@ -221,11 +238,7 @@ impl ConversationView for Unreadable<'_> {
     fn content_equals(&self, i: usize, text: &str) -> bool {
         self.messages.content_equals(i, text)
     }
-    fn content(
-        &self,
-        i: usize,
-        detail: crate::model::view::Detail,
-    ) -> Result<crate::model::view::ContentInfo> {
+    fn content(&self, i: usize, detail: Detail) -> Result<ContentInfo> {
         self.messages.content(i, detail)
     }
 }
@@ -575,7 +588,7 @@ fn the_checks_are_those_of_auto_compact_if_needed_in_their_order() {
             let mut s = session(config.clone());
             let msgs = rounds(12, 4_000);
             push(&mut s, &msgs);
-            s.tracking.consecutive_failures = failures;
+            set_consecutive_failures(&mut s, failures);
             let ours = s.check_auto_compact().map(|o| o.skipped);
             let tracking = s.tracking().clone();
             let theirs = block_on(auto_compact_if_needed(
