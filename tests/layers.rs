@@ -34,7 +34,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// `src/drive/pipeline/tests.rs` → None (test code); `src/drive/pipeline.rs` →
+/// `src/drive/options/tests.rs` → None (test code); `src/drive/pipeline.rs` →
 /// ("drive", "drive::pipeline"); `src/drive/mod.rs` → ("drive", "drive").
 fn module_of(src: &Path, file: &Path) -> Option<(String, String)> {
     let rel = file.strip_prefix(src).unwrap();
