@@ -26,7 +26,8 @@ use context_compaction::measure::tokens::{
 use context_compaction::model::messages::Message;
 use context_compaction::model::view::{apply_edits, Edit, CLEARED_PLACEHOLDER};
 use context_compaction::transforms::microcompact::{
-    micro_compact, parse_timestamp_ms, MicroCompactOptions, MicroCompactPlan, COMPACTABLE_TOOLS,
+    micro_compact, parse_timestamp_ms, MicroCompactOptions, MicroCompactPlan, MicroCompactSkip,
+    COMPACTABLE_TOOLS,
 };
 use context_compaction::transforms::ptl::{
     group_by_api_round, parse_context_overflow_error, ptl_marker_message,
@@ -401,7 +402,7 @@ proptest! {
             if idle_enough {
                 prop_assert_eq!(&plan, &plain);
             } else {
-                prop_assert_eq!(&plan, &MicroCompactPlan { skipped: Some("notIdle"), ..Default::default() });
+                prop_assert_eq!(&plan, &MicroCompactPlan { skipped: Some(MicroCompactSkip::NotIdle), ..Default::default() });
             }
         }
     }

@@ -16,19 +16,31 @@ use crate::model::messages::Message;
 use crate::transforms::boundary::Trigger;
 use crate::transforms::ptl::parse_context_overflow_error;
 
+/// Why an API rejection calls for compaction (passed to the pre-compact hooks as `reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RejectionReason {
+    /// The prompt is over the context window (or HTTP 413).
+    PromptTooLong,
+    /// An image, PDF or document is over the API's size limit.
+    MediaTooLarge,
+    /// The response hit its output limit.
+    MaxOutputTokens,
+}
+
 /// Why the API's rejection calls for compaction, if it does.
-pub fn rejection_reason(text: &str, status: Option<u16>) -> Option<&'static str> {
+pub fn rejection_reason(text: &str, status: Option<u16>) -> Option<RejectionReason> {
     if parse_context_overflow_error(text, status).is_some() {
-        return Some("promptTooLong");
+        return Some(RejectionReason::PromptTooLong);
     }
     let t = text.to_ascii_lowercase();
     if (t.contains("image") || t.contains("media") || t.contains("pdf") || t.contains("document"))
         && (t.contains("too large") || t.contains("exceeds") || t.contains("too big"))
     {
-        return Some("mediaTooLarge");
+        return Some(RejectionReason::MediaTooLarge);
     }
     if t.contains("max_output_tokens") || (t.contains("max_tokens") && t.contains("stop_reason")) {
-        return Some("maxOutputTokens");
+        return Some(RejectionReason::MaxOutputTokens);
     }
     None
 }
@@ -92,19 +104,28 @@ mod tests {
     fn reasons() {
         assert_eq!(
             rejection_reason("prompt is too long: 5 tokens > 4 maximum", Some(400)),
-            Some("promptTooLong")
+            Some(RejectionReason::PromptTooLong)
         );
         assert_eq!(
             rejection_reason("Request Entity Too Large", Some(413)),
-            Some("promptTooLong")
+            Some(RejectionReason::PromptTooLong)
         );
         assert_eq!(
             rejection_reason(
                 "image exceeds 5 MB maximum: 7340032 bytes > 5242880 bytes",
                 Some(400)
             ),
-            Some("mediaTooLarge")
+            Some(RejectionReason::MediaTooLarge)
+        );
+        assert_eq!(
+            rejection_reason("max_tokens reached (stop_reason: max_tokens)", None),
+            Some(RejectionReason::MaxOutputTokens)
         );
         assert_eq!(rejection_reason("Overloaded", Some(529)), None);
+        // The hooks see the same strings as before.
+        assert_eq!(
+            serde_json::to_value(RejectionReason::MediaTooLarge).unwrap(),
+            "mediaTooLarge"
+        );
     }
 }

@@ -74,8 +74,15 @@ pub struct MicroCompactPlan {
     /// `tool_use_id`s of the cleared results, in conversation order (when
     /// [`MicroCompactOptions::resolve_ids`]; otherwise read them at the edits' positions).
     pub cleared_tool_use_ids: Vec<String>,
-    /// Why nothing was considered, when a precondition was not met (`"notIdle"`, …).
-    pub skipped: Option<&'static str>,
+    /// Why nothing was considered, when a precondition was not met.
+    pub skipped: Option<MicroCompactSkip>,
+}
+
+/// Why a micro-compaction considered nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MicroCompactSkip {
+    /// The time-based variant: the conversation has not been idle for `idle_minutes`.
+    NotIdle,
 }
 
 /// Parses an ISO-8601 UTC/offset timestamp (`2026-02-10T21:11:56.906Z`) into milliseconds
@@ -150,7 +157,7 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
         };
         if !idle_enough {
             return Ok(MicroCompactPlan {
-                skipped: Some("notIdle"),
+                skipped: Some(MicroCompactSkip::NotIdle),
                 ..Default::default()
             });
         }
@@ -328,7 +335,7 @@ mod tests {
             ..Default::default()
         };
         let early = micro_compact(m.as_slice(), &opts(t0 + 59.0 * 60_000.0)).unwrap();
-        assert_eq!(early.skipped, Some("notIdle"));
+        assert_eq!(early.skipped, Some(MicroCompactSkip::NotIdle));
         assert!(early.edits.is_empty());
         let late = micro_compact(m.as_slice(), &opts(t0 + 61.0 * 60_000.0)).unwrap();
         assert_eq!(late.cleared_tool_use_ids, vec!["a"]);
