@@ -4,6 +4,7 @@
 
 pub mod autocompact;
 pub mod env;
+pub mod failure;
 pub mod options;
 pub mod pinned;
 pub mod pipeline;
@@ -12,3 +13,4 @@ pub mod reactive;
 pub mod retry;
 pub mod session;
 pub mod session_memory;
+pub mod summary_call;

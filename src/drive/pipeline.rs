@@ -5,18 +5,22 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::drive::env::{CallError, Environment, HookKind, ProgressEvent};
+use crate::drive::env::{Environment, HookKind, ProgressEvent};
+use crate::drive::failure::check_abort;
+pub use crate::drive::failure::CompactError;
 use crate::drive::pinned::{self, Pinned};
 use crate::drive::retry::RetryPolicy;
+use crate::drive::summary_call::{
+    fit_summary_window, request_as_messages, request_summary, Retries,
+};
 use crate::measure::thresholds::{auto_compact_threshold, context_window_for_model};
 use crate::measure::tokens::{active_start, estimate_range, token_count_with_estimation};
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::{Kind, Message};
 use crate::model::view::{utf16_len, UsageCounts};
-use crate::summarize::summary::{self, SummaryProblem, SummaryRequest};
+use crate::summarize::summary;
 use crate::transforms::boundary::{self, BoundaryInput, Trigger};
-use crate::transforms::ptl::{parse_context_overflow_error, ptl_marker_message, MAX_PTL_RETRIES};
 use crate::transforms::restore::{self, FileSnapshot, SkillInfo};
 use crate::transforms::strip;
 
@@ -200,52 +204,10 @@ impl CompactionResult {
     }
 }
 
-/// Why a compaction failed. Nothing was committed.
-#[derive(Clone, Debug)]
-pub struct CompactError {
-    /// Code and message.
-    pub error: Error,
-    /// The callback error behind it, if any.
-    pub cause: Option<CallError>,
-}
-
-impl CompactError {
-    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        CompactError {
-            error: Error::new(code, message),
-            cause: None,
-        }
-    }
-
-    pub(crate) fn from_call(code: ErrorCode, what: &str, e: CallError) -> Self {
-        let code = if e.aborted { ErrorCode::Aborted } else { code };
-        CompactError {
-            error: Error::new(code, format!("{what}: {}", e.message)),
-            cause: Some(e),
-        }
-    }
-}
-
-impl From<Error> for CompactError {
-    fn from(error: Error) -> Self {
-        CompactError { error, cause: None }
-    }
-}
-
 /// Reports a phase, then stops if the caller aborted meanwhile.
 fn step<E: Environment + ?Sized>(env: &E, phase: &'static str) -> Result<(), CompactError> {
     env.progress(&ProgressEvent::phase(phase));
     check_abort(env, phase)
-}
-
-/// Stops with `ABORTED` if the caller aborted (`step` says before what).
-pub(crate) fn check_abort<E: Environment + ?Sized>(
-    env: &E,
-    step: &str,
-) -> Result<(), CompactError> {
-    env.check_abort().map_err(|e| {
-        CompactError::from_call(ErrorCode::Aborted, &format!("aborted before {step}"), e)
-    })
 }
 
 /// Whether the conversation is Claude Code transcript lines (output keeps that shape).
@@ -323,151 +285,6 @@ async fn run_hook<E: Environment + ?Sized>(
 
 fn estimate_messages(messages: &[Message]) -> Result<u64, CompactError> {
     Ok(estimate_range(messages, 0..messages.len())?)
-}
-
-/// Cuts the oldest rounds before the first attempt when the request cannot fit the summary
-/// model's window (`config.summaryContextWindow`, or the summary model's own window).
-fn fit_summary_window(
-    mut attempt: Vec<Message>,
-    window: u64,
-    max_tokens: u64,
-    instruction_tokens: u64,
-) -> Result<Vec<Message>, CompactError> {
-    for _ in 0..16 {
-        // The size of what is actually sent: the rendered request (huge tool results are
-        // cut there), not the raw messages.
-        let rendered = serde_json::to_string(&summary::render_conversation(&attempt))
-            .map_or(0, |s| utf16_len(&s));
-        let needed = (rendered as u64).div_ceil(4) + instruction_tokens + max_tokens;
-        if needed <= window {
-            break;
-        }
-        let overflow = crate::transforms::ptl::ContextOverflow {
-            kind: crate::transforms::ptl::OverflowKind::PromptTooLong,
-            actual: Some(needed),
-            limit: Some(window),
-            gap: Some(needed - window),
-        };
-        match crate::transforms::ptl::truncate_head(attempt.as_slice(), Some(&overflow), true)? {
-            Some(t) => attempt = apply_truncation(&attempt, &t),
-            None => break,
-        }
-    }
-    Ok(attempt)
-}
-
-fn apply_truncation(messages: &[Message], t: &crate::transforms::ptl::Truncation) -> Vec<Message> {
-    let mut out = Vec::with_capacity(messages.len() - t.start + 1);
-    if let Some(p) = t.keep_prompt {
-        out.push(messages[p].clone());
-    }
-    if t.insert_marker {
-        out.push(ptl_marker_message(
-            is_transcript(&messages[t.start..]),
-            None,
-        ));
-    }
-    out.extend_from_slice(&messages[t.start..]);
-    out
-}
-
-/// The summary call with prompt-too-long truncation (SPEC §8) and transient retries.
-async fn request_summary<E: Environment + ?Sized>(
-    env: &E,
-    model: &str,
-    mut attempt: Vec<Message>,
-    instructions: &[String],
-    retry: &RetryPolicy,
-    retries: &mut Retries,
-) -> Result<(String, Option<UsageCounts>, SummaryRequest), CompactError> {
-    let mut n = 0;
-    loop {
-        n += 1;
-        check_abort(env, "the summary request")?;
-        let request = summary::build_summary_request(model, &attempt, instructions);
-        env.progress(&ProgressEvent {
-            attempt: Some(n),
-            ..ProgressEvent::phase("summarizing")
-        });
-        let e = match env.summarize(&request).await {
-            Ok(response) => {
-                check_abort(env, "using the summary")?;
-                return match summary::summary_from_response(&response) {
-                    Ok(text) => Ok((text, response.usage, request)),
-                    Err(SummaryProblem::Truncated) => Err(CompactError::new(
-                        ErrorCode::SummaryTruncated,
-                        "the summary was cut off at max_tokens; nothing was committed",
-                    )),
-                    Err(SummaryProblem::Empty) => Err(CompactError::new(
-                        ErrorCode::EmptySummary,
-                        "the summarizer returned no summary text; nothing was committed",
-                    )),
-                };
-            }
-            Err(e) => e,
-        };
-        if e.aborted {
-            return Err(CompactError::from_call(
-                ErrorCode::Aborted,
-                "summary request aborted",
-                e,
-            ));
-        }
-        if e.timed_out {
-            return Err(CompactError::from_call(
-                ErrorCode::Timeout,
-                "the summarizer timed out; nothing was committed",
-                e,
-            ));
-        }
-        if let Some(overflow) = parse_context_overflow_error(&e.message, e.status) {
-            if retries.prompt_too_long >= MAX_PTL_RETRIES {
-                return Err(CompactError::from_call(
-                    ErrorCode::PromptTooLong,
-                    &format!(
-                        "the summary request was still too long after {MAX_PTL_RETRIES} retries dropping the oldest turns"
-                    ),
-                    e,
-                ));
-            }
-            match crate::transforms::ptl::truncate_head(attempt.as_slice(), Some(&overflow), true)?
-            {
-                Some(t) => {
-                    retries.prompt_too_long += 1;
-                    env.progress(&ProgressEvent {
-                        tokens: Some(t.dropped_tokens),
-                        detail: Some(format!("dropped {} oldest API rounds", t.dropped_groups)),
-                        ..ProgressEvent::phase("retryPromptTooLong")
-                    });
-                    attempt = apply_truncation(&attempt, &t);
-                    continue;
-                }
-                None => {
-                    return Err(CompactError::from_call(
-                        ErrorCode::PromptTooLong,
-                        "the summary request is too long and no older turn is left to drop",
-                        e,
-                    ))
-                }
-            }
-        }
-        if let Some(delay) = retry.delay_ms(&e, retries.transient, env.random()) {
-            retries.transient += 1;
-            env.progress(&ProgressEvent {
-                detail: Some(format!("waiting {delay} ms after: {}", e.message)),
-                ..ProgressEvent::phase("retryTransient")
-            });
-            env.sleep(delay).await.map_err(|e| {
-                CompactError::from_call(ErrorCode::Aborted, "aborted while waiting to retry", e)
-            })?;
-            continue;
-        }
-        return Err(CompactError::from_call(
-            ErrorCode::SummarizerFailed,
-            "the summarizer failed",
-            e,
-        ));
-    }
 }
 
 /// Steps 5–9: restored files and skills, context announcements, SessionStart hooks.
@@ -776,15 +593,6 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     .await
 }
 
-/// Retries the summary request used.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Retries {
-    /// Prompt-too-long retries (oldest rounds dropped).
-    pub prompt_too_long: u32,
-    /// Transient-failure retries (after a backoff).
-    pub transient: u32,
-}
-
 /// What the finishing steps need from the summarizing part.
 pub(crate) struct Finish {
     pub summary_text: String,
@@ -998,12 +806,4 @@ pub struct PreCompactOutcome {
     pub user_display_message: Option<String>,
     /// Hooks that threw.
     pub failures: Vec<HookFailure>,
-}
-
-fn request_as_messages(request: &SummaryRequest) -> Vec<Message> {
-    request
-        .messages
-        .iter()
-        .filter_map(|v| Message::from_value(v.clone(), "request").ok())
-        .collect()
 }

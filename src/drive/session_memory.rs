@@ -6,10 +6,11 @@
 use serde_json::json;
 
 use crate::drive::env::Environment;
+use crate::drive::failure::{check_abort, CompactError};
 use crate::drive::pipeline::{
-    check_abort, finish, pre_compact_hooks, CompactContext, CompactError, CompactionResult, Finish,
-    PreCompactOutcome, Retries,
+    finish, pre_compact_hooks, CompactContext, CompactionResult, Finish, PreCompactOutcome,
 };
+use crate::drive::summary_call::Retries;
 use crate::measure::thresholds::auto_compact_threshold;
 use crate::measure::tokens::{active_start, token_count_with_estimation};
 use crate::model::error::ErrorCode;

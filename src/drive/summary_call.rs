@@ -1,0 +1,177 @@
+//! The summary call (SPEC §7 step 4, §8): the request fitted to the summary model's window,
+//! then sent with prompt-too-long truncation and transient retries.
+
+use crate::drive::env::{Environment, ProgressEvent};
+use crate::drive::failure::{check_abort, CompactError};
+use crate::drive::retry::RetryPolicy;
+use crate::model::error::ErrorCode;
+use crate::model::messages::Message;
+use crate::model::view::{utf16_len, UsageCounts};
+use crate::summarize::summary::{self, SummaryProblem, SummaryRequest};
+use crate::transforms::ptl::{
+    parse_context_overflow_error, ptl_marker_message, truncate_head, ContextOverflow, OverflowKind,
+    Truncation, MAX_PTL_RETRIES,
+};
+
+/// Retries the summary request used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Retries {
+    /// Prompt-too-long retries (oldest rounds dropped).
+    pub prompt_too_long: u32,
+    /// Transient-failure retries (after a backoff).
+    pub transient: u32,
+}
+
+/// Cuts the oldest rounds before the first attempt when the request cannot fit the summary
+/// model's window (`config.summaryContextWindow`, or the summary model's own window).
+pub(crate) fn fit_summary_window(
+    mut attempt: Vec<Message>,
+    window: u64,
+    max_tokens: u64,
+    instruction_tokens: u64,
+) -> Result<Vec<Message>, CompactError> {
+    for _ in 0..16 {
+        // The size of what is actually sent: the rendered request (huge tool results are
+        // cut there), not the raw messages.
+        let rendered = serde_json::to_string(&summary::render_conversation(&attempt))
+            .map_or(0, |s| utf16_len(&s));
+        let needed = (rendered as u64).div_ceil(4) + instruction_tokens + max_tokens;
+        if needed <= window {
+            break;
+        }
+        let overflow = ContextOverflow {
+            kind: OverflowKind::PromptTooLong,
+            actual: Some(needed),
+            limit: Some(window),
+            gap: Some(needed - window),
+        };
+        match truncate_head(attempt.as_slice(), Some(&overflow), true)? {
+            Some(t) => attempt = apply_truncation(&attempt, &t),
+            None => break,
+        }
+    }
+    Ok(attempt)
+}
+
+/// The conversation after a truncation: the kept prompt, the marker, then the rest.
+fn apply_truncation(messages: &[Message], t: &Truncation) -> Vec<Message> {
+    let mut out = Vec::with_capacity(messages.len() - t.start + 1);
+    if let Some(p) = t.keep_prompt {
+        out.push(messages[p].clone());
+    }
+    if t.insert_marker {
+        out.push(ptl_marker_message(
+            messages[t.start..].iter().any(Message::is_transcript),
+            None,
+        ));
+    }
+    out.extend_from_slice(&messages[t.start..]);
+    out
+}
+
+/// The summary call with prompt-too-long truncation (SPEC §8) and transient retries.
+pub(crate) async fn request_summary<E: Environment + ?Sized>(
+    env: &E,
+    model: &str,
+    mut attempt: Vec<Message>,
+    instructions: &[String],
+    retry: &RetryPolicy,
+    retries: &mut Retries,
+) -> Result<(String, Option<UsageCounts>, SummaryRequest), CompactError> {
+    let mut n = 0;
+    loop {
+        n += 1;
+        check_abort(env, "the summary request")?;
+        let request = summary::build_summary_request(model, &attempt, instructions);
+        env.progress(&ProgressEvent {
+            attempt: Some(n),
+            ..ProgressEvent::phase("summarizing")
+        });
+        let e = match env.summarize(&request).await {
+            Ok(response) => {
+                check_abort(env, "using the summary")?;
+                return match summary::summary_from_response(&response) {
+                    Ok(text) => Ok((text, response.usage, request)),
+                    Err(SummaryProblem::Truncated) => Err(CompactError::new(
+                        ErrorCode::SummaryTruncated,
+                        "the summary was cut off at max_tokens; nothing was committed",
+                    )),
+                    Err(SummaryProblem::Empty) => Err(CompactError::new(
+                        ErrorCode::EmptySummary,
+                        "the summarizer returned no summary text; nothing was committed",
+                    )),
+                };
+            }
+            Err(e) => e,
+        };
+        if e.aborted {
+            return Err(CompactError::from_call(
+                ErrorCode::Aborted,
+                "summary request aborted",
+                e,
+            ));
+        }
+        if e.timed_out {
+            return Err(CompactError::from_call(
+                ErrorCode::Timeout,
+                "the summarizer timed out; nothing was committed",
+                e,
+            ));
+        }
+        if let Some(overflow) = parse_context_overflow_error(&e.message, e.status) {
+            if retries.prompt_too_long >= MAX_PTL_RETRIES {
+                return Err(CompactError::from_call(
+                    ErrorCode::PromptTooLong,
+                    &format!(
+                        "the summary request was still too long after {MAX_PTL_RETRIES} retries dropping the oldest turns"
+                    ),
+                    e,
+                ));
+            }
+            match truncate_head(attempt.as_slice(), Some(&overflow), true)? {
+                Some(t) => {
+                    retries.prompt_too_long += 1;
+                    env.progress(&ProgressEvent {
+                        tokens: Some(t.dropped_tokens),
+                        detail: Some(format!("dropped {} oldest API rounds", t.dropped_groups)),
+                        ..ProgressEvent::phase("retryPromptTooLong")
+                    });
+                    attempt = apply_truncation(&attempt, &t);
+                    continue;
+                }
+                None => {
+                    return Err(CompactError::from_call(
+                        ErrorCode::PromptTooLong,
+                        "the summary request is too long and no older turn is left to drop",
+                        e,
+                    ))
+                }
+            }
+        }
+        if let Some(delay) = retry.delay_ms(&e, retries.transient, env.random()) {
+            retries.transient += 1;
+            env.progress(&ProgressEvent {
+                detail: Some(format!("waiting {delay} ms after: {}", e.message)),
+                ..ProgressEvent::phase("retryTransient")
+            });
+            env.sleep(delay).await.map_err(|e| {
+                CompactError::from_call(ErrorCode::Aborted, "aborted while waiting to retry", e)
+            })?;
+            continue;
+        }
+        return Err(CompactError::from_call(
+            ErrorCode::SummarizerFailed,
+            "the summarizer failed",
+            e,
+        ));
+    }
+}
+
+/// The messages of a summary request, read back (those that parse).
+pub(crate) fn request_as_messages(request: &SummaryRequest) -> Vec<Message> {
+    request
+        .messages
+        .iter()
+        .filter_map(|v| Message::from_value(v.clone(), "request").ok())
+        .collect()
+}
