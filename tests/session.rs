@@ -89,7 +89,8 @@ fn maybe_auto_compact_with(
     env: &Scripted,
     during: impl FnOnce(&mut Session<Message>),
 ) -> AutoCompactOutcome {
-    if let Some(skipped) = s.check_auto_compact() {
+    let query = ShouldAutoCompactOptions::default();
+    if let Some(skipped) = s.check_auto_compact(&query) {
         return skipped;
     }
     let (c, input) = s.begin(Trigger::Auto, |m| Ok(m.to_vec())).unwrap();
@@ -98,7 +99,6 @@ fn maybe_auto_compact_with(
     during(s);
     let ctx = context(s);
     let tracking = s.tracking().clone();
-    let query = ShouldAutoCompactOptions::default();
     let outcome = block_on(auto_compact_if_needed(
         &input,
         &ctx,
@@ -350,7 +350,7 @@ fn messages_pushed_during_an_auto_compaction_follow_the_result_in_order() {
         push(s, &meanwhile[1..]);
         assert_eq!(s.len(), input.len() + 3, "pushes are held at once");
         // One compaction at a time.
-        let again = s.check_auto_compact().expect("skipped");
+        let again = s.check_auto_compact(&Default::default()).expect("skipped");
         assert_eq!(again.skipped, Some(SkipReason::Compacting));
         assert!(s.begin(Trigger::Manual, |_| Ok(())).is_err());
     });
@@ -565,11 +565,34 @@ fn the_checks_are_those_of_auto_compact_if_needed_in_their_order() {
     ] {
         let mut s = session(config);
         push(&mut s, &rounds(12, 4_000));
-        assert_eq!(s.check_auto_compact().unwrap().skipped, Some(why));
+        assert_eq!(
+            s.check_auto_compact(&Default::default()).unwrap().skipped,
+            Some(why)
+        );
     }
-    // The same answer as the stateless driver, for every guard.
+    // The same answer as the stateless driver, for every guard and every query: the
+    // compaction's own requests and context collapse's are skipped, and tokens freed by
+    // snipping are taken off the count (the rounds less 40K are below the threshold).
     let env = summary_of("cut", "max_tokens");
-    for failures in [0, 3] {
+    let queries = [
+        ShouldAutoCompactOptions::default(),
+        ShouldAutoCompactOptions {
+            query_source: Some("compact".into()),
+            snip_tokens_freed: 0,
+        },
+        ShouldAutoCompactOptions {
+            query_source: Some("session_memory".into()),
+            snip_tokens_freed: 0,
+        },
+        ShouldAutoCompactOptions {
+            query_source: Some("repl_main_thread".into()),
+            snip_tokens_freed: 40_000,
+        },
+    ];
+    for (failures, query) in [0, 3]
+        .into_iter()
+        .flat_map(|f| queries.iter().map(move |q| (f, q)))
+    {
         for config in [
             low(),
             Config {
@@ -589,20 +612,23 @@ fn the_checks_are_those_of_auto_compact_if_needed_in_their_order() {
             let msgs = rounds(12, 4_000);
             push(&mut s, &msgs);
             set_consecutive_failures(&mut s, failures);
-            let ours = s.check_auto_compact().map(|o| o.skipped);
+            let ours = s.check_auto_compact(query).map(|o| o.skipped);
             let tracking = s.tracking().clone();
             let theirs = block_on(auto_compact_if_needed(
                 &msgs,
                 &context(&s),
                 &tracking,
-                &Default::default(),
+                query,
                 &RetryPolicy::with_base_ms(0),
                 &env,
             ))
             .unwrap()
             .skipped;
             match ours {
-                Some(why) => assert_eq!(why, theirs, "{config:?} after {failures} failures"),
+                Some(why) => assert_eq!(
+                    why, theirs,
+                    "{config:?} {query:?} after {failures} failures"
+                ),
                 None => assert_eq!(theirs, None),
             }
         }

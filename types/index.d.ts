@@ -1178,11 +1178,15 @@ export interface CompactContext {
   onProgress?: (event: ProgressEvent) => void;
   /** Passed to the summarizer to receive the summary text as it streams. */
   onText?: (text: string) => void;
-  /** {@link autoCompactIfNeeded} only: who makes the request (see {@link QuerySource}). */
+  /** {@link autoCompactIfNeeded} and {@link Compactor.maybeAutoCompact} only: who makes the request (see {@link QuerySource}). */
   querySource?: QuerySource;
-  /** {@link autoCompactIfNeeded} only: tokens already freed by snipping this turn. */
+  /** {@link autoCompactIfNeeded} and {@link Compactor.maybeAutoCompact} only: tokens already freed by snipping this turn. */
   snipTokensFreed?: number;
-  /** {@link autoCompactIfNeeded} and {@link reactiveCompact}: first backoff delay of transient retries, ms (default 1,000). */
+  /**
+   * {@link autoCompactIfNeeded}, {@link reactiveCompact} and the {@link Compactor} (both
+   * `maybeAutoCompact` and `compact`, where the call's own `retryBaseMs` wins): first backoff
+   * delay of transient retries, ms (default 1,000).
+   */
   retryBaseMs?: number;
   /** Time limit of one summary request, ms; after it the compaction fails with `TIMEOUT` (default: none). */
   summaryTimeoutMs?: number;

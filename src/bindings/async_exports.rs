@@ -11,25 +11,12 @@ use wasm_bindgen::prelude::*;
 use super::convert::*;
 use super::env::{clear_state, JsEnv};
 use crate::drive::autocompact;
-use crate::drive::options::{self, ContextOptions};
-use crate::drive::pipeline::{
-    self, CompactContext, CompactError, CompactOptions, CompactionResult, HookFailure, RestoredItem,
-};
+use crate::drive::options;
+use crate::drive::pipeline::{self, CompactError, CompactionResult, HookFailure, RestoredItem};
 use crate::drive::session_memory;
 use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::Message;
 use crate::transforms::context_management;
-
-/// Reads the data of a JS `context` with the core's parser (the callbacks are read by
-/// [`JsEnv`]).
-pub(crate) fn context_options(context: &JsValue) -> crate::Result<ContextOptions> {
-    options::context(context)
-}
-
-/// The compaction data of a JS `context` (see [`context_options`]).
-pub fn context_arg(context: &JsValue) -> crate::Result<CompactContext> {
-    context_options(context).map(|c| c.context)
-}
 
 #[wasm_bindgen]
 extern "C" {
@@ -197,16 +184,6 @@ pub(crate) fn commit_context(context: &JsValue) {
     clear_state(&prop(context, "loadedNestedMemoryPaths"));
 }
 
-/// The `options` of `compactConversation`, read by the core's parser.
-pub(crate) fn compact_options(options: &JsValue) -> crate::Result<CompactOptions> {
-    options::compact_options(options)
-}
-
-/// The `options` of `Compactor.compact`, read by the core's parser.
-pub(crate) fn compactor_compact_options(options: &JsValue) -> crate::Result<CompactOptions> {
-    options::compactor_compact_options(options)
-}
-
 /// `compactConversation(messages, context, options?)` → `Promise<CompactionResult>`
 /// (SPEC §7). Rejects with an `Error` whose `code` says why (`PROMPT_TOO_LONG`,
 /// `SUMMARY_TRUNCATED`, `EMPTY_SUMMARY`, `COMPACTION_NOT_SMALLER`, `SUMMARIZER_FAILED`,
@@ -218,10 +195,10 @@ pub async fn compact_conversation(
     #[wasm_bindgen(unchecked_optional_param_type = "CompactOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
-    let ctx = js(context_arg(&context))?;
-    let env = js(JsEnv::from_context(&context, false))?;
-    let opts = js(compact_options(&options))?;
-    let r = pipeline::compact_conversation(&typed, &ctx, &opts, &env)
+    let c = js(options::context(&context))?;
+    let env = js(JsEnv::from_context(&context, &c, false))?;
+    let opts = js(options::compact_options(&options))?;
+    let r = pipeline::compact_conversation(&typed, &c.context, &opts, &env)
         .await
         .map_err(compact_error)?;
     commit_context(&context);
@@ -239,9 +216,9 @@ pub async fn try_session_memory_compaction(
     context: JsValue,
 ) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
-    let ctx = js(context_arg(&context))?;
-    let env = js(JsEnv::from_context(&context, true))?;
-    let r = session_memory::try_session_memory_compaction(&typed, &ctx, None, &env)
+    let c = js(options::context(&context))?;
+    let env = js(JsEnv::from_context(&context, &c, true))?;
+    let r = session_memory::try_session_memory_compaction(&typed, &c.context, None, &env)
         .await
         .map_err(compact_error)?;
     commit_context(&context);
@@ -259,8 +236,8 @@ pub async fn auto_compact_if_needed(
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
-    let c = js(context_options(&context))?;
-    let env = js(JsEnv::from_context(&context, false))?;
+    let c = js(options::context(&context))?;
+    let env = js(JsEnv::from_context(&context, &c, false))?;
     let t = js(options::tracking(&tracking))?;
     let out = js(autocompact::auto_compact_if_needed(
         &typed, &c.context, &t, &c.auto, &c.retry, &env,
@@ -313,8 +290,8 @@ pub async fn reactive_compact(
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
-    let c = js(context_options(&context))?;
-    let env = js(JsEnv::from_context(&context, false))?;
+    let c = js(options::context(&context))?;
+    let env = js(JsEnv::from_context(&context, &c, false))?;
     let t = js(options::tracking(&tracking))?;
     let (text, status) = super::exports::error_text(&error);
     let (r, next) = crate::drive::reactive::reactive_compact(
@@ -450,6 +427,6 @@ pub fn preview_compaction(
     context: JsValue,
 ) -> JsResult<JsValue> {
     let typed = js(messages_arg(&messages))?;
-    let ctx = js(context_arg(&context))?;
-    to_js(&js(crate::drive::preview::preview(&typed, &ctx))?)
+    let c = js(options::context(&context))?;
+    to_js(&js(crate::drive::preview::preview(&typed, &c.context))?)
 }

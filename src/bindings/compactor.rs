@@ -11,13 +11,13 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::async_exports::{
-    auto_outcome_js, commit_context, compact_error, compactor_compact_options, context_arg,
-    context_options, messages_arg, result_js,
+    auto_outcome_js, commit_context, compact_error, messages_arg, result_js,
 };
 use super::convert::*;
 use super::env::JsEnv;
 use super::js_view::JsConversation;
-use crate::drive::autocompact::{self, ShouldAutoCompactOptions};
+use crate::drive::autocompact;
+use crate::drive::options;
 use crate::drive::pipeline::{self, CompactionResult};
 use crate::drive::session::{Compaction, Session};
 use crate::model::messages::Message;
@@ -55,8 +55,9 @@ impl Compactor {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "CompactorOptions<MessageInput>")] options: JsValue,
     ) -> JsResult<Compactor> {
-        let ctx = js(context_arg(&options))?;
-        js(JsEnv::from_context(&options, true))?;
+        let c = js(options::context(&options))?;
+        js(JsEnv::from_context(&options, &c, true))?;
+        let ctx = c.context;
         let session = Rc::new(RefCell::new(Session::new(ctx.model, ctx.config)));
         let initial = prop(&options, "messages");
         if !(initial.is_undefined() || initial.is_null()) {
@@ -152,15 +153,19 @@ impl Compactor {
     pub fn maybe_auto_compact(&self) -> Promise {
         // Decided and snapshotted now, synchronously: messages pushed after this call are
         // kept after the summary.
-        let skipped = self.session.borrow_mut().check_auto_compact();
+        let query = match options::auto_options(&self.context) {
+            Ok(q) => q,
+            Err(e) => return Promise::reject(&js_error(e)),
+        };
+        let skipped = self.session.borrow_mut().check_auto_compact(&query);
         if let Some(outcome) = skipped {
             return match auto_outcome_js(outcome, None) {
                 Ok(o) => Promise::resolve(&o),
                 Err(e) => Promise::reject(&e),
             };
         }
-        let prepared = context_options(&self.context)
-            .and_then(|c| JsEnv::from_context(&self.context, false).map(|env| (c, env)));
+        let prepared = options::context(&self.context)
+            .and_then(|c| JsEnv::from_context(&self.context, &c, false).map(|env| (c, env)));
         let (c, env) = match prepared {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
@@ -173,9 +178,8 @@ impl Compactor {
         let context = self.context.clone();
         let tracking = session.borrow().tracking().clone();
         future_to_promise(async move {
-            let query = ShouldAutoCompactOptions::default();
             let res = autocompact::auto_compact_if_needed(
-                &typed, &c.context, &tracking, &query, &c.retry, &env,
+                &typed, &c.context, &tracking, &c.auto, &c.retry, &env,
             )
             .await;
             let outcome = match res {
@@ -204,10 +208,10 @@ impl Compactor {
     ) -> Promise {
         let prepared = (|| -> crate::Result<_> {
             // A manual compaction: the automatic-only options are not options here.
-            let opts = compactor_compact_options(&options)?;
-            let ctx = context_arg(&self.context)?;
-            let env = JsEnv::from_context(&self.context, false)?;
-            Ok((ctx, env, opts))
+            let c = options::context(&self.context)?;
+            let opts = options::compactor_compact_options(&options, c.retry)?;
+            let env = JsEnv::from_context(&self.context, &c, false)?;
+            Ok((c.context, env, opts))
         })();
         let (ctx, env, opts) = match prepared {
             Ok(p) => p,

@@ -12,6 +12,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::convert::{prop, to_js};
 use super::exports::error_text;
 use crate::drive::env::{CallError, Environment, HookKind, HookOutput, LocalFuture, ProgressEvent};
+use crate::drive::options::ContextOptions;
 use crate::model::error::{Error, Result};
 use crate::model::view::UsageCounts;
 use crate::summarize::summary::{SummaryRequest, SummaryResponse};
@@ -69,8 +70,13 @@ fn optional_function(obj: &JsValue, key: &str, what: &str) -> Result<Option<Func
 }
 
 impl JsEnv {
-    /// Reads the callbacks of `context` (`summarize` is required unless `summarize_optional`).
-    pub fn from_context(context: &JsValue, summarize_optional: bool) -> Result<JsEnv> {
+    /// Reads the callbacks of `context` (`summarize` is required unless `summarize_optional`);
+    /// `data` is the same `context` read by the core's parser (its `summaryTimeoutMs`).
+    pub fn from_context(
+        context: &JsValue,
+        data: &ContextOptions,
+        summarize_optional: bool,
+    ) -> Result<JsEnv> {
         let summarize = match optional_function(context, "summarize", "context")? {
             Some(f) => f,
             None if summarize_optional => Function::new_no_args("throw new Error('no summarize callback')"),
@@ -106,7 +112,7 @@ impl JsEnv {
             signal,
             on_progress: optional_function(context, "onProgress", "context")?,
             on_text: prop(context, "onText"),
-            summary_timeout_ms: crate::drive::options::summary_timeout_ms(context)?,
+            summary_timeout_ms: data.summary_timeout_ms,
         })
     }
 

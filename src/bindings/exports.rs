@@ -61,66 +61,13 @@ pub fn set_environment_defaults(
 /// The library's constants (SPEC §4, §8, §9, §10), as a plain object.
 #[wasm_bindgen(js_name = getConstants, unchecked_return_type = "Constants")]
 pub fn get_constants() -> JsResult<JsValue> {
-    let pairs: [(&str, f64); 18] = [
-        (
-            "AUTOCOMPACT_BUFFER_TOKENS",
-            thresholds::AUTOCOMPACT_BUFFER_TOKENS as f64,
-        ),
-        (
-            "WARNING_THRESHOLD_BUFFER_TOKENS",
-            thresholds::WARNING_THRESHOLD_BUFFER_TOKENS as f64,
-        ),
-        (
-            "ERROR_THRESHOLD_BUFFER_TOKENS",
-            thresholds::ERROR_THRESHOLD_BUFFER_TOKENS as f64,
-        ),
-        (
-            "MANUAL_COMPACT_BUFFER_TOKENS",
-            thresholds::MANUAL_COMPACT_BUFFER_TOKENS as f64,
-        ),
-        (
-            "MAX_OUTPUT_TOKENS_FOR_SUMMARY",
-            thresholds::MAX_OUTPUT_TOKENS_FOR_SUMMARY as f64,
-        ),
-        (
-            "DEFAULT_CONTEXT_WINDOW",
-            thresholds::DEFAULT_CONTEXT_WINDOW as f64,
-        ),
-        (
-            "ONE_MILLION_CONTEXT_WINDOW",
-            thresholds::ONE_MILLION_CONTEXT_WINDOW as f64,
-        ),
-        (
-            "DEFAULT_MAX_OUTPUT_TOKENS",
-            thresholds::DEFAULT_MAX_OUTPUT_TOKENS as f64,
-        ),
-        ("MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES", 3.0),
-        ("MAX_PTL_RETRIES", ptl::MAX_PTL_RETRIES as f64),
-        ("POST_COMPACT_MAX_FILES_TO_RESTORE", 5.0),
-        ("POST_COMPACT_MAX_TOKENS_PER_FILE", 5_000.0),
-        ("POST_COMPACT_TOKEN_BUDGET", 50_000.0),
-        ("POST_COMPACT_MAX_TOKENS_PER_SKILL", 5_000.0),
-        ("POST_COMPACT_SKILLS_TOKEN_BUDGET", 25_000.0),
-        ("IMAGE_TOKENS", tokens::MEDIA_TOKENS as f64),
-        (
-            "MICROCOMPACT_KEEP_RECENT",
-            microcompact::DEFAULT_KEEP_RECENT as f64,
-        ),
-        (
-            "MICROCOMPACT_IDLE_MINUTES",
-            microcompact::DEFAULT_IDLE_MINUTES,
-        ),
-    ];
     let o = js_sys::Object::new();
-    for (k, v) in pairs {
-        Reflect::set(&o, &k.into(), &v.into())?;
+    for (k, v) in crate::drive::constants::NUMBERS {
+        Reflect::set(&o, &(*k).into(), &(*v).into())?;
     }
-    Reflect::set(
-        &o,
-        &"CLEARED_TOOL_RESULT_PLACEHOLDER".into(),
-        &crate::model::view::CLEARED_PLACEHOLDER.into(),
-    )?;
-    Reflect::set(&o, &"PTL_MARKER_TEXT".into(), &ptl::PTL_MARKER_TEXT.into())?;
+    for (k, v) in crate::drive::constants::TEXTS {
+        Reflect::set(&o, &(*k).into(), &(*v).into())?;
+    }
     Ok(o.into())
 }
 

@@ -3,6 +3,7 @@
 //! layer below it.
 
 pub mod autocompact;
+pub mod constants;
 pub mod env;
 pub mod failure;
 pub mod options;

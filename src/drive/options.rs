@@ -209,16 +209,28 @@ fn strings<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<Vec<Strin
 
 /// `retryBaseMs` of `obj` (a finite number; negative is 0): the transient-retry policy.
 pub fn retry_policy<S: Source>(obj: &S, what: &str) -> Result<RetryPolicy> {
-    Ok(
-        number(obj, "retryBaseMs", what)?.map_or_else(RetryPolicy::default, |n| {
-            RetryPolicy::with_base_ms(n.max(0.0) as u64)
-        }),
-    )
+    retry_policy_or(obj, what, RetryPolicy::default())
+}
+
+/// `retryBaseMs` of `obj`, or `absent` when `obj` does not give one.
+fn retry_policy_or<S: Source>(obj: &S, what: &str, absent: RetryPolicy) -> Result<RetryPolicy> {
+    Ok(number(obj, "retryBaseMs", what)?
+        .map_or(absent, |n| RetryPolicy::with_base_ms(n.max(0.0) as u64)))
 }
 
 /// `summaryTimeoutMs` of a `context`: the time limit of one summary request in ms (0: none).
-pub fn summary_timeout_ms<S: Source>(context: &S) -> Result<f64> {
+fn summary_timeout_ms<S: Source>(context: &S) -> Result<f64> {
     Ok(non_negative(context, "summaryTimeoutMs", "context")?.unwrap_or(0.0))
+}
+
+/// `querySource` and `snipTokensFreed` of a `context` (or of a `Compactor`'s options): what
+/// automatic compaction reads besides the conversation.
+pub fn auto_options<S: Source>(context: &S) -> Result<ShouldAutoCompactOptions> {
+    const WHAT: &str = "context";
+    Ok(ShouldAutoCompactOptions {
+        query_source: string(context, "querySource", WHAT)?,
+        snip_tokens_freed: token_count(context, "snipTokensFreed", WHAT)?.unwrap_or(0),
+    })
 }
 
 /// The data of a `context` (SPEC §7), as every entry point that takes one reads it.
@@ -401,10 +413,7 @@ pub fn context<S: Source>(context: &S) -> Result<ContextOptions> {
     };
     Ok(ContextOptions {
         context: ctx,
-        auto: ShouldAutoCompactOptions {
-            query_source: string(context, "querySource", WHAT)?,
-            snip_tokens_freed: token_count(context, "snipTokensFreed", WHAT)?.unwrap_or(0),
-        },
+        auto: auto_options(context)?,
         retry: retry_policy(context, WHAT)?,
         summary_timeout_ms: summary_timeout_ms(context)?,
     })
@@ -468,7 +477,11 @@ pub const COMPACTOR_COMPACT_KEYS: &[&str] = &[
     "keepLastUserMessage",
 ];
 
-fn compact_options_with<S: Source>(options: &S, known: &[&str]) -> Result<CompactOptions> {
+fn compact_options_with<S: Source>(
+    options: &S,
+    known: &[&str],
+    absent_retry: RetryPolicy,
+) -> Result<CompactOptions> {
     const WHAT: &str = "options";
     closed_object(options, WHAT, known)?;
     let info = options.get("recompactionInfo");
@@ -490,7 +503,7 @@ fn compact_options_with<S: Source>(options: &S, known: &[&str]) -> Result<Compac
         custom_instructions: string(options, "customInstructions", WHAT)?,
         is_auto_compact: boolean(options, "isAutoCompact", WHAT)?.unwrap_or(false),
         recompaction_info,
-        retry: retry_policy(options, WHAT)?,
+        retry: retry_policy_or(options, WHAT, absent_retry)?,
         pre_compact: None,
         append_missing: boolean(options, "appendMissing", WHAT)?.unwrap_or(false),
         keep_last_user_message: boolean(options, "keepLastUserMessage", WHAT)?.unwrap_or(false),
@@ -499,13 +512,18 @@ fn compact_options_with<S: Source>(options: &S, known: &[&str]) -> Result<Compac
 
 /// Reads the options of `compactConversation`.
 pub fn compact_options<S: Source>(options: &S) -> Result<CompactOptions> {
-    compact_options_with(options, COMPACT_KEYS)
+    compact_options_with(options, COMPACT_KEYS, RetryPolicy::default())
 }
 
 /// Reads the options of `Compactor.compact`: those of `compactConversation` for a manual
-/// compaction (`isAutoCompact` and `recompactionInfo` are not options there).
-pub fn compactor_compact_options<S: Source>(options: &S) -> Result<CompactOptions> {
-    compact_options_with(options, COMPACTOR_COMPACT_KEYS)
+/// compaction (`isAutoCompact` and `recompactionInfo` are not options there). Without a
+/// `retryBaseMs` of its own the call uses the `Compactor`'s (`context_retry`), as
+/// `maybeAutoCompact` does.
+pub fn compactor_compact_options<S: Source>(
+    options: &S,
+    context_retry: RetryPolicy,
+) -> Result<CompactOptions> {
+    compact_options_with(options, COMPACTOR_COMPACT_KEYS, context_retry)
 }
 
 /// Reads the `tracking` of `autoCompactIfNeeded` and `reactiveCompact`:

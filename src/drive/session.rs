@@ -150,25 +150,27 @@ impl<M> Session<M> {
     }
 
     /// `maybeAutoCompact`'s decision, once per turn (a turn is counted for thrashing
-    /// detection). `Some`: the outcome to report, nothing attempted. `None`: automatic
+    /// detection), with the `querySource` and `snipTokensFreed` of the `Compactor`'s options
+    /// (`options`), read as `autoCompactIfNeeded` reads them. `Some`: the outcome to report, nothing attempted. `None`: automatic
     /// compaction is due by the running count; [`begin`](Self::begin) one and run
     /// `autoCompactIfNeeded` (which checks again on the full count).
     ///
     /// The order: a compaction already running, thrashing (reported only when due, with a
     /// `THRASHING` error), then [`autocompact::auto_compact_guard`], then the threshold.
-    pub fn check_auto_compact(&mut self) -> Option<AutoCompactOutcome> {
+    pub fn check_auto_compact(
+        &mut self,
+        options: &ShouldAutoCompactOptions,
+    ) -> Option<AutoCompactOutcome> {
         self.thrash.turn();
         let threshold = thresholds::auto_compact_threshold(&self.model, &self.config);
-        let due = autocompact::is_due(self.token_count(), 0, threshold);
+        let due = autocompact::is_due(self.token_count(), options.snip_tokens_freed, threshold);
         let why = if self.compacting() {
             Some(SkipReason::Compacting)
         } else if self.thrash.thrashing && due {
             Some(SkipReason::Thrashing)
-        } else if let Some(why) = autocompact::auto_compact_guard(
-            &self.config,
-            &self.tracking,
-            &ShouldAutoCompactOptions::default(),
-        ) {
+        } else if let Some(why) =
+            autocompact::auto_compact_guard(&self.config, &self.tracking, options)
+        {
             Some(why)
         } else if !due {
             Some(SkipReason::BelowThreshold)

@@ -221,6 +221,47 @@ describe('maybeAutoCompact', () => {
     assert.match(events2.find((e) => e.phase === 'retryTransient').detail, /waiting [01] ms/);
   });
 
+  test('compact() uses the options\' retryBaseMs unless the call gives its own', async () => {
+    const run = async (callOptions) => {
+      const events = [];
+      const summarize = h.recordingSummarizer((req, opts, n) => {
+        if (n === 1) throw h.overloadedError();
+        return h.summaryResponse();
+      });
+      const c = new cc.Compactor({
+        model: OPUS, summarize, retryBaseMs: 1, onProgress: (e) => events.push(e), messages: h.apiConversation({ rounds: 12 }),
+      });
+      const r = await c.compact(callOptions);
+      assert.equal(r.transientRetries, 1);
+      return Number(/waiting (\d+) ms/.exec(events.find((e) => e.phase === 'retryTransient').detail)[1]);
+    };
+    assert.ok((await run()) <= 1, 'the Compactor\'s retryBaseMs: 1');
+    assert.ok((await run({ retryBaseMs: 0 })) === 0, 'the call\'s own retryBaseMs: 0');
+  });
+
+  test('querySource and snipTokensFreed in the options are read by maybeAutoCompact (as by autoCompactIfNeeded)', async () => {
+    const summarize = h.recordingSummarizer();
+    const msgs = h.apiConversation({ rounds: 12 });
+    for (const querySource of ['compact', 'session_memory']) {
+      const c = new cc.Compactor({ model: OPUS, summarize, config: LOW_THRESHOLD, querySource, messages: msgs });
+      assert.equal(c.warningState().isAboveAutoCompactThreshold, true);
+      const out = await c.maybeAutoCompact();
+      assert.equal(out.skipped, 'querySource', querySource);
+      const theirs = await cc.autoCompactIfNeeded(msgs, { model: OPUS, summarize, config: LOW_THRESHOLD, querySource }, {});
+      assert.equal(theirs.skipped, 'querySource');
+    }
+    const c = new cc.Compactor({ model: OPUS, summarize, config: LOW_THRESHOLD, snipTokensFreed: 1_000_000, messages: msgs });
+    assert.equal((await c.maybeAutoCompact()).skipped, 'belowThreshold', 'the snipped tokens are taken off the count');
+    assert.equal(summarize.calls.length, 0);
+    // The options object stays the caller's (read at each call): a bad value put there later
+    // is a coded rejection, as from autoCompactIfNeeded.
+    const options = { model: OPUS, summarize, config: LOW_THRESHOLD, messages: msgs, snipTokensFreed: 0 };
+    const later = new cc.Compactor(options);
+    options.snipTokensFreed = -1;
+    await assert.rejects(() => later.maybeAutoCompact(), { code: 'INVALID_TOKEN_COUNT' });
+    await assert.rejects(() => cc.autoCompactIfNeeded(msgs, options, {}), { code: 'INVALID_TOKEN_COUNT' });
+  });
+
   test('session memory is tried first: kept messages are the caller\'s objects', async () => {
     const msgs = h.apiConversationOfTokens(90_000);
     const summarize = h.recordingSummarizer();

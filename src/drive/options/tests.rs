@@ -136,7 +136,7 @@ fn snip_tokens_freed_is_a_token_count_everywhere() {
 fn retry_base_ms_has_one_rule() {
     for parse in [
         |v: &Value| compact_options(v).map(|o| o.retry),
-        |v: &Value| compactor_compact_options(v).map(|o| o.retry),
+        |v: &Value| compactor_compact_options(v, RetryPolicy::default()).map(|o| o.retry),
         |v: &Value| retry_policy(v, "options"),
     ] {
         assert_eq!(parse(&json!({})).unwrap(), RetryPolicy::default());
@@ -154,6 +154,27 @@ fn retry_base_ms_has_one_rule() {
             assert!(m.contains("options.retryBaseMs"), "{m}");
         }
     }
+}
+
+/// `Compactor.compact()` ignored the `retryBaseMs` of the `Compactor`'s options, which
+/// `maybeAutoCompact` uses: the call's own wins, the Compactor's applies without one.
+#[test]
+fn compactor_compact_falls_back_to_the_compactor_retry_policy() {
+    let compactor = context(&json!({"model": "m", "retryBaseMs": 40}))
+        .unwrap()
+        .retry;
+    assert_eq!(compactor, RetryPolicy::with_base_ms(40));
+    let own = compactor_compact_options(&json!({"retryBaseMs": 5}), compactor).unwrap();
+    assert_eq!(own.retry, RetryPolicy::with_base_ms(5));
+    let none = compactor_compact_options(&json!({}), compactor).unwrap();
+    assert_eq!(none.retry, compactor);
+    let absent = compactor_compact_options(&Value::Null, compactor).unwrap();
+    assert_eq!(absent.retry, compactor);
+    // `compactConversation`'s options have no Compactor behind them.
+    assert_eq!(
+        compact_options(&json!({})).unwrap().retry,
+        RetryPolicy::default()
+    );
 }
 
 /// A malformed `recompactionInfo` was dropped silently: it is an error.
@@ -184,12 +205,18 @@ fn closed_option_objects_reject_unknown_keys() {
     assert!(m.contains("options.customInstruction"), "{m}");
     // `Compactor.compact` is manual: the automatic-only options are not options there.
     for key in ["isAutoCompact", "recompactionInfo"] {
-        let (_, m) = code(compactor_compact_options(&json!({ key: true })));
+        let (_, m) = code(compactor_compact_options(
+            &json!({ key: true }),
+            RetryPolicy::default(),
+        ));
         assert!(m.contains(key), "{m}");
         assert!(compact_options(&json!({ key: null })).is_ok());
     }
-    let o = compactor_compact_options(&json!({"customInstructions": "keep the schema",
-        "suppressFollowUpQuestions": true, "appendMissing": true, "keepLastUserMessage": true}))
+    let o = compactor_compact_options(
+        &json!({"customInstructions": "keep the schema",
+        "suppressFollowUpQuestions": true, "appendMissing": true, "keepLastUserMessage": true}),
+        RetryPolicy::default(),
+    )
     .unwrap();
     assert!(!o.is_auto_compact && o.recompaction_info.is_none());
     assert!(o.suppress_follow_up_questions && o.append_missing && o.keep_last_user_message);
@@ -208,7 +235,7 @@ fn closed_option_objects_reject_unknown_keys() {
 fn options_that_are_not_objects_are_rejected() {
     for bad in [json!("x"), json!(5), json!([1]), json!(true)] {
         assert!(compact_options(&bad).is_err());
-        assert!(compactor_compact_options(&bad).is_err());
+        assert!(compactor_compact_options(&bad, RetryPolicy::default()).is_err());
         assert!(tracking(&bad).is_err());
         assert!(should_auto_compact_options(&bad).is_err());
         assert!(micro_compact_options(&bad, || 0.0).is_err());
