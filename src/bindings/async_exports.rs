@@ -35,7 +35,7 @@ pub fn messages_arg(messages: &JsValue) -> crate::Result<Vec<Message>> {
         .enumerate()
         .map(|(i, m)| {
             let at = || format!("messages[{i}]");
-            let text = json_text(&super::env::for_rust(&m))
+            let text = json_text(&for_rust(&m))
                 .map_err(|e| {
                     let why = e
                         .dyn_ref::<js_sys::Error>()
@@ -293,7 +293,7 @@ pub async fn reactive_compact(
     let c = js(options::context(&context))?;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let t = js(options::tracking(&tracking))?;
-    let (text, status) = super::exports::error_text(&error);
+    let (text, status) = options::error_text(&error);
     let (r, next) = crate::drive::reactive::reactive_compact(
         &typed, &c.context, &text, status, &t, &c.retry, &env,
     )

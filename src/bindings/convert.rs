@@ -10,6 +10,39 @@ use wasm_bindgen::prelude::*;
 use crate::drive::options::Source;
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
+use crate::model::messages::{payload_is_read, UNREAD_LINE_FIELDS};
+
+#[wasm_bindgen(module = "/src/bindings/js_convert.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = entriesOf)]
+    fn entries_of(v: &JsValue) -> JsValue;
+}
+
+/// What the core reads of message `m`: `m` itself, or, for a line whose payload is never read
+/// ([`payload_is_read`]), a new object with only its [`UNREAD_LINE_FIELDS`].
+pub fn for_rust(m: &JsValue) -> JsValue {
+    if !m.is_object() {
+        return m.clone();
+    }
+    let text = |k: &str| prop(m, k).as_string();
+    let line_type = text("type");
+    if payload_is_read(
+        line_type.as_deref(),
+        text("role").as_deref(),
+        text("subtype").as_deref(),
+    ) {
+        return m.clone();
+    }
+    let slim = js_sys::Object::new();
+    for k in UNREAD_LINE_FIELDS {
+        let v = prop(m, k);
+        if !v.is_undefined() {
+            // Setting a data property on a new plain object cannot fail.
+            let _ = Reflect::set(&slim, &(*k).into(), &v);
+        }
+    }
+    slim.into()
+}
 
 thread_local! {
     static ENV_DEFAULTS: RefCell<Config> = RefCell::new(Config::default());
@@ -137,7 +170,7 @@ impl Source for JsValue {
     }
 
     fn entries(&self) -> Option<Vec<(String, JsValue)>> {
-        let e = super::env::entries_of(self);
+        let e = entries_of(self);
         let pairs = e.dyn_ref::<js_sys::Array>()?;
         Some(
             pairs

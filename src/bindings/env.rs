@@ -10,9 +10,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{prop, to_js};
-use super::exports::error_text;
 use crate::drive::env::{CallError, Environment, HookKind, HookOutput, LocalFuture, ProgressEvent};
-use crate::drive::options::ContextOptions;
+use crate::drive::options::{error_text, ContextOptions};
 use crate::model::error::{Error, Result};
 use crate::model::view::UsageCounts;
 use crate::summarize::summary::{SummaryRequest, SummaryResponse};
@@ -39,10 +38,6 @@ extern "C" {
     fn now_iso_js() -> String;
     #[wasm_bindgen(js_name = clearState)]
     pub fn clear_state(v: &JsValue);
-    #[wasm_bindgen(js_name = entriesOf)]
-    pub fn entries_of(v: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = forRust)]
-    pub fn for_rust(m: &JsValue) -> JsValue;
 }
 
 /// The callbacks of a JS `context`.

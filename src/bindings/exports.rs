@@ -247,12 +247,6 @@ pub fn group_messages_by_api_round(
     Ok(out)
 }
 
-/// The text and HTTP status of an error, an API error body or a string (read by the core's
-/// [`options::error_text`]).
-pub fn error_text(v: &JsValue) -> (String, Option<u16>) {
-    options::error_text(v)
-}
-
 /// `parseContextOverflowError(errorOrText, status?)` → `{kind, actual, limit, gap}` or `null`.
 /// Accepts a string, an `Error`, an API error body or an SDK error (`status`, `error`).
 #[wasm_bindgen(js_name = parseContextOverflowError, unchecked_return_type = "ContextOverflow | null")]
@@ -260,7 +254,7 @@ pub fn parse_context_overflow_error(
     #[wasm_bindgen(unchecked_param_type = "unknown")] error: JsValue,
     status: Option<f64>,
 ) -> JsResult<JsValue> {
-    let (text, found) = error_text(&error);
+    let (text, found) = options::error_text(&error);
     let status = status.map(|s| s as u16).or(found);
     match ptl::parse_context_overflow_error(&text, status) {
         Some(o) => to_js(&o),
@@ -284,7 +278,7 @@ pub fn truncate_head_for_ptl_retry(
     let overflow = if error.is_undefined() || error.is_null() {
         None
     } else {
-        let (text, status) = error_text(&error);
+        let (text, status) = options::error_text(&error);
         ptl::parse_context_overflow_error(&text, status)
     };
     let keep = js(options::truncate_head_options(&options))?;

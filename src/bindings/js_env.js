@@ -96,28 +96,3 @@ export function clearState(v) {
   else if (Array.isArray(v)) v.length = 0;
   else for (const k of Object.keys(v)) delete v[k];
 }
-
-// Entries of a Map, a plain object, or an array of {path, …} records, as [key, value] pairs.
-export function entriesOf(v) {
-  if (v === null || v === undefined) return [];
-  if (v instanceof Map) return Array.from(v.entries());
-  if (Array.isArray(v)) return v.map((x) => [x && typeof x === 'object' ? (x.path ?? x.name) : x, x]);
-  if (typeof v === 'object') return Object.entries(v);
-  return null;
-}
-
-// What the pipeline reads of a line that is not sent to the model (progress, snapshots,
-// system lines but boundaries, …): its identity and session fields, not its payload.
-const SENT = new Set(['user', 'assistant', 'attachment']);
-const KEPT_FIELDS = ['type', 'subtype', 'uuid', 'isSidechain', 'userType', 'cwd', 'sessionId',
-  'version', 'gitBranch', 'slug', 'timestamp'];
-export function forRust(m) {
-  if (m === null || typeof m !== 'object' || typeof m.type !== 'string' || SENT.has(m.type) ||
-      (m.type === 'message' && typeof m.role === 'string') ||
-      (m.type === 'system' && m.subtype === 'compact_boundary')) {
-    return m;
-  }
-  const slim = {};
-  for (const k of KEPT_FIELDS) if (m[k] !== undefined) slim[k] = m[k];
-  return slim;
-}

@@ -757,6 +757,36 @@ impl<'de> Deserialize<'de> for Block {
     }
 }
 
+/// The fields kept of a line whose payload the library never reads (see
+/// [`payload_is_read`]): its identity and session fields, enough to carry it through.
+pub const UNREAD_LINE_FIELDS: &[&str] = &[
+    "type",
+    "subtype",
+    "uuid",
+    "isSidechain",
+    "userType",
+    "cwd",
+    "sessionId",
+    "version",
+    "gitBranch",
+    "slug",
+    "timestamp",
+];
+
+/// Whether the library reads the payload of a message with this transcript `type`, API `role`
+/// and `subtype`: API messages (no `type`, or `type: "message"` with a role), the lines that
+/// are sent (`user`, `assistant`, `attachment`) and compact boundaries. Other lines (progress,
+/// file-history snapshots, other system lines, …) are read with only their
+/// [`UNREAD_LINE_FIELDS`], however large their payload.
+pub fn payload_is_read(line_type: Option<&str>, role: Option<&str>, subtype: Option<&str>) -> bool {
+    match line_type {
+        None | Some("user" | "assistant" | "attachment") => true,
+        Some("message") => role.is_some(),
+        Some("system") => subtype == Some("compact_boundary"),
+        Some(_) => false,
+    }
+}
+
 /// A short name of a JSON value's type, for error messages.
 pub fn json_type_name(v: &Value) -> &'static str {
     match v {
@@ -771,6 +801,32 @@ pub fn json_type_name(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use super::payload_is_read;
+
+    #[test]
+    fn the_payload_of_unsent_lines_is_not_read() {
+        for (t, role, sub, read) in [
+            (None, None, None, true),
+            (None, Some("user"), None, true),
+            (Some("user"), None, None, true),
+            (Some("assistant"), None, None, true),
+            (Some("attachment"), None, None, true),
+            (Some("message"), Some("assistant"), None, true),
+            (Some("message"), None, None, false),
+            (Some("system"), None, Some("compact_boundary"), true),
+            (Some("system"), None, Some("api_error"), false),
+            (Some("system"), None, None, false),
+            (Some("progress"), None, None, false),
+            (Some("file-history-snapshot"), None, None, false),
+        ] {
+            assert_eq!(
+                payload_is_read(t, role, sub),
+                read,
+                "{t:?} {role:?} {sub:?}"
+            );
+        }
+    }
+
     use super::*;
     use serde_json::json;
 
