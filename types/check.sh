@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Type-checks the hand-written declarations (types/index.d.ts) and the TypeScript examples,
 # including the type-level tests of types/examples/type-tests.ts; then types/check.mjs checks
-# that nothing is typed `any`, that the plain-data interfaces have the Rust fields and, when
-# pkg/ is built, that the declarations match what the package exports and the signatures
+# that nothing is typed `any`, that the plain-data interfaces have the Rust fields and
+# that the declarations match what the package exports and the signatures
 # wasm-bindgen generated from the Rust attributes (a scratch copy of pkg/ imported through
-# its package.json). Needs the root devDependencies (`npm install`) and cargo (for the Rust
-# shapes); does not need pkg/.
+# its package.json). Needs the root devDependencies (`npm install`), cargo (for the Rust
+# shapes) and pkg/ (scripts/build.sh); TYPES_SKIP_PACKAGE=1 checks the rest without pkg/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npx --no-install tsc -p types/tsconfig.json --noEmit
