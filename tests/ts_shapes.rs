@@ -5,7 +5,7 @@
 //! them with the interface's keys and fails when one side has a field the other lacks
 //! (`types/check.sh` runs this test first). Input shapes are read from the `Deserialize`
 //! impls (the field list serde itself matches keys against), output shapes from a
-//! serialized value.
+//! serialized sample, whose values the interface's property types must accept.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -59,17 +59,36 @@ fn input_fields<'de, T: Deserialize<'de>>() -> Vec<String> {
     fields.into_iter().map(String::from).collect()
 }
 
-/// The JS keys of a serialized value (an object).
-fn output_fields<T: Serialize>(value: &T) -> Vec<String> {
+/// A shape for `types/check.mjs`: the JS keys and, for output shapes, a sample value of each
+/// key, which the interface's property type must accept.
+#[derive(Serialize)]
+struct Shape {
+    fields: Vec<String>,
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    samples: serde_json::Map<String, serde_json::Value>,
+}
+
+fn input_shape(fields: Vec<String>) -> Shape {
+    Shape {
+        fields,
+        samples: serde_json::Map::new(),
+    }
+}
+
+/// The JS keys of a serialized value (an object), with their values as samples.
+fn output_fields<T: Serialize>(value: &T) -> Shape {
     match serde_json::to_value(value).expect("serializable") {
-        serde_json::Value::Object(map) => map.keys().cloned().collect(),
+        serde_json::Value::Object(map) => Shape {
+            fields: map.keys().cloned().collect(),
+            samples: map,
+        },
         other => panic!("not an object: {other}"),
     }
 }
 
 #[test]
 fn rust_shapes_for_the_type_check() {
-    let mut shapes: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut shapes: BTreeMap<&str, Shape> = BTreeMap::new();
 
     // Config: the list the bindings check keys against, and the serde impl, agree.
     let config = input_fields::<Config>();
@@ -78,14 +97,17 @@ fn rust_shapes_for_the_type_check() {
         config, listed,
         "Config::FIELDS differs from Config's serde fields"
     );
-    shapes.insert("Config", config);
+    shapes.insert("Config", input_shape(config));
     shapes.insert(
         "ContextManagementOptions",
-        input_fields::<ContextManagementOptions>(),
+        input_shape(input_fields::<ContextManagementOptions>()),
     );
     // The closed options objects: the keys their one parser accepts.
     for (name, keys) in OPTION_OBJECTS {
-        shapes.insert(name, keys.iter().map(|k| k.to_string()).collect());
+        shapes.insert(
+            name,
+            input_shape(keys.iter().map(|k| k.to_string()).collect()),
+        );
     }
 
     shapes.insert(

@@ -150,13 +150,41 @@ export function compareShapes(program, indexFile, shapes) {
   const moduleSymbol = checker.getSymbolAtLocation(sf);
   const exports = new Map(checker.getExportsOfModule(moduleSymbol).map((s) => [s.name, s]));
   const out = [];
-  for (const [name, rustFields] of Object.entries(shapes)) {
+  // The TypeScript type of a sample value: its literal type for a primitive.
+  const typeOf = (v) => {
+    if (v === null) return checker.getNullType();
+    if (v === true) return checker.getTrueType();
+    if (v === false) return checker.getFalseType();
+    if (typeof v === 'number') return checker.getNumberLiteralType(v);
+    if (typeof v === 'string') return checker.getStringLiteralType(v);
+    if (Array.isArray(v)) return checker.createArrayType(checker.getUnknownType());
+    return checker.getNonPrimitiveType();
+  };
+  for (const [name, shape] of Object.entries(shapes)) {
+    const { fields: rustFields, samples = {} } = shape;
     const symbol = exports.get(name);
     if (!symbol) {
       out.push(`${name}: a Rust shape with no interface of that name in index.d.ts`);
       continue;
     }
-    const tsKeys = checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(symbol)).map((p) => p.name);
+    const declared = checker.getDeclaredTypeOfSymbol(symbol);
+    const tsKeys = checker.getPropertiesOfType(declared).map((p) => p.name);
+    // What Rust writes must be assignable to the property's type: a number declared
+    // `string`, or a `null` declared `?: number`, is a wrong declaration. Objects and arrays
+    // are checked as such (their members have shapes of their own).
+    for (const [field, value] of Object.entries(samples)) {
+      const prop = checker.getPropertyOfType(declared, field);
+      if (!prop) continue;
+      const propType = checker.getTypeOfSymbol(prop);
+      const members = propType.isUnion() ? propType.types : [propType];
+      const accepts =
+        value !== null && typeof value === 'object'
+          ? members.some((t) => (t.flags & (ts.TypeFlags.Object | ts.TypeFlags.NonPrimitive | ts.TypeFlags.Unknown)) !== 0)
+          : checker.isTypeAssignableTo(typeOf(value), propType);
+      if (!accepts) {
+        out.push(`${name}.${field}: Rust writes ${JSON.stringify(value)}, the interface declares ${checker.typeToString(propType)}`);
+      }
+    }
     const onlyRust = rustFields.filter((f) => !tsKeys.includes(f));
     const onlyTs = tsKeys.filter((k) => !rustFields.includes(k));
     if (onlyRust.length || onlyTs.length) {
