@@ -1509,9 +1509,16 @@ export declare function roughTokenCountEstimation(text: string, bytesPerToken?: 
  */
 export declare function tokenCountWithEstimation<M extends MessageInput>(
   messages: readonly M[],
-  /** With `model`, a usage more than twice the model's window throws `INVALID_TOKEN_COUNT` (bogus, e.g. added up across turns). */
-  options?: { model?: ModelId; config?: Config | null } | null,
+  options?: TokenCountOptions | null,
 ): number;
+
+/** Options of {@link tokenCountWithEstimation}. */
+export interface TokenCountOptions {
+  /** With `model`, a usage more than twice the model's window throws `INVALID_TOKEN_COUNT` (bogus, e.g. added up across turns). */
+  model?: ModelId;
+  /** The model's configuration (its window). */
+  config?: Config | null;
+}
 
 /** The model's context window: 200,000; 1,000,000 with `[1m]` or `enable1mContext`; `config.contextWindow` wins. */
 export declare function getContextWindowForModel(model: ModelId, config?: Config | null): number;
@@ -1600,9 +1607,14 @@ export declare function parseContextOverflowError(error: unknown, status?: numbe
 export declare function truncateHeadForPTLRetry<M extends MessageInput>(
   messages: readonly M[],
   error?: unknown,
-  /** `keepLatestRequest`: when its round goes, the latest user request stays at the head (as the pipeline's summary request does). */
-  options?: { keepLatestRequest?: boolean } | null,
+  options?: TruncateHeadOptions | null,
 ): Array<M | ApiUserTextMessage | TranscriptUserLine> | null;
+
+/** Options of {@link truncateHeadForPTLRetry}. */
+export interface TruncateHeadOptions {
+  /** When its round goes, the latest user request stays at the head (as the pipeline's summary request does). */
+  keepLatestRequest?: boolean;
+}
 
 /**
  * Clears old, large results of compactable tools (`[Old tool result content cleared]`),

@@ -98,10 +98,7 @@ pub fn rough_token_count_estimation(
 #[wasm_bindgen(js_name = tokenCountWithEstimation)]
 pub fn token_count_with_estimation(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
-    #[wasm_bindgen(
-        unchecked_optional_param_type = "{ model?: ModelId; config?: Config | null } | null"
-    )]
-    options: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "TokenCountOptions | null")] options: JsValue,
 ) -> JsResult<f64> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     let count = js(tokens::token_count_with_estimation(&conv))?;
@@ -270,8 +267,7 @@ pub fn parse_context_overflow_error(
 pub fn truncate_head_for_ptl_retry(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "unknown")] error: JsValue,
-    #[wasm_bindgen(unchecked_optional_param_type = "{ keepLatestRequest?: boolean } | null")]
-    options: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "TruncateHeadOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     js(conv.validate_all())?;

@@ -454,7 +454,15 @@ pub const OPTION_OBJECTS: &[(&str, &[&str])] = &[
     ("CompactBoundaryOptions", BOUNDARY_KEYS),
     ("CompactOptions", COMPACT_KEYS),
     ("CompactorCompactOptions", COMPACTOR_COMPACT_KEYS),
+    ("TokenCountOptions", TOKEN_COUNT_KEYS),
+    ("TruncateHeadOptions", TRUNCATE_HEAD_KEYS),
 ];
+
+/// Keys of the options of `tokenCountWithEstimation` (`TokenCountOptions`).
+pub const TOKEN_COUNT_KEYS: &[&str] = &["model", "config"];
+
+/// Keys of the options of `truncateHeadForPTLRetry` (`TruncateHeadOptions`).
+pub const TRUNCATE_HEAD_KEYS: &[&str] = &["keepLatestRequest"];
 
 /// Keys of the options of `compactConversation` (`CompactOptions`).
 pub const COMPACT_KEYS: &[&str] = &[
@@ -562,7 +570,7 @@ pub fn should_auto_compact_options<S: Source>(
 /// plausible usage (none: no check) and its `config`.
 pub fn token_count_options<S: Source>(options: &S) -> Result<Option<(String, Config)>> {
     const WHAT: &str = "options";
-    closed_object(options, WHAT, &["model", "config"])?;
+    closed_object(options, WHAT, TOKEN_COUNT_KEYS)?;
     match string(options, "model", WHAT)? {
         Some(model) => Ok(Some((model, options.get("config").to_config()?))),
         None => Ok(None),
@@ -572,7 +580,7 @@ pub fn token_count_options<S: Source>(options: &S) -> Result<Option<(String, Con
 /// Reads `keepLatestRequest` of the options of `truncateHeadForPTLRetry`.
 pub fn truncate_head_options<S: Source>(options: &S) -> Result<bool> {
     const WHAT: &str = "options";
-    closed_object(options, WHAT, &["keepLatestRequest"])?;
+    closed_object(options, WHAT, TRUNCATE_HEAD_KEYS)?;
     Ok(boolean(options, "keepLatestRequest", WHAT)?.unwrap_or(false))
 }
 
