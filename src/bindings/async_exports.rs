@@ -177,11 +177,12 @@ pub fn result_js(r: &CompactionResult, input: &JsValue, context: &JsValue) -> Js
     Ok(o.into())
 }
 
-/// After a successful compaction: the read-file state and loaded memory paths are cleared
-/// (the snapshot was taken when the call began); sent skill names are deliberately kept.
+/// After a successful compaction, empties the parts of the caller's `context` that
+/// [`options::CLEARED_AFTER_COMPACTION`] names.
 pub(crate) fn commit_context(context: &JsValue) {
-    clear_state(&prop(context, "readFileState"));
-    clear_state(&prop(context, "loadedNestedMemoryPaths"));
+    for key in options::CLEARED_AFTER_COMPACTION {
+        clear_state(&prop(context, key));
+    }
 }
 
 /// `compactConversation(messages, context, options?)` → `Promise<CompactionResult>`

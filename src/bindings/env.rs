@@ -10,10 +10,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{prop, to_js};
+use crate::drive::answers;
 use crate::drive::env::{CallError, Environment, HookKind, HookOutput, LocalFuture, ProgressEvent};
-use crate::drive::options::{error_text, ContextOptions};
+use crate::drive::options::ContextOptions;
 use crate::model::error::{Error, Result};
-use crate::model::view::UsageCounts;
 use crate::summarize::summary::{SummaryRequest, SummaryResponse};
 
 #[wasm_bindgen(module = "/src/bindings/js_env.js")]
@@ -127,121 +127,14 @@ impl JsEnv {
     }
 }
 
-/// A callback error as the core sees it; the JS value is kept as `cause`.
+/// A callback error as the core reads it ([`answers::call_error`]), the JS value kept as
+/// `cause`.
 pub fn call_error(e: JsValue, signal: &JsValue) -> CallError {
-    let (message, status) = error_text(&e);
-    let retry_after_ms = prop(&e, "retryAfterMs")
-        .as_f64()
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .map(|v| v as u64);
+    let aborted = is_aborted(signal);
     CallError {
-        status,
-        message: if message.is_empty() {
-            e.as_string().unwrap_or_else(|| "unknown error".into())
-        } else {
-            message
-        },
-        // Only the caller's signal cancels: an AbortError a callback raised on its own
-        // (its own timeout, its own controller) is an ordinary failure of that callback.
-        aborted: is_aborted(signal),
-        retries_exhausted: prop(&e, "retriesExhausted").as_bool() == Some(true),
-        timed_out: prop(&e, "contextCompactionTimeout").as_bool() == Some(true),
-        retry_after_ms,
-        cause: Some(Rc::new(e)),
+        cause: Some(Rc::new(e.clone())),
+        ..answers::call_error(&e, aborted)
     }
-}
-
-fn text_of_content(content: &JsValue) -> String {
-    if let Some(s) = content.as_string() {
-        return s;
-    }
-    let Some(arr) = content.dyn_ref::<Array>() else {
-        return String::new();
-    };
-    let mut out = String::new();
-    for b in arr.iter() {
-        if prop(&b, "type").as_string().as_deref() == Some("text") {
-            if let Some(t) = prop(&b, "text").as_string() {
-                out.push_str(&t);
-            }
-        }
-    }
-    out
-}
-
-fn usage_of(v: &JsValue) -> Option<UsageCounts> {
-    let u = prop(v, "usage");
-    if !u.is_object() {
-        return None;
-    }
-    let n = |k: &str| prop(&u, k).as_f64().filter(|x| x.is_finite() && *x >= 0.0);
-    UsageCounts::from_raw(
-        [
-            n("input_tokens"),
-            n("cache_creation_input_tokens"),
-            n("cache_read_input_tokens"),
-            n("output_tokens"),
-        ],
-        String::new,
-    )
-    .ok()
-}
-
-/// Reads a summarizer's answer: a string, or a Messages API response body.
-pub fn summary_response(v: &JsValue) -> std::result::Result<SummaryResponse, CallError> {
-    if let Some(s) = v.as_string() {
-        return Ok(SummaryResponse {
-            text: s,
-            ..Default::default()
-        });
-    }
-    if !v.is_object() {
-        return Err(CallError::new(
-            "summarize must resolve to a string or a Messages API response body",
-        ));
-    }
-    let content = prop(v, "content");
-    if content.is_undefined() {
-        return Err(CallError::new(
-            "the summarizer's response has no `content` (expected a Messages API response body)",
-        ));
-    }
-    Ok(SummaryResponse {
-        text: text_of_content(&content),
-        stop_reason: prop(v, "stop_reason").as_string(),
-        usage: usage_of(v),
-    })
-}
-
-fn hook_output(kind: HookKind, v: &JsValue) -> HookOutput {
-    let mut out = HookOutput::default();
-    if let Some(s) = v.as_string() {
-        match kind {
-            HookKind::PreCompact => out.instructions = Some(s),
-            HookKind::SessionStart => out.messages.push(s),
-            HookKind::PostCompact => out.user_display_message = Some(s),
-        }
-        return out;
-    }
-    if let Some(arr) = v.dyn_ref::<Array>() {
-        out.messages = arr.iter().filter_map(|x| x.as_string()).collect();
-        return out;
-    }
-    let s = |k: &str| prop(v, k).as_string();
-    out.instructions = s("instructions")
-        .or_else(|| s("customInstructions"))
-        .or_else(|| s("newCustomInstructions"));
-    out.user_display_message = s("userDisplayMessage").or_else(|| s("displayMessage"));
-    let msgs = prop(v, "messages");
-    if let Some(arr) = msgs.dyn_ref::<Array>() {
-        out.messages = arr
-            .iter()
-            .filter_map(|x| x.as_string().or_else(|| prop(&x, "content").as_string()))
-            .collect();
-    } else if let Some(t) = s("additionalContext").or_else(|| s("message")) {
-        out.messages.push(t);
-    }
-    out
 }
 
 impl Environment for JsEnv {
@@ -266,7 +159,7 @@ impl Environment for JsEnv {
                 )
                 .await
                 .map_err(|e| call_error(e, &self.signal))?;
-            summary_response(&v)
+            answers::summary_response(&v)
         })
     }
 
@@ -287,7 +180,7 @@ impl Environment for JsEnv {
                 .call(f, &JsValue::UNDEFINED, &[path])
                 .await
                 .map_err(|e| call_error(e, &self.signal))?;
-            Ok(v.as_string().or_else(|| prop(&v, "content").as_string()))
+            Ok(answers::file_text(&v))
         })
     }
 
@@ -304,7 +197,7 @@ impl Environment for JsEnv {
                 .call(&f, &self.hooks_this, &[input])
                 .await
                 .map_err(|e| call_error(e, &self.signal))?;
-            Ok(hook_output(kind, &v))
+            Ok(answers::hook_output(kind, &v))
         }))
     }
 
@@ -317,7 +210,7 @@ impl Environment for JsEnv {
                     .map_err(|e| call_error(e, &self.signal))?,
                 None => self.session_memory.clone(),
             };
-            Ok(v.as_string().filter(|s| !s.trim().is_empty()))
+            Ok(answers::session_memory_text(&v))
         })
     }
 

@@ -281,15 +281,15 @@ pub fn truncate_head_for_ptl_retry(
     let Some(t) = js(ptl::truncate_head(&conv, overflow.as_ref(), keep))? else {
         return Ok(JsValue::NULL);
     };
-    let out = conv.array().slice(t.start as u32, conv.len() as u32);
-    if t.insert_marker {
-        let transcript = (t.start..conv.len()).any(|i| conv.is_transcript(i));
-        let uuid = if transcript { Some(new_uuid()) } else { None };
-        let marker = ptl::ptl_marker_message(transcript, uuid.as_deref());
-        out.unshift(&to_js(&marker)?);
-    }
-    if let Some(p) = t.keep_prompt {
-        out.unshift(&conv.item(p));
+    let out = Array::new();
+    for kept in t.layout(&conv) {
+        out.push(&match kept {
+            ptl::Kept::Message(i) => conv.item(i),
+            ptl::Kept::Marker { transcript } => {
+                let uuid = transcript.then(new_uuid);
+                to_js(&ptl::ptl_marker_message(transcript, uuid.as_deref()))?
+            }
+        });
     }
     Ok(out.into())
 }

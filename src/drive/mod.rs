@@ -2,6 +2,7 @@
 //! stands for the outside world (the summarizer, files, hooks, progress, time). Uses every
 //! layer below it.
 
+pub mod answers;
 pub mod autocompact;
 pub mod constants;
 pub mod env;

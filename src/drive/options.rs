@@ -233,6 +233,11 @@ pub fn auto_options<S: Source>(context: &S) -> Result<ShouldAutoCompactOptions> 
     })
 }
 
+/// The parts of a `context` emptied after a successful compaction (SPEC §7): the read-file
+/// state and the loaded memory paths describe the conversation before it (its snapshot was
+/// taken when the call began). The sent skill names (`invokedSkills`) are deliberately kept.
+pub const CLEARED_AFTER_COMPACTION: &[&str] = &["readFileState", "loadedNestedMemoryPaths"];
+
 /// The data of a `context` (SPEC §7), as every entry point that takes one reads it.
 #[derive(Clone, Debug, Default)]
 pub struct ContextOptions {

@@ -9,8 +9,8 @@ use crate::model::messages::Message;
 use crate::model::view::{utf16_len, UsageCounts};
 use crate::summarize::summary::{self, SummaryProblem, SummaryRequest};
 use crate::transforms::ptl::{
-    parse_context_overflow_error, ptl_marker_message, truncate_head, ContextOverflow, OverflowKind,
-    Truncation, MAX_PTL_RETRIES,
+    parse_context_overflow_error, ptl_marker_message, truncate_head, ContextOverflow, Kept,
+    OverflowKind, Truncation, MAX_PTL_RETRIES,
 };
 
 /// Retries the summary request used.
@@ -53,20 +53,15 @@ pub(crate) fn fit_summary_window(
     Ok(attempt)
 }
 
-/// The conversation after a truncation: the kept prompt, the marker, then the rest.
+/// The conversation after a truncation ([`Truncation::layout`]).
 fn apply_truncation(messages: &[Message], t: &Truncation) -> Vec<Message> {
-    let mut out = Vec::with_capacity(messages.len() - t.start + 1);
-    if let Some(p) = t.keep_prompt {
-        out.push(messages[p].clone());
-    }
-    if t.insert_marker {
-        out.push(ptl_marker_message(
-            messages[t.start..].iter().any(Message::is_transcript),
-            None,
-        ));
-    }
-    out.extend_from_slice(&messages[t.start..]);
-    out
+    t.layout(messages)
+        .into_iter()
+        .map(|k| match k {
+            Kept::Message(i) => messages[i].clone(),
+            Kept::Marker { transcript } => ptl_marker_message(transcript, None),
+        })
+        .collect()
 }
 
 /// The summary call with prompt-too-long truncation (SPEC §8) and transient retries.

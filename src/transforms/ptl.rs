@@ -228,6 +228,34 @@ pub struct Truncation {
     pub dropped_tokens: u64,
 }
 
+/// One message of a truncated conversation, in order (see [`Truncation::layout`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kept {
+    /// The caller's message at this index.
+    Message(usize),
+    /// The marker ([`ptl_marker_message`]): a transcript line when any kept message is one.
+    Marker {
+        /// Whether to write it as a transcript line.
+        transcript: bool,
+    },
+}
+
+impl Truncation {
+    /// The truncated conversation over `view`, in order: the kept prompt, the marker, then
+    /// `messages[start..]`.
+    pub fn layout<V: ConversationView + ?Sized>(&self, view: &V) -> Vec<Kept> {
+        let mut out = Vec::with_capacity(view.len().saturating_sub(self.start) + 1);
+        out.extend(self.keep_prompt.map(Kept::Message));
+        if self.insert_marker {
+            out.push(Kept::Marker {
+                transcript: (self.start..view.len()).any(|i| view.is_transcript(i)),
+            });
+        }
+        out.extend((self.start..view.len()).map(Kept::Message));
+        out
+    }
+}
+
 /// `truncateHeadForPTLRetry`: drops the oldest API rounds until their estimated tokens cover
 /// the overflow's gap (20% of the rounds when no gap is known), always keeping one round.
 /// A marker inserted by a previous retry is removed before counting. Returns `None` when
@@ -506,6 +534,17 @@ mod tests {
         assert!(
             !t.insert_marker,
             "the kept request is the user message first"
+        );
+        // The layouts: the kept prompt then the rest; the marker then the rest.
+        let kept: Vec<Kept> = std::iter::once(Kept::Message(0))
+            .chain((7..m.len()).map(Kept::Message))
+            .collect();
+        assert_eq!(t.layout(m.as_slice()), kept);
+        let marked = plain.layout(m.as_slice());
+        assert_eq!(marked[0], Kept::Marker { transcript: false });
+        assert_eq!(
+            marked[1..],
+            (5..m.len()).map(Kept::Message).collect::<Vec<_>>()[..]
         );
     }
 

@@ -1,0 +1,245 @@
+//! What the caller's callbacks answer, read by one set of rules whatever the runtime: the
+//! summarizer's response, a hook's output, `readFile`'s and `sessionMemory`'s answers and a
+//! thrown error. Read through [`Source`], so the bindings hand over the JS values in place
+//! and native code hands over JSON.
+
+use crate::drive::env::{CallError, HookKind, HookOutput};
+use crate::drive::options::{error_text, Source};
+use crate::model::view::UsageCounts;
+use crate::summarize::summary::SummaryResponse;
+
+/// The words of a Messages API `content`: a string, or the `text` of its text blocks.
+fn text_of_content<S: Source>(content: &S) -> String {
+    if let Some(s) = content.string() {
+        return s;
+    }
+    let mut out = String::new();
+    for block in content.items().unwrap_or_default() {
+        if block.get("type").string().as_deref() == Some("text") {
+            if let Some(t) = block.get("text").string() {
+                out.push_str(&t);
+            }
+        }
+    }
+    out
+}
+
+/// The `usage` of a response body; counts that are not finite and non-negative are left out
+/// (the summary's own usage is informative, never a reason to fail).
+fn usage_of<S: Source>(v: &S) -> Option<UsageCounts> {
+    let u = v.get("usage");
+    if !u.is_object() {
+        return None;
+    }
+    let n = |k: &str| u.get(k).number().filter(|x| x.is_finite() && *x >= 0.0);
+    UsageCounts::from_raw(
+        [
+            n("input_tokens"),
+            n("cache_creation_input_tokens"),
+            n("cache_read_input_tokens"),
+            n("output_tokens"),
+        ],
+        String::new,
+    )
+    .ok()
+}
+
+/// A summarizer's answer: a string (the summary), or a Messages API response body (`content`,
+/// `stop_reason`, `usage`). Anything else is the summarizer's failure.
+pub fn summary_response<S: Source>(v: &S) -> Result<SummaryResponse, CallError> {
+    if let Some(s) = v.string() {
+        return Ok(SummaryResponse {
+            text: s,
+            ..Default::default()
+        });
+    }
+    if !v.is_object() {
+        return Err(CallError::new(
+            "summarize must resolve to a string or a Messages API response body",
+        ));
+    }
+    let content = v.get("content");
+    if content.is_absent() {
+        return Err(CallError::new(
+            "the summarizer's response has no `content` (expected a Messages API response body)",
+        ));
+    }
+    Ok(SummaryResponse {
+        text: text_of_content(&content),
+        stop_reason: v.get("stop_reason").string(),
+        usage: usage_of(v),
+    })
+}
+
+/// A hook's output. A string is what that hook adds: PreCompact's instructions,
+/// SessionStart's message, PostCompact's message to the user. An array is messages. An object
+/// gives `instructions` (or `customInstructions`, `newCustomInstructions`),
+/// `userDisplayMessage` (or `displayMessage`) and `messages` (strings or `{content}`), else
+/// one `additionalContext` (or `message`).
+pub fn hook_output<S: Source>(kind: HookKind, v: &S) -> HookOutput {
+    let mut out = HookOutput::default();
+    if let Some(s) = v.string() {
+        match kind {
+            HookKind::PreCompact => out.instructions = Some(s),
+            HookKind::SessionStart => out.messages.push(s),
+            HookKind::PostCompact => out.user_display_message = Some(s),
+        }
+        return out;
+    }
+    if let Some(items) = v.items() {
+        out.messages = items.iter().filter_map(Source::string).collect();
+        return out;
+    }
+    let first = |keys: &[&str]| keys.iter().find_map(|k| v.get(k).string());
+    out.instructions = first(&[
+        "instructions",
+        "customInstructions",
+        "newCustomInstructions",
+    ]);
+    out.user_display_message = first(&["userDisplayMessage", "displayMessage"]);
+    if let Some(items) = v.get("messages").items() {
+        out.messages = items
+            .iter()
+            .filter_map(|x| x.string().or_else(|| x.get("content").string()))
+            .collect();
+    } else if let Some(t) = first(&["additionalContext", "message"]) {
+        out.messages.push(t);
+    }
+    out
+}
+
+/// `readFile`'s answer: the file's text, as a string or `{content}`; anything else is "not
+/// available".
+pub fn file_text<S: Source>(v: &S) -> Option<String> {
+    v.string().or_else(|| v.get("content").string())
+}
+
+/// `sessionMemory`'s answer: the memory text, when it is a string with more than whitespace.
+pub fn session_memory_text<S: Source>(v: &S) -> Option<String> {
+    v.string().filter(|s| !s.trim().is_empty())
+}
+
+/// A callback's thrown error or rejection as the core sees it (without `cause`, which the
+/// caller keeps): its text and HTTP status ([`error_text`]), a `retryAfterMs` the server
+/// asked for, and the library's own flags (`retriesExhausted`, `contextCompactionTimeout`).
+/// `aborted` says whether the caller's own signal fired: an abort a callback raised by itself
+/// is an ordinary failure of that callback.
+pub fn call_error<S: Source>(e: &S, aborted: bool) -> CallError {
+    let (message, status) = error_text(e);
+    let retry_after_ms = e
+        .get("retryAfterMs")
+        .number()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| v as u64);
+    CallError {
+        status,
+        message: if message.is_empty() {
+            "unknown error".into()
+        } else {
+            message
+        },
+        aborted,
+        retries_exhausted: e.get("retriesExhausted").boolean() == Some(true),
+        timed_out: e.get("contextCompactionTimeout").boolean() == Some(true),
+        retry_after_ms,
+        cause: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn summaries_are_strings_or_response_bodies() {
+        assert_eq!(summary_response(&json!("plain")).unwrap().text, "plain");
+        let r = summary_response(&json!({
+            "content": [{"type": "thinking", "thinking": "x"}, {"type": "text", "text": "a"},
+                        {"type": "text", "text": "b"}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 10, "output_tokens": 4, "cache_read_input_tokens": -1}
+        }))
+        .unwrap();
+        assert_eq!(r.text, "ab");
+        assert_eq!(r.stop_reason.as_deref(), Some("end_turn"));
+        let u = r.usage.unwrap();
+        assert_eq!(
+            (u.input_tokens, u.output_tokens, u.cache_read_input_tokens),
+            (10, 4, 0)
+        );
+        assert_eq!(
+            summary_response(&json!({"content": "s"})).unwrap().text,
+            "s"
+        );
+        for bad in [json!(5), json!(null), json!({"text": "no content"})] {
+            assert!(summary_response(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn hook_outputs_in_every_form() {
+        let pre = hook_output(HookKind::PreCompact, &json!("keep the schema"));
+        assert_eq!(pre.instructions.as_deref(), Some("keep the schema"));
+        let start = hook_output(HookKind::SessionStart, &json!("welcome back"));
+        assert_eq!(start.messages, vec!["welcome back"]);
+        let post = hook_output(HookKind::PostCompact, &json!("compacted"));
+        assert_eq!(post.user_display_message.as_deref(), Some("compacted"));
+        let list = hook_output(HookKind::SessionStart, &json!(["a", 1, "b"]));
+        assert_eq!(list.messages, vec!["a", "b"]);
+        let o = hook_output(
+            HookKind::PreCompact,
+            &json!({"newCustomInstructions": "n", "displayMessage": "d",
+                    "messages": ["m", {"content": "c"}, {"other": 1}]}),
+        );
+        assert_eq!(o.instructions.as_deref(), Some("n"));
+        assert_eq!(o.user_display_message.as_deref(), Some("d"));
+        assert_eq!(o.messages, vec!["m", "c"]);
+        let first = hook_output(
+            HookKind::PreCompact,
+            &json!({"instructions": "i", "customInstructions": "c", "additionalContext": "x"}),
+        );
+        assert_eq!(first.instructions.as_deref(), Some("i"));
+        assert_eq!(first.messages, vec!["x"]);
+        assert_eq!(
+            hook_output(HookKind::PostCompact, &json!(null)),
+            HookOutput::default()
+        );
+    }
+
+    #[test]
+    fn file_and_memory_answers() {
+        assert_eq!(file_text(&json!("text")).as_deref(), Some("text"));
+        assert_eq!(file_text(&json!({"content": "c"})).as_deref(), Some("c"));
+        assert_eq!(file_text(&json!(null)), None);
+        assert_eq!(session_memory_text(&json!("  \n ")), None);
+        assert_eq!(
+            session_memory_text(&json!("notes")).as_deref(),
+            Some("notes")
+        );
+    }
+
+    #[test]
+    fn errors_keep_their_words_status_and_flags() {
+        let e = call_error(
+            &json!({"message": "overloaded", "status": 529, "retryAfterMs": 1500,
+                    "retriesExhausted": true}),
+            false,
+        );
+        assert_eq!(e.message, "overloaded");
+        assert_eq!(e.status, Some(529));
+        assert_eq!(e.retry_after_ms, Some(1500));
+        assert!(e.retries_exhausted && !e.aborted && !e.timed_out);
+        let t = call_error(
+            &json!({"contextCompactionTimeout": true, "retryAfterMs": -1}),
+            true,
+        );
+        assert!(t.timed_out && t.aborted);
+        assert_eq!(t.retry_after_ms, None);
+        assert_eq!(t.message, "unknown error");
+        assert_eq!(
+            call_error(&json!("plain words"), false).message,
+            "plain words"
+        );
+    }
+}
