@@ -73,7 +73,7 @@ export class AnthropicApiError extends Error {
     /** @type {string} */
     this.name = 'AnthropicApiError';
     /** @type {'ANTHROPIC_API_ERROR' | 'NETWORK_ERROR' | 'TIMEOUT' | 'ABORTED' | 'INVALID_RESPONSE'} */
-    this.code = /** @type {any} */ (details.code ?? 'ANTHROPIC_API_ERROR');
+    this.code = /** @type {import('./anthropic.js').AnthropicApiErrorCode} */ (details.code ?? 'ANTHROPIC_API_ERROR');
     /** @type {number | undefined} */
     this.status = details.status;
     /** @type {unknown} */
@@ -629,7 +629,7 @@ function createAssembler(call, requestId, responseHeaders) {
     message() {
       const m = ensure();
       m.content = blocks.filter(Boolean);
-      return /** @type {any} */ (m);
+      return /** @type {import('./anthropic.js').MessagesResponse} */ (m);
     },
   };
 }
@@ -750,7 +750,7 @@ function httpError(status, statusText, text, responseHeaders) {
  * @param {unknown} body
  */
 function isApiErrorBody(body) {
-  const b = /** @type {any} */ (body);
+  const b = /** @type {{type?: unknown, error?: unknown} | null | undefined} */ (body);
   return Boolean(b && typeof b === 'object' && b.type === 'error' && b.error && typeof b.error === 'object');
 }
 
@@ -821,7 +821,8 @@ function mergeHeaders(into, extra) {
   if (extra === undefined || extra === null) return;
   if (typeof extra !== 'object') throw new TypeError('anthropicSummarizer: headers must be an object');
   const entries =
-    typeof (/** @type {any} */ (extra).forEach) === 'function' && typeof (/** @type {any} */ (extra).get) === 'function'
+    typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (extra).forEach) === 'function' &&
+    typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (extra).get) === 'function'
       ? (() => {
           /** @type {Array<[string, string]>} */
           const out = [];
@@ -845,7 +846,7 @@ function headersToObject(h) {
   /** @type {Record<string, string>} */
   const out = {};
   if (!h) return out;
-  if (typeof (/** @type {any} */ (h).forEach) === 'function' && typeof (/** @type {any} */ (h).get) === 'function') {
+  if (typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (h).forEach) === 'function' && typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (h).get) === 'function') {
     /** @type {Headers} */ (h).forEach((v, k) => {
       out[k.toLowerCase()] = v;
     });
@@ -872,7 +873,7 @@ function textOf(message) {
  */
 function describe(e) {
   if (!(e instanceof Error)) return String(e);
-  const cause = /** @type {any} */ (e).cause;
+  const cause = /** @type {{code?: unknown} | null | undefined} */ (e.cause); // read for its code when not an Error
   const why = cause instanceof Error ? cause.message || cause.name : cause?.code ?? cause;
   return why && why !== e.message ? `${e.message} (${why})` : e.message;
 }

@@ -21,6 +21,23 @@ import { apiCalls, asOwnConversation, boundaryFacts, boundaryIndices, errorStats
 
 export { apiCalls, asOwnConversation, boundaryIndices, errorStats, lineNumberOf, percentile, realContextOf };
 
+// Types come from the package's declarations (`./index.js` is pkg/index.d.ts in the package,
+// types/index.d.ts in the type check: types/tsconfig.js.json); JSDoc `@import`s are comments.
+/** @import { ApiErrorBody, CompactContext, CompactionPreview, CompactionUsage, Config, LossReport, ModelId, ProgressEvent, TokenWarningState, TranscriptLine } from './index.js' */
+/** @import { ApiCall } from './analysis.mjs' */
+/**
+ * The streams and environment of a run (process.stdout, process.stderr, process.env).
+ * @typedef {{stdout: NodeJS.WriteStream, stderr: NodeJS.WriteStream, env: Record<string, string | undefined>}} CliIo
+ */
+/**
+ * The fields of a thrown value that the error reports read: a library error (`code`), an
+ * AnthropicApiError (`status`, `type`, `error`, `requestId`), another error with an HTTP
+ * `status` (an SDK's, thrown by a custom summarizer), or anything else thrown (the fields then
+ * absent). Its `cause` is read the same way.
+ * @typedef {{name?: string, message?: string, code?: string, status?: number, type?: string,
+ *   requestId?: string, error?: ApiErrorBody | string, cause?: ErrorLike | null}} ErrorLike
+ */
+
 // ---- Exit codes and the error every expected failure is reported with --------------------------
 
 /** Exit codes (also in `--help`). */
@@ -53,6 +70,7 @@ export class CliError extends Error {
   }
 }
 
+/** @param {string} message */
 const usageError = (message) => new CliError(`${message}\nRun \`context-compaction --help\` for the usage.`, EXIT.USAGE, { code: 'USAGE' });
 
 // ---- Help and version ----------------------------------------------------------------------------
@@ -118,7 +136,10 @@ Examples
   ANTHROPIC_API_KEY=sk-... npx context-compaction compact SESSION.jsonl --instructions "keep the test plan"
 `;
 
-/** The package version, from the package.json next to this file. */
+/**
+ * The package version, from the package.json next to this file.
+ * @returns {string}
+ */
 export function packageVersion() {
   try {
     return JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).version ?? 'unknown';
@@ -132,16 +153,23 @@ export function packageVersion() {
 /**
  * A library error that names `messages[i]` rewritten to name the file line instead; exit 2
  * (the transcript is malformed), the library's code kept.
+ * @param {unknown} err what the library threw
+ * @param {string} file the transcript, named in the message
  */
-export function describeLibraryError(e, file) {
+export function describeLibraryError(err, file) {
+  const e = /** @type {ErrorLike | null | undefined} */ (err);
   const msg = String(e && e.message ? e.message : e).replace(
     /messages\[(\d+)\]((?:\.[\w$]+|\[\d+\])*)/g,
+    /** @param {string} _ @param {string} i the index @param {string} path what follows it (may be empty) */
     (_, i, path) => `line ${lineNumberOf(Number(i))}` + (path ? ` (${path.replace(/^\./, '')})` : ''),
   );
   return new CliError(`${file}: ${msg}`, EXIT.USAGE, { code: (e && e.code) || 'ANALYSIS_FAILED', cause: e });
 }
 
-/** Reads and parses a transcript file; throws CliError (exit 2) naming the file and the line. */
+/**
+ * Reads and parses a transcript file; throws CliError (exit 2) naming the file and the line.
+ * @param {string} file
+ */
 export function readTranscriptFile(file) {
   let text;
   try {
@@ -172,7 +200,12 @@ export function readTranscriptFile(file) {
 
 // ---- analyze: the analysis (also run by scripts/analyze.mjs) -------------------------------------
 
-/** For every API call: the library's count of the lines before it against its real size. */
+/**
+ * For every API call: the library's count of the lines before it against its real size.
+ * @param {readonly TranscriptLine[]} lines
+ * @param {readonly ApiCall[]} [calls]
+ * @param {string} [file] named in the errors
+ */
 export function measureEstimates(lines, calls = apiCalls(lines), file = 'transcript') {
   try {
     return shared.measureEstimates(cc, lines, calls);
@@ -181,7 +214,12 @@ export function measureEstimates(lines, calls = apiCalls(lines), file = 'transcr
   }
 }
 
-/** The compaction boundaries with what our count said right before each. */
+/**
+ * The compaction boundaries with what our count said right before each.
+ * @param {readonly TranscriptLine[]} lines
+ * @param {readonly ApiCall[]} [calls]
+ * @param {string} [file] named in the errors
+ */
 export function describeBoundaries(lines, calls = apiCalls(lines), file = 'transcript') {
   return boundaryIndices(lines).map((i) => {
     const before = lines.slice(0, i);
@@ -207,10 +245,18 @@ export function describeBoundaries(lines, calls = apiCalls(lines), file = 'trans
   });
 }
 
-/** Threshold numbers of a model (SPEC §4), as the library computes them. */
+/**
+ * Threshold numbers of a model (SPEC §4), as the library computes them.
+ * @param {ModelId | null} [model] the defaults' model when absent
+ * @param {Config | null} [config]
+ */
 export const thresholdsFor = (model, config) => shared.thresholdsFor(cc, model, config);
 
-/** The whole analysis of parsed transcript lines (the object `analyze --json` prints). */
+/**
+ * The whole analysis of parsed transcript lines (the object `analyze --json` prints).
+ * @param {TranscriptLine[]} rawLines
+ * @param {string} [file] named in the report and the errors
+ */
 export function analyzeLines(rawLines, file = 'transcript') {
   const { lines, subAgent } = asOwnConversation(rawLines);
   const calls = apiCalls(lines);
@@ -265,12 +311,22 @@ export function analyzeLines(rawLines, file = 'transcript') {
   };
 }
 
+/** @param {unknown} n */
 const int = (n) => (typeof n === 'number' && Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
+/** @param {number} x @param {number} [digits] */
 const pct = (x, digits = 2) => (Number.isFinite(x) ? `${(x * 100).toFixed(digits)}%` : '-');
+/** @param {number} x */
 const signedPct = (x) => (Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)}%` : '-');
 
+/**
+ * A text table: the columns padded to their widest cell.
+ * @param {string[]} headers
+ * @param {(string | number)[][]} rows
+ * @param {('l' | 'r')[]} align per column: left or right
+ */
 function table(headers, rows, align) {
   const widths = headers.map((h, k) => Math.max(h.length, ...rows.map((r) => String(r[k]).length)));
+  /** @param {readonly (string | number)[]} cells */
   const fmt = (cells) =>
     cells
       .map((c, k) => (align[k] === 'r' ? String(c).padStart(widths[k]) : String(c).padEnd(widths[k])))
@@ -279,7 +335,12 @@ function table(headers, rows, align) {
   return [fmt(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(fmt)].join('\n');
 }
 
-/** The human-readable report of `analyze` (also what scripts/analyze.mjs prints). */
+/** @typedef {ReturnType<typeof analyzeLines>} Analysis What analyzeLines returns. */
+
+/**
+ * The human-readable report of `analyze` (also what scripts/analyze.mjs prints).
+ * @param {Analysis} r
+ */
 export function formatAnalysis(r) {
   const out = [];
   out.push(`Transcript: ${r.file}`);
@@ -301,6 +362,7 @@ export function formatAnalysis(r) {
     ),
   );
   out.push('');
+  /** @param {string} name @param {Analysis['summary']['all']} st */
   const s = (name, st) =>
     `${name}: ${st.count} calls, median |error| ${pct(st.median)}, p90 ${pct(st.p90)}, max ${pct(st.max)}, mean signed ${signedPct(st.meanSigned)}`;
   out.push('Summary');
@@ -343,7 +405,26 @@ export function formatAnalysis(r) {
 
 // ---- compact: what the transcript tells about the session ----------------------------------------
 
-/** The model of the last main-chain assistant message (Claude Code's `<synthetic>` lines skipped). */
+/**
+ * One edit of Claude Code's Edit tool (camelCase fields) or of MultiEdit's `edits` (snake_case).
+ * @typedef {{oldString?: string, newString?: string, replaceAll?: boolean,
+ *   old_string?: string, new_string?: string, replace_all?: boolean}} FileEdit
+ */
+/**
+ * Claude Code's `toolUseResult` of a file tool, the fields read here (all checked at run time):
+ * Read (`type: 'text'`, `file`), Write (`type: 'create' | 'update'`, `filePath`, `content`),
+ * Edit (`filePath`, `originalFile` and the FileEdit fields) and MultiEdit (`filePath`,
+ * `originalFile`, `edits`).
+ * @typedef {FileEdit & {type?: string, file?: {filePath?: string, content?: string, startLine?: number,
+ *   numLines?: number, totalLines?: number} | null, filePath?: string, content?: string,
+ *   originalFile?: string | null, edits?: (FileEdit | null)[]}} ToolUseResult
+ */
+
+/**
+ * The model of the last main-chain assistant message (Claude Code's `<synthetic>` lines skipped).
+ * @param {readonly TranscriptLine[]} lines
+ * @returns {string | null}
+ */
 export function transcriptModel(lines) {
   for (let i = lines.length - 1; i >= 0; i--) {
     const l = lines[i];
@@ -360,6 +441,7 @@ export function transcriptModel(lines) {
  * it (Claude Code records it in each tool result line's `toolUseResult`). Ordered by the line
  * of the last touch (`timestamp` = that line's index), as the library expects: the most
  * recent files are restored first.
+ * @param {readonly TranscriptLine[]} lines
  * @returns {Map<string, {content: string, timestamp: number}>}
  */
 export function readFileStateFromTranscript(lines) {
@@ -367,6 +449,7 @@ export function readFileStateFromTranscript(lines) {
   const start = bounds.length ? bounds[bounds.length - 1] + 1 : 0;
   /** @type {Map<string, {content: string, timestamp: number}>} */
   const state = new Map();
+  /** @param {unknown} path @param {unknown} content @param {number} i the line */
   const put = (path, content, i) => {
     if (typeof path !== 'string' || path === '' || typeof content !== 'string') return;
     state.delete(path);
@@ -375,7 +458,8 @@ export function readFileStateFromTranscript(lines) {
   for (let i = start; i < lines.length; i++) {
     const l = lines[i];
     if (l.type !== 'user' || l.isSidechain === true) continue;
-    const r = l.toolUseResult;
+    // Other tools' results are strings (errors), arrays (MCP content) or other objects.
+    const r = /** @type {ToolUseResult | string | unknown[] | null | undefined} */ (l.toolUseResult);
     if (r === null || typeof r !== 'object' || Array.isArray(r)) continue;
     const content = l.message && Array.isArray(l.message.content) ? l.message.content : [];
     if (content.some((b) => b && b.type === 'tool_result' && b.is_error === true)) continue;
@@ -400,7 +484,7 @@ export function readFileStateFromTranscript(lines) {
           ok = false;
           break;
         }
-        const from = e.oldString ?? e.old_string;
+        const from = /** @type {string} */ (e.oldString ?? e.old_string); // one of them is a string: checked above
         const to = e.newString ?? e.new_string ?? '';
         const all = e.replaceAll ?? e.replace_all ?? false;
         if (from === '' || !text.includes(from)) {
@@ -418,13 +502,19 @@ export function readFileStateFromTranscript(lines) {
 
 // ---- compact: writing the output atomically -------------------------------------------------------
 
-/** The default output path: `<dir>/<name>.compacted.jsonl`. */
+/**
+ * The default output path: `<dir>/<name>.compacted.jsonl`.
+ * @param {string} input
+ */
 export function defaultOutputPath(input) {
   const base = basename(input).replace(/\.jsonl$/i, '');
   return join(dirname(input), `${base}.compacted.jsonl`);
 }
 
-/** Checks, before any work, that `file` can be written (exit 2 otherwise). */
+/**
+ * Checks, before any work, that `file` can be written (exit 2 otherwise).
+ * @param {string} file
+ */
 export function checkWritable(file) {
   const dir = dirname(file);
   let st;
@@ -449,6 +539,8 @@ export function checkWritable(file) {
 /**
  * Writes `text` to `file` atomically: a temporary file in the same directory, renamed over
  * `file` once complete; removed when anything fails.
+ * @param {string} file
+ * @param {string} text
  */
 export function writeFileAtomic(file, text) {
   const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
@@ -494,6 +586,7 @@ export function progressDisplay(stream, mode) {
   let drawn = false;
   /** @type {ReturnType<typeof setInterval> | null} */
   let ticker = null;
+  /** @param {number} x */
   const n = (x) => x.toLocaleString('en-US');
   const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
   const status = () => `compacting: ${phase}${chars ? ` · ${n(chars)} characters streamed` : ''} · ${seconds()}`;
@@ -512,6 +605,7 @@ export function progressDisplay(stream, mode) {
     get chars() {
       return chars;
     },
+    /** @param {ProgressEvent & {detail?: string}} e a phase (`detail` is shown on any phase that has one) */
     onProgress(e) {
       if (!e || typeof e.phase !== 'string') return;
       let text = PHASE_TEXT[e.phase] ?? e.phase;
@@ -532,6 +626,7 @@ export function progressDisplay(stream, mode) {
         stream.write(`progress: ${text}\n`);
       }
     },
+    /** @param {string} t a chunk of the streamed summary */
     onText(t) {
       if (typeof t === 'string') chars += t.length;
       if (mode === 'tty' && Date.now() - lastDraw >= 50) draw();
@@ -550,11 +645,17 @@ export function progressDisplay(stream, mode) {
 
 // ---- compact: reports -----------------------------------------------------------------------------
 
+/** @param {string} s @param {number} [max] */
 const q = (s, max = 100) => {
   const one = String(s).replace(/\s+/g, ' ').trim();
   return JSON.stringify(one.length > max ? one.slice(0, max - 1) + '…' : one);
 };
 
+/**
+ * @param {LossReport | null} loss
+ * @param {boolean} appended whether --append-missing added it to the summary
+ * @param {string[]} out the report's lines
+ */
 function formatLossReport(loss, appended, out) {
   if (!loss) {
     out.push('Loss report: not available in this build');
@@ -583,6 +684,12 @@ function formatLossReport(loss, appended, out) {
   }
 }
 
+/**
+ * @param {string} title
+ * @param {readonly {path?: string, name?: string, tokens: number, truncated: boolean, contentKnown?: boolean}[]} items
+ * @param {'path' | 'name'} key the field that names an item
+ * @param {string[]} out the report's lines
+ */
 function formatItems(title, items, key, out) {
   if (!items.length) {
     out.push(`${title}: none`);
@@ -596,7 +703,24 @@ function formatItems(title, items, key, out) {
   }
 }
 
-/** The text report of a compaction. */
+/**
+ * What `compact` reports (the object `compact --json` prints).
+ * @typedef {{input: string, output: string | null, history: boolean, model: string,
+ *   modelFrom: 'option' | 'transcript' | 'default',
+ *   summarizer: {kind: 'offline'} | {kind: 'anthropic', baseURL: string},
+ *   tokensBefore: number, tokensAfter: number, postCompactTokenCount: number, summaryTokens: number,
+ *   streamedCharacters: number,
+ *   restoredFiles: {path: string, tokens: number, truncated: boolean}[], restoredFileTokens: number,
+ *   restoredSkills: {name: string, tokens: number, truncated: boolean}[],
+ *   lossReport: LossReport | null, appendMissing: boolean, compactionUsage: CompactionUsage | null,
+ *   ptlRetries: number, transientRetries: number, warningStateAfter: TokenWarningState,
+ *   linesWritten: {history: number, new: number}}} CompactionReport
+ */
+
+/**
+ * The text report of a compaction.
+ * @param {CompactionReport} r
+ */
 export function formatCompaction(r) {
   const out = [];
   out.push(`Compacted ${r.input}`);
@@ -625,7 +749,11 @@ export function formatCompaction(r) {
   return out.join('\n');
 }
 
-/** The text report of `compact --preview`. */
+/**
+ * The text report of `compact --preview`.
+ * @param {CompactionPreview} p
+ * @param {{input: string, model: string}} meta
+ */
 export function formatPreview(p, meta) {
   const out = [];
   out.push(`Preview of compacting ${meta.input} (nothing written, no model call)`);
@@ -646,7 +774,11 @@ export function formatPreview(p, meta) {
 
 const INPUT_CODES = new Set(['INVALID_MESSAGE', 'INVALID_ARGUMENT', 'MALFORMED_TRANSCRIPT']);
 
-/** The API error behind a failure (its `cause` chain), if any. */
+/**
+ * The API error behind a failure (its `cause` chain), if any.
+ * @param {ErrorLike | null | undefined} e
+ * @returns {ErrorLike | null}
+ */
 function apiErrorOf(e) {
   for (let c = e, depth = 0; c && depth < 5; c = c.cause, depth++) {
     if (c.name === 'AnthropicApiError' || (typeof c.status === 'number' && c !== e)) return c;
@@ -654,21 +786,33 @@ function apiErrorOf(e) {
   return null;
 }
 
+/** @param {ErrorLike} a */
 function describeApiError(a) {
   const parts = [];
   if (typeof a.status === 'number') parts.push(`HTTP ${a.status}`);
   else parts.push(`no HTTP status${a.code ? ` (${a.code})` : ''}`);
-  const type = a.type ?? a.error?.error?.type;
+  const body = typeof a.error === 'string' ? undefined : a.error; // a text body (not the API's) has no fields
+  const type = a.type ?? body?.error?.type;
   if (type) parts.push(type);
-  const msg = a.error?.error?.message ?? a.message;
+  const msg = body?.error?.message ?? a.message;
   return parts.join(' ') + (msg ? `: ${msg}` : '') + (a.requestId ? ` [request-id ${a.requestId}]` : '');
 }
 
-/** `message; nothing was written` unless the message already says so. */
+/**
+ * `message; nothing was written` unless the message already says so.
+ * @param {string} message
+ */
 const nothingWritten = (message) => (/nothing was (written|committed|changed)/.test(message) ? message.replace(/nothing was (committed|changed)/, 'nothing was written') : `${message}; nothing was written`);
 
-/** Turns a rejection of the compaction into a CliError with the exit code it deserves. */
-export function compactionError(e, file) {
+/**
+ * Turns a rejection of the compaction into a CliError with the exit code it deserves.
+ * @param {unknown} err what the compaction rejected with
+ * @param {string} file the transcript
+ * @returns {CliError | null}
+ */
+export function compactionError(err, file) {
+  // Read for its fields; null and undefined have no `code` and end at `return null`.
+  const e = /** @type {ErrorLike} */ (err);
   if (e instanceof CliError) return e;
   const code = e && typeof e.code === 'string' ? e.code : null;
   if (code === 'ABORTED') return new CliError('interrupted: nothing was written', EXIT.INTERRUPTED, { code, cause: e });
@@ -703,13 +847,21 @@ function parse(args, options) {
   }
 }
 
+/**
+ * @param {string[]} positionals
+ * @param {string} command
+ */
 function onePath(positionals, command) {
   if (positionals.length === 0) throw usageError(`${command}: which transcript? (${command} <session.jsonl>)`);
   if (positionals.length > 1) throw usageError(`${command}: one transcript at a time (got ${positionals.length})`);
   return resolve(positionals[0]);
 }
 
-/** `analyze <session.jsonl> [--json]`. */
+/**
+ * `analyze <session.jsonl> [--json]`.
+ * @param {string[]} args the arguments after the command
+ * @param {CliIo} io
+ */
 export function analyzeCommand(args, io) {
   const { values, positionals } = parse(args, /** @type {const} */ ({ json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }));
   if (values.help) {
@@ -741,7 +893,11 @@ const COMPACT_OPTIONS = /** @type {const} @satisfies {NonNullable<import('node:u
   help: { type: 'boolean', short: 'h' },
 });
 
-/** `compact <session.jsonl> [options]`. */
+/**
+ * `compact <session.jsonl> [options]`.
+ * @param {string[]} args the arguments after the command
+ * @param {CliIo} io
+ */
 export async function compactCommand(args, io) {
   const { values: v, positionals } = parse(args, COMPACT_OPTIONS);
   if (v.help) {
@@ -835,6 +991,7 @@ export async function compactCommand(args, io) {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  /** @type {CompactContext} */
   const context = {
     model,
     summarize,
@@ -874,9 +1031,10 @@ export async function compactCommand(args, io) {
   const history = !v['no-history'];
   const outText = history ? (text === '' || text.endsWith('\n') ? text : text + '\n') + newText : newText;
   if (toStdout) io.stdout.write(outText);
-  else writeFileAtomic(output, outText);
+  else writeFileAtomic(/** @type {string} */ (output), outText); // not null: --preview returned above
 
   const restoredFiles = result.restoredFiles.map((f) => ({ path: f.path, tokens: f.tokens, truncated: f.truncated }));
+  /** @type {CompactionReport} */
   const r = {
     input,
     output,
@@ -911,7 +1069,7 @@ export const DEFAULT_MODEL = 'claude-sonnet-4-5';
  * Runs the command line; resolves with the exit code. Expected failures are printed as one
  * line on stderr (`context-compaction: …`); unexpected ones with their stack.
  * @param {string[]} argv The arguments after the script name.
- * @param {{stdout: NodeJS.WriteStream, stderr: NodeJS.WriteStream, env: Record<string, string | undefined>}} io
+ * @param {CliIo} io
  */
 export async function run(argv, io) {
   try {

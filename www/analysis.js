@@ -14,21 +14,32 @@ import { asOwnConversation, boundaryFacts, boundaryIndices, measureEstimates } f
 
 export { asOwnConversation, boundaryIndices, realContextOf } from 'context-compaction/analysis.mjs';
 
+/** @import { Config, ModelId, TranscriptLine } from 'context-compaction' */
+
 /**
  * The API calls: main-chain assistant lines grouped by `message.id` (one response is written
  * as several lines repeating the same usage), in order of their first line.
+ * @param {readonly TranscriptLine[]} lines
  */
 export function apiCalls(lines) {
   return shared.apiCalls(lines).map(({ usage, lineCount, ...call }) => call);
 }
 
-/** `{count, median, p90, max}` of relative errors (absolute values ranked). */
+/**
+ * `{count, median, p90, max}` of relative errors (absolute values ranked).
+ * @param {readonly number[]} errors
+ */
 export function errorStats(errors) {
   const { meanSigned, ...stats } = shared.errorStats(errors);
   return stats;
 }
 
-/** The thresholds of a model (SPEC §4), as the library computes them. */
+/**
+ * The thresholds of a model (SPEC §4), as the library computes them.
+ * @param {typeof import('context-compaction')} cc the initialised package
+ * @param {ModelId | null} [model] the defaults' model when absent
+ * @param {Config | null} [config]
+ */
 export function thresholdsFor(cc, model, config) {
   const { maxOutputTokens, ...thresholds } = shared.thresholdsFor(cc, model, config);
   return thresholds;
@@ -37,7 +48,7 @@ export function thresholdsFor(cc, model, config) {
 /**
  * The whole analysis of parsed transcript lines.
  * @param {typeof import('context-compaction')} cc the initialised package
- * @param {any[]} rawLines
+ * @param {TranscriptLine[]} rawLines
  */
 export function analyzeLines(cc, rawLines) {
   const { lines, subAgent } = asOwnConversation(rawLines);

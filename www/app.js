@@ -71,6 +71,7 @@ function wire() {
 
   // Drag and drop anywhere on the page.
   let depth = 0;
+  /** @param {DragEvent} e */
   const hasFiles = (e) => [...(e.dataTransfer?.types ?? [])].includes('Files');
   document.addEventListener('dragenter', (e) => {
     if (!hasFiles(e)) return;

@@ -152,6 +152,7 @@ function handle(req, res) {
 /**
  * Starts the server; resolves with `{server, url}`.
  * @param {{port?: number, host?: string}} [options]
+ * @returns {Promise<{server: import('node:http').Server, url: string}>}
  */
 export function startServer({ port = 8080, host = '127.0.0.1' } = {}) {
   const server = createServer(handle);
@@ -208,6 +209,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
     },
+    /** @param {NodeJS.ErrnoException} e the server's `error` event */
     (e) => {
       console.error(`serve.mjs: cannot listen on 127.0.0.1:${port}: ${e.message}`);
       process.exit(1);

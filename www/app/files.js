@@ -22,7 +22,10 @@ function stateText(ws) {
   return `${ws.percentLeft}% left · ${flags.length ? `above ${flags.join(', ')}` : 'below every threshold'}`;
 }
 
-/** Real context per call (line) against the library's estimate (dashed), with the thresholds. */
+/**
+ * Real context per call (line) against the library's estimate (dashed), with the thresholds.
+ * @param {Analysis} a
+ */
 function chart(a) {
   const W = 640;
   const H = 220;
@@ -33,9 +36,13 @@ function chart(a) {
   const t = a.end.thresholds;
   const rows = a.rows;
   const max = Math.max(t.contextWindow, ...rows.map((r) => Math.max(r.realContext, r.estimate)));
+  /** @param {number} i the row */
   const x = (i) => L + (rows.length <= 1 ? 0 : (i / (rows.length - 1)) * (W - L - R));
+  /** @param {number} v tokens */
   const y = (v) => T + (1 - v / max) * (H - T - B);
+  /** @param {'realContext' | 'estimate'} key */
   const path = (key) => rows.map((r, i) => `${i ? 'L' : 'M'}${x(i).toFixed(1)},${y(r[key]).toFixed(1)}`).join('');
+  /** @param {number} v tokens @param {string} cls @param {string} label */
   const hline = (v, cls, label) => [
     s('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), class: cls }),
     s('text', { x: W - R - 2, y: y(v) - 3, class: `${cls}-label`, 'text-anchor': 'end' }, label),
@@ -132,7 +139,12 @@ export function renderAnalysis(a, file) {
   el.hidden = false;
 }
 
-/** Parses, analyses and opens a session file's text. */
+/**
+ * Parses, analyses and opens a session file's text.
+ * @param {string} name
+ * @param {string} text
+ * @param {number} [size] in bytes
+ */
 export function openText(name, text, size = text.length) {
   if (session.busy) return;
   let lines;
@@ -165,6 +177,7 @@ export function openText(name, text, size = text.length) {
   $('analysis').focus?.();
 }
 
+/** @param {File | undefined} file from the file picker or a drop */
 export async function openFile(file) {
   if (!file) return;
   if (!/\.(jsonl|json|txt)$/i.test(file.name) && file.type && !/json|text/.test(file.type)) {
@@ -187,6 +200,7 @@ export async function loadDemoList() {
   try {
     const res = await fetch('/transcripts/index.json');
     if (!res.ok) return;
+    /** @type {{name: string, size: number, url: string}[]} www/serve.mjs's list (checked below) */
     const list = await res.json();
     if (!Array.isArray(list) || list.length === 0) return;
     const select = /** @type {HTMLSelectElement} */ ($('demo-select'));

@@ -6,7 +6,19 @@ import { $, clip, fact, fmt, h, pct } from './dom.js';
 import { showError } from './errors.js';
 import { config, liveChat, session, settings } from './state.js';
 
-/** A readable rendering of whatever previewCompaction returns (numbers, flags, lists). */
+/** @typedef {import('context-compaction').CompactionPreview} CompactionPreview */
+/**
+ * A value of the preview: numbers, flags, text, and lists and records of them.
+ * @typedef {null | undefined | number | boolean | string | PreviewList | {[key: string]: PreviewValue}} PreviewValue
+ */
+/** @typedef {PreviewValue[]} PreviewList */
+
+/**
+ * A readable rendering of whatever previewCompaction returns (numbers, flags, lists).
+ * @param {PreviewValue} value
+ * @param {number} [depth] of records in records (deeper ones are shown as JSON)
+ * @returns {HTMLElement}
+ */
 function renderValue(value, depth = 0) {
   if (value === null || value === undefined) return h('span', { class: 'muted', text: '–' });
   if (typeof value === 'number') return h('span', { text: fmt(value) });
@@ -35,21 +47,28 @@ function renderValue(value, depth = 0) {
   return h('span', { text: String(value) });
 }
 
+/** @param {string} k a field name */
 function humanKey(k) {
   return k.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/_/g, ' ').toLowerCase();
 }
 
-/** The preview (previewCompaction): what compacting now would do, known fields first. */
+/**
+ * The preview (previewCompaction): what compacting now would do, known fields first.
+ * @param {CompactionPreview} p
+ */
 function renderPreview(p) {
   const known = new Set(['tokensBefore', 'estimatedTokensAfter', 'estimatedSummaryTokens', 'threshold', 'isAboveThreshold', 'microCompact', 'restoredFiles', 'restoredSkills']);
   const before = p.tokensBefore;
   const after = p.estimatedTokensAfter;
+  /** @type {Partial<CompactionPreview['microCompact']>} */
   const mc = p.microCompact ?? {};
+  /** @param {{path?: string, name?: string, tokens?: number}[]} list @param {string} what */
   const items = (list, what) =>
     Array.isArray(list) && list.length
       ? h('ul', { class: 'plain' }, list.slice(0, 30).map((r) => h('li', {}, h('code', { text: String(r.path ?? r.name ?? '?') }), typeof r.tokens === 'number' ? ` · ${fmt(r.tokens)} tokens` : '')))
       : h('span', { class: 'muted', text: `no ${what}` });
-  const rest = Object.entries(p).filter(([k]) => !known.has(k));
+  /** @type {[string, PreviewValue][]} */
+  const rest = Object.entries(p).filter(([k]) => !known.has(k)); // fields added later
   return h(
     'div',
     {},
