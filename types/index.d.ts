@@ -607,7 +607,11 @@ export type ErrorCode =
   /** The summarizer did not answer within `context.summaryTimeoutMs`; nothing was committed. */
   | 'TIMEOUT'
   /** Automatic compaction is paused: the context refilled right after each of the last compactions. */
-  | 'THRASHING';
+  | 'THRASHING'
+  /** The array holds messages of different shapes (e.g. an OpenAI `tool` message among AI SDK messages); the message names both indices. */
+  | 'MIXED_SHAPES'
+  /** The function does not handle this message shape yet (counting and the auto-compact decision handle every shape); nothing was changed. */
+  | 'UNSUPPORTED_SHAPE';
 
 /**
  * Every {@link ErrorCode}, read from the library at run time (a new array each call).

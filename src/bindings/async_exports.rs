@@ -27,7 +27,10 @@ extern "C" {
 /// The caller's messages as typed messages (needed in full to write the summary request).
 /// Lines that are never sent (progress, snapshots, …) are read without their payload. Each
 /// message crosses as JSON text: a message that contains itself is an error, not a crash.
-pub fn messages_arg(messages: &JsValue) -> crate::Result<Vec<Message>> {
+/// `what` names the function for the error when the messages are of a shape it cannot yet
+/// handle (`UNSUPPORTED_SHAPE`, see `JsConversation::check_editable`).
+pub fn messages_arg(messages: &JsValue, what: &str) -> crate::Result<Vec<Message>> {
+    super::js_view::JsConversation::new(messages, "messages")?.check_editable(what)?;
     let arr = messages
         .dyn_ref::<Array>()
         .ok_or_else(|| Error::invalid_argument("messages must be an array of messages"))?;
@@ -195,7 +198,7 @@ pub async fn compact_conversation(
     #[wasm_bindgen(unchecked_param_type = "CompactContext")] context: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "CompactOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_arg(&messages))?;
+    let typed = js(messages_arg(&messages, "compactConversation"))?;
     let c = js(options::context(&context))?;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let opts = js(options::compact_options(&options))?;
@@ -216,7 +219,7 @@ pub async fn try_session_memory_compaction(
     )]
     context: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_arg(&messages))?;
+    let typed = js(messages_arg(&messages, "trySessionMemoryCompaction"))?;
     let c = js(options::context(&context))?;
     let env = js(JsEnv::from_context(&context, &c, true))?;
     let r = session_memory::try_session_memory_compaction(&typed, &c.context, None, &env)
@@ -236,10 +239,20 @@ pub async fn auto_compact_if_needed(
     #[wasm_bindgen(unchecked_param_type = "CompactContext")] context: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_arg(&messages))?;
     let c = js(options::context(&context))?;
-    let env = js(JsEnv::from_context(&context, &c, false))?;
     let t = js(options::tracking(&tracking))?;
+    {
+        // Every shape is counted; a compaction that is not due is answered for any shape.
+        let view = js(super::js_view::JsConversation::new(&messages, "messages"))?;
+        js(view.validate_all())?;
+        if let Some(out) = js(autocompact::outcome_if_not_due(
+            &view, &c.context, &t, &c.auto,
+        ))? {
+            return auto_outcome_js(out, None);
+        }
+    }
+    let typed = js(messages_arg(&messages, "autoCompactIfNeeded"))?;
+    let env = js(JsEnv::from_context(&context, &c, false))?;
     let out = js(autocompact::auto_compact_if_needed(
         &typed, &c.context, &t, &c.auto, &c.retry, &env,
     )
@@ -290,7 +303,7 @@ pub async fn reactive_compact(
     #[wasm_bindgen(unchecked_param_type = "unknown")] error: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_arg(&messages))?;
+    let typed = js(messages_arg(&messages, "reactiveCompact"))?;
     let c = js(options::context(&context))?;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let t = js(options::tracking(&tracking))?;
@@ -355,7 +368,7 @@ pub fn build_api_context_management(
 pub fn to_api_messages(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_arg(&messages))?;
+    let typed = js(messages_arg(&messages, "toApiMessages"))?;
     to_js(&crate::transforms::messages_api::to_api_messages(&typed))
 }
 
@@ -366,7 +379,7 @@ pub fn to_api_messages(
 pub fn validate_for_api(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_arg(&messages))?;
+    let typed = js(messages_arg(&messages, "validateForApi"))?;
     let problems = crate::transforms::messages_api::validate_for_api(&typed);
     let o = Object::new();
     Reflect::set(&o, &"valid".into(), &problems.is_empty().into())?;
@@ -427,7 +440,7 @@ pub fn preview_compaction(
     )]
     context: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_arg(&messages))?;
+    let typed = js(messages_arg(&messages, "previewCompaction"))?;
     let c = js(options::context(&context))?;
     to_js(&js(crate::drive::preview::preview(&typed, &c.context))?)
 }

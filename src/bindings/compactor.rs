@@ -244,7 +244,7 @@ fn begin(
 ) -> crate::Result<(Compaction, (JsValue, Vec<Message>))> {
     session.borrow_mut().begin(trigger, |messages| {
         let snapshot: JsValue = messages.iter().collect::<Array>().into();
-        let typed = messages_arg(&snapshot)?;
+        let typed = messages_arg(&snapshot, "Compactor")?;
         Ok((snapshot, typed))
     })
 }

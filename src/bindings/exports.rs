@@ -203,7 +203,7 @@ pub fn strip_images_from_messages(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<Array> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    js(conv.validate_all())?;
+    js(conv.check_editable("stripImagesFromMessages"))?;
     let edits = js(strip::strip_images(&conv))?;
     js(apply_edits(&conv, &edits))
 }
@@ -215,7 +215,7 @@ pub fn strip_reinjected_attachments(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<Array> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    js(conv.validate_all())?;
+    js(conv.check_editable("stripReinjectedAttachments"))?;
     let drop = js(strip::reinjected_attachments(&conv))?;
     let out = Array::new();
     let mut d = drop.iter().peekable();
@@ -235,7 +235,7 @@ pub fn group_messages_by_api_round(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<Array> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    js(conv.validate_all())?;
+    js(conv.check_editable("groupMessagesByApiRound"))?;
     let groups = js(ptl::group_by_api_round(&conv, 0))?;
     let out = Array::new();
     for g in groups {
@@ -270,7 +270,7 @@ pub fn truncate_head_for_ptl_retry(
     #[wasm_bindgen(unchecked_optional_param_type = "TruncateHeadOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    js(conv.validate_all())?;
+    js(conv.check_editable("truncateHeadForPTLRetry"))?;
     let overflow = if error.is_undefined() || error.is_null() {
         None
     } else {
@@ -303,6 +303,7 @@ pub fn micro_compact(
 ) -> JsResult<JsValue> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     let mut opts = js(options::micro_compact_options(&options, js_sys::Date::now))?;
+    js(conv.check_editable("microCompact"))?;
     opts.resolve_ids = false; // read below, in place
     let plan = js(microcompact::micro_compact(&conv, &opts))?;
     let out_messages = js(apply_edits(&conv, &plan.edits))?;

@@ -7,20 +7,103 @@
 // Header bits of a message: kind in bits 0-2 (0 user, 1 assistant, 2 system, 3 attachment,
 // 4 other line, 7 not a message), 8 transcript line, 16 sidechain, 32 compact boundary,
 // 64 carries usage, 128 always set (0 means "not read yet" on the Rust side), 256 a
-// transcript line whose message.stop_reason is null (usage logged mid-stream).
+// transcript line whose message.stop_reason is null (usage logged mid-stream), bits 9-11 the
+// message's shape (model::shape::Shape codes below).
 const KIND = { user: 0, assistant: 1, system: 2, attachment: 3 };
 
+// Shapes, as numbered by model::shape::Shape.
+const ANY = 0, ANTHROPIC = 1, AI_MODEL = 2, AI_UI = 3, CHAT = 4, RESPONSES = 5, LANGCHAIN = 6;
+const SHAPE_SHIFT = 9;
+
+// Kinds of roles outside Claude Code lines: tool results travel on the user side (as
+// Anthropic's do), developer instructions are system prompts.
+const ROLE_KIND = { user: 0, assistant: 1, system: 2, developer: 2, tool: 0, function: 0 };
+
+// OpenAI Responses input items other than `message`, with their side (0 user, 1 assistant).
+const RESPONSES_ITEM = {
+  function_call: 1, custom_tool_call: 1, reasoning: 1, compaction: 1, web_search_call: 1,
+  file_search_call: 1, computer_call: 1, image_generation_call: 1, code_interpreter_call: 1,
+  local_shell_call: 1, shell_call: 1, apply_patch_call: 1, mcp_call: 1, mcp_list_tools: 1,
+  mcp_approval_request: 1, function_call_output: 0, custom_tool_call_output: 0,
+  computer_call_output: 0, local_shell_call_output: 0, shell_call_output: 0,
+  apply_patch_call_output: 0, mcp_approval_response: 0, item_reference: 4,
+};
+
+// LangChain message types (instances' and stored messages' `type`).
+const LC_KIND = { human: 0, ai: 1, system: 2, developer: 2, tool: 0, function: 0, generic: 0, remove: 4 };
+
+// The fields of a LangChain message (an instance, its serialized `{lc: 1, kwargs}` form or
+// its stored `{type, data}` form), or undefined when `m` is none of these.
+function lcFields(m) {
+  if (Array.isArray(m.lc_namespace) && typeof m.type === 'string') return m;
+  if (m.lc === 1 && m.type === 'constructor' && Array.isArray(m.id)) {
+    const k = m.kwargs;
+    return k !== null && typeof k === 'object' ? k : undefined;
+  }
+  const d = m.data;
+  if (typeof m.type === 'string' && LC_KIND[m.type] !== undefined && m.message === undefined &&
+      d !== null && typeof d === 'object' && 'content' in d) return d;
+  return undefined;
+}
+
+// The kind of a LangChain message whose fields are `f`.
+function lcKind(m, f) {
+  let t = m.type;
+  if (m.lc === 1 && m.type === 'constructor') {
+    const cls = String(m.id[m.id.length - 1]);
+    t = cls.startsWith('Human') ? 'human' : cls.startsWith('AI') ? 'ai'
+      : cls.startsWith('System') ? 'system' : cls.startsWith('Tool') ? 'tool'
+      : cls.startsWith('Function') ? 'function' : 'generic';
+  }
+  if (t === 'generic') {
+    const r = f.role;
+    return r === 'assistant' || r === 'ai' ? 1 : r === 'system' ? 2 : 0;
+  }
+  const k = LC_KIND[t];
+  return k === undefined ? 4 : k;
+}
+
+// The shape that the parts of a `{role, content}` message reveal (ANY when every part is
+// plain text, as several ecosystems write it).
+function partsShape(c) {
+  if (!Array.isArray(c)) return ANY;
+  for (const p of c) {
+    if (p === null || typeof p !== 'object') continue;
+    switch (p.type) {
+      case 'text': case 'refusal': continue;
+      case 'image':
+        if ('source' in p) return ANTHROPIC;
+        if ('image' in p) return AI_MODEL;
+        continue;
+      case 'file':
+        if ('file' in p) return CHAT;
+        if ('data' in p) return AI_MODEL;
+        continue;
+      case 'reasoning': case 'tool-call': case 'tool-result': case 'tool-approval-request':
+      case 'tool-approval-response':
+        return AI_MODEL;
+      case 'image_url': case 'input_audio': return CHAT;
+      case 'input_text': case 'output_text': case 'input_image': case 'input_file': return RESPONSES;
+      default: return ANTHROPIC;
+    }
+  }
+  return ANY;
+}
+
 // A transcript line has a string `type`; a Messages API response body (`type: "message"`
-// with a `role`) is an API message.
-const isLine = (m) => typeof m.type === 'string' && !(m.type === 'message' && typeof m.role === 'string');
+// with a `role`), an OpenAI Responses item and a stored LangChain message are not lines.
+const isLine = (m) => typeof m.type === 'string' &&
+  (m.message !== undefined || (!(m.type === 'message' && typeof m.role === 'string') &&
+    RESPONSES_ITEM[m.type] === undefined && lcFields(m) === undefined));
 
 function header(m) {
   if (m === null || typeof m !== 'object' || Array.isArray(m)) return 7 | 128;
   const t = m.type;
   let bits;
-  if (isLine(m)) {
+  if (typeof t === 'string' && m.message !== undefined) {
+    // A Claude Code line (the common case, decided first).
     const k = KIND[t];
-    bits = (k === undefined ? 4 : k) | 8;
+    bits = (k === undefined ? 4 : k) | 8 | (ANTHROPIC << SHAPE_SHIFT);
     if (m.isSidechain === true) bits |= 16;
     if (k === 2 && m.subtype === 'compact_boundary') bits |= 32;
     const inner = m.message;
@@ -28,14 +111,51 @@ function header(m) {
       if (inner.usage != null) bits |= 64;
       if (inner.stop_reason === null) bits |= 256;
     }
-  } else {
-    const r = m.role;
-    if (typeof r !== 'string') return 7 | 128;
-    const k = KIND[r];
-    bits = k === undefined || k === 3 ? 4 : k;
-    if (m.usage != null) bits |= 64;
+    return bits | 128;
   }
-  return bits | 128;
+  const f = lcFields(m);
+  if (f !== undefined) {
+    const k = lcKind(m, f);
+    bits = k | (LANGCHAIN << SHAPE_SHIFT);
+    if (k === 1 && f.usage_metadata !== null && typeof f.usage_metadata === 'object') bits |= 64;
+    return bits | 128;
+  }
+  if (typeof t === 'string' && RESPONSES_ITEM[t] !== undefined) {
+    return RESPONSES_ITEM[t] | (RESPONSES << SHAPE_SHIFT) | 128;
+  }
+  if (typeof t === 'string' && !(t === 'message' && typeof m.role === 'string')) {
+    // A Claude Code line without `message` (system, attachment, summary, progress…).
+    const k = KIND[t];
+    bits = (k === undefined ? 4 : k) | 8 | (ANTHROPIC << SHAPE_SHIFT);
+    if (m.isSidechain === true) bits |= 16;
+    if (k === 2 && m.subtype === 'compact_boundary') bits |= 32;
+    return bits | 128;
+  }
+  const r = m.role;
+  if (typeof r !== 'string') return 7 | 128;
+  const k = ROLE_KIND[r];
+  bits = k === undefined ? 4 : k;
+  let shape;
+  if (Array.isArray(m.parts)) shape = AI_UI;
+  else if (r === 'tool') shape = typeof m.tool_call_id === 'string' ? CHAT : AI_MODEL;
+  else if (r === 'function' || Array.isArray(m.tool_calls) || m.function_call != null) shape = CHAT;
+  else {
+    shape = partsShape(m.content);
+    if (t === 'message' && shape === ANY && typeof m.content === 'string') shape = RESPONSES;
+  }
+  if (m.usage != null && (shape === ANY || shape === ANTHROPIC)) {
+    bits |= 64;
+    shape = ANTHROPIC;
+  }
+  return bits | (shape << SHAPE_SHIFT) | 128;
+}
+
+const shapeOfHeader = (h) => (h >> SHAPE_SHIFT) & 7;
+
+// The keys of arr[i] (for the error naming a message of no known shape); [] for non-objects.
+export function keysOf(arr, i) {
+  const m = arr[i];
+  return m !== null && typeof m === 'object' ? Object.keys(m).slice(0, 20) : [];
 }
 
 // Length of `arr`, or -1 when it is not an array.
@@ -105,11 +225,27 @@ const USAGE_KEYS = ['input_tokens', 'cache_creation_input_tokens', 'cache_read_i
 // NaN. Returns -1 when `usage` is not an object.
 export function readUsage(arr, i, out) {
   const m = arr[i];
+  const f = isLine(m) ? undefined : lcFields(m);
+  if (f !== undefined) return lcUsage(f.usage_metadata, out);
   const u = isLine(m) ? m.message && m.message.usage : m.usage;
   if (u === null || typeof u !== 'object' || Array.isArray(u)) return -1;
   let present = 0;
   for (let k = 0; k < 4; k++) {
     const v = u[USAGE_KEYS[k]];
+    if (v === undefined || v === null) continue;
+    present |= 1 << k;
+    out[k] = typeof v === 'number' ? v : NaN;
+  }
+  return present;
+}
+
+// LangChain's `usage_metadata` in the Messages API's terms: its `input_tokens` already
+// include cached reads and writes, so they are the whole input; `output_tokens` the output.
+function lcUsage(u, out) {
+  if (u === null || typeof u !== 'object' || Array.isArray(u)) return -1;
+  let present = 0;
+  for (const [k, key] of [[0, 'input_tokens'], [3, 'output_tokens']]) {
+    const v = u[key];
     if (v === undefined || v === null) continue;
     present |= 1 << k;
     out[k] = typeof v === 'number' ? v : NaN;
@@ -254,6 +390,258 @@ function describeBlock(b, estimate, out) {
   if (nested) for (const n of nested) describeBlock(n, estimate, out);
 }
 
+// ---- Messages of other ecosystems, described as the blocks the core knows ----------------
+// Each part becomes the block of the same meaning: text, reasoning, media, a tool call (name
+// and arguments), a tool result (its output's text, or nested parts). Parts the model never
+// receives (UI step markers, sources, data parts) become no block; a part of unknown type
+// or with a field of an unexpected type is counted by its JSON length, never as nothing.
+
+const mediaKind = (type) => (typeof type === 'string' && type.startsWith('image/') ? 1 : 2);
+
+function pushBlock(out, k, text, json, id, name, path, tid, nested) {
+  out.push(k, text, json, 0, nested, id, name, path, tid);
+}
+
+function strLen(v) {
+  return typeof v === 'string' ? v.length : jsonLen(v);
+}
+
+function toolPath(input) {
+  if (input === null || typeof input !== 'object') return 0;
+  const p = typeof input.file_path === 'string' ? input.file_path
+    : typeof input.path === 'string' ? input.path
+    : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
+  return p === undefined ? 0 : sym(p);
+}
+
+// A tool call: its name and its arguments (an object, or a JSON string as OpenAI sends them).
+function pushCall(out, estimate, id, name, input) {
+  const n = typeof name === 'string' ? name : '';
+  const json = estimate ? n.length + (typeof input === 'string' ? input.length : jsonLen(input === undefined ? {} : input)) : 0;
+  const path = typeof input === 'string' ? 0 : toolPath(input);
+  pushBlock(out, 3, 0, json, typeof id === 'string' ? sym(id) : 0, sym(n), path, 0, 0);
+}
+
+// A tool result whose output is a string, an array of parts, or any other JSON value.
+function pushResult(out, estimate, id, output) {
+  const tid = typeof id === 'string' ? sym(id) : 0;
+  if (Array.isArray(output)) {
+    pushBlock(out, 5, 0, 0, 0, 0, 0, tid, output.length);
+    for (const p of output) pushPart(p, estimate, out);
+  } else {
+    pushBlock(out, 5, output === undefined || output === null ? 0 : strLen(output), 0, 0, 0, 0, tid, 0);
+  }
+}
+
+// An AI SDK `tool-result` part's `output` (`text`, `json`, `error-text`, `error-json`,
+// `content`, `execution-denied`; a bare `result` from older versions).
+function pushAiOutput(out, estimate, id, p) {
+  const o = p.output !== undefined ? p.output : p.result;
+  if (o === null || typeof o !== 'object' || Array.isArray(o) || typeof o.type !== 'string') {
+    pushResult(out, estimate, id, o);
+    return;
+  }
+  switch (o.type) {
+    case 'text': case 'error-text': case 'json': case 'error-json':
+      pushBlock(out, 5, o.value === undefined ? 0 : strLen(o.value), 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, 0);
+      return;
+    case 'content': pushResult(out, estimate, id, Array.isArray(o.value) ? o.value : []); return;
+    case 'execution-denied': pushResult(out, estimate, id, typeof o.reason === 'string' ? o.reason : ''); return;
+    default: pushBlock(out, 5, jsonLen(o), 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, 0);
+  }
+}
+
+// One content part of any ecosystem: pushes exactly one block (with its nested blocks).
+function pushPart(p, estimate, out) {
+  if (typeof p === 'string') { pushBlock(out, 0, p.length, 0, 0, 0, 0, 0, 0); return; }
+  if (p === null || typeof p !== 'object' || Array.isArray(p)) {
+    pushBlock(out, 9, 0, estimate ? jsonLen(p) : 0, 0, 0, 0, 0, 0);
+    return;
+  }
+  switch (p.type) {
+    case 'text': case 'input_text': case 'output_text': case 'summary_text': case 'reasoning_text':
+      if (typeof p.text === 'string') { pushBlock(out, 0, p.text.length, 0, 0, 0, 0, 0, 0); return; }
+      break;
+    case 'refusal':
+      if (typeof p.refusal === 'string') { pushBlock(out, 0, p.refusal.length, 0, 0, 0, 0, 0, 0); return; }
+      break;
+    case 'reasoning': {
+      const t = typeof p.text === 'string' ? p.text : p.reasoning;
+      if (typeof t === 'string') { pushBlock(out, 7, t.length, 0, 0, 0, 0, 0, 0); return; }
+      break;
+    }
+    case 'thinking': case 'redacted_thinking': case 'tool_result':
+      describeBlock(p, estimate, out);
+      return;
+    case 'image': case 'image_url': case 'input_image': case 'input_audio': case 'audio':
+    case 'image-data': case 'image-url': case 'image-file-id':
+      pushBlock(out, 1, 0, 0, 0, 0, 0, 0, 0);
+      return;
+    case 'file': case 'input_file': case 'document': case 'media': case 'file-data': case 'file-url':
+    case 'file-id':
+      pushBlock(out, mediaKind(p.mediaType || p.mimeType || p.mime_type), 0, 0, 0, 0, 0, 0, 0);
+      return;
+    case 'tool-call': case 'tool_use': case 'tool_call': case 'server_tool_use':
+      pushCall(out, estimate, p.toolCallId !== undefined ? p.toolCallId : p.id,
+        p.toolName !== undefined ? p.toolName : p.name, 'input' in p ? p.input : p.args);
+      return;
+    case 'tool-result':
+      pushAiOutput(out, estimate, p.toolCallId, p);
+      return;
+    default:
+      break;
+  }
+  pushBlock(out, 9, 0, estimate ? jsonLen(p) : 0, 0, 0, 0, 0, 0);
+}
+
+// Pushes the blocks of a content field (a string, an array of parts, or nothing); returns
+// how many top-level blocks it pushed.
+function pushContent(c, estimate, out) {
+  if (typeof c === 'string') {
+    if (c.length === 0) return 0;
+    pushBlock(out, 0, c.length, 0, 0, 0, 0, 0, 0);
+    return 1;
+  }
+  if (Array.isArray(c)) {
+    for (const p of c) pushPart(p, estimate, out);
+    return c.length;
+  }
+  if (c === undefined || c === null) return 0;
+  pushBlock(out, 9, 0, estimate ? jsonLen(c) : 0, 0, 0, 0, 0, 0);
+  return 1;
+}
+
+// A UIMessage tool part (`tool-<name>` or `dynamic-tool`): the call, and its result once
+// there is one (`output-available`: the output; `output-error`: the error text).
+function pushUiTool(p, estimate, out) {
+  const name = p.type === 'dynamic-tool' ? p.toolName : p.type.slice(5);
+  pushCall(out, estimate, p.toolCallId, name, p.input);
+  const tid = typeof p.toolCallId === 'string' ? sym(p.toolCallId) : 0;
+  if (p.state === 'output-available') {
+    pushBlock(out, 5, p.output === undefined ? 0 : strLen(p.output), 0, 0, 0, 0, tid, 0);
+    return 2;
+  }
+  if (p.state === 'output-error') {
+    pushBlock(out, 5, p.errorText === undefined ? 0 : strLen(p.errorText), 0, 0, 0, 0, tid, 0);
+    return 2;
+  }
+  return 1;
+}
+
+// Describes a message of another ecosystem as [4, n] and n blocks.
+function describeForeign(m, shape, estimate, out) {
+  const at = out.length;
+  out.push(4, 0);
+  let n = 0;
+  switch (shape) {
+    case AI_MODEL:
+      n = pushContent(m.content, estimate, out);
+      break;
+    case AI_UI:
+      for (const p of m.parts) {
+        if (p === null || typeof p !== 'object') { pushPart(p, estimate, out); n++; continue; }
+        const t = p.type;
+        if (typeof t !== 'string') { pushPart(p, estimate, out); n++; continue; }
+        if (t === 'step-start' || t.startsWith('source-') || t.startsWith('data-')) continue;
+        if (t === 'dynamic-tool' || t.startsWith('tool-')) { n += pushUiTool(p, estimate, out); continue; }
+        if (t === 'file') { pushBlock(out, mediaKind(p.mediaType), 0, 0, 0, 0, 0, 0, 0); n++; continue; }
+        pushPart(p, estimate, out);
+        n++;
+      }
+      break;
+    case CHAT:
+      if (m.role === 'tool' || m.role === 'function') {
+        pushResult(out, estimate, m.tool_call_id, typeof m.content === 'string' || Array.isArray(m.content) ? m.content : '');
+        n = 1;
+        break;
+      }
+      if (typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0) {
+        pushBlock(out, 7, m.reasoning_content.length, 0, 0, 0, 0, 0, 0);
+        n++;
+      }
+      n += pushContent(m.content, estimate, out);
+      if (Array.isArray(m.tool_calls)) {
+        for (const c of m.tool_calls) {
+          const fn = c !== null && typeof c === 'object' ? (c.function || c.custom) : undefined;
+          if (fn !== null && typeof fn === 'object') {
+            pushCall(out, estimate, c.id, fn.name, fn.arguments !== undefined ? fn.arguments : fn.input);
+          } else {
+            pushPart(c, estimate, out);
+          }
+          n++;
+        }
+      }
+      if (m.function_call !== null && typeof m.function_call === 'object') {
+        pushCall(out, estimate, undefined, m.function_call.name, m.function_call.arguments);
+        n++;
+      }
+      break;
+    case RESPONSES:
+      n = describeResponsesItem(m, estimate, out);
+      break;
+    case LANGCHAIN: {
+      const f = lcFields(m);
+      const kind = lcKind(m, f);
+      if (kind === 0 && typeof f.tool_call_id === 'string') {
+        pushResult(out, estimate, f.tool_call_id, f.content);
+        n = 1;
+        break;
+      }
+      n = pushContent(f.content, estimate, out);
+      if (Array.isArray(f.tool_calls)) {
+        // A call also written in the content (as Anthropic models return it) counts once.
+        const seen = new Set();
+        if (Array.isArray(f.content)) {
+          for (const p of f.content) if (p !== null && typeof p === 'object' && typeof p.id === 'string') seen.add(p.id);
+        }
+        for (const c of f.tool_calls) {
+          if (c === null || typeof c !== 'object' || seen.has(c.id)) continue;
+          pushCall(out, estimate, c.id, c.name, c.args);
+          n++;
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  out[at + 1] = n;
+}
+
+// An OpenAI Responses item as blocks.
+function describeResponsesItem(m, estimate, out) {
+  switch (m.type) {
+    case 'message': case undefined:
+      return pushContent(m.content, estimate, out);
+    case 'function_call':
+      pushCall(out, estimate, m.call_id, m.name, m.arguments);
+      return 1;
+    case 'custom_tool_call':
+      pushCall(out, estimate, m.call_id, m.name, m.input);
+      return 1;
+    case 'reasoning': {
+      let text = 0;
+      for (const list of [m.summary, m.content]) {
+        if (!Array.isArray(list)) continue;
+        for (const p of list) if (p !== null && typeof p === 'object' && typeof p.text === 'string') text += p.text.length;
+      }
+      if (text > 0) pushBlock(out, 7, text, 0, 0, 0, 0, 0, 0);
+      else pushBlock(out, 8, typeof m.encrypted_content === 'string' ? m.encrypted_content.length : 0, 0, 0, 0, 0, 0, 0);
+      return 1;
+    }
+    case 'compaction':
+      pushBlock(out, 8, typeof m.encrypted_content === 'string' ? m.encrypted_content.length : 0, 0, 0, 0, 0, 0, 0);
+      return 1;
+    default:
+      if (RESPONSES_ITEM[m.type] === 0 && 'output' in m) {
+        pushResult(out, estimate, m.call_id, m.output);
+        return 1;
+      }
+      pushBlock(out, 9, 0, estimate ? jsonLen(m) : 0, 0, 0, 0, 0, 0);
+      return 1;
+  }
+}
+
 // Describes the content of arr[start..end]. Two numbers per message, then its blocks:
 // [0, 0] no content (or not a message), [1, n] string content of n UTF-16 units, [2, n] an
 // attachment payload of n JSON units, [3, 0] content of a wrong type, [4, n] n blocks.
@@ -267,6 +655,13 @@ export function describeContents(arr, start, end, estimate) {
   for (let i = start; i < end; i++) {
     const m = arr[i];
     if (m === null || typeof m !== 'object') { out.push(0, 0); continue; }
+    if (!(typeof m.type === 'string' && m.message !== undefined)) {
+      const shape = shapeOfHeader(header(m));
+      if (shape >= AI_MODEL) {
+        describeForeign(m, shape, estimate, out);
+        continue;
+      }
+    }
     if (m.type === 'attachment') {
       if (m.attachment === undefined) out.push(0, 0);
       else out.push(2, jsonLen(m.attachment));
@@ -313,7 +708,7 @@ export function toolIndex(arr, from, withPaths) {
     const h = header(m);
     const kind = h & 7;
     if (kind === 7) return null;
-    if ((h & 16) || kind > 1) continue;
+    if ((h & 16) || kind > 1 || shapeOfHeader(h) >= AI_MODEL) continue;
     const c = contentOf(m);
     if (c === undefined || c === null || typeof c === 'string') continue;
     if (!Array.isArray(c)) return null;

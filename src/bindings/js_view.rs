@@ -13,6 +13,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::model::error::{Error, Result};
 use crate::model::messages::Kind;
+use crate::model::shape::{Shape, ShapeOf};
 use crate::model::view::{
     BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Edit, Find, Latest, Str,
     ToolIndex, ToolResultEntry, ToolUseEntry, UsageCounts,
@@ -54,6 +55,8 @@ extern "C" {
     fn take_strings() -> String;
     #[wasm_bindgen(js_name = applyEdits)]
     fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Array;
+    #[wasm_bindgen(js_name = keysOf)]
+    fn keys_of(arr: &JsValue, i: u32) -> Vec<String>;
 }
 
 const KIND_MASK: u32 = 7;
@@ -63,14 +66,18 @@ const SIDECHAIN: u32 = 16;
 const BOUNDARY: u32 = 32;
 const HAS_USAGE: u32 = 64;
 const PARTIAL_USAGE: u32 = 256;
+const SHAPE_SHIFT: u32 = 9;
 const FIRST_CHUNK: usize = 8;
 const MAX_CHUNK: usize = 4096;
 
-/// A JS array of messages (API shape or transcript lines) seen through the core's view.
+/// A JS array of messages seen through the core's view: Anthropic API messages or Claude
+/// Code transcript lines, or the messages of another ecosystem (see [`Shape`]), each read by
+/// its own shape's rules in `js_view.js`.
 pub struct JsConversation<'a> {
     array: &'a JsValue,
     len: usize,
     headers: RefCell<HeaderCache>,
+    shape: RefCell<ShapeOf>,
 }
 
 /// Header bits of messages `lo..len` (always a suffix: scans start at the end, and a read
@@ -99,6 +106,7 @@ impl<'a> JsConversation<'a> {
                 bits: Vec::new(),
                 chunk: FIRST_CHUNK,
             }),
+            shape: RefCell::new(ShapeOf::default()),
         })
     }
 
@@ -128,13 +136,35 @@ impl<'a> JsConversation<'a> {
         c.bits[i - c.lo]
     }
 
-    /// Checks that every message is an object with `type` or `role`.
+    /// Checks that every message is a message of a known shape, and that they all share
+    /// one shape.
     pub fn validate_all(&self) -> Result<()> {
         for i in 0..self.len {
             self.kind(i)?;
         }
         Ok(())
     }
+
+    /// Reads every message ([`Self::validate_all`]) and fails with `UNSUPPORTED_SHAPE` unless
+    /// they are Anthropic messages or transcript lines: `what` names the function that edits.
+    pub fn check_editable(&self, what: &str) -> Result<()> {
+        self.validate_all()?;
+        self.shape.borrow().check_editable(what)
+    }
+}
+
+/// The error for a value that is no message of any known shape, naming the keys it has.
+fn unknown_message(array: &JsValue, i: usize) -> Error {
+    let keys = keys_of(array, i as u32);
+    let has = if keys.is_empty() {
+        "it is not an object".to_string()
+    } else {
+        format!("its keys are {}", keys.join(", "))
+    };
+    Error::invalid_message(format!(
+        "not a message of any known shape ({has}); expected a Claude Code line (`type`), an Anthropic, OpenAI or AI SDK message (`role`), an AI SDK UIMessage (`role`, `parts`), an OpenAI Responses item (`type`) or a LangChain message"
+    ))
+    .at(format!("messages[{i}]"))
 }
 
 fn block_kind(code: u32) -> BlockKind {
@@ -275,19 +305,18 @@ impl ConversationView for JsConversation<'_> {
     }
 
     fn kind(&self, i: usize) -> Result<Kind> {
-        Ok(match self.header(i) & KIND_MASK {
+        let h = self.header(i);
+        let kind = match h & KIND_MASK {
             0 => Kind::User,
             1 => Kind::Assistant,
             2 => Kind::System,
             3 => Kind::Attachment,
             4 => Kind::Other,
-            _ => {
-                return Err(Error::invalid_message(
-                    "expected a message object with a string `type` (transcript line) or `role` (API message)",
-                )
-                .at(format!("messages[{i}]")))
-            }
-        })
+            _ => return Err(unknown_message(self.array, i)),
+        };
+        let shape = Shape::from_code((h >> SHAPE_SHIFT) & 7).unwrap_or(Shape::Any);
+        self.shape.borrow_mut().see(i, shape)?;
+        Ok(kind)
     }
 
     fn is_transcript(&self, i: usize) -> bool {

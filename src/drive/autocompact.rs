@@ -165,6 +165,24 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
     })
 }
 
+/// The outcome of `autoCompactIfNeeded` when no compaction is due, decided on a view of the
+/// caller's messages (its guards, then the threshold); `None` when one is due. Lets a caller
+/// answer "not due" for messages it could not yet compact.
+pub fn outcome_if_not_due<V: ConversationView + ?Sized>(
+    view: &V,
+    ctx: &crate::drive::pipeline::CompactContext,
+    tracking: &Tracking,
+    query: &ShouldAutoCompactOptions,
+) -> Result<Option<AutoCompactOutcome>> {
+    let skipped = |why| AutoCompactOutcome::skipped(why, tracking.consecutive_failures);
+    if let Some(why) = auto_compact_guard(&ctx.config, tracking, query) {
+        return Ok(Some(skipped(why)));
+    }
+    let decision = should_auto_compact(view, &ctx.model, query, &ctx.config)?;
+    Ok((!decision.should_compact)
+        .then(|| skipped(decision.blocked_by.unwrap_or(SkipReason::BelowThreshold))))
+}
+
 /// Consecutive failed auto-compactions after which the circuit breaker opens (sessions have
 /// been seen retrying thousands of times without one).
 pub const MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES: u32 = 3;

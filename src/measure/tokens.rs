@@ -80,13 +80,16 @@ pub fn estimate_content(c: &ContentInfo) -> u64 {
     }
 }
 
-/// Whether message `i` is part of what is sent to the model (user, assistant and attachment
-/// messages of the main chain).
+/// Whether message `i` is part of what is sent to the model: user, assistant and attachment
+/// messages of the main chain, and system messages given as messages (`role: 'system'` or
+/// `'developer'`, which the model reads as instructions; Claude Code's system lines are
+/// local notes and are not sent).
 pub fn is_sent<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result<bool> {
-    Ok(matches!(
-        view.kind(i)?,
-        Kind::User | Kind::Assistant | Kind::Attachment
-    ) && !view.is_sidechain(i))
+    Ok(match view.kind(i)? {
+        Kind::User | Kind::Assistant | Kind::Attachment => !view.is_sidechain(i),
+        Kind::System => !view.is_transcript(i),
+        Kind::Other => false,
+    })
 }
 
 /// Estimated tokens of message `i` (0 for lines that are not sent to the model).

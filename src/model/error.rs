@@ -50,12 +50,18 @@ pub enum ErrorCode {
     /// Automatic compaction is paused: the context refilled right after each of the last
     /// compactions.
     Thrashing,
+    /// The messages of one array are of different shapes (e.g. an OpenAI Chat Completions
+    /// message among AI SDK messages); the message names both indices.
+    MixedShapes,
+    /// The function does not handle this message shape yet (it names the shape and what it
+    /// could not do); nothing was changed.
+    UnsupportedShape,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (exported to JS as `errorCodes()`; the type check
     /// compares it with the TS `ErrorCode` union).
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 21] = [
         ErrorCode::InvalidArgument,
         ErrorCode::InvalidMessage,
         ErrorCode::InvalidTokenCount,
@@ -75,6 +81,8 @@ impl ErrorCode {
         ErrorCode::ReactiveAlreadyTried,
         ErrorCode::Timeout,
         ErrorCode::Thrashing,
+        ErrorCode::MixedShapes,
+        ErrorCode::UnsupportedShape,
     ];
 
     /// The stable string used as the JS `error.code`.
@@ -99,6 +107,8 @@ impl ErrorCode {
             ErrorCode::ReactiveAlreadyTried => "REACTIVE_ALREADY_TRIED",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::Thrashing => "THRASHING",
+            ErrorCode::MixedShapes => "MIXED_SHAPES",
+            ErrorCode::UnsupportedShape => "UNSUPPORTED_SHAPE",
         }
     }
 }
@@ -234,6 +244,8 @@ mod tests {
                 ErrorCode::ReactiveAlreadyTried => 16,
                 ErrorCode::Timeout => 17,
                 ErrorCode::Thrashing => 18,
+                ErrorCode::MixedShapes => 19,
+                ErrorCode::UnsupportedShape => 20,
             }
         }
         for (i, c) in ErrorCode::ALL.iter().enumerate() {

@@ -1,0 +1,186 @@
+//! Message shapes: which ecosystem's message objects a conversation is made of.
+//!
+//! The views read each message in its own ecosystem's terms (what its role, content, tool
+//! calls and tool results are). A message that fits several shapes (`{role: 'user', content:
+//! 'hi'}` is valid in most) is [`Shape::Any`]; the first message of a specific shape decides
+//! the array's shape, and a later message of another specific shape is a
+//! [`ErrorCode::MixedShapes`] error naming both.
+
+use crate::model::error::{Error, ErrorCode, Result};
+
+/// The ecosystem a message belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// Fits several shapes (plain `{role, content}` with string content, text-only parts).
+    Any,
+    /// Anthropic Messages API messages and Claude Code transcript lines.
+    Anthropic,
+    /// Vercel AI SDK `ModelMessage` (`tool` role, `tool-call` / `tool-result` parts).
+    AiSdkModel,
+    /// Vercel AI SDK `UIMessage` (`parts`, tool parts holding input and output).
+    AiSdkUi,
+    /// OpenAI Chat Completions messages (`tool_calls`, `tool` with `tool_call_id`).
+    OpenAiChat,
+    /// OpenAI Responses input items (`function_call`, `function_call_output`, …).
+    OpenAiResponses,
+    /// LangChain JS messages: instances, stored (`{type, data}`) or serialized (`{lc: 1}`).
+    LangChain,
+}
+
+impl Shape {
+    /// Every shape, by code (the number the JS readers write into a message's header).
+    pub const ALL: [Shape; 7] = [
+        Shape::Any,
+        Shape::Anthropic,
+        Shape::AiSdkModel,
+        Shape::AiSdkUi,
+        Shape::OpenAiChat,
+        Shape::OpenAiResponses,
+        Shape::LangChain,
+    ];
+
+    /// The shape with this code; `None` for an unknown code.
+    pub fn from_code(code: u32) -> Option<Shape> {
+        Shape::ALL.get(code as usize).copied()
+    }
+
+    /// The stable name (also what an option naming the shape would accept).
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Any => "any",
+            Shape::Anthropic => "anthropic",
+            Shape::AiSdkModel => "ai-sdk-model",
+            Shape::AiSdkUi => "ai-sdk-ui",
+            Shape::OpenAiChat => "openai-chat",
+            Shape::OpenAiResponses => "openai-responses",
+            Shape::LangChain => "langchain",
+        }
+    }
+
+    /// How error messages call the shape.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Shape::Any => "a plain {role, content} message",
+            Shape::Anthropic => {
+                "an Anthropic message (Messages API or Claude Code transcript line)"
+            }
+            Shape::AiSdkModel => "a Vercel AI SDK ModelMessage",
+            Shape::AiSdkUi => "a Vercel AI SDK UIMessage",
+            Shape::OpenAiChat => "an OpenAI Chat Completions message",
+            Shape::OpenAiResponses => "an OpenAI Responses input item",
+            Shape::LangChain => "a LangChain message",
+        }
+    }
+}
+
+/// The shape of an array, learnt message by message as a view reads them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShapeOf {
+    /// The first message of a specific shape: its shape and index.
+    first: Option<(Shape, usize)>,
+}
+
+impl ShapeOf {
+    /// Records that message `i` is of `shape`; a specific shape other than the one already
+    /// seen is a [`ErrorCode::MixedShapes`] error naming both messages.
+    pub fn see(&mut self, i: usize, shape: Shape) -> Result<()> {
+        if shape == Shape::Any {
+            return Ok(());
+        }
+        match self.first {
+            None => {
+                self.first = Some((shape, i));
+                Ok(())
+            }
+            Some((s, _)) if s == shape => Ok(()),
+            Some((s, j)) => {
+                let (a, b) = if j < i {
+                    ((j, s), (i, shape))
+                } else {
+                    ((i, shape), (j, s))
+                };
+                Err(Error::new(
+                    ErrorCode::MixedShapes,
+                    format!(
+                        "messages[{}] is {} but messages[{}] is {}: one array must hold one shape of message",
+                        b.0,
+                        b.1.describe(),
+                        a.0,
+                        a.1.describe()
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// The array's shape as far as it was read ([`Shape::Any`] when nothing specific was
+    /// seen).
+    pub fn shape(&self) -> Shape {
+        self.first.map_or(Shape::Any, |(s, _)| s)
+    }
+
+    /// Fails with [`ErrorCode::UnsupportedShape`] unless the array is Anthropic (or plain)
+    /// messages: `what` names the function that cannot yet edit other shapes.
+    pub fn check_editable(&self, what: &str) -> Result<()> {
+        match self.first {
+            None | Some((Shape::Anthropic, _)) => Ok(()),
+            Some((s, i)) => Err(Error::new(
+                ErrorCode::UnsupportedShape,
+                format!(
+                    "{what} edits Anthropic messages and Claude Code transcript lines only; messages[{i}] is {} (counting, warning state and the auto-compact decision read every shape)",
+                    s.describe()
+                ),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip() {
+        for (k, s) in Shape::ALL.iter().enumerate() {
+            assert_eq!(Shape::from_code(k as u32), Some(*s));
+        }
+        assert_eq!(Shape::from_code(7), None);
+    }
+
+    #[test]
+    fn plain_messages_fit_any_shape() {
+        let mut of = ShapeOf::default();
+        of.see(0, Shape::Any).unwrap();
+        of.see(1, Shape::OpenAiChat).unwrap();
+        of.see(2, Shape::Any).unwrap();
+        of.see(3, Shape::OpenAiChat).unwrap();
+        assert_eq!(of.shape(), Shape::OpenAiChat);
+    }
+
+    #[test]
+    fn a_second_specific_shape_names_both_indices() {
+        let mut of = ShapeOf::default();
+        of.see(4, Shape::AiSdkModel).unwrap();
+        let e = of.see(2, Shape::LangChain).unwrap_err();
+        assert_eq!(e.code, ErrorCode::MixedShapes);
+        assert!(e
+            .message
+            .starts_with("messages[4] is a Vercel AI SDK ModelMessage"));
+        assert!(e.message.contains("messages[2] is a LangChain message"));
+    }
+
+    #[test]
+    fn only_anthropic_arrays_are_editable() {
+        let mut of = ShapeOf::default();
+        of.check_editable("microCompact").unwrap();
+        of.see(0, Shape::Anthropic).unwrap();
+        of.check_editable("microCompact").unwrap();
+        let mut ui = ShapeOf::default();
+        ui.see(3, Shape::AiSdkUi).unwrap();
+        let e = ui.check_editable("microCompact").unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnsupportedShape);
+        assert!(e
+            .message
+            .contains("messages[3] is a Vercel AI SDK UIMessage"));
+    }
+}
