@@ -679,7 +679,7 @@ export interface MicroCompactOptions {
   lastAssistantTimestamp?: number | string;
   /** Keep the latest result per file path even when older than `keepRecent`. */
   keepLatestPerPath?: boolean;
-  /** Tool names whose results may be cleared. Default Read, Bash, Grep, Glob, WebSearch, WebFetch, Edit, Write. */
+  /** Tool names whose results may be cleared; `'*'` allows every tool (agents with their own tool names). Default Read, Bash, Shell, PowerShell, Grep, Glob, WebSearch, WebFetch, Edit, Write. */
   compactableTools?: string[];
 }
 

@@ -303,7 +303,7 @@ pub fn micro_compact(
 ) -> JsResult<JsValue> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
     let mut opts = js(options::micro_compact_options(&options, js_sys::Date::now))?;
-    js(conv.check_editable("microCompact"))?;
+    js(conv.validate_all())?; // every shape: each one's results are cleared in its own form
     opts.resolve_ids = false; // read below, in place
     let plan = js(microcompact::micro_compact(&conv, &opts))?;
     let out_messages = js(apply_edits(&conv, &plan.edits))?;

@@ -398,9 +398,12 @@ function describeBlock(b, estimate, out) {
 
 const mediaKind = (type) => (typeof type === 'string' && type.startsWith('image/') ? 1 : 2);
 
-function pushBlock(out, k, text, json, id, name, path, tid, nested) {
-  out.push(k, text, json, 0, nested, id, name, path, tid);
+function pushBlock(out, k, text, json, id, name, path, tid, nested, flags = 0) {
+  out.push(k, text, json, flags, nested, id, name, path, tid);
 }
+
+// A tool result's output that is the cleared placeholder (flag 1).
+const clearedFlag = (v) => (v === PLACEHOLDER ? 1 : 0);
 
 function strLen(v) {
   return typeof v === 'string' ? v.length : jsonLen(v);
@@ -429,7 +432,8 @@ function pushResult(out, estimate, id, output) {
     pushBlock(out, 5, 0, 0, 0, 0, 0, tid, output.length);
     for (const p of output) pushPart(p, estimate, out);
   } else {
-    pushBlock(out, 5, output === undefined || output === null ? 0 : strLen(output), 0, 0, 0, 0, tid, 0);
+    pushBlock(out, 5, output === undefined || output === null ? 0 : strLen(output), 0, 0, 0, 0, tid, 0,
+      clearedFlag(output));
   }
 }
 
@@ -443,7 +447,8 @@ function pushAiOutput(out, estimate, id, p) {
   }
   switch (o.type) {
     case 'text': case 'error-text': case 'json': case 'error-json':
-      pushBlock(out, 5, o.value === undefined ? 0 : strLen(o.value), 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, 0);
+      pushBlock(out, 5, o.value === undefined ? 0 : strLen(o.value), 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, 0,
+        clearedFlag(o.value));
       return;
     case 'content': pushResult(out, estimate, id, Array.isArray(o.value) ? o.value : []); return;
     case 'execution-denied': pushResult(out, estimate, id, typeof o.reason === 'string' ? o.reason : ''); return;
@@ -518,11 +523,11 @@ function pushUiTool(p, estimate, out) {
   pushCall(out, estimate, p.toolCallId, name, p.input);
   const tid = typeof p.toolCallId === 'string' ? sym(p.toolCallId) : 0;
   if (p.state === 'output-available') {
-    pushBlock(out, 5, p.output === undefined ? 0 : strLen(p.output), 0, 0, 0, 0, tid, 0);
+    pushBlock(out, 5, p.output === undefined ? 0 : strLen(p.output), 0, 0, 0, 0, tid, 0, clearedFlag(p.output));
     return 2;
   }
   if (p.state === 'output-error') {
-    pushBlock(out, 5, p.errorText === undefined ? 0 : strLen(p.errorText), 0, 0, 0, 0, tid, 0);
+    pushBlock(out, 5, p.errorText === undefined ? 0 : strLen(p.errorText), 0, 0, 0, 0, tid, 0, clearedFlag(p.errorText));
     return 2;
   }
   return 1;
@@ -708,7 +713,43 @@ export function toolIndex(arr, from, withPaths) {
     const h = header(m);
     const kind = h & 7;
     if (kind === 7) return null;
-    if ((h & 16) || kind > 1 || shapeOfHeader(h) >= AI_MODEL) continue;
+    if ((h & 16) || kind > 1) continue;
+    const shape = shapeOfHeader(h);
+    if (shape >= AI_MODEL) {
+      // Another ecosystem's message: its calls and results as describeForeign numbers them
+      // (a UIMessage holds both; the edits use the same block numbers).
+      const words = [];
+      describeForeign(m, shape, false, words);
+      let pos = 2;
+      for (let b = 0; b < words[1]; b++) {
+        const k = words[pos];
+        if (k === 3) {
+          let path = 0;
+          if (pathSyms !== null && words[pos + 7] !== 0) {
+            const p = strings[words[pos + 7] - 1];
+            path = pathSyms.get(p);
+            if (path === undefined) {
+              path = pathSyms.size + 1;
+              pathSyms.set(p, path);
+            }
+          }
+          ids.push(words[pos + 5] === 0 ? null : strings[words[pos + 5] - 1]);
+          uses.push(i, words[pos + 6] - 1, path);
+        } else if (k === 5) {
+          let text = words[pos + 1], media = 0;
+          let q = pos + BLOCK_WORDS;
+          for (let j = 0; j < words[pos + 4]; j++) {
+            if (words[q] === 1 || words[q] === 2) media++;
+            else if (words[q] === 0) text += words[q + 1];
+            q = skipBlock(words, q);
+          }
+          const id = words[pos + 8] === 0 ? null : strings[words[pos + 8] - 1];
+          results.push(i, b, id === null ? 0 : findCall(id), text, media, words[pos + 3] & 1);
+        }
+        pos = skipBlock(words, pos);
+      }
+      continue;
+    }
     const c = contentOf(m);
     if (c === undefined || c === null || typeof c === 'string') continue;
     if (!Array.isArray(c)) return null;
@@ -765,10 +806,43 @@ export function toolIndex(arr, from, withPaths) {
   return out;
 }
 
+const BLOCK_WORDS = 9;
+
+// The position after the block at `pos` of a description and its nested blocks.
+function skipBlock(words, pos) {
+  const nested = words[pos + 4];
+  pos += BLOCK_WORDS;
+  for (let j = 0; j < nested; j++) pos = skipBlock(words, pos);
+  return pos;
+}
+
+// The foreign message's block `b` as described (its position in `words`), or -1.
+function foreignBlock(m, b, words) {
+  describeForeign(m, shapeOfHeader(header(m)), false, words);
+  let pos = 2;
+  for (let k = 0; k < words[1]; k++) {
+    if (k === b) return pos;
+    pos = skipBlock(words, pos);
+  }
+  return -1;
+}
+
 // The tool_use_id of the tool result at each [message, block] pair of `at`.
 export function toolUseIdsAt(arr, at) {
   const out = [];
-  for (let k = 0; k < at.length; k += 2) out.push(contentOf(arr[at[k]])[at[k + 1]].tool_use_id);
+  for (let k = 0; k < at.length; k += 2) {
+    const m = arr[at[k]];
+    if (shapeOfHeader(header(m)) >= AI_MODEL) {
+      const saved = [strings, symbols, interning];
+      strings = []; symbols = new Map(); interning = true;
+      const words = [];
+      const pos = foreignBlock(m, at[k + 1], words);
+      out.push(pos >= 0 && words[pos + 8] !== 0 ? strings[words[pos + 8] - 1] : undefined);
+      [strings, symbols, interning] = saved;
+      continue;
+    }
+    out.push(contentOf(m)[at[k + 1]].tool_use_id);
+  }
   return out;
 }
 
@@ -798,6 +872,12 @@ export function applyEdits(arr, ops, texts) {
   const flush = () => { if (cur >= 0) out[cur] = withContent(arr[cur], content); };
   for (let k = 0; k < ops.length; k += 5) {
     const op = ops[k], i = ops[k + 1], b = ops[k + 2], n = ops[k + 3], text = T[ops[k + 4]];
+    const shape = shapeOfHeader(header(arr[i]));
+    if (shape >= AI_MODEL) {
+      if (i !== cur) { flush(); cur = -1; }
+      out[i] = setForeignResult(out[i], shape, b, text);
+      continue;
+    }
     if (i !== cur) {
       flush();
       cur = i;
@@ -817,4 +897,57 @@ export function applyEdits(arr, ops, texts) {
   }
   flush();
   return out;
+}
+
+// A copy of the foreign message `m` whose tool result at block `b` (as describeForeign
+// numbers blocks) is `text`, in the message's own shape: an AI SDK `tool-result` output of
+// type `text`, a UIMessage tool part's `output` (or `errorText`), an OpenAI `tool` message's
+// or Responses output item's content, a LangChain ToolMessage rebuilt with its own class.
+function setForeignResult(m, shape, b, text) {
+  switch (shape) {
+    case AI_MODEL: {
+      const content = m.content.slice();
+      content[b] = { ...content[b], output: { type: 'text', value: text } };
+      return { ...m, content };
+    }
+    case AI_UI: {
+      let k = 0;
+      const parts = m.parts.slice();
+      for (let j = 0; j < parts.length; j++) {
+        const p = parts[j];
+        const t = p !== null && typeof p === 'object' ? p.type : undefined;
+        if (typeof t === 'string' && (t === 'step-start' || t.startsWith('source-') || t.startsWith('data-'))) continue;
+        if (typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-'))) {
+          const hasResult = p.state === 'output-available' || p.state === 'output-error';
+          if (hasResult && k + 1 === b) {
+            parts[j] = p.state === 'output-error' ? { ...p, errorText: text } : { ...p, output: text };
+            return { ...m, parts };
+          }
+          k += hasResult ? 2 : 1;
+          continue;
+        }
+        k++;
+      }
+      return m;
+    }
+    case CHAT:
+      return { ...m, content: text };
+    case RESPONSES:
+      return { ...m, output: text };
+    case LANGCHAIN: {
+      if (Array.isArray(m.lc_namespace)) {
+        const fields = {
+          content: text, tool_call_id: m.tool_call_id, name: m.name, id: m.id, status: m.status,
+          artifact: m.artifact, additional_kwargs: m.additional_kwargs,
+          response_metadata: m.response_metadata,
+        };
+        for (const key of Object.keys(fields)) if (fields[key] === undefined) delete fields[key];
+        return new m.constructor(fields);
+      }
+      if (m.lc === 1) return { ...m, kwargs: { ...m.kwargs, content: text } };
+      return { ...m, data: { ...m.data, content: text } };
+    }
+    default:
+      return m;
+  }
 }

@@ -24,6 +24,9 @@ pub const COMPACTABLE_TOOLS: &[&str] = &[
     "Write",
 ];
 
+/// In `compactable_tools`, stands for every tool (agents whose tools are not Claude Code's).
+pub const EVERY_TOOL: &str = "*";
+
 /// Default number of most recent compactable results that are never cleared.
 pub const DEFAULT_KEEP_RECENT: usize = 5;
 
@@ -43,7 +46,8 @@ pub struct MicroCompactOptions {
     pub last_assistant_ms: Option<f64>,
     /// Never clear the most recent result for a given file path (avoids re-read loops).
     pub keep_latest_per_path: bool,
-    /// Tool names whose results may be cleared (default [`COMPACTABLE_TOOLS`]).
+    /// Tool names whose results may be cleared (default [`COMPACTABLE_TOOLS`]; [`EVERY_TOOL`]
+    /// allows every tool).
     pub compactable_tools: Option<Vec<String>>,
     /// Fill [`MicroCompactPlan::cleared_tool_use_ids`] (default true; a caller that reads the
     /// ids itself at the edits' positions may skip it).
@@ -168,7 +172,12 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
         Some(list) => list.iter().map(String::as_str).collect(),
         None => COMPACTABLE_TOOLS.iter().copied().collect(),
     };
-    let name_ok: Vec<bool> = index.names.iter().map(|n| allowed.contains(&**n)).collect();
+    let every_tool = allowed.contains(EVERY_TOOL);
+    let name_ok: Vec<bool> = index
+        .names
+        .iter()
+        .map(|n| every_tool || allowed.contains(&**n))
+        .collect();
     // Compactable results (their call is one of the compactable tools), in order.
     let candidates: Vec<(&ToolResultEntry, Option<u32>)> = index
         .results
@@ -284,6 +293,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!(plan.cleared_tool_use_ids, vec!["t2"]);
+    }
+
+    #[test]
+    fn a_star_allows_every_tool() {
+        let m = history(&[("read_file", 4000), ("run_shell", 4000), ("Task", 4000)]);
+        let opts = |tools: Vec<&str>| MicroCompactOptions {
+            keep_recent: 0,
+            compactable_tools: Some(tools.into_iter().map(String::from).collect()),
+            ..Default::default()
+        };
+        let every = micro_compact(m.as_slice(), &opts(vec!["*"])).unwrap();
+        assert_eq!(every.cleared_tool_use_ids, vec!["t0", "t1", "t2"]);
+        let some = micro_compact(m.as_slice(), &opts(vec!["run_shell"])).unwrap();
+        assert_eq!(some.cleared_tool_use_ids, vec!["t1"]);
     }
 
     #[test]
