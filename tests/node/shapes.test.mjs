@@ -1,0 +1,317 @@
+// Every message shape JS users hold (issue 10): AI SDK ModelMessage and UIMessage, OpenAI
+// Chat Completions and Responses items, LangChain messages (instances, stored, serialized),
+// Anthropic messages with `role: 'system'`. Hand-built conversations here; the real
+// transcripts rendered into every shape are in shapes-transcripts.test.mjs.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  AIMessage, HumanMessage, SystemMessage, ToolMessage, mapChatMessagesToStoredMessages,
+} from '@langchain/core/messages';
+import * as cc from '../../pkg/node.js';
+import { SONNET, base64OfBytes, filler } from './helpers/support.mjs';
+
+const KB40 = filler(40_000, 3);
+const PNG = base64OfBytes(600);
+
+// One conversation, written once per shape: a request, a reply with reasoning and a tool
+// call, its result, a second call whose result holds text and an image, a final answer.
+const T = {
+  ask: filler(1_200, 1), think: filler(900, 2), say: filler(300, 4), out1: filler(8_000, 5),
+  out2: filler(3_000, 6), done: filler(700, 7),
+};
+const IN1 = { file_path: '/src/main.rs' };
+const IN2 = { command: 'cargo test', timeout: 60 };
+
+const anthropic = () => [
+  { role: 'user', content: T.ask },
+  { role: 'assistant', content: [
+    { type: 'thinking', thinking: T.think, signature: 'sig' },
+    { type: 'text', text: T.say },
+    { type: 'tool_use', id: 'c1', name: 'Read', input: IN1 },
+  ] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: T.out1 }] },
+  { role: 'assistant', content: [{ type: 'tool_use', id: 'c2', name: 'Bash', input: IN2 }] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c2', content: [
+    { type: 'text', text: T.out2 },
+    { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+  ] }] },
+  { role: 'assistant', content: [{ type: 'text', text: T.done }] },
+];
+
+const aiModel = () => [
+  { role: 'user', content: T.ask },
+  { role: 'assistant', content: [
+    { type: 'reasoning', text: T.think },
+    { type: 'text', text: T.say },
+    { type: 'tool-call', toolCallId: 'c1', toolName: 'Read', input: IN1 },
+  ] },
+  { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'Read', output: { type: 'text', value: T.out1 } }] },
+  { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c2', toolName: 'Bash', input: IN2 }] },
+  { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c2', toolName: 'Bash', output: { type: 'content', value: [
+    { type: 'text', text: T.out2 }, { type: 'media', data: PNG, mediaType: 'image/png' },
+  ] } }] },
+  { role: 'assistant', content: [{ type: 'text', text: T.done }] },
+];
+
+const aiUi = () => [
+  { id: 'u1', role: 'user', parts: [{ type: 'text', text: T.ask }] },
+  { id: 'a1', role: 'assistant', metadata: { model: 'x' }, parts: [
+    { type: 'step-start' },
+    { type: 'reasoning', text: T.think },
+    { type: 'text', text: T.say },
+    { type: 'tool-Read', toolCallId: 'c1', state: 'output-available', input: IN1, output: T.out1 },
+    { type: 'step-start' },
+    { type: 'tool-Bash', toolCallId: 'c2', state: 'output-available', input: IN2, output: T.out2 },
+    { type: 'source-url', sourceId: 's', url: 'https://example.com/' + filler(2_000, 8) },
+    { type: 'data-progress', data: { note: filler(5_000, 9) } },
+    { type: 'step-start' },
+    { type: 'text', text: T.done },
+  ] },
+];
+
+const chat = () => [
+  { role: 'user', content: T.ask },
+  // `reasoning_content`: the field OpenAI-compatible servers (DeepSeek, vLLM) add.
+  { role: 'assistant', reasoning_content: T.think, content: T.say, tool_calls: [
+    { id: 'c1', type: 'function', function: { name: 'Read', arguments: JSON.stringify(IN1) } },
+  ] },
+  { role: 'tool', tool_call_id: 'c1', content: T.out1 },
+  { role: 'assistant', content: null, tool_calls: [
+    { id: 'c2', type: 'function', function: { name: 'Bash', arguments: JSON.stringify(IN2) } },
+  ] },
+  { role: 'tool', tool_call_id: 'c2', content: [{ type: 'text', text: T.out2 }] },
+  { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] },
+  { role: 'assistant', content: T.done },
+];
+
+const responses = () => [
+  { role: 'user', content: T.ask },
+  { type: 'reasoning', id: 'r1', summary: [{ type: 'summary_text', text: T.think }] },
+  { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: T.say }] },
+  { type: 'function_call', call_id: 'c1', name: 'Read', arguments: JSON.stringify(IN1) },
+  { type: 'function_call_output', call_id: 'c1', output: T.out1 },
+  { type: 'function_call', call_id: 'c2', name: 'Bash', arguments: JSON.stringify(IN2) },
+  { type: 'function_call_output', call_id: 'c2', output: [
+    { type: 'input_text', text: T.out2 }, { type: 'input_image', image_url: `data:image/png;base64,${PNG}` },
+  ] },
+  { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: T.done }] },
+];
+
+const langchain = () => [
+  new HumanMessage(T.ask),
+  new AIMessage({ content: [
+    { type: 'thinking', thinking: T.think, signature: 'sig' },
+    { type: 'text', text: T.say },
+    { type: 'tool_use', id: 'c1', name: 'Read', input: IN1 },
+  ], tool_calls: [{ id: 'c1', name: 'Read', args: IN1, type: 'tool_call' }] }),
+  new ToolMessage({ content: T.out1, tool_call_id: 'c1' }),
+  new AIMessage({ content: '', tool_calls: [{ id: 'c2', name: 'Bash', args: IN2, type: 'tool_call' }] }),
+  new ToolMessage({ content: [
+    { type: 'text', text: T.out2 }, { type: 'image_url', image_url: `data:image/png;base64,${PNG}` },
+  ], tool_call_id: 'c2' }),
+  new AIMessage(T.done),
+];
+
+const SHAPES = {
+  'ai-sdk-model': aiModel,
+  'ai-sdk-ui': aiUi,
+  'openai-chat': chat,
+  'openai-responses': responses,
+  langchain,
+  'langchain-stored': () => mapChatMessagesToStoredMessages(langchain()),
+  'langchain-serialized': () => JSON.parse(JSON.stringify(langchain())),
+};
+
+const count = (m) => cc.tokenCountWithEstimation(m);
+
+describe('counting every shape', () => {
+  test('the issue\'s cases: no shape reads as (nearly) nothing', () => {
+    const million = filler(1_000_000, 11);
+    const ui = [{ id: 'u', role: 'user', parts: [{ type: 'text', text: million }] }];
+    assert.equal(count(ui), 250_000);
+    assert.equal(cc.shouldAutoCompact(ui, SONNET), true, 'the overflow the library exists to prevent');
+    const cases = {
+      'LangChain ToolMessage': [new HumanMessage('hi'), new AIMessage({ content: '', tool_calls: [{ id: 't', name: 'Read', args: {} }] }), new ToolMessage({ content: KB40, tool_call_id: 't' })],
+      'OpenAI tool message': [{ role: 'user', content: 'hi' }, { role: 'assistant', content: null, tool_calls: [{ id: 't', type: 'function', function: { name: 'Read', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 't', content: KB40 }],
+      'Responses function_call_output': [{ role: 'user', content: 'hi' }, { type: 'function_call', call_id: 't', name: 'Read', arguments: '{}' }, { type: 'function_call_output', call_id: 't', output: KB40 }],
+      'AI SDK tool message': [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 't', toolName: 'Read', input: {} }] }, { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't', toolName: 'Read', output: { type: 'text', value: KB40 } }] }],
+      'Anthropic role system': [{ role: 'system', content: KB40 }, { role: 'user', content: 'hi' }],
+      'OpenAI developer message': [{ role: 'developer', content: KB40 }, { role: 'user', content: 'hi' }],
+    };
+    for (const [name, msgs] of Object.entries(cases)) {
+      const n = count(msgs);
+      assert.ok(n >= 10_000 && n < 10_050, `${name}: ${n} tokens for 40,000 characters`);
+    }
+  });
+
+  test('the same conversation counts within ±5% of its Anthropic count in every shape', () => {
+    const base = count(anthropic());
+    // Chat Completions has no image in a tool message: the image travels in a user message.
+    for (const [name, make] of Object.entries(SHAPES)) {
+      const n = count(make());
+      const ref = name === 'ai-sdk-ui'
+        ? base - 2_000 // a UIMessage tool output is the tool's value: no image part here
+        : base;
+      assert.ok(Math.abs(n - ref) / ref <= 0.05, `${name}: ${n} vs ${ref}`);
+    }
+  });
+
+  test('every AI SDK tool output type is read', () => {
+    const out = (output) => [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 't', toolName: 'x', output }] }];
+    const v = filler(4_000, 12);
+    assert.equal(count(out({ type: 'text', value: v })), 1_000);
+    assert.equal(count(out({ type: 'error-text', value: v })), 1_000);
+    assert.ok(count(out({ type: 'json', value: { v } })) >= 1_000);
+    assert.ok(count(out({ type: 'error-json', value: [v] })) >= 1_000);
+    assert.equal(count(out({ type: 'content', value: [{ type: 'text', text: v }] })), 1_000);
+    assert.ok(count(out({ type: 'content', value: [{ type: 'media', data: PNG, mediaType: 'image/png' }] })) > 1_000);
+    assert.equal(count(out({ type: 'execution-denied', reason: v })), 1_000);
+  });
+
+  test('UIMessage parts the model never receives count 0; tool parts count in every state', () => {
+    const parts = (p) => [{ id: 'a', role: 'assistant', parts: p }];
+    assert.equal(count(parts([{ type: 'step-start' }, { type: 'source-url', sourceId: 's', url: 'https://x/' + KB40 }, { type: 'data-x', data: KB40 }])), 0);
+    const input = { q: filler(4_000, 13) };
+    const called = count(parts([{ type: 'tool-search', toolCallId: 't', state: 'input-available', input }]));
+    assert.ok(called > 1_000, `a pending call counts its input (${called})`);
+    const errored = count(parts([{ type: 'tool-search', toolCallId: 't', state: 'output-error', input, errorText: filler(4_000, 14) }]));
+    assert.equal(errored, called + 1_000);
+    const dynamic = count(parts([{ type: 'dynamic-tool', toolName: 'search', toolCallId: 't', state: 'output-available', input, output: { rows: [filler(4_000, 15)] } }]));
+    assert.ok(dynamic > called + 1_000);
+  });
+
+  test('LangChain usage_metadata anchors the count like Anthropic usage', () => {
+    const msgs = [new HumanMessage(KB40), new AIMessage({ content: 'ok', usage_metadata: { input_tokens: 12_345, output_tokens: 55, total_tokens: 12_400 } }), new HumanMessage(filler(400, 16))];
+    assert.equal(count(msgs), 12_345 + 55 + 100);
+    const stored = mapChatMessagesToStoredMessages(msgs);
+    assert.equal(count(stored), 12_345 + 55 + 100);
+    const bad = [new AIMessage({ content: 'ok', usage_metadata: { input_tokens: -1, output_tokens: 1, total_tokens: 0 } })];
+    assert.throws(() => count(bad), (e) => e.code === 'INVALID_TOKEN_COUNT');
+  });
+
+  test('warning state and shouldAutoCompact agree across shapes at every prefix', () => {
+    const config = { contextWindow: 8_000 };
+    const a = anthropic();
+    for (const [name, make] of Object.entries(SHAPES)) {
+      if (name === 'ai-sdk-ui') continue; // one UIMessage holds the whole turn
+      const msgs = make();
+      for (let k = 1; k <= msgs.length; k++) {
+        const prefix = msgs.slice(0, k);
+        const n = count(prefix);
+        const w = cc.calculateTokenWarningState(n, SONNET, config);
+        assert.equal(typeof w.isAboveAutoCompactThreshold, 'boolean');
+        assert.equal(cc.shouldAutoCompact(prefix, SONNET, { config }), n >= cc.getAutoCompactThreshold(SONNET, config), `${name} at ${k}`);
+      }
+      assert.equal(cc.shouldAutoCompact(msgs, SONNET, { config }), cc.shouldAutoCompact(a, SONNET, { config }), name);
+    }
+  });
+});
+
+describe('one array, one shape', () => {
+  test('a mixed array is MIXED_SHAPES naming both messages', () => {
+    const mixed = [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 't', content: 'x' }, { id: 'u', role: 'user', parts: [{ type: 'text', text: 'a' }] }];
+    for (const f of [() => count(mixed), () => cc.microCompact(mixed), () => cc.shouldAutoCompact(mixed, SONNET)]) {
+      assert.throws(f, (e) => e.code === 'MIXED_SHAPES' && /messages\[2\] is a Vercel AI SDK UIMessage/.test(e.message) && /messages\[1\] is an OpenAI Chat Completions message/.test(e.message));
+    }
+    const three = [new HumanMessage('a'), { type: 'function_call_output', call_id: 'x', output: 'y' }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: 'y' }] }];
+    assert.throws(() => count(three), (e) => e.code === 'MIXED_SHAPES');
+  });
+
+  test('plain {role, content} messages fit every shape', () => {
+    for (const make of Object.values(SHAPES)) {
+      const msgs = [{ role: 'user', content: 'plain' }, ...make()];
+      if (msgs[1] instanceof HumanMessage || msgs[1].lc === 1 || msgs[1].data) continue; // LangChain has no plain form
+      assert.ok(count(msgs) > 0);
+    }
+  });
+
+  test('a message of no known shape is INVALID_MESSAGE naming its index and keys', () => {
+    assert.throws(() => count([{ role: 'user', content: 'a' }, { text: 'hello', author: 'me' }]),
+      (e) => e.code === 'INVALID_MESSAGE' && /messages\[1\]/.test(e.message) && /text, author/.test(e.message));
+    assert.throws(() => count([42]), (e) => e.code === 'INVALID_MESSAGE' && /messages\[0\]/.test(e.message));
+  });
+});
+
+describe('microCompact in every shape', () => {
+  const long = (make) => {
+    // Three rounds of the conversation: the old results are cleared, the latest kept.
+    const a = make(), b = make(), c = make();
+    if (a[0] instanceof HumanMessage || a[0]?.lc === 1 || a[0]?.data) return [...a, ...b, ...c];
+    const rename = (msgs, k) => JSON.parse(JSON.stringify(msgs).replace(/"c([12])"/g, `"r${k}c$1"`));
+    return [...a, ...rename(b, 2), ...rename(c, 3)];
+  };
+  for (const [name, make] of Object.entries(SHAPES)) {
+    test(`${name}: frees tokens, input untouched, output in the same shape`, () => {
+      const msgs = name.startsWith('langchain') && name !== 'langchain' ? make() : long(make);
+      const snapshot = JSON.stringify(msgs);
+      const before = count(msgs);
+      const r = cc.microCompact(msgs, { keepRecent: 1 });
+      assert.equal(JSON.stringify(msgs), snapshot, 'input untouched');
+      assert.ok(r.tokensFreed > 0, `${name}: freed ${r.tokensFreed}`);
+      assert.ok(r.clearedToolUseIds.length >= 1);
+      const after = count(r.messages);
+      assert.ok(after < before, `${before} → ${after}`);
+      assert.equal(r.messages.length, msgs.length);
+      let changed = 0;
+      r.messages.forEach((m, i) => {
+        if (m === msgs[i]) return;
+        changed++;
+        assert.equal(Object.getPrototypeOf(m), Object.getPrototypeOf(msgs[i]), 'same class');
+        assert.ok(JSON.stringify(m).includes('[Old tool result content cleared]'));
+      });
+      assert.ok(changed >= 1);
+      assert.doesNotThrow(() => count(r.messages), 'the result is still one shape');
+      const again = cc.microCompact(r.messages, { keepRecent: 1 });
+      assert.equal(again.tokensFreed, 0, 'cleared results stay cleared');
+    });
+  }
+
+  test('LangChain results are instances of the caller\'s classes with their fields', () => {
+    const msgs = [...langchain(), ...langchain()];
+    const r = cc.microCompact(msgs, { keepRecent: 1 });
+    const cleared = r.messages.filter((m, i) => m !== msgs[i]);
+    assert.ok(cleared.length >= 1);
+    for (const m of cleared) {
+      assert.ok(m instanceof ToolMessage);
+      assert.equal(m.content, '[Old tool result content cleared]');
+      assert.ok(['c1', 'c2'].includes(m.tool_call_id));
+    }
+  });
+
+  test("compactableTools ['*'] clears any tool's results", () => {
+    const msgs = [];
+    for (let k = 0; k < 4; k++) {
+      msgs.push({ role: 'assistant', content: null, tool_calls: [{ id: `t${k}`, type: 'function', function: { name: 'query_db', arguments: '{}' } }] });
+      msgs.push({ role: 'tool', tool_call_id: `t${k}`, content: KB40 });
+    }
+    assert.equal(cc.microCompact(msgs, { keepRecent: 1 }).tokensFreed, 0, 'not one of the default tools');
+    assert.deepEqual(cc.microCompact(msgs, { keepRecent: 1, compactableTools: ['*'] }).clearedToolUseIds, ['t0', 't1', 't2']);
+  });
+});
+
+describe('what does not handle other shapes yet says so', () => {
+  const ui = aiUi();
+  test('editing and compacting functions reject with UNSUPPORTED_SHAPE, naming themselves', async () => {
+    for (const [name, f] of [
+      ['stripImagesFromMessages', () => cc.stripImagesFromMessages(ui)],
+      ['groupMessagesByApiRound', () => cc.groupMessagesByApiRound(ui)],
+      ['truncateHeadForPTLRetry', () => cc.truncateHeadForPTLRetry(ui, null)],
+    ]) {
+      assert.throws(f, (e) => e.code === 'UNSUPPORTED_SHAPE' && e.message.startsWith(name), name);
+    }
+    const context = { model: SONNET, summarize: async () => { throw new Error('not called'); } };
+    await assert.rejects(cc.compactConversation(ui, context), (e) => e.code === 'UNSUPPORTED_SHAPE' && /compactConversation/.test(e.message));
+    assert.throws(() => cc.validateForApi(chat()), (e) => e.code === 'UNSUPPORTED_SHAPE');
+  });
+
+  test('autoCompactIfNeeded answers "not due" on every shape without touching it', async () => {
+    const context = { model: SONNET, summarize: async () => { throw new Error('not called'); } };
+    for (const make of Object.values(SHAPES)) {
+      const out = await cc.autoCompactIfNeeded(make(), context);
+      assert.equal(out.wasCompacted, false);
+      assert.equal(out.skipped, 'belowThreshold');
+    }
+    const due = [{ id: 'u', role: 'user', parts: [{ type: 'text', text: filler(1_000_000, 17) }] }];
+    await assert.rejects(cc.autoCompactIfNeeded(due, context), (e) => e.code === 'UNSUPPORTED_SHAPE');
+  });
+});
