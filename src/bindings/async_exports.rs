@@ -9,7 +9,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::convert::*;
-use super::env::{clear_state, JsEnv};
+use super::env::{clear_state, new_uuid, JsEnv};
 use crate::drive::autocompact;
 use crate::drive::options;
 use crate::drive::pipeline::{self, CompactError, CompactionResult, HookFailure, RestoredItem};
@@ -24,20 +24,52 @@ extern "C" {
     fn json_text(value: &JsValue) -> Result<JsValue, JsValue>;
 }
 
-/// The caller's messages as typed messages (needed in full to write the summary request).
-/// Lines that are never sent (progress, snapshots, …) are read without their payload. Each
-/// message crosses as JSON text: a message that contains itself is an error, not a crash.
-/// `what` names the function for the error when the messages are of a shape it cannot yet
-/// handle (`UNSUPPORTED_SHAPE`, see `JsConversation::check_editable`).
+/// The caller's messages as typed messages, for a function that reads Anthropic messages
+/// and lines only: another ecosystem's messages are `UNSUPPORTED_SHAPE` naming `what`.
 pub fn messages_arg(messages: &JsValue, what: &str) -> crate::Result<Vec<Message>> {
     super::js_view::JsConversation::new(messages, "messages")?.check_editable(what)?;
-    let arr = messages
-        .dyn_ref::<Array>()
-        .ok_or_else(|| Error::invalid_argument("messages must be an array of messages"))?;
+    Ok(messages_for_compaction(messages)?.typed)
+}
+
+/// The caller's messages as a compaction reads them.
+pub struct Compacted {
+    /// Typed messages, in Anthropic form.
+    pub typed: Vec<Message>,
+    /// For another ecosystem's messages: the index of the caller's message each typed one
+    /// came from (`anthropicForm` in `js_view.js`); `None` for Anthropic messages and lines,
+    /// read one for one.
+    pub origin: Option<Vec<usize>>,
+}
+
+/// Reads `messages` for a compaction: Anthropic messages and lines as they are, another
+/// ecosystem's messages converted to Anthropic form (all one shape, or `MIXED_SHAPES`).
+/// Lines that are never sent (progress, snapshots, …) are read without their payload. Each
+/// message crosses as JSON text: a message that contains itself is an error, not a crash.
+pub fn messages_for_compaction(messages: &JsValue) -> crate::Result<Compacted> {
+    let view = super::js_view::JsConversation::new(messages, "messages")?;
+    view.validate_all()?;
+    if view.shape().is_foreign() {
+        let (list, origin) = super::js_view::anthropic_form(messages);
+        let typed = typed_messages(&list, |k| {
+            format!("messages[{}]", origin.get(k).copied().unwrap_or(0))
+        })?;
+        return Ok(Compacted {
+            typed,
+            origin: Some(origin),
+        });
+    }
+    let arr: &Array = messages.unchecked_ref();
+    Ok(Compacted {
+        typed: typed_messages(arr, |i| format!("messages[{i}]"))?,
+        origin: None,
+    })
+}
+
+fn typed_messages(arr: &Array, at: impl Fn(usize) -> String) -> crate::Result<Vec<Message>> {
     arr.iter()
         .enumerate()
         .map(|(i, m)| {
-            let at = || format!("messages[{i}]");
+            let at = || at(i);
             let text = json_text(&for_rust(&m))
                 .map_err(|e| {
                     let why = e
@@ -105,14 +137,41 @@ fn failures(list: &[HookFailure]) -> JsResult<Array> {
 }
 
 /// The `CompactionResult` as a JS object; `messagesToKeep` are the caller's own objects.
-pub fn result_js(r: &CompactionResult, input: &JsValue, context: &JsValue) -> JsResult<JsValue> {
+pub fn result_js(
+    r: &CompactionResult,
+    input: &JsValue,
+    context: &JsValue,
+    origin: Option<&[usize]>,
+) -> JsResult<JsValue> {
     let o = Object::new();
     let set = |k: &str, v: &JsValue| Reflect::set(&o, &k.into(), v).map(|_| ());
-    set("boundaryMarker", &to_js(&r.boundary_marker)?)?;
+    let marker = to_js(&r.boundary_marker)?;
+    set("boundaryMarker", &marker)?;
+    // Another ecosystem's messages get the added messages in their own shape.
+    let foreign = origin.is_some();
+    let added = |m: &Message, summary: bool| -> JsResult<JsValue> {
+        let v = to_js(m)?;
+        if !foreign {
+            return Ok(v);
+        }
+        let meta = if summary {
+            prop(&marker, "compactMetadata")
+        } else {
+            JsValue::UNDEFINED
+        };
+        let out = super::js_view::user_message_in(input, &v, &new_uuid(), &meta);
+        if out.is_undefined() {
+            return Err(js_error(Error::new(
+                ErrorCode::UnsupportedShape,
+                "the conversation has no LangChain HumanMessage whose class could build the summary message",
+            )));
+        }
+        Ok(out)
+    };
     // Pinned messages are the caller's own objects, byte for byte.
     let pinned = prop(context, "pinned");
     let summary: Array = Array::new();
-    summary.push(&to_js(&r.summary_messages[0])?);
+    summary.push(&added(&r.summary_messages[0], true)?);
     for (n, m) in r.summary_messages.iter().enumerate().skip(1) {
         let original = r
             .pinned_added
@@ -121,19 +180,38 @@ pub fn result_js(r: &CompactionResult, input: &JsValue, context: &JsValue) -> Js
             .filter(JsValue::is_object);
         match original {
             Some(v) => summary.push(&v),
-            None => summary.push(&to_js(m)?),
+            None => summary.push(&added(m, false)?),
         };
     }
     set("summaryMessages", &summary.into())?;
-    set("attachments", &to_js(&r.attachments)?)?;
-    set("hookResults", &to_js(&r.hook_results)?)?;
+    let list = |ms: &[Message]| -> JsResult<Array> { ms.iter().map(|m| added(m, false)).collect() };
+    set("attachments", &list(&r.attachments)?.into())?;
+    set("hookResults", &list(&r.hook_results)?.into())?;
     let arr: &Array = input.unchecked_ref();
-    let keep: Array = r
-        .messages_to_keep
-        .iter()
-        .map(|&i| arr.get(i as u32))
-        .collect();
+    let keep: Array = match origin {
+        None => r
+            .messages_to_keep
+            .iter()
+            .map(|&i| arr.get(i as u32))
+            .collect(),
+        Some(origin) => {
+            let view = js(super::js_view::JsConversation::new(input, "messages"))?;
+            let kept = js(crate::transforms::boundary::kept_originals(
+                &view,
+                &r.messages_to_keep,
+                origin,
+            ))?;
+            kept.into_iter().map(|i| arr.get(i as u32)).collect()
+        }
+    };
     set("messagesToKeep", &keep)?;
+    if let Some(shape) = foreign
+        .then(|| super::js_view::JsConversation::new(input, "messages").ok())
+        .flatten()
+        .and_then(|v| v.validate_all().ok().map(|_| v.shape()))
+    {
+        set("messageShape", &shape.name().into())?;
+    }
     set(
         "userDisplayMessage",
         &r.user_display_message
@@ -198,7 +276,8 @@ pub async fn compact_conversation(
     #[wasm_bindgen(unchecked_param_type = "CompactContext")] context: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "CompactOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_arg(&messages, "compactConversation"))?;
+    let read = js(messages_for_compaction(&messages))?;
+    let typed = read.typed;
     let c = js(options::context(&context))?;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let opts = js(options::compact_options(&options))?;
@@ -206,7 +285,7 @@ pub async fn compact_conversation(
         .await
         .map_err(compact_error)?;
     commit_context(&context);
-    result_js(&r, &messages, &context)
+    result_js(&r, &messages, &context, read.origin.as_deref())
 }
 
 /// `trySessionMemoryCompaction(messages, context)` → `Promise<CompactionResult>` (SPEC
@@ -219,14 +298,15 @@ pub async fn try_session_memory_compaction(
     )]
     context: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_arg(&messages, "trySessionMemoryCompaction"))?;
+    let read = js(messages_for_compaction(&messages))?;
+    let typed = read.typed;
     let c = js(options::context(&context))?;
     let env = js(JsEnv::from_context(&context, &c, true))?;
     let r = session_memory::try_session_memory_compaction(&typed, &c.context, None, &env)
         .await
         .map_err(compact_error)?;
     commit_context(&context);
-    result_js(&r, &messages, &context)
+    result_js(&r, &messages, &context, read.origin.as_deref())
 }
 
 /// `autoCompactIfNeeded(messages, context, tracking?)` →
@@ -251,7 +331,8 @@ pub async fn auto_compact_if_needed(
             return auto_outcome_js(out, None);
         }
     }
-    let typed = js(messages_arg(&messages, "autoCompactIfNeeded"))?;
+    let read = js(messages_for_compaction(&messages))?;
+    let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let out = js(autocompact::auto_compact_if_needed(
         &typed, &c.context, &t, &c.auto, &c.retry, &env,
@@ -260,7 +341,7 @@ pub async fn auto_compact_if_needed(
     let result = match &out.result {
         Some(r) => {
             commit_context(&context);
-            Some(result_js(r, &messages, &context)?)
+            Some(result_js(r, &messages, &context, read.origin.as_deref())?)
         }
         None => None,
     };
@@ -303,7 +384,8 @@ pub async fn reactive_compact(
     #[wasm_bindgen(unchecked_param_type = "unknown")] error: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_arg(&messages, "reactiveCompact"))?;
+    let read = js(messages_for_compaction(&messages))?;
+    let typed = read.typed;
     let c = js(options::context(&context))?;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let t = js(options::tracking(&tracking))?;
@@ -318,7 +400,7 @@ pub async fn reactive_compact(
     Reflect::set(
         &o,
         &"compactionResult".into(),
-        &result_js(&r, &messages, &context)?,
+        &result_js(&r, &messages, &context, read.origin.as_deref())?,
     )?;
     let tr = Object::new();
     Reflect::set(
@@ -368,7 +450,7 @@ pub fn build_api_context_management(
 pub fn to_api_messages(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_arg(&messages, "toApiMessages"))?;
+    let typed = js(messages_for_compaction(&messages))?.typed;
     to_js(&crate::transforms::messages_api::to_api_messages(&typed))
 }
 
@@ -440,7 +522,7 @@ pub fn preview_compaction(
     )]
     context: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_arg(&messages, "previewCompaction"))?;
+    let typed = js(messages_for_compaction(&messages))?.typed;
     let c = js(options::context(&context))?;
     to_js(&js(crate::drive::preview::preview(&typed, &c.context))?)
 }

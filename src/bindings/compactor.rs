@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::async_exports::{
-    auto_outcome_js, commit_context, compact_error, messages_arg, result_js,
+    auto_outcome_js, commit_context, compact_error, messages_for_compaction, result_js,
 };
 use super::convert::*;
 use super::env::JsEnv;
@@ -170,7 +170,7 @@ impl Compactor {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
         };
-        let (compaction, (snapshot, typed)) = match begin(&self.session, Trigger::Auto) {
+        let (compaction, snapshot) = match begin(&self.session, Trigger::Auto) {
             Ok(b) => b,
             Err(e) => return Promise::reject(&js_error(e)),
         };
@@ -179,7 +179,12 @@ impl Compactor {
         let tracking = session.borrow().tracking().clone();
         future_to_promise(async move {
             let res = autocompact::auto_compact_if_needed(
-                &typed, &c.context, &tracking, &c.auto, &c.retry, &env,
+                &snapshot.typed,
+                &c.context,
+                &tracking,
+                &c.auto,
+                &c.retry,
+                &env,
             )
             .await;
             let outcome = match res {
@@ -217,14 +222,14 @@ impl Compactor {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
         };
-        let (compaction, (snapshot, typed)) = match begin(&self.session, Trigger::Manual) {
+        let (compaction, snapshot) = match begin(&self.session, Trigger::Manual) {
             Ok(b) => b,
             Err(e) => return Promise::reject(&js_error(e)),
         };
         let session = self.session.clone();
         let context = self.context.clone();
         future_to_promise(async move {
-            match pipeline::compact_conversation(&typed, &ctx, &opts, &env).await {
+            match pipeline::compact_conversation(&snapshot.typed, &ctx, &opts, &env).await {
                 Ok(r) => commit(&session, compaction, &r, &snapshot, &context),
                 Err(e) => {
                     session.borrow_mut().abandon(compaction);
@@ -238,15 +243,25 @@ impl Compactor {
 #[inline(never)] // shared by maybeAutoCompact and compact (wasm size)
 /// Starts a compaction: the messages it works on as a JS array (the snapshot the result's
 /// kept messages refer to) and as typed messages.
-fn begin(
-    session: &Shared,
-    trigger: Trigger,
-) -> crate::Result<(Compaction, (JsValue, Vec<Message>))> {
+fn begin(session: &Shared, trigger: Trigger) -> crate::Result<(Compaction, Snapshot)> {
     session.borrow_mut().begin(trigger, |messages| {
-        let snapshot: JsValue = messages.iter().collect::<Array>().into();
-        let typed = messages_arg(&snapshot, "Compactor")?;
-        Ok((snapshot, typed))
+        let array: JsValue = messages.iter().collect::<Array>().into();
+        let read = messages_for_compaction(&array)?;
+        Ok(Snapshot {
+            array,
+            typed: read.typed,
+            origin: read.origin,
+        })
     })
+}
+
+/// The messages a compaction works on: the JS array (what the result's kept messages refer
+/// to), the typed messages, and for another ecosystem's messages where each typed one came
+/// from.
+struct Snapshot {
+    array: JsValue,
+    typed: Vec<Message>,
+    origin: Option<Vec<usize>>,
 }
 
 /// Converts the result and the compacted conversation and hands them to the session; a
@@ -255,13 +270,14 @@ fn commit(
     session: &Shared,
     compaction: Compaction,
     r: &CompactionResult,
-    snapshot: &JsValue,
+    snapshot: &Snapshot,
     context: &JsValue,
 ) -> JsResult<JsValue> {
-    let converted = result_js(r, snapshot, context).and_then(|js_result| {
-        let compacted = super::exports::build_post_compact_messages(js_result.clone())?;
-        Ok((js_result, JsValue::from(compacted)))
-    });
+    let converted =
+        result_js(r, &snapshot.array, context, snapshot.origin.as_deref()).and_then(|js_result| {
+            let compacted = super::exports::build_post_compact_messages(js_result.clone())?;
+            Ok((js_result, JsValue::from(compacted)))
+        });
     let (js_result, compacted) = match converted {
         Ok(c) => c,
         Err(e) => {

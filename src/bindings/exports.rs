@@ -13,6 +13,7 @@ use crate::measure::thresholds;
 use crate::measure::tokens;
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
+use crate::model::shape::Shape;
 use crate::model::view::ConversationView;
 use crate::transforms::boundary::{self, BoundaryInput, Trigger};
 use crate::transforms::microcompact;
@@ -400,6 +401,26 @@ pub fn build_post_compact_messages(
     let keep = array_field(&result, "messagesToKeep", false)?;
     let attachments = array_field(&result, "attachments", false)?;
     let hooks = array_field(&result, "hookResults", false)?;
+    let shape = prop(&result, "messageShape")
+        .as_string()
+        .and_then(|s| Shape::from_name(&s));
+    if shape.is_some_and(Shape::is_foreign) {
+        // No boundary line in another ecosystem's messages: the result object carries it.
+        let keep_array: JsValue = keep.iter().collect::<Array>().into();
+        let system = js(boundary::leading_system(&js(JsConversation::new(
+            &keep_array,
+            "result.messagesToKeep",
+        ))?))?;
+        return Ok(boundary::build_post_compact_without_line(
+            &summary,
+            &keep,
+            system,
+            &attachments,
+            &hooks,
+        )
+        .into_iter()
+        .collect());
+    }
     Ok(
         boundary::build_post_compact(&marker, &summary, &keep, &attachments, &hooks)
             .into_iter()

@@ -951,3 +951,239 @@ function setForeignResult(m, shape, b, text) {
       return m;
   }
 }
+
+// ---- Another ecosystem's conversation in the Anthropic form the pipeline reads ------------
+// A compaction reads whole messages (it writes the summary request): those of other shapes
+// are converted to Anthropic API messages first. `origin[k]` is the index of the caller's
+// message that Anthropic message k came from (a UIMessage may become several; OpenAI
+// Responses items of one turn become one). Reasoning is left out (providers' reasoning is
+// not portable, and a summary does not need it); tool arguments given as JSON text are
+// parsed (kept as `{ arguments: text }` when they are not JSON).
+
+const dataUrl = /^data:([^;,]+)?(;base64)?,(.*)$/s;
+
+function mediaSource(v, mediaType) {
+  if (typeof v === 'string') {
+    const d = dataUrl.exec(v);
+    if (d) return { type: 'base64', media_type: d[1] || mediaType || 'application/octet-stream', data: d[3] };
+    if (/^https?:\/\//.test(v)) return { type: 'url', url: v };
+    return { type: 'base64', media_type: mediaType || 'application/octet-stream', data: v };
+  }
+  if (v instanceof URL) return { type: 'url', url: v.href };
+  return { type: 'base64', media_type: mediaType || 'application/octet-stream', data: '' };
+}
+
+function mediaBlock(v, mediaType) {
+  const source = mediaSource(v, mediaType);
+  const t = source.media_type || mediaType || '';
+  return { type: t.startsWith('image/') || (source.type === 'url' && !mediaType) ? 'image' : 'document', source };
+}
+
+function parseArgs(v) {
+  if (typeof v !== 'string') return v !== null && typeof v === 'object' ? v : {};
+  try {
+    const o = JSON.parse(v);
+    return o !== null && typeof o === 'object' && !Array.isArray(o) ? o : { arguments: v };
+  } catch (_) {
+    return { arguments: v };
+  }
+}
+
+const textOf = (v) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+
+// A part of any ecosystem as an Anthropic block (undefined: not sent, or reasoning).
+function anthropicBlock(p) {
+  if (typeof p === 'string') return { type: 'text', text: p };
+  if (p === null || typeof p !== 'object') return undefined;
+  switch (p.type) {
+    case 'text': case 'input_text': case 'output_text':
+      return { type: 'text', text: textOf(p.text) };
+    case 'refusal': return { type: 'text', text: textOf(p.refusal) };
+    case 'image': {
+      if (p.source !== undefined) return p;
+      const v = p.image !== undefined ? p.image : p.url !== undefined ? p.url : p.data;
+      return mediaBlock(v, p.mediaType || p.mimeType || p.mime_type || 'image/png');
+    }
+    case 'image_url': return mediaBlock(typeof p.image_url === 'string' ? p.image_url : p.image_url && p.image_url.url, undefined);
+    case 'input_image': return mediaBlock(p.image_url, undefined);
+    case 'file': {
+      if (p.file !== null && typeof p.file === 'object') return mediaBlock(p.file.file_data, 'application/pdf');
+      return mediaBlock(p.data !== undefined ? p.data : p.url, p.mediaType || p.mimeType || p.mime_type);
+    }
+    case 'input_file': return mediaBlock(p.file_data !== undefined ? p.file_data : p.file_url, 'application/pdf');
+    case 'media': return mediaBlock(p.data, p.mediaType);
+    case 'tool-call': return { type: 'tool_use', id: textOf(p.toolCallId), name: textOf(p.toolName), input: parseArgs(p.input) };
+    case 'tool_call': return { type: 'tool_use', id: textOf(p.id), name: textOf(p.name), input: parseArgs(p.args) };
+    case 'tool-result': return aiResult(p);
+    case 'reasoning': case 'thinking': case 'redacted_thinking': case 'step-start': return undefined;
+    default:
+      if (typeof p.type === 'string' && (p.type.startsWith('source-') || p.type.startsWith('data-'))) return undefined;
+      return BLOCK_KIND[p.type] !== undefined ? p : { type: 'text', text: JSON.stringify(p) ?? '' };
+  }
+}
+
+const blocksOf = (c) => (typeof c === 'string' ? (c.length ? [{ type: 'text', text: c }] : [])
+  : Array.isArray(c) ? c.map(anthropicBlock).filter((b) => b !== undefined) : []);
+
+function resultBlock(id, output, isError) {
+  const content = typeof output === 'string' ? output
+    : Array.isArray(output) ? output.map(anthropicBlock).filter((b) => b !== undefined)
+    : textOf(output === undefined ? '' : output);
+  const b = { type: 'tool_result', tool_use_id: textOf(id), content };
+  if (isError) b.is_error = true;
+  return b;
+}
+
+function aiResult(p) {
+  const o = p.output !== undefined ? p.output : p.result;
+  if (o === null || typeof o !== 'object' || typeof o.type !== 'string') return resultBlock(p.toolCallId, o, false);
+  switch (o.type) {
+    case 'text': return resultBlock(p.toolCallId, textOf(o.value), false);
+    case 'error-text': return resultBlock(p.toolCallId, textOf(o.value), true);
+    case 'json': return resultBlock(p.toolCallId, textOf(o.value), false);
+    case 'error-json': return resultBlock(p.toolCallId, textOf(o.value), true);
+    case 'content': return resultBlock(p.toolCallId, Array.isArray(o.value) ? o.value : [], false);
+    case 'execution-denied': return resultBlock(p.toolCallId, textOf(o.reason ?? 'The tool call was denied.'), true);
+    default: return resultBlock(p.toolCallId, textOf(o), false);
+  }
+}
+
+const ROLE_OF_KIND = ['user', 'assistant', 'system'];
+
+// The Anthropic messages of one foreign message, by shape; each is {role, content}.
+function anthropicMessages(m, shape) {
+  const kind = header(m) & 7;
+  const role = ROLE_OF_KIND[kind];
+  if (role === undefined) return [];
+  switch (shape) {
+    case AI_MODEL:
+      if (m.role === 'system') return [{ role: 'system', content: textOf(m.content) }];
+      return [{ role, content: blocksOf(m.content) }];
+    case AI_UI: {
+      if (kind !== 1) return [{ role, content: blocksOf(m.parts) }];
+      // An assistant UIMessage holds whole steps: each step's calls, then their results.
+      const out = [];
+      let calls = [], results = [];
+      const flush = () => {
+        if (calls.length) out.push({ role: 'assistant', content: calls });
+        if (results.length) out.push({ role: 'user', content: results });
+        calls = []; results = [];
+      };
+      for (const p of m.parts) {
+        const t = p !== null && typeof p === 'object' ? p.type : undefined;
+        if (t === 'step-start') { flush(); continue; }
+        if (typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-'))) {
+          const name = t === 'dynamic-tool' ? p.toolName : t.slice(5);
+          calls.push({ type: 'tool_use', id: textOf(p.toolCallId), name: textOf(name), input: parseArgs(p.input) });
+          if (p.state === 'output-available') results.push(resultBlock(p.toolCallId, textOf(p.output), false));
+          else if (p.state === 'output-error') results.push(resultBlock(p.toolCallId, textOf(p.errorText), true));
+          continue;
+        }
+        const b = anthropicBlock(p);
+        if (b === undefined) continue;
+        if (results.length) flush();
+        calls.push(b);
+      }
+      flush();
+      return out;
+    }
+    case CHAT: {
+      if (m.role === 'tool' || m.role === 'function') {
+        return [{ role: 'user', content: [resultBlock(m.tool_call_id !== undefined ? m.tool_call_id : m.name, Array.isArray(m.content) ? m.content : textOf(m.content ?? ''), false)] }];
+      }
+      if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
+      const content = blocksOf(m.content);
+      if (Array.isArray(m.tool_calls)) {
+        for (const c of m.tool_calls) {
+          const fn = c && (c.function || c.custom);
+          if (fn) content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(fn.name), input: parseArgs(fn.arguments !== undefined ? fn.arguments : fn.input) });
+        }
+      }
+      if (m.function_call) content.push({ type: 'tool_use', id: 'function_call', name: textOf(m.function_call.name), input: parseArgs(m.function_call.arguments) });
+      return [{ role, content }];
+    }
+    case RESPONSES:
+      switch (m.type) {
+        case 'function_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: parseArgs(m.arguments) }] }];
+        case 'custom_tool_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: { input: textOf(m.input) } }] }];
+        case 'reasoning': case 'compaction': case 'item_reference': return [];
+        case 'message': case undefined:
+          if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
+          return [{ role, content: blocksOf(m.content) }];
+        default:
+          if ('output' in m) return [{ role: 'user', content: [resultBlock(m.call_id, Array.isArray(m.output) ? m.output : textOf(m.output), false)] }];
+          return [{ role: 'assistant', content: [{ type: 'text', text: JSON.stringify(m) ?? '' }] }];
+      }
+    case LANGCHAIN: {
+      const f = lcFields(m);
+      if (kind === 0 && typeof f.tool_call_id === 'string') {
+        return [{ role: 'user', content: [resultBlock(f.tool_call_id, Array.isArray(f.content) ? f.content : textOf(f.content ?? ''), f.status === 'error')] }];
+      }
+      if (kind === 2) return [{ role: 'system', content: blocksOf(f.content).map((b) => b.text || '').join('\n') }];
+      const content = blocksOf(f.content);
+      if (Array.isArray(f.tool_calls)) {
+        const seen = new Set(content.filter((b) => b.type === 'tool_use').map((b) => b.id));
+        for (const c of f.tool_calls) {
+          if (c && !seen.has(c.id)) content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(c.name), input: parseArgs(c.args) });
+        }
+      }
+      return [{ role, content }];
+    }
+    default:
+      return [];
+  }
+}
+
+// The whole array in Anthropic form: [messages, origin]. Consecutive messages of one role
+// that came from different foreign messages stay separate (the pipeline's API view merges
+// them as it merges Anthropic ones); empty ones are left out.
+export function anthropicForm(arr) {
+  const messages = [];
+  const origin = [];
+  for (let i = 0; i < arr.length; i++) {
+    const m = arr[i];
+    const shape = shapeOfHeader(header(m));
+    const list = shape >= AI_MODEL ? anthropicMessages(m, shape) : [m];
+    for (const a of list) {
+      if (a !== m && Array.isArray(a.content) && a.content.length === 0) continue;
+      messages.push(a);
+      origin.push(i);
+    }
+  }
+  return [messages, new Uint32Array(origin)];
+}
+
+// The caller's shape of a user message the compaction adds (`msg`: Anthropic
+// {role: 'user', content}); `like` is the caller's array (LangChain messages are built with
+// the class of one of its human messages), `id` a new id for a UIMessage; `summaryOf`
+// (defined for the summary) goes into a UIMessage's `metadata`.
+export function userMessageIn(arr, msg, id, summaryOf) {
+  const blocks = typeof msg.content === 'string' ? [{ type: 'text', text: msg.content }] : msg.content;
+  const text = blocks.filter((b) => b && b.type === 'text').map((b) => b.text).join('\n\n');
+  let shape = ANY, sample;
+  for (const m of arr) {
+    const s = shapeOfHeader(header(m));
+    if (s >= AI_MODEL) { shape = s; sample = m; break; }
+  }
+  switch (shape) {
+    case AI_UI: {
+      const out = { id, role: 'user', parts: [{ type: 'text', text }] };
+      if (summaryOf !== undefined) out.metadata = { compactSummary: true, compactMetadata: summaryOf };
+      return out;
+    }
+    case RESPONSES: return { type: 'message', role: 'user', content: [{ type: 'input_text', text }] };
+    case LANGCHAIN: {
+      if (Array.isArray(sample.lc_namespace)) {
+        const human = arr.find((m) => m !== null && typeof m === 'object' && Array.isArray(m.lc_namespace) && m.type === 'human');
+        if (human === undefined) return undefined;
+        return new human.constructor({ content: text });
+      }
+      if (sample.lc === 1) {
+        return { lc: 1, type: 'constructor', id: ['langchain_core', 'messages', 'HumanMessage'], kwargs: { content: text, additional_kwargs: {}, response_metadata: {} } };
+      }
+      return { type: 'human', data: { content: text, additional_kwargs: {}, response_metadata: {} } };
+    }
+    default:
+      return { role: 'user', content: text };
+  }
+}

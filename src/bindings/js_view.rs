@@ -57,6 +57,24 @@ extern "C" {
     fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Array;
     #[wasm_bindgen(js_name = keysOf)]
     fn keys_of(arr: &JsValue, i: u32) -> Vec<String>;
+    #[wasm_bindgen(js_name = anthropicForm)]
+    fn anthropic_form_js(arr: &JsValue) -> Array;
+    /// The caller's shape of a user message a compaction adds (see `userMessageIn`).
+    #[wasm_bindgen(js_name = userMessageIn)]
+    pub fn user_message_in(arr: &JsValue, msg: &JsValue, id: &str, summary_of: &JsValue)
+        -> JsValue;
+}
+
+/// Another ecosystem's messages in Anthropic form, and the caller's index each one came
+/// from.
+pub fn anthropic_form(arr: &JsValue) -> (Array, Vec<usize>) {
+    let pair = anthropic_form_js(arr);
+    let origin = js_sys::Uint32Array::from(pair.get(1))
+        .to_vec()
+        .into_iter()
+        .map(|i| i as usize)
+        .collect();
+    (pair.get(0).unchecked_into(), origin)
 }
 
 const KIND_MASK: u32 = 7;
@@ -143,6 +161,12 @@ impl<'a> JsConversation<'a> {
             self.kind(i)?;
         }
         Ok(())
+    }
+
+    /// The array's shape, as far as it has been read ([`Shape::Any`] before any message of a
+    /// specific shape).
+    pub fn shape(&self) -> Shape {
+        self.shape.borrow().shape()
     }
 
     /// Reads every message ([`Self::validate_all`]) and fails with `UNSUPPORTED_SHAPE` unless

@@ -57,6 +57,17 @@ impl Shape {
         }
     }
 
+    /// The shape with this [`Shape::name`].
+    pub fn from_name(name: &str) -> Option<Shape> {
+        Shape::ALL.iter().copied().find(|s| s.name() == name)
+    }
+
+    /// Whether this is another ecosystem's shape (not Anthropic messages or lines, not
+    /// plain): what a compaction converts, and answers in that shape.
+    pub fn is_foreign(self) -> bool {
+        !matches!(self, Shape::Any | Shape::Anthropic)
+    }
+
     /// How error messages call the shape.
     pub fn describe(self) -> &'static str {
         match self {

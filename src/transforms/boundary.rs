@@ -3,7 +3,9 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::model::messages::Message;
+use crate::model::error::Result;
+use crate::model::messages::{Kind, Message};
+use crate::model::view::ConversationView;
 
 /// `content` of a boundary line.
 pub const BOUNDARY_CONTENT: &str = "Conversation compacted";
@@ -144,9 +146,77 @@ pub fn build_post_compact<T: Clone>(
     out
 }
 
+/// How many messages at the head of `view` are system messages given as messages (an
+/// OpenAI or AI SDK `system`/`developer` message, a LangChain `SystemMessage`): a
+/// compaction keeps them first, since they are the app's instructions rather than history.
+pub fn leading_system<V: ConversationView + ?Sized>(view: &V) -> Result<usize> {
+    let mut n = 0;
+    while n < view.len() && view.kind(n)? == Kind::System && !view.is_transcript(n) {
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The caller's messages a compaction of another ecosystem's messages keeps, ascending:
+/// the leading system messages, then each one any kept converted message came from
+/// (`origin[k]` is the caller's index of converted message `k`).
+pub fn kept_originals<V: ConversationView + ?Sized>(
+    view: &V,
+    kept: &[usize],
+    origin: &[usize],
+) -> Result<Vec<usize>> {
+    let mut out: Vec<usize> = (0..leading_system(view)?).collect();
+    out.extend(kept.iter().filter_map(|&k| origin.get(k).copied()));
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// The post-compaction conversation in another ecosystem's shape, which has no place for a
+/// boundary line: `keep`'s leading `system` messages, the summary messages, the rest of
+/// `keep`, attachments, hook results.
+pub fn build_post_compact_without_line<T: Clone>(
+    summary: &[T],
+    keep: &[T],
+    system: usize,
+    attachments: &[T],
+    hook_results: &[T],
+) -> Vec<T> {
+    let system = system.min(keep.len());
+    let mut out =
+        Vec::with_capacity(summary.len() + keep.len() + attachments.len() + hook_results.len());
+    out.extend_from_slice(&keep[..system]);
+    out.extend_from_slice(summary);
+    out.extend_from_slice(&keep[system..]);
+    out.extend_from_slice(attachments);
+    out.extend_from_slice(hook_results);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kept_originals_put_system_messages_first_once() {
+        let m = Message::parse_all(json!([
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b"},
+            {"role": "user", "content": "c"}
+        ]))
+        .unwrap();
+        assert_eq!(leading_system(m.as_slice()).unwrap(), 1);
+        // Converted messages 0..5 came from the caller's 0, 1, 2, 2, 3.
+        let origin = [0, 1, 2, 2, 3];
+        assert_eq!(
+            kept_originals(m.as_slice(), &[3, 4], &origin).unwrap(),
+            vec![0, 2, 3]
+        );
+        assert_eq!(kept_originals(m.as_slice(), &[], &origin).unwrap(), vec![0]);
+        let out = build_post_compact_without_line(&["S"], &["sys", "k"], 1, &["A"], &["H"]);
+        assert_eq!(out, vec!["sys", "S", "k", "A", "H"]);
+    }
 
     #[test]
     fn boundary_line_shape() {
