@@ -610,7 +610,7 @@ export type ErrorCode =
   | 'THRASHING'
   /** The array holds messages of different shapes (e.g. an OpenAI `tool` message among AI SDK messages); the message names both indices. */
   | 'MIXED_SHAPES'
-  /** The function does not handle this message shape yet (counting and the auto-compact decision handle every shape); nothing was changed. */
+  /** A message could not be written in the caller's shape (LangChain instances with no `HumanMessage` whose class could build the summary); nothing was changed. */
   | 'UNSUPPORTED_SHAPE';
 
 /**

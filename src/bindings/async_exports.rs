@@ -24,13 +24,6 @@ extern "C" {
     fn json_text(value: &JsValue) -> Result<JsValue, JsValue>;
 }
 
-/// The caller's messages as typed messages, for a function that reads Anthropic messages
-/// and lines only: another ecosystem's messages are `UNSUPPORTED_SHAPE` naming `what`.
-pub fn messages_arg(messages: &JsValue, what: &str) -> crate::Result<Vec<Message>> {
-    super::js_view::JsConversation::new(messages, "messages")?.check_editable(what)?;
-    Ok(messages_for_compaction(messages)?.typed)
-}
-
 /// The caller's messages as a compaction reads them.
 pub struct Compacted {
     /// Typed messages, in Anthropic form.
@@ -461,7 +454,7 @@ pub fn to_api_messages(
 pub fn validate_for_api(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_arg(&messages, "validateForApi"))?;
+    let typed = js(messages_for_compaction(&messages))?.typed;
     let problems = crate::transforms::messages_api::validate_for_api(&typed);
     let o = Object::new();
     Reflect::set(&o, &"valid".into(), &problems.is_empty().into())?;

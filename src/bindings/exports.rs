@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::*;
 use super::env::new_uuid;
-use super::js_view::{apply_edits, edited_tool_use_ids, JsConversation};
+use super::js_view::{apply_edits, edited_tool_use_ids, user_message_in, JsConversation};
 use crate::drive::autocompact;
 use crate::drive::options;
 use crate::measure::thresholds;
@@ -204,7 +204,7 @@ pub fn strip_images_from_messages(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<Array> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    js(conv.check_editable("stripImagesFromMessages"))?;
+    js(conv.validate_all())?; // every shape
     let edits = js(strip::strip_images(&conv))?;
     js(apply_edits(&conv, &edits))
 }
@@ -216,7 +216,7 @@ pub fn strip_reinjected_attachments(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<Array> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    js(conv.check_editable("stripReinjectedAttachments"))?;
+    js(conv.validate_all())?; // every shape
     let drop = js(strip::reinjected_attachments(&conv))?;
     let out = Array::new();
     let mut d = drop.iter().peekable();
@@ -236,7 +236,7 @@ pub fn group_messages_by_api_round(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<Array> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    js(conv.check_editable("groupMessagesByApiRound"))?;
+    js(conv.validate_all())?; // every shape
     let groups = js(ptl::group_by_api_round(&conv, 0))?;
     let out = Array::new();
     for g in groups {
@@ -271,7 +271,7 @@ pub fn truncate_head_for_ptl_retry(
     #[wasm_bindgen(unchecked_optional_param_type = "TruncateHeadOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    js(conv.check_editable("truncateHeadForPTLRetry"))?;
+    js(conv.validate_all())?; // every shape
     let overflow = if error.is_undefined() || error.is_null() {
         None
     } else {
@@ -288,7 +288,21 @@ pub fn truncate_head_for_ptl_retry(
             ptl::Kept::Message(i) => conv.item(i),
             ptl::Kept::Marker { transcript } => {
                 let uuid = transcript.then(new_uuid);
-                to_js(&ptl::ptl_marker_message(transcript, uuid.as_deref()))?
+                let marker = to_js(&ptl::ptl_marker_message(transcript, uuid.as_deref()))?;
+                if conv.shape().is_foreign() {
+                    // The marker in the caller's shape.
+                    let own =
+                        user_message_in(&messages, &marker, &new_uuid(), &JsValue::UNDEFINED);
+                    if own.is_undefined() {
+                        return Err(js_error(Error::new(
+                            ErrorCode::UnsupportedShape,
+                            "truncateHeadForPTLRetry: the conversation has no LangChain HumanMessage whose class could build the marker message",
+                        )));
+                    }
+                    own
+                } else {
+                    marker
+                }
             }
         });
     }

@@ -264,7 +264,12 @@ export function messageId(arr, i) {
 
 export function sameResponse(arr, i, j) {
   const a = idOf(arr[i]);
-  return a !== undefined && a === idOf(arr[j]);
+  if (a !== undefined) return a === idOf(arr[j]);
+  // The output items of one OpenAI Responses response (reasoning, message, calls) are
+  // consecutive assistant-side items.
+  if (shapeOfHeader(header(arr[i])) !== RESPONSES || shapeOfHeader(header(arr[j])) !== RESPONSES) return false;
+  for (let k = Math.min(i, j); k <= Math.max(i, j); k++) if ((header(arr[k]) & 7) !== 1) return false;
+  return true;
 }
 
 export function stringField(arr, i, k) {
@@ -875,7 +880,7 @@ export function applyEdits(arr, ops, texts) {
     const shape = shapeOfHeader(header(arr[i]));
     if (shape >= AI_MODEL) {
       if (i !== cur) { flush(); cur = -1; }
-      out[i] = setForeignResult(out[i], shape, b, text);
+      out[i] = op === 0 ? replaceForeignPart(out[i], shape, b, n, text) : setForeignResult(out[i], shape, b, text);
       continue;
     }
     if (i !== cur) {
@@ -935,15 +940,7 @@ function setForeignResult(m, shape, b, text) {
     case RESPONSES:
       return { ...m, output: text };
     case LANGCHAIN: {
-      if (Array.isArray(m.lc_namespace)) {
-        const fields = {
-          content: text, tool_call_id: m.tool_call_id, name: m.name, id: m.id, status: m.status,
-          artifact: m.artifact, additional_kwargs: m.additional_kwargs,
-          response_metadata: m.response_metadata,
-        };
-        for (const key of Object.keys(fields)) if (fields[key] === undefined) delete fields[key];
-        return new m.constructor(fields);
-      }
+      if (Array.isArray(m.lc_namespace)) return rebuildLc(m, text);
       if (m.lc === 1) return { ...m, kwargs: { ...m.kwargs, content: text } };
       return { ...m, data: { ...m.data, content: text } };
     }
@@ -1186,4 +1183,72 @@ export function userMessageIn(arr, msg, id, summaryOf) {
     default:
       return { role: 'user', content: text };
   }
+}
+
+// The index in a UIMessage's `parts` of describeForeign's block `b` (-1 when none).
+function uiPartOf(parts, b) {
+  let k = 0;
+  for (let j = 0; j < parts.length; j++) {
+    const p = parts[j];
+    const t = p !== null && typeof p === 'object' ? p.type : undefined;
+    if (typeof t === 'string' && (t === 'step-start' || t.startsWith('source-') || t.startsWith('data-'))) continue;
+    const width = typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-'))
+      ? (p.state === 'output-available' || p.state === 'output-error' ? 2 : 1) : 1;
+    if (b < k + width) return j;
+    k += width;
+  }
+  return -1;
+}
+
+// A copy of the foreign message `m` with the part at block `b` (or, when `n` is not
+// 0xffffffff, the part `n` of that tool result's output) replaced by a text part of its
+// shape (`input_text` in OpenAI Responses, `text` elsewhere).
+function replaceForeignPart(m, shape, b, n, text) {
+  const part = { type: shape === RESPONSES ? 'input_text' : 'text', text };
+  const nested = n !== 0xffffffff;
+  const swap = (list, k) => { const c = list.slice(); c[k] = part; return c; };
+  switch (shape) {
+    case AI_MODEL: {
+      const content = m.content.slice();
+      if (nested) {
+        const p = content[b];
+        content[b] = { ...p, output: { ...p.output, value: swap(p.output.value, n) } };
+      } else {
+        content[b] = part;
+      }
+      return { ...m, content };
+    }
+    case AI_UI: {
+      const j = uiPartOf(m.parts, b);
+      return j < 0 ? m : { ...m, parts: swap(m.parts, j) };
+    }
+    case CHAT: {
+      if (nested) return { ...m, content: swap(m.content, n) };
+      const skip = typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0 ? 1 : 0;
+      return { ...m, content: swap(m.content, b - skip) };
+    }
+    case RESPONSES:
+      if (nested) return { ...m, output: swap(m.output, n) };
+      return { ...m, content: swap(m.content, b) };
+    case LANGCHAIN: {
+      const f = lcFields(m);
+      const content = swap(f.content, nested ? n : b);
+      if (Array.isArray(m.lc_namespace)) return rebuildLc(m, content);
+      if (m.lc === 1) return { ...m, kwargs: { ...m.kwargs, content } };
+      return { ...m, data: { ...m.data, content } };
+    }
+    default:
+      return m;
+  }
+}
+
+// A LangChain message instance like `m` (its own class) with `content`.
+function rebuildLc(m, content) {
+  const fields = {
+    content, tool_call_id: m.tool_call_id, tool_calls: m.tool_calls, name: m.name, id: m.id,
+    status: m.status, artifact: m.artifact, additional_kwargs: m.additional_kwargs,
+    response_metadata: m.response_metadata, usage_metadata: m.usage_metadata,
+  };
+  for (const key of Object.keys(fields)) if (fields[key] === undefined) delete fields[key];
+  return new m.constructor(fields);
 }

@@ -168,13 +168,6 @@ impl<'a> JsConversation<'a> {
     pub fn shape(&self) -> Shape {
         self.shape.borrow().shape()
     }
-
-    /// Reads every message ([`Self::validate_all`]) and fails with `UNSUPPORTED_SHAPE` unless
-    /// they are Anthropic messages or transcript lines: `what` names the function that edits.
-    pub fn check_editable(&self, what: &str) -> Result<()> {
-        self.validate_all()?;
-        self.shape.borrow().check_editable(what)
-    }
 }
 
 /// The error for a value that is no message of any known shape, naming the keys it has.

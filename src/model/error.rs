@@ -53,8 +53,8 @@ pub enum ErrorCode {
     /// The messages of one array are of different shapes (e.g. an OpenAI Chat Completions
     /// message among AI SDK messages); the message names both indices.
     MixedShapes,
-    /// The function does not handle this message shape yet (it names the shape and what it
-    /// could not do); nothing was changed.
+    /// A message could not be written in the caller's shape (a LangChain array of instances
+    /// with no `HumanMessage` whose class could build the summary); nothing was changed.
     UnsupportedShape,
 }
 

@@ -129,21 +129,6 @@ impl ShapeOf {
     pub fn shape(&self) -> Shape {
         self.first.map_or(Shape::Any, |(s, _)| s)
     }
-
-    /// Fails with [`ErrorCode::UnsupportedShape`] unless the array is Anthropic (or plain)
-    /// messages: `what` names the function that cannot yet edit other shapes.
-    pub fn check_editable(&self, what: &str) -> Result<()> {
-        match self.first {
-            None | Some((Shape::Anthropic, _)) => Ok(()),
-            Some((s, i)) => Err(Error::new(
-                ErrorCode::UnsupportedShape,
-                format!(
-                    "{what} edits Anthropic messages and Claude Code transcript lines only; messages[{i}] is {} (counting, warning state and the auto-compact decision read every shape)",
-                    s.describe()
-                ),
-            )),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -156,6 +141,12 @@ mod tests {
             assert_eq!(Shape::from_code(k as u32), Some(*s));
         }
         assert_eq!(Shape::from_code(7), None);
+        for s in Shape::ALL {
+            assert_eq!(Shape::from_name(s.name()), Some(s));
+        }
+        assert_eq!(Shape::from_name("openai"), None);
+        let foreign: Vec<_> = Shape::ALL.into_iter().filter(|s| s.is_foreign()).collect();
+        assert_eq!(foreign.len(), 5, "all but plain and Anthropic");
     }
 
     #[test]
@@ -178,20 +169,5 @@ mod tests {
             .message
             .starts_with("messages[4] is a Vercel AI SDK ModelMessage"));
         assert!(e.message.contains("messages[2] is a LangChain message"));
-    }
-
-    #[test]
-    fn only_anthropic_arrays_are_editable() {
-        let mut of = ShapeOf::default();
-        of.check_editable("microCompact").unwrap();
-        of.see(0, Shape::Anthropic).unwrap();
-        of.check_editable("microCompact").unwrap();
-        let mut ui = ShapeOf::default();
-        ui.see(3, Shape::AiSdkUi).unwrap();
-        let e = ui.check_editable("microCompact").unwrap_err();
-        assert_eq!(e.code, ErrorCode::UnsupportedShape);
-        assert!(e
-            .message
-            .contains("messages[3] is a Vercel AI SDK UIMessage"));
     }
 }

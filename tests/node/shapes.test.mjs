@@ -10,7 +10,7 @@ import {
 } from '@langchain/core/messages';
 import { convertToModelMessages, modelMessageSchema, validateUIMessages } from 'ai';
 import * as cc from '../../pkg/node.js';
-import { SONNET, base64OfBytes, filler, summaryResponse } from './helpers/support.mjs';
+import { SONNET, assertValidForApi, base64OfBytes, filler, summaryResponse } from './helpers/support.mjs';
 
 const KB40 = filler(40_000, 3);
 const PNG = base64OfBytes(600);
@@ -125,6 +125,38 @@ const SHAPES = {
 };
 
 const count = (m) => cc.tokenCountWithEstimation(m);
+
+// Four rounds of the conversation (ids renamed per round), after a system message where
+// the shape has one: what an app of that ecosystem holds after a while.
+const SYSTEM = {
+  'ai-sdk-model': { role: 'system', content: 'Answer briefly.' },
+  'ai-sdk-ui': { id: 's', role: 'system', parts: [{ type: 'text', text: 'Answer briefly.' }] },
+  'openai-chat': { role: 'developer', content: 'Answer briefly.' },
+  'openai-responses': { role: 'developer', content: 'Answer briefly.' },
+  langchain: new SystemMessage('Answer briefly.'),
+};
+const rounds = (name, make) => {
+  const out = [];
+  const sys = SYSTEM[name.startsWith('langchain') ? 'langchain' : name];
+  if (name === 'langchain') out.push(sys);
+  else if (name === 'langchain-stored') out.push(...mapChatMessagesToStoredMessages([sys]));
+  else if (name === 'langchain-serialized') out.push(JSON.parse(JSON.stringify(sys)));
+  else out.push(sys);
+  for (let k = 0; k < 4; k++) {
+    if (name.startsWith('langchain')) {
+      const lc = langchain().map((m) => {
+        if (m.tool_call_id) return new ToolMessage({ content: m.content, tool_call_id: `r${k}${m.tool_call_id}` });
+        if (m.tool_calls?.length) return new AIMessage({ content: m.content.filter?.((b) => b.type !== 'tool_use') ?? m.content, tool_calls: m.tool_calls.map((c) => ({ ...c, id: `r${k}${c.id}` })) });
+        return m;
+      });
+      out.push(...(name === 'langchain' ? lc : name === 'langchain-stored' ? mapChatMessagesToStoredMessages(lc) : JSON.parse(JSON.stringify(lc))));
+    } else {
+      out.push(...JSON.parse(JSON.stringify(make()).replace(/"(c[12])"/g, `"r${k}$1"`)));
+    }
+  }
+  return out;
+};
+
 
 describe('counting every shape', () => {
   test('the issue\'s cases: no shape reads as (nearly) nothing', () => {
@@ -292,36 +324,6 @@ describe('microCompact in every shape', () => {
 });
 
 describe('compaction in every shape', () => {
-  // Four rounds of the conversation (ids renamed per round), after a system message where
-  // the shape has one: what an app of that ecosystem holds after a while.
-  const SYSTEM = {
-    'ai-sdk-model': { role: 'system', content: 'Answer briefly.' },
-    'ai-sdk-ui': { id: 's', role: 'system', parts: [{ type: 'text', text: 'Answer briefly.' }] },
-    'openai-chat': { role: 'developer', content: 'Answer briefly.' },
-    'openai-responses': { role: 'developer', content: 'Answer briefly.' },
-    langchain: new SystemMessage('Answer briefly.'),
-  };
-  const rounds = (name, make) => {
-    const out = [];
-    const sys = SYSTEM[name.startsWith('langchain') ? 'langchain' : name];
-    if (name === 'langchain') out.push(sys);
-    else if (name === 'langchain-stored') out.push(...mapChatMessagesToStoredMessages([sys]));
-    else if (name === 'langchain-serialized') out.push(JSON.parse(JSON.stringify(sys)));
-    else out.push(sys);
-    for (let k = 0; k < 4; k++) {
-      if (name.startsWith('langchain')) {
-        const lc = langchain().map((m) => {
-          if (m.tool_call_id) return new ToolMessage({ content: m.content, tool_call_id: `r${k}${m.tool_call_id}` });
-          if (m.tool_calls?.length) return new AIMessage({ content: m.content.filter?.((b) => b.type !== 'tool_use') ?? m.content, tool_calls: m.tool_calls.map((c) => ({ ...c, id: `r${k}${c.id}` })) });
-          return m;
-        });
-        out.push(...(name === 'langchain' ? lc : name === 'langchain-stored' ? mapChatMessagesToStoredMessages(lc) : JSON.parse(JSON.stringify(lc))));
-      } else {
-        out.push(...JSON.parse(JSON.stringify(make()).replace(/"(c[12])"/g, `"r${k}$1"`)));
-      }
-    }
-    return out;
-  };
   const context = () => ({ model: SONNET, summarize: async () => summaryResponse('The user asked for a review; files read, tests run.') });
 
   for (const [name, make] of Object.entries(SHAPES)) {
@@ -379,17 +381,50 @@ describe('compaction in every shape', () => {
   });
 });
 
-describe('what does not handle other shapes yet says so', () => {
-  const ui = aiUi();
-  test('functions that edit the order of messages reject with UNSUPPORTED_SHAPE, naming themselves', () => {
-    for (const [name, f] of [
-      ['stripImagesFromMessages', () => cc.stripImagesFromMessages(ui)],
-      ['groupMessagesByApiRound', () => cc.groupMessagesByApiRound(ui)],
-      ['truncateHeadForPTLRetry', () => cc.truncateHeadForPTLRetry(ui, null)],
-      ['validateForApi', () => cc.validateForApi(chat())],
-    ]) {
-      assert.throws(f, (e) => e.code === 'UNSUPPORTED_SHAPE' && e.message.startsWith(name), name);
+describe('the other functions in every shape', () => {
+  for (const [name, make] of Object.entries(SHAPES)) {
+    const msgs = make();
+    test(`${name}: stripImagesFromMessages, groupMessagesByApiRound, truncateHeadForPTLRetry, validateForApi`, () => {
+      // Strip: the Anthropic form's images become text, the rest is the same objects.
+      const snapshot = JSON.stringify(msgs);
+      const stripped = cc.stripImagesFromMessages(msgs);
+      assert.equal(JSON.stringify(msgs), snapshot, 'input untouched');
+      if (name !== 'ai-sdk-ui') {
+        assert.ok(count(stripped) <= count(msgs) - 1_900, `${name}: the image is gone (${count(msgs)} → ${count(stripped)})`);
+        assert.match(JSON.stringify(stripped), /\[image\]/);
+      }
+      assert.doesNotThrow(() => count(stripped));
+      if (name === 'ai-sdk-model') for (const m of stripped) modelMessageSchema.parse(m);
+      // Rounds: every call with its result, in order, covering the array.
+      const groups = cc.groupMessagesByApiRound(msgs);
+      assert.deepEqual(groups.flat(), msgs);
+      // Each round, after a plain user message (which fits every shape), is a valid request.
+      for (const g of groups) assertValidForApi(cc.toApiMessages([{ role: 'user', content: 'x' }, ...g]), undefined, `${name} round`);
+      assert.deepEqual(cc.validateForApi(msgs).problems, []);
+    });
+  }
+
+  test('truncateHeadForPTLRetry in every shape: starts on a user message in the shape, every pair intact', () => {
+    for (const [name, make] of Object.entries(SHAPES)) {
+      const msgs = rounds(name, make);
+      const t = cc.truncateHeadForPTLRetry(msgs, 'prompt is too long: 215000 tokens > 200000 maximum');
+      assert.ok(t && t.length < msgs.length, name);
+      assert.doesNotThrow(() => count(t), `${name}: one shape`);
+      assert.ok(count(t) < count(msgs));
+      const api = cc.toApiMessages(t);
+      assert.equal(api[0].role, 'user', name);
+      assertValidForApi(api, undefined, `${name} truncated`);
+      assert.equal(cc.validateForApi(t).valid, true, name);
+      if (name === 'langchain') assert.ok(t[0] instanceof HumanMessage);
+      if (name === 'ai-sdk-model') for (const m of t) modelMessageSchema.parse(m);
     }
+  });
+
+  test('validateForApi finds an orphan tool result in another shape', () => {
+    const orphan = [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'nope', content: 'x' }];
+    const v = cc.validateForApi(orphan);
+    assert.equal(v.valid, false);
+    assert.match(JSON.stringify(v.problems), /nope/);
   });
 
   test('autoCompactIfNeeded answers "not due" on every shape without a model call', async () => {
@@ -399,5 +434,11 @@ describe('what does not handle other shapes yet says so', () => {
       assert.equal(out.wasCompacted, false);
       assert.equal(out.skipped, 'belowThreshold');
     }
+  });
+
+  test('a LangChain array of instances with no HumanMessage cannot take a summary: UNSUPPORTED_SHAPE', async () => {
+    const msgs = [new SystemMessage('s'), new AIMessage(filler(40_000, 18)), new AIMessage('b')];
+    await assert.rejects(cc.compactConversation(msgs, { model: SONNET, summarize: async () => summaryResponse('S.') }),
+      (e) => e.code === 'UNSUPPORTED_SHAPE' && /HumanMessage/.test(e.message));
   });
 });
