@@ -461,13 +461,83 @@ export interface TranscriptLineInput {
   } | null;
 }
 
+/** A Vercel AI SDK `UIMessage` as input (what `useChat` keeps): `parts`, tool parts included. */
+export interface UIMessageInput {
+  readonly role: string;
+  readonly parts: readonly unknown[];
+}
+
 /**
- * What functions accept as a message: an API-shape message or a transcript line, of your own
- * type (SDK types fit). Results give your objects back with their type: every function is
- * generic in the message type `M`. Malformed blocks are reported at run time
- * (`INVALID_MESSAGE`, naming `messages[i].content[j]`).
+ * A message with a role, of any ecosystem: AI SDK `ModelMessage` (roles `system`, `user`,
+ * `assistant`, `tool`), OpenAI Chat Completions messages (`developer`, `tool`, `tool_calls`,
+ * content `null`), OpenAI Responses easy-input messages.
  */
-export type MessageInput = ApiMessageInput | TranscriptLineInput;
+export interface RoleMessageInput {
+  readonly role: string;
+  readonly content?: string | null | readonly ContentBlockInput[];
+}
+
+/**
+ * An item with a string `type`: OpenAI Responses input items (`function_call`,
+ * `function_call_output`, `reasoning`, …) and LangChain messages — `BaseMessage` instances,
+ * their stored form (`{type: 'human', data}`) and their serialized form
+ * (`{lc: 1, type: 'constructor', id, kwargs}`).
+ */
+export interface TypedItemInput {
+  readonly type: string;
+}
+
+/**
+ * What functions accept as a message, of your own type: Anthropic messages (the SDK's
+ * `MessageParam` fits) and Claude Code transcript lines, Vercel AI SDK `ModelMessage` and
+ * `UIMessage`, OpenAI Chat Completions messages and Responses input items, LangChain messages.
+ * The shape is detected from the array (one array, one shape: `MIXED_SHAPES` otherwise; a
+ * message of no known shape is `INVALID_MESSAGE` naming its keys). Results give your objects
+ * back with their type, and the messages the library adds are written in your shape: every
+ * function is generic in the message type `M`.
+ */
+export type MessageInput =
+  | ApiMessageInput
+  | TranscriptLineInput
+  | UIMessageInput
+  | RoleMessageInput
+  | TypedItemInput
+  | ItemReferenceInput;
+
+/** An OpenAI Responses `item_reference` (`{id}`, `type` optional): nothing to read, counted 0. */
+export interface ItemReferenceInput {
+  readonly id: string;
+  readonly type?: 'item_reference' | null;
+}
+
+/** The shapes of message the library reads, as {@link CompactionResult.messageShape} names them. */
+export type MessageShape = 'ai-sdk-model' | 'ai-sdk-ui' | 'openai-chat' | 'openai-responses' | 'langchain';
+
+/** LangChain messages, told apart from Anthropic ones by what only they have. */
+type LangChainLike =
+  | { readonly lc_namespace: readonly string[] }
+  | { readonly lc: number; readonly kwargs: object }
+  | { readonly type: string; readonly data: { readonly content: unknown } };
+
+/**
+ * `true` when `M` is another ecosystem's message type (AI SDK, OpenAI, LangChain): what a
+ * compaction adds to such a conversation is of type `M` too, and no boundary line is added.
+ * A type that could be an Anthropic message or a transcript line is `false`.
+ */
+export type IsOtherShape<M> = [M] extends [LangChainLike]
+  ? true
+  : [M] extends [AnthropicLike]
+    ? false
+    : true;
+
+/** What could be an Anthropic message (the SDK's `MessageParam` allows `role: 'system'`) or a line. */
+type AnthropicLike =
+  | ApiMessageInput
+  | { readonly role: 'system'; readonly content: string | readonly ContentBlockInput[] }
+  | TranscriptLineInput;
+
+/** What a compaction adds to a conversation of `M`: `A` for Anthropic messages and lines, else `M`. */
+export type AddedMessage<M, A> = IsOtherShape<M> extends true ? M : A;
 
 // ============================================================================================
 // Configuration (SPEC §4, §5)
@@ -1291,11 +1361,17 @@ export interface CompactionResult<M = Message> {
   /** The `compact_boundary` system line (always transcript shape). */
   boundaryMarker: CompactBoundaryLine;
   /** The summary message, in the conversation's shape. */
-  summaryMessages: SummaryMessage[];
+  summaryMessages: Array<AddedMessage<M, SummaryMessage>>;
   /** Restored files and skills, plan, plan mode, agents, tools, MCP instructions. */
-  attachments: AttachmentMessage[];
+  attachments: Array<AddedMessage<M, AttachmentMessage>>;
   /** The SessionStart hooks' texts. */
-  hookResults: HookResultMessage[];
+  hookResults: Array<AddedMessage<M, HookResultMessage>>;
+  /**
+   * Set when the messages were another ecosystem's: the added messages are in that shape,
+   * and {@link buildPostCompactMessages} leaves the boundary line out (it stays here, in
+   * `boundaryMarker`) and puts the conversation's leading system messages first.
+   */
+  messageShape?: MessageShape;
   /** Your messages kept verbatim after the summary (session-memory compaction), else empty. */
   messagesToKeep: M[];
   /** The hooks' messages for the user, when any. */
@@ -1326,12 +1402,10 @@ export interface CompactionResult<M = Message> {
 }
 
 /** The conversation after a compaction, as {@link buildPostCompactMessages} gives it. */
-export type PostCompactMessage<M = Message> =
-  | CompactBoundaryLine
-  | SummaryMessage
-  | M
-  | AttachmentMessage
-  | HookResultMessage;
+export type PostCompactMessage<M = Message> = AddedMessage<
+  M,
+  CompactBoundaryLine | SummaryMessage | M | AttachmentMessage | HookResultMessage
+>;
 
 /** Why an automatic compaction was not attempted. */
 export type AutoCompactSkipReason =
@@ -1647,14 +1721,16 @@ export declare function createCompactBoundaryMessage(
 
 /**
  * The conversation after a compaction: boundary marker, summary messages, kept messages,
- * attachments, hook results — in that order, nothing else.
+ * attachments, hook results — in that order, nothing else. For another ecosystem's messages
+ * (`result.messageShape` set) there is no boundary line, and the conversation's leading system
+ * messages come first: every message is of your type.
  *
  * @example
  * messages = buildPostCompactMessages(await compactConversation(messages, context));
  */
 export declare function buildPostCompactMessages<M>(
   result: Pick<CompactionResult<M>, 'boundaryMarker' | 'summaryMessages'> &
-    Partial<Pick<CompactionResult<M>, 'messagesToKeep' | 'attachments' | 'hookResults'>>,
+    Partial<Pick<CompactionResult<M>, 'messagesToKeep' | 'attachments' | 'hookResults' | 'messageShape'>>,
 ): Array<PostCompactMessage<M>>;
 
 /**

@@ -392,11 +392,12 @@ fn array_field(result: &JsValue, key: &str, required: bool) -> JsResult<Vec<JsVa
 }
 
 /// `buildPostCompactMessages(result)`: boundary marker, summary messages, kept messages,
-/// attachments, hook results — in that order.
+/// attachments, hook results — in that order. For another ecosystem's messages
+/// (`result.messageShape`), no boundary line, and the kept leading system messages first.
 #[wasm_bindgen(js_name = buildPostCompactMessages, unchecked_return_type = "Array<PostCompactMessage<unknown>>")]
 pub fn build_post_compact_messages(
     #[wasm_bindgen(
-        unchecked_param_type = "Pick<CompactionResult<unknown>, 'boundaryMarker' | 'summaryMessages'> & Partial<Pick<CompactionResult<unknown>, 'messagesToKeep' | 'attachments' | 'hookResults'>>"
+        unchecked_param_type = "Pick<CompactionResult<unknown>, 'boundaryMarker' | 'summaryMessages'> & Partial<Pick<CompactionResult<unknown>, 'messagesToKeep' | 'attachments' | 'hookResults' | 'messageShape'>>"
     )]
     result: JsValue,
 ) -> JsResult<Array> {

@@ -27,7 +27,21 @@ const RESPONSES_ITEM = {
   mcp_approval_request: 1, function_call_output: 0, custom_tool_call_output: 0,
   computer_call_output: 0, local_shell_call_output: 0, shell_call_output: 0,
   apply_patch_call_output: 0, mcp_approval_response: 0, item_reference: 4,
+  tool_search_call: 1, tool_search_output: 0, program: 1, program_output: 0,
+  additional_tools: 2, configuration_update: 2, compaction_trigger: 4,
 };
+
+// The side of a Responses item `m` of type `t` (0 user, 1 assistant, 2 instructions, 4
+// nothing to read), or undefined when `m` is not one. Item types added after this list
+// are recognised by their `call_id` or their name (`…_call`, `…_output`).
+function responsesSide(m, t) {
+  const k = RESPONSES_ITEM[t];
+  if (k !== undefined) return k;
+  if (m.message !== undefined) return undefined;
+  if (t.endsWith('_call_output') || t.endsWith('_output')) return 0;
+  if (t.endsWith('_call') || typeof m.call_id === 'string') return 1;
+  return undefined;
+}
 
 // LangChain message types (instances' and stored messages' `type`).
 const LC_KIND = { human: 0, ai: 1, system: 2, developer: 2, tool: 0, function: 0, generic: 0, remove: 4 };
@@ -94,7 +108,7 @@ function partsShape(c) {
 // with a `role`), an OpenAI Responses item and a stored LangChain message are not lines.
 const isLine = (m) => typeof m.type === 'string' &&
   (m.message !== undefined || (!(m.type === 'message' && typeof m.role === 'string') &&
-    RESPONSES_ITEM[m.type] === undefined && lcFields(m) === undefined));
+    responsesSide(m, m.type) === undefined && lcFields(m) === undefined));
 
 function header(m) {
   if (m === null || typeof m !== 'object' || Array.isArray(m)) return 7 | 128;
@@ -120,9 +134,8 @@ function header(m) {
     if (k === 1 && f.usage_metadata !== null && typeof f.usage_metadata === 'object') bits |= 64;
     return bits | 128;
   }
-  if (typeof t === 'string' && RESPONSES_ITEM[t] !== undefined) {
-    return RESPONSES_ITEM[t] | (RESPONSES << SHAPE_SHIFT) | 128;
-  }
+  const side = typeof t === 'string' ? responsesSide(m, t) : undefined;
+  if (side !== undefined) return side | (RESPONSES << SHAPE_SHIFT) | 128;
   if (typeof t === 'string' && !(t === 'message' && typeof m.role === 'string')) {
     // A Claude Code line without `message` (system, attachment, summary, progress…).
     const k = KIND[t];
@@ -132,7 +145,14 @@ function header(m) {
     return bits | 128;
   }
   const r = m.role;
-  if (typeof r !== 'string') return 7 | 128;
+  if (typeof r !== 'string') {
+    // An OpenAI Responses item reference may leave its `type` out: `{id}`.
+    if ((t === undefined || t === null) && typeof m.id === 'string' &&
+      Object.keys(m).every((k) => k === 'id' || k === 'type')) {
+      return 4 | (RESPONSES << SHAPE_SHIFT) | 128;
+    }
+    return 7 | 128;
+  }
   const k = ROLE_KIND[r];
   bits = k === undefined ? 4 : k;
   let shape;
@@ -643,7 +663,7 @@ function describeResponsesItem(m, estimate, out) {
       pushBlock(out, 8, typeof m.encrypted_content === 'string' ? m.encrypted_content.length : 0, 0, 0, 0, 0, 0, 0);
       return 1;
     default:
-      if (RESPONSES_ITEM[m.type] === 0 && 'output' in m) {
+      if (responsesSide(m, m.type) === 0 && 'output' in m) {
         pushResult(out, estimate, m.call_id, m.output);
         return 1;
       }

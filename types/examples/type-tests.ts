@@ -85,7 +85,8 @@ tokenCountWithEstimation([42]);
 tokenCountWithEstimation({ role: 'user', content: 'hi' });
 // @ts-expect-error content must be a string or blocks
 tokenCountWithEstimation([{ role: 'user', content: 42 }]);
-// @ts-expect-error the role of an API message is user or assistant
+// A system message given as a message (OpenAI, AI SDK, Anthropic SDK types that allow it) is
+// counted: it is what the model reads first.
 tokenCountWithEstimation([{ role: 'system', content: 'be brief' }]);
 // @ts-expect-error a block needs a string `type`
 tokenCountWithEstimation([{ role: 'user', content: [{ text: 'no type' }] }]);
