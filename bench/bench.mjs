@@ -180,6 +180,17 @@ for (const [name, msgs] of Object.entries(perTurnInputs)) {
   if (pkgCount !== refCount) problems.push(`${name}: tokenCountWithEstimation package ${pkgCount} ≠ reference ${refCount}`);
   if (pkgShould !== refShould) problems.push(`${name}: shouldAutoCompact package ${pkgShould} ≠ reference ${refShould}`);
 }
+// The same conversation in the other shapes the package reads (issue 10): the count within 5 %
+// of the API view's (the AI SDK and LangChain forms carry no reasoning signatures or media
+// beyond what formats.mjs converts), and the same decision.
+const shapeInputs = { ai: aiMessages, lc: lcMessages };
+for (const [name, msgs] of Object.entries(shapeInputs)) {
+  const count = cc.tokenCountWithEstimation(msgs);
+  const base = agreement.apiView.pkgCount;
+  agreement[name] = { pkgCount: count, refCount: base, pkgShould: cc.shouldAutoCompact(msgs, MODEL), refShould: agreement.apiView.pkgShould };
+  if (Math.abs(count - base) > 0.05 * base) problems.push(`${name}: tokenCountWithEstimation ${count} is more than 5 % from the API view's ${base}`);
+  if (agreement[name].pkgShould !== agreement[name].refShould) problems.push(`${name}: shouldAutoCompact differs from the API view's`);
+}
 if (ENV_OVERRIDES.length) {
   problems.push(`environment overrides set (${ENV_OVERRIDES.join(', ')}): the reference ignores them`);
 }
@@ -194,6 +205,8 @@ const perTurn = await timeGroup([
   { key: 'ref.tokenCount.api', fn: () => ref.tokenCountWithEstimation(apiView) },
   { key: 'pkg.should.api', fn: () => cc.shouldAutoCompact(apiView, MODEL) },
   { key: 'ref.should.api', fn: () => ref.shouldAutoCompact(apiView, MODEL) },
+  { key: 'pkg.should.ai', fn: () => cc.shouldAutoCompact(aiMessages, MODEL) },
+  { key: 'pkg.should.lc', fn: () => cc.shouldAutoCompact(lcMessages, MODEL) },
 ]);
 const memAfterPerTurn = memBytes();
 
@@ -683,6 +696,8 @@ for (const [input, label] of [['lines', `transcript lines (${lines.length})`], [
   compare('per-turn', `tokenCountWithEstimation, ${label}`, `pkg.tokenCount.${input}`, 'plain JS (reference.mjs)', `ref.tokenCount.${input}`, 2);
   compare('per-turn', `shouldAutoCompact, ${label}`, `pkg.should.${input}`, 'plain JS (reference.mjs)', `ref.should.${input}`, 2);
 }
+compare('per-turn', `shouldAutoCompact, AI SDK ModelMessage[] (${aiMessages.length})`, 'pkg.should.ai', 'the same on the API view (Anthropic shape)', 'pkg.should.api');
+compare('per-turn', `shouldAutoCompact, LangChain BaseMessage[] (${lcMessages.length})`, 'pkg.should.lc', 'the same on the API view (Anthropic shape)', 'pkg.should.api');
 compare('microCompact', 'microCompact(apiView)', 'microCompact', `pruneMessages, matched (before-last-${K}-messages, compactable tools)`, 'pruneMessages.matched', 2);
 compare('microCompact', 'microCompact(apiView)', 'microCompact', 'pruneMessages, before-last-5-messages', 'pruneMessages.plain');
 compare('microCompact', 'microCompact(apiView)', 'microCompact', `trimMessages, same tokens freed (maxTokens ${budgetSame})`, 'trimMessages.same');

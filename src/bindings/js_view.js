@@ -110,51 +110,63 @@ const isLine = (m) => typeof m.type === 'string' &&
   (m.message !== undefined || (!(m.type === 'message' && typeof m.role === 'string') &&
     responsesSide(m, m.type) === undefined && lcFields(m) === undefined));
 
-function header(m) {
+// Claude Code line types besides those of KIND: decided without looking further.
+const LINE_TYPES = {
+  progress: true, summary: true, 'file-history-snapshot': true, 'queue-operation': true,
+  'custom-title': true, tag: true,
+};
+
+// The header of a Claude Code line of type `t` (`k` = KIND[t]).
+function lineHeader(m, k) {
+  let bits = (k === undefined ? 4 : k) | 8 | (ANTHROPIC << SHAPE_SHIFT) | 128;
+  if (m.isSidechain === true) bits |= 16;
+  if (k === 2 && m.subtype === 'compact_boundary') bits |= 32;
+  const inner = m.message;
+  if (inner !== null && typeof inner === 'object') {
+    if (inner.usage != null) bits |= 64;
+    if (inner.stop_reason === null) bits |= 256;
+  }
+  return bits;
+}
+
+// The header of message `m`. With `full` false (backward scans, which need only the kind,
+// sidechain, boundary and usage bits) the shape of a `{role, content}` message is not worked
+// out from its parts.
+function header(m, full = true) {
   if (m === null || typeof m !== 'object' || Array.isArray(m)) return 7 | 128;
   const t = m.type;
-  let bits;
-  if (typeof t === 'string' && m.message !== undefined) {
-    // A Claude Code line (the common case, decided first).
+  if (typeof t === 'string') {
     const k = KIND[t];
-    bits = (k === undefined ? 4 : k) | 8 | (ANTHROPIC << SHAPE_SHIFT);
-    if (m.isSidechain === true) bits |= 16;
-    if (k === 2 && m.subtype === 'compact_boundary') bits |= 32;
-    const inner = m.message;
-    if (inner !== null && typeof inner === 'object') {
-      if (inner.usage != null) bits |= 64;
-      if (inner.stop_reason === null) bits |= 256;
-    }
-    return bits | 128;
+    // Claude Code lines, the common case, first (a LangChain `system` message also has
+    // `type: 'system'`: told apart by its fields).
+    if (m.message !== undefined || LINE_TYPES[t] === true ||
+        (k !== undefined && (k !== 2 || lcFields(m) === undefined))) return lineHeader(m, k);
   }
   const f = lcFields(m);
   if (f !== undefined) {
     const k = lcKind(m, f);
-    bits = k | (LANGCHAIN << SHAPE_SHIFT);
+    let bits = k | (LANGCHAIN << SHAPE_SHIFT) | 128;
     if (k === 1 && f.usage_metadata !== null && typeof f.usage_metadata === 'object') bits |= 64;
-    return bits | 128;
-  }
-  const side = typeof t === 'string' ? responsesSide(m, t) : undefined;
-  if (side !== undefined) return side | (RESPONSES << SHAPE_SHIFT) | 128;
-  if (typeof t === 'string' && !(t === 'message' && typeof m.role === 'string')) {
-    // A Claude Code line without `message` (system, attachment, summary, progress…).
-    const k = KIND[t];
-    bits = (k === undefined ? 4 : k) | 8 | (ANTHROPIC << SHAPE_SHIFT);
-    if (m.isSidechain === true) bits |= 16;
-    if (k === 2 && m.subtype === 'compact_boundary') bits |= 32;
-    return bits | 128;
+    return bits;
   }
   const r = m.role;
+  if (typeof t === 'string' && !(t === 'message' && typeof r === 'string')) {
+    const side = responsesSide(m, t);
+    if (side !== undefined) return side | (RESPONSES << SHAPE_SHIFT) | 128;
+    return lineHeader(m, KIND[t]); // another Claude Code line type
+  }
   if (typeof r !== 'string') {
     // An OpenAI Responses item reference may leave its `type` out: `{id}`.
     if ((t === undefined || t === null) && typeof m.id === 'string' &&
-      Object.keys(m).every((k) => k === 'id' || k === 'type')) {
+      Object.keys(m).every((key) => key === 'id' || key === 'type')) {
       return 4 | (RESPONSES << SHAPE_SHIFT) | 128;
     }
     return 7 | 128;
   }
   const k = ROLE_KIND[r];
-  bits = k === undefined ? 4 : k;
+  let bits = (k === undefined ? 4 : k) | 128;
+  if (m.usage != null) bits |= 64;
+  if (!full) return bits;
   let shape;
   if (Array.isArray(m.parts)) shape = AI_UI;
   else if (r === 'tool') shape = typeof m.tool_call_id === 'string' ? CHAT : AI_MODEL;
@@ -163,11 +175,12 @@ function header(m) {
     shape = partsShape(m.content);
     if (t === 'message' && shape === ANY && typeof m.content === 'string') shape = RESPONSES;
   }
-  if (m.usage != null && (shape === ANY || shape === ANTHROPIC)) {
-    bits |= 64;
-    shape = ANTHROPIC;
+  // Usage in the Messages API's terms is Anthropic's; another shape's `usage` is not read.
+  if (bits & 64) {
+    if (shape === ANY) shape = ANTHROPIC;
+    else if (shape !== ANTHROPIC) bits &= ~64;
   }
-  return bits | (shape << SHAPE_SHIFT) | 128;
+  return bits | (shape << SHAPE_SHIFT);
 }
 
 const shapeOfHeader = (h) => (h >> SHAPE_SHIFT) & 7;
@@ -193,7 +206,7 @@ export function readHeaders(arr, start, out) {
 // message (the Rust side reports it).
 export function rfind(arr, end, mask) {
   for (let i = end - 1; i >= 0; i--) {
-    const h = header(arr[i]);
+    const h = header(arr[i], false);
     if ((h & 7) === 7) return -2 - i;
     if (h & 16) continue;
     if ((mask & 4) && (h & 32)) return i;
@@ -210,7 +223,7 @@ export function rfind(arr, end, mask) {
 export function latestUsage(arr, end, out) {
   for (let i = end - 1; i >= 0; i--) {
     const m = arr[i];
-    const h = header(m);
+    const h = header(m, false);
     if ((h & 7) === 7) { out[0] = 3; return i; }
     if (h & 16) continue;
     if (h & 32) { out[0] = 2; return i; }
@@ -230,7 +243,7 @@ export function previousSibling(arr, before, last) {
   const id = idOf(arr[last]);
   if (id === undefined) return -1;
   for (let i = before - 1; i >= 0; i--) {
-    const h = header(arr[i]);
+    const h = header(arr[i], false);
     if ((h & 7) === 7 || (h & 32)) return -1;
     if (h & 16) continue;
     if ((h & 7) === 1) return idOf(arr[i]) === id ? i : -1;
@@ -568,6 +581,7 @@ function describeForeign(m, shape, estimate, out) {
       n = pushContent(m.content, estimate, out);
       break;
     case AI_UI:
+      if (!Array.isArray(m.parts)) { n = pushContent(m.content, estimate, out); break; }
       for (const p of m.parts) {
         if (p === null || typeof p !== 'object') { pushPart(p, estimate, out); n++; continue; }
         const t = p.type;
@@ -611,6 +625,7 @@ function describeForeign(m, shape, estimate, out) {
       break;
     case LANGCHAIN: {
       const f = lcFields(m);
+      if (f === undefined) { n = pushContent(m.content, estimate, out); break; }
       const kind = lcKind(m, f);
       if (kind === 0 && typeof f.tool_call_id === 'string') {
         pushResult(out, estimate, f.tool_call_id, f.content);
@@ -677,20 +692,20 @@ function describeResponsesItem(m, estimate, out) {
 // attachment payload of n JSON units, [3, 0] content of a wrong type, [4, n] n blocks.
 // The strings the symbols refer to are fetched with `takeStrings`; an estimate (which needs
 // no ids or names) interns nothing and leaves every symbol 0.
-export function describeContents(arr, start, end, estimate) {
+// `shape` is the array's (the Rust side has read every message of the range): messages of
+// another ecosystem are described by its rules, plain ones included.
+export function describeContents(arr, start, end, estimate, shape) {
   strings = [];
   symbols = new Map();
   interning = !estimate;
   const out = [];
+  const foreign = shape >= AI_MODEL;
   for (let i = start; i < end; i++) {
     const m = arr[i];
     if (m === null || typeof m !== 'object') { out.push(0, 0); continue; }
-    if (!(typeof m.type === 'string' && m.message !== undefined)) {
-      const shape = shapeOfHeader(header(m));
-      if (shape >= AI_MODEL) {
-        describeForeign(m, shape, estimate, out);
-        continue;
-      }
+    if (foreign) {
+      describeForeign(m, shape, estimate, out);
+      continue;
     }
     if (m.type === 'attachment') {
       if (m.attachment === undefined) out.push(0, 0);

@@ -46,7 +46,13 @@ extern "C" {
     #[wasm_bindgen(js_name = contentEquals)]
     fn content_equals(arr: &JsValue, i: u32, text: &str) -> bool;
     #[wasm_bindgen(js_name = describeContents)]
-    fn describe_contents(arr: &JsValue, start: u32, end: u32, estimate: bool) -> Vec<u32>;
+    fn describe_contents(
+        arr: &JsValue,
+        start: u32,
+        end: u32,
+        estimate: bool,
+        shape: u32,
+    ) -> Vec<u32>;
     #[wasm_bindgen(js_name = toolIndex)]
     fn tool_index_js(arr: &JsValue, from: u32, with_paths: bool) -> Option<Vec<u32>>;
     #[wasm_bindgen(js_name = toolUseIdsAt)]
@@ -533,6 +539,7 @@ impl ConversationView for JsConversation<'_> {
             range.start as u32,
             range.end as u32,
             detail == Detail::Estimate,
+            self.shape.borrow().shape().code(),
         );
         let strings = if detail == Detail::Estimate {
             Vec::new() // estimates need no ids or names: nothing was interned

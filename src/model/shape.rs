@@ -44,6 +44,11 @@ impl Shape {
         Shape::ALL.get(code as usize).copied()
     }
 
+    /// The code of this shape (its index in [`Shape::ALL`]).
+    pub fn code(self) -> u32 {
+        Shape::ALL.iter().position(|s| *s == self).unwrap_or(0) as u32
+    }
+
     /// The stable name (also what an option naming the shape would accept).
     pub fn name(self) -> &'static str {
         match self {
@@ -139,6 +144,7 @@ mod tests {
     fn codes_round_trip() {
         for (k, s) in Shape::ALL.iter().enumerate() {
             assert_eq!(Shape::from_code(k as u32), Some(*s));
+            assert_eq!(s.code(), k as u32);
         }
         assert_eq!(Shape::from_code(7), None);
         for s in Shape::ALL {
