@@ -9,7 +9,7 @@
 // 64 carries usage, 128 always set (0 means "not read yet" on the Rust side), 256 a
 // transcript line whose message.stop_reason is null (usage logged mid-stream), bits 9-11 the
 // message's shape (model::shape::Shape codes below).
-const KIND = { user: 0, assistant: 1, system: 2, attachment: 3 };
+const KIND = { __proto__: null, user: 0, assistant: 1, system: 2, attachment: 3 };
 
 // Shapes, as numbered by model::shape::Shape.
 const ANY = 0, ANTHROPIC = 1, AI_MODEL = 2, AI_UI = 3, CHAT = 4, RESPONSES = 5, LANGCHAIN = 6;
@@ -17,10 +17,10 @@ const SHAPE_SHIFT = 9;
 
 // Kinds of roles outside Claude Code lines: tool results travel on the user side (as
 // Anthropic's do), developer instructions are system prompts.
-const ROLE_KIND = { user: 0, assistant: 1, system: 2, developer: 2, tool: 0, function: 0 };
+const ROLE_KIND = { __proto__: null, user: 0, assistant: 1, system: 2, developer: 2, tool: 0, function: 0 };
 
 // OpenAI Responses input items other than `message`, with their side (0 user, 1 assistant).
-const RESPONSES_ITEM = {
+const RESPONSES_ITEM = { __proto__: null,
   function_call: 1, custom_tool_call: 1, reasoning: 1, compaction: 1, web_search_call: 1,
   file_search_call: 1, computer_call: 1, image_generation_call: 1, code_interpreter_call: 1,
   local_shell_call: 1, shell_call: 1, apply_patch_call: 1, mcp_call: 1, mcp_list_tools: 1,
@@ -44,7 +44,7 @@ function responsesSide(m, t) {
 }
 
 // LangChain message types (instances' and stored messages' `type`).
-const LC_KIND = { human: 0, ai: 1, system: 2, developer: 2, tool: 0, function: 0, generic: 0, remove: 4 };
+const LC_KIND = { __proto__: null, human: 0, ai: 1, system: 2, developer: 2, tool: 0, function: 0, generic: 0, remove: 4 };
 
 // The fields of a LangChain message (an instance, its serialized `{lc: 1, kwargs}` form or
 // its stored `{type, data}` form), or undefined when `m` is none of these.
@@ -111,7 +111,7 @@ const isLine = (m) => typeof m.type === 'string' &&
     responsesSide(m, m.type) === undefined && lcFields(m) === undefined));
 
 // Claude Code line types besides those of KIND: decided without looking further.
-const LINE_TYPES = {
+const LINE_TYPES = { __proto__: null,
   progress: true, summary: true, 'file-history-snapshot': true, 'queue-operation': true,
   'custom-title': true, tag: true,
 };
@@ -339,7 +339,7 @@ export function contentEquals(arr, i, text) {
 
 const RS = '\u001e';
 const SEP_ALL = /\u001e/g;
-const BLOCK_KIND = {
+const BLOCK_KIND = { __proto__: null,
   text: 0, image: 1, document: 2, tool_use: 3, server_tool_use: 4, tool_result: 5,
   thinking: 7, redacted_thinking: 8,
 };

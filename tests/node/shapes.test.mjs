@@ -259,6 +259,14 @@ describe('one array, one shape', () => {
     }
   });
 
+  test('names of Object.prototype are no role, type or block kind', () => {
+    assert.equal(count([{ role: 'user', content: 'a' }, { role: 'constructor', content: KB40 }]), 0 + count([{ role: 'user', content: 'a' }]));
+    assert.equal(count([{ role: 'user', content: [{ type: 'toString', text: 'x'.repeat(400) }] }]) > 100, true, 'an unknown block counts by its JSON');
+    const serialized = JSON.parse(JSON.stringify([new HumanMessage(KB40)]));
+    assert.equal(serialized[0].type, 'constructor');
+    assert.ok(count(serialized) >= 10_000);
+  });
+
   test('a message of no known shape is INVALID_MESSAGE naming its index and keys', () => {
     assert.throws(() => count([{ role: 'user', content: 'a' }, { text: 'hello', author: 'me' }]),
       (e) => e.code === 'INVALID_MESSAGE' && /messages\[1\]/.test(e.message) && /text, author/.test(e.message));
