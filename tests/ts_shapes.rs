@@ -14,7 +14,9 @@ use context_compaction::drive::options::OPTION_OBJECTS;
 use context_compaction::drive::preview::{
     MicroCompactPreview, Preview, RestoredFilePreview, RestoredSkillPreview,
 };
-use context_compaction::measure::thresholds::{output_limits, token_warning_state};
+use context_compaction::measure::thresholds::{
+    output_limits, token_warning_state, ContextWindowSource,
+};
 use context_compaction::model::config::Config;
 use context_compaction::summarize::loss::LossReport;
 use context_compaction::transforms::context_management::ContextManagementOptions;
@@ -153,6 +155,8 @@ fn rust_shapes_for_the_type_check() {
             estimated_tokens_after: 0,
             threshold: 0,
             is_above_threshold: false,
+            context_window: 200_000,
+            context_window_source: ContextWindowSource::Default,
             micro_compact: MicroCompactPreview::default(),
             restored_files: vec![file],
             restored_skills: vec![skill],
