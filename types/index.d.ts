@@ -586,6 +586,8 @@ export interface TokenWarningState {
 /**
  * Who makes a request. Requests from `compact` and `session_memory` (the compaction's own
  * requests) never trigger compaction; nor does `marble_origami` while context collapse is on.
+ * Any other string is a normal request, except one that misspells those three (`Compact`,
+ * `sessionMemory`): it throws `INVALID_ARGUMENT` naming them.
  */
 export type QuerySource =
   | 'repl_main_thread'
@@ -610,7 +612,11 @@ export interface ShouldAutoCompactOptions {
 
 /** Every `code` of a {@link ContextCompactionError}. */
 export type ErrorCode =
-  /** An argument had the wrong type or shape (e.g. `messages` is not an array). */
+  /**
+   * An argument had the wrong type or shape (e.g. `messages` is not an array), or an options
+   * object has an unknown key (`keepRecnt`; the message names the accepted keys and the one
+   * probably meant).
+   */
   | 'INVALID_ARGUMENT'
   /** A message or content block is malformed. */
   | 'INVALID_MESSAGE'
@@ -1167,6 +1173,11 @@ export type ProgressPhase = ProgressEvent['phase'];
  * must survive the compaction. Callbacks may answer synchronously or with a promise; every
  * wait is interrupted when `signal` aborts.
  *
+ * The object may carry your own keys as well, but a key that misspells one of these
+ * (`querySorce`, `hooks.PreCompact`), an option of the call (`customInstructions`) or a key of
+ * `config` (`contextWindow`) given here throws `INVALID_ARGUMENT` naming it and the keys read:
+ * silently ignored, it would change what the compaction does.
+ *
  * @example
  * const context: CompactContext = {
  *   model: 'claude-opus-4-6',
@@ -1239,6 +1250,12 @@ export interface CompactContext {
    * messages, message objects are kept as given (the same objects), after the summary.
    */
   pinned?: ReadonlyArray<string | MessageInput>;
+  /**
+   * Keep the latest user request verbatim after the summary on every path that compacts with
+   * this context (automatic, reactive, session memory), as {@link CompactOptions.keepLastUserMessage}
+   * does for one call.
+   */
+  keepLastUserMessage?: boolean;
 }
 
 /** Options of {@link compactConversation}. */
@@ -1421,7 +1438,11 @@ export type AutoCompactOutcome<M = Message> =
       skipped: AutoCompactSkipReason;
     };
 
-/** State you keep across turns for {@link autoCompactIfNeeded} and {@link reactiveCompact}. */
+/**
+ * State you keep across turns for {@link autoCompactIfNeeded} and {@link reactiveCompact}. Pass
+ * back the outcome you got (its other keys are ignored); a key that misspells one of these
+ * throws `INVALID_ARGUMENT`.
+ */
 export interface Tracking {
   /** Failed auto-compactions in a row (3 opens the circuit breaker). */
   consecutiveFailures?: number;

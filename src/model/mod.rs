@@ -5,4 +5,5 @@ pub mod config;
 pub mod error;
 pub mod hash;
 pub mod messages;
+pub mod names;
 pub mod view;
