@@ -1917,6 +1917,7 @@ export type {
   AnthropicApiError,
   AnthropicApiErrorCode,
   AnthropicApiErrorDetails,
+  AnthropicSummarizerOptionsErrorCode,
   ApiErrorBody,
   ApiErrorType,
   FetchFunction,
