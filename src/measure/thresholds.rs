@@ -67,6 +67,7 @@ pub struct ModelSpec {
     pub max_input: Option<u64>,
 }
 
+/// A model whose input may fill its window minus its output.
 const fn spec(id: &'static str, window: u64, max_output: u64) -> ModelSpec {
     ModelSpec {
         id,

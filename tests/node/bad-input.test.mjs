@@ -369,6 +369,11 @@ test('every options object: an unknown key is INVALID_ARGUMENT naming it, the li
   await asyncRejects((async () => new cc.Compactor({ model: OPUS, mesages: msgs }))(), /context\.mesages.*did you mean `messages`/, /messages/);
   await asyncRejects(cc.autoCompactIfNeeded(msgs, ctx, { consecutiveFailure: 3 }), /tracking\.consecutiveFailure.*`consecutiveFailures`/, /consecutiveFailures, turnId/);
   await asyncRejects(cc.reactiveCompact(msgs, ctx, 'prompt is too long: 5 tokens > 4 maximum', { turnID: 1 }), /tracking\.turnID.*`turnId`/, /turnId/);
+  // The Anthropic summarizer (plain JS): a TypeError with the same code.
+  assert.throws(
+    () => cc.anthropicSummarizer({ apiKey: 'k', maxRetrys: 1 }),
+    (e) => e instanceof TypeError && e.code === 'INVALID_ARGUMENT' && /options\.maxRetrys.*`maxRetries`.*known: apiKey/.test(e.message),
+  );
   // Config and the context-management options keep their own code.
   rejects(cc.getAutoCompactThreshold, [OPUS, { contextWindw: 5 }], 'INVALID_CONFIG', /config\.contextWindw.*did you mean `contextWindow`.*known: contextWindow/);
   rejects(cc.buildApiContextManagement, [{ clearThinkng: true }], 'INVALID_CONFIG', /clearThinkng.*expected one of `clearThinking`/);

@@ -9,6 +9,8 @@ import {
   getAutoCompactThreshold,
   calculateTokenWarningState,
   setEnvironmentDefaults,
+  Compactor,
+  previewCompaction,
 } from '../../pkg/node.js';
 
 // These tests state the defaults; the environment variables are tested in child processes
@@ -246,4 +248,20 @@ test('an unknown model gets the 200,000 default, and the result says the default
   assert.deepEqual([on.contextWindow, on.contextWindowSource], [1_000_000, 'config']);
   const suffix = calculateTokenWarningState(0, 'claude-opus-4-6[1m]');
   assert.deepEqual([suffix.contextWindow, suffix.contextWindowSource], [1_000_000, 'model']);
+});
+
+test('the Compactor and previewCompaction say where the window comes from too', () => {
+  const messages = [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi' }];
+  for (const [model, window, source] of [['openai/gpt-4.1', 1_047_576, 'model'], ['gemini-2.5-pro', 1_048_576, 'model'], ['my-local-model', 200_000, 'default']]) {
+    const chat = new Compactor({ model, messages });
+    const s = chat.warningState();
+    assert.deepEqual([s.contextWindow, s.contextWindowSource], [window, source], model);
+    assert.deepEqual(s, calculateTokenWarningState(chat.tokenCount(), model), model);
+    chat.free();
+    const p = previewCompaction(messages, { model });
+    assert.deepEqual([p.contextWindow, p.contextWindowSource], [window, source], model);
+    assert.equal(p.threshold, getAutoCompactThreshold(model), model);
+  }
+  const p = previewCompaction(messages, { model: 'my-local-model', config: { contextWindow: 32_768 } });
+  assert.deepEqual([p.contextWindow, p.contextWindowSource], [32_768, 'config']);
 });
