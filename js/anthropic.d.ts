@@ -1,9 +1,27 @@
 // Types of js/anthropic.js: the Anthropic Messages API summarizer (SPEC §16).
 
-/** Options of {@link anthropicSummarizer}. */
+/**
+ * Options of {@link anthropicSummarizer}. Any other key throws (`INVALID_ARGUMENT`, naming the
+ * accepted ones).
+ *
+ * Credentials: `apiKey`, `authToken` or an `x-api-key` / `authorization` header. When none is
+ * given (and `apiKey` / `authToken` are not set to `null`), `ANTHROPIC_API_KEY` and
+ * `ANTHROPIC_AUTH_TOKEN` are read from `process.env` where it exists (Node), as the official
+ * SDK does. With no credentials at all, creating the summarizer throws `MISSING_API_KEY` —
+ * unless a custom `fetch` or a `baseURL` other than the API's is given (they may add them).
+ */
 export interface AnthropicSummarizerOptions {
-  /** Sent as `x-api-key`. Omit it when a proxy at `baseURL` adds the credentials. */
-  apiKey?: string;
+  /**
+   * Sent as `x-api-key`. Default: `ANTHROPIC_API_KEY` of the environment (Node), when no other
+   * credentials are given. Omit it when a proxy at `baseURL` adds the credentials.
+   */
+  apiKey?: string | null;
+  /**
+   * Sent as `authorization: Bearer …` (an OAuth or gateway token) instead of, or besides, the
+   * API key. Default: `ANTHROPIC_AUTH_TOKEN` of the environment (Node), when no other
+   * credentials are given.
+   */
+  authToken?: string | null;
   /** Overrides the `model` of every request the library builds. */
   model?: string;
   /** API origin; `/v1/messages` is appended. Default `https://api.anthropic.com`. */
@@ -44,6 +62,12 @@ export type FetchFunction = (
     signal: AbortSignal;
   },
 ) => Promise<Response>;
+
+/**
+ * The `code` of the `TypeError` {@link anthropicSummarizer} throws for bad options:
+ * `INVALID_ARGUMENT` (a wrong type, an unknown key) or `MISSING_API_KEY` (no credentials).
+ */
+export type AnthropicSummarizerOptionsErrorCode = 'INVALID_ARGUMENT' | 'MISSING_API_KEY';
 
 /** Options of one call of the summarizer (SPEC §16). */
 export interface SummarizeOptions {
@@ -313,6 +337,12 @@ type AnthropicApiErrorClass = typeof AnthropicApiError;
  * Makes a summarizer (SPEC §16) that sends the library's summary request to the Anthropic
  * Messages API (`POST {baseURL}/v1/messages`), streaming by default, with retries of transient
  * failures, and resolves with the Messages API response body.
+ *
+ * @throws {TypeError} at once, with `code` ({@link AnthropicSummarizerOptionsErrorCode}):
+ * `INVALID_ARGUMENT` for an option of the wrong type or an unknown key, `MISSING_API_KEY` when
+ * there are no credentials (see {@link AnthropicSummarizerOptions}).
+ * @example
+ * const summarize = anthropicSummarizer({ apiKey: process.env.ANTHROPIC_API_KEY });
  */
 export declare function anthropicSummarizer(options?: AnthropicSummarizerOptions): Summarizer;
 

@@ -21,6 +21,23 @@
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 const API_VERSION = '2023-06-01';
 
+/** The options {@link anthropicSummarizer} reads; any other key is a mistake. */
+const OPTION_KEYS = Object.freeze([
+  'apiKey',
+  'authToken',
+  'model',
+  'baseURL',
+  'fetch',
+  'headers',
+  'maxRetries',
+  'timeoutMs',
+  'idleTimeoutMs',
+  'stream',
+  'retryBaseMs',
+  'retryMaxMs',
+  'maxRetryAfterMs',
+]);
+
 /** The HTTP status each API error type is sent with (used for errors that arrive in a stream). */
 const STATUS_OF_TYPE = Object.freeze({
   invalid_request_error: 400,
@@ -99,6 +116,11 @@ export class AnthropicApiError extends Error {
  * Makes a summarizer (SPEC §16) that sends the library's summary request to the Anthropic
  * Messages API and resolves with the Messages API response body.
  *
+ * Bad options throw at once, a `TypeError` with a `code`: `INVALID_ARGUMENT` (a wrong type, an
+ * unknown key) or `MISSING_API_KEY` (no credentials: no `apiKey`, `authToken` or auth header,
+ * none in the environment, and neither a custom `fetch` nor a `baseURL` other than the API's
+ * that could add them).
+ *
  * @param {import('./anthropic.js').AnthropicSummarizerOptions} [options]
  * @returns {import('./anthropic.js').Summarizer}
  * @example
@@ -106,11 +128,20 @@ export class AnthropicApiError extends Error {
  *   const response = await summarize(request, { signal, onText: (t) => progress(t) });
  */
 export function anthropicSummarizer(options = {}) {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError('anthropicSummarizer: options must be an object');
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw optionError('options must be an object');
+  }
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.includes(key)) {
+      const meant = likelyMeant(key, OPTION_KEYS);
+      throw optionError(
+        `options.${key} is not an option${meant ? ` (did you mean \`${meant}\`?)` : ''}; known: ${OPTION_KEYS.join(', ')}`,
+      );
+    }
   }
   const {
     apiKey,
+    authToken,
     model,
     baseURL = DEFAULT_BASE_URL,
     fetch: fetchImpl = globalThis.fetch,
@@ -124,19 +155,18 @@ export function anthropicSummarizer(options = {}) {
     maxRetryAfterMs = 60_000,
   } = options;
   if (typeof fetchImpl !== 'function') {
-    throw new TypeError('anthropicSummarizer: no fetch function (pass options.fetch)');
+    throw optionError('no fetch function (pass options.fetch)');
   }
-  if (apiKey !== undefined && apiKey !== null && typeof apiKey !== 'string') {
-    throw new TypeError('anthropicSummarizer: apiKey must be a string');
-  }
-  if (model !== undefined && model !== null && typeof model !== 'string') {
-    throw new TypeError('anthropicSummarizer: model must be a string');
+  for (const [name, value] of [['apiKey', apiKey], ['authToken', authToken], ['model', model]]) {
+    if (value !== undefined && value !== null && typeof value !== 'string') {
+      throw optionError(`${name} must be a string`);
+    }
   }
   if (typeof baseURL !== 'string' || baseURL === '') {
-    throw new TypeError('anthropicSummarizer: baseURL must be a non-empty string');
+    throw optionError('baseURL must be a non-empty string');
   }
   checkCount('maxRetries', maxRetries, false);
-  if (!Number.isInteger(maxRetries)) throw new TypeError('anthropicSummarizer: maxRetries must be an integer');
+  if (!Number.isInteger(maxRetries)) throw optionError('maxRetries must be an integer');
   checkCount('timeoutMs', timeoutMs, true);
   checkCount('idleTimeoutMs', idleTimeoutMs, true);
   checkCount('retryBaseMs', retryBaseMs, false);
@@ -147,7 +177,7 @@ export function anthropicSummarizer(options = {}) {
   try {
     new URL(url);
   } catch {
-    throw new TypeError(`anthropicSummarizer: baseURL is not a URL: ${baseURL}`);
+    throw optionError(`baseURL is not a URL: ${baseURL}`);
   }
   /** @type {Record<string, string>} */
   const headers = {
@@ -155,8 +185,28 @@ export function anthropicSummarizer(options = {}) {
     'anthropic-version': API_VERSION,
     'anthropic-dangerous-direct-browser-access': 'true',
   };
-  if (apiKey) headers['x-api-key'] = apiKey;
+  /** @type {Record<string, string>} */
+  const given = {};
+  mergeHeaders(given, userHeaders);
+  // The caller's own credentials, else (in Node and other runtimes with `process.env`) the
+  // environment's, as the official SDK reads them.
+  const ownCredentials = Boolean(apiKey || authToken || given['x-api-key'] || given.authorization);
+  const env = apiKey === undefined && authToken === undefined && !ownCredentials ? environmentCredentials() : {};
+  const key = apiKey || env.apiKey;
+  const token = authToken || env.authToken;
+  if (key) headers['x-api-key'] = key;
+  if (token) headers.authorization = `Bearer ${token}`;
   mergeHeaders(headers, userHeaders);
+  // No credentials at all would fail at the first request, minutes into a session: fail now,
+  // unless something else may add them (the caller's fetch, or a proxy at another baseURL).
+  const mayAuthenticateElsewhere = options.fetch !== undefined || baseURL.replace(/\/+$/, '') !== DEFAULT_BASE_URL;
+  if (!headers['x-api-key'] && !headers.authorization && !mayAuthenticateElsewhere) {
+    throw optionError(
+      'no API key: pass options.apiKey (or options.authToken, or an x-api-key / authorization header), ' +
+        'or set ANTHROPIC_API_KEY in the environment (Node); a proxy that adds the key needs its baseURL',
+      'MISSING_API_KEY',
+    );
+  }
   const useStream = Boolean(stream);
 
   /**
@@ -166,11 +216,11 @@ export function anthropicSummarizer(options = {}) {
    */
   async function summarize(request, callOptions = {}) {
     if (request === null || typeof request !== 'object' || Array.isArray(request)) {
-      throw new TypeError('summarize: request must be a Messages API request body (an object)');
+      throw Object.assign(new TypeError('summarize: request must be a Messages API request body (an object)'), { code: 'INVALID_ARGUMENT' });
     }
     const { signal, onText } = callOptions ?? {};
     if (onText !== undefined && onText !== null && typeof onText !== 'function') {
-      throw new TypeError('summarize: onText must be a function');
+      throw Object.assign(new TypeError('summarize: onText must be a function'), { code: 'INVALID_ARGUMENT' });
     }
     if (signal?.aborted) throw abortError(signal);
 
@@ -819,7 +869,7 @@ function sleep(ms, signal) {
  */
 function mergeHeaders(into, extra) {
   if (extra === undefined || extra === null) return;
-  if (typeof extra !== 'object') throw new TypeError('anthropicSummarizer: headers must be an object');
+  if (typeof extra !== 'object') throw optionError('headers must be an object');
   const entries =
     typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (extra).forEach) === 'function' &&
     typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (extra).get) === 'function'
@@ -886,6 +936,63 @@ function describe(e) {
 function checkCount(name, value, optional) {
   if (optional && (value === undefined || value === null)) return;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new TypeError(`anthropicSummarizer: ${name} must be a non-negative number`);
+    throw optionError(`${name} must be a non-negative number`);
   }
+}
+
+/**
+ * The error of a bad {@link anthropicSummarizer} call: a `TypeError` with a stable `code`.
+ * @param {string} message
+ * @param {import('./anthropic.js').AnthropicSummarizerOptionsErrorCode} [code]
+ * @returns {TypeError & {code: import('./anthropic.js').AnthropicSummarizerOptionsErrorCode}}
+ */
+function optionError(message, code = 'INVALID_ARGUMENT') {
+  return Object.assign(new TypeError(`anthropicSummarizer: ${message}`), { code });
+}
+
+/**
+ * `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN` of `process.env` where there is one (Node,
+ * Bun, Deno's Node compatibility); nothing in browsers.
+ * @returns {{apiKey?: string, authToken?: string}}
+ */
+function environmentCredentials() {
+  const env = /** @type {{process?: {env?: Record<string, string | undefined>}}} */ (globalThis).process?.env;
+  if (!env || typeof env !== 'object') return {};
+  const read = (/** @type {string} */ name) => {
+    const v = env[name];
+    return typeof v === 'string' && v !== '' ? v : undefined;
+  };
+  return { apiKey: read('ANTHROPIC_API_KEY'), authToken: read('ANTHROPIC_AUTH_TOKEN') };
+}
+
+/**
+ * The name of `known` that `name` most likely misspells: the same but for case, or within two
+ * edits (one for names of fewer than 6 characters); `undefined` when there is none.
+ * @param {string} name
+ * @param {readonly string[]} known
+ * @returns {string | undefined}
+ */
+function likelyMeant(name, known) {
+  const a = name.toLowerCase();
+  let best;
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const b = k.toLowerCase();
+    // Edit distance, one row at a time.
+    let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const row = [i];
+      for (let j = 1; j <= b.length; j++) {
+        row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      }
+      prev = row;
+    }
+    const d = prev[b.length];
+    const allowed = Math.min(a.length, b.length) < 6 ? 1 : 2;
+    if (d <= allowed && d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best;
 }

@@ -373,7 +373,8 @@ export function formatAnalysis(r) {
   const w = r.end.warningState;
   out.push(`Warning state at the end (model ${r.end.model ?? 'unknown: defaults'})`);
   out.push(`  tokenCountWithEstimation(all lines) = ${int(r.end.tokens)}`);
-  out.push(`  context window ${int(t.contextWindow)}, max output ${int(t.maxOutputTokens)}, effective ${int(t.effectiveWindow)}`);
+  const assumed = w.contextWindowSource === 'default' ? ' (the default: model not in the table)' : '';
+  out.push(`  context window ${int(t.contextWindow)}${assumed}, max output ${int(t.maxOutputTokens)}, effective ${int(t.effectiveWindow)}`);
   out.push(
     `  auto-compact ${t.autoCompactEnabled ? 'on' : 'off'} at ${int(t.autoCompactThreshold)}, warning/error at ${int(t.warningThreshold)}, blocking at ${int(t.blockingLimit)}`,
   );

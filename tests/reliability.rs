@@ -845,6 +845,42 @@ fn mode01_smaller_summary_window_first_request_fits() {
     );
 }
 
+/// A summary model with an input limit below its window (GPT-5: 272,000 input tokens in a
+/// 400,000-token window): the first request stays within the input limit — no 400 is seen —
+/// and uses the room there is beyond the 200K default.
+#[test]
+fn mode01_summary_model_input_limit_first_request_fits() {
+    let msgs = parse(&rounds_convo(150, 8_000, false));
+    let pre = token_count_with_estimation(msgs.as_slice()).unwrap().total;
+    assert!(pre > 300_000, "the history is {pre} tokens");
+    let c = CompactContext {
+        summary_model: Some("openai/gpt-5".into()),
+        ..ctx()
+    };
+    let env = Scripted::new(Box::new(|r, _| {
+        let n = request_tokens(r);
+        if n > 272_000 || n + r.max_tokens > 400_000 {
+            Err(CallError {
+                status: Some(400),
+                message: format!(
+                    "Input tokens exceed the configured limit of 272000 tokens. Your messages resulted in {n} tokens."
+                ),
+                ..Default::default()
+            })
+        } else {
+            Ok(answer("fits"))
+        }
+    }));
+    compact(&msgs, &c, &manual(), &env).unwrap();
+    assert_eq!(
+        env.calls(),
+        1,
+        "a 400 was seen: the first request did not fit"
+    );
+    let n = request_tokens(&env.requests.borrow()[0]);
+    assert!((200_000..=272_000).contains(&n), "{n} tokens sent");
+}
+
 /// The PTL retries give up with a clear, coded error — never loop, never deadlock.
 #[test]
 fn mode01_impossible_limit_fails_with_prompt_too_long_after_3_retries() {

@@ -10,11 +10,15 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use context_compaction::drive::options::OPTION_OBJECTS;
+use context_compaction::drive::options::{
+    COMPACTOR_EXTRA_KEYS, CONTEXT_KEYS, HOOK_KEYS, OPTION_OBJECTS, TRACKING_KEYS,
+};
 use context_compaction::drive::preview::{
     MicroCompactPreview, Preview, RestoredFilePreview, RestoredSkillPreview,
 };
-use context_compaction::measure::thresholds::{output_limits, token_warning_state};
+use context_compaction::measure::thresholds::{
+    output_limits, token_warning_state, ContextWindowSource,
+};
 use context_compaction::model::config::Config;
 use context_compaction::summarize::loss::LossReport;
 use context_compaction::transforms::context_management::ContextManagementOptions;
@@ -102,6 +106,18 @@ fn rust_shapes_for_the_type_check() {
         "ContextManagementOptions",
         input_shape(input_fields::<ContextManagementOptions>()),
     );
+    // The open objects: the keys the library reads (others are the caller's own, unless
+    // they misspell one of these).
+    let keys = |list: &[&str]| input_shape(list.iter().map(|k| k.to_string()).collect());
+    shapes.insert("CompactContext", keys(CONTEXT_KEYS));
+    let compactor: Vec<&str> = CONTEXT_KEYS
+        .iter()
+        .chain(COMPACTOR_EXTRA_KEYS)
+        .copied()
+        .collect();
+    shapes.insert("CompactorOptions", keys(&compactor));
+    shapes.insert("CompactHooks", keys(HOOK_KEYS));
+    shapes.insert("Tracking", keys(TRACKING_KEYS));
     // The closed options objects: the keys their one parser accepts.
     for (name, keys) in OPTION_OBJECTS {
         shapes.insert(
@@ -153,6 +169,8 @@ fn rust_shapes_for_the_type_check() {
             estimated_tokens_after: 0,
             threshold: 0,
             is_above_threshold: false,
+            context_window: 200_000,
+            context_window_source: ContextWindowSource::Default,
             micro_compact: MicroCompactPreview::default(),
             restored_files: vec![file],
             restored_skills: vec![skill],

@@ -14,8 +14,12 @@ export type Awaitable<T> = T | PromiseLike<T>;
 
 /**
  * A model id. Any string is accepted (unknown models get the defaults: a 200K window and 32K
- * output tokens); the ids of the model table are listed for completion. A `[1m]` suffix asks
- * for the 1M-token window.
+ * output tokens, and results that carry the window say `contextWindowSource: 'default'`); the
+ * ids of the model table are listed for completion. Claude ids match by family
+ * (`claude-sonnet-4-5-20250929`, `us.anthropic.claude-…`); OpenAI and Gemini ids match with a
+ * provider prefix (`openai/gpt-4o`, `openai:gpt-4.1`, `models/gemini-2.5-flash`) and a date or
+ * release suffix (`-2025-04-14`, `-preview`, `-latest`, `-001`). A `[1m]` suffix asks for the
+ * 1M-token window.
  */
 export type ModelId =
   | 'claude-opus-4-6'
@@ -31,6 +35,30 @@ export type ModelId =
   | 'claude-3-5-haiku-latest'
   | 'claude-3-opus-latest'
   | 'claude-3-haiku-20240307'
+  | 'gpt-5.2'
+  | 'gpt-5.1'
+  | 'gpt-5'
+  | 'gpt-5-mini'
+  | 'gpt-5-nano'
+  | 'gpt-5-codex'
+  | 'gpt-5-chat-latest'
+  | 'gpt-4.1'
+  | 'gpt-4.1-mini'
+  | 'gpt-4.1-nano'
+  | 'gpt-4o'
+  | 'gpt-4o-mini'
+  | 'o3'
+  | 'o3-pro'
+  | 'o3-mini'
+  | 'o4-mini'
+  | 'o1'
+  | 'gemini-3-pro-preview'
+  | 'gemini-3.1-pro-preview'
+  | 'gemini-3-flash-preview'
+  | 'gemini-2.5-pro'
+  | 'gemini-2.5-flash'
+  | 'gemini-2.5-flash-lite'
+  | 'gemini-2.0-flash'
   | (string & {});
 
 // ============================================================================================
@@ -599,6 +627,14 @@ export interface ModelOutputLimits {
   upperLimit: number;
 }
 
+/**
+ * Where a context window comes from: `'config'` (`config.contextWindow`, or
+ * `config.enable1mContext` for a model that supports it), `'model'` (the model table, or a
+ * `[1m]` suffix), or `'default'` (the model is not in the table: the 200,000-token default was
+ * assumed — set `config.contextWindow` if you know better).
+ */
+export type ContextWindowSource = 'config' | 'model' | 'default';
+
 /** Where a context size stands against the model's thresholds (SPEC §4). */
 export interface TokenWarningState {
   /** `max(0, round((threshold − tokens) / threshold × 100))`. */
@@ -611,11 +647,17 @@ export interface TokenWarningState {
   isAboveAutoCompactThreshold: boolean;
   /** At or above the blocking limit (effective window − 3,000). */
   isAtBlockingLimit: boolean;
+  /** The context window the thresholds derive from ({@link getContextWindowForModel}). */
+  contextWindow: number;
+  /** Where that window comes from; `'default'` means the model is unknown and 200,000 was assumed. */
+  contextWindowSource: ContextWindowSource;
 }
 
 /**
  * Who makes a request. Requests from `compact` and `session_memory` (the compaction's own
  * requests) never trigger compaction; nor does `marble_origami` while context collapse is on.
+ * Any other string is a normal request, except one that misspells those three (`Compact`,
+ * `sessionMemory`): it throws `INVALID_ARGUMENT` naming them.
  */
 export type QuerySource =
   | 'repl_main_thread'
@@ -640,7 +682,11 @@ export interface ShouldAutoCompactOptions {
 
 /** Every `code` of a {@link ContextCompactionError}. */
 export type ErrorCode =
-  /** An argument had the wrong type or shape (e.g. `messages` is not an array). */
+  /**
+   * An argument had the wrong type or shape (e.g. `messages` is not an array), or an options
+   * object has an unknown key (`keepRecnt`; the message names the accepted keys and the one
+   * probably meant).
+   */
   | 'INVALID_ARGUMENT'
   /** A message or content block is malformed. */
   | 'INVALID_MESSAGE'
@@ -984,6 +1030,10 @@ export interface CompactionPreview {
   threshold: number;
   /** Whether the threshold is crossed now. */
   isAboveThreshold: boolean;
+  /** The context window the threshold derives from. */
+  contextWindow: number;
+  /** Where that window comes from; `'default'` means the model is unknown and 200,000 was assumed. */
+  contextWindowSource: ContextWindowSource;
   /** What micro-compaction would clear now. */
   microCompact: { tokensFreed: number; clearedToolUseIds: string[] };
   /** Files that would be restored, most recent first. */
@@ -1197,6 +1247,11 @@ export type ProgressPhase = ProgressEvent['phase'];
  * must survive the compaction. Callbacks may answer synchronously or with a promise; every
  * wait is interrupted when `signal` aborts.
  *
+ * The object may carry your own keys as well, but a key that misspells one of these
+ * (`querySorce`, `hooks.PreCompact`), an option of the call (`customInstructions`) or a key of
+ * `config` (`contextWindow`) given here throws `INVALID_ARGUMENT` naming it and the keys read:
+ * silently ignored, it would change what the compaction does.
+ *
  * @example
  * const context: CompactContext = {
  *   model: 'claude-opus-4-6',
@@ -1269,6 +1324,12 @@ export interface CompactContext {
    * messages, message objects are kept as given (the same objects), after the summary.
    */
   pinned?: ReadonlyArray<string | MessageInput>;
+  /**
+   * Keep the latest user request verbatim after the summary on every path that compacts with
+   * this context (automatic, reactive, session memory), as {@link CompactOptions.keepLastUserMessage}
+   * does for one call.
+   */
+  keepLastUserMessage?: boolean;
 }
 
 /** Options of {@link compactConversation}. */
@@ -1455,7 +1516,11 @@ export type AutoCompactOutcome<M = Message> =
       skipped: AutoCompactSkipReason;
     };
 
-/** State you keep across turns for {@link autoCompactIfNeeded} and {@link reactiveCompact}. */
+/**
+ * State you keep across turns for {@link autoCompactIfNeeded} and {@link reactiveCompact}. Pass
+ * back the outcome you got (its other keys are ignored); a key that misspells one of these
+ * throws `INVALID_ARGUMENT`.
+ */
 export interface Tracking {
   /** Failed auto-compactions in a row (3 opens the circuit breaker). */
   consecutiveFailures?: number;
@@ -1598,21 +1663,34 @@ export interface TokenCountOptions {
   config?: Config | null;
 }
 
-/** The model's context window: 200,000; 1,000,000 with `[1m]` or `enable1mContext`; `config.contextWindow` wins. */
+/**
+ * The model's context window: `config.contextWindow` wins; 1,000,000 with `[1m]` or
+ * `enable1mContext`; the model table (200,000 for Claude; e.g. 400,000 for GPT-5, 1,047,576
+ * for GPT-4.1, 128,000 for GPT-4o, 200,000 for o3/o4-mini, 1,048,576 for Gemini 2.5 and 3);
+ * else the default 200,000 ({@link TokenWarningState.contextWindowSource} says which).
+ *
+ * @example
+ * getContextWindowForModel('openai/gpt-4.1'); // 1047576
+ */
 export declare function getContextWindowForModel(model: ModelId, config?: Config | null): number;
 
 /** The model's default max output tokens; `config.maxOutputTokens` wins (capped at the upper limit). */
 export declare function getMaxOutputTokensForModel(model: ModelId, config?: Config | null): number;
 
 /**
- * `{default, upperLimit}` max output tokens from the model table (unknown: 32,000 / 32,000).
+ * `{default, upperLimit}` max output tokens from the model table (unknown: 32,000 / 32,000;
+ * OpenAI and Gemini models: their maximum for both, e.g. 128,000 for GPT-5, 65,536 for
+ * Gemini 2.5).
  *
  * @example
  * getModelOutputLimits('claude-opus-4-6'); // { default: 64000, upperLimit: 128000 }
  */
 export declare function getModelOutputLimits(model: ModelId): ModelOutputLimits;
 
-/** `min(window, autoCompactWindow) − min(maxOutputTokens, 20,000)`. */
+/**
+ * `min(window, autoCompactWindow) − min(maxOutputTokens, 20,000)`, and never more than the
+ * model's input limit (GPT-5: 272,000 input tokens of its 400,000-token window).
+ */
 export declare function getEffectiveContextWindowSize(model: ModelId, config?: Config | null): number;
 
 /** Effective window − 13,000; `autoCompactPctOverride` can only lower it. */
@@ -1919,6 +1997,7 @@ export type {
   AnthropicApiError,
   AnthropicApiErrorCode,
   AnthropicApiErrorDetails,
+  AnthropicSummarizerOptionsErrorCode,
   ApiErrorBody,
   ApiErrorType,
   FetchFunction,

@@ -55,7 +55,7 @@ impl Compactor {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "CompactorOptions<MessageInput>")] options: JsValue,
     ) -> JsResult<Compactor> {
-        let c = js(options::context(&options))?;
+        let c = js(options::compactor_context(&options))?;
         js(JsEnv::from_context(&options, &c, true))?;
         let ctx = c.context;
         let session = Rc::new(RefCell::new(Session::new(ctx.model, ctx.config)));
@@ -164,7 +164,7 @@ impl Compactor {
                 Err(e) => Promise::reject(&e),
             };
         }
-        let prepared = options::context(&self.context)
+        let prepared = options::compactor_context(&self.context)
             .and_then(|c| JsEnv::from_context(&self.context, &c, false).map(|env| (c, env)));
         let (c, env) = match prepared {
             Ok(p) => p,
@@ -213,7 +213,7 @@ impl Compactor {
     ) -> Promise {
         let prepared = (|| -> crate::Result<_> {
             // A manual compaction: the automatic-only options are not options here.
-            let c = options::context(&self.context)?;
+            let c = options::compactor_context(&self.context)?;
             let opts = options::compactor_compact_options(&options, c.retry)?;
             let env = JsEnv::from_context(&self.context, &c, false)?;
             Ok((c.context, env, opts))

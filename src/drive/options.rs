@@ -16,20 +16,31 @@
 //!   counts are rejected, never clamped;
 //! - option objects whose keys the TypeScript types close (everything but `context` and
 //!   `tracking`, which callers build from larger objects and which carry callbacks) reject an
-//!   unknown key, naming it: a misspelt option is an error, not silently ignored.
+//!   unknown key, naming it and the accepted ones (with the one it probably meant): a
+//!   misspelt option is an error, not silently ignored;
+//! - the open objects (`context`, its `hooks`, `tracking`) accept the caller's own keys, but
+//!   reject a key that misspells one of theirs (`querySorce`, `PreCompact`: see
+//!   [`likely_meant`]) and, in a `context`, a key that belongs elsewhere (`customInstructions`
+//!   is an option of the call, `contextWindow` a key of `config`): either would be silently
+//!   ignored otherwise;
+//! - a `querySource` that misspells one of the sources with a meaning (`compact`,
+//!   `session_memory`, `marble_origami`) is an error; any other string is a normal request.
 //!
 //! The callbacks of a `context` (`summarize`, `readFile`, `hooks`, `signal`, `onProgress`,
 //! `onText`, `sessionMemory`) are not data and are read by the bindings.
 
 use serde_json::Value;
 
-use crate::drive::autocompact::{ShouldAutoCompactOptions, Tracking};
+use crate::drive::autocompact::{
+    ShouldAutoCompactOptions, Tracking, CONTEXT_COLLAPSE_QUERY_SOURCE, NON_COMPACTING_QUERY_SOURCES,
+};
 use crate::drive::pinned::Pinned;
 use crate::drive::pipeline::{AsyncAgent, CompactContext, CompactOptions};
 use crate::drive::retry::RetryPolicy;
 use crate::model::config::Config;
 use crate::model::error::{check_token_count, Error, ErrorCode, Result};
 use crate::model::messages::Message;
+use crate::model::names::likely_meant;
 use crate::transforms::microcompact::{self, MicroCompactOptions};
 use crate::transforms::restore::{FileSnapshot, SkillInfo};
 
@@ -122,15 +133,38 @@ pub fn check_object<S: Source>(v: &S, what: &str) -> Result<()> {
     }
 }
 
-/// Rejects a key of `v` not in `known`, naming it.
+/// ` (did you mean `x`?)` when `key` misspells `x` of `known`, else nothing.
+fn hint(key: &str, known: &[&str]) -> String {
+    likely_meant(key, known)
+        .map(|k| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default()
+}
+
+/// Rejects a key of `v` not in `known`, naming it, the key it probably meant and the known
+/// ones.
 fn check_keys<S: Source>(v: &S, what: &str, known: &[&str]) -> Result<()> {
     match v.keys().into_iter().find(|k| !known.contains(&k.as_str())) {
         Some(k) => Err(Error::invalid_argument(format!(
-            "{what}.{k} is not an option here (known: {})",
+            "{what}.{k} is not an option here{}; known: {}",
+            hint(&k, known),
             known.join(", ")
         ))),
         None => Ok(()),
     }
+}
+
+/// Rejects a key of an open object `v` (one that may carry the caller's own keys) that
+/// misspells one of `known`, naming the known ones.
+fn check_near_misses<S: Source>(v: &S, what: &str, known: &[&str]) -> Result<()> {
+    for k in v.keys() {
+        if let Some(meant) = likely_meant(&k, known) {
+            return Err(Error::invalid_argument(format!(
+                "{what}.{k} is not read (did you mean `{meant}`?); the keys read here: {}",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// An object argument with a closed set of keys.
@@ -228,9 +262,40 @@ fn summary_timeout_ms<S: Source>(context: &S) -> Result<f64> {
 pub fn auto_options<S: Source>(context: &S) -> Result<ShouldAutoCompactOptions> {
     const WHAT: &str = "context";
     Ok(ShouldAutoCompactOptions {
-        query_source: string(context, "querySource", WHAT)?,
+        query_source: query_source(context, WHAT)?,
         snip_tokens_freed: token_count(context, "snipTokensFreed", WHAT)?.unwrap_or(0),
     })
+}
+
+/// The query sources with a meaning: the compaction's own requests, and context collapse's.
+/// Any other source is a normal request.
+fn meaningful_query_sources() -> Vec<&'static str> {
+    let mut v = NON_COMPACTING_QUERY_SOURCES.to_vec();
+    v.push(CONTEXT_COLLAPSE_QUERY_SOURCE);
+    v
+}
+
+/// `querySource` of `obj`: a string; one that misspells a source with a meaning
+/// (`sessionMemory`, `compct`) is rejected, listing those sources — taken for a normal
+/// request, it would let the compaction's own request compact again.
+fn query_source<S: Source>(obj: &S, what: &str) -> Result<Option<String>> {
+    let source = string(obj, "querySource", what)?;
+    if let Some(s) = &source {
+        let meaningful = meaningful_query_sources();
+        if let Some(meant) = likely_meant(s, &meaningful) {
+            return Err(Error::invalid_argument(format!(
+                "{what}.querySource {s:?} is not a query source with a meaning (did you mean \
+                 {meant:?}?): {} change what compaction does, any other value is a normal \
+                 request",
+                meaningful
+                    .iter()
+                    .map(|m| format!("{m:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(source)
 }
 
 /// The parts of a `context` emptied after a successful compaction (SPEC §7): the read-file
@@ -352,18 +417,102 @@ fn pinned<S: Source>(v: &S) -> Result<Vec<Pinned>> {
     Ok(out)
 }
 
+/// Every key of a `context` the library reads (`CompactContext`): its data, then its
+/// callbacks (read by the bindings).
+pub const CONTEXT_KEYS: &[&str] = &[
+    "model",
+    "summaryModel",
+    "config",
+    "readFileState",
+    "loadedNestedMemoryPaths",
+    "plan",
+    "planMode",
+    "invokedSkills",
+    "sentSkillNames",
+    "discoveredTools",
+    "tools",
+    "agents",
+    "mcpInstructions",
+    "asyncAgents",
+    "querySource",
+    "snipTokensFreed",
+    "retryBaseMs",
+    "summaryTimeoutMs",
+    "pinned",
+    "keepLastUserMessage",
+    "summarize",
+    "readFile",
+    "sessionMemory",
+    "hooks",
+    "signal",
+    "onProgress",
+    "onText",
+];
+
+/// The keys of the options of a `Compactor` (`CompactorOptions`): a `context` and the
+/// initial `messages`.
+pub const COMPACTOR_EXTRA_KEYS: &[&str] = &["messages"];
+
+/// The hooks of `context.hooks` (`CompactHooks`).
+pub const HOOK_KEYS: &[&str] = &["preCompact", "sessionStart", "postCompact"];
+
+/// The keys of a `tracking` the library reads (`Tracking`).
+pub const TRACKING_KEYS: &[&str] = &[
+    "consecutiveFailures",
+    "turnId",
+    "turnCounter",
+    "reactiveTurnId",
+];
+
+/// Checks the keys of a `context` (with `extra` keys of its own, e.g. a `Compactor`'s
+/// `messages`): the caller's own keys pass; a misspelt context key, a key of the call's
+/// options or of `config` given in the `context` itself, and a misspelt hook are errors.
+fn check_context_keys<S: Source>(context: &S, extra: &[&str]) -> Result<()> {
+    let known: Vec<&str> = CONTEXT_KEYS.iter().chain(extra).copied().collect();
+    for k in context.keys() {
+        if known.contains(&k.as_str()) {
+            continue;
+        }
+        if COMPACT_KEYS.contains(&k.as_str()) {
+            return Err(Error::invalid_argument(format!(
+                "context.{k} is not read: it is an option of the call, not of its context \
+                 (compactConversation(messages, context, {{ {k} }}), Compactor.compact({{ {k} }}))"
+            )));
+        }
+        if Config::FIELDS.contains(&k.as_str()) {
+            return Err(Error::invalid_argument(format!(
+                "context.{k} is not read: it is a key of `config` (context.config.{k})"
+            )));
+        }
+    }
+    check_near_misses(context, "context", &known)?;
+    check_near_misses(&context.get("hooks"), "context.hooks", HOOK_KEYS)
+}
+
+/// Reads the options of a `Compactor`: a `context` ([`context`]) that may also hold the
+/// initial `messages` (read by the bindings).
+pub fn compactor_context<S: Source>(options: &S) -> Result<ContextOptions> {
+    context_with(options, COMPACTOR_EXTRA_KEYS)
+}
+
 /// Reads the data of a `context`: `model` (required), `summaryModel`, `config`,
 /// `readFileState`, `plan`, `planMode`, `invokedSkills`, `discoveredTools` (or `tools`),
 /// `agents`, `mcpInstructions`, `asyncAgents`, `pinned`, `keepLastUserMessage`,
 /// `querySource`, `snipTokensFreed`, `retryBaseMs` and `summaryTimeoutMs`. Other keys
-/// (the callbacks, the caller's own) are not read.
+/// (the callbacks, the caller's own) are not read; keys that look like a mistake are
+/// rejected (see [`check_context_keys`]).
 pub fn context<S: Source>(context: &S) -> Result<ContextOptions> {
+    context_with(context, &[])
+}
+
+fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions> {
     const WHAT: &str = "context";
     if !context.is_object() {
         return Err(Error::invalid_argument(
             "context must be an object with at least `model`",
         ));
     }
+    check_context_keys(context, extra)?;
     let model = string(context, "model", WHAT)?
         .ok_or_else(|| Error::invalid_argument("context.model must be a model id string"))?;
     let mut read_file_state = Vec::new();
@@ -541,10 +690,12 @@ pub fn compactor_compact_options<S: Source>(
 
 /// Reads the `tracking` of `autoCompactIfNeeded` and `reactiveCompact`:
 /// `consecutiveFailures` (not negative), `turnId` (or `turnCounter`) and `reactiveTurnId`
-/// (strings or numbers). Other keys are ignored: callers pass back the outcome they got.
+/// (strings or numbers). Other keys are ignored: callers pass back the outcome they got; a
+/// key that misspells one of these is an error.
 pub fn tracking<S: Source>(tracking: &S) -> Result<Tracking> {
     const WHAT: &str = "tracking";
     check_object(tracking, WHAT)?;
+    check_near_misses(tracking, WHAT, TRACKING_KEYS)?;
     let failures = non_negative(tracking, "consecutiveFailures", WHAT)?.unwrap_or(0.0);
     let id = |k: &str| {
         let v = tracking.get(k);
@@ -565,7 +716,7 @@ pub fn should_auto_compact_options<S: Source>(
     const WHAT: &str = "options";
     closed_object(options, WHAT, SHOULD_AUTO_COMPACT_KEYS)?;
     let opts = ShouldAutoCompactOptions {
-        query_source: string(options, "querySource", WHAT)?,
+        query_source: query_source(options, WHAT)?,
         snip_tokens_freed: token_count(options, "snipTokensFreed", WHAT)?.unwrap_or(0),
     };
     Ok((opts, options.get("config").to_config()?))

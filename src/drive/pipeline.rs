@@ -13,7 +13,9 @@ use crate::drive::retry::RetryPolicy;
 use crate::drive::summary_call::{
     fit_summary_window, request_as_messages, request_summary, Retries,
 };
-use crate::measure::thresholds::{auto_compact_threshold, context_window_for_model};
+use crate::measure::thresholds::{
+    auto_compact_threshold, context_window, context_window_for_model,
+};
 use crate::measure::tokens::{active_start, estimate_range, token_count_with_estimation};
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
@@ -529,7 +531,9 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         .config
         .summary_context_window
         .map(|w| w as u64)
-        .unwrap_or_else(|| context_window_for_model(&summary_model, &Config::default()));
+        .unwrap_or_else(|| {
+            context_window(&summary_model, &Config::default()).for_request(max_tokens)
+        });
     let instruction_tokens = (utf16_len(&summary::instruction_text(&instructions)) as u64)
         .div_ceil(4)
         + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);

@@ -1,9 +1,10 @@
 //! `previewCompaction`: what a full compaction would do now, without calling any model.
 //!
 //! [`preview`] runs the decisions of a compaction (SPEC §7, §9, §10) on the conversation as
-//! it is and reports them: the context size now and the threshold, what micro-compaction
-//! would clear, which files and skills would be restored and at what size, and estimates of
-//! the summary and of the context after compaction. The summary size is the size of the
+//! it is and reports them: the context size now and the threshold (with the window it derives
+//! from and where that window comes from), what micro-compaction would clear, which files and
+//! skills would be restored and at what size, and estimates of the summary and of the context
+//! after compaction. The summary size is the size of the
 //! embedded offline summary ([`crate::summarize::offline`]) of the part that would be summarized, capped
 //! at the summary request's `max_tokens`: a model's summary is usually of the same order,
 //! and never larger than that cap.
@@ -11,7 +12,7 @@
 use serde::Serialize;
 
 use crate::drive::pipeline::CompactContext;
-use crate::measure::thresholds::auto_compact_threshold;
+use crate::measure::thresholds::{auto_compact_threshold, context_window, ContextWindowSource};
 use crate::measure::tokens::{active_start, text_tokens, token_count_with_estimation};
 use crate::model::error::Result;
 use crate::model::messages::{Kind, Message};
@@ -78,6 +79,10 @@ pub struct Preview {
     pub threshold: u64,
     /// Whether `tokens_before` is at or above `threshold`.
     pub is_above_threshold: bool,
+    /// The context window the threshold derives from.
+    pub context_window: u64,
+    /// Where that window comes from (`default`: the model is not in the table).
+    pub context_window_source: ContextWindowSource,
     /// What micro-compaction would clear.
     pub micro_compact: MicroCompactPreview,
     /// Files that would be restored, most recently read first.
@@ -122,6 +127,7 @@ fn context_parts_tokens(ctx: &CompactContext) -> u64 {
 pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
     let tokens_before = token_count_with_estimation(messages)?.total;
     let threshold = auto_compact_threshold(&ctx.model, &ctx.config);
+    let window = context_window(&ctx.model, &ctx.config);
     let mc = micro_compact(messages, &MicroCompactOptions::default())?;
 
     // The part a compaction would summarize (SPEC §7 steps 2–3).
@@ -212,6 +218,8 @@ pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
         estimated_tokens_after,
         threshold,
         is_above_threshold: tokens_before >= threshold,
+        context_window: window.tokens,
+        context_window_source: window.source,
         micro_compact: MicroCompactPreview {
             tokens_freed: mc.tokens_freed,
             cleared_tool_use_ids: mc.cleared_tool_use_ids,
@@ -286,6 +294,10 @@ mod tests {
         );
         assert_eq!(p.threshold, auto_compact_threshold(&ctx.model, &ctx.config));
         assert!(!p.is_above_threshold);
+        assert_eq!(
+            (p.context_window, p.context_window_source),
+            (200_000, ContextWindowSource::Model)
+        );
         // Eight compactable results, the five most recent kept.
         assert_eq!(p.micro_compact.cleared_tool_use_ids, vec!["t0", "t1", "t2"]);
         assert!(p.micro_compact.tokens_freed > 3 * 2_000);

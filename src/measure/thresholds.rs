@@ -52,22 +52,153 @@ const OUTPUT_TABLE: &[(&str, u64, u64)] = &[
 /// Models whose 1M context can be enabled by configuration.
 const ONE_MILLION_CAPABLE: &[&str] = &["sonnet-4-6", "sonnet-4-5", "sonnet-4", "opus-4-6"];
 
-/// Output limits of `model` from the table; unknown models get 32K/32K.
-pub fn output_limits(model: &str) -> OutputLimits {
+/// A model of another provider (OpenAI, Google) in the model table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelSpec {
+    /// The model id without provider prefix or date suffix, e.g. `gpt-4.1-mini`.
+    pub id: &'static str,
+    /// The context window the provider documents, in tokens.
+    pub window: u64,
+    /// The largest output the model writes (also its default `max_tokens`).
+    pub max_output: u64,
+    /// The largest input the API accepts, when lower than the window minus the output (the
+    /// GPT-5 family documents a 400,000-token window but refuses more than 272,000 input
+    /// tokens).
+    pub max_input: Option<u64>,
+}
+
+/// A model whose input may fill its window minus its output.
+const fn spec(id: &'static str, window: u64, max_output: u64) -> ModelSpec {
+    ModelSpec {
+        id,
+        window,
+        max_output,
+        max_input: None,
+    }
+}
+
+/// A GPT-5-family model: a 400,000-token window of which at most 272,000 are input, and
+/// 128,000 output tokens.
+const fn gpt5(id: &'static str) -> ModelSpec {
+    ModelSpec {
+        id,
+        window: 400_000,
+        max_output: 128_000,
+        max_input: Some(272_000),
+    }
+}
+
+/// OpenAI and Gemini models, as their providers document them. An id matches an entry when,
+/// once a provider prefix is removed (see [`other_model`]), it is the entry's id, possibly
+/// followed by a date or release suffix (`-2025-04-14`, `-preview`, `-latest`, `-exp`, `-001`).
+/// Variants with other limits (the `-chat` models, `o1-preview`) are entries of their own;
+/// variants not listed (`gpt-4o-audio-preview`, `gpt-5-pro`, image models) are unknown.
+pub const OTHER_MODELS: &[ModelSpec] = &[
+    // OpenAI GPT-5 family.
+    gpt5("gpt-5"),
+    gpt5("gpt-5-mini"),
+    gpt5("gpt-5-nano"),
+    gpt5("gpt-5-codex"),
+    spec("gpt-5-chat", 128_000, 16_384),
+    gpt5("gpt-5.1"),
+    gpt5("gpt-5.1-codex"),
+    gpt5("gpt-5.1-codex-mini"),
+    gpt5("gpt-5.1-codex-max"),
+    spec("gpt-5.1-chat", 128_000, 16_384),
+    gpt5("gpt-5.2"),
+    spec("gpt-5.2-chat", 128_000, 16_384),
+    // OpenAI GPT-4.1 and GPT-4o.
+    spec("gpt-4.1", 1_047_576, 32_768),
+    spec("gpt-4.1-mini", 1_047_576, 32_768),
+    spec("gpt-4.1-nano", 1_047_576, 32_768),
+    spec("gpt-4o", 128_000, 16_384),
+    spec("gpt-4o-mini", 128_000, 16_384),
+    spec("gpt-4o-2024-05-13", 128_000, 4_096),
+    // OpenAI o-series reasoning models.
+    spec("o1", 200_000, 100_000),
+    spec("o1-pro", 200_000, 100_000),
+    spec("o1-mini", 128_000, 65_536),
+    spec("o1-preview", 128_000, 32_768),
+    spec("o3", 200_000, 100_000),
+    spec("o3-pro", 200_000, 100_000),
+    spec("o3-mini", 200_000, 100_000),
+    spec("o4-mini", 200_000, 100_000),
+    // Google Gemini (the window is the input token limit).
+    spec("gemini-3-pro", 1_048_576, 65_536),
+    spec("gemini-3.1-pro", 1_048_576, 65_536),
+    spec("gemini-3-flash", 1_048_576, 65_536),
+    spec("gemini-2.5-pro", 1_048_576, 65_536),
+    spec("gemini-2.5-flash", 1_048_576, 65_536),
+    spec("gemini-2.5-flash-lite", 1_048_576, 65_536),
+    spec("gemini-2.0-flash", 1_048_576, 8_192),
+    spec("gemini-2.0-flash-lite", 1_048_576, 8_192),
+];
+
+/// Whether `rest`, what follows a table id in a model id, is a date or release suffix:
+/// nothing, or `-` followed by `-`-separated numbers, `preview`, `latest` or `exp`.
+fn is_release_suffix(rest: &str) -> bool {
+    match rest.strip_prefix('-') {
+        None => rest.is_empty(),
+        Some(tail) => tail.split('-').all(|t| {
+            (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+                || matches!(t, "preview" | "latest" | "exp")
+        }),
+    }
+}
+
+/// The entry of [`OTHER_MODELS`] a bare id (no provider prefix) names, the longest that fits.
+fn other_model_by_id(id: &str) -> Option<&'static ModelSpec> {
+    OTHER_MODELS
+        .iter()
+        .filter(|s| id.strip_prefix(s.id).is_some_and(is_release_suffix))
+        .max_by_key(|s| s.id.len())
+}
+
+/// The OpenAI or Gemini model `model` names, if it is in the table. Case is ignored, and so
+/// are surrounding spaces, a `[1m]` suffix, a path (`openai/gpt-4o`, `models/gemini-2.5-flash`,
+/// a Vertex AI resource name), a version after `@`, and a LangChain-style `provider:` prefix
+/// (`openai:gpt-4.1`) or a router's `:variant` suffix (`o3-mini:nitro`). Ids that name a Claude
+/// model never match.
+pub fn other_model(model: &str) -> Option<&'static ModelSpec> {
+    let m = model.trim().to_ascii_lowercase();
+    if m.contains("claude") {
+        return None;
+    }
+    let m = m.strip_suffix("[1m]").unwrap_or(&m);
+    let last = m.rsplit('/').next().unwrap_or(m);
+    let last = last.split('@').next().unwrap_or(last).trim();
+    match last.split_once(':') {
+        Some((before, after)) => other_model_by_id(after).or_else(|| other_model_by_id(before)),
+        None => other_model_by_id(last),
+    }
+}
+
+/// The Claude entry of the output table `model` names (a substring of its id).
+fn claude_limits(model: &str) -> Option<OutputLimits> {
     let m = model.to_ascii_lowercase();
     OUTPUT_TABLE
         .iter()
         .find(|(key, _, _)| m.contains(key))
-        .map_or(
-            OutputLimits {
-                default: DEFAULT_MAX_OUTPUT_TOKENS,
-                upper_limit: DEFAULT_MAX_OUTPUT_TOKENS,
-            },
-            |&(_, default, upper_limit)| OutputLimits {
-                default,
-                upper_limit,
-            },
-        )
+        .map(|&(_, default, upper_limit)| OutputLimits {
+            default,
+            upper_limit,
+        })
+}
+
+/// Output limits of `model` from the table (Claude models, then OpenAI and Gemini models,
+/// whose default is their maximum); unknown models get 32K/32K.
+pub fn output_limits(model: &str) -> OutputLimits {
+    claude_limits(model)
+        .or_else(|| {
+            other_model(model).map(|spec| OutputLimits {
+                default: spec.max_output,
+                upper_limit: spec.max_output,
+            })
+        })
+        .unwrap_or(OutputLimits {
+            default: DEFAULT_MAX_OUTPUT_TOKENS,
+            upper_limit: DEFAULT_MAX_OUTPUT_TOKENS,
+        })
 }
 
 /// Whether the model id asks for the 1M context (`[1m]` suffix).
@@ -75,22 +206,81 @@ pub fn has_1m_suffix(model: &str) -> bool {
     model.trim_end().to_ascii_lowercase().ends_with("[1m]")
 }
 
-/// `getContextWindowForModel`: 200K; 1M with the `[1m]` suffix or when enabled by config for a
-/// capable model; `config.contextWindow` always wins.
-pub fn context_window_for_model(model: &str, config: &Config) -> u64 {
+/// Where a context window comes from (`contextWindowSource` in JS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContextWindowSource {
+    /// The configuration: `config.contextWindow`, or `config.enable1mContext` for a model
+    /// that supports the 1M context.
+    Config,
+    /// The model: the model table, or the `[1m]` suffix of its id.
+    Model,
+    /// Neither: the model is not in the table and gets [`DEFAULT_CONTEXT_WINDOW`].
+    Default,
+}
+
+/// A model's context window and where it comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContextWindow {
+    /// The window in tokens (`getContextWindowForModel`).
+    pub tokens: u64,
+    /// Where it comes from.
+    pub source: ContextWindowSource,
+    /// The model's input limit when it is lower than the window minus the output (GPT-5);
+    /// never set when the window comes from the configuration.
+    pub max_input: Option<u64>,
+}
+
+impl ContextWindow {
+    /// The part of the window a request that reserves `output` tokens for the answer can use:
+    /// the window, but no more than the input limit plus `output`, so that the input stays
+    /// within the model's input limit.
+    pub fn for_request(&self, output: u64) -> u64 {
+        match self.max_input {
+            Some(max_input) => self.tokens.min(max_input.saturating_add(output)),
+            None => self.tokens,
+        }
+    }
+}
+
+/// The context window of `model` and its source: `config.contextWindow` always wins; then
+/// 1M with the `[1m]` suffix, or when `config.enable1mContext` is set for a capable model;
+/// then the model table (OpenAI and Gemini models, 200K for the Claude models of the output
+/// table); else the default 200K, reported as such.
+pub fn context_window(model: &str, config: &Config) -> ContextWindow {
+    let window = |tokens, source| ContextWindow {
+        tokens,
+        source,
+        max_input: None,
+    };
     if let Some(w) = config.context_window {
-        return w as u64;
+        return window(w as u64, ContextWindowSource::Config);
     }
     if has_1m_suffix(model) {
-        return ONE_MILLION_CONTEXT_WINDOW;
+        return window(ONE_MILLION_CONTEXT_WINDOW, ContextWindowSource::Model);
     }
     if config.enable_1m_context == Some(true) {
         let m = model.to_ascii_lowercase();
         if ONE_MILLION_CAPABLE.iter().any(|k| m.contains(k)) {
-            return ONE_MILLION_CONTEXT_WINDOW;
+            return window(ONE_MILLION_CONTEXT_WINDOW, ContextWindowSource::Config);
         }
     }
-    DEFAULT_CONTEXT_WINDOW
+    if let Some(spec) = other_model(model) {
+        return ContextWindow {
+            tokens: spec.window,
+            source: ContextWindowSource::Model,
+            max_input: spec.max_input,
+        };
+    }
+    if claude_limits(model).is_some() {
+        return window(DEFAULT_CONTEXT_WINDOW, ContextWindowSource::Model);
+    }
+    window(DEFAULT_CONTEXT_WINDOW, ContextWindowSource::Default)
+}
+
+/// `getContextWindowForModel`: the window of [`context_window`], in tokens.
+pub fn context_window_for_model(model: &str, config: &Config) -> u64 {
+    context_window(model, config).tokens
 }
 
 /// `getMaxOutputTokensForModel`: the model's default max output tokens;
@@ -104,12 +294,15 @@ pub fn max_output_tokens_for_model(model: &str, config: &Config) -> u64 {
 }
 
 /// `getEffectiveContextWindowSize`: min(window, autoCompactWindow) − min(max output, 20,000).
+///
+/// For a model whose input limit is lower than its window minus that reserve (GPT-5: 272,000
+/// input tokens in a 400,000-token window), the input limit.
 pub fn effective_context_window(model: &str, config: &Config) -> u64 {
-    let mut window = context_window_for_model(model, config);
+    let reserve = max_output_tokens_for_model(model, config).min(MAX_OUTPUT_TOKENS_FOR_SUMMARY);
+    let mut window = context_window(model, config).for_request(reserve);
     if let Some(cap) = config.auto_compact_window {
         window = window.min(cap as u64);
     }
-    let reserve = max_output_tokens_for_model(model, config).min(MAX_OUTPUT_TOKENS_FOR_SUMMARY);
     window.saturating_sub(reserve)
 }
 
@@ -150,11 +343,17 @@ pub struct TokenWarningState {
     pub is_above_auto_compact_threshold: bool,
     /// At or above the blocking limit: the next request would not fit.
     pub is_at_blocking_limit: bool,
+    /// The context window the thresholds derive from (`getContextWindowForModel`).
+    pub context_window: u64,
+    /// Where that window comes from: `default` means the model is not in the table and the
+    /// 200,000-token default was assumed.
+    pub context_window_source: ContextWindowSource,
 }
 
 /// `calculateTokenWarningState` (SPEC §4).
 pub fn token_warning_state(token_usage: u64, model: &str, config: &Config) -> TokenWarningState {
     let auto = config.is_auto_compact_enabled();
+    let window = context_window(model, config);
     let auto_threshold = auto_compact_threshold(model, config);
     let threshold = if auto {
         auto_threshold
@@ -175,6 +374,8 @@ pub fn token_warning_state(token_usage: u64, model: &str, config: &Config) -> To
         is_above_error_threshold: token_usage >= error,
         is_above_auto_compact_threshold: auto && token_usage >= auto_threshold,
         is_at_blocking_limit: token_usage >= blocking_limit(model, config),
+        context_window: window.tokens,
+        context_window_source: window.source,
     }
 }
 
@@ -308,6 +509,238 @@ mod tests {
             ..none()
         };
         assert!(token_warning_state(150_000, m, &block).is_at_blocking_limit);
+    }
+
+    /// (id, window, max output, effective window) for every family of the table.
+    const OTHER_FAMILIES: &[(&str, u64, u64, u64)] = &[
+        ("gpt-5", 400_000, 128_000, 272_000),
+        ("gpt-5-mini", 400_000, 128_000, 272_000),
+        ("gpt-5-nano", 400_000, 128_000, 272_000),
+        ("gpt-5-codex", 400_000, 128_000, 272_000),
+        ("gpt-5-chat-latest", 128_000, 16_384, 111_616),
+        ("gpt-5.1", 400_000, 128_000, 272_000),
+        ("gpt-5.1-codex-max", 400_000, 128_000, 272_000),
+        ("gpt-5.1-chat-latest", 128_000, 16_384, 111_616),
+        ("gpt-5.2", 400_000, 128_000, 272_000),
+        ("gpt-5.2-chat-latest", 128_000, 16_384, 111_616),
+        ("gpt-4.1", 1_047_576, 32_768, 1_027_576),
+        ("gpt-4.1-mini", 1_047_576, 32_768, 1_027_576),
+        ("gpt-4.1-nano", 1_047_576, 32_768, 1_027_576),
+        ("gpt-4o", 128_000, 16_384, 111_616),
+        ("gpt-4o-mini", 128_000, 16_384, 111_616),
+        ("gpt-4o-2024-05-13", 128_000, 4_096, 123_904),
+        ("o1", 200_000, 100_000, 180_000),
+        ("o1-mini", 128_000, 65_536, 108_000),
+        ("o1-preview", 128_000, 32_768, 108_000),
+        ("o3", 200_000, 100_000, 180_000),
+        ("o3-pro", 200_000, 100_000, 180_000),
+        ("o3-mini", 200_000, 100_000, 180_000),
+        ("o4-mini", 200_000, 100_000, 180_000),
+        ("gemini-3-pro-preview", 1_048_576, 65_536, 1_028_576),
+        ("gemini-3.1-pro-preview", 1_048_576, 65_536, 1_028_576),
+        ("gemini-3-flash-preview", 1_048_576, 65_536, 1_028_576),
+        ("gemini-2.5-pro", 1_048_576, 65_536, 1_028_576),
+        ("gemini-2.5-flash", 1_048_576, 65_536, 1_028_576),
+        ("gemini-2.5-flash-lite", 1_048_576, 65_536, 1_028_576),
+        ("gemini-2.0-flash", 1_048_576, 8_192, 1_040_384),
+        ("gemini-2.0-flash-lite", 1_048_576, 8_192, 1_040_384),
+    ];
+
+    #[test]
+    fn openai_and_gemini_models() {
+        for &(m, window, out, effective) in OTHER_FAMILIES {
+            let w = context_window(m, &none());
+            assert_eq!(w.tokens, window, "{m}");
+            assert_eq!(w.source, ContextWindowSource::Model, "{m}");
+            assert_eq!(context_window_for_model(m, &none()), window, "{m}");
+            assert_eq!(
+                output_limits(m),
+                OutputLimits {
+                    default: out,
+                    upper_limit: out
+                },
+                "{m}"
+            );
+            assert_eq!(effective_context_window(m, &none()), effective, "{m}");
+        }
+    }
+
+    #[test]
+    fn provider_prefixes_case_and_date_suffixes_are_ignored() {
+        let same = [
+            ("gpt-4o", "openai/gpt-4o"),
+            ("gpt-4o", "openai:gpt-4o"),
+            ("gpt-4o", "azure_openai:gpt-4o-2024-08-06"),
+            ("gpt-4o", " GPT-4o "),
+            ("gpt-4.1", "openai:gpt-4.1"),
+            ("gpt-4.1", "gpt-4.1-2025-04-14"),
+            ("gpt-4.1-mini", "openai/gpt-4.1-mini-2025-04-14"),
+            ("gpt-5", "gpt-5-2025-08-07"),
+            ("gpt-5-mini", "openai/gpt-5-mini-2025-08-07"),
+            ("gpt-5.2", "gpt-5.2-2025-12-11"),
+            ("gpt-5-chat", "gpt-5-chat-latest"),
+            ("o3", "o3-2025-04-16"),
+            ("o3-mini", "openai/o3-mini:nitro"),
+            ("o4-mini", "openai:o4-mini-2025-04-16"),
+            ("gemini-2.5-pro", "google/gemini-2.5-pro"),
+            ("gemini-2.5-pro", "google-genai:gemini-2.5-pro"),
+            ("gemini-2.5-pro", "gemini-2.5-pro-preview-06-05"),
+            ("gemini-2.5-pro", "gemini-2.5-pro-exp-03-25"),
+            (
+                "gemini-2.5-pro",
+                "projects/p/locations/us-central1/publishers/google/models/gemini-2.5-pro",
+            ),
+            ("gemini-2.5-flash", "models/gemini-2.5-flash"),
+            ("gemini-2.5-flash", "gemini-2.5-flash-preview-09-2025"),
+            (
+                "gemini-2.5-flash-lite",
+                "models/gemini-2.5-flash-lite-preview-06-17",
+            ),
+            ("gemini-2.0-flash", "gemini-2.0-flash-001"),
+            ("gemini-2.0-flash", "gemini-2.0-flash@001"),
+            ("gemini-3-pro", "google_genai:gemini-3-pro-preview"),
+        ];
+        for (id, variant) in same {
+            assert_eq!(
+                other_model(variant).map(|s| s.id),
+                Some(id),
+                "{variant} names {id}"
+            );
+            assert_eq!(output_limits(variant), output_limits(id), "{variant}");
+            assert_eq!(
+                context_window(variant, &none()),
+                context_window(id, &none()),
+                "{variant}"
+            );
+        }
+    }
+
+    #[test]
+    fn unlisted_variants_and_other_models_get_the_default_and_say_so() {
+        for m in [
+            "gpt-4o-audio-preview",
+            "gpt-4o-search-preview",
+            "gpt-5-pro",
+            "gpt-5.3",
+            "gpt-4",
+            "gpt-3.5-turbo",
+            "o3-deep-research",
+            "gemini-2.5-flash-image",
+            "gemini-2.5-flash-preview-tts",
+            "gemini-1.5-pro",
+            "gpt-oss:20b",
+            "o33",
+            "no3",
+            "llama-3.1-70b",
+            "gpt-something",
+            "",
+        ] {
+            assert_eq!(other_model(m), None, "{m}");
+            let w = context_window(m, &none());
+            assert_eq!(w.tokens, DEFAULT_CONTEXT_WINDOW, "{m}");
+            assert_eq!(w.source, ContextWindowSource::Default, "{m}");
+            assert_eq!(
+                output_limits(m).upper_limit,
+                DEFAULT_MAX_OUTPUT_TOKENS,
+                "{m}"
+            );
+        }
+    }
+
+    #[test]
+    fn claude_ids_never_reach_the_other_table() {
+        for m in [
+            "claude-opus-4-6",
+            "anthropic/claude-sonnet-4-5",
+            "claude-3-5-sonnet-20241022",
+            "claude-o3",
+            "claude-gpt-4o",
+        ] {
+            assert_eq!(other_model(m), None, "{m}");
+        }
+        // A Claude model of the table is known; another Claude id gets the default, said so.
+        assert_eq!(
+            context_window("claude-haiku-4-5", &none()).source,
+            ContextWindowSource::Model
+        );
+        let unknown = context_window("claude-2.1", &none());
+        assert_eq!(unknown.tokens, DEFAULT_CONTEXT_WINDOW);
+        assert_eq!(unknown.source, ContextWindowSource::Default);
+    }
+
+    #[test]
+    fn window_sources() {
+        let src = |m: &str, c: &Config| context_window(m, c).source;
+        assert_eq!(src("claude-opus-4-6", &none()), ContextWindowSource::Model);
+        assert_eq!(
+            src("claude-opus-4-6[1m]", &none()),
+            ContextWindowSource::Model
+        );
+        assert_eq!(src("my-model[1m]", &none()), ContextWindowSource::Model);
+        let on = Config {
+            enable_1m_context: Some(true),
+            ..none()
+        };
+        assert_eq!(src("claude-sonnet-4-5", &on), ContextWindowSource::Config);
+        assert_eq!(src("claude-3-haiku", &on), ContextWindowSource::Model);
+        let fixed = Config {
+            context_window: Some(64_000.0),
+            ..none()
+        };
+        for m in ["my-model", "gpt-5", "claude-opus-4-6"] {
+            let w = context_window(m, &fixed);
+            assert_eq!((w.tokens, w.source), (64_000, ContextWindowSource::Config));
+            assert_eq!(w.max_input, None, "the configured window is taken as given");
+        }
+        assert_eq!(effective_context_window("gpt-5", &fixed), 44_000);
+        let s = token_warning_state(0, "my-model", &none());
+        assert_eq!(s.context_window, DEFAULT_CONTEXT_WINDOW);
+        assert_eq!(s.context_window_source, ContextWindowSource::Default);
+        let s = token_warning_state(0, "gpt-4.1", &none());
+        assert_eq!(s.context_window, 1_047_576);
+        assert_eq!(s.context_window_source, ContextWindowSource::Model);
+        assert_eq!(
+            serde_json::to_value(ContextWindowSource::Default).unwrap(),
+            "default"
+        );
+    }
+
+    #[test]
+    fn gpt5_thresholds_stay_within_its_input_limit() {
+        let m = "gpt-5";
+        assert_eq!(effective_context_window(m, &none()), 272_000);
+        assert_eq!(auto_compact_threshold(m, &none()), 259_000);
+        assert_eq!(blocking_limit(m, &none()), 269_000);
+        assert!(token_warning_state(259_000, m, &none()).is_above_auto_compact_threshold);
+        let capped = Config {
+            auto_compact_window: Some(200_000.0),
+            ..none()
+        };
+        assert_eq!(effective_context_window(m, &capped), 180_000);
+        let w = context_window(m, &none());
+        assert_eq!(w.for_request(20_000), 292_000);
+        assert_eq!(w.for_request(128_000), 400_000);
+    }
+
+    #[test]
+    fn claude_results_are_unchanged_by_the_other_table() {
+        let claude = [
+            "claude-opus-4-6",
+            "claude-sonnet-4-6",
+            "claude-opus-4-5-20251101",
+            "claude-sonnet-4-5-20250929",
+            "claude-haiku-4-5",
+            "claude-opus-4-1-20250805",
+            "claude-3-7-sonnet-20250219",
+            "claude-3-5-haiku-20241022",
+            "claude-3-haiku-20240307",
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        ];
+        for m in claude {
+            assert_eq!(context_window_for_model(m, &none()), 200_000, "{m}");
+            let out = output_limits(m).default.min(MAX_OUTPUT_TOKENS_FOR_SUMMARY);
+            assert_eq!(effective_context_window(m, &none()), 200_000 - out, "{m}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::error::{Error, Result};
+use crate::model::names::likely_meant;
 
 /// Options that change windows, thresholds and enablement. Every field is optional; absent
 /// fields take the SPEC defaults.
@@ -72,9 +73,7 @@ impl Config {
         if Self::FIELDS.contains(&key) {
             return Ok(());
         }
-        let hint = Self::FIELDS
-            .iter()
-            .find(|f| f.eq_ignore_ascii_case(key))
+        let hint = likely_meant(key, Self::FIELDS)
             .map(|f| format!(" (did you mean `{f}`?)"))
             .unwrap_or_default();
         Err(Error::invalid_config(format!(
@@ -221,6 +220,15 @@ mod tests {
             e.message
         );
         assert_eq!(e.code, crate::model::error::ErrorCode::InvalidConfig);
+        let e = Config::check_key("contextWindw").unwrap_err();
+        assert!(
+            e.message.contains("did you mean `contextWindow`"),
+            "{}",
+            e.message
+        );
+        let e = Config::check_key("colour").unwrap_err();
+        assert!(!e.message.contains("did you mean"), "{}", e.message);
+        assert!(e.message.contains("known: contextWindow"), "{}", e.message);
         // Every field name round-trips through serde.
         for f in Config::FIELDS {
             let v = serde_json::json!({ *f: null });

@@ -10,7 +10,8 @@ use std::fmt;
 /// is part of the public JS API: do not rename.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
-    /// An argument had the wrong type or shape (e.g. `messages` is not an array).
+    /// An argument had the wrong type or shape (e.g. `messages` is not an array), or an
+    /// options object has an unknown key or a misspelt value.
     InvalidArgument,
     /// A message or content block is malformed (missing `role`, content of the wrong type…).
     InvalidMessage,

@@ -5,5 +5,6 @@ pub mod config;
 pub mod error;
 pub mod hash;
 pub mod messages;
+pub mod names;
 pub mod shape;
 pub mod view;

@@ -183,6 +183,8 @@ test('the package works in headless Chromium as a native ES module', async () =>
     isAboveErrorThreshold: warning,
     isAboveAutoCompactThreshold: autoCompact,
     isAtBlockingLimit: blocking,
+    contextWindow: 200_000,
+    contextWindowSource: 'model',
   });
   assert.deepEqual(w[0], state(100, false, false, false));
   assert.deepEqual(w[146999], state(12, false, false, false));

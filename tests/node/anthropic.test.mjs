@@ -629,6 +629,95 @@ test('invalid options and requests are TypeErrors', async () => {
   assert.equal(anthropicSummarizer.AnthropicApiError, AnthropicApiError);
 });
 
+test('bad options are TypeErrors with a code; an unknown key names the accepted ones', () => {
+  const code = (options, expected, message) => {
+    assert.throws(
+      () => anthropicSummarizer(options),
+      (e) => e instanceof TypeError && e.code === expected && (!message || message.test(e.message)),
+      `${JSON.stringify(options)} → ${expected}`,
+    );
+  };
+  const fetch = () => assert.fail('no call');
+  code({ apiKey: 'k', maxRetries: -1 }, 'INVALID_ARGUMENT', /maxRetries/);
+  code({ apiKey: 7 }, 'INVALID_ARGUMENT', /apiKey must be a string/);
+  code({ authToken: {} }, 'INVALID_ARGUMENT', /authToken must be a string/);
+  code({ apiKey: 'k', headers: 'x-api-key: k' }, 'INVALID_ARGUMENT', /headers must be an object/);
+  code([], 'INVALID_ARGUMENT', /options must be an object/);
+  for (const [key, meant] of [['apiKy', 'apiKey'], ['baseUrl', 'baseURL'], ['timeout', 'timeoutMs'], ['maxRetrys', 'maxRetries'], ['Model', 'model']]) {
+    code({ apiKey: 'k', [key]: 1 }, 'INVALID_ARGUMENT', new RegExp(`options\\.${key} is not an option \\(did you mean \`${meant}\`\\?\\); known: apiKey, authToken, model, baseURL, fetch, headers`));
+  }
+  code({ apiKey: 'k', dangerouslyAllowBrowser: true }, 'INVALID_ARGUMENT', /options\.dangerouslyAllowBrowser is not an option; known: apiKey/);
+  // The unknown key is reported even when credentials are missing too.
+  code({ fetch, defaultHeaders: {} }, 'INVALID_ARGUMENT', /defaultHeaders/);
+});
+
+/** Runs `fn` with `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` set to `env` (absent: unset). */
+function withEnv(env, fn) {
+  const names = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'];
+  const saved = names.map((n) => process.env[n]);
+  for (const n of names) {
+    if (env[n] === undefined) delete process.env[n];
+    else process.env[n] = env[n];
+  }
+  try {
+    return fn();
+  } finally {
+    names.forEach((n, i) => (saved[i] === undefined ? delete process.env[n] : (process.env[n] = saved[i])));
+  }
+}
+
+test('no credentials: MISSING_API_KEY when the summarizer is created, not at the first request', () => {
+  withEnv({}, () => {
+    for (const options of [undefined, {}, { apiKey: '' }, { apiKey: null }, { model: 'claude-haiku-4-5' }, { baseURL: 'https://api.anthropic.com/' }, { headers: { 'x-api-key': null } }]) {
+      assert.throws(
+        () => anthropicSummarizer(options),
+        (e) => e instanceof TypeError && e.code === 'MISSING_API_KEY' && /no API key: pass options\.apiKey/.test(e.message) && /ANTHROPIC_API_KEY/.test(e.message),
+        JSON.stringify(options),
+      );
+    }
+  });
+  // An explicit null does not fall back to the environment.
+  withEnv({ ANTHROPIC_API_KEY: 'sk-env' }, () => {
+    assert.throws(() => anthropicSummarizer({ apiKey: null }), (e) => e.code === 'MISSING_API_KEY');
+  });
+});
+
+test('credentials from options, headers, the environment; a custom fetch or a proxy may add their own', async (t) => {
+  const api = await fakeApi(t);
+  const sent = async (options) => {
+    await anthropicSummarizer({ baseURL: api.url, ...options })(REQUEST);
+    const h = api.requests.at(-1).headers;
+    return { key: h['x-api-key'], auth: h.authorization };
+  };
+  await withEnv({ ANTHROPIC_API_KEY: 'sk-env', ANTHROPIC_AUTH_TOKEN: 'tok-env' }, async () => {
+    // The environment, read when the caller gives no credentials of their own.
+    assert.deepEqual(await sent({}), { key: 'sk-env', auth: 'Bearer tok-env' });
+    assert.deepEqual(await sent({ apiKey: 'sk-own' }), { key: 'sk-own', auth: undefined });
+    assert.deepEqual(await sent({ authToken: 'tok-own' }), { key: undefined, auth: 'Bearer tok-own' });
+    assert.deepEqual(await sent({ headers: { authorization: 'Bearer proxy' } }), { key: undefined, auth: 'Bearer proxy' });
+    assert.deepEqual(await sent({ apiKey: null, authToken: null }), { key: undefined, auth: undefined });
+  });
+  await withEnv({ ANTHROPIC_API_KEY: 'sk-env' }, async () => {
+    assert.deepEqual(await sent({}), { key: 'sk-env', auth: undefined });
+  });
+  await withEnv({}, async () => {
+    // No credentials, but a proxy at another baseURL may add them: created, sends none.
+    assert.deepEqual(await sent({}), { key: undefined, auth: undefined });
+    // Default baseURL with credentials in headers or options: created.
+    for (const options of [{ headers: { 'X-Api-Key': 'k' } }, { headers: new Headers({ authorization: 'Bearer t' }) }, { authToken: 't' }, { apiKey: 'k' }]) {
+      assert.equal(typeof anthropicSummarizer(options), 'function', JSON.stringify(options));
+    }
+    // A custom fetch may add them itself.
+    let seen;
+    const fetch = async (_url, init) => {
+      seen = init.headers;
+      return new Response(JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'x', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }), { headers: { 'content-type': 'application/json' } });
+    };
+    await anthropicSummarizer({ fetch })(REQUEST);
+    assert.equal(seen['x-api-key'], undefined);
+  });
+});
+
 // ---- The built package ------------------------------------------------------------------------
 
 test('the built package (pkg/) ships and re-exports anthropicSummarizer', async () => {

@@ -317,6 +317,90 @@ test('shared options rules: the same field is read the same way by every entry p
   assert.equal(out.wasCompacted, false);
 });
 
+// Issue 10: an unknown option key or a misspelt enum value is a coded error that names it and
+// lists the accepted ones, at every entry point that takes an options object — never silently
+// ignored (a misspelt querySource or tracking key would let a compaction recurse or reset the
+// circuit breaker).
+test('every options object: an unknown key is INVALID_ARGUMENT naming it, the likely key and the accepted ones', async () => {
+  const msgs = [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y' }];
+  const summarize = () => assert.fail('never called: the options are checked first');
+  const ctx = { model: OPUS, summarize };
+  const asyncRejects = async (p, where, accepted) => {
+    const e = await p.then(() => assert.fail(`should reject (${where})`), (e) => e);
+    assert.ok(e instanceof cc.ContextCompactionError, e.message);
+    assert.equal(e.code, 'INVALID_ARGUMENT', e.message);
+    assert.match(e.message, where);
+    assert.match(e.message, accepted);
+    return e;
+  };
+  const syncRejects = (f, where, accepted) => {
+    const e = rejects(f, [], 'INVALID_ARGUMENT', where);
+    assert.ok(e instanceof cc.ContextCompactionError, e.message);
+    assert.match(e.message, accepted);
+    return e;
+  };
+  // Closed objects: any unknown key.
+  syncRejects(() => cc.shouldAutoCompact(msgs, OPUS, { querySorce: 'compact' }), /options\.querySorce.*did you mean `querySource`/, /known: querySource, snipTokensFreed, config/);
+  syncRejects(() => cc.tokenCountWithEstimation(msgs, { modl: OPUS }), /options\.modl/, /known: model, config/);
+  syncRejects(() => cc.microCompact(msgs, { keepRecnt: 2 }), /options\.keepRecnt.*did you mean `keepRecent`/, /known: keepRecent, idleMinutes, now/);
+  syncRejects(() => cc.truncateHeadForPTLRetry(msgs, 'prompt is too long: 5 tokens > 4 maximum', { keepLatest: true }), /options\.keepLatest/, /known: keepLatestRequest/);
+  syncRejects(() => cc.offlineSummarizer({ maxToken: 5 }), /options\.maxToken.*did you mean `maxTokens`/, /known: maxTokens/);
+  syncRejects(() => cc.createCompactBoundaryMessage('auto', 5, { lastUUID: 'u' }), /options\.lastUUID.*did you mean `lastUuid`/, /known: lastUuid/);
+  await asyncRejects(cc.compactConversation(msgs, ctx, { customInstruction: 'x' }), /options\.customInstruction.*did you mean `customInstructions`/, /known: suppressFollowUpQuestions, customInstructions/);
+  const chat = new cc.Compactor({ model: OPUS, summarize, messages: msgs });
+  await asyncRejects(chat.compact({ customInstruction: 'x' }), /options\.customInstruction/, /known: customInstructions/);
+  // Open objects (they may carry the caller's own keys): a misspelt key of theirs.
+  const contextCalls = [
+    (c) => cc.compactConversation(msgs, c),
+    (c) => cc.autoCompactIfNeeded(msgs, c, {}),
+    (c) => cc.reactiveCompact(msgs, c, 'prompt is too long: 5 tokens > 4 maximum'),
+    (c) => cc.trySessionMemoryCompaction(msgs, c),
+    async (c) => cc.previewCompaction(msgs, c),
+    async (c) => new cc.Compactor(c),
+  ];
+  for (const call of contextCalls) {
+    await asyncRejects(call({ ...ctx, querySorce: 'compact' }), /context\.querySorce.*did you mean `querySource`/, /keys read here: model, summaryModel, config/);
+    await asyncRejects(call({ ...ctx, summaryTimeoutMS: 10 }), /context\.summaryTimeoutMS.*`summaryTimeoutMs`/, /summaryTimeoutMs/);
+    await asyncRejects(call({ ...ctx, hooks: { PreCompact: () => {} } }), /context\.hooks\.PreCompact.*`preCompact`/, /preCompact, sessionStart, postCompact/);
+    // Keys that belong elsewhere: an option of the call, a key of config.
+    await asyncRejects(call({ ...ctx, customInstructions: 'x' }), /context\.customInstructions is not read: it is an option of the call/, /compactConversation\(messages, context, \{ customInstructions \}\)/);
+    await asyncRejects(call({ ...ctx, contextWindow: 64_000 }), /context\.contextWindow is not read/, /context\.config\.contextWindow/);
+  }
+  await asyncRejects((async () => new cc.Compactor({ model: OPUS, mesages: msgs }))(), /context\.mesages.*did you mean `messages`/, /messages/);
+  await asyncRejects(cc.autoCompactIfNeeded(msgs, ctx, { consecutiveFailure: 3 }), /tracking\.consecutiveFailure.*`consecutiveFailures`/, /consecutiveFailures, turnId/);
+  await asyncRejects(cc.reactiveCompact(msgs, ctx, 'prompt is too long: 5 tokens > 4 maximum', { turnID: 1 }), /tracking\.turnID.*`turnId`/, /turnId/);
+  // The Anthropic summarizer (plain JS): a TypeError with the same code.
+  assert.throws(
+    () => cc.anthropicSummarizer({ apiKey: 'k', maxRetrys: 1 }),
+    (e) => e instanceof TypeError && e.code === 'INVALID_ARGUMENT' && /options\.maxRetrys.*`maxRetries`.*known: apiKey/.test(e.message),
+  );
+  // Config and the context-management options keep their own code.
+  rejects(cc.getAutoCompactThreshold, [OPUS, { contextWindw: 5 }], 'INVALID_CONFIG', /config\.contextWindw.*did you mean `contextWindow`.*known: contextWindow/);
+  rejects(cc.buildApiContextManagement, [{ clearThinkng: true }], 'INVALID_CONFIG', /clearThinkng.*expected one of `clearThinking`/);
+  // The caller's own keys still pass.
+  const out = await cc.autoCompactIfNeeded(msgs, { ...ctx, mine: 1, mode: 'plan', agentId: 'a', hooks: { state: {} } }, { wasCompacted: false, skipped: 'belowThreshold', consecutiveFailures: 0 });
+  assert.equal(out.wasCompacted, false);
+  assert.equal(new cc.Compactor({ model: OPUS, messages: msgs, sessionId: 's1' }).length, 2);
+});
+
+test('enum values: an unknown one is a coded error listing the accepted values', async () => {
+  const msgs = [{ role: 'user', content: 'x' }];
+  for (const t of ['Auto', 'automatic', 'MANUAL']) rejects(cc.createCompactBoundaryMessage, [t, 5], 'INVALID_ARGUMENT', /trigger must be "auto" or "manual"/);
+  rejects(cc.buildApiContextManagement, [{ thinkingKeep: 'al' }], 'INVALID_CONFIG', /thinkingKeep must be "all" or a whole number/);
+  rejects(cc.buildApiContextManagement, [{ thinkingKeep: { type: 'turns', value: 2 } }], 'INVALID_CONFIG', /"all" or "thinking_turns"/);
+  // querySource is open (any string is a normal request), but a misspelling of a source with a
+  // meaning would let the compaction's own request compact again.
+  for (const q of ['compct', 'Compact', 'sessionMemory', 'session-memory', 'marble-origami']) {
+    rejects(cc.shouldAutoCompact, [msgs, OPUS, { querySource: q }], 'INVALID_ARGUMENT', /querySource.*"session_memory", "compact", "marble_origami"/);
+    const e = await cc.autoCompactIfNeeded(msgs, { model: OPUS, summarize: async () => '', querySource: q }).then(() => null, (e) => e);
+    assert.equal(e?.code, 'INVALID_ARGUMENT', q);
+    rejects((o) => new cc.Compactor(o), [{ model: OPUS, querySource: q }], 'INVALID_ARGUMENT', /context\.querySource/);
+  }
+  for (const q of ['compact', 'session_memory', 'repl_main_thread', 'sdk', 'agent:custom']) {
+    assert.equal(typeof cc.shouldAutoCompact(msgs, OPUS, { querySource: q }), 'boolean', q);
+  }
+});
+
 test('the module still works after all of the above (no poisoned WebAssembly state)', () => {
   assert.equal(cc.getAutoCompactThreshold(OPUS), 167_000);
   assert.equal(cc.tokenCountWithEstimation([{ role: 'user', content: 'abcd' }]), 1);

@@ -9,6 +9,8 @@ import {
   getAutoCompactThreshold,
   calculateTokenWarningState,
   setEnvironmentDefaults,
+  Compactor,
+  previewCompaction,
 } from '../../pkg/node.js';
 
 // These tests state the defaults; the environment variables are tested in child processes
@@ -24,6 +26,8 @@ test('SPEC §4 worked example: opus-4-6 → effective 180,000, auto 167,000, war
   assert.equal(getAutoCompactThreshold(OPUS), 167_000);
   const at = (n) => calculateTokenWarningState(n, OPUS);
   assert.deepEqual(Object.keys(at(0)).sort(), [
+    'contextWindow',
+    'contextWindowSource',
     'isAboveAutoCompactThreshold',
     'isAboveErrorThreshold',
     'isAboveWarningThreshold',
@@ -44,6 +48,8 @@ test('SPEC §4 worked example: opus-4-6 → effective 180,000, auto 167,000, war
     isAboveErrorThreshold: false,
     isAboveAutoCompactThreshold: false,
     isAtBlockingLimit: false,
+    contextWindow: 200_000,
+    contextWindowSource: 'model',
   });
 });
 
@@ -74,7 +80,7 @@ test('model table: default / upper max output tokens', () => {
     ['claude-3-5-haiku-20241022', 8_192, 8_192],
     ['claude-3-opus-20240229', 4_096, 4_096],
     ['claude-3-haiku-20240307', 4_096, 4_096],
-    ['gpt-4o', 32_000, 32_000],
+    ['my-local-model', 32_000, 32_000],
     ['', 32_000, 32_000],
     // Provider spellings of the same models.
     ['us.anthropic.claude-opus-4-6-v1:0', 64_000, 128_000],
@@ -169,4 +175,93 @@ test('arguments are not mutated and results are plain objects', () => {
   assert.equal(Object.getPrototypeOf(s), Object.prototype);
   assert.equal(Object.getPrototypeOf(getModelOutputLimits(OPUS)), Object.prototype);
   assert.deepEqual(cfg, { autoCompactPctOverride: 50, contextWindow: 150_000 });
+});
+
+// Models beyond Claude: the windows and output limits OpenAI and Google document, whatever
+// prefix or suffix the id carries; unknown models get the default and the result says so.
+test('OpenAI and Gemini models: window, output limits, thresholds', () => {
+  const table = [
+    // [model, window, max output, effective window]
+    ['gpt-5', 400_000, 128_000, 272_000],
+    ['gpt-5-mini', 400_000, 128_000, 272_000],
+    ['gpt-5-nano', 400_000, 128_000, 272_000],
+    ['gpt-5.1', 400_000, 128_000, 272_000],
+    ['gpt-5.2', 400_000, 128_000, 272_000],
+    ['gpt-5-chat-latest', 128_000, 16_384, 111_616],
+    ['gpt-4.1', 1_047_576, 32_768, 1_027_576],
+    ['gpt-4.1-mini', 1_047_576, 32_768, 1_027_576],
+    ['gpt-4.1-nano', 1_047_576, 32_768, 1_027_576],
+    ['gpt-4o', 128_000, 16_384, 111_616],
+    ['gpt-4o-mini', 128_000, 16_384, 111_616],
+    ['o3', 200_000, 100_000, 180_000],
+    ['o4-mini', 200_000, 100_000, 180_000],
+    ['gemini-2.5-pro', 1_048_576, 65_536, 1_028_576],
+    ['gemini-2.5-flash', 1_048_576, 65_536, 1_028_576],
+    ['gemini-2.5-flash-lite', 1_048_576, 65_536, 1_028_576],
+    ['gemini-3-pro-preview', 1_048_576, 65_536, 1_028_576],
+  ];
+  for (const [model, window, out, effective] of table) {
+    assert.equal(getContextWindowForModel(model), window, model);
+    assert.deepEqual(getModelOutputLimits(model), { default: out, upperLimit: out }, model);
+    assert.equal(getMaxOutputTokensForModel(model), out, model);
+    assert.equal(getEffectiveContextWindowSize(model), effective, model);
+    assert.equal(getAutoCompactThreshold(model), effective - 13_000, model);
+    const s = calculateTokenWarningState(0, model);
+    assert.equal(s.contextWindow, window, model);
+    assert.equal(s.contextWindowSource, 'model', model);
+  }
+  // GPT-5 refuses more than 272,000 input tokens of its 400,000: the blocking limit is below it.
+  assert.equal(calculateTokenWarningState(268_999, 'gpt-5').isAtBlockingLimit, false);
+  assert.equal(calculateTokenWarningState(269_000, 'gpt-5').isAtBlockingLimit, true);
+});
+
+test('provider prefixes, LangChain `provider:model` ids and date suffixes name the same model', () => {
+  const same = [
+    ['gpt-4o', ['openai/gpt-4o', 'openai:gpt-4o', 'gpt-4o-2024-08-06', 'GPT-4o', 'azure_openai:gpt-4o']],
+    ['gpt-4.1', ['openai:gpt-4.1', 'gpt-4.1-2025-04-14', 'openai/gpt-4.1']],
+    ['gpt-5-mini', ['openai/gpt-5-mini-2025-08-07']],
+    ['o3-mini', ['openai/o3-mini:nitro', 'o3-mini-2025-01-31']],
+    ['gemini-2.5-pro', ['google/gemini-2.5-pro', 'google-genai:gemini-2.5-pro', 'gemini-2.5-pro-preview-06-05', 'projects/p/locations/global/publishers/google/models/gemini-2.5-pro']],
+    ['gemini-2.5-flash', ['models/gemini-2.5-flash', 'google_genai:gemini-2.5-flash', 'gemini-2.5-flash-preview-09-2025']],
+  ];
+  for (const [model, variants] of same) {
+    for (const v of variants) {
+      assert.equal(getContextWindowForModel(v), getContextWindowForModel(model), v);
+      assert.deepEqual(getModelOutputLimits(v), getModelOutputLimits(model), v);
+      assert.deepEqual(calculateTokenWarningState(1_000, v), calculateTokenWarningState(1_000, model), v);
+    }
+  }
+});
+
+test('an unknown model gets the 200,000 default, and the result says the default was used', () => {
+  for (const model of ['my-local-model', 'gpt-4o-audio-preview', 'gemini-2.5-flash-image', 'llama-3.1-70b', 'gpt-5-pro']) {
+    assert.equal(getContextWindowForModel(model), 200_000, model);
+    assert.deepEqual(getModelOutputLimits(model), { default: 32_000, upperLimit: 32_000 }, model);
+    const s = calculateTokenWarningState(0, model);
+    assert.equal(s.contextWindow, 200_000, model);
+    assert.equal(s.contextWindowSource, 'default', model);
+  }
+  // A configured window is the configuration's, known or not.
+  const c = calculateTokenWarningState(0, 'my-local-model', { contextWindow: 32_768 });
+  assert.deepEqual([c.contextWindow, c.contextWindowSource], [32_768, 'config']);
+  const on = calculateTokenWarningState(0, 'claude-sonnet-4-5', { enable1mContext: true });
+  assert.deepEqual([on.contextWindow, on.contextWindowSource], [1_000_000, 'config']);
+  const suffix = calculateTokenWarningState(0, 'claude-opus-4-6[1m]');
+  assert.deepEqual([suffix.contextWindow, suffix.contextWindowSource], [1_000_000, 'model']);
+});
+
+test('the Compactor and previewCompaction say where the window comes from too', () => {
+  const messages = [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi' }];
+  for (const [model, window, source] of [['openai/gpt-4.1', 1_047_576, 'model'], ['gemini-2.5-pro', 1_048_576, 'model'], ['my-local-model', 200_000, 'default']]) {
+    const chat = new Compactor({ model, messages });
+    const s = chat.warningState();
+    assert.deepEqual([s.contextWindow, s.contextWindowSource], [window, source], model);
+    assert.deepEqual(s, calculateTokenWarningState(chat.tokenCount(), model), model);
+    chat.free();
+    const p = previewCompaction(messages, { model });
+    assert.deepEqual([p.contextWindow, p.contextWindowSource], [window, source], model);
+    assert.equal(p.threshold, getAutoCompactThreshold(model), model);
+  }
+  const p = previewCompaction(messages, { model: 'my-local-model', config: { contextWindow: 32_768 } });
+  assert.deepEqual([p.contextWindow, p.contextWindowSource], [32_768, 'config']);
 });

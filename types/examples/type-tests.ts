@@ -29,6 +29,7 @@ import {
   type Config,
   type ContentBlock,
   type ContextCompactionError,
+  type ContextWindowSource,
   type ErrorCode,
   type KnownContentBlock,
   type Message,
@@ -131,6 +132,10 @@ calculateTokenWarningState(150_000, model, { disableAutocompact: true });
 // @ts-expect-error switches are booleans, not environment strings
 const config: Config = { disableCompact: '1' };
 expectType<Equal<ReturnType<typeof getModelOutputLimits>, { default: number; upperLimit: number }>>();
+// The warning state says where the window comes from (an unknown model: 'default').
+expectType<Equal<ReturnType<typeof calculateTokenWarningState>['contextWindowSource'], ContextWindowSource>>();
+expectType<Equal<ContextWindowSource, 'config' | 'model' | 'default'>>();
+calculateTokenWarningState(150_000, 'openai/gpt-4.1');
 shouldAutoCompact(messages, model, { querySource: 'repl_main_thread', snipTokensFreed: 0 });
 shouldAutoCompact(messages, 'my-own-model', { querySource: 'my_tool' });
 
@@ -157,6 +162,11 @@ buildApiContextManagement({ thinkingKeep: 'none' });
 
 // The Anthropic summarizer fits the summarizer contract.
 const anthropic: Summarizer = anthropicSummarizer({ apiKey: 'sk-ant-…', model: 'claude-haiku-4-5' });
+// A gateway or OAuth token instead of a key.
+const viaToken: Summarizer = anthropicSummarizer({ authToken: 'token', baseURL: 'https://gateway.example' });
+// @ts-expect-error a misspelt option (it throws INVALID_ARGUMENT at run time too)
+anthropicSummarizer({ apiKy: 'sk-ant-…' });
+void viaToken;
 // A summarizer may resolve with a plain string.
 const offline: Summarizer = async (request, { onText }) => {
   const text = `<summary>${request.messages.length} messages</summary>`;

@@ -232,6 +232,128 @@ fn closed_option_objects_reject_unknown_keys() {
 }
 
 #[test]
+fn unknown_keys_name_the_accepted_ones_and_the_likely_one() {
+    let (c, m) = code(micro_compact_options(&json!({"keepRecnt": 1}), || 0.0));
+    assert_eq!(c, ErrorCode::InvalidArgument);
+    assert!(m.contains("options.keepRecnt"), "{m}");
+    assert!(m.contains("did you mean `keepRecent`"), "{m}");
+    assert!(m.contains("known: keepRecent, idleMinutes"), "{m}");
+    let (_, m) = code(compact_options(&json!({"customInstruction": "x"})));
+    assert!(m.contains("did you mean `customInstructions`"), "{m}");
+    let (_, m) = code(should_auto_compact_options(
+        &json!({"querySorce": "compact"}),
+    ));
+    assert!(m.contains("did you mean `querySource`"), "{m}");
+    // Nothing like any key: named, no suggestion, the known keys listed.
+    let (_, m) = code(micro_compact_options(&json!({"colour": 1}), || 0.0));
+    assert!(
+        !m.contains("did you mean") && m.contains("known: keepRecent"),
+        "{m}"
+    );
+}
+
+#[test]
+fn open_objects_reject_misspelt_and_misplaced_keys() {
+    for (ctx, named, hint) in [
+        (
+            json!({"model": "m", "querySorce": "compact"}),
+            "context.querySorce",
+            "`querySource`",
+        ),
+        (
+            json!({"model": "m", "summaryTimeoutMS": 5}),
+            "context.summaryTimeoutMS",
+            "`summaryTimeoutMs`",
+        ),
+        (
+            json!({"model": "m", "readFileStat": {}}),
+            "context.readFileStat",
+            "`readFileState`",
+        ),
+        (
+            json!({"model": "m", "sumarize": 1}),
+            "context.sumarize",
+            "`summarize`",
+        ),
+        (
+            json!({"model": "m", "hooks": {"PreCompact": 1}}),
+            "context.hooks.PreCompact",
+            "`preCompact`",
+        ),
+        (
+            json!({"model": "m", "hooks": {"postcompact": 1}}),
+            "context.hooks.postcompact",
+            "`postCompact`",
+        ),
+    ] {
+        let (c, m) = code(context(&ctx));
+        assert_eq!(c, ErrorCode::InvalidArgument, "{m}");
+        assert!(m.contains(named) && m.contains(hint), "{m}");
+        assert!(m.contains("the keys read here:"), "{m}");
+    }
+    // A key of the call's options, or of `config`, given in the context itself.
+    let (_, m) = code(context(&json!({"model": "m", "customInstructions": "x"})));
+    assert!(
+        m.contains("context.customInstructions is not read: it is an option of the call"),
+        "{m}"
+    );
+    let (_, m) = code(context(
+        &json!({"model": "m", "autoCompactPctOverride": 50}),
+    ));
+    assert!(m.contains("context.config.autoCompactPctOverride"), "{m}");
+    // A Compactor's options also hold `messages`; a context does not need to.
+    assert!(compactor_context(&json!({"model": "m", "messages": []})).is_ok());
+    let (_, m) = code(compactor_context(&json!({"model": "m", "mesages": []})));
+    assert!(m.contains("did you mean `messages`"), "{m}");
+    // The caller's own keys pass, even short ones close to a context key.
+    let own = json!({"model": "m", "mine": 1, "mode": "x", "agentId": "a", "options": {},
+        "abortController": {}, "hooks": {"preCompact": 1, "state": 2}});
+    assert!(context(&own).is_ok());
+    // tracking: a misspelt key would silently reset the circuit breaker.
+    let (_, m) = code(tracking(&json!({"consecutiveFailure": 3})));
+    assert!(
+        m.contains("tracking.consecutiveFailure") && m.contains("`consecutiveFailures`"),
+        "{m}"
+    );
+    assert!(tracking(
+        &json!({"wasCompacted": false, "skipped": "belowThreshold", "consecutiveFailures": 1})
+    )
+    .is_ok());
+}
+
+#[test]
+fn a_query_source_that_misspells_a_meaningful_one_is_rejected() {
+    for bad in [
+        "compct",
+        "Compact",
+        "sessionMemory",
+        "session-memory",
+        "marble_origam",
+    ] {
+        let (c, m) = code(should_auto_compact_options(&json!({ "querySource": bad })));
+        assert_eq!(c, ErrorCode::InvalidArgument, "{m}");
+        assert!(
+            m.contains("options.querySource") && m.contains("\"session_memory\""),
+            "{m}"
+        );
+        let (_, m) = code(context(&json!({"model": "m", "querySource": bad})));
+        assert!(m.contains("context.querySource"), "{m}");
+    }
+    for ok in [
+        "compact",
+        "session_memory",
+        "marble_origami",
+        "repl_main_thread",
+        "sdk",
+        "agent:custom",
+        "",
+    ] {
+        let (o, _) = should_auto_compact_options(&json!({ "querySource": ok })).unwrap();
+        assert_eq!(o.query_source.as_deref(), Some(ok));
+    }
+}
+
+#[test]
 fn options_that_are_not_objects_are_rejected() {
     for bad in [json!("x"), json!(5), json!([1]), json!(true)] {
         assert!(compact_options(&bad).is_err());
