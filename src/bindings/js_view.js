@@ -8,7 +8,16 @@
 // 4 other line, 7 not a message), 8 transcript line, 16 sidechain, 32 compact boundary,
 // 64 carries usage, 128 always set (0 means "not read yet" on the Rust side), 256 a
 // transcript line whose message.stop_reason is null (usage logged mid-stream), bits 9-11 the
-// message's shape (model::shape::Shape codes below).
+// message's shape (model::shape::Shape codes below), 4096 begins with a server-side
+// `compaction` block (or is an OpenAI Responses `compaction` item): the context starts here.
+const STARTS_CONTEXT = 4096;
+
+// Whether content begins with a `compaction` block that did not fail (`content: null`).
+function beginsWithCompaction(c) {
+  if (!Array.isArray(c) || c.length === 0) return false;
+  const b = c[0];
+  return b !== null && typeof b === 'object' && b.type === 'compaction' && b.content !== null && b.content !== undefined;
+}
 const KIND = { __proto__: null, user: 0, assistant: 1, system: 2, attachment: 3 };
 
 // Shapes, as numbered by model::shape::Shape.
@@ -125,6 +134,7 @@ function lineHeader(m, k) {
   if (inner !== null && typeof inner === 'object') {
     if (inner.usage != null) bits |= 64;
     if (inner.stop_reason === null) bits |= 256;
+    if (k === 1 && beginsWithCompaction(inner.content)) bits |= STARTS_CONTEXT;
   }
   return bits;
 }
@@ -152,7 +162,7 @@ function header(m, full = true) {
   const r = m.role;
   if (typeof t === 'string' && !(t === 'message' && typeof r === 'string')) {
     const side = responsesSide(m, t);
-    if (side !== undefined) return side | (RESPONSES << SHAPE_SHIFT) | 128;
+    if (side !== undefined) return side | (RESPONSES << SHAPE_SHIFT) | 128 | (t === 'compaction' ? STARTS_CONTEXT : 0);
     return lineHeader(m, KIND[t]); // another Claude Code line type
   }
   if (typeof r !== 'string') {
@@ -166,6 +176,7 @@ function header(m, full = true) {
   const k = ROLE_KIND[r];
   let bits = (k === undefined ? 4 : k) | 128;
   if (m.usage != null) bits |= 64;
+  if (k === 1 && beginsWithCompaction(m.content)) bits |= STARTS_CONTEXT;
   if (!full) return bits;
   let shape;
   if (Array.isArray(m.parts)) shape = AI_UI;
@@ -209,7 +220,7 @@ export function rfind(arr, end, mask) {
     const h = header(arr[i], false);
     if ((h & 7) === 7) return -2 - i;
     if (h & 16) continue;
-    if ((mask & 4) && (h & 32)) return i;
+    if ((mask & 4) && (h & (32 | STARTS_CONTEXT))) return i;
     if ((h & 7) === 1 && ((mask & 2) || ((mask & 1) && (h & 64)))) return i;
   }
   return -1;
@@ -227,6 +238,7 @@ export function latestUsage(arr, end, out) {
     if ((h & 7) === 7) { out[0] = 3; return i; }
     if (h & 16) continue;
     if (h & 32) { out[0] = 2; return i; }
+    if ((h & STARTS_CONTEXT) && !(h & 64)) { out[0] = 4; return i; }
     if ((h & 7) === 1 && (h & 64)) {
       out[0] = 1;
       out[1] = readUsage(arr, i, out.subarray(2));
@@ -383,6 +395,12 @@ function describeBlock(b, estimate, out) {
   const t = b.type;
   if (typeof t !== 'string') {
     out.push(11, 0, 0, 0, 0, 0, 0, 0, 0);
+    return;
+  }
+  if (t === 'compaction') {
+    // The server-side compaction block counts as its summary text (the Rust side's
+    // view::block_info does the same).
+    out.push(0, typeof b.content === 'string' ? b.content.length : 0, 0, 0, 0, 0, 0, 0, 0);
     return;
   }
   let k = BLOCK_KIND[t];

@@ -91,6 +91,7 @@ const BOUNDARY: u32 = 32;
 const HAS_USAGE: u32 = 64;
 const PARTIAL_USAGE: u32 = 256;
 const SHAPE_SHIFT: u32 = 9;
+const STARTS_CONTEXT: u32 = 4096;
 const FIRST_CHUNK: usize = 8;
 const MAX_CHUNK: usize = 4096;
 
@@ -397,6 +398,10 @@ impl ConversationView for JsConversation<'_> {
         self.header(i) & BOUNDARY != 0
     }
 
+    fn starts_context(&self, i: usize) -> bool {
+        self.header(i) & STARTS_CONTEXT != 0
+    }
+
     fn boundary_kept(&self, i: usize) -> usize {
         if self.header(i) & BOUNDARY == 0 {
             return 0;
@@ -496,9 +501,14 @@ impl ConversationView for JsConversation<'_> {
                     k += 1;
                     p.then_some(v)
                 });
-                Latest::Usage(i, UsageCounts::from_raw(raw, loc)?)
+                crate::model::view::usage_or_start(
+                    i,
+                    Some(UsageCounts::from_raw(raw, loc)?),
+                    self.starts_context(i),
+                )
             }
             2 => Latest::Boundary(i as usize),
+            4 => Latest::Start(i as usize),
             3 => {
                 self.kind(i as usize)?;
                 return Err(Error::invalid_message("not a message").at(format!("messages[{i}]")));

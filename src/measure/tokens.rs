@@ -129,14 +129,19 @@ pub fn estimate_indices<V: ConversationView + ?Sized>(
         .sum())
 }
 
-/// Index of the first message after the last main-chain `compact_boundary` line (0 if
-/// none): what precedes a boundary is no longer sent.
+/// Index of the first message after the last main-chain `compact_boundary` line, or of the
+/// last message that begins with the API's `compaction` block when that comes later (0 if
+/// neither): what precedes them is no longer sent (or read by the API).
 pub fn active_start<V: ConversationView + ?Sized>(view: &V) -> Result<usize> {
     let boundary = Find {
         boundary: true,
         ..Find::default()
     };
-    Ok(view.rfind(view.len(), boundary)?.map_or(0, |b| b + 1))
+    Ok(match view.rfind(view.len(), boundary)? {
+        None => 0,
+        Some(s) if view.starts_context(s) && !view.is_compact_boundary(s) => s,
+        Some(b) => b + 1,
+    })
 }
 
 /// Where the exact part of a token count comes from.
@@ -175,6 +180,7 @@ pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Re
         other => {
             let start = match other {
                 Latest::Boundary(b) => b + 1,
+                Latest::Start(s) => s,
                 _ => 0,
             };
             let estimated = estimate_range(view, start..len)?;
@@ -498,6 +504,41 @@ mod tests {
     use super::*;
     use crate::model::messages::Message;
     use serde_json::{json, Value};
+
+    #[test]
+    fn counting_starts_at_the_last_compaction_block() {
+        let m = Message::parse_all(serde_json::json!([
+            {"role": "user", "content": "x".repeat(40_000)},
+            {"role": "assistant", "content": [
+                {"type": "compaction", "content": "s".repeat(400), "encrypted_content": "e".repeat(90_000)}]},
+            {"role": "user", "content": "y".repeat(800)}
+        ]))
+        .unwrap();
+        assert_eq!(active_start(m.as_slice()).unwrap(), 1);
+        let c = token_count_with_estimation(m.as_slice()).unwrap();
+        assert_eq!(
+            c.total,
+            100 + 200,
+            "the block by its content, then what follows"
+        );
+        // With the usage of the response that compacted (its message iteration), that anchors.
+        let mut v: Vec<serde_json::Value> = m.iter().map(Message::to_value).collect();
+        v[1]["usage"] = serde_json::json!({"input_tokens": 5_000, "output_tokens": 50,
+            "iterations": [{"type": "compaction", "input_tokens": 180_000, "output_tokens": 3_000},
+                           {"type": "message", "input_tokens": 5_000, "output_tokens": 50}]});
+        let m = Message::parse_all(serde_json::Value::Array(v.clone())).unwrap();
+        assert_eq!(
+            token_count_with_estimation(m.as_slice()).unwrap().total,
+            5_050 + 200
+        );
+        // An on-demand compaction's answer reports usage 0: the block counts by its content.
+        v[1]["usage"] = serde_json::json!({"input_tokens": 0, "output_tokens": 0});
+        let m = Message::parse_all(serde_json::Value::Array(v)).unwrap();
+        assert_eq!(
+            token_count_with_estimation(m.as_slice()).unwrap().total,
+            100 + 200
+        );
+    }
 
     fn count(v: Value) -> TokenCount {
         let m = Message::parse_all(v).unwrap();

@@ -205,6 +205,10 @@ pub struct Message {
     pub extra: Map<String, Value>,
 }
 
+/// `type` of the Messages API's server-side compaction block (`compact_20260112`, on-demand
+/// compaction): `{type: 'compaction', content, encrypted_content | signature}`.
+pub const COMPACTION_BLOCK: &str = "compaction";
+
 /// The coarse kind of a message or line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -401,6 +405,22 @@ impl Message {
     /// Whether this is a `compact_boundary` system line.
     pub fn is_compact_boundary(&self) -> bool {
         self.kind() == Kind::System && self.subtype() == Some("compact_boundary")
+    }
+
+    /// Whether this message begins with a `compaction` block whose `content` is not `null`
+    /// (the Messages API's server-side compaction, threshold or on demand): the API ignores
+    /// every message before it. A `null` content is a failed compaction, which changes nothing.
+    pub fn holds_compaction(&self) -> bool {
+        match self.content() {
+            Some(Content::Blocks(bs)) => bs.first().is_some_and(|b| match b {
+                Block::Unknown(v) => {
+                    v.get("type").and_then(serde_json::Value::as_str) == Some(COMPACTION_BLOCK)
+                        && v.get("content").is_some_and(|c| !c.is_null())
+                }
+                _ => false,
+            }),
+            _ => false,
+        }
     }
 
     /// Whether this is the summary line written by a compaction.

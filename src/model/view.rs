@@ -304,6 +304,12 @@ pub trait ConversationView {
     fn is_sidechain(&self, i: usize) -> bool;
     /// Whether message `i` is a `compact_boundary` system line.
     fn is_compact_boundary(&self, i: usize) -> bool;
+    /// Whether message `i` begins with the Messages API's `compaction` block (see
+    /// [`Message::holds_compaction`]): what is sent starts with it, so the context starts
+    /// at `i` (a boundary line's context starts after it).
+    fn starts_context(&self, _i: usize) -> bool {
+        false
+    }
     /// `compactMetadata.keptMessages` of boundary line `i`: how many sent messages after its
     /// summary were kept verbatim (0 when none, malformed or not a boundary; see
     /// [`kept_messages_from`]).
@@ -327,7 +333,7 @@ pub trait ConversationView {
             if self.is_sidechain(i) {
                 continue;
             }
-            let hit = (find.boundary && self.is_compact_boundary(i))
+            let hit = (find.boundary && (self.is_compact_boundary(i) || self.starts_context(i)))
                 || (kind == Kind::Assistant
                     && (find.assistant || (find.assistant_with_usage && self.usage(i)?.is_some())));
             if hit {
@@ -347,10 +353,7 @@ pub trait ConversationView {
         Ok(match self.rfind(end, find)? {
             None => Latest::None,
             Some(i) if self.is_compact_boundary(i) => Latest::Boundary(i),
-            Some(i) => match self.usage(i)? {
-                Some(u) => Latest::Usage(i, u),
-                None => Latest::None,
-            },
+            Some(i) => usage_or_start(i, self.usage(i)?, self.starts_context(i)),
         })
     }
 
@@ -449,6 +452,17 @@ pub trait ConversationView {
     }
 }
 
+/// What the latest message found by [`ConversationView::latest_usage`] at `i` gives: its
+/// usage; or, for a message that begins with a `compaction` block and carries no usage (or
+/// the all-zero usage of an on-demand compaction's answer), the start of the context.
+pub fn usage_or_start(i: usize, usage: Option<UsageCounts>, starts_context: bool) -> Latest {
+    match usage {
+        Some(u) if !starts_context || u.context_total() > 0 => Latest::Usage(i, u),
+        _ if starts_context => Latest::Start(i),
+        _ => Latest::None,
+    }
+}
+
 /// What [`ConversationView::latest_usage`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Latest {
@@ -456,6 +470,9 @@ pub enum Latest {
     Usage(usize, UsageCounts),
     /// A compact boundary at this index comes first.
     Boundary(usize),
+    /// A message that begins with a `compaction` block (and carries no usage) comes first:
+    /// the context starts with it.
+    Start(usize),
     /// Neither.
     None,
 }
@@ -619,6 +636,21 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
             text_units: utf16_len(&t.data),
             ..Default::default()
         },
+        // The server-side compaction block counts as its summary text (its encrypted form
+        // is what the API reads instead of the messages it replaced, at about that size).
+        Block::Unknown(v)
+            if v.get("type").and_then(serde_json::Value::as_str)
+                == Some(crate::model::messages::COMPACTION_BLOCK) =>
+        {
+            BlockInfo {
+                kind: Some(BlockKind::Text),
+                text_units: v
+                    .get("content")
+                    .and_then(serde_json::Value::as_str)
+                    .map_or(0, utf16_len),
+                ..Default::default()
+            }
+        }
         Block::Unknown(v) => BlockInfo {
             kind: Some(BlockKind::Other),
             json_units: if est { json_units(v) } else { 0 },
@@ -677,6 +709,10 @@ impl ConversationView for [Message] {
 
     fn is_compact_boundary(&self, i: usize) -> bool {
         self[i].is_compact_boundary()
+    }
+
+    fn starts_context(&self, i: usize) -> bool {
+        self[i].holds_compaction()
     }
 
     fn attachment_type(&self, i: usize) -> Option<String> {

@@ -47,10 +47,18 @@ fn blocks_of(m: &Message) -> Vec<Value> {
 /// Code wrote the tool results of its parallel calls between them; those results, and any
 /// user lines until the next response, form the user message after it.
 pub fn to_api_messages(messages: &[Message]) -> Vec<Value> {
+    // After the last boundary line, or from the last message that begins with the API's
+    // `compaction` block (the API reads nothing before it).
     let start = messages
         .iter()
-        .rposition(|m| m.is_compact_boundary() && !m.is_sidechain())
-        .map_or(0, |b| b + 1);
+        .rposition(|m| (m.is_compact_boundary() || m.holds_compaction()) && !m.is_sidechain())
+        .map_or(0, |b| {
+            if messages[b].is_compact_boundary() {
+                b + 1
+            } else {
+                b
+            }
+        });
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
     // The open response: its id and its assistant message's index in `out`.
     let mut open: Option<(String, usize)> = None;
@@ -136,8 +144,16 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
         say(0, "there is no message to send".into());
         return problems;
     }
-    if view[0]["role"] != "user" {
-        say(0, "the first message must be a user message".into());
+    let compaction_first = view[0]["content"]
+        .get(0)
+        .and_then(|b| b.get("type"))
+        .and_then(Value::as_str)
+        == Some(crate::model::messages::COMPACTION_BLOCK);
+    if view[0]["role"] != "user" && !compaction_first {
+        say(
+            0,
+            "the first message must be a user message (or begin with a compaction block)".into(),
+        );
     }
     let empty = Vec::new();
     for (i, m) in view.iter().enumerate() {
@@ -198,6 +214,34 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_compaction_block_starts_what_is_sent() {
+        let m = Message::parse_all(json!([
+            {"role": "user", "content": "old request"},
+            {"role": "assistant", "content": "old answer"},
+            {"role": "assistant", "content": [
+                {"type": "compaction", "content": "Summary of the work so far.", "encrypted_content": "Eq=="},
+                {"type": "text", "text": "Continuing."}]},
+            {"role": "user", "content": "next"}
+        ]))
+        .unwrap();
+        let view = to_api_messages(&m);
+        assert_eq!(view.len(), 2);
+        assert_eq!(view[0]["content"][0]["type"], "compaction");
+        assert!(
+            validate_for_api(&m).is_empty(),
+            "{:?}",
+            validate_for_api(&m)
+        );
+        // A failed compaction (`content: null`) changes nothing.
+        let failed = Message::parse_all(json!([
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": [{"type": "compaction", "content": null}, {"type": "text", "text": "b"}]}
+        ]))
+        .unwrap();
+        assert_eq!(to_api_messages(&failed).len(), 2);
+    }
 
     fn m(v: Value) -> Vec<Message> {
         Message::parse_all(v).unwrap()

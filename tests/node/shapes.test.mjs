@@ -241,6 +241,40 @@ describe('counting every shape', () => {
   });
 });
 
+describe("the providers' server-side compaction", () => {
+  const compacted = (usage) => [
+    { role: 'user', content: KB40 },
+    { role: 'assistant', content: [{ type: 'compaction', content: filler(400, 20), encrypted_content: 'e'.repeat(90_000) }], ...(usage ? { usage } : {}) },
+    { role: 'user', content: filler(800, 21) },
+  ];
+  test('Anthropic: counting starts at the last compaction block, counted by its content', () => {
+    assert.equal(count(compacted()), 100 + 200);
+    const iterations = [{ type: 'compaction', input_tokens: 180_000, output_tokens: 3_000 }, { type: 'message', input_tokens: 5_000, output_tokens: 50 }];
+    assert.equal(count(compacted({ input_tokens: 5_000, output_tokens: 50, iterations })), 5_050 + 200, 'the message iteration is the context; the compaction iteration is billing');
+    assert.equal(count(compacted({ input_tokens: 0, output_tokens: 0 })), 300, "an on-demand compaction's zero usage is no anchor");
+    const failed = compacted();
+    failed[1] = { role: 'assistant', content: [{ type: 'compaction', content: null }, { type: 'text', text: 'x' }] };
+    assert.ok(count(failed) > 10_000, 'a failed compaction (content null) changes nothing');
+    // The same in transcript lines, and validation accepts the block first.
+    const lines = compacted().map((m, i) => ({ type: m.role, uuid: `u${i}`, message: m }));
+    assert.equal(count(lines), 300);
+    assert.equal(cc.validateForApi(compacted()).valid, true);
+    assert.equal(cc.toApiMessages(compacted())[0].content[0].type, 'compaction');
+  });
+
+  test('microCompact and stripImagesFromMessages leave the compaction block byte-exact', () => {
+    const msgs = [...compacted(), { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'Read', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: KB40 }] }];
+    const out = cc.microCompact(msgs, { keepRecent: 0 });
+    assert.equal(out.messages[1], msgs[1]);
+    assert.equal(cc.stripImagesFromMessages(msgs)[1], msgs[1]);
+  });
+
+  test('OpenAI Responses: counting starts at the last compaction item', () => {
+    const items = [{ role: 'user', content: KB40 }, { type: 'compaction', id: 'cmp_1', encrypted_content: 'e'.repeat(4_000) }, { role: 'user', content: filler(800, 22) }];
+    assert.equal(count(items), 1_000 + 200);
+  });
+});
+
 describe('one array, one shape', () => {
   test('a mixed array is MIXED_SHAPES naming both messages', () => {
     const mixed = [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 't', content: 'x' }, { id: 'u', role: 'user', parts: [{ type: 'text', text: 'a' }] }];
