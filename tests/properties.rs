@@ -507,7 +507,8 @@ proptest! {
                 prop_assert!(groups.len() < 2, "{} rounds but nothing dropped", groups.len());
                 break;
             };
-            let Truncation { start, insert_marker, keep_prompt, dropped_groups, dropped_tokens } = t;
+            let Truncation { start, insert_marker, keep_prompt, keep_compaction, dropped_groups, dropped_tokens } = t;
+            prop_assert!(keep_compaction.is_none(), "no compaction block in these histories");
             prop_assert!(dropped_groups >= 1 && dropped_groups < groups.len());
             prop_assert_eq!(start, groups[dropped_groups].start);
             let counted: u64 = (from..start)

@@ -222,6 +222,9 @@ pub struct Truncation {
     /// Keep this earlier message — the latest user request, which the drop would have taken —
     /// verbatim before them (then no marker is needed: it is a user message).
     pub keep_prompt: Option<usize>,
+    /// Keep this message first: it begins with the Messages API's `compaction` block, which
+    /// the API wants first and which stands for everything before it.
+    pub keep_compaction: Option<usize>,
     /// API rounds dropped.
     pub dropped_groups: usize,
     /// Estimated tokens dropped.
@@ -241,10 +244,11 @@ pub enum Kept {
 }
 
 impl Truncation {
-    /// The truncated conversation over `view`, in order: the kept prompt, the marker, then
-    /// `messages[start..]`.
+    /// The truncated conversation over `view`, in order: the compaction message, the kept
+    /// prompt, the marker, then `messages[start..]`.
     pub fn layout<V: ConversationView + ?Sized>(&self, view: &V) -> Vec<Kept> {
-        let mut out = Vec::with_capacity(view.len().saturating_sub(self.start) + 1);
+        let mut out = Vec::with_capacity(view.len().saturating_sub(self.start) + 2);
+        out.extend(self.keep_compaction.map(Kept::Message));
         out.extend(self.keep_prompt.map(Kept::Message));
         if self.insert_marker {
             out.push(Kept::Marker {
@@ -278,6 +282,11 @@ pub fn truncate_head<V: ConversationView + ?Sized>(
     // Only what is sent counts: after the last compaction boundary, and without a marker a
     // previous retry put at the head.
     let mut from = active_start(view)?;
+    // A message that begins with the API's compaction block stays first, never dropped.
+    let keep_compaction = (from < view.len() && view.starts_context(from)).then_some(from);
+    if keep_compaction.is_some() {
+        from += 1;
+    }
     if from < view.len() && view.content_equals(from, PTL_MARKER_TEXT) {
         from += 1;
     }
@@ -342,6 +351,7 @@ pub fn truncate_head<V: ConversationView + ?Sized>(
         start,
         insert_marker,
         keep_prompt,
+        keep_compaction,
         dropped_groups: drop,
         dropped_tokens,
     }))
@@ -404,6 +414,27 @@ pub fn ptl_marker_message(transcript: bool, uuid: Option<&str>) -> Message {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_compaction_block_is_never_cut() {
+        let mut v = vec![
+            serde_json::json!({"role": "user", "content": "before the compaction"}),
+            serde_json::json!({"role": "assistant", "content": [
+                {"type": "compaction", "content": "summary", "encrypted_content": "e"}]}),
+        ];
+        for k in 0..6 {
+            v.push(serde_json::json!({"role": "user", "content": format!("question {k} {}", "x".repeat(4000))}));
+            v.push(serde_json::json!({"role": "assistant", "content": format!("answer {k}")}));
+        }
+        let m = Message::parse_all(serde_json::Value::Array(v)).unwrap();
+        let t = truncate_head_for_ptl_retry(m.as_slice(), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.keep_compaction, Some(1));
+        let layout = t.layout(m.as_slice());
+        assert_eq!(layout[0], Kept::Message(1));
+        assert!(t.start > 2, "rounds after the block were dropped");
+    }
 
     #[test]
     fn anthropic_forms() {

@@ -269,6 +269,15 @@ describe("the providers' server-side compaction", () => {
     assert.equal(cc.stripImagesFromMessages(msgs)[1], msgs[1]);
   });
 
+  test('truncateHeadForPTLRetry keeps the compaction message first', () => {
+    const msgs = [...compacted()];
+    for (let k = 0; k < 6; k++) msgs.push({ role: 'assistant', content: `answer ${k}` }, { role: 'user', content: filler(4_000, 30 + k) });
+    const t = cc.truncateHeadForPTLRetry(msgs, null);
+    assert.equal(t[0], msgs[1]);
+    assert.ok(t.length < msgs.length && !t.includes(msgs[0]) && !t.includes(msgs[2]));
+    assert.equal(cc.validateForApi(t).valid, true, JSON.stringify(cc.validateForApi(t).problems));
+  });
+
   test('OpenAI Responses: counting starts at the last compaction item', () => {
     const items = [{ role: 'user', content: KB40 }, { type: 'compaction', id: 'cmp_1', encrypted_content: 'e'.repeat(4_000) }, { role: 'user', content: filler(800, 22) }];
     assert.equal(count(items), 1_000 + 200);
