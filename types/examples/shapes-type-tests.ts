@@ -21,12 +21,8 @@ import {
   type IsOtherShape,
   type Message,
 } from 'context-compaction';
+import { expectType, type Equal } from './expect.js';
 
-/** Compiles only when A and B are the same type. */
-type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
-function expectType<T extends true>(): T | undefined {
-  return undefined;
-}
 
 declare const context: CompactContext;
 declare const anthropic: MessageParam[];

@@ -37,13 +37,9 @@ import {
   type Summarizer,
   type TranscriptLine,
 } from 'context-compaction';
+import { expectType, type Equal } from './expect.js';
 import * as pkg from 'context-compaction';
 
-/** Compiles only when A and B are the same type. */
-type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
-function expectType<T extends true>(): T | undefined {
-  return undefined;
-}
 
 declare const messages: ApiMessage[];
 declare const lines: TranscriptLine[];
