@@ -19,6 +19,7 @@ import { trimMessages } from '@langchain/core/messages';
 
 import * as ref from './reference.mjs';
 import { activeStart, buildApiView, toAiSdk, toLangChain } from './formats.mjs';
+import { toAiSdkUi, toOpenAiChat, toOpenAiResponses } from '../tests/node/helpers/shapes.mjs';
 
 // ---------------------------------------------------------------------------------------------
 // Options and inputs
@@ -180,10 +181,12 @@ for (const [name, msgs] of Object.entries(perTurnInputs)) {
   if (pkgCount !== refCount) problems.push(`${name}: tokenCountWithEstimation package ${pkgCount} ≠ reference ${refCount}`);
   if (pkgShould !== refShould) problems.push(`${name}: shouldAutoCompact package ${pkgShould} ≠ reference ${refShould}`);
 }
-// The same conversation in the other shapes the package reads (issue 10): the count within 5 %
-// of the API view's (the AI SDK and LangChain forms carry no reasoning signatures or media
-// beyond what formats.mjs converts), and the same decision.
-const shapeInputs = { ai: aiMessages, lc: lcMessages };
+// The same conversation in the other shapes the package reads (issue 10; formats.mjs and the
+// tests' converters): the count within 5 % of the API view's, and the same decision.
+const uiMessages = toAiSdkUi(apiView);
+const chatMessages = toOpenAiChat(apiView);
+const responsesItems = toOpenAiResponses(apiView);
+const shapeInputs = { ai: aiMessages, ui: uiMessages, chat: chatMessages, responses: responsesItems, lc: lcMessages };
 for (const [name, msgs] of Object.entries(shapeInputs)) {
   const count = cc.tokenCountWithEstimation(msgs);
   const base = agreement.apiView.pkgCount;
@@ -206,6 +209,9 @@ const perTurn = await timeGroup([
   { key: 'pkg.should.api', fn: () => cc.shouldAutoCompact(apiView, MODEL) },
   { key: 'ref.should.api', fn: () => ref.shouldAutoCompact(apiView, MODEL) },
   { key: 'pkg.should.ai', fn: () => cc.shouldAutoCompact(aiMessages, MODEL) },
+  { key: 'pkg.should.ui', fn: () => cc.shouldAutoCompact(uiMessages, MODEL) },
+  { key: 'pkg.should.chat', fn: () => cc.shouldAutoCompact(chatMessages, MODEL) },
+  { key: 'pkg.should.responses', fn: () => cc.shouldAutoCompact(responsesItems, MODEL) },
   { key: 'pkg.should.lc', fn: () => cc.shouldAutoCompact(lcMessages, MODEL) },
 ]);
 const memAfterPerTurn = memBytes();
@@ -697,6 +703,9 @@ for (const [input, label] of [['lines', `transcript lines (${lines.length})`], [
   compare('per-turn', `shouldAutoCompact, ${label}`, `pkg.should.${input}`, 'plain JS (reference.mjs)', `ref.should.${input}`, 2);
 }
 compare('per-turn', `shouldAutoCompact, AI SDK ModelMessage[] (${aiMessages.length})`, 'pkg.should.ai', 'the same on the API view (Anthropic shape)', 'pkg.should.api');
+compare('per-turn', `shouldAutoCompact, AI SDK UIMessage[] (${uiMessages.length})`, 'pkg.should.ui', 'the same on the API view (Anthropic shape)', 'pkg.should.api');
+compare('per-turn', `shouldAutoCompact, OpenAI Chat Completions (${chatMessages.length})`, 'pkg.should.chat', 'the same on the API view (Anthropic shape)', 'pkg.should.api');
+compare('per-turn', `shouldAutoCompact, OpenAI Responses items (${responsesItems.length})`, 'pkg.should.responses', 'the same on the API view (Anthropic shape)', 'pkg.should.api');
 compare('per-turn', `shouldAutoCompact, LangChain BaseMessage[] (${lcMessages.length})`, 'pkg.should.lc', 'the same on the API view (Anthropic shape)', 'pkg.should.api');
 compare('microCompact', 'microCompact(apiView)', 'microCompact', `pruneMessages, matched (before-last-${K}-messages, compactable tools)`, 'pruneMessages.matched', 2);
 compare('microCompact', 'microCompact(apiView)', 'microCompact', 'pruneMessages, before-last-5-messages', 'pruneMessages.plain');

@@ -18,7 +18,15 @@ function beginsWithCompaction(c) {
   const b = c[0];
   return b !== null && typeof b === 'object' && b.type === 'compaction' && b.content !== null && b.content !== undefined;
 }
-const KIND = { __proto__: null, user: 0, assistant: 1, system: 2, attachment: 3 };
+const KIND = { user: 0, assistant: 1, system: 2, attachment: 3 };
+
+// `table[key]` when it is one of the table's numbers: names of Object.prototype
+// (`constructor`, `toString`, …) are no key. (Tables stay plain objects: a prototype-less
+// literal is a slow dictionary in V8.)
+const num = (table, key) => {
+  const v = table[key];
+  return typeof v === 'number' ? v : undefined;
+};
 
 // Shapes, as numbered by model::shape::Shape.
 const ANY = 0, ANTHROPIC = 1, AI_MODEL = 2, AI_UI = 3, CHAT = 4, RESPONSES = 5, LANGCHAIN = 6;
@@ -26,10 +34,10 @@ const SHAPE_SHIFT = 9;
 
 // Kinds of roles outside Claude Code lines: tool results travel on the user side (as
 // Anthropic's do), developer instructions are system prompts.
-const ROLE_KIND = { __proto__: null, user: 0, assistant: 1, system: 2, developer: 2, tool: 0, function: 0 };
+const ROLE_KIND = { user: 0, assistant: 1, system: 2, developer: 2, tool: 0, function: 0 };
 
 // OpenAI Responses input items other than `message`, with their side (0 user, 1 assistant).
-const RESPONSES_ITEM = { __proto__: null,
+const RESPONSES_ITEM = {
   function_call: 1, custom_tool_call: 1, reasoning: 1, compaction: 1, web_search_call: 1,
   file_search_call: 1, computer_call: 1, image_generation_call: 1, code_interpreter_call: 1,
   local_shell_call: 1, shell_call: 1, apply_patch_call: 1, mcp_call: 1, mcp_list_tools: 1,
@@ -44,7 +52,7 @@ const RESPONSES_ITEM = { __proto__: null,
 // nothing to read), or undefined when `m` is not one. Item types added after this list
 // are recognised by their `call_id` or their name (`…_call`, `…_output`).
 function responsesSide(m, t) {
-  const k = RESPONSES_ITEM[t];
+  const k = num(RESPONSES_ITEM, t);
   if (k !== undefined) return k;
   if (m.message !== undefined) return undefined;
   if (t.endsWith('_call_output') || t.endsWith('_output')) return 0;
@@ -53,18 +61,18 @@ function responsesSide(m, t) {
 }
 
 // LangChain message types (instances' and stored messages' `type`).
-const LC_KIND = { __proto__: null, human: 0, ai: 1, system: 2, developer: 2, tool: 0, function: 0, generic: 0, remove: 4 };
+const LC_KIND = { human: 0, ai: 1, system: 2, developer: 2, tool: 0, function: 0, generic: 0, remove: 4 };
 
 // The fields of a LangChain message (an instance, its serialized `{lc: 1, kwargs}` form or
 // its stored `{type, data}` form), or undefined when `m` is none of these.
 function lcFields(m) {
-  if (Array.isArray(m.lc_namespace) && typeof m.type === 'string') return m;
+  if (Array.isArray(m.lc_namespace)) return m;
   if (m.lc === 1 && m.type === 'constructor' && Array.isArray(m.id)) {
     const k = m.kwargs;
     return k !== null && typeof k === 'object' ? k : undefined;
   }
   const d = m.data;
-  if (typeof m.type === 'string' && LC_KIND[m.type] !== undefined && m.message === undefined &&
+  if (typeof m.type === 'string' && num(LC_KIND, m.type) !== undefined && m.message === undefined &&
       d !== null && typeof d === 'object' && 'content' in d) return d;
   return undefined;
 }
@@ -72,6 +80,8 @@ function lcFields(m) {
 // The kind of a LangChain message whose fields are `f`.
 function lcKind(m, f) {
   let t = m.type;
+  // LangChain before 1.0: no `type` property, `_getType()` instead.
+  if (typeof t !== 'string' && typeof m._getType === 'function') t = m._getType();
   if (m.lc === 1 && m.type === 'constructor') {
     const cls = String(m.id[m.id.length - 1]);
     t = cls.startsWith('Human') ? 'human' : cls.startsWith('AI') ? 'ai'
@@ -82,7 +92,7 @@ function lcKind(m, f) {
     const r = f.role;
     return r === 'assistant' || r === 'ai' ? 1 : r === 'system' ? 2 : 0;
   }
-  const k = LC_KIND[t];
+  const k = num(LC_KIND, t);
   return k === undefined ? 4 : k;
 }
 
@@ -120,7 +130,7 @@ const isLine = (m) => typeof m.type === 'string' &&
     responsesSide(m, m.type) === undefined && lcFields(m) === undefined));
 
 // Claude Code line types besides those of KIND: decided without looking further.
-const LINE_TYPES = { __proto__: null,
+const LINE_TYPES = {
   progress: true, summary: true, 'file-history-snapshot': true, 'queue-operation': true,
   'custom-title': true, tag: true,
 };
@@ -146,13 +156,15 @@ function header(m, full = true) {
   if (m === null || typeof m !== 'object' || Array.isArray(m)) return 7 | 128;
   const t = m.type;
   if (typeof t === 'string') {
-    const k = KIND[t];
+    const k = num(KIND, t);
     // Claude Code lines, the common case, first (a LangChain `system` message also has
     // `type: 'system'`: told apart by its fields).
     if (m.message !== undefined || LINE_TYPES[t] === true ||
         (k !== undefined && (k !== 2 || lcFields(m) === undefined))) return lineHeader(m, k);
   }
-  const f = lcFields(m);
+  // Only LangChain instances older than 1.0 have no string `type` (checked cheaply first:
+  // most messages here are {role, content}).
+  const f = typeof t === 'string' || Array.isArray(m.lc_namespace) ? lcFields(m) : undefined;
   if (f !== undefined) {
     const k = lcKind(m, f);
     let bits = k | (LANGCHAIN << SHAPE_SHIFT) | 128;
@@ -163,7 +175,7 @@ function header(m, full = true) {
   if (typeof t === 'string' && !(t === 'message' && typeof r === 'string')) {
     const side = responsesSide(m, t);
     if (side !== undefined) return side | (RESPONSES << SHAPE_SHIFT) | 128 | (t === 'compaction' ? STARTS_CONTEXT : 0);
-    return lineHeader(m, KIND[t]); // another Claude Code line type
+    return lineHeader(m, num(KIND, t)); // another Claude Code line type
   }
   if (typeof r !== 'string') {
     // An OpenAI Responses item reference may leave its `type` out: `{id}`.
@@ -173,7 +185,7 @@ function header(m, full = true) {
     }
     return 7 | 128;
   }
-  const k = ROLE_KIND[r];
+  const k = num(ROLE_KIND, r);
   let bits = (k === undefined ? 4 : k) | 128;
   if (m.usage != null) bits |= 64;
   if (k === 1 && beginsWithCompaction(m.content)) bits |= STARTS_CONTEXT;
@@ -351,7 +363,7 @@ export function contentEquals(arr, i, text) {
 
 const RS = '\u001e';
 const SEP_ALL = /\u001e/g;
-const BLOCK_KIND = { __proto__: null,
+const BLOCK_KIND = {
   text: 0, image: 1, document: 2, tool_use: 3, server_tool_use: 4, tool_result: 5,
   thinking: 7, redacted_thinking: 8,
 };
@@ -403,7 +415,7 @@ function describeBlock(b, estimate, out) {
     out.push(0, typeof b.content === 'string' ? b.content.length : 0, 0, 0, 0, 0, 0, 0, 0);
     return;
   }
-  let k = BLOCK_KIND[t];
+  let k = num(BLOCK_KIND, t);
   if (k === undefined) k = t.endsWith('_tool_result') && typeof b.tool_use_id === 'string' ? 6 : 9;
   let text = 0, json = 0, flags = 0, id = 0, name = 0, path = 0, tid = 0;
   let nested = null;
@@ -747,8 +759,8 @@ export function describeContents(arr, start, end, estimate, shape) {
 // [calls, results, path symbols, then 3 numbers per call: message, name (index into the
 // strings `takeStrings` gives), path (0 = none or not asked, else symbol + 1), then 6 per
 // result: message, block, call (0 = none, else index + 1), text length, media count,
-// cleared]. Returns null when a message is malformed (the Rust side then reads it in
-// detail to report where).
+// cleared]. Returns null when a message is malformed or of another shape than the ones
+// before it (the Rust side then reads them in detail to report where).
 export function toolIndex(arr, from, withPaths) {
   strings = [];
   symbols = new Map();
@@ -766,13 +778,19 @@ export function toolIndex(arr, from, withPaths) {
     for (let k = byId.size; k < ids.length; k++) byId.set(ids[k], k + 1);
     return byId.get(id) || 0;
   };
+  let arrayShape = ANY;
   for (let i = from; i < arr.length; i++) {
     const m = arr[i];
     const h = header(m);
     const kind = h & 7;
     if (kind === 7) return null;
-    if ((h & 16) || kind > 1) continue;
     const shape = shapeOfHeader(h);
+    // Two shapes in one array: the Rust side reads the messages in detail and reports it.
+    if (shape !== ANY) {
+      if (arrayShape === ANY) arrayShape = shape;
+      else if (shape !== arrayShape) return null;
+    }
+    if ((h & 16) || kind > 1) continue;
     if (shape >= AI_MODEL) {
       // Another ecosystem's message: its calls and results as describeForeign numbers them
       // (a UIMessage holds both; the edits use the same block numbers).
@@ -1068,7 +1086,7 @@ function anthropicBlock(p) {
     case 'reasoning': case 'thinking': case 'redacted_thinking': case 'step-start': return undefined;
     default:
       if (typeof p.type === 'string' && (p.type.startsWith('source-') || p.type.startsWith('data-'))) return undefined;
-      return BLOCK_KIND[p.type] !== undefined ? p : { type: 'text', text: JSON.stringify(p) ?? '' };
+      return num(BLOCK_KIND, p.type) !== undefined ? p : { type: 'text', text: JSON.stringify(p) ?? '' };
   }
 }
 
