@@ -214,6 +214,13 @@ describe('counting every shape', () => {
     assert.ok(dynamic > called + 1_000);
   });
 
+  test('LangChain messages from before 1.0 (no `type`, `_getType()`) are read too', () => {
+    const old = (type, fields) => ({ lc_namespace: ['langchain_core', 'messages'], _getType: () => type, additional_kwargs: {}, ...fields });
+    const msgs = [old('human', { content: 'hi' }), old('ai', { content: '', tool_calls: [{ id: 't', name: 'Read', args: {} }] }), old('tool', { content: KB40, tool_call_id: 't' })];
+    assert.ok(count(msgs) >= 10_000);
+    assert.equal(cc.microCompact(msgs, { keepRecent: 0 }).clearedToolUseIds.length, 1);
+  });
+
   test('LangChain usage_metadata anchors the count like Anthropic usage', () => {
     const msgs = [new HumanMessage(KB40), new AIMessage({ content: 'ok', usage_metadata: { input_tokens: 12_345, output_tokens: 55, total_tokens: 12_400 } }), new HumanMessage(filler(400, 16))];
     assert.equal(count(msgs), 12_345 + 55 + 100);
