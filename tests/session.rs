@@ -579,14 +579,17 @@ fn the_checks_are_those_of_auto_compact_if_needed_in_their_order() {
         ShouldAutoCompactOptions {
             query_source: Some("compact".into()),
             snip_tokens_freed: 0,
+            ..Default::default()
         },
         ShouldAutoCompactOptions {
             query_source: Some("session_memory".into()),
             snip_tokens_freed: 0,
+            ..Default::default()
         },
         ShouldAutoCompactOptions {
             query_source: Some("repl_main_thread".into()),
             snip_tokens_freed: 40_000,
+            ..Default::default()
         },
     ];
     for (failures, query) in [0, 3]

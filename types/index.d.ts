@@ -674,6 +674,10 @@ export interface ShouldAutoCompactOptions {
   /** Tokens already freed by snipping this turn, subtracted from the count. */
   snipTokensFreed?: number;
   config?: Config;
+  /** {@link GivenUsage.usage}: what the provider reported for the last response, for messages that carry no usage. */
+  usage?: GivenUsage['usage'];
+  /** {@link GivenUsage.usageAt}. */
+  usageAt?: number;
 }
 
 // ============================================================================================
@@ -1661,6 +1665,40 @@ export interface TokenCountOptions {
   model?: ModelId;
   /** The model's configuration (its window). */
   config?: Config | null;
+  /** {@link GivenUsage.usage}: what the provider reported for the last response, for messages that carry no usage. */
+  usage?: GivenUsage['usage'];
+  /** {@link GivenUsage.usageAt}. */
+  usageAt?: number;
+}
+
+/**
+ * Usage you give for messages that carry none (AI SDK, OpenAI Chat Completions and Responses
+ * messages): it anchors the count like the usage an Anthropic message carries, unless a later
+ * message carries its own.
+ *
+ * @example
+ * const { usage } = await generateText({ model, messages });   // AI SDK
+ * shouldAutoCompact(messages, 'gpt-5', { usage });
+ */
+export interface GivenUsage {
+  /**
+   * Token counts in any ecosystem's names: `input_tokens` (Anthropic, OpenAI Responses,
+   * LangChain), `inputTokens` (AI SDK `LanguageModelUsage`) or `prompt_tokens` (Chat
+   * Completions); `output_tokens` / `outputTokens` / `completion_tokens`; Anthropic's
+   * `cache_creation_input_tokens` and `cache_read_input_tokens` are added to the input.
+   */
+  usage: {
+    input_tokens?: number | null;
+    inputTokens?: number | null;
+    prompt_tokens?: number | null;
+    output_tokens?: number | null;
+    outputTokens?: number | null;
+    completion_tokens?: number | null;
+    cache_creation_input_tokens?: number | null;
+    cache_read_input_tokens?: number | null;
+  };
+  /** Index of the message of the response it belongs to. Default: the last assistant message. */
+  usageAt?: number;
 }
 
 /**

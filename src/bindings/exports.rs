@@ -93,20 +93,20 @@ pub fn rough_token_count_estimation(
     Ok(js(tokens::rough_token_count_checked(s.length() as usize, bpt))? as f64)
 }
 
-/// `tokenCountWithEstimation(messages, {model, config}?)`: context size in tokens (SPEC §3).
-/// With `model`, a usage more than twice the model's window is rejected as bogus
-/// (`INVALID_TOKEN_COUNT`).
+/// `tokenCountWithEstimation(messages, {model, config, usage, usageAt}?)`: context size in
+/// tokens (SPEC §3). With `model`, a usage more than twice the model's window is rejected as
+/// bogus (`INVALID_TOKEN_COUNT`); `usage` (any ecosystem's names) anchors the count for
+/// messages that carry none, at `usageAt` (default: the last assistant message).
 #[wasm_bindgen(js_name = tokenCountWithEstimation)]
 pub fn token_count_with_estimation(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "TokenCountOptions | null")] options: JsValue,
 ) -> JsResult<f64> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    let count = js(tokens::token_count_with_estimation(&conv))?;
-    if !options.is_undefined() {
-        if let Some((model, cfg)) = js(options::token_count_options(&options))? {
-            js(tokens::check_plausible(&conv, &count, &model, &cfg))?;
-        }
+    let opts = js(options::token_count_options(&options))?;
+    let count = js(tokens::token_count_given(&conv, opts.given_usage))?;
+    if let Some((model, cfg)) = &opts.plausible_for {
+        js(tokens::check_plausible(&conv, &count, model, cfg))?;
     }
     Ok(count.total as f64)
 }

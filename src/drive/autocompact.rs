@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::measure::thresholds::auto_compact_threshold;
-use crate::measure::tokens::token_count_with_estimation;
+
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode, Result};
 use crate::model::view::ConversationView;
@@ -22,6 +22,9 @@ pub struct ShouldAutoCompactOptions {
     pub query_source: Option<String>,
     /// Tokens already freed by snipping this turn, subtracted from the count.
     pub snip_tokens_freed: u64,
+    /// Usage the caller gives for messages that carry none (see
+    /// [`crate::measure::tokens::GivenUsage`]).
+    pub given_usage: Option<crate::measure::tokens::GivenUsage>,
 }
 
 /// Why an automatic compaction was not attempted: the `skipped` of `autoCompactIfNeeded`'s and
@@ -151,11 +154,12 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
             blocked_by: Some(why),
         });
     }
-    let mut count = token_count_with_estimation(view)?.total;
+    let given = options.given_usage;
+    let mut count = crate::measure::tokens::token_count_given(view, given)?.total;
     if is_due(count, options.snip_tokens_freed, threshold) {
         // Due by the fast count: make sure it does not rest on usage a session-memory
         // compaction kept from the old context (that would compact again at once).
-        count = crate::measure::tokens::token_count_checked(view)?.total;
+        count = crate::measure::tokens::token_count_checked_given(view, given)?.total;
     }
     Ok(AutoCompactDecision {
         should_compact: is_due(count, options.snip_tokens_freed, threshold),

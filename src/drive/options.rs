@@ -37,10 +37,12 @@ use crate::drive::autocompact::{
 use crate::drive::pinned::Pinned;
 use crate::drive::pipeline::{AsyncAgent, CompactContext, CompactOptions};
 use crate::drive::retry::RetryPolicy;
+use crate::measure::tokens::GivenUsage;
 use crate::model::config::Config;
 use crate::model::error::{check_token_count, Error, ErrorCode, Result};
 use crate::model::messages::Message;
 use crate::model::names::likely_meant;
+use crate::model::view::UsageCounts;
 use crate::transforms::microcompact::{self, MicroCompactOptions};
 use crate::transforms::restore::{FileSnapshot, SkillInfo};
 
@@ -264,6 +266,7 @@ pub fn auto_options<S: Source>(context: &S) -> Result<ShouldAutoCompactOptions> 
     Ok(ShouldAutoCompactOptions {
         query_source: query_source(context, WHAT)?,
         snip_tokens_freed: token_count(context, "snipTokensFreed", WHAT)?.unwrap_or(0),
+        given_usage: None,
     })
 }
 
@@ -574,7 +577,13 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
 }
 
 /// Keys of the options of `shouldAutoCompact` (`ShouldAutoCompactOptions`).
-pub const SHOULD_AUTO_COMPACT_KEYS: &[&str] = &["querySource", "snipTokensFreed", "config"];
+pub const SHOULD_AUTO_COMPACT_KEYS: &[&str] = &[
+    "querySource",
+    "snipTokensFreed",
+    "config",
+    "usage",
+    "usageAt",
+];
 
 /// Keys of the options of `offlineSummarizer` (`OfflineSummarizerOptions`).
 pub const OFFLINE_SUMMARIZER_KEYS: &[&str] = &["maxTokens"];
@@ -613,7 +622,7 @@ pub const OPTION_OBJECTS: &[(&str, &[&str])] = &[
 ];
 
 /// Keys of the options of `tokenCountWithEstimation` (`TokenCountOptions`).
-pub const TOKEN_COUNT_KEYS: &[&str] = &["model", "config"];
+pub const TOKEN_COUNT_KEYS: &[&str] = &["model", "config", "usage", "usageAt"];
 
 /// Keys of the options of `truncateHeadForPTLRetry` (`TruncateHeadOptions`).
 pub const TRUNCATE_HEAD_KEYS: &[&str] = &["keepLatestRequest"];
@@ -718,18 +727,94 @@ pub fn should_auto_compact_options<S: Source>(
     let opts = ShouldAutoCompactOptions {
         query_source: query_source(options, WHAT)?,
         snip_tokens_freed: token_count(options, "snipTokensFreed", WHAT)?.unwrap_or(0),
+        given_usage: given_usage(options, WHAT)?,
     };
     Ok((opts, options.get("config").to_config()?))
 }
 
-/// Reads the options of `tokenCountWithEstimation`: the `model` whose window bounds a
-/// plausible usage (none: no check) and its `config`.
-pub fn token_count_options<S: Source>(options: &S) -> Result<Option<(String, Config)>> {
+/// What the options of `tokenCountWithEstimation` ask for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TokenCountOptions {
+    /// The `model` whose window bounds a plausible usage (none: no check), and its `config`.
+    pub plausible_for: Option<(String, Config)>,
+    /// `usage` / `usageAt`: usage the caller gives for messages that carry none.
+    pub given_usage: Option<GivenUsage>,
+}
+
+/// Reads the options of `tokenCountWithEstimation`.
+pub fn token_count_options<S: Source>(options: &S) -> Result<TokenCountOptions> {
     const WHAT: &str = "options";
+    if options.is_absent() {
+        return Ok(TokenCountOptions::default());
+    }
     closed_object(options, WHAT, TOKEN_COUNT_KEYS)?;
-    match string(options, "model", WHAT)? {
-        Some(model) => Ok(Some((model, options.get("config").to_config()?))),
+    let plausible_for = match string(options, "model", WHAT)? {
+        Some(model) => Some((model, options.get("config").to_config()?)),
+        None => None,
+    };
+    Ok(TokenCountOptions {
+        plausible_for,
+        given_usage: given_usage(options, WHAT)?,
+    })
+}
+
+/// The names each ecosystem gives the usage counts, in the Messages API's order (input, cache
+/// writes, cache reads, output): Anthropic's and OpenAI Responses' / LangChain's `snake_case`,
+/// the AI SDK's `LanguageModelUsage`, OpenAI Chat Completions' `prompt_tokens`. Where a
+/// provider's input already includes cached tokens, no cache field is read.
+const USAGE_NAMES: [&[&str]; 4] = [
+    &["input_tokens", "inputTokens", "prompt_tokens"],
+    &["cache_creation_input_tokens"],
+    &["cache_read_input_tokens"],
+    &["output_tokens", "outputTokens", "completion_tokens"],
+];
+
+/// `usage` and `usageAt` of an options object: the usage a provider reported for the last
+/// response (any ecosystem's names), and the index of the message it belongs to (default: the
+/// last assistant message).
+fn given_usage<S: Source>(options: &S, what: &str) -> Result<Option<GivenUsage>> {
+    let u = options.get("usage");
+    let at = whole_index(options, "usageAt", what)?;
+    if u.is_absent() {
+        if at.is_some() {
+            return Err(Error::invalid_argument(format!(
+                "{what}.usageAt needs {what}.usage"
+            )));
+        }
+        return Ok(None);
+    }
+    if !u.is_object() || u.is_array() {
+        return Err(Error::invalid_argument(format!(
+            "{what}.usage must be an object of token counts (input_tokens / inputTokens / prompt_tokens, output_tokens / outputTokens / completion_tokens, …)"
+        )));
+    }
+    let mut raw = [None; 4];
+    for (slot, names) in raw.iter_mut().zip(USAGE_NAMES) {
+        for name in names {
+            let v = u.get(name);
+            if !v.is_absent() {
+                *slot = Some(v.number().unwrap_or(f64::NAN));
+                break;
+            }
+        }
+    }
+    if raw[0].is_none() && raw[3].is_none() {
+        return Err(Error::invalid_argument(format!(
+            "{what}.usage has no input or output token count (input_tokens / inputTokens / prompt_tokens, output_tokens / outputTokens / completion_tokens)"
+        )));
+    }
+    let usage = UsageCounts::from_raw(raw, || format!("{what}.usage"))?;
+    Ok(Some(GivenUsage { at, usage }))
+}
+
+/// An optional index (a whole, non-negative number).
+fn whole_index<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<usize>> {
+    match number(obj, key, what)? {
         None => Ok(None),
+        Some(n) if n >= 0.0 && n.fract() == 0.0 && n < 1e15 => Ok(Some(n as usize)),
+        Some(_) => Err(Error::invalid_argument(format!(
+            "{what}.{key} must be a message index (a whole number ≥ 0)"
+        ))),
     }
 }
 

@@ -7,6 +7,7 @@ use crate::model::error::{Error, Result};
 use crate::model::messages::Kind;
 use crate::model::view::{
     utf16_len, BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Find, Latest,
+    UsageCounts,
 };
 
 /// Characters (UTF-16 code units) per token for prose.
@@ -173,9 +174,60 @@ pub struct TokenCount {
 ///
 /// Reads only the messages after the anchor response (plus a backward scan to find it).
 pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Result<TokenCount> {
+    token_count_given(view, None)
+}
+
+/// Usage the caller gives for messages that carry none (the AI SDK's, OpenAI's): what the
+/// provider reported for the response at message `at` (`None`: the last assistant message).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GivenUsage {
+    /// The response the usage belongs to; `None` for the last assistant message.
+    pub at: Option<usize>,
+    /// The usage, in the Messages API's terms.
+    pub usage: UsageCounts,
+}
+
+/// [`token_count_with_estimation`] with usage given by the caller: it anchors the count like
+/// usage carried by message `given.at`, unless a later message carries its own (or a
+/// boundary or compaction block comes after it). An `at` past the end is an error.
+pub fn token_count_given<V: ConversationView + ?Sized>(
+    view: &V,
+    given: Option<GivenUsage>,
+) -> Result<TokenCount> {
     let len = view.len();
     // The latest main-chain response with usage, unless a boundary comes first.
-    let (last, usage) = match view.latest_usage(len)? {
+    let latest = view.latest_usage(len)?;
+    let latest = match given {
+        None => latest,
+        Some(g) => {
+            let at = match g.at {
+                Some(at) if at < len => Some(at),
+                Some(at) => {
+                    return Err(Error::invalid_argument(format!(
+                        "options.usageAt is {at}, past the last message (messages[{}])",
+                        len.saturating_sub(1)
+                    )))
+                }
+                None => view.rfind(
+                    len,
+                    Find {
+                        assistant: true,
+                        ..Find::default()
+                    },
+                )?,
+            };
+            match (at, latest) {
+                (None, l) => l,
+                (Some(at), l @ (Latest::Usage(i, _) | Latest::Boundary(i) | Latest::Start(i)))
+                    if i >= at =>
+                {
+                    l
+                }
+                (Some(at), _) => Latest::Usage(at, g.usage),
+            }
+        }
+    };
+    let (last, usage) = match latest {
         Latest::Usage(i, u) => (i, u),
         other => {
             let start = match other {
@@ -243,7 +295,15 @@ pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Re
 /// a backward search for the boundary; callers use it where the answer triggers work (e.g.
 /// before compacting), the plain count where a number for display is enough.
 pub fn token_count_checked<V: ConversationView + ?Sized>(view: &V) -> Result<TokenCount> {
-    let count = token_count_with_estimation(view)?;
+    token_count_checked_given(view, None)
+}
+
+/// [`token_count_checked`] with usage given by the caller (see [`token_count_given`]).
+pub fn token_count_checked_given<V: ConversationView + ?Sized>(
+    view: &V,
+    given: Option<GivenUsage>,
+) -> Result<TokenCount> {
+    let count = token_count_given(view, given)?;
     let Some(anchor) = count.anchor else {
         return Ok(count);
     };
@@ -504,6 +564,50 @@ mod tests {
     use super::*;
     use crate::model::messages::Message;
     use serde_json::{json, Value};
+
+    #[test]
+    fn given_usage_anchors_messages_that_carry_none() {
+        let m = Message::parse_all(serde_json::json!([
+            {"role": "user", "content": "x".repeat(4_000)},
+            {"role": "assistant", "content": "y".repeat(400)},
+            {"role": "user", "content": "z".repeat(800)}
+        ]))
+        .unwrap();
+        let usage = UsageCounts {
+            input_tokens: 30_000,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: 120,
+        };
+        let given = |at| Some(GivenUsage { at, usage });
+        // Default: the last assistant message; what follows it is estimated.
+        assert_eq!(
+            token_count_given(m.as_slice(), given(None)).unwrap().total,
+            30_120 + 200
+        );
+        assert_eq!(
+            token_count_given(m.as_slice(), given(Some(2)))
+                .unwrap()
+                .total,
+            30_120
+        );
+        assert!(token_count_given(m.as_slice(), given(Some(3))).is_err());
+        // Usage a later message carries wins.
+        let mut v: Vec<serde_json::Value> = m.iter().map(Message::to_value).collect();
+        v.push(serde_json::json!({"role": "assistant", "content": "ok",
+            "usage": {"input_tokens": 40_000, "output_tokens": 5}}));
+        let m = Message::parse_all(serde_json::Value::Array(v)).unwrap();
+        assert_eq!(
+            token_count_given(m.as_slice(), given(None)).unwrap().total,
+            40_005
+        );
+        assert_eq!(
+            token_count_given(m.as_slice(), given(Some(1)))
+                .unwrap()
+                .total,
+            40_005
+        );
+    }
 
     #[test]
     fn counting_starts_at_the_last_compaction_block() {

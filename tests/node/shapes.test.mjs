@@ -221,6 +221,31 @@ describe('counting every shape', () => {
     assert.equal(cc.microCompact(msgs, { keepRecent: 0 }).clearedToolUseIds.length, 1);
   });
 
+  test('usage given in any ecosystem\'s names anchors messages that carry none', () => {
+    const msgs = [{ role: 'user', content: KB40 }, { role: 'assistant', content: 'ok' }, { role: 'user', content: filler(400, 23) }];
+    for (const usage of [
+      { inputTokens: 12_000, outputTokens: 40, totalTokens: 12_040 },          // AI SDK LanguageModelUsage
+      { prompt_tokens: 12_000, completion_tokens: 40, total_tokens: 12_040 },  // Chat Completions
+      { input_tokens: 12_000, output_tokens: 40 },                             // Responses, LangChain
+      { input_tokens: 2_000, cache_read_input_tokens: 10_000, output_tokens: 40 }, // Anthropic
+    ]) {
+      assert.equal(cc.tokenCountWithEstimation(msgs, { usage }), 12_040 + 100, JSON.stringify(usage));
+    }
+    assert.equal(cc.tokenCountWithEstimation(msgs, { usage: { inputTokens: 12_000, outputTokens: 40 }, usageAt: 2 }), 12_040);
+    const config = { contextWindow: 40_000 }; // threshold 7,000
+    assert.equal(cc.shouldAutoCompact([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'ok' }], SONNET, { config, usage: { inputTokens: 9_000, outputTokens: 10 } }), true);
+    for (const [options, re] of [
+      [{ usageAt: 1 }, /usageAt needs/],
+      [{ usage: 5 }, /must be an object/],
+      [{ usage: { totalTokens: 5 } }, /no input or output/],
+      [{ usage: { inputTokens: 1 }, usageAt: 9 }, /past the last message/],
+      [{ usage: { inputTokens: 1 }, usageAt: 1.5 }, /whole number/],
+    ]) {
+      assert.throws(() => cc.tokenCountWithEstimation(msgs, options), (e) => e.code === 'INVALID_ARGUMENT' && re.test(e.message), JSON.stringify(options));
+    }
+    assert.throws(() => cc.tokenCountWithEstimation(msgs, { usage: { inputTokens: -3 } }), (e) => e.code === 'INVALID_TOKEN_COUNT');
+  });
+
   test('LangChain usage_metadata anchors the count like Anthropic usage', () => {
     const msgs = [new HumanMessage(KB40), new AIMessage({ content: 'ok', usage_metadata: { input_tokens: 12_345, output_tokens: 55, total_tokens: 12_400 } }), new HumanMessage(filler(400, 16))];
     assert.equal(count(msgs), 12_345 + 55 + 100);

@@ -4,7 +4,8 @@
 // `bash types/check.sh`.
 
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
-import type { ModelMessage, UIMessage } from 'ai';
+import type { LanguageModelUsage, ModelMessage, UIMessage } from 'ai';
+import type { CompletionUsage } from 'openai/resources/completions';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { ResponseInputItem } from 'openai/resources/responses/responses';
 import type { BaseMessage, StoredMessage } from '@langchain/core/messages';
@@ -42,6 +43,12 @@ tokenCountWithEstimation(items);
 tokenCountWithEstimation(langchain);
 tokenCountWithEstimation(stored);
 shouldAutoCompact(ui, 'gpt-5');
+
+// The usage each SDK reports is accepted as it is, for messages that carry none.
+declare const aiUsage: LanguageModelUsage;
+declare const chatUsage: CompletionUsage;
+shouldAutoCompact(model, 'gpt-5', { usage: aiUsage });
+tokenCountWithEstimation(chat, { usage: chatUsage, usageAt: 3 });
 
 // Edits come back as the caller's type.
 expectType<Equal<ReturnType<typeof microCompact<ModelMessage>>['messages'], ModelMessage[]>>();
