@@ -678,6 +678,10 @@ export interface ShouldAutoCompactOptions {
   usage?: GivenUsage['usage'];
   /** {@link GivenUsage.usageAt}. */
   usageAt?: number;
+  /** {@link Preamble.system}. */
+  system?: Preamble['system'];
+  /** {@link Preamble.tools}. */
+  tools?: Preamble['tools'];
 }
 
 // ============================================================================================
@@ -1669,6 +1673,26 @@ export interface TokenCountOptions {
   usage?: GivenUsage['usage'];
   /** {@link GivenUsage.usageAt}. */
   usageAt?: number;
+  /** {@link Preamble.system}. */
+  system?: Preamble['system'];
+  /** {@link Preamble.tools}. */
+  tools?: Preamble['tools'];
+}
+
+/**
+ * What a request sends besides the messages, which the messages never show: counted where no
+ * usage anchors the count (usage already includes them) — in a coding agent often 20–30K
+ * tokens of the first request.
+ *
+ * @example
+ * tokenCountWithEstimation(messages, { system, tools });          // Anthropic / AI SDK
+ * shouldAutoCompact(input, 'gpt-5', { system: instructions, tools }); // OpenAI Responses
+ */
+export interface Preamble {
+  /** The system prompt: a string, or text blocks / parts (`{type: 'text', text}`). */
+  system?: string | ReadonlyArray<string | { readonly type?: string; readonly text?: string }> | null;
+  /** The tool definitions as you send them (Anthropic's or OpenAI's array, the AI SDK's record), measured as JSON. */
+  tools?: unknown;
 }
 
 /**

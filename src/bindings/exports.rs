@@ -93,8 +93,8 @@ pub fn rough_token_count_estimation(
     Ok(js(tokens::rough_token_count_checked(s.length() as usize, bpt))? as f64)
 }
 
-/// `tokenCountWithEstimation(messages, {model, config, usage, usageAt}?)`: context size in
-/// tokens (SPEC §3). With `model`, a usage more than twice the model's window is rejected as
+/// `tokenCountWithEstimation(messages, {model, config, usage, usageAt, system, tools}?)`:
+/// context size in tokens (SPEC §3); `system` and `tools` count where nothing anchors. With `model`, a usage more than twice the model's window is rejected as
 /// bogus (`INVALID_TOKEN_COUNT`); `usage` (any ecosystem's names) anchors the count for
 /// messages that carry none, at `usageAt` (default: the last assistant message).
 #[wasm_bindgen(js_name = tokenCountWithEstimation)]
@@ -108,7 +108,7 @@ pub fn token_count_with_estimation(
     if let Some((model, cfg)) = &opts.plausible_for {
         js(tokens::check_plausible(&conv, &count, model, cfg))?;
     }
-    Ok(count.total as f64)
+    Ok(tokens::with_preamble(count, opts.preamble).total as f64)
 }
 
 /// `getContextWindowForModel(model, config?)`.

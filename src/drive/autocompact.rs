@@ -25,6 +25,8 @@ pub struct ShouldAutoCompactOptions {
     /// Usage the caller gives for messages that carry none (see
     /// [`crate::measure::tokens::GivenUsage`]).
     pub given_usage: Option<crate::measure::tokens::GivenUsage>,
+    /// The system prompt and tools the caller gives (counted where nothing anchors).
+    pub preamble: Option<crate::measure::tokens::Preamble>,
 }
 
 /// Why an automatic compaction was not attempted: the `skipped` of `autoCompactIfNeeded`'s and
@@ -154,12 +156,13 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
             blocked_by: Some(why),
         });
     }
-    let given = options.given_usage;
-    let mut count = crate::measure::tokens::token_count_given(view, given)?.total;
+    use crate::measure::tokens::{token_count_checked_given, token_count_given, with_preamble};
+    let (given, preamble) = (options.given_usage, options.preamble);
+    let mut count = with_preamble(token_count_given(view, given)?, preamble).total;
     if is_due(count, options.snip_tokens_freed, threshold) {
         // Due by the fast count: make sure it does not rest on usage a session-memory
         // compaction kept from the old context (that would compact again at once).
-        count = crate::measure::tokens::token_count_checked_given(view, given)?.total;
+        count = with_preamble(token_count_checked_given(view, given)?, preamble).total;
     }
     Ok(AutoCompactDecision {
         should_compact: is_due(count, options.snip_tokens_freed, threshold),

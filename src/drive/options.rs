@@ -37,7 +37,7 @@ use crate::drive::autocompact::{
 use crate::drive::pinned::Pinned;
 use crate::drive::pipeline::{AsyncAgent, CompactContext, CompactOptions};
 use crate::drive::retry::RetryPolicy;
-use crate::measure::tokens::GivenUsage;
+use crate::measure::tokens::{GivenUsage, Preamble};
 use crate::model::config::Config;
 use crate::model::error::{check_token_count, Error, ErrorCode, Result};
 use crate::model::messages::Message;
@@ -267,6 +267,7 @@ pub fn auto_options<S: Source>(context: &S) -> Result<ShouldAutoCompactOptions> 
         query_source: query_source(context, WHAT)?,
         snip_tokens_freed: token_count(context, "snipTokensFreed", WHAT)?.unwrap_or(0),
         given_usage: None,
+        preamble: None,
     })
 }
 
@@ -583,6 +584,8 @@ pub const SHOULD_AUTO_COMPACT_KEYS: &[&str] = &[
     "config",
     "usage",
     "usageAt",
+    "system",
+    "tools",
 ];
 
 /// Keys of the options of `offlineSummarizer` (`OfflineSummarizerOptions`).
@@ -622,7 +625,7 @@ pub const OPTION_OBJECTS: &[(&str, &[&str])] = &[
 ];
 
 /// Keys of the options of `tokenCountWithEstimation` (`TokenCountOptions`).
-pub const TOKEN_COUNT_KEYS: &[&str] = &["model", "config", "usage", "usageAt"];
+pub const TOKEN_COUNT_KEYS: &[&str] = &["model", "config", "usage", "usageAt", "system", "tools"];
 
 /// Keys of the options of `truncateHeadForPTLRetry` (`TruncateHeadOptions`).
 pub const TRUNCATE_HEAD_KEYS: &[&str] = &["keepLatestRequest"];
@@ -728,6 +731,7 @@ pub fn should_auto_compact_options<S: Source>(
         query_source: query_source(options, WHAT)?,
         snip_tokens_freed: token_count(options, "snipTokensFreed", WHAT)?.unwrap_or(0),
         given_usage: given_usage(options, WHAT)?,
+        preamble: preamble(options, WHAT)?,
     };
     Ok((opts, options.get("config").to_config()?))
 }
@@ -739,6 +743,8 @@ pub struct TokenCountOptions {
     pub plausible_for: Option<(String, Config)>,
     /// `usage` / `usageAt`: usage the caller gives for messages that carry none.
     pub given_usage: Option<GivenUsage>,
+    /// `system` / `tools`: what the request sends besides the messages.
+    pub preamble: Option<Preamble>,
 }
 
 /// Reads the options of `tokenCountWithEstimation`.
@@ -755,7 +761,52 @@ pub fn token_count_options<S: Source>(options: &S) -> Result<TokenCountOptions> 
     Ok(TokenCountOptions {
         plausible_for,
         given_usage: given_usage(options, WHAT)?,
+        preamble: preamble(options, WHAT)?,
     })
+}
+
+/// `system` and `tools` of an options object, in any ecosystem's form: the system prompt as a
+/// string, or text blocks/parts (`{text}`; anything else by its JSON), the tool definitions as
+/// whatever the caller sends (Anthropic's and OpenAI's arrays, the AI SDK's record), measured
+/// as JSON. `None` when neither is given.
+fn preamble<S: Source>(options: &S, what: &str) -> Result<Option<Preamble>> {
+    let system = options.get("system");
+    let tools = options.get("tools");
+    if system.is_absent() && tools.is_absent() {
+        return Ok(None);
+    }
+    let json_len = |v: &S, key: &str| -> Result<usize> {
+        v.json_text()
+            .map(|t| crate::model::view::utf16_len(&t))
+            .ok_or_else(|| {
+                Error::invalid_argument(format!("{what}.{key} cannot be written as JSON"))
+            })
+    };
+    let system_units = if system.is_absent() {
+        0
+    } else if let Some(text) = system.string() {
+        crate::model::view::utf16_len(&text)
+    } else if let Some(parts) = system.items() {
+        let mut n = 0;
+        for p in &parts {
+            n += match p.string().or_else(|| p.get("text").string()) {
+                Some(t) => crate::model::view::utf16_len(&t),
+                None => json_len(p, "system")?,
+            };
+        }
+        n
+    } else {
+        json_len(&system, "system")?
+    };
+    let tools_units = if tools.is_absent() {
+        0
+    } else {
+        json_len(&tools, "tools")?
+    };
+    Ok(Some(Preamble {
+        system_units,
+        tools_units,
+    }))
 }
 
 /// The names each ecosystem gives the usage counts, in the Messages API's order (input, cache

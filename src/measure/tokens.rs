@@ -177,6 +177,41 @@ pub fn token_count_with_estimation<V: ConversationView + ?Sized>(view: &V) -> Re
     token_count_given(view, None)
 }
 
+/// What a request sends besides the messages, when the caller gives it: the system prompt
+/// (its text length) and the tool definitions (their JSON length). The messages alone never
+/// show them, and in an agent they are often the largest part of the first request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Preamble {
+    /// UTF-16 length of the system prompt's text.
+    pub system_units: usize,
+    /// Length of the tool definitions as JSON.
+    pub tools_units: usize,
+}
+
+impl Preamble {
+    /// Its estimated tokens: the system prompt as prose, the tools as JSON.
+    pub fn tokens(&self) -> u64 {
+        rough_token_count(self.system_units, BYTES_PER_TOKEN)
+            + rough_token_count(self.tools_units, JSON_BYTES_PER_TOKEN)
+    }
+}
+
+/// `count` with the preamble added where the count is an estimate: usage (an anchor) already
+/// includes what the request sent besides the messages.
+pub fn with_preamble(count: TokenCount, preamble: Option<Preamble>) -> TokenCount {
+    match preamble {
+        Some(p) if count.anchor.is_none() => {
+            let t = p.tokens();
+            TokenCount {
+                total: count.total + t,
+                estimated: count.estimated + t,
+                ..count
+            }
+        }
+        _ => count,
+    }
+}
+
 /// Usage the caller gives for messages that carry none (the AI SDK's, OpenAI's): what the
 /// provider reported for the response at message `at` (`None`: the last assistant message).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -564,6 +599,29 @@ mod tests {
     use super::*;
     use crate::model::messages::Message;
     use serde_json::{json, Value};
+
+    #[test]
+    fn the_preamble_counts_where_nothing_anchors() {
+        let p = Some(Preamble {
+            system_units: 4_000,
+            tools_units: 2_000,
+        });
+        let m =
+            Message::parse_all(serde_json::json!([{"role": "user", "content": "x".repeat(400)}]))
+                .unwrap();
+        let c = with_preamble(token_count_with_estimation(m.as_slice()).unwrap(), p);
+        assert_eq!(c.total, 100 + 1_000 + 1_000);
+        let anchored = Message::parse_all(serde_json::json!([
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "content": "ok", "usage": {"input_tokens": 9_000, "output_tokens": 5}}
+        ]))
+        .unwrap();
+        let c = with_preamble(token_count_with_estimation(anchored.as_slice()).unwrap(), p);
+        assert_eq!(
+            c.total, 9_005,
+            "usage already includes the system prompt and tools"
+        );
+    }
 
     #[test]
     fn given_usage_anchors_messages_that_carry_none() {

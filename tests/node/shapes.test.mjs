@@ -246,6 +246,27 @@ describe('counting every shape', () => {
     assert.throws(() => cc.tokenCountWithEstimation(msgs, { usage: { inputTokens: -3 } }), (e) => e.code === 'INVALID_TOKEN_COUNT');
   });
 
+  test('the system prompt and tools given count where nothing anchors the count', () => {
+    const msgs = [{ role: 'user', content: filler(400, 24) }];
+    const system = filler(8_000, 25);
+    const tools = [{ name: 'read_file', description: filler(1_000, 26), input_schema: { type: 'object', properties: { path: { type: 'string' } } } }];
+    const toolsTokens = Math.round(JSON.stringify(tools).length / 2);
+    assert.equal(cc.tokenCountWithEstimation(msgs, { system }), 100 + 2_000);
+    assert.equal(cc.tokenCountWithEstimation(msgs, { system: [{ type: 'text', text: system }] }), 100 + 2_000);
+    assert.equal(cc.tokenCountWithEstimation(msgs, { system, tools }), 100 + 2_000 + toolsTokens);
+    // The AI SDK's record of tools, measured as written.
+    const aiTools = { read_file: { description: filler(1_000, 26), inputSchema: { jsonSchema: { type: 'object' } } } };
+    assert.equal(cc.tokenCountWithEstimation(msgs, { tools: aiTools }), 100 + Math.round(JSON.stringify(aiTools).length / 2));
+    const config = { contextWindow: 40_000 }; // threshold 7,000
+    assert.equal(cc.shouldAutoCompact(msgs, SONNET, { config }), false);
+    assert.equal(cc.shouldAutoCompact(msgs, SONNET, { config, system: filler(30_000, 27) }), true);
+    // Usage already includes them.
+    const anchored = [...msgs, { role: 'assistant', content: 'ok', usage: { input_tokens: 3_000, output_tokens: 5 } }];
+    assert.equal(cc.tokenCountWithEstimation(anchored, { system, tools }), 3_005);
+    const cyclic = {}; cyclic.self = cyclic;
+    assert.throws(() => cc.tokenCountWithEstimation(msgs, { tools: cyclic }), (e) => e.code === 'INVALID_ARGUMENT' && /options.tools/.test(e.message));
+  });
+
   test('LangChain usage_metadata anchors the count like Anthropic usage', () => {
     const msgs = [new HumanMessage(KB40), new AIMessage({ content: 'ok', usage_metadata: { input_tokens: 12_345, output_tokens: 55, total_tokens: 12_400 } }), new HumanMessage(filler(400, 16))];
     assert.equal(count(msgs), 12_345 + 55 + 100);

@@ -49,6 +49,11 @@ declare const aiUsage: LanguageModelUsage;
 declare const chatUsage: CompletionUsage;
 shouldAutoCompact(model, 'gpt-5', { usage: aiUsage });
 tokenCountWithEstimation(chat, { usage: chatUsage, usageAt: 3 });
+// The system prompt and tools in each SDK's own form.
+declare const anthropicTools: Array<import('@anthropic-ai/sdk/resources/messages').Tool>;
+declare const chatTools: Array<import('openai/resources/chat/completions').ChatCompletionTool>;
+tokenCountWithEstimation(anthropic, { system: [{ type: 'text', text: 'You are terse.' }], tools: anthropicTools });
+shouldAutoCompact(chat, 'gpt-5', { system: 'You are terse.', tools: chatTools });
 
 // Edits come back as the caller's type.
 expectType<Equal<ReturnType<typeof microCompact<ModelMessage>>['messages'], ModelMessage[]>>();
