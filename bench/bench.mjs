@@ -323,6 +323,10 @@ const trimLight = await trimMessages(lcMessages, trimOpts(budgetLight));
 const memBeforeMicro = memBytes();
 const micro = await timeGroup([
   { key: 'microCompact', fn: () => cc.microCompact(apiView) },
+  { key: 'microCompact.ai', fn: () => cc.microCompact(aiMessages) },
+  { key: 'microCompact.chat', fn: () => cc.microCompact(chatMessages) },
+  { key: 'microCompact.responses', fn: () => cc.microCompact(responsesItems) },
+  { key: 'microCompact.lc', fn: () => cc.microCompact(lcMessages) },
   { key: 'pruneMessages.matched', fn: () => pruneMessages(pruneMatched) },
   { key: 'pruneMessages.plain', fn: () => pruneMessages(prunePlain) },
   { key: 'trimMessages.same', fn: () => trimMessages(lcMessages, trimOpts(budgetSame)), async: true },
@@ -712,6 +716,10 @@ compare('microCompact', 'microCompact(apiView)', 'microCompact', 'pruneMessages,
 compare('microCompact', 'microCompact(apiView)', 'microCompact', `trimMessages, same tokens freed (maxTokens ${budgetSame})`, 'trimMessages.same');
 compare('microCompact', 'microCompact(apiView)', 'microCompact', `trimMessages, light (maxTokens ${budgetLight})`, 'trimMessages.light');
 compare('microCompact', 'microCompact(apiView)', 'microCompact', 'JSON.stringify(apiView)', 'JSON.stringify');
+compare('microCompact', 'microCompact, AI SDK ModelMessage[]', 'microCompact.ai', 'microCompact(apiView) (Anthropic shape)', 'microCompact');
+compare('microCompact', 'microCompact, OpenAI Chat Completions', 'microCompact.chat', 'microCompact(apiView) (Anthropic shape)', 'microCompact');
+compare('microCompact', 'microCompact, OpenAI Responses items', 'microCompact.responses', 'microCompact(apiView) (Anthropic shape)', 'microCompact');
+compare('microCompact', 'microCompact, LangChain BaseMessage[]', 'microCompact.lc', 'microCompact(apiView) (Anthropic shape)', 'microCompact');
 
 const TURN = 'push + warningState';
 const STATELESS = 'tokenCountWithEstimation + calculateTokenWarningState';
