@@ -16,6 +16,7 @@ use crate::drive::pipeline::{self, CompactError, CompactionResult, HookFailure, 
 use crate::drive::session_memory;
 use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::Message;
+use crate::model::shape::Shape;
 use crate::transforms::context_management;
 
 #[wasm_bindgen]
@@ -28,10 +29,18 @@ extern "C" {
 pub struct Compacted {
     /// Typed messages, in Anthropic form.
     pub typed: Vec<Message>,
-    /// For another ecosystem's messages: the index of the caller's message each typed one
-    /// came from (`anthropicForm` in `js_view.js`); `None` for Anthropic messages and lines,
-    /// read one for one.
-    pub origin: Option<Vec<usize>>,
+    /// For another ecosystem's messages: their shape and where each typed one came from;
+    /// `None` for Anthropic messages and lines, read one for one.
+    pub foreign: Option<Foreign>,
+}
+
+/// Another ecosystem's messages read in Anthropic form.
+pub struct Foreign {
+    /// The caller's shape (what the messages a compaction adds are written in).
+    pub shape: Shape,
+    /// The index of the caller's message each typed one came from (`anthropicForm` in
+    /// `js_view.js`).
+    pub origin: Vec<usize>,
 }
 
 /// Reads `messages` for a compaction: Anthropic messages and lines as they are, another
@@ -41,20 +50,21 @@ pub struct Compacted {
 pub fn messages_for_compaction(messages: &JsValue) -> crate::Result<Compacted> {
     let view = super::js_view::JsConversation::new(messages, "messages")?;
     view.validate_all()?;
-    if view.shape().is_foreign() {
+    let shape = view.shape();
+    if shape.is_foreign() {
         let (list, origin) = super::js_view::anthropic_form(messages);
         let typed = typed_messages(&list, |k| {
             format!("messages[{}]", origin.get(k).copied().unwrap_or(0))
         })?;
         return Ok(Compacted {
             typed,
-            origin: Some(origin),
+            foreign: Some(Foreign { shape, origin }),
         });
     }
     let arr: &Array = messages.unchecked_ref();
     Ok(Compacted {
         typed: typed_messages(arr, |i| format!("messages[{i}]"))?,
-        origin: None,
+        foreign: None,
     })
 }
 
@@ -134,17 +144,16 @@ pub fn result_js(
     r: &CompactionResult,
     input: &JsValue,
     context: &JsValue,
-    origin: Option<&[usize]>,
+    foreign: Option<&Foreign>,
 ) -> JsResult<JsValue> {
     let o = Object::new();
     let set = |k: &str, v: &JsValue| Reflect::set(&o, &k.into(), v).map(|_| ());
     let marker = to_js(&r.boundary_marker)?;
     set("boundaryMarker", &marker)?;
     // Another ecosystem's messages get the added messages in their own shape.
-    let foreign = origin.is_some();
     let added = |m: &Message, summary: bool| -> JsResult<JsValue> {
         let v = to_js(m)?;
-        if !foreign {
+        if foreign.is_none() {
             return Ok(v);
         }
         let meta = if summary {
@@ -181,30 +190,24 @@ pub fn result_js(
     set("attachments", &list(&r.attachments)?.into())?;
     set("hookResults", &list(&r.hook_results)?.into())?;
     let arr: &Array = input.unchecked_ref();
-    let keep: Array = match origin {
+    let keep: Array = match foreign {
         None => r
             .messages_to_keep
             .iter()
             .map(|&i| arr.get(i as u32))
             .collect(),
-        Some(origin) => {
+        Some(f) => {
             let view = js(super::js_view::JsConversation::new(input, "messages"))?;
             let kept = js(crate::transforms::boundary::kept_originals(
                 &view,
                 &r.messages_to_keep,
-                origin,
+                &f.origin,
             ))?;
+            set("messageShape", &f.shape.name().into())?;
             kept.into_iter().map(|i| arr.get(i as u32)).collect()
         }
     };
     set("messagesToKeep", &keep)?;
-    if let Some(shape) = foreign
-        .then(|| super::js_view::JsConversation::new(input, "messages").ok())
-        .flatten()
-        .and_then(|v| v.validate_all().ok().map(|_| v.shape()))
-    {
-        set("messageShape", &shape.name().into())?;
-    }
     set(
         "userDisplayMessage",
         &r.user_display_message
@@ -278,7 +281,7 @@ pub async fn compact_conversation(
         .await
         .map_err(compact_error)?;
     commit_context(&context);
-    result_js(&r, &messages, &context, read.origin.as_deref())
+    result_js(&r, &messages, &context, read.foreign.as_ref())
 }
 
 /// `trySessionMemoryCompaction(messages, context)` → `Promise<CompactionResult>` (SPEC
@@ -299,7 +302,7 @@ pub async fn try_session_memory_compaction(
         .await
         .map_err(compact_error)?;
     commit_context(&context);
-    result_js(&r, &messages, &context, read.origin.as_deref())
+    result_js(&r, &messages, &context, read.foreign.as_ref())
 }
 
 /// `autoCompactIfNeeded(messages, context, tracking?)` →
@@ -334,7 +337,7 @@ pub async fn auto_compact_if_needed(
     let result = match &out.result {
         Some(r) => {
             commit_context(&context);
-            Some(result_js(r, &messages, &context, read.origin.as_deref())?)
+            Some(result_js(r, &messages, &context, read.foreign.as_ref())?)
         }
         None => None,
     };
@@ -393,7 +396,7 @@ pub async fn reactive_compact(
     Reflect::set(
         &o,
         &"compactionResult".into(),
-        &result_js(&r, &messages, &context, read.origin.as_deref())?,
+        &result_js(&r, &messages, &context, read.foreign.as_ref())?,
     )?;
     let tr = Object::new();
     Reflect::set(

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::async_exports::{
-    auto_outcome_js, commit_context, compact_error, messages_for_compaction, result_js,
+    auto_outcome_js, commit_context, compact_error, messages_for_compaction, result_js, Foreign,
 };
 use super::convert::*;
 use super::env::JsEnv;
@@ -250,18 +250,18 @@ fn begin(session: &Shared, trigger: Trigger) -> crate::Result<(Compaction, Snaps
         Ok(Snapshot {
             array,
             typed: read.typed,
-            origin: read.origin,
+            foreign: read.foreign,
         })
     })
 }
 
 /// The messages a compaction works on: the JS array (what the result's kept messages refer
-/// to), the typed messages, and for another ecosystem's messages where each typed one came
-/// from.
+/// to), the typed messages, and for another ecosystem's messages their shape and where each
+/// typed one came from.
 struct Snapshot {
     array: JsValue,
     typed: Vec<Message>,
-    origin: Option<Vec<usize>>,
+    foreign: Option<Foreign>,
 }
 
 /// Converts the result and the compacted conversation and hands them to the session; a
@@ -274,7 +274,7 @@ fn commit(
     context: &JsValue,
 ) -> JsResult<JsValue> {
     let converted =
-        result_js(r, &snapshot.array, context, snapshot.origin.as_deref()).and_then(|js_result| {
+        result_js(r, &snapshot.array, context, snapshot.foreign.as_ref()).and_then(|js_result| {
             let compacted = super::exports::build_post_compact_messages(js_result.clone())?;
             Ok((js_result, JsValue::from(compacted)))
         });

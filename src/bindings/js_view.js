@@ -987,24 +987,13 @@ function setForeignResult(m, shape, b, text) {
       return { ...m, content };
     }
     case AI_UI: {
-      let k = 0;
+      // The tool part whose result is block `b` (uiPartOf numbers blocks as describeForeign).
+      const j = uiPartOf(m.parts, b);
+      const p = j < 0 ? undefined : m.parts[j];
+      if (p === undefined || (p.state !== 'output-available' && p.state !== 'output-error')) return m;
       const parts = m.parts.slice();
-      for (let j = 0; j < parts.length; j++) {
-        const p = parts[j];
-        const t = p !== null && typeof p === 'object' ? p.type : undefined;
-        if (typeof t === 'string' && (t === 'step-start' || t.startsWith('source-') || t.startsWith('data-'))) continue;
-        if (typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-'))) {
-          const hasResult = p.state === 'output-available' || p.state === 'output-error';
-          if (hasResult && k + 1 === b) {
-            parts[j] = p.state === 'output-error' ? { ...p, errorText: text } : { ...p, output: text };
-            return { ...m, parts };
-          }
-          k += hasResult ? 2 : 1;
-          continue;
-        }
-        k++;
-      }
-      return m;
+      parts[j] = p.state === 'output-error' ? { ...p, errorText: text } : { ...p, output: text };
+      return { ...m, parts };
     }
     case CHAT:
       return { ...m, content: text };
