@@ -541,6 +541,23 @@ export interface ItemReferenceInput {
 /** The shapes of message the library reads, as {@link CompactionResult.messageShape} names them. */
 export type MessageShape = 'ai-sdk-model' | 'ai-sdk-ui' | 'openai-chat' | 'openai-responses' | 'langchain';
 
+/**
+ * What the `shape` option accepts: a shape the messages are of (`'anthropic'` for Anthropic
+ * messages and Claude Code lines), or `'auto'` (the default) to detect it from the messages.
+ */
+export type ShapeName = 'anthropic' | MessageShape | 'auto';
+
+/**
+ * The `shape` option, taken by every function that reads messages. Detection is automatic;
+ * naming the shape makes a message of any other shape a `MIXED_SHAPES` error, and makes a
+ * conversation of plain `{role, content}` messages (which fit every shape) be answered in the
+ * named one (e.g. a summary `UIMessage` with `parts` for `'ai-sdk-ui'`). An unknown name is
+ * an `UNSUPPORTED_SHAPE` error listing the accepted ones.
+ */
+export interface ShapeOptions {
+  shape?: ShapeName;
+}
+
 /** LangChain messages, told apart from Anthropic ones by what only they have. */
 type LangChainLike =
   | { readonly lc_namespace: readonly string[] }
@@ -682,6 +699,8 @@ export interface ShouldAutoCompactOptions {
   system?: Preamble['system'];
   /** {@link Preamble.tools}. */
   tools?: Preamble['tools'];
+  /** {@link ShapeOptions.shape}. */
+  shape?: ShapeName;
 }
 
 // ============================================================================================
@@ -805,6 +824,8 @@ export interface MicroCompactOptions {
   keepLatestPerPath?: boolean;
   /** Tool names whose results may be cleared; `'*'` allows every tool (agents with their own tool names). Default Read, Bash, Shell, PowerShell, Grep, Glob, WebSearch, WebFetch, Edit, Write. */
   compactableTools?: string[];
+  /** {@link ShapeOptions.shape}. */
+  shape?: ShapeName;
 }
 
 /** What {@link microCompact} returns. */
@@ -1338,6 +1359,8 @@ export interface CompactContext {
    * does for one call.
    */
   keepLastUserMessage?: boolean;
+  /** {@link ShapeOptions.shape}. */
+  shape?: ShapeName;
 }
 
 /** Options of {@link compactConversation}. */
@@ -1359,6 +1382,8 @@ export interface CompactOptions {
   appendMissing?: boolean;
   /** Keep the latest user request verbatim after the summary (in `messagesToKeep`). */
   keepLastUserMessage?: boolean;
+  /** {@link ShapeOptions.shape}. */
+  shape?: ShapeName;
 }
 
 // ============================================================================================
@@ -1677,6 +1702,8 @@ export interface TokenCountOptions {
   system?: Preamble['system'];
   /** {@link Preamble.tools}. */
   tools?: Preamble['tools'];
+  /** {@link ShapeOptions.shape}. */
+  shape?: ShapeName;
 }
 
 /**
@@ -1795,13 +1822,13 @@ export declare function shouldAutoCompact<M extends MessageInput>(
  * A new array where user messages' `image` / `document` blocks (also inside tool results)
  * become `[image]` / `[document]` text; messages without media are the same objects.
  */
-export declare function stripImagesFromMessages<M extends MessageInput>(messages: readonly M[]): M[];
+export declare function stripImagesFromMessages<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): M[];
 
 /** A new array without `skill_discovery` / `skill_listing` attachment lines. */
-export declare function stripReinjectedAttachments<M extends MessageInput>(messages: readonly M[]): M[];
+export declare function stripReinjectedAttachments<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): M[];
 
 /** Your messages grouped by API round (an assistant response and what follows it). */
-export declare function groupMessagesByApiRound<M extends MessageInput>(messages: readonly M[]): M[][];
+export declare function groupMessagesByApiRound<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): M[][];
 
 /**
  * Recognises a context-overflow error (Anthropic, OpenAI, Gemini, HTTP 413) in a string, an
@@ -1832,6 +1859,8 @@ export declare function truncateHeadForPTLRetry<M extends MessageInput>(
 export interface TruncateHeadOptions {
   /** When its round goes, the latest user request stays at the head (as the pipeline's summary request does). */
   keepLatestRequest?: boolean;
+  /** {@link ShapeOptions.shape}. */
+  shape?: ShapeName;
 }
 
 /**
@@ -1878,13 +1907,13 @@ export declare function buildPostCompactMessages<M>(
  * boundary; non-API and sub-agent lines left out; split responses and consecutive messages of
  * one role merged; attachments as user text.
  */
-export declare function toApiMessages<M extends MessageInput>(messages: readonly M[]): ApiViewMessage[];
+export declare function toApiMessages<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): ApiViewMessage[];
 
 /**
  * Checks the invariants the Messages API enforces (user first, tool pairs, no empty content)
  * on the API view of `messages`.
  */
-export declare function validateForApi<M extends MessageInput>(messages: readonly M[]): ApiValidation;
+export declare function validateForApi<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): ApiValidation;
 
 /**
  * The `context_management` request parameter for the API's server-side context editing, or

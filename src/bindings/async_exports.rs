@@ -47,8 +47,11 @@ pub struct Foreign {
 /// ecosystem's messages converted to Anthropic form (all one shape, or `MIXED_SHAPES`).
 /// Lines that are never sent (progress, snapshots, …) are read without their payload. Each
 /// message crosses as JSON text: a message that contains itself is an error, not a crash.
-pub fn messages_for_compaction(messages: &JsValue) -> crate::Result<Compacted> {
-    let view = super::js_view::JsConversation::new(messages, "messages")?;
+pub fn messages_for_compaction(
+    messages: &JsValue,
+    shape: Option<Shape>,
+) -> crate::Result<Compacted> {
+    let view = super::js_view::JsConversation::of_shape(messages, "messages", shape)?;
     view.validate_all()?;
     let shape = view.shape();
     if shape.is_foreign() {
@@ -161,7 +164,8 @@ pub fn result_js(
         } else {
             JsValue::UNDEFINED
         };
-        let out = super::js_view::user_message_in(input, &v, &new_uuid(), &meta);
+        let code = foreign.map_or(0, |f| f.shape.code());
+        let out = super::js_view::user_message_in(input, code, &v, &new_uuid(), &meta);
         if out.is_undefined() {
             return Err(js_error(Error::new(
                 ErrorCode::UnsupportedShape,
@@ -272,9 +276,10 @@ pub async fn compact_conversation(
     #[wasm_bindgen(unchecked_param_type = "CompactContext")] context: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "CompactOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
-    let read = js(messages_for_compaction(&messages))?;
-    let typed = read.typed;
     let c = js(options::context(&context))?;
+    let shape = js(options::shape_option(&options, "options"))?.or(c.shape);
+    let read = js(messages_for_compaction(&messages, shape))?;
+    let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let opts = js(options::compact_options(&options))?;
     let r = pipeline::compact_conversation(&typed, &c.context, &opts, &env)
@@ -294,9 +299,9 @@ pub async fn try_session_memory_compaction(
     )]
     context: JsValue,
 ) -> JsResult<JsValue> {
-    let read = js(messages_for_compaction(&messages))?;
-    let typed = read.typed;
     let c = js(options::context(&context))?;
+    let read = js(messages_for_compaction(&messages, c.shape))?;
+    let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, true))?;
     let r = session_memory::try_session_memory_compaction(&typed, &c.context, None, &env)
         .await
@@ -319,7 +324,9 @@ pub async fn auto_compact_if_needed(
     let t = js(options::tracking(&tracking))?;
     {
         // Every shape is counted; a compaction that is not due is answered for any shape.
-        let view = js(super::js_view::JsConversation::new(&messages, "messages"))?;
+        let view = js(super::js_view::JsConversation::of_shape(
+            &messages, "messages", c.shape,
+        ))?;
         js(view.validate_all())?;
         if let Some(out) = js(autocompact::outcome_if_not_due(
             &view, &c.context, &t, &c.auto,
@@ -327,7 +334,7 @@ pub async fn auto_compact_if_needed(
             return auto_outcome_js(out, None);
         }
     }
-    let read = js(messages_for_compaction(&messages))?;
+    let read = js(messages_for_compaction(&messages, c.shape))?;
     let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let out = js(autocompact::auto_compact_if_needed(
@@ -380,9 +387,9 @@ pub async fn reactive_compact(
     #[wasm_bindgen(unchecked_param_type = "unknown")] error: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> JsResult<JsValue> {
-    let read = js(messages_for_compaction(&messages))?;
-    let typed = read.typed;
     let c = js(options::context(&context))?;
+    let read = js(messages_for_compaction(&messages, c.shape))?;
+    let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let t = js(options::tracking(&tracking))?;
     let (text, status) = options::error_text(&error);
@@ -445,8 +452,10 @@ pub fn build_api_context_management(
 #[wasm_bindgen(js_name = toApiMessages, unchecked_return_type = "ApiViewMessage[]")]
 pub fn to_api_messages(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_for_compaction(&messages))?.typed;
+    let shape = js(options::shape_options(&options))?;
+    let typed = js(messages_for_compaction(&messages, shape))?.typed;
     to_js(&crate::transforms::messages_api::to_api_messages(&typed))
 }
 
@@ -456,8 +465,10 @@ pub fn to_api_messages(
 #[wasm_bindgen(js_name = validateForApi, unchecked_return_type = "ApiValidation")]
 pub fn validate_for_api(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_for_compaction(&messages))?.typed;
+    let shape = js(options::shape_options(&options))?;
+    let typed = js(messages_for_compaction(&messages, shape))?.typed;
     let problems = crate::transforms::messages_api::validate_for_api(&typed);
     let o = Object::new();
     Reflect::set(&o, &"valid".into(), &problems.is_empty().into())?;
@@ -518,7 +529,7 @@ pub fn preview_compaction(
     )]
     context: JsValue,
 ) -> JsResult<JsValue> {
-    let typed = js(messages_for_compaction(&messages))?.typed;
     let c = js(options::context(&context))?;
+    let typed = js(messages_for_compaction(&messages, c.shape))?.typed;
     to_js(&js(crate::drive::preview::preview(&typed, &c.context))?)
 }

@@ -3,7 +3,7 @@
 //! messages, not of the whole history; compactions replace the history and keep, in order,
 //! the messages pushed while they ran.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Array, Object, Promise, Reflect};
@@ -21,15 +21,21 @@ use crate::drive::options;
 use crate::drive::pipeline::{self, CompactionResult};
 use crate::drive::session::{Compaction, Session};
 use crate::model::messages::Message;
+use crate::model::shape::{Shape, ShapeOf};
 use crate::transforms::boundary::Trigger;
 
 /// The session's state, shared with the promises of running compactions.
 type Shared = Rc<RefCell<Session<JsValue>>>;
 
-/// Appends the messages of the JS array `array` (all or none).
-fn push_array(session: &Shared, array: &JsValue) -> crate::Result<()> {
-    let conv = JsConversation::new(array, "messages")?;
-    session.borrow_mut().push_all(&conv, JsConversation::item)
+/// Appends the messages of the JS array `array` (all or none). `shape` is what the messages
+/// before them showed (or the `shape` option named): a message of another shape is a
+/// `MIXED_SHAPES` error naming its index in the whole conversation, and nothing is added.
+fn push_array(session: &Shared, shape: &Cell<ShapeOf>, array: &JsValue) -> crate::Result<()> {
+    let base = session.borrow().len();
+    let conv = JsConversation::continuing(array, "messages", shape.get(), base)?;
+    session.borrow_mut().push_all(&conv, JsConversation::item)?;
+    shape.set(conv.shape_of());
+    Ok(())
 }
 
 /// A conversation that keeps its own token count and compacts itself.
@@ -44,6 +50,8 @@ fn push_array(session: &Shared, array: &JsValue) -> crate::Result<()> {
 pub struct Compactor {
     session: Shared,
     context: JsValue,
+    /// The shape of the conversation's messages, as far as they showed it.
+    shape: Cell<ShapeOf>,
 }
 
 #[wasm_bindgen]
@@ -59,13 +67,15 @@ impl Compactor {
         js(JsEnv::from_context(&options, &c, true))?;
         let ctx = c.context;
         let session = Rc::new(RefCell::new(Session::new(ctx.model, ctx.config)));
+        let shape = Cell::new(c.shape.map(ShapeOf::named).unwrap_or_default());
         let initial = prop(&options, "messages");
         if !(initial.is_undefined() || initial.is_null()) {
-            js(push_array(&session, &initial))?;
+            js(push_array(&session, &shape, &initial))?;
         }
         Ok(Compactor {
             session,
             context: options,
+            shape,
         })
     }
 
@@ -75,7 +85,11 @@ impl Compactor {
         &self,
         #[wasm_bindgen(unchecked_param_type = "MessageInput")] message: JsValue,
     ) -> JsResult<()> {
-        js(push_array(&self.session, &Array::of1(&message)))
+        js(push_array(
+            &self.session,
+            &self.shape,
+            &Array::of1(&message),
+        ))
     }
 
     /// Appends several messages, all or none.
@@ -84,7 +98,7 @@ impl Compactor {
         &self,
         #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     ) -> JsResult<()> {
-        js(push_array(&self.session, &messages))
+        js(push_array(&self.session, &self.shape, &messages))
     }
 
     /// The conversation (a new array of the caller's message objects).
@@ -170,10 +184,11 @@ impl Compactor {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
         };
-        let (compaction, snapshot) = match begin(&self.session, Trigger::Auto) {
-            Ok(b) => b,
-            Err(e) => return Promise::reject(&js_error(e)),
-        };
+        let (compaction, snapshot) =
+            match begin(&self.session, Trigger::Auto, self.shape.get().shape()) {
+                Ok(b) => b,
+                Err(e) => return Promise::reject(&js_error(e)),
+            };
         let session = self.session.clone();
         let context = self.context.clone();
         let tracking = session.borrow().tracking().clone();
@@ -222,10 +237,11 @@ impl Compactor {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
         };
-        let (compaction, snapshot) = match begin(&self.session, Trigger::Manual) {
-            Ok(b) => b,
-            Err(e) => return Promise::reject(&js_error(e)),
-        };
+        let (compaction, snapshot) =
+            match begin(&self.session, Trigger::Manual, self.shape.get().shape()) {
+                Ok(b) => b,
+                Err(e) => return Promise::reject(&js_error(e)),
+            };
         let session = self.session.clone();
         let context = self.context.clone();
         future_to_promise(async move {
@@ -243,10 +259,14 @@ impl Compactor {
 #[inline(never)] // shared by maybeAutoCompact and compact (wasm size)
 /// Starts a compaction: the messages it works on as a JS array (the snapshot the result's
 /// kept messages refer to) and as typed messages.
-fn begin(session: &Shared, trigger: Trigger) -> crate::Result<(Compaction, Snapshot)> {
+fn begin(
+    session: &Shared,
+    trigger: Trigger,
+    shape: Shape,
+) -> crate::Result<(Compaction, Snapshot)> {
     session.borrow_mut().begin(trigger, |messages| {
         let array: JsValue = messages.iter().collect::<Array>().into();
-        let read = messages_for_compaction(&array)?;
+        let read = messages_for_compaction(&array, (shape != Shape::Any).then_some(shape))?;
         Ok(Snapshot {
             array,
             typed: read.typed,

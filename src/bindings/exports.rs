@@ -102,8 +102,9 @@ pub fn token_count_with_estimation(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "TokenCountOptions | null")] options: JsValue,
 ) -> JsResult<f64> {
-    let conv = js(JsConversation::new(&messages, "messages"))?;
     let opts = js(options::token_count_options(&options))?;
+    let shape = js(options::shape_option(&options, "options"))?;
+    let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     let count = js(tokens::token_count_given(&conv, opts.given_usage))?;
     if let Some((model, cfg)) = &opts.plausible_for {
         js(tokens::check_plausible(&conv, &count, model, cfg))?;
@@ -190,9 +191,10 @@ pub fn should_auto_compact(
     #[wasm_bindgen(unchecked_optional_param_type = "ShouldAutoCompactOptions | null")]
     options: JsValue,
 ) -> JsResult<bool> {
-    let conv = js(JsConversation::new(&messages, "messages"))?;
     let m = js(model_arg(&model))?;
     let (opts, cfg) = js(options::should_auto_compact_options(&options))?;
+    let shape = js(options::shape_option(&options, "options"))?;
+    let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     Ok(js(autocompact::should_auto_compact(&conv, &m, &opts, &cfg))?.should_compact)
 }
 
@@ -202,8 +204,10 @@ pub fn should_auto_compact(
 #[wasm_bindgen(js_name = stripImagesFromMessages, unchecked_return_type = "MessageInput[]")]
 pub fn strip_images_from_messages(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<Array> {
-    let conv = js(JsConversation::new(&messages, "messages"))?;
+    let shape = js(options::shape_options(&options))?;
+    let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     js(conv.validate_all())?; // every shape
     let edits = js(strip::strip_images(&conv))?;
     js(apply_edits(&conv, &edits))
@@ -214,8 +218,10 @@ pub fn strip_images_from_messages(
 #[wasm_bindgen(js_name = stripReinjectedAttachments, unchecked_return_type = "MessageInput[]")]
 pub fn strip_reinjected_attachments(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<Array> {
-    let conv = js(JsConversation::new(&messages, "messages"))?;
+    let shape = js(options::shape_options(&options))?;
+    let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     js(conv.validate_all())?; // every shape
     let drop = js(strip::reinjected_attachments(&conv))?;
     let out = Array::new();
@@ -234,8 +240,10 @@ pub fn strip_reinjected_attachments(
 #[wasm_bindgen(js_name = groupMessagesByApiRound, unchecked_return_type = "MessageInput[][]")]
 pub fn group_messages_by_api_round(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<Array> {
-    let conv = js(JsConversation::new(&messages, "messages"))?;
+    let shape = js(options::shape_options(&options))?;
+    let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     js(conv.validate_all())?; // every shape
     let groups = js(ptl::group_by_api_round(&conv, 0))?;
     let out = Array::new();
@@ -270,7 +278,8 @@ pub fn truncate_head_for_ptl_retry(
     #[wasm_bindgen(unchecked_optional_param_type = "unknown")] error: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "TruncateHeadOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
-    let conv = js(JsConversation::new(&messages, "messages"))?;
+    let shape = js(options::shape_option(&options, "options"))?;
+    let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     js(conv.validate_all())?; // every shape
     let overflow = if error.is_undefined() || error.is_null() {
         None
@@ -292,7 +301,13 @@ pub fn truncate_head_for_ptl_retry(
                 if conv.shape().is_foreign() {
                     // The marker in the caller's shape.
                     let own =
-                        user_message_in(&messages, &marker, &new_uuid(), &JsValue::UNDEFINED);
+                        user_message_in(
+                        &messages,
+                        conv.shape().code(),
+                        &marker,
+                        &new_uuid(),
+                        &JsValue::UNDEFINED,
+                    );
                     if own.is_undefined() {
                         return Err(js_error(Error::new(
                             ErrorCode::UnsupportedShape,
@@ -316,8 +331,9 @@ pub fn micro_compact(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "MicroCompactOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
-    let conv = js(JsConversation::new(&messages, "messages"))?;
     let mut opts = js(options::micro_compact_options(&options, js_sys::Date::now))?;
+    let shape = js(options::shape_option(&options, "options"))?;
+    let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     // Every shape: each one's results are cleared in its own form (the tool index reports
     // an unknown message or a second shape, so the messages are not read twice).
     opts.resolve_ids = false; // read below, in place

@@ -1211,16 +1211,21 @@ export function anthropicForm(arr) {
 }
 
 // The caller's shape of a user message the compaction adds (`msg`: Anthropic
-// {role: 'user', content}); `like` is the caller's array (LangChain messages are built with
-// the class of one of its human messages), `id` a new id for a UIMessage; `summaryOf`
-// (defined for the summary) goes into a UIMessage's `metadata`.
-export function userMessageIn(arr, msg, id, summaryOf) {
+// {role: 'user', content}); `arr` is the caller's array and `shape` its shape's code as Rust
+// decided it (LangChain messages are built with the class of one of its human messages),
+// `id` a new id for a UIMessage; `summaryOf` (defined for the summary) goes into a
+// UIMessage's `metadata`.
+export function userMessageIn(arr, shape, msg, id, summaryOf) {
   const blocks = typeof msg.content === 'string' ? [{ type: 'text', text: msg.content }] : msg.content;
   const text = blocks.filter((b) => b && b.type === 'text').map((b) => b.text).join('\n\n');
-  let shape = ANY, sample;
-  for (const m of arr) {
-    const s = shapeOfHeader(header(m));
-    if (s >= AI_MODEL) { shape = s; sample = m; break; }
+  // A message of the array's shape shows which of LangChain's forms it uses (a plain
+  // message when the caller named the shape and every message is plain).
+  let sample;
+  if (shape === LANGCHAIN) {
+    for (const m of arr) {
+      if (shapeOfHeader(header(m)) === shape) { sample = m; break; }
+    }
+    if (sample === undefined) shape = ANY;
   }
   switch (shape) {
     case AI_UI: {

@@ -67,8 +67,13 @@ extern "C" {
     fn anthropic_form_js(arr: &JsValue) -> Array;
     /// The caller's shape of a user message a compaction adds (see `userMessageIn`).
     #[wasm_bindgen(js_name = userMessageIn)]
-    pub fn user_message_in(arr: &JsValue, msg: &JsValue, id: &str, summary_of: &JsValue)
-        -> JsValue;
+    pub fn user_message_in(
+        arr: &JsValue,
+        shape: u32,
+        msg: &JsValue,
+        id: &str,
+        summary_of: &JsValue,
+    ) -> JsValue;
 }
 
 /// Another ecosystem's messages in Anthropic form, and the caller's index each one came
@@ -103,6 +108,9 @@ pub struct JsConversation<'a> {
     len: usize,
     headers: RefCell<HeaderCache>,
     shape: RefCell<ShapeOf>,
+    /// Added to an index when the shape check names a message (a `Compactor` push: the
+    /// index in the whole conversation).
+    base: usize,
 }
 
 /// Header bits of messages `lo..len` (always a suffix: scans start at the end, and a read
@@ -114,6 +122,42 @@ struct HeaderCache {
 }
 
 impl<'a> JsConversation<'a> {
+    /// Wraps `value`, which must be an array, of the shape `shape` names (`None`: detected).
+    pub fn of_shape(
+        value: &'a JsValue,
+        what: &str,
+        shape: Option<Shape>,
+    ) -> Result<JsConversation<'a>> {
+        let conv = JsConversation::new(value, what)?;
+        if let Some(s) = shape {
+            *conv.shape.borrow_mut() = ShapeOf::named(s);
+            // Every message is checked against the named shape up front (the readers of
+            // tool pairs only tell two detected shapes apart).
+            conv.validate_all()?;
+        }
+        Ok(conv)
+    }
+
+    /// Wraps `value`, the messages `base..` of a longer conversation whose shape so far is
+    /// `shape` (a `Compactor`'s push: a message of another shape than those before it is a
+    /// `MIXED_SHAPES` error naming its index in the whole conversation).
+    pub fn continuing(
+        value: &'a JsValue,
+        what: &str,
+        shape: ShapeOf,
+        base: usize,
+    ) -> Result<JsConversation<'a>> {
+        let mut conv = JsConversation::new(value, what)?;
+        *conv.shape.borrow_mut() = shape;
+        conv.base = base;
+        Ok(conv)
+    }
+
+    /// What the shape check knows after the messages read so far.
+    pub fn shape_of(&self) -> ShapeOf {
+        *self.shape.borrow()
+    }
+
     /// Wraps `value`, which must be an array.
     pub fn new(value: &'a JsValue, what: &str) -> Result<JsConversation<'a>> {
         let len = array_length(value);
@@ -132,6 +176,7 @@ impl<'a> JsConversation<'a> {
                 chunk: FIRST_CHUNK,
             }),
             shape: RefCell::new(ShapeOf::default()),
+            base: 0,
         })
     }
 
@@ -339,7 +384,7 @@ impl ConversationView for JsConversation<'_> {
             _ => return Err(unknown_message(self.array, i)),
         };
         let shape = Shape::from_code((h >> SHAPE_SHIFT) & 7).unwrap_or(Shape::Any);
-        self.shape.borrow_mut().see(i, shape)?;
+        self.shape.borrow_mut().see(self.base + i, shape)?;
         Ok(kind)
     }
 

@@ -275,7 +275,9 @@ fn strip_images_replaces_media_in_user_messages_only() {
         {"role": "user", "content": "plain text, no media"},
     ]));
     let before = stringify(&input);
-    let out: JsValue = strip_images_from_messages(input.clone()).unwrap().into();
+    let out: JsValue = strip_images_from_messages(input.clone(), JsValue::UNDEFINED)
+        .unwrap()
+        .into();
 
     assert_eq!(len(&out), 5);
     assert_eq!(stringify(&input), before, "the input is not mutated");
@@ -551,7 +553,7 @@ fn errors_are_errors_with_a_code() {
         "INVALID_CONFIG",
     );
     expect_code(
-        strip_images_from_messages(js(json!([{"content": "no role"}]))),
+        strip_images_from_messages(js(json!([{"content": "no role"}])), JsValue::UNDEFINED),
         "INVALID_MESSAGE",
     );
     expect_code(

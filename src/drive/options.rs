@@ -42,6 +42,7 @@ use crate::model::config::Config;
 use crate::model::error::{check_token_count, Error, ErrorCode, Result};
 use crate::model::messages::Message;
 use crate::model::names::likely_meant;
+use crate::model::shape::Shape;
 use crate::model::view::UsageCounts;
 use crate::transforms::microcompact::{self, MicroCompactOptions};
 use crate::transforms::restore::{FileSnapshot, SkillInfo};
@@ -318,6 +319,8 @@ pub struct ContextOptions {
     pub retry: RetryPolicy,
     /// `summaryTimeoutMs` (0: no limit).
     pub summary_timeout_ms: f64,
+    /// `shape`: the shape the caller says the messages are of (`None`: detected).
+    pub shape: Option<Shape>,
 }
 
 /// A list of strings, or of records whose `keys` are joined (`name: description`).
@@ -444,6 +447,7 @@ pub const CONTEXT_KEYS: &[&str] = &[
     "summaryTimeoutMs",
     "pinned",
     "keepLastUserMessage",
+    "shape",
     "summarize",
     "readFile",
     "sessionMemory",
@@ -574,6 +578,7 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
         auto: auto_options(context)?,
         retry: retry_policy(context, WHAT)?,
         summary_timeout_ms: summary_timeout_ms(context)?,
+        shape: shape_option(context, WHAT)?,
     })
 }
 
@@ -586,6 +591,7 @@ pub const SHOULD_AUTO_COMPACT_KEYS: &[&str] = &[
     "usageAt",
     "system",
     "tools",
+    "shape",
 ];
 
 /// Keys of the options of `offlineSummarizer` (`OfflineSummarizerOptions`).
@@ -599,6 +605,7 @@ pub const MICRO_COMPACT_KEYS: &[&str] = &[
     "lastAssistantTimestamp",
     "keepLatestPerPath",
     "compactableTools",
+    "shape",
 ];
 
 /// Keys of the options of `createCompactBoundaryMessage` (`CompactBoundaryOptions`).
@@ -614,6 +621,7 @@ pub const BOUNDARY_KEYS: &[&str] = &[
 /// parser accepts: `tests/ts_shapes.rs` hands them to the type check, which compares them with
 /// `types/index.d.ts`.
 pub const OPTION_OBJECTS: &[(&str, &[&str])] = &[
+    ("ShapeOptions", SHAPE_KEYS),
     ("ShouldAutoCompactOptions", SHOULD_AUTO_COMPACT_KEYS),
     ("OfflineSummarizerOptions", OFFLINE_SUMMARIZER_KEYS),
     ("MicroCompactOptions", MICRO_COMPACT_KEYS),
@@ -624,11 +632,78 @@ pub const OPTION_OBJECTS: &[(&str, &[&str])] = &[
     ("TruncateHeadOptions", TRUNCATE_HEAD_KEYS),
 ];
 
+/// Keys of the options of the functions that take nothing but the messages' shape
+/// (`stripImagesFromMessages`, `groupMessagesByApiRound`, `validateForApi`, …: `ShapeOptions`).
+pub const SHAPE_KEYS: &[&str] = &["shape"];
+
+/// The names the `shape` option accepts: every [`Shape::name`] but plain's, and `'auto'`
+/// (detect from the messages, the default).
+pub fn shape_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Shape::ALL
+        .iter()
+        .filter(|s| **s != Shape::Any)
+        .map(|s| s.name())
+        .collect();
+    names.push("auto");
+    names
+}
+
+/// The `shape` option of an options object (`what` names it in errors): the shape the
+/// caller says the messages are of; `None` when absent or `'auto'`. Any other value is an
+/// `UNSUPPORTED_SHAPE` error listing the accepted names.
+pub fn shape_option<S: Source>(options: &S, what: &str) -> Result<Option<Shape>> {
+    if options.is_absent() {
+        return Ok(None);
+    }
+    let v = options.get("shape");
+    if v.is_absent() {
+        return Ok(None);
+    }
+    let names = shape_names();
+    let name = v.string();
+    match name.as_deref() {
+        Some("auto") => Ok(None),
+        Some(n) => match Shape::from_name(n) {
+            Some(shape) if shape != Shape::Any => Ok(Some(shape)),
+            _ => {
+                let hint = likely_meant(n, &names)
+                    .map(|m| format!(" (did you mean '{m}'?)"))
+                    .unwrap_or_default();
+                Err(Error::new(
+                    ErrorCode::UnsupportedShape,
+                    format!(
+                        "{what}.shape '{n}' is not a message shape{hint}; expected one of '{}'",
+                        names.join("', '")
+                    ),
+                ))
+            }
+        },
+        None => Err(Error::new(
+            ErrorCode::UnsupportedShape,
+            format!(
+                "{what}.shape must be a string, one of '{}'",
+                names.join("', '")
+            ),
+        )),
+    }
+}
+
+/// Reads the options of the functions that take only `{shape}` (`ShapeOptions`).
+pub fn shape_options<S: Source>(options: &S) -> Result<Option<Shape>> {
+    if options.is_absent() {
+        return Ok(None);
+    }
+    closed_object(options, "options", SHAPE_KEYS)?;
+    shape_option(options, "options")
+}
+
 /// Keys of the options of `tokenCountWithEstimation` (`TokenCountOptions`).
-pub const TOKEN_COUNT_KEYS: &[&str] = &["model", "config", "usage", "usageAt", "system", "tools"];
+pub const TOKEN_COUNT_KEYS: &[&str] = &[
+    "model", "config", "usage", "usageAt", "system", "tools", "shape",
+];
 
 /// Keys of the options of `truncateHeadForPTLRetry` (`TruncateHeadOptions`).
-pub const TRUNCATE_HEAD_KEYS: &[&str] = &["keepLatestRequest"];
+pub const TRUNCATE_HEAD_KEYS: &[&str] = &["keepLatestRequest", "shape"];
 
 /// Keys of the options of `compactConversation` (`CompactOptions`).
 pub const COMPACT_KEYS: &[&str] = &[
@@ -639,6 +714,7 @@ pub const COMPACT_KEYS: &[&str] = &[
     "retryBaseMs",
     "appendMissing",
     "keepLastUserMessage",
+    "shape",
 ];
 
 /// Keys of the options of `Compactor.compact` (a manual compaction: no `isAutoCompact`, no

@@ -94,14 +94,39 @@ impl Shape {
 pub struct ShapeOf {
     /// The first message of a specific shape: its shape and index.
     first: Option<(Shape, usize)>,
+    /// The shape the caller named (the `shape` option): every message must fit it.
+    named: Option<Shape>,
 }
 
 impl ShapeOf {
+    /// The shape of an array the caller says is of `shape` (the `shape` option): a message
+    /// of another specific shape is then a [`ErrorCode::MixedShapes`] error naming the option,
+    /// and plain messages are read and answered as that shape. [`Shape::Any`] names nothing.
+    pub fn named(shape: Shape) -> ShapeOf {
+        ShapeOf {
+            first: None,
+            named: (shape != Shape::Any).then_some(shape),
+        }
+    }
+
     /// Records that message `i` is of `shape`; a specific shape other than the one already
     /// seen is a [`ErrorCode::MixedShapes`] error naming both messages.
     pub fn see(&mut self, i: usize, shape: Shape) -> Result<()> {
         if shape == Shape::Any {
             return Ok(());
+        }
+        if let Some(n) = self.named {
+            if n != shape {
+                return Err(Error::new(
+                    ErrorCode::MixedShapes,
+                    format!(
+                        "messages[{i}] is {} but the `shape` option says the messages are {} ('{}')",
+                        shape.describe(),
+                        n.describe(),
+                        n.name()
+                    ),
+                ));
+            }
         }
         match self.first {
             None => {
@@ -132,7 +157,9 @@ impl ShapeOf {
     /// The array's shape as far as it was read ([`Shape::Any`] when nothing specific was
     /// seen).
     pub fn shape(&self) -> Shape {
-        self.first.map_or(Shape::Any, |(s, _)| s)
+        self.named
+            .or(self.first.map(|(s, _)| s))
+            .unwrap_or(Shape::Any)
     }
 }
 
@@ -163,6 +190,21 @@ mod tests {
         of.see(2, Shape::Any).unwrap();
         of.see(3, Shape::OpenAiChat).unwrap();
         assert_eq!(of.shape(), Shape::OpenAiChat);
+    }
+
+    #[test]
+    fn a_named_shape_holds_for_plain_messages_and_refuses_others() {
+        let mut of = ShapeOf::named(Shape::OpenAiChat);
+        assert_eq!(of.shape(), Shape::OpenAiChat, "before any message is read");
+        of.see(0, Shape::Any).unwrap();
+        of.see(1, Shape::OpenAiChat).unwrap();
+        let e = of.see(2, Shape::AiSdkModel).unwrap_err();
+        assert_eq!(e.code, ErrorCode::MixedShapes);
+        assert!(e
+            .message
+            .starts_with("messages[2] is a Vercel AI SDK ModelMessage"));
+        assert!(e.message.contains("'openai-chat'"), "{}", e.message);
+        assert_eq!(ShapeOf::named(Shape::Any), ShapeOf::default());
     }
 
     #[test]

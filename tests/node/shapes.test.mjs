@@ -370,6 +370,90 @@ describe('one array, one shape', () => {
   });
 });
 
+describe('the shape option', () => {
+  const plain = () => [
+    { role: 'user', content: filler(4_000, 11) },
+    { role: 'assistant', content: filler(3_000, 12) },
+    { role: 'user', content: filler(4_000, 13) },
+    { role: 'assistant', content: filler(3_000, 14) },
+  ];
+  const context = () => ({ model: SONNET, summarize: async () => summaryResponse('Summary of the plain chat.') });
+
+  test('naming the shape refuses a message of another shape, in every function', async () => {
+    const msgs = aiModel();
+    const named = { shape: 'openai-chat' };
+    const check = (e) => e.code === 'MIXED_SHAPES' && /messages\[1\] is a Vercel AI SDK ModelMessage/.test(e.message) && /'openai-chat'/.test(e.message);
+    for (const f of [
+      () => cc.tokenCountWithEstimation(msgs, named),
+      () => cc.shouldAutoCompact(msgs, SONNET, named),
+      () => cc.microCompact(msgs, named),
+      () => cc.stripImagesFromMessages(msgs, named),
+      () => cc.stripReinjectedAttachments(msgs, named),
+      () => cc.groupMessagesByApiRound(msgs, named),
+      () => cc.truncateHeadForPTLRetry(msgs, undefined, named),
+      () => cc.toApiMessages(msgs, named),
+      () => cc.validateForApi(msgs, named),
+      () => cc.previewCompaction(msgs, { model: SONNET, ...named }),
+      () => new cc.Compactor({ ...context(), ...named, messages: msgs }),
+    ]) assert.throws(f, check);
+    await assert.rejects(cc.compactConversation(msgs, context(), named), check);
+    await assert.rejects(cc.compactConversation(msgs, { ...context(), ...named }), check);
+    await assert.rejects(cc.autoCompactIfNeeded(msgs, { ...context(), ...named }), check);
+    // The shape they are: accepted, and the same count as detection gives.
+    assert.equal(cc.tokenCountWithEstimation(msgs, { shape: 'ai-sdk-model' }), count(msgs));
+    assert.equal(cc.tokenCountWithEstimation(msgs, { shape: 'auto' }), count(msgs));
+    assert.equal(cc.tokenCountWithEstimation(anthropic(), { shape: 'anthropic' }), count(anthropic()));
+  });
+
+  test('an unknown shape name is UNSUPPORTED_SHAPE listing the accepted ones, with a hint', () => {
+    assert.throws(() => cc.tokenCountWithEstimation(plain(), { shape: 'openai' }),
+      (e) => e.code === 'UNSUPPORTED_SHAPE' && /'openai-chat', 'openai-responses'/.test(e.message) && /'auto'/.test(e.message));
+    assert.throws(() => cc.validateForApi(plain(), { shape: 'ai-sdk-uii' }),
+      (e) => e.code === 'UNSUPPORTED_SHAPE' && /did you mean 'ai-sdk-ui'/.test(e.message));
+    assert.throws(() => cc.validateForApi(plain(), { shape: 3 }), (e) => e.code === 'UNSUPPORTED_SHAPE');
+    assert.throws(() => cc.validateForApi(plain(), { shap: 'openai-chat' }), (e) => e.code === 'INVALID_ARGUMENT' && /shape/.test(e.message));
+    assert.throws(() => cc.tokenCountWithEstimation(plain(), { shape: 'any' }), (e) => e.code === 'UNSUPPORTED_SHAPE');
+  });
+
+  test('plain messages named as another shape are answered in that shape', async () => {
+    for (const [shape, check] of [
+      ['ai-sdk-ui', (m) => typeof m.id === 'string' && m.parts[0].type === 'text' && m.metadata.compactSummary === true],
+      ['openai-responses', (m) => m.type === 'message' && m.content[0].type === 'input_text'],
+      ['openai-chat', (m) => typeof m.content === 'string' && !m.subtype],
+      ['langchain', (m) => typeof m.content === 'string'],
+    ]) {
+      const r = await cc.compactConversation(plain(), { ...context(), shape });
+      assert.equal(r.messageShape, shape);
+      const post = cc.buildPostCompactMessages(r);
+      assert.ok(!post.some((m) => m.subtype === 'compact_boundary'), `${shape}: no transcript line`);
+      assert.ok(check(post[0]), `${shape}: ${JSON.stringify(post[0]).slice(0, 200)}`);
+      if (shape === 'ai-sdk-ui') await validateUIMessages({ messages: post });
+    }
+    // Detected (no option): Anthropic form with its boundary line, as before.
+    const r = await cc.compactConversation(plain(), context());
+    assert.equal(r.messageShape, undefined);
+  });
+
+  test('the Compactor keeps one shape across pushes and names the index in the whole conversation', () => {
+    const c = new cc.Compactor({ model: SONNET, summarize: async () => summaryResponse('x') });
+    c.pushMany(chat().slice(0, 3));
+    c.push({ role: 'user', content: 'plain fits' });
+    assert.throws(() => c.push({ id: 'u9', role: 'user', parts: [{ type: 'text', text: 'a UIMessage' }] }),
+      (e) => e.code === 'MIXED_SHAPES' && /messages\[4\] is a Vercel AI SDK UIMessage/.test(e.message) && /messages\[1\] is an OpenAI Chat Completions message/.test(e.message));
+    assert.equal(c.length, 4, 'nothing added');
+    assert.throws(() => c.pushMany([{ role: 'user', content: 'ok' }, { type: 'function_call_output', call_id: 'x', output: 'y' }]),
+      (e) => e.code === 'MIXED_SHAPES' && /messages\[5\]/.test(e.message));
+    assert.equal(c.length, 4, 'all or none');
+    c.push({ role: 'tool', tool_call_id: 'c9', content: 'still chat' });
+    assert.equal(c.length, 5);
+    c.free();
+    const named = new cc.Compactor({ model: SONNET, shape: 'ai-sdk-ui', summarize: async () => summaryResponse('x') });
+    named.push({ role: 'user', content: 'plain' });
+    assert.throws(() => named.push({ role: 'tool', tool_call_id: 'c9', content: 'chat' }), (e) => e.code === 'MIXED_SHAPES' && /'ai-sdk-ui'/.test(e.message));
+    named.free();
+  });
+});
+
 describe('microCompact in every shape', () => {
   const long = (make) => {
     // Three rounds of the conversation: the old results are cleared, the latest kept.
