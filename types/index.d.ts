@@ -542,6 +542,17 @@ export interface ItemReferenceInput {
 export type MessageShape = 'ai-sdk-model' | 'ai-sdk-ui' | 'openai-chat' | 'openai-responses' | 'langchain';
 
 /**
+ * Your own tokenizer, for counts in your model's tokens (e.g. `(text) => encoder.encode(text).length`
+ * with a tiktoken encoder). It is called with each text the model reads — prose, reasoning,
+ * tool output, a tool call's name and JSON arguments — and must return a finite number ≥ 0;
+ * media still count their fixed size. Taken by {@link tokenCountWithEstimation},
+ * {@link shouldAutoCompact}, {@link autoCompactIfNeeded} (its context) and the {@link Compactor}
+ * (its running count). Usage the provider reported still anchors the count. A counter that
+ * throws or returns anything else is an `INVALID_ARGUMENT` error naming what it returned.
+ */
+export type TokenCounter = (text: string) => number;
+
+/**
  * What the `shape` option accepts: a shape the messages are of (`'anthropic'` for Anthropic
  * messages and Claude Code lines), or `'auto'` (the default) to detect it from the messages.
  */
@@ -701,6 +712,8 @@ export interface ShouldAutoCompactOptions {
   tools?: Preamble['tools'];
   /** {@link ShapeOptions.shape}. */
   shape?: ShapeName;
+  /** {@link TokenCounter}: your tokenizer instead of the character estimate. */
+  tokenCounter?: TokenCounter;
 }
 
 // ============================================================================================
@@ -1361,6 +1374,8 @@ export interface CompactContext {
   keepLastUserMessage?: boolean;
   /** {@link ShapeOptions.shape}. */
   shape?: ShapeName;
+  /** {@link TokenCounter}: your tokenizer instead of the character estimate. */
+  tokenCounter?: TokenCounter;
 }
 
 /** Options of {@link compactConversation}. */
@@ -1704,6 +1719,8 @@ export interface TokenCountOptions {
   tools?: Preamble['tools'];
   /** {@link ShapeOptions.shape}. */
   shape?: ShapeName;
+  /** {@link TokenCounter}: your tokenizer instead of the character estimate. */
+  tokenCounter?: TokenCounter;
 }
 
 /**

@@ -324,13 +324,16 @@ pub async fn auto_compact_if_needed(
     let t = js(options::tracking(&tracking))?;
     {
         // Every shape is counted; a compaction that is not due is answered for any shape.
+        let counter = js(super::js_view::TokenCounter::enter(&context, "context"))?;
         let view = js(super::js_view::JsConversation::of_shape(
             &messages, "messages", c.shape,
         ))?;
         js(view.validate_all())?;
-        if let Some(out) = js(autocompact::outcome_if_not_due(
+        let not_due = js(autocompact::outcome_if_not_due(
             &view, &c.context, &t, &c.auto,
-        ))? {
+        ))?;
+        js(counter.finish())?;
+        if let Some(out) = not_due {
             return auto_outcome_js(out, None);
         }
     }

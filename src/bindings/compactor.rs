@@ -15,13 +15,14 @@ use super::async_exports::{
 };
 use super::convert::*;
 use super::env::JsEnv;
-use super::js_view::JsConversation;
+use super::js_view::{JsConversation, TokenCounter};
 use crate::drive::autocompact;
 use crate::drive::options;
 use crate::drive::pipeline::{self, CompactionResult};
 use crate::drive::session::{Compaction, Session};
 use crate::model::messages::Message;
 use crate::model::shape::{Shape, ShapeOf};
+use crate::model::view::ConversationView;
 use crate::transforms::boundary::Trigger;
 
 /// The session's state, shared with the promises of running compactions.
@@ -30,9 +31,20 @@ type Shared = Rc<RefCell<Session<JsValue>>>;
 /// Appends the messages of the JS array `array` (all or none). `shape` is what the messages
 /// before them showed (or the `shape` option named): a message of another shape is a
 /// `MIXED_SHAPES` error naming its index in the whole conversation, and nothing is added.
-fn push_array(session: &Shared, shape: &Cell<ShapeOf>, array: &JsValue) -> crate::Result<()> {
+fn push_array(
+    session: &Shared,
+    shape: &Cell<ShapeOf>,
+    array: &JsValue,
+    context: &JsValue,
+) -> crate::Result<()> {
     let base = session.borrow().len();
+    let counter = TokenCounter::enter(context, "options")?;
     let conv = JsConversation::continuing(array, "messages", shape.get(), base)?;
+    if counter.is_active() {
+        // The tokenizer's problems are found before anything is added (all or none).
+        crate::measure::tokens::estimate_range(&conv, 0..conv.len())?;
+        counter.finish()?;
+    }
     session.borrow_mut().push_all(&conv, JsConversation::item)?;
     shape.set(conv.shape_of());
     Ok(())
@@ -65,12 +77,13 @@ impl Compactor {
     ) -> JsResult<Compactor> {
         let c = js(options::compactor_context(&options))?;
         js(JsEnv::from_context(&options, &c, true))?;
+        js(TokenCounter::enter(&options, "options"))?; // a function, or absent
         let ctx = c.context;
         let session = Rc::new(RefCell::new(Session::new(ctx.model, ctx.config)));
         let shape = Cell::new(c.shape.map(ShapeOf::named).unwrap_or_default());
         let initial = prop(&options, "messages");
         if !(initial.is_undefined() || initial.is_null()) {
-            js(push_array(&session, &shape, &initial))?;
+            js(push_array(&session, &shape, &initial, &options))?;
         }
         Ok(Compactor {
             session,
@@ -89,6 +102,7 @@ impl Compactor {
             &self.session,
             &self.shape,
             &Array::of1(&message),
+            &self.context,
         ))
     }
 
@@ -98,7 +112,12 @@ impl Compactor {
         &self,
         #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     ) -> JsResult<()> {
-        js(push_array(&self.session, &self.shape, &messages))
+        js(push_array(
+            &self.session,
+            &self.shape,
+            &messages,
+            &self.context,
+        ))
     }
 
     /// The conversation (a new array of the caller's message objects).
@@ -305,6 +324,9 @@ fn commit(
             return Err(e);
         }
     };
+    // The compacted conversation is counted with the caller's tokenizer too (its problems
+    // were reported by the pushes that brought the messages in).
+    let _counter = TokenCounter::enter(context, "options").ok();
     let conv = JsConversation::new(&compacted, "messages");
     let read = conv.as_ref().map_err(Clone::clone);
     js(session

@@ -6,7 +6,9 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::*;
 use super::env::new_uuid;
-use super::js_view::{apply_edits, edited_tool_use_ids, user_message_in, JsConversation};
+use super::js_view::{
+    apply_edits, edited_tool_use_ids, user_message_in, JsConversation, TokenCounter,
+};
 use crate::drive::autocompact;
 use crate::drive::options;
 use crate::measure::thresholds;
@@ -104,8 +106,10 @@ pub fn token_count_with_estimation(
 ) -> JsResult<f64> {
     let opts = js(options::token_count_options(&options))?;
     let shape = js(options::shape_option(&options, "options"))?;
+    let counter = js(TokenCounter::enter(&options, "options"))?;
     let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     let count = js(tokens::token_count_given(&conv, opts.given_usage))?;
+    js(counter.finish())?;
     if let Some((model, cfg)) = &opts.plausible_for {
         js(tokens::check_plausible(&conv, &count, model, cfg))?;
     }
@@ -194,8 +198,11 @@ pub fn should_auto_compact(
     let m = js(model_arg(&model))?;
     let (opts, cfg) = js(options::should_auto_compact_options(&options))?;
     let shape = js(options::shape_option(&options, "options"))?;
+    let counter = js(TokenCounter::enter(&options, "options"))?;
     let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
-    Ok(js(autocompact::should_auto_compact(&conv, &m, &opts, &cfg))?.should_compact)
+    let decision = js(autocompact::should_auto_compact(&conv, &m, &opts, &cfg))?;
+    js(counter.finish())?;
+    Ok(decision.should_compact)
 }
 
 /// `stripImagesFromMessages(messages)`: a new array where user messages' image and document

@@ -370,13 +370,64 @@ const BLOCK_KIND = {
 const PLACEHOLDER = '[Old tool result content cleared]';
 const MISSING = 0xffffffff;
 
-function jsonLen(v) {
+// The caller's tokenizer (`tokenCounter`, set by the Rust side for one call, else null) and
+// the first problem it had. With a tokenizer, lengths are reported in its tokens times the
+// characters per token the core's estimate divides by (4 for prose, 2 for tool-call JSON), so
+// the estimate comes out in the caller's tokens and every other rule reads lengths unchanged.
+let COUNTER = null;
+let counterError = null;
+
+export function setTokenCounter(f) {
+  COUNTER = typeof f === 'function' ? f : null;
+  counterError = null;
+}
+
+export function takeCounterError() {
+  const e = counterError;
+  counterError = null;
+  return e === null ? undefined : e;
+}
+
+function counted(s, perToken) {
+  let n;
+  try {
+    n = COUNTER(s);
+  } catch (e) {
+    if (counterError === null) counterError = `tokenCounter threw: ${e instanceof Error ? e.message : String(e)}`;
+    return s.length;
+  }
+  if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) {
+    if (counterError === null) counterError = `tokenCounter must return a finite number ≥ 0; it returned ${typeof n === 'number' ? n : typeof n}`;
+    return s.length;
+  }
+  const units = Math.round(n) * perToken;
+  // Non-empty text stays non-empty (rules tell "has text" by a length > 0).
+  return units === 0 && s.length > 0 ? 1 : Math.min(units, 0xffffffff);
+}
+
+// Length of a text the model reads: UTF-16 units, or the tokenizer's count in those units.
+function tlen(s) {
+  return COUNTER === null ? s.length : counted(s, 4);
+}
+
+function jsonText(v) {
   try {
     const s = JSON.stringify(v);
-    return typeof s === 'string' ? s.length : 0;
+    return typeof s === 'string' ? s : '';
   } catch (_) {
-    return 0;
+    return '';
   }
+}
+
+function jsonLen(v) {
+  const s = jsonText(v);
+  return COUNTER === null ? s.length : counted(s, 4);
+}
+
+// Length of a tool call: its name and its arguments as JSON (a string is already JSON).
+function callLen(name, input) {
+  const args = typeof input === 'string' ? input : jsonText(input === undefined ? {} : input);
+  return COUNTER === null ? name.length + args.length : counted(name + args, 2);
 }
 
 // Strings of the last description, interned: symbol k + 1 is `strings[k]`, 0 is none.
@@ -412,7 +463,7 @@ function describeBlock(b, estimate, out) {
   if (t === 'compaction') {
     // The server-side compaction block counts as its summary text (the Rust side's
     // view::block_info does the same).
-    out.push(0, typeof b.content === 'string' ? b.content.length : 0, 0, 0, 0, 0, 0, 0, 0);
+    out.push(0, typeof b.content === 'string' ? tlen(b.content) : 0, 0, 0, 0, 0, 0, 0, 0);
     return;
   }
   let k = num(BLOCK_KIND, t);
@@ -420,9 +471,9 @@ function describeBlock(b, estimate, out) {
   let text = 0, json = 0, flags = 0, id = 0, name = 0, path = 0, tid = 0;
   let nested = null;
   switch (k) {
-    case 0: text = typeof b.text === 'string' ? b.text.length : MISSING; break;
-    case 7: text = typeof b.thinking === 'string' ? b.thinking.length : MISSING; break;
-    case 8: text = typeof b.data === 'string' ? b.data.length : MISSING; break;
+    case 0: text = typeof b.text === 'string' ? tlen(b.text) : MISSING; break;
+    case 7: text = typeof b.thinking === 'string' ? tlen(b.thinking) : MISSING; break;
+    case 8: text = typeof b.data === 'string' ? tlen(b.data) : MISSING; break;
     case 3: case 4: {
       const input = b.input;
       if (typeof b.id !== 'string' || typeof b.name !== 'string') { text = MISSING; break; }
@@ -434,7 +485,7 @@ function describeBlock(b, estimate, out) {
           : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
         if (p !== undefined) path = sym(p);
       }
-      if (estimate) json = b.name.length + jsonLen(input === undefined ? {} : input);
+      if (estimate) json = callLen(b.name, input === undefined ? {} : input);
       break;
     }
     case 5: {
@@ -442,7 +493,7 @@ function describeBlock(b, estimate, out) {
       tid = sym(b.tool_use_id);
       const c = b.content;
       if (typeof c === 'string') {
-        text = c.length;
+        text = tlen(c);
         if (c === PLACEHOLDER) flags = 1;
       } else if (Array.isArray(c)) {
         nested = c;
@@ -474,7 +525,7 @@ function pushBlock(out, k, text, json, id, name, path, tid, nested, flags = 0) {
 const clearedFlag = (v) => (v === PLACEHOLDER ? 1 : 0);
 
 function strLen(v) {
-  return typeof v === 'string' ? v.length : jsonLen(v);
+  return typeof v === 'string' ? tlen(v) : jsonLen(v);
 }
 
 function toolPath(input) {
@@ -488,7 +539,7 @@ function toolPath(input) {
 // A tool call: its name and its arguments (an object, or a JSON string as OpenAI sends them).
 function pushCall(out, estimate, id, name, input) {
   const n = typeof name === 'string' ? name : '';
-  const json = estimate ? n.length + (typeof input === 'string' ? input.length : jsonLen(input === undefined ? {} : input)) : 0;
+  const json = estimate ? callLen(n, input) : 0;
   const path = typeof input === 'string' ? 0 : toolPath(input);
   pushBlock(out, 3, 0, json, typeof id === 'string' ? sym(id) : 0, sym(n), path, 0, 0);
 }
@@ -526,21 +577,21 @@ function pushAiOutput(out, estimate, id, p) {
 
 // One content part of any ecosystem: pushes exactly one block (with its nested blocks).
 function pushPart(p, estimate, out) {
-  if (typeof p === 'string') { pushBlock(out, 0, p.length, 0, 0, 0, 0, 0, 0); return; }
+  if (typeof p === 'string') { pushBlock(out, 0, tlen(p), 0, 0, 0, 0, 0, 0); return; }
   if (p === null || typeof p !== 'object' || Array.isArray(p)) {
     pushBlock(out, 9, 0, estimate ? jsonLen(p) : 0, 0, 0, 0, 0, 0);
     return;
   }
   switch (p.type) {
     case 'text': case 'input_text': case 'output_text': case 'summary_text': case 'reasoning_text':
-      if (typeof p.text === 'string') { pushBlock(out, 0, p.text.length, 0, 0, 0, 0, 0, 0); return; }
+      if (typeof p.text === 'string') { pushBlock(out, 0, tlen(p.text), 0, 0, 0, 0, 0, 0); return; }
       break;
     case 'refusal':
-      if (typeof p.refusal === 'string') { pushBlock(out, 0, p.refusal.length, 0, 0, 0, 0, 0, 0); return; }
+      if (typeof p.refusal === 'string') { pushBlock(out, 0, tlen(p.refusal), 0, 0, 0, 0, 0, 0); return; }
       break;
     case 'reasoning': {
       const t = typeof p.text === 'string' ? p.text : p.reasoning;
-      if (typeof t === 'string') { pushBlock(out, 7, t.length, 0, 0, 0, 0, 0, 0); return; }
+      if (typeof t === 'string') { pushBlock(out, 7, tlen(t), 0, 0, 0, 0, 0, 0); return; }
       break;
     }
     case 'thinking': case 'redacted_thinking': case 'tool_result':
@@ -572,7 +623,7 @@ function pushPart(p, estimate, out) {
 function pushContent(c, estimate, out) {
   if (typeof c === 'string') {
     if (c.length === 0) return 0;
-    pushBlock(out, 0, c.length, 0, 0, 0, 0, 0, 0);
+    pushBlock(out, 0, tlen(c), 0, 0, 0, 0, 0, 0);
     return 1;
   }
   if (Array.isArray(c)) {
@@ -630,7 +681,7 @@ function describeForeign(m, shape, estimate, out) {
         break;
       }
       if (typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0) {
-        pushBlock(out, 7, m.reasoning_content.length, 0, 0, 0, 0, 0, 0);
+        pushBlock(out, 7, tlen(m.reasoning_content), 0, 0, 0, 0, 0, 0);
         n++;
       }
       n += pushContent(m.content, estimate, out);
@@ -698,14 +749,14 @@ function describeResponsesItem(m, estimate, out) {
       let text = 0;
       for (const list of [m.summary, m.content]) {
         if (!Array.isArray(list)) continue;
-        for (const p of list) if (p !== null && typeof p === 'object' && typeof p.text === 'string') text += p.text.length;
+        for (const p of list) if (p !== null && typeof p === 'object' && typeof p.text === 'string') text += tlen(p.text);
       }
       if (text > 0) pushBlock(out, 7, text, 0, 0, 0, 0, 0, 0);
-      else pushBlock(out, 8, typeof m.encrypted_content === 'string' ? m.encrypted_content.length : 0, 0, 0, 0, 0, 0, 0);
+      else pushBlock(out, 8, typeof m.encrypted_content === 'string' ? tlen(m.encrypted_content) : 0, 0, 0, 0, 0, 0, 0);
       return 1;
     }
     case 'compaction':
-      pushBlock(out, 8, typeof m.encrypted_content === 'string' ? m.encrypted_content.length : 0, 0, 0, 0, 0, 0, 0);
+      pushBlock(out, 8, typeof m.encrypted_content === 'string' ? tlen(m.encrypted_content) : 0, 0, 0, 0, 0, 0, 0);
       return 1;
     default:
       if (responsesSide(m, m.type) === 0 && 'output' in m) {
@@ -744,7 +795,7 @@ export function describeContents(arr, start, end, estimate, shape) {
     }
     const c = contentOf(m);
     if (c === undefined || c === null) out.push(0, 0);
-    else if (typeof c === 'string') out.push(1, c.length);
+    else if (typeof c === 'string') out.push(1, tlen(c));
     else if (!Array.isArray(c)) out.push(3, 0);
     else {
       out.push(4, c.length);

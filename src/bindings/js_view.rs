@@ -61,6 +61,10 @@ extern "C" {
     fn take_strings() -> String;
     #[wasm_bindgen(js_name = applyEdits)]
     fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Array;
+    #[wasm_bindgen(js_name = setTokenCounter)]
+    fn set_token_counter(f: &JsValue);
+    #[wasm_bindgen(js_name = takeCounterError)]
+    fn take_counter_error() -> Option<String>;
     #[wasm_bindgen(js_name = keysOf)]
     fn keys_of(arr: &JsValue, i: u32) -> Vec<String>;
     #[wasm_bindgen(js_name = anthropicForm)]
@@ -74,6 +78,64 @@ extern "C" {
         id: &str,
         summary_of: &JsValue,
     ) -> JsValue;
+}
+
+/// The caller's tokenizer (`tokenCounter`), in effect while this value lives: the views'
+/// lengths are then in its tokens (see `setTokenCounter` in `js_view.js`), so estimates come
+/// out in the caller's tokens.
+pub struct TokenCounter {
+    active: bool,
+    what: &'static str,
+}
+
+impl TokenCounter {
+    /// Puts `options.tokenCounter` in effect (`what` names `options` in errors); nothing when
+    /// absent. Not a function: `INVALID_ARGUMENT`.
+    pub fn enter(options: &JsValue, what: &'static str) -> Result<TokenCounter> {
+        let f = if options.is_object() {
+            js_sys::Reflect::get(options, &"tokenCounter".into()).unwrap_or(JsValue::UNDEFINED)
+        } else {
+            JsValue::UNDEFINED
+        };
+        if f.is_undefined() || f.is_null() {
+            return Ok(TokenCounter {
+                active: false,
+                what,
+            });
+        }
+        if !f.is_function() {
+            return Err(Error::invalid_argument(format!(
+                "{what}.tokenCounter must be a function (text: string) => number"
+            )));
+        }
+        set_token_counter(&f);
+        Ok(TokenCounter { active: true, what })
+    }
+
+    /// Whether the caller gave a tokenizer.
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// The first problem the tokenizer had so far (it threw, or returned no count) as an
+    /// `INVALID_ARGUMENT` error. The tokenizer stays in effect until this value is dropped.
+    pub fn finish(&self) -> Result<()> {
+        if !self.active {
+            return Ok(());
+        }
+        match take_counter_error() {
+            Some(e) => Err(Error::invalid_argument(format!("{}.{e}", self.what))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for TokenCounter {
+    fn drop(&mut self) {
+        if self.active {
+            set_token_counter(&JsValue::NULL);
+        }
+    }
 }
 
 /// Another ecosystem's messages in Anthropic form, and the caller's index each one came

@@ -455,6 +455,7 @@ pub const CONTEXT_KEYS: &[&str] = &[
     "signal",
     "onProgress",
     "onText",
+    "tokenCounter",
 ];
 
 /// The keys of the options of a `Compactor` (`CompactorOptions`): a `context` and the
@@ -592,6 +593,7 @@ pub const SHOULD_AUTO_COMPACT_KEYS: &[&str] = &[
     "system",
     "tools",
     "shape",
+    "tokenCounter",
 ];
 
 /// Keys of the options of `offlineSummarizer` (`OfflineSummarizerOptions`).
@@ -699,7 +701,14 @@ pub fn shape_options<S: Source>(options: &S) -> Result<Option<Shape>> {
 
 /// Keys of the options of `tokenCountWithEstimation` (`TokenCountOptions`).
 pub const TOKEN_COUNT_KEYS: &[&str] = &[
-    "model", "config", "usage", "usageAt", "system", "tools", "shape",
+    "model",
+    "config",
+    "usage",
+    "usageAt",
+    "system",
+    "tools",
+    "shape",
+    "tokenCounter",
 ];
 
 /// Keys of the options of `truncateHeadForPTLRetry` (`TruncateHeadOptions`).

@@ -454,6 +454,75 @@ describe('the shape option', () => {
   });
 });
 
+describe('the tokenCounter option', () => {
+  // A stand-in tokenizer: one token per word (whitespace-separated), easy to check by hand.
+  const words = (t) => (t.match(/\S+/g) || []).length;
+
+  test('counts come out in the tokenizer\'s tokens, in every shape alike', () => {
+    const msgs = [
+      { role: 'user', content: 'one two three four' },
+      { role: 'assistant', content: [{ type: 'text', text: 'five six' }, { type: 'tool_use', id: 't1', name: 'Read', input: { file_path: '/a b' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'x y z' }] },
+    ];
+    const seen = [];
+    const n = cc.tokenCountWithEstimation(msgs, { tokenCounter: (t) => { seen.push(t); return words(t); } });
+    // 4 + 2 + (name + JSON arguments: 'Read{"file_path":"/a b"}' is 2 words) + 3
+    assert.equal(n, 4 + 2 + 2 + 3);
+    assert.ok(seen.includes('Read{"file_path":"/a b"}'), JSON.stringify(seen));
+    // Every shape of the shared conversation: the same count as the Anthropic shape.
+    const want = cc.tokenCountWithEstimation(anthropic(), { tokenCounter: words });
+    for (const [name, make] of Object.entries(SHAPES)) {
+      if (name === 'ai-sdk-ui') continue; // holds extra UI parts of its own
+      const got = cc.tokenCountWithEstimation(make(), { tokenCounter: words });
+      // Media count their fixed size in every shape; the text is split the same way.
+      assert.ok(Math.abs(got - want) <= want * 0.05, `${name}: ${got} vs ${want}`);
+    }
+    assert.notEqual(want, count(anthropic()), 'not the character estimate');
+  });
+
+  test('shouldAutoCompact, autoCompactIfNeeded and the Compactor decide on the tokenizer\'s count', async () => {
+    const msgs = [{ role: 'user', content: 'a '.repeat(30_000) }, { role: 'assistant', content: 'ok' }];
+    const config = { contextWindow: 40_000 }; // threshold 7,000
+    // 15,000 tokens by characters: due; 30,001 words at 1/10 token each: ~3,000, not due.
+    const tenth = (t) => words(t) / 10;
+    assert.equal(cc.shouldAutoCompact(msgs, SONNET, { config }), true);
+    assert.equal(cc.shouldAutoCompact(msgs, SONNET, { config, tokenCounter: tenth }), false);
+    const out = await cc.autoCompactIfNeeded(msgs, { model: SONNET, config, tokenCounter: tenth, summarize: async () => { throw new Error('not due'); } });
+    assert.equal(out.wasCompacted, false);
+    const c = new cc.Compactor({ model: SONNET, config, tokenCounter: tenth, summarize: async () => summaryResponse('x') });
+    c.pushMany(msgs);
+    assert.equal(c.tokenCount(), cc.tokenCountWithEstimation(msgs, { tokenCounter: tenth }));
+    assert.equal(c.tokenCount(), 3_000);
+    c.free();
+  });
+
+  test('a tokenizer that throws or returns no count is INVALID_ARGUMENT; a Compactor then adds nothing', () => {
+    const msgs = [{ role: 'user', content: 'hello there' }];
+    assert.throws(() => cc.tokenCountWithEstimation(msgs, { tokenCounter: () => { throw new Error('boom'); } }),
+      (e) => e.code === 'INVALID_ARGUMENT' && /options\.tokenCounter threw: boom/.test(e.message));
+    for (const bad of [NaN, -1, '3', undefined, Infinity]) {
+      assert.throws(() => cc.tokenCountWithEstimation(msgs, { tokenCounter: () => bad }),
+        (e) => e.code === 'INVALID_ARGUMENT' && /tokenCounter must return a finite number/.test(e.message), String(bad));
+    }
+    assert.throws(() => cc.tokenCountWithEstimation(msgs, { tokenCounter: 'cl100k' }),
+      (e) => e.code === 'INVALID_ARGUMENT' && /tokenCounter must be a function/.test(e.message));
+    assert.throws(() => new cc.Compactor({ model: SONNET, tokenCounter: 42 }), (e) => e.code === 'INVALID_ARGUMENT');
+    let fail = false;
+    const c = new cc.Compactor({ model: SONNET, tokenCounter: (t) => { if (fail) throw new Error('down'); return words(t); } });
+    c.push(msgs[0]);
+    fail = true;
+    assert.throws(() => c.push({ role: 'assistant', content: 'more words' }), (e) => e.code === 'INVALID_ARGUMENT' && /down/.test(e.message));
+    assert.equal(c.length, 1);
+    fail = false;
+    c.push({ role: 'assistant', content: 'more words' });
+    assert.equal(c.tokenCount(), 4);
+    c.free();
+    // The counter is not left in effect after the call.
+    assert.equal(count(msgs), cc.tokenCountWithEstimation(msgs));
+    assert.equal(count(msgs), Math.round('hello there'.length / 4));
+  });
+});
+
 describe('microCompact in every shape', () => {
   const long = (make) => {
     // Three rounds of the conversation: the old results are cleared, the latest kept.
