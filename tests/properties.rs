@@ -26,8 +26,8 @@ use context_compaction::measure::tokens::{
 use context_compaction::model::messages::Message;
 use context_compaction::model::view::{apply_edits, Edit, CLEARED_PLACEHOLDER};
 use context_compaction::transforms::microcompact::{
-    micro_compact, parse_timestamp_ms, MicroCompactOptions, MicroCompactPlan, MicroCompactSkip,
-    COMPACTABLE_TOOLS,
+    default_compactable, micro_compact, parse_timestamp_ms, Compactable, MicroCompactOptions,
+    MicroCompactPlan, MicroCompactSkip,
 };
 use context_compaction::transforms::ptl::{
     group_by_api_round, parse_context_overflow_error, ptl_marker_message,
@@ -219,7 +219,10 @@ fn cfg(cases: u32) -> ProptestConfig {
 /// The tool_use_ids (and the path their call names) of compactable results in conversation
 /// order, as SPEC §10 defines them: main-chain tool results whose tool_use names an allowed
 /// tool.
-fn compactable_results(vals: &[Value], allowed: &HashSet<String>) -> Vec<(String, Option<String>)> {
+fn compactable_results(
+    vals: &[Value],
+    allowed: &dyn Fn(&str) -> bool,
+) -> Vec<(String, Option<String>)> {
     let mut calls = HashMap::new();
     let mut out = Vec::new();
     for v in vals.iter().filter(|v| !is_sidechain(v)) {
@@ -228,7 +231,7 @@ fn compactable_results(vals: &[Value], allowed: &HashSet<String>) -> Vec<(String
         };
         for b in blocks {
             match (user, ty(&b)) {
-                (false, "tool_use") if allowed.contains(b["name"].as_str().unwrap_or("")) => {
+                (false, "tool_use") if allowed(b["name"].as_str().unwrap_or("")) => {
                     let path = ["file_path", "path", "notebook_path"]
                         .iter()
                         .find_map(|k| b["input"][*k].as_str())
@@ -272,10 +275,15 @@ fn check_freed(plan: &MicroCompactPlan, lost: u64, vals: &[Value]) -> Result<(),
     Ok(())
 }
 
-fn allowed_tools(o: &MicroCompactOptions) -> HashSet<String> {
+/// Whether a tool's results may be cleared: the options' list (`*`: every tool), or the
+/// default rule (Claude Code's tools, and other tools whose names read as re-obtainable).
+fn allowed_tools(o: &MicroCompactOptions) -> Box<dyn Fn(&str) -> bool> {
     match &o.compactable_tools {
-        Some(l) => l.iter().cloned().collect(),
-        None => COMPACTABLE_TOOLS.iter().map(|s| s.to_string()).collect(),
+        Some(l) => {
+            let set: HashSet<String> = l.iter().cloned().collect();
+            Box::new(move |n| set.contains("*") || set.contains(n))
+        }
+        None => Box::new(|n| default_compactable(n) != Compactable::Never),
     }
 }
 
@@ -332,7 +340,7 @@ proptest! {
 
         // Only SetToolResultContent with the placeholder, on compactable results; the
         // `keep_recent` newest compactable results are never cleared.
-        let candidates_with_paths = compactable_results(&vals, &allowed_tools(&opts));
+        let candidates_with_paths = compactable_results(&vals, &*allowed_tools(&opts));
         let candidates: Vec<String> = candidates_with_paths.iter().map(|(id, _)| id.clone()).collect();
         let protected: HashSet<&String> =
             candidates.iter().rev().take(opts.keep_recent).collect();

@@ -39,7 +39,7 @@ use context_compaction::summarize::summary::{
 };
 use context_compaction::transforms::messages_api::validate_for_api;
 use context_compaction::transforms::microcompact::{
-    micro_compact, MicroCompactOptions, COMPACTABLE_TOOLS,
+    default_compactable, micro_compact, Compactable, MicroCompactOptions,
 };
 use context_compaction::transforms::ptl::{
     parse_context_overflow_error, ptl_marker_message, MAX_PTL_RETRIES,
@@ -299,7 +299,8 @@ fn compactable_results(vals: &[Value]) -> Vec<(String, Option<String>)> {
         for b in blocks {
             match (user, block_type(&b)) {
                 (false, "tool_use")
-                    if COMPACTABLE_TOOLS.contains(&b["name"].as_str().unwrap_or("")) =>
+                    if default_compactable(b["name"].as_str().unwrap_or(""))
+                        != Compactable::Never =>
                 {
                     let path = b["input"]["file_path"]
                         .as_str()

@@ -835,7 +835,12 @@ export interface MicroCompactOptions {
   lastAssistantTimestamp?: number | string;
   /** Keep the latest result per file path even when older than `keepRecent`. */
   keepLatestPerPath?: boolean;
-  /** Tool names whose results may be cleared; `'*'` allows every tool (agents with their own tool names). Default Read, Bash, Shell, PowerShell, Grep, Glob, WebSearch, WebFetch, Edit, Write. */
+  /**
+   * Tool names whose results may be cleared; `'*'` allows every tool. Default: Claude Code's
+   * Read, Bash, Shell, PowerShell, Grep, Glob, WebSearch, WebFetch, Edit, Write, plus results of
+   * at least 500 tokens of any tool whose name reads as re-obtainable (`read_file`,
+   * `mcp__github__get_issue`, `runShellCommand`), never `todo`/`task`/`ask`/`think`-like tools.
+   */
   compactableTools?: string[];
   /** {@link ShapeOptions.shape}. */
   shape?: ShapeName;

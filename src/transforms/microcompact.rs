@@ -27,6 +27,125 @@ pub const COMPACTABLE_TOOLS: &[&str] = &[
 /// In `compactable_tools`, stands for every tool (agents whose tools are not Claude Code's).
 pub const EVERY_TOOL: &str = "*";
 
+/// Words of a tool name that say its result can be obtained again by calling it again
+/// (reading, fetching, searching, listing, running a command): with no `compactable_tools`
+/// given, a large old result of such a tool may be cleared whatever the agent calls it.
+pub const REOBTAINABLE_WORDS: &[&str] = &[
+    "read",
+    "get",
+    "fetch",
+    "search",
+    "grep",
+    "glob",
+    "find",
+    "list",
+    "ls",
+    "cat",
+    "view",
+    "open",
+    "browse",
+    "query",
+    "lookup",
+    "retrieve",
+    "load",
+    "scan",
+    "inspect",
+    "show",
+    "download",
+    "curl",
+    "http",
+    "web",
+    "url",
+    "page",
+    "shell",
+    "bash",
+    "sh",
+    "exec",
+    "execute",
+    "run",
+    "command",
+    "cmd",
+    "terminal",
+    "console",
+    "powershell",
+    "tree",
+    "dir",
+    "diff",
+    "log",
+];
+
+/// Words of a tool name that say its result is the agent's own state or a person's answer,
+/// which no second call gives back: such a tool's results are never cleared by default.
+pub const KEPT_WORDS: &[&str] = &[
+    "todo", "task", "tasks", "agent", "subagent", "memory", "plan", "ask", "question", "user",
+    "think", "note", "notes", "skill", "handoff", "approval", "confirm",
+];
+
+/// With no `compactable_tools` given, another agent's tool result is cleared only from this
+/// many estimated tokens on (Claude Code's own tools: from the placeholder's size, as in
+/// Claude Code).
+pub const LARGE_RESULT_TOKENS: u64 = 500;
+
+/// How the default rule treats a tool's results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compactable {
+    /// One of Claude Code's compactable tools: cleared when old and larger than the
+    /// placeholder.
+    Always,
+    /// Another agent's tool whose name reads as re-obtainable: cleared when old and at least
+    /// [`LARGE_RESULT_TOKENS`].
+    IfLarge,
+    /// Kept.
+    Never,
+}
+
+/// The default rule for a tool named `name` (no `compactable_tools` given): Claude Code's
+/// compactable tools by name; any other tool by the words of its name (split at `_`, `-`,
+/// `.`, `/`, spaces and lower-to-upper case changes, so `read_file`, `mcp__github__get_issue`
+/// and `runShellCommand` all read as re-obtainable, `todo_write` and `askUser` as kept).
+pub fn default_compactable(name: &str) -> Compactable {
+    if COMPACTABLE_TOOLS.contains(&name) {
+        return Compactable::Always;
+    }
+    let words = name_words(name);
+    if words.iter().any(|w| KEPT_WORDS.contains(&w.as_str())) {
+        return Compactable::Never;
+    }
+    if words
+        .iter()
+        .any(|w| REOBTAINABLE_WORDS.contains(&w.as_str()))
+    {
+        Compactable::IfLarge
+    } else {
+        Compactable::Never
+    }
+}
+
+/// The lower-case words of a tool name.
+fn name_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_alphanumeric() {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
 /// Default number of most recent compactable results that are never cleared.
 pub const DEFAULT_KEEP_RECENT: usize = 5;
 
@@ -168,28 +287,38 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
     }
     // Only what is still sent: results before the last compaction boundary are gone already.
     let index = view.tool_index(active_start(view)?, options.keep_latest_per_path)?;
-    let allowed: FastSet<&str> = match &options.compactable_tools {
-        Some(list) => list.iter().map(String::as_str).collect(),
-        None => COMPACTABLE_TOOLS.iter().copied().collect(),
+    // What each tool name allows: the caller's list, or the default rule.
+    let rule: Vec<Compactable> = match &options.compactable_tools {
+        Some(list) => {
+            let allowed: FastSet<&str> = list.iter().map(String::as_str).collect();
+            let every_tool = allowed.contains(EVERY_TOOL);
+            index
+                .names
+                .iter()
+                .map(|n| {
+                    if every_tool || allowed.contains(&**n) {
+                        Compactable::Always
+                    } else {
+                        Compactable::Never
+                    }
+                })
+                .collect()
+        }
+        None => index.names.iter().map(|n| default_compactable(n)).collect(),
     };
-    let every_tool = allowed.contains(EVERY_TOOL);
-    let name_ok: Vec<bool> = index
-        .names
-        .iter()
-        .map(|n| every_tool || allowed.contains(&**n))
-        .collect();
-    // Compactable results (their call is one of the compactable tools), in order.
-    let candidates: Vec<(&ToolResultEntry, Option<u32>)> = index
+    // Compactable results (their call is of a compactable tool), in order.
+    let candidates: Vec<(&ToolResultEntry, Option<u32>, Compactable)> = index
         .results
         .iter()
         .filter_map(|r| {
             let call = &index.uses[r.call?];
-            name_ok[call.name as usize].then_some((r, call.path))
+            let c = rule[call.name as usize];
+            (c != Compactable::Never).then_some((r, call.path, c))
         })
         .collect();
     let protected_from = candidates.len().saturating_sub(options.keep_recent);
     let mut latest_for_path = vec![usize::MAX; index.path_count];
-    for (k, (_, path)) in candidates.iter().enumerate() {
+    for (k, (_, path, _)) in candidates.iter().enumerate() {
         if let Some(p) = path {
             latest_for_path[*p as usize] = k;
         }
@@ -197,12 +326,14 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
     let placeholder_tokens = rough_token_count(CLEARED_PLACEHOLDER.len(), BYTES_PER_TOKEN);
     let mut plan = MicroCompactPlan::default();
     let mut freed = 0u64;
-    for (k, (r, path)) in candidates.iter().enumerate() {
+    for (k, (r, path, rule)) in candidates.iter().enumerate() {
         if k >= protected_from || r.is_cleared {
             continue;
         }
         let tokens = estimate_tool_result(r.text_units, r.media);
-        if tokens <= placeholder_tokens {
+        if tokens <= placeholder_tokens
+            || (*rule == Compactable::IfLarge && tokens < LARGE_RESULT_TOKENS)
+        {
             continue;
         }
         if path.is_some_and(|p| latest_for_path[p as usize] == k) {
@@ -293,6 +424,65 @@ mod tests {
         )
         .unwrap();
         assert_eq!(plan.cleared_tool_use_ids, vec!["t2"]);
+    }
+
+    #[test]
+    fn the_default_rule_reads_other_agents_tool_names() {
+        use Compactable::*;
+        for (name, want) in [
+            ("Read", Always),
+            ("WebFetch", Always),
+            ("read_file", IfLarge),
+            ("mcp__github__get_file_contents", IfLarge),
+            ("runShellCommand", IfLarge),
+            ("web_search", IfLarge),
+            ("listDirectory", IfLarge),
+            ("execute-sql-query", IfLarge),
+            ("todo_write", Never),
+            ("TodoWrite", Never),
+            ("Task", Never),
+            ("askUser", Never),
+            ("get_user_approval", Never),
+            ("think", Never),
+            ("send_email", Never),
+            ("write_file", Never),
+            ("", Never),
+        ] {
+            assert_eq!(default_compactable(name), want, "{name}");
+        }
+        assert_eq!(
+            name_words("mcp__gh__getHTTPPage2"),
+            ["mcp", "gh", "get", "httppage2"]
+        );
+    }
+
+    #[test]
+    fn other_agents_tools_are_cleared_by_default_only_when_large() {
+        // 1,600 characters = 400 tokens: below the line for another agent's tool, above the
+        // placeholder for Claude Code's.
+        let m = history(&[
+            ("read_file", 1_600),
+            ("read_file", 8_000),
+            ("Read", 1_600),
+            ("todo_write", 8_000),
+            ("send_email", 8_000),
+        ]);
+        let opts = MicroCompactOptions {
+            keep_recent: 0,
+            ..Default::default()
+        };
+        let plan = micro_compact(m.as_slice(), &opts).unwrap();
+        assert_eq!(plan.cleared_tool_use_ids, vec!["t1", "t2"]);
+        // keepRecent counts the results the rule allows, of any size: t2 is kept, t0 small.
+        let recent = micro_compact(
+            m.as_slice(),
+            &MicroCompactOptions {
+                keep_recent: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(recent.cleared_tool_use_ids, vec!["t1"]);
     }
 
     #[test]

@@ -42,12 +42,15 @@ test('clears old compactable results, keeps the 5 most recent by default', () =>
   for (const k of [0, 1, 2]) assert.equal(r.messages[1 + 2 * k].content[1].id, `t${k}`);
 });
 
-test('only Read, Bash/shell, Grep, Glob, WebSearch, WebFetch, Edit, Write results are compactable', () => {
-  const names = ['Read', 'Bash', 'Grep', 'Glob', 'WebSearch', 'WebFetch', 'Edit', 'Write', 'Task', 'TodoWrite', 'NotebookEdit', 'mcp__github__search', 'AskUserQuestion', 'Skill'];
+test('Read, Bash/shell, Grep, Glob, WebSearch, WebFetch, Edit, Write results are compactable, and other tools by a re-obtainable name', () => {
+  const names = ['Read', 'Bash', 'Grep', 'Glob', 'WebSearch', 'WebFetch', 'Edit', 'Write', 'Task', 'TodoWrite', 'NotebookEdit', 'AskUserQuestion', 'Skill', 'mcp__github__search'];
   const h = history(names.map((n) => [n, 4000]));
   const r = mc(h, { keepRecent: 0 });
-  assert.deepEqual(r.clearedToolUseIds, ['t0', 't1', 't2', 't3', 't4', 't5', 't6', 't7']);
-  for (let k = 8; k < names.length; k++) assert.strictEqual(r.messages[2 + 2 * k], h[2 + 2 * k], names[k]);
+  assert.deepEqual(r.clearedToolUseIds, ['t0', 't1', 't2', 't3', 't4', 't5', 't6', 't7', 't13']);
+  for (let k = 8; k < 13; k++) assert.strictEqual(r.messages[2 + 2 * k], h[2 + 2 * k], names[k]);
+  // Another agent's re-obtainable tool: only from 500 tokens (2,000 characters) on.
+  const small = history([['mcp__github__search', 1_900], ['Read', 1_900]]);
+  assert.deepEqual(mc(small, { keepRecent: 0 }).clearedToolUseIds, ['t1']);
 });
 
 test('keepRecent counts compactable results only', () => {

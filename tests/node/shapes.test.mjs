@@ -569,13 +569,30 @@ describe('microCompact in every shape', () => {
     }
   });
 
+  test("by default another agent's large results of re-obtainable tools are cleared, its own state never", () => {
+    const call = (id, name, size) => [
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: name, input: { q: id } }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: id, toolName: name, output: { type: 'text', value: filler(size, 3) } }] },
+    ];
+    const msgs = [{ role: 'user', content: 'go' },
+      ...call('a', 'read_file', 8_000), ...call('b', 'todo_write', 8_000), ...call('c', 'searchDocs', 800),
+      ...call('d', 'mcp__github__get_issue', 8_000), ...call('e', 'send_email', 8_000),
+      ...call('f', 'read_file', 8_000)];
+    const snapshot = JSON.stringify(msgs);
+    const r = cc.microCompact(msgs, { keepRecent: 1 });
+    assert.deepEqual(r.clearedToolUseIds, ['a', 'd'], 'small c, kept b and e, recent f');
+    assert.ok(r.tokensFreed > 3_000);
+    assert.equal(JSON.stringify(msgs), snapshot);
+    for (const m of r.messages) modelMessageSchema.parse(m);
+  });
+
   test("compactableTools ['*'] clears any tool's results", () => {
     const msgs = [];
     for (let k = 0; k < 4; k++) {
-      msgs.push({ role: 'assistant', content: null, tool_calls: [{ id: `t${k}`, type: 'function', function: { name: 'query_db', arguments: '{}' } }] });
+      msgs.push({ role: 'assistant', content: null, tool_calls: [{ id: `t${k}`, type: 'function', function: { name: 'send_notification', arguments: '{}' } }] });
       msgs.push({ role: 'tool', tool_call_id: `t${k}`, content: KB40 });
     }
-    assert.equal(cc.microCompact(msgs, { keepRecent: 1 }).tokensFreed, 0, 'not one of the default tools');
+    assert.equal(cc.microCompact(msgs, { keepRecent: 1 }).tokensFreed, 0, 'not re-obtainable by its name');
     assert.deepEqual(cc.microCompact(msgs, { keepRecent: 1, compactableTools: ['*'] }).clearedToolUseIds, ['t0', 't1', 't2']);
   });
 });
