@@ -637,3 +637,84 @@ fn the_checks_are_those_of_auto_compact_if_needed_in_their_order() {
         }
     }
 }
+
+/// Usage given for the latest response anchors the running count exactly as the stateless
+/// count with the same usage does; the preamble counts only while nothing anchors.
+#[test]
+fn given_usage_and_the_preamble_match_the_stateless_count() {
+    use context_compaction::measure::tokens::{
+        token_count_given, with_preamble, GivenUsage, Preamble,
+    };
+    let mut s = session(Config::default());
+    let preamble = Preamble {
+        system_units: 8_000,
+        tools_units: 6_000,
+    };
+    s.set_preamble(Some(preamble));
+    let msgs = rounds(3, 4_000);
+    push(&mut s, &msgs);
+    let plain = token_count_with_estimation(msgs.as_slice()).unwrap().total;
+    assert_eq!(
+        s.token_count(),
+        plain + 2_000 + 3_000,
+        "estimated: the preamble counts"
+    );
+    let usage = UsageCounts {
+        input_tokens: 30_000,
+        output_tokens: 200,
+        ..Default::default()
+    };
+    // The latest response is the last Read call; its result follows it.
+    s.set_usage(usage).unwrap();
+    let last_assistant = (0..msgs.len())
+        .rev()
+        .find(|&i| msgs[i].kind() == Kind::Assistant)
+        .unwrap();
+    let given = token_count_given(
+        msgs.as_slice(),
+        Some(GivenUsage {
+            at: Some(last_assistant),
+            usage,
+        }),
+    )
+    .unwrap();
+    let stateless = with_preamble(given, Some(preamble)).total;
+    assert_eq!(s.token_count(), stateless);
+    assert!(
+        s.token_count() > 30_000,
+        "anchored: usage plus what follows, no preamble"
+    );
+    // Later pushes are estimated on top of the anchor.
+    let more = round("next", 2_000);
+    push(&mut s, &more);
+    let mut all = msgs.clone();
+    all.extend(more.iter().cloned());
+    let given = token_count_given(
+        all.as_slice(),
+        Some(GivenUsage {
+            at: Some(last_assistant),
+            usage,
+        }),
+    )
+    .unwrap();
+    assert_eq!(s.token_count(), given.total);
+}
+
+#[test]
+fn usage_needs_a_response_to_belong_to() {
+    let mut s = session(Config::default());
+    let usage = UsageCounts {
+        input_tokens: 10,
+        ..Default::default()
+    };
+    let e = s.set_usage(usage).unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    push(&mut s, &parse(json!([{"role": "user", "content": "hi"}])));
+    assert!(s.set_usage(usage).is_err(), "a user message is no response");
+    push(
+        &mut s,
+        &parse(json!([{"role": "assistant", "content": "hello"}])),
+    );
+    s.set_usage(usage).unwrap();
+    assert_eq!(s.token_count(), 10);
+}

@@ -1381,6 +1381,16 @@ export interface CompactContext {
   shape?: ShapeName;
   /** {@link TokenCounter}: your tokenizer instead of the character estimate. */
   tokenCounter?: TokenCounter;
+  /**
+   * The system prompt every request sends ({@link Preamble.system}): counted (by automatic
+   * compaction and a {@link Compactor}) while no response's usage anchors the count.
+   */
+  system?: Preamble['system'];
+  /**
+   * The tool definitions every request sends ({@link Preamble.tools}; `tools` here names the
+   * discovered tools), counted like {@link CompactContext.system}.
+   */
+  toolDefinitions?: Preamble['tools'];
 }
 
 /** Options of {@link compactConversation}. */
@@ -2072,6 +2082,13 @@ export declare class Compactor<M extends MessageInput = Message> {
   push(message: M): void;
   /** Appends several messages, all or none. */
   pushMany(messages: readonly M[]): void;
+  /**
+   * The usage the provider reported for the latest response, when its message does not carry
+   * it (AI SDK `result.usage`, OpenAI `completion.usage`, any ecosystem's names): the running
+   * count is anchored there, as if the message carried it. Throws `INVALID_ARGUMENT` when no
+   * response was pushed since the conversation began or was compacted.
+   */
+  setUsage(usage: GivenUsage['usage']): void;
   /** The conversation: a new array of your objects and the library's compaction messages. */
   readonly messages: Array<PostCompactMessage<M>>;
   /** Number of messages. */

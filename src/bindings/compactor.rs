@@ -80,6 +80,7 @@ impl Compactor {
         js(TokenCounter::enter(&options, "options"))?; // a function, or absent
         let ctx = c.context;
         let session = Rc::new(RefCell::new(Session::new(ctx.model, ctx.config)));
+        session.borrow_mut().set_preamble(c.auto.preamble);
         let shape = Cell::new(c.shape.map(ShapeOf::named).unwrap_or_default());
         let initial = prop(&options, "messages");
         if !(initial.is_undefined() || initial.is_null()) {
@@ -104,6 +105,20 @@ impl Compactor {
             &Array::of1(&message),
             &self.context,
         ))
+    }
+
+    /// Gives the count the usage the provider reported for the latest response, when its
+    /// message does not carry it (AI SDK `result.usage`, OpenAI `completion.usage`, in any
+    /// ecosystem's names): the running count is then anchored there, exactly as if the message
+    /// carried it. Throws `INVALID_ARGUMENT` when no response was pushed since the conversation
+    /// began or was compacted, or the usage is not a usage object.
+    #[wasm_bindgen(js_name = setUsage)]
+    pub fn set_usage(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "GivenUsage['usage']")] usage: JsValue,
+    ) -> JsResult<()> {
+        let counts = js(options::usage_counts(&usage, "usage"))?;
+        js(self.session.borrow_mut().set_usage(counts))
     }
 
     /// Appends several messages, all or none.

@@ -268,7 +268,7 @@ pub fn auto_options<S: Source>(context: &S) -> Result<ShouldAutoCompactOptions> 
         query_source: query_source(context, WHAT)?,
         snip_tokens_freed: token_count(context, "snipTokensFreed", WHAT)?.unwrap_or(0),
         given_usage: None,
-        preamble: None,
+        preamble: preamble_at(context, WHAT, "system", "toolDefinitions")?,
     })
 }
 
@@ -448,6 +448,8 @@ pub const CONTEXT_KEYS: &[&str] = &[
     "pinned",
     "keepLastUserMessage",
     "shape",
+    "system",
+    "toolDefinitions",
     "summarize",
     "readFile",
     "sessionMemory",
@@ -855,8 +857,19 @@ pub fn token_count_options<S: Source>(options: &S) -> Result<TokenCountOptions> 
 /// whatever the caller sends (Anthropic's and OpenAI's arrays, the AI SDK's record), measured
 /// as JSON. `None` when neither is given.
 fn preamble<S: Source>(options: &S, what: &str) -> Result<Option<Preamble>> {
-    let system = options.get("system");
-    let tools = options.get("tools");
+    preamble_at(options, what, "system", "tools")
+}
+
+/// [`preamble`] read from the keys `system_key` and `tools_key` (a compaction context calls
+/// the tool definitions `toolDefinitions`: its `tools` are the discovered tools' names).
+fn preamble_at<S: Source>(
+    options: &S,
+    what: &str,
+    system_key: &str,
+    tools_key: &str,
+) -> Result<Option<Preamble>> {
+    let system = options.get(system_key);
+    let tools = options.get(tools_key);
     if system.is_absent() && tools.is_absent() {
         return Ok(None);
     }
@@ -876,17 +889,17 @@ fn preamble<S: Source>(options: &S, what: &str) -> Result<Option<Preamble>> {
         for p in &parts {
             n += match p.string().or_else(|| p.get("text").string()) {
                 Some(t) => crate::model::view::utf16_len(&t),
-                None => json_len(p, "system")?,
+                None => json_len(p, system_key)?,
             };
         }
         n
     } else {
-        json_len(&system, "system")?
+        json_len(&system, system_key)?
     };
     let tools_units = if tools.is_absent() {
         0
     } else {
-        json_len(&tools, "tools")?
+        json_len(&tools, tools_key)?
     };
     Ok(Some(Preamble {
         system_units,
@@ -919,9 +932,15 @@ fn given_usage<S: Source>(options: &S, what: &str) -> Result<Option<GivenUsage>>
         }
         return Ok(None);
     }
+    let usage = usage_counts(&u, &format!("{what}.usage"))?;
+    Ok(Some(GivenUsage { at, usage }))
+}
+
+/// A usage object in any ecosystem's names (see [`USAGE_NAMES`]); `what` names it in errors.
+pub fn usage_counts<S: Source>(u: &S, what: &str) -> Result<UsageCounts> {
     if !u.is_object() || u.is_array() {
         return Err(Error::invalid_argument(format!(
-            "{what}.usage must be an object of token counts (input_tokens / inputTokens / prompt_tokens, output_tokens / outputTokens / completion_tokens, …)"
+            "{what} must be an object of token counts (input_tokens / inputTokens / prompt_tokens, output_tokens / outputTokens / completion_tokens, …)"
         )));
     }
     let mut raw = [None; 4];
@@ -936,11 +955,10 @@ fn given_usage<S: Source>(options: &S, what: &str) -> Result<Option<GivenUsage>>
     }
     if raw[0].is_none() && raw[3].is_none() {
         return Err(Error::invalid_argument(format!(
-            "{what}.usage has no input or output token count (input_tokens / inputTokens / prompt_tokens, output_tokens / outputTokens / completion_tokens)"
+            "{what} has no input or output token count (input_tokens / inputTokens / prompt_tokens, output_tokens / outputTokens / completion_tokens)"
         )));
     }
-    let usage = UsageCounts::from_raw(raw, || format!("{what}.usage"))?;
-    Ok(Some(GivenUsage { at, usage }))
+    UsageCounts::from_raw(raw, || what.to_string())
 }
 
 /// An optional index (a whole, non-negative number).

@@ -18,7 +18,7 @@ use crate::drive::autocompact::{
     self, AutoCompactOutcome, ShouldAutoCompactOptions, SkipReason, ThrashDetector, Tracking,
 };
 use crate::measure::thresholds::{self, TokenWarningState};
-use crate::measure::tokens::{message_facts, MessageFacts, RunningCount};
+use crate::measure::tokens::{message_facts, MessageFacts, Preamble, RunningCount};
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode, Result};
 use crate::model::view::ConversationView;
@@ -44,6 +44,7 @@ pub struct Session<M> {
     tracking: Tracking,
     thrash: ThrashDetector,
     running: Option<Running>,
+    preamble: Option<Preamble>,
 }
 
 /// A compaction started by [`Session::begin`]; give it back to [`Session::commit`] or
@@ -72,6 +73,26 @@ impl<M> Session<M> {
             tracking: Tracking::default(),
             thrash: ThrashDetector::default(),
             running: None,
+            preamble: None,
+        }
+    }
+
+    /// What every request sends besides the messages (system prompt, tool definitions):
+    /// counted while no response's usage anchors the count (usage includes it).
+    pub fn set_preamble(&mut self, preamble: Option<Preamble>) {
+        self.preamble = preamble;
+    }
+
+    /// Usage the provider reported for the latest response, which its message does not
+    /// carry (the AI SDK's, OpenAI's): the count is anchored there, exactly as if the message
+    /// carried it. An error when there is no response since the last compaction to give it to.
+    pub fn set_usage(&mut self, usage: crate::model::view::UsageCounts) -> Result<()> {
+        if self.count.anchor_latest(usage) {
+            Ok(())
+        } else {
+            Err(Error::invalid_argument(
+                "setUsage: no assistant response has been pushed since the conversation began or was compacted; push the response first",
+            ))
         }
     }
 
@@ -124,9 +145,12 @@ impl<M> Session<M> {
     }
 
     /// The context size in tokens, the same as `tokenCountWithEstimation` of
-    /// [`messages`](Self::messages), in O(1).
+    /// [`messages`](Self::messages) with the [preamble](Self::set_preamble), in O(1).
     pub fn token_count(&self) -> u64 {
-        self.count.total()
+        match &self.preamble {
+            Some(p) if !self.count.is_anchored() => self.count.total() + p.tokens(),
+            _ => self.count.total(),
+        }
     }
 
     /// `calculateTokenWarningState` for the current size and the model.

@@ -578,6 +578,35 @@ impl RunningCount {
         self.run = Some(run);
     }
 
+    /// Whether a response's usage anchors the count (else it is all estimated).
+    pub fn is_anchored(&self) -> bool {
+        self.anchor.is_some()
+    }
+
+    /// Anchors the count at the latest response with `usage` the caller was given for it
+    /// (the provider reported it outside the messages, as the AI SDK and OpenAI do): from now
+    /// on the count is that usage plus the estimate of what follows the response, as if the
+    /// response had carried it. `false` (nothing changed) when no response was pushed since
+    /// the last boundary, or the latest one was kept across a compaction (its usage would
+    /// measure the old context).
+    pub fn anchor_latest(&mut self, usage: crate::model::view::UsageCounts) -> bool {
+        let Some(run) = &self.run else {
+            return false;
+        };
+        if run.stale {
+            return false;
+        }
+        self.anchor = Some(Anchor {
+            usage,
+            partial: false,
+            id: run.id.clone(),
+            own: run.own,
+            closed: false,
+        });
+        self.rest = run.since;
+        true
+    }
+
     /// The context size in tokens.
     pub fn total(&self) -> u64 {
         match &self.anchor {

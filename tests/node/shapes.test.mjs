@@ -523,6 +523,46 @@ describe('the tokenCounter option', () => {
   });
 });
 
+describe('usage, system prompt and tools in a Compactor and a compaction context', () => {
+  const system = 'Be careful. '.repeat(2_000); // 24,000 characters: 6,000 tokens
+  const tools = [{ type: 'function', function: { name: 'read_file', description: 'Reads a file. '.repeat(500), parameters: { type: 'object' } } }];
+
+  test('the Compactor counts system and toolDefinitions like tokenCountWithEstimation counts {system, tools}', () => {
+    const msgs = rounds('openai-chat', chat);
+    const c = new cc.Compactor({ model: SONNET, system, toolDefinitions: tools, messages: msgs });
+    assert.equal(c.tokenCount(), cc.tokenCountWithEstimation(msgs, { system, tools }));
+    assert.ok(c.tokenCount() > count(msgs) + 6_000);
+    c.free();
+  });
+
+  test('setUsage anchors the running count as {usage} anchors the stateless count', () => {
+    const msgs = rounds('ai-sdk-model', aiModel);
+    const usage = { inputTokens: 50_000, outputTokens: 300, totalTokens: 50_300 }; // AI SDK names
+    const c = new cc.Compactor({ model: SONNET, system, toolDefinitions: tools });
+    assert.throws(() => c.setUsage(usage), (e) => e.code === 'INVALID_ARGUMENT' && /no assistant response/.test(e.message));
+    c.pushMany(msgs);
+    c.setUsage(usage);
+    assert.equal(c.tokenCount(), cc.tokenCountWithEstimation(msgs, { usage, system, tools }));
+    assert.equal(c.tokenCount(), 50_300, 'the last message is the response: usage alone, no preamble');
+    c.push({ role: 'user', content: 'x'.repeat(4_000) });
+    assert.equal(c.tokenCount(), 51_300);
+    assert.throws(() => c.setUsage({ tokens: 3 }), (e) => e.code === 'INVALID_ARGUMENT' && /usage has no input or output token count/.test(e.message));
+    assert.throws(() => c.setUsage({ inputTokens: -1 }), (e) => e.code === 'INVALID_TOKEN_COUNT' || e.code === 'INVALID_ARGUMENT');
+    c.free();
+  });
+
+  test('autoCompactIfNeeded counts the context\'s system prompt and tool definitions', async () => {
+    const msgs = [{ role: 'user', content: 'x'.repeat(8_000) }, { role: 'assistant', content: 'ok' }];
+    const config = { contextWindow: 40_000 }; // threshold 7,000: 2,000 from the messages, 6,000+ with the system prompt
+    const summarize = async () => summaryResponse('short');
+    const plain = await cc.autoCompactIfNeeded(msgs, { model: SONNET, config, summarize });
+    assert.equal(plain.wasCompacted, false);
+    const withSystem = await cc.autoCompactIfNeeded(msgs, { model: SONNET, config, summarize, system, toolDefinitions: tools });
+    assert.equal(withSystem.wasCompacted, true, 'due once the system prompt counts');
+    assert.throws(() => new cc.Compactor({ model: SONNET, toolDefinitons: tools }), (e) => e.code === 'INVALID_ARGUMENT' && /toolDefinitions/.test(e.message));
+  });
+});
+
 describe('microCompact in every shape', () => {
   const long = (make) => {
     // Three rounds of the conversation: the old results are cleared, the latest kept.
