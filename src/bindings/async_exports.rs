@@ -55,7 +55,7 @@ pub fn messages_for_compaction(
     view.validate_all()?;
     let shape = view.shape();
     if shape.is_foreign() {
-        let (list, origin) = super::js_view::anthropic_form(messages);
+        let (list, origin) = super::js_view::anthropic_form(messages)?;
         let typed = typed_messages(&list, |k| {
             format!("messages[{}]", origin.get(k).copied().unwrap_or(0))
         })?;
@@ -72,10 +72,16 @@ pub fn messages_for_compaction(
 }
 
 fn typed_messages(arr: &Array, at: impl Fn(usize) -> String) -> crate::Result<Vec<Message>> {
-    arr.iter()
-        .enumerate()
-        .map(|(i, m)| {
+    (0..arr.length())
+        .map(|i| {
+            let i = i as usize;
             let at = || at(i);
+            // Read through Reflect: a getter or Proxy that throws is an error, not a throw
+            // across WebAssembly.
+            let m = Reflect::get_u32(arr, i as u32).map_err(|e| {
+                super::errors::set_cause(e);
+                Error::invalid_message("reading the message threw").at(at())
+            })?;
             let text = json_text(&for_rust(&m))
                 .map_err(|e| {
                     let why = e
@@ -167,6 +173,9 @@ pub fn result_js(
         let code = foreign.map_or(0, |f| f.shape.code());
         let out = super::js_view::user_message_in(input, code, &v, &new_uuid(), &meta);
         if out.is_undefined() {
+            if let Some(e) = super::js_view::read_failure() {
+                return Err(js_error(e));
+            }
             return Err(js_error(Error::new(
                 ErrorCode::UnsupportedShape,
                 "the conversation has no LangChain HumanMessage whose class could build the summary message",
@@ -435,12 +444,8 @@ pub fn build_api_context_management(
     let v: serde_json::Value = if options.is_undefined() || options.is_null() {
         serde_json::Value::Object(Default::default())
     } else {
-        serde_wasm_bindgen::from_value(options).map_err(|e| {
-            js_error(Error::new(
-                ErrorCode::InvalidConfig,
-                format!("options: {e}"),
-            ))
-        })?
+        options_json(&options, "options")
+            .map_err(|e| js_error(Error::new(ErrorCode::InvalidConfig, e.message)))?
     };
     let opts = js(context_management::ContextManagementOptions::from_value(v))?;
     match context_management::build_api_context_management(&opts) {
@@ -500,11 +505,12 @@ pub fn offline_summarizer(
                 let _ = Reflect::set(&e, &"name".into(), &"AbortError".into());
                 return js_sys::Promise::reject(&e);
             }
-            let value: serde_json::Value = match serde_wasm_bindgen::from_value(request) {
+            let value = match json_value(&request, "request") {
                 Ok(v) => v,
                 Err(e) => {
                     return js_sys::Promise::reject(&js_error(Error::invalid_argument(format!(
-                        "request must be a Messages API request body: {e}"
+                        "request must be a Messages API request body: {}",
+                        e.message
                     ))))
                 }
             };

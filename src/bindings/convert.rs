@@ -16,6 +16,31 @@ use crate::model::messages::{payload_is_read, UNREAD_LINE_FIELDS};
 extern "C" {
     #[wasm_bindgen(js_name = entriesOf)]
     fn entries_of(v: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = keysOf)]
+    fn keys_of(v: &JsValue) -> Option<Vec<String>>;
+    #[wasm_bindgen(js_name = itemsOf)]
+    fn items_of(v: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = isArray)]
+    fn is_array_js(v: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = strictJson)]
+    fn strict_json(v: &JsValue) -> Option<String>;
+    #[wasm_bindgen(js_name = takeConvertError)]
+    fn take_convert_error() -> JsValue;
+}
+
+/// What a guarded read of the caller's value threw, as an `INVALID_ARGUMENT` error (the
+/// original kept as the JS error's `cause`); `None` when nothing threw.
+fn convert_failure() -> Option<Error> {
+    let e = take_convert_error();
+    if e.is_undefined() {
+        return None;
+    }
+    let why = e
+        .dyn_ref::<js_sys::Error>()
+        .map(|x| String::from(x.message()))
+        .unwrap_or_else(|| "a non-Error value".into());
+    super::errors::set_cause(e);
+    Some(Error::invalid_argument(format!("reading it threw: {why}")))
 }
 
 /// What the core reads of message `m`: `m` itself, or, for a line whose payload is never read
@@ -73,6 +98,47 @@ fn serialization_failed(e: serde_wasm_bindgen::Error) -> JsValue {
     js_error(Error::new(ErrorCode::SerializationFailed, e.to_string()))
 }
 
+/// The value `v` (the caller's data, named `what` in errors) as JSON data, through the one
+/// guarded path every structured value takes into the core: written by the caller's own
+/// `JSON.stringify` (a cycle, a `BigInt`, a getter or `toJSON` that throws, or nesting too
+/// deep for the JS stack is an error there, caught), then parsed with serde_json's nesting
+/// limit (128 levels) — so no value can exhaust the WebAssembly stack.
+pub fn json_value(v: &JsValue, what: &str) -> crate::Result<serde_json::Value> {
+    let text = js_sys::JSON::stringify(v).map_err(|e| {
+        let why = e
+            .dyn_ref::<js_sys::Error>()
+            .map(|e| String::from(e.message()))
+            .unwrap_or_else(|| "it threw".into());
+        Error::invalid_argument(format!("{what} cannot be read as JSON ({why})"))
+    })?;
+    let Some(text) = text.as_string() else {
+        return Ok(serde_json::Value::Null);
+    };
+    serde_json::from_str(&text)
+        .or_else(|_| {
+            serde_json::from_str(&crate::transforms::transcript::replace_lone_surrogates(
+                &text,
+            ))
+        })
+        .map_err(|e| Error::invalid_argument(format!("{what} cannot be read as JSON ({e})")))
+}
+
+/// [`json_value`] for an options object: a number JSON cannot hold (`NaN`, `Infinity`)
+/// becomes a string, so that reading it as a number is an error naming it rather than a
+/// silent `null`.
+pub fn options_json(v: &JsValue, what: &str) -> crate::Result<serde_json::Value> {
+    let Some(text) = strict_json(v) else {
+        return Err(match convert_failure() {
+            Some(e) => {
+                Error::invalid_argument(format!("{what} cannot be read as JSON ({})", e.message))
+            }
+            None => Error::invalid_argument(format!("{what} cannot be read as JSON")),
+        });
+    };
+    serde_json::from_str(&text)
+        .map_err(|e| Error::invalid_argument(format!("{what} cannot be read as JSON ({e})")))
+}
+
 /// Deserializes an optional argument; `undefined`/`null` give the default.
 pub fn from_js<T: DeserializeOwned + Default>(
     v: &JsValue,
@@ -85,16 +151,24 @@ pub fn from_js<T: DeserializeOwned + Default>(
     if !v.is_object() {
         return Err(Error::new(code, format!("{what} must be an object")));
     }
-    serde_wasm_bindgen::from_value(v.clone()).map_err(|e| Error::new(code, format!("{what}: {e}")))
+    let value = options_json(v, what).map_err(|e| Error::new(code, e.message))?;
+    serde_json::from_value(value).map_err(|e| Error::new(code, format!("{what}: {e}")))
 }
 
 /// Reads a config argument, validates it, and fills absent fields from the environment
 /// defaults (set by the Node entry).
 pub fn config_arg(v: &JsValue) -> crate::Result<Config> {
     if v.is_object() {
-        let obj: &js_sys::Object = v.unchecked_ref();
-        for key in js_sys::Object::keys(obj).iter() {
-            Config::check_key(&key.as_string().unwrap_or_default())?;
+        let keys = Source::keys(v)
+            .map_err(|e| Error::new(ErrorCode::InvalidConfig, format!("config: {}", e.message)))?;
+        for key in keys {
+            Config::check_key(&key)?;
+            if prop(v, &key).as_f64().is_some_and(|n| !n.is_finite()) {
+                return Err(Error::new(
+                    ErrorCode::InvalidConfig,
+                    format!("config.{key} must be a finite number"),
+                ));
+            }
         }
     }
     let explicit: Config = from_js(v, "config", ErrorCode::InvalidConfig)?;
@@ -146,7 +220,7 @@ impl Source for JsValue {
     }
 
     fn is_array(&self) -> bool {
-        js_sys::Array::is_array(self)
+        is_array_js(self)
     }
 
     fn get(&self, key: &str) -> JsValue {
@@ -166,11 +240,21 @@ impl Source for JsValue {
     }
 
     fn items(&self) -> Option<Vec<JsValue>> {
-        self.dyn_ref::<js_sys::Array>().map(|a| a.iter().collect())
+        // A copy made in JS: a throwing element getter is caught there (then `None`, the
+        // original kept as the cause of the error the caller reports).
+        let copy = items_of(self);
+        if copy.is_null() {
+            let _ = convert_failure().map(|_| ());
+            return None;
+        }
+        copy.dyn_ref::<js_sys::Array>().map(|a| a.to_vec())
     }
 
     fn entries(&self) -> Option<Vec<(String, JsValue)>> {
         let e = entries_of(self);
+        if e.is_null() {
+            let _ = convert_failure();
+        }
         let pairs = e.dyn_ref::<js_sys::Array>()?;
         Some(
             pairs
@@ -183,18 +267,17 @@ impl Source for JsValue {
         )
     }
 
-    fn keys(&self) -> Vec<String> {
+    fn keys(&self) -> crate::Result<Vec<String>> {
         if !JsValue::is_object(self) {
-            return Vec::new();
+            return Ok(Vec::new());
         }
-        js_sys::Object::keys(self.unchecked_ref::<js_sys::Object>())
-            .iter()
-            .filter_map(|k| k.as_string())
-            .collect()
+        keys_of(self).ok_or_else(|| {
+            convert_failure().unwrap_or_else(|| Error::invalid_argument("reading its keys threw"))
+        })
     }
 
     fn to_json(&self) -> std::result::Result<serde_json::Value, String> {
-        serde_wasm_bindgen::from_value(self.clone()).map_err(|e| e.to_string())
+        json_value(self, "the value").map_err(|e| e.message)
     }
 
     fn to_config(&self) -> crate::Result<Config> {

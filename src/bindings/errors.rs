@@ -13,9 +13,25 @@ extern "C" {
     fn coded_error(message: &str, code: &str) -> JsValue;
 }
 
-/// A core error as a `ContextCompactionError` with its stable `code`.
+thread_local! {
+    /// The caller's own error behind the next error converted (see [`set_cause`]).
+    static CAUSE: std::cell::RefCell<Option<JsValue>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Keeps `cause` (what the caller's object or callback threw) for the next error converted
+/// by [`to_js_error`], which carries it as its `cause`.
+pub fn set_cause(cause: JsValue) {
+    CAUSE.with(|c| *c.borrow_mut() = Some(cause));
+}
+
+/// A core error as a `ContextCompactionError` with its stable `code` (and the `cause` kept
+/// by [`set_cause`], if any).
 pub fn to_js_error(e: &Error) -> JsValue {
-    coded_error(&e.message, e.code.as_str())
+    let out = coded_error(&e.message, e.code.as_str());
+    if let Some(cause) = CAUSE.with(|c| c.borrow_mut().take()) {
+        let _ = js_sys::Reflect::set(&out, &"cause".into(), &cause);
+    }
+    out
 }
 
 /// `errorCodes()`: every `error.code` the library can report, in declaration order.

@@ -10,7 +10,7 @@ use super::js_view::{
     apply_edits, edited_tool_use_ids, user_message_in, JsConversation, TokenCounter,
 };
 use crate::drive::autocompact;
-use crate::drive::options;
+use crate::drive::options::{self, Source};
 use crate::measure::thresholds;
 use crate::measure::tokens;
 use crate::model::config::Config;
@@ -407,12 +407,11 @@ fn array_field(result: &JsValue, key: &str, required: bool) -> JsResult<Vec<JsVa
         }
         return Ok(Vec::new());
     }
-    let arr = v.dyn_ref::<Array>().ok_or_else(|| {
+    Source::items(&v).ok_or_else(|| {
         js_error(Error::invalid_argument(format!(
             "result.{key} must be an array"
         )))
-    })?;
-    Ok(arr.iter().collect())
+    })
 }
 
 /// `buildPostCompactMessages(result)`: boundary marker, summary messages, kept messages,

@@ -1,11 +1,72 @@
 // Helpers of the conversions of src/bindings/convert.rs that are shorter in JS than
-// through Reflect. No decisions are made here.
+// through Reflect. No decisions are made here. Each catches what the caller's objects throw
+// (a Proxy's traps, a getter): nothing thrown crosses into WebAssembly; the error is kept
+// for the Rust side (`takeConvertError`), which reports it with the original as the cause.
 
-// Entries of a Map, a plain object, or an array of {path, …} records, as [key, value] pairs.
-export function entriesOf(v) {
-  if (v === null || v === undefined) return [];
-  if (v instanceof Map) return Array.from(v.entries());
-  if (Array.isArray(v)) return v.map((x) => [x && typeof x === 'object' ? (x.path ?? x.name) : x, x]);
-  if (typeof v === 'object') return Object.entries(v);
+let convertError;
+
+function failed(e) {
+  if (convertError === undefined) convertError = e === undefined ? new Error('undefined was thrown') : e;
   return null;
+}
+
+/** The error the last guarded read kept (undefined when none); reading clears it. */
+export function takeConvertError() {
+  const e = convertError;
+  convertError = undefined;
+  return e;
+}
+
+// Entries of a Map, a plain object, or an array of {path, …} records, as [key, value] pairs;
+// null for anything else or when reading throws.
+export function entriesOf(v) {
+  try {
+    if (v === null || v === undefined) return [];
+    if (v instanceof Map) return Array.from(v.entries());
+    if (Array.isArray(v)) return v.map((x) => [x && typeof x === 'object' ? (x.path ?? x.name) : x, x]);
+    if (typeof v === 'object') return Object.entries(v);
+    return null;
+  } catch (e) {
+    return failed(e);
+  }
+}
+
+// The own enumerable string keys of an object; null when reading throws.
+export function keysOf(v) {
+  try {
+    return Object.keys(v);
+  } catch (e) {
+    return failed(e);
+  }
+}
+
+// The elements of an array (a copy), undefined for a non-array; null when reading throws.
+export function itemsOf(v) {
+  try {
+    return Array.isArray(v) ? Array.from(v) : undefined;
+  } catch (e) {
+    return failed(e);
+  }
+}
+
+// Array.isArray, false when it throws (a revoked Proxy).
+export function isArray(v) {
+  try {
+    return Array.isArray(v);
+  } catch (e) {
+    failed(e);
+    return false;
+  }
+}
+
+// JSON text of an options object where a number that JSON cannot hold (NaN, ±Infinity)
+// becomes its name as a string, so that the typed reading rejects it instead of reading null;
+// undefined when writing throws (a cycle, a BigInt, a throwing getter: kept as above).
+export function strictJson(v) {
+  try {
+    return JSON.stringify(v, (_, x) => (typeof x === 'number' && !Number.isFinite(x) ? String(x) : x));
+  } catch (e) {
+    failed(e);
+    return undefined;
+  }
 }

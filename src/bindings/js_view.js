@@ -209,25 +209,25 @@ function header(m, full = true) {
 const shapeOfHeader = (h) => (h >> SHAPE_SHIFT) & 7;
 
 // The keys of arr[i] (for the error naming a message of no known shape); [] for non-objects.
-export function keysOf(arr, i) {
+function keysOf_(arr, i) {
   const m = arr[i];
   return m !== null && typeof m === 'object' ? Object.keys(m).slice(0, 20) : [];
 }
 
 // Length of `arr`, or -1 when it is not an array.
-export function arrayLength(arr) {
+function arrayLength_(arr) {
   return Array.isArray(arr) ? arr.length : -1;
 }
 
 // Writes the headers of arr[start..start+out.length] into `out` (a view on WASM memory).
-export function readHeaders(arr, start, out) {
+function readHeaders_(arr, start, out) {
   for (let k = 0; k < out.length; k++) out[k] = header(arr[start + k]);
 }
 
 // Index of the last main-chain message before `end` matching `mask` (1: assistant carrying
 // usage, 2: any assistant, 4: compact boundary); -1 when none; -2 - i when arr[i] is not a
 // message (the Rust side reports it).
-export function rfind(arr, end, mask) {
+function rfind_(arr, end, mask) {
   for (let i = end - 1; i >= 0; i--) {
     const h = header(arr[i], false);
     if ((h & 7) === 7) return -2 - i;
@@ -243,7 +243,7 @@ export function rfind(arr, end, mask) {
 // output] into `out` (status 0 none, 1 usage, 2 boundary, 3 not a message; present bit k =
 // USAGE_KEYS[k] given, a non-number written as NaN, usage not an object: mask -1) and
 // returns the index (-1 when none).
-export function latestUsage(arr, end, out) {
+function latestUsage_(arr, end, out) {
   for (let i = end - 1; i >= 0; i--) {
     const m = arr[i];
     const h = header(m, false);
@@ -263,7 +263,7 @@ export function latestUsage(arr, end, out) {
 
 // The nearest main-chain assistant line before `before` if it shares arr[last]'s
 // message.id; -1 otherwise (also when a compact boundary or a non-message comes first).
-export function previousSibling(arr, before, last) {
+function previousSibling_(arr, before, last) {
   const id = idOf(arr[last]);
   if (id === undefined) return -1;
   for (let i = before - 1; i >= 0; i--) {
@@ -280,7 +280,7 @@ const USAGE_KEYS = ['input_tokens', 'cache_creation_input_tokens', 'cache_read_i
 // Writes the four usage counts of arr[i] into `out` and returns a bitmask of the ones that
 // are present (bit k for USAGE_KEYS[k]); a present value that is not a number is written as
 // NaN. Returns -1 when `usage` is not an object.
-export function readUsage(arr, i, out) {
+function readUsage_(arr, i, out) {
   const m = arr[i];
   const f = isLine(m) ? undefined : lcFields(m);
   if (f !== undefined) return lcUsage(f.usage_metadata, out);
@@ -315,11 +315,11 @@ function idOf(m) {
   return inner !== null && typeof inner === 'object' && typeof inner.id === 'string' ? inner.id : undefined;
 }
 
-export function messageId(arr, i) {
+function messageId_(arr, i) {
   return idOf(arr[i]);
 }
 
-export function sameResponse(arr, i, j) {
+function sameResponse_(arr, i, j) {
   const a = idOf(arr[i]);
   if (a !== undefined) return a === idOf(arr[j]);
   // The output items of one OpenAI Responses response (reasoning, message, calls) are
@@ -329,19 +329,19 @@ export function sameResponse(arr, i, j) {
   return true;
 }
 
-export function stringField(arr, i, k) {
+function stringField_(arr, i, k) {
   const v = arr[i][k];
   return typeof v === 'string' ? v : undefined;
 }
 
-export function boundaryKept(arr, i) {
+function boundaryKept_(arr, i) {
   const meta = arr[i].compactMetadata;
   const k = meta !== null && typeof meta === 'object' ? meta.keptMessages : undefined;
   // The rule (whole numbers only) is applied in Rust: view::kept_messages_from.
   return typeof k === 'number' ? k : undefined;
 }
 
-export function attachmentType(arr, i) {
+function attachmentType_(arr, i) {
   const a = arr[i].attachment;
   return a !== null && typeof a === 'object' && typeof a.type === 'string' ? a.type : undefined;
 }
@@ -354,7 +354,7 @@ function contentOf(m) {
   return m.content;
 }
 
-export function contentEquals(arr, i, text) {
+function contentEquals_(arr, i, text) {
   const c = contentOf(arr[i]);
   if (typeof c === 'string') return c === text;
   return Array.isArray(c) && c.length === 1 && c[0] !== null && typeof c[0] === 'object' &&
@@ -775,7 +775,7 @@ function describeResponsesItem(m, estimate, out) {
 // no ids or names) interns nothing and leaves every symbol 0.
 // `shape` is the array's (the Rust side has read every message of the range): messages of
 // another ecosystem are described by its rules, plain ones included.
-export function describeContents(arr, start, end, estimate, shape) {
+function describeContents_(arr, start, end, estimate, shape) {
   strings = [];
   symbols = new Map();
   interning = !estimate;
@@ -812,7 +812,7 @@ export function describeContents(arr, start, end, estimate, shape) {
 // result: message, block, call (0 = none, else index + 1), text length, media count,
 // cleared]. Returns null when a message is malformed or of another shape than the ones
 // before it (the Rust side then reads them in detail to report where).
-export function toolIndex(arr, from, withPaths) {
+function toolIndex_(arr, from, withPaths) {
   strings = [];
   symbols = new Map();
   interning = true;
@@ -955,7 +955,7 @@ function foreignBlock(m, b, words) {
 }
 
 // The tool_use_id of the tool result at each [message, block] pair of `at`.
-export function toolUseIdsAt(arr, at) {
+function toolUseIdsAt_(arr, at) {
   const out = [];
   for (let k = 0; k < at.length; k += 2) {
     const m = arr[at[k]];
@@ -991,7 +991,7 @@ function withContent(m, content) {
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
 // nested block) with a text block, op 1 = set the tool_result's content to the text. Only the
 // edited messages, their content arrays and edited blocks are copied; all else is shared.
-export function applyEdits(arr, ops, texts) {
+function applyEdits_(arr, ops, texts) {
   const T = texts.split(RS);
   const out = arr.slice();
   let cur = -1;
@@ -1245,7 +1245,7 @@ function anthropicMessages(m, shape) {
 // The whole array in Anthropic form: [messages, origin]. Consecutive messages of one role
 // that came from different foreign messages stay separate (the pipeline's API view merges
 // them as it merges Anthropic ones); empty ones are left out.
-export function anthropicForm(arr) {
+function anthropicForm_(arr) {
   const messages = [];
   const origin = [];
   for (let i = 0; i < arr.length; i++) {
@@ -1266,7 +1266,7 @@ export function anthropicForm(arr) {
 // decided it (LangChain messages are built with the class of one of its human messages),
 // `id` a new id for a UIMessage; `summaryOf` (defined for the summary) goes into a
 // UIMessage's `metadata`.
-export function userMessageIn(arr, shape, msg, id, summaryOf) {
+function userMessageIn_(arr, shape, msg, id, summaryOf) {
   const blocks = typeof msg.content === 'string' ? [{ type: 'text', text: msg.content }] : msg.content;
   const text = blocks.filter((b) => b && b.type === 'text').map((b) => b.text).join('\n\n');
   // A message of the array's shape shows which of LangChain's forms it uses (a plain
@@ -1368,3 +1368,50 @@ function rebuildLc(m, content) {
   for (const key of Object.keys(fields)) if (fields[key] === undefined) delete fields[key];
   return new m.constructor(fields);
 }
+
+// ---- The guard every entry point the Rust side calls goes through ------------------------
+// The caller's objects may throw when read (a Proxy, a reactive store, a getter). Nothing
+// thrown may cross into WebAssembly: each entry catches it, keeps the first such error for
+// the Rust side (`takeReadError`, which reports it as a coded error with the original as its
+// cause) and answers a neutral value that makes the Rust side ask for it.
+
+// A header bit: reading this message threw (with the "not a message" kind).
+const READ_FAILED = 7 | (1 << 20);
+let readError = null;
+
+export function takeReadError() {
+  const e = readError;
+  readError = null;
+  return e === null ? undefined : e;
+}
+
+function guard(f, fallback) {
+  return function guarded(a, b, c, d, e) {
+    try {
+      return f(a, b, c, d, e);
+    } catch (err) {
+      if (readError === null) readError = err === undefined ? new Error('undefined was thrown') : err;
+      return fallback(a, b, c, d, e);
+    }
+  };
+}
+
+export const keysOf = guard(keysOf_, () => []);
+export const arrayLength = guard(arrayLength_, () => -3);
+export const readHeaders = guard(readHeaders_, (arr, start, out) => out.fill(READ_FAILED));
+export const rfind = guard(rfind_, () => -1);
+export const latestUsage = guard(latestUsage_, (arr, end, out) => { out[0] = 0; return -1; });
+export const previousSibling = guard(previousSibling_, () => -1);
+export const readUsage = guard(readUsage_, () => -1);
+export const messageId = guard(messageId_, () => undefined);
+export const sameResponse = guard(sameResponse_, () => false);
+export const stringField = guard(stringField_, () => undefined);
+export const boundaryKept = guard(boundaryKept_, () => undefined);
+export const attachmentType = guard(attachmentType_, () => undefined);
+export const contentEquals = guard(contentEquals_, () => false);
+export const describeContents = guard(describeContents_, () => new Uint32Array(0));
+export const toolIndex = guard(toolIndex_, () => null);
+export const toolUseIdsAt = guard(toolUseIdsAt_, () => []);
+export const applyEdits = guard(applyEdits_, () => null);
+export const anthropicForm = guard(anthropicForm_, () => [[], new Uint32Array(0)]);
+export const userMessageIn = guard(userMessageIn_, () => undefined);

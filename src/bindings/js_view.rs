@@ -60,13 +60,15 @@ extern "C" {
     #[wasm_bindgen(js_name = takeStrings)]
     fn take_strings() -> String;
     #[wasm_bindgen(js_name = applyEdits)]
-    fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Array;
+    fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Option<Array>;
     #[wasm_bindgen(js_name = setTokenCounter)]
     fn set_token_counter(f: &JsValue);
     #[wasm_bindgen(js_name = takeCounterError)]
     fn take_counter_error() -> Option<String>;
     #[wasm_bindgen(js_name = keysOf)]
     fn keys_of(arr: &JsValue, i: u32) -> Vec<String>;
+    #[wasm_bindgen(js_name = takeReadError)]
+    fn take_read_error() -> JsValue;
     #[wasm_bindgen(js_name = anthropicForm)]
     fn anthropic_form_js(arr: &JsValue) -> Array;
     /// The caller's shape of a user message a compaction adds (see `userMessageIn`).
@@ -78,6 +80,30 @@ extern "C" {
         id: &str,
         summary_of: &JsValue,
     ) -> JsValue;
+}
+
+/// The error the caller's objects threw while `js_view.js` read them (a `Proxy`, a getter,
+/// a reactive store), if any: an `INVALID_MESSAGE` error saying so, with the original kept as
+/// the JS error's `cause`. Reading again clears it.
+pub fn read_failure() -> Option<Error> {
+    let e = take_read_error();
+    if e.is_undefined() {
+        return None;
+    }
+    let why = e
+        .dyn_ref::<js_sys::Error>()
+        .map(|x| String::from(x.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "a non-Error value".into());
+    super::errors::set_cause(e);
+    Some(Error::invalid_message(format!(
+        "reading the messages threw: {why}"
+    )))
+}
+
+/// [`read_failure`], or `otherwise` when nothing threw.
+fn read_failure_or(otherwise: Error) -> Error {
+    read_failure().unwrap_or(otherwise)
 }
 
 /// The caller's tokenizer (`tokenCounter`), in effect while this value lives: the views'
@@ -140,14 +166,17 @@ impl Drop for TokenCounter {
 
 /// Another ecosystem's messages in Anthropic form, and the caller's index each one came
 /// from.
-pub fn anthropic_form(arr: &JsValue) -> (Array, Vec<usize>) {
+pub fn anthropic_form(arr: &JsValue) -> Result<(Array, Vec<usize>)> {
     let pair = anthropic_form_js(arr);
+    if let Some(e) = read_failure() {
+        return Err(e);
+    }
     let origin = js_sys::Uint32Array::from(pair.get(1))
         .to_vec()
         .into_iter()
         .map(|i| i as usize)
         .collect();
-    (pair.get(0).unchecked_into(), origin)
+    Ok((pair.get(0).unchecked_into(), origin))
 }
 
 const KIND_MASK: u32 = 7;
@@ -159,6 +188,8 @@ const HAS_USAGE: u32 = 64;
 const PARTIAL_USAGE: u32 = 256;
 const SHAPE_SHIFT: u32 = 9;
 const STARTS_CONTEXT: u32 = 4096;
+/// Reading the message threw (with the "not a message" kind; see `guard` in `js_view.js`).
+const READ_FAILED: u32 = 1 << 20;
 const FIRST_CHUNK: usize = 8;
 const MAX_CHUNK: usize = 4096;
 
@@ -223,6 +254,11 @@ impl<'a> JsConversation<'a> {
     /// Wraps `value`, which must be an array.
     pub fn new(value: &'a JsValue, what: &str) -> Result<JsConversation<'a>> {
         let len = array_length(value);
+        if len == -3 {
+            return Err(read_failure_or(Error::invalid_argument(format!(
+                "{what} could not be read"
+            ))));
+        }
         if len < 0 {
             return Err(Error::invalid_argument(format!(
                 "{what} must be an array of messages"
@@ -247,9 +283,10 @@ impl<'a> JsConversation<'a> {
         self.array.unchecked_ref()
     }
 
-    /// Message `i`.
+    /// Message `i` (`undefined` when reading it throws: the view has read every message by
+    /// then and reported such an error).
     pub fn item(&self, i: usize) -> JsValue {
-        self.array().get(i as u32)
+        js_sys::Reflect::get_u32(self.array, i as u32).unwrap_or(JsValue::UNDEFINED)
     }
 
     fn header(&self, i: usize) -> u32 {
@@ -443,6 +480,10 @@ impl ConversationView for JsConversation<'_> {
             2 => Kind::System,
             3 => Kind::Attachment,
             4 => Kind::Other,
+            _ if h & READ_FAILED != 0 => {
+                return Err(read_failure_or(Error::invalid_message("could not be read"))
+                    .at(format!("messages[{i}]")))
+            }
             _ => return Err(unknown_message(self.array, i)),
         };
         let shape = Shape::from_code((h >> SHAPE_SHIFT) & 7).unwrap_or(Shape::Any);
@@ -469,7 +510,9 @@ impl ConversationView for JsConversation<'_> {
         let mut raw = [0f64; 4];
         let present = read_usage(self.array, i as u32, &mut raw);
         if present < 0 {
-            return Err(Error::invalid_token_count("usage must be an object").at(loc()));
+            return Err(
+                read_failure_or(Error::invalid_token_count("usage must be an object")).at(loc()),
+            );
         }
         let mut k = 0;
         let raw = raw.map(|v| {
@@ -547,6 +590,9 @@ impl ConversationView for JsConversation<'_> {
 
     fn tool_index(&self, from: usize, with_paths: bool) -> Result<ToolIndex> {
         let Some(words) = tool_index_js(self.array, from as u32, with_paths) else {
+            if let Some(e) = read_failure() {
+                return Err(e);
+            }
             // Something is malformed: the detailed reader finds and names it.
             self.contents(from..self.len, Detail::Structure)?;
             return Err(Error::invalid_message("malformed tool block"));
@@ -658,6 +704,11 @@ impl ConversationView for JsConversation<'_> {
             detail == Detail::Estimate,
             self.shape.borrow().shape().code(),
         );
+        if words.is_empty() {
+            if let Some(e) = read_failure() {
+                return Err(e);
+            }
+        }
         let strings = if detail == Detail::Estimate {
             Vec::new() // estimates need no ids or names: nothing was interned
         } else {
@@ -720,7 +771,11 @@ pub fn apply_edits(conv: &JsConversation<'_>, edits: &[Edit]) -> Result<Array> {
     }
     ops.sort_by_key(|o| o[1]);
     let flat: Vec<u32> = ops.concat();
-    Ok(apply_edits_js(conv.array, &flat, &texts.join("\u{1e}")))
+    apply_edits_js(conv.array, &flat, &texts.join("\u{1e}")).ok_or_else(|| {
+        read_failure_or(Error::invalid_message(
+            "the messages changed while the edits were applied",
+        ))
+    })
 }
 
 /// The `tool_use_id`s of the tool results the edits change, read in place (one crossing).

@@ -69,8 +69,9 @@ pub trait Source: Sized {
     /// their `path` (else `name`; a string element is its own key); entries whose key is not
     /// a string are skipped. Absent: no entries. `None` for anything else.
     fn entries(&self) -> Option<Vec<(String, Self)>>;
-    /// The own enumerable keys of an object (empty for anything else).
-    fn keys(&self) -> Vec<String>;
+    /// The own enumerable keys of an object (empty for anything else); an error when reading
+    /// them throws (a Proxy).
+    fn keys(&self) -> Result<Vec<String>>;
     /// The value as JSON data (`Err` with the reason when it cannot be read as JSON).
     fn to_json(&self) -> std::result::Result<Value, String>;
     /// The value read as a `config` (absent: the defaults), validated (`INVALID_CONFIG`).
@@ -146,7 +147,10 @@ fn hint(key: &str, known: &[&str]) -> String {
 /// Rejects a key of `v` not in `known`, naming it, the key it probably meant and the known
 /// ones.
 fn check_keys<S: Source>(v: &S, what: &str, known: &[&str]) -> Result<()> {
-    match v.keys().into_iter().find(|k| !known.contains(&k.as_str())) {
+    let keys = v
+        .keys()
+        .map_err(|e| Error::new(e.code, format!("{what}: {}", e.message)))?;
+    match keys.into_iter().find(|k| !known.contains(&k.as_str())) {
         Some(k) => Err(Error::invalid_argument(format!(
             "{what}.{k} is not an option here{}; known: {}",
             hint(&k, known),
@@ -159,7 +163,10 @@ fn check_keys<S: Source>(v: &S, what: &str, known: &[&str]) -> Result<()> {
 /// Rejects a key of an open object `v` (one that may carry the caller's own keys) that
 /// misspells one of `known`, naming the known ones.
 fn check_near_misses<S: Source>(v: &S, what: &str, known: &[&str]) -> Result<()> {
-    for k in v.keys() {
+    let keys = v
+        .keys()
+        .map_err(|e| Error::new(e.code, format!("{what}: {}", e.message)))?;
+    for k in keys {
         if let Some(meant) = likely_meant(&k, known) {
             return Err(Error::invalid_argument(format!(
                 "{what}.{k} is not read (did you mean `{meant}`?); the keys read here: {}",
@@ -480,7 +487,10 @@ pub const TRACKING_KEYS: &[&str] = &[
 /// options or of `config` given in the `context` itself, and a misspelt hook are errors.
 fn check_context_keys<S: Source>(context: &S, extra: &[&str]) -> Result<()> {
     let known: Vec<&str> = CONTEXT_KEYS.iter().chain(extra).copied().collect();
-    for k in context.keys() {
+    let keys = context
+        .keys()
+        .map_err(|e| Error::new(e.code, format!("context: {}", e.message)))?;
+    for k in keys {
         if known.contains(&k.as_str()) {
             continue;
         }
@@ -1137,11 +1147,11 @@ impl Source for Value {
         }
     }
 
-    fn keys(&self) -> Vec<String> {
-        match self {
+    fn keys(&self) -> Result<Vec<String>> {
+        Ok(match self {
             Value::Object(m) => m.keys().cloned().collect(),
             _ => Vec::new(),
-        }
+        })
     }
 
     fn to_json(&self) -> std::result::Result<Value, String> {

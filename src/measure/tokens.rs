@@ -38,8 +38,17 @@ pub fn rough_token_count_checked(units: usize, bytes_per_token: f64) -> Result<u
             "bytesPerToken must be a positive number",
         ));
     }
+    let n = units as f64 / bytes_per_token;
+    if n.round() > MAX_SAFE_COUNT as f64 {
+        return Err(Error::invalid_argument(format!(
+            "bytesPerToken {bytes_per_token} is too small: the count would exceed 2^53 - 1, the largest exact JavaScript integer"
+        )));
+    }
     Ok(rough_token_count(units, bytes_per_token))
 }
+
+/// The largest count a JS number holds exactly (`Number.MAX_SAFE_INTEGER`).
+pub const MAX_SAFE_COUNT: u64 = (1 << 53) - 1;
 
 /// Estimated tokens of a text (SPEC §3): its UTF-16 length / [`BYTES_PER_TOKEN`], rounded.
 pub fn text_tokens(text: &str) -> u64 {
@@ -734,6 +743,16 @@ mod tests {
     fn count(v: Value) -> TokenCount {
         let m = Message::parse_all(v).unwrap();
         token_count_with_estimation(m.as_slice()).unwrap()
+    }
+
+    #[test]
+    fn rough_count_rejects_a_count_beyond_safe_integers() {
+        let e = rough_token_count_checked(4, 1e-300).unwrap_err();
+        assert_eq!(e.code, crate::model::error::ErrorCode::InvalidArgument);
+        assert_eq!(
+            rough_token_count_checked(4, 1e-15).unwrap(),
+            4_000_000_000_000_000
+        );
     }
 
     #[test]

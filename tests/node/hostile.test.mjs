@@ -1,0 +1,223 @@
+// No input may poison the WebAssembly instance or hang a promise (issue 13): every exported
+// function, at every argument position, is called with hostile values — cyclic objects and
+// arrays, 100,000-deep nesting, Proxies whose every trap throws, arrays whose element getter
+// throws, objects with throwing getters and toJSON, a BigInt, a 100 MB string — and must
+// answer (a value, or a coded error; a promise that settles within seconds). Afterwards, in
+// the same process, sample calls give the same answers as before any of it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as cc from '../../pkg/node.js';
+import { SONNET, summaryResponse } from './helpers/support.mjs';
+
+const deep = (n) => {
+  let v = { end: true };
+  for (let i = 0; i < n; i++) v = { v };
+  return v;
+};
+const deepArray = (n) => {
+  let v = [];
+  for (let i = 0; i < n; i++) v = [v];
+  return v;
+};
+const cyclic = () => {
+  const o = { role: 'user', content: 'x' };
+  o.self = o;
+  return o;
+};
+const cyclicArray = () => {
+  const a = [{ role: 'user', content: 'x' }];
+  a.push(a);
+  return a;
+};
+const thrower = () => new Proxy({}, {
+  get() { throw new Error('trap get'); },
+  has() { throw new Error('trap has'); },
+  ownKeys() { throw new Error('trap ownKeys'); },
+  getOwnPropertyDescriptor() { throw new Error('trap gOPD'); },
+  getPrototypeOf() { throw new Error('trap getPrototypeOf'); },
+});
+const throwingArray = () => new Proxy([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], {
+  get(t, k) {
+    if (k === '1') throw new Error('element getter');
+    return Reflect.get(t, k);
+  },
+});
+const throwingGetter = () => ({ role: 'user', get content() { throw new Error('content getter'); } });
+const throwingToJson = () => ({ role: 'user', content: 'a', toJSON() { throw new Error('toJSON'); } });
+const BIG = 'x'.repeat(100 * 1024 * 1024);
+
+const HOSTILE = {
+  cyclic,
+  cyclicArray,
+  deep100k: () => deep(100_000),
+  deepArray100k: () => deepArray(100_000),
+  throwingProxy: thrower,
+  throwingArray,
+  throwingGetter,
+  throwingToJson,
+  bigint: () => 10n,
+  symbol: () => Symbol('s'),
+  hostileInArray: () => [{ role: 'user', content: 'a' }, cyclic(), thrower(), deep(100_000)],
+};
+
+const msgs = () => [
+  { role: 'user', content: 'Please read the file.' },
+  { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: { file_path: '/a' } }] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'y'.repeat(4_000) }] },
+  { role: 'assistant', content: 'Done.' },
+];
+const summarize = async () => summaryResponse('The user asked for a file; it was read.');
+const context = () => ({ model: SONNET, summarize });
+
+// Each export with valid arguments; every position is replaced in turn by each hostile value.
+const CALLS = {
+  roughTokenCountEstimation: () => ['abcd', 4],
+  tokenCountWithEstimation: () => [msgs(), {}],
+  getContextWindowForModel: () => [SONNET, {}],
+  getMaxOutputTokensForModel: () => [SONNET, {}],
+  getModelOutputLimits: () => [SONNET, {}],
+  getEffectiveContextWindowSize: () => [SONNET, {}],
+  getAutoCompactThreshold: () => [SONNET, {}],
+  calculateTokenWarningState: () => [1000, SONNET, {}],
+  isAutoCompactEnabled: () => [{}],
+  shouldAutoCompact: () => [msgs(), SONNET, {}],
+  stripImagesFromMessages: () => [msgs(), {}],
+  stripReinjectedAttachments: () => [msgs(), {}],
+  groupMessagesByApiRound: () => [msgs(), {}],
+  parseContextOverflowError: () => ['prompt is too long: 200001 tokens > 200000 maximum'],
+  truncateHeadForPTLRetry: () => [msgs(), 'prompt is too long', {}],
+  microCompact: () => [msgs(), { keepRecent: 0 }],
+  createCompactBoundaryMessage: () => ['manual', 100, {}],
+  parseTranscript: () => ['{"type":"user","message":{"role":"user","content":"hi"}}'],
+  serializeTranscript: () => [[{ type: 'user', message: { role: 'user', content: 'hi' } }]],
+  toApiMessages: () => [msgs(), {}],
+  validateForApi: () => [msgs(), {}],
+  buildApiContextManagement: () => [{}],
+  previewCompaction: () => [msgs(), { model: SONNET }],
+  compactConversation: () => [msgs(), context(), {}],
+  trySessionMemoryCompaction: () => [msgs(), { model: SONNET, sessionMemory: 'notes' }],
+  autoCompactIfNeeded: () => [msgs(), context(), {}],
+  reactiveCompact: () => [msgs(), context(), 'prompt is too long', {}],
+  buildPostCompactMessages: () => [{ boundaryMarker: { type: 'system' }, summaryMessages: [] }],
+  offlineSummarizer: () => [{}],
+};
+
+/** Calls `f`; a promise must settle within 10 s. Returns ['ok', value] or ['error', e]. */
+async function outcome(f) {
+  let r;
+  try {
+    r = f();
+  } catch (e) {
+    return ['error', e];
+  }
+  if (!(r instanceof Promise)) return ['ok', r];
+  let timer;
+  const pending = new Promise((resolve) => { timer = setTimeout(() => resolve(['pending']), 10_000); });
+  try {
+    return await Promise.race([r.then((v) => ['ok', v], (e) => ['error', e]), pending]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function checkError(e, where) {
+  assert.ok(e instanceof Error, `${where}: threw a non-Error ${String(e)}`);
+  assert.ok(!(e instanceof WebAssembly.RuntimeError), `${where}: ${e.message}`);
+  assert.equal(typeof e.code, 'string', `${where}: an error without a code: ${e.message}`);
+}
+
+// Sample calls whose answers must not change after the hostile ones.
+async function samples() {
+  const r = await cc.compactConversation(msgs(), context());
+  return JSON.stringify({
+    count: cc.tokenCountWithEstimation(msgs()),
+    should: cc.shouldAutoCompact(msgs(), SONNET),
+    micro: cc.microCompact(msgs(), { keepRecent: 0 }).tokensFreed,
+    valid: cc.validateForApi(msgs()).valid,
+    rounds: cc.groupMessagesByApiRound(msgs()).length,
+    transcript: cc.serializeTranscript(cc.parseTranscript('{"type":"user","message":{"role":"user","content":"hi"}}')),
+    summary: r.summaryMessages.length,
+    kept: r.messagesToKeep.length,
+  });
+}
+
+test('every export at every argument position answers hostile values with a value or a coded error', { timeout: 600_000 }, async () => {
+  const before = await samples();
+  const uncaught = [];
+  const onUncaught = (e) => uncaught.push(e);
+  process.on('uncaughtException', onUncaught);
+  process.on('unhandledRejection', onUncaught);
+  try {
+    for (const [name, args] of Object.entries(CALLS)) {
+      const n = args().length;
+      for (let pos = 0; pos < n; pos++) {
+        for (const [kind, make] of Object.entries(HOSTILE)) {
+          const a = args();
+          a[pos] = make();
+          const where = `${name} argument ${pos} = ${kind}`;
+          const [state, e] = await outcome(() => cc[name](...a));
+          assert.notEqual(state, 'pending', `${where}: the promise never settled`);
+          if (state === 'error') checkError(e, where);
+        }
+        // Hostile values inside an options object.
+        const a = args();
+        if (a[pos] !== null && typeof a[pos] === 'object' && !Array.isArray(a[pos])) {
+          for (const [kind, make] of Object.entries(HOSTILE)) {
+            const [state, e] = await outcome(() => cc[name](...a.map((x, k) => (k === pos ? { ...x, pinned: [make()], config: make() } : x))));
+            assert.notEqual(state, 'pending', `${name} options ${kind}: never settled`);
+            if (state === 'error') checkError(e, `${name} options ${kind}`);
+          }
+        }
+      }
+      // The instance still answers after each function's hostile calls.
+      assert.equal(await samples(), before, `after ${name}`);
+    }
+    // A 100 MB string as message content and as a model name.
+    for (const f of [
+      () => cc.tokenCountWithEstimation([{ role: 'user', content: BIG }]),
+      () => cc.getContextWindowForModel(BIG),
+      () => cc.parseTranscript(BIG),
+    ]) {
+      const [state, e] = await outcome(f);
+      if (state === 'error') checkError(e, 'a 100 MB string');
+    }
+    assert.equal(cc.tokenCountWithEstimation([{ role: 'user', content: BIG }]), BIG.length / 4);
+    // The Compactor's methods.
+    for (const [kind, make] of Object.entries(HOSTILE)) {
+      const [s1, e1] = await outcome(() => new cc.Compactor(make()));
+      if (s1 === 'error') checkError(e1, `new Compactor(${kind})`);
+      const c = new cc.Compactor({ model: SONNET, summarize, messages: msgs() });
+      let added = 0;
+      for (const [method, call] of [
+        ['push', () => c.push(make())],
+        ['pushMany', () => c.pushMany(make())],
+        ['setUsage', () => c.setUsage(make())],
+        ['compact', () => c.compact(make())],
+      ]) {
+        const length = c.length;
+        const [state, e] = await outcome(call);
+        assert.notEqual(state, 'pending', `Compactor.${method}(${kind}): never settled`);
+        if (state === 'error') {
+          checkError(e, `Compactor.${method}(${kind})`);
+          assert.equal(c.length, length, `Compactor.${method}(${kind}) failed and added nothing`);
+        } else if (method.startsWith('push')) {
+          added += c.length - length;
+        }
+      }
+      // A message with an extra cyclic field, or a toJSON that throws, is still a message
+      // (pushed; a compaction reports it when it must write it as JSON); nothing else is.
+      assert.equal(added, kind === 'cyclic' || kind === 'throwingToJson' ? 1 : 0, `Compactor after ${kind}`);
+      c.free();
+    }
+  } finally {
+    process.off('uncaughtException', onUncaught);
+    process.off('unhandledRejection', onUncaught);
+  }
+  assert.deepEqual(uncaught.map((e) => e && e.message), [], 'nothing escaped as an uncaught exception');
+  assert.equal(await samples(), before, 'the same answers after every hostile call');
+});
+
+test("a reading error carries the caller's own error as its cause", () => {
+  assert.throws(() => cc.tokenCountWithEstimation(throwingArray()), (e) => e.code === 'INVALID_MESSAGE' && e.cause instanceof Error && e.cause.message === 'element getter');
+  assert.throws(() => cc.roughTokenCountEstimation('abcd', 1e-300), (e) => e.code === 'INVALID_ARGUMENT' && /2\^53/.test(e.message));
+});
