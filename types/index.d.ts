@@ -1364,7 +1364,12 @@ export interface CompactContext {
    * delay of transient retries, ms (default 1,000).
    */
   retryBaseMs?: number;
-  /** Time limit of one summary request, ms; after it the compaction fails with `TIMEOUT` (default: none). */
+  /**
+   * Time limit of each callback of a compaction, ms: the summary request (after it the
+   * compaction fails with `TIMEOUT`), `readFile` (the file is not restored) and each hook
+   * (reported in `hookErrors`). Default 600,000 (10 minutes); 0 for no limit; at most
+   * 2,147,483,647 (the longest JavaScript timer), else `INVALID_ARGUMENT`.
+   */
   summaryTimeoutMs?: number;
   /**
    * Content that must survive every compaction verbatim and exactly once: strings become user

@@ -111,8 +111,10 @@ impl JsEnv {
         })
     }
 
+    /// Calls a callback of the compaction (`readFile`, a hook) under the same time limit as
+    /// the summarizer (`summaryTimeoutMs`).
     fn call(&self, f: &Function, this: &JsValue, args: &[JsValue]) -> JsFuture {
-        self.call_with_timeout(f, this, args, 0.0)
+        self.call_with_timeout(f, this, args, self.summary_timeout_ms)
     }
 
     fn call_with_timeout(

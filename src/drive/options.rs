@@ -264,8 +264,22 @@ fn retry_policy_or<S: Source>(obj: &S, what: &str, absent: RetryPolicy) -> Resul
 
 /// `summaryTimeoutMs` of a `context`: the time limit of one summary request in ms (0: none).
 fn summary_timeout_ms<S: Source>(context: &S) -> Result<f64> {
-    Ok(non_negative(context, "summaryTimeoutMs", "context")?.unwrap_or(0.0))
+    match non_negative(context, "summaryTimeoutMs", "context")? {
+        None => Ok(DEFAULT_CALLBACK_TIMEOUT_MS),
+        Some(ms) if ms > MAX_TIMER_MS => Err(Error::invalid_argument(format!(
+            "context.summaryTimeoutMs is {ms}; at most {MAX_TIMER_MS} (about 24.8 days, the longest timer JavaScript runs), or 0 for no limit"
+        ))),
+        Some(ms) => Ok(ms),
+    }
 }
+
+/// The time limit of each callback of a compaction (the summarizer, `readFile`, hooks) when
+/// `summaryTimeoutMs` is not given: 10 minutes, far beyond a real summary request, so that a
+/// callback that never answers cannot leave a compaction pending forever.
+pub const DEFAULT_CALLBACK_TIMEOUT_MS: f64 = 600_000.0;
+
+/// The longest delay a JavaScript timer takes (2^31 − 1 ms); a longer one fires at once.
+pub const MAX_TIMER_MS: f64 = 2_147_483_647.0;
 
 /// `querySource` and `snipTokensFreed` of a `context` (or of a `Compactor`'s options): what
 /// automatic compaction reads besides the conversation.
@@ -324,7 +338,8 @@ pub struct ContextOptions {
     pub auto: ShouldAutoCompactOptions,
     /// `retryBaseMs` (automatic and reactive compaction, `Compactor.maybeAutoCompact`).
     pub retry: RetryPolicy,
-    /// `summaryTimeoutMs` (0: no limit).
+    /// `summaryTimeoutMs`: the time limit of each callback (0: no limit; default
+    /// [`DEFAULT_CALLBACK_TIMEOUT_MS`]).
     pub summary_timeout_ms: f64,
     /// `shape`: the shape the caller says the messages are of (`None`: detected).
     pub shape: Option<Shape>,

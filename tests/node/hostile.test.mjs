@@ -221,3 +221,28 @@ test("a reading error carries the caller's own error as its cause", () => {
   assert.throws(() => cc.tokenCountWithEstimation(throwingArray()), (e) => e.code === 'INVALID_MESSAGE' && e.cause instanceof Error && e.cause.message === 'element getter');
   assert.throws(() => cc.roughTokenCountEstimation('abcd', 1e-300), (e) => e.code === 'INVALID_ARGUMENT' && /2\^53/.test(e.message));
 });
+
+test('one time limit covers every callback of a compaction, and it is validated', async () => {
+  const never = () => new Promise(() => {});
+  const big = [
+    { role: 'user', content: 'Read /a please.' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: { file_path: '/a' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'y'.repeat(8_000) }] },
+    { role: 'assistant', content: 'Read it.' },
+  ];
+  const readFileState = { '/a': { content: 'y'.repeat(100), timestamp: 1 } };
+  for (const ms of [2 ** 31, 1e20]) {
+    await assert.rejects(cc.compactConversation(big, { model: SONNET, summarize, summaryTimeoutMs: ms }),
+      (e) => e.code === 'INVALID_ARGUMENT' && /summaryTimeoutMs/.test(e.message) && /2147483647/.test(e.message));
+  }
+  // A readFile and a hook that never answer: the compaction still completes.
+  const r = await cc.compactConversation(big, {
+    model: SONNET, summarize, summaryTimeoutMs: 200, readFileState, readFile: never,
+    hooks: { preCompact: never },
+  });
+  assert.ok(r.summaryMessages.length >= 1);
+  assert.ok(r.hookErrors?.some((h) => /time/i.test(h.message)), JSON.stringify(r.hookErrors));
+  // A summarizer that never answers: TIMEOUT, not a promise pending forever.
+  await assert.rejects(cc.compactConversation(big, { model: SONNET, summarize: never, summaryTimeoutMs: 100 }),
+    (e) => e.code === 'TIMEOUT');
+});
