@@ -65,7 +65,8 @@ export function compactionPrepareStep(options) {
   });
   /** @type {{ prefixLength: number, replacement: any[] | null }} */
   let run = { prefixLength: 0, replacement: null };
-  const state = { compactions: 0, consecutiveFailures: 0, /** @type {any} */ lastResult: null };
+  /** @type {{ compactions: number, consecutiveFailures: number, lastResult: any }} */
+  const state = { compactions: 0, consecutiveFailures: 0, lastResult: null };
 
   /** @param {any[]} messages */
   const current = (messages) =>

@@ -11,7 +11,7 @@ import { ContextCompactionError } from 'context-compaction';
  * @returns {ContextCompactionError}
  */
 export function codedError(code, message, cause) {
-  const error = new ContextCompactionError(message, code);
+  const error = new ContextCompactionError(message, /** @type {any} */ (code));
   if (cause !== undefined) error.cause = cause;
   return error;
 }

@@ -55,7 +55,8 @@ export function compactionMiddleware(options) {
   if (o.name !== undefined && (typeof o.name !== 'string' || !o.name)) {
     throw codedError('INVALID_ARGUMENT', `${where}: "name" must be a non-empty string`);
   }
-  const state = { compactions: 0, consecutiveFailures: 0, /** @type {any} */ lastResult: null };
+  /** @type {{ compactions: number, consecutiveFailures: number, lastResult: any }} */
+  const state = { compactions: 0, consecutiveFailures: 0, lastResult: null };
   const middleware = createMiddleware({
     name: o.name ?? 'ContextCompactionMiddleware',
     beforeModel: async (/** @type {{ messages: any[] }} */ agentState) => {
@@ -80,9 +81,9 @@ export function compactionMiddleware(options) {
       }
     },
   });
-  return Object.defineProperties(middleware, {
+  return /** @type {any} */ (Object.defineProperties(middleware, {
     compactions: { get: () => state.compactions, enumerable: false },
     consecutiveFailures: { get: () => state.consecutiveFailures, enumerable: false },
     lastResult: { get: () => state.lastResult, enumerable: false },
-  });
+  }));
 }
