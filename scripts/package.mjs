@@ -11,7 +11,7 @@
 // - cli.mjs / cli-lib.mjs: the command line (`bin`: `npx context-compaction`), copied from js/.
 // - analysis.mjs: the browser-safe transcript analysis cli-lib.mjs imports and the web page
 //   loads from /pkg/ (no imports; the library is passed in), copied from js/.
-import { chmodSync, copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const pkg = fileURLToPath(new URL('../pkg/', import.meta.url));
@@ -30,6 +30,16 @@ for (const f of ['cli.mjs', 'cli-lib.mjs', 'analysis.mjs']) {
   copyFileSync(fileURLToPath(new URL(`../js/${f}`, import.meta.url)), pkg + f);
 }
 chmodSync(pkg + 'cli.mjs', 0o755);
+// The agent-loop helpers (js/agents/: AI SDK, LangChain, Anthropic SDK, OpenAI SDK): plain
+// JavaScript that imports the package by its own name, copied with their declarations into
+// agents/ and exported as `context-compaction/agents/<ecosystem>`.
+const AGENTS = ['ai-sdk', 'langchain', 'anthropic', 'openai'];
+mkdirSync(pkg + 'agents', { recursive: true });
+for (const f of readdirSync(fileURLToPath(new URL('../js/agents/', import.meta.url)))) {
+  if (f.endsWith('.js') || f.endsWith('.d.ts')) {
+    copyFileSync(fileURLToPath(new URL(`../js/agents/${f}`, import.meta.url)), pkg + 'agents/' + f);
+  }
+}
 
 // The error class (src/bindings/js_error.js) lives in the snippet wasm-bindgen copied under
 // snippets/<crate-hash>/; both entries re-export it so that `instanceof` works.
@@ -118,6 +128,15 @@ meta.exports = {
   './context_compaction_bg.wasm': './context_compaction_bg.wasm',
   './package.json': './package.json',
 };
+for (const a of AGENTS) {
+  meta.exports[`./agents/${a}`] = { types: `./agents/${a}.d.ts`, default: `./agents/${a}.js` };
+}
+// The agent-loop helpers use the caller's own SDK: optional peers, never bundled.
+meta.peerDependencies = { ...meta.peerDependencies, ai: '>=6', langchain: '>=1', '@langchain/core': '>=1', '@anthropic-ai/sdk': '*', openai: '*' };
+meta.peerDependenciesMeta = {
+  ...meta.peerDependenciesMeta,
+  ...Object.fromEntries(Object.keys(meta.peerDependencies).map((p) => [p, { optional: true }])),
+};
 meta.files = Array.from(
   new Set([
     ...(meta.files || []),
@@ -132,6 +151,7 @@ meta.files = Array.from(
     'cli-lib.mjs',
     'analysis.mjs',
     'snippets',
+    'agents',
   ]),
 );
 meta.bin = { 'context-compaction': './cli.mjs' };

@@ -1,0 +1,43 @@
+// Declarations of context-compaction/agents/anthropic (js/agents/anthropic.js).
+import type Anthropic from '@anthropic-ai/sdk';
+import type { CompactionResult, Compactor, MessageInput } from 'context-compaction';
+
+/** A tool: its input in, a `tool_result` content out (a string, blocks, or JSON-able value). */
+export type AnthropicToolFunction = (input: any, info: { id: string }) => unknown;
+
+/** Options of {@link runToolLoop}. An unknown key throws `INVALID_ARGUMENT`. */
+export interface AnthropicToolLoopOptions {
+  client: Anthropic;
+  /** Holds the conversation (push the user's message first). */
+  compactor: Compactor<any>;
+  /** The request without `messages` (model, max_tokens, system, tools…). */
+  request: Omit<Anthropic.MessageCreateParamsNonStreaming, 'messages' | 'stream'>;
+  /** The tools to run, by name. */
+  tools?: Record<string, AnthropicToolFunction>;
+  /** Requests at most (default 25); then `MAX_STEPS_EXCEEDED`. */
+  maxSteps?: number;
+  /** Use `client.messages.stream` (text through `onText`). */
+  stream?: boolean;
+  signal?: AbortSignal;
+  onStep?: (message: Anthropic.Message, info: { step: number }) => void | Promise<void>;
+  onCompaction?: (result: CompactionResult<MessageInput>, info: { step: number; reason: 'auto' | 'reactive' }) => void | Promise<void>;
+  onText?: (text: string) => void;
+}
+
+/** What {@link runToolLoop} resolves with. */
+export interface AnthropicToolLoopResult {
+  /** The last reply (not `tool_use`). */
+  message: Anthropic.Message;
+  /** Requests answered. */
+  steps: number;
+  compactions: number;
+}
+
+/**
+ * A tool-use loop over `client.messages.create` / `stream` with a `Compactor`: compacts when
+ * due and once after a prompt-too-long rejection.
+ *
+ * @example
+ * const { message } = await runToolLoop({ client, compactor, request: { model, max_tokens: 4096, tools }, tools: { read_file } });
+ */
+export declare function runToolLoop(options: AnthropicToolLoopOptions): Promise<AnthropicToolLoopResult>;

@@ -1,0 +1,110 @@
+// Drop-in compaction for Anthropic SDK tool-use loops (`context-compaction/agents/anthropic`):
+// runToolLoop() drives `client.messages.create` (or `client.messages.stream`) with a
+// `Compactor` holding the conversation: it compacts before a request when due, runs your
+// tools, and after a "prompt is too long" rejection compacts once and retries the request.
+// `@anthropic-ai/sdk` is the caller's own client; this module does not import it.
+import { parseContextOverflowError, toApiMessages } from 'context-compaction';
+import { checkOptions, codedError } from './common.js';
+
+const KEYS = ['client', 'compactor', 'request', 'tools', 'maxSteps', 'stream', 'signal', 'onStep', 'onCompaction', 'onText'];
+
+/**
+ * The text of a tool's answer as a `tool_result` content.
+ *
+ * @param {unknown} value
+ * @returns {string | any[]}
+ */
+function resultContent(value) {
+  if (typeof value === 'string' || Array.isArray(value)) return value;
+  return JSON.stringify(value ?? null);
+}
+
+/**
+ * Runs a tool-use loop to its end: before every request, `compactor.maybeAutoCompact()`; the
+ * request is `request` plus the compactor's conversation as the Messages API sees it
+ * (`toApiMessages`); the assistant's reply (with its `usage`, which anchors the count) and
+ * the tools' results are pushed to the compactor. A request rejected as too long is retried
+ * once after `compactor.compact()` (SPEC §13: never twice for the same step). A tool that
+ * throws answers with `is_error: true` and its message; a tool the model names but `tools`
+ * lacks answers the same way.
+ *
+ * Stops at a reply that is not `tool_use`, or with `MAX_STEPS_EXCEEDED` after `maxSteps`
+ * requests (default 25).
+ *
+ * @param {import('./anthropic.js').AnthropicToolLoopOptions} options
+ * @returns {Promise<import('./anthropic.js').AnthropicToolLoopResult>}
+ * @example
+ * const compactor = new Compactor({ model: 'claude-sonnet-4-5', summarize });
+ * compactor.push({ role: 'user', content: 'Fix the failing test' });
+ * const { message } = await runToolLoop({ client, compactor, request: { model, max_tokens: 4096, tools }, tools: { read_file } });
+ */
+export async function runToolLoop(options) {
+  const where = 'runToolLoop(options)';
+  const o = checkOptions(where, options, {
+    accepted: KEYS,
+    required: ['client', 'compactor', 'request'],
+    functions: ['onStep', 'onCompaction', 'onText'],
+    objects: ['client', 'compactor', 'request', 'tools'],
+  });
+  if (typeof o.client.messages?.create !== 'function') throw codedError('INVALID_ARGUMENT', `${where}: "client" must be an Anthropic client (client.messages.create)`);
+  if (typeof o.compactor.maybeAutoCompact !== 'function' || typeof o.compactor.push !== 'function') {
+    throw codedError('INVALID_ARGUMENT', `${where}: "compactor" must be a Compactor`);
+  }
+  if ('messages' in o.request) throw codedError('INVALID_ARGUMENT', `${where}: "request.messages" must be absent: the compactor holds the conversation`);
+  const maxSteps = o.maxSteps ?? 25;
+  if (!Number.isInteger(maxSteps) || maxSteps < 1) throw codedError('INVALID_ARGUMENT', `${where}: "maxSteps" must be a positive integer, got ${maxSteps}`);
+  /** @type {Record<string, (input: any, info: { id: string }) => unknown>} */
+  const tools = o.tools ?? {};
+  let compactions = 0;
+
+  /** @param {any} body */
+  const send = async (body) => {
+    const requestOptions = o.signal ? { signal: o.signal } : undefined;
+    if (!o.stream) return o.client.messages.create(body, requestOptions);
+    const stream = o.client.messages.stream(body, requestOptions);
+    if (o.onText) stream.on('text', (/** @type {string} */ t) => o.onText(t));
+    return stream.finalMessage();
+  };
+
+  for (let step = 0; step < maxSteps; step++) {
+    const auto = await o.compactor.maybeAutoCompact();
+    if (auto.wasCompacted) {
+      compactions += 1;
+      await o.onCompaction?.(auto.compactionResult, { step, reason: 'auto' });
+    }
+    /** @type {any} */
+    let message;
+    try {
+      message = await send({ ...o.request, messages: toApiMessages(o.compactor.messages) });
+    } catch (error) {
+      if (!parseContextOverflowError(error, /** @type {any} */ (error)?.status)) throw error;
+      let result;
+      try {
+        result = await o.compactor.compact({ keepLastUserMessage: true });
+      } catch (compactionError) {
+        // Nothing to gain (e.g. already compact): the API's rejection is the answer.
+        /** @type {any} */ (compactionError).apiError = error;
+        throw compactionError;
+      }
+      compactions += 1;
+      await o.onCompaction?.(result, { step, reason: 'reactive' });
+      message = await send({ ...o.request, messages: toApiMessages(o.compactor.messages) });
+    }
+    o.compactor.push({ role: 'assistant', content: message.content, usage: message.usage });
+    await o.onStep?.(message, { step });
+    if (message.stop_reason !== 'tool_use') return { message, steps: step + 1, compactions };
+    const results = [];
+    for (const block of message.content) {
+      if (block.type !== 'tool_use') continue;
+      const run = tools[block.name];
+      try {
+        if (!run) throw new Error(`no tool named "${block.name}"`);
+        results.push({ type: 'tool_result', tool_use_id: block.id, content: resultContent(await run(block.input, { id: block.id })) });
+      } catch (error) {
+        results.push({ type: 'tool_result', tool_use_id: block.id, is_error: true, content: error instanceof Error ? error.message : String(error) });
+      }
+    }
+    o.compactor.push({ role: 'user', content: results });
+  }
+  throw codedError('MAX_STEPS_EXCEEDED', `${where}: the model still called tools after ${maxSteps} requests (raise "maxSteps")`);
+}

@@ -1,0 +1,86 @@
+// Shared by the agent-loop helpers (js/agents/*.js): option checks that throw the library's
+// coded errors. Internal: not a public entry of the package.
+import { ContextCompactionError } from 'context-compaction';
+
+/**
+ * A coded error of the library (`error.code`), with the original error as `cause`.
+ *
+ * @param {string} code
+ * @param {string} message
+ * @param {unknown} [cause]
+ * @returns {ContextCompactionError}
+ */
+export function codedError(code, message, cause) {
+  const error = new ContextCompactionError(message, /** @type {any} */ (code));
+  if (cause !== undefined) error.cause = cause;
+  return error;
+}
+
+/**
+ * Edit distance, to name the key a misspelt one probably meant.
+ *
+ * @param {string} a
+ * @param {string} b
+ * @returns {number}
+ */
+function distance(a, b) {
+  /** @type {number[]} */
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1;
+      row.push(Math.min(/** @type {number} */ (prev[j]) + 1, /** @type {number} */ (row[j - 1]) + 1, /** @type {number} */ (prev[j - 1]) + cost));
+    }
+    prev = row;
+  }
+  return /** @type {number} */ (prev[b.length]);
+}
+
+/**
+ * Checks an options object: a plain object, no unknown key (the error names the key, the one
+ * probably meant and every accepted key), every required key present, every function-valued
+ * key a function.
+ *
+ * @param {string} where - the helper's name, e.g. `compactionPrepareStep(options)`.
+ * @param {unknown} options
+ * @param {{ accepted: string[], required?: string[], functions?: string[], objects?: string[] }} rules
+ * @returns {Record<string, any>}
+ */
+export function checkOptions(where, options, rules) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw codedError('INVALID_ARGUMENT', `${where}: expected an options object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`);
+  }
+  const given = /** @type {Record<string, unknown>} */ (options);
+  for (const key of Object.keys(given)) {
+    if (rules.accepted.includes(key)) continue;
+    const near = rules.accepted
+      .map((k) => ({ k, d: distance(key, k) }))
+      .filter(({ k, d }) => d <= Math.max(2, Math.floor(k.length / 4)))
+      .sort((x, y) => x.d - y.d)[0];
+    throw codedError(
+      'INVALID_ARGUMENT',
+      `${where}: unknown option "${key}"${near ? ` (did you mean "${near.k}"?)` : ''}; accepted: ${rules.accepted.join(', ')}`,
+    );
+  }
+  for (const key of rules.required ?? []) {
+    if (given[key] === undefined || given[key] === null) {
+      throw codedError('INVALID_ARGUMENT', `${where}: option "${key}" is required`);
+    }
+  }
+  for (const key of rules.functions ?? []) {
+    if (given[key] !== undefined && typeof given[key] !== 'function') {
+      throw codedError('INVALID_ARGUMENT', `${where}: option "${key}" must be a function, got ${typeof given[key]}`);
+    }
+  }
+  for (const key of rules.objects ?? []) {
+    const v = given[key];
+    if (v !== undefined && (v === null || typeof v !== 'object')) {
+      throw codedError('INVALID_ARGUMENT', `${where}: option "${key}" must be an object, got ${v === null ? 'null' : typeof v}`);
+    }
+  }
+  return given;
+}
+
+/** Failed automatic compactions in a row after which the helpers stop trying (SPEC §6). */
+export const MAX_CONSECUTIVE_FAILURES = 3;

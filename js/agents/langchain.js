@@ -1,0 +1,89 @@
+// Drop-in compaction for LangChain v1 agents (`context-compaction/agents/langchain`): an agent
+// middleware for `createAgent({ middleware: [...] })` that compacts the agent's messages in
+// its `beforeModel` hook when automatic compaction is due. `langchain` (with
+// `@langchain/langgraph` and `@langchain/core`) is the caller's own installed package.
+import { buildPostCompactMessages, compactConversation, shouldAutoCompact } from 'context-compaction';
+import { createMiddleware } from 'langchain';
+import { RemoveMessage } from '@langchain/core/messages';
+import { REMOVE_ALL_MESSAGES } from '@langchain/langgraph';
+import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError } from './common.js';
+
+const KEYS = ['model', 'summarize', 'config', 'context', 'compactOptions', 'system', 'tools', 'name', 'onCompaction', 'onError'];
+
+/**
+ * The model id of a LangChain chat model (`model`, `modelName` or `modelId`), or the string
+ * given (`'openai:gpt-4.1'` works: the model table reads through provider prefixes).
+ *
+ * @param {unknown} model
+ * @returns {string | undefined}
+ */
+function modelIdOf(model) {
+  if (typeof model === 'string') return model || undefined;
+  if (!model || typeof model !== 'object') return undefined;
+  const m = /** @type {Record<string, unknown>} */ (model);
+  for (const key of ['model', 'modelName', 'modelId']) if (typeof m[key] === 'string' && m[key]) return /** @type {string} */ (m[key]);
+  return undefined;
+}
+
+/**
+ * An agent middleware that compacts the conversation before a model call when automatic
+ * compaction is due (the count is anchored on the last `AIMessage.usage_metadata`, else
+ * estimated with `system` and `tools` when given). The agent's messages are replaced by the
+ * summary (a `HumanMessage` built with your own class), the latest user request verbatim
+ * (unless `compactOptions.keepLastUserMessage` is `false`) and what the compaction restores;
+ * leading `SystemMessage`s stay first. A failed compaction leaves the messages as they were
+ * and is reported through `onError`; after three failures in a row the middleware stops
+ * trying for the life of the middleware.
+ *
+ * @param {import('./langchain.js').CompactionMiddlewareOptions} options
+ * @returns {import('./langchain.js').CompactionMiddleware}
+ * @example
+ * const agent = createAgent({ model, tools, middleware: [compactionMiddleware({ model: 'openai:gpt-4.1', summarize })] });
+ */
+export function compactionMiddleware(options) {
+  const where = 'compactionMiddleware(options)';
+  const o = checkOptions(where, options, {
+    accepted: KEYS,
+    required: ['model', 'summarize'],
+    functions: ['summarize', 'onCompaction', 'onError'],
+    objects: ['config', 'context', 'compactOptions'],
+  });
+  const modelId = modelIdOf(o.model);
+  if (!modelId) {
+    throw codedError('INVALID_ARGUMENT', `${where}: "model" must be a model id (e.g. "openai:gpt-4.1") or a chat model with a "model" or "modelName" string`);
+  }
+  if (o.name !== undefined && (typeof o.name !== 'string' || !o.name)) {
+    throw codedError('INVALID_ARGUMENT', `${where}: "name" must be a non-empty string`);
+  }
+  /** @type {{ compactions: number, consecutiveFailures: number, lastResult: any }} */
+  const state = { compactions: 0, consecutiveFailures: 0, lastResult: null };
+  const middleware = createMiddleware({
+    name: o.name ?? 'ContextCompactionMiddleware',
+    beforeModel: async (/** @type {{ messages: any[] }} */ agentState) => {
+      const messages = agentState.messages;
+      if (state.consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) return undefined;
+      if (!shouldAutoCompact(messages, modelId, { config: o.config, system: o.system, tools: o.tools })) return undefined;
+      try {
+        const result = await compactConversation(
+          messages,
+          { ...o.context, model: modelId, summarize: o.summarize, config: o.config },
+          { keepLastUserMessage: true, ...o.compactOptions, isAutoCompact: true },
+        );
+        state.compactions += 1;
+        state.consecutiveFailures = 0;
+        state.lastResult = result;
+        await o.onCompaction?.(result);
+        return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...buildPostCompactMessages(result)] };
+      } catch (error) {
+        state.consecutiveFailures += 1;
+        await o.onError?.(error);
+        return undefined;
+      }
+    },
+  });
+  return /** @type {any} */ (Object.defineProperties(middleware, {
+    compactions: { get: () => state.compactions, enumerable: false },
+    consecutiveFailures: { get: () => state.consecutiveFailures, enumerable: false },
+    lastResult: { get: () => state.lastResult, enumerable: false },
+  }));
+}

@@ -1,0 +1,45 @@
+// Declarations of context-compaction/agents/openai (js/agents/openai.js).
+import type OpenAI from 'openai';
+import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { CompactContext, CompactOptions, CompactionResult, Config, Summarizer } from 'context-compaction';
+
+/** A tool: its parsed arguments in, the `tool` message's content out (JSON-encoded unless a string). */
+export type ChatToolFunction = (args: any, info: { id: string }) => unknown;
+
+/** Options of {@link runChatToolLoop}. An unknown key throws `INVALID_ARGUMENT`. */
+export interface ChatToolLoopOptions {
+  client: OpenAI;
+  /** The conversation so far (not mutated). */
+  messages: ChatCompletionMessageParam[];
+  /** The request without `messages` (`model` required; no `stream`). */
+  request: Omit<ChatCompletionCreateParamsNonStreaming, 'messages'>;
+  tools?: Record<string, ChatToolFunction>;
+  summarize: Summarizer;
+  config?: Config;
+  context?: Partial<Omit<CompactContext, 'model' | 'summarize' | 'config' | 'signal'>>;
+  /** Default `{ keepLastUserMessage: true }`. */
+  compactOptions?: Omit<CompactOptions, 'isAutoCompact'>;
+  /** Requests at most (default 25); then `MAX_STEPS_EXCEEDED`. */
+  maxSteps?: number;
+  signal?: AbortSignal;
+  onStep?: (completion: ChatCompletion, info: { step: number }) => void | Promise<void>;
+  onCompaction?: (result: CompactionResult<ChatCompletionMessageParam>, info: { step: number; reason: 'auto' | 'reactive' }) => void | Promise<void>;
+  onError?: (error: unknown) => void | Promise<void>;
+}
+
+/** What {@link runChatToolLoop} resolves with. */
+export interface ChatToolLoopResult {
+  /** The conversation to keep (compacted if a compaction ran), ending with the last reply. */
+  messages: ChatCompletionMessageParam[];
+  completion: ChatCompletion;
+  steps: number;
+  compactions: number;
+}
+
+/**
+ * A Chat Completions tool loop that compacts when due and once after a context-length rejection.
+ *
+ * @example
+ * const { messages: history } = await runChatToolLoop({ client, summarize, messages, request: { model: 'gpt-4.1', tools }, tools: { read_file } });
+ */
+export declare function runChatToolLoop(options: ChatToolLoopOptions): Promise<ChatToolLoopResult>;
