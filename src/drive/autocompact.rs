@@ -156,13 +156,14 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
             blocked_by: Some(why),
         });
     }
-    use crate::measure::tokens::{token_count_checked_given, token_count_given, with_preamble};
+    use crate::measure::tokens::{token_count_checked_from, token_count_given, with_preamble};
     let (given, preamble) = (options.given_usage, options.preamble);
-    let mut count = with_preamble(token_count_given(view, given)?, preamble).total;
+    let fast = token_count_given(view, given)?;
+    let mut count = with_preamble(fast.clone(), preamble).total;
     if is_due(count, options.snip_tokens_freed, threshold) {
         // Due by the fast count: make sure it does not rest on usage a session-memory
         // compaction kept from the old context (that would compact again at once).
-        count = with_preamble(token_count_checked_given(view, given)?, preamble).total;
+        count = with_preamble(token_count_checked_from(view, fast)?, preamble).total;
     }
     Ok(AutoCompactDecision {
         should_compact: is_due(count, options.snip_tokens_freed, threshold),

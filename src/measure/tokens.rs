@@ -347,7 +347,15 @@ pub fn token_count_checked_given<V: ConversationView + ?Sized>(
     view: &V,
     given: Option<GivenUsage>,
 ) -> Result<TokenCount> {
-    let count = token_count_given(view, given)?;
+    token_count_checked_from(view, token_count_given(view, given)?)
+}
+
+/// [`token_count_checked_given`] from the count [`token_count_given`] already gave (a caller
+/// that has it does not count twice).
+pub fn token_count_checked_from<V: ConversationView + ?Sized>(
+    view: &V,
+    count: TokenCount,
+) -> Result<TokenCount> {
     let Some(anchor) = count.anchor else {
         return Ok(count);
     };
