@@ -314,6 +314,18 @@ async function workerCase({ app, api, work }) {
 function browserCases({ app, work }) {
   const page = (script) =>
     `<!doctype html><meta charset="utf-8"><title>runtime smoke</title><script type="module" src="${script}"></script>\n`;
+  // The Vite project: index.html and browser.mjs inside the app, so that Vite resolves the
+  // package from the app's node_modules as in a real project.
+  const viteRoot = () => {
+    const root = join(app, 'vite-src');
+    if (!existsSync(root)) {
+      mkdirSync(root);
+      writeFileSync(join(root, 'index.html'), page('./browser.mjs'));
+      copyFileSync(join(app, 'browser.mjs'), join(root, 'browser.mjs'));
+      copyFileSync(join(app, 'smoke.js'), join(root, 'smoke.js'));
+    }
+    return root;
+  };
   const esbuildModule = () => import(pathToFileURL(join(MODULES, 'esbuild', 'lib', 'main.js')).href);
   return [
     {
@@ -322,12 +334,7 @@ function browserCases({ app, work }) {
       browser: true,
       build: async () => {
         const { build } = await import(pathToFileURL(join(MODULES, 'vite', 'dist', 'node', 'index.js')).href);
-        // Inside the app, so that Vite resolves the package from the app's node_modules.
-        const root = join(app, 'vite-src');
-        mkdirSync(root);
-        writeFileSync(join(root, 'index.html'), page('./browser.mjs'));
-        copyFileSync(join(app, 'browser.mjs'), join(root, 'browser.mjs'));
-        copyFileSync(join(app, 'smoke.js'), join(root, 'smoke.js'));
+        const root = viteRoot();
         const outDir = join(work, 'dist', 'vite');
         await build({
           root,
@@ -338,6 +345,26 @@ function browserCases({ app, work }) {
           cacheDir: join(work, 'vite-cache'),
         });
         return 'vite/';
+      },
+    },
+    {
+      name: 'Chromium + Vite dev server',
+      how: 'vite dev server (dependency pre-bundling on), the same module as the Vite build',
+      browser: true,
+      build: async () => {
+        const { createServer: createViteServer } = await import(
+          pathToFileURL(join(MODULES, 'vite', 'dist', 'node', 'index.js')).href
+        );
+        const server = await createViteServer({
+          root: viteRoot(),
+          configFile: false,
+          logLevel: 'error',
+          cacheDir: join(work, 'vite-dev-cache'),
+          server: { host: '127.0.0.1', port: 0, strictPort: false, hmr: false },
+        });
+        await server.listen();
+        cleanups.push(() => server.close());
+        return server.resolvedUrls.local[0];
       },
     },
     {
@@ -417,6 +444,8 @@ const results = [];
 let api;
 let files;
 let browser;
+/** @type {Array<() => unknown>} what the cases started and the end stops (dev servers). */
+const cleanups = [];
 try {
   const app = makeApp(work);
   api = await startFakeApi(reply.auto(FAKE_SUMMARY));
@@ -444,7 +473,8 @@ try {
         tab.on('pageerror', (e) => errors.push(String(e)));
         tab.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
         try {
-          await tab.goto(`${files.url}/${path}?api=${encodeURIComponent(api.url)}`);
+          const url = path.startsWith('http') ? path : `${files.url}/${path}`;
+          await tab.goto(`${url}?api=${encodeURIComponent(api.url)}`);
           const handle = await tab
             .waitForFunction(() => globalThis.__smoke, null, { timeout: 30_000 })
             .catch(() => {
@@ -465,6 +495,7 @@ try {
     say(`${r.ok ? 'pass' : 'FAIL'} ${r.name} (${(r.ms / 1000).toFixed(1)} s)`);
   }
 } finally {
+  for (const stop of cleanups) await stop();
   await browser?.close();
   await files?.close();
   await api?.close();
