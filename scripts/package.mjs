@@ -208,15 +208,32 @@ await esbuild({
       "var __context_compaction_url = require('node:url').pathToFileURL(__filename).href;",
   },
 });
+// TypeScript reads a `require` of the package as CommonJS: it needs CommonJS declarations
+// (.d.cts), the same text, whose Anthropic re-export points at a .d.cts too.
+writeFileSync(
+  pkg + 'index.d.cts',
+  readFileSync(pkg + 'index.d.ts', 'utf8').replaceAll("from './anthropic.js'", "from './anthropic.cjs'"),
+);
+copyFileSync(pkg + 'anthropic.d.ts', pkg + 'anthropic.d.cts');
 const runtimeMeta = JSON.parse(readFileSync(pkg + 'package.json', 'utf8'));
+// Conditions are tried in order. Node: `module-sync` (Node >= 20.19 / 22.12, which can require an
+// ES module) gives import and require the same node.js; older Nodes' require gets node.cjs.
+// TypeScript knows no `module-sync`: its require reaches the CommonJS declarations.
 runtimeMeta.exports['.'] = {
+  workerd: { types: './index.d.ts', default: './workerd.js' },
+  node: {
+    'module-sync': { types: './index.d.ts', default: './node.js' },
+    require: { types: './index.d.cts', default: './node.cjs' },
+    types: './index.d.ts',
+    default: './node.js',
+  },
   types: './index.d.ts',
-  workerd: './workerd.js',
-  node: { 'module-sync': './node.js', require: './node.cjs', default: './node.js' },
   default: './web.js',
 };
 runtimeMeta.exports['./inline'] = { types: './index.d.ts', default: './inline.js' };
-runtimeMeta.files = Array.from(new Set([...runtimeMeta.files, 'inline.js', 'workerd.js', 'node.cjs']));
+runtimeMeta.files = Array.from(
+  new Set([...runtimeMeta.files, 'inline.js', 'workerd.js', 'node.cjs', 'index.d.cts', 'anthropic.d.cts']),
+);
 runtimeMeta.sideEffects = Array.from(
   new Set([...runtimeMeta.sideEffects, './inline.js', './workerd.js', './node.cjs']),
 );

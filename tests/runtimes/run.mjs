@@ -283,6 +283,20 @@ function cases({ app, api, work }) {
       run: async () => parseReport(await run(join(BIN, 'bun'), ['cjs.cjs', api], { cwd: app })),
     },
     {
+      name: 'TypeScript declarations',
+      how: 'tsc --noEmit: .mts and .cts (require) under node16, .mts under bundler',
+      run: async () => {
+        const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+        const common = ['--noEmit', '--strict', '--target', 'es2022', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules', '@types')];
+        for (const [module, resolution, files] of [
+          ['node16', 'node16', ['types-esm.mts', 'types-cjs.cts']],
+          ['esnext', 'bundler', ['types-esm.mts']],
+        ]) {
+          await run(node20, [tsc, ...common, '--module', module, '--moduleResolution', resolution, ...files], { cwd: app });
+        }
+      },
+    },
+    {
       name: 'Node bundle (esbuild)',
       how: "esbuild --platform=node of 'context-compaction/inline', run by node",
       run: async () => {
