@@ -6,8 +6,8 @@
 //     `require` (one instance with the ES module where Node can require it), and `require` of
 //     node.cjs as Node versions before 20.19 / 22.12 see it (--no-experimental-require-module);
 //   Deno and Bun (from npm);
-//   Cloudflare Workers: workerd run by miniflare, the worker bundled the way wrangler does it
-//     (esbuild, the `workerd` condition, the .wasm as a compiled module);
+//   Cloudflare Workers: workerd run by miniflare, the worker bundled by wrangler itself and by
+//     esbuild set up as wrangler does (the `workerd` condition, the .wasm as a compiled module);
 //   Node bundled by esbuild (the `context-compaction/inline` entry);
 //   headless Chromium (Debian's, driven by playwright-core) opening bundles made by Vite,
 //     webpack and esbuild (inlined .wasm, and the .wasm emitted as a file).
@@ -75,6 +75,7 @@ const TOOLS = [
   '.bin/workerd',
   'esbuild/lib/main.js',
   'miniflare/dist/src/index.js',
+  'wrangler/bin/wrangler.js',
   'vite/dist/node/index.js',
   'webpack/lib/index.js',
 ];
@@ -88,7 +89,7 @@ function installTools() {
     .digest('hex');
   const needed = TOOLS.filter((t) => !existsSync(join(MODULES, t)));
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && needed.length === 0) return;
-  say('npm ci in tests/runtimes (Node 22, Deno, Bun, workerd, Vite, webpack, esbuild; a few minutes the first time)');
+  say('npm ci in tests/runtimes (Node 20.18/22/24, Deno, Bun, wrangler and workerd, Vite, webpack, esbuild; about a minute)');
   execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: HERE, stdio: ['ignore', 'inherit', 'inherit'] });
   const still = TOOLS.filter((t) => !existsSync(join(MODULES, t)));
   if (still.length > 0) throw new Error(`npm ci in tests/runtimes did not install: ${still.join(', ')}`);
@@ -284,16 +285,12 @@ function cases({ app, api, work }) {
     },
     {
       name: 'TypeScript declarations',
-      how: 'tsc --noEmit: .mts and .cts (require) under node16, .mts under bundler',
+      how: 'tsc --noEmit --module node16: an .mts (both entries) and a .cts (require)',
       run: async () => {
         const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
         const common = ['--noEmit', '--strict', '--target', 'es2022', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules', '@types')];
-        for (const [module, resolution, files] of [
-          ['node16', 'node16', ['types-esm.mts', 'types-cjs.cts']],
-          ['esnext', 'bundler', ['types-esm.mts']],
-        ]) {
-          await run(node20, [tsc, ...common, '--module', module, '--moduleResolution', resolution, ...files], { cwd: app });
-        }
+        const files = ['types-esm.mts', 'types-cjs.cts'];
+        await run(node20, [tsc, ...common, '--module', 'node16', '--moduleResolution', 'node16', ...files], { cwd: app });
       },
     },
     {
@@ -315,33 +312,58 @@ function cases({ app, api, work }) {
       },
     },
     {
-      name: 'Cloudflare Workers (workerd)',
-      how: `esbuild with the workerd condition, miniflare, compatibility date ${COMPATIBILITY_DATE}`,
-      run: () => workerCase({ app, api, work }),
+      name: 'Cloudflare Workers (wrangler)',
+      how: `wrangler deploy --dry-run, run in workerd by miniflare, compatibility date ${COMPATIBILITY_DATE}`,
+      run: () => workerCase({ app, api, work }, 'wrangler'),
+    },
+    {
+      name: 'Cloudflare Workers (esbuild)',
+      how: 'esbuild --conditions=workerd,worker,browser --loader:.wasm=copy, in workerd by miniflare',
+      run: () => workerCase({ app, api, work }, 'esbuild'),
     },
     ...browserCases({ app, work }),
   ];
 }
 
-/** The worker bundled as wrangler does it, run in workerd by miniflare; its fetch runs the smoke test. */
-async function workerCase({ app, api, work }) {
-  const esbuild = await import(pathToFileURL(join(MODULES, 'esbuild', 'lib', 'main.js')).href);
-  const { Miniflare } = await import(pathToFileURL(join(MODULES, 'miniflare', 'dist', 'src', 'index.js')).href);
-  const dir = join(work, 'worker');
-  await esbuild.build({
-    entryPoints: [join(app, 'worker.mjs')],
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['module', 'main'],
-    loader: { '.wasm': 'copy' },
-    assetNames: '[name]',
-    outdir: dir,
-    logLevel: 'error',
-  });
+/**
+ * The worker, bundled by wrangler (`wrangler deploy --dry-run`: what it would upload) or by
+ * esbuild set up as wrangler sets it up (the `workerd` condition, the .wasm kept as a module),
+ * run in workerd by miniflare; its fetch runs the smoke test.
+ * @param {{app: string, api: string, work: string}} env
+ * @param {'wrangler' | 'esbuild'} bundler
+ */
+async function workerCase({ app, api, work }, bundler) {
+  const dir = join(work, `worker-${bundler}`);
+  if (bundler === 'wrangler') {
+    writeFileSync(
+      join(app, 'wrangler.json'),
+      JSON.stringify({ name: 'runtime-smoke', main: 'worker.mjs', compatibility_date: COMPATIBILITY_DATE }),
+    );
+    const home = join(work, 'wrangler-home');
+    mkdirSync(home, { recursive: true });
+    // wrangler needs Node 22.12 or later.
+    await run(NODES[22], [join(MODULES, 'wrangler', 'bin', 'wrangler.js'), 'deploy', '--dry-run', '--outdir', dir], {
+      cwd: app,
+      env: { HOME: home, XDG_CONFIG_HOME: home, WRANGLER_SEND_METRICS: 'false', CI: '1' },
+    });
+  } else {
+    const esbuild = await import(pathToFileURL(join(MODULES, 'esbuild', 'lib', 'main.js')).href);
+    await esbuild.build({
+      entryPoints: [join(app, 'worker.mjs')],
+      bundle: true,
+      format: 'esm',
+      platform: 'neutral',
+      conditions: ['workerd', 'worker', 'browser'],
+      mainFields: ['module', 'main'],
+      loader: { '.wasm': 'copy' },
+      assetNames: '[name]',
+      outdir: dir,
+      logLevel: 'error',
+    });
+  }
   const wasm = readdirSync(dir).filter((f) => f.endsWith('.wasm'));
   if (wasm.length !== 1) throw new Error(`the worker bundle has ${wasm.length} .wasm files (the workerd entry imports one)`);
+  const { Miniflare } = await import(pathToFileURL(join(MODULES, 'miniflare', 'dist', 'src', 'index.js')).href);
   const mf = new Miniflare({
     compatibilityDate: COMPATIBILITY_DATE,
     modulesRoot: dir,
@@ -353,8 +375,7 @@ async function workerCase({ app, api, work }) {
   });
   try {
     const response = await mf.dispatchFetch('http://localhost/smoke');
-    const result = await response.json();
-    return checkReport(result);
+    return checkReport(await response.json());
   } finally {
     await mf.dispose();
   }
