@@ -15,6 +15,13 @@ import { chmodSync, copyFileSync, existsSync, readFileSync, readdirSync, writeFi
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
+// esbuild writes node.cjs (the end of this script); found first, so that a missing one changes nothing.
+let esbuild;
+try {
+  ({ build: esbuild } = createRequire(import.meta.url)('esbuild'));
+} catch (e) {
+  throw new Error(`scripts/package.mjs needs esbuild (a dev dependency) to write node.cjs: run scripts/setup.sh (${e.message})`);
+}
 const pkg = fileURLToPath(new URL('../pkg/', import.meta.url));
 const glue = await import(new URL('../pkg/context_compaction.js', import.meta.url));
 glue.initSync({ module: readFileSync(pkg + 'context_compaction_bg.wasm') });
@@ -152,12 +159,6 @@ writeFileSync(pkg + 'package.json', JSON.stringify(meta, null, 2) + '\n');
 // - node.cjs (`require` on Node versions without require(esm): before 20.19 and 22.12): the
 //   Node entry bundled into one CommonJS file by esbuild. Where Node can require an ES module
 //   (the `module-sync` condition), `require` and `import` share node.js, so one instance.
-let esbuild;
-try {
-  ({ build: esbuild } = createRequire(import.meta.url)('esbuild'));
-} catch (e) {
-  throw new Error(`scripts/package.mjs needs esbuild (a dev dependency) to write node.cjs: run scripts/setup.sh (${e.message})`);
-}
 const inlineBase64 = readFileSync(pkg + 'context_compaction_bg.wasm').toString('base64');
 writeFileSync(
   pkg + 'inline.js',
