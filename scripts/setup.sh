@@ -4,7 +4,8 @@
 #   - wasm-pack;
 #   - wasm-bindgen-cli at exactly the wasm-bindgen version the crate pins (Cargo.lock), so
 #     that wasm-pack uses it instead of trying to download one;
-#   - the npm dev dependencies of package.json (binaryen's wasm-opt, playwright-core, …);
+#   - the npm dev dependencies of package.json (binaryen's wasm-opt, playwright-core, esbuild
+#     for the package's node.cjs, …);
 #   - Debian's chromium and chromium-driver, for the headless-browser tests.
 # Idempotent: on a machine that has everything it prints nothing and takes about a second.
 # Works on a fresh Debian machine with only Rust (rustup), Node.js 20 and apt. Never downloads
@@ -131,7 +132,8 @@ stamp=node_modules/.context-compaction-setup
 deps_hash() { { cat package.json; cat package-lock.json 2>/dev/null || true; } | sha256sum | cut -d' ' -f1; }
 want_hash=$(deps_hash)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want_hash" ] ||
-  [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ]; then
+  [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ] ||
+  [ ! -d node_modules/esbuild ]; then
   if [ -f package-lock.json ]; then
     say "npm ci"
     # `npm ci` refuses a lock file that is out of step with package.json: then install.

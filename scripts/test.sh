@@ -10,9 +10,12 @@
 #    7 wasm-node     wasm-pack test --node                              (bindings inside WASM)
 #    8 wasm-chrome   wasm-pack test --headless --chrome                 (the same, in Chrome)
 #    9 node-tests    node --test tests/node/*.test.mjs                  (the built package)
-#   10 types         bash types/check.sh                                (the .d.ts, tsc --noEmit)
-#   11 browser-page  node --test tests/browser/*.test.mjs               (pkg/web.js in a page)
-#   12 web-page      node --test tests/e2e/*.test.mjs                   (www/ chat page, end to end)
+#   10 runtimes      node tests/runtimes/run.mjs                        (Node 20/22 ESM+CJS, Deno, Bun,
+#                    workerd, an esbuild Node bundle, Vite/webpack/esbuild bundles in Chromium;
+#                    installs them from npm into tests/runtimes/node_modules the first time)
+#   11 types         bash types/check.sh                                (the .d.ts, tsc --noEmit)
+#   12 browser-page  node --test tests/browser/*.test.mjs               (pkg/web.js in a page)
+#   13 web-page      node --test tests/e2e/*.test.mjs                   (www/ chat page, end to end)
 # Usage: bash scripts/test.sh
 #        TEST_FROM=build bash scripts/test.sh   # start at a stage (the skipped ones are listed)
 set -euo pipefail
@@ -20,7 +23,7 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-STAGES=12
+STAGES=13
 stage_no=0
 stage_name=""
 stage_start=0
@@ -135,6 +138,9 @@ wasm_step wasm-chrome "wasm-pack test --headless --chrome" \
   env WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER="$CHROMEDRIVER" wasm-pack test --headless --chrome
 
 node_tests node-tests "node --test tests/node/ (the built package in Node)" tests/node
+
+step runtimes "node tests/runtimes/run.mjs (every runtime and bundler; docs/runtimes.md)" \
+  node tests/runtimes/run.mjs
 
 step types "tsc --noEmit on the declarations, the examples and the type tests" \
   bash types/check.sh

@@ -115,7 +115,9 @@ if (!existsSync(join(pkg, 'package.json')) || !existsSync(join(pkg, 'node.js')))
     const meta = JSON.parse(readFileSync(join(dest, 'package.json'), 'utf8'));
     const entry = meta.exports['.'];
     const web = await import(pathToFileURL(join(dest, entry.default)).href);
-    const node = await import(pathToFileURL(join(dest, entry.node)).href);
+    // `node` is a path, or conditions inside it (module-sync, require, default: the ES module).
+    const nodeEntry = typeof entry.node === 'string' ? entry.node : entry.node.default;
+    const node = await import(pathToFileURL(join(dest, nodeEntry)).href);
     if (entry.types !== './index.d.ts' && meta.types !== './index.d.ts') {
       fail(`pkg/package.json: exports["."].types is ${entry.types}, not ./index.d.ts`);
     }

@@ -1,0 +1,104 @@
+// The package's entries for each runtime and bundler (scripts/package.mjs, docs/runtimes.md),
+// checked fast in Node: the exports map chooses them as documented, each file it names is
+// published, and the entries Node can load (node.js, node.cjs, inline.js) export the same names
+// and give the same answers. The full matrix (every runtime, bundler and browser) is
+// tests/runtimes/run.mjs, stage `runtimes`.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const PKG = fileURLToPath(new URL('../../pkg/', import.meta.url));
+const meta = JSON.parse(readFileSync(PKG + 'package.json', 'utf8'));
+const require = createRequire(import.meta.url);
+
+/** Every file path an exports value names, through nested conditions. */
+function targets(value) {
+  if (typeof value === 'string') return [value];
+  return Object.values(value).flatMap(targets);
+}
+
+/** A small conversation with a tool call and its result, in the Anthropic shape. */
+const messages = [
+  { role: 'user', content: 'Read the file.' },
+  {
+    role: 'assistant',
+    content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: '/a.rs' } }],
+  },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'fn a() {}\n'.repeat(300) }] },
+  { role: 'assistant', content: 'Done.' },
+];
+
+test('the exports map: workerd, then Node (module-sync, require, default), then the browser entry; ./inline', () => {
+  const root = meta.exports['.'];
+  assert.deepEqual(Object.keys(root), ['workerd', 'node', 'types', 'default']);
+  assert.deepEqual(root.workerd, { types: './index.d.ts', default: './workerd.js' });
+  assert.deepEqual(Object.keys(root.node), ['module-sync', 'require', 'types', 'default']);
+  assert.equal(root.node['module-sync'].default, './node.js');
+  assert.deepEqual(root.node.require, { types: './index.d.cts', default: './node.cjs' });
+  assert.equal(root.node.default, './node.js');
+  assert.equal(root.default, './web.js');
+  assert.deepEqual(meta.exports['./inline'], { types: './index.d.ts', default: './inline.js' });
+});
+
+test('every file the exports map names exists and is published (files)', () => {
+  const published = new Set(meta.files);
+  for (const [subpath, value] of Object.entries(meta.exports)) {
+    for (const target of targets(value)) {
+      const file = target.replace(/^\.\//, '');
+      assert.ok(existsSync(PKG + file), `${subpath} → ${target} is missing from pkg/`);
+      assert.ok(published.has(file) || file === 'package.json', `${subpath} → ${target} is not in "files"`);
+    }
+  }
+  for (const file of ['inline.js', 'workerd.js', 'node.cjs', 'index.d.cts', 'anthropic.d.cts']) {
+    assert.ok(published.has(file), `${file} is not in "files"`);
+    assert.ok(meta.sideEffects.includes(`./${file}`) || file.endsWith('.d.cts'), `${file} is not in "sideEffects"`);
+  }
+});
+
+test('node.js, node.cjs and inline.js export the same names and count the same', async () => {
+  const esm = await import(PKG + 'node.js');
+  const cjs = require(PKG + 'node.cjs');
+  const inline = await import(PKG + 'inline.js');
+  const names = (m) => Object.keys(m).filter((n) => n !== '__esModule' && n !== 'module.exports').sort();
+  assert.deepEqual(names(cjs), names(esm));
+  assert.deepEqual(names(inline), names(esm));
+  const count = esm.tokenCountWithEstimation(messages);
+  assert.ok(count > 500, `count ${count}`);
+  assert.equal(cjs.tokenCountWithEstimation(messages), count);
+  assert.equal(inline.tokenCountWithEstimation(messages), count);
+  for (const lib of [esm, cjs, inline]) {
+    const { tokensFreed, clearedToolUseIds } = lib.microCompact(messages, { keepRecent: 0 });
+    assert.deepEqual(clearedToolUseIds, ['toolu_1']);
+    assert.ok(tokensFreed > 500);
+    await lib.default(); // init() is a no-op everywhere it already ran
+  }
+});
+
+test('errors from each entry are coded Errors of that entry\'s ContextCompactionError class', async () => {
+  const esm = await import(PKG + 'node.js');
+  const cjs = require(PKG + 'node.cjs');
+  const inline = await import(PKG + 'inline.js');
+  for (const lib of [esm, cjs, inline]) {
+    assert.throws(
+      () => lib.tokenCountWithEstimation('not an array'),
+      (e) => e instanceof lib.ContextCompactionError && e instanceof Error && typeof e.code === 'string',
+    );
+  }
+});
+
+test('workerd.js imports the .wasm as a module and instantiates it synchronously', () => {
+  const source = readFileSync(PKG + 'workerd.js', 'utf8');
+  assert.match(source, /^import wasmModule from '\.\/context_compaction_bg\.wasm';$/m);
+  assert.match(source, /^initSync\(\{ module: wasmModule \}\);$/m);
+  assert.doesNotMatch(source, /fetch|readFileSync|atob/);
+});
+
+test('the CommonJS declarations are the ES ones with the Anthropic re-export pointing at a .d.cts', () => {
+  const esm = readFileSync(PKG + 'index.d.ts', 'utf8');
+  const cjs = readFileSync(PKG + 'index.d.cts', 'utf8');
+  assert.equal(cjs, esm.replaceAll("from './anthropic.js'", "from './anthropic.cjs'"));
+  assert.doesNotMatch(cjs, /from '\.\/anthropic\.js'/);
+  assert.equal(readFileSync(PKG + 'anthropic.d.cts', 'utf8'), readFileSync(PKG + 'anthropic.d.ts', 'utf8'));
+});
