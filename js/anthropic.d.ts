@@ -250,6 +250,8 @@ export interface CompactionBlock {
   content: string | null;
   signature?: string;
   encrypted_content?: string | null;
+  /** Fields the API may add (`cache_control`, …): keep them. */
+  [field: string]: unknown;
 }
 
 export type ContentBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | CompactionBlock | OtherBlock;

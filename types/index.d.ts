@@ -1033,7 +1033,8 @@ export type SummaryRequest = {
  */
 export type OnDemandCompactionRequest = {
   model: string;
-  messages: ApiViewMessage[];
+  /** The messages as the API is sent them ({@link toApiMessages}); blocks as they are. */
+  messages: Array<{ role: 'user' | 'assistant'; content: string | Array<{ type: string; [field: string]: unknown }> }>;
   max_tokens: number;
   compaction: { type: 'summarize'; instructions?: string };
 };
@@ -1079,6 +1080,12 @@ export interface SummarizeOptions {
  * `retryAfterMs` from it to decide between the prompt-too-long retry, a transient retry with
  * backoff, and failure. The reply's `<analysis>` is discarded and its `<summary>` kept.
  *
+ * A summarizer function with the property `onDemandCompaction: true` (as made by
+ * `anthropicSummarizer({onDemandCompaction: true})`) can send an
+ * {@link OnDemandCompactionRequest}: the library then asks the Messages API's on-demand
+ * compaction for the summary of Anthropic messages, and falls back to the summary prompt when
+ * the API cannot (`compaction_unavailable`, a failed summary).
+ *
  * @example
  * const summarize: Summarizer = async (request, { signal }) => {
  *   const res = await fetch('/api/messages', { method: 'POST', body: JSON.stringify(request), signal });
@@ -1086,14 +1093,7 @@ export interface SummarizeOptions {
  *   return res.json();
  * };
  */
-export type Summarizer = ((request: SummaryRequest, options: SummarizeOptions) => Promise<SummaryResponse | string>) & {
-  /**
-   * `true`: this summarizer can send an {@link OnDemandCompactionRequest} (the Messages API's
-   * on-demand compaction); the library then asks for it where it applies, and falls back to
-   * the summary prompt when the API cannot (`compaction_unavailable`, a failed summary).
-   */
-  readonly onDemandCompaction?: boolean;
-};
+export type Summarizer = (request: SummaryRequest, options: SummarizeOptions) => Promise<SummaryResponse | string>;
 
 /** Options of {@link offlineSummarizer}. */
 export interface OfflineSummarizerOptions {
