@@ -50,6 +50,14 @@ export interface AnthropicSummarizerOptions {
    * for: the error is thrown with `retriesExhausted` and `retryAfterMs` set. Default 60000.
    */
   maxRetryAfterMs?: number;
+  /**
+   * Let the library ask the Messages API's on-demand compaction (beta `compact-2026-09-04`)
+   * for the summary of Anthropic messages: the returned `compaction` block then goes first in
+   * the compacted conversation, byte for byte. The summarizer sends a request carrying
+   * `compaction` with the beta header; `compaction_unavailable` and failed summaries fall
+   * back to the summary prompt. Default false.
+   */
+  onDemandCompaction?: boolean;
 }
 
 /** The subset of WHATWG `fetch` the summarizer calls. */
@@ -78,7 +86,10 @@ export interface SummarizeOptions {
 }
 
 /** The summarizer contract of SPEC §16. */
-export type Summarizer = (request: MessagesRequest, options?: SummarizeOptions) => Promise<MessagesResponse>;
+export type Summarizer = ((request: MessagesRequest, options?: SummarizeOptions) => Promise<MessagesResponse>) & {
+  /** `true` when made with `onDemandCompaction: true` (read by the library). */
+  readonly onDemandCompaction?: boolean;
+};
 
 // ---- Request body -----------------------------------------------------------------------------
 
@@ -181,6 +192,8 @@ export interface MessagesRequest {
   thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'disabled' } | { type: 'adaptive' };
   tools?: unknown[];
   tool_choice?: { type: 'auto' | 'any' | 'none' | 'tool'; name?: string; disable_parallel_tool_use?: boolean };
+  /** On-demand compaction: sent with the `anthropic-beta: compact-2026-09-04` header. */
+  compaction?: { type: 'summarize'; instructions?: string };
   /** Further Messages API fields are sent as given. */
   [field: string]: unknown;
 }
@@ -194,7 +207,8 @@ export type StopReason =
   | 'tool_use'
   | 'pause_turn'
   | 'refusal'
-  | 'model_context_window_exceeded';
+  | 'model_context_window_exceeded'
+  | 'compaction';
 
 export interface TextBlock {
   type: 'text';
@@ -227,7 +241,20 @@ export interface OtherBlock {
   [field: string]: unknown;
 }
 
-export type ContentBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | OtherBlock;
+/**
+ * The API's compaction block: `signature` from on-demand compaction, `encrypted_content`
+ * from the `compact_20260112` edit; `content: null` is a failed compaction. Send it back as it is.
+ */
+export interface CompactionBlock {
+  type: 'compaction';
+  content: string | null;
+  signature?: string;
+  encrypted_content?: string | null;
+  /** Fields the API may add (`cache_control`, …): keep them. */
+  [field: string]: unknown;
+}
+
+export type ContentBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | CompactionBlock | OtherBlock;
 
 export interface Usage {
   input_tokens: number;

@@ -17,9 +17,19 @@
 //   402 billing_error, 403 permission_error, 404 not_found_error, 413 request_too_large,
 //   429 rate_limit_error, 500 api_error, 504 timeout_error, 529 overloaded_error.
 // - Retry hints: `retry-after` (seconds or an HTTP date), `retry-after-ms`, `x-should-retry`.
+// - On-demand compaction (beta `compact-2026-09-04`, header `anthropic-beta`): a request with
+//   top-level `compaction: {type: 'summarize', instructions?}` answers with one
+//   `{type: 'compaction', content, signature}` block and `stop_reason: 'compaction'`; streamed,
+//   the block's text arrives as `compaction_delta` deltas (`content`, and the opaque
+//   `signature` / `encrypted_content`). Its refusals are named errors
+//   (`compaction_nothing_to_summarize`, `compaction_block_misplaced`,
+//   `compaction_signature_invalid`, `compaction_content_mismatch`, 529
+//   `compaction_unavailable`): the library reads them from the thrown error's text.
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 const API_VERSION = '2023-06-01';
+/** The `anthropic-beta` value a request that asks for on-demand compaction is sent with. */
+const ON_DEMAND_COMPACTION_BETA = 'compact-2026-09-04';
 
 /** The options {@link anthropicSummarizer} reads; any other key is a mistake. */
 const OPTION_KEYS = Object.freeze([
@@ -36,6 +46,7 @@ const OPTION_KEYS = Object.freeze([
   'retryBaseMs',
   'retryMaxMs',
   'maxRetryAfterMs',
+  'onDemandCompaction',
 ]);
 
 /** The HTTP status each API error type is sent with (used for errors that arrive in a stream). */
@@ -153,7 +164,11 @@ export function anthropicSummarizer(options = {}) {
     retryBaseMs = 500,
     retryMaxMs = 8_000,
     maxRetryAfterMs = 60_000,
+    onDemandCompaction = false,
   } = options;
+  if (typeof onDemandCompaction !== 'boolean') {
+    throw optionError('onDemandCompaction must be a boolean');
+  }
   if (typeof fetchImpl !== 'function') {
     throw optionError('no fetch function (pass options.fetch)');
   }
@@ -229,8 +244,19 @@ export function anthropicSummarizer(options = {}) {
     if (useStream) body.stream = true;
     else delete body.stream;
     const payload = JSON.stringify(body);
+    // The library asks for the API's on-demand compaction with a top-level `compaction`.
+    /** @type {string | undefined} */
+    let beta;
+    if (body.compaction !== undefined && body.compaction !== null) {
+      const given = headers['anthropic-beta'];
+      beta = given && given.split(',').map((b) => b.trim()).includes(ON_DEMAND_COMPACTION_BETA)
+        ? given
+        : given
+          ? `${given},${ON_DEMAND_COMPACTION_BETA}`
+          : ON_DEMAND_COMPACTION_BETA;
+    }
     /** Shared by the attempts: once text reached `onText`, a failure is no longer retried. */
-    const call = { delivered: false, onText: onText ?? undefined };
+    const call = { delivered: false, onText: onText ?? undefined, beta };
 
     for (let attempt = 0; ; attempt++) {
       try {
@@ -264,7 +290,7 @@ export function anthropicSummarizer(options = {}) {
    * One HTTP attempt: the request, then the SSE stream or the JSON body.
    * @param {string} payload
    * @param {AbortSignal | undefined} signal
-   * @param {{delivered: boolean, onText: ((text: string) => void) | undefined}} call
+   * @param {{delivered: boolean, onText: ((text: string) => void) | undefined, beta?: string}} call
    * @returns {Promise<import('./anthropic.js').MessagesResponse>}
    */
   async function runAttempt(payload, signal, call) {
@@ -334,7 +360,12 @@ export function anthropicSummarizer(options = {}) {
       try {
         response = await guard(
           Promise.resolve().then(() =>
-            fetchImpl(url, { method: 'POST', headers: { ...headers }, body: payload, signal: ctl.signal }),
+            fetchImpl(url, {
+              method: 'POST',
+              headers: call.beta ? { ...headers, 'anthropic-beta': call.beta } : { ...headers },
+              body: payload,
+              signal: ctl.signal,
+            }),
           ),
         );
       } catch (e) {
@@ -365,7 +396,7 @@ export function anthropicSummarizer(options = {}) {
         message = await readStream(response, guard, bumpIdle, ctl, stopError, call, requestId, responseHeaders);
       } else {
         message = await readJson(response, guard, ctl, stopError, requestId, responseHeaders);
-        const text = textOf(message);
+        const text = textOf(message) + compactionTextOf(message);
         if (text && call.onText) {
           call.delivered = true;
           call.onText(text);
@@ -385,6 +416,10 @@ export function anthropicSummarizer(options = {}) {
     }
   }
 
+  if (onDemandCompaction) {
+    // Read by the library: it then sends the on-demand compaction request where it applies.
+    Object.defineProperty(summarize, 'onDemandCompaction', { value: true, enumerable: true });
+  }
   return summarize;
 }
 
@@ -605,7 +640,9 @@ function createAssembler(call, requestId, responseHeaders) {
                 ? { type: 'thinking', thinking: '', signature: '' }
                 : d.type === 'input_json_delta'
                   ? { type: 'tool_use', input: {} }
-                  : { type: 'text', text: '' };
+                  : d.type === 'compaction_delta'
+                    ? { type: 'compaction', content: null }
+                    : { type: 'text', text: '' };
             blocks[index] = block;
           }
           if (d.type === 'text_delta') {
@@ -621,6 +658,14 @@ function createAssembler(call, requestId, responseHeaders) {
             json.set(index, (json.get(index) ?? '') + (d.partial_json ?? ''));
           } else if (d.type === 'citations_delta') {
             (block.citations ??= []).push(d.citation);
+          } else if (d.type === 'compaction_delta') {
+            // The summary text in pieces; the opaque fields arrive whole (the last one wins).
+            if (typeof d.content === 'string') {
+              block.content = (block.content ?? '') + d.content;
+              deliver(d.content);
+            }
+            if (d.encrypted_content !== undefined) block.encrypted_content = d.encrypted_content;
+            if (d.signature !== undefined) block.signature = d.signature;
           }
           break;
         }
@@ -914,6 +959,17 @@ function textOf(message) {
   return (message.content ?? [])
     .filter((b) => b && b.type === 'text' && typeof b.text === 'string')
     .map((b) => b.text)
+    .join('');
+}
+
+/**
+ * The summary text of a response's `compaction` blocks (on-demand compaction).
+ * @param {{content?: Array<{type?: string, content?: unknown}>}} message
+ */
+function compactionTextOf(message) {
+  return (message.content ?? [])
+    .filter((b) => b && b.type === 'compaction' && typeof b.content === 'string')
+    .map((b) => /** @type {string} */ (b.content))
     .join('');
 }
 

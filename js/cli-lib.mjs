@@ -563,6 +563,7 @@ const PHASE_TEXT = {
   summarizing: 'summarizing',
   retryPromptTooLong: 'prompt too long: retrying with the oldest turns dropped',
   retryTransient: 'retrying after a transient error',
+  fallbackSummary: 'using the summary prompt instead of the API\'s compaction',
   summarized: 'summary received',
   restoring: 'restoring files',
   sessionStartHook: 'SessionStart hooks',

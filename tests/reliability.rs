@@ -1131,6 +1131,7 @@ fn mode09_summary_cut_at_max_tokens_is_never_committed() {
                 text: "<summary>The user asked for".into(),
                 stop_reason: Some("max_tokens".into()),
                 usage: None,
+                compaction: None,
             })
         })
     };

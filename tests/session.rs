@@ -70,6 +70,7 @@ fn summary_of(text: &str, stop: &str) -> Scripted {
             text: format!("<summary>{text}</summary>"),
             stop_reason: Some(stop.clone()),
             usage: None,
+            compaction: None,
         })
     }))
 }

@@ -21,7 +21,9 @@ use context_compaction::measure::thresholds::{
 };
 use context_compaction::model::config::Config;
 use context_compaction::summarize::loss::LossReport;
-use context_compaction::transforms::context_management::ContextManagementOptions;
+use context_compaction::transforms::context_management::{
+    ApplyApiCompactionOptions, ContextManagementOptions,
+};
 use context_compaction::transforms::messages_api::Problem;
 use context_compaction::transforms::ptl::parse_context_overflow_error;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
@@ -109,6 +111,10 @@ fn rust_shapes_for_the_type_check() {
     // The open objects: the keys the library reads (others are the caller's own, unless
     // they misspell one of these).
     let keys = |list: &[&str]| input_shape(list.iter().map(|k| k.to_string()).collect());
+    shapes.insert(
+        "ApplyApiCompactionOptions",
+        input_shape(input_fields::<ApplyApiCompactionOptions>()),
+    );
     shapes.insert("CompactContext", keys(CONTEXT_KEYS));
     let compactor: Vec<&str> = CONTEXT_KEYS
         .iter()

@@ -767,7 +767,13 @@ export type ErrorCode =
   /** The array holds messages of different shapes (e.g. an OpenAI `tool` message among AI SDK messages); the message names both indices. */
   | 'MIXED_SHAPES'
   /** A message could not be written in the caller's shape (LangChain instances with no `HumanMessage` whose class could build the summary); nothing was changed. */
-  | 'UNSUPPORTED_SHAPE';
+  | 'UNSUPPORTED_SHAPE'
+  /**
+   * The Messages API refused its on-demand compaction because of the conversation's own
+   * `compaction` block (`compaction_block_misplaced`, `compaction_signature_invalid`,
+   * `compaction_content_mismatch`): it was moved or edited; nothing was committed.
+   */
+  | 'API_COMPACTION_REJECTED';
 
 /**
  * Every {@link ErrorCode}, read from the library at run time (a new array each call).
@@ -930,6 +936,14 @@ export interface ContextManagementOptions {
   clearToolInputs?: boolean | string[];
   /** `exclude_tools`. Default Edit, Write, NotebookEdit. */
   excludeTools?: string[];
+  /** Send the `compact_20260112` edit (the API's threshold compaction, beta `compact-2026-01-12`). */
+  compact?: boolean;
+  /** Its `trigger` in input tokens: a whole number ≥ 50,000 (the API's minimum). Default 150,000. */
+  compactTriggerInputTokens?: number;
+  /** Its `pause_after_compaction`: the response stops after the block (`stop_reason: 'compaction'`). */
+  pauseAfterCompaction?: boolean;
+  /** Its `instructions`: a summary prompt that replaces the API's (not blank). */
+  compactInstructions?: string;
 }
 
 /** The `clear_thinking_20251015` edit. */
@@ -948,10 +962,80 @@ export interface ClearToolUsesEdit {
   exclude_tools?: string[];
 }
 
-/** The `context_management` request parameter (beta header `context-management-2025-06-27`). */
+/** The `compact_20260112` edit (beta header `compact-2026-01-12`). */
+export interface CompactEdit {
+  type: 'compact_20260112';
+  trigger: { type: 'input_tokens'; value: number };
+  pause_after_compaction?: boolean;
+  instructions?: string;
+}
+
+/**
+ * The `context_management` request parameter (beta header `context-management-2025-06-27`;
+ * with the compaction edit also `compact-2026-01-12`).
+ */
 export interface ApiContextManagement {
-  /** The thinking edit, when present, comes first. */
-  edits: Array<ClearThinkingEdit | ClearToolUsesEdit>;
+  /** The thinking edit, when present, comes first; the compaction edit last. */
+  edits: Array<ClearThinkingEdit | ClearToolUsesEdit | CompactEdit>;
+}
+
+/** Options of {@link applyApiCompaction}. Unknown keys throw `INVALID_ARGUMENT`. */
+export interface ApplyApiCompactionOptions {
+  /**
+   * Leave out the messages before the compaction block (the API ignores them anyway).
+   * Default `false`: the whole history stays and the block marks where the context starts.
+   */
+  dropIgnored?: boolean;
+  /**
+   * After a pause (`stop_reason: 'compaction'`), put the messages from the latest user
+   * request on back after the block, so the next request answers it. Default `true`.
+   */
+  keepLastRequest?: boolean;
+}
+
+/** What {@link applyApiCompaction} reads of a Messages API response body. */
+export interface ApiCompactionResponse {
+  content: readonly unknown[];
+  stop_reason?: string | null;
+  usage?: (SummaryUsage & { iterations?: readonly ApiUsageIteration[] | null }) | null;
+}
+
+/** One step of a response's `usage.iterations` (the compaction, then the message). */
+export interface ApiUsageIteration {
+  type: 'compaction' | 'message' | (string & {});
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
+/** What {@link applyApiCompaction} returns. */
+export interface ApiCompactionApplied<M> {
+  /**
+   * The conversation to continue with: your messages (all, or from the block on with
+   * `dropIgnored`), the response as `{role: 'assistant', content}` (its own `content` array,
+   * the block byte for byte), then after a pause the messages put back.
+   */
+  messages: Array<M | { role: 'assistant'; content: readonly unknown[] }>;
+  /** The response begins with a compaction block that has content: the context starts there. */
+  compacted: boolean;
+  /** The response's compaction block has `content: null`: it failed and changed nothing. */
+  failed: boolean;
+  /** `stop_reason` is `compaction` (`pause_after_compaction`): send the next request to go on. */
+  paused: boolean;
+  /** `stop_reason` is `model_context_window_exceeded`. */
+  contextWindowExceeded: boolean;
+  /** The response's `stop_reason`. */
+  stopReason: string | null;
+  /** The sum of `usage.iterations` (the top-level usage leaves the compaction out), else the usage. */
+  billedUsage: {
+    input_tokens: number;
+    cache_creation_input_tokens: number;
+    cache_read_input_tokens: number;
+    output_tokens: number;
+  };
+  /** `usage.iterations` as the response gave them. */
+  iterations: ApiUsageIteration[];
 }
 
 // ============================================================================================
@@ -977,12 +1061,29 @@ export type SummaryRequest = {
   messages: SummaryRequestMessage[];
   /** At most 20,000 and at most the model's limit. */
   max_tokens: number;
+} | OnDemandCompactionRequest;
+
+/**
+ * The request sent instead to a summarizer that offers the Messages API's on-demand
+ * compaction (`summarize.onDemandCompaction === true`), for Anthropic messages: the
+ * conversation as the API is sent it, and `compaction`. Send it with the beta header
+ * `compact-2026-09-04`; the answer's `{type: 'compaction', content, signature}` block is
+ * put first in the compacted conversation, byte for byte.
+ */
+export type OnDemandCompactionRequest = {
+  model: string;
+  /** The messages as the API is sent them ({@link toApiMessages}); blocks as they are. */
+  messages: Array<{ role: 'user' | 'assistant'; content: string | Array<{ type: string; [field: string]: unknown }> }>;
+  max_tokens: number;
+  compaction: { type: 'summarize'; instructions?: string };
 };
 
 /** A block of the summarizer's response: text blocks are read, others ignored. */
 export interface SummaryResponseBlock {
   type: string;
   text?: string;
+  /** A `compaction` block's summary (`null`: the compaction failed). */
+  content?: string | null;
 }
 
 /** The usage of the summary call (reported as {@link CompactionResult.compactionUsage}). */
@@ -1017,6 +1118,12 @@ export interface SummarizeOptions {
  * library reads `status` (or `statusCode`), `message`, `error`, `retriesExhausted` and
  * `retryAfterMs` from it to decide between the prompt-too-long retry, a transient retry with
  * backoff, and failure. The reply's `<analysis>` is discarded and its `<summary>` kept.
+ *
+ * A summarizer function with the property `onDemandCompaction: true` (as made by
+ * `anthropicSummarizer({onDemandCompaction: true})`) can send an
+ * {@link OnDemandCompactionRequest}: the library then asks the Messages API's on-demand
+ * compaction for the summary of Anthropic messages, and falls back to the summary prompt when
+ * the API cannot (`compaction_unavailable`, a failed summary).
  *
  * @example
  * const summarize: Summarizer = async (request, { signal }) => {
@@ -1280,6 +1387,11 @@ export type ProgressEvent =
       detail: string;
     }
   | { phase: 'retryTransient'; /** The wait and the error, e.g. `waiting 1200 ms after: overloaded`. */ detail: string }
+  | {
+      phase: 'fallbackSummary';
+      /** Why the API's on-demand compaction was not used, e.g. `… (compaction_unavailable)`. */
+      detail: string;
+    }
   | { phase: 'summarized' }
   | { phase: 'restoring' }
   | { phase: 'sessionStartHook' }
@@ -1960,6 +2072,29 @@ export declare function validateForApi<M extends MessageInput>(messages: readonl
  * const cm = buildApiContextManagement({ clearThinking: true, clearToolUses: true, idleMinutes: 75 });
  */
 export declare function buildApiContextManagement(options?: ContextManagementOptions | null): ApiContextManagement | null;
+
+/**
+ * Applies what a Messages API response reports about the API's compaction (the
+ * `compact_20260112` edit) to the Anthropic messages the request was sent with: the response
+ * is appended as an assistant message (the block kept byte for byte, first in it), a pause is
+ * continued from the latest user request, and `usage.iterations` are summed in `billedUsage`.
+ * Counting ({@link tokenCountWithEstimation}) then starts at the block. Claude Code lines and
+ * other ecosystems' messages are `UNSUPPORTED_SHAPE`; a response that is not a Messages API
+ * body (or has a compaction block that is not first) is `INVALID_ARGUMENT`.
+ *
+ * @example
+ * const response = await client.beta.messages.create({ model, max_tokens, messages,
+ *   context_management: buildApiContextManagement({ compact: true, pauseAfterCompaction: true }),
+ *   betas: ['compact-2026-01-12'] });
+ * const applied = applyApiCompaction(messages, response);
+ * messages = applied.messages;
+ * if (applied.paused) { /* send the next request: the task goes on after the block *\/ }
+ */
+export declare function applyApiCompaction<M extends MessageInput>(
+  messages: readonly M[],
+  response: ApiCompactionResponse,
+  options?: ApplyApiCompactionOptions | null,
+): ApiCompactionApplied<M>;
 
 // ============================================================================================
 // Transcripts (SPEC §17)

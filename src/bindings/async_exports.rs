@@ -71,6 +71,14 @@ pub fn messages_for_compaction(
     })
 }
 
+/// The API's compaction block has no place in another ecosystem's messages: their
+/// compaction uses the summary prompt whatever the summarizer offers.
+pub(crate) fn no_api_blocks_in_foreign(c: &mut options::ContextOptions, read: &Compacted) {
+    if read.foreign.is_some() {
+        c.context.on_demand_compaction = false;
+    }
+}
+
 fn typed_messages(arr: &Array, at: impl Fn(usize) -> String) -> crate::Result<Vec<Message>> {
     (0..arr.length())
         .map(|i| {
@@ -285,9 +293,10 @@ pub async fn compact_conversation(
     #[wasm_bindgen(unchecked_param_type = "CompactContext")] context: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "CompactOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
-    let c = js(options::context(&context))?;
+    let mut c = js(options::context(&context))?;
     let shape = js(options::shape_option(&options, "options"))?.or(c.shape);
     let read = js(messages_for_compaction(&messages, shape))?;
+    no_api_blocks_in_foreign(&mut c, &read);
     let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let opts = js(options::compact_options(&options))?;
@@ -329,7 +338,7 @@ pub async fn auto_compact_if_needed(
     #[wasm_bindgen(unchecked_param_type = "CompactContext")] context: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> JsResult<JsValue> {
-    let c = js(options::context(&context))?;
+    let mut c = js(options::context(&context))?;
     let t = js(options::tracking(&tracking))?;
     {
         // Every shape is counted; a compaction that is not due is answered for any shape.
@@ -347,6 +356,7 @@ pub async fn auto_compact_if_needed(
         }
     }
     let read = js(messages_for_compaction(&messages, c.shape))?;
+    no_api_blocks_in_foreign(&mut c, &read);
     let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let out = js(autocompact::auto_compact_if_needed(
@@ -399,8 +409,9 @@ pub async fn reactive_compact(
     #[wasm_bindgen(unchecked_param_type = "unknown")] error: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> JsResult<JsValue> {
-    let c = js(options::context(&context))?;
+    let mut c = js(options::context(&context))?;
     let read = js(messages_for_compaction(&messages, c.shape))?;
+    no_api_blocks_in_foreign(&mut c, &read);
     let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let t = js(options::tracking(&tracking))?;
@@ -452,6 +463,125 @@ pub fn build_api_context_management(
         Some(v) => to_js(&v),
         None => Ok(JsValue::NULL),
     }
+}
+
+/// `applyApiCompaction(messages, response, options?)` → `{messages, compacted, failed,
+/// paused, contextWindowExceeded, stopReason, billedUsage, iterations}`: applies what a
+/// Messages API response reports about the API's compaction (the `compact_20260112` edit)
+/// to the Anthropic messages the request was sent with. The response goes in as an
+/// assistant message whose `content` is the response's own array (the block byte for byte);
+/// the caller's messages are their own objects.
+#[wasm_bindgen(js_name = applyApiCompaction, unchecked_return_type = "ApiCompactionApplied<MessageInput>")]
+pub fn apply_api_compaction(
+    #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ApiCompactionResponse")] response: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "ApplyApiCompactionOptions | null")]
+    options: JsValue,
+) -> JsResult<JsValue> {
+    let read = js(messages_for_compaction(&messages, None))?;
+    if let Some(f) = &read.foreign {
+        return Err(js_error(Error::new(
+            ErrorCode::UnsupportedShape,
+            format!(
+                "applyApiCompaction takes Anthropic messages; these are {} messages",
+                f.shape.name()
+            ),
+        )));
+    }
+    js(options::check_object(&options, "options"))?;
+    let opts_value: serde_json::Value = if options.is_undefined() || options.is_null() {
+        serde_json::Value::Null
+    } else {
+        js(options_json(&options, "options"))?
+    };
+    let opts = js(context_management::ApplyApiCompactionOptions::from_value(
+        opts_value,
+    ))?;
+    if !response.is_object() {
+        return Err(js_error(Error::invalid_argument(
+            "response must be a Messages API response body (an object)",
+        )));
+    }
+    let content = prop(&response, "content");
+    // Only what the decision reads crosses: the blocks' types and compaction contents,
+    // the stop reason and the usage.
+    let mut summary = serde_json::Map::new();
+    if let Some(blocks) = options::Source::items(&content) {
+        let list: Vec<serde_json::Value> = blocks
+            .iter()
+            .map(|b| {
+                let t = prop(b, "type").as_string();
+                let mut o = serde_json::Map::new();
+                if let Some(t) = &t {
+                    o.insert("type".into(), t.as_str().into());
+                }
+                if t.as_deref() == Some(crate::model::messages::COMPACTION_BLOCK) {
+                    let c = prop(b, "content");
+                    o.insert(
+                        "content".into(),
+                        c.as_string().map_or(serde_json::Value::Null, Into::into),
+                    );
+                }
+                serde_json::Value::Object(o)
+            })
+            .collect();
+        summary.insert("content".into(), list.into());
+    }
+    if let Some(r) = prop(&response, "stop_reason").as_string() {
+        summary.insert("stop_reason".into(), r.into());
+    }
+    let usage = prop(&response, "usage");
+    if usage.is_object() {
+        let u = js(json_value(&usage, "response.usage"))?;
+        summary.insert("usage".into(), u);
+    }
+    let report = js(context_management::apply_api_compaction(
+        &read.typed,
+        &serde_json::Value::Object(summary),
+        &opts,
+    ))?;
+    let arr: &Array = messages.unchecked_ref();
+    let out = Array::new();
+    for i in report.drop_before..arr.length() as usize {
+        out.push(&arr.get(i as u32));
+    }
+    let appended = Object::new();
+    Reflect::set(&appended, &"role".into(), &"assistant".into())?;
+    Reflect::set(&appended, &"content".into(), &content)?;
+    out.push(&appended);
+    for &i in &report.readd {
+        out.push(&arr.get(i as u32));
+    }
+    let o = Object::new();
+    let set = |k: &str, v: &JsValue| Reflect::set(&o, &k.into(), v).map(|_| ());
+    set("messages", &out.into())?;
+    set("compacted", &report.compacted.into())?;
+    set("failed", &report.failed.into())?;
+    set("paused", &report.paused.into())?;
+    set(
+        "contextWindowExceeded",
+        &report.context_window_exceeded.into(),
+    )?;
+    set(
+        "stopReason",
+        &report
+            .stop_reason
+            .as_deref()
+            .map_or(JsValue::NULL, JsValue::from_str),
+    )?;
+    let b = &report.billed_usage;
+    let billed = Object::new();
+    for (k, v) in [
+        ("input_tokens", b.input_tokens),
+        ("cache_creation_input_tokens", b.cache_creation_input_tokens),
+        ("cache_read_input_tokens", b.cache_read_input_tokens),
+        ("output_tokens", b.output_tokens),
+    ] {
+        Reflect::set(&billed, &k.into(), &(v as f64).into())?;
+    }
+    set("billedUsage", &billed.into())?;
+    set("iterations", &to_js(&report.iterations)?)?;
+    Ok(o.into())
 }
 
 /// `toApiMessages(messages)`: what is sent to the Messages API — `{role, content}` messages

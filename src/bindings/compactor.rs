@@ -223,6 +223,10 @@ impl Compactor {
                 Ok(b) => b,
                 Err(e) => return Promise::reject(&js_error(e)),
             };
+        let mut c = c;
+        if snapshot.foreign.is_some() {
+            c.context.on_demand_compaction = false;
+        }
         let session = self.session.clone();
         let context = self.context.clone();
         let tracking = session.borrow().tracking().clone();
@@ -276,6 +280,10 @@ impl Compactor {
                 Ok(b) => b,
                 Err(e) => return Promise::reject(&js_error(e)),
             };
+        let mut ctx = ctx;
+        if snapshot.foreign.is_some() {
+            ctx.on_demand_compaction = false;
+        }
         let session = self.session.clone();
         let context = self.context.clone();
         future_to_promise(async move {

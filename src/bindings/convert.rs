@@ -200,9 +200,10 @@ pub fn tokens_arg(v: &JsValue, what: &str) -> crate::Result<u64> {
     }
 }
 
-/// Reads an optional property of an options object.
+/// Reads an optional property of an options object (or of a function: a summarizer may
+/// carry flags such as `onDemandCompaction`).
 pub fn prop(obj: &JsValue, key: &str) -> JsValue {
-    if obj.is_object() {
+    if obj.is_object() || obj.is_function() {
         Reflect::get(obj, &key.into()).unwrap_or(JsValue::UNDEFINED)
     } else {
         JsValue::UNDEFINED

@@ -417,6 +417,8 @@ fn array_field(result: &JsValue, key: &str, required: bool) -> JsResult<Vec<JsVa
 /// `buildPostCompactMessages(result)`: boundary marker, summary messages, kept messages,
 /// attachments, hook results — in that order. For another ecosystem's messages
 /// (`result.messageShape`), no boundary line, and the kept leading system messages first.
+/// When the summary is the Messages API's compaction block (on-demand compaction), no
+/// boundary line either: the block comes first, as the API wants it.
 #[wasm_bindgen(js_name = buildPostCompactMessages, unchecked_return_type = "Array<PostCompactMessage<unknown>>")]
 pub fn build_post_compact_messages(
     #[wasm_bindgen(
@@ -453,6 +455,24 @@ pub fn build_post_compact_messages(
             &summary,
             &keep,
             system,
+            &attachments,
+            &hooks,
+        )
+        .into_iter()
+        .collect());
+    }
+    // A summary that is the API's compaction block starts the context by itself, first in
+    // the messages sent (the boundary line stays on `result.boundaryMarker`).
+    let api_block = summary.first().is_some_and(|m| {
+        let first = js_sys::Reflect::get_u32(&prop(m, "content"), 0).unwrap_or(JsValue::UNDEFINED);
+        prop(&first, "type").as_string().as_deref()
+            == Some(crate::model::messages::COMPACTION_BLOCK)
+    });
+    if api_block {
+        return Ok(boundary::build_post_compact_without_line(
+            &summary,
+            &keep,
+            0,
             &attachments,
             &hooks,
         )

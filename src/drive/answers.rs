@@ -44,6 +44,19 @@ fn usage_of<S: Source>(v: &S) -> Option<UsageCounts> {
     .ok()
 }
 
+/// The first `compaction` block of a response's `content` (the API's on-demand
+/// compaction), read whole so it can be sent back byte for byte.
+fn compaction_block<S: Source>(content: &S) -> Result<Option<serde_json::Value>, CallError> {
+    for block in content.items().unwrap_or_default() {
+        if block.get("type").string().as_deref() == Some(crate::model::messages::COMPACTION_BLOCK) {
+            return block.to_json().map(Some).map_err(|e| {
+                CallError::new(format!("the compaction block could not be read: {e}"))
+            });
+        }
+    }
+    Ok(None)
+}
+
 /// A summarizer's answer: a string (the summary), or a Messages API response body (`content`,
 /// `stop_reason`, `usage`). Anything else is the summarizer's failure.
 pub fn summary_response<S: Source>(v: &S) -> Result<SummaryResponse, CallError> {
@@ -68,6 +81,7 @@ pub fn summary_response<S: Source>(v: &S) -> Result<SummaryResponse, CallError> 
         text: text_of_content(&content),
         stop_reason: v.get("stop_reason").string(),
         usage: usage_of(v),
+        compaction: compaction_block(&content)?,
     })
 }
 

@@ -3,6 +3,7 @@
 //! layer below it.
 
 pub mod answers;
+pub mod api_compaction;
 pub mod autocompact;
 pub mod constants;
 pub mod env;

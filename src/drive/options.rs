@@ -582,9 +582,13 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
     let mcp_instructions = mcp_instructions(&context.get("mcpInstructions"))?;
     let pinned = pinned(&context.get("pinned"))?;
     let keep_last_user_message = boolean(context, "keepLastUserMessage", WHAT)?.unwrap_or(false);
+    // A summarizer that can ask the Messages API's on-demand compaction says so.
+    let on_demand_compaction =
+        context.get("summarize").get("onDemandCompaction").boolean() == Some(true);
     let ctx = CompactContext {
         pinned,
         keep_last_user_message,
+        on_demand_compaction,
         model,
         summary_model: string(context, "summaryModel", WHAT)?,
         config: context.get("config").to_config()?,

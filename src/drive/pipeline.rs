@@ -5,6 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::drive::api_compaction::{self, OnDemand};
 use crate::drive::env::{Environment, HookKind, ProgressEvent};
 use crate::drive::failure::check_abort;
 pub use crate::drive::failure::CompactError;
@@ -94,6 +95,9 @@ pub struct CompactContext {
     /// Keep the latest user request verbatim on every path (see
     /// [`CompactOptions::keep_last_user_message`]).
     pub keep_last_user_message: bool,
+    /// Ask the Messages API's on-demand compaction for the summary (the summarizer offers
+    /// it and the conversation is Anthropic messages); see [`crate::drive::api_compaction`].
+    pub on_demand_compaction: bool,
 }
 
 /// Options of `compactConversation`.
@@ -499,9 +503,91 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     let mut instructions: Vec<String> = options.custom_instructions.iter().cloned().collect();
     instructions.extend(pre.instructions.clone());
 
+    let start = active_start(messages)?;
+    let summary_model = ctx
+        .summary_model
+        .clone()
+        .unwrap_or_else(|| ctx.model.clone());
+    let keep_last = options.keep_last_user_message || ctx.keep_last_user_message;
+    let mut retries = Retries::default();
+    // The API's on-demand compaction, when the summarizer offers it (api_compaction.rs).
+    if ctx.on_demand_compaction && !is_transcript(messages) {
+        let last_request = if keep_last {
+            last_user_request(messages, start)
+        } else {
+            None
+        };
+        let cut = api_compaction::cut_point(messages, start, last_request);
+        match api_compaction::on_demand_summary(
+            env,
+            &summary_model,
+            messages,
+            start,
+            cut,
+            &instructions,
+            &options.retry,
+            &mut retries,
+        )
+        .await?
+        {
+            OnDemand::Done {
+                block,
+                text,
+                kept,
+                usage,
+            } => {
+                step(env, "summarized")?;
+                let loss_report = crate::summarize::loss::loss_report(&messages[start..cut], &text);
+                let post_compact_token_count =
+                    match usage.map(|u| u.input_total() + u.output_tokens) {
+                        Some(t) if t > 0 => t,
+                        // The API reports usage 0 for the compaction: estimated.
+                        _ => {
+                            estimate_messages(&messages[start..cut])?
+                                + (utf16_len(&text) as u64).div_ceil(4)
+                        }
+                    };
+                let block_message = Message::from_value(
+                    json!({"role": "assistant", "content": [block]}),
+                    "the compaction block",
+                )?;
+                return finish(
+                    env,
+                    messages,
+                    ctx,
+                    Finish {
+                        summary_text: text,
+                        summary_message: Some(block_message),
+                        loss_report,
+                        kept,
+                        trigger,
+                        auto: options.is_auto_compact,
+                        suppress_follow_up_questions: options.suppress_follow_up_questions,
+                        pre_tokens,
+                        pre_display: pre.user_display_message,
+                        failures,
+                        usage,
+                        post_compact_token_count,
+                        retries,
+                        from_session_memory: false,
+                        max_after: if options.is_auto_compact {
+                            auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens)
+                        } else {
+                            pre_tokens
+                        },
+                    },
+                )
+                .await;
+            }
+            OnDemand::Fallback(reason) => env.progress(&ProgressEvent {
+                detail: Some(reason),
+                ..ProgressEvent::phase("fallbackSummary")
+            }),
+        }
+    }
+
     // 2–3. What is summarized: the part after the last boundary, media and re-announced
     // attachments stripped.
-    let start = active_start(messages)?;
     let active = &messages[start..];
     let stripped = strip::strip_media_described(active)?;
     let drop = strip::reinjected_attachments(stripped.as_slice())?;
@@ -522,10 +608,6 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     }
 
     // 4. The summary request.
-    let summary_model = ctx
-        .summary_model
-        .clone()
-        .unwrap_or_else(|| ctx.model.clone());
     let max_tokens = summary::summary_max_tokens(&summary_model);
     let window = ctx
         .config
@@ -538,7 +620,6 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         .div_ceil(4)
         + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
     let fitted = fit_summary_window(to_summarize, window, max_tokens, instruction_tokens)?;
-    let mut retries = Retries::default();
     let (summary_text, usage, request) = request_summary(
         env,
         &summary_model,
@@ -569,8 +650,9 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         ctx,
         Finish {
             summary_text,
+            summary_message: None,
             loss_report,
-            kept: if options.keep_last_user_message || ctx.keep_last_user_message {
+            kept: if keep_last {
                 last_user_request(messages, start).into_iter().collect()
             } else {
                 Vec::new()
@@ -600,6 +682,9 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
 /// What the finishing steps need from the summarizing part.
 pub(crate) struct Finish {
     pub summary_text: String,
+    /// The message that carries the summary when it is not the library's summary message
+    /// (the API's compaction block, in an assistant message).
+    pub summary_message: Option<Message>,
     pub loss_report: crate::summarize::loss::LossReport,
     /// Indices of the messages kept verbatim after the summary (ascending).
     pub kept: Vec<usize>,
@@ -663,14 +748,17 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     let text =
         summary::summary_message_text(&f.summary_text, f.auto, f.suppress_follow_up_questions);
     let summary_uuid = env.new_uuid();
-    let mut summary_messages = vec![summary::summary_message(
-        &text,
-        transcript,
-        &summary_uuid,
-        &boundary_uuid,
-        &timestamp,
-        &fields,
-    )];
+    let mut summary_messages = vec![match f.summary_message.take() {
+        Some(m) => m,
+        None => summary::summary_message(
+            &text,
+            transcript,
+            &summary_uuid,
+            &boundary_uuid,
+            &timestamp,
+            &fields,
+        ),
+    }];
     // Pinned content: after the summary, exactly once (not when a kept message has it).
     let (pinned_messages, pinned_added) =
         pinned::after_summary(&ctx.pinned, kept, transcript, &summary_uuid, || {

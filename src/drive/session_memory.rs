@@ -78,6 +78,7 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
         messages,
         ctx,
         Finish {
+            summary_message: None,
             loss_report,
             summary_text: memory,
             kept: (cut.keep_from..messages.len()).collect(),

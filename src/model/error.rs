@@ -57,12 +57,17 @@ pub enum ErrorCode {
     /// A message could not be written in the caller's shape (a LangChain array of instances
     /// with no `HumanMessage` whose class could build the summary); nothing was changed.
     UnsupportedShape,
+    /// The Messages API refused its on-demand compaction because of the conversation's own
+    /// `compaction` block (`compaction_block_misplaced`, `compaction_signature_invalid`,
+    /// `compaction_content_mismatch`): that block was moved or edited, and the next
+    /// ordinary request would be refused too; nothing was committed.
+    ApiCompactionRejected,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (exported to JS as `errorCodes()`; the type check
     /// compares it with the TS `ErrorCode` union).
-    pub const ALL: [ErrorCode; 21] = [
+    pub const ALL: [ErrorCode; 22] = [
         ErrorCode::InvalidArgument,
         ErrorCode::InvalidMessage,
         ErrorCode::InvalidTokenCount,
@@ -84,6 +89,7 @@ impl ErrorCode {
         ErrorCode::Thrashing,
         ErrorCode::MixedShapes,
         ErrorCode::UnsupportedShape,
+        ErrorCode::ApiCompactionRejected,
     ];
 
     /// The stable string used as the JS `error.code`.
@@ -110,6 +116,7 @@ impl ErrorCode {
             ErrorCode::Thrashing => "THRASHING",
             ErrorCode::MixedShapes => "MIXED_SHAPES",
             ErrorCode::UnsupportedShape => "UNSUPPORTED_SHAPE",
+            ErrorCode::ApiCompactionRejected => "API_COMPACTION_REJECTED",
         }
     }
 }
@@ -247,6 +254,7 @@ mod tests {
                 ErrorCode::Thrashing => 18,
                 ErrorCode::MixedShapes => 19,
                 ErrorCode::UnsupportedShape => 20,
+                ErrorCode::ApiCompactionRejected => 21,
             }
         }
         for (i, c) in ErrorCode::ALL.iter().enumerate() {

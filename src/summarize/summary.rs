@@ -50,12 +50,18 @@ pub const MAX_RENDERED_TOOL_RESULT_CHARS: usize = 40_000;
 pub struct SummaryRequest {
     /// Model id.
     pub model: String,
-    /// System prompt.
+    /// System prompt (left out when empty: the API's on-demand compaction has its own).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub system: String,
     /// The conversation followed by the summary instruction.
     pub messages: Vec<Value>,
     /// Output limit.
     pub max_tokens: u64,
+    /// `{type: "summarize", instructions?}`: the request asks the Messages API's on-demand
+    /// compaction for the summary (`messages` are then the conversation itself, as it is
+    /// sent to the API); absent for the library's own summary prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<Value>,
 }
 
 /// What the summarizer answered.
@@ -67,6 +73,8 @@ pub struct SummaryResponse {
     pub stop_reason: Option<String>,
     /// `usage`, when given.
     pub usage: Option<UsageCounts>,
+    /// The answer's `compaction` block (the API's on-demand compaction), as it came.
+    pub compaction: Option<Value>,
 }
 
 /// Why a summary answer cannot be used.
@@ -322,6 +330,7 @@ pub fn build_summary_request(
         system: SUMMARY_SYSTEM_PROMPT.to_string(),
         messages: msgs,
         max_tokens: summary_max_tokens(model),
+        compaction: None,
     }
 }
 
@@ -467,6 +476,7 @@ mod tests {
             text: "<summary>partial".into(),
             stop_reason: Some("max_tokens".into()),
             usage: None,
+            compaction: None,
         };
         assert_eq!(summary_from_response(&cut), Err(SummaryProblem::Truncated));
         let empty = SummaryResponse {

@@ -17,6 +17,16 @@
 //!   `clear_tool_inputs` (`true`/`false`, or the names of the tools whose inputs are
 //!   cleared too) and `exclude_tools` (names of tools whose uses are never cleared).
 //!
+//! A third edit belongs to the API's threshold compaction (beta header [`COMPACT_BETA`]):
+//!
+//! * [`COMPACT_EDIT`] (`compact_20260112`): once the prompt reaches `trigger`
+//!   (`{type: "input_tokens", value}`, at least [`MIN_COMPACT_TRIGGER_INPUT_TOKENS`], default
+//!   [`DEFAULT_COMPACT_TRIGGER_INPUT_TOKENS`]), the API summarizes the conversation itself and
+//!   answers with a `compaction` block first; `pause_after_compaction` makes it stop right
+//!   after the block (`stop_reason: "compaction"`) so the client can add turns back;
+//!   `instructions` replaces the API's summary prompt. [`apply_api_compaction`] reads such a
+//!   response back into the conversation.
+//!
 //! The function is pure: the caller says whether extended thinking is on (the thinking edit
 //! only makes sense then) and gives the times needed to judge idleness.
 
@@ -24,7 +34,9 @@ use serde::de::{self, Deserializer};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::model::error::{Error, Result};
+use crate::model::error::{Error, ErrorCode, Result};
+use crate::model::messages::{Block, Content, Kind, Message, COMPACTION_BLOCK};
+use crate::model::view::UsageCounts;
 
 /// The beta header value that enables context editing.
 pub const CONTEXT_MANAGEMENT_BETA: &str = "context-management-2025-06-27";
@@ -51,6 +63,14 @@ pub const DEFAULT_EXCLUDE_TOOLS: &[&str] = &["Edit", "Write", "NotebookEdit"];
 pub const DEFAULT_IDLE_THRESHOLD_MINUTES: f64 = 60.0;
 /// Thinking turns kept after an idle period.
 pub const IDLE_KEEP_THINKING_TURNS: u64 = 1;
+/// The beta header value that enables the API's threshold compaction.
+pub const COMPACT_BETA: &str = "compact-2026-01-12";
+/// `type` of the threshold-compaction edit.
+pub const COMPACT_EDIT: &str = "compact_20260112";
+/// The API's default `trigger` of the compaction edit, in input tokens.
+pub const DEFAULT_COMPACT_TRIGGER_INPUT_TOKENS: u64 = 150_000;
+/// The smallest `trigger` the API accepts for the compaction edit.
+pub const MIN_COMPACT_TRIGGER_INPUT_TOKENS: u64 = 50_000;
 
 /// The `keep` of the thinking edit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +179,15 @@ pub struct ContextManagementOptions {
     pub clear_tool_inputs: Option<ClearToolInputs>,
     /// `exclude_tools`; default [`DEFAULT_EXCLUDE_TOOLS`]. An empty list omits it.
     pub exclude_tools: Option<Vec<String>>,
+    /// Send the threshold-compaction edit ([`COMPACT_EDIT`]).
+    pub compact: Option<bool>,
+    /// Its `trigger` in input tokens, a whole number ≥ [`MIN_COMPACT_TRIGGER_INPUT_TOKENS`];
+    /// default [`DEFAULT_COMPACT_TRIGGER_INPUT_TOKENS`].
+    pub compact_trigger_input_tokens: Option<f64>,
+    /// Its `pause_after_compaction`: the response stops right after the compaction block.
+    pub pause_after_compaction: Option<bool>,
+    /// Its `instructions`: the summary prompt that replaces the API's (not blank).
+    pub compact_instructions: Option<String>,
 }
 
 /// A finite, non-negative number rounded to a whole count, or `None`.
@@ -199,6 +228,24 @@ impl ContextManagementOptions {
                         "{name} must be a finite, non-negative number, got {x}"
                     )));
                 }
+            }
+        }
+        if let Some(t) = self.compact_trigger_input_tokens {
+            if !(t.is_finite() && t.fract() == 0.0 && t <= 1e15)
+                || t < MIN_COMPACT_TRIGGER_INPUT_TOKENS as f64
+            {
+                return Err(Error::invalid_config(format!(
+                    "compactTriggerInputTokens must be a whole number of input tokens of at least \
+                     {MIN_COMPACT_TRIGGER_INPUT_TOKENS} (the API's minimum), got {t}"
+                )));
+            }
+        }
+        if let Some(i) = &self.compact_instructions {
+            if i.trim().is_empty() {
+                return Err(Error::invalid_config(
+                    "compactInstructions must be a non-blank string (leave it out to use the API's \
+                     summary prompt)",
+                ));
             }
         }
         if self.trigger_input_tokens == Some(0.0) {
@@ -254,6 +301,14 @@ impl ContextManagementOptions {
                 || self.keep_tool_uses.is_some()
                 || self.clear_tool_inputs.is_some()
                 || self.exclude_tools.is_some(),
+        )
+    }
+
+    fn compact_enabled(&self) -> bool {
+        self.compact.unwrap_or(
+            self.compact_trigger_input_tokens.is_some()
+                || self.pause_after_compaction.is_some()
+                || self.compact_instructions.is_some(),
         )
     }
 
@@ -331,10 +386,32 @@ fn tool_uses_edit(o: &ContextManagementOptions) -> Value {
     Value::Object(e)
 }
 
+fn compact_edit(o: &ContextManagementOptions) -> Value {
+    let trigger = o
+        .compact_trigger_input_tokens
+        .filter(|t| t.is_finite() && *t >= MIN_COMPACT_TRIGGER_INPUT_TOKENS as f64 && *t <= 1e15)
+        .map_or(DEFAULT_COMPACT_TRIGGER_INPUT_TOKENS, |t| t.round() as u64);
+    let mut e = Map::new();
+    e.insert("type".into(), json!(COMPACT_EDIT));
+    e.insert("trigger".into(), tokens_obj("input_tokens", trigger));
+    if let Some(p) = o.pause_after_compaction {
+        e.insert("pause_after_compaction".into(), Value::Bool(p));
+    }
+    if let Some(i) = o
+        .compact_instructions
+        .as_ref()
+        .filter(|i| !i.trim().is_empty())
+    {
+        e.insert("instructions".into(), Value::String(i.clone()));
+    }
+    Value::Object(e)
+}
+
 /// `buildApiContextManagement`: the `context_management` request parameter
 /// `{edits: [...]}`, or `None` when no edit applies.
 ///
-/// The thinking edit (when enabled) comes first, as the API requires when both are sent.
+/// The thinking edit (when enabled) comes first, as the API requires when both are sent;
+/// the compaction edit (when enabled) comes last.
 /// With everything at its default (both edits switched on):
 ///
 /// ```json
@@ -361,11 +438,195 @@ pub fn build_api_context_management(options: &ContextManagementOptions) -> Optio
     if options.tool_uses_enabled() {
         edits.push(tool_uses_edit(options));
     }
+    if options.compact_enabled() {
+        edits.push(compact_edit(options));
+    }
     if edits.is_empty() {
         None
     } else {
         Some(json!({ "edits": edits }))
     }
+}
+
+/// What a Messages API response of a request that carried the [`COMPACT_EDIT`] (or any
+/// response) reports back about compaction, and how `applyApiCompaction` applies it to the
+/// caller's conversation: the caller's messages `[drop_before..]`, then the response as an
+/// assistant message (its `content` as it came, byte for byte), then the caller's messages
+/// at `readd`, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApiCompactionReport {
+    /// The response begins with a `compaction` block whose `content` is not `null`: from the
+    /// next request on the API reads nothing before it.
+    pub compacted: bool,
+    /// The response carries a `compaction` block with `content: null`: the compaction
+    /// failed and changed nothing (the block is appended all the same, as the API expects).
+    pub failed: bool,
+    /// `stop_reason` is `compaction` (`pause_after_compaction`): the response holds only the
+    /// block; the next request continues the task from the messages put back after it.
+    pub paused: bool,
+    /// `stop_reason` is `model_context_window_exceeded`: the context did not fit even so.
+    pub context_window_exceeded: bool,
+    /// The response's `stop_reason`.
+    pub stop_reason: Option<String>,
+    /// What the request was billed: the sum of `usage.iterations` (one entry per step:
+    /// the compaction, then the message), or the top-level `usage` when there are none.
+    /// The top-level usage leaves the compaction step out.
+    pub billed_usage: UsageCounts,
+    /// The `usage.iterations` entries as the response gave them.
+    pub iterations: Vec<Value>,
+    /// How many of the caller's messages are left out at the head (only with
+    /// `dropIgnored` after a compaction: the API ignores them).
+    pub drop_before: usize,
+    /// The caller's messages put back after the compaction block when the response paused
+    /// (from the latest user request on, unless `keepLastRequest` is `false`).
+    pub readd: Vec<usize>,
+}
+
+/// Options of `applyApiCompaction`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApplyApiCompactionOptions {
+    /// Leave out the messages before the compaction block (the API ignores them anyway);
+    /// default `false`: the whole history is kept and the block marks where the context starts.
+    pub drop_ignored: Option<bool>,
+    /// After a pause, put the messages from the latest user request on back after the block
+    /// so the next request answers it; default `true`.
+    pub keep_last_request: Option<bool>,
+}
+
+impl ApplyApiCompactionOptions {
+    /// Parses options from JSON (`null` → defaults).
+    pub fn from_value(v: Value) -> Result<ApplyApiCompactionOptions> {
+        if v.is_null() {
+            return Ok(Self::default());
+        }
+        serde_json::from_value(v)
+            .map_err(|e| Error::invalid_argument(format!("applyApiCompaction options: {e}")))
+    }
+}
+
+/// The latest real user request of `messages` (a user message with text and no tool
+/// result), where the model's next answer starts from.
+fn latest_request(messages: &[Message]) -> Option<usize> {
+    (0..messages.len()).rev().find(|&i| {
+        let m = &messages[i];
+        if m.kind() != Kind::User {
+            return false;
+        }
+        match m.content() {
+            Some(Content::Text(t)) => !t.trim().is_empty(),
+            Some(Content::Blocks(bs)) => {
+                bs.iter().all(|b| !matches!(b, Block::ToolResult(_)))
+                    && bs
+                        .iter()
+                        .any(|b| matches!(b, Block::Text(t) if !t.text.trim().is_empty()))
+            }
+            None => false,
+        }
+    })
+}
+
+fn usage_counts(u: &Value, at: &str) -> Result<UsageCounts> {
+    let n = |k: &str| u.get(k).and_then(Value::as_f64);
+    UsageCounts::from_raw(
+        [
+            n("input_tokens"),
+            n("cache_creation_input_tokens"),
+            n("cache_read_input_tokens"),
+            n("output_tokens"),
+        ],
+        || at.to_string(),
+    )
+}
+
+/// `applyApiCompaction(messages, response)`: reads what a Messages API `response` reports
+/// about the API's compaction and how it goes into `messages` (Anthropic messages, the
+/// request's conversation without the response). See [`ApiCompactionReport`].
+///
+/// A response that is not a Messages API response body (no `content` array, a
+/// `compaction` block that is not the first block, bad usage counts) is an
+/// `INVALID_ARGUMENT` error naming what is wrong; Claude Code transcript lines are
+/// `UNSUPPORTED_SHAPE` (the API's blocks have no place there).
+pub fn apply_api_compaction(
+    messages: &[Message],
+    response: &Value,
+    options: &ApplyApiCompactionOptions,
+) -> Result<ApiCompactionReport> {
+    if let Some(i) = messages.iter().position(Message::is_transcript) {
+        return Err(Error::new(
+            ErrorCode::UnsupportedShape,
+            format!(
+                "messages[{i}] is a Claude Code transcript line: applyApiCompaction takes the \
+                 Anthropic messages the request was sent with"
+            ),
+        ));
+    }
+    let content = response
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| {
+            Error::invalid_argument(
+                "response: expected a Messages API response body with a `content` array",
+            )
+        })?;
+    let is_compaction = |b: &Value| b.get("type").and_then(Value::as_str) == Some(COMPACTION_BLOCK);
+    if let Some(i) = content.iter().skip(1).position(is_compaction) {
+        return Err(Error::invalid_argument(format!(
+            "response.content[{}]: a compaction block must be the first block of the response",
+            i + 1
+        )));
+    }
+    let block = content.first().filter(|b| is_compaction(b));
+    let compacted = block.is_some_and(|b| b.get("content").is_some_and(|c| !c.is_null()));
+    let failed = block.is_some() && !compacted;
+    let stop_reason = response
+        .get("stop_reason")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let paused = compacted && stop_reason.as_deref() == Some("compaction");
+    let usage = response.get("usage").filter(|u| u.is_object());
+    let iterations: Vec<Value> = usage
+        .and_then(|u| u.get("iterations"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let billed_usage = if iterations.is_empty() {
+        match usage {
+            Some(u) => usage_counts(u, "response.usage")?,
+            None => UsageCounts::default(),
+        }
+    } else {
+        let mut sum = UsageCounts::default();
+        for (i, it) in iterations.iter().enumerate() {
+            let c = usage_counts(it, &format!("response.usage.iterations[{i}]"))?;
+            sum.input_tokens += c.input_tokens;
+            sum.cache_creation_input_tokens += c.cache_creation_input_tokens;
+            sum.cache_read_input_tokens += c.cache_read_input_tokens;
+            sum.output_tokens += c.output_tokens;
+        }
+        sum
+    };
+    let drop_before = if compacted && options.drop_ignored == Some(true) {
+        messages.len()
+    } else {
+        0
+    };
+    let readd = if paused && options.keep_last_request != Some(false) {
+        latest_request(messages).map_or_else(Vec::new, |i| (i..messages.len()).collect())
+    } else {
+        Vec::new()
+    };
+    Ok(ApiCompactionReport {
+        compacted,
+        failed,
+        paused,
+        context_window_exceeded: stop_reason.as_deref() == Some("model_context_window_exceeded"),
+        stop_reason,
+        billed_usage,
+        iterations,
+        drop_before,
+        readd,
+    })
 }
 
 #[cfg(test)]
@@ -591,6 +852,215 @@ mod tests {
         };
         assert!(!o.idle());
         assert_eq!(o.thinking_keep(), ThinkingKeep::All);
+    }
+
+    #[test]
+    fn compact_edit_defaults_and_settings() {
+        assert_eq!(
+            build(json!({"compact": true})),
+            Some(json!({"edits": [{"type": "compact_20260112",
+                "trigger": {"type": "input_tokens", "value": 150000}}]}))
+        );
+        let v = build(json!({
+            "compactTriggerInputTokens": 50000,
+            "pauseAfterCompaction": true,
+            "compactInstructions": "Keep the test plan."
+        }))
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"edits": [{"type": "compact_20260112",
+                "trigger": {"type": "input_tokens", "value": 50000},
+                "pause_after_compaction": true,
+                "instructions": "Keep the test plan."}]})
+        );
+        let keys: Vec<&String> = v["edits"][0].as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["type", "trigger", "pause_after_compaction", "instructions"]
+        );
+        // Beside the other edits, last; a switch set to false wins.
+        let v = build(json!({"clearThinking": true, "clearToolUses": true,
+                             "pauseAfterCompaction": false}))
+        .unwrap();
+        let types: Vec<&str> = v["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            types,
+            [CLEAR_THINKING_EDIT, CLEAR_TOOL_USES_EDIT, COMPACT_EDIT]
+        );
+        assert_eq!(v["edits"][2]["pause_after_compaction"], false);
+        assert_eq!(
+            build(json!({"compact": false, "compactTriggerInputTokens": 90000})),
+            None
+        );
+        assert_eq!(COMPACT_BETA, "compact-2026-01-12");
+    }
+
+    #[test]
+    fn compact_edit_rejects_what_the_api_would() {
+        for (v, words) in [
+            (
+                json!({"compactTriggerInputTokens": 49_999}),
+                "at least 50000",
+            ),
+            (
+                json!({"compactTriggerInputTokens": 0}),
+                "compactTriggerInputTokens",
+            ),
+            (
+                json!({"compactTriggerInputTokens": 60_000.5}),
+                "whole number",
+            ),
+            (json!({"compactTriggerInputTokens": "100000"}), ""),
+            (json!({"compactInstructions": "  "}), "compactInstructions"),
+            (json!({"compactInstructions": 3}), ""),
+            (json!({"pauseAfterCompaction": "yes"}), ""),
+            (json!({"compactTrigger": 60000}), "compactTrigger"),
+        ] {
+            let e = ContextManagementOptions::from_value(v.clone()).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidConfig, "{v}");
+            assert!(e.message.contains(words), "{v}: {}", e.message);
+        }
+    }
+
+    fn conversation() -> Vec<Message> {
+        Message::parse_all(json!([
+            {"role": "user", "content": "fix the parser"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "src"}]},
+            {"role": "assistant", "content": "done"},
+            {"role": "user", "content": [{"type": "text", "text": "now the tests"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Bash", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "ok"}]}
+        ]))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_threshold_compaction_response_is_read_and_billed_by_its_iterations() {
+        let m = conversation();
+        let response = json!({
+            "role": "assistant",
+            "content": [{"type": "compaction", "content": "Summary.", "encrypted_content": "Eq=="},
+                        {"type": "text", "text": "Tests pass."}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 4000, "output_tokens": 30,
+                "iterations": [
+                    {"type": "compaction", "input_tokens": 160000, "output_tokens": 2500},
+                    {"type": "message", "input_tokens": 4000, "output_tokens": 30,
+                     "cache_read_input_tokens": 100}]}
+        });
+        let r = apply_api_compaction(&m, &response, &Default::default()).unwrap();
+        assert!(r.compacted && !r.failed && !r.paused && !r.context_window_exceeded);
+        assert_eq!(r.stop_reason.as_deref(), Some("end_turn"));
+        assert_eq!(
+            r.billed_usage,
+            UsageCounts {
+                input_tokens: 164_000,
+                cache_creation_input_tokens: 0,
+                cache_read_input_tokens: 100,
+                output_tokens: 2_530
+            }
+        );
+        assert_eq!(r.iterations.len(), 2);
+        assert_eq!((r.drop_before, r.readd.clone()), (0, vec![]));
+        let dropped = apply_api_compaction(
+            &m,
+            &response,
+            &ApplyApiCompactionOptions {
+                drop_ignored: Some(true),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(dropped.drop_before, m.len());
+    }
+
+    #[test]
+    fn a_pause_puts_the_latest_request_back_and_a_failure_changes_nothing() {
+        let m = conversation();
+        let paused = json!({
+            "content": [{"type": "compaction", "content": "Summary.", "encrypted_content": "Eq=="}],
+            "stop_reason": "compaction",
+            "usage": {"input_tokens": 0, "output_tokens": 0}
+        });
+        let r = apply_api_compaction(&m, &paused, &Default::default()).unwrap();
+        assert!(r.paused && r.compacted);
+        assert_eq!(
+            r.readd,
+            vec![4, 5, 6],
+            "from `now the tests` on, pairs whole"
+        );
+        let off = ApplyApiCompactionOptions {
+            keep_last_request: Some(false),
+            ..Default::default()
+        };
+        assert!(apply_api_compaction(&m, &paused, &off)
+            .unwrap()
+            .readd
+            .is_empty());
+        let failed = json!({
+            "content": [{"type": "compaction", "content": null, "encrypted_content": null},
+                        {"type": "text", "text": "answer"}],
+            "stop_reason": "model_context_window_exceeded",
+            "usage": {"input_tokens": 190000, "output_tokens": 10}
+        });
+        let r = apply_api_compaction(
+            &m,
+            &failed,
+            &ApplyApiCompactionOptions {
+                drop_ignored: Some(true),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(r.failed && !r.compacted && !r.paused && r.context_window_exceeded);
+        assert_eq!(r.drop_before, 0, "a failed compaction drops nothing");
+        assert_eq!(r.billed_usage.input_tokens, 190_000);
+        // An ordinary response: nothing about compaction.
+        let plain = json!({"content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn"});
+        let r = apply_api_compaction(&m, &plain, &Default::default()).unwrap();
+        assert!(!r.compacted && !r.failed && !r.paused);
+    }
+
+    #[test]
+    fn bad_responses_and_transcripts_are_refused() {
+        let m = conversation();
+        for (bad, words) in [
+            (json!({"role": "assistant"}), "content"),
+            (
+                json!({"content": [{"type": "text", "text": "a"},
+                                {"type": "compaction", "content": "s"}]}),
+                "content[1]",
+            ),
+            (
+                json!({"content": [], "usage": {"iterations": [{"input_tokens": -5}]}}),
+                "iterations[0]",
+            ),
+        ] {
+            let e = apply_api_compaction(&m, &bad, &Default::default()).unwrap_err();
+            assert!(
+                matches!(
+                    e.code,
+                    ErrorCode::InvalidArgument | ErrorCode::InvalidTokenCount
+                ),
+                "{bad}: {e}"
+            );
+            assert!(e.to_string().contains(words), "{bad}: {e}");
+        }
+        let lines = Message::parse_all(json!([{"type": "user", "uuid": "u1",
+            "message": {"role": "user", "content": "a"}}]))
+        .unwrap();
+        let e =
+            apply_api_compaction(&lines, &json!({"content": []}), &Default::default()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnsupportedShape);
+        let e = ApplyApiCompactionOptions::from_value(json!({"dropIgnore": true})).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
     }
 
     #[test]

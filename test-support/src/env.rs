@@ -50,6 +50,7 @@ pub fn summary_answer(summary: &str, input_tokens: u64, output_tokens: u64) -> S
             output_tokens,
             ..Default::default()
         }),
+        compaction: None,
     }
 }
 

@@ -6,6 +6,7 @@ import {
   anthropicSummarizer,
   autoCompactIfNeeded,
   buildApiContextManagement,
+  applyApiCompaction,
   buildPostCompactMessages,
   calculateTokenWarningState,
   compactConversation,
@@ -150,7 +151,11 @@ const truncated = truncateHeadForPTLRetry(lines, { status: 413 });
 if (truncated) tokenCountWithEstimation(truncated);
 
 const cm = buildApiContextManagement({ clearThinking: true, thinkingKeep: 1, excludeTools: ['Edit'] });
-if (cm) expectType<Equal<(typeof cm.edits)[number]['type'], 'clear_thinking_20251015' | 'clear_tool_uses_20250919'>>();
+if (cm) expectType<Equal<(typeof cm.edits)[number]['type'], 'clear_thinking_20251015' | 'clear_tool_uses_20250919' | 'compact_20260112'>>();
+// @ts-expect-error the compaction trigger is a number of input tokens
+buildApiContextManagement({ compactTriggerInputTokens: '60000' });
+const applied = applyApiCompaction([{ role: 'user' as const, content: 'hi' }], { content: [], stop_reason: 'compaction' });
+expectType<Equal<typeof applied.paused, boolean>>();
 // @ts-expect-error thinkingKeep is "all", a number of turns or an object
 buildApiContextManagement({ thinkingKeep: 'none' });
 
