@@ -71,6 +71,10 @@ export function langchainSummarizer(chatModel, options = {}) {
   const useStream = Boolean(stream) && typeof chatModel.stream === 'function';
   if (!useStream && typeof chatModel.invoke !== 'function') throw optionError('chatModel has no invoke (pass stream: true)');
   const label = modelLabel(chatModel);
+  /** The model as it is called (its own types are the caller's LangChain's). */
+  const lc = /** @type {{invoke: (input: unknown, options: unknown) => Promise<unknown>, stream: (input: unknown, options: unknown) => Promise<AsyncIterable<unknown>>}} */ (
+    /** @type {unknown} */ (chatModel)
+  );
 
   /**
    * @param {import('./langchain.js').SummaryRequest} request
@@ -179,7 +183,7 @@ export function langchainSummarizer(chatModel, options = {}) {
       try {
         state.onText(piece);
       } catch (e) {
-        if (e !== null && typeof e === 'object') thrownByOnText.add(e);
+        if (e !== null && typeof e === 'object') thrownByOnText.add(/** @type {object} */ (e));
         throw e;
       }
     };
@@ -188,13 +192,13 @@ export function langchainSummarizer(chatModel, options = {}) {
     try {
       bumpIdle();
       if (!useStream) {
-        const message = await guard(Promise.resolve().then(() => chatModel.invoke(messages, options)));
+        const message = await guard(Promise.resolve().then(() => lc.invoke(messages, options)));
         const text = textOfMessage(message);
         if (text) deliver(text);
         finished = true;
         return answer(text, [message]);
       }
-      const iterable = await guard(Promise.resolve().then(() => chatModel.stream(messages, options)));
+      const iterable = await guard(Promise.resolve().then(() => lc.stream(messages, options)));
       const iterator = iterable[Symbol.asyncIterator]();
       let text = '';
       /** @type {any[]} */
@@ -221,7 +225,7 @@ export function langchainSummarizer(chatModel, options = {}) {
       if (e instanceof SummarizerError) throw e;
       if (stopReason !== null) throw stopError();
       if (signal?.aborted) throw abortError(signal);
-      if (thrownByOnText.has(e)) throw e;
+      if (e !== null && typeof e === 'object' && thrownByOnText.has(/** @type {object} */ (e))) throw e;
       throw toSummarizerError(e, label, state.delivered);
     } finally {
       clearTimeout(deadline);

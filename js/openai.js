@@ -391,7 +391,7 @@ export function openaiSummarizer(options = {}) {
       } else {
         const parsed = await readJson(response, guard, ctl, stopError, meta);
         message = api === 'chat' ? chatResponse(parsed, meta) : responsesResponse(parsed, meta);
-        const text = message.content.map((b) => b.text).join('');
+        const text = message.content.map((b) => ('text' in b && typeof b.text === 'string' ? b.text : '')).join('');
         if (text && call.onText) {
           call.delivered = true;
           call.onText(text);

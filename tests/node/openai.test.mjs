@@ -444,3 +444,28 @@ test('the key from the environment is sent; the request is checked; no model at 
   assert.equal(e2.code, 'INVALID_ARGUMENT');
   assert.match(e2.message, /no model/);
 });
+
+// ---- The built package ---------------------------------------------------------------------
+
+test('the built package (pkg/) ships the summarizers: both entries export openai/langchain, ai-sdk is a subpath', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { fileURLToPath } = await import('node:url');
+  const PKG = fileURLToPath(new URL('../../pkg/', import.meta.url));
+  const JS = fileURLToPath(new URL('../../js/', import.meta.url));
+  const meta = JSON.parse(readFileSync(PKG + 'package.json', 'utf8'));
+  for (const f of ['http.js', 'summary-request.js', 'openai.js', 'openai.d.ts', 'langchain.js', 'langchain.d.ts', 'ai-sdk.js', 'ai-sdk.d.ts', 'summary-request.d.ts']) {
+    assert.ok(meta.files.includes(f), `files lists ${f}`);
+    assert.equal(readFileSync(PKG + f, 'utf8'), readFileSync(JS + f, 'utf8'), `pkg/${f} is a copy of js/${f} (stale pkg/? run \`bash scripts/build.sh\`)`);
+  }
+  assert.deepEqual(meta.exports['./ai-sdk'], { types: './ai-sdk.d.ts', default: './ai-sdk.js' });
+  for (const entry of ['node.js', 'web.js']) {
+    const text = readFileSync(PKG + entry, 'utf8');
+    assert.match(text, /export \{ openaiSummarizer \} from '\.\/openai\.js'/, entry);
+    assert.match(text, /export \{ langchainSummarizer \} from '\.\/langchain\.js'/, entry);
+    assert.doesNotMatch(text, /ai-sdk/, `${entry} does not pull in the AI SDK summarizer (nor 'ai')`);
+  }
+  assert.equal(typeof cc.openaiSummarizer, 'function');
+  assert.equal(typeof cc.langchainSummarizer, 'function');
+  const sub = await import(PKG + 'ai-sdk.js');
+  assert.equal(typeof sub.aiSdkSummarizer, 'function');
+});
