@@ -327,6 +327,8 @@ export function toSummarizerError(e, label, info) {
   const words = inner instanceof Error ? inner.message : String(inner);
   const isCall = inner && typeof inner === 'object' && (inner.name === 'AI_APICallError' || 'isRetryable' in inner);
   const tooLong = isPromptTooLong(`${words}\n${bodyText ?? ''}`, status);
+  // An exhausted quota answers 429 but waiting does not cure it: the library must not retry.
+  const quota = /insufficient_quota/i.test(`${words}\n${bodyText ?? ''}`);
   const code = tooLong
     ? 'PROMPT_TOO_LONG'
     : isCall && status === undefined
@@ -344,9 +346,9 @@ export function toSummarizerError(e, label, info) {
     provider: 'ai-sdk',
     status,
     error: body,
-    retryable: !tooLong && !info.delivered && (typeof inner?.isRetryable === 'boolean' ? inner.isRetryable : code === 'NETWORK_ERROR'),
+    retryable: !tooLong && !quota && !info.delivered && (typeof inner?.isRetryable === 'boolean' ? inner.isRetryable : code === 'NETWORK_ERROR'),
     retryAfterMs: retryAfter(headers),
-    retriesExhausted,
+    retriesExhausted: retriesExhausted || quota,
     attempts,
     cause: e,
   });

@@ -17,6 +17,9 @@ import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError, TRAN
 /** The options {@link langchainSummarizer} reads; any other key is a mistake. */
 const OPTION_KEYS = Object.freeze(['stream', 'maxRetries', 'timeoutMs', 'idleTimeoutMs', 'retryBaseMs', 'retryMaxMs', 'maxRetryAfterMs', 'callOptions']);
 
+/** Statuses the library retries by itself unless told the summarizer gave up. */
+const TRANSIENT = new Set(TRANSIENT_STATUSES);
+
 /** Words of a transient failure when an error has no status. */
 const TRANSIENT_WORDS = ['overloaded', 'rate limit', 'rate_limit', 'too many requests', 'econnreset', 'econnrefused', 'etimedout', 'socket hang up', 'fetch failed', 'network error', 'service unavailable'];
 
@@ -97,7 +100,12 @@ export function langchainSummarizer(chatModel, options = {}) {
       } catch (err) {
         if (!(err instanceof SummarizerError)) throw err;
         err.attempts = attempt + 1;
-        if (err.code === 'ABORTED' || !err.retryable || state.delivered) throw err;
+        if (err.code === 'ABORTED' || state.delivered) throw err;
+        if (!err.retryable) {
+          // A status the library would retry (a 429 of an exhausted quota): tell it not to.
+          if (err.status !== undefined && TRANSIENT.has(err.status)) err.retriesExhausted = true;
+          throw err;
+        }
         if (attempt >= maxRetries) {
           err.retriesExhausted = true;
           throw err;

@@ -28,9 +28,12 @@ import {
   retryAfter,
   sleep,
 } from './http.js';
-import { chatOfRequest, messagesResponse } from './summary-request.js';
+import { chatOfRequest, messagesResponse, TRANSIENT_STATUSES } from './summary-request.js';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/** Statuses the library retries by itself unless told the summarizer gave up. */
+const TRANSIENT = new Set(TRANSIENT_STATUSES);
 
 /** The options {@link openaiSummarizer} reads; any other key is a mistake. */
 const OPTION_KEYS = Object.freeze([
@@ -271,7 +274,12 @@ export function openaiSummarizer(options = {}) {
       } catch (err) {
         if (!(err instanceof OpenAiApiError)) throw err;
         err.attempts = attempt + 1;
-        if (err.code === 'ABORTED' || !err.retryable || call.delivered) throw err;
+        if (err.code === 'ABORTED' || call.delivered) throw err;
+        if (!err.retryable) {
+          // A status the library would retry (a 429 of an exhausted quota): tell it not to.
+          if (err.status !== undefined && TRANSIENT.has(err.status)) err.retriesExhausted = true;
+          throw err;
+        }
         if (attempt >= maxRetries) {
           err.retriesExhausted = true;
           throw err;

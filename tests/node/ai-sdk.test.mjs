@@ -194,6 +194,19 @@ test("the SDK's retries: a 529 then an answer; retries used up give retriesExhau
   assert.equal(e2.retryAfterMs, 2_000);
 });
 
+test('a 429 of an exhausted quota: not retryable, and the library is told not to retry', async () => {
+  const broke = new MockLanguageModelV3({
+    doGenerate: async () => {
+      throw apiCallError(429, 'You exceeded your current quota, please check your plan and billing details.', { error: { message: 'You exceeded your current quota', type: 'insufficient_quota', code: 'insufficient_quota' } });
+    },
+  });
+  const err = await rejection(() => aiSdkSummarizer(broke, { generateText, stream: false, maxRetries: 0 })(REQUEST));
+  assert.equal(err.code, 'PROVIDER_ERROR');
+  assert.equal(err.status, 429);
+  assert.equal(err.retryable, false);
+  assert.equal(err.retriesExhausted, true);
+});
+
 test('a failure without a status (fetch failed) is a NETWORK_ERROR', async () => {
   const offline = new MockLanguageModelV3({
     doGenerate: async () => {

@@ -171,6 +171,7 @@ test('retries: an overloaded 529 then an answer; always failing gives retriesExh
   );
   const q = await rejection(() => langchainSummarizer(quota, fast)(REQUEST));
   assert.equal(q.retryable, false);
+  assert.equal(q.retriesExhausted, true, 'the library is told not to retry a 429 of an exhausted quota');
   assert.equal(quota.calls.length, 1);
 
   const rate = new ScriptedChatModel({ responses: ['ok'] }, (_m, n) =>

@@ -321,6 +321,7 @@ test('retries exhausted: the last error says so; insufficient_quota and a too-lo
   const api2 = await fakeApi(t, script(quota));
   const q = await rejection(() => summarizerFor(api2)(REQUEST));
   assert.equal(q.retryable, false);
+  assert.equal(q.retriesExhausted, true, 'the library is told not to retry a 429 of an exhausted quota');
   assert.equal(api2.requests.length, 1);
 
   const long = openai.error(429, { message: 'Rate limit', type: 'requests', code: 'rate_limit_exceeded' }, { 'retry-after': '120' });
