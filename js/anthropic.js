@@ -26,6 +26,17 @@
 //   `compaction_signature_invalid`, `compaction_content_mismatch`, 529
 //   `compaction_unavailable`): the library reads them from the thrown error's text.
 
+import {
+  checkCount as checkCountWith,
+  createSseParser,
+  describe,
+  headersToObject,
+  likelyMeant,
+  mergeHeaders as mergeHeadersWith,
+  retryAfter,
+  sleep as sleepWith,
+} from './http.js';
+
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 const API_VERSION = '2023-06-01';
 /** The `anthropic-beta` value a request that asks for on-demand compaction is sent with. */
@@ -730,71 +741,6 @@ function createAssembler(call, requestId, responseHeaders) {
 }
 
 /**
- * A server-sent events parser (the WHATWG `text/event-stream` rules): lines end with CRLF, LF
- * or CR, `event:` names the event, `data:` lines are joined with LF, a blank line dispatches,
- * lines starting with `:` are comments. Text may be pushed in pieces cut anywhere.
- * @param {(event: string, data: string) => void} dispatch
- */
-function createSseParser(dispatch) {
-  let buffer = '';
-  let eventName = '';
-  /** @type {string[]} */
-  let data = [];
-  const line = (/** @type {string} */ text) => {
-    if (text === '') {
-      if (data.length > 0) {
-        const name = eventName || 'message';
-        const joined = data.join('\n');
-        eventName = '';
-        data = [];
-        dispatch(name, joined);
-      } else {
-        eventName = '';
-      }
-      return;
-    }
-    if (text.charCodeAt(0) === 58 /* : */) return;
-    const colon = text.indexOf(':');
-    const field = colon < 0 ? text : text.slice(0, colon);
-    let value = colon < 0 ? '' : text.slice(colon + 1);
-    if (value.charCodeAt(0) === 32 /* space */) value = value.slice(1);
-    if (field === 'event') eventName = value;
-    else if (field === 'data') data.push(value);
-  };
-  return {
-    /** @param {string} text */
-    push(text) {
-      buffer += text;
-      let start = 0;
-      for (;;) {
-        const lf = buffer.indexOf('\n', start);
-        const cr = buffer.indexOf('\r', start);
-        let end;
-        if (lf < 0 && cr < 0) break;
-        if (cr >= 0 && (lf < 0 || cr < lf)) {
-          // A CR at the very end may be the first half of a CRLF: wait for the next piece.
-          if (cr === buffer.length - 1) break;
-          end = cr;
-          const next = buffer.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
-          line(buffer.slice(start, end));
-          start = next;
-        } else {
-          end = lf;
-          line(buffer.slice(start, end));
-          start = lf + 1;
-        }
-      }
-      buffer = buffer.slice(start);
-    },
-    /** The end of the stream: a CR held back as a possible CRLF half ends its line after all. */
-    end() {
-      if (buffer.endsWith('\r')) line(buffer.slice(0, -1));
-      buffer = '';
-    },
-  };
-}
-
-/**
  * The error of a non-2xx answer.
  * @param {number} status
  * @param {string} statusText
@@ -850,27 +796,6 @@ function isApiErrorBody(body) {
 }
 
 /**
- * The wait a response asks for: `retry-after-ms`, else `retry-after` (seconds or an HTTP date).
- * @param {Record<string, string>} h
- * @returns {number | undefined}
- */
-function retryAfter(h) {
-  const ms = h['retry-after-ms'];
-  if (ms !== undefined) {
-    const n = Number(ms.trim());
-    if (ms.trim() !== '' && Number.isFinite(n) && n >= 0) return n;
-  }
-  const ra = h['retry-after'];
-  if (ra !== undefined) {
-    const s = Number(ra.trim());
-    if (ra.trim() !== '' && Number.isFinite(s)) return Math.max(0, s * 1000);
-    const date = Date.parse(ra);
-    if (!Number.isNaN(date)) return Math.max(0, date - Date.now());
-  }
-  return undefined;
-}
-
-/**
  * The `AbortError` of a call aborted by the caller's signal.
  * @param {AbortSignal | undefined} signal
  */
@@ -881,74 +806,6 @@ function abortError(signal) {
   });
   err.name = 'AbortError';
   return err;
-}
-
-/**
- * Waits `ms`, or rejects with an `AbortError` as soon as `signal` aborts.
- * @param {number} ms
- * @param {AbortSignal | undefined} signal
- * @returns {Promise<void>}
- */
-function sleep(ms, signal) {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(abortError(signal));
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortError(signal));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/**
- * Adds the caller's headers (a plain object or a `Headers`); `null`/`undefined` removes one.
- * @param {Record<string, string>} into
- * @param {Record<string, string | null | undefined> | Headers | undefined} extra
- */
-function mergeHeaders(into, extra) {
-  if (extra === undefined || extra === null) return;
-  if (typeof extra !== 'object') throw optionError('headers must be an object');
-  const entries =
-    typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (extra).forEach) === 'function' &&
-    typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (extra).get) === 'function'
-      ? (() => {
-          /** @type {Array<[string, string]>} */
-          const out = [];
-          /** @type {Headers} */ (extra).forEach((v, k) => out.push([k, v]));
-          return out;
-        })()
-      : Object.entries(extra);
-  for (const [name, value] of entries) {
-    const key = name.toLowerCase();
-    if (value === null || value === undefined) delete into[key];
-    else into[key] = String(value);
-  }
-}
-
-/**
- * Response headers as a plain object with lower-case names.
- * @param {Headers | Record<string, string> | undefined} h
- * @returns {Record<string, string>}
- */
-function headersToObject(h) {
-  /** @type {Record<string, string>} */
-  const out = {};
-  if (!h) return out;
-  if (typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (h).forEach) === 'function' && typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (h).get) === 'function') {
-    /** @type {Headers} */ (h).forEach((v, k) => {
-      out[k.toLowerCase()] = v;
-    });
-  } else {
-    for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = String(v);
-  }
-  return out;
 }
 
 /**
@@ -971,29 +828,6 @@ function compactionTextOf(message) {
     .filter((b) => b && b.type === 'compaction' && typeof b.content === 'string')
     .map((b) => /** @type {string} */ (b.content))
     .join('');
-}
-
-/**
- * A one-line description of an error and its cause (undici puts the reason in `cause`).
- * @param {unknown} e
- */
-function describe(e) {
-  if (!(e instanceof Error)) return String(e);
-  const cause = /** @type {{code?: unknown} | null | undefined} */ (e.cause); // read for its code when not an Error
-  const why = cause instanceof Error ? cause.message || cause.name : cause?.code ?? cause;
-  return why && why !== e.message ? `${e.message} (${why})` : e.message;
-}
-
-/**
- * @param {string} name
- * @param {unknown} value
- * @param {boolean} optional
- */
-function checkCount(name, value, optional) {
-  if (optional && (value === undefined || value === null)) return;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw optionError(`${name} must be a non-negative number`);
-  }
 }
 
 /**
@@ -1022,33 +856,28 @@ function environmentCredentials() {
 }
 
 /**
- * The name of `known` that `name` most likely misspells: the same but for case, or within two
- * edits (one for names of fewer than 6 characters); `undefined` when there is none.
- * @param {string} name
- * @param {readonly string[]} known
- * @returns {string | undefined}
+ * Waits `ms`, or rejects with this summarizer's `AbortError` as soon as `signal` aborts.
+ * @param {number} ms
+ * @param {AbortSignal | undefined} signal
  */
-function likelyMeant(name, known) {
-  const a = name.toLowerCase();
-  let best;
-  let bestDistance = Infinity;
-  for (const k of known) {
-    const b = k.toLowerCase();
-    // Edit distance, one row at a time.
-    let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= a.length; i++) {
-      const row = [i];
-      for (let j = 1; j <= b.length; j++) {
-        row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-      }
-      prev = row;
-    }
-    const d = prev[b.length];
-    const allowed = Math.min(a.length, b.length) < 6 ? 1 : 2;
-    if (d <= allowed && d < bestDistance) {
-      best = k;
-      bestDistance = d;
-    }
-  }
-  return best;
+function sleep(ms, signal) {
+  return sleepWith(ms, signal, abortError);
+}
+
+/**
+ * Adds the caller's headers (see http.js); a bad value is this summarizer's option error.
+ * @param {Record<string, string>} into
+ * @param {Record<string, string | null | undefined> | Headers | undefined} extra
+ */
+function mergeHeaders(into, extra) {
+  mergeHeadersWith(into, extra, optionError);
+}
+
+/**
+ * @param {string} name
+ * @param {unknown} value
+ * @param {boolean} optional
+ */
+function checkCount(name, value, optional) {
+  checkCountWith(name, value, optional, optionError);
 }

@@ -8,6 +8,10 @@
 // - package.json: an `exports` map choosing the entry by condition.
 // - anthropic.js / anthropic.d.ts: the plain-JS Anthropic summarizer, copied from js/ and
 //   re-exported by both entries.
+// - openai.js, langchain.js (+ .d.ts): the OpenAI and LangChain summarizers, re-exported by both
+//   entries; ai-sdk.js (+ .d.ts): the AI SDK summarizer, only at the subpath
+//   `context-compaction/ai-sdk` (it may import the caller's `ai`, which a bundler must not be asked
+//   to resolve for users without it); http.js and summary-request.js are what they share.
 // - cli.mjs / cli-lib.mjs: the command line (`bin`: `npx context-compaction`), copied from js/.
 // - analysis.mjs: the browser-safe transcript analysis cli-lib.mjs imports and the web page
 //   loads from /pkg/ (no imports; the library is passed in), copied from js/.
@@ -31,6 +35,13 @@ const constants = glue.getConstants();
 for (const f of ['anthropic.js', 'anthropic.d.ts']) {
   copyFileSync(fileURLToPath(new URL(`../js/${f}`, import.meta.url)), pkg + f);
 }
+// The summarizers for OpenAI, the AI SDK and LangChain, and what they share: plain JavaScript.
+const SUMMARIZER_FILES = ['http.js', 'http.d.ts', 'summary-request.js', 'summary-request.d.ts', 'openai.js', 'openai.d.ts', 'langchain.js', 'langchain.d.ts', 'ai-sdk.js', 'ai-sdk.d.ts'];
+for (const f of SUMMARIZER_FILES) {
+  copyFileSync(fileURLToPath(new URL(`../js/${f}`, import.meta.url)), pkg + f);
+}
+const summarizerExports =
+  "export { openaiSummarizer } from './openai.js';\n" + "export { langchainSummarizer } from './langchain.js';\n";
 // The command line (`npx context-compaction`, the package's `bin`): plain JavaScript that
 // imports './node.js' and './analysis.mjs' (the analysis the web page shares, importing
 // nothing); the entry keeps its shebang and is made executable.
@@ -89,6 +100,7 @@ writeFileSync(
     "export { default } from './context_compaction.js';\n" +
     "export { constants } from './constants.js';\n" +
     "export { anthropicSummarizer } from './anthropic.js';\n" +
+    summarizerExports +
     errorClass,
 );
 writeFileSync(
@@ -101,6 +113,7 @@ writeFileSync(
     `export ${list(nodeNames)} from './context_compaction.js';\n` +
     "export { constants } from './constants.js';\n" +
     "export { anthropicSummarizer } from './anthropic.js';\n" +
+    summarizerExports +
     errorClass +
     '/** Already initialised in Node; kept so isomorphic code can `await init()` everywhere. */\n' +
     'export default async function init() {}\n',
@@ -111,6 +124,7 @@ const types =
   "export { default } from './context_compaction.js';\n" +
   "export { constants } from './constants.js';\n" +
   "export { anthropicSummarizer } from './anthropic.js';\n" +
+  summarizerExports +
   errorClass;
 // The hand-written declarations (types/index.d.ts, checked by types/check.sh) describe every
 // export precisely; the generated list above is the fallback when they are absent.
@@ -133,6 +147,7 @@ meta.exports = {
     node: './node.js',
     default: './web.js',
   },
+  './ai-sdk': { types: './ai-sdk.d.ts', default: './ai-sdk.js' },
   './context_compaction_bg.wasm': './context_compaction_bg.wasm',
   './package.json': './package.json',
 };
@@ -155,6 +170,7 @@ meta.files = Array.from(
     'index.d.ts',
     'anthropic.js',
     'anthropic.d.ts',
+    ...SUMMARIZER_FILES,
     'cli.mjs',
     'cli-lib.mjs',
     'analysis.mjs',

@@ -2274,3 +2274,28 @@ export type {
   MessagesRequest as AnthropicMessagesRequest,
   MessagesResponse as AnthropicMessagesResponse,
 } from './anthropic.js';
+
+// ============================================================================================
+// The OpenAI and LangChain summarizers (js/openai.js, js/langchain.js); the AI SDK one is at
+// the subpath `context-compaction/ai-sdk` (js/ai-sdk.d.ts)
+// ============================================================================================
+
+export { openaiSummarizer } from './openai.js';
+export type {
+  OpenAiSummarizerOptions,
+  OpenAiSummarizer,
+  OpenAiApiError,
+  OpenAiApiErrorCode,
+  OpenAiApiErrorDetails,
+  OpenAiErrorBody,
+  OpenAiSummarizerOptionsErrorCode,
+} from './openai.js';
+export { langchainSummarizer } from './langchain.js';
+export type { LangChainChatModel, LangChainSummarizer, LangChainSummarizerOptions } from './langchain.js';
+export type {
+  SummarizerError,
+  SummarizerErrorCode,
+  SummarizerErrorDetails,
+  SummaryResponseBody,
+  SummarizeCallOptions,
+} from './summary-request.js';

@@ -1,0 +1,373 @@
+// @ts-check
+// aiSdkSummarizer: the summarizer of the library's contract over any Vercel AI SDK language
+// model (every AI SDK provider: OpenAI, Anthropic, Google, Mistral, a gateway, a local server).
+// It uses the caller's own `ai` package (a peer dependency, never bundled here): `generateText`
+// and `streamText` are passed in as options, or imported from 'ai' at the first call.
+//
+// What it relies on (the `ai` package, versions 5 and 6): `streamText({model, system, messages,
+// maxOutputTokens, maxRetries, abortSignal, headers, providerOptions, onError})` and its
+// `fullStream` parts (`text-delta` with `text`, `finish` with `finishReason` and `totalUsage`,
+// `error`, `abort`); `generateText` with the same options resolving `{text, finishReason, usage,
+// response}`; errors `APICallError` (`statusCode`, `responseBody`, `responseHeaders`,
+// `isRetryable`) and `RetryError` (`reason`, `lastError`, `errors`) after its own retries.
+
+import { describe, likelyMeant, retryAfter, headersToObject } from './http.js';
+import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError } from './summary-request.js';
+
+/** The options {@link aiSdkSummarizer} reads; any other key is a mistake. */
+const OPTION_KEYS = Object.freeze([
+  'generateText',
+  'streamText',
+  'stream',
+  'maxRetries',
+  'timeoutMs',
+  'idleTimeoutMs',
+  'maxOutputTokens',
+  'providerOptions',
+  'headers',
+  'callSettings',
+]);
+
+/**
+ * Makes a summarizer (the library's `summarize` contract) that asks an AI SDK language model for
+ * the summary and resolves with a Messages API response body (`content`, `stop_reason` —
+ * `max_tokens` when the model stopped at the output limit — and `usage`).
+ *
+ * The AI SDK's own retries apply (`maxRetries`, default 2; it honours `retry-after`). Errors are
+ * {@link SummarizerError}s with a `code`; a provider's prompt-too-long answer (Anthropic's
+ * "prompt is too long", OpenAI's `context_length_exceeded`, Gemini's "input token count …
+ * exceeds the maximum number of tokens allowed") keeps the provider's words, so the library
+ * drops the oldest turns and asks again.
+ *
+ * Bad arguments throw at once, a `TypeError` with `code: 'INVALID_ARGUMENT'` (an unknown key
+ * with a "did you mean" hint).
+ *
+ * @param {import('./ai-sdk.js').AiSdkLanguageModel} model A model of any AI SDK provider
+ *   (`openai('gpt-4.1-mini')`, `anthropic('claude-haiku-4-5')`, `google('gemini-2.5-flash')`), or
+ *   a model id string for the AI SDK's global provider (the AI Gateway by default).
+ * @param {import('./ai-sdk.js').AiSdkSummarizerOptions} [options]
+ * @returns {import('./ai-sdk.js').AiSdkSummarizer}
+ * @example
+ *   import { generateText, streamText } from 'ai';
+ *   import { openai } from '@ai-sdk/openai';
+ *   const summarize = aiSdkSummarizer(openai('gpt-4.1-mini'), { generateText, streamText });
+ */
+export function aiSdkSummarizer(model, options = {}) {
+  const isModel = typeof model === 'string' ? model !== '' : model !== null && typeof model === 'object';
+  if (!isModel) {
+    throw optionError('model must be an AI SDK language model (e.g. openai("gpt-4.1-mini")) or a model id string');
+  }
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw optionError('options must be an object');
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.includes(key)) {
+      const meant = likelyMeant(key, OPTION_KEYS);
+      throw optionError(`options.${key} is not an option${meant ? ` (did you mean \`${meant}\`?)` : ''}; known: ${OPTION_KEYS.join(', ')}`);
+    }
+  }
+  const { stream = true, maxRetries = 2, timeoutMs, idleTimeoutMs, maxOutputTokens, providerOptions, headers, callSettings } = options;
+  for (const name of /** @type {const} */ (['generateText', 'streamText'])) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') throw optionError(`${name} must be the function of that name from 'ai'`);
+  }
+  for (const [name, value, optional] of /** @type {Array<[string, unknown, boolean]>} */ ([
+    ['maxRetries', maxRetries, false],
+    ['timeoutMs', timeoutMs, true],
+    ['idleTimeoutMs', idleTimeoutMs, true],
+    ['maxOutputTokens', maxOutputTokens, true],
+  ])) {
+    if (optional && (value === undefined || value === null)) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw optionError(`${name} must be a non-negative number`);
+  }
+  if (!Number.isInteger(maxRetries)) throw optionError('maxRetries must be an integer');
+  for (const [name, value] of [['providerOptions', providerOptions], ['headers', headers], ['callSettings', callSettings]]) {
+    if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) throw optionError(`${name} must be an object`);
+  }
+  const useStream = Boolean(stream);
+  const label = typeof model === 'string' ? model : `${model.provider ?? 'AI SDK'} ${model.modelId ?? 'model'}`;
+
+  /** @type {Promise<{generateText?: Function, streamText?: Function}> | undefined} */
+  let loaded;
+  /** The caller's functions, else the caller's installed 'ai' (loaded once). */
+  const sdk = () => {
+    const fn = useStream ? options.streamText : options.generateText;
+    if (fn) return Promise.resolve({ generateText: options.generateText, streamText: options.streamText });
+    loaded ??= import('ai').then(
+      (m) => /** @type {{generateText?: Function, streamText?: Function}} */ (m),
+      (e) => {
+        loaded = undefined;
+        throw new SummarizerError(
+          `aiSdkSummarizer: the 'ai' package could not be imported (${describe(e)}); install it, or pass { generateText, streamText } from your own import of 'ai'`,
+          { code: 'MISSING_DEPENDENCY', provider: 'ai-sdk', cause: e },
+        );
+      },
+    );
+    return loaded;
+  };
+
+  /**
+   * @param {import('./ai-sdk.js').SummaryRequest} request
+   * @param {import('./ai-sdk.js').SummarizeCallOptions} [callOptions]
+   * @returns {Promise<import('./ai-sdk.js').SummaryResponseBody>}
+   */
+  async function summarize(request, callOptions = {}) {
+    const { signal, onText } = callOptions ?? {};
+    if (onText !== undefined && onText !== null && typeof onText !== 'function') {
+      throw Object.assign(new TypeError('summarize: onText must be a function'), { code: 'INVALID_ARGUMENT' });
+    }
+    const chat = chatOfRequest(request, 'aiSdkSummarizer');
+    if (signal?.aborted) throw abortError(signal);
+    const ai = await sdk();
+    const fn = useStream ? ai.streamText : ai.generateText;
+    if (typeof fn !== 'function') {
+      throw new SummarizerError(`aiSdkSummarizer: the 'ai' package has no ${useStream ? 'streamText' : 'generateText'}`, { code: 'MISSING_DEPENDENCY', provider: 'ai-sdk' });
+    }
+    const limit = chat.maxTokens !== undefined && maxOutputTokens !== undefined && maxOutputTokens !== null ? Math.min(chat.maxTokens, maxOutputTokens) : (chat.maxTokens ?? maxOutputTokens ?? undefined);
+
+    const ctl = new AbortController();
+    /** @type {null | 'user' | 'timeout' | 'idle'} */
+    let stopReason = null;
+    const stop = (/** @type {'user' | 'timeout' | 'idle'} */ why) => {
+      if (stopReason === null) stopReason = why;
+      ctl.abort(signal?.reason);
+    };
+    const onUserAbort = () => stop('user');
+    signal?.addEventListener('abort', onUserAbort, { once: true });
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let deadline;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let idle;
+    if (timeoutMs !== undefined && timeoutMs !== null) deadline = setTimeout(() => stop('timeout'), timeoutMs);
+    const bumpIdle = () => {
+      if (idleTimeoutMs === undefined || idleTimeoutMs === null) return;
+      clearTimeout(idle);
+      idle = setTimeout(() => stop('idle'), idleTimeoutMs);
+    };
+    const stopError = () =>
+      stopReason === 'user'
+        ? abortError(signal)
+        : new SummarizerError(
+            stopReason === 'idle' ? `aiSdkSummarizer: ${label} timed out: no data for ${idleTimeoutMs} ms` : `aiSdkSummarizer: ${label} timed out after ${timeoutMs} ms`,
+            { code: 'TIMEOUT', provider: 'ai-sdk', retryable: true },
+          );
+    /**
+     * Settles with `promise`, or rejects as soon as the call is stopped (even when a model
+     * ignores its abort signal).
+     * @template T
+     * @param {Promise<T>} promise
+     * @returns {Promise<T>}
+     */
+    const guard = (promise) =>
+      new Promise((resolve, reject) => {
+        if (ctl.signal.aborted) {
+          promise.then(undefined, () => {});
+          reject(stopError());
+          return;
+        }
+        const onAbort = () => reject(stopError());
+        ctl.signal.addEventListener('abort', onAbort, { once: true });
+        promise.then(
+          (v) => {
+            ctl.signal.removeEventListener('abort', onAbort);
+            resolve(v);
+          },
+          (e) => {
+            ctl.signal.removeEventListener('abort', onAbort);
+            reject(e);
+          },
+        );
+      });
+    const settings = {
+      ...(callSettings ?? {}),
+      model,
+      ...(chat.system ? { system: chat.system } : {}),
+      messages: chat.messages,
+      ...(limit !== undefined ? { maxOutputTokens: limit } : {}),
+      maxRetries,
+      abortSignal: ctl.signal,
+      ...(headers ? { headers } : {}),
+      ...(providerOptions ? { providerOptions } : {}),
+    };
+    let finished = false;
+    try {
+      bumpIdle();
+      if (!useStream) {
+        const r = await guard(Promise.resolve().then(() => fn(settings)));
+        const text = typeof r?.text === 'string' ? r.text : '';
+        if (text && onText) onText(text);
+        finished = true;
+        return answer(text, r?.finishReason, r?.usage ?? r?.totalUsage, r?.response, r);
+      }
+      let delivered = false;
+      let text = '';
+      /** @type {unknown} */
+      let finishReason;
+      /** @type {any} */
+      let usage;
+      /** @type {unknown} */
+      let failure;
+      const result = fn({ ...settings, onError: () => {} });
+      const iterator = result.fullStream[Symbol.asyncIterator]();
+      try {
+        for (;;) {
+          const step = await guard(iterator.next());
+          bumpIdle();
+          if (step.done) break;
+          const part = step.value;
+          if (part.type === 'text-delta') {
+            const piece = part.text ?? part.textDelta ?? part.delta;
+            if (typeof piece === 'string' && piece !== '') {
+              text += piece;
+              if (onText) {
+                delivered = true;
+                onText(piece);
+              }
+            }
+          } else if (part.type === 'finish') {
+            finishReason = part.finishReason;
+            usage = part.totalUsage ?? part.usage;
+          } else if (part.type === 'error') {
+            failure = part.error;
+            break;
+          } else if (part.type === 'abort') {
+            break;
+          }
+        }
+      } finally {
+        iterator.return?.().catch?.(() => {});
+      }
+      if (stopReason !== null) throw stopError();
+      if (failure !== undefined) throw toSummarizerError(failure, label, { delivered });
+      if (ctl.signal.aborted || signal?.aborted) throw abortError(signal);
+      let response;
+      try {
+        response = await guard(Promise.resolve(result.response));
+      } catch {
+        response = undefined;
+      }
+      finished = true;
+      return answer(text, finishReason, usage, response);
+    } catch (e) {
+      if (e instanceof SummarizerError) throw e;
+      if (stopReason !== null) throw stopError();
+      if (e && typeof e === 'object' && /** @type {{name?: unknown}} */ (e).name === 'AbortError' && signal?.aborted) throw abortError(signal);
+      if (!finished && isSdkError(e)) throw toSummarizerError(e, label, {});
+      throw e;
+    } finally {
+      clearTimeout(deadline);
+      clearTimeout(idle);
+      signal?.removeEventListener('abort', onUserAbort);
+      if (!finished && !ctl.signal.aborted) ctl.abort();
+    }
+  }
+
+  return summarize;
+}
+
+/** Lets users reach the error class through the function. */
+aiSdkSummarizer.SummarizerError = SummarizerError;
+
+/**
+ * The answer as a Messages API response body.
+ * @param {string} text
+ * @param {unknown} finishReason `stop`, `length`, `content-filter`, `tool-calls`, `error`, `other` (or V3's `{unified}`).
+ * @param {any} usage The AI SDK's `LanguageModelUsage` (v5 or v6 names).
+ * @param {any} response `{id, modelId}`.
+ * @param {unknown} [raw]
+ */
+function answer(text, finishReason, usage, response, raw) {
+  const reason = typeof finishReason === 'object' && finishReason !== null ? /** @type {{unified?: unknown}} */ (finishReason).unified : finishReason;
+  const stopReason = reason === 'length' ? 'max_tokens' : reason === 'content-filter' ? 'refusal' : reason === 'tool-calls' ? 'tool_use' : 'end_turn';
+  const u = usage && typeof usage === 'object' ? usage : {};
+  const cacheRead = u.inputTokenDetails?.cacheReadTokens ?? u.cachedInputTokens ?? 0;
+  const input = u.inputTokenDetails?.noCacheTokens ?? Math.max(0, (u.inputTokens ?? 0) - cacheRead);
+  return messagesResponse({
+    text,
+    stopReason,
+    usage: { input_tokens: input, output_tokens: u.outputTokens ?? 0, cache_read_input_tokens: cacheRead, cache_creation_input_tokens: u.inputTokenDetails?.cacheWriteTokens ?? 0 },
+    model: typeof response?.modelId === 'string' ? response.modelId : '',
+    id: typeof response?.id === 'string' ? response.id : '',
+    raw,
+  });
+}
+
+/**
+ * Whether `e` is an error of the AI SDK (its errors carry an `AI_` name and a marker symbol).
+ * @param {unknown} e
+ */
+function isSdkError(e) {
+  return e instanceof Error && (e.name.startsWith('AI_') || 'statusCode' in e || 'lastError' in e);
+}
+
+/**
+ * An AI SDK error as a {@link SummarizerError}: the last error of a `RetryError`, the status,
+ * body and retry hint of an `APICallError`, the prompt-too-long rule on the provider's words.
+ * @param {unknown} e
+ * @param {string} label
+ * @param {{delivered?: boolean}} info
+ */
+export function toSummarizerError(e, label, info) {
+  /** @type {any} */
+  let inner = e;
+  let retriesExhausted = false;
+  let attempts = 1;
+  if (inner && typeof inner === 'object' && 'lastError' in inner && Array.isArray(inner.errors)) {
+    retriesExhausted = inner.reason === 'maxRetriesExceeded';
+    attempts = inner.errors.length || 1;
+    inner = inner.lastError ?? inner;
+  }
+  const status = typeof inner?.statusCode === 'number' ? inner.statusCode : typeof inner?.status === 'number' ? inner.status : undefined;
+  const bodyText = typeof inner?.responseBody === 'string' ? inner.responseBody : undefined;
+  let body;
+  if (bodyText) {
+    try {
+      body = JSON.parse(bodyText);
+    } catch {
+      body = bodyText;
+    }
+  }
+  const words = inner instanceof Error ? inner.message : String(inner);
+  const isCall = inner && typeof inner === 'object' && (inner.name === 'AI_APICallError' || 'isRetryable' in inner);
+  const tooLong = isPromptTooLong(`${words}\n${bodyText ?? ''}`, status);
+  // An exhausted quota answers 429 but waiting does not cure it: the library must not retry.
+  const quota = /insufficient_quota/i.test(`${words}\n${bodyText ?? ''}`);
+  const code = tooLong
+    ? 'PROMPT_TOO_LONG'
+    : isCall && status === undefined
+      ? 'NETWORK_ERROR'
+      : isCall || status !== undefined
+        ? 'PROVIDER_ERROR'
+        : inner?.name === 'AbortError'
+          ? 'ABORTED'
+          : 'INVALID_RESPONSE';
+  const headers = inner?.responseHeaders ? headersToObject(inner.responseHeaders) : {};
+  // Words of the provider the library reads (its message, and the body's when the message lacks them).
+  const extra = tooLong && bodyText && !isPromptTooLong(words, status) ? ` (${bodyText.slice(0, 500)})` : '';
+  const err = new SummarizerError(`aiSdkSummarizer: ${label} failed${status !== undefined ? ` with status ${status}` : ''}: ${words}${extra}`, {
+    code,
+    provider: 'ai-sdk',
+    status,
+    error: body,
+    retryable: !tooLong && !quota && !info.delivered && (typeof inner?.isRetryable === 'boolean' ? inner.isRetryable : code === 'NETWORK_ERROR'),
+    retryAfterMs: retryAfter(headers),
+    retriesExhausted: retriesExhausted || quota,
+    attempts,
+    cause: e,
+  });
+  return err;
+}
+
+/**
+ * The `AbortError` of a call aborted by the caller's signal.
+ * @param {AbortSignal | undefined} signal
+ */
+function abortError(signal) {
+  const err = new SummarizerError('aiSdkSummarizer: the summary request was aborted', { code: 'ABORTED', provider: 'ai-sdk', cause: signal?.reason });
+  err.name = 'AbortError';
+  return err;
+}
+
+/**
+ * @param {string} message
+ */
+function optionError(message) {
+  return Object.assign(new TypeError(`aiSdkSummarizer: ${message}`), { code: 'INVALID_ARGUMENT' });
+}

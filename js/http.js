@@ -1,0 +1,235 @@
+// @ts-check
+// The HTTP machinery the fetch-based summarizers share (anthropic.js, openai.js): a server-sent
+// events parser, retry hints of response headers, a sleep that ends on abort, header helpers,
+// option checks and the "did you mean" hint. Plain JavaScript, no dependencies; each summarizer
+// passes in its own error constructors so its errors keep their class and code.
+
+/**
+ * A server-sent events parser (the WHATWG `text/event-stream` rules): lines end with CRLF, LF
+ * or CR, `event:` names the event, `data:` lines are joined with LF, a blank line dispatches,
+ * lines starting with `:` are comments. Text may be pushed in pieces cut anywhere.
+ * @param {(event: string, data: string) => void} dispatch
+ */
+export function createSseParser(dispatch) {
+  let buffer = '';
+  let eventName = '';
+  /** @type {string[]} */
+  let data = [];
+  const line = (/** @type {string} */ text) => {
+    if (text === '') {
+      if (data.length > 0) {
+        const name = eventName || 'message';
+        const joined = data.join('\n');
+        eventName = '';
+        data = [];
+        dispatch(name, joined);
+      } else {
+        eventName = '';
+      }
+      return;
+    }
+    if (text.charCodeAt(0) === 58 /* : */) return;
+    const colon = text.indexOf(':');
+    const field = colon < 0 ? text : text.slice(0, colon);
+    let value = colon < 0 ? '' : text.slice(colon + 1);
+    if (value.charCodeAt(0) === 32 /* space */) value = value.slice(1);
+    if (field === 'event') eventName = value;
+    else if (field === 'data') data.push(value);
+  };
+  return {
+    /** @param {string} text */
+    push(text) {
+      buffer += text;
+      let start = 0;
+      for (;;) {
+        const lf = buffer.indexOf('\n', start);
+        const cr = buffer.indexOf('\r', start);
+        let end;
+        if (lf < 0 && cr < 0) break;
+        if (cr >= 0 && (lf < 0 || cr < lf)) {
+          // A CR at the very end may be the first half of a CRLF: wait for the next piece.
+          if (cr === buffer.length - 1) break;
+          end = cr;
+          const next = buffer.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
+          line(buffer.slice(start, end));
+          start = next;
+        } else {
+          end = lf;
+          line(buffer.slice(start, end));
+          start = lf + 1;
+        }
+      }
+      buffer = buffer.slice(start);
+    },
+    /** The end of the stream: a CR held back as a possible CRLF half ends its line after all. */
+    end() {
+      if (buffer.endsWith('\r')) line(buffer.slice(0, -1));
+      buffer = '';
+    },
+  };
+}
+
+/**
+ * The wait a response asks for: `retry-after-ms`, else `retry-after` (seconds or an HTTP date).
+ * @param {Record<string, string>} h
+ * @returns {number | undefined}
+ */
+export function retryAfter(h) {
+  const ms = h['retry-after-ms'];
+  if (ms !== undefined) {
+    const n = Number(ms.trim());
+    if (ms.trim() !== '' && Number.isFinite(n) && n >= 0) return n;
+  }
+  const ra = h['retry-after'];
+  if (ra !== undefined) {
+    const s = Number(ra.trim());
+    if (ra.trim() !== '' && Number.isFinite(s)) return Math.max(0, s * 1000);
+    const date = Date.parse(ra);
+    if (!Number.isNaN(date)) return Math.max(0, date - Date.now());
+  }
+  return undefined;
+}
+
+/**
+ * Waits `ms`, or rejects with `abortError(signal)` as soon as `signal` aborts.
+ * @param {number} ms
+ * @param {AbortSignal | undefined} signal
+ * @param {(signal: AbortSignal | undefined) => Error} abortError The caller's `AbortError`.
+ * @returns {Promise<void>}
+ */
+export function sleep(ms, signal, abortError) {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortError(signal));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError(signal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Adds the caller's headers (a plain object or a `Headers`); `null`/`undefined` removes one.
+ * @param {Record<string, string>} into
+ * @param {Record<string, string | null | undefined> | Headers | undefined} extra
+ * @param {(message: string) => Error} optionError The caller's error for a bad option.
+ */
+export function mergeHeaders(into, extra, optionError) {
+  if (extra === undefined || extra === null) return;
+  if (typeof extra !== 'object') throw optionError('headers must be an object');
+  const entries =
+    typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (extra).forEach) === 'function' &&
+    typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (extra).get) === 'function'
+      ? (() => {
+          /** @type {Array<[string, string]>} */
+          const out = [];
+          /** @type {Headers} */ (extra).forEach((v, k) => out.push([k, v]));
+          return out;
+        })()
+      : Object.entries(extra);
+  for (const [name, value] of entries) {
+    const key = name.toLowerCase();
+    if (value === null || value === undefined) delete into[key];
+    else into[key] = String(value);
+  }
+}
+
+/**
+ * Response headers as a plain object with lower-case names.
+ * @param {Headers | Record<string, string> | undefined} h
+ * @returns {Record<string, string>}
+ */
+export function headersToObject(h) {
+  /** @type {Record<string, string>} */
+  const out = {};
+  if (!h) return out;
+  if (typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (h).forEach) === 'function' && typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (h).get) === 'function') {
+    /** @type {Headers} */ (h).forEach((v, k) => {
+      out[k.toLowerCase()] = v;
+    });
+  } else {
+    for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = String(v);
+  }
+  return out;
+}
+
+/**
+ * A one-line description of an error and its cause (undici puts the reason in `cause`).
+ * @param {unknown} e
+ */
+export function describe(e) {
+  if (!(e instanceof Error)) return String(e);
+  const cause = /** @type {{code?: unknown} | null | undefined} */ (e.cause); // read for its code when not an Error
+  const why = cause instanceof Error ? cause.message || cause.name : cause?.code ?? cause;
+  return why && why !== e.message ? `${e.message} (${why})` : e.message;
+}
+
+/**
+ * @param {string} name
+ * @param {unknown} value
+ * @param {boolean} optional
+ * @param {(message: string) => Error} optionError The caller's error for a bad option.
+ */
+export function checkCount(name, value, optional, optionError) {
+  if (optional && (value === undefined || value === null)) return;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw optionError(`${name} must be a non-negative number`);
+  }
+}
+
+/**
+ * The name of `known` that `name` most likely misspells: the same but for case, or within two
+ * edits (one for names of fewer than 6 characters); `undefined` when there is none.
+ * @param {string} name
+ * @param {readonly string[]} known
+ * @returns {string | undefined}
+ */
+export function likelyMeant(name, known) {
+  const a = name.toLowerCase();
+  let best;
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const b = k.toLowerCase();
+    // Edit distance, one row at a time.
+    let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const row = [i];
+      for (let j = 1; j <= b.length; j++) {
+        row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      }
+      prev = row;
+    }
+    const d = prev[b.length];
+    const allowed = Math.min(a.length, b.length) < 6 ? 1 : 2;
+    if (d <= allowed && d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/**
+ * The values of the named variables of `process.env` where there is one (Node, Bun, Deno's Node
+ * compatibility); an empty value counts as unset. Nothing in browsers.
+ * @param {readonly string[]} names
+ * @returns {Record<string, string | undefined>}
+ */
+export function readEnvironment(names) {
+  const env = /** @type {{process?: {env?: Record<string, string | undefined>}}} */ (globalThis).process?.env;
+  /** @type {Record<string, string | undefined>} */
+  const out = {};
+  if (!env || typeof env !== 'object') return out;
+  for (const name of names) {
+    const v = env[name];
+    out[name] = typeof v === 'string' && v !== '' ? v : undefined;
+  }
+  return out;
+}

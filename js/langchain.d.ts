@@ -1,0 +1,65 @@
+// Types of js/langchain.js: the summarizer over any LangChain chat model.
+
+import type { SummarizeCallOptions, SummaryRequest, SummaryResponseBody } from './summary-request.js';
+
+export type { SummarizeCallOptions, SummarizerError, SummarizerErrorCode, SummaryRequest, SummaryResponseBody } from './summary-request.js';
+
+/**
+ * Any LangChain chat model (`ChatOpenAI`, `ChatAnthropic`, `ChatGoogleGenerativeAI`,
+ * `FakeListChatModel`, …): what is called is `stream` (or `invoke`) with plain `{role, content}`
+ * messages and `{signal, ...callOptions}`.
+ */
+export interface LangChainChatModel {
+  invoke?(input: never, options?: never): unknown;
+  stream?(input: never, options?: never): unknown;
+}
+
+/**
+ * Options of {@link langchainSummarizer}. Any other key throws (`INVALID_ARGUMENT`, with a "did
+ * you mean" hint).
+ */
+export interface LangChainSummarizerOptions {
+  /** Stream the answer (`model.stream`) and report text to `onText` as it comes; else `model.invoke`. Default true. */
+  stream?: boolean;
+  /**
+   * Retries here of a transient failure (408/409/429 but `insufficient_quota`/5xx/529,
+   * "overloaded", "rate limit", network errors, timeouts). Default 2. LangChain models retry by
+   * themselves too (their `maxRetries`, default 6): set one of the two to 0.
+   */
+  maxRetries?: number;
+  /** Time limit of one attempt, in ms. Default none. */
+  timeoutMs?: number;
+  /** Longest silence tolerated between chunks (or before the answer), in ms. Default none. */
+  idleTimeoutMs?: number;
+  /** First backoff step in ms. Default 500. */
+  retryBaseMs?: number;
+  /** Cap of one backoff wait in ms. Default 8000. */
+  retryMaxMs?: number;
+  /** Longest `retry-after` honoured, in ms; a longer one is thrown with `retriesExhausted`. Default 60000. */
+  maxRetryAfterMs?: number;
+  /** Call options passed to `invoke` / `stream` (e.g. `{ tags: ['compaction'] }`); `signal` is the summarizer's. */
+  callOptions?: Record<string, unknown>;
+}
+
+/** A summarizer made by {@link langchainSummarizer}. */
+export type LangChainSummarizer = (request: SummaryRequest, options?: SummarizeCallOptions) => Promise<SummaryResponseBody>;
+
+/**
+ * Makes a summarizer that asks a LangChain chat model for the summary and resolves with a
+ * Messages API response body. Nothing of LangChain is imported: the caller's model turns the
+ * plain messages into its own classes. Failures are `SummarizerError`s; a provider's
+ * prompt-too-long answer is `PROMPT_TOO_LONG` and keeps the provider's words, so the library
+ * drops the oldest turns and asks again. The output limit is the model's own `maxTokens`.
+ *
+ * @throws {TypeError} at once, with `code: 'INVALID_ARGUMENT'`, for a bad model or option.
+ * @example
+ * import { ChatAnthropic } from '@langchain/anthropic';
+ * import { langchainSummarizer } from 'context-compaction';
+ * const summarize = langchainSummarizer(new ChatAnthropic({ model: 'claude-haiku-4-5', maxTokens: 16_000 }));
+ */
+export declare function langchainSummarizer(chatModel: LangChainChatModel, options?: LangChainSummarizerOptions): LangChainSummarizer;
+
+export declare namespace langchainSummarizer {
+  /** The error class, reachable from the function. */
+  const SummarizerError: typeof import('./summary-request.js').SummarizerError;
+}
