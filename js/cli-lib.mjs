@@ -10,11 +10,29 @@
 // tests import it from the built package, pkg/cli-lib.mjs. Its pure parts (API calls,
 // boundaries, estimates, error statistics, thresholds) are ./analysis.mjs, which the web page
 // runs too; they are re-exported here under the same names.
-import { accessSync, constants as fsConstants, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import {
+  accessSync,
+  closeSync,
+  constants as fsConstants,
+  fchmodSync,
+  fchownSync,
+  fsync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  write as fsWrite,
+} from 'node:fs';
+import { open as openFile, readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
+import { Socket, createConnection } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import * as cc from './node.js';
 import * as shared from './analysis.mjs';
 import { apiCalls, asOwnConversation, boundaryFacts, boundaryIndices, errorStats, lineNumberOf, percentile, realContextOf } from './analysis.mjs';
@@ -73,6 +91,47 @@ export class CliError extends Error {
 /** @param {string} message */
 const usageError = (message) => new CliError(`${message}\nRun \`context-compaction --help\` for the usage.`, EXIT.USAGE, { code: 'USAGE' });
 
+// ---- Terminal output: control characters from transcripts made visible ---------------------------
+
+/**
+ * The characters a report never prints raw: C0 controls except newline and tab (ESC starts the
+ * sequences that set the title, write the clipboard through OSC 52, clear the screen, move the
+ * cursor; CR and BS overwrite what was printed), DEL, the C1 controls (U+0080–U+009F: CSI and
+ * OSC in their 8-bit form) and the bidirectional overrides and isolates, which reorder what
+ * follows them on the line.
+ */
+const TERMINAL_UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** @param {string} c one character @param {boolean} json whether `\x` (not JSON) may be used */
+const visibleEscape = (c, json) => {
+  const n = /** @type {number} */ (c.codePointAt(0));
+  return !json && n < 0x80 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
+};
+
+/**
+ * Text safe for a terminal: every control character but `\n` and `\t` (and DEL, the C1 controls,
+ * the line and paragraph separators and the bidirectional controls) replaced by a visible
+ * escape (`\x1b`, `\u009b`), so a transcript's model name, file path or message cannot move the
+ * cursor, retitle the window, clear the screen or write the clipboard (OSC 52) when printed.
+ * Every text report of the command line goes through it; the transcript it writes never does.
+ * @param {string} text
+ * @returns {string}
+ */
+export function escapeTerminal(text) {
+  return String(text).replace(TERMINAL_UNSAFE, (c) => visibleEscape(c, false));
+}
+
+/**
+ * `JSON.stringify(value, null, 2)` safe for a terminal: JSON already escapes the C0 controls;
+ * DEL, the C1 controls, the line separators and the bidirectional controls (which it leaves raw)
+ * become `\u` escapes, so the printed JSON parses to the same value.
+ * @param {unknown} value
+ * @returns {string}
+ */
+export function jsonForTerminal(value) {
+  return JSON.stringify(value, null, 2).replace(TERMINAL_UNSAFE, (c) => visibleEscape(c, true));
+}
+
 // ---- Help and version ----------------------------------------------------------------------------
 
 export const HELP = `Usage: context-compaction <command> [options]
@@ -93,9 +152,13 @@ Commands
 
 Options of compact
   -o, --output FILE       Where to write (default: <session>.compacted.jsonl next to the input;
-                          "-" writes the transcript to stdout and the report to stderr). The
-                          file is written to a temporary file in the same directory and renamed
-                          on success: a failure never leaves a partial file. Claude Code
+                          "-" or /dev/stdout writes the transcript to stdout and the report to
+                          stderr). A regular file is written to a temporary file in the same
+                          directory and renamed on success: a failure or Ctrl-C never leaves a
+                          partial file. A symlink is written through (its target replaced, the
+                          link kept); a replaced file keeps its mode; a new file is 0600 when
+                          the input is private (no group/other access), else the umask's. A
+                          device, FIFO or socket is written in place as a stream. Claude Code
                           resumes a session by its file name: to continue the compacted session
                           there, write it over the session file (-o SESSION.jsonl appends to it
                           in place, as Claude Code does) after keeping a copy.
@@ -167,18 +230,27 @@ export function describeLibraryError(err, file) {
 }
 
 /**
- * Reads and parses a transcript file; throws CliError (exit 2) naming the file and the line.
+ * Reads a transcript file's bytes; throws CliError (exit 2) naming the file.
  * @param {string} file
+ * @returns {Buffer}
  */
-export function readTranscriptFile(file) {
-  let text;
+function readInputBytes(file) {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file);
   } catch (err) {
     const e = /** @type {NodeJS.ErrnoException} */ (err);
     const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : e.message;
     throw new CliError(`cannot read transcript ${file}: ${why}`, EXIT.USAGE, { code: e.code || 'READ_FAILED', cause: e });
   }
+}
+
+/**
+ * Parses a transcript's text; throws CliError (exit 2) naming the file and the line.
+ * @param {string} text
+ * @param {string} file
+ * @returns {TranscriptLine[]}
+ */
+function parseTranscriptText(text, file) {
   let lines;
   try {
     lines = cc.parseTranscript(text);
@@ -195,7 +267,16 @@ export function readTranscriptFile(file) {
       );
     }
   });
-  return { text, lines };
+  return lines;
+}
+
+/**
+ * Reads and parses a transcript file; throws CliError (exit 2) naming the file and the line.
+ * @param {string} file
+ */
+export function readTranscriptFile(file) {
+  const text = readInputBytes(file).toString('utf8');
+  return { text, lines: parseTranscriptText(text, file) };
 }
 
 // ---- analyze: the analysis (also run by scripts/analyze.mjs) -------------------------------------
@@ -401,7 +482,7 @@ export function formatAnalysis(r) {
     `microCompact on the active part (from line ${m.activeFromLine}, keepRecent ${cc.constants.MICROCOMPACT_KEEP_RECENT}): ` +
       `would clear ${m.resultsCleared} tool results, freeing about ${int(m.tokensFreed)} tokens`,
   );
-  return out.join('\n');
+  return escapeTerminal(out.join('\n'));
 }
 
 // ---- compact: what the transcript tells about the session ----------------------------------------
@@ -501,7 +582,7 @@ export function readFileStateFromTranscript(lines) {
   return state;
 }
 
-// ---- compact: writing the output atomically -------------------------------------------------------
+// ---- compact: where and how the output is written -------------------------------------------------
 
 /**
  * The default output path: `<dir>/<name>.compacted.jsonl`.
@@ -512,8 +593,110 @@ export function defaultOutputPath(input) {
   return join(dirname(input), `${base}.compacted.jsonl`);
 }
 
+/** Paths that name this process's standard output: written like `-o -`. */
+const STDOUT_PATHS = new Set(['/dev/stdout', '/dev/fd/1', '/proc/self/fd/1']);
+
 /**
- * Checks, before any work, that `file` can be written (exit 2 otherwise).
+ * How `compact` writes its output (planOutput decides it before any work):
+ * - `stdout`: `-o -` (or /dev/stdout): the transcript to stdout, the report to stderr;
+ * - `file`: a regular file, new or existing: written to a temporary file in `target`'s
+ *   directory and renamed over `target` once complete (`target` is the file a symlink points
+ *   to: the link itself stays); an existing file's mode (and, as root, owner) is kept; a new
+ *   file is created 0600 when the input is private (no group or other permission bit), else
+ *   with the umask's default;
+ * - `stream`: anything else that exists (a device such as /dev/null, a terminal): opened for
+ *   writing (nothing created or truncated) and written in place, never renamed over;
+ * - `fifo`: a named pipe: written in place once a reader opens it;
+ * - `socket`: a Unix socket: connected to and written to as a stream.
+ * `sameAsInput` says whether the output is the input file itself (same device and inode,
+ * through any symlink or hard link): the in-place append of Claude Code.
+ * @typedef {{kind: 'stdout' | 'file' | 'stream' | 'fifo' | 'socket', path: string, target: string,
+ *   sameAsInput: boolean, mode: number | null, owner: {uid: number, gid: number} | null,
+ *   createMode: number}} OutputPlan
+ */
+
+/**
+ * Where a symlink chain ends, the last link dangling (its target not created yet): the path
+ * to create. A path that is not a link is returned as it is (its directory resolved).
+ * @param {string} path
+ */
+function danglingTarget(path) {
+  let p = path;
+  for (let hops = 0; hops < 40; hops++) {
+    let st;
+    try {
+      st = lstatSync(p);
+    } catch {
+      break; // nothing there: create it
+    }
+    if (!st.isSymbolicLink()) break;
+    p = resolve(dirname(p), readlinkSync(p));
+  }
+  try {
+    return join(realpathSync(dirname(p)), basename(p));
+  } catch {
+    return p; // a missing directory: checkWritable says so
+  }
+}
+
+/**
+ * Decides, before any work, how `output` will be written (see OutputPlan); throws CliError
+ * (exit 2) when it cannot be: a missing or unwritable directory, a directory as the output,
+ * an unwritable device or FIFO.
+ * @param {string} output `-` or an absolute path
+ * @param {string} input the transcript (compared by device and inode)
+ * @returns {OutputPlan}
+ */
+export function planOutput(output, input) {
+  if (output === '-' || STDOUT_PATHS.has(output)) {
+    return { kind: 'stdout', path: '-', target: '-', sameAsInput: false, mode: null, owner: null, createMode: 0o666 };
+  }
+  /** @type {import('node:fs').Stats | null} */
+  let st = null;
+  try {
+    st = statSync(output); // through symlinks
+  } catch (err) {
+    const e = /** @type {NodeJS.ErrnoException} */ (err);
+    if (e.code === 'ELOOP') throw new CliError(`cannot write ${output}: too many levels of symbolic links`, EXIT.USAGE, { code: 'ELOOP', cause: e });
+    if (e.code === 'EACCES') throw new CliError(`cannot write ${output}: permission denied`, EXIT.USAGE, { code: 'EACCES', cause: e });
+  }
+  /** @type {import('node:fs').Stats | null} */
+  let inputSt = null;
+  try {
+    inputSt = statSync(input);
+  } catch {
+    /* a missing input is reported when it is read */
+  }
+  const sameAsInput = st !== null && inputSt !== null && st.dev === inputSt.dev && st.ino === inputSt.ino;
+  if (st && st.isDirectory()) throw new CliError(`cannot write ${output}: it is a directory`, EXIT.USAGE, { code: 'EISDIR' });
+  if (st && !st.isFile()) {
+    if (!st.isSocket()) {
+      try {
+        accessSync(output, fsConstants.W_OK);
+      } catch {
+        throw new CliError(`cannot write ${output}: permission denied`, EXIT.USAGE, { code: 'EACCES' });
+      }
+    }
+    return { kind: st.isSocket() ? 'socket' : st.isFIFO() ? 'fifo' : 'stream', path: output, target: output, sameAsInput, mode: null, owner: null, createMode: 0o666 };
+  }
+  const target = st ? realpathSync(output) : danglingTarget(output);
+  checkWritable(target);
+  const privateInput = inputSt !== null && (inputSt.mode & 0o077) === 0;
+  return {
+    kind: 'file',
+    path: output,
+    target,
+    sameAsInput,
+    mode: st ? st.mode & 0o7777 : null,
+    owner: st ? { uid: st.uid, gid: st.gid } : null,
+    // Written private, then given the existing file's mode; a new file: private like its input, else the umask's.
+    createMode: st || privateInput ? 0o600 : 0o666,
+  };
+}
+
+/**
+ * Checks, before any work, that a regular file can be created or replaced at `file`: its
+ * directory exists and is writable (exit 2 otherwise).
  * @param {string} file
  */
 export function checkWritable(file) {
@@ -537,21 +720,140 @@ export function checkWritable(file) {
   }
 }
 
+/** Bytes written per write call: between two, a signal handler can run. */
+const WRITE_CHUNK = 1 << 20;
+const writeP = promisify(fsWrite);
+const fsyncP = promisify(fsync);
+
 /**
- * Writes `text` to `file` atomically: a temporary file in the same directory, renamed over
- * `file` once complete; removed when anything fails.
- * @param {string} file
- * @param {string} text
+ * The pieces of an output as bytes.
+ * @param {readonly (string | Uint8Array)[]} pieces
  */
-export function writeFileAtomic(file, text) {
-  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+const asBytes = (pieces) => pieces.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)).filter((b) => b.length > 0);
+
+/**
+ * What a write in progress leaves to clean up if the process is interrupted: the temporary
+ * file (removed), and whether the output is already complete (`committed`: nothing to undo).
+ * @typedef {{tmp: string | null, committed: boolean, streaming: boolean}} WriteState
+ */
+
+/**
+ * Writes `pieces` to a regular file atomically (see OutputPlan): a temporary file created
+ * (exclusively, 0600) in the target's directory, written in 1 MiB chunks, given the mode of
+ * the file it replaces, flushed to disk, then renamed over the target. Anything failing
+ * removes the temporary file; the target is untouched until the rename.
+ * @param {OutputPlan} plan a `file` plan
+ * @param {readonly (string | Uint8Array)[]} pieces
+ * @param {WriteState} state updated as the write goes (read by the interrupt handler)
+ */
+export async function writeFileAtomic(plan, pieces, state = { tmp: null, committed: false, streaming: false }) {
+  const target = plan.target;
+  const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  /** @type {number | null} */
+  let fd = null;
   try {
-    writeFileSync(tmp, text, { flag: 'wx', mode: 0o644 });
-    renameSync(tmp, file);
+    // Created synchronously: an interrupt handler (same thread) sees state.tmp whenever the file exists.
+    fd = openSync(tmp, 'wx', plan.createMode);
+    state.tmp = tmp;
+    for (const buf of asBytes(pieces)) {
+      for (let at = 0; at < buf.length; ) {
+        const { bytesWritten } = await writeP(fd, buf, at, Math.min(WRITE_CHUNK, buf.length - at));
+        at += bytesWritten;
+      }
+    }
+    if (plan.mode !== null) fchmodSync(fd, plan.mode);
+    if (plan.owner && typeof process.getuid === 'function' && process.getuid() === 0) {
+      try {
+        fchownSync(fd, plan.owner.uid, plan.owner.gid);
+      } catch {
+        /* a file system without owners: the mode is kept */
+      }
+    }
+    await fsyncP(fd);
+    closeSync(fd);
+    fd = null;
+    // The target must still be what was planned: a regular file or nothing (never rename over a device).
+    let now = null;
+    try {
+      now = lstatSync(target);
+    } catch {
+      /* still absent */
+    }
+    if (now && !now.isFile()) throw Object.assign(new Error(`${target} is no longer a regular file`), { code: 'ECHANGED' });
+    renameSync(tmp, target);
+    state.committed = true;
+    state.tmp = null;
   } catch (err) {
     const e = /** @type {NodeJS.ErrnoException} */ (err);
-    rmSync(tmp, { force: true });
-    throw new CliError(`cannot write ${file}: ${e.message}`, EXIT.USAGE, { code: e.code || 'WRITE_FAILED', cause: e });
+    if (fd !== null) closeSync(fd);
+    if (state.tmp) rmSync(state.tmp, { force: true });
+    state.tmp = null;
+    throw new CliError(`cannot write ${plan.path}: ${e.message}`, EXIT.USAGE, { code: e.code || 'WRITE_FAILED', cause: e });
+  }
+}
+
+/**
+ * Opens a FIFO for writing without blocking a thread: non-blocking, retried every 50 ms until a
+ * reader opens it (a blocking open would hold a libuv thread that process.exit waits for, so
+ * Ctrl-C could not end the run).
+ * @param {string} path
+ * @returns {Promise<number>} the descriptor
+ */
+async function openFifoForWriting(path) {
+  for (;;) {
+    try {
+      return openSync(path, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
+    } catch (err) {
+      if (/** @type {NodeJS.ErrnoException} */ (err).code !== 'ENXIO') throw err;
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+  }
+}
+
+/**
+ * Writes `pieces` in place to what is not a regular file (see OutputPlan): stdout, a device, a
+ * FIFO (written through the event loop once a reader opens it), a Unix socket (connected to).
+ * @param {OutputPlan} plan a `stdout`, `stream`, `fifo` or `socket` plan
+ * @param {readonly (string | Uint8Array)[]} pieces
+ * @param {NodeJS.WritableStream} stdout
+ * @param {WriteState} state `streaming` is set once bytes may have reached the output
+ */
+export async function writeStream(plan, pieces, stdout, state = { tmp: null, committed: false, streaming: false }) {
+  const bufs = asBytes(pieces);
+  try {
+    if (plan.kind === 'stdout' || plan.kind === 'socket' || plan.kind === 'fifo') {
+      const out =
+        plan.kind === 'stdout'
+          ? stdout
+          : plan.kind === 'fifo'
+            ? new Socket({ fd: await openFifoForWriting(plan.target), readable: false, writable: true })
+            : await new Promise((ok, fail) => {
+                const sock = createConnection(plan.target);
+                sock.once('connect', () => ok(sock)).once('error', fail);
+              });
+      state.streaming = true;
+      for (const buf of bufs) {
+        await new Promise((ok, fail) => out.write(buf, (/** @type {Error | null | undefined} */ e) => (e ? fail(e) : ok(undefined))));
+      }
+      if (plan.kind !== 'stdout') await new Promise((ok) => /** @type {Socket} */ (out).end(() => ok(undefined)));
+    } else {
+      const fh = await openFile(plan.target, fsConstants.O_WRONLY);
+      state.streaming = true;
+      try {
+        for (const buf of bufs) {
+          for (let at = 0; at < buf.length; ) {
+            const { bytesWritten } = await fh.write(buf, at, Math.min(WRITE_CHUNK, buf.length - at));
+            at += bytesWritten;
+          }
+        }
+      } finally {
+        await fh.close();
+      }
+    }
+    state.committed = true;
+  } catch (err) {
+    const e = /** @type {NodeJS.ErrnoException} */ (err);
+    throw new CliError(`cannot write ${plan.path}: ${e.message}`, EXIT.USAGE, { code: e.code || 'WRITE_FAILED', cause: e });
   }
 }
 
@@ -568,6 +870,7 @@ const PHASE_TEXT = {
   restoring: 'restoring files',
   sessionStartHook: 'SessionStart hooks',
   postCompactHook: 'PostCompact hooks',
+  writing: 'writing the output',
   done: 'done',
 };
 
@@ -594,7 +897,7 @@ export function progressDisplay(stream, mode) {
   const status = () => `compacting: ${phase}${chars ? ` · ${n(chars)} characters streamed` : ''} · ${seconds()}`;
   const draw = () => {
     const cols = stream.columns || 100;
-    stream.write(`\r\x1b[K${status().slice(0, cols - 1)}`);
+    stream.write(`\r\x1b[K${escapeTerminal(status()).slice(0, cols - 1)}`);
     drawn = true;
     lastDraw = Date.now();
   };
@@ -607,7 +910,10 @@ export function progressDisplay(stream, mode) {
     get chars() {
       return chars;
     },
-    /** @param {ProgressEvent & {detail?: string}} e a phase (`detail` is shown on any phase that has one) */
+    /**
+     * @param {(ProgressEvent | {phase: 'writing'}) & {detail?: string}} e a phase of the
+     *   compaction, or the command's own `writing` (`detail` is shown on any phase that has one)
+     */
     onProgress(e) {
       if (!e || typeof e.phase !== 'string') return;
       let text = PHASE_TEXT[e.phase] ?? e.phase;
@@ -625,7 +931,7 @@ export function progressDisplay(stream, mode) {
         }
         draw();
       } else if (mode === 'plain') {
-        stream.write(`progress: ${text}\n`);
+        stream.write(`progress: ${escapeTerminal(text)}\n`);
       }
     },
     /** @param {string} t a chunk of the streamed summary */
@@ -748,7 +1054,7 @@ export function formatCompaction(r) {
   if (r.restoredSkills.length) formatItems('Restored skills', r.restoredSkills, 'name', out);
   out.push('');
   formatLossReport(r.lossReport, r.appendMissing, out);
-  return out.join('\n');
+  return escapeTerminal(out.join('\n'));
 }
 
 /**
@@ -769,7 +1075,7 @@ export function formatPreview(p, meta) {
   out.push('');
   formatItems('Files that would be restored', p.restoredFiles ?? [], 'path', out);
   if ((p.restoredSkills ?? []).length) formatItems('Skills that would be restored', p.restoredSkills, 'name', out);
-  return out.join('\n');
+  return escapeTerminal(out.join('\n'));
 }
 
 // ---- compact: errors ------------------------------------------------------------------------------
@@ -873,7 +1179,7 @@ export function analyzeCommand(args, io) {
   const file = onePath(positionals, 'analyze');
   const { lines } = readTranscriptFile(file);
   const report = analyzeLines(lines, file);
-  io.stdout.write((values.json ? JSON.stringify(report, null, 2) : formatAnalysis(report)) + '\n');
+  io.stdout.write((values.json ? jsonForTerminal(report) : formatAnalysis(report)) + '\n');
   return EXIT.OK;
 }
 
@@ -937,18 +1243,122 @@ export async function compactCommand(args, io) {
   if (v.progress && v['no-progress']) throw usageError('compact: --progress and --no-progress exclude each other');
 
   // The output, checked before any work (no summary paid for that cannot be written).
-  const toStdout = v.output === '-';
-  const output = v.preview ? null : toStdout ? '-' : resolve(v.output ?? defaultOutputPath(input));
-  if (output && output !== '-') checkWritable(output);
-  if (output === input && v['no-history']) {
+  const output = v.preview ? null : v.output === '-' ? '-' : resolve(v.output ?? defaultOutputPath(input));
+  const plan = output === null ? null : planOutput(output, input);
+  if (plan && plan.sameAsInput && v['no-history']) {
     throw usageError('compact: refusing to replace the session file with its post-compaction lines only (drop --no-history to append to it)');
   }
+  const toStdout = plan !== null && plan.kind === 'stdout';
+  const report = toStdout ? io.stderr : io.stdout;
 
-  const { text, lines } = readTranscriptFile(input);
+  if (v.preview) {
+    if (typeof cc.previewCompaction !== 'function') {
+      throw new CliError('compact --preview: this build of the library has no previewCompaction', EXIT.INTERNAL, { code: 'UNSUPPORTED' });
+    }
+    const { lines, model, readFileState } = prepareCompaction(input, readTranscriptFile(input).lines, v.model, offline);
+    let p;
+    try {
+      p = cc.previewCompaction(lines, { model, readFileState });
+    } catch (e) {
+      throw compactionError(e, input) ?? e;
+    }
+    report.write((v.json ? jsonForTerminal({ input, model, preview: p }) : formatPreview(p, { input, model })) + '\n');
+    return EXIT.OK;
+  }
+  if (offline && typeof cc.offlineSummarizer !== 'function') {
+    throw new CliError('compact: this build of the library has no offlineSummarizer; pass --api-key', EXIT.INTERNAL, { code: 'UNSUPPORTED' });
+  }
+  const out = /** @type {OutputPlan} */ (plan); // not null: --preview returned above
+
+  /** @type {CompactJob} */
+  const job = {
+    input,
+    model: v.model,
+    offline,
+    apiKey,
+    baseURL,
+    maxSummaryTokens,
+    instructions: v.instructions,
+    appendMissing: Boolean(v['append-missing']),
+    freshFiles: Boolean(v['fresh-files']),
+    history: !v['no-history'],
+  };
+  const mode = v['no-progress'] ? 'off' : v.progress ? (io.stderr.isTTY ? 'tty' : 'plain') : io.stderr.isTTY ? 'tty' : 'off';
+  const progress = progressDisplay(io.stderr, mode);
+
+  // Ctrl-C (SIGINT) and SIGTERM: the compaction runs in a worker thread, so this thread stays
+  // free to handle them whatever the compaction does (the offline summarizer is synchronous).
+  // Until the output is complete, a signal stops the worker, removes the temporary file and
+  // exits 130: the input and any existing output are untouched (the output file is only ever
+  // replaced by the final rename). Once the output is complete, the run finishes normally.
+  /** @type {WriteState} */
+  const state = { tmp: null, committed: false, streaming: false };
+  /** @type {{terminate(): unknown} | null} */
+  let worker = null;
+  const onSignal = () => {
+    if (state.committed) return;
+    void worker?.terminate();
+    if (state.tmp) rmSync(state.tmp, { force: true });
+    progress.finish(true);
+    io.stderr.write(
+      state.streaming ? `context-compaction: interrupted: the output ${out.path === '-' ? 'on stdout' : out.path} may be incomplete\n` : 'context-compaction: interrupted: nothing was written\n',
+    );
+    process.exit(EXIT.INTERRUPTED);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    /** @type {ProgressEvent | null} the compaction's `done`, shown once the output is written */
+    let doneEvent = null;
+    const shown = {
+      /** @param {ProgressEvent} e */
+      onProgress: (e) => (e.phase === 'done' ? (doneEvent = e) : progress.onProgress(e)),
+      /** @param {string} t */
+      onText: (t) => progress.onText(t),
+    };
+    const done = await runCompactJob(job, io.env, shown, (w) => (worker = w));
+    worker = null;
+    progress.onProgress({ phase: 'writing', detail: out.path === '-' ? 'stdout' : out.path });
+    /** @type {(string | Uint8Array)[]} */
+    const pieces = [];
+    if (job.history) {
+      pieces.push(done.inputBytes);
+      if (done.inputBytes.length > 0 && done.inputBytes[done.inputBytes.length - 1] !== 0x0a) pieces.push('\n');
+    }
+    pieces.push(done.newText);
+    if (out.kind === 'file') await writeFileAtomic(out, pieces, state);
+    else await writeStream(out, pieces, io.stdout, state);
+    if (doneEvent) progress.onProgress(doneEvent);
+    progress.finish();
+    const r = done.report;
+    r.output = out.path;
+    r.streamedCharacters = progress.chars;
+    report.write((v.json ? jsonForTerminal(r) : formatCompaction(r)) + '\n');
+    return EXIT.OK;
+  } catch (e) {
+    progress.finish(true);
+    throw e;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/**
+ * Reads what a compaction needs from the parsed transcript: the model (--model, else the
+ * transcript's, else DEFAULT_MODEL offline), the read-file state; throws CliError when the API
+ * needs a model the transcript does not name, or when there is nothing to compact.
+ * @param {string} input named in the errors
+ * @param {TranscriptLine[]} lines
+ * @param {string | undefined} modelOption --model
+ * @param {boolean} offline
+ */
+function prepareCompaction(input, lines, modelOption, offline) {
   const fromTranscript = transcriptModel(lines);
-  const model = v.model ?? fromTranscript ?? DEFAULT_MODEL;
-  const modelFrom = v.model ? 'option' : fromTranscript ? 'transcript' : 'default';
-  if (!offline && !v.model && !fromTranscript) {
+  const model = modelOption ?? fromTranscript ?? DEFAULT_MODEL;
+  /** @type {'option' | 'transcript' | 'default'} */
+  const modelFrom = modelOption ? 'option' : fromTranscript ? 'transcript' : 'default';
+  if (!offline && !modelOption && !fromTranscript) {
     throw usageError('compact: the transcript names no model; pass --model for the API');
   }
   if (!lines.some((l) => (l.type === 'user' || l.type === 'assistant') && l.isSidechain !== true)) {
@@ -957,112 +1367,161 @@ export async function compactCommand(args, io) {
       : 'it has no user or assistant line';
     throw new CliError(`compaction failed (NOTHING_TO_COMPACT): ${input}: ${why}; nothing was written`, EXIT.COMPACTION, { code: 'NOTHING_TO_COMPACT' });
   }
-  const readFileState = readFileStateFromTranscript(lines);
-  const report = toStdout ? io.stderr : io.stdout;
-
-  if (v.preview) {
-    if (typeof cc.previewCompaction !== 'function') {
-      throw new CliError('compact --preview: this build of the library has no previewCompaction', EXIT.INTERNAL, { code: 'UNSUPPORTED' });
-    }
-    let p;
-    try {
-      p = cc.previewCompaction(lines, { model, readFileState });
-    } catch (e) {
-      throw compactionError(e, input) ?? e;
-    }
-    report.write((v.json ? JSON.stringify({ input, model, preview: p }, null, 2) : formatPreview(p, { input, model })) + '\n');
-    return EXIT.OK;
-  }
-
-  let summarize;
-  if (offline) {
-    if (typeof cc.offlineSummarizer !== 'function') {
-      throw new CliError('compact: this build of the library has no offlineSummarizer; pass --api-key', EXIT.INTERNAL, { code: 'UNSUPPORTED' });
-    }
-    summarize = cc.offlineSummarizer(maxSummaryTokens === undefined ? {} : { maxTokens: maxSummaryTokens });
-  } else {
-    summarize = cc.anthropicSummarizer({ apiKey, baseURL });
-  }
-
-  const mode = v['no-progress'] ? 'off' : v.progress ? (io.stderr.isTTY ? 'tty' : 'plain') : io.stderr.isTTY ? 'tty' : 'off';
-  const progress = progressDisplay(io.stderr, mode);
-  const controller = new AbortController();
-  const onSignal = () => {
-    if (controller.signal.aborted) process.exit(EXIT.INTERRUPTED);
-    controller.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  /** @type {CompactContext} */
-  const context = {
-    model,
-    summarize,
-    readFileState,
-    signal: controller.signal,
-    onProgress: (e) => progress.onProgress(e),
-    onText: (t) => progress.onText(t),
-  };
-  if (v['fresh-files']) {
-    const snapshot = new Map(readFileState);
-    context.readFile = async (path) => {
-      try {
-        return await readFile(path, 'utf8');
-      } catch {
-        return snapshot.get(path)?.content ?? null;
-      }
-    };
-  }
-  const options = {};
-  if (v.instructions !== undefined) options.customInstructions = v.instructions;
-  if (v['append-missing']) options.appendMissing = true;
-
-  let result;
-  try {
-    result = await cc.compactConversation(lines, context, options);
-  } catch (e) {
-    progress.finish(true);
-    throw compactionError(e, input) ?? e;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
-  progress.finish();
-
-  const post = cc.buildPostCompactMessages(result);
-  const newText = cc.serializeTranscript(post);
-  const history = !v['no-history'];
-  const outText = history ? (text === '' || text.endsWith('\n') ? text : text + '\n') + newText : newText;
-  if (toStdout) io.stdout.write(outText);
-  else writeFileAtomic(/** @type {string} */ (output), outText); // not null: --preview returned above
-
-  const restoredFiles = result.restoredFiles.map((f) => ({ path: f.path, tokens: f.tokens, truncated: f.truncated }));
-  /** @type {CompactionReport} */
-  const r = {
-    input,
-    output,
-    history,
-    model,
-    modelFrom,
-    summarizer: offline ? { kind: 'offline' } : { kind: 'anthropic', baseURL },
-    tokensBefore: result.preCompactTokenCount,
-    tokensAfter: result.truePostCompactTokenCount,
-    postCompactTokenCount: result.postCompactTokenCount,
-    summaryTokens: cc.roughTokenCountEstimation(result.summary),
-    streamedCharacters: progress.chars,
-    restoredFiles,
-    restoredFileTokens: restoredFiles.reduce((a, f) => a + f.tokens, 0),
-    restoredSkills: result.restoredSkills.map((s) => ({ name: s.name, tokens: s.tokens, truncated: s.truncated })),
-    lossReport: result.lossReport ?? null,
-    appendMissing: Boolean(v['append-missing']),
-    compactionUsage: result.compactionUsage,
-    ptlRetries: result.ptlRetries,
-    transientRetries: result.transientRetries,
-    warningStateAfter: cc.calculateTokenWarningState(result.truePostCompactTokenCount, model),
-    linesWritten: { history: history ? lines.length : 0, new: post.length },
-  };
-  report.write((v.json ? JSON.stringify(r, null, 2) : formatCompaction(r)) + '\n');
-  return EXIT.OK;
+  return { lines, model, modelFrom, readFileState: readFileStateFromTranscript(lines) };
 }
+
+// ---- compact: the compaction in a worker thread -----------------------------------------------------
+
+/**
+ * What the worker thread is asked to do: everything `compact` does between its checks and the
+ * write (read and parse the transcript, summarize, build the post-compaction lines, measure).
+ * @typedef {{input: string, model: string | undefined, offline: boolean, apiKey: string | undefined,
+ *   baseURL: string, maxSummaryTokens: number | undefined, instructions: string | undefined,
+ *   appendMissing: boolean, freshFiles: boolean, history: boolean}} CompactJob
+ */
+/**
+ * What the worker answers: the input's bytes as read (written back unchanged ahead of the new
+ * lines), the new lines as JSONL, and the report (its `output` and `streamedCharacters` are
+ * filled in by the main thread).
+ * @typedef {{inputBytes: Uint8Array, newText: string, report: CompactionReport}} CompactDone
+ */
+/**
+ * Messages from the worker thread.
+ * @typedef {{type: 'progress', event: ProgressEvent} | {type: 'text', text: string}
+ *   | {type: 'done', done: CompactDone}
+ *   | {type: 'error', error: {message: string, exitCode: number, code: string} | null, stack?: string}} JobMessage
+ */
+
+/** The workerData key that makes this module run a compaction job when loaded as a worker. */
+const JOB_KEY = 'contextCompactionCliJob';
+
+/**
+ * Runs `job` in a worker thread (this module, loaded again there); resolves with its answer,
+ * rejects with the CliError it reported (or an Error carrying its stack).
+ * @param {CompactJob} job
+ * @param {Record<string, string | undefined>} env the worker's environment (the library reads its settings there)
+ * @param {{onProgress(e: ProgressEvent): unknown, onText(t: string): unknown}} progress
+ * @param {(worker: Worker) => void} started called with the worker (the interrupt handler terminates it)
+ * @returns {Promise<CompactDone>}
+ */
+function runCompactJob(job, env, progress, started) {
+  return new Promise((ok, fail) => {
+    /** @type {Record<string, string>} */
+    const workerEnv = {};
+    for (const [k, val] of Object.entries(env)) if (val !== undefined) workerEnv[k] = val;
+    const worker = new Worker(new URL(import.meta.url), { workerData: { [JOB_KEY]: job }, env: workerEnv, stdout: false, stderr: false });
+    started(worker);
+    let settled = false;
+    worker.on('message', (/** @type {JobMessage} */ m) => {
+      if (m.type === 'progress') {
+        progress.onProgress(m.event);
+      } else if (m.type === 'text') {
+        progress.onText(m.text);
+      } else if (m.type === 'done') {
+        settled = true;
+        ok(m.done);
+        void worker.terminate();
+      } else if (m.type === 'error') {
+        settled = true;
+        fail(m.error ? new CliError(m.error.message, m.error.exitCode, { code: m.error.code }) : Object.assign(new Error('the compaction failed'), { stack: m.stack }));
+        void worker.terminate();
+      }
+    });
+    worker.on('error', (e) => {
+      if (!settled) fail(e);
+      settled = true;
+    });
+    worker.on('exit', (code) => {
+      if (!settled) fail(new Error(`the compaction's worker thread exited with code ${code} before answering`));
+      settled = true;
+    });
+  });
+}
+
+/**
+ * The worker thread's side: runs the job, posts progress, then the answer or the error.
+ * @param {CompactJob} job
+ * @param {import('node:worker_threads').MessagePort} port
+ */
+async function compactJobInWorker(job, port) {
+  /** @param {JobMessage} m @param {ArrayBuffer[]} [transfer] */
+  const post = (m, transfer) => port.postMessage(m, transfer);
+  try {
+    const bytes = readInputBytes(job.input);
+    const text = bytes.toString('utf8');
+    const { lines, model, modelFrom, readFileState } = prepareCompaction(job.input, parseTranscriptText(text, job.input), job.model, job.offline);
+    const summarize = job.offline
+      ? cc.offlineSummarizer(job.maxSummaryTokens === undefined ? {} : { maxTokens: job.maxSummaryTokens })
+      : cc.anthropicSummarizer({ apiKey: /** @type {string} */ (job.apiKey), baseURL: job.baseURL });
+    /** @type {CompactContext} */
+    const context = {
+      model,
+      summarize,
+      readFileState,
+      onProgress: (event) => post({ type: 'progress', event }),
+      onText: (t) => post({ type: 'text', text: t }),
+    };
+    if (job.freshFiles) {
+      const snapshot = new Map(readFileState);
+      context.readFile = async (path) => {
+        try {
+          return await readFile(path, 'utf8');
+        } catch {
+          return snapshot.get(path)?.content ?? null;
+        }
+      };
+    }
+    /** @type {{customInstructions?: string, appendMissing?: boolean}} */
+    const options = {};
+    if (job.instructions !== undefined) options.customInstructions = job.instructions;
+    if (job.appendMissing) options.appendMissing = true;
+    let result;
+    try {
+      result = await cc.compactConversation(lines, context, options);
+    } catch (e) {
+      throw compactionError(e, job.input) ?? e;
+    }
+    const post_ = cc.buildPostCompactMessages(result);
+    const newText = cc.serializeTranscript(post_);
+    const restoredFiles = result.restoredFiles.map((f) => ({ path: f.path, tokens: f.tokens, truncated: f.truncated }));
+    /** @type {CompactionReport} */
+    const report = {
+      input: job.input,
+      output: null,
+      history: job.history,
+      model,
+      modelFrom,
+      summarizer: job.offline ? { kind: 'offline' } : { kind: 'anthropic', baseURL: job.baseURL },
+      tokensBefore: result.preCompactTokenCount,
+      tokensAfter: result.truePostCompactTokenCount,
+      postCompactTokenCount: result.postCompactTokenCount,
+      summaryTokens: cc.roughTokenCountEstimation(result.summary),
+      streamedCharacters: 0,
+      restoredFiles,
+      restoredFileTokens: restoredFiles.reduce((a, f) => a + f.tokens, 0),
+      restoredSkills: result.restoredSkills.map((s) => ({ name: s.name, tokens: s.tokens, truncated: s.truncated })),
+      lossReport: result.lossReport ?? null,
+      appendMissing: job.appendMissing,
+      compactionUsage: result.compactionUsage,
+      ptlRetries: result.ptlRetries,
+      transientRetries: result.transientRetries,
+      warningStateAfter: cc.calculateTokenWarningState(result.truePostCompactTokenCount, model),
+      linesWritten: { history: job.history ? lines.length : 0, new: post_.length },
+    };
+    // The input's bytes go back without a copy (their own ArrayBuffer is transferred).
+    const own = bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length ? bytes : Buffer.from(bytes);
+    const inputBytes = new Uint8Array(own.buffer, own.byteOffset, own.length);
+    post({ type: 'done', done: { inputBytes, newText, report } }, [/** @type {ArrayBuffer} */ (inputBytes.buffer)]);
+  } catch (err) {
+    if (err instanceof CliError) {
+      post({ type: 'error', error: { message: err.message, exitCode: err.exitCode, code: err.code } });
+    } else {
+      const e = /** @type {{stack?: unknown} | null | undefined} */ (err);
+      post({ type: 'error', error: null, stack: String((e && e.stack) ?? err) });
+    }
+  }
+}
+
 
 /** The model used when neither --model nor the transcript names one (offline only). */
 export const DEFAULT_MODEL = 'claude-sonnet-4-5';
@@ -1092,11 +1551,18 @@ export async function run(argv, io) {
     );
   } catch (e) {
     if (e instanceof CliError) {
-      io.stderr.write(`context-compaction: ${e.message}\n`);
+      io.stderr.write(`context-compaction: ${escapeTerminal(e.message)}\n`);
       return e.exitCode;
     }
     const stack = e && typeof e === 'object' && 'stack' in e ? e.stack : undefined;
-    io.stderr.write(`context-compaction: unexpected failure: ${stack ? stack : e}\n`);
+    io.stderr.write(`context-compaction: unexpected failure: ${escapeTerminal(String(stack ? stack : e))}\n`);
     return EXIT.INTERNAL;
   }
+}
+
+// Loaded as the worker thread of a `compact` run (runCompactJob): run its job, once every
+// declaration of this module is initialised.
+if (!isMainThread && parentPort && workerData && typeof workerData === 'object' && JOB_KEY in workerData) {
+  const port = parentPort;
+  setImmediate(() => void compactJobInWorker(workerData[JOB_KEY], port));
 }

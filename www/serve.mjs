@@ -12,8 +12,21 @@
 //                   repository, or TRANSCRIPTS_DIR), for the page's demo list;
 //                   /transcripts/index.json lists them (empty when the directory is missing).
 // Only GET and HEAD; never a file outside those three roots.
+//
+// Locked down (issue 13):
+// - the Host header must name the loopback address the server listens on (127.0.0.1, localhost
+//   or [::1], with its port): any other name is answered 421, so a DNS-rebinding page (a
+//   hostile name resolved to 127.0.0.1) cannot read what is served, sessions included;
+// - a file is served only when its real path (every symlink resolved) lies inside the real path
+//   of its root: a symlink out of a root is answered 404 like a missing file;
+// - every answer carries a strict Content-Security-Policy (CSP below; www/index.html repeats it
+//   in a meta tag): scripts only from this origin (the page's one inline script, its import
+//   map, allowed by its hash), no inline script or style, no plugins, no framing; the page may
+//   connect to this origin, to https:// origins (the Messages API) and to http:// loopback
+//   test servers only.
 
-import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +35,81 @@ const WWW = fileURLToPath(new URL('./', import.meta.url));
 const ROOT = resolve(WWW, '..');
 const PKG = join(ROOT, 'pkg');
 const TRANSCRIPTS = resolve(process.env.TRANSCRIPTS_DIR ?? join(ROOT, '..', 'shared', 'transcripts'));
+
+/**
+ * The hashes (`'sha256-…'`) of the inline scripts of an HTML text: what a CSP must list for
+ * them to run (here: the page's import map).
+ * @param {string} html
+ * @returns {string[]}
+ */
+export function inlineScriptHashes(html) {
+  /** @type {string[]} */
+  const out = [];
+  for (const m of html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)) {
+    if (/\bsrc\s*=/i.test(m[1])) continue;
+    out.push(`'sha256-${createHash('sha256').update(m[2], 'utf8').digest('base64')}'`);
+  }
+  return out;
+}
+
+/**
+ * The page's Content-Security-Policy as www/index.html's meta tag states it (the directives a
+ * meta tag can carry), the hashes of its inline scripts computed from the file.
+ * @param {string[]} hashes
+ */
+export function pagePolicy(hashes) {
+  return [
+    "default-src 'none'",
+    `script-src 'self' 'wasm-unsafe-eval'${hashes.map((h) => ` ${h}`).join('')}`,
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self' https: http://127.0.0.1:* http://localhost:*",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "object-src 'none'",
+  ].join('; ');
+}
+
+/**
+ * The CSP header of every answer: the page's policy plus what only a header can say (no framing).
+ * @returns {string}
+ */
+function policyHeader() {
+  /** @type {string[]} */
+  let hashes = [];
+  try {
+    hashes = inlineScriptHashes(readFileSync(join(WWW, 'index.html'), 'utf8'));
+  } catch {
+    /* no page: no inline script to allow */
+  }
+  return `${pagePolicy(hashes)}; frame-ancestors 'none'`;
+}
+const CSP = policyHeader();
+
+/** The addresses the server may listen on. */
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** Headers of every answer. */
+const SECURITY_HEADERS = {
+  'content-security-policy': CSP,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+/**
+ * The real path of each root (symlinks resolved once; a missing root serves nothing).
+ * @param {string} root
+ */
+const realRoot = (root) => {
+  try {
+    return realpathSync(root);
+  } catch {
+    return null;
+  }
+};
 
 /** @type {Record<string, string>} */
 const TYPES = {
@@ -62,10 +150,36 @@ function fileFor(pathname) {
     if (path === prefix.slice(0, -1) && prefix !== '/') path = prefix;
     if (!path.startsWith(prefix)) continue;
     const file = resolve(base, path.slice(prefix.length));
-    if (file !== resolve(base) && !file.startsWith(resolve(base) + sep)) return null;
-    return file;
+    if (!within(file, resolve(base))) return null;
+    return realInside(file, base);
   }
   return null;
+}
+
+/**
+ * Whether `file` is `root` or lies below it.
+ * @param {string} file
+ * @param {string} root
+ */
+const within = (file, root) => file === root || file.startsWith(root.endsWith(sep) ? root : root + sep);
+
+/**
+ * `file`'s real path when it lies inside the real path of `root`; null otherwise (a symlink
+ * out of the root, or nothing there).
+ * @param {string} file
+ * @param {string} root
+ * @returns {string | null}
+ */
+function realInside(file, root) {
+  const realBase = realRoot(root);
+  if (realBase === null) return null;
+  let real;
+  try {
+    real = realpathSync(file);
+  } catch {
+    return null;
+  }
+  return within(real, realBase) ? real : null;
 }
 
 /** The demo list: the `.jsonl` files of the transcripts directory with their sizes. */
@@ -73,7 +187,7 @@ function transcriptIndex() {
   if (!existsSync(TRANSCRIPTS)) return [];
   try {
     return readdirSync(TRANSCRIPTS)
-      .filter((name) => name.endsWith('.jsonl'))
+      .filter((name) => name.endsWith('.jsonl') && realInside(join(TRANSCRIPTS, name), TRANSCRIPTS) !== null)
       .sort()
       .map((name) => ({ name, size: statSync(join(TRANSCRIPTS, name)).size, url: `/transcripts/${encodeURIComponent(name)}` }));
   } catch {
@@ -89,19 +203,46 @@ function transcriptIndex() {
  * @param {boolean} head
  */
 function send(res, status, type, body, head) {
-  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' });
+  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'cache-control': 'no-cache' });
   res.end(head ? undefined : body);
+}
+
+/**
+ * The Host header values a server listening on `host`:`port` answers: the address itself and,
+ * for 127.0.0.1 and ::1, the name localhost (IPv6 addresses in brackets). Lowercase.
+ * @param {string} host the listening address
+ * @param {number} port
+ * @returns {Set<string>}
+ */
+export function allowedHosts(host, port) {
+  const names = new Set();
+  const bracket = (/** @type {string} */ h) => (h.includes(':') ? `[${h}]` : h);
+  names.add(`${bracket(host.toLowerCase())}:${port}`);
+  if (host === '127.0.0.1' || host === '::1' || host === 'localhost') names.add(`localhost:${port}`);
+  if (host === 'localhost') {
+    names.add(`127.0.0.1:${port}`);
+    names.add(`[::1]:${port}`);
+  }
+  return names;
 }
 
 /**
  * Handles one request.
  * @param {import('node:http').IncomingMessage} req
  * @param {import('node:http').ServerResponse} res
+ * @param {Set<string>} hosts the Host header values answered (allowedHosts)
  */
-function handle(req, res) {
+function handle(req, res, hosts) {
   const head = req.method === 'HEAD';
+  const host = (req.headers.host ?? '').toLowerCase();
+  if (!hosts.has(host)) {
+    // Another name for this address (DNS rebinding) or no Host at all.
+    const status = req.headers.host === undefined ? 400 : 421;
+    send(res, status, 'text/plain; charset=utf-8', `${status === 400 ? 'a Host header is required:' : 'misdirected request: this server answers only'} ${[...hosts].join(', ')}\n`, head);
+    return;
+  }
   if (req.method !== 'GET' && !head) {
-    res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
+    res.writeHead(405, { ...SECURITY_HEADERS, allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
     return;
   }
   let url;
@@ -125,7 +266,9 @@ function handle(req, res) {
     if (!file) throw new Error('outside');
     stat = statSync(file);
     if (stat.isDirectory()) {
-      file = join(file, 'index.html');
+      // Inside the root already; its index.html must be too (it may be a symlink).
+      file = realInside(join(file, 'index.html'), file);
+      if (!file) throw new Error('outside');
       stat = statSync(file);
     }
     if (!stat.isFile()) throw new Error('not a file');
@@ -135,10 +278,10 @@ function handle(req, res) {
     return;
   }
   res.writeHead(200, {
+    ...SECURITY_HEADERS,
     'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
     'content-length': stat.size,
     'cache-control': 'no-cache',
-    'x-content-type-options': 'nosniff',
   });
   if (head) {
     res.end();
@@ -150,17 +293,24 @@ function handle(req, res) {
 }
 
 /**
- * Starts the server; resolves with `{server, url}`.
- * @param {{port?: number, host?: string}} [options]
+ * Starts the server on a loopback address; resolves with `{server, url}` (rejects with an
+ * INVALID_ARGUMENT error for any other address).
+ * @param {{port?: number, host?: string}} [options] `host`: 127.0.0.1 (default), ::1 or localhost
  * @returns {Promise<{server: import('node:http').Server, url: string}>}
  */
 export function startServer({ port = 8080, host = '127.0.0.1' } = {}) {
-  const server = createServer(handle);
+  if (!LOOPBACK.has(host)) {
+    return Promise.reject(Object.assign(new Error(`serve.mjs listens on loopback only (127.0.0.1, ::1, localhost), not ${host}`), { code: 'INVALID_ARGUMENT' }));
+  }
+  /** @type {Set<string>} nothing is answered until the port is known */
+  let hosts = new Set();
+  const server = createServer((req, res) => handle(req, res, hosts));
   return new Promise((ok, fail) => {
     server.once('error', fail);
     server.listen(port, host, () => {
       const { port: actual } = /** @type {import('node:net').AddressInfo} */ (server.address());
-      ok({ server, url: `http://${host}:${actual}/` });
+      hosts = allowedHosts(host, actual);
+      ok({ server, url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}/` });
     });
   });
 }

@@ -180,7 +180,12 @@ after(async () => {
 });
 
 test('the page loads in offline mode with an empty conversation', async () => {
-  await page.goto(pageUrl);
+  const response = await page.goto(pageUrl);
+  // The strict CSP, as a header and as the page's meta tag (the header adds what a meta tag cannot say).
+  const meta = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+  assert.match(meta, /script-src 'self' 'wasm-unsafe-eval' 'sha256-[^']+'; /);
+  assert.doesNotMatch(meta, /unsafe-inline/);
+  assert.equal(response.headers()['content-security-policy'], `${meta}; frame-ancestors 'none'`);
   await page.waitForSelector('body[data-state="ready"]', { timeout: 30_000 }).catch(() => {
     assert.fail(`the page never became ready:\n${problems.join('\n') || '(no error reported)'}`);
   });
@@ -189,11 +194,15 @@ test('the page loads in offline mode with an empty conversation', async () => {
   assert.equal(await meterTokens(), 0);
   assert.equal(await page.getAttribute('#meter', 'role'), 'meter');
   // Labels for every form control.
-  for (const id of ['composer-input', 'model', 'api-key', 'base-url', 'auto-pct']) {
+  for (const id of ['composer-input', 'model', 'api-key', 'remember-key', 'base-url', 'allow-local-http', 'auto-pct']) {
     assert.equal(await page.locator(`label[for="${id}"]`).count(), 1, `#${id} has a label`);
   }
   // The demo list comes from the server.
   assert.equal(await page.isVisible('#demo-row'), true);
+  // Where the key is kept by default is stated on the page; both switches start off.
+  assert.match(await page.textContent('#api-key-note'), /By default the key is kept for this tab only \(sessionStorage\)/);
+  assert.equal(await page.isChecked('#remember-key'), false);
+  assert.equal(await page.isChecked('#allow-local-http'), false);
 });
 
 test('opening the real transcript through the file input shows its analysis', async () => {
@@ -305,13 +314,40 @@ test('the downloaded .jsonl parses and resumes after the new boundary', async ()
   }
 });
 
+test('the API key goes only to https:// origins: an http:// base URL is refused unless it is a local test server and the switch allows it', async () => {
+  const requestsBefore = api.requests.length;
+  await page.fill('#api-key', 'sk-ant-test-dummy-key');
+  for (const [base, allow] of [
+    [api.url, false], // the local fake API, switch off
+    ['http://api.example.com', true], // not loopback, even with the switch
+    ['http://127.0.0.1.example.com:8080', true],
+  ]) {
+    await page.fill('#base-url', base);
+    await page.setChecked('#allow-local-http', allow);
+    await page.click('#save-connection');
+    const error = page.locator('#errors .error-item[data-code="INSECURE_BASE_URL"]');
+    await error.waitFor();
+    assert.match(await error.textContent(), /sent only to https:\/\/ origins/, base);
+    await error.getByRole('button', { name: 'Dismiss this error' }).click();
+    assert.equal(await page.getAttribute('body', 'data-mode'), 'offline', `${base}: nothing saved, still offline`);
+  }
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('context-compaction.apiKey')), null, 'nothing saved');
+  assert.equal(api.requests.length, requestsBefore, 'nothing sent');
+  await page.fill('#api-key', '');
+  await page.fill('#base-url', '');
+  await page.setChecked('#allow-local-http', false);
+});
+
 test('a chat turn against the fake Messages API streams the answer and moves the meter', async () => {
   await page.fill('#base-url', api.url);
+  await page.setChecked('#allow-local-http', true); // the fake API is a local http:// server
   await page.fill('#api-key', 'sk-ant-test-dummy-key');
   await page.click('#save-connection');
   assert.equal(await page.getAttribute('body', 'data-mode'), 'online');
   assert.match(await page.textContent('#mode'), new RegExp(`Online · ${MODEL} via 127\\.0\\.0\\.1:`));
-  assert.equal(await page.evaluate(() => localStorage.getItem('context-compaction.apiKey')), 'sk-ant-test-dummy-key');
+  // The default: for this tab only.
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('context-compaction.apiKey')), 'sk-ant-test-dummy-key');
+  assert.equal(await page.evaluate(() => localStorage.getItem('context-compaction.apiKey')), null);
 
   const before = await meterTokens();
   const requestsBefore = api.requests.length;
@@ -413,9 +449,15 @@ test('Esc stops a streaming answer; nothing is committed', async () => {
 });
 
 test('errors are shown with their code; forgetting the key returns to offline mode', async () => {
+  // Remembered in this browser when asked, and then no longer in the tab's storage.
+  await page.setChecked('#remember-key', true);
+  await page.click('#save-connection');
+  assert.equal(await page.evaluate(() => localStorage.getItem('context-compaction.apiKey')), 'sk-ant-test-dummy-key');
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('context-compaction.apiKey')), null);
   await page.click('#forget-key');
   assert.equal(await page.getAttribute('body', 'data-mode'), 'offline');
   assert.equal(await page.evaluate(() => localStorage.getItem('context-compaction.apiKey')), null);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('context-compaction.apiKey')), null);
   assert.equal(await page.inputValue('#api-key'), '');
   const requestsBefore = api.requests.length;
   await page.fill('#composer-input', 'hello?');

@@ -15,7 +15,9 @@ export function updateControls() {
   mode.dataset.mode = isOnline ? 'online' : 'offline';
   mode.textContent = isOnline
     ? `Online · ${settings.model} via ${new URL(baseURL()).host}`
-    : 'Offline · compaction only (no API key)';
+    : settings.apiKey
+      ? 'Offline · compaction only (the API key is kept back: the base URL is not https://)'
+      : 'Offline · compaction only (no API key)';
   $('connection-state').textContent = isOnline ? 'online' : 'offline';
   $('connection-state').dataset.mode = isOnline ? 'online' : 'offline';
 

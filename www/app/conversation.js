@@ -7,7 +7,7 @@ import { updateControls } from './controls.js';
 import { updateMeter } from './meter.js';
 import { progress } from './progress.js';
 import { renderConversation } from './render.js';
-import { baseURL, config, online, session, settings } from './state.js';
+import { baseURL, config, keyRefusal, online, session, settings } from './state.js';
 
 /** @typedef {import('context-compaction').TranscriptLine} TranscriptLine */
 /** @typedef {import('context-compaction').TranscriptMessage} TranscriptMessage */
@@ -35,6 +35,9 @@ export function uuid() {
 let client = null;
 let clientKey = '';
 export function anthropic() {
+  // The settings form refuses such a base URL; checked again where the key leaves the page.
+  const refusal = keyRefusal(baseURL(), settings.allowLocalHttp);
+  if (refusal !== null) throw Object.assign(new Error(refusal), { code: 'INSECURE_BASE_URL' });
   const key = `${settings.apiKey}\n${baseURL()}`;
   if (!client || clientKey !== key) {
     client = cc.anthropicSummarizer({ apiKey: settings.apiKey, baseURL: baseURL(), maxRetries: 2 });

@@ -1,6 +1,7 @@
 // @ts-check
-// The page's state: the settings (kept in localStorage) and the session (the Compactor, the
-// record of every line, the opened file, the running operation).
+// The page's state: the settings (kept in localStorage; the API key in sessionStorage, for this
+// tab only, unless the user asks to remember it) and the session (the Compactor, the record of
+// every line, the opened file, the running operation).
 
 /** @typedef {import('context-compaction').Compactor<TranscriptLine>} Chat */
 /** @typedef {import('context-compaction').TranscriptLine} TranscriptLine */
@@ -12,34 +13,94 @@
  * @typedef {{kind: 'chat' | 'compact' | 'preview', controller: AbortController, offline: boolean, summarizer: string | null}} Busy
  */
 
-export const store = {
-  /** @param {string} key */
-  get(key) {
-    try {
-      return localStorage.getItem(`context-compaction.${key}`) ?? '';
-    } catch {
-      return '';
-    }
-  },
-  /** @param {string} key @param {string | null | undefined} value */
-  set(key, value) {
-    try {
-      if (value === '' || value === null || value === undefined) localStorage.removeItem(`context-compaction.${key}`);
-      else localStorage.setItem(`context-compaction.${key}`, value);
-    } catch {
-      /* storage unavailable (private mode): the setting lasts for this page only */
-    }
-  },
-};
+/**
+ * A `context-compaction.`-prefixed view of a Web Storage area (absent or failing storage, as in
+ * some private modes, reads as empty and keeps nothing: the setting lasts for this page only).
+ * @param {() => Storage} area
+ */
+function storeIn(area) {
+  return {
+    /** @param {string} key */
+    get(key) {
+      try {
+        return area().getItem(`context-compaction.${key}`) ?? '';
+      } catch {
+        return '';
+      }
+    },
+    /** @param {string} key @param {string | null | undefined} value */
+    set(key, value) {
+      try {
+        if (value === '' || value === null || value === undefined) area().removeItem(`context-compaction.${key}`);
+        else area().setItem(`context-compaction.${key}`, value);
+      } catch {
+        /* storage unavailable: nothing kept */
+      }
+    },
+  };
+}
+
+/** The settings kept in this browser (localStorage). */
+export const store = storeIn(() => localStorage);
+/** What is kept for this tab only (sessionStorage): the API key by default. */
+export const tabStore = storeIn(() => sessionStorage);
 
 export const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 
+// A key saved in localStorage by an earlier version of the page counts as remembered (the box
+// is then ticked, and unticking it moves the key to this tab only).
+const legacyKey = store.get('apiKey');
+const rememberKey = store.get('rememberKey') === '1' || (store.get('rememberKey') === '' && legacyKey !== '');
+
 export const settings = {
   model: store.get('model') || 'claude-sonnet-4-5',
-  apiKey: store.get('apiKey'),
+  apiKey: tabStore.get('apiKey') || (rememberKey ? legacyKey : ''),
+  /** Keep the key in this browser (localStorage) instead of this tab only (sessionStorage, the default). */
+  rememberKey,
+  /** Allow an http:// base URL on a loopback address (a local test server); off by default. */
+  allowLocalHttp: store.get('allowLocalHttp') === '1',
   baseURL: store.get('baseURL'),
   autoPct: store.get('autoPct'),
 };
+
+/** The host names an http:// base URL may have when local test servers are allowed. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost']);
+
+/**
+ * Why the API key may not be sent to `base`, or null when it may: only to https:// origins,
+ * or to an http:// loopback server (127.0.0.1, localhost) when `allowLocalHttp` is on.
+ * @param {string} base an absolute URL
+ * @param {boolean} allowLocalHttp
+ * @returns {string | null}
+ */
+export function keyRefusal(base, allowLocalHttp) {
+  let u;
+  try {
+    u = new URL(base);
+  } catch {
+    return `not an http(s) URL: ${base}`;
+  }
+  if (u.protocol === 'https:') return null;
+  if (u.protocol !== 'http:') return `not an http(s) URL: ${base}`;
+  if (!LOOPBACK_HOSTS.has(u.hostname)) {
+    return `the API key is sent only to https:// origins, never in clear to ${u.host} (http:// is allowed for a local test server on 127.0.0.1 or localhost only)`;
+  }
+  if (!allowLocalHttp) {
+    return `the API key is sent only to https:// origins: tick "Allow a local http:// test server" to use ${u.host}`;
+  }
+  return null;
+}
+
+/**
+ * Saves the key where the settings say (this tab, or this browser) and removes it from the other.
+ * @param {string} apiKey
+ * @param {boolean} remember
+ */
+export function storeKey(apiKey, remember) {
+  tabStore.set('apiKey', remember ? '' : apiKey);
+  store.set('apiKey', remember ? apiKey : '');
+  store.set('rememberKey', remember ? '1' : '0');
+}
 
 export const session = {
   /** @type {Chat | null} the Compactor holding the live conversation */
@@ -61,7 +122,8 @@ export function liveChat() {
   return session.chat;
 }
 
-export const online = () => settings.apiKey !== '';
+/** Online: a key, and a base URL it may be sent to (keyRefusal). */
+export const online = () => settings.apiKey !== '' && keyRefusal(baseURL(), settings.allowLocalHttp) === null;
 export const baseURL = () => settings.baseURL || DEFAULT_BASE_URL;
 
 /**
