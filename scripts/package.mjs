@@ -210,6 +210,7 @@ writeFileSync(
     `export ${list(nodeNames)} from './context_compaction.js';\n` +
     "export { constants } from './constants.js';\n" +
     "export { anthropicSummarizer } from './anthropic.js';\n" +
+    summarizerExports +
     errorClass +
     '/** Already initialised at import; kept so isomorphic code can `await init()` everywhere. */\n' +
     'export default async function init() {}\n',
@@ -225,6 +226,7 @@ writeFileSync(
     `export ${list(nodeNames)} from './context_compaction.js';\n` +
     "export { constants } from './constants.js';\n" +
     "export { anthropicSummarizer } from './anthropic.js';\n" +
+    summarizerExports +
     errorClass +
     '/** Already initialised at import; kept so isomorphic code can `await init()` everywhere. */\n' +
     'export default async function init() {}\n',
