@@ -249,11 +249,17 @@ await esbuild({
 });
 // TypeScript reads a `require` of the package as CommonJS: it needs CommonJS declarations
 // (.d.cts), the same text, whose Anthropic re-export points at a .d.cts too.
-writeFileSync(
-  pkg + 'index.d.cts',
-  readFileSync(pkg + 'index.d.ts', 'utf8').replaceAll("from './anthropic.js'", "from './anthropic.cjs'"),
-);
-copyFileSync(pkg + 'anthropic.d.ts', pkg + 'anthropic.d.cts');
+// The plain-JS modules' declarations get .d.cts twins the same way, their imports of each
+// other rewritten to the twins.
+const CJS_TWINS = ['anthropic', 'openai', 'langchain', 'summary-request', 'http'];
+const toCjs = (text) =>
+  text
+    .replace(/from '\.\/(anthropic|openai|langchain|summary-request|http)\.js'/g, "from './$1.cjs'")
+    .replace(/import\('\.\/(anthropic|openai|langchain|summary-request|http)\.js'\)/g, "import('./$1.cjs')");
+writeFileSync(pkg + 'index.d.cts', toCjs(readFileSync(pkg + 'index.d.ts', 'utf8')));
+for (const m of CJS_TWINS) {
+  writeFileSync(pkg + `${m}.d.cts`, toCjs(readFileSync(pkg + `${m}.d.ts`, 'utf8')));
+}
 const runtimeMeta = JSON.parse(readFileSync(pkg + 'package.json', 'utf8'));
 // Conditions are tried in order. Node: `module-sync` (Node >= 20.19 / 22.12, which can require an
 // ES module) gives import and require the same node.js; older Nodes' require gets node.cjs.
@@ -271,7 +277,7 @@ runtimeMeta.exports['.'] = {
 };
 runtimeMeta.exports['./inline'] = { types: './index.d.ts', default: './inline.js' };
 runtimeMeta.files = Array.from(
-  new Set([...runtimeMeta.files, 'inline.js', 'workerd.js', 'node.cjs', 'index.d.cts', 'anthropic.d.cts']),
+  new Set([...runtimeMeta.files, 'inline.js', 'workerd.js', 'node.cjs', 'index.d.cts', ...CJS_TWINS.map((m) => `${m}.d.cts`)]),
 );
 runtimeMeta.sideEffects = Array.from(
   new Set([...runtimeMeta.sideEffects, './inline.js', './workerd.js', './node.cjs']),
