@@ -13,10 +13,13 @@
 //!   [`Compaction`]; it ends exactly once, with [`Session::commit`] (the compacted
 //!   conversation, followed in order by the messages pushed meanwhile) or
 //!   [`Session::abandon`] (the conversation unchanged, pushes kept).
+//! * [`Session::snapshot`] and [`Session::restore`] save the session's state as plain data
+//!   and rebuild it over the same messages, on any machine ([`crate::drive::snapshot`]).
 
 use crate::drive::autocompact::{
     self, AutoCompactOutcome, ShouldAutoCompactOptions, SkipReason, ThrashDetector, Tracking,
 };
+use crate::drive::snapshot::{Fingerprint, SessionSnapshot};
 use crate::measure::thresholds::{self, TokenWarningState};
 use crate::measure::tokens::{message_facts, MessageFacts, RunningCount};
 use crate::model::config::Config;
@@ -41,6 +44,8 @@ pub struct Session<M> {
     config: Config,
     messages: Vec<M>,
     count: RunningCount,
+    /// The fingerprint of `messages`, kept up to date like the count.
+    fingerprint: Fingerprint,
     tracking: Tracking,
     thrash: ThrashDetector,
     running: Option<Running>,
@@ -69,6 +74,7 @@ impl<M> Session<M> {
             config,
             messages: Vec::new(),
             count: RunningCount::default(),
+            fingerprint: Fingerprint::default(),
             tracking: Tracking::default(),
             thrash: ThrashDetector::default(),
             running: None,
@@ -100,6 +106,7 @@ impl<M> Session<M> {
         self.messages.reserve(facts.len());
         for (i, f) in facts.into_iter().enumerate() {
             self.count.push(&f);
+            self.fingerprint.push(&f);
             self.messages.push(item(view, i));
             if let Some(r) = &mut self.running {
                 r.pushed.push(f);
@@ -242,11 +249,13 @@ impl<M> Session<M> {
         let pushed = self.messages.split_off(running.taken);
         let taken = std::mem::take(&mut self.messages);
         let count = std::mem::take(&mut self.count);
+        let fingerprint = std::mem::take(&mut self.fingerprint);
         // Not running any more: the compacted messages are read like a push.
         if let Err(e) = compacted.and_then(|view| self.push_all(view, item)) {
             self.messages = taken;
             self.messages.extend(pushed);
             self.count = count;
+            self.fingerprint = fingerprint;
             return Err(Error::new(
                 ErrorCode::InvalidMessage,
                 format!(
@@ -258,11 +267,54 @@ impl<M> Session<M> {
         self.messages.extend(pushed);
         for f in &running.pushed {
             self.count.push(f);
+            self.fingerprint.push(f);
         }
         match compaction.trigger {
             Trigger::Auto => self.thrash.compacted(),
             Trigger::Manual => self.thrash.reset(),
         }
         Ok(())
+    }
+
+    /// The state to save: the failures in a row, the thrashing detection, and the number,
+    /// fingerprint and count of the messages held now (a compaction running is left out:
+    /// restored, the conversation is the one held now). O(1).
+    pub fn snapshot(&self) -> SessionSnapshot {
+        SessionSnapshot {
+            messages: self.messages.len(),
+            fingerprint: self.fingerprint.value(),
+            token_count: self.token_count(),
+            consecutive_failures: self.tracking.consecutive_failures,
+            thrash: self.thrash.clone(),
+        }
+    }
+
+    /// Rebuilds a session saved by [`snapshot`](Self::snapshot) over the messages of `view`
+    /// (`item(view, i)` the handle kept for message `i`), for `model` and `config`: the same
+    /// count, failures in a row and thrashing detection, hence the same decisions. The
+    /// messages are read as [`push_all`](Self::push_all) reads them; when they are not the
+    /// ones of the snapshot (number, fingerprint or count) it is a `SNAPSHOT_MISMATCH` error
+    /// and no session is made.
+    pub fn restore<V: ConversationView + ?Sized>(
+        model: String,
+        config: Config,
+        snapshot: &SessionSnapshot,
+        view: &V,
+        item: fn(&V, usize) -> M,
+    ) -> Result<Self> {
+        let mut session = Session::new(model, config);
+        if view.len() != snapshot.messages {
+            // Before reading them: the cheapest check first.
+            snapshot.check_messages(view.len(), 0, 0)?;
+        }
+        session.push_all(view, item)?;
+        snapshot.check_messages(
+            session.len(),
+            session.fingerprint.value(),
+            session.token_count(),
+        )?;
+        session.tracking.consecutive_failures = snapshot.consecutive_failures;
+        session.thrash = snapshot.thrash.clone();
+        Ok(session)
     }
 }

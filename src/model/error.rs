@@ -57,12 +57,21 @@ pub enum ErrorCode {
     /// A message could not be written in the caller's shape (a LangChain array of instances
     /// with no `HumanMessage` whose class could build the summary); nothing was changed.
     UnsupportedShape,
+    /// A `Compactor` snapshot is not one (another format), has a field of the wrong type or
+    /// an unknown one, or was edited or damaged after it was written (its check fails).
+    InvalidSnapshot,
+    /// A `Compactor` snapshot of a version this library does not read (e.g. written by a
+    /// newer release).
+    UnsupportedSnapshotVersion,
+    /// The messages given to `Compactor.restore` are not the ones the snapshot was taken of
+    /// (their number, fingerprint or count differs).
+    SnapshotMismatch,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (exported to JS as `errorCodes()`; the type check
     /// compares it with the TS `ErrorCode` union).
-    pub const ALL: [ErrorCode; 21] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::InvalidArgument,
         ErrorCode::InvalidMessage,
         ErrorCode::InvalidTokenCount,
@@ -84,6 +93,9 @@ impl ErrorCode {
         ErrorCode::Thrashing,
         ErrorCode::MixedShapes,
         ErrorCode::UnsupportedShape,
+        ErrorCode::InvalidSnapshot,
+        ErrorCode::UnsupportedSnapshotVersion,
+        ErrorCode::SnapshotMismatch,
     ];
 
     /// The stable string used as the JS `error.code`.
@@ -110,6 +122,9 @@ impl ErrorCode {
             ErrorCode::Thrashing => "THRASHING",
             ErrorCode::MixedShapes => "MIXED_SHAPES",
             ErrorCode::UnsupportedShape => "UNSUPPORTED_SHAPE",
+            ErrorCode::InvalidSnapshot => "INVALID_SNAPSHOT",
+            ErrorCode::UnsupportedSnapshotVersion => "UNSUPPORTED_SNAPSHOT_VERSION",
+            ErrorCode::SnapshotMismatch => "SNAPSHOT_MISMATCH",
         }
     }
 }
@@ -247,6 +262,9 @@ mod tests {
                 ErrorCode::Thrashing => 18,
                 ErrorCode::MixedShapes => 19,
                 ErrorCode::UnsupportedShape => 20,
+                ErrorCode::InvalidSnapshot => 21,
+                ErrorCode::UnsupportedSnapshotVersion => 22,
+                ErrorCode::SnapshotMismatch => 23,
             }
         }
         for (i, c) in ErrorCode::ALL.iter().enumerate() {
