@@ -72,7 +72,20 @@ fn saved(s: &Session<Message>) -> SessionSnapshot {
 }
 
 fn restore(snapshot: &SessionSnapshot, msgs: &[Message], config: Config) -> Session<Message> {
-    Session::restore(OPUS.into(), config, snapshot, msgs, |v, i| v[i].clone()).unwrap()
+    let mut s = Session::new(OPUS.into(), config);
+    s.restore(snapshot, msgs, |v, i| v[i].clone()).unwrap();
+    s
+}
+
+/// `Session::restore` into a new session: the error.
+fn restore_err(snapshot: &SessionSnapshot, msgs: &[Message], config: Config) -> ErrorCode {
+    let mut s = Session::new(OPUS.into(), config);
+    let e = s.restore(snapshot, msgs, |v, i| v[i].clone()).unwrap_err();
+    assert!(
+        s.is_empty() && s.token_count() == 0,
+        "nothing is restored partly"
+    );
+    e.code
 }
 
 fn summarizer(ok: bool) -> Scripted {
@@ -266,9 +279,7 @@ proptest! {
             for gone in [0, msgs.len() - 1] {
                 let mut fewer = msgs.clone();
                 fewer.remove(gone);
-                let e = Session::restore(OPUS.into(), Config::default(), &snapshot, fewer.as_slice(), |v, i| v[i].clone())
-                    .unwrap_err();
-                prop_assert_eq!(e.code, ErrorCode::SnapshotMismatch);
+                prop_assert_eq!(restore_err(&snapshot, &fewer, Config::default()), ErrorCode::SnapshotMismatch);
             }
         }
     }
@@ -280,11 +291,15 @@ fn other_messages_of_the_same_number_are_a_mismatch() {
     push(&mut a, &round("a", 4_000, Some(5_000)));
     let snapshot = saved(&a);
     let restore_with = |msgs: Vec<Message>| {
-        Session::restore(OPUS.into(), low(), &snapshot, msgs.as_slice(), |v, i| {
-            v[i].clone()
-        })
-        .map(|_| ())
-        .unwrap_err()
+        let mut s = Session::new(OPUS.into(), low());
+        let e = s
+            .restore(&snapshot, msgs.as_slice(), |v, i| v[i].clone())
+            .unwrap_err();
+        assert!(
+            s.is_empty() && s.token_count() == 0,
+            "nothing is restored partly"
+        );
+        e
     };
     // A tool result of another size.
     let e = restore_with(round("a", 8_000, Some(5_000)));
@@ -302,14 +317,19 @@ fn other_messages_of_the_same_number_are_a_mismatch() {
     assert_eq!(b.token_count(), a.token_count());
     // Another conversation altogether.
     let e = restore_with(round("c", 4_000, None)[..2].to_vec());
-    assert!(
-        e.message.contains("3 messages, 2 were given"),
-        "{}",
-        e.message
-    );
+    assert!(e.message.contains("3 messages, 2 given"), "{}", e.message);
     // The same messages are fine.
-    let b = restore(&snapshot, &round("a", 4_000, Some(5_000)), low());
+    let mut b = restore(&snapshot, &round("a", 4_000, Some(5_000)), low());
     assert_eq!(b.token_count(), a.token_count());
+    // Only into a new session.
+    let e = b
+        .restore(
+            &snapshot,
+            round("a", 4_000, Some(5_000)).as_slice(),
+            |v, i| v[i].clone(),
+        )
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
 }
 
 #[test]

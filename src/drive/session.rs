@@ -289,32 +289,40 @@ impl<M> Session<M> {
         }
     }
 
-    /// Rebuilds a session saved by [`snapshot`](Self::snapshot) over the messages of `view`
-    /// (`item(view, i)` the handle kept for message `i`), for `model` and `config`: the same
-    /// count, failures in a row and thrashing detection, hence the same decisions. The
-    /// messages are read as [`push_all`](Self::push_all) reads them; when they are not the
-    /// ones of the snapshot (number, fingerprint or count) it is a `SNAPSHOT_MISMATCH` error
-    /// and no session is made.
+    /// Rebuilds, in this new and empty session (made for the same model and options), the
+    /// session saved by [`snapshot`](Self::snapshot), over the messages of `view`
+    /// (`item(view, i)` the handle kept for message `i`): the same count, failures in a row
+    /// and thrashing detection, hence the same decisions. The messages are read as
+    /// [`push_all`](Self::push_all) reads them. When they are not the ones of the snapshot
+    /// (number, fingerprint or count) it is a `SNAPSHOT_MISMATCH` error; on any error the
+    /// session stays empty. A session that holds messages is an `INVALID_ARGUMENT` error.
     pub fn restore<V: ConversationView + ?Sized>(
-        model: String,
-        config: Config,
+        &mut self,
         snapshot: &SessionSnapshot,
         view: &V,
         item: fn(&V, usize) -> M,
-    ) -> Result<Self> {
-        let mut session = Session::new(model, config);
+    ) -> Result<()> {
+        if !self.is_empty() || self.compacting() {
+            return Err(Error::invalid_argument(
+                "a snapshot is restored into a new Compactor, not one that holds messages",
+            ));
+        }
         if view.len() != snapshot.messages {
             // Before reading them: the cheapest check first.
-            snapshot.check_messages(view.len(), 0, 0)?;
+            return snapshot.check_messages(view.len(), 0, 0);
         }
-        session.push_all(view, item)?;
-        snapshot.check_messages(
-            session.len(),
-            session.fingerprint.value(),
-            session.token_count(),
-        )?;
-        session.tracking.consecutive_failures = snapshot.consecutive_failures;
-        session.thrash = snapshot.thrash.clone();
-        Ok(session)
+        let (count, fingerprint) = (self.count.clone(), self.fingerprint);
+        let checked = self.push_all(view, item).and_then(|()| {
+            snapshot.check_messages(self.len(), self.fingerprint.value(), self.token_count())
+        });
+        if let Err(e) = checked {
+            self.messages.clear();
+            self.count = count;
+            self.fingerprint = fingerprint;
+            return Err(e);
+        }
+        self.tracking.consecutive_failures = snapshot.consecutive_failures;
+        self.thrash = snapshot.thrash.clone();
+        Ok(())
     }
 }

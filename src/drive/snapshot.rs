@@ -341,7 +341,7 @@ impl SessionSnapshot {
         };
         if messages != self.messages {
             return mismatch(format!(
-                "the snapshot holds {} messages, {messages} were given",
+                "the snapshot holds {} messages, {messages} given",
                 self.messages
             ));
         }
