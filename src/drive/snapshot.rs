@@ -260,9 +260,15 @@ impl SessionSnapshot {
                 ))
             }
             _ => {
-                let shown = version
-                    .json_text()
-                    .unwrap_or_else(|| "a value that is not JSON".into());
+                let shown = if version.is_absent() {
+                    "missing".to_string()
+                } else if let Some(n) = version.number() {
+                    n.to_string()
+                } else if let Some(t) = version.string() {
+                    format!("{t:?}")
+                } else {
+                    "not a number".to_string()
+                };
                 return Err(Error::new(
                     ErrorCode::UnsupportedSnapshotVersion,
                     format!(
