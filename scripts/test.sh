@@ -10,6 +10,7 @@
 #    7 wasm-node     wasm-pack test --node                              (bindings inside WASM)
 #    8 wasm-chrome   wasm-pack test --headless --chrome                 (the same, in Chrome)
 #    9 node-tests    node --test tests/node/*.test.mjs                  (the built package)
+#      durable       node --test tests/durable/     (a Compactor in a Durable Object, workerd via miniflare)
 #   10 types         bash types/check.sh                                (the .d.ts, tsc --noEmit)
 #   11 browser-page  node --test tests/browser/*.test.mjs               (pkg/web.js in a page)
 #   12 web-page      node --test tests/e2e/*.test.mjs                   (www/ chat page, end to end)
@@ -20,7 +21,7 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-STAGES=12
+STAGES=13
 stage_no=0
 stage_name=""
 stage_start=0
@@ -135,6 +136,8 @@ wasm_step wasm-chrome "wasm-pack test --headless --chrome" \
   env WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER="$CHROMEDRIVER" wasm-pack test --headless --chrome
 
 node_tests node-tests "node --test tests/node/ (the built package in Node)" tests/node
+
+node_tests durable "node --test tests/durable/ (Compactor snapshots in a Durable Object, workerd via miniflare)" tests/durable
 
 step types "tsc --noEmit on the declarations, the examples and the type tests" \
   bash types/check.sh
