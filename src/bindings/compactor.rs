@@ -271,10 +271,15 @@ impl Compactor {
     /// const { messages, snapshot } = await storage.get(['messages', 'snapshot']);
     /// const chat = Compactor.restore(snapshot, messages, { model, summarize });
     /// ```
+    #[wasm_bindgen(unchecked_return_type = "Compactor<MessageInput>")]
     pub fn restore(
         #[wasm_bindgen(unchecked_param_type = "CompactorSnapshot | string")] snapshot: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "CompactorOptions<MessageInput>")] options: JsValue,
+        #[wasm_bindgen(
+            unchecked_param_type = "readonly (MessageInput | PostCompactMessage<MessageInput>)[]"
+        )]
+        messages: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Omit<CompactorOptions<MessageInput>, 'messages'>")]
+        options: JsValue,
     ) -> JsResult<Compactor> {
         let given = prop(&options, "messages");
         if !(given.is_undefined() || given.is_null()) {
