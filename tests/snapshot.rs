@@ -272,9 +272,9 @@ proptest! {
         let snapshot = saved(&a);
         let b = restore(&snapshot, &stored(&msgs), Config::default());
         prop_assert_eq!(b.token_count(), a.token_count());
-        // (Not compared with token_count_with_estimation here: on transcripts with a
-        // session-memory boundary that keeps messages next to a sub-agent boundary, the running
-        // count and the batch count can differ; reported separately, not a restore matter.)
+        // (Not compared with token_count_with_estimation: after a boundary that records
+        // messages kept verbatim, the session ignores the stale usage they carry, as
+        // shouldAutoCompact does, and the plain count does not.)
         prop_assert_eq!(&b.snapshot(), &snapshot);
         if !msgs.is_empty() {
             for gone in [0, msgs.len() - 1] {
