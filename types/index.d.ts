@@ -773,7 +773,13 @@ export type ErrorCode =
    * `compaction` block (`compaction_block_misplaced`, `compaction_signature_invalid`,
    * `compaction_content_mismatch`): it was moved or edited; nothing was committed.
    */
-  | 'API_COMPACTION_REJECTED';
+  | 'API_COMPACTION_REJECTED'
+  /** Not a {@link CompactorSnapshot} (another format), a field of the wrong type or an unknown one, or a snapshot edited or damaged after it was written (its `check` fails). */
+  | 'INVALID_SNAPSHOT'
+  /** A {@link CompactorSnapshot} of a version this library does not read (e.g. written by a newer release). */
+  | 'UNSUPPORTED_SNAPSHOT_VERSION'
+  /** The messages given to {@link Compactor.restore} are not the ones the snapshot was taken of (their number, fingerprint or token count differs). */
+  | 'SNAPSHOT_MISMATCH';
 
 /**
  * Every {@link ErrorCode}, read from the library at run time (a new array each call).
@@ -2253,8 +2259,77 @@ export declare class Compactor<M extends MessageInput = Message> {
    * {@link ContextCompactionError}; on failure the conversation is unchanged.
    */
   compact(options?: CompactorCompactOptions | null): Promise<CompactionResult<M>>;
+  /**
+   * The state to store beside the messages, as plain JSON data: failures in a row, thrashing
+   * detection, and the number, fingerprint and token count of the messages held now. O(1).
+   * A compaction running now is not in it: restored, the conversation is the one held now, so
+   * store {@link Compactor.messages} read at the same moment.
+   *
+   * @example
+   * await storage.put({ messages: chat.messages, snapshot: chat.snapshot() });
+   */
+  snapshot(): CompactorSnapshot;
+  /**
+   * The `Compactor` that {@link Compactor.snapshot} saved, rebuilt over the messages stored
+   * with it (on any machine) with the options of `new Compactor` (without `messages`): the
+   * same token count, the same decisions. `snapshot` may be its JSON text. Throws a
+   * {@link ContextCompactionError}: `INVALID_SNAPSHOT`, `UNSUPPORTED_SNAPSHOT_VERSION`,
+   * `SNAPSHOT_MISMATCH` (not the messages of the snapshot), or the constructor's errors;
+   * never restores partly.
+   *
+   * @example
+   * const { messages, snapshot } = await load(conversationId);
+   * const chat = Compactor.restore(snapshot, messages, { model: 'claude-sonnet-4-5', summarize });
+   */
+  static restore<M extends MessageInput = Message>(
+    snapshot: CompactorSnapshot | string,
+    messages: readonly (M | PostCompactMessage<M>)[],
+    options: Omit<CompactorOptions<M>, 'messages'>,
+  ): Compactor<M>;
   /** Releases the WASM memory of this object (it is unusable afterwards). */
   free(): void;
+}
+
+/**
+ * What {@link Compactor.snapshot} returns: plain JSON data, versioned, to store beside the
+ * messages (it does not contain them). Treat it as opaque: `check` covers every field, and
+ * an edited snapshot is an `INVALID_SNAPSHOT` error.
+ */
+export interface CompactorSnapshot {
+  /** Always `'context-compaction/compactor'`. */
+  format: 'context-compaction/compactor';
+  /** The snapshot format's version: 1. */
+  v: 1;
+  /** How many messages the `Compactor` held. */
+  messages: number;
+  /** 16 hex digits folding what the token count reads of each message (kind, size, id, usage). */
+  fingerprint: string;
+  /** The token count of those messages. */
+  tokenCount: number;
+  /** Failed automatic compactions in a row (the circuit breaker opens at 3). */
+  consecutiveFailures: number;
+  /** The thrashing detection. */
+  thrash: {
+    /** Turns since the last automatic compaction (`null`: none since the start or a manual one). */
+    turnsSinceCompaction: number | null;
+    /** Automatic compactions in a row after which the context refilled within 3 turns. */
+    rapidRefills: number;
+    /** Automatic compaction is paused. */
+    thrashing: boolean;
+  };
+  /** 16 hex digits over every other field. */
+  /**
+   * Usage given with {@link Compactor.setUsage} since the last compaction, and after how
+   * many messages (`at`): given again there on restore. Absent when none was given.
+   */
+  usage?: {
+    at: number;
+    input_tokens: number;
+    cache_creation_input_tokens: number;
+    cache_read_input_tokens: number;
+    output_tokens: number;
+  };
+  check: string;
 }
 
 // ============================================================================================

@@ -20,6 +20,7 @@ use crate::drive::autocompact;
 use crate::drive::options;
 use crate::drive::pipeline::{self, CompactionResult};
 use crate::drive::session::{Compaction, Session};
+use crate::drive::snapshot::SessionSnapshot;
 use crate::model::messages::Message;
 use crate::model::shape::{Shape, ShapeOf};
 use crate::model::view::ConversationView;
@@ -296,6 +297,86 @@ impl Compactor {
             }
         })
     }
+}
+
+/// Saving and restoring: a conversation that outlives one process.
+#[wasm_bindgen]
+impl Compactor {
+    /// The state to store beside the messages, as plain JSON data (versioned; see
+    /// `CompactorSnapshot`): failures in a row, thrashing detection, and the number,
+    /// fingerprint and token count of the messages held now. O(1). A compaction running now
+    /// is not in it: restored, the conversation is the one held now (store `messages` with
+    /// it, read at the same moment).
+    ///
+    /// ```js
+    /// await storage.put({ messages: chat.messages, snapshot: chat.snapshot() });
+    /// ```
+    #[wasm_bindgen(unchecked_return_type = "CompactorSnapshot")]
+    pub fn snapshot(&self) -> JsResult<JsValue> {
+        let snapshot = self.session.borrow().snapshot();
+        to_js(&snapshot.to_json())
+    }
+
+    /// `Compactor.restore(snapshot, messages, options)`: the `Compactor` that `snapshot()`
+    /// saved, rebuilt over the messages stored with it (on any machine, by any process) with
+    /// the options of `new Compactor` (without `messages`). It has the same token count and
+    /// takes the same decisions as the one that was saved. `snapshot` may also be its JSON
+    /// text. Throws `INVALID_SNAPSHOT` (not a snapshot, a damaged or edited one),
+    /// `UNSUPPORTED_SNAPSHOT_VERSION`, `SNAPSHOT_MISMATCH` (not the messages of the
+    /// snapshot), or the errors of the constructor; never restores partly.
+    ///
+    /// ```js
+    /// const { messages, snapshot } = await storage.get(['messages', 'snapshot']);
+    /// const chat = Compactor.restore(snapshot, messages, { model, summarize });
+    /// ```
+    #[wasm_bindgen(unchecked_return_type = "Compactor<MessageInput>")]
+    pub fn restore(
+        #[wasm_bindgen(unchecked_param_type = "CompactorSnapshot | string")] snapshot: JsValue,
+        #[wasm_bindgen(
+            unchecked_param_type = "readonly (MessageInput | PostCompactMessage<MessageInput>)[]"
+        )]
+        messages: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Omit<CompactorOptions<MessageInput>, 'messages'>")]
+        options: JsValue,
+    ) -> JsResult<Compactor> {
+        let given = prop(&options, "messages");
+        if !(given.is_undefined() || given.is_null()) {
+            return Err(js_error(crate::Error::invalid_argument(
+                "options.messages: Compactor.restore takes the messages as its second argument,                  not in its options",
+            )));
+        }
+        let compactor = Compactor::new(options)?;
+        let snapshot = js(read_snapshot(&snapshot))?;
+        let conv = js(JsConversation::new(&messages, "messages"))?;
+        js(compactor
+            .session
+            .borrow_mut()
+            .restore(&snapshot, &conv, JsConversation::item))?;
+        Ok(compactor)
+    }
+}
+
+/// Reads a snapshot given as the object `snapshot()` returned or as its JSON text.
+fn read_snapshot(v: &JsValue) -> crate::Result<SessionSnapshot> {
+    let parsed;
+    let v = match v.as_string() {
+        Some(text) => {
+            parsed = js_sys::JSON::parse(&text).map_err(|e| {
+                crate::Error::new(
+                    crate::ErrorCode::InvalidSnapshot,
+                    format!(
+                        "snapshot is a string but not JSON text ({})",
+                        e.dyn_ref::<js_sys::Error>()
+                            .map(|e| String::from(e.message()))
+                            .unwrap_or_default()
+                    ),
+                )
+            })?;
+            &parsed
+        }
+        None => v,
+    };
+    SessionSnapshot::parse(v)
 }
 
 #[inline(never)] // shared by maybeAutoCompact and compact (wasm size)

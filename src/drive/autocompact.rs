@@ -329,8 +329,11 @@ pub const THRASH_REPEATS: u32 = 3;
 /// read again each turn — is more than compaction can free).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ThrashDetector {
-    turns_since_compaction: Option<u32>,
-    rapid_refills: u32,
+    /// Turns since the last automatic compaction (`None`: none yet, or reset).
+    pub turns_since_compaction: Option<u32>,
+    /// Compactions in a row after which the context refilled within
+    /// [`THRASH_REFILL_TURNS`] turns.
+    pub rapid_refills: u32,
     /// Set once thrashing is detected; automatic compaction should pause.
     pub thrashing: bool,
 }

@@ -16,4 +16,5 @@ pub mod reactive;
 pub mod retry;
 pub mod session;
 pub mod session_memory;
+pub mod snapshot;
 pub mod summary_call;

@@ -13,10 +13,13 @@
 //!   [`Compaction`]; it ends exactly once, with [`Session::commit`] (the compacted
 //!   conversation, followed in order by the messages pushed meanwhile) or
 //!   [`Session::abandon`] (the conversation unchanged, pushes kept).
+//! * [`Session::snapshot`] and [`Session::restore`] save the session's state as plain data
+//!   and rebuild it over the same messages, on any machine ([`crate::drive::snapshot`]).
 
 use crate::drive::autocompact::{
     self, AutoCompactOutcome, ShouldAutoCompactOptions, SkipReason, ThrashDetector, Tracking,
 };
+use crate::drive::snapshot::{Fingerprint, SessionSnapshot};
 use crate::measure::thresholds::{self, TokenWarningState};
 use crate::measure::tokens::{message_facts, MessageFacts, Preamble, RunningCount};
 use crate::model::config::Config;
@@ -41,10 +44,15 @@ pub struct Session<M> {
     config: Config,
     messages: Vec<M>,
     count: RunningCount,
+    /// The fingerprint of `messages`, kept up to date like the count.
+    fingerprint: Fingerprint,
     tracking: Tracking,
     thrash: ThrashDetector,
     running: Option<Running>,
     preamble: Option<Preamble>,
+    /// The usage given with [`set_usage`](Self::set_usage) and how many messages were held
+    /// then (a snapshot carries it: the messages do not).
+    given_usage: Option<(usize, crate::model::view::UsageCounts)>,
 }
 
 /// A compaction started by [`Session::begin`]; give it back to [`Session::commit`] or
@@ -70,10 +78,12 @@ impl<M> Session<M> {
             config,
             messages: Vec::new(),
             count: RunningCount::default(),
+            fingerprint: Fingerprint::default(),
             tracking: Tracking::default(),
             thrash: ThrashDetector::default(),
             running: None,
             preamble: None,
+            given_usage: None,
         }
     }
 
@@ -88,6 +98,7 @@ impl<M> Session<M> {
     /// carried it. An error when there is no response since the last compaction to give it to.
     pub fn set_usage(&mut self, usage: crate::model::view::UsageCounts) -> Result<()> {
         if self.count.anchor_latest(usage) {
+            self.given_usage = Some((self.messages.len(), usage));
             Ok(())
         } else {
             Err(Error::invalid_argument(
@@ -113,14 +124,25 @@ impl<M> Session<M> {
         view: &V,
         item: fn(&V, usize) -> M,
     ) -> Result<()> {
-        let mut facts = Vec::with_capacity(view.len());
-        for i in 0..view.len() {
+        self.push_range(view, 0..view.len(), item)
+    }
+
+    /// [`push_all`](Self::push_all) of the messages `range` of `view`.
+    fn push_range<V: ConversationView + ?Sized>(
+        &mut self,
+        view: &V,
+        range: std::ops::Range<usize>,
+        item: fn(&V, usize) -> M,
+    ) -> Result<()> {
+        let mut facts = Vec::with_capacity(range.len());
+        for i in range.clone() {
             facts.push(message_facts(view, i)?);
         }
         // All read and valid: only now is anything added.
         self.messages.reserve(facts.len());
-        for (i, f) in facts.into_iter().enumerate() {
+        for (i, f) in range.zip(facts) {
             self.count.push(&f);
+            self.fingerprint.push(&f);
             self.messages.push(item(view, i));
             if let Some(r) = &mut self.running {
                 r.pushed.push(f);
@@ -266,11 +288,13 @@ impl<M> Session<M> {
         let pushed = self.messages.split_off(running.taken);
         let taken = std::mem::take(&mut self.messages);
         let count = std::mem::take(&mut self.count);
+        let fingerprint = std::mem::take(&mut self.fingerprint);
         // Not running any more: the compacted messages are read like a push.
         if let Err(e) = compacted.and_then(|view| self.push_all(view, item)) {
             self.messages = taken;
             self.messages.extend(pushed);
             self.count = count;
+            self.fingerprint = fingerprint;
             return Err(Error::new(
                 ErrorCode::InvalidMessage,
                 format!(
@@ -282,11 +306,87 @@ impl<M> Session<M> {
         self.messages.extend(pushed);
         for f in &running.pushed {
             self.count.push(f);
+            self.fingerprint.push(f);
         }
+        // The usage given before measured the old conversation.
+        self.given_usage = None;
         match compaction.trigger {
             Trigger::Auto => self.thrash.compacted(),
             Trigger::Manual => self.thrash.reset(),
         }
+        Ok(())
+    }
+
+    /// The state to save: the failures in a row, the thrashing detection, and the number,
+    /// fingerprint and count of the messages held now (a compaction running is left out:
+    /// restored, the conversation is the one held now). O(1).
+    pub fn snapshot(&self) -> SessionSnapshot {
+        SessionSnapshot {
+            messages: self.messages.len(),
+            fingerprint: self.fingerprint.value(),
+            token_count: self.token_count(),
+            consecutive_failures: self.tracking.consecutive_failures,
+            thrash: self.thrash.clone(),
+            usage: self.given_usage,
+        }
+    }
+
+    /// Rebuilds, in this new and empty session (made for the same model and options), the
+    /// session saved by [`snapshot`](Self::snapshot), over the messages of `view`
+    /// (`item(view, i)` the handle kept for message `i`): the same count, failures in a row
+    /// and thrashing detection, hence the same decisions. The messages are read as
+    /// [`push_all`](Self::push_all) reads them. When they are not the ones of the snapshot
+    /// (number, fingerprint or count) it is a `SNAPSHOT_MISMATCH` error; on any error the
+    /// session stays empty. A session that holds messages is an `INVALID_ARGUMENT` error.
+    pub fn restore<V: ConversationView + ?Sized>(
+        &mut self,
+        snapshot: &SessionSnapshot,
+        view: &V,
+        item: fn(&V, usize) -> M,
+    ) -> Result<()> {
+        if !self.is_empty() || self.compacting() {
+            return Err(Error::invalid_argument(
+                "a snapshot is restored into a new Compactor, not one that holds messages",
+            ));
+        }
+        if view.len() != snapshot.messages {
+            // Before reading them: the cheapest check first.
+            return snapshot.check_messages(view.len(), 0, 0);
+        }
+        let (count, fingerprint) = (self.count.clone(), self.fingerprint);
+        let read = match snapshot.usage {
+            // The usage given then is given again where it was: after the messages held then.
+            Some((at, usage)) if at <= view.len() => {
+                self.push_range(view, 0..at, item).and_then(|()| {
+                    if self.count.anchor_latest(usage) {
+                        self.given_usage = Some((at, usage));
+                        self.push_range(view, at..view.len(), item)
+                    } else {
+                        Err(Error::new(
+                            ErrorCode::SnapshotMismatch,
+                            format!("the snapshot's usage belongs to a response before message {at}, and there is none"),
+                        ))
+                    }
+                })
+            }
+            Some((at, _)) => Err(Error::new(
+                ErrorCode::SnapshotMismatch,
+                format!("the snapshot's usage was given after {at} messages; there are {}", view.len()),
+            )),
+            None => self.push_all(view, item),
+        };
+        let checked = read.and_then(|()| {
+            snapshot.check_messages(self.len(), self.fingerprint.value(), self.token_count())
+        });
+        if let Err(e) = checked {
+            self.messages.clear();
+            self.count = count;
+            self.fingerprint = fingerprint;
+            self.given_usage = None;
+            return Err(e);
+        }
+        self.tracking.consecutive_failures = snapshot.consecutive_failures;
+        self.thrash = snapshot.thrash.clone();
         Ok(())
     }
 }

@@ -62,12 +62,21 @@ pub enum ErrorCode {
     /// `compaction_content_mismatch`): that block was moved or edited, and the next
     /// ordinary request would be refused too; nothing was committed.
     ApiCompactionRejected,
+    /// A `Compactor` snapshot is not one (another format), has a field of the wrong type or
+    /// an unknown one, or was edited or damaged after it was written (its check fails).
+    InvalidSnapshot,
+    /// A `Compactor` snapshot of a version this library does not read (e.g. written by a
+    /// newer release).
+    UnsupportedSnapshotVersion,
+    /// The messages given to `Compactor.restore` are not the ones the snapshot was taken of
+    /// (their number, fingerprint or count differs).
+    SnapshotMismatch,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (exported to JS as `errorCodes()`; the type check
     /// compares it with the TS `ErrorCode` union).
-    pub const ALL: [ErrorCode; 22] = [
+    pub const ALL: [ErrorCode; 25] = [
         ErrorCode::InvalidArgument,
         ErrorCode::InvalidMessage,
         ErrorCode::InvalidTokenCount,
@@ -90,6 +99,9 @@ impl ErrorCode {
         ErrorCode::MixedShapes,
         ErrorCode::UnsupportedShape,
         ErrorCode::ApiCompactionRejected,
+        ErrorCode::InvalidSnapshot,
+        ErrorCode::UnsupportedSnapshotVersion,
+        ErrorCode::SnapshotMismatch,
     ];
 
     /// The stable string used as the JS `error.code`.
@@ -117,6 +129,9 @@ impl ErrorCode {
             ErrorCode::MixedShapes => "MIXED_SHAPES",
             ErrorCode::UnsupportedShape => "UNSUPPORTED_SHAPE",
             ErrorCode::ApiCompactionRejected => "API_COMPACTION_REJECTED",
+            ErrorCode::InvalidSnapshot => "INVALID_SNAPSHOT",
+            ErrorCode::UnsupportedSnapshotVersion => "UNSUPPORTED_SNAPSHOT_VERSION",
+            ErrorCode::SnapshotMismatch => "SNAPSHOT_MISMATCH",
         }
     }
 }
@@ -255,6 +270,9 @@ mod tests {
                 ErrorCode::MixedShapes => 19,
                 ErrorCode::UnsupportedShape => 20,
                 ErrorCode::ApiCompactionRejected => 21,
+                ErrorCode::InvalidSnapshot => 22,
+                ErrorCode::UnsupportedSnapshotVersion => 23,
+                ErrorCode::SnapshotMismatch => 24,
             }
         }
         for (i, c) in ErrorCode::ALL.iter().enumerate() {

@@ -97,10 +97,14 @@ test('workerd.js imports the .wasm as a module and instantiates it synchronously
   assert.doesNotMatch(source, /fetch|readFileSync|atob/);
 });
 
-test('the CommonJS declarations are the ES ones with the Anthropic re-export pointing at a .d.cts', () => {
-  const esm = readFileSync(PKG + 'index.d.ts', 'utf8');
-  const cjs = readFileSync(PKG + 'index.d.cts', 'utf8');
-  assert.equal(cjs, esm.replaceAll("from './anthropic.js'", "from './anthropic.cjs'"));
-  assert.doesNotMatch(cjs, /from '\.\/anthropic\.js'/);
-  assert.equal(readFileSync(PKG + 'anthropic.d.cts', 'utf8'), readFileSync(PKG + 'anthropic.d.ts', 'utf8'));
+test('the CommonJS declarations are the ES ones with imports of the plain-JS modules pointing at their .d.cts', () => {
+  const twins = ['anthropic', 'openai', 'langchain', 'summary-request', 'http'];
+  const toCjs = (text) => twins.reduce(
+    (t, m) => t.replaceAll(`from './${m}.js'`, `from './${m}.cjs'`).replaceAll(`import('./${m}.js')`, `import('./${m}.cjs')`), text);
+  for (const name of ['index', ...twins]) {
+    const esm = readFileSync(PKG + `${name}.d.ts`, 'utf8');
+    const cjs = readFileSync(PKG + `${name}.d.cts`, 'utf8');
+    assert.equal(cjs, toCjs(esm), name);
+    for (const m of twins) assert.ok(!cjs.includes(`from './${m}.js'`), `${name}.d.cts imports ./${m}.js`);
+  }
 });

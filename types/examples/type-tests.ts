@@ -279,6 +279,17 @@ if (!auto.wasCompacted && auto.skipped === 'compacting') chat.compacting;
 // @ts-expect-error messages is read-only: push instead
 chat.messages = [];
 
+// A snapshot, stored as JSON and restored: the same message type comes back.
+const snap = chat.snapshot();
+expectType<Equal<typeof snap.v, 1>>();
+const again = Compactor.restore(JSON.stringify(snap), chat.messages, { model, summarize });
+expectType<Equal<typeof again, Compactor<ApiMessage>>>();
+Compactor.restore(snap, chat.messages, { model });
+// @ts-expect-error the messages are the second argument, not an option
+Compactor.restore(snap, chat.messages, { model, messages: chat.messages });
+// @ts-expect-error a snapshot is not any object
+Compactor.restore({ v: 1 }, chat.messages, { model });
+
 // ---- Progress events ------------------------------------------------------------------------
 
 const phases: Array<ProgressEvent['phase']> = ['start', 'preCompactHook', 'summarizing', 'summarized', 'done'];
