@@ -211,7 +211,7 @@ export async function world() {
     userMessage: { role: 'user', content: 'Now add a test for the empty input.' },
     assistantReply: { role: 'assistant', content: 'The test is added and passes.', usage: { input_tokens: 170_000, output_tokens: 120, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
     aiMessage: new AIMessage({ content: '', tool_calls: [{ id: 'call_1', name: 'read_file', args: { path: 'src/parser.ts' } }] }),
-    toolMessage: new ToolMessage({ tool_call_id: 'call_1', name: 'read_file', content: big('src/parser.ts', 20) }),
+    toolMessage: new ToolMessage({ tool_call_id: 'call_1', name: 'read_file', content: big('src/parser.ts', 300) }),
     // models and clients (fakes, or the real SDKs over the fake fetch)
     model: fakeAiSdkModel('gpt-4.1'),
     chatModel: langchainChatModel(),
