@@ -283,3 +283,7 @@ runtimeMeta.sideEffects = Array.from(
   new Set([...runtimeMeta.sideEffects, './inline.js', './workerd.js', './node.cjs']),
 );
 writeFileSync(pkg + 'package.json', JSON.stringify(runtimeMeta, null, 2) + '\n');
+
+// The package's own README (for users: install, imports, summarizers, helpers, errors), not the
+// repository's development README that wasm-pack copied.
+copyFileSync(fileURLToPath(new URL('../docs/package-README.md', import.meta.url)), pkg + 'README.md');
