@@ -69,6 +69,19 @@ function cli(args, { umask, onStderr, onSpawn, cwd = tmpdir() } = {}) {
   });
 }
 
+/** Resolves once process `pid` catches signal `sig` (Linux: SigCgt of /proc/PID/status). */
+async function untilCatches(pid, sig) {
+  for (let k = 0; k < 2_000; k++) {
+    try {
+      const m = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m && (BigInt('0x' + m[1]) >> BigInt(sig - 1)) & 1n) return;
+    } catch {
+      return; // gone already
+    }
+    await new Promise((ok) => setTimeout(ok, 5));
+  }
+}
+
 function tempDir(t) {
   const dir = mkdtempSync(join(tmpdir(), 'cc-cli-safety-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -315,7 +328,10 @@ test('Ctrl-C at several points of a compaction of a large generated session: exi
   {
     let child;
     const run = cli(['compact', session, '-o', session, '--progress'], { onSpawn: (c) => (child = c) });
-    await new Promise((ok) => setTimeout(ok, 150));
+    // As soon as the CLI's code runs: its SIGINT handler is installed (SigCgt in
+    // /proc/PID/status). A fixed delay is not enough: under load Node may not have started,
+    // and where the test runs in the background SIGINT is ignored until a handler exists.
+    await untilCatches(child.pid, 2);
     child.kill('SIGINT');
     const r = await run;
     // Exit 130 from the CLI's own handler; if Node itself had not started running the CLI yet,
