@@ -779,7 +779,9 @@ export type ErrorCode =
   /** A {@link CompactorSnapshot} of a version this library does not read (e.g. written by a newer release). */
   | 'UNSUPPORTED_SNAPSHOT_VERSION'
   /** The messages given to {@link Compactor.restore} are not the ones the snapshot was taken of (their number, fingerprint or token count differs). */
-  | 'SNAPSHOT_MISMATCH';
+  | 'SNAPSHOT_MISMATCH'
+  /** The browser entry (`web.js`) was used before `init()` resolved, or `init()` could not load the `.wasm`. */
+  | 'NOT_INITIALIZED';
 
 /**
  * Every {@link ErrorCode}, read from the library at run time (a new array each call).

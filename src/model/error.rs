@@ -71,12 +71,15 @@ pub enum ErrorCode {
     /// The messages given to `Compactor.restore` are not the ones the snapshot was taken of
     /// (their number, fingerprint or count differs).
     SnapshotMismatch,
+    /// The browser entry was used before its `init()` resolved, or `init()` could not load
+    /// the `.wasm` (raised by the package's JS entry, listed here with every other code).
+    NotInitialized,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (exported to JS as `errorCodes()`; the type check
     /// compares it with the TS `ErrorCode` union).
-    pub const ALL: [ErrorCode; 25] = [
+    pub const ALL: [ErrorCode; 26] = [
         ErrorCode::InvalidArgument,
         ErrorCode::InvalidMessage,
         ErrorCode::InvalidTokenCount,
@@ -102,6 +105,7 @@ impl ErrorCode {
         ErrorCode::InvalidSnapshot,
         ErrorCode::UnsupportedSnapshotVersion,
         ErrorCode::SnapshotMismatch,
+        ErrorCode::NotInitialized,
     ];
 
     /// The stable string used as the JS `error.code`.
@@ -132,6 +136,7 @@ impl ErrorCode {
             ErrorCode::InvalidSnapshot => "INVALID_SNAPSHOT",
             ErrorCode::UnsupportedSnapshotVersion => "UNSUPPORTED_SNAPSHOT_VERSION",
             ErrorCode::SnapshotMismatch => "SNAPSHOT_MISMATCH",
+            ErrorCode::NotInitialized => "NOT_INITIALIZED",
         }
     }
 }
@@ -273,6 +278,7 @@ mod tests {
                 ErrorCode::InvalidSnapshot => 22,
                 ErrorCode::UnsupportedSnapshotVersion => 23,
                 ErrorCode::SnapshotMismatch => 24,
+                ErrorCode::NotInitialized => 25,
             }
         }
         for (i, c) in ErrorCode::ALL.iter().enumerate() {
