@@ -199,8 +199,12 @@ if (ENV_OVERRIDES.length) {
   problems.push(`environment overrides set (${ENV_OVERRIDES.join(', ')}): the reference ignores them`);
 }
 
+// A Compactor holding the same lines: its per-render check (warningState with no new message).
+const readCompactor = new cc.Compactor({ model: MODEL, messages: lines });
+if (readCompactor.tokenCount() !== cc.tokenCountWithEstimation(lines)) problems.push('Compactor count differs from the stateless count on the lines');
 const memBeforePerTurn = memBytes();
 const perTurn = await timeGroup([
+  { key: 'pkg.compactor.warningState', fn: () => readCompactor.warningState() },
   { key: 'pkg.tokenCount.lines', fn: () => cc.tokenCountWithEstimation(lines) },
   { key: 'ref.tokenCount.lines', fn: () => ref.tokenCountWithEstimation(lines) },
   { key: 'pkg.should.lines', fn: () => cc.shouldAutoCompact(lines, MODEL) },
@@ -707,6 +711,8 @@ for (const [input, label] of [['lines', `transcript lines (${lines.length})`], [
   compare('per-turn', `tokenCountWithEstimation, ${label}`, `pkg.tokenCount.${input}`, 'plain JS (reference.mjs)', `ref.tokenCount.${input}`, 2);
   compare('per-turn', `shouldAutoCompact, ${label}`, `pkg.should.${input}`, 'plain JS (reference.mjs)', `ref.should.${input}`, 2);
 }
+compare('per-turn', `Compactor.warningState() re-read (no new message), ${lines.length} lines`, 'pkg.compactor.warningState', 'plain JS per-turn estimate (reference.mjs)', 'ref.tokenCount.lines', 1,
+  'issue 12: the answer is kept while the count is unchanged (a frozen object), so a chat UI asking on every render pays a lookup');
 compare('per-turn', `shouldAutoCompact, AI SDK ModelMessage[] (${aiMessages.length})`, 'pkg.should.ai', 'the same on the API view (Anthropic shape)', 'pkg.should.api');
 compare('per-turn', `shouldAutoCompact, AI SDK UIMessage[] (${uiMessages.length})`, 'pkg.should.ui', 'the same on the API view (Anthropic shape)', 'pkg.should.api');
 compare('per-turn', `shouldAutoCompact, OpenAI Chat Completions (${chatMessages.length})`, 'pkg.should.chat', 'the same on the API view (Anthropic shape)', 'pkg.should.api');

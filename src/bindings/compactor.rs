@@ -65,6 +65,9 @@ pub struct Compactor {
     context: JsValue,
     /// The shape of the conversation's messages, as far as they showed it.
     shape: Cell<ShapeOf>,
+    /// The last `warningState()` answer and the count it was made for: a chat UI asks on every
+    /// render, and while the count is the same the answer is the same object.
+    warning: RefCell<Option<(u64, JsValue)>>,
 }
 
 #[wasm_bindgen]
@@ -91,6 +94,7 @@ impl Compactor {
             session,
             context: options,
             shape,
+            warning: RefCell::new(None),
         })
     }
 
@@ -157,11 +161,21 @@ impl Compactor {
         self.session.borrow().token_count() as f64
     }
 
-    /// `calculateTokenWarningState` for the current size and the model.
+    /// `calculateTokenWarningState` for the current size and the model: a frozen object, the
+    /// same one while the count has not changed (a per-render check costs a lookup).
     #[wasm_bindgen(js_name = warningState, unchecked_return_type = "TokenWarningState")]
     pub fn warning_state(&self) -> JsResult<JsValue> {
-        let state = self.session.borrow().warning_state();
-        to_js(&state)
+        let session = self.session.borrow();
+        let count = session.token_count();
+        if let Some((at, v)) = &*self.warning.borrow() {
+            if *at == count {
+                return Ok(v.clone());
+            }
+        }
+        // Frozen: the same object is handed out until the count changes.
+        let v: JsValue = js_sys::Object::freeze(&to_js(&session.warning_state())?.into()).into();
+        *self.warning.borrow_mut() = Some((count, v.clone()));
+        Ok(v)
     }
 
     /// `{consecutiveFailures, thrashing}` of automatic compaction.

@@ -1385,33 +1385,179 @@ export function takeReadError() {
   return e === null ? undefined : e;
 }
 
-function guard(f, fallback) {
-  return function guarded(a, b, c, d, e) {
-    try {
-      return f(a, b, c, d, e);
-    } catch (err) {
-      if (readError === null) readError = err === undefined ? new Error('undefined was thrown') : err;
-      return fallback(a, b, c, d, e);
-    }
-  };
+// One wrapper per entry (not a shared higher-order one), so each call site stays monomorphic.
+function failed(err) {
+  if (readError === null) readError = err === undefined ? new Error('undefined was thrown') : err;
 }
 
-export const keysOf = guard(keysOf_, () => []);
-export const arrayLength = guard(arrayLength_, () => -3);
-export const readHeaders = guard(readHeaders_, (arr, start, out) => out.fill(READ_FAILED));
-export const rfind = guard(rfind_, () => -1);
-export const latestUsage = guard(latestUsage_, (arr, end, out) => { out[0] = 0; return -1; });
-export const previousSibling = guard(previousSibling_, () => -1);
-export const readUsage = guard(readUsage_, () => -1);
-export const messageId = guard(messageId_, () => undefined);
-export const sameResponse = guard(sameResponse_, () => false);
-export const stringField = guard(stringField_, () => undefined);
-export const boundaryKept = guard(boundaryKept_, () => undefined);
-export const attachmentType = guard(attachmentType_, () => undefined);
-export const contentEquals = guard(contentEquals_, () => false);
-export const describeContents = guard(describeContents_, () => new Uint32Array(0));
-export const toolIndex = guard(toolIndex_, () => null);
-export const toolUseIdsAt = guard(toolUseIdsAt_, () => []);
-export const applyEdits = guard(applyEdits_, () => null);
-export const anthropicForm = guard(anthropicForm_, () => [[], new Uint32Array(0)]);
-export const userMessageIn = guard(userMessageIn_, () => undefined);
+export function keysOf(arr, i) {
+  try {
+    return keysOf_(arr, i);
+  } catch (e) {
+    failed(e);
+  }
+  return [];
+}
+
+export function arrayLength(arr) {
+  try {
+    return arrayLength_(arr);
+  } catch (e) {
+    failed(e);
+  }
+  return -3;
+}
+
+export function readHeaders(arr, start, out) {
+  try {
+    return readHeaders_(arr, start, out);
+  } catch (e) {
+    failed(e);
+  }
+  out.fill(READ_FAILED);
+}
+
+export function rfind(arr, end, mask) {
+  try {
+    return rfind_(arr, end, mask);
+  } catch (e) {
+    failed(e);
+  }
+  return -1;
+}
+
+export function latestUsage(arr, end, out) {
+  try {
+    return latestUsage_(arr, end, out);
+  } catch (e) {
+    failed(e);
+  }
+  out[0] = 0;
+  return -1;
+}
+
+export function previousSibling(arr, before, last) {
+  try {
+    return previousSibling_(arr, before, last);
+  } catch (e) {
+    failed(e);
+  }
+  return -1;
+}
+
+export function readUsage(arr, i, out) {
+  try {
+    return readUsage_(arr, i, out);
+  } catch (e) {
+    failed(e);
+  }
+  return -1;
+}
+
+export function messageId(arr, i) {
+  try {
+    return messageId_(arr, i);
+  } catch (e) {
+    failed(e);
+  }
+  return undefined;
+}
+
+export function sameResponse(arr, i, j) {
+  try {
+    return sameResponse_(arr, i, j);
+  } catch (e) {
+    failed(e);
+  }
+  return false;
+}
+
+export function stringField(arr, i, k) {
+  try {
+    return stringField_(arr, i, k);
+  } catch (e) {
+    failed(e);
+  }
+  return undefined;
+}
+
+export function boundaryKept(arr, i) {
+  try {
+    return boundaryKept_(arr, i);
+  } catch (e) {
+    failed(e);
+  }
+  return undefined;
+}
+
+export function attachmentType(arr, i) {
+  try {
+    return attachmentType_(arr, i);
+  } catch (e) {
+    failed(e);
+  }
+  return undefined;
+}
+
+export function contentEquals(arr, i, text) {
+  try {
+    return contentEquals_(arr, i, text);
+  } catch (e) {
+    failed(e);
+  }
+  return false;
+}
+
+export function describeContents(arr, start, end, estimate, shape) {
+  try {
+    return describeContents_(arr, start, end, estimate, shape);
+  } catch (e) {
+    failed(e);
+  }
+  return new Uint32Array(0);
+}
+
+export function toolIndex(arr, from, withPaths) {
+  try {
+    return toolIndex_(arr, from, withPaths);
+  } catch (e) {
+    failed(e);
+  }
+  return null;
+}
+
+export function toolUseIdsAt(arr, at) {
+  try {
+    return toolUseIdsAt_(arr, at);
+  } catch (e) {
+    failed(e);
+  }
+  return [];
+}
+
+export function applyEdits(arr, ops, texts) {
+  try {
+    return applyEdits_(arr, ops, texts);
+  } catch (e) {
+    failed(e);
+  }
+  return null;
+}
+
+export function anthropicForm(arr) {
+  try {
+    return anthropicForm_(arr);
+  } catch (e) {
+    failed(e);
+  }
+  return [[], new Uint32Array(0)];
+}
+
+export function userMessageIn(arr, shape, msg, id, summaryOf) {
+  try {
+    return userMessageIn_(arr, shape, msg, id, summaryOf);
+  } catch (e) {
+    failed(e);
+  }
+  return undefined;
+}
