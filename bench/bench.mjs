@@ -4,7 +4,7 @@
 // Usage: node bench/bench.mjs [--json] [--view=active|whole] [--batches=N] [--batch-ms=N]
 // See bench/README.md for what each row means.
 
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
@@ -379,14 +379,27 @@ const freshGrowth = { initial: freshMemBytes() };
 // ---------------------------------------------------------------------------------------------
 // 4. Size: gzip -9 of the .wasm and of the JS glue (each file on its own, as served)
 
-function filesUnder(dir) {
-  return readdirSync(dir).flatMap((f) => {
-    const p = path.join(dir, f);
-    return statSync(p).isDirectory() ? filesUnder(p) : [p];
-  });
-}
 const gz = (p) => gzipSync(readFileSync(p), { level: 9 }).length;
-const glueFiles = filesUnder(pkgDir).filter((p) => p.endsWith('.js'));
+// What a page loads: the browser entry (web.js) and every module it imports statically,
+// followed file by file (the package also ships Node, Workers, inline and agent entries a page
+// never loads; counting them would say nothing about a page).
+function pageModules(entry) {
+  const seen = new Set();
+  const visit = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+      visit(path.resolve(path.dirname(file), m[1]));
+    }
+    for (const m of text.matchAll(/^\s*import\s*['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+      visit(path.resolve(path.dirname(file), m[1]));
+    }
+  };
+  visit(entry);
+  return [...seen].filter((p) => p.endsWith('.js'));
+}
+const glueFiles = pageModules(path.join(pkgDir, 'web.js'));
 const size = {
   wasmRaw: wasmBytes.length,
   wasmGz: gzipSync(wasmBytes, { level: 9 }).length,
