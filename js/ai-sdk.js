@@ -11,7 +11,7 @@
 // response}`; errors `APICallError` (`statusCode`, `responseBody`, `responseHeaders`,
 // `isRetryable`) and `RetryError` (`reason`, `lastError`, `errors`) after its own retries.
 
-import { describe, likelyMeant, retryAfter, headersToObject } from './http.js';
+import { attemptControls, describe, likelyMeant, retryAfter, headersToObject } from './http.js';
 import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError } from './summary-request.js';
 
 /** The options {@link aiSdkSummarizer} reads; any other key is a mistake. */
@@ -122,59 +122,12 @@ export function aiSdkSummarizer(model, options = {}) {
     }
     const limit = chat.maxTokens !== undefined && maxOutputTokens !== undefined && maxOutputTokens !== null ? Math.min(chat.maxTokens, maxOutputTokens) : (chat.maxTokens ?? maxOutputTokens ?? undefined);
 
-    const ctl = new AbortController();
-    /** @type {null | 'user' | 'timeout' | 'idle'} */
-    let stopReason = null;
-    const stop = (/** @type {'user' | 'timeout' | 'idle'} */ why) => {
-      if (stopReason === null) stopReason = why;
-      ctl.abort(signal?.reason);
-    };
-    const onUserAbort = () => stop('user');
-    signal?.addEventListener('abort', onUserAbort, { once: true });
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    let deadline;
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    let idle;
-    if (timeoutMs !== undefined && timeoutMs !== null) deadline = setTimeout(() => stop('timeout'), timeoutMs);
-    const bumpIdle = () => {
-      if (idleTimeoutMs === undefined || idleTimeoutMs === null) return;
-      clearTimeout(idle);
-      idle = setTimeout(() => stop('idle'), idleTimeoutMs);
-    };
-    const stopError = () =>
-      stopReason === 'user'
-        ? abortError(signal)
-        : new SummarizerError(
-            stopReason === 'idle' ? `aiSdkSummarizer: ${label} timed out: no data for ${idleTimeoutMs} ms` : `aiSdkSummarizer: ${label} timed out after ${timeoutMs} ms`,
-            { code: 'TIMEOUT', provider: 'ai-sdk', retryable: true },
-          );
-    /**
-     * Settles with `promise`, or rejects as soon as the call is stopped (even when a model
-     * ignores its abort signal).
-     * @template T
-     * @param {Promise<T>} promise
-     * @returns {Promise<T>}
-     */
-    const guard = (promise) =>
-      new Promise((resolve, reject) => {
-        if (ctl.signal.aborted) {
-          promise.then(undefined, () => {});
-          reject(stopError());
-          return;
-        }
-        const onAbort = () => reject(stopError());
-        ctl.signal.addEventListener('abort', onAbort, { once: true });
-        promise.then(
-          (v) => {
-            ctl.signal.removeEventListener('abort', onAbort);
-            resolve(v);
-          },
-          (e) => {
-            ctl.signal.removeEventListener('abort', onAbort);
-            reject(e);
-          },
-        );
-      });
+    const { ctl, guard, bumpIdle, stopError, stopped, end } = attemptControls(signal, timeoutMs, idleTimeoutMs, abortError, (why) =>
+      new SummarizerError(
+        why === 'idle' ? `aiSdkSummarizer: ${label} timed out: no data for ${idleTimeoutMs} ms` : `aiSdkSummarizer: ${label} timed out after ${timeoutMs} ms`,
+        { code: 'TIMEOUT', provider: 'ai-sdk', retryable: true },
+      ),
+    );
     const settings = {
       ...(callSettings ?? {}),
       model,
@@ -234,7 +187,7 @@ export function aiSdkSummarizer(model, options = {}) {
       } finally {
         iterator.return?.().catch?.(() => {});
       }
-      if (stopReason !== null) throw stopError();
+      if (stopped()) throw stopError();
       if (failure !== undefined) throw toSummarizerError(failure, label, { delivered });
       if (ctl.signal.aborted || signal?.aborted) throw abortError(signal);
       let response;
@@ -247,15 +200,12 @@ export function aiSdkSummarizer(model, options = {}) {
       return answer(text, finishReason, usage, response);
     } catch (e) {
       if (e instanceof SummarizerError) throw e;
-      if (stopReason !== null) throw stopError();
+      if (stopped()) throw stopError();
       if (e && typeof e === 'object' && /** @type {{name?: unknown}} */ (e).name === 'AbortError' && signal?.aborted) throw abortError(signal);
       if (!finished && isSdkError(e)) throw toSummarizerError(e, label, {});
       throw e;
     } finally {
-      clearTimeout(deadline);
-      clearTimeout(idle);
-      signal?.removeEventListener('abort', onUserAbort);
-      if (!finished && !ctl.signal.aborted) ctl.abort();
+      end(finished);
     }
   }
 

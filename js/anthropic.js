@@ -27,6 +27,8 @@
 //   `compaction_unavailable`): the library reads them from the thrown error's text.
 
 import {
+  withRetries,
+  attemptControls,
   checkCount as checkCountWith,
   createSseParser,
   describe,
@@ -34,7 +36,6 @@ import {
   likelyMeant,
   mergeHeaders as mergeHeadersWith,
   retryAfter,
-  sleep as sleepWith,
 } from './http.js';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -269,32 +270,15 @@ export function anthropicSummarizer(options = {}) {
     /** Shared by the attempts: once text reached `onText`, a failure is no longer retried. */
     const call = { delivered: false, onText: onText ?? undefined, beta };
 
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await runAttempt(payload, signal, call);
-      } catch (err) {
-        if (!(err instanceof AnthropicApiError)) throw err;
-        err.attempts = attempt + 1;
-        if (err.code === 'ABORTED' || !err.retryable || call.delivered) throw err;
-        if (attempt >= maxRetries) {
-          err.retriesExhausted = true;
-          throw err;
-        }
-        let delay;
-        if (err.retryAfterMs !== undefined) {
-          if (err.retryAfterMs > maxRetryAfterMs) {
-            // Waiting that long is the caller's decision, not a silent stall inside summarize.
-            err.retriesExhausted = true;
-            throw err;
-          }
-          delay = err.retryAfterMs;
-        } else {
-          // Exponential backoff with full jitter.
-          delay = Math.random() * Math.min(retryMaxMs, retryBaseMs * 2 ** attempt);
-        }
-        await sleep(delay, signal);
-      }
-    }
+    return withRetries(() => runAttempt(payload, signal, call), call, {
+      isOwn: (err) => err instanceof AnthropicApiError,
+      maxRetries,
+      retryBaseMs,
+      retryMaxMs,
+      maxRetryAfterMs,
+      signal,
+      abortError,
+    });
   }
 
   /**
@@ -305,63 +289,14 @@ export function anthropicSummarizer(options = {}) {
    * @returns {Promise<import('./anthropic.js').MessagesResponse>}
    */
   async function runAttempt(payload, signal, call) {
-    const ctl = new AbortController();
-    /** @type {null | 'user' | 'timeout' | 'idle'} */
-    let stopReason = null;
-    const stop = (/** @type {'user' | 'timeout' | 'idle'} */ why) => {
-      if (stopReason === null) stopReason = why;
-      ctl.abort();
-    };
-    const onUserAbort = () => stop('user');
-    signal?.addEventListener('abort', onUserAbort, { once: true });
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    let deadline;
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    let idle;
-    if (timeoutMs !== undefined && timeoutMs !== null) deadline = setTimeout(() => stop('timeout'), timeoutMs);
-    const bumpIdle = () => {
-      if (idleTimeoutMs === undefined || idleTimeoutMs === null) return;
-      clearTimeout(idle);
-      idle = setTimeout(() => stop('idle'), idleTimeoutMs);
-    };
-    /** The error for the reason this attempt was stopped. */
-    const stopError = () =>
-      stopReason === 'user'
-        ? abortError(signal)
-        : new AnthropicApiError(
-            stopReason === 'idle'
-              ? `Anthropic API request timed out: no data for ${idleTimeoutMs} ms`
-              : `Anthropic API request timed out after ${timeoutMs} ms`,
-            { code: 'TIMEOUT', retryable: true },
-          );
-    /**
-     * Settles with `promise`, or rejects as soon as the attempt is stopped (even when a custom
-     * fetch ignores its signal).
-     * @template T
-     * @param {Promise<T>} promise
-     * @returns {Promise<T>}
-     */
-    const guard = (promise) =>
-      new Promise((resolve, reject) => {
-        if (ctl.signal.aborted) {
-          promise.then(undefined, () => {});
-          reject(stopError());
-          return;
-        }
-        const onAbort = () => reject(stopError());
-        ctl.signal.addEventListener('abort', onAbort, { once: true });
-        promise.then(
-          (v) => {
-            ctl.signal.removeEventListener('abort', onAbort);
-            resolve(v);
-          },
-          (e) => {
-            ctl.signal.removeEventListener('abort', onAbort);
-            reject(e);
-          },
-        );
-      });
-    if (signal?.aborted) stop('user');
+    const { ctl, guard, bumpIdle, stopError, end } = attemptControls(signal, timeoutMs, idleTimeoutMs, abortError, (why) =>
+      new AnthropicApiError(
+        why === 'idle'
+          ? `Anthropic API request timed out: no data for ${idleTimeoutMs} ms`
+          : `Anthropic API request timed out after ${timeoutMs} ms`,
+        { code: 'TIMEOUT', retryable: true },
+      ),
+    );
 
     let finished = false;
     try {
@@ -419,11 +354,8 @@ export function anthropicSummarizer(options = {}) {
       finished = true;
       return message;
     } finally {
-      clearTimeout(deadline);
-      clearTimeout(idle);
-      signal?.removeEventListener('abort', onUserAbort);
       // Frees the connection of an attempt that did not finish (an error, a thrown onText).
-      if (!finished && !ctl.signal.aborted) ctl.abort();
+      end(finished);
     }
   }
 
@@ -853,15 +785,6 @@ function environmentCredentials() {
     return typeof v === 'string' && v !== '' ? v : undefined;
   };
   return { apiKey: read('ANTHROPIC_API_KEY'), authToken: read('ANTHROPIC_AUTH_TOKEN') };
-}
-
-/**
- * Waits `ms`, or rejects with this summarizer's `AbortError` as soon as `signal` aborts.
- * @param {number} ms
- * @param {AbortSignal | undefined} signal
- */
-function sleep(ms, signal) {
-  return sleepWith(ms, signal, abortError);
 }
 
 /**

@@ -22,3 +22,41 @@ export declare function checkCount(name: string, value: unknown, optional: boole
 export declare function likelyMeant(name: string, known: readonly string[]): string | undefined;
 /** The named variables of `process.env` where there is one (an empty value is unset). */
 export declare function readEnvironment(names: readonly string[]): Record<string, string | undefined>;
+/** The controls of one HTTP attempt (see `attemptControls` in http.js). */
+export interface AttemptControls<E extends Error = Error> {
+  /** Aborted when the attempt is stopped; pass its signal to `fetch`. */
+  ctl: AbortController;
+  /** Settles with `promise`, or rejects with `stopError()` as soon as the attempt is stopped. */
+  guard<T>(promise: Promise<T>): Promise<T>;
+  /** Restarts the idle timer (call on every piece of data). */
+  bumpIdle(): void;
+  /** The error for why the attempt stopped: the caller's abort, or a timeout. */
+  stopError(): E;
+  /** Whether the attempt was stopped (by the caller or a timeout). */
+  stopped(): boolean;
+  /** Clears the timers; aborts the request when `finished` is false. */
+  end(finished: boolean): void;
+}
+/** Stops an attempt on the caller's signal, after `timeoutMs`, or after `idleTimeoutMs` without data. */
+export declare function attemptControls<E extends Error>(
+  signal: AbortSignal | undefined,
+  timeoutMs: number | null | undefined,
+  idleTimeoutMs: number | null | undefined,
+  abortError: (signal: AbortSignal | undefined) => E,
+  timeoutError: (why: 'timeout' | 'idle') => E,
+): AttemptControls<E>;
+/** The summarizers' retry rule around `attempt` (see `withRetries` in http.js). */
+export declare function withRetries<T>(
+  attempt: () => Promise<T>,
+  call: { delivered: boolean },
+  options: {
+    isOwn: (err: unknown) => boolean;
+    maxRetries: number;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    maxRetryAfterMs: number;
+    signal: AbortSignal | undefined;
+    abortError: (signal: AbortSignal | undefined) => Error;
+    transient?: Set<number>;
+  },
+): Promise<T>;

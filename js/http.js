@@ -233,3 +233,128 @@ export function readEnvironment(names) {
   }
   return out;
 }
+
+/**
+ * The controls of one HTTP attempt: it is stopped by the caller's `signal`, by `timeoutMs`
+ * (the whole attempt) and by `idleTimeoutMs` without data (restarted by `bumpIdle`).
+ * `guard(promise)` settles with `promise`, or rejects as soon as the attempt is stopped (even
+ * when a custom fetch ignores its signal); `stopError()` is the error for why it stopped: the
+ * caller's `abortError(signal)`, or `timeoutError('timeout' | 'idle')`; `stopped()` says whether
+ * it was stopped (the caller's abort reaches `fetch` as the abort reason). Call `end(finished)`
+ * when the attempt is over (it clears the timers and aborts an unfinished request).
+ * @param {AbortSignal | undefined} signal
+ * @param {number | null | undefined} timeoutMs
+ * @param {number | null | undefined} idleTimeoutMs
+ * @param {(signal: AbortSignal | undefined) => Error} abortError
+ * @param {(why: 'timeout' | 'idle') => Error} timeoutError
+ */
+export function attemptControls(signal, timeoutMs, idleTimeoutMs, abortError, timeoutError) {
+  const ctl = new AbortController();
+  /** @type {null | 'user' | 'timeout' | 'idle'} */
+  let stopReason = null;
+  const stop = (/** @type {'user' | 'timeout' | 'idle'} */ why) => {
+    if (stopReason === null) stopReason = why;
+    ctl.abort(why === 'user' ? signal?.reason : undefined);
+  };
+  const onUserAbort = () => stop('user');
+  signal?.addEventListener('abort', onUserAbort, { once: true });
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let deadline;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let idle;
+  if (timeoutMs !== undefined && timeoutMs !== null) deadline = setTimeout(() => stop('timeout'), timeoutMs);
+  const bumpIdle = () => {
+    if (idleTimeoutMs === undefined || idleTimeoutMs === null) return;
+    clearTimeout(idle);
+    idle = setTimeout(() => stop('idle'), idleTimeoutMs);
+  };
+  const stopError = () => (stopReason === 'user' ? abortError(signal) : timeoutError(stopReason === 'idle' ? 'idle' : 'timeout'));
+  /**
+   * @template T
+   * @param {Promise<T>} promise
+   * @returns {Promise<T>}
+   */
+  const guard = (promise) =>
+    new Promise((resolve, reject) => {
+      if (ctl.signal.aborted) {
+        promise.then(undefined, () => {});
+        reject(stopError());
+        return;
+      }
+      const onAbort = () => reject(stopError());
+      ctl.signal.addEventListener('abort', onAbort, { once: true });
+      promise.then(
+        (v) => {
+          ctl.signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        (e) => {
+          ctl.signal.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      );
+    });
+  if (signal?.aborted) stop('user');
+  /** @param {boolean} finished */
+  const end = (finished) => {
+    clearTimeout(deadline);
+    clearTimeout(idle);
+    signal?.removeEventListener('abort', onUserAbort);
+    if (!finished && !ctl.signal.aborted) ctl.abort();
+  };
+  const stopped = () => stopReason !== null;
+  return { ctl, guard, bumpIdle, stopError, stopped, end };
+}
+
+/**
+ * Runs `attempt()` until it succeeds or a failure must not be retried: the summarizers'
+ * shared retry rule. Only errors `isOwn(err)` recognises are retried (anything else, e.g. an
+ * exception thrown by the caller's `onText`, passes through untouched); never after an abort,
+ * a non-retryable error, or once text was delivered (`call.delivered`). The wait is the
+ * server's `retryAfterMs` (above `maxRetryAfterMs` the error is thrown instead), else full
+ * jitter up to `min(retryMaxMs, retryBaseMs * 2^attempt)`. The error thrown carries `attempts`
+ * and, when the library should not retry it either, `retriesExhausted`.
+ * @template T
+ * @param {() => Promise<T>} attempt
+ * @param {{delivered: boolean}} call
+ * @param {{
+ *   isOwn: (err: unknown) => boolean,
+ *   maxRetries: number, retryBaseMs: number, retryMaxMs: number, maxRetryAfterMs: number,
+ *   signal: AbortSignal | undefined, abortError: (signal: AbortSignal | undefined) => Error,
+ *   transient?: Set<number>,
+ * }} o `transient`: statuses the library retries itself; a non-retryable error with one of
+ *   them (an exhausted quota's 429) is marked `retriesExhausted` so the library does not.
+ * @returns {Promise<T>}
+ */
+export async function withRetries(attempt, call, o) {
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt();
+    } catch (caught) {
+      if (!o.isOwn(caught)) throw caught;
+      const err = /** @type {any} */ (caught);
+      err.attempts = n + 1;
+      if (err.code === 'ABORTED' || call.delivered) throw err;
+      if (!err.retryable) {
+        if (o.transient !== undefined && err.status !== undefined && o.transient.has(err.status)) err.retriesExhausted = true;
+        throw err;
+      }
+      if (n >= o.maxRetries) {
+        err.retriesExhausted = true;
+        throw err;
+      }
+      let delay;
+      if (err.retryAfterMs !== undefined) {
+        if (err.retryAfterMs > o.maxRetryAfterMs) {
+          // Waiting that long is the caller's decision, not a silent stall inside summarize.
+          err.retriesExhausted = true;
+          throw err;
+        }
+        delay = err.retryAfterMs;
+      } else {
+        delay = Math.random() * Math.min(o.retryMaxMs, o.retryBaseMs * 2 ** n);
+      }
+      await sleep(delay, o.signal, o.abortError);
+    }
+  }
+}

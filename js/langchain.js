@@ -11,7 +11,7 @@
 // `model.invoke(messages, {signal})` resolving one `AIMessage`. Provider errors keep the
 // provider SDK's shape: `status`, `error` (the body), `headers`, and its message.
 
-import { describe, headersToObject, likelyMeant, retryAfter, sleep } from './http.js';
+import { attemptControls, describe, headersToObject, likelyMeant, retryAfter, withRetries } from './http.js';
 import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError, TRANSIENT_STATUSES } from './summary-request.js';
 
 /** The options {@link langchainSummarizer} reads; any other key is a mistake. */
@@ -94,35 +94,16 @@ export function langchainSummarizer(chatModel, options = {}) {
     const messages = [...(chat.system ? [{ role: 'system', content: chat.system }] : []), ...chat.messages];
     if (signal?.aborted) throw abortError(signal);
     const state = { delivered: false, onText: onText ?? undefined };
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await runAttempt(messages, signal, state);
-      } catch (err) {
-        if (!(err instanceof SummarizerError)) throw err;
-        err.attempts = attempt + 1;
-        if (err.code === 'ABORTED' || state.delivered) throw err;
-        if (!err.retryable) {
-          // A status the library would retry (a 429 of an exhausted quota): tell it not to.
-          if (err.status !== undefined && TRANSIENT.has(err.status)) err.retriesExhausted = true;
-          throw err;
-        }
-        if (attempt >= maxRetries) {
-          err.retriesExhausted = true;
-          throw err;
-        }
-        let delay;
-        if (err.retryAfterMs !== undefined) {
-          if (err.retryAfterMs > maxRetryAfterMs) {
-            err.retriesExhausted = true;
-            throw err;
-          }
-          delay = err.retryAfterMs;
-        } else {
-          delay = Math.random() * Math.min(retryMaxMs, retryBaseMs * 2 ** attempt);
-        }
-        await sleep(delay, signal, abortError);
-      }
-    }
+    return withRetries(() => runAttempt(messages, signal, state), state, {
+      isOwn: (err) => err instanceof SummarizerError,
+      maxRetries,
+      retryBaseMs,
+      retryMaxMs,
+      maxRetryAfterMs,
+      signal,
+      abortError,
+      transient: TRANSIENT,
+    });
   }
 
   /**
@@ -132,58 +113,12 @@ export function langchainSummarizer(chatModel, options = {}) {
    * @param {{delivered: boolean, onText: ((text: string) => void) | undefined}} state
    */
   async function runAttempt(messages, signal, state) {
-    const ctl = new AbortController();
-    /** @type {null | 'user' | 'timeout' | 'idle'} */
-    let stopReason = null;
-    const stop = (/** @type {'user' | 'timeout' | 'idle'} */ why) => {
-      if (stopReason === null) stopReason = why;
-      ctl.abort(signal?.reason);
-    };
-    const onUserAbort = () => stop('user');
-    signal?.addEventListener('abort', onUserAbort, { once: true });
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    let deadline;
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    let idle;
-    if (timeoutMs !== undefined && timeoutMs !== null) deadline = setTimeout(() => stop('timeout'), timeoutMs);
-    const bumpIdle = () => {
-      if (idleTimeoutMs === undefined || idleTimeoutMs === null) return;
-      clearTimeout(idle);
-      idle = setTimeout(() => stop('idle'), idleTimeoutMs);
-    };
-    const stopError = () =>
-      stopReason === 'user'
-        ? abortError(signal)
-        : new SummarizerError(
-            stopReason === 'idle' ? `langchainSummarizer: ${label} timed out: no data for ${idleTimeoutMs} ms` : `langchainSummarizer: ${label} timed out after ${timeoutMs} ms`,
-            { code: 'TIMEOUT', provider: 'langchain', retryable: true },
-          );
-    /**
-     * @template T
-     * @param {Promise<T>} promise
-     * @returns {Promise<T>}
-     */
-    const guard = (promise) =>
-      new Promise((resolve, reject) => {
-        if (ctl.signal.aborted) {
-          promise.then(undefined, () => {});
-          reject(stopError());
-          return;
-        }
-        const onAbort = () => reject(stopError());
-        ctl.signal.addEventListener('abort', onAbort, { once: true });
-        promise.then(
-          (v) => {
-            ctl.signal.removeEventListener('abort', onAbort);
-            resolve(v);
-          },
-          (e) => {
-            ctl.signal.removeEventListener('abort', onAbort);
-            reject(e);
-          },
-        );
-      });
-    if (signal?.aborted) stop('user');
+    const { ctl, guard, bumpIdle, stopError, stopped, end } = attemptControls(signal, timeoutMs, idleTimeoutMs, abortError, (why) =>
+      new SummarizerError(
+        why === 'idle' ? `langchainSummarizer: ${label} timed out: no data for ${idleTimeoutMs} ms` : `langchainSummarizer: ${label} timed out after ${timeoutMs} ms`,
+        { code: 'TIMEOUT', provider: 'langchain', retryable: true },
+      ),
+    );
     /** Hands text to `onText`; what it throws is marked to pass through. */
     const deliver = (/** @type {string} */ piece) => {
       if (!state.onText) return;
@@ -231,15 +166,12 @@ export function langchainSummarizer(chatModel, options = {}) {
       return answer(text, chunks);
     } catch (e) {
       if (e instanceof SummarizerError) throw e;
-      if (stopReason !== null) throw stopError();
+      if (stopped()) throw stopError();
       if (signal?.aborted) throw abortError(signal);
       if (e !== null && typeof e === 'object' && thrownByOnText.has(/** @type {object} */ (e))) throw e;
       throw toSummarizerError(e, label, state.delivered);
     } finally {
-      clearTimeout(deadline);
-      clearTimeout(idle);
-      signal?.removeEventListener('abort', onUserAbort);
-      if (!finished && !ctl.signal.aborted) ctl.abort();
+      end(finished);
     }
   }
 

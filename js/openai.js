@@ -18,6 +18,8 @@
 //   (`response.error`), and `error` (`code`, `message`).
 
 import {
+  withRetries,
+  attemptControls,
   checkCount,
   createSseParser,
   describe,
@@ -26,7 +28,6 @@ import {
   mergeHeaders,
   readEnvironment,
   retryAfter,
-  sleep,
 } from './http.js';
 import { chatOfRequest, messagesResponse, TRANSIENT_STATUSES } from './summary-request.js';
 
@@ -268,35 +269,16 @@ export function openaiSummarizer(options = {}) {
     const payload = bodyOf(request);
     if (signal?.aborted) throw abortError(signal);
     const call = { delivered: false, onText: onText ?? undefined };
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await runAttempt(payload, signal, call);
-      } catch (err) {
-        if (!(err instanceof OpenAiApiError)) throw err;
-        err.attempts = attempt + 1;
-        if (err.code === 'ABORTED' || call.delivered) throw err;
-        if (!err.retryable) {
-          // A status the library would retry (a 429 of an exhausted quota): tell it not to.
-          if (err.status !== undefined && TRANSIENT.has(err.status)) err.retriesExhausted = true;
-          throw err;
-        }
-        if (attempt >= maxRetries) {
-          err.retriesExhausted = true;
-          throw err;
-        }
-        let delay;
-        if (err.retryAfterMs !== undefined) {
-          if (err.retryAfterMs > maxRetryAfterMs) {
-            err.retriesExhausted = true;
-            throw err;
-          }
-          delay = err.retryAfterMs;
-        } else {
-          delay = Math.random() * Math.min(retryMaxMs, retryBaseMs * 2 ** attempt);
-        }
-        await sleep(delay, signal, abortError);
-      }
-    }
+    return withRetries(() => runAttempt(payload, signal, call), call, {
+      isOwn: (err) => err instanceof OpenAiApiError,
+      maxRetries,
+      retryBaseMs,
+      retryMaxMs,
+      maxRetryAfterMs,
+      signal,
+      abortError,
+      transient: TRANSIENT,
+    });
   }
 
   /**
@@ -306,61 +288,14 @@ export function openaiSummarizer(options = {}) {
    * @param {{delivered: boolean, onText: ((text: string) => void) | undefined}} call
    */
   async function runAttempt(payload, signal, call) {
-    const ctl = new AbortController();
-    /** @type {null | 'user' | 'timeout' | 'idle'} */
-    let stopReason = null;
-    const stop = (/** @type {'user' | 'timeout' | 'idle'} */ why) => {
-      if (stopReason === null) stopReason = why;
-      ctl.abort();
-    };
-    const onUserAbort = () => stop('user');
-    signal?.addEventListener('abort', onUserAbort, { once: true });
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    let deadline;
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    let idle;
-    if (timeoutMs !== undefined && timeoutMs !== null) deadline = setTimeout(() => stop('timeout'), timeoutMs);
-    const bumpIdle = () => {
-      if (idleTimeoutMs === undefined || idleTimeoutMs === null) return;
-      clearTimeout(idle);
-      idle = setTimeout(() => stop('idle'), idleTimeoutMs);
-    };
-    const stopError = () =>
-      stopReason === 'user'
-        ? abortError(signal)
-        : new OpenAiApiError(
-            stopReason === 'idle'
-              ? `OpenAI API request timed out: no data for ${idleTimeoutMs} ms`
-              : `OpenAI API request timed out after ${timeoutMs} ms`,
-            { code: 'TIMEOUT', retryable: true },
-          );
-    /**
-     * Settles with `promise`, or rejects as soon as the attempt is stopped.
-     * @template T
-     * @param {Promise<T>} promise
-     * @returns {Promise<T>}
-     */
-    const guard = (promise) =>
-      new Promise((resolve, reject) => {
-        if (ctl.signal.aborted) {
-          promise.then(undefined, () => {});
-          reject(stopError());
-          return;
-        }
-        const onAbort = () => reject(stopError());
-        ctl.signal.addEventListener('abort', onAbort, { once: true });
-        promise.then(
-          (v) => {
-            ctl.signal.removeEventListener('abort', onAbort);
-            resolve(v);
-          },
-          (e) => {
-            ctl.signal.removeEventListener('abort', onAbort);
-            reject(e);
-          },
-        );
-      });
-    if (signal?.aborted) stop('user');
+    const { ctl, guard, bumpIdle, stopError, end } = attemptControls(signal, timeoutMs, idleTimeoutMs, abortError, (why) =>
+      new OpenAiApiError(
+        why === 'idle'
+          ? `OpenAI API request timed out: no data for ${idleTimeoutMs} ms`
+          : `OpenAI API request timed out after ${timeoutMs} ms`,
+        { code: 'TIMEOUT', retryable: true },
+      ),
+    );
 
     let finished = false;
     try {
@@ -411,10 +346,7 @@ export function openaiSummarizer(options = {}) {
       finished = true;
       return message;
     } finally {
-      clearTimeout(deadline);
-      clearTimeout(idle);
-      signal?.removeEventListener('abort', onUserAbort);
-      if (!finished && !ctl.signal.aborted) ctl.abort();
+      end(finished);
     }
   }
 
