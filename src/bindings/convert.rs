@@ -24,6 +24,8 @@ extern "C" {
     fn is_array_js(v: &JsValue) -> bool;
     #[wasm_bindgen(js_name = strictJson)]
     fn strict_json(v: &JsValue) -> Option<String>;
+    #[wasm_bindgen(js_name = deeperThan)]
+    fn deeper_than_js(v: &JsValue, limit: u32) -> bool;
     #[wasm_bindgen(js_name = takeConvertError)]
     fn take_convert_error() -> JsValue;
 }
@@ -137,6 +139,11 @@ pub fn options_json(v: &JsValue, what: &str) -> crate::Result<serde_json::Value>
     };
     serde_json::from_str(&text)
         .map_err(|e| Error::invalid_argument(format!("{what} cannot be read as JSON ({e})")))
+}
+
+/// Whether the caller's value `v` nests objects and arrays more than `limit` levels deep.
+pub fn deeper_than(v: &JsValue, limit: u32) -> bool {
+    deeper_than_js(v, limit)
 }
 
 /// Deserializes an optional argument; `undefined`/`null` give the default.

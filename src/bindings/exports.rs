@@ -15,6 +15,7 @@ use crate::measure::thresholds;
 use crate::measure::tokens;
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
+use crate::model::messages::MAX_NESTING;
 use crate::model::shape::Shape;
 use crate::model::view::ConversationView;
 use crate::transforms::boundary::{self, BoundaryInput, Trigger};
@@ -535,6 +536,9 @@ pub fn parse_transcript(
                 "a primitive value"
             };
             return Err(js_error(transcript::non_object_line(k + 1, what)));
+        }
+        if super::convert::deeper_than(&v, MAX_NESTING as u32) {
+            return Err(js_error(transcript::too_deep_line(k + 1)));
         }
         out.push(&v);
     }

@@ -70,3 +70,22 @@ export function strictJson(v) {
     return undefined;
   }
 }
+
+// Whether `v` nests objects and arrays more than `limit` levels deep (`v` itself is level 1),
+// without recursion; false when reading it throws (the caller reports that separately).
+export function deeperThan(v, limit) {
+  try {
+    const stack = [v, 1];
+    while (stack.length > 0) {
+      const depth = stack.pop();
+      const x = stack.pop();
+      if (depth > limit) return true;
+      const items = Array.isArray(x) ? x : Object.values(x);
+      for (const c of items) if (c !== null && typeof c === 'object') stack.push(c, depth + 1);
+    }
+    return false;
+  } catch (e) {
+    failed(e);
+    return false;
+  }
+}

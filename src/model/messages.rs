@@ -15,6 +15,32 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// The deepest nesting of objects and arrays a message or transcript line may have (the
+/// message itself is level 1). One rule for the whole package: `parseTranscript` refuses a
+/// deeper line, and every function that reads messages a deeper message, so whatever is read
+/// can be written back (`serializeTranscript`) and sent inside a request (a few levels more).
+pub const MAX_NESTING: usize = 100;
+
+/// Whether `v` nests objects and arrays more than `limit` levels deep (without recursion).
+pub fn nested_deeper_than(v: &Value, limit: usize) -> bool {
+    let mut stack: Vec<(&Value, usize)> = vec![(v, 1)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(a) => Box::new(a.iter()),
+            Value::Object(o) => Box::new(o.values()),
+            _ => continue,
+        };
+        if depth > limit {
+            return true;
+        }
+        for c in children {
+            if c.is_array() || c.is_object() {
+                stack.push((c, depth + 1));
+            }
+        }
+    }
+    false
+}
 use crate::model::error::{Error, Result};
 
 /// A field that may be absent, present as `null`, or present with a value.
@@ -254,6 +280,12 @@ impl Message {
             return Err(Error::invalid_message(format!(
                 "expected an object, got {}",
                 json_type_name(&value)
+            ))
+            .at(location));
+        }
+        if nested_deeper_than(&value, MAX_NESTING) {
+            return Err(Error::invalid_message(format!(
+                "nested deeper than {MAX_NESTING} levels of objects and arrays (the limit of every function that reads messages)"
             ))
             .at(location));
         }

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::model::error::{Error, ErrorCode, Result};
-use crate::model::messages::{json_type_name, Message};
+use crate::model::messages::{json_type_name, nested_deeper_than, Message, MAX_NESTING};
 
 /// One non-empty line of a JSONL text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +74,16 @@ pub fn malformed_line(number: usize, detail: impl std::fmt::Display) -> Error {
     )
 }
 
+/// The error for a line nested deeper than [`MAX_NESTING`] levels.
+pub fn too_deep_line(number: usize) -> Error {
+    Error::new(
+        ErrorCode::MalformedTranscript,
+        format!(
+            "line {number}: nested deeper than {MAX_NESTING} levels of objects and arrays (the limit of every function that reads messages)"
+        ),
+    )
+}
+
 /// The error for a line that parsed to something other than an object.
 pub fn non_object_line(number: usize, what: &str) -> Error {
     Error::new(
@@ -137,6 +147,9 @@ pub fn parse_transcript(text: &str) -> Result<Vec<Message>> {
             if !v.is_object() {
                 return Err(non_object_line(line.number, json_type_name(&v)));
             }
+            if nested_deeper_than(&v, MAX_NESTING) {
+                return Err(too_deep_line(line.number));
+            }
             Message::from_object(v).map_err(|e| {
                 Error::new(
                     ErrorCode::MalformedTranscript,
@@ -165,6 +178,31 @@ pub fn serialize_transcript(messages: &[Message]) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
+
+    /// A line `extra` levels deeper than the line object itself: `{"type":"user",…,"x":[[…]]}`.
+    fn line_nested(extra: usize) -> String {
+        format!(
+            r#"{{"type":"user","message":{{"role":"user","content":"hi"}},"x":{}0{}}}"#,
+            "[".repeat(extra),
+            "]".repeat(extra)
+        )
+    }
+
+    #[test]
+    fn one_nesting_rule_for_lines() {
+        // The line is level 1; `x` holds `extra` arrays: depth 1 + extra.
+        let ok = line_nested(MAX_NESTING - 1);
+        let parsed = parse_transcript(&ok).unwrap();
+        assert_eq!(serialize_transcript(&parsed).unwrap().trim_end(), ok);
+        let e = parse_transcript(&line_nested(MAX_NESTING)).unwrap_err();
+        assert_eq!(e.code, ErrorCode::MalformedTranscript);
+        assert!(e.message.starts_with("line 1: nested deeper than 100 levels"), "{}", e.message);
+        let v: Value = serde_json::from_str(&ok).unwrap();
+        assert!(!nested_deeper_than(&v, MAX_NESTING));
+        assert!(nested_deeper_than(&v, MAX_NESTING - 1));
+        assert!(!nested_deeper_than(&Value::from(3), 0), "a scalar has no levels");
+    }
+
     use super::*;
 
     #[test]

@@ -246,3 +246,32 @@ test('one time limit covers every callback of a compaction, and it is validated'
   await assert.rejects(cc.compactConversation(big, { model: SONNET, summarize: never, summaryTimeoutMs: 100 }),
     (e) => e.code === 'TIMEOUT');
 });
+
+test('one nesting rule: 100 levels, the same in parseTranscript and every function that reads messages; what parses writes back', async () => {
+  // A line `extra` levels deeper than the line object itself.
+  const nested = (extra) => {
+    let v = 0;
+    for (let i = 0; i < extra; i++) v = [v];
+    return v;
+  };
+  // Written as text: JSON.stringify itself cannot write 8,000 levels.
+  const line = (extra) => `{"type":"user","message":{"role":"user","content":"hi"},"x":${'['.repeat(extra)}0${']'.repeat(extra)}}`;
+  const ok = line(99); // depth 100
+  const parsed = cc.parseTranscript(ok);
+  assert.equal(cc.serializeTranscript(parsed), ok + '\n', 'what parses writes back byte for byte');
+  for (const extra of [100, 200, 8_000]) {
+    assert.throws(() => cc.parseTranscript(line(extra)),
+      (e) => e.code === 'MALFORMED_TRANSCRIPT' && /line 1: nested deeper than 100 levels/.test(e.message), String(extra));
+  }
+  // Messages: depth 100 is read; 101 is INVALID_MESSAGE naming the message, in every function
+  // that reads them whole.
+  const msg = (extra) => ({ role: 'user', content: [{ type: 'text', text: 'hi', x: nested(extra) }] });
+  const fine = [msg(97), { role: 'assistant', content: 'ok' }]; // message 1, content 2, block 3, x's arrays 4..100
+  assert.equal(cc.validateForApi(fine).valid, true);
+  const deep = [msg(98), { role: 'assistant', content: 'ok' }];
+  for (const f of [() => cc.validateForApi(deep), () => cc.toApiMessages(deep), () => cc.previewCompaction(deep, { model: SONNET })]) {
+    assert.throws(f, (e) => e.code === 'INVALID_MESSAGE' && /messages\[0\]/.test(e.message) && /nested deeper than 100 levels/.test(e.message));
+  }
+  await assert.rejects(cc.compactConversation(deep, { model: SONNET, summarize }), (e) => e.code === 'INVALID_MESSAGE' && /nested deeper than 100/.test(e.message));
+  await assert.rejects(cc.compactConversation(fine, { model: SONNET, summarize, pinned: [msg(98)] }), (e) => e.code === 'INVALID_MESSAGE' && /context\.pinned\[0\]/.test(e.message));
+});
