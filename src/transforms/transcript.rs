@@ -196,11 +196,19 @@ mod tests {
         assert_eq!(serialize_transcript(&parsed).unwrap().trim_end(), ok);
         let e = parse_transcript(&line_nested(MAX_NESTING)).unwrap_err();
         assert_eq!(e.code, ErrorCode::MalformedTranscript);
-        assert!(e.message.starts_with("line 1: nested deeper than 100 levels"), "{}", e.message);
+        assert!(
+            e.message
+                .starts_with("line 1: nested deeper than 100 levels"),
+            "{}",
+            e.message
+        );
         let v: Value = serde_json::from_str(&ok).unwrap();
         assert!(!nested_deeper_than(&v, MAX_NESTING));
         assert!(nested_deeper_than(&v, MAX_NESTING - 1));
-        assert!(!nested_deeper_than(&Value::from(3), 0), "a scalar has no levels");
+        assert!(
+            !nested_deeper_than(&Value::from(3), 0),
+            "a scalar has no levels"
+        );
     }
 
     use super::*;
