@@ -275,3 +275,15 @@ test('one nesting rule: 100 levels, the same in parseTranscript and every functi
   await assert.rejects(cc.compactConversation(deep, { model: SONNET, summarize }), (e) => e.code === 'INVALID_MESSAGE' && /nested deeper than 100/.test(e.message));
   await assert.rejects(cc.compactConversation(fine, { model: SONNET, summarize, pinned: [msg(98)] }), (e) => e.code === 'INVALID_MESSAGE' && /context\.pinned\[0\]/.test(e.message));
 });
+
+test('unknown option keys are coded errors everywhere, also in Compactor.compact (no signal option there)', async () => {
+  const c = new cc.Compactor({ model: SONNET, summarize, messages: msgs() });
+  await assert.rejects(c.compact({ signal: new AbortController().signal }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /options\.signal is not an option here/.test(e.message));
+  await assert.rejects(c.compact({ customInstruction: 'x' }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /did you mean `customInstructions`/.test(e.message));
+  assert.throws(() => cc.microCompact(msgs(), { keepRecnt: 2 }), (e) => e.code === 'INVALID_ARGUMENT' && /keepRecent/.test(e.message));
+  assert.throws(() => cc.tokenCountWithEstimation(msgs(), { usageAtt: 1 }), (e) => e.code === 'INVALID_ARGUMENT');
+  assert.equal(c.length, msgs().length);
+  c.free();
+});
