@@ -71,11 +71,10 @@ pub fn messages_for_compaction(
     })
 }
 
-/// The API's compaction block has no place in another ecosystem's messages: their
-/// compaction uses the summary prompt whatever the summarizer offers.
-pub(crate) fn no_api_blocks_in_foreign(c: &mut options::ContextOptions, read: &Compacted) {
-    if read.foreign.is_some() {
-        c.context.on_demand_compaction = false;
+impl Compacted {
+    /// The shape of the messages read (Anthropic when they were not converted).
+    pub fn shape(&self) -> Shape {
+        self.foreign.as_ref().map_or(Shape::Anthropic, |f| f.shape)
     }
 }
 
@@ -296,7 +295,7 @@ pub async fn compact_conversation(
     let mut c = js(options::context(&context))?;
     let shape = js(options::shape_option(&options, "options"))?.or(c.shape);
     let read = js(messages_for_compaction(&messages, shape))?;
-    no_api_blocks_in_foreign(&mut c, &read);
+    c.context.for_shape(read.shape());
     let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let opts = js(options::compact_options(&options))?;
@@ -356,7 +355,7 @@ pub async fn auto_compact_if_needed(
         }
     }
     let read = js(messages_for_compaction(&messages, c.shape))?;
-    no_api_blocks_in_foreign(&mut c, &read);
+    c.context.for_shape(read.shape());
     let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let out = js(autocompact::auto_compact_if_needed(
@@ -411,7 +410,7 @@ pub async fn reactive_compact(
 ) -> JsResult<JsValue> {
     let mut c = js(options::context(&context))?;
     let read = js(messages_for_compaction(&messages, c.shape))?;
-    no_api_blocks_in_foreign(&mut c, &read);
+    c.context.for_shape(read.shape());
     let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, false))?;
     let t = js(options::tracking(&tracking))?;

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::async_exports::{
-    auto_outcome_js, commit_context, compact_error, messages_for_compaction, result_js, Foreign,
+    auto_outcome_js, commit_context, compact_error, messages_for_compaction, result_js, Compacted,
 };
 use super::convert::*;
 use super::env::JsEnv;
@@ -21,7 +21,6 @@ use crate::drive::options;
 use crate::drive::pipeline::{self, CompactionResult};
 use crate::drive::session::{Compaction, Session};
 use crate::drive::snapshot::SessionSnapshot;
-use crate::model::messages::Message;
 use crate::model::shape::{Shape, ShapeOf};
 use crate::model::view::ConversationView;
 use crate::transforms::boundary::Trigger;
@@ -239,15 +238,13 @@ impl Compactor {
                 Err(e) => return Promise::reject(&js_error(e)),
             };
         let mut c = c;
-        if snapshot.foreign.is_some() {
-            c.context.on_demand_compaction = false;
-        }
+        c.context.for_shape(snapshot.read.shape());
         let session = self.session.clone();
         let context = self.context.clone();
         let tracking = session.borrow().tracking().clone();
         future_to_promise(async move {
             let res = autocompact::auto_compact_if_needed(
-                &snapshot.typed,
+                &snapshot.read.typed,
                 &c.context,
                 &tracking,
                 &c.auto,
@@ -296,13 +293,11 @@ impl Compactor {
                 Err(e) => return Promise::reject(&js_error(e)),
             };
         let mut ctx = ctx;
-        if snapshot.foreign.is_some() {
-            ctx.on_demand_compaction = false;
-        }
+        ctx.for_shape(snapshot.read.shape());
         let session = self.session.clone();
         let context = self.context.clone();
         future_to_promise(async move {
-            match pipeline::compact_conversation(&snapshot.typed, &ctx, &opts, &env).await {
+            match pipeline::compact_conversation(&snapshot.read.typed, &ctx, &opts, &env).await {
                 Ok(r) => commit(&session, compaction, &r, &snapshot, &context),
                 Err(e) => {
                     session.borrow_mut().abandon(compaction);
@@ -404,21 +399,15 @@ fn begin(
     session.borrow_mut().begin(trigger, |messages| {
         let array: JsValue = messages.iter().collect::<Array>().into();
         let read = messages_for_compaction(&array, (shape != Shape::Any).then_some(shape))?;
-        Ok(Snapshot {
-            array,
-            typed: read.typed,
-            foreign: read.foreign,
-        })
+        Ok(Snapshot { array, read })
     })
 }
 
 /// The messages a compaction works on: the JS array (what the result's kept messages refer
-/// to), the typed messages, and for another ecosystem's messages their shape and where each
-/// typed one came from.
+/// to) and how they were read.
 struct Snapshot {
     array: JsValue,
-    typed: Vec<Message>,
-    foreign: Option<Foreign>,
+    read: Compacted,
 }
 
 /// Converts the result and the compacted conversation and hands them to the session; a
@@ -430,8 +419,8 @@ fn commit(
     snapshot: &Snapshot,
     context: &JsValue,
 ) -> JsResult<JsValue> {
-    let converted =
-        result_js(r, &snapshot.array, context, snapshot.foreign.as_ref()).and_then(|js_result| {
+    let converted = result_js(r, &snapshot.array, context, snapshot.read.foreign.as_ref())
+        .and_then(|js_result| {
             let compacted = super::exports::build_post_compact_messages(js_result.clone())?;
             Ok((js_result, JsValue::from(compacted)))
         });

@@ -179,20 +179,11 @@ pub(crate) async fn on_demand_summary<E: Environment + ?Sized>(
             }
             Err(e) => e,
         };
-        if e.aborted {
-            return Err(CompactError::from_call(
-                ErrorCode::Aborted,
-                "compaction request aborted",
-                e,
-            ));
-        }
-        if e.timed_out {
-            return Err(CompactError::from_call(
-                ErrorCode::Timeout,
-                "the compaction request timed out; nothing was committed",
-                e,
-            ));
-        }
+        let e = crate::drive::summary_call::stopped(
+            e,
+            "compaction request aborted",
+            "the compaction request timed out; nothing was committed",
+        )?;
         if names(&e, NOTHING_TO_SUMMARIZE_ERROR) {
             return Err(CompactError::from_call(
                 ErrorCode::NothingToCompact,

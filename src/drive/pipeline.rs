@@ -21,6 +21,7 @@ use crate::measure::tokens::{active_start, estimate_range, token_count_with_esti
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::{Kind, Message};
+use crate::model::shape::Shape;
 use crate::model::view::{utf16_len, UsageCounts};
 use crate::summarize::summary;
 use crate::transforms::boundary::{self, BoundaryInput, Trigger};
@@ -98,6 +99,27 @@ pub struct CompactContext {
     /// Ask the Messages API's on-demand compaction for the summary (the summarizer offers
     /// it and the conversation is Anthropic messages); see [`crate::drive::api_compaction`].
     pub on_demand_compaction: bool,
+}
+
+impl CompactContext {
+    /// Fits the context to messages of `shape`: the API's compaction block has no place in
+    /// another ecosystem's messages, so their compaction uses the summary prompt whatever the
+    /// summarizer offers.
+    pub fn for_shape(&mut self, shape: Shape) {
+        if shape.is_foreign() {
+            self.on_demand_compaction = false;
+        }
+    }
+}
+
+/// The most tokens a compaction may leave: fewer than before it, and for an automatic one
+/// also below the threshold, or it would fire again at once (thrashing).
+fn max_after(options: &CompactOptions, ctx: &CompactContext, pre_tokens: u64) -> u64 {
+    if options.is_auto_compact {
+        auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens)
+    } else {
+        pre_tokens
+    }
 }
 
 /// Options of `compactConversation`.
@@ -570,11 +592,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
                         post_compact_token_count,
                         retries,
                         from_session_memory: false,
-                        max_after: if options.is_auto_compact {
-                            auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens)
-                        } else {
-                            pre_tokens
-                        },
+                        max_after: max_after(options, ctx, pre_tokens),
                     },
                 )
                 .await;
@@ -667,13 +685,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
             post_compact_token_count,
             retries,
             from_session_memory: false,
-            // An automatic compaction must also get below the threshold, or it would fire
-            // again at once (thrashing).
-            max_after: if options.is_auto_compact {
-                auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens)
-            } else {
-                pre_tokens
-            },
+            max_after: max_after(options, ctx, pre_tokens),
         },
     )
     .await

@@ -1,7 +1,7 @@
 //! The summary call (SPEC §7 step 4, §8): the request fitted to the summary model's window,
 //! then sent with prompt-too-long truncation and transient retries.
 
-use crate::drive::env::{Environment, ProgressEvent};
+use crate::drive::env::{CallError, Environment, ProgressEvent};
 use crate::drive::failure::{check_abort, CompactError};
 use crate::drive::retry::RetryPolicy;
 use crate::model::error::ErrorCode;
@@ -99,20 +99,11 @@ pub(crate) async fn request_summary<E: Environment + ?Sized>(
             }
             Err(e) => e,
         };
-        if e.aborted {
-            return Err(CompactError::from_call(
-                ErrorCode::Aborted,
-                "summary request aborted",
-                e,
-            ));
-        }
-        if e.timed_out {
-            return Err(CompactError::from_call(
-                ErrorCode::Timeout,
-                "the summarizer timed out; nothing was committed",
-                e,
-            ));
-        }
+        let e = stopped(
+            e,
+            "summary request aborted",
+            "the summarizer timed out; nothing was committed",
+        )?;
         if let Some(overflow) = parse_context_overflow_error(&e.message, e.status) {
             if retries.prompt_too_long >= MAX_PTL_RETRIES {
                 return Err(CompactError::from_call(
@@ -169,4 +160,20 @@ pub(crate) fn request_as_messages(request: &SummaryRequest) -> Vec<Message> {
         .iter()
         .filter_map(|v| Message::from_value(v.clone(), "request").ok())
         .collect()
+}
+
+/// A call the caller aborted, or that timed out, as the compaction's error (`ABORTED`,
+/// `TIMEOUT`, with these messages); any other failure is handed back for the caller's rules.
+pub(crate) fn stopped(
+    e: CallError,
+    aborted: &str,
+    timed_out: &str,
+) -> std::result::Result<CallError, CompactError> {
+    if e.aborted {
+        return Err(CompactError::from_call(ErrorCode::Aborted, aborted, e));
+    }
+    if e.timed_out {
+        return Err(CompactError::from_call(ErrorCode::Timeout, timed_out, e));
+    }
+    Ok(e)
 }
