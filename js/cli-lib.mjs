@@ -1017,6 +1017,7 @@ function formatItems(title, items, key, out) {
  *   modelFrom: 'option' | 'transcript' | 'default',
  *   summarizer: {kind: 'offline'} | {kind: 'anthropic', baseURL: string},
  *   tokensBefore: number, tokensAfter: number, postCompactTokenCount: number, summaryTokens: number,
+ *   calibration: {overhead: number, ratio: number, observations: number} | null,
  *   streamedCharacters: number,
  *   restoredFiles: {path: string, tokens: number, truncated: boolean}[], restoredFileTokens: number,
  *   restoredSkills: {name: string, tokens: number, truncated: boolean}[],
@@ -1037,6 +1038,9 @@ export function formatCompaction(r) {
   out.push(`  tokens before  ${int(r.tokensBefore)}`);
   const saved = r.tokensBefore > 0 ? 1 - r.tokensAfter / r.tokensBefore : NaN;
   out.push(`  tokens after   ${int(r.tokensAfter)}  (${pct(saved, 1)} smaller: summary ≈ ${int(r.summaryTokens)} tokens, restored files ${int(r.restoredFileTokens)})`);
+  if (r.calibration) {
+    out.push(`  learned        ${int(r.calibration.overhead)} tokens sent besides the messages (system prompt, tools), ${r.calibration.ratio.toFixed(2)} tokens per estimated token (${r.calibration.observations} responses)`);
+  }
   if (r.compactionUsage && r.summarizer.kind !== 'offline') {
     const u = r.compactionUsage;
     out.push(`  summary call   ${int(realContextOf(u))} input + ${int(u.output_tokens)} output tokens`);
@@ -1494,6 +1498,7 @@ async function compactJobInWorker(job, port) {
       summarizer: job.offline ? { kind: 'offline' } : { kind: 'anthropic', baseURL: job.baseURL },
       tokensBefore: result.preCompactTokenCount,
       tokensAfter: result.truePostCompactTokenCount,
+      calibration: result.calibration,
       postCompactTokenCount: result.postCompactTokenCount,
       summaryTokens: cc.roughTokenCountEstimation(result.summary),
       streamedCharacters: 0,

@@ -1631,6 +1631,13 @@ export interface CompactionResult<M = Message> {
   postCompactTokenCount: number;
   /** Estimated size of the new context, in tokens. */
   truePostCompactTokenCount: number;
+  /**
+   * What the usage seen teaches (system prompt and tools, tokens per estimated token), or
+   * `null`: `truePostCompactTokenCount` is this line at the compacted context's estimate.
+   * Pass it as `tokenCountWithEstimation(messages, {calibration})` to count the compacted
+   * conversation on its own (its messages no longer show the usage it was learned from).
+   */
+  calibration: CountCalibration | null;
   /** The usage the summarizer reported, `null` when it reported none (or no model call). */
   compactionUsage: CompactionUsage | null;
   /** The summary text (without the `<analysis>` part). */
@@ -1861,6 +1868,14 @@ export interface TokenCountOptions {
   shape?: ShapeName;
   /** {@link TokenCounter}: your tokenizer instead of the character estimate. */
   tokenCounter?: TokenCounter;
+  /**
+   * What a {@link Compactor} learned from the usage it saw ({@link Compactor.calibration}):
+   * where no usage anchors the count, the count is `overhead + ratio × estimate` (the system
+   * prompt and tools included, so `system`/`tools` are then not added). Without it, the line
+   * is learned from the usage before the latest compaction boundary, when the messages still
+   * hold it (a transcript).
+   */
+  calibration?: CountCalibration | null;
 }
 
 /**
@@ -2245,6 +2260,14 @@ export declare class Compactor<M extends MessageInput = Message> {
   tokenCount(): number;
   /** {@link calculateTokenWarningState} for the current size and the model, O(1). */
   warningState(): TokenWarningState;
+  /**
+   * What the usage seen so far (also before compactions) teaches about the requests' real
+   * size, or `null` before the first usage. Where no usage anchors the count, as right after
+   * a compaction, {@link Compactor.tokenCount} is `overhead + ratio × (the messages' estimate)`:
+   * the first request after a compaction counts the system prompt and tools. Kept in
+   * {@link Compactor.snapshot}.
+   */
+  calibration(): CountCalibration | null;
   /** Failed automatic compactions in a row. */
   readonly tracking: { consecutiveFailures: number; /** Automatic compaction paused after three rapid refills in a row. */ thrashing: boolean };
   /** Whether a compaction is running. */
@@ -2292,6 +2315,16 @@ export declare class Compactor<M extends MessageInput = Message> {
   free(): void;
 }
 
+/** What the usage seen teaches about the requests' real size (see {@link Compactor.calibration}). */
+export interface CountCalibration {
+  /** Tokens every request sends besides the messages (system prompt, tool definitions). */
+  overhead: number;
+  /** Real tokens per estimated token of the messages (code and JSON run above 1). */
+  ratio: number;
+  /** Responses whose usage it was learned from (the latest 64 at most). */
+  observations: number;
+}
+
 /**
  * What {@link Compactor.snapshot} returns: plain JSON data, versioned, to store beside the
  * messages (it does not contain them). Treat it as opaque: `check` covers every field, and
@@ -2331,6 +2364,11 @@ export interface CompactorSnapshot {
     cache_read_input_tokens: number;
     output_tokens: number;
   };
+  /**
+   * What the usage seen taught (see {@link Compactor.calibration}), as `[estimated, real]`
+   * pairs of the latest responses; absent before the first usage.
+   */
+  calibration?: Array<[number, number]>;
   check: string;
 }
 

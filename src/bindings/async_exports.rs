@@ -262,6 +262,7 @@ pub fn result_js(
         None => JsValue::NULL,
     };
     set("compactionUsage", &usage)?;
+    set("calibration", &calibration_js(r.calibration))?;
     set("summary", &r.summary.as_str().into())?;
     set("trigger", &r.trigger.as_str().into())?;
     set("restoredFiles", &items(&r.restored_files, "path")?.into())?;

@@ -37,6 +37,7 @@ use crate::drive::autocompact::{
 use crate::drive::pinned::Pinned;
 use crate::drive::pipeline::{AsyncAgent, CompactContext, CompactOptions};
 use crate::drive::retry::RetryPolicy;
+use crate::measure::calibration::Fit;
 use crate::measure::tokens::{GivenUsage, Preamble};
 use crate::model::config::Config;
 use crate::model::error::{check_token_count, Error, ErrorCode, Result};
@@ -604,6 +605,7 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
         )?,
         mcp_instructions,
         async_agents,
+        calibration: None,
     };
     Ok(ContextOptions {
         context: ctx,
@@ -740,6 +742,7 @@ pub const TOKEN_COUNT_KEYS: &[&str] = &[
     "tools",
     "shape",
     "tokenCounter",
+    "calibration",
 ];
 
 /// Keys of the options of `truncateHeadForPTLRetry` (`TruncateHeadOptions`).
@@ -861,6 +864,33 @@ pub struct TokenCountOptions {
     pub given_usage: Option<GivenUsage>,
     /// `system` / `tools`: what the request sends besides the messages.
     pub preamble: Option<Preamble>,
+    /// `calibration`: the line a `Compactor` (or a compaction result) learned, for where no
+    /// usage anchors the count.
+    pub calibration: Option<Fit>,
+}
+
+/// `calibration` (`{overhead, ratio}` as `Compactor.calibration()` gives it): `None` when
+/// absent or `null`.
+fn calibration<S: Source>(options: &S, what: &str) -> Result<Option<Fit>> {
+    let v = options.get("calibration");
+    if v.is_absent() {
+        return Ok(None);
+    }
+    let what = format!("{what}.calibration");
+    check_object(&v, &what)?;
+    check_keys(&v, &what, &["overhead", "ratio", "observations"])?;
+    let overhead = non_negative(&v, "overhead", &what)?;
+    let ratio = non_negative(&v, "ratio", &what)?;
+    match (overhead, ratio) {
+        (Some(overhead), Some(ratio)) => Ok(Some(Fit {
+            overhead,
+            ratio,
+            observations: non_negative(&v, "observations", &what)?.unwrap_or(0.0) as usize,
+        })),
+        _ => Err(Error::invalid_argument(format!(
+            "{what} must have `overhead` and `ratio` (what Compactor.calibration() returns)"
+        ))),
+    }
 }
 
 /// Reads the options of `tokenCountWithEstimation`.
@@ -878,6 +908,7 @@ pub fn token_count_options<S: Source>(options: &S) -> Result<TokenCountOptions> 
         plausible_for,
         given_usage: given_usage(options, WHAT)?,
         preamble: preamble(options, WHAT)?,
+        calibration: calibration(options, WHAT)?,
     })
 }
 

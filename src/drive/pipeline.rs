@@ -14,10 +14,13 @@ use crate::drive::retry::RetryPolicy;
 use crate::drive::summary_call::{
     fit_summary_window, request_as_messages, request_summary, Retries,
 };
+use crate::measure::calibration::{Calibration, Fit};
 use crate::measure::thresholds::{
     auto_compact_threshold, context_window, context_window_for_model,
 };
-use crate::measure::tokens::{active_start, estimate_range, token_count_with_estimation};
+use crate::measure::tokens::{
+    active_start, estimate_range, learned_before, token_count_with_estimation,
+};
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::{Kind, Message};
@@ -99,6 +102,9 @@ pub struct CompactContext {
     /// Ask the Messages API's on-demand compaction for the summary (the summarizer offers
     /// it and the conversation is Anthropic messages); see [`crate::drive::api_compaction`].
     pub on_demand_compaction: bool,
+    /// What the usage seen so far taught (a `Compactor`'s, which also saw the messages of
+    /// earlier compactions); `None`: learned from the messages compacted.
+    pub calibration: Option<Calibration>,
 }
 
 impl CompactContext {
@@ -185,8 +191,13 @@ pub struct CompactionResult {
     pub pre_compact_token_count: u64,
     /// Tokens the summary call consumed (its input + output).
     pub post_compact_token_count: u64,
-    /// Estimated size of the compacted context.
+    /// Estimated size of the compacted context: the next request's, with what the usage seen
+    /// teaches ([`calibration`](Self::calibration)) when it teaches anything.
     pub true_post_compact_token_count: u64,
+    /// The line learned from the usage seen (system prompt and tools, tokens per estimated
+    /// token): where no usage anchors the count of the compacted conversation, the count is
+    /// this line at its estimate. `None` when the usage seen teaches nothing yet.
+    pub calibration: Option<Fit>,
     /// Usage of the summary call, when reported.
     pub compaction_usage: Option<UsageCounts>,
     /// The summary text.
@@ -807,9 +818,18 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     after.extend(kept.iter().cloned());
     after.extend(attachments.iter().cloned());
     after.extend(hook_results.iter().cloned());
-    // Estimated, not counted from usage: kept messages carry usage of the old context.
-    let true_post = estimate_messages(&after)?;
-    if true_post >= f.max_after {
+    // Estimated, not counted from usage: kept messages carry usage of the old context. What
+    // the usage seen before taught (the system prompt and tools the next request also sends,
+    // the conversation's tokens per estimated token) applies to that estimate.
+    let estimated = estimate_messages(&after)?;
+    let learned = match &ctx.calibration {
+        Some(c) => c.clone(),
+        None => learned_before(messages, messages.len())?,
+    };
+    let true_post = learned.fit().map_or(estimated, |f| f.predict(estimated));
+    // The size check compares the messages' estimate, as SPEC §5 does: what a request sends
+    // besides the messages shrinks with no compaction, and must not make one fail.
+    if estimated >= f.max_after {
         return Err(CompactError::new(
             if f.from_session_memory {
                 ErrorCode::SessionMemoryNotApplicable
@@ -817,7 +837,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
                 ErrorCode::CompactionNotSmaller
             },
             format!(
-                "the compacted context ({true_post} tokens) would not be below {} tokens; nothing was committed",
+                "the compacted context ({estimated} tokens) would not be below {} tokens; nothing was committed",
                 f.max_after
             ),
         ));
@@ -858,6 +878,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         pre_compact_token_count: f.pre_tokens,
         post_compact_token_count: f.post_compact_token_count,
         true_post_compact_token_count: true_post,
+        calibration: learned.fit(),
         compaction_usage: f.usage,
         summary: f.summary_text,
         trigger: f.trigger,
