@@ -618,6 +618,7 @@ pub fn validate_for_api(
 /// other (`(request, {signal, onText}) => Promise<response>`) that writes the summary from
 /// the conversation itself — user messages, files, commands, errors, todos, current work —
 /// deterministically and without a network (default budget 8,000 tokens).
+#[cfg(feature = "full")]
 #[wasm_bindgen(js_name = offlineSummarizer, unchecked_return_type = "Summarizer")]
 pub fn offline_summarizer(
     #[wasm_bindgen(unchecked_optional_param_type = "OfflineSummarizerOptions | null")]
@@ -660,6 +661,7 @@ pub fn offline_summarizer(
 /// `previewCompaction(messages, context)`: what a compaction would do now, without a model
 /// call — tokens before and (estimated) after, the threshold, what micro-compaction would
 /// clear, which files and skills would be restored and at what size.
+#[cfg(feature = "full")]
 #[wasm_bindgen(js_name = previewCompaction, unchecked_return_type = "CompactionPreview")]
 pub fn preview_compaction(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
