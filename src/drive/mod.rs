@@ -9,6 +9,7 @@ pub mod constants;
 pub mod env;
 pub mod failure;
 pub mod options;
+pub mod parts;
 pub mod pinned;
 pub mod pipeline;
 pub mod preview;

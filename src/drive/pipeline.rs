@@ -99,6 +99,10 @@ pub struct CompactContext {
     /// Ask the Messages API's on-demand compaction for the summary (the summarizer offers
     /// it and the conversation is Anthropic messages); see [`crate::drive::api_compaction`].
     pub on_demand_compaction: bool,
+    /// Summarize a conversation too long for the summarizer's window in parts, oldest first,
+    /// instead of dropping its oldest rounds (`context.summarizeInParts`; see
+    /// [`crate::drive::parts`]). Off by default: SPEC §8 drops rounds.
+    pub summarize_in_parts: bool,
 }
 
 impl CompactContext {
@@ -203,6 +207,9 @@ pub struct CompactionResult {
     pub ptl_retries: u32,
     /// Transient retries used.
     pub transient_retries: u32,
+    /// Summary calls whose answers made the summary: 1, or more when the conversation was
+    /// summarized in parts ([`crate::drive::parts`]); 0 with no model call.
+    pub summary_parts: u32,
     /// Whether the summary came from session memory (no model call).
     pub from_session_memory: bool,
     /// What the compacted part had that the summary does not mention (before any
@@ -592,6 +599,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
                         post_compact_token_count,
                         retries,
                         from_session_memory: false,
+                        summary_parts: 1,
                         max_after: max_after(options, ctx, pre_tokens),
                     },
                 )
@@ -637,16 +645,31 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     let instruction_tokens = (utf16_len(&summary::instruction_text(&instructions)) as u64)
         .div_ceil(4)
         + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
-    let fitted = fit_summary_window(to_summarize, window, max_tokens, instruction_tokens)?;
-    let (summary_text, usage, request) = request_summary(
-        env,
-        &summary_model,
-        fitted,
-        &instructions,
-        &options.retry,
-        &mut retries,
-    )
-    .await?;
+    let (summary_text, usage, request, summary_parts) = if ctx.summarize_in_parts {
+        let p = crate::drive::parts::summarize_in_parts(
+            env,
+            &summary_model,
+            &to_summarize,
+            window,
+            &instructions,
+            &options.retry,
+            &mut retries,
+        )
+        .await?;
+        (p.text, p.usage, p.request, p.parts)
+    } else {
+        let fitted = fit_summary_window(to_summarize, window, max_tokens, instruction_tokens)?;
+        let (text, usage, request) = request_summary(
+            env,
+            &summary_model,
+            fitted,
+            &instructions,
+            &options.retry,
+            &mut retries,
+        )
+        .await?;
+        (text, usage, request, 1)
+    };
     step(env, "summarized")?;
 
     let post_compact_token_count = match usage {
@@ -685,6 +708,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
             post_compact_token_count,
             retries,
             from_session_memory: false,
+            summary_parts,
             max_after: max_after(options, ctx, pre_tokens),
         },
     )
@@ -710,6 +734,8 @@ pub(crate) struct Finish {
     pub post_compact_token_count: u64,
     pub retries: Retries,
     pub from_session_memory: bool,
+    /// Summary calls whose answers made the summary (see [`CompactionResult::summary_parts`]).
+    pub summary_parts: u32,
     /// The compacted context must be below this, or nothing is committed.
     pub max_after: u64,
 }
@@ -867,6 +893,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         ptl_retries: f.retries.prompt_too_long,
         transient_retries: f.retries.transient,
         from_session_memory: f.from_session_memory,
+        summary_parts: f.summary_parts,
         loss_report: f.loss_report,
     })
 }
