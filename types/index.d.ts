@@ -756,6 +756,8 @@ export type ErrorCode =
   | 'NOTHING_TO_COMPACT'
   /** Session-memory compaction did not apply (no memory, or still above the threshold). */
   | 'SESSION_MEMORY_NOT_APPLICABLE'
+  /** A summary written ahead (pre-emptive) did not fit the conversation now; today's path ran. */
+  | 'PREEMPTIVE_NOT_APPLICABLE'
   /** Reactive compaction was asked for an error that is not about the context's size. */
   | 'REACTIVE_NOT_APPLICABLE'
   /** Reactive compaction already ran for this turn. */

@@ -12,6 +12,7 @@ pub mod options;
 pub mod parts;
 pub mod pinned;
 pub mod pipeline;
+pub mod preemptive;
 pub mod preview;
 pub mod reactive;
 pub mod retry;

@@ -612,64 +612,19 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         }
     }
 
-    // 2–3. What is summarized: the part after the last boundary, media and re-announced
-    // attachments stripped.
-    let active = &messages[start..];
-    let stripped = strip::strip_media_described(active)?;
-    let drop = strip::reinjected_attachments(stripped.as_slice())?;
-    let to_summarize: Vec<Message> = stripped
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| !drop.contains(i))
-        .map(|(_, m)| m)
-        .collect();
-    if !to_summarize
-        .iter()
-        .any(|m| m.kind() == Kind::User || m.kind() == Kind::Assistant)
-    {
-        return Err(CompactError::new(
-            ErrorCode::NothingToCompact,
-            "there is no conversation to summarize",
-        ));
-    }
-
-    // 4. The summary request.
-    let max_tokens = summary::summary_max_tokens(&summary_model);
-    let window = ctx
-        .config
-        .summary_context_window
-        .map(|w| w as u64)
-        .unwrap_or_else(|| {
-            context_window(&summary_model, &Config::default()).for_request(max_tokens)
-        });
-    let instruction_tokens = (utf16_len(&summary::instruction_text(&instructions)) as u64)
-        .div_ceil(4)
-        + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
-    let (summary_text, usage, request, summary_parts) = if ctx.summarize_in_parts {
-        let p = crate::drive::parts::summarize_in_parts(
-            env,
-            &summary_model,
-            &to_summarize,
-            window,
-            &instructions,
-            &options.retry,
-            &mut retries,
-        )
-        .await?;
-        (p.text, p.usage, p.request, p.parts)
-    } else {
-        let fitted = fit_summary_window(to_summarize, window, max_tokens, instruction_tokens)?;
-        let (text, usage, request) = request_summary(
-            env,
-            &summary_model,
-            fitted,
-            &instructions,
-            &options.retry,
-            &mut retries,
-        )
-        .await?;
-        (text, usage, request, 1)
-    };
+    // 2–4. What is summarized (the part after the last boundary, media and re-announced
+    // attachments stripped), and the summary request.
+    let to_summarize = summary_input(&messages[start..])?;
+    let (summary_text, usage, request, summary_parts) = summarize_messages(
+        env,
+        ctx,
+        &summary_model,
+        to_summarize,
+        &instructions,
+        &options.retry,
+        &mut retries,
+    )
+    .await?;
     step(env, "summarized")?;
 
     let post_compact_token_count = match usage {
@@ -713,6 +668,71 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         },
     )
     .await
+}
+
+/// Steps 2–3: what a summary is made of — `active` with media described and re-announced
+/// attachments left out. `NOTHING_TO_COMPACT` when no user or assistant message is left.
+pub(crate) fn summary_input(active: &[Message]) -> Result<Vec<Message>, CompactError> {
+    let stripped = strip::strip_media_described(active)?;
+    let drop = strip::reinjected_attachments(stripped.as_slice())?;
+    let to_summarize: Vec<Message> = stripped
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !drop.contains(i))
+        .map(|(_, m)| m)
+        .collect();
+    if !to_summarize
+        .iter()
+        .any(|m| m.kind() == Kind::User || m.kind() == Kind::Assistant)
+    {
+        return Err(CompactError::new(
+            ErrorCode::NothingToCompact,
+            "there is no conversation to summarize",
+        ));
+    }
+    Ok(to_summarize)
+}
+
+/// Step 4: the summary request for `to_summarize` — in parts when the context asks for it
+/// ([`crate::drive::parts`]), else fitted to the window and sent with prompt-too-long
+/// truncation. Returns the text, the usage, the (last) request and the number of parts.
+pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
+    env: &E,
+    ctx: &CompactContext,
+    summary_model: &str,
+    to_summarize: Vec<Message>,
+    instructions: &[String],
+    retry: &RetryPolicy,
+    retries: &mut Retries,
+) -> Result<(String, Option<UsageCounts>, summary::SummaryRequest, u32), CompactError> {
+    let max_tokens = summary::summary_max_tokens(summary_model);
+    let window = ctx
+        .config
+        .summary_context_window
+        .map(|w| w as u64)
+        .unwrap_or_else(|| {
+            context_window(summary_model, &Config::default()).for_request(max_tokens)
+        });
+    if ctx.summarize_in_parts {
+        let p = crate::drive::parts::summarize_in_parts(
+            env,
+            summary_model,
+            &to_summarize,
+            window,
+            instructions,
+            retry,
+            retries,
+        )
+        .await?;
+        return Ok((p.text, p.usage, p.request, p.parts));
+    }
+    let instruction_tokens = (utf16_len(&summary::instruction_text(instructions)) as u64)
+        .div_ceil(4)
+        + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
+    let fitted = fit_summary_window(to_summarize, window, max_tokens, instruction_tokens)?;
+    let (text, usage, request) =
+        request_summary(env, summary_model, fitted, instructions, retry, retries).await?;
+    Ok((text, usage, request, 1))
 }
 
 /// What the finishing steps need from the summarizing part.
