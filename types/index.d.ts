@@ -756,6 +756,8 @@ export type ErrorCode =
   | 'NOTHING_TO_COMPACT'
   /** Session-memory compaction did not apply (no memory, or still above the threshold). */
   | 'SESSION_MEMORY_NOT_APPLICABLE'
+  /** A summary written ahead (pre-emptive) did not fit the conversation now; today's path ran. */
+  | 'PREEMPTIVE_NOT_APPLICABLE'
   /** Reactive compaction was asked for an error that is not about the context's size. */
   | 'REACTIVE_NOT_APPLICABLE'
   /** Reactive compaction already ran for this turn. */
@@ -1502,6 +1504,15 @@ export interface CompactContext {
    * does for one call.
    */
   keepLastUserMessage?: boolean;
+  /**
+   * Summarize a conversation too long for the summarizer's window in parts instead of
+   * dropping its oldest rounds (SPEC §8, the default): the oldest part first, then each later
+   * part with the summary so far in front, so every round is summarized. The window is
+   * `config.summaryContextWindow` (else the summary model's own), or learnt from a
+   * prompt-too-long answer; parts end between API turns (a tool call and its result stay
+   * together). Dropping rounds stays only for one turn too long on its own. Default `false`.
+   */
+  summarizeInParts?: boolean;
   /** {@link ShapeOptions.shape}. */
   shape?: ShapeName;
   /** {@link TokenCounter}: your tokenizer instead of the character estimate. */
@@ -1647,8 +1658,16 @@ export interface CompactionResult<M = Message> {
   restoredSkills: RestoredSkill[];
   /** Hooks that threw. */
   hookErrors: HookError[];
-  /** Prompt-too-long retries of the summary request (at most 3). */
+  /**
+   * Prompt-too-long retries of the summary request (at most 3 when dropping rounds; with
+   * `summarizeInParts`, each refusal that made the parts smaller counts too).
+   */
   ptlRetries: number;
+  /**
+   * Summary calls whose answers made the summary: 1, more when the conversation was
+   * summarized in parts (`context.summarizeInParts`), 0 when no model was called.
+   */
+  summaryParts: number;
   /** Transient-failure retries of the summary request. */
   transientRetries: number;
   /** Whether the session memory was the summary (no model call). */

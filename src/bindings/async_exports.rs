@@ -270,6 +270,7 @@ pub fn result_js(
     set("hookErrors", &failures(&r.hook_failures)?.into())?;
     set("ptlRetries", &r.ptl_retries.into())?;
     set("transientRetries", &r.transient_retries.into())?;
+    set("summaryParts", &r.summary_parts.into())?;
     set("fromSessionMemory", &r.from_session_memory.into())?;
     set("lossReport", &to_js(&r.loss_report)?)?;
     Ok(o.into())

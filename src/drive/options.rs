@@ -470,6 +470,7 @@ pub const CONTEXT_KEYS: &[&str] = &[
     "summaryTimeoutMs",
     "pinned",
     "keepLastUserMessage",
+    "summarizeInParts",
     "shape",
     "system",
     "toolDefinitions",
@@ -534,7 +535,7 @@ pub fn compactor_context<S: Source>(options: &S) -> Result<ContextOptions> {
 
 /// Reads the data of a `context`: `model` (required), `summaryModel`, `config`,
 /// `readFileState`, `plan`, `planMode`, `invokedSkills`, `discoveredTools` (or `tools`),
-/// `agents`, `mcpInstructions`, `asyncAgents`, `pinned`, `keepLastUserMessage`,
+/// `agents`, `mcpInstructions`, `asyncAgents`, `pinned`, `keepLastUserMessage`, `summarizeInParts`,
 /// `querySource`, `snipTokensFreed`, `retryBaseMs` and `summaryTimeoutMs`. Other keys
 /// (the callbacks, the caller's own) are not read; keys that look like a mistake are
 /// rejected (see [`check_context_keys`]).
@@ -583,6 +584,7 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
     let mcp_instructions = mcp_instructions(&context.get("mcpInstructions"))?;
     let pinned = pinned(&context.get("pinned"))?;
     let keep_last_user_message = boolean(context, "keepLastUserMessage", WHAT)?.unwrap_or(false);
+    let summarize_in_parts = boolean(context, "summarizeInParts", WHAT)?.unwrap_or(false);
     // A summarizer that can ask the Messages API's on-demand compaction says so.
     let on_demand_compaction =
         context.get("summarize").get("onDemandCompaction").boolean() == Some(true);
@@ -590,6 +592,7 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
         pinned,
         keep_last_user_message,
         on_demand_compaction,
+        summarize_in_parts,
         model,
         summary_model: string(context, "summaryModel", WHAT)?,
         config: context.get("config").to_config()?,

@@ -105,6 +105,10 @@ pub struct CompactContext {
     /// What the usage seen so far taught (a `Compactor`'s, which also saw the messages of
     /// earlier compactions); `None`: learned from the messages compacted.
     pub calibration: Option<Calibration>,
+    /// Summarize a conversation too long for the summarizer's window in parts, oldest first,
+    /// instead of dropping its oldest rounds (`context.summarizeInParts`; see
+    /// [`crate::drive::parts`]). Off by default: SPEC §8 drops rounds.
+    pub summarize_in_parts: bool,
 }
 
 impl CompactContext {
@@ -214,6 +218,9 @@ pub struct CompactionResult {
     pub ptl_retries: u32,
     /// Transient retries used.
     pub transient_retries: u32,
+    /// Summary calls whose answers made the summary: 1, or more when the conversation was
+    /// summarized in parts ([`crate::drive::parts`]); 0 with no model call.
+    pub summary_parts: u32,
     /// Whether the summary came from session memory (no model call).
     pub from_session_memory: bool,
     /// What the compacted part had that the summary does not mention (before any
@@ -603,6 +610,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
                         post_compact_token_count,
                         retries,
                         from_session_memory: false,
+                        summary_parts: 1,
                         max_after: max_after(options, ctx, pre_tokens),
                     },
                 )
@@ -615,44 +623,14 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         }
     }
 
-    // 2–3. What is summarized: the part after the last boundary, media and re-announced
-    // attachments stripped.
-    let active = &messages[start..];
-    let stripped = strip::strip_media_described(active)?;
-    let drop = strip::reinjected_attachments(stripped.as_slice())?;
-    let to_summarize: Vec<Message> = stripped
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| !drop.contains(i))
-        .map(|(_, m)| m)
-        .collect();
-    if !to_summarize
-        .iter()
-        .any(|m| m.kind() == Kind::User || m.kind() == Kind::Assistant)
-    {
-        return Err(CompactError::new(
-            ErrorCode::NothingToCompact,
-            "there is no conversation to summarize",
-        ));
-    }
-
-    // 4. The summary request.
-    let max_tokens = summary::summary_max_tokens(&summary_model);
-    let window = ctx
-        .config
-        .summary_context_window
-        .map(|w| w as u64)
-        .unwrap_or_else(|| {
-            context_window(&summary_model, &Config::default()).for_request(max_tokens)
-        });
-    let instruction_tokens = (utf16_len(&summary::instruction_text(&instructions)) as u64)
-        .div_ceil(4)
-        + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
-    let fitted = fit_summary_window(to_summarize, window, max_tokens, instruction_tokens)?;
-    let (summary_text, usage, request) = request_summary(
+    // 2–4. What is summarized (the part after the last boundary, media and re-announced
+    // attachments stripped), and the summary request.
+    let to_summarize = summary_input(&messages[start..])?;
+    let (summary_text, usage, request, summary_parts) = summarize_messages(
         env,
+        ctx,
         &summary_model,
-        fitted,
+        to_summarize,
         &instructions,
         &options.retry,
         &mut retries,
@@ -696,10 +674,76 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
             post_compact_token_count,
             retries,
             from_session_memory: false,
+            summary_parts,
             max_after: max_after(options, ctx, pre_tokens),
         },
     )
     .await
+}
+
+/// Steps 2–3: what a summary is made of — `active` with media described and re-announced
+/// attachments left out. `NOTHING_TO_COMPACT` when no user or assistant message is left.
+pub(crate) fn summary_input(active: &[Message]) -> Result<Vec<Message>, CompactError> {
+    let stripped = strip::strip_media_described(active)?;
+    let drop = strip::reinjected_attachments(stripped.as_slice())?;
+    let to_summarize: Vec<Message> = stripped
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !drop.contains(i))
+        .map(|(_, m)| m)
+        .collect();
+    if !to_summarize
+        .iter()
+        .any(|m| m.kind() == Kind::User || m.kind() == Kind::Assistant)
+    {
+        return Err(CompactError::new(
+            ErrorCode::NothingToCompact,
+            "there is no conversation to summarize",
+        ));
+    }
+    Ok(to_summarize)
+}
+
+/// Step 4: the summary request for `to_summarize` — in parts when the context asks for it
+/// ([`crate::drive::parts`]), else fitted to the window and sent with prompt-too-long
+/// truncation. Returns the text, the usage, the (last) request and the number of parts.
+pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
+    env: &E,
+    ctx: &CompactContext,
+    summary_model: &str,
+    to_summarize: Vec<Message>,
+    instructions: &[String],
+    retry: &RetryPolicy,
+    retries: &mut Retries,
+) -> Result<(String, Option<UsageCounts>, summary::SummaryRequest, u32), CompactError> {
+    let max_tokens = summary::summary_max_tokens(summary_model);
+    let window = ctx
+        .config
+        .summary_context_window
+        .map(|w| w as u64)
+        .unwrap_or_else(|| {
+            context_window(summary_model, &Config::default()).for_request(max_tokens)
+        });
+    if ctx.summarize_in_parts {
+        let p = crate::drive::parts::summarize_in_parts(
+            env,
+            summary_model,
+            &to_summarize,
+            window,
+            instructions,
+            retry,
+            retries,
+        )
+        .await?;
+        return Ok((p.text, p.usage, p.request, p.parts));
+    }
+    let instruction_tokens = (utf16_len(&summary::instruction_text(instructions)) as u64)
+        .div_ceil(4)
+        + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
+    let fitted = fit_summary_window(to_summarize, window, max_tokens, instruction_tokens)?;
+    let (text, usage, request) =
+        request_summary(env, summary_model, fitted, instructions, retry, retries).await?;
+    Ok((text, usage, request, 1))
 }
 
 /// What the finishing steps need from the summarizing part.
@@ -721,6 +765,8 @@ pub(crate) struct Finish {
     pub post_compact_token_count: u64,
     pub retries: Retries,
     pub from_session_memory: bool,
+    /// Summary calls whose answers made the summary (see [`CompactionResult::summary_parts`]).
+    pub summary_parts: u32,
     /// The compacted context must be below this, or nothing is committed.
     pub max_after: u64,
 }
@@ -888,6 +934,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         ptl_retries: f.retries.prompt_too_long,
         transient_retries: f.retries.transient,
         from_session_memory: f.from_session_memory,
+        summary_parts: f.summary_parts,
         loss_report: f.loss_report,
     })
 }

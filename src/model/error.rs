@@ -42,6 +42,9 @@ pub enum ErrorCode {
     /// Session-memory compaction did not apply (no memory, or the result would still be
     /// above the threshold).
     SessionMemoryNotApplicable,
+    /// A summary written ahead (pre-emptive) does not fit the conversation now (too many
+    /// messages since its cut); today's path runs instead.
+    PreemptiveNotApplicable,
     /// Reactive compaction was asked for an error that is not about the context's size.
     ReactiveNotApplicable,
     /// Reactive compaction already ran for this turn.
@@ -79,7 +82,7 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// Every code, in declaration order (exported to JS as `errorCodes()`; the type check
     /// compares it with the TS `ErrorCode` union).
-    pub const ALL: [ErrorCode; 26] = [
+    pub const ALL: [ErrorCode; 27] = [
         ErrorCode::InvalidArgument,
         ErrorCode::InvalidMessage,
         ErrorCode::InvalidTokenCount,
@@ -106,6 +109,7 @@ impl ErrorCode {
         ErrorCode::UnsupportedSnapshotVersion,
         ErrorCode::SnapshotMismatch,
         ErrorCode::NotInitialized,
+        ErrorCode::PreemptiveNotApplicable,
     ];
 
     /// The stable string used as the JS `error.code`.
@@ -126,6 +130,7 @@ impl ErrorCode {
             ErrorCode::CompactDisabled => "COMPACT_DISABLED",
             ErrorCode::NothingToCompact => "NOTHING_TO_COMPACT",
             ErrorCode::SessionMemoryNotApplicable => "SESSION_MEMORY_NOT_APPLICABLE",
+            ErrorCode::PreemptiveNotApplicable => "PREEMPTIVE_NOT_APPLICABLE",
             ErrorCode::ReactiveNotApplicable => "REACTIVE_NOT_APPLICABLE",
             ErrorCode::ReactiveAlreadyTried => "REACTIVE_ALREADY_TRIED",
             ErrorCode::Timeout => "TIMEOUT",
@@ -279,6 +284,7 @@ mod tests {
                 ErrorCode::UnsupportedSnapshotVersion => 23,
                 ErrorCode::SnapshotMismatch => 24,
                 ErrorCode::NotInitialized => 25,
+                ErrorCode::PreemptiveNotApplicable => 26,
             }
         }
         for (i, c) in ErrorCode::ALL.iter().enumerate() {

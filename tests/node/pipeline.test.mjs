@@ -75,7 +75,7 @@ describe('compactConversation: the result and the compacted conversation', () =>
     for (const k of [
       'boundaryMarker', 'summaryMessages', 'attachments', 'hookResults', 'messagesToKeep', 'preCompactTokenCount',
       'postCompactTokenCount', 'truePostCompactTokenCount', 'compactionUsage', 'summary', 'trigger', 'restoredFiles',
-      'restoredSkills', 'hookErrors', 'ptlRetries', 'transientRetries', 'fromSessionMemory',
+      'restoredSkills', 'hookErrors', 'ptlRetries', 'transientRetries', 'fromSessionMemory', 'summaryParts',
     ]) assert.ok(k in r, `result.${k} is missing`);
     assert.ok('userDisplayMessage' in r);
     assert.equal(r.userDisplayMessage, undefined, 'no hook gave a display message');
@@ -96,6 +96,7 @@ describe('compactConversation: the result and the compacted conversation', () =>
     assert.equal(r.ptlRetries, 0);
     assert.equal(r.transientRetries, 0);
     assert.equal(r.fromSessionMemory, false);
+    assert.equal(r.summaryParts, 1);
     assert.deepEqual(r.hookErrors, []);
     assert.deepEqual(r.restoredSkills, []);
     assert.deepEqual(r.compactionUsage, { input_tokens: 5_000, output_tokens: 400, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
