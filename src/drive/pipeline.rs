@@ -19,7 +19,7 @@ use crate::measure::thresholds::{
     auto_compact_threshold, context_window, context_window_for_model,
 };
 use crate::measure::tokens::{
-    active_start, estimate_range, learned_before, token_count_with_estimation,
+    active_start, estimate_range, learned_before, text_tokens, token_count_with_estimation,
 };
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
@@ -343,6 +343,7 @@ async fn build_attachments<E: Environment + ?Sized>(
     failures: &mut Vec<HookFailure>,
     result_files: &mut Vec<RestoredItem>,
     result_skills: &mut Vec<RestoredItem>,
+    before_hooks: &dyn Fn(&[Message]) -> Result<(), CompactError>,
 ) -> Result<(Vec<Message>, Vec<Message>), CompactError> {
     step(env, "restoring")?;
     let text_refs = restore::kept_texts(kept);
@@ -467,6 +468,8 @@ async fn build_attachments<E: Environment + ?Sized>(
             env.new_uuid(),
         ));
     }
+    // A check that needs the attachments (the swap's bound) runs before any hook does.
+    before_hooks(&attachments)?;
     step(env, "sessionStartHook")?;
     let out = run_hook(
         env,
@@ -612,6 +615,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
                         from_session_memory: false,
                         summary_parts: 1,
                         max_after: max_after(options, ctx, pre_tokens),
+                        preemptive_bound: None,
                     },
                 )
                 .await;
@@ -676,6 +680,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
             from_session_memory: false,
             summary_parts,
             max_after: max_after(options, ctx, pre_tokens),
+            preemptive_bound: None,
         },
     )
     .await
@@ -769,6 +774,10 @@ pub(crate) struct Finish {
     pub summary_parts: u32,
     /// The compacted context must be below this, or nothing is committed.
     pub max_after: u64,
+    /// A summary written ahead: the most its complete compacted context may be, as a multiple
+    /// of the synchronous path's (see [`crate::drive::preemptive::post_compact_fits`]),
+    /// checked once the attachments are known and before any hook runs.
+    pub preemptive_bound: Option<f64>,
 }
 
 /// How many of `messages` are sent to the model.
@@ -793,6 +802,36 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     let kept = kept_owned.as_slice();
     let mut restored_files = Vec::new();
     let mut restored_skills = Vec::new();
+    let learned = match &ctx.calibration {
+        Some(c) => c.clone(),
+        None => learned_before(messages, messages.len())?,
+    };
+    let fit = learned.fit();
+    let summary_tokens = text_tokens(&summary::summary_message_text(
+        &f.summary_text,
+        f.auto,
+        f.suppress_follow_up_questions,
+    ));
+    let preemptive_bound = f.preemptive_bound;
+    let bound = |attachments: &[Message]| -> Result<(), CompactError> {
+        let Some(ratio) = preemptive_bound else {
+            return Ok(());
+        };
+        let sizes = crate::drive::preemptive::PostCompactSizes {
+            summary: summary_tokens,
+            kept: estimate_messages(kept)?,
+            attachments: estimate_messages(attachments)?,
+        };
+        if crate::drive::preemptive::post_compact_fits(&sizes, fit.as_ref(), ratio) {
+            Ok(())
+        } else {
+            Err(crate::drive::preemptive::not_applicable(
+                &sizes,
+                fit.as_ref(),
+                ratio,
+            ))
+        }
+    };
     let (mut attachments, mut hook_results) = build_attachments(
         env,
         ctx,
@@ -801,6 +840,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         &mut f.failures,
         &mut restored_files,
         &mut restored_skills,
+        &bound,
     )
     .await?;
 
@@ -868,11 +908,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     // the usage seen before taught (the system prompt and tools the next request also sends,
     // the conversation's tokens per estimated token) applies to that estimate.
     let estimated = estimate_messages(&after)?;
-    let learned = match &ctx.calibration {
-        Some(c) => c.clone(),
-        None => learned_before(messages, messages.len())?,
-    };
-    let true_post = learned.fit().map_or(estimated, |f| f.predict(estimated));
+    let true_post = fit.map_or(estimated, |f| f.predict(estimated));
     // The size check compares the messages' estimate, as SPEC §5 does: what a request sends
     // besides the messages shrinks with no compaction, and must not make one fail.
     if estimated >= f.max_after {
@@ -924,7 +960,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         pre_compact_token_count: f.pre_tokens,
         post_compact_token_count: f.post_compact_token_count,
         true_post_compact_token_count: true_post,
-        calibration: learned.fit(),
+        calibration: fit,
         compaction_usage: f.usage,
         summary: f.summary_text,
         trigger: f.trigger,

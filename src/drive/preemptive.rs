@@ -9,10 +9,12 @@
 //! compaction does — no model call on the critical path.
 //!
 //! The swap does not apply (and today's path runs) when the messages since the cut are too
-//! large — the compacted context could exceed [`MAX_POST_COMPACT_RATIO`] times what the
-//! synchronous path leaves, estimated as the summary's size ([`tail_fits`]) — or when the
-//! summary belongs to a conversation that has changed since (the caller's generation), or it
-//! failed or was aborted. Everything else is a compaction like any other: the PreCompact
+//! large — the complete context it leaves, as the next request sends it (the line learned
+//! from the usage seen, system prompt and tools included, at the estimate of the summary, the
+//! kept messages and the restored attachments), would exceed [`MAX_POST_COMPACT_RATIO`] times
+//! the synchronous path's (the same without the kept messages; [`post_compact_fits`]) — or
+//! when the summary belongs to a conversation that has changed since, or it failed or was
+//! aborted. Everything else is a compaction like any other: the PreCompact
 //! hooks run when the summary is started (their instructions shape it), restoration,
 //! pinned content, SessionStart and PostCompact hooks, the size check and the loss report
 //! when it is swapped in.
@@ -26,6 +28,7 @@ use crate::drive::pipeline::{
 };
 use crate::drive::retry::RetryPolicy;
 use crate::drive::summary_call::Retries;
+use crate::measure::calibration::Fit;
 use crate::measure::thresholds::{auto_compact_threshold, WARNING_THRESHOLD_BUFFER_TOKENS};
 use crate::measure::tokens::{
     active_start, estimate_range, text_tokens, token_count_with_estimation,
@@ -133,20 +136,82 @@ pub fn tail_tokens<V: ConversationView + ?Sized>(view: &V, ahead: &Ahead) -> Res
     estimate_range(view, ahead.cut.min(view.len())..view.len())
 }
 
-/// Whether the messages since the summary's cut are small enough for a swap: the context it
-/// leaves (the summary and the kept messages) stays within [`MAX_POST_COMPACT_RATIO`] times
-/// what the synchronous path leaves, estimated by the summary alone (restored files and
-/// announcements, the same on both paths, only make the bound easier).
-pub fn tail_fits<V: ConversationView + ?Sized>(view: &V, ahead: &Ahead) -> Result<bool> {
-    let summary = text_tokens(&ahead.summary) as f64;
-    Ok(tail_tokens(view, ahead)? as f64 <= (MAX_POST_COMPACT_RATIO - 1.0) * summary)
+/// The estimated sizes (tokens, before calibration) of what a swap leaves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PostCompactSizes {
+    /// The summary message.
+    pub summary: u64,
+    /// The messages kept verbatim since the cut.
+    pub kept: u64,
+    /// Restored files, skills and announcements.
+    pub attachments: u64,
+}
+
+impl PostCompactSizes {
+    /// The next request's size after the swap: the learned line (system prompt and tools,
+    /// tokens per estimated token) at the estimate of everything it leaves; without a fit,
+    /// the plain estimate.
+    pub fn swapped(&self, fit: Option<&Fit>) -> u64 {
+        predict(fit, self.summary + self.kept + self.attachments)
+    }
+
+    /// The next request's size after the synchronous path, which keeps nothing: its summary
+    /// (not written yet: this one's size stands in for it) and the same attachments (the
+    /// synchronous path restores at least these, as no kept message shows their files).
+    pub fn synchronous(&self, fit: Option<&Fit>) -> u64 {
+        predict(fit, self.summary + self.attachments)
+    }
+}
+
+fn predict(fit: Option<&Fit>, estimated: u64) -> u64 {
+    fit.map_or(estimated, |f| f.predict(estimated))
+}
+
+/// Issue 14's bound: the complete context a swap leaves, as the next request sends it, is at
+/// most `ratio` times the synchronous path's ([`PostCompactSizes`]).
+pub fn post_compact_fits(sizes: &PostCompactSizes, fit: Option<&Fit>, ratio: f64) -> bool {
+    sizes.swapped(fit) as f64 <= ratio * sizes.synchronous(fit) as f64
+}
+
+/// The `PREEMPTIVE_NOT_APPLICABLE` error of a swap over the bound, with its numbers.
+pub fn not_applicable(sizes: &PostCompactSizes, fit: Option<&Fit>, ratio: f64) -> CompactError {
+    CompactError::new(
+        ErrorCode::PreemptiveNotApplicable,
+        format!(
+            "the summary written ahead does not apply: the context it leaves ({} tokens: summary {}, {} kept since its cut, {} restored, as the next request counts them) is more than {ratio}× the synchronous path's ({} tokens)",
+            sizes.swapped(fit),
+            sizes.summary,
+            sizes.kept,
+            sizes.attachments,
+            sizes.synchronous(fit)
+        ),
+    )
+}
+
+/// Whether the messages since the summary's cut are small enough for a swap, before the
+/// attachments are known: [`post_compact_fits`] with none (restored files and announcements,
+/// on both paths, only make the bound easier, so `true` here means the swap fits). `fit` is
+/// what the usage seen teaches (`Session::calibration`); without one, the kept messages must
+/// stay within 30 % of the summary.
+pub fn tail_fits<V: ConversationView + ?Sized>(
+    view: &V,
+    ahead: &Ahead,
+    fit: Option<&Fit>,
+) -> Result<bool> {
+    let sizes = PostCompactSizes {
+        summary: text_tokens(&ahead.summary),
+        kept: tail_tokens(view, ahead)?,
+        attachments: 0,
+    };
+    Ok(post_compact_fits(&sizes, fit, MAX_POST_COMPACT_RATIO))
 }
 
 /// The compaction with a summary written ahead: `messages[..ahead.cut]` replaced by it, every
 /// message since kept verbatim, finished like any compaction (restoration, pinned content,
 /// hooks, the size check). `PREEMPTIVE_NOT_APPLICABLE` (nothing committed, nothing counted as
-/// a failure) when the summary does not fit these messages ([`tail_fits`], a cut beyond
-/// them): the caller then runs today's path.
+/// a failure, no hook run) when the summary does not fit these messages (the bound of
+/// [`post_compact_fits`], checked once the attachments are restored; a cut beyond them): the
+/// caller then runs today's path.
 pub async fn swap<E: Environment + ?Sized>(
     env: &E,
     messages: &[Message],
@@ -165,14 +230,6 @@ pub async fn swap<E: Environment + ?Sized>(
             "it cuts at message {} of {}",
             ahead.cut,
             messages.len()
-        )));
-    }
-    if !tail_fits(messages, ahead)? {
-        return Err(not(format!(
-            "the {} tokens since its cut are more than {:.0} % of its {} tokens",
-            tail_tokens(messages, ahead)?,
-            (MAX_POST_COMPACT_RATIO - 1.0) * 100.0,
-            text_tokens(&ahead.summary)
         )));
     }
     let pre_tokens = token_count_with_estimation(messages)?.total;
@@ -199,6 +256,7 @@ pub async fn swap<E: Environment + ?Sized>(
             from_session_memory: false,
             summary_parts: ahead.calls,
             max_after: auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens),
+            preemptive_bound: Some(MAX_POST_COMPACT_RATIO),
         },
     )
     .await

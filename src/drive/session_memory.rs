@@ -94,6 +94,7 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
             from_session_memory: true,
             summary_parts: 0,
             max_after: auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens),
+            preemptive_bound: None,
         },
     )
     .await
