@@ -2229,6 +2229,33 @@ export interface CompactorOptions<M extends MessageInput = Message> extends Omit
   summarize?: Summarizer;
   /** Seeds the history. */
   messages?: readonly M[];
+  /**
+   * Pre-emptive summaries (off by default: they spend summary calls a conversation may never
+   * need). On, when the count crosses the early line the summary of the conversation so far
+   * is written in the background; at the threshold {@link Compactor.maybeAutoCompact} swaps it
+   * in with every message since its cut kept verbatim, with no model call, when the context it
+   * leaves is at most 1.3× the synchronous path's (else today's path runs). `true` is
+   * `{ earlyLine: 'auto' }`: halfway between the warning line and the threshold.
+   */
+  preemptive?: boolean | PreemptiveOptions;
+}
+
+/** Options of {@link CompactorOptions.preemptive}. */
+export interface PreemptiveOptions {
+  /** Tokens from which summaries are written ahead; `'auto'` (default): halfway between the warning line and the threshold. */
+  earlyLine?: number | 'auto';
+}
+
+/** {@link Compactor.background}: the summary written ahead of the threshold. */
+export interface BackgroundSummaryState {
+  /** `off` (option not set), `idle`, `running` (being written), `ready`. */
+  state: 'off' | 'idle' | 'running' | 'ready';
+  /** Running or ready: the summary stands for the messages before this index. */
+  cut?: number;
+  /** The early line in tokens, when on. */
+  earlyLine?: number;
+  /** The last background summary that failed (never thrown from `push`). */
+  error?: ContextCompactionError;
 }
 
 /** Options of {@link Compactor.compact}. */
@@ -2291,13 +2318,23 @@ export declare class Compactor<M extends MessageInput = Message> {
   readonly tracking: { consecutiveFailures: number; /** Automatic compaction paused after three rapid refills in a row. */ thrashing: boolean };
   /** Whether a compaction is running. */
   readonly compacting: boolean;
+  /**
+   * The summary written ahead ({@link CompactorOptions.preemptive}): a new object on each
+   * read. Not in {@link Compactor.snapshot}: a restored Compactor starts without one.
+   */
+  readonly background: BackgroundSummaryState;
   /** The conversation as Claude Code JSONL. */
   toTranscript(): string;
   /**
    * Compacts when automatic compaction is due (SPEC §6); decided now, synchronously. Failures
    * are reported in the outcome, not thrown.
    */
-  maybeAutoCompact(): Promise<AutoCompactOutcome<M>>;
+  maybeAutoCompact(): Promise<AutoCompactOutcome<M> & {
+    /** The summary written ahead was swapped in (no model call). */
+    preemptive?: boolean;
+    /** The last background summary failed with this (today's path ran). */
+    backgroundError?: ContextCompactionError;
+  }>;
   /**
    * Compacts now (manual, `/compact [instructions]`). Rejects with a
    * {@link ContextCompactionError}; on failure the conversation is unchanged.

@@ -16,9 +16,10 @@ use super::async_exports::{
 use super::convert::*;
 use super::env::JsEnv;
 use super::js_view::{JsConversation, TokenCounter};
-use crate::drive::autocompact;
+use crate::drive::ahead::AheadState;
 use crate::drive::options;
 use crate::drive::pipeline::{self, CompactionResult};
+use crate::drive::preemptive;
 use crate::drive::session::{Compaction, Session};
 use crate::drive::snapshot::SessionSnapshot;
 use crate::model::shape::{Shape, ShapeOf};
@@ -48,6 +49,50 @@ fn push_array(
     session.borrow_mut().push_all(&conv, JsConversation::item)?;
     shape.set(conv.shape_of());
     Ok(())
+}
+
+/// Starts a summary written ahead when the session wants one (`preemptive` on, the count past
+/// the early line, none running or fresh): the JS summarizer is called and not awaited; its
+/// result lands in the session (or is dropped there when the conversation was replaced
+/// meanwhile). Never throws: a summary that cannot start is recorded as the background's error.
+fn start_ahead(session: &Shared, shape: Shape, context: &JsValue) {
+    if !session.borrow().wants_ahead() {
+        return;
+    }
+    let prepared = (|| -> crate::Result<_> {
+        let c = options::compactor_context(context)?;
+        let env = JsEnv::from_context(context, &c, false)?;
+        let array: JsValue = session.borrow().messages().iter().collect::<Array>().into();
+        let read = messages_for_compaction(&array, (shape != Shape::Any).then_some(shape))?;
+        let Some(cut) = preemptive::cut_point(read.typed.as_slice())? else {
+            return Ok(None);
+        };
+        let tail =
+            crate::measure::tokens::estimate_range(read.typed.as_slice(), cut..read.typed.len())?;
+        Ok(Some((c, env, read, cut, tail)))
+    })();
+    let (c, env, read, cut, tail) = match prepared {
+        Ok(Some(p)) => p,
+        Ok(None) => return, // nothing before the latest turn to summarize yet
+        Err(e) => {
+            let (ticket, _) = session.borrow_mut().start_ahead(0, 0);
+            session.borrow_mut().ahead_landed(ticket, Err(e));
+            return;
+        }
+    };
+    let (ticket, earlier) = session.borrow_mut().start_ahead(cut, tail);
+    let mut ctx = c.context;
+    ctx.for_shape(read.shape());
+    ctx.calibration = Some(session.borrow().calibration().clone());
+    let session = session.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        let r =
+            preemptive::summarize_ahead(&env, &read.typed, cut, earlier.as_ref(), &ctx, &c.retry)
+                .await;
+        session
+            .borrow_mut()
+            .ahead_landed(ticket, r.map_err(|e| e.error));
+    });
 }
 
 /// A conversation that keeps its own token count and compacts itself.
@@ -82,12 +127,15 @@ impl Compactor {
         js(JsEnv::from_context(&options, &c, true))?;
         js(TokenCounter::enter(&options, "options"))?; // a function, or absent
         let ctx = c.context;
+        let early_line = js(options::preemptive(&options, &ctx.model, &ctx.config))?;
         let session = Rc::new(RefCell::new(Session::new(ctx.model, ctx.config)));
         session.borrow_mut().set_preamble(c.auto.preamble);
+        session.borrow_mut().set_early_line(early_line);
         let shape = Cell::new(c.shape.map(ShapeOf::named).unwrap_or_default());
         let initial = prop(&options, "messages");
         if !(initial.is_undefined() || initial.is_null()) {
             js(push_array(&session, &shape, &initial, &options))?;
+            start_ahead(&session, shape.get().shape(), &options);
         }
         Ok(Compactor {
             session,
@@ -108,7 +156,9 @@ impl Compactor {
             &self.shape,
             &Array::of1(&message),
             &self.context,
-        ))
+        ))?;
+        start_ahead(&self.session, self.shape.get().shape(), &self.context);
+        Ok(())
     }
 
     /// Gives the count the usage the provider reported for the latest response, when its
@@ -136,7 +186,9 @@ impl Compactor {
             &self.shape,
             &messages,
             &self.context,
-        ))
+        ))?;
+        start_ahead(&self.session, self.shape.get().shape(), &self.context);
+        Ok(())
     }
 
     /// The conversation (a new array of the caller's message objects).
@@ -211,6 +263,34 @@ impl Compactor {
         self.session.borrow().compacting()
     }
 
+    /// The summary written ahead of the threshold (`preemptive` option): `{state: 'off' |
+    /// 'idle' | 'running' | 'ready', cut?, earlyLine?, error?}` — `cut`: the summary stands
+    /// for the messages before this index (running or ready); `error`: the last background
+    /// summary that failed (reported here, never thrown from `push`).
+    #[wasm_bindgen(getter, unchecked_return_type = "BackgroundSummaryState")]
+    pub fn background(&self) -> JsResult<JsValue> {
+        let s = self.session.borrow();
+        let b = s.background();
+        let o = Object::new();
+        let (state, cut) = match (b.early_line(), b.state()) {
+            (None, _) => ("off", None),
+            (Some(_), AheadState::Idle) => ("idle", None),
+            (Some(_), AheadState::Running { cut }) => ("running", Some(*cut)),
+            (Some(_), AheadState::Ready(a)) => ("ready", Some(a.cut)),
+        };
+        Reflect::set(&o, &"state".into(), &state.into())?;
+        if let Some(cut) = cut {
+            Reflect::set(&o, &"cut".into(), &(cut as f64).into())?;
+        }
+        if let Some(line) = b.early_line() {
+            Reflect::set(&o, &"earlyLine".into(), &(line as f64).into())?;
+        }
+        if let Some(e) = b.error() {
+            Reflect::set(&o, &"error".into(), &js_error(e.clone()))?;
+        }
+        Ok(o.into())
+    }
+
     /// The conversation as Claude Code JSONL.
     #[wasm_bindgen(js_name = toTranscript)]
     pub fn to_transcript(&self) -> JsResult<String> {
@@ -254,17 +334,21 @@ impl Compactor {
         let session = self.session.clone();
         let context = self.context.clone();
         let tracking = session.borrow().tracking().clone();
+        // The summary written ahead, if one is ready: it cuts inside the messages taken now.
+        let ahead = session.borrow().background().ready().cloned();
+        let background_error = session.borrow().background().error().cloned();
         future_to_promise(async move {
-            let res = autocompact::auto_compact_if_needed(
+            let res = preemptive::auto_compact_with_ahead(
                 &snapshot.read.typed,
                 &c.context,
                 &tracking,
                 &c.auto,
                 &c.retry,
                 &env,
+                ahead.as_ref(),
             )
             .await;
-            let outcome = match res {
+            let (outcome, swapped) = match res {
                 Ok(o) => o,
                 Err(e) => {
                     session.borrow_mut().abandon(compaction);
@@ -276,7 +360,12 @@ impl Compactor {
                 (Some(c), Some(r)) => Some(commit(&session, c, r, &snapshot, &context)?),
                 _ => None,
             };
-            auto_outcome_js(outcome, result)
+            let o = auto_outcome_js(outcome, result)?;
+            Reflect::set(&o, &"preemptive".into(), &swapped.into())?;
+            if let Some(e) = background_error {
+                Reflect::set(&o, &"backgroundError".into(), &js_error(e))?;
+            }
+            Ok(o)
         })
     }
 
@@ -304,6 +393,8 @@ impl Compactor {
                 Ok(b) => b,
                 Err(e) => return Promise::reject(&js_error(e)),
             };
+        // A manual compaction replaces the conversation a summary written ahead is for.
+        self.session.borrow_mut().drop_ahead();
         let mut ctx = ctx;
         ctx.for_shape(snapshot.read.shape());
         ctx.calibration = Some(self.session.borrow().calibration().clone());

@@ -2,9 +2,11 @@
 //! stands for the outside world (the summarizer, files, hooks, progress, time). Uses every
 //! layer below it.
 
+pub mod ahead;
 pub mod answers;
 pub mod api_compaction;
 pub mod autocompact;
+pub mod bound;
 pub mod constants;
 pub mod env;
 pub mod failure;

@@ -486,7 +486,10 @@ pub const CONTEXT_KEYS: &[&str] = &[
 
 /// The keys of the options of a `Compactor` (`CompactorOptions`): a `context` and the
 /// initial `messages`.
-pub const COMPACTOR_EXTRA_KEYS: &[&str] = &["messages"];
+pub const COMPACTOR_EXTRA_KEYS: &[&str] = &["messages", "preemptive"];
+
+/// The keys of a `Compactor`'s `preemptive` object (`PreemptiveOptions`).
+pub const PREEMPTIVE_KEYS: &[&str] = &["earlyLine"];
 
 /// The hooks of `context.hooks` (`CompactHooks`).
 pub const HOOK_KEYS: &[&str] = &["preCompact", "sessionStart", "postCompact"];
@@ -531,6 +534,38 @@ fn check_context_keys<S: Source>(context: &S, extra: &[&str]) -> Result<()> {
 /// initial `messages` (read by the bindings).
 pub fn compactor_context<S: Source>(options: &S) -> Result<ContextOptions> {
     context_with(options, COMPACTOR_EXTRA_KEYS)
+}
+
+/// `preemptive` of a `Compactor`'s options: the early line in tokens from which summaries are
+/// written ahead of the threshold, or `None` (absent, `false`: off, the default). `true` or
+/// `{earlyLine: 'auto'}` is [`crate::drive::preemptive::early_line`] for the model; a number
+/// is taken as given (it must be below the threshold to be of use, and not negative).
+pub fn preemptive<S: Source>(options: &S, model: &str, config: &Config) -> Result<Option<u64>> {
+    let v = options.get("preemptive");
+    if v.is_absent() {
+        return Ok(None);
+    }
+    let auto = || Some(crate::drive::preemptive::early_line(model, config));
+    if let Some(on) = v.boolean() {
+        return Ok(if on { auto() } else { None });
+    }
+    const WHAT: &str = "options.preemptive";
+    if !v.is_object() {
+        return Err(Error::invalid_argument(format!(
+            "{WHAT} must be true, false or {{ earlyLine?: number | 'auto' }}"
+        )));
+    }
+    check_keys(&v, WHAT, PREEMPTIVE_KEYS)?;
+    let line = v.get("earlyLine");
+    if line.is_absent() || line.string().as_deref() == Some("auto") {
+        return Ok(auto());
+    }
+    match token_count(&v, "earlyLine", WHAT)? {
+        Some(n) => Ok(Some(n)),
+        None => Err(Error::invalid_argument(format!(
+            "{WHAT}.earlyLine must be a token count or 'auto'"
+        ))),
+    }
 }
 
 /// Reads the data of a `context`: `model` (required), `summaryModel`, `config`,
@@ -668,6 +703,7 @@ pub const OPTION_OBJECTS: &[(&str, &[&str])] = &[
     ("CompactorCompactOptions", COMPACTOR_COMPACT_KEYS),
     ("TokenCountOptions", TOKEN_COUNT_KEYS),
     ("TruncateHeadOptions", TRUNCATE_HEAD_KEYS),
+    ("PreemptiveOptions", PREEMPTIVE_KEYS),
 ];
 
 /// Keys of the options of the functions that take nothing but the messages' shape

@@ -775,7 +775,7 @@ pub(crate) struct Finish {
     /// The compacted context must be below this, or nothing is committed.
     pub max_after: u64,
     /// A summary written ahead: the most its complete compacted context may be, as a multiple
-    /// of the synchronous path's (see [`crate::drive::preemptive::post_compact_fits`]),
+    /// of the synchronous path's (see [`crate::drive::bound::post_compact_fits`]),
     /// checked once the attachments are known and before any hook runs.
     pub preemptive_bound: Option<f64>,
 }
@@ -817,15 +817,15 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         let Some(ratio) = preemptive_bound else {
             return Ok(());
         };
-        let sizes = crate::drive::preemptive::PostCompactSizes {
+        let sizes = crate::drive::bound::PostCompactSizes {
             summary: summary_tokens,
             kept: estimate_messages(kept)?,
             attachments: estimate_messages(attachments)?,
         };
-        if crate::drive::preemptive::post_compact_fits(&sizes, fit.as_ref(), ratio) {
+        if crate::drive::bound::post_compact_fits(&sizes, fit.as_ref(), ratio) {
             Ok(())
         } else {
-            Err(crate::drive::preemptive::not_applicable(
+            Err(crate::drive::bound::not_applicable(
                 &sizes,
                 fit.as_ref(),
                 ratio,

@@ -19,6 +19,10 @@
 //! pinned content, SessionStart and PostCompact hooks, the size check and the loss report
 //! when it is swapped in.
 
+use crate::drive::autocompact::{
+    auto_compact_guard, auto_compact_if_needed, should_auto_compact, AutoCompactOutcome,
+    ShouldAutoCompactOptions, Tracking,
+};
 use crate::drive::env::Environment;
 use crate::drive::failure::CompactError;
 use crate::drive::parts::{earlier_part_message, PART_INSTRUCTION};
@@ -40,9 +44,9 @@ use crate::model::view::{ConversationView, UsageCounts};
 use crate::transforms::boundary::Trigger;
 use crate::transforms::ptl::group_by_api_turn;
 
-/// The most the context after a swap may be, as a multiple of what the synchronous path
-/// would leave (issue 14's bound).
-pub const MAX_POST_COMPACT_RATIO: f64 = 1.3;
+pub use crate::drive::bound::{
+    not_applicable, post_compact_fits, PostCompactSizes, MAX_POST_COMPACT_RATIO,
+};
 
 /// The default early line for `model`: halfway between the warning line (threshold − 20,000)
 /// and the auto-compact threshold — 157,000 tokens for a 200K model whose threshold is
@@ -136,58 +140,6 @@ pub fn tail_tokens<V: ConversationView + ?Sized>(view: &V, ahead: &Ahead) -> Res
     estimate_range(view, ahead.cut.min(view.len())..view.len())
 }
 
-/// The estimated sizes (tokens, before calibration) of what a swap leaves.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PostCompactSizes {
-    /// The summary message.
-    pub summary: u64,
-    /// The messages kept verbatim since the cut.
-    pub kept: u64,
-    /// Restored files, skills and announcements.
-    pub attachments: u64,
-}
-
-impl PostCompactSizes {
-    /// The next request's size after the swap: the learned line (system prompt and tools,
-    /// tokens per estimated token) at the estimate of everything it leaves; without a fit,
-    /// the plain estimate.
-    pub fn swapped(&self, fit: Option<&Fit>) -> u64 {
-        predict(fit, self.summary + self.kept + self.attachments)
-    }
-
-    /// The next request's size after the synchronous path, which keeps nothing: its summary
-    /// (not written yet: this one's size stands in for it) and the same attachments (the
-    /// synchronous path restores at least these, as no kept message shows their files).
-    pub fn synchronous(&self, fit: Option<&Fit>) -> u64 {
-        predict(fit, self.summary + self.attachments)
-    }
-}
-
-fn predict(fit: Option<&Fit>, estimated: u64) -> u64 {
-    fit.map_or(estimated, |f| f.predict(estimated))
-}
-
-/// Issue 14's bound: the complete context a swap leaves, as the next request sends it, is at
-/// most `ratio` times the synchronous path's ([`PostCompactSizes`]).
-pub fn post_compact_fits(sizes: &PostCompactSizes, fit: Option<&Fit>, ratio: f64) -> bool {
-    sizes.swapped(fit) as f64 <= ratio * sizes.synchronous(fit) as f64
-}
-
-/// The `PREEMPTIVE_NOT_APPLICABLE` error of a swap over the bound, with its numbers.
-pub fn not_applicable(sizes: &PostCompactSizes, fit: Option<&Fit>, ratio: f64) -> CompactError {
-    CompactError::new(
-        ErrorCode::PreemptiveNotApplicable,
-        format!(
-            "the summary written ahead does not apply: the context it leaves ({} tokens: summary {}, {} kept since its cut, {} restored, as the next request counts them) is more than {ratio}× the synchronous path's ({} tokens)",
-            sizes.swapped(fit),
-            sizes.summary,
-            sizes.kept,
-            sizes.attachments,
-            sizes.synchronous(fit)
-        ),
-    )
-}
-
 /// Whether the messages since the summary's cut are small enough for a swap, before the
 /// attachments are known: [`post_compact_fits`] with none (restored files and announcements,
 /// on both paths, only make the bound easier, so `true` here means the swap fits). `fit` is
@@ -260,6 +212,57 @@ pub async fn swap<E: Environment + ?Sized>(
         },
     )
     .await
+}
+
+/// `autoCompactIfNeeded` with a summary written ahead: when `ahead` is given and the
+/// compaction is due, it is swapped in ([`swap`], no model call); when it does not apply
+/// (`PREEMPTIVE_NOT_APPLICABLE`) today's path runs ([`auto_compact_if_needed`]). Any other
+/// failure of the swap (an abort, a hook's veto) is reported like a failed compaction, and
+/// counts towards the circuit breaker. The outcome's `preemptive` says which path compacted.
+pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
+    messages: &[Message],
+    ctx: &CompactContext,
+    tracking: &Tracking,
+    query: &ShouldAutoCompactOptions,
+    retry: &RetryPolicy,
+    env: &E,
+    ahead: Option<&Ahead>,
+) -> Result<(AutoCompactOutcome, bool)> {
+    if let Some(a) = ahead {
+        let due = auto_compact_guard(&ctx.config, tracking, query).is_none()
+            && should_auto_compact(messages, &ctx.model, query, &ctx.config)?.should_compact;
+        if due {
+            match swap(env, messages, ctx, a).await {
+                Ok(r) => {
+                    return Ok((
+                        AutoCompactOutcome {
+                            was_compacted: true,
+                            result: Some(r),
+                            consecutive_failures: 0,
+                            error: None,
+                            skipped: None,
+                        },
+                        true,
+                    ))
+                }
+                Err(e) if e.error.code == ErrorCode::PreemptiveNotApplicable => {}
+                Err(e) => {
+                    return Ok((
+                        AutoCompactOutcome {
+                            was_compacted: false,
+                            result: None,
+                            consecutive_failures: tracking.consecutive_failures + 1,
+                            error: Some(e),
+                            skipped: None,
+                        },
+                        false,
+                    ))
+                }
+            }
+        }
+    }
+    let out = auto_compact_if_needed(messages, ctx, tracking, query, retry, env).await?;
+    Ok((out, false))
 }
 
 #[cfg(test)]

@@ -16,9 +16,11 @@
 //! * [`Session::snapshot`] and [`Session::restore`] save the session's state as plain data
 //!   and rebuild it over the same messages, on any machine ([`crate::drive::snapshot`]).
 
+use crate::drive::ahead::{Background, Ticket};
 use crate::drive::autocompact::{
     self, AutoCompactOutcome, ShouldAutoCompactOptions, SkipReason, ThrashDetector, Tracking,
 };
+use crate::drive::preemptive::Ahead;
 use crate::drive::snapshot::{Fingerprint, SessionSnapshot};
 use crate::measure::thresholds::{self, TokenWarningState};
 use crate::measure::tokens::{message_facts, MessageFacts, Preamble, RunningCount};
@@ -53,6 +55,9 @@ pub struct Session<M> {
     /// The usage given with [`set_usage`](Self::set_usage) and how many messages were held
     /// then (a snapshot carries it: the messages do not).
     given_usage: Option<(usize, crate::model::view::UsageCounts)>,
+    /// The summary written ahead of the threshold (off unless
+    /// [`set_early_line`](Self::set_early_line) turns it on); never in a snapshot.
+    background: Background,
 }
 
 /// A compaction started by [`Session::begin`]; give it back to [`Session::commit`] or
@@ -84,7 +89,45 @@ impl<M> Session<M> {
             running: None,
             preamble: None,
             given_usage: None,
+            background: Background::default(),
         }
+    }
+
+    /// Turns pre-emptive summaries on from `early_line` tokens (`None`: off, the default).
+    pub fn set_early_line(&mut self, early_line: Option<u64>) {
+        self.background = Background::new(early_line);
+    }
+
+    /// The summary written ahead: its state, the ready one, the last failure.
+    pub fn background(&self) -> &Background {
+        &self.background
+    }
+
+    /// Whether a summary should be written ahead now: pre-emptive summaries on, the count
+    /// past the early line, no compaction running, none running or fresh.
+    pub fn wants_ahead(&self) -> bool {
+        self.background.wants_start(
+            self.token_count(),
+            self.compacting(),
+            self.calibration().fit().as_ref(),
+        )
+    }
+
+    /// Records a summary written ahead started for the messages before `cut`, `tail`
+    /// estimated tokens since it: its ticket and the ready one to chain it after.
+    pub fn start_ahead(&mut self, cut: usize, tail: u64) -> (Ticket, Option<Ahead>) {
+        let count = self.token_count();
+        self.background.start(cut, count, tail)
+    }
+
+    /// A summary written ahead landed (see [`Background::landed`]).
+    pub fn ahead_landed(&mut self, ticket: Ticket, result: std::result::Result<Ahead, Error>) {
+        self.background.landed(ticket, result);
+    }
+
+    /// Drops the summary written ahead (a manual compaction replaces the conversation).
+    pub fn drop_ahead(&mut self) {
+        self.background.drop_all();
     }
 
     /// What every request sends besides the messages (system prompt, tool definitions):
@@ -312,8 +355,10 @@ impl<M> Session<M> {
             self.count.push(f);
             self.fingerprint.push(f);
         }
-        // The usage given before measured the old conversation.
+        // The usage given before measured the old conversation; a summary written ahead
+        // summarized it.
         self.given_usage = None;
+        self.background.drop_all();
         match compaction.trigger {
             Trigger::Auto => self.thrash.compacted(),
             Trigger::Manual => self.thrash.reset(),
@@ -323,7 +368,8 @@ impl<M> Session<M> {
 
     /// The state to save: the failures in a row, the thrashing detection, and the number,
     /// fingerprint and count of the messages held now (a compaction running is left out:
-    /// restored, the conversation is the one held now). O(1).
+    /// restored, the conversation is the one held now; so is a summary written ahead, running
+    /// or ready: the restored session starts without one). O(1).
     pub fn snapshot(&self) -> SessionSnapshot {
         SessionSnapshot {
             messages: self.messages.len(),

@@ -1,0 +1,249 @@
+//! The `Compactor`'s summary written ahead: when to start one, what it holds while it runs
+//! and once it lands, and when it is dropped. The summary itself is written by
+//! [`crate::drive::preemptive::summarize_ahead`] and swapped in by
+//! [`crate::drive::preemptive::swap`]; this module only keeps the state (see
+//! [`crate::drive::session::Session`], which owns one).
+//!
+//! * Off by default ([`Background::new`] with `None`): a summary written ahead is a model
+//!   call a conversation may never need (it may end before the threshold).
+//! * Started ([`Background::start`]) when the count crosses the early line, no compaction is
+//!   running, and no summary is running or fresh (a ready one is stale when the messages since
+//!   its cut would already put a swap over the bound, see [`Background::stale`]).
+//! * Landed ([`Background::landed`]) with the ticket it was started with: a summary whose
+//!   conversation was replaced meanwhile (a compaction committed, a manual `compact()`) has
+//!   an old ticket and is dropped; a failure is kept as the last error, never thrown.
+//! * Taken ([`Background::take_ready`]) by the automatic compaction at the threshold.
+
+use crate::drive::preemptive::{
+    post_compact_fits, Ahead, PostCompactSizes, MAX_POST_COMPACT_RATIO,
+};
+use crate::measure::calibration::Fit;
+use crate::measure::tokens::text_tokens;
+use crate::model::error::Error;
+
+/// What the background holds.
+#[derive(Clone, Debug, Default)]
+pub enum AheadState {
+    /// No summary written ahead.
+    #[default]
+    Idle,
+    /// One is being written for the messages before `cut`.
+    Running {
+        /// Its cut (index into the conversation).
+        cut: usize,
+    },
+    /// One is ready.
+    Ready(Ahead),
+}
+
+/// The summary written ahead of the threshold, for one session.
+#[derive(Clone, Debug, Default)]
+pub struct Background {
+    /// The early line in tokens; `None`: pre-emptive summaries are off.
+    early_line: Option<u64>,
+    state: AheadState,
+    /// A ready summary kept while a refresh runs (swapped in if the refresh is late).
+    previous: Option<Ahead>,
+    /// The ticket of the summary running now; a landing with another is dropped.
+    ticket: u64,
+    /// The count when the running or ready summary was started, and its tail's estimate then.
+    started_at: (u64, u64),
+    /// The last background summary that failed, until the next one starts.
+    error: Option<Error>,
+}
+
+/// A started summary's identity: give it back to [`Background::landed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket(u64);
+
+impl Background {
+    /// A background that starts summaries from `early_line` tokens on (`None`: never).
+    pub fn new(early_line: Option<u64>) -> Background {
+        Background {
+            early_line,
+            ..Default::default()
+        }
+    }
+
+    /// The early line, when pre-emptive summaries are on.
+    pub fn early_line(&self) -> Option<u64> {
+        self.early_line
+    }
+
+    /// Idle, running or ready.
+    pub fn state(&self) -> &AheadState {
+        &self.state
+    }
+
+    /// The last background summary that failed (cleared when another starts).
+    pub fn error(&self) -> Option<&Error> {
+        self.error.as_ref()
+    }
+
+    /// Whether a ready summary is stale at `count` tokens: the messages since its cut
+    /// (estimated as its tail when started plus what the count grew since) would put a swap
+    /// over the bound even before restored files are counted.
+    pub fn stale(&self, ready: &Ahead, count: u64, fit: Option<&Fit>) -> bool {
+        let (count_then, tail_then) = self.started_at;
+        let sizes = PostCompactSizes {
+            summary: text_tokens(&ready.summary),
+            kept: tail_then + count.saturating_sub(count_then),
+            attachments: 0,
+        };
+        !post_compact_fits(&sizes, fit, MAX_POST_COMPACT_RATIO)
+    }
+
+    /// Whether a summary should start now, at `count` tokens (`compacting`: a compaction is
+    /// running, which replaces the conversation anyway).
+    pub fn wants_start(&self, count: u64, compacting: bool, fit: Option<&Fit>) -> bool {
+        let Some(line) = self.early_line else {
+            return false;
+        };
+        if compacting || count < line {
+            return false;
+        }
+        match &self.state {
+            AheadState::Idle => true,
+            AheadState::Running { .. } => false,
+            AheadState::Ready(a) => self.stale(a, count, fit),
+        }
+    }
+
+    /// Records a summary started for the messages before `cut`, at `count` tokens with
+    /// `tail` estimated tokens since the cut. Returns its ticket and the ready summary to
+    /// chain it after (kept meanwhile, for a threshold reached before the refresh lands).
+    pub fn start(&mut self, cut: usize, count: u64, tail: u64) -> (Ticket, Option<Ahead>) {
+        let earlier = match std::mem::take(&mut self.state) {
+            AheadState::Ready(a) => Some(a),
+            _ => None,
+        };
+        self.previous = earlier.clone();
+        self.ticket += 1;
+        self.started_at = (count, tail);
+        self.error = None;
+        self.state = AheadState::Running { cut };
+        (Ticket(self.ticket), earlier)
+    }
+
+    /// A started summary landed. Kept when it is the one running now; otherwise (the
+    /// conversation was replaced, or it was dropped) ignored. A failure is kept as the last
+    /// error and the previous ready summary, if any, stays.
+    pub fn landed(&mut self, ticket: Ticket, result: std::result::Result<Ahead, Error>) {
+        if ticket.0 != self.ticket || !matches!(self.state, AheadState::Running { .. }) {
+            return;
+        }
+        match result {
+            Ok(a) => {
+                self.previous = None;
+                self.state = AheadState::Ready(a);
+            }
+            Err(e) => {
+                self.error = Some(e);
+                self.state = self
+                    .previous
+                    .take()
+                    .map_or(AheadState::Idle, AheadState::Ready);
+            }
+        }
+    }
+
+    /// The ready summary for a swap at the threshold: the latest landed one, or, while a
+    /// refresh runs, the one before it (the refresh is not waited for). It stays until the
+    /// compaction ends ([`drop_all`](Self::drop_all) when the conversation is replaced).
+    pub fn ready(&self) -> Option<&Ahead> {
+        match &self.state {
+            AheadState::Ready(a) => Some(a),
+            AheadState::Running { .. } => self.previous.as_ref(),
+            AheadState::Idle => None,
+        }
+    }
+
+    /// Drops everything (the conversation was replaced, or restored): a summary running now
+    /// is ignored when it lands.
+    pub fn drop_all(&mut self) {
+        self.ticket += 1;
+        self.state = AheadState::Idle;
+        self.previous = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::error::ErrorCode;
+
+    fn ahead(cut: usize, summary: &str) -> Ahead {
+        Ahead {
+            cut,
+            summary: summary.into(),
+            usage: None,
+            pre: Default::default(),
+            calls: 1,
+        }
+    }
+
+    #[test]
+    fn off_by_default_never_starts() {
+        let b = Background::default();
+        assert!(!b.wants_start(u64::MAX, false, None));
+    }
+
+    #[test]
+    fn starts_past_the_early_line_once_and_not_while_compacting() {
+        let mut b = Background::new(Some(100));
+        assert!(!b.wants_start(99, false, None));
+        assert!(!b.wants_start(100, true, None));
+        assert!(b.wants_start(100, false, None));
+        let (t, earlier) = b.start(3, 100, 0);
+        assert!(earlier.is_none());
+        assert!(!b.wants_start(500, false, None), "one at a time");
+        assert!(b.ready().is_none());
+        b.landed(t, Ok(ahead(3, &"s".repeat(400))));
+        assert_eq!(b.ready().unwrap().cut, 3);
+        // 100 tokens of summary: 30 tokens since the cut fit, 31 do not.
+        assert!(!b.wants_start(130, false, None));
+        assert!(b.wants_start(131, false, None));
+    }
+
+    #[test]
+    fn a_refresh_keeps_the_ready_one_until_it_lands() {
+        let mut b = Background::new(Some(0));
+        let (t1, _) = b.start(1, 10, 0);
+        b.landed(t1, Ok(ahead(1, "first")));
+        let (t2, earlier) = b.start(5, 50, 0);
+        assert_eq!(earlier.unwrap().summary, "first");
+        assert_eq!(
+            b.ready().unwrap().summary,
+            "first",
+            "usable while the refresh runs"
+        );
+        b.landed(t2, Err(Error::new(ErrorCode::SummarizerFailed, "down")));
+        assert_eq!(b.error().unwrap().message, "down");
+        assert_eq!(
+            b.ready().unwrap().summary,
+            "first",
+            "a failed refresh keeps it"
+        );
+        let (t3, _) = b.start(6, 60, 0);
+        assert!(b.error().is_none());
+        b.landed(t3, Ok(ahead(6, "third")));
+        assert_eq!(b.ready().unwrap().cut, 6);
+    }
+
+    #[test]
+    fn a_summary_landing_after_the_conversation_was_replaced_is_dropped() {
+        let mut b = Background::new(Some(0));
+        let (t, _) = b.start(2, 10, 0);
+        b.drop_all();
+        b.landed(t, Ok(ahead(2, "old")));
+        assert!(b.ready().is_none());
+        assert!(matches!(b.state(), AheadState::Idle));
+        let (t, _) = b.start(2, 10, 0);
+        b.drop_all();
+        b.landed(t, Err(Error::new(ErrorCode::SummarizerFailed, "late")));
+        assert!(
+            b.error().is_none(),
+            "a dropped summary's failure is not reported"
+        );
+    }
+}

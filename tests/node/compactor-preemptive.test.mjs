@@ -1,0 +1,176 @@
+// Pre-emptive summaries in the Compactor (issue 14): a summary written in the background from
+// the early line on, swapped in at the threshold with no model call when it fits; today's path
+// otherwise. The summarizer is a promise the test resolves: no real timers.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as cc from '../../pkg/node.js';
+import * as h from './helpers/support.mjs';
+
+cc.setEnvironmentDefaults({});
+
+const LOW = { autoCompactPctOverride: 5 }; // threshold 9,000 tokens for OPUS
+const EARLY = 8_000;
+const flush = () => new Promise((r) => setImmediate(r));
+
+/** One round of about 500 tokens (two messages). */
+const round = (i) => [
+  { role: 'user', content: `question ${i}: ${h.filler(1_000, i)}` },
+  { role: 'assistant', content: `answer ${i}: ${h.filler(1_000, i + 1_000)}` },
+];
+
+/** A summarizer whose first call waits for `first` (resolve it with a body or reject it);
+ *  later calls answer `later` at once. */
+function controlled(later = h.summaryResponse('LATER SUMMARY')) {
+  const first = h.deferred();
+  const summarize = h.recordingSummarizer((_req, _o, n) => (n === 1 ? first.promise : later));
+  return { summarize, first };
+}
+
+/** A Compactor pushed round by round until it crosses the early line (below the threshold). */
+function pastEarlyLine(summarize, o = {}) {
+  const c = new cc.Compactor({ model: h.OPUS, config: LOW, summarize, preemptive: { earlyLine: EARLY }, ...o });
+  let i = 0;
+  while (c.tokenCount() < EARLY) c.pushMany(round(i++));
+  assert.ok(c.tokenCount() < 9_000, `${c.tokenCount()} below the threshold`);
+  return { c, next: i };
+}
+
+/** Pushes rounds until the threshold; returns the messages pushed. */
+function toThreshold(c, from) {
+  const pushed = [];
+  for (let i = from; c.tokenCount() < 9_000; i++) {
+    const r = round(i);
+    c.pushMany(r);
+    pushed.push(...r);
+  }
+  return pushed;
+}
+
+const BIG_SUMMARY = h.summaryResponse(`The user asked questions; each was answered. ${h.filler(22_000, 7)}`);
+
+test('off by default: no summary is written ahead', async () => {
+  const s = h.recordingSummarizer();
+  const c = new cc.Compactor({ model: h.OPUS, config: LOW, summarize: s });
+  for (let i = 0; c.tokenCount() < EARLY; i++) c.pushMany(round(i));
+  await flush();
+  assert.equal(s.calls.length, 0);
+  assert.equal(c.background.state, 'off');
+});
+
+test('a ready summary that fits is swapped in at the threshold with no model call; pushes after its cut kept once', async () => {
+  const { summarize, first } = controlled();
+  const { c, next } = pastEarlyLine(summarize);
+  const bg = c.background;
+  await flush();
+  assert.equal(summarize.calls.length, 1, 'started on the push that crossed the early line');
+  assert.equal(bg.state, 'running');
+  assert.equal(bg.earlyLine, EARLY);
+  const cut = bg.cut;
+  assert.ok(cut > 0 && cut < c.length);
+  first.resolve(BIG_SUMMARY);
+  await flush();
+  assert.equal(c.background.state, 'ready');
+  assert.equal(c.background.cut, cut);
+  const before = c.messages;
+  const pushed = toThreshold(c, next);
+  const kept = [...before.slice(cut), ...pushed];
+  const outcome = await c.maybeAutoCompact();
+  assert.equal(outcome.wasCompacted, true, JSON.stringify(outcome.error));
+  assert.equal(outcome.preemptive, true);
+  assert.equal(summarize.calls.length, 1, 'no model call at the threshold');
+  // Every message since the cut, the same objects, once and in order, after the summary.
+  const after = c.messages;
+  for (const m of kept) assert.equal(after.filter((x) => x === m).length, 1);
+  assert.deepEqual(after.slice(after.length - kept.length), kept);
+  assert.ok(c.tokenCount() < 9_000);
+  assert.equal(c.background.state, 'idle', 'the conversation was replaced');
+});
+
+test('a summary still running at the threshold: today\'s path runs, and the late one is dropped', async () => {
+  const { summarize, first } = controlled();
+  const { c, next } = pastEarlyLine(summarize);
+  toThreshold(c, next);
+  const outcome = await c.maybeAutoCompact();
+  assert.equal(outcome.wasCompacted, true);
+  assert.equal(outcome.preemptive, false);
+  assert.equal(summarize.calls.length, 2);
+  first.resolve(BIG_SUMMARY);
+  await flush();
+  assert.equal(c.background.state, 'idle', 'landed after the compaction: dropped');
+});
+
+test('a background summary that fails is reported, never thrown from push; today\'s path runs', async () => {
+  const { summarize, first } = controlled();
+  const { c, next } = pastEarlyLine(summarize);
+  toThreshold(c, next); // pushes while it runs: none throws, no second one starts
+  first.reject(new Error('summarizer down'));
+  await flush();
+  assert.equal(c.background.state, 'idle');
+  assert.equal(c.background.error?.code, 'SUMMARIZER_FAILED');
+  const outcome = await c.maybeAutoCompact();
+  assert.equal(outcome.wasCompacted, true);
+  assert.equal(outcome.preemptive, false);
+  assert.equal(outcome.backgroundError?.code, 'SUMMARIZER_FAILED');
+  assert.equal(outcome.consecutiveFailures, 0, 'a background failure is not a compaction failure');
+});
+
+test('a ready summary that does not fit (too much since its cut) falls back to today\'s path', async () => {
+  const { summarize, first } = controlled();
+  const { c, next } = pastEarlyLine(summarize);
+  first.resolve(h.summaryResponse('short'));
+  await flush();
+  // Over the bound: the refresh this starts is answered at once; make the threshold come first.
+  const s2 = summarize.calls.length;
+  toThreshold(c, next);
+  const outcome = await c.maybeAutoCompact();
+  assert.equal(outcome.wasCompacted, true);
+  assert.equal(outcome.preemptive, false);
+  assert.ok(summarize.calls.length > s2, 'a model call was made');
+});
+
+test('snapshot during a pending summary leaves it out; restore starts without one', async () => {
+  const { summarize, first } = controlled();
+  const { c } = pastEarlyLine(summarize);
+  assert.equal(c.background.state, 'running');
+  const snap = c.snapshot();
+  const plain = new cc.Compactor({ model: h.OPUS, config: LOW, messages: c.messages }).snapshot();
+  assert.deepEqual(Object.keys(snap).sort(), Object.keys(plain).sort());
+  const r = cc.Compactor.restore(snap, c.messages, { model: h.OPUS, config: LOW, summarize, preemptive: { earlyLine: 1e9 } });
+  assert.equal(r.background.state, 'idle');
+  first.resolve(BIG_SUMMARY);
+  await flush();
+  assert.equal(r.background.state, 'idle');
+  assert.equal(c.background.state, 'ready');
+});
+
+test('a manual compact() drops the summary written ahead', async () => {
+  const { summarize, first } = controlled();
+  const { c } = pastEarlyLine(summarize);
+  const done = c.compact();
+  first.resolve(BIG_SUMMARY);
+  await done;
+  await flush();
+  assert.equal(c.background.state, 'idle');
+});
+
+test('abort: the swap at the threshold honours the Compactor\'s signal; nothing committed', async () => {
+  const ac = new AbortController();
+  const { summarize, first } = controlled();
+  const { c, next } = pastEarlyLine(summarize, { signal: ac.signal });
+  first.resolve(BIG_SUMMARY);
+  await flush();
+  toThreshold(c, next);
+  const before = c.messages;
+  ac.abort();
+  const outcome = await c.maybeAutoCompact();
+  assert.equal(outcome.wasCompacted, false);
+  assert.equal(outcome.error?.code, 'ABORTED');
+  assert.equal(outcome.consecutiveFailures, 1);
+  assert.deepEqual(c.messages, before);
+});
+
+test('options.preemptive: a misspelt key is INVALID_ARGUMENT with a hint', () => {
+  assert.throws(() => new cc.Compactor({ model: h.OPUS, preemptive: { earlyLien: 5 } }), (e) => e.code === 'INVALID_ARGUMENT' && /earlyLine/.test(e.message));
+  assert.throws(() => new cc.Compactor({ model: h.OPUS, preemptve: true }), (e) => e.code === 'INVALID_ARGUMENT' && /preemptive/.test(e.message));
+  assert.equal(new cc.Compactor({ model: h.OPUS, preemptive: true }).background.earlyLine, 157_000);
+});
