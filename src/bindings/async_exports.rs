@@ -93,7 +93,7 @@ fn typed_messages(arr: &Array, at: impl Fn(usize) -> String) -> crate::Result<Ve
                 .map_err(|e| {
                     let why = e
                         .dyn_ref::<js_sys::Error>()
-                        .map(|e| String::from(e.message()))
+                        .and_then(|e| e.message().as_string())
                         .unwrap_or_else(|| "not serializable".into());
                     Error::invalid_message(format!("cannot be read as JSON ({why})")).at(at())
                 })?
