@@ -781,7 +781,13 @@ export type ErrorCode =
   /** The messages given to {@link Compactor.restore} are not the ones the snapshot was taken of (their number, fingerprint or token count differs). */
   | 'SNAPSHOT_MISMATCH'
   /** The browser entry (`web.js`) was used before `init()` resolved, or `init()` could not load the `.wasm`. */
-  | 'NOT_INITIALIZED';
+  | 'NOT_INITIALIZED'
+  /**
+   * The WebAssembly instance trapped and was replaced by a fresh one: the call that trapped, the
+   * calls pending in it and the objects created in it (a {@link Compactor}, an
+   * `offlineSummarizer()` function) fail with this code; later calls work on the fresh instance.
+   */
+  | 'INSTANCE_RESET';
 
 /**
  * Every {@link ErrorCode}, read from the library at run time (a new array each call).

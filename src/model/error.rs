@@ -74,12 +74,18 @@ pub enum ErrorCode {
     /// The browser entry was used before its `init()` resolved, or `init()` could not load
     /// the `.wasm` (raised by the package's JS entry, listed here with every other code).
     NotInitialized,
+    /// The WebAssembly instance trapped (`unreachable`, memory access out of bounds, stack
+    /// overflow) and was replaced by a fresh one: the call that trapped, the calls that were
+    /// pending in it, and objects created in it (a `Compactor`, an `offlineSummarizer`
+    /// function) fail with this code; later calls run on the fresh instance (raised by the
+    /// package's JS glue, listed here with every other code).
+    InstanceReset,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (exported to JS as `errorCodes()`; the type check
     /// compares it with the TS `ErrorCode` union).
-    pub const ALL: [ErrorCode; 26] = [
+    pub const ALL: [ErrorCode; 27] = [
         ErrorCode::InvalidArgument,
         ErrorCode::InvalidMessage,
         ErrorCode::InvalidTokenCount,
@@ -106,6 +112,7 @@ impl ErrorCode {
         ErrorCode::UnsupportedSnapshotVersion,
         ErrorCode::SnapshotMismatch,
         ErrorCode::NotInitialized,
+        ErrorCode::InstanceReset,
     ];
 
     /// The stable string used as the JS `error.code`.
@@ -137,6 +144,7 @@ impl ErrorCode {
             ErrorCode::UnsupportedSnapshotVersion => "UNSUPPORTED_SNAPSHOT_VERSION",
             ErrorCode::SnapshotMismatch => "SNAPSHOT_MISMATCH",
             ErrorCode::NotInitialized => "NOT_INITIALIZED",
+            ErrorCode::InstanceReset => "INSTANCE_RESET",
         }
     }
 }
@@ -279,6 +287,7 @@ mod tests {
                 ErrorCode::UnsupportedSnapshotVersion => 23,
                 ErrorCode::SnapshotMismatch => 24,
                 ErrorCode::NotInitialized => 25,
+                ErrorCode::InstanceReset => 26,
             }
         }
         for (i, c) in ErrorCode::ALL.iter().enumerate() {
