@@ -7,8 +7,8 @@ use serde_json::{json, Map, Value};
 
 use crate::drive::api_compaction::{self, OnDemand};
 use crate::drive::env::{Environment, HookKind, ProgressEvent};
-use crate::drive::failure::check_abort;
 pub use crate::drive::failure::CompactError;
+use crate::drive::failure::{check_abort, checkpoint};
 use crate::drive::pinned::{self, Pinned};
 use crate::drive::retry::RetryPolicy;
 use crate::drive::summary_call::{
@@ -481,6 +481,9 @@ fn chain_new_lines(after: &str, lines: &mut [Message]) {
     }
 }
 
+/// Messages stripped of their media between two checkpoints.
+const STRIP_SLICE: usize = 256;
+
 /// `compactConversation` (SPEC §7): summarizes the conversation and returns what replaces
 /// it. On any failure or abort, returns the error and nothing else changed.
 pub async fn compact_conversation<E: Environment + ?Sized>(
@@ -500,12 +503,15 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     } else {
         Trigger::Manual
     };
+    // Between the long passes over the conversation, checkpoints let the caller's event loop
+    // run, so an abort (or Ctrl-C) takes effect during a large compaction's own work.
+    checkpoint(env, "counting the tokens").await?;
     let pre_tokens = token_count_with_estimation(messages)?.total;
     env.progress(&ProgressEvent {
         tokens: Some(pre_tokens),
         ..ProgressEvent::phase("start")
     });
-    check_abort(env, "starting")?;
+    checkpoint(env, "starting").await?;
     // 1. PreCompact hooks (unless the caller's path already ran them).
     let pre = match &options.pre_compact {
         Some(p) => p.clone(),
@@ -607,7 +613,13 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     // 2–3. What is summarized: the part after the last boundary, media and re-announced
     // attachments stripped.
     let active = &messages[start..];
-    let stripped = strip::strip_media_described(active)?;
+    // Media is stripped message by message: in slices, with a checkpoint between two.
+    let mut stripped = Vec::with_capacity(active.len());
+    for slice in active.chunks(STRIP_SLICE) {
+        checkpoint(env, "stripping media").await?;
+        stripped.extend(strip::strip_media_described(slice)?);
+    }
+    checkpoint(env, "stripping attachments").await?;
     let drop = strip::reinjected_attachments(stripped.as_slice())?;
     let to_summarize: Vec<Message> = stripped
         .into_iter()
@@ -637,7 +649,9 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     let instruction_tokens = (utf16_len(&summary::instruction_text(&instructions)) as u64)
         .div_ceil(4)
         + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
-    let fitted = fit_summary_window(to_summarize, window, max_tokens, instruction_tokens)?;
+    let fitted =
+        fit_summary_window(env, to_summarize, window, max_tokens, instruction_tokens).await?;
+    checkpoint(env, "summarizing").await?;
     let (summary_text, usage, request) = request_summary(
         env,
         &summary_model,
@@ -656,7 +670,9 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
                 + (utf16_len(&summary_text) as u64).div_ceil(4)
         }
     };
+    checkpoint(env, "checking the summary").await?;
     let loss_report = crate::summarize::loss::loss_report(&messages[start..], &summary_text);
+    checkpoint(env, "finishing").await?;
     let summary_text = if options.append_missing {
         crate::summarize::loss::append_missing(&summary_text, &loss_report)
     } else {
