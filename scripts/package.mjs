@@ -215,11 +215,12 @@ function __ccTrack(p) {
 }
 function __ccGuard(f, owner) {
     return function (...args) {
-        if (owner !== undefined && this instanceof owner && __ccBorn.get(this) !== __ccGeneration) throw __ccStale(\`this \${owner.name}\`);
         if (__ccDead) {
             if (__ccDepth > 0) throw __ccStale('this call');
             __ccRevive();
         }
+        // After a revival: an object of the dead instance must not reach the fresh one.
+        if (owner !== undefined && this instanceof owner && __ccBorn.get(this) !== __ccGeneration) throw __ccStale(\`this \${owner.name}\`);
         const r = __ccEnter(() => f.apply(this, args), false);
         return r instanceof Promise ? __ccTrack(r) : r;
     };
