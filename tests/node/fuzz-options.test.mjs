@@ -14,6 +14,8 @@
 //
 // FUZZ_OPTIONS_SEED (default 13) and FUZZ_OPTIONS_CASES (default 400) change the run; a
 // failure names its seed and case number, and rerunning with the same seed repeats it.
+// FUZZ_PKG names another build's node.js (e.g. a copy of pkg/ whose .wasm keeps its name
+// section, so that a stack through WebAssembly names the Rust functions).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 const cc = await import(process.env.FUZZ_PKG ?? '../../pkg/node.js');
