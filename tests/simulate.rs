@@ -193,3 +193,44 @@ fn with_a_30_second_summarizer_pre_emptive_summaries_take_the_wait_away() {
     assert_eq!(pre.blocked_seconds, 0.0);
     assert_eq!(pre.lost, 0);
 }
+
+mod random_sessions {
+    use context_compaction::model::messages::Message;
+    use context_compaction::simulate::{simulate, SimulateOptions};
+    use context_compaction_test_support::strategies::{convo_with, Boundary};
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// Any conversation (either shape, boundaries, noise, sub-agent lines) replays under
+        /// every policy, small thresholds included, without an error, and the numbers hold
+        /// together.
+        #[test]
+        fn every_policy_replays_any_conversation(c in convo_with(6, Boundary::Sometimes(0.3))) {
+            let msgs: Vec<Message> = c
+                .to_json()
+                .into_iter()
+                .map(|v| Message::from_value(v, "generated").unwrap())
+                .collect();
+            let mut policies: Vec<serde_json::Value> = context_compaction::simulate::policy::BUILTIN_NAMES
+                .iter()
+                .map(|n| json!(n))
+                .collect();
+            policies.push(json!({"name": "tiny", "compact": {"threshold": 2000, "preEmptive": true, "earlyAt": 1000, "restoreBudget": 500},
+                "microCompact": {"trigger": 500, "keepRecent": 1, "whenCacheCold": true}}));
+            policies.push(json!({"name": "api-tiny", "server": {"clearToolUses": {"trigger": 1000, "keep": 1}, "compact": {"trigger": 50000}},
+                "compact": {"threshold": 3000, "whenCacheColdAbove": 100}}));
+            let options = SimulateOptions { policies: Some(policies), summary_tokens: Some(200), ..Default::default() };
+            let r = simulate(&msgs, &options).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+            for p in &r.policies {
+                prop_assert_eq!(p.requests, r.calls);
+                prop_assert!(p.mean_context <= p.peak_context);
+                prop_assert!(p.cost.is_finite() && p.cost >= 0.0);
+                prop_assert!(p.blocked_seconds.is_finite() && p.blocked_seconds >= 0.0);
+                prop_assert!(p.tokens.cache_write_1h <= p.tokens.cache_write);
+            }
+        }
+    }
+}

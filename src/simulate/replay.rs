@@ -624,8 +624,9 @@ impl<'a> Run<'a> {
     }
 
     fn swap_in(&mut self, mut p: Pending) {
-        let covered: Vec<Seg> = self.segs[self.n_hidden..self.n_hidden + p.covered].to_vec();
-        let kept: Vec<Seg> = self.segs[self.n_hidden + p.covered..].to_vec();
+        let cut = (self.n_hidden + p.covered).min(self.segs.len());
+        let covered: Vec<Seg> = self.segs[self.n_hidden.min(cut)..cut].to_vec();
+        let kept: Vec<Seg> = self.segs[cut..].to_vec();
         p.restored_tokens = self.restored_tokens(&covered, &kept);
         self.compacted_segs(p.summary_tokens, p.restored_tokens, kept);
     }
@@ -633,6 +634,7 @@ impl<'a> Run<'a> {
     /// `compact_20260112`: the provider summarizes inside the call (the user waits), and
     /// from then on processes only the compaction block and what follows it.
     fn server_compaction(&mut self, now: f64) {
+        self.pending = None;
         let summary_tokens = self.write_summary();
         self.summary_call(now, summary_tokens);
         self.acc.blocked_seconds += summary_tokens as f64 / self.s.summary_tokens_per_second;
