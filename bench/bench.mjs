@@ -4,9 +4,8 @@
 // Usage: node bench/bench.mjs [--json] [--view=active|whole] [--batches=N] [--batch-ms=N]
 // See bench/README.md for what each row means.
 
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -20,6 +19,7 @@ import { trimMessages } from '@langchain/core/messages';
 
 import * as ref from './reference.mjs';
 import { measureDurable } from './durable.mjs';
+import { measureSize } from './size.mjs';
 import { activeStart, buildApiView, toAiSdk, toLangChain } from './formats.mjs';
 import { toAiSdkUi, toOpenAiChat, toOpenAiResponses } from '../tests/node/helpers/shapes.mjs';
 
@@ -378,37 +378,9 @@ const freshGrowth = { initial: freshMemBytes() };
 }
 
 // ---------------------------------------------------------------------------------------------
-// 4. Size: gzip -9 of the .wasm and of the JS glue (each file on its own, as served)
+// 4. Size: gzip -9 of the .wasm and of the JS a page loads (bench/size.mjs: goals and ceilings)
 
-const gz = (p) => gzipSync(readFileSync(p), { level: 9 }).length;
-// What a page loads: the browser entry (web.js) and every module it imports statically,
-// followed file by file (the package also ships Node, Workers, inline and agent entries a page
-// never loads; counting them would say nothing about a page).
-function pageModules(entry) {
-  const seen = new Set();
-  const visit = (file) => {
-    if (seen.has(file)) return;
-    seen.add(file);
-    const text = readFileSync(file, 'utf8');
-    for (const m of text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]/gm)) {
-      visit(path.resolve(path.dirname(file), m[1]));
-    }
-    for (const m of text.matchAll(/^\s*import\s*['"](\.{1,2}\/[^'"]+)['"]/gm)) {
-      visit(path.resolve(path.dirname(file), m[1]));
-    }
-  };
-  visit(entry);
-  return [...seen].filter((p) => p.endsWith('.js'));
-}
-const glueFiles = pageModules(path.join(pkgDir, 'web.js'));
-const size = {
-  wasmRaw: wasmBytes.length,
-  wasmGz: gzipSync(wasmBytes, { level: 9 }).length,
-  glueFiles: glueFiles.map((p) => path.relative(pkgDir, p)),
-  glueRaw: glueFiles.reduce((s, p) => s + statSync(p).size, 0),
-  glueGz: glueFiles.reduce((s, p) => s + gz(p), 0),
-};
-size.totalGz = size.wasmGz + size.glueGz;
+const { size, rows: sizeRows } = measureSize(pkgDir);
 
 // ---------------------------------------------------------------------------------------------
 // 5. Per-turn cost of the stateful Compactor vs the stateless path of a chat UI
@@ -790,8 +762,8 @@ measure('memory.parseTranscript', 'memory', 'wasm memory growth, one parseTransc
   `${parseGrowth} B (main instance, setup, not a target); the main instance then grew ` +
   `${memAfterPerTurn - memBeforePerTurn} B over ${callsOf(perTurn, 'pkg.')} timed per-turn calls and ` +
   `${memAfterMicro - memBeforeMicro} B over ${micro.microCompact.calls} timed microCompact calls`);
-measure('size.gzip', 'size', 'gzip -9 of .wasm + JS glue', size.totalGz / 1024, 'KB', 150,
-  `wasm ${(size.wasmGz / 1024).toFixed(1)} KB (raw ${(size.wasmRaw / 1024).toFixed(1)} KB) + glue ${(size.glueGz / 1024).toFixed(1)} KB (${size.glueFiles.join(', ')})`);
+// Size: a row per goal (PASS/MISS); a module past its ceiling fails the run (below).
+rows.push(...sizeRows);
 
 // Conversations that outlive one process (bench/durable.mjs), on the fresh instance.
 const durable = await measureDurable({ cc: fresh, memBytes: freshMemBytes, history: apiView, model: MODEL, batchMs: BATCH_MS });
@@ -923,3 +895,8 @@ if (JSON_OUT) {
   }
 }
 if (problems.length) process.exitCode = 1;
+// A module that grew past its ceiling fails the run (not the tests): bench/size.mjs.
+for (const r of sizeRows.filter((x) => x.overCeiling)) {
+  console.error(`size: ${r.name} is ${r.value.toFixed(1)} KB, past its ceiling of ${r.ceiling} KB (bench/size.mjs)`);
+  process.exitCode = 1;
+}

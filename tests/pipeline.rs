@@ -53,9 +53,14 @@ fn full_compaction_produces_a_valid_smaller_conversation() {
     let out = r.post_compact_messages(&m);
     assert_eq!(out[0], r.boundary_marker);
     assert_eq!(out[1], r.summary_messages[0]);
-    // Resuming after the boundary counts only the new context.
+    // Resuming after the boundary counts only the new context (with what the history's usage
+    // taught, when the file still holds it).
     let count = token_count_with_estimation(out.as_slice()).unwrap();
-    assert_eq!(count.total, r.true_post_compact_token_count);
+    let mut file = m.clone();
+    file.extend(out.iter().cloned());
+    let resumed = token_count_with_estimation(file.as_slice()).unwrap();
+    assert_eq!(resumed.total, r.true_post_compact_token_count);
+    assert_eq!(count.total, resumed.estimated);
     let phases = env.phases.borrow().clone();
     assert_eq!(phases.first(), Some(&"start"));
     assert_eq!(phases.last(), Some(&"done"));
@@ -323,7 +328,7 @@ fn session_memory_keeps_recent_messages_and_counts_them_as_new_context() {
         r.messages_to_keep.len()
     );
     let out = r.post_compact_messages(&m);
-    check_post_compaction_counts(&r, &out);
+    check_post_compaction_counts(&r, &m, &out);
     let c = CompactContext {
         config: Config {
             auto_compact_window: Some(70_000.0),
@@ -338,15 +343,23 @@ fn session_memory_keeps_recent_messages_and_counts_them_as_new_context() {
 
 /// The kept assistant lines still carry usage of the old context: the checked count and the
 /// running count ignore it, and the first response after the compaction counts by its own
-/// usage again.
-fn check_post_compaction_counts(r: &CompactionResult, out: &[Message]) {
-    let checked = token_count_checked(out).unwrap().total;
-    assert_eq!(checked, r.true_post_compact_token_count);
+/// usage again. Resumed from the session file (the history, then the compaction's lines),
+/// the count is the one reported, learned from the history's usage; from the compaction's
+/// lines alone there is nothing to learn from, and it is their estimate.
+fn check_post_compaction_counts(r: &CompactionResult, history: &[Message], out: &[Message]) {
+    let mut file = history.to_vec();
+    file.extend(out.iter().cloned());
+    let checked = token_count_checked(file.as_slice()).unwrap();
+    assert_eq!(checked.total, r.true_post_compact_token_count);
+    let alone = token_count_checked(out).unwrap();
+    assert_eq!(alone.total, checked.estimated);
+    let checked = checked.total;
     let mut running = RunningCount::default();
-    for i in 0..out.len() {
-        running.push(&message_facts(out, i).unwrap());
+    for i in 0..file.len() {
+        running.push(&message_facts(file.as_slice(), i).unwrap());
     }
     assert_eq!(running.total(), checked);
+    let out = file.as_slice();
     let mut next = out.to_vec();
     next.extend(
         Message::parse_all(json!([
@@ -401,7 +414,7 @@ fn session_memory_kept_messages_count_only_sent_lines() {
         sent
     );
     let out = r.post_compact_messages(&m);
-    check_post_compaction_counts(&r, &out);
+    check_post_compaction_counts(&r, &m, &out);
 }
 
 #[test]
@@ -430,5 +443,5 @@ fn session_memory_with_pinned_content_counts_the_pinned_messages_as_kept() {
         2 + r.messages_to_keep.len()
     );
     let out = r.post_compact_messages(&m);
-    check_post_compaction_counts(&r, &out);
+    check_post_compaction_counts(&r, &m, &out);
 }

@@ -719,3 +719,122 @@ fn usage_needs_a_response_to_belong_to() {
     s.set_usage(usage).unwrap();
     assert_eq!(s.token_count(), 10);
 }
+
+/// `n` rounds whose responses carry the usage a provider reports when every request also
+/// sends `overhead` tokens (system prompt, tools) and the messages weigh `ratio` times their
+/// estimate.
+fn rounds_with_usage(n: usize, chars: usize, overhead: u64, ratio: f64) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::new();
+    for r in 0..n {
+        let mut round = round(&format!("r{r}"), chars);
+        out.push(round.remove(0));
+        // Before any usage the count is the estimate itself; after, the estimate is rebuilt
+        // from the messages (usage removed) so the usage follows the line exactly.
+        let plain: Vec<Message> = out
+            .iter()
+            .map(|m| {
+                let mut v = m.to_value();
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("usage");
+                }
+                Message::from_value(v, "test").unwrap()
+            })
+            .collect();
+        let estimated = token_count_with_estimation(plain.as_slice())
+            .unwrap()
+            .estimated;
+        let mut reply = round.remove(0).to_value();
+        reply["usage"] = json!({
+            "input_tokens": overhead + (ratio * estimated as f64).round() as u64,
+            "output_tokens": 30
+        });
+        out.push(Message::from_value(reply, "test").unwrap());
+        out.extend(round);
+    }
+    out
+}
+
+/// The count where no usage anchors it (right after a compaction) is the line the usage seen
+/// before teaches: the first request after a compaction counts the system prompt and tools.
+/// It survives the compaction, a snapshot and its restore over the compacted messages.
+#[test]
+fn the_count_after_a_compaction_is_learned_from_the_usage_seen() {
+    let (overhead, ratio) = (20_000u64, 1.25);
+    let mut s = session(Config::default());
+    push(&mut s, &rounds_with_usage(12, 2_000, overhead, ratio));
+    let fit = s.calibration().fit().unwrap();
+    assert_eq!(fit.observations, 12);
+    assert!((fit.ratio - ratio).abs() < 0.01, "{fit:?}");
+    assert!((fit.overhead - overhead as f64).abs() < 50.0, "{fit:?}");
+
+    let post = compact(&mut s, &summary_of("the work so far", "end_turn"), |_| {}).unwrap();
+    let raw = token_count_with_estimation(post.as_slice()).unwrap();
+    assert!(
+        raw.anchor.is_none() && !raw.calibrated,
+        "nothing to learn from in the API messages alone"
+    );
+    let expected = overhead + (ratio * raw.estimated as f64).round() as u64;
+    let counted = s.token_count();
+    assert!(
+        counted.abs_diff(expected) <= 2,
+        "counted {counted}, the line gives {expected} (estimate alone {})",
+        raw.estimated
+    );
+    assert_eq!(
+        s.calibration().observations().len(),
+        12,
+        "the compaction keeps what was learned"
+    );
+
+    // A snapshot carries it: restored over the compacted messages, the same count.
+    let snap = s.snapshot();
+    let mut back = session(Config::default());
+    back.restore(&snap, post.as_slice(), |v, i| v[i].clone())
+        .unwrap();
+    assert_eq!(back.token_count(), counted);
+    assert_eq!(back.calibration(), s.calibration());
+    let json = snap.to_json();
+    assert_eq!(json["calibration"].as_array().unwrap().len(), 12);
+
+    // The next response's usage anchors the count again, and is learned too.
+    let mut next = rounds_with_usage(1, 400, overhead, ratio);
+    next[1] = {
+        let mut v = next[1].to_value();
+        v["usage"] = json!({"input_tokens": 31_000, "output_tokens": 30});
+        Message::from_value(v, "test").unwrap()
+    };
+    push(&mut s, &next[..2]);
+    assert_eq!(s.token_count(), 31_030);
+    assert_eq!(s.calibration().observations().len(), 13);
+}
+
+/// Before any usage there is nothing to learn: the estimate, plus the system prompt and tools
+/// when given. One usage cannot tell the overhead from the ratio; a few, as the conversation
+/// grows, can.
+#[test]
+fn the_usage_of_a_growing_conversation_teaches_the_overhead() {
+    let mut s = session(Config::default());
+    let msgs = rounds_with_usage(4, 8_000, 26_000, 1.0);
+    push(&mut s, &msgs[..1]);
+    assert!(s.calibration().is_empty());
+    let alone = s.token_count();
+    s.set_preamble(Some(context_compaction::measure::tokens::Preamble {
+        system_units: 40_000,
+        tools_units: 0,
+    }));
+    assert_eq!(s.token_count(), alone + 10_000);
+    push(&mut s, &msgs[1..3]);
+    assert_eq!(s.calibration().observations().len(), 1);
+    assert_eq!(
+        s.calibration().fit(),
+        None,
+        "one observation teaches nothing yet"
+    );
+    push(&mut s, &msgs[3..]);
+    let fit = s.calibration().fit().unwrap();
+    assert_eq!(fit.observations, 4);
+    assert!(
+        (fit.ratio - 1.0).abs() < 0.01 && (fit.overhead - 26_000.0).abs() < 50.0,
+        "{fit:?}"
+    );
+}

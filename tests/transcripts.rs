@@ -434,3 +434,62 @@ fn ptl_truncation_drops_sent_context_on_the_whole_file() {
         "{t:?} but what is sent starts at {sent_from}"
     );
 }
+
+/// Every call after a compaction boundary is counted within 10 % of its real input: the first
+/// one, which no usage anchors, by the line learned from the usage before the boundary
+/// (system prompt, tools and the conversation's own tokens-per-estimate ratio); the others
+/// from the latest usage. A `Session` holding the same lines (a resumed session) counts the
+/// same.
+#[test]
+fn calls_after_a_boundary_are_counted_within_ten_percent() {
+    let mut checked = 0;
+    for name in files() {
+        let msgs = load(&name);
+        let boundaries: Vec<usize> = (0..msgs.len())
+            .filter(|&i| msgs[i].is_compact_boundary() && !msgs[i].is_sidechain())
+            .collect();
+        for (k, &b) in boundaries.iter().enumerate() {
+            let end = boundaries.get(k + 1).copied().unwrap_or(msgs.len());
+            for (n, c) in calls(&msgs)
+                .into_iter()
+                .filter(|c| c.first_line > b && c.first_line < end)
+                .enumerate()
+            {
+                let before = &msgs[..c.first_line];
+                let count = token_count_with_estimation(before).unwrap();
+                let err = (count.total as f64 - c.real_input as f64) / c.real_input as f64;
+                if n == 0 {
+                    let raw = (count.estimated as f64 - c.real_input as f64) / c.real_input as f64;
+                    println!(
+                        "{name}: first call after the boundary at line {b}: counted {} (estimate alone {}, {:+.1}%), real {}: {:+.1}%",
+                        count.total, count.estimated, 100.0 * raw, c.real_input, 100.0 * err
+                    );
+                    assert!(count.anchor.is_none() && count.calibrated, "{count:?}");
+                    let mut s = context_compaction::drive::session::Session::new(
+                        MODEL.into(),
+                        Config::default(),
+                    );
+                    s.push_all(before, |v, i| v[i].clone()).unwrap();
+                    assert_eq!(
+                        s.token_count(),
+                        count.total,
+                        "{name}: a resumed session counts the same"
+                    );
+                }
+                assert!(
+                    err.abs() <= 0.10,
+                    "{name}: call at line {}: counted {}, real {} ({:+.1}%)",
+                    c.first_line,
+                    count.total,
+                    c.real_input,
+                    100.0 * err
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(
+        checked > 0,
+        "no call after a boundary in the shared transcripts"
+    );
+}

@@ -314,6 +314,7 @@ pub fn result_js(
         None => JsValue::NULL,
     };
     set("compactionUsage", &usage)?;
+    set("calibration", &calibration_js(r.calibration))?;
     set("summary", &r.summary.as_str().into())?;
     set("trigger", &r.trigger.as_str().into())?;
     set("restoredFiles", &items(&r.restored_files, "path")?.into())?;
@@ -321,6 +322,7 @@ pub fn result_js(
     set("hookErrors", &failures(&r.hook_failures)?.into())?;
     set("ptlRetries", &r.ptl_retries.into())?;
     set("transientRetries", &r.transient_retries.into())?;
+    set("summaryParts", &r.summary_parts.into())?;
     set("fromSessionMemory", &r.from_session_memory.into())?;
     set("lossReport", &to_js(&r.loss_report)?)?;
     Ok(o.into())
@@ -673,6 +675,7 @@ pub fn validate_for_api(
 /// other (`(request, {signal, onText}) => Promise<response>`) that writes the summary from
 /// the conversation itself — user messages, files, commands, errors, todos, current work —
 /// deterministically and without a network (default budget 8,000 tokens).
+#[cfg(feature = "full")]
 #[wasm_bindgen(js_name = offlineSummarizer, unchecked_return_type = "Summarizer")]
 pub fn offline_summarizer(
     #[wasm_bindgen(unchecked_optional_param_type = "OfflineSummarizerOptions | null")]
@@ -715,6 +718,7 @@ pub fn offline_summarizer(
 /// `previewCompaction(messages, context)`: what a compaction would do now, without a model
 /// call — tokens before and (estimated) after, the threshold, what micro-compaction would
 /// clear, which files and skills would be restored and at what size.
+#[cfg(feature = "full")]
 #[wasm_bindgen(js_name = previewCompaction, unchecked_return_type = "CompactionPreview")]
 pub fn preview_compaction(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,

@@ -160,6 +160,17 @@ impl Compactor {
         self.session.borrow().token_count() as f64
     }
 
+    /// What the usage seen so far teaches about the requests' real size: `{overhead, ratio,
+    /// observations}` (`overhead`: tokens each request sends besides the messages, such as
+    /// the system prompt and tools; `ratio`: real tokens per estimated token of the
+    /// messages), or `null` until the usage seen separates the two. Where no usage anchors
+    /// the count (right after a compaction) the count is `overhead + ratio × estimate`, as
+    /// `tokenCountWithEstimation(messages, {calibration})` gives it.
+    #[wasm_bindgen(unchecked_return_type = "CountCalibration | null")]
+    pub fn calibration(&self) -> JsValue {
+        crate::bindings::convert::calibration_js(self.session.borrow().calibration().fit())
+    }
+
     /// `calculateTokenWarningState` for the current size and the model: a frozen object, the
     /// same one while the count has not changed (a per-render check costs a lookup).
     #[wasm_bindgen(js_name = warningState, unchecked_return_type = "TokenWarningState")]
@@ -239,6 +250,7 @@ impl Compactor {
             };
         let mut c = c;
         c.context.for_shape(snapshot.read.shape());
+        c.context.calibration = Some(self.session.borrow().calibration().clone());
         let session = self.session.clone();
         let context = self.context.clone();
         let tracking = session.borrow().tracking().clone();
@@ -294,6 +306,7 @@ impl Compactor {
             };
         let mut ctx = ctx;
         ctx.for_shape(snapshot.read.shape());
+        ctx.calibration = Some(self.session.borrow().calibration().clone());
         let session = self.session.clone();
         let context = self.context.clone();
         future_to_promise(async move {

@@ -298,3 +298,21 @@ impl Source for JsValue {
             .and_then(|s| s.as_string())
     }
 }
+
+/// A learned line as JS `{overhead, ratio, observations}` (`CountCalibration`), or `null`.
+pub fn calibration_js(fit: Option<crate::measure::calibration::Fit>) -> JsValue {
+    match fit {
+        None => JsValue::NULL,
+        Some(f) => {
+            let o = js_sys::Object::new();
+            for (k, v) in [
+                ("overhead", f.overhead),
+                ("ratio", f.ratio),
+                ("observations", f.observations as f64),
+            ] {
+                let _ = Reflect::set(&o, &k.into(), &v.into());
+            }
+            o.into()
+        }
+    }
+}

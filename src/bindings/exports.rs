@@ -114,6 +114,7 @@ pub fn token_count_with_estimation(
     if let Some((model, cfg)) = &opts.plausible_for {
         js(tokens::check_plausible(&conv, &count, model, cfg))?;
     }
+    let count = tokens::with_calibration(count, opts.calibration);
     Ok(tokens::with_preamble(count, opts.preamble).total as f64)
 }
 

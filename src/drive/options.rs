@@ -37,6 +37,7 @@ use crate::drive::autocompact::{
 use crate::drive::pinned::Pinned;
 use crate::drive::pipeline::{AsyncAgent, CompactContext, CompactOptions};
 use crate::drive::retry::RetryPolicy;
+use crate::measure::calibration::Fit;
 use crate::measure::tokens::{GivenUsage, Preamble};
 use crate::model::config::Config;
 use crate::model::error::{check_token_count, Error, ErrorCode, Result};
@@ -469,6 +470,7 @@ pub const CONTEXT_KEYS: &[&str] = &[
     "summaryTimeoutMs",
     "pinned",
     "keepLastUserMessage",
+    "summarizeInParts",
     "shape",
     "system",
     "toolDefinitions",
@@ -533,7 +535,7 @@ pub fn compactor_context<S: Source>(options: &S) -> Result<ContextOptions> {
 
 /// Reads the data of a `context`: `model` (required), `summaryModel`, `config`,
 /// `readFileState`, `plan`, `planMode`, `invokedSkills`, `discoveredTools` (or `tools`),
-/// `agents`, `mcpInstructions`, `asyncAgents`, `pinned`, `keepLastUserMessage`,
+/// `agents`, `mcpInstructions`, `asyncAgents`, `pinned`, `keepLastUserMessage`, `summarizeInParts`,
 /// `querySource`, `snipTokensFreed`, `retryBaseMs` and `summaryTimeoutMs`. Other keys
 /// (the callbacks, the caller's own) are not read; keys that look like a mistake are
 /// rejected (see [`check_context_keys`]).
@@ -582,6 +584,7 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
     let mcp_instructions = mcp_instructions(&context.get("mcpInstructions"))?;
     let pinned = pinned(&context.get("pinned"))?;
     let keep_last_user_message = boolean(context, "keepLastUserMessage", WHAT)?.unwrap_or(false);
+    let summarize_in_parts = boolean(context, "summarizeInParts", WHAT)?.unwrap_or(false);
     // A summarizer that can ask the Messages API's on-demand compaction says so.
     let on_demand_compaction =
         context.get("summarize").get("onDemandCompaction").boolean() == Some(true);
@@ -589,6 +592,7 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
         pinned,
         keep_last_user_message,
         on_demand_compaction,
+        summarize_in_parts,
         model,
         summary_model: string(context, "summaryModel", WHAT)?,
         config: context.get("config").to_config()?,
@@ -604,6 +608,7 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
         )?,
         mcp_instructions,
         async_agents,
+        calibration: None,
     };
     Ok(ContextOptions {
         context: ctx,
@@ -740,6 +745,7 @@ pub const TOKEN_COUNT_KEYS: &[&str] = &[
     "tools",
     "shape",
     "tokenCounter",
+    "calibration",
 ];
 
 /// Keys of the options of `truncateHeadForPTLRetry` (`TruncateHeadOptions`).
@@ -861,6 +867,33 @@ pub struct TokenCountOptions {
     pub given_usage: Option<GivenUsage>,
     /// `system` / `tools`: what the request sends besides the messages.
     pub preamble: Option<Preamble>,
+    /// `calibration`: the line a `Compactor` (or a compaction result) learned, for where no
+    /// usage anchors the count.
+    pub calibration: Option<Fit>,
+}
+
+/// `calibration` (`{overhead, ratio}` as `Compactor.calibration()` gives it): `None` when
+/// absent or `null`.
+fn calibration<S: Source>(options: &S, what: &str) -> Result<Option<Fit>> {
+    let v = options.get("calibration");
+    if v.is_absent() {
+        return Ok(None);
+    }
+    let what = format!("{what}.calibration");
+    check_object(&v, &what)?;
+    check_keys(&v, &what, &["overhead", "ratio", "observations"])?;
+    let overhead = non_negative(&v, "overhead", &what)?;
+    let ratio = non_negative(&v, "ratio", &what)?;
+    match (overhead, ratio) {
+        (Some(overhead), Some(ratio)) => Ok(Some(Fit {
+            overhead,
+            ratio,
+            observations: non_negative(&v, "observations", &what)?.unwrap_or(0.0) as usize,
+        })),
+        _ => Err(Error::invalid_argument(format!(
+            "{what} must have `overhead` and `ratio` (what Compactor.calibration() returns)"
+        ))),
+    }
 }
 
 /// Reads the options of `tokenCountWithEstimation`.
@@ -878,6 +911,7 @@ pub fn token_count_options<S: Source>(options: &S) -> Result<TokenCountOptions> 
         plausible_for,
         given_usage: given_usage(options, WHAT)?,
         preamble: preamble(options, WHAT)?,
+        calibration: calibration(options, WHAT)?,
     })
 }
 

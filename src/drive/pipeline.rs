@@ -14,10 +14,13 @@ use crate::drive::retry::RetryPolicy;
 use crate::drive::summary_call::{
     fit_summary_window, request_as_messages, request_summary, Retries,
 };
+use crate::measure::calibration::{Calibration, Fit};
 use crate::measure::thresholds::{
     auto_compact_threshold, context_window, context_window_for_model,
 };
-use crate::measure::tokens::{active_start, estimate_range, token_count_with_estimation};
+use crate::measure::tokens::{
+    active_start, estimate_range, learned_before, token_count_with_estimation,
+};
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::{Kind, Message};
@@ -99,6 +102,13 @@ pub struct CompactContext {
     /// Ask the Messages API's on-demand compaction for the summary (the summarizer offers
     /// it and the conversation is Anthropic messages); see [`crate::drive::api_compaction`].
     pub on_demand_compaction: bool,
+    /// What the usage seen so far taught (a `Compactor`'s, which also saw the messages of
+    /// earlier compactions); `None`: learned from the messages compacted.
+    pub calibration: Option<Calibration>,
+    /// Summarize a conversation too long for the summarizer's window in parts, oldest first,
+    /// instead of dropping its oldest rounds (`context.summarizeInParts`; see
+    /// [`crate::drive::parts`]). Off by default: SPEC §8 drops rounds.
+    pub summarize_in_parts: bool,
 }
 
 impl CompactContext {
@@ -185,8 +195,13 @@ pub struct CompactionResult {
     pub pre_compact_token_count: u64,
     /// Tokens the summary call consumed (its input + output).
     pub post_compact_token_count: u64,
-    /// Estimated size of the compacted context.
+    /// Estimated size of the compacted context: the next request's, with what the usage seen
+    /// teaches ([`calibration`](Self::calibration)) when it teaches anything.
     pub true_post_compact_token_count: u64,
+    /// The line learned from the usage seen (system prompt and tools, tokens per estimated
+    /// token): where no usage anchors the count of the compacted conversation, the count is
+    /// this line at its estimate. `None` when the usage seen teaches nothing yet.
+    pub calibration: Option<Fit>,
     /// Usage of the summary call, when reported.
     pub compaction_usage: Option<UsageCounts>,
     /// The summary text.
@@ -203,6 +218,9 @@ pub struct CompactionResult {
     pub ptl_retries: u32,
     /// Transient retries used.
     pub transient_retries: u32,
+    /// Summary calls whose answers made the summary: 1, or more when the conversation was
+    /// summarized in parts ([`crate::drive::parts`]); 0 with no model call.
+    pub summary_parts: u32,
     /// Whether the summary came from session memory (no model call).
     pub from_session_memory: bool,
     /// What the compacted part had that the summary does not mention (before any
@@ -598,6 +616,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
                         post_compact_token_count,
                         retries,
                         from_session_memory: false,
+                        summary_parts: 1,
                         max_after: max_after(options, ctx, pre_tokens),
                     },
                 )
@@ -610,52 +629,14 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         }
     }
 
-    // 2–3. What is summarized: the part after the last boundary, media and re-announced
-    // attachments stripped.
-    let active = &messages[start..];
-    // Media is stripped message by message: in slices, with a checkpoint between two.
-    let mut stripped = Vec::with_capacity(active.len());
-    for slice in active.chunks(STRIP_SLICE) {
-        checkpoint(env, "stripping media").await?;
-        stripped.extend(strip::strip_media_described(slice)?);
-    }
-    checkpoint(env, "stripping attachments").await?;
-    let drop = strip::reinjected_attachments(stripped.as_slice())?;
-    let to_summarize: Vec<Message> = stripped
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| !drop.contains(i))
-        .map(|(_, m)| m)
-        .collect();
-    if !to_summarize
-        .iter()
-        .any(|m| m.kind() == Kind::User || m.kind() == Kind::Assistant)
-    {
-        return Err(CompactError::new(
-            ErrorCode::NothingToCompact,
-            "there is no conversation to summarize",
-        ));
-    }
-
-    // 4. The summary request.
-    let max_tokens = summary::summary_max_tokens(&summary_model);
-    let window = ctx
-        .config
-        .summary_context_window
-        .map(|w| w as u64)
-        .unwrap_or_else(|| {
-            context_window(&summary_model, &Config::default()).for_request(max_tokens)
-        });
-    let instruction_tokens = (utf16_len(&summary::instruction_text(&instructions)) as u64)
-        .div_ceil(4)
-        + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
-    let fitted =
-        fit_summary_window(env, to_summarize, window, max_tokens, instruction_tokens).await?;
-    checkpoint(env, "summarizing").await?;
-    let (summary_text, usage, request) = request_summary(
+    // 2–4. What is summarized (the part after the last boundary, media and re-announced
+    // attachments stripped), and the summary request.
+    let to_summarize = summary_input(env, &messages[start..]).await?;
+    let (summary_text, usage, request, summary_parts) = summarize_messages(
         env,
+        ctx,
         &summary_model,
-        fitted,
+        to_summarize,
         &instructions,
         &options.retry,
         &mut retries,
@@ -701,10 +682,87 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
             post_compact_token_count,
             retries,
             from_session_memory: false,
+            summary_parts,
             max_after: max_after(options, ctx, pre_tokens),
         },
     )
     .await
+}
+
+/// Steps 2–3: what a summary is made of — `active` with media described and re-announced
+/// attachments left out. `NOTHING_TO_COMPACT` when no user or assistant message is left.
+pub(crate) async fn summary_input<E: Environment + ?Sized>(
+    env: &E,
+    active: &[Message],
+) -> Result<Vec<Message>, CompactError> {
+    // Media is stripped message by message: in slices, with a checkpoint between two.
+    let mut stripped = Vec::with_capacity(active.len());
+    for slice in active.chunks(STRIP_SLICE) {
+        checkpoint(env, "stripping media").await?;
+        stripped.extend(strip::strip_media_described(slice)?);
+    }
+    checkpoint(env, "stripping attachments").await?;
+    let drop = strip::reinjected_attachments(stripped.as_slice())?;
+    let to_summarize: Vec<Message> = stripped
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !drop.contains(i))
+        .map(|(_, m)| m)
+        .collect();
+    if !to_summarize
+        .iter()
+        .any(|m| m.kind() == Kind::User || m.kind() == Kind::Assistant)
+    {
+        return Err(CompactError::new(
+            ErrorCode::NothingToCompact,
+            "there is no conversation to summarize",
+        ));
+    }
+    Ok(to_summarize)
+}
+
+/// Step 4: the summary request for `to_summarize` — in parts when the context asks for it
+/// ([`crate::drive::parts`]), else fitted to the window and sent with prompt-too-long
+/// truncation. Returns the text, the usage, the (last) request and the number of parts.
+pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
+    env: &E,
+    ctx: &CompactContext,
+    summary_model: &str,
+    to_summarize: Vec<Message>,
+    instructions: &[String],
+    retry: &RetryPolicy,
+    retries: &mut Retries,
+) -> Result<(String, Option<UsageCounts>, summary::SummaryRequest, u32), CompactError> {
+    let max_tokens = summary::summary_max_tokens(summary_model);
+    let window = ctx
+        .config
+        .summary_context_window
+        .map(|w| w as u64)
+        .unwrap_or_else(|| {
+            context_window(summary_model, &Config::default()).for_request(max_tokens)
+        });
+    if ctx.summarize_in_parts {
+        let p = crate::drive::parts::summarize_in_parts(
+            env,
+            summary_model,
+            &to_summarize,
+            window,
+            instructions,
+            retry,
+            retries,
+        )
+        .await?;
+        return Ok((p.text, p.usage, p.request, p.parts));
+    }
+    let instruction_tokens = (utf16_len(&summary::instruction_text(instructions)) as u64)
+        .div_ceil(4)
+        + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
+    let fitted =
+        fit_summary_window(env, to_summarize, window, max_tokens, instruction_tokens).await?;
+    checkpoint(env, "summarizing").await?;
+    let (text, usage, request) =
+        request_summary(env, summary_model, fitted, instructions, retry, retries).await?;
+    Ok((text, usage, request, 1))
 }
 
 /// What the finishing steps need from the summarizing part.
@@ -726,6 +784,8 @@ pub(crate) struct Finish {
     pub post_compact_token_count: u64,
     pub retries: Retries,
     pub from_session_memory: bool,
+    /// Summary calls whose answers made the summary (see [`CompactionResult::summary_parts`]).
+    pub summary_parts: u32,
     /// The compacted context must be below this, or nothing is committed.
     pub max_after: u64,
 }
@@ -823,9 +883,18 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     after.extend(kept.iter().cloned());
     after.extend(attachments.iter().cloned());
     after.extend(hook_results.iter().cloned());
-    // Estimated, not counted from usage: kept messages carry usage of the old context.
-    let true_post = estimate_messages(&after)?;
-    if true_post >= f.max_after {
+    // Estimated, not counted from usage: kept messages carry usage of the old context. What
+    // the usage seen before taught (the system prompt and tools the next request also sends,
+    // the conversation's tokens per estimated token) applies to that estimate.
+    let estimated = estimate_messages(&after)?;
+    let learned = match &ctx.calibration {
+        Some(c) => c.clone(),
+        None => learned_before(messages, messages.len())?,
+    };
+    let true_post = learned.fit().map_or(estimated, |f| f.predict(estimated));
+    // The size check compares the messages' estimate, as SPEC §5 does: what a request sends
+    // besides the messages shrinks with no compaction, and must not make one fail.
+    if estimated >= f.max_after {
         return Err(CompactError::new(
             if f.from_session_memory {
                 ErrorCode::SessionMemoryNotApplicable
@@ -833,7 +902,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
                 ErrorCode::CompactionNotSmaller
             },
             format!(
-                "the compacted context ({true_post} tokens) would not be below {} tokens; nothing was committed",
+                "the compacted context ({estimated} tokens) would not be below {} tokens; nothing was committed",
                 f.max_after
             ),
         ));
@@ -874,6 +943,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         pre_compact_token_count: f.pre_tokens,
         post_compact_token_count: f.post_compact_token_count,
         true_post_compact_token_count: true_post,
+        calibration: learned.fit(),
         compaction_usage: f.usage,
         summary: f.summary_text,
         trigger: f.trigger,
@@ -883,6 +953,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         ptl_retries: f.retries.prompt_too_long,
         transient_retries: f.retries.transient,
         from_session_memory: f.from_session_memory,
+        summary_parts: f.summary_parts,
         loss_report: f.loss_report,
     })
 }

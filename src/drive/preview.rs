@@ -73,7 +73,9 @@ pub struct Preview {
     pub tokens_before: u64,
     /// Estimated context size after a full compaction: the summary message, the restored
     /// files and skills, and the re-announced context (plan, tools, agents, MCP
-    /// instructions, background agents). SessionStart hook output is not known in advance.
+    /// instructions, background agents), with what the usage seen teaches (the system prompt
+    /// and tools the next request also sends; see [`crate::measure::calibration`]).
+    /// SessionStart hook output is not known in advance.
     pub estimated_tokens_after: u64,
     /// The auto-compact threshold of the model and config.
     pub threshold: u64,
@@ -210,8 +212,14 @@ pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
     for s in &skills {
         after.push(restore::skill_attachment_message(s, transcript, None));
     }
-    let estimated_tokens_after =
+    let estimated =
         token_count_with_estimation(after.as_slice())?.total + context_parts_tokens(ctx);
+    // As the compaction reports it: with what the usage seen teaches (system prompt, tools).
+    let learned = match &ctx.calibration {
+        Some(c) => c.clone(),
+        None => crate::measure::tokens::learned_before(messages, messages.len())?,
+    };
+    let estimated_tokens_after = learned.fit().map_or(estimated, |f| f.predict(estimated));
 
     Ok(Preview {
         tokens_before,
@@ -396,7 +404,10 @@ mod tests {
         assert_eq!(p.threshold, 167_000);
         assert!(p.tokens_before > 160_000);
         assert!(p.is_above_threshold, "Claude Code compacted here too");
-        assert!(p.estimated_tokens_after < 8_000);
+        // The summary and no restored file (no read-file state given), plus the system prompt
+        // and tools the usage before teaches: Claude Code's next request was 36,081 tokens
+        // with its files restored.
+        assert!(p.estimated_tokens_after > 29_000 && p.estimated_tokens_after < 40_000);
         assert!(!p.micro_compact.cleared_tool_use_ids.is_empty());
     }
 }

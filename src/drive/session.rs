@@ -170,7 +170,9 @@ impl<M> Session<M> {
     /// [`messages`](Self::messages) with the [preamble](Self::set_preamble), in O(1).
     pub fn token_count(&self) -> u64 {
         match &self.preamble {
-            Some(p) if !self.count.is_anchored() => self.count.total() + p.tokens(),
+            Some(p) if !self.count.is_anchored() && !self.count.is_calibrated() => {
+                self.count.total() + p.tokens()
+            }
             _ => self.count.total(),
         }
     }
@@ -289,6 +291,8 @@ impl<M> Session<M> {
         let taken = std::mem::take(&mut self.messages);
         let count = std::mem::take(&mut self.count);
         let fingerprint = std::mem::take(&mut self.fingerprint);
+        // What the usage taught stays: the first request after the compaction is counted by it.
+        self.count.set_calibration(count.calibration().clone());
         // Not running any more: the compacted messages are read like a push.
         if let Err(e) = compacted.and_then(|view| self.push_all(view, item)) {
             self.messages = taken;
@@ -328,7 +332,14 @@ impl<M> Session<M> {
             consecutive_failures: self.tracking.consecutive_failures,
             thrash: self.thrash.clone(),
             usage: self.given_usage,
+            calibration: self.count.calibration().clone(),
         }
+    }
+
+    /// What the usage seen so far (also before compactions) teaches about the messages' real
+    /// size: see [`crate::measure::calibration`].
+    pub fn calibration(&self) -> &crate::measure::calibration::Calibration {
+        self.count.calibration()
     }
 
     /// Rebuilds, in this new and empty session (made for the same model and options), the
@@ -375,6 +386,10 @@ impl<M> Session<M> {
             )),
             None => self.push_all(view, item),
         };
+        // The calibration saved also learned from messages compacted away since.
+        if read.is_ok() {
+            self.count.set_calibration(snapshot.calibration.clone());
+        }
         let checked = read.and_then(|()| {
             snapshot.check_messages(self.len(), self.fingerprint.value(), self.token_count())
         });

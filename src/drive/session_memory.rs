@@ -92,6 +92,7 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
             post_compact_token_count: 0,
             retries: Retries::default(),
             from_session_memory: true,
+            summary_parts: 0,
             max_after: auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens),
         },
     )

@@ -34,6 +34,7 @@ use serde_json::{json, Value};
 
 use crate::drive::autocompact::ThrashDetector;
 use crate::drive::options::Source;
+use crate::measure::calibration::{Calibration, Observation, MAX_OBSERVATIONS};
 use crate::measure::tokens::MessageFacts;
 use crate::model::error::{Error, ErrorCode, Result};
 use crate::model::messages::Kind;
@@ -46,6 +47,7 @@ pub const SNAPSHOT_VERSION: u32 = 1;
 /// The keys of a version-1 snapshot.
 const KEYS: &[&str] = &[
     "usage",
+    "calibration",
     "format",
     "v",
     "messages",
@@ -162,6 +164,9 @@ pub struct SessionSnapshot {
     /// Usage given with `Compactor.setUsage` since the last compaction, and how many
     /// messages were held when it was given.
     pub usage: Option<(usize, UsageCounts)>,
+    /// What the usage seen taught (also before compactions: the messages cannot give it
+    /// back). Saved as `calibration: [[estimated, real], …]`, absent when empty.
+    pub calibration: Calibration,
 }
 
 /// 16 lower-case hex digits.
@@ -201,6 +206,41 @@ fn closed<S: Source>(obj: &S, what: &str, known: &[&str]) -> Result<()> {
     }
 }
 
+/// Reads `calibration`: at most [`MAX_OBSERVATIONS`] pairs `[estimated, real]` of
+/// non-negative integers (absent: nothing learned).
+fn calibration_field<S: Source>(v: &S) -> Result<Calibration> {
+    let field = v.get("calibration");
+    if field.is_absent() {
+        return Ok(Calibration::default());
+    }
+    let bad = || {
+        invalid(format!(
+            "snapshot.calibration must be an array of at most {MAX_OBSERVATIONS} pairs \
+             [estimated, real] of non-negative integers"
+        ))
+    };
+    let items = field.items().ok_or_else(bad)?;
+    if items.len() > MAX_OBSERVATIONS {
+        return Err(bad());
+    }
+    let mut seen = Vec::with_capacity(items.len());
+    for pair in items {
+        let pair = pair.items().ok_or_else(bad)?;
+        if pair.len() != 2 {
+            return Err(bad());
+        }
+        let whole = |k: usize| match pair[k].number() {
+            Some(x) if x.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&x) => Ok(x as u64),
+            _ => Err(bad()),
+        };
+        seen.push(Observation {
+            estimated: whole(0)?,
+            real: whole(1)?,
+        });
+    }
+    Ok(Calibration::from_observations(seen))
+}
+
 /// The largest integer a JSON number holds exactly (2^53 − 1).
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
@@ -233,6 +273,15 @@ impl SessionSnapshot {
             m.word(u.cache_read_input_tokens);
             m.word(u.output_tokens);
         }
+        // Likewise an empty calibration.
+        if !self.calibration.is_empty() {
+            m.word(3);
+            m.word(self.calibration.observations().len() as u64);
+            for o in self.calibration.observations() {
+                m.word(o.estimated);
+                m.word(o.real);
+            }
+        }
         m.finish()
     }
 
@@ -263,6 +312,14 @@ impl SessionSnapshot {
                     "output_tokens": u.output_tokens,
                 }),
             );
+        }
+        if let (false, Value::Object(o)) = (self.calibration.is_empty(), &mut out) {
+            let pairs: Vec<Value> = self
+                .calibration
+                .observations()
+                .map(|o| json!([o.estimated, o.real]))
+                .collect();
+            o.insert("calibration".into(), Value::Array(pairs));
         }
         out
     }
@@ -354,6 +411,7 @@ impl SessionSnapshot {
                 },
             ))
         };
+        let calibration = calibration_field(v)?;
         let snapshot = SessionSnapshot {
             messages: integer(v, "messages", WHAT, MAX_SAFE)? as usize,
             fingerprint,
@@ -371,6 +429,7 @@ impl SessionSnapshot {
                 thrashing,
             },
             usage,
+            calibration,
         };
         if snapshot.check() != check {
             return Err(invalid(
@@ -449,7 +508,44 @@ mod tests {
                 thrashing: false,
             },
             usage: None,
+            calibration: Calibration::default(),
         }
+    }
+
+    #[test]
+    fn the_calibration_round_trips_and_is_checked() {
+        let mut s = sample();
+        s.calibration = Calibration::from_observations([
+            Observation {
+                estimated: 37,
+                real: 26_450,
+            },
+            Observation {
+                estimated: 2_426,
+                real: 29_361,
+            },
+        ]);
+        let v = s.to_json();
+        assert_eq!(v["calibration"], json!([[37, 26_450], [2_426, 29_361]]));
+        assert_eq!(SessionSnapshot::parse(&v).unwrap(), s);
+        // Edited: the check no longer matches.
+        let mut edited = v.clone();
+        edited["calibration"][0][1] = json!(26_451);
+        let e = SessionSnapshot::parse(&edited).unwrap_err();
+        assert!(e.message.contains("snapshot.check"), "{}", e.message);
+        // Malformed: named.
+        for bad in [json!(7), json!([[1]]), json!([[1, -2]]), json!([[1, 2.5]])] {
+            let mut b = v.clone();
+            b["calibration"] = bad.clone();
+            let e = SessionSnapshot::parse(&b).unwrap_err();
+            assert!(
+                e.message.contains("snapshot.calibration"),
+                "{bad}: {}",
+                e.message
+            );
+        }
+        // An empty calibration leaves the field (and the check) as before.
+        assert!(sample().to_json().get("calibration").is_none());
     }
 
     #[test]

@@ -67,29 +67,39 @@ fn apply_truncation(messages: &[Message], t: &Truncation) -> Vec<Message> {
         .collect()
 }
 
-/// The summary call with prompt-too-long truncation (SPEC §8) and transient retries.
-pub(crate) async fn request_summary<E: Environment + ?Sized>(
+/// What one summary request came back with, transient retries done.
+pub(crate) enum Sent {
+    /// The summary text, the usage reported and the request that produced it.
+    Summary(String, Option<UsageCounts>, SummaryRequest),
+    /// The summarizer said the request is too long for its window.
+    TooLong(ContextOverflow, CallError),
+}
+
+/// Sends the summary request for `attempt`, retrying transient failures (after a backoff);
+/// a prompt-too-long answer is handed back for the caller's rule (truncation, or parts).
+/// `n` counts the attempts across calls (for the progress events).
+pub(crate) async fn send_summary<E: Environment + ?Sized>(
     env: &E,
     model: &str,
-    mut attempt: Vec<Message>,
+    attempt: &[Message],
     instructions: &[String],
     retry: &RetryPolicy,
     retries: &mut Retries,
-) -> Result<(String, Option<UsageCounts>, SummaryRequest), CompactError> {
-    let mut n = 0;
+    n: &mut u32,
+) -> Result<Sent, CompactError> {
     loop {
-        n += 1;
+        *n += 1;
         check_abort(env, "the summary request")?;
-        let request = summary::build_summary_request(model, &attempt, instructions);
+        let request = summary::build_summary_request(model, attempt, instructions);
         env.progress(&ProgressEvent {
-            attempt: Some(n),
+            attempt: Some(*n),
             ..ProgressEvent::phase("summarizing")
         });
         let e = match env.summarize(&request).await {
             Ok(response) => {
                 check_abort(env, "using the summary")?;
                 return match summary::summary_from_response(&response) {
-                    Ok(text) => Ok((text, response.usage, request)),
+                    Ok(text) => Ok(Sent::Summary(text, response.usage, request)),
                     Err(SummaryProblem::Truncated) => Err(CompactError::new(
                         ErrorCode::SummaryTruncated,
                         "the summary was cut off at max_tokens; nothing was committed",
@@ -108,6 +118,65 @@ pub(crate) async fn request_summary<E: Environment + ?Sized>(
             "the summarizer timed out; nothing was committed",
         )?;
         if let Some(overflow) = parse_context_overflow_error(&e.message, e.status) {
+            return Ok(Sent::TooLong(overflow, e));
+        }
+        if let Some(delay) = retry.delay_ms(&e, retries.transient, env.random()) {
+            retries.transient += 1;
+            env.progress(&ProgressEvent {
+                detail: Some(format!("waiting {delay} ms after: {}", e.message)),
+                ..ProgressEvent::phase("retryTransient")
+            });
+            env.sleep(delay).await.map_err(|e| {
+                CompactError::from_call(ErrorCode::Aborted, "aborted while waiting to retry", e)
+            })?;
+            continue;
+        }
+        return Err(CompactError::from_call(
+            ErrorCode::SummarizerFailed,
+            "the summarizer failed",
+            e,
+        ));
+    }
+}
+
+/// The summary call with prompt-too-long truncation (SPEC §8) and transient retries.
+pub(crate) async fn request_summary<E: Environment + ?Sized>(
+    env: &E,
+    model: &str,
+    attempt: Vec<Message>,
+    instructions: &[String],
+    retry: &RetryPolicy,
+    retries: &mut Retries,
+) -> Result<(String, Option<UsageCounts>, SummaryRequest), CompactError> {
+    let mut n = 0;
+    truncating(
+        env,
+        model,
+        attempt,
+        instructions,
+        retry,
+        retries,
+        &mut n,
+        None,
+    )
+    .await
+}
+
+/// [`request_summary`] from a known overflow of `attempt` (`Some`: it was already refused
+/// as too long, so the oldest rounds are dropped before the first send).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn truncating<E: Environment + ?Sized>(
+    env: &E,
+    model: &str,
+    mut attempt: Vec<Message>,
+    instructions: &[String],
+    retry: &RetryPolicy,
+    retries: &mut Retries,
+    n: &mut u32,
+    mut refused: Option<(ContextOverflow, CallError)>,
+) -> Result<(String, Option<UsageCounts>, SummaryRequest), CompactError> {
+    loop {
+        if let Some((overflow, e)) = refused.take() {
             if retries.prompt_too_long >= MAX_PTL_RETRIES {
                 return Err(CompactError::from_call(
                     ErrorCode::PromptTooLong,
@@ -126,7 +195,6 @@ pub(crate) async fn request_summary<E: Environment + ?Sized>(
                         ..ProgressEvent::phase("retryPromptTooLong")
                     });
                     attempt = apply_truncation(&attempt, &t);
-                    continue;
                 }
                 None => {
                     return Err(CompactError::from_call(
@@ -137,22 +205,10 @@ pub(crate) async fn request_summary<E: Environment + ?Sized>(
                 }
             }
         }
-        if let Some(delay) = retry.delay_ms(&e, retries.transient, env.random()) {
-            retries.transient += 1;
-            env.progress(&ProgressEvent {
-                detail: Some(format!("waiting {delay} ms after: {}", e.message)),
-                ..ProgressEvent::phase("retryTransient")
-            });
-            env.sleep(delay).await.map_err(|e| {
-                CompactError::from_call(ErrorCode::Aborted, "aborted while waiting to retry", e)
-            })?;
-            continue;
+        match send_summary(env, model, &attempt, instructions, retry, retries, n).await? {
+            Sent::Summary(text, usage, request) => return Ok((text, usage, request)),
+            Sent::TooLong(overflow, e) => refused = Some((overflow, e)),
         }
-        return Err(CompactError::from_call(
-            ErrorCode::SummarizerFailed,
-            "the summarizer failed",
-            e,
-        ));
     }
 }
 

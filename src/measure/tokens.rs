@@ -3,6 +3,7 @@
 //! The exact size of the context is known only where the API reported it: the `usage` of the
 //! latest response. Everything after that response is estimated from text length.
 
+use crate::measure::calibration::{Calibration, Observation};
 use crate::model::error::{Error, Result};
 use crate::model::messages::Kind;
 use crate::model::view::{
@@ -168,6 +169,9 @@ pub struct TokenCount {
     /// Index of the first line of that response (with split responses, lines sharing
     /// `message.id` run from `anchor_first` to `anchor`).
     pub anchor_first: Option<usize>,
+    /// Nothing anchors the count, and the total is the line learned from the usage seen
+    /// before the context began (see [`Calibration`]): the system prompt and tools are in it.
+    pub calibrated: bool,
 }
 
 /// `tokenCountWithEstimation`: context size of `messages` in tokens.
@@ -205,11 +209,27 @@ impl Preamble {
     }
 }
 
+/// `count` where no usage anchors it as the learned line `fit` gives it (a `Compactor`'s,
+/// passed back by the caller), instead of what the messages alone give.
+pub fn with_calibration(
+    count: TokenCount,
+    fit: Option<crate::measure::calibration::Fit>,
+) -> TokenCount {
+    match fit {
+        Some(f) if count.anchor.is_none() => TokenCount {
+            total: f.predict(count.estimated),
+            calibrated: true,
+            ..count
+        },
+        _ => count,
+    }
+}
+
 /// `count` with the preamble added where the count is an estimate: usage (an anchor) already
 /// includes what the request sent besides the messages.
 pub fn with_preamble(count: TokenCount, preamble: Option<Preamble>) -> TokenCount {
     match preamble {
-        Some(p) if count.anchor.is_none() => {
+        Some(p) if count.anchor.is_none() && !count.calibrated => {
             let t = p.tokens();
             TokenCount {
                 total: count.total + t,
@@ -279,14 +299,7 @@ pub fn token_count_given<V: ConversationView + ?Sized>(
                 Latest::Start(s) => s,
                 _ => 0,
             };
-            let estimated = estimate_range(view, start..len)?;
-            return Ok(TokenCount {
-                total: estimated,
-                from_usage: 0,
-                estimated,
-                anchor: None,
-                anchor_first: None,
-            });
+            return unanchored(view, start);
         }
     };
     // Walk back over earlier lines of the same response (split responses; tool results of
@@ -330,6 +343,7 @@ pub fn token_count_given<V: ConversationView + ?Sized>(
         estimated: estimated + (response - usage.output_tokens),
         anchor: Some(last),
         anchor_first: Some(first),
+        calibrated: false,
     })
 }
 
@@ -392,14 +406,40 @@ pub fn token_count_checked_from<V: ConversationView + ?Sized>(
     if !stale {
         return Ok(count);
     }
-    let estimated = estimate_range(view, b + 1..view.len())?;
+    unanchored(view, b + 1)
+}
+
+/// The count of messages `start..` when no usage among them anchors it: their estimate, or
+/// the line learned from the usage of the messages before `start` (a compacted conversation
+/// whose history is still there, as in a transcript) at that estimate.
+fn unanchored<V: ConversationView + ?Sized>(view: &V, start: usize) -> Result<TokenCount> {
+    let estimated = estimate_range(view, start..view.len())?;
+    let fit = learned_before(view, start)?.fit();
     Ok(TokenCount {
-        total: estimated,
+        total: fit.map_or(estimated, |f| f.predict(estimated)),
         from_usage: 0,
         estimated,
         anchor: None,
         anchor_first: None,
+        calibrated: fit.is_some(),
     })
+}
+
+/// What the usage of messages `..end` teaches (see [`Calibration`]); it costs a pass over
+/// them only when one of them carries usage.
+pub fn learned_before<V: ConversationView + ?Sized>(view: &V, end: usize) -> Result<Calibration> {
+    let with_usage = Find {
+        assistant_with_usage: true,
+        ..Find::default()
+    };
+    if end == 0 || view.rfind(end, with_usage)?.is_none() {
+        return Ok(Calibration::default());
+    }
+    let mut count = RunningCount::default();
+    for i in 0..end {
+        count.push(&message_facts(view, i)?);
+    }
+    Ok(count.calibration)
 }
 
 /// Rejects a count whose API-reported part is more than twice the model's context window: no
@@ -494,6 +534,9 @@ pub struct RunningCount {
     /// without usage: a line with usage that continues it anchors the whole response; a
     /// response that began among the stale messages stays stale.
     run: Option<Run>,
+    /// What the usage seen so far teaches about the messages' real size (kept across
+    /// boundaries): counts where nothing anchors.
+    calibration: Calibration,
 }
 
 /// The lines of the latest response seen, as the batch count walks back over them.
@@ -506,6 +549,8 @@ struct Run {
     since: u64,
     /// It began among the stale messages after a boundary.
     stale: bool,
+    /// Its usage was observed for the [`Calibration`] (once per response).
+    observed: bool,
 }
 
 impl RunningCount {
@@ -521,6 +566,7 @@ impl RunningCount {
                 } else {
                     0
                 },
+                calibration: std::mem::take(&mut self.calibration),
                 ..RunningCount::default()
             };
             return;
@@ -560,7 +606,7 @@ impl RunningCount {
             return;
         }
         // An assistant line: it continues the latest response or starts another.
-        let run = match self.run.take() {
+        let mut run = match self.run.take() {
             Some(mut r) if !r.stale && continues(&r) => {
                 r.own += f.tokens;
                 r
@@ -572,6 +618,7 @@ impl RunningCount {
             },
         };
         if let Some(usage) = f.usage {
+            self.observe(&mut run, usage);
             // The newest usage measures the whole response: its earlier lines are its own,
             // what came between them is estimated.
             self.anchor = Some(Anchor {
@@ -613,6 +660,9 @@ impl RunningCount {
         if run.stale {
             return false;
         }
+        let mut run = self.run.take().unwrap_or_default();
+        self.observe(&mut run, usage);
+        let run = self.run.insert(run);
         self.anchor = Some(Anchor {
             usage,
             partial: false,
@@ -624,10 +674,43 @@ impl RunningCount {
         true
     }
 
+    /// Records the usage of the response `run` (its first report only: every line of a
+    /// response reports the same request) against the estimate of what its request sent.
+    fn observe(&mut self, run: &mut Run, usage: crate::model::view::UsageCounts) {
+        if run.observed {
+            return;
+        }
+        run.observed = true;
+        self.calibration.observe(Observation {
+            estimated: self.all.saturating_sub(run.own + run.since),
+            real: usage.input_total(),
+        });
+    }
+
+    /// What the usage seen so far teaches (see [`Calibration`]).
+    pub fn calibration(&self) -> &Calibration {
+        &self.calibration
+    }
+
+    /// Replaces the calibration (a restored session: the one saved, which also learned from
+    /// messages compacted away since).
+    pub fn set_calibration(&mut self, calibration: Calibration) {
+        self.calibration = calibration;
+    }
+
+    /// Whether the count is the learned line at the messages' estimate: nothing anchors it
+    /// and some usage was seen. The system prompt and tools are then in the count already.
+    pub fn is_calibrated(&self) -> bool {
+        self.anchor.is_none() && !self.calibration.is_empty()
+    }
+
     /// The context size in tokens.
     pub fn total(&self) -> u64 {
         match &self.anchor {
-            None => self.all,
+            None => match self.calibration.fit() {
+                Some(fit) => fit.predict(self.all),
+                None => self.all,
+            },
             Some(a) => {
                 let response = if a.partial {
                     a.usage.output_tokens.max(a.own)

@@ -42,6 +42,9 @@ pub enum ErrorCode {
     /// Session-memory compaction did not apply (no memory, or the result would still be
     /// above the threshold).
     SessionMemoryNotApplicable,
+    /// A summary written ahead (pre-emptive) does not fit the conversation now (too many
+    /// messages since its cut); today's path runs instead.
+    PreemptiveNotApplicable,
     /// Reactive compaction was asked for an error that is not about the context's size.
     ReactiveNotApplicable,
     /// Reactive compaction already ran for this turn.
@@ -85,7 +88,7 @@ pub enum ErrorCode {
 impl ErrorCode {
     /// Every code, in declaration order (exported to JS as `errorCodes()`; the type check
     /// compares it with the TS `ErrorCode` union).
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 28] = [
         ErrorCode::InvalidArgument,
         ErrorCode::InvalidMessage,
         ErrorCode::InvalidTokenCount,
@@ -113,6 +116,7 @@ impl ErrorCode {
         ErrorCode::SnapshotMismatch,
         ErrorCode::NotInitialized,
         ErrorCode::InstanceReset,
+        ErrorCode::PreemptiveNotApplicable,
     ];
 
     /// The stable string used as the JS `error.code`.
@@ -133,6 +137,7 @@ impl ErrorCode {
             ErrorCode::CompactDisabled => "COMPACT_DISABLED",
             ErrorCode::NothingToCompact => "NOTHING_TO_COMPACT",
             ErrorCode::SessionMemoryNotApplicable => "SESSION_MEMORY_NOT_APPLICABLE",
+            ErrorCode::PreemptiveNotApplicable => "PREEMPTIVE_NOT_APPLICABLE",
             ErrorCode::ReactiveNotApplicable => "REACTIVE_NOT_APPLICABLE",
             ErrorCode::ReactiveAlreadyTried => "REACTIVE_ALREADY_TRIED",
             ErrorCode::Timeout => "TIMEOUT",
@@ -288,6 +293,7 @@ mod tests {
                 ErrorCode::SnapshotMismatch => 24,
                 ErrorCode::NotInitialized => 25,
                 ErrorCode::InstanceReset => 26,
+                ErrorCode::PreemptiveNotApplicable => 27,
             }
         }
         for (i, c) in ErrorCode::ALL.iter().enumerate() {

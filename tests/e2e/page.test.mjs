@@ -221,6 +221,17 @@ test('opening the real transcript through the file input shows its analysis', as
   assert.match(await factText('micro'), /would clear \d+ tool results/);
   assert.equal(await page.locator('#analysis svg.chart').count(), 1);
   assert.equal(await page.locator('#analysis table.calls tbody tr').count(), 139);
+  // The simulated cost of the session under each policy, as simulateSession computes it.
+  const sim = cc.simulateSession(lines);
+  await page.waitForSelector('#analysis [data-simulation="ok"] table.simulation-table');
+  assert.equal(await page.locator('#analysis table.simulation-table tbody tr').count(), sim.policies.length);
+  assert.ok(sim.policies.length >= 6);
+  for (const p of sim.policies) {
+    const cells = page.locator(`#analysis table.simulation-table tr[data-policy="${p.name}"] td`);
+    assert.match(await cells.nth(0).textContent(), new RegExp(`^${p.name}`));
+    assert.equal(await cells.nth(1).textContent(), `$${p.cost.toFixed(2)}`);
+  }
+  assert.equal(await page.locator('#analysis table.simulation-table tr.recommended').count(), 1);
   // The meter follows the conversation: the same count, the model's window, the marker.
   assert.equal(await meterTokens(), tokens);
   assert.equal(await page.getAttribute('#meter', 'aria-valuemax'), String(cc.getEffectiveContextWindowSize(MODEL)));
@@ -272,7 +283,10 @@ test('compacting offline shows the boundary, the summary and the loss report; th
   assert.match(await page.textContent('[data-fact="steps"]'), /Starting → .*Writing the summary → .*Done/);
   // The meter dropped to the compacted context.
   afterCompaction = await meterTokens();
-  assert.ok(afterCompaction > 0 && afterCompaction < before / 5, `meter ${before} → ${afterCompaction}`);
+  // The compacted context as the next request will send it: the summary and restored files,
+  // plus the system prompt and tools the session's usage taught (Claude Code's own next request
+  // after its compaction of this session was 36,081 tokens).
+  assert.ok(afterCompaction > 0 && afterCompaction < before / 2, `meter ${before} → ${afterCompaction}`);
   assert.equal(String(afterCompaction), await page.getAttribute('#compaction-panel', 'data-after'));
   assert.equal(await page.getAttribute('#meter', 'data-level'), 'ok');
   await page.locator('#conversation .summary-card').last().scrollIntoViewIfNeeded();
@@ -379,10 +393,14 @@ test('a chat turn against the fake Messages API streams the answer and moves the
   assert.equal(req.body.messages[0].role, 'user');
   assert.deepEqual(req.body.messages[0].content.at(-1), { type: 'text', text: 'Where is the transcript parser?' });
 
-  // The meter moved: the answer's usage (input + output) is the new count.
+  // The meter moved: the answer's usage (input + output) is the new count. (This fake API
+  // counts the messages' characters / 4 and nothing else, so it reports less than the count
+  // learned from the real session's usage, which includes its system prompt and tools.)
   const now = await meterTokens();
   assert.notEqual(now, before);
-  assert.ok(now > before, `meter ${before} → ${now}`);
+  const input = Math.ceil(JSON.stringify(req.body.messages).length / 4);
+  const output = Math.max(1, Math.ceil(CHAT_ANSWER.length / 4));
+  assert.equal(now, input + output, `meter ${before} → ${now}`);
   await screenshot('page-chat.png');
 });
 
@@ -500,6 +518,22 @@ test('drag and drop opens a session file; the page fits a narrow screen', async 
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `no horizontal scrolling at 400 px (overflow ${overflow} px)`);
   await page.setViewportSize({ width: 1440, height: 1000 });
+});
+
+test('right after a compaction the meter is within 10 % of the next request\'s real size', async () => {
+  // The long session up to its first request after the compaction boundary: no usage anchors
+  // the count there, the line learned from the usage before the boundary does.
+  const all = cc.parseTranscript(readFileSync(TRANSCRIPT, 'utf8'));
+  const boundary = all.findIndex((l) => l.type === 'system' && l.subtype === 'compact_boundary');
+  const first = all.findIndex((l, i) => i > boundary && l.type === 'assistant' && !l.isSidechain && l.message?.usage);
+  const u = all[first].message.usage;
+  const real = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+  const name = 'resumed-after-boundary.jsonl';
+  await page.setInputFiles('#file-input', { name, mimeType: 'application/x-ndjson', buffer: Buffer.from(cc.serializeTranscript(all.slice(0, first))) });
+  await page.waitForSelector(`body[data-file="${name}"]`, { timeout: 30_000 });
+  const shown = await meterTokens();
+  assert.ok(Math.abs(shown - real) <= 0.1 * real, `meter ${shown}, next request ${real}`);
+  assert.equal(shown, cc.tokenCountWithEstimation(all.slice(0, first)));
 });
 
 test('no console errors, page errors or failed requests', () => {

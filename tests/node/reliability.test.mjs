@@ -212,7 +212,7 @@ describe('modes 02, 08, 14: every exported transformation on random histories', 
       compacted++;
       const post = cc.buildPostCompactMessages(res);
       h.assertApiValid(cc, post, { input: msgs, strict: false, label: `compaction seed ${seed}` });
-      assert.equal(cc.tokenCountWithEstimation(post), res.truePostCompactTokenCount);
+      assert.equal(cc.tokenCountWithEstimation(post, { calibration: res.calibration }), res.truePostCompactTokenCount);
       untouched(msgs, before, `seed ${seed}`);
     }
     assert.ok(compacted > CASES / 2, `only ${compacted} of ${CASES} compacted`);

@@ -424,12 +424,77 @@ fn primary_request(
             let _ = writeln!(
                 s,
                 "   Before this part (from the summary of an earlier compaction):\n     {}",
-                quote_block(&cut_middle(body.trim(), limits.earlier_cap), "     ")
+                quote_block(&condense_earlier(body.trim(), limits.earlier_cap), "     ")
             );
         }
     } else if !facts.earlier_summaries.is_empty() {
         s.push_str("   An earlier compaction summarized what came before.\n");
     }
+}
+
+/// Sections of an earlier summary kept when it must be condensed: what the conversation
+/// asked, the files, the errors, the user's messages and the pending tasks. Concepts,
+/// problem solving, current work and next step are superseded by the part that follows.
+const EARLIER_KEPT_SECTIONS: &[&str] = &["1", "3", "4", "6", "7"];
+
+/// The number of a section header line (`3. Files and code sections:`, indented when it is
+/// quoted from an earlier summary), if it is one.
+fn section_number(line: &str) -> Option<&str> {
+    let line = line.trim_start();
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    (digits > 0 && line[digits..].starts_with(". ") && line.trim_end().ends_with(':'))
+        .then(|| &line[..digits])
+}
+
+/// An earlier summary within `cap` characters: whole when it fits; else condensed — only the
+/// sections that carry facts ([`EARLIER_KEPT_SECTIONS`], at every level of quoting, when it
+/// has numbered sections), code blocks left out, each line cut to its head — so every list
+/// item it carries (a file, a user message) keeps its head, as the summary of this part
+/// keeps them; cut in the middle only when even that is too long.
+fn condense_earlier(body: &str, cap: usize) -> String {
+    if body.chars().count() <= cap {
+        return body.to_string();
+    }
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut last = String::new();
+    for head in [240usize, 160, 100] {
+        let mut out = String::new();
+        let mut in_code = false;
+        // The section headers whose scope the line is in: (indent, kept).
+        let mut scopes: Vec<(usize, bool)> = Vec::new();
+        for line in body.lines() {
+            let t = line.trim_start();
+            if t.starts_with("```") {
+                in_code = !in_code;
+                continue;
+            }
+            if in_code || t.is_empty() {
+                continue;
+            }
+            let at = indent(line);
+            while scopes.last().is_some_and(|&(d, _)| d >= at) {
+                scopes.pop();
+            }
+            if let Some(n) = section_number(line) {
+                scopes.push((at, EARLIER_KEPT_SECTIONS.contains(&n)));
+            }
+            if scopes.iter().any(|&(_, kept)| !kept) {
+                continue;
+            }
+            if line.chars().count() > head {
+                out.extend(line.chars().take(head));
+                out.push('…');
+            } else {
+                out.push_str(line);
+            }
+            out.push('\n');
+        }
+        if out.chars().count() <= cap {
+            return out;
+        }
+        last = out;
+    }
+    cut_middle(&last, cap)
 }
 
 /// Section 2: the languages of the files, the programs run and the tools called.
@@ -797,5 +862,50 @@ fn next_step(s: &mut String, facts: &ConversationFacts) {
         );
     } else if !facts.open_calls.is_empty() {
         s.push_str("\n9. Optional next step:\n   Check what the calls without a result did before going on.\n");
+    }
+}
+
+#[cfg(test)]
+mod condense_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_earlier_summary_keeps_the_heads_of_its_fact_sections() {
+        let mut body =
+            String::from("1. Primary request and intent:\n   First request: \"fix it\"\n");
+        body.push_str("   Before this part (from the summary of an earlier compaction):\n");
+        body.push_str("     3. Files and code sections:\n        - deep/old.rs — read ×1\n");
+        body.push_str("     5. Problem solving:\n        - a nested note\n");
+        body.push_str("2. Key technical concepts:\n   - Rust\n");
+        body.push_str("3. Files and code sections:\n");
+        for i in 0..40 {
+            body.push_str(&format!(
+                "   - src/file{i}.rs — edited ×1\n     ```\n     {}\n     ```\n",
+                "x".repeat(300)
+            ));
+        }
+        body.push_str("5. Problem solving:\n");
+        body.push_str(&format!("   - {}\n", "note ".repeat(400)));
+        body.push_str("6. All user messages (1, in order, verbatim):\n");
+        body.push_str(&format!(
+            "   - \"please keep every file {}\"\n",
+            "y".repeat(500)
+        ));
+        body.push_str("8. Current work:\n   editing src/file39.rs\n");
+        let out = condense_earlier(&body, 3_000);
+        assert!(out.chars().count() <= 3_000, "{}", out.len());
+        for i in 0..40 {
+            assert!(out.contains(&format!("src/file{i}.rs")), "file{i}: {out}");
+        }
+        assert!(out.contains("deep/old.rs"));
+        assert!(out.contains("please keep every file"));
+        assert!(!out.contains("xxxx"), "code blocks are left out");
+        assert!(!out.contains("Key technical") && !out.contains("note note"));
+        assert!(!out.contains("a nested note") && !out.contains("Current work"));
+        // Short enough: whole.
+        assert_eq!(condense_earlier("1. A:\n   b\n", 100), "1. A:\n   b\n");
+        // Without numbered sections: line heads, then cut in the middle.
+        let plain = "word ".repeat(2_000);
+        assert!(condense_earlier(&plain, 500).chars().count() <= 600);
     }
 }

@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+// The download a page pays for the package (issue 12, docs/size.md): gzip -9 of each shipped
+// WebAssembly module and of the JS a page loads with it (web.js and every module it imports
+// statically, file by file as served), against two numbers:
+// - the goal (issue 12): the first module plus its page glue ≤ 100 KB gzip — reported PASS/MISS;
+// - the ceiling: today's size with a little room. Past it the size grew, and the bench run
+//   fails (exit code 1); the tests do not. Lower a ceiling when a change makes the module smaller.
+// Usage: node bench/size.mjs [--json]   (bench/bench.mjs prints the same rows in its table)
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** KB (1,024 bytes) of gzip -9. */
+export const SIZE_GOALS = {
+  // What a page downloads to count and compact with an API summarizer.
+  page: { goal: 100, ceiling: 395 },
+  // Each shipped .wasm on its own (today one module, every entry loads it).
+  'context_compaction_bg.wasm': { goal: undefined, ceiling: 330 },
+};
+
+const gz = (bytes) => gzipSync(bytes, { level: 9 }).length;
+
+/** The .js files a page loads: `entry` and what it imports statically, transitively. */
+export function pageModules(entry) {
+  const seen = new Set();
+  const visit = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+      visit(path.resolve(path.dirname(file), m[1]));
+    }
+    for (const m of text.matchAll(/^\s*import\s*['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+      visit(path.resolve(path.dirname(file), m[1]));
+    }
+  };
+  visit(entry);
+  return [...seen].filter((p) => p.endsWith('.js'));
+}
+
+/**
+ * Measures the built package in `pkgDir`: `{ size, rows }`, where `rows` are bench rows
+ * (`unit: 'KB'`, `target` = goal, `ceiling`, `result` PASS/MISS/info, `overCeiling`).
+ */
+export function measureSize(pkgDir) {
+  const wasmFile = path.join(pkgDir, 'context_compaction_bg.wasm');
+  const wasm = readFileSync(wasmFile);
+  const glueFiles = pageModules(path.join(pkgDir, 'web.js'));
+  const size = {
+    wasmRaw: wasm.length,
+    wasmGz: gz(wasm),
+    glueFiles: glueFiles.map((p) => path.relative(pkgDir, p)),
+    glueRaw: glueFiles.reduce((s, p) => s + readFileSync(p).length, 0),
+    glueGz: glueFiles.reduce((s, p) => s + gz(readFileSync(p)), 0),
+  };
+  size.totalGz = size.wasmGz + size.glueGz;
+  const row = (id, name, bytes, limits, note) => {
+    const kb = bytes / 1024;
+    const overCeiling = limits.ceiling !== undefined && kb > limits.ceiling;
+    return {
+      id, group: 'size', name, unit: 'KB', value: kb, target: limits.goal, ceiling: limits.ceiling,
+      targetText: limits.goal === undefined ? `ceiling ${limits.ceiling} KB` : `≤ ${limits.goal} KB (ceiling ${limits.ceiling})`,
+      result: overCeiling ? 'GREW' : limits.goal === undefined ? 'info' : kb <= limits.goal ? 'PASS' : 'MISS',
+      overCeiling, note,
+    };
+  };
+  const rows = [
+    row('size.page', 'page download, gzip -9: first .wasm + the JS web.js loads', size.totalGz, SIZE_GOALS.page,
+      `wasm ${(size.wasmGz / 1024).toFixed(1)} KB + glue ${(size.glueGz / 1024).toFixed(1)} KB (${size.glueFiles.join(', ')}); ` +
+      'one module today: the page loads everything (docs/size.md)'),
+    row('size.wasm', 'context_compaction_bg.wasm, gzip -9', size.wasmGz, SIZE_GOALS['context_compaction_bg.wasm'],
+      `raw ${(size.wasmRaw / 1024).toFixed(1)} KB; loaded by every entry (web, node, inline, workerd)`),
+  ];
+  return { size, rows };
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const pkgDir = fileURLToPath(new URL('../pkg/', import.meta.url));
+  const { size, rows } = measureSize(pkgDir);
+  if (process.argv.includes('--json')) {
+    console.log(JSON.stringify({ size, rows }, null, 2));
+  } else {
+    for (const r of rows) console.log(`${r.name}: ${r.value.toFixed(1)} KB — ${r.targetText} — ${r.result}\n  ${r.note}`);
+  }
+  if (rows.some((r) => r.overCeiling)) {
+    console.error('a module grew past its ceiling (bench/size.mjs SIZE_GOALS)');
+    process.exitCode = 1;
+  }
+}

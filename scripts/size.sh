@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Where the bytes of the .wasm go (docs/size.md). Builds the release .wasm with its function
+# names kept (cargo + wasm-bindgen --keep-debug + wasm-opt -Oz -g, the package's flags), then
+# prints the raw and gzip -9 sizes of the shipped form (names stripped) and twiggy's top items.
+#   bash scripts/size.sh               # the full module (what the package ships)
+#   bash scripts/size.sh --core        # without the `full` feature (no offlineSummarizer/previewCompaction)
+#   TOP=60 bash scripts/size.sh        # more rows
+# Output in target/size/<variant>/: module.wasm (shipped form), module.names.wasm (with names).
+# Needs twiggy for the breakdown (`cargo install twiggy`); without it only the sizes print.
+# Uses its own cargo build of the wasm32 target: do not run it while another cargo build runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+variant=full
+features=()
+if [[ "${1:-}" == "--core" ]]; then
+  variant=core
+  features=(--no-default-features)
+fi
+out="target/size/$variant"
+rm -rf "$out" && mkdir -p "$out"
+cargo build --quiet --release --target wasm32-unknown-unknown --lib "${features[@]}"
+wasm-bindgen --target web --keep-debug --out-dir "$out/bindgen" target/wasm32-unknown-unknown/release/context_compaction.wasm
+# The same wasm-opt flags as Cargo.toml's [package.metadata.wasm-pack.profile.release].
+flags=(-Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext --enable-mutable-globals)
+wasm-opt "${flags[@]}" -g "$out/bindgen/context_compaction_bg.wasm" -o "$out/module.names.wasm"
+wasm-opt "${flags[@]}" "$out/bindgen/context_compaction_bg.wasm" -o "$out/module.wasm"
+raw=$(wc -c <"$out/module.wasm")
+gz=$(gzip -9c "$out/module.wasm" | wc -c)
+glue=$(gzip -9c "$out/bindgen/context_compaction.js" | wc -c)
+echo "$variant: .wasm $raw B raw, $gz B gzip -9; wasm-bindgen glue $glue B gzip -9"
+if command -v twiggy >/dev/null; then
+  twiggy top -n "${TOP:-30}" "$out/module.names.wasm"
+  node scripts/size-groups.mjs "$out/module.names.wasm"
+else
+  echo "(install twiggy for the breakdown: cargo install twiggy)"
+fi

@@ -1,0 +1,235 @@
+//! Pre-emptive background summaries: compaction nobody waits for.
+//!
+//! When the context crosses an early line ([`early_line`]: by default halfway between the
+//! warning line and the auto-compact threshold), the summary of the conversation so far is
+//! written in the background ([`summarize_ahead`]) while the conversation goes on; each later
+//! one is chained (the summary so far in front of the messages since its cut), so refreshing
+//! it costs little. At the threshold, [`swap`] puts that summary in place of the messages
+//! before its cut and keeps every message since the cut verbatim, as session-memory
+//! compaction does — no model call on the critical path.
+//!
+//! The swap does not apply (and today's path runs) when the messages since the cut are too
+//! large — the compacted context could exceed [`MAX_POST_COMPACT_RATIO`] times what the
+//! synchronous path leaves, estimated as the summary's size ([`tail_fits`]) — or when the
+//! summary belongs to a conversation that has changed since (the caller's generation), or it
+//! failed or was aborted. Everything else is a compaction like any other: the PreCompact
+//! hooks run when the summary is started (their instructions shape it), restoration,
+//! pinned content, SessionStart and PostCompact hooks, the size check and the loss report
+//! when it is swapped in.
+
+use crate::drive::env::Environment;
+use crate::drive::failure::CompactError;
+use crate::drive::parts::{earlier_part_message, PART_INSTRUCTION};
+use crate::drive::pipeline::{
+    finish, pre_compact_hooks, summarize_messages, summary_input, CompactContext, CompactionResult,
+    Finish, PreCompactOutcome,
+};
+use crate::drive::retry::RetryPolicy;
+use crate::drive::summary_call::Retries;
+use crate::measure::thresholds::{auto_compact_threshold, WARNING_THRESHOLD_BUFFER_TOKENS};
+use crate::measure::tokens::{
+    active_start, estimate_range, text_tokens, token_count_with_estimation,
+};
+use crate::model::config::Config;
+use crate::model::error::{ErrorCode, Result};
+use crate::model::messages::Message;
+use crate::model::view::{ConversationView, UsageCounts};
+use crate::transforms::boundary::Trigger;
+use crate::transforms::ptl::group_by_api_turn;
+
+/// The most the context after a swap may be, as a multiple of what the synchronous path
+/// would leave (issue 14's bound).
+pub const MAX_POST_COMPACT_RATIO: f64 = 1.3;
+
+/// The default early line for `model`: halfway between the warning line (threshold − 20,000)
+/// and the auto-compact threshold — 157,000 tokens for a 200K model whose threshold is
+/// 167,000.
+pub fn early_line(model: &str, config: &Config) -> u64 {
+    let threshold = auto_compact_threshold(model, config);
+    threshold - WARNING_THRESHOLD_BUFFER_TOKENS.min(threshold) / 2
+}
+
+/// A summary written ahead of the threshold.
+#[derive(Clone, Debug)]
+pub struct Ahead {
+    /// It stands for `messages[..cut]`; the messages from `cut` on are kept verbatim.
+    pub cut: usize,
+    /// The summary text.
+    pub summary: String,
+    /// The usage of its call(s), when reported.
+    pub usage: Option<UsageCounts>,
+    /// What the PreCompact hooks gave when the first summary of the chain was started.
+    pub pre: PreCompactOutcome,
+    /// Summary calls behind it (a chain of refreshes counts each).
+    pub calls: u32,
+}
+
+/// Where a summary started now cuts: at the start of the latest API turn (that turn, whose
+/// tool results may still be coming, stays verbatim; a tool call and its result are never
+/// split). `None` when there is no earlier turn to summarize.
+pub fn cut_point<V: ConversationView + ?Sized>(view: &V) -> Result<Option<usize>> {
+    let start = active_start(view)?;
+    let groups = group_by_api_turn(view, start)?;
+    Ok(groups
+        .last()
+        .map(|g| g.start)
+        .filter(|&c| c > start && groups.len() > 1))
+}
+
+/// Writes the summary of `messages[..cut]`, chained after `earlier` when given (its summary
+/// in front of `messages[earlier.cut..cut]`). The PreCompact hooks run for the first of a
+/// chain (trigger `auto`).
+pub async fn summarize_ahead<E: Environment + ?Sized>(
+    env: &E,
+    messages: &[Message],
+    cut: usize,
+    earlier: Option<&Ahead>,
+    ctx: &CompactContext,
+    retry: &RetryPolicy,
+) -> std::result::Result<Ahead, CompactError> {
+    let start = active_start(messages)?;
+    let pre = match earlier {
+        Some(e) => e.pre.clone(),
+        None => {
+            let pre_tokens = token_count_with_estimation(&messages[..cut])?.total;
+            pre_compact_hooks(
+                env,
+                ctx,
+                Trigger::Auto,
+                None,
+                pre_tokens,
+                serde_json::json!({"preemptive": true}),
+            )
+            .await?
+        }
+    };
+    let mut instructions: Vec<String> = pre.instructions.iter().cloned().collect();
+    let (from, mut input) = match earlier {
+        Some(e) if e.cut <= cut => {
+            instructions.push(PART_INSTRUCTION.to_string());
+            (e.cut.max(start), vec![earlier_part_message(&e.summary)])
+        }
+        _ => (start, Vec::new()),
+    };
+    input.extend(summary_input(env, &messages[from..cut]).await?);
+    let model = ctx
+        .summary_model
+        .clone()
+        .unwrap_or_else(|| ctx.model.clone());
+    let mut retries = Retries::default();
+    let (summary, usage, _, parts) =
+        summarize_messages(env, ctx, &model, input, &instructions, retry, &mut retries).await?;
+    Ok(Ahead {
+        cut,
+        summary,
+        usage,
+        pre,
+        calls: earlier.map_or(0, |e| e.calls) + parts,
+    })
+}
+
+/// Estimated tokens of the messages a swap would keep verbatim (`messages[ahead.cut..]`).
+pub fn tail_tokens<V: ConversationView + ?Sized>(view: &V, ahead: &Ahead) -> Result<u64> {
+    estimate_range(view, ahead.cut.min(view.len())..view.len())
+}
+
+/// Whether the messages since the summary's cut are small enough for a swap: the context it
+/// leaves (the summary and the kept messages) stays within [`MAX_POST_COMPACT_RATIO`] times
+/// what the synchronous path leaves, estimated by the summary alone (restored files and
+/// announcements, the same on both paths, only make the bound easier).
+pub fn tail_fits<V: ConversationView + ?Sized>(view: &V, ahead: &Ahead) -> Result<bool> {
+    let summary = text_tokens(&ahead.summary) as f64;
+    Ok(tail_tokens(view, ahead)? as f64 <= (MAX_POST_COMPACT_RATIO - 1.0) * summary)
+}
+
+/// The compaction with a summary written ahead: `messages[..ahead.cut]` replaced by it, every
+/// message since kept verbatim, finished like any compaction (restoration, pinned content,
+/// hooks, the size check). `PREEMPTIVE_NOT_APPLICABLE` (nothing committed, nothing counted as
+/// a failure) when the summary does not fit these messages ([`tail_fits`], a cut beyond
+/// them): the caller then runs today's path.
+pub async fn swap<E: Environment + ?Sized>(
+    env: &E,
+    messages: &[Message],
+    ctx: &CompactContext,
+    ahead: &Ahead,
+) -> std::result::Result<CompactionResult, CompactError> {
+    let not = |why: String| {
+        CompactError::new(
+            ErrorCode::PreemptiveNotApplicable,
+            format!("the summary written ahead does not apply: {why}"),
+        )
+    };
+    let start = active_start(messages)?;
+    if ahead.cut > messages.len() || ahead.cut <= start {
+        return Err(not(format!(
+            "it cuts at message {} of {}",
+            ahead.cut,
+            messages.len()
+        )));
+    }
+    if !tail_fits(messages, ahead)? {
+        return Err(not(format!(
+            "the {} tokens since its cut are more than {:.0} % of its {} tokens",
+            tail_tokens(messages, ahead)?,
+            (MAX_POST_COMPACT_RATIO - 1.0) * 100.0,
+            text_tokens(&ahead.summary)
+        )));
+    }
+    let pre_tokens = token_count_with_estimation(messages)?.total;
+    let loss_report =
+        crate::summarize::loss::loss_report(&messages[start..ahead.cut], &ahead.summary);
+    finish(
+        env,
+        messages,
+        ctx,
+        Finish {
+            summary_text: ahead.summary.clone(),
+            summary_message: None,
+            loss_report,
+            kept: (ahead.cut..messages.len()).collect(),
+            trigger: Trigger::Auto,
+            auto: true,
+            suppress_follow_up_questions: true,
+            pre_tokens,
+            pre_display: ahead.pre.user_display_message.clone(),
+            failures: ahead.pre.failures.clone(),
+            usage: ahead.usage,
+            post_compact_token_count: ahead.usage.map_or(0, |u| u.input_total() + u.output_tokens),
+            retries: Retries::default(),
+            from_session_memory: false,
+            summary_parts: ahead.calls,
+            max_after: auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens),
+        },
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_early_line_is_halfway_between_warning_and_threshold() {
+        assert_eq!(early_line("claude-opus-4-6", &Config::default()), 157_000);
+        let small = Config {
+            context_window: Some(30_000.0),
+            ..Default::default()
+        };
+        let t = auto_compact_threshold("claude-opus-4-6", &small);
+        assert!(early_line("claude-opus-4-6", &small) <= t);
+    }
+
+    #[test]
+    fn the_cut_keeps_the_latest_turn_and_its_tool_pairs() {
+        let m = Message::parse_all(serde_json::json!([
+            {"role": "user", "content": "read a"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "A"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]},
+        ]))
+        .unwrap();
+        assert_eq!(cut_point(m.as_slice()).unwrap(), Some(3));
+        assert_eq!(cut_point(&m[..2]).unwrap(), Some(1));
+        assert_eq!(cut_point(&m[..1]).unwrap(), None);
+    }
+}

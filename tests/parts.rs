@@ -1,0 +1,226 @@
+//! Summarizing in parts (`context.summarizeInParts`) on the shared Claude Code sessions, with
+//! a summarizer whose window is a quarter of the conversation: it refuses a longer request
+//! with the API's prompt-too-long answer and otherwise answers with the offline summarizer, so
+//! its summary names what it was shown. In parts, every file and user message of the session
+//! is named and the loss report is empty; today's path (dropping the oldest rounds) names
+//! only what survived the drop.
+
+use std::path::PathBuf;
+
+use context_compaction::drive::env::CallError;
+use context_compaction::drive::parts::PART_INSTRUCTION;
+use context_compaction::drive::pipeline::{compact_conversation, CompactContext, CompactOptions};
+use context_compaction::drive::retry::RetryPolicy;
+use context_compaction::measure::tokens::token_count_with_estimation;
+use context_compaction::model::config::Config;
+use context_compaction::model::error::ErrorCode;
+use context_compaction::model::messages::Message;
+use context_compaction::summarize::facts::extract_facts;
+use context_compaction::summarize::loss::loss_report;
+use context_compaction::summarize::offline::summarize_request;
+use context_compaction::summarize::summary::{summary_max_tokens, SummaryResponse};
+use context_compaction::transforms::transcript::parse_transcript;
+use context_compaction_test_support::env::{block_on, Scripted};
+use context_compaction_test_support::oracle::check_api;
+
+const MODEL: &str = "claude-opus-4-6";
+
+fn load(name: &str) -> Vec<Message> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/transcripts")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    parse_transcript(&text).unwrap_or_else(|e| panic!("{name}: {e:?}"))
+}
+
+/// The sessions as conversations to compact: the long one up to its recorded compaction
+/// (what Claude Code summarized), the others whole.
+fn sessions() -> Vec<(&'static str, Vec<Message>)> {
+    let long = load("cc_long_autocompact_4d5611e5.jsonl");
+    let b = long.iter().position(Message::is_compact_boundary).unwrap();
+    vec![
+        ("long, before its compaction", long[..b].to_vec()),
+        ("image", load("cc_image_9e953218.jsonl")),
+    ]
+}
+
+/// Tokens of a request body as the test summarizer counts them (its own rough count).
+fn input_tokens(request: &serde_json::Value) -> u64 {
+    (request.to_string().encode_utf16().count() as u64).div_ceil(4)
+}
+
+/// A summarizer with an input window of `window` tokens: longer requests get the API's
+/// prompt-too-long answer; others the offline summary of what they hold.
+fn quarter_summarizer(window: u64) -> Scripted {
+    Scripted::new(Box::new(move |req, _| {
+        let body = serde_json::to_value(req).unwrap();
+        let input = input_tokens(&body);
+        if input > window {
+            return Err(CallError {
+                status: Some(400),
+                message: format!(
+                    r#"400 {{"type":"error","error":{{"type":"invalid_request_error","message":"prompt is too long: {input} tokens > {window} maximum"}}}}"#
+                ),
+                ..Default::default()
+            });
+        }
+        Ok(SummaryResponse {
+            // As much as the request allows a model to write (its `max_tokens`).
+            text: summarize_request(&body, u64::MAX),
+            stop_reason: Some("end_turn".into()),
+            ..Default::default()
+        })
+    }))
+}
+
+fn context(in_parts: bool, config: Config) -> CompactContext {
+    CompactContext {
+        model: MODEL.into(),
+        config,
+        summarize_in_parts: in_parts,
+        ..Default::default()
+    }
+}
+
+fn options() -> CompactOptions {
+    CompactOptions {
+        retry: RetryPolicy::with_base_ms(1),
+        ..Default::default()
+    }
+}
+
+/// The window of the summarizer: a quarter of the conversation's tokens.
+fn quarter(conv: &[Message]) -> u64 {
+    token_count_with_estimation(conv).unwrap().total / 4
+}
+
+#[test]
+fn in_parts_every_file_and_user_message_is_named() {
+    for (name, conv) in sessions() {
+        let facts = extract_facts(&conv);
+        assert!(
+            facts.files.len() > 5 && facts.user_messages.len() > 1,
+            "{name}"
+        );
+        let window = quarter(&conv);
+        // Learnt from the prompt-too-long answers, and known up front from the config.
+        let up_front = Config {
+            summary_context_window: Some((window + summary_max_tokens(MODEL)) as f64),
+            ..Default::default()
+        };
+        for (how, config) in [("learnt", Config::default()), ("up front", up_front)] {
+            let env = quarter_summarizer(window);
+            let r = block_on(compact_conversation(
+                &conv,
+                &context(true, config),
+                &options(),
+                &env,
+            ))
+            .unwrap_or_else(|e| panic!("{name}, {how}: {e:?}"));
+            let requests = env.requests.borrow();
+            let answered: Vec<_> = requests
+                .iter()
+                .filter(|q| input_tokens(&serde_json::to_value(q).unwrap()) <= window)
+                .collect();
+            println!(
+                "{name} ({how}): window {window}, {} requests, {} parts, {} refused; summary {} chars; {} files, {} user messages",
+                requests.len(),
+                r.summary_parts,
+                requests.len() - answered.len(),
+                r.summary.len(),
+                facts.files.len(),
+                facts.user_messages.len()
+            );
+            // The conversation in one request would not fit: at least two parts.
+            let whole =
+                context_compaction::summarize::summary::build_summary_request(MODEL, &conv, &[]);
+            assert!(input_tokens(&serde_json::to_value(&whole).unwrap()) > window);
+            assert!(
+                r.summary_parts >= 2,
+                "{name}, {how}: {} parts",
+                r.summary_parts
+            );
+            assert_eq!(answered.len() as u32, r.summary_parts, "{name}, {how}");
+            if how == "up front" {
+                assert_eq!(
+                    requests.len(),
+                    answered.len(),
+                    "{name}: no refusal when known"
+                );
+            }
+            // Every part after the first starts with the summary so far.
+            for q in &answered[1..] {
+                let first = q.messages[0]["content"][0]["text"].as_str().unwrap();
+                assert!(
+                    first.contains("<summary>") || first.contains("1. Primary"),
+                    "{first:.200}"
+                );
+                assert!(q.messages.to_string_lossy_contains(PART_INSTRUCTION));
+            }
+            assert!(
+                r.loss_report.is_empty(),
+                "{name}, {how}: {:?}",
+                r.loss_report
+            );
+            // The report of the pipeline is the report over the whole conversation.
+            assert_eq!(loss_report(&conv, &r.summary), r.loss_report);
+            for f in &facts.files {
+                let base = f.path.rsplit('/').next().unwrap();
+                assert!(r.summary.contains(base), "{name}: {}", f.path);
+            }
+            let out = r.post_compact_messages(&conv);
+            let values: Vec<_> = out.iter().map(Message::to_value).collect();
+            check_api(&values).unwrap();
+        }
+    }
+}
+
+#[test]
+fn todays_path_names_only_what_survived_the_truncation() {
+    for (name, conv) in sessions() {
+        let window = quarter(&conv);
+        let env = quarter_summarizer(window);
+        let r = block_on(compact_conversation(
+            &conv,
+            &context(false, Config::default()),
+            &options(),
+            &env,
+        ));
+        match r {
+            Ok(r) => {
+                let facts = extract_facts(&conv);
+                println!(
+                    "{name} (truncation): {} prompt-too-long retries; loss: {} of {} files, {} of {} user messages, {} errors",
+                    r.ptl_retries,
+                    r.loss_report.files.len(),
+                    facts.files.len(),
+                    r.loss_report.user_messages.len(),
+                    facts.user_messages.len(),
+                    r.loss_report.errors.len()
+                );
+                assert!(r.ptl_retries >= 1);
+                assert!(
+                    !r.loss_report.is_empty(),
+                    "{name}: dropping rounds loses them"
+                );
+                assert_eq!(r.summary_parts, 1);
+            }
+            Err(e) => {
+                println!("{name} (truncation): failed: {}", e.error.message);
+                assert_eq!(e.error.code, ErrorCode::PromptTooLong, "{name}");
+            }
+        }
+    }
+}
+
+/// `Vec<Value>` search helper.
+trait ContainsText {
+    fn to_string_lossy_contains(&self, needle: &str) -> bool;
+}
+
+impl ContainsText for Vec<serde_json::Value> {
+    fn to_string_lossy_contains(&self, needle: &str) -> bool {
+        self.iter()
+            .any(|v| v.to_string().contains(&needle.replace('"', "\\\"")))
+    }
+}
