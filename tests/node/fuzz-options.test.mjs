@@ -51,6 +51,8 @@ const KEYS = [
   'clearToolUses', 'triggerInputTokens', 'clearAtLeast', 'targetInputTokens', 'keepToolUses',
   'clearToolInputs', 'excludeTools', 'compact', 'compactTriggerInputTokens', 'pauseAfterCompaction',
   'compactInstructions',
+  // simulateSession
+  'policies', 'prices', 'summaryTokensPerSecond', 'summaryTokens', 'ttl', 'microCompact', 'server', 'recorded',
   // messages and records
   'role', 'content', 'type', 'text', 'path', 'name', 'description', 'message', 'status', 'error',
   // near misses, prototype keys
@@ -207,6 +209,7 @@ function calls(rng) {
     buildPostCompactMessages: () => [arg({ boundaryMarker: { type: 'system' }, summaryMessages: [] })],
     offlineSummarizer: () => [opt()],
     setEnvironmentDefaults: () => [opt()],
+    simulateSession: () => [arg('{"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1"}\n'), opt({ policies: [rng.pick(['claude-code', 'none'])] })],
     getConstants: () => [],
     errorCodes: () => [],
     // The plain-JS summarizers are only built (never called: they would reach a network).
