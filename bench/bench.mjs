@@ -792,6 +792,7 @@ measure('abort.delay', 'abort', `delay from abort() to the ABORTED rejection, co
   Math.max(...abortDelays), 'ms', 100,
   `abort points: ${aborts.map((a) => `${a.name}: ${a.delayMs === undefined ? a.outcome : `${a.delayMs.toFixed(1)} ms`}`).join('; ')}. ` +
     'The async functions read messages in ~20 ms slices and pass a checkpoint (a turn of the event loop) between their long passes. Goal: ≤ 100 ms');
+rows.at(-1).targetText = '≤ 100 ms';
 
 const outcome = {
   tokenCount: agreement,
