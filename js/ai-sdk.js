@@ -11,7 +11,7 @@
 // response}`; errors `APICallError` (`statusCode`, `responseBody`, `responseHeaders`,
 // `isRetryable`) and `RetryError` (`reason`, `lastError`, `errors`) after its own retries.
 
-import { attemptControls, describe, likelyMeant, retryAfter, headersToObject } from './http.js';
+import { attemptControls, describe, guardOptions, likelyMeant, retryAfter, headersToObject } from './http.js';
 import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError } from './summary-request.js';
 
 /** The options {@link aiSdkSummarizer} reads; any other key is a mistake. */
@@ -53,6 +53,15 @@ const OPTION_KEYS = Object.freeze([
  *   const summarize = aiSdkSummarizer(openai('gpt-4.1-mini'), { generateText, streamText });
  */
 export function aiSdkSummarizer(model, options = {}) {
+  return guardOptions(() => buildAiSdkSummarizer(model, options), optionError);
+}
+
+/**
+ * The body of the function above, unguarded.
+ * @param {import('./ai-sdk.js').AiSdkLanguageModel} model
+ * @param {import('./ai-sdk.js').AiSdkSummarizerOptions} options
+ */
+function buildAiSdkSummarizer(model, options) {
   const isModel = typeof model === 'string' ? model !== '' : model !== null && typeof model === 'object';
   if (!isModel) {
     throw optionError('model must be an AI SDK language model (e.g. openai("gpt-4.1-mini")) or a model id string');

@@ -12,7 +12,7 @@
 // types/index.d.ts in the type check: types/tsconfig.js.json); JSDoc `@import`s are comments.
 
 /** @import * as Library from './index.js' (the package: its Node entry or initialised browser entry) */
-/** @import { CompactMetadata, Config, ModelId, TranscriptLine, Usage } from './index.js' */
+/** @import { CompactMetadata, Config, ModelId, SimulationReport, TranscriptLine, Usage } from './index.js' */
 /**
  * One API call of a transcript (see apiCalls).
  * @typedef {{n: number, id: string | null, first: number, last: number, lineNumber: number,
@@ -191,4 +191,43 @@ export function thresholdsFor(cc, model, config) {
     errorThreshold: Math.max(0, threshold - c.ERROR_THRESHOLD_BUFFER_TOKENS),
     blockingLimit: Math.max(0, effective - c.MANUAL_COMPACT_BUFFER_TOKENS),
   };
+}
+
+// ---- The simulator's side-by-side table (`context-compaction simulate`, the page) -----------------
+
+/** Thousands as `12.3K` / millions as `1.23M`, for the simulator's table. @param {number} n */
+export function shortTokens(n) {
+  if (!Number.isFinite(n)) return '-';
+  if (Math.abs(n) >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
+  if (Math.abs(n) >= 1e3) return `${(n / 1e3).toFixed(1)}K`;
+  return String(Math.round(n));
+}
+
+/** The columns of the side-by-side table, in order. */
+export const SIMULATION_COLUMNS = Object.freeze([
+  'policy', 'cost', 'vs claude-code', 'peak', 'mean', 'compactions', 'clearings', 'wait', 'lost',
+  'cache read', 'cache write', 'output',
+]);
+
+/**
+ * The rows of the side-by-side table of a simulation report (what `simulateSession` returns):
+ * one per policy, the cells as text, in the order of {@link SIMULATION_COLUMNS}.
+ * @param {SimulationReport} report
+ * @returns {string[][]}
+ */
+export function simulationRows(report) {
+  return report.policies.map((p) => [
+    p.name + (p.name === report.recommended ? ' *' : ''),
+    `$${p.cost.toFixed(2)}`,
+    p.relativeCost === null ? '-' : `${(p.relativeCost * 100).toFixed(1)}%`,
+    shortTokens(p.peakContext),
+    shortTokens(p.meanContext),
+    String(p.compactions),
+    String(p.microCompactions),
+    `${p.blockedSeconds.toFixed(0)}s`,
+    String(p.lost),
+    shortTokens(p.tokens.cacheRead),
+    shortTokens(p.tokens.cacheWrite),
+    shortTokens(p.tokens.output),
+  ]);
 }

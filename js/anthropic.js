@@ -29,6 +29,7 @@
 import {
   withRetries,
   attemptControls,
+  guardOptions,
   checkCount as checkCountWith,
   createSseParser,
   describe,
@@ -151,6 +152,14 @@ export class AnthropicApiError extends Error {
  *   const response = await summarize(request, { signal, onText: (t) => progress(t) });
  */
 export function anthropicSummarizer(options = {}) {
+  return guardOptions(() => buildAnthropicSummarizer(options), optionError);
+}
+
+/**
+ * The body of the function above, unguarded.
+ * @param {import('./anthropic.js').AnthropicSummarizerOptions} options
+ */
+function buildAnthropicSummarizer(options) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw optionError('options must be an object');
   }

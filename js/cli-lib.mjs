@@ -35,13 +35,13 @@ import { parseArgs, promisify } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import * as cc from './node.js';
 import * as shared from './analysis.mjs';
-import { apiCalls, asOwnConversation, boundaryFacts, boundaryIndices, errorStats, lineNumberOf, percentile, realContextOf } from './analysis.mjs';
+import { apiCalls, asOwnConversation, boundaryFacts, boundaryIndices, errorStats, lineNumberOf, percentile, realContextOf, SIMULATION_COLUMNS, simulationRows } from './analysis.mjs';
 
 export { apiCalls, asOwnConversation, boundaryIndices, errorStats, lineNumberOf, percentile, realContextOf };
 
 // Types come from the package's declarations (`./index.js` is pkg/index.d.ts in the package,
 // types/index.d.ts in the type check: types/tsconfig.js.json); JSDoc `@import`s are comments.
-/** @import { ApiErrorBody, CompactContext, CompactionPreview, CompactionUsage, Config, LossReport, ModelId, ProgressEvent, TokenWarningState, TranscriptLine } from './index.js' */
+/** @import { ApiErrorBody, CompactContext, CompactionPreview, CompactionUsage, Config, LossReport, ModelId, ProgressEvent, SimulateOptions, SimulationPolicy, SimulationPolicyName, SimulationPriceOverrides, SimulationReport, TokenWarningState, TranscriptLine } from './index.js' */
 /** @import { ApiCall } from './analysis.mjs' */
 /**
  * The streams and environment of a run (process.stdout, process.stderr, process.env).
@@ -142,6 +142,14 @@ Commands
       next to the library's estimate; the warning state at the end; the compaction boundaries;
       what micro-compaction would free. A table, or JSON with --json.
 
+  simulate <session.jsonl> [--policy P]... [--prices JSON] [--json]
+      Replays the session request by request under compaction policies, through a model of
+      the provider's prompt cache (5-minute or 1-hour time-to-live), and prints them side by
+      side: cost, peak and mean context, compactions, clearings of old tool results, time the
+      conversation waited for summaries, what the summaries lost, tokens by billing class. The
+      recommended policy (the cheapest that loses nothing) is marked *. With the recorded
+      usage, also how well the cache model reproduces it.
+
   compact <session.jsonl> [options]
       Compacts the conversation (what follows its last compact_boundary) and writes a
       transcript Claude Code can resume: the original lines unchanged, then the new
@@ -182,6 +190,20 @@ Options of compact
       --progress          Show progress on stderr even when it is not a terminal (plain lines).
       --no-progress       No progress display (default: shown when stderr is a terminal).
 
+Options of simulate
+      --policy P          A policy to compare (repeatable; default: all the built-in ones):
+                          a built-in name (recorded, claude-code, batched-clearing,
+                          pre-emptive, api-clear-tool-uses, api-compaction, recommended), a
+                          policy as JSON ('{"name":"early","compact":{"threshold":100000}}'),
+                          or a JSON file holding one policy or an array of them.
+      --prices JSON       Prices in $ per million tokens overriding the model's list prices,
+                          as JSON or a JSON file: {"input":5,"cacheWrite5m":6.25,
+                          "cacheWrite1h":10,"cacheRead":0.5,"output":25}.
+      --model M           Model for the prices and thresholds (default: the session's).
+      --summary-speed N   Summary output speed, tokens per second (default 50).
+      --summary-tokens N  Summary size budget, tokens (default 4000).
+      --json              The whole report as JSON.
+
 Other options
   -h, --help              This help.
       --version           The package version.
@@ -194,6 +216,8 @@ Exit codes
 
 Examples
   npx context-compaction analyze ~/.claude/projects/my-project/SESSION.jsonl
+  npx context-compaction simulate SESSION.jsonl
+  npx context-compaction simulate SESSION.jsonl --policy claude-code --policy '{"name":"early","compact":{"threshold":100000}}'
   npx context-compaction compact SESSION.jsonl --preview
   npx context-compaction compact SESSION.jsonl -o compacted.jsonl --append-missing
   ANTHROPIC_API_KEY=sk-... npx context-compaction compact SESSION.jsonl --instructions "keep the test plan"
@@ -1187,6 +1211,142 @@ export function analyzeCommand(args, io) {
   return EXIT.OK;
 }
 
+// ---- simulate ------------------------------------------------------------------------------------
+
+/**
+ * A JSON option given inline (`{…}` / `[…]`) or as a file; throws CliError (exit 2) naming it.
+ * @param {string} text
+ * @param {string} option e.g. `--policy`
+ * @returns {unknown}
+ */
+function jsonArgument(text, option) {
+  const inline = /^\s*[[{]/.test(text);
+  let source = text;
+  if (!inline) {
+    try {
+      source = readFileSync(resolve(text), 'utf8');
+    } catch (err) {
+      const e = /** @type {NodeJS.ErrnoException} */ (err);
+      throw usageError(`${option} ${JSON.stringify(text)}: not JSON, and no such file (${e.code ?? e.message})`);
+    }
+  }
+  try {
+    return JSON.parse(source);
+  } catch (err) {
+    throw usageError(`${option} ${inline ? '' : `${text}: `}invalid JSON: ${/** @type {Error} */ (err).message}`);
+  }
+}
+
+/**
+ * The policies of the `--policy` arguments: names, inline JSON, or files (one or an array).
+ * @param {string[]} args
+ * @returns {Array<SimulationPolicyName | SimulationPolicy>}
+ */
+function policyArguments(args) {
+  /** @type {Array<SimulationPolicyName | SimulationPolicy>} */
+  const out = [];
+  for (const a of args) {
+    if (/^[a-z][a-z0-9-]*$/.test(a)) {
+      out.push(/** @type {SimulationPolicyName} */ (a));
+      continue;
+    }
+    const v = jsonArgument(a, '--policy');
+    for (const p of Array.isArray(v) ? v : [v]) out.push(/** @type {SimulationPolicy} */ (p));
+  }
+  return out;
+}
+
+/**
+ * A whole number option ≥ 1; throws CliError (exit 2).
+ * @param {string | undefined} text
+ * @param {string} option
+ */
+function positiveNumber(text, option) {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw usageError(`${option} must be a number > 0 (got ${JSON.stringify(text)})`);
+  return n;
+}
+
+/**
+ * The text report of `simulate`: the side-by-side table, then the calibration.
+ * @param {SimulationReport} r
+ * @param {string} file
+ */
+export function formatSimulation(r, file) {
+  const out = [];
+  out.push(`${file}: ${r.calls} API calls, model ${r.model}, auto-compact threshold ${r.threshold.toLocaleString('en-US')} tokens`);
+  const p = r.prices;
+  out.push(
+    `Prices ($/MTok): input ${p.input}, cache write ${p.cacheWrite5m} (5 min) / ${p.cacheWrite1h} (1 h), cache read ${p.cacheRead}, output ${p.output}; ` +
+      `summaries of at most ${r.summaryTokens} tokens at ${r.summaryTokensPerSecond} tokens/s`,
+  );
+  out.push('');
+  out.push(table([...SIMULATION_COLUMNS], simulationRows(r), ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']));
+  if (r.recommended) out.push(`* recommended: ${r.recommended} (the cheapest policy whose summaries lose nothing)`);
+  for (const q of r.policies) {
+    if (q.lost) out.push(`${q.name} lost: ${[...q.loss.files, ...q.loss.userMessages.map((u) => JSON.stringify(u.slice(0, 80))), ...q.loss.errors].join('; ')}`);
+  }
+  const c = r.calibration;
+  if (c) {
+    out.push('');
+    const pct = (/** @type {number} */ x) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}%`;
+    out.push(
+      `Calibration (recorded policy vs recorded usage, ${c.calls} calls): cache read ${c.simulated.cacheRead.toLocaleString('en-US')} vs ${c.recorded.cacheRead.toLocaleString('en-US')} (${pct(c.readErrorPercent)}), ` +
+        `cache write ${c.simulated.cacheWrite.toLocaleString('en-US')} vs ${c.recorded.cacheWrite.toLocaleString('en-US')} (${pct(c.writeErrorPercent)})`,
+    );
+    out.push(
+      `  from the transcript alone: read ${pct(c.modelOnlyReadErrorPercent)}, write ${pct(c.modelOnlyWriteErrorPercent)}; ` +
+        `prompt changes at user prompts seen only in the usage: ${c.clientBreaks.length}`,
+    );
+  }
+  return escapeTerminal(out.join('\n'));
+}
+
+const SIMULATE_OPTIONS = /** @type {const} @satisfies {NonNullable<import('node:util').ParseArgsConfig['options']>} */ ({
+  policy: { type: 'string', multiple: true },
+  prices: { type: 'string' },
+  model: { type: 'string' },
+  'summary-speed': { type: 'string' },
+  'summary-tokens': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+});
+
+/**
+ * `simulate <session.jsonl> [--policy P]... [--prices JSON] [--json]`.
+ * @param {string[]} args the arguments after the command
+ * @param {CliIo} io
+ */
+export function simulateCommand(args, io) {
+  const { values: v, positionals } = parse(args, SIMULATE_OPTIONS);
+  if (v.help) {
+    io.stdout.write(HELP);
+    return EXIT.OK;
+  }
+  const file = onePath(positionals, 'simulate');
+  /** @type {SimulateOptions} */
+  const options = {};
+  if (v.policy) options.policies = policyArguments(v.policy);
+  if (v.prices !== undefined) options.prices = /** @type {SimulationPriceOverrides} */ (jsonArgument(v.prices, '--prices'));
+  if (v.model !== undefined) options.model = v.model;
+  const speed = positiveNumber(v['summary-speed'], '--summary-speed');
+  if (speed !== undefined) options.summaryTokensPerSecond = speed;
+  const tokens = positiveNumber(v['summary-tokens'], '--summary-tokens');
+  if (tokens !== undefined) options.summaryTokens = Math.round(tokens);
+  const { lines } = readTranscriptFile(file);
+  let report;
+  try {
+    report = cc.simulateSession(lines, options);
+  } catch (err) {
+    const e = /** @type {ErrorLike} */ (err);
+    if (e && e.code === 'INVALID_ARGUMENT') throw usageError(`simulate: ${e.message}`);
+    throw describeLibraryError(err, file);
+  }
+  io.stdout.write((v.json ? jsonForTerminal(report) : formatSimulation(report, file)) + '\n');
+  return EXIT.OK;
+}
+
 const COMPACT_OPTIONS = /** @type {const} @satisfies {NonNullable<import('node:util').ParseArgsConfig['options']>} */ ({
   output: { type: 'string', short: 'o' },
   'no-history': { type: 'boolean' },
@@ -1540,7 +1700,7 @@ export const DEFAULT_MODEL = 'claude-sonnet-4-5';
 export async function run(argv, io) {
   try {
     const [command, ...rest] = argv;
-    if (command === undefined) throw usageError('which command? (analyze or compact)');
+    if (command === undefined) throw usageError('which command? (analyze, simulate or compact)');
     if (command === '-h' || command === '--help' || command === 'help') {
       io.stdout.write(HELP);
       return EXIT.OK;
@@ -1550,9 +1710,10 @@ export async function run(argv, io) {
       return EXIT.OK;
     }
     if (command === 'analyze') return analyzeCommand(rest, io);
+    if (command === 'simulate') return simulateCommand(rest, io);
     if (command === 'compact') return await compactCommand(rest, io);
     throw usageError(
-      command.startsWith('-') ? `unknown option ${command} (options come after the command)` : `unknown command ${JSON.stringify(command)} (analyze or compact)`,
+      command.startsWith('-') ? `unknown option ${command} (options come after the command)` : `unknown command ${JSON.stringify(command)} (analyze, simulate or compact)`,
     );
   } catch (e) {
     if (e instanceof CliError) {

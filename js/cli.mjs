@@ -2,6 +2,7 @@
 // @ts-check
 // `npx context-compaction <command>`: the package's command line (its `bin`).
 //   context-compaction analyze <session.jsonl> [--json]
+//   context-compaction simulate <session.jsonl> [--policy P]... [--prices JSON] [--json]
 //   context-compaction compact <session.jsonl> [-o out.jsonl] [--offline | --api-key KEY --model M] …
 // Everything is in cli-lib.mjs; `context-compaction --help` lists the options and exit codes.
 

@@ -18,6 +18,8 @@ export declare function headersToObject(headers: Headers | Record<string, string
 export declare function describe(e: unknown): string;
 /** Throws `optionError` unless `value` is a non-negative finite number (or absent, when optional). */
 export declare function checkCount(name: string, value: unknown, optional: boolean, optionError: (message: string) => Error): void;
+/** Runs `build`; anything the caller's objects throw while read becomes `optionError(…)` with the original as `cause`. */
+export declare function guardOptions<T>(build: () => T, optionError: (message: string) => Error): T;
 /** The name of `known` that `name` most likely misspells, if any. */
 export declare function likelyMeant(name: string, known: readonly string[]): string | undefined;
 /** The named variables of `process.env` where there is one (an empty value is unset). */

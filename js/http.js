@@ -358,3 +358,23 @@ export async function withRetries(attempt, call, o) {
     }
   }
 }
+
+/**
+ * Runs a summarizer factory's reading of its arguments so that whatever the caller's objects
+ * throw while being read (a Proxy's traps, a getter, a revoked Proxy) is a coded option error
+ * naming what happened, with the original as its `cause`, never a bare exception. The
+ * factory's own coded errors pass through as they are.
+ * @template T
+ * @param {() => T} build
+ * @param {(message: string) => Error} optionError The caller's error for a bad option.
+ * @returns {T}
+ */
+export function guardOptions(build, optionError) {
+  try {
+    return build();
+  } catch (e) {
+    if (e instanceof Error && typeof (/** @type {{code?: unknown}} */ (e).code) === 'string') throw e;
+    const why = e instanceof Error ? e.message : typeof e === 'symbol' ? e.toString() : String(e);
+    throw Object.assign(optionError(`reading the arguments threw: ${why}`), { cause: e });
+  }
+}

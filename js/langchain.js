@@ -11,7 +11,7 @@
 // `model.invoke(messages, {signal})` resolving one `AIMessage`. Provider errors keep the
 // provider SDK's shape: `status`, `error` (the body), `headers`, and its message.
 
-import { attemptControls, describe, headersToObject, likelyMeant, retryAfter, withRetries } from './http.js';
+import { attemptControls, describe, guardOptions, headersToObject, likelyMeant, retryAfter, withRetries } from './http.js';
 import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError, TRANSIENT_STATUSES } from './summary-request.js';
 
 /** The options {@link langchainSummarizer} reads; any other key is a mistake. */
@@ -45,6 +45,15 @@ const TRANSIENT_WORDS = ['overloaded', 'rate limit', 'rate_limit', 'too many req
  *   const summarize = langchainSummarizer(new ChatOpenAI({ model: 'gpt-4.1-mini', maxTokens: 16_000 }));
  */
 export function langchainSummarizer(chatModel, options = {}) {
+  return guardOptions(() => buildLangchainSummarizer(chatModel, options), optionError);
+}
+
+/**
+ * The body of the function above, unguarded.
+ * @param {import('./langchain.js').LangChainChatModel} chatModel
+ * @param {import('./langchain.js').LangChainSummarizerOptions} options
+ */
+function buildLangchainSummarizer(chatModel, options) {
   if (chatModel === null || typeof chatModel !== 'object' || (typeof chatModel.invoke !== 'function' && typeof chatModel.stream !== 'function')) {
     throw optionError('chatModel must be a LangChain chat model (an object with invoke / stream)');
   }

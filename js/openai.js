@@ -20,6 +20,7 @@
 import {
   withRetries,
   attemptControls,
+  guardOptions,
   checkCount,
   createSseParser,
   describe,
@@ -144,6 +145,14 @@ export class OpenAiApiError extends Error {
  *   const result = await compactConversation(messages, { model: 'gpt-4.1', summarize });
  */
 export function openaiSummarizer(options = {}) {
+  return guardOptions(() => buildOpenaiSummarizer(options), optionError);
+}
+
+/**
+ * The body of the function above, unguarded.
+ * @param {import('./openai.js').OpenAiSummarizerOptions} options
+ */
+function buildOpenaiSummarizer(options) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw optionError('options must be an object');
   }

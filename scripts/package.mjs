@@ -99,6 +99,176 @@ const errorClass = `export { ContextCompactionError } from '${errorSnippets[0]}'
   }
 }
 
+// A WebAssembly trap (`unreachable`, memory access out of bounds, a stack overflow inside the
+// .wasm) leaves the instance unusable. The glue recovers instead of failing every later call
+// (issue 13): every export, method and callback that enters the .wasm is guarded; a trap marks
+// the instance dead and is reported as a coded INSTANCE_RESET error (the RuntimeError as its
+// `cause`), the promises still pending in the dead instance are rejected the same way, and the
+// next call instantiates a fresh instance, synchronously, from the WebAssembly.Module kept at
+// init (every entry keeps it: Node, web, inline, workerd). Objects of the dead instance (a
+// Compactor, an offlineSummarizer function) throw INSTANCE_RESET; their finalizers never
+// touch the fresh instance. Exact text replacements with counts: a wasm-bindgen whose glue
+// differs fails the build here, not at run time.
+{
+  const gluePath = pkg + 'context_compaction.js';
+  let text = readFileSync(gluePath, 'utf8');
+  if (!text.includes('__ccGeneration')) {
+    const swap = (from, to, count) => {
+      const n = typeof from === 'string' ? text.split(from).length - 1 : (text.match(from) || []).length;
+      if (n !== count) throw new Error(`package.mjs: expected ${count} × ${String(from)} in the glue, found ${n}`);
+      text = typeof from === 'string' ? text.replaceAll(from, to) : text.replace(from, to);
+    };
+    const classes = [...text.matchAll(/^export class (\w+) \{$/gm)].map((m) => m[1]);
+    const functions = [...text.matchAll(/^export function (\w+)\(/gm)].map((m) => m[1]).filter((n) => n !== 'initSync');
+    const snippetDir = errorSnippets[0].replace(/js_error\.js$/, '');
+    // Closures carry the instance they belong to; a stale one never reaches the fresh instance.
+    swap('const state = { a: arg0, b: arg1, cnt: 1 };', 'const state = { a: arg0, b: arg1, cnt: 1, g: __ccGeneration };', 2);
+    swap(
+      '        state.cnt++;\n        try {\n            return f(state.a, state.b, ...args);\n        } finally {',
+      '        if (state.g !== __ccGeneration || __ccDead) throw __ccStale(\'this function\');\n' +
+        '        state.cnt++;\n        try {\n            return __ccEnter(() => f(state.a, state.b, ...args), false);\n        } finally {',
+      1,
+    );
+    swap(
+      '        state.cnt++;\n        const a = state.a;\n        state.a = 0;\n        try {\n            return f(a, state.b, ...args);\n        } finally {',
+      // Promise callbacks of the dead instance (its pending work) end quietly: their promises
+      // were rejected when it trapped.
+      '        if (state.g !== __ccGeneration || __ccDead) return undefined;\n' +
+        '        state.cnt++;\n        const a = state.a;\n        state.a = 0;\n        try {\n            return __ccEnter(() => f(a, state.b, ...args), true);\n        } finally {',
+      1,
+    );
+    swap(
+      '        if (--state.cnt === 0) {\n            wasm.__wbindgen_destroy_closure(state.a, state.b);',
+      '        if (--state.cnt === 0) {\n            if (state.g === __ccGeneration && !__ccDead) wasm.__wbindgen_destroy_closure(state.a, state.b);',
+      2,
+    );
+    swap(
+      'new FinalizationRegistry(state => wasm.__wbindgen_destroy_closure(state.a, state.b));',
+      'new FinalizationRegistry(state => { if (state.g === __ccGeneration && !__ccDead) wasm.__wbindgen_destroy_closure(state.a, state.b); });',
+      1,
+    );
+    // Objects: their finalizer frees only in the instance they were made in.
+    swap(/new FinalizationRegistry\(ptr => wasm\.(\w+)\(ptr(?: >>> 0)?, 1\)\)/g, 'new FinalizationRegistry(h => { if (h.g === __ccGeneration && !__ccDead) wasm.$1(h.ptr, 1); })', classes.length);
+    swap(/(\w+Finalization)\.register\((\w+), \2\.__wbg_ptr, \2\)/g, '$1.register($2, { ptr: $2.__wbg_ptr, g: __ccGeneration }, $2)', 2 * classes.length);
+    text =
+      `import * as __ccConvert from '${snippetDir}js_convert.js';\n` +
+      `import * as __ccView from '${snippetDir}js_view.js';\n` +
+      text +
+      `
+// ---- (scripts/package.mjs) Recovery from a trap: a fresh instance at the next call. ----
+let __ccGeneration = 0;
+let __ccDead = false;
+let __ccDepth = 0;
+let __ccEnv;
+const __ccPending = new Set();
+const __ccBorn = new WeakMap();
+function __ccIsTrap(e) {
+    return e instanceof WebAssembly.RuntimeError || (e instanceof RangeError && /call stack/i.test(e.message));
+}
+function __ccStale(what) {
+    return __ccCodedError(\`\${what} belongs to a WebAssembly instance that trapped and was replaced by a fresh one: create it again\`, 'INSTANCE_RESET');
+}
+// A trap: the instance is dead from now on; what was pending in it is rejected.
+function __ccTrapped(e) {
+    const err = __ccCodedError(\`the WebAssembly instance trapped (\${e.message}); the next call runs on a fresh instance, and objects created before (a Compactor, an offlineSummarizer function) must be created again\`, 'INSTANCE_RESET');
+    err.cause = e;
+    if (!__ccDead) {
+        __ccDead = true;
+        const pending = [...__ccPending];
+        __ccPending.clear();
+        for (const reject of pending) reject(err);
+    }
+    return err;
+}
+// Runs \`run\`, which enters the .wasm; a trap is reported (thrown, or for a callback of the
+// event loop, ended quietly once its promise is rejected).
+function __ccEnter(run, quiet) {
+    __ccDepth++;
+    try {
+        return run();
+    } catch (e) {
+        if (!__ccIsTrap(e)) throw e;
+        const err = __ccTrapped(e);
+        if (quiet && __ccDepth === 1) return undefined;
+        throw err;
+    } finally {
+        __ccDepth--;
+    }
+}
+// A fresh instance from the module kept at init, with the environment defaults given before.
+function __ccRevive() {
+    const instance = new WebAssembly.Instance(wasmModule, __wbg_get_imports());
+    __ccGeneration++;
+    __ccDead = false;
+    WASM_VECTOR_LEN = 0;
+    for (const take of [__ccConvert.takeConvertError, __ccView.takeStrings, __ccView.takeReadError, __ccView.takeCounterError]) {
+        if (typeof take === 'function') take();
+    }
+    __wbg_finalize_init(instance, wasmModule);
+    if (__ccEnv !== undefined) __ccRaw_setEnvironmentDefaults(__ccEnv);
+}
+function __ccTrack(p) {
+    return new Promise((resolve, reject) => {
+        __ccPending.add(reject);
+        p.then((v) => { __ccPending.delete(reject); resolve(v); }, (e) => { __ccPending.delete(reject); reject(e); });
+    });
+}
+function __ccGuard(f, owner) {
+    return function (...args) {
+        if (__ccDead) {
+            if (__ccDepth > 0) throw __ccStale('this call');
+            __ccRevive();
+        }
+        // After a revival: an object of the dead instance must not reach the fresh one.
+        if (owner !== undefined && this instanceof owner && __ccBorn.get(this) !== __ccGeneration) throw __ccStale(\`this \${owner.name}\`);
+        const r = __ccEnter(() => f.apply(this, args), false);
+        return r instanceof Promise ? __ccTrack(r) : r;
+    };
+}
+const __ccRaw_setEnvironmentDefaults = setEnvironmentDefaults;
+${functions.map((n) => `${n} = __ccGuard(${n});`).join('\n')}
+{
+    const guarded = setEnvironmentDefaults;
+    setEnvironmentDefaults = function (env) {
+        const r = guarded(env);
+        __ccEnv = env;
+        return r;
+    };
+}
+${classes
+  .map(
+    (c) => `for (const [target, owner] of [[${c}.prototype, ${c}], [${c}, undefined]]) {
+    for (const name of Object.getOwnPropertyNames(target)) {
+        if (['constructor', '__wrap', '__destroy_into_raw', 'free'].includes(name)) continue;
+        if (owner === undefined && ['prototype', 'length', 'name'].includes(name)) continue;
+        const d = Object.getOwnPropertyDescriptor(target, name);
+        if (typeof d.value === 'function') Object.defineProperty(target, name, { ...d, value: __ccGuard(d.value, owner) });
+        else if (typeof d.get === 'function') Object.defineProperty(target, name, { ...d, get: __ccGuard(d.get, owner) });
+    }
+}
+// The pointer remembers the instance it was made in.
+{
+    const ptrs = new WeakMap();
+    Object.defineProperty(${c}.prototype, '__wbg_ptr', {
+        get() { return ptrs.get(this) ?? 0; },
+        set(ptr) { ptrs.set(this, ptr); __ccBorn.set(this, __ccGeneration); },
+        configurable: true,
+    });
+    const free = ${c}.prototype.free;
+    ${c}.prototype.free = function () {
+        // Freed already, or made in a dead instance: nothing to free (never a throw).
+        if (!ptrs.get(this) || __ccBorn.get(this) !== __ccGeneration || __ccDead) { ptrs.set(this, 0); return; }
+        return free.call(this);
+    };
+    if (Symbol.dispose) ${c}.prototype[Symbol.dispose] = ${c}.prototype.free;
+}`,
+  )
+  .join('\n')}
+`;
+    writeFileSync(gluePath, text);
+  }
+}
+
 const header = '// Generated by scripts/package.mjs — do not edit.\n';
 // The public names: everything the glue exports but its start function (an internal hook
 // wasm-bindgen exports as `start`) and its default (the entries choose their own default).

@@ -22,6 +22,8 @@
 //!    conversation holds and the loss report built from them.
 //! 5. [`drive`]: everything that runs over an [`drive::env::Environment`] (the outside world):
 //!    the compaction pipeline, automatic and reactive compaction, the stateful session, preview.
+//! 6. [`simulate`]: replays a recorded session under compaction policies through a model of
+//!    the provider's prompt cache, and reports what each would have cost.
 //!
 //! `bindings` (wasm32 only) converts JavaScript values and callbacks to and from these types and
 //! decides nothing.
@@ -33,6 +35,7 @@
 pub mod drive;
 pub mod measure;
 pub mod model;
+pub mod simulate;
 pub mod summarize;
 pub mod transforms;
 

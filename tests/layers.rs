@@ -19,6 +19,7 @@ const LAYERS: &[&str] = &[
     "transforms",
     "summarize",
     "drive",
+    "simulate",
     "bindings",
 ];
 

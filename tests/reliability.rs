@@ -493,7 +493,7 @@ proptest! {
                 // With usage before the context's start, the line it teaches at that estimate.
                 prop_assert_eq!(count.estimated, raw);
                 let learned = context_compaction::measure::tokens::learned_before(msgs.as_slice(), start).unwrap();
-                prop_assert_eq!(count.calibrated, !learned.is_empty());
+                prop_assert_eq!(count.calibrated, learned.fit().is_some());
                 learned.fit().map_or(raw, |f| f.predict(raw))
             }
             Some(a) => {
@@ -607,7 +607,10 @@ proptest! {
                 // The file read back counts the new context as reported (with what the history's
                 // usage taught, when there was some).
                 prop_assert_eq!(token_count_with_estimation(back.as_slice()).unwrap().total, r.true_post_compact_token_count);
-                prop_assert!(r.true_post_compact_token_count < r.pre_compact_token_count);
+                // Smaller than before, unless a learned line says what every request sends
+                // besides the messages (generated usage may make that most of it): the size
+                // check itself compares the messages' estimate.
+                prop_assert!(r.true_post_compact_token_count < r.pre_compact_token_count || r.calibration.is_some());
             }
             Err(e) => prop_assert!(
                 matches!(e.error.code, ErrorCode::CompactionNotSmaller | ErrorCode::NothingToCompact),

@@ -20,6 +20,14 @@ use context_compaction::measure::thresholds::{
     output_limits, token_warning_state, ContextWindowSource,
 };
 use context_compaction::model::config::Config;
+use context_compaction::simulate::policy::{
+    ClearToolUses, CompactRule, MicroCompactRule, Policy, ServerCompact, ServerRule,
+};
+use context_compaction::simulate::prices::{PriceOverrides, Prices};
+use context_compaction::simulate::report::{
+    CacheTotals, Calibration, ClientBreak, PolicyReport, SimulationReport, TokenClasses,
+};
+use context_compaction::simulate::SimulateOptions;
 use context_compaction::summarize::loss::LossReport;
 use context_compaction::transforms::context_management::{
     ApplyApiCompactionOptions, ContextManagementOptions,
@@ -181,6 +189,95 @@ fn rust_shapes_for_the_type_check() {
             restored_files: vec![file],
             restored_skills: vec![skill],
             estimated_summary_tokens: 0,
+        }),
+    );
+
+    // The simulator.
+    shapes.insert(
+        "SimulateOptions",
+        input_shape(input_fields::<SimulateOptions>()),
+    );
+    shapes.insert("SimulationPolicy", input_shape(input_fields::<Policy>()));
+    shapes.insert(
+        "SimulationCompactRule",
+        input_shape(input_fields::<CompactRule>()),
+    );
+    shapes.insert(
+        "SimulationMicroCompactRule",
+        input_shape(input_fields::<MicroCompactRule>()),
+    );
+    shapes.insert(
+        "SimulationServerRule",
+        input_shape(input_fields::<ServerRule>()),
+    );
+    shapes.insert(
+        "SimulationClearToolUses",
+        input_shape(input_fields::<ClearToolUses>()),
+    );
+    shapes.insert(
+        "SimulationServerCompact",
+        input_shape(input_fields::<ServerCompact>()),
+    );
+    shapes.insert(
+        "SimulationPriceOverrides",
+        input_shape(input_fields::<PriceOverrides>()),
+    );
+    let prices = Prices::for_model("claude-opus-4-6");
+    shapes.insert("SimulationPrices", output_fields(&prices));
+    let tokens = TokenClasses::default();
+    shapes.insert("SimulationTokens", output_fields(&tokens));
+    let totals = CacheTotals::default();
+    shapes.insert("SimulationCacheTotals", output_fields(&totals));
+    let brk = ClientBreak {
+        call: 0,
+        line: 0,
+        at_tokens: 0,
+        model_read: 0,
+        at: context_compaction::simulate::report::BreakAt::Hidden(0),
+    };
+    shapes.insert("SimulationClientBreak", output_fields(&brk));
+    let policy_report = PolicyReport {
+        name: String::new(),
+        description: String::new(),
+        requests: 0,
+        summary_calls: 0,
+        peak_context: 0,
+        mean_context: 0,
+        compactions: 0,
+        micro_compactions: 0,
+        tokens,
+        cost: 0.0,
+        relative_cost: Some(1.0),
+        blocked_seconds: 0.0,
+        lost: 0,
+        loss: LossReport::default(),
+    };
+    shapes.insert("SimulationPolicyReport", output_fields(&policy_report));
+    let calibration = Calibration {
+        calls: 0,
+        recorded: totals,
+        simulated: totals,
+        read_error_percent: 0.0,
+        write_error_percent: 0.0,
+        model_only: totals,
+        model_only_read_error_percent: 0.0,
+        model_only_write_error_percent: 0.0,
+        client_breaks: vec![brk],
+    };
+    shapes.insert("SimulationCalibration", output_fields(&calibration));
+    shapes.insert(
+        "SimulationReport",
+        output_fields(&SimulationReport {
+            model: String::new(),
+            prices,
+            summary_tokens_per_second: 50.0,
+            summary_tokens: 4_000,
+            threshold: 0,
+            hidden_tokens: 0,
+            calls: 0,
+            policies: vec![policy_report],
+            calibration: Some(calibration),
+            recommended: Some(String::new()),
         }),
     );
 

@@ -783,7 +783,13 @@ export type ErrorCode =
   /** The messages given to {@link Compactor.restore} are not the ones the snapshot was taken of (their number, fingerprint or token count differs). */
   | 'SNAPSHOT_MISMATCH'
   /** The browser entry (`web.js`) was used before `init()` resolved, or `init()` could not load the `.wasm`. */
-  | 'NOT_INITIALIZED';
+  | 'NOT_INITIALIZED'
+  /**
+   * The WebAssembly instance trapped and was replaced by a fresh one: the call that trapped, the
+   * calls pending in it and the objects created in it (a {@link Compactor}, an
+   * `offlineSummarizer()` function) fail with this code; later calls work on the fresh instance.
+   */
+  | 'INSTANCE_RESET';
 
 /**
  * Every {@link ErrorCode}, read from the library at run time (a new array each call).
@@ -2153,6 +2159,233 @@ export declare function parseTranscript(jsonl: string): TranscriptLine[];
 
 /** JSONL text, one line per message, ending in a newline; a parsed transcript comes back byte for byte. */
 export declare function serializeTranscript<M extends MessageInput>(messages: readonly M[]): string;
+
+// ============================================================================================
+// The simulator (docs/simulate.md)
+// ============================================================================================
+
+/** Names of the built-in policies of {@link simulateSession}. */
+export type SimulationPolicyName =
+  | 'recorded'
+  | 'claude-code'
+  | 'batched-clearing'
+  | 'pre-emptive'
+  | 'api-clear-tool-uses'
+  | 'api-compaction'
+  | 'recommended';
+
+/** When the client summarizes, in a {@link SimulationPolicy}. */
+export interface SimulationCompactRule {
+  /** Context size (tokens) at which it compacts; absent: the model's auto-compact threshold. */
+  threshold?: number;
+  /** Summaries written in the background from the early line on, swapped in at the threshold with every line since their cut kept. */
+  preEmptive?: boolean;
+  /** The early line (tokens); absent: halfway between the warning line and the threshold. */
+  earlyAt?: number;
+  /** Also compact when the cached prefix has expired and the context is at least this large. */
+  whenCacheColdAbove?: number;
+  /** Token budget of the files restored after a compaction (default 50,000; 0: none). */
+  restoreBudget?: number;
+}
+
+/** When the client clears old tool results (SPEC §10's rules), in a {@link SimulationPolicy}. */
+export interface SimulationMicroCompactRule {
+  /** Most recent compactable results kept (default 5). */
+  keepRecent?: number;
+  /** Clear when the previous request is at least this many minutes old. */
+  idleMinutes?: number;
+  /** Clear whenever the cached prefix has expired (the rewrite is paid anyway). */
+  whenCacheCold?: boolean;
+  /** Clear when the context is at least this large… */
+  trigger?: number;
+  /** …and only when that frees at least this many tokens (default 0). */
+  clearAtLeast?: number;
+}
+
+/** The API's `clear_tool_uses_20250919` edit, simulated. */
+export interface SimulationClearToolUses {
+  /** Input tokens from which it applies (default 100,000). */
+  trigger?: number;
+  /** Most recent tool uses kept (default 3). */
+  keep?: number;
+  /** Skip the edit unless it frees this many tokens (default 0). */
+  clearAtLeast?: number;
+  /** Tools whose results are never cleared. */
+  excludeTools?: string[];
+}
+
+/** The API's `compact_20260112` edit, simulated. */
+export interface SimulationServerCompact {
+  /** Input tokens from which it compacts (default 150,000, at least 50,000). */
+  trigger?: number;
+}
+
+/** The Anthropic API's server-side context management, in a {@link SimulationPolicy}. */
+export interface SimulationServerRule {
+  clearToolUses?: SimulationClearToolUses;
+  compact?: SimulationServerCompact;
+}
+
+/** A policy of {@link simulateSession}: plain data, so you can write your own. */
+export interface SimulationPolicy {
+  /** Its name in the report. */
+  name: string;
+  /** One line saying what it does. */
+  description?: string;
+  /** Replay the recorded requests as they were (the built-in `recorded` policy). */
+  recorded?: boolean;
+  /** Time-to-live of the cache entries its requests write (default `'5m'`). */
+  ttl?: '5m' | '1h';
+  compact?: SimulationCompactRule;
+  microCompact?: SimulationMicroCompactRule;
+  server?: SimulationServerRule;
+}
+
+/** Prices in dollars per million tokens; each replaces the model's list price. An `input` price alone also moves the cache prices (1.25×, 2×, 0.1×). */
+export interface SimulationPriceOverrides {
+  input?: number;
+  cacheWrite5m?: number;
+  cacheWrite1h?: number;
+  cacheRead?: number;
+  output?: number;
+}
+
+/** Options of {@link simulateSession}. */
+export interface SimulateOptions {
+  /** Policies to compare, by name or as objects (default: every built-in one). */
+  policies?: Array<SimulationPolicyName | SimulationPolicy>;
+  /** Model for prices and thresholds (default: the session's). */
+  model?: ModelId;
+  /** Prices overriding the model's list prices. */
+  prices?: SimulationPriceOverrides;
+  /** Summary output speed, tokens per second (default 50). */
+  summaryTokensPerSecond?: number;
+  /** Summary size budget, tokens (default 4,000). */
+  summaryTokens?: number;
+  /** Tokens of the hidden prefix: system prompt, tools, context not written to the transcript (default: measured on the first recorded request). */
+  hiddenTokens?: number;
+}
+
+/** The prices a simulation used, dollars per million tokens. */
+export interface SimulationPrices {
+  input: number;
+  cacheWrite5m: number;
+  cacheWrite1h: number;
+  cacheRead: number;
+  output: number;
+}
+
+/** Tokens by billing class. */
+export interface SimulationTokens {
+  /** Uncached input (`input_tokens`). */
+  input: number;
+  /** Cache writes, both time-to-lives (`cache_creation_input_tokens`). */
+  cacheWrite: number;
+  /** The part of `cacheWrite` made with the 1-hour time-to-live. */
+  cacheWrite1h: number;
+  /** Cache reads (`cache_read_input_tokens`). */
+  cacheRead: number;
+  output: number;
+}
+
+/** One policy's result on the session. */
+export interface SimulationPolicyReport {
+  name: string;
+  description: string;
+  /** Conversation requests (the recorded calls). */
+  requests: number;
+  /** Summary calls the policy added. */
+  summaryCalls: number;
+  peakContext: number;
+  meanContext: number;
+  compactions: number;
+  /** Clearings of old tool results (client or provider side). */
+  microCompactions: number;
+  /** Tokens by billing class, summary calls included. */
+  tokens: SimulationTokens;
+  /** Dollars at the simulation's prices. */
+  cost: number;
+  /** Cost relative to `claude-code`'s, when that policy was simulated too. */
+  relativeCost: number | null;
+  /** Seconds the conversation waited for summaries. */
+  blockedSeconds: number;
+  /** Number of items the summaries did not mention. */
+  lost: number;
+  /** What the summaries did not mention. */
+  loss: LossReport;
+}
+
+/** Cache reads and writes summed over the recorded calls. */
+export interface SimulationCacheTotals {
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** A prompt change the agent made at a user prompt, seen in the recorded usage only. */
+export interface SimulationClientBreak {
+  /** Index of the call. */
+  call: number;
+  /** Transcript line (0-based) of the last line before the call. */
+  line: number;
+  /** Tokens the provider read. */
+  atTokens: number;
+  /** Tokens the cache model would have read. */
+  modelRead: number;
+}
+
+/** How well the cache model reproduces the recorded usage. */
+export interface SimulationCalibration {
+  calls: number;
+  recorded: SimulationCacheTotals;
+  /** The recorded policy's replay, with the agent's prompt changes taken from the usage. */
+  simulated: SimulationCacheTotals;
+  readErrorPercent: number;
+  writeErrorPercent: number;
+  /** The same replay from the transcript alone. */
+  modelOnly: SimulationCacheTotals;
+  modelOnlyReadErrorPercent: number;
+  modelOnlyWriteErrorPercent: number;
+  clientBreaks: SimulationClientBreak[];
+}
+
+/** What {@link simulateSession} reports. */
+export interface SimulationReport {
+  model: string;
+  prices: SimulationPrices;
+  summaryTokensPerSecond: number;
+  summaryTokens: number;
+  /** The auto-compact threshold used (SPEC §4). */
+  threshold: number;
+  /** Tokens of the hidden prefix. */
+  hiddenTokens: number;
+  /** Calls replayed. */
+  calls: number;
+  /** One per policy, in the order asked (`recorded` only for sessions with usage). */
+  policies: SimulationPolicyReport[];
+  /** Present when the session has recorded usage. */
+  calibration: SimulationCalibration | null;
+  /** The cheapest policy whose summaries lose nothing. */
+  recommended: string | null;
+}
+
+/**
+ * Replays a recorded session (the JSONL text of a Claude Code session file, or its parsed
+ * lines) request by request under compaction policies, through a model of the provider's
+ * prompt cache with its time-to-live, and reports per policy the requests, peak and mean
+ * context, compactions, tokens by billing class, cost, the time the conversation waited on
+ * summaries, and what the summaries lose. Throws `INVALID_ARGUMENT` for unknown option keys
+ * or policies, `MALFORMED_TRANSCRIPT` for a bad line.
+ *
+ * @example
+ * const report = simulateSession(await readFile('session.jsonl', 'utf8'), {
+ *   policies: ['claude-code', 'recommended', { name: 'early', compact: { threshold: 100_000 } }],
+ * });
+ * for (const p of report.policies) console.log(p.name, p.cost.toFixed(2), p.peakContext);
+ */
+export declare function simulateSession(
+  session: string | readonly TranscriptLine[],
+  options?: SimulateOptions | null,
+): SimulationReport;
 
 // ============================================================================================
 // The pipeline (SPEC §6, §7, §12, §13)

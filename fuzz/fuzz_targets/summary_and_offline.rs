@@ -81,6 +81,7 @@ fn check_offline_reply(s: &str, what: &str) {
         text: s.to_string(),
         stop_reason: Some("end_turn".into()),
         usage: None,
+        compaction: None,
     };
     assert!(
         summary_from_response(&r).is_ok(),

@@ -30,7 +30,7 @@ use context_compaction::model::view::{
 };
 use context_compaction::transforms::messages_api::validate_for_api;
 use context_compaction::transforms::microcompact::{
-    micro_compact, MicroCompactOptions, COMPACTABLE_TOOLS,
+    default_compactable, micro_compact, Compactable, MicroCompactOptions, EVERY_TOOL,
 };
 use context_compaction::transforms::ptl::{
     group_by_api_turn, latest_user_request, ptl_marker_message, truncate_head,
@@ -170,9 +170,11 @@ fn check_micro_compact(msgs: &[Message], o: &McOpts, valid: bool) {
     assert_eq!(plan.cleared_tool_use_ids.len(), plan.edits.len());
     // Independent model of the candidates: results in main-chain user messages after the
     // active start, whose call (an earlier main-chain assistant tool_use) is compactable.
-    let allowed: HashSet<String> = match &options.compactable_tools {
-        Some(l) => l.iter().cloned().collect(),
-        None => COMPACTABLE_TOOLS.iter().map(|s| s.to_string()).collect(),
+    // The caller's list, or the default rule (Claude Code's tools by name, other agents' tools
+    // whose names read as re-obtainable, e.g. `mcp__github__get_issue`, since 42fb846).
+    let allowed = |name: &str| match &options.compactable_tools {
+        Some(l) => l.iter().any(|t| t == name || t == EVERY_TOOL),
+        None => default_compactable(name) != Compactable::Never,
     };
     let start = my_active_start(msgs);
     let mut calls: HashMap<String, (String, Option<String>)> = HashMap::new();
@@ -193,7 +195,7 @@ fn check_micro_compact(msgs: &[Message], o: &McOpts, valid: bool) {
                 }
                 (Kind::User, Block::ToolResult(r)) => {
                     if let Some((name, path)) = calls.get(&r.tool_use_id) {
-                        if allowed.contains(name) {
+                        if allowed(name) {
                             candidates.push((i, k, path.clone()));
                         }
                     }

@@ -78,11 +78,63 @@ impl Compacted {
     }
 }
 
+/// How long the async functions read messages before letting the caller's event loop run.
+const SLICE_MS: f64 = 20.0;
+
+/// [`messages_for_compaction`] for the async functions: the messages cross in slices of
+/// about [`SLICE_MS`], with a turn of the caller's event loop between two, so that an abort
+/// (`signal`) while a large conversation is read takes effect (`ABORTED`) instead of waiting
+/// for the whole pass.
+pub async fn messages_for_compaction_yielding(
+    messages: &JsValue,
+    shape: Option<Shape>,
+    signal: &JsValue,
+) -> crate::Result<Compacted> {
+    let view = super::js_view::JsConversation::of_shape(messages, "messages", shape)?;
+    view.validate_all()?;
+    let shape = view.shape();
+    if shape.is_foreign() {
+        let (list, origin) = super::js_view::anthropic_form(messages)?;
+        let typed = typed_messages(&list, |k| {
+            format!("messages[{}]", origin.get(k).copied().unwrap_or(0))
+        })?;
+        return Ok(Compacted {
+            typed,
+            foreign: Some(Foreign { shape, origin }),
+        });
+    }
+    let arr: &Array = messages.unchecked_ref();
+    let mut typed = Vec::with_capacity(arr.length() as usize);
+    let mut since = super::env::now_ms();
+    for i in 0..arr.length() as usize {
+        typed.push(typed_message(arr, i, || format!("messages[{i}]"))?);
+        if super::env::now_ms() - since >= SLICE_MS {
+            super::env::next_turn_of_event_loop().await;
+            if super::env::aborted(signal) {
+                return Err(Error::new(
+                    ErrorCode::Aborted,
+                    format!("aborted while reading the messages (at messages[{i}])"),
+                ));
+            }
+            since = super::env::now_ms();
+        }
+    }
+    Ok(Compacted {
+        typed,
+        foreign: None,
+    })
+}
+
 fn typed_messages(arr: &Array, at: impl Fn(usize) -> String) -> crate::Result<Vec<Message>> {
-    (0..arr.length())
-        .map(|i| {
-            let i = i as usize;
-            let at = || at(i);
+    (0..arr.length() as usize)
+        .map(|i| typed_message(arr, i, || at(i)))
+        .collect()
+}
+
+/// Message `i` of `arr` (named by `at` in errors) as a typed message.
+fn typed_message(arr: &Array, i: usize, at: impl Fn() -> String) -> crate::Result<Message> {
+    {
+        {
             // Read through Reflect: a getter or Proxy that throws is an error, not a throw
             // across WebAssembly.
             let m = Reflect::get_u32(arr, i as u32).map_err(|e| {
@@ -93,7 +145,7 @@ fn typed_messages(arr: &Array, at: impl Fn(usize) -> String) -> crate::Result<Ve
                 .map_err(|e| {
                     let why = e
                         .dyn_ref::<js_sys::Error>()
-                        .map(|e| String::from(e.message()))
+                        .and_then(|e| e.message().as_string())
                         .unwrap_or_else(|| "not serializable".into());
                     Error::invalid_message(format!("cannot be read as JSON ({why})")).at(at())
                 })?
@@ -107,8 +159,8 @@ fn typed_messages(arr: &Array, at: impl Fn(usize) -> String) -> crate::Result<Ve
                 })
                 .map_err(|e| Error::invalid_message(e.to_string()).at(at()))?;
             Message::from_value(v, &at())
-        })
-        .collect()
+        }
+    }
 }
 
 /// A pipeline error as a JS `Error` with `code`, keeping the callback's error as `cause`.
@@ -296,7 +348,8 @@ pub async fn compact_conversation(
 ) -> JsResult<JsValue> {
     let mut c = js(options::context(&context))?;
     let shape = js(options::shape_option(&options, "options"))?.or(c.shape);
-    let read = js(messages_for_compaction(&messages, shape))?;
+    let read =
+        js(messages_for_compaction_yielding(&messages, shape, &prop(&context, "signal")).await)?;
     c.context.for_shape(read.shape());
     let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, false))?;
@@ -319,7 +372,8 @@ pub async fn try_session_memory_compaction(
     context: JsValue,
 ) -> JsResult<JsValue> {
     let c = js(options::context(&context))?;
-    let read = js(messages_for_compaction(&messages, c.shape))?;
+    let read =
+        js(messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal")).await)?;
     let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, true))?;
     let r = session_memory::try_session_memory_compaction(&typed, &c.context, None, &env)
@@ -356,7 +410,8 @@ pub async fn auto_compact_if_needed(
             return auto_outcome_js(out, None);
         }
     }
-    let read = js(messages_for_compaction(&messages, c.shape))?;
+    let read =
+        js(messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal")).await)?;
     c.context.for_shape(read.shape());
     let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, false))?;
@@ -411,7 +466,8 @@ pub async fn reactive_compact(
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> JsResult<JsValue> {
     let mut c = js(options::context(&context))?;
-    let read = js(messages_for_compaction(&messages, c.shape))?;
+    let read =
+        js(messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal")).await)?;
     c.context.for_shape(read.shape());
     let typed = read.typed;
     let env = js(JsEnv::from_context(&context, &c, false))?;

@@ -480,7 +480,7 @@ fn read_snapshot(v: &JsValue) -> crate::Result<SessionSnapshot> {
                     format!(
                         "snapshot is a string but not JSON text ({})",
                         e.dyn_ref::<js_sys::Error>()
-                            .map(|e| String::from(e.message()))
+                            .and_then(|e| e.message().as_string())
                             .unwrap_or_default()
                     ),
                 )

@@ -39,7 +39,7 @@ fn convert_failure() -> Option<Error> {
     }
     let why = e
         .dyn_ref::<js_sys::Error>()
-        .map(|x| String::from(x.message()))
+        .and_then(|x| x.message().as_string())
         .unwrap_or_else(|| "a non-Error value".into());
     super::errors::set_cause(e);
     Some(Error::invalid_argument(format!("reading it threw: {why}")))
@@ -109,7 +109,7 @@ pub fn json_value(v: &JsValue, what: &str) -> crate::Result<serde_json::Value> {
     let text = js_sys::JSON::stringify(v).map_err(|e| {
         let why = e
             .dyn_ref::<js_sys::Error>()
-            .map(|e| String::from(e.message()))
+            .and_then(|e| e.message().as_string())
             .unwrap_or_else(|| "it threw".into());
         Error::invalid_argument(format!("{what} cannot be read as JSON ({why})"))
     })?;
@@ -293,7 +293,9 @@ impl Source for JsValue {
     }
 
     fn json_text(&self) -> Option<String> {
-        js_sys::JSON::stringify(self).ok().map(String::from)
+        js_sys::JSON::stringify(self)
+            .ok()
+            .and_then(|s| s.as_string())
     }
 }
 

@@ -30,6 +30,11 @@ extern "C" {
     fn sleep_abortable(ms: f64, signal: &JsValue) -> js_sys::Promise;
     #[wasm_bindgen(js_name = isAborted)]
     fn is_aborted(signal: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = nextTurn)]
+    fn next_turn() -> js_sys::Promise;
+    /// Milliseconds from a monotonic clock.
+    #[wasm_bindgen(js_name = nowMs)]
+    pub fn now_ms() -> f64;
     fn notify(f: &Function, event: &JsValue);
     /// A random (v4) UUID: `crypto.randomUUID()`, else one drawn with `Math.random()`.
     #[wasm_bindgen(js_name = newUuid)]
@@ -225,6 +230,13 @@ impl Environment for JsEnv {
         })
     }
 
+    fn pause(&self) -> LocalFuture<'_, std::result::Result<(), CallError>> {
+        Box::pin(async move {
+            next_turn_of_event_loop().await;
+            self.check_abort()
+        })
+    }
+
     fn check_abort(&self) -> std::result::Result<(), CallError> {
         if is_aborted(&self.signal) {
             Err(CallError::aborted())
@@ -252,4 +264,15 @@ impl Environment for JsEnv {
     fn random(&self) -> f64 {
         js_sys::Math::random()
     }
+}
+
+/// Waits for the next turn of the caller's event loop (its timers, its abort events and
+/// signal handlers run meanwhile).
+pub async fn next_turn_of_event_loop() {
+    let _ = JsFuture::from(next_turn()).await;
+}
+
+/// Whether the caller's abort signal fired.
+pub fn aborted(signal: &JsValue) -> bool {
+    is_aborted(signal)
 }

@@ -498,7 +498,7 @@ extern "C" {
 
 fn error_message(e: &JsValue) -> String {
     e.dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
+        .and_then(|e| e.message().as_string())
         .unwrap_or_else(|| "unparseable".into())
 }
 

@@ -60,6 +60,21 @@ export function sleepAbortable(ms, signal) {
   });
 }
 
+// A Promise resolved on the next turn of the event loop, once what was queued meanwhile (an
+// abort, a timer, a signal handler) has run: setImmediate where there is one (Node, Bun,
+// Deno), else setTimeout 0 (a microtask would run before them, so it would not do).
+export function nextTurn() {
+  return new Promise((resolve) => {
+    if (typeof setImmediate === 'function') setImmediate(resolve);
+    else setTimeout(resolve, 0);
+  });
+}
+
+// Milliseconds from a monotonic clock (performance.now, else Date.now).
+export function nowMs() {
+  return typeof performance !== 'undefined' && typeof performance.now === 'function' ? performance.now() : Date.now();
+}
+
 export function isAborted(signal) {
   return !!(signal && signal.aborted);
 }

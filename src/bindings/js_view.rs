@@ -92,7 +92,7 @@ pub fn read_failure() -> Option<Error> {
     }
     let why = e
         .dyn_ref::<js_sys::Error>()
-        .map(|x| String::from(x.message()))
+        .and_then(|x| x.message().as_string())
         .or_else(|| e.as_string())
         .unwrap_or_else(|| "a non-Error value".into());
     super::errors::set_cause(e);

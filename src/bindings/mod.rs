@@ -10,5 +10,6 @@ mod env;
 mod errors;
 mod exports;
 mod js_view;
+mod simulate;
 #[cfg(test)]
 mod wasm_tests;

@@ -178,6 +178,13 @@ pub trait Environment {
     fn sleep(&self, ms: u64) -> LocalFuture<'_, Result<(), CallError>>;
     /// `Err` once the caller's abort signal fired.
     fn check_abort(&self) -> Result<(), CallError>;
+    /// A checkpoint between two long synchronous passes over the conversation: lets the
+    /// caller's event loop run (an abort, a timer, a Ctrl-C handler), then `Err` once the
+    /// caller aborted. The default only checks the abort (a native caller has no event loop
+    /// to yield to); the WebAssembly bindings wait for the next turn of the event loop.
+    fn pause(&self) -> LocalFuture<'_, Result<(), CallError>> {
+        Box::pin(std::future::ready(self.check_abort()))
+    }
     /// Reports progress.
     fn progress(&self, event: &ProgressEvent);
     /// A new line id.

@@ -47,3 +47,15 @@ pub(crate) fn check_abort<E: Environment + ?Sized>(
         CompactError::from_call(ErrorCode::Aborted, &format!("aborted before {step}"), e)
     })
 }
+
+/// A checkpoint between two long passes of a compaction ([`Environment::pause`]): the
+/// caller's event loop runs, then an abort stops the compaction (`ABORTED`, naming the pass
+/// that was next).
+pub(crate) async fn checkpoint<E: Environment + ?Sized>(
+    env: &E,
+    step: &str,
+) -> Result<(), CompactError> {
+    env.pause().await.map_err(|e| {
+        CompactError::from_call(ErrorCode::Aborted, &format!("aborted before {step}"), e)
+    })
+}

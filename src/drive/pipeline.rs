@@ -7,8 +7,8 @@ use serde_json::{json, Map, Value};
 
 use crate::drive::api_compaction::{self, OnDemand};
 use crate::drive::env::{Environment, HookKind, ProgressEvent};
-use crate::drive::failure::check_abort;
 pub use crate::drive::failure::CompactError;
+use crate::drive::failure::{check_abort, checkpoint};
 use crate::drive::pinned::{self, Pinned};
 use crate::drive::retry::RetryPolicy;
 use crate::drive::summary_call::{
@@ -502,6 +502,9 @@ fn chain_new_lines(after: &str, lines: &mut [Message]) {
     }
 }
 
+/// Messages stripped of their media between two checkpoints.
+const STRIP_SLICE: usize = 256;
+
 /// `compactConversation` (SPEC §7): summarizes the conversation and returns what replaces
 /// it. On any failure or abort, returns the error and nothing else changed.
 pub async fn compact_conversation<E: Environment + ?Sized>(
@@ -521,12 +524,15 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     } else {
         Trigger::Manual
     };
+    // Between the long passes over the conversation, checkpoints let the caller's event loop
+    // run, so an abort (or Ctrl-C) takes effect during a large compaction's own work.
+    checkpoint(env, "counting the tokens").await?;
     let pre_tokens = token_count_with_estimation(messages)?.total;
     env.progress(&ProgressEvent {
         tokens: Some(pre_tokens),
         ..ProgressEvent::phase("start")
     });
-    check_abort(env, "starting")?;
+    checkpoint(env, "starting").await?;
     // 1. PreCompact hooks (unless the caller's path already ran them).
     let pre = match &options.pre_compact {
         Some(p) => p.clone(),
@@ -629,7 +635,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
 
     // 2–4. What is summarized (the part after the last boundary, media and re-announced
     // attachments stripped), and the summary request.
-    let to_summarize = summary_input(&messages[start..])?;
+    let to_summarize = summary_input(env, &messages[start..]).await?;
     let (summary_text, usage, request, summary_parts) = summarize_messages(
         env,
         ctx,
@@ -649,7 +655,9 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
                 + (utf16_len(&summary_text) as u64).div_ceil(4)
         }
     };
+    checkpoint(env, "checking the summary").await?;
     let loss_report = crate::summarize::loss::loss_report(&messages[start..], &summary_text);
+    checkpoint(env, "finishing").await?;
     let summary_text = if options.append_missing {
         crate::summarize::loss::append_missing(&summary_text, &loss_report)
     } else {
@@ -688,8 +696,17 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
 
 /// Steps 2–3: what a summary is made of — `active` with media described and re-announced
 /// attachments left out. `NOTHING_TO_COMPACT` when no user or assistant message is left.
-pub(crate) fn summary_input(active: &[Message]) -> Result<Vec<Message>, CompactError> {
-    let stripped = strip::strip_media_described(active)?;
+pub(crate) async fn summary_input<E: Environment + ?Sized>(
+    env: &E,
+    active: &[Message],
+) -> Result<Vec<Message>, CompactError> {
+    // Media is stripped message by message: in slices, with a checkpoint between two.
+    let mut stripped = Vec::with_capacity(active.len());
+    for slice in active.chunks(STRIP_SLICE) {
+        checkpoint(env, "stripping media").await?;
+        stripped.extend(strip::strip_media_described(slice)?);
+    }
+    checkpoint(env, "stripping attachments").await?;
     let drop = strip::reinjected_attachments(stripped.as_slice())?;
     let to_summarize: Vec<Message> = stripped
         .into_iter()
@@ -745,7 +762,9 @@ pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
     let instruction_tokens = (utf16_len(&summary::instruction_text(instructions)) as u64)
         .div_ceil(4)
         + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
-    let fitted = fit_summary_window(to_summarize, window, max_tokens, instruction_tokens)?;
+    let fitted =
+        fit_summary_window(env, to_summarize, window, max_tokens, instruction_tokens).await?;
+    checkpoint(env, "summarizing").await?;
     let (text, usage, request) =
         request_summary(env, summary_model, fitted, instructions, retry, retries).await?;
     Ok((text, usage, request, 1))

@@ -118,7 +118,7 @@ pub async fn summarize_ahead<E: Environment + ?Sized>(
         }
         _ => (start, Vec::new()),
     };
-    input.extend(summary_input(&messages[from..cut])?);
+    input.extend(summary_input(env, &messages[from..cut]).await?);
     let model = ctx
         .summary_model
         .clone()

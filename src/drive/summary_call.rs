@@ -24,13 +24,16 @@ pub(crate) struct Retries {
 
 /// Cuts the oldest rounds before the first attempt when the request cannot fit the summary
 /// model's window (`config.summaryContextWindow`, or the summary model's own window).
-pub(crate) fn fit_summary_window(
+pub(crate) async fn fit_summary_window<E: Environment + ?Sized>(
+    env: &E,
     mut attempt: Vec<Message>,
     window: u64,
     max_tokens: u64,
     instruction_tokens: u64,
 ) -> Result<Vec<Message>, CompactError> {
     for _ in 0..16 {
+        // Each round renders the whole attempt: a checkpoint before each.
+        crate::drive::failure::checkpoint(env, "fitting the summary request").await?;
         // The size of what is actually sent: the rendered request (huge tool results are
         // cut there), not the raw messages.
         let rendered = serde_json::to_string(&summary::render_conversation(&attempt))

@@ -77,12 +77,18 @@ pub enum ErrorCode {
     /// The browser entry was used before its `init()` resolved, or `init()` could not load
     /// the `.wasm` (raised by the package's JS entry, listed here with every other code).
     NotInitialized,
+    /// The WebAssembly instance trapped (`unreachable`, memory access out of bounds, stack
+    /// overflow) and was replaced by a fresh one: the call that trapped, the calls that were
+    /// pending in it, and objects created in it (a `Compactor`, an `offlineSummarizer`
+    /// function) fail with this code; later calls run on the fresh instance (raised by the
+    /// package's JS glue, listed here with every other code).
+    InstanceReset,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (exported to JS as `errorCodes()`; the type check
     /// compares it with the TS `ErrorCode` union).
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 28] = [
         ErrorCode::InvalidArgument,
         ErrorCode::InvalidMessage,
         ErrorCode::InvalidTokenCount,
@@ -109,6 +115,7 @@ impl ErrorCode {
         ErrorCode::UnsupportedSnapshotVersion,
         ErrorCode::SnapshotMismatch,
         ErrorCode::NotInitialized,
+        ErrorCode::InstanceReset,
         ErrorCode::PreemptiveNotApplicable,
     ];
 
@@ -142,6 +149,7 @@ impl ErrorCode {
             ErrorCode::UnsupportedSnapshotVersion => "UNSUPPORTED_SNAPSHOT_VERSION",
             ErrorCode::SnapshotMismatch => "SNAPSHOT_MISMATCH",
             ErrorCode::NotInitialized => "NOT_INITIALIZED",
+            ErrorCode::InstanceReset => "INSTANCE_RESET",
         }
     }
 }
@@ -284,7 +292,8 @@ mod tests {
                 ErrorCode::UnsupportedSnapshotVersion => 23,
                 ErrorCode::SnapshotMismatch => 24,
                 ErrorCode::NotInitialized => 25,
-                ErrorCode::PreemptiveNotApplicable => 26,
+                ErrorCode::InstanceReset => 26,
+                ErrorCode::PreemptiveNotApplicable => 27,
             }
         }
         for (i, c) in ErrorCode::ALL.iter().enumerate() {

@@ -15,7 +15,7 @@
 // TRANSCRIPTS_DIR (default ../shared/transcripts beside the repository) the transcripts.
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join, resolve, sep } from 'node:path';
@@ -379,4 +379,27 @@ test('the compaction pipeline runs in headless Chromium with async JS callbacks'
   assert.equal(a.summarizerCalls, 2);
   assert.ok(a.calls.every((x) => x.signalIsAbortSignal));
   assert.equal(a.inputUnchanged, true);
+});
+
+test('a WebAssembly trap in Chromium: INSTANCE_RESET for the call and the pending compaction, then a fresh instance', async () => {
+  // The built .wasm, rewritten so that getMaxOutputTokensForModel(model, null) traps.
+  const { trapWhenNull } = await import('../node/helpers/trap.mjs');
+  const dir = join(ARTIFACTS, 'trap');
+  mkdirSync(dir, { recursive: true });
+  const wasm = readFileSync(join(ROOT, 'pkg', 'context_compaction_bg.wasm'));
+  writeFileSync(join(dir, 'context_compaction_bg.wasm'), trapWhenNull(wasm, (exports) => exports.filter((e) => e.name === 'getMaxOutputTokensForModel')));
+  const { results, problems } = await runPage('reset.html', 'browser-reset.png');
+  assert.equal(results.status, 'done', `the page failed: ${results.failure}`);
+  assert.deepEqual(problems, [], 'no errors, warnings or failed requests on the page');
+  const reset = (x, what) => {
+    assert.equal(x.code, 'INSTANCE_RESET', `${what}: ${JSON.stringify(x)}`);
+    assert.equal(x.name, 'ContextCompactionError', what);
+  };
+  reset(results.trap, 'the trapping call');
+  assert.equal(results.trap.cause, 'RuntimeError');
+  reset(results.pending, 'the compaction pending at the trap');
+  reset(results.stale, 'a Compactor made before the trap');
+  assert.equal(results.maxAfter, results.max, 'the fresh instance answers');
+  assert.match(results.summaryAfter, /The user asked for a file/);
+  assert.equal(results.lengthAfter, 4);
 });

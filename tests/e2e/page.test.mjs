@@ -221,6 +221,17 @@ test('opening the real transcript through the file input shows its analysis', as
   assert.match(await factText('micro'), /would clear \d+ tool results/);
   assert.equal(await page.locator('#analysis svg.chart').count(), 1);
   assert.equal(await page.locator('#analysis table.calls tbody tr').count(), 139);
+  // The simulated cost of the session under each policy, as simulateSession computes it.
+  const sim = cc.simulateSession(lines);
+  await page.waitForSelector('#analysis [data-simulation="ok"] table.simulation-table');
+  assert.equal(await page.locator('#analysis table.simulation-table tbody tr').count(), sim.policies.length);
+  assert.ok(sim.policies.length >= 6);
+  for (const p of sim.policies) {
+    const cells = page.locator(`#analysis table.simulation-table tr[data-policy="${p.name}"] td`);
+    assert.match(await cells.nth(0).textContent(), new RegExp(`^${p.name}`));
+    assert.equal(await cells.nth(1).textContent(), `$${p.cost.toFixed(2)}`);
+  }
+  assert.equal(await page.locator('#analysis table.simulation-table tr.recommended').count(), 1);
   // The meter follows the conversation: the same count, the model's window, the marker.
   assert.equal(await meterTokens(), tokens);
   assert.equal(await page.getAttribute('#meter', 'aria-valuemax'), String(cc.getEffectiveContextWindowSize(MODEL)));

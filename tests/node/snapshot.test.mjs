@@ -277,3 +277,24 @@ test('usage given with setUsage travels in the snapshot: the same count after a 
   c.free();
   r.free();
 });
+
+test('what the usage taught survives a compaction and a snapshot: the restored Compactor counts the first request after it the same', async () => {
+  const L = h.loadLongTranscript();
+  const lines = cc.parseTranscript(L.text).slice(0, L.boundary);
+  const c = new cc.Compactor({ model: OPUS, summarize: cc.offlineSummarizer(), messages: lines });
+  const learned = c.calibration();
+  assert.ok(learned.observations > 30 && learned.overhead > 20_000 && learned.ratio > 1, JSON.stringify(learned));
+  const r = await c.compact();
+  assert.deepEqual(r.calibration, learned);
+  assert.equal(c.tokenCount(), r.truePostCompactTokenCount);
+  // The compacted messages alone no longer show the usage: the count is kept by the snapshot.
+  assert.ok(cc.tokenCountWithEstimation(c.messages) < c.tokenCount());
+  const snap = saved(c);
+  assert.equal(snap.calibration.length, Math.min(64, learned.observations));
+  const back = cc.Compactor.restore(snap, stored(c.messages), { model: OPUS });
+  assert.equal(back.tokenCount(), c.tokenCount());
+  assert.deepEqual(back.calibration(), learned);
+  // An edited calibration is refused as any edited snapshot.
+  const edited = { ...snap, calibration: snap.calibration.map(([e, r]) => [e, r + 1]) };
+  throwsCode(() => cc.Compactor.restore(edited, stored(c.messages), { model: OPUS }), 'INVALID_SNAPSHOT', /check/);
+});

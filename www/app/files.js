@@ -7,6 +7,7 @@ import { analyzeLines } from '../analysis.js';
 import { resetSession } from './conversation.js';
 import { $, fact, fmt, h, kb, pct, s, signedPct } from './dom.js';
 import { showError } from './errors.js';
+import { simulationSection } from './simulation.js';
 import { session, settings } from './state.js';
 
 /** @typedef {import('./state.js').Analysis} Analysis */
@@ -134,6 +135,7 @@ export function renderAnalysis(a, file) {
     chart(a),
     h('p', { class: 'chart-legend muted' }, h('span', { class: 'key key-real' }), ' real context (usage)  ', h('span', { class: 'key key-estimate' }), ' our estimate before the call'),
     h('details', { class: 'calls-details' }, h('summary', { text: `Per-call context: real vs estimated (${a.rows.length} calls; * = no earlier usage to anchor on)` }), h('div', { class: 'table-scroll', tabindex: '0' }, table)),
+    a.callCount ? simulationSection(a.lines) : null,
     ].filter(Boolean)),
   );
   el.hidden = false;

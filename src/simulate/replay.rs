@@ -1,0 +1,1003 @@
+//! The replay: a session's calls, one by one, under one policy, through the cache model.
+//!
+//! The conversation a policy holds is a list of segments (the hidden prefix, then one per
+//! line, or a summary, or restored files). Before each recorded call the lines added since
+//! the previous one are appended, the policy acts (clears, summarizes, swaps in a
+//! background summary), the provider's own edits are applied, and the request goes through
+//! [`PrefixCache`] at the call's recorded time. Every policy sees the same lines, the same
+//! responses and the same clock; only what they send differs.
+
+use crate::measure::tokens::text_tokens;
+use crate::model::messages::{Content, Message};
+use crate::model::view::CLEARED_PLACEHOLDER;
+use crate::simulate::cache::{chain, key_of, PrefixCache, Segment, Ttl};
+use crate::simulate::policy::{MicroCompactRule, Policy};
+use crate::simulate::prices::Prices;
+use crate::simulate::report::{Accumulator, BreakAt, ClientBreak, PolicyReport};
+use crate::simulate::timeline::{ItemKind, Timeline};
+use crate::summarize::loss::{loss_report, LossReport};
+use crate::summarize::offline::summarize_messages;
+use crate::transforms::microcompact::{default_compactable, Compactable, LARGE_RESULT_TOKENS};
+use crate::transforms::restore::{
+    POST_COMPACT_MAX_FILES_TO_RESTORE, POST_COMPACT_MAX_TOKENS_PER_FILE, POST_COMPACT_TOKEN_BUDGET,
+};
+
+/// A recorded read this much shorter than the model's, at a request after a user prompt,
+/// counts as a change the agent made to its prompt that the transcript does not show.
+pub const BREAK_TOLERANCE_TOKENS: u64 = 256;
+
+/// Tokens of the summary instruction appended to the conversation for a summary call.
+pub const SUMMARY_PROMPT_TOKENS: u64 = 1_000;
+
+/// Settings every replay of one simulation shares.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Prices of the billing classes.
+    pub prices: Prices,
+    /// Output speed of a summary, tokens per second.
+    pub summary_tokens_per_second: f64,
+    /// Size budget of a summary (tokens): the offline summary is written within it.
+    pub summary_tokens: u64,
+    /// The model's auto-compact threshold (SPEC §4).
+    pub threshold: u64,
+    /// The model's warning line (SPEC §4).
+    pub warning: u64,
+    /// Tokens of the hidden prefix.
+    pub hidden_tokens: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    key: u64,
+    tokens: u64,
+    item: Option<usize>,
+    cleared: bool,
+}
+
+struct Pending {
+    /// Segments (after the hidden prefix) the summary covers.
+    covered: usize,
+    done_ms: f64,
+    summary_tokens: u64,
+    restored_tokens: u64,
+}
+
+/// One replay in progress.
+pub struct Run<'a> {
+    t: &'a Timeline,
+    messages: &'a [Message],
+    s: &'a Settings,
+    policy: &'a Policy,
+    segs: Vec<Seg>,
+    n_hidden: usize,
+    cache: PrefixCache,
+    appended: usize,
+    chain: usize,
+    last_call_ms: Option<f64>,
+    pending: Option<Pending>,
+    fresh: u64,
+    server_cleared: usize,
+    placeholder_tokens: u64,
+    acc: Accumulator,
+}
+
+impl<'a> Run<'a> {
+    /// A replay of `t` under `policy`.
+    pub fn new(
+        t: &'a Timeline,
+        messages: &'a [Message],
+        s: &'a Settings,
+        policy: &'a Policy,
+    ) -> Run<'a> {
+        let hidden = s.hidden_tokens;
+        let a = if t.warm_tokens > 0 && t.warm_tokens < hidden {
+            t.warm_tokens
+        } else {
+            hidden
+        };
+        let mut segs = vec![Seg {
+            key: key_of("hidden", 0, 0),
+            tokens: a,
+            item: None,
+            cleared: false,
+        }];
+        if hidden > a {
+            segs.push(Seg {
+                key: key_of("hidden", 1, 0),
+                tokens: hidden - a,
+                item: None,
+                cleared: false,
+            });
+        }
+        let n_hidden = segs.len();
+        let mut cache = PrefixCache::new();
+        if t.warm_tokens > 0 {
+            if let Some(first) = t.calls.first() {
+                let ttl = first.recorded.map_or(Ttl::FiveMinutes, |r| r.ttl);
+                cache.seed(&as_segments(&segs[..1]), first.time_ms, ttl);
+            }
+        }
+        let placeholder_tokens =
+            ((text_tokens(CLEARED_PLACEHOLDER) as f64) * t.ratio).ceil() as u64;
+        Run {
+            t,
+            messages,
+            s,
+            policy,
+            segs,
+            n_hidden,
+            cache,
+            appended: 0,
+            chain: 0,
+            last_call_ms: None,
+            pending: None,
+            fresh: 1,
+            server_cleared: 0,
+            placeholder_tokens,
+            acc: Accumulator::default(),
+        }
+    }
+
+    fn fresh_key(&mut self, label: &str) -> u64 {
+        self.fresh += 1;
+        key_of(label, self.fresh, 0)
+    }
+
+    fn size(&self) -> u64 {
+        self.segs.iter().map(|s| s.tokens).sum()
+    }
+
+    fn ttl(&self) -> Ttl {
+        self.policy.ttl
+    }
+
+    fn append_until(&mut self, end: usize) {
+        while self.appended < end {
+            let j = self.appended;
+            self.appended += 1;
+            let it = &self.t.items[j];
+            if it.kind == ItemKind::RecordedCompaction && !self.policy.recorded {
+                continue;
+            }
+            self.segs.push(Seg {
+                key: key_of("item", j as u64, 0),
+                tokens: it.tokens,
+                item: Some(j),
+                cleared: false,
+            });
+        }
+    }
+
+    fn breakpoints(&self, len: usize) -> Vec<usize> {
+        let mut b = vec![1, self.n_hidden, len];
+        b.dedup();
+        b
+    }
+
+    /// Replays the recorded requests; when `find_breaks`, a request after a user prompt
+    /// that read less than the model would counts as a change the agent made, applied
+    /// from the recorded read on. Returns the breaks found.
+    ///
+    /// The requests are rebuilt from the recorded sizes: each one is the previous one plus
+    /// a segment of its recorded growth (or the previous one cut short, with a new tail,
+    /// when the agent sent less than before).
+    pub fn replay_recorded(&mut self, find_breaks: bool) -> Vec<ClientBreak> {
+        let mut breaks = Vec::new();
+        let mut prev_input: Option<u64> = None;
+        for k in 0..self.t.calls.len() {
+            let call = &self.t.calls[k];
+            if call.chain != self.chain {
+                self.recorded_compaction(call.chain_start, call.time_ms);
+                self.chain = call.chain;
+                prev_input = None;
+            }
+            let input = match call.recorded_input() {
+                Some(x) => x,
+                None => {
+                    let added: u64 = self.t.items
+                        [self.appended.min(call.request_end)..call.request_end]
+                        .iter()
+                        .map(|i| i.tokens)
+                        .sum();
+                    prev_input.unwrap_or(self.s.hidden_tokens) + added
+                }
+            };
+            self.appended = call.request_end;
+            let base = prev_input.unwrap_or_else(|| self.segs.iter().map(|s| s.tokens).sum());
+            if input >= base {
+                if input > base {
+                    let key = key_of("recorded", k as u64, 0);
+                    self.segs.push(Seg {
+                        key,
+                        tokens: input - base,
+                        item: None,
+                        cleared: false,
+                    });
+                }
+            } else {
+                self.truncate_to(input);
+            }
+            prev_input = Some(input);
+            let ttl = call.recorded.map_or(Ttl::FiveMinutes, |r| r.ttl);
+            let now = call.time_ms;
+            if let (true, true, Some(rec)) = (find_breaks, call.prompt, call.recorded) {
+                let recorded_read = rec.usage.cache_read_input_tokens;
+                let model_read = self.cache.peek_read(&as_segments(&self.segs), now);
+                if recorded_read + BREAK_TOLERANCE_TOKENS < model_read {
+                    self.split_and_break(recorded_read, now, ttl);
+                    breaks.push(ClientBreak {
+                        call: k,
+                        line: self.t.items[call.request_end.saturating_sub(1)].line,
+                        at_tokens: recorded_read,
+                        model_read,
+                        at: self.item_at(k, recorded_read),
+                    });
+                }
+            }
+            self.send(k, now, ttl);
+        }
+        breaks
+    }
+
+    /// Cuts the request to its first `tokens` tokens; the cut segment gets a new key (its
+    /// content is not what was cached).
+    fn truncate_to(&mut self, tokens: u64) {
+        let mut cum = 0u64;
+        let mut keep = self.segs.len();
+        for (i, s) in self.segs.iter().enumerate() {
+            if cum + s.tokens >= tokens {
+                keep = i + 1;
+                break;
+            }
+            cum += s.tokens;
+        }
+        self.segs.truncate(keep);
+        if let Some(last) = self.segs.last_mut() {
+            if cum + last.tokens > tokens {
+                last.tokens = tokens - cum;
+            }
+        }
+        let salt = self.fresh_key("shrunk");
+        if let Some(last) = self.segs.last_mut() {
+            last.key = chain(last.key, salt);
+        }
+    }
+
+    /// Where recorded token position `p` of call `k`'s request falls: in the hidden
+    /// prefix, or at an item (by the items' calibrated sizes).
+    fn item_at(&self, k: usize, p: u64) -> BreakAt {
+        let call = &self.t.calls[k];
+        if p <= self.s.hidden_tokens {
+            return BreakAt::Hidden(p);
+        }
+        let mut cum = self.s.hidden_tokens;
+        for j in call.chain_start..call.request_end {
+            cum += self.t.items[j].tokens;
+            if cum > p {
+                return BreakAt::Item(j);
+            }
+        }
+        BreakAt::Item(call.request_end.saturating_sub(1))
+    }
+
+    /// The recorded compaction before a new recorded conversation: its summary call
+    /// (modelled: the conversation so far read, the summary written), the wait, and what
+    /// the recorded summary lost.
+    fn recorded_compaction(&mut self, chain_start: usize, now: f64) {
+        let covered = self.history(chain_start);
+        let summary_item = (chain_start..self.t.items.len())
+            .find(|&j| self.t.items[j].kind == ItemKind::RecordedCompaction);
+        let summary_text = summary_item
+            .map(|j| message_text(&self.messages[self.t.items[j].line]))
+            .unwrap_or_default();
+        let summary_tokens = text_tokens(&summary_text).max(1);
+        self.summary_call(now, summary_tokens);
+        self.acc.blocked_seconds += summary_tokens as f64 / self.s.summary_tokens_per_second;
+        self.acc.compactions += 1;
+        let msgs = self.lines(&covered);
+        merge_loss(&mut self.acc.loss, loss_report(&msgs, &summary_text));
+        self.segs.truncate(self.n_hidden);
+    }
+
+    /// Splits the segment holding token position `p` there, gives everything after it new
+    /// keys, and marks the prefix up to `p` as cached (the provider read that far).
+    fn split_and_break(&mut self, p: u64, now: f64, ttl: Ttl) {
+        let mut cum = 0u64;
+        let mut idx = self.segs.len();
+        for (i, s) in self.segs.iter().enumerate() {
+            if cum + s.tokens > p {
+                idx = i;
+                break;
+            }
+            cum += s.tokens;
+        }
+        if idx < self.segs.len() && cum < p {
+            let s = self.segs[idx];
+            let head = Seg {
+                key: chain(s.key, self.fresh_key("split")),
+                tokens: p - cum,
+                ..s
+            };
+            let tail = Seg {
+                key: s.key,
+                tokens: s.tokens - (p - cum),
+                ..s
+            };
+            self.segs[idx] = head;
+            self.segs.insert(idx + 1, tail);
+            idx += 1;
+        }
+        self.rekey_from(idx);
+        if idx > 0 {
+            self.cache.seed(&as_segments(&self.segs[..idx]), now, ttl);
+        }
+    }
+
+    fn rekey_from(&mut self, idx: usize) {
+        let salt = self.fresh_key("break");
+        let from = idx.min(self.segs.len());
+        for s in &mut self.segs[from..] {
+            s.key = chain(s.key, salt);
+        }
+    }
+
+    /// Applies a break found in the recording to this policy's request.
+    fn apply_break(&mut self, at: BreakAt, now: f64) {
+        let idx = match at {
+            BreakAt::Hidden(p) => {
+                let mut cum = 0u64;
+                let mut idx = self.n_hidden;
+                for (i, s) in self.segs[..self.n_hidden].iter().enumerate() {
+                    if cum + s.tokens > p {
+                        idx = i;
+                        break;
+                    }
+                    cum += s.tokens;
+                }
+                idx
+            }
+            BreakAt::Item(j) => match self
+                .segs
+                .iter()
+                .position(|s| s.item.is_some_and(|i| i >= j))
+            {
+                Some(i) => i,
+                None => return,
+            },
+        };
+        self.rekey_from(idx);
+        if idx > 0 {
+            let ttl = self.ttl();
+            self.cache.seed(&as_segments(&self.segs[..idx]), now, ttl);
+        }
+    }
+
+    /// Replays the session under the policy, applying `breaks` (from the recorded replay).
+    pub fn replay_policy(&mut self, breaks: &[ClientBreak]) {
+        for k in 0..self.t.calls.len() {
+            let call = &self.t.calls[k];
+            let now = call.time_ms;
+            self.append_until(call.request_end);
+            if let Some(m) = self.policy.micro_compact.clone() {
+                self.client_micro_compact(&m, now);
+            }
+            if let Some(c) = self.policy.compact.clone() {
+                let threshold = c.threshold.unwrap_or(self.s.threshold);
+                let early = c
+                    .early_at
+                    .unwrap_or((self.s.warning + self.s.threshold) / 2)
+                    .min(threshold.saturating_sub(1));
+                let size = self.size();
+                let cold = self
+                    .last_call_ms
+                    .is_some_and(|last| now - last > self.ttl().ms());
+                if cold && c.when_cache_cold_above.is_some_and(|x| size >= x) {
+                    self.full_compaction(now, true);
+                } else if size >= threshold {
+                    let mut done = false;
+                    if let Some(p) = self.pending.take() {
+                        let wait = ((p.done_ms - now) / 1000.0).max(0.0);
+                        self.acc.blocked_seconds += wait;
+                        self.swap_in(p);
+                        done = self.size() < threshold;
+                    }
+                    if !done {
+                        self.full_compaction(now, true);
+                    }
+                } else if c.pre_emptive && self.pending.is_none() && size >= early {
+                    self.start_background_summary(now);
+                }
+            }
+            for b in breaks.iter().filter(|b| b.call == k) {
+                self.apply_break(b.at, now);
+            }
+            if let Some(sc) = self.policy.server.as_ref().and_then(|s| s.compact.clone()) {
+                if self.server_view().iter().map(|s| s.tokens).sum::<u64>() >= sc.trigger {
+                    self.server_compaction(now);
+                }
+            }
+            let ttl = self.ttl();
+            self.send(k, now, ttl);
+        }
+    }
+
+    /// The request as the provider processes it (after `clear_tool_uses`).
+    fn server_view(&mut self) -> Vec<Seg> {
+        let Some(rule) = self
+            .policy
+            .server
+            .as_ref()
+            .and_then(|s| s.clear_tool_uses.clone())
+        else {
+            return self.segs.clone();
+        };
+        let size: u64 = self.segs.iter().map(|s| s.tokens).sum();
+        if size < rule.trigger {
+            return self.segs.clone();
+        }
+        let t = self.t;
+        let eligible = |s: &Seg| {
+            s.item.is_some_and(|j| {
+                let it = &t.items[j];
+                it.kind == ItemKind::ToolResults
+                    && !it.tools.iter().any(|n| rule.exclude_tools.contains(n))
+            })
+        };
+        // Keep the last `keep` tool uses.
+        let mut kept = 0usize;
+        let mut cut = self.segs.len();
+        for (i, s) in self.segs.iter().enumerate().rev() {
+            if s.item
+                .is_some_and(|j| t.items[j].kind == ItemKind::ToolResults)
+            {
+                kept += s.item.map_or(0, |j| t.items[j].tools.len().max(1));
+                if kept >= rule.keep {
+                    cut = i;
+                    break;
+                }
+            }
+        }
+        let mut view = self.segs.clone();
+        let mut freed = 0u64;
+        let mut cleared = 0usize;
+        for s in view[..cut].iter_mut() {
+            if !s.cleared && eligible(s) {
+                let j = s.item.unwrap_or(0);
+                let ph = self.placeholder_tokens * t.items[j].tools.len().max(1) as u64;
+                if s.tokens > ph {
+                    freed += s.tokens - ph;
+                    s.tokens = ph;
+                    s.key = key_of("cleared", j as u64, 0);
+                    s.cleared = true;
+                    cleared += 1;
+                }
+            }
+        }
+        if cleared == 0 || freed < rule.clear_at_least {
+            return self.segs.clone();
+        }
+        if cleared > self.server_cleared {
+            self.acc.micro_compactions += 1;
+        }
+        self.server_cleared = cleared;
+        view
+    }
+
+    fn send(&mut self, _k: usize, now: f64, ttl: Ttl) {
+        let view = if self.policy.recorded {
+            self.segs.clone()
+        } else {
+            self.server_view()
+        };
+        let segments = as_segments(&view);
+        let bps = self.breakpoints(segments.len());
+        let u = self.cache.request(&segments, &bps, now, ttl);
+        let call = &self.t.calls[_k];
+        self.acc.add_request(u, ttl, call.output_tokens);
+        self.last_call_ms = Some(now);
+    }
+
+    fn lines(&self, items: &[usize]) -> Vec<Message> {
+        items
+            .iter()
+            .map(|&j| self.messages[self.t.items[j].line].clone())
+            .collect()
+    }
+
+    /// The conversation's own lines up to item `end` (what a summary made now covers).
+    fn history(&self, end: usize) -> Vec<usize> {
+        (0..end)
+            .filter(|&j| self.t.items[j].kind != ItemKind::RecordedCompaction)
+            .collect()
+    }
+
+    /// Writes the offline summary of everything up to now; returns its size and merges its
+    /// loss report.
+    fn write_summary(&mut self) -> u64 {
+        let items = self.history(self.appended);
+        let msgs = self.lines(&items);
+        let summary = summarize_messages(&msgs, self.s.summary_tokens);
+        merge_loss(&mut self.acc.loss, loss_report(&msgs, &summary));
+        text_tokens(&summary).max(1)
+    }
+
+    /// The summary call: the conversation so far plus the instruction, read from and
+    /// written to the cache like any request; the summary is its output.
+    fn summary_call(&mut self, now: f64, summary_tokens: u64) {
+        let mut segments = as_segments(&self.segs);
+        segments.push(Segment {
+            key: self.fresh_key("summary-prompt"),
+            tokens: SUMMARY_PROMPT_TOKENS,
+        });
+        let ttl = self.ttl();
+        let bps = self.breakpoints(segments.len());
+        let u = self.cache.request(&segments, &bps, now, ttl);
+        self.acc.add_summary_call(u, ttl, summary_tokens);
+    }
+
+    /// Files a compaction restores (SPEC §9): the most recently read ones among `covered`
+    /// segments, each and all within their budgets.
+    fn restored_tokens(&self, covered: &[Seg], kept: &[Seg]) -> u64 {
+        let budget = self
+            .policy
+            .compact
+            .as_ref()
+            .and_then(|c| c.restore_budget)
+            .unwrap_or(POST_COMPACT_TOKEN_BUDGET);
+        if budget == 0 {
+            return 0;
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        let mut total = 0u64;
+        let kept_paths: Vec<&str> = kept
+            .iter()
+            .filter_map(|s| s.item)
+            .filter_map(|j| self.t.items[j].read_path.as_deref())
+            .collect();
+        for s in covered.iter().rev() {
+            let Some(j) = s.item else { continue };
+            let Some(path) = self.t.items[j].read_path.as_deref() else {
+                continue;
+            };
+            if seen.contains(&path) || kept_paths.contains(&path) {
+                continue;
+            }
+            seen.push(path);
+            let full = self.t.items[j].tokens;
+            let add = full
+                .min(POST_COMPACT_MAX_TOKENS_PER_FILE)
+                .min(budget - total);
+            total += add;
+            if seen.len() >= POST_COMPACT_MAX_FILES_TO_RESTORE || total >= budget {
+                break;
+            }
+        }
+        total
+    }
+
+    fn compacted_segs(&mut self, summary_tokens: u64, restored: u64, kept: Vec<Seg>) {
+        self.segs.truncate(self.n_hidden);
+        let key = self.fresh_key("summary");
+        self.segs.push(Seg {
+            key,
+            tokens: summary_tokens,
+            item: None,
+            cleared: false,
+        });
+        if restored > 0 {
+            let key = self.fresh_key("restored");
+            self.segs.push(Seg {
+                key,
+                tokens: restored,
+                item: None,
+                cleared: false,
+            });
+        }
+        self.segs.extend(kept);
+        self.acc.compactions += 1;
+    }
+
+    /// Claude Code's full compaction: the user waits while the summary is written.
+    fn full_compaction(&mut self, now: f64, wait: bool) {
+        self.pending = None;
+        let summary_tokens = self.write_summary();
+        self.summary_call(now, summary_tokens);
+        if wait {
+            self.acc.blocked_seconds += summary_tokens as f64 / self.s.summary_tokens_per_second;
+        }
+        let covered: Vec<Seg> = self.segs[self.n_hidden..].to_vec();
+        let restored = self.restored_tokens(&covered, &[]);
+        self.compacted_segs(summary_tokens, restored, Vec::new());
+    }
+
+    fn start_background_summary(&mut self, now: f64) {
+        let summary_tokens = self.write_summary();
+        self.summary_call(now, summary_tokens);
+        let covered = self.segs.len() - self.n_hidden;
+        let secs = summary_tokens as f64 / self.s.summary_tokens_per_second;
+        self.pending = Some(Pending {
+            covered,
+            done_ms: now + secs * 1000.0,
+            summary_tokens,
+            restored_tokens: 0,
+        });
+    }
+
+    fn swap_in(&mut self, mut p: Pending) {
+        let cut = (self.n_hidden + p.covered).min(self.segs.len());
+        let covered: Vec<Seg> = self.segs[self.n_hidden.min(cut)..cut].to_vec();
+        let kept: Vec<Seg> = self.segs[cut..].to_vec();
+        p.restored_tokens = self.restored_tokens(&covered, &kept);
+        self.compacted_segs(p.summary_tokens, p.restored_tokens, kept);
+    }
+
+    /// `compact_20260112`: the provider summarizes inside the call (the user waits), and
+    /// from then on processes only the compaction block and what follows it.
+    fn server_compaction(&mut self, now: f64) {
+        self.pending = None;
+        let summary_tokens = self.write_summary();
+        self.summary_call(now, summary_tokens);
+        self.acc.blocked_seconds += summary_tokens as f64 / self.s.summary_tokens_per_second;
+        self.compacted_segs(summary_tokens, 0, Vec::new());
+    }
+
+    /// Client-side clearing of old tool results by `m`'s rules.
+    fn client_micro_compact(&mut self, m: &MicroCompactRule, now: f64) {
+        let idle = self
+            .last_call_ms
+            .map_or(0.0, |last| (now - last) / 60_000.0);
+        let cold = self.last_call_ms.is_some() && idle * 60_000.0 > self.ttl().ms();
+        let by_time = m
+            .idle_minutes
+            .is_some_and(|i| idle >= i && self.last_call_ms.is_some());
+        let by_cold = m.when_cache_cold && cold;
+        let size = self.size();
+        let by_size = m.trigger.is_some_and(|t| size >= t);
+        if !(by_time || by_cold || by_size) {
+            return;
+        }
+        let t = self.t;
+        let compactable = |j: usize| {
+            let it = &t.items[j];
+            it.kind == ItemKind::ToolResults
+                && !it.tools.is_empty()
+                && it.tools.iter().all(|n| match default_compactable(n) {
+                    Compactable::Always => true,
+                    Compactable::IfLarge => it.tokens >= LARGE_RESULT_TOKENS,
+                    Compactable::Never => false,
+                })
+        };
+        // The most recent `keep_recent` compactable results stay.
+        let mut kept = 0usize;
+        let mut cut = self.segs.len();
+        for (i, s) in self.segs.iter().enumerate().rev() {
+            if kept >= m.keep_recent {
+                break;
+            }
+            if let Some(j) = s.item {
+                if compactable(j) {
+                    kept += t.items[j].tools.len();
+                    cut = i;
+                }
+            }
+        }
+        if kept < m.keep_recent {
+            cut = 0;
+        }
+        let mut plan: Vec<(usize, u64)> = Vec::new();
+        let mut freed = 0u64;
+        for (i, s) in self.segs[..cut].iter().enumerate() {
+            let Some(j) = s.item else { continue };
+            if s.cleared || !compactable(j) {
+                continue;
+            }
+            let ph = self.placeholder_tokens * t.items[j].tools.len() as u64;
+            if s.tokens > ph {
+                freed += s.tokens - ph;
+                plan.push((i, ph));
+            }
+        }
+        if plan.is_empty() {
+            return;
+        }
+        // The size rule pays a rewrite only for a large enough gain; the time rules clear
+        // whatever there is (the prefix is rewritten anyway).
+        if !(by_time || by_cold) && freed < m.clear_at_least {
+            return;
+        }
+        for (i, ph) in plan {
+            let j = self.segs[i].item.unwrap_or(0);
+            self.segs[i].tokens = ph;
+            self.segs[i].key = key_of("cleared", j as u64, 0);
+            self.segs[i].cleared = true;
+        }
+        self.acc.micro_compactions += 1;
+    }
+
+    /// The report of this replay.
+    pub fn finish(self) -> PolicyReport {
+        self.acc.report(self.policy, &self.s.prices)
+    }
+
+    /// The accumulated numbers so far (for calibration).
+    pub fn accumulator(&self) -> &Accumulator {
+        &self.acc
+    }
+}
+
+fn as_segments(segs: &[Seg]) -> Vec<Segment> {
+    segs.iter()
+        .map(|s| Segment {
+            key: s.key,
+            tokens: s.tokens,
+        })
+        .collect()
+}
+
+/// The text of a message's content (string content, or its text blocks joined).
+fn message_text(m: &Message) -> String {
+    match m.content() {
+        Some(Content::Text(t)) => t.clone(),
+        Some(Content::Blocks(b)) => b
+            .iter()
+            .filter_map(|x| match x {
+                crate::model::messages::Block::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        None => String::new(),
+    }
+}
+
+/// Adds `more` to `into` without repeats.
+fn merge_loss(into: &mut LossReport, more: LossReport) {
+    for f in more.files {
+        if !into.files.contains(&f) {
+            into.files.push(f);
+        }
+    }
+    for u in more.user_messages {
+        if !into.user_messages.contains(&u) {
+            into.user_messages.push(u);
+        }
+    }
+    for e in more.errors {
+        if !into.errors.contains(&e) {
+            into.errors.push(e);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulate::policy::{builtin, ClearToolUses, CompactRule, ServerCompact, ServerRule};
+    use crate::simulate::prices::Prices;
+    use crate::simulate::timeline::build_timeline;
+    use serde_json::json;
+
+    fn ts(s: f64) -> String {
+        let ms = (s * 1000.0).round() as i64;
+        let (sec, milli) = (ms / 1000, ms % 1000);
+        format!(
+            "2026-01-01T{:02}:{:02}:{:02}.{:03}Z",
+            sec / 3600,
+            (sec / 60) % 60,
+            sec % 60,
+            milli
+        )
+    }
+
+    /// A session without usage: a prompt, then `rounds` calls, each reading a file whose
+    /// result is `result_tokens` tokens (by the estimate), `gaps[k]` seconds after the
+    /// previous call.
+    fn session(rounds: usize, result_tokens: usize, gaps: &[f64]) -> Vec<Message> {
+        let mut out = vec![Message::from_value(
+            json!({"type": "user", "timestamp": ts(0.0),
+                   "message": {"role": "user", "content": "please read the files"}}),
+            "t",
+        )
+        .unwrap()];
+        let mut t = 0.0;
+        for k in 0..rounds {
+            t += gaps.get(k).copied().unwrap_or(5.0);
+            out.push(
+                Message::from_value(
+                    json!({"type": "assistant", "timestamp": ts(t),
+                       "message": {"role": "assistant", "id": format!("m{k}"), "model": "claude-opus-4-6",
+                         "content": [{"type": "tool_use", "id": format!("t{k}"), "name": "Read",
+                                      "input": {"file_path": format!("/src/f{k}.rs")}}]}}),
+                    "t",
+                )
+                .unwrap(),
+            );
+            out.push(
+                Message::from_value(
+                    json!({"type": "user", "timestamp": ts(t + 1.0),
+                       "message": {"role": "user", "content": [{"type": "tool_result",
+                         "tool_use_id": format!("t{k}"), "content": "x".repeat(result_tokens * 4)}]}}),
+                    "t",
+                )
+                .unwrap(),
+            );
+        }
+        out
+    }
+
+    fn settings(threshold: u64, speed: f64) -> Settings {
+        Settings {
+            prices: Prices::for_model("claude-opus-4-6"),
+            summary_tokens_per_second: speed,
+            summary_tokens: 500,
+            threshold,
+            warning: threshold.saturating_sub(20_000),
+            hidden_tokens: 2_000,
+        }
+    }
+
+    fn replay(msgs: &[Message], s: &Settings, p: &Policy) -> PolicyReport {
+        let t = build_timeline(msgs).unwrap();
+        let mut run = Run::new(&t, msgs, s, p);
+        run.replay_policy(&[]);
+        run.finish()
+    }
+
+    fn policy(json: serde_json::Value) -> Policy {
+        Policy::from_json(&json).unwrap()
+    }
+
+    #[test]
+    fn claude_code_compacts_at_the_threshold_and_the_user_waits_for_the_summary() {
+        let msgs = session(30, 1_000, &[]);
+        let s = settings(20_000, 50.0);
+        let r = replay(&msgs, &s, &builtin("claude-code").unwrap());
+        assert_eq!(r.requests, 30);
+        assert!(r.compactions >= 1, "{r:?}");
+        assert!(r.peak_context < 21_500, "{r:?}");
+        assert_eq!(r.summary_calls, r.compactions);
+        // Each summary is written while the user waits: its size / speed.
+        assert!(r.blocked_seconds > 0.0);
+        assert!(r.lost == 0, "{:?}", r.loss);
+        // Without compaction the context keeps growing.
+        let none = replay(&msgs, &s, &policy(json!({"name": "none"})));
+        assert!(none.peak_context > 30_000 && none.compactions == 0);
+        assert!(none.tokens.cache_read > r.tokens.cache_read);
+    }
+
+    #[test]
+    fn a_background_summary_finished_in_time_costs_no_wait() {
+        let msgs = session(30, 1_000, &[]);
+        let pre = policy(
+            json!({"name": "pre", "compact": {"threshold": 20000, "preEmptive": true, "earlyAt": 12000}}),
+        );
+        let sync = policy(json!({"name": "sync", "compact": {"threshold": 20000}}));
+        // Fast summaries: done long before the threshold.
+        let fast = settings(20_000, 1_000.0);
+        let r = replay(&msgs, &fast, &pre);
+        assert!(r.compactions >= 1);
+        assert_eq!(r.blocked_seconds, 0.0, "{r:?}");
+        assert!(replay(&msgs, &fast, &sync).blocked_seconds > 0.0);
+        // Slow summaries: the swap waits for the rest.
+        let slow = settings(20_000, 1.0);
+        assert!(replay(&msgs, &slow, &pre).blocked_seconds > 0.0);
+    }
+
+    #[test]
+    fn batched_clearing_pays_a_rewrite_only_for_a_large_enough_gain() {
+        let msgs = session(20, 1_000, &[]);
+        let s = settings(1_000_000, 50.0);
+        let every =
+            policy(json!({"name": "every", "microCompact": {"trigger": 5000, "keepRecent": 2}}));
+        let batched = policy(
+            json!({"name": "batched", "microCompact": {"trigger": 5000, "keepRecent": 2, "clearAtLeast": 6000}}),
+        );
+        let a = replay(&msgs, &s, &every);
+        let b = replay(&msgs, &s, &batched);
+        assert!(a.micro_compactions > b.micro_compactions, "{a:?} {b:?}");
+        assert!(b.micro_compactions >= 1);
+        // Fewer rewrites: less written.
+        assert!(b.tokens.cache_write < a.tokens.cache_write, "{a:?} {b:?}");
+    }
+
+    #[test]
+    fn clearing_when_the_cache_is_cold_writes_no_more_than_not_clearing() {
+        let mut gaps = vec![5.0; 20];
+        gaps[15] = 600.0; // 10 minutes: the 5-minute cache has expired.
+        let msgs = session(20, 1_000, &gaps);
+        let s = settings(1_000_000, 50.0);
+        let cold = replay(
+            &msgs,
+            &s,
+            &policy(json!({"name": "cold", "microCompact": {"whenCacheCold": true}})),
+        );
+        let none = replay(&msgs, &s, &policy(json!({"name": "none"})));
+        assert_eq!(cold.micro_compactions, 1);
+        assert!(
+            cold.tokens.cache_write < none.tokens.cache_write,
+            "{cold:?} {none:?}"
+        );
+        assert!(cold.cost < none.cost);
+        // With a one-hour cache the same gap keeps it warm: nothing is cleared.
+        let warm = replay(
+            &msgs,
+            &s,
+            &policy(
+                json!({"name": "cold1h", "ttl": "1h", "microCompact": {"whenCacheCold": true}}),
+            ),
+        );
+        assert_eq!(warm.micro_compactions, 0);
+    }
+
+    #[test]
+    fn the_api_clears_all_but_the_last_tool_uses_above_its_trigger() {
+        let msgs = session(20, 1_000, &[]);
+        let s = settings(1_000_000, 50.0);
+        let p = Policy {
+            server: Some(ServerRule {
+                clear_tool_uses: Some(ClearToolUses {
+                    trigger: 10_000,
+                    keep: 3,
+                    ..Default::default()
+                }),
+                compact: None,
+            }),
+            ..policy(json!({"name": "api"}))
+        };
+        let r = replay(&msgs, &s, &p);
+        assert!(r.micro_compactions >= 1);
+        // Every request above the trigger keeps only 3 results (about 3K) beyond the rest.
+        assert!(r.peak_context < 10_000 + 2_000, "{r:?}");
+        // clear_at_least larger than anything it could free: never applied.
+        let mut q = p.clone();
+        if let Some(ServerRule {
+            clear_tool_uses: Some(c),
+            ..
+        }) = q.server.as_mut()
+        {
+            c.clear_at_least = 1_000_000;
+        }
+        assert_eq!(replay(&msgs, &s, &q).micro_compactions, 0);
+    }
+
+    #[test]
+    fn the_api_compacts_inside_the_call_at_its_trigger() {
+        let msgs = session(80, 1_000, &[]);
+        let s = settings(1_000_000, 50.0);
+        let p = Policy {
+            server: Some(ServerRule {
+                clear_tool_uses: None,
+                compact: Some(ServerCompact { trigger: 50_000 }),
+            }),
+            ..policy(json!({"name": "api-compact"}))
+        };
+        let r = replay(&msgs, &s, &p);
+        assert_eq!(r.compactions, 1, "{r:?}");
+        assert!(r.peak_context < 52_000 + 2_000, "{r:?}");
+        assert!(r.blocked_seconds > 0.0);
+    }
+
+    #[test]
+    fn no_restored_files_means_a_smaller_context_after_compaction() {
+        let msgs = session(30, 1_000, &[]);
+        let s = settings(20_000, 50.0);
+        let with = replay(
+            &msgs,
+            &s,
+            &policy(json!({"name": "a", "compact": {"threshold": 20000}})),
+        );
+        let without = Policy {
+            compact: Some(CompactRule {
+                threshold: Some(20_000),
+                restore_budget: Some(0),
+                ..Default::default()
+            }),
+            ..policy(json!({"name": "b"}))
+        };
+        let without = replay(&msgs, &s, &without);
+        assert!(
+            without.mean_context < with.mean_context,
+            "{with:?} {without:?}"
+        );
+    }
+}
