@@ -1707,6 +1707,14 @@ export type AutoCompactSkipReason =
   /** ({@link Compactor} only) paused after three rapid refills in a row (`error.code` `THRASHING`). */
   | 'thrashing';
 
+/** What {@link Compactor.maybeAutoCompact} resolves to: the outcome, and what the summary written ahead did. */
+export type CompactorAutoCompactOutcome<M = Message> = AutoCompactOutcome<M> & {
+  /** The summary written ahead was swapped in (no model call). */
+  preemptive?: boolean;
+  /** The last background summary failed with this (today's path ran). */
+  backgroundError?: ContextCompactionError;
+};
+
 /**
  * What {@link autoCompactIfNeeded} and {@link Compactor.maybeAutoCompact} resolve with: a
  * compaction, a failure (reported, never thrown), or why nothing was attempted.
@@ -2562,12 +2570,7 @@ export declare class Compactor<M extends MessageInput = Message> {
    * Compacts when automatic compaction is due (SPEC §6); decided now, synchronously. Failures
    * are reported in the outcome, not thrown.
    */
-  maybeAutoCompact(): Promise<AutoCompactOutcome<M> & {
-    /** The summary written ahead was swapped in (no model call). */
-    preemptive?: boolean;
-    /** The last background summary failed with this (today's path ran). */
-    backgroundError?: ContextCompactionError;
-  }>;
+  maybeAutoCompact(): Promise<CompactorAutoCompactOutcome<M>>;
   /**
    * Compacts now (manual, `/compact [instructions]`). Rejects with a
    * {@link ContextCompactionError}; on failure the conversation is unchanged.

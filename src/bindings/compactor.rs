@@ -301,7 +301,7 @@ impl Compactor {
     /// consecutiveFailures, error?, skipped?}`. Failures are reported, not thrown.
     #[wasm_bindgen(
         js_name = maybeAutoCompact,
-        unchecked_return_type = "Promise<AutoCompactOutcome<MessageInput>>"
+        unchecked_return_type = "Promise<CompactorAutoCompactOutcome<MessageInput>>"
     )]
     pub fn maybe_auto_compact(&self) -> Promise {
         // Decided and snapshotted now, synchronously: messages pushed after this call are
