@@ -47,22 +47,34 @@ pub struct Foreign {
 /// ecosystem's messages converted to Anthropic form (all one shape, or `MIXED_SHAPES`).
 /// Lines that are never sent (progress, snapshots, …) are read without their payload. Each
 /// message crosses as JSON text: a message that contains itself is an error, not a crash.
+/// Checks every message against one shape; another ecosystem's messages are read in their
+/// Anthropic form (`None`: Anthropic messages or transcript lines, read as they are).
+fn foreign_for_compaction(
+    messages: &JsValue,
+    shape: Option<Shape>,
+) -> crate::Result<Option<Compacted>> {
+    let view = super::js_view::JsConversation::of_shape(messages, "messages", shape)?;
+    view.validate_all()?;
+    let shape = view.shape();
+    if !shape.is_foreign() {
+        return Ok(None);
+    }
+    let (list, origin) = super::js_view::anthropic_form(messages)?;
+    let typed = typed_messages(&list, |k| {
+        format!("messages[{}]", origin.get(k).copied().unwrap_or(0))
+    })?;
+    Ok(Some(Compacted {
+        typed,
+        foreign: Some(Foreign { shape, origin }),
+    }))
+}
+
 pub fn messages_for_compaction(
     messages: &JsValue,
     shape: Option<Shape>,
 ) -> crate::Result<Compacted> {
-    let view = super::js_view::JsConversation::of_shape(messages, "messages", shape)?;
-    view.validate_all()?;
-    let shape = view.shape();
-    if shape.is_foreign() {
-        let (list, origin) = super::js_view::anthropic_form(messages)?;
-        let typed = typed_messages(&list, |k| {
-            format!("messages[{}]", origin.get(k).copied().unwrap_or(0))
-        })?;
-        return Ok(Compacted {
-            typed,
-            foreign: Some(Foreign { shape, origin }),
-        });
+    if let Some(foreign) = foreign_for_compaction(messages, shape)? {
+        return Ok(foreign);
     }
     let arr: &Array = messages.unchecked_ref();
     Ok(Compacted {
@@ -90,18 +102,8 @@ pub async fn messages_for_compaction_yielding(
     shape: Option<Shape>,
     signal: &JsValue,
 ) -> crate::Result<Compacted> {
-    let view = super::js_view::JsConversation::of_shape(messages, "messages", shape)?;
-    view.validate_all()?;
-    let shape = view.shape();
-    if shape.is_foreign() {
-        let (list, origin) = super::js_view::anthropic_form(messages)?;
-        let typed = typed_messages(&list, |k| {
-            format!("messages[{}]", origin.get(k).copied().unwrap_or(0))
-        })?;
-        return Ok(Compacted {
-            typed,
-            foreign: Some(Foreign { shape, origin }),
-        });
+    if let Some(foreign) = foreign_for_compaction(messages, shape)? {
+        return Ok(foreign);
     }
     let arr: &Array = messages.unchecked_ref();
     let mut typed = Vec::with_capacity(arr.length() as usize);

@@ -203,15 +203,7 @@ pub(crate) async fn on_demand_summary<E: Environment + ?Sized>(
             ));
         }
         let unavailable = names(&e, UNAVAILABLE_ERROR);
-        if let Some(delay) = retry.delay_ms(&e, retries.transient, env.random()) {
-            retries.transient += 1;
-            env.progress(&ProgressEvent {
-                detail: Some(format!("waiting {delay} ms after: {}", e.message)),
-                ..ProgressEvent::phase("retryTransient")
-            });
-            env.sleep(delay).await.map_err(|e| {
-                CompactError::from_call(ErrorCode::Aborted, "aborted while waiting to retry", e)
-            })?;
+        if crate::drive::summary_call::wait_to_retry(env, retry, retries, &e).await? {
             continue;
         }
         if unavailable {

@@ -112,6 +112,15 @@ pub struct CompactContext {
 }
 
 impl CompactContext {
+    /// The line learned from the usage seen ([`Self::calibration`], else the usage of
+    /// `messages`), for the size of what the next request sends; `None` when nothing is learned.
+    pub fn learned_line(&self, messages: &[Message]) -> Result<Option<Fit>, Error> {
+        Ok(match &self.calibration {
+            Some(c) => c.fit(),
+            None => learned_before(messages, messages.len())?.fit(),
+        })
+    }
+
     /// Fits the context to messages of `shape`: the API's compaction block has no place in
     /// another ecosystem's messages, so their compaction uses the summary prompt whatever the
     /// summarizer offers.
@@ -821,11 +830,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     let kept = kept_owned.as_slice();
     let mut restored_files = Vec::new();
     let mut restored_skills = Vec::new();
-    let learned = match &ctx.calibration {
-        Some(c) => c.clone(),
-        None => learned_before(messages, messages.len())?,
-    };
-    let fit = learned.fit();
+    let fit = ctx.learned_line(messages)?;
     let summary_tokens = text_tokens(&summary::summary_message_text(
         &f.summary_text,
         f.auto,

@@ -215,11 +215,9 @@ pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
     let estimated =
         token_count_with_estimation(after.as_slice())?.total + context_parts_tokens(ctx);
     // As the compaction reports it: with what the usage seen teaches (system prompt, tools).
-    let learned = match &ctx.calibration {
-        Some(c) => c.clone(),
-        None => crate::measure::tokens::learned_before(messages, messages.len())?,
-    };
-    let estimated_tokens_after = learned.fit().map_or(estimated, |f| f.predict(estimated));
+    let estimated_tokens_after = ctx
+        .learned_line(messages)?
+        .map_or(estimated, |f| f.predict(estimated));
 
     Ok(Preview {
         tokens_before,

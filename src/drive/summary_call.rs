@@ -120,15 +120,7 @@ pub(crate) async fn send_summary<E: Environment + ?Sized>(
         if let Some(overflow) = parse_context_overflow_error(&e.message, e.status) {
             return Ok(Sent::TooLong(overflow, e));
         }
-        if let Some(delay) = retry.delay_ms(&e, retries.transient, env.random()) {
-            retries.transient += 1;
-            env.progress(&ProgressEvent {
-                detail: Some(format!("waiting {delay} ms after: {}", e.message)),
-                ..ProgressEvent::phase("retryTransient")
-            });
-            env.sleep(delay).await.map_err(|e| {
-                CompactError::from_call(ErrorCode::Aborted, "aborted while waiting to retry", e)
-            })?;
+        if wait_to_retry(env, retry, retries, &e).await? {
             continue;
         }
         return Err(CompactError::from_call(
@@ -235,4 +227,26 @@ pub(crate) fn stopped(
         return Err(CompactError::from_call(ErrorCode::Timeout, timed_out, e));
     }
     Ok(e)
+}
+
+/// After the summarizer's error `e`: when it is transient and retries are left, reports the
+/// wait, sleeps the backoff and answers `true` (send again); `false` when it is not retried.
+pub(crate) async fn wait_to_retry<E: Environment + ?Sized>(
+    env: &E,
+    retry: &RetryPolicy,
+    retries: &mut Retries,
+    e: &CallError,
+) -> Result<bool, CompactError> {
+    let Some(delay) = retry.delay_ms(e, retries.transient, env.random()) else {
+        return Ok(false);
+    };
+    retries.transient += 1;
+    env.progress(&ProgressEvent {
+        detail: Some(format!("waiting {delay} ms after: {}", e.message)),
+        ..ProgressEvent::phase("retryTransient")
+    });
+    env.sleep(delay).await.map_err(|e| {
+        CompactError::from_call(ErrorCode::Aborted, "aborted while waiting to retry", e)
+    })?;
+    Ok(true)
 }
