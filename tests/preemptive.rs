@@ -7,15 +7,19 @@
 
 use std::path::PathBuf;
 
+use context_compaction::drive::ahead::{Background, Ticket};
 use context_compaction::drive::autocompact::{auto_compact_if_needed, Tracking};
 use context_compaction::drive::pipeline::CompactContext;
 use context_compaction::drive::preemptive::{
-    cut_point, early_line, summarize_ahead, swap, tail_fits, Ahead, MAX_POST_COMPACT_RATIO,
+    cut_point, early_line, summarize_ahead, swap, tail_fits, Ahead, EarlyLine,
+    MAX_POST_COMPACT_RATIO,
 };
 use context_compaction::drive::retry::RetryPolicy;
 use context_compaction::measure::calibration::Fit;
 use context_compaction::measure::thresholds::auto_compact_threshold;
-use context_compaction::measure::tokens::{learned_before, token_count_with_estimation};
+use context_compaction::measure::tokens::{
+    estimate_range, learned_before, token_count_with_estimation,
+};
 use context_compaction::model::error::ErrorCode;
 use context_compaction::model::messages::Message;
 use context_compaction::summarize::offline::summarize_request;
@@ -117,107 +121,125 @@ fn sendable(held: &[Message]) -> bool {
     check_api(&values).is_ok()
 }
 
-/// What the replay saw at the threshold.
+/// What the replay saw at the compaction.
 struct AtThreshold {
-    /// Index of the message after which the threshold was crossed.
+    /// Index of the message after which it compacted.
     at: usize,
     /// Seconds the conversation waited for the compaction.
     wait: f64,
-    /// The compacted context's estimated tokens.
+    /// The compacted context's size, as the next request sends it.
     post: u64,
     loss_empty: bool,
     summary_calls: u32,
     /// Whether a summary written ahead was swapped in.
     swapped: bool,
+    /// Whether it was swapped a check before the threshold.
+    early: bool,
 }
 
-/// Replays the session; `preemptive` writes summaries ahead from the early line on.
+/// Replays the session; `preemptive` writes summaries ahead from the early line on. The
+/// decisions are the library's own ([`Background`], as the `Compactor` holds it): when a
+/// summary starts or is refreshed (on every message), the headroom and the early swap (at
+/// every check, one per request: where the conversation can be sent). Only the clock is the
+/// replay's: a summary started at `t` lands at `t + 30 s`.
 fn replay(conv: &[Message], preemptive: bool) -> AtThreshold {
     let c = ctx();
     let env = offline();
     let retry = RetryPolicy::with_base_ms(1);
     let threshold = auto_compact_threshold(MODEL, &c.config);
-    let early = early_line(MODEL, &c.config);
+    let mut bg = Background::with_line(preemptive.then(|| EarlyLine::auto(MODEL, &c.config)));
     let mut clock = 0.0f64;
-    let mut ready: Option<Ahead> = None;
-    let mut running: Option<(Ahead, f64)> = None;
+    let mut running: Option<(Ticket, Ahead, f64)> = None;
     let mut calls = 0u32;
     for i in 0..conv.len() {
         if let Some(t) = conv[i].to_value()["timestamp"].as_str().and_then(seconds) {
             clock = clock.max(t);
         }
         let held = &conv[..=i];
-        if running.as_ref().is_some_and(|(_, done)| *done <= clock) {
-            ready = running.take().map(|(a, _)| a);
+        if running.as_ref().is_some_and(|(_, _, done)| *done <= clock) {
+            let (ticket, a, _) = running.take().unwrap();
+            bg.landed(ticket, Ok(a));
         }
         let count = token_count_with_estimation(held).unwrap().total;
+        let learned = fit(held);
         // Compaction runs before a request, as Claude Code's does: when the conversation can be
         // sent (no tool call waiting for its result).
-        if count >= threshold && sendable(held) {
-            if !preemptive {
-                let out = block_on(auto_compact_if_needed(
-                    held,
-                    &ctx_for(held),
-                    &Tracking::default(),
-                    &Default::default(),
-                    &retry,
-                    &env,
-                ))
-                .unwrap();
-                let r = out.result.expect("the synchronous path compacts");
+        if sendable(held) {
+            bg.observe_check(count);
+            let early = bg.swap_early(count, threshold, learned.as_ref());
+            if count >= threshold || early {
+                if !preemptive {
+                    let out = block_on(auto_compact_if_needed(
+                        held,
+                        &ctx_for(held),
+                        &Tracking::default(),
+                        &Default::default(),
+                        &retry,
+                        &env,
+                    ))
+                    .unwrap();
+                    let r = out.result.expect("the synchronous path compacts");
+                    return AtThreshold {
+                        at: i,
+                        wait: SUMMARY_SECONDS * f64::from(r.summary_parts),
+                        post: r.true_post_compact_token_count,
+                        loss_empty: r.loss_report.is_empty(),
+                        summary_calls: r.summary_parts,
+                        swapped: false,
+                        early: false,
+                    };
+                }
+                // A ready summary is swapped in (a refresh still being written is not waited
+                // for); with none ready, the one being written is waited for.
+                let (ahead, wait) = match (bg.ready().cloned(), running.take()) {
+                    (Some(a), _) => (a, 0.0),
+                    (None, Some((_, a, done))) => (a, done - clock),
+                    (None, None) => panic!("no summary was started before the threshold"),
+                };
+                let r = match block_on(swap(&env, held, &ctx_for(held), &ahead)) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        // Too much since the cut: today's path, and its wait.
+                        assert_eq!(e.error.code, ErrorCode::PreemptiveNotApplicable, "{e:?}");
+                        assert!(!early, "an early swap is decided within the bound");
+                        println!("pre-emptive: {}", e.error.message);
+                        let mut sync = replay(conv, false);
+                        sync.summary_calls += calls;
+                        return sync;
+                    }
+                };
+                let values: Vec<_> = r
+                    .post_compact_messages(held)
+                    .iter()
+                    .map(Message::to_value)
+                    .collect();
+                check_api(&values).unwrap();
                 return AtThreshold {
                     at: i,
-                    wait: SUMMARY_SECONDS * f64::from(r.summary_parts),
+                    wait,
                     post: r.true_post_compact_token_count,
                     loss_empty: r.loss_report.is_empty(),
-                    summary_calls: r.summary_parts,
-                    swapped: false,
+                    summary_calls: calls,
+                    swapped: true,
+                    early,
                 };
             }
-            // A ready summary is swapped in (a refresh still being written is not waited for);
-            // with none ready, the one being written is waited for.
-            let (ahead, wait) = match (ready.take(), running.take()) {
-                (Some(a), _) => (a, 0.0),
-                (None, Some((a, done))) => (a, done - clock),
-                (None, None) => panic!("no summary was started before the threshold"),
-            };
-            let r = match block_on(swap(&env, held, &ctx_for(held), &ahead)) {
-                Ok(r) => r,
-                Err(e) => {
-                    // Too much since the cut: today's path, and its wait.
-                    assert_eq!(e.error.code, ErrorCode::PreemptiveNotApplicable, "{e:?}");
-                    assert!(!tail_fits(held, &ahead, fit(held).as_ref()).unwrap());
-                    println!("pre-emptive: {}", e.error.message);
-                    let mut sync = replay(conv, false);
-                    sync.summary_calls += calls;
-                    sync.swapped = false;
-                    return sync;
-                }
-            };
-            let values: Vec<_> = r
-                .post_compact_messages(held)
-                .iter()
-                .map(Message::to_value)
-                .collect();
-            check_api(&values).unwrap();
-            return AtThreshold {
-                at: i,
-                wait,
-                post: r.true_post_compact_token_count,
-                loss_empty: r.loss_report.is_empty(),
-                summary_calls: calls,
-                swapped: true,
-            };
         }
-        let stale = ready
-            .as_ref()
-            .is_none_or(|a| !tail_fits(held, a, fit(held).as_ref()).unwrap());
-        if preemptive && count >= early && running.is_none() && stale {
+        if bg.wants_start(count, false, learned.as_ref()) {
             if let Some(cut) = cut_point(held).unwrap() {
-                let a =
-                    block_on(summarize_ahead(&env, held, cut, ready.as_ref(), &c, &retry)).unwrap();
+                let tail = estimate_range(held, cut..held.len()).unwrap();
+                let (ticket, earlier) = bg.start(cut, count, tail);
+                let a = block_on(summarize_ahead(
+                    &env,
+                    held,
+                    cut,
+                    earlier.as_ref(),
+                    &c,
+                    &retry,
+                ))
+                .unwrap();
                 calls += 1;
-                running = Some((a, clock + SUMMARY_SECONDS));
+                running = Some((ticket, a, clock + SUMMARY_SECONDS));
             }
         }
     }
@@ -227,15 +249,15 @@ fn replay(conv: &[Message], preemptive: bool) -> AtThreshold {
 /// Issue 14's measure on the shared session. The bound is taken on the complete context the
 /// next request sends (about 29,000 tokens of system prompt and tools learned from the usage,
 /// and the restored files, on both paths), and the replay compacts where Claude Code does:
-/// before a request. The turn that crosses the threshold brings a 10,000-token tool result
-/// within the last 30 s: the summary ready then (cut before it and 2,300 tokens more) would
-/// leave 57,800 tokens against the synchronous path's 43,100 (1.34×), over the bound, so it
-/// is refused and today's path runs with its 30 s wait; the refresh started when that result
-/// arrived (1.20×) lands 0.2 s after the threshold. The test holds the replay to these facts:
-/// whichever way it goes, a swap is within the bound with no wait, and a refusal is the
-/// bound's, with the synchronous path's wait and nothing lost.
+/// before a request. The session's largest turn is 26,400 tokens, so the automatic early line
+/// sits at the warning line (147,000): with it at its first place (157,000) the summary
+/// started there lands during the burst before the threshold, 12,400 tokens behind, and the
+/// swap would be refused (1.34×). From the warning line the summary lands in time, and the
+/// check at 156,100 tokens swaps it in a turn early, because one more turn as large as the
+/// largest could both cross the threshold and put the swap over the bound: no wait, 1.24× the
+/// synchronous path's context, nothing lost, two summary calls (one refresh).
 #[test]
-fn at_the_threshold_the_summary_written_ahead_is_swapped_in_or_refused_by_the_bound() {
+fn at_the_threshold_the_summary_written_ahead_is_swapped_in_with_no_wait() {
     let conv = long_session();
     let sync = replay(&conv, false);
     let ahead = replay(&conv, true);
@@ -244,21 +266,16 @@ fn at_the_threshold_the_summary_written_ahead_is_swapped_in_or_refused_by_the_bo
         sync.at, sync.wait, sync.post, sync.summary_calls
     );
     println!(
-        "pre-emptive: threshold after message {}, swapped {}, wait {} s, post-compact {} tokens ({:.2}× the synchronous), {} call(s)",
-        ahead.at, ahead.swapped, ahead.wait, ahead.post, ahead.post as f64 / sync.post as f64, ahead.summary_calls
+        "pre-emptive: compacted after message {}, swapped {} (early {}), wait {} s, post-compact {} tokens ({:.2}× the synchronous), {} call(s)",
+        ahead.at, ahead.swapped, ahead.early, ahead.wait, ahead.post, ahead.post as f64 / sync.post as f64, ahead.summary_calls
     );
-    assert_eq!(sync.at, ahead.at);
     assert_eq!(sync.wait, SUMMARY_SECONDS);
     assert!(!sync.swapped);
     assert!(sync.loss_empty && ahead.loss_empty);
-    if ahead.swapped {
-        assert_eq!(ahead.wait, 0.0);
-        assert!(ahead.post as f64 <= MAX_POST_COMPACT_RATIO * sync.post as f64);
-    } else {
-        // Refused by the bound (checked in the replay): today's path, and the calls spent.
-        assert_eq!(ahead.wait, SUMMARY_SECONDS);
-        assert!(ahead.summary_calls > sync.summary_calls);
-    }
+    assert!(ahead.swapped, "the summary written ahead is swapped in");
+    assert_eq!(ahead.wait, 0.0);
+    assert!(ahead.at <= sync.at);
+    assert!(ahead.post as f64 <= MAX_POST_COMPACT_RATIO * sync.post as f64);
 }
 
 /// A turn earlier (before the 10,000-token result arrived, the count just below the

@@ -1711,6 +1711,12 @@ export type AutoCompactSkipReason =
 export type CompactorAutoCompactOutcome<M = Message> = AutoCompactOutcome<M> & {
   /** The summary written ahead was swapped in (no model call). */
   preemptive?: boolean;
+  /**
+   * It was swapped in one check before the threshold: the next turn, as large as the
+   * largest seen (`background.headroom`), could have put the swap over the 1.3× bound, when
+   * the conversation would have waited for a synchronous summary instead.
+   */
+  swappedEarly?: boolean;
   /** The last background summary failed with this (today's path ran). */
   backgroundError?: ContextCompactionError;
 };
@@ -2495,6 +2501,11 @@ export interface BackgroundSummaryState {
   cut?: number;
   /** The early line in tokens, when on. */
   earlyLine?: number;
+  /**
+   * When on: the largest growth of the count seen between two `maybeAutoCompact` checks,
+   * the turn a ready summary keeps room for (0 before the second check).
+   */
+  headroom?: number;
   /** The last background summary that failed (never thrown from `push`). */
   error?: ContextCompactionError;
 }

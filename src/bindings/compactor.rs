@@ -264,9 +264,10 @@ impl Compactor {
     }
 
     /// The summary written ahead of the threshold (`preemptive` option): `{state: 'off' |
-    /// 'idle' | 'running' | 'ready', cut?, earlyLine?, error?}` — `cut`: the summary stands
-    /// for the messages before this index (running or ready); `error`: the last background
-    /// summary that failed (reported here, never thrown from `push`).
+    /// 'idle' | 'running' | 'ready', cut?, earlyLine?, headroom?, error?}` — `cut`: the
+    /// summary stands for the messages before this index (running or ready); `headroom`: the
+    /// largest growth between two checks, the turn a ready summary keeps room for; `error`:
+    /// the last background summary that failed (reported here, never thrown from `push`).
     #[wasm_bindgen(getter, unchecked_return_type = "BackgroundSummaryState")]
     pub fn background(&self) -> JsResult<JsValue> {
         let s = self.session.borrow();
@@ -284,6 +285,7 @@ impl Compactor {
         }
         if let Some(line) = b.early_line() {
             Reflect::set(&o, &"earlyLine".into(), &(line as f64).into())?;
+            Reflect::set(&o, &"headroom".into(), &(b.headroom() as f64).into())?;
         }
         if let Some(e) = b.error() {
             Reflect::set(&o, &"error".into(), &js_error(e.clone()))?;
@@ -311,6 +313,8 @@ impl Compactor {
             Err(e) => return Promise::reject(&js_error(e)),
         };
         let skipped = self.session.borrow_mut().check_auto_compact(&query);
+        // A check before the threshold that swaps the summary written ahead in now.
+        let early = skipped.is_none() && self.session.borrow().swap_early();
         if let Some(outcome) = skipped {
             return match auto_outcome_js(outcome, None) {
                 Ok(o) => Promise::resolve(&o),
@@ -345,7 +349,9 @@ impl Compactor {
                 &c.auto,
                 &c.retry,
                 &env,
-                ahead.as_ref(),
+                ahead
+                    .as_ref()
+                    .map(|summary| preemptive::AheadSwap { summary, early }),
             )
             .await;
             let (outcome, swapped) = match res {
@@ -362,6 +368,9 @@ impl Compactor {
             };
             let o = auto_outcome_js(outcome, result)?;
             Reflect::set(&o, &"preemptive".into(), &swapped.into())?;
+            if swapped && early {
+                Reflect::set(&o, &"swappedEarly".into(), &true.into())?;
+            }
             if let Some(e) = background_error {
                 Reflect::set(&o, &"backgroundError".into(), &js_error(e))?;
             }

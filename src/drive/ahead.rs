@@ -12,10 +12,14 @@
 //! * Landed ([`Background::landed`]) with the ticket it was started with: a summary whose
 //!   conversation was replaced meanwhile (a compaction committed, a manual `compact()`) has
 //!   an old ticket and is dropped; a failure is kept as the last error, never thrown.
-//! * Taken ([`Background::take_ready`]) by the automatic compaction at the threshold.
+//! * Swapped in by the automatic compaction at the threshold, or one check before it
+//!   ([`Background::swap_early`]) when waiting one more turn could put the swap over the
+//!   bound: the largest growth seen between two checks ([`Background::observe_check`]) is
+//!   the turn to come. Swapping a turn early leaves a context within the bound with no wait;
+//!   swapping a turn late would be refused, and the conversation would wait for today's path.
 
 use crate::drive::preemptive::{
-    post_compact_fits, Ahead, PostCompactSizes, MAX_POST_COMPACT_RATIO,
+    post_compact_fits, Ahead, EarlyLine, PostCompactSizes, MAX_POST_COMPACT_RATIO,
 };
 use crate::measure::calibration::Fit;
 use crate::measure::tokens::text_tokens;
@@ -39,8 +43,8 @@ pub enum AheadState {
 /// The summary written ahead of the threshold, for one session.
 #[derive(Clone, Debug, Default)]
 pub struct Background {
-    /// The early line in tokens; `None`: pre-emptive summaries are off.
-    early_line: Option<u64>,
+    /// Where summaries start; `None`: pre-emptive summaries are off.
+    early_line: Option<EarlyLine>,
     state: AheadState,
     /// A ready summary kept while a refresh runs (swapped in if the refresh is late).
     previous: Option<Ahead>,
@@ -48,8 +52,15 @@ pub struct Background {
     ticket: u64,
     /// The count when the running or ready summary was started, and its tail's estimate then.
     started_at: (u64, u64),
+    /// The same for `previous`.
+    previous_at: (u64, u64),
     /// The last background summary that failed, until the next one starts.
     error: Option<Error>,
+    /// The count at the last check (`None` before the first and after the conversation was
+    /// replaced).
+    last_check: Option<u64>,
+    /// The largest growth of the count between two checks: the turn that may come next.
+    headroom: u64,
 }
 
 /// A started summary's identity: give it back to [`Background::landed`].
@@ -59,15 +70,22 @@ pub struct Ticket(u64);
 impl Background {
     /// A background that starts summaries from `early_line` tokens on (`None`: never).
     pub fn new(early_line: Option<u64>) -> Background {
+        Background::with_line(early_line.map(EarlyLine::Fixed))
+    }
+
+    /// A background that starts summaries from `early_line` on (`None`: never); with
+    /// [`EarlyLine::Auto`] the line moves down as larger turns are seen.
+    pub fn with_line(early_line: Option<EarlyLine>) -> Background {
         Background {
             early_line,
             ..Default::default()
         }
     }
 
-    /// The early line, when pre-emptive summaries are on.
+    /// The early line now, when pre-emptive summaries are on (an automatic one moves down as
+    /// larger turns are seen, see [`EarlyLine::at`]).
     pub fn early_line(&self) -> Option<u64> {
-        self.early_line
+        self.early_line.map(|l| l.at(self.headroom))
     }
 
     /// Idle, running or ready.
@@ -84,19 +102,52 @@ impl Background {
     /// (estimated as its tail when started plus what the count grew since) would put a swap
     /// over the bound even before restored files are counted.
     pub fn stale(&self, ready: &Ahead, count: u64, fit: Option<&Fit>) -> bool {
-        let (count_then, tail_then) = self.started_at;
-        let sizes = PostCompactSizes {
-            summary: text_tokens(&ready.summary),
-            kept: tail_then + count.saturating_sub(count_then),
-            attachments: 0,
+        !fits_with(ready, self.started_at, count, 0, fit)
+    }
+
+    /// Records a check for an automatic compaction (one per request) at `count` tokens: the
+    /// growth since the last check, when it is the largest seen, becomes the headroom a swap
+    /// keeps for the turn to come.
+    pub fn observe_check(&mut self, count: u64) {
+        if let Some(last) = self.last_check {
+            self.headroom = self.headroom.max(count.saturating_sub(last));
+        }
+        self.last_check = Some(count);
+    }
+
+    /// The largest growth of the count seen between two checks (0 before the second check).
+    pub fn headroom(&self) -> u64 {
+        self.headroom
+    }
+
+    /// Whether the ready summary should be swapped in now, at `count` tokens below the
+    /// `threshold`: it fits now, but the next turn, as large as the largest seen
+    /// ([`headroom`](Self::headroom)), could both carry the count over the threshold and put
+    /// the swap over the bound — when it would be refused and the conversation would wait
+    /// for today's path. Never before the early line, nor without a ready summary.
+    pub fn swap_early(&self, count: u64, threshold: u64, fit: Option<&Fit>) -> bool {
+        let Some(line) = self.early_line() else {
+            return false;
         };
-        !post_compact_fits(&sizes, fit, MAX_POST_COMPACT_RATIO)
+        let (ready, at) = match &self.state {
+            AheadState::Ready(a) => (a, self.started_at),
+            AheadState::Running { .. } => match &self.previous {
+                Some(a) => (a, self.previous_at),
+                None => return false,
+            },
+            AheadState::Idle => return false,
+        };
+        count >= line
+            && count < threshold
+            && count + self.headroom >= threshold
+            && fits_with(ready, at, count, 0, fit)
+            && !fits_with(ready, at, count, self.headroom, fit)
     }
 
     /// Whether a summary should start now, at `count` tokens (`compacting`: a compaction is
     /// running, which replaces the conversation anyway).
     pub fn wants_start(&self, count: u64, compacting: bool, fit: Option<&Fit>) -> bool {
-        let Some(line) = self.early_line else {
+        let Some(line) = self.early_line() else {
             return false;
         };
         if compacting || count < line {
@@ -118,6 +169,7 @@ impl Background {
             _ => None,
         };
         self.previous = earlier.clone();
+        self.previous_at = self.started_at;
         self.ticket += 1;
         self.started_at = (count, tail);
         self.error = None;
@@ -139,6 +191,7 @@ impl Background {
             }
             Err(e) => {
                 self.error = Some(e);
+                self.started_at = self.previous_at;
                 self.state = self
                     .previous
                     .take()
@@ -164,7 +217,23 @@ impl Background {
         self.ticket += 1;
         self.state = AheadState::Idle;
         self.previous = None;
+        // The next check measures a step of the new conversation, not the drop to it.
+        self.last_check = None;
     }
+}
+
+/// Whether a swap of `ready` (started at `at`: the count then and its tail's estimate) at
+/// `count` tokens, with `more` tokens still to come, stays within the bound (before restored
+/// files, which only make it easier). The tail is estimated as the tail when it started plus
+/// what the count grew since.
+fn fits_with(ready: &Ahead, at: (u64, u64), count: u64, more: u64, fit: Option<&Fit>) -> bool {
+    let (count_then, tail_then) = at;
+    let sizes = PostCompactSizes {
+        summary: text_tokens(&ready.summary),
+        kept: tail_then + count.saturating_sub(count_then) + more,
+        attachments: 0,
+    };
+    post_compact_fits(&sizes, fit, MAX_POST_COMPACT_RATIO)
 }
 
 #[cfg(test)]
@@ -245,5 +314,69 @@ mod tests {
             b.error().is_none(),
             "a dropped summary's failure is not reported"
         );
+    }
+
+    #[test]
+    fn the_headroom_is_the_largest_step_between_checks() {
+        let mut b = Background::new(Some(0));
+        b.observe_check(100);
+        assert_eq!(b.headroom(), 0, "one check is no step");
+        b.observe_check(400);
+        b.observe_check(350);
+        b.observe_check(500);
+        assert_eq!(b.headroom(), 300);
+        b.drop_all();
+        b.observe_check(10);
+        assert_eq!(
+            b.headroom(),
+            300,
+            "the drop to a new conversation is no step"
+        );
+    }
+
+    #[test]
+    fn a_ready_summary_is_swapped_a_turn_early_only_when_the_next_turn_could_lose_it() {
+        // Threshold 870, early line 800; a summary of 100 tokens leaves room for 30 kept.
+        let mut b = Background::new(Some(800));
+        b.observe_check(830);
+        b.observe_check(850);
+        assert_eq!(b.headroom(), 20);
+        assert!(!b.swap_early(860, 870, None), "nothing ready");
+        let (t, _) = b.start(3, 850, 0);
+        b.landed(t, Ok(ahead(3, &"s".repeat(400))));
+        // 10 kept now, 30 after a turn like the largest (20): still within the bound, so
+        // the swap waits for the threshold.
+        assert!(!b.swap_early(860, 870, None));
+        b.observe_check(875);
+        assert_eq!(b.headroom(), 25);
+        // 10 kept now, 35 after a turn like the largest (25): over the bound, and the turn
+        // could cross the threshold: swap now.
+        assert!(b.swap_early(860, 870, None));
+        // Far from the threshold the next turn cannot make it due: no early swap.
+        assert!(!b.swap_early(860, 2000, None));
+        // Over the bound already: not swapped (stale: a refresh starts instead).
+        assert!(!b.swap_early(890, 900, None));
+        // At the threshold it is not early.
+        assert!(!b.swap_early(870, 870, None));
+        // Below the early line, never.
+        let mut low = Background::new(Some(900));
+        low.observe_check(0);
+        low.observe_check(500);
+        let (t, _) = low.start(3, 850, 0);
+        low.landed(t, Ok(ahead(3, &"s".repeat(400))));
+        assert!(!low.swap_early(860, 870, None));
+    }
+
+    #[test]
+    fn while_a_refresh_runs_the_ready_one_is_judged_by_its_own_tail() {
+        let mut b = Background::new(Some(0));
+        b.observe_check(0);
+        b.observe_check(25);
+        let (t, _) = b.start(3, 100, 0);
+        b.landed(t, Ok(ahead(3, &"s".repeat(400))));
+        // The refresh starts at 120 with nothing since its cut; the ready one has 20 kept.
+        let (_t2, _) = b.start(5, 120, 0);
+        // 20 + 25 = 45 over 30: swap the ready one early.
+        assert!(b.swap_early(120, 140, None));
     }
 }

@@ -536,16 +536,22 @@ pub fn compactor_context<S: Source>(options: &S) -> Result<ContextOptions> {
     context_with(options, COMPACTOR_EXTRA_KEYS)
 }
 
-/// `preemptive` of a `Compactor`'s options: the early line in tokens from which summaries are
-/// written ahead of the threshold, or `None` (absent, `false`: off, the default). `true` or
-/// `{earlyLine: 'auto'}` is [`crate::drive::preemptive::early_line`] for the model; a number
-/// is taken as given (it must be below the threshold to be of use, and not negative).
-pub fn preemptive<S: Source>(options: &S, model: &str, config: &Config) -> Result<Option<u64>> {
+/// `preemptive` of a `Compactor`'s options: the early line from which summaries are written
+/// ahead of the threshold, or `None` (absent, `false`: off, the default). `true` or
+/// `{earlyLine: 'auto'}` is [`crate::drive::preemptive::EarlyLine::auto`] for the model (it
+/// moves down, to the warning line at most, as larger turns are seen); a number is a fixed
+/// line taken as given (it must be below the threshold to be of use, and not negative).
+pub fn preemptive<S: Source>(
+    options: &S,
+    model: &str,
+    config: &Config,
+) -> Result<Option<crate::drive::preemptive::EarlyLine>> {
+    use crate::drive::preemptive::EarlyLine;
     let v = options.get("preemptive");
     if v.is_absent() {
         return Ok(None);
     }
-    let auto = || Some(crate::drive::preemptive::early_line(model, config));
+    let auto = || Some(EarlyLine::auto(model, config));
     if let Some(on) = v.boolean() {
         return Ok(if on { auto() } else { None });
     }
@@ -561,7 +567,7 @@ pub fn preemptive<S: Source>(options: &S, model: &str, config: &Config) -> Resul
         return Ok(auto());
     }
     match token_count(&v, "earlyLine", WHAT)? {
-        Some(n) => Ok(Some(n)),
+        Some(n) => Ok(Some(EarlyLine::Fixed(n))),
         None => Err(Error::invalid_argument(format!(
             "{WHAT}.earlyLine must be a token count or 'auto'"
         ))),

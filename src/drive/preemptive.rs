@@ -48,12 +48,55 @@ pub use crate::drive::bound::{
     not_applicable, post_compact_fits, PostCompactSizes, MAX_POST_COMPACT_RATIO,
 };
 
-/// The default early line for `model`: halfway between the warning line (threshold − 20,000)
-/// and the auto-compact threshold — 157,000 tokens for a 200K model whose threshold is
-/// 167,000.
+/// The default early line for `model`, before any turn is seen: halfway between the warning
+/// line (threshold − 20,000) and the auto-compact threshold — 157,000 tokens for a 200K
+/// model whose threshold is 167,000. [`EarlyLine::auto`] moves it down as turns grow.
 pub fn early_line(model: &str, config: &Config) -> u64 {
     let threshold = auto_compact_threshold(model, config);
     threshold - WARNING_THRESHOLD_BUFFER_TOKENS.min(threshold) / 2
+}
+
+/// Where summaries written ahead start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EarlyLine {
+    /// At this many tokens, as the caller set it.
+    Fixed(u64),
+    /// The default ([`EarlyLine::auto`]): `line` ([`early_line`]), moved down to `threshold`
+    /// minus the largest turn seen, but never below `floor` (the warning line): a summary
+    /// takes a while to write, and one turn as large as the largest seen could otherwise
+    /// carry the count from the line over the threshold before the summary lands.
+    Auto {
+        /// The line before any turn is seen.
+        line: u64,
+        /// The lowest it goes: the warning line.
+        floor: u64,
+        /// The auto-compact threshold.
+        threshold: u64,
+    },
+}
+
+impl EarlyLine {
+    /// The default for `model` under `config` (see [`EarlyLine::Auto`]).
+    pub fn auto(model: &str, config: &Config) -> EarlyLine {
+        let threshold = auto_compact_threshold(model, config);
+        EarlyLine::Auto {
+            line: early_line(model, config),
+            floor: threshold - WARNING_THRESHOLD_BUFFER_TOKENS.min(threshold),
+            threshold,
+        }
+    }
+
+    /// The line in tokens when the largest turn seen between two checks is `headroom`.
+    pub fn at(&self, headroom: u64) -> u64 {
+        match *self {
+            EarlyLine::Fixed(n) => n,
+            EarlyLine::Auto {
+                line,
+                floor,
+                threshold,
+            } => line.min(threshold.saturating_sub(headroom)).max(floor),
+        }
+    }
 }
 
 /// A summary written ahead of the threshold.
@@ -214,9 +257,21 @@ pub async fn swap<E: Environment + ?Sized>(
     .await
 }
 
+/// A ready summary written ahead, offered to [`auto_compact_with_ahead`].
+#[derive(Clone, Copy, Debug)]
+pub struct AheadSwap<'a> {
+    /// The summary.
+    pub summary: &'a Ahead,
+    /// Swap it in now even below the threshold
+    /// ([`crate::drive::ahead::Background::swap_early`] said so at this check).
+    pub early: bool,
+}
+
 /// `autoCompactIfNeeded` with a summary written ahead: when `ahead` is given and the
-/// compaction is due, it is swapped in ([`swap`], no model call); when it does not apply
-/// (`PREEMPTIVE_NOT_APPLICABLE`) today's path runs ([`auto_compact_if_needed`]). Any other
+/// compaction is due — or `early` (a check before the threshold when waiting a turn more
+/// could put the swap over the bound, [`crate::drive::ahead::Background::swap_early`]) — it is
+/// swapped in ([`swap`], no model call); when it does not apply (`PREEMPTIVE_NOT_APPLICABLE`)
+/// today's path runs ([`auto_compact_if_needed`]), which compacts only when due. Any other
 /// failure of the swap (an abort, a hook's veto) is reported like a failed compaction, and
 /// counts towards the circuit breaker. The outcome's `preemptive` says which path compacted.
 pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
@@ -226,11 +281,12 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
     query: &ShouldAutoCompactOptions,
     retry: &RetryPolicy,
     env: &E,
-    ahead: Option<&Ahead>,
+    ahead: Option<AheadSwap<'_>>,
 ) -> Result<(AutoCompactOutcome, bool)> {
-    if let Some(a) = ahead {
+    if let Some(AheadSwap { summary: a, early }) = ahead {
         let due = auto_compact_guard(&ctx.config, tracking, query).is_none()
-            && should_auto_compact(messages, &ctx.model, query, &ctx.config)?.should_compact;
+            && (early
+                || should_auto_compact(messages, &ctx.model, query, &ctx.config)?.should_compact);
         if due {
             match swap(env, messages, ctx, a).await {
                 Ok(r) => {
@@ -278,6 +334,16 @@ mod tests {
         };
         let t = auto_compact_threshold("claude-opus-4-6", &small);
         assert!(early_line("claude-opus-4-6", &small) <= t);
+    }
+
+    #[test]
+    fn the_automatic_line_moves_down_for_large_turns_to_the_warning_line() {
+        let auto = EarlyLine::auto("claude-opus-4-6", &Config::default());
+        assert_eq!(auto.at(0), 157_000);
+        assert_eq!(auto.at(10_000), 157_000);
+        assert_eq!(auto.at(14_000), 153_000);
+        assert_eq!(auto.at(26_422), 147_000, "not below the warning line");
+        assert_eq!(EarlyLine::Fixed(5).at(1_000_000), 5);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::drive::ahead::{Background, Ticket};
 use crate::drive::autocompact::{
     self, AutoCompactOutcome, ShouldAutoCompactOptions, SkipReason, ThrashDetector, Tracking,
 };
-use crate::drive::preemptive::Ahead;
+use crate::drive::preemptive::{Ahead, EarlyLine};
 use crate::drive::snapshot::{Fingerprint, SessionSnapshot};
 use crate::measure::thresholds::{self, TokenWarningState};
 use crate::measure::tokens::{message_facts, MessageFacts, Preamble, RunningCount};
@@ -94,8 +94,8 @@ impl<M> Session<M> {
     }
 
     /// Turns pre-emptive summaries on from `early_line` tokens (`None`: off, the default).
-    pub fn set_early_line(&mut self, early_line: Option<u64>) {
-        self.background = Background::new(early_line);
+    pub fn set_early_line(&mut self, early_line: Option<EarlyLine>) {
+        self.background = Background::with_line(early_line);
     }
 
     /// The summary written ahead: its state, the ready one, the last failure.
@@ -111,6 +111,18 @@ impl<M> Session<M> {
             self.compacting(),
             self.calibration().fit().as_ref(),
         )
+    }
+
+    /// Whether the summary written ahead should be swapped in now, a check before the
+    /// threshold (see [`Background::swap_early`]): then [`check_auto_compact`]
+    /// (Self::check_auto_compact) does not skip, and the automatic compaction swaps it in.
+    pub fn swap_early(&self) -> bool {
+        !self.compacting()
+            && self.background.swap_early(
+                self.token_count(),
+                thresholds::auto_compact_threshold(&self.model, &self.config),
+                self.calibration().fit().as_ref(),
+            )
     }
 
     /// Records a summary written ahead started for the messages before `cut`, `tail`
@@ -253,8 +265,12 @@ impl<M> Session<M> {
         options: &ShouldAutoCompactOptions,
     ) -> Option<AutoCompactOutcome> {
         self.thrash.turn();
+        if !self.compacting() {
+            self.background.observe_check(self.token_count());
+        }
         let threshold = thresholds::auto_compact_threshold(&self.model, &self.config);
-        let due = autocompact::is_due(self.token_count(), options.snip_tokens_freed, threshold);
+        let due = autocompact::is_due(self.token_count(), options.snip_tokens_freed, threshold)
+            || self.swap_early();
         let why = if self.compacting() {
             Some(SkipReason::Compacting)
         } else if self.thrash.thrashing && due {

@@ -181,3 +181,70 @@ test('options.preemptive: a misspelt key is INVALID_ARGUMENT with a hint', () =>
   assert.throws(() => new cc.Compactor({ model: h.OPUS, preemptve: true }), (e) => e.code === 'INVALID_ARGUMENT' && /preemptive/.test(e.message));
   assert.equal(new cc.Compactor({ model: h.OPUS, preemptive: true }).background.earlyLine, 157_000);
 });
+
+test('a ready summary is swapped in a check early when one more turn like the largest could lose it', async () => {
+  const { summarize, first } = controlled();
+  const c = new cc.Compactor({ model: h.OPUS, config: LOW, summarize, preemptive: { earlyLine: EARLY } });
+  // Checks before every request; one turn of about 2,000 tokens sets the headroom.
+  let i = 0;
+  c.pushMany(round(i++));
+  assert.equal((await c.maybeAutoCompact()).skipped, 'belowThreshold');
+  c.pushMany([...round(i++), ...round(i++), ...round(i++), ...round(i++)]);
+  await c.maybeAutoCompact();
+  const headroom = c.background.headroom;
+  assert.ok(headroom > 1_500 && headroom < 2_500, `headroom ${headroom}`);
+  while (c.tokenCount() < EARLY) {
+    c.pushMany(round(i++));
+    await c.maybeAutoCompact();
+  }
+  assert.equal(c.background.state, 'running');
+  first.resolve(BIG_SUMMARY);
+  await flush();
+  assert.equal(c.background.state, 'ready');
+  const calls = summarize.calls.length;
+  // Below the threshold; the next turn could cross it and put the swap over the bound.
+  assert.ok(c.tokenCount() < 9_000 && c.tokenCount() + headroom >= 9_000, `${c.tokenCount()}`);
+  const outcome = await c.maybeAutoCompact();
+  assert.equal(outcome.wasCompacted, true, JSON.stringify(outcome));
+  assert.equal(outcome.preemptive, true);
+  assert.equal(outcome.swappedEarly, true);
+  assert.equal(summarize.calls.length, calls, 'no model call');
+  assert.ok(c.tokenCount() < EARLY);
+});
+
+test('without a turn larger than the bound leaves room for, the swap waits for the threshold', async () => {
+  const { summarize, first } = controlled();
+  const { c, next } = pastEarlyLine(summarize);
+  first.resolve(BIG_SUMMARY);
+  await flush();
+  // Round-sized checks (about 500 tokens, within the bound's room) until the threshold.
+  let i = next;
+  let outcome;
+  for (;;) {
+    outcome = await c.maybeAutoCompact();
+    if (outcome.wasCompacted || c.tokenCount() >= 9_000) break;
+    c.pushMany(round(i++));
+  }
+  if (!outcome.wasCompacted) outcome = await c.maybeAutoCompact();
+  assert.equal(outcome.wasCompacted, true);
+  assert.equal(outcome.preemptive, true);
+  assert.equal(outcome.swappedEarly, undefined);
+});
+
+test('the automatic early line moves down for large turns, never below the warning line', async () => {
+  const c = new cc.Compactor({ model: h.OPUS, preemptive: true, summarize: h.recordingSummarizer() });
+  assert.equal(c.background.earlyLine, 157_000);
+  assert.equal(c.background.headroom, 0);
+  c.push({ role: 'user', content: 'hello' });
+  await c.maybeAutoCompact();
+  c.push({ role: 'assistant', content: h.filler(56_000, 3) });
+  await c.maybeAutoCompact();
+  const headroom = c.background.headroom;
+  assert.ok(headroom > 13_000 && headroom < 15_000, `${headroom}`);
+  assert.equal(c.background.earlyLine, 167_000 - headroom);
+  c.push({ role: 'user', content: h.filler(200_000, 4) });
+  await c.maybeAutoCompact();
+  assert.equal(c.background.earlyLine, 147_000, 'the warning line');
+  const fixed = new cc.Compactor({ model: h.OPUS, preemptive: { earlyLine: 150_000 } });
+  assert.equal(fixed.background.earlyLine, 150_000);
+});
