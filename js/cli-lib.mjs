@@ -887,6 +887,7 @@ const PHASE_TEXT = {
   start: 'starting',
   preCompactHook: 'PreCompact hooks',
   summarizing: 'summarizing',
+  summarizingPart: 'summarizing in parts',
   retryPromptTooLong: 'prompt too long: retrying with the oldest turns dropped',
   retryTransient: 'retrying after a transient error',
   fallbackSummary: 'using the summary prompt instead of the API\'s compaction',

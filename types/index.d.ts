@@ -1391,10 +1391,19 @@ export interface RecompactionInfo {
 }
 
 /** A step of a compaction, reported to `context.onProgress`. */
-export type ProgressEvent =
+export type ProgressEvent = ProgressEventOf<
   | { phase: 'start'; /** Context size before compaction. */ tokens: number }
   | { phase: 'preCompactHook' }
   | { phase: 'summarizing'; /** Attempt of the summary request, from 1. */ attempt: number }
+  | {
+      phase: 'summarizingPart';
+      /** The part, from 1 (`summarizeInParts`). */
+      attempt: number;
+      /** Estimated tokens of this part's request. */
+      tokens: number;
+      /** e.g. `summarizing API turns 1–40 of 120`. */
+      detail: string;
+    }
   | {
       phase: 'retryPromptTooLong';
       /** Tokens dropped from the head of the request. */
@@ -1412,7 +1421,16 @@ export type ProgressEvent =
   | { phase: 'restoring' }
   | { phase: 'sessionStartHook' }
   | { phase: 'postCompactHook' }
-  | { phase: 'done'; /** Estimated context size after compaction. */ tokens: number };
+  | { phase: 'done'; /** Estimated context size after compaction. */ tokens: number }
+>;
+
+/**
+ * Every {@link ProgressEvent} may be marked `background: true`: it belongs to a summary the
+ * `Compactor` writes ahead (`preemptive`), which nobody waits for — `start` (the tokens it
+ * summarizes), `preCompactHook`, `summarizing` and its retries, `summarized`. Events of the
+ * compaction the conversation waits for (including a swap of that summary) are not marked.
+ */
+export type ProgressEventOf<E> = E & { background?: true };
 
 /** The `phase` of a {@link ProgressEvent}. */
 export type ProgressPhase = ProgressEvent['phase'];

@@ -81,6 +81,15 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue) {
         }
     };
     let (ticket, earlier) = session.borrow_mut().start_ahead(cut, tail);
+    // Its own signal, aborted with the Compactor's or when the conversation it is for is
+    // replaced (the session cancels it then: a summary nobody will use stops costing tokens).
+    let link = super::env::linked_abort(env.signal());
+    let env = env.with_signal(prop(&link, "signal"));
+    let cancel_link = link.clone();
+    session.borrow_mut().set_ahead_cancel(
+        ticket,
+        crate::drive::ahead::Cancel::new(move || call_method(&cancel_link, "cancel")),
+    );
     let mut ctx = c.context;
     ctx.for_shape(read.shape());
     ctx.calibration = Some(session.borrow().calibration().clone());
@@ -89,10 +98,18 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue) {
         let r =
             preemptive::summarize_ahead(&env, &read.typed, cut, earlier.as_ref(), &ctx, &c.retry)
                 .await;
+        call_method(&link, "release");
         session
             .borrow_mut()
             .ahead_landed(ticket, r.map_err(|e| e.error));
     });
+}
+
+/// Calls `obj[name]()` of an object the glue made (`linkedAbort`'s); never throws.
+fn call_method(obj: &JsValue, name: &str) {
+    if let Ok(f) = prop(obj, name).dyn_into::<js_sys::Function>() {
+        let _ = f.call0(obj);
+    }
 }
 
 /// A conversation that keeps its own token count and compacts itself.

@@ -43,6 +43,9 @@ extern "C" {
     fn now_iso_js() -> String;
     #[wasm_bindgen(js_name = clearState)]
     pub fn clear_state(v: &JsValue);
+    /// `{signal, cancel(), release()}`: a signal aborted with `parent` or by `cancel()`.
+    #[wasm_bindgen(js_name = linkedAbort)]
+    pub fn linked_abort(parent: &JsValue) -> JsValue;
 }
 
 /// The callbacks of a JS `context`.
@@ -70,6 +73,17 @@ fn optional_function(obj: &JsValue, key: &str, what: &str) -> Result<Option<Func
 }
 
 impl JsEnv {
+    /// The same callbacks with `signal` in place of the context's (a summary written ahead
+    /// gets its own, linked to the context's: see `linkedAbort`).
+    pub fn with_signal(self, signal: JsValue) -> JsEnv {
+        JsEnv { signal, ..self }
+    }
+
+    /// The context's abort signal (`undefined` when none).
+    pub fn signal(&self) -> &JsValue {
+        &self.signal
+    }
+
     /// Reads the callbacks of `context` (`summarize` is required unless `summarize_optional`);
     /// `data` is the same `context` read by the core's parser (its `summaryTimeoutMs`).
     pub fn from_context(

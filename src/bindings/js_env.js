@@ -111,3 +111,30 @@ export function clearState(v) {
   else if (Array.isArray(v)) v.length = 0;
   else for (const k of Object.keys(v)) delete v[k];
 }
+
+// A signal for one summary written ahead: it aborts when `parent` (the Compactor's signal, if
+// any) aborts, or when `cancel()` is called — deferred to a microtask, so that a listener of
+// the caller's never runs inside a call into the library. `release()` detaches it from
+// `parent` once the summary has settled (a long-lived parent keeps no listener per summary).
+export function linkedAbort(parent) {
+  const c = new AbortController();
+  const onParent = () => c.abort(parent.reason);
+  if (parent) {
+    if (parent.aborted) c.abort(parent.reason);
+    else parent.addEventListener('abort', onParent, { once: true });
+  }
+  return {
+    signal: c.signal,
+    cancel() {
+      queueMicrotask(() => {
+        const e = new Error('The summary written ahead was dropped: the conversation it was for was replaced');
+        e.name = 'AbortError';
+        e.code = 'ABORTED';
+        c.abort(e);
+      });
+    },
+    release() {
+      if (parent) parent.removeEventListener('abort', onParent);
+    },
+  };
+}

@@ -24,6 +24,7 @@ use crate::drive::preemptive::{
 use crate::measure::calibration::Fit;
 use crate::measure::tokens::text_tokens;
 use crate::model::error::Error;
+use std::rc::Rc;
 
 /// What the background holds.
 #[derive(Clone, Debug, Default)]
@@ -38,6 +39,35 @@ pub enum AheadState {
     },
     /// One is ready.
     Ready(Ahead),
+}
+
+/// How to cancel the summary running now: given by the caller that started it (the bindings
+/// abort its request), called by [`Background::drop_all`] when its conversation is replaced,
+/// so a summary nobody will use stops costing tokens.
+#[derive(Clone, Default)]
+pub struct Cancel(Option<Rc<dyn Fn()>>);
+
+impl Cancel {
+    /// A cancel that calls `f` (at most once).
+    pub fn new(f: impl Fn() + 'static) -> Cancel {
+        Cancel(Some(Rc::new(f)))
+    }
+
+    fn fire(&mut self) {
+        if let Some(f) = self.0.take() {
+            f();
+        }
+    }
+}
+
+impl std::fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Cancel(set)"
+        } else {
+            "Cancel(none)"
+        })
+    }
 }
 
 /// The summary written ahead of the threshold, for one session.
@@ -61,6 +91,8 @@ pub struct Background {
     last_check: Option<u64>,
     /// The largest growth of the count between two checks: the turn that may come next.
     headroom: u64,
+    /// Cancels the summary running now, when its conversation is replaced.
+    cancel: Cancel,
 }
 
 /// A started summary's identity: give it back to [`Background::landed`].
@@ -177,6 +209,14 @@ impl Background {
         (Ticket(self.ticket), earlier)
     }
 
+    /// Sets how to cancel the summary started with `ticket`, if it is still the one running
+    /// (see [`Cancel`]).
+    pub fn set_cancel(&mut self, ticket: Ticket, cancel: Cancel) {
+        if ticket.0 == self.ticket && matches!(self.state, AheadState::Running { .. }) {
+            self.cancel = cancel;
+        }
+    }
+
     /// A started summary landed. Kept when it is the one running now; otherwise (the
     /// conversation was replaced, or it was dropped) ignored. A failure is kept as the last
     /// error and the previous ready summary, if any, stays.
@@ -184,6 +224,7 @@ impl Background {
         if ticket.0 != self.ticket || !matches!(self.state, AheadState::Running { .. }) {
             return;
         }
+        self.cancel = Cancel::default();
         match result {
             Ok(a) => {
                 self.previous = None;
@@ -212,8 +253,12 @@ impl Background {
     }
 
     /// Drops everything (the conversation was replaced, or restored): a summary running now
-    /// is ignored when it lands.
+    /// is cancelled ([`Cancel`], when one was set) and ignored when it lands.
     pub fn drop_all(&mut self) {
+        if matches!(self.state, AheadState::Running { .. }) {
+            self.cancel.fire();
+        }
+        self.cancel = Cancel::default();
         self.ticket += 1;
         self.state = AheadState::Idle;
         self.previous = None;
@@ -378,5 +423,29 @@ mod tests {
         let (_t2, _) = b.start(5, 120, 0);
         // 20 + 25 = 45 over 30: swap the ready one early.
         assert!(b.swap_early(120, 140, None));
+    }
+
+    #[test]
+    fn dropping_a_running_summary_cancels_it_once_and_a_landed_one_is_not_cancelled() {
+        use std::cell::Cell;
+        let fired = Rc::new(Cell::new(0));
+        let cancel = || {
+            let f = fired.clone();
+            Cancel::new(move || f.set(f.get() + 1))
+        };
+        let mut b = Background::new(Some(0));
+        let (t, _) = b.start(2, 10, 0);
+        b.set_cancel(t, cancel());
+        b.drop_all();
+        b.drop_all();
+        assert_eq!(fired.get(), 1, "cancelled once");
+        b.set_cancel(t, cancel());
+        b.drop_all();
+        assert_eq!(fired.get(), 1, "a stale ticket sets nothing");
+        let (t, _) = b.start(2, 10, 0);
+        b.set_cancel(t, cancel());
+        b.landed(t, Ok(ahead(2, "done")));
+        b.drop_all();
+        assert_eq!(fired.get(), 1, "a landed summary is not cancelled");
     }
 }

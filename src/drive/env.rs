@@ -141,6 +141,10 @@ pub struct ProgressEvent {
     /// Extra detail.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The event is of a summary written ahead in the background (the `Compactor`'s
+    /// `preemptive` option), not of a compaction the conversation waits for.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
 }
 
 impl ProgressEvent {
@@ -151,6 +155,7 @@ impl ProgressEvent {
             attempt: None,
             tokens: None,
             detail: None,
+            background: false,
         }
     }
 }

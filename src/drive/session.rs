@@ -16,7 +16,7 @@
 //! * [`Session::snapshot`] and [`Session::restore`] save the session's state as plain data
 //!   and rebuild it over the same messages, on any machine ([`crate::drive::snapshot`]).
 
-use crate::drive::ahead::{Background, Ticket};
+use crate::drive::ahead::{Background, Cancel, Ticket};
 use crate::drive::autocompact::{
     self, AutoCompactOutcome, ShouldAutoCompactOptions, SkipReason, ThrashDetector, Tracking,
 };
@@ -130,6 +130,12 @@ impl<M> Session<M> {
     pub fn start_ahead(&mut self, cut: usize, tail: u64) -> (Ticket, Option<Ahead>) {
         let count = self.token_count();
         self.background.start(cut, count, tail)
+    }
+
+    /// Sets how to cancel the summary written ahead started with `ticket` (see
+    /// [`Background::set_cancel`]).
+    pub fn set_ahead_cancel(&mut self, ticket: Ticket, cancel: Cancel) {
+        self.background.set_cancel(ticket, cancel);
     }
 
     /// A summary written ahead landed (see [`Background::landed`]).

@@ -248,3 +248,69 @@ test('the automatic early line moves down for large turns, never below the warni
   const fixed = new cc.Compactor({ model: h.OPUS, preemptive: { earlyLine: 150_000 } });
   assert.equal(fixed.background.earlyLine, 150_000);
 });
+
+test('progress: the background summary\'s events are marked background; the swap\'s are not', async () => {
+  const events = [];
+  const { summarize, first } = controlled();
+  const { c, next } = pastEarlyLine(summarize, { onProgress: (e) => events.push(e) });
+  await flush();
+  first.resolve(BIG_SUMMARY);
+  await flush();
+  const bg = events.filter((e) => e.background === true).map((e) => e.phase);
+  assert.deepEqual(bg.filter((p) => p === 'start' || p === 'summarized'), ['start', 'summarized'], JSON.stringify(events));
+  assert.ok(bg.includes('summarizing'), JSON.stringify(events));
+  assert.ok(events.filter((e) => e.background).every((e) => e.background === true));
+  const startEvent = events.find((e) => e.background && e.phase === 'start');
+  assert.ok(startEvent.tokens > 0 && startEvent.tokens < c.tokenCount());
+  events.length = 0;
+  toThreshold(c, next);
+  const outcome = await c.maybeAutoCompact();
+  assert.equal(outcome.preemptive, true);
+  const phases = events.map((e) => e.phase);
+  assert.equal(phases[0], 'start');
+  assert.equal(phases.at(-1), 'done');
+  assert.ok(events.every((e) => e.background === undefined), JSON.stringify(events));
+});
+
+test('a manual compact() aborts the request of the summary being written ahead', async () => {
+  const { summarize, first } = controlled();
+  const { c } = pastEarlyLine(summarize);
+  await flush();
+  const signal = summarize.calls[0].options.signal;
+  assert.ok(signal, 'the summarizer is given a signal');
+  assert.equal(signal.aborted, false);
+  const done = c.compact();
+  await flush();
+  assert.equal(signal.aborted, true, 'cancelled: its conversation is being replaced');
+  assert.equal(signal.reason?.code, 'ABORTED');
+  await done;
+  first.resolve(BIG_SUMMARY);
+  await flush();
+  assert.equal(c.background.state, 'idle');
+  assert.equal(c.background.error, undefined, 'a cancelled summary is not a failure');
+});
+
+test('a compaction committed while a summary is written ahead aborts it; the Compactor\'s signal aborts it too', async () => {
+  {
+    const { summarize } = controlled();
+    const { c, next } = pastEarlyLine(summarize);
+    await flush();
+    const signal = summarize.calls[0].options.signal;
+    toThreshold(c, next);
+    const outcome = await c.maybeAutoCompact(); // today's path: the one written ahead is still running
+    assert.equal(outcome.wasCompacted, true);
+    assert.equal(outcome.preemptive, false);
+    await flush();
+    assert.equal(signal.aborted, true);
+  }
+  {
+    const ac = new AbortController();
+    const { summarize } = controlled();
+    pastEarlyLine(summarize, { signal: ac.signal });
+    await flush();
+    const signal = summarize.calls[0].options.signal;
+    assert.notEqual(signal, ac.signal, 'its own signal');
+    ac.abort();
+    assert.equal(signal.aborted, true, 'linked to the Compactor\'s');
+  }
+});
