@@ -1122,10 +1122,19 @@ export interface SummaryResponse {
 
 /** The second argument of a {@link Summarizer}. */
 export interface SummarizeOptions {
-  /** The caller's `context.signal`: abort the request when it fires. */
+  /**
+   * The caller's `context.signal`: abort the request when it fires. A summary written ahead
+   * gets its own, which also aborts when the conversation it is for is replaced.
+   */
   signal?: AbortSignal;
-  /** Report streamed text here for progress (the caller's `context.onText`). */
+  /** Report streamed text here for progress (the caller's `context.onText`; absent in the background). */
   onText?: (text: string) => void;
+  /**
+   * `true` for a summary the `Compactor` writes ahead (`preemptive`): nobody waits for it,
+   * so it may go to a cheaper or lower-priority route (the Batches API is too slow for the
+   * threshold, but a slower model is fine).
+   */
+  background?: boolean;
 }
 
 /**

@@ -84,7 +84,7 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue) {
     // Its own signal, aborted with the Compactor's or when the conversation it is for is
     // replaced (the session cancels it then: a summary nobody will use stops costing tokens).
     let link = super::env::linked_abort(env.signal());
-    let env = env.with_signal(prop(&link, "signal"));
+    let env = env.for_background(prop(&link, "signal"));
     let cancel_link = link.clone();
     session.borrow_mut().set_ahead_cancel(
         ticket,

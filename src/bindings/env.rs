@@ -60,6 +60,8 @@ pub struct JsEnv {
     on_progress: Option<Function>,
     on_text: JsValue,
     summary_timeout_ms: f64,
+    /// A summary written ahead: the summarizer's options say `background: true`.
+    background: bool,
 }
 
 fn optional_function(obj: &JsValue, key: &str, what: &str) -> Result<Option<Function>> {
@@ -73,10 +75,16 @@ fn optional_function(obj: &JsValue, key: &str, what: &str) -> Result<Option<Func
 }
 
 impl JsEnv {
-    /// The same callbacks with `signal` in place of the context's (a summary written ahead
-    /// gets its own, linked to the context's: see `linkedAbort`).
-    pub fn with_signal(self, signal: JsValue) -> JsEnv {
-        JsEnv { signal, ..self }
+    /// The callbacks for a summary written ahead: its own `signal` (linked to the context's,
+    /// see `linkedAbort`), no `onText` (its text is nobody's progress to show), and
+    /// `background: true` in the summarizer's options (a caller may route it differently).
+    pub fn for_background(self, signal: JsValue) -> JsEnv {
+        JsEnv {
+            signal,
+            on_text: JsValue::UNDEFINED,
+            background: true,
+            ..self
+        }
     }
 
     /// The context's abort signal (`undefined` when none).
@@ -127,6 +135,7 @@ impl JsEnv {
             on_progress: optional_function(context, "onProgress", "context")?,
             on_text: prop(context, "onText"),
             summary_timeout_ms: data.summary_timeout_ms,
+            background: false,
         })
     }
 
@@ -168,6 +177,9 @@ impl Environment for JsEnv {
         let _ = Reflect::set(&opts, &"signal".into(), &self.signal);
         if let Some(f) = self.on_text.dyn_ref::<Function>() {
             let _ = Reflect::set(&opts, &"onText".into(), f);
+        }
+        if self.background {
+            let _ = Reflect::set(&opts, &"background".into(), &JsValue::TRUE);
         }
         Box::pin(async move {
             let req = req.map_err(|_| CallError::new("could not build the summary request"))?;

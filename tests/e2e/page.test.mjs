@@ -38,6 +38,8 @@ const CHAT_ANSWER =
 const SUMMARY_MARKER = 'FAKE-API-SUMMARY: the user builds a transcript viewer; keep the parser notes.';
 const INSTRUCTIONS = 'keep the parser notes';
 const SLOW_PROMPT = 'Explain it slowly, please.';
+/** The fake API's summaries are about 1,300 tokens long while set (the pre-emptive test). */
+let longSummaries = false;
 
 /** A number as the page prints it (en-US grouping). */
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
@@ -88,7 +90,8 @@ function fakeHandler(request) {
   // A context size in the spirit of the real API: the request's characters / 4.
   const inputTokens = Math.ceil(JSON.stringify(body.messages ?? []).length / 4);
   if (body.system) {
-    const text = `<analysis>\nscratch notes that must not survive\n</analysis>\n<summary>\n${SUMMARY_MARKER}\n</summary>`;
+    const more = longSummaries ? `\n${'The parser keeps unknown line types and groups assistant lines by message id. '.repeat(64)}` : '';
+    const text = `<analysis>\nscratch notes that must not survive\n</analysis>\n<summary>\n${SUMMARY_MARKER}${more}\n</summary>`;
     return reply.stream(text, { inputTokens, pieces: pieces(text, 12), delayMs: 10 });
   }
   if (JSON.stringify(body.messages?.at(-1) ?? '').includes(SLOW_PROMPT)) {
@@ -464,6 +467,60 @@ test('Esc stops a streaming answer; nothing is committed', async () => {
   // The question stays (it was asked); no partial answer enters the conversation.
   const now = await meterTokens();
   assert.ok(now >= committed && now < committed + 50, `meter ${committed} → ${now}`);
+});
+
+test('summaries written ahead: the setting writes one in the background; at the threshold it is swapped in with no summary request', async () => {
+  longSummaries = true;
+  // The threshold will be lowered to 1 % of the window (1,800 tokens; early line 900), and a
+  // summary is about 1,300 tokens. Turns bring the conversation to about 1,680 tokens: past the
+  // early line, below the threshold, the latest turn small (a swap keeps it, and the bound
+  // leaves room for 30 % of the summary).
+  const ask = async (q) => {
+    const done = await page.locator('#conversation .msg-assistant[data-state="done"]').count();
+    await page.fill('#composer-input', q);
+    await page.press('#composer-input', 'Enter');
+    await page.waitForFunction((n) => document.querySelectorAll('#conversation .msg-assistant[data-state="done"]').length > n, done, { timeout: 30_000 });
+    await page.waitForSelector('body[data-busy=""]');
+    return meterTokens();
+  };
+  const words = (tokens) => 'parser '.repeat(Math.max(1, Math.round((tokens * 4) / 7)));
+  const c0 = await meterTokens();
+  const c1 = await ask('What does the parser keep?');
+  const turn = c1 - c0; // a small turn: question and answer
+  await ask(`Which line types does it know? ${words(1_680 - 2 * turn - c1)}`);
+  const count = await ask('And how are the lines grouped?');
+  assert.ok(count > 1_550 && count < 1_760, `${count} tokens (a small turn is ${turn})`);
+  const boundaries = await page.locator('#conversation .boundary').count();
+  assert.equal(await page.isVisible('#background-state'), false, 'off by default');
+  const before = api.requests.length;
+  await page.check('#preemptive');
+  await page.fill('#auto-pct', '1');
+  await page.click('#save-connection');
+  // Past the early line at once: the summary is written in the background (a summary
+  // request), with no progress panel, and becomes ready.
+  await page.waitForSelector('#background-state[data-state="ready"]', { timeout: 30_000 });
+  assert.match(await page.textContent('#background-state'), /ready/);
+  assert.equal(await page.isVisible('#progress'), false, 'nobody waits for it');
+  assert.equal(api.requests.length, before + 1);
+  assert.ok(api.requests.at(-1).body.system, 'a summary request');
+  // The next turn crosses the threshold: the summary written ahead is swapped in, and the
+  // only request is the chat turn.
+  // Just over the threshold; the messages since the summary's cut stay within the bound.
+  await page.fill('#composer-input', `Go on with the parser tests. ${words(1_820 - count)}`);
+  await page.press('#composer-input', 'Enter');
+  await page.waitForFunction((n) => document.querySelectorAll('#conversation .boundary').length === n + 1, boundaries, { timeout: 30_000 });
+  await page.waitForSelector('body[data-busy=""]');
+  await page.locator('#conversation .msg-assistant[data-state="done"]').last().waitFor({ timeout: 30_000 });
+  assert.equal(api.requests.length, before + 2);
+  assert.ok(!api.requests.at(-1).body.system, 'the chat turn, no summary request at the threshold');
+  assert.match(await page.textContent('[data-fact="summarizer"]'), /written ahead/);
+  assert.equal(await page.locator('#conversation .boundary').last().getAttribute('data-trigger'), 'auto');
+  // The setting is kept; turning it off hides the status line.
+  await page.uncheck('#preemptive');
+  await page.fill('#auto-pct', '');
+  await page.click('#save-connection');
+  assert.equal(await page.isVisible('#background-state'), false);
+  longSummaries = false;
 });
 
 test('errors are shown with their code; forgetting the key returns to offline mode', async () => {

@@ -314,3 +314,22 @@ test('a compaction committed while a summary is written ahead aborts it; the Com
     assert.equal(signal.aborted, true, 'linked to the Compactor\'s');
   }
 });
+
+test('the summarizer is told a summary is written ahead: background: true, no onText', async () => {
+  const texts = [];
+  const { summarize, first } = controlled();
+  const { c, next } = pastEarlyLine(summarize, { onText: (t) => texts.push(t) });
+  await flush();
+  const opts = summarize.calls[0].options;
+  assert.equal(opts.background, true);
+  assert.equal(opts.onText, undefined, 'its text is nobody\'s progress');
+  first.resolve(BIG_SUMMARY);
+  await flush();
+  // Today's path, later, is a normal call: onText given, no background flag.
+  const fresh = new cc.Compactor({ model: h.OPUS, config: LOW, summarize, onText: (t) => texts.push(t), messages: c.messages });
+  toThreshold(fresh, next);
+  await fresh.compact();
+  const last = summarize.calls.at(-1).options;
+  assert.equal(last.background, undefined);
+  assert.equal(typeof last.onText, 'function');
+});

@@ -49,14 +49,17 @@ export function stopBusy() {
 /**
  * Shows a finished compaction: boundary + summary in the conversation, the panel beside it.
  * @param {Result} result
+ * @param {{preemptive?: boolean}} [how] `preemptive`: a summary written ahead was swapped in
  */
-export function showCompaction(result) {
+export function showCompaction(result, how = {}) {
   const post = asLines(cc.buildPostCompactMessages(result));
   session.history.push(...post);
   $('preview').hidden = true; // it described the conversation before this compaction
   session.compactions += 1;
   const stats = progress.close();
-  const summarizer = session.busy?.summarizer ?? (online() ? settings.model : 'offline summarizer');
+  const summarizer = how.preemptive
+    ? `written ahead by ${online() ? settings.model : 'the offline summarizer'} (no wait)`
+    : (session.busy?.summarizer ?? (online() ? settings.model : 'offline summarizer'));
 
   const items = [];
   for (const line of post) {
@@ -167,7 +170,7 @@ export function compactNow({ instructions = '', offline: useOffline = false } = 
 /** Auto-compaction (SPEC §6): compacts when the threshold is crossed; reports failures. */
 export async function autoCompact() {
   const out = await liveChat().maybeAutoCompact();
-  if (out?.wasCompacted && out.compactionResult) showCompaction(out.compactionResult);
+  if (out?.wasCompacted && out.compactionResult) showCompaction(out.compactionResult, { preemptive: out.preemptive === true });
   else if (out?.error) showError(out.error, `Auto-compaction failed (${out.consecutiveFailures} in a row)`);
   if (!$('progress').hidden) progress.close();
   updateMeter();

@@ -14,6 +14,7 @@ export function loadSettingsIntoForm() {
   /** @type {HTMLInputElement} */ ($('base-url')).value = settings.baseURL;
   /** @type {HTMLInputElement} */ ($('allow-local-http')).checked = settings.allowLocalHttp;
   /** @type {HTMLInputElement} */ ($('auto-pct')).value = settings.autoPct;
+  /** @type {HTMLInputElement} */ ($('preemptive')).checked = settings.preemptive;
 }
 
 export function saveSettings() {
@@ -23,6 +24,7 @@ export function saveSettings() {
   const autoPct = /** @type {HTMLInputElement} */ ($('auto-pct')).value.trim();
   const rememberKey = /** @type {HTMLInputElement} */ ($('remember-key')).checked;
   const allowLocalHttp = /** @type {HTMLInputElement} */ ($('allow-local-http')).checked;
+  const preemptive = /** @type {HTMLInputElement} */ ($('preemptive')).checked;
   if (base) {
     try {
       const u = new URL(base);
@@ -42,13 +44,14 @@ export function saveSettings() {
     showError({ code: 'INVALID_CONFIG', message: 'auto-compact percentage must be between 1 and 100' });
     return;
   }
-  const changedCompactor = model !== settings.model || autoPct !== settings.autoPct;
-  Object.assign(settings, { model, apiKey, rememberKey, allowLocalHttp, baseURL: base === DEFAULT_BASE_URL ? '' : base, autoPct });
+  const changedCompactor = model !== settings.model || autoPct !== settings.autoPct || preemptive !== settings.preemptive;
+  Object.assign(settings, { model, apiKey, rememberKey, allowLocalHttp, baseURL: base === DEFAULT_BASE_URL ? '' : base, autoPct, preemptive });
   store.set('model', model);
   storeKey(apiKey, rememberKey);
   store.set('allowLocalHttp', allowLocalHttp ? '1' : '');
   store.set('baseURL', settings.baseURL);
   store.set('autoPct', autoPct);
+  store.set('preemptive', preemptive ? '1' : '');
   if (changedCompactor) rebuildCompactor();
   updateMeter();
   updateControls();

@@ -83,11 +83,14 @@ export function anySignal(signals) {
 
 /** @type {import('context-compaction').Summarizer} */
 function summarizeDispatch(request, opts) {
-  const useOffline = Boolean(session.busy?.offline) || !online();
-  if (session.busy) session.busy.summarizer = useOffline ? 'offline summarizer' : `${settings.model} (API)`;
+  // A summary written ahead is nobody's running operation: not stopped by Stop, not named in
+  // the compaction the user waits for.
+  const busy = opts?.background ? null : session.busy;
+  const useOffline = Boolean(busy?.offline) || !online();
+  if (busy) busy.summarizer = useOffline ? 'offline summarizer' : `${settings.model} (API)`;
   const summarize = useOffline ? offlineSummarize() : anthropic();
   return summarize(request, {
-    signal: anySignal([opts?.signal, session.busy?.controller.signal]),
+    signal: anySignal([opts?.signal, busy?.controller.signal]),
     onText: opts?.onText,
   });
 }
@@ -100,6 +103,7 @@ function makeCompactor(messages) {
     summarize: summarizeDispatch,
     onProgress: (event) => progress.event(event),
     onText: (text) => progress.text(text),
+    preemptive: settings.preemptive,
     messages,
   });
 }

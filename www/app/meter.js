@@ -3,6 +3,7 @@
 import * as cc from 'context-compaction';
 import { thresholdsFor } from '../analysis.js';
 import { $, fmt, h } from './dom.js';
+import { showBackground } from './progress.js';
 import { config, session, settings } from './state.js';
 
 /**
@@ -53,4 +54,5 @@ export function updateMeter(extra = 0) {
     h('span', { class: 'legend legend-auto', text: t.autoCompactEnabled ? `auto-compact ${fmt(t.autoCompactThreshold)}` : 'auto-compact off' }),
     h('span', { class: 'legend legend-blocking', text: `blocking ${fmt(t.blockingLimit)}` }),
   );
+  showBackground();
 }

@@ -19,6 +19,36 @@ export const PHASES = {
   done: 'Done',
 };
 
+/**
+ * The status line of the summary written ahead (`preemptive`), from its progress events and the
+ * Compactor's `background` state.
+ * @param {ProgressEvent} [e]
+ */
+export function showBackground(e) {
+  const el = $('background-state');
+  const bg = session.chat?.background;
+  if (!bg || bg.state === 'off') {
+    el.hidden = true;
+    return;
+  }
+  el.hidden = false;
+  el.dataset.state = bg.state;
+  const line = typeof bg.earlyLine === 'number' ? ` (early line ${fmt(bg.earlyLine)} tokens)` : '';
+  const text =
+    e?.phase === 'start' && typeof e.tokens === 'number'
+      ? `Writing the summary ahead of ${fmt(e.tokens)} tokens`
+      : bg.state === 'ready'
+        ? 'Summary written ahead: ready to swap in at the threshold'
+        : bg.state === 'running'
+          ? 'Writing the summary ahead'
+          : bg.error
+            ? `Summary ahead failed (${bg.error.code}); the threshold will compact as usual`
+            : 'Summary ahead: waiting for the early line';
+  el.textContent = text + line;
+  // The summary lands in the Compactor right after its last event: read the state again then.
+  if (e?.phase === 'summarized') setTimeout(() => showBackground(), 0);
+}
+
 export const progress = {
   chars: 0,
   tail: '',
@@ -41,6 +71,11 @@ export const progress = {
   /** @param {ProgressEvent} e */
   event(e) {
     if (!e || typeof e.phase !== 'string') return;
+    if (e.background) {
+      // The summary written ahead: nobody waits for it, so it is a status line, not the panel.
+      showBackground(e);
+      return;
+    }
     if ($('progress').hidden) this.open(session.busy?.kind === 'chat' ? 'Auto-compacting' : 'Compacting');
     this.phases.push(e.phase);
     const label = PHASES[e.phase] ?? e.phase;

@@ -61,6 +61,8 @@ export const settings = {
   allowLocalHttp: store.get('allowLocalHttp') === '1',
   baseURL: store.get('baseURL'),
   autoPct: store.get('autoPct'),
+  /** Summaries written ahead (the Compactor's `preemptive` option); off by default. */
+  preemptive: store.get('preemptive') === '1',
 };
 
 /** The host names an http:// base URL may have when local test servers are allowed. */
