@@ -108,7 +108,8 @@ pub fn token_count_with_estimation(
     let opts = js(options::token_count_options(&options))?;
     let shape = js(options::shape_option(&options, "options"))?;
     let counter = js(TokenCounter::enter(&options, "options"))?;
-    let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
+    let mut conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
+    conv.read_tail(); // the count reads the end: one crossing
     let count = js(tokens::token_count_given(&conv, opts.given_usage))?;
     js(counter.finish())?;
     if let Some((model, cfg)) = &opts.plausible_for {
@@ -201,7 +202,8 @@ pub fn should_auto_compact(
     let (opts, cfg) = js(options::should_auto_compact_options(&options))?;
     let shape = js(options::shape_option(&options, "options"))?;
     let counter = js(TokenCounter::enter(&options, "options"))?;
-    let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
+    let mut conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
+    conv.read_tail(); // the count reads the end: one crossing
     let decision = js(autocompact::should_auto_compact(&conv, &m, &opts, &cfg))?;
     js(counter.finish())?;
     Ok(decision.should_compact)
