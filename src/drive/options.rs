@@ -884,6 +884,11 @@ pub fn should_auto_compact_options<S: Source>(
     options: &S,
 ) -> Result<(ShouldAutoCompactOptions, Config)> {
     const WHAT: &str = "options";
+    if options.is_absent() {
+        // No options (the per-turn call): every field's default, the config's defaults.
+        let config = options.get("config").to_config()?;
+        return Ok((ShouldAutoCompactOptions::default(), config));
+    }
     closed_object(options, WHAT, SHOULD_AUTO_COMPACT_KEYS)?;
     let opts = ShouldAutoCompactOptions {
         query_source: query_source(options, WHAT)?,

@@ -441,3 +441,11 @@ fn error_text_reads_every_place_an_error_keeps_words() {
     );
     assert_eq!(error_text(&json!({"status": "413"})).1, None);
 }
+
+/// No options at all (the per-turn call) reads as an empty options object: every default.
+#[test]
+fn absent_should_auto_compact_options_are_the_defaults() {
+    let empty = should_auto_compact_options(&json!({})).unwrap();
+    assert_eq!(should_auto_compact_options(&json!(null)).unwrap(), empty);
+    assert_eq!(empty.0, ShouldAutoCompactOptions::default());
+}
