@@ -7,7 +7,8 @@ use wasm_bindgen::prelude::*;
 use super::convert::*;
 use super::env::new_uuid;
 use super::js_view::{
-    apply_edits, edited_tool_use_ids, user_message_in, JsConversation, TokenCounter,
+    apply_edits, edited_tool_use_ids, micro_compact_result, user_message_in, JsConversation,
+    TokenCounter,
 };
 use crate::drive::autocompact;
 use crate::drive::options::{self, Source};
@@ -350,16 +351,12 @@ pub fn micro_compact(
     opts.resolve_ids = false; // read below, in place
     let plan = js(microcompact::micro_compact(&conv, &opts))?;
     let out_messages = js(apply_edits(&conv, &plan.edits))?;
-    let o = js_sys::Object::new();
-    Reflect::set(&o, &"messages".into(), &out_messages)?;
-    Reflect::set(
-        &o,
-        &"tokensFreed".into(),
-        &(plan.tokens_freed as f64).into(),
-    )?;
     let ids = edited_tool_use_ids(&conv, &plan.edits);
-    Reflect::set(&o, &"clearedToolUseIds".into(), &ids)?;
-    Ok(o.into())
+    Ok(micro_compact_result(
+        &out_messages,
+        plan.tokens_freed as f64,
+        &ids,
+    ))
 }
 
 /// `createCompactBoundaryMessage(trigger, preTokens, {lastUuid, preCompactDiscoveredTools,

@@ -101,7 +101,11 @@ function partsShape(c) {
   if (!Array.isArray(c)) return ANY;
   for (const p of c) {
     if (p === null || typeof p !== 'object') continue;
-    switch (p.type) {
+    const t = p.type;
+    // The common parts first (the switch below compares one case after another).
+    if (t === 'text') continue;
+    if (t === 'tool_use' || t === 'tool_result' || t === 'thinking') return ANTHROPIC;
+    switch (t) {
       case 'text': case 'refusal': continue;
       case 'image':
         if ('source' in p) return ANTHROPIC;
@@ -379,6 +383,9 @@ function contentEquals_(arr, i, text) {
     c[0].type === 'text' && c[0].text === text;
 }
 
+// PLAIN_ARRAYS: the readers that hand the Rust side a list of numbers (a `Vec<u32>` there)
+// return a plain array: the glue copies any array-like into WASM memory, and a typed array
+// of more than a few numbers costs an ArrayBuffer allocation, more than most reads.
 const RS = '\u001e';
 const SEP_ALL = /\u001e/g;
 const BLOCK_KIND = {
@@ -799,7 +806,7 @@ function describeContents_(arr, start, end, estimate, shape) {
   interning = !estimate;
   const out = [];
   for (let i = start; i < end; i++) describeOne(arr[i], shape, estimate, out);
-  return new Uint32Array(out);
+  return out; // a plain array: see PLAIN_ARRAYS
 }
 
 // Describes one message (see describeContents_).
@@ -956,10 +963,10 @@ const maybeSent = (h) => (h & 16) === 0 && ((h & 7) === 0 || (h & 7) === 1 || (h
 
 // Every client tool call (assistant messages) and tool result (user messages) of the main
 // chain from arr[from] on, each result matched with the latest earlier call of its id:
-// [calls, results, path symbols, then 3 numbers per call: message, name (index into the
-// strings `takeStrings` gives), path (0 = none or not asked, else symbol + 1), then 6 per
-// result: message, block, call (0 = none, else index + 1), text length, media count,
-// cleared]. Returns null when a message is malformed or of another shape than the ones
+// [3 numbers per call: message, name (index into the strings `takeStrings` gives), path
+// (0 = none or not asked, else symbol + 1), then 6 per result: message, block, call (0 =
+// none, else index + 1), text length, media count, cleared, then the number of calls, of
+// results and of path symbols]. Returns null when a message is malformed or of another shape than the ones
 // before it (the Rust side then reads them in detail to report where).
 function toolIndex_(arr, from, withPaths) {
   strings = [];
@@ -1073,12 +1080,9 @@ function toolIndex_(arr, from, withPaths) {
       }
     }
   }
-  const out = new Uint32Array(3 + uses.length + results.length);
-  out[0] = uses.length / 3;
-  out[1] = results.length / 6;
-  out[2] = pathSyms === null ? 0 : pathSyms.size;
-  out.set(uses, 3);
-  out.set(results, 3 + uses.length);
+  // A plain array (see PLAIN_ARRAYS), the counts last (one native concat, no copying loop).
+  const out = uses.concat(results);
+  out.push(uses.length / 3, results.length / 6, pathSyms === null ? 0 : pathSyms.size);
   return out;
 }
 
@@ -1101,6 +1105,11 @@ function foreignBlock(m, b, words) {
     pos = skipBlock(words, pos);
   }
   return -1;
+}
+
+// microCompact's result object, built in one call (no key crosses as a string).
+export function microCompactResult(messages, tokensFreed, clearedToolUseIds) {
+  return { messages, tokensFreed, clearedToolUseIds };
 }
 
 // The tool_use_id of the tool result at each [message, block] pair of `at`.
@@ -1145,10 +1154,14 @@ function applyEdits_(arr, ops, texts) {
   const out = arr.slice();
   let cur = -1;
   let content = null;
+  let shapeOf = -1, shape = ANY; // the shape of message `shapeOf` (ops come by message)
   const flush = () => { if (cur >= 0) out[cur] = withContent(arr[cur], content); };
   for (let k = 0; k < ops.length; k += 5) {
     const op = ops[k], i = ops[k + 1], b = ops[k + 2], n = ops[k + 3], text = T[ops[k + 4]];
-    const shape = shapeOfHeader(header(arr[i]));
+    if (i !== shapeOf) {
+      shapeOf = i;
+      shape = shapeOfHeader(header(arr[i]));
+    }
     if (shape >= AI_MODEL) {
       if (i !== cur) { flush(); cur = -1; }
       out[i] = op === 0 ? replaceForeignPart(out[i], shape, b, n, text) : setForeignResult(out[i], shape, b, text);
@@ -1663,7 +1676,7 @@ export function describeContents(arr, start, end, estimate, shape) {
   } catch (e) {
     failed(e);
   }
-  return new Uint32Array(0);
+  return [];
 }
 
 // Whether `tail` reads (tests switch it off to compare the count with the readers' own:

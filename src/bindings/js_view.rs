@@ -57,6 +57,9 @@ extern "C" {
     fn tail_js(arr: &JsValue, shape: u32, f: &mut [f64], w: &mut [u32]) -> i32;
     #[wasm_bindgen(js_name = toolIndex)]
     fn tool_index_js(arr: &JsValue, from: u32, with_paths: bool) -> Option<Vec<u32>>;
+    /// `{messages, tokensFreed, clearedToolUseIds}`, built in JS in one call.
+    #[wasm_bindgen(js_name = microCompactResult)]
+    pub fn micro_compact_result(messages: &JsValue, tokens_freed: f64, ids: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = toolUseIdsAt)]
     fn tool_use_ids_at(arr: &JsValue, at: &[u32]) -> Array;
     #[wasm_bindgen(js_name = takeStrings)]
@@ -812,15 +815,22 @@ impl ConversationView for JsConversation<'_> {
             .skip(1)
             .map(Str::from)
             .collect();
-        let (n_uses, n_results) = (words[0] as usize, words[1] as usize);
-        let uses_end = 3 + n_uses * 3;
+        // The counts come last.
+        let Some((words, &[n_uses, n_results, path_count])) = words.split_last_chunk::<3>() else {
+            return Err(Error::invalid_message("malformed tool block"));
+        };
+        let (n_uses, n_results) = (n_uses as usize, n_results as usize);
+        let uses_end = n_uses * 3;
+        if words.len() != uses_end + n_results * 6 {
+            return Err(Error::invalid_message("the messages changed while read"));
+        }
         let mut index = ToolIndex {
             uses: Vec::with_capacity(n_uses),
             results: Vec::with_capacity(n_results),
             names,
-            path_count: words[2] as usize,
+            path_count: path_count as usize,
         };
-        for w in words[3..uses_end].chunks_exact(3) {
+        for w in words[..uses_end].chunks_exact(3) {
             index.uses.push(ToolUseEntry {
                 message: w[0] as usize,
                 name: w[1],

@@ -1098,6 +1098,13 @@ pub fn micro_compact_options<S: Source>(
     now: impl FnOnce() -> f64,
 ) -> Result<MicroCompactOptions> {
     const WHAT: &str = "options";
+    if options.is_absent() {
+        // No options: the defaults, with the time of the call.
+        return Ok(MicroCompactOptions {
+            now_ms: Some(now()),
+            ..MicroCompactOptions::default()
+        });
+    }
     closed_object(options, WHAT, MICRO_COMPACT_KEYS)?;
     let mut opts = MicroCompactOptions::default();
     if let Some(k) = non_negative(options, "keepRecent", WHAT)? {

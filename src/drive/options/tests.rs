@@ -449,3 +449,14 @@ fn absent_should_auto_compact_options_are_the_defaults() {
     assert_eq!(should_auto_compact_options(&json!(null)).unwrap(), empty);
     assert_eq!(empty.0, ShouldAutoCompactOptions::default());
 }
+
+/// No `microCompact` options read as an empty options object, with the time of the call.
+#[test]
+fn absent_micro_compact_options_are_the_defaults() {
+    let empty = micro_compact_options(&json!({}), || 1234.0).unwrap();
+    assert_eq!(
+        micro_compact_options(&json!(null), || 1234.0).unwrap(),
+        empty
+    );
+    assert_eq!(empty.now_ms, Some(1234.0));
+}
