@@ -833,8 +833,9 @@ function describeOne(m, shape, estimate, out) {
 
 // What a count at the end of `arr` reads, in one pass and one crossing (see
 // JsConversation::read_tail): the readers above answer the same questions one call each.
-// Writes into `f` (numbers) and `w` (the content words), views on WASM memory the Rust side
-// keeps from call to call (no allocation on either side):
+// Writes into `f` (numbers, `cap` of them from F[fb]) and `w` (the content words, `wcap`
+// from W[wb]): buffers in WASM memory the Rust side keeps from call to call, seen through
+// views on that memory kept here (no allocation on either side):
 //   f[0..7)  latestUsage_'s answer for the whole array: status, index, present mask, usage;
 //   f[7] n, f[8] c, f[9] sf, f[10] from, f[11] the shape the contents were described by
 //     (-1: none described), f[12] the number of words in `w`;
@@ -853,18 +854,17 @@ function describeOne(m, shape, estimate, out) {
 // the Rust side reads any other one itself. With a tokenizer in effect nothing is described
 // (its errors must come from what the count reads).
 const TAIL_HEAD = 13;
-function tail_(arr, shape, f, w) {
+function tail_(arr, shape, F, fb, cap, W, wb, wcap) {
   const len = arr.length;
-  const cap = f.length;
   if (cap < TAIL_HEAD) return -1;
   let n = 0; // headers written, from the end
   let status = 0, at = -1;
-  f[2] = 0;
+  F[fb + 2] = 0;
   for (let i = len - 1; i >= 0; i--) {
     const m = arr[i];
     const full = header(m);
     if (TAIL_HEAD + n >= cap) return -1;
-    f[TAIL_HEAD + n++] = full;
+    F[fb + TAIL_HEAD + n++] = full;
     // The scan reads headers as latestUsage_ does (a {role, content} message's `usage` is
     // seen whatever its parts).
     const h = (full & 8) ? full : header(m, false);
@@ -874,14 +874,14 @@ function tail_(arr, shape, f, w) {
     if ((h & STARTS_CONTEXT) && !(h & 64)) { status = 4; at = i; break; }
     if ((h & 7) === 1 && (h & 64)) {
       status = 1; at = i;
-      f[2] = readUsage_(arr, i, USAGE_OUT);
-      f[3] = USAGE_OUT[0]; f[4] = USAGE_OUT[1]; f[5] = USAGE_OUT[2]; f[6] = USAGE_OUT[3];
+      F[fb + 2] = readUsage_(arr, i, USAGE_OUT);
+      F[fb + 3] = USAGE_OUT[0]; F[fb + 4] = USAGE_OUT[1]; F[fb + 5] = USAGE_OUT[2]; F[fb + 6] = USAGE_OUT[3];
       break;
     }
   }
-  f[0] = status;
-  f[1] = at;
-  const hd = TAIL_HEAD + len - 1; // header of arr[i] at f[hd - i]
+  F[fb + 0] = status;
+  F[fb + 1] = at;
+  const hd = TAIL_HEAD + len - 1; // header of arr[i] at F[fb + hd - i]
   let first = at;
   const chain = [];
   // The anchor response's earlier lines, as previousSibling_ finds them one by one (full
@@ -890,11 +890,11 @@ function tail_(arr, shape, f, w) {
   if (id !== undefined) {
     for (let i = at - 1; i >= 0; i--) {
       let h;
-      if (i >= len - n) h = f[hd - i];
+      if (i >= len - n) h = F[fb + hd - i];
       else {
         if (TAIL_HEAD + n >= cap) return -1;
         h = header(arr[i]);
-        f[TAIL_HEAD + n++] = h;
+        F[fb + TAIL_HEAD + n++] = h;
       }
       if ((h & 7) === 7 || (h & 32)) break;
       if (h & 16) continue;
@@ -914,43 +914,43 @@ function tail_(arr, shape, f, w) {
   const offsetsAt = flagsAt + len - sf;
   const used = offsetsAt + len - from;
   if (used > cap) return -1;
-  f[7] = n; f[8] = c; f[9] = sf; f[10] = from;
-  for (let k = 0; k < c; k++) f[TAIL_HEAD + n + k] = chain[k];
+  F[fb + 7] = n; F[fb + 8] = c; F[fb + 9] = sf; F[fb + 10] = from;
+  for (let k = 0; k < c; k++) F[fb + TAIL_HEAD + n + k] = chain[k];
   for (let k = sf; k < len; k++) {
-    f[flagsAt + k - sf] = k !== at && (f[hd - k] & 7) === 1 && sameResponse_(arr, k, at) ? 1 : 0;
+    F[fb + flagsAt + k - sf] = k !== at && (F[fb + hd - k] & 7) === 1 && sameResponse_(arr, k, at) ? 1 : 0;
   }
-  for (let k = from; k < len; k++) f[offsetsAt + k - from] = -1;
+  for (let k = from; k < len; k++) F[fb + offsetsAt + k - from] = -1;
   let described = shape;
   for (let i = from; i < len && described !== -1; i++) {
-    const s = shapeOfHeader(f[hd - i]);
+    const s = shapeOfHeader(F[fb + hd - i]);
     if (s === ANY) continue;
     if (described === ANY) described = s;
     else if (s !== described) described = -1; // two shapes: the Rust side reports it
   }
   if (COUNTER !== null) described = -1;
-  f[11] = described;
-  f[12] = 0;
+  F[fb + 11] = described;
+  F[fb + 12] = 0;
   if (described === -1) {
     tailStats.reads++;
     return used;
   }
-  const partial = status === 1 && (f[hd - at] & 256) !== 0;
+  const partial = status === 1 && (F[fb + hd - at] & 256) !== 0;
   // A count asks for the contents of ranges that begin and end with a message sent to the
   // model (lines in between are read with them): those before the first and after the last
   // such message are left out.
   let start = from, end = len;
-  while (start < end && !maybeSent(f[hd - start])) start++;
-  while (end > start && !maybeSent(f[hd - end + 1])) end--;
+  while (start < end && !maybeSent(F[fb + hd - start])) start++;
+  while (end > start && !maybeSent(F[fb + hd - end + 1])) end--;
   interning = false; // an estimate needs no ids or names (describeContents_ starts afresh)
   const words = [];
   for (let i = start; i < end; i++) {
-    if (!partial && (i === at || (i >= sf && f[flagsAt + i - sf] === 1))) continue;
-    f[offsetsAt + i - from] = words.length;
+    if (!partial && (i === at || (i >= sf && F[fb + flagsAt + i - sf] === 1))) continue;
+    F[fb + offsetsAt + i - from] = words.length;
     describeOne(arr[i], described, true, words);
   }
-  if (words.length > w.length) return -1;
-  for (let k = 0; k < words.length; k++) w[k] = words[k];
-  f[12] = words.length;
+  if (words.length > wcap) return -1;
+  for (let k = 0; k < words.length; k++) W[wb + k] = words[k];
+  F[fb + 12] = words.length;
   tailStats.reads++;
   tailStats.described += end - start;
   return used;
@@ -1691,10 +1691,20 @@ export function setTailReads(on) {
 
 // Reading throws: nothing is recorded (the Rust side reads again with the readers above,
 // which report what they meet).
-export function tail(arr, shape, f, w) {
+// Views on the WASM memory of the instance that calls (a page may run two instances of the
+// module, which share this file); made again when the memory grows (the old buffer is then
+// detached, of length 0).
+let tailMemory = null, tailF = null, tailW = null;
+
+export function tail(arr, shape, memory, fb, cap, wb, wcap) {
   if (!tailReads) return -2;
+  if (memory !== tailMemory || tailF.byteLength === 0) {
+    tailMemory = memory;
+    tailF = new Float64Array(memory.buffer);
+    tailW = new Uint32Array(memory.buffer);
+  }
   try {
-    return tail_(arr, shape, f, w);
+    return tail_(arr, shape, tailF, fb, cap, tailW, wb, wcap);
   } catch (_) {
     return -2;
   }

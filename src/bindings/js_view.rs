@@ -54,7 +54,15 @@ extern "C" {
         shape: u32,
     ) -> Vec<u32>;
     #[wasm_bindgen(js_name = tail)]
-    fn tail_js(arr: &JsValue, shape: u32, f: &mut [f64], w: &mut [u32]) -> i32;
+    fn tail_js(
+        arr: &JsValue,
+        shape: u32,
+        memory: &JsValue,
+        f_at: u32,
+        f_cap: u32,
+        w_at: u32,
+        w_cap: u32,
+    ) -> i32;
     #[wasm_bindgen(js_name = toolIndex)]
     fn tool_index_js(arr: &JsValue, from: u32, with_paths: bool) -> Option<Vec<u32>>;
     /// `{messages, tokensFreed, clearedToolUseIds}`, built in JS in one call.
@@ -411,8 +419,19 @@ impl<'a> JsConversation<'a> {
             f.resize(64, 0.0);
             w.resize(256, 0);
         }
+        let memory = wasm_bindgen::memory();
         for _ in 0..3 {
-            let used = tail_js(self.array, shape, &mut f, &mut w);
+            // JS writes the buffers in place, through views it keeps on this memory (the
+            // indices are in elements of each buffer's type).
+            let used = tail_js(
+                self.array,
+                shape,
+                &memory,
+                f.as_mut_ptr() as u32 / 8,
+                f.len() as u32,
+                w.as_mut_ptr() as u32 / 4,
+                w.len() as u32,
+            );
             if used >= 0 {
                 self.tail = Tail::parse(f, w, self.len);
                 return;

@@ -224,3 +224,19 @@ test('a large array after a small one: the reused buffers grow', () => {
   assertSame(api, 'the whole API view, no usage: every message described');
   assertSame(small, 'small again');
 });
+
+test('two instances of the module (sharing js_view.js) each read the tail into their own memory', async () => {
+  const { readFileSync } = await import('node:fs');
+  const second = await import('../../pkg/context_compaction.js?tail-second-instance');
+  second.initSync({ module: readFileSync(new URL('../../pkg/context_compaction_bg.wasm', import.meta.url)) });
+  second.setEnvironmentDefaults({});
+  const lines = readJsonl(`${TRANSCRIPTS}cc_long_autocompact_4d5611e5.jsonl`);
+  const api = buildApiView(lines, 0);
+  for (let k = lines.length - 40; k <= lines.length; k += 3) {
+    const prefix = lines.slice(0, k);
+    const a = cc.tokenCountWithEstimation(prefix);
+    assert.equal(second.tokenCountWithEstimation(prefix), a, `first ${k}`);
+    assert.equal(cc.tokenCountWithEstimation(api), second.tokenCountWithEstimation(api));
+    assert.equal(cc.tokenCountWithEstimation(prefix), a);
+  }
+});
