@@ -846,9 +846,9 @@ function describeOne(m, shape, estimate, out) {
 //     arr[sf..len) (0 for others);
 //   then len - from offsets into `w` (-1: not described), one per message of arr[from..len):
 //     describeContents_(…, estimate = true) of each described message.
-// Returns how much of `f` it used; -1 when `f` or `w` is too small (the Rust side grows
-// them and asks again); -2 when reading threw (the Rust side then asks the readers, which
-// report it).
+// Returns how much of `f` it used; -1 when `f` is too small, -3 when `w` is (f[12] then
+// says how many words it needs): the Rust side grows them and asks again; -2 when reading
+// threw (the Rust side then asks the readers, which report it).
 // Which messages are described is only what is likely asked for (never the anchor
 // response's own lines when its usage is final, nor lines no count reads at either end);
 // the Rust side reads any other one itself. With a tokenizer in effect nothing is described
@@ -948,7 +948,10 @@ function tail_(arr, shape, F, fb, cap, W, wb, wcap) {
     F[fb + offsetsAt + i - from] = words.length;
     describeOne(arr[i], described, true, words);
   }
-  if (words.length > wcap) return -1;
+  if (words.length > wcap) {
+    F[fb + 12] = words.length;
+    return -3;
+  }
   for (let k = 0; k < words.length; k++) W[wb + k] = words[k];
   F[fb + 12] = words.length;
   tailStats.reads++;

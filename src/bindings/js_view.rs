@@ -252,6 +252,15 @@ thread_local! {
     static TAIL_BUFFERS: RefCell<(Vec<f64>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
+/// Keeps the buffers of a tail read for the next one, unless a very long conversation made
+/// them large (that memory is given back).
+fn keep_tail_buffers(f: Vec<f64>, w: Vec<u32>) {
+    const LARGE: usize = 1 << 16;
+    if f.capacity() <= LARGE && w.capacity() <= 2 * LARGE {
+        TAIL_BUFFERS.with(|b| *b.borrow_mut() = (f, w));
+    }
+}
+
 impl Tail {
     /// The tail read from the numbers `tail` wrote (`None`, the buffers put back, when they
     /// do not fit an array of `len` messages: it changed while read).
@@ -262,7 +271,7 @@ impl Tail {
         let needed =
             TAIL_HEAD + n + c + len.saturating_sub(same_from) + len.saturating_sub(content_from);
         if n > len || same_from > len || content_from > len || needed > f.len() || words > w.len() {
-            TAIL_BUFFERS.with(|b| *b.borrow_mut() = (f, w));
+            keep_tail_buffers(f, w);
             return None;
         }
         Some(Tail {
@@ -330,7 +339,7 @@ fn same_description(a: u32, b: u32) -> bool {
 impl Drop for JsConversation<'_> {
     fn drop(&mut self) {
         if let Some(t) = self.tail.take() {
-            TAIL_BUFFERS.with(|b| *b.borrow_mut() = (t.f, t.w));
+            keep_tail_buffers(t.f, t.w);
         }
     }
 }
@@ -432,19 +441,19 @@ impl<'a> JsConversation<'a> {
                 w.as_mut_ptr() as u32 / 4,
                 w.len() as u32,
             );
-            if used >= 0 {
-                self.tail = Tail::parse(f, w, self.len);
-                return;
+            match used {
+                0.. => {
+                    self.tail = Tail::parse(f, w, self.len);
+                    return;
+                }
+                // Too small: the numbers never need more than four per message; the words
+                // needed were reported.
+                -1 => f.resize(TAIL_HEAD + 4 * self.len + 16, 0.0),
+                -3 => w.resize(f[12] as usize + 64, 0),
+                _ => break, // reading threw: read as before
             }
-            if used != -1 {
-                break; // reading threw: read as before
-            }
-            // Too small: the numbers never need more than four per message.
-            let need = (TAIL_HEAD + 4 * self.len + 16).max(2 * f.len());
-            f.resize(need, 0.0);
-            w.resize(4 * w.len(), 0);
         }
-        TAIL_BUFFERS.with(|b| *b.borrow_mut() = (f, w));
+        keep_tail_buffers(f, w);
     }
 
     /// The answer of [`ConversationView::latest_usage`] from `latestUsage`'s numbers
