@@ -97,6 +97,12 @@ pub fn rough_token_count_estimation(
     Ok(js(tokens::rough_token_count_checked(s.length() as usize, bpt))? as f64)
 }
 
+/// Whether `options` is `undefined` or `null`: a per-turn call usually passes none, and then
+/// nothing is read from it (each read is a crossing into JS).
+fn no_options(options: &JsValue) -> bool {
+    options.is_undefined() || options.is_null()
+}
+
 /// `tokenCountWithEstimation(messages, {model, config, usage, usageAt, system, tools}?)`:
 /// context size in tokens (SPEC §3); `system` and `tools` count where nothing anchors. With `model`, a usage more than twice the model's window is rejected as
 /// bogus (`INVALID_TOKEN_COUNT`); `usage` (any ecosystem's names) anchors the count for
@@ -106,9 +112,15 @@ pub fn token_count_with_estimation(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "TokenCountOptions | null")] options: JsValue,
 ) -> JsResult<f64> {
-    let opts = js(options::token_count_options(&options))?;
-    let shape = js(options::shape_option(&options, "options"))?;
-    let counter = js(TokenCounter::enter(&options, "options"))?;
+    let (opts, shape, counter) = if no_options(&options) {
+        (Default::default(), None, TokenCounter::none("options"))
+    } else {
+        (
+            js(options::token_count_options(&options))?,
+            js(options::shape_option(&options, "options"))?,
+            js(TokenCounter::enter(&options, "options"))?,
+        )
+    };
     let mut conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     conv.read_tail(); // the count reads the end: one crossing
     let count = js(tokens::token_count_given(&conv, opts.given_usage))?;
@@ -201,8 +213,14 @@ pub fn should_auto_compact(
 ) -> JsResult<bool> {
     let m = js(model_arg(&model))?;
     let (opts, cfg) = js(options::should_auto_compact_options(&options))?;
-    let shape = js(options::shape_option(&options, "options"))?;
-    let counter = js(TokenCounter::enter(&options, "options"))?;
+    let (shape, counter) = if no_options(&options) {
+        (None, TokenCounter::none("options"))
+    } else {
+        (
+            js(options::shape_option(&options, "options"))?,
+            js(TokenCounter::enter(&options, "options"))?,
+        )
+    };
     let mut conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     conv.read_tail(); // the count reads the end: one crossing
     let decision = js(autocompact::should_auto_compact(&conv, &m, &opts, &cfg))?;

@@ -128,6 +128,14 @@ pub struct TokenCounter {
 }
 
 impl TokenCounter {
+    /// No tokenizer (a call without options).
+    pub fn none(what: &'static str) -> TokenCounter {
+        TokenCounter {
+            active: false,
+            what,
+        }
+    }
+
     /// Puts `options.tokenCounter` in effect (`what` names `options` in errors); nothing when
     /// absent. Not a function: `INVALID_ARGUMENT`.
     pub fn enter(options: &JsValue, what: &'static str) -> Result<TokenCounter> {
@@ -247,6 +255,8 @@ struct Tail {
 const TAIL_HEAD: usize = 13;
 
 thread_local! {
+    /// This instance's memory, as JS sees it (asked once).
+    static MEMORY: JsValue = wasm_bindgen::memory();
     /// The buffers of the last tail read, kept for the next (a per-turn count allocates
     /// nothing for them).
     static TAIL_BUFFERS: RefCell<(Vec<f64>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
@@ -428,19 +438,20 @@ impl<'a> JsConversation<'a> {
             f.resize(64, 0.0);
             w.resize(256, 0);
         }
-        let memory = wasm_bindgen::memory();
         for _ in 0..3 {
             // JS writes the buffers in place, through views it keeps on this memory (the
             // indices are in elements of each buffer's type).
-            let used = tail_js(
-                self.array,
-                shape,
-                &memory,
-                f.as_mut_ptr() as u32 / 8,
-                f.len() as u32,
-                w.as_mut_ptr() as u32 / 4,
-                w.len() as u32,
-            );
+            let used = MEMORY.with(|memory| {
+                tail_js(
+                    self.array,
+                    shape,
+                    memory,
+                    f.as_mut_ptr() as u32 / 8,
+                    f.len() as u32,
+                    w.as_mut_ptr() as u32 / 4,
+                    w.len() as u32,
+                )
+            });
             match used {
                 0.. => {
                     self.tail = Tail::parse(f, w, self.len);
