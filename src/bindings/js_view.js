@@ -250,7 +250,16 @@ function readHeaders_(arr, start, out) {
 // message (the Rust side reports it).
 function rfind_(arr, end, mask) {
   for (let i = end - 1; i >= 0; i--) {
-    const h = header(arr[i], false);
+    const m = arr[i];
+    // A search for where the context starts passes {role, content} messages (no string
+    // `type`, not LangChain) quickly: only an assistant one that begins with a compaction
+    // block is a start; header(m, false) says the same, reading more.
+    if (mask === 4 && m !== null && typeof m === 'object' && !Array.isArray(m) && typeof m.type !== 'string' &&
+        !Array.isArray(m.lc_namespace) && typeof m.role === 'string') {
+      if (m.role === 'assistant' && beginsWithCompaction(m.content)) return i;
+      continue;
+    }
+    const h = header(m, false);
     if ((h & 7) === 7) return -2 - i;
     if (h & 16) continue;
     if ((mask & 4) && (h & (32 | STARTS_CONTEXT))) return i;
@@ -1118,9 +1127,14 @@ export function microCompactResult(messages, tokensFreed, clearedToolUseIds) {
 // The tool_use_id of the tool result at each [message, block] pair of `at`.
 function toolUseIdsAt_(arr, at) {
   const out = [];
+  let last = -1, shape = ANY; // the shape of message `last` (edits come by message)
   for (let k = 0; k < at.length; k += 2) {
     const m = arr[at[k]];
-    if (shapeOfHeader(header(m)) >= AI_MODEL) {
+    if (at[k] !== last) {
+      last = at[k];
+      shape = shapeOfHeader(header(m));
+    }
+    if (shape >= AI_MODEL) {
       const saved = [strings, symbols, interning];
       strings = []; symbols = new Map(); interning = true;
       const words = [];
