@@ -243,7 +243,7 @@ struct Tail {
     len: usize,
     /// Headers read: of messages `len - n..len`.
     n: usize,
-    /// The anchor response's earlier lines: `f[chain..chain + c]`.
+    /// How many earlier lines of the anchor response follow the headers.
     c: usize,
     /// First message of the same-response flags.
     same_from: usize,
@@ -305,15 +305,18 @@ impl Tail {
         (self.f[0] == 1.0).then_some(self.f[1] as usize)
     }
 
+    /// The header of message `i`, when it was read.
     fn header(&self, i: usize) -> Option<u32> {
         (i < self.len && i >= self.len - self.n)
             .then(|| self.f[TAIL_HEAD + self.len - 1 - i] as u32)
     }
 
+    /// The anchor response's earlier lines, latest first.
     fn chain(&self) -> &[f64] {
         &self.f[TAIL_HEAD + self.n..TAIL_HEAD + self.n + self.c]
     }
 
+    /// Whether message `i` is a line of the anchor response, when that was read.
     fn same(&self, i: usize) -> Option<bool> {
         if i < self.same_from || i >= self.len {
             return None;
@@ -321,6 +324,7 @@ impl Tail {
         Some(self.f[TAIL_HEAD + self.n + self.c + i - self.same_from] != 0.0)
     }
 
+    /// Where the description of message `i` starts in the words, when it was described.
     fn offset(&self, i: usize) -> Option<usize> {
         if i < self.content_from || i >= self.len {
             return None;
@@ -335,6 +339,7 @@ impl Tail {
         (self.f[11] >= 0.0).then_some(self.f[11] as u32)
     }
 
+    /// The descriptions' words.
     fn words(&self) -> &[u32] {
         &self.w[..self.f[12] as usize]
     }
