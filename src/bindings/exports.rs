@@ -7,7 +7,8 @@ use wasm_bindgen::prelude::*;
 use super::convert::*;
 use super::env::new_uuid;
 use super::js_view::{
-    apply_edits, edited_tool_use_ids, user_message_in, JsConversation, TokenCounter,
+    apply_edits, edited_tool_use_ids, micro_compact_result, user_message_in, JsConversation,
+    TokenCounter,
 };
 use crate::drive::autocompact;
 use crate::drive::options::{self, Source};
@@ -96,6 +97,12 @@ pub fn rough_token_count_estimation(
     Ok(js(tokens::rough_token_count_checked(s.length() as usize, bpt))? as f64)
 }
 
+/// Whether `options` is `undefined` or `null`: a per-turn call usually passes none, and then
+/// nothing is read from it (each read is a crossing into JS).
+fn no_options(options: &JsValue) -> bool {
+    options.is_undefined() || options.is_null()
+}
+
 /// `tokenCountWithEstimation(messages, {model, config, usage, usageAt, system, tools}?)`:
 /// context size in tokens (SPEC §3); `system` and `tools` count where nothing anchors. With `model`, a usage more than twice the model's window is rejected as
 /// bogus (`INVALID_TOKEN_COUNT`); `usage` (any ecosystem's names) anchors the count for
@@ -105,10 +112,17 @@ pub fn token_count_with_estimation(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "TokenCountOptions | null")] options: JsValue,
 ) -> JsResult<f64> {
-    let opts = js(options::token_count_options(&options))?;
-    let shape = js(options::shape_option(&options, "options"))?;
-    let counter = js(TokenCounter::enter(&options, "options"))?;
-    let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
+    let (opts, shape, counter) = if no_options(&options) {
+        (Default::default(), None, TokenCounter::none("options"))
+    } else {
+        (
+            js(options::token_count_options(&options))?,
+            js(options::shape_option(&options, "options"))?,
+            js(TokenCounter::enter(&options, "options"))?,
+        )
+    };
+    let mut conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
+    conv.read_tail(); // the count reads the end: one crossing
     let count = js(tokens::token_count_given(&conv, opts.given_usage))?;
     js(counter.finish())?;
     if let Some((model, cfg)) = &opts.plausible_for {
@@ -199,9 +213,16 @@ pub fn should_auto_compact(
 ) -> JsResult<bool> {
     let m = js(model_arg(&model))?;
     let (opts, cfg) = js(options::should_auto_compact_options(&options))?;
-    let shape = js(options::shape_option(&options, "options"))?;
-    let counter = js(TokenCounter::enter(&options, "options"))?;
-    let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
+    let (shape, counter) = if no_options(&options) {
+        (None, TokenCounter::none("options"))
+    } else {
+        (
+            js(options::shape_option(&options, "options"))?,
+            js(TokenCounter::enter(&options, "options"))?,
+        )
+    };
+    let mut conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
+    conv.read_tail(); // the count reads the end: one crossing
     let decision = js(autocompact::should_auto_compact(&conv, &m, &opts, &cfg))?;
     js(counter.finish())?;
     Ok(decision.should_compact)
@@ -348,16 +369,12 @@ pub fn micro_compact(
     opts.resolve_ids = false; // read below, in place
     let plan = js(microcompact::micro_compact(&conv, &opts))?;
     let out_messages = js(apply_edits(&conv, &plan.edits))?;
-    let o = js_sys::Object::new();
-    Reflect::set(&o, &"messages".into(), &out_messages)?;
-    Reflect::set(
-        &o,
-        &"tokensFreed".into(),
-        &(plan.tokens_freed as f64).into(),
-    )?;
     let ids = edited_tool_use_ids(&conv, &plan.edits);
-    Reflect::set(&o, &"clearedToolUseIds".into(), &ids)?;
-    Ok(o.into())
+    Ok(micro_compact_result(
+        &out_messages,
+        plan.tokens_freed as f64,
+        &ids,
+    ))
 }
 
 /// `createCompactBoundaryMessage(trigger, preTokens, {lastUuid, preCompactDiscoveredTools,

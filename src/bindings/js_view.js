@@ -18,7 +18,6 @@ function beginsWithCompaction(c) {
   const b = c[0];
   return b !== null && typeof b === 'object' && b.type === 'compaction' && b.content !== null && b.content !== undefined;
 }
-const KIND = { user: 0, assistant: 1, system: 2, attachment: 3 };
 
 // `table[key]` when it is one of the table's numbers: names of Object.prototype
 // (`constructor`, `toString`, …) are no key. (Tables stay plain objects: a prototype-less
@@ -102,7 +101,11 @@ function partsShape(c) {
   if (!Array.isArray(c)) return ANY;
   for (const p of c) {
     if (p === null || typeof p !== 'object') continue;
-    switch (p.type) {
+    const t = p.type;
+    // The common parts first (the switch below compares one case after another).
+    if (t === 'text') continue;
+    if (t === 'tool_use' || t === 'tool_result' || t === 'thinking') return ANTHROPIC;
+    switch (t) {
       case 'text': case 'refusal': continue;
       case 'image':
         if ('source' in p) return ANTHROPIC;
@@ -129,13 +132,31 @@ const isLine = (m) => typeof m.type === 'string' &&
   (m.message !== undefined || (!(m.type === 'message' && typeof m.role === 'string') &&
     responsesSide(m, m.type) === undefined && lcFields(m) === undefined));
 
-// Claude Code line types besides those of KIND: decided without looking further.
-const LINE_TYPES = {
-  progress: true, summary: true, 'file-history-snapshot': true, 'queue-operation': true,
-  'custom-title': true, tag: true,
-};
+// The kind of a Claude Code line of type `t` (0 user, 1 assistant, 2 system, 3 attachment;
+// undefined for other types): a switch, which a per-turn scan runs on every line it passes,
+// costs less than a keyed lookup.
+function lineKind(t) {
+  switch (t) {
+    case 'user': return 0;
+    case 'assistant': return 1;
+    case 'system': return 2;
+    case 'attachment': return 3;
+    default: return undefined;
+  }
+}
 
-// The header of a Claude Code line of type `t` (`k` = KIND[t]).
+// Claude Code line types besides those of lineKind: decided without looking further.
+function isOtherLineType(t) {
+  switch (t) {
+    case 'progress': case 'summary': case 'file-history-snapshot': case 'queue-operation':
+    case 'custom-title': case 'tag':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The header of a Claude Code line of type `t` (`k` = lineKind(t)).
 function lineHeader(m, k) {
   let bits = (k === undefined ? 4 : k) | 8 | (ANTHROPIC << SHAPE_SHIFT) | 128;
   if (m.isSidechain === true) bits |= 16;
@@ -156,10 +177,10 @@ function header(m, full = true) {
   if (m === null || typeof m !== 'object' || Array.isArray(m)) return 7 | 128;
   const t = m.type;
   if (typeof t === 'string') {
-    const k = num(KIND, t);
+    const k = lineKind(t);
     // Claude Code lines, the common case, first (a LangChain `system` message also has
     // `type: 'system'`: told apart by its fields).
-    if (m.message !== undefined || LINE_TYPES[t] === true ||
+    if (m.message !== undefined || isOtherLineType(t) ||
         (k !== undefined && (k !== 2 || lcFields(m) === undefined))) return lineHeader(m, k);
   }
   // Only LangChain instances older than 1.0 have no string `type` (checked cheaply first:
@@ -175,7 +196,7 @@ function header(m, full = true) {
   if (typeof t === 'string' && !(t === 'message' && typeof r === 'string')) {
     const side = responsesSide(m, t);
     if (side !== undefined) return side | (RESPONSES << SHAPE_SHIFT) | 128 | (t === 'compaction' ? STARTS_CONTEXT : 0);
-    return lineHeader(m, num(KIND, t)); // another Claude Code line type
+    return lineHeader(m, lineKind(t)); // another Claude Code line type
   }
   if (typeof r !== 'string') {
     // An OpenAI Responses item reference may leave its `type` out: `{id}`.
@@ -229,7 +250,16 @@ function readHeaders_(arr, start, out) {
 // message (the Rust side reports it).
 function rfind_(arr, end, mask) {
   for (let i = end - 1; i >= 0; i--) {
-    const h = header(arr[i], false);
+    const m = arr[i];
+    // A search for where the context starts passes {role, content} messages (no string
+    // `type`, not LangChain) quickly: only an assistant one that begins with a compaction
+    // block is a start; header(m, false) says the same, reading more.
+    if (mask === 4 && m !== null && typeof m === 'object' && !Array.isArray(m) && typeof m.type !== 'string' &&
+        !Array.isArray(m.lc_namespace) && typeof m.role === 'string') {
+      if (m.role === 'assistant' && beginsWithCompaction(m.content)) return i;
+      continue;
+    }
+    const h = header(m, false);
     if ((h & 7) === 7) return -2 - i;
     if (h & 16) continue;
     if ((mask & 4) && (h & (32 | STARTS_CONTEXT))) return i;
@@ -282,9 +312,10 @@ const USAGE_KEYS = ['input_tokens', 'cache_creation_input_tokens', 'cache_read_i
 // NaN. Returns -1 when `usage` is not an object.
 function readUsage_(arr, i, out) {
   const m = arr[i];
-  const f = isLine(m) ? undefined : lcFields(m);
+  const line = isLine(m);
+  const f = line ? undefined : lcFields(m);
   if (f !== undefined) return lcUsage(f.usage_metadata, out);
-  const u = isLine(m) ? m.message && m.message.usage : m.usage;
+  const u = line ? m.message && m.message.usage : m.usage;
   if (u === null || typeof u !== 'object' || Array.isArray(u)) return -1;
   let present = 0;
   for (let k = 0; k < 4; k++) {
@@ -361,6 +392,9 @@ function contentEquals_(arr, i, text) {
     c[0].type === 'text' && c[0].text === text;
 }
 
+// PLAIN_ARRAYS: the readers that hand the Rust side a list of numbers (a `Vec<u32>` there)
+// return a plain array: the glue copies any array-like into WASM memory, and a typed array
+// of more than a few numbers costs an ArrayBuffer allocation, more than most reads.
 const RS = '\u001e';
 const SEP_ALL = /\u001e/g;
 const BLOCK_KIND = {
@@ -780,37 +814,171 @@ function describeContents_(arr, start, end, estimate, shape) {
   symbols = new Map();
   interning = !estimate;
   const out = [];
-  const foreign = shape >= AI_MODEL;
-  for (let i = start; i < end; i++) {
+  for (let i = start; i < end; i++) describeOne(arr[i], shape, estimate, out);
+  return out; // a plain array: see PLAIN_ARRAYS
+}
+
+// Describes one message (see describeContents_).
+function describeOne(m, shape, estimate, out) {
+  if (m === null || typeof m !== 'object') { out.push(0, 0); return; }
+  if (shape >= AI_MODEL) {
+    describeForeign(m, shape, estimate, out);
+    return;
+  }
+  if (m.type === 'attachment') {
+    if (m.attachment === undefined) out.push(0, 0);
+    else out.push(2, jsonLen(m.attachment));
+    return;
+  }
+  const c = contentOf(m);
+  if (c === undefined || c === null) out.push(0, 0);
+  else if (typeof c === 'string') out.push(1, tlen(c));
+  else if (!Array.isArray(c)) out.push(3, 0);
+  else {
+    out.push(4, c.length);
+    for (const b of c) describeBlock(b, estimate, out);
+  }
+}
+
+// What a count at the end of `arr` reads, in one pass and one crossing (see
+// JsConversation::read_tail): the readers above answer the same questions one call each.
+// Writes into `f` (numbers, `cap` of them from F[fb]) and `w` (the content words, `wcap`
+// from W[wb]): buffers in WASM memory the Rust side keeps from call to call, seen through
+// views on that memory kept here (no allocation on either side):
+//   f[0..7)  latestUsage_'s answer for the whole array: status, index, present mask, usage;
+//   f[7] n, f[8] c, f[9] sf, f[10] from, f[11] the shape the contents were described by
+//     (-1: none described), f[12] the number of words in `w`;
+//   f[13..13+n)  the headers of arr[len-n..len), the last message's first;
+//   then the c earlier lines of the anchor response, each what previousSibling_ gives for the
+//     one before (descending);
+//   then len - sf flags: sameResponse_(arr, k, anchor) for the assistant messages k of
+//     arr[sf..len) (0 for others);
+//   then len - from offsets into `w` (-1: not described), one per message of arr[from..len):
+//     describeContents_(…, estimate = true) of each described message.
+// Returns how much of `f` it used; -1 when `f` is too small, -3 when `w` is (f[12] then
+// says how many words it needs): the Rust side grows them and asks again; -2 when reading
+// threw (the Rust side then asks the readers, which report it).
+// Which messages are described is only what is likely asked for (never the anchor
+// response's own lines when its usage is final, nor lines no count reads at either end);
+// the Rust side reads any other one itself. With a tokenizer in effect nothing is described
+// (its errors must come from what the count reads).
+const TAIL_HEAD = 13;
+function tail_(arr, shape, F, fb, cap, W, wb, wcap) {
+  const len = arr.length;
+  if (cap < TAIL_HEAD) return -1;
+  let n = 0; // headers written, from the end
+  let status = 0, at = -1;
+  F[fb + 2] = 0;
+  for (let i = len - 1; i >= 0; i--) {
     const m = arr[i];
-    if (m === null || typeof m !== 'object') { out.push(0, 0); continue; }
-    if (foreign) {
-      describeForeign(m, shape, estimate, out);
-      continue;
-    }
-    if (m.type === 'attachment') {
-      if (m.attachment === undefined) out.push(0, 0);
-      else out.push(2, jsonLen(m.attachment));
-      continue;
-    }
-    const c = contentOf(m);
-    if (c === undefined || c === null) out.push(0, 0);
-    else if (typeof c === 'string') out.push(1, tlen(c));
-    else if (!Array.isArray(c)) out.push(3, 0);
-    else {
-      out.push(4, c.length);
-      for (const b of c) describeBlock(b, estimate, out);
+    const full = header(m);
+    if (TAIL_HEAD + n >= cap) return -1;
+    F[fb + TAIL_HEAD + n++] = full;
+    // The scan reads headers as latestUsage_ does (a {role, content} message's `usage` is
+    // seen whatever its parts).
+    const h = (full & 8) ? full : header(m, false);
+    if ((h & 7) === 7) { status = 3; at = i; break; }
+    if (h & 16) continue;
+    if (h & 32) { status = 2; at = i; break; }
+    if ((h & STARTS_CONTEXT) && !(h & 64)) { status = 4; at = i; break; }
+    if ((h & 7) === 1 && (h & 64)) {
+      status = 1; at = i;
+      F[fb + 2] = readUsage_(arr, i, USAGE_OUT);
+      F[fb + 3] = USAGE_OUT[0]; F[fb + 4] = USAGE_OUT[1]; F[fb + 5] = USAGE_OUT[2]; F[fb + 6] = USAGE_OUT[3];
+      break;
     }
   }
-  return new Uint32Array(out);
+  F[fb + 0] = status;
+  F[fb + 1] = at;
+  const hd = TAIL_HEAD + len - 1; // header of arr[i] at F[fb + hd - i]
+  let first = at;
+  const chain = [];
+  // The anchor response's earlier lines, as previousSibling_ finds them one by one (full
+  // headers have the same kind, sidechain and boundary bits as the ones it reads).
+  const id = status === 1 ? idOf(arr[at]) : undefined;
+  if (id !== undefined) {
+    for (let i = at - 1; i >= 0; i--) {
+      let h;
+      if (i >= len - n) h = F[fb + hd - i];
+      else {
+        if (TAIL_HEAD + n >= cap) return -1;
+        h = header(arr[i]);
+        F[fb + TAIL_HEAD + n++] = h;
+      }
+      if ((h & 7) === 7 || (h & 32)) break;
+      if (h & 16) continue;
+      if ((h & 7) === 1) {
+        if (idOf(arr[i]) !== id) break;
+        chain.push(i);
+        first = i;
+      }
+    }
+  }
+  const c = chain.length;
+  const sf = status === 1 ? first + 1 : len;
+  // Contents: from the response's first line (its own lines only when its usage was logged
+  // mid-stream), after a boundary, from a context start, or all.
+  const from = status === 1 ? first : status === 2 ? at + 1 : status === 4 ? at : status === 0 ? 0 : len;
+  const flagsAt = TAIL_HEAD + n + c;
+  const offsetsAt = flagsAt + len - sf;
+  const used = offsetsAt + len - from;
+  if (used > cap) return -1;
+  F[fb + 7] = n; F[fb + 8] = c; F[fb + 9] = sf; F[fb + 10] = from;
+  for (let k = 0; k < c; k++) F[fb + TAIL_HEAD + n + k] = chain[k];
+  for (let k = sf; k < len; k++) {
+    F[fb + flagsAt + k - sf] = k !== at && (F[fb + hd - k] & 7) === 1 && sameResponse_(arr, k, at) ? 1 : 0;
+  }
+  for (let k = from; k < len; k++) F[fb + offsetsAt + k - from] = -1;
+  let described = shape;
+  for (let i = from; i < len && described !== -1; i++) {
+    const s = shapeOfHeader(F[fb + hd - i]);
+    if (s === ANY) continue;
+    if (described === ANY) described = s;
+    else if (s !== described) described = -1; // two shapes: the Rust side reports it
+  }
+  if (COUNTER !== null) described = -1;
+  F[fb + 11] = described;
+  F[fb + 12] = 0;
+  if (described === -1) {
+    tailStats.reads++;
+    return used;
+  }
+  const partial = status === 1 && (F[fb + hd - at] & 256) !== 0;
+  // A count asks for the contents of ranges that begin and end with a message sent to the
+  // model (lines in between are read with them): those before the first and after the last
+  // such message are left out.
+  let start = from, end = len;
+  while (start < end && !maybeSent(F[fb + hd - start])) start++;
+  while (end > start && !maybeSent(F[fb + hd - end + 1])) end--;
+  interning = false; // an estimate needs no ids or names (describeContents_ starts afresh)
+  const words = [];
+  for (let i = start; i < end; i++) {
+    if (!partial && (i === at || (i >= sf && F[fb + flagsAt + i - sf] === 1))) continue;
+    F[fb + offsetsAt + i - from] = words.length;
+    describeOne(arr[i], described, true, words);
+  }
+  if (words.length > wcap) {
+    F[fb + 12] = words.length;
+    return -3;
+  }
+  for (let k = 0; k < words.length; k++) W[wb + k] = words[k];
+  F[fb + 12] = words.length;
+  tailStats.reads++;
+  tailStats.described += end - start;
+  return used;
 }
+const USAGE_OUT = new Float64Array(4);
+
+// Whether a message with header `h` may be sent to the model (tokens::is_sent decides; this
+// only keeps the tail read from describing lines no count reads).
+const maybeSent = (h) => (h & 16) === 0 && ((h & 7) === 0 || (h & 7) === 1 || (h & 7) === 3 || ((h & 7) === 2 && (h & 8) === 0));
 
 // Every client tool call (assistant messages) and tool result (user messages) of the main
 // chain from arr[from] on, each result matched with the latest earlier call of its id:
-// [calls, results, path symbols, then 3 numbers per call: message, name (index into the
-// strings `takeStrings` gives), path (0 = none or not asked, else symbol + 1), then 6 per
-// result: message, block, call (0 = none, else index + 1), text length, media count,
-// cleared]. Returns null when a message is malformed or of another shape than the ones
+// [3 numbers per call: message, name (index into the strings `takeStrings` gives), path
+// (0 = none or not asked, else symbol + 1), then 6 per result: message, block, call (0 =
+// none, else index + 1), text length, media count, cleared, then the number of calls, of
+// results and of path symbols]. Returns null when a message is malformed or of another shape than the ones
 // before it (the Rust side then reads them in detail to report where).
 function toolIndex_(arr, from, withPaths) {
   strings = [];
@@ -924,12 +1092,9 @@ function toolIndex_(arr, from, withPaths) {
       }
     }
   }
-  const out = new Uint32Array(3 + uses.length + results.length);
-  out[0] = uses.length / 3;
-  out[1] = results.length / 6;
-  out[2] = pathSyms === null ? 0 : pathSyms.size;
-  out.set(uses, 3);
-  out.set(results, 3 + uses.length);
+  // A plain array (see PLAIN_ARRAYS), the counts last (one native concat, no copying loop).
+  const out = uses.concat(results);
+  out.push(uses.length / 3, results.length / 6, pathSyms === null ? 0 : pathSyms.size);
   return out;
 }
 
@@ -954,12 +1119,22 @@ function foreignBlock(m, b, words) {
   return -1;
 }
 
+// microCompact's result object, built in one call (no key crosses as a string).
+export function microCompactResult(messages, tokensFreed, clearedToolUseIds) {
+  return { messages, tokensFreed, clearedToolUseIds };
+}
+
 // The tool_use_id of the tool result at each [message, block] pair of `at`.
 function toolUseIdsAt_(arr, at) {
   const out = [];
+  let last = -1, shape = ANY; // the shape of message `last` (edits come by message)
   for (let k = 0; k < at.length; k += 2) {
     const m = arr[at[k]];
-    if (shapeOfHeader(header(m)) >= AI_MODEL) {
+    if (at[k] !== last) {
+      last = at[k];
+      shape = shapeOfHeader(header(m));
+    }
+    if (shape >= AI_MODEL) {
       const saved = [strings, symbols, interning];
       strings = []; symbols = new Map(); interning = true;
       const words = [];
@@ -996,10 +1171,14 @@ function applyEdits_(arr, ops, texts) {
   const out = arr.slice();
   let cur = -1;
   let content = null;
+  let shapeOf = -1, shape = ANY; // the shape of message `shapeOf` (ops come by message)
   const flush = () => { if (cur >= 0) out[cur] = withContent(arr[cur], content); };
   for (let k = 0; k < ops.length; k += 5) {
     const op = ops[k], i = ops[k + 1], b = ops[k + 2], n = ops[k + 3], text = T[ops[k + 4]];
-    const shape = shapeOfHeader(header(arr[i]));
+    if (i !== shapeOf) {
+      shapeOf = i;
+      shape = shapeOfHeader(header(arr[i]));
+    }
     if (shape >= AI_MODEL) {
       if (i !== cur) { flush(); cur = -1; }
       out[i] = op === 0 ? replaceForeignPart(out[i], shape, b, n, text) : setForeignResult(out[i], shape, b, text);
@@ -1514,7 +1693,38 @@ export function describeContents(arr, start, end, estimate, shape) {
   } catch (e) {
     failed(e);
   }
-  return new Uint32Array(0);
+  return [];
+}
+
+// Whether `tail` reads (tests switch it off to compare the count with the readers' own:
+// tests/node/tail.test.mjs imports this module from the package's snippets), and how many
+// reads and described messages it made (for those tests to see that it did).
+let tailReads = true;
+const tailStats = { reads: 0, described: 0 };
+export function setTailReads(on) {
+  tailReads = on === true;
+  return tailStats;
+}
+
+// Reading throws: nothing is recorded (the Rust side reads again with the readers above,
+// which report what they meet).
+// Views on the WASM memory of the instance that calls (a page may run two instances of the
+// module, which share this file); made again when the memory grows (the old buffer is then
+// detached, of length 0).
+let tailMemory = null, tailF = null, tailW = null;
+
+export function tail(arr, shape, memory, fb, cap, wb, wcap) {
+  if (!tailReads) return -2;
+  if (memory !== tailMemory || tailF.byteLength === 0) {
+    tailMemory = memory;
+    tailF = new Float64Array(memory.buffer);
+    tailW = new Uint32Array(memory.buffer);
+  }
+  try {
+    return tail_(arr, shape, tailF, fb, cap, tailW, wb, wcap);
+  } catch (_) {
+    return -2;
+  }
 }
 
 export function toolIndex(arr, from, withPaths) {

@@ -53,8 +53,21 @@ extern "C" {
         estimate: bool,
         shape: u32,
     ) -> Vec<u32>;
+    #[wasm_bindgen(js_name = tail)]
+    fn tail_js(
+        arr: &JsValue,
+        shape: u32,
+        memory: &JsValue,
+        f_at: u32,
+        f_cap: u32,
+        w_at: u32,
+        w_cap: u32,
+    ) -> i32;
     #[wasm_bindgen(js_name = toolIndex)]
     fn tool_index_js(arr: &JsValue, from: u32, with_paths: bool) -> Option<Vec<u32>>;
+    /// `{messages, tokensFreed, clearedToolUseIds}`, built in JS in one call.
+    #[wasm_bindgen(js_name = microCompactResult)]
+    pub fn micro_compact_result(messages: &JsValue, tokens_freed: f64, ids: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = toolUseIdsAt)]
     fn tool_use_ids_at(arr: &JsValue, at: &[u32]) -> Array;
     #[wasm_bindgen(js_name = takeStrings)]
@@ -115,6 +128,14 @@ pub struct TokenCounter {
 }
 
 impl TokenCounter {
+    /// No tokenizer (a call without options).
+    pub fn none(what: &'static str) -> TokenCounter {
+        TokenCounter {
+            active: false,
+            what,
+        }
+    }
+
     /// Puts `options.tokenCounter` in effect (`what` names `options` in errors); nothing when
     /// absent. Not a function: `INVALID_ARGUMENT`.
     pub fn enter(options: &JsValue, what: &'static str) -> Result<TokenCounter> {
@@ -204,6 +225,138 @@ pub struct JsConversation<'a> {
     /// Added to an index when the shape check names a message (a `Compactor` push: the
     /// index in the whole conversation).
     base: usize,
+    /// What [`JsConversation::read_tail`] read, when it was asked to.
+    tail: Option<Tail>,
+}
+
+/// What a count at the end of the array reads, read in one crossing (`tail` in
+/// `js_view.js`, which documents the layout of `f` and `w`): the answers the view's readers
+/// would give to the questions a count asks there. The view answers from it where it covers
+/// the question, and asks JS otherwise.
+struct Tail {
+    /// Numbers: the latest usage, headers, the anchor response's lines, same-response flags
+    /// and content offsets.
+    f: Vec<f64>,
+    /// Estimate descriptions (`describeContents` words) of the described messages, in order.
+    w: Vec<u32>,
+    /// The array's length.
+    len: usize,
+    /// Headers read: of messages `len - n..len`.
+    n: usize,
+    /// How many earlier lines of the anchor response follow the headers.
+    c: usize,
+    /// First message of the same-response flags.
+    same_from: usize,
+    /// First message of the content offsets.
+    content_from: usize,
+}
+
+/// Where `f`'s sections begin (see `tail` in `js_view.js`).
+const TAIL_HEAD: usize = 13;
+
+thread_local! {
+    /// This instance's memory, as JS sees it (asked once).
+    static MEMORY: JsValue = wasm_bindgen::memory();
+    /// The buffers of the last tail read, kept for the next (a per-turn count allocates
+    /// nothing for them).
+    static TAIL_BUFFERS: RefCell<(Vec<f64>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Keeps the buffers of a tail read for the next one, unless a very long conversation made
+/// them large (that memory is given back).
+fn keep_tail_buffers(f: Vec<f64>, w: Vec<u32>) {
+    const LARGE: usize = 1 << 16;
+    if f.capacity() <= LARGE && w.capacity() <= 2 * LARGE {
+        TAIL_BUFFERS.with(|b| *b.borrow_mut() = (f, w));
+    }
+}
+
+impl Tail {
+    /// The tail read from the numbers `tail` wrote (`None`, the buffers put back, when they
+    /// do not fit an array of `len` messages: it changed while read).
+    fn parse(f: Vec<f64>, w: Vec<u32>, len: usize) -> Option<Tail> {
+        let (n, c) = (f[7] as usize, f[8] as usize);
+        let (same_from, content_from) = (f[9] as usize, f[10] as usize);
+        let words = f[12] as usize;
+        let needed =
+            TAIL_HEAD + n + c + len.saturating_sub(same_from) + len.saturating_sub(content_from);
+        if n > len || same_from > len || content_from > len || needed > f.len() || words > w.len() {
+            keep_tail_buffers(f, w);
+            return None;
+        }
+        Some(Tail {
+            f,
+            w,
+            len,
+            n,
+            c,
+            same_from,
+            content_from,
+        })
+    }
+
+    /// Index of the message `latestUsage` found (-1: none).
+    fn at(&self) -> i32 {
+        self.f[1] as i32
+    }
+
+    /// The anchor response's index, when usage was found.
+    fn anchor(&self) -> Option<usize> {
+        (self.f[0] == 1.0).then_some(self.f[1] as usize)
+    }
+
+    /// The header of message `i`, when it was read.
+    fn header(&self, i: usize) -> Option<u32> {
+        (i < self.len && i >= self.len - self.n)
+            .then(|| self.f[TAIL_HEAD + self.len - 1 - i] as u32)
+    }
+
+    /// The anchor response's earlier lines, latest first.
+    fn chain(&self) -> &[f64] {
+        &self.f[TAIL_HEAD + self.n..TAIL_HEAD + self.n + self.c]
+    }
+
+    /// Whether message `i` is a line of the anchor response, when that was read.
+    fn same(&self, i: usize) -> Option<bool> {
+        if i < self.same_from || i >= self.len {
+            return None;
+        }
+        Some(self.f[TAIL_HEAD + self.n + self.c + i - self.same_from] != 0.0)
+    }
+
+    /// Where the description of message `i` starts in the words, when it was described.
+    fn offset(&self, i: usize) -> Option<usize> {
+        if i < self.content_from || i >= self.len {
+            return None;
+        }
+        let at = TAIL_HEAD + self.n + self.c + (self.len - self.same_from) + i - self.content_from;
+        let o = self.f[at];
+        (o >= 0.0).then_some(o as usize)
+    }
+
+    /// The shape code the contents were described by (`None`: none were).
+    fn content_shape(&self) -> Option<u32> {
+        (self.f[11] >= 0.0).then_some(self.f[11] as u32)
+    }
+
+    /// The descriptions' words.
+    fn words(&self) -> &[u32] {
+        &self.w[..self.f[12] as usize]
+    }
+}
+
+/// Whether contents described by shape code `a` read the same as by `b`: messages of
+/// another ecosystem are described by its own rules, every other shape alike.
+fn same_description(a: u32, b: u32) -> bool {
+    a == b || (a < Shape::AiSdkModel.code() && b < Shape::AiSdkModel.code())
+}
+
+impl Drop for JsConversation<'_> {
+    fn drop(&mut self) {
+        if let Some(t) = self.tail.take() {
+            keep_tail_buffers(t.f, t.w);
+        }
+    }
 }
 
 /// Header bits of messages `lo..len` (always a suffix: scans start at the end, and a read
@@ -275,7 +428,103 @@ impl<'a> JsConversation<'a> {
             }),
             shape: RefCell::new(ShapeOf::default()),
             base: 0,
+            tail: None,
         })
+    }
+
+    /// Reads, in one crossing, what a count at the end of the array asks (the latest usage,
+    /// the anchor response's lines, the headers and estimate descriptions after it); the
+    /// view then answers those questions without crossing again. Changes no answer: what it
+    /// did not read (or could not read) is read as before.
+    pub fn read_tail(&mut self) {
+        let (mut f, mut w) = TAIL_BUFFERS.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        let shape = self.shape.borrow().shape().code();
+        if f.len() < 64 {
+            f.resize(64, 0.0);
+            w.resize(256, 0);
+        }
+        for _ in 0..3 {
+            // JS writes the buffers in place, through views it keeps on this memory (the
+            // indices are in elements of each buffer's type).
+            let used = MEMORY.with(|memory| {
+                tail_js(
+                    self.array,
+                    shape,
+                    memory,
+                    f.as_mut_ptr() as u32 / 8,
+                    f.len() as u32,
+                    w.as_mut_ptr() as u32 / 4,
+                    w.len() as u32,
+                )
+            });
+            match used {
+                0.. => {
+                    self.tail = Tail::parse(f, w, self.len);
+                    return;
+                }
+                // Too small: the numbers never need more than four per message; the words
+                // needed were reported.
+                -1 => f.resize(TAIL_HEAD + 4 * self.len + 16, 0.0),
+                -3 => w.resize(f[12] as usize + 64, 0),
+                _ => break, // reading threw: read as before
+            }
+        }
+        keep_tail_buffers(f, w);
+    }
+
+    /// The answer of [`ConversationView::latest_usage`] from `latestUsage`'s numbers
+    /// (`out[0]` the status, `i` the index).
+    fn latest_from(&self, i: i32, out: &[f64]) -> Result<Latest> {
+        Ok(match out[0] as u32 {
+            1 => {
+                let i = i as usize;
+                let present = out[1];
+                let loc = || {
+                    if self.is_transcript(i) {
+                        format!("messages[{i}].message.usage")
+                    } else {
+                        format!("messages[{i}].usage")
+                    }
+                };
+                if present < 0.0 {
+                    return Err(Error::invalid_token_count("usage must be an object").at(loc()));
+                }
+                let mask = present as u32;
+                let mut k = 0;
+                let raw = [out[2], out[3], out[4], out[5]].map(|v| {
+                    let p = mask & (1 << k) != 0;
+                    k += 1;
+                    p.then_some(v)
+                });
+                crate::model::view::usage_or_start(
+                    i,
+                    Some(UsageCounts::from_raw(raw, loc)?),
+                    self.starts_context(i),
+                )
+            }
+            2 => Latest::Boundary(i as usize),
+            4 => Latest::Start(i as usize),
+            3 => {
+                self.kind(i as usize)?;
+                return Err(Error::invalid_message("not a message").at(format!("messages[{i}]")));
+            }
+            _ => Latest::None,
+        })
+    }
+
+    /// The estimate descriptions of `range` from the tail read, when it holds every one of
+    /// them, described as the array's shape now asks.
+    fn tail_contents(&self, range: &std::ops::Range<usize>) -> Option<&[u32]> {
+        let t = self.tail.as_ref()?;
+        if !same_description(t.content_shape()?, self.shape.borrow().shape().code()) {
+            return None;
+        }
+        // Described messages follow one another in the words.
+        let start = t.offset(range.start)?;
+        if range.clone().any(|i| t.offset(i).is_none()) {
+            return None;
+        }
+        t.words().get(start..)
     }
 
     /// The underlying array.
@@ -290,6 +539,9 @@ impl<'a> JsConversation<'a> {
     }
 
     fn header(&self, i: usize) -> u32 {
+        if let Some(h) = self.tail.as_ref().and_then(|t| t.header(i)) {
+            return h;
+        }
         let mut c = self.headers.borrow_mut();
         if i < c.lo {
             // Extend the known suffix down to `i`, or further by a growing chunk, so a
@@ -533,6 +785,11 @@ impl ConversationView for JsConversation<'_> {
     fn same_response(&self, i: usize, j: usize) -> bool {
         // Callers pass indices of messages already read (never non-objects); lines without
         // `message.id` (API shape, boundaries) are never the same response.
+        if let Some(t) = self.tail.as_ref().filter(|t| t.anchor() == Some(j)) {
+            if let Some(same) = t.same(i) {
+                return same;
+            }
+        }
         same_response(self.array, i as u32, j as u32)
     }
 
@@ -602,15 +859,22 @@ impl ConversationView for JsConversation<'_> {
             .skip(1)
             .map(Str::from)
             .collect();
-        let (n_uses, n_results) = (words[0] as usize, words[1] as usize);
-        let uses_end = 3 + n_uses * 3;
+        // The counts come last.
+        let Some((words, &[n_uses, n_results, path_count])) = words.split_last_chunk::<3>() else {
+            return Err(Error::invalid_message("malformed tool block"));
+        };
+        let (n_uses, n_results) = (n_uses as usize, n_results as usize);
+        let uses_end = n_uses * 3;
+        if words.len() != uses_end + n_results * 6 {
+            return Err(Error::invalid_message("the messages changed while read"));
+        }
         let mut index = ToolIndex {
             uses: Vec::with_capacity(n_uses),
             results: Vec::with_capacity(n_results),
             names,
-            path_count: words[2] as usize,
+            path_count: path_count as usize,
         };
-        for w in words[3..uses_end].chunks_exact(3) {
+        for w in words[..uses_end].chunks_exact(3) {
             index.uses.push(ToolUseEntry {
                 message: w[0] as usize,
                 name: w[1],
@@ -631,46 +895,25 @@ impl ConversationView for JsConversation<'_> {
     }
 
     fn latest_usage(&self, end: usize) -> Result<Latest> {
+        if let Some(t) = self.tail.as_ref().filter(|_| end == self.len) {
+            let f = &t.f;
+            return self.latest_from(t.at(), &[f[0], f[2], f[3], f[4], f[5], f[6]]);
+        }
         let mut out = [0f64; 6];
         let i = latest_usage_js(self.array, end as u32, &mut out);
-        Ok(match out[0] as u32 {
-            1 => {
-                let i = i as usize;
-                let present = out[1];
-                let loc = || {
-                    if self.is_transcript(i) {
-                        format!("messages[{i}].message.usage")
-                    } else {
-                        format!("messages[{i}].usage")
-                    }
-                };
-                if present < 0.0 {
-                    return Err(Error::invalid_token_count("usage must be an object").at(loc()));
-                }
-                let mask = present as u32;
-                let mut k = 0;
-                let raw = [out[2], out[3], out[4], out[5]].map(|v| {
-                    let p = mask & (1 << k) != 0;
-                    k += 1;
-                    p.then_some(v)
-                });
-                crate::model::view::usage_or_start(
-                    i,
-                    Some(UsageCounts::from_raw(raw, loc)?),
-                    self.starts_context(i),
-                )
-            }
-            2 => Latest::Boundary(i as usize),
-            4 => Latest::Start(i as usize),
-            3 => {
-                self.kind(i as usize)?;
-                return Err(Error::invalid_message("not a message").at(format!("messages[{i}]")));
-            }
-            _ => Latest::None,
-        })
+        self.latest_from(i, &out)
     }
 
     fn previous_sibling(&self, before: usize, last: usize) -> Result<Option<usize>> {
+        if let Some(t) = self.tail.as_ref().filter(|t| t.anchor() == Some(last)) {
+            let chain = t.chain();
+            if before == last {
+                return Ok(chain.first().map(|&j| j as usize));
+            }
+            if let Some(k) = chain.iter().position(|&j| j as usize == before) {
+                return Ok(chain.get(k + 1).map(|&j| j as usize));
+            }
+        }
         let j = previous_sibling_js(self.array, before as u32, last as u32);
         Ok((j >= 0).then_some(j as usize))
     }
@@ -696,6 +939,16 @@ impl ConversationView for JsConversation<'_> {
         }
         for i in range.clone() {
             self.kind(i)?;
+        }
+        if detail == Detail::Estimate {
+            if let Some(words) = self.tail_contents(&range) {
+                let mut d = Decoder {
+                    words,
+                    pos: 0,
+                    strings: Vec::new(),
+                };
+                return range.map(|i| d.content(i, self.is_transcript(i))).collect();
+            }
         }
         let words = describe_contents(
             self.array,

@@ -890,6 +890,11 @@ pub fn should_auto_compact_options<S: Source>(
     options: &S,
 ) -> Result<(ShouldAutoCompactOptions, Config)> {
     const WHAT: &str = "options";
+    if options.is_absent() {
+        // No options (the per-turn call): every field's default, the config's defaults.
+        let config = options.get("config").to_config()?;
+        return Ok((ShouldAutoCompactOptions::default(), config));
+    }
     closed_object(options, WHAT, SHOULD_AUTO_COMPACT_KEYS)?;
     let opts = ShouldAutoCompactOptions {
         query_source: query_source(options, WHAT)?,
@@ -1099,6 +1104,13 @@ pub fn micro_compact_options<S: Source>(
     now: impl FnOnce() -> f64,
 ) -> Result<MicroCompactOptions> {
     const WHAT: &str = "options";
+    if options.is_absent() {
+        // No options: the defaults, with the time of the call.
+        return Ok(MicroCompactOptions {
+            now_ms: Some(now()),
+            ..MicroCompactOptions::default()
+        });
+    }
     closed_object(options, WHAT, MICRO_COMPACT_KEYS)?;
     let mut opts = MicroCompactOptions::default();
     if let Some(k) = non_negative(options, "keepRecent", WHAT)? {

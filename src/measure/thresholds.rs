@@ -185,12 +185,61 @@ fn claude_limits(model: &str) -> Option<OutputLimits> {
         })
 }
 
+/// What the thresholds read from a model id, worked out once per id: each threshold asks
+/// several of these, and a per-turn check asks on every call with the same id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ModelFacts {
+    /// [`claude_limits`].
+    claude: Option<OutputLimits>,
+    /// [`other_model`].
+    other: Option<&'static ModelSpec>,
+    /// [`has_1m_suffix`].
+    one_m_suffix: bool,
+    /// Whether the id names a model that supports the 1M context ([`ONE_MILLION_CAPABLE`]).
+    one_m_capable: bool,
+}
+
+impl ModelFacts {
+    fn of(model: &str) -> ModelFacts {
+        let m = model.to_ascii_lowercase();
+        ModelFacts {
+            claude: claude_limits(model),
+            other: other_model(model),
+            one_m_suffix: has_1m_suffix(model),
+            one_m_capable: ONE_MILLION_CAPABLE.iter().any(|k| m.contains(k)),
+        }
+    }
+}
+
+/// [`ModelFacts::of`] `model`, kept for the last id asked about (the facts are a function of
+/// the id alone).
+fn model_facts(model: &str) -> ModelFacts {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(String, ModelFacts)>> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        if let Some((id, facts)) = &*last.borrow() {
+            if id == model {
+                return *facts;
+            }
+        }
+        let facts = ModelFacts::of(model);
+        *last.borrow_mut() = Some((model.to_string(), facts));
+        facts
+    })
+}
+
 /// Output limits of `model` from the table (Claude models, then OpenAI and Gemini models,
 /// whose default is their maximum); unknown models get 32K/32K.
 pub fn output_limits(model: &str) -> OutputLimits {
-    claude_limits(model)
+    output_limits_of(&model_facts(model))
+}
+
+fn output_limits_of(facts: &ModelFacts) -> OutputLimits {
+    facts
+        .claude
         .or_else(|| {
-            other_model(model).map(|spec| OutputLimits {
+            facts.other.map(|spec| OutputLimits {
                 default: spec.max_output,
                 upper_limit: spec.max_output,
             })
@@ -256,23 +305,21 @@ pub fn context_window(model: &str, config: &Config) -> ContextWindow {
     if let Some(w) = config.context_window {
         return window(w as u64, ContextWindowSource::Config);
     }
-    if has_1m_suffix(model) {
+    let facts = model_facts(model);
+    if facts.one_m_suffix {
         return window(ONE_MILLION_CONTEXT_WINDOW, ContextWindowSource::Model);
     }
-    if config.enable_1m_context == Some(true) {
-        let m = model.to_ascii_lowercase();
-        if ONE_MILLION_CAPABLE.iter().any(|k| m.contains(k)) {
-            return window(ONE_MILLION_CONTEXT_WINDOW, ContextWindowSource::Config);
-        }
+    if config.enable_1m_context == Some(true) && facts.one_m_capable {
+        return window(ONE_MILLION_CONTEXT_WINDOW, ContextWindowSource::Config);
     }
-    if let Some(spec) = other_model(model) {
+    if let Some(spec) = facts.other {
         return ContextWindow {
             tokens: spec.window,
             source: ContextWindowSource::Model,
             max_input: spec.max_input,
         };
     }
-    if claude_limits(model).is_some() {
+    if facts.claude.is_some() {
         return window(DEFAULT_CONTEXT_WINDOW, ContextWindowSource::Model);
     }
     window(DEFAULT_CONTEXT_WINDOW, ContextWindowSource::Default)
@@ -382,6 +429,31 @@ pub fn token_warning_state(token_usage: u64, model: &str, config: &Config) -> To
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The facts kept for the last model id are the facts of the id asked about, whatever
+    /// was asked before (ids alternate, repeat, differ only in case or suffix).
+    #[test]
+    fn kept_model_facts_are_the_facts_of_the_id() {
+        let ids = [
+            "claude-opus-4-6",
+            "claude-opus-4-6",
+            "Claude-Opus-4-6",
+            "claude-opus-4-6[1m]",
+            "gpt-5",
+            "openai/gpt-5-mini",
+            "gpt-5",
+            "",
+            "claude-sonnet-4-5 ",
+            "gemini-2.5-pro",
+            "claude-3-haiku",
+            "claude-opus-4-6",
+        ];
+        for _ in 0..2 {
+            for id in ids {
+                assert_eq!(model_facts(id), ModelFacts::of(id), "{id:?}");
+            }
+        }
+    }
 
     fn none() -> Config {
         Config::default()

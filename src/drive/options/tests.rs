@@ -441,3 +441,22 @@ fn error_text_reads_every_place_an_error_keeps_words() {
     );
     assert_eq!(error_text(&json!({"status": "413"})).1, None);
 }
+
+/// No options at all (the per-turn call) reads as an empty options object: every default.
+#[test]
+fn absent_should_auto_compact_options_are_the_defaults() {
+    let empty = should_auto_compact_options(&json!({})).unwrap();
+    assert_eq!(should_auto_compact_options(&json!(null)).unwrap(), empty);
+    assert_eq!(empty.0, ShouldAutoCompactOptions::default());
+}
+
+/// No `microCompact` options read as an empty options object, with the time of the call.
+#[test]
+fn absent_micro_compact_options_are_the_defaults() {
+    let empty = micro_compact_options(&json!({}), || 1234.0).unwrap();
+    assert_eq!(
+        micro_compact_options(&json!(null), || 1234.0).unwrap(),
+        empty
+    );
+    assert_eq!(empty.now_ms, Some(1234.0));
+}
