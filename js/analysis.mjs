@@ -205,13 +205,17 @@ export function shortTokens(n) {
 
 /** The columns of the side-by-side table, in order. */
 export const SIMULATION_COLUMNS = Object.freeze([
-  'policy', 'cost', 'vs claude-code', 'peak', 'mean', 'compactions', 'clearings', 'wait', 'lost',
-  'cache read', 'cache write', 'output',
+  'policy', 'cost', 'vs claude-code', 'peak', 'mean', 'compactions', 'clearings', 'wait', 'waits',
+  'swaps', 'refused', 'summary calls', 're-reads', 'lost', 'cache read', 'cache write', 'output',
 ]);
 
 /**
  * The rows of the side-by-side table of a simulation report (what `simulateSession` returns):
- * one per policy, the cells as text, in the order of {@link SIMULATION_COLUMNS}.
+ * one per policy, the cells as text, in the order of {@link SIMULATION_COLUMNS}. `waits`: the
+ * compactions the conversation waited for; `swaps`: pre-emptive summaries swapped in at the
+ * threshold (`+ N early`: a check before it); `refused`: swap attempts over the 1.3× bound;
+ * `re-reads`: files read again because the policy did not restore them (count: their tokens,
+ * what they add to the cost).
  * @param {SimulationReport} report
  * @returns {string[][]}
  */
@@ -225,6 +229,11 @@ export function simulationRows(report) {
     String(p.compactions),
     String(p.microCompactions),
     `${p.blockedSeconds.toFixed(0)}s`,
+    String(p.waits),
+    p.earlySwaps ? `${p.swaps} + ${p.earlySwaps} early` : String(p.swaps),
+    String(p.refusedSwaps),
+    String(p.summaryCalls),
+    p.rereads ? `${p.rereads}: ${shortTokens(p.rereadTokens)}, $${p.rereadCost.toFixed(2)}` : '0',
     String(p.lost),
     shortTokens(p.tokens.cacheRead),
     shortTokens(p.tokens.cacheWrite),

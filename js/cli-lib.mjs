@@ -1283,7 +1283,7 @@ export function formatSimulation(r, file) {
       `summaries of at most ${r.summaryTokens} tokens at ${r.summaryTokensPerSecond} tokens/s`,
   );
   out.push('');
-  out.push(table([...SIMULATION_COLUMNS], simulationRows(r), ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']));
+  out.push(table([...SIMULATION_COLUMNS], simulationRows(r), SIMULATION_COLUMNS.map((_, i) => (i === 0 ? 'l' : 'r'))));
   if (r.recommended) out.push(`* recommended: ${r.recommended} (the cheapest policy whose summaries lose nothing)`);
   for (const q of r.policies) {
     if (q.lost) out.push(`${q.name} lost: ${[...q.loss.files, ...q.loss.userMessages.map((u) => JSON.stringify(u.slice(0, 80))), ...q.loss.errors].join('; ')}`);

@@ -249,6 +249,13 @@ fn rust_shapes_for_the_type_check() {
         cost: 0.0,
         relative_cost: Some(1.0),
         blocked_seconds: 0.0,
+        waits: 0,
+        swaps: 0,
+        early_swaps: 0,
+        refused_swaps: 0,
+        rereads: 0,
+        reread_tokens: 0,
+        reread_cost: 0.0,
         lost: 0,
         loss: LossReport::default(),
     };

@@ -2219,9 +2219,9 @@ export type SimulationPolicyName =
 export interface SimulationCompactRule {
   /** Context size (tokens) at which it compacts; absent: the model's auto-compact threshold. */
   threshold?: number;
-  /** Summaries written in the background from the early line on, swapped in at the threshold with every line since their cut kept. */
+  /** Summaries written in the background from the early line on, refreshed when stale, swapped in at the threshold (or a check early) with every line since their cut kept, by the library's own rules: only when the context left is within 1.3× the synchronous path's, else the synchronous path runs and the conversation waits. */
   preEmptive?: boolean;
-  /** The early line (tokens); absent: halfway between the warning line and the threshold. */
+  /** The early line (tokens); absent: the library's automatic line (halfway between the warning line and the threshold, moved down for large turns, never below the warning line). */
   earlyAt?: number;
   /** Also compact when the cached prefix has expired and the context is at least this large. */
   whenCacheColdAbove?: number;
@@ -2335,7 +2335,7 @@ export interface SimulationPolicyReport {
   description: string;
   /** Conversation requests (the recorded calls). */
   requests: number;
-  /** Summary calls the policy added. */
+  /** Summary calls the policy made (pre-emptive ones included: refreshes, and ones dropped unused). */
   summaryCalls: number;
   peakContext: number;
   meanContext: number;
@@ -2350,6 +2350,20 @@ export interface SimulationPolicyReport {
   relativeCost: number | null;
   /** Seconds the conversation waited for summaries. */
   blockedSeconds: number;
+  /** Compactions the conversation waited for (a summary written at the threshold, by the client or the provider). */
+  waits: number;
+  /** Pre-emptive summaries swapped in at the threshold (no wait). */
+  swaps: number;
+  /** Pre-emptive summaries swapped in a check before the threshold, as the library's `Compactor` does when one more turn like the largest seen could put the swap over the bound. */
+  earlySwaps: number;
+  /** Swap attempts refused: the context the ready summary would leave was over 1.3× the synchronous path's (then, at the threshold, the conversation waits for that path). */
+  refusedSwaps: number;
+  /** Files read again: files Claude Code's rules would have restored after a compaction, which this policy did not, read again before the session's next tool call on them. */
+  rereads: number;
+  /** Tokens of the files read again. */
+  rereadTokens: number;
+  /** Dollars the re-reads add to `cost` (this cost minus the same replay's without them; can be negative when they move a compaction). */
+  rereadCost: number;
   /** Number of items the summaries did not mention. */
   lost: number;
   /** What the summaries did not mention. */

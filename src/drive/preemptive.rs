@@ -53,8 +53,7 @@ pub use crate::drive::bound::{
 /// line (threshold − 20,000) and the auto-compact threshold — 157,000 tokens for a 200K
 /// model whose threshold is 167,000. [`EarlyLine::auto`] moves it down as turns grow.
 pub fn early_line(model: &str, config: &Config) -> u64 {
-    let threshold = auto_compact_threshold(model, config);
-    threshold - WARNING_THRESHOLD_BUFFER_TOKENS.min(threshold) / 2
+    EarlyLine::below(auto_compact_threshold(model, config)).at(0)
 }
 
 /// Where summaries written ahead start.
@@ -79,10 +78,18 @@ pub enum EarlyLine {
 impl EarlyLine {
     /// The default for `model` under `config` (see [`EarlyLine::Auto`]).
     pub fn auto(model: &str, config: &Config) -> EarlyLine {
-        let threshold = auto_compact_threshold(model, config);
+        EarlyLine::below(auto_compact_threshold(model, config))
+    }
+
+    /// The automatic line below an auto-compact `threshold` (see [`EarlyLine::Auto`]): halfway
+    /// between the warning line (`threshold` − 20,000) and the threshold before any turn is
+    /// seen, never below the warning line. [`EarlyLine::auto`] is this at the model's
+    /// threshold; the simulator uses it at a policy's own.
+    pub fn below(threshold: u64) -> EarlyLine {
+        let buffer = WARNING_THRESHOLD_BUFFER_TOKENS.min(threshold);
         EarlyLine::Auto {
-            line: early_line(model, config),
-            floor: threshold - WARNING_THRESHOLD_BUFFER_TOKENS.min(threshold),
+            line: threshold - buffer / 2,
+            floor: threshold - buffer,
             threshold,
         }
     }
@@ -412,6 +419,17 @@ mod tests {
         assert_eq!(auto.at(14_000), 153_000);
         assert_eq!(auto.at(26_422), 147_000, "not below the warning line");
         assert_eq!(EarlyLine::Fixed(5).at(1_000_000), 5);
+        assert_eq!(EarlyLine::below(167_000), auto);
+        let low = EarlyLine::below(55_000);
+        assert_eq!(
+            (low.at(0), low.at(12_000), low.at(40_000)),
+            (45_000, 43_000, 35_000)
+        );
+        assert_eq!(
+            EarlyLine::below(10_000).at(0),
+            5_000,
+            "a threshold under the buffer"
+        );
     }
 
     #[test]

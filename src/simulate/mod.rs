@@ -173,10 +173,18 @@ pub fn simulate(messages: &[Message], options: &SimulateOptions) -> Result<Simul
         let mut run = Run::new(&t, messages, &settings, p);
         if p.recorded {
             run.replay_recorded(true);
-        } else {
-            run.replay_policy(&breaks);
+            reports.push(run.finish());
+            continue;
         }
-        reports.push(run.finish());
+        run.replay_policy(&breaks);
+        let mut report = run.finish();
+        if report.rereads > 0 {
+            // What the re-reads add: the same replay without them.
+            let mut without = Run::new(&t, messages, &settings, p).without_rereads();
+            without.replay_policy(&breaks);
+            report.reread_cost = report.cost - without.finish().cost;
+        }
+        reports.push(report);
     }
     if let Some(base) = reports
         .iter()

@@ -41,13 +41,17 @@ pub struct CompactRule {
     /// auto-compact threshold (SPEC §4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threshold: Option<u64>,
-    /// Pre-emptive summaries: from the early line on, a summary of the conversation so far
-    /// is written in the background; at the threshold it replaces what it covers, and every
-    /// line since its cut is kept verbatim (no wait when it finished in time).
+    /// Pre-emptive summaries, decided as the library's `Compactor` decides them
+    /// ([`crate::drive::ahead::Background`]): from the early line on, a summary of the
+    /// conversation so far is written in the background, and refreshed when stale; at the
+    /// threshold (or a check early) the ready one replaces what it covers, every line since
+    /// its cut kept verbatim — only when the context it leaves is within 1.3× the
+    /// synchronous path's. Otherwise, or with none ready, the synchronous path runs and the
+    /// conversation waits.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pre_emptive: bool,
-    /// The early line of pre-emptive summaries (tokens); absent: halfway between the
-    /// warning line and the threshold.
+    /// The early line of pre-emptive summaries (tokens); absent: the library's automatic
+    /// line ([`crate::drive::preemptive::EarlyLine::below`] the threshold).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub early_at: Option<u64>,
     /// Also compact when the cached prefix has expired (the rewrite is paid anyway) and the
@@ -259,7 +263,10 @@ fn claude_code_micro() -> MicroCompactRule {
 /// (docs/simulate.md): a small context is read at every request, and the cache reads are
 /// most of the bill.
 pub const RECOMMENDED_THRESHOLD: u64 = 55_000;
-/// The recommended policy's early line: its background summary starts here.
+/// The recommended policy's early line: its background summary starts here. Fixed, not the
+/// library's automatic line: below a small threshold the automatic line goes down to the
+/// warning line (20,000 tokens below) after one large turn, and the summaries then swap in
+/// a check early, long before the threshold (docs/simulate.md).
 pub const RECOMMENDED_EARLY_AT: u64 = 50_000;
 
 /// The built-in `recorded` policy: the requests as they were made.
@@ -308,7 +315,7 @@ pub fn builtin(name: &str) -> Option<Policy> {
                 ..Default::default()
             }),
             micro_compact: Some(claude_code_micro()),
-            ..p("Claude Code's, with the summary started in the background halfway between the warning line and the threshold")
+            ..p("Claude Code's, with the summary written in the background from the library's automatic early line, refreshed when stale, swapped in only within 1.3x the synchronous context")
         },
         "api-clear-tool-uses" => Policy {
             compact: Some(CompactRule::default()),
@@ -333,13 +340,15 @@ pub fn builtin(name: &str) -> Option<Policy> {
                 pre_emptive: true,
                 early_at: Some(RECOMMENDED_EARLY_AT),
                 when_cache_cold_above: None,
-                restore_budget: Some(0),
+                // Files restored as Claude Code restores them: a file not restored is read
+                // again when the agent uses it, which costs as much and a round trip more.
+                restore_budget: None,
             }),
             micro_compact: Some(MicroCompactRule {
                 when_cache_cold: true,
                 ..Default::default()
             }),
-            ..p("summaries started in the background at 50K and swapped in at 55K, no files restored, old tool results cleared whenever the cache has expired")
+            ..p("summaries started in the background at 50K and swapped in at 55K, files restored as Claude Code restores them, old tool results cleared whenever the cache has expired")
         },
         _ => return None,
     })

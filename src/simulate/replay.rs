@@ -7,11 +7,15 @@
 //! [`PrefixCache`] at the call's recorded time. Every policy sees the same lines, the same
 //! responses and the same clock; only what they send differs.
 
+use crate::drive::ahead::{Background, Ticket};
+use crate::drive::bound::{post_compact_fits, PostCompactSizes, MAX_POST_COMPACT_RATIO};
+use crate::drive::preemptive::{Ahead, EarlyLine};
+use crate::measure::calibration::Fit;
 use crate::measure::tokens::text_tokens;
 use crate::model::messages::{Content, Message};
 use crate::model::view::CLEARED_PLACEHOLDER;
 use crate::simulate::cache::{chain, key_of, PrefixCache, Segment, Ttl};
-use crate::simulate::policy::{MicroCompactRule, Policy};
+use crate::simulate::policy::{CompactRule, MicroCompactRule, Policy};
 use crate::simulate::prices::Prices;
 use crate::simulate::report::{Accumulator, BreakAt, ClientBreak, PolicyReport};
 use crate::simulate::timeline::{ItemKind, Timeline};
@@ -28,6 +32,11 @@ pub const BREAK_TOLERANCE_TOKENS: u64 = 256;
 
 /// Tokens of the summary instruction appended to the conversation for a summary call.
 pub const SUMMARY_PROMPT_TOKENS: u64 = 1_000;
+
+/// Output tokens of the round trip that reads a file again (the model's `Read` call). The
+/// recorded responses holding only a `Read` call are 1–520 tokens, most under 110; this is
+/// above most of them, so a re-read is not priced low.
+pub const REREAD_OUTPUT_TOKENS: u64 = 150;
 
 /// Settings every replay of one simulation shares.
 #[derive(Clone, Debug)]
@@ -54,12 +63,20 @@ struct Seg {
     cleared: bool,
 }
 
-struct Pending {
-    /// Segments (after the hidden prefix) the summary covers.
-    covered: usize,
+/// A pre-emptive summary being written: it lands in the [`Background`] at `done_ms`.
+struct Writing {
+    ticket: Ticket,
+    ahead: Ahead,
     done_ms: f64,
-    summary_tokens: u64,
-    restored_tokens: u64,
+}
+
+/// A file a compaction did not restore where Claude Code's rules would have, waiting for the
+/// session's next tool call on it.
+#[derive(Clone, Debug)]
+struct Unrestored {
+    path: String,
+    /// Tokens of its latest read.
+    tokens: u64,
 }
 
 /// One replay in progress.
@@ -74,7 +91,22 @@ pub struct Run<'a> {
     appended: usize,
     chain: usize,
     last_call_ms: Option<f64>,
-    pending: Option<Pending>,
+    /// The policy's summaries written ahead, decided by the library's own rules.
+    background: Background,
+    /// The one being written now, with when it lands.
+    writing: Option<Writing>,
+    /// For each pre-emptive summary's cut (a segment index), the end of the lines it
+    /// summarizes (an item index), for its loss report.
+    cut_history: Vec<(usize, usize)>,
+    /// Sizes as the library's bound counts them: the hidden prefix is what every request
+    /// sends besides the conversation, and the replay's tokens are real tokens.
+    fit: Fit,
+    /// Files to read again before the next tool call on them.
+    unrestored: Vec<Unrestored>,
+    /// Whether re-reads are modelled (off for the replay that prices them).
+    rereads: bool,
+    /// For each call, the files the tool calls of its response work on.
+    uses: Vec<Vec<String>>,
     fresh: u64,
     server_cleared: usize,
     placeholder_tokens: u64,
@@ -119,6 +151,17 @@ impl<'a> Run<'a> {
         }
         let placeholder_tokens =
             ((text_tokens(CLEARED_PLACEHOLDER) as f64) * t.ratio).ceil() as u64;
+        let early_line = policy
+            .compact
+            .as_ref()
+            .filter(|c| c.pre_emptive)
+            .map(|c| early_line_of(c, s.threshold));
+        let mut uses: Vec<Vec<String>> = vec![Vec::new(); t.calls.len()];
+        for it in &t.items {
+            if let Some(k) = it.call {
+                uses[k].extend(it.file_uses.iter().map(|(_, p)| p.clone()));
+            }
+        }
         Run {
             t,
             messages,
@@ -130,12 +173,28 @@ impl<'a> Run<'a> {
             appended: 0,
             chain: 0,
             last_call_ms: None,
-            pending: None,
+            background: Background::with_line(early_line),
+            writing: None,
+            cut_history: Vec::new(),
+            fit: Fit {
+                overhead: hidden as f64,
+                ratio: 1.0,
+                observations: 1,
+            },
+            unrestored: Vec::new(),
+            rereads: true,
+            uses,
             fresh: 1,
             server_cleared: 0,
             placeholder_tokens,
             acc: Accumulator::default(),
         }
+    }
+
+    /// The same replay without modelling re-reads of files not restored (to price them).
+    pub fn without_rereads(mut self) -> Run<'a> {
+        self.rereads = false;
+        self
     }
 
     fn fresh_key(&mut self, label: &str) -> u64 {
@@ -293,6 +352,7 @@ impl<'a> Run<'a> {
         let summary_tokens = text_tokens(&summary_text).max(1);
         self.summary_call(now, summary_tokens);
         self.acc.blocked_seconds += summary_tokens as f64 / self.s.summary_tokens_per_second;
+        self.acc.waits += 1;
         self.acc.compactions += 1;
         let msgs = self.lines(&covered);
         merge_loss(&mut self.acc.loss, loss_report(&msgs, &summary_text));
@@ -373,40 +433,30 @@ impl<'a> Run<'a> {
     }
 
     /// Replays the session under the policy, applying `breaks` (from the recorded replay).
+    ///
+    /// One check per call, before its request, as the `Compactor` checks before each
+    /// request: a pre-emptive summary that is done by then lands, the check is observed
+    /// ([`Background::observe_check`]), the compaction runs when due (at the threshold, or
+    /// a check early when [`Background::swap_early`] says so), and otherwise a summary starts
+    /// or is refreshed when [`Background::wants_start`] says so. Then the files the policy
+    /// did not restore are read again before the call that uses them.
     pub fn replay_policy(&mut self, breaks: &[ClientBreak]) {
         for k in 0..self.t.calls.len() {
             let call = &self.t.calls[k];
             let now = call.time_ms;
+            // The lines of this call's turn (the previous response and what answered it)
+            // stay verbatim in a summary started now, as the library's cut keeps the latest
+            // API turn.
+            let turn_start = (self.segs.len(), self.appended);
             self.append_until(call.request_end);
             if let Some(m) = self.policy.micro_compact.clone() {
                 self.client_micro_compact(&m, now);
             }
             if let Some(c) = self.policy.compact.clone() {
-                let threshold = c.threshold.unwrap_or(self.s.threshold);
-                let early = c
-                    .early_at
-                    .unwrap_or((self.s.warning + self.s.threshold) / 2)
-                    .min(threshold.saturating_sub(1));
-                let size = self.size();
-                let cold = self
-                    .last_call_ms
-                    .is_some_and(|last| now - last > self.ttl().ms());
-                if cold && c.when_cache_cold_above.is_some_and(|x| size >= x) {
-                    self.full_compaction(now, true);
-                } else if size >= threshold {
-                    let mut done = false;
-                    if let Some(p) = self.pending.take() {
-                        let wait = ((p.done_ms - now) / 1000.0).max(0.0);
-                        self.acc.blocked_seconds += wait;
-                        self.swap_in(p);
-                        done = self.size() < threshold;
-                    }
-                    if !done {
-                        self.full_compaction(now, true);
-                    }
-                } else if c.pre_emptive && self.pending.is_none() && size >= early {
-                    self.start_background_summary(now);
-                }
+                self.compact_check(&c, now, turn_start);
+            }
+            if self.rereads {
+                self.read_again(k, now);
             }
             for b in breaks.iter().filter(|b| b.call == k) {
                 self.apply_break(b.at, now);
@@ -418,6 +468,40 @@ impl<'a> Run<'a> {
             }
             let ttl = self.ttl();
             self.send(k, now, ttl);
+        }
+    }
+
+    /// The client's compaction check before a request (see [`replay_policy`](Self::replay_policy)).
+    fn compact_check(&mut self, c: &CompactRule, now: f64, turn_start: (usize, usize)) {
+        let threshold = c.threshold.unwrap_or(self.s.threshold);
+        if c.pre_emptive {
+            if self.writing.as_ref().is_some_and(|w| w.done_ms <= now) {
+                if let Some(w) = self.writing.take() {
+                    self.background.landed(w.ticket, Ok(w.ahead));
+                }
+            }
+            self.background.observe_check(self.size());
+        }
+        let size = self.size();
+        let cold = self
+            .last_call_ms
+            .is_some_and(|last| now - last > self.ttl().ms());
+        if cold && c.when_cache_cold_above.is_some_and(|x| size >= x) {
+            self.full_compaction(now, true);
+            return;
+        }
+        let early = c.pre_emptive && self.background.swap_early(size, threshold, Some(&self.fit));
+        if size >= threshold || early {
+            if self.swap_in(size < threshold) {
+                return;
+            }
+            if size >= threshold {
+                self.full_compaction(now, true);
+                return;
+            }
+        }
+        if self.background.wants_start(size, false, Some(&self.fit)) {
+            self.start_background_summary(now, turn_start);
         }
     }
 
@@ -524,7 +608,12 @@ impl<'a> Run<'a> {
     /// The summary call: the conversation so far plus the instruction, read from and
     /// written to the cache like any request; the summary is its output.
     fn summary_call(&mut self, now: f64, summary_tokens: u64) {
-        let mut segments = as_segments(&self.segs);
+        let segments = as_segments(&self.segs);
+        self.summary_request(segments, now, summary_tokens);
+    }
+
+    /// A summary call reading `input` plus the instruction.
+    fn summary_request(&mut self, mut segments: Vec<Segment>, now: f64, summary_tokens: u64) {
         segments.push(Segment {
             key: self.fresh_key("summary-prompt"),
             tokens: SUMMARY_PROMPT_TOKENS,
@@ -535,17 +624,22 @@ impl<'a> Run<'a> {
         self.acc.add_summary_call(u, ttl, summary_tokens);
     }
 
-    /// Files a compaction restores (SPEC §9): the most recently read ones among `covered`
-    /// segments, each and all within their budgets.
-    fn restored_tokens(&self, covered: &[Seg], kept: &[Seg]) -> u64 {
-        let budget = self
-            .policy
+    /// The policy's budget for restored files (SPEC §9's 50,000 unless it says otherwise).
+    fn restore_budget(&self) -> u64 {
+        self.policy
             .compact
             .as_ref()
             .and_then(|c| c.restore_budget)
-            .unwrap_or(POST_COMPACT_TOKEN_BUDGET);
+            .unwrap_or(POST_COMPACT_TOKEN_BUDGET)
+    }
+
+    /// Files a compaction restores within `budget` (SPEC §9): the most recently read ones
+    /// among `covered` segments not shown by a `kept` one, each and all within their budgets.
+    /// Each as the item of its latest read and the tokens restored.
+    fn restore_plan(&self, covered: &[Seg], kept: &[Seg], budget: u64) -> Vec<(usize, u64)> {
+        let mut plan = Vec::new();
         if budget == 0 {
-            return 0;
+            return plan;
         }
         let mut seen: Vec<&str> = Vec::new();
         let mut total = 0u64;
@@ -568,14 +662,20 @@ impl<'a> Run<'a> {
                 .min(POST_COMPACT_MAX_TOKENS_PER_FILE)
                 .min(budget - total);
             total += add;
+            plan.push((j, add));
             if seen.len() >= POST_COMPACT_MAX_FILES_TO_RESTORE || total >= budget {
                 break;
             }
         }
-        total
+        plan
     }
 
     fn compacted_segs(&mut self, summary_tokens: u64, restored: u64, kept: Vec<Seg>) {
+        // The conversation is replaced: a summary written ahead is dropped (a running one
+        // is ignored when it lands), as the library drops it.
+        self.background.drop_all();
+        self.writing = None;
+        self.cut_history.clear();
         self.segs.truncate(self.n_hidden);
         let key = self.fresh_key("summary");
         self.segs.push(Seg {
@@ -599,46 +699,188 @@ impl<'a> Run<'a> {
 
     /// Claude Code's full compaction: the user waits while the summary is written.
     fn full_compaction(&mut self, now: f64, wait: bool) {
-        self.pending = None;
         let summary_tokens = self.write_summary();
         self.summary_call(now, summary_tokens);
         if wait {
             self.acc.blocked_seconds += summary_tokens as f64 / self.s.summary_tokens_per_second;
+            self.acc.waits += 1;
         }
         let covered: Vec<Seg> = self.segs[self.n_hidden..].to_vec();
-        let restored = self.restored_tokens(&covered, &[]);
-        self.compacted_segs(summary_tokens, restored, Vec::new());
+        let budget = self.restore_budget();
+        let restored = self.restore_plan(&covered, &[], budget);
+        self.note_unrestored(&covered, &[], &restored);
+        self.compacted_segs(
+            summary_tokens,
+            restored.iter().map(|r| r.1).sum(),
+            Vec::new(),
+        );
     }
 
-    fn start_background_summary(&mut self, now: f64) {
-        let summary_tokens = self.write_summary();
-        self.summary_call(now, summary_tokens);
-        let covered = self.segs.len() - self.n_hidden;
+    /// Starts (or refreshes) the summary written ahead, as the library's [`Background`]
+    /// starts one: it stands for the conversation before this call's turn (`turn_start`:
+    /// the segment and item it starts at). A first summary is read from the conversation's
+    /// cached prefix; a refresh is chained, as the library chains it: the ready summary and
+    /// the lines since its cut, a new request. It lands when written, at the summary speed.
+    fn start_background_summary(&mut self, now: f64, turn_start: (usize, usize)) {
+        let (cut, history_end) = turn_start;
+        if cut <= self.n_hidden || cut > self.segs.len() {
+            return;
+        }
+        let size = self.size();
+        let tail: u64 = self.segs[cut..].iter().map(|s| s.tokens).sum();
+        let (ticket, earlier) = self.background.start(cut, size, tail);
+        let items = self.history(history_end);
+        let summary = summarize_messages(&self.lines(&items), self.s.summary_tokens);
+        let summary_tokens = text_tokens(&summary).max(1);
+        let input: Vec<Segment> = match &earlier {
+            None => as_segments(&self.segs[..cut]),
+            Some(e) => {
+                let mut segs = as_segments(&self.segs[..self.n_hidden]);
+                segs.push(Segment {
+                    key: self.fresh_key("summary-so-far"),
+                    tokens: text_tokens(&e.summary).max(1),
+                });
+                let salt = self.fresh_key("chained");
+                let from = e.cut.clamp(self.n_hidden, cut);
+                segs.extend(self.segs[from..cut].iter().map(|s| Segment {
+                    key: chain(s.key, salt),
+                    tokens: s.tokens,
+                }));
+                segs
+            }
+        };
+        self.summary_request(input, now, summary_tokens);
+        self.cut_history.retain(|&(c, _)| c != cut);
+        self.cut_history.push((cut, history_end));
         let secs = summary_tokens as f64 / self.s.summary_tokens_per_second;
-        self.pending = Some(Pending {
-            covered,
+        self.writing = Some(Writing {
+            ticket,
+            ahead: Ahead {
+                cut,
+                summary,
+                usage: None,
+                pre: Default::default(),
+                calls: earlier.map_or(0, |e| e.calls) + 1,
+            },
             done_ms: now + secs * 1000.0,
-            summary_tokens,
-            restored_tokens: 0,
         });
     }
 
-    fn swap_in(&mut self, mut p: Pending) {
-        let cut = (self.n_hidden + p.covered).min(self.segs.len());
-        let covered: Vec<Seg> = self.segs[self.n_hidden.min(cut)..cut].to_vec();
+    /// Swaps the ready summary written ahead in (`early`: a check before the threshold), as
+    /// the library's swap does: the lines since its cut kept verbatim, the files restored,
+    /// and only when the context it leaves is within [`MAX_POST_COMPACT_RATIO`] times the
+    /// synchronous path's ([`post_compact_fits`]). Returns whether it was swapped in; a
+    /// refusal is counted, and the caller runs the synchronous path.
+    fn swap_in(&mut self, early: bool) -> bool {
+        let Some(ahead) = self.background.ready().cloned() else {
+            return false;
+        };
+        let cut = ahead.cut;
+        if cut <= self.n_hidden || cut > self.segs.len() {
+            return false;
+        }
+        let covered: Vec<Seg> = self.segs[self.n_hidden..cut].to_vec();
         let kept: Vec<Seg> = self.segs[cut..].to_vec();
-        p.restored_tokens = self.restored_tokens(&covered, &kept);
-        self.compacted_segs(p.summary_tokens, p.restored_tokens, kept);
+        let budget = self.restore_budget();
+        let restored = self.restore_plan(&covered, &kept, budget);
+        let restored_tokens: u64 = restored.iter().map(|r| r.1).sum();
+        let summary_tokens = text_tokens(&ahead.summary).max(1);
+        let sizes = PostCompactSizes {
+            summary: summary_tokens,
+            kept: kept.iter().map(|s| s.tokens).sum(),
+            attachments: restored_tokens,
+        };
+        let before = self.size();
+        let after = sizes.swapped(Some(&self.fit));
+        if !post_compact_fits(&sizes, Some(&self.fit), MAX_POST_COMPACT_RATIO) || after >= before {
+            self.acc.refused_swaps += 1;
+            return false;
+        }
+        let history_end = self
+            .cut_history
+            .iter()
+            .find(|&&(c, _)| c == cut)
+            .map_or(self.appended, |&(_, h)| h);
+        let msgs = self.lines(&self.history(history_end));
+        merge_loss(&mut self.acc.loss, loss_report(&msgs, &ahead.summary));
+        self.note_unrestored(&covered, &kept, &restored);
+        self.compacted_segs(summary_tokens, restored_tokens, kept);
+        if early {
+            self.acc.early_swaps += 1;
+        } else {
+            self.acc.swaps += 1;
+        }
+        true
     }
 
     /// `compact_20260112`: the provider summarizes inside the call (the user waits), and
-    /// from then on processes only the compaction block and what follows it.
+    /// from then on processes only the compaction block and what follows it. It restores
+    /// no files.
     fn server_compaction(&mut self, now: f64) {
-        self.pending = None;
         let summary_tokens = self.write_summary();
         self.summary_call(now, summary_tokens);
         self.acc.blocked_seconds += summary_tokens as f64 / self.s.summary_tokens_per_second;
+        self.acc.waits += 1;
+        let covered: Vec<Seg> = self.segs[self.n_hidden..].to_vec();
+        self.note_unrestored(&covered, &[], &[]);
         self.compacted_segs(summary_tokens, 0, Vec::new());
+    }
+
+    /// Records the files Claude Code's rules would restore after a compaction of `covered`
+    /// (keeping `kept`) that this one did not (`restored`): each is read again before the
+    /// session's next tool call on it. Files restored now need no re-read.
+    fn note_unrestored(&mut self, covered: &[Seg], kept: &[Seg], restored: &[(usize, u64)]) {
+        let path = |j: usize| self.t.items[j].read_path.clone().unwrap_or_default();
+        let restored: Vec<String> = restored.iter().map(|r| path(r.0)).collect();
+        let visible: Vec<String> = kept
+            .iter()
+            .filter_map(|s| s.item)
+            .filter_map(|j| self.t.items[j].read_path.clone())
+            .collect();
+        self.unrestored
+            .retain(|u| !restored.contains(&u.path) && !visible.contains(&u.path));
+        for (j, _) in self.restore_plan(covered, kept, POST_COMPACT_TOKEN_BUDGET) {
+            let p = path(j);
+            if restored.contains(&p) {
+                continue;
+            }
+            let tokens = self.t.items[j].tokens;
+            match self.unrestored.iter_mut().find(|u| u.path == p) {
+                Some(u) => u.tokens = tokens,
+                None => self.unrestored.push(Unrestored { path: p, tokens }),
+            }
+        }
+    }
+
+    /// Before call `k`: each file not restored that its response works on is read again
+    /// first — a round trip (the request as it stands, answered by a `Read` call), then the
+    /// file joins the conversation.
+    fn read_again(&mut self, k: usize, now: f64) {
+        if self.unrestored.is_empty() {
+            return;
+        }
+        let uses = std::mem::take(&mut self.uses[k]);
+        for p in &uses {
+            let Some(i) = self.unrestored.iter().position(|u| &u.path == p) else {
+                continue;
+            };
+            let u = self.unrestored.remove(i);
+            let view = self.server_view();
+            let segments = as_segments(&view);
+            let bps = self.breakpoints(segments.len());
+            let ttl = self.ttl();
+            let used = self.cache.request(&segments, &bps, now, ttl);
+            self.acc
+                .add_reread(used, ttl, REREAD_OUTPUT_TOKENS, u.tokens);
+            let key = self.fresh_key("reread");
+            self.segs.push(Seg {
+                key,
+                tokens: REREAD_OUTPUT_TOKENS + u.tokens,
+                item: None,
+                cleared: false,
+            });
+        }
+        self.uses[k] = uses;
     }
 
     /// Client-side clearing of old tool results by `m`'s rules.
@@ -722,6 +964,16 @@ impl<'a> Run<'a> {
     /// The accumulated numbers so far (for calibration).
     pub fn accumulator(&self) -> &Accumulator {
         &self.acc
+    }
+}
+
+/// The early line of a pre-emptive policy: its `earlyAt`, or the library's automatic line
+/// below its threshold ([`EarlyLine::below`]: halfway between the warning line and the
+/// threshold, moved down for large turns to the warning line).
+fn early_line_of(c: &CompactRule, model_threshold: u64) -> EarlyLine {
+    match c.early_at {
+        Some(e) => EarlyLine::Fixed(e),
+        None => EarlyLine::below(c.threshold.unwrap_or(model_threshold)),
     }
 }
 
@@ -825,6 +1077,41 @@ mod tests {
         out
     }
 
+    /// A session without usage: a prompt, then one call per step, 5 s apart: `(tool, path,
+    /// result tokens)` — a `Read` of `path` answered with that many tokens, or another tool
+    /// (`Edit`) on it answered briefly.
+    fn session_of(steps: &[(&str, &str, usize)]) -> Vec<Message> {
+        let mut out = vec![Message::from_value(
+            json!({"type": "user", "timestamp": ts(0.0),
+                   "message": {"role": "user", "content": "work on the files"}}),
+            "t",
+        )
+        .unwrap()];
+        for (k, (tool, path, tokens)) in steps.iter().enumerate() {
+            let t = 5.0 * (k + 1) as f64;
+            out.push(
+                Message::from_value(
+                    json!({"type": "assistant", "timestamp": ts(t),
+                       "message": {"role": "assistant", "id": format!("m{k}"), "model": "claude-opus-4-6",
+                         "content": [{"type": "tool_use", "id": format!("t{k}"), "name": tool,
+                                      "input": {"file_path": path}}]}}),
+                    "t",
+                )
+                .unwrap(),
+            );
+            out.push(
+                Message::from_value(
+                    json!({"type": "user", "timestamp": ts(t + 1.0),
+                       "message": {"role": "user", "content": [{"type": "tool_result",
+                         "tool_use_id": format!("t{k}"), "content": "x".repeat(tokens * 4)}]}}),
+                    "t",
+                )
+                .unwrap(),
+            );
+        }
+        out
+    }
+
     fn settings(threshold: u64, speed: f64) -> Settings {
         Settings {
             prices: Prices::for_model("claude-opus-4-6"),
@@ -881,6 +1168,128 @@ mod tests {
         // Slow summaries: the swap waits for the rest.
         let slow = settings(20_000, 1.0);
         assert!(replay(&msgs, &slow, &pre).blocked_seconds > 0.0);
+    }
+
+    #[test]
+    fn pre_emptive_summaries_follow_the_library_s_decisions() {
+        let msgs = session(30, 1_000, &[]);
+        let pre = policy(
+            json!({"name": "pre", "compact": {"threshold": 20000, "preEmptive": true, "earlyAt": 12000}}),
+        );
+        let count = |r: &PolicyReport| r.swaps + r.early_swaps + r.waits;
+        // Summaries written fast: each compaction is a swap, nobody waits.
+        let fast = replay(&msgs, &settings(20_000, 1_000.0), &pre);
+        assert!(fast.swaps + fast.early_swaps >= 1, "{fast:?}");
+        assert_eq!((fast.waits, fast.blocked_seconds), (0, 0.0), "{fast:?}");
+        assert_eq!(count(&fast), fast.compactions);
+        assert!(fast.summary_calls >= fast.compactions);
+        // Written so slowly that none is ready at the threshold: the library does not wait
+        // for a summary still being written; today's path runs, and the user waits for it.
+        let slow = replay(&msgs, &settings(20_000, 0.5), &pre);
+        assert_eq!(
+            slow.swaps + slow.early_swaps + slow.refused_swaps,
+            0,
+            "{slow:?}"
+        );
+        assert_eq!(slow.waits, slow.compactions);
+        assert!(slow.blocked_seconds > 0.0);
+        // Without an early line the library's automatic one applies: halfway between the
+        // warning line and the threshold (here 10,000 and 20,000).
+        let auto = replay(
+            &msgs,
+            &settings(20_000, 1_000.0),
+            &policy(json!({"name": "auto", "compact": {"threshold": 20000, "preEmptive": true}})),
+        );
+        assert!(auto.swaps + auto.early_swaps >= 1, "{auto:?}");
+        assert_eq!(auto.waits, 0);
+    }
+
+    #[test]
+    fn a_swap_over_the_bound_is_refused_and_the_conversation_waits_for_today_s_path() {
+        // 1,000-token reads, then one of 9,000 that crosses the threshold: the summary ready
+        // then would keep it verbatim, far over 1.3x the synchronous context.
+        let mut steps: Vec<(&str, &str, usize)> = vec![("Read", "/a.rs", 1_000); 14];
+        steps.push(("Read", "/big.rs", 9_000));
+        steps.extend([("Read", "/b.rs", 500); 3]);
+        let msgs = session_of(&steps);
+        let pre = policy(
+            json!({"name": "pre", "compact": {"threshold": 20000, "preEmptive": true, "earlyAt": 12000}}),
+        );
+        let r = replay(&msgs, &settings(20_000, 1_000.0), &pre);
+        assert!(r.refused_swaps >= 1, "{r:?}");
+        assert!(r.waits >= 1 && r.blocked_seconds > 0.0, "{r:?}");
+        // The same session without the large read: swapped in, no wait.
+        let small: Vec<_> = steps.iter().map(|s| (s.0, s.1, s.2.min(1_000))).collect();
+        let r = replay(&session_of(&small), &settings(20_000, 1_000.0), &pre);
+        assert_eq!((r.refused_swaps, r.waits), (0, 0), "{r:?}");
+    }
+
+    #[test]
+    fn a_file_not_restored_is_read_again_before_the_next_call_that_uses_it() {
+        // Three files read, a compaction, then an edit of one of them and a read of another.
+        let mut steps: Vec<(&str, &str, usize)> = vec![
+            ("Read", "/a.rs", 3_000),
+            ("Read", "/b.rs", 3_000),
+            ("Read", "/c.rs", 3_000),
+        ];
+        steps.extend([("Bash", "", 1_000); 8]);
+        steps.extend([
+            ("Edit", "/a.rs", 50),
+            ("Bash", "", 100),
+            ("Read", "/b.rs", 3_000),
+        ]);
+        let msgs = session_of(&steps);
+        let s = settings(15_000, 1_000.0);
+        let restoring = replay(
+            &msgs,
+            &s,
+            &policy(json!({"name": "restore", "compact": {"threshold": 15000}})),
+        );
+        assert!(restoring.compactions >= 1);
+        assert_eq!(restoring.rereads, 0, "Claude Code's rules restore them");
+        let none = replay(
+            &msgs,
+            &s,
+            &policy(json!({"name": "none", "compact": {"threshold": 15000, "restoreBudget": 0}})),
+        );
+        assert!(none.compactions >= 1);
+        // /a.rs before its edit, /b.rs before its read; /c.rs is never used again.
+        assert_eq!(none.rereads, 2, "{none:?}");
+        let per_file = none.reread_tokens / 2;
+        assert!((2_000..4_000).contains(&per_file), "{none:?}");
+        let without = {
+            let t = build_timeline(&msgs).unwrap();
+            let p = policy(
+                json!({"name": "none", "compact": {"threshold": 15000, "restoreBudget": 0}}),
+            );
+            let mut run = Run::new(&t, &msgs, &s, &p).without_rereads();
+            run.replay_policy(&[]);
+            run.finish()
+        };
+        assert_eq!(without.rereads, 0);
+        // Each re-read is a round trip more, and its file is read by every later request.
+        assert_eq!(
+            none.tokens.output,
+            without.tokens.output + 2 * REREAD_OUTPUT_TOKENS
+        );
+        assert!(
+            none.tokens.cache_read > without.tokens.cache_read + 6_000,
+            "{none:?} {without:?}"
+        );
+        assert!(none.cost > without.cost, "{none:?} {without:?}");
+        // The provider's compaction restores nothing: it re-reads too.
+        let api = Policy {
+            server: Some(ServerRule {
+                clear_tool_uses: None,
+                compact: Some(ServerCompact { trigger: 50_000 }),
+            }),
+            ..policy(json!({"name": "api"}))
+        };
+        let mut long = steps.clone();
+        long.splice(3..3, [("Bash", "", 5_000); 9]);
+        let r = replay(&session_of(&long), &s, &api);
+        assert_eq!(r.compactions, 1);
+        assert_eq!(r.rereads, 2, "{r:?}");
     }
 
     #[test]

@@ -69,6 +69,20 @@ pub struct Accumulator {
     pub summaries: TokenClasses,
     /// Seconds the conversation waited for summaries.
     pub blocked_seconds: f64,
+    /// Compactions the conversation waited for (a summary written at the threshold).
+    pub waits: u64,
+    /// Pre-emptive summaries swapped in at the threshold.
+    pub swaps: u64,
+    /// Pre-emptive summaries swapped in a check before the threshold.
+    pub early_swaps: u64,
+    /// Ready pre-emptive summaries refused at the threshold (over the bound).
+    pub refused_swaps: u64,
+    /// Files read again because the policy did not restore them.
+    pub rereads: u64,
+    /// Tokens of those files.
+    pub reread_tokens: u64,
+    /// Tokens of the re-read round trips (their requests and Read calls).
+    pub reread_calls: TokenClasses,
     /// What the summaries did not mention.
     pub loss: LossReport,
     /// Each conversation request's use of the cache, in order.
@@ -92,15 +106,24 @@ impl Accumulator {
         self.summaries.add(u, ttl, output);
     }
 
+    /// Counts the round trip of a file read again (`file_tokens`: the file's own tokens,
+    /// which join the conversation after it).
+    pub fn add_reread(&mut self, u: CacheUse, ttl: Ttl, output: u64, file_tokens: u64) {
+        self.rereads += 1;
+        self.reread_tokens += file_tokens;
+        self.reread_calls.add(u, ttl, output);
+    }
+
     /// The report of a finished replay.
     pub fn report(&self, policy: &Policy, prices: &Prices) -> PolicyReport {
         let mut tokens = self.conversation;
-        let s = self.summaries;
-        tokens.input += s.input;
-        tokens.cache_write += s.cache_write;
-        tokens.cache_write_1h += s.cache_write_1h;
-        tokens.cache_read += s.cache_read;
-        tokens.output += s.output;
+        for s in [self.summaries, self.reread_calls] {
+            tokens.input += s.input;
+            tokens.cache_write += s.cache_write;
+            tokens.cache_write_1h += s.cache_write_1h;
+            tokens.cache_read += s.cache_read;
+            tokens.output += s.output;
+        }
         let lost = self.loss.files.len() + self.loss.user_messages.len() + self.loss.errors.len();
         PolicyReport {
             name: policy.name.clone(),
@@ -115,6 +138,14 @@ impl Accumulator {
             cost: tokens.cost(prices),
             relative_cost: None,
             blocked_seconds: self.blocked_seconds,
+            waits: self.waits,
+            swaps: self.swaps,
+            early_swaps: self.early_swaps,
+            refused_swaps: self.refused_swaps,
+            rereads: self.rereads,
+            reread_tokens: self.reread_tokens,
+            // Filled by `simulate`, which replays the policy again without the re-reads.
+            reread_cost: 0.0,
             lost,
             loss: self.loss.clone(),
         }
@@ -141,7 +172,7 @@ pub struct PolicyReport {
     pub compactions: u64,
     /// Clearings of old tool results.
     pub micro_compactions: u64,
-    /// Tokens by billing class, summary calls included.
+    /// Tokens by billing class, summary calls and re-read round trips included.
     pub tokens: TokenClasses,
     /// Cost in dollars at the simulation's prices.
     pub cost: f64,
@@ -149,6 +180,27 @@ pub struct PolicyReport {
     pub relative_cost: Option<f64>,
     /// Seconds the conversation waited for summaries.
     pub blocked_seconds: f64,
+    /// Compactions the conversation waited for (a summary written at the threshold, by
+    /// the client or the provider).
+    pub waits: u64,
+    /// Pre-emptive summaries swapped in at the threshold (no wait).
+    pub swaps: u64,
+    /// Pre-emptive summaries swapped in a check before the threshold, because one more
+    /// turn like the largest seen could have put the swap over the bound (no wait).
+    pub early_swaps: u64,
+    /// Ready pre-emptive summaries refused at the threshold: the context they would leave
+    /// was over 1.3× the synchronous path's, so the conversation waited for that path.
+    pub refused_swaps: u64,
+    /// Files read again: a file Claude Code's rules would have restored after a
+    /// compaction, which this policy did not, read again before the session's next tool
+    /// call on it.
+    pub rereads: u64,
+    /// Tokens of the files read again (each joins the conversation at its re-read).
+    pub reread_tokens: u64,
+    /// Dollars the re-reads add to `cost`: this cost minus the same replay's without them
+    /// (the round trips, and the files' tokens written and read by every later request
+    /// until the next compaction; 0 without re-reads).
+    pub reread_cost: f64,
     /// Number of items the summaries did not mention.
     pub lost: usize,
     /// What the summaries did not mention (files, user messages, errors).

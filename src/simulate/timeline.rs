@@ -56,6 +56,11 @@ pub struct Item {
     pub tools: Vec<String>,
     /// File path of a `Read` result the line holds (for post-compaction restoration).
     pub read_path: Option<String>,
+    /// Files the tool calls of an assistant line work on: `(tool, path)` for each call whose
+    /// input names one (`file_path`, `notebook_path`: Read, Edit, Write, MultiEdit,
+    /// NotebookEdit…), in order. A file a policy did not restore after a compaction is
+    /// read again before such a call (see [`crate::simulate::replay`]).
+    pub file_uses: Vec<(String, String)>,
     /// The call this assistant line belongs to.
     pub call: Option<usize>,
 }
@@ -156,6 +161,16 @@ fn model_of(m: &Message) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The file a tool call's input names (`file_path`, or a notebook's `notebook_path`).
+fn file_path_of(input: Option<&serde_json::Value>) -> Option<String> {
+    let input = input?;
+    ["file_path", "notebook_path"]
+        .iter()
+        .find_map(|k| input.get(*k).and_then(|p| p.as_str()))
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+}
+
 /// Reads a transcript (or API-shape messages) into a [`Timeline`].
 pub fn build_timeline(messages: &[Message]) -> Result<Timeline> {
     let convo: Vec<usize> = (0..messages.len())
@@ -206,6 +221,7 @@ pub fn build_timeline(messages: &[Message]) -> Result<Timeline> {
             tokens: facts.tokens,
             tools: Vec::new(),
             read_path: None,
+            file_uses: Vec::new(),
             call: None,
         };
         if kind == Kind::Assistant {
@@ -215,6 +231,9 @@ pub fn build_timeline(messages: &[Message]) -> Result<Timeline> {
             }
             for b in blocks(m) {
                 if let Block::ToolUse(t) = b {
+                    if let Some(p) = file_path_of(t.input.as_ref().and_then(|v| v.as_ref())) {
+                        item.file_uses.push((t.name.clone(), p));
+                    }
                     let path = (t.name == "Read")
                         .then(|| {
                             t.input
@@ -466,6 +485,27 @@ mod tests {
         assert_eq!(t.hidden_tokens, 6000 - 200);
         assert_eq!(t.warm_tokens, 5000);
         assert!(t.calls[0].prompt && t.calls[1].prompt);
+    }
+
+    #[test]
+    fn the_files_each_tool_call_works_on_are_kept() {
+        let call = line(
+            json!({"type": "assistant", "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "assistant", "id": "m1", "model": "claude-opus-4-6", "content": [
+                {"type": "tool_use", "id": "a", "name": "Edit", "input": {"file_path": "/x.rs", "old_string": "1"}},
+                {"type": "tool_use", "id": "b", "name": "NotebookEdit", "input": {"notebook_path": "/n.ipynb"}},
+                {"type": "tool_use", "id": "c", "name": "Grep", "input": {"path": "/src", "pattern": "x"}},
+                {"type": "tool_use", "id": "d", "name": "Read", "input": {"file_path": ""}}]}}),
+        );
+        let t = build_timeline(&[user("go"), call]).unwrap();
+        assert_eq!(
+            t.items[1].file_uses,
+            vec![
+                ("Edit".to_string(), "/x.rs".to_string()),
+                ("NotebookEdit".to_string(), "/n.ipynb".to_string())
+            ]
+        );
+        assert!(t.items[0].file_uses.is_empty());
     }
 
     #[test]

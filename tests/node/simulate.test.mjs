@@ -48,11 +48,20 @@ test('simulateSession: every built-in policy on the long session, text or parsed
   assert.equal(c.recorded.cacheWrite, 479_537);
   assert.ok(Math.abs(c.readErrorPercent) <= 5 && Math.abs(c.writeErrorPercent) <= 5, JSON.stringify(c));
   assert.equal(c.clientBreaks.length, 1);
-  // The recommended policy: cheaper, nothing lost.
+  // The recommended policy: cheaper, nothing lost, files restored (nothing to read again).
   const rec = r.policies.find((p) => p.name === 'recommended');
-  assert.ok(rec.cost < base.cost * 0.8, `${rec.cost} vs ${base.cost}`);
+  assert.ok(rec.cost < base.cost * 0.85, `${rec.cost} vs ${base.cost}`);
   assert.equal(rec.lost, 0);
+  assert.equal(rec.rereads, 0);
   assert.equal(r.recommended, 'recommended');
+  // Every compaction waited for or swapped in; the provider's compaction restores no files,
+  // and the files it did not restore are read again when the session uses them.
+  for (const p of r.policies.filter((q) => q.name !== 'recorded')) {
+    assert.equal(p.waits + p.swaps + p.earlySwaps, p.compactions, p.name);
+    assert.ok(p.summaryCalls >= p.compactions, p.name);
+  }
+  const api = r.policies.find((p) => p.name === 'api-compaction');
+  assert.ok(api.rereads > 0 && api.rereadTokens > 0 && api.rereadCost > 0, JSON.stringify(api));
   // The same from the parsed lines.
   const again = cc.simulateSession(cc.parseTranscript(longText), { policies: ['claude-code'] });
   assert.deepEqual(again.policies[0], { ...base, relativeCost: 1 });
@@ -110,8 +119,14 @@ test('the side-by-side rows: one per policy, the columns in order, the recommend
     assert.equal(row.length, SIMULATION_COLUMNS.length);
     assert.equal(row[0], p.name + (p.name === r.recommended ? ' *' : ''));
     assert.equal(row[1], `$${p.cost.toFixed(2)}`);
-    assert.equal(row[5], String(p.compactions));
-    assert.equal(row[8], String(p.lost));
+    const cell = (/** @type {string} */ name) => row[SIMULATION_COLUMNS.indexOf(name)];
+    assert.equal(cell('compactions'), String(p.compactions));
+    assert.equal(cell('waits'), String(p.waits));
+    assert.equal(cell('refused'), String(p.refusedSwaps));
+    assert.equal(cell('summary calls'), String(p.summaryCalls));
+    assert.equal(cell('lost'), String(p.lost));
+    assert.match(cell('swaps'), p.earlySwaps ? new RegExp(`^${p.swaps} \\+ ${p.earlySwaps} early$`) : new RegExp(`^${p.swaps}$`));
+    assert.match(cell('re-reads'), p.rereads ? new RegExp(`^${p.rereads}: .*, \\$-?\\d+\\.\\d\\d$`) : /^0$/);
   }
 });
 
