@@ -379,6 +379,11 @@ impl Compactor {
                 }
             };
             let to_commit = session.borrow_mut().auto_finished(compaction, &outcome);
+            if early && !swapped {
+                // Offered early and not swapped in: not offered early again (a refresh
+                // replaces it on the next push).
+                session.borrow_mut().ahead_refused();
+            }
             let result = match (to_commit, &outcome.result) {
                 (Some(c), Some(r)) => Some(commit(&session, c, r, &snapshot, &context)?),
                 _ => None,

@@ -93,6 +93,11 @@ pub struct Background {
     headroom: u64,
     /// Cancels the summary running now, when its conversation is replaced.
     cancel: Cancel,
+    /// The ready summary was refused by a swap ([`refused`](Self::refused)): it is not
+    /// offered again early, and a refresh replaces it.
+    refused: bool,
+    /// The same for `previous`.
+    previous_refused: bool,
 }
 
 /// A started summary's identity: give it back to [`Background::landed`].
@@ -162,7 +167,9 @@ impl Background {
             return false;
         };
         let (ready, at) = match &self.state {
+            AheadState::Ready(_) if self.refused => return false,
             AheadState::Ready(a) => (a, self.started_at),
+            AheadState::Running { .. } if self.previous_refused => return false,
             AheadState::Running { .. } => match &self.previous {
                 Some(a) => (a, self.previous_at),
                 None => return false,
@@ -188,7 +195,20 @@ impl Background {
         match &self.state {
             AheadState::Idle => true,
             AheadState::Running { .. } => false,
-            AheadState::Ready(a) => self.stale(a, count, fit),
+            AheadState::Ready(a) => self.refused || self.stale(a, count, fit),
+        }
+    }
+
+    /// A swap of the ready summary was refused (its actual context over the bound, which the
+    /// estimate of [`swap_early`](Self::swap_early) can miss, e.g. when the conversation
+    /// changed below its cut): it is not offered early again, and
+    /// [`wants_start`](Self::wants_start) asks for a refresh. At the threshold it is still
+    /// the one tried (the alternative is today's path).
+    pub fn refused(&mut self) {
+        match self.state {
+            AheadState::Ready(_) => self.refused = true,
+            AheadState::Running { .. } if self.previous.is_some() => self.previous_refused = true,
+            _ => {}
         }
     }
 
@@ -202,6 +222,8 @@ impl Background {
         };
         self.previous = earlier.clone();
         self.previous_at = self.started_at;
+        self.previous_refused = self.refused;
+        self.refused = false;
         self.ticket += 1;
         self.started_at = (count, tail);
         self.error = None;
@@ -228,11 +250,13 @@ impl Background {
         match result {
             Ok(a) => {
                 self.previous = None;
+                self.refused = false;
                 self.state = AheadState::Ready(a);
             }
             Err(e) => {
                 self.error = Some(e);
                 self.started_at = self.previous_at;
+                self.refused = self.previous_refused;
                 self.state = self
                     .previous
                     .take()
@@ -262,6 +286,8 @@ impl Background {
         self.ticket += 1;
         self.state = AheadState::Idle;
         self.previous = None;
+        self.refused = false;
+        self.previous_refused = false;
         // The next check measures a step of the new conversation, not the drop to it.
         self.last_check = None;
     }
@@ -447,5 +473,30 @@ mod tests {
         b.landed(t, Ok(ahead(2, "done")));
         b.drop_all();
         assert_eq!(fired.get(), 1, "a landed summary is not cancelled");
+    }
+
+    #[test]
+    fn a_refused_summary_is_not_offered_early_again_and_a_refresh_replaces_it() {
+        let mut b = Background::new(Some(800));
+        b.observe_check(850);
+        b.observe_check(875);
+        let (t, _) = b.start(3, 850, 0);
+        b.landed(t, Ok(ahead(3, &"s".repeat(400))));
+        assert!(b.swap_early(860, 870, None));
+        assert!(!b.wants_start(860, false, None), "fresh");
+        b.refused();
+        assert!(!b.swap_early(860, 870, None), "not offered early again");
+        assert!(b.wants_start(860, false, None), "a refresh replaces it");
+        assert!(b.ready().is_some(), "still the one tried at the threshold");
+        let (t2, _) = b.start(5, 860, 0);
+        assert!(
+            !b.swap_early(860, 870, None),
+            "the refused one, while the refresh runs"
+        );
+        b.landed(t2, Err(Error::new(ErrorCode::SummarizerFailed, "down")));
+        assert!(!b.swap_early(860, 870, None), "back to the refused one");
+        let (t3, _) = b.start(6, 850, 0);
+        b.landed(t3, Ok(ahead(6, &"s".repeat(400))));
+        assert!(b.swap_early(860, 870, None), "a fresh one is offered");
     }
 }

@@ -138,6 +138,11 @@ impl<M> Session<M> {
         self.background.set_cancel(ticket, cancel);
     }
 
+    /// A swap of the summary written ahead was refused (see [`Background::refused`]).
+    pub fn ahead_refused(&mut self) {
+        self.background.refused();
+    }
+
     /// A summary written ahead landed (see [`Background::landed`]).
     pub fn ahead_landed(&mut self, ticket: Ticket, result: std::result::Result<Ahead, Error>) {
         self.background.landed(ticket, result);

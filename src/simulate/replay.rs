@@ -794,6 +794,7 @@ impl<'a> Run<'a> {
         let after = sizes.swapped(Some(&self.fit));
         if !post_compact_fits(&sizes, Some(&self.fit), MAX_POST_COMPACT_RATIO) || after >= before {
             self.acc.refused_swaps += 1;
+            self.background.refused();
             return false;
         }
         let history_end = self
