@@ -547,13 +547,15 @@ pub fn parse_transcript(
 }
 
 /// `serializeTranscript(messages)`: JSONL text, one line per message, ending in a newline.
-/// A parsed transcript serializes back byte for byte.
+/// A parsed transcript serializes back byte for byte. Each line is the engine's own
+/// `JSON.stringify` of the message, checked here and joined by the engine: the text never
+/// crosses into WebAssembly memory.
 #[wasm_bindgen(js_name = serializeTranscript)]
 pub fn serialize_transcript(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
-) -> JsResult<String> {
+) -> JsResult<JsString> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    let mut out = String::new();
+    let lines = Array::new();
     for i in 0..conv.len() {
         let m = conv.item(i);
         if !m.is_object() || Array::is_array(&m) {
@@ -567,19 +569,20 @@ pub fn serialize_transcript(
                 format!("messages[{i}]: {detail}"),
             ))
         };
-        let s = json_stringify(&m)
+        let s: JsString = json_stringify(&m)
             .map_err(|e| fail(error_message(&e)))?
-            .as_string()
-            .ok_or_else(|| {
+            .dyn_into()
+            .map_err(|_| {
                 fail("JSON.stringify gave no text (a toJSON returning undefined?)".into())
             })?;
-        if !s.starts_with('{') {
+        if s.char_code_at(0) != f64::from(b'{') {
             return Err(fail(
                 "does not serialize to a JSON object (a toJSON or Date?)".into(),
             ));
         }
-        out.push_str(&s);
-        out.push('\n');
+        lines.push(&s);
     }
-    Ok(out)
+    // An empty last element: the text ends in a newline (and is empty for no messages).
+    lines.push(&JsValue::from_str(""));
+    Ok(lines.join("\n"))
 }

@@ -89,3 +89,43 @@ export function deeperThan(v, limit) {
     return false;
   }
 }
+
+// JSON text of message `m`; when `keys` is an array, of a new object with only those of its
+// fields that are not undefined (a field whose getter throws is left out, as if absent). Which
+// messages are read whole and which keys are kept is decided in Rust (convert.rs). Throws what
+// JSON.stringify throws (the caller catches it).
+export function jsonOf(m, keys) {
+  if (keys === undefined) return JSON.stringify(m);
+  const o = {};
+  for (const k of keys) {
+    let v;
+    try {
+      v = m[k];
+    } catch {
+      continue;
+    }
+    if (v !== undefined) o[k] = v;
+  }
+  return JSON.stringify(o);
+}
+
+const encoder = new TextEncoder();
+// A reused buffer for jsonBytes (at most KEPT_BYTES are kept between calls).
+const KEPT_BYTES = 1 << 22;
+let scratch = new Uint8Array(1 << 16);
+
+// The UTF-8 bytes of jsonOf(m, keys) as a view of a reused buffer, valid until the next call
+// (the Rust side copies them at once); null when JSON.stringify gives no text. TextEncoder
+// writes the text in one native pass (JSON.stringify has already escaped lone surrogates).
+export function jsonBytes(m, keys) {
+  const text = jsonOf(m, keys);
+  if (typeof text !== 'string') return null;
+  const need = text.length * 3;
+  let buf = scratch;
+  if (buf.length < need) {
+    buf = new Uint8Array(Math.max(need, 2 * buf.length));
+    if (buf.length <= KEPT_BYTES) scratch = buf;
+  }
+  const { written } = encoder.encodeInto(text, buf);
+  return buf.subarray(0, written);
+}
