@@ -496,6 +496,14 @@ extern "C" {
     fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
 }
 
+#[wasm_bindgen(module = "/src/bindings/js_convert.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = jsonTexts, catch)]
+    fn json_texts(list: &JsValue, count: u32) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = linesOf)]
+    fn lines_of(texts: &JsValue) -> JsString;
+}
+
 fn error_message(e: &JsValue) -> String {
     e.dyn_ref::<js_sys::Error>()
         .and_then(|e| e.message().as_string())
@@ -548,14 +556,30 @@ pub fn parse_transcript(
 
 /// `serializeTranscript(messages)`: JSONL text, one line per message, ending in a newline.
 /// A parsed transcript serializes back byte for byte. Each line is the engine's own
-/// `JSON.stringify` of the message, checked here and joined by the engine: the text never
-/// crosses into WebAssembly memory.
+/// `JSON.stringify` of the message, written and concatenated by the engine in one call: the
+/// text never crosses into WebAssembly memory; only the first character of each line does,
+/// to check that every message is an object written as one. When one is not (or writing
+/// throws), the messages are taken one by one to name the first bad one.
 #[wasm_bindgen(js_name = serializeTranscript)]
 pub fn serialize_transcript(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<JsString> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    let lines = Array::new();
+    if let Ok(pair) = json_texts(&messages, conv.len() as u32) {
+        let pair: &Array = pair.unchecked_ref();
+        let heads = pair.get(1).as_string().unwrap_or_default();
+        if heads.len() == conv.len() && heads.bytes().all(|b| b == b'{') {
+            return Ok(lines_of(&pair.get(0)));
+        }
+    }
+    serialize_one_by_one(&conv)
+}
+
+/// [`serialize_transcript`] message by message: the same text, or the error naming the
+/// first message that is not an object written as one.
+fn serialize_one_by_one(conv: &JsConversation) -> JsResult<JsString> {
+    let newline = JsValue::from_str("\n");
+    let mut out = JsString::from("");
     for i in 0..conv.len() {
         let m = conv.item(i);
         if !m.is_object() || Array::is_array(&m) {
@@ -580,9 +604,7 @@ pub fn serialize_transcript(
                 "does not serialize to a JSON object (a toJSON or Date?)".into(),
             ));
         }
-        lines.push(&s);
+        out = out.concat(&s).concat(&newline);
     }
-    // An empty last element: the text ends in a newline (and is empty for no messages).
-    lines.push(&JsValue::from_str(""));
-    Ok(lines.join("\n"))
+    Ok(out)
 }

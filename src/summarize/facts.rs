@@ -507,7 +507,17 @@ pub(crate) fn is_error_line(line: &str) -> bool {
     if t.is_empty() {
         return false;
     }
-    let l: String = t.chars().take(160).collect::<String>().to_lowercase();
+    // The first 160 characters, lowercased (an ASCII prefix without decoding or a second copy).
+    let head = if t.len() <= 160 {
+        t
+    } else {
+        t.char_indices().nth(160).map_or(t, |(end, _)| &t[..end])
+    };
+    let l: String = if head.is_ascii() {
+        head.to_ascii_lowercase()
+    } else {
+        head.to_lowercase()
+    };
     const STARTS: &[&str] = &[
         "error:",
         "error[",

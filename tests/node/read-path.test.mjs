@@ -79,4 +79,12 @@ test('serializeTranscript writes what JSON.stringify writes, one line each, and 
   assert.equal(cc.serializeTranscript(cc.parseTranscript(jsonl)), jsonl);
   assert.throws(() => cc.serializeTranscript([lines[0], { toJSON: () => 'text' }]), (e) => e.code === 'SERIALIZATION_FAILED' && /messages\[1\]/.test(e.message));
   assert.throws(() => cc.serializeTranscript([lines[0], { toJSON: () => undefined }]), (e) => e.code === 'SERIALIZATION_FAILED' && /messages\[1\]/.test(e.message));
+  assert.throws(() => cc.serializeTranscript([lines[0], lines[1], new Date(0)]), (e) => e.code === 'SERIALIZATION_FAILED' && /messages\[2\]/.test(e.message));
+  const cyclic = { type: 'user' };
+  cyclic.self = cyclic;
+  assert.throws(() => cc.serializeTranscript([lines[0], cyclic]), (e) => e.code === 'SERIALIZATION_FAILED' && /messages\[1\].*circular/i.test(e.message));
+  const getterThrows = [lines[0]];
+  Object.defineProperty(getterThrows, 1, { get() { throw new Error('no'); }, enumerable: true });
+  assert.throws(() => cc.serializeTranscript(getterThrows), (e) => e.code === 'INVALID_MESSAGE' && /messages\[1\]/.test(e.message));
+  assert.throws(() => cc.serializeTranscript([lines[0], 'text']), (e) => e.code === 'INVALID_MESSAGE' && /messages\[1\]/.test(e.message));
 });

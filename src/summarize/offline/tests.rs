@@ -212,6 +212,13 @@ fn error_detection_rules() {
     assert!(!is_error_line("15 tests, 0 failures"));
     assert!(!is_error_line("test result: ok. 4 passed; 0 failed"));
     assert!(!is_error_line("warning: unused variable"));
+    // Only the first 160 characters are read, ASCII or not; case does not matter.
+    let (pad, wide) = ("x".repeat(148), "é".repeat(148));
+    assert!(is_error_line(&format!("{pad} PANICKED AT")));
+    assert!(!is_error_line(&format!("{pad}xx panicked at")));
+    assert!(is_error_line(&format!("{wide} Panicked At")));
+    assert!(!is_error_line(&format!("{wide}éé panicked at")));
+    assert!(is_error_line("ERROR: ÜBER"));
     // Viewer output is not scanned: a source file may contain `error:` lines.
     let o = command_outcome(
         "cat src/lib.rs",
