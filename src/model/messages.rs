@@ -48,6 +48,10 @@ pub fn nested_deeper_than(v: &Value, limit: usize) -> bool {
 /// [`nested_deeper_than`] answers on the parsed value.
 pub fn text_nested_deeper_than(text: &str, limit: usize) -> bool {
     let b = text.as_bytes();
+    // No more opening brackets in all than the limit (inside strings too): not deeper.
+    if memchr::memchr2_iter(b'{', b'[', b).nth(limit).is_none() {
+        return false;
+    }
     let mut depth = 0usize;
     let mut i = 0;
     while i < b.len() {
