@@ -56,15 +56,15 @@ fn convert_failure() -> Option<Error> {
 /// or `toJSON`).
 pub fn message_json(m: &JsValue) -> Result<Option<String>, JsValue> {
     let keys = if m.is_object() {
-        let (line_type, role, subtype) = KIND_KEYS.with(|[t, r, s]| {
+        MESSAGE_KEYS.with(|([t, r, s], unread)| {
             let text = |k: &JsValue| Reflect::get(m, k).ok().and_then(|v| v.as_string());
-            (text(t), text(r), text(s))
-        });
-        if payload_is_read(line_type.as_deref(), role.as_deref(), subtype.as_deref()) {
-            JsValue::UNDEFINED
-        } else {
-            UNREAD_KEYS.with(JsValue::clone)
-        }
+            let (line_type, role, subtype) = (text(t), text(r), text(s));
+            if payload_is_read(line_type.as_deref(), role.as_deref(), subtype.as_deref()) {
+                JsValue::UNDEFINED
+            } else {
+                unread.clone()
+            }
+        })
     } else {
         JsValue::UNDEFINED
     };
@@ -75,21 +75,23 @@ pub fn message_json(m: &JsValue) -> Result<Option<String>, JsValue> {
     let bytes: &js_sys::Uint8Array = bytes.unchecked_ref();
     let mut buf = vec![0u8; bytes.length() as usize];
     bytes.copy_to(&mut buf);
-    // TextEncoder writes valid UTF-8; should that ever fail, the engine's own conversion.
-    Ok(Some(String::from_utf8(buf).unwrap_or_else(|e| {
-        String::from_utf8_lossy(e.as_bytes()).into_owned()
-    })))
+    // TextEncoder writes valid UTF-8 (lone surrogates are escaped by JSON.stringify).
+    Ok(Some(String::from_utf8(buf).map_err(|_| {
+        JsValue::from(js_sys::Error::new("the text is not valid UTF-8"))
+    })?))
 }
 
 thread_local! {
-    /// `type`, `role` and `subtype` as JS strings, made once.
-    static KIND_KEYS: [JsValue; 3] = ["type", "role", "subtype"].map(JsValue::from_str);
-    /// [`UNREAD_LINE_FIELDS`] as a JS array, made once.
-    static UNREAD_KEYS: JsValue = UNREAD_LINE_FIELDS
-        .iter()
-        .map(|k| JsValue::from_str(k))
-        .collect::<js_sys::Array>()
-        .into();
+    /// `type`, `role` and `subtype` as JS strings, and [`UNREAD_LINE_FIELDS`] as a JS array,
+    /// made once.
+    static MESSAGE_KEYS: ([JsValue; 3], JsValue) = (
+        ["type", "role", "subtype"].map(JsValue::from_str),
+        UNREAD_LINE_FIELDS
+            .iter()
+            .map(|k| JsValue::from_str(k))
+            .collect::<js_sys::Array>()
+            .into(),
+    );
 }
 
 thread_local! {

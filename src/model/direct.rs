@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -69,8 +69,10 @@ impl<'de> Deserialize<'de> for DirectMessage {
                 while let Some(key) = map.next_key::<String>()? {
                     match key.as_str() {
                         "type" => typed(&mut m.line_type, &mut map, &key)?,
-                        "role" => typed::<_, Role>(&mut m.role, &mut map, &key)?,
-                        "content" => typed(&mut content, &mut map, &key)?,
+                        "role" => role_field(&mut m.role, &mut map, &key)?,
+                        "content" => {
+                            converted(&mut content, &mut map, &key, DirectContent::from_value)?
+                        }
                         "message" => typed(&mut message, &mut map, &key)?,
                         "subtype" => typed(&mut m.subtype, &mut map, &key)?,
                         "uuid" => typed(&mut m.uuid, &mut map, &key)?,
@@ -103,10 +105,14 @@ impl<'de> Deserialize<'de> for DirectApi {
                 let mut content: Nullable<DirectContent> = None;
                 while let Some(key) = map.next_key::<String>()? {
                     match key.as_str() {
-                        "role" => typed::<_, Role>(&mut m.role, &mut map, &key)?,
-                        "content" => typed(&mut content, &mut map, &key)?,
+                        "role" => role_field(&mut m.role, &mut map, &key)?,
+                        "content" => {
+                            converted(&mut content, &mut map, &key, DirectContent::from_value)?
+                        }
                         "id" => typed(&mut m.id, &mut map, &key)?,
-                        "usage" => typed::<_, Usage>(&mut m.usage, &mut map, &key)?,
+                        "usage" => converted(&mut m.usage, &mut map, &key, |v| {
+                            serde_json::from_value::<Usage>(v).ok()
+                        })?,
                         _ => unknown(&mut m.extra, &mut map, key)?,
                     }
                 }
@@ -118,30 +124,59 @@ impl<'de> Deserialize<'de> for DirectApi {
     }
 }
 
-impl<'de> Deserialize<'de> for DirectContent {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = DirectContent;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string or an array of content blocks")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<DirectContent, E> {
-                Ok(DirectContent(Content::Text(s.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, s: String) -> Result<DirectContent, E> {
-                Ok(DirectContent(Content::Text(s)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<DirectContent, A::Error> {
-                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-                while let Some(b) = seq.next_element::<Block>()? {
-                    blocks.push(b);
-                }
-                Ok(DirectContent(Content::Blocks(blocks)))
-            }
+impl DirectContent {
+    /// The content from its JSON value: a string, or an array of blocks (each read as
+    /// [`Block::from_value`] reads it, as the derived reading does); `None` for anything else.
+    fn from_value(v: Value) -> Option<DirectContent> {
+        match v {
+            Value::String(t) => Some(DirectContent(Content::Text(t))),
+            Value::Array(items) => items
+                .into_iter()
+                .map(|b| Block::from_value(b).ok())
+                .collect::<Option<Vec<Block>>>()
+                .map(|b| DirectContent(Content::Blocks(b))),
+            _ => None,
         }
-        d.deserialize_any(V)
     }
+}
+
+/// A typed field read as a JSON value, then converted by `f`; a value `f` does not take is an
+/// error (the caller then reads the message the established way).
+fn converted<'de, A: MapAccess<'de>, T>(
+    slot: &mut Nullable<T>,
+    map: &mut A,
+    key: &str,
+    f: impl Fn(Value) -> Option<T>,
+) -> Result<(), A::Error> {
+    let mut raw: Nullable<Value> = None;
+    typed(&mut raw, map, key)?;
+    if slot.is_some() {
+        return Err(de::Error::custom(format_args!("duplicate field `{key}`")));
+    }
+    *slot = match raw {
+        Some(Some(v)) => {
+            Some(Some(f(v).ok_or_else(|| {
+                de::Error::custom(format_args!("field `{key}`"))
+            })?))
+        }
+        other => other.map(|_| None),
+    };
+    Ok(())
+}
+
+/// A role read as a string.
+fn role_field<'de, A: MapAccess<'de>>(
+    slot: &mut Nullable<Role>,
+    map: &mut A,
+    key: &str,
+) -> Result<(), A::Error> {
+    let mut raw: Nullable<String> = None;
+    typed(&mut raw, map, key)?;
+    if slot.is_some() {
+        return Err(de::Error::custom(format_args!("duplicate field `{key}`")));
+    }
+    *slot = raw.map(|r| r.map(|t| Role::parse(&t)));
+    Ok(())
 }
 
 /// Reads one message from JSON text by the direct reading; `None` when it does not accept

@@ -49,7 +49,11 @@ pub fn nested_deeper_than(v: &Value, limit: usize) -> bool {
 pub fn text_nested_deeper_than(text: &str, limit: usize) -> bool {
     let b = text.as_bytes();
     // No more opening brackets in all than the limit (inside strings too): not deeper.
-    if memchr::memchr2_iter(b'{', b'[', b).nth(limit).is_none() {
+    if b.iter()
+        .filter(|&&c| c == b'{' || c == b'[')
+        .nth(limit)
+        .is_none()
+    {
         return false;
     }
     let mut depth = 0usize;
@@ -59,18 +63,11 @@ pub fn text_nested_deeper_than(text: &str, limit: usize) -> bool {
             b'"' => {
                 // Jump over the string: to its closing quote, past any escapes.
                 i += 1;
-                loop {
-                    match memchr::memchr2(b'"', b'\\', &b[i..]) {
-                        None => return false,
-                        Some(k) if b[i + k] == b'\\' => i += k + 2,
-                        Some(k) => {
-                            i += k;
-                            break;
-                        }
-                    }
-                    if i >= b.len() {
-                        return false;
-                    }
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                if i >= b.len() {
+                    return false;
                 }
             }
             b'{' | b'[' => {
