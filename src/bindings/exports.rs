@@ -498,10 +498,8 @@ extern "C" {
 
 #[wasm_bindgen(module = "/src/bindings/js_convert.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = jsonTexts, catch)]
-    fn json_texts(list: &JsValue, count: u32) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = linesOf)]
-    fn lines_of(texts: &JsValue) -> JsString;
+    #[wasm_bindgen(js_name = jsonLines, catch)]
+    fn json_lines(list: &JsValue, count: u32) -> Result<JsValue, JsValue>;
 }
 
 fn error_message(e: &JsValue) -> String {
@@ -565,11 +563,11 @@ pub fn serialize_transcript(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<JsString> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    if let Ok(pair) = json_texts(&messages, conv.len() as u32) {
+    if let Ok(pair) = json_lines(&messages, conv.len() as u32) {
         let pair: &Array = pair.unchecked_ref();
-        let heads = pair.get(1).as_string().unwrap_or_default();
-        if heads.len() == conv.len() && heads.bytes().all(|b| b == b'{') {
-            return Ok(lines_of(&pair.get(0)));
+        let heads = pair.get(1).unchecked_into::<js_sys::Uint8Array>().to_vec();
+        if heads.len() == conv.len() && heads.iter().all(|&b| b == b'{') {
+            return Ok(pair.get(0).unchecked_into());
         }
     }
     serialize_one_by_one(&conv)

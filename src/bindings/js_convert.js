@@ -131,26 +131,25 @@ export function jsonBytes(m, keys) {
 }
 
 // JSON.stringify of every message of the array `list` (its first `count` elements), as
-// [texts, heads]: `heads` holds one character per message, the first character of its text
-// when the message is an object (not an array) whose text is a non-empty string, otherwise a
-// space. What is a valid line is decided in Rust (exports.rs). Throws what reading an element
-// or JSON.stringify throws (the caller then takes its message-by-message path).
-export function jsonTexts(list, count) {
-  const texts = new Array(count);
-  let heads = '';
+// [lines, heads]: `lines` is every text followed by a newline (concatenated as `+=` does),
+// `heads` a Uint8Array holding, per message, the character code of the first character of its
+// text when the message is an object (not an array) whose text is a non-empty string starting
+// with an ASCII character, otherwise 0. What is a valid line is decided in Rust (exports.rs).
+// Throws what reading an element or JSON.stringify throws (the caller then takes its
+// message-by-message path).
+export function jsonLines(list, count) {
+  const heads = new Uint8Array(count);
+  let lines = '';
   for (let i = 0; i < count; i++) {
     const m = list[i];
     const t = JSON.stringify(m);
-    texts[i] = t;
     const plain = m !== null && typeof m === 'object' && !Array.isArray(m);
-    heads += plain && typeof t === 'string' && t.length > 0 ? t[0] : ' ';
+    if (plain && typeof t === 'string' && t.length > 0) {
+      const c = t.charCodeAt(0);
+      if (c < 128) heads[i] = c;
+    }
+    lines += t;
+    lines += '\n';
   }
-  return [texts, heads];
-}
-
-// The texts, each followed by a newline (concatenated as `+=` does).
-export function linesOf(texts) {
-  let out = '';
-  for (const t of texts) out += `${t}\n`;
-  return out;
+  return [lines, heads];
 }
