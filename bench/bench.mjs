@@ -631,6 +631,8 @@ const pipelineOutcome = {
 const pipeline = await timeGroup([
   { key: 'pipeline.compactConversation', fn: () => cc.compactConversation(linesBefore, pipelineContext, {}), async: true },
   { key: 'pipeline.autoCompactIfNeeded', fn: () => cc.autoCompactIfNeeded(linesBefore, pipelineContext, { consecutiveFailures: 0 }), async: true },
+  { key: 'pipeline.previewCompaction', fn: () => cc.previewCompaction(linesBefore, { model: MODEL }) },
+  { key: 'pipeline.serializeTranscript', fn: () => cc.serializeTranscript(linesBefore) },
   { key: 'pipeline.stringify', fn: () => JSON.stringify(linesBefore) },
 ]);
 
@@ -743,12 +745,18 @@ for (const shape of ['lines', 'api']) {
 const po = pipelineOutcome;
 const sm = splitMs;
 compare('pipeline', `compactConversation(${po.linesBefore} lines before the boundary), instant summarizer`, 'pipeline.compactConversation',
-  `JSON.stringify of the same lines (${(po.linesBeforeJsonBytes / 1e6).toFixed(2)} MB)`, 'pipeline.stringify', undefined,
-  `all pipeline overhead (the summarizer returns a fixed ${po.summaryChars}-character summary at once). Split, median of ${SPLIT_RUNS} runs: ` +
+  `JSON.stringify of the same lines (${(po.linesBeforeJsonBytes / 1e6).toFixed(2)} MB)`, 'pipeline.stringify', 2,
+  `issue 12: the library's own work ≤ 2× JSON.stringify of the same conversation; all pipeline overhead (the summarizer returns a fixed ${po.summaryChars}-character summary at once). Split, median of ${SPLIT_RUNS} runs: ` +
   `reading the messages into Rust and counting ${sm.read.toFixed(2)} ms, building the summary request and handing it to JS ${sm.request.toFixed(2)} ms, ` +
   `Promise bridge and parsing the answer ${sm.answer.toFixed(2)} ms, restoration/boundary/summary/size check/hooks ${sm.finish.toFixed(2)} ms, ` +
   `result objects ${sm.result.toFixed(2)} ms (total ${sm.total.toFixed(2)} ms); for scale, JSON.stringify of the summary request ` +
   `(${po.summaryRequest.messages} messages, ${(po.summaryRequest.jsonBytes / 1e3).toFixed(0)} KB), which a real summarizer sends, takes ${sm.stringifyRequest.toFixed(2)} ms`);
+compare('pipeline', 'previewCompaction(same lines)', 'pipeline.previewCompaction',
+  'JSON.stringify of the same lines', 'pipeline.stringify', 2,
+  'issue 12: ≤ 2× JSON.stringify; reads the messages as compactConversation does, then estimates without a model call');
+compare('pipeline', 'serializeTranscript(same lines)', 'pipeline.serializeTranscript',
+  'JSON.stringify of the same lines', 'pipeline.stringify', 1.2,
+  'issue 12: ≤ 1.2× JSON.stringify; each line is the engine\'s JSON.stringify of the message, checked in Rust and joined by the engine');
 compare('pipeline', 'autoCompactIfNeeded(same lines), instant summarizer', 'pipeline.autoCompactIfNeeded',
   'JSON.stringify of the same lines', 'pipeline.stringify', undefined,
   'no session memory in the context, so it runs the threshold check and then the full compaction');

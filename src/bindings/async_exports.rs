@@ -19,12 +19,6 @@ use crate::model::messages::Message;
 use crate::model::shape::Shape;
 use crate::transforms::context_management;
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_namespace = JSON, js_name = stringify, catch)]
-    fn json_text(value: &JsValue) -> Result<JsValue, JsValue>;
-}
-
 /// The caller's messages as a compaction reads them.
 pub struct Compacted {
     /// Typed messages, in Anthropic form.
@@ -133,36 +127,26 @@ fn typed_messages(arr: &Array, at: impl Fn(usize) -> String) -> crate::Result<Ve
         .collect()
 }
 
-/// Message `i` of `arr` (named by `at` in errors) as a typed message.
+/// Message `i` of `arr` (named by `at` in errors) as a typed message: its JSON text (see
+/// [`message_json`]) read by the core
+/// ([`message_from_json_text`](crate::transforms::transcript::message_from_json_text)).
 fn typed_message(arr: &Array, i: usize, at: impl Fn() -> String) -> crate::Result<Message> {
-    {
-        {
-            // Read through Reflect: a getter or Proxy that throws is an error, not a throw
-            // across WebAssembly.
-            let m = Reflect::get_u32(arr, i as u32).map_err(|e| {
-                super::errors::set_cause(e);
-                Error::invalid_message("reading the message threw").at(at())
-            })?;
-            let text = json_text(&for_rust(&m))
-                .map_err(|e| {
-                    let why = e
-                        .dyn_ref::<js_sys::Error>()
-                        .and_then(|e| e.message().as_string())
-                        .unwrap_or_else(|| "not serializable".into());
-                    Error::invalid_message(format!("cannot be read as JSON ({why})")).at(at())
-                })?
-                .as_string()
-                .ok_or_else(|| Error::invalid_message("expected a message object").at(at()))?;
-            let v: serde_json::Value = serde_json::from_str(&text)
-                .or_else(|_| {
-                    serde_json::from_str(&crate::transforms::transcript::replace_lone_surrogates(
-                        &text,
-                    ))
-                })
-                .map_err(|e| Error::invalid_message(e.to_string()).at(at()))?;
-            Message::from_value(v, &at())
-        }
-    }
+    // Read through Reflect: a getter or Proxy that throws is an error, not a throw across
+    // WebAssembly.
+    let m = Reflect::get_u32(arr, i as u32).map_err(|e| {
+        super::errors::set_cause(e);
+        Error::invalid_message("reading the message threw").at(at())
+    })?;
+    let text = message_json(&m)
+        .map_err(|e| {
+            let why = e
+                .dyn_ref::<js_sys::Error>()
+                .and_then(|e| e.message().as_string())
+                .unwrap_or_else(|| "not serializable".into());
+            Error::invalid_message(format!("cannot be read as JSON ({why})")).at(at())
+        })?
+        .ok_or_else(|| Error::invalid_message("expected a message object").at(at()))?;
+    crate::transforms::transcript::message_from_json_text(&text, &at())
 }
 
 /// A pipeline error as a JS `Error` with `code`, keeping the callback's error as `cause`.

@@ -312,7 +312,7 @@ impl Compactor {
 
     /// The conversation as Claude Code JSONL.
     #[wasm_bindgen(js_name = toTranscript)]
-    pub fn to_transcript(&self) -> JsResult<String> {
+    pub fn to_transcript(&self) -> JsResult<js_sys::JsString> {
         super::exports::serialize_transcript(self.messages().into())
     }
 

@@ -28,6 +28,8 @@ extern "C" {
     fn deeper_than_js(v: &JsValue, limit: u32) -> bool;
     #[wasm_bindgen(js_name = takeConvertError)]
     fn take_convert_error() -> JsValue;
+    #[wasm_bindgen(js_name = jsonBytes, catch)]
+    fn json_bytes(m: &JsValue, keys: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 /// What a guarded read of the caller's value threw, as an `INVALID_ARGUMENT` error (the
@@ -45,30 +47,51 @@ fn convert_failure() -> Option<Error> {
     Some(Error::invalid_argument(format!("reading it threw: {why}")))
 }
 
-/// What the core reads of message `m`: `m` itself, or, for a line whose payload is never read
-/// ([`payload_is_read`]), a new object with only its [`UNREAD_LINE_FIELDS`].
-pub fn for_rust(m: &JsValue) -> JsValue {
-    if !m.is_object() {
-        return m.clone();
+/// The JSON text of what the core reads of message `m`: `m` itself, or, for a line whose
+/// payload is never read ([`payload_is_read`]), only its [`UNREAD_LINE_FIELDS`] (picked and
+/// written in one call into JS, so a large payload is neither copied nor written). The text
+/// crosses as UTF-8 bytes written by the engine's `TextEncoder` (one native pass, then one
+/// copy), not character by character. `Ok(None)` when `JSON.stringify` gives no text (a
+/// function, `undefined`); `Err` is what it threw (a cycle, a `BigInt`, a throwing getter
+/// or `toJSON`).
+pub fn message_json(m: &JsValue) -> Result<Option<String>, JsValue> {
+    let keys = if m.is_object() {
+        MESSAGE_KEYS.with(|([t, r, s], unread)| {
+            let text = |k: &JsValue| Reflect::get(m, k).ok().and_then(|v| v.as_string());
+            let (line_type, role, subtype) = (text(t), text(r), text(s));
+            if payload_is_read(line_type.as_deref(), role.as_deref(), subtype.as_deref()) {
+                JsValue::UNDEFINED
+            } else {
+                unread.clone()
+            }
+        })
+    } else {
+        JsValue::UNDEFINED
+    };
+    let bytes = json_bytes(m, &keys)?;
+    if bytes.is_null() {
+        return Ok(None);
     }
-    let text = |k: &str| prop(m, k).as_string();
-    let line_type = text("type");
-    if payload_is_read(
-        line_type.as_deref(),
-        text("role").as_deref(),
-        text("subtype").as_deref(),
-    ) {
-        return m.clone();
-    }
-    let slim = js_sys::Object::new();
-    for k in UNREAD_LINE_FIELDS {
-        let v = prop(m, k);
-        if !v.is_undefined() {
-            // Setting a data property on a new plain object cannot fail.
-            let _ = Reflect::set(&slim, &(*k).into(), &v);
-        }
-    }
-    slim.into()
+    let bytes: &js_sys::Uint8Array = bytes.unchecked_ref();
+    let mut buf = vec![0u8; bytes.length() as usize];
+    bytes.copy_to(&mut buf);
+    // TextEncoder writes valid UTF-8 (lone surrogates are escaped by JSON.stringify).
+    Ok(Some(String::from_utf8(buf).map_err(|_| {
+        JsValue::from(js_sys::Error::new("the text is not valid UTF-8"))
+    })?))
+}
+
+thread_local! {
+    /// `type`, `role` and `subtype` as JS strings, and [`UNREAD_LINE_FIELDS`] as a JS array,
+    /// made once.
+    static MESSAGE_KEYS: ([JsValue; 3], JsValue) = (
+        ["type", "role", "subtype"].map(JsValue::from_str),
+        UNREAD_LINE_FIELDS
+            .iter()
+            .map(|k| JsValue::from_str(k))
+            .collect::<js_sys::Array>()
+            .into(),
+    );
 }
 
 thread_local! {

@@ -513,6 +513,12 @@ extern "C" {
     fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
 }
 
+#[wasm_bindgen(module = "/src/bindings/js_convert.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = jsonLines, catch)]
+    fn json_lines(list: &JsValue, count: u32) -> Result<JsValue, JsValue>;
+}
+
 fn error_message(e: &JsValue) -> String {
     e.dyn_ref::<js_sys::Error>()
         .and_then(|e| e.message().as_string())
@@ -564,13 +570,31 @@ pub fn parse_transcript(
 }
 
 /// `serializeTranscript(messages)`: JSONL text, one line per message, ending in a newline.
-/// A parsed transcript serializes back byte for byte.
+/// A parsed transcript serializes back byte for byte. Each line is the engine's own
+/// `JSON.stringify` of the message, written and concatenated by the engine in one call: the
+/// text never crosses into WebAssembly memory; only the first character of each line does,
+/// to check that every message is an object written as one. When one is not (or writing
+/// throws), the messages are taken one by one to name the first bad one.
 #[wasm_bindgen(js_name = serializeTranscript)]
 pub fn serialize_transcript(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
-) -> JsResult<String> {
+) -> JsResult<JsString> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    let mut out = String::new();
+    if let Ok(pair) = json_lines(&messages, conv.len() as u32) {
+        let pair: &Array = pair.unchecked_ref();
+        let heads = pair.get(1).unchecked_into::<js_sys::Uint8Array>().to_vec();
+        if heads.len() == conv.len() && heads.iter().all(|&b| b == b'{') {
+            return Ok(pair.get(0).unchecked_into());
+        }
+    }
+    serialize_one_by_one(&conv)
+}
+
+/// [`serialize_transcript`] message by message: the same text, or the error naming the
+/// first message that is not an object written as one.
+fn serialize_one_by_one(conv: &JsConversation) -> JsResult<JsString> {
+    let newline = JsValue::from_str("\n");
+    let mut out = JsString::from("");
     for i in 0..conv.len() {
         let m = conv.item(i);
         if !m.is_object() || Array::is_array(&m) {
@@ -584,19 +608,18 @@ pub fn serialize_transcript(
                 format!("messages[{i}]: {detail}"),
             ))
         };
-        let s = json_stringify(&m)
+        let s: JsString = json_stringify(&m)
             .map_err(|e| fail(error_message(&e)))?
-            .as_string()
-            .ok_or_else(|| {
+            .dyn_into()
+            .map_err(|_| {
                 fail("JSON.stringify gave no text (a toJSON returning undefined?)".into())
             })?;
-        if !s.starts_with('{') {
+        if s.char_code_at(0) != f64::from(b'{') {
             return Err(fail(
                 "does not serialize to a JSON object (a toJSON or Date?)".into(),
             ));
         }
-        out.push_str(&s);
-        out.push('\n');
+        out = out.concat(&s).concat(&newline);
     }
     Ok(out)
 }

@@ -89,3 +89,67 @@ export function deeperThan(v, limit) {
     return false;
   }
 }
+
+// JSON text of message `m`; when `keys` is an array, of a new object with only those of its
+// fields that are not undefined (a field whose getter throws is left out, as if absent). Which
+// messages are read whole and which keys are kept is decided in Rust (convert.rs). Throws what
+// JSON.stringify throws (the caller catches it).
+export function jsonOf(m, keys) {
+  if (keys === undefined) return JSON.stringify(m);
+  const o = {};
+  for (const k of keys) {
+    let v;
+    try {
+      v = m[k];
+    } catch {
+      continue;
+    }
+    if (v !== undefined) o[k] = v;
+  }
+  return JSON.stringify(o);
+}
+
+const encoder = new TextEncoder();
+// A reused buffer for jsonBytes (at most KEPT_BYTES are kept between calls).
+const KEPT_BYTES = 1 << 22;
+let scratch = new Uint8Array(1 << 16);
+
+// The UTF-8 bytes of jsonOf(m, keys) as a view of a reused buffer, valid until the next call
+// (the Rust side copies them at once); null when JSON.stringify gives no text. TextEncoder
+// writes the text in one native pass (JSON.stringify has already escaped lone surrogates).
+export function jsonBytes(m, keys) {
+  const text = jsonOf(m, keys);
+  if (typeof text !== 'string') return null;
+  const need = text.length * 3;
+  let buf = scratch;
+  if (buf.length < need) {
+    buf = new Uint8Array(Math.max(need, 2 * buf.length));
+    if (buf.length <= KEPT_BYTES) scratch = buf;
+  }
+  const { written } = encoder.encodeInto(text, buf);
+  return buf.subarray(0, written);
+}
+
+// JSON.stringify of every message of the array `list` (its first `count` elements), as
+// [lines, heads]: `lines` is every text followed by a newline (concatenated as `+=` does),
+// `heads` a Uint8Array holding, per message, the character code of the first character of its
+// text when the message is an object (not an array) whose text is a non-empty string starting
+// with an ASCII character, otherwise 0. What is a valid line is decided in Rust (exports.rs).
+// Throws what reading an element or JSON.stringify throws (the caller then takes its
+// message-by-message path).
+export function jsonLines(list, count) {
+  const heads = new Uint8Array(count);
+  let lines = '';
+  for (let i = 0; i < count; i++) {
+    const m = list[i];
+    const t = JSON.stringify(m);
+    const plain = m !== null && typeof m === 'object' && !Array.isArray(m);
+    if (plain && typeof t === 'string' && t.length > 0) {
+      const c = t.charCodeAt(0);
+      if (c < 128) heads[i] = c;
+    }
+    lines += t;
+    lines += '\n';
+  }
+  return [lines, heads];
+}

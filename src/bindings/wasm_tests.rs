@@ -492,7 +492,7 @@ fn transcript_round_trip_is_byte_identical() {
         Some("some-future-line")
     );
     let back = serialize_transcript(lines.clone().into()).unwrap();
-    assert_eq!(back, TRANSCRIPT);
+    assert_eq!(String::from(back), TRANSCRIPT);
     // The split response counts once: 3 + 0 + 100 + 1.
     assert_eq!(
         token_count_with_estimation(lines.into(), JsValue::UNDEFINED).unwrap(),

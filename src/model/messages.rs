@@ -41,6 +41,48 @@ pub fn nested_deeper_than(v: &Value, limit: usize) -> bool {
     }
     false
 }
+
+/// [`nested_deeper_than`] on JSON text: whether the JSON value written in `text` nests
+/// objects and arrays more than `limit` levels deep, found by one pass over its bytes
+/// (brackets inside strings do not count). For valid JSON text it answers what
+/// [`nested_deeper_than`] answers on the parsed value.
+pub fn text_nested_deeper_than(text: &str, limit: usize) -> bool {
+    let b = text.as_bytes();
+    // No more opening brackets in all than the limit (inside strings too): not deeper.
+    if b.iter()
+        .filter(|&&c| c == b'{' || c == b'[')
+        .nth(limit)
+        .is_none()
+    {
+        return false;
+    }
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // Jump over the string: to its closing quote, past any escapes.
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                if i >= b.len() {
+                    return false;
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
 use crate::model::error::{Error, Result};
 
 /// A field that may be absent, present as `null`, or present with a value.

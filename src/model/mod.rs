@@ -2,6 +2,7 @@
 //! nothing else in the crate.
 
 pub mod config;
+pub mod direct;
 pub mod error;
 pub mod hash;
 pub mod messages;

@@ -546,11 +546,11 @@ impl Edit {
 
 /// UTF-16 length of a Rust string (what JavaScript's `string.length` reports).
 pub fn utf16_len(s: &str) -> usize {
-    // ASCII fast path: one unit per byte.
-    if s.is_ascii() {
-        return s.len();
-    }
-    s.chars().map(char::len_utf16).sum()
+    // From the UTF-8 bytes, without decoding: every byte that starts a character is one
+    // unit, and a 4-byte character (lead byte 0xF0 or above) is a surrogate pair, one more.
+    s.bytes()
+        .map(|b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
+        .sum()
 }
 
 fn json_units(v: &impl serde::Serialize) -> usize {
@@ -876,6 +876,14 @@ mod tests {
         assert_eq!(utf16_len("abc"), 3);
         assert_eq!(utf16_len("é"), 1);
         assert_eq!(utf16_len("😀"), 2);
+        for s in [
+            "",
+            "a\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}",
+            "日本語 😀 é\n",
+            "\u{0}",
+        ] {
+            assert_eq!(utf16_len(s), s.encode_utf16().count(), "{s:?}");
+        }
     }
 
     #[test]

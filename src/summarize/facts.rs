@@ -501,13 +501,57 @@ fn rejection_feedback(text: &str) -> Option<String> {
     (!said.is_empty()).then(|| said.to_string())
 }
 
+/// Whether ASCII text holds, in any case, one of the words every pattern of
+/// [`is_error_line`] contains (`err`, `fail`, `fatal`, `panic`, …): a line without any of them
+/// is not an error line, found without lowercasing it.
+fn has_error_word(text: &[u8]) -> bool {
+    const WORDS: [&[u8]; 14] = [
+        b"err",
+        b"fail",
+        b"fatal",
+        b"panic",
+        b"traceback",
+        b"** (",
+        b"exception",
+        b"uncaught",
+        b"unhandled",
+        b"not found",
+        b"no such",
+        b"denied",
+        b"cannot find",
+        b"segmentation",
+    ];
+    (0..text.len()).any(|i| {
+        let rest = &text[i..];
+        matches!(
+            rest[0].to_ascii_lowercase(),
+            b'e' | b'f' | b'p' | b't' | b'*' | b'u' | b'n' | b'd' | b'c' | b's'
+        ) && WORDS
+            .iter()
+            .any(|w| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w))
+    })
+}
+
 /// Whether a line of command output reports an error.
 pub(crate) fn is_error_line(line: &str) -> bool {
     let t = line.trim();
     if t.is_empty() {
         return false;
     }
-    let l: String = t.chars().take(160).collect::<String>().to_lowercase();
+    // The first 160 characters, lowercased (an ASCII prefix without decoding or a second copy).
+    let head = if t.len() <= 160 {
+        t
+    } else {
+        t.char_indices().nth(160).map_or(t, |(end, _)| &t[..end])
+    };
+    let l: String = if head.is_ascii() {
+        if !has_error_word(head.as_bytes()) {
+            return false;
+        }
+        head.to_ascii_lowercase()
+    } else {
+        head.to_lowercase()
+    };
     const STARTS: &[&str] = &[
         "error:",
         "error[",

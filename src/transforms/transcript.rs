@@ -7,7 +7,9 @@
 use serde_json::Value;
 
 use crate::model::error::{Error, ErrorCode, Result};
-use crate::model::messages::{json_type_name, nested_deeper_than, Message, MAX_NESTING};
+use crate::model::messages::{
+    json_type_name, nested_deeper_than, text_nested_deeper_than, Message, MAX_NESTING,
+};
 
 /// One non-empty line of a JSONL text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,6 +139,27 @@ pub fn replace_lone_surrogates(json: &str) -> String {
     out
 }
 
+/// A message from its JSON text (as `JSON.stringify` writes a caller's message), naming
+/// `location` in errors. The same message, and the same errors, as parsing the text into a
+/// JSON value and reading that with [`Message::from_value`], which is what happens when the
+/// direct reading cannot be used: an object within the nesting limit is read straight into
+/// the typed message (no intermediate value); anything else (not an object, too deep, a lone
+/// UTF-16 surrogate that JavaScript strings may hold, a carried-through line with a field of
+/// another type, any error) takes the value path, whose errors name what is wrong.
+pub fn message_from_json_text(text: &str, location: &str) -> Result<Message> {
+    if text.starts_with('{') && !text_nested_deeper_than(text, MAX_NESTING) {
+        if let Some(m) = crate::model::direct::message_from_text(text) {
+            if m.line_type().is_some() || m.role().is_some() {
+                return Ok(m);
+            }
+        }
+    }
+    let v: Value = serde_json::from_str(text)
+        .or_else(|_| serde_json::from_str(&replace_lone_surrogates(text)))
+        .map_err(|e| Error::invalid_message(e.to_string()).at(location))?;
+    Message::from_value(v, location)
+}
+
 /// `parseTranscript` natively: every line as a [`Message`] (unknown line types included).
 pub fn parse_transcript(text: &str) -> Result<Vec<Message>> {
     split_lines(text)?
@@ -256,5 +279,95 @@ mod tests {
         let m = parse_transcript(text).unwrap();
         let back = serialize_transcript(&m).unwrap();
         assert_eq!(back, text);
+    }
+}
+
+#[cfg(test)]
+mod json_text_tests {
+    use super::*;
+    use crate::model::error::ErrorCode;
+
+    /// What the value path alone gives: parse into a value (lone surrogates replaced), read it.
+    fn by_value(text: &str) -> Result<Message> {
+        let v: Value = serde_json::from_str(text)
+            .or_else(|_| serde_json::from_str(&replace_lone_surrogates(text)))
+            .map_err(|e| Error::invalid_message(e.to_string()).at("messages[3]"))?;
+        Message::from_value(v, "messages[3]")
+    }
+
+    #[test]
+    fn direct_reading_gives_what_the_value_path_gives() {
+        let texts = [
+            r#"{"type":"user","uuid":"u1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"ok"}],"is_error":false}]},"zz":{"b":1,"a":[1.5,-0,12345678901234567890]}}"#,
+            r#"{"type":"assistant","message":{"id":"m","role":"assistant","model":"x","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"tool_use","id":"t","name":"Read","input":{"file_path":"/a"}},{"type":"mystery","n":null}],"usage":{"input_tokens":3,"output_tokens":null,"service_tier":"standard"}},"timestamp":"2025-01-01T00:00:00Z"}"#,
+            r#"{"role":"user","content":"hi \ud83d\ude00 \u00e9","extra":[{}]}"#,
+            r#"{"type":"progress","uuid":5,"data":{"type":"x"},"content":{"nested":true},"timestamp":7}"#,
+            r#"{"type":"progress","uuid":"p","isSidechain":"no"}"#,
+            r#"{"role":"user","content":"lone \ud800 surrogate"}"#,
+            r#"{"type":"message","role":"assistant","content":[{"type":"compaction","content":"s"}]}"#,
+            r#"{"type":"system","subtype":"compact_boundary","compactMetadata":{"preTokens":1}}"#,
+            r#"{"type":"user","message":null,"isMeta":null}"#,
+        ];
+        for t in texts {
+            let direct = message_from_json_text(t, "messages[3]").unwrap();
+            assert_eq!(direct, by_value(t).unwrap(), "{t}");
+            assert_eq!(
+                serde_json::to_string(&direct).unwrap(),
+                serde_json::to_string(&by_value(t).unwrap()).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn direct_reading_keeps_the_value_paths_errors() {
+        let deep = format!(
+            r#"{{"role":"user","content":"x","d":{}0{}}}"#,
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        for t in [
+            "[1,2]",
+            "null",
+            "5",
+            r#"{"content":"no type or role"}"#,
+            r#"{"type":"user","message":{"role":"user","content":5}}"#,
+            r#"{"role":"user","content":[{"text":"no type"}]}"#,
+            deep.as_str(),
+        ] {
+            let e = message_from_json_text(t, "messages[3]").unwrap_err();
+            let v = by_value(t).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidMessage, "{t}");
+            assert_eq!((e.code, &e.message), (v.code, &v.message), "{t}");
+            assert!(e.message.contains("messages[3]"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn nesting_on_text_agrees_with_nesting_on_values() {
+        let cases = [
+            r#"{}"#.to_string(),
+            r#"{"a":"[[[[{{{{","b":"\\\"[[[["}"#.to_string(),
+            r#"[[],[[]],{"a":[{"b":{}}]}]"#.to_string(),
+            format!("{}{}", "[".repeat(100), "]".repeat(100)),
+            format!("{}{}", "[".repeat(101), "]".repeat(101)),
+            format!(
+                r#"{{"s":"]]]]","x":{}1{}}}"#,
+                "[".repeat(99),
+                "]".repeat(99)
+            ),
+        ];
+        for t in &cases {
+            let v: Value = serde_json::from_str(t).unwrap_or(Value::Null);
+            for limit in [1, 2, 3, 99, 100, 101] {
+                if v.is_null() {
+                    continue;
+                }
+                assert_eq!(
+                    text_nested_deeper_than(t, limit),
+                    nested_deeper_than(&v, limit),
+                    "{t} at {limit}"
+                );
+            }
+        }
     }
 }

@@ -212,6 +212,41 @@ fn error_detection_rules() {
     assert!(!is_error_line("15 tests, 0 failures"));
     assert!(!is_error_line("test result: ok. 4 passed; 0 failed"));
     assert!(!is_error_line("warning: unused variable"));
+    // Only the first 160 characters are read, ASCII or not; case does not matter.
+    let (pad, wide) = ("x".repeat(148), "é".repeat(148));
+    assert!(is_error_line(&format!("{pad} PANICKED AT")));
+    assert!(!is_error_line(&format!("{pad}xx panicked at")));
+    assert!(is_error_line(&format!("{wide} Panicked At")));
+    assert!(!is_error_line(&format!("{wide}éé panicked at")));
+    assert!(is_error_line("ERROR: ÜBER"));
+    for l in [
+        "Segmentation Fault (core dumped)",
+        "BUILD FAILED in 3s",
+        "bash: /x: Permission Denied",
+        "** (CompileError) lib/a.ex:1",
+        "Traceback (most recent call last):",
+        "Error: Cannot find module 'x'",
+        "npm ERR! code 1",
+        "Uncaught TypeError: x is undefined",
+        "found 3 Errors",
+        "zsh: command NOT FOUND: foo",
+        "ls: x: No Such File Or Directory",
+        "thread 'main' Panicked At src/main.rs",
+        "FATAL: bad",
+        "Unhandled rejection",
+        "Exception: boom",
+    ] {
+        assert!(is_error_line(l), "{l}");
+    }
+    for l in [
+        "all good",
+        "3 passed",
+        "erudite",
+        "0 errors",
+        "fail2ban is a program",
+    ] {
+        assert!(!is_error_line(l), "{l}");
+    }
     // Viewer output is not scanned: a source file may contain `error:` lines.
     let o = command_outcome(
         "cat src/lib.rs",
