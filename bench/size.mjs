@@ -14,9 +14,9 @@ import { fileURLToPath } from 'node:url';
 /** KB (1,024 bytes) of gzip -9. */
 export const SIZE_GOALS = {
   // What a page downloads to count and compact with an API summarizer.
-  page: { goal: 100, ceiling: 410 },
+  page: { goal: 100, ceiling: 420 },
   // Each shipped .wasm on its own (today one module, every entry loads it).
-  'context_compaction_bg.wasm': { goal: undefined, ceiling: 340 },
+  'context_compaction_bg.wasm': { goal: undefined, ceiling: 350 },
 };
 
 const gz = (bytes) => gzipSync(bytes, { level: 9 }).length;

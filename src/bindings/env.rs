@@ -76,8 +76,9 @@ fn optional_function(obj: &JsValue, key: &str, what: &str) -> Result<Option<Func
 
 impl JsEnv {
     /// The callbacks for a summary written ahead: its own `signal` (linked to the context's,
-    /// see `linkedAbort`), no `onText` (its text is nobody's progress to show), and
-    /// `background: true` in the summarizer's options (a caller may route it differently).
+    /// see `linkedAbort`), no `onText` (its text is nobody's progress to show),
+    /// `background: true` in the summarizer's options (a caller may route it differently) and
+    /// on every progress event.
     pub fn for_background(self, signal: JsValue) -> JsEnv {
         JsEnv {
             signal,
@@ -273,7 +274,16 @@ impl Environment for JsEnv {
 
     fn progress(&self, event: &ProgressEvent) {
         if let Some(f) = &self.on_progress {
-            if let Ok(v) = to_js(event) {
+            let v = if self.background && !event.background {
+                // A summary written ahead: every event of it is marked.
+                to_js(&ProgressEvent {
+                    background: true,
+                    ..event.clone()
+                })
+            } else {
+                to_js(event)
+            };
+            if let Ok(v) = v {
                 notify(f, &v);
             }
         }

@@ -23,7 +23,7 @@ use crate::drive::autocompact::{
     auto_compact_guard, auto_compact_if_needed, should_auto_compact, AutoCompactOutcome,
     ShouldAutoCompactOptions, Tracking,
 };
-use crate::drive::env::{CallError, Environment, HookKind, HookOutput, LocalFuture, ProgressEvent};
+use crate::drive::env::{Environment, ProgressEvent};
 use crate::drive::failure::CompactError;
 use crate::drive::parts::{earlier_part_message, PART_INSTRUCTION};
 use crate::drive::pipeline::{
@@ -41,7 +41,6 @@ use crate::model::config::Config;
 use crate::model::error::{ErrorCode, Result};
 use crate::model::messages::Message;
 use crate::model::view::{ConversationView, UsageCounts};
-use crate::summarize::summary::SummaryResponse;
 use crate::transforms::boundary::Trigger;
 use crate::transforms::ptl::group_by_api_turn;
 
@@ -134,66 +133,12 @@ pub fn cut_point<V: ConversationView + ?Sized>(view: &V) -> Result<Option<usize>
         .filter(|&c| c > start && groups.len() > 1))
 }
 
-/// The caller's environment with every progress event marked `background` (a summary
-/// written ahead: nobody waits for it, and a UI must not show it as a compaction).
-struct InBackground<'a, E: ?Sized>(&'a E);
-
-impl<E: Environment + ?Sized> Environment for InBackground<'_, E> {
-    fn summarize(
-        &self,
-        request: &crate::summarize::summary::SummaryRequest,
-    ) -> LocalFuture<'_, std::result::Result<SummaryResponse, CallError>> {
-        self.0.summarize(request)
-    }
-    fn has_read_file(&self) -> bool {
-        self.0.has_read_file()
-    }
-    fn read_file(
-        &self,
-        path: &str,
-    ) -> LocalFuture<'_, std::result::Result<Option<String>, CallError>> {
-        self.0.read_file(path)
-    }
-    fn run_hook(
-        &self,
-        kind: HookKind,
-        input: serde_json::Value,
-    ) -> Option<LocalFuture<'_, std::result::Result<HookOutput, CallError>>> {
-        self.0.run_hook(kind, input)
-    }
-    fn session_memory(&self) -> LocalFuture<'_, std::result::Result<Option<String>, CallError>> {
-        self.0.session_memory()
-    }
-    fn sleep(&self, ms: u64) -> LocalFuture<'_, std::result::Result<(), CallError>> {
-        self.0.sleep(ms)
-    }
-    fn check_abort(&self) -> std::result::Result<(), CallError> {
-        self.0.check_abort()
-    }
-    fn pause(&self) -> LocalFuture<'_, std::result::Result<(), CallError>> {
-        self.0.pause()
-    }
-    fn progress(&self, event: &ProgressEvent) {
-        self.0.progress(&ProgressEvent {
-            background: true,
-            ..event.clone()
-        })
-    }
-    fn new_uuid(&self) -> String {
-        self.0.new_uuid()
-    }
-    fn now_iso(&self) -> String {
-        self.0.now_iso()
-    }
-    fn random(&self) -> f64 {
-        self.0.random()
-    }
-}
-
 /// Writes the summary of `messages[..cut]`, chained after `earlier` when given (its summary
 /// in front of `messages[earlier.cut..cut]`). The PreCompact hooks run for the first of a
-/// chain (trigger `auto`). Its progress events are marked `background`: `start` (the tokens
-/// it summarizes), the summary call's own (`summarizing`, retries), then `summarized`.
+/// chain (trigger `auto`). Its own progress events are marked `background`: `start` (the
+/// tokens it summarizes) and `summarized`; the environment of a summary written ahead marks
+/// the summary call's (`summarizing`, retries) itself (the bindings' `JsEnv::for_background`),
+/// so the pipeline is not instantiated a second time for a wrapper.
 pub async fn summarize_ahead<E: Environment + ?Sized>(
     env: &E,
     messages: &[Message],
@@ -202,10 +147,10 @@ pub async fn summarize_ahead<E: Environment + ?Sized>(
     ctx: &CompactContext,
     retry: &RetryPolicy,
 ) -> std::result::Result<Ahead, CompactError> {
-    let env = &InBackground(env);
     let start = active_start(messages)?;
     env.progress(&ProgressEvent {
         tokens: Some(estimate_range(messages, start.min(cut)..cut)?),
+        background: true,
         ..ProgressEvent::phase("start")
     });
     let pre = match earlier {
@@ -239,7 +184,10 @@ pub async fn summarize_ahead<E: Environment + ?Sized>(
     let mut retries = Retries::default();
     let (summary, usage, _, parts) =
         summarize_messages(env, ctx, &model, input, &instructions, retry, &mut retries).await?;
-    env.progress(&ProgressEvent::phase("summarized"));
+    env.progress(&ProgressEvent {
+        background: true,
+        ..ProgressEvent::phase("summarized")
+    });
     Ok(Ahead {
         cut,
         summary,
