@@ -1042,57 +1042,20 @@ mod tests {
         )
     }
 
-    /// A session without usage: a prompt, then `rounds` calls, each reading a file whose
-    /// result is `result_tokens` tokens (by the estimate), `gaps[k]` seconds after the
-    /// previous call.
-    fn session(rounds: usize, result_tokens: usize, gaps: &[f64]) -> Vec<Message> {
+    /// A session without usage: `prompt`, then one call per step `(time, tool, path, result
+    /// tokens)`: the tool's `tool_use` on `path`, answered a second later with that many
+    /// tokens (by the estimate).
+    fn calls(prompt: &str, steps: &[(f64, &str, String, usize)]) -> Vec<Message> {
         let mut out = vec![Message::from_value(
             json!({"type": "user", "timestamp": ts(0.0),
-                   "message": {"role": "user", "content": "please read the files"}}),
+                   "message": {"role": "user", "content": prompt}}),
             "t",
         )
         .unwrap()];
-        let mut t = 0.0;
-        for k in 0..rounds {
-            t += gaps.get(k).copied().unwrap_or(5.0);
+        for (k, (t, tool, path, tokens)) in steps.iter().enumerate() {
             out.push(
                 Message::from_value(
-                    json!({"type": "assistant", "timestamp": ts(t),
-                       "message": {"role": "assistant", "id": format!("m{k}"), "model": "claude-opus-4-6",
-                         "content": [{"type": "tool_use", "id": format!("t{k}"), "name": "Read",
-                                      "input": {"file_path": format!("/src/f{k}.rs")}}]}}),
-                    "t",
-                )
-                .unwrap(),
-            );
-            out.push(
-                Message::from_value(
-                    json!({"type": "user", "timestamp": ts(t + 1.0),
-                       "message": {"role": "user", "content": [{"type": "tool_result",
-                         "tool_use_id": format!("t{k}"), "content": "x".repeat(result_tokens * 4)}]}}),
-                    "t",
-                )
-                .unwrap(),
-            );
-        }
-        out
-    }
-
-    /// A session without usage: a prompt, then one call per step, 5 s apart: `(tool, path,
-    /// result tokens)` — a `Read` of `path` answered with that many tokens, or another tool
-    /// (`Edit`) on it answered briefly.
-    fn session_of(steps: &[(&str, &str, usize)]) -> Vec<Message> {
-        let mut out = vec![Message::from_value(
-            json!({"type": "user", "timestamp": ts(0.0),
-                   "message": {"role": "user", "content": "work on the files"}}),
-            "t",
-        )
-        .unwrap()];
-        for (k, (tool, path, tokens)) in steps.iter().enumerate() {
-            let t = 5.0 * (k + 1) as f64;
-            out.push(
-                Message::from_value(
-                    json!({"type": "assistant", "timestamp": ts(t),
+                    json!({"type": "assistant", "timestamp": ts(*t),
                        "message": {"role": "assistant", "id": format!("m{k}"), "model": "claude-opus-4-6",
                          "content": [{"type": "tool_use", "id": format!("t{k}"), "name": tool,
                                       "input": {"file_path": path}}]}}),
@@ -1111,6 +1074,34 @@ mod tests {
             );
         }
         out
+    }
+
+    /// A session without usage: a prompt, then `rounds` calls, each reading a file whose
+    /// result is `result_tokens` tokens (by the estimate), `gaps[k]` seconds after the
+    /// previous call.
+    fn session(rounds: usize, result_tokens: usize, gaps: &[f64]) -> Vec<Message> {
+        let mut t = 0.0;
+        let steps: Vec<_> = (0..rounds)
+            .map(|k| {
+                t += gaps.get(k).copied().unwrap_or(5.0);
+                (t, "Read", format!("/src/f{k}.rs"), result_tokens)
+            })
+            .collect();
+        calls("please read the files", &steps)
+    }
+
+    /// A session without usage: a prompt, then one call per step, 5 s apart: `(tool, path,
+    /// result tokens)` — a `Read` of `path` answered with that many tokens, or another tool
+    /// (`Edit`) on it answered briefly.
+    fn session_of(steps: &[(&str, &str, usize)]) -> Vec<Message> {
+        let steps: Vec<_> = steps
+            .iter()
+            .enumerate()
+            .map(|(k, &(tool, path, tokens))| {
+                (5.0 * (k + 1) as f64, tool, path.to_string(), tokens)
+            })
+            .collect();
+        calls("work on the files", &steps)
     }
 
     fn settings(threshold: u64, speed: f64) -> Settings {
