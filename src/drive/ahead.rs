@@ -11,7 +11,8 @@
 //!   its cut would already put a swap over the bound, see [`Background::stale`]).
 //! * Landed ([`Background::landed`]) with the ticket it was started with: a summary whose
 //!   conversation was replaced meanwhile (a compaction committed, a manual `compact()`) has
-//!   an old ticket and is dropped; a failure is kept as the last error, never thrown.
+//!   an old ticket and is dropped; a failure is kept as the last error, never thrown, and the
+//!   next one waits until the count has grown ([`RETRY_STEP_TOKENS`], doubled per failure).
 //! * Swapped in by the automatic compaction at the threshold, or one check before it
 //!   ([`Background::swap_early`]) when waiting one more turn could put the swap over the
 //!   bound: the largest growth seen between two checks ([`Background::observe_check`]) is
@@ -98,7 +99,17 @@ pub struct Background {
     refused: bool,
     /// The same for `previous`.
     previous_refused: bool,
+    /// Background summaries that failed in a row (reset by one that lands).
+    failures: u32,
+    /// After a failure, no summary starts before the count reaches this
+    /// ([`RETRY_STEP_TOKENS`], doubled for each failure in a row).
+    retry_at: u64,
 }
+
+/// How much the count must grow after a failed background summary before another starts;
+/// doubled for each failure in a row. A summarizer that is down is not called on every push
+/// (the threshold still runs today's path, which reports the failure).
+pub const RETRY_STEP_TOKENS: u64 = 2_000;
 
 /// A started summary's identity: give it back to [`Background::landed`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,7 +200,7 @@ impl Background {
         let Some(line) = self.early_line() else {
             return false;
         };
-        if compacting || count < line {
+        if compacting || count < line.max(self.retry_at) {
             return false;
         }
         match &self.state {
@@ -251,10 +262,15 @@ impl Background {
             Ok(a) => {
                 self.previous = None;
                 self.refused = false;
+                self.failures = 0;
+                self.retry_at = 0;
                 self.state = AheadState::Ready(a);
             }
             Err(e) => {
                 self.error = Some(e);
+                self.failures = self.failures.saturating_add(1);
+                let step = RETRY_STEP_TOKENS.saturating_mul(1 << (self.failures - 1).min(16));
+                self.retry_at = self.started_at.0.saturating_add(step);
                 self.started_at = self.previous_at;
                 self.refused = self.previous_refused;
                 self.state = self
@@ -288,6 +304,8 @@ impl Background {
         self.previous = None;
         self.refused = false;
         self.previous_refused = false;
+        self.failures = 0;
+        self.retry_at = 0;
         // The next check measures a step of the new conversation, not the drop to it.
         self.last_check = None;
     }
@@ -498,5 +516,28 @@ mod tests {
         let (t3, _) = b.start(6, 850, 0);
         b.landed(t3, Ok(ahead(6, &"s".repeat(400))));
         assert!(b.swap_early(860, 870, None), "a fresh one is offered");
+    }
+
+    #[test]
+    fn after_a_failure_the_next_summary_waits_for_the_count_to_grow_doubling_per_failure() {
+        let mut b = Background::new(Some(100));
+        let fail = |b: &mut Background, count| {
+            let (t, _) = b.start(2, count, 0);
+            b.landed(t, Err(Error::new(ErrorCode::SummarizerFailed, "down")));
+        };
+        fail(&mut b, 1_000);
+        assert!(!b.wants_start(1_000, false, None), "not on the next push");
+        assert!(!b.wants_start(2_999, false, None));
+        assert!(b.wants_start(3_000, false, None), "2,000 tokens later");
+        fail(&mut b, 3_000);
+        assert!(!b.wants_start(6_999, false, None));
+        assert!(b.wants_start(7_000, false, None), "4,000 tokens later");
+        let (t, _) = b.start(2, 7_000, 0);
+        b.landed(t, Ok(ahead(2, "fine")));
+        fail(&mut b, 7_100);
+        assert!(
+            b.wants_start(9_100, false, None),
+            "a summary that landed resets the doubling"
+        );
     }
 }

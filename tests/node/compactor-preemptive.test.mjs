@@ -333,3 +333,32 @@ test('the summarizer is told a summary is written ahead: background: true, no on
   assert.equal(last.background, undefined);
   assert.equal(typeof last.onText, 'function');
 });
+
+test('a summarizer that is down is not called on every push: the next try waits for the count to grow', async () => {
+  let calls = 0;
+  const summarize = async () => {
+    calls++;
+    throw Object.assign(new Error('overloaded'), { status: 400 });
+  };
+  const c = new cc.Compactor({ model: h.OPUS, config: { autoCompactPctOverride: 50 }, summarize, preemptive: { earlyLine: 8_000 } });
+  let i = 0;
+  while (c.tokenCount() < 8_000) c.pushMany(round(i++));
+  await flush();
+  assert.equal(calls, 1);
+  assert.equal(c.background.error?.code, 'SUMMARIZER_FAILED');
+  // About 500 tokens a round: 2,000 tokens later (4 rounds) one more try, then 4,000 later.
+  const start = c.tokenCount();
+  for (let k = 0; k < 3; k++) {
+    c.pushMany(round(i++));
+    await flush();
+  }
+  assert.equal(calls, 1, `no retry within 2,000 tokens (${c.tokenCount() - start} grown)`);
+  while (c.tokenCount() < start + 2_100) c.pushMany(round(i++));
+  await flush();
+  assert.equal(calls, 2, 'retried once the count grew');
+  for (let k = 0; k < 6; k++) {
+    c.pushMany(round(i++));
+    await flush();
+  }
+  assert.equal(calls, 2, 'the next wait is twice as long');
+});
