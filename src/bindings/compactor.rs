@@ -330,8 +330,6 @@ impl Compactor {
             Err(e) => return Promise::reject(&js_error(e)),
         };
         let skipped = self.session.borrow_mut().check_auto_compact(&query);
-        // A check before the threshold that swaps the summary written ahead in now.
-        let early = skipped.is_none() && self.session.borrow().swap_early();
         if let Some(outcome) = skipped {
             return match auto_outcome_js(outcome, None) {
                 Ok(o) => Promise::resolve(&o),
@@ -357,6 +355,7 @@ impl Compactor {
         let tracking = session.borrow().tracking().clone();
         // The summary written ahead, if one is ready: it cuts inside the messages taken now.
         let ahead = session.borrow().background().ready().cloned();
+        let early = compaction.swap_early();
         let background_error = session.borrow().background().error().cloned();
         future_to_promise(async move {
             let res = preemptive::auto_compact_with_ahead(
@@ -378,12 +377,8 @@ impl Compactor {
                     return Err(js_error(e));
                 }
             };
+            session.borrow_mut().ahead_tried(&compaction, swapped);
             let to_commit = session.borrow_mut().auto_finished(compaction, &outcome);
-            if early && !swapped {
-                // Offered early and not swapped in: not offered early again (a refresh
-                // replaces it on the next push).
-                session.borrow_mut().ahead_refused();
-            }
             let result = match (to_commit, &outcome.result) {
                 (Some(c), Some(r)) => Some(commit(&session, c, r, &snapshot, &context)?),
                 _ => None,

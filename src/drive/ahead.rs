@@ -77,14 +77,13 @@ pub struct Background {
     /// Where summaries start; `None`: pre-emptive summaries are off.
     early_line: Option<EarlyLine>,
     state: AheadState,
-    /// A ready summary kept while a refresh runs (swapped in if the refresh is late).
-    previous: Option<Ahead>,
+    /// The running or ready summary's [`Mark`].
+    mark: Mark,
+    /// A ready summary kept while a refresh runs (swapped in if the refresh is late), with
+    /// its mark.
+    previous: Option<(Ahead, Mark)>,
     /// The ticket of the summary running now; a landing with another is dropped.
     ticket: u64,
-    /// The count when the running or ready summary was started, and its tail's estimate then.
-    started_at: (u64, u64),
-    /// The same for `previous`.
-    previous_at: (u64, u64),
     /// The last background summary that failed, until the next one starts.
     error: Option<Error>,
     /// The count at the last check (`None` before the first and after the conversation was
@@ -94,11 +93,6 @@ pub struct Background {
     headroom: u64,
     /// Cancels the summary running now, when its conversation is replaced.
     cancel: Cancel,
-    /// The ready summary was refused by a swap ([`refused`](Self::refused)): it is not
-    /// offered again early, and a refresh replaces it.
-    refused: bool,
-    /// The same for `previous`.
-    previous_refused: bool,
     /// Background summaries that failed in a row (reset by one that lands).
     failures: u32,
     /// After a failure, no summary starts before the count reaches this
@@ -110,6 +104,32 @@ pub struct Background {
 /// doubled for each failure in a row. A summarizer that is down is not called on every push
 /// (the threshold still runs today's path, which reports the failure).
 pub const RETRY_STEP_TOKENS: u64 = 2_000;
+
+/// What the background knows of one summary besides its text.
+#[derive(Clone, Copy, Debug, Default)]
+struct Mark {
+    /// The count when it was started.
+    count: u64,
+    /// The estimated tokens since its cut then.
+    tail: u64,
+    /// A swap of it was refused ([`Background::refused`]): it is not offered again early,
+    /// and a refresh replaces it.
+    refused: bool,
+}
+
+impl Mark {
+    /// Whether a swap of `ready` at `count` tokens, with `more` tokens still to come, stays
+    /// within the bound (before restored files, which only make it easier). The tail is
+    /// estimated as the tail when it started plus what the count grew since.
+    fn fits(&self, ready: &Ahead, count: u64, more: u64, fit: Option<&Fit>) -> bool {
+        let sizes = PostCompactSizes {
+            summary: text_tokens(&ready.summary),
+            kept: self.tail + count.saturating_sub(self.count) + more,
+            attachments: 0,
+        };
+        post_compact_fits(&sizes, fit, MAX_POST_COMPACT_RATIO)
+    }
+}
 
 /// A started summary's identity: give it back to [`Background::landed`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,7 +170,16 @@ impl Background {
     /// (estimated as its tail when started plus what the count grew since) would put a swap
     /// over the bound even before restored files are counted.
     pub fn stale(&self, ready: &Ahead, count: u64, fit: Option<&Fit>) -> bool {
-        !fits_with(ready, self.started_at, count, 0, fit)
+        !self.mark.fits(ready, count, 0, fit)
+    }
+
+    /// The summary a swap would take ([`ready`](Self::ready)) and its mark.
+    fn offered(&self) -> Option<(&Ahead, &Mark)> {
+        match &self.state {
+            AheadState::Ready(a) => Some((a, &self.mark)),
+            AheadState::Running { .. } => self.previous.as_ref().map(|(a, m)| (a, m)),
+            AheadState::Idle => None,
+        }
     }
 
     /// Records a check for an automatic compaction (one per request) at `count` tokens: the
@@ -177,21 +206,15 @@ impl Background {
         let Some(line) = self.early_line() else {
             return false;
         };
-        let (ready, at) = match &self.state {
-            AheadState::Ready(_) if self.refused => return false,
-            AheadState::Ready(a) => (a, self.started_at),
-            AheadState::Running { .. } if self.previous_refused => return false,
-            AheadState::Running { .. } => match &self.previous {
-                Some(a) => (a, self.previous_at),
-                None => return false,
-            },
-            AheadState::Idle => return false,
+        let Some((ready, mark)) = self.offered() else {
+            return false;
         };
-        count >= line
+        !mark.refused
+            && count >= line
             && count < threshold
             && count + self.headroom >= threshold
-            && fits_with(ready, at, count, 0, fit)
-            && !fits_with(ready, at, count, self.headroom, fit)
+            && mark.fits(ready, count, 0, fit)
+            && !mark.fits(ready, count, self.headroom, fit)
     }
 
     /// Whether a summary should start now, at `count` tokens (`compacting`: a compaction is
@@ -206,7 +229,7 @@ impl Background {
         match &self.state {
             AheadState::Idle => true,
             AheadState::Running { .. } => false,
-            AheadState::Ready(a) => self.refused || self.stale(a, count, fit),
+            AheadState::Ready(a) => self.mark.refused || self.stale(a, count, fit),
         }
     }
 
@@ -216,9 +239,9 @@ impl Background {
     /// [`wants_start`](Self::wants_start) asks for a refresh. At the threshold it is still
     /// the one tried (the alternative is today's path).
     pub fn refused(&mut self) {
-        match self.state {
-            AheadState::Ready(_) => self.refused = true,
-            AheadState::Running { .. } if self.previous.is_some() => self.previous_refused = true,
+        match (&self.state, &mut self.previous) {
+            (AheadState::Ready(_), _) => self.mark.refused = true,
+            (AheadState::Running { .. }, Some((_, mark))) => mark.refused = true,
             _ => {}
         }
     }
@@ -231,12 +254,13 @@ impl Background {
             AheadState::Ready(a) => Some(a),
             _ => None,
         };
-        self.previous = earlier.clone();
-        self.previous_at = self.started_at;
-        self.previous_refused = self.refused;
-        self.refused = false;
+        self.previous = earlier.clone().map(|a| (a, self.mark));
         self.ticket += 1;
-        self.started_at = (count, tail);
+        self.mark = Mark {
+            count,
+            tail,
+            refused: false,
+        };
         self.error = None;
         self.state = AheadState::Running { cut };
         (Ticket(self.ticket), earlier)
@@ -261,7 +285,6 @@ impl Background {
         match result {
             Ok(a) => {
                 self.previous = None;
-                self.refused = false;
                 self.failures = 0;
                 self.retry_at = 0;
                 self.state = AheadState::Ready(a);
@@ -270,13 +293,14 @@ impl Background {
                 self.error = Some(e);
                 self.failures = self.failures.saturating_add(1);
                 let step = RETRY_STEP_TOKENS.saturating_mul(1 << (self.failures - 1).min(16));
-                self.retry_at = self.started_at.0.saturating_add(step);
-                self.started_at = self.previous_at;
-                self.refused = self.previous_refused;
-                self.state = self
-                    .previous
-                    .take()
-                    .map_or(AheadState::Idle, AheadState::Ready);
+                self.retry_at = self.mark.count.saturating_add(step);
+                self.state = match self.previous.take() {
+                    Some((a, mark)) => {
+                        self.mark = mark;
+                        AheadState::Ready(a)
+                    }
+                    None => AheadState::Idle,
+                };
             }
         }
     }
@@ -285,11 +309,7 @@ impl Background {
     /// refresh runs, the one before it (the refresh is not waited for). It stays until the
     /// compaction ends ([`drop_all`](Self::drop_all) when the conversation is replaced).
     pub fn ready(&self) -> Option<&Ahead> {
-        match &self.state {
-            AheadState::Ready(a) => Some(a),
-            AheadState::Running { .. } => self.previous.as_ref(),
-            AheadState::Idle => None,
-        }
+        self.offered().map(|(a, _)| a)
     }
 
     /// Drops everything (the conversation was replaced, or restored): a summary running now
@@ -302,27 +322,11 @@ impl Background {
         self.ticket += 1;
         self.state = AheadState::Idle;
         self.previous = None;
-        self.refused = false;
-        self.previous_refused = false;
         self.failures = 0;
         self.retry_at = 0;
         // The next check measures a step of the new conversation, not the drop to it.
         self.last_check = None;
     }
-}
-
-/// Whether a swap of `ready` (started at `at`: the count then and its tail's estimate) at
-/// `count` tokens, with `more` tokens still to come, stays within the bound (before restored
-/// files, which only make it easier). The tail is estimated as the tail when it started plus
-/// what the count grew since.
-fn fits_with(ready: &Ahead, at: (u64, u64), count: u64, more: u64, fit: Option<&Fit>) -> bool {
-    let (count_then, tail_then) = at;
-    let sizes = PostCompactSizes {
-        summary: text_tokens(&ready.summary),
-        kept: tail_then + count.saturating_sub(count_then) + more,
-        attachments: 0,
-    };
-    post_compact_fits(&sizes, fit, MAX_POST_COMPACT_RATIO)
 }
 
 #[cfg(test)]

@@ -716,13 +716,7 @@ pub(crate) async fn summary_input<E: Environment + ?Sized>(
         stripped.extend(strip::strip_media_described(slice)?);
     }
     checkpoint(env, "stripping attachments").await?;
-    let drop = strip::reinjected_attachments(stripped.as_slice())?;
-    let to_summarize: Vec<Message> = stripped
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| !drop.contains(i))
-        .map(|(_, m)| m)
-        .collect();
+    let to_summarize = strip::without_reinjected_attachments(stripped)?;
     if !to_summarize
         .iter()
         .any(|m| m.kind() == Kind::User || m.kind() == Kind::Assistant)

@@ -136,13 +136,7 @@ pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
     let start = active_start(messages)?;
     let active = &messages[start..];
     let stripped = apply_edits(active, &strip::strip_images(active)?)?;
-    let drop = strip::reinjected_attachments(stripped.as_slice())?;
-    let to_summarize: Vec<Message> = stripped
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| !drop.contains(i))
-        .map(|(_, m)| m)
-        .collect();
+    let to_summarize = strip::without_reinjected_attachments(stripped)?;
     let has_conversation = to_summarize
         .iter()
         .any(|m| matches!(m.kind(), Kind::User | Kind::Assistant));

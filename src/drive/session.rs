@@ -66,12 +66,21 @@ pub struct Session<M> {
 #[must_use = "a compaction must end with Session::commit or Session::abandon"]
 pub struct Compaction {
     trigger: Trigger,
+    /// An automatic one begun below the threshold to swap the summary written ahead in a
+    /// check early ([`Background::swap_early`]).
+    early: bool,
 }
 
 impl Compaction {
     /// Automatic (`maybeAutoCompact`) or manual (`compact`).
     pub fn trigger(&self) -> Trigger {
         self.trigger
+    }
+
+    /// Whether it swaps the summary written ahead in a check before the threshold (the
+    /// automatic compaction then swaps even though the count is below it).
+    pub fn swap_early(&self) -> bool {
+        self.early
     }
 }
 
@@ -115,8 +124,9 @@ impl<M> Session<M> {
 
     /// Whether the summary written ahead should be swapped in now, a check before the
     /// threshold (see [`Background::swap_early`]): then [`check_auto_compact`]
-    /// (Self::check_auto_compact) does not skip, and the automatic compaction swaps it in.
-    pub fn swap_early(&self) -> bool {
+    /// (Self::check_auto_compact) does not skip, and the automatic compaction
+    /// [`begin`](Self::begin)s says so ([`Compaction::swap_early`]).
+    fn swap_early(&self) -> bool {
         !self.compacting()
             && self.background.swap_early(
                 self.token_count(),
@@ -138,9 +148,14 @@ impl<M> Session<M> {
         self.background.set_cancel(ticket, cancel);
     }
 
-    /// A swap of the summary written ahead was refused (see [`Background::refused`]).
-    pub fn ahead_refused(&mut self) {
-        self.background.refused();
+    /// The automatic `compaction` ran: `swapped` says whether the summary written ahead was
+    /// swapped in. One begun to swap early that did not swap (refused, aborted, vetoed) marks
+    /// that summary refused (see [`Background::refused`]): not offered early again, and a
+    /// refresh replaces it.
+    pub fn ahead_tried(&mut self, compaction: &Compaction, swapped: bool) {
+        if compaction.early && !swapped {
+            self.background.refused();
+        }
     }
 
     /// A summary written ahead landed (see [`Background::landed`]).
@@ -311,11 +326,12 @@ impl<M> Session<M> {
             ));
         }
         let input = read(&self.messages)?;
+        let early = trigger == Trigger::Auto && self.swap_early();
         self.running = Some(Running {
             taken: self.messages.len(),
             pushed: Vec::new(),
         });
-        Ok((Compaction { trigger }, input))
+        Ok((Compaction { trigger, early }, input))
     }
 
     /// Ends a compaction that failed or produced nothing: the conversation stays as it is,

@@ -2,7 +2,7 @@
 //! attachments that are re-announced after compaction anyway.
 
 use crate::model::error::Result;
-use crate::model::messages::Kind;
+use crate::model::messages::{Kind, Message};
 use crate::model::view::{BlockKind, ContentInfo, ConversationView, Detail, Edit};
 
 /// Text that replaces an image block.
@@ -95,9 +95,7 @@ pub fn human_size(bytes: usize) -> String {
 
 /// Like [`strip_images`] applied, but each placeholder names the media's type and size (for
 /// the summary request: the summarizer learns what was there without receiving it).
-pub fn strip_media_described(
-    messages: &[crate::model::messages::Message],
-) -> Result<Vec<crate::model::messages::Message>> {
+pub fn strip_media_described(messages: &[Message]) -> Result<Vec<Message>> {
     use crate::model::messages::{Block, Content, ToolResultContent};
     let mut edits = strip_images(messages)?;
     for e in &mut edits {
@@ -132,6 +130,18 @@ pub fn strip_media_described(
     crate::model::view::apply_edits(messages, &edits)
 }
 
+/// `messages` without the attachments [`reinjected_attachments`] names (SPEC §7 step 3: what
+/// a compaction summarizes).
+pub fn without_reinjected_attachments(messages: Vec<Message>) -> Result<Vec<Message>> {
+    let drop = reinjected_attachments(messages.as_slice())?;
+    Ok(messages
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !drop.contains(i))
+        .map(|(_, m)| m)
+        .collect())
+}
+
 /// `stripReinjectedAttachments`: indices of the attachment messages of kind
 /// `skill_discovery` or `skill_listing`, which are dropped.
 pub fn reinjected_attachments<V: ConversationView + ?Sized>(view: &V) -> Result<Vec<usize>> {
@@ -151,7 +161,6 @@ pub fn reinjected_attachments<V: ConversationView + ?Sized>(view: &V) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::messages::Message;
     use crate::model::view::apply_edits;
     use serde_json::json;
 
@@ -216,5 +225,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(reinjected_attachments(m.as_slice()).unwrap(), vec![0, 2]);
+        let kept = without_reinjected_attachments(m.clone()).unwrap();
+        assert_eq!(kept, vec![m[1].clone(), m[3].clone()]);
     }
 }
