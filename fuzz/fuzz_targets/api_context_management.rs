@@ -27,8 +27,9 @@ use context_compaction::transforms::context_management::{
     ContextManagementOptions, CLEAR_THINKING_EDIT, CLEAR_TOOL_USES_EDIT, COMPACT_EDIT,
     MIN_COMPACT_TRIGGER_INPUT_TOKENS,
 };
+use context_compaction_test_support::typed::{arbitrary_json_with, Vocabulary};
 use libfuzzer_sys::fuzz_target;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 const KEYS: &[&str] = &[
     "clearThinking",
@@ -93,39 +94,15 @@ fn number(u: &mut Unstructured<'_>) -> ArbResult<Value> {
     })
 }
 
+/// A value of the context-management vocabulary (its keys and edge numbers).
 fn value(u: &mut Unstructured<'_>, depth: u32) -> ArbResult<Value> {
-    let pick = if depth >= 5 {
-        u.int_in_range(0..=4)?
-    } else {
-        u.int_in_range(0..=7)?
+    const VOCABULARY: Vocabulary<'static> = Vocabulary {
+        keys: KEYS,
+        strings: STRINGS,
+        number,
+        max_depth: 5,
     };
-    Ok(match pick {
-        0 => Value::Null,
-        1 => Value::Bool(u.arbitrary()?),
-        2 => number(u)?,
-        3 => Value::String(STRINGS[usize::from(u.arbitrary::<u8>()?) % STRINGS.len()].into()),
-        4 => Value::String(u.arbitrary::<String>()?.chars().take(32).collect()),
-        5 | 6 => {
-            let n = u.int_in_range(0..=8)?;
-            let mut o = Map::new();
-            for _ in 0..n {
-                let key = if u.ratio(1, 12)? {
-                    u.arbitrary::<String>()?.chars().take(12).collect()
-                } else {
-                    KEYS[usize::from(u.arbitrary::<u8>()?) % KEYS.len()].to_string()
-                };
-                o.insert(key, value(u, depth + 1)?);
-            }
-            Value::Object(o)
-        }
-        _ => {
-            let n = u.int_in_range(0..=4)?;
-            (0..n)
-                .map(|_| value(u, depth + 1))
-                .collect::<ArbResult<Vec<_>>>()?
-                .into()
-        }
-    })
+    arbitrary_json_with(u, &VOCABULARY, depth)
 }
 
 /// A response body: usually a `content` array whose first block may be a compaction block.

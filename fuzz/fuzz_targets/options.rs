@@ -35,8 +35,9 @@ use context_compaction::model::config::Config;
 use context_compaction::model::error::{Error, ErrorCode};
 use context_compaction::model::messages::Message;
 use context_compaction_test_support::env::{block_on, transcript, Scripted};
+use context_compaction_test_support::typed::{arbitrary_json_with, Vocabulary};
 use libfuzzer_sys::fuzz_target;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// Keys the option parsers read, besides those of the public key lists.
 const MORE_KEYS: &[&str] = &[
@@ -133,40 +134,15 @@ fn number(u: &mut Unstructured<'_>) -> ArbResult<Value> {
     })
 }
 
+/// A value of the options' vocabulary (every key some parser reads, their edge numbers).
 fn value(u: &mut Unstructured<'_>, keys: &[&'static str], depth: u32) -> ArbResult<Value> {
-    let pick = if depth >= 6 {
-        u.int_in_range(0..=4)?
-    } else {
-        u.int_in_range(0..=7)?
+    let vocabulary = Vocabulary {
+        keys,
+        strings: STRINGS,
+        number,
+        max_depth: 6,
     };
-    Ok(match pick {
-        0 => Value::Null,
-        1 => Value::Bool(u.arbitrary()?),
-        2 => number(u)?,
-        3 => Value::String(STRINGS[usize::from(u.arbitrary::<u8>()?) % STRINGS.len()].into()),
-        4 => Value::String(u.arbitrary::<String>()?.chars().take(48).collect()),
-        5 | 6 => {
-            let n = u.int_in_range(0..=7)?;
-            let mut o = Map::new();
-            for _ in 0..n {
-                let key = if u.ratio(1, 10)? {
-                    u.arbitrary::<String>()?.chars().take(16).collect()
-                } else {
-                    keys[usize::from(u.arbitrary::<u16>()?) % keys.len()].to_string()
-                };
-                o.insert(key, value(u, keys, depth + 1)?);
-            }
-            Value::Object(o)
-        }
-        _ => {
-            let n = u.int_in_range(0..=4)?;
-            let mut a = Vec::new();
-            for _ in 0..n {
-                a.push(value(u, keys, depth + 1)?);
-            }
-            Value::Array(a)
-        }
-    })
+    arbitrary_json_with(u, &vocabulary, depth)
 }
 
 /// A structured input: a vocabulary value, perhaps wrapped deep at a known key.

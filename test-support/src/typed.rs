@@ -131,25 +131,59 @@ const STRINGS: &[&str] = &[
     "msg_1",
 ];
 
-fn arbitrary_json(u: &mut Unstructured<'_>, depth: u32) -> ArbResult<Value> {
-    let pick = if depth >= 5 {
+/// The words an arbitrary JSON value is made of ([`arbitrary_json_with`]): the keys its
+/// objects mostly use, the strings it mostly holds, how its numbers are drawn, and how deep it
+/// nests. The fuzz targets give their own (every key an option parser reads, the edge numbers
+/// of their parser); [`Json`] uses the message vocabulary.
+pub struct Vocabulary<'v> {
+    /// Keys (1 in 8 keys is arbitrary text instead).
+    pub keys: &'v [&'v str],
+    /// Strings (as often as arbitrary text).
+    pub strings: &'v [&'v str],
+    /// Draws a number.
+    pub number: fn(&mut Unstructured<'_>) -> ArbResult<Value>,
+    /// Past this depth only scalars are drawn.
+    pub max_depth: u32,
+}
+
+/// The numbers of [`Json`]: small, negative, large, any `f64`, beyond 2^53, fractions.
+pub fn message_number(u: &mut Unstructured<'_>) -> ArbResult<Value> {
+    Ok(match u.int_in_range(0..=5)? {
+        0 => json!(u.arbitrary::<u16>()?),
+        1 => json!(-i64::from(u.arbitrary::<u32>()?)),
+        2 => json!(u.arbitrary::<u64>()?),
+        3 => serde_json::Number::from_f64(u.arbitrary::<f64>()?).map_or(Value::Null, Value::Number),
+        4 => json!(1e15 + f64::from(u.arbitrary::<u8>()?)),
+        _ => json!(f64::from(u.arbitrary::<u16>()?) / 8.0),
+    })
+}
+
+/// Picks one of `words` (indexed by one byte, or two when there are more than 256).
+fn pick<'v>(u: &mut Unstructured<'_>, words: &[&'v str]) -> ArbResult<&'v str> {
+    let i = if words.len() > 256 {
+        usize::from(u.arbitrary::<u16>()?)
+    } else {
+        usize::from(u.arbitrary::<u8>()?)
+    };
+    Ok(words[i % words.len()])
+}
+
+/// An arbitrary JSON value at `depth` drawn from `vocabulary`.
+pub fn arbitrary_json_with(
+    u: &mut Unstructured<'_>,
+    vocabulary: &Vocabulary<'_>,
+    depth: u32,
+) -> ArbResult<Value> {
+    let choice = if depth >= vocabulary.max_depth {
         u.int_in_range(0..=4)?
     } else {
         u.int_in_range(0..=7)?
     };
-    Ok(match pick {
+    Ok(match choice {
         0 => Value::Null,
         1 => Value::Bool(u.arbitrary()?),
-        2 => match u.int_in_range(0..=5)? {
-            0 => json!(u.arbitrary::<u16>()?),
-            1 => json!(-i64::from(u.arbitrary::<u32>()?)),
-            2 => json!(u.arbitrary::<u64>()?),
-            3 => serde_json::Number::from_f64(u.arbitrary::<f64>()?)
-                .map_or(Value::Null, Value::Number),
-            4 => json!(1e15 + f64::from(u.arbitrary::<u8>()?)),
-            _ => json!(f64::from(u.arbitrary::<u16>()?) / 8.0),
-        },
-        3 => Value::String(STRINGS[usize::from(u.arbitrary::<u8>()?) % STRINGS.len()].to_string()),
+        2 => (vocabulary.number)(u)?,
+        3 => Value::String(pick(u, vocabulary.strings)?.to_string()),
         4 => Value::String(u.arbitrary::<String>()?.chars().take(64).collect()),
         5 | 6 => {
             let n = u.int_in_range(0..=6)?;
@@ -158,9 +192,9 @@ fn arbitrary_json(u: &mut Unstructured<'_>, depth: u32) -> ArbResult<Value> {
                 let key = if u.ratio(1, 8)? {
                     u.arbitrary::<String>()?.chars().take(16).collect()
                 } else {
-                    KEYS[usize::from(u.arbitrary::<u8>()?) % KEYS.len()].to_string()
+                    pick(u, vocabulary.keys)?.to_string()
                 };
-                o.insert(key, arbitrary_json(u, depth + 1)?);
+                o.insert(key, arbitrary_json_with(u, vocabulary, depth + 1)?);
             }
             Value::Object(o)
         }
@@ -168,15 +202,23 @@ fn arbitrary_json(u: &mut Unstructured<'_>, depth: u32) -> ArbResult<Value> {
             let n = u.int_in_range(0..=4)?;
             let mut a = Vec::new();
             for _ in 0..n {
-                a.push(arbitrary_json(u, depth + 1)?);
+                a.push(arbitrary_json_with(u, vocabulary, depth + 1)?);
             }
             Value::Array(a)
         }
     })
 }
 
+/// The vocabulary of [`Json`]: message keys and strings.
+const MESSAGES: Vocabulary<'static> = Vocabulary {
+    keys: KEYS,
+    strings: STRINGS,
+    number: message_number,
+    max_depth: 5,
+};
+
 impl<'a> Arbitrary<'a> for Json {
     fn arbitrary(u: &mut Unstructured<'a>) -> ArbResult<Self> {
-        arbitrary_json(u, 0).map(Json)
+        arbitrary_json_with(u, &MESSAGES, 0).map(Json)
     }
 }
