@@ -631,7 +631,7 @@ const pipelineOutcome = {
 const pipeline = await timeGroup([
   { key: 'pipeline.compactConversation', fn: () => cc.compactConversation(linesBefore, pipelineContext, {}), async: true },
   { key: 'pipeline.autoCompactIfNeeded', fn: () => cc.autoCompactIfNeeded(linesBefore, pipelineContext, { consecutiveFailures: 0 }), async: true },
-  { key: 'pipeline.previewCompaction', fn: () => cc.previewCompaction(linesBefore, { model: MODEL }) },
+  { key: 'pipeline.previewCompaction', fn: () => cc.previewCompaction(linesBefore, { model: MODEL }), async: true },
   { key: 'pipeline.serializeTranscript', fn: () => cc.serializeTranscript(linesBefore) },
   { key: 'pipeline.stringify', fn: () => JSON.stringify(linesBefore) },
 ]);

@@ -14,9 +14,11 @@ import { fileURLToPath } from 'node:url';
 /** KB (1,024 bytes) of gzip -9. */
 export const SIZE_GOALS = {
   // What a page downloads to count and compact with an API summarizer.
-  page: { goal: 100, ceiling: 420 },
-  // Each shipped .wasm on its own (today one module, every entry loads it).
-  'context_compaction_bg.wasm': { goal: undefined, ceiling: 350 },
+  page: { goal: 100, ceiling: 350 },
+  // Each shipped .wasm on its own: the first (every entry loads it at init) and the second
+  // (offlineSummarizer, previewCompaction, simulateSession; loaded on first use).
+  'context_compaction_bg.wasm': { goal: undefined, ceiling: 310 },
+  'context_compaction_extra_bg.wasm': { goal: undefined, ceiling: 230 },
 };
 
 const gz = (bytes) => gzipSync(bytes, { level: 9 }).length;
@@ -28,10 +30,9 @@ export function pageModules(entry) {
     if (seen.has(file)) return;
     seen.add(file);
     const text = readFileSync(file, 'utf8');
-    for (const m of text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]/gm)) {
-      visit(path.resolve(path.dirname(file), m[1]));
-    }
-    for (const m of text.matchAll(/^\s*import\s*['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+    // Static `import … from './x'`, `export … from './x'` and `import './x'`, anywhere (the
+    // shipped JS is minified: several on a line); never `import('./x')`, loaded on demand.
+    for (const m of text.matchAll(/\b(?:import|export)\s*(?:[\w$*{}\s,]*?\bfrom\s*)?['"](\.{1,2}\/[^'"]+)['"]/g)) {
       visit(path.resolve(path.dirname(file), m[1]));
     }
   };
@@ -46,6 +47,9 @@ export function pageModules(entry) {
 export function measureSize(pkgDir) {
   const wasmFile = path.join(pkgDir, 'context_compaction_bg.wasm');
   const wasm = readFileSync(wasmFile);
+  const extraWasm = readFileSync(path.join(pkgDir, 'context_compaction_extra_bg.wasm'));
+  const extraGlue = readFileSync(path.join(pkgDir, 'context_compaction_extra.js'));
+  // web.js imports the second module's glue dynamically (on first use): not part of the page.
   const glueFiles = pageModules(path.join(pkgDir, 'web.js'));
   const size = {
     wasmRaw: wasm.length,
@@ -53,6 +57,9 @@ export function measureSize(pkgDir) {
     glueFiles: glueFiles.map((p) => path.relative(pkgDir, p)),
     glueRaw: glueFiles.reduce((s, p) => s + readFileSync(p).length, 0),
     glueGz: glueFiles.reduce((s, p) => s + gz(readFileSync(p)), 0),
+    extraWasmRaw: extraWasm.length,
+    extraWasmGz: gz(extraWasm),
+    extraGlueGz: gz(extraGlue),
   };
   size.totalGz = size.wasmGz + size.glueGz;
   const row = (id, name, bytes, limits, note) => {
@@ -68,9 +75,11 @@ export function measureSize(pkgDir) {
   const rows = [
     row('size.page', 'page download, gzip -9: first .wasm + the JS web.js loads', size.totalGz, SIZE_GOALS.page,
       `wasm ${(size.wasmGz / 1024).toFixed(1)} KB + glue ${(size.glueGz / 1024).toFixed(1)} KB (${size.glueFiles.join(', ')}); ` +
-      'one module today: the page loads everything (docs/size.md)'),
-    row('size.wasm', 'context_compaction_bg.wasm, gzip -9', size.wasmGz, SIZE_GOALS['context_compaction_bg.wasm'],
-      `raw ${(size.wasmRaw / 1024).toFixed(1)} KB; loaded by every entry (web, node, inline, workerd)`),
+      'the second module is not part of it: fetched on first use of offlineSummarizer, previewCompaction, simulateSession (docs/size.md)'),
+    row('size.wasm', 'context_compaction_bg.wasm (first module), gzip -9', size.wasmGz, SIZE_GOALS['context_compaction_bg.wasm'],
+      `raw ${(size.wasmRaw / 1024).toFixed(1)} KB; loaded by every entry at init (web, node, inline, workerd)`),
+    row('size.extraWasm', 'context_compaction_extra_bg.wasm (second module), gzip -9', size.extraWasmGz, SIZE_GOALS['context_compaction_extra_bg.wasm'],
+      `raw ${(size.extraWasmRaw / 1024).toFixed(1)} KB, its glue ${(size.extraGlueGz / 1024).toFixed(1)} KB gzip; loaded on first use only`),
   ];
   return { size, rows };
 }

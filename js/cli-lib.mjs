@@ -1319,7 +1319,7 @@ const SIMULATE_OPTIONS = /** @type {const} @satisfies {NonNullable<import('node:
  * @param {string[]} args the arguments after the command
  * @param {CliIo} io
  */
-export function simulateCommand(args, io) {
+export async function simulateCommand(args, io) {
   const { values: v, positionals } = parse(args, SIMULATE_OPTIONS);
   if (v.help) {
     io.stdout.write(HELP);
@@ -1338,7 +1338,7 @@ export function simulateCommand(args, io) {
   const { lines } = readTranscriptFile(file);
   let report;
   try {
-    report = cc.simulateSession(lines, options);
+    report = await cc.simulateSession(lines, options);
   } catch (err) {
     const e = /** @type {ErrorLike} */ (err);
     if (e && e.code === 'INVALID_ARGUMENT') throw usageError(`simulate: ${e.message}`);
@@ -1423,7 +1423,7 @@ export async function compactCommand(args, io) {
     const { lines, model, readFileState } = prepareCompaction(input, readTranscriptFile(input).lines, v.model, offline);
     let p;
     try {
-      p = cc.previewCompaction(lines, { model, readFileState });
+      p = await cc.previewCompaction(lines, { model, readFileState });
     } catch (e) {
       throw compactionError(e, input) ?? e;
     }
@@ -1711,7 +1711,7 @@ export async function run(argv, io) {
       return EXIT.OK;
     }
     if (command === 'analyze') return analyzeCommand(rest, io);
-    if (command === 'simulate') return simulateCommand(rest, io);
+    if (command === 'simulate') return await simulateCommand(rest, io);
     if (command === 'compact') return await compactCommand(rest, io);
     throw usageError(
       command.startsWith('-') ? `unknown option ${command} (options come after the command)` : `unknown command ${JSON.stringify(command)} (analyze, simulate or compact)`,

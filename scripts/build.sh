@@ -1,15 +1,33 @@
 #!/usr/bin/env bash
-# Builds the npm package into pkg/: one .wasm, a browser entry (web.js, needs `await init()`)
-# and a Node entry (node.js, loads the .wasm from disk at import). Assumes scripts/setup.sh ran.
+# Builds the npm package into pkg/: two .wasm modules from this crate (Cargo features, see
+# Cargo.toml) — context_compaction_bg.wasm (`base`: what every entry loads at init) and
+# context_compaction_extra_bg.wasm (`extra`: offlineSummarizer, previewCompaction,
+# simulateSession, loaded on first use) — then scripts/package.mjs writes the entries (web.js,
+# node.js, inline.js, workerd.js, node.cjs). Assumes scripts/setup.sh ran.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 # One build at a time: pkg/ is rewritten in place.
 exec 9>"${TMPDIR:-/tmp}/context-compaction-build.lock"
 flock 9
-wasm-pack build --release --target web --out-dir pkg --out-name context_compaction >/dev/null 2>pkg-build.log || {
-  cat pkg-build.log >&2
-  exit 1
+extra_dir=target/pkg-extra
+build() { # OUT_DIR OUT_NAME FEATURE
+  wasm-pack build --release --target web --out-dir "$1" --out-name "$2" -- --no-default-features --features "$3" \
+    >/dev/null 2>pkg-build.log || {
+    cat pkg-build.log >&2
+    exit 1
+  }
 }
+build "$extra_dir" context_compaction_extra extra
+build pkg context_compaction base
 rm -f pkg-build.log
+# The second module's glue, .wasm and declarations beside the first; both glues import the
+# same snippets (src/bindings/*.js), which wasm-bindgen names after the crate.
+for f in context_compaction_extra.js context_compaction_extra_bg.wasm context_compaction_extra.d.ts context_compaction_extra_bg.wasm.d.ts; do
+  cp "$extra_dir/$f" pkg/
+done
+if ! diff -r -q "$extra_dir/snippets" pkg/snippets >/dev/null; then
+  echo "build.sh: the two modules' snippets differ (pkg/snippets vs $extra_dir/snippets)" >&2
+  exit 1
+fi
 node scripts/package.mjs

@@ -19,10 +19,12 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSy
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
-// esbuild writes node.cjs (the end of this script); found first, so that a missing one changes nothing.
+// esbuild writes node.cjs and minifies the JS a page loads (the end of this script); found
+// first, so that a missing one changes nothing.
 let esbuild;
+let transformSync;
 try {
-  ({ build: esbuild } = createRequire(import.meta.url)('esbuild'));
+  ({ build: esbuild, transformSync } = createRequire(import.meta.url)('esbuild'));
 } catch (e) {
   throw new Error(`scripts/package.mjs needs esbuild (a dev dependency) to write node.cjs: run scripts/setup.sh (${e.message})`);
 }
@@ -74,8 +76,7 @@ const errorClass = `export { ContextCompactionError } from '${errorSnippets[0]}'
 // It starts as a stand-in whose every property read throws a coded NOT_INITIALIZED error
 // instead (the real exports replace it at init, so nothing costs more afterwards). Exact text
 // replacements: a wasm-bindgen whose glue differs fails the build here, not at run time.
-{
-  const gluePath = pkg + 'context_compaction.js';
+function patchNotReady(gluePath) {
   let text = readFileSync(gluePath, 'utf8');
   if (!text.includes('__ccNotReady')) {
     const swap = (from, to, count) => {
@@ -109,8 +110,7 @@ const errorClass = `export { ContextCompactionError } from '${errorSnippets[0]}'
 // Compactor, an offlineSummarizer function) throw INSTANCE_RESET; their finalizers never
 // touch the fresh instance. Exact text replacements with counts: a wasm-bindgen whose glue
 // differs fails the build here, not at run time.
-{
-  const gluePath = pkg + 'context_compaction.js';
+function patchTrapRecovery(gluePath) {
   let text = readFileSync(gluePath, 'utf8');
   if (!text.includes('__ccGeneration')) {
     const swap = (from, to, count) => {
@@ -122,12 +122,17 @@ const errorClass = `export { ContextCompactionError } from '${errorSnippets[0]}'
     const functions = [...text.matchAll(/^export function (\w+)\(/gm)].map((m) => m[1]).filter((n) => n !== 'initSync');
     const snippetDir = errorSnippets[0].replace(/js_error\.js$/, '');
     // Closures carry the instance they belong to; a stale one never reaches the fresh instance.
-    swap('const state = { a: arg0, b: arg1, cnt: 1 };', 'const state = { a: arg0, b: arg1, cnt: 1, g: __ccGeneration };', 2);
+    // The glue has one closure maker per kind its exports use (`Fn`: an offlineSummarizer
+    // function; `FnMut`: a future's callbacks): each found is patched, and nothing else.
+    const fnClosures = text.split('        state.cnt++;\n        try {\n            return f(state.a, state.b, ...args);').length - 1;
+    const mutClosures = text.split('        state.cnt++;\n        const a = state.a;\n        state.a = 0;').length - 1;
+    const closures = fnClosures + mutClosures;
+    swap('const state = { a: arg0, b: arg1, cnt: 1 };', 'const state = { a: arg0, b: arg1, cnt: 1, g: __ccGeneration };', closures);
     swap(
       '        state.cnt++;\n        try {\n            return f(state.a, state.b, ...args);\n        } finally {',
       '        if (state.g !== __ccGeneration || __ccDead) throw __ccStale(\'this function\');\n' +
         '        state.cnt++;\n        try {\n            return __ccEnter(() => f(state.a, state.b, ...args), false);\n        } finally {',
-      1,
+      fnClosures,
     );
     swap(
       '        state.cnt++;\n        const a = state.a;\n        state.a = 0;\n        try {\n            return f(a, state.b, ...args);\n        } finally {',
@@ -135,17 +140,17 @@ const errorClass = `export { ContextCompactionError } from '${errorSnippets[0]}'
       // were rejected when it trapped.
       '        if (state.g !== __ccGeneration || __ccDead) return undefined;\n' +
         '        state.cnt++;\n        const a = state.a;\n        state.a = 0;\n        try {\n            return __ccEnter(() => f(a, state.b, ...args), true);\n        } finally {',
-      1,
+      mutClosures,
     );
     swap(
       '        if (--state.cnt === 0) {\n            wasm.__wbindgen_destroy_closure(state.a, state.b);',
       '        if (--state.cnt === 0) {\n            if (state.g === __ccGeneration && !__ccDead) wasm.__wbindgen_destroy_closure(state.a, state.b);',
-      2,
+      closures,
     );
     swap(
       'new FinalizationRegistry(state => wasm.__wbindgen_destroy_closure(state.a, state.b));',
       'new FinalizationRegistry(state => { if (state.g === __ccGeneration && !__ccDead) wasm.__wbindgen_destroy_closure(state.a, state.b); });',
-      1,
+      closures > 0 ? 1 : 0,
     );
     // Objects: their finalizer frees only in the instance they were made in.
     swap(/new FinalizationRegistry\(ptr => wasm\.(\w+)\(ptr(?: >>> 0)?, 1\)\)/g, 'new FinalizationRegistry(h => { if (h.g === __ccGeneration && !__ccDead) wasm.$1(h.ptr, 1); })', classes.length);
@@ -269,12 +274,115 @@ ${classes
   }
 }
 
+// Both modules' glues (the first and the one loaded on first use) get both patches.
+for (const glueFile of ['context_compaction.js', 'context_compaction_extra.js']) {
+  patchNotReady(pkg + glueFile);
+  patchTrapRecovery(pkg + glueFile);
+}
+
 const header = '// Generated by scripts/package.mjs — do not edit.\n';
 // The public names: everything the glue exports but its start function (an internal hook
 // wasm-bindgen exports as `start`) and its default (the entries choose their own default).
 const INTERNAL = new Set(['start', 'default']);
-const names = Object.keys(glue).filter((n) => !INTERNAL.has(n)).sort();
+// The first module's exports but setEnvironmentDefaults, which every entry wraps (below) so
+// that the second module gets the same defaults.
+const names = Object.keys(glue).filter((n) => !INTERNAL.has(n) && n !== 'setEnvironmentDefaults').sort();
 const nodeNames = names.filter((n) => n !== 'initSync');
+// The second module (feature `extra`), loaded on first use: its exports, through extras.js.
+const extraGlue = await import(new URL('../pkg/context_compaction_extra.js', import.meta.url));
+const EXTRA_NAMES = ['offlineSummarizer', 'previewCompaction', 'simulateSession'];
+{
+  const found = Object.keys(extraGlue).filter((n) => !INTERNAL.has(n) && n !== 'initSync' && n !== 'setEnvironmentDefaults').sort();
+  if (JSON.stringify(found) !== JSON.stringify(EXTRA_NAMES)) {
+    throw new Error(`package.mjs: the second module exports ${found.join(', ')}; extras.js wraps ${EXTRA_NAMES.join(', ')}`);
+  }
+}
+// extras.js: the lazy second module for every entry. `extras(load, sync)` returns the wrapped
+// exports; `load(input)` instantiates the second module's glue and returns it (synchronously when
+// `sync`, where the entry has the bytes at hand: Node, workerd; else a promise: web, inline).
+writeFileSync(
+  pkg + 'extras.js',
+  header +
+    `import { codedError } from '${errorSnippets[0]}';\n` +
+    "import { setEnvironmentDefaults as setBaseDefaults } from './context_compaction.js';\n\n" +
+    `/**
+ * The second WebAssembly module (offlineSummarizer, previewCompaction, simulateSession) behind
+ * functions that load it on first use. \`load(input)\` returns its initialised glue, or a promise
+ * of it; \`sync\` says it returns the glue itself.
+ */
+export function extras(load, sync) {
+  let glue;
+  let pending;
+  let env;
+  const ready = (g) => {
+    if (env !== undefined) g.setEnvironmentDefaults(env);
+    glue = g;
+    return g;
+  };
+  const failed = (e) => {
+    const err = codedError(\`the second module (offlineSummarizer, previewCompaction, simulateSession) could not be loaded: \${e instanceof Error ? e.message : String(e)}\`, 'NOT_INITIALIZED');
+    err.cause = e;
+    return err;
+  };
+  // The glue, loading it now when the entry can; undefined when only a promise can give it.
+  const now = () => {
+    if (glue !== undefined || !sync) return glue;
+    try {
+      return ready(load());
+    } catch (e) {
+      throw failed(e);
+    }
+  };
+  const later = (input) => {
+    if (glue !== undefined) return Promise.resolve(glue);
+    if (pending === undefined) {
+      pending = Promise.resolve()
+        .then(() => load(input))
+        .then(ready, (e) => {
+          pending = undefined;
+          throw failed(e);
+        });
+    }
+    return pending;
+  };
+  const get = () => (sync ? Promise.resolve().then(now) : later());
+  return {
+    /** Loads the second module now (optional: it loads on first use). */
+    loadExtras: async (input) => {
+      if (sync) now();
+      else await later(input);
+    },
+    /** \`offlineSummarizer\` of the second module; see index.d.ts. */
+    offlineSummarizer(options) {
+      const g = now();
+      if (g !== undefined) return g.offlineSummarizer(options);
+      // The load starts now; a bad option, or a load that failed (tried again at the next
+      // call), is reported by the summarizer's call.
+      let summarize;
+      const make = () => later().then((g2) => (summarize ??= g2.offlineSummarizer(options)));
+      make().catch(() => {});
+      return (request, opts) => (summarize !== undefined ? summarize(request, opts) : make().then((f) => f(request, opts)));
+    },
+    /** \`previewCompaction\` of the second module, as a promise. */
+    previewCompaction: async (messages, context) => (await get()).previewCompaction(messages, context),
+    /** \`simulateSession\` of the second module, as a promise. */
+    simulateSession: async (session, options) => (await get()).simulateSession(session, options),
+    /** The environment defaults of both modules. */
+    setEnvironmentDefaults(e) {
+      const r = setBaseDefaults(e);
+      env = e;
+      if (glue !== undefined) glue.setEnvironmentDefaults(e);
+      return r;
+    },
+  };
+}
+`,
+);
+const EXTRA_EXPORTS = ['loadExtras', ...EXTRA_NAMES, 'setEnvironmentDefaults'];
+const extraExports = (loader) =>
+  "import { extras as __ccExtras } from './extras.js';\n" +
+  `const __ccX = __ccExtras(${loader});\n` +
+  `export const { ${EXTRA_EXPORTS.join(', ')} } = __ccX;\n`;
 const list = (ns) => `{\n  ${ns.join(',\n  ')},\n}`;
 writeFileSync(
   pkg + 'constants.js',
@@ -300,6 +408,10 @@ writeFileSync(
     "export { anthropicSummarizer } from './anthropic.js';\n" +
     summarizerExports +
     errorClass +
+    '// The second module: its glue and .wasm are fetched on first use (or by loadExtras(input)).\n' +
+    extraExports(
+      "async (input) => {\n  const m = await import('./context_compaction_extra.js');\n  await m.default(input);\n  return m;\n}, false",
+    ) +
     "import glueInit from './context_compaction.js';\n" +
     `import { codedError } from '${errorSnippets[0]}';\n` +
     '/**\n' +
@@ -324,8 +436,13 @@ writeFileSync(
   pkg + 'node.js',
   header +
     "import { readFileSync } from 'node:fs';\n" +
-    "import { initSync, setEnvironmentDefaults } from './context_compaction.js';\n\n" +
+    "import { initSync } from './context_compaction.js';\n" +
+    "import * as extraGlue from './context_compaction_extra.js';\n\n" +
     "initSync({ module: readFileSync(new URL('./context_compaction_bg.wasm', import.meta.url)) });\n" +
+    '// The second module is read and instantiated on first use.\n' +
+    extraExports(
+      "() => {\n  extraGlue.initSync({ module: readFileSync(new URL('./context_compaction_extra_bg.wasm', import.meta.url)) });\n  return extraGlue;\n}, true",
+    ) +
     'setEnvironmentDefaults(process.env);\n\n' +
     `export ${list(nodeNames)} from './context_compaction.js';\n` +
     "export { constants } from './constants.js';\n" +
@@ -366,6 +483,7 @@ meta.exports = {
   },
   './ai-sdk': { types: './ai-sdk.d.ts', default: './ai-sdk.js' },
   './context_compaction_bg.wasm': './context_compaction_bg.wasm',
+  './context_compaction_extra_bg.wasm': './context_compaction_extra_bg.wasm',
   './package.json': './package.json',
 };
 for (const a of AGENTS) {
@@ -380,6 +498,11 @@ meta.peerDependenciesMeta = {
 meta.files = Array.from(
   new Set([
     ...(meta.files || []),
+    'context_compaction_extra.js',
+    'context_compaction_extra.d.ts',
+    'context_compaction_extra_bg.wasm',
+    'context_compaction_extra_bg.wasm.d.ts',
+    'extras.js',
     'web.js',
     'node.js',
     'constants.js',
@@ -397,7 +520,7 @@ meta.files = Array.from(
 );
 meta.bin = { 'context-compaction': './cli.mjs' };
 meta.engines = { node: '>=20' };
-meta.sideEffects = ['./node.js', './context_compaction.js'];
+meta.sideEffects = ['./node.js', './context_compaction.js', './context_compaction_extra.js'];
 writeFileSync(pkg + 'package.json', JSON.stringify(meta, null, 2) + '\n');
 
 // --- Runtimes and bundlers (docs/runtimes.md; checked by tests/runtimes/run.mjs) ---------------
@@ -414,6 +537,21 @@ writeFileSync(pkg + 'package.json', JSON.stringify(meta, null, 2) + '\n');
 //   (the `module-sync` condition), `require` and `import` share node.js, so one instance.
 const inlineBase64 = readFileSync(pkg + 'context_compaction_bg.wasm').toString('base64');
 writeFileSync(
+  pkg + 'inline-extra.js',
+  header +
+    "// The second module's .wasm, base64, for inline.js: imported on first use of its functions.\n" +
+    "import * as glue from './context_compaction_extra.js';\n\n" +
+    `const wasmBase64 = '${readFileSync(pkg + 'context_compaction_extra_bg.wasm').toString('base64')}';\n` +
+    'glue.initSync({\n' +
+    '  module:\n' +
+    "    typeof Uint8Array.fromBase64 === 'function'\n" +
+    '      ? Uint8Array.fromBase64(wasmBase64)\n' +
+    '      : Uint8Array.from(atob(wasmBase64), (c) => c.charCodeAt(0)),\n' +
+    '});\n' +
+    '/** The initialised glue of the second module. */\n' +
+    'export { glue };\n',
+);
+writeFileSync(
   pkg + 'inline.js',
   header +
     '// The .wasm, base64: decoded and compiled synchronously at import (no fetch, no file).\n' +
@@ -424,6 +562,8 @@ writeFileSync(
     '    ? Uint8Array.fromBase64(wasmBase64)\n' +
     '    : Uint8Array.from(atob(wasmBase64), (c) => c.charCodeAt(0));\n' +
     'initSync({ module: wasmBytes });\n\n' +
+    '// The second module (inline-extra.js, its .wasm inlined too) is imported on first use.\n' +
+    extraExports("async () => (await import('./inline-extra.js')).glue, false") +
     `export ${list(nodeNames)} from './context_compaction.js';\n` +
     "export { constants } from './constants.js';\n" +
     "export { anthropicSummarizer } from './anthropic.js';\n" +
@@ -440,6 +580,10 @@ writeFileSync(
     "import wasmModule from './context_compaction_bg.wasm';\n" +
     "import { initSync } from './context_compaction.js';\n\n" +
     'initSync({ module: wasmModule });\n\n' +
+    "import extraModule from './context_compaction_extra_bg.wasm';\n" +
+    "import * as extraGlue from './context_compaction_extra.js';\n" +
+    '// The second module is compiled with the Worker; instantiated on first use.\n' +
+    extraExports('() => {\n  extraGlue.initSync({ module: extraModule });\n  return extraGlue;\n}, true') +
     `export ${list(nodeNames)} from './context_compaction.js';\n` +
     "export { constants } from './constants.js';\n" +
     "export { anthropicSummarizer } from './anthropic.js';\n" +
@@ -448,6 +592,30 @@ writeFileSync(
     '/** Already initialised at import; kept so isomorphic code can `await init()` everywhere. */\n' +
     'export default async function init() {}\n',
 );
+// The JavaScript a page loads (the entries' glue, the snippets, the summarizers, the loader of
+// the second module) is shipped without whitespace and comments: issue 12 counts what a page
+// downloads, and this halves the JS (71 → 39 KB gzip). Names are kept, so stack traces still
+// read; the sources are src/bindings/*.js, js/*.js and this script.
+{
+  const files = [
+    'web.js', 'extras.js', 'constants.js', 'context_compaction.js', 'context_compaction_extra.js',
+    'anthropic.js', 'openai.js', 'langchain.js', 'http.js', 'summary-request.js', 'ai-sdk.js',
+    ...readdirSync(pkg + 'snippets', { recursive: true })
+      .filter((p) => p.endsWith('.js'))
+      .map((p) => `snippets/${p}`),
+  ];
+  for (const f of files) {
+    const text = readFileSync(pkg + f, 'utf8');
+    const { code } = transformSync(text, {
+      format: 'esm',
+      minifyWhitespace: true,
+      minifySyntax: true,
+      legalComments: 'none',
+      target: 'es2022',
+    });
+    writeFileSync(pkg + f, `// context-compaction ${meta.version} — generated and minified by scripts/package.mjs; sources in the repository.\n${code}`);
+  }
+}
 await esbuild({
   entryPoints: [pkg + 'node.js'],
   outfile: pkg + 'node.cjs',
@@ -494,10 +662,10 @@ runtimeMeta.exports['.'] = {
 };
 runtimeMeta.exports['./inline'] = { types: './index.d.ts', default: './inline.js' };
 runtimeMeta.files = Array.from(
-  new Set([...runtimeMeta.files, 'inline.js', 'workerd.js', 'node.cjs', 'index.d.cts', ...CJS_TWINS.map((m) => `${m}.d.cts`)]),
+  new Set([...runtimeMeta.files, 'inline.js', 'inline-extra.js', 'workerd.js', 'node.cjs', 'index.d.cts', ...CJS_TWINS.map((m) => `${m}.d.cts`)]),
 );
 runtimeMeta.sideEffects = Array.from(
-  new Set([...runtimeMeta.sideEffects, './inline.js', './workerd.js', './node.cjs']),
+  new Set([...runtimeMeta.sideEffects, './inline.js', './inline-extra.js', './workerd.js', './node.cjs']),
 );
 writeFileSync(pkg + 'package.json', JSON.stringify(runtimeMeta, null, 2) + '\n');
 

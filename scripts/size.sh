@@ -2,8 +2,9 @@
 # Where the bytes of the .wasm go (docs/size.md). Builds the release .wasm with its function
 # names kept (cargo + wasm-bindgen --keep-debug + wasm-opt -Oz -g, the package's flags), then
 # prints the raw and gzip -9 sizes of the shipped form (names stripped) and twiggy's top items.
-#   bash scripts/size.sh               # the full module (what the package ships)
-#   bash scripts/size.sh --core        # without the `full` feature (no offlineSummarizer/previewCompaction)
+#   bash scripts/size.sh               # both feature sets in one module (as wasm-pack test builds it)
+#   bash scripts/size.sh --base        # the first module the package ships (feature `base`)
+#   bash scripts/size.sh --extra       # the second module, loaded on first use (feature `extra`)
 #   TOP=60 bash scripts/size.sh        # more rows
 # Output in target/size/<variant>/: module.wasm (shipped form), module.names.wasm (with names).
 # Needs twiggy for the breakdown (`cargo install twiggy`); without it only the sizes print.
@@ -13,10 +14,10 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 variant=full
 features=()
-if [[ "${1:-}" == "--core" ]]; then
-  variant=core
-  features=(--no-default-features)
-fi
+case "${1:-}" in
+  --base | --core) variant=base; features=(--no-default-features --features base) ;;
+  --extra) variant=extra; features=(--no-default-features --features extra) ;;
+esac
 out="target/size/$variant"
 rm -rf "$out" && mkdir -p "$out"
 cargo build --quiet --release --target wasm32-unknown-unknown --lib "${features[@]}"

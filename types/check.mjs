@@ -207,7 +207,7 @@ if (!existsSync(join(pkg, 'package.json')) || !existsSync(join(pkg, 'node.js')))
         ContextOverflow: node.parseContextOverflowError('prompt is too long: 2 tokens > 1 maximum'),
         MicroCompactResult: node.microCompact(messages),
         ApiValidation: node.validateForApi(messages),
-        CompactionPreview: node.previewCompaction(messages, { model: 'claude-sonnet-4-5' }),
+        CompactionPreview: await node.previewCompaction(messages, { model: 'claude-sonnet-4-5' }),
         ReactiveCompactResult: await node.reactiveCompact(
           messages,
           { model: 'claude-sonnet-4-5', summarize: node.offlineSummarizer() },

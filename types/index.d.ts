@@ -1172,6 +1172,11 @@ export interface OfflineSummarizerOptions {
  * budget. Same input, same output, byte for byte. It has the contract of any
  * {@link Summarizer}, so the whole pipeline runs unchanged.
  *
+ * It lives in the package's second WebAssembly module ({@link loadExtras}). Where that module
+ * is not loaded yet in a browser (web and inline entries), the function returned loads it on its
+ * first call, and a bad option is reported by that call (a rejected promise) rather than thrown
+ * here; in Node and Workers it loads now and a bad option throws here.
+ *
  * @example
  * const result = await compactConversation(messages, { model, summarize: offlineSummarizer() });
  */
@@ -1226,15 +1231,17 @@ export interface CompactionPreview {
 /**
  * What a compaction would do now, without calling any model: tokens before and after, the
  * threshold, what micro-compaction would clear, which files and skills would be restored.
+ * Asynchronous: it runs in the package's second WebAssembly module, loaded on first use
+ * ({@link loadExtras}).
  *
  * @example
- * const p = previewCompaction(lines, { model: 'claude-opus-4-6', readFileState });
+ * const p = await previewCompaction(lines, { model: 'claude-opus-4-6', readFileState });
  * if (p.isAboveThreshold) console.log(`would shrink ${p.tokensBefore} → ${p.estimatedTokensAfter}`);
  */
 export declare function previewCompaction<M extends MessageInput>(
   messages: readonly M[],
   context: Omit<CompactContext, 'summarize'> & { summarize?: Summarizer },
-): CompactionPreview;
+): Promise<CompactionPreview>;
 
 // ============================================================================================
 // Hooks (SPEC §15)
@@ -1881,6 +1888,22 @@ export default function init(
 export declare function initSync(module: { module: WasmBytes | WasmModule } | WasmBytes | WasmModule): void;
 
 /**
+ * Loads the package's second WebAssembly module now. It holds {@link offlineSummarizer},
+ * {@link previewCompaction} and {@link simulateSession}, and loads by itself on their first use,
+ * so a page that never calls them never downloads it; call this to load it ahead (say, when a
+ * settings panel opens), or to say where it is. Browser/bundler entry: fetches
+ * `context_compaction_extra.js` and `context_compaction_extra_bg.wasm` next to the package
+ * (or the `.wasm` from what you pass); Node and Workers: read or instantiated at once. A
+ * failure is a coded `NOT_INITIALIZED` error with the cause, and the next call tries again.
+ *
+ * @example
+ * await loadExtras({ module_or_path: '/assets/context_compaction_extra_bg.wasm' });
+ */
+export declare function loadExtras(
+  moduleOrPath?: { module_or_path: InitInput | Promise<InitInput> } | InitInput | Promise<InitInput>,
+): Promise<void>;
+
+/**
  * Sets the defaults that explicit `config` objects override, from environment variables
  * (`DISABLE_COMPACT`, `DISABLE_AUTO_COMPACT`, `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`,
  * `CLAUDE_CODE_AUTO_COMPACT_WINDOW`). The Node entry calls it with `process.env` at import;
@@ -2428,11 +2451,12 @@ export interface SimulationReport {
  * lines) request by request under compaction policies, through a model of the provider's
  * prompt cache with its time-to-live, and reports per policy the requests, peak and mean
  * context, compactions, tokens by billing class, cost, the time the conversation waited on
- * summaries, and what the summaries lose. Throws `INVALID_ARGUMENT` for unknown option keys
- * or policies, `MALFORMED_TRANSCRIPT` for a bad line.
+ * summaries, and what the summaries lose. Rejects with `INVALID_ARGUMENT` for unknown option
+ * keys or policies, `MALFORMED_TRANSCRIPT` for a bad line. Asynchronous: it runs in the
+ * package's second WebAssembly module, loaded on first use ({@link loadExtras}).
  *
  * @example
- * const report = simulateSession(await readFile('session.jsonl', 'utf8'), {
+ * const report = await simulateSession(await readFile('session.jsonl', 'utf8'), {
  *   policies: ['claude-code', 'recommended', { name: 'early', compact: { threshold: 100_000 } }],
  * });
  * for (const p of report.policies) console.log(p.name, p.cost.toFixed(2), p.peakContext);
@@ -2440,7 +2464,7 @@ export interface SimulationReport {
 export declare function simulateSession(
   session: string | readonly TranscriptLine[],
   options?: SimulateOptions | null,
-): SimulationReport;
+): Promise<SimulationReport>;
 
 // ============================================================================================
 // The pipeline (SPEC §6, §7, §12, §13)

@@ -326,6 +326,7 @@ pub(crate) fn commit_context(context: &JsValue) {
 /// (SPEC §7). Rejects with an `Error` whose `code` says why (`PROMPT_TOO_LONG`,
 /// `SUMMARY_TRUNCATED`, `EMPTY_SUMMARY`, `COMPACTION_NOT_SMALLER`, `SUMMARIZER_FAILED`,
 /// `ABORTED`, …); the caller's messages are never changed.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = compactConversation, unchecked_return_type = "CompactionResult<MessageInput>")]
 pub async fn compact_conversation(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -349,6 +350,7 @@ pub async fn compact_conversation(
 
 /// `trySessionMemoryCompaction(messages, context)` → `Promise<CompactionResult>` (SPEC
 /// §12); rejects with `SESSION_MEMORY_NOT_APPLICABLE` when it does not apply.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = trySessionMemoryCompaction, unchecked_return_type = "CompactionResult<MessageInput>")]
 pub async fn try_session_memory_compaction(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -373,6 +375,7 @@ pub async fn try_session_memory_compaction(
 /// `Promise<{wasCompacted, compactionResult?, consecutiveFailures, error?, skipped?}>`
 /// (SPEC §6). A failed compaction is reported in `error`, never thrown; after 3 failures in a
 /// row nothing is attempted (`skipped: "circuitBreakerOpen"`).
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = autoCompactIfNeeded, unchecked_return_type = "AutoCompactOutcome<MessageInput>")]
 pub async fn auto_compact_if_needed(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -444,6 +447,7 @@ pub(crate) fn auto_outcome_js(
 /// tracking}>` (SPEC §13): after the API rejected a request for its size, compacts once for
 /// the turn `tracking.turnId`; a second call for the same turn rejects with
 /// `REACTIVE_ALREADY_TRIED`.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = reactiveCompact, unchecked_return_type = "ReactiveCompactResult<MessageInput>")]
 pub async fn reactive_compact(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -489,6 +493,7 @@ pub async fn reactive_compact(
 
 /// `buildApiContextManagement(options)` → the `context_management` request parameter for
 /// the API's server-side context editing (SPEC §11), or `null` when nothing applies.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = buildApiContextManagement, unchecked_return_type = "ApiContextManagement | null")]
 pub fn build_api_context_management(
     #[wasm_bindgen(unchecked_optional_param_type = "ContextManagementOptions | null")]
@@ -514,6 +519,7 @@ pub fn build_api_context_management(
 /// to the Anthropic messages the request was sent with. The response goes in as an
 /// assistant message whose `content` is the response's own array (the block byte for byte);
 /// the caller's messages are their own objects.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = applyApiCompaction, unchecked_return_type = "ApiCompactionApplied<MessageInput>")]
 pub fn apply_api_compaction(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -630,6 +636,7 @@ pub fn apply_api_compaction(
 /// `toApiMessages(messages)`: what is sent to the Messages API — `{role, content}` messages
 /// after the last compaction boundary, non-API lines and sub-agent lines left out, split
 /// responses and consecutive same-role messages merged, attachments as user text.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = toApiMessages, unchecked_return_type = "ApiViewMessage[]")]
 pub fn to_api_messages(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -643,6 +650,7 @@ pub fn to_api_messages(
 /// `validateForApi(messages)` → `{valid, problems: [{message, problem}]}`: the invariants
 /// the Messages API enforces (user first, tool pairs, no empty content), checked on the API
 /// view of `messages`.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = validateForApi, unchecked_return_type = "ApiValidation")]
 pub fn validate_for_api(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -661,7 +669,7 @@ pub fn validate_for_api(
 /// other (`(request, {signal, onText}) => Promise<response>`) that writes the summary from
 /// the conversation itself — user messages, files, commands, errors, todos, current work —
 /// deterministically and without a network (default budget 8,000 tokens).
-#[cfg(feature = "full")]
+#[cfg(feature = "extra")]
 #[wasm_bindgen(js_name = offlineSummarizer, unchecked_return_type = "Summarizer")]
 pub fn offline_summarizer(
     #[wasm_bindgen(unchecked_optional_param_type = "OfflineSummarizerOptions | null")]
@@ -704,7 +712,7 @@ pub fn offline_summarizer(
 /// `previewCompaction(messages, context)`: what a compaction would do now, without a model
 /// call — tokens before and (estimated) after, the threshold, what micro-compaction would
 /// clear, which files and skills would be restored and at what size.
-#[cfg(feature = "full")]
+#[cfg(feature = "extra")]
 #[wasm_bindgen(js_name = previewCompaction, unchecked_return_type = "CompactionPreview")]
 pub fn preview_compaction(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,

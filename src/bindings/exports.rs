@@ -64,6 +64,7 @@ pub fn set_environment_defaults(
 }
 
 /// The library's constants (SPEC §4, §8, §9, §10), as a plain object.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = getConstants, unchecked_return_type = "Constants")]
 pub fn get_constants() -> JsResult<JsValue> {
     let o = js_sys::Object::new();
@@ -78,6 +79,7 @@ pub fn get_constants() -> JsResult<JsValue> {
 
 /// `roughTokenCountEstimation(text, bytesPerToken = 4)`: `text.length / bytesPerToken`,
 /// rounded. Reads the string's length without copying it.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = roughTokenCountEstimation)]
 pub fn rough_token_count_estimation(
     #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
@@ -107,6 +109,7 @@ fn no_options(options: &JsValue) -> bool {
 /// context size in tokens (SPEC §3); `system` and `tools` count where nothing anchors. With `model`, a usage more than twice the model's window is rejected as
 /// bogus (`INVALID_TOKEN_COUNT`); `usage` (any ecosystem's names) anchors the count for
 /// messages that carry none, at `usageAt` (default: the last assistant message).
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = tokenCountWithEstimation)]
 pub fn token_count_with_estimation(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -133,6 +136,7 @@ pub fn token_count_with_estimation(
 }
 
 /// `getContextWindowForModel(model, config?)`.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = getContextWindowForModel)]
 pub fn get_context_window_for_model(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
@@ -143,6 +147,7 @@ pub fn get_context_window_for_model(
 }
 
 /// `getMaxOutputTokensForModel(model, config?)`: the model's default max output tokens.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = getMaxOutputTokensForModel)]
 pub fn get_max_output_tokens_for_model(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
@@ -153,6 +158,7 @@ pub fn get_max_output_tokens_for_model(
 }
 
 /// `getModelOutputLimits(model)`: `{default, upperLimit}` from the model table.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = getModelOutputLimits, unchecked_return_type = "ModelOutputLimits")]
 pub fn get_model_output_limits(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
@@ -162,6 +168,7 @@ pub fn get_model_output_limits(
 }
 
 /// `getEffectiveContextWindowSize(model, config?)`.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = getEffectiveContextWindowSize)]
 pub fn get_effective_context_window_size(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
@@ -172,6 +179,7 @@ pub fn get_effective_context_window_size(
 }
 
 /// `getAutoCompactThreshold(model, config?)`.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = getAutoCompactThreshold)]
 pub fn get_auto_compact_threshold(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
@@ -184,6 +192,7 @@ pub fn get_auto_compact_threshold(
 /// `calculateTokenWarningState(tokenUsage, model, config?)` →
 /// `{percentLeft, isAboveWarningThreshold, isAboveErrorThreshold,
 /// isAboveAutoCompactThreshold, isAtBlockingLimit}`.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = calculateTokenWarningState, unchecked_return_type = "TokenWarningState")]
 pub fn calculate_token_warning_state(
     #[wasm_bindgen(unchecked_param_type = "number", js_name = tokenUsage)] token_usage: JsValue,
@@ -196,6 +205,7 @@ pub fn calculate_token_warning_state(
 }
 
 /// `isAutoCompactEnabled(config?)`.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = isAutoCompactEnabled)]
 pub fn is_auto_compact_enabled(
     #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
@@ -204,6 +214,7 @@ pub fn is_auto_compact_enabled(
 }
 
 /// `shouldAutoCompact(messages, model, {querySource, snipTokensFreed, config}?)`.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = shouldAutoCompact)]
 pub fn should_auto_compact(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -231,6 +242,7 @@ pub fn should_auto_compact(
 /// `stripImagesFromMessages(messages)`: a new array where user messages' image and document
 /// blocks (also inside tool results) are `[image]` / `[document]` text; messages without
 /// media are the same objects.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = stripImagesFromMessages, unchecked_return_type = "MessageInput[]")]
 pub fn strip_images_from_messages(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -245,6 +257,7 @@ pub fn strip_images_from_messages(
 
 /// `stripReinjectedAttachments(messages)`: a new array without `skill_discovery` /
 /// `skill_listing` attachment lines.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = stripReinjectedAttachments, unchecked_return_type = "MessageInput[]")]
 pub fn strip_reinjected_attachments(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -267,6 +280,7 @@ pub fn strip_reinjected_attachments(
 }
 
 /// `groupMessagesByApiRound(messages)`: arrays of the same message objects, one per API round.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = groupMessagesByApiRound, unchecked_return_type = "MessageInput[][]")]
 pub fn group_messages_by_api_round(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -285,6 +299,7 @@ pub fn group_messages_by_api_round(
 
 /// `parseContextOverflowError(errorOrText, status?)` → `{kind, actual, limit, gap}` or `null`.
 /// Accepts a string, an `Error`, an API error body or an SDK error (`status`, `error`).
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = parseContextOverflowError, unchecked_return_type = "ContextOverflow | null")]
 pub fn parse_context_overflow_error(
     #[wasm_bindgen(unchecked_param_type = "unknown")] error: JsValue,
@@ -302,6 +317,7 @@ pub fn parse_context_overflow_error(
 /// rounds to cover the gap the error names (20% of rounds when it names none); `null` when
 /// nothing can be dropped. With `keepLatestRequest` the latest user request stays at the head
 /// when its round goes.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = truncateHeadForPTLRetry, unchecked_return_type = "Array<MessageInput | ApiUserTextMessage | TranscriptUserLine> | null")]
 pub fn truncate_head_for_ptl_retry(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -356,6 +372,7 @@ pub fn truncate_head_for_ptl_retry(
 
 /// `microCompact(messages, {keepRecent, idleMinutes, now, lastAssistantTimestamp,
 /// keepLatestPerPath, compactableTools}?)` → `{messages, tokensFreed, clearedToolUseIds}`.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = microCompact, unchecked_return_type = "MicroCompactResult<MessageInput>")]
 pub fn micro_compact(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -379,6 +396,7 @@ pub fn micro_compact(
 
 /// `createCompactBoundaryMessage(trigger, preTokens, {lastUuid, preCompactDiscoveredTools,
 /// uuid, timestamp, template}?)`: the `compact_boundary` system line.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = createCompactBoundaryMessage, unchecked_return_type = "CompactBoundaryLine")]
 pub fn create_compact_boundary_message(
     #[wasm_bindgen(unchecked_param_type = "CompactTrigger")] trigger: JsValue,
@@ -438,6 +456,7 @@ fn array_field(result: &JsValue, key: &str, required: bool) -> JsResult<Vec<JsVa
 /// (`result.messageShape`), no boundary line, and the kept leading system messages first.
 /// When the summary is the Messages API's compaction block (on-demand compaction), no
 /// boundary line either: the block comes first, as the API wants it.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = buildPostCompactMessages, unchecked_return_type = "Array<PostCompactMessage<unknown>>")]
 pub fn build_post_compact_messages(
     #[wasm_bindgen(
@@ -529,6 +548,7 @@ fn error_message(e: &JsValue) -> String {
 /// unknown line types included. Blank or malformed lines throw `MALFORMED_TRANSCRIPT` with
 /// their line number. The text is split and parsed by the JS engine in place, never copied
 /// into WASM memory.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = parseTranscript, unchecked_return_type = "TranscriptLine[]")]
 pub fn parse_transcript(
     #[wasm_bindgen(unchecked_param_type = "string")] jsonl: JsValue,
@@ -575,6 +595,7 @@ pub fn parse_transcript(
 /// text never crosses into WebAssembly memory; only the first character of each line does,
 /// to check that every message is an object written as one. When one is not (or writing
 /// throws), the messages are taken one by one to name the first bad one.
+#[cfg(feature = "base")]
 #[wasm_bindgen(js_name = serializeTranscript)]
 pub fn serialize_transcript(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,

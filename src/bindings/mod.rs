@@ -2,14 +2,24 @@
 //! arguments, reads the caller's messages through [`js_view::JsConversation`] (the core's
 //! view implemented over JS objects), calls the core, and applies the core's edits to copies
 //! of the caller's objects.
+//!
+//! The exports are split over two modules by Cargo features (`base`, `extra`; see
+//! Cargo.toml): a build with one of them leaves out the other's exports, and the helpers only
+//! those exports use are then unused.
+#![cfg_attr(
+    not(all(feature = "base", feature = "extra")),
+    allow(dead_code, unused_imports)
+)]
 
 mod async_exports;
+#[cfg(feature = "base")]
 mod compactor;
 mod convert;
 mod env;
 mod errors;
 mod exports;
 mod js_view;
+#[cfg(feature = "extra")]
 mod simulate;
 #[cfg(test)]
 mod wasm_tests;

@@ -403,3 +403,30 @@ test('a WebAssembly trap in Chromium: INSTANCE_RESET for the call and the pendin
   assert.match(results.summaryAfter, /The user asked for a file/);
   assert.equal(results.lengthAfter, 4);
 });
+
+test('the second module in Chromium: never fetched by a page that counts and compacts with an API summarizer, fetched on first use', async () => {
+  const { results, problems } = await runPage('extras.html', 'browser-extras.png');
+  assert.equal(results.status, 'done', `the page failed: ${results.failure}`);
+  assert.deepEqual(problems, [], 'no errors, warnings or failed requests on the page');
+  const node = await import(new URL('../../pkg/node.js', import.meta.url));
+  const lines = node.parseTranscript(readFileSync(join(TRANSCRIPTS, TRANSCRIPT), 'utf8'));
+  assert.equal(results.tokens, node.tokenCountWithEstimation(lines));
+  assert.equal(results.apiSummary, 'API-STYLE SUMMARY');
+  assert.equal(results.compactorSummary, 'API-STYLE SUMMARY');
+
+  const extra = (paths) => paths.filter((p) => /context_compaction_extra/.test(p));
+  assert.ok(results.fetchedBefore.includes('/pkg/context_compaction_bg.wasm'), results.fetchedBefore.join('\n'));
+  assert.deepEqual(extra(results.fetchedBefore), [], 'the second module is not fetched before its first use');
+  assert.deepEqual(extra(results.fetchedAfter).sort(), ['/pkg/context_compaction_extra.js', '/pkg/context_compaction_extra_bg.wasm'], 'fetched once, on first use');
+
+  // The same answers as the Node entry.
+  const offline = await node.compactConversation(lines, { model: 'claude-opus-4-6', summarize: node.offlineSummarizer() });
+  assert.equal(results.offlineSummaryChars, offline.summary.length);
+  const p = await node.previewCompaction(lines, { model: 'claude-opus-4-6' });
+  assert.deepEqual(results.preview, { tokensBefore: p.tokensBefore, threshold: p.threshold });
+  assert.deepEqual(results.simulatedPolicies, ['claude-code']);
+  // A bad option of a summarizer made before the module loaded is reported by its call.
+  assert.equal(results.badOption.code, 'INVALID_ARGUMENT', JSON.stringify(results.badOption));
+  assert.match(results.badOption.message, /maxTokens/);
+  assert.deepEqual(results.badOptionLoaded, { code: 'INVALID_ARGUMENT' });
+});

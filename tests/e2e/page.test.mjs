@@ -225,7 +225,7 @@ test('opening the real transcript through the file input shows its analysis', as
   assert.equal(await page.locator('#analysis svg.chart').count(), 1);
   assert.equal(await page.locator('#analysis table.calls tbody tr').count(), 139);
   // The simulated cost of the session under each policy, as simulateSession computes it.
-  const sim = cc.simulateSession(lines);
+  const sim = await cc.simulateSession(lines);
   await page.waitForSelector('#analysis [data-simulation="ok"] table.simulation-table');
   assert.equal(await page.locator('#analysis table.simulation-table tbody tr').count(), sim.policies.length);
   assert.ok(sim.policies.length >= 6);

@@ -208,6 +208,7 @@ function calls(rng) {
     reactiveCompact: () => [arg(msgs()), ctxArg(), arg('prompt is too long'), opt()],
     buildPostCompactMessages: () => [arg({ boundaryMarker: { type: 'system' }, summaryMessages: [] })],
     offlineSummarizer: () => [opt()],
+    loadExtras: () => [opt()],
     setEnvironmentDefaults: () => [opt()],
     simulateSession: () => [arg('{"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1"}\n'), opt({ policies: [rng.pick(['claude-code', 'none'])] })],
     getConstants: () => [],
@@ -349,12 +350,12 @@ test(`every export's arguments and options, ${CASES} seeded hostile cases (seed 
 });
 
 // What this fuzzer found (each failed before its fix).
-test('options fuzzer findings stay fixed: a function where JSON is read, Proxies given to the summarizer factories', () => {
+test('options fuzzer findings stay fixed: a function where JSON is read, Proxies given to the summarizer factories', async () => {
   // `system` / `tools` that JSON.stringify writes as undefined (a function) threw a bare
   // `Option::unwrap_throw()` Error from inside WebAssembly (and left an async call pending).
   const m = [{ role: 'user', content: 'x' }];
   assert.throws(() => cc.shouldAutoCompact(m, SONNET, { system: () => 1 }), (e) => e.code === 'INVALID_ARGUMENT' && /options\.system/.test(e.message));
-  assert.throws(() => cc.previewCompaction(m, { model: SONNET, system: () => 1 }), (e) => e.code === 'INVALID_ARGUMENT' && /context\.system/.test(e.message));
+  await assert.rejects(cc.previewCompaction(m, { model: SONNET, system: () => 1 }), (e) => e.code === 'INVALID_ARGUMENT' && /context\.system/.test(e.message));
   // The plain-JS summarizer factories let a Proxy's trap error escape without a code.
   const keys = new Proxy({}, { ownKeys() { throw new Error('no keys'); } });
   const descriptor = new Proxy({}, { ownKeys: () => ['apiKey'], getOwnPropertyDescriptor() { throw new Error('no descriptor'); } });

@@ -26,7 +26,7 @@ test('non-ASCII, emoji, big numbers and unknown fields reach the summary request
   assert.ok(textOf(summarize.calls[0].request).includes(JSON.stringify(odd).slice(1, -1)), 'the text crossed byte for byte');
   for (const m of r.messagesToKeep) assert.ok(lines.includes(m), 'kept messages are the caller\'s objects');
   assert.equal(JSON.stringify(lines.filter((l) => l.uuid !== 'p-throws')), before, 'the caller\'s messages are unchanged');
-  assert.equal(typeof cc.previewCompaction(lines, { model: OPUS }), 'object');
+  assert.equal(typeof (await cc.previewCompaction(lines, { model: OPUS })), 'object');
 });
 
 test('a lone surrogate is read as before (the established path): U+FFFD in the request', async () => {
@@ -52,7 +52,7 @@ test('a bad message is a coded error naming its index, in every reading function
       assert.match(e.message, why);
       return true;
     });
-    assert.throws(() => cc.previewCompaction(lines, { model: OPUS }), (e) => e.code === 'INVALID_MESSAGE' && why.test(e.message));
+    await assert.rejects(cc.previewCompaction(lines, { model: OPUS }), (e) => e.code === 'INVALID_MESSAGE' && why.test(e.message));
     assert.equal(summarize.calls.length, 0);
   }
 });
@@ -65,9 +65,9 @@ test('a message nested 100 levels is read, 101 is refused, by the text reading t
   };
   const lines = transcriptConversation({ rounds: 3 });
   lines[0].deep = nest(99); // the line is level 1
-  cc.previewCompaction(lines, { model: OPUS });
+  await cc.previewCompaction(lines, { model: OPUS });
   lines[0].deep = nest(100);
-  assert.throws(() => cc.previewCompaction(lines, { model: OPUS }), (e) => e.code === 'INVALID_MESSAGE' && /messages\[0\].*nested deeper than 100/.test(e.message));
+  await assert.rejects(cc.previewCompaction(lines, { model: OPUS }), (e) => e.code === 'INVALID_MESSAGE' && /messages\[0\].*nested deeper than 100/.test(e.message));
 });
 
 test('serializeTranscript writes what JSON.stringify writes, one line each, and names a bad message', () => {

@@ -1101,7 +1101,6 @@ describe('mode 22: bad input anywhere', () => {
       buildPostCompactMessages: (x) => cc.buildPostCompactMessages(x),
       createCompactBoundaryMessage: (x) => cc.createCompactBoundaryMessage(x, x, x),
       roughTokenCountEstimation: (x) => cc.roughTokenCountEstimation(x, x),
-      previewCompaction: (x) => cc.previewCompaction(x, x),
       buildApiContextManagement: (x) => cc.buildApiContextManagement(x),
       newCompactor: (x) => new cc.Compactor(x),
     };
@@ -1124,6 +1123,8 @@ describe('mode 22: bad input anywhere', () => {
       autoCompactIfNeeded: (x) => cc.autoCompactIfNeeded(x, x, x),
       trySessionMemoryCompaction: (x) => cc.trySessionMemoryCompaction(x, x),
       reactiveCompact: (x) => cc.reactiveCompact(x, x, x, x),
+      previewCompaction: (x) => cc.previewCompaction(x, x),
+      simulateSession: (x) => cc.simulateSession(x, x),
       contextFields: (x) => cc.compactConversation(h.apiConversation({ rounds: 2 }), { model: OPUS, summarize: async () => 's', readFileState: x, hooks: x, signal: x, pinned: x, config: x, summaryTimeoutMs: x }, x),
     };
     for (const [name, f] of Object.entries(asyncs)) {
@@ -1150,7 +1151,7 @@ describe('mode 22: bad input anywhere', () => {
       'cc.validateForApi([m])',
       'cc.toApiMessages([m])',
       'cc.serializeTranscript([m])',
-      'cc.previewCompaction([m], { model: "claude-opus-4-6" })',
+      'await cc.previewCompaction([m], { model: "claude-opus-4-6" })',
       'await cc.compactConversation([m, { role: "assistant", content: "y" }], { model: "claude-opus-4-6", summarize: async () => "<summary>s</summary>" })',
       'await cc.trySessionMemoryCompaction([m], { model: "claude-opus-4-6", sessionMemory: "mem" })',
       'await cc.autoCompactIfNeeded([m], { model: "claude-opus-4-6", summarize: async () => "s", config: { autoCompactPctOverride: 1 } })',

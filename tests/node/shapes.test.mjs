@@ -393,9 +393,9 @@ describe('the shape option', () => {
       () => cc.truncateHeadForPTLRetry(msgs, undefined, named),
       () => cc.toApiMessages(msgs, named),
       () => cc.validateForApi(msgs, named),
-      () => cc.previewCompaction(msgs, { model: SONNET, ...named }),
       () => new cc.Compactor({ ...context(), ...named, messages: msgs }),
     ]) assert.throws(f, check);
+    await assert.rejects(cc.previewCompaction(msgs, { model: SONNET, ...named }), check);
     await assert.rejects(cc.compactConversation(msgs, context(), named), check);
     await assert.rejects(cc.compactConversation(msgs, { ...context(), ...named }), check);
     await assert.rejects(cc.autoCompactIfNeeded(msgs, { ...context(), ...named }), check);
@@ -685,9 +685,9 @@ describe('compaction in every shape', () => {
     c.free();
   });
 
-  test('previewCompaction and toApiMessages read another shape', () => {
+  test('previewCompaction and toApiMessages read another shape', async () => {
     const msgs = rounds('ai-sdk-ui', aiUi);
-    const p = cc.previewCompaction(msgs, { model: SONNET });
+    const p = await cc.previewCompaction(msgs, { model: SONNET });
     assert.ok(p.tokensBefore > 5_000, JSON.stringify(p).slice(0, 200));
     const api = cc.toApiMessages(msgs);
     assert.equal(api[0].role, 'user');

@@ -24,8 +24,8 @@ function cli(args) {
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
-test('simulateSession: every built-in policy on the long session, text or parsed lines alike', () => {
-  const r = cc.simulateSession(longText);
+test('simulateSession: every built-in policy on the long session, text or parsed lines alike', async () => {
+  const r = await cc.simulateSession(longText);
   assert.deepEqual(r.policies.map((p) => p.name), BUILTIN);
   assert.equal(r.model, 'claude-opus-4-6');
   assert.equal(r.calls, 139);
@@ -63,12 +63,12 @@ test('simulateSession: every built-in policy on the long session, text or parsed
   const api = r.policies.find((p) => p.name === 'api-compaction');
   assert.ok(api.rereads > 0 && api.rereadTokens > 0 && api.rereadCost > 0, JSON.stringify(api));
   // The same from the parsed lines.
-  const again = cc.simulateSession(cc.parseTranscript(longText), { policies: ['claude-code'] });
+  const again = await cc.simulateSession(cc.parseTranscript(longText), { policies: ['claude-code'] });
   assert.deepEqual(again.policies[0], { ...base, relativeCost: 1 });
 });
 
-test('simulateSession: custom policies, prices, model and summary speed', () => {
-  const r = cc.simulateSession(longText, {
+test('simulateSession: custom policies, prices, model and summary speed', async () => {
+  const r = await cc.simulateSession(longText, {
     policies: ['claude-code', { name: 'early', compact: { threshold: 100_000 } }, { name: 'one-hour', ttl: '1h', compact: {} }],
     prices: { input: 1 },
     summaryTokensPerSecond: 100,
@@ -81,7 +81,7 @@ test('simulateSession: custom policies, prices, model and summary speed', () => 
   assert.ok(hour.tokens.cacheWrite1h === hour.tokens.cacheWrite && hour.tokens.cacheWrite > 0);
   assert.equal(cc0.tokens.cacheWrite1h, 0);
   // Twice the speed, half the wait.
-  const slow = cc.simulateSession(longText, { policies: ['claude-code'], summaryTokensPerSecond: 50 });
+  const slow = await cc.simulateSession(longText, { policies: ['claude-code'], summaryTokensPerSecond: 50 });
   assert.ok(Math.abs(slow.policies[0].blockedSeconds - 2 * cc0.blockedSeconds) < 1e-6);
   // A session without recorded usage: no calibration, no recorded policy.
   const lines = cc.parseTranscript(readFileSync(SMALL, 'utf8')).map((l) => {
@@ -89,12 +89,12 @@ test('simulateSession: custom policies, prices, model and summary speed', () => 
     const { usage, ...message } = l.message;
     return { ...l, message };
   });
-  const bare = cc.simulateSession(lines);
+  const bare = await cc.simulateSession(lines);
   assert.equal(bare.calibration, null);
   assert.ok(!bare.policies.some((p) => p.name === 'recorded'));
 });
 
-test('simulateSession: bad input is an INVALID_ARGUMENT error naming what is wrong', () => {
+test('simulateSession: bad input is an INVALID_ARGUMENT error naming what is wrong', async () => {
   const cases = [
     [[longText, { policies: ['nope'] }], /unknown policy "nope".*claude-code/],
     [[longText, { policies: [{ name: 'x', compact: { thresold: 1 } }] }], /policies\[0\].*thresold/],
@@ -105,13 +105,13 @@ test('simulateSession: bad input is an INVALID_ARGUMENT error naming what is wro
     [[42], /session must be/],
   ];
   for (const [args, re] of cases) {
-    assert.throws(() => cc.simulateSession(...args), (e) => e.code === 'INVALID_ARGUMENT' && re.test(e.message), String(re));
+    await assert.rejects(cc.simulateSession(...args), (e) => e.code === 'INVALID_ARGUMENT' && re.test(e.message), String(re));
   }
-  assert.throws(() => cc.simulateSession('{"type":"user"}\nnot json\n'), (e) => e.code === 'MALFORMED_TRANSCRIPT' && /line 2/.test(e.message));
+  await assert.rejects(cc.simulateSession('{"type":"user"}\nnot json\n'), (e) => e.code === 'MALFORMED_TRANSCRIPT' && /line 2/.test(e.message));
 });
 
-test('the side-by-side rows: one per policy, the columns in order, the recommended one marked', () => {
-  const r = cc.simulateSession(longText);
+test('the side-by-side rows: one per policy, the columns in order, the recommended one marked', async () => {
+  const r = await cc.simulateSession(longText);
   const rows = simulationRows(r);
   assert.equal(rows.length, r.policies.length);
   for (const [i, row] of rows.entries()) {
@@ -130,10 +130,10 @@ test('the side-by-side rows: one per policy, the columns in order, the recommend
   }
 });
 
-test('context-compaction simulate: the table, --json, --policy names / JSON / files, --prices', (t) => {
+test('context-compaction simulate: the table, --json, --policy names / JSON / files, --prices', async (t) => {
   const r = cli(['simulate', LONG]);
   assert.equal(r.code, 0, r.err);
-  const report = cc.simulateSession(longText);
+  const report = await cc.simulateSession(longText);
   assert.equal(r.out, formatSimulation(report, LONG) + '\n');
   assert.match(r.out, /policy +cost +vs claude-code +peak/);
   for (const name of BUILTIN) assert.match(r.out, new RegExp(`^${name}`, 'm'));
@@ -155,7 +155,7 @@ test('context-compaction simulate: the table, --json, --policy names / JSON / fi
   assert.equal(got.prices.cacheRead, 0.3);
 });
 
-test('context-compaction simulate: bad arguments → exit 2 with a clear message', () => {
+test('context-compaction simulate: bad arguments → exit 2 with a clear message', async () => {
   for (const [args, re] of [
     [['simulate'], /which transcript/],
     [['simulate', LONG, '--policy', 'nope'], /unknown policy "nope"/],

@@ -250,7 +250,7 @@ test('an unknown model gets the 200,000 default, and the result says the default
   assert.deepEqual([suffix.contextWindow, suffix.contextWindowSource], [1_000_000, 'model']);
 });
 
-test('the Compactor and previewCompaction say where the window comes from too', () => {
+test('the Compactor and previewCompaction say where the window comes from too', async () => {
   const messages = [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi' }];
   for (const [model, window, source] of [['openai/gpt-4.1', 1_047_576, 'model'], ['gemini-2.5-pro', 1_048_576, 'model'], ['my-local-model', 200_000, 'default']]) {
     const chat = new Compactor({ model, messages });
@@ -258,10 +258,10 @@ test('the Compactor and previewCompaction say where the window comes from too', 
     assert.deepEqual([s.contextWindow, s.contextWindowSource], [window, source], model);
     assert.deepEqual(s, calculateTokenWarningState(chat.tokenCount(), model), model);
     chat.free();
-    const p = previewCompaction(messages, { model });
+    const p = await previewCompaction(messages, { model });
     assert.deepEqual([p.contextWindow, p.contextWindowSource], [window, source], model);
     assert.equal(p.threshold, getAutoCompactThreshold(model), model);
   }
-  const p = previewCompaction(messages, { model: 'my-local-model', config: { contextWindow: 32_768 } });
+  const p = await previewCompaction(messages, { model: 'my-local-model', config: { contextWindow: 32_768 } });
   assert.deepEqual([p.contextWindow, p.contextWindowSource], [32_768, 'config']);
 });

@@ -363,15 +363,16 @@ async function workerCase({ app, api, work }, bundler) {
       logLevel: 'error',
     });
   }
-  const wasm = readdirSync(dir).filter((f) => f.endsWith('.wasm'));
-  if (wasm.length !== 1) throw new Error(`the worker bundle has ${wasm.length} .wasm files (the workerd entry imports one)`);
+  const wasm = readdirSync(dir).filter((f) => f.endsWith('.wasm')).sort();
+  // The workerd entry imports both modules (the second is instantiated on first use).
+  if (wasm.length !== 2) throw new Error(`the worker bundle has ${wasm.length} .wasm files (the workerd entry imports two): ${wasm.join(', ')}`);
   const { Miniflare } = await import(pathToFileURL(join(MODULES, 'miniflare', 'dist', 'src', 'index.js')).href);
   const mf = new Miniflare({
     compatibilityDate: COMPATIBILITY_DATE,
     modulesRoot: dir,
     modules: [
       { type: 'ESModule', path: join(dir, 'worker.js') },
-      { type: 'CompiledWasm', path: join(dir, wasm[0]) },
+      ...wasm.map((w) => ({ type: 'CompiledWasm', path: join(dir, w) })),
     ],
     bindings: { API_URL: api },
   });
@@ -488,7 +489,7 @@ function browserCases({ app, work }) {
     },
     {
       name: 'Chromium + esbuild (.wasm file)',
-      how: "esbuild --bundle --loader:.wasm=file; init({module_or_path: wasmUrl})",
+      how: "esbuild --bundle --loader:.wasm=file; init({module_or_path: wasmUrl}), loadExtras({module_or_path: extraUrl})",
       browser: true,
       build: async () => {
         const esbuild = await esbuildModule();

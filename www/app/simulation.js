@@ -11,11 +11,11 @@ import { h } from './dom.js';
 /**
  * The simulation of `lines` under the built-in policies, or the error it threw.
  * @param {readonly TranscriptLine[]} lines
- * @returns {{report: SimulationReport} | {error: string}}
+ * @returns {Promise<{report: SimulationReport} | {error: string}>}
  */
-export function simulateLines(lines) {
+export async function simulateLines(lines) {
   try {
-    return { report: cc.simulateSession(lines) };
+    return { report: await cc.simulateSession(lines) };
   } catch (e) {
     const err = /** @type {{code?: string, message?: string}} */ (e);
     return { error: `${err.code ?? 'ERROR'}: ${err.message ?? String(e)}` };
@@ -23,11 +23,27 @@ export function simulateLines(lines) {
 }
 
 /**
- * The section of the analysis that shows the simulated cost per policy.
+ * The section of the analysis that shows the simulated cost per policy. It says "simulating"
+ * until simulateSession answers (its WebAssembly module loads on first use), then shows the
+ * table in its place.
  * @param {readonly TranscriptLine[]} lines
  */
 export function simulationSection(lines) {
-  const result = simulateLines(lines);
+  const pending = h(
+    'section',
+    { class: 'simulation', dataset: { simulation: 'pending' } },
+    h('h4', { text: 'Simulated cost of this session under each policy' }),
+    h('p', { class: 'note muted', text: 'Simulating…' }),
+  );
+  simulateLines(lines).then((result) => pending.replaceWith(simulationResult(result)));
+  return pending;
+}
+
+/**
+ * The simulation section for a finished simulation (its table, or why there is none).
+ * @param {{report: SimulationReport} | {error: string}} result
+ */
+function simulationResult(result) {
   const title = h('h4', { text: 'Simulated cost of this session under each policy' });
   if ('error' in result) {
     return h('section', { class: 'simulation', dataset: { simulation: 'error' } }, title, h('p', { class: 'note muted', text: `Not simulated: ${result.error}` }));
