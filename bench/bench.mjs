@@ -777,7 +777,8 @@ measure('memory.parseTranscript', 'memory', 'wasm memory growth, one parseTransc
 rows.push(...sizeRows);
 
 // Conversations that outlive one process (bench/durable.mjs), on the fresh instance.
-const durable = await measureDurable({ cc: fresh, memBytes: freshMemBytes, history: apiView, model: MODEL, batchMs: BATCH_MS });
+// The fresh instance is the first module's glue: the offline summarizer comes from the package.
+const durable = await measureDurable({ cc: fresh, memBytes: freshMemBytes, history: apiView, model: MODEL, summarize: cc.offlineSummarizer(), batchMs: BATCH_MS });
 if (!durable.agrees) problems.push('durable: a restored Compactor does not count what tokenCountWithEstimation counts');
 measure('durable.memory', 'durable', `memory per live conversation (${durable.size} API messages), the library's part`, durable.perConversationBytes / 1024, 'KB', 16,
   `${durable.live} Compactors restored and held at once: WASM ${(durable.wasmBytes / 1024).toFixed(2)} KB + JS heap ${(durable.heapBytes / 1024).toFixed(2)} KB each; ` +

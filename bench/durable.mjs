@@ -28,15 +28,16 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /**
  * Measures with the package `cc` (`memBytes()`: its WASM linear memory in bytes) on the
- * conversation `history` (messages of one shape; the first `size` are used).
+ * conversation `history` (messages of one shape; the first `size` are used); `summarize`
+ * defaults to `cc.offlineSummarizer()` (pass one when `cc` is the first module's glue alone).
  */
-export async function measureDurable({ cc, memBytes, history, model, size = 100, live = 1_000, batches = 15, batchMs = 40 }) {
+export async function measureDurable({ cc, memBytes, history, model, summarize, size = 100, live = 1_000, batches = 15, batchMs = 40 }) {
   const messages = history.slice(0, size);
   const turn = [
     { role: 'user', content: 'And now the tests for the parser, please.' },
     { role: 'assistant', content: 'Running them now; two fail on the empty-input case.' },
   ];
-  const options = { model, summarize: cc.offlineSummarizer() };
+  const options = { model, summarize: summarize ?? cc.offlineSummarizer() };
   const base = new cc.Compactor({ ...options, messages });
   const stored = { messages: structuredClone(messages), snapshot: structuredClone(base.snapshot()) };
   const jsonBytes = Buffer.byteLength(JSON.stringify(messages));
