@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use crate::drive::options::Source;
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
-use crate::model::messages::{payload_is_read, UNREAD_LINE_FIELDS};
+use crate::model::messages::{payload_is_read, UNREAD_FIELDS, UNREAD_LINE_FIELDS};
 
 #[wasm_bindgen(module = "/src/bindings/js_convert.js")]
 extern "C" {
@@ -29,7 +29,7 @@ extern "C" {
     #[wasm_bindgen(js_name = takeConvertError)]
     fn take_convert_error() -> JsValue;
     #[wasm_bindgen(js_name = jsonBytes, catch)]
-    fn json_bytes(m: &JsValue, keys: &JsValue) -> Result<JsValue, JsValue>;
+    fn json_bytes(m: &JsValue, keys: &JsValue, omit: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 /// What a guarded read of the caller's value threw, as an `INVALID_ARGUMENT` error (the
@@ -47,28 +47,29 @@ fn convert_failure() -> Option<Error> {
     Some(Error::invalid_argument(format!("reading it threw: {why}")))
 }
 
-/// The JSON text of what the core reads of message `m`: `m` itself, or, for a line whose
-/// payload is never read ([`payload_is_read`]), only its [`UNREAD_LINE_FIELDS`] (picked and
-/// written in one call into JS, so a large payload is neither copied nor written). The text
+/// The JSON text of what the core reads of message `m`: `m` itself without the fields nothing
+/// reads ([`UNREAD_FIELDS`]), or, for a line whose payload is never read ([`payload_is_read`]),
+/// only its [`UNREAD_LINE_FIELDS`] (picked and written in one call into JS, so a large payload
+/// is neither copied nor written). The text
 /// crosses as UTF-8 bytes written by the engine's `TextEncoder` (one native pass, then one
 /// copy), not character by character. `Ok(None)` when `JSON.stringify` gives no text (a
 /// function, `undefined`); `Err` is what it threw (a cycle, a `BigInt`, a throwing getter
 /// or `toJSON`).
 pub fn message_json(m: &JsValue) -> Result<Option<String>, JsValue> {
-    let keys = if m.is_object() {
-        MESSAGE_KEYS.with(|([t, r, s], unread)| {
+    let (keys, omit) = if m.is_object() {
+        MESSAGE_KEYS.with(|([t, r, s], unread, omit)| {
             let text = |k: &JsValue| Reflect::get(m, k).ok().and_then(|v| v.as_string());
             let (line_type, role, subtype) = (text(t), text(r), text(s));
             if payload_is_read(line_type.as_deref(), role.as_deref(), subtype.as_deref()) {
-                JsValue::UNDEFINED
+                (JsValue::UNDEFINED, omit.clone())
             } else {
-                unread.clone()
+                (unread.clone(), JsValue::UNDEFINED)
             }
         })
     } else {
-        JsValue::UNDEFINED
+        (JsValue::UNDEFINED, JsValue::UNDEFINED)
     };
-    let bytes = json_bytes(m, &keys)?;
+    let bytes = json_bytes(m, &keys, &omit)?;
     if bytes.is_null() {
         return Ok(None);
     }
@@ -82,11 +83,16 @@ pub fn message_json(m: &JsValue) -> Result<Option<String>, JsValue> {
 }
 
 thread_local! {
-    /// `type`, `role` and `subtype` as JS strings, and [`UNREAD_LINE_FIELDS`] as a JS array,
-    /// made once.
-    static MESSAGE_KEYS: ([JsValue; 3], JsValue) = (
+    /// `type`, `role` and `subtype` as JS strings, and [`UNREAD_LINE_FIELDS`] and
+    /// [`UNREAD_FIELDS`] as JS arrays, made once.
+    static MESSAGE_KEYS: ([JsValue; 3], JsValue, JsValue) = (
         ["type", "role", "subtype"].map(JsValue::from_str),
         UNREAD_LINE_FIELDS
+            .iter()
+            .map(|k| JsValue::from_str(k))
+            .collect::<js_sys::Array>()
+            .into(),
+        UNREAD_FIELDS
             .iter()
             .map(|k| JsValue::from_str(k))
             .collect::<js_sys::Array>()

@@ -94,8 +94,16 @@ export function deeperThan(v, limit) {
 // fields that are not undefined (a field whose getter throws is left out, as if absent). Which
 // messages are read whole and which keys are kept is decided in Rust (convert.rs). Throws what
 // JSON.stringify throws (the caller catches it).
-export function jsonOf(m, keys) {
-  if (keys === undefined) return JSON.stringify(m);
+export function jsonOf(m, keys, omit) {
+  if (keys === undefined) {
+    // Without the fields nothing reads (`omit`), when `m` has one: a shallow copy of its own
+    // enumerable keys in their order, as JSON.stringify would write them. An object with its
+    // own toJSON is written as it says.
+    if (omit === undefined || typeof m.toJSON === 'function' || !omit.some((k) => Object.hasOwn(m, k))) return JSON.stringify(m);
+    const o = {};
+    for (const k of Object.keys(m)) if (!omit.includes(k)) o[k] = m[k];
+    return JSON.stringify(o);
+  }
   const o = {};
   for (const k of keys) {
     let v;
@@ -117,8 +125,8 @@ let scratch = new Uint8Array(1 << 16);
 // The UTF-8 bytes of jsonOf(m, keys) as a view of a reused buffer, valid until the next call
 // (the Rust side copies them at once); null when JSON.stringify gives no text. TextEncoder
 // writes the text in one native pass (JSON.stringify has already escaped lone surrogates).
-export function jsonBytes(m, keys) {
-  const text = jsonOf(m, keys);
+export function jsonBytes(m, keys, omit) {
+  const text = jsonOf(m, keys, omit);
   if (typeof text !== 'string') return null;
   const need = text.length * 3;
   let buf = scratch;

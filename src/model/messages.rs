@@ -867,6 +867,14 @@ pub const UNREAD_LINE_FIELDS: &[&str] = &[
     "timestamp",
 ];
 
+/// Fields of a transcript line that nothing in the library reads, even on the lines whose
+/// payload it reads: Claude Code's `toolUseResult` (the tool's structured result for its own
+/// UI, beside the `tool_result` block the model sees; often a third of a session's bytes). The
+/// bindings' async read path leaves them out of the text that crosses into the core, whose
+/// copies of the caller's messages are only read (what a compaction returns is the caller's
+/// own objects, or new messages).
+pub const UNREAD_FIELDS: &[&str] = &["toolUseResult"];
+
 /// Whether the library reads the payload of a message with this transcript `type`, API `role`
 /// and `subtype`: API messages (no `type`, or `type: "message"` with a role), the lines that
 /// are sent (`user`, `assistant`, `attachment`) and compact boundaries. Other lines (progress,

@@ -88,3 +88,26 @@ test('serializeTranscript writes what JSON.stringify writes, one line each, and 
   assert.throws(() => cc.serializeTranscript(getterThrows), (e) => e.code === 'INVALID_MESSAGE' && /messages\[1\]/.test(e.message));
   assert.throws(() => cc.serializeTranscript([lines[0], 'text']), (e) => e.code === 'INVALID_MESSAGE' && /messages\[1\]/.test(e.message));
 });
+
+test('toolUseResult (read by nothing) does not cross: the same request and result without it; an object with toJSON is written as it says', async () => {
+  const lines = transcriptConversation({ rounds: 4 });
+  const withResults = lines.map((l) =>
+    l.type === 'user' ? { ...l, toolUseResult: { stdout: 'x'.repeat(5_000), big: 10n, deep: JSON.parse('['.repeat(150) + ']'.repeat(150)) } } : l,
+  );
+  assert.ok(withResults.some((l) => l.toolUseResult), 'the fixture has tool results');
+  const run = async (ls) => {
+    const summarize = recordingSummarizer(summaryResponse('done'));
+    const r = await cc.compactConversation(ls, { model: OPUS, summarize }, {});
+    return { request: JSON.stringify(summarize.calls[0].request), pre: r.preCompactTokenCount, kept: r.messagesToKeep.length, loss: r.lossReport };
+  };
+  // A BigInt and 150 levels inside toolUseResult would be refused if it were read.
+  assert.deepEqual(await run(withResults), await run(lines));
+  assert.equal(typeof (await cc.previewCompaction(withResults, { model: OPUS })).tokensBefore, 'number');
+  // The kept messages are still the caller's objects, toolUseResult and all.
+  const summarize = recordingSummarizer(summaryResponse('done'));
+  const r = await cc.compactConversation(withResults, { model: OPUS, summarize }, {});
+  for (const m of r.messagesToKeep) assert.ok(withResults.includes(m));
+  // A line with its own toJSON is written by it (nothing is left out of what it gives).
+  const odd = withResults.map((l) => (l.type === 'user' && l.toolUseResult ? { ...l, toJSON() { return { ...this, toolUseResult: 1n }; } } : l));
+  await assert.rejects(cc.compactConversation(odd, { model: OPUS, summarize: recordingSummarizer(summaryResponse('done')) }, {}), (e) => e.code === 'INVALID_MESSAGE');
+});
