@@ -553,8 +553,28 @@ pub fn utf16_len(s: &str) -> usize {
         .sum()
 }
 
-fn json_units(v: &impl serde::Serialize) -> usize {
-    serde_json::to_string(v).map(|s| utf16_len(&s)).unwrap_or(0)
+/// The length in UTF-16 units of `v`'s JSON text (as `serde_json::to_string` writes it; 0 if
+/// it does not serialize), counted as it is written: the text is never built.
+pub fn json_units(v: &impl serde::Serialize) -> usize {
+    /// Counts the UTF-16 units of the UTF-8 bytes written to it, as [`utf16_len`] does.
+    struct Units(usize);
+    impl std::io::Write for Units {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf
+                .iter()
+                .map(|&b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
+                .sum::<usize>();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut units = Units(0);
+    match serde_json::to_writer(&mut units, v) {
+        Ok(()) => units.0,
+        Err(_) => 0,
+    }
 }
 
 /// The placeholder that replaces cleared tool results (SPEC §10).
@@ -836,6 +856,21 @@ pub fn apply_edits(messages: &[Message], edits: &[Edit]) -> Result<Vec<Message>>
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn json_units_counts_what_to_string_writes_without_writing_it() {
+        let cases = [
+            json!(null),
+            json!("plain"),
+            json!({"é": "ü\u{1F600}\n\"tab\t\u{0001}", "n": [1, 2.5, -3e7, true]}),
+            json!([{"x": "\u{FFFF}\u{10000}"}, "日本語", {}]),
+        ];
+        for v in cases {
+            let text = serde_json::to_string(&v).unwrap();
+            assert_eq!(json_units(&v), utf16_len(&text), "{text}");
+            assert_eq!(json_units(&v), text.encode_utf16().count(), "{text}");
+        }
+    }
 
     fn msgs(v: serde_json::Value) -> Vec<Message> {
         Message::parse_all(v).unwrap()
