@@ -294,3 +294,19 @@ Compactor.restore({ v: 1 }, chat.messages, { model });
 
 const phases: Array<ProgressEvent['phase']> = ['start', 'preCompactHook', 'summarizing', 'summarized', 'done'];
 void phases;
+
+// ---- The second module (offlineSummarizer, previewCompaction, simulateSession) -------------------
+
+// Loaded on first use: previewCompaction and simulateSession are asynchronous.
+expectType<Equal<ReturnType<typeof pkg.previewCompaction<ApiMessage>>, Promise<pkg.CompactionPreview>>>();
+expectType<Equal<ReturnType<typeof pkg.simulateSession>, Promise<pkg.SimulationReport>>>();
+const preview = await pkg.previewCompaction(messages, { model });
+expectType<Equal<typeof preview.tokensBefore, number>>();
+// @ts-expect-error a promise, not the preview: await it
+pkg.previewCompaction(messages, { model }).tokensBefore;
+// loadExtras loads it ahead, from where it is by default or from what is given.
+expectType<Equal<ReturnType<typeof pkg.loadExtras>, Promise<void>>>();
+await pkg.loadExtras();
+await pkg.loadExtras({ module_or_path: new URL('https://example.com/context_compaction_extra_bg.wasm') });
+// offlineSummarizer still returns its summarizer at once.
+expectType<Equal<ReturnType<typeof pkg.offlineSummarizer>, Summarizer>>();
