@@ -6,7 +6,9 @@
 // - the ceiling: today's size with a little room. Past it the size grew, and the bench run
 //   fails (exit code 1); the tests do not. Lower a ceiling when a change makes the module smaller.
 // Usage: node bench/size.mjs [--json]   (bench/bench.mjs prints the same rows in its table)
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +43,43 @@ export function pageModules(entry) {
 }
 
 /**
+ * The JS of a page built by a bundler (esbuild: bundled, minified, split at dynamic imports)
+ * that counts and compacts with the Anthropic summarizer: gzip -9 bytes of the chunks it loads
+ * at start (the second module's chunk is loaded on first use, not counted).
+ */
+export function bundledPageJs(pkgDir) {
+  const { buildSync } = createRequire(import.meta.url)('esbuild');
+  const dir = mkdtempSync(path.join(tmpdir(), 'cc-size-'));
+  try {
+    const entry = path.join(dir, 'page.js');
+    writeFileSync(
+      entry,
+      `import init, { Compactor, anthropicSummarizer } from ${JSON.stringify(path.join(pkgDir, 'web.js'))};\n` +
+        'await init();\n' +
+        "globalThis.chat = new Compactor({ model: 'claude-sonnet-4-5', summarize: anthropicSummarizer({ apiKey: 'k' }) });\n",
+    );
+    const out = path.join(dir, 'out');
+    const r = buildSync({
+      entryPoints: [entry], bundle: true, format: 'esm', minify: true, splitting: true, outdir: out,
+      loader: { '.wasm': 'file' }, metafile: true, logLevel: 'error',
+    });
+    // The entry chunk and the chunks it imports statically.
+    const outputs = r.metafile.outputs;
+    const seen = new Set();
+    const visit = (file) => {
+      if (seen.has(file) || !outputs[file]) return;
+      seen.add(file);
+      for (const i of outputs[file].imports) if (i.kind === 'import-statement') visit(i.path);
+    };
+    visit(Object.keys(outputs).find((k) => outputs[k].entryPoint !== undefined));
+    const files = [...seen].filter((f) => f.endsWith('.js'));
+    return { bytes: files.reduce((n, f) => n + gz(readFileSync(f)), 0), chunks: readdirSync(out).filter((f) => f.endsWith('.js')).length };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
  * Measures the built package in `pkgDir`: `{ size, rows }`, where `rows` are bench rows
  * (`unit: 'KB'`, `target` = goal, `ceiling`, `result` PASS/MISS/info, `overCeiling`).
  */
@@ -62,6 +101,7 @@ export function measureSize(pkgDir) {
     extraGlueGz: gz(extraGlue),
   };
   size.totalGz = size.wasmGz + size.glueGz;
+  size.bundledJsGz = bundledPageJs(pkgDir).bytes;
   const row = (id, name, bytes, limits, note) => {
     const kb = bytes / 1024;
     const overCeiling = limits.ceiling !== undefined && kb > limits.ceiling;
@@ -76,6 +116,8 @@ export function measureSize(pkgDir) {
     row('size.page', 'page download, gzip -9: first .wasm + the JS web.js loads', size.totalGz, SIZE_GOALS.page,
       `wasm ${(size.wasmGz / 1024).toFixed(1)} KB + glue ${(size.glueGz / 1024).toFixed(1)} KB (${size.glueFiles.join(', ')}); ` +
       'the second module is not part of it: fetched on first use of offlineSummarizer, previewCompaction, simulateSession (docs/size.md)'),
+    row('size.bundledPage', 'page download, bundled: first .wasm + the JS of a bundled page (Compactor + anthropicSummarizer)', size.wasmGz + size.bundledJsGz, { goal: undefined, ceiling: SIZE_GOALS.page.ceiling },
+      `wasm ${(size.wasmGz / 1024).toFixed(1)} KB + JS ${(size.bundledJsGz / 1024).toFixed(1)} KB: esbuild --bundle --minify --splitting of a page that imports Compactor and anthropicSummarizer from web.js (the unused summarizers left out, the second module a chunk loaded on first use)`),
     row('size.wasm', 'context_compaction_bg.wasm (first module), gzip -9', size.wasmGz, SIZE_GOALS['context_compaction_bg.wasm'],
       `raw ${(size.wasmRaw / 1024).toFixed(1)} KB; loaded by every entry at init (web, node, inline, workerd)`),
     row('size.extraWasm', 'context_compaction_extra_bg.wasm (second module), gzip -9', size.extraWasmGz, SIZE_GOALS['context_compaction_extra_bg.wasm'],
