@@ -6,7 +6,7 @@ use crate::drive::failure::{check_abort, CompactError};
 use crate::drive::retry::RetryPolicy;
 use crate::model::error::ErrorCode;
 use crate::model::messages::Message;
-use crate::model::view::{json_units, UsageCounts};
+use crate::model::view::{array_units, UsageCounts};
 use crate::summarize::summary::{self, SummaryProblem, SummaryRequest};
 use crate::transforms::ptl::{
     parse_context_overflow_error, ptl_marker_message, truncate_head, ContextOverflow, Kept,
@@ -36,7 +36,7 @@ pub(crate) async fn fit_summary_window<E: Environment + ?Sized>(
         crate::drive::failure::checkpoint(env, "fitting the summary request").await?;
         // The size of what is actually sent: the rendered request (huge tool results are
         // cut there), not the raw messages.
-        let rendered = json_units(&summary::render_conversation(&attempt));
+        let rendered = array_units(&summary::render_conversation(&attempt));
         let needed = (rendered as u64).div_ceil(4) + instruction_tokens + max_tokens;
         if needed <= window {
             break;

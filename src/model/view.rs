@@ -553,27 +553,63 @@ pub fn utf16_len(s: &str) -> usize {
         .sum()
 }
 
-/// The length in UTF-16 units of `v`'s JSON text (as `serde_json::to_string` writes it; 0 if
-/// it does not serialize), counted as it is written: the text is never built.
-pub fn json_units(v: &impl serde::Serialize) -> usize {
-    /// Counts the UTF-16 units of the UTF-8 bytes written to it, as [`utf16_len`] does.
-    struct Units(usize);
-    impl std::io::Write for Units {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf
-                .iter()
-                .map(|&b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
-                .sum::<usize>();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+/// The length in UTF-16 units of `v`'s JSON text as `serde_json::to_string` writes it
+/// (compact, its escapes), computed from the value: the text is never built.
+pub fn json_units(v: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    match v {
+        Value::Null | Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(n) => number_units(n),
+        Value::String(s) => string_units(s),
+        Value::Array(a) => array_units(a),
+        Value::Object(o) => object_units(o),
     }
-    let mut units = Units(0);
-    match serde_json::to_writer(&mut units, v) {
-        Ok(()) => units.0,
-        Err(_) => 0,
+}
+
+/// [`json_units`] of a JSON array of `items`.
+pub fn array_units(items: &[serde_json::Value]) -> usize {
+    2 + items.len().saturating_sub(1) + items.iter().map(json_units).sum::<usize>()
+}
+
+/// [`json_units`] of a JSON object.
+pub fn object_units(o: &serde_json::Map<String, serde_json::Value>) -> usize {
+    2 + o.len().saturating_sub(1)
+        + o.iter()
+            .map(|(k, v)| string_units(k) + 1 + json_units(v))
+            .sum::<usize>()
+}
+
+/// A JSON string literal's length in UTF-16 units, quotes included: `"` and `\` and the
+/// control characters escaped as serde_json escapes them (`\n`-style where one exists,
+/// `\u00XX` otherwise), everything else as it is.
+fn string_units(s: &str) -> usize {
+    2 + s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x09 | 0x0A | 0x0C | 0x0D => 2,
+            0x00..=0x1F => 6,
+            _ => usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0),
+        })
+        .sum::<usize>()
+}
+
+/// A JSON number's length: integers by their digits, floats as serde_json writes them.
+fn number_units(n: &serde_json::Number) -> usize {
+    let digits = |mut u: u64| {
+        let mut d = 1;
+        while u >= 10 {
+            u /= 10;
+            d += 1;
+        }
+        d
+    };
+    if let Some(u) = n.as_u64() {
+        digits(u)
+    } else if let Some(i) = n.as_i64() {
+        1 + digits(i.unsigned_abs())
+    } else {
+        n.to_string().len()
     }
 }
 
@@ -643,7 +679,7 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
         Block::ServerToolResult(r) => BlockInfo {
             kind: Some(BlockKind::ServerToolResult),
             tool_use_id: Some(r.tool_use_id.as_str().into()),
-            json_units: if est { json_units(&r.raw) } else { 0 },
+            json_units: if est { object_units(&r.raw) } else { 0 },
             ..Default::default()
         },
         Block::Thinking(t) => BlockInfo {
@@ -859,16 +895,43 @@ mod tests {
 
     #[test]
     fn json_units_counts_what_to_string_writes_without_writing_it() {
-        let cases = [
+        let every_ascii: String = (0u8..0x80).map(char::from).collect();
+        let mut cases = vec![
             json!(null),
+            json!(true),
+            json!(false),
             json!("plain"),
-            json!({"é": "ü\u{1F600}\n\"tab\t\u{0001}", "n": [1, 2.5, -3e7, true]}),
-            json!([{"x": "\u{FFFF}\u{10000}"}, "日本語", {}]),
+            json!(every_ascii),
+            json!({"é": "ü\u{1F600}\n\"tab\t\u{0001}\u{7f}/", "n": [1, 2.5, -3e7, true]}),
+            json!([{"x": "\u{FFFF}\u{10000}"}, "日本語", {}, []]),
+            json!([
+                0,
+                -1,
+                u64::MAX,
+                i64::MIN,
+                0.1,
+                -0.0,
+                1e300,
+                5e-324,
+                123456.789,
+                1e21
+            ]),
+            json!({"": "", "k\u{0}\u{1f}": {"deep": [[[{"a": null}]]]}}),
         ];
+        for c in 0u32..0x3000 {
+            if let Some(ch) = char::from_u32(c) {
+                cases.push(json!({ ch.to_string(): format!("{ch}x{ch}") }));
+            }
+        }
         for v in cases {
             let text = serde_json::to_string(&v).unwrap();
-            assert_eq!(json_units(&v), utf16_len(&text), "{text}");
             assert_eq!(json_units(&v), text.encode_utf16().count(), "{text}");
+            if let serde_json::Value::Array(a) = &v {
+                assert_eq!(array_units(a), json_units(&v));
+            }
+            if let serde_json::Value::Object(o) = &v {
+                assert_eq!(object_units(o), json_units(&v));
+            }
         }
     }
 
