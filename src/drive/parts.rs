@@ -221,8 +221,17 @@ pub(crate) async fn summarize_in_parts<E: Environment + ?Sized>(
                 ..ProgressEvent::phase("summarizingPart")
             });
         }
-        let answer =
-            send_summary(env, model, &attempt, &part_instr, retry, retries, &mut n).await?;
+        let answer = send_summary(
+            env,
+            model,
+            &attempt,
+            None,
+            &part_instr,
+            retry,
+            retries,
+            &mut n,
+        )
+        .await?;
         let (text, u, request) = match answer {
             Sent::Summary(text, u, request) => (text, u, request),
             Sent::TooLong(overflow, e) if take > 1 && replans < MAX_REPLANS => {
@@ -246,6 +255,7 @@ pub(crate) async fn summarize_in_parts<E: Environment + ?Sized>(
                     env,
                     model,
                     attempt,
+                    None,
                     &part_instr,
                     retry,
                     retries,

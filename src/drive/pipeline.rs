@@ -765,11 +765,19 @@ pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
     let instruction_tokens = (utf16_len(&summary::instruction_text(instructions)) as u64)
         .div_ceil(4)
         + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
-    let fitted =
+    let (fitted, rendered) =
         fit_summary_window(env, to_summarize, window, max_tokens, instruction_tokens).await?;
     checkpoint(env, "summarizing").await?;
-    let (text, usage, request) =
-        request_summary(env, summary_model, fitted, instructions, retry, retries).await?;
+    let (text, usage, request) = request_summary(
+        env,
+        summary_model,
+        fitted,
+        rendered,
+        instructions,
+        retry,
+        retries,
+    )
+    .await?;
     Ok((text, usage, request, 1))
 }
 

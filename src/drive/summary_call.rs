@@ -8,6 +8,8 @@ use crate::model::error::ErrorCode;
 use crate::model::messages::Message;
 use crate::model::view::{array_units, UsageCounts};
 use crate::summarize::summary::{self, SummaryProblem, SummaryRequest};
+use serde_json::Value;
+
 use crate::transforms::ptl::{
     parse_context_overflow_error, ptl_marker_message, truncate_head, ContextOverflow, Kept,
     OverflowKind, Truncation, MAX_PTL_RETRIES,
@@ -23,23 +25,25 @@ pub(crate) struct Retries {
 }
 
 /// Cuts the oldest rounds before the first attempt when the request cannot fit the summary
-/// model's window (`config.summaryContextWindow`, or the summary model's own window).
+/// model's window (`config.summaryContextWindow`, or the summary model's own window). Also
+/// gives the rendered messages of the attempt it returns when it has them (the request is
+/// then made from them, not rendered a second time).
 pub(crate) async fn fit_summary_window<E: Environment + ?Sized>(
     env: &E,
     mut attempt: Vec<Message>,
     window: u64,
     max_tokens: u64,
     instruction_tokens: u64,
-) -> Result<Vec<Message>, CompactError> {
+) -> Result<(Vec<Message>, Option<Vec<Value>>), CompactError> {
     for _ in 0..16 {
         // Each round renders the whole attempt: a checkpoint before each.
         crate::drive::failure::checkpoint(env, "fitting the summary request").await?;
         // The size of what is actually sent: the rendered request (huge tool results are
         // cut there), not the raw messages.
-        let rendered = array_units(&summary::render_conversation(&attempt));
-        let needed = (rendered as u64).div_ceil(4) + instruction_tokens + max_tokens;
+        let rendered = summary::render_conversation(&attempt);
+        let needed = (array_units(&rendered) as u64).div_ceil(4) + instruction_tokens + max_tokens;
         if needed <= window {
-            break;
+            return Ok((attempt, Some(rendered)));
         }
         let overflow = ContextOverflow {
             kind: OverflowKind::PromptTooLong,
@@ -49,10 +53,10 @@ pub(crate) async fn fit_summary_window<E: Environment + ?Sized>(
         };
         match truncate_head(attempt.as_slice(), Some(&overflow), true)? {
             Some(t) => attempt = apply_truncation(&attempt, &t),
-            None => break,
+            None => return Ok((attempt, Some(rendered))),
         }
     }
-    Ok(attempt)
+    Ok((attempt, None))
 }
 
 /// The conversation after a truncation ([`Truncation::layout`]).
@@ -76,20 +80,27 @@ pub(crate) enum Sent {
 
 /// Sends the summary request for `attempt`, retrying transient failures (after a backoff);
 /// a prompt-too-long answer is handed back for the caller's rule (truncation, or parts).
-/// `n` counts the attempts across calls (for the progress events).
+/// `n` counts the attempts across calls (for the progress events). `rendered`: `attempt`
+/// already rendered ([`summary::render_conversation`]), when the caller has it.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn send_summary<E: Environment + ?Sized>(
     env: &E,
     model: &str,
     attempt: &[Message],
+    rendered: Option<Vec<Value>>,
     instructions: &[String],
     retry: &RetryPolicy,
     retries: &mut Retries,
     n: &mut u32,
 ) -> Result<Sent, CompactError> {
+    // The same request for every transient retry.
+    let request = match rendered {
+        Some(r) => summary::summary_request_from(model, r, instructions),
+        None => summary::build_summary_request(model, attempt, instructions),
+    };
     loop {
         *n += 1;
         check_abort(env, "the summary request")?;
-        let request = summary::build_summary_request(model, attempt, instructions);
         env.progress(&ProgressEvent {
             attempt: Some(*n),
             ..ProgressEvent::phase("summarizing")
@@ -135,6 +146,7 @@ pub(crate) async fn request_summary<E: Environment + ?Sized>(
     env: &E,
     model: &str,
     attempt: Vec<Message>,
+    rendered: Option<Vec<Value>>,
     instructions: &[String],
     retry: &RetryPolicy,
     retries: &mut Retries,
@@ -144,6 +156,7 @@ pub(crate) async fn request_summary<E: Environment + ?Sized>(
         env,
         model,
         attempt,
+        rendered,
         instructions,
         retry,
         retries,
@@ -160,12 +173,16 @@ pub(crate) async fn truncating<E: Environment + ?Sized>(
     env: &E,
     model: &str,
     mut attempt: Vec<Message>,
+    mut rendered: Option<Vec<Value>>,
     instructions: &[String],
     retry: &RetryPolicy,
     retries: &mut Retries,
     n: &mut u32,
     mut refused: Option<(ContextOverflow, CallError)>,
 ) -> Result<(String, Option<UsageCounts>, SummaryRequest), CompactError> {
+    if refused.is_some() {
+        rendered = None; // `attempt` is truncated before the first send
+    }
     loop {
         if let Some((overflow, e)) = refused.take() {
             if retries.prompt_too_long >= MAX_PTL_RETRIES {
@@ -196,7 +213,19 @@ pub(crate) async fn truncating<E: Environment + ?Sized>(
                 }
             }
         }
-        match send_summary(env, model, &attempt, instructions, retry, retries, n).await? {
+        // `rendered` is `attempt` as given: the first send uses it (a truncation drops it).
+        match send_summary(
+            env,
+            model,
+            &attempt,
+            rendered.take(),
+            instructions,
+            retry,
+            retries,
+            n,
+        )
+        .await?
+        {
             Sent::Summary(text, usage, request) => return Ok((text, usage, request)),
             Sent::TooLong(overflow, e) => refused = Some((overflow, e)),
         }

@@ -315,7 +315,15 @@ pub fn build_summary_request(
     messages: &[Message],
     custom_instructions: &[String],
 ) -> SummaryRequest {
-    let mut msgs = render_conversation(messages);
+    summary_request_from(model, render_conversation(messages), custom_instructions)
+}
+
+/// [`build_summary_request`] from the messages [`render_conversation`] already made.
+pub fn summary_request_from(
+    model: &str,
+    mut msgs: Vec<Value>,
+    custom_instructions: &[String],
+) -> SummaryRequest {
     let instruction = json!({"type": "text", "text": instruction_text(custom_instructions)});
     match msgs.last_mut() {
         Some(last) if last["role"] == "user" => {
