@@ -7,5 +7,6 @@ pub mod error;
 pub mod hash;
 pub mod messages;
 pub mod names;
+pub mod order;
 pub mod shape;
 pub mod view;
