@@ -1022,7 +1022,7 @@ pub fn apply_edits(conv: &JsConversation<'_>, edits: &[Edit]) -> Result<Array> {
         };
         ops.push([op, message as u32, block as u32, nested, t as u32]);
     }
-    ops.sort_by_key(|o| o[1]);
+    crate::model::order::sort_by(&mut ops, &|a, b| a[1].cmp(&b[1]));
     let flat: Vec<u32> = ops.concat();
     apply_edits_js(conv.array, &flat, &texts.join("\u{1e}")).ok_or_else(|| {
         read_failure_or(Error::invalid_message(

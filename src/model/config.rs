@@ -140,7 +140,7 @@ impl Config {
                 matches!(v.as_str(), "1" | "true" | "yes" | "on")
             })
         };
-        let number = |name: &str| get(name).and_then(|v| v.trim().parse::<f64>().ok());
+        let number = |name: &str| get(name).and_then(|v| crate::model::number::parse_f64(v.trim()));
         let cfg = Config {
             disable_compact: truthy("DISABLE_COMPACT").filter(|b| *b),
             disable_auto_compact: truthy("DISABLE_AUTO_COMPACT").filter(|b| *b),

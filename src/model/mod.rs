@@ -7,5 +7,7 @@ pub mod error;
 pub mod hash;
 pub mod messages;
 pub mod names;
+pub mod number;
+pub mod order;
 pub mod shape;
 pub mod view;

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::model::hash::FastMap;
 use crate::model::messages::{Block, Content, Kind, Message, ToolResultContent};
+use crate::model::order;
 /// A message the user wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UserMessage {
@@ -1120,7 +1121,7 @@ fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call]) {
     }
     resolve_by_later_edits(facts);
 
-    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    order::sort_by(&mut counts, &|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     facts.tool_counts = counts;
     let n = calls.len();
     facts.last_actions = calls[n.saturating_sub(3)..]
@@ -1235,6 +1236,6 @@ fn derive_feedback_errors(facts: &mut ConversationFacts, feedback: &[Feedback]) 
             order: *order,
         });
     }
-    facts.errors.sort_by_key(|e| e.order);
+    order::sort_by(&mut facts.errors, &|a, b| a.order.cmp(&b.order));
     resolve_by_later_edits(facts);
 }

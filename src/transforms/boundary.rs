@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use crate::model::error::Result;
 use crate::model::messages::{Kind, Message};
+use crate::model::order;
 use crate::model::view::ConversationView;
 
 /// `content` of a boundary line.
@@ -167,7 +168,7 @@ pub fn kept_originals<V: ConversationView + ?Sized>(
 ) -> Result<Vec<usize>> {
     let mut out: Vec<usize> = (0..leading_system(view)?).collect();
     out.extend(kept.iter().filter_map(|&k| origin.get(k).copied()));
-    out.sort_unstable();
+    order::sort_by(&mut out, &|a, b| a.cmp(b));
     out.dedup();
     Ok(out)
 }

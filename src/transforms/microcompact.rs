@@ -7,6 +7,7 @@ use crate::measure::tokens::{
 use crate::model::error::Result;
 use crate::model::hash::FastSet;
 use crate::model::messages::Kind;
+use crate::model::number;
 use crate::model::view::{ConversationView, Edit, ToolResultEntry, CLEARED_PLACEHOLDER};
 
 /// Tools whose results may be cleared.
@@ -235,8 +236,7 @@ pub fn parse_timestamp_ms(s: &str) -> Option<f64> {
         while i < b.len() && b[i].is_ascii_digit() {
             i += 1;
         }
-        let digits = std::str::from_utf8(&b[start..i]).ok()?;
-        frac_ms = format!("0.{digits}").parse::<f64>().ok()? * 1000.0;
+        frac_ms = number::fraction(&b[start..i]) * 1000.0;
     }
     let offset_min = match b.get(i) {
         None | Some(b'Z') | Some(b'z') => 0,

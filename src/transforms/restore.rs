@@ -22,6 +22,7 @@ use serde_json::{json, Map, Value};
 use crate::measure::tokens::{rough_token_count, text_tokens, BYTES_PER_TOKEN};
 use crate::model::hash::FastSet;
 use crate::model::messages::{Block, Content, Message, ToolResultContent};
+use crate::model::order;
 use crate::model::view::utf16_len;
 
 /// At most this many files are restored after a compaction.
@@ -85,8 +86,7 @@ pub fn select_files(snapshot: &[FileSnapshot], excluded: &dyn Fn(&str) -> bool) 
             t
         }
     };
-    let mut order: Vec<usize> = (0..snapshot.len()).collect();
-    order.sort_by(|&a, &b| {
+    let order = order::stable_order(snapshot.len(), &|a, b| {
         key(b)
             .partial_cmp(&key(a))
             .unwrap_or(std::cmp::Ordering::Equal)

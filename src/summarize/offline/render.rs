@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::model::order;
 use crate::summarize::facts::{
     command_family, cut_inline, file_name, one_line, CommandFacts, ConversationFacts, FileFacts,
     Outcome, Resolution, TodoItem,
@@ -540,7 +541,9 @@ fn technical_concepts(s: &mut String, facts: &ConversationFacts, limits: &Render
         Tally::add(&mut programs, &fam);
     }
     if !programs.is_empty() {
-        programs.sort_by(|a, b| b.count.cmp(&a.count).then(a.name.cmp(&b.name)));
+        order::sort_by(&mut programs, &|a, b| {
+            b.count.cmp(&a.count).then(a.name.cmp(&b.name))
+        });
         let list: Vec<String> = programs
             .iter()
             .take(12)
@@ -576,7 +579,9 @@ fn files_and_code(
         s.push_str("   No file was read or changed.\n");
     }
     let mut changed: Vec<&FileFacts> = facts.files.iter().filter(|f| f.changed()).collect();
-    changed.sort_by_key(|f| std::cmp::Reverse(f.last_change_at));
+    order::sort_by(&mut changed, &|a, b| {
+        b.last_change_at.cmp(&a.last_change_at)
+    });
     let with_snippet: Vec<&str> = changed
         .iter()
         .take(limits.snippet_files)

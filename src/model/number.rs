@@ -1,0 +1,245 @@
+//! Reading decimal numbers without `str::parse::<f64>`.
+//!
+//! The standard float parser brings a 10 KB table of powers of five and 4 KB of code into the
+//! WebAssembly module (docs/size.md), for the few decimal texts the core reads itself
+//! (environment variables, the fraction of a timestamp). The reader here gives the same,
+//! correctly rounded value whenever the digits fit in 15 significant digits and the power of
+//! ten is at most 22 — every number those texts hold in practice — and a value within a few
+//! units in the last place otherwise.
+
+/// `10^k` for `k` in `0..=22`: each is exactly representable, so the products are exact.
+fn pow10(k: u32) -> f64 {
+    let mut p = 1.0;
+    for _ in 0..k {
+        p *= 10.0;
+    }
+    p
+}
+
+/// `mantissa × 10^exp10`, correctly rounded when `mantissa < 2^53` and `|exp10| <= 22`.
+fn scale(mantissa: u64, exp10: i64) -> f64 {
+    let m = mantissa as f64;
+    if mantissa == 0 {
+        return 0.0;
+    }
+    if (0..=22).contains(&exp10) {
+        return m * pow10(exp10 as u32);
+    }
+    if (-22..0).contains(&exp10) {
+        return m / pow10((-exp10) as u32);
+    }
+    // Outside the exact range: approximate, in steps that neither overflow nor underflow early.
+    let mut v = m;
+    let mut e = exp10.clamp(-800, 800);
+    while e > 22 {
+        v *= 1e22;
+        e -= 22;
+    }
+    while e < -22 {
+        v /= 1e22;
+        e += 22;
+    }
+    scale_f(v, e)
+}
+
+fn scale_f(v: f64, e: i64) -> f64 {
+    if e >= 0 {
+        v * pow10(e as u32)
+    } else {
+        v / pow10((-e) as u32)
+    }
+}
+
+/// Reads a decimal number as `str::parse::<f64>` accepts it: an optional sign, digits with an
+/// optional `.` fraction (`5.`, `.5`), an optional exponent (`e`/`E`, signed), or `inf`,
+/// `infinity`, `nan` in any case. Anything else (spaces, `_`, hex) is `None`.
+pub fn parse_f64(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    let (negative, rest) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        Some(b'+') => (false, &b[1..]),
+        _ => (false, b),
+    };
+    let signed = |v: f64| if negative { -v } else { v };
+    if rest.eq_ignore_ascii_case(b"inf") || rest.eq_ignore_ascii_case(b"infinity") {
+        return Some(signed(f64::INFINITY));
+    }
+    if rest.eq_ignore_ascii_case(b"nan") {
+        return Some(f64::NAN);
+    }
+    let mut mantissa: u64 = 0;
+    let mut significant = 0u32;
+    let mut exp10: i64 = 0;
+    let mut digits = 0usize;
+    let mut i = 0;
+    let mut in_fraction = false;
+    while i < rest.len() {
+        let c = rest[i];
+        if c.is_ascii_digit() {
+            digits += 1;
+            let d = u64::from(c - b'0');
+            if significant < 19 {
+                if mantissa != 0 || d != 0 {
+                    significant += 1;
+                }
+                mantissa = mantissa * 10 + d;
+                if in_fraction {
+                    exp10 -= 1;
+                }
+            } else if !in_fraction {
+                // A digit past what the mantissa holds: it only scales the value.
+                exp10 += 1;
+            }
+        } else if c == b'.' && !in_fraction {
+            in_fraction = true;
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    if digits == 0 {
+        return None;
+    }
+    if i < rest.len() {
+        if !matches!(rest[i], b'e' | b'E') {
+            return None;
+        }
+        i += 1;
+        let exp_negative = match rest.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = i;
+        let mut e: i64 = 0;
+        while i < rest.len() && rest[i].is_ascii_digit() {
+            e = (e * 10 + i64::from(rest[i] - b'0')).min(1_000_000);
+            i += 1;
+        }
+        if i == start || i < rest.len() {
+            return None;
+        }
+        exp10 += if exp_negative { -e } else { e };
+    }
+    Some(signed(scale(mantissa, exp10)))
+}
+
+/// The value of `0.<digits>` for ASCII digits (`b"906"` → 0.906), correctly rounded for up to
+/// 15 digits; further digits (below 10^-15) are ignored. No digits is 0.
+pub fn fraction(digits: &[u8]) -> f64 {
+    let kept = &digits[..digits.len().min(15)];
+    let mantissa = kept
+        .iter()
+        .fold(0u64, |m, d| m * 10 + u64::from(d.wrapping_sub(b'0') % 10));
+    scale(mantissa, -(kept.len() as i64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn same(a: Option<f64>, b: Option<f64>) -> bool {
+        match (a, b) {
+            (Some(x), Some(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn reads_what_the_standard_parser_reads_with_the_same_value() {
+        for s in [
+            "0",
+            "-0",
+            "+80",
+            "80",
+            "92.5",
+            "0.5",
+            ".5",
+            "5.",
+            "1e5",
+            "1E-3",
+            "2.5e+2",
+            "200000",
+            "1000000",
+            "0.1",
+            "0.3",
+            "99.99",
+            "100",
+            "1",
+            "0.000001",
+            "123456789012345",
+            "3.141592653589793",
+            "1e22",
+            "1e-22",
+            "inf",
+            "-Infinity",
+            "NaN",
+            "007",
+            "0.0",
+        ] {
+            assert!(
+                same(parse_f64(s), s.parse::<f64>().ok()),
+                "{s}: {:?} vs {:?}",
+                parse_f64(s),
+                s.parse::<f64>().ok()
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_what_the_standard_parser_refuses() {
+        for s in [
+            "", "-", "+", ".", "e5", "1e", "1e+", "1.2.3", "1_000", " 1", "1 ", "0x10", "abc",
+            "--1", "1e5x", "in",
+        ] {
+            assert_eq!(parse_f64(s), None, "{s}");
+            assert!(s.parse::<f64>().is_err(), "{s}");
+        }
+    }
+
+    #[test]
+    fn long_and_extreme_numbers_stay_close() {
+        for s in [
+            "12345678901234567890123",
+            "0.12345678901234567890",
+            "1e300",
+            "1e-300",
+            "1e400",
+            "123.456e-30",
+        ] {
+            let (ours, std) = (parse_f64(s).unwrap(), s.parse::<f64>().unwrap());
+            let close = if std.is_infinite() || std == 0.0 {
+                ours == std
+            } else {
+                ((ours - std) / std).abs() < 1e-14
+            };
+            assert!(close, "{s}: {ours} vs {std}");
+        }
+    }
+
+    #[test]
+    fn fractions_match_the_parsed_decimal() {
+        for d in [
+            "",
+            "9",
+            "906",
+            "5",
+            "123",
+            "999",
+            "000001",
+            "123456789012345",
+        ] {
+            let parsed: f64 = format!("0.{d}").parse().unwrap();
+            assert_eq!(fraction(d.as_bytes()).to_bits(), parsed.to_bits(), "{d}");
+        }
+        let long = fraction(b"12345678901234567890");
+        assert!((long - 0.123_456_789_012_345_67).abs() < 1e-15);
+    }
+}
