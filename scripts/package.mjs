@@ -297,91 +297,15 @@ const EXTRA_NAMES = ['offlineSummarizer', 'previewCompaction', 'simulateSession'
     throw new Error(`package.mjs: the second module exports ${found.join(', ')}; extras.js wraps ${EXTRA_NAMES.join(', ')}`);
   }
 }
-// extras.js: the lazy second module for every entry. `extras(load, sync)` returns the wrapped
-// exports; `load(input)` instantiates the second module's glue and returns it (synchronously when
-// `sync`, where the entry has the bytes at hand: Node, workerd; else a promise: web, inline).
-writeFileSync(
-  pkg + 'extras.js',
-  header +
-    `import { codedError } from '${errorSnippets[0]}';\n` +
-    "import { setEnvironmentDefaults as setBaseDefaults } from './context_compaction.js';\n\n" +
-    `/**
- * The second WebAssembly module (offlineSummarizer, previewCompaction, simulateSession) behind
- * functions that load it on first use. \`load(input)\` returns its initialised glue, or a promise
- * of it; \`sync\` says it returns the glue itself.
- */
-export function extras(load, sync) {
-  let glue;
-  let pending;
-  let env;
-  const ready = (g) => {
-    if (env !== undefined) g.setEnvironmentDefaults(env);
-    glue = g;
-    return g;
-  };
-  const failed = (e) => {
-    const err = codedError(\`the second module (offlineSummarizer, previewCompaction, simulateSession) could not be loaded: \${e instanceof Error ? e.message : String(e)}\`, 'NOT_INITIALIZED');
-    err.cause = e;
-    return err;
-  };
-  // The glue, loading it now when the entry can; undefined when only a promise can give it.
-  const now = () => {
-    if (glue !== undefined || !sync) return glue;
-    try {
-      return ready(load());
-    } catch (e) {
-      throw failed(e);
-    }
-  };
-  const later = (input) => {
-    if (glue !== undefined) return Promise.resolve(glue);
-    if (pending === undefined) {
-      pending = Promise.resolve()
-        .then(() => load(input))
-        .then(ready, (e) => {
-          pending = undefined;
-          throw failed(e);
-        });
-    }
-    return pending;
-  };
-  const get = () => (sync ? Promise.resolve().then(now) : later());
-  return {
-    /** Loads the second module now (optional: it loads on first use). */
-    loadExtras: async (input) => {
-      if (sync) now();
-      else await later(input);
-    },
-    /** \`offlineSummarizer\` of the second module; see index.d.ts. */
-    offlineSummarizer(options) {
-      const g = now();
-      if (g !== undefined) return g.offlineSummarizer(options);
-      // The load starts now; a bad option, or a load that failed (tried again at the next
-      // call), is reported by the summarizer's call.
-      let summarize;
-      const make = () => later().then((g2) => (summarize ??= g2.offlineSummarizer(options)));
-      make().catch(() => {});
-      return (request, opts) => (summarize !== undefined ? summarize(request, opts) : make().then((f) => f(request, opts)));
-    },
-    /** \`previewCompaction\` of the second module, as a promise. */
-    previewCompaction: async (messages, context) => (await get()).previewCompaction(messages, context),
-    /** \`simulateSession\` of the second module, as a promise. */
-    simulateSession: async (session, options) => (await get()).simulateSession(session, options),
-    /** The environment defaults of both modules. */
-    setEnvironmentDefaults(e) {
-      const r = setBaseDefaults(e);
-      env = e;
-      if (glue !== undefined) glue.setEnvironmentDefaults(e);
-      return r;
-    },
-  };
-}
-`,
-);
+// extras.js (copied from js/): the lazy second module for every entry. Each entry passes its
+// own `load` (synchronous where it has the bytes at hand: Node, workerd; a promise: web, inline).
+copyFileSync(fileURLToPath(new URL('../js/extras.js', import.meta.url)), pkg + 'extras.js');
 const EXTRA_EXPORTS = ['loadExtras', ...EXTRA_NAMES, 'setEnvironmentDefaults'];
-const extraExports = (loader) =>
+const extraExports = (load, sync) =>
   "import { extras as __ccExtras } from './extras.js';\n" +
-  `const __ccX = __ccExtras(${loader});\n` +
+  `import { codedError as __ccCodedError } from '${errorSnippets[0]}';\n` +
+  "import { setEnvironmentDefaults as __ccSetBaseDefaults } from './context_compaction.js';\n" +
+  `const __ccX = __ccExtras({\n  load: ${load},\n  sync: ${sync},\n  codedError: __ccCodedError,\n  setBaseDefaults: __ccSetBaseDefaults,\n});\n` +
   `export const { ${EXTRA_EXPORTS.join(', ')} } = __ccX;\n`;
 const list = (ns) => `{\n  ${ns.join(',\n  ')},\n}`;
 writeFileSync(
@@ -410,7 +334,8 @@ writeFileSync(
     errorClass +
     '// The second module: its glue and .wasm are fetched on first use (or by loadExtras(input)).\n' +
     extraExports(
-      "async (input) => {\n  const m = await import('./context_compaction_extra.js');\n  await m.default(input);\n  return m;\n}, false",
+      "async (input) => {\n    const m = await import('./context_compaction_extra.js');\n    await m.default(input);\n    return m;\n  }",
+      false,
     ) +
     "import glueInit from './context_compaction.js';\n" +
     `import { codedError } from '${errorSnippets[0]}';\n` +
@@ -441,7 +366,8 @@ writeFileSync(
     "initSync({ module: readFileSync(new URL('./context_compaction_bg.wasm', import.meta.url)) });\n" +
     '// The second module is read and instantiated on first use.\n' +
     extraExports(
-      "() => {\n  extraGlue.initSync({ module: readFileSync(new URL('./context_compaction_extra_bg.wasm', import.meta.url)) });\n  return extraGlue;\n}, true",
+      "() => {\n    extraGlue.initSync({ module: readFileSync(new URL('./context_compaction_extra_bg.wasm', import.meta.url)) });\n    return extraGlue;\n  }",
+      true,
     ) +
     'setEnvironmentDefaults(process.env);\n\n' +
     `export ${list(nodeNames)} from './context_compaction.js';\n` +
@@ -563,7 +489,7 @@ writeFileSync(
     '    : Uint8Array.from(atob(wasmBase64), (c) => c.charCodeAt(0));\n' +
     'initSync({ module: wasmBytes });\n\n' +
     '// The second module (inline-extra.js, its .wasm inlined too) is imported on first use.\n' +
-    extraExports("async () => (await import('./inline-extra.js')).glue, false") +
+    extraExports("async () => (await import('./inline-extra.js')).glue", false) +
     `export ${list(nodeNames)} from './context_compaction.js';\n` +
     "export { constants } from './constants.js';\n" +
     "export { anthropicSummarizer } from './anthropic.js';\n" +
@@ -583,7 +509,7 @@ writeFileSync(
     "import extraModule from './context_compaction_extra_bg.wasm';\n" +
     "import * as extraGlue from './context_compaction_extra.js';\n" +
     '// The second module is compiled with the Worker; instantiated on first use.\n' +
-    extraExports('() => {\n  extraGlue.initSync({ module: extraModule });\n  return extraGlue;\n}, true') +
+    extraExports('() => {\n    extraGlue.initSync({ module: extraModule });\n    return extraGlue;\n  }', true) +
     `export ${list(nodeNames)} from './context_compaction.js';\n` +
     "export { constants } from './constants.js';\n" +
     "export { anthropicSummarizer } from './anthropic.js';\n" +
