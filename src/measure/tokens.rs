@@ -1021,6 +1021,48 @@ mod tests {
     }
 
     #[test]
+    fn estimates_of_selected_messages_add_up_per_message() {
+        let path = format!(
+            "{}/../shared/transcripts/cc_small_short.jsonl",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("test transcript {path} is missing: {e}"));
+        let m = crate::transforms::transcript::parse_transcript(&text).unwrap();
+        let v = m.as_slice();
+        let each: Vec<u64> = (0..v.len()).map(|i| estimate_message(v, i).unwrap()).collect();
+        for (lo, hi) in [(0, v.len()), (1, v.len() / 2), (v.len() / 3, v.len()), (2, 2)] {
+            let want: u64 = each[lo..hi].iter().sum();
+            assert_eq!(estimate_range(v, lo..hi).unwrap(), want, "{lo}..{hi}");
+            let odd: Vec<usize> = (lo..hi).filter(|i| i % 2 == 1).collect();
+            let want: u64 = odd.iter().map(|&i| each[i]).sum();
+            assert_eq!(estimate_indices(v, odd).unwrap(), want, "odd of {lo}..{hi}");
+        }
+    }
+
+    #[test]
+    fn counts_in_a_row_reuse_nothing_stale() {
+        // The scratch marks kept between counts: a long count, a short one, then the long
+        // one again give what each gives alone.
+        let long = json!([
+            {"type": "user", "message": {"role": "user", "content": "q"}},
+            {"type": "assistant", "message": {"id": "m1", "role": "assistant", "stop_reason": null,
+                "content": [{"type": "text", "text": "x".repeat(400)}],
+                "usage": {"input_tokens": 100, "output_tokens": 1}}},
+            {"type": "user", "message": {"role": "user", "content": "r".repeat(80)}},
+            {"type": "assistant", "message": {"id": "m1", "role": "assistant", "stop_reason": null,
+                "content": [{"type": "text", "text": "y".repeat(40)}]}},
+            {"type": "user", "message": {"role": "user", "content": "z".repeat(800)}}
+        ]);
+        let short = json!([{"role": "user", "content": "s".repeat(40)}]);
+        let a = count(long.clone());
+        let b = count(short.clone());
+        assert_eq!(count(long), a);
+        assert_eq!(count(short), b);
+        assert_eq!(a.total, 100 + 110 + 20 + 200);
+    }
+
+    #[test]
     fn a_response_that_began_among_kept_messages_stays_stale() {
         // Fuzzing finding F4: one kept message, then two lines of one streamed response; the
         // first line is in the stale window, the second just after it. Both carry the old
