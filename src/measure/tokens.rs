@@ -1030,8 +1030,15 @@ mod tests {
             .unwrap_or_else(|e| panic!("test transcript {path} is missing: {e}"));
         let m = crate::transforms::transcript::parse_transcript(&text).unwrap();
         let v = m.as_slice();
-        let each: Vec<u64> = (0..v.len()).map(|i| estimate_message(v, i).unwrap()).collect();
-        for (lo, hi) in [(0, v.len()), (1, v.len() / 2), (v.len() / 3, v.len()), (2, 2)] {
+        let each: Vec<u64> = (0..v.len())
+            .map(|i| estimate_message(v, i).unwrap())
+            .collect();
+        for (lo, hi) in [
+            (0, v.len()),
+            (1, v.len() / 2),
+            (v.len() / 3, v.len()),
+            (2, 2),
+        ] {
             let want: u64 = each[lo..hi].iter().sum();
             assert_eq!(estimate_range(v, lo..hi).unwrap(), want, "{lo}..{hi}");
             let odd: Vec<usize> = (lo..hi).filter(|i| i % 2 == 1).collect();
