@@ -448,17 +448,25 @@ impl Message {
 
     /// The usage of a transcript assistant line (or an API-shape message carrying `usage`).
     pub fn usage_raw(&self) -> Option<Usage> {
+        self.usage_ref().map(std::borrow::Cow::into_owned)
+    }
+
+    /// [`Message::usage_raw`] without copying the usage a transcript line types (borrowed;
+    /// only an API-shape message's `usage`, kept among the unknown fields, is read into a new
+    /// [`Usage`]).
+    pub fn usage_ref(&self) -> Option<std::borrow::Cow<'_, Usage>> {
         if let Some(u) = self
             .api_message()
             .and_then(|m| m.usage.as_ref())
             .and_then(|u| u.as_ref())
         {
-            return Some(u.clone());
+            return Some(std::borrow::Cow::Borrowed(u));
         }
         // API-shape messages from SDKs sometimes carry the response usage beside the content.
         self.extra
             .get("usage")
             .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok())
+            .map(std::borrow::Cow::Owned)
     }
 
     /// `uuid` when present.

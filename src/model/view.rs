@@ -730,7 +730,7 @@ impl ConversationView for [Message] {
 
     fn usage(&self, i: usize) -> Result<Option<UsageCounts>> {
         let m = &self[i];
-        match m.usage_raw() {
+        match m.usage_ref() {
             None => Ok(None),
             Some(u) => {
                 let loc = || {
