@@ -254,7 +254,7 @@ pub(crate) async fn summarize_in_parts<E: Environment + ?Sized>(
                 truncating(
                     env,
                     model,
-                    attempt,
+                    std::borrow::Cow::Owned(attempt),
                     None,
                     &part_instr,
                     retry,

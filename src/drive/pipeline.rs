@@ -4,6 +4,7 @@
 //! result is a value the caller applies; the caller's messages are never touched.
 
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
 use crate::drive::api_compaction::{self, OnDemand};
 use crate::drive::env::{Environment, HookKind, ProgressEvent};
@@ -705,18 +706,31 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
 
 /// Steps 2–3: what a summary is made of — `active` with media described and re-announced
 /// attachments left out. `NOTHING_TO_COMPACT` when no user or assistant message is left.
-pub(crate) async fn summary_input<E: Environment + ?Sized>(
+pub(crate) async fn summary_input<'a, E: Environment + ?Sized>(
     env: &E,
-    active: &[Message],
-) -> Result<Vec<Message>, CompactError> {
-    // Media is stripped message by message: in slices, with a checkpoint between two.
-    let mut stripped = Vec::with_capacity(active.len());
+    active: &'a [Message],
+) -> Result<Cow<'a, [Message]>, CompactError> {
+    // Media is looked for message by message: in slices, with a checkpoint between two.
+    let mut has_media = false;
     for slice in active.chunks(STRIP_SLICE) {
         checkpoint(env, "stripping media").await?;
-        stripped.extend(strip::strip_media_described(slice)?);
+        if !strip::strip_images(slice)?.is_empty() {
+            has_media = true;
+            break;
+        }
     }
     checkpoint(env, "stripping attachments").await?;
-    let to_summarize = strip::without_reinjected_attachments(stripped)?;
+    let to_summarize = if !has_media && strip::reinjected_attachments(active)?.is_empty() {
+        // Nothing to strip: the messages themselves, not a copy.
+        Cow::Borrowed(active)
+    } else {
+        let mut stripped = Vec::with_capacity(active.len());
+        for slice in active.chunks(STRIP_SLICE) {
+            checkpoint(env, "stripping media").await?;
+            stripped.extend(strip::strip_media_described(slice)?);
+        }
+        Cow::Owned(strip::without_reinjected_attachments(stripped)?)
+    };
     if !to_summarize
         .iter()
         .any(|m| m.kind() == Kind::User || m.kind() == Kind::Assistant)
@@ -736,7 +750,7 @@ pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
     env: &E,
     ctx: &CompactContext,
     summary_model: &str,
-    to_summarize: Vec<Message>,
+    to_summarize: Cow<'_, [Message]>,
     instructions: &[String],
     retry: &RetryPolicy,
     retries: &mut Retries,

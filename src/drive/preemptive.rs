@@ -176,14 +176,22 @@ pub async fn summarize_ahead<E: Environment + ?Sized>(
         }
         _ => (start, Vec::new()),
     };
-    input.extend(summary_input(env, &messages[from..cut]).await?);
+    input.extend(summary_input(env, &messages[from..cut]).await?.into_owned());
     let model = ctx
         .summary_model
         .clone()
         .unwrap_or_else(|| ctx.model.clone());
     let mut retries = Retries::default();
-    let (summary, usage, _, parts) =
-        summarize_messages(env, ctx, &model, input, &instructions, retry, &mut retries).await?;
+    let (summary, usage, _, parts) = summarize_messages(
+        env,
+        ctx,
+        &model,
+        std::borrow::Cow::Owned(input),
+        &instructions,
+        retry,
+        &mut retries,
+    )
+    .await?;
     env.progress(&ProgressEvent {
         background: true,
         ..ProgressEvent::phase("summarized")

@@ -9,6 +9,7 @@ use crate::model::messages::Message;
 use crate::model::view::{array_units, UsageCounts};
 use crate::summarize::summary::{self, SummaryProblem, SummaryRequest};
 use serde_json::Value;
+use std::borrow::Cow;
 
 use crate::transforms::ptl::{
     parse_context_overflow_error, ptl_marker_message, truncate_head, ContextOverflow, Kept,
@@ -28,13 +29,13 @@ pub(crate) struct Retries {
 /// model's window (`config.summaryContextWindow`, or the summary model's own window). Also
 /// gives the rendered messages of the attempt it returns when it has them (the request is
 /// then made from them, not rendered a second time).
-pub(crate) async fn fit_summary_window<E: Environment + ?Sized>(
+pub(crate) async fn fit_summary_window<'a, E: Environment + ?Sized>(
     env: &E,
-    mut attempt: Vec<Message>,
+    mut attempt: Cow<'a, [Message]>,
     window: u64,
     max_tokens: u64,
     instruction_tokens: u64,
-) -> Result<(Vec<Message>, Option<Vec<Value>>), CompactError> {
+) -> Result<(Cow<'a, [Message]>, Option<Vec<Value>>), CompactError> {
     for _ in 0..16 {
         // Each round renders the whole attempt: a checkpoint before each.
         crate::drive::failure::checkpoint(env, "fitting the summary request").await?;
@@ -51,8 +52,8 @@ pub(crate) async fn fit_summary_window<E: Environment + ?Sized>(
             limit: Some(window),
             gap: Some(needed - window),
         };
-        match truncate_head(attempt.as_slice(), Some(&overflow), true)? {
-            Some(t) => attempt = apply_truncation(&attempt, &t),
+        match truncate_head(&*attempt, Some(&overflow), true)? {
+            Some(t) => attempt = Cow::Owned(apply_truncation(&attempt, &t)),
             None => return Ok((attempt, Some(rendered))),
         }
     }
@@ -145,7 +146,7 @@ pub(crate) async fn send_summary<E: Environment + ?Sized>(
 pub(crate) async fn request_summary<E: Environment + ?Sized>(
     env: &E,
     model: &str,
-    attempt: Vec<Message>,
+    attempt: Cow<'_, [Message]>,
     rendered: Option<Vec<Value>>,
     instructions: &[String],
     retry: &RetryPolicy,
@@ -172,7 +173,7 @@ pub(crate) async fn request_summary<E: Environment + ?Sized>(
 pub(crate) async fn truncating<E: Environment + ?Sized>(
     env: &E,
     model: &str,
-    mut attempt: Vec<Message>,
+    mut attempt: Cow<'_, [Message]>,
     mut rendered: Option<Vec<Value>>,
     instructions: &[String],
     retry: &RetryPolicy,
@@ -194,7 +195,7 @@ pub(crate) async fn truncating<E: Environment + ?Sized>(
                     e,
                 ));
             }
-            match truncate_head(attempt.as_slice(), Some(&overflow), true)? {
+            match truncate_head(&*attempt, Some(&overflow), true)? {
                 Some(t) => {
                     retries.prompt_too_long += 1;
                     env.progress(&ProgressEvent {
@@ -202,7 +203,7 @@ pub(crate) async fn truncating<E: Environment + ?Sized>(
                         detail: Some(format!("dropped {} oldest API rounds", t.dropped_groups)),
                         ..ProgressEvent::phase("retryPromptTooLong")
                     });
-                    attempt = apply_truncation(&attempt, &t);
+                    attempt = Cow::Owned(apply_truncation(&attempt, &t));
                 }
                 None => {
                     return Err(CompactError::from_call(

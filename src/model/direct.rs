@@ -8,11 +8,14 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::messages::{ApiMessage, Block, Content, Message, Nullable, Role, Usage};
+use super::messages::{
+    ApiMessage, Block, Content, MediaBlock, Message, Nullable, RedactedThinkingBlock, Role,
+    TextBlock, ThinkingBlock, ToolResultBlock, ToolResultContent, ToolUseBlock, Usage,
+};
 
 /// A [`Message`] read by the direct reading (see the module documentation).
 pub struct DirectMessage(pub Message);
@@ -70,9 +73,7 @@ impl<'de> Deserialize<'de> for DirectMessage {
                     match key.as_str() {
                         "type" => typed(&mut m.line_type, &mut map, &key)?,
                         "role" => role_field(&mut m.role, &mut map, &key)?,
-                        "content" => {
-                            converted(&mut content, &mut map, &key, DirectContent::from_value)?
-                        }
+                        "content" => typed(&mut content, &mut map, &key)?,
                         "message" => typed(&mut message, &mut map, &key)?,
                         "subtype" => typed(&mut m.subtype, &mut map, &key)?,
                         "uuid" => typed(&mut m.uuid, &mut map, &key)?,
@@ -106,9 +107,7 @@ impl<'de> Deserialize<'de> for DirectApi {
                 while let Some(key) = map.next_key::<String>()? {
                     match key.as_str() {
                         "role" => role_field(&mut m.role, &mut map, &key)?,
-                        "content" => {
-                            converted(&mut content, &mut map, &key, DirectContent::from_value)?
-                        }
+                        "content" => typed(&mut content, &mut map, &key)?,
                         "id" => typed(&mut m.id, &mut map, &key)?,
                         "usage" => converted(&mut m.usage, &mut map, &key, |v| {
                             serde_json::from_value::<Usage>(v).ok()
@@ -124,19 +123,195 @@ impl<'de> Deserialize<'de> for DirectApi {
     }
 }
 
-impl DirectContent {
-    /// The content from its JSON value: a string, or an array of blocks (each read as
-    /// [`Block::from_value`] reads it, as the derived reading does); `None` for anything else.
-    fn from_value(v: Value) -> Option<DirectContent> {
-        match v {
-            Value::String(t) => Some(DirectContent(Content::Text(t))),
-            Value::Array(items) => items
-                .into_iter()
-                .map(|b| Block::from_value(b).ok())
-                .collect::<Option<Vec<Block>>>()
-                .map(|b| DirectContent(Content::Blocks(b))),
-            _ => None,
+impl<'de> Deserialize<'de> for DirectContent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = DirectContent;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or an array of content blocks")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<DirectContent, E> {
+                Ok(DirectContent(Content::Text(v.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<DirectContent, E> {
+                Ok(DirectContent(Content::Text(v)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<DirectContent, A::Error> {
+                Ok(DirectContent(Content::Blocks(blocks(seq)?)))
+            }
         }
+        d.deserialize_any(V)
+    }
+}
+
+/// The blocks of a content array, each read by the direct reading of a block.
+fn blocks<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Vec<Block>, A::Error> {
+    let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+    while let Some(b) = seq.next_element::<DirectBlock>()? {
+        out.push(b.0);
+    }
+    Ok(out)
+}
+
+/// A [`Block`] read by the direct reading: when `type` is its first field and one of the
+/// typed block types, the other fields go straight into the typed block (no intermediate
+/// JSON value); otherwise the block is read as a JSON object and given to
+/// [`Block::from_value`], as the derived reading does. A repeated field is an error (the
+/// caller then reads the message the established way, where the last one wins).
+struct DirectBlock(Block);
+
+/// A tool result's `content` read by the direct reading: a string, or an array of blocks.
+struct DirectToolResultContent(ToolResultContent);
+
+impl<'de> Deserialize<'de> for DirectToolResultContent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        DirectContent::deserialize(d).map(|c| {
+            DirectToolResultContent(match c.0 {
+                Content::Text(t) => ToolResultContent::Text(t),
+                Content::Blocks(b) => ToolResultContent::Blocks(b),
+            })
+        })
+    }
+}
+
+/// A required string field of a block, failing on a repeated key.
+fn required<'de, A: MapAccess<'de>>(
+    slot: &mut Option<String>,
+    map: &mut A,
+) -> Result<(), A::Error> {
+    if slot.is_some() {
+        return Err(de::Error::custom("duplicate field"));
+    }
+    *slot = Some(map.next_value()?);
+    Ok(())
+}
+
+/// A required field that was absent: an error (the caller then takes the established way,
+/// which names it).
+fn present<E: de::Error>(v: Option<String>) -> Result<String, E> {
+    v.ok_or_else(|| E::custom("missing field"))
+}
+
+/// The fields after `type` of a typed block of type `ty`.
+fn typed_block<'de, A: MapAccess<'de>>(ty: &str, mut map: A) -> Result<Block, A::Error> {
+    let mut extra = Map::new();
+    // The typed fields each block type has: (first string, second string, nullable value).
+    let mut s1: Option<String> = None;
+    let mut s2: Option<String> = None;
+    let mut value: Nullable<Value> = None;
+    let mut signature: Nullable<String> = None;
+    let mut content: Nullable<DirectToolResultContent> = None;
+    while let Some(key) = map.next_key::<String>()? {
+        match (ty, key.as_str()) {
+            ("text", "text")
+            | ("tool_use" | "server_tool_use", "id")
+            | ("tool_result", "tool_use_id")
+            | ("thinking", "thinking")
+            | ("redacted_thinking", "data") => required(&mut s1, &mut map)?,
+            ("tool_use" | "server_tool_use", "name") => required(&mut s2, &mut map)?,
+            ("tool_use" | "server_tool_use", "input") | ("image" | "document", "source") => {
+                typed(&mut value, &mut map, &key)?
+            }
+            ("thinking", "signature") => typed(&mut signature, &mut map, &key)?,
+            ("tool_result", "content") => typed(&mut content, &mut map, &key)?,
+            (_, "type") => return Err(de::Error::custom("duplicate field `type`")),
+            _ => unknown(&mut extra, &mut map, key)?,
+        }
+    }
+    Ok(match ty {
+        "text" => Block::Text(TextBlock {
+            text: present(s1)?,
+            extra,
+        }),
+        "image" | "document" => {
+            let b = MediaBlock {
+                source: value,
+                extra,
+            };
+            if ty == "image" {
+                Block::Image(b)
+            } else {
+                Block::Document(b)
+            }
+        }
+        "tool_use" | "server_tool_use" => {
+            let b = ToolUseBlock {
+                id: present(s1)?,
+                name: present(s2)?,
+                input: value,
+                extra,
+            };
+            if ty == "tool_use" {
+                Block::ToolUse(b)
+            } else {
+                Block::ServerToolUse(b)
+            }
+        }
+        "tool_result" => Block::ToolResult(ToolResultBlock {
+            tool_use_id: present(s1)?,
+            content: unwrap_nullable(content, |c| c.0),
+            extra,
+        }),
+        "thinking" => Block::Thinking(ThinkingBlock {
+            thinking: present(s1)?,
+            signature,
+            extra,
+        }),
+        _ => Block::RedactedThinking(RedactedThinkingBlock {
+            data: present(s1)?,
+            extra,
+        }),
+    })
+}
+
+/// Whether blocks of type `ty` are read field by field by [`typed_block`].
+fn is_typed_block(ty: &str) -> bool {
+    matches!(
+        ty,
+        "text"
+            | "image"
+            | "document"
+            | "tool_use"
+            | "server_tool_use"
+            | "tool_result"
+            | "thinking"
+            | "redacted_thinking"
+    )
+}
+
+impl<'de> Deserialize<'de> for DirectBlock {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = DirectBlock;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a content block object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DirectBlock, A::Error> {
+                let mut all = Map::new();
+                if let Some(first) = map.next_key::<String>()? {
+                    if first == "type" {
+                        let v: Value = map.next_value()?;
+                        if let Value::String(ty) = &v {
+                            if is_typed_block(ty) {
+                                return typed_block(ty, map).map(DirectBlock);
+                            }
+                        }
+                        all.insert(first, v);
+                    } else {
+                        all.insert(first, map.next_value()?);
+                    }
+                }
+                while let Some(key) = map.next_key::<String>()? {
+                    unknown(&mut all, &mut map, key)?;
+                }
+                Block::from_value(Value::Object(all))
+                    .map(DirectBlock)
+                    .map_err(de::Error::custom)
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 
@@ -191,6 +366,57 @@ pub fn message_from_text(text: &str) -> Option<Message> {
 #[cfg(test)]
 mod tests {
     use super::message_from_text;
+    use crate::model::messages::{Block, Content, Message};
+
+    /// The message the established reading (a JSON value, then [`Message::from_value`])
+    /// makes of `text`.
+    fn by_value(text: &str) -> Message {
+        Message::from_value(serde_json::from_str(text).unwrap(), "m").unwrap()
+    }
+
+    #[test]
+    fn blocks_read_directly_equal_the_value_reading_and_write_back_the_same_text() {
+        for t in [
+            // Every typed block type, `type` first, with unknown fields in odd places.
+            r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"a\u0000\ud83d\ude00 \"q\"","citations":null,"z":{"b":1,"a":[1.5,-0.0,1e300,18446744073709551615,-9223372036854775808]}},{"type":"thinking","thinking":"t","signature":null},{"type":"redacted_thinking","data":"x","k":"\/"},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls","n":12345678901234567890},"caller":{"type":"direct"}},{"type":"server_tool_use","id":"s1","name":"web_search","input":null},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}},{"type":"document","extra":true}],"model":"m"},"uuid":"u"}"#,
+            // Tool results: string, blocks (nested typed and unknown), null, absent.
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"out"},{"type":"image","source":null},{"type":"mystery","v":[]}],"is_error":true},{"type":"tool_result","tool_use_id":"t2","content":"plain"},{"type":"tool_result","tool_use_id":"t3","content":null},{"type":"tool_result","tool_use_id":"t4"}]}}"#,
+            // `type` not first, unknown and server result types: the value reading.
+            r#"{"role":"user","content":[{"text":"late type","type":"text"},{"type":"web_search_tool_result","tool_use_id":"s1","content":[]},{"type":"x_tool_result","content":1},{"type":"compaction","content":"c"}]}"#,
+            // Empty content and an API message.
+            r#"{"role":"assistant","content":[]}"#,
+        ] {
+            let direct = message_from_text(t).expect(t);
+            let value = by_value(t);
+            assert_eq!(direct, value, "{t}");
+            assert_eq!(
+                serde_json::to_string(&direct).unwrap(),
+                serde_json::to_string(&value).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn odd_blocks_are_left_to_the_value_reading() {
+        // A repeated field, a missing or mistyped required field: the direct reading declines
+        // (the established reading then decides: the last repeat wins, or an error).
+        for t in [
+            r#"{"role":"user","content":[{"type":"text","text":"a","text":"b"}]}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"a","type":"text"}]}"#,
+            r#"{"role":"user","content":[{"type":"tool_use","id":"t","input":{}}]}"#,
+            r#"{"role":"user","content":[{"type":"text","text":null}]}"#,
+            r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":5}]}"#,
+            r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text"}]}]}"#,
+            r#"{"role":"user","content":["text"]}"#,
+        ] {
+            assert!(message_from_text(t).is_none(), "{t}");
+        }
+        // The last repeat wins on the value reading, as before.
+        let m = by_value(r#"{"role":"user","content":[{"type":"text","text":"a","text":"b"}]}"#);
+        assert!(
+            matches!(m.content(), Some(Content::Blocks(b)) if matches!(&b[0], Block::Text(t) if t.text == "b"))
+        );
+    }
 
     #[test]
     fn reads_ordinary_messages_and_leaves_the_rest_to_the_value_path() {

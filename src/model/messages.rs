@@ -49,11 +49,15 @@ pub fn nested_deeper_than(v: &Value, limit: usize) -> bool {
 pub fn text_nested_deeper_than(text: &str, limit: usize) -> bool {
     let b = text.as_bytes();
     // No more opening brackets in all than the limit (inside strings too): not deeper.
-    if b.iter()
-        .filter(|&&c| c == b'{' || c == b'[')
-        .nth(limit)
-        .is_none()
-    {
+    // Counted eight bytes at a time, a block at a time, stopping past the limit.
+    let mut brackets = 0;
+    for block in b.chunks(1024) {
+        brackets += super::swar::count_opening_brackets(block);
+        if brackets > limit {
+            break;
+        }
+    }
+    if brackets <= limit {
         return false;
     }
     let mut depth = 0usize;
@@ -61,9 +65,19 @@ pub fn text_nested_deeper_than(text: &str, limit: usize) -> bool {
     while i < b.len() {
         match b[i] {
             b'"' => {
-                // Jump over the string: to its closing quote, past any escapes.
+                // Jump over the string: to its closing quote, past any escapes (eight bytes
+                // at a time while none of them is a quote or a backslash).
                 i += 1;
                 while i < b.len() && b[i] != b'"' {
+                    if let Some(w) = b.get(i..i + 8) {
+                        let word =
+                            u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+                        if !super::swar::has_byte(word, b'"') && !super::swar::has_byte(word, b'\\')
+                        {
+                            i += 8;
+                            continue;
+                        }
+                    }
                     i += if b[i] == b'\\' { 2 } else { 1 };
                 }
                 if i >= b.len() {
@@ -448,17 +462,25 @@ impl Message {
 
     /// The usage of a transcript assistant line (or an API-shape message carrying `usage`).
     pub fn usage_raw(&self) -> Option<Usage> {
+        self.usage_ref().map(std::borrow::Cow::into_owned)
+    }
+
+    /// [`Message::usage_raw`] without copying the usage a transcript line types (borrowed;
+    /// only an API-shape message's `usage`, kept among the unknown fields, is read into a new
+    /// [`Usage`]).
+    pub fn usage_ref(&self) -> Option<std::borrow::Cow<'_, Usage>> {
         if let Some(u) = self
             .api_message()
             .and_then(|m| m.usage.as_ref())
             .and_then(|u| u.as_ref())
         {
-            return Some(u.clone());
+            return Some(std::borrow::Cow::Borrowed(u));
         }
         // API-shape messages from SDKs sometimes carry the response usage beside the content.
         self.extra
             .get("usage")
             .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok())
+            .map(std::borrow::Cow::Owned)
     }
 
     /// `uuid` when present.

@@ -10,4 +10,5 @@ pub mod names;
 pub mod number;
 pub mod order;
 pub mod shape;
+pub mod swar;
 pub mod view;

@@ -584,14 +584,25 @@ pub fn object_units(o: &serde_json::Map<String, serde_json::Value>) -> usize {
 /// control characters escaped as serde_json escapes them (`\n`-style where one exists,
 /// `\u00XX` otherwise), everything else as it is.
 fn string_units(s: &str) -> usize {
-    2 + s
-        .bytes()
-        .map(|b| match b {
-            b'"' | b'\\' | 0x08 | 0x09 | 0x0A | 0x0C | 0x0D => 2,
-            0x00..=0x1F => 6,
-            _ => usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0),
-        })
-        .sum::<usize>()
+    let byte_units = |b: u8| match b {
+        b'"' | b'\\' | 0x08 | 0x09 | 0x0A | 0x0C | 0x0D => 2,
+        0x00..=0x1F => 6,
+        _ => usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0),
+    };
+    // Eight bytes at a time: a word of plain ASCII (no control character, quote or
+    // backslash) is eight units; any other word is counted byte by byte.
+    let words = s.as_bytes().chunks_exact(8);
+    let tail = words.remainder();
+    let mut units = 2;
+    for w in words {
+        let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        units += if crate::model::swar::plain_ascii(word) {
+            8
+        } else {
+            w.iter().map(|&b| byte_units(b)).sum()
+        };
+    }
+    units + tail.iter().map(|&b| byte_units(b)).sum::<usize>()
 }
 
 /// A JSON number's length: integers by their digits, floats as serde_json writes them.
@@ -730,7 +741,7 @@ impl ConversationView for [Message] {
 
     fn usage(&self, i: usize) -> Result<Option<UsageCounts>> {
         let m = &self[i];
-        match m.usage_raw() {
+        match m.usage_ref() {
             None => Ok(None),
             Some(u) => {
                 let loc = || {
@@ -890,6 +901,32 @@ pub fn apply_edits(messages: &[Message], edits: &[Edit]) -> Result<Vec<Message>>
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn string_units_are_the_utf16_length_of_the_written_string() {
+        let mut cases = vec![
+            String::new(),
+            "plain ascii text, long enough for several words".to_string(),
+            "tab\there \"quoted\" back\\slash\u{1}\u{1f}\u{7f} é 😀 中文 end".to_string(),
+        ];
+        // Every special byte at every offset of an eight-byte word.
+        for special in ["\"", "\\", "\n", "\u{0}", "é", "😀", "中"] {
+            for at in 0..9 {
+                cases.push(format!(
+                    "{}{special}{}",
+                    "a".repeat(at),
+                    "b".repeat(17 - at)
+                ));
+            }
+        }
+        for s in &cases {
+            let written = serde_json::to_string(s).unwrap();
+            assert_eq!(
+                super::json_units(&serde_json::Value::String(s.clone())),
+                written.encode_utf16().count(),
+                "{s:?}"
+            );
+        }
+    }
     use super::*;
     use serde_json::json;
 

@@ -65,7 +65,11 @@ pub fn normalize(text: &str) -> String {
             out.push(' ');
             space = false;
         }
-        out.extend(c.to_lowercase());
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.extend(c.to_lowercase());
+        }
     }
     out
 }
@@ -185,10 +189,14 @@ pub fn text_mentioned(idx: &SummaryIndex<'_>, text: &str) -> bool {
 /// letters, two thirds of them present). An excerpt without a letter or digit (`*`, `---`)
 /// is never mentioned on its own: [`error_entry_mentioned`] then judges it by its source.
 pub fn error_mentioned(idx: &SummaryIndex<'_>, excerpt: &str) -> bool {
-    let norm = normalize(excerpt);
-    has_word(&norm)
-        && (idx.norm.contains(head_chars(&norm, MENTION_PREFIX_CHARS))
-            || most_words_present(idx, &norm, 3))
+    normalized_error_mentioned(idx, &normalize(excerpt))
+}
+
+/// [`error_mentioned`] of an excerpt already normalized.
+fn normalized_error_mentioned(idx: &SummaryIndex<'_>, norm: &str) -> bool {
+    has_word(norm)
+        && (idx.norm.contains(head_chars(norm, MENTION_PREFIX_CHARS))
+            || most_words_present(idx, norm, 3))
 }
 
 /// Whether a normalized text holds a letter or a digit.
@@ -202,10 +210,21 @@ fn has_word(norm: &str) -> bool {
 /// `source: excerpt` exactly as [`append_missing`] writes it (so "`cargo test`: all pass"
 /// does not mention "`cargo test`: *").
 pub fn error_entry_mentioned(idx: &SummaryIndex<'_>, source: &str, excerpt: &str) -> bool {
-    if error_mentioned(idx, excerpt) {
+    normalized_entry_mentioned(idx, source, excerpt, &normalize(excerpt))
+}
+
+/// [`error_entry_mentioned`] with the excerpt's normalized form `norm` already made (the
+/// loss report normalizes each excerpt once).
+fn normalized_entry_mentioned(
+    idx: &SummaryIndex<'_>,
+    source: &str,
+    excerpt: &str,
+    norm: &str,
+) -> bool {
+    if normalized_error_mentioned(idx, norm) {
         return true;
     }
-    !has_word(&normalize(excerpt)) && idx.raw.contains(&error_entry(source, excerpt))
+    !has_word(norm) && idx.raw.contains(&error_entry(source, excerpt))
 }
 
 /// How [`loss_report`] lists an error: `source: excerpt`.
@@ -233,17 +252,22 @@ pub fn loss_report(compacted: &[Message], summary: &str) -> LossReport {
     // Errors are told apart by their excerpt; wordless excerpts (`*`) by their source too.
     let mut seen: Vec<(&str, &str)> = Vec::new();
     for e in &facts.errors {
-        let source = if has_word(&normalize(&e.excerpt)) {
+        if e.rejected {
+            continue;
+        }
+        // Each excerpt is normalized once, for both the key and the mention.
+        let norm = normalize(&e.excerpt);
+        let source = if has_word(&norm) {
             ""
         } else {
             e.source.as_str()
         };
         let key = (source, e.excerpt.as_str());
-        if e.rejected || seen.contains(&key) {
+        if seen.contains(&key) {
             continue;
         }
         seen.push(key);
-        if !error_entry_mentioned(&idx, &e.source, &e.excerpt) {
+        if !normalized_entry_mentioned(&idx, &e.source, &e.excerpt, &norm) {
             report.errors.push(error_entry(&e.source, &e.excerpt));
         }
     }
