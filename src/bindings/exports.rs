@@ -383,11 +383,12 @@ pub fn micro_compact(
     let mut conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     // Every shape: each one's results are cleared in its own form (the tool index reports
     // an unknown message or a second shape, so the messages are not read twice).
-    opts.resolve_ids = false; // read below, in place
-                              // The index keeps each result's id and shape in JS: the chosen results are cleared
-                              // from their positions in it, in one crossing that also builds the result object.
+    // The ids are read below, in place; the index keeps each result's id and shape in JS, so
+    // the chosen results are cleared from their positions in it, in one crossing that also
+    // builds the result object (the plan's edits are then not needed).
+    opts.resolve_ids = false;
     conv.keep_tool_index();
-    let plan = js(microcompact::micro_compact(&conv, &opts))?;
+    let plan = js(microcompact::micro_compact_positions(&conv, &opts))?;
     let freed = plan.tokens_freed as f64;
     if let Some(out) = js(micro_compact_apply(
         &conv,
@@ -397,6 +398,8 @@ pub fn micro_compact(
     ))? {
         return Ok(out);
     }
+    // The index JS kept is not of this array as it is now: the edits, applied the general way.
+    let plan = js(microcompact::micro_compact(&conv, &opts))?;
     let out_messages = js(apply_edits(&conv, &plan.edits))?;
     let ids = edited_tool_use_ids(&conv, &plan.edits);
     Ok(micro_compact_result(

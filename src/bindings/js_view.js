@@ -1177,7 +1177,7 @@ function toolIndex_(arr, from, withPaths, keep) {
   // A plain array (see PLAIN_ARRAYS), the counts last (one native concat, no copying loop).
   const out = uses.concat(results);
   out.push(uses.length / 3, results.length / 6, pathSyms === null ? 0 : pathSyms.size);
-  if (keep) kept = { arr, len: arr.length, results, ids: resultIds, shapes: resultShapes };
+  if (keep && microFast) kept = { arr, len: arr.length, results, ids: resultIds, shapes: resultShapes };
   return out;
 }
 

@@ -201,8 +201,8 @@ pub struct MicroCompactPlan {
     /// Why nothing was considered, when a precondition was not met.
     pub skipped: Option<MicroCompactSkip>,
     /// Where each cleared result is in the view's [`ConversationView::tool_index`] results
-    /// (one per edit, in the same order): a view that kept that index can apply the edits
-    /// from these positions.
+    /// (one per edit, in the same order; [`micro_compact_positions`] gives only these):
+    /// a view that kept that index can apply the plan from these positions.
     pub cleared_results: Vec<u32>,
 }
 
@@ -272,6 +272,24 @@ pub fn parse_timestamp_ms(s: &str) -> Option<f64> {
 pub fn micro_compact<V: ConversationView + ?Sized>(
     view: &V,
     options: &MicroCompactOptions,
+) -> Result<MicroCompactPlan> {
+    plan(view, options, true)
+}
+
+/// [`micro_compact`]'s decision without its edits: the same plan, with
+/// [`MicroCompactPlan::edits`] left empty, for a caller that applies it from
+/// [`MicroCompactPlan::cleared_results`] (no placeholder text is allocated per result).
+pub fn micro_compact_positions<V: ConversationView + ?Sized>(
+    view: &V,
+    options: &MicroCompactOptions,
+) -> Result<MicroCompactPlan> {
+    plan(view, options, false)
+}
+
+fn plan<V: ConversationView + ?Sized>(
+    view: &V,
+    options: &MicroCompactOptions,
+    with_edits: bool,
 ) -> Result<MicroCompactPlan> {
     if let Some(idle) = options.idle_minutes {
         let last = match options.last_assistant_ms {
@@ -346,6 +364,9 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
         }
         freed += tokens - placeholder_tokens;
         plan.cleared_results.push(*at as u32);
+        if !with_edits {
+            continue;
+        }
         plan.edits.push(Edit::SetToolResultContent {
             message: r.message,
             block: r.block,
@@ -517,6 +538,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(plan.cleared_results, vec![1, 3]);
+        let positions_only = micro_compact_positions(
+            m.as_slice(),
+            &MicroCompactOptions {
+                keep_recent: 0,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(positions_only.edits.is_empty());
+        assert_eq!(positions_only.cleared_results, plan.cleared_results);
+        assert_eq!(positions_only.tokens_freed, plan.tokens_freed);
         let index = m.as_slice().tool_index(0, false).unwrap();
         for (e, &at) in plan.edits.iter().zip(&plan.cleared_results) {
             let r = &index.results[at as usize];
