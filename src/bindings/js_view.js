@@ -995,6 +995,19 @@ function toolIndex_(arr, from, withPaths, keep) {
   const results = [];
   const resultIds = keep ? [] : null;
   const resultShapes = keep ? [] : null;
+  // The tool names, numbered apart from the strings another shape's description interns
+  // (its ids and paths): the Rust side reads a rule for each name it is given.
+  const names = [];
+  const nameIds = new Map();
+  const nameOf = (s) => {
+    let k = nameIds.get(s);
+    if (k === undefined) {
+      k = names.length;
+      names.push(s.indexOf(RS) === -1 ? s : s.replace(SEP_ALL, '\ufffd'));
+      nameIds.set(s, k);
+    }
+    return k;
+  };
   const pathOf = (input) => {
     if (pathSyms === null || input === null || typeof input !== 'object') return 0;
     const p = typeof input.file_path === 'string' ? input.file_path
@@ -1048,7 +1061,7 @@ function toolIndex_(arr, from, withPaths, keep) {
           if (kind === 1 && t === 'tool_use') {
             if (typeof x.id !== 'string' || typeof x.name !== 'string') return null;
             ids.push(x.id);
-            uses.push(i, sym(x.name) - 1, pathOf(x.input));
+            uses.push(i, nameOf(x.name), pathOf(x.input));
           } else if (kind === 0 && t === 'tool_result') {
             const id = x.tool_use_id;
             if (typeof id !== 'string') return null;
@@ -1117,7 +1130,7 @@ function toolIndex_(arr, from, withPaths, keep) {
             }
           }
           ids.push(words[pos + 5] === 0 ? null : strings[words[pos + 5] - 1]);
-          uses.push(i, words[pos + 6] - 1, path);
+          uses.push(i, words[pos + 6] === 0 ? -1 : nameOf(strings[words[pos + 6] - 1]), path);
         } else if (k === 5) {
           let text = words[pos + 1], media = 0;
           let q = pos + BLOCK_WORDS;
@@ -1146,7 +1159,7 @@ function toolIndex_(arr, from, withPaths, keep) {
       if (kind === 1 && x.type === 'tool_use') {
         if (typeof x.id !== 'string' || typeof x.name !== 'string') return null;
         ids.push(x.id);
-        uses.push(i, sym(x.name) - 1, pathOf(x.input));
+        uses.push(i, nameOf(x.name), pathOf(x.input));
       } else if (kind === 0 && x.type === 'tool_result') {
         if (typeof x.tool_use_id !== 'string') return null;
         const cc = x.content;
@@ -1177,6 +1190,8 @@ function toolIndex_(arr, from, withPaths, keep) {
   // A plain array (see PLAIN_ARRAYS), the counts last (one native concat, no copying loop).
   const out = uses.concat(results);
   out.push(uses.length / 3, results.length / 6, pathSyms === null ? 0 : pathSyms.size);
+  strings = names; // what `takeStrings` gives
+  symbols = new Map();
   if (keep && microFast) kept = { arr, len: arr.length, results, ids: resultIds, shapes: resultShapes };
   return out;
 }
