@@ -442,7 +442,7 @@ impl<'a> JsConversation<'a> {
         })
     }
 
-    /// Makes the next [`ConversationView::tool_index`] keep, on the JS side, each result's
+    /// Makes every later [`ConversationView::tool_index`] keep, on the JS side, each result's
     /// `tool_use_id` and shape, for [`micro_compact_apply`] to clear results by their
     /// position in that index without reading the messages again.
     pub fn keep_tool_index(&mut self) {
