@@ -60,6 +60,7 @@ pub fn set_environment_defaults(
             .map(|(_, v)| v.as_str())
     });
     set_env_defaults(cfg);
+    PER_TURN.with(|p| *p.borrow_mut() = None); // the defaults a per-turn call uses changed
     Ok(())
 }
 
@@ -105,6 +106,48 @@ fn no_options(options: &JsValue) -> bool {
     options.is_undefined() || options.is_null()
 }
 
+#[cfg(feature = "base")]
+/// The view a count at the end of `messages` reads: its end read in one crossing (with the
+/// array's length), after every message was checked against a named `shape`.
+fn count_view(messages: &JsValue, shape: Option<Shape>) -> crate::Result<JsConversation<'_>> {
+    match shape {
+        None => JsConversation::at_end(messages, "messages"),
+        Some(_) => {
+            let mut conv = JsConversation::of_shape(messages, "messages", shape)?;
+            conv.read_tail();
+            Ok(conv)
+        }
+    }
+}
+
+thread_local! {
+    /// The model argument of the last `shouldAutoCompact` without options, its id, and the
+    /// configuration such a call uses (the environment defaults), kept until
+    /// `setEnvironmentDefaults` changes them.
+    static PER_TURN: std::cell::RefCell<Option<(JsValue, std::rc::Rc<str>, Config)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The model id and configuration of a `shouldAutoCompact` call without options: the same
+/// as `model_arg` and an absent `config` give, kept from the last such call while the model
+/// argument is the same value (`===`) and the environment defaults have not changed.
+#[cfg(feature = "base")]
+fn per_turn_model_and_config(model: &JsValue) -> crate::Result<(std::rc::Rc<str>, Config)> {
+    let hit = PER_TURN.with(|p| {
+        p.borrow()
+            .as_ref()
+            .filter(|(v, _, _)| v == model)
+            .map(|(_, m, c)| (m.clone(), c.clone()))
+    });
+    if let Some(found) = hit {
+        return Ok(found);
+    }
+    let m: std::rc::Rc<str> = model_arg(model)?.into();
+    let cfg = config_arg(&JsValue::UNDEFINED)?;
+    PER_TURN.with(|p| *p.borrow_mut() = Some((model.clone(), m.clone(), cfg.clone())));
+    Ok((m, cfg))
+}
+
 /// `tokenCountWithEstimation(messages, {model, config, usage, usageAt, system, tools}?)`:
 /// context size in tokens (SPEC §3); `system` and `tools` count where nothing anchors. With `model`, a usage more than twice the model's window is rejected as
 /// bogus (`INVALID_TOKEN_COUNT`); `usage` (any ecosystem's names) anchors the count for
@@ -124,8 +167,7 @@ pub fn token_count_with_estimation(
             js(TokenCounter::enter(&options, "options"))?,
         )
     };
-    let mut conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
-    conv.read_tail(); // the count reads the end: one crossing
+    let conv = js(count_view(&messages, shape))?;
     let count = js(tokens::token_count_given(&conv, opts.given_usage))?;
     js(counter.finish())?;
     if let Some((model, cfg)) = &opts.plausible_for {
@@ -222,18 +264,24 @@ pub fn should_auto_compact(
     #[wasm_bindgen(unchecked_optional_param_type = "ShouldAutoCompactOptions | null")]
     options: JsValue,
 ) -> JsResult<bool> {
-    let m = js(model_arg(&model))?;
-    let (opts, cfg) = js(options::should_auto_compact_options(&options))?;
-    let (shape, counter) = if no_options(&options) {
-        (None, TokenCounter::none("options"))
+    let (m, opts, cfg, shape, counter) = if no_options(&options) {
+        // The per-turn call: the model id and the configuration are the last call's unless
+        // the model or the environment defaults changed (no string or config read).
+        let (m, cfg) = js(per_turn_model_and_config(&model))?;
+        let opts = autocompact::ShouldAutoCompactOptions::default();
+        (m, opts, cfg, None, TokenCounter::none("options"))
     } else {
+        let m = js(model_arg(&model))?.into();
+        let (opts, cfg) = js(options::should_auto_compact_options(&options))?;
         (
+            m,
+            opts,
+            cfg,
             js(options::shape_option(&options, "options"))?,
             js(TokenCounter::enter(&options, "options"))?,
         )
     };
-    let mut conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
-    conv.read_tail(); // the count reads the end: one crossing
+    let conv = js(count_view(&messages, shape))?;
     let decision = js(autocompact::should_auto_compact(&conv, &m, &opts, &cfg))?;
     js(counter.finish())?;
     Ok(decision.should_compact)

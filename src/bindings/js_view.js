@@ -317,13 +317,16 @@ function readUsage_(arr, i, out) {
   if (f !== undefined) return lcUsage(f.usage_metadata, out);
   const u = line ? m.message && m.message.usage : m.usage;
   if (u === null || typeof u !== 'object' || Array.isArray(u)) return -1;
-  let present = 0;
-  for (let k = 0; k < 4; k++) {
-    const v = u[USAGE_KEYS[k]];
-    if (v === undefined || v === null) continue;
-    present |= 1 << k;
-    out[k] = typeof v === 'number' ? v : NaN;
-  }
+  // Named reads (one property each), not a loop over USAGE_KEYS: a keyed read of changing
+  // names is a slow generic lookup, and a per-turn count reads this on every call.
+  let present = 0, v = u.input_tokens;
+  if (v !== undefined && v !== null) { present |= 1; out[0] = typeof v === 'number' ? v : NaN; }
+  v = u.cache_creation_input_tokens;
+  if (v !== undefined && v !== null) { present |= 2; out[1] = typeof v === 'number' ? v : NaN; }
+  v = u.cache_read_input_tokens;
+  if (v !== undefined && v !== null) { present |= 4; out[2] = typeof v === 'number' ? v : NaN; }
+  v = u.output_tokens;
+  if (v !== undefined && v !== null) { present |= 8; out[3] = typeof v === 'number' ? v : NaN; }
   return present;
 }
 
@@ -847,8 +850,9 @@ function describeOne(m, shape, estimate, out) {
 // views on that memory kept here (no allocation on either side):
 //   f[0..7)  latestUsage_'s answer for the whole array: status, index, present mask, usage;
 //   f[7] n, f[8] c, f[9] sf, f[10] from, f[11] the shape the contents were described by
-//     (-1: none described), f[12] the number of words in `w`;
-//   f[13..13+n)  the headers of arr[len-n..len), the last message's first;
+//     (-1: none described), f[12] the number of words in `w`, f[13] the array's length
+//     (written first, so the Rust side learns it from this crossing alone);
+//   f[14..14+n)  the headers of arr[len-n..len), the last message's first;
 //   then the c earlier lines of the anchor response, each what previousSibling_ gives for the
 //     one before (descending);
 //   then len - sf flags: sameResponse_(arr, k, anchor) for the assistant messages k of
@@ -857,15 +861,17 @@ function describeOne(m, shape, estimate, out) {
 //     describeContents_(…, estimate = true) of each described message.
 // Returns how much of `f` it used; -1 when `f` is too small, -3 when `w` is (f[12] then
 // says how many words it needs): the Rust side grows them and asks again; -2 when reading
-// threw (the Rust side then asks the readers, which report it).
+// threw and -4 when `arr` is not an array (the Rust side then asks the readers, which
+// report it).
 // Which messages are described is only what is likely asked for (never the anchor
 // response's own lines when its usage is final, nor lines no count reads at either end);
 // the Rust side reads any other one itself. With a tokenizer in effect nothing is described
 // (its errors must come from what the count reads).
-const TAIL_HEAD = 13;
+const TAIL_HEAD = 14;
 function tail_(arr, shape, F, fb, cap, W, wb, wcap) {
   const len = arr.length;
   if (cap < TAIL_HEAD) return -1;
+  F[fb + 13] = len;
   let n = 0; // headers written, from the end
   let status = 0, at = -1;
   F[fb + 2] = 0;
@@ -1866,6 +1872,7 @@ export function tail(arr, shape, memory, fb, cap, wb, wcap) {
     tailF = new Float64Array(memory.buffer);
     tailW = new Uint32Array(memory.buffer);
   }
+  if (!Array.isArray(arr)) return -4;
   try {
     return tail_(arr, shape, tailF, fb, cap, tailW, wb, wcap);
   } catch (_) {

@@ -261,7 +261,9 @@ struct Tail {
 }
 
 /// Where `f`'s sections begin (see `tail` in `js_view.js`).
-const TAIL_HEAD: usize = 13;
+const TAIL_HEAD: usize = 14;
+/// Where `f` holds the array's length.
+const TAIL_LEN: usize = 13;
 
 thread_local! {
     /// This instance's memory, as JS sees it (asked once).
@@ -426,8 +428,12 @@ impl<'a> JsConversation<'a> {
                 "{what} must be an array of messages"
             )));
         }
-        let len = len as usize;
-        Ok(JsConversation {
+        Ok(JsConversation::with_len(value, len as usize))
+    }
+
+    /// Wraps `value`, an array of `len` messages.
+    fn with_len(value: &'a JsValue, len: usize) -> JsConversation<'a> {
+        JsConversation {
             array: value,
             len,
             headers: RefCell::new(HeaderCache {
@@ -439,7 +445,20 @@ impl<'a> JsConversation<'a> {
             base: 0,
             tail: None,
             keep_tool_index: false,
-        })
+        }
+    }
+
+    /// Wraps `value` for a count at its end: [`JsConversation::new`] and
+    /// [`JsConversation::read_tail`] in one crossing (the array's length comes with the tail
+    /// read). When the tail cannot be read (not an array, reading threw, tail reads off), it
+    /// is [`JsConversation::new`] alone, with its errors.
+    pub fn at_end(value: &'a JsValue, what: &str) -> Result<JsConversation<'a>> {
+        let mut conv = JsConversation::with_len(value, 0);
+        if conv.tail_read(true) {
+            Ok(conv)
+        } else {
+            JsConversation::new(value, what)
+        }
     }
 
     /// Makes every later [`ConversationView::tool_index`] keep, on the JS side, each result's
@@ -454,6 +473,13 @@ impl<'a> JsConversation<'a> {
     /// view then answers those questions without crossing again. Changes no answer: what it
     /// did not read (or could not read) is read as before.
     pub fn read_tail(&mut self) {
+        self.tail_read(false);
+    }
+
+    /// [`JsConversation::read_tail`]; with `learn_len`, the view's length is the one the
+    /// tail read saw. Whether the tail was read (a tail inconsistent with that length is
+    /// dropped, and the view reads as before).
+    fn tail_read(&mut self, learn_len: bool) -> bool {
         let (mut f, mut w) = TAIL_BUFFERS.with(|b| std::mem::take(&mut *b.borrow_mut()));
         let shape = self.shape.borrow().shape().code();
         if f.len() < 64 {
@@ -474,19 +500,31 @@ impl<'a> JsConversation<'a> {
                     w.len() as u32,
                 )
             });
+            // The array's length as the read saw it (written first, whatever it returns
+            // but "not an array" or "threw").
+            let len = if learn_len {
+                f[TAIL_LEN] as usize
+            } else {
+                self.len
+            };
             match used {
                 0.. => {
+                    if learn_len {
+                        self.len = len;
+                        self.headers.get_mut().lo = len;
+                    }
                     self.tail = Tail::parse(f, w, self.len);
-                    return;
+                    return true;
                 }
                 // Too small: the numbers never need more than four per message; the words
                 // needed were reported.
-                -1 => f.resize(TAIL_HEAD + 4 * self.len + 16, 0.0),
+                -1 => f.resize(TAIL_HEAD + 4 * len + 16, 0.0),
                 -3 => w.resize(f[12] as usize + 64, 0),
-                _ => break, // reading threw: read as before
+                _ => break, // not an array, or reading threw: read as before
             }
         }
         keep_tail_buffers(f, w);
+        false
     }
 
     /// The answer of [`ConversationView::latest_usage`] from `latestUsage`'s numbers

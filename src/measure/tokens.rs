@@ -116,7 +116,7 @@ pub fn estimate_range<V: ConversationView + ?Sized>(
     view: &V,
     range: std::ops::Range<usize>,
 ) -> Result<u64> {
-    estimate_indices(view, range.collect())
+    estimate_selected(view, range, |_| true)
 }
 
 /// Estimated tokens of the messages at `indices` (ascending), read in one pass.
@@ -124,20 +124,38 @@ pub fn estimate_indices<V: ConversationView + ?Sized>(
     view: &V,
     indices: Vec<usize>,
 ) -> Result<u64> {
-    let mut sent = Vec::with_capacity(indices.len());
-    for i in indices {
-        if is_sent(view, i)? {
-            sent.push(i);
+    let (Some(&lo), Some(&hi)) = (indices.first(), indices.last()) else {
+        return Ok(0);
+    };
+    estimate_selected(view, lo..hi + 1, |i| indices.binary_search(&i).is_ok())
+}
+
+/// Estimated tokens of the messages of `range` that `keep` selects and that are sent, read
+/// in one pass: the contents from the first to the last of them in one read. Allocates
+/// nothing but the read contents. `keep` is asked in ascending order, up to twice per
+/// message.
+fn estimate_selected<V, F>(view: &V, range: std::ops::Range<usize>, mut keep: F) -> Result<u64>
+where
+    V: ConversationView + ?Sized,
+    F: FnMut(usize) -> bool,
+{
+    let mut bounds: Option<(usize, usize)> = None;
+    for i in range {
+        if keep(i) && is_sent(view, i)? {
+            bounds = Some((bounds.map_or(i, |b| b.0), i));
         }
     }
-    let (Some(&lo), Some(&hi)) = (sent.first(), sent.last()) else {
+    let Some((lo, hi)) = bounds else {
         return Ok(0);
     };
     let contents = view.contents(lo..hi + 1, Detail::Estimate)?;
-    Ok(sent
-        .iter()
-        .map(|&i| estimate_content(&contents[i - lo]))
-        .sum())
+    let mut total = 0;
+    for (i, c) in (lo..=hi).zip(&contents) {
+        if keep(i) && is_sent(view, i)? {
+            total += estimate_content(c);
+        }
+    }
+    Ok(total)
 }
 
 /// Index of the first message after the last main-chain `compact_boundary` line, or of the
@@ -311,31 +329,14 @@ pub fn token_count_given<V: ConversationView + ?Sized>(
     }
     // The response's own lines, and everything else after its first line. Lines of the
     // response after `last` (without usage of their own) are its lines too, until another
-    // response starts.
-    let mut own = vec![first];
-    let mut rest = Vec::new();
-    let mut closed = false;
-    for k in first + 1..len {
-        if !is_sent(view, k)? {
-            continue;
-        }
-        let assistant = k != last && view.kind(k)? == Kind::Assistant;
-        if k == last || (assistant && !closed && view.same_response(k, last)) {
-            own.push(k);
-        } else {
-            closed |= assistant && k > last;
-            rest.push(k);
-        }
+    // response starts. Marked in a scratch list kept between calls (a per-turn count
+    // allocates nothing for it; a nested call finds it taken and makes its own).
+    let mut marks = MARKS.with(|m| std::mem::take(&mut *m.borrow_mut()));
+    let counted = classify_and_estimate(view, first, last, usage, &mut marks);
+    if marks.capacity() <= 1 << 16 {
+        MARKS.with(|m| *m.borrow_mut() = marks);
     }
-    // Usage logged while the response streamed (`stop_reason: null`, `output_tokens` of 1 or
-    // 2) does not cover the response: it then counts as the larger of its reported output and
-    // the estimate of its content. A finished response's usage is taken as it is.
-    let response = if view.usage_is_partial(last) {
-        usage.output_tokens.max(estimate_indices(view, own)?)
-    } else {
-        usage.output_tokens
-    };
-    let estimated = estimate_indices(view, rest)?;
+    let (response, estimated) = counted?;
     let from_usage = usage.input_total() + usage.output_tokens;
     Ok(TokenCount {
         total: usage.input_total() + response + estimated,
@@ -345,6 +346,56 @@ pub fn token_count_given<V: ConversationView + ?Sized>(
         anchor_first: Some(first),
         calibrated: false,
     })
+}
+
+/// Whether a message after the anchor response's first line is one of its lines.
+const OWN: u8 = 1;
+/// Whether a message after the anchor response's first line is estimated besides it.
+const REST: u8 = 2;
+
+thread_local! {
+    /// The marks of [`classify_and_estimate`], kept for the next count.
+    static MARKS: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The anchor response's size (its output, or the estimate of its lines when its usage was
+/// logged mid-stream) and the estimate of the other messages after its first line; `marks`
+/// is scratch space.
+fn classify_and_estimate<V: ConversationView + ?Sized>(
+    view: &V,
+    first: usize,
+    last: usize,
+    usage: UsageCounts,
+    marks: &mut Vec<u8>,
+) -> Result<(u64, u64)> {
+    let len = view.len();
+    marks.clear();
+    marks.resize(len - first, 0);
+    marks[0] = OWN;
+    let mut closed = false;
+    for k in first + 1..len {
+        if !is_sent(view, k)? {
+            continue;
+        }
+        let assistant = k != last && view.kind(k)? == Kind::Assistant;
+        if k == last || (assistant && !closed && view.same_response(k, last)) {
+            marks[k - first] = OWN;
+        } else {
+            closed |= assistant && k > last;
+            marks[k - first] = REST;
+        }
+    }
+    // Usage logged while the response streamed (`stop_reason: null`, `output_tokens` of 1 or
+    // 2) does not cover the response: it then counts as the larger of its reported output and
+    // the estimate of its content. A finished response's usage is taken as it is.
+    let response = if view.usage_is_partial(last) {
+        let own = estimate_selected(view, first..len, |k| marks[k - first] == OWN)?;
+        usage.output_tokens.max(own)
+    } else {
+        usage.output_tokens
+    };
+    let rest = estimate_selected(view, first + 1..len, |k| marks[k - first] == REST)?;
+    Ok((response, rest))
 }
 
 /// [`token_count_with_estimation`], made exact after a session-memory compaction: the
@@ -967,6 +1018,55 @@ mod tests {
                 assert_eq!(running.total(), batch, "{file} after line {i}");
             }
         }
+    }
+
+    #[test]
+    fn estimates_of_selected_messages_add_up_per_message() {
+        let path = format!(
+            "{}/../shared/transcripts/cc_small_short.jsonl",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("test transcript {path} is missing: {e}"));
+        let m = crate::transforms::transcript::parse_transcript(&text).unwrap();
+        let v = m.as_slice();
+        let each: Vec<u64> = (0..v.len())
+            .map(|i| estimate_message(v, i).unwrap())
+            .collect();
+        for (lo, hi) in [
+            (0, v.len()),
+            (1, v.len() / 2),
+            (v.len() / 3, v.len()),
+            (2, 2),
+        ] {
+            let want: u64 = each[lo..hi].iter().sum();
+            assert_eq!(estimate_range(v, lo..hi).unwrap(), want, "{lo}..{hi}");
+            let odd: Vec<usize> = (lo..hi).filter(|i| i % 2 == 1).collect();
+            let want: u64 = odd.iter().map(|&i| each[i]).sum();
+            assert_eq!(estimate_indices(v, odd).unwrap(), want, "odd of {lo}..{hi}");
+        }
+    }
+
+    #[test]
+    fn counts_in_a_row_reuse_nothing_stale() {
+        // The scratch marks kept between counts: a long count, a short one, then the long
+        // one again give what each gives alone.
+        let long = json!([
+            {"type": "user", "message": {"role": "user", "content": "q"}},
+            {"type": "assistant", "message": {"id": "m1", "role": "assistant", "stop_reason": null,
+                "content": [{"type": "text", "text": "x".repeat(400)}],
+                "usage": {"input_tokens": 100, "output_tokens": 1}}},
+            {"type": "user", "message": {"role": "user", "content": "r".repeat(80)}},
+            {"type": "assistant", "message": {"id": "m1", "role": "assistant", "stop_reason": null,
+                "content": [{"type": "text", "text": "y".repeat(40)}]}},
+            {"type": "user", "message": {"role": "user", "content": "z".repeat(800)}}
+        ]);
+        let short = json!([{"role": "user", "content": "s".repeat(40)}]);
+        let a = count(long.clone());
+        let b = count(short.clone());
+        assert_eq!(count(long), a);
+        assert_eq!(count(short), b);
+        assert_eq!(a.total, 100 + 110 + 20 + 200);
     }
 
     #[test]

@@ -240,3 +240,89 @@ test('two instances of the module (sharing js_view.js) each read the tail into t
     assert.equal(cc.tokenCountWithEstimation(prefix), a);
   }
 });
+
+// The stateless per-turn calls against a Compactor holding the same messages, pushed one by
+// one: the same count at every prefix of a real transcript, and the same decision as the
+// readers alone give.
+test('every prefix of a real transcript: the stateless count equals a Compactor\'s running count', () => {
+  const lines = readJsonl(`${TRANSCRIPTS}cc_long_autocompact_4d5611e5.jsonl`);
+  const c = new cc.Compactor({ model: OPUS, messages: [] });
+  for (let k = 0; k <= lines.length; k++) {
+    if (k > 0) c.push(lines[k - 1]);
+    const prefix = lines.slice(0, k);
+    if (k % 5 === 0 || k > lines.length - 40) assertSame(prefix, `first ${k}`);
+    assert.equal(cc.tokenCountWithEstimation(prefix), c.tokenCount(), `first ${k}: count`);
+  }
+});
+
+test('one array mutated in place between calls: each call reads it as it is now', () => {
+  const arr = [user('q'), asst('m1', text('a '.repeat(200)), { usage: usage(4000, 1) })];
+  const check = (label) => assertSame(arr, label);
+  check('start');
+  arr.push(user([result('t1', 800)]));
+  check('a result pushed');
+  arr.push(asst('m1', [call('t2')], { usage: usage(4000, 2) }));
+  check('a later line of the streamed response');
+  arr[arr.length - 1].message.usage = usage(6000, 40);
+  arr[arr.length - 1].message.stop_reason = 'tool_use';
+  check('its usage replaced in place, the response finished');
+  arr[1] = asst('m1', text('short'), { usage: usage(4000, 1), line: { isSidechain: true } });
+  check('an earlier line replaced by a sidechain line');
+  arr.push(line('system', { subtype: 'compact_boundary' }), user('summary', { isCompactSummary: true }));
+  check('a boundary in the tail');
+  arr.splice(arr.length - 2, 2);
+  check('the boundary removed again');
+  arr.length = 1;
+  check('cut to one message');
+  arr.length = 0;
+  check('emptied');
+  const big = lines200();
+  arr.push(...big);
+  check('refilled with a long conversation');
+});
+
+// 200 lines of a generated conversation (more than the tail buffers hold at first).
+function lines200() {
+  const out = [user('start')];
+  for (let k = 0; out.length < 200; k++) {
+    out.push(asst(`m${k}`, [call(`t${k}`)], { usage: usage(1000 + k, 1) }), user([result(`t${k}`, 300)]));
+  }
+  return out;
+}
+
+test('shouldAutoCompact without options follows model and environment changes between calls', () => {
+  // About 170K tokens: above the 200K models' threshold, below the 1M ones'.
+  const msgs = [user('q'), asst('m1', text('a'), { usage: usage(170000, 10), stop: 'end_turn' })];
+  const mid = [user('q'), asst('m1', text('a'), { usage: usage(100000, 10), stop: 'end_turn' })];
+  try {
+    assert.equal(cc.shouldAutoCompact(msgs, OPUS), true);
+    assert.equal(cc.shouldAutoCompact(msgs, `${OPUS}[1m]`), false, 'another model: its own threshold');
+    assert.equal(cc.shouldAutoCompact(msgs, OPUS), true, 'back to the first');
+    cc.setEnvironmentDefaults({ DISABLE_AUTO_COMPACT: '1' });
+    assert.equal(cc.shouldAutoCompact(msgs, OPUS), false, 'disabled by the environment');
+    cc.setEnvironmentDefaults({});
+    assert.equal(cc.shouldAutoCompact(mid, OPUS), false, '100K: below the default threshold');
+    cc.setEnvironmentDefaults({ CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: '50' });
+    assert.equal(cc.shouldAutoCompact(mid, OPUS), true, 'a lower threshold from the environment');
+    cc.setEnvironmentDefaults({});
+    assert.equal(cc.shouldAutoCompact(mid, OPUS), false, 'the defaults again');
+    assert.equal(cc.shouldAutoCompact(msgs, OPUS), true);
+    assert.equal(cc.shouldAutoCompact(msgs, OPUS, { config: { autoCompactEnabled: false } }), false);
+    assert.equal(cc.shouldAutoCompact(msgs, OPUS), true, 'options of one call are not kept');
+    for (const bad of [42, {}, ['x']]) {
+      assert.throws(() => cc.shouldAutoCompact(msgs, bad), { code: 'INVALID_ARGUMENT' });
+    }
+    assert.equal(cc.shouldAutoCompact(msgs, undefined), true, 'no model: the default window');
+  } finally {
+    cc.setEnvironmentDefaults({});
+  }
+});
+
+test('not an array, or an array that throws when read: the same errors with the tail read', () => {
+  const throwing = new Proxy([], { get(t, k) { if (k === 'length') throw new Error('no length'); return t[k]; } });
+  for (const [k, bad] of ['lines', 42, null, undefined, { length: 2 }, throwing].entries()) {
+    const { fast, full } = bothWays(bad);
+    assert.deepEqual(fast, full, `case ${k}`);
+    assert.ok(fast.count.code, `case ${k}: an error`);
+  }
+});
