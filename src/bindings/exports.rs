@@ -7,8 +7,8 @@ use wasm_bindgen::prelude::*;
 use super::convert::*;
 use super::env::new_uuid;
 use super::js_view::{
-    apply_edits, edited_tool_use_ids, micro_compact_result, user_message_in, JsConversation,
-    TokenCounter,
+    apply_edits, edited_tool_use_ids, micro_compact_apply, micro_compact_result, user_message_in,
+    JsConversation, TokenCounter,
 };
 use crate::drive::autocompact;
 use crate::drive::options::{self, Source};
@@ -18,7 +18,7 @@ use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::MAX_NESTING;
 use crate::model::shape::Shape;
-use crate::model::view::ConversationView;
+use crate::model::view::{ConversationView, CLEARED_PLACEHOLDER};
 use crate::transforms::boundary::{self, BoundaryInput, Trigger};
 use crate::transforms::microcompact;
 use crate::transforms::ptl;
@@ -428,10 +428,25 @@ pub fn micro_compact(
 ) -> JsResult<JsValue> {
     let mut opts = js(options::micro_compact_options(&options, js_sys::Date::now))?;
     let shape = js(options::shape_option(&options, "options"))?;
-    let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
+    let mut conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     // Every shape: each one's results are cleared in its own form (the tool index reports
     // an unknown message or a second shape, so the messages are not read twice).
-    opts.resolve_ids = false; // read below, in place
+    // The ids are read below, in place; the index keeps each result's id and shape in JS, so
+    // the chosen results are cleared from their positions in it, in one crossing that also
+    // builds the result object (the plan's edits are then not needed).
+    opts.resolve_ids = false;
+    conv.keep_tool_index();
+    let plan = js(microcompact::micro_compact_positions(&conv, &opts))?;
+    let freed = plan.tokens_freed as f64;
+    if let Some(out) = js(micro_compact_apply(
+        &conv,
+        &plan.cleared_results,
+        CLEARED_PLACEHOLDER,
+        freed,
+    ))? {
+        return Ok(out);
+    }
+    // The index JS kept is not of this array as it is now: the edits, applied the general way.
     let plan = js(microcompact::micro_compact(&conv, &opts))?;
     let out_messages = js(apply_edits(&conv, &plan.edits))?;
     let ids = edited_tool_use_ids(&conv, &plan.edits);

@@ -986,14 +986,47 @@ const maybeSent = (h) => (h & 16) === 0 && ((h & 7) === 0 || (h & 7) === 1 || (h
 // none, else index + 1), text length, media count, cleared, then the number of calls, of
 // results and of path symbols]. Returns null when a message is malformed or of another shape than the ones
 // before it (the Rust side then reads them in detail to report where).
-function toolIndex_(arr, from, withPaths) {
+//
+// With `keep` (microCompact), what the edits need later is kept for `microCompactApply`: each
+// result's tool_use_id and its message's shape, so the edits are applied without reading the
+// messages again.
+function toolIndex_(arr, from, withPaths, keep) {
   strings = [];
   symbols = new Map();
   interning = true;
+  kept = null;
   const pathSyms = withPaths ? new Map() : null;
   const uses = [];
   const ids = [];
   const results = [];
+  const resultIds = keep ? [] : null;
+  const resultShapes = keep ? [] : null;
+  // The tool names, numbered apart from the strings another shape's description interns
+  // (its ids and paths): the Rust side reads a rule for each name it is given.
+  const names = [];
+  const nameIds = new Map();
+  const nameOf = (s) => {
+    let k = nameIds.get(s);
+    if (k === undefined) {
+      k = names.length;
+      names.push(s.indexOf(RS) === -1 ? s : s.replace(SEP_ALL, '\ufffd'));
+      nameIds.set(s, k);
+    }
+    return k;
+  };
+  const pathOf = (input) => {
+    if (pathSyms === null || input === null || typeof input !== 'object') return 0;
+    const p = typeof input.file_path === 'string' ? input.file_path
+      : typeof input.path === 'string' ? input.path
+      : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
+    if (p === undefined) return 0;
+    let path = pathSyms.get(p);
+    if (path === undefined) {
+      path = pathSyms.size + 1;
+      pathSyms.set(p, path);
+    }
+    return path;
+  };
   let byId = null; // built only when a result's call is not among the recent ones
   const findCall = (id) => {
     const stop = Math.max(0, ids.length - 64);
@@ -1006,6 +1039,74 @@ function toolIndex_(arr, from, withPaths) {
   let arrayShape = ANY;
   for (let i = from; i < arr.length; i++) {
     const m = arr[i];
+    // An Anthropic API message (`{role: 'user' | 'assistant', content}`, nothing of another
+    // shape) is read in one pass over its blocks, its shape (what `header` works out from
+    // the first block that is not text) found on the way. Anything else, or a first
+    // non-text block of a type not listed here, is read by the general path below.
+    const role = microFast && m !== null && typeof m === 'object' ? m.role : undefined;
+    if ((role === 'user' || role === 'assistant') && m.type === undefined && !Array.isArray(m) &&
+        m.lc_namespace === undefined && m.parts === undefined && m.tool_calls === undefined &&
+        m.function_call === undefined) {
+      const kind = role === 'user' ? 0 : 1;
+      const c = m.content;
+      let shape = ANY, general = false;
+      if (Array.isArray(c)) {
+        for (let b = 0; b < c.length; b++) {
+          const x = c[b];
+          if (x === null || typeof x !== 'object') return null;
+          const t = x.type;
+          if (typeof t !== 'string') return null;
+          if (t === 'text') continue;
+          if (shape === ANY) {
+            if (t !== 'tool_use' && t !== 'tool_result' && t !== 'thinking' && t !== 'redacted_thinking') {
+              general = true; // nothing of this message was recorded yet
+              break;
+            }
+            shape = ANTHROPIC;
+          }
+          if (kind === 1 && t === 'tool_use') {
+            if (typeof x.id !== 'string' || typeof x.name !== 'string') return null;
+            ids.push(x.id);
+            uses.push(i, nameOf(x.name), pathOf(x.input));
+          } else if (kind === 0 && t === 'tool_result') {
+            const id = x.tool_use_id;
+            if (typeof id !== 'string') return null;
+            const cc = x.content;
+            let text = 0, media = 0, cleared = 0;
+            if (typeof cc === 'string') {
+              text = cc.length;
+              if (cc === PLACEHOLDER) cleared = 1;
+            } else if (Array.isArray(cc)) {
+              for (const n of cc) {
+                if (n === null || typeof n !== 'object') return null;
+                if (n.type === 'image' || n.type === 'document') media++;
+                else if (n.type === 'text') {
+                  if (typeof n.text !== 'string') return null;
+                  text += n.text.length;
+                }
+              }
+            } else if (cc !== undefined && cc !== null) {
+              return null;
+            }
+            results.push(i, b, findCall(id), text, media, cleared);
+            if (keep) {
+              resultIds.push(id);
+              resultShapes.push(ANY);
+            }
+          }
+        }
+      } else if (c !== undefined && c !== null && typeof c !== 'string') {
+        general = true; // malformed: the general path reports it
+      }
+      if (!general) {
+        if (m.usage !== undefined && m.usage !== null) shape = ANTHROPIC;
+        if (shape !== ANY) {
+          if (arrayShape === ANY) arrayShape = shape;
+          else if (shape !== arrayShape) return null;
+        }
+        continue;
+      }
+    }
     const h = header(m);
     const kind = h & 7;
     if (kind === 7) return null;
@@ -1035,7 +1136,7 @@ function toolIndex_(arr, from, withPaths) {
             }
           }
           ids.push(words[pos + 5] === 0 ? null : strings[words[pos + 5] - 1]);
-          uses.push(i, words[pos + 6] - 1, path);
+          uses.push(i, words[pos + 6] === 0 ? -1 : nameOf(strings[words[pos + 6] - 1]), path);
         } else if (k === 5) {
           let text = words[pos + 1], media = 0;
           let q = pos + BLOCK_WORDS;
@@ -1046,6 +1147,10 @@ function toolIndex_(arr, from, withPaths) {
           }
           const id = words[pos + 8] === 0 ? null : strings[words[pos + 8] - 1];
           results.push(i, b, id === null ? 0 : findCall(id), text, media, words[pos + 3] & 1);
+          if (keep) {
+            resultIds.push(id === null ? undefined : id);
+            resultShapes.push(shape);
+          }
         }
         pos = skipBlock(words, pos);
       }
@@ -1059,22 +1164,8 @@ function toolIndex_(arr, from, withPaths) {
       if (x === null || typeof x !== 'object' || typeof x.type !== 'string') return null;
       if (kind === 1 && x.type === 'tool_use') {
         if (typeof x.id !== 'string' || typeof x.name !== 'string') return null;
-        let path = 0;
-        const input = x.input;
-        if (pathSyms !== null && input !== null && typeof input === 'object') {
-          const p = typeof input.file_path === 'string' ? input.file_path
-            : typeof input.path === 'string' ? input.path
-            : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
-          if (p !== undefined) {
-            path = pathSyms.get(p);
-            if (path === undefined) {
-              path = pathSyms.size + 1;
-              pathSyms.set(p, path);
-            }
-          }
-        }
         ids.push(x.id);
-        uses.push(i, sym(x.name) - 1, path);
+        uses.push(i, nameOf(x.name), pathOf(x.input));
       } else if (kind === 0 && x.type === 'tool_result') {
         if (typeof x.tool_use_id !== 'string') return null;
         const cc = x.content;
@@ -1095,13 +1186,32 @@ function toolIndex_(arr, from, withPaths) {
           return null;
         }
         results.push(i, b, findCall(x.tool_use_id), text, media, cleared);
+        if (keep) {
+          resultIds.push(x.tool_use_id);
+          resultShapes.push(ANY);
+        }
       }
     }
   }
   // A plain array (see PLAIN_ARRAYS), the counts last (one native concat, no copying loop).
   const out = uses.concat(results);
   out.push(uses.length / 3, results.length / 6, pathSyms === null ? 0 : pathSyms.size);
+  strings = names; // what `takeStrings` gives
+  symbols = new Map();
+  if (keep && microFast) kept = { arr, len: arr.length, results, ids: resultIds, shapes: resultShapes };
   return out;
+}
+
+// What the last `toolIndex_` with `keep` read, for `microCompactApply_` (null when none).
+let kept = null;
+
+// Whether microCompact's reads take their fast paths (the one-pass reading of Anthropic API
+// messages in `toolIndex_`, `microCompactApply_`). Tests switch them off to compare the
+// results with the general readers' (tests/node/micro-fast.test.mjs imports this module from
+// the package's snippets).
+let microFast = true;
+export function setMicroFast(on) {
+  microFast = on === true;
 }
 
 const BLOCK_WORDS = 9;
@@ -1128,6 +1238,42 @@ function foreignBlock(m, b, words) {
 // microCompact's result object, built in one call (no key crosses as a string).
 export function microCompactResult(messages, tokensFreed, clearedToolUseIds) {
   return { messages, tokensFreed, clearedToolUseIds };
+}
+
+// microCompact's result, `{messages, tokensFreed, clearedToolUseIds}`, from the results the
+// Rust side chose to clear: `picked` holds their positions in the tool index the last
+// `toolIndex_` with `keep` read of `arr` (ascending), `text` the content they get. A copy of
+// `arr` sharing every other message; each edited message, its content array and the edited
+// blocks are copied. Null when that index is not of `arr` as it is (the Rust side then
+// applies its edits the general way).
+function microCompactApply_(arr, picked, text, tokensFreed) {
+  const k0 = kept;
+  kept = null;
+  if (!microFast) return null;
+  if (picked.length === 0) return { messages: arr.slice(), tokensFreed, clearedToolUseIds: [] };
+  if (k0 === null || k0.arr !== arr || k0.len !== arr.length) return null;
+  const { results, ids, shapes } = k0;
+  const out = arr.slice();
+  const cleared = [];
+  let cur = -1, content = null;
+  for (let q = 0; q < picked.length; q++) {
+    const r = picked[q];
+    if (r >= ids.length) return null;
+    const i = results[r * 6], b = results[r * 6 + 1], shape = shapes[r];
+    cleared.push(ids[r]);
+    if (shape >= AI_MODEL) {
+      out[i] = setForeignResult(out[i], shape, b, text);
+      continue;
+    }
+    if (i !== cur) {
+      if (cur >= 0) out[cur] = withContent(arr[cur], content);
+      cur = i;
+      content = contentOf(arr[i]).slice();
+    }
+    content[b] = { ...content[b], content: text };
+  }
+  if (cur >= 0) out[cur] = withContent(arr[cur], content);
+  return { messages: out, tokensFreed, clearedToolUseIds: cleared };
 }
 
 // The tool_use_id of the tool result at each [message, block] pair of `at`.
@@ -1734,13 +1880,23 @@ export function tail(arr, shape, memory, fb, cap, wb, wcap) {
   }
 }
 
-export function toolIndex(arr, from, withPaths) {
+export function toolIndex(arr, from, withPaths, keep) {
   try {
-    return toolIndex_(arr, from, withPaths);
+    return toolIndex_(arr, from, withPaths, keep);
   } catch (e) {
+    kept = null;
     failed(e);
   }
   return null;
+}
+
+export function microCompactApply(arr, picked, text, tokensFreed) {
+  try {
+    return microCompactApply_(arr, picked, text, tokensFreed);
+  } catch (e) {
+    failed(e);
+  }
+  return undefined;
 }
 
 export function toolUseIdsAt(arr, at) {

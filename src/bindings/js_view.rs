@@ -64,10 +64,17 @@ extern "C" {
         w_cap: u32,
     ) -> i32;
     #[wasm_bindgen(js_name = toolIndex)]
-    fn tool_index_js(arr: &JsValue, from: u32, with_paths: bool) -> Option<Vec<u32>>;
+    fn tool_index_js(arr: &JsValue, from: u32, with_paths: bool, keep: bool) -> Option<Vec<u32>>;
     /// `{messages, tokensFreed, clearedToolUseIds}`, built in JS in one call.
     #[wasm_bindgen(js_name = microCompactResult)]
     pub fn micro_compact_result(messages: &JsValue, tokens_freed: f64, ids: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = microCompactApply)]
+    fn micro_compact_apply_js(
+        arr: &JsValue,
+        picked: &[u32],
+        text: &str,
+        tokens_freed: f64,
+    ) -> JsValue;
     #[wasm_bindgen(js_name = toolUseIdsAt)]
     fn tool_use_ids_at(arr: &JsValue, at: &[u32]) -> Array;
     #[wasm_bindgen(js_name = takeStrings)]
@@ -227,6 +234,8 @@ pub struct JsConversation<'a> {
     base: usize,
     /// What [`JsConversation::read_tail`] read, when it was asked to.
     tail: Option<Tail>,
+    /// Whether the tool index keeps, on the JS side, what [`micro_compact_apply`] needs.
+    keep_tool_index: bool,
 }
 
 /// What a count at the end of the array reads, read in one crossing (`tail` in
@@ -435,6 +444,7 @@ impl<'a> JsConversation<'a> {
             shape: RefCell::new(ShapeOf::default()),
             base: 0,
             tail: None,
+            keep_tool_index: false,
         }
     }
 
@@ -449,6 +459,13 @@ impl<'a> JsConversation<'a> {
         } else {
             JsConversation::new(value, what)
         }
+    }
+
+    /// Makes every later [`ConversationView::tool_index`] keep, on the JS side, each result's
+    /// `tool_use_id` and shape, for [`micro_compact_apply`] to clear results by their
+    /// position in that index without reading the messages again.
+    pub fn keep_tool_index(&mut self) {
+        self.keep_tool_index = true;
     }
 
     /// Reads, in one crossing, what a count at the end of the array asks (the latest usage,
@@ -884,7 +901,8 @@ impl ConversationView for JsConversation<'_> {
     }
 
     fn tool_index(&self, from: usize, with_paths: bool) -> Result<ToolIndex> {
-        let Some(words) = tool_index_js(self.array, from as u32, with_paths) else {
+        let Some(words) = tool_index_js(self.array, from as u32, with_paths, self.keep_tool_index)
+        else {
             if let Some(e) = read_failure() {
                 return Err(e);
             }
@@ -1067,6 +1085,26 @@ pub fn apply_edits(conv: &JsConversation<'_>, edits: &[Edit]) -> Result<Array> {
             "the messages changed while the edits were applied",
         ))
     })
+}
+
+/// microCompact's result object (`{messages, tokensFreed, clearedToolUseIds}`) in one
+/// crossing: the results at positions `picked` (ascending) of the tool index the view last
+/// read with [`JsConversation::keep_tool_index`] get the content `text`, in each message's own
+/// shape. `None` when that index is not of this array as it is now: apply the plan's edits
+/// with [`apply_edits`] instead.
+pub fn micro_compact_apply(
+    conv: &JsConversation<'_>,
+    picked: &[u32],
+    text: &str,
+    tokens_freed: f64,
+) -> Result<Option<JsValue>> {
+    let out = micro_compact_apply_js(conv.array, picked, text, tokens_freed);
+    if out.is_undefined() {
+        return Err(read_failure_or(Error::invalid_message(
+            "the messages changed while the edits were applied",
+        )));
+    }
+    Ok((!out.is_null()).then_some(out))
 }
 
 /// The `tool_use_id`s of the tool results the edits change, read in place (one crossing).

@@ -200,6 +200,10 @@ pub struct MicroCompactPlan {
     pub cleared_tool_use_ids: Vec<String>,
     /// Why nothing was considered, when a precondition was not met.
     pub skipped: Option<MicroCompactSkip>,
+    /// Where each cleared result is in the view's [`ConversationView::tool_index`] results
+    /// (one per edit, in the same order; [`micro_compact_positions`] gives only these):
+    /// a view that kept that index can apply the plan from these positions.
+    pub cleared_results: Vec<u32>,
 }
 
 /// Why a micro-compaction considered nothing.
@@ -269,6 +273,24 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
     view: &V,
     options: &MicroCompactOptions,
 ) -> Result<MicroCompactPlan> {
+    plan(view, options, true)
+}
+
+/// [`micro_compact`]'s decision without its edits: the same plan, with
+/// [`MicroCompactPlan::edits`] left empty, for a caller that applies it from
+/// [`MicroCompactPlan::cleared_results`] (no placeholder text is allocated per result).
+pub fn micro_compact_positions<V: ConversationView + ?Sized>(
+    view: &V,
+    options: &MicroCompactOptions,
+) -> Result<MicroCompactPlan> {
+    plan(view, options, false)
+}
+
+fn plan<V: ConversationView + ?Sized>(
+    view: &V,
+    options: &MicroCompactOptions,
+    with_edits: bool,
+) -> Result<MicroCompactPlan> {
     if let Some(idle) = options.idle_minutes {
         let last = match options.last_assistant_ms {
             Some(t) => Some(t),
@@ -307,18 +329,19 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
         None => index.names.iter().map(|n| default_compactable(n)).collect(),
     };
     // Compactable results (their call is of a compactable tool), in order.
-    let candidates: Vec<(&ToolResultEntry, Option<u32>, Compactable)> = index
+    let candidates: Vec<(usize, &ToolResultEntry, Option<u32>, Compactable)> = index
         .results
         .iter()
-        .filter_map(|r| {
+        .enumerate()
+        .filter_map(|(at, r)| {
             let call = &index.uses[r.call?];
             let c = rule[call.name as usize];
-            (c != Compactable::Never).then_some((r, call.path, c))
+            (c != Compactable::Never).then_some((at, r, call.path, c))
         })
         .collect();
     let protected_from = candidates.len().saturating_sub(options.keep_recent);
     let mut latest_for_path = vec![usize::MAX; index.path_count];
-    for (k, (_, path, _)) in candidates.iter().enumerate() {
+    for (k, (_, _, path, _)) in candidates.iter().enumerate() {
         if let Some(p) = path {
             latest_for_path[*p as usize] = k;
         }
@@ -326,7 +349,7 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
     let placeholder_tokens = rough_token_count(CLEARED_PLACEHOLDER.len(), BYTES_PER_TOKEN);
     let mut plan = MicroCompactPlan::default();
     let mut freed = 0u64;
-    for (k, (r, path, rule)) in candidates.iter().enumerate() {
+    for (k, (at, r, path, rule)) in candidates.iter().enumerate() {
         if k >= protected_from || r.is_cleared {
             continue;
         }
@@ -340,6 +363,10 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
             continue;
         }
         freed += tokens - placeholder_tokens;
+        plan.cleared_results.push(*at as u32);
+        if !with_edits {
+            continue;
+        }
         plan.edits.push(Edit::SetToolResultContent {
             message: r.message,
             block: r.block,
@@ -497,6 +524,39 @@ mod tests {
         assert_eq!(every.cleared_tool_use_ids, vec!["t0", "t1", "t2"]);
         let some = micro_compact(m.as_slice(), &opts(vec!["run_shell"])).unwrap();
         assert_eq!(some.cleared_tool_use_ids, vec!["t1"]);
+    }
+
+    #[test]
+    fn cleared_results_name_the_edits_places_in_the_tool_index() {
+        let m = history(&[("Task", 4000), ("Read", 4000), ("Read", 10), ("Bash", 4000)]);
+        let plan = micro_compact(
+            m.as_slice(),
+            &MicroCompactOptions {
+                keep_recent: 0,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(plan.cleared_results, vec![1, 3]);
+        let positions_only = micro_compact_positions(
+            m.as_slice(),
+            &MicroCompactOptions {
+                keep_recent: 0,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(positions_only.edits.is_empty());
+        assert_eq!(positions_only.cleared_results, plan.cleared_results);
+        assert_eq!(positions_only.tokens_freed, plan.tokens_freed);
+        let index = m.as_slice().tool_index(0, false).unwrap();
+        for (e, &at) in plan.edits.iter().zip(&plan.cleared_results) {
+            let r = &index.results[at as usize];
+            assert!(
+                matches!(e, Edit::SetToolResultContent { message, block, .. }
+                if *message == r.message && *block == r.block)
+            );
+        }
     }
 
     #[test]

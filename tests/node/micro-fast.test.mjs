@@ -1,0 +1,139 @@
+// microCompact's fast paths (the one-pass reading of Anthropic API messages in `toolIndex_`,
+// and `microCompactApply_`, which clears the chosen results from their place in that index
+// and builds the result object in one crossing) give the answers of the general readers.
+// Each case runs twice: with the fast paths, and with them switched off (`setMicroFast` in
+// src/bindings/js_view.js: the general readers and edit applier, as before they existed);
+// the results (messages, tokensFreed, ids) or errors must be the same, the input unchanged,
+// and every message not edited the caller's own object.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import * as cc from '../../pkg/node.js';
+import { buildApiView, activeStart } from '../../bench/formats.mjs';
+import { LONG_TRANSCRIPT, TRANSCRIPTS, readJsonl, randomHistory, prng } from './helpers/support.mjs';
+import { SHAPES } from './helpers/shapes.mjs';
+
+cc.setEnvironmentDefaults({});
+
+// The module instance the package's glue imported (the same URL, so the same module).
+const snippets = new URL('../../pkg/snippets/', import.meta.url);
+const [snippet] = readdirSync(snippets);
+const view = await import(new URL(`${snippet}/src/bindings/js_view.js`, snippets));
+
+function outcome(f) {
+  try {
+    return { value: f() };
+  } catch (e) {
+    return { code: e.code, message: e.message };
+  }
+}
+
+// microCompact of `messages` with the fast paths and without; checks the input is unchanged
+// and that the fast result shares every message it did not edit.
+function bothWays(messages, options) {
+  const before = JSON.stringify(messages);
+  const fast = outcome(() => cc.microCompact(messages, options));
+  view.setMicroFast(false);
+  let full;
+  try {
+    full = outcome(() => cc.microCompact(messages, options));
+  } finally {
+    view.setMicroFast(true);
+  }
+  assert.equal(JSON.stringify(messages), before, 'input never mutated');
+  if (fast.value !== undefined) {
+    const edited = new Set();
+    fast.value.messages.forEach((m, i) => {
+      if (m !== messages[i]) edited.add(i);
+    });
+    full.value?.messages.forEach((m, i) => {
+      if (!edited.has(i)) assert.equal(m, messages[i], `messages[${i}] shared by both`);
+    });
+    for (const i of edited) assert.notDeepEqual(fast.value.messages[i], messages[i], `messages[${i}] copied only when edited`);
+  }
+  return { fast, full };
+}
+
+function same(messages, options, what) {
+  const { fast, full } = bothWays(messages, options);
+  assert.deepEqual(fast, full, what);
+  return fast;
+}
+
+const apiView = (() => {
+  const lines = cc.parseTranscript(readJsonl(LONG_TRANSCRIPT).map((l) => JSON.stringify(l)).join('\n'));
+  return buildApiView(lines, activeStart(lines));
+})();
+
+test('every prefix of the real API view: the same result with and without the fast paths', () => {
+  let clearedSome = 0;
+  for (let n = 0; n <= apiView.length; n++) {
+    const r = same(apiView.slice(0, n), undefined, `prefix ${n}`);
+    if (r.value.clearedToolUseIds.length > 0) clearedSome++;
+  }
+  assert.ok(clearedSome > 50, `${clearedSome} prefixes cleared results`);
+  for (const keepRecent of [0, 1, 3, 40]) same(apiView, { keepRecent }, `keepRecent ${keepRecent}`);
+  same(apiView, { keepRecent: 0, keepLatestPerPath: true }, 'keepLatestPerPath');
+  same(apiView, { keepRecent: 0, compactableTools: ['*'] }, 'every tool');
+  same(apiView, { keepRecent: 2, compactableTools: ['Bash'] }, 'one tool');
+});
+
+test('each foreign shape of the real API view: the same result with and without the fast paths', () => {
+  for (const { name, convert } of SHAPES) {
+    const messages = convert(apiView);
+    const r = same(messages, undefined, name);
+    assert.ok(r.value.clearedToolUseIds.length > 0, `${name}: results cleared`);
+    for (const n of [1, 7, 40, 101, messages.length - 3]) same(messages.slice(0, n), { keepRecent: 1 }, `${name} prefix ${n}`);
+  }
+});
+
+test('every real transcript, as lines and as its API view', () => {
+  for (const f of readdirSync(TRANSCRIPTS).filter((x) => x.endsWith('.jsonl'))) {
+    const lines = cc.parseTranscript(readJsonl(TRANSCRIPTS + f).map((l) => JSON.stringify(l)).join('\n'));
+    same(lines, { keepRecent: 1 }, `${f} lines`);
+    same(buildApiView(lines, 0), { keepRecent: 1 }, `${f} API view`);
+  }
+});
+
+test('random and odd histories: the same result or the same error', () => {
+  const rng = prng(12);
+  for (let k = 0; k < 60; k++) {
+    const h = randomHistory(rng, { shape: k % 2 ? 'api' : 'transcript' });
+    same(h, { keepRecent: rng.int(0, 3) }, `random ${k}`);
+  }
+  const big = 'x'.repeat(4000);
+  const call = (id, name = 'Read') => ({ role: 'assistant', content: [{ type: 'tool_use', id, name, input: { file_path: `/${id}` } }] });
+  const result = (id, content = big) => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content }] });
+  const cases = {
+    'image before the call': [{ role: 'user', content: 'go' }, { role: 'assistant', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AA' } }, { type: 'tool_use', id: 'a', name: 'Read', input: {} }] }, result('a'), call('b'), result('b')],
+    'usage on a text message': [{ role: 'user', content: 'go' }, { role: 'assistant', content: 'ok', usage: { input_tokens: 3, output_tokens: 1 } }, call('a'), result('a'), call('b'), result('b')],
+    'nested result content': [call('a'), result('a', [{ type: 'text', text: big }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AA' } }]), call('b'), result('b')],
+    'already cleared': [call('a'), result('a', '[Old tool result content cleared]'), call('b'), result('b'), call('c'), result('c')],
+    'unknown fields kept': [{ ...call('a'), extra: { keep: 1 } }, { ...result('a'), cache: 7, content: [{ type: 'tool_result', tool_use_id: 'a', content: big, is_error: false, custom: [1] }] }, call('b'), result('b')],
+    'a bad block': [call('a'), { role: 'user', content: [null] }],
+    'a result without its id': [call('a'), { role: 'user', content: [{ type: 'tool_result', content: big }] }],
+    'content an object': [call('a'), { role: 'user', content: { type: 'text' } }],
+    'two shapes': [call('a'), result('a'), { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'x', toolName: 'Read', input: {} }] }],
+    'not a message': [call('a'), result('a'), 42],
+    'a boundary inside': [call('a'), result('a'), { role: 'assistant', content: [{ type: 'compaction', content: 'summary' }] }, call('b'), result('b'), call('c'), result('c')],
+    'parallel calls': [{ role: 'assistant', content: [{ type: 'tool_use', id: 'p', name: 'Read', input: {} }, { type: 'tool_use', id: 'q', name: 'Grep', input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'q', content: big }, { type: 'text', text: 'and' }, { type: 'tool_result', tool_use_id: 'p', content: big }] }, call('r'), result('r')],
+  };
+  for (const [what, h] of Object.entries(cases)) {
+    for (const keepRecent of [0, 1]) {
+      const r = same(h, { keepRecent }, what);
+      if (what === 'unknown fields kept' && keepRecent === 0) {
+        const b = r.value.messages[1].content[0];
+        assert.equal(r.value.messages[1].cache, 7);
+        assert.equal(b.custom[0], 1);
+        assert.equal(b.is_error, false);
+      }
+    }
+  }
+});
+
+test('a second call and a call that is not idle start from nothing kept', () => {
+  const first = same(apiView, undefined, 'first');
+  same(first.value.messages, undefined, 'on its own output');
+  same(apiView, { idleMinutes: 60, now: 0, lastAssistantTimestamp: 0 }, 'not idle');
+  same(apiView, { idleMinutes: 60, now: 1e13, lastAssistantTimestamp: 0 }, 'idle');
+});
