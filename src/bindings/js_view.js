@@ -1071,24 +1071,7 @@ function toolIndex_(arr, from, withPaths, keep) {
           } else if (kind === 0 && t === 'tool_result') {
             const id = x.tool_use_id;
             if (typeof id !== 'string') return null;
-            const cc = x.content;
-            let text = 0, media = 0, cleared = 0;
-            if (typeof cc === 'string') {
-              text = cc.length;
-              if (cc === PLACEHOLDER) cleared = 1;
-            } else if (Array.isArray(cc)) {
-              for (const n of cc) {
-                if (n === null || typeof n !== 'object') return null;
-                if (n.type === 'image' || n.type === 'document') media++;
-                else if (n.type === 'text') {
-                  if (typeof n.text !== 'string') return null;
-                  text += n.text.length;
-                }
-              }
-            } else if (cc !== undefined && cc !== null) {
-              return null;
-            }
-            results.push(i, b, findCall(id), text, media, cleared);
+            if (!pushIndexedResult(results, i, b, findCall(id), x.content)) return null;
             if (keep) {
               resultIds.push(id);
               resultShapes.push(ANY);
@@ -1168,24 +1151,7 @@ function toolIndex_(arr, from, withPaths, keep) {
         uses.push(i, nameOf(x.name), pathOf(x.input));
       } else if (kind === 0 && x.type === 'tool_result') {
         if (typeof x.tool_use_id !== 'string') return null;
-        const cc = x.content;
-        let text = 0, media = 0, cleared = 0;
-        if (typeof cc === 'string') {
-          text = cc.length;
-          if (cc === PLACEHOLDER) cleared = 1;
-        } else if (Array.isArray(cc)) {
-          for (const n of cc) {
-            if (n === null || typeof n !== 'object') return null;
-            if (n.type === 'image' || n.type === 'document') media++;
-            else if (n.type === 'text') {
-              if (typeof n.text !== 'string') return null;
-              text += n.text.length;
-            }
-          }
-        } else if (cc !== undefined && cc !== null) {
-          return null;
-        }
-        results.push(i, b, findCall(x.tool_use_id), text, media, cleared);
+        if (!pushIndexedResult(results, i, b, findCall(x.tool_use_id), x.content)) return null;
         if (keep) {
           resultIds.push(x.tool_use_id);
           resultShapes.push(ANY);
@@ -1200,6 +1166,31 @@ function toolIndex_(arr, from, withPaths, keep) {
   symbols = new Map();
   if (keep && microFast) kept = { arr, len: arr.length, results, ids: resultIds, shapes: resultShapes };
   return out;
+}
+
+// Appends a tool result's six words to the tool index's `results`: its message and block, its
+// call, and what its `content` holds (text length, media blocks, 1 when it is the placeholder
+// already). False when the content is malformed: the caller then returns null, and the general
+// path reports it.
+function pushIndexedResult(results, message, block, call, cc) {
+  let text = 0, media = 0, cleared = 0;
+  if (typeof cc === 'string') {
+    text = cc.length;
+    if (cc === PLACEHOLDER) cleared = 1;
+  } else if (Array.isArray(cc)) {
+    for (const n of cc) {
+      if (n === null || typeof n !== 'object') return false;
+      if (n.type === 'image' || n.type === 'document') media++;
+      else if (n.type === 'text') {
+        if (typeof n.text !== 'string') return false;
+        text += n.text.length;
+      }
+    }
+  } else if (cc !== undefined && cc !== null) {
+    return false;
+  }
+  results.push(message, block, call, text, media, cleared);
+  return true;
 }
 
 // What the last `toolIndex_` with `keep` read, for `microCompactApply_` (null when none).
