@@ -417,6 +417,14 @@ mod tests {
         Message::parse_all(Value::Array(v)).unwrap()
     }
 
+    /// The default options with no recent result protected.
+    fn keep_none() -> MicroCompactOptions {
+        MicroCompactOptions {
+            keep_recent: 0,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn clears_old_compactable_results_keeping_recent() {
         let m = history(&[("Read", 4000); 8]);
@@ -442,14 +450,7 @@ mod tests {
             ("Read", 4000),
             ("TodoWrite", 4000),
         ]);
-        let plan = micro_compact(
-            m.as_slice(),
-            &MicroCompactOptions {
-                keep_recent: 0,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let plan = micro_compact(m.as_slice(), &keep_none()).unwrap();
         assert_eq!(plan.cleared_tool_use_ids, vec!["t2"]);
     }
 
@@ -494,11 +495,7 @@ mod tests {
             ("todo_write", 8_000),
             ("send_email", 8_000),
         ]);
-        let opts = MicroCompactOptions {
-            keep_recent: 0,
-            ..Default::default()
-        };
-        let plan = micro_compact(m.as_slice(), &opts).unwrap();
+        let plan = micro_compact(m.as_slice(), &keep_none()).unwrap();
         assert_eq!(plan.cleared_tool_use_ids, vec!["t1", "t2"]);
         // keepRecent counts the results the rule allows, of any size: t2 is kept, t0 small.
         let recent = micro_compact(
@@ -529,23 +526,9 @@ mod tests {
     #[test]
     fn cleared_results_name_the_edits_places_in_the_tool_index() {
         let m = history(&[("Task", 4000), ("Read", 4000), ("Read", 10), ("Bash", 4000)]);
-        let plan = micro_compact(
-            m.as_slice(),
-            &MicroCompactOptions {
-                keep_recent: 0,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let plan = micro_compact(m.as_slice(), &keep_none()).unwrap();
         assert_eq!(plan.cleared_results, vec![1, 3]);
-        let positions_only = micro_compact_positions(
-            m.as_slice(),
-            &MicroCompactOptions {
-                keep_recent: 0,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let positions_only = micro_compact_positions(m.as_slice(), &keep_none()).unwrap();
         assert!(positions_only.edits.is_empty());
         assert_eq!(positions_only.cleared_results, plan.cleared_results);
         assert_eq!(positions_only.tokens_freed, plan.tokens_freed);

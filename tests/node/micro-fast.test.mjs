@@ -10,23 +10,15 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import * as cc from '../../pkg/node.js';
 import { buildApiView, activeStart } from '../../bench/formats.mjs';
-import { LONG_TRANSCRIPT, TRANSCRIPTS, readJsonl, randomHistory, prng } from './helpers/support.mjs';
+import { LONG_TRANSCRIPT, TRANSCRIPTS, readJsonl, randomHistory, prng, packageJsView, callOutcome } from './helpers/support.mjs';
 import { SHAPES } from './helpers/shapes.mjs';
 
 cc.setEnvironmentDefaults({});
 
-// The module instance the package's glue imported (the same URL, so the same module).
-const snippets = new URL('../../pkg/snippets/', import.meta.url);
-const [snippet] = readdirSync(snippets);
-const view = await import(new URL(`${snippet}/src/bindings/js_view.js`, snippets));
+// The package's own js_view.js (the module instance its glue imported).
+const view = await packageJsView();
 
-function outcome(f) {
-  try {
-    return { value: f() };
-  } catch (e) {
-    return { code: e.code, message: e.message };
-  }
-}
+const outcome = callOutcome;
 
 // microCompact of `messages` with the fast paths and without; checks the input is unchanged
 // and that the fast result shares every message it did not edit.

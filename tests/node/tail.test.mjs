@@ -7,24 +7,15 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import * as cc from '../../pkg/node.js';
 import { buildApiView, activeStart, toAiSdk } from '../../bench/formats.mjs';
-import { OPUS, TRANSCRIPTS, readJsonl, transcriptConversation, randomHistory, prng } from './helpers/support.mjs';
+import { OPUS, TRANSCRIPTS, readJsonl, transcriptConversation, randomHistory, prng, packageJsView, callOutcome } from './helpers/support.mjs';
 import { toOpenAiChat, toOpenAiResponses } from './helpers/shapes.mjs';
 
 cc.setEnvironmentDefaults({});
 
-// The module instance the package's glue imported (the same URL, so the same module).
-const snippets = new URL('../../pkg/snippets/', import.meta.url);
-const [snippet] = readdirSync(snippets);
-const view = await import(new URL(`${snippet}/src/bindings/js_view.js`, snippets));
+// The package's own js_view.js (the module instance its glue imported).
+const view = await packageJsView();
 
-// What a call gives: its value, or its error's code and message.
-function outcome(f) {
-  try {
-    return { value: f() };
-  } catch (e) {
-    return { code: e.code, message: e.message };
-  }
-}
+const outcome = callOutcome;
 
 // tokenCountWithEstimation and shouldAutoCompact of `messages` (with `options`), with the
 // tail read and without.

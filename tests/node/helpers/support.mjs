@@ -12,7 +12,7 @@
 //   down with it).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -697,4 +697,23 @@ export function runIsolated(body, { timeout = 60_000 } = {}) {
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout, maxBuffer: 64 * 1024 * 1024 });
   const m = /@@RESULT@@(.*)\n/.exec(r.stdout ?? '');
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr, value: m ? JSON.parse(m[1]) : undefined };
+}
+
+/**
+ * The package's own `js_view.js` module instance (the one its glue imported: the same URL,
+ * so the same module), for tests that switch its readers or call them directly.
+ */
+export async function packageJsView() {
+  const snippets = new URL('../../../pkg/snippets/', import.meta.url);
+  const [snippet] = readdirSync(snippets);
+  return import(new URL(`${snippet}/src/bindings/js_view.js`, snippets));
+}
+
+/** What a synchronous call gives: its value, or its error's code and message. */
+export function callOutcome(f) {
+  try {
+    return { value: f() };
+  } catch (e) {
+    return { code: e.code, message: e.message };
+  }
 }
