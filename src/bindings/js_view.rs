@@ -271,6 +271,8 @@ thread_local! {
     /// The buffers of the last tail read, kept for the next (a per-turn count allocates
     /// nothing for them).
     static TAIL_BUFFERS: RefCell<(Vec<f64>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    /// The block list estimates from the tail read decode into, kept for the next count.
+    static BLOCK_LIST: RefCell<Vec<BlockInfo>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Keeps the buffers of a tail read for the next one, unless a very long conversation made
@@ -699,6 +701,20 @@ impl Decoder<'_> {
 
     fn blocks(&mut self, count: usize, location: &dyn Fn() -> String) -> Result<Vec<BlockInfo>> {
         let mut out = Vec::with_capacity(count);
+        self.blocks_into(count, location, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Decoder::blocks`] into `out` (emptied first: a caller decoding many messages reuses
+    /// one list).
+    fn blocks_into(
+        &mut self,
+        count: usize,
+        location: &dyn Fn() -> String,
+        out: &mut Vec<BlockInfo>,
+    ) -> Result<()> {
+        out.clear();
+        out.reserve(count);
         for j in 0..count {
             let mut w = [0u32; BLOCK_WORDS];
             match self.take(BLOCK_WORDS) {
@@ -742,10 +758,21 @@ impl Decoder<'_> {
                 tool_use_id: self.sym(w[8]),
             });
         }
-        Ok(out)
+        Ok(())
     }
 
     fn content(&mut self, i: usize, transcript: bool) -> Result<ContentInfo> {
+        self.content_in(i, transcript, Vec::new())
+    }
+
+    /// [`Decoder::content`], with block content decoded into `list` (given back inside
+    /// [`ContentInfo::Blocks`], dropped otherwise).
+    fn content_in(
+        &mut self,
+        i: usize,
+        transcript: bool,
+        mut list: Vec<BlockInfo>,
+    ) -> Result<ContentInfo> {
         let Some(&[tag, n]) = self.take(2) else {
             return Err(Error::invalid_message("content changed while reading")
                 .at(format!("messages[{i}]")));
@@ -762,7 +789,8 @@ impl Decoder<'_> {
                         format!("messages[{i}].content")
                     }
                 };
-                ContentInfo::Blocks(self.blocks(n as usize, &loc)?)
+                self.blocks_into(n as usize, &loc, &mut list)?;
+                ContentInfo::Blocks(list)
             }
             _ => {
                 return Err(Error::invalid_message(
@@ -898,6 +926,45 @@ impl ConversationView for JsConversation<'_> {
 
     fn content(&self, i: usize, detail: Detail) -> Result<ContentInfo> {
         Ok(self.contents(i..i + 1, detail)?.remove(0))
+    }
+
+    fn each_content(
+        &self,
+        range: std::ops::Range<usize>,
+        detail: Detail,
+        each: &mut dyn FnMut(usize, &ContentInfo) -> Result<()>,
+    ) -> Result<()> {
+        if detail == Detail::Estimate && !range.is_empty() {
+            for i in range.clone() {
+                self.kind(i)?;
+            }
+            if let Some(words) = self.tail_contents(&range) {
+                // Decoded one message at a time into one block list, kept for the next count.
+                let mut d = Decoder {
+                    words,
+                    pos: 0,
+                    strings: Vec::new(),
+                };
+                let mut list = BLOCK_LIST.with(|l| std::mem::take(&mut *l.borrow_mut()));
+                for i in range {
+                    let content = d.content_in(i, self.is_transcript(i), list)?;
+                    each(i, &content)?;
+                    list = match content {
+                        ContentInfo::Blocks(l) => l,
+                        _ => Vec::new(),
+                    };
+                }
+                list.clear();
+                if list.capacity() <= 1 << 10 {
+                    BLOCK_LIST.with(|l| *l.borrow_mut() = list);
+                }
+                return Ok(());
+            }
+        }
+        for (i, c) in range.clone().zip(self.contents(range, detail)?) {
+            each(i, &c)?;
+        }
+        Ok(())
     }
 
     fn tool_index(&self, from: usize, with_paths: bool) -> Result<ToolIndex> {

@@ -139,22 +139,33 @@ where
     V: ConversationView + ?Sized,
     F: FnMut(usize) -> bool,
 {
+    estimate_where(view, range, |i| Ok(keep(i) && is_sent(view, i)?))
+}
+
+/// Estimated tokens of the messages of `range` that `pick` selects (the caller knows they
+/// are sent), their contents read from the first to the last of them in one pass and
+/// estimated as they are decoded. `pick` is asked in ascending order, twice per message.
+fn estimate_where<V, F>(view: &V, range: std::ops::Range<usize>, mut pick: F) -> Result<u64>
+where
+    V: ConversationView + ?Sized,
+    F: FnMut(usize) -> Result<bool>,
+{
     let mut bounds: Option<(usize, usize)> = None;
     for i in range {
-        if keep(i) && is_sent(view, i)? {
+        if pick(i)? {
             bounds = Some((bounds.map_or(i, |b| b.0), i));
         }
     }
     let Some((lo, hi)) = bounds else {
         return Ok(0);
     };
-    let contents = view.contents(lo..hi + 1, Detail::Estimate)?;
     let mut total = 0;
-    for (i, c) in (lo..=hi).zip(&contents) {
-        if keep(i) && is_sent(view, i)? {
+    view.each_content(lo..hi + 1, Detail::Estimate, &mut |i, c| {
+        if pick(i)? {
             total += estimate_content(c);
         }
-    }
+        Ok(())
+    })?;
     Ok(total)
 }
 
@@ -389,12 +400,16 @@ fn classify_and_estimate<V: ConversationView + ?Sized>(
     // 2) does not cover the response: it then counts as the larger of its reported output and
     // the estimate of its content. A finished response's usage is taken as it is.
     let response = if view.usage_is_partial(last) {
-        let own = estimate_selected(view, first..len, |k| marks[k - first] == OWN)?;
+        // Marks after `first` are set on sent messages only; `first` itself may be any
+        // message when the caller placed the usage (`usageAt`).
+        let own = estimate_where(view, first..len, |k| {
+            Ok(marks[k - first] == OWN && (k != first || is_sent(view, k)?))
+        })?;
         usage.output_tokens.max(own)
     } else {
         usage.output_tokens
     };
-    let rest = estimate_selected(view, first + 1..len, |k| marks[k - first] == REST)?;
+    let rest = estimate_where(view, first + 1..len, |k| Ok(marks[k - first] == REST))?;
     Ok((response, rest))
 }
 

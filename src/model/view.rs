@@ -370,6 +370,21 @@ pub trait ConversationView {
             .filter(|&j| !self.is_compact_boundary(j) && self.same_response(j, last)))
     }
 
+    /// Calls `each` with the structure of every message in `range`, in order: what
+    /// [`ConversationView::contents`] gives, without collecting it (a view may decode the
+    /// messages one at a time into the same lists).
+    fn each_content(
+        &self,
+        range: std::ops::Range<usize>,
+        detail: Detail,
+        each: &mut dyn FnMut(usize, &ContentInfo) -> Result<()>,
+    ) -> Result<()> {
+        for i in range {
+            each(i, &self.content(i, detail)?)?;
+        }
+        Ok(())
+    }
+
     /// The structure of every message in `range` (a view may read them in one pass).
     fn contents(&self, range: std::ops::Range<usize>, detail: Detail) -> Result<Vec<ContentInfo>> {
         range.map(|i| self.content(i, detail)).collect()
