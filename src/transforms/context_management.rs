@@ -30,8 +30,6 @@
 //! The function is pure: the caller says whether extended thinking is on (the thinking edit
 //! only makes sense then) and gives the times needed to judge idleness.
 
-use serde::de::{self, Deserializer};
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::model::error::{Error, ErrorCode, Result};
@@ -121,16 +119,8 @@ impl ThinkingKeep {
     }
 }
 
-impl<'de> Deserialize<'de> for ThinkingKeep {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let v = Value::deserialize(d)?;
-        ThinkingKeep::from_value(&v).map_err(de::Error::custom)
-    }
-}
-
 /// `clear_tool_inputs`: all tools or none (a boolean), or the named tools.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClearToolInputs {
     /// `true`: clear the inputs of every cleared tool use; `false`: results only.
     All(bool),
@@ -145,8 +135,7 @@ pub enum ClearToolInputs {
 /// `targetInputTokens`, `keepToolUses`, `clearToolInputs`, `excludeTools` for tool uses).
 /// A switch set to `false` always wins. The idleness inputs (`isIdle`, `idleMinutes`,
 /// `lastAssistantMs`, `nowMs`, `idleThresholdMinutes`) never switch anything on.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContextManagementOptions {
     /// Send the thinking edit. Set it when the request enables extended thinking.
     pub clear_thinking: Option<bool>,
@@ -202,8 +191,41 @@ impl ContextManagementOptions {
         if v.is_null() {
             return Ok(Self::default());
         }
-        let opts: ContextManagementOptions = serde_json::from_value(v)
-            .map_err(|e| Error::invalid_config(format!("context management options: {e}")))?;
+        let fail = Error::invalid_config;
+        let o = Fields::of(&v, CONTEXT_MANAGEMENT_KEYS).map_err(fail)?;
+        let opts = (|| {
+            Ok::<_, String>(ContextManagementOptions {
+                clear_thinking: o.boolean("clearThinking")?,
+                thinking_keep: o
+                    .get("thinkingKeep")
+                    .map(ThinkingKeep::from_value)
+                    .transpose()?,
+                is_idle: o.boolean("isIdle")?,
+                idle_minutes: o.number("idleMinutes")?,
+                last_assistant_ms: o.number("lastAssistantMs")?,
+                now_ms: o.number("nowMs")?,
+                idle_threshold_minutes: o.number("idleThresholdMinutes")?,
+                clear_tool_uses: o.boolean("clearToolUses")?,
+                trigger_input_tokens: o.number("triggerInputTokens")?,
+                clear_at_least: o.number("clearAtLeast")?,
+                target_input_tokens: o.number("targetInputTokens")?,
+                keep_tool_uses: o.number("keepToolUses")?,
+                clear_tool_inputs: match o.get("clearToolInputs") {
+                    None => None,
+                    Some(Value::Bool(b)) => Some(ClearToolInputs::All(*b)),
+                    Some(_) => Some(ClearToolInputs::Tools(
+                        o.strings("clearToolInputs", "true, false or a list of tool names")?
+                            .unwrap_or_default(),
+                    )),
+                },
+                exclude_tools: o.strings("excludeTools", "a list of tool names")?,
+                compact: o.boolean("compact")?,
+                compact_trigger_input_tokens: o.number("compactTriggerInputTokens")?,
+                pause_after_compaction: o.boolean("pauseAfterCompaction")?,
+                compact_instructions: o.string("compactInstructions")?,
+            })
+        })()
+        .map_err(fail)?;
         opts.validate()?;
         Ok(opts)
     }
@@ -483,8 +505,7 @@ pub struct ApiCompactionReport {
 }
 
 /// Options of `applyApiCompaction`.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ApplyApiCompactionOptions {
     /// Leave out the messages before the compaction block (the API ignores them anyway);
     /// default `false`: the whole history is kept and the block marks where the context starts.
@@ -500,8 +521,112 @@ impl ApplyApiCompactionOptions {
         if v.is_null() {
             return Ok(Self::default());
         }
-        serde_json::from_value(v)
-            .map_err(|e| Error::invalid_argument(format!("applyApiCompaction options: {e}")))
+        let fail = Error::invalid_argument;
+        let o = Fields::of(&v, &["dropIgnored", "keepLastRequest"]).map_err(fail)?;
+        Ok(ApplyApiCompactionOptions {
+            drop_ignored: o.boolean("dropIgnored").map_err(fail)?,
+            keep_last_request: o.boolean("keepLastRequest").map_err(fail)?,
+        })
+    }
+}
+
+/// The keys `buildApiContextManagement` reads, as JS names them.
+const CONTEXT_MANAGEMENT_KEYS: &[&str] = &[
+    "clearThinking",
+    "thinkingKeep",
+    "isIdle",
+    "idleMinutes",
+    "lastAssistantMs",
+    "nowMs",
+    "idleThresholdMinutes",
+    "clearToolUses",
+    "triggerInputTokens",
+    "clearAtLeast",
+    "targetInputTokens",
+    "keepToolUses",
+    "clearToolInputs",
+    "excludeTools",
+    "compact",
+    "compactTriggerInputTokens",
+    "pauseAfterCompaction",
+    "compactInstructions",
+];
+
+/// An options object read field by field: a field set to `null` reads as absent, a field of
+/// the wrong type is an error naming it, and so is a key the options do not have.
+struct Fields<'a>(&'a serde_json::Map<String, Value>);
+
+impl<'a> Fields<'a> {
+    /// `v` as an object whose keys are all among `known`.
+    fn of(v: &'a Value, known: &[&str]) -> std::result::Result<Fields<'a>, String> {
+        let Value::Object(map) = v else {
+            return Err(format!("options must be an object, got {}", kind_of(v)));
+        };
+        if let Some(k) = map.keys().find(|k| !known.contains(&k.as_str())) {
+            let hint = crate::model::names::likely_meant(k, known)
+                .map(|m| format!(" (did you mean `{m}`?)"))
+                .unwrap_or_default();
+            return Err(format!(
+                "options.{k} is not an option here{hint}; known: {}",
+                known.join(", ")
+            ));
+        }
+        Ok(Fields(map))
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.0.get(key).filter(|v| !v.is_null())
+    }
+
+    fn typed<T>(
+        &self,
+        key: &str,
+        expected: &str,
+        read: impl Fn(&'a Value) -> Option<T>,
+    ) -> std::result::Result<Option<T>, String> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => read(v)
+                .map(Some)
+                .ok_or_else(|| format!("options.{key} must be {expected}, got {}", kind_of(v))),
+        }
+    }
+
+    fn boolean(&self, key: &str) -> std::result::Result<Option<bool>, String> {
+        self.typed(key, "a boolean", Value::as_bool)
+    }
+
+    fn number(&self, key: &str) -> std::result::Result<Option<f64>, String> {
+        self.typed(key, "a number", Value::as_f64)
+    }
+
+    fn string(&self, key: &str) -> std::result::Result<Option<String>, String> {
+        self.typed(key, "a string", |v| v.as_str().map(str::to_owned))
+    }
+
+    fn strings(
+        &self,
+        key: &str,
+        expected: &str,
+    ) -> std::result::Result<Option<Vec<String>>, String> {
+        self.typed(key, expected, |v| {
+            v.as_array()?
+                .iter()
+                .map(|x| x.as_str().map(str::to_owned))
+                .collect()
+        })
+    }
+}
+
+/// What kind of JSON value `v` is, for error messages.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 
@@ -811,6 +936,44 @@ mod tests {
         assert!(v["edits"][0].get("clear_at_least").is_none());
         let v = build(json!({"clearToolInputs": ["Read"]})).unwrap();
         assert_eq!(v["edits"][0]["clear_tool_inputs"], json!(["Read"]));
+    }
+
+    #[test]
+    fn options_are_read_field_by_field() {
+        let o = ContextManagementOptions::from_value(json!({
+            "clearThinking": null, "clearToolInputs": ["Bash"], "excludeTools": [],
+            "keepToolUses": 3, "compactInstructions": "keep the plan"
+        }))
+        .unwrap();
+        assert_eq!(o.clear_thinking, None, "null reads as absent");
+        assert_eq!(
+            o.clear_tool_inputs,
+            Some(ClearToolInputs::Tools(vec!["Bash".into()]))
+        );
+        assert_eq!(o.exclude_tools, Some(vec![]));
+        assert_eq!(o.keep_tool_uses, Some(3.0));
+        assert_eq!(o.compact_instructions.as_deref(), Some("keep the plan"));
+        let o = ContextManagementOptions::from_value(json!({"clearToolInputs": false})).unwrap();
+        assert_eq!(o.clear_tool_inputs, Some(ClearToolInputs::All(false)));
+        for (v, words) in [
+            (
+                json!({"clearToolInputs": [1]}),
+                "options.clearToolInputs must be true, false",
+            ),
+            (
+                json!({"isIdle": "yes"}),
+                "options.isIdle must be a boolean, got a string",
+            ),
+            (json!({"nowMs": "5"}), "options.nowMs must be a number"),
+            (json!([]), "options must be an object, got an array"),
+            (json!({"excludeTool": []}), "did you mean `excludeTools`"),
+        ] {
+            let e = ContextManagementOptions::from_value(v.clone()).unwrap_err();
+            assert!(e.message.contains(words), "{v}: {}", e.message);
+        }
+        let a = ApplyApiCompactionOptions::from_value(json!({"dropIgnored": true})).unwrap();
+        assert_eq!(a.drop_ignored, Some(true));
+        assert_eq!(a.keep_last_request, None);
     }
 
     #[test]

@@ -376,7 +376,8 @@ test('every options object: an unknown key is INVALID_ARGUMENT naming it, the li
   );
   // Config and the context-management options keep their own code.
   rejects(cc.getAutoCompactThreshold, [OPUS, { contextWindw: 5 }], 'INVALID_CONFIG', /config\.contextWindw.*did you mean `contextWindow`.*known: contextWindow/);
-  rejects(cc.buildApiContextManagement, [{ clearThinkng: true }], 'INVALID_CONFIG', /clearThinkng.*expected one of `clearThinking`/);
+  rejects(cc.buildApiContextManagement, [{ clearThinkng: true }], 'INVALID_CONFIG', /options\.clearThinkng.*did you mean `clearThinking`.*known: clearThinking/);
+  rejects(cc.applyApiCompaction, [[], { content: [] }, { dropIgnore: true }], 'INVALID_ARGUMENT', /options\.dropIgnore.*did you mean `dropIgnored`.*known: dropIgnored, keepLastRequest/);
   // The caller's own keys still pass.
   const out = await cc.autoCompactIfNeeded(msgs, { ...ctx, mine: 1, mode: 'plan', agentId: 'a', hooks: { state: {} } }, { wasCompacted: false, skipped: 'belowThreshold', consecutiveFailures: 0 });
   assert.equal(out.wasCompacted, false);
