@@ -522,12 +522,22 @@ impl ApplyApiCompactionOptions {
             return Ok(Self::default());
         }
         let fail = Error::invalid_argument;
-        let o = Fields::of(&v, &["dropIgnored", "keepLastRequest"]).map_err(fail)?;
+        let o = Fields::of(&v, Self::FIELDS).map_err(fail)?;
         Ok(ApplyApiCompactionOptions {
             drop_ignored: o.boolean("dropIgnored").map_err(fail)?,
             keep_last_request: o.boolean("keepLastRequest").map_err(fail)?,
         })
     }
+}
+
+impl ContextManagementOptions {
+    /// The option keys, as JS names them (any other key is an error).
+    pub const FIELDS: &'static [&'static str] = CONTEXT_MANAGEMENT_KEYS;
+}
+
+impl ApplyApiCompactionOptions {
+    /// The option keys, as JS names them (any other key is an error).
+    pub const FIELDS: &'static [&'static str] = &["dropIgnored", "keepLastRequest"];
 }
 
 /// The keys `buildApiContextManagement` reads, as JS names them.
