@@ -3,12 +3,11 @@
 use std::cell::RefCell;
 
 use js_sys::Reflect;
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::drive::options::Source;
-use crate::model::config::Config;
+use crate::model::config::{Config, Given};
 use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::{payload_is_read, UNREAD_FIELDS, UNREAD_LINE_FIELDS};
 
@@ -175,22 +174,6 @@ pub fn deeper_than(v: &JsValue, limit: u32) -> bool {
     deeper_than_js(v, limit)
 }
 
-/// Deserializes an optional argument; `undefined`/`null` give the default.
-pub fn from_js<T: DeserializeOwned + Default>(
-    v: &JsValue,
-    what: &str,
-    code: ErrorCode,
-) -> crate::Result<T> {
-    if v.is_undefined() || v.is_null() {
-        return Ok(T::default());
-    }
-    if !v.is_object() {
-        return Err(Error::new(code, format!("{what} must be an object")));
-    }
-    let value = options_json(v, what).map_err(|e| Error::new(code, e.message))?;
-    serde_json::from_value(value).map_err(|e| Error::new(code, format!("{what}: {e}")))
-}
-
 /// Reads a config argument, validates it, and fills absent fields from the environment
 /// defaults (set by the Node entry).
 pub fn config_arg(v: &JsValue) -> crate::Result<Config> {
@@ -207,8 +190,35 @@ pub fn config_arg(v: &JsValue) -> crate::Result<Config> {
             }
         }
     }
-    let explicit: Config = from_js(v, "config", ErrorCode::InvalidConfig)?;
-    explicit.validate()?;
+    let explicit = if v.is_undefined() || v.is_null() {
+        Config::default()
+    } else if !v.is_object() {
+        return Err(Error::new(
+            ErrorCode::InvalidConfig,
+            "config must be an object",
+        ));
+    } else {
+        Config::read(|k| {
+            let f = prop(v, k);
+            if f.is_undefined() || f.is_null() {
+                Given::Absent
+            } else if let Some(n) = f.as_f64() {
+                Given::Number(n)
+            } else if let Some(b) = f.as_bool() {
+                Given::Bool(b)
+            } else if f.is_string() {
+                Given::Other("a string")
+            } else if f.is_function() {
+                Given::Other("a function")
+            } else if js_sys::Array::is_array(&f) {
+                Given::Other("an array")
+            } else if f.is_object() {
+                Given::Other("an object")
+            } else {
+                Given::Other("neither a number nor a boolean")
+            }
+        })?
+    };
     Ok(ENV_DEFAULTS.with(|d| explicit.over(&d.borrow())))
 }
 

@@ -39,7 +39,7 @@ use crate::drive::pipeline::{AsyncAgent, CompactContext, CompactOptions};
 use crate::drive::retry::RetryPolicy;
 use crate::measure::calibration::Fit;
 use crate::measure::tokens::{GivenUsage, Preamble};
-use crate::model::config::Config;
+use crate::model::config::{Config, Given};
 use crate::model::error::{check_token_count, Error, ErrorCode, Result};
 use crate::model::messages::Message;
 use crate::model::names::likely_meant;
@@ -1278,10 +1278,14 @@ impl Source for Value {
         for k in m.keys() {
             Config::check_key(k)?;
         }
-        let c: Config = serde_json::from_value(self.clone())
-            .map_err(|e| Error::new(ErrorCode::InvalidConfig, format!("config: {e}")))?;
-        c.validate()?;
-        Ok(c)
+        Config::read(|k| match m.get(k) {
+            None | Some(Value::Null) => Given::Absent,
+            Some(Value::Number(n)) => n.as_f64().map_or(Given::Other("a number"), Given::Number),
+            Some(Value::Bool(b)) => Given::Bool(*b),
+            Some(Value::String(_)) => Given::Other("a string"),
+            Some(Value::Array(_)) => Given::Other("an array"),
+            Some(Value::Object(_)) => Given::Other("an object"),
+        })
     }
 }
 

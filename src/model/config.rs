@@ -4,15 +4,37 @@
 //! `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` and `CLAUDE_CODE_AUTO_COMPACT_WINDOW` into a default
 //! [`Config`]; a config passed explicitly wins field by field ([`Config::over`]).
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::error::{Error, Result};
 use crate::model::names::likely_meant;
 
+/// A config field's value as the caller set it (see [`Config::read`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Given {
+    /// Not set, `undefined` or `null`.
+    Absent,
+    /// A number.
+    Number(f64),
+    /// A boolean.
+    Bool(bool),
+    /// Anything else, described (`"a string"`, `"an object"`, …).
+    Other(&'static str),
+}
+
+impl Given {
+    /// What the value is, for error messages.
+    fn describe(self) -> String {
+        match self {
+            Given::Absent => "nothing".into(),
+            Given::Number(n) => format!("the number {n}"),
+            Given::Bool(b) => format!("{b}"),
+            Given::Other(what) => what.into(),
+        }
+    }
+}
+
 /// Options that change windows, thresholds and enablement. Every field is optional; absent
 /// fields take the SPEC defaults.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Config {
     /// Overrides the model's context window.
     pub context_window: Option<f64>,
@@ -80,6 +102,45 @@ impl Config {
             "config.{key} is not a known option{hint}; known: {}",
             Self::FIELDS.join(", ")
         )))
+    }
+
+    /// Reads a config object field by field: `field` gives the value the caller set for
+    /// each JS name of [`Config::FIELDS`] (its keys checked first with [`Config::check_key`]).
+    /// A field of the wrong type is `INVALID_CONFIG` naming it; the ranges are checked too
+    /// ([`Config::validate`]).
+    pub fn read(field: impl Fn(&str) -> Given) -> Result<Config> {
+        let wrong = |key: &str, expected: &str, got: Given| {
+            Error::invalid_config(format!(
+                "config.{key} must be {expected}, got {}",
+                got.describe()
+            ))
+        };
+        let number = |key: &str| match field(key) {
+            Given::Absent => Ok(None),
+            Given::Number(n) => Ok(Some(n)),
+            got => Err(wrong(key, "a number", got)),
+        };
+        let flag = |key: &str| match field(key) {
+            Given::Absent => Ok(None),
+            Given::Bool(b) => Ok(Some(b)),
+            got => Err(wrong(key, "a boolean", got)),
+        };
+        let c = Config {
+            context_window: number("contextWindow")?,
+            max_output_tokens: number("maxOutputTokens")?,
+            enable_1m_context: flag("enable1mContext")?,
+            auto_compact_window: number("autoCompactWindow")?,
+            auto_compact_pct_override: number("autoCompactPctOverride")?,
+            blocking_limit_override: number("blockingLimitOverride")?,
+            disable_compact: flag("disableCompact")?,
+            disable_auto_compact: flag("disableAutoCompact")?,
+            auto_compact_enabled: flag("autoCompactEnabled")?,
+            reactive_only: flag("reactiveOnly")?,
+            context_collapse: flag("contextCollapse")?,
+            summary_context_window: number("summaryContextWindow")?,
+        };
+        c.validate()?;
+        Ok(c)
     }
 
     /// `self` with every absent field taken from `defaults`.
@@ -229,10 +290,52 @@ mod tests {
         let e = Config::check_key("colour").unwrap_err();
         assert!(!e.message.contains("did you mean"), "{}", e.message);
         assert!(e.message.contains("known: contextWindow"), "{}", e.message);
-        // Every field name round-trips through serde.
-        for f in Config::FIELDS {
-            let v = serde_json::json!({ *f: null });
-            assert!(serde_json::from_value::<Config>(v).is_ok(), "{f}");
+        // Every listed field is read, and nothing else is asked for.
+        let asked = std::cell::RefCell::new(Vec::new());
+        Config::read(|k| {
+            asked.borrow_mut().push(k.to_string());
+            Given::Absent
+        })
+        .unwrap();
+        assert_eq!(asked.into_inner(), Config::FIELDS);
+    }
+
+    #[test]
+    fn fields_are_read_by_type() {
+        let c = Config::read(|k| match k {
+            "contextWindow" => Given::Number(64_000.0),
+            "disableAutoCompact" => Given::Bool(true),
+            _ => Given::Absent,
+        })
+        .unwrap();
+        assert_eq!(c.context_window, Some(64_000.0));
+        assert_eq!(c.disable_auto_compact, Some(true));
+        assert!(!c.is_auto_compact_enabled());
+        for (key, given, words) in [
+            (
+                "contextWindow",
+                Given::Other("a string"),
+                "config.contextWindow must be a number, got a string",
+            ),
+            (
+                "reactiveOnly",
+                Given::Number(1.0),
+                "config.reactiveOnly must be a boolean, got the number 1",
+            ),
+            (
+                "enable1mContext",
+                Given::Other("an object"),
+                "config.enable1mContext must be a boolean",
+            ),
+            (
+                "autoCompactPctOverride",
+                Given::Number(150.0),
+                "between 1 and 100",
+            ),
+        ] {
+            let e = Config::read(|k| if k == key { given } else { Given::Absent }).unwrap_err();
+            assert_eq!(e.code, crate::model::error::ErrorCode::InvalidConfig);
+            assert!(e.message.contains(words), "{key}: {}", e.message);
         }
     }
 
