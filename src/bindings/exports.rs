@@ -120,11 +120,15 @@ fn count_view(messages: &JsValue, shape: Option<Shape>) -> crate::Result<JsConve
     }
 }
 
+/// The model argument of a `shouldAutoCompact` call without options, its id and the
+/// configuration such a call uses.
+type PerTurn = (JsValue, std::rc::Rc<str>, std::rc::Rc<Config>);
+
 thread_local! {
     /// The model argument of the last `shouldAutoCompact` without options, its id, and the
     /// configuration such a call uses (the environment defaults), kept until
     /// `setEnvironmentDefaults` changes them.
-    static PER_TURN: std::cell::RefCell<Option<(JsValue, std::rc::Rc<str>, Config)>> =
+    static PER_TURN: std::cell::RefCell<Option<PerTurn>> =
         const { std::cell::RefCell::new(None) };
 }
 
@@ -132,7 +136,9 @@ thread_local! {
 /// as `model_arg` and an absent `config` give, kept from the last such call while the model
 /// argument is the same value (`===`) and the environment defaults have not changed.
 #[cfg(feature = "base")]
-fn per_turn_model_and_config(model: &JsValue) -> crate::Result<(std::rc::Rc<str>, Config)> {
+fn per_turn_model_and_config(
+    model: &JsValue,
+) -> crate::Result<(std::rc::Rc<str>, std::rc::Rc<Config>)> {
     let hit = PER_TURN.with(|p| {
         p.borrow()
             .as_ref()
@@ -143,7 +149,7 @@ fn per_turn_model_and_config(model: &JsValue) -> crate::Result<(std::rc::Rc<str>
         return Ok(found);
     }
     let m: std::rc::Rc<str> = model_arg(model)?.into();
-    let cfg = config_arg(&JsValue::UNDEFINED)?;
+    let cfg = std::rc::Rc::new(config_arg(&JsValue::UNDEFINED)?);
     PER_TURN.with(|p| *p.borrow_mut() = Some((model.clone(), m.clone(), cfg.clone())));
     Ok((m, cfg))
 }
@@ -158,15 +164,16 @@ pub fn token_count_with_estimation(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "TokenCountOptions | null")] options: JsValue,
 ) -> JsResult<f64> {
-    let (opts, shape, counter) = if no_options(&options) {
-        (Default::default(), None, TokenCounter::none("options"))
-    } else {
-        (
-            js(options::token_count_options(&options))?,
-            js(options::shape_option(&options, "options"))?,
-            js(TokenCounter::enter(&options, "options"))?,
-        )
-    };
+    if no_options(&options) {
+        // The per-turn call: no option structs built or moved.
+        let conv = js(count_view(&messages, None))?;
+        return Ok(js(tokens::token_count_given(&conv, None))?.total as f64);
+    }
+    let (opts, shape, counter) = (
+        js(options::token_count_options(&options))?,
+        js(options::shape_option(&options, "options"))?,
+        js(TokenCounter::enter(&options, "options"))?,
+    );
     let conv = js(count_view(&messages, shape))?;
     let count = js(tokens::token_count_given(&conv, opts.given_usage))?;
     js(counter.finish())?;
@@ -264,23 +271,19 @@ pub fn should_auto_compact(
     #[wasm_bindgen(unchecked_optional_param_type = "ShouldAutoCompactOptions | null")]
     options: JsValue,
 ) -> JsResult<bool> {
-    let (m, opts, cfg, shape, counter) = if no_options(&options) {
+    if no_options(&options) {
         // The per-turn call: the model id and the configuration are the last call's unless
-        // the model or the environment defaults changed (no string or config read).
+        // the model or the environment defaults changed (no string or config read), and no
+        // option structs are built or moved.
         let (m, cfg) = js(per_turn_model_and_config(&model))?;
-        let opts = autocompact::ShouldAutoCompactOptions::default();
-        (m, opts, cfg, None, TokenCounter::none("options"))
-    } else {
-        let m = js(model_arg(&model))?.into();
-        let (opts, cfg) = js(options::should_auto_compact_options(&options))?;
-        (
-            m,
-            opts,
-            cfg,
-            js(options::shape_option(&options, "options"))?,
-            js(TokenCounter::enter(&options, "options"))?,
-        )
-    };
+        let conv = js(count_view(&messages, None))?;
+        let none = autocompact::ShouldAutoCompactOptions::default();
+        return Ok(js(autocompact::should_auto_compact(&conv, &m, &none, &cfg))?.should_compact);
+    }
+    let m: std::rc::Rc<str> = js(model_arg(&model))?.into();
+    let (opts, cfg) = js(options::should_auto_compact_options(&options))?;
+    let shape = js(options::shape_option(&options, "options"))?;
+    let counter = js(TokenCounter::enter(&options, "options"))?;
     let conv = js(count_view(&messages, shape))?;
     let decision = js(autocompact::should_auto_compact(&conv, &m, &opts, &cfg))?;
     js(counter.finish())?;

@@ -135,14 +135,6 @@ pub struct TokenCounter {
 }
 
 impl TokenCounter {
-    /// No tokenizer (a call without options).
-    pub fn none(what: &'static str) -> TokenCounter {
-        TokenCounter {
-            active: false,
-            what,
-        }
-    }
-
     /// Puts `options.tokenCounter` in effect (`what` names `options` in errors); nothing when
     /// absent. Not a function: `INVALID_ARGUMENT`.
     pub fn enter(options: &JsValue, what: &'static str) -> Result<TokenCounter> {
