@@ -658,8 +658,9 @@ pub fn parse_transcript(
 /// `serializeTranscript(messages)`: JSONL text, one line per message, ending in a newline.
 /// A parsed transcript serializes back byte for byte. Each line is the engine's own
 /// `JSON.stringify` of the message, written and concatenated by the engine in one call: the
-/// text never crosses into WebAssembly memory; only the first character of each line does,
-/// to check that every message is an object written as one. When one is not (or writing
+/// text never crosses into WebAssembly memory; only one code per line does, to check that
+/// every message is an object written as one (`{` for a plain object without `toJSON`, known
+/// without reading its text; else the text's first character). When one is not (or writing
 /// throws), the messages are taken one by one to name the first bad one.
 #[cfg(feature = "base")]
 #[wasm_bindgen(js_name = serializeTranscript)]

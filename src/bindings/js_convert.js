@@ -142,7 +142,8 @@ export function jsonBytes(m, keys, omit) {
 // [lines, heads]: `lines` is every text followed by a newline (concatenated as `+=` does),
 // `heads` a Uint8Array holding, per message, the character code of the first character of its
 // text when the message is an object (not an array) whose text is a non-empty string starting
-// with an ASCII character, otherwise 0. What is a valid line is decided in Rust (exports.rs).
+// with an ASCII character (`{` for a plain object without toJSON, which writes as one),
+// otherwise 0. What is a valid line is decided in Rust (exports.rs).
 // Throws what reading an element or JSON.stringify throws (the caller then takes its
 // message-by-message path).
 export function jsonLines(list, count) {
@@ -151,10 +152,16 @@ export function jsonLines(list, count) {
   for (let i = 0; i < count; i++) {
     const m = list[i];
     const t = JSON.stringify(m);
-    const plain = m !== null && typeof m === 'object' && !Array.isArray(m);
-    if (plain && typeof t === 'string' && t.length > 0) {
-      const c = t.charCodeAt(0);
-      if (c < 128) heads[i] = c;
+    if (typeof t === 'string' && m !== null && typeof m === 'object' && !Array.isArray(m)) {
+      const p = Object.getPrototypeOf(m);
+      // A plain object without toJSON is written as an object, `{` first: known without
+      // reading the text (the engine may hold a non-ASCII one as a rope, which reading a
+      // character would copy whole).
+      if ((p === Object.prototype || p === null) && m.toJSON === undefined) heads[i] = 123;
+      else if (t.length > 0) {
+        const c = t.charCodeAt(0);
+        if (c < 128) heads[i] = c;
+      }
     }
     lines += t;
     lines += '\n';

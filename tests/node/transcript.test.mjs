@@ -98,3 +98,27 @@ test('serializeTranscript writes one compact JSON object per line', () => {
   assert.equal(text, JSON.stringify(msgs[0]) + '\n' + JSON.stringify(msgs[1]) + '\n');
   assert.equal(text.split('\n').length, 3, 'newlines inside strings are escaped');
 });
+
+test('serializeTranscript: plain objects are known to write as objects without reading their text; anything else is checked by its text', () => {
+  // Plain objects (literals, JSON.parse, no prototype) with non-ASCII text: written as the
+  // engine writes them.
+  const plain = [
+    { type: 'user', message: { role: 'user', content: 'héllo — 日本語 🙂' } },
+    Object.assign(Object.create(null), { type: 'assistant', text: 'ünïcode' }),
+    JSON.parse('{"type":"system","content":"\\u00e9"}'),
+  ];
+  assert.equal(serializeTranscript(plain), plain.map((m) => JSON.stringify(m) + '\n').join(''));
+  // A class instance writes as an object too (its text is read to know it).
+  class Line { constructor() { this.type = 'user'; this.note = 'é'; } }
+  assert.equal(serializeTranscript([new Line()]), '{"type":"user","note":"é"}\n');
+  // What does not write as an object is an error naming the message, however it got there.
+  const notObjects = {
+    'own toJSON': { type: 'user', toJSON: () => 'text' },
+    'inherited toJSON': Object.assign(Object.create({ toJSON: () => [1] }), { type: 'user' }),
+    'boxed string': new String('{}'),
+    'a Date': new Date(0),
+  };
+  for (const [what, m] of Object.entries(notObjects)) {
+    assert.throws(() => serializeTranscript([plain[0], m]), (e) => e.code === 'SERIALIZATION_FAILED' && /messages\[1\]/.test(e.message), what);
+  }
+});
