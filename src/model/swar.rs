@@ -26,6 +26,45 @@ pub fn plain_ascii(word: u64) -> bool {
     word & HIGHS == 0 && !has_less(word, 0x20) && !has_byte(word, b'"') && !has_byte(word, b'\\')
 }
 
+/// Whether no byte of `word` is a control character, `"` or `\\` (bytes of 0x80 and above
+/// allowed): the bytes JSON writes as they are, one UTF-16 unit per character.
+#[inline]
+pub fn no_escapes(word: u64) -> bool {
+    // The byte tests are exact for bytes of 0x80 and above too (never below 0x20, never equal).
+    !has_less(word, 0x20) && !has_byte(word, b'"') && !has_byte(word, b'\\')
+}
+
+/// The UTF-16 length of the characters that start in the eight UTF-8 bytes of `word`: one
+/// unit per byte that is not a continuation byte (`10xxxxxx`), one more per lead byte of a
+/// four-byte character (0xF0 and above, a surrogate pair).
+#[inline]
+pub fn utf16_units(word: u64) -> u32 {
+    if word & HIGHS == 0 {
+        return 8;
+    }
+    // Bit 7 of each byte, after the shifts: bits 7 and 6 of that byte (no carries across
+    // bytes into bit 7), then bits 7 to 4.
+    let continuation = word & !(word << 1) & HIGHS;
+    let four = word & (word << 1) & (word << 2) & (word << 3) & HIGHS;
+    8 - continuation.count_ones() + four.count_ones()
+}
+
+/// [`utf16_units`] over all of `text`, eight bytes at a time.
+pub fn utf16_len(text: &[u8]) -> usize {
+    let words = text.chunks_exact(8);
+    let tail = words.remainder();
+    let mut n = 0;
+    for w in words {
+        n += utf16_units(u64::from_le_bytes([
+            w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7],
+        ])) as usize;
+    }
+    n + tail
+        .iter()
+        .map(|&b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
+        .sum::<usize>()
+}
+
 /// How many bytes of `word` are `{` or `[` (the two differ only in bit `0x20`).
 #[inline]
 pub fn opening_brackets(word: u64) -> u32 {
@@ -57,7 +96,7 @@ mod tests {
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         let interesting = [
             0u8, 1, 0x1F, 0x20, b'"', b'\\', b'a', 0x7F, 0x80, 0xC3, 0xF0, 0xFF, b'{', b'[', 0xFB,
-            0xDB, b'}', b']',
+            0xDB, b'}', b']', 0xBF, 0xE2, 0xEF, 0xF4, 0xF7, 0xC0,
         ];
         for round in 0..20_000 {
             seed ^= seed << 13;
@@ -79,6 +118,46 @@ mod tests {
                 .iter()
                 .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\');
             assert_eq!(plain_ascii(word), plain, "{bytes:?}");
+            let unescaped = bytes.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\');
+            assert_eq!(no_escapes(word), unescaped, "{bytes:?}");
+            let units: u32 = bytes
+                .iter()
+                .map(|&b| u32::from(b & 0xC0 != 0x80) + u32::from(b >= 0xF0))
+                .sum();
+            assert_eq!(utf16_units(word), units, "{bytes:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod utf16_tests {
+    #[test]
+    fn utf16_len_is_the_length_of_the_encoded_string() {
+        let mut cases = vec![String::new(), "plain".into(), "a".repeat(17)];
+        for special in [
+            "é",
+            "😀",
+            "中",
+            "\u{10FFFF}",
+            "\u{7F}",
+            "\u{80}",
+            "\u{FFFF}",
+        ] {
+            for at in 0..9 {
+                cases.push(format!(
+                    "{}{special}{}",
+                    "a".repeat(at),
+                    "b".repeat(17 - at)
+                ));
+                cases.push(special.repeat(at + 1));
+            }
+        }
+        for s in &cases {
+            assert_eq!(
+                super::utf16_len(s.as_bytes()),
+                s.encode_utf16().count(),
+                "{s:?}"
+            );
         }
     }
 }

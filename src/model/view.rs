@@ -561,11 +561,10 @@ impl Edit {
 
 /// UTF-16 length of a Rust string (what JavaScript's `string.length` reports).
 pub fn utf16_len(s: &str) -> usize {
-    // From the UTF-8 bytes, without decoding: every byte that starts a character is one
-    // unit, and a 4-byte character (lead byte 0xF0 or above) is a surrogate pair, one more.
-    s.bytes()
-        .map(|b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
-        .sum()
+    // From the UTF-8 bytes, without decoding, eight at a time: every byte that starts a
+    // character is one unit, and a 4-byte character (lead byte 0xF0 or above) is a surrogate
+    // pair, one more.
+    crate::model::swar::utf16_len(s.as_bytes())
 }
 
 /// The length in UTF-16 units of `v`'s JSON text as `serde_json::to_string` writes it
@@ -613,6 +612,9 @@ fn string_units(s: &str) -> usize {
         let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
         units += if crate::model::swar::plain_ascii(word) {
             8
+        } else if crate::model::swar::no_escapes(word) {
+            // Non-ASCII characters and nothing escaped: their UTF-16 length.
+            crate::model::swar::utf16_units(word) as usize
         } else {
             w.iter().map(|&b| byte_units(b)).sum()
         };
