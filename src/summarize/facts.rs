@@ -540,6 +540,9 @@ pub(crate) fn is_error_line(line: &str) -> bool {
     // The first 160 characters, lowercased (an ASCII prefix without decoding or a second copy).
     let head = if t.len() <= 160 {
         t
+    } else if t.as_bytes()[..160].is_ascii() {
+        // 160 ASCII bytes are the first 160 characters, found without walking them.
+        &t[..160]
     } else {
         t.char_indices().nth(160).map_or(t, |(end, _)| &t[..end])
     };
@@ -1263,6 +1266,29 @@ mod error_word_tests {
                 .iter()
                 .any(|w| text[i..].len() >= w.len() && text[i..][..w.len()].eq_ignore_ascii_case(w))
         })
+    }
+
+    #[test]
+    fn only_the_first_160_characters_of_a_line_are_read() {
+        // `x: command not found` (22 characters) after `n` copies of `prefix`.
+        let at = |prefix: &str, n: usize| format!("{}x: command not found", prefix.repeat(n));
+        // ASCII: ending at character 122 it is read, at character 182 it is not.
+        assert!(super::is_error_line(&format!("{} tail", at("a", 100))));
+        assert!(!super::is_error_line(&at("a", 160)));
+        // Two-byte characters: 130 of them (260 bytes) still put it inside the head.
+        assert!(super::is_error_line(&at("é", 130)));
+        assert!(!super::is_error_line(&at("é", 150)));
+        // An ASCII start followed by non-ASCII characters before character 160.
+        assert!(super::is_error_line(&format!(
+            "{}{}",
+            "a".repeat(100),
+            at("é", 30)
+        )));
+        assert!(!super::is_error_line(&format!(
+            "{}{}",
+            "a".repeat(100),
+            at("é", 50)
+        )));
     }
 
     #[test]
