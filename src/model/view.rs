@@ -612,9 +612,9 @@ fn string_units(s: &str) -> usize {
         let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
         units += if crate::model::swar::plain_ascii(word) {
             8
-        } else if crate::model::swar::no_escapes(word) {
-            // Non-ASCII characters and nothing escaped: their UTF-16 length.
-            crate::model::swar::utf16_units(word) as usize
+        } else if let Some(n) = crate::model::swar::json_escaped_units(word) {
+            // Non-ASCII characters, quotes, backslashes, `\n`, `\t`, `\r`: counted at once.
+            n as usize
         } else {
             w.iter().map(|&b| byte_units(b)).sum()
         };
@@ -926,7 +926,9 @@ mod tests {
             "tab\there \"quoted\" back\\slash\u{1}\u{1f}\u{7f} é 😀 中文 end".to_string(),
         ];
         // Every special byte at every offset of an eight-byte word.
-        for special in ["\"", "\\", "\n", "\u{0}", "é", "😀", "中"] {
+        for special in [
+            "\"", "\\", "\n", "\t", "\r", "\u{8}", "\u{c}", "\u{0}", "é", "😀", "中",
+        ] {
             for at in 0..9 {
                 cases.push(format!(
                     "{}{special}{}",
