@@ -561,11 +561,10 @@ impl Edit {
 
 /// UTF-16 length of a Rust string (what JavaScript's `string.length` reports).
 pub fn utf16_len(s: &str) -> usize {
-    // From the UTF-8 bytes, without decoding: every byte that starts a character is one
-    // unit, and a 4-byte character (lead byte 0xF0 or above) is a surrogate pair, one more.
-    s.bytes()
-        .map(|b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
-        .sum()
+    // From the UTF-8 bytes, without decoding, eight at a time: every byte that starts a
+    // character is one unit, and a 4-byte character (lead byte 0xF0 or above) is a surrogate
+    // pair, one more.
+    crate::model::swar::utf16_len(s.as_bytes())
 }
 
 /// The length in UTF-16 units of `v`'s JSON text as `serde_json::to_string` writes it
@@ -613,6 +612,9 @@ fn string_units(s: &str) -> usize {
         let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
         units += if crate::model::swar::plain_ascii(word) {
             8
+        } else if let Some(n) = crate::model::swar::json_escaped_units(word) {
+            // Non-ASCII characters, quotes, backslashes, `\n`, `\t`, `\r`: counted at once.
+            n as usize
         } else {
             w.iter().map(|&b| byte_units(b)).sum()
         };
@@ -924,7 +926,9 @@ mod tests {
             "tab\there \"quoted\" back\\slash\u{1}\u{1f}\u{7f} é 😀 中文 end".to_string(),
         ];
         // Every special byte at every offset of an eight-byte word.
-        for special in ["\"", "\\", "\n", "\u{0}", "é", "😀", "中"] {
+        for special in [
+            "\"", "\\", "\n", "\t", "\r", "\u{8}", "\u{c}", "\u{0}", "é", "😀", "中",
+        ] {
             for at in 0..9 {
                 cases.push(format!(
                     "{}{special}{}",

@@ -506,28 +506,26 @@ fn rejection_feedback(text: &str) -> Option<String> {
 /// [`is_error_line`] contains (`err`, `fail`, `fatal`, `panic`, …): a line without any of them
 /// is not an error line, found without lowercasing it.
 fn has_error_word(text: &[u8]) -> bool {
-    const WORDS: [&[u8]; 14] = [
-        b"err",
-        b"fail",
-        b"fatal",
-        b"panic",
-        b"traceback",
-        b"** (",
-        b"exception",
-        b"uncaught",
-        b"unhandled",
-        b"not found",
-        b"no such",
-        b"denied",
-        b"cannot find",
-        b"segmentation",
-    ];
+    // The words by their first byte (lowercase): each position is compared with the one or
+    // two words that can start there, not with all of them.
+    fn words(first: u8) -> &'static [&'static [u8]] {
+        match first {
+            b'e' => &[b"err", b"exception"],
+            b'f' => &[b"fail", b"fatal"],
+            b'p' => &[b"panic"],
+            b't' => &[b"traceback"],
+            b'*' => &[b"** ("],
+            b'u' => &[b"uncaught", b"unhandled"],
+            b'n' => &[b"not found", b"no such"],
+            b'd' => &[b"denied"],
+            b'c' => &[b"cannot find"],
+            b's' => &[b"segmentation"],
+            _ => &[],
+        }
+    }
     (0..text.len()).any(|i| {
         let rest = &text[i..];
-        matches!(
-            rest[0].to_ascii_lowercase(),
-            b'e' | b'f' | b'p' | b't' | b'*' | b'u' | b'n' | b'd' | b'c' | b's'
-        ) && WORDS
+        words(rest[0].to_ascii_lowercase())
             .iter()
             .any(|w| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w))
     })
@@ -542,6 +540,9 @@ pub(crate) fn is_error_line(line: &str) -> bool {
     // The first 160 characters, lowercased (an ASCII prefix without decoding or a second copy).
     let head = if t.len() <= 160 {
         t
+    } else if t.as_bytes()[..160].is_ascii() {
+        // 160 ASCII bytes are the first 160 characters, found without walking them.
+        &t[..160]
     } else {
         t.char_indices().nth(160).map_or(t, |(end, _)| &t[..end])
     };
@@ -1238,4 +1239,102 @@ fn derive_feedback_errors(facts: &mut ConversationFacts, feedback: &[Feedback]) 
     }
     order::sort_by(&mut facts.errors, &|a, b| a.order.cmp(&b.order));
     resolve_by_later_edits(facts);
+}
+
+#[cfg(test)]
+mod error_word_tests {
+    /// The words of [`super::has_error_word`], compared with every position.
+    fn naive(text: &[u8]) -> bool {
+        const WORDS: [&[u8]; 14] = [
+            b"err",
+            b"fail",
+            b"fatal",
+            b"panic",
+            b"traceback",
+            b"** (",
+            b"exception",
+            b"uncaught",
+            b"unhandled",
+            b"not found",
+            b"no such",
+            b"denied",
+            b"cannot find",
+            b"segmentation",
+        ];
+        (0..text.len()).any(|i| {
+            WORDS
+                .iter()
+                .any(|w| text[i..].len() >= w.len() && text[i..][..w.len()].eq_ignore_ascii_case(w))
+        })
+    }
+
+    #[test]
+    fn only_the_first_160_characters_of_a_line_are_read() {
+        // `x: command not found` (22 characters) after `n` copies of `prefix`.
+        let at = |prefix: &str, n: usize| format!("{}x: command not found", prefix.repeat(n));
+        // ASCII: ending at character 122 it is read, at character 182 it is not.
+        assert!(super::is_error_line(&format!("{} tail", at("a", 100))));
+        assert!(!super::is_error_line(&at("a", 160)));
+        // Two-byte characters: 130 of them (260 bytes) still put it inside the head.
+        assert!(super::is_error_line(&at("é", 130)));
+        assert!(!super::is_error_line(&at("é", 150)));
+        // An ASCII start followed by non-ASCII characters before character 160.
+        assert!(super::is_error_line(&format!(
+            "{}{}",
+            "a".repeat(100),
+            at("é", 30)
+        )));
+        assert!(!super::is_error_line(&format!(
+            "{}{}",
+            "a".repeat(100),
+            at("é", 50)
+        )));
+    }
+
+    #[test]
+    fn the_first_letter_dispatch_finds_what_every_word_finds() {
+        let pieces = [
+            "ERR",
+            "Fail",
+            "fatAL",
+            "panic",
+            "TraceBack",
+            "** (",
+            "exception",
+            "uncaught",
+            "unHandled",
+            "not found",
+            "no such",
+            "Denied",
+            "cannot find",
+            "segmentation",
+            "er",
+            "fai",
+            "no",
+            "not",
+            "** ",
+            "x",
+            " ",
+            "*",
+            "can",
+            "seg",
+            "trace",
+            "de",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..5_000 {
+            let mut s = String::new();
+            for _ in 0..4 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                s.push_str(pieces[(seed % pieces.len() as u64) as usize]);
+            }
+            assert_eq!(
+                super::has_error_word(s.as_bytes()),
+                naive(s.as_bytes()),
+                "{s:?}"
+            );
+        }
+    }
 }
