@@ -681,15 +681,20 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
             } else {
                 0
             },
-            id: Some(t.id.as_str().into()),
-            name: Some(t.name.as_str().into()),
-            path: tool_path(t.input.as_ref().and_then(|i| i.as_ref())),
+            // An estimate reads no ids, names or paths: none is copied for it.
+            id: (!est).then(|| t.id.as_str().into()),
+            name: (!est).then(|| t.name.as_str().into()),
+            path: if est {
+                None
+            } else {
+                tool_path(t.input.as_ref().and_then(|i| i.as_ref()))
+            },
             ..Default::default()
         },
         Block::ToolResult(r) => {
             let mut info = BlockInfo {
                 kind: Some(BlockKind::ToolResult),
-                tool_use_id: Some(r.tool_use_id.as_str().into()),
+                tool_use_id: (!est).then(|| r.tool_use_id.as_str().into()),
                 ..Default::default()
             };
             match r.content.as_ref().and_then(|c| c.as_ref()) {
@@ -706,7 +711,7 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
         }
         Block::ServerToolResult(r) => BlockInfo {
             kind: Some(BlockKind::ServerToolResult),
-            tool_use_id: Some(r.tool_use_id.as_str().into()),
+            tool_use_id: (!est).then(|| r.tool_use_id.as_str().into()),
             json_units: if est { object_units(&r.raw) } else { 0 },
             ..Default::default()
         },
@@ -1052,8 +1057,13 @@ mod tests {
         let ContentInfo::Blocks(b) = v.content(0, Detail::Estimate).unwrap() else {
             panic!()
         };
-        assert_eq!(b[0].path.as_deref(), Some("/x"));
         assert_eq!(b[0].json_units, 4 + r#"{"file_path":"/x"}"#.len());
+        assert_eq!(b[0].path, None, "an estimate reads no paths: none is copied");
+        let ContentInfo::Blocks(b) = v.content(0, Detail::Structure).unwrap() else {
+            panic!()
+        };
+        assert_eq!(b[0].path.as_deref(), Some("/x"));
+        assert_eq!(b[0].name.as_deref(), Some("Read"));
         let ContentInfo::Blocks(b) = v.content(1, Detail::Structure).unwrap() else {
             panic!()
         };
