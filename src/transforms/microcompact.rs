@@ -8,7 +8,7 @@ use crate::model::error::Result;
 use crate::model::hash::FastSet;
 use crate::model::messages::Kind;
 use crate::model::number;
-use crate::model::view::{ConversationView, Edit, ToolResultEntry, CLEARED_PLACEHOLDER};
+use crate::model::view::{ConversationView, Edit, ToolIndex, ToolResultEntry, CLEARED_PLACEHOLDER};
 
 /// Tools whose results may be cleared.
 pub const COMPACTABLE_TOOLS: &[&str] = &[
@@ -273,7 +273,7 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
     view: &V,
     options: &MicroCompactOptions,
 ) -> Result<MicroCompactPlan> {
-    plan(view, options, true)
+    plan(view, options, true, &|_| None)
 }
 
 /// [`micro_compact`]'s decision without its edits: the same plan, with
@@ -283,13 +283,32 @@ pub fn micro_compact_positions<V: ConversationView + ?Sized>(
     view: &V,
     options: &MicroCompactOptions,
 ) -> Result<MicroCompactPlan> {
-    plan(view, options, false)
+    plan(view, options, false, &|_| None)
 }
 
+/// [`micro_compact_positions`] with the tool index read by `read` when it can:
+/// `read(with_paths)` gives the index of the whole view when no message of it starts a
+/// context (the active part is then all of it, and is not searched for), or `None` to read
+/// it the usual way. It is called only when the time trigger lets the plan go on.
+pub fn micro_compact_positions_with<V, R>(
+    view: &V,
+    options: &MicroCompactOptions,
+    read: R,
+) -> Result<MicroCompactPlan>
+where
+    V: ConversationView + ?Sized,
+    R: Fn(bool) -> Option<ToolIndex>,
+{
+    plan(view, options, false, &read)
+}
+
+/// The plan; `read` as in [`micro_compact_positions_with`] (one copy of this per view type,
+/// whatever reads).
 fn plan<V: ConversationView + ?Sized>(
     view: &V,
     options: &MicroCompactOptions,
     with_edits: bool,
+    read: &dyn Fn(bool) -> Option<ToolIndex>,
 ) -> Result<MicroCompactPlan> {
     if let Some(idle) = options.idle_minutes {
         let last = match options.last_assistant_ms {
@@ -308,7 +327,10 @@ fn plan<V: ConversationView + ?Sized>(
         }
     }
     // Only what is still sent: results before the last compaction boundary are gone already.
-    let index = view.tool_index(active_start(view)?, options.keep_latest_per_path)?;
+    let index = match read(options.keep_latest_per_path) {
+        Some(index) => index,
+        None => view.tool_index(active_start(view)?, options.keep_latest_per_path)?,
+    };
     // What each tool name allows: the caller's list, or the default rule.
     let rule: Vec<Compactable> = match &options.compactable_tools {
         Some(list) => {
