@@ -564,6 +564,33 @@ mod tests {
         }
     }
 
+    /// A reader that gives the whole view's index makes the same plan as the search for the
+    /// active start; it is not asked when the time trigger stops the plan first.
+    #[test]
+    fn a_given_tool_index_makes_the_same_plan() {
+        let m = history(&[("Read", 4000), ("Bash", 4000), ("Read", 10), ("Grep", 4000)]);
+        let asked = std::cell::Cell::new(0);
+        let read = |with_paths: bool| {
+            asked.set(asked.get() + 1);
+            m.as_slice().tool_index(0, with_paths).ok()
+        };
+        let usual = micro_compact_positions(m.as_slice(), &keep_none()).unwrap();
+        let given = micro_compact_positions_with(m.as_slice(), &keep_none(), read).unwrap();
+        assert_eq!(given, usual);
+        assert_eq!(asked.get(), 1);
+        let none = micro_compact_positions_with(m.as_slice(), &keep_none(), |_| None).unwrap();
+        assert_eq!(none, usual);
+        let not_idle = MicroCompactOptions {
+            idle_minutes: Some(60.0),
+            now_ms: Some(0.0),
+            last_assistant_ms: Some(0.0),
+            ..keep_none()
+        };
+        let skipped = micro_compact_positions_with(m.as_slice(), &not_idle, read).unwrap();
+        assert_eq!(skipped.skipped, Some(MicroCompactSkip::NotIdle));
+        assert_eq!(asked.get(), 1);
+    }
+
     #[test]
     fn already_cleared_results_are_left_alone() {
         let m = history(&[("Read", 4000); 3]);
