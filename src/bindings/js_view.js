@@ -1192,8 +1192,9 @@ function toolIndex_(arr, from, withPaths, keep) {
 // `at` (the calls, the results, the counts; `cap` words there). Returns the words written;
 // -1 when a message is of another kind, or malformed, or a block is not one this pass knows
 // (the Rust side then finds where the context starts and reads with `toolIndex_`, which
-// reports what is wrong); -n when n words are needed. No closure, Map or array per call but
-// the kept ids.
+// reports what is wrong); -n when n words are needed. No closure and (up to 16 tool names)
+// no Map is made per call; the ids are not kept (microCompactApply_ reads them from the
+// blocks it clears).
 function apiToolIndex_(arr, withPaths, memory, at, cap) {
   kept = null;
   nUses = 0;
