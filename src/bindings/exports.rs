@@ -439,7 +439,13 @@ pub fn micro_compact(
     // builds the result object (the plan's edits are then not needed).
     opts.resolve_ids = false;
     conv.keep_tool_index();
-    let plan = js(microcompact::micro_compact_positions(&conv, &opts))?;
+    // Anthropic API messages are read in one pass straight into WASM memory (and no context
+    // start is searched for: none of them starts one).
+    let plan = js(microcompact::micro_compact_positions_with(
+        &conv,
+        &opts,
+        |with_paths| conv.api_tool_index(with_paths),
+    ))?;
     let freed = plan.tokens_freed as f64;
     if let Some(out) = js(micro_compact_apply(
         &conv,

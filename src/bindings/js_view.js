@@ -996,23 +996,31 @@ function toolIndex_(arr, from, withPaths, keep) {
   interning = true;
   kept = null;
   const pathSyms = withPaths ? new Map() : null;
-  const uses = [];
+  nUses = 0;
+  nResults = 0;
   const ids = [];
-  const results = [];
   const resultIds = keep ? [] : null;
-  const resultShapes = keep ? [] : null;
+  // Each result's shape when one is of another ecosystem's (null while all are ANY).
+  let resultShapes = null;
   // The tool names, numbered apart from the strings another shape's description interns
-  // (its ids and paths): the Rust side reads a rule for each name it is given.
+  // (its ids and paths): the Rust side reads a rule for each name it is given. A session
+  // uses a handful of tools: they are looked up in a list, a Map only past 16.
   const names = [];
-  const nameIds = new Map();
+  let nameIds = null;
   const nameOf = (s) => {
-    let k = nameIds.get(s);
-    if (k === undefined) {
-      k = names.length;
-      names.push(s.indexOf(RS) === -1 ? s : s.replace(SEP_ALL, '\ufffd'));
-      nameIds.set(s, k);
+    if (nameIds === null) {
+      for (let k = 0; k < names.length; k++) if (names[k] === s) return k;
+      if (names.length === 16) {
+        nameIds = new Map();
+        for (let k = 0; k < names.length; k++) nameIds.set(names[k], k);
+      }
+    } else {
+      const k = nameIds.get(s);
+      if (k !== undefined) return k;
+      nameIds.set(s, names.length);
     }
-    return k;
+    names.push(s.indexOf(RS) === -1 ? s : s.replace(SEP_ALL, '\ufffd'));
+    return names.length - 1;
   };
   const pathOf = (input) => {
     if (pathSyms === null || input === null || typeof input !== 'object') return 0;
@@ -1067,14 +1075,14 @@ function toolIndex_(arr, from, withPaths, keep) {
           if (kind === 1 && t === 'tool_use') {
             if (typeof x.id !== 'string' || typeof x.name !== 'string') return null;
             ids.push(x.id);
-            uses.push(i, nameOf(x.name), pathOf(x.input));
+            pushUse(i, nameOf(x.name), pathOf(x.input));
           } else if (kind === 0 && t === 'tool_result') {
             const id = x.tool_use_id;
             if (typeof id !== 'string') return null;
-            if (!pushIndexedResult(results, i, b, findCall(id), x.content)) return null;
+            if (!pushIndexedResult(i, b, findCall(id), x.content)) return null;
             if (keep) {
               resultIds.push(id);
-              resultShapes.push(ANY);
+              if (resultShapes !== null) resultShapes.push(ANY);
             }
           }
         }
@@ -1119,7 +1127,7 @@ function toolIndex_(arr, from, withPaths, keep) {
             }
           }
           ids.push(words[pos + 5] === 0 ? null : strings[words[pos + 5] - 1]);
-          uses.push(i, words[pos + 6] === 0 ? -1 : nameOf(strings[words[pos + 6] - 1]), path);
+          pushUse(i, words[pos + 6] === 0 ? -1 : nameOf(strings[words[pos + 6] - 1]), path);
         } else if (k === 5) {
           let text = words[pos + 1], media = 0;
           let q = pos + BLOCK_WORDS;
@@ -1129,9 +1137,10 @@ function toolIndex_(arr, from, withPaths, keep) {
             q = skipBlock(words, q);
           }
           const id = words[pos + 8] === 0 ? null : strings[words[pos + 8] - 1];
-          results.push(i, b, id === null ? 0 : findCall(id), text, media, words[pos + 3] & 1);
+          pushIndexWords(i, b, id === null ? 0 : findCall(id), text, media, words[pos + 3] & 1);
           if (keep) {
             resultIds.push(id === null ? undefined : id);
+            if (resultShapes === null) resultShapes = new Array(resultIds.length - 1).fill(ANY);
             resultShapes.push(shape);
           }
         }
@@ -1148,31 +1157,162 @@ function toolIndex_(arr, from, withPaths, keep) {
       if (kind === 1 && x.type === 'tool_use') {
         if (typeof x.id !== 'string' || typeof x.name !== 'string') return null;
         ids.push(x.id);
-        uses.push(i, nameOf(x.name), pathOf(x.input));
+        pushUse(i, nameOf(x.name), pathOf(x.input));
       } else if (kind === 0 && x.type === 'tool_result') {
         if (typeof x.tool_use_id !== 'string') return null;
-        if (!pushIndexedResult(results, i, b, findCall(x.tool_use_id), x.content)) return null;
+        if (!pushIndexedResult(i, b, findCall(x.tool_use_id), x.content)) return null;
         if (keep) {
           resultIds.push(x.tool_use_id);
-          resultShapes.push(ANY);
+          if (resultShapes !== null) resultShapes.push(ANY);
         }
       }
     }
   }
-  // A plain array (see PLAIN_ARRAYS), the counts last (one native concat, no copying loop).
-  const out = uses.concat(results);
-  out.push(uses.length / 3, results.length / 6, pathSyms === null ? 0 : pathSyms.size);
+  // The calls, then the results, then the counts, in the reused buffer: the glue copies them
+  // into WASM memory (no array is grown or joined, and no ArrayBuffer allocated per read).
+  const n = nUses + nResults;
+  if (idxUses.length < n + 3) {
+    const more = new Uint32Array(2 * (n + 3));
+    more.set(idxUses.subarray(0, nUses));
+    idxUses = more;
+  }
+  idxUses.set(idxResults.subarray(0, nResults), nUses);
+  idxUses[n] = nUses / 3;
+  idxUses[n + 1] = nResults / 6;
+  idxUses[n + 2] = pathSyms === null ? 0 : pathSyms.size;
   strings = names; // what `takeStrings` gives
   symbols = new Map();
-  if (keep && microFast) kept = { arr, len: arr.length, results, ids: resultIds, shapes: resultShapes };
-  return out;
+  if (keep && microFast) kept = { arr, len: arr.length, ids: resultIds, shapes: resultShapes };
+  return idxUses.subarray(0, n + 3);
 }
+
+// microCompact's reading of Anthropic API messages (`{role: 'user' | 'assistant', content}`),
+// the whole array in one pass: the tool index `toolIndex_` gives from index 0 (such messages
+// never start a context, so the active part is all of them), written into WASM memory at
+// `at` (the calls, the results, the counts; `cap` words there). Returns the words written;
+// -1 when a message is of another kind, or malformed, or a block is not one this pass knows
+// (the Rust side then finds where the context starts and reads with `toolIndex_`, which
+// reports what is wrong); -n when n words are needed. No closure and (up to 16 tool names)
+// no Map is made per call; the ids are not kept (microCompactApply_ reads them from the
+// blocks it clears).
+function apiToolIndex_(arr, withPaths, memory, at, cap) {
+  kept = null;
+  nUses = 0;
+  nResults = 0;
+  let pathSyms = null;
+  const ids = [];
+  const names = [];
+  let nameIds = null; // past 16 tool names, a Map
+  for (let i = 0; i < arr.length; i++) {
+    const m = arr[i];
+    if (m === null || typeof m !== 'object') return -1;
+    const role = m.role;
+    if ((role !== 'user' && role !== 'assistant') || m.type !== undefined || Array.isArray(m) ||
+        m.lc_namespace !== undefined || m.parts !== undefined || m.tool_calls !== undefined ||
+        m.function_call !== undefined) return -1;
+    const c = m.content;
+    if (!Array.isArray(c)) {
+      if (c !== undefined && c !== null && typeof c !== 'string') return -1;
+      continue;
+    }
+    const user = role === 'user';
+    let seen = false; // a block that is not text met (its type then was checked)
+    for (let b = 0; b < c.length; b++) {
+      const x = c[b];
+      if (x === null || typeof x !== 'object') return -1;
+      const t = x.type;
+      if (typeof t !== 'string') return -1;
+      if (t === 'text') continue;
+      if (!seen) {
+        if (t !== 'tool_use' && t !== 'tool_result' && t !== 'thinking' && t !== 'redacted_thinking') return -1;
+        seen = true;
+      }
+      if (!user && t === 'tool_use') {
+        const id = x.id, name = x.name;
+        if (typeof id !== 'string' || typeof name !== 'string') return -1;
+        ids.push(id);
+        let k = -1;
+        if (nameIds === null) {
+          for (let q = 0; q < names.length; q++) {
+            if (names[q] === name) {
+              k = q;
+              break;
+            }
+          }
+          if (k === -1 && names.length === 16) {
+            nameIds = new Map();
+            for (let q = 0; q < 16; q++) nameIds.set(names[q], q);
+          }
+        }
+        if (nameIds !== null) {
+          const got = nameIds.get(name);
+          if (got !== undefined) k = got;
+          else nameIds.set(name, names.length);
+        }
+        if (k === -1) {
+          k = names.length;
+          names.push(name.indexOf(RS) === -1 ? name : name.replace(SEP_ALL, '\ufffd'));
+        }
+        let path = 0;
+        const input = x.input;
+        if (withPaths && input !== null && typeof input === 'object') {
+          const p = typeof input.file_path === 'string' ? input.file_path
+            : typeof input.path === 'string' ? input.path
+            : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
+          if (p !== undefined) {
+            if (pathSyms === null) pathSyms = new Map();
+            path = pathSyms.get(p);
+            if (path === undefined) {
+              path = pathSyms.size + 1;
+              pathSyms.set(p, path);
+            }
+          }
+        }
+        pushUse(i, k, path);
+      } else if (user && t === 'tool_result') {
+        const id = x.tool_use_id;
+        if (typeof id !== 'string') return -1;
+        // The call: most often among the last few (else 0, and the general reader looks
+        // further, with a Map).
+        let call = 0;
+        const stop = Math.max(0, ids.length - 64);
+        for (let k = ids.length - 1; k >= stop; k--) {
+          if (ids[k] === id) {
+            call = k + 1;
+            break;
+          }
+        }
+        if (call === 0 && stop > 0) return -1;
+        if (!pushIndexedResult(i, b, call, x.content)) return -1;
+      }
+    }
+  }
+  const n = nUses + nResults;
+  if (n + 3 > cap) return -(n + 3);
+  if (memory !== idxMemory || idxW.byteLength === 0) {
+    idxMemory = memory;
+    idxW = new Uint32Array(memory.buffer);
+  }
+  idxW.set(idxUses.subarray(0, nUses), at);
+  idxW.set(idxResults.subarray(0, nResults), at + nUses);
+  idxW[at + n] = nUses / 3;
+  idxW[at + n + 1] = nResults / 6;
+  idxW[at + n + 2] = pathSyms === null ? 0 : pathSyms.size;
+  strings = names; // what `takeStrings` gives
+  if (symbols.size !== 0) symbols = new Map();
+  interning = true;
+  // The ids microCompactApply_ reports: read again there from the results it clears.
+  kept = { arr, len: arr.length, ids: null, shapes: null };
+  return n + 3;
+}
+// A view on the WASM memory `apiToolIndex_` writes into (made again when the memory grows).
+let idxMemory = null, idxW = null;
 
 // Appends a tool result's six words to the tool index's `results`: its message and block, its
 // call, and what its `content` holds (text length, media blocks, 1 when it is the placeholder
 // already). False when the content is malformed: the caller then returns null, and the general
 // path reports it.
-function pushIndexedResult(results, message, block, call, cc) {
+function pushIndexedResult(message, block, call, cc) {
   let text = 0, media = 0, cleared = 0;
   if (typeof cc === 'string') {
     text = cc.length;
@@ -1189,8 +1329,41 @@ function pushIndexedResult(results, message, block, call, cc) {
   } else if (cc !== undefined && cc !== null) {
     return false;
   }
-  results.push(message, block, call, text, media, cleared);
+  pushIndexWords(message, block, call, text, media, cleared);
   return true;
+}
+
+// The tool index's calls (3 words each) and results (6 each) as `toolIndex_` writes them:
+// buffers reused from one read to the next, grown when full.
+let idxUses = new Uint32Array(768), idxResults = new Uint32Array(768);
+let nUses = 0, nResults = 0;
+
+function pushUse(message, name, path) {
+  if (nUses + 3 > idxUses.length) {
+    const more = new Uint32Array(2 * idxUses.length);
+    more.set(idxUses);
+    idxUses = more;
+  }
+  idxUses[nUses] = message;
+  idxUses[nUses + 1] = name;
+  idxUses[nUses + 2] = path;
+  nUses += 3;
+}
+
+function pushIndexWords(message, block, call, text, media, cleared) {
+  if (nResults + 6 > idxResults.length) {
+    const more = new Uint32Array(2 * idxResults.length);
+    more.set(idxResults);
+    idxResults = more;
+  }
+  const r = idxResults;
+  r[nResults] = message;
+  r[nResults + 1] = block;
+  r[nResults + 2] = call;
+  r[nResults + 3] = text;
+  r[nResults + 4] = media;
+  r[nResults + 5] = cleared;
+  nResults += 6;
 }
 
 // What the last `toolIndex_` with `keep` read, for `microCompactApply_` (null when none).
@@ -1243,16 +1416,19 @@ function microCompactApply_(arr, picked, text, tokensFreed) {
   if (!microFast) return null;
   if (picked.length === 0) return { messages: arr.slice(), tokensFreed, clearedToolUseIds: [] };
   if (k0 === null || k0.arr !== arr || k0.len !== arr.length) return null;
-  const { results, ids, shapes } = k0;
+  // ids null: the index was read by apiToolIndex_, and each id is read from its block.
+  const { ids, shapes } = k0;
+  const results = idxResults;
+  const count = ids === null ? nResults / 6 : ids.length;
   const out = arr.slice();
   const cleared = [];
   let cur = -1, content = null;
   for (let q = 0; q < picked.length; q++) {
     const r = picked[q];
-    if (r >= ids.length) return null;
-    const i = results[r * 6], b = results[r * 6 + 1], shape = shapes[r];
-    cleared.push(ids[r]);
+    if (r >= count) return null;
+    const i = results[r * 6], b = results[r * 6 + 1], shape = shapes === null ? ANY : shapes[r];
     if (shape >= AI_MODEL) {
+      cleared.push(ids[r]);
       out[i] = setForeignResult(out[i], shape, b, text);
       continue;
     }
@@ -1261,7 +1437,9 @@ function microCompactApply_(arr, picked, text, tokensFreed) {
       cur = i;
       content = contentOf(arr[i]).slice();
     }
-    content[b] = { ...content[b], content: text };
+    const block = content[b];
+    cleared.push(ids === null ? block.tool_use_id : ids[r]);
+    content[b] = { ...block, content: text };
   }
   if (cur >= 0) out[cur] = withContent(arr[cur], content);
   return { messages: out, tokensFreed, clearedToolUseIds: cleared };
@@ -1879,6 +2057,16 @@ export function toolIndex(arr, from, withPaths, keep) {
     failed(e);
   }
   return null;
+}
+
+export function apiToolIndex(arr, withPaths, memory, at, cap) {
+  if (!microFast || !Array.isArray(arr)) return -1;
+  try {
+    return apiToolIndex_(arr, withPaths, memory, at, cap);
+  } catch (_) {
+    kept = null;
+    return -1; // read again by toolIndex_, which reports what threw
+  }
 }
 
 export function microCompactApply(arr, picked, text, tokensFreed) {

@@ -65,6 +65,14 @@ extern "C" {
     ) -> i32;
     #[wasm_bindgen(js_name = toolIndex)]
     fn tool_index_js(arr: &JsValue, from: u32, with_paths: bool, keep: bool) -> Option<Vec<u32>>;
+    #[wasm_bindgen(js_name = apiToolIndex)]
+    fn api_tool_index_js(
+        arr: &JsValue,
+        with_paths: bool,
+        memory: &JsValue,
+        at: u32,
+        cap: u32,
+    ) -> i32;
     /// `{messages, tokensFreed, clearedToolUseIds}`, built in JS in one call.
     #[wasm_bindgen(js_name = microCompactResult)]
     pub fn micro_compact_result(messages: &JsValue, tokens_freed: f64, ids: &JsValue) -> JsValue;
@@ -265,6 +273,8 @@ thread_local! {
     static TAIL_BUFFERS: RefCell<(Vec<f64>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
     /// The block list estimates from the tail read decode into, kept for the next count.
     static BLOCK_LIST: RefCell<Vec<BlockInfo>> = const { RefCell::new(Vec::new()) };
+    /// The words microCompact's one-pass tool index is written into, kept for the next call.
+    static API_INDEX_WORDS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Keeps the buffers of a tail read for the next one, unless a very long conversation made
@@ -460,6 +470,43 @@ impl<'a> JsConversation<'a> {
     /// position in that index without reading the messages again.
     pub fn keep_tool_index(&mut self) {
         self.keep_tool_index = true;
+    }
+
+    /// The tool index of the whole array when every message is an Anthropic API message
+    /// (`{role, content}`) whose blocks one pass reads: such messages never start a context,
+    /// so this is what [`ConversationView::tool_index`] gives from the active start, which is
+    /// then not searched for. JS writes it straight into WASM memory, and keeps what
+    /// [`micro_compact_apply`] needs. `None` when another kind of message, or anything
+    /// malformed, is met: read with [`ConversationView::tool_index`] (which reports it).
+    pub fn api_tool_index(&self, with_paths: bool) -> Option<ToolIndex> {
+        let mut words = API_INDEX_WORDS.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        if words.len() < 1024 {
+            words.resize(1024, 0);
+        }
+        let mut index = None;
+        for _ in 0..2 {
+            let used = MEMORY.with(|memory| {
+                api_tool_index_js(
+                    self.array,
+                    with_paths,
+                    memory,
+                    words.as_mut_ptr() as u32 / 4,
+                    words.len() as u32,
+                )
+            });
+            match used {
+                -1 => break,
+                n if n < 0 => words.resize(n.unsigned_abs() as usize, 0),
+                n => {
+                    index = decode_tool_index(&words[..n as usize], take_names()).ok();
+                    break;
+                }
+            }
+        }
+        if words.len() <= 1 << 16 {
+            API_INDEX_WORDS.with(|b| *b.borrow_mut() = words);
+        }
+        index
     }
 
     /// Reads, in one crossing, what a count at the end of the array asks (the latest usage,
@@ -969,44 +1016,7 @@ impl ConversationView for JsConversation<'_> {
             self.contents(from..self.len, Detail::Structure)?;
             return Err(Error::invalid_message("malformed tool block"));
         };
-        let names: Vec<Str> = take_strings()
-            .split('\u{1e}')
-            .skip(1)
-            .map(Str::from)
-            .collect();
-        // The counts come last.
-        let Some((words, &[n_uses, n_results, path_count])) = words.split_last_chunk::<3>() else {
-            return Err(Error::invalid_message("malformed tool block"));
-        };
-        let (n_uses, n_results) = (n_uses as usize, n_results as usize);
-        let uses_end = n_uses * 3;
-        if words.len() != uses_end + n_results * 6 {
-            return Err(Error::invalid_message("the messages changed while read"));
-        }
-        let mut index = ToolIndex {
-            uses: Vec::with_capacity(n_uses),
-            results: Vec::with_capacity(n_results),
-            names,
-            path_count: path_count as usize,
-        };
-        for w in words[..uses_end].chunks_exact(3) {
-            index.uses.push(ToolUseEntry {
-                message: w[0] as usize,
-                name: w[1],
-                path: w[2].checked_sub(1),
-            });
-        }
-        for w in words[uses_end..].chunks_exact(6) {
-            index.results.push(ToolResultEntry {
-                message: w[0] as usize,
-                block: w[1] as usize,
-                call: (w[2] as usize).checked_sub(1),
-                text_units: w[3] as usize,
-                media: w[4] as usize,
-                is_cleared: w[5] != 0,
-            });
-        }
-        Ok(index)
+        decode_tool_index(&words, take_names())
     }
 
     fn latest_usage(&self, end: usize) -> Result<Latest> {
@@ -1143,6 +1153,54 @@ pub fn apply_edits(conv: &JsConversation<'_>, edits: &[Edit]) -> Result<Array> {
         read_failure_or(Error::invalid_message(
             "the messages changed while the edits were applied",
         ))
+    })
+}
+
+/// The tool names the last tool index read interned, in order.
+fn take_names() -> Vec<Str> {
+    take_strings()
+        .split('\u{1e}')
+        .skip(1)
+        .map(Str::from)
+        .collect()
+}
+
+/// A tool index from the words `toolIndex` / `apiToolIndex` give: 3 per call, 6 per result,
+/// then the numbers of calls, of results and of paths.
+fn decode_tool_index(words: &[u32], names: Vec<Str>) -> Result<ToolIndex> {
+    // The counts come last.
+    let Some((words, &[n_uses, n_results, path_count])) = words.split_last_chunk::<3>() else {
+        return Err(Error::invalid_message("malformed tool block"));
+    };
+    let (n_uses, n_results) = (n_uses as usize, n_results as usize);
+    let uses_end = n_uses * 3;
+    if words.len() != uses_end + n_results * 6 {
+        return Err(Error::invalid_message("the messages changed while read"));
+    }
+    let uses = words[..uses_end]
+        .chunks_exact(3)
+        .map(|w| ToolUseEntry {
+            message: w[0] as usize,
+            name: w[1],
+            path: w[2].checked_sub(1),
+        })
+        .collect();
+    let results = words[uses_end..]
+        .chunks_exact(6)
+        .map(|w| ToolResultEntry {
+            message: w[0] as usize,
+            block: w[1] as usize,
+            call: (w[2] as usize).checked_sub(1),
+            text_units: w[3] as usize,
+            media: w[4] as usize,
+            is_cleared: w[5] != 0,
+        })
+        .collect();
+    Ok(ToolIndex {
+        uses,
+        results,
+        names,
+        path_count: path_count as usize,
     })
 }
 

@@ -8,7 +8,7 @@ use crate::model::error::Result;
 use crate::model::hash::FastSet;
 use crate::model::messages::Kind;
 use crate::model::number;
-use crate::model::view::{ConversationView, Edit, ToolResultEntry, CLEARED_PLACEHOLDER};
+use crate::model::view::{ConversationView, Edit, ToolIndex, ToolResultEntry, CLEARED_PLACEHOLDER};
 
 /// Tools whose results may be cleared.
 pub const COMPACTABLE_TOOLS: &[&str] = &[
@@ -273,7 +273,7 @@ pub fn micro_compact<V: ConversationView + ?Sized>(
     view: &V,
     options: &MicroCompactOptions,
 ) -> Result<MicroCompactPlan> {
-    plan(view, options, true)
+    plan(view, options, true, &|_| None)
 }
 
 /// [`micro_compact`]'s decision without its edits: the same plan, with
@@ -283,13 +283,32 @@ pub fn micro_compact_positions<V: ConversationView + ?Sized>(
     view: &V,
     options: &MicroCompactOptions,
 ) -> Result<MicroCompactPlan> {
-    plan(view, options, false)
+    plan(view, options, false, &|_| None)
 }
 
+/// [`micro_compact_positions`] with the tool index read by `read` when it can:
+/// `read(with_paths)` gives the index of the whole view when no message of it starts a
+/// context (the active part is then all of it, and is not searched for), or `None` to read
+/// it the usual way. It is called only when the time trigger lets the plan go on.
+pub fn micro_compact_positions_with<V, R>(
+    view: &V,
+    options: &MicroCompactOptions,
+    read: R,
+) -> Result<MicroCompactPlan>
+where
+    V: ConversationView + ?Sized,
+    R: Fn(bool) -> Option<ToolIndex>,
+{
+    plan(view, options, false, &read)
+}
+
+/// The plan; `read` as in [`micro_compact_positions_with`] (one copy of this per view type,
+/// whatever reads).
 fn plan<V: ConversationView + ?Sized>(
     view: &V,
     options: &MicroCompactOptions,
     with_edits: bool,
+    read: &dyn Fn(bool) -> Option<ToolIndex>,
 ) -> Result<MicroCompactPlan> {
     if let Some(idle) = options.idle_minutes {
         let last = match options.last_assistant_ms {
@@ -308,7 +327,10 @@ fn plan<V: ConversationView + ?Sized>(
         }
     }
     // Only what is still sent: results before the last compaction boundary are gone already.
-    let index = view.tool_index(active_start(view)?, options.keep_latest_per_path)?;
+    let index = match read(options.keep_latest_per_path) {
+        Some(index) => index,
+        None => view.tool_index(active_start(view)?, options.keep_latest_per_path)?,
+    };
     // What each tool name allows: the caller's list, or the default rule.
     let rule: Vec<Compactable> = match &options.compactable_tools {
         Some(list) => {
@@ -540,6 +562,33 @@ mod tests {
                 if *message == r.message && *block == r.block)
             );
         }
+    }
+
+    /// A reader that gives the whole view's index makes the same plan as the search for the
+    /// active start; it is not asked when the time trigger stops the plan first.
+    #[test]
+    fn a_given_tool_index_makes_the_same_plan() {
+        let m = history(&[("Read", 4000), ("Bash", 4000), ("Read", 10), ("Grep", 4000)]);
+        let asked = std::cell::Cell::new(0);
+        let read = |with_paths: bool| {
+            asked.set(asked.get() + 1);
+            m.as_slice().tool_index(0, with_paths).ok()
+        };
+        let usual = micro_compact_positions(m.as_slice(), &keep_none()).unwrap();
+        let given = micro_compact_positions_with(m.as_slice(), &keep_none(), read).unwrap();
+        assert_eq!(given, usual);
+        assert_eq!(asked.get(), 1);
+        let none = micro_compact_positions_with(m.as_slice(), &keep_none(), |_| None).unwrap();
+        assert_eq!(none, usual);
+        let not_idle = MicroCompactOptions {
+            idle_minutes: Some(60.0),
+            now_ms: Some(0.0),
+            last_assistant_ms: Some(0.0),
+            ..keep_none()
+        };
+        let skipped = micro_compact_positions_with(m.as_slice(), &not_idle, read).unwrap();
+        assert_eq!(skipped.skipped, Some(MicroCompactSkip::NotIdle));
+        assert_eq!(asked.get(), 1);
     }
 
     #[test]

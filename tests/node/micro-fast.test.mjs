@@ -129,3 +129,57 @@ test('a second call and a call that is not idle start from nothing kept', () => 
   same(apiView, { idleMinutes: 60, now: 0, lastAssistantTimestamp: 0 }, 'not idle');
   same(apiView, { idleMinutes: 60, now: 1e13, lastAssistantTimestamp: 0 }, 'idle');
 });
+
+// The one-pass reader of Anthropic API messages (`apiToolIndex_`) interns tool names in a list
+// up to 16 and a Map past that, grows its buffers, and hands over to the general reader when a
+// result's call is more than 64 calls back: each checked against what the rules give, worked
+// out here from the messages alone.
+test('many tools, many calls, far calls: the results the rules pick', () => {
+  const big = 'y'.repeat(2000);
+  const names = Array.from({ length: 24 }, (_, k) => `Tool${k}`);
+  const h = [{ role: 'user', content: 'go' }];
+  const ids = [];
+  for (let k = 0; k < 600; k++) {
+    const id = `c${k}`;
+    ids.push({ id, name: names[k % names.length] });
+    h.push({ role: 'assistant', content: [{ type: 'text', text: 'on' }, { type: 'tool_use', id, name: names[k % names.length], input: { file_path: `/f${k % 7}` } }] });
+    h.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: big }] });
+  }
+  const pickedBy = (allowed, keepRecent) => {
+    const candidates = ids.filter((c) => allowed.includes(c.name));
+    return candidates.slice(0, Math.max(0, candidates.length - keepRecent)).map((c) => c.id);
+  };
+  for (const allowed of [names, names.slice(15, 20), [names[3], names[23]]]) {
+    const r = same(h, { keepRecent: 2, compactableTools: allowed }, `${allowed.length} tools allowed`);
+    assert.deepEqual(r.value.clearedToolUseIds, pickedBy(allowed, 2));
+  }
+  same(h, { keepRecent: 0, compactableTools: ['*'], keepLatestPerPath: true }, 'latest per path');
+  // 80 parallel calls, answered oldest first: the first results' calls are > 64 back.
+  const wide = [{ role: 'assistant', content: ids.slice(0, 80).map(({ id }) => ({ type: 'tool_use', id, name: 'Read', input: {} })) },
+    { role: 'user', content: ids.slice(0, 80).map(({ id }) => ({ type: 'tool_result', tool_use_id: id, content: big })) }];
+  const r = same(wide, { keepRecent: 3 }, 'far calls');
+  assert.deepEqual(r.value.clearedToolUseIds, ids.slice(0, 77).map((c) => c.id));
+});
+
+test('API messages the one-pass reader leaves to the general one: the same result or error', () => {
+  const big = 'z'.repeat(3000);
+  const call = (id) => ({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'Bash', input: { command: 'ls' } }] });
+  const result = (id) => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: big }] });
+  const base = [call('a'), result('a'), call('b'), result('b'), call('c'), result('c')];
+  const cases = {
+    'a boundary last': [...base, { role: 'assistant', content: [{ type: 'compaction', content: 'sum' }] }],
+    'a boundary first': [{ role: 'assistant', content: [{ type: 'compaction', content: 'sum' }] }, ...base],
+    'a transcript line among them': [...base, { type: 'user', message: { role: 'user', content: 'hi' }, uuid: 'u' }],
+    'a block type not a string after a call': [{ role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'Bash', input: {} }, { type: 7 }] }, result('a')],
+    'a result content an object': [call('a'), { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: { text: big } }] }],
+    'a call without a name': [{ role: 'assistant', content: [{ type: 'tool_use', id: 'a', input: {} }] }, result('a')],
+    'a document first': [{ role: 'user', content: [{ type: 'document', source: { type: 'text', data: 'd' } }] }, ...base],
+    'a server tool': [{ role: 'assistant', content: [{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }] }, ...base],
+    // (toJSON: the checks stringify the input)
+    'a getter that throws': [...base, { role: 'user', toJSON: () => ({ role: 'user' }), get content() { throw new Error('no'); } }],
+    'a sparse array': Object.assign(new Array(3), { 0: call('a'), 2: result('a') }),
+  };
+  for (const [what, h] of Object.entries(cases)) {
+    for (const keepRecent of [0, 1]) same(h, { keepRecent }, what);
+  }
+});
