@@ -1058,7 +1058,10 @@ mod tests {
             panic!()
         };
         assert_eq!(b[0].json_units, 4 + r#"{"file_path":"/x"}"#.len());
-        assert_eq!(b[0].path, None, "an estimate reads no paths: none is copied");
+        assert_eq!(
+            b[0].path, None,
+            "an estimate reads no paths: none is copied"
+        );
         let ContentInfo::Blocks(b) = v.content(0, Detail::Structure).unwrap() else {
             panic!()
         };
