@@ -1282,9 +1282,7 @@ impl Source for Value {
             None | Some(Value::Null) => Given::Absent,
             Some(Value::Number(n)) => n.as_f64().map_or(Given::Other("a number"), Given::Number),
             Some(Value::Bool(b)) => Given::Bool(*b),
-            Some(Value::String(_)) => Given::Other("a string"),
-            Some(Value::Array(_)) => Given::Other("an array"),
-            Some(Value::Object(_)) => Given::Other("an object"),
+            Some(other) => Given::Other(crate::model::messages::json_type_name(other)),
         })
     }
 }

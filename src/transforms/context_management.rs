@@ -570,7 +570,10 @@ impl<'a> Fields<'a> {
     /// `v` as an object whose keys are all among `known`.
     fn of(v: &'a Value, known: &[&str]) -> std::result::Result<Fields<'a>, String> {
         let Value::Object(map) = v else {
-            return Err(format!("options must be an object, got {}", kind_of(v)));
+            return Err(format!(
+                "options must be an object, got {}",
+                crate::model::messages::json_type_name(v)
+            ));
         };
         if let Some(k) = map.keys().find(|k| !known.contains(&k.as_str())) {
             let hint = crate::model::names::likely_meant(k, known)
@@ -596,9 +599,12 @@ impl<'a> Fields<'a> {
     ) -> std::result::Result<Option<T>, String> {
         match self.get(key) {
             None => Ok(None),
-            Some(v) => read(v)
-                .map(Some)
-                .ok_or_else(|| format!("options.{key} must be {expected}, got {}", kind_of(v))),
+            Some(v) => read(v).map(Some).ok_or_else(|| {
+                format!(
+                    "options.{key} must be {expected}, got {}",
+                    crate::model::messages::json_type_name(v)
+                )
+            }),
         }
     }
 
@@ -625,18 +631,6 @@ impl<'a> Fields<'a> {
                 .map(|x| x.as_str().map(str::to_owned))
                 .collect()
         })
-    }
-}
-
-/// What kind of JSON value `v` is, for error messages.
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
