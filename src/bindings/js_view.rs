@@ -977,13 +977,8 @@ impl ConversationView for JsConversation<'_> {
             for i in range.clone() {
                 self.kind(i)?;
             }
-            if let Some(words) = self.tail_contents(&range) {
+            if let Some(mut d) = self.tail_decoder(&range) {
                 // Decoded one message at a time into one block list, kept for the next count.
-                let mut d = Decoder {
-                    words,
-                    pos: 0,
-                    strings: Vec::new(),
-                };
                 let mut list = BLOCK_LIST.with(|l| std::mem::take(&mut *l.borrow_mut()));
                 for i in range {
                     let content = d.content_in(i, self.is_transcript(i), list)?;
@@ -999,6 +994,11 @@ impl ConversationView for JsConversation<'_> {
                 }
                 return Ok(());
             }
+            // Kinds checked above: described without checking them again.
+            for (i, c) in range.clone().zip(self.described(range, detail)?) {
+                each(i, &c)?;
+            }
+            return Ok(());
         }
         for (i, c) in range.clone().zip(self.contents(range, detail)?) {
             each(i, &c)?;
@@ -1066,15 +1066,26 @@ impl ConversationView for JsConversation<'_> {
             self.kind(i)?;
         }
         if detail == Detail::Estimate {
-            if let Some(words) = self.tail_contents(&range) {
-                let mut d = Decoder {
-                    words,
-                    pos: 0,
-                    strings: Vec::new(),
-                };
+            if let Some(mut d) = self.tail_decoder(&range) {
                 return range.map(|i| d.content(i, self.is_transcript(i))).collect();
             }
         }
+        self.described(range, detail)
+    }
+}
+
+impl JsConversation<'_> {
+    /// A decoder of the tail read's descriptions of `range`, when it described them all.
+    fn tail_decoder(&self, range: &std::ops::Range<usize>) -> Option<Decoder<'_>> {
+        Some(Decoder {
+            words: self.tail_contents(range)?,
+            pos: 0,
+            strings: Vec::new(),
+        })
+    }
+
+    /// The contents of `range` as `describeContents` reads them (their kinds already checked).
+    fn described(&self, range: std::ops::Range<usize>, detail: Detail) -> Result<Vec<ContentInfo>> {
         let words = describe_contents(
             self.array,
             range.start as u32,
