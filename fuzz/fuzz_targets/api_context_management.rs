@@ -1,6 +1,6 @@
 //! The `buildApiContextManagement` and `applyApiCompaction` paths on arbitrary JSON:
-//! `ContextManagementOptions::from_value` → `build_api_context_management`, and
-//! `ApplyApiCompactionOptions::from_value` → `apply_api_compaction` with an arbitrary
+//! `drive::options::context_management_options` → `build_api_context_management`, and
+//! `drive::options::apply_api_compaction_options` → `apply_api_compaction` with an arbitrary
 //! response body, on a small valid conversation.
 //!
 //! Inputs: bytes starting with `0xff` build `[options, response]` from the options' own
@@ -10,7 +10,8 @@
 //! 128-level limit).
 //!
 //! Invariants: never a panic; options give a value or an `INVALID_CONFIG` /
-//! `INVALID_ARGUMENT` error with a message, the same twice; the parameter built is `None` or
+//! `INVALID_ARGUMENT` error with a message (`INVALID_ARGUMENT` for the context-management
+//! options only when they are not an object), the same twice; the parameter built is `None` or
 //! `{"edits": [...]}` with at least one edit, each of a known type, every `input_tokens` value
 //! a whole number ≤ 10^15, a compaction trigger ≥ the API's minimum, `clear_at_least` never
 //! above the trigger; it writes as JSON text and reads back equal. `apply_api_compaction`
@@ -20,6 +21,9 @@
 #![no_main]
 
 use arbitrary::{Result as ArbResult, Unstructured};
+use context_compaction::drive::options::{
+    apply_api_compaction_options, context_management_options,
+};
 use context_compaction::model::error::ErrorCode;
 use context_compaction::model::messages::Message;
 use context_compaction::transforms::context_management::{
@@ -31,27 +35,9 @@ use context_compaction_test_support::typed::{arbitrary_json_with, Vocabulary};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 
-const KEYS: &[&str] = &[
-    "clearThinking",
-    "thinkingKeep",
-    "isIdle",
-    "idleMinutes",
-    "lastAssistantMs",
-    "nowMs",
-    "idleThresholdMinutes",
-    "clearToolUses",
-    "triggerInputTokens",
-    "clearAtLeast",
-    "targetInputTokens",
-    "keepToolUses",
-    "clearToolInputs",
-    "excludeTools",
-    "compact",
-    "compactTriggerInputTokens",
-    "pauseAfterCompaction",
-    "compactInstructions",
-    "dropIgnored",
-    "keepLastRequest",
+/// Keys of responses and blocks, besides the options' own (`ContextManagementOptions::FIELDS`,
+/// `ApplyApiCompactionOptions::FIELDS`).
+const RESPONSE_KEYS: &[&str] = &[
     "type",
     "value",
     "content",
@@ -64,6 +50,19 @@ const KEYS: &[&str] = &[
     "iterations",
     "text",
 ];
+
+/// The fuzzer's keys: every option the readers know, and the response's.
+fn keys() -> &'static [&'static str] {
+    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        ContextManagementOptions::FIELDS
+            .iter()
+            .chain(ApplyApiCompactionOptions::FIELDS)
+            .chain(RESPONSE_KEYS)
+            .copied()
+            .collect()
+    })
+}
 
 const STRINGS: &[&str] = &[
     "all",
@@ -96,13 +95,13 @@ fn number(u: &mut Unstructured<'_>) -> ArbResult<Value> {
 
 /// A value of the context-management vocabulary (its keys and edge numbers).
 fn value(u: &mut Unstructured<'_>, depth: u32) -> ArbResult<Value> {
-    const VOCABULARY: Vocabulary<'static> = Vocabulary {
-        keys: KEYS,
+    let vocabulary = Vocabulary {
+        keys: keys(),
         strings: STRINGS,
         number,
         max_depth: 5,
     };
-    arbitrary_json_with(u, &VOCABULARY, depth)
+    arbitrary_json_with(u, &vocabulary, depth)
 }
 
 /// A response body: usually a `content` array whose first block may be a compaction block.
@@ -203,8 +202,8 @@ fn check_built(p: &Value) {
 }
 
 fn run(options: &Value, resp: &Value) {
-    let a = ContextManagementOptions::from_value(options.clone());
-    let b = ContextManagementOptions::from_value(options.clone());
+    let a = context_management_options(options);
+    let b = context_management_options(options);
     assert_eq!(
         format!("{a:?}"),
         format!("{b:?}"),
@@ -223,11 +222,18 @@ fn run(options: &Value, resp: &Value) {
             }
         }
         Err(e) => {
-            assert_eq!(e.code, ErrorCode::InvalidConfig, "{}", e.message);
+            let not_an_object = !options.is_object() && !options.is_null();
+            assert!(
+                e.code == ErrorCode::InvalidConfig
+                    || (not_an_object && e.code == ErrorCode::InvalidArgument),
+                "{:?}: {}",
+                e.code,
+                e.message
+            );
             assert!(!e.message.is_empty());
         }
     }
-    let opts = match ApplyApiCompactionOptions::from_value(options.clone()) {
+    let opts = match apply_api_compaction_options(options) {
         Ok(o) => o,
         Err(e) => {
             assert_eq!(e.code, ErrorCode::InvalidArgument, "{}", e.message);

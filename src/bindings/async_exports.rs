@@ -499,14 +499,7 @@ pub fn build_api_context_management(
     #[wasm_bindgen(unchecked_optional_param_type = "ContextManagementOptions | null")]
     options: JsValue,
 ) -> JsResult<JsValue> {
-    js(options::check_object(&options, "options"))?;
-    let v: serde_json::Value = if options.is_undefined() || options.is_null() {
-        serde_json::Value::Object(Default::default())
-    } else {
-        options_json(&options, "options")
-            .map_err(|e| js_error(Error::new(ErrorCode::InvalidConfig, e.message)))?
-    };
-    let opts = js(context_management::ContextManagementOptions::from_value(v))?;
+    let opts = js(options::context_management_options(&options))?;
     match context_management::build_api_context_management(&opts) {
         Some(v) => to_js(&v),
         None => Ok(JsValue::NULL),
@@ -537,15 +530,7 @@ pub fn apply_api_compaction(
             ),
         )));
     }
-    js(options::check_object(&options, "options"))?;
-    let opts_value: serde_json::Value = if options.is_undefined() || options.is_null() {
-        serde_json::Value::Null
-    } else {
-        js(options_json(&options, "options"))?
-    };
-    let opts = js(context_management::ApplyApiCompactionOptions::from_value(
-        opts_value,
-    ))?;
+    let opts = js(options::apply_api_compaction_options(&options))?;
     if !response.is_object() {
         return Err(js_error(Error::invalid_argument(
             "response must be a Messages API response body (an object)",

@@ -45,6 +45,9 @@ use crate::model::messages::Message;
 use crate::model::names::likely_meant;
 use crate::model::shape::Shape;
 use crate::model::view::UsageCounts;
+use crate::transforms::context_management::{
+    ApplyApiCompactionOptions, ClearToolInputs, ContextManagementOptions, ThinkingKeep,
+};
 use crate::transforms::microcompact::{self, MicroCompactOptions};
 use crate::transforms::restore::{FileSnapshot, SkillInfo};
 
@@ -1080,6 +1083,62 @@ fn whole_index<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<usize
             "{what}.{key} must be a message index (a whole number ≥ 0)"
         ))),
     }
+}
+
+/// The options of `buildApiContextManagement` (absent: the defaults), validated. Not an
+/// object: `INVALID_ARGUMENT`; anything wrong inside: `INVALID_CONFIG`.
+pub fn context_management_options<S: Source>(options: &S) -> Result<ContextManagementOptions> {
+    const WHAT: &str = "options";
+    check_object(options, WHAT)?;
+    let read = || -> Result<ContextManagementOptions> {
+        check_keys(options, WHAT, ContextManagementOptions::FIELDS)?;
+        let keep = options.get("thinkingKeep");
+        let thinking_keep = if keep.is_absent() {
+            None
+        } else {
+            let v = keep
+                .to_json()
+                .map_err(|e| Error::invalid_argument(format!("{WHAT}.thinkingKeep: {e}")))?;
+            Some(ThinkingKeep::from_value(&v).map_err(Error::invalid_argument)?)
+        };
+        let clear_tool_inputs = match options.get("clearToolInputs").boolean() {
+            Some(all) => Some(ClearToolInputs::All(all)),
+            None => strings(options, "clearToolInputs", WHAT)?.map(ClearToolInputs::Tools),
+        };
+        let opts = ContextManagementOptions {
+            clear_thinking: boolean(options, "clearThinking", WHAT)?,
+            thinking_keep,
+            is_idle: boolean(options, "isIdle", WHAT)?,
+            idle_minutes: number(options, "idleMinutes", WHAT)?,
+            last_assistant_ms: number(options, "lastAssistantMs", WHAT)?,
+            now_ms: number(options, "nowMs", WHAT)?,
+            idle_threshold_minutes: number(options, "idleThresholdMinutes", WHAT)?,
+            clear_tool_uses: boolean(options, "clearToolUses", WHAT)?,
+            trigger_input_tokens: number(options, "triggerInputTokens", WHAT)?,
+            clear_at_least: number(options, "clearAtLeast", WHAT)?,
+            target_input_tokens: number(options, "targetInputTokens", WHAT)?,
+            keep_tool_uses: number(options, "keepToolUses", WHAT)?,
+            clear_tool_inputs,
+            exclude_tools: strings(options, "excludeTools", WHAT)?,
+            compact: boolean(options, "compact", WHAT)?,
+            compact_trigger_input_tokens: number(options, "compactTriggerInputTokens", WHAT)?,
+            pause_after_compaction: boolean(options, "pauseAfterCompaction", WHAT)?,
+            compact_instructions: string(options, "compactInstructions", WHAT)?,
+        };
+        opts.validate()?;
+        Ok(opts)
+    };
+    read().map_err(|e| Error::new(ErrorCode::InvalidConfig, e.message))
+}
+
+/// The options of `applyApiCompaction` (absent: the defaults).
+pub fn apply_api_compaction_options<S: Source>(options: &S) -> Result<ApplyApiCompactionOptions> {
+    const WHAT: &str = "options";
+    closed_object(options, WHAT, ApplyApiCompactionOptions::FIELDS)?;
+    Ok(ApplyApiCompactionOptions {
+        drop_ignored: boolean(options, "dropIgnored", WHAT)?,
+        keep_last_request: boolean(options, "keepLastRequest", WHAT)?,
+    })
 }
 
 /// Reads `keepLatestRequest` of the options of `truncateHeadForPTLRetry`.

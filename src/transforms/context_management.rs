@@ -186,50 +186,6 @@ fn count(v: Option<f64>) -> Option<u64> {
 }
 
 impl ContextManagementOptions {
-    /// Parses options from JSON (`null` or absent → all defaults) and validates them.
-    pub fn from_value(v: Value) -> Result<ContextManagementOptions> {
-        if v.is_null() {
-            return Ok(Self::default());
-        }
-        let fail = Error::invalid_config;
-        let o = Fields::of(&v, CONTEXT_MANAGEMENT_KEYS).map_err(fail)?;
-        let opts = (|| {
-            Ok::<_, String>(ContextManagementOptions {
-                clear_thinking: o.boolean("clearThinking")?,
-                thinking_keep: o
-                    .get("thinkingKeep")
-                    .map(ThinkingKeep::from_value)
-                    .transpose()?,
-                is_idle: o.boolean("isIdle")?,
-                idle_minutes: o.number("idleMinutes")?,
-                last_assistant_ms: o.number("lastAssistantMs")?,
-                now_ms: o.number("nowMs")?,
-                idle_threshold_minutes: o.number("idleThresholdMinutes")?,
-                clear_tool_uses: o.boolean("clearToolUses")?,
-                trigger_input_tokens: o.number("triggerInputTokens")?,
-                clear_at_least: o.number("clearAtLeast")?,
-                target_input_tokens: o.number("targetInputTokens")?,
-                keep_tool_uses: o.number("keepToolUses")?,
-                clear_tool_inputs: match o.get("clearToolInputs") {
-                    None => None,
-                    Some(Value::Bool(b)) => Some(ClearToolInputs::All(*b)),
-                    Some(_) => Some(ClearToolInputs::Tools(
-                        o.strings("clearToolInputs", "true, false or a list of tool names")?
-                            .unwrap_or_default(),
-                    )),
-                },
-                exclude_tools: o.strings("excludeTools", "a list of tool names")?,
-                compact: o.boolean("compact")?,
-                compact_trigger_input_tokens: o.number("compactTriggerInputTokens")?,
-                pause_after_compaction: o.boolean("pauseAfterCompaction")?,
-                compact_instructions: o.string("compactInstructions")?,
-            })
-        })()
-        .map_err(fail)?;
-        opts.validate()?;
-        Ok(opts)
-    }
-
     /// Checks that numbers are finite and non-negative (token counts and times), the trigger
     /// positive, and that `clear_at_least` does not exceed the trigger.
     pub fn validate(&self) -> Result<()> {
@@ -515,123 +471,33 @@ pub struct ApplyApiCompactionOptions {
     pub keep_last_request: Option<bool>,
 }
 
-impl ApplyApiCompactionOptions {
-    /// Parses options from JSON (`null` → defaults).
-    pub fn from_value(v: Value) -> Result<ApplyApiCompactionOptions> {
-        if v.is_null() {
-            return Ok(Self::default());
-        }
-        let fail = Error::invalid_argument;
-        let o = Fields::of(&v, Self::FIELDS).map_err(fail)?;
-        Ok(ApplyApiCompactionOptions {
-            drop_ignored: o.boolean("dropIgnored").map_err(fail)?,
-            keep_last_request: o.boolean("keepLastRequest").map_err(fail)?,
-        })
-    }
-}
-
 impl ContextManagementOptions {
     /// The option keys, as JS names them (any other key is an error).
-    pub const FIELDS: &'static [&'static str] = CONTEXT_MANAGEMENT_KEYS;
+    pub const FIELDS: &'static [&'static str] = &[
+        "clearThinking",
+        "thinkingKeep",
+        "isIdle",
+        "idleMinutes",
+        "lastAssistantMs",
+        "nowMs",
+        "idleThresholdMinutes",
+        "clearToolUses",
+        "triggerInputTokens",
+        "clearAtLeast",
+        "targetInputTokens",
+        "keepToolUses",
+        "clearToolInputs",
+        "excludeTools",
+        "compact",
+        "compactTriggerInputTokens",
+        "pauseAfterCompaction",
+        "compactInstructions",
+    ];
 }
 
 impl ApplyApiCompactionOptions {
     /// The option keys, as JS names them (any other key is an error).
     pub const FIELDS: &'static [&'static str] = &["dropIgnored", "keepLastRequest"];
-}
-
-/// The keys `buildApiContextManagement` reads, as JS names them.
-const CONTEXT_MANAGEMENT_KEYS: &[&str] = &[
-    "clearThinking",
-    "thinkingKeep",
-    "isIdle",
-    "idleMinutes",
-    "lastAssistantMs",
-    "nowMs",
-    "idleThresholdMinutes",
-    "clearToolUses",
-    "triggerInputTokens",
-    "clearAtLeast",
-    "targetInputTokens",
-    "keepToolUses",
-    "clearToolInputs",
-    "excludeTools",
-    "compact",
-    "compactTriggerInputTokens",
-    "pauseAfterCompaction",
-    "compactInstructions",
-];
-
-/// An options object read field by field: a field set to `null` reads as absent, a field of
-/// the wrong type is an error naming it, and so is a key the options do not have.
-struct Fields<'a>(&'a serde_json::Map<String, Value>);
-
-impl<'a> Fields<'a> {
-    /// `v` as an object whose keys are all among `known`.
-    fn of(v: &'a Value, known: &[&str]) -> std::result::Result<Fields<'a>, String> {
-        let Value::Object(map) = v else {
-            return Err(format!(
-                "options must be an object, got {}",
-                crate::model::messages::json_type_name(v)
-            ));
-        };
-        if let Some(k) = map.keys().find(|k| !known.contains(&k.as_str())) {
-            let hint = crate::model::names::likely_meant(k, known)
-                .map(|m| format!(" (did you mean `{m}`?)"))
-                .unwrap_or_default();
-            return Err(format!(
-                "options.{k} is not an option here{hint}; known: {}",
-                known.join(", ")
-            ));
-        }
-        Ok(Fields(map))
-    }
-
-    fn get(&self, key: &str) -> Option<&'a Value> {
-        self.0.get(key).filter(|v| !v.is_null())
-    }
-
-    fn typed<T>(
-        &self,
-        key: &str,
-        expected: &str,
-        read: impl Fn(&'a Value) -> Option<T>,
-    ) -> std::result::Result<Option<T>, String> {
-        match self.get(key) {
-            None => Ok(None),
-            Some(v) => read(v).map(Some).ok_or_else(|| {
-                format!(
-                    "options.{key} must be {expected}, got {}",
-                    crate::model::messages::json_type_name(v)
-                )
-            }),
-        }
-    }
-
-    fn boolean(&self, key: &str) -> std::result::Result<Option<bool>, String> {
-        self.typed(key, "a boolean", Value::as_bool)
-    }
-
-    fn number(&self, key: &str) -> std::result::Result<Option<f64>, String> {
-        self.typed(key, "a number", Value::as_f64)
-    }
-
-    fn string(&self, key: &str) -> std::result::Result<Option<String>, String> {
-        self.typed(key, "a string", |v| v.as_str().map(str::to_owned))
-    }
-
-    fn strings(
-        &self,
-        key: &str,
-        expected: &str,
-    ) -> std::result::Result<Option<Vec<String>>, String> {
-        self.typed(key, expected, |v| {
-            v.as_array()?
-                .iter()
-                .map(|x| x.as_str().map(str::to_owned))
-                .collect()
-        })
-    }
 }
 
 /// The latest real user request of `messages` (a user message with text and no tool
@@ -762,8 +628,19 @@ pub fn apply_api_compaction(
 mod tests {
     use super::*;
 
+    /// The options as `buildApiContextManagement` reads them (the reader lives with the
+    /// others in `drive::options`).
+    fn read_options(v: &Value) -> Result<ContextManagementOptions> {
+        crate::drive::options::context_management_options(v)
+    }
+
+    /// The options as `applyApiCompaction` reads them.
+    fn read_apply_options(v: &Value) -> Result<ApplyApiCompactionOptions> {
+        crate::drive::options::apply_api_compaction_options(v)
+    }
+
     fn build(v: Value) -> Option<Value> {
-        build_api_context_management(&ContextManagementOptions::from_value(v).unwrap())
+        build_api_context_management(&read_options(&v).unwrap())
     }
 
     fn default_tool_edit() -> Value {
@@ -944,7 +821,7 @@ mod tests {
 
     #[test]
     fn options_are_read_field_by_field() {
-        let o = ContextManagementOptions::from_value(json!({
+        let o = read_options(&json!({
             "clearThinking": null, "clearToolInputs": ["Bash"], "excludeTools": [],
             "keepToolUses": 3, "compactInstructions": "keep the plan"
         }))
@@ -957,25 +834,25 @@ mod tests {
         assert_eq!(o.exclude_tools, Some(vec![]));
         assert_eq!(o.keep_tool_uses, Some(3.0));
         assert_eq!(o.compact_instructions.as_deref(), Some("keep the plan"));
-        let o = ContextManagementOptions::from_value(json!({"clearToolInputs": false})).unwrap();
+        let o = read_options(&json!({"clearToolInputs": false})).unwrap();
         assert_eq!(o.clear_tool_inputs, Some(ClearToolInputs::All(false)));
         for (v, words) in [
             (
                 json!({"clearToolInputs": [1]}),
-                "options.clearToolInputs must be true, false",
+                "options.clearToolInputs must be an array of strings",
             ),
+            (json!({"isIdle": "yes"}), "options.isIdle must be a boolean"),
             (
-                json!({"isIdle": "yes"}),
-                "options.isIdle must be a boolean, got a string",
+                json!({"nowMs": "5"}),
+                "options.nowMs must be a finite number",
             ),
-            (json!({"nowMs": "5"}), "options.nowMs must be a number"),
-            (json!([]), "options must be an object, got an array"),
+            (json!([]), "options must be an object"),
             (json!({"excludeTool": []}), "did you mean `excludeTools`"),
         ] {
-            let e = ContextManagementOptions::from_value(v.clone()).unwrap_err();
+            let e = read_options(&v.clone()).unwrap_err();
             assert!(e.message.contains(words), "{v}: {}", e.message);
         }
-        let a = ApplyApiCompactionOptions::from_value(json!({"dropIgnored": true})).unwrap();
+        let a = read_apply_options(&json!({"dropIgnored": true})).unwrap();
         assert_eq!(a.drop_ignored, Some(true));
         assert_eq!(a.keep_last_request, None);
     }
@@ -993,7 +870,7 @@ mod tests {
             (json!({"clearThinkng": true}), "clearThinkng"),
             (json!({"excludeTools": "Edit"}), ""),
         ] {
-            let e = ContextManagementOptions::from_value(v.clone()).unwrap_err();
+            let e = read_options(&v.clone()).unwrap_err();
             assert_eq!(e.code, crate::model::error::ErrorCode::InvalidConfig, "{v}");
             assert!(e.message.contains(field), "{v}: {}", e.message);
         }
@@ -1089,7 +966,7 @@ mod tests {
             (json!({"pauseAfterCompaction": "yes"}), ""),
             (json!({"compactTrigger": 60000}), "compactTrigger"),
         ] {
-            let e = ContextManagementOptions::from_value(v.clone()).unwrap_err();
+            let e = read_options(&v.clone()).unwrap_err();
             assert_eq!(e.code, ErrorCode::InvalidConfig, "{v}");
             assert!(e.message.contains(words), "{v}: {}", e.message);
         }
@@ -1226,7 +1103,7 @@ mod tests {
         let e =
             apply_api_compaction(&lines, &json!({"content": []}), &Default::default()).unwrap_err();
         assert_eq!(e.code, ErrorCode::UnsupportedShape);
-        let e = ApplyApiCompactionOptions::from_value(json!({"dropIgnore": true})).unwrap_err();
+        let e = read_apply_options(&json!({"dropIgnore": true})).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument);
     }
 
