@@ -15,7 +15,7 @@ use crate::drive::options;
 use crate::drive::pipeline::{self, CompactError, CompactionResult, HookFailure, RestoredItem};
 use crate::drive::session_memory;
 use crate::model::error::{Error, ErrorCode};
-use crate::model::messages::Message;
+use crate::model::messages::{session_template, Message};
 use crate::model::shape::Shape;
 use crate::transforms::context_management;
 
@@ -46,6 +46,7 @@ pub struct Foreign {
 fn foreign_for_compaction(
     messages: &JsValue,
     shape: Option<Shape>,
+    reading: Reading,
 ) -> crate::Result<Option<Compacted>> {
     let view = super::js_view::JsConversation::of_shape(messages, "messages", shape)?;
     view.validate_all()?;
@@ -54,7 +55,7 @@ fn foreign_for_compaction(
         return Ok(None);
     }
     let (list, origin) = super::js_view::anthropic_form(messages)?;
-    let typed = typed_messages(&list, |k| {
+    let typed = typed_messages(&list, reading, |k| {
         format!("messages[{}]", origin.get(k).copied().unwrap_or(0))
     })?;
     Ok(Some(Compacted {
@@ -66,13 +67,14 @@ fn foreign_for_compaction(
 pub fn messages_for_compaction(
     messages: &JsValue,
     shape: Option<Shape>,
+    reading: Reading,
 ) -> crate::Result<Compacted> {
-    if let Some(foreign) = foreign_for_compaction(messages, shape)? {
+    if let Some(foreign) = foreign_for_compaction(messages, shape, reading)? {
         return Ok(foreign);
     }
     let arr: &Array = messages.unchecked_ref();
     Ok(Compacted {
-        typed: typed_messages(arr, |i| format!("messages[{i}]"))?,
+        typed: typed_messages(arr, reading, |i| format!("messages[{i}]"))?,
         foreign: None,
     })
 }
@@ -90,20 +92,21 @@ const SLICE_MS: f64 = 20.0;
 /// [`messages_for_compaction`] for the async functions: the messages cross in slices of
 /// about [`SLICE_MS`], with a turn of the caller's event loop between two, so that an abort
 /// (`signal`) while a large conversation is read takes effect (`ABORTED`) instead of waiting
-/// for the whole pass.
+/// for the whole pass. Read as a compaction reads them ([`Reading::Compaction`]).
 pub async fn messages_for_compaction_yielding(
     messages: &JsValue,
     shape: Option<Shape>,
     signal: &JsValue,
 ) -> crate::Result<Compacted> {
-    if let Some(foreign) = foreign_for_compaction(messages, shape)? {
+    let reading = Reading::Compaction;
+    if let Some(foreign) = foreign_for_compaction(messages, shape, reading)? {
         return Ok(foreign);
     }
     let arr: &Array = messages.unchecked_ref();
     let mut typed = Vec::with_capacity(arr.length() as usize);
     let mut since = super::env::now_ms();
     for i in 0..arr.length() as usize {
-        typed.push(typed_message(arr, i, || format!("messages[{i}]"))?);
+        typed.push(typed_message(arr, i, reading, || format!("messages[{i}]"))?);
         if super::env::now_ms() - since >= SLICE_MS {
             super::env::next_turn_of_event_loop().await;
             if super::env::aborted(signal) {
@@ -115,29 +118,56 @@ pub async fn messages_for_compaction_yielding(
             since = super::env::now_ms();
         }
     }
+    read_template_whole(arr, &mut typed, &|i| format!("messages[{i}]"))?;
     Ok(Compacted {
         typed,
         foreign: None,
     })
 }
 
-fn typed_messages(arr: &Array, at: impl Fn(usize) -> String) -> crate::Result<Vec<Message>> {
-    (0..arr.length() as usize)
-        .map(|i| typed_message(arr, i, || at(i)))
-        .collect()
+fn typed_messages(
+    arr: &Array,
+    reading: Reading,
+    at: impl Fn(usize) -> String,
+) -> crate::Result<Vec<Message>> {
+    let mut typed = (0..arr.length() as usize)
+        .map(|i| typed_message(arr, i, reading, || at(i)))
+        .collect::<crate::Result<Vec<Message>>>()?;
+    if reading == Reading::Compaction {
+        read_template_whole(arr, &mut typed, &at)?;
+    }
+    Ok(typed)
+}
+
+/// After a [`Reading::Compaction`] read: the line a new boundary copies its session fields
+/// from ([`session_template`]) read again whole, so that those fields are there.
+fn read_template_whole(
+    arr: &Array,
+    typed: &mut [Message],
+    at: &impl Fn(usize) -> String,
+) -> crate::Result<()> {
+    if let Some(i) = session_template(typed) {
+        typed[i] = typed_message(arr, i, Reading::Whole, || at(i))?;
+    }
+    Ok(())
 }
 
 /// Message `i` of `arr` (named by `at` in errors) as a typed message: its JSON text (see
 /// [`message_json`]) read by the core
 /// ([`message_from_json_text`](crate::transforms::transcript::message_from_json_text)).
-fn typed_message(arr: &Array, i: usize, at: impl Fn() -> String) -> crate::Result<Message> {
+fn typed_message(
+    arr: &Array,
+    i: usize,
+    reading: Reading,
+    at: impl Fn() -> String,
+) -> crate::Result<Message> {
     // Read through Reflect: a getter or Proxy that throws is an error, not a throw across
     // WebAssembly.
     let m = Reflect::get_u32(arr, i as u32).map_err(|e| {
         super::errors::set_cause(e);
         Error::invalid_message("reading the message threw").at(at())
     })?;
-    let text = message_json(&m)
+    let text = message_json(&m, reading)
         .map_err(|e| {
             let why = e
                 .dyn_ref::<js_sys::Error>()
@@ -520,7 +550,7 @@ pub fn apply_api_compaction(
     #[wasm_bindgen(unchecked_optional_param_type = "ApplyApiCompactionOptions | null")]
     options: JsValue,
 ) -> JsResult<JsValue> {
-    let read = js(messages_for_compaction(&messages, None))?;
+    let read = js(messages_for_compaction(&messages, None, Reading::Whole))?;
     if let Some(f) = &read.foreign {
         return Err(js_error(Error::new(
             ErrorCode::UnsupportedShape,
@@ -628,7 +658,7 @@ pub fn to_api_messages(
     #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
     let shape = js(options::shape_options(&options))?;
-    let typed = js(messages_for_compaction(&messages, shape))?.typed;
+    let typed = js(messages_for_compaction(&messages, shape, Reading::Whole))?.typed;
     to_js(&crate::transforms::messages_api::to_api_messages(&typed))
 }
 
@@ -642,7 +672,7 @@ pub fn validate_for_api(
     #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
     let shape = js(options::shape_options(&options))?;
-    let typed = js(messages_for_compaction(&messages, shape))?.typed;
+    let typed = js(messages_for_compaction(&messages, shape, Reading::Whole))?.typed;
     let problems = crate::transforms::messages_api::validate_for_api(&typed);
     let o = Object::new();
     Reflect::set(&o, &"valid".into(), &problems.is_empty().into())?;
@@ -707,6 +737,11 @@ pub fn preview_compaction(
     context: JsValue,
 ) -> JsResult<JsValue> {
     let c = js(options::context(&context))?;
-    let typed = js(messages_for_compaction(&messages, c.shape))?.typed;
+    let typed = js(messages_for_compaction(
+        &messages,
+        c.shape,
+        Reading::Compaction,
+    ))?
+    .typed;
     to_js(&js(crate::drive::preview::preview(&typed, &c.context))?)
 }

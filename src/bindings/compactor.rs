@@ -63,7 +63,11 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue) {
         let c = options::compactor_context(context)?;
         let env = JsEnv::from_context(context, &c, false)?;
         let array: JsValue = session.borrow().messages().iter().collect::<Array>().into();
-        let read = messages_for_compaction(&array, (shape != Shape::Any).then_some(shape))?;
+        let read = messages_for_compaction(
+            &array,
+            (shape != Shape::Any).then_some(shape),
+            super::convert::Reading::Whole,
+        )?;
         let Some(cut) = preemptive::cut_point(read.typed.as_slice())? else {
             return Ok(None);
         };
@@ -528,7 +532,11 @@ fn begin(
 ) -> crate::Result<(Compaction, Snapshot)> {
     session.borrow_mut().begin(trigger, |messages| {
         let array: JsValue = messages.iter().collect::<Array>().into();
-        let read = messages_for_compaction(&array, (shape != Shape::Any).then_some(shape))?;
+        let read = messages_for_compaction(
+            &array,
+            (shape != Shape::Any).then_some(shape),
+            super::convert::Reading::Whole,
+        )?;
         Ok(Snapshot { array, read })
     })
 }

@@ -9,7 +9,10 @@ use wasm_bindgen::prelude::*;
 use crate::drive::options::Source;
 use crate::model::config::{Config, Given};
 use crate::model::error::{Error, ErrorCode};
-use crate::model::messages::{payload_is_read, UNREAD_FIELDS, UNREAD_LINE_FIELDS};
+use crate::model::messages::{
+    payload_is_read, COMPACTION_LINE_FIELDS, COMPACTION_UNREAD_FIELDS, UNREAD_FIELDS,
+    UNREAD_LINE_FIELDS,
+};
 
 #[wasm_bindgen(module = "/src/bindings/js_convert.js")]
 extern "C" {
@@ -46,23 +49,40 @@ fn convert_failure() -> Option<Error> {
     Some(Error::invalid_argument(format!("reading it threw: {why}")))
 }
 
-/// The JSON text of what the core reads of message `m`: `m` itself without the fields nothing
-/// reads ([`UNREAD_FIELDS`]), or, for a line whose payload is never read ([`payload_is_read`]),
-/// only its [`UNREAD_LINE_FIELDS`] (picked and written in one call into JS, so a large payload
-/// is neither copied nor written). The text
+/// Which fields of a message cross into the core (see [`message_json`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// Everything the library reads anywhere: the message without [`UNREAD_FIELDS`], or a
+    /// carried line's [`UNREAD_LINE_FIELDS`].
+    Whole,
+    /// What a compaction reads: the message without [`COMPACTION_UNREAD_FIELDS`], or a
+    /// carried line's [`COMPACTION_LINE_FIELDS`] (the compaction paths read the line its
+    /// session fields come from again, [`Reading::Whole`]).
+    Compaction,
+}
+
+/// The JSON text of what the core reads of message `m` (`reading` says which fields): `m`
+/// itself without the fields nothing reads, or, for a line whose payload is never read
+/// ([`payload_is_read`]), only its identity fields (picked and written in one call into JS, so
+/// a large payload is neither copied nor written). The text
 /// crosses as UTF-8 bytes written by the engine's `TextEncoder` (one native pass, then one
 /// copy), not character by character. `Ok(None)` when `JSON.stringify` gives no text (a
 /// function, `undefined`); `Err` is what it threw (a cycle, a `BigInt`, a throwing getter
 /// or `toJSON`).
-pub fn message_json(m: &JsValue) -> Result<Option<String>, JsValue> {
+pub fn message_json(m: &JsValue, reading: Reading) -> Result<Option<String>, JsValue> {
     let (keys, omit) = if m.is_object() {
-        MESSAGE_KEYS.with(|([t, r, s], unread, omit)| {
-            let text = |k: &JsValue| Reflect::get(m, k).ok().and_then(|v| v.as_string());
+        MESSAGE_KEYS.with(|k| {
+            let text = |key: &JsValue| Reflect::get(m, key).ok().and_then(|v| v.as_string());
+            let [t, r, s] = &k.names;
             let (line_type, role, subtype) = (text(t), text(r), text(s));
+            let lists = match reading {
+                Reading::Whole => &k.whole,
+                Reading::Compaction => &k.compaction,
+            };
             if payload_is_read(line_type.as_deref(), role.as_deref(), subtype.as_deref()) {
-                (JsValue::UNDEFINED, omit.clone())
+                (JsValue::UNDEFINED, lists.1.clone())
             } else {
-                (unread.clone(), JsValue::UNDEFINED)
+                (lists.0.clone(), JsValue::UNDEFINED)
             }
         })
     } else {
@@ -81,22 +101,29 @@ pub fn message_json(m: &JsValue) -> Result<Option<String>, JsValue> {
     })?))
 }
 
+/// The JS strings and key lists [`message_json`] passes, made once.
+struct MessageKeys {
+    /// `type`, `role` and `subtype`.
+    names: [JsValue; 3],
+    /// [`Reading::Whole`]: (the keys kept of a carried line, the keys left out of others).
+    whole: (JsValue, JsValue),
+    /// [`Reading::Compaction`]: the same.
+    compaction: (JsValue, JsValue),
+}
+
+fn js_list(keys: &[&str]) -> JsValue {
+    keys.iter()
+        .map(|k| JsValue::from_str(k))
+        .collect::<js_sys::Array>()
+        .into()
+}
+
 thread_local! {
-    /// `type`, `role` and `subtype` as JS strings, and [`UNREAD_LINE_FIELDS`] and
-    /// [`UNREAD_FIELDS`] as JS arrays, made once.
-    static MESSAGE_KEYS: ([JsValue; 3], JsValue, JsValue) = (
-        ["type", "role", "subtype"].map(JsValue::from_str),
-        UNREAD_LINE_FIELDS
-            .iter()
-            .map(|k| JsValue::from_str(k))
-            .collect::<js_sys::Array>()
-            .into(),
-        UNREAD_FIELDS
-            .iter()
-            .map(|k| JsValue::from_str(k))
-            .collect::<js_sys::Array>()
-            .into(),
-    );
+    static MESSAGE_KEYS: MessageKeys = MessageKeys {
+        names: ["type", "role", "subtype"].map(JsValue::from_str),
+        whole: (js_list(UNREAD_LINE_FIELDS), js_list(UNREAD_FIELDS)),
+        compaction: (js_list(COMPACTION_LINE_FIELDS), js_list(COMPACTION_UNREAD_FIELDS)),
+    };
 }
 
 thread_local! {

@@ -24,7 +24,12 @@ pub fn simulate_session(
     let messages = if let Some(text) = session.dyn_ref::<JsString>() {
         js(transcript::parse_transcript(&String::from(text)))?
     } else if Array::is_array(&session) {
-        js(messages_for_compaction(&session, None))?.typed
+        js(messages_for_compaction(
+            &session,
+            None,
+            super::convert::Reading::Whole,
+        ))?
+        .typed
     } else {
         return Err(js_error(Error::invalid_argument(
             "session must be the JSONL text of a session file or an array of its lines",

@@ -19,7 +19,7 @@ impl Pinned {
     /// Whether `m` already carries this pinned content.
     pub fn matches(&self, m: &Message) -> bool {
         match self {
-            Pinned::Message(p) => **p == *m,
+            Pinned::Message(p) => p.same_when_compacting(m),
             Pinned::Text(t) => match m.content() {
                 Some(Content::Text(s)) => s == t,
                 Some(Content::Blocks(bs)) => {

@@ -279,11 +279,8 @@ fn last_uuid(messages: &[Message]) -> Option<String> {
 }
 
 fn session_fields(messages: &[Message]) -> Map<String, Value> {
-    messages
-        .iter()
-        .rev()
-        .find(|m| m.is_transcript() && !m.is_sidechain())
-        .map(boundary::session_fields_of)
+    crate::model::messages::session_template(messages)
+        .map(|i| boundary::session_fields_of(&messages[i]))
         .unwrap_or_default()
 }
 

@@ -391,6 +391,50 @@ impl Message {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
+    /// Whether `self` and `other` are the same message as far as a compaction can tell: equal
+    /// in everything it reads. The fields of [`COMPACTION_UNREAD_FIELDS`] are not compared,
+    /// nor the payload of a line whose payload is never read (only its
+    /// [`COMPACTION_LINE_FIELDS`]), so that the caller's whole message matches the copy the
+    /// compaction paths read without them.
+    pub fn same_when_compacting(&self, other: &Message) -> bool {
+        let (a, b) = (self, other);
+        // Destructured so that a new typed field is not forgotten here.
+        let Message {
+            line_type,
+            role,
+            content,
+            message,
+            subtype,
+            uuid,
+            is_sidechain,
+            is_meta,
+            is_compact_summary,
+            timestamp,
+            extra: _,
+        } = a;
+        let typed_equal = *line_type == b.line_type
+            && *role == b.role
+            && *content == b.content
+            && *message == b.message
+            && *subtype == b.subtype
+            && *uuid == b.uuid
+            && *is_sidechain == b.is_sidechain
+            && *is_meta == b.is_meta
+            && *is_compact_summary == b.is_compact_summary
+            && *timestamp == b.timestamp;
+        if !typed_equal {
+            return false;
+        }
+        if !payload_is_read(a.line_type(), a.role().map(Role::as_str), a.subtype()) {
+            return true;
+        }
+        let read = |k: &&String| !COMPACTION_UNREAD_FIELDS.contains(&k.as_str());
+        a.extra
+            .iter()
+            .filter(|(k, _)| read(k))
+            .eq(b.extra.iter().filter(|(k, _)| read(k)))
+    }
+
     /// Whether this is a transcript line (has `type`) rather than an API message. A Messages
     /// API response body (`type: "message"` with a `role`) is an API message.
     pub fn is_transcript(&self) -> bool {
@@ -897,6 +941,43 @@ pub const UNREAD_LINE_FIELDS: &[&str] = &[
 /// own objects, or new messages).
 pub const UNREAD_FIELDS: &[&str] = &["toolUseResult"];
 
+/// What a compaction reads of a line whose payload is never read (see [`payload_is_read`]):
+/// its identity. Its session fields are read only from the line a new boundary copies them
+/// from (the last main-chain line, [`session_template`]), which the bindings read again whole.
+pub const COMPACTION_LINE_FIELDS: &[&str] =
+    &["type", "subtype", "uuid", "isSidechain", "timestamp"];
+
+/// Transcript-line fields a compaction never reads, even on the lines whose payload it reads:
+/// [`UNREAD_FIELDS`], the chain links and request ids, Claude Code's own UI state, and the
+/// session fields (read only from the [`session_template`] line, read again whole). Left out of
+/// the text that crosses into the core on the compaction paths (what a compaction returns is
+/// the caller's own objects, or new messages), so that they are neither copied nor parsed.
+pub const COMPACTION_UNREAD_FIELDS: &[&str] = &[
+    "toolUseResult",
+    "parentUuid",
+    "logicalParentUuid",
+    "requestId",
+    "sourceToolAssistantUUID",
+    "thinkingMetadata",
+    "todos",
+    "permissionMode",
+    "userType",
+    "cwd",
+    "sessionId",
+    "version",
+    "gitBranch",
+    "slug",
+];
+
+/// The line a new compact boundary copies its session fields (`cwd`, `sessionId`, …) from:
+/// the last transcript line of the main chain. Judged by typed fields only, so a message
+/// read without its session fields is found as well as a whole one.
+pub fn session_template(messages: &[Message]) -> Option<usize> {
+    messages
+        .iter()
+        .rposition(|m| m.is_transcript() && !m.is_sidechain())
+}
+
 /// Whether the library reads the payload of a message with this transcript `type`, API `role`
 /// and `subtype`: API messages (no `type`, or `type: "message"` with a role), the lines that
 /// are sent (`user`, `assistant`, `attachment`) and compact boundaries. Other lines (progress,
@@ -925,7 +1006,54 @@ pub fn json_type_name(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::payload_is_read;
+    use super::{payload_is_read, session_template, Message, COMPACTION_UNREAD_FIELDS};
+    use serde_json::Value;
+
+    fn line(v: Value) -> Message {
+        Message::from_value(v, "m").unwrap()
+    }
+
+    /// `v` without the fields a compaction does not read, as the compaction paths read it.
+    fn as_compaction_reads(v: &Value) -> Message {
+        let mut v = v.clone();
+        let o = v.as_object_mut().unwrap();
+        o.retain(|k, _| !COMPACTION_UNREAD_FIELDS.contains(&k.as_str()));
+        line(v)
+    }
+
+    #[test]
+    fn a_whole_line_is_the_same_as_what_a_compaction_reads_of_it() {
+        let whole = json!({"parentUuid": "p", "cwd": "/x", "sessionId": "s", "type": "user",
+            "message": {"role": "user", "content": "hi"}, "uuid": "u1", "toolUseResult": {"a": 1},
+            "custom": 7});
+        let read = as_compaction_reads(&whole);
+        assert!(line(whole.clone()).same_when_compacting(&read));
+        assert!(read.same_when_compacting(&line(whole.clone())));
+        // A field a compaction reads (or keeps) tells them apart.
+        let mut other = whole.clone();
+        other["custom"] = json!(8);
+        assert!(!line(other).same_when_compacting(&read));
+        let mut other = whole.clone();
+        other["message"]["content"] = json!("ho");
+        assert!(!line(other).same_when_compacting(&read));
+        // A carried line: its identity decides.
+        let p = json!({"type": "progress", "uuid": "u2", "data": {"big": "x"}});
+        let slim = line(json!({"type": "progress", "uuid": "u2"}));
+        assert!(line(p).same_when_compacting(&slim));
+        assert!(!line(json!({"type": "progress", "uuid": "u3"})).same_when_compacting(&slim));
+    }
+
+    #[test]
+    fn the_session_template_is_the_last_main_chain_line() {
+        let ms = [
+            line(json!({"type": "user", "uuid": "a", "message": {"role": "user", "content": "x"}})),
+            line(json!({"type": "progress", "uuid": "b"})),
+            line(json!({"type": "user", "uuid": "c", "isSidechain": true})),
+            line(json!({"role": "user", "content": "api"})),
+        ];
+        assert_eq!(session_template(&ms), Some(1));
+        assert_eq!(session_template(&ms[3..]), None);
+    }
 
     #[test]
     fn the_payload_of_unsent_lines_is_not_read() {

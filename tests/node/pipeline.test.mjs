@@ -172,6 +172,58 @@ describe('compactConversation: the result and the compacted conversation', () =>
     assert.deepStrictEqual(s.msgs, s.before);
   });
 
+  // The compaction paths read lines without the fields a compaction never reads (session
+  // fields, chain links, toolUseResult, …) and read the last main-chain line again whole: the
+  // boundary's session fields come from that line, whatever its type.
+  test('transcript: the boundary copies every session field of the last main-chain line (read or carried)', async () => {
+    for (const lastType of ['user', 'progress']) {
+      const t = h.transcriptConversation({ rounds: 6 });
+      const last = lastType === 'user'
+        ? { type: 'user', message: { role: 'user', content: 'last words' } }
+        : { type: 'progress', data: { type: 'hook_progress' }, toolUseID: 'x-last' };
+      t.push({
+        parentUuid: t.at(-1).uuid, isSidechain: false, userType: 'external-last', cwd: '/last/cwd',
+        sessionId: 'sess-last', version: '9.9.9', gitBranch: 'last-branch', slug: 'last-slug',
+        ...last, uuid: `u-last-${lastType}`, timestamp: '2026-01-02T00:00:00.000Z',
+      });
+      // A sub-agent line after it is not the template.
+      t.push({ ...t.at(-1), uuid: 'u-side', isSidechain: true, cwd: '/side', sessionId: 'sess-side' });
+      const before = structuredClone(t);
+      for (const run of [
+        () => cc.compactConversation(t, { model: OPUS, summarize: h.recordingSummarizer(h.summaryResponse('S')) }, {}),
+        () => cc.autoCompactIfNeeded(t, { model: OPUS, config: LOW_THRESHOLD, summarize: h.recordingSummarizer(h.summaryResponse('S')) }, { consecutiveFailures: 0 }),
+      ]) {
+        const r = await run();
+        const b = r.boundaryMarker ?? r.compactionResult?.boundaryMarker;
+        assert.ok(b, `${lastType}: a boundary`);
+        assert.deepStrictEqual(
+          [b.userType, b.cwd, b.sessionId, b.version, b.gitBranch, b.slug],
+          ['external-last', '/last/cwd', 'sess-last', '9.9.9', 'last-branch', 'last-slug'],
+          `${lastType}: session fields from the last main-chain line`,
+        );
+      }
+      assert.deepStrictEqual(t, before);
+    }
+  });
+
+  test('transcript: a pinned line that is kept (keepLastUserMessage) is not added again, whatever fields a compaction does not read', async () => {
+    const t = h.transcriptConversation({ rounds: 6 });
+    const pending = {
+      parentUuid: t.at(-1).uuid, isSidechain: false, userType: 'external', cwd: '/home/user/project', sessionId: 'sess-0001',
+      version: '2.0.0', gitBranch: 'main', slug: 's', type: 'user', uuid: 'pending-pinned', timestamp: '2026-01-02T00:00:00.000Z',
+      message: { role: 'user', content: 'PINNED-AND-KEPT: finish the migration.' },
+      toolUseResult: { stdout: 'ui-only data' }, thinkingMetadata: { level: 'high' }, permissionMode: 'default',
+    };
+    t.push(pending);
+    const r = await cc.compactConversation(t, { model: OPUS, pinned: [pending], summarize: h.recordingSummarizer(h.summaryResponse('S')) }, { keepLastUserMessage: true });
+    assert.ok(r.messagesToKeep.includes(pending), 'kept');
+    const post = cc.buildPostCompactMessages(r);
+    assert.equal(JSON.stringify(post).split('PINNED-AND-KEPT').length - 1, 1, 'the pinned line is there exactly once');
+    // Not kept: then it is added once, as the caller's own object.
+    const r2 = await cc.compactConversation(t.slice(0, -1), { model: OPUS, pinned: [pending], summarize: h.recordingSummarizer(h.summaryResponse('S')) }, {});
+    assert.ok(r2.summaryMessages.includes(pending), 'added as the caller\'s object');
+  });
+
   test('transcript-shaped history: transcript output, chained lines, valid, resumable', async () => {
     const t = h.transcriptConversation({ rounds: 10 });
     const before = structuredClone(t);
