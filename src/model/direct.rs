@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -109,9 +109,7 @@ impl<'de> Deserialize<'de> for DirectApi {
                         "role" => role_field(&mut m.role, &mut map, &key)?,
                         "content" => typed(&mut content, &mut map, &key)?,
                         "id" => typed(&mut m.id, &mut map, &key)?,
-                        "usage" => converted(&mut m.usage, &mut map, &key, |v| {
-                            serde_json::from_value::<Usage>(v).ok()
-                        })?,
+                        "usage" => converted(&mut m.usage, &mut map, &key, usage_from)?,
                         _ => unknown(&mut m.extra, &mut map, key)?,
                     }
                 }
@@ -175,50 +173,118 @@ impl<'de> Deserialize<'de> for DirectToolResultContent {
     }
 }
 
-/// A required string field of a block, failing on a repeated key.
-fn required<'de, A: MapAccess<'de>>(
-    slot: &mut Option<String>,
-    map: &mut A,
-) -> Result<(), A::Error> {
-    if slot.is_some() {
-        return Err(de::Error::custom("duplicate field"));
-    }
-    *slot = Some(map.next_value()?);
-    Ok(())
-}
-
 /// A required field that was absent: an error (the caller then takes the established way,
 /// which names it).
 fn present<E: de::Error>(v: Option<String>) -> Result<String, E> {
     v.ok_or_else(|| E::custom("missing field"))
 }
 
-/// The fields after `type` of a typed block of type `ty`.
-fn typed_block<'de, A: MapAccess<'de>>(ty: &str, mut map: A) -> Result<Block, A::Error> {
-    let mut extra = Map::new();
-    // The typed fields each block type has: (first string, second string, nullable value).
-    let mut s1: Option<String> = None;
-    let mut s2: Option<String> = None;
-    let mut value: Nullable<Value> = None;
-    let mut signature: Nullable<String> = None;
-    let mut content: Nullable<DirectToolResultContent> = None;
-    while let Some(key) = map.next_key::<String>()? {
+/// The typed fields of a block being read, by block type: (first string, second string,
+/// nullable value), the thinking signature, a tool result's content, and the unknown fields
+/// in input order.
+#[derive(Default)]
+struct BlockFields {
+    s1: Option<String>,
+    s2: Option<String>,
+    value: Nullable<Value>,
+    signature: Nullable<String>,
+    content: Nullable<DirectToolResultContent>,
+    extra: Map<String, Value>,
+}
+
+/// Fails on a field read twice.
+fn once<T, E: de::Error>(slot: &Option<T>, key: &str) -> Result<(), E> {
+    match slot {
+        Some(_) => Err(E::custom(format_args!("duplicate field `{key}`"))),
+        None => Ok(()),
+    }
+}
+
+impl BlockFields {
+    /// Reads field `key` of a block of type `ty` from `d` into its slot.
+    fn put<'de, D: Deserializer<'de>>(
+        &mut self,
+        ty: &str,
+        key: String,
+        d: D,
+    ) -> Result<(), D::Error> {
         match (ty, key.as_str()) {
             ("text", "text")
             | ("tool_use" | "server_tool_use", "id")
             | ("tool_result", "tool_use_id")
             | ("thinking", "thinking")
-            | ("redacted_thinking", "data") => required(&mut s1, &mut map)?,
-            ("tool_use" | "server_tool_use", "name") => required(&mut s2, &mut map)?,
-            ("tool_use" | "server_tool_use", "input") | ("image" | "document", "source") => {
-                typed(&mut value, &mut map, &key)?
+            | ("redacted_thinking", "data") => {
+                once(&self.s1, &key)?;
+                self.s1 = Some(String::deserialize(d)?);
             }
-            ("thinking", "signature") => typed(&mut signature, &mut map, &key)?,
-            ("tool_result", "content") => typed(&mut content, &mut map, &key)?,
+            ("tool_use" | "server_tool_use", "name") => {
+                once(&self.s2, &key)?;
+                self.s2 = Some(String::deserialize(d)?);
+            }
+            ("tool_use" | "server_tool_use", "input") | ("image" | "document", "source") => {
+                once(&self.value, &key)?;
+                self.value = Some(Option::deserialize(d)?);
+            }
+            ("thinking", "signature") => {
+                once(&self.signature, &key)?;
+                self.signature = Some(Option::deserialize(d)?);
+            }
+            ("tool_result", "content") => {
+                once(&self.content, &key)?;
+                self.content = Some(Option::deserialize(d)?);
+            }
             (_, "type") => return Err(de::Error::custom("duplicate field `type`")),
-            _ => unknown(&mut extra, &mut map, key)?,
+            _ => {
+                let v = Value::deserialize(d)?;
+                if self.extra.insert(key, v).is_some() {
+                    return Err(de::Error::custom("duplicate field"));
+                }
+            }
         }
+        Ok(())
     }
+}
+
+/// One field of a block read from the JSON text into [`BlockFields`].
+struct BlockField<'a> {
+    fields: &'a mut BlockFields,
+    ty: &'a str,
+    key: String,
+}
+
+impl<'de> DeserializeSeed<'de> for BlockField<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        self.fields.put(self.ty, self.key, d)
+    }
+}
+
+/// A typed block of type `ty`: the fields written before `type` (`before`, already read as
+/// JSON values), then the fields after it, read straight from the text.
+fn typed_block<'de, A: MapAccess<'de>>(
+    ty: &str,
+    before: Vec<(String, Value)>,
+    mut map: A,
+) -> Result<Block, A::Error> {
+    let mut f = BlockFields::default();
+    for (key, v) in before {
+        f.put(ty, key, v).map_err(de::Error::custom)?;
+    }
+    while let Some(key) = map.next_key::<String>()? {
+        map.next_value_seed(BlockField {
+            fields: &mut f,
+            ty,
+            key,
+        })?;
+    }
+    let BlockFields {
+        s1,
+        s2,
+        value,
+        signature,
+        content,
+        extra,
+    } = f;
     Ok(match ty {
         "text" => Block::Text(TextBlock {
             text: present(s1)?,
@@ -289,20 +355,29 @@ impl<'de> Deserialize<'de> for DirectBlock {
                 f.write_str("a content block object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DirectBlock, A::Error> {
+                // The fields before `type` (Claude Code writes a tool result's `tool_use_id`
+                // first), read as JSON values until the type is known.
+                let mut before: Vec<(String, Value)> = Vec::new();
                 let mut all = Map::new();
-                if let Some(first) = map.next_key::<String>()? {
-                    if first == "type" {
-                        let v: Value = map.next_value()?;
-                        if let Value::String(ty) = &v {
-                            if is_typed_block(ty) {
-                                return typed_block(ty, map).map(DirectBlock);
-                            }
-                        }
-                        all.insert(first, v);
-                    } else {
-                        all.insert(first, map.next_value()?);
+                while let Some(key) = map.next_key::<String>()? {
+                    if before.iter().any(|(k, _)| *k == key) {
+                        return Err(de::Error::custom("duplicate field"));
                     }
+                    let v: Value = map.next_value()?;
+                    if key != "type" {
+                        before.push((key, v));
+                        continue;
+                    }
+                    if let Value::String(ty) = &v {
+                        if is_typed_block(ty) {
+                            return typed_block(ty, before, map).map(DirectBlock);
+                        }
+                    }
+                    all.extend(before.drain(..));
+                    all.insert(key, v);
+                    break;
                 }
+                all.extend(before);
                 while let Some(key) = map.next_key::<String>()? {
                     unknown(&mut all, &mut map, key)?;
                 }
@@ -339,6 +414,34 @@ fn converted<'de, A: MapAccess<'de>, T>(
     Ok(())
 }
 
+/// A usage object read from its JSON value as the derived reading does (each count a number
+/// or `null`, the other fields kept in order), without its buffering; `None` for anything
+/// else (a count of another JSON type, not an object).
+fn usage_from(v: Value) -> Option<Usage> {
+    let Value::Object(map) = v else {
+        return None;
+    };
+    let mut u = Usage::default();
+    for (k, v) in map {
+        let slot = match k.as_str() {
+            "input_tokens" => &mut u.input_tokens,
+            "cache_creation_input_tokens" => &mut u.cache_creation_input_tokens,
+            "cache_read_input_tokens" => &mut u.cache_read_input_tokens,
+            "output_tokens" => &mut u.output_tokens,
+            _ => {
+                u.extra.insert(k, v);
+                continue;
+            }
+        };
+        *slot = Some(match v {
+            Value::Number(n) => Some(n),
+            Value::Null => None,
+            _ => return None,
+        });
+    }
+    Some(u)
+}
+
 /// A role read as a string.
 fn role_field<'de, A: MapAccess<'de>>(
     slot: &mut Nullable<Role>,
@@ -366,7 +469,7 @@ pub fn message_from_text(text: &str) -> Option<Message> {
 #[cfg(test)]
 mod tests {
     use super::message_from_text;
-    use crate::model::messages::{Block, Content, Message};
+    use crate::model::messages::{Block, Content, Message, Usage};
 
     /// The message the established reading (a JSON value, then [`Message::from_value`])
     /// makes of `text`.
@@ -383,6 +486,9 @@ mod tests {
             r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"out"},{"type":"image","source":null},{"type":"mystery","v":[]}],"is_error":true},{"type":"tool_result","tool_use_id":"t2","content":"plain"},{"type":"tool_result","tool_use_id":"t3","content":null},{"type":"tool_result","tool_use_id":"t4"}]}}"#,
             // `type` not first, unknown and server result types: the value reading.
             r#"{"role":"user","content":[{"text":"late type","type":"text"},{"type":"web_search_tool_result","tool_use_id":"s1","content":[]},{"type":"x_tool_result","content":1},{"type":"compaction","content":"c"}]}"#,
+            // `type` after other fields (Claude Code's tool results), for every typed block
+            // type, with unknown fields before and after it.
+            r#"{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":[{"text":"x","type":"text","cache_control":{"type":"ephemeral"}}],"is_error":false},{"id":"a","z":1,"type":"tool_use","name":"Bash","input":{"c":1},"y":2},{"signature":"s","type":"thinking","thinking":"t"},{"source":{"type":"base64"},"type":"image"},{"data":"d","type":"redacted_thinking"},{"input":null,"name":"n","id":"i","type":"server_tool_use"},{"k":1,"type":"mystery","v":2}]}"#,
             // Empty content and an API message.
             r#"{"role":"assistant","content":[]}"#,
         ] {
@@ -393,6 +499,23 @@ mod tests {
                 serde_json::to_string(&direct).unwrap(),
                 serde_json::to_string(&value).unwrap()
             );
+        }
+    }
+
+    #[test]
+    fn usage_is_read_as_the_derived_reading_reads_it() {
+        for t in [
+            r#"{"input_tokens":1,"x":{"a":[1]},"output_tokens":null,"cache_read_input_tokens":1.5e3,"cache_creation_input_tokens":18446744073709551615,"service_tier":"standard"}"#,
+            r#"{"z":1,"input_tokens":-0}"#,
+            r#"{}"#,
+            r#"{"input_tokens":"1"}"#,
+            r#"{"output_tokens":true}"#,
+            r#"[]"#,
+            r#"5"#,
+        ] {
+            let v: serde_json::Value = serde_json::from_str(t).unwrap();
+            let derived = serde_json::from_value::<Usage>(v.clone()).ok();
+            assert_eq!(super::usage_from(v), derived, "{t}");
         }
     }
 
@@ -408,6 +531,9 @@ mod tests {
             r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":5}]}"#,
             r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text"}]}]}"#,
             r#"{"role":"user","content":["text"]}"#,
+            r#"{"role":"user","content":[{"tool_use_id":"a","tool_use_id":"b","type":"tool_result"}]}"#,
+            r#"{"role":"user","content":[{"text":5,"type":"text"}]}"#,
+            r#"{"role":"user","content":[{"k":1,"k":2,"type":"mystery"}]}"#,
         ] {
             assert!(message_from_text(t).is_none(), "{t}");
         }
