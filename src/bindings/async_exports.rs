@@ -89,6 +89,13 @@ impl Compacted {
 /// How long the async functions read messages before letting the caller's event loop run.
 const SLICE_MS: f64 = 20.0;
 
+/// At most this many messages cross in one batch ([`messages_json_batch`]) …
+const BATCH_MESSAGES: usize = 256;
+
+/// … and a batch stops once about this many bytes of text are written (so that a slice of a
+/// very large session still ends close to [`SLICE_MS`]).
+const BATCH_BYTES: u32 = 1 << 20;
+
 /// [`messages_for_compaction`] for the async functions: the messages cross in slices of
 /// about [`SLICE_MS`], with a turn of the caller's event loop between two, so that an abort
 /// (`signal`) while a large conversation is read takes effect (`ABORTED`) instead of waiting
@@ -103,22 +110,28 @@ pub async fn messages_for_compaction_yielding(
         return Ok(foreign);
     }
     let arr: &Array = messages.unchecked_ref();
-    let mut typed = Vec::with_capacity(arr.length() as usize);
+    let len = arr.length() as usize;
+    let mut typed = Vec::with_capacity(len);
     let mut since = super::env::now_ms();
-    for i in 0..arr.length() as usize {
-        typed.push(typed_message(arr, i, reading, || format!("messages[{i}]"))?);
+    let at = |i: usize| format!("messages[{i}]");
+    let mut i = 0;
+    while i < len {
+        i = read_some(arr, i, len, reading, &mut typed, &at)?;
         if super::env::now_ms() - since >= SLICE_MS {
             super::env::next_turn_of_event_loop().await;
             if super::env::aborted(signal) {
                 return Err(Error::new(
                     ErrorCode::Aborted,
-                    format!("aborted while reading the messages (at messages[{i}])"),
+                    format!(
+                        "aborted while reading the messages (at messages[{}])",
+                        i - 1
+                    ),
                 ));
             }
             since = super::env::now_ms();
         }
     }
-    read_template_whole(arr, &mut typed, &|i| format!("messages[{i}]"))?;
+    read_template_whole(arr, &mut typed, &at)?;
     Ok(Compacted {
         typed,
         foreign: None,
@@ -130,13 +143,50 @@ fn typed_messages(
     reading: Reading,
     at: impl Fn(usize) -> String,
 ) -> crate::Result<Vec<Message>> {
-    let mut typed = (0..arr.length() as usize)
-        .map(|i| typed_message(arr, i, reading, || at(i)))
-        .collect::<crate::Result<Vec<Message>>>()?;
+    let len = arr.length() as usize;
+    let mut typed = Vec::with_capacity(len);
+    let mut i = 0;
+    while i < len {
+        i = read_some(arr, i, len, reading, &mut typed, &at)?;
+    }
     if reading == Reading::Compaction {
         read_template_whole(arr, &mut typed, &at)?;
     }
     Ok(typed)
+}
+
+/// Reads messages `i..` of `arr` (up to `len`, named by `at` in errors) into `typed`: one
+/// batch ([`messages_json_batch`]), then the message the batch stopped at alone (its text
+/// could not be written, the batch was full, or the batch could not be read at all), which
+/// reports what is wrong with it. Returns the index after the last message read.
+fn read_some(
+    arr: &Array,
+    i: usize,
+    len: usize,
+    reading: Reading,
+    typed: &mut Vec<Message>,
+    at: &impl Fn(usize) -> String,
+) -> crate::Result<usize> {
+    let end = len.min(i + BATCH_MESSAGES);
+    let batch = messages_json_batch(arr, i as u32, end as u32, reading, BATCH_BYTES);
+    let done = batch.as_ref().map_or(0, |b| b.count);
+    if let Some(b) = &batch {
+        for k in 0..b.count {
+            let at = || at(i + k);
+            let text = b
+                .get(k)
+                .ok_or_else(|| Error::invalid_message("the text is not valid UTF-8").at(at()))?;
+            typed.push(crate::transforms::transcript::message_from_json_text(
+                text, at,
+            )?);
+        }
+    }
+    let next = i + done;
+    if next < end {
+        typed.push(typed_message(arr, next, reading, || at(next))?);
+        return Ok(next + 1);
+    }
+    Ok(next)
 }
 
 /// After a [`Reading::Compaction`] read: the line a new boundary copies its session fields
@@ -176,7 +226,7 @@ fn typed_message(
             Error::invalid_message(format!("cannot be read as JSON ({why})")).at(at())
         })?
         .ok_or_else(|| Error::invalid_message("expected a message object").at(at()))?;
-    crate::transforms::transcript::message_from_json_text(&text, &at())
+    crate::transforms::transcript::message_from_json_text(&text, at)
 }
 
 /// A pipeline error as a JS `Error` with `code`, keeping the callback's error as `cause`.

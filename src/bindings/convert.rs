@@ -32,6 +32,17 @@ extern "C" {
     fn take_convert_error() -> JsValue;
     #[wasm_bindgen(js_name = jsonBytes, catch)]
     fn json_bytes(m: &JsValue, keys: &JsValue, omit: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = headsOf)]
+    fn heads_of(arr: &JsValue, start: u32, end: u32) -> Option<String>;
+    #[wasm_bindgen(js_name = jsonBatch)]
+    fn json_batch(
+        arr: &JsValue,
+        start: u32,
+        classes: Vec<u8>,
+        keys: &JsValue,
+        omit: &JsValue,
+        max_bytes: u32,
+    ) -> js_sys::Array;
 }
 
 /// What a guarded read of the caller's value threw, as an `INVALID_ARGUMENT` error (the
@@ -99,6 +110,70 @@ pub fn message_json(m: &JsValue, reading: Reading) -> Result<Option<String>, JsV
     Ok(Some(String::from_utf8(buf).map_err(|_| {
         JsValue::from(js_sys::Error::new("the text is not valid UTF-8"))
     })?))
+}
+
+/// The JSON texts of a run of messages read in one crossing (see [`messages_json_batch`]).
+pub struct JsonBatch {
+    /// How many messages were written; the one after them, if the run asked for it, is to be
+    /// read alone ([`message_json`]), which reports what is wrong with it.
+    pub count: usize,
+    /// The texts, one after another.
+    pub text: String,
+    /// Where each message's text ends in `text`.
+    pub ends: Vec<u32>,
+}
+
+impl JsonBatch {
+    /// The text of message `k` of the batch; `None` if the bounds are not character
+    /// boundaries (never, for what `TextEncoder` writes).
+    pub fn get(&self, k: usize) -> Option<&str> {
+        let start = match k {
+            0 => 0,
+            _ => *self.ends.get(k - 1)? as usize,
+        };
+        self.text.get(start..*self.ends.get(k)? as usize)
+    }
+}
+
+/// What [`message_json`] writes of messages `start..end` of the array `arr`, read in two
+/// crossings instead of several per message: their `type`, `role` and `subtype`, from which
+/// Rust decides what is read of each ([`payload_is_read`]), then their texts into one buffer
+/// (at least one message, and no more once about `max_bytes` are written). `None` when
+/// reading an element throws (the caller then reads message by message).
+pub fn messages_json_batch(
+    arr: &JsValue,
+    start: u32,
+    end: u32,
+    reading: Reading,
+    max_bytes: u32,
+) -> Option<JsonBatch> {
+    let heads: Vec<Option<[Option<String>; 3]>> =
+        serde_json::from_str(&heads_of(arr, start, end)?).ok()?;
+    let classes: Vec<u8> = heads
+        .iter()
+        .map(|h| match h {
+            None => 2,
+            Some([t, r, s]) if payload_is_read(t.as_deref(), r.as_deref(), s.as_deref()) => 0,
+            Some(_) => 1,
+        })
+        .collect();
+    let out = MESSAGE_KEYS.with(|k| {
+        let (keep, omit) = match reading {
+            Reading::Whole => &k.whole,
+            Reading::Compaction => &k.compaction,
+        };
+        json_batch(arr, start, classes, keep, omit, max_bytes)
+    });
+    let count = out.get(0).as_f64()? as usize;
+    let bytes: js_sys::Uint8Array = out.get(1).dyn_into().ok()?;
+    let ends: js_sys::Uint32Array = out.get(2).dyn_into().ok()?;
+    let mut buf = vec![0u8; bytes.length() as usize];
+    bytes.copy_to(&mut buf);
+    Some(JsonBatch {
+        count,
+        text: String::from_utf8(buf).ok()?,
+        ends: ends.to_vec(),
+    })
 }
 
 /// The JS strings and key lists [`message_json`] passes, made once.

@@ -138,6 +138,81 @@ export function jsonBytes(m, keys, omit) {
   return buf.subarray(0, written);
 }
 
+// `type`, `role` and `subtype` of messages [start, end) of `arr`, as the JSON text of one
+// [type, role, subtype] triple per message (null for a field that is not a string, or whose
+// getter throws; null for an element that is not an object); null when
+// reading an element throws (the caller then reads message by message). What is read of each
+// message is decided in Rust from these.
+export function headsOf(arr, start, end) {
+  const out = [];
+  try {
+    for (let i = start; i < end; i++) {
+      const m = arr[i];
+      if (m === null || typeof m !== 'object') {
+        out.push(null);
+        continue;
+      }
+      const field = (k) => {
+        try {
+          const v = m[k];
+          return typeof v === 'string' ? v : null;
+        } catch {
+          return null;
+        }
+      };
+      out.push([field('type'), field('role'), field('subtype')]);
+    }
+  } catch {
+    return null;
+  }
+  return JSON.stringify(out);
+}
+
+let batchBytes = new Uint8Array(1 << 16);
+
+// Whether jsonBatch writes anything: tests switch it off to compare with the messages read
+// one by one (tests/node/read-batch.test.mjs imports this module from the package's snippets).
+let batching = true;
+export function setReadBatch(on) {
+  batching = on === true;
+}
+
+// The UTF-8 JSON texts of messages start, start + 1, … of `arr`, one after another in one
+// reused buffer, as jsonBytes writes each: message start + k with the key lists its class
+// `classes[k]` says (0: `omit` left out, 1: only `keys`, 2: as it is). Stops before the
+// first message that cannot be written (its getter or JSON.stringify throws, or it gives no
+// text: the caller reads that one alone and reports it), at the end of `classes`, or once
+// `maxBytes` are written. Returns [count, bytes, ends]: `ends[k]` is where message
+// start + k's text ends in `bytes` (views valid until the next call).
+export function jsonBatch(arr, start, classes, keys, omit, maxBytes) {
+  if (!batching) return [0, new Uint8Array(0), new Uint32Array(0)];
+  const ends = new Uint32Array(classes.length);
+  let at = 0;
+  let n = 0;
+  for (; n < classes.length && (n === 0 || at < maxBytes); n++) {
+    let text;
+    try {
+      const m = arr[start + n];
+      const c = classes[n];
+      text = jsonOf(m, c === 1 ? keys : undefined, c === 0 ? omit : undefined);
+    } catch {
+      break;
+    }
+    if (typeof text !== 'string') break;
+    const need = at + text.length * 3;
+    if (batchBytes.length < need) {
+      const grown = new Uint8Array(Math.max(need, 2 * batchBytes.length));
+      grown.set(batchBytes.subarray(0, at));
+      batchBytes = grown;
+    }
+    at += encoder.encodeInto(text, batchBytes.subarray(at)).written;
+    ends[n] = at;
+  }
+  const bytes = batchBytes.subarray(0, at);
+  if (batchBytes.length > KEPT_BYTES) batchBytes = new Uint8Array(1 << 16);
+  return [n, bytes, ends.subarray(0, n)];
+}
+
 // JSON.stringify of every message of the array `list` (its first `count` elements), as
 // [lines, heads]: `lines` is every text followed by a newline (concatenated as `+=` does),
 // `heads` a Uint8Array holding, per message, the character code of the first character of its

@@ -140,13 +140,13 @@ pub fn replace_lone_surrogates(json: &str) -> String {
 }
 
 /// A message from its JSON text (as `JSON.stringify` writes a caller's message), naming
-/// `location` in errors. The same message, and the same errors, as parsing the text into a
+/// `location()` in errors (made only for an error or the value path). The same message, and the same errors, as parsing the text into a
 /// JSON value and reading that with [`Message::from_value`], which is what happens when the
 /// direct reading cannot be used: an object within the nesting limit is read straight into
 /// the typed message (no intermediate value); anything else (not an object, too deep, a lone
 /// UTF-16 surrogate that JavaScript strings may hold, a carried-through line with a field of
 /// another type, any error) takes the value path, whose errors name what is wrong.
-pub fn message_from_json_text(text: &str, location: &str) -> Result<Message> {
+pub fn message_from_json_text(text: &str, location: impl Fn() -> String) -> Result<Message> {
     if text.starts_with('{') && !text_nested_deeper_than(text, MAX_NESTING) {
         if let Some(m) = crate::model::direct::message_from_text(text) {
             if m.line_type().is_some() || m.role().is_some() {
@@ -154,6 +154,7 @@ pub fn message_from_json_text(text: &str, location: &str) -> Result<Message> {
             }
         }
     }
+    let location = &location();
     let v: Value = serde_json::from_str(text)
         .or_else(|_| serde_json::from_str(&replace_lone_surrogates(text)))
         .map_err(|e| Error::invalid_message(e.to_string()).at(location))?;
@@ -309,7 +310,7 @@ mod json_text_tests {
             r#"{"type":"user","message":null,"isMeta":null}"#,
         ];
         for t in texts {
-            let direct = message_from_json_text(t, "messages[3]").unwrap();
+            let direct = message_from_json_text(t, || "messages[3]".into()).unwrap();
             assert_eq!(direct, by_value(t).unwrap(), "{t}");
             assert_eq!(
                 serde_json::to_string(&direct).unwrap(),
@@ -334,7 +335,7 @@ mod json_text_tests {
             r#"{"role":"user","content":[{"text":"no type"}]}"#,
             deep.as_str(),
         ] {
-            let e = message_from_json_text(t, "messages[3]").unwrap_err();
+            let e = message_from_json_text(t, || "messages[3]".into()).unwrap_err();
             let v = by_value(t).unwrap_err();
             assert_eq!(e.code, ErrorCode::InvalidMessage, "{t}");
             assert_eq!((e.code, &e.message), (v.code, &v.message), "{t}");

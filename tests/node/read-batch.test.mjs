@@ -1,0 +1,177 @@
+// The compaction paths read the caller's messages in batches (`headsOf` + `jsonBatch` in
+// src/bindings/js_convert.js: two crossings per batch instead of several per message). Each
+// case runs twice: with batches, and with them switched off (`setReadBatch(false)`: every
+// message read alone, as before batches existed); the summary request, the result and the
+// errors must be the same, and the input unchanged.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import * as cc from '../../pkg/node.js';
+import * as h from './helpers/support.mjs';
+import { LONG_TRANSCRIPT, readJsonl } from './helpers/support.mjs';
+
+cc.setEnvironmentDefaults({});
+const { OPUS } = h;
+
+// The package's own js_convert.js (the module instance its glue imported).
+const snippets = new URL('../../pkg/snippets/', import.meta.url);
+const convert = await import(new URL(`${readdirSync(snippets)[0]}/src/bindings/js_convert.js`, snippets));
+
+/** What one compactConversation gives, without the ids and times made afresh each call. */
+async function outcome(messages, context = {}) {
+  let request;
+  const summarize = async (r) => {
+    request = r;
+    return h.summaryResponse('BATCH-SUMMARY');
+  };
+  try {
+    const r = await cc.compactConversation(messages, { model: OPUS, summarize, ...context }, {});
+    const fresh = /^(uuid|timestamp|parentUuid|logicalParentUuid)$/;
+    const plain = (v) => JSON.parse(JSON.stringify(v, (k, x) => (fresh.test(k) ? undefined : x)));
+    return {
+      request: plain(request),
+      kept: r.messagesToKeep.map((m) => messages.indexOf(m)),
+      result: plain({ ...r, messagesToKeep: undefined }),
+    };
+  } catch (e) {
+    return { code: e.code, message: e.message };
+  }
+}
+
+/** Each message's JSON text ('!' when it has none): a snapshot that hostile messages allow. */
+function snapshot(messages) {
+  const out = [];
+  for (let i = 0; i < messages.length; i++) {
+    try {
+      out.push(JSON.stringify(messages[i], (k, v) => (typeof v === 'bigint' ? String(v) : v)));
+    } catch {
+      out.push('!');
+    }
+  }
+  return out;
+}
+
+async function bothWays(messages, context) {
+  const before = snapshot(messages);
+  const batched = await outcome(messages, context);
+  convert.setReadBatch(false);
+  let alone;
+  try {
+    alone = await outcome(messages, context);
+  } finally {
+    convert.setReadBatch(true);
+  }
+  assert.deepStrictEqual(batched, alone);
+  assert.deepStrictEqual(snapshot(messages), before, 'input unchanged');
+  return batched;
+}
+
+const long = readJsonl(LONG_TRANSCRIPT);
+const boundaryAt = long.findIndex((l) => l.type === 'system' && l.subtype === 'compact_boundary');
+const beforeBoundary = long.slice(0, boundaryAt);
+
+test('the shared long session (several batches): the same request and result either way', async () => {
+  assert.ok(beforeBoundary.length > 512, 'more than two batches');
+  const r = await bothWays(beforeBoundary);
+  assert.equal(r.code, undefined, r.message);
+  assert.ok(r.request.messages.length > 10);
+});
+
+test('messages larger than a batch, between small ones: the same either way', async () => {
+  const t = h.transcriptConversation({ rounds: 30 });
+  const big = 'é'.repeat(700_000); // 1.4 MB of UTF-8: over the batch's byte limit alone
+  t.splice(40, 0, { type: 'user', uuid: 'big-1', isSidechain: false, message: { role: 'user', content: `BIG ${big}` } });
+  t.splice(41, 0, { type: 'progress', uuid: 'p-big', isSidechain: false, data: { blob: big } });
+  t.splice(120, 0, { type: 'user', uuid: 'big-2', isSidechain: false, message: { role: 'user', content: [{ type: 'text', text: big }] } });
+  const r = await bothWays(t);
+  assert.equal(r.code, undefined, r.message);
+});
+
+test('a message that cannot be read, at a batch edge or inside one: the same error, naming it', async () => {
+  const base = h.transcriptConversation({ rounds: 70 });
+  assert.ok(base.length > 600);
+  const cycle = () => {
+    const m = { type: 'user', message: { role: 'user', content: 'x' } };
+    m.self = m;
+    return m;
+  };
+  const bad = {
+    'toJSON throws': () => ({ type: 'user', toJSON() { throw new Error('no json'); } }),
+    'a cycle': cycle,
+    'a BigInt': () => ({ type: 'user', message: { role: 'user', content: 'x' }, n: 10n }),
+    'a number': () => 42,
+    'null': () => null,
+    'a string': () => 'hello',
+    'a throwing getter on the line type': () => ({ get type() { throw new Error('type getter'); }, message: { role: 'user', content: 'x' } }),
+  };
+  for (const at of [0, 1, 255, 256, 257, 511, base.length - 1]) {
+    for (const [name, make] of Object.entries(bad)) {
+      const msgs = [...base];
+      msgs[at] = make();
+      const r = await bothWays(msgs);
+      // (A getter that throws is met first by the shape check, whose error names the
+      // messages without the index: the same either way.)
+      const where = name.includes('getter') ? /messages/ : new RegExp(`messages\\[${at}\\]`);
+      if (r.code !== undefined) assert.match(r.message, where, `${name} at ${at}`);
+    }
+    // An element whose getter throws, and a hole.
+    const withGetter = [...base];
+    Object.defineProperty(withGetter, at, { get() { throw new Error('element getter'); } });
+    const g = await bothWays(withGetter);
+    assert.equal(g.code, 'INVALID_MESSAGE');
+    assert.match(g.message, /messages\[\d+\]: reading the messages threw: element getter/);
+    const holed = [...base];
+    delete holed[at];
+    const hole = await bothWays(holed);
+    assert.equal(hole.code, 'INVALID_MESSAGE');
+    assert.match(hole.message, new RegExp(`messages\\[${at}\\]`));
+  }
+});
+
+test('an array behind a Proxy, and messages that are class instances: the same either way', async () => {
+  const t = h.transcriptConversation({ rounds: 30 });
+  class Line {
+    constructor(o) {
+      Object.assign(this, o);
+    }
+  }
+  await bothWays(new Proxy(t, {}));
+  await bothWays(t.map((m) => new Line(m)));
+  const r = await bothWays(t.map((m, i) => (i % 7 === 3 ? { ...m, toJSON() { return { ...this, toJSON: undefined }; } } : m)));
+  assert.equal(r.code, undefined, r.message);
+});
+
+test('the synchronous readers (previewCompaction, the Compactor, toApiMessages) read in batches too: the same either way', async () => {
+  const twice = async (f) => {
+    const a = await f();
+    convert.setReadBatch(false);
+    try {
+      assert.deepStrictEqual(await f(), a);
+    } finally {
+      convert.setReadBatch(true);
+    }
+    return a;
+  };
+  const p = await twice(() => cc.previewCompaction(beforeBoundary, { model: OPUS }));
+  assert.ok(p.tokensBefore > 0);
+  await twice(() => JSON.stringify(cc.toApiMessages(beforeBoundary)));
+  await twice(async () => {
+    let request;
+    const c = new cc.Compactor({ model: OPUS, messages: beforeBoundary, summarize: async (r) => ((request = r), h.summaryResponse('C')) });
+    const r = await c.compact();
+    return [JSON.stringify(request), r.preCompactTokenCount, r.postCompactTokenCount];
+  });
+  // An error met by a synchronous reader names the message, either way.
+  const bad = [...beforeBoundary];
+  bad[300] = { type: 'user', toJSON() { throw new Error('no json'); } };
+  const e = await twice(async () => {
+    try {
+      await cc.previewCompaction(bad, { model: OPUS });
+      return 'no error';
+    } catch (x) {
+      return [x.code, x.message];
+    }
+  });
+  assert.equal(e[0], 'INVALID_MESSAGE');
+  assert.match(e[1], /messages\[300\]/);
+});
