@@ -596,6 +596,37 @@ describe('abort: ABORTED at every step, input unchanged', () => {
     assertUntouched(s);
   });
 
+  // Where there is no setImmediate (browsers, Deno, workers), the pauses between a
+  // compaction's steps are MessageChannel messages, not setTimeout 0 (which browsers clamp to
+  // 4 ms after five nested levels): a compaction completes, and an abort from a timer lands.
+  test('without setImmediate: pauses are MessageChannel messages; a timer\'s abort still lands', T, async () => {
+    const saved = globalThis.setImmediate;
+    const RealChannel = globalThis.MessageChannel;
+    let channels = 0;
+    globalThis.MessageChannel = class extends RealChannel {
+      constructor() {
+        super();
+        channels++;
+      }
+    };
+    delete globalThis.setImmediate;
+    try {
+      const s = setup({ rounds: 6 });
+      const r = await cc.compactConversation(s.msgs, { model: OPUS, summarize: h.recordingSummarizer(h.summaryResponse('S')), readFileState: s.rfs }, {});
+      assert.match(JSON.stringify(r.summaryMessages[0]), /S/);
+      assert.ok(channels >= 5, `the pauses used MessageChannel (${channels})`);
+      const s2 = setup({ rounds: 6 });
+      const ac = new AbortController();
+      const summarize = () => new Promise((res) => setTimeout(() => res(h.summaryResponse('late')), 50));
+      setTimeout(() => ac.abort(), 10);
+      await h.rejectsWithCode(cc.compactConversation(s2.msgs, { model: OPUS, summarize, signal: ac.signal, readFileState: s2.rfs }, {}), 'ABORTED');
+      assertUntouched(s2);
+    } finally {
+      globalThis.setImmediate = saved;
+      globalThis.MessageChannel = RealChannel;
+    }
+  });
+
   test('abort with a custom reason still reports ABORTED', T, async () => {
     const s = setup({ rounds: 6 });
     const ac = new AbortController();
