@@ -79,7 +79,7 @@ fn time_each_pass() {
     let msgs = time("read (message_from_json_text)", 15, || {
         texts
             .iter()
-            .map(|t| message_from_json_text(t, || "m".into()).unwrap())
+            .map(|t| message_from_json_text(t, &|| "m".into()).unwrap())
             .collect::<Vec<_>>()
     });
     time("depth check", 15, || {
@@ -98,7 +98,7 @@ fn time_each_pass() {
         drop(
             texts
                 .iter()
-                .map(|t| message_from_json_text(t, || "m".into()).unwrap())
+                .map(|t| message_from_json_text(t, &|| "m".into()).unwrap())
                 .collect::<Vec<_>>(),
         )
     });

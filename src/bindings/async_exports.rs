@@ -55,7 +55,7 @@ fn foreign_for_compaction(
         return Ok(None);
     }
     let (list, origin) = super::js_view::anthropic_form(messages)?;
-    let typed = typed_messages(&list, reading, |k| {
+    let typed = typed_messages(&list, reading, &|k| {
         format!("messages[{}]", origin.get(k).copied().unwrap_or(0))
     })?;
     Ok(Some(Compacted {
@@ -74,7 +74,7 @@ pub fn messages_for_compaction(
     }
     let arr: &Array = messages.unchecked_ref();
     Ok(Compacted {
-        typed: typed_messages(arr, reading, |i| format!("messages[{i}]"))?,
+        typed: typed_messages(arr, reading, &|i| format!("messages[{i}]"))?,
         foreign: None,
     })
 }
@@ -141,7 +141,7 @@ pub async fn messages_for_compaction_yielding(
 fn typed_messages(
     arr: &Array,
     reading: Reading,
-    at: impl Fn(usize) -> String,
+    at: &dyn Fn(usize) -> String,
 ) -> crate::Result<Vec<Message>> {
     let len = arr.length() as usize;
     let mut typed = Vec::with_capacity(len);
@@ -156,35 +156,33 @@ fn typed_messages(
 }
 
 /// Reads messages `i..` of `arr` (up to `len`, named by `at` in errors) into `typed`: one
-/// batch ([`messages_json_batch`]), then the message the batch stopped at alone (its text
-/// could not be written, the batch was full, or the batch could not be read at all), which
-/// reports what is wrong with it. Returns the index after the last message read.
+/// batch ([`messages_json_batch`]); the message it stopped at, if it could not be written,
+/// is an error naming it. Returns the index after the last message read.
 fn read_some(
     arr: &Array,
     i: usize,
     len: usize,
     reading: Reading,
     typed: &mut Vec<Message>,
-    at: &impl Fn(usize) -> String,
+    at: &dyn Fn(usize) -> String,
 ) -> crate::Result<usize> {
     let end = len.min(i + BATCH_MESSAGES);
-    let batch = messages_json_batch(arr, i as u32, end as u32, reading, BATCH_BYTES);
-    let done = batch.as_ref().map_or(0, |b| b.count);
-    if let Some(b) = &batch {
-        for k in 0..b.count {
-            let at = || at(i + k);
-            let text = b
-                .get(k)
-                .ok_or_else(|| Error::invalid_message("the text is not valid UTF-8").at(at()))?;
-            typed.push(crate::transforms::transcript::message_from_json_text(
-                text, at,
-            )?);
-        }
+    let b = messages_json_batch(arr, i as u32, end as u32, reading, BATCH_BYTES);
+    for k in 0..b.count {
+        let at = || at(i + k);
+        let text = b
+            .get(k)
+            .ok_or_else(|| Error::invalid_message("the text is not valid UTF-8").at(at()))?;
+        typed.push(crate::transforms::transcript::message_from_json_text(
+            text, &at,
+        )?);
     }
-    let next = i + done;
-    if next < end {
-        typed.push(typed_message(arr, next, reading, || at(next))?);
-        return Ok(next + 1);
+    let next = i + b.count;
+    if let Some(e) = b.stop_error(&|| at(next)) {
+        return Err(e);
+    }
+    if b.count == 0 {
+        return Err(Error::invalid_message("the text is not valid UTF-8").at(at(next)));
     }
     Ok(next)
 }
@@ -194,39 +192,25 @@ fn read_some(
 fn read_template_whole(
     arr: &Array,
     typed: &mut [Message],
-    at: &impl Fn(usize) -> String,
+    at: &dyn Fn(usize) -> String,
 ) -> crate::Result<()> {
     if let Some(i) = session_template(typed) {
-        typed[i] = typed_message(arr, i, Reading::Whole, || at(i))?;
+        typed[i] = typed_message(arr, i, Reading::Whole, &|| at(i))?;
     }
     Ok(())
 }
 
-/// Message `i` of `arr` (named by `at` in errors) as a typed message: its JSON text (see
-/// [`message_json`]) read by the core
-/// ([`message_from_json_text`](crate::transforms::transcript::message_from_json_text)).
+/// Message `i` of `arr` (named by `at` in errors) as a typed message: a batch of one.
 fn typed_message(
     arr: &Array,
     i: usize,
     reading: Reading,
-    at: impl Fn() -> String,
+    at: &dyn Fn() -> String,
 ) -> crate::Result<Message> {
-    // Read through Reflect: a getter or Proxy that throws is an error, not a throw across
-    // WebAssembly.
-    let m = Reflect::get_u32(arr, i as u32).map_err(|e| {
-        super::errors::set_cause(e);
-        Error::invalid_message("reading the message threw").at(at())
-    })?;
-    let text = message_json(&m, reading)
-        .map_err(|e| {
-            let why = e
-                .dyn_ref::<js_sys::Error>()
-                .and_then(|e| e.message().as_string())
-                .unwrap_or_else(|| "not serializable".into());
-            Error::invalid_message(format!("cannot be read as JSON ({why})")).at(at())
-        })?
-        .ok_or_else(|| Error::invalid_message("expected a message object").at(at()))?;
-    crate::transforms::transcript::message_from_json_text(&text, at)
+    let mut one = Vec::with_capacity(1);
+    read_some(arr, i, i + 1, reading, &mut one, &|_| at())?;
+    one.pop()
+        .ok_or_else(|| Error::invalid_message("expected a message object").at(at()))
 }
 
 /// A pipeline error as a JS `Error` with `code`, keeping the callback's error as `cause`.

@@ -30,10 +30,8 @@ extern "C" {
     fn deeper_than_js(v: &JsValue, limit: u32) -> bool;
     #[wasm_bindgen(js_name = takeConvertError)]
     fn take_convert_error() -> JsValue;
-    #[wasm_bindgen(js_name = jsonBytes, catch)]
-    fn json_bytes(m: &JsValue, keys: &JsValue, omit: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = headsOf)]
-    fn heads_of(arr: &JsValue, start: u32, end: u32) -> Option<String>;
+    fn heads_of(arr: &JsValue, start: u32, end: u32) -> String;
     #[wasm_bindgen(js_name = jsonBatch)]
     fn json_batch(
         arr: &JsValue,
@@ -60,7 +58,7 @@ fn convert_failure() -> Option<Error> {
     Some(Error::invalid_argument(format!("reading it threw: {why}")))
 }
 
-/// Which fields of a message cross into the core (see [`message_json`]).
+/// Which fields of a message cross into the core (see [`messages_json_batch`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Reading {
     /// Everything the library reads anywhere: the message without [`UNREAD_FIELDS`], or a
@@ -72,55 +70,28 @@ pub enum Reading {
     Compaction,
 }
 
-/// The JSON text of what the core reads of message `m` (`reading` says which fields): `m`
-/// itself without the fields nothing reads, or, for a line whose payload is never read
-/// ([`payload_is_read`]), only its identity fields (picked and written in one call into JS, so
-/// a large payload is neither copied nor written). The text
-/// crosses as UTF-8 bytes written by the engine's `TextEncoder` (one native pass, then one
-/// copy), not character by character. `Ok(None)` when `JSON.stringify` gives no text (a
-/// function, `undefined`); `Err` is what it threw (a cycle, a `BigInt`, a throwing getter
-/// or `toJSON`).
-pub fn message_json(m: &JsValue, reading: Reading) -> Result<Option<String>, JsValue> {
-    let (keys, omit) = if m.is_object() {
-        MESSAGE_KEYS.with(|k| {
-            let text = |key: &JsValue| Reflect::get(m, key).ok().and_then(|v| v.as_string());
-            let [t, r, s] = &k.names;
-            let (line_type, role, subtype) = (text(t), text(r), text(s));
-            let lists = match reading {
-                Reading::Whole => &k.whole,
-                Reading::Compaction => &k.compaction,
-            };
-            if payload_is_read(line_type.as_deref(), role.as_deref(), subtype.as_deref()) {
-                (JsValue::UNDEFINED, lists.1.clone())
-            } else {
-                (lists.0.clone(), JsValue::UNDEFINED)
-            }
-        })
-    } else {
-        (JsValue::UNDEFINED, JsValue::UNDEFINED)
-    };
-    let bytes = json_bytes(m, &keys, &omit)?;
-    if bytes.is_null() {
-        return Ok(None);
-    }
-    let bytes: &js_sys::Uint8Array = bytes.unchecked_ref();
-    let mut buf = vec![0u8; bytes.length() as usize];
-    bytes.copy_to(&mut buf);
-    // TextEncoder writes valid UTF-8 (lone surrogates are escaped by JSON.stringify).
-    Ok(Some(String::from_utf8(buf).map_err(|_| {
-        JsValue::from(js_sys::Error::new("the text is not valid UTF-8"))
-    })?))
+/// Why a batch ([`messages_json_batch`]) stopped before the message after its last one.
+pub enum Stop {
+    /// That message was not asked for (the run's end, or the batch was full).
+    NotAsked,
+    /// Reading it from the array threw (what was thrown is kept as the error's cause).
+    ReadThrew,
+    /// `JSON.stringify` of it threw (a cycle, a `BigInt`, a getter or `toJSON` that throws).
+    JsonThrew,
+    /// It has no JSON text (`undefined`, a function, a hole).
+    NoText,
 }
 
 /// The JSON texts of a run of messages read in one crossing (see [`messages_json_batch`]).
 pub struct JsonBatch {
-    /// How many messages were written; the one after them, if the run asked for it, is to be
-    /// read alone ([`message_json`]), which reports what is wrong with it.
+    /// How many messages were written.
     pub count: usize,
     /// The texts, one after another.
     pub text: String,
     /// Where each message's text ends in `text`.
     pub ends: Vec<u32>,
+    /// Why the message after them was not written.
+    pub stop: Stop,
 }
 
 impl JsonBatch {
@@ -133,30 +104,82 @@ impl JsonBatch {
         };
         self.text.get(start..*self.ends.get(k)? as usize)
     }
+
+    /// The error for the message the batch stopped at (named `at`), when it stopped at one.
+    pub fn stop_error(&self, at: &dyn Fn() -> String) -> Option<Error> {
+        let why = || {
+            let e = take_convert_error();
+            let why = e
+                .dyn_ref::<js_sys::Error>()
+                .and_then(|x| x.message().as_string())
+                .unwrap_or_else(|| "not serializable".into());
+            super::errors::set_cause(e);
+            why
+        };
+        let e = match self.stop {
+            Stop::NotAsked => return None,
+            Stop::ReadThrew => {
+                why();
+                Error::invalid_message("reading the message threw")
+            }
+            Stop::JsonThrew => {
+                Error::invalid_message(format!("cannot be read as JSON ({})", why()))
+            }
+            Stop::NoText => Error::invalid_message("expected a message object"),
+        };
+        Some(e.at(at()))
+    }
 }
 
-/// What [`message_json`] writes of messages `start..end` of the array `arr`, read in two
-/// crossings instead of several per message: their `type`, `role` and `subtype`, from which
-/// Rust decides what is read of each ([`payload_is_read`]), then their texts into one buffer
-/// (at least one message, and no more once about `max_bytes` are written). `None` when
-/// reading an element throws (the caller then reads message by message).
+/// What is read of each message whose `type`, `role` and `subtype` `headsOf` wrote: 0 the
+/// message without the fields nothing reads, 1 only a carried line's fields, 2 the value as
+/// it is (not an object). `None` for a text `headsOf` does not write.
+fn read_classes(heads: &str) -> Option<Vec<u8>> {
+    heads
+        .split('\u{1e}')
+        .map(|entry| {
+            if entry == "\u{2}" {
+                return Some(2);
+            }
+            let mut fields = entry.split('\u{1f}');
+            let mut next = || {
+                let f = fields.next()?;
+                Some((f != "\u{0}").then_some(f))
+            };
+            let (t, r, s) = (next()?, next()?, next()?);
+            if fields.next().is_some() {
+                return None;
+            }
+            Some(if payload_is_read(t, r, s) { 0 } else { 1 })
+        })
+        .collect()
+}
+
+/// The JSON texts of what the core reads of messages `start..end` of the array `arr`
+/// (`reading` says which fields), in two crossings instead of several per message: their
+/// `type`, `role` and `subtype`, from which Rust decides what is read of each (the message
+/// without the fields nothing reads or, for a line whose payload is never read
+/// ([`payload_is_read`]), only its identity fields, picked in JS so that a large payload is
+/// neither copied nor written); then their texts, as UTF-8 written by the engine's
+/// `TextEncoder` into one buffer copied once. At least one message is asked for, and no more
+/// once about `max_bytes` are written; a message whose head could not be read is read alone,
+/// without the fields nothing reads.
 pub fn messages_json_batch(
     arr: &JsValue,
     start: u32,
     end: u32,
     reading: Reading,
     max_bytes: u32,
-) -> Option<JsonBatch> {
-    let heads: Vec<Option<[Option<String>; 3]>> =
-        serde_json::from_str(&heads_of(arr, start, end)?).ok()?;
-    let classes: Vec<u8> = heads
-        .iter()
-        .map(|h| match h {
-            None => 2,
-            Some([t, r, s]) if payload_is_read(t.as_deref(), r.as_deref(), s.as_deref()) => 0,
-            Some(_) => 1,
-        })
-        .collect();
+) -> JsonBatch {
+    let heads = heads_of(arr, start, end);
+    let mut classes = if heads.is_empty() {
+        Vec::new()
+    } else {
+        read_classes(&heads).unwrap_or_default()
+    };
+    if classes.is_empty() {
+        classes.push(0);
+    }
     let out = MESSAGE_KEYS.with(|k| {
         let (keep, omit) = match reading {
             Reading::Whole => &k.whole,
@@ -164,22 +187,32 @@ pub fn messages_json_batch(
         };
         json_batch(arr, start, classes, keep, omit, max_bytes)
     });
-    let count = out.get(0).as_f64()? as usize;
-    let bytes: js_sys::Uint8Array = out.get(1).dyn_into().ok()?;
-    let ends: js_sys::Uint32Array = out.get(2).dyn_into().ok()?;
+    let count = out.get(0).as_f64().unwrap_or(0.0) as usize;
+    let bytes: js_sys::Uint8Array = out.get(1).unchecked_into();
+    let ends: js_sys::Uint32Array = out.get(2).unchecked_into();
     let mut buf = vec![0u8; bytes.length() as usize];
     bytes.copy_to(&mut buf);
-    Some(JsonBatch {
-        count,
-        text: String::from_utf8(buf).ok()?,
-        ends: ends.to_vec(),
-    })
+    let stop = match out.get(3).as_f64() {
+        Some(1.0) => Stop::ReadThrew,
+        Some(2.0) => Stop::JsonThrew,
+        Some(3.0) => Stop::NoText,
+        _ => Stop::NotAsked,
+    };
+    // TextEncoder writes valid UTF-8; anything else is no text at all.
+    let (text, ends) = match String::from_utf8(buf) {
+        Ok(t) => (t, ends.to_vec()),
+        Err(_) => (String::new(), Vec::new()),
+    };
+    JsonBatch {
+        count: count.min(ends.len()),
+        text,
+        ends,
+        stop,
+    }
 }
 
-/// The JS strings and key lists [`message_json`] passes, made once.
+/// The key lists [`messages_json_batch`] passes, made once.
 struct MessageKeys {
-    /// `type`, `role` and `subtype`.
-    names: [JsValue; 3],
     /// [`Reading::Whole`]: (the keys kept of a carried line, the keys left out of others).
     whole: (JsValue, JsValue),
     /// [`Reading::Compaction`]: the same.
@@ -195,7 +228,6 @@ fn js_list(keys: &[&str]) -> JsValue {
 
 thread_local! {
     static MESSAGE_KEYS: MessageKeys = MessageKeys {
-        names: ["type", "role", "subtype"].map(JsValue::from_str),
         whole: (js_list(UNREAD_LINE_FIELDS), js_list(UNREAD_FIELDS)),
         compaction: (js_list(COMPACTION_LINE_FIELDS), js_list(COMPACTION_UNREAD_FIELDS)),
     };

@@ -95,6 +95,7 @@ export function deeperThan(v, limit) {
 // messages are read whole and which keys are kept is decided in Rust (convert.rs). Throws what
 // JSON.stringify throws (the caller catches it).
 export function jsonOf(m, keys, omit) {
+  if (m === null || typeof m !== 'object') return JSON.stringify(m);
   if (keys === undefined) {
     // Without the fields nothing reads (`omit`), when `m` has one: a shallow copy of its own
     // enumerable keys in their order, as JSON.stringify would write them. An object with its
@@ -118,87 +119,91 @@ export function jsonOf(m, keys, omit) {
 }
 
 const encoder = new TextEncoder();
-// A reused buffer for jsonBytes (at most KEPT_BYTES are kept between calls).
+// The largest batch buffer kept between calls.
 const KEPT_BYTES = 1 << 22;
-let scratch = new Uint8Array(1 << 16);
 
-// The UTF-8 bytes of jsonOf(m, keys) as a view of a reused buffer, valid until the next call
-// (the Rust side copies them at once); null when JSON.stringify gives no text. TextEncoder
-// writes the text in one native pass (JSON.stringify has already escaped lone surrogates).
-export function jsonBytes(m, keys, omit) {
-  const text = jsonOf(m, keys, omit);
-  if (typeof text !== 'string') return null;
-  const need = text.length * 3;
-  let buf = scratch;
-  if (buf.length < need) {
-    buf = new Uint8Array(Math.max(need, 2 * buf.length));
-    if (buf.length <= KEPT_BYTES) scratch = buf;
-  }
-  const { written } = encoder.encodeInto(text, buf);
-  return buf.subarray(0, written);
-}
-
-// `type`, `role` and `subtype` of messages [start, end) of `arr`, as the JSON text of one
-// [type, role, subtype] triple per message (null for a field that is not a string, or whose
-// getter throws; null for an element that is not an object); null when
-// reading an element throws (the caller then reads message by message). What is read of each
-// message is decided in Rust from these.
+// `type`, `role` and `subtype` of messages [start, end) of `arr`, as one string: per message
+// (separated by U+001E) either U+0002 (not an object) or the three fields separated by
+// U+001F, each the field's string or U+0000 (not a string, or its getter throws). It stops
+// before an element whose reading throws or whose fields hold one of those separators (the
+// caller reads that one whole). What is read of each message is decided in Rust from these.
+const HEAD_SEPARATORS = /[\u0000\u0002\u001e\u001f]/;
 export function headsOf(arr, start, end) {
-  const out = [];
-  try {
-    for (let i = start; i < end; i++) {
+  let out = '';
+  for (let i = start; i < end; i++) {
+    let head = '';
+    try {
       const m = arr[i];
-      if (m === null || typeof m !== 'object') {
-        out.push(null);
-        continue;
-      }
-      const field = (k) => {
-        try {
-          const v = m[k];
-          return typeof v === 'string' ? v : null;
-        } catch {
-          return null;
+      if (m === null || typeof m !== 'object') head = '\u0002';
+      else {
+        for (let k = 0; k < 3; k++) {
+          let v;
+          try {
+            v = m[k === 0 ? 'type' : k === 1 ? 'role' : 'subtype'];
+          } catch {
+            v = undefined;
+          }
+          if (k > 0) head += '\u001f';
+          if (typeof v !== 'string') head += '\u0000';
+          else if (HEAD_SEPARATORS.test(v)) return out;
+          else head += v;
         }
-      };
-      out.push([field('type'), field('role'), field('subtype')]);
+      }
+    } catch {
+      return out;
     }
-  } catch {
-    return null;
+    out += i > start ? '\u001e' + head : head;
   }
-  return JSON.stringify(out);
+  return out;
 }
 
 let batchBytes = new Uint8Array(1 << 16);
 
-// Whether jsonBatch writes anything: tests switch it off to compare with the messages read
-// one by one (tests/node/read-batch.test.mjs imports this module from the package's snippets).
+// Whether jsonBatch writes more than one message per call: tests switch batches off to
+// compare with the messages read one by one (tests/node/read-batch.test.mjs imports this
+// module from the package's snippets).
 let batching = true;
 export function setReadBatch(on) {
   batching = on === true;
 }
 
 // The UTF-8 JSON texts of messages start, start + 1, … of `arr`, one after another in one
-// reused buffer, as jsonBytes writes each: message start + k with the key lists its class
-// `classes[k]` says (0: `omit` left out, 1: only `keys`, 2: as it is). Stops before the
-// first message that cannot be written (its getter or JSON.stringify throws, or it gives no
-// text: the caller reads that one alone and reports it), at the end of `classes`, or once
-// `maxBytes` are written. Returns [count, bytes, ends]: `ends[k]` is where message
-// start + k's text ends in `bytes` (views valid until the next call).
+// reused buffer: message start + k with the key lists its class `classes[k]` says (0: `omit`
+// left out, 1: only `keys`; a value that is not an object as it is). TextEncoder writes each
+// text in one native pass (JSON.stringify has already escaped lone surrogates). Stops at the
+// end of `classes`, once `maxBytes` are written, or at the first message that cannot be
+// written. Returns [count, bytes, ends, stop]: `ends[k]` is where message start + k's text
+// ends in `bytes` (views valid until the next call); `stop` says why message start + count
+// was not written: 0 it was not asked for, 1 reading it threw, 2 JSON.stringify threw, 3 it
+// has no JSON text (the error thrown is kept for takeConvertError).
 export function jsonBatch(arr, start, classes, keys, omit, maxBytes) {
-  if (!batching) return [0, new Uint8Array(0), new Uint32Array(0)];
-  const ends = new Uint32Array(classes.length);
+  const asked = batching ? classes.length : 1;
+  const ends = new Uint32Array(asked);
   let at = 0;
   let n = 0;
-  for (; n < classes.length && (n === 0 || at < maxBytes); n++) {
-    let text;
+  let stop = 0;
+  for (; n < asked && (n === 0 || at < maxBytes); n++) {
+    let m;
     try {
-      const m = arr[start + n];
-      const c = classes[n];
-      text = jsonOf(m, c === 1 ? keys : undefined, c === 0 ? omit : undefined);
-    } catch {
+      m = arr[start + n];
+    } catch (e) {
+      failed(e);
+      stop = 1;
       break;
     }
-    if (typeof text !== 'string') break;
+    let text;
+    try {
+      const c = classes[n];
+      text = jsonOf(m, c === 1 ? keys : undefined, c === 0 ? omit : undefined);
+    } catch (e) {
+      failed(e);
+      stop = 2;
+      break;
+    }
+    if (typeof text !== 'string') {
+      stop = 3;
+      break;
+    }
     const need = at + text.length * 3;
     if (batchBytes.length < need) {
       const grown = new Uint8Array(Math.max(need, 2 * batchBytes.length));
@@ -210,7 +215,7 @@ export function jsonBatch(arr, start, classes, keys, omit, maxBytes) {
   }
   const bytes = batchBytes.subarray(0, at);
   if (batchBytes.length > KEPT_BYTES) batchBytes = new Uint8Array(1 << 16);
-  return [n, bytes, ends.subarray(0, n)];
+  return [n, bytes, ends.subarray(0, n), stop];
 }
 
 // JSON.stringify of every message of the array `list` (its first `count` elements), as

@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -192,71 +192,70 @@ struct BlockFields {
     extra: Map<String, Value>,
 }
 
-/// Fails on a field read twice.
-fn once<T, E: de::Error>(slot: &Option<T>, key: &str) -> Result<(), E> {
-    match slot {
-        Some(_) => Err(E::custom(format_args!("duplicate field `{key}`"))),
-        None => Ok(()),
+/// Where field `key` of a block of type `ty` goes.
+#[derive(Clone, Copy, PartialEq)]
+enum Slot {
+    /// The first required string (`text`, `id`, `tool_use_id`, `thinking`, `data`).
+    S1,
+    /// The second required string (a tool use's `name`).
+    S2,
+    /// The nullable JSON value (`input`, `source`).
+    Value,
+    /// A thinking block's `signature`.
+    Signature,
+    /// A tool result's `content`.
+    Content,
+    /// A second `type`.
+    Type,
+    /// An unknown field.
+    Extra,
+}
+
+fn slot(ty: &str, key: &str) -> Slot {
+    match (ty, key) {
+        ("text", "text")
+        | ("tool_use" | "server_tool_use", "id")
+        | ("tool_result", "tool_use_id")
+        | ("thinking", "thinking")
+        | ("redacted_thinking", "data") => Slot::S1,
+        ("tool_use" | "server_tool_use", "name") => Slot::S2,
+        ("tool_use" | "server_tool_use", "input") | ("image" | "document", "source") => Slot::Value,
+        ("thinking", "signature") => Slot::Signature,
+        ("tool_result", "content") => Slot::Content,
+        (_, "type") => Slot::Type,
+        _ => Slot::Extra,
     }
 }
 
 impl BlockFields {
-    /// Reads field `key` of a block of type `ty` from `d` into its slot.
-    fn put<'de, D: Deserializer<'de>>(
-        &mut self,
-        ty: &str,
-        key: String,
-        d: D,
-    ) -> Result<(), D::Error> {
-        match (ty, key.as_str()) {
-            ("text", "text")
-            | ("tool_use" | "server_tool_use", "id")
-            | ("tool_result", "tool_use_id")
-            | ("thinking", "thinking")
-            | ("redacted_thinking", "data") => {
-                once(&self.s1, &key)?;
-                self.s1 = Some(String::deserialize(d)?);
-            }
-            ("tool_use" | "server_tool_use", "name") => {
-                once(&self.s2, &key)?;
-                self.s2 = Some(String::deserialize(d)?);
-            }
-            ("tool_use" | "server_tool_use", "input") | ("image" | "document", "source") => {
-                once(&self.value, &key)?;
-                self.value = Some(Option::deserialize(d)?);
-            }
-            ("thinking", "signature") => {
-                once(&self.signature, &key)?;
-                self.signature = Some(Option::deserialize(d)?);
-            }
-            ("tool_result", "content") => {
-                once(&self.content, &key)?;
-                self.content = Some(Option::deserialize(d)?);
-            }
-            (_, "type") => return Err(de::Error::custom("duplicate field `type`")),
-            _ => {
-                let v = Value::deserialize(d)?;
+    /// A field written before `type`, already read as a JSON value: a required string or an
+    /// unknown field is taken; anything else (another typed field, a repeat) is an error,
+    /// after which the message is read the established way.
+    fn put_before(&mut self, ty: &str, key: String, v: Value) -> Result<(), &'static str> {
+        match (slot(ty, &key), v) {
+            (Slot::S1, Value::String(t)) if self.s1.is_none() => self.s1 = Some(t),
+            (Slot::S2, Value::String(t)) if self.s2.is_none() => self.s2 = Some(t),
+            (Slot::Extra, v) => {
                 if self.extra.insert(key, v).is_some() {
-                    return Err(de::Error::custom("duplicate field"));
+                    return Err("duplicate field");
                 }
             }
+            _ => return Err("a typed field before `type`"),
         }
         Ok(())
     }
 }
 
-/// One field of a block read from the JSON text into [`BlockFields`].
-struct BlockField<'a> {
-    fields: &'a mut BlockFields,
-    ty: &'a str,
-    key: String,
-}
-
-impl<'de> DeserializeSeed<'de> for BlockField<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        self.fields.put(self.ty, self.key, d)
+/// A required string field of a block, failing on a repeated key.
+fn required<'de, A: MapAccess<'de>>(
+    slot: &mut Option<String>,
+    map: &mut A,
+) -> Result<(), A::Error> {
+    if slot.is_some() {
+        return Err(de::Error::custom("duplicate field"));
     }
+    *slot = Some(map.next_value()?);
+    Ok(())
 }
 
 /// A typed block of type `ty`: the fields written before `type` (`before`, already read as
@@ -268,14 +267,18 @@ fn typed_block<'de, A: MapAccess<'de>>(
 ) -> Result<Block, A::Error> {
     let mut f = BlockFields::default();
     for (key, v) in before {
-        f.put(ty, key, v).map_err(de::Error::custom)?;
+        f.put_before(ty, key, v).map_err(de::Error::custom)?;
     }
     while let Some(key) = map.next_key::<String>()? {
-        map.next_value_seed(BlockField {
-            fields: &mut f,
-            ty,
-            key,
-        })?;
+        match slot(ty, &key) {
+            Slot::S1 => required(&mut f.s1, &mut map)?,
+            Slot::S2 => required(&mut f.s2, &mut map)?,
+            Slot::Value => typed(&mut f.value, &mut map, &key)?,
+            Slot::Signature => typed(&mut f.signature, &mut map, &key)?,
+            Slot::Content => typed(&mut f.content, &mut map, &key)?,
+            Slot::Type => return Err(de::Error::custom("duplicate field `type`")),
+            Slot::Extra => unknown(&mut f.extra, &mut map, key)?,
+        }
     }
     let BlockFields {
         s1,
@@ -488,7 +491,7 @@ mod tests {
             r#"{"role":"user","content":[{"text":"late type","type":"text"},{"type":"web_search_tool_result","tool_use_id":"s1","content":[]},{"type":"x_tool_result","content":1},{"type":"compaction","content":"c"}]}"#,
             // `type` after other fields (Claude Code's tool results), for every typed block
             // type, with unknown fields before and after it.
-            r#"{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":[{"text":"x","type":"text","cache_control":{"type":"ephemeral"}}],"is_error":false},{"id":"a","z":1,"type":"tool_use","name":"Bash","input":{"c":1},"y":2},{"signature":"s","type":"thinking","thinking":"t"},{"source":{"type":"base64"},"type":"image"},{"data":"d","type":"redacted_thinking"},{"input":null,"name":"n","id":"i","type":"server_tool_use"},{"k":1,"type":"mystery","v":2}]}"#,
+            r#"{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":[{"text":"x","type":"text","cache_control":{"type":"ephemeral"}}],"is_error":false},{"id":"a","z":1,"type":"tool_use","name":"Bash","input":{"c":1},"y":2},{"thinking":"t","type":"thinking","signature":"s"},{"k":[1],"type":"image","source":null},{"data":"d","type":"redacted_thinking"},{"name":"n","id":"i","type":"server_tool_use","input":null},{"k":1,"type":"mystery","v":2}]}"#,
             // Empty content and an API message.
             r#"{"role":"assistant","content":[]}"#,
         ] {
@@ -534,6 +537,11 @@ mod tests {
             r#"{"role":"user","content":[{"tool_use_id":"a","tool_use_id":"b","type":"tool_result"}]}"#,
             r#"{"role":"user","content":[{"text":5,"type":"text"}]}"#,
             r#"{"role":"user","content":[{"k":1,"k":2,"type":"mystery"}]}"#,
+            // A typed field other than a required string before `type`.
+            r#"{"role":"user","content":[{"signature":"s","type":"thinking","thinking":"t"}]}"#,
+            r#"{"role":"user","content":[{"source":null,"type":"image"}]}"#,
+            r#"{"role":"user","content":[{"input":{},"type":"tool_use","id":"i","name":"n"}]}"#,
+            r#"{"role":"user","content":[{"content":"c","type":"tool_result","tool_use_id":"t"}]}"#,
         ] {
             assert!(message_from_text(t).is_none(), "{t}");
         }

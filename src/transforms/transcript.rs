@@ -146,7 +146,7 @@ pub fn replace_lone_surrogates(json: &str) -> String {
 /// the typed message (no intermediate value); anything else (not an object, too deep, a lone
 /// UTF-16 surrogate that JavaScript strings may hold, a carried-through line with a field of
 /// another type, any error) takes the value path, whose errors name what is wrong.
-pub fn message_from_json_text(text: &str, location: impl Fn() -> String) -> Result<Message> {
+pub fn message_from_json_text(text: &str, location: &dyn Fn() -> String) -> Result<Message> {
     if text.starts_with('{') && !text_nested_deeper_than(text, MAX_NESTING) {
         if let Some(m) = crate::model::direct::message_from_text(text) {
             if m.line_type().is_some() || m.role().is_some() {
@@ -310,7 +310,7 @@ mod json_text_tests {
             r#"{"type":"user","message":null,"isMeta":null}"#,
         ];
         for t in texts {
-            let direct = message_from_json_text(t, || "messages[3]".into()).unwrap();
+            let direct = message_from_json_text(t, &|| "messages[3]".into()).unwrap();
             assert_eq!(direct, by_value(t).unwrap(), "{t}");
             assert_eq!(
                 serde_json::to_string(&direct).unwrap(),
@@ -335,7 +335,7 @@ mod json_text_tests {
             r#"{"role":"user","content":[{"text":"no type"}]}"#,
             deep.as_str(),
         ] {
-            let e = message_from_json_text(t, || "messages[3]".into()).unwrap_err();
+            let e = message_from_json_text(t, &|| "messages[3]".into()).unwrap_err();
             let v = by_value(t).unwrap_err();
             assert_eq!(e.code, ErrorCode::InvalidMessage, "{t}");
             assert_eq!((e.code, &e.message), (v.code, &v.message), "{t}");
