@@ -37,6 +37,7 @@ fn texts() -> Vec<String> {
         } else {
             UNREAD_LINE_FIELDS
                 .iter()
+                .flat_map(|l| l.iter())
                 .filter_map(|k| o.get(*k).map(|v| (k.to_string(), v.clone())))
                 .collect()
         };

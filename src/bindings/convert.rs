@@ -219,17 +219,19 @@ struct MessageKeys {
     compaction: (JsValue, JsValue),
 }
 
-fn js_list(keys: &[&str]) -> JsValue {
-    keys.iter()
-        .map(|k| JsValue::from_str(k))
-        .collect::<js_sys::Array>()
-        .into()
+/// The keys of `lists`, one after another, as a JS array.
+fn js_list(lists: &[&[&str]]) -> JsValue {
+    let out = js_sys::Array::new();
+    for k in lists.iter().flat_map(|l| l.iter()) {
+        out.push(&JsValue::from_str(k));
+    }
+    out.into()
 }
 
 thread_local! {
     static MESSAGE_KEYS: MessageKeys = MessageKeys {
-        whole: (js_list(UNREAD_LINE_FIELDS), js_list(UNREAD_FIELDS)),
-        compaction: (js_list(COMPACTION_LINE_FIELDS), js_list(COMPACTION_UNREAD_FIELDS)),
+        whole: (js_list(&UNREAD_LINE_FIELDS), js_list(&[UNREAD_FIELDS])),
+        compaction: (js_list(&[COMPACTION_LINE_FIELDS]), js_list(&COMPACTION_UNREAD_FIELDS)),
     };
 }
 

@@ -428,7 +428,7 @@ impl Message {
         if !payload_is_read(a.line_type(), a.role().map(Role::as_str), a.subtype()) {
             return true;
         }
-        let read = |k: &&String| !COMPACTION_UNREAD_FIELDS.contains(&k.as_str());
+        let read = |k: &&String| !compaction_unread(k);
         a.extra
             .iter()
             .filter(|(k, _)| read(k))
@@ -917,43 +917,33 @@ impl<'de> Deserialize<'de> for Block {
     }
 }
 
-/// The fields kept of a line whose payload the library never reads (see
-/// [`payload_is_read`]): its identity and session fields, enough to carry it through.
-pub const UNREAD_LINE_FIELDS: &[&str] = &[
-    "type",
-    "subtype",
-    "uuid",
-    "isSidechain",
+/// A line's identity: what a compaction reads of a line whose payload is never read (see
+/// [`payload_is_read`]).
+pub const COMPACTION_LINE_FIELDS: &[&str] =
+    &["type", "subtype", "uuid", "isSidechain", "timestamp"];
+
+/// Where and in which session a transcript line was written. A new boundary copies them from
+/// the [`session_template`] line; nothing else reads them.
+pub const SESSION_FIELDS: &[&str] = &[
     "userType",
     "cwd",
     "sessionId",
     "version",
     "gitBranch",
     "slug",
-    "timestamp",
 ];
 
 /// Fields of a transcript line that nothing in the library reads, even on the lines whose
 /// payload it reads: Claude Code's `toolUseResult` (the tool's structured result for its own
 /// UI, beside the `tool_result` block the model sees; often a third of a session's bytes). The
-/// bindings' async read path leaves them out of the text that crosses into the core, whose
-/// copies of the caller's messages are only read (what a compaction returns is the caller's
-/// own objects, or new messages).
+/// bindings leave them out of the text that crosses into the core, whose copies of the
+/// caller's messages are only read (what a compaction returns is the caller's own objects, or
+/// new messages).
 pub const UNREAD_FIELDS: &[&str] = &["toolUseResult"];
 
-/// What a compaction reads of a line whose payload is never read (see [`payload_is_read`]):
-/// its identity. Its session fields are read only from the line a new boundary copies them
-/// from (the last main-chain line, [`session_template`]), which the bindings read again whole.
-pub const COMPACTION_LINE_FIELDS: &[&str] =
-    &["type", "subtype", "uuid", "isSidechain", "timestamp"];
-
-/// Transcript-line fields a compaction never reads, even on the lines whose payload it reads:
-/// [`UNREAD_FIELDS`], the chain links and request ids, Claude Code's own UI state, and the
-/// session fields (read only from the [`session_template`] line, read again whole). Left out of
-/// the text that crosses into the core on the compaction paths (what a compaction returns is
-/// the caller's own objects, or new messages), so that they are neither copied nor parsed.
-pub const COMPACTION_UNREAD_FIELDS: &[&str] = &[
-    "toolUseResult",
+/// Chain links, request ids and Claude Code's own UI state: read by nothing either, but kept
+/// by the readers of whole conversations (a `Compactor`'s snapshot carries them).
+pub const BOOKKEEPING_FIELDS: &[&str] = &[
     "parentUuid",
     "logicalParentUuid",
     "requestId",
@@ -961,13 +951,25 @@ pub const COMPACTION_UNREAD_FIELDS: &[&str] = &[
     "thinkingMetadata",
     "todos",
     "permissionMode",
-    "userType",
-    "cwd",
-    "sessionId",
-    "version",
-    "gitBranch",
-    "slug",
 ];
+
+/// The fields kept of a line whose payload is never read by the readers of whole
+/// conversations: its identity and session fields, enough to carry it through.
+pub const UNREAD_LINE_FIELDS: [&[&str]; 2] = [COMPACTION_LINE_FIELDS, SESSION_FIELDS];
+
+/// Transcript-line fields a compaction never reads, even on the lines whose payload it reads:
+/// [`UNREAD_FIELDS`], [`BOOKKEEPING_FIELDS`] and the [`SESSION_FIELDS`] (read only from the
+/// [`session_template`] line, which the compaction paths read again whole). Left out of the
+/// text that crosses into the core on the compaction paths, so that they are neither copied
+/// nor parsed.
+pub const COMPACTION_UNREAD_FIELDS: [&[&str]; 3] =
+    [UNREAD_FIELDS, BOOKKEEPING_FIELDS, SESSION_FIELDS];
+
+/// Whether a compaction never reads the transcript-line field `key`
+/// ([`COMPACTION_UNREAD_FIELDS`]).
+pub fn compaction_unread(key: &str) -> bool {
+    COMPACTION_UNREAD_FIELDS.iter().any(|l| l.contains(&key))
+}
 
 /// The line a new compact boundary copies its session fields (`cwd`, `sessionId`, …) from:
 /// the last transcript line of the main chain. Judged by typed fields only, so a message
@@ -982,7 +984,8 @@ pub fn session_template(messages: &[Message]) -> Option<usize> {
 /// and `subtype`: API messages (no `type`, or `type: "message"` with a role), the lines that
 /// are sent (`user`, `assistant`, `attachment`) and compact boundaries. Other lines (progress,
 /// file-history snapshots, other system lines, …) are read with only their
-/// [`UNREAD_LINE_FIELDS`], however large their payload.
+/// identity fields ([`COMPACTION_LINE_FIELDS`], and [`UNREAD_LINE_FIELDS`] when a whole
+/// conversation is read), however large their payload.
 pub fn payload_is_read(line_type: Option<&str>, role: Option<&str>, subtype: Option<&str>) -> bool {
     match line_type {
         None | Some("user" | "assistant" | "attachment") => true,
@@ -1006,7 +1009,7 @@ pub fn json_type_name(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::{payload_is_read, session_template, Message, COMPACTION_UNREAD_FIELDS};
+    use super::{compaction_unread, payload_is_read, session_template, Message};
     use serde_json::Value;
 
     fn line(v: Value) -> Message {
@@ -1017,7 +1020,7 @@ mod tests {
     fn as_compaction_reads(v: &Value) -> Message {
         let mut v = v.clone();
         let o = v.as_object_mut().unwrap();
-        o.retain(|k, _| !COMPACTION_UNREAD_FIELDS.contains(&k.as_str()));
+        o.retain(|k, _| !compaction_unread(k));
         line(v)
     }
 

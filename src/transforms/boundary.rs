@@ -64,15 +64,7 @@ pub struct BoundaryInput {
     pub kept_messages: usize,
 }
 
-/// Session fields worth copying onto lines the library writes.
-pub const SESSION_FIELDS: &[&str] = &[
-    "userType",
-    "cwd",
-    "sessionId",
-    "version",
-    "gitBranch",
-    "slug",
-];
+pub use crate::model::messages::SESSION_FIELDS;
 
 /// Picks [`SESSION_FIELDS`] from a template line.
 pub fn session_fields_of(template: &Message) -> Map<String, Value> {
