@@ -1,7 +1,7 @@
 //! The loss report: what a summary leaves out of the conversation it replaces.
 //!
 //! [`loss_report`] reads the files touched, the user messages and the errors of the
-//! compacted part (with [`crate::summarize::facts::extract_facts`], the same reading the offline
+//! compacted part (with [`crate::summarize::facts::extract_loss_facts`], the same reading the offline
 //! summarizer uses) and keeps those the summary does not mention. [`append_missing`] adds
 //! them to the summary as a short list, so that a summary from any model can never silently
 //! drop a file the agent edited or a request the user made.
@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::model::hash::FastSet;
 use crate::model::messages::Message;
-use crate::summarize::facts::{contains_name, extract_facts, file_name};
+use crate::summarize::facts::{contains_name, extract_loss_facts, file_name};
 use crate::summarize::summary::cut_middle;
 
 /// Characters of a normalized text whose presence counts as a mention of it.
@@ -236,7 +236,7 @@ fn error_entry(source: &str, excerpt: &str) -> String {
 /// mention, each in conversation order, without repeats. Calls the user rejected are not
 /// errors here (nothing to fix); sidechain and system lines are not read.
 pub fn loss_report(compacted: &[Message], summary: &str) -> LossReport {
-    let facts = extract_facts(compacted);
+    let facts = extract_loss_facts(compacted);
     let idx = SummaryIndex::new(summary);
     let mut report = LossReport::default();
     for f in &facts.files {
