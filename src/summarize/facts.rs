@@ -543,7 +543,28 @@ fn find_error_word(text: &[u8]) -> Option<usize> {
             _ => &[],
         }
     }
-    (0..text.len()).find(|&i| {
+    // First the words' first two bytes, in any case (`| 0x20` lowercases a letter and keeps
+    // `*`; the other bytes it maps onto these pairs are turned down by the full comparison).
+    const fn pair(p: &[u8; 2]) -> u16 {
+        u16::from_le_bytes(*p)
+    }
+    const ER: u16 = pair(b"er");
+    const EX: u16 = pair(b"ex");
+    const FA: u16 = pair(b"fa");
+    const PA: u16 = pair(b"pa");
+    const TR: u16 = pair(b"tr");
+    const STARS: u16 = pair(b"**");
+    const UN: u16 = pair(b"un");
+    const NO: u16 = pair(b"no");
+    const DE: u16 = pair(b"de");
+    const CA: u16 = pair(b"ca");
+    const SE: u16 = pair(b"se");
+    // Every word has three bytes or more.
+    (0..text.len().saturating_sub(2)).find(|&i| {
+        let two = u16::from_le_bytes([text[i] | 0x20, text[i + 1] | 0x20]);
+        if !matches!(two, ER | EX | FA | PA | TR | STARS | UN | NO | DE | CA | SE) {
+            return false;
+        }
         let rest = &text[i..];
         words(rest[0].to_ascii_lowercase())
             .iter()
