@@ -465,7 +465,14 @@ pub(crate) fn cut_inline(s: &str, max: usize) -> String {
 }
 
 fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(s.len());
+    for w in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 fn result_text(content: Option<&ToolResultContent>) -> Cow<'_, str> {

@@ -220,6 +220,10 @@ pub const EARLIER_SUMMARY_MARKER: &str =
 /// Keeps the head and the tail of `s` (at most `max_chars` characters in all) around a
 /// marker saying how many characters were left out.
 pub(crate) fn cut_middle(s: &str, max_chars: usize) -> String {
+    // No more bytes than `max_chars`: no more characters either, nothing to count.
+    if s.len() <= max_chars {
+        return s.to_string();
+    }
     let count = s.chars().count();
     if count <= max_chars {
         return s.to_string();
@@ -237,7 +241,7 @@ pub(crate) fn cut_middle(s: &str, max_chars: usize) -> String {
 /// `new_string` is what makes it long); only when that is not enough is the text itself cut.
 fn render_json(v: &Value, max_chars: usize) -> String {
     let s = v.to_string();
-    if s.chars().count() <= max_chars {
+    if s.len() <= max_chars || s.chars().count() <= max_chars {
         return s;
     }
     fn shorten(v: &Value, cap: usize) -> Value {
@@ -310,12 +314,23 @@ fn render_blocks(content: &Content) -> Vec<TextPart> {
                     }
                     Block::ToolResult(r) => {
                         let error = r.extra.get("is_error") == Some(&Value::Bool(true));
-                        format!(
-                            "[tool result for {}{}]\n{}",
+                        let content = r.content.as_ref().and_then(|c| c.as_ref());
+                        let head = format!(
+                            "[tool result for {}{}]\n",
                             r.tool_use_id,
                             if error { ", an error" } else { "" },
-                            render_tool_result(r.content.as_ref().and_then(|c| c.as_ref()))
-                        )
+                        );
+                        match content {
+                            // A text that needs no cut is copied once, after the head.
+                            Some(ToolResultContent::Text(t))
+                                if t.len() <= MAX_RENDERED_TOOL_RESULT_CHARS =>
+                            {
+                                let mut text = head;
+                                text.push_str(t);
+                                text
+                            }
+                            _ => head + &render_tool_result(content),
+                        }
                     }
                     Block::ServerToolResult(r) => format!(
                         "[{} for {}]\n{}",
