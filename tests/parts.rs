@@ -150,12 +150,13 @@ fn in_parts_every_file_and_user_message_is_named() {
             }
             // Every part after the first starts with the summary so far.
             for q in &answered[1..] {
-                let first = q.messages[0]["content"][0]["text"].as_str().unwrap();
+                let messages = q.messages_json();
+                let first = messages[0]["content"][0]["text"].as_str().unwrap();
                 assert!(
                     first.contains("<summary>") || first.contains("1. Primary"),
                     "{first:.200}"
                 );
-                assert!(q.messages.to_string_lossy_contains(PART_INSTRUCTION));
+                assert!(messages.to_string_lossy_contains(PART_INSTRUCTION));
             }
             assert!(
                 r.loss_report.is_empty(),

@@ -99,7 +99,7 @@ fn prompt_too_long_drops_oldest_rounds_and_succeeds() {
     assert!(first.contains("request number 0"));
     assert!(!last.contains("request number 0\""), "oldest round dropped");
     assert!(last.contains("request number 29"), "latest round kept");
-    assert_eq!(reqs.last().unwrap().messages[0]["role"], "user");
+    assert_eq!(reqs.last().unwrap().messages_json()[0]["role"], "user");
 }
 
 #[test]

@@ -208,7 +208,7 @@ fn compact(
 /// the request.
 fn request_tokens(r: &SummaryRequest) -> u64 {
     let mut chars = r.system.chars().count();
-    for m in &r.messages {
+    for m in &r.messages_json() {
         match &m["content"] {
             Value::String(s) => chars += s.chars().count(),
             Value::Array(a) => {
@@ -806,7 +806,7 @@ fn mode01_history_at_1_3x_window_succeeds_within_3_retries_using_the_gap() {
             last.contains(&json_fragment(&last_user, usize::MAX)),
             "limit {limit}: the latest user message is not in the request, intact"
         );
-        assert_eq!(reqs.last().unwrap().messages[0]["role"], "user");
+        assert_eq!(reqs.last().unwrap().messages_json()[0]["role"], "user");
         check_valid(&r.post_compact_messages(&msgs)).unwrap();
     }
 }

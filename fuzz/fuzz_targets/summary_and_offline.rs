@@ -117,20 +117,21 @@ fuzz_target!(|input: Input| {
         request,
         build_summary_request("claude-sonnet-4-5", &msgs, &instructions)
     );
-    assert!(!request.messages.is_empty());
+    let messages = request.messages_json();
+    assert!(!messages.is_empty());
     assert_eq!(
-        request.messages[0]["role"], "user",
+        messages[0]["role"], "user",
         "request starts with {}",
-        request.messages[0]
+        messages[0]
     );
-    assert_eq!(request.messages.last().unwrap()["role"], "user");
-    for (k, m) in request.messages.iter().enumerate() {
+    assert_eq!(messages.last().unwrap()["role"], "user");
+    for (k, m) in messages.iter().enumerate() {
         let content = m["content"].as_array().expect("content array");
         assert!(!content.is_empty(), "request.messages[{k}] is empty");
         if k > 0 {
             assert_ne!(
                 m["role"],
-                request.messages[k - 1]["role"],
+                messages[k - 1]["role"],
                 "roles do not alternate at {k}"
             );
         }

@@ -106,7 +106,10 @@ pub(crate) fn request(
     SummaryRequest {
         model: model.to_string(),
         system: String::new(),
-        messages: to_api_messages(messages),
+        messages: to_api_messages(messages)
+            .into_iter()
+            .map(summary::RequestMessage::Raw)
+            .collect(),
         max_tokens: summary::summary_max_tokens(model),
         compaction: Some(compaction),
     }

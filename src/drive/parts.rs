@@ -325,7 +325,8 @@ mod tests {
         let m = earlier_part_message("the story so far");
         assert!(m.is_compact_summary());
         let r = summary::build_summary_request("claude-opus-4-6", &[m], &[]);
-        let first = r.messages[0]["content"][0]["text"].as_str().unwrap();
+        let messages = r.messages_json();
+        let first = messages[0]["content"][0]["text"].as_str().unwrap();
         assert!(
             first.starts_with(summary::EARLIER_SUMMARY_MARKER),
             "{first}"

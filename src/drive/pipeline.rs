@@ -711,7 +711,7 @@ pub(crate) async fn summary_input<'a, E: Environment + ?Sized>(
     let mut has_media = false;
     for slice in active.chunks(STRIP_SLICE) {
         checkpoint(env, "stripping media").await?;
-        if !strip::strip_images(slice)?.is_empty() {
+        if slice.iter().any(has_media_to_strip) {
             has_media = true;
             break;
         }
@@ -738,6 +738,27 @@ pub(crate) async fn summary_input<'a, E: Environment + ?Sized>(
         ));
     }
     Ok(to_summarize)
+}
+
+/// Whether [`strip::strip_images`] has an edit for `m`: a user message with an image or
+/// document block, also inside a tool result's content. Read from the blocks directly (no
+/// structure of every message built to find none).
+fn has_media_to_strip(m: &Message) -> bool {
+    use crate::model::messages::{Block, Content, ToolResultContent};
+    let media = |b: &Block| matches!(b, Block::Image(_) | Block::Document(_));
+    if m.kind() != Kind::User {
+        return false;
+    }
+    let Some(Content::Blocks(blocks)) = m.content() else {
+        return false;
+    };
+    blocks.iter().any(|b| match b {
+        Block::ToolResult(r) => matches!(
+            r.content.as_ref().and_then(|c| c.as_ref()),
+            Some(ToolResultContent::Blocks(inner)) if inner.iter().any(media)
+        ),
+        b => media(b),
+    })
 }
 
 /// Step 4: the summary request for `to_summarize` — in parts when the context asks for it
@@ -1051,4 +1072,48 @@ pub struct PreCompactOutcome {
     pub user_display_message: Option<String>,
     /// Hooks that threw.
     pub failures: Vec<HookFailure>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn media_to_strip_is_what_strip_images_edits() {
+        let mut messages = Message::parse_all(json!([
+            {"role": "user", "content": "text"},
+            {"role": "user", "content": [{"type": "text", "text": "t"}]},
+            {"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}]},
+            {"role": "user", "content": [{"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "d"}}]},
+            {"role": "assistant", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [
+                {"type": "text", "text": "x"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}]}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "plain"}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "x"}]}]},
+            {"role": "user", "content": [{"type": "custom_media", "data": 1}]},
+            {"type": "attachment", "attachment": {"type": "image", "content": "x"}}
+        ]))
+        .unwrap();
+        for file in [
+            "cc_image_9e953218.jsonl",
+            "cc_long_autocompact_4d5611e5.jsonl",
+        ] {
+            let path = format!(
+                "{}/../shared/transcripts/{file}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                messages.extend(crate::transforms::transcript::parse_transcript(&text).unwrap());
+            }
+        }
+        let mut with_media = 0;
+        for (i, m) in messages.iter().enumerate() {
+            let edits = strip::strip_images(std::slice::from_ref(m)).unwrap();
+            assert_eq!(has_media_to_strip(m), !edits.is_empty(), "message {i}");
+            with_media += usize::from(!edits.is_empty());
+        }
+        assert!(with_media >= 3, "{with_media}");
+    }
 }

@@ -9,6 +9,8 @@
 //! at the summary request's `max_tokens`: a model's summary is usually of the same order,
 //! and never larger than that cap.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use crate::drive::pipeline::CompactContext;
@@ -135,8 +137,16 @@ pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
     // The part a compaction would summarize (SPEC §7 steps 2–3).
     let start = active_start(messages)?;
     let active = &messages[start..];
-    let stripped = apply_edits(active, &strip::strip_images(active)?)?;
-    let to_summarize = strip::without_reinjected_attachments(stripped)?;
+    let edits = strip::strip_images(active)?;
+    // Nothing to strip (the common case): the messages themselves, not a copy.
+    let to_summarize: Cow<'_, [Message]> =
+        if edits.is_empty() && strip::reinjected_attachments(active)?.is_empty() {
+            Cow::Borrowed(active)
+        } else {
+            Cow::Owned(strip::without_reinjected_attachments(apply_edits(
+                active, &edits,
+            )?)?)
+        };
     let has_conversation = to_summarize
         .iter()
         .any(|m| matches!(m.kind(), Kind::User | Kind::Assistant));

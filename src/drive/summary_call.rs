@@ -6,9 +6,8 @@ use crate::drive::failure::{check_abort, CompactError};
 use crate::drive::retry::RetryPolicy;
 use crate::model::error::ErrorCode;
 use crate::model::messages::Message;
-use crate::model::view::{array_units, UsageCounts};
-use crate::summarize::summary::{self, SummaryProblem, SummaryRequest};
-use serde_json::Value;
+use crate::model::view::UsageCounts;
+use crate::summarize::summary::{self, SummaryProblem, SummaryRequest, TextMessage};
 use std::borrow::Cow;
 
 use crate::transforms::ptl::{
@@ -35,14 +34,16 @@ pub(crate) async fn fit_summary_window<'a, E: Environment + ?Sized>(
     window: u64,
     max_tokens: u64,
     instruction_tokens: u64,
-) -> Result<(Cow<'a, [Message]>, Option<Vec<Value>>), CompactError> {
+) -> Result<(Cow<'a, [Message]>, Option<Vec<TextMessage>>), CompactError> {
     for _ in 0..16 {
         // Each round renders the whole attempt: a checkpoint before each.
         crate::drive::failure::checkpoint(env, "fitting the summary request").await?;
         // The size of what is actually sent: the rendered request (huge tool results are
         // cut there), not the raw messages.
         let rendered = summary::render_conversation(&attempt);
-        let needed = (array_units(&rendered) as u64).div_ceil(4) + instruction_tokens + max_tokens;
+        let needed = (summary::messages_units(&rendered) as u64).div_ceil(4)
+            + instruction_tokens
+            + max_tokens;
         if needed <= window {
             return Ok((attempt, Some(rendered)));
         }
@@ -88,7 +89,7 @@ pub(crate) async fn send_summary<E: Environment + ?Sized>(
     env: &E,
     model: &str,
     attempt: &[Message],
-    rendered: Option<Vec<Value>>,
+    rendered: Option<Vec<TextMessage>>,
     instructions: &[String],
     retry: &RetryPolicy,
     retries: &mut Retries,
@@ -147,7 +148,7 @@ pub(crate) async fn request_summary<E: Environment + ?Sized>(
     env: &E,
     model: &str,
     attempt: Cow<'_, [Message]>,
-    rendered: Option<Vec<Value>>,
+    rendered: Option<Vec<TextMessage>>,
     instructions: &[String],
     retry: &RetryPolicy,
     retries: &mut Retries,
@@ -174,7 +175,7 @@ pub(crate) async fn truncating<E: Environment + ?Sized>(
     env: &E,
     model: &str,
     mut attempt: Cow<'_, [Message]>,
-    mut rendered: Option<Vec<Value>>,
+    mut rendered: Option<Vec<TextMessage>>,
     instructions: &[String],
     retry: &RetryPolicy,
     retries: &mut Retries,
@@ -238,7 +239,7 @@ pub(crate) fn request_as_messages(request: &SummaryRequest) -> Vec<Message> {
     request
         .messages
         .iter()
-        .filter_map(|v| Message::from_value(v.clone(), "request").ok())
+        .filter_map(|v| Message::from_value(v.to_value(), "request").ok())
         .collect()
 }
 

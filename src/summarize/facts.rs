@@ -9,6 +9,8 @@
 //! ([`clean_user_text`]). Same input, same facts: nothing depends on time, randomness or hash
 //! order.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::model::hash::FastMap;
@@ -162,25 +164,26 @@ pub struct ConversationFacts {
     pub interrupted: bool,
 }
 
-/// A tool call and its result.
-struct Call {
-    name: String,
-    input: Value,
-    result: Option<CallResult>,
+/// A tool call and its result, borrowed from the messages.
+struct Call<'a> {
+    name: &'a str,
+    input: &'a Value,
+    result: Option<CallResult<'a>>,
 }
 
 /// The result a tool call got.
-pub(crate) struct CallResult {
-    /// Its text (blocks joined, media as `[image]` / `[document]`).
-    pub(crate) text: String,
+pub(crate) struct CallResult<'a> {
+    /// Its text (blocks joined, media as `[image]` / `[document]`; borrowed when it is one
+    /// text).
+    pub(crate) text: Cow<'a, str>,
     /// Whether it was flagged as an error (`is_error`).
     pub(crate) is_error: bool,
 }
 
 /// A text the agent received besides tool results (hook output, reminders, diagnostics),
 /// which may report an error.
-struct Feedback {
-    text: String,
+struct Feedback<'a> {
+    text: Cow<'a, str>,
     /// How many tool calls had been made when it came.
     order: usize,
 }
@@ -298,25 +301,25 @@ const PATH_KEYS: &[&str] = &[
     "absolute_path",
 ];
 
-/// What a tool call does to a file.
-struct FileTouch {
+/// What a tool call does to a file (borrowed from the call's input).
+struct FileTouch<'a> {
     op: FileOp,
     /// The path, as the call named it.
-    path: String,
+    path: &'a str,
     /// The new text of a write or edit, when the call carried it.
-    new_text: Option<String>,
+    new_text: Option<&'a str>,
 }
 
-impl FileTouch {
-    fn new(op: FileOp, path: String, new_text: Option<String>) -> FileTouch {
+impl<'a> FileTouch<'a> {
+    fn new(op: FileOp, path: &'a str, new_text: Option<&'a str>) -> FileTouch<'a> {
         FileTouch { op, path, new_text }
     }
 }
 
 /// The file operation of a tool call.
-fn file_op(name: &str, input: &Value) -> Option<FileTouch> {
-    let path = |keys: &[&str]| str_field(input, keys).map(str::to_string);
-    let text = |keys: &[&str]| str_field(input, keys).map(str::to_string);
+fn file_op<'a>(name: &str, input: &'a Value) -> Option<FileTouch<'a>> {
+    let path = |keys: &[&str]| str_field(input, keys);
+    let text = |keys: &[&str]| str_field(input, keys);
     match name {
         "Read" | "NotebookRead" => Some(FileTouch::new(FileOp::Read, path(PATH_KEYS)?, None)),
         "Write" => Some(FileTouch::new(
@@ -335,8 +338,7 @@ fn file_op(name: &str, input: &Value) -> Option<FileTouch> {
                 .and_then(Value::as_array)
                 .and_then(|e| e.last())
                 .and_then(|e| e.get("new_string"))
-                .and_then(Value::as_str)
-                .map(str::to_string);
+                .and_then(Value::as_str);
             Some(FileTouch::new(FileOp::Edit, path(PATH_KEYS)?, last))
         }
         "NotebookEdit" => Some(FileTouch::new(
@@ -463,23 +465,43 @@ pub(crate) fn cut_inline(s: &str, max: usize) -> String {
 }
 
 fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(s.len());
+    for w in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
-fn result_text(content: Option<&ToolResultContent>) -> String {
+fn result_text(content: Option<&ToolResultContent>) -> Cow<'_, str> {
+    fn part(b: &Block) -> Option<&str> {
+        match b {
+            Block::Text(t) => Some(&t.text),
+            Block::Image(_) => Some("[image]"),
+            Block::Document(_) => Some("[document]"),
+            _ => None,
+        }
+    }
     match content {
-        None => String::new(),
-        Some(ToolResultContent::Text(t)) => t.clone(),
-        Some(ToolResultContent::Blocks(bs)) => bs
-            .iter()
-            .filter_map(|b| match b {
-                Block::Text(t) => Some(t.text.clone()),
-                Block::Image(_) => Some("[image]".to_string()),
-                Block::Document(_) => Some("[document]".to_string()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
+        None => Cow::Borrowed(""),
+        Some(ToolResultContent::Text(t)) => Cow::Borrowed(t),
+        Some(ToolResultContent::Blocks(bs)) => {
+            let mut parts = bs.iter().filter_map(part);
+            let Some(first) = parts.next() else {
+                return Cow::Borrowed("");
+            };
+            let Some(second) = parts.next() else {
+                return Cow::Borrowed(first);
+            };
+            let mut out = format!("{first}\n{second}");
+            for p in parts {
+                out.push('\n');
+                out.push_str(p);
+            }
+            Cow::Owned(out)
+        }
     }
 }
 
@@ -506,6 +528,11 @@ fn rejection_feedback(text: &str) -> Option<String> {
 /// [`is_error_line`] contains (`err`, `fail`, `fatal`, `panic`, …): a line without any of them
 /// is not an error line, found without lowercasing it.
 fn has_error_word(text: &[u8]) -> bool {
+    find_error_word(text).is_some()
+}
+
+/// Where the first of the words of [`has_error_word`] starts in `text` (any case).
+fn find_error_word(text: &[u8]) -> Option<usize> {
     // The words by their first byte (lowercase): each position is compared with the one or
     // two words that can start there, not with all of them.
     fn words(first: u8) -> &'static [&'static [u8]] {
@@ -523,7 +550,28 @@ fn has_error_word(text: &[u8]) -> bool {
             _ => &[],
         }
     }
-    (0..text.len()).any(|i| {
+    // First the words' first two bytes, in any case (`| 0x20` lowercases a letter and keeps
+    // `*`; the other bytes it maps onto these pairs are turned down by the full comparison).
+    const fn pair(p: &[u8; 2]) -> u16 {
+        u16::from_le_bytes(*p)
+    }
+    const ER: u16 = pair(b"er");
+    const EX: u16 = pair(b"ex");
+    const FA: u16 = pair(b"fa");
+    const PA: u16 = pair(b"pa");
+    const TR: u16 = pair(b"tr");
+    const STARS: u16 = pair(b"**");
+    const UN: u16 = pair(b"un");
+    const NO: u16 = pair(b"no");
+    const DE: u16 = pair(b"de");
+    const CA: u16 = pair(b"ca");
+    const SE: u16 = pair(b"se");
+    // Every word has three bytes or more.
+    (0..text.len().saturating_sub(2)).find(|&i| {
+        let two = u16::from_le_bytes([text[i] | 0x20, text[i + 1] | 0x20]);
+        if !matches!(two, ER | EX | FA | PA | TR | STARS | UN | NO | DE | CA | SE) {
+            return false;
+        }
         let rest = &text[i..];
         words(rest[0].to_ascii_lowercase())
             .iter()
@@ -614,9 +662,39 @@ fn exit_code(text: &str) -> Option<i64> {
 
 /// The first line of `text` that reports an error, cut to 200 chars.
 fn error_line(text: &str) -> Option<String> {
-    text.lines()
-        .find(|l| is_error_line(l))
-        .map(|l| cut_inline(l.trim(), 200))
+    first_error_line(text).map(|l| cut_inline(l.trim(), 200))
+}
+
+/// The first line of `text` that [`is_error_line`], found by looking only at the lines that
+/// hold one of the words every error pattern contains ([`find_error_word`]): a line without
+/// one is no error line, so the scan goes from one such word to the next instead of
+/// through every line. The lowercase of a text holds an ASCII letter only where the text
+/// does, but for the Kelvin sign (`K`, lowercased to `k`: a text with one is read line by
+/// line) and `İ` (lowercased to `i` and a combining dot, which no pattern can continue).
+fn first_error_line(text: &str) -> Option<&str> {
+    if text.contains('\u{212A}') {
+        return text.lines().find(|l| is_error_line(l));
+    }
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while from < bytes.len() {
+        let at = from + find_error_word(&bytes[from..])?;
+        let start = bytes[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let end = bytes[at..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| at + i);
+        // `\n` is ASCII: `start..end` are character boundaries.
+        let line = &text[start..end];
+        if is_error_line(line) {
+            return Some(line.strip_suffix('\r').unwrap_or(line));
+        }
+        from = end + 1;
+    }
+    None
 }
 
 /// The telling line of a failure: its first error line, else its first line that is not
@@ -769,11 +847,43 @@ pub fn contains_name(hay: &str, needle: &str) -> bool {
 /// Reads the facts of a conversation (typed messages, either shape). Sidechain lines,
 /// system lines and other carried-through lines are ignored.
 pub fn extract_facts(messages: &[Message]) -> ConversationFacts {
+    extract(messages, true)
+}
+
+/// What the loss report reads of [`extract_facts`]: the same `files` (paths in order of
+/// first touch), `user_messages` and `errors` (sources, excerpts, whether rejected, order),
+/// without the rest (notes, commands, todos, tool counts, descriptions of calls, and the
+/// errors' resolutions), which the loss report does not use.
+pub fn extract_loss_facts(messages: &[Message]) -> ConversationFacts {
+    extract(messages, false)
+}
+
+/// A block of a message's content, borrowed (a string content is one text block).
+enum Part<'a> {
+    Text(&'a str),
+    Block(&'a Block),
+}
+
+/// The blocks of `content`, borrowed.
+fn parts(content: &Content) -> impl Iterator<Item = Part<'_>> {
+    let (text, blocks) = match content {
+        Content::Text(t) => (Some(Part::Text(t.as_str())), &[][..]),
+        Content::Blocks(bs) => (None, bs.as_slice()),
+    };
+    text.into_iter().chain(blocks.iter().map(|b| match b {
+        Block::Text(t) => Part::Text(&t.text),
+        b => Part::Block(b),
+    }))
+}
+
+/// [`extract_facts`]; `full: false` reads only what [`extract_loss_facts`] gives.
+fn extract(messages: &[Message], full: bool) -> ConversationFacts {
+    static NULL: Value = Value::Null;
     let mut facts = ConversationFacts::default();
-    let mut calls: Vec<Call> = Vec::new();
-    let mut by_id: FastMap<String, usize> = FastMap::default();
+    let mut calls: Vec<Call<'_>> = Vec::new();
+    let mut by_id: FastMap<&str, usize> = FastMap::default();
     // Feedback texts (hook output, reminders) with the call count when they came.
-    let mut feedback: Vec<Feedback> = Vec::new();
+    let mut feedback: Vec<Feedback<'_>> = Vec::new();
 
     for m in messages {
         if m.is_sidechain() {
@@ -783,29 +893,24 @@ pub fn extract_facts(messages: &[Message]) -> ConversationFacts {
             Kind::Assistant => {
                 let Some(content) = m.content() else { continue };
                 facts.interrupted = false;
-                let blocks: Vec<Block> = match content {
-                    Content::Text(t) => vec![Block::text(t.clone())],
-                    Content::Blocks(bs) => bs.clone(),
-                };
-                for b in blocks {
+                for b in parts(content) {
                     match b {
-                        Block::Text(t) => {
-                            let text = t.text.trim();
+                        Part::Text(t) => {
+                            if !full {
+                                continue;
+                            }
+                            let text = t.trim();
                             if text.is_empty() || is_rendered_server_result(text) {
                                 continue;
                             }
                             facts.notes.push(collapse_ws(text));
                             facts.last_assistant_text = Some(text.to_string());
                         }
-                        Block::ToolUse(t) | Block::ServerToolUse(t) => {
-                            let input = t
-                                .input
-                                .as_ref()
-                                .and_then(|i| i.clone())
-                                .unwrap_or(Value::Null);
-                            by_id.insert(t.id.clone(), calls.len());
+                        Part::Block(Block::ToolUse(t) | Block::ServerToolUse(t)) => {
+                            let input = t.input.as_ref().and_then(|i| i.as_ref()).unwrap_or(&NULL);
+                            by_id.insert(&t.id, calls.len());
                             calls.push(Call {
-                                name: t.name.clone(),
+                                name: &t.name,
                                 input,
                                 result: None,
                             });
@@ -823,31 +928,27 @@ pub fn extract_facts(messages: &[Message]) -> ConversationFacts {
                 }
                 let meta = matches!(m.is_meta, Some(Some(true)));
                 let Some(content) = m.content() else { continue };
-                let blocks: Vec<Block> = match content {
-                    Content::Text(t) => vec![Block::text(t.clone())],
-                    Content::Blocks(bs) => bs.clone(),
-                };
-                let mut parts: Vec<String> = Vec::new();
+                let mut texts: Vec<String> = Vec::new();
                 let mut media = 0usize;
-                let flush = |parts: &mut Vec<String>, media: &mut usize, out: &mut Vec<_>| {
-                    if !parts.is_empty() || *media > 0 {
-                        let text = if parts.is_empty() {
+                let flush = |texts: &mut Vec<String>, media: &mut usize, out: &mut Vec<_>| {
+                    if !texts.is_empty() || *media > 0 {
+                        let text = if texts.is_empty() {
                             "[image]".to_string()
                         } else {
-                            parts.join("\n\n")
+                            texts.join("\n\n")
                         };
                         out.push(UserMessage {
                             text,
                             media: *media,
                         });
                     }
-                    parts.clear();
+                    texts.clear();
                     *media = 0;
                 };
-                for b in blocks {
+                for b in parts(content) {
                     match b {
-                        Block::ToolResult(r) => {
-                            flush(&mut parts, &mut media, &mut facts.user_messages);
+                        Part::Block(Block::ToolResult(r)) => {
+                            flush(&mut texts, &mut media, &mut facts.user_messages);
                             let text = result_text(r.content.as_ref().and_then(|c| c.as_ref()));
                             let is_error = r.extra.get("is_error") == Some(&Value::Bool(true));
                             if let Some(said) = rejection_feedback(&text) {
@@ -856,16 +957,16 @@ pub fn extract_facts(messages: &[Message]) -> ConversationFacts {
                                     media: 0,
                                 });
                             }
-                            if let Some(&k) = by_id.get(&r.tool_use_id) {
+                            if let Some(&k) = by_id.get(r.tool_use_id.as_str()) {
                                 calls[k].result = Some(CallResult { text, is_error });
                             }
                         }
-                        Block::Text(t) if meta => feedback.push(Feedback {
-                            text: t.text,
+                        Part::Text(t) if meta => feedback.push(Feedback {
+                            text: Cow::Borrowed(t),
                             order: calls.len(),
                         }),
-                        Block::Text(t) => {
-                            let trimmed = t.text.trim();
+                        Part::Text(t) => {
+                            let trimmed = t.trim();
                             if trimmed.starts_with("[Request interrupted by user") {
                                 facts.interrupted = true;
                             }
@@ -874,21 +975,21 @@ pub fn extract_facts(messages: &[Message]) -> ConversationFacts {
                                 continue;
                             }
                             let mut removed = Vec::new();
-                            if let Some(clean) = clean_user_text(&t.text, &mut removed) {
-                                parts.push(clean);
+                            if let Some(clean) = clean_user_text(t, &mut removed) {
+                                texts.push(clean);
                             }
                             for r in removed {
                                 feedback.push(Feedback {
-                                    text: r,
+                                    text: Cow::Owned(r),
                                     order: calls.len(),
                                 });
                             }
                         }
-                        Block::Image(_) | Block::Document(_) if !meta => media += 1,
+                        Part::Block(Block::Image(_) | Block::Document(_)) if !meta => media += 1,
                         _ => {}
                     }
                 }
-                flush(&mut parts, &mut media, &mut facts.user_messages);
+                flush(&mut texts, &mut media, &mut facts.user_messages);
             }
             Kind::Attachment => {
                 let Some(a) = m.extra.get("attachment") else {
@@ -907,8 +1008,8 @@ pub fn extract_facts(messages: &[Message]) -> ConversationFacts {
                     }
                 } else if ty.contains("hook") || ty.contains("diagnostic") {
                     let text = match a.get("content") {
-                        Some(Value::String(s)) => s.clone(),
-                        _ => a.to_string(),
+                        Some(Value::String(s)) => Cow::Borrowed(s.as_str()),
+                        _ => Cow::Owned(a.to_string()),
                     };
                     feedback.push(Feedback {
                         text,
@@ -920,8 +1021,8 @@ pub fn extract_facts(messages: &[Message]) -> ConversationFacts {
         }
     }
 
-    derive_from_calls(&mut facts, &calls);
-    derive_feedback_errors(&mut facts, &feedback);
+    derive_from_calls(&mut facts, &calls, full);
+    derive_feedback_errors(&mut facts, &feedback, full);
     facts
 }
 
@@ -960,25 +1061,27 @@ struct FileError {
     error: usize,
 }
 
-fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call]) {
-    let mut file_index: FastMap<String, usize> = FastMap::default();
-    let mut counts: Vec<(String, usize)> = Vec::new();
+fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call<'_>], full: bool) {
+    let mut file_index: FastMap<&str, usize> = FastMap::default();
+    let mut counts: Vec<(&str, usize)> = Vec::new();
     let mut task_ids: Vec<String> = Vec::new();
     // Failed file calls, to resolve afterwards.
     let mut file_errors: Vec<FileError> = Vec::new();
 
     for (order, call) in calls.iter().enumerate() {
-        match counts.iter_mut().find(|(n, _)| *n == call.name) {
-            Some((_, c)) => *c += 1,
-            None => counts.push((call.name.clone(), 1)),
+        if full {
+            match counts.iter_mut().find(|(n, _)| *n == call.name) {
+                Some((_, c)) => *c += 1,
+                None => counts.push((call.name, 1)),
+            }
         }
         let rejected = call.result.as_ref().is_some_and(|r| is_rejection(&r.text));
         let failed = call.result.as_ref().is_some_and(|r| r.is_error);
-        let result_text = call.result.as_ref().map_or("", |r| r.text.as_str());
-        if let Some(FileTouch { op, path, new_text }) = file_op(&call.name, &call.input) {
-            let k = *file_index.entry(path.clone()).or_insert_with(|| {
+        let result_text = call.result.as_ref().map_or("", |r| r.text.as_ref());
+        if let Some(FileTouch { op, path, new_text }) = file_op(call.name, call.input) {
+            let k = *file_index.entry(path).or_insert_with(|| {
                 facts.files.push(FileFacts {
-                    path: path.clone(),
+                    path: path.to_string(),
                     ..Default::default()
                 });
                 facts.files.len() - 1
@@ -1026,12 +1129,12 @@ fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call]) {
                 }
                 if op != FileOp::Read {
                     f.last_change_at = Some(order);
-                    if new_text.is_some() {
-                        f.last_change = new_text;
+                    if let Some(t) = new_text.filter(|_| full) {
+                        f.last_change = Some(t.to_string());
                     }
                 }
             }
-        } else if let Some(command) = shell_command(&call.name, &call.input) {
+        } else if let Some(command) = shell_command(call.name, call.input) {
             let outcome = command_outcome(&command, call.result.as_ref());
             match &outcome {
                 Outcome::Failed(e) | Outcome::ErrorOutput(e) => facts.errors.push(ErrorFacts {
@@ -1050,17 +1153,21 @@ fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call]) {
                 }),
                 _ => {}
             }
-            facts.commands.push(CommandFacts {
-                description: str_field(&call.input, &["description"]).map(str::to_string),
-                command,
-                outcome,
-                order,
-            });
+            if full {
+                facts.commands.push(CommandFacts {
+                    description: str_field(call.input, &["description"]).map(str::to_string),
+                    command,
+                    outcome,
+                    order,
+                });
+            }
         } else {
-            todo_update(facts, &mut task_ids, call);
+            if full {
+                todo_update(facts, &mut task_ids, call);
+            }
             if rejected || failed {
                 facts.errors.push(ErrorFacts {
-                    source: describe_call(&call.name, &call.input),
+                    source: describe_call(call.name, call.input),
                     excerpt: if rejected {
                         "rejected by the user".into()
                     } else {
@@ -1071,12 +1178,13 @@ fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call]) {
                     order: order + 1,
                 });
             }
-            if !is_todo_tool(&call.name) {
-                facts
-                    .other_calls
-                    .push(describe_call(&call.name, &call.input));
+            if full && !is_todo_tool(call.name) {
+                facts.other_calls.push(describe_call(call.name, call.input));
             }
         }
+    }
+    if !full {
+        return;
     }
 
     // Resolutions.
@@ -1087,7 +1195,7 @@ fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call]) {
             c.result
                 .as_ref()
                 .is_some_and(|r| !r.is_error && !is_rejection(&r.text))
-                && file_op(&c.name, &c.input).is_some_and(|t| {
+                && file_op(c.name, c.input).is_some_and(|t| {
                     t.path == f.path
                         && (t.op == op || (op == FileOp::Edit && t.op == FileOp::Write))
                 })
@@ -1097,42 +1205,54 @@ fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call]) {
                 Resolution::Fixed(format!("a later {} of the same file succeeded", c.name));
         }
     }
-    let commands = facts.commands.clone();
+    // Each command's key and family, made once (for every open error they are compared
+    // with every later command's).
+    let commands = &facts.commands;
+    let mut keys: Vec<(String, String)> = Vec::new();
     for e in facts.errors.iter_mut() {
         if e.rejected || e.resolution != Resolution::Open {
             continue;
         }
-        let Some(cmd) = commands.iter().find(|c| c.order + 1 == e.order) else {
+        let Some(at) = commands.iter().position(|c| c.order + 1 == e.order) else {
             continue;
         };
-        let key = command_key(&cmd.command);
-        let family = command_family(&cmd.command);
-        let later = commands.iter().filter(|c| c.order >= e.order);
-        if later
-            .clone()
-            .any(|c| c.outcome == Outcome::Ok && command_key(&c.command) == key)
-        {
+        if keys.is_empty() {
+            keys = commands
+                .iter()
+                .map(|c| (command_key(&c.command), command_family(&c.command)))
+                .collect();
+        }
+        let (key, family) = &keys[at];
+        let later = commands
+            .iter()
+            .zip(&keys)
+            .filter(|(c, _)| c.order >= e.order && c.outcome == Outcome::Ok);
+        if later.clone().any(|(_, (k, _))| k == key) {
             e.resolution = Resolution::Fixed("a later run of the same command succeeded".into());
-        } else if let Some(c) = later.clone().find(|c| {
-            c.outcome == Outcome::Ok && !family.is_empty() && command_family(&c.command) == family
-        }) {
+        } else if let Some((c, _)) = later
+            .clone()
+            .find(|(_, (_, f))| !family.is_empty() && f == family)
+        {
             e.resolution =
                 Resolution::Likely(format!("a later `{}` succeeded", one_line(&c.command, 80)));
         }
     }
     resolve_by_later_edits(facts);
 
-    order::sort_by(&mut counts, &|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    facts.tool_counts = counts;
+    order::sort_by(&mut counts, &|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    facts.tool_counts = counts
+        .into_iter()
+        .map(|(n, c)| (n.to_string(), c))
+        .collect();
     let n = calls.len();
     facts.last_actions = calls[n.saturating_sub(3)..]
         .iter()
-        .map(|c| describe_call(&c.name, &c.input))
+        .map(|c| describe_call(c.name, c.input))
         .collect();
     facts.open_calls = calls
         .iter()
         .filter(|c| c.result.is_none())
-        .map(|c| describe_call(&c.name, &c.input))
+        .map(|c| describe_call(c.name, c.input))
         .collect();
 }
 
@@ -1161,8 +1281,8 @@ fn is_todo_tool(name: &str) -> bool {
     )
 }
 
-fn todo_update(facts: &mut ConversationFacts, task_ids: &mut Vec<String>, call: &Call) {
-    match call.name.as_str() {
+fn todo_update(facts: &mut ConversationFacts, task_ids: &mut Vec<String>, call: &Call<'_>) {
+    match call.name {
         "TodoWrite" => {
             if let Some(items) = call.input.get("todos").and_then(Value::as_array) {
                 facts.todos = items
@@ -1179,7 +1299,7 @@ fn todo_update(facts: &mut ConversationFacts, task_ids: &mut Vec<String>, call: 
             }
         }
         "TaskCreate" => {
-            let Some(subject) = str_field(&call.input, &["subject", "description", "content"])
+            let Some(subject) = str_field(call.input, &["subject", "description", "content"])
             else {
                 return;
             };
@@ -1209,10 +1329,10 @@ fn todo_update(facts: &mut ConversationFacts, task_ids: &mut Vec<String>, call: 
                 _ => return,
             };
             if let Some(k) = task_ids.iter().position(|t| *t == id) {
-                if let Some(s) = str_field(&call.input, &["status"]) {
+                if let Some(s) = str_field(call.input, &["status"]) {
                     facts.todos[k].status = s.to_string();
                 }
-                if let Some(s) = str_field(&call.input, &["subject"]) {
+                if let Some(s) = str_field(call.input, &["subject"]) {
                     facts.todos[k].content = s.to_string();
                 }
             }
@@ -1221,7 +1341,7 @@ fn todo_update(facts: &mut ConversationFacts, task_ids: &mut Vec<String>, call: 
     }
 }
 
-fn derive_feedback_errors(facts: &mut ConversationFacts, feedback: &[Feedback]) {
+fn derive_feedback_errors(facts: &mut ConversationFacts, feedback: &[Feedback<'_>], full: bool) {
     for Feedback { text, order } in feedback {
         let Some(line) = error_line(text) else {
             continue;
@@ -1238,7 +1358,9 @@ fn derive_feedback_errors(facts: &mut ConversationFacts, feedback: &[Feedback]) 
         });
     }
     order::sort_by(&mut facts.errors, &|a, b| a.order.cmp(&b.order));
-    resolve_by_later_edits(facts);
+    if full {
+        resolve_by_later_edits(facts);
+    }
 }
 
 #[cfg(test)]
@@ -1289,6 +1411,64 @@ mod error_word_tests {
             "a".repeat(100),
             at("é", 50)
         )));
+    }
+
+    #[test]
+    fn only_two_characters_lowercase_to_ascii() {
+        for c in (0x80..=0x10FFFF).filter_map(char::from_u32) {
+            let lower: String = c.to_lowercase().collect();
+            if lower.chars().any(|l| l.is_ascii()) {
+                assert!(
+                    c == '\u{212A}' || (c == '\u{130}' && lower == "i\u{307}"),
+                    "{c:?} -> {lower:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_word_scan_finds_the_first_error_line_of_a_line_by_line_scan() {
+        let pieces = [
+            "error: x",
+            "Error[E0308]",
+            "2 failed",
+            "0 failed",
+            "FAILED:",
+            "ok",
+            "\n",
+            "\r\n",
+            "\n\n",
+            "  ",
+            "é",
+            "İ",
+            "\u{212A}",
+            "TRACE\u{212A}BACK",
+            "traceback (most recent call last)",
+            "TRACEBAC\u{212A} (MOST RECENT CALL LAST)",
+            "a: command not found",
+            "panicked at",
+            "warning: unused",
+            "err",
+            "fail",
+            "x",
+            &"y".repeat(170),
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..20_000 {
+            let mut s = String::new();
+            for _ in 0..6 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                s.push_str(pieces[(seed % pieces.len() as u64) as usize]);
+            }
+            let naive = s.lines().find(|l| super::is_error_line(l));
+            assert_eq!(
+                super::first_error_line(&s).map(str::trim),
+                naive.map(str::trim),
+                "{s:?}"
+            );
+        }
     }
 
     #[test]

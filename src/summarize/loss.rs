@@ -1,7 +1,7 @@
 //! The loss report: what a summary leaves out of the conversation it replaces.
 //!
 //! [`loss_report`] reads the files touched, the user messages and the errors of the
-//! compacted part (with [`crate::summarize::facts::extract_facts`], the same reading the offline
+//! compacted part (with [`crate::summarize::facts::extract_loss_facts`], the same reading the offline
 //! summarizer uses) and keeps those the summary does not mention. [`append_missing`] adds
 //! them to the summary as a short list, so that a summary from any model can never silently
 //! drop a file the agent edited or a request the user made.
@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::model::hash::FastSet;
 use crate::model::messages::Message;
-use crate::summarize::facts::{contains_name, extract_facts, file_name};
+use crate::summarize::facts::{contains_name, extract_loss_facts, file_name};
 use crate::summarize::summary::cut_middle;
 
 /// Characters of a normalized text whose presence counts as a mention of it.
@@ -48,30 +48,54 @@ impl LossReport {
 /// Lower case, whitespace runs as one space (trimmed), `“”„` as `"`, `‘’` as `'`, and
 /// `` ` `` / `*` removed.
 pub fn normalize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    // Byte by byte where the text is ASCII (most of it); a non-ASCII character is decoded.
+    let bytes = text.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(text.len());
     let mut space = false;
-    for c in text.chars() {
-        let c = match c {
-            '“' | '”' | '„' => '"',
-            '‘' | '’' => '\'',
-            '`' | '*' => continue,
-            c => c,
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let c = if b.is_ascii() {
+            i += 1;
+            match b {
+                b'`' | b'*' => continue,
+                // `char::is_whitespace` of an ASCII character.
+                0x09..=0x0D | b' ' => {
+                    space = !out.is_empty();
+                    continue;
+                }
+                _ => {}
+            }
+            if space {
+                out.push(b' ');
+                space = false;
+            }
+            out.push(b.to_ascii_lowercase());
+            continue;
+        } else {
+            let c = text[i..].chars().next().unwrap_or_default();
+            i += c.len_utf8();
+            match c {
+                '“' | '”' | '„' => '"',
+                '‘' | '’' => '\'',
+                c => c,
+            }
         };
         if c.is_whitespace() {
             space = !out.is_empty();
             continue;
         }
         if space {
-            out.push(' ');
+            out.push(b' ');
             space = false;
         }
-        if c.is_ascii() {
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.extend(c.to_lowercase());
+        let mut buf = [0; 4];
+        for l in c.to_lowercase() {
+            out.extend_from_slice(l.encode_utf8(&mut buf).as_bytes());
         }
     }
-    out
+    // Whole characters were written: always UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 fn words(norm: &str) -> impl Iterator<Item = &str> {
@@ -90,18 +114,30 @@ pub struct SummaryIndex<'a> {
 impl<'a> SummaryIndex<'a> {
     /// Prepares `summary`.
     pub fn new(summary: &'a str) -> SummaryIndex<'a> {
-        let norm = normalize(summary);
-        let words = words(&norm).map(str::to_string).collect();
-        let lines = summary
-            .lines()
-            .map(|l| {
-                let n = normalize(l);
-                strip_list_marker(&n)
-                    .trim_end_matches(['.', '!', '?', ',', ';', ':'])
-                    .to_string()
-            })
-            .filter(|l| !l.is_empty())
-            .collect();
+        // The whole text normalized is its lines normalized, the non-empty ones joined by a
+        // space (line breaks are whitespace): each line is normalized once, for both.
+        let mut norm = String::with_capacity(summary.len());
+        let mut lines = FastSet::default();
+        for l in summary.lines() {
+            let n = normalize(l);
+            if n.is_empty() {
+                continue;
+            }
+            let line = strip_list_marker(&n).trim_end_matches(['.', '!', '?', ',', ';', ':']);
+            if !line.is_empty() && !lines.contains(line) {
+                lines.insert(line.to_string());
+            }
+            if !norm.is_empty() {
+                norm.push(' ');
+            }
+            norm.push_str(&n);
+        }
+        let mut words: FastSet<String> = FastSet::default();
+        for w in self::words(&norm) {
+            if !words.contains(w) {
+                words.insert(w.to_string());
+            }
+        }
         SummaryIndex {
             raw: summary,
             norm,
@@ -236,7 +272,7 @@ fn error_entry(source: &str, excerpt: &str) -> String {
 /// mention, each in conversation order, without repeats. Calls the user rejected are not
 /// errors here (nothing to fix); sidechain and system lines are not read.
 pub fn loss_report(compacted: &[Message], summary: &str) -> LossReport {
-    let facts = extract_facts(compacted);
+    let facts = extract_loss_facts(compacted);
     let idx = SummaryIndex::new(summary);
     let mut report = LossReport::default();
     for f in &facts.files {
@@ -345,6 +381,54 @@ mod tests {
             normalize("  A “quoted”\n\n  `code` **bold** "),
             "a \"quoted\" code bold"
         );
+    }
+
+    /// [`normalize`] character by character, as it was first written.
+    fn normalize_by_chars(text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut space = false;
+        for c in text.chars() {
+            let c = match c {
+                '“' | '”' | '„' => '"',
+                '‘' | '’' => '\'',
+                '`' | '*' => continue,
+                c => c,
+            };
+            if c.is_whitespace() {
+                space = !out.is_empty();
+                continue;
+            }
+            if space {
+                out.push(' ');
+                space = false;
+            }
+            out.extend(c.to_lowercase());
+        }
+        out
+    }
+
+    #[test]
+    fn normalization_byte_by_byte_is_normalization_by_characters() {
+        let mut pieces: Vec<String> = (0u8..128).map(|b| char::from(b).to_string()).collect();
+        for p in [
+            "“", "”", "„", "‘", "’", "É", "ß", "İ", "\u{212A}", "\u{85}", "\u{a0}", "\u{2028}",
+            "\u{3000}", "Σ", "😀", "中", "\r\n", "  ", "**", "Word", "- item",
+        ] {
+            pieces.push(p.to_string());
+        }
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..20_000 {
+            let mut s = String::new();
+            for _ in 0..8 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                s.push_str(&pieces[(seed % pieces.len() as u64) as usize]);
+            }
+            assert_eq!(normalize(&s), normalize_by_chars(&s), "{s:?}");
+            // The index's text, made from its normalized lines, is the text normalized.
+            assert_eq!(SummaryIndex::new(&s).norm, normalize_by_chars(&s), "{s:?}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use crate::measure::thresholds::{output_limits, MAX_OUTPUT_TOKENS_FOR_SUMMARY};
 use crate::model::messages::{Block, Content, Kind, Message, ToolResultContent};
-use crate::model::view::UsageCounts;
+use crate::model::view::{string_units, UsageCounts};
 
 /// System prompt of the summary request.
 pub const SUMMARY_SYSTEM_PROMPT: &str = "You summarize working sessions between a user and an AI coding assistant. \
@@ -54,7 +54,7 @@ pub struct SummaryRequest {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub system: String,
     /// The conversation followed by the summary instruction.
-    pub messages: Vec<Value>,
+    pub messages: Vec<RequestMessage>,
     /// Output limit.
     pub max_tokens: u64,
     /// `{type: "summarize", instructions?}`: the request asks the Messages API's on-demand
@@ -62,6 +62,123 @@ pub struct SummaryRequest {
     /// sent to the API); absent for the library's own summary prompt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compaction: Option<Value>,
+}
+
+impl SummaryRequest {
+    /// The messages as JSON values (what [`Self::messages`] serialize to).
+    pub fn messages_json(&self) -> Vec<Value> {
+        self.messages.iter().map(RequestMessage::to_value).collect()
+    }
+}
+
+/// One message of a [`SummaryRequest`]: the library's rendering of the conversation, or a
+/// message as given. Serialized as the Messages API message it is (untagged).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum RequestMessage {
+    /// `{role, content: [{type: "text", text}, …]}`, rendered by [`render_conversation`].
+    Text(TextMessage),
+    /// A message as it is sent (the API's on-demand compaction sends the conversation
+    /// itself).
+    Raw(Value),
+}
+
+impl RequestMessage {
+    /// The message as a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            RequestMessage::Text(m) => m.to_value(),
+            RequestMessage::Raw(v) => v.clone(),
+        }
+    }
+}
+
+/// A message of text blocks, as the summary request sends the conversation. A typed value
+/// rather than a JSON tree: it is built, measured and handed to JS without a map per block
+/// (its field names and its `role` and `type` values are the same few strings every time).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TextMessage {
+    /// Who said it.
+    pub role: Role,
+    /// Its text blocks.
+    pub content: Vec<TextPart>,
+}
+
+impl TextMessage {
+    /// The message as a JSON value: `{role, content: [{type: "text", text}, …]}`.
+    pub fn to_value(&self) -> Value {
+        let content = self
+            .content
+            .iter()
+            .map(|p| json!({"type": "text", "text": p.text}))
+            .collect::<Vec<_>>();
+        json!({"role": self.role, "content": content})
+    }
+
+    /// Length of its JSON text in UTF-16 units ([`crate::model::view::json_units`] of
+    /// [`Self::to_value`]), counted from the texts without writing anything.
+    pub fn json_units(&self) -> usize {
+        // `{"role":"user","content":[` … `]}` and, per block, `{"type":"text","text":` … `}`.
+        const MESSAGE: usize = r#"{"role":,"content":[]}"#.len();
+        const BLOCK: usize = r#"{"type":"text","text":}"#.len();
+        let role = match self.role {
+            Role::User => r#""user""#.len(),
+            Role::Assistant => r#""assistant""#.len(),
+        };
+        MESSAGE
+            + role
+            + self.content.len().saturating_sub(1)
+            + self
+                .content
+                .iter()
+                .map(|p| BLOCK + string_units(&p.text))
+                .sum::<usize>()
+    }
+}
+
+/// [`TextMessage::json_units`] of a JSON array of `messages`.
+pub fn messages_units(messages: &[TextMessage]) -> usize {
+    2 + messages.len().saturating_sub(1)
+        + messages.iter().map(TextMessage::json_units).sum::<usize>()
+}
+
+/// The role of a [`TextMessage`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// `user`
+    User,
+    /// `assistant`
+    Assistant,
+}
+
+/// `{type: "text", text}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TextPart {
+    /// Always `text`.
+    #[serde(rename = "type")]
+    pub kind: TextKind,
+    /// The text.
+    pub text: String,
+}
+
+impl TextPart {
+    /// A text block.
+    pub fn new(text: String) -> TextPart {
+        TextPart {
+            kind: TextKind::Text,
+            text,
+        }
+    }
+}
+
+/// The `type` of a [`TextPart`]: a unit variant, so that a serializer may write it as a
+/// constant (serde-wasm-bindgen keeps one JS string for it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum TextKind {
+    /// `text`
+    #[serde(rename = "text")]
+    Text,
 }
 
 /// What the summarizer answered.
@@ -103,6 +220,10 @@ pub const EARLIER_SUMMARY_MARKER: &str =
 /// Keeps the head and the tail of `s` (at most `max_chars` characters in all) around a
 /// marker saying how many characters were left out.
 pub(crate) fn cut_middle(s: &str, max_chars: usize) -> String {
+    // No more bytes than `max_chars`: no more characters either, nothing to count.
+    if s.len() <= max_chars {
+        return s.to_string();
+    }
     let count = s.chars().count();
     if count <= max_chars {
         return s.to_string();
@@ -120,7 +241,7 @@ pub(crate) fn cut_middle(s: &str, max_chars: usize) -> String {
 /// `new_string` is what makes it long); only when that is not enough is the text itself cut.
 fn render_json(v: &Value, max_chars: usize) -> String {
     let s = v.to_string();
-    if s.chars().count() <= max_chars {
+    if s.len() <= max_chars || s.chars().count() <= max_chars {
         return s;
     }
     fn shorten(v: &Value, cap: usize) -> Value {
@@ -167,10 +288,10 @@ fn render_tool_result(content: Option<&ToolResultContent>) -> String {
 /// and results become readable text (so the request needs no tool definitions); thinking
 /// is left out (it is the model's scratch work, and its signatures belong to another
 /// request); media were stripped before.
-fn render_blocks(content: &Content) -> Vec<Value> {
+fn render_blocks(content: &Content) -> Vec<TextPart> {
     match content {
         Content::Text(t) if t.is_empty() => Vec::new(),
-        Content::Text(t) => vec![json!({"type": "text", "text": t})],
+        Content::Text(t) => vec![TextPart::new(t.clone())],
         Content::Blocks(blocks) => blocks
             .iter()
             .filter_map(|b| {
@@ -193,12 +314,23 @@ fn render_blocks(content: &Content) -> Vec<Value> {
                     }
                     Block::ToolResult(r) => {
                         let error = r.extra.get("is_error") == Some(&Value::Bool(true));
-                        format!(
-                            "[tool result for {}{}]\n{}",
+                        let content = r.content.as_ref().and_then(|c| c.as_ref());
+                        let head = format!(
+                            "[tool result for {}{}]\n",
                             r.tool_use_id,
                             if error { ", an error" } else { "" },
-                            render_tool_result(r.content.as_ref().and_then(|c| c.as_ref()))
-                        )
+                        );
+                        match content {
+                            // A text that needs no cut is copied once, after the head.
+                            Some(ToolResultContent::Text(t))
+                                if t.len() <= MAX_RENDERED_TOOL_RESULT_CHARS =>
+                            {
+                                let mut text = head;
+                                text.push_str(t);
+                                text
+                            }
+                            _ => head + &render_tool_result(content),
+                        }
                     }
                     Block::ServerToolResult(r) => format!(
                         "[{} for {}]\n{}",
@@ -211,30 +343,31 @@ fn render_blocks(content: &Content) -> Vec<Value> {
                     ),
                     Block::Unknown(v) => cut_middle(&v.to_string(), MAX_RENDERED_TOOL_RESULT_CHARS),
                 };
-                Some(json!({"type": "text", "text": text}))
+                Some(TextPart::new(text))
             })
             .collect(),
     }
 }
 
 /// The role a message is sent with, or `None` for lines that are not sent.
-fn sent_role(m: &Message) -> Option<&'static str> {
+fn sent_role(m: &Message) -> Option<Role> {
     if m.is_sidechain() {
         return None;
     }
     match m.kind() {
-        Kind::User | Kind::Attachment => Some("user"),
-        Kind::Assistant => Some("assistant"),
+        Kind::User | Kind::Attachment => Some(Role::User),
+        Kind::Assistant => Some(Role::Assistant),
         _ => None,
     }
 }
 
 /// Text of an attachment line as it goes into the summary request.
-fn render_attachment(m: &Message) -> Option<Value> {
+fn render_attachment(m: &Message) -> Option<TextPart> {
     let a = m.extra.get("attachment")?;
-    Some(
-        json!({"type": "text", "text": format!("[attachment] {}", cut_middle(&a.to_string(), MAX_RENDERED_TOOL_RESULT_CHARS))}),
-    )
+    Some(TextPart::new(format!(
+        "[attachment] {}",
+        cut_middle(&a.to_string(), MAX_RENDERED_TOOL_RESULT_CHARS)
+    )))
 }
 
 /// The conversation as Messages API messages for the summarizer: sent lines only (main chain,
@@ -243,8 +376,8 @@ fn render_attachment(m: &Message) -> Option<Value> {
 /// start with [`META_TEXT_MARKER`] and the summary line of an earlier compaction with
 /// [`EARLIER_SUMMARY_MARKER`], so that they are not taken for the user's words; tool inputs
 /// stay valid JSON (long strings inside are cut in the middle).
-pub fn render_conversation(messages: &[Message]) -> Vec<Value> {
-    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
+pub fn render_conversation(messages: &[Message]) -> Vec<TextMessage> {
+    let mut out: Vec<TextMessage> = Vec::new();
     for m in messages {
         let Some(role) = sent_role(m) else { continue };
         let mut blocks = if m.kind() == Kind::Attachment {
@@ -263,10 +396,8 @@ pub fn render_conversation(messages: &[Message]) -> Vec<Value> {
         };
         if let Some(marker) = marker {
             for b in &mut blocks {
-                if let Some(Value::String(t)) = b.get_mut("text") {
-                    if !t.starts_with("[tool result for ") {
-                        *t = format!("{marker}\n{t}");
-                    }
+                if !b.text.starts_with("[tool result for ") {
+                    b.text = format!("{marker}\n{}", b.text);
                 }
             }
         }
@@ -274,22 +405,23 @@ pub fn render_conversation(messages: &[Message]) -> Vec<Value> {
             continue;
         }
         match out.last_mut() {
-            Some((r, b)) if *r == role => b.extend(blocks),
-            _ => out.push((role, blocks)),
+            Some(last) if last.role == role => last.content.extend(blocks),
+            _ => out.push(TextMessage {
+                role,
+                content: blocks,
+            }),
         }
     }
-    if out.first().is_some_and(|(r, _)| *r == "assistant") {
+    if out.first().is_some_and(|m| m.role == Role::Assistant) {
         out.insert(
             0,
-            (
-                "user",
-                vec![json!({"type": "text", "text": "[The conversation so far:]"})],
-            ),
+            TextMessage {
+                role: Role::User,
+                content: vec![TextPart::new("[The conversation so far:]".to_string())],
+            },
         );
     }
-    out.into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect()
+    out
 }
 
 /// The full summary instruction: the fixed text plus any custom instructions.
@@ -321,22 +453,21 @@ pub fn build_summary_request(
 /// [`build_summary_request`] from the messages [`render_conversation`] already made.
 pub fn summary_request_from(
     model: &str,
-    mut msgs: Vec<Value>,
+    mut msgs: Vec<TextMessage>,
     custom_instructions: &[String],
 ) -> SummaryRequest {
-    let instruction = json!({"type": "text", "text": instruction_text(custom_instructions)});
+    let instruction = TextPart::new(instruction_text(custom_instructions));
     match msgs.last_mut() {
-        Some(last) if last["role"] == "user" => {
-            if let Some(c) = last.get_mut("content").and_then(Value::as_array_mut) {
-                c.push(instruction);
-            }
-        }
-        _ => msgs.push(json!({"role": "user", "content": [instruction]})),
+        Some(last) if last.role == Role::User => last.content.push(instruction),
+        _ => msgs.push(TextMessage {
+            role: Role::User,
+            content: vec![instruction],
+        }),
     }
     SummaryRequest {
         model: model.to_string(),
         system: SUMMARY_SYSTEM_PROMPT.to_string(),
-        messages: msgs,
+        messages: msgs.into_iter().map(RequestMessage::Text).collect(),
         max_tokens: summary_max_tokens(model),
         compaction: None,
     }
@@ -446,7 +577,8 @@ mod tests {
         assert!(!all.contains("secret"));
         assert!(all.contains("[tool call Read (t1)"));
         assert!(all.contains("fn main() {}"));
-        let last = r.messages.last().unwrap();
+        let messages = r.messages_json();
+        let last = messages.last().unwrap();
         assert_eq!(last["role"], "user");
         let text = last["content"].as_array().unwrap().last().unwrap()["text"]
             .as_str()
@@ -466,9 +598,10 @@ mod tests {
         ]));
         let r = build_summary_request("claude-3-5-haiku", &m, &[]);
         assert_eq!(r.max_tokens, 8_192);
-        assert_eq!(r.messages[0]["role"], "user");
-        assert_eq!(r.messages[1]["content"].as_array().unwrap().len(), 2);
-        assert_eq!(r.messages[2]["role"], "user");
+        let messages = r.messages_json();
+        assert_eq!(messages[0]["role"], "user");
+        assert_eq!(messages[1]["content"].as_array().unwrap().len(), 2);
+        assert_eq!(messages[2]["role"], "user");
     }
 
     #[test]
@@ -518,7 +651,8 @@ mod tests {
                  "input": {"file_path": "/a", "content": "z".repeat(100_000)}}]}}
         ]));
         let r = build_summary_request("m", &m, &[]);
-        let user = r.messages[0]["content"].as_array().unwrap();
+        let messages = r.messages_json();
+        let user = messages[0]["content"].as_array().unwrap();
         assert_eq!(
             user[0]["text"],
             format!("{EARLIER_SUMMARY_MARKER}\nold summary")
@@ -528,7 +662,7 @@ mod tests {
             format!("{META_TEXT_MARKER}\n<system-reminder>x</system-reminder>")
         );
         assert_eq!(user[2]["text"], "real words");
-        let call = r.messages[1]["content"][0]["text"].as_str().unwrap();
+        let call = messages[1]["content"][0]["text"].as_str().unwrap();
         let json = call
             .strip_prefix("[tool call Write (t): ")
             .and_then(|c| c.strip_suffix(']'))
@@ -540,6 +674,51 @@ mod tests {
             .unwrap()
             .contains("characters left out"));
         assert!(json.chars().count() <= MAX_RENDERED_TOOL_RESULT_CHARS);
+    }
+
+    #[test]
+    fn typed_messages_measure_and_write_as_their_json_values() {
+        let m = msgs(json!([
+            {"type": "assistant", "message": {"role": "assistant", "id": "a", "content": [
+                {"type": "text", "text": "tab\there \"quoted\" back\\slash \u{1} é 😀 中文"},
+                {"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls\n"}}]}},
+            {"type": "user", "isMeta": true, "message": {"role": "user", "content": "<system-reminder>x</system-reminder>"}},
+            {"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t", "content": "a\r\nb", "is_error": true}]}},
+            {"type": "attachment", "attachment": {"type": "plan", "content": "p"}},
+            {"type": "user", "message": {"role": "user", "content": ""}}
+        ]));
+        for rendered in [
+            Vec::new(),
+            render_conversation(&m),
+            render_conversation(&m[2..]),
+        ] {
+            let values: Vec<Value> = rendered.iter().map(TextMessage::to_value).collect();
+            assert_eq!(
+                messages_units(&rendered),
+                crate::model::view::array_units(&values)
+            );
+            assert_eq!(
+                messages_units(&rendered),
+                serde_json::to_string(&values)
+                    .unwrap()
+                    .encode_utf16()
+                    .count()
+            );
+            assert_eq!(
+                serde_json::to_string(&rendered).unwrap(),
+                serde_json::to_string(&values).unwrap()
+            );
+        }
+        let r = build_summary_request("m", &m, &[]);
+        assert_eq!(
+            serde_json::to_value(&r).unwrap()["messages"],
+            Value::Array(r.messages_json())
+        );
+        assert_eq!(
+            r.messages_json()[0]["content"][0]["text"],
+            "[The conversation so far:]"
+        );
     }
 
     #[test]

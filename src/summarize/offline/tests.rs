@@ -251,7 +251,7 @@ fn error_detection_rules() {
     let o = command_outcome(
         "cat src/lib.rs",
         Some(&CallResult {
-            text: "error: String,".to_string(),
+            text: "error: String,".into(),
             is_error: false,
         }),
     );
@@ -260,7 +260,7 @@ fn error_detection_rules() {
         "mix compile 2>&1 | head",
         Some(&CallResult {
             text: "== Compilation error in file x.ex ==\n** (CompileError) x.ex: cannot compile"
-                .to_string(),
+                .into(),
             is_error: false,
         }),
     );
@@ -619,4 +619,41 @@ fn request_and_typed_paths_agree_on_real_transcripts() {
         }
         assert_eq!(typed, via_request, "{file}");
     }
+}
+
+/// The loss report's reading ([`crate::summarize::facts::extract_loss_facts`]) gives the same
+/// files, user messages and errors (but for the resolutions, which it does not read) as the
+/// full reading, on the test session and on every shared transcript.
+#[test]
+fn the_loss_reading_has_the_files_messages_and_errors_of_the_full_reading() {
+    let mut conversations = vec![session()];
+    for file in [
+        "cc_small_short.jsonl",
+        "cc_image_9e953218.jsonl",
+        "cc_long_autocompact_4d5611e5.jsonl",
+        "cc_long_autocompact_4d5611e5.agent-acompact-e1f845.jsonl",
+    ] {
+        conversations.push(load(file));
+    }
+    let mut read = [0; 3];
+    for c in &conversations {
+        let full = extract_facts(c);
+        let loss = crate::summarize::facts::extract_loss_facts(c);
+        let paths = |f: &crate::summarize::facts::ConversationFacts| {
+            f.files.iter().map(|f| f.path.clone()).collect::<Vec<_>>()
+        };
+        let errors = |f: &crate::summarize::facts::ConversationFacts| {
+            f.errors
+                .iter()
+                .map(|e| (e.source.clone(), e.excerpt.clone(), e.rejected, e.order))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(paths(&loss), paths(&full));
+        assert_eq!(loss.user_messages, full.user_messages);
+        assert_eq!(errors(&loss), errors(&full));
+        read[0] += full.files.len();
+        read[1] += full.user_messages.len();
+        read[2] += full.errors.len();
+    }
+    assert!(read.iter().all(|&n| n > 10), "{read:?}");
 }
