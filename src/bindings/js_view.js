@@ -240,10 +240,6 @@ function arrayLength_(arr) {
   return Array.isArray(arr) ? arr.length : -1;
 }
 
-// Writes the headers of arr[start..start+out.length] into `out` (a view on WASM memory).
-function readHeaders_(arr, start, out) {
-  for (let k = 0; k < out.length; k++) out[k] = header(arr[start + k]);
-}
 
 // Index of the last main-chain message before `end` matching `mask` (1: assistant carrying
 // usage, 2: any assistant, 4: compact boundary); -1 when none; -2 - i when arr[i] is not a
@@ -1908,13 +1904,17 @@ export function arrayLength(arr) {
   return -3;
 }
 
+// Writes the headers of arr[start..start+out.length] into `out` (a view on WASM memory); the
+// headers before an element whose reading throws are kept, so that the error names it.
 export function readHeaders(arr, start, out) {
+  let k = 0;
   try {
-    return readHeaders_(arr, start, out);
+    for (; k < out.length; k++) out[k] = header(arr[start + k]);
+    return;
   } catch (e) {
     failed(e);
   }
-  out.fill(READ_FAILED);
+  out.fill(READ_FAILED, k);
 }
 
 export function rfind(arr, end, mask) {
