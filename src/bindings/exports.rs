@@ -7,8 +7,8 @@ use wasm_bindgen::prelude::*;
 use super::convert::*;
 use super::env::new_uuid;
 use super::js_view::{
-    apply_edits, edited_tool_use_ids, micro_compact_apply, micro_compact_result, user_message_in,
-    JsConversation, TokenCounter,
+    apply_edits, count_at_end, edited_tool_use_ids, micro_compact_apply, micro_compact_result,
+    user_message_in, JsConversation, TokenCounter,
 };
 use crate::drive::autocompact;
 use crate::drive::options::{self, Source};
@@ -120,38 +120,40 @@ fn count_view(messages: &JsValue, shape: Option<Shape>) -> crate::Result<JsConve
     }
 }
 
-/// The model argument of a `shouldAutoCompact` call without options, its id and the
-/// configuration such a call uses.
-type PerTurn = (JsValue, std::rc::Rc<str>, std::rc::Rc<Config>);
+/// The model argument of a `shouldAutoCompact` call without options, its id, the
+/// configuration such a call uses and the model's auto-compact threshold under it.
+type PerTurn = (JsValue, std::rc::Rc<str>, std::rc::Rc<Config>, u64);
 
 thread_local! {
-    /// The model argument of the last `shouldAutoCompact` without options, its id, and the
-    /// configuration such a call uses (the environment defaults), kept until
-    /// `setEnvironmentDefaults` changes them.
+    /// The model argument of the last `shouldAutoCompact` without options, its id, the
+    /// configuration such a call uses (the environment defaults) and the threshold, kept
+    /// until `setEnvironmentDefaults` changes them.
     static PER_TURN: std::cell::RefCell<Option<PerTurn>> =
         const { std::cell::RefCell::new(None) };
 }
 
-/// The model id and configuration of a `shouldAutoCompact` call without options: the same
-/// as `model_arg` and an absent `config` give, kept from the last such call while the model
+/// The model id, configuration and auto-compact threshold of a `shouldAutoCompact` call
+/// without options: the same as `model_arg`, an absent `config` and
+/// [`thresholds::auto_compact_threshold`] give, kept from the last such call while the model
 /// argument is the same value (`===`) and the environment defaults have not changed.
 #[cfg(feature = "base")]
 fn per_turn_model_and_config(
     model: &JsValue,
-) -> crate::Result<(std::rc::Rc<str>, std::rc::Rc<Config>)> {
+) -> crate::Result<(std::rc::Rc<str>, std::rc::Rc<Config>, u64)> {
     let hit = PER_TURN.with(|p| {
         p.borrow()
             .as_ref()
-            .filter(|(v, _, _)| v == model)
-            .map(|(_, m, c)| (m.clone(), c.clone()))
+            .filter(|(v, ..)| v == model)
+            .map(|(_, m, c, t)| (m.clone(), c.clone(), *t))
     });
     if let Some(found) = hit {
         return Ok(found);
     }
     let m: std::rc::Rc<str> = model_arg(model)?.into();
     let cfg = std::rc::Rc::new(config_arg(&JsValue::UNDEFINED)?);
-    PER_TURN.with(|p| *p.borrow_mut() = Some((model.clone(), m.clone(), cfg.clone())));
-    Ok((m, cfg))
+    let threshold = thresholds::auto_compact_threshold(&m, &cfg);
+    PER_TURN.with(|p| *p.borrow_mut() = Some((model.clone(), m.clone(), cfg.clone(), threshold)));
+    Ok((m, cfg, threshold))
 }
 
 /// `tokenCountWithEstimation(messages, {model, config, usage, usageAt, system, tools}?)`:
@@ -165,7 +167,11 @@ pub fn token_count_with_estimation(
     #[wasm_bindgen(unchecked_optional_param_type = "TokenCountOptions | null")] options: JsValue,
 ) -> JsResult<f64> {
     if no_options(&options) {
-        // The per-turn call: no option structs built or moved.
+        // The per-turn call: settled from one record of the end of the array when it can
+        // be, else no option structs built or moved.
+        if let Some(count) = count_at_end(&messages) {
+            return Ok(count.total as f64);
+        }
         let conv = js(count_view(&messages, None))?;
         return Ok(js(tokens::token_count_given(&conv, None))?.total as f64);
     }
@@ -275,7 +281,12 @@ pub fn should_auto_compact(
         // The per-turn call: the model id and the configuration are the last call's unless
         // the model or the environment defaults changed (no string or config read), and no
         // option structs are built or moved.
-        let (m, cfg) = js(per_turn_model_and_config(&model))?;
+        let (m, cfg, threshold) = js(per_turn_model_and_config(&model))?;
+        if let Some(answer) = count_at_end(&messages)
+            .and_then(|count| autocompact::per_turn_decision(&count, threshold, &cfg))
+        {
+            return Ok(answer);
+        }
         let conv = js(count_view(&messages, None))?;
         let none = autocompact::ShouldAutoCompactOptions::default();
         return Ok(js(autocompact::should_auto_compact(&conv, &m, &none, &cfg))?.should_compact);

@@ -311,7 +311,11 @@ function readUsage_(arr, i, out) {
   const line = isLine(m);
   const f = line ? undefined : lcFields(m);
   if (f !== undefined) return lcUsage(f.usage_metadata, out);
-  const u = line ? m.message && m.message.usage : m.usage;
+  return usageCounts(line ? m.message && m.message.usage : m.usage, out);
+}
+
+// readUsage_ of the usage object `u`.
+function usageCounts(u, out) {
   if (u === null || typeof u !== 'object' || Array.isArray(u)) return -1;
   // Named reads (one property each), not a loop over USAGE_KEYS: a keyed read of changing
   // names is a slow generic lookup, and a per-turn count reads this on every call.
@@ -970,6 +974,115 @@ function tail_(arr, shape, F, fb, cap, W, wb, wcap) {
   return used;
 }
 const USAGE_OUT = new Float64Array(4);
+
+// ---- The per-turn count's record (JsTailRecord in js_view.rs, measure::tokens::count_tail) ----
+// One pass from the end of an array of Claude Code transcript lines, written into WASM
+// memory: what the count reads, for the Rust side to decide the count from without another
+// call. Anything else (a message of another shape, no usage, a boundary or a context start
+// before the usage, a tokenizer in effect, reading throws) writes nothing: the general path
+// (tail_ and the readers above) counts and reports it.
+
+// The header of a Claude Code line (`header`'s first case, reading what it reads: a getter
+// that throws there throws here too); 0 for anything else.
+function lineTag(m) {
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) return 0;
+  const t = m.type;
+  if (typeof t !== 'string') return 0;
+  const k = lineKind(t);
+  if (m.message !== undefined || isOtherLineType(t) || (k !== undefined && (k !== 2 || lcFields(m) === undefined))) {
+    return lineHeader(m, k);
+  }
+  return 0;
+}
+
+// A tag bit: an assistant line with the `message.id` of the line whose usage was read.
+const SAME_RESPONSE = 1 << 16;
+
+// Writes into `F` (from F[fb]): [words needed when -1 is returned, len, n, first, at,
+// present mask, input, cache_creation, cache_read, output] and into `W` (from W[wb], `wcap`
+// words): the tags (headers, | SAME_RESPONSE) of arr[len-1], arr[len-2], … arr[len-n]; then
+// one offset per message of arr[first..len) into the descriptions that follow (MISSING: not
+// described); then the descriptions (describeOne's words, estimate). `at` is the latest
+// main-chain assistant line with usage, read as readUsage_ reads it; the tags go back to it,
+// then over its response's earlier lines to the line the Rust side's search stops at; the
+// descriptions are of the lines the count may estimate (its own lines only when its usage
+// was logged mid-stream, or when they sit between others). Returns the words used; 0 when
+// there is no record (see above), -1 when W is too small (F[fb] then says how many words
+// it needs). Written straight into W: no array is built for the tags.
+function countTail_(arr, F, fb, W, wb, wcap) {
+  if (COUNTER !== null) return 0;
+  const len = arr.length;
+  let at = -1, n = 0;
+  for (let i = len - 1; i >= 0; i--) {
+    const h = lineTag(arr[i]);
+    if (h === 0) return 0;
+    if (n < wcap) W[wb + n] = h;
+    n++;
+    if (h & 16) continue;
+    if (h & (32 | STARTS_CONTEXT)) return 0;
+    if ((h & 7) === 1 && (h & 64)) { at = i; break; }
+  }
+  if (at < 0) return 0;
+  const m = arr[at];
+  const present = usageCounts(m.message.usage, USAGE_OUT);
+  const id = idOf(m);
+  let first = at;
+  for (let i = at - 1; i >= 0; i--) {
+    const x = arr[i];
+    let h = lineTag(x);
+    if (h === 0) return 0;
+    if ((h & 7) === 1 && id !== undefined && idOf(x) === id) h |= SAME_RESPONSE;
+    if (n < wcap) W[wb + n] = h;
+    n++;
+    if (h & 32) break;
+    if (h & 16) continue;
+    if ((h & 7) === 1) {
+      if (!(h & SAME_RESPONSE)) break;
+      first = i;
+    }
+  }
+  const offsets = n, words = n + len - first;
+  if (words > wcap) {
+    F[fb] = words + 64;
+    return -1;
+  }
+  const tag = wb + len - 1; // the tag of arr[i] is W[tag - i]
+  for (let i = at + 1; i < len; i++) {
+    if ((W[tag - i] & 7) === 1 && idOf(arr[i]) === id && id !== undefined) W[tag - i] |= SAME_RESPONSE;
+  }
+  // Descriptions: from the response's first line to the last line that may be sent. (Reads
+  // at least what `tail_` reads, so what throws there throws here.) The response's own lines
+  // are left out when its usage is final, unless another message the count estimates came
+  // before them.
+  for (let i = first; i < len; i++) W[wb + offsets + i - first] = MISSING;
+  let end = len;
+  while (end > first && !maybeSent(W[tag - end + 1])) end--;
+  let reading = (W[tag - at] & 256) !== 0;
+  let out = null;
+  for (let i = first; i < end; i++) {
+    const h = W[tag - i];
+    if (!reading) {
+      if (i === at || (h & SAME_RESPONSE)) continue;
+      reading = maybeSent(h);
+    }
+    if (out === null) {
+      out = [];
+      interning = false; // an estimate needs no ids or names
+    }
+    W[wb + offsets + i - first] = out.length;
+    describeOne(arr[i], ANTHROPIC, true, out);
+  }
+  const used = words + (out === null ? 0 : out.length);
+  if (used > wcap) {
+    F[fb] = used + 64;
+    return -1;
+  }
+  if (out !== null) for (let k = 0; k < out.length; k++) W[wb + words + k] = out[k];
+  F[fb + 1] = len; F[fb + 2] = n; F[fb + 3] = first; F[fb + 4] = at; F[fb + 5] = present;
+  F[fb + 6] = USAGE_OUT[0]; F[fb + 7] = USAGE_OUT[1]; F[fb + 8] = USAGE_OUT[2]; F[fb + 9] = USAGE_OUT[3];
+  countStats.records++;
+  return used;
+}
 
 // Whether a message with header `h` may be sent to the model (tokens::is_sent decides; this
 // only keeps the tail read from describing lines no count reads).
@@ -2046,6 +2159,29 @@ export function tail(arr, shape, memory, fb, cap, wb, wcap) {
     return tail_(arr, shape, tailF, fb, cap, tailW, wb, wcap);
   } catch (_) {
     return -2;
+  }
+}
+
+// Whether the per-turn count's record is made (tests switch it off to compare with the
+// general path; with `setTailReads(false)` it is off too), and how many it made.
+let countFast = true;
+const countStats = { records: 0 };
+export function setCountFast(on) {
+  countFast = on === true;
+  return countStats;
+}
+
+export function countTail(arr, memory, fb, wb, wcap) {
+  if (!countFast || !tailReads || !Array.isArray(arr)) return 0;
+  if (memory !== tailMemory || tailF.byteLength === 0) {
+    tailMemory = memory;
+    tailF = new Float64Array(memory.buffer);
+    tailW = new Uint32Array(memory.buffer);
+  }
+  try {
+    return countTail_(arr, tailF, fb, tailW, wb, wcap);
+  } catch (_) {
+    return 0; // the general path reads again, and reports what threw
   }
 }
 

@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
+use crate::measure::tokens::{self, TailMessage, TailRecord};
 use crate::model::error::{Error, Result};
 use crate::model::messages::Kind;
 use crate::model::shape::{Shape, ShapeOf};
@@ -63,6 +64,8 @@ extern "C" {
         w_at: u32,
         w_cap: u32,
     ) -> i32;
+    #[wasm_bindgen(js_name = countTail)]
+    fn count_tail_js(arr: &JsValue, memory: &JsValue, fb: u32, wb: u32, wcap: u32) -> i32;
     #[wasm_bindgen(js_name = toolIndex)]
     fn tool_index_js(arr: &JsValue, from: u32, with_paths: bool, keep: bool) -> Option<Vec<u32>>;
     #[wasm_bindgen(js_name = apiToolIndex)]
@@ -273,6 +276,8 @@ thread_local! {
     static TAIL_BUFFERS: RefCell<(Vec<f64>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
     /// The block list estimates from the tail read decode into, kept for the next count.
     static BLOCK_LIST: RefCell<Vec<BlockInfo>> = const { RefCell::new(Vec::new()) };
+    /// The words the per-turn count's record is written into, kept for the next count.
+    static COUNT_WORDS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
     /// The words microCompact's one-pass tool index is written into, kept for the next call.
     static API_INDEX_WORDS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
@@ -364,6 +369,140 @@ impl Tail {
 /// another ecosystem are described by its own rules, every other shape alike.
 fn same_description(a: u32, b: u32) -> bool {
     a == b || (a < Shape::AiSdkModel.code() && b < Shape::AiSdkModel.code())
+}
+
+// The count's record tags are header bits, which are TailMessage's (and its SAME_RESPONSE
+// is `countTail`'s).
+const _: () = assert!(
+    TailMessage::TRANSCRIPT == TRANSCRIPT
+        && TailMessage::SIDECHAIN == SIDECHAIN
+        && TailMessage::BOUNDARY == BOUNDARY
+        && TailMessage::HAS_USAGE == HAS_USAGE
+        && TailMessage::PARTIAL == PARTIAL_USAGE
+        && TailMessage::STARTS_CONTEXT == STARTS_CONTEXT
+        && NOT_A_MESSAGE == 7
+        && KIND_MASK == 7
+);
+
+/// The per-turn count's record of a JS array of transcript lines (`countTail` in
+/// `js_view.js` documents the layout), read by [`tokens::count_tail`].
+struct JsTailRecord<'a> {
+    /// `countTail`'s numbers: `[_, len, n, first, at, present, usage × 4]`.
+    f: &'a [f64; 10],
+    /// Its words: `n` tags (the last message's first), offsets from `first`, descriptions.
+    w: &'a [u32],
+    len: usize,
+    n: usize,
+    first: usize,
+}
+
+impl TailRecord for JsTailRecord<'_> {
+    fn message_count(&self) -> usize {
+        self.len
+    }
+
+    fn message(&self, i: usize) -> Option<TailMessage> {
+        let j = self.len.checked_sub(i + 1)?;
+        // The tags are `header` bits (| SAME_RESPONSE), which TailMessage's bits are.
+        Some(TailMessage(*self.w[..self.n].get(j)?))
+    }
+
+    fn usage(&self) -> Option<(usize, UsageCounts)> {
+        let present = self.f[5];
+        if present < 0.0 {
+            return None;
+        }
+        let mask = present as u32;
+        let raw: [Option<f64>; 4] =
+            std::array::from_fn(|k| (mask & (1 << k) != 0).then_some(self.f[6 + k]));
+        Some((
+            self.f[4] as usize,
+            UsageCounts::from_raw(raw, String::new).ok()?,
+        ))
+    }
+
+    fn estimate(&self, i: usize) -> Option<u64> {
+        let offsets = &self.w[self.n..];
+        let at = *offsets.get(i.checked_sub(self.first)?)?;
+        if at == MISSING {
+            return None;
+        }
+        let words = offsets.get(self.len.checked_sub(self.first)?..)?;
+        let mut pos = at as usize;
+        let (tag, n) = (*words.get(pos)?, *words.get(pos + 1)?);
+        pos += 2;
+        match tag {
+            0 => Some(0),
+            1 => Some(tokens::estimate_content(&ContentInfo::Text(n as usize))),
+            2 => Some(tokens::estimate_content(&ContentInfo::Json(n as usize))),
+            4 => blocks_estimate(words, &mut pos, n),
+            _ => None,
+        }
+    }
+}
+
+/// The estimate of `count` described blocks (with their nested blocks) from `words[*pos]`
+/// on, as [`tokens::estimate_block`] gives it; `None` when one is malformed.
+fn blocks_estimate(words: &[u32], pos: &mut usize, count: u32) -> Option<u64> {
+    let mut total = 0;
+    for _ in 0..count {
+        let b = words.get(*pos..*pos + BLOCK_WORDS)?;
+        *pos += BLOCK_WORDS;
+        if b[0] == 10 || b[0] == 11 || b[1] == MISSING {
+            return None;
+        }
+        let (kind, text, json, nested) = (block_kind(b[0]), b[1], b[2], b[4]);
+        let nested = if nested > 0 {
+            blocks_estimate(words, pos, nested)?
+        } else {
+            0
+        };
+        total += tokens::block_tokens(Some(kind), text as usize, json as usize, nested);
+    }
+    Some(total)
+}
+
+/// The count at the end of `messages` from one record read in one crossing, when the record
+/// settles it ([`tokens::count_tail`]): an array of Claude Code transcript lines whose latest
+/// response carries usage, read without surprises. `None`: count on the general path.
+pub fn count_at_end(messages: &JsValue) -> Option<tokens::TokenCount> {
+    let mut w = COUNT_WORDS.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    if w.len() < 256 {
+        w.resize(256, 0);
+    }
+    let mut f = [0f64; 10];
+    let mut count = None;
+    for _ in 0..3 {
+        let used = MEMORY.with(|memory| {
+            count_tail_js(
+                messages,
+                memory,
+                f.as_mut_ptr() as u32 / 8,
+                w.as_mut_ptr() as u32 / 4,
+                w.len() as u32,
+            )
+        });
+        match used {
+            -1 => w.resize(f[0] as usize + 64, 0),
+            n if n > 0 => {
+                let (n, first) = (f[2] as usize, f[3] as usize);
+                let record = JsTailRecord {
+                    f: &f,
+                    w: &w[..used as usize],
+                    len: f[1] as usize,
+                    n: n.min(used as usize),
+                    first,
+                };
+                count = tokens::count_tail(&record);
+                break;
+            }
+            _ => break,
+        }
+    }
+    if w.len() <= 1 << 16 {
+        COUNT_WORDS.with(|b| *b.borrow_mut() = w);
+    }
+    count
 }
 
 impl Drop for JsConversation<'_> {

@@ -173,6 +173,23 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
     })
 }
 
+/// `shouldAutoCompact` without options, from the count [`should_auto_compact`] starts with
+/// (`fast`, by [`crate::measure::tokens::token_count_given`] or
+/// [`crate::measure::tokens::count_tail`]) and the model's `threshold` under `config`:
+/// `Some(answer)` when that settles it (a guard says no, or the count is below the
+/// threshold), `None` when [`should_auto_compact`] must decide (due by the fast count: the
+/// checked count decides).
+pub fn per_turn_decision(
+    fast: &crate::measure::tokens::TokenCount,
+    threshold: u64,
+    config: &Config,
+) -> Option<bool> {
+    if blocked_by(&ShouldAutoCompactOptions::default(), config).is_some() {
+        return Some(false);
+    }
+    (!is_due(fast.total, 0, threshold)).then_some(false)
+}
+
 /// The outcome of `autoCompactIfNeeded` when no compaction is due, decided on a view of the
 /// caller's messages (its guards, then the threshold); `None` when one is due. Lets a caller
 /// answer "not due" for messages it could not yet compact.
@@ -389,6 +406,32 @@ mod tests {
 
     fn ask(tokens: u64, opts: ShouldAutoCompactOptions, cfg: Config) -> AutoCompactDecision {
         should_auto_compact(history(tokens).as_slice(), "claude-opus-4-6", &opts, &cfg).unwrap()
+    }
+
+    #[test]
+    fn the_per_turn_decision_settles_only_what_the_fast_count_settles() {
+        let model = "claude-opus-4-6";
+        for tokens in [0, 100_000, 166_999, 167_000, 180_000] {
+            for cfg in [
+                Config::default(),
+                Config {
+                    auto_compact_enabled: Some(false),
+                    ..Config::default()
+                },
+            ] {
+                let m = history(tokens);
+                let fast =
+                    crate::measure::tokens::token_count_with_estimation(m.as_slice()).unwrap();
+                let threshold = auto_compact_threshold(model, &cfg);
+                let full = should_auto_compact(m.as_slice(), model, &Default::default(), &cfg)
+                    .unwrap()
+                    .should_compact;
+                match per_turn_decision(&fast, threshold, &cfg) {
+                    Some(answer) => assert_eq!(answer, full, "{tokens}"),
+                    None => assert!(full, "{tokens}: left to the checked count only when due"),
+                }
+            }
+        }
     }
 
     #[test]

@@ -58,20 +58,34 @@ pub fn text_tokens(text: &str) -> u64 {
 
 /// Estimated tokens of one block.
 pub fn estimate_block(b: &BlockInfo) -> u64 {
-    match b.kind {
+    let nested = if b.kind == Some(BlockKind::ToolResult) {
+        b.nested.iter().map(estimate_block).sum()
+    } else {
+        0
+    };
+    block_tokens(b.kind, b.text_units, b.json_units, nested)
+}
+
+/// Estimated tokens of a block of `kind` with `text_units` of text and `json_units` of JSON;
+/// `nested` is the estimate of its nested blocks, which only a tool result counts. The rule
+/// [`estimate_block`] applies, for readers that have the lengths without a [`BlockInfo`].
+pub fn block_tokens(
+    kind: Option<BlockKind>,
+    text_units: usize,
+    json_units: usize,
+    nested: u64,
+) -> u64 {
+    match kind {
         Some(BlockKind::Image) | Some(BlockKind::Document) => MEDIA_TOKENS,
-        Some(BlockKind::ToolResult) => {
-            rough_token_count(b.text_units, BYTES_PER_TOKEN)
-                + b.nested.iter().map(estimate_block).sum::<u64>()
-        }
+        Some(BlockKind::ToolResult) => rough_token_count(text_units, BYTES_PER_TOKEN) + nested,
         Some(BlockKind::ToolUse) | Some(BlockKind::ServerToolUse) => {
-            rough_token_count(b.json_units, JSON_BYTES_PER_TOKEN)
+            rough_token_count(json_units, JSON_BYTES_PER_TOKEN)
         }
         Some(BlockKind::ServerToolResult) | Some(BlockKind::Other) | None => {
-            rough_token_count(b.json_units, BYTES_PER_TOKEN)
+            rough_token_count(json_units, BYTES_PER_TOKEN)
         }
         Some(BlockKind::Text) | Some(BlockKind::Thinking) | Some(BlockKind::RedactedThinking) => {
-            rough_token_count(b.text_units, BYTES_PER_TOKEN)
+            rough_token_count(text_units, BYTES_PER_TOKEN)
         }
     }
 }
@@ -411,6 +425,210 @@ fn classify_and_estimate<V: ConversationView + ?Sized>(
     };
     let rest = estimate_where(view, first + 1..len, |k| Ok(marks[k - first] == REST))?;
     Ok((response, rest))
+}
+
+/// What a count at the end of a conversation reads of one message (its header), as bits: its
+/// kind in bits 0–2 ([`TailMessage::kind`]) and the flags below. See [`TailRecord`]. One
+/// word, so a reader hands it over in a register.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TailMessage(pub u32);
+
+impl TailMessage {
+    /// A transcript line.
+    pub const TRANSCRIPT: u32 = 8;
+    /// A sub-agent line.
+    pub const SIDECHAIN: u32 = 16;
+    /// A `compact_boundary` line.
+    pub const BOUNDARY: u32 = 32;
+    /// It carries `usage`.
+    pub const HAS_USAGE: u32 = 64;
+    /// Its usage was logged mid-stream (`stop_reason: null`).
+    pub const PARTIAL: u32 = 256;
+    /// It begins with a server-side `compaction` block.
+    pub const STARTS_CONTEXT: u32 = 4096;
+    /// It carries the `message.id` of the response whose usage the record holds (a line of
+    /// the same response; [`ConversationView::same_response`]).
+    pub const SAME_RESPONSE: u32 = 1 << 16;
+
+    /// A message of `kind` (`None`: not a message) with `flags`.
+    pub fn new(kind: Option<Kind>, flags: u32) -> TailMessage {
+        let code = match kind {
+            Some(Kind::User) => 0,
+            Some(Kind::Assistant) => 1,
+            Some(Kind::System) => 2,
+            Some(Kind::Attachment) => 3,
+            Some(Kind::Other) => 4,
+            None => 7,
+        };
+        TailMessage(code | (flags & !7))
+    }
+
+    /// Its kind (`None`: not a message).
+    pub fn kind(self) -> Option<Kind> {
+        match self.0 & 7 {
+            0 => Some(Kind::User),
+            1 => Some(Kind::Assistant),
+            2 => Some(Kind::System),
+            3 => Some(Kind::Attachment),
+            4 => Some(Kind::Other),
+            _ => None,
+        }
+    }
+
+    /// Whether it has `flag`.
+    pub fn has(self, flag: u32) -> bool {
+        self.0 & flag != 0
+    }
+
+    fn is_assistant(self) -> bool {
+        self.0 & 7 == 1
+    }
+
+    /// Whether it is sent to the model (the rule of [`is_sent`]).
+    fn is_sent(self) -> bool {
+        match self.kind() {
+            Some(Kind::User | Kind::Assistant | Kind::Attachment) => !self.has(Self::SIDECHAIN),
+            Some(Kind::System) => !self.has(Self::TRANSCRIPT),
+            Some(Kind::Other) | None => false,
+        }
+    }
+}
+
+/// The end of a conversation as one pass of the caller's side read it for a count: the
+/// headers of the messages from the end back to where the count stops looking, the usage of
+/// the latest response it found, and the estimate inputs of the messages after that
+/// response's first line. [`count_tail`] decides the count from it, or says it cannot.
+pub trait TailRecord {
+    /// Number of messages in the conversation.
+    fn message_count(&self) -> usize;
+    /// What was read of message `i` (`None`: not read).
+    fn message(&self, i: usize) -> Option<TailMessage>;
+    /// The message whose usage was read, and that usage (`None`: none read, or it is not
+    /// valid: the general count reports it).
+    fn usage(&self) -> Option<(usize, UsageCounts)>;
+    /// The estimated tokens of message `i`'s content ([`estimate_content`] of what was
+    /// read); `None` when it was not read or is malformed (the general count reports it).
+    fn estimate(&self, i: usize) -> Option<u64>;
+}
+
+/// One estimate pass of [`count_tail`]: the total of the picked messages, and whether every
+/// message from the first picked one to the last was read well (as the general count reads
+/// all of them, and reports a malformed one).
+#[derive(Default)]
+struct TailPass {
+    total: u64,
+    started: bool,
+    gap: bool,
+}
+
+impl TailPass {
+    /// Sees the next message: picked or not, its estimate (`None`: unread or malformed).
+    /// `None` when the pass cannot be made from the record.
+    fn see(&mut self, picked: bool, estimate: impl FnOnce() -> Option<u64>) -> Option<()> {
+        if picked {
+            let t = estimate()?;
+            if self.gap {
+                return None;
+            }
+            self.total += t;
+            self.started = true;
+        } else if self.started && !self.gap && estimate().is_none() {
+            self.gap = true;
+        }
+        Some(())
+    }
+}
+
+/// [`token_count_with_estimation`] from a [`TailRecord`], with no view call: the same
+/// answer, decided by the same rules (the latest main-chain usage unless a boundary or a
+/// context start comes first, the response's earlier lines, its own lines and the rest after
+/// its first line, the mid-stream rule). `None` when the record does not settle it: no
+/// usage, a boundary or context start first, something not read or malformed in a range the
+/// count reads, usage that is not valid. The caller then counts on the general path (which
+/// reports what is wrong).
+pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
+    type M = TailMessage;
+    let len = r.message_count();
+    // The latest main-chain response with usage ([`ConversationView::latest_usage`]).
+    let mut last = None;
+    for i in (0..len).rev() {
+        let m = r.message(i)?;
+        m.kind()?;
+        if m.has(M::SIDECHAIN) {
+            continue;
+        }
+        if m.has(M::BOUNDARY | M::STARTS_CONTEXT) {
+            return None;
+        }
+        if m.is_assistant() && m.has(M::HAS_USAGE) {
+            last = Some(i);
+            break;
+        }
+    }
+    let last = last?;
+    let (at, usage) = r.usage()?;
+    if at != last {
+        return None;
+    }
+    // Its earlier lines ([`ConversationView::previous_sibling`], one after another).
+    let mut first = last;
+    for i in (0..last).rev() {
+        let m = r.message(i)?;
+        if m.kind().is_none() || m.has(M::BOUNDARY) {
+            break;
+        }
+        if m.has(M::SIDECHAIN) {
+            continue;
+        }
+        if m.is_assistant() {
+            if !m.has(M::SAME_RESPONSE) {
+                break;
+            }
+            first = i;
+        }
+    }
+    // Its own lines and the rest ([`classify_and_estimate`]), both estimated in one pass.
+    let partial = r.message(last)?.has(M::PARTIAL);
+    let (mut own, mut rest) = (TailPass::default(), TailPass::default());
+    let mut closed = false;
+    for k in first..len {
+        let m = r.message(k)?;
+        let sent = m.is_sent();
+        let (is_own, is_rest) = if k == first {
+            (sent, false)
+        } else if !sent {
+            (false, false)
+        } else {
+            let assistant = k != last && m.is_assistant();
+            if k == last || (assistant && !closed && m.has(M::SAME_RESPONSE)) {
+                (true, false)
+            } else {
+                closed |= assistant && k > last;
+                (false, true)
+            }
+        };
+        let mut read = None;
+        let mut estimate = || *read.get_or_insert_with(|| r.estimate(k));
+        if partial {
+            own.see(is_own, &mut estimate)?;
+        }
+        if k > first {
+            rest.see(is_rest, &mut estimate)?;
+        }
+    }
+    let response = if partial {
+        usage.output_tokens.max(own.total)
+    } else {
+        usage.output_tokens
+    };
+    Some(TokenCount {
+        total: usage.input_total() + response + rest.total,
+        from_usage: usage.input_total() + usage.output_tokens,
+        estimated: rest.total + (response - usage.output_tokens),
+        anchor: Some(last),
+        anchor_first: Some(first),
+        calibrated: false,
+    })
 }
 
 /// [`token_count_with_estimation`], made exact after a session-memory compaction: the
@@ -1183,5 +1401,152 @@ mod tests {
                 "content": [], "usage": {"input_tokens": 50000}}}
         ]));
         assert_eq!(c.total, 100);
+    }
+
+    /// A [`TailRecord`] read from a native view the way the JS reader reads one: every
+    /// header, the usage of the latest main-chain response it finds, every estimate; or,
+    /// with `holes`, leaving out the estimates of the messages it names.
+    struct NativeRecord<'a> {
+        view: &'a [Message],
+        anchor: Option<usize>,
+        holes: Vec<usize>,
+    }
+
+    impl<'a> NativeRecord<'a> {
+        fn new(view: &'a [Message], holes: Vec<usize>) -> Self {
+            let anchor = match view.latest_usage(view.len()) {
+                Ok(Latest::Usage(i, _)) => Some(i),
+                _ => None,
+            };
+            NativeRecord {
+                view,
+                anchor,
+                holes,
+            }
+        }
+    }
+
+    impl TailRecord for NativeRecord<'_> {
+        fn message_count(&self) -> usize {
+            self.view.len()
+        }
+        fn message(&self, i: usize) -> Option<TailMessage> {
+            type M = TailMessage;
+            let v = self.view;
+            let flags = [
+                (v.is_transcript(i), M::TRANSCRIPT),
+                (v.is_sidechain(i), M::SIDECHAIN),
+                (v.is_compact_boundary(i), M::BOUNDARY),
+                (v.starts_context(i), M::STARTS_CONTEXT),
+                (!matches!(v.usage(i), Ok(None)), M::HAS_USAGE),
+                (v.usage_is_partial(i), M::PARTIAL),
+                (
+                    self.anchor.is_some_and(|a| v.same_response(i, a)),
+                    M::SAME_RESPONSE,
+                ),
+            ];
+            let bits = flags.iter().filter(|(on, _)| *on).map(|(_, f)| f).sum();
+            Some(TailMessage::new(v.kind(i).ok(), bits))
+        }
+        fn usage(&self) -> Option<(usize, UsageCounts)> {
+            let a = self.anchor?;
+            Some((a, self.view.usage(a).ok()??))
+        }
+        fn estimate(&self, i: usize) -> Option<u64> {
+            if self.holes.contains(&i) {
+                return None;
+            }
+            let c = self.view.content(i, Detail::Estimate).ok()?;
+            Some(estimate_content(&c))
+        }
+    }
+
+    #[test]
+    fn the_tail_record_count_is_the_count_at_every_prefix() {
+        let mut settled = 0;
+        for file in [
+            "cc_small_short.jsonl",
+            "cc_image_9e953218.jsonl",
+            "cc_long_autocompact_4d5611e5.jsonl",
+        ] {
+            let path = format!(
+                "{}/../shared/transcripts/{file}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("test transcript {path} is missing: {e}"));
+            let m = crate::transforms::transcript::parse_transcript(&text).unwrap();
+            for k in 0..=m.len() {
+                let v = &m[..k];
+                let want = token_count_with_estimation(v).unwrap();
+                match count_tail(&NativeRecord::new(v, Vec::new())) {
+                    Some(got) => {
+                        assert_eq!(got, want, "{file}: first {k}");
+                        settled += 1;
+                    }
+                    // Only where no usage anchors the count.
+                    None => assert_eq!(want.anchor, None, "{file}: first {k}"),
+                }
+                // A message left unread: the same count, or none (never another).
+                if let Some(a) = want.anchor {
+                    for hole in [a, a.saturating_sub(1), k.saturating_sub(1)] {
+                        if let Some(got) = count_tail(&NativeRecord::new(v, vec![hole])) {
+                            assert_eq!(got, want, "{file}: first {k}, message {hole} unread");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(settled > 1000, "{settled}");
+    }
+
+    #[test]
+    fn the_tail_record_count_leaves_unusual_tails_to_the_general_count() {
+        let line = |id: &str, usage: Value, stop: Value, side: bool| {
+            json!({"type": "assistant", "isSidechain": side, "message": {"id": id, "role": "assistant",
+                "stop_reason": stop, "content": [{"type": "text", "text": "z".repeat(40)}], "usage": usage}})
+        };
+        let user = |c: Value| json!({"type": "user", "message": {"role": "user", "content": c}});
+        let u = json!({"input_tokens": 100, "output_tokens": 1});
+        let cases = [
+            // A boundary after the usage: estimated from the boundary on.
+            json!([user(json!("q")), line("m", u.clone(), Value::Null, false),
+                {"type": "system", "subtype": "compact_boundary"}, user(json!("summary"))]),
+            // No usage at all.
+            json!([user(json!("q")), user(json!("r"))]),
+        ];
+        for (n, case) in cases.into_iter().enumerate() {
+            let m = Message::parse_all(case).unwrap();
+            assert_eq!(
+                count_tail(&NativeRecord::new(&m, Vec::new())),
+                None,
+                "case {n}"
+            );
+        }
+        // A sidechain response after the main one, and a split streamed response with a
+        // result between its lines: settled, and the same as the general count.
+        let m = Message::parse_all(json!([
+            user(json!("q")),
+            line("m", u.clone(), Value::Null, false),
+            user(json!([{"type": "tool_result", "tool_use_id": "t", "content": "r".repeat(90)}])),
+            line("m", u.clone(), Value::Null, false),
+            line("s", json!({"input_tokens": 9}), Value::Null, true),
+            user(json!("next")),
+        ]))
+        .unwrap();
+        let want = token_count_with_estimation(m.as_slice()).unwrap();
+        assert_eq!(
+            count_tail(&NativeRecord::new(&m, Vec::new())),
+            Some(want.clone())
+        );
+        // A message the count estimates, or one between two of them (the sidechain line),
+        // unread (or malformed, which the general count reports): not settled. Before the
+        // response: settled.
+        for hole in 1..=5 {
+            let r = NativeRecord::new(&m, vec![hole]);
+            assert_eq!(count_tail(&r), None, "message {hole} unread");
+        }
+        let r = NativeRecord::new(&m, vec![0]);
+        assert_eq!(count_tail(&r).map(|c| c.total), Some(want.total));
     }
 }

@@ -50,15 +50,27 @@ function everyPrefix(messages, label, options) {
 test('the switch really switches, and the count reads the tail once (describing what it counts)', () => {
   const lines = transcriptConversation({ rounds: 3 });
   const stats = view.setTailReads(false);
+  const records = view.setCountFast(true);
   const before = { ...stats };
+  const recordsBefore = records.records;
   const off = cc.tokenCountWithEstimation(lines);
   assert.deepEqual(stats, before, 'switched off: no tail read');
+  assert.equal(records.records, recordsBefore, 'switched off: no count record either');
   view.setTailReads(true);
+  // The per-turn count's own record (count-record.test.mjs) settles it: no general tail read.
   assert.equal(cc.tokenCountWithEstimation(lines), off);
-  assert.equal(stats.reads, before.reads + 1, 'one tail read per count');
-  assert.ok(stats.described > before.described, 'the messages after the anchor were described');
-  cc.shouldAutoCompact(lines, OPUS);
-  assert.equal(stats.reads, before.reads + 2);
+  assert.equal(records.records, recordsBefore + 1, 'one record per count');
+  assert.deepEqual(stats, before, 'no general tail read');
+  view.setCountFast(false);
+  try {
+    assert.equal(cc.tokenCountWithEstimation(lines), off);
+    assert.equal(stats.reads, before.reads + 1, 'one tail read per count');
+    assert.ok(stats.described > before.described, 'the messages after the anchor were described');
+    cc.shouldAutoCompact(lines, OPUS);
+    assert.equal(stats.reads, before.reads + 2);
+  } finally {
+    view.setCountFast(true);
+  }
   assert.ok(off > 0);
 });
 
