@@ -36,7 +36,7 @@ pub fn rough_token_count(units: usize, bytes_per_token: f64) -> u64 {
             return (u + 2) / 4;
         }
         if bpt == JSON_BYTES_PER_TOKEN {
-            return (u + 1) / 2;
+            return u.div_ceil(2);
         }
     }
     (units as f64 / bpt).round() as u64
