@@ -407,6 +407,22 @@ const BLOCK_KIND = {
 const PLACEHOLDER = '[Old tool result content cleared]';
 const MISSING = 0xffffffff;
 
+// BLOCK_KIND[t] as a switch: a per-turn count describes blocks on every call, and a keyed
+// read of changing names is a slow generic lookup.
+function blockKind(t) {
+  switch (t) {
+    case 'text': return 0;
+    case 'tool_use': return 3;
+    case 'tool_result': return 5;
+    case 'thinking': return 7;
+    case 'image': return 1;
+    case 'document': return 2;
+    case 'server_tool_use': return 4;
+    case 'redacted_thinking': return 8;
+    default: return undefined;
+  }
+}
+
 // The caller's tokenizer (`tokenCounter`, set by the Rust side for one call, else null) and
 // the first problem it had. With a tokenizer, lengths are reported in its tokens times the
 // characters per token the core's estimate divides by (4 for prose, 2 for tool-call JSON), so
@@ -503,7 +519,7 @@ function describeBlock(b, estimate, out) {
     out.push(0, typeof b.content === 'string' ? tlen(b.content) : 0, 0, 0, 0, 0, 0, 0, 0);
     return;
   }
-  let k = num(BLOCK_KIND, t);
+  let k = blockKind(t);
   if (k === undefined) k = t.endsWith('_tool_result') && typeof b.tool_use_id === 'string' ? 6 : 9;
   let text = 0, json = 0, flags = 0, id = 0, name = 0, path = 0, tid = 0;
   let nested = null;
@@ -988,10 +1004,10 @@ function lineTag(m) {
   if (m === null || typeof m !== 'object' || Array.isArray(m)) return 0;
   const t = m.type;
   if (typeof t !== 'string') return 0;
+  // Progress lines and the like, the most common lines at the end of a transcript, first.
+  if (isOtherLineType(t)) return lineHeader(m, undefined);
   const k = lineKind(t);
-  if (m.message !== undefined || isOtherLineType(t) || (k !== undefined && (k !== 2 || lcFields(m) === undefined))) {
-    return lineHeader(m, k);
-  }
+  if (m.message !== undefined || (k !== undefined && (k !== 2 || lcFields(m) === undefined))) return lineHeader(m, k);
   return 0;
 }
 

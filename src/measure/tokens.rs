@@ -28,6 +28,17 @@ pub fn rough_token_count(units: usize, bytes_per_token: f64) -> u64 {
     } else {
         BYTES_PER_TOKEN
     };
+    // The estimate's own divisors in whole numbers (what the float division rounds half up
+    // to, exactly, for any length a string can have): no float rounding call per block.
+    let u = units as u64;
+    if u < 1 << 52 {
+        if bpt == BYTES_PER_TOKEN {
+            return (u + 2) / 4;
+        }
+        if bpt == JSON_BYTES_PER_TOKEN {
+            return u.div_ceil(2);
+        }
+    }
     (units as f64 / bpt).round() as u64
 }
 
@@ -1012,6 +1023,24 @@ mod tests {
     use super::*;
     use crate::model::messages::Message;
     use serde_json::{json, Value};
+
+    #[test]
+    fn whole_number_rounding_is_the_float_rounding() {
+        let float = |u: usize, bpt: f64| (u as f64 / bpt).round() as u64;
+        let big = [
+            1 << 31,
+            (1 << 32) - 1,
+            (1 << 52) - 3,
+            (1 << 52) - 1,
+            1 << 52,
+            1 << 53,
+        ];
+        for u in (0..10_000).chain(big) {
+            for bpt in [BYTES_PER_TOKEN, JSON_BYTES_PER_TOKEN, 3.0, 0.5] {
+                assert_eq!(rough_token_count(u, bpt), float(u, bpt), "{u} / {bpt}");
+            }
+        }
+    }
 
     #[test]
     fn the_preamble_counts_where_nothing_anchors() {
