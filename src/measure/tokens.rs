@@ -1027,14 +1027,18 @@ mod tests {
     #[test]
     fn whole_number_rounding_is_the_float_rounding() {
         let float = |u: usize, bpt: f64| (u as f64 / bpt).round() as u64;
-        let big = [
-            1 << 31,
+        // Lengths past 2^32 exist only where `usize` has 64 bits (not in WebAssembly).
+        let big: Vec<usize> = [
+            1u64 << 31,
             (1 << 32) - 1,
             (1 << 52) - 3,
             (1 << 52) - 1,
             1 << 52,
             1 << 53,
-        ];
+        ]
+        .into_iter()
+        .filter_map(|u| usize::try_from(u).ok())
+        .collect();
         for u in (0..10_000).chain(big) {
             for bpt in [BYTES_PER_TOKEN, JSON_BYTES_PER_TOKEN, 3.0, 0.5] {
                 assert_eq!(rough_token_count(u, bpt), float(u, bpt), "{u} / {bpt}");
