@@ -1263,20 +1263,32 @@ mod tests {
         assert_eq!(c.total, 50);
     }
 
-    #[test]
-    fn running_count_matches_the_batch_count_at_every_prefix() {
-        for file in [
+    /// The three shared transcripts, parsed, with their file names.
+    fn shared_transcripts() -> Vec<(&'static str, Vec<Message>)> {
+        [
             "cc_small_short.jsonl",
             "cc_image_9e953218.jsonl",
             "cc_long_autocompact_4d5611e5.jsonl",
-        ] {
+        ]
+        .iter()
+        .map(|file| {
             let path = format!(
                 "{}/../shared/transcripts/{file}",
                 env!("CARGO_MANIFEST_DIR")
             );
             let text = std::fs::read_to_string(&path)
                 .unwrap_or_else(|e| panic!("test transcript {path} is missing: {e}"));
-            let m = crate::transforms::transcript::parse_transcript(&text).unwrap();
+            (
+                *file,
+                crate::transforms::transcript::parse_transcript(&text).unwrap(),
+            )
+        })
+        .collect()
+    }
+
+    #[test]
+    fn running_count_matches_the_batch_count_at_every_prefix() {
+        for (file, m) in shared_transcripts() {
             let mut running = RunningCount::default();
             for i in 0..m.len() {
                 running.push(&message_facts(m.as_slice(), i).unwrap());
@@ -1497,18 +1509,7 @@ mod tests {
     #[test]
     fn the_tail_record_count_is_the_count_at_every_prefix() {
         let mut settled = 0;
-        for file in [
-            "cc_small_short.jsonl",
-            "cc_image_9e953218.jsonl",
-            "cc_long_autocompact_4d5611e5.jsonl",
-        ] {
-            let path = format!(
-                "{}/../shared/transcripts/{file}",
-                env!("CARGO_MANIFEST_DIR")
-            );
-            let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("test transcript {path} is missing: {e}"));
-            let m = crate::transforms::transcript::parse_transcript(&text).unwrap();
+        for (file, m) in shared_transcripts() {
             for k in 0..=m.len() {
                 let v = &m[..k];
                 let want = token_count_with_estimation(v).unwrap();
