@@ -7,8 +7,8 @@ use wasm_bindgen::prelude::*;
 use super::convert::*;
 use super::env::new_uuid;
 use super::js_view::{
-    apply_edits, count_at_end, edited_tool_use_ids, micro_compact_apply, micro_compact_result,
-    user_message_in, JsConversation, TokenCounter,
+    apply_edits, count_at_end, edited_tool_use_ids, fast_record_at, fast_record_total,
+    micro_compact_apply, micro_compact_result, user_message_in, JsConversation, TokenCounter,
 };
 use crate::drive::autocompact;
 use crate::drive::options::{self, Source};
@@ -121,39 +121,82 @@ fn count_view(messages: &JsValue, shape: Option<Shape>) -> crate::Result<JsConve
 }
 
 /// The model argument of a `shouldAutoCompact` call without options, its id, the
-/// configuration such a call uses and the model's auto-compact threshold under it.
-type PerTurn = (JsValue, std::rc::Rc<str>, std::rc::Rc<Config>, u64);
+/// configuration such a call uses and the rule the count is compared with under it.
+type PerTurn = (
+    JsValue,
+    std::rc::Rc<str>,
+    std::rc::Rc<Config>,
+    autocompact::PerTurnRule,
+);
 
 thread_local! {
     /// The model argument of the last `shouldAutoCompact` without options, its id, the
-    /// configuration such a call uses (the environment defaults) and the threshold, kept
+    /// configuration such a call uses (the environment defaults) and its rule, kept
     /// until `setEnvironmentDefaults` changes them.
     static PER_TURN: std::cell::RefCell<Option<PerTurn>> =
         const { std::cell::RefCell::new(None) };
 }
 
-/// The model id, configuration and auto-compact threshold of a `shouldAutoCompact` call
-/// without options: the same as `model_arg`, an absent `config` and
-/// [`thresholds::auto_compact_threshold`] give, kept from the last such call while the model
-/// argument is the same value (`===`) and the environment defaults have not changed.
+/// The model id, configuration and [`autocompact::PerTurnRule`] of a `shouldAutoCompact`
+/// call without options: the same as `model_arg` and an absent `config` give, kept from the
+/// last such call while the model argument is the same value (`===`) and the environment
+/// defaults have not changed.
 #[cfg(feature = "base")]
 fn per_turn_model_and_config(
     model: &JsValue,
-) -> crate::Result<(std::rc::Rc<str>, std::rc::Rc<Config>, u64)> {
+) -> crate::Result<(
+    std::rc::Rc<str>,
+    std::rc::Rc<Config>,
+    autocompact::PerTurnRule,
+)> {
     let hit = PER_TURN.with(|p| {
         p.borrow()
             .as_ref()
             .filter(|(v, ..)| v == model)
-            .map(|(_, m, c, t)| (m.clone(), c.clone(), *t))
+            .map(|(_, m, c, r)| (m.clone(), c.clone(), *r))
     });
     if let Some(found) = hit {
         return Ok(found);
     }
     let m: std::rc::Rc<str> = model_arg(model)?.into();
     let cfg = std::rc::Rc::new(config_arg(&JsValue::UNDEFINED)?);
-    let threshold = thresholds::auto_compact_threshold(&m, &cfg);
-    PER_TURN.with(|p| *p.borrow_mut() = Some((model.clone(), m.clone(), cfg.clone(), threshold)));
-    Ok((m, cfg, threshold))
+    let rule = autocompact::PerTurnRule::new(&m, &cfg);
+    PER_TURN.with(|p| *p.borrow_mut() = Some((model.clone(), m.clone(), cfg.clone(), rule)));
+    Ok((m, cfg, rule))
+}
+
+/// (internal) The byte address of the per-turn record `tokenCountWithEstimation` and
+/// `shouldAutoCompact` write without options (the package's glue routes such calls through
+/// it: one record read in JS, one call here with numbers, no JS values handed over).
+#[cfg(feature = "base")]
+#[wasm_bindgen(js_name = __ccPerTurnRecord, skip_typescript)]
+pub fn per_turn_record() -> u32 {
+    fast_record_at()
+}
+
+/// (internal) `tokenCountWithEstimation(messages)` from the per-turn record of `used` words
+/// the package's JS wrote; -1 when the record does not settle it (the glue then calls the
+/// export itself).
+#[cfg(feature = "base")]
+#[wasm_bindgen(js_name = __ccPerTurnCount, skip_typescript)]
+pub fn per_turn_count(used: u32) -> f64 {
+    fast_record_total(used as usize).map_or(-1.0, |t| t as f64)
+}
+
+/// (internal) `shouldAutoCompact(messages, model)` from the per-turn record of `used` words
+/// the package's JS wrote, for the model of the last such call without options (the glue
+/// checks that it is the same value): 0 false, 1 true, 2 not settled here (no model kept, or
+/// the record does not settle the count, or a compaction may be due: the glue then calls
+/// the export itself).
+#[cfg(feature = "base")]
+#[wasm_bindgen(js_name = __ccPerTurnShould, skip_typescript)]
+pub fn per_turn_should(used: u32) -> u32 {
+    let Some(rule) = PER_TURN.with(|p| p.borrow().as_ref().map(|(.., r)| *r)) else {
+        return 2;
+    };
+    fast_record_total(used as usize)
+        .and_then(|tokens| rule.decide(tokens))
+        .map_or(2, u32::from)
 }
 
 /// `tokenCountWithEstimation(messages, {model, config, usage, usageAt, system, tools}?)`:
@@ -281,10 +324,8 @@ pub fn should_auto_compact(
         // The per-turn call: the model id and the configuration are the last call's unless
         // the model or the environment defaults changed (no string or config read), and no
         // option structs are built or moved.
-        let (m, cfg, threshold) = js(per_turn_model_and_config(&model))?;
-        if let Some(answer) = count_at_end(&messages)
-            .and_then(|count| autocompact::per_turn_decision(&count, threshold, &cfg))
-        {
+        let (m, cfg, rule) = js(per_turn_model_and_config(&model))?;
+        if let Some(answer) = count_at_end(&messages).and_then(|count| rule.decide(count.total)) {
             return Ok(answer);
         }
         let conv = js(count_view(&messages, None))?;

@@ -2179,9 +2179,10 @@ export function tail(arr, shape, memory, fb, cap, wb, wcap) {
 }
 
 // Whether the per-turn count's record is made (tests switch it off to compare with the
-// general path; with `setTailReads(false)` it is off too), and how many it made.
+// general path; with `setTailReads(false)` it is off too), how many it made, and how many of
+// them the glue's per-turn route made (`perTurnRecord`).
 let countFast = true;
-const countStats = { records: 0 };
+const countStats = { records: 0, routed: 0 };
 export function setCountFast(on) {
   countFast = on === true;
   return countStats;
@@ -2198,6 +2199,36 @@ export function countTail(arr, memory, fb, wb, wcap) {
     return countTail_(arr, tailF, fb, tailW, wb, wcap);
   } catch (_) {
     return 0; // the general path reads again, and reports what threw
+  }
+}
+
+// The per-turn record written without a call from Rust (scripts/package.mjs routes
+// `tokenCountWithEstimation(messages)` and `shouldAutoCompact(messages, model)` here first):
+// into the record at the address `__ccPerTurnRecord` gives (asked once per instance, `gen`
+// being the instance's generation), of FAST_RECORD_WORDS words (js_view.rs). Returns the
+// words used; 0 (or less) when there is no record: the export itself then runs.
+const FAST_RECORD_WORDS = 2048;
+let fastGen = -1, fastAt = 0, fastMemory = null;
+let fastF = new Float64Array(0), fastW = new Uint32Array(0);
+export function perTurnRecord(arr, wasm, gen) {
+  if (!countFast || !tailReads || !Array.isArray(arr)) return 0;
+  if (gen !== fastGen) {
+    fastAt = wasm.__ccPerTurnRecord() >>> 0;
+    fastGen = gen;
+    fastMemory = null;
+  }
+  const memory = wasm.memory;
+  if (memory !== fastMemory || fastF.byteLength === 0) {
+    fastMemory = memory;
+    fastF = new Float64Array(memory.buffer);
+    fastW = new Uint32Array(memory.buffer);
+  }
+  try {
+    const used = countTail_(arr, fastF, fastAt >>> 3, fastW, (fastAt >>> 2) + 20, FAST_RECORD_WORDS);
+    if (used > 0) countStats.routed++;
+    return used;
+  } catch (_) {
+    return 0; // the export reads again, and reports what threw
   }
 }
 

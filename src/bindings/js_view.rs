@@ -397,10 +397,12 @@ struct JsTailRecord<'a> {
 }
 
 impl TailRecord for JsTailRecord<'_> {
+    #[inline(always)]
     fn message_count(&self) -> usize {
         self.len
     }
 
+    #[inline(always)]
     fn message(&self, i: usize) -> Option<TailMessage> {
         let j = self.len.checked_sub(i + 1)?;
         // The tags are `header` bits (| SAME_RESPONSE), which TailMessage's bits are.
@@ -503,6 +505,50 @@ pub fn count_at_end(messages: &JsValue) -> Option<tokens::TokenCount> {
         COUNT_WORDS.with(|b| *b.borrow_mut() = w);
     }
     count
+}
+
+/// Words of the per-turn record the package's JS writes without asking Rust first
+/// ([`fast_record_at`]); a record that needs more goes through [`count_at_end`].
+pub const FAST_RECORD_WORDS: usize = 2048;
+
+/// The per-turn record at a fixed place in memory: `countTail`'s numbers, then its words.
+#[repr(C)]
+struct FastRecord {
+    f: [f64; 10],
+    w: [u32; FAST_RECORD_WORDS],
+}
+
+thread_local! {
+    /// The per-turn record the package's JS writes before `__ccPerTurnCount` or
+    /// `__ccPerTurnShould` (allocated on first use, never moved).
+    static FAST_RECORD: RefCell<Box<FastRecord>> = RefCell::new(Box::new(FastRecord {
+        f: [0.0; 10],
+        w: [0; FAST_RECORD_WORDS],
+    }));
+}
+
+/// The byte address of the per-turn record (its numbers; its words follow them, at
+/// `FAST_RECORD_WORDS` capacity).
+pub fn fast_record_at() -> u32 {
+    FAST_RECORD.with(|r| r.borrow().f.as_ptr() as usize as u32)
+}
+
+/// The count at the end of a JS array of transcript lines (its total) from the record the
+/// package's JS wrote into [`fast_record_at`] (`used` words), when the record settles it
+/// ([`tokens::count_tail`]); `None`: count on the general path.
+pub fn fast_record_total(used: usize) -> Option<u64> {
+    FAST_RECORD.with(|r| {
+        let r = r.borrow();
+        let w = r.w.get(..used)?;
+        let record = JsTailRecord {
+            f: &r.f,
+            w,
+            len: r.f[1] as usize,
+            n: (r.f[2] as usize).min(used),
+            first: r.f[3] as usize,
+        };
+        tokens::count_tail(&record).map(|c| c.total)
+    })
 }
 
 impl Drop for JsConversation<'_> {

@@ -173,21 +173,34 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
     })
 }
 
-/// `shouldAutoCompact` without options, from the count [`should_auto_compact`] starts with
-/// (`fast`, by [`crate::measure::tokens::token_count_given`] or
-/// [`crate::measure::tokens::count_tail`]) and the model's `threshold` under `config`:
-/// `Some(answer)` when that settles it (a guard says no, or the count is below the
-/// threshold), `None` when [`should_auto_compact`] must decide (due by the fast count: the
-/// checked count decides).
-pub fn per_turn_decision(
-    fast: &crate::measure::tokens::TokenCount,
-    threshold: u64,
-    config: &Config,
-) -> Option<bool> {
-    if blocked_by(&ShouldAutoCompactOptions::default(), config).is_some() {
-        return Some(false);
+/// What `shouldAutoCompact` without options decides from besides the count: the model's
+/// threshold and whether a guard says no, both fixed by the model and the configuration
+/// (a per-turn caller keeps it while they stay the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PerTurnRule {
+    /// [`crate::measure::thresholds::auto_compact_threshold`] of the model.
+    pub threshold: u64,
+    /// A guard ([`blocked_by`] with no options) says no whatever the count.
+    pub blocked: bool,
+}
+
+impl PerTurnRule {
+    /// The rule for `model` under `config`.
+    pub fn new(model: &str, config: &Config) -> PerTurnRule {
+        PerTurnRule {
+            threshold: crate::measure::thresholds::auto_compact_threshold(model, config),
+            blocked: blocked_by(&ShouldAutoCompactOptions::default(), config).is_some(),
+        }
     }
-    (!is_due(fast.total, 0, threshold)).then_some(false)
+
+    /// The answer from the count [`should_auto_compact`] starts with (`tokens`, the total of
+    /// [`crate::measure::tokens::token_count_given`] or [`crate::measure::tokens::count_tail`]):
+    /// `Some(answer)` when that settles it (a guard says no, or the count is below the
+    /// threshold), `None` when [`should_auto_compact`] must decide (due by the fast count: the
+    /// checked count decides).
+    pub fn decide(&self, tokens: u64) -> Option<bool> {
+        (self.blocked || !is_due(tokens, 0, self.threshold)).then_some(false)
+    }
 }
 
 /// The outcome of `autoCompactIfNeeded` when no compaction is due, decided on a view of the
@@ -422,11 +435,12 @@ mod tests {
                 let m = history(tokens);
                 let fast =
                     crate::measure::tokens::token_count_with_estimation(m.as_slice()).unwrap();
-                let threshold = auto_compact_threshold(model, &cfg);
+                let rule = PerTurnRule::new(model, &cfg);
+                assert_eq!(rule.threshold, auto_compact_threshold(model, &cfg));
                 let full = should_auto_compact(m.as_slice(), model, &Default::default(), &cfg)
                     .unwrap()
                     .should_compact;
-                match per_turn_decision(&fast, threshold, &cfg) {
+                match rule.decide(fast.total) {
                     Some(answer) => assert_eq!(answer, full, "{tokens}"),
                     None => assert!(full, "{tokens}: left to the checked count only when due"),
                 }

@@ -475,6 +475,7 @@ impl TailMessage {
     }
 
     /// Its kind (`None`: not a message).
+    #[inline(always)]
     pub fn kind(self) -> Option<Kind> {
         match self.0 & 7 {
             0 => Some(Kind::User),
@@ -487,15 +488,18 @@ impl TailMessage {
     }
 
     /// Whether it has `flag`.
+    #[inline(always)]
     pub fn has(self, flag: u32) -> bool {
         self.0 & flag != 0
     }
 
+    #[inline(always)]
     fn is_assistant(self) -> bool {
         self.0 & 7 == 1
     }
 
     /// Whether it is sent to the model (the rule of [`is_sent`]).
+    #[inline(always)]
     fn is_sent(self) -> bool {
         match self.kind() {
             Some(Kind::User | Kind::Assistant | Kind::Attachment) => !self.has(Self::SIDECHAIN),
@@ -535,6 +539,7 @@ struct TailPass {
 impl TailPass {
     /// Sees the next message: picked or not, its estimate (`None`: unread or malformed).
     /// `None` when the pass cannot be made from the record.
+    #[inline(always)]
     fn see(&mut self, picked: bool, estimate: impl FnOnce() -> Option<u64>) -> Option<()> {
         if picked {
             let t = estimate()?;

@@ -239,7 +239,14 @@ pub fn check_token_count(value: f64, what: &str) -> Result<u64> {
             "{what} is implausibly large ({value})"
         )));
     }
-    Ok(value.round() as u64)
+    // `value.round()` (half away from zero) for 0 ≤ value ≤ 1e15, without the library call
+    // `round` is in WebAssembly (`floor` is one instruction; `value - floor` is exact here).
+    let floor = value.floor();
+    Ok((if value - floor >= 0.5 {
+        floor + 1.0
+    } else {
+        floor
+    }) as u64)
 }
 
 #[cfg(test)]
@@ -258,6 +265,39 @@ mod tests {
         let e = check_token_count(-1.0, "usage.output_tokens").unwrap_err();
         assert!(e.message.contains("usage.output_tokens"));
         assert!(check_token_count(f64::INFINITY, "x").is_err());
+    }
+
+    #[test]
+    fn token_counts_round_as_f64_round_does() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            0.49999999999999994,
+            0.5000000000000001,
+            562_949_953_421_311.5,
+            999_999_999_999_999.5,
+            1e15,
+            999_999_999_999_999.4,
+            f64::MIN_POSITIVE,
+            f64::EPSILON,
+        ];
+        // A sweep of fractions and magnitudes (a fixed linear congruential sequence).
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..20_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let mantissa = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let scale = 10f64.powi(((x >> 3) % 16) as i32);
+            values.push(mantissa * scale);
+        }
+        for v in values {
+            let want = v.round() as u64;
+            assert_eq!(check_token_count(v, "x").unwrap(), want, "{v:e}");
+        }
     }
 
     /// `ALL` lists every variant once: the match below stops compiling when a variant is

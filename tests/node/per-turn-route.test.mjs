@@ -1,0 +1,145 @@
+// The per-turn route (scripts/package.mjs, `perTurnRecord` in src/bindings/js_view.js, the
+// `__ccPerTurn…` exports in src/bindings/exports.rs): `tokenCountWithEstimation(messages)` and
+// `shouldAutoCompact(messages, model)` without options are first tried from one record of the
+// end of the array written straight into WebAssembly memory, and one call with numbers. It
+// must answer exactly what the exports answer on their own (an options object, even empty,
+// always takes the export), fall back whenever it does not settle, and never use the rule
+// of another model or of environment defaults that changed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as cc from '../../pkg/node.js';
+import { OPUS, SONNET, TRANSCRIPTS, readJsonl, packageJsView, callOutcome } from './helpers/support.mjs';
+import { trapWhenNull } from './helpers/trap.mjs';
+
+cc.setEnvironmentDefaults({});
+const view = await packageJsView();
+const stats = view.setCountFast(true);
+
+// Thresholds on both sides of the real sessions' counts (~100K): 'gpt-4o' 98,616,
+// OPUS 167,000, 'claude-3-5-haiku' 178,808.
+const MODELS = [OPUS, 'gpt-4o', 'claude-3-5-haiku'];
+const general = {
+  count: (m) => callOutcome(() => cc.tokenCountWithEstimation(m, {})),
+  should: (m, model) => callOutcome(() => cc.shouldAutoCompact(m, model, {})),
+};
+
+const sessions = readdirSync(TRANSCRIPTS).filter((f) => f.endsWith('.jsonl'));
+
+for (const file of sessions) {
+  test(`${file}: every prefix, each model asked twice in a row, answers what the exports answer`, () => {
+    const lines = readJsonl(TRANSCRIPTS + file);
+    const routedBefore = stats.routed;
+    let trueAnswers = 0;
+    for (let k = 0; k <= lines.length; k++) {
+      const m = lines.slice(0, k);
+      assert.deepEqual(callOutcome(() => cc.tokenCountWithEstimation(m)), general.count(m), `count, first ${k}`);
+      for (const model of MODELS) {
+        const want = general.should(m, model);
+        // The first call keeps the model's rule; the second may be settled by the route.
+        assert.deepEqual(callOutcome(() => cc.shouldAutoCompact(m, model)), want, `${model}, first ${k}`);
+        assert.deepEqual(callOutcome(() => cc.shouldAutoCompact(m, model)), want, `${model} again, first ${k}`);
+        if (want.value === true) trueAnswers++;
+      }
+    }
+    // A subagent's transcript is all sidechain lines: no usage anchors its main chain.
+    if (lines.some((l) => l.type === 'assistant' && l.isSidechain !== true)) {
+      assert.ok(stats.routed - routedBefore > lines.length, `the route settled calls (${stats.routed - routedBefore})`);
+    }
+    if (file === 'cc_long_autocompact_4d5611e5.jsonl') assert.ok(trueAnswers > 0, 'some prefixes are due for some model');
+  });
+}
+
+const lines = readJsonl(`${TRANSCRIPTS}cc_long_autocompact_4d5611e5.jsonl`);
+const due = (model) => cc.shouldAutoCompact(lines, model, {});
+
+test('a model whose rule was kept by a call that then threw is not used for another model', () => {
+  assert.equal(due('gpt-4o'), true);
+  assert.equal(due(OPUS), false);
+  assert.equal(cc.shouldAutoCompact(lines, 'gpt-4o'), true);
+  assert.equal(cc.shouldAutoCompact(lines, 'gpt-4o'), true);
+  // OPUS is read and kept, then the messages are rejected.
+  assert.throws(() => cc.shouldAutoCompact([null], OPUS), (e) => typeof e.code === 'string');
+  assert.equal(cc.shouldAutoCompact(lines, 'gpt-4o'), true, 'not OPUS\'s threshold');
+  assert.equal(cc.shouldAutoCompact(lines, OPUS), false);
+  assert.equal(cc.shouldAutoCompact(lines, OPUS), false);
+  assert.equal(cc.shouldAutoCompact(lines, 'gpt-4o'), true);
+});
+
+test('an invalid or absent model after a valid one answers as the export answers; the valid one still works', () => {
+  assert.equal(cc.shouldAutoCompact(lines, OPUS), false);
+  // 42 and {} are rejected; null, undefined and '' mean the default model.
+  for (const bad of [42, null, undefined, {}, '']) {
+    const want = callOutcome(() => cc.shouldAutoCompact(lines, bad, {}));
+    assert.equal(typeof want.code === 'string', typeof bad === 'number' || typeof bad === 'object' && bad !== null, String(bad));
+    assert.deepEqual(callOutcome(() => cc.shouldAutoCompact(lines, bad)), want);
+    assert.deepEqual(callOutcome(() => cc.shouldAutoCompact(lines, bad)), want);
+    assert.equal(cc.shouldAutoCompact(lines, OPUS), false);
+  }
+});
+
+test('changed environment defaults change the routed answer at once', () => {
+  try {
+    assert.equal(cc.shouldAutoCompact(lines, 'gpt-4o'), true);
+    assert.equal(cc.shouldAutoCompact(lines, 'gpt-4o'), true);
+    cc.setEnvironmentDefaults({ DISABLE_AUTO_COMPACT: '1' });
+    assert.equal(cc.shouldAutoCompact(lines, 'gpt-4o'), false);
+    assert.equal(cc.shouldAutoCompact(lines, 'gpt-4o'), false);
+    cc.setEnvironmentDefaults({});
+    assert.equal(cc.shouldAutoCompact(lines, OPUS), false);
+    assert.equal(cc.shouldAutoCompact(lines, OPUS), false);
+    // A lower percentage brings OPUS's threshold under the count.
+    cc.setEnvironmentDefaults({ CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: '50' });
+    assert.equal(cc.shouldAutoCompact(lines, OPUS), due(OPUS));
+    assert.equal(cc.shouldAutoCompact(lines, OPUS), due(OPUS));
+    assert.equal(due(OPUS), true);
+  } finally {
+    cc.setEnvironmentDefaults({});
+  }
+  assert.equal(cc.shouldAutoCompact(lines, OPUS), false);
+});
+
+test('a string model equal to the kept one but another value (a fresh string) answers the same', () => {
+  const a = ['claude-', 'opus-4-6'].join('');
+  assert.equal(cc.shouldAutoCompact(lines, OPUS), false);
+  assert.equal(cc.shouldAutoCompact(lines, a), false);
+  assert.equal(cc.shouldAutoCompact(lines, a), false);
+});
+
+test('after a trap, the route works on the fresh instance (its record is asked for again)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cc-route-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(new URL('../../pkg/', import.meta.url), dir, { recursive: true });
+  const file = join(dir, 'context_compaction_bg.wasm');
+  writeFileSync(file, trapWhenNull(readFileSync(file), (exports) => exports.filter((e) => e.name === 'getMaxOutputTokensForModel')));
+  const p = await import(pathToFileURL(join(dir, 'node.js')).href);
+  p.setEnvironmentDefaults({});
+  const count = cc.tokenCountWithEstimation(lines, {});
+  for (let round = 0; round < 3; round++) {
+    assert.equal(p.tokenCountWithEstimation(lines), count);
+    assert.equal(p.shouldAutoCompact(lines, 'gpt-4o'), true);
+    assert.equal(p.shouldAutoCompact(lines, 'gpt-4o'), true);
+    assert.equal(p.shouldAutoCompact(lines, OPUS), false);
+    assert.equal(p.shouldAutoCompact(lines, OPUS), false);
+    assert.throws(() => p.getMaxOutputTokensForModel(SONNET, null), (e) => e.code === 'INSTANCE_RESET');
+  }
+  assert.equal(p.tokenCountWithEstimation(lines), count);
+  assert.equal(p.shouldAutoCompact(lines, OPUS), false);
+});
+
+test('the route never mutates its input and leaves other shapes to the exports', () => {
+  const copy = JSON.stringify(lines);
+  for (let i = 0; i < 3; i++) {
+    cc.tokenCountWithEstimation(lines);
+    cc.shouldAutoCompact(lines, OPUS);
+  }
+  assert.equal(JSON.stringify(lines), copy);
+  const api = [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi', usage: { input_tokens: 10, output_tokens: 2 } }];
+  const before = stats.routed;
+  assert.deepEqual(callOutcome(() => cc.tokenCountWithEstimation(api)), general.count(api));
+  assert.deepEqual(callOutcome(() => cc.shouldAutoCompact(api, OPUS)), general.should(api, OPUS));
+  assert.equal(stats.routed, before, 'API messages are not transcript lines: no record');
+});
