@@ -1041,6 +1041,8 @@ function countTail_(arr, F, fb, W, wb, wcap) {
   if (at < 0) return 0;
   const m = arr[at];
   const present = usageCounts(m.message.usage, USAGE_OUT);
+  // Kept here: a getter read below may run another count, which uses USAGE_OUT too.
+  const u0 = USAGE_OUT[0], u1 = USAGE_OUT[1], u2 = USAGE_OUT[2], u3 = USAGE_OUT[3];
   const id = idOf(m);
   let first = at;
   for (let i = at - 1; i >= 0; i--) {
@@ -1095,7 +1097,7 @@ function countTail_(arr, F, fb, W, wb, wcap) {
   }
   if (out !== null) for (let k = 0; k < out.length; k++) W[wb + words + k] = out[k];
   F[fb + 1] = len; F[fb + 2] = n; F[fb + 3] = first; F[fb + 4] = at; F[fb + 5] = present;
-  F[fb + 6] = USAGE_OUT[0]; F[fb + 7] = USAGE_OUT[1]; F[fb + 8] = USAGE_OUT[2]; F[fb + 9] = USAGE_OUT[3];
+  F[fb + 6] = u0; F[fb + 7] = u1; F[fb + 8] = u2; F[fb + 9] = u3;
   countStats.records++;
   return used;
 }
@@ -2208,7 +2210,7 @@ export function countTail(arr, memory, fb, wb, wcap) {
 // being the instance's generation), of FAST_RECORD_WORDS words (js_view.rs). Returns the
 // words used; 0 (or less) when there is no record: the export itself then runs.
 const FAST_RECORD_WORDS = 2048;
-let fastGen = -1, fastAt = 0, fastMemory = null;
+let fastGen = -1, fastAt = 0, fastMemory = null, fastBusy = false;
 let fastF = new Float64Array(0), fastW = new Uint32Array(0);
 export function perTurnRecord(arr, wasm, gen) {
   if (!countFast || !tailReads || !Array.isArray(arr)) return 0;
@@ -2223,12 +2225,18 @@ export function perTurnRecord(arr, wasm, gen) {
     fastF = new Float64Array(memory.buffer);
     fastW = new Uint32Array(memory.buffer);
   }
+  // A getter of a message may call the package again while the record is written: that
+  // call takes the export (its own buffers), never this record.
+  if (fastBusy) return 0;
+  fastBusy = true;
   try {
     const used = countTail_(arr, fastF, fastAt >>> 3, fastW, (fastAt >>> 2) + 20, FAST_RECORD_WORDS);
     if (used > 0) countStats.routed++;
     return used;
   } catch (_) {
     return 0; // the export reads again, and reports what threw
+  } finally {
+    fastBusy = false;
   }
 }
 

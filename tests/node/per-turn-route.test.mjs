@@ -143,3 +143,31 @@ test('the route never mutates its input and leaves other shapes to the exports',
   assert.deepEqual(callOutcome(() => cc.shouldAutoCompact(api, OPUS)), general.should(api, OPUS));
   assert.equal(stats.routed, before, 'API messages are not transcript lines: no record');
 });
+
+test('a getter that calls the package while the record is written: both answers are the exports\' answers', () => {
+  const want = { count: cc.tokenCountWithEstimation(lines, {}), should: cc.shouldAutoCompact(lines, 'gpt-4o', {}) };
+  const other = readJsonl(`${TRANSCRIPTS}cc_small_short.jsonl`);
+  const otherCount = cc.tokenCountWithEstimation(other, {});
+  let inner = [];
+  // The anchor line's `message` is read more than once, after the record's first words are
+  // written: each read counts another array.
+  const hostile = lines.slice();
+  const at = hostile.findLastIndex((l) => l.type === 'assistant' && l.isSidechain !== true && l.message?.usage);
+  const anchor = { ...hostile[at] };
+  const message = anchor.message;
+  Object.defineProperty(anchor, 'message', {
+    enumerable: true,
+    get() {
+      inner.push(cc.tokenCountWithEstimation(other));
+      return message;
+    },
+  });
+  hostile[at] = anchor;
+  for (let i = 0; i < 3; i++) {
+    inner = [];
+    assert.equal(cc.tokenCountWithEstimation(hostile), want.count);
+    assert.equal(cc.shouldAutoCompact(hostile, 'gpt-4o'), want.should);
+    assert.ok(inner.length > 0);
+    for (const n of inner) assert.equal(n, otherCount);
+  }
+});
