@@ -23,7 +23,7 @@ rm -rf "$out" && mkdir -p "$out"
 cargo build --quiet --release --target wasm32-unknown-unknown --lib "${features[@]}"
 wasm-bindgen --target web --keep-debug --out-dir "$out/bindgen" target/wasm32-unknown-unknown/release/context_compaction.wasm
 # The same wasm-opt flags as Cargo.toml's [package.metadata.wasm-pack.profile.release].
-flags=(-Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext --enable-mutable-globals)
+flags=(-Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext --enable-mutable-globals)
 wasm-opt "${flags[@]}" -g "$out/bindgen/context_compaction_bg.wasm" -o "$out/module.names.wasm"
 wasm-opt "${flags[@]}" "$out/bindgen/context_compaction_bg.wasm" -o "$out/module.wasm"
 raw=$(wc -c <"$out/module.wasm")
