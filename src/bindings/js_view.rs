@@ -417,10 +417,7 @@ impl TailRecord for JsTailRecord<'_> {
         let mask = present as u32;
         let raw: [Option<f64>; 4] =
             std::array::from_fn(|k| (mask & (1 << k) != 0).then_some(self.f[6 + k]));
-        Some((
-            self.f[4] as usize,
-            UsageCounts::from_raw(raw, String::new).ok()?,
-        ))
+        Some((self.f[4] as usize, UsageCounts::from_valid_raw(&raw)?))
     }
 
     fn estimate(&self, i: usize) -> Option<u64> {

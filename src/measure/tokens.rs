@@ -537,18 +537,25 @@ struct TailPass {
 }
 
 impl TailPass {
-    /// Sees the next message: picked or not, its estimate (`None`: unread or malformed).
-    /// `None` when the pass cannot be made from the record.
+    /// Whether [`TailPass::see`] of the next message reads its estimate.
     #[inline(always)]
-    fn see(&mut self, picked: bool, estimate: impl FnOnce() -> Option<u64>) -> Option<()> {
+    fn reads(&self, picked: bool) -> bool {
+        picked || (self.started && !self.gap)
+    }
+
+    /// Sees the next message: picked or not, its estimate (`None`: unread or malformed; only
+    /// looked at when [`TailPass::reads`] says so). `None` when the pass cannot be made from
+    /// the record.
+    #[inline(always)]
+    fn see(&mut self, picked: bool, estimate: Option<u64>) -> Option<()> {
         if picked {
-            let t = estimate()?;
+            let t = estimate?;
             if self.gap {
                 return None;
             }
             self.total += t;
             self.started = true;
-        } else if self.started && !self.gap && estimate().is_none() {
+        } else if self.started && !self.gap && estimate.is_none() {
             self.gap = true;
         }
         Some(())
@@ -623,13 +630,19 @@ pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
                 (false, true)
             }
         };
-        let mut read = None;
-        let mut estimate = || *read.get_or_insert_with(|| r.estimate(k));
+        // The estimate is read once, and only when a pass looks at it.
+        let own_reads = partial && own.reads(is_own);
+        let rest_reads = k > first && rest.reads(is_rest);
+        let estimate = if own_reads || rest_reads {
+            r.estimate(k)
+        } else {
+            None
+        };
         if partial {
-            own.see(is_own, &mut estimate)?;
+            own.see(is_own, estimate)?;
         }
         if k > first {
-            rest.see(is_rest, &mut estimate)?;
+            rest.see(is_rest, estimate)?;
         }
     }
     let response = if partial {

@@ -216,6 +216,26 @@ impl std::error::Error for Error {}
 /// Result alias of the core.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// A valid token count as `u64`; `None` for what [`check_token_count`] rejects (NaN,
+/// infinities, negative numbers, more than 1e15) without building its error.
+#[inline]
+pub fn token_count_value(value: f64) -> Option<u64> {
+    // NaN fails the range test too.
+    (0.0..=1e15).contains(&value).then(|| round_count(value))
+}
+
+/// `value.round() as u64` (half away from zero) for 0 ≤ value ≤ 1e15, without the library
+/// call `round` is in WebAssembly (`floor` is one instruction; `value - floor` is exact here).
+#[inline]
+fn round_count(value: f64) -> u64 {
+    let floor = value.floor();
+    (if value - floor >= 0.5 {
+        floor + 1.0
+    } else {
+        floor
+    }) as u64
+}
+
 /// Checks that a token count is a finite, non-negative number and returns it as `u64`.
 pub fn check_token_count(value: f64, what: &str) -> Result<u64> {
     if value.is_nan() {
@@ -239,14 +259,7 @@ pub fn check_token_count(value: f64, what: &str) -> Result<u64> {
             "{what} is implausibly large ({value})"
         )));
     }
-    // `value.round()` (half away from zero) for 0 ≤ value ≤ 1e15, without the library call
-    // `round` is in WebAssembly (`floor` is one instruction; `value - floor` is exact here).
-    let floor = value.floor();
-    Ok((if value - floor >= 0.5 {
-        floor + 1.0
-    } else {
-        floor
-    }) as u64)
+    Ok(round_count(value))
 }
 
 #[cfg(test)]
@@ -297,6 +310,19 @@ mod tests {
         for v in values {
             let want = v.round() as u64;
             assert_eq!(check_token_count(v, "x").unwrap(), want, "{v:e}");
+            assert_eq!(token_count_value(v), Some(want), "{v:e}");
+        }
+        for bad in [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -1.0,
+            -0.4,
+            1e15 + 1.0,
+            1e300,
+        ] {
+            assert!(check_token_count(bad, "x").is_err(), "{bad}");
+            assert_eq!(token_count_value(bad), None, "{bad}");
         }
     }
 

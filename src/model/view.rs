@@ -55,6 +55,23 @@ impl UsageCounts {
         self.input_total() + self.output_tokens
     }
 
+    /// [`UsageCounts::from_raw`] without its error: `None` when a count is not valid.
+    #[inline]
+    pub fn from_valid_raw(raw: &[Option<f64>; 4]) -> Option<UsageCounts> {
+        let mut out = [0u64; 4];
+        for (o, v) in out.iter_mut().zip(raw) {
+            if let Some(v) = v {
+                *o = crate::model::error::token_count_value(*v)?;
+            }
+        }
+        Some(UsageCounts {
+            input_tokens: out[0],
+            cache_creation_input_tokens: out[1],
+            cache_read_input_tokens: out[2],
+            output_tokens: out[3],
+        })
+    }
+
     /// Validates raw numbers (absent or null counts are 0), naming `location()` in errors
     /// (built only when there is an error).
     pub fn from_raw(raw: [Option<f64>; 4], location: impl Fn() -> String) -> Result<UsageCounts> {
