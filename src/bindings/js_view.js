@@ -1601,7 +1601,7 @@ function toolUseIdsAt_(arr, at) {
 export function takeStrings() {
   const s = strings.length === 0 ? '' : RS + strings.join(RS);
   strings = [];
-  symbols = new Map();
+  if (symbols.size !== 0) symbols = new Map();
   return s;
 }
 

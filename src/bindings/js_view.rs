@@ -1349,13 +1349,23 @@ pub fn apply_edits(conv: &JsConversation<'_>, edits: &[Edit]) -> Result<Array> {
     })
 }
 
+thread_local! {
+    /// The last tool names `take_names` decoded, with the text they came from: a conversation
+    /// read again (microCompact on every turn) names the same tools in the same order.
+    static LAST_NAMES: RefCell<(String, Vec<Str>)> = const { RefCell::new((String::new(), Vec::new())) };
+}
+
 /// The tool names the last tool index read interned, in order.
 fn take_names() -> Vec<Str> {
-    take_strings()
-        .split('\u{1e}')
-        .skip(1)
-        .map(Str::from)
-        .collect()
+    let text = take_strings();
+    LAST_NAMES.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != text {
+            let names = text.split('\u{1e}').skip(1).map(Str::from).collect();
+            *last = (text, names);
+        }
+        last.1.clone()
+    })
 }
 
 /// A tool index from the words `toolIndex` / `apiToolIndex` give: 3 per call, 6 per result,
