@@ -122,17 +122,20 @@ const PER_TURN_ROUTE = `{
     const general = { count: tokenCountWithEstimation, should: shouldAutoCompact };
     const none = {};
     let lastModel = none;
+    // The core's answer from the record of \`used\` words; a trap is reported as the guard does.
+    const settle = (f, used) => {
+        try {
+            return f(used);
+        } catch (e) {
+            if (!__ccIsTrap(e)) throw e;
+            throw __ccTrapped(e);
+        }
+    };
     tokenCountWithEstimation = function (messages, options) {
         if (options == null && !__ccDead) {
             const used = __ccView.perTurnRecord(messages, wasm, __ccGeneration);
             if (used > 0) {
-                let n;
-                try {
-                    n = wasm.__ccPerTurnCount(used);
-                } catch (e) {
-                    if (!__ccIsTrap(e)) throw e;
-                    throw __ccTrapped(e);
-                }
+                const n = settle(wasm.__ccPerTurnCount, used);
                 if (n >= 0) return n;
             }
         }
@@ -142,13 +145,7 @@ const PER_TURN_ROUTE = `{
         if (options == null && model === lastModel && !__ccDead) {
             const used = __ccView.perTurnRecord(messages, wasm, __ccGeneration);
             if (used > 0) {
-                let r;
-                try {
-                    r = wasm.__ccPerTurnShould(used);
-                } catch (e) {
-                    if (!__ccIsTrap(e)) throw e;
-                    throw __ccTrapped(e);
-                }
+                const r = settle(wasm.__ccPerTurnShould, used);
                 if (r === 0 || r === 1) return r === 1;
             }
         }

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as cc from '../../pkg/node.js';
 import { OPUS, SONNET, TRANSCRIPTS, readJsonl, packageJsView, callOutcome } from './helpers/support.mjs';
+import binaryen from 'binaryen';
 import { trapWhenNull } from './helpers/trap.mjs';
 
 cc.setEnvironmentDefaults({});
@@ -169,5 +170,34 @@ test('a getter that calls the package while the record is written: both answers 
     assert.equal(cc.shouldAutoCompact(hostile, 'gpt-4o'), want.should);
     assert.ok(inner.length > 0);
     for (const n of inner) assert.equal(n, otherCount);
+  }
+});
+
+test('a trap inside the core\'s per-turn answer: INSTANCE_RESET, and the next call counts on a fresh instance', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cc-route-trap-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(new URL('../../pkg/', import.meta.url), dir, { recursive: true });
+  const file = join(dir, 'context_compaction_bg.wasm');
+  // `__ccPerTurnCount` replaced by a function that executes `unreachable`.
+  const mod = binaryen.readBinary(readFileSync(file));
+  const F = binaryen.Features;
+  mod.setFeatures(F.MVP | F.MutableGlobals | F.NontrappingFPToInt | F.BulkMemory | F.BulkMemoryOpt | F.SignExt | F.ReferenceTypes | F.CallIndirectOverlong | F.Multivalue);
+  const target = binaryen.getExportInfo(mod.getExport('__ccPerTurnCount')).value;
+  const info = binaryen.getFunctionInfo(mod.getFunction(target));
+  mod.addFunction('always_trap', info.params, info.results, [], mod.unreachable());
+  mod.removeExport('__ccPerTurnCount');
+  mod.addFunctionExport('always_trap', '__ccPerTurnCount');
+  assert.ok(mod.validate());
+  writeFileSync(file, mod.emitBinary());
+  mod.dispose();
+  const p = await import(pathToFileURL(join(dir, 'node.js')).href);
+  p.setEnvironmentDefaults({});
+  const count = cc.tokenCountWithEstimation(lines, {});
+  for (let round = 0; round < 3; round++) {
+    assert.throws(() => p.tokenCountWithEstimation(lines), (e) => e.code === 'INSTANCE_RESET' && e.cause instanceof WebAssembly.RuntimeError);
+    // The instance is dead: this call takes the export, which starts a fresh one.
+    assert.equal(p.tokenCountWithEstimation(lines), count);
+    assert.equal(p.shouldAutoCompact(lines, OPUS), false);
+    assert.equal(p.tokenCountWithEstimation(lines, {}), count);
   }
 });
