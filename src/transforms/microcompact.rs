@@ -350,34 +350,44 @@ fn plan<V: ConversationView + ?Sized>(
         }
         None => index.names.iter().map(|n| default_compactable(n)).collect(),
     };
-    // Compactable results (their call is of a compactable tool), in order.
-    let candidates: Vec<(usize, &ToolResultEntry, Option<u32>, Compactable)> = index
-        .results
-        .iter()
-        .enumerate()
-        .filter_map(|(at, r)| {
-            let call = &index.uses[r.call?];
-            let c = rule[call.name as usize];
-            (c != Compactable::Never).then_some((at, r, call.path, c))
-        })
-        .collect();
-    let protected_from = candidates.len().saturating_sub(options.keep_recent);
+    // Compactable results: those whose call is of a compactable tool, numbered in order
+    // (`k`). Two passes over the results, no list of them: the first counts them and finds
+    // the latest for each path, the second decides.
+    let compactable = |r: &ToolResultEntry| {
+        let call = &index.uses[r.call?];
+        let c = rule[call.name as usize];
+        (c != Compactable::Never).then_some((call.path, c))
+    };
+    let mut count = 0;
     let mut latest_for_path = vec![usize::MAX; index.path_count];
-    for (k, (_, _, path, _)) in candidates.iter().enumerate() {
-        if let Some(p) = path {
-            latest_for_path[*p as usize] = k;
+    for r in &index.results {
+        if let Some((path, _)) = compactable(r) {
+            if let Some(p) = path {
+                latest_for_path[p as usize] = count;
+            }
+            count += 1;
         }
     }
+    let protected_from = count.saturating_sub(options.keep_recent);
     let placeholder_tokens = rough_token_count(CLEARED_PLACEHOLDER.len(), BYTES_PER_TOKEN);
     let mut plan = MicroCompactPlan::default();
     let mut freed = 0u64;
-    for (k, (at, r, path, rule)) in candidates.iter().enumerate() {
-        if k >= protected_from || r.is_cleared {
+    let mut next = 0;
+    for (at, r) in index.results.iter().enumerate() {
+        let Some((path, rule)) = compactable(r) else {
+            continue;
+        };
+        let k = next;
+        next += 1;
+        if k >= protected_from {
+            break; // the most recent ones are kept
+        }
+        if r.is_cleared {
             continue;
         }
         let tokens = estimate_tool_result(r.text_units, r.media);
         if tokens <= placeholder_tokens
-            || (*rule == Compactable::IfLarge && tokens < LARGE_RESULT_TOKENS)
+            || (rule == Compactable::IfLarge && tokens < LARGE_RESULT_TOKENS)
         {
             continue;
         }
@@ -385,7 +395,7 @@ fn plan<V: ConversationView + ?Sized>(
             continue;
         }
         freed += tokens - placeholder_tokens;
-        plan.cleared_results.push(*at as u32);
+        plan.cleared_results.push(at as u32);
         if !with_edits {
             continue;
         }
