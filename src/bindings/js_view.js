@@ -1443,7 +1443,7 @@ function pushIndexedResult(message, block, call, cc) {
   let text = 0, media = 0, cleared = 0;
   if (typeof cc === 'string') {
     text = cc.length;
-    if (cc === PLACEHOLDER) cleared = 1;
+    if (text === PLACEHOLDER.length && cc === PLACEHOLDER) cleared = 1;
   } else if (Array.isArray(cc)) {
     for (const n of cc) {
       if (n === null || typeof n !== 'object') return false;
