@@ -2207,14 +2207,15 @@ export function countTail(arr, memory, fb, wb, wcap) {
 // The per-turn record written without a call from Rust (scripts/package.mjs routes
 // `tokenCountWithEstimation(messages)` and `shouldAutoCompact(messages, model)` here first):
 // into the record at the address `__ccPerTurnRecord` gives (asked once per instance, `gen`
-// being the instance's generation), of FAST_RECORD_WORDS words (js_view.rs). Returns the
-// words used; 0 (or less) when there is no record: the export itself then runs.
-const FAST_RECORD_WORDS = 2048;
-let fastGen = -1, fastAt = 0, fastMemory = null, fastBusy = false;
+// being the instance's generation), whose first number then holds its capacity in words
+// (FAST_RECORD_WORDS in js_view.rs). Returns the words used; 0 (or less) when there is no
+// record: the export itself then runs.
+let fastGen = -1, fastAt = 0, fastCap = 0, fastMemory = null, fastBusy = false;
 let fastF = new Float64Array(0), fastW = new Uint32Array(0);
 export function perTurnRecord(arr, wasm, gen) {
   if (!countFast || !tailReads || !Array.isArray(arr)) return 0;
-  if (gen !== fastGen) {
+  const fresh = gen !== fastGen;
+  if (fresh) {
     fastAt = wasm.__ccPerTurnRecord() >>> 0;
     fastGen = gen;
     fastMemory = null;
@@ -2225,12 +2226,13 @@ export function perTurnRecord(arr, wasm, gen) {
     fastF = new Float64Array(memory.buffer);
     fastW = new Uint32Array(memory.buffer);
   }
+  if (fresh) fastCap = fastF[fastAt >>> 3] >>> 0;
   // A getter of a message may call the package again while the record is written: that
   // call takes the export (its own buffers), never this record.
   if (fastBusy) return 0;
   fastBusy = true;
   try {
-    const used = countTail_(arr, fastF, fastAt >>> 3, fastW, (fastAt >>> 2) + 20, FAST_RECORD_WORDS);
+    const used = countTail_(arr, fastF, fastAt >>> 3, fastW, (fastAt >>> 2) + 20, fastCap);
     if (used > 0) countStats.routed++;
     return used;
   } catch (_) {

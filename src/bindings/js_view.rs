@@ -524,10 +524,14 @@ thread_local! {
     }));
 }
 
-/// The byte address of the per-turn record (its numbers; its words follow them, at
-/// `FAST_RECORD_WORDS` capacity).
+/// The byte address of the per-turn record (its numbers; its words follow them). Its first
+/// number is set to the words' capacity, [`FAST_RECORD_WORDS`], for the JS that writes it.
 pub fn fast_record_at() -> u32 {
-    FAST_RECORD.with(|r| r.borrow().f.as_ptr() as usize as u32)
+    FAST_RECORD.with(|r| {
+        let mut r = r.borrow_mut();
+        r.f[0] = FAST_RECORD_WORDS as f64;
+        r.f.as_ptr() as usize as u32
+    })
 }
 
 /// The count at the end of a JS array of transcript lines (its total) from the record the

@@ -201,3 +201,19 @@ test('a trap inside the core\'s per-turn answer: INSTANCE_RESET, and the next ca
     assert.equal(p.tokenCountWithEstimation(lines, {}), count);
   }
 });
+
+test('a record larger than the route\'s buffer falls back to the export: the same answers', () => {
+  const progress = lines.findLast((l) => l.type === 'progress');
+  assert.ok(progress, 'the session has progress lines');
+  // Lines after the last response: each is one word of the record (2,048 words fit).
+  const long = lines.concat(Array.from({ length: 5_000 }, (_, k) => ({ ...progress, uuid: `p-${k}` })));
+  const before = stats.routed;
+  for (let i = 0; i < 2; i++) {
+    assert.deepEqual(callOutcome(() => cc.tokenCountWithEstimation(long)), general.count(long));
+    assert.deepEqual(callOutcome(() => cc.shouldAutoCompact(long, 'gpt-4o')), general.should(long, 'gpt-4o'));
+  }
+  assert.equal(stats.routed, before, 'no record fits: none is used');
+  // And one that fits is routed again.
+  assert.equal(cc.tokenCountWithEstimation(lines), general.count(lines).value);
+  assert.equal(stats.routed, before + 1);
+});
