@@ -396,6 +396,19 @@ struct JsTailRecord<'a> {
     first: usize,
 }
 
+impl<'a> JsTailRecord<'a> {
+    /// The record `countTail` wrote: its numbers `f` and the `w.len()` words it used.
+    fn new(f: &'a [f64; 10], w: &'a [u32]) -> JsTailRecord<'a> {
+        JsTailRecord {
+            f,
+            w,
+            len: f[1] as usize,
+            n: (f[2] as usize).min(w.len()),
+            first: f[3] as usize,
+        }
+    }
+}
+
 impl TailRecord for JsTailRecord<'_> {
     #[inline(always)]
     fn message_count(&self) -> usize {
@@ -484,15 +497,7 @@ pub fn count_at_end(messages: &JsValue) -> Option<tokens::TokenCount> {
         match used {
             -1 => w.resize(f[0] as usize + 64, 0),
             n if n > 0 => {
-                let (n, first) = (f[2] as usize, f[3] as usize);
-                let record = JsTailRecord {
-                    f: &f,
-                    w: &w[..used as usize],
-                    len: f[1] as usize,
-                    n: n.min(used as usize),
-                    first,
-                };
-                count = tokens::count_tail(&record);
+                count = tokens::count_tail(&JsTailRecord::new(&f, &w[..used as usize]));
                 break;
             }
             _ => break,
@@ -540,14 +545,7 @@ pub fn fast_record_at() -> u32 {
 pub fn fast_record_total(used: usize) -> Option<u64> {
     FAST_RECORD.with(|r| {
         let r = r.borrow();
-        let w = r.w.get(..used)?;
-        let record = JsTailRecord {
-            f: &r.f,
-            w,
-            len: r.f[1] as usize,
-            n: (r.f[2] as usize).min(used),
-            first: r.f[3] as usize,
-        };
+        let record = JsTailRecord::new(&r.f, r.w.get(..used)?);
         tokens::count_tail(&record).map(|c| c.total)
     })
 }

@@ -73,7 +73,8 @@ impl UsageCounts {
     }
 
     /// Validates raw numbers (absent or null counts are 0), naming `location()` in errors
-    /// (built only when there is an error).
+    /// (built only when there is an error): [`UsageCounts::from_valid_raw`], or the error of
+    /// the first count that is not valid.
     pub fn from_raw(raw: [Option<f64>; 4], location: impl Fn() -> String) -> Result<UsageCounts> {
         const NAMES: [&str; 4] = [
             "input_tokens",
@@ -81,20 +82,12 @@ impl UsageCounts {
             "cache_read_input_tokens",
             "output_tokens",
         ];
-        let mut out = [0u64; 4];
-        for (k, v) in raw.iter().enumerate() {
-            if let Some(v) = v {
-                out[k] = match check_token_count(*v, NAMES[k]) {
-                    Ok(n) => n,
-                    Err(e) => return Err(e.at(location())),
-                };
-            }
-        }
-        Ok(UsageCounts {
-            input_tokens: out[0],
-            cache_creation_input_tokens: out[1],
-            cache_read_input_tokens: out[2],
-            output_tokens: out[3],
+        Self::from_valid_raw(&raw).ok_or_else(|| {
+            raw.iter()
+                .zip(NAMES)
+                .find_map(|(v, name)| v.and_then(|v| check_token_count(v, name).err()))
+                .unwrap_or_else(|| Error::invalid_token_count("a usage count is not valid"))
+                .at(location())
         })
     }
 
@@ -969,6 +962,32 @@ mod tests {
         }
     }
     use super::*;
+
+    #[test]
+    fn usage_from_raw_names_the_first_count_that_is_not_valid() {
+        let ok = [Some(3.0), None, Some(2.4), Some(7.5)];
+        let counts = UsageCounts::from_raw(ok, || "here".into()).unwrap();
+        assert_eq!(Some(counts.clone()), UsageCounts::from_valid_raw(&ok));
+        assert_eq!(
+            (counts.input_tokens, counts.cache_creation_input_tokens),
+            (3, 0)
+        );
+        assert_eq!(
+            (counts.cache_read_input_tokens, counts.output_tokens),
+            (2, 8)
+        );
+        let bad = [Some(1.0), Some(-1.0), Some(f64::NAN), None];
+        assert_eq!(UsageCounts::from_valid_raw(&bad), None);
+        let e = UsageCounts::from_raw(bad, || "messages[4].usage".into()).unwrap_err();
+        assert_eq!(e.code, crate::model::error::ErrorCode::InvalidTokenCount);
+        assert!(
+            e.message
+                .contains("cache_creation_input_tokens must not be negative"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("messages[4].usage"), "{}", e.message);
+    }
     use serde_json::json;
 
     #[test]
