@@ -967,7 +967,7 @@ mod tests {
     fn usage_from_raw_names_the_first_count_that_is_not_valid() {
         let ok = [Some(3.0), None, Some(2.4), Some(7.5)];
         let counts = UsageCounts::from_raw(ok, || "here".into()).unwrap();
-        assert_eq!(Some(counts.clone()), UsageCounts::from_valid_raw(&ok));
+        assert_eq!(Some(counts), UsageCounts::from_valid_raw(&ok));
         assert_eq!(
             (counts.input_tokens, counts.cache_creation_input_tokens),
             (3, 0)
