@@ -173,9 +173,7 @@ fn read_some(
         let text = b
             .get(k)
             .ok_or_else(|| Error::invalid_message("the text is not valid UTF-8").at(at()))?;
-        typed.push(crate::transforms::transcript::message_from_json_text(
-            text, &at,
-        )?);
+        typed.push(reading.message(text, &at)?);
     }
     let next = i + b.count;
     if let Some(e) = b.stop_error(&|| at(next)) {

@@ -10,9 +10,10 @@ use crate::drive::options::Source;
 use crate::model::config::{Config, Given};
 use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::{
-    payload_is_read, COMPACTION_LINE_FIELDS, COMPACTION_UNREAD_FIELDS, UNREAD_FIELDS,
+    payload_is_read, Message, COMPACTION_LINE_FIELDS, COMPACTION_UNREAD_FIELDS, UNREAD_FIELDS,
     UNREAD_LINE_FIELDS,
 };
+use crate::transforms::transcript::{message_from_fields, message_from_json_text, Field};
 
 #[wasm_bindgen(module = "/src/bindings/js_convert.js")]
 extern "C" {
@@ -68,6 +69,53 @@ pub enum Reading {
     /// carried line's [`COMPACTION_LINE_FIELDS`] (the compaction paths read the line its
     /// session fields come from again, [`Reading::Whole`]).
     Compaction,
+}
+
+/// The keys of a carried line that [`Reading::Compaction`] reads.
+const COMPACTION_LINE_LISTS: [&[&str]; 1] = [COMPACTION_LINE_FIELDS];
+
+impl Reading {
+    /// The keys read of a line whose payload is never read ([`payload_is_read`]), in order,
+    /// as lists one after another.
+    fn line_keys(self) -> &'static [&'static [&'static str]] {
+        match self {
+            Reading::Whole => &UNREAD_LINE_FIELDS,
+            Reading::Compaction => &COMPACTION_LINE_LISTS,
+        }
+    }
+
+    /// The message of a batch's text ([`JsonBatch::get`]) read this way, named `at` in
+    /// errors: the picked fields of a carried line ([`message_from_fields`]) when `jsonBatch`
+    /// wrote them without JSON (the text starts with U+001F, which no JSON text does), else
+    /// the message of its JSON text ([`message_from_json_text`]).
+    pub fn message(self, text: &str, at: &dyn Fn() -> String) -> crate::Result<Message> {
+        let Some(rest) = text.strip_prefix('\u{1f}') else {
+            return message_from_json_text(text, at);
+        };
+        // Per key, its tag and value followed by U+001F: `-` absent, `t` true, `f` false,
+        // `s` and a string (one without U+001F).
+        let mut values = rest.split_terminator('\u{1f}');
+        let mut fields = Vec::with_capacity(8);
+        for &key in self.line_keys().iter().flat_map(|l| l.iter()) {
+            let v = values.next().unwrap_or_default();
+            let field = match (v.get(..1), v.get(1..)) {
+                (Some("-"), Some("")) => Field::Absent,
+                (Some("t"), Some("")) => Field::Bool(true),
+                (Some("f"), Some("")) => Field::Bool(false),
+                (Some("s"), Some(s)) => Field::Str(s),
+                _ => {
+                    return Err(
+                        Error::invalid_message("its picked fields are not readable").at(at())
+                    )
+                }
+            };
+            fields.push((key, field));
+        }
+        if values.next().is_some() {
+            return Err(Error::invalid_message("its picked fields are not readable").at(at()));
+        }
+        message_from_fields(&fields, at)
+    }
 }
 
 /// Why a batch ([`messages_json_batch`]) stopped before the message after its last one.
@@ -230,8 +278,11 @@ fn js_list(lists: &[&[&str]]) -> JsValue {
 
 thread_local! {
     static MESSAGE_KEYS: MessageKeys = MessageKeys {
-        whole: (js_list(&UNREAD_LINE_FIELDS), js_list(&[UNREAD_FIELDS])),
-        compaction: (js_list(&[COMPACTION_LINE_FIELDS]), js_list(&COMPACTION_UNREAD_FIELDS)),
+        whole: (js_list(Reading::Whole.line_keys()), js_list(&[UNREAD_FIELDS])),
+        compaction: (
+            js_list(Reading::Compaction.line_keys()),
+            js_list(&COMPACTION_UNREAD_FIELDS),
+        ),
     };
 }
 

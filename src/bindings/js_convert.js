@@ -90,32 +90,53 @@ export function deeperThan(v, limit) {
   }
 }
 
-// JSON text of message `m`; when `keys` is an array, of a new object with only those of its
-// fields that are not undefined (a field whose getter throws is left out, as if absent). Which
-// messages are read whole and which keys are kept is decided in Rust (convert.rs). Throws what
-// JSON.stringify throws (the caller catches it).
-export function jsonOf(m, keys, omit) {
-  if (m === null || typeof m !== 'object') return JSON.stringify(m);
-  if (keys === undefined) {
-    // Without the fields nothing reads (`omit`), when `m` has one: a shallow copy of its own
-    // enumerable keys in their order, as JSON.stringify would write them. An object with its
-    // own toJSON is written as it says.
-    if (omit === undefined || typeof m.toJSON === 'function' || !omit.some((k) => Object.hasOwn(m, k))) return JSON.stringify(m);
-    const o = {};
-    for (const k of Object.keys(m)) if (!omit.includes(k)) o[k] = m[k];
-    return JSON.stringify(o);
-  }
+// JSON text of message `m`, without the fields nothing reads (`omit`, an array, or undefined
+// to write it whole). Which messages are read whole is decided in Rust (convert.rs). Throws
+// what JSON.stringify throws (the caller catches it).
+function jsonOf(m, omit) {
+  // A shallow copy of its own enumerable keys in their order, as JSON.stringify would write
+  // them, when `m` has a field to leave out. An object with its own toJSON is written as it says.
+  if (m === null || typeof m !== 'object' || omit === undefined || typeof m.toJSON === 'function' || !omit.some((k) => Object.hasOwn(m, k))) return JSON.stringify(m);
   const o = {};
-  for (const k of keys) {
+  for (const k of Object.keys(m)) if (!omit.includes(k)) o[k] = m[k];
+  return JSON.stringify(o);
+}
+
+// Whether pickedText writes plain fields without JSON: tests switch it off to compare with the
+// JSON of the same fields (tests/node/read-batch.test.mjs).
+let picking = true;
+export function setPickedFields(on) {
+  picking = on === true;
+}
+
+// The text of the fields `keys` of a message whose payload is never read, each read once (a
+// getter that throws counts as absent). When each is absent, a boolean or a string without
+// U+001F, they are written without JSON: U+001F, then per key its tag and value followed by
+// U+001F (`-` absent, `t` true, `f` false, `s` and the string); Rust reads them back in the
+// keys' order (convert.rs, `Reading::message`). Otherwise the JSON of the object of those that
+// are not undefined.
+function pickedText(m, keys) {
+  if (m === null || typeof m !== 'object') return JSON.stringify(m);
+  const values = new Array(keys.length);
+  let plain = true;
+  for (let i = 0; i < keys.length; i++) {
     let v;
     try {
-      v = m[k];
+      v = m[keys[i]];
     } catch {
-      continue;
+      v = undefined;
     }
-    if (v !== undefined) o[k] = v;
+    values[i] = v;
+    if (v !== undefined && typeof v !== 'boolean' && (typeof v !== 'string' || v.includes('\u001f'))) plain = false;
   }
-  return JSON.stringify(o);
+  if (!plain || !picking) {
+    const o = {};
+    for (let i = 0; i < keys.length; i++) if (values[i] !== undefined) o[keys[i]] = values[i];
+    return JSON.stringify(o);
+  }
+  let out = '\u001f';
+  for (const v of values) out += v === undefined ? '-\u001f' : v === true ? 't\u001f' : v === false ? 'f\u001f' : 's' + v + '\u001f';
+  return out;
 }
 
 const encoder = new TextEncoder();
@@ -194,7 +215,7 @@ export function jsonBatch(arr, start, classes, keys, omit, maxBytes) {
     let text;
     try {
       const c = classes[n];
-      text = jsonOf(m, c === 1 ? keys : undefined, c === 0 ? omit : undefined);
+      text = c === 1 ? pickedText(m, keys) : jsonOf(m, c === 0 ? omit : undefined);
     } catch (e) {
       failed(e);
       stop = 2;

@@ -592,7 +592,7 @@ impl Message {
 }
 
 /// The JSON names of [`Message`]'s typed fields.
-const TYPED_FIELDS: [&str; 10] = [
+pub const TYPED_FIELDS: [&str; 10] = [
     "type",
     "role",
     "content",

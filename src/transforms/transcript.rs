@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::model::error::{Error, ErrorCode, Result};
 use crate::model::messages::{
-    json_type_name, nested_deeper_than, text_nested_deeper_than, Message, MAX_NESTING,
+    json_type_name, nested_deeper_than, text_nested_deeper_than, Message, MAX_NESTING, TYPED_FIELDS,
 };
 
 /// One non-empty line of a JSONL text.
@@ -161,6 +161,65 @@ pub fn message_from_json_text(text: &str, location: &dyn Fn() -> String) -> Resu
     Message::from_value(v, location)
 }
 
+/// One field of a carried line as the JS side can hand it over without JSON: absent (or its
+/// getter threw), a boolean or a string. Other values cross as JSON text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field<'a> {
+    /// Not there (`undefined`).
+    Absent,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A string.
+    Str(&'a str),
+}
+
+/// A line whose payload is never read ([`crate::model::messages::payload_is_read`]) from
+/// the fields picked of it, in their order: the same message, and the same errors, as
+/// [`message_from_json_text`] gives for the JSON object of those that are not absent. The
+/// identity fields (`type`, `subtype`, `uuid`, `timestamp` as strings, `isSidechain` as a
+/// boolean) go straight into the typed message and any other field into its unknown fields;
+/// anything else (no `type`, a typed field of another type) is read as that object would be.
+pub fn message_from_fields(
+    fields: &[(&str, Field<'_>)],
+    location: &dyn Fn() -> String,
+) -> Result<Message> {
+    let mut m = Message::default();
+    let text = |s: &str| Some(Some(s.to_string()));
+    let mut direct = true;
+    for &(key, value) in fields {
+        match (key, value) {
+            (_, Field::Absent) => {}
+            ("type", Field::Str(s)) => m.line_type = text(s),
+            ("subtype", Field::Str(s)) => m.subtype = text(s),
+            ("uuid", Field::Str(s)) => m.uuid = text(s),
+            ("timestamp", Field::Str(s)) => m.timestamp = text(s),
+            ("isSidechain", Field::Bool(b)) => m.is_sidechain = Some(Some(b)),
+            (k, _) if TYPED_FIELDS.contains(&k) => direct = false,
+            (k, Field::Str(s)) => {
+                m.extra.insert(k.to_string(), Value::String(s.to_string()));
+            }
+            (k, Field::Bool(b)) => {
+                m.extra.insert(k.to_string(), Value::Bool(b));
+            }
+        }
+    }
+    if direct && m.line_type.is_some() {
+        return Ok(m);
+    }
+    let object = fields
+        .iter()
+        .filter_map(|&(k, v)| {
+            let v = match v {
+                Field::Absent => return None,
+                Field::Bool(b) => Value::Bool(b),
+                Field::Str(s) => Value::String(s.to_string()),
+            };
+            Some((k.to_string(), v))
+        })
+        .collect();
+    Message::from_value(Value::Object(object), &location())
+}
+
 /// `parseTranscript` natively: every line as a [`Message`] (unknown line types included).
 pub fn parse_transcript(text: &str) -> Result<Vec<Message>> {
     split_lines(text)?
@@ -202,6 +261,102 @@ pub fn serialize_transcript(messages: &[Message]) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn picked_fields_give_what_their_json_object_gives() {
+        use super::{message_from_fields, Field, Field::*};
+        let s = Field::Str;
+        let cases: Vec<Vec<(&str, Field)>> = vec![
+            vec![
+                ("type", s("progress")),
+                ("subtype", Absent),
+                ("uuid", s("u-1")),
+                ("isSidechain", Bool(false)),
+                ("timestamp", s("2025-01-01T00:00:00.000Z")),
+            ],
+            // Session fields go to the unknown fields, in their order.
+            vec![
+                ("type", s("file-history-snapshot")),
+                ("uuid", Absent),
+                ("cwd", s("/w")),
+                ("isSidechain", Bool(true)),
+                ("userType", s("external")),
+                ("isTeammate", Bool(false)),
+                ("version", s("2.0")),
+            ],
+            // A typed field of another type, no type, nothing at all.
+            vec![("type", s("progress")), ("isSidechain", s("no"))],
+            vec![("type", s("progress")), ("uuid", Bool(true))],
+            vec![("type", Bool(true)), ("uuid", s("u"))],
+            vec![
+                ("type", s("x")),
+                ("isMeta", Bool(true)),
+                ("role", s("user")),
+            ],
+            vec![
+                ("type", s("x")),
+                ("content", s("c")),
+                ("message", Bool(false)),
+            ],
+            vec![("uuid", s("u"))],
+            vec![],
+            // Strings JSON escapes; an empty one.
+            vec![
+                ("type", s("x\"\\\n\u{0}\u{e9}\u{1f600}")),
+                ("timestamp", s("")),
+            ],
+            vec![("type", s("system")), ("subtype", s("informational"))],
+        ];
+        for f in cases {
+            let object: serde_json::Map<String, Value> = f
+                .iter()
+                .filter_map(|&(k, v)| match v {
+                    Absent => None,
+                    Bool(b) => Some((k.to_string(), Value::Bool(b))),
+                    Str(t) => Some((k.to_string(), Value::String(t.to_string()))),
+                })
+                .collect();
+            let json = serde_json::to_string(&object).unwrap();
+            let at = || "messages[3]".to_string();
+            match (
+                message_from_json_text(&json, &at),
+                message_from_fields(&f, &at),
+            ) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a, b, "{json}");
+                    assert_eq!(
+                        serde_json::to_string(&a).unwrap(),
+                        serde_json::to_string(&b).unwrap()
+                    );
+                }
+                (Err(a), Err(b)) => assert_eq!((a.code, a.message), (b.code, b.message)),
+                (a, b) => panic!("{json}: {a:?} / {b:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn typed_fields_are_the_names_a_message_writes() {
+        let m = Message {
+            line_type: Some(None),
+            role: Some(None),
+            content: Some(None),
+            message: Some(None),
+            subtype: Some(None),
+            uuid: Some(None),
+            is_sidechain: Some(None),
+            is_meta: Some(None),
+            is_compact_summary: Some(None),
+            timestamp: Some(None),
+            extra: Default::default(),
+        };
+        let v = serde_json::to_value(&m).unwrap();
+        let mut written: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        let mut typed = TYPED_FIELDS.to_vec();
+        written.sort_unstable();
+        typed.sort_unstable();
+        assert_eq!(written, typed);
+    }
 
     /// A line `extra` levels deeper than the line object itself: `{"type":"user",…,"x":[[…]]}`.
     fn line_nested(extra: usize) -> String {

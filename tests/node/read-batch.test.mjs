@@ -172,3 +172,103 @@ test('the synchronous readers (previewCompaction, the Compactor, toApiMessages) 
   assert.equal(e[0], 'INVALID_MESSAGE');
   assert.match(e[1], /messages\[300\]/);
 });
+
+// Lines whose payload is never read (progress, snapshots, other system lines) cross with only
+// their identity fields, written without JSON when each is absent, a boolean or a string
+// (`pickedText` in js_convert.js). Switched off (`setPickedFields(false)`), the same fields
+// cross as the JSON of an object: everything must come out the same, and every field be read
+// as often.
+test('carried lines: their picked fields give what the JSON of the same fields gives, hostile ones included', async () => {
+  const reads = { n: 0 };
+  const counted = (o, key, value) =>
+    Object.defineProperty(o, key, {
+      enumerable: true,
+      get() {
+        reads.n++;
+        return typeof value === 'function' ? value() : value;
+      },
+    });
+  let flip = 0;
+  const carried = [
+    { type: 'progress', uuid: 'p-plain', isSidechain: false, timestamp: '2025-06-01T10:00:00.000Z', data: { big: 'x'.repeat(5000) } },
+    { type: 'progress', uuid: 7, timestamp: null, isSidechain: 'no' },
+    { type: 'progress', uuid: 'sep\u001fin\u001fit', timestamp: 'lone \ud800 surrogate', isSidechain: true },
+    { type: 'progress', uuid: 'p-date', timestamp: new Date(0), fn() {}, isSidechain: false },
+    { type: 'progress', uuid: Symbol('s'), subtype: () => 1, isSidechain: false },
+    { type: 'file-history-snapshot', uuid: 'é😀中', subtype: '', cwd: '/elsewhere', sessionId: 'other' },
+    { type: 'system', subtype: 'informational', uuid: 'sys-1', isSidechain: false, isMeta: true, content: 'not read' },
+    counted({ isSidechain: false }, 'uuid', 'p-getter'),
+    counted(counted({ uuid: 'p-flip' }, 'type', () => (flip++ % 2 ? 'user' : 'progress')), 'timestamp', '2025-06-01T10:00:01.000Z'),
+    Object.defineProperty({ type: 'progress', isSidechain: false }, 'uuid', { enumerable: true, get() { throw new Error('uuid getter'); } }),
+  ];
+  carried[7].type = 'progress';
+  const lastLines = [
+    // The line a new boundary copies its session fields from (read whole, with them).
+    { type: 'progress', uuid: 'p-last', isSidechain: false, cwd: '/w', sessionId: 's-1', version: '2.0.1', gitBranch: 'main', userType: 'external', data: {} },
+    { type: 'progress', uuid: 'p-last', isSidechain: false, cwd: 5, sessionId: null, version: { v: 2 }, userType: 'a\u001fb' },
+    { type: 'progress', uuid: 'p-side', isSidechain: true, cwd: '/side' },
+  ];
+  const base = h.transcriptConversation({ rounds: 12 });
+  const inputUuids = new Set();
+  const stable = (v) =>
+    JSON.parse(
+      JSON.stringify(v, (k, x) => {
+        if (/^(uuid|parentUuid|logicalParentUuid|timestamp)$/.test(k) && typeof x === 'string' && !inputUuids.has(x)) return '<fresh>';
+        return typeof x === 'bigint' ? String(x) : x;
+      }),
+    );
+  const run = async (messages) => {
+    let request;
+    const summarize = async (r) => ((request = r), h.summaryResponse('PICKED'));
+    const out = {};
+    try {
+      const r = await cc.compactConversation(messages, { model: OPUS, summarize }, {});
+      out.compact = stable({ request, r: { ...r, messagesToKeep: r.messagesToKeep.map((m) => messages.indexOf(m)) } });
+    } catch (e) {
+      out.compact = [e.code, e.message];
+    }
+    try {
+      out.preview = stable(await cc.previewCompaction(messages, { model: OPUS }));
+    } catch (e) {
+      out.preview = [e.code, e.message];
+    }
+    try {
+      const c = new cc.Compactor({ model: OPUS, messages, summarize });
+      await c.compact();
+      out.compactor = stable({ messages: c.messages, snapshot: c.snapshot() });
+    } catch (e) {
+      out.compactor = [e.code, e.message];
+    }
+    return out;
+  };
+  for (const last of lastLines) {
+    const messages = [...base.slice(0, 6), ...carried, ...base.slice(6), ...carried.slice(0, 3), last];
+    for (const m of messages) for (const k of ['uuid', 'timestamp']) {
+      const d = Object.getOwnPropertyDescriptor(m, k);
+      if (d && 'value' in d && typeof d.value === 'string') inputUuids.add(d.value);
+    }
+    inputUuids.add('p-getter');
+    inputUuids.add('2025-06-01T10:00:01.000Z');
+    flip = 0;
+    const before = snapshot(messages);
+    reads.n = 0;
+    flip = 0;
+    const picked = await run(messages);
+    const pickedReads = reads.n;
+    convert.setPickedFields(false);
+    let json;
+    try {
+      reads.n = 0;
+      flip = 0;
+      json = await run(messages);
+    } finally {
+      convert.setPickedFields(true);
+    }
+    assert.deepStrictEqual(picked, json, JSON.stringify(last));
+    assert.equal(pickedReads, reads.n, 'each field read as often');
+    assert.ok(pickedReads > 0);
+    flip = 0;
+    assert.deepStrictEqual(snapshot(messages), before, 'input unchanged');
+    assert.ok(!Array.isArray(picked.compact), JSON.stringify(picked.compact));
+  }
+});
