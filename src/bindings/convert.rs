@@ -97,21 +97,17 @@ impl Reading {
         let mut values = rest.split_terminator('\u{1f}');
         let mut fields = Vec::with_capacity(8);
         for &key in self.line_keys().iter().flat_map(|l| l.iter()) {
-            let v = values.next().unwrap_or_default();
-            let field = match (v.get(..1), v.get(1..)) {
-                (Some("-"), Some("")) => Field::Absent,
-                (Some("t"), Some("")) => Field::Bool(true),
-                (Some("f"), Some("")) => Field::Bool(false),
-                (Some("s"), Some(s)) => Field::Str(s),
-                _ => {
-                    return Err(
-                        Error::invalid_message("its picked fields are not readable").at(at())
-                    )
-                }
+            let field = match values.next() {
+                Some("-") => Field::Absent,
+                Some("t") => Field::Bool(true),
+                Some("f") => Field::Bool(false),
+                Some(v) if v.starts_with('s') => Field::Str(&v[1..]),
+                _ => break,
             };
             fields.push((key, field));
         }
-        if values.next().is_some() {
+        let keys: usize = self.line_keys().iter().map(|l| l.len()).sum();
+        if fields.len() != keys || values.next().is_some() {
             return Err(Error::invalid_message("its picked fields are not readable").at(at()));
         }
         message_from_fields(&fields, at)

@@ -206,17 +206,15 @@ pub fn message_from_fields(
     if direct && m.line_type.is_some() {
         return Ok(m);
     }
-    let object = fields
-        .iter()
-        .filter_map(|&(k, v)| {
-            let v = match v {
-                Field::Absent => return None,
-                Field::Bool(b) => Value::Bool(b),
-                Field::Str(s) => Value::String(s.to_string()),
-            };
-            Some((k.to_string(), v))
-        })
-        .collect();
+    let mut object = serde_json::Map::new();
+    for &(k, v) in fields {
+        let v = match v {
+            Field::Absent => continue,
+            Field::Bool(b) => Value::Bool(b),
+            Field::Str(s) => Value::String(s.to_string()),
+        };
+        object.insert(k.to_string(), v);
+    }
     Message::from_value(Value::Object(object), &location())
 }
 
