@@ -116,7 +116,7 @@ pub async fn messages_for_compaction_yielding(
     let at = |i: usize| format!("messages[{i}]");
     let mut i = 0;
     while i < len {
-        i = read_some(arr, i, len, reading, &mut typed, &at)?;
+        i = read_batch(arr, i, len, reading, &mut typed, &at, true)?;
         if super::env::now_ms() - since >= SLICE_MS {
             super::env::next_turn_of_event_loop().await;
             if super::env::aborted(signal) {
@@ -147,7 +147,7 @@ fn typed_messages(
     let mut typed = Vec::with_capacity(len);
     let mut i = 0;
     while i < len {
-        i = read_some(arr, i, len, reading, &mut typed, &at)?;
+        i = read_batch(arr, i, len, reading, &mut typed, &at, true)?;
     }
     if reading == Reading::Compaction {
         read_template_whole(arr, &mut typed, &at)?;
@@ -157,23 +157,34 @@ fn typed_messages(
 
 /// Reads messages `i..` of `arr` (up to `len`, named by `at` in errors) into `typed`: one
 /// batch ([`messages_json_batch`]); the message it stopped at, if it could not be written,
-/// is an error naming it. Returns the index after the last message read.
-fn read_some(
+/// is an error naming it. Returns the index after the last message read. With `apart`, the
+/// long strings of the messages' content cross apart from their JSON texts; a message whose
+/// strings do not go back where its JSON text left their places (a getter that changed what
+/// it gives between two readings) is read again alone, as JSON whole.
+fn read_batch(
     arr: &Array,
     i: usize,
     len: usize,
     reading: Reading,
     typed: &mut Vec<Message>,
     at: &dyn Fn(usize) -> String,
+    apart: bool,
 ) -> crate::Result<usize> {
     let end = len.min(i + BATCH_MESSAGES);
-    let b = messages_json_batch(arr, i as u32, end as u32, reading, BATCH_BYTES);
+    let b = messages_json_batch(arr, i as u32, end as u32, reading, BATCH_BYTES, apart);
     for k in 0..b.count {
         let at = || at(i + k);
-        let text = b
+        let (text, strings) = b
             .get(k)
             .ok_or_else(|| Error::invalid_message("the text is not valid UTF-8").at(at()))?;
-        typed.push(reading.message(text, &at)?);
+        let mut m = reading.message(text, &at)?;
+        if !strings
+            .into_iter()
+            .all(|(slot, s)| m.put_apart_text(slot, s.to_string()))
+        {
+            m = typed_message(arr, i + k, reading, &at, false)?;
+        }
+        typed.push(m);
     }
     let next = i + b.count;
     if let Some(e) = b.stop_error(&|| at(next)) {
@@ -193,20 +204,22 @@ fn read_template_whole(
     at: &dyn Fn(usize) -> String,
 ) -> crate::Result<()> {
     if let Some(i) = session_template(typed) {
-        typed[i] = typed_message(arr, i, Reading::Whole, &|| at(i))?;
+        typed[i] = typed_message(arr, i, Reading::Whole, &|| at(i), true)?;
     }
     Ok(())
 }
 
-/// Message `i` of `arr` (named by `at` in errors) as a typed message: a batch of one.
+/// Message `i` of `arr` (named by `at` in errors) as a typed message: a batch of one
+/// ([`read_batch`], `apart` as there).
 fn typed_message(
     arr: &Array,
     i: usize,
     reading: Reading,
     at: &dyn Fn() -> String,
+    apart: bool,
 ) -> crate::Result<Message> {
     let mut one = Vec::with_capacity(1);
-    read_some(arr, i, i + 1, reading, &mut one, &|_| at())?;
+    read_batch(arr, i, i + 1, reading, &mut one, &|_| at(), apart)?;
     one.pop()
         .ok_or_else(|| Error::invalid_message("expected a message object").at(at()))
 }

@@ -41,6 +41,7 @@ extern "C" {
         keys: &JsValue,
         omit: &JsValue,
         max_bytes: u32,
+        apart: bool,
     ) -> js_sys::Array;
 }
 
@@ -130,23 +131,37 @@ pub enum Stop {
 pub struct JsonBatch {
     /// How many messages were written.
     pub count: usize,
-    /// The texts, one after another.
+    /// The texts, one after another, each followed by the strings sent apart from it.
     pub text: String,
-    /// Where each message's text ends in `text`.
+    /// Where each message's text and the strings sent apart from it end in `text`.
     pub ends: Vec<u32>,
+    /// Per string sent apart, in order: its message, its place
+    /// ([`Message::put_apart_text`]'s slot) and its length in bytes.
+    pub apart: Vec<u32>,
     /// Why the message after them was not written.
     pub stop: Stop,
 }
 
 impl JsonBatch {
-    /// The text of message `k` of the batch; `None` if the bounds are not character
-    /// boundaries (never, for what `TextEncoder` writes).
-    pub fn get(&self, k: usize) -> Option<&str> {
+    /// The JSON text of message `k` of the batch and the strings sent apart from it, with
+    /// their places; `None` if the bounds are not character boundaries (never, for what
+    /// `TextEncoder` writes) or do not add up.
+    pub fn get(&self, k: usize) -> Option<(&str, Vec<(usize, &str)>)> {
         let start = match k {
             0 => 0,
             _ => *self.ends.get(k - 1)? as usize,
         };
-        self.text.get(start..*self.ends.get(k)? as usize)
+        // The strings sent apart come last, in order: walked back from the end.
+        let mut at = *self.ends.get(k)? as usize;
+        let mut apart = Vec::new();
+        for t in self.apart.chunks_exact(3).rev() {
+            if t[0] as usize == k {
+                let from = at.checked_sub(t[2] as usize)?;
+                apart.push((t[1] as usize, self.text.get(from..at)?));
+                at = from;
+            }
+        }
+        Some((self.text.get(start..at)?, apart))
     }
 
     /// The error for the message the batch stopped at (named `at`), when it stopped at one.
@@ -207,13 +222,17 @@ fn read_classes(heads: &str) -> Option<Vec<u8>> {
 /// neither copied nor written); then their texts, as UTF-8 written by the engine's
 /// `TextEncoder` into one buffer copied once. At least one message is asked for, and no more
 /// once about `max_bytes` are written; a message whose head could not be read is read alone,
-/// without the fields nothing reads.
+/// without the fields nothing reads. With `apart`, the long strings of a message's content
+/// cross apart from its JSON text, as UTF-8 as they are ([`JsonBatch::get`],
+/// [`Message::put_apart_text`]): `JSON.stringify`'s escaping of them and the reading of the
+/// escapes are most of the cost of a long conversation's crossing.
 pub fn messages_json_batch(
     arr: &JsValue,
     start: u32,
     end: u32,
     reading: Reading,
     max_bytes: u32,
+    apart: bool,
 ) -> JsonBatch {
     let heads = heads_of(arr, start, end);
     let mut classes = if heads.is_empty() {
@@ -229,7 +248,7 @@ pub fn messages_json_batch(
             Reading::Whole => &k.whole,
             Reading::Compaction => &k.compaction,
         };
-        json_batch(arr, start, classes, keep, omit, max_bytes)
+        json_batch(arr, start, classes, keep, omit, max_bytes, apart)
     });
     let count = out.get(0).as_f64().unwrap_or(0.0) as usize;
     let bytes: js_sys::Uint8Array = out.get(1).unchecked_into();
@@ -242,6 +261,10 @@ pub fn messages_json_batch(
         Some(3.0) => Stop::NoText,
         _ => Stop::NotAsked,
     };
+    let apart = match out.get(4).dyn_into::<js_sys::Uint32Array>() {
+        Ok(a) => a.to_vec(),
+        Err(_) => Vec::new(),
+    };
     // TextEncoder writes valid UTF-8; anything else is no text at all.
     let (text, ends) = match String::from_utf8(buf) {
         Ok(t) => (t, ends.to_vec()),
@@ -251,6 +274,7 @@ pub fn messages_json_batch(
         count: count.min(ends.len()),
         text,
         ends,
+        apart,
         stop,
     }
 }

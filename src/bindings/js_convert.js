@@ -188,18 +188,79 @@ export function setReadBatch(on) {
   batching = on === true;
 }
 
+// Whether jsonBatch may send long strings apart (withApart): tests switch it off to compare
+// with the messages written as JSON whole (tests/node/read-batch.test.mjs).
+let sendingApart = true;
+export function setApartTexts(on) {
+  sendingApart = on === true;
+}
+
+// The strings withApart took out of the message it was last given, and their places.
+let apartTexts = [];
+let apartSlots = [];
+// From this length a string of a message's content is sent apart.
+const APART_CHARS = 64;
+const isOwnEnumerable = (o, k) => Object.prototype.propertyIsEnumerable.call(o, k);
+
+// `m` to be written as JSON with the long strings of its content taken out (left as ""), the
+// strings and their places pushed to apartTexts / apartSlots, or `m` itself when it has none.
+// The content is `m.message.content` when `m` has its own `message` object, else `m.content`;
+// a place is 0 for a string content, b + 1 for the `text` of text block b or the string
+// `content` of tool result b. Only own enumerable data that JSON.stringify would write as
+// it is (no toJSON on the way) is taken; the copies keep every other field and key order.
+// Rust puts each string back (`Message::put_apart_text`) and reads the message again whole
+// when a place does not hold "" there.
+function withApart(m) {
+  if (m === null || typeof m !== 'object' || Array.isArray(m) || typeof m.toJSON === 'function') return m;
+  const msg = isOwnEnumerable(m, 'message') ? m.message : undefined;
+  const inner = msg !== null && typeof msg === 'object' && !Array.isArray(msg);
+  const carrier = inner ? msg : m;
+  if (inner && typeof carrier.toJSON === 'function') return m;
+  if (!isOwnEnumerable(carrier, 'content')) return m;
+  const c = carrier.content;
+  let content;
+  if (typeof c === 'string') {
+    if (c.length < APART_CHARS) return m;
+    apartTexts.push(c);
+    apartSlots.push(0);
+    content = '';
+  } else if (Array.isArray(c) && typeof c.toJSON !== 'function') {
+    for (let b = 0; b < c.length; b++) {
+      const x = c[b];
+      if (x === null || typeof x !== 'object' || Array.isArray(x) || typeof x.toJSON === 'function') continue;
+      const t = x.type;
+      const f = t === 'text' ? 'text' : t === 'tool_result' ? 'content' : undefined;
+      if (f === undefined || !isOwnEnumerable(x, f)) continue;
+      const v = x[f];
+      if (typeof v !== 'string' || v.length < APART_CHARS) continue;
+      if (content === undefined) content = c.slice();
+      content[b] = f === 'text' ? { ...x, text: '' } : { ...x, content: '' };
+      apartTexts.push(v);
+      apartSlots.push(b + 1);
+    }
+    if (content === undefined) return m;
+  } else return m;
+  const copy = { ...carrier, content };
+  return inner ? { ...m, message: copy } : copy;
+}
+
 // The UTF-8 JSON texts of messages start, start + 1, … of `arr`, one after another in one
 // reused buffer: message start + k with the key lists its class `classes[k]` says (0: `omit`
 // left out, 1: only `keys`; a value that is not an object as it is). TextEncoder writes each
-// text in one native pass (JSON.stringify has already escaped lone surrogates). Stops at the
-// end of `classes`, once `maxBytes` are written, or at the first message that cannot be
-// written. Returns [count, bytes, ends, stop]: `ends[k]` is where message start + k's text
-// ends in `bytes` (views valid until the next call); `stop` says why message start + count
-// was not written: 0 it was not asked for, 1 reading it threw, 2 JSON.stringify threw, 3 it
-// has no JSON text (the error thrown is kept for takeConvertError).
-export function jsonBatch(arr, start, classes, keys, omit, maxBytes) {
+// text in one native pass (JSON.stringify has already escaped lone surrogates). With `apart`,
+// the long strings of a class-0 message's content follow its text, as UTF-8 as they are
+// (withApart; TextEncoder writes a lone surrogate as U+FFFD, as Rust reads its escape). Stops
+// at the end of `classes`, once `maxBytes` are written, or at the first message that cannot be
+// written. Returns [count, bytes, ends, stop, apart]: `ends[k]` is where message start + k's
+// text and its strings end in `bytes` (views valid until the next call); `stop` says why
+// message start + count was not written: 0 it was not asked for, 1 reading it threw, 2
+// JSON.stringify threw, 3 it has no JSON text (the error thrown is kept for
+// takeConvertError); `apart` holds per string sent apart its message k, its place and its
+// length in bytes.
+export function jsonBatch(arr, start, classes, keys, omit, maxBytes, apart) {
   const asked = batching ? classes.length : 1;
   const ends = new Uint32Array(asked);
+  const sent = [];
   let at = 0;
   let n = 0;
   let stop = 0;
@@ -213,9 +274,12 @@ export function jsonBatch(arr, start, classes, keys, omit, maxBytes) {
       break;
     }
     let text;
+    apartTexts.length = 0;
+    apartSlots.length = 0;
     try {
       const c = classes[n];
-      text = c === 1 ? pickedText(m, keys) : jsonOf(m, c === 0 ? omit : undefined);
+      text = c === 1 ? pickedText(m, keys)
+        : jsonOf(c === 0 && apart && sendingApart ? withApart(m) : m, c === 0 ? omit : undefined);
     } catch (e) {
       failed(e);
       stop = 2;
@@ -225,18 +289,26 @@ export function jsonBatch(arr, start, classes, keys, omit, maxBytes) {
       stop = 3;
       break;
     }
-    const need = at + text.length * 3;
+    let chars = text.length;
+    for (const t of apartTexts) chars += t.length;
+    const need = at + chars * 3;
     if (batchBytes.length < need) {
       const grown = new Uint8Array(Math.max(need, 2 * batchBytes.length));
       grown.set(batchBytes.subarray(0, at));
       batchBytes = grown;
     }
     at += encoder.encodeInto(text, batchBytes.subarray(at)).written;
+    for (let s = 0; s < apartTexts.length; s++) {
+      const written = encoder.encodeInto(apartTexts[s], batchBytes.subarray(at)).written;
+      at += written;
+      sent.push(n, apartSlots[s], written);
+    }
     ends[n] = at;
   }
+  apartTexts.length = 0;
   const bytes = batchBytes.subarray(0, at);
   if (batchBytes.length > KEPT_BYTES) batchBytes = new Uint8Array(1 << 16);
-  return [n, bytes, ends.subarray(0, n), stop];
+  return [n, bytes, ends.subarray(0, n), stop, new Uint32Array(sent)];
 }
 
 // JSON.stringify of every message of the array `list` (its first `count` elements), as

@@ -330,6 +330,38 @@ impl Kind {
 }
 
 impl Message {
+    /// Puts back a string that was sent apart from the message's JSON text, `""` left in its
+    /// place there: `slot` 0 is a string `content`, `b + 1` the `text` of text block `b` or
+    /// the string `content` of tool result `b`, in `message.content` for a transcript line
+    /// and in `content` otherwise. False, and nothing changed, when that place does not hold
+    /// an empty string (the message was then not read as the sender saw it).
+    pub fn put_apart_text(&mut self, slot: usize, text: String) -> bool {
+        let content = match &mut self.message {
+            Some(Some(api)) => &mut api.content,
+            _ => &mut self.content,
+        };
+        let Some(Some(content)) = content else {
+            return false;
+        };
+        let place = match (content, slot.checked_sub(1)) {
+            (Content::Text(t), None) => t,
+            (Content::Blocks(blocks), Some(b)) => match blocks.get_mut(b) {
+                Some(Block::Text(t)) => &mut t.text,
+                Some(Block::ToolResult(ToolResultBlock {
+                    content: Some(Some(ToolResultContent::Text(t))),
+                    ..
+                })) => t,
+                _ => return false,
+            },
+            _ => return false,
+        };
+        if !place.is_empty() {
+            return false;
+        }
+        *place = text;
+        true
+    }
+
     /// Parses one message from a JSON value, naming `location` in errors.
     pub fn from_value(value: Value, location: &str) -> Result<Message> {
         if !value.is_object() {
@@ -1010,6 +1042,80 @@ pub fn json_type_name(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::{compaction_unread, payload_is_read, session_template, Message};
+
+    #[test]
+    fn a_text_sent_apart_goes_back_where_its_empty_string_was() {
+        use serde_json::json;
+        let long = "line one\nline \"two\" \u{e9}\u{1f600}".to_string();
+        let read = |v: serde_json::Value| Message::from_value(v, "m").unwrap();
+        let placed = |mut v: serde_json::Value, path: &[&str]| {
+            let mut at = &mut v;
+            for p in path {
+                at = match p.parse::<usize>() {
+                    Ok(i) => &mut at[i],
+                    Err(_) => &mut at[*p],
+                };
+            }
+            *at = json!(long);
+            v
+        };
+        let line = |content| json!({"type": "user", "uuid": "u", "message": {"role": "user", "content": content}});
+        let api = |content| json!({"role": "assistant", "content": content, "id": "x"});
+        let blocks = json!([
+            {"type": "text", "text": "", "cache_control": {"type": "ephemeral"}},
+            {"type": "tool_result", "tool_use_id": "t", "content": "", "is_error": true},
+            {"type": "thinking", "thinking": "", "signature": "s"},
+            {"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": ""}]},
+            {"type": "text", "text": "not empty"},
+            {"type": "mystery", "content": ""}
+        ]);
+        // Where it goes back: the same message as the JSON with the string in place.
+        for (v, slot, path) in [
+            (line(json!("")), 0, vec!["message", "content"]),
+            (api(json!("")), 0, vec!["content"]),
+            (
+                line(blocks.clone()),
+                1,
+                vec!["message", "content", "0", "text"],
+            ),
+            (
+                line(blocks.clone()),
+                2,
+                vec!["message", "content", "1", "content"],
+            ),
+            (api(blocks.clone()), 1, vec!["content", "0", "text"]),
+            (api(blocks.clone()), 2, vec!["content", "1", "content"]),
+            // `message: null`: the line's own `content` (where the sender looks too).
+            (
+                json!({"type": "user", "message": null, "content": ""}),
+                0,
+                vec!["content"],
+            ),
+        ] {
+            let mut m = read(v.clone());
+            assert!(m.put_apart_text(slot, long.clone()), "{v} {slot}");
+            assert_eq!(m, read(placed(v, &path)));
+        }
+        // Where it cannot: nothing changes.
+        for (v, slot) in [
+            (line(json!("")), 1),
+            (line(json!("x")), 0),
+            (line(blocks.clone()), 0),
+            (line(blocks.clone()), 3),
+            (line(blocks.clone()), 4),
+            (line(blocks.clone()), 5),
+            (line(blocks.clone()), 6),
+            (line(blocks.clone()), 7),
+            (api(json!(null)), 0),
+            (json!({"type": "system", "subtype": "x"}), 0),
+        ] {
+            let mut m = read(v.clone());
+            let before = m.clone();
+            assert!(!m.put_apart_text(slot, long.clone()), "{v} {slot}");
+            assert_eq!(m, before);
+        }
+    }
+
     use serde_json::Value;
 
     fn line(v: Value) -> Message {

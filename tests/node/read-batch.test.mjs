@@ -173,6 +173,43 @@ test('the synchronous readers (previewCompaction, the Compactor, toApiMessages) 
   assert.match(e[1], /messages\[300\]/);
 });
 
+/**
+ * What compactConversation, previewCompaction and a Compactor's compact give for `messages`
+ * (or the error each throws), as plain data: ids and times made afresh (not among `known`)
+ * replaced by '<fresh>'.
+ */
+async function everyReader(messages, known = new Set()) {
+  const stable = (v) =>
+    JSON.parse(
+      JSON.stringify(v, (k, x) => {
+        if (/^(uuid|parentUuid|logicalParentUuid|timestamp)$/.test(k) && typeof x === 'string' && !known.has(x)) return '<fresh>';
+        return typeof x === 'bigint' ? String(x) : x;
+      }),
+    );
+  let request;
+  const summarize = async (r) => ((request = r), h.summaryResponse('PICKED'));
+  const out = {};
+  try {
+    const r = await cc.compactConversation(messages, { model: OPUS, summarize }, {});
+    out.compact = stable({ request, r: { ...r, messagesToKeep: r.messagesToKeep.map((m) => messages.indexOf(m)) } });
+  } catch (e) {
+    out.compact = [e.code, e.message];
+  }
+  try {
+    out.preview = stable(await cc.previewCompaction(messages, { model: OPUS }));
+  } catch (e) {
+    out.preview = [e.code, e.message];
+  }
+  try {
+    const c = new cc.Compactor({ model: OPUS, messages, summarize });
+    await c.compact();
+    out.compactor = stable({ messages: c.messages, snapshot: c.snapshot() });
+  } catch (e) {
+    out.compactor = [e.code, e.message];
+  }
+  return out;
+}
+
 // Lines whose payload is never read (progress, snapshots, other system lines) cross with only
 // their identity fields, written without JSON when each is absent, a boolean or a string
 // (`pickedText` in js_convert.js). Switched off (`setPickedFields(false)`), the same fields
@@ -210,37 +247,7 @@ test('carried lines: their picked fields give what the JSON of the same fields g
   ];
   const base = h.transcriptConversation({ rounds: 12 });
   const inputUuids = new Set();
-  const stable = (v) =>
-    JSON.parse(
-      JSON.stringify(v, (k, x) => {
-        if (/^(uuid|parentUuid|logicalParentUuid|timestamp)$/.test(k) && typeof x === 'string' && !inputUuids.has(x)) return '<fresh>';
-        return typeof x === 'bigint' ? String(x) : x;
-      }),
-    );
-  const run = async (messages) => {
-    let request;
-    const summarize = async (r) => ((request = r), h.summaryResponse('PICKED'));
-    const out = {};
-    try {
-      const r = await cc.compactConversation(messages, { model: OPUS, summarize }, {});
-      out.compact = stable({ request, r: { ...r, messagesToKeep: r.messagesToKeep.map((m) => messages.indexOf(m)) } });
-    } catch (e) {
-      out.compact = [e.code, e.message];
-    }
-    try {
-      out.preview = stable(await cc.previewCompaction(messages, { model: OPUS }));
-    } catch (e) {
-      out.preview = [e.code, e.message];
-    }
-    try {
-      const c = new cc.Compactor({ model: OPUS, messages, summarize });
-      await c.compact();
-      out.compactor = stable({ messages: c.messages, snapshot: c.snapshot() });
-    } catch (e) {
-      out.compactor = [e.code, e.message];
-    }
-    return out;
-  };
+  const run = (messages) => everyReader(messages, inputUuids);
   for (const last of lastLines) {
     const messages = [...base.slice(0, 6), ...carried, ...base.slice(6), ...carried.slice(0, 3), last];
     for (const m of messages) for (const k of ['uuid', 'timestamp']) {
@@ -270,5 +277,159 @@ test('carried lines: their picked fields give what the JSON of the same fields g
     flip = 0;
     assert.deepStrictEqual(snapshot(messages), before, 'input unchanged');
     assert.ok(!Array.isArray(picked.compact), JSON.stringify(picked.compact));
+  }
+});
+
+// The long strings of a message's content (a string content, text blocks, string tool
+// results) cross apart from its JSON text, as UTF-8 as they are (`withApart` in
+// js_convert.js, `Message::put_apart_text` in Rust). Switched off (`setApartTexts(false)`),
+// every message crosses as JSON whole: every reader must give the same either way.
+async function apartBothWays(messages, known) {
+  const sent = await everyReader(messages, known);
+  convert.setApartTexts(false);
+  try {
+    assert.deepStrictEqual(sent, await everyReader(messages, known));
+  } finally {
+    convert.setApartTexts(true);
+  }
+  return sent;
+}
+
+test('long strings sent apart: the shared long session gives the same either way', async () => {
+  const known = new Set(beforeBoundary.flatMap((m) => [m.uuid, m.timestamp]));
+  const r = await apartBothWays(beforeBoundary, known);
+  assert.ok(!Array.isArray(r.compact), JSON.stringify(r.compact));
+  assert.ok(r.compact.request.messages.length > 10);
+});
+
+test('long strings sent apart: odd and hostile content gives the same either way', async () => {
+  const long = (c, n = 200) => c.repeat(n);
+  const odd = [
+    'lone \ud800 high, lone \udc00 low, pair \ud83d\ude00, ' + long('x'),
+    'U+001F \u001f U+001E \u001e NUL \u0000 quote " backslash \\ ' + long('\n'),
+    long('é中', 40),
+    'x'.repeat(63),
+    'x'.repeat(64),
+    '',
+  ];
+  const user = (content, extra = {}) => ({ type: 'user', isSidechain: false, uuid: `u${Math.random()}`, message: { role: 'user', content }, ...extra });
+  const proto = { message: { role: 'user', content: long('inherited ') } };
+  const withToJSON = { type: 'user', message: { role: 'user', content: long('shown ') }, toJSON() { return { type: 'user', message: { role: 'user', content: 'as toJSON says' } }; } };
+  const hidden = { type: 'user', message: { role: 'user', content: 'short' } };
+  Object.defineProperty(hidden.message, 'content', { value: long('hidden '), enumerable: false });
+  const hiddenText = { type: 'tool_result', tool_use_id: 'h' };
+  Object.defineProperty(hiddenText, 'content', { value: long('not enumerable '), enumerable: false });
+  const inheritedText = Object.assign(Object.create({ text: long('inherited text ') }), { type: 'text' });
+  const holes = [{ type: 'text', text: long('a') }];
+  holes[2] = { type: 'text', text: long('b') };
+  const cases = [
+    ...odd.map((t) => user(t)),
+    ...odd.map((t) => ({ role: 'user', content: t })),
+    user(odd.map((text) => ({ type: 'text', text, cache_control: { type: 'ephemeral' } }))),
+    user(odd.map((t, k) => ({ type: 'tool_result', tool_use_id: `t${k}`, content: t, is_error: k === 1 }))),
+    user([{ type: 'tool_result', tool_use_id: 'arr', content: [{ type: 'text', text: long('nested ') }] }]),
+    user([{ type: 'tool_result', content: long('no id ') }, { type: 'mystery', text: long('m ') }]),
+    user([{ type: 'text', text: long('t '), toJSON() { return { type: 'text', text: 'from toJSON' }; } }]),
+    user(Object.assign([{ type: 'text', text: long('arr ') }], { toJSON() { return 'array toJSON'; } })),
+    user(new Proxy([{ type: 'text', text: long('proxied array ') }], {})),
+    user([new Proxy({ type: 'tool_result', tool_use_id: 'px', content: long('proxied block ') }, {})]),
+    user(holes),
+    user([hiddenText, { type: 'text', text: 'x' }]),
+    user([{ type: 'text', text: 'x' }, inheritedText]),
+    user([null, 5, 'str', [1], { type: 'text', text: long('after junk ') }]),
+    Object.assign(Object.create(proto), { type: 'user', uuid: 'proto' }),
+    withToJSON,
+    hidden,
+    { type: 'user', uuid: 'null-msg', message: null, content: long('own content ') },
+    { type: 'user', uuid: 'arr-msg', message: [long('in an array ')] },
+    { type: 'user', uuid: 'sym', [Symbol('s')]: long('symbol '), message: { role: 'user', content: long('with a symbol key ') } },
+    { type: 'assistant', uuid: 'a1', message: { id: 'msg_x', role: 'assistant', model: OPUS, content: [{ type: 'text', text: long('answer ') }, { type: 'tool_use', id: 'tu', name: 'Read', input: { file_path: '/a', note: long('input ') } }], usage: { input_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 5000, output_tokens: 20 } } },
+  ];
+  const base = h.transcriptConversation({ rounds: 8 });
+  const known = new Set(base.flatMap((m) => [m.uuid, m.timestamp]));
+  for (const m of cases) {
+    const messages = [...base.slice(0, 4), m, ...base.slice(4)];
+    const r = await apartBothWays(messages, known);
+    assert.ok(r.compact !== undefined);
+  }
+  // All at once, and past a batch's byte limit (1.4 MB strings sent apart).
+  const big = 'é'.repeat(700_000);
+  await apartBothWays([...base.slice(0, 4), ...cases, user(big), user([{ type: 'tool_result', tool_use_id: 'big', content: big }]), ...base.slice(4)], known);
+  // A message that cannot be written after its strings were taken apart: the same error.
+  const bad = [...base.slice(0, 4), user([{ type: 'text', text: long('before the BigInt ') }], { n: 10n }), ...base.slice(4)];
+  const e = await apartBothWays(bad, known);
+  assert.equal(e.compact[0], 'INVALID_MESSAGE');
+  assert.match(e.compact[1], /messages\[4\]/);
+});
+
+test('long strings sent apart: a getter that changes what it gives between readings is read again whole', async () => {
+  let calls = 0;
+  const block = {
+    get type() {
+      calls++;
+      return calls === 1 ? 'tool_result' : 'text';
+    },
+    tool_use_id: 't',
+    text: 'T'.repeat(100),
+    content: 'C'.repeat(100),
+  };
+  const base = h.transcriptConversation({ rounds: 8 });
+  const messages = [...base.slice(0, 4), { type: 'user', uuid: 'g', message: { role: 'user', content: [block] } }, ...base.slice(4)];
+  let request;
+  const summarize = async (r) => ((request = r), h.summaryResponse('G'));
+  await cc.compactConversation(messages, { model: OPUS, summarize }, {});
+  // Read as a tool result first (its content sent apart), then as a text block: the place left
+  // for the string was not there, so the message was read again whole, as a text block.
+  assert.equal(calls, 3);
+  const sent = JSON.stringify(request);
+  assert.ok(sent.includes('T'.repeat(100)));
+  assert.ok(!sent.includes('C'.repeat(100)));
+  // The same as a reading that sees a text block from the start.
+  convert.setApartTexts(false);
+  let again;
+  try {
+    await cc.compactConversation(messages, { model: OPUS, summarize: async (r) => ((again = r), h.summaryResponse('G')) }, {});
+  } finally {
+    convert.setApartTexts(true);
+  }
+  assert.deepStrictEqual(JSON.parse(JSON.stringify(again)), JSON.parse(sent));
+});
+
+test('long strings sent apart: read twice (taken, then copied), never read again whole when nothing changed', async () => {
+  const reads = { text: 0, result: 0, content: 0, toJSON: 0 };
+  const counted = (o, key, value, name) =>
+    Object.defineProperty(o, key, {
+      enumerable: true,
+      get() {
+        reads[name]++;
+        return value;
+      },
+    });
+  const base = h.transcriptConversation({ rounds: 8 });
+  const blocks = [
+    counted({ type: 'text' }, 'text', 'T'.repeat(100), 'text'),
+    counted({ type: 'tool_result', tool_use_id: 't' }, 'content', 'R'.repeat(100), 'result'),
+    { type: 'text', text: 'J'.repeat(100), toJSON() { reads.toJSON++; return { type: 'text', text: 'from toJSON' }; } },
+  ];
+  const lines = [
+    { type: 'user', uuid: 'b', message: { role: 'user', content: blocks } },
+    { type: 'user', uuid: 's', message: counted({ role: 'user' }, 'content', 'S'.repeat(100), 'content') },
+  ];
+  const messages = [...base.slice(0, 4), ...lines, ...base.slice(4)];
+  const once = async () => {
+    for (const k of Object.keys(reads)) reads[k] = 0;
+    let request;
+    await cc.compactConversation(messages, { model: OPUS, summarize: async (r) => ((request = r), h.summaryResponse('C')) }, {});
+    return JSON.stringify(request);
+  };
+  const sent = await once();
+  assert.deepStrictEqual(reads, { text: 2, result: 2, content: 2, toJSON: 1 });
+  for (const s of ['T'.repeat(100), 'R'.repeat(100), 'S'.repeat(100), 'from toJSON']) assert.ok(sent.includes(s), s);
+  convert.setApartTexts(false);
+  try {
+    assert.equal(await once(), sent);
+    assert.deepStrictEqual(reads, { text: 1, result: 1, content: 1, toJSON: 1 });
+  } finally {
+    convert.setApartTexts(true);
   }
 });
