@@ -195,22 +195,20 @@ export function setApartTexts(on) {
   sendingApart = on === true;
 }
 
-// The strings withApart took out of the message it was last given, and their places.
-let apartTexts = [];
-let apartSlots = [];
 // From this length a string of a message's content is sent apart.
 const APART_CHARS = 64;
 const isOwnEnumerable = (o, k) => Object.prototype.propertyIsEnumerable.call(o, k);
 
 // `m` to be written as JSON with the long strings of its content taken out (left as ""), the
-// strings and their places pushed to apartTexts / apartSlots, or `m` itself when it has none.
+// strings and their places pushed to `texts` / `slots` (the caller's own arrays: a getter may
+// call the package again while they are filled), or `m` itself when it has none.
 // The content is `m.message.content` when `m` has its own `message` object, else `m.content`;
 // a place is 0 for a string content, b + 1 for the `text` of text block b or the string
 // `content` of tool result b. Only own enumerable data that JSON.stringify would write as
 // it is (no toJSON on the way) is taken; the copies keep every other field and key order.
 // Rust puts each string back (`Message::put_apart_text`) and reads the message again whole
 // when a place does not hold "" there.
-function withApart(m) {
+function withApart(m, texts, slots) {
   if (m === null || typeof m !== 'object' || Array.isArray(m) || typeof m.toJSON === 'function') return m;
   const msg = isOwnEnumerable(m, 'message') ? m.message : undefined;
   const inner = msg !== null && typeof msg === 'object' && !Array.isArray(msg);
@@ -221,8 +219,8 @@ function withApart(m) {
   let content;
   if (typeof c === 'string') {
     if (c.length < APART_CHARS) return m;
-    apartTexts.push(c);
-    apartSlots.push(0);
+    texts.push(c);
+    slots.push(0);
     content = '';
   } else if (Array.isArray(c) && typeof c.toJSON !== 'function') {
     for (let b = 0; b < c.length; b++) {
@@ -235,8 +233,8 @@ function withApart(m) {
       if (typeof v !== 'string' || v.length < APART_CHARS) continue;
       if (content === undefined) content = c.slice();
       content[b] = f === 'text' ? { ...x, text: '' } : { ...x, content: '' };
-      apartTexts.push(v);
-      apartSlots.push(b + 1);
+      texts.push(v);
+      slots.push(b + 1);
     }
     if (content === undefined) return m;
   } else return m;
@@ -258,9 +256,25 @@ function withApart(m) {
 // takeConvertError); `apart` holds per string sent apart its message k, its place and its
 // length in bytes.
 export function jsonBatch(arr, start, classes, keys, omit, maxBytes, apart) {
+  // A getter or toJSON of a message may call the package, which reads its own messages with
+  // this function: such a nested call writes into a buffer of its own, not the shared one the
+  // outer call is filling.
+  const nested = batchBusy;
+  batchBusy = true;
+  try {
+    return writeBatch(arr, start, classes, keys, omit, maxBytes, apart, nested ? new Uint8Array(1 << 16) : batchBytes, nested);
+  } finally {
+    batchBusy = nested;
+  }
+}
+let batchBusy = false;
+
+function writeBatch(arr, start, classes, keys, omit, maxBytes, apart, buf, nested) {
   const asked = batching ? classes.length : 1;
   const ends = new Uint32Array(asked);
-  const sent = [];
+  // Per string sent apart: its message, its place, its length in bytes; and the strings and
+  // places of the message being written.
+  const sent = [], texts = [], slots = [];
   let at = 0;
   let n = 0;
   let stop = 0;
@@ -274,12 +288,12 @@ export function jsonBatch(arr, start, classes, keys, omit, maxBytes, apart) {
       break;
     }
     let text;
-    apartTexts.length = 0;
-    apartSlots.length = 0;
+    texts.length = 0;
+    slots.length = 0;
     try {
       const c = classes[n];
       text = c === 1 ? pickedText(m, keys)
-        : jsonOf(c === 0 && apart && sendingApart ? withApart(m) : m, c === 0 ? omit : undefined);
+        : jsonOf(c === 0 && apart && sendingApart ? withApart(m, texts, slots) : m, c === 0 ? omit : undefined);
     } catch (e) {
       failed(e);
       stop = 2;
@@ -290,24 +304,24 @@ export function jsonBatch(arr, start, classes, keys, omit, maxBytes, apart) {
       break;
     }
     let chars = text.length;
-    for (const t of apartTexts) chars += t.length;
+    for (const t of texts) chars += t.length;
     const need = at + chars * 3;
-    if (batchBytes.length < need) {
-      const grown = new Uint8Array(Math.max(need, 2 * batchBytes.length));
-      grown.set(batchBytes.subarray(0, at));
-      batchBytes = grown;
+    if (buf.length < need) {
+      const grown = new Uint8Array(Math.max(need, 2 * buf.length));
+      grown.set(buf.subarray(0, at));
+      buf = grown;
+      if (!nested) batchBytes = grown;
     }
-    at += encoder.encodeInto(text, batchBytes.subarray(at)).written;
-    for (let s = 0; s < apartTexts.length; s++) {
-      const written = encoder.encodeInto(apartTexts[s], batchBytes.subarray(at)).written;
+    at += encoder.encodeInto(text, buf.subarray(at)).written;
+    for (let s = 0; s < texts.length; s++) {
+      const written = encoder.encodeInto(texts[s], buf.subarray(at)).written;
       at += written;
-      sent.push(n, apartSlots[s], written);
+      sent.push(n, slots[s], written);
     }
     ends[n] = at;
   }
-  apartTexts.length = 0;
-  const bytes = batchBytes.subarray(0, at);
-  if (batchBytes.length > KEPT_BYTES) batchBytes = new Uint8Array(1 << 16);
+  const bytes = buf.subarray(0, at);
+  if (!nested && batchBytes.length > KEPT_BYTES) batchBytes = new Uint8Array(1 << 16);
   return [n, bytes, ends.subarray(0, n), stop, new Uint32Array(sent)];
 }
 

@@ -433,3 +433,41 @@ test('long strings sent apart: read twice (taken, then copied), never read again
     convert.setApartTexts(true);
   }
 });
+
+test('a getter or toJSON that calls the package while a batch is written: the same as without the call', async () => {
+  const base = h.transcriptConversation({ rounds: 8 });
+  const other = h.transcriptConversation({ rounds: 3 });
+  const nestedCalls = [
+    () => cc.toApiMessages(other),
+    () => new cc.Compactor({ model: OPUS, messages: other }).tokenCount(),
+    () => cc.tokenCountWithEstimation(other),
+  ];
+  const long = 'L'.repeat(300);
+  const variants = (call) => [
+    // A long string content (sent apart), a short one (JSON), a block's text, a toJSON, and a
+    // carried line's field (picked without JSON).
+    [{ type: 'user', uuid: 'g1', message: { role: 'user', content: long } },
+      { type: 'user', uuid: 'g1', message: { role: 'user', get content() { call(); return long; } } }],
+    [{ type: 'user', uuid: 'g2', message: { role: 'user', content: 'short' } },
+      { type: 'user', uuid: 'g2', message: { role: 'user', get content() { call(); return 'short'; } } }],
+    [{ type: 'user', uuid: 'g3', message: { role: 'user', content: [{ type: 'text', text: long }] } },
+      { type: 'user', uuid: 'g3', message: { role: 'user', content: [{ type: 'text', get text() { call(); return long; } }] } }],
+    [{ type: 'user', toJSON() { return { type: 'user', uuid: 'g4', message: { role: 'user', content: 'from toJSON' } }; } },
+      { type: 'user', toJSON() { call(); return { type: 'user', uuid: 'g4', message: { role: 'user', content: 'from toJSON' } }; } }],
+    [{ type: 'user', uuid: 'g6', message: { role: 'user', content: long } },
+      { type: 'user', get uuid() { call(); return 'g6'; }, message: { role: 'user', content: long } }],
+    [{ type: 'progress', uuid: 'g5', isSidechain: false },
+      { type: 'progress', get uuid() { call(); return 'g5'; }, isSidechain: false }],
+  ];
+  const known = new Set([...base.flatMap((m) => [m.uuid, m.timestamp]), 'g1', 'g2', 'g3', 'g4', 'g5', 'g6']);
+  for (const call of nestedCalls) {
+    for (const [plain, calling] of variants(call)) {
+      // Several batches' worth of text before it, so that the shared buffer holds the
+      // earlier messages when the nested call runs.
+      const at = (m) => [...base.slice(0, 10), m, ...base.slice(10)];
+      const want = await everyReader(at(plain), known);
+      assert.deepStrictEqual(await everyReader(at(calling), known), want, JSON.stringify(plain));
+      assert.ok(!Array.isArray(want.compact), JSON.stringify(want.compact));
+    }
+  }
+});
