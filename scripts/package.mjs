@@ -233,7 +233,11 @@ function __ccTrapped(e) {
 }
 // Runs \`run\`, which enters the .wasm; a trap is reported (thrown, or for a callback of the
 // event loop, ended quietly once its promise is rejected).
+// A call made while another is in either .wasm (from a getter, a toJSON or a callback of the
+// caller) reads with fresh state of its own; the outer call's is put back when it returns
+// (js_view.js enterPackage / leavePackage).
 function __ccEnter(run, quiet) {
+    const saved = __ccView.enterPackage();
     __ccDepth++;
     try {
         return run();
@@ -244,6 +248,7 @@ function __ccEnter(run, quiet) {
         throw err;
     } finally {
         __ccDepth--;
+        __ccView.leavePackage(saved);
     }
 }
 // A fresh instance from the module kept at init, with the environment defaults given before.

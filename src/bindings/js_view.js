@@ -989,7 +989,7 @@ function tail_(arr, shape, F, fb, cap, W, wb, wcap) {
   tailStats.described += end - start;
   return used;
 }
-const USAGE_OUT = new Float64Array(4);
+let USAGE_OUT = new Float64Array(4);
 
 // ---- The per-turn count's record (JsTailRecord in js_view.rs, measure::tokens::count_tail) ----
 // One pass from the end of an array of Claude Code transcript lines, written into WASM
@@ -1598,6 +1598,36 @@ function toolUseIdsAt_(arr, at) {
 
 // The strings of the last description, each preceded by RS (RS inside a string becomes
 // U+FFFD).
+// What a reading keeps between its crossings (interned strings, the tool index, the usage
+// buffer, the errors not yet taken). The package may be called while another of its calls is
+// reading (from a getter, a toJSON or a callback of the caller), in either module (both glues
+// share this file): the glue's guard (scripts/package.mjs, __ccEnter) calls enterPackage and
+// leavePackage around every call, and a nested call reads with fresh state while the outer
+// call's is set aside, then put back when the nested call returns.
+let packageDepth = 0;
+export function enterPackage() {
+  if (packageDepth++ === 0) return undefined;
+  const saved = [strings, symbols, interning, kept, nUses, nResults, idxUses, idxResults, USAGE_OUT, readError, counterError];
+  strings = [];
+  symbols = new Map();
+  interning = true;
+  kept = null;
+  nUses = 0;
+  nResults = 0;
+  idxUses = new Uint32Array(768);
+  idxResults = new Uint32Array(768);
+  USAGE_OUT = new Float64Array(4);
+  readError = null;
+  counterError = null;
+  return saved;
+}
+export function leavePackage(saved) {
+  packageDepth--;
+  if (saved !== undefined) {
+    [strings, symbols, interning, kept, nUses, nResults, idxUses, idxResults, USAGE_OUT, readError, counterError] = saved;
+  }
+}
+
 export function takeStrings() {
   const s = strings.length === 0 ? '' : RS + strings.join(RS);
   strings = [];

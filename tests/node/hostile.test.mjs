@@ -287,3 +287,58 @@ test('unknown option keys are coded errors everywhere, also in Compactor.compact
   assert.equal(c.length, msgs().length);
   c.free();
 });
+
+// A getter of the caller's message that calls the package while the package is reading that
+// message: the outer call must give what it gives without the inner call (the reading state
+// of the JS side is set aside for the inner call: js_view.js enterPackage / leavePackage), and
+// nothing traps. microCompact inside microCompact trapped (INSTANCE_RESET) before.
+test('a getter that calls the package while the package reads: every call gives what it gives without it', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { activeStart, buildApiView } = await import('../../bench/formats.mjs');
+  const { LONG_TRANSCRIPT, OPUS } = await import('./helpers/support.mjs');
+  const lines = cc.parseTranscript(readFileSync(LONG_TRANSCRIPT, 'utf8'));
+  const api = buildApiView(lines, activeStart(lines));
+  const otherApi = buildApiView(lines.slice(0, 700), 0);
+  const otherLines = lines.slice(0, 400);
+  const inner = {
+    microCompact: () => cc.microCompact(otherApi),
+    microCompactLines: () => cc.microCompact(otherLines),
+    count: () => cc.tokenCountWithEstimation(otherApi, {}),
+    toApiMessages: () => cc.toApiMessages(otherLines),
+    strip: () => cc.stripImagesFromMessages(otherApi),
+    compactor: () => new cc.Compactor({ model: OPUS, messages: otherApi }).warningState(),
+    serialize: () => cc.serializeTranscript(otherLines),
+  };
+  const outer = {
+    microCompact: (m) => cc.microCompact(m),
+    count: (m) => cc.tokenCountWithEstimation(m, {}),
+    validate: (m) => cc.validateForApi(m),
+    groups: (m) => cc.groupMessagesByApiRound(m),
+    strip: (m) => cc.stripImagesFromMessages(m),
+    compactor: (m) => new cc.Compactor({ model: OPUS, messages: m }).tokenCount(),
+    preview: async (m) => (await cc.previewCompaction(m, { model: OPUS })).tokensBefore,
+  };
+  const text = async (f) => {
+    try {
+      return JSON.stringify(await f());
+    } catch (e) {
+      return `${e.code}: ${e.message}`;
+    }
+  };
+  for (const [o, run] of Object.entries(outer)) {
+    const want = await text(() => run(api));
+    assert.ok(!/^[A-Z_]+: /.test(want), want);
+    for (const [i, call] of Object.entries(inner)) {
+      for (const at of [40, 150]) {
+        const messages = api.slice();
+        const m = messages[at];
+        const content = m.content;
+        let calls = 0;
+        messages[at] = { ...m, get content() { calls++; call(); return content; } };
+        assert.equal(await text(() => run(messages)), want, `${i} inside ${o}, at ${at}`);
+        assert.ok(calls > 0);
+      }
+    }
+  }
+  assert.equal(await text(() => cc.microCompact(api)), await text(() => cc.microCompact(api.slice())), 'the instance is still the same');
+});
