@@ -29,6 +29,25 @@ use crate::transforms::boundary::Trigger;
 /// The session's state, shared with the promises of running compactions.
 type Shared = Rc<RefCell<Session<JsValue>>>;
 
+/// The session, borrowed to read: an `INVALID_ARGUMENT` error instead of a trap when the
+/// `Compactor` is called while one of its own calls holds the session to read the caller's
+/// messages (from a message getter, a `toJSON` or a callback).
+fn read(session: &Shared) -> crate::Result<std::cell::Ref<'_, Session<JsValue>>> {
+    session.try_borrow().map_err(|_| busy())
+}
+
+/// The session, borrowed to change ([`read`]).
+fn write(session: &Shared) -> crate::Result<std::cell::RefMut<'_, Session<JsValue>>> {
+    session.try_borrow_mut().map_err(|_| busy())
+}
+
+fn busy() -> crate::Error {
+    crate::Error::invalid_argument(
+        "this Compactor was called while one of its own calls was reading messages (from a \
+         getter, a toJSON or a callback of the caller): call it after that call returns",
+    )
+}
+
 /// Appends the messages of the JS array `array` (all or none). `shape` is what the messages
 /// before them showed (or the `shape` option named): a message of another shape is a
 /// `MIXED_SHAPES` error naming its index in the whole conversation, and nothing is added.
@@ -38,7 +57,7 @@ fn push_array(
     array: &JsValue,
     context: &JsValue,
 ) -> crate::Result<()> {
-    let base = session.borrow().len();
+    let base = read(session)?.len();
     let counter = TokenCounter::enter(context, "options")?;
     let conv = JsConversation::continuing(array, "messages", shape.get(), base)?;
     if counter.is_active() {
@@ -46,7 +65,7 @@ fn push_array(
         crate::measure::tokens::estimate_range(&conv, 0..conv.len())?;
         counter.finish()?;
     }
-    session.borrow_mut().push_all(&conv, JsConversation::item)?;
+    write(session)?.push_all(&conv, JsConversation::item)?;
     shape.set(conv.shape_of());
     Ok(())
 }
@@ -193,7 +212,7 @@ impl Compactor {
         #[wasm_bindgen(unchecked_param_type = "GivenUsage['usage']")] usage: JsValue,
     ) -> JsResult<()> {
         let counts = js(options::usage_counts(&usage, "usage"))?;
-        js(self.session.borrow_mut().set_usage(counts))
+        js(js(write(&self.session))?.set_usage(counts))
     }
 
     /// Appends several messages, all or none.
@@ -217,20 +236,20 @@ impl Compactor {
         getter,
         unchecked_return_type = "Array<PostCompactMessage<MessageInput>>"
     )]
-    pub fn messages(&self) -> Array {
-        self.session.borrow().messages().iter().collect()
+    pub fn messages(&self) -> JsResult<Array> {
+        Ok(js(read(&self.session))?.messages().iter().collect())
     }
 
     /// Number of messages.
     #[wasm_bindgen(getter)]
-    pub fn length(&self) -> u32 {
-        self.session.borrow().len() as u32
+    pub fn length(&self) -> JsResult<u32> {
+        Ok(js(read(&self.session))?.len() as u32)
     }
 
     /// The context size in tokens (same as `tokenCountWithEstimation(messages)`).
     #[wasm_bindgen(js_name = tokenCount)]
-    pub fn token_count(&self) -> f64 {
-        self.session.borrow().token_count() as f64
+    pub fn token_count(&self) -> JsResult<f64> {
+        Ok(js(read(&self.session))?.token_count() as f64)
     }
 
     /// What the usage seen so far teaches about the requests' real size: `{overhead, ratio,
@@ -240,15 +259,17 @@ impl Compactor {
     /// the count (right after a compaction) the count is `overhead + ratio × estimate`, as
     /// `tokenCountWithEstimation(messages, {calibration})` gives it.
     #[wasm_bindgen(unchecked_return_type = "CountCalibration | null")]
-    pub fn calibration(&self) -> JsValue {
-        crate::bindings::convert::calibration_js(self.session.borrow().calibration().fit())
+    pub fn calibration(&self) -> JsResult<JsValue> {
+        Ok(crate::bindings::convert::calibration_js(
+            js(read(&self.session))?.calibration().fit(),
+        ))
     }
 
     /// `calculateTokenWarningState` for the current size and the model: a frozen object, the
     /// same one while the count has not changed (a per-render check costs a lookup).
     #[wasm_bindgen(js_name = warningState, unchecked_return_type = "TokenWarningState")]
     pub fn warning_state(&self) -> JsResult<JsValue> {
-        let session = self.session.borrow();
+        let session = js(read(&self.session))?;
         let count = session.token_count();
         if let Some((at, v)) = &*self.warning.borrow() {
             if *at == count {
@@ -268,7 +289,7 @@ impl Compactor {
     )]
     pub fn tracking(&self) -> JsResult<JsValue> {
         let o = Object::new();
-        let s = self.session.borrow();
+        let s = js(read(&self.session))?;
         Reflect::set(
             &o,
             &"consecutiveFailures".into(),
@@ -280,8 +301,8 @@ impl Compactor {
 
     /// Whether a compaction is running.
     #[wasm_bindgen(getter)]
-    pub fn compacting(&self) -> bool {
-        self.session.borrow().compacting()
+    pub fn compacting(&self) -> JsResult<bool> {
+        Ok(js(read(&self.session))?.compacting())
     }
 
     /// The summary written ahead of the threshold (`preemptive` option): `{state: 'off' |
@@ -291,7 +312,7 @@ impl Compactor {
     /// the last background summary that failed (reported here, never thrown from `push`).
     #[wasm_bindgen(getter, unchecked_return_type = "BackgroundSummaryState")]
     pub fn background(&self) -> JsResult<JsValue> {
-        let s = self.session.borrow();
+        let s = js(read(&self.session))?;
         let b = s.background();
         let o = Object::new();
         let (state, cut) = match (b.early_line(), b.state()) {
@@ -317,7 +338,7 @@ impl Compactor {
     /// The conversation as Claude Code JSONL.
     #[wasm_bindgen(js_name = toTranscript)]
     pub fn to_transcript(&self) -> JsResult<js_sys::JsString> {
-        super::exports::serialize_transcript(self.messages().into())
+        super::exports::serialize_transcript(self.messages()?.into())
     }
 
     /// Compacts when auto-compaction is due (SPEC §6): `{wasCompacted, compactionResult?,
@@ -333,7 +354,10 @@ impl Compactor {
             Ok(q) => q,
             Err(e) => return Promise::reject(&js_error(e)),
         };
-        let skipped = self.session.borrow_mut().check_auto_compact(&query);
+        let skipped = match write(&self.session) {
+            Ok(mut s) => s.check_auto_compact(&query),
+            Err(e) => return Promise::reject(&js_error(e)),
+        };
         if let Some(outcome) = skipped {
             return match auto_outcome_js(outcome, None) {
                 Ok(o) => Promise::resolve(&o),
@@ -456,7 +480,7 @@ impl Compactor {
     /// ```
     #[wasm_bindgen(unchecked_return_type = "CompactorSnapshot")]
     pub fn snapshot(&self) -> JsResult<JsValue> {
-        let snapshot = self.session.borrow().snapshot();
+        let snapshot = js(read(&self.session))?.snapshot();
         to_js(&snapshot.to_json())
     }
 
@@ -530,7 +554,7 @@ fn begin(
     trigger: Trigger,
     shape: Shape,
 ) -> crate::Result<(Compaction, Snapshot)> {
-    session.borrow_mut().begin(trigger, |messages| {
+    write(session)?.begin(trigger, |messages| {
         let array: JsValue = messages.iter().collect::<Array>().into();
         let read = messages_for_compaction(
             &array,

@@ -436,3 +436,61 @@ describe('toTranscript()', () => {
     h.assertValidForApi(whole, lines);
   });
 });
+
+// A message getter (or toJSON, or callback) that calls the same Compactor while one of its
+// calls reads that message: a coded error from the inner call, never a trap, and the
+// Compactor keeps working (the push adds nothing; a compaction leaves the conversation as it
+// was). Before, the inner call found the session borrowed and the instance trapped.
+test('a Compactor called from a getter of a message it is reading: a coded error, then it keeps working', async () => {
+  const base = h.transcriptConversation({ rounds: 6 });
+  const c = new cc.Compactor({ model: h.OPUS, messages: base, summarize: async () => h.summaryResponse('S') });
+  const count = c.tokenCount();
+  const inner = {
+    tokenCount: () => c.tokenCount(),
+    warningState: () => c.warningState(),
+    snapshot: () => c.snapshot(),
+    messages: () => c.messages,
+    length: () => c.length,
+    calibration: () => c.calibration(),
+    compacting: () => c.compacting,
+    tracking: () => c.tracking,
+    background: () => c.background,
+    toTranscript: () => c.toTranscript(),
+    push: () => c.push({ role: 'user', content: 'inner' }),
+    setUsage: () => c.setUsage({ input_tokens: 1, output_tokens: 1 }),
+  };
+  for (const [name, call] of Object.entries(inner)) {
+    let thrown;
+    const m = { type: 'user', uuid: `g-${name}`, message: { role: 'user', get content() {
+      try {
+        call();
+      } catch (e) {
+        thrown = e;
+        throw e;
+      }
+      return 'outer';
+    } } };
+    assert.throws(() => c.push(m), (e) => e.code === 'INVALID_MESSAGE' && /called while one of its own calls/.test(e.message), name);
+    assert.equal(thrown?.code, 'INVALID_ARGUMENT', name);
+    assert.equal(c.tokenCount(), count, `${name}: nothing added`);
+    assert.equal(c.length, base.length);
+  }
+  // During a compaction's reading: the compaction rejects, the conversation stays.
+  let armed = false;
+  const d = new cc.Compactor({ model: h.OPUS, messages: base, summarize: async () => h.summaryResponse('S') });
+  d.push({ type: 'user', uuid: 'late', message: { role: 'user', get content() {
+    if (armed) {
+      armed = false;
+      d.tokenCount();
+    }
+    return 'a later question';
+  } } });
+  const before = d.length;
+  armed = true;
+  await assert.rejects(d.compact(), (e) => e.code === 'INVALID_MESSAGE' && /called while one of its own calls/.test(e.message));
+  assert.equal(armed, false, 'the getter ran during the compaction');
+  assert.equal(d.length, before);
+  const r = await d.compact();
+  assert.ok(r.summaryMessages.length > 0);
+  assert.ok(d.length < before);
+});
