@@ -178,7 +178,28 @@ export function headsOf(arr, start, end) {
   return out;
 }
 
+// The buffer jsonBatch writes into, reused from call to call. A getter or toJSON of a message
+// may call the package while a batch is written: that nested call works with a buffer of its
+// own (setAside / putBack below, called by the glue's guard around every call with js_view's
+// enterPackage / leavePackage), so it never overwrites the bytes the outer call is filling.
 let batchBytes = new Uint8Array(1 << 16);
+
+/**
+ * For a call into the package made while another is running: sets this file's state aside
+ * (the batch buffer, the error not yet taken) and starts the nested call with fresh state.
+ * Returns what `putBack` restores when the nested call returns.
+ */
+export function setAside() {
+  const saved = [batchBytes, convertError];
+  batchBytes = new Uint8Array(0);
+  convertError = undefined;
+  return saved;
+}
+
+/** Restores the state `setAside` returned. */
+export function putBack(saved) {
+  [batchBytes, convertError] = saved;
+}
 
 // Whether jsonBatch writes more than one message per call: tests switch batches off to
 // compare with the messages read one by one (tests/node/read-batch.test.mjs imports this
@@ -256,25 +277,12 @@ function withApart(m, texts, slots) {
 // takeConvertError); `apart` holds per string sent apart its message k, its place and its
 // length in bytes.
 export function jsonBatch(arr, start, classes, keys, omit, maxBytes, apart) {
-  // A getter or toJSON of a message may call the package, which reads its own messages with
-  // this function: such a nested call writes into a buffer of its own, not the shared one the
-  // outer call is filling.
-  const nested = batchBusy;
-  batchBusy = true;
-  try {
-    return writeBatch(arr, start, classes, keys, omit, maxBytes, apart, nested ? new Uint8Array(1 << 16) : batchBytes, nested);
-  } finally {
-    batchBusy = nested;
-  }
-}
-let batchBusy = false;
-
-function writeBatch(arr, start, classes, keys, omit, maxBytes, apart, buf, nested) {
   const asked = batching ? classes.length : 1;
   const ends = new Uint32Array(asked);
   // Per string sent apart: its message, its place, its length in bytes; and the strings and
   // places of the message being written.
   const sent = [], texts = [], slots = [];
+  let buf = batchBytes;
   let at = 0;
   let n = 0;
   let stop = 0;
@@ -309,8 +317,7 @@ function writeBatch(arr, start, classes, keys, omit, maxBytes, apart, buf, neste
     if (buf.length < need) {
       const grown = new Uint8Array(Math.max(need, 2 * buf.length));
       grown.set(buf.subarray(0, at));
-      buf = grown;
-      if (!nested) batchBytes = grown;
+      buf = batchBytes = grown;
     }
     at += encoder.encodeInto(text, buf.subarray(at)).written;
     for (let s = 0; s < texts.length; s++) {
@@ -321,7 +328,7 @@ function writeBatch(arr, start, classes, keys, omit, maxBytes, apart, buf, neste
     ends[n] = at;
   }
   const bytes = buf.subarray(0, at);
-  if (!nested && batchBytes.length > KEPT_BYTES) batchBytes = new Uint8Array(1 << 16);
+  if (batchBytes.length > KEPT_BYTES) batchBytes = new Uint8Array(1 << 16);
   return [n, bytes, ends.subarray(0, n), stop, new Uint32Array(sent)];
 }
 
