@@ -91,6 +91,16 @@ if command -v rustup >/dev/null 2>&1; then
       rustup component add "$component" >/dev/null
     fi
   done
+  # The pinned nightly the package's .wasm is built with (scripts/toolchain.sh). Optional:
+  # without it build.sh builds with stable, a larger package.
+  # shellcheck source=scripts/toolchain.sh
+  . scripts/toolchain.sh
+  if ! size_toolchain_ready; then
+    say "rustup toolchain install $SIZE_TOOLCHAIN (rust-src, wasm32: the package's size build)"
+    timeout 900 rustup toolchain install "$SIZE_TOOLCHAIN" --profile minimal --component rust-src \
+      --target wasm32-unknown-unknown >/dev/null 2>&1 ||
+      say "could not install $SIZE_TOOLCHAIN: the package will be built with stable (larger)"
+  fi
 else
   # Without rustup the target cannot be added here; say so rather than fail later.
   [ -d "$(rustc --print sysroot)/lib/rustlib/wasm32-unknown-unknown" ] ||

@@ -10,7 +10,10 @@ if (!file) throw new Error('usage: node scripts/size-groups.mjs <module.wasm> [r
 const items = JSON.parse(
   execFileSync('twiggy', ['top', '-n', '1000000', '--format', 'json', file], { maxBuffer: 1 << 28 }).toString(),
 );
-const groupOf = (name) => {
+// The toolchain that builds the package (scripts/toolchain.sh) writes v0-style names, with a
+// hash after each crate (`context_compaction[268cf2bc00ecd74e]::…`): dropped before grouping.
+const groupOf = (full) => {
+  const name = full.replace(/\[[0-9a-f]{16}\]/g, '');
   if (name.includes('function names') || name.includes('data names')) return '(names: not shipped)';
   if (name.startsWith('data segment')) return 'data (strings, tables)';
   if (/ shim/.test(name)) return 'export shims (inlined export bodies)';

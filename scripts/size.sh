@@ -9,6 +9,8 @@
 # Output in target/size/<variant>/: module.wasm (shipped form), module.names.wasm (with names).
 # Needs twiggy for the breakdown (`cargo install twiggy`); without it only the sizes print.
 # Uses its own cargo build of the wasm32 target: do not run it while another cargo build runs.
+# Builds with the package's toolchain (scripts/toolchain.sh) when installed, as build.sh does;
+# BUILD_WITH_STABLE=1 measures a stable build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
@@ -20,8 +22,18 @@ case "${1:-}" in
 esac
 out="target/size/$variant"
 rm -rf "$out" && mkdir -p "$out"
-cargo build --quiet --release --target wasm32-unknown-unknown --lib "${features[@]}"
-wasm-bindgen --target web --keep-debug --out-dir "$out/bindgen" target/wasm32-unknown-unknown/release/context_compaction.wasm
+# The toolchain the package is built with (scripts/toolchain.sh), as scripts/build.sh chooses it.
+# shellcheck source=scripts/toolchain.sh
+. scripts/toolchain.sh
+cargo_args=()
+if [ "${BUILD_WITH_STABLE:-}" != 1 ] && size_toolchain_ready; then
+  use_size_toolchain
+  cargo_args=("${SIZE_CARGO_ARGS[@]}")
+else
+  echo "size.sh: building with stable (the package's size toolchain is not installed, or BUILD_WITH_STABLE=1)" >&2
+fi
+cargo build --quiet --release --target wasm32-unknown-unknown --lib "${features[@]}" "${cargo_args[@]}"
+wasm-bindgen --target web --keep-debug --out-dir "$out/bindgen" "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/context_compaction.wasm"
 # The same wasm-opt flags as Cargo.toml's [package.metadata.wasm-pack.profile.release].
 flags=(-Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext --enable-mutable-globals)
 wasm-opt "${flags[@]}" -g "$out/bindgen/context_compaction_bg.wasm" -o "$out/module.names.wasm"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The toolchain the shipped .wasm modules are built with (sourced by setup.sh, build.sh and
+# size.sh; docs/size.md, "Built with the standard library rebuilt").
+#
+# A pinned nightly rebuilds the standard library together with the crate (`-Z build-std`:
+# std's code is then optimized for size and cut by LTO with ours, and panic locations carry no
+# file names, `-Z location-detail=none`). It saves about 17 KB gzip on each module. Panic
+# messages are kept: the panic hook still prints what went wrong (STYLE.md 8).
+# Tests and clippy use the stable toolchain; only the package build uses this one. When it
+# cannot be installed (no network to the Rust distribution server), build.sh builds with stable
+# and says so: the package is the same, only larger.
+SIZE_TOOLCHAIN=nightly-2026-05-20
+
+# size_toolchain_ready: whether SIZE_TOOLCHAIN is installed with rust-src and the wasm32 target.
+size_toolchain_ready() {
+  command -v rustup >/dev/null 2>&1 || return 1
+  local sysroot
+  sysroot=$(rustup run "$SIZE_TOOLCHAIN" rustc --print sysroot 2>/dev/null) || return 1
+  [ -d "$sysroot/lib/rustlib/src/rust/library/std" ] && [ -d "$sysroot/lib/rustlib/wasm32-unknown-unknown" ]
+}
+
+# Cargo arguments of a build with it: the standard library's `core` (str and slice searches,
+# UTF-8 checks on the reading path) stays optimized for speed, the rest for size like the crate
+# (measured: `core` at opt-level z made compactConversation about 7 % slower, for 1.9 KB).
+# Given on the command line, not in Cargo.toml: stable builds would warn that `core` matches
+# no package.
+SIZE_CARGO_ARGS=(--config 'profile.release.package.core.opt-level=3')
+
+# use_size_toolchain: exports what makes cargo (and wasm-pack's cargo) build with it, into
+# its own target directory (switching toolchains in one directory rebuilds everything).
+use_size_toolchain() {
+  export RUSTUP_TOOLCHAIN="$SIZE_TOOLCHAIN"
+  export CARGO_TARGET_DIR="$PWD/target/size-toolchain"
+  export CARGO_UNSTABLE_BUILD_STD="std,panic_abort"
+  export RUSTFLAGS="-Zlocation-detail=none"
+}
