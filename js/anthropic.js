@@ -25,19 +25,11 @@
 //   (`compaction_nothing_to_summarize`, `compaction_block_misplaced`,
 //   `compaction_signature_invalid`, `compaction_content_mismatch`, 529
 //   `compaction_unavailable`): the library reads them from the thrown error's text.
+//
+// This file checks the options and builds each request body; the request itself (attempts,
+// retries, the stream reader) is anthropic-send.js, loaded on a summarizer's first call.
 
-import {
-  withRetries,
-  attemptControls,
-  guardOptions,
-  checkCount as checkCountWith,
-  createSseParser,
-  describe,
-  headersToObject,
-  likelyMeant,
-  mergeHeaders as mergeHeadersWith,
-  retryAfter,
-} from './http.js';
+import { loadOnce, guardOptions, checkCount as checkCountWith, describe, likelyMeant, mergeHeaders as mergeHeadersWith } from './options.js';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 const API_VERSION = '2023-06-01';
@@ -61,26 +53,6 @@ const OPTION_KEYS = Object.freeze([
   'maxRetryAfterMs',
   'onDemandCompaction',
 ]);
-
-/** The HTTP status each API error type is sent with (used for errors that arrive in a stream). */
-const STATUS_OF_TYPE = Object.freeze({
-  invalid_request_error: 400,
-  authentication_error: 401,
-  billing_error: 402,
-  permission_error: 403,
-  not_found_error: 404,
-  request_too_large: 413,
-  rate_limit_error: 429,
-  api_error: 500,
-  timeout_error: 504,
-  overloaded_error: 529,
-});
-
-/** Statuses never retried, whatever the server hints: the request itself must change. */
-const NEVER_RETRY = new Set([400, 401, 402, 403, 404, 413, 422]);
-
-/** Error types of an `error` stream event worth another attempt. */
-const TRANSIENT_TYPES = new Set(['overloaded_error', 'api_error', 'rate_limit_error', 'timeout_error']);
 
 /**
  * The error every failure of a summarizer made by {@link anthropicSummarizer} is reported with
@@ -245,6 +217,12 @@ function buildAnthropicSummarizer(options) {
   }
   const useStream = Boolean(stream);
 
+  /** What a call needs from these options (read by anthropic-send.js). */
+  const cfg = {
+    url, headers, fetchImpl, useStream, timeoutMs, idleTimeoutMs,
+    maxRetries, retryBaseMs, retryMaxMs, maxRetryAfterMs,
+  };
+
   /**
    * @param {import('./anthropic.js').MessagesRequest} request
    * @param {import('./anthropic.js').SummarizeOptions} [callOptions]
@@ -258,8 +236,6 @@ function buildAnthropicSummarizer(options) {
     if (onText !== undefined && onText !== null && typeof onText !== 'function') {
       throw Object.assign(new TypeError('summarize: onText must be a function'), { code: 'INVALID_ARGUMENT' });
     }
-    if (signal?.aborted) throw abortError(signal);
-
     const body = { ...request };
     if (model) body.model = model;
     if (useStream) body.stream = true;
@@ -279,93 +255,8 @@ function buildAnthropicSummarizer(options) {
     /** Shared by the attempts: once text reached `onText`, a failure is no longer retried. */
     const call = { delivered: false, onText: onText ?? undefined, beta };
 
-    return withRetries(() => runAttempt(payload, signal, call), call, {
-      isOwn: (err) => err instanceof AnthropicApiError,
-      maxRetries,
-      retryBaseMs,
-      retryMaxMs,
-      maxRetryAfterMs,
-      signal,
-      abortError,
-    });
-  }
-
-  /**
-   * One HTTP attempt: the request, then the SSE stream or the JSON body.
-   * @param {string} payload
-   * @param {AbortSignal | undefined} signal
-   * @param {{delivered: boolean, onText: ((text: string) => void) | undefined, beta?: string}} call
-   * @returns {Promise<import('./anthropic.js').MessagesResponse>}
-   */
-  async function runAttempt(payload, signal, call) {
-    const { ctl, guard, bumpIdle, stopError, end } = attemptControls(signal, timeoutMs, idleTimeoutMs, abortError, (why) =>
-      new AnthropicApiError(
-        why === 'idle'
-          ? `Anthropic API request timed out: no data for ${idleTimeoutMs} ms`
-          : `Anthropic API request timed out after ${timeoutMs} ms`,
-        { code: 'TIMEOUT', retryable: true },
-      ),
-    );
-
-    let finished = false;
-    try {
-      bumpIdle();
-      /** @type {Response} */
-      let response;
-      try {
-        response = await guard(
-          Promise.resolve().then(() =>
-            fetchImpl(url, {
-              method: 'POST',
-              headers: call.beta ? { ...headers, 'anthropic-beta': call.beta } : { ...headers },
-              body: payload,
-              signal: ctl.signal,
-            }),
-          ),
-        );
-      } catch (e) {
-        if (ctl.signal.aborted) throw stopError();
-        throw new AnthropicApiError(`Network error calling the Anthropic API: ${describe(e)}`, {
-          code: 'NETWORK_ERROR',
-          retryable: true,
-          cause: e,
-        });
-      }
-      bumpIdle();
-      const responseHeaders = headersToObject(response.headers);
-      const requestId = responseHeaders['request-id'];
-
-      if (!response.ok) {
-        let text = '';
-        try {
-          text = await guard(response.text());
-        } catch (e) {
-          if (ctl.signal.aborted) throw stopError();
-        }
-        throw httpError(response.status, response.statusText, text, responseHeaders);
-      }
-
-      const contentType = responseHeaders['content-type'] ?? '';
-      let message;
-      if (useStream && !/\bjson\b/i.test(contentType)) {
-        message = await readStream(response, guard, bumpIdle, ctl, stopError, call, requestId, responseHeaders);
-      } else {
-        message = await readJson(response, guard, ctl, stopError, requestId, responseHeaders);
-        const text = textOf(message) + compactionTextOf(message);
-        if (text && call.onText) {
-          call.delivered = true;
-          call.onText(text);
-        }
-      }
-      if (requestId !== undefined) {
-        Object.defineProperty(message, '_request_id', { value: requestId, enumerable: false, configurable: true });
-      }
-      finished = true;
-      return message;
-    } finally {
-      // Frees the connection of an attempt that did not finish (an error, a thrown onText).
-      end(finished);
-    }
+    const sender = await loadSender();
+    return sender.send(cfg, payload, signal, call);
   }
 
   if (onDemandCompaction) {
@@ -379,397 +270,24 @@ function buildAnthropicSummarizer(options) {
 anthropicSummarizer.AnthropicApiError = AnthropicApiError;
 
 /**
- * Reads a non-streamed (JSON) answer.
- * @param {Response} response
- * @param {<T>(p: Promise<T>) => Promise<T>} guard
- * @param {AbortController} ctl
- * @param {() => AnthropicApiError} stopError
- * @param {string | undefined} requestId
- * @param {Record<string, string>} responseHeaders
- * @returns {Promise<import('./anthropic.js').MessagesResponse>}
+ * The module that sends the requests (anthropic-send.js: the HTTP attempt, retries, the stream
+ * reader), loaded on a summarizer's first call, so that a page that only makes a summarizer
+ * does not download it. A failed load is a retryable `NETWORK_ERROR`, and the next call tries
+ * again.
  */
-async function readJson(response, guard, ctl, stopError, requestId, responseHeaders) {
-  let text;
-  try {
-    text = await guard(response.text());
-  } catch (e) {
-    if (ctl.signal.aborted) throw stopError();
-    throw new AnthropicApiError(`Network error reading the Anthropic API response: ${describe(e)}`, {
+const loadSender = /* @__PURE__ */ loadOnce(
+  async () => {
+    const m = await import('./anthropic-send.js');
+    m.bind(AnthropicApiError);
+    return m;
+  },
+  (e) =>
+    new AnthropicApiError(`could not load the Anthropic summarizer's request code (anthropic-send.js): ${describe(e)}`, {
       code: 'NETWORK_ERROR',
       retryable: true,
       cause: e,
-      requestId,
-      headers: responseHeaders,
-      status: response.status,
-    });
-  }
-  let parsed;
-  try {
-    parsed = JSON.parse(text);
-  } catch (e) {
-    throw new AnthropicApiError(`The Anthropic API answered ${response.status} with a body that is not JSON`, {
-      code: 'INVALID_RESPONSE',
-      status: response.status,
-      error: text,
-      cause: e,
-      requestId,
-      headers: responseHeaders,
-    });
-  }
-  if (parsed === null || typeof parsed !== 'object' || !Array.isArray(parsed.content)) {
-    throw new AnthropicApiError('The Anthropic API answer is not a Messages API response (no content array)', {
-      code: 'INVALID_RESPONSE',
-      status: response.status,
-      error: text,
-      requestId,
-      headers: responseHeaders,
-    });
-  }
-  return parsed;
-}
-
-/**
- * Reads the SSE stream of a streamed answer and assembles the response body.
- * @param {Response} response
- * @param {<T>(p: Promise<T>) => Promise<T>} guard
- * @param {() => void} bumpIdle
- * @param {AbortController} ctl
- * @param {() => AnthropicApiError} stopError
- * @param {{delivered: boolean, onText: ((text: string) => void) | undefined}} call
- * @param {string | undefined} requestId
- * @param {Record<string, string>} responseHeaders
- * @returns {Promise<import('./anthropic.js').MessagesResponse>}
- */
-async function readStream(response, guard, bumpIdle, ctl, stopError, call, requestId, responseHeaders) {
-  const assembler = createAssembler(call, requestId, responseHeaders);
-  const parser = createSseParser((event, data) => assembler.event(event, data));
-  const broken = (/** @type {unknown} */ e) =>
-    new AnthropicApiError(`The Anthropic API stream broke: ${describe(e)}`, {
-      code: 'NETWORK_ERROR',
-      retryable: true,
-      cause: e,
-      requestId,
-      headers: responseHeaders,
-    });
-
-  const body = response.body;
-  if (!body || typeof body.getReader !== 'function') {
-    // A fetch without streaming bodies: read it whole, then parse.
-    let text;
-    try {
-      text = await guard(response.text());
-    } catch (e) {
-      if (ctl.signal.aborted) throw stopError();
-      throw broken(e);
-    }
-    parser.push(text);
-    parser.end();
-  } else {
-    const reader = body.getReader();
-    const decoder = new TextDecoder('utf-8');
-    let done = false;
-    try {
-      while (!assembler.stopped) {
-        let chunk;
-        try {
-          chunk = await guard(reader.read());
-        } catch (e) {
-          if (ctl.signal.aborted) throw stopError();
-          throw broken(e);
-        }
-        bumpIdle();
-        if (chunk.done) {
-          done = true;
-          parser.push(decoder.decode());
-          parser.end();
-          break;
-        }
-        parser.push(decoder.decode(chunk.value, { stream: true }));
-      }
-    } finally {
-      if (!done) reader.cancel().catch(() => {});
-    }
-  }
-  if (!assembler.stopped) {
-    throw new AnthropicApiError('The Anthropic API stream ended before message_stop', {
-      code: 'NETWORK_ERROR',
-      retryable: true,
-      requestId,
-      headers: responseHeaders,
-    });
-  }
-  return assembler.message();
-}
-
-/**
- * Assembles the Messages API response body from stream events, as the non-streamed answer
- * would have had it. Text deltas go to `onText`; thinking and signatures stay in their own blocks.
- * @param {{delivered: boolean, onText: ((text: string) => void) | undefined}} call
- * @param {string | undefined} requestId
- * @param {Record<string, string>} responseHeaders
- */
-function createAssembler(call, requestId, responseHeaders) {
-  /** @type {Record<string, any> | null} */
-  let message = null;
-  /** @type {Array<Record<string, any>>} */
-  const blocks = [];
-  /** Raw `input_json_delta` text of tool_use blocks, by index. */
-  const json = new Map();
-  const state = { stopped: false };
-
-  const ensure = () => {
-    if (message === null) {
-      message = {
-        id: '',
-        type: 'message',
-        role: 'assistant',
-        model: '',
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { input_tokens: 0, output_tokens: 0 },
-      };
-    }
-    return message;
-  };
-  const deliver = (/** @type {string} */ text) => {
-    if (!text || !call.onText) return;
-    call.delivered = true;
-    call.onText(text);
-  };
-
-  return {
-    get stopped() {
-      return state.stopped;
-    },
-    /**
-     * @param {string} eventName
-     * @param {string} data
-     */
-    event(eventName, data) {
-      if (state.stopped) return;
-      let ev;
-      try {
-        ev = JSON.parse(data);
-      } catch (e) {
-        throw new AnthropicApiError(`The Anthropic API sent a stream event that is not JSON: ${data.slice(0, 200)}`, {
-          code: 'INVALID_RESPONSE',
-          cause: e,
-          requestId,
-          headers: responseHeaders,
-        });
-      }
-      const type = (ev && typeof ev === 'object' && typeof ev.type === 'string' && ev.type) || eventName;
-      switch (type) {
-        case 'message_start': {
-          const m = ev.message ?? {};
-          message = {
-            ...m,
-            type: m.type ?? 'message',
-            role: m.role ?? 'assistant',
-            content: [],
-            stop_reason: m.stop_reason ?? null,
-            stop_sequence: m.stop_sequence ?? null,
-            usage: { ...(m.usage ?? {}) },
-          };
-          break;
-        }
-        case 'content_block_start': {
-          ensure();
-          const block = { ...(ev.content_block ?? { type: 'text', text: '' }) };
-          blocks[ev.index ?? blocks.length] = block;
-          if (block.type === 'text' && typeof block.text === 'string') deliver(block.text);
-          break;
-        }
-        case 'content_block_delta': {
-          ensure();
-          const d = ev.delta ?? {};
-          const index = ev.index ?? blocks.length - 1;
-          let block = blocks[index];
-          if (!block) {
-            block =
-              d.type === 'thinking_delta' || d.type === 'signature_delta'
-                ? { type: 'thinking', thinking: '', signature: '' }
-                : d.type === 'input_json_delta'
-                  ? { type: 'tool_use', input: {} }
-                  : d.type === 'compaction_delta'
-                    ? { type: 'compaction', content: null }
-                    : { type: 'text', text: '' };
-            blocks[index] = block;
-          }
-          if (d.type === 'text_delta') {
-            if (typeof d.text === 'string') {
-              block.text = (block.text ?? '') + d.text;
-              deliver(d.text);
-            }
-          } else if (d.type === 'thinking_delta') {
-            block.thinking = (block.thinking ?? '') + (d.thinking ?? '');
-          } else if (d.type === 'signature_delta') {
-            block.signature = d.signature;
-          } else if (d.type === 'input_json_delta') {
-            json.set(index, (json.get(index) ?? '') + (d.partial_json ?? ''));
-          } else if (d.type === 'citations_delta') {
-            (block.citations ??= []).push(d.citation);
-          } else if (d.type === 'compaction_delta') {
-            // The summary text in pieces; the opaque fields arrive whole (the last one wins).
-            if (typeof d.content === 'string') {
-              block.content = (block.content ?? '') + d.content;
-              deliver(d.content);
-            }
-            if (d.encrypted_content !== undefined) block.encrypted_content = d.encrypted_content;
-            if (d.signature !== undefined) block.signature = d.signature;
-          }
-          break;
-        }
-        case 'content_block_stop': {
-          const index = ev.index;
-          if (json.has(index) && blocks[index]) {
-            const raw = json.get(index);
-            json.delete(index);
-            try {
-              blocks[index].input = raw ? JSON.parse(raw) : {};
-            } catch {
-              blocks[index].input = raw;
-            }
-          }
-          break;
-        }
-        case 'message_delta': {
-          const m = ensure();
-          const { stop_reason, stop_sequence, ...rest } = ev.delta ?? {};
-          if (stop_reason !== undefined) m.stop_reason = stop_reason;
-          if (stop_sequence !== undefined) m.stop_sequence = stop_sequence;
-          Object.assign(m, rest);
-          // Usage in message_delta is cumulative: each field present replaces the earlier value.
-          for (const [k, v] of Object.entries(ev.usage ?? {})) {
-            if (v !== null && v !== undefined) m.usage[k] = v;
-          }
-          break;
-        }
-        case 'message_stop':
-          ensure();
-          state.stopped = true;
-          break;
-        case 'error': {
-          const error = ev.error ?? {};
-          const errType = typeof error.type === 'string' ? error.type : 'api_error';
-          const status = STATUS_OF_TYPE[/** @type {keyof typeof STATUS_OF_TYPE} */ (errType)];
-          throw new AnthropicApiError(
-            `Anthropic API error${status ? ` ${status}` : ''} ${errType} (in the stream): ${error.message ?? 'no message'}` +
-              (requestId ? ` (request-id ${requestId})` : ''),
-            {
-              status,
-              error: ev,
-              type: errType,
-              retryable: TRANSIENT_TYPES.has(errType),
-              requestId: requestId ?? ev.request_id,
-              headers: responseHeaders,
-            },
-          );
-        }
-        default:
-          // ping, and event types added to the API later.
-          break;
-      }
-    },
-    /** @returns {import('./anthropic.js').MessagesResponse} */
-    message() {
-      const m = ensure();
-      m.content = blocks.filter(Boolean);
-      return /** @type {import('./anthropic.js').MessagesResponse} */ (m);
-    },
-  };
-}
-
-/**
- * The error of a non-2xx answer.
- * @param {number} status
- * @param {string} statusText
- * @param {string} text
- * @param {Record<string, string>} responseHeaders
- */
-function httpError(status, statusText, text, responseHeaders) {
-  let body;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  const apiError = body && typeof body === 'object' ? body.error : undefined;
-  const type = apiError && typeof apiError.type === 'string' ? apiError.type : undefined;
-  const apiMessage =
-    apiError && typeof apiError.message === 'string'
-      ? apiError.message
-      : text
-        ? text.slice(0, 500)
-        : statusText || 'no message';
-  const requestId = responseHeaders['request-id'] ?? (body && typeof body.request_id === 'string' ? body.request_id : undefined);
-  const hint = responseHeaders['x-should-retry'];
-  const retryable = NEVER_RETRY.has(status)
-    ? false
-    : hint === 'true'
-      ? true
-      : hint === 'false'
-        ? false
-        : status === 408 || status === 409 || status === 429 || status >= 500;
-  return new AnthropicApiError(
-    `Anthropic API error ${status}${type ? ` ${type}` : ''}: ${apiMessage}` + (requestId ? ` (request-id ${requestId})` : ''),
-    {
-      status,
-      // The API's error body when the answer is one; otherwise (a proxy's page) its raw text.
-      error: isApiErrorBody(body) ? body : text || undefined,
-      headers: responseHeaders,
-      requestId,
-      type,
-      retryable,
-      retryAfterMs: retryAfter(responseHeaders),
-    },
-  );
-}
-
-/**
- * Whether a parsed body has the API's error shape `{type: 'error', error: {type, message}}`.
- * @param {unknown} body
- */
-function isApiErrorBody(body) {
-  const b = /** @type {{type?: unknown, error?: unknown} | null | undefined} */ (body);
-  return Boolean(b && typeof b === 'object' && b.type === 'error' && b.error && typeof b.error === 'object');
-}
-
-/**
- * The `AbortError` of a call aborted by the caller's signal.
- * @param {AbortSignal | undefined} signal
- */
-function abortError(signal) {
-  const err = new AnthropicApiError('The Anthropic API request was aborted', {
-    code: 'ABORTED',
-    cause: signal?.reason,
-  });
-  err.name = 'AbortError';
-  return err;
-}
-
-/**
- * The text of a response's text blocks, joined.
- * @param {{content?: Array<{type?: string, text?: string}>}} message
- */
-function textOf(message) {
-  return (message.content ?? [])
-    .filter((b) => b && b.type === 'text' && typeof b.text === 'string')
-    .map((b) => b.text)
-    .join('');
-}
-
-/**
- * The summary text of a response's `compaction` blocks (on-demand compaction).
- * @param {{content?: Array<{type?: string, content?: unknown}>}} message
- */
-function compactionTextOf(message) {
-  return (message.content ?? [])
-    .filter((b) => b && b.type === 'compaction' && typeof b.content === 'string')
-    .map((b) => /** @type {string} */ (b.content))
-    .join('');
-}
+    }),
+);
 
 /**
  * The error of a bad {@link anthropicSummarizer} call: a `TypeError` with a stable `code`.

@@ -11,7 +11,9 @@
 // - openai.js, langchain.js (+ .d.ts): the OpenAI and LangChain summarizers, re-exported by both
 //   entries; ai-sdk.js (+ .d.ts): the AI SDK summarizer, only at the subpath
 //   `context-compaction/ai-sdk` (it may import the caller's `ai`, which a bundler must not be asked
-//   to resolve for users without it); http.js and summary-request.js are what they share.
+//   to resolve for users without it); options.js, http.js and summary-request.js are what they
+//   share. Each fetch summarizer's request half (anthropic-send.js, openai-send.js,
+//   langchain-send.js, with http.js) is imported dynamically on its first call.
 // - cli.mjs / cli-lib.mjs: the command line (`bin`: `npx context-compaction`), copied from js/.
 // - analysis.mjs: the browser-safe transcript analysis cli-lib.mjs imports and the web page
 //   loads from /pkg/ (no imports; the library is passed in), copied from js/.
@@ -34,11 +36,11 @@ glue.initSync({ module: readFileSync(pkg + 'context_compaction_bg.wasm') });
 const constants = glue.getConstants();
 
 // The Anthropic summarizer is plain JavaScript (no WASM): copied as it is.
-for (const f of ['anthropic.js', 'anthropic.d.ts']) {
+for (const f of ['anthropic.js', 'anthropic-send.js', 'anthropic.d.ts']) {
   copyFileSync(fileURLToPath(new URL(`../js/${f}`, import.meta.url)), pkg + f);
 }
 // The summarizers for OpenAI, the AI SDK and LangChain, and what they share: plain JavaScript.
-const SUMMARIZER_FILES = ['http.js', 'http.d.ts', 'summary-request.js', 'summary-request.d.ts', 'openai.js', 'openai.d.ts', 'langchain.js', 'langchain.d.ts', 'ai-sdk.js', 'ai-sdk.d.ts'];
+const SUMMARIZER_FILES = ['options.js', 'http.js', 'http.d.ts', 'summary-request.js', 'summary-request.d.ts', 'openai.js', 'openai-send.js', 'openai.d.ts', 'langchain.js', 'langchain-send.js', 'langchain.d.ts', 'ai-sdk.js', 'ai-sdk.d.ts'];
 for (const f of SUMMARIZER_FILES) {
   copyFileSync(fileURLToPath(new URL(`../js/${f}`, import.meta.url)), pkg + f);
 }
@@ -491,6 +493,7 @@ meta.files = Array.from(
     'constants.d.ts',
     'index.d.ts',
     'anthropic.js',
+    'anthropic-send.js',
     'anthropic.d.ts',
     ...SUMMARIZER_FILES,
     'cli.mjs',
@@ -581,7 +584,7 @@ writeFileSync(
 {
   const files = [
     'web.js', 'extras.js', 'constants.js', 'context_compaction.js', 'context_compaction_extra.js',
-    'anthropic.js', 'openai.js', 'langchain.js', 'http.js', 'summary-request.js', 'ai-sdk.js',
+    'anthropic.js', 'anthropic-send.js', 'openai.js', 'openai-send.js', 'langchain.js', 'langchain-send.js', 'options.js', 'http.js', 'summary-request.js', 'ai-sdk.js',
     ...readdirSync(pkg + 'snippets', { recursive: true })
       .filter((p) => p.endsWith('.js'))
       .map((p) => `snippets/${p}`),

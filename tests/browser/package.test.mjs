@@ -418,6 +418,12 @@ test('the second module in Chromium: never fetched by a page that counts and com
   assert.ok(results.fetchedBefore.includes('/pkg/context_compaction_bg.wasm'), results.fetchedBefore.join('\n'));
   assert.deepEqual(extra(results.fetchedBefore), [], 'the second module is not fetched before its first use');
   assert.deepEqual(extra(results.fetchedAfter).sort(), ['/pkg/context_compaction_extra.js', '/pkg/context_compaction_extra_bg.wasm'], 'fetched once, on first use');
+  // The fetch summarizers' request halves: none before a summarizer's first call; the
+  // Anthropic one (and the HTTP helpers it imports) at its first call, the others never.
+  const halves = (paths) => paths.filter((p) => /-send\.js$|\/http\.js$/.test(p)).sort();
+  assert.deepEqual(halves(results.fetchedBefore), [], 'no request half before a summarizer is called');
+  assert.deepEqual(halves(results.fetchedAfter), ['/pkg/anthropic-send.js', '/pkg/http.js'], 'the called summarizer\'s request half, on its first call');
+  assert.equal(results.anthropicSummary, 'VIA ANTHROPIC SUMMARIZER');
 
   // The same answers as the Node entry.
   const offline = await node.compactConversation(lines, { model: 'claude-opus-4-6', summarize: node.offlineSummarizer() });

@@ -745,3 +745,58 @@ test("the library reads the PTL gap from the summarizer's error (parseContextOve
   assert.ok(overflow, 'recognised as a context overflow');
   assert.equal(overflow.gap, 10_000);
 });
+
+// The request half of each fetch summarizer (anthropic-send.js, openai-send.js,
+// langchain-send.js) is loaded on the summarizer's first call. Its load can fail (a page that
+// lost its connection): the call then rejects with the summarizer's own retryable
+// NETWORK_ERROR, and the next call loads it again.
+test('the request half loads on the first call; a failed load is a retryable NETWORK_ERROR and the next call loads it', async () => {
+  const { mkdtempSync, copyFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { pathToFileURL } = await import('node:url');
+  const cases = [
+    {
+      front: 'anthropic.js', back: 'anthropic-send.js', errorName: 'AnthropicApiError',
+      make: (m, fetch) => m.anthropicSummarizer({ apiKey: 'k', stream: false, maxRetries: 0, fetch }),
+      body: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [{ type: 'text', text: 'S' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } },
+    },
+    {
+      front: 'openai.js', back: 'openai-send.js', errorName: 'OpenAiApiError',
+      make: (m, fetch) => m.openaiSummarizer({ apiKey: 'k', model: 'gpt-x', stream: false, maxRetries: 0, fetch }),
+      body: { id: 'c1', object: 'chat.completion', model: 'gpt-x', choices: [{ index: 0, message: { role: 'assistant', content: 'S' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1 } },
+    },
+    {
+      front: 'langchain.js', back: 'langchain-send.js', errorName: 'SummarizerError',
+      make: (m) => m.langchainSummarizer({ invoke: async () => ({ content: 'S' }) }, { stream: false, maxRetries: 0 }),
+    },
+  ];
+  for (const c of cases) {
+    const dir = mkdtempSync(join(tmpdir(), 'cc-send-'));
+    try {
+      for (const f of [c.front, 'options.js', 'summary-request.js']) copyFileSync(join(JS, f), join(dir, f));
+      const m = await import(pathToFileURL(join(dir, c.front)).href);
+      let fetches = 0;
+      const fetch = async () => {
+        fetches++;
+        return new Response(JSON.stringify(c.body), { status: 200, headers: { 'content-type': 'application/json' } });
+      };
+      const summarize = c.make(m, fetch);
+      // Without its request half: the call rejects, coded, retryable, naming the file.
+      const err = await summarize(REQUEST).then(() => assert.fail(`${c.front}: resolved without ${c.back}`), (e) => e);
+      assert.equal(err.name, c.errorName, `${c.front}: ${err.stack}`);
+      assert.equal(err.code, 'NETWORK_ERROR', c.front);
+      assert.equal(err.retryable, true, c.front);
+      assert.match(err.message, new RegExp(c.back.replace('.', '\\.')), c.front);
+      assert.ok(err.cause, `${c.front}: the load error is the cause`);
+      assert.equal(fetches, 0, `${c.front}: nothing was sent`);
+      // The files arrive: the next call loads them and answers.
+      for (const f of [c.back, 'http.js']) copyFileSync(join(JS, f), join(dir, f));
+      const res = await summarize(REQUEST);
+      assert.equal(res.content[0].text, 'S', c.front);
+      if (c.body) assert.equal(fetches, 1, c.front);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});

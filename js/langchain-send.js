@@ -1,0 +1,241 @@
+// @ts-check
+// The model-calling half of langchainSummarizer (langchain.js): one call of the chat model
+// (streamed or not), the retries, reading the answer and the provider's errors. langchain.js
+// checks the arguments and loads this module on a summarizer's first call. What it relies on
+// of LangChain is listed at the top of langchain.js.
+
+import { attemptControls, describe, headersToObject, retryAfter, withRetries } from './http.js';
+import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError, TRANSIENT_STATUSES } from './summary-request.js';
+
+/**
+ * What a summarizer's arguments gave (langchain.js builds it once per summarizer).
+ * @typedef {{
+ *   lc: {invoke: (input: unknown, options: unknown) => Promise<unknown>, stream: (input: unknown, options: unknown) => Promise<AsyncIterable<unknown>>},
+ *   label: string,
+ *   useStream: boolean,
+ *   callOptions: Record<string, unknown> | undefined,
+ *   timeoutMs: number | null | undefined,
+ *   idleTimeoutMs: number | null | undefined,
+ *   maxRetries: number,
+ *   retryBaseMs: number,
+ *   retryMaxMs: number,
+ *   maxRetryAfterMs: number,
+ * }} SendConfig
+ */
+
+/** Statuses the library retries by itself unless told the summarizer gave up. */
+const TRANSIENT = new Set(TRANSIENT_STATUSES);
+
+/** Words of a transient failure when an error has no status. */
+const TRANSIENT_WORDS = ['overloaded', 'rate limit', 'rate_limit', 'too many requests', 'econnreset', 'econnrefused', 'etimedout', 'socket hang up', 'fetch failed', 'network error', 'service unavailable'];
+
+/**
+ * Sends one summary request to the model, with the retries the options allow.
+ * @param {SendConfig} cfg
+ * @param {import('./langchain.js').SummaryRequest} request
+ * @param {AbortSignal | undefined} signal
+ * @param {{delivered: boolean, onText: ((text: string) => void) | undefined}} state
+ * @returns {Promise<import('./langchain.js').SummaryResponseBody>}
+ */
+export function send(cfg, request, signal, state) {
+  const chat = chatOfRequest(request, 'langchainSummarizer');
+  /** Plain message objects: LangChain turns `{role, content}` into its own message classes. */
+  const messages = [...(chat.system ? [{ role: 'system', content: chat.system }] : []), ...chat.messages];
+  if (signal?.aborted) throw abortError(signal);
+  return withRetries(() => runAttempt(cfg, messages, signal, state), state, {
+    isOwn: (err) => err instanceof SummarizerError,
+    maxRetries: cfg.maxRetries,
+    retryBaseMs: cfg.retryBaseMs,
+    retryMaxMs: cfg.retryMaxMs,
+    maxRetryAfterMs: cfg.maxRetryAfterMs,
+    signal,
+    abortError,
+    transient: TRANSIENT,
+  });
+}
+
+/**
+ * One call of the model.
+ * @param {SendConfig} cfg
+ * @param {Array<{role: string, content: string}>} messages
+ * @param {AbortSignal | undefined} signal
+ * @param {{delivered: boolean, onText: ((text: string) => void) | undefined}} state
+ */
+async function runAttempt(cfg, messages, signal, state) {
+  const { lc, label, useStream, callOptions, timeoutMs, idleTimeoutMs } = cfg;
+  const { ctl, guard, bumpIdle, stopError, stopped, end } = attemptControls(signal, timeoutMs, idleTimeoutMs, abortError, (why) =>
+    new SummarizerError(
+      why === 'idle' ? `langchainSummarizer: ${label} timed out: no data for ${idleTimeoutMs} ms` : `langchainSummarizer: ${label} timed out after ${timeoutMs} ms`,
+      { code: 'TIMEOUT', provider: 'langchain', retryable: true },
+    ),
+  );
+  /** Hands text to `onText`; what it throws is marked to pass through. */
+  const deliver = (/** @type {string} */ piece) => {
+    if (!state.onText) return;
+    state.delivered = true;
+    try {
+      state.onText(piece);
+    } catch (e) {
+      if (e !== null && typeof e === 'object') thrownByOnText.add(/** @type {object} */ (e));
+      throw e;
+    }
+  };
+  const options = { ...(callOptions ?? {}), signal: ctl.signal };
+  let finished = false;
+  try {
+    bumpIdle();
+    if (!useStream) {
+      const message = await guard(Promise.resolve().then(() => lc.invoke(messages, options)));
+      const text = textOfMessage(message);
+      if (text) deliver(text);
+      finished = true;
+      return answer(text, [message]);
+    }
+    const iterable = await guard(Promise.resolve().then(() => lc.stream(messages, options)));
+    const iterator = iterable[Symbol.asyncIterator]();
+    let text = '';
+    /** @type {any[]} */
+    const chunks = [];
+    try {
+      for (;;) {
+        const step = await guard(iterator.next());
+        bumpIdle();
+        if (step.done) break;
+        const chunk = step.value;
+        chunks.push(chunk);
+        const piece = textOfMessage(chunk);
+        if (piece) {
+          text += piece;
+          deliver(piece);
+        }
+      }
+    } finally {
+      if (!finished) iterator.return?.()?.catch?.(() => {});
+    }
+    finished = true;
+    return answer(text, chunks);
+  } catch (e) {
+    if (e instanceof SummarizerError) throw e;
+    if (stopped()) throw stopError();
+    if (signal?.aborted) throw abortError(signal);
+    if (e !== null && typeof e === 'object' && thrownByOnText.has(/** @type {object} */ (e))) throw e;
+    throw toSummarizerError(e, label, state.delivered);
+  } finally {
+    end(finished);
+  }
+}
+
+/** What the caller's `onText` threw: passed through untouched, never wrapped or retried. */
+const thrownByOnText = new WeakSet();
+
+/**
+ * The text of a LangChain message or chunk: `content` as a string, or its text blocks.
+ * @param {any} m
+ * @returns {string}
+ */
+function textOfMessage(m) {
+  if (!m || typeof m !== 'object') return typeof m === 'string' ? m : '';
+  const c = m.content;
+  if (typeof c === 'string') return c;
+  if (Array.isArray(c)) {
+    return c
+      .map((b) => (typeof b === 'string' ? b : b && (b.type === 'text' || b.type === 'text_delta') && typeof b.text === 'string' ? b.text : ''))
+      .join('');
+  }
+  return '';
+}
+
+/**
+ * The answer as a Messages API response body, from the message (or the chunks) the model sent:
+ * the stop reason from `response_metadata` (`finish_reason`, `stop_reason`, `finishReason`),
+ * usage from `usage_metadata` (summed over chunks, as LangChain merges them).
+ * @param {string} text
+ * @param {any[]} parts
+ */
+function answer(text, parts) {
+  /** @type {unknown} */
+  let reason;
+  let input = 0;
+  let output = 0;
+  let cacheRead = 0;
+  let cacheWrite = 0;
+  let id = '';
+  let model = '';
+  for (const p of parts) {
+    if (!p || typeof p !== 'object') continue;
+    const meta = p.response_metadata ?? {};
+    reason = meta.finish_reason ?? meta.stop_reason ?? meta.finishReason ?? meta.done_reason ?? reason;
+    if (typeof meta.model_name === 'string') model = meta.model_name;
+    else if (typeof meta.model === 'string') model = meta.model;
+    if (typeof p.id === 'string' && p.id) id = p.id;
+    const u = p.usage_metadata;
+    if (u && typeof u === 'object') {
+      input += u.input_tokens ?? 0;
+      output += u.output_tokens ?? 0;
+      cacheRead += u.input_token_details?.cache_read ?? 0;
+      cacheWrite += u.input_token_details?.cache_creation ?? 0;
+    }
+  }
+  const r = typeof reason === 'string' ? reason.toLowerCase() : '';
+  const stopReason =
+    r === 'length' || r === 'max_tokens' || r === 'max_output_tokens'
+      ? 'max_tokens'
+      : r === 'content_filter' || r === 'safety' || r === 'refusal'
+        ? 'refusal'
+        : r === 'tool_calls' || r === 'tool_use'
+          ? 'tool_use'
+          : 'end_turn';
+  return messagesResponse({
+    text,
+    stopReason,
+    usage: { input_tokens: Math.max(0, input - cacheRead - cacheWrite), output_tokens: output, cache_read_input_tokens: cacheRead, cache_creation_input_tokens: cacheWrite },
+    model,
+    id,
+    raw: parts.length === 1 ? parts[0] : undefined,
+  });
+}
+
+/**
+ * A provider error raised through LangChain as a {@link SummarizerError}.
+ * @param {unknown} e
+ * @param {string} label
+ * @param {boolean} delivered
+ */
+function toSummarizerError(e, label, delivered) {
+  const x = /** @type {any} */ (e ?? {});
+  const status = [x.status, x.statusCode, x.response?.status].find((s) => typeof s === 'number' && s >= 100 && s < 600);
+  const words = e instanceof Error ? e.message : typeof e === 'string' ? e : describe(e);
+  let bodyText = '';
+  if (x.error !== undefined) {
+    try {
+      bodyText = typeof x.error === 'string' ? x.error : JSON.stringify(x.error);
+    } catch {
+      bodyText = '';
+    }
+  }
+  const all = `${words}\n${bodyText}\n${typeof x.code === 'string' ? x.code : ''}`;
+  const tooLong = isPromptTooLong(all, status) || x.lc_error_code === 'CONTEXT_LENGTH_EXCEEDED';
+  const lower = all.toLowerCase();
+  const transient = status !== undefined ? TRANSIENT_STATUSES.includes(status) && !lower.includes('insufficient_quota') : TRANSIENT_WORDS.some((w) => lower.includes(w));
+  const network = status === undefined && TRANSIENT_WORDS.slice(4).some((w) => lower.includes(w));
+  const headers = x.headers && typeof x.headers === 'object' ? headersToObject(x.headers) : {};
+  const extra = tooLong && bodyText && !isPromptTooLong(words, status) ? ` (${bodyText.slice(0, 500)})` : '';
+  return new SummarizerError(`langchainSummarizer: ${label} failed${status !== undefined ? ` with status ${status}` : ''}: ${words}${extra}`, {
+    code: tooLong ? 'PROMPT_TOO_LONG' : network ? 'NETWORK_ERROR' : 'PROVIDER_ERROR',
+    provider: 'langchain',
+    status,
+    error: x.error,
+    retryable: !tooLong && !delivered && transient,
+    retryAfterMs: retryAfter(headers),
+    cause: e,
+  });
+}
+/**
+ * The `AbortError` of a call aborted by the caller's signal.
+ * @param {AbortSignal | undefined} signal
+ */
+function abortError(signal) {
+  const err = new SummarizerError('langchainSummarizer: the summary request was aborted', { code: 'ABORTED', provider: 'langchain', cause: signal?.reason });
+  err.name = 'AbortError';
+  return err;
+}

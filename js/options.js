@@ -1,0 +1,147 @@
+// @ts-check
+// The option checks the summarizers' factories share (anthropic.js, openai.js, langchain.js):
+// header merging, counts, the "did you mean" hint, environment variables and the guard that
+// turns a throwing argument into a coded error. Kept apart from http.js (the request machinery,
+// loaded on a summarizer's first call) so that a page loads only these with the factories.
+// Each takes the caller's own error constructor so its errors keep their class and code.
+
+/**
+ * Adds the caller's headers (a plain object or a `Headers`); `null`/`undefined` removes one.
+ * @param {Record<string, string>} into
+ * @param {Record<string, string | null | undefined> | Headers | undefined} extra
+ * @param {(message: string) => Error} optionError The caller's error for a bad option.
+ */
+export function mergeHeaders(into, extra, optionError) {
+  if (extra === undefined || extra === null) return;
+  if (typeof extra !== 'object') throw optionError('headers must be an object');
+  const entries =
+    typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (extra).forEach) === 'function' &&
+    typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (extra).get) === 'function'
+      ? (() => {
+          /** @type {Array<[string, string]>} */
+          const out = [];
+          /** @type {Headers} */ (extra).forEach((v, k) => out.push([k, v]));
+          return out;
+        })()
+      : Object.entries(extra);
+  for (const [name, value] of entries) {
+    const key = name.toLowerCase();
+    if (value === null || value === undefined) delete into[key];
+    else into[key] = String(value);
+  }
+}
+
+/**
+ * A one-line description of an error and its cause (undici puts the reason in `cause`).
+ * @param {unknown} e
+ */
+export function describe(e) {
+  if (!(e instanceof Error)) return String(e);
+  const cause = /** @type {{code?: unknown} | null | undefined} */ (e.cause); // read for its code when not an Error
+  const why = cause instanceof Error ? cause.message || cause.name : cause?.code ?? cause;
+  return why && why !== e.message ? `${e.message} (${why})` : e.message;
+}
+
+/**
+ * @param {string} name
+ * @param {unknown} value
+ * @param {boolean} optional
+ * @param {(message: string) => Error} optionError The caller's error for a bad option.
+ */
+export function checkCount(name, value, optional, optionError) {
+  if (optional && (value === undefined || value === null)) return;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw optionError(`${name} must be a non-negative number`);
+  }
+}
+
+/**
+ * The name of `known` that `name` most likely misspells: the same but for case, or within two
+ * edits (one for names of fewer than 6 characters); `undefined` when there is none.
+ * @param {string} name
+ * @param {readonly string[]} known
+ * @returns {string | undefined}
+ */
+export function likelyMeant(name, known) {
+  const a = name.toLowerCase();
+  let best;
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const b = k.toLowerCase();
+    // Edit distance, one row at a time.
+    let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const row = [i];
+      for (let j = 1; j <= b.length; j++) {
+        row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      }
+      prev = row;
+    }
+    const d = prev[b.length];
+    const allowed = Math.min(a.length, b.length) < 6 ? 1 : 2;
+    if (d <= allowed && d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/**
+ * The values of the named variables of `process.env` where there is one (Node, Bun, Deno's Node
+ * compatibility); an empty value counts as unset. Nothing in browsers.
+ * @param {readonly string[]} names
+ * @returns {Record<string, string | undefined>}
+ */
+export function readEnvironment(names) {
+  const env = /** @type {{process?: {env?: Record<string, string | undefined>}}} */ (globalThis).process?.env;
+  /** @type {Record<string, string | undefined>} */
+  const out = {};
+  if (!env || typeof env !== 'object') return out;
+  for (const name of names) {
+    const v = env[name];
+    out[name] = typeof v === 'string' && v !== '' ? v : undefined;
+  }
+  return out;
+}
+
+/**
+ * Runs a summarizer factory's reading of its arguments so that whatever the caller's objects
+ * throw while being read (a Proxy's traps, a getter, a revoked Proxy) is a coded option error
+ * naming what happened, with the original as its `cause`, never a bare exception. The
+ * factory's own coded errors pass through as they are.
+ * @template T
+ * @param {() => T} build
+ * @param {(message: string) => Error} optionError The caller's error for a bad option.
+ * @returns {T}
+ */
+export function guardOptions(build, optionError) {
+  try {
+    return build();
+  } catch (e) {
+    if (e instanceof Error && typeof (/** @type {{code?: unknown}} */ (e).code) === 'string') throw e;
+    const why = e instanceof Error ? e.message : typeof e === 'symbol' ? e.toString() : String(e);
+    throw Object.assign(optionError(`reading the arguments threw: ${why}`), { cause: e });
+  }
+}
+
+/**
+ * A module imported on first use: the returned function imports it with `load` the first time
+ * and gives the same promise after. A failed load rejects with `failed(error)` (the caller's own
+ * coded error) and is tried again by the next call.
+ * @template T
+ * @param {() => Promise<T>} load
+ * @param {(error: unknown) => Error} failed
+ * @returns {() => Promise<T>}
+ */
+export function loadOnce(load, failed) {
+  /** @type {Promise<T> | undefined} */
+  let loading;
+  return () => {
+    loading ??= load().catch((e) => {
+      loading = undefined;
+      throw failed(e);
+    });
+    return loading;
+  };
+}
