@@ -2,9 +2,11 @@
 //! `context`, awaiting the core, and turning its result into JS objects that reuse the
 //! caller's messages.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
-use js_sys::{Array, Object, Reflect};
+use js_sys::{Array, Object, Promise, Reflect};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -18,6 +20,14 @@ use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::{session_template, Message};
 use crate::model::shape::Shape;
 use crate::transforms::context_management;
+
+/// Runs an export's work as a `Promise`. The future is boxed as one trait-object type, so
+/// `future_to_promise`'s machinery is compiled once for every async export and Compactor
+/// method instead of once per future type (docs/size.md).
+pub(crate) fn promise_of(work: impl Future<Output = JsResult<JsValue>> + 'static) -> Promise {
+    let boxed: Pin<Box<dyn Future<Output = JsResult<JsValue>>>> = Box::pin(work);
+    wasm_bindgen_futures::future_to_promise(boxed)
+}
 
 /// The caller's messages as a compaction reads them.
 pub struct Compacted {
@@ -402,48 +412,57 @@ pub(crate) fn commit_context(context: &JsValue) {
 /// `SUMMARY_TRUNCATED`, `EMPTY_SUMMARY`, `COMPACTION_NOT_SMALLER`, `SUMMARIZER_FAILED`,
 /// `ABORTED`, …); the caller's messages are never changed.
 #[cfg(feature = "base")]
-#[wasm_bindgen(js_name = compactConversation, unchecked_return_type = "CompactionResult<MessageInput>")]
-pub async fn compact_conversation(
+#[wasm_bindgen(js_name = compactConversation, unchecked_return_type = "Promise<CompactionResult<MessageInput>>")]
+pub fn compact_conversation(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_param_type = "CompactContext")] context: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "CompactOptions | null")] options: JsValue,
-) -> JsResult<JsValue> {
-    let mut c = js(options::context(&context))?;
-    let shape = js(options::shape_option(&options, "options"))?.or(c.shape);
-    let read =
-        js(messages_for_compaction_yielding(&messages, shape, &prop(&context, "signal")).await)?;
-    c.context.for_shape(read.shape());
-    let typed = read.typed;
-    let env = js(JsEnv::from_context(&context, &c, false))?;
-    let opts = js(options::compact_options(&options))?;
-    let r = pipeline::compact_conversation(&typed, &c.context, &opts, &env)
-        .await
-        .map_err(compact_error)?;
-    commit_context(&context);
-    result_js(&r, &messages, &context, read.foreign.as_ref())
+) -> Promise {
+    promise_of(async move {
+        let mut c = js(options::context(&context))?;
+        let shape = js(options::shape_option(&options, "options"))?.or(c.shape);
+        let read =
+            js(
+                messages_for_compaction_yielding(&messages, shape, &prop(&context, "signal")).await,
+            )?;
+        c.context.for_shape(read.shape());
+        let typed = read.typed;
+        let env = js(JsEnv::from_context(&context, &c, false))?;
+        let opts = js(options::compact_options(&options))?;
+        let r = pipeline::compact_conversation(&typed, &c.context, &opts, &env)
+            .await
+            .map_err(compact_error)?;
+        commit_context(&context);
+        result_js(&r, &messages, &context, read.foreign.as_ref())
+    })
 }
 
 /// `trySessionMemoryCompaction(messages, context)` → `Promise<CompactionResult>` (SPEC
 /// §12); rejects with `SESSION_MEMORY_NOT_APPLICABLE` when it does not apply.
 #[cfg(feature = "base")]
-#[wasm_bindgen(js_name = trySessionMemoryCompaction, unchecked_return_type = "CompactionResult<MessageInput>")]
-pub async fn try_session_memory_compaction(
+#[wasm_bindgen(js_name = trySessionMemoryCompaction, unchecked_return_type = "Promise<CompactionResult<MessageInput>>")]
+pub fn try_session_memory_compaction(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(
         unchecked_param_type = "Omit<CompactContext, 'summarize'> & { summarize?: Summarizer }"
     )]
     context: JsValue,
-) -> JsResult<JsValue> {
-    let c = js(options::context(&context))?;
-    let read =
-        js(messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal")).await)?;
-    let typed = read.typed;
-    let env = js(JsEnv::from_context(&context, &c, true))?;
-    let r = session_memory::try_session_memory_compaction(&typed, &c.context, None, &env)
-        .await
-        .map_err(compact_error)?;
-    commit_context(&context);
-    result_js(&r, &messages, &context, read.foreign.as_ref())
+) -> Promise {
+    promise_of(async move {
+        let c = js(options::context(&context))?;
+        let read =
+            js(
+                messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal"))
+                    .await,
+            )?;
+        let typed = read.typed;
+        let env = js(JsEnv::from_context(&context, &c, true))?;
+        let r = session_memory::try_session_memory_compaction(&typed, &c.context, None, &env)
+            .await
+            .map_err(compact_error)?;
+        commit_context(&context);
+        result_js(&r, &messages, &context, read.foreign.as_ref())
+    })
 }
 
 /// `autoCompactIfNeeded(messages, context, tracking?)` →
@@ -451,46 +470,51 @@ pub async fn try_session_memory_compaction(
 /// (SPEC §6). A failed compaction is reported in `error`, never thrown; after 3 failures in a
 /// row nothing is attempted (`skipped: "circuitBreakerOpen"`).
 #[cfg(feature = "base")]
-#[wasm_bindgen(js_name = autoCompactIfNeeded, unchecked_return_type = "AutoCompactOutcome<MessageInput>")]
-pub async fn auto_compact_if_needed(
+#[wasm_bindgen(js_name = autoCompactIfNeeded, unchecked_return_type = "Promise<AutoCompactOutcome<MessageInput>>")]
+pub fn auto_compact_if_needed(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_param_type = "CompactContext")] context: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
-) -> JsResult<JsValue> {
-    let mut c = js(options::context(&context))?;
-    let t = js(options::tracking(&tracking))?;
-    {
-        // Every shape is counted; a compaction that is not due is answered for any shape.
-        let counter = js(super::js_view::TokenCounter::enter(&context, "context"))?;
-        let view = js(super::js_view::JsConversation::of_shape(
-            &messages, "messages", c.shape,
-        ))?;
-        js(view.validate_all())?;
-        let not_due = js(autocompact::outcome_if_not_due(
-            &view, &c.context, &t, &c.auto,
-        ))?;
-        js(counter.finish())?;
-        if let Some(out) = not_due {
-            return auto_outcome_js(out, None);
+) -> Promise {
+    promise_of(async move {
+        let mut c = js(options::context(&context))?;
+        let t = js(options::tracking(&tracking))?;
+        {
+            // Every shape is counted; a compaction that is not due is answered for any shape.
+            let counter = js(super::js_view::TokenCounter::enter(&context, "context"))?;
+            let view = js(super::js_view::JsConversation::of_shape(
+                &messages, "messages", c.shape,
+            ))?;
+            js(view.validate_all())?;
+            let not_due = js(autocompact::outcome_if_not_due(
+                &view, &c.context, &t, &c.auto,
+            ))?;
+            js(counter.finish())?;
+            if let Some(out) = not_due {
+                return auto_outcome_js(out, None);
+            }
         }
-    }
-    let read =
-        js(messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal")).await)?;
-    c.context.for_shape(read.shape());
-    let typed = read.typed;
-    let env = js(JsEnv::from_context(&context, &c, false))?;
-    let out = js(autocompact::auto_compact_if_needed(
-        &typed, &c.context, &t, &c.auto, &c.retry, &env,
-    )
-    .await)?;
-    let result = match &out.result {
-        Some(r) => {
-            commit_context(&context);
-            Some(result_js(r, &messages, &context, read.foreign.as_ref())?)
-        }
-        None => None,
-    };
-    auto_outcome_js(out, result)
+        let read =
+            js(
+                messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal"))
+                    .await,
+            )?;
+        c.context.for_shape(read.shape());
+        let typed = read.typed;
+        let env = js(JsEnv::from_context(&context, &c, false))?;
+        let out = js(autocompact::auto_compact_if_needed(
+            &typed, &c.context, &t, &c.auto, &c.retry, &env,
+        )
+        .await)?;
+        let result = match &out.result {
+            Some(r) => {
+                commit_context(&context);
+                Some(result_js(r, &messages, &context, read.foreign.as_ref())?)
+            }
+            None => None,
+        };
+        auto_outcome_js(out, result)
+    })
 }
 
 /// `{wasCompacted, consecutiveFailures, compactionResult?, error?, skipped?}` of an
@@ -523,47 +547,52 @@ pub(crate) fn auto_outcome_js(
 /// the turn `tracking.turnId`; a second call for the same turn rejects with
 /// `REACTIVE_ALREADY_TRIED`.
 #[cfg(feature = "base")]
-#[wasm_bindgen(js_name = reactiveCompact, unchecked_return_type = "ReactiveCompactResult<MessageInput>")]
-pub async fn reactive_compact(
+#[wasm_bindgen(js_name = reactiveCompact, unchecked_return_type = "Promise<ReactiveCompactResult<MessageInput>>")]
+pub fn reactive_compact(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_param_type = "CompactContext")] context: JsValue,
     #[wasm_bindgen(unchecked_param_type = "unknown")] error: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
-) -> JsResult<JsValue> {
-    let mut c = js(options::context(&context))?;
-    let read =
-        js(messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal")).await)?;
-    c.context.for_shape(read.shape());
-    let typed = read.typed;
-    let env = js(JsEnv::from_context(&context, &c, false))?;
-    let t = js(options::tracking(&tracking))?;
-    let (text, status) = options::error_text(&error);
-    let (r, next) = crate::drive::reactive::reactive_compact(
-        &typed, &c.context, &text, status, &t, &c.retry, &env,
-    )
-    .await
-    .map_err(compact_error)?;
-    commit_context(&context);
-    let o = Object::new();
-    Reflect::set(
-        &o,
-        &"compactionResult".into(),
-        &result_js(&r, &messages, &context, read.foreign.as_ref())?,
-    )?;
-    let tr = Object::new();
-    Reflect::set(
-        &tr,
-        &"consecutiveFailures".into(),
-        &next.consecutive_failures.into(),
-    )?;
-    if let Some(id) = &next.turn_id {
-        Reflect::set(&tr, &"turnId".into(), &id.as_str().into())?;
-    }
-    if let Some(id) = &next.reactive_turn_id {
-        Reflect::set(&tr, &"reactiveTurnId".into(), &id.as_str().into())?;
-    }
-    Reflect::set(&o, &"tracking".into(), &tr)?;
-    Ok(o.into())
+) -> Promise {
+    promise_of(async move {
+        let mut c = js(options::context(&context))?;
+        let read =
+            js(
+                messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal"))
+                    .await,
+            )?;
+        c.context.for_shape(read.shape());
+        let typed = read.typed;
+        let env = js(JsEnv::from_context(&context, &c, false))?;
+        let t = js(options::tracking(&tracking))?;
+        let (text, status) = options::error_text(&error);
+        let (r, next) = crate::drive::reactive::reactive_compact(
+            &typed, &c.context, &text, status, &t, &c.retry, &env,
+        )
+        .await
+        .map_err(compact_error)?;
+        commit_context(&context);
+        let o = Object::new();
+        Reflect::set(
+            &o,
+            &"compactionResult".into(),
+            &result_js(&r, &messages, &context, read.foreign.as_ref())?,
+        )?;
+        let tr = Object::new();
+        Reflect::set(
+            &tr,
+            &"consecutiveFailures".into(),
+            &next.consecutive_failures.into(),
+        )?;
+        if let Some(id) = &next.turn_id {
+            Reflect::set(&tr, &"turnId".into(), &id.as_str().into())?;
+        }
+        if let Some(id) = &next.reactive_turn_id {
+            Reflect::set(&tr, &"reactiveTurnId".into(), &id.as_str().into())?;
+        }
+        Reflect::set(&o, &"tracking".into(), &tr)?;
+        Ok(o.into())
+    })
 }
 
 /// `buildApiContextManagement(options)` → the `context_management` request parameter for

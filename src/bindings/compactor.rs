@@ -8,10 +8,10 @@ use std::rc::Rc;
 
 use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::async_exports::{
-    auto_outcome_js, commit_context, compact_error, messages_for_compaction, result_js, Compacted,
+    auto_outcome_js, commit_context, compact_error, messages_for_compaction, promise_of, result_js,
+    Compacted,
 };
 use super::convert::*;
 use super::env::JsEnv;
@@ -385,7 +385,7 @@ impl Compactor {
         let ahead = session.borrow().background().ready().cloned();
         let early = compaction.swap_early();
         let background_error = session.borrow().background().error().cloned();
-        future_to_promise(async move {
+        promise_of(async move {
             let res = preemptive::auto_compact_with_ahead(
                 &snapshot.read.typed,
                 &c.context,
@@ -454,7 +454,7 @@ impl Compactor {
         ctx.calibration = Some(self.session.borrow().calibration().clone());
         let session = self.session.clone();
         let context = self.context.clone();
-        future_to_promise(async move {
+        promise_of(async move {
             match pipeline::compact_conversation(&snapshot.read.typed, &ctx, &opts, &env).await {
                 Ok(r) => commit(&session, compaction, &r, &snapshot, &context),
                 Err(e) => {
