@@ -1330,6 +1330,7 @@ function apiToolIndex_(arr, withPaths, memory, at, cap) {
   const ids = [];
   const names = [];
   let nameIds = null; // past 16 tool names, a Map
+  let lastName = null, lastK = -1; // the previous call's name (most often the same) and its number
   for (let i = 0; i < arr.length; i++) {
     const m = arr[i];
     if (m === null || typeof m !== 'object') return -1;
@@ -1359,7 +1360,8 @@ function apiToolIndex_(arr, withPaths, memory, at, cap) {
         if (typeof id !== 'string' || typeof name !== 'string') return -1;
         ids.push(id);
         let k = -1;
-        if (nameIds === null) {
+        if (name === lastName) k = lastK;
+        else if (nameIds === null) {
           for (let q = 0; q < names.length; q++) {
             if (names[q] === name) {
               k = q;
@@ -1371,7 +1373,7 @@ function apiToolIndex_(arr, withPaths, memory, at, cap) {
             for (let q = 0; q < 16; q++) nameIds.set(names[q], q);
           }
         }
-        if (nameIds !== null) {
+        if (k === -1 && nameIds !== null) {
           const got = nameIds.get(name);
           if (got !== undefined) k = got;
           else nameIds.set(name, names.length);
@@ -1380,6 +1382,8 @@ function apiToolIndex_(arr, withPaths, memory, at, cap) {
           k = names.length;
           names.push(name.indexOf(RS) === -1 ? name : name.replace(SEP_ALL, '\ufffd'));
         }
+        lastName = name;
+        lastK = k;
         let path = 0;
         const input = x.input;
         if (withPaths && input !== null && typeof input === 'object') {

@@ -137,23 +137,30 @@ test('a second call and a call that is not idle start from nothing kept', () => 
 test('many tools, many calls, far calls: the results the rules pick', () => {
   const big = 'y'.repeat(2000);
   const names = Array.from({ length: 24 }, (_, k) => `Tool${k}`);
-  const h = [{ role: 'user', content: 'go' }];
-  const ids = [];
-  for (let k = 0; k < 600; k++) {
-    const id = `c${k}`;
-    ids.push({ id, name: names[k % names.length] });
-    h.push({ role: 'assistant', content: [{ type: 'text', text: 'on' }, { type: 'tool_use', id, name: names[k % names.length], input: { file_path: `/f${k % 7}` } }] });
-    h.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: big }] });
+  // Each call a new name, or runs of the same name (the reader checks the previous call's
+  // name first), before and past the 16 names of its list; the names as new strings each time.
+  const schemes = { 'a new name each call': (k) => k % names.length, 'runs of one name': (k) => Math.floor(k / 3) % names.length };
+  let h, ids;
+  for (const [scheme, nameAt] of Object.entries(schemes)) {
+    h = [{ role: 'user', content: 'go' }];
+    ids = [];
+    for (let k = 0; k < 600; k++) {
+      const id = `c${k}`;
+      const name = `${names[nameAt(k)]}`.split('').join('');
+      ids.push({ id, name });
+      h.push({ role: 'assistant', content: [{ type: 'text', text: 'on' }, { type: 'tool_use', id, name, input: { file_path: `/f${k % 7}` } }] });
+      h.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: big }] });
+    }
+    const pickedBy = (allowed, keepRecent) => {
+      const candidates = ids.filter((c) => allowed.includes(c.name));
+      return candidates.slice(0, Math.max(0, candidates.length - keepRecent)).map((c) => c.id);
+    };
+    for (const allowed of [names, names.slice(15, 20), [names[3], names[23]]]) {
+      const r = same(h, { keepRecent: 2, compactableTools: allowed }, `${scheme}: ${allowed.length} tools allowed`);
+      assert.deepEqual(r.value.clearedToolUseIds, pickedBy(allowed, 2), scheme);
+    }
+    same(h, { keepRecent: 0, compactableTools: ['*'], keepLatestPerPath: true }, `${scheme}: latest per path`);
   }
-  const pickedBy = (allowed, keepRecent) => {
-    const candidates = ids.filter((c) => allowed.includes(c.name));
-    return candidates.slice(0, Math.max(0, candidates.length - keepRecent)).map((c) => c.id);
-  };
-  for (const allowed of [names, names.slice(15, 20), [names[3], names[23]]]) {
-    const r = same(h, { keepRecent: 2, compactableTools: allowed }, `${allowed.length} tools allowed`);
-    assert.deepEqual(r.value.clearedToolUseIds, pickedBy(allowed, 2));
-  }
-  same(h, { keepRecent: 0, compactableTools: ['*'], keepLatestPerPath: true }, 'latest per path');
   // 80 parallel calls, answered oldest first: the first results' calls are > 64 back.
   const wide = [{ role: 'assistant', content: ids.slice(0, 80).map(({ id }) => ({ type: 'tool_use', id, name: 'Read', input: {} })) },
     { role: 'user', content: ids.slice(0, 80).map(({ id }) => ({ type: 'tool_result', tool_use_id: id, content: big })) }];
