@@ -1131,10 +1131,19 @@ function toolIndex_(arr, from, withPaths, keep) {
   let resultShapes = null;
   // The tool names, numbered apart from the strings another shape's description interns
   // (its ids and paths): the Rust side reads a rule for each name it is given. A session
-  // uses a handful of tools: they are looked up in a list, a Map only past 16.
+  // uses a handful of tools: they are looked up in a list, a Map only past 16, after the
+  // previous call's name (most often the same).
   const names = [];
   let nameIds = null;
+  let lastName = null, lastK = -1;
   const nameOf = (s) => {
+    if (s !== lastName) {
+      lastName = s;
+      lastK = lookUpName(s);
+    }
+    return lastK;
+  };
+  const lookUpName = (s) => {
     if (nameIds === null) {
       for (let k = 0; k < names.length; k++) if (names[k] === s) return k;
       if (names.length === 16) {
