@@ -15,7 +15,7 @@
 // langchain-send.js, loaded on a summarizer's first call.
 
 import { describe, guardOptions, likelyMeant, loadOnce } from './options.js';
-import { SummarizerError } from './summary-request.js';
+import { SummarizerError } from './summarizer-error.js';
 
 /** The options {@link langchainSummarizer} reads; any other key is a mistake. */
 const OPTION_KEYS = Object.freeze(['stream', 'maxRetries', 'timeoutMs', 'idleTimeoutMs', 'retryBaseMs', 'retryMaxMs', 'maxRetryAfterMs', 'callOptions']);

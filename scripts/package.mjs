@@ -40,7 +40,7 @@ for (const f of ['anthropic.js', 'anthropic-send.js', 'anthropic.d.ts']) {
   copyFileSync(fileURLToPath(new URL(`../js/${f}`, import.meta.url)), pkg + f);
 }
 // The summarizers for OpenAI, the AI SDK and LangChain, and what they share: plain JavaScript.
-const SUMMARIZER_FILES = ['options.js', 'http.js', 'http.d.ts', 'summary-request.js', 'summary-request.d.ts', 'openai.js', 'openai-send.js', 'openai.d.ts', 'langchain.js', 'langchain-send.js', 'langchain.d.ts', 'ai-sdk.js', 'ai-sdk.d.ts'];
+const SUMMARIZER_FILES = ['options.js', 'summarizer-error.js', 'http.js', 'http.d.ts', 'summary-request.js', 'summary-request.d.ts', 'openai.js', 'openai-send.js', 'openai.d.ts', 'langchain.js', 'langchain-send.js', 'langchain.d.ts', 'ai-sdk.js', 'ai-sdk.d.ts'];
 for (const f of SUMMARIZER_FILES) {
   copyFileSync(fileURLToPath(new URL(`../js/${f}`, import.meta.url)), pkg + f);
 }
@@ -584,7 +584,7 @@ writeFileSync(
 {
   const files = [
     'web.js', 'extras.js', 'constants.js', 'context_compaction.js', 'context_compaction_extra.js',
-    'anthropic.js', 'anthropic-send.js', 'openai.js', 'openai-send.js', 'langchain.js', 'langchain-send.js', 'options.js', 'http.js', 'summary-request.js', 'ai-sdk.js',
+    'anthropic.js', 'anthropic-send.js', 'openai.js', 'openai-send.js', 'langchain.js', 'langchain-send.js', 'options.js', 'summarizer-error.js', 'http.js', 'summary-request.js', 'ai-sdk.js',
     ...readdirSync(pkg + 'snippets', { recursive: true })
       .filter((p) => p.endsWith('.js'))
       .map((p) => `snippets/${p}`),

@@ -774,7 +774,8 @@ test('the request half loads on the first call; a failed load is a retryable NET
   for (const c of cases) {
     const dir = mkdtempSync(join(tmpdir(), 'cc-send-'));
     try {
-      for (const f of [c.front, 'options.js', 'summary-request.js']) copyFileSync(join(JS, f), join(dir, f));
+      // The factory with only what it imports itself: a page loads these and no more.
+      for (const f of [c.front, 'options.js', 'summarizer-error.js']) copyFileSync(join(JS, f), join(dir, f));
       const m = await import(pathToFileURL(join(dir, c.front)).href);
       let fetches = 0;
       const fetch = async () => {
@@ -791,7 +792,7 @@ test('the request half loads on the first call; a failed load is a retryable NET
       assert.ok(err.cause, `${c.front}: the load error is the cause`);
       assert.equal(fetches, 0, `${c.front}: nothing was sent`);
       // The files arrive: the next call loads them and answers.
-      for (const f of [c.back, 'http.js']) copyFileSync(join(JS, f), join(dir, f));
+      for (const f of [c.back, 'http.js', 'summary-request.js']) copyFileSync(join(JS, f), join(dir, f));
       const res = await summarize(REQUEST);
       assert.equal(res.content[0].text, 'S', c.front);
       if (c.body) assert.equal(fetches, 1, c.front);
