@@ -10,13 +10,17 @@ import { withRetries, attemptControls, createSseParser, describe, headersToObjec
 // the front would make a bundler load it with every page that imports the package.
 /** @type {any} The class itself (its declared type and the JS class differ in detail). */
 let AnthropicApiError;
+/** @type {(signal: AbortSignal | undefined) => Error} */
+let abortError;
 
 /**
  * Called by anthropic.js when it loads this module: the error class (and helpers) it owns.
  * @param {any} errorClass
+ * @param {(signal: AbortSignal | undefined) => Error} abortErrorOf
  */
-export function bind(errorClass) {
+export function bind(errorClass, abortErrorOf) {
   AnthropicApiError = errorClass;
+  abortError = abortErrorOf;
 }
 
 /**
@@ -534,17 +538,4 @@ function compactionTextOf(message) {
     .filter((b) => b && b.type === 'compaction' && typeof b.content === 'string')
     .map((b) => /** @type {string} */ (b.content))
     .join('');
-}
-
-/**
- * The `AbortError` of a call aborted by the caller's signal.
- * @param {AbortSignal | undefined} signal
- */
-function abortError(signal) {
-  const err = new AnthropicApiError('The Anthropic API request was aborted', {
-    code: 'ABORTED',
-    cause: signal?.reason,
-  });
-  err.name = 'AbortError';
-  return err;
 }

@@ -236,6 +236,8 @@ function buildAnthropicSummarizer(options) {
     if (onText !== undefined && onText !== null && typeof onText !== 'function') {
       throw Object.assign(new TypeError('summarize: onText must be a function'), { code: 'INVALID_ARGUMENT' });
     }
+    if (signal?.aborted) throw abortError(signal);
+
     const body = { ...request };
     if (model) body.model = model;
     if (useStream) body.stream = true;
@@ -278,7 +280,7 @@ anthropicSummarizer.AnthropicApiError = AnthropicApiError;
 const loadSender = /* @__PURE__ */ loadOnce(
   async () => {
     const m = await import('./anthropic-send.js');
-    m.bind(AnthropicApiError);
+    m.bind(AnthropicApiError, abortError);
     return m;
   },
   (e) =>
@@ -288,6 +290,19 @@ const loadSender = /* @__PURE__ */ loadOnce(
       cause: e,
     }),
 );
+
+/**
+ * The `AbortError` of a call aborted by the caller's signal.
+ * @param {AbortSignal | undefined} signal
+ */
+function abortError(signal) {
+  const err = new AnthropicApiError('The Anthropic API request was aborted', {
+    code: 'ABORTED',
+    cause: signal?.reason,
+  });
+  err.name = 'AbortError';
+  return err;
+}
 
 /**
  * The error of a bad {@link anthropicSummarizer} call: a `TypeError` with a stable `code`.

@@ -801,3 +801,19 @@ test('the request half loads on the first call; a failed load is a retryable NET
     }
   }
 });
+
+test('an aborted signal is reported before the request is read or the request half loaded', async () => {
+  let fetches = 0;
+  const summarize = anthropicSummarizer({ apiKey: 'k', fetch: async () => { fetches++; throw new Error('not reached'); } });
+  const ctl = new AbortController();
+  ctl.abort(new Error('stop'));
+  // A request JSON.stringify cannot write: the abort still comes first, as it always did.
+  const err = await summarize({ ...REQUEST, metadata: { big: 1n } }, { signal: ctl.signal }).then(
+    () => assert.fail('resolved'),
+    (e) => e,
+  );
+  assert.equal(err.name, 'AbortError');
+  assert.equal(err.code, 'ABORTED');
+  assert.ok(err instanceof AnthropicApiError);
+  assert.equal(fetches, 0);
+});
