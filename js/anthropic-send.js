@@ -4,7 +4,7 @@
 // and builds the request body at once, and loads this module on a summarizer's first call.
 // The wire facts it relies on are listed at the top of anthropic.js.
 
-import { withRetries, attemptControls, createSseParser, describe, headersToObject, retryAfter } from './http.js';
+import { withRetries, attemptControls, createSseParser, describe, headersToObject, readSseBody, retryAfter } from './http.js';
 
 // The front module's own objects, given once when it loads this one (`bind`): a static import of
 // the front would make a bundler load it with every page that imports the package.
@@ -32,10 +32,7 @@ export function bind(errorClass, abortErrorOf) {
  *   useStream: boolean,
  *   timeoutMs: number | null | undefined,
  *   idleTimeoutMs: number | null | undefined,
- *   maxRetries: number,
- *   retryBaseMs: number,
- *   retryMaxMs: number,
- *   maxRetryAfterMs: number,
+ *   retry: {maxRetries: number, retryBaseMs: number, retryMaxMs: number, maxRetryAfterMs: number},
  * }} SendConfig
  */
 
@@ -71,10 +68,7 @@ export function send(cfg, payload, signal, call) {
   if (signal?.aborted) return Promise.reject(abortError(signal));
   return withRetries(() => runAttempt(cfg, payload, signal, call), call, {
     isOwn: (err) => err instanceof AnthropicApiError,
-    maxRetries: cfg.maxRetries,
-    retryBaseMs: cfg.retryBaseMs,
-    retryMaxMs: cfg.retryMaxMs,
-    maxRetryAfterMs: cfg.maxRetryAfterMs,
+    ...cfg.retry,
     signal,
     abortError,
   });
@@ -234,44 +228,7 @@ async function readStream(response, guard, bumpIdle, ctl, stopError, call, reque
       headers: responseHeaders,
     });
 
-  const body = response.body;
-  if (!body || typeof body.getReader !== 'function') {
-    // A fetch without streaming bodies: read it whole, then parse.
-    let text;
-    try {
-      text = await guard(response.text());
-    } catch (e) {
-      if (ctl.signal.aborted) throw stopError();
-      throw broken(e);
-    }
-    parser.push(text);
-    parser.end();
-  } else {
-    const reader = body.getReader();
-    const decoder = new TextDecoder('utf-8');
-    let done = false;
-    try {
-      while (!assembler.stopped) {
-        let chunk;
-        try {
-          chunk = await guard(reader.read());
-        } catch (e) {
-          if (ctl.signal.aborted) throw stopError();
-          throw broken(e);
-        }
-        bumpIdle();
-        if (chunk.done) {
-          done = true;
-          parser.push(decoder.decode());
-          parser.end();
-          break;
-        }
-        parser.push(decoder.decode(chunk.value, { stream: true }));
-      }
-    } finally {
-      if (!done) reader.cancel().catch(() => {});
-    }
-  }
+  await readSseBody(response, parser, () => assembler.stopped, guard, bumpIdle, ctl, stopError, broken);
   if (!assembler.stopped) {
     throw new AnthropicApiError('The Anthropic API stream ended before message_stop', {
       code: 'NETWORK_ERROR',

@@ -220,7 +220,7 @@ function buildAnthropicSummarizer(options) {
   /** What a call needs from these options (read by anthropic-send.js). */
   const cfg = {
     url, headers, fetchImpl, useStream, timeoutMs, idleTimeoutMs,
-    maxRetries, retryBaseMs, retryMaxMs, maxRetryAfterMs,
+    retry: { maxRetries, retryBaseMs, retryMaxMs, maxRetryAfterMs },
   };
 
   /**

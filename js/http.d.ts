@@ -2,6 +2,20 @@
 
 /** A server-sent events parser; `push` text cut anywhere, `end` at the end of the stream. */
 export declare function createSseParser(dispatch: (event: string, data: string) => void): { push(text: string): void; end(): void };
+/**
+ * Feeds a response body to an SSE parser until `finished()` or the body ends (see
+ * `readSseBody` in http.js); a failed read rejects with `stopError()` or `broken(error)`.
+ */
+export declare function readSseBody(
+  response: Response,
+  parser: { push(text: string): void; end(): void },
+  finished: () => boolean,
+  guard: <T>(p: Promise<T>) => Promise<T>,
+  bumpIdle: () => void,
+  ctl: AbortController,
+  stopError: () => Error,
+  broken: (error: unknown) => Error,
+): Promise<void>;
 /** The wait a response asks for (`retry-after-ms`, else `retry-after` in seconds or as a date), in ms. */
 export declare function retryAfter(headers: Record<string, string>): number | undefined;
 /** Waits `ms`, or rejects with `abortError(signal)` as soon as `signal` aborts. */

@@ -72,6 +72,62 @@ export function createSseParser(dispatch) {
   };
 }
 
+
+/**
+ * Feeds a response body to a server-sent-events `parser` until `finished()` says the answer
+ * is whole or the body ends: chunk by chunk when the body streams (each chunk restarts the
+ * idle timer, `bumpIdle`), else the whole text at once. A read that fails rejects with
+ * `stopError()` when the attempt was stopped, else with `broken(error)`. The body is cancelled
+ * when reading stops before its end. Whether the answer came whole is the caller's to check.
+ * @param {Response} response
+ * @param {{push(text: string): void, end(): void}} parser
+ * @param {() => boolean} finished
+ * @param {<T>(p: Promise<T>) => Promise<T>} guard
+ * @param {() => void} bumpIdle
+ * @param {AbortController} ctl
+ * @param {() => Error} stopError
+ * @param {(error: unknown) => Error} broken
+ */
+export async function readSseBody(response, parser, finished, guard, bumpIdle, ctl, stopError, broken) {
+  const body = response.body;
+  if (!body || typeof body.getReader !== 'function') {
+    // A fetch without streaming bodies: read it whole, then parse.
+    let text;
+    try {
+      text = await guard(response.text());
+    } catch (e) {
+      if (ctl.signal.aborted) throw stopError();
+      throw broken(e);
+    }
+    parser.push(text);
+    parser.end();
+    return;
+  }
+  const reader = body.getReader();
+  const decoder = new TextDecoder('utf-8');
+  let done = false;
+  try {
+    while (!finished()) {
+      let chunk;
+      try {
+        chunk = await guard(reader.read());
+      } catch (e) {
+        if (ctl.signal.aborted) throw stopError();
+        throw broken(e);
+      }
+      bumpIdle();
+      if (chunk.done) {
+        done = true;
+        parser.push(decoder.decode());
+        parser.end();
+        break;
+      }
+      parser.push(decoder.decode(chunk.value, { stream: true }));
+    }
+  } finally {
+    if (!done) reader.cancel().catch(() => {});
+  }
+}
 /**
  * The wait a response asks for: `retry-after-ms`, else `retry-after` (seconds or an HTTP date).
  * @param {Record<string, string>} h

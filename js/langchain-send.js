@@ -16,10 +16,7 @@ import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError, TRAN
  *   callOptions: Record<string, unknown> | undefined,
  *   timeoutMs: number | null | undefined,
  *   idleTimeoutMs: number | null | undefined,
- *   maxRetries: number,
- *   retryBaseMs: number,
- *   retryMaxMs: number,
- *   maxRetryAfterMs: number,
+ *   retry: {maxRetries: number, retryBaseMs: number, retryMaxMs: number, maxRetryAfterMs: number},
  * }} SendConfig
  */
 
@@ -44,10 +41,7 @@ export function send(cfg, request, signal, state) {
   if (signal?.aborted) throw abortError(signal);
   return withRetries(() => runAttempt(cfg, messages, signal, state), state, {
     isOwn: (err) => err instanceof SummarizerError,
-    maxRetries: cfg.maxRetries,
-    retryBaseMs: cfg.retryBaseMs,
-    retryMaxMs: cfg.retryMaxMs,
-    maxRetryAfterMs: cfg.maxRetryAfterMs,
+    ...cfg.retry,
     signal,
     abortError,
     transient: TRANSIENT,

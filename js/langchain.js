@@ -86,7 +86,10 @@ function buildLangchainSummarizer(chatModel, options) {
   );
 
   /** What a call needs from these arguments (read by langchain-send.js). */
-  const cfg = { lc, label, useStream, callOptions, timeoutMs, idleTimeoutMs, maxRetries, retryBaseMs, retryMaxMs, maxRetryAfterMs };
+  const cfg = {
+    lc, label, useStream, callOptions, timeoutMs, idleTimeoutMs,
+    retry: { maxRetries, retryBaseMs, retryMaxMs, maxRetryAfterMs },
+  };
 
   /**
    * @param {import('./langchain.js').SummaryRequest} request

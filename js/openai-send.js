@@ -4,7 +4,7 @@
 // checks the options and loads this module on a summarizer's first call. The wire facts it
 // relies on are listed at the top of openai.js.
 
-import { withRetries, attemptControls, createSseParser, describe, headersToObject, retryAfter } from './http.js';
+import { withRetries, attemptControls, createSseParser, describe, headersToObject, readSseBody, retryAfter } from './http.js';
 import { chatOfRequest, messagesResponse, TRANSIENT_STATUSES } from './summary-request.js';
 
 // The front module's own objects, given once when it loads this one (`bind`): a static import of
@@ -37,10 +37,7 @@ export function bind(errorClass, fn0) {
  *   extraBody: Record<string, unknown> | undefined,
  *   timeoutMs: number | null | undefined,
  *   idleTimeoutMs: number | null | undefined,
- *   maxRetries: number,
- *   retryBaseMs: number,
- *   retryMaxMs: number,
- *   maxRetryAfterMs: number,
+ *   retry: {maxRetries: number, retryBaseMs: number, retryMaxMs: number, maxRetryAfterMs: number},
  * }} SendConfig
  */
 
@@ -112,10 +109,7 @@ export function send(cfg, request, signal, call) {
   if (signal?.aborted) throw abortError(signal);
   return withRetries(() => runAttempt(cfg, payload, signal, call), call, {
     isOwn: (err) => err instanceof OpenAiApiError,
-    maxRetries: cfg.maxRetries,
-    retryBaseMs: cfg.retryBaseMs,
-    retryMaxMs: cfg.retryMaxMs,
-    maxRetryAfterMs: cfg.maxRetryAfterMs,
+    ...cfg.retry,
     signal,
     abortError,
     transient: TRANSIENT,
@@ -238,43 +232,7 @@ async function readSse(response, guard, bumpIdle, ctl, stopError, assembler, met
   const parser = createSseParser((event, data) => assembler.event(event, data));
   const broken = (/** @type {unknown} */ e) =>
     new OpenAiApiError(`The OpenAI API stream broke: ${describe(e)}`, { code: 'NETWORK_ERROR', retryable: true, cause: e, ...meta });
-  const body = response.body;
-  if (!body || typeof body.getReader !== 'function') {
-    let text;
-    try {
-      text = await guard(response.text());
-    } catch (e) {
-      if (ctl.signal.aborted) throw stopError();
-      throw broken(e);
-    }
-    parser.push(text);
-    parser.end();
-  } else {
-    const reader = body.getReader();
-    const decoder = new TextDecoder('utf-8');
-    let done = false;
-    try {
-      while (!assembler.done) {
-        let chunk;
-        try {
-          chunk = await guard(reader.read());
-        } catch (e) {
-          if (ctl.signal.aborted) throw stopError();
-          throw broken(e);
-        }
-        bumpIdle();
-        if (chunk.done) {
-          done = true;
-          parser.push(decoder.decode());
-          parser.end();
-          break;
-        }
-        parser.push(decoder.decode(chunk.value, { stream: true }));
-      }
-    } finally {
-      if (!done) reader.cancel().catch(() => {});
-    }
-  }
+  await readSseBody(response, parser, () => assembler.done, guard, bumpIdle, ctl, stopError, broken);
   if (!assembler.done) {
     throw new OpenAiApiError('The OpenAI API stream ended before the answer was complete', { code: 'NETWORK_ERROR', retryable: true, ...meta });
   }

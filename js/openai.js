@@ -211,7 +211,7 @@ function buildOpenaiSummarizer(options) {
   /** What a call needs from these options (read by openai-send.js). */
   const cfg = {
     url, headers, fetchImpl, useStream, api, model, maxOutputTokens, extraBody,
-    timeoutMs, idleTimeoutMs, maxRetries, retryBaseMs, retryMaxMs, maxRetryAfterMs,
+    timeoutMs, idleTimeoutMs, retry: { maxRetries, retryBaseMs, retryMaxMs, maxRetryAfterMs },
   };
 
   /**

@@ -817,3 +817,22 @@ test('an aborted signal is reported before the request is read or the request ha
   assert.ok(err instanceof AnthropicApiError);
   assert.equal(fetches, 0);
 });
+
+test('a fetch whose answer has no streaming body: the stream read whole, a CR at its very end still ends its line', async () => {
+  // CR line endings: the text's last character is a CR, which the parser holds back as a
+  // possible half of a CRLF until the end of the stream says it is not.
+  const text = encodeEvents(messageEvents('Whole-text summary.'), '\r');
+  assert.ok(text.endsWith('\r'));
+  const fetch = async () => ({
+    ok: true,
+    status: 200,
+    statusText: 'OK',
+    headers: new Headers({ 'content-type': 'text/event-stream' }),
+    body: null,
+    text: async () => text,
+  });
+  const got = [];
+  const res = await anthropicSummarizer({ apiKey: 'k', fetch, maxRetries: 0 })(REQUEST, { onText: (t) => got.push(t) });
+  assert.equal(res.content[0].text, 'Whole-text summary.');
+  assert.equal(got.join(''), 'Whole-text summary.');
+});
