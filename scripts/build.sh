@@ -15,16 +15,7 @@ extra_dir=target/pkg-extra
 # (scripts/toolchain.sh), or with stable when it is not installed.
 # shellcheck source=scripts/toolchain.sh
 . scripts/toolchain.sh
-# BUILD_WITH_STABLE=1 builds with stable on purpose (to compare).
-cargo_args=()
-if [ "${BUILD_WITH_STABLE:-}" = 1 ]; then
-  echo "build.sh: BUILD_WITH_STABLE=1: building with stable" >&2
-elif size_toolchain_ready; then
-  use_size_toolchain
-  cargo_args=("${SIZE_CARGO_ARGS[@]}")
-else
-  echo "build.sh: $SIZE_TOOLCHAIN (with rust-src) is not installed: building with stable, about 17 KB gzip larger per module (scripts/setup.sh installs it)" >&2
-fi
+choose_build_toolchain build.sh
 build() { # OUT_DIR OUT_NAME FEATURE
   wasm-pack build --release --target web --out-dir "$1" --out-name "$2" -- --no-default-features --features "$3" "${cargo_args[@]}" \
     >/dev/null 2>pkg-build.log || {

@@ -25,13 +25,7 @@ rm -rf "$out" && mkdir -p "$out"
 # The toolchain the package is built with (scripts/toolchain.sh), as scripts/build.sh chooses it.
 # shellcheck source=scripts/toolchain.sh
 . scripts/toolchain.sh
-cargo_args=()
-if [ "${BUILD_WITH_STABLE:-}" != 1 ] && size_toolchain_ready; then
-  use_size_toolchain
-  cargo_args=("${SIZE_CARGO_ARGS[@]}")
-else
-  echo "size.sh: building with stable (the package's size toolchain is not installed, or BUILD_WITH_STABLE=1)" >&2
-fi
+choose_build_toolchain size.sh
 cargo build --quiet --release --target wasm32-unknown-unknown --lib "${features[@]}" "${cargo_args[@]}"
 wasm-bindgen --target web --keep-debug --out-dir "$out/bindgen" "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/release/context_compaction.wasm"
 # The same wasm-opt flags as Cargo.toml's [package.metadata.wasm-pack.profile.release].
