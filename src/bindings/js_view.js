@@ -1105,6 +1105,46 @@ function countTail_(arr, F, fb, W, wb, wcap) {
 // Whether a message with header `h` may be sent to the model (tokens::is_sent decides; this
 // only keeps the tail read from describing lines no count reads).
 const maybeSent = (h) => (h & 16) === 0 && ((h & 7) === 0 || (h & 7) === 1 || (h & 7) === 3 || ((h & 7) === 2 && (h & 8) === 0));
+// The tool names of one tool index, numbered in the order they are first met (`list` is
+// what `takeStrings` then gives: the Rust side reads a rule for each name). A session uses a
+// handful of tools: a name is checked against the previous call's first (most often the
+// same), then looked up in the list, in a Map only past 16 names. Both readers of the index
+// (toolIndex_, apiToolIndex_) make one per reading.
+class ToolNames {
+  constructor() {
+    this.list = [];
+    this.byName = null;
+    this.last = null;
+    this.lastK = -1;
+  }
+
+  number(s) {
+    if (s !== this.last) {
+      this.last = s;
+      this.lastK = this.lookUp(s);
+    }
+    return this.lastK;
+  }
+
+  lookUp(s) {
+    const list = this.list;
+    if (this.byName === null) {
+      for (let k = 0; k < list.length; k++) if (list[k] === s) return k;
+      if (list.length === 16) {
+        this.byName = new Map();
+        for (let k = 0; k < list.length; k++) this.byName.set(list[k], k);
+      }
+    }
+    if (this.byName !== null) {
+      const k = this.byName.get(s);
+      if (k !== undefined) return k;
+      this.byName.set(s, list.length);
+    }
+    list.push(s.indexOf(RS) === -1 ? s : s.replace(SEP_ALL, '\ufffd'));
+    return list.length - 1;
+  }
+}
+
 
 // Every client tool call (assistant messages) and tool result (user messages) of the main
 // chain from arr[from] on, each result matched with the latest earlier call of its id:
@@ -1130,34 +1170,8 @@ function toolIndex_(arr, from, withPaths, keep) {
   // Each result's shape when one is of another ecosystem's (null while all are ANY).
   let resultShapes = null;
   // The tool names, numbered apart from the strings another shape's description interns
-  // (its ids and paths): the Rust side reads a rule for each name it is given. A session
-  // uses a handful of tools: they are looked up in a list, a Map only past 16, after the
-  // previous call's name (most often the same).
-  const names = [];
-  let nameIds = null;
-  let lastName = null, lastK = -1;
-  const nameOf = (s) => {
-    if (s !== lastName) {
-      lastName = s;
-      lastK = lookUpName(s);
-    }
-    return lastK;
-  };
-  const lookUpName = (s) => {
-    if (nameIds === null) {
-      for (let k = 0; k < names.length; k++) if (names[k] === s) return k;
-      if (names.length === 16) {
-        nameIds = new Map();
-        for (let k = 0; k < names.length; k++) nameIds.set(names[k], k);
-      }
-    } else {
-      const k = nameIds.get(s);
-      if (k !== undefined) return k;
-      nameIds.set(s, names.length);
-    }
-    names.push(s.indexOf(RS) === -1 ? s : s.replace(SEP_ALL, '\ufffd'));
-    return names.length - 1;
-  };
+  // (its ids and paths).
+  const names = new ToolNames();
   const pathOf = (input) => {
     if (pathSyms === null || input === null || typeof input !== 'object') return 0;
     const p = typeof input.file_path === 'string' ? input.file_path
@@ -1211,7 +1225,7 @@ function toolIndex_(arr, from, withPaths, keep) {
           if (kind === 1 && t === 'tool_use') {
             if (typeof x.id !== 'string' || typeof x.name !== 'string') return null;
             ids.push(x.id);
-            pushUse(i, nameOf(x.name), pathOf(x.input));
+            pushUse(i, names.number(x.name), pathOf(x.input));
           } else if (kind === 0 && t === 'tool_result') {
             const id = x.tool_use_id;
             if (typeof id !== 'string') return null;
@@ -1263,7 +1277,7 @@ function toolIndex_(arr, from, withPaths, keep) {
             }
           }
           ids.push(words[pos + 5] === 0 ? null : strings[words[pos + 5] - 1]);
-          pushUse(i, words[pos + 6] === 0 ? -1 : nameOf(strings[words[pos + 6] - 1]), path);
+          pushUse(i, words[pos + 6] === 0 ? -1 : names.number(strings[words[pos + 6] - 1]), path);
         } else if (k === 5) {
           let text = words[pos + 1], media = 0;
           let q = pos + BLOCK_WORDS;
@@ -1293,7 +1307,7 @@ function toolIndex_(arr, from, withPaths, keep) {
       if (kind === 1 && x.type === 'tool_use') {
         if (typeof x.id !== 'string' || typeof x.name !== 'string') return null;
         ids.push(x.id);
-        pushUse(i, nameOf(x.name), pathOf(x.input));
+        pushUse(i, names.number(x.name), pathOf(x.input));
       } else if (kind === 0 && x.type === 'tool_result') {
         if (typeof x.tool_use_id !== 'string') return null;
         if (!pushIndexedResult(i, b, findCall(x.tool_use_id), x.content)) return null;
@@ -1316,7 +1330,7 @@ function toolIndex_(arr, from, withPaths, keep) {
   idxUses[n] = nUses / 3;
   idxUses[n + 1] = nResults / 6;
   idxUses[n + 2] = pathSyms === null ? 0 : pathSyms.size;
-  strings = names; // what `takeStrings` gives
+  strings = names.list; // what `takeStrings` gives
   symbols = new Map();
   if (keep && microFast) kept = { arr, len: arr.length, ids: resultIds, shapes: resultShapes };
   return idxUses.subarray(0, n + 3);
@@ -1328,18 +1342,16 @@ function toolIndex_(arr, from, withPaths, keep) {
 // `at` (the calls, the results, the counts; `cap` words there). Returns the words written;
 // -1 when a message is of another kind, or malformed, or a block is not one this pass knows
 // (the Rust side then finds where the context starts and reads with `toolIndex_`, which
-// reports what is wrong); -n when n words are needed. No closure and (up to 16 tool names)
-// no Map is made per call; the ids are not kept (microCompactApply_ reads them from the
-// blocks it clears).
+// reports what is wrong); -n when n words are needed. No closure is made per call (one
+// ToolNames), nor, up to 16 tool names, a Map; the ids are not kept (microCompactApply_ reads
+// them from the blocks it clears).
 function apiToolIndex_(arr, withPaths, memory, at, cap) {
   kept = null;
   nUses = 0;
   nResults = 0;
   let pathSyms = null;
   const ids = [];
-  const names = [];
-  let nameIds = null; // past 16 tool names, a Map
-  let lastName = null, lastK = -1; // the previous call's name (most often the same) and its number
+  const names = new ToolNames();
   for (let i = 0; i < arr.length; i++) {
     const m = arr[i];
     if (m === null || typeof m !== 'object') return -1;
@@ -1368,31 +1380,6 @@ function apiToolIndex_(arr, withPaths, memory, at, cap) {
         const id = x.id, name = x.name;
         if (typeof id !== 'string' || typeof name !== 'string') return -1;
         ids.push(id);
-        let k = -1;
-        if (name === lastName) k = lastK;
-        else if (nameIds === null) {
-          for (let q = 0; q < names.length; q++) {
-            if (names[q] === name) {
-              k = q;
-              break;
-            }
-          }
-          if (k === -1 && names.length === 16) {
-            nameIds = new Map();
-            for (let q = 0; q < 16; q++) nameIds.set(names[q], q);
-          }
-        }
-        if (k === -1 && nameIds !== null) {
-          const got = nameIds.get(name);
-          if (got !== undefined) k = got;
-          else nameIds.set(name, names.length);
-        }
-        if (k === -1) {
-          k = names.length;
-          names.push(name.indexOf(RS) === -1 ? name : name.replace(SEP_ALL, '\ufffd'));
-        }
-        lastName = name;
-        lastK = k;
         let path = 0;
         const input = x.input;
         if (withPaths && input !== null && typeof input === 'object') {
@@ -1408,7 +1395,7 @@ function apiToolIndex_(arr, withPaths, memory, at, cap) {
             }
           }
         }
-        pushUse(i, k, path);
+        pushUse(i, names.number(name), path);
       } else if (user && t === 'tool_result') {
         const id = x.tool_use_id;
         if (typeof id !== 'string') return -1;
@@ -1438,7 +1425,7 @@ function apiToolIndex_(arr, withPaths, memory, at, cap) {
   idxW[at + n] = nUses / 3;
   idxW[at + n + 1] = nResults / 6;
   idxW[at + n + 2] = pathSyms === null ? 0 : pathSyms.size;
-  strings = names; // what `takeStrings` gives
+  strings = names.list; // what `takeStrings` gives
   if (symbols.size !== 0) symbols = new Map();
   interning = true;
   // The ids microCompactApply_ reports: read again there from the results it clears.
