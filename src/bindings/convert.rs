@@ -323,15 +323,16 @@ pub fn js<T>(r: crate::Result<T>) -> JsResult<T> {
     r.map_err(js_error)
 }
 
-/// Serializes a value for JS (plain objects, not Maps).
+/// Serializes a value for JS (plain objects, not Maps): written as JSON text by serde_json
+/// (whose writers the core already has) and read by the engine's own `JSON.parse`.
 pub fn to_js<T: Serialize + ?Sized>(v: &T) -> JsResult<JsValue> {
-    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(serialization_failed)
+    let text = serde_json::to_string(v).map_err(serialization_failed)?;
+    js_sys::JSON::parse(&text)
 }
 
 /// The error of a failed [`to_js`] (one copy, not one per serialized type).
 #[inline(never)]
-fn serialization_failed(e: serde_wasm_bindgen::Error) -> JsValue {
+fn serialization_failed(e: serde_json::Error) -> JsValue {
     js_error(Error::new(ErrorCode::SerializationFailed, e.to_string()))
 }
 

@@ -14,7 +14,7 @@ use crate::drive::answers;
 use crate::drive::env::{CallError, Environment, HookKind, HookOutput, LocalFuture, ProgressEvent};
 use crate::drive::options::ContextOptions;
 use crate::model::error::{Error, Result};
-use crate::summarize::summary::{SummaryRequest, SummaryResponse};
+use crate::summarize::summary::{RequestMessage, Role, SummaryRequest, SummaryResponse};
 
 #[wasm_bindgen(module = "/src/bindings/js_env.js")]
 extern "C" {
@@ -168,12 +168,54 @@ pub fn call_error(e: JsValue, signal: &JsValue) -> CallError {
     }
 }
 
+/// The summary request as the JS object the summarizer receives, built field by field: the
+/// rendered conversation's long texts cross as strings, not inside a JSON text that would be
+/// escaped here and parsed again by `JSON.parse`. Same keys, order and values as the request's
+/// `Serialize` form.
+pub(crate) fn request_js(request: &SummaryRequest) -> super::convert::JsResult<JsValue> {
+    let o = Object::new();
+    let set = |o: &Object, k: &str, v: &JsValue| Reflect::set(o, &k.into(), v).map(|_| ());
+    set(&o, "model", &request.model.as_str().into())?;
+    if !request.system.is_empty() {
+        set(&o, "system", &request.system.as_str().into())?;
+    }
+    let messages = Array::new();
+    for m in &request.messages {
+        messages.push(&match m {
+            RequestMessage::Text(t) => {
+                let message = Object::new();
+                let role = match t.role {
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                };
+                set(&message, "role", &role.into())?;
+                let content = Array::new();
+                for part in &t.content {
+                    let block = Object::new();
+                    set(&block, "type", &"text".into())?;
+                    set(&block, "text", &part.text.as_str().into())?;
+                    content.push(&block);
+                }
+                set(&message, "content", &content)?;
+                message.into()
+            }
+            RequestMessage::Raw(v) => to_js(v)?,
+        });
+    }
+    set(&o, "messages", &messages)?;
+    set(&o, "max_tokens", &(request.max_tokens as f64).into())?;
+    if let Some(c) = &request.compaction {
+        set(&o, "compaction", &to_js(c)?)?;
+    }
+    Ok(o.into())
+}
+
 impl Environment for JsEnv {
     fn summarize(
         &self,
         request: &SummaryRequest,
     ) -> LocalFuture<'_, std::result::Result<SummaryResponse, CallError>> {
-        let req = to_js(request);
+        let req = request_js(request);
         let opts = Object::new();
         let _ = Reflect::set(&opts, &"signal".into(), &self.signal);
         if let Some(f) = self.on_text.dyn_ref::<Function>() {

@@ -13,7 +13,6 @@
 //! also loads on Node versions without `require(esm)` (before 20.19).
 
 use js_sys::{Array, Object, Reflect};
-use serde::Serialize;
 use serde_json::json;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::*;
@@ -23,8 +22,7 @@ use super::exports::*;
 /// A JS value from a `serde_json` value, converted the way the bindings convert (plain
 /// objects, not `Map`s).
 fn js(v: serde_json::Value) -> JsValue {
-    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .expect("serializable test value")
+    super::convert::to_js(&v).expect("serializable test value")
 }
 
 /// A JS value parsed by the engine's own `JSON.parse`.
@@ -88,6 +86,41 @@ fn expect_code<T: std::fmt::Debug>(r: Result<T, JsValue>, code: &str) -> String 
     assert_eq!(get(&e, "code").as_string().as_deref(), Some(code));
     assert_eq!(String::from(err.name()), "ContextCompactionError");
     String::from(err.message())
+}
+
+/// The summary request handed to JS is built field by field (`request_js`): it must be the
+/// request's `Serialize` form, key for key and in order, for both kinds of message, with and
+/// without `system` and `compaction`, and with texts that JSON would escape.
+#[wasm_bindgen_test]
+fn summary_request_object_is_its_serialized_form() {
+    use crate::summarize::summary::{build_summary_request, RequestMessage};
+    let lines: Vec<crate::model::messages::Message> = serde_json::from_value(json!([
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "quote \" and \\ and \u{1} and é and 😀"}},
+        {"type": "assistant", "uuid": "a1", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "line one\nline two"},
+            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/x"}}]}},
+        {"type": "user", "uuid": "u2", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "file text"}]}}
+    ]))
+    .expect("messages");
+    let mut request = build_summary_request("claude-test", &lines, &["be brief".to_string()]);
+    for system in ["", "a system prompt"] {
+        for compaction in [
+            None,
+            Some(json!({"type": "summarize", "instructions": "x"})),
+        ] {
+            request.system = system.to_string();
+            request.compaction = compaction;
+            request.messages.push(RequestMessage::Raw(
+                json!({"role": "user", "content": [{"type": "text", "text": "as given", "extra": [1, null]}]}),
+            ));
+            let built = super::env::request_js(&request).expect("request object");
+            assert_eq!(
+                stringify(&built),
+                serde_json::to_string(&request).expect("json")
+            );
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
