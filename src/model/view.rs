@@ -577,6 +577,14 @@ pub fn utf16_len(s: &str) -> usize {
     crate::model::swar::utf16_len(s.as_bytes())
 }
 
+/// `v` as compact JSON text, what `v.to_string()` gives. Written by `serde_json::to_string`,
+/// whose writer the crate has anyway: `Value`'s `Display` would bring a second writer (and a
+/// pretty one) into the `.wasm` for the same text.
+pub fn json_text(v: &serde_json::Value) -> String {
+    // Infallible: a `Value`'s keys are strings and its numbers finite.
+    serde_json::to_string(v).unwrap_or_default()
+}
+
 /// The length in UTF-16 units of `v`'s JSON text as `serde_json::to_string` writes it
 /// (compact, its escapes), computed from the value: the text is never built.
 pub fn json_units(v: &serde_json::Value) -> usize {

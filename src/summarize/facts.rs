@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::model::hash::FastMap;
 use crate::model::messages::{Block, Content, Kind, Message, ToolResultContent};
 use crate::model::order;
+use crate::model::view::json_text;
 /// A message the user wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UserMessage {
@@ -1009,7 +1010,7 @@ fn extract(messages: &[Message], full: bool) -> ConversationFacts {
                 } else if ty.contains("hook") || ty.contains("diagnostic") {
                     let text = match a.get("content") {
                         Some(Value::String(s)) => Cow::Borrowed(s.as_str()),
-                        _ => Cow::Owned(a.to_string()),
+                        _ => Cow::Owned(json_text(a)),
                     };
                     feedback.push(Feedback {
                         text,

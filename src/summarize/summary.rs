@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use crate::measure::thresholds::{output_limits, MAX_OUTPUT_TOKENS_FOR_SUMMARY};
 use crate::model::messages::{Block, Content, Kind, Message, ToolResultContent};
-use crate::model::view::{string_units, UsageCounts};
+use crate::model::view::{json_text, string_units, UsageCounts};
 
 /// System prompt of the summary request.
 pub const SUMMARY_SYSTEM_PROMPT: &str = "You summarize working sessions between a user and an AI coding assistant. \
@@ -240,7 +240,7 @@ pub(crate) fn cut_middle(s: &str, max_chars: usize) -> String {
 /// it can: long strings inside are cut in the middle first (a tool input's `content` or
 /// `new_string` is what makes it long); only when that is not enough is the text itself cut.
 fn render_json(v: &Value, max_chars: usize) -> String {
-    let s = v.to_string();
+    let s = json_text(v);
     if s.len() <= max_chars || s.chars().count() <= max_chars {
         return s;
     }
@@ -257,7 +257,7 @@ fn render_json(v: &Value, max_chars: usize) -> String {
         }
     }
     for cap in [max_chars / 2, max_chars / 8, max_chars / 32, 200] {
-        let t = shorten(v, cap).to_string();
+        let t = json_text(&shorten(v, cap));
         if t.chars().count() <= max_chars {
             return t;
         }
@@ -276,7 +276,7 @@ fn render_tool_result(content: Option<&ToolResultContent>) -> String {
                     Block::Text(t) => t.text.clone(),
                     Block::Image(_) => "[image]".to_string(),
                     Block::Document(_) => "[document]".to_string(),
-                    other => other.to_value().to_string(),
+                    other => json_text(&other.to_value()),
                 })
                 .collect();
             cut_middle(&parts.join("\n"), MAX_RENDERED_TOOL_RESULT_CHARS)
@@ -337,11 +337,11 @@ fn render_blocks(content: &Content) -> Vec<TextPart> {
                         r.block_type,
                         r.tool_use_id,
                         cut_middle(
-                            &Value::Object(r.raw.clone()).to_string(),
+                            &json_text(&Value::Object(r.raw.clone())),
                             MAX_RENDERED_TOOL_RESULT_CHARS
                         )
                     ),
-                    Block::Unknown(v) => cut_middle(&v.to_string(), MAX_RENDERED_TOOL_RESULT_CHARS),
+                    Block::Unknown(v) => cut_middle(&json_text(v), MAX_RENDERED_TOOL_RESULT_CHARS),
                 };
                 Some(TextPart::new(text))
             })
@@ -366,7 +366,7 @@ fn render_attachment(m: &Message) -> Option<TextPart> {
     let a = m.extra.get("attachment")?;
     Some(TextPart::new(format!(
         "[attachment] {}",
-        cut_middle(&a.to_string(), MAX_RENDERED_TOOL_RESULT_CHARS)
+        cut_middle(&json_text(a), MAX_RENDERED_TOOL_RESULT_CHARS)
     )))
 }
 

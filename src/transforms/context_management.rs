@@ -34,6 +34,7 @@ use serde_json::{json, Map, Value};
 
 use crate::model::error::{Error, ErrorCode, Result};
 use crate::model::messages::{Block, Content, Kind, Message, COMPACTION_BLOCK};
+use crate::model::view::json_text;
 use crate::model::view::UsageCounts;
 
 /// The beta header value that enables context editing.
@@ -98,7 +99,8 @@ impl ThinkingKeep {
                     Ok(ThinkingKeep::Turns(x as u64))
                 }
                 _ => Err(format!(
-                    "thinkingKeep must be \"all\" or a whole number of turns ≥ 1, got {n}"
+                    "thinkingKeep must be \"all\" or a whole number of turns ≥ 1, got {}",
+                    json_text(n)
                 )),
             }
         }
@@ -109,11 +111,13 @@ impl ThinkingKeep {
                 Some("all") => Ok(ThinkingKeep::All),
                 Some("thinking_turns") => turns(o.get("value").unwrap_or(&Value::Null)),
                 _ => Err(format!(
-                    "thinkingKeep object must have type \"all\" or \"thinking_turns\", got {v}"
+                    "thinkingKeep object must have type \"all\" or \"thinking_turns\", got {}",
+                    json_text(v)
                 )),
             },
             other => Err(format!(
-                "thinkingKeep must be \"all\" or a whole number of turns ≥ 1, got {other}"
+                "thinkingKeep must be \"all\" or a whole number of turns ≥ 1, got {}",
+                json_text(other)
             )),
         }
     }

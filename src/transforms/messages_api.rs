@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::model::messages::{Block, Content, Kind, Message};
+use crate::model::view::json_text;
 
 fn role_of(m: &Message) -> Option<&'static str> {
     if m.is_sidechain() {
@@ -31,7 +32,7 @@ fn blocks_of(m: &Message) -> Vec<Value> {
             .get("content")
             .and_then(Value::as_str)
             .map(str::to_string)
-            .unwrap_or_else(|| a.to_string());
+            .unwrap_or_else(|| json_text(a));
         return vec![json!({"type": "text", "text": text})];
     }
     match m.content() {
