@@ -483,6 +483,9 @@ function callLen(name, input) {
   return COUNTER === null ? name.length + args.length : counted(name + args, 2);
 }
 
+// `s` as the strings that cross keep it: an RS inside (their separator) becomes U+FFFD.
+const rsFree = (s) => (s.indexOf(RS) === -1 ? s : s.replace(SEP_ALL, '\ufffd'));
+
 // Strings of the last description, interned: symbol k + 1 is `strings[k]`, 0 is none.
 let strings = [];
 let symbols = new Map();
@@ -491,7 +494,7 @@ function sym(s) {
   if (!interning) return 0;
   let k = symbols.get(s);
   if (k === undefined) {
-    strings.push(s.indexOf(RS) === -1 ? s : s.replace(SEP_ALL, '\ufffd'));
+    strings.push(rsFree(s));
     k = strings.length;
     symbols.set(s, k);
   }
@@ -532,12 +535,7 @@ function describeBlock(b, estimate, out) {
       if (typeof b.id !== 'string' || typeof b.name !== 'string') { text = MISSING; break; }
       id = sym(b.id);
       name = sym(b.name);
-      if (input !== null && typeof input === 'object') {
-        const p = typeof input.file_path === 'string' ? input.file_path
-          : typeof input.path === 'string' ? input.path
-          : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
-        if (p !== undefined) path = sym(p);
-      }
+      path = toolPath(input);
       if (estimate) json = callLen(b.name, input === undefined ? {} : input);
       break;
     }
@@ -581,11 +579,16 @@ function strLen(v) {
   return typeof v === 'string' ? tlen(v) : jsonLen(v);
 }
 
-function toolPath(input) {
-  if (input === null || typeof input !== 'object') return 0;
-  const p = typeof input.file_path === 'string' ? input.file_path
+// The file a tool call's input names (`file_path`, `path` or `notebook_path`), if any.
+function pathIn(input) {
+  if (input === null || typeof input !== 'object') return undefined;
+  return typeof input.file_path === 'string' ? input.file_path
     : typeof input.path === 'string' ? input.path
     : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
+}
+
+function toolPath(input) {
+  const p = pathIn(input);
   return p === undefined ? 0 : sym(p);
 }
 
@@ -1140,7 +1143,7 @@ class ToolNames {
       if (k !== undefined) return k;
       this.byName.set(s, list.length);
     }
-    list.push(s.indexOf(RS) === -1 ? s : s.replace(SEP_ALL, '\ufffd'));
+    list.push(rsFree(s));
     return list.length - 1;
   }
 }
@@ -1172,18 +1175,19 @@ function toolIndex_(arr, from, withPaths, keep) {
   // The tool names, numbered apart from the strings another shape's description interns
   // (its ids and paths).
   const names = new ToolNames();
-  const pathOf = (input) => {
-    if (pathSyms === null || input === null || typeof input !== 'object') return 0;
-    const p = typeof input.file_path === 'string' ? input.file_path
-      : typeof input.path === 'string' ? input.path
-      : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
-    if (p === undefined) return 0;
+  // The number of path `p`, 0 when paths are not asked for.
+  const pathNumber = (p) => {
+    if (pathSyms === null) return 0;
     let path = pathSyms.get(p);
     if (path === undefined) {
       path = pathSyms.size + 1;
       pathSyms.set(p, path);
     }
     return path;
+  };
+  const pathOf = (input) => {
+    const p = pathSyms === null ? undefined : pathIn(input);
+    return p === undefined ? 0 : pathNumber(p);
   };
   let byId = null; // built only when a result's call is not among the recent ones
   const findCall = (id) => {
@@ -1193,6 +1197,99 @@ function toolIndex_(arr, from, withPaths, keep) {
     if (byId === null) byId = new Map();
     for (let k = byId.size; k < ids.length; k++) byId.set(ids[k], k + 1);
     return byId.get(id) || 0;
+  };
+  // A result of message i, block b, of another ecosystem's `shape`.
+  const recordResult = (i, b, id, text, media, cleared, shape) => {
+    pushIndexWords(i, b, id === null ? 0 : findCall(id), text, media, cleared);
+    if (keep) {
+      resultIds.push(id === null ? undefined : id);
+      if (resultShapes === null) resultShapes = new Array(resultIds.length - 1).fill(ANY);
+      resultShapes.push(shape);
+    }
+  };
+  // The calls and results of `words`, describeForeign's description of message i (or of one
+  // of its blocks, numbered from b0).
+  const indexWords = (i, words, shape, b0) => {
+    let pos = 2;
+    for (let b = b0; b < b0 + words[1]; b++) {
+      const k = words[pos];
+      if (k === 3) {
+        const path = words[pos + 7] === 0 ? 0 : pathNumber(strings[words[pos + 7] - 1]);
+        ids.push(words[pos + 5] === 0 ? null : strings[words[pos + 5] - 1]);
+        pushUse(i, words[pos + 6] === 0 ? -1 : names.number(strings[words[pos + 6] - 1]), path);
+      } else if (k === 5) {
+        let text = words[pos + 1], media = 0;
+        let q = pos + BLOCK_WORDS;
+        for (let j = 0; j < words[pos + 4]; j++) {
+          if (words[q] === 1 || words[q] === 2) media++;
+          else if (words[q] === 0) text += words[q + 1];
+          q = skipBlock(words, q);
+        }
+        const id = words[pos + 8] === 0 ? null : strings[words[pos + 8] - 1];
+        recordResult(i, b, id, text, media, words[pos + 3] & 1, shape);
+      }
+      pos = skipBlock(words, pos);
+    }
+  };
+  // An AI SDK ModelMessage: its parts read where they are, with what describeForeign would
+  // give each (one block per part, the same lengths and flags) but no description written
+  // and no id interned. A result whose output holds parts, and an Anthropic `tool_result`
+  // part, are described as describeForeign does.
+  const indexAiModel = (i, m) => {
+    const c = m.content;
+    if (!Array.isArray(c)) return;
+    for (let b = 0; b < c.length; b++) {
+      const p = c[b];
+      if (p === null || typeof p !== 'object' || Array.isArray(p)) continue;
+      const t = p.type;
+      if (t === 'tool-call' || t === 'tool_use' || t === 'tool_call' || t === 'server_tool_use') {
+        const id = p.toolCallId !== undefined ? p.toolCallId : p.id;
+        const name = p.toolName !== undefined ? p.toolName : p.name;
+        const input = 'input' in p ? p.input : p.args;
+        const f = pathSyms === null ? undefined : pathIn(input);
+        const path = f === undefined ? 0 : pathNumber(rsFree(f));
+        ids.push(typeof id === 'string' ? rsFree(id) : null);
+        pushUse(i, names.number(typeof name === 'string' ? rsFree(name) : ''), path);
+      } else if (t === 'tool-result') {
+        const o = p.output !== undefined ? p.output : p.result;
+        let text = 0, cleared = 0;
+        if (o === null || typeof o !== 'object' || Array.isArray(o) || typeof o.type !== 'string') {
+          if (Array.isArray(o)) {
+            indexAiPart(i, b, p);
+            continue;
+          }
+          if (o !== undefined && o !== null) text = strLen(o);
+          cleared = clearedFlag(o);
+        } else {
+          switch (o.type) {
+            case 'text': case 'error-text': case 'json': case 'error-json':
+              if (o.value !== undefined) text = strLen(o.value);
+              cleared = clearedFlag(o.value);
+              break;
+            case 'content':
+              indexAiPart(i, b, p);
+              continue;
+            case 'execution-denied': {
+              const r = typeof o.reason === 'string' ? o.reason : '';
+              text = strLen(r);
+              cleared = clearedFlag(r);
+              break;
+            }
+            default:
+              text = jsonLen(o);
+          }
+        }
+        recordResult(i, b, typeof p.toolCallId === 'string' ? rsFree(p.toolCallId) : null, text, 0, cleared, AI_MODEL);
+      } else if (t === 'tool_result') {
+        indexAiPart(i, b, p);
+      }
+    }
+  };
+  // Part b of message i described as describeForeign describes it, then indexed.
+  const indexAiPart = (i, b, p) => {
+    const words = [4, 1];
+    pushPart(p, false, words);
+    indexWords(i, words, AI_MODEL, b);
   };
   let arrayShape = ANY;
   for (let i = from; i < arr.length; i++) {
@@ -1258,44 +1355,16 @@ function toolIndex_(arr, from, withPaths, keep) {
       else if (shape !== arrayShape) return null;
     }
     if ((h & 16) || kind > 1) continue;
+    if (shape === AI_MODEL && microFast) {
+      indexAiModel(i, m);
+      continue;
+    }
     if (shape >= AI_MODEL) {
       // Another ecosystem's message: its calls and results as describeForeign numbers them
       // (a UIMessage holds both; the edits use the same block numbers).
       const words = [];
       describeForeign(m, shape, false, words);
-      let pos = 2;
-      for (let b = 0; b < words[1]; b++) {
-        const k = words[pos];
-        if (k === 3) {
-          let path = 0;
-          if (pathSyms !== null && words[pos + 7] !== 0) {
-            const p = strings[words[pos + 7] - 1];
-            path = pathSyms.get(p);
-            if (path === undefined) {
-              path = pathSyms.size + 1;
-              pathSyms.set(p, path);
-            }
-          }
-          ids.push(words[pos + 5] === 0 ? null : strings[words[pos + 5] - 1]);
-          pushUse(i, words[pos + 6] === 0 ? -1 : names.number(strings[words[pos + 6] - 1]), path);
-        } else if (k === 5) {
-          let text = words[pos + 1], media = 0;
-          let q = pos + BLOCK_WORDS;
-          for (let j = 0; j < words[pos + 4]; j++) {
-            if (words[q] === 1 || words[q] === 2) media++;
-            else if (words[q] === 0) text += words[q + 1];
-            q = skipBlock(words, q);
-          }
-          const id = words[pos + 8] === 0 ? null : strings[words[pos + 8] - 1];
-          pushIndexWords(i, b, id === null ? 0 : findCall(id), text, media, words[pos + 3] & 1);
-          if (keep) {
-            resultIds.push(id === null ? undefined : id);
-            if (resultShapes === null) resultShapes = new Array(resultIds.length - 1).fill(ANY);
-            resultShapes.push(shape);
-          }
-        }
-        pos = skipBlock(words, pos);
-      }
+      indexWords(i, words, shape, 0);
       continue;
     }
     const c = contentOf(m);
@@ -1381,18 +1450,13 @@ function apiToolIndex_(arr, withPaths, memory, at, cap) {
         if (typeof id !== 'string' || typeof name !== 'string') return -1;
         ids.push(id);
         let path = 0;
-        const input = x.input;
-        if (withPaths && input !== null && typeof input === 'object') {
-          const p = typeof input.file_path === 'string' ? input.file_path
-            : typeof input.path === 'string' ? input.path
-            : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
-          if (p !== undefined) {
-            if (pathSyms === null) pathSyms = new Map();
-            path = pathSyms.get(p);
-            if (path === undefined) {
-              path = pathSyms.size + 1;
-              pathSyms.set(p, path);
-            }
+        const p = withPaths ? pathIn(x.input) : undefined;
+        if (p !== undefined) {
+          if (pathSyms === null) pathSyms = new Map();
+          path = pathSyms.get(p);
+          if (path === undefined) {
+            path = pathSyms.size + 1;
+            pathSyms.set(p, path);
           }
         }
         pushUse(i, names.number(name), path);

@@ -190,3 +190,58 @@ test('API messages the one-pass reader leaves to the general one: the same resul
     for (const keepRecent of [0, 1]) same(h, { keepRecent }, what);
   }
 });
+
+test('AI SDK ModelMessage parts the direct reader reads, and the ones it describes: the same result or error', () => {
+  const big = 'y'.repeat(3000);
+  const RS = '\u001e';
+  const call = (id, extra = {}) => ({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: 'Read', input: { file_path: `/f/${id}` }, ...extra }] });
+  const result = (id, output, extra = {}) => ({ role: 'tool', content: [{ type: 'tool-result', toolCallId: id, toolName: 'Read', output, ...extra }] });
+  const text = (value) => ({ type: 'text', value });
+  const outputs = {
+    text: text(big),
+    'error-text': { type: 'error-text', value: big },
+    json: { type: 'json', value: { rows: [big, 1, null] } },
+    'error-json': { type: 'error-json', value: [big] },
+    content: { type: 'content', value: [{ type: 'text', text: big }, { type: 'image-data', data: 'AA', mediaType: 'image/png' }, { type: 'media', data: 'AA', mediaType: 'application/pdf' }] },
+    'content not an array': { type: 'content', value: 'no' },
+    'execution-denied': { type: 'execution-denied', reason: big },
+    'execution-denied, no reason': { type: 'execution-denied' },
+    'another type': { type: 'future-kind', value: big },
+    'a bare string': big,
+    'an array': [{ type: 'text', text: big }, { type: 'image', image: 'AA' }],
+    'an object without type': { value: big },
+    'already cleared': text('[Old tool result content cleared]'),
+    'a bare cleared string': '[Old tool result content cleared]',
+    missing: undefined,
+    null: null,
+  };
+  const tail = [call('z1'), result('z1', text(big)), call('z2'), result('z2', text(big))];
+  const cases = {};
+  for (const [what, output] of Object.entries(outputs)) {
+    cases[`output ${what}`] = [{ role: 'user', content: 'go' }, call('a'), result('a', output), ...tail];
+  }
+  Object.assign(cases, {
+    'result (older versions)': [call('a'), { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'a', toolName: 'Read', result: big }] }, ...tail],
+    'args, id and name': [{ role: 'assistant', content: [{ type: 'tool_call', id: 'a', name: 'Grep', args: { path: '/p' } }] }, result('a', text(big)), ...tail],
+    'a JSON string input': [call('a', { input: '{"file_path":"/s"}' }), result('a', text(big)), ...tail],
+    'a name that is not a string': [call('a', { toolName: 7 }), result('a', text(big)), ...tail],
+    'a call without its id': [call('a', { toolCallId: undefined }), result('a', text(big)), ...tail],
+    'a result without its id': [call('a'), result(undefined, text(big)), ...tail],
+    'RS in ids, names and paths': [call(`a${RS}b`, { toolName: `Re${RS}ad`, input: { file_path: `/x${RS}y` } }), result(`a${RS}b`, text(big)), ...tail],
+    'an Anthropic tool_result part': [call('a'), { role: 'tool', content: [{ type: 'tool_result', tool_use_id: 'a', content: [{ type: 'text', text: big }] }] }, ...tail],
+    'server_tool_use and tool_use parts': [{ role: 'assistant', content: [{ type: 'server_tool_use', id: 's', name: 'web', input: {} }, { type: 'tool_use', id: 'a', name: 'Read', input: { notebook_path: '/n' } }] }, result('a', text(big)), result('s', text(big)), ...tail],
+    'text, reasoning and files around the parts': [{ role: 'assistant', content: [{ type: 'text', text: 'hm' }, { type: 'reasoning', text: 'think' }, { type: 'tool-call', toolCallId: 'a', toolName: 'Read', input: {} }] }, { role: 'tool', content: [null, 'str', { type: 'file', data: 'AA', mediaType: 'image/png' }, { type: 'tool-result', toolCallId: 'a', toolName: 'Read', output: text(big) }] }, ...tail],
+    'a tool message with string content': [call('a'), { role: 'tool', content: 'plain' }, ...tail],
+    'one file read twice': [call('a'), result('a', text(big)), call('b', { input: { file_path: '/f/a' } }), result('b', text(big)), ...tail],
+    'a result far from its call': [call('far'), ...Array.from({ length: 70 }, (_, k) => call(`n${k}`)), result('far', text(big)), ...tail],
+    'a malformed part type': [call('a'), { role: 'tool', content: [{ type: 5 }, { type: 'tool-result', toolCallId: 'a', toolName: 'Read', output: text(big) }] }, ...tail],
+  });
+  let cleared = 0;
+  for (const [what, h] of Object.entries(cases)) {
+    for (const options of [{ keepRecent: 0 }, { keepRecent: 1 }, { keepRecent: 0, keepLatestPerPath: true }, { keepRecent: 0, compactableTools: ['*'] }]) {
+      const r = same(h, options, `${what} ${JSON.stringify(options)}`);
+      cleared += r.value?.clearedToolUseIds.length ?? 0;
+    }
+  }
+  assert.ok(cleared > 100, `${cleared} results cleared`);
+});
