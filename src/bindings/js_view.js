@@ -770,17 +770,9 @@ function describeForeign(m, shape, estimate, out) {
         break;
       }
       n = pushContent(f.content, estimate, out);
-      if (Array.isArray(f.tool_calls)) {
-        // A call also written in the content (as Anthropic models return it) counts once.
-        const seen = new Set();
-        if (Array.isArray(f.content)) {
-          for (const p of f.content) if (p !== null && typeof p === 'object' && typeof p.id === 'string') seen.add(p.id);
-        }
-        for (const c of f.tool_calls) {
-          if (c === null || typeof c !== 'object' || seen.has(c.id)) continue;
-          pushCall(out, estimate, c.id, c.name, c.args);
-          n++;
-        }
+      for (const c of lcToolCalls(f)) {
+        pushCall(out, estimate, c.id, c.name, c.args);
+        n++;
       }
       break;
     }
@@ -788,6 +780,17 @@ function describeForeign(m, shape, estimate, out) {
       break;
   }
   out[at + 1] = n;
+}
+
+// The `tool_calls` of a LangChain message's fields `f` that are calls: objects, and not also
+// written in its content (as Anthropic models return them), so that each counts once.
+function lcToolCalls(f) {
+  if (!Array.isArray(f.tool_calls)) return [];
+  const seen = new Set();
+  if (Array.isArray(f.content)) {
+    for (const p of f.content) if (p !== null && typeof p === 'object' && typeof p.id === 'string') seen.add(p.id);
+  }
+  return f.tool_calls.filter((c) => c !== null && typeof c === 'object' && !seen.has(c.id));
 }
 
 // An OpenAI Responses item as blocks.
@@ -1231,65 +1234,123 @@ function toolIndex_(arr, from, withPaths, keep) {
       pos = skipBlock(words, pos);
     }
   };
-  // An AI SDK ModelMessage: its parts read where they are, with what describeForeign would
-  // give each (one block per part, the same lengths and flags) but no description written
-  // and no id interned. A result whose output holds parts, and an Anthropic `tool_result`
-  // part, are described as describeForeign does.
-  const indexAiModel = (i, m) => {
-    const c = m.content;
-    if (!Array.isArray(c)) return;
-    for (let b = 0; b < c.length; b++) {
-      const p = c[b];
-      if (p === null || typeof p !== 'object' || Array.isArray(p)) continue;
-      const t = p.type;
-      if (t === 'tool-call' || t === 'tool_use' || t === 'tool_call' || t === 'server_tool_use') {
-        const id = p.toolCallId !== undefined ? p.toolCallId : p.id;
-        const name = p.toolName !== undefined ? p.toolName : p.name;
-        const input = 'input' in p ? p.input : p.args;
-        const f = pathSyms === null ? undefined : pathIn(input);
-        const path = f === undefined ? 0 : pathNumber(rsFree(f));
-        ids.push(typeof id === 'string' ? rsFree(id) : null);
-        pushUse(i, names.number(typeof name === 'string' ? rsFree(name) : ''), path);
-      } else if (t === 'tool-result') {
-        const o = p.output !== undefined ? p.output : p.result;
-        let text = 0, cleared = 0;
-        if (o === null || typeof o !== 'object' || Array.isArray(o) || typeof o.type !== 'string') {
-          if (Array.isArray(o)) {
-            indexAiPart(i, b, p);
-            continue;
-          }
-          if (o !== undefined && o !== null) text = strLen(o);
-          cleared = clearedFlag(o);
-        } else {
-          switch (o.type) {
-            case 'text': case 'error-text': case 'json': case 'error-json':
-              if (o.value !== undefined) text = strLen(o.value);
-              cleared = clearedFlag(o.value);
-              break;
-            case 'content':
-              indexAiPart(i, b, p);
-              continue;
-            case 'execution-denied': {
-              const r = typeof o.reason === 'string' ? o.reason : '';
-              text = strLen(r);
-              cleared = clearedFlag(r);
-              break;
-            }
-            default:
-              text = jsonLen(o);
-          }
-        }
-        recordResult(i, b, typeof p.toolCallId === 'string' ? rsFree(p.toolCallId) : null, text, 0, cleared, AI_MODEL);
-      } else if (t === 'tool_result') {
-        indexAiPart(i, b, p);
+  // Another ecosystem's message read where it is: its calls and results get what
+  // describeForeign would give them (its block numbers, lengths and flags), but no
+  // description is written and no id interned. What is rare (a result holding parts, an
+  // Anthropic block among the parts, a UIMessage) is described as describeForeign does.
+  // A call (pushCall's numbers).
+  const indexCall = (i, id, name, input) => {
+    const f = pathSyms === null ? undefined : pathIn(input);
+    ids.push(typeof id === 'string' ? rsFree(id) : null);
+    pushUse(i, names.number(typeof name === 'string' ? rsFree(name) : ''), f === undefined ? 0 : pathNumber(rsFree(f)));
+  };
+  // Block b of message i as describeForeign describes it (`describe` pushes it), then indexed.
+  const indexDescribed = (i, b, shape, describe) => {
+    const words = [4, 1];
+    describe(words);
+    indexWords(i, words, shape, b);
+  };
+  const resultId = (id) => (typeof id === 'string' ? rsFree(id) : null);
+  // A result whose output is a string or any JSON value but an array (pushResult's numbers).
+  const indexOutput = (i, b, id, output, shape) => {
+    if (Array.isArray(output)) {
+      indexDescribed(i, b, shape, (words) => pushResult(words, false, id, output));
+      return;
+    }
+    recordResult(i, b, resultId(id), output === undefined || output === null ? 0 : strLen(output), 0, clearedFlag(output), shape);
+  };
+  // One part (pushPart's numbers).
+  const indexPart = (i, b, p, shape) => {
+    if (p === null || typeof p !== 'object' || Array.isArray(p)) return;
+    const t = p.type;
+    if (t === 'tool-call' || t === 'tool_use' || t === 'tool_call' || t === 'server_tool_use') {
+      indexCall(i, p.toolCallId !== undefined ? p.toolCallId : p.id,
+        p.toolName !== undefined ? p.toolName : p.name, 'input' in p ? p.input : p.args);
+    } else if (t === 'tool-result') {
+      // pushAiOutput's numbers.
+      const o = p.output !== undefined ? p.output : p.result;
+      if (o === null || typeof o !== 'object' || Array.isArray(o) || typeof o.type !== 'string') {
+        indexOutput(i, b, p.toolCallId, o, shape);
+        return;
       }
+      switch (o.type) {
+        case 'text': case 'error-text': case 'json': case 'error-json':
+          recordResult(i, b, resultId(p.toolCallId), o.value === undefined ? 0 : strLen(o.value), 0, clearedFlag(o.value), shape);
+          return;
+        case 'content':
+          indexOutput(i, b, p.toolCallId, Array.isArray(o.value) ? o.value : [], shape);
+          return;
+        case 'execution-denied':
+          indexOutput(i, b, p.toolCallId, typeof o.reason === 'string' ? o.reason : '', shape);
+          return;
+        default:
+          recordResult(i, b, resultId(p.toolCallId), jsonLen(o), 0, 0, shape);
+      }
+    } else if (t === 'tool_result') {
+      indexDescribed(i, b, shape, (words) => pushPart(p, false, words));
     }
   };
-  // Part b of message i described as describeForeign describes it, then indexed.
-  const indexAiPart = (i, b, p) => {
-    const words = [4, 1];
-    pushPart(p, false, words);
-    indexWords(i, words, AI_MODEL, b);
+  // A content field from block b0 on (pushContent's numbers); returns its number of blocks.
+  const indexContent = (i, c, b0, shape) => {
+    if (Array.isArray(c)) {
+      for (let k = 0; k < c.length; k++) indexPart(i, b0 + k, c[k], shape);
+      return c.length;
+    }
+    return c === undefined || c === null || c === '' ? 0 : 1;
+  };
+  // Message i of `shape` (describeForeign's numbers); false for a UIMessage, left to it.
+  const indexForeign = (i, m, shape) => {
+    switch (shape) {
+      case AI_MODEL:
+        indexContent(i, m.content, 0, shape);
+        return true;
+      case CHAT: {
+        if (m.role === 'tool' || m.role === 'function') {
+          indexOutput(i, 0, m.tool_call_id, typeof m.content === 'string' || Array.isArray(m.content) ? m.content : '', shape);
+          return true;
+        }
+        let b = typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0 ? 1 : 0;
+        b += indexContent(i, m.content, b, shape);
+        if (Array.isArray(m.tool_calls)) {
+          for (const c of m.tool_calls) {
+            const fn = c !== null && typeof c === 'object' ? (c.function || c.custom) : undefined;
+            if (fn !== null && typeof fn === 'object') indexCall(i, c.id, fn.name, fn.arguments !== undefined ? fn.arguments : fn.input);
+            else indexPart(i, b, c, shape);
+            b++;
+          }
+        }
+        if (m.function_call !== null && typeof m.function_call === 'object') {
+          indexCall(i, undefined, m.function_call.name, m.function_call.arguments);
+        }
+        return true;
+      }
+      case RESPONSES:
+        switch (m.type) {
+          case 'message': case undefined: indexContent(i, m.content, 0, shape); break;
+          case 'function_call': indexCall(i, m.call_id, m.name, m.arguments); break;
+          case 'custom_tool_call': indexCall(i, m.call_id, m.name, m.input); break;
+          case 'reasoning': case 'compaction': break;
+          default:
+            if (responsesSide(m, m.type) === 0 && 'output' in m) indexOutput(i, 0, m.call_id, m.output, shape);
+        }
+        return true;
+      case LANGCHAIN: {
+        const f = lcFields(m);
+        if (f === undefined) {
+          indexContent(i, m.content, 0, shape);
+          return true;
+        }
+        if (lcKind(m, f) === 0 && typeof f.tool_call_id === 'string') {
+          indexOutput(i, 0, f.tool_call_id, f.content, shape);
+          return true;
+        }
+        indexContent(i, f.content, 0, shape);
+        for (const c of lcToolCalls(f)) indexCall(i, c.id, c.name, c.args);
+        return true;
+      }
+      default:
+        return false;
+    }
   };
   let arrayShape = ANY;
   for (let i = from; i < arr.length; i++) {
@@ -1355,10 +1416,7 @@ function toolIndex_(arr, from, withPaths, keep) {
       else if (shape !== arrayShape) return null;
     }
     if ((h & 16) || kind > 1) continue;
-    if (shape === AI_MODEL && microFast) {
-      indexAiModel(i, m);
-      continue;
-    }
+    if (shape >= AI_MODEL && microFast && indexForeign(i, m, shape)) continue;
     if (shape >= AI_MODEL) {
       // Another ecosystem's message: its calls and results as describeForeign numbers them
       // (a UIMessage holds both; the edits use the same block numbers).

@@ -11,7 +11,8 @@ import { readdirSync } from 'node:fs';
 import * as cc from '../../pkg/node.js';
 import { buildApiView, activeStart } from '../../bench/formats.mjs';
 import { LONG_TRANSCRIPT, TRANSCRIPTS, readJsonl, randomHistory, prng, packageJsView, callOutcome } from './helpers/support.mjs';
-import { SHAPES } from './helpers/shapes.mjs';
+import { AIMessage, ToolMessage } from '@langchain/core/messages';
+import { SHAPES, toLangChain, toLangChainStored, toLangChainSerialized } from './helpers/shapes.mjs';
 
 cc.setEnvironmentDefaults({});
 
@@ -50,6 +51,19 @@ function same(messages, options, what) {
   const { fast, full } = bothWays(messages, options);
   assert.deepEqual(fast, full, what);
   return fast;
+}
+
+// `same` for each history of `cases` under four option sets; returns how many results the
+// fast runs cleared in all.
+function sameUnderEveryOption(cases) {
+  let cleared = 0;
+  for (const [what, h] of Object.entries(cases)) {
+    for (const options of [{ keepRecent: 0 }, { keepRecent: 1 }, { keepRecent: 0, keepLatestPerPath: true }, { keepRecent: 0, compactableTools: ['*'] }]) {
+      const r = same(h, options, `${what} ${JSON.stringify(options)}`);
+      cleared += r.value?.clearedToolUseIds.length ?? 0;
+    }
+  }
+  return cleared;
 }
 
 const apiView = (() => {
@@ -236,12 +250,50 @@ test('AI SDK ModelMessage parts the direct reader reads, and the ones it describ
     'a result far from its call': [call('far'), ...Array.from({ length: 70 }, (_, k) => call(`n${k}`)), result('far', text(big)), ...tail],
     'a malformed part type': [call('a'), { role: 'tool', content: [{ type: 5 }, { type: 'tool-result', toolCallId: 'a', toolName: 'Read', output: text(big) }] }, ...tail],
   });
-  let cleared = 0;
-  for (const [what, h] of Object.entries(cases)) {
-    for (const options of [{ keepRecent: 0 }, { keepRecent: 1 }, { keepRecent: 0, keepLatestPerPath: true }, { keepRecent: 0, compactableTools: ['*'] }]) {
-      const r = same(h, options, `${what} ${JSON.stringify(options)}`);
-      cleared += r.value?.clearedToolUseIds.length ?? 0;
-    }
-  }
+  const cleared = sameUnderEveryOption(cases);
   assert.ok(cleared > 100, `${cleared} results cleared`);
+});
+
+test('OpenAI Chat, Responses and LangChain messages the direct reader reads, and odd ones: the same result or error', () => {
+  const big = 'q'.repeat(3000);
+  const RS = '\u001e';
+  const chatCall = (id, args = `{"file_path":"/f/${id}"}`) => ({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'Read', arguments: args } }] });
+  const chatResult = (id, content = big) => ({ role: 'tool', tool_call_id: id, content });
+  const chatTail = [chatCall('z1'), chatResult('z1'), chatCall('z2'), chatResult('z2')];
+  const respCall = (id, extra = {}) => ({ type: 'function_call', call_id: id, name: 'Read', arguments: '{}', ...extra });
+  const respResult = (id, output = big) => ({ type: 'function_call_output', call_id: id, output });
+  const respTail = [respCall('z1'), respResult('z1'), respCall('z2'), respResult('z2')];
+  const cases = {
+    'chat: a result of parts': [chatCall('a'), chatResult('a', [{ type: 'text', text: big }, { type: 'image_url', image_url: { url: 'data:,' } }]), ...chatTail],
+    'chat: a result not a string': [chatCall('a'), chatResult('a', { big }), ...chatTail],
+    'chat: a cleared result': [chatCall('a'), chatResult('a', '[Old tool result content cleared]'), ...chatTail],
+    'chat: reasoning, text and two calls': [{ role: 'assistant', reasoning_content: 'hmm', content: 'text', tool_calls: [{ id: 'a', type: 'function', function: { name: 'Grep', arguments: '{}' } }, { id: 'b', type: 'custom', custom: { name: 'Edit', input: 'raw' } }] }, chatResult('a'), chatResult('b'), ...chatTail],
+    'chat: odd tool_calls': [{ role: 'assistant', content: [{ type: 'text', text: 'x' }], tool_calls: [null, { id: 'n' }, { type: 'tool-call', toolCallId: 'a', toolName: 'Read', input: {} }] }, chatResult('a'), ...chatTail],
+    'chat: a legacy function call': [{ role: 'assistant', content: null, function_call: { name: 'Read', arguments: '{}' } }, { role: 'function', name: 'Read', content: big }, ...chatTail],
+    'chat: RS in ids and names': [chatCall(`a${RS}`), chatResult(`a${RS}`), { role: 'assistant', content: null, tool_calls: [{ id: 'b', type: 'function', function: { name: `R${RS}`, arguments: '{}' } }] }, chatResult('b'), ...chatTail],
+    'chat: a result far from its call': [chatCall('far'), ...Array.from({ length: 70 }, (_, k) => chatCall(`n${k}`)), chatResult('far'), ...chatTail],
+    'responses: outputs of every kind': [respCall('a'), respResult('a', [{ type: 'input_text', text: big }, { type: 'input_image', image_url: 'data:,' }]), respCall('b'), respResult('b', { big }), respCall('c'), respResult('c', null), ...respTail],
+    'responses: custom tools, reasoning and messages': [{ type: 'reasoning', summary: [{ type: 'summary_text', text: 'why' }] }, { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] }, { type: 'custom_tool_call', call_id: 'a', name: 'Edit', input: 'raw' }, { type: 'custom_tool_call_output', call_id: 'a', output: big }, ...respTail],
+    'responses: an item reference and a result without its id': [{ id: 'ref_1' }, respCall('a'), { type: 'function_call_output', output: big }, ...respTail],
+  };
+  const api = [
+    { role: 'user', content: 'go' },
+    { role: 'assistant', content: [{ type: 'text', text: 'reading' }, { type: 'tool_use', id: 'a', name: 'Read', input: { file_path: '/f/a' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: [{ type: 'text', text: big }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AA' } }] }] },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'b', name: 'Read', input: { file_path: '/f/a' } }, { type: 'tool_use', id: 'c', name: 'Bash', input: { command: 'ls' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'b', content: big }, { type: 'tool_result', tool_use_id: 'c', content: '[Old tool result content cleared]' }] },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'd', name: 'Grep', input: { path: '/p' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'd', content: big }] },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'e', name: 'Read', input: {} }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'e', content: big }] },
+  ];
+  for (const [name, convert] of [['langchain', toLangChain], ['langchain stored', toLangChainStored], ['langchain serialized', toLangChainSerialized]]) {
+    cases[name] = convert(api);
+  }
+  const lcCall = (id, extra = {}) => new AIMessage({ content: 'calling', tool_calls: [{ id, name: 'Read', args: { file_path: `/f/${id}` } }], ...extra });
+  const lcResult = (id, content = big) => new ToolMessage({ content, tool_call_id: id });
+  cases['langchain: calls only in tool_calls'] = [lcCall('a'), lcResult('a'), lcCall('b'), lcResult('b', [{ type: 'text', text: big }]), lcCall('c'), lcResult('c'), lcCall('d'), lcResult('d')];
+  cases['langchain: a call in both'] = [new AIMessage({ content: [{ type: 'tool_use', id: 'a', name: 'Read', input: { file_path: '/x' } }], tool_calls: [{ id: 'a', name: 'Read', args: { file_path: '/x' } }, { id: 'b', name: 'Grep', args: {} }] }), lcResult('a'), lcResult('b'), lcCall('c'), lcResult('c'), lcCall('d'), lcResult('d')];
+  const cleared = sameUnderEveryOption(cases);
+  assert.ok(cleared > 80, `${cleared} results cleared`);
 });
