@@ -4,7 +4,7 @@
 // and builds the request body at once, and loads this module on a summarizer's first call.
 // The wire facts it relies on are listed at the top of anthropic.js.
 
-import { withRetries, attemptControls, createSseParser, describe, headersToObject, readSseBody, retryAfter } from './http.js';
+import { withRetries, createSseParser, describe, fetchAttempt, readSseBody, retryableStatus, retryAfter } from './http.js';
 
 // The front module's own objects, given once when it loads this one (`bind`): a static import of
 // the front would make a bundler load it with every page that imports the package.
@@ -82,76 +82,20 @@ export function send(cfg, payload, signal, call) {
  * @param {{delivered: boolean, onText: ((text: string) => void) | undefined, beta?: string}} call
  * @returns {Promise<import('./anthropic.js').MessagesResponse>}
  */
-async function runAttempt(cfg, payload, signal, call) {
-  const { url, headers, fetchImpl, useStream, timeoutMs, idleTimeoutMs } = cfg;
-  const { ctl, guard, bumpIdle, stopError, end } = attemptControls(signal, timeoutMs, idleTimeoutMs, abortError, (why) =>
-    new AnthropicApiError(
-      why === 'idle'
-        ? `Anthropic API request timed out: no data for ${idleTimeoutMs} ms`
-        : `Anthropic API request timed out after ${timeoutMs} ms`,
-      { code: 'TIMEOUT', retryable: true },
-    ),
-  );
-
-  let finished = false;
-  try {
-    bumpIdle();
-    /** @type {Response} */
-    let response;
-    try {
-      response = await guard(
-        Promise.resolve().then(() =>
-          fetchImpl(url, {
-            method: 'POST',
-            headers: call.beta ? { ...headers, 'anthropic-beta': call.beta } : { ...headers },
-            body: payload,
-            signal: ctl.signal,
-          }),
-        ),
-      );
-    } catch (e) {
-      if (ctl.signal.aborted) throw stopError();
-      throw new AnthropicApiError(`Network error calling the Anthropic API: ${describe(e)}`, {
-        code: 'NETWORK_ERROR',
-        retryable: true,
-        cause: e,
-      });
-    }
-    bumpIdle();
-    const responseHeaders = headersToObject(response.headers);
-    const requestId = responseHeaders['request-id'];
-
-    if (!response.ok) {
-      let text = '';
-      try {
-        text = await guard(response.text());
-      } catch (e) {
-        if (ctl.signal.aborted) throw stopError();
-      }
-      throw httpError(response.status, response.statusText, text, responseHeaders);
-    }
-
-    const contentType = responseHeaders['content-type'] ?? '';
-    let message;
-    if (useStream && !/\bjson\b/i.test(contentType)) {
-      message = await readStream(response, guard, bumpIdle, ctl, stopError, call, requestId, responseHeaders);
-    } else {
-      message = await readJson(response, guard, ctl, stopError, requestId, responseHeaders);
-      const text = textOf(message) + compactionTextOf(message);
-      if (text && call.onText) {
-        call.delivered = true;
-        call.onText(text);
-      }
-    }
-    if (requestId !== undefined) {
-      Object.defineProperty(message, '_request_id', { value: requestId, enumerable: false, configurable: true });
-    }
-    finished = true;
-    return message;
-  } finally {
-    // Frees the connection of an attempt that did not finish (an error, a thrown onText).
-    end(finished);
-  }
+function runAttempt(cfg, payload, signal, call) {
+  const { headers } = cfg;
+  return fetchAttempt({
+    ...cfg,
+    api: 'Anthropic API',
+    init: { headers: call.beta ? { ...headers, 'anthropic-beta': call.beta } : { ...headers }, body: payload },
+    requestIdHeader: 'request-id',
+    abortError,
+    error: (message, fields) => new AnthropicApiError(message, fields),
+    httpError,
+    readStream: (r) => readStream(r.response, r.guard, r.bumpIdle, r.ctl, r.stopError, call, r.requestId, r.headers),
+    readJson: (r) => readJson(r.response, r.guard, r.ctl, r.stopError, r.requestId, r.headers),
+    textOf: (message) => textOf(message) + compactionTextOf(message),
+  }, signal, call);
 }
 
 /**
@@ -443,14 +387,7 @@ function httpError(status, statusText, text, responseHeaders) {
         ? text.slice(0, 500)
         : statusText || 'no message';
   const requestId = responseHeaders['request-id'] ?? (body && typeof body.request_id === 'string' ? body.request_id : undefined);
-  const hint = responseHeaders['x-should-retry'];
-  const retryable = NEVER_RETRY.has(status)
-    ? false
-    : hint === 'true'
-      ? true
-      : hint === 'false'
-        ? false
-        : status === 408 || status === 409 || status === 429 || status >= 500;
+  const retryable = retryableStatus(status, responseHeaders, NEVER_RETRY.has(status));
   return new AnthropicApiError(
     `Anthropic API error ${status}${type ? ` ${type}` : ''}: ${apiMessage}` + (requestId ? ` (request-id ${requestId})` : ''),
     {

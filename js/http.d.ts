@@ -76,3 +76,43 @@ export declare function withRetries<T>(
     transient?: Set<number>;
   },
 ): Promise<T>;
+/** What one fetch attempt's reader gets (see `fetchAttempt` in http.js). */
+export interface AttemptResponse {
+  response: Response;
+  guard<T>(promise: Promise<T>): Promise<T>;
+  bumpIdle(): void;
+  ctl: AbortController;
+  stopError(): Error;
+  /** The response's request id header, if any. */
+  requestId: string | undefined;
+  /** The response's headers, lower-case names. */
+  headers: Record<string, string>;
+}
+/**
+ * One HTTP attempt of a fetch summarizer: the POST under `attemptControls`, a failed request as
+ * the provider's retryable NETWORK_ERROR, an answer that is not ok as `httpError`, then
+ * `readStream` or `readJson` (whose `textOf` goes to `call.onText`); `_request_id` set on the
+ * message.
+ */
+export declare function fetchAttempt<M extends object>(
+  o: {
+    api: string;
+    url: string;
+    init: { headers: Record<string, string>; body: string };
+    fetchImpl: (url: string, init: any) => Promise<Response>;
+    timeoutMs: number | null | undefined;
+    idleTimeoutMs: number | null | undefined;
+    useStream: boolean;
+    requestIdHeader: string;
+    abortError: (signal: AbortSignal | undefined) => Error;
+    error: (message: string, fields: Record<string, unknown>) => Error;
+    httpError: (status: number, statusText: string, text: string, headers: Record<string, string>) => Error;
+    readStream: (r: AttemptResponse) => Promise<M>;
+    readJson: (r: AttemptResponse) => Promise<M>;
+    textOf: (message: M) => string;
+  },
+  signal: AbortSignal | undefined,
+  call: { delivered: boolean; onText: ((text: string) => void) | undefined },
+): Promise<M>;
+/** Whether an HTTP error answer is worth another attempt (`never`, else `x-should-retry`, else 408, 409, 429, 5xx). */
+export declare function retryableStatus(status: number, headers: Record<string, string>, never: boolean): boolean;

@@ -5,6 +5,8 @@
 // passes in its own error constructors so its errors keep their class and code. The option
 // checks live in options.js (loaded with the factories) and are re-exported here.
 
+import { describe } from './options.js';
+
 export { mergeHeaders, describe, checkCount, likelyMeant, readEnvironment, guardOptions } from './options.js';
 
 /**
@@ -268,6 +270,124 @@ export function attemptControls(signal, timeoutMs, idleTimeoutMs, abortError, ti
   };
   const stopped = () => stopReason !== null;
   return { ctl, guard, bumpIdle, stopError, stopped, end };
+}
+
+/**
+ * Whether an HTTP error answer is worth another attempt: never when `never` (the request
+ * itself must change), else as the server's `x-should-retry` header says, else for 408, 409,
+ * 429 and 5xx.
+ * @param {number} status
+ * @param {Record<string, string>} headers Lower-case names.
+ * @param {boolean} never
+ */
+export function retryableStatus(status, headers, never) {
+  if (never) return false;
+  const hint = headers['x-should-retry'];
+  if (hint === 'true') return true;
+  if (hint === 'false') return false;
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/**
+ * What one fetch attempt's reader gets: the response, the attempt's controls, and the
+ * response's headers (lower-case names) and request id.
+ * @typedef {{
+ *   response: Response,
+ *   guard: <T>(p: Promise<T>) => Promise<T>,
+ *   bumpIdle: () => void,
+ *   ctl: AbortController,
+ *   stopError: () => Error,
+ *   requestId: string | undefined,
+ *   headers: Record<string, string>,
+ * }} AttemptResponse
+ */
+
+/**
+ * One HTTP attempt of a fetch summarizer (anthropic-send.js, openai-send.js): the POST under
+ * the attempt's controls (`attemptControls`), a failed request as the provider's retryable
+ * NETWORK_ERROR, an answer that is not ok as `o.httpError`, then the server-sent events
+ * (`o.readStream`) or the whole JSON answer (`o.readJson`, whose text `o.textOf` gives to
+ * `call.onText`). The request id is set on the message as `_request_id` (not enumerable).
+ * `o.api` names the API in messages ("Anthropic API"); `o.error(message, fields)` makes the
+ * provider's error.
+ * @template {object} M
+ * @param {{
+ *   api: string,
+ *   url: string,
+ *   init: {headers: Record<string, string>, body: string},
+ *   fetchImpl: (url: string, init: any) => Promise<Response>,
+ *   timeoutMs: number | null | undefined,
+ *   idleTimeoutMs: number | null | undefined,
+ *   useStream: boolean,
+ *   requestIdHeader: string,
+ *   abortError: (signal: AbortSignal | undefined) => Error,
+ *   error: (message: string, fields: Record<string, unknown>) => Error,
+ *   httpError: (status: number, statusText: string, text: string, headers: Record<string, string>) => Error,
+ *   readStream: (r: AttemptResponse) => Promise<M>,
+ *   readJson: (r: AttemptResponse) => Promise<M>,
+ *   textOf: (message: M) => string,
+ * }} o
+ * @param {AbortSignal | undefined} signal
+ * @param {{delivered: boolean, onText: ((text: string) => void) | undefined}} call
+ * @returns {Promise<M>}
+ */
+export async function fetchAttempt(o, signal, call) {
+  // The caller's fetch is called as a plain function (a bound `this` would be `o`).
+  const { timeoutMs, idleTimeoutMs, fetchImpl } = o;
+  const { ctl, guard, bumpIdle, stopError, end } = attemptControls(signal, timeoutMs, idleTimeoutMs, o.abortError, (why) =>
+    o.error(
+      why === 'idle'
+        ? `${o.api} request timed out: no data for ${idleTimeoutMs} ms`
+        : `${o.api} request timed out after ${timeoutMs} ms`,
+      { code: 'TIMEOUT', retryable: true },
+    ),
+  );
+  let finished = false;
+  try {
+    bumpIdle();
+    /** @type {Response} */
+    let response;
+    try {
+      response = await guard(
+        Promise.resolve().then(() => fetchImpl(o.url, { method: 'POST', ...o.init, signal: ctl.signal })),
+      );
+    } catch (e) {
+      if (ctl.signal.aborted) throw stopError();
+      throw o.error(`Network error calling the ${o.api}: ${describe(e)}`, { code: 'NETWORK_ERROR', retryable: true, cause: e });
+    }
+    bumpIdle();
+    const headers = headersToObject(response.headers);
+    const requestId = headers[o.requestIdHeader];
+    if (!response.ok) {
+      let text = '';
+      try {
+        text = await guard(response.text());
+      } catch {
+        if (ctl.signal.aborted) throw stopError();
+      }
+      throw o.httpError(response.status, response.statusText, text, headers);
+    }
+    const r = { response, guard, bumpIdle, ctl, stopError, requestId, headers };
+    let message;
+    if (o.useStream && !/\bjson\b/i.test(headers['content-type'] ?? '')) {
+      message = await o.readStream(r);
+    } else {
+      message = await o.readJson(r);
+      const text = o.textOf(message);
+      if (text && call.onText) {
+        call.delivered = true;
+        call.onText(text);
+      }
+    }
+    if (requestId !== undefined) {
+      Object.defineProperty(message, '_request_id', { value: requestId, enumerable: false, configurable: true });
+    }
+    finished = true;
+    return message;
+  } finally {
+    // Frees the connection of an attempt that did not finish (an error, a thrown onText).
+    end(finished);
+  }
 }
 
 /**

@@ -4,7 +4,7 @@
 // checks the options and loads this module on a summarizer's first call. The wire facts it
 // relies on are listed at the top of openai.js.
 
-import { withRetries, attemptControls, createSseParser, describe, headersToObject, readSseBody, retryAfter } from './http.js';
+import { withRetries, createSseParser, describe, fetchAttempt, readSseBody, retryableStatus, retryAfter } from './http.js';
 import { chatOfRequest, messagesResponse, TRANSIENT_STATUSES } from './summary-request.js';
 
 // The front module's own objects, given once when it loads this one (`bind`): a static import of
@@ -123,68 +123,31 @@ export function send(cfg, request, signal, call) {
  * @param {AbortSignal | undefined} signal
  * @param {{delivered: boolean, onText: ((text: string) => void) | undefined}} call
  */
-async function runAttempt(cfg, payload, signal, call) {
-  const { url, headers, fetchImpl, useStream, api, timeoutMs, idleTimeoutMs } = cfg;
-  const { ctl, guard, bumpIdle, stopError, end } = attemptControls(signal, timeoutMs, idleTimeoutMs, abortError, (why) =>
-    new OpenAiApiError(
-      why === 'idle'
-        ? `OpenAI API request timed out: no data for ${idleTimeoutMs} ms`
-        : `OpenAI API request timed out after ${timeoutMs} ms`,
-      { code: 'TIMEOUT', retryable: true },
-    ),
-  );
-
-  let finished = false;
-  try {
-    bumpIdle();
-    /** @type {Response} */
-    let response;
-    try {
-      response = await guard(
-        Promise.resolve().then(() => fetchImpl(url, { method: 'POST', headers: { ...headers }, body: payload, signal: ctl.signal })),
-      );
-    } catch (e) {
-      if (ctl.signal.aborted) throw stopError();
-      throw new OpenAiApiError(`Network error calling the OpenAI API: ${describe(e)}`, { code: 'NETWORK_ERROR', retryable: true, cause: e });
-    }
-    bumpIdle();
-    const responseHeaders = headersToObject(response.headers);
-    const requestId = responseHeaders['x-request-id'];
-    const meta = { requestId, headers: responseHeaders, status: response.status };
-
-    if (!response.ok) {
-      let text = '';
-      try {
-        text = await guard(response.text());
-      } catch {
-        if (ctl.signal.aborted) throw stopError();
-      }
-      throw httpError(response.status, response.statusText, text, responseHeaders);
-    }
-    const contentType = responseHeaders['content-type'] ?? '';
-    /** @type {ReturnType<typeof messagesResponse>} */
-    let message;
-    if (useStream && !/\bjson\b/i.test(contentType)) {
+function runAttempt(cfg, payload, signal, call) {
+  const { api } = cfg;
+  /** @param {import('./http.js').AttemptResponse} r */
+  const metaOf = (r) => ({ requestId: r.requestId, headers: r.headers, status: r.response.status });
+  return fetchAttempt({
+    ...cfg,
+    api: 'OpenAI API',
+    init: { headers: { ...cfg.headers }, body: payload },
+    requestIdHeader: 'x-request-id',
+    abortError,
+    error: (message, fields) => new OpenAiApiError(message, fields),
+    httpError,
+    readStream: async (r) => {
+      const meta = metaOf(r);
       const assembler = api === 'chat' ? chatAssembler(call, meta) : responsesAssembler(call, meta);
-      await readSse(response, guard, bumpIdle, ctl, stopError, assembler, meta);
-      message = assembler.message();
-    } else {
-      const parsed = await readJson(response, guard, ctl, stopError, meta);
-      message = api === 'chat' ? chatResponse(parsed, meta) : responsesResponse(parsed, meta);
-      const text = message.content.map((b) => ('text' in b && typeof b.text === 'string' ? b.text : '')).join('');
-      if (text && call.onText) {
-        call.delivered = true;
-        call.onText(text);
-      }
-    }
-    if (requestId !== undefined) {
-      Object.defineProperty(message, '_request_id', { value: requestId, enumerable: false, configurable: true });
-    }
-    finished = true;
-    return message;
-  } finally {
-    end(finished);
-  }
+      await readSse(r.response, r.guard, r.bumpIdle, r.ctl, r.stopError, assembler, meta);
+      return assembler.message();
+    },
+    readJson: async (r) => {
+      const meta = metaOf(r);
+      const parsed = await readJson(r.response, r.guard, r.ctl, r.stopError, meta);
+      return api === 'chat' ? chatResponse(parsed, meta) : responsesResponse(parsed, meta);
+    },
+    textOf: (message) => message.content.map((b) => ('text' in b && typeof b.text === 'string' ? b.text : '')).join(''),
+  }, signal, call);
 }
 
 /**
@@ -497,15 +460,7 @@ function httpError(status, statusText, text, responseHeaders) {
   const apiCode = typeof apiError?.code === 'string' ? apiError.code : undefined;
   const apiMessage = typeof apiError?.message === 'string' ? apiError.message : text ? text.slice(0, 500) : statusText || 'no message';
   const requestId = responseHeaders['x-request-id'];
-  const hint = responseHeaders['x-should-retry'];
-  const retryable =
-    NEVER_RETRY.has(status) || (apiCode !== undefined && PERMANENT_CODES.has(apiCode))
-      ? false
-      : hint === 'true'
-        ? true
-        : hint === 'false'
-          ? false
-          : status === 408 || status === 409 || status === 429 || status >= 500;
+  const retryable = retryableStatus(status, responseHeaders, NEVER_RETRY.has(status) || (apiCode !== undefined && PERMANENT_CODES.has(apiCode)));
   return new OpenAiApiError(
     `OpenAI API error ${status}${type ? ` ${type}` : ''}${apiCode ? ` (${apiCode})` : ''}: ${apiMessage}` + (requestId ? ` (request-id ${requestId})` : ''),
     {
