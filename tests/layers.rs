@@ -367,6 +367,25 @@ fn only_the_bindings_know_javascript() {
     }
 }
 
+/// The shipped `.wasm` is built with `-Z fmt-debug=none` (scripts/toolchain.sh): `{:?}` writes
+/// nothing there, so a message formatted with it would lose its text in the package while
+/// reading well in native tests. No non-test code formats with `Debug` (a caller's text is
+/// quoted with `model::view::quoted`).
+#[test]
+fn no_message_is_written_with_debug() {
+    let g = graph();
+    for (module, code) in &g.code {
+        for (n, line) in code.lines().enumerate() {
+            assert!(
+                !(line.contains(":?}") || line.contains(":#?}")),
+                "{module}, line {} of its non-test code, formats with Debug: {}",
+                n + 1,
+                line.trim()
+            );
+        }
+    }
+}
+
 /// `lib.rs` declares the layers and re-exports from them; code there would sit above every
 /// layer, unchecked.
 #[test]

@@ -44,6 +44,7 @@ use crate::model::error::{check_token_count, Error, ErrorCode, Result};
 use crate::model::messages::Message;
 use crate::model::names::likely_meant;
 use crate::model::shape::Shape;
+use crate::model::view::quoted;
 use crate::model::view::UsageCounts;
 use crate::transforms::context_management::{
     ApplyApiCompactionOptions, ClearToolInputs, ContextManagementOptions, ThinkingKeep,
@@ -314,12 +315,13 @@ fn query_source<S: Source>(obj: &S, what: &str) -> Result<Option<String>> {
         let meaningful = meaningful_query_sources();
         if let Some(meant) = likely_meant(s, &meaningful) {
             return Err(Error::invalid_argument(format!(
-                "{what}.querySource {s:?} is not a query source with a meaning (did you mean \
-                 {meant:?}?): {} change what compaction does, any other value is a normal \
-                 request",
+                "{what}.querySource {} is not a query source with a meaning (did you mean \
+                 {}?): {} change what compaction does, any other value is a normal request",
+                quoted(s),
+                quoted(meant),
                 meaningful
                     .iter()
-                    .map(|m| format!("{m:?}"))
+                    .map(|m| quoted(m))
                     .collect::<Vec<_>>()
                     .join(", ")
             )));

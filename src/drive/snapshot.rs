@@ -356,7 +356,7 @@ impl SessionSnapshot {
                 } else if let Some(n) = version.number() {
                     n.to_string()
                 } else if let Some(t) = version.string() {
-                    format!("{t:?}")
+                    crate::model::view::quoted(&t)
                 } else {
                     "not a number".to_string()
                 };

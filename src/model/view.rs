@@ -585,6 +585,14 @@ pub fn json_text(v: &serde_json::Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
+/// `s` as a quoted JSON string (`"a\"b"`), how error messages quote a caller's text. Not
+/// `format!("{s:?}")`: the package is built with `-Zfmt-debug=none` (docs/size.md), which
+/// leaves `Debug` output empty.
+pub fn quoted(s: &str) -> String {
+    // Infallible: a `str` always serializes.
+    serde_json::to_string(s).unwrap_or_default()
+}
+
 /// The length in UTF-16 units of `v`'s JSON text as `serde_json::to_string` writes it
 /// (compact, its escapes), computed from the value: the text is never built.
 pub fn json_units(v: &serde_json::Value) -> usize {
@@ -941,6 +949,13 @@ pub fn apply_edits(messages: &[Message], edits: &[Edit]) -> Result<Vec<Message>>
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn quoted_writes_a_json_string() {
+        assert_eq!(super::quoted("compct"), "\"compct\"");
+        assert_eq!(super::quoted("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
+        assert_eq!(super::quoted(""), "\"\"");
+    }
+
     #[test]
     fn string_units_are_the_utf16_length_of_the_written_string() {
         let mut cases = vec![

@@ -175,8 +175,8 @@ impl Policy {
     pub fn validate(&self) -> Result<()> {
         let bad = |what: &str| {
             Err(Error::invalid_argument(format!(
-                "policy {:?}: {what}",
-                self.name
+                "policy {}: {what}",
+                crate::model::view::quoted(&self.name)
             )))
         };
         if self.name.trim().is_empty() {
@@ -223,7 +223,8 @@ impl Policy {
         if let Some(name) = value.as_str() {
             return builtin(name).ok_or_else(|| {
                 Error::invalid_argument(format!(
-                    "unknown policy {name:?}; the built-in ones are {}",
+                    "unknown policy {}; the built-in ones are {}",
+                    crate::model::view::quoted(name),
                     BUILTIN_NAMES.join(", ")
                 ))
             });
