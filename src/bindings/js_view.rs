@@ -132,6 +132,26 @@ pub fn read_failure() -> Option<Error> {
     )))
 }
 
+/// `e` (a [`read_failure`] from reading the messages of `range` together) with the message
+/// whose reading threw named (`messages[i]: …`): each is read again alone by `probe` until
+/// one throws (`probe` answers `true` when reading the message itself threw). Only on this
+/// error path; a message that throws only once is not found again, and `e` is then left as
+/// it is.
+fn located(e: Error, range: std::ops::Range<usize>, probe: &dyn Fn(usize) -> bool) -> Error {
+    for i in range {
+        if probe(i) | !take_read_error().is_undefined() {
+            return e.at(format!("messages[{i}]"));
+        }
+    }
+    e
+}
+
+/// Element `i` of `list`; `None` when reading it threw (a `Proxy`, a getter), nothing of it
+/// escaping.
+fn element(list: &Array, i: usize) -> Option<JsValue> {
+    js_sys::Reflect::get_u32(list, i as u32).ok()
+}
+
 /// [`read_failure`], or `otherwise` when nothing threw.
 fn read_failure_or(otherwise: Error) -> Error {
     read_failure().unwrap_or(otherwise)
@@ -200,7 +220,14 @@ impl Drop for TokenCounter {
 pub fn anthropic_form(arr: &JsValue) -> Result<(Array, Vec<usize>)> {
     let pair = anthropic_form_js(arr);
     if let Some(e) = read_failure() {
-        return Err(e);
+        let Some(list) = arr.dyn_ref::<Array>() else {
+            return Err(e);
+        };
+        return Err(located(e, 0..list.length() as usize, &|i| {
+            element(list, i)
+                .map(|m| anthropic_form_js(&Array::of1(&m)))
+                .is_none()
+        }));
     }
     let origin = js_sys::Uint32Array::from(pair.get(1))
         .to_vec()
@@ -1194,7 +1221,16 @@ impl ConversationView for JsConversation<'_> {
         let Some(words) = tool_index_js(self.array, from as u32, with_paths, self.keep_tool_index)
         else {
             if let Some(e) = read_failure() {
-                return Err(e);
+                // Each message indexed alone, as a list of one (not kept for the next call).
+                let list: &Array = self.array.unchecked_ref();
+                return Err(located(e, from..self.len, &|i| {
+                    let Some(m) = element(list, i) else {
+                        return true;
+                    };
+                    tool_index_js(&Array::of1(&m), 0, with_paths, false);
+                    take_names();
+                    false
+                }));
             }
             // Something is malformed: the detailed reader finds and names it.
             self.contents(from..self.len, Detail::Structure)?;
@@ -1279,7 +1315,12 @@ impl JsConversation<'_> {
         );
         if words.is_empty() {
             if let Some(e) = read_failure() {
-                return Err(e);
+                let code = self.shape.borrow().shape().code();
+                return Err(located(e, range, &|i| {
+                    describe_contents(self.array, i as u32, i as u32 + 1, false, code);
+                    take_strings(); // nothing interned is left for the next reading
+                    false
+                }));
             }
         }
         let strings = if detail == Detail::Estimate {

@@ -342,3 +342,44 @@ test('a getter that calls the package while the package reads: every call gives 
   }
   assert.equal(await text(() => cc.microCompact(api)), await text(() => cc.microCompact(api.slice())), 'the instance is still the same');
 });
+
+test('a getter that throws inside a message of any shape: the error names that message', async () => {
+  const throwing = (o, key) => Object.defineProperty(o, key, { get() { throw new Error(`getter ${key}`); }, enumerable: true });
+  const filler = { role: 'user', content: 'first' };
+  const big = 'x'.repeat(50_000);
+  // Each conversation: its message 2 (counting from 0) throws when a part of it is read.
+  const cases = {
+    'AI SDK call input': [filler, { role: 'user', content: 'go' },
+      { role: 'assistant', content: [throwing({ type: 'tool-call', toolCallId: 'a', toolName: 'Read' }, 'input')] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'a', toolName: 'Read', output: { type: 'text', value: big } }] }],
+    'AI SDK result output': [filler,
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'a', toolName: 'Read', input: {} }] },
+      { role: 'tool', content: [throwing({ type: 'tool-result', toolCallId: 'a', toolName: 'Read' }, 'output')] }],
+    'Chat result content': [filler,
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'Read', arguments: '{}' } }] },
+      throwing({ role: 'tool', tool_call_id: 'c' }, 'content')],
+    'Responses call arguments': [filler, { role: 'user', content: 'go' },
+      throwing({ type: 'function_call', call_id: 'r', name: 'Read' }, 'arguments'),
+      { type: 'function_call_output', call_id: 'r', output: big }],
+    'Anthropic block': [filler, { role: 'assistant', content: 'ok' },
+      { role: 'user', content: [throwing({ type: 'tool_result', tool_use_id: 't' }, 'content')] }],
+  };
+  // Read by the package's readers (the caller's error as the cause) or written as JSON.
+  const named = (e) => e.code === 'INVALID_MESSAGE' && (
+    (/^messages\[2\]: reading the messages threw: getter /.test(e.message) && e.cause instanceof Error && /^getter /.test(e.cause.message))
+    || /^messages\[2\]: cannot be read as JSON \(getter /.test(e.message));
+  for (const [what, m] of Object.entries(cases)) {
+    for (const [fn, call] of Object.entries({
+      tokenCountWithEstimation: () => cc.tokenCountWithEstimation(m),
+      microCompact: () => cc.microCompact(m, { keepRecent: 0 }),
+      validateForApi: () => cc.validateForApi(m),
+      toApiMessages: () => cc.toApiMessages(m),
+    })) {
+      assert.throws(call, (e) => named(e) || assert.fail(`${what}, ${fn}: ${e.code} ${e.message}`));
+    }
+    await assert.rejects(cc.compactConversation(m, { model: SONNET, summarize: async () => summaryResponse }),
+      (e) => named(e) || assert.fail(`${what}, compactConversation: ${e.code} ${e.message}`));
+  }
+  // The package still answers.
+  assert.equal(typeof cc.tokenCountWithEstimation([filler]), 'number');
+});
