@@ -23,6 +23,9 @@ build() { # OUT_DIR OUT_NAME FEATURE
     exit 1
   }
 }
+# wasm-pack rewrites the snippets but leaves files it did not write (the source maps
+# package.mjs adds): a stale one would make the two builds' snippets differ below.
+rm -rf pkg/snippets "$extra_dir/snippets"
 build "$extra_dir" context_compaction_extra extra
 build pkg context_compaction base
 rm -f pkg-build.log

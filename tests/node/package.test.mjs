@@ -178,3 +178,32 @@ test('the browser entry (web.js) needs init, then works, and ignores environment
   assert.equal(out.enabled, true, 'browsers have only config: DISABLE_AUTO_COMPACT is not read');
   assert.equal(out.frozen, true);
 });
+
+test('the minified JS has source maps: a stack through the package names its functions and the lines of the sources', (t) => {
+  // Every minified file points at its map, and the map holds the sources.
+  const minified = JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8')).files.includes('*.js.map');
+  assert.ok(minified, "package.json's files ship the maps");
+  for (const f of ['web.js', 'context_compaction.js', 'anthropic.js', 'extras.js']) {
+    const text = readFileSync(join(PKG, f), 'utf8');
+    assert.match(text, new RegExp(`//# sourceMappingURL=${f.replace('.', '\\.')}\\.map\\n$`), f);
+    const map = JSON.parse(readFileSync(join(PKG, `${f}.map`), 'utf8'));
+    assert.equal(map.sources.length, 1, f);
+    assert.ok(map.sourcesContent[0].length > 100, `${f}: the map holds the source`);
+  }
+  // The classes keep their names; local names elsewhere are minified.
+  assert.equal(cc.Compactor.name, 'Compactor');
+  assert.equal(new cc.ContextCompactionError('m', 'INVALID_ARGUMENT').constructor.name, 'ContextCompactionError');
+  // A getter of the caller's message sees the package's readers on its stack.
+  const dir = tempProject();
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(
+    join(dir, 'stack.mjs'),
+    `import { tokenCountWithEstimation } from 'context-compaction';
+     let stack = '';
+     tokenCountWithEstimation([{ role: 'user', get content() { stack = new Error().stack; return 'hi'; } }]);
+     console.log(stack);\n`,
+  );
+  const r = runNode(['--enable-source-maps', 'stack.mjs'], { cwd: dir });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /at (contentOf|describeOne) \(.*js_view\.js:\d{2,}:\d+\)/, r.stdout);
+});
