@@ -8,7 +8,8 @@
 # messages are kept: the panic hook still prints what went wrong (STYLE.md 8). `{:?}` writes
 # nothing (`-Z fmt-debug=none`, 4.3 KB gzip off the first module): no message of the library
 # uses `Debug` (it quotes a caller's text with `model::view::quoted`); only a panic's
-# `unwrap` of an error loses the error's `Debug` text.
+# `unwrap` of an error loses the error's `Debug` text. The standard library is built with its
+# `optimize_for_size` feature.
 # Tests and clippy use the stable toolchain; only the package build uses this one. When it
 # cannot be installed (no network to the Rust distribution server), build.sh builds with stable
 # and says so: the package is the same, only larger.
@@ -38,6 +39,10 @@ choose_build_toolchain() {
     export RUSTUP_TOOLCHAIN="$SIZE_TOOLCHAIN"
     export CARGO_TARGET_DIR="$PWD/target/size-toolchain"
     export CARGO_UNSTABLE_BUILD_STD="std,panic_abort"
+    # The standard library's smaller variants of its algorithms (sorts, formatting of
+    # integers, …): 2.2 KB gzip off the first module, 2.7 KB off the second, no measurable
+    # change in speed (docs/size.md).
+    export CARGO_UNSTABLE_BUILD_STD_FEATURES="optimize_for_size"
     export RUSTFLAGS="-Zlocation-detail=none -Zfmt-debug=none"
     cargo_args=(--config 'profile.release.package.core.opt-level=3')
   else
