@@ -16,10 +16,10 @@ import { fileURLToPath } from 'node:url';
 /** KB (1,024 bytes) of gzip -9. */
 export const SIZE_GOALS = {
   // What a page downloads to count and compact with an API summarizer.
-  page: { goal: 100, ceiling: 296 },
+  page: { goal: 100, ceiling: 300 },
   // Each shipped .wasm on its own: the first (every entry loads it at init) and the second
   // (offlineSummarizer, previewCompaction, simulateSession; loaded on first use).
-  'context_compaction_bg.wasm': { goal: undefined, ceiling: 261 },
+  'context_compaction_bg.wasm': { goal: undefined, ceiling: 264 },
   'context_compaction_extra_bg.wasm': { goal: undefined, ceiling: 195 },
 };
 

@@ -5,10 +5,12 @@
 # A pinned nightly rebuilds the standard library together with the crate (`-Z build-std`:
 # std's code is then optimized for size and cut by LTO with ours, and panic locations carry no
 # file names, `-Z location-detail=none`). It saves about 17 KB gzip on each module. Panic
-# messages are kept: the panic hook still prints what went wrong (STYLE.md 8). `{:?}` writes
-# nothing (`-Z fmt-debug=none`, 4.3 KB gzip off the first module): no message of the library
-# uses `Debug` (it quotes a caller's text with `model::view::quoted`); only a panic's
-# `unwrap` of an error loses the error's `Debug` text. The standard library is built with its
+# messages are kept: the panic hook still prints what went wrong (STYLE.md 8). A derived `Debug`
+# prints only the type's name (`-Z fmt-debug=shallow`, 1.3 KB gzip off the first module): no
+# message of the library writes a derived `Debug` (a caller's text is quoted with
+# `model::view::quoted`; tests/layers.rs checks). `none` would save 3 KB more but also empty
+# the `Debug` of strings, which serde's own messages quote the caller's value with
+# (`invalid type: string "no", expected a boolean`). The standard library is built with its
 # `optimize_for_size` feature.
 # Tests and clippy use the stable toolchain; only the package build uses this one. When it
 # cannot be installed (no network to the Rust distribution server), build.sh builds with stable
@@ -43,7 +45,7 @@ choose_build_toolchain() {
     # integers, …): 2.2 KB gzip off the first module, 2.7 KB off the second, no measurable
     # change in speed (docs/size.md).
     export CARGO_UNSTABLE_BUILD_STD_FEATURES="optimize_for_size"
-    export RUSTFLAGS="-Zlocation-detail=none -Zfmt-debug=none"
+    export RUSTFLAGS="-Zlocation-detail=none -Zfmt-debug=shallow"
     cargo_args=(--config 'profile.release.package.core.opt-level=3')
   else
     echo "$1: $SIZE_TOOLCHAIN (with rust-src) is not installed: building with stable, about 17 KB gzip larger per module (scripts/setup.sh installs it)" >&2

@@ -367,22 +367,56 @@ fn only_the_bindings_know_javascript() {
     }
 }
 
-/// The shipped `.wasm` is built with `-Z fmt-debug=none` (scripts/toolchain.sh): `{:?}` writes
-/// nothing there, so a message formatted with it would lose its text in the package while
-/// reading well in native tests. No non-test code formats with `Debug` (a caller's text is
-/// quoted with `model::view::quoted`).
+/// The shipped `.wasm` is built with `-Z fmt-debug=shallow` (scripts/toolchain.sh): a derived
+/// `Debug` writes only the type's name there, so a message formatted with `Debug` could lose
+/// its text in the package while reading well in native tests. No non-test code formats with
+/// `Debug` (a caller's text is quoted with `model::view::quoted`).
 #[test]
 fn no_message_is_written_with_debug() {
     let g = graph();
     for (module, code) in &g.code {
         for (n, line) in code.lines().enumerate() {
             assert!(
-                !(line.contains(":?}") || line.contains(":#?}")),
+                !formats_with_debug(line),
                 "{module}, line {} of its non-test code, formats with Debug: {}",
                 n + 1,
                 line.trim()
             );
         }
+    }
+}
+
+/// Whether `line` holds a `Debug` format spec: `{…:…?}` with no brace inside (`{:?}`,
+/// `{x:?}`, `{:#?}`, `{0:x?}`, `{v:>5?}`), or calls `Debug::fmt`.
+fn formats_with_debug(line: &str) -> bool {
+    line.contains("Debug::fmt")
+        || line.match_indices('{').any(|(at, _)| {
+            let rest = &line[at + 1..];
+            rest.find(['{', '}'])
+                .filter(|&end| rest[end..].starts_with('}'))
+                .is_some_and(|end| rest[..end].contains(':') && rest[..end].ends_with('?'))
+        })
+}
+
+#[test]
+fn the_debug_check_sees_every_form() {
+    for debug in [
+        r#"format!("{:?}", x)"#,
+        r#"format!("{x:?}")"#,
+        r#"format!("{:#?}", x)"#,
+        r#"format!("{0:x?}", x)"#,
+        r#"format!("{v:>5?}")"#,
+        "std::fmt::Debug::fmt(&x, f)",
+    ] {
+        assert!(formats_with_debug(debug), "{debug}");
+    }
+    for fine in [
+        r#"format!("{x} {y:>5} {{not?}}")"#,
+        "let v = f(a)?;",
+        "Foo { a: b, c: d }",
+        r#"write!(f, "{:.1}", x)"#,
+    ] {
+        assert!(!formats_with_debug(fine), "{fine}");
     }
 }
 

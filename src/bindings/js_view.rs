@@ -118,32 +118,42 @@ extern "C" {
 /// the JS error's `cause`. Reading again clears it.
 pub fn read_failure() -> Option<Error> {
     let e = take_read_error();
-    if e.is_undefined() {
-        return None;
-    }
-    let why = e
-        .dyn_ref::<js_sys::Error>()
-        .and_then(|x| x.message().as_string())
-        .or_else(|| e.as_string())
-        .unwrap_or_else(|| "a non-Error value".into());
-    super::errors::set_cause(e);
-    Some(Error::invalid_message(format!(
-        "reading the messages threw: {why}"
-    )))
+    (!e.is_undefined()).then(|| failure_of(e, None))
 }
 
-/// `e` (a [`read_failure`] from reading the messages of `range` together) with the message
-/// whose reading threw named (`messages[i]: …`): each is read again alone by `probe` until
-/// one throws (`probe` answers `true` when reading the message itself threw). Only on this
-/// error path; a message that throws only once is not found again, and `e` is then left as
-/// it is.
-fn located(e: Error, range: std::ops::Range<usize>, probe: &dyn Fn(usize) -> bool) -> Error {
-    for i in range {
-        if probe(i) | !take_read_error().is_undefined() {
-            return e.at(format!("messages[{i}]"));
-        }
+/// The `INVALID_MESSAGE` error for `thrown` (what the caller's objects threw), naming
+/// message `at` when known; `thrown` becomes the JS error's `cause`.
+fn failure_of(thrown: JsValue, at: Option<usize>) -> Error {
+    let why = thrown
+        .dyn_ref::<js_sys::Error>()
+        .and_then(|x| x.message().as_string())
+        .or_else(|| thrown.as_string())
+        .unwrap_or_else(|| "a non-Error value".into());
+    super::errors::set_cause(thrown);
+    let e = Error::invalid_message(format!("reading the messages threw: {why}"));
+    match at {
+        Some(i) => e.at(format!("messages[{i}]")),
+        None => e,
     }
-    e
+}
+
+/// [`read_failure`] after reading the messages of `range` together, with the message whose
+/// reading threw named (`messages[i]: …`): each is read again alone by `probe` until one
+/// throws (`probe` answers `true` when reading the message itself threw). Only on this error
+/// path; a message that throws only once is not found again and goes unnamed. The first
+/// error stays the cause: it is set after the probes, whose getters may call the package.
+fn located_failure(
+    range: impl FnOnce() -> std::ops::Range<usize>,
+    probe: &dyn Fn(usize) -> bool,
+) -> Option<Error> {
+    let thrown = take_read_error();
+    if thrown.is_undefined() {
+        return None;
+    }
+    let at = range()
+        .into_iter()
+        .find(|&i| probe(i) | !take_read_error().is_undefined());
+    Some(failure_of(thrown, at))
 }
 
 /// Element `i` of `list`; `None` when reading it threw (a `Proxy`, a getter), nothing of it
@@ -219,15 +229,20 @@ impl Drop for TokenCounter {
 /// from.
 pub fn anthropic_form(arr: &JsValue) -> Result<(Array, Vec<usize>)> {
     let pair = anthropic_form_js(arr);
-    if let Some(e) = read_failure() {
+    // The length read again (guarded: a `Proxy` may throw) only when reading failed.
+    let len = || {
+        let n = js_sys::Reflect::get(arr, &"length".into()).ok();
+        0..n.and_then(|n| n.as_f64()).unwrap_or(0.0) as usize
+    };
+    if let Some(e) = located_failure(len, &|i| {
         let Some(list) = arr.dyn_ref::<Array>() else {
-            return Err(e);
+            return false;
         };
-        return Err(located(e, 0..list.length() as usize, &|i| {
-            element(list, i)
-                .map(|m| anthropic_form_js(&Array::of1(&m)))
-                .is_none()
-        }));
+        element(list, i)
+            .map(|m| anthropic_form_js(&Array::of1(&m)))
+            .is_none()
+    }) {
+        return Err(e);
     }
     let origin = js_sys::Uint32Array::from(pair.get(1))
         .to_vec()
@@ -1220,17 +1235,17 @@ impl ConversationView for JsConversation<'_> {
     fn tool_index(&self, from: usize, with_paths: bool) -> Result<ToolIndex> {
         let Some(words) = tool_index_js(self.array, from as u32, with_paths, self.keep_tool_index)
         else {
-            if let Some(e) = read_failure() {
-                // Each message indexed alone, as a list of one (not kept for the next call).
-                let list: &Array = self.array.unchecked_ref();
-                return Err(located(e, from..self.len, &|i| {
-                    let Some(m) = element(list, i) else {
-                        return true;
-                    };
-                    tool_index_js(&Array::of1(&m), 0, with_paths, false);
-                    take_names();
-                    false
-                }));
+            // Each message indexed alone, as a list of one (not kept for the next call).
+            let list: &Array = self.array.unchecked_ref();
+            if let Some(e) = located_failure(|| from..self.len, &|i| {
+                let Some(m) = element(list, i) else {
+                    return true;
+                };
+                tool_index_js(&Array::of1(&m), 0, with_paths, false);
+                take_names();
+                false
+            }) {
+                return Err(e);
             }
             // Something is malformed: the detailed reader finds and names it.
             self.contents(from..self.len, Detail::Structure)?;
@@ -1314,13 +1329,15 @@ impl JsConversation<'_> {
             self.shape.borrow().shape().code(),
         );
         if words.is_empty() {
-            if let Some(e) = read_failure() {
-                let code = self.shape.borrow().shape().code();
-                return Err(located(e, range, &|i| {
-                    describe_contents(self.array, i as u32, i as u32 + 1, false, code);
-                    take_strings(); // nothing interned is left for the next reading
-                    false
-                }));
+            // Each message read alone the way they were read together.
+            let code = self.shape.borrow().shape().code();
+            let estimate = detail == Detail::Estimate;
+            if let Some(e) = located_failure(|| range.clone(), &|i| {
+                describe_contents(self.array, i as u32, i as u32 + 1, estimate, code);
+                take_strings(); // nothing interned is left for the next reading
+                false
+            }) {
+                return Err(e);
             }
         }
         let strings = if detail == Detail::Estimate {

@@ -586,8 +586,8 @@ pub fn json_text(v: &serde_json::Value) -> String {
 }
 
 /// `s` as a quoted JSON string (`"a\"b"`), how error messages quote a caller's text. Not
-/// `format!("{s:?}")`: the package is built with `-Zfmt-debug=none` (docs/size.md), which
-/// leaves `Debug` output empty.
+/// `format!("{s:?}")`: no message of the library formats with `Debug` (the package is built
+/// with `-Z fmt-debug=shallow`, docs/size.md; tests/layers.rs checks).
 pub fn quoted(s: &str) -> String {
     // Infallible: a `str` always serializes.
     serde_json::to_string(s).unwrap_or_default()

@@ -179,7 +179,7 @@ test('the browser entry (web.js) needs init, then works, and ignores environment
   assert.equal(out.frozen, true);
 });
 
-test('the minified JS has source maps: a stack through the package names its functions and the lines of the sources', (t) => {
+test('the minified JS has source maps: a stack through the package points at the lines of the readable sources', (t) => {
   // Every minified file points at its map, and the map holds the sources.
   const minified = JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8')).files.includes('*.js.map');
   assert.ok(minified, "package.json's files ship the maps");
@@ -187,12 +187,13 @@ test('the minified JS has source maps: a stack through the package names its fun
     const text = readFileSync(join(PKG, f), 'utf8');
     assert.match(text, new RegExp(`//# sourceMappingURL=${f.replace('.', '\\.')}\\.map\\n$`), f);
     const map = JSON.parse(readFileSync(join(PKG, `${f}.map`), 'utf8'));
-    assert.equal(map.sources.length, 1, f);
+    assert.deepEqual(map.sources, [f.replace(/\.js$/, '.src.js')], f);
     assert.ok(map.sourcesContent[0].length > 100, `${f}: the map holds the source`);
   }
-  // The classes keep their names; local names elsewhere are minified.
+  // Names are kept: the classes' and the functions'.
   assert.equal(cc.Compactor.name, 'Compactor');
   assert.equal(new cc.ContextCompactionError('m', 'INVALID_ARGUMENT').constructor.name, 'ContextCompactionError');
+  assert.equal(cc.anthropicSummarizer.name, 'anthropicSummarizer');
   // A getter of the caller's message sees the package's readers on its stack.
   const dir = tempProject();
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -205,5 +206,16 @@ test('the minified JS has source maps: a stack through the package names its fun
   );
   const r = runNode(['--enable-source-maps', 'stack.mjs'], { cwd: dir });
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /at (contentOf|describeOne) \(.*js_view\.js:\d{2,}:\d+\)/, r.stdout);
+  assert.match(r.stdout, /at (contentOf|describeOne) \(.*js_view\.src\.js:\d{2,}:\d+\)/, r.stdout);
+});
+
+test("the shipped build writes the caller's value in the reader's messages (Debug of strings kept: -Z fmt-debug=shallow)", async () => {
+  await assert.rejects(
+    cc.compactConversation([{ type: 'assistant', uuid: 'a', isSidechain: 'no', message: { role: 'assistant', content: 'x' } }], { model: 'claude-sonnet-4-5', summarize: async () => 'x' }),
+    (e) => e.code === 'INVALID_MESSAGE' && e.message === 'messages[0]: invalid type: string "no", expected a boolean',
+  );
+  assert.throws(
+    () => cc.shouldAutoCompact([{ role: 'user', content: 'x' }], 'claude-opus-4-6', { querySource: 'compct' }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /querySource "compct" is not a query source with a meaning \(did you mean "compact"\?\)/.test(e.message),
+  );
 });
