@@ -383,3 +383,13 @@ test('a getter that throws inside a message of any shape: the error names that m
   // The package still answers.
   assert.equal(typeof cc.tokenCountWithEstimation([filler]), 'number');
 });
+
+test('a message named after a reading error keeps the first error as the cause, even when a getter read again calls the package and fails', () => {
+  const m0 = { role: 'user', get content() { try { cc.tokenCountWithEstimation(5); } catch { /* the inner call's own error */ } return 'hi'; } };
+  const call = Object.defineProperty({ type: 'function_call', call_id: 'r', name: 'Read' }, 'arguments', { get() { throw new Error('getter arguments'); }, enumerable: true });
+  const m = [m0, { role: 'user', content: 'go' }, call, { type: 'function_call_output', call_id: 'r', output: 'x'.repeat(50_000) }];
+  for (const f of [() => cc.tokenCountWithEstimation(m), () => cc.microCompact(m, { keepRecent: 0 }), () => cc.validateForApi(m), () => cc.toApiMessages(m)]) {
+    assert.throws(f, (e) => e.code === 'INVALID_MESSAGE' && e.message === 'messages[2]: reading the messages threw: getter arguments'
+      && e.cause instanceof Error && e.cause.message === 'getter arguments');
+  }
+});
