@@ -595,6 +595,7 @@ writeFileSync(
   ];
   for (const f of files) {
     const text = readFileSync(pkg + f, 'utf8');
+    const name = path.basename(f);
     const { code, map } = transformSync(text, {
       format: 'esm',
       minifyWhitespace: true,
@@ -602,14 +603,14 @@ writeFileSync(
       legalComments: 'none',
       target: 'es2022',
       // The banner is counted in the map's lines (a line added by hand would shift them).
-      banner: `// context-compaction ${meta.version} — generated and minified by scripts/package.mjs; sources in the repository and in ${path.basename(f)}.map.`,
+      banner: `// context-compaction ${meta.version} — generated and minified by scripts/package.mjs; sources in the repository and in ${name}.map.`,
       sourcemap: 'external',
       // Named apart from the minified file (which has the map's own URL, `web.js`): a trace
       // then points at `web.src.js`, whose text the map holds.
-      sourcefile: path.basename(f).replace(/\.js$/, '.src.js'),
+      sourcefile: name.replace(/\.js$/, '.src.js'),
     });
     writeFileSync(pkg + f + '.map', map);
-    writeFileSync(pkg + f, `${code}//# sourceMappingURL=${path.basename(f)}.map\n`);
+    writeFileSync(pkg + f, `${code}//# sourceMappingURL=${name}.map\n`);
   }
 }
 await esbuild({

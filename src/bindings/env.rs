@@ -14,7 +14,7 @@ use crate::drive::answers;
 use crate::drive::env::{CallError, Environment, HookKind, HookOutput, LocalFuture, ProgressEvent};
 use crate::drive::options::ContextOptions;
 use crate::model::error::{Error, Result};
-use crate::summarize::summary::{RequestMessage, Role, SummaryRequest, SummaryResponse};
+use crate::summarize::summary::{RequestMessage, SummaryRequest, SummaryResponse};
 
 #[wasm_bindgen(module = "/src/bindings/js_env.js")]
 extern "C" {
@@ -184,11 +184,7 @@ pub(crate) fn request_js(request: &SummaryRequest) -> super::convert::JsResult<J
         messages.push(&match m {
             RequestMessage::Text(t) => {
                 let message = Object::new();
-                let role = match t.role {
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                };
-                set(&message, "role", &role.into())?;
+                set(&message, "role", &t.role.as_str().into())?;
                 let content = Array::new();
                 for part in &t.content {
                     let block = Object::new();

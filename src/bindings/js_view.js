@@ -603,6 +603,16 @@ function pathIn(input) {
     : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
 }
 
+// The number of `key` in `map`, numbering a new key after the others (from 1).
+function numbered(map, key) {
+  let n = map.get(key);
+  if (n === undefined) {
+    n = map.size + 1;
+    map.set(key, n);
+  }
+  return n;
+}
+
 function toolPath(input) {
   const p = pathIn(input);
   return p === undefined ? 0 : sym(p);
@@ -1195,15 +1205,7 @@ function toolIndex_(arr, from, withPaths, keep) {
   // (its ids and paths).
   const names = new ToolNames();
   // The number of path `p`, 0 when paths are not asked for.
-  const pathNumber = (p) => {
-    if (pathSyms === null) return 0;
-    let path = pathSyms.get(p);
-    if (path === undefined) {
-      path = pathSyms.size + 1;
-      pathSyms.set(p, path);
-    }
-    return path;
-  };
+  const pathNumber = (p) => (pathSyms === null ? 0 : numbered(pathSyms, p));
   const pathOf = (input) => {
     const p = pathSyms === null ? undefined : pathIn(input);
     return p === undefined ? 0 : pathNumber(p);
@@ -1523,17 +1525,8 @@ function apiToolIndex_(arr, withPaths, memory, at, cap) {
         const id = x.id, name = x.name;
         if (typeof id !== 'string' || typeof name !== 'string') return -1;
         ids.push(id);
-        let path = 0;
         const p = withPaths ? pathIn(x.input) : undefined;
-        if (p !== undefined) {
-          if (pathSyms === null) pathSyms = new Map();
-          path = pathSyms.get(p);
-          if (path === undefined) {
-            path = pathSyms.size + 1;
-            pathSyms.set(p, path);
-          }
-        }
-        pushUse(i, names.number(name), path);
+        pushUse(i, names.number(name), p === undefined ? 0 : numbered(pathSyms ??= new Map(), p));
       } else if (user && t === 'tool_result') {
         const id = x.tool_use_id;
         if (typeof id !== 'string') return -1;

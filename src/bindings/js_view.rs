@@ -234,10 +234,8 @@ pub fn anthropic_form(arr: &JsValue) -> Result<(Array, Vec<usize>)> {
         let n = js_sys::Reflect::get(arr, &"length".into()).ok();
         0..n.and_then(|n| n.as_f64()).unwrap_or(0.0) as usize
     };
+    let list: &Array = arr.unchecked_ref(); // read only through `element`, which is guarded
     if let Some(e) = located_failure(len, &|i| {
-        let Some(list) = arr.dyn_ref::<Array>() else {
-            return false;
-        };
         element(list, i)
             .map(|m| anthropic_form_js(&Array::of1(&m)))
             .is_none()

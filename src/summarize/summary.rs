@@ -121,10 +121,7 @@ impl TextMessage {
         // `{"role":"user","content":[` … `]}` and, per block, `{"type":"text","text":` … `}`.
         const MESSAGE: usize = r#"{"role":,"content":[]}"#.len();
         const BLOCK: usize = r#"{"type":"text","text":}"#.len();
-        let role = match self.role {
-            Role::User => r#""user""#.len(),
-            Role::Assistant => r#""assistant""#.len(),
-        };
+        let role = self.role.as_str().len() + 2; // quoted
         MESSAGE
             + role
             + self.content.len().saturating_sub(1)
@@ -150,6 +147,16 @@ pub enum Role {
     User,
     /// `assistant`
     Assistant,
+}
+
+impl Role {
+    /// The role's name as the request writes it (its serde form; a test checks they agree).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
 }
 
 /// `{type: "text", text}`.
@@ -558,6 +565,13 @@ mod tests {
 
     fn msgs(v: Value) -> Vec<Message> {
         Message::parse_all(v).unwrap()
+    }
+
+    #[test]
+    fn a_role_is_named_as_serde_writes_it() {
+        for role in [Role::User, Role::Assistant] {
+            assert_eq!(json!(role), json!(role.as_str()));
+        }
     }
 
     #[test]
