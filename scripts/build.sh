@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the npm package into pkg/: two .wasm modules from this crate (Cargo features, see
-# Cargo.toml) — context_compaction_bg.wasm (`base`: what every entry loads at init) and
+# Builds the npm package into pkg/: three .wasm modules from this crate (Cargo features, see
+# Cargo.toml) — context_compaction_bg.wasm (`base`: what the main entries load at init),
 # context_compaction_extra_bg.wasm (`extra`: offlineSummarizer, previewCompaction,
-# simulateSession, loaded on first use) — then scripts/package.mjs writes the entries (web.js,
+# simulateSession, loaded on first use) and context_compaction_count_bg.wasm (`count`: the
+# counting module of the `context-compaction/count` entry) — then scripts/package.mjs writes the entries (web.js,
 # node.js, inline.js, workerd.js, node.cjs). Assumes scripts/setup.sh ran.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,7 @@ export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 exec 9>"${TMPDIR:-/tmp}/context-compaction-build.lock"
 flock 9
 extra_dir=target/pkg-extra
+count_dir=target/pkg-count
 # The shipped modules are built with the pinned nightly that rebuilds the standard library
 # (scripts/toolchain.sh), or with stable when it is not installed.
 # shellcheck source=scripts/toolchain.sh
@@ -25,17 +27,24 @@ build() { # OUT_DIR OUT_NAME FEATURE
 }
 # wasm-pack rewrites the snippets but leaves files it did not write (the source maps
 # package.mjs adds): a stale one would make the two builds' snippets differ below.
-rm -rf pkg/snippets "$extra_dir/snippets"
+rm -rf pkg/snippets "$extra_dir/snippets" "$count_dir/snippets"
 build "$extra_dir" context_compaction_extra extra
+build "$count_dir" context_compaction_count count
 build pkg context_compaction base
 rm -f pkg-build.log
 # The second module's glue, .wasm and declarations beside the first; both glues import the
 # same snippets (src/bindings/*.js), which wasm-bindgen names after the crate.
+# The same for the counting module of the `count` entry.
 for f in context_compaction_extra.js context_compaction_extra_bg.wasm context_compaction_extra.d.ts context_compaction_extra_bg.wasm.d.ts; do
   cp "$extra_dir/$f" pkg/
 done
-if ! diff -r -q "$extra_dir/snippets" pkg/snippets >/dev/null; then
-  echo "build.sh: the two modules' snippets differ (pkg/snippets vs $extra_dir/snippets)" >&2
-  exit 1
-fi
+for f in context_compaction_count.js context_compaction_count_bg.wasm context_compaction_count.d.ts context_compaction_count_bg.wasm.d.ts; do
+  cp "$count_dir/$f" pkg/
+done
+for d in "$extra_dir" "$count_dir"; do
+  if ! diff -r -q "$d/snippets" pkg/snippets >/dev/null; then
+    echo "build.sh: the modules' snippets differ (pkg/snippets vs $d/snippets)" >&2
+    exit 1
+  fi
+done
 node scripts/package.mjs

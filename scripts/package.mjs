@@ -332,8 +332,9 @@ ${classes
   }
 }
 
-// Both modules' glues (the first and the one loaded on first use) get both patches.
-for (const glueFile of ['context_compaction.js', 'context_compaction_extra.js']) {
+// Every module's glue (the first, the one loaded on first use, the count entry's) gets both
+// patches.
+for (const glueFile of ['context_compaction.js', 'context_compaction_extra.js', 'context_compaction_count.js']) {
   patchNotReady(pkg + glueFile);
   patchTrapRecovery(pkg + glueFile);
 }
@@ -383,6 +384,19 @@ writeFileSync(
       .join('\n') +
     '\n}>;\n',
 );
+// The body of init() in web.js and count.js: the glue's init, a failure coded NOT_INITIALIZED.
+const initBody =
+  '  try {\n' +
+  '    return await glueInit(input);\n' +
+  '  } catch (e) {\n' +
+  "    const node = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;\n" +
+  '    const hint = node && input === undefined\n' +
+  "      ? \" (in Node, import 'context-compaction' as usual: its Node entry loads the .wasm itself; or pass the bytes: init({ module_or_path: readFileSync(...) }))\"\n" +
+  "      : '';\n" +
+  "    const err = codedError(`init() could not load the .wasm: ${e instanceof Error ? e.message : String(e)}${hint}`, 'NOT_INITIALIZED');\n" +
+  '    err.cause = e;\n' +
+  '    throw err;\n' +
+  '  }\n';
 writeFileSync(
   pkg + 'web.js',
   header +
@@ -403,19 +417,97 @@ writeFileSync(
     ' * `{ module_or_path }`). A failure is a coded NOT_INITIALIZED error with the cause.\n' +
     ' */\n' +
     'export default async function init(input) {\n' +
-    '  try {\n' +
-    '    return await glueInit(input);\n' +
-    '  } catch (e) {\n' +
-    "    const node = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;\n" +
-    '    const hint = node && input === undefined\n' +
-    "      ? \" (in Node, import 'context-compaction' as usual: its Node entry loads the .wasm itself; or pass the bytes: init({ module_or_path: readFileSync(...) }))\"\n" +
-    "      : '';\n" +
-    "    const err = codedError(`init() could not load the .wasm: ${e instanceof Error ? e.message : String(e)}${hint}`, 'NOT_INITIALIZED');\n" +
-    '    err.cause = e;\n' +
-    '    throw err;\n' +
-    '  }\n' +
+    initBody +
     '}\n',
 );
+// count.js (`context-compaction/count`): the entry for a page's first render. Its init()
+// loads only the counting module (feature `count`: the stateless count, thresholds and
+// warning state); loadCompaction() imports web.js and initialises the first module on demand,
+// and returns its exports (everything the package has). Environment defaults set here reach
+// the first module too when it loads.
+const countGlue = await import(new URL('../pkg/context_compaction_count.js', import.meta.url));
+const COUNT_NAMES = [
+  'calculateTokenWarningState', 'errorCodes', 'getAutoCompactThreshold', 'getConstants', 'getContextWindowForModel',
+  'getEffectiveContextWindowSize', 'getMaxOutputTokensForModel', 'getModelOutputLimits', 'initSync',
+  'isAutoCompactEnabled', 'roughTokenCountEstimation', 'shouldAutoCompact', 'tokenCountWithEstimation',
+];
+{
+  const found = Object.keys(countGlue).filter((n) => !INTERNAL.has(n) && n !== 'setEnvironmentDefaults').sort();
+  if (JSON.stringify(found) !== JSON.stringify(COUNT_NAMES)) {
+    throw new Error(`package.mjs: the counting module exports ${found.join(', ')}; count.js expects ${COUNT_NAMES.join(', ')}`);
+  }
+}
+writeFileSync(
+  pkg + 'count.js',
+  header +
+    `export ${list(COUNT_NAMES)} from './context_compaction_count.js';\n` +
+    "export { constants } from './constants.js';\n" +
+    errorClass +
+    "import glueInit, { setEnvironmentDefaults as __ccSetCountDefaults } from './context_compaction_count.js';\n" +
+    `import { codedError } from '${errorSnippets[0]}';\n` +
+    '/** @type {unknown} */\n' +
+    'let env;\n' +
+    '/** @type {typeof import(\'./web.js\') | undefined} */\n' +
+    'let full;\n' +
+    '/** @type {Promise<typeof import(\'./web.js\')> | undefined} */\n' +
+    'let pending;\n' +
+    '/** The environment defaults of the counting module and, loaded or not yet, the first module. */\n' +
+    'export function setEnvironmentDefaults(e) {\n' +
+    '  __ccSetCountDefaults(e);\n' +
+    '  env = e;\n' +
+    '  if (full !== undefined) full.setEnvironmentDefaults(e);\n' +
+    '}\n' +
+    '/**\n' +
+    ' * Loads the first module (web.js and context_compaction_bg.wasm, or the .wasm from what you\n' +
+    ' * pass) and resolves to its exports: compaction, the Compactor, microCompact, everything.\n' +
+    ' * Once only; a failure is a coded NOT_INITIALIZED error with the cause, and the next call\n' +
+    ' * tries again.\n' +
+    ' */\n' +
+    'export function loadCompaction(input) {\n' +
+    '  if (full !== undefined) return Promise.resolve(full);\n' +
+    "  pending ??= import('./web.js')\n" +
+    '    .then(async (m) => {\n' +
+    '      await m.default(input);\n' +
+    '      if (env !== undefined) m.setEnvironmentDefaults(env);\n' +
+    '      full = m;\n' +
+    '      return m;\n' +
+    '    })\n' +
+    '    .catch((e) => {\n' +
+    '      pending = undefined; // the next call tries again\n' +
+    "      const why = e?.code === 'NOT_INITIALIZED' && e.cause !== undefined ? e.cause : e;\n" +
+    "      const err = codedError(`loadCompaction() could not load the first module (web.js, context_compaction_bg.wasm): ${why instanceof Error ? why.message : String(why)}`, 'NOT_INITIALIZED');\n" +
+    '      err.cause = e;\n' +
+    '      throw err;\n' +
+    '    });\n' +
+    '  return pending;\n' +
+    '}\n' +
+    '/**\n' +
+    ' * Loads and instantiates the counting module (by default the file next to this module; or\n' +
+    ' * pass `{ module_or_path }`). A failure is a coded NOT_INITIALIZED error with the cause.\n' +
+    ' */\n' +
+    'export default async function init(input) {\n' +
+    initBody +
+    '}\n',
+);
+// In Node and Workers the main entry instantiates its module at import from the bytes at
+// hand (no download to save): `context-compaction/count` resolves there to the main entry's
+// counting exports, and loadCompaction() to the main entry itself.
+for (const [file, main] of [['count-node.js', 'node.js'], ['count-workerd.js', 'workerd.js']]) {
+  const names = [...COUNT_NAMES.filter((n) => n !== 'initSync'), 'setEnvironmentDefaults', 'constants', 'ContextCompactionError'].sort();
+  writeFileSync(
+    pkg + file,
+    header +
+      `// \`context-compaction/count\` where the main entry (${main}) is ready at import.\n` +
+      `export ${list(names)} from './${main}';\n` +
+      `import * as __ccMain from './${main}';\n` +
+      '/** The main entry, loaded already here. */\n' +
+      'export async function loadCompaction() {\n' +
+      '  return __ccMain;\n' +
+      '}\n' +
+      '/** Already initialised at import; kept so isomorphic code can `await init()` everywhere. */\n' +
+      'export default async function init() {}\n',
+  );
+}
 writeFileSync(
   pkg + 'node.js',
   header +
@@ -453,6 +545,9 @@ writeFileSync(
   existsSync(handWritten) ? readFileSync(handWritten, 'utf8') : types,
 );
 
+// count.js's declarations: hand-written too (types/count.d.ts, importing index.d.ts).
+copyFileSync(fileURLToPath(new URL('../types/count.d.ts', import.meta.url)), pkg + 'count.d.ts');
+
 const meta = JSON.parse(readFileSync(pkg + 'package.json', 'utf8'));
 meta.name = 'context-compaction';
 meta.type = 'module';
@@ -469,6 +564,13 @@ meta.exports = {
   './ai-sdk': { types: './ai-sdk.d.ts', default: './ai-sdk.js' },
   './context_compaction_bg.wasm': './context_compaction_bg.wasm',
   './context_compaction_extra_bg.wasm': './context_compaction_extra_bg.wasm',
+  './count': {
+    types: './count.d.ts',
+    workerd: './count-workerd.js',
+    node: './count-node.js',
+    default: './count.js',
+  },
+  './context_compaction_count_bg.wasm': './context_compaction_count_bg.wasm',
   './package.json': './package.json',
 };
 for (const a of AGENTS) {
@@ -488,6 +590,14 @@ meta.files = Array.from(
     'context_compaction_extra_bg.wasm',
     'context_compaction_extra_bg.wasm.d.ts',
     'extras.js',
+    'context_compaction_count.js',
+    'context_compaction_count.d.ts',
+    'context_compaction_count_bg.wasm',
+    'context_compaction_count_bg.wasm.d.ts',
+    'count.js',
+    'count-node.js',
+    'count-workerd.js',
+    'count.d.ts',
     'web.js',
     'node.js',
     'constants.js',
@@ -507,7 +617,7 @@ meta.files = Array.from(
 );
 meta.bin = { 'context-compaction': './cli.mjs' };
 meta.engines = { node: '>=20' };
-meta.sideEffects = ['./node.js', './context_compaction.js', './context_compaction_extra.js'];
+meta.sideEffects = ['./node.js', './context_compaction.js', './context_compaction_extra.js', './context_compaction_count.js'];
 writeFileSync(pkg + 'package.json', JSON.stringify(meta, null, 2) + '\n');
 
 // --- Runtimes and bundlers (docs/runtimes.md; checked by tests/runtimes/run.mjs) ---------------
@@ -587,7 +697,7 @@ writeFileSync(
 // `node --enable-source-maps` read, so a stack trace points at the readable source's lines.
 {
   const files = [
-    'web.js', 'extras.js', 'constants.js', 'context_compaction.js', 'context_compaction_extra.js',
+    'web.js', 'extras.js', 'constants.js', 'context_compaction.js', 'context_compaction_extra.js', 'count.js', 'context_compaction_count.js',
     'anthropic.js', 'anthropic-send.js', 'openai.js', 'openai-send.js', 'langchain.js', 'langchain-send.js', 'options.js', 'summarizer-error.js', 'http.js', 'summary-request.js', 'ai-sdk.js',
     ...readdirSync(pkg + 'snippets', { recursive: true })
       .filter((p) => p.endsWith('.js'))

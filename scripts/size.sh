@@ -5,6 +5,7 @@
 #   bash scripts/size.sh               # both feature sets in one module (as wasm-pack test builds it)
 #   bash scripts/size.sh --base        # the first module the package ships (feature `base`)
 #   bash scripts/size.sh --extra       # the second module, loaded on first use (feature `extra`)
+#   bash scripts/size.sh --count       # the counting module of the `count` entry (feature `count`)
 #   TOP=60 bash scripts/size.sh        # more rows
 # Output in target/size/<variant>/: module.wasm (shipped form), module.names.wasm (with names).
 # Needs twiggy for the breakdown (`cargo install twiggy`); without it only the sizes print.
@@ -19,6 +20,7 @@ features=()
 case "${1:-}" in
   --base | --core) variant=base; features=(--no-default-features --features base) ;;
   --extra) variant=extra; features=(--no-default-features --features extra) ;;
+  --count) variant=count; features=(--no-default-features --features count) ;;
 esac
 out="target/size/$variant"
 rm -rf "$out" && mkdir -p "$out"

@@ -271,7 +271,7 @@ if (!existsSync(join(pkg, 'package.json')) || !existsSync(join(pkg, 'node.js')))
       },
       {
         name: 'bundler (module esnext, lib es2022 + DOM, no @types/node)',
-        files: [join(ex, 'browser-example.ts'), constantsCheck],
+        files: [join(ex, 'browser-example.ts'), join(ex, 'count-example.ts'), constantsCheck],
         options: {
           ...base,
           module: ts.ModuleKind.ESNext,
@@ -293,7 +293,7 @@ if (!existsSync(join(pkg, 'package.json')) || !existsSync(join(pkg, 'node.js')))
       },
       {
         name: 'Node + DOM (module nodenext, every example)',
-        files: ['node-example.ts', 'browser-example.ts', 'type-tests.ts'].map((f) => join(ex, f)),
+        files: ['node-example.ts', 'browser-example.ts', 'count-example.ts', 'type-tests.ts'].map((f) => join(ex, f)),
         options: {
           ...base,
           module: ts.ModuleKind.NodeNext,

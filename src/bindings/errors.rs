@@ -35,7 +35,7 @@ pub fn to_js_error(e: &Error) -> JsValue {
 }
 
 /// `errorCodes()`: every `error.code` the library can report, in declaration order.
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = errorCodes, unchecked_return_type = "ErrorCode[]")]
 pub fn error_codes() -> Array {
     ErrorCode::ALL

@@ -65,7 +65,7 @@ pub fn set_environment_defaults(
 }
 
 /// The library's constants (SPEC §4, §8, §9, §10), as a plain object.
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = getConstants, unchecked_return_type = "Constants")]
 pub fn get_constants() -> JsResult<JsValue> {
     let o = js_sys::Object::new();
@@ -80,7 +80,7 @@ pub fn get_constants() -> JsResult<JsValue> {
 
 /// `roughTokenCountEstimation(text, bytesPerToken = 4)`: `text.length / bytesPerToken`,
 /// rounded. Reads the string's length without copying it.
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = roughTokenCountEstimation)]
 pub fn rough_token_count_estimation(
     #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
@@ -106,7 +106,7 @@ fn no_options(options: &JsValue) -> bool {
     options.is_undefined() || options.is_null()
 }
 
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 /// The view a count at the end of `messages` reads: its end read in one crossing (with the
 /// array's length), after every message was checked against a named `shape`.
 fn count_view(messages: &JsValue, shape: Option<Shape>) -> crate::Result<JsConversation<'_>> {
@@ -141,7 +141,7 @@ thread_local! {
 /// call without options: the same as `model_arg` and an absent `config` give, kept from the
 /// last such call while the model argument is the same value (`===`) and the environment
 /// defaults have not changed.
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 fn per_turn_model_and_config(
     model: &JsValue,
 ) -> crate::Result<(
@@ -168,7 +168,7 @@ fn per_turn_model_and_config(
 /// (internal) The byte address of the per-turn record `tokenCountWithEstimation` and
 /// `shouldAutoCompact` write without options (the package's glue routes such calls through
 /// it: one record read in JS, one call here with numbers, no JS values handed over).
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = __ccPerTurnRecord, skip_typescript)]
 pub fn per_turn_record() -> u32 {
     fast_record_at()
@@ -177,7 +177,7 @@ pub fn per_turn_record() -> u32 {
 /// (internal) `tokenCountWithEstimation(messages)` from the per-turn record of `used` words
 /// the package's JS wrote; -1 when the record does not settle it (the glue then calls the
 /// export itself).
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = __ccPerTurnCount, skip_typescript)]
 pub fn per_turn_count(used: u32) -> f64 {
     fast_record_total(used as usize).map_or(-1.0, |t| t as f64)
@@ -188,7 +188,7 @@ pub fn per_turn_count(used: u32) -> f64 {
 /// checks that it is the same value): 0 false, 1 true, 2 not settled here (no model kept, or
 /// the record does not settle the count, or a compaction may be due: the glue then calls
 /// the export itself).
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = __ccPerTurnShould, skip_typescript)]
 pub fn per_turn_should(used: u32) -> u32 {
     let Some(rule) = PER_TURN.with(|p| p.borrow().as_ref().map(|(.., r)| *r)) else {
@@ -203,7 +203,7 @@ pub fn per_turn_should(used: u32) -> u32 {
 /// context size in tokens (SPEC §3); `system` and `tools` count where nothing anchors. With `model`, a usage more than twice the model's window is rejected as
 /// bogus (`INVALID_TOKEN_COUNT`); `usage` (any ecosystem's names) anchors the count for
 /// messages that carry none, at `usageAt` (default: the last assistant message).
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = tokenCountWithEstimation)]
 pub fn token_count_with_estimation(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
@@ -234,7 +234,7 @@ pub fn token_count_with_estimation(
 }
 
 /// `getContextWindowForModel(model, config?)`.
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = getContextWindowForModel)]
 pub fn get_context_window_for_model(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
@@ -245,7 +245,7 @@ pub fn get_context_window_for_model(
 }
 
 /// `getMaxOutputTokensForModel(model, config?)`: the model's default max output tokens.
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = getMaxOutputTokensForModel)]
 pub fn get_max_output_tokens_for_model(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
@@ -256,7 +256,7 @@ pub fn get_max_output_tokens_for_model(
 }
 
 /// `getModelOutputLimits(model)`: `{default, upperLimit}` from the model table.
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = getModelOutputLimits, unchecked_return_type = "ModelOutputLimits")]
 pub fn get_model_output_limits(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
@@ -266,7 +266,7 @@ pub fn get_model_output_limits(
 }
 
 /// `getEffectiveContextWindowSize(model, config?)`.
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = getEffectiveContextWindowSize)]
 pub fn get_effective_context_window_size(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
@@ -277,7 +277,7 @@ pub fn get_effective_context_window_size(
 }
 
 /// `getAutoCompactThreshold(model, config?)`.
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = getAutoCompactThreshold)]
 pub fn get_auto_compact_threshold(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
@@ -290,7 +290,7 @@ pub fn get_auto_compact_threshold(
 /// `calculateTokenWarningState(tokenUsage, model, config?)` →
 /// `{percentLeft, isAboveWarningThreshold, isAboveErrorThreshold,
 /// isAboveAutoCompactThreshold, isAtBlockingLimit}`.
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = calculateTokenWarningState, unchecked_return_type = "TokenWarningState")]
 pub fn calculate_token_warning_state(
     #[wasm_bindgen(unchecked_param_type = "number", js_name = tokenUsage)] token_usage: JsValue,
@@ -303,7 +303,7 @@ pub fn calculate_token_warning_state(
 }
 
 /// `isAutoCompactEnabled(config?)`.
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = isAutoCompactEnabled)]
 pub fn is_auto_compact_enabled(
     #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
@@ -312,7 +312,7 @@ pub fn is_auto_compact_enabled(
 }
 
 /// `shouldAutoCompact(messages, model, {querySource, snipTokensFreed, config}?)`.
-#[cfg(feature = "base")]
+#[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = shouldAutoCompact)]
 pub fn should_auto_compact(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,

@@ -2379,14 +2379,18 @@ export function countTail(arr, memory, fb, wb, wcap) {
 // being the instance's generation), whose first number then holds its capacity in words
 // (FAST_RECORD_WORDS in js_view.rs). Returns the words used; 0 (or less) when there is no
 // record: the export itself then runs.
-let fastGen = -1, fastAt = 0, fastCap = 0, fastMemory = null, fastBusy = false;
+// The record is the one of the instance `fastWasm` in its generation `fastGen`: two modules
+// of the package (the `count` entry's and the first) share this file, each with generations
+// counted from 0, so the instance is part of the key.
+let fastWasm = null, fastGen = -1, fastAt = 0, fastCap = 0, fastMemory = null, fastBusy = false;
 let fastF = new Float64Array(0), fastW = new Uint32Array(0);
 export function perTurnRecord(arr, wasm, gen) {
   if (!countFast || !tailReads || !Array.isArray(arr)) return 0;
-  const fresh = gen !== fastGen;
+  const fresh = gen !== fastGen || wasm !== fastWasm;
   if (fresh) {
     fastAt = wasm.__ccPerTurnRecord() >>> 0;
     fastGen = gen;
+    fastWasm = wasm;
     fastMemory = null;
   }
   const memory = wasm.memory;

@@ -3,9 +3,10 @@
 //! view implemented over JS objects), calls the core, and applies the core's edits to copies
 //! of the caller's objects.
 //!
-//! The exports are split over two modules by Cargo features (`base`, `extra`; see
-//! Cargo.toml): a build with one of them leaves out the other's exports, and the helpers only
-//! those exports use are then unused.
+//! The exports are split over three modules by Cargo features (`base`, `extra`, `count`; see
+//! Cargo.toml): a build with one of them leaves out the others' exports, and the helpers only
+//! those exports use are then unused. `count` is a subset of `base` (the exports gated
+//! `any(feature = "base", feature = "count")`).
 #![cfg_attr(
     not(all(feature = "base", feature = "extra")),
     allow(dead_code, unused_imports)

@@ -436,3 +436,26 @@ test('the second module in Chromium: never fetched by a page that counts and com
   assert.match(results.badOption.message, /maxTokens/);
   assert.deepEqual(results.badOptionLoaded, { code: 'INVALID_ARGUMENT' });
 });
+
+test('the count entry in Chromium: a first render fetches the counting module only, loadCompaction() the first module on demand', async () => {
+  const { results, problems } = await runPage('count.html', 'browser-count.png');
+  assert.equal(results.status, 'done', `the page failed: ${results.failure}`);
+  assert.deepEqual(problems, [], 'no errors, warnings or failed requests on the page');
+  const node = await import(new URL('../../pkg/node.js', import.meta.url));
+  const lines = node.parseTranscript(readFileSync(join(TRANSCRIPTS, TRANSCRIPT), 'utf8'));
+  assert.equal(results.tokens, node.tokenCountWithEstimation(lines));
+  assert.equal(results.fullTokens, results.tokens);
+  assert.equal(results.should, node.shouldAutoCompact(lines, 'claude-opus-4-6'));
+  assert.equal(results.threshold, node.getAutoCompactThreshold('claude-opus-4-6'));
+  assert.deepEqual(results.warning, node.calculateTokenWarningState(results.tokens, 'claude-opus-4-6'));
+  assert.equal(results.apiSummary, 'API-STYLE SUMMARY');
+  assert.ok(results.again);
+
+  const wasm = (paths) => paths.filter((p) => p.endsWith('.wasm')).sort();
+  assert.deepEqual(wasm(results.fetchedBefore), ['/pkg/context_compaction_count_bg.wasm'], 'the first render fetches the counting module only');
+  assert.ok(!results.fetchedBefore.includes('/pkg/web.js'), results.fetchedBefore.join('\n'));
+  assert.ok(!results.fetchedBefore.includes('/pkg/context_compaction.js'), results.fetchedBefore.join('\n'));
+  assert.deepEqual(wasm(results.fetchedAfter), ['/pkg/context_compaction_bg.wasm'], 'the first module, on demand');
+  assert.ok(results.fetchedAfter.includes('/pkg/web.js'), results.fetchedAfter.join('\n'));
+  assert.ok(!results.fetchedAfter.some((p) => /context_compaction_extra/.test(p)), 'the second module stays unfetched');
+});

@@ -5,7 +5,7 @@
 // Each case runs in a fresh Node process that records every WebAssembly module compiled.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { SAMPLE, runFresh } from './helpers/fresh-process.mjs';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -18,40 +18,13 @@ const SECOND = readFileSync(PKG + 'context_compaction_extra_bg.wasm').length;
  * byte lengths of the modules compiled so far) in a fresh process; returns what it returns.
  */
 function run(entry, body, env = {}) {
-  const script = `
-    const sizes = [];
-    const Module = WebAssembly.Module;
-    WebAssembly.Module = function (bytes, ...rest) { sizes.push(bytes.byteLength ?? bytes.length); return new Module(bytes, ...rest); };
-    WebAssembly.Module.prototype = Module.prototype;
-    for (const name of ['compile', 'instantiate']) {
-      const f = WebAssembly[name];
-      WebAssembly[name] = function (source, ...rest) {
-        if (source && typeof source.byteLength === 'number') sizes.push(source.byteLength);
-        return f.call(this, source, ...rest);
-      };
-    }
-    const compiled = () => [...sizes];
-    const cc = ${entry.endsWith('.cjs') ? `require(${JSON.stringify(PKG + entry)})` : `await import(${JSON.stringify(PKG + entry)})`};
-    const out = await (async () => { ${body} })();
-    process.stdout.write(JSON.stringify(out));
-  `;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', entry.endsWith('.cjs') ? `import { createRequire } from 'node:module'; const require = createRequire(${JSON.stringify(PKG)}); ${script}` : script], {
-    encoding: 'utf8',
-    env: { ...process.env, ...env },
-  });
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
+  const load = entry.endsWith('.cjs')
+    ? `import { createRequire } from 'node:module'; const require = createRequire(${JSON.stringify(PKG)}); const cc = require(${JSON.stringify(PKG + entry)});`
+    : `const cc = await import(${JSON.stringify(PKG + entry)});`;
+  return runFresh(load, body, { env });
 }
 
-const COMMON = `
-  const model = 'claude-opus-4-6';
-  const messages = [
-    { role: 'user', content: 'Read the file and fix it. '.repeat(50) },
-    { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: { file_path: '/src/a.rs' } }] },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'fn a() {}\\n'.repeat(300) }] },
-    { role: 'assistant', content: 'Fixed.' },
-  ];
-  const api = async () => ({ content: [{ type: 'text', text: '<summary>from the API</summary>' }], usage: { input_tokens: 10, output_tokens: 5 } });
+const COMMON = `${SAMPLE}
   const firstUse = async () => {
     const count = cc.tokenCountWithEstimation(messages);
     const r = await cc.compactConversation(messages, { model, summarize: api });

@@ -1,0 +1,40 @@
+// A chat page's first render with `context-compaction/count`: only the counting module loads
+// for the meter; the rest of the package (compaction, the summarizers) loads when the page
+// first needs it. Type-checked by `bash types/check.sh`.
+
+import init, {
+  calculateTokenWarningState,
+  getAutoCompactThreshold,
+  loadCompaction,
+  shouldAutoCompact,
+  tokenCountWithEstimation,
+  type ContextCompactionError,
+} from 'context-compaction/count';
+import type { CompactionResult, Message, TokenWarningState } from 'context-compaction';
+
+await init(); // fetches context_compaction_count_bg.wasm next to the module
+
+const model = 'claude-sonnet-4-5';
+let messages: Message[] = [{ role: 'user', content: 'Fix the failing test in src/lib.rs' }];
+
+const tokens: number = tokenCountWithEstimation(messages);
+const state: TokenWarningState = calculateTokenWarningState(tokens, model);
+const threshold: number = getAutoCompactThreshold(model);
+export const meter = { tokens, threshold, warn: state.isAboveWarningThreshold };
+
+export async function maybeCompact(apiKey: string): Promise<CompactionResult<Message> | undefined> {
+  if (!shouldAutoCompact(messages, model)) return undefined;
+  try {
+    const { buildPostCompactMessages, compactConversation, anthropicSummarizer } = await loadCompaction();
+    const result = await compactConversation(messages, { model, summarize: anthropicSummarizer({ apiKey }) });
+    messages = buildPostCompactMessages(result) as Message[];
+    return result;
+  } catch (e) {
+    const err = e as ContextCompactionError;
+    if (err.code === 'NOT_INITIALIZED') return undefined; // offline: try again later
+    throw e;
+  }
+}
+
+// Loading ahead, while the page is idle.
+export const prefetch = (): Promise<unknown> => loadCompaction();
