@@ -12,7 +12,9 @@
 //   Cloudflare Workers: workerd run by miniflare, the worker bundled by wrangler itself and by
 //     esbuild set up as wrangler does (the `workerd` condition, the .wasm as a compiled module);
 //   headless Chromium (Debian's, driven by playwright-core) opening bundles made by Vite (build
-//     and dev server), webpack and esbuild (the inline entry, and the .wasm emitted as a file).
+//     and dev server), webpack and esbuild (the inline entry, and the .wasm emitted as a file),
+//     and by Vite and webpack through `context-compaction/count` (its module at init, the rest
+//     through loadCompaction()).
 // It prints a table (case, result, seconds) and exits 1 when any case fails, after all ran.
 //
 // The runtimes and bundlers are dev dependencies of tests/runtimes/package.json, installed into
@@ -323,6 +325,11 @@ function cases({ app, api, work }) {
       how: 'esbuild --conditions=workerd,worker,browser --loader:.wasm=copy, in workerd by miniflare',
       run: () => workerCase({ app, api, work }, 'esbuild'),
     },
+    {
+      name: 'Cloudflare Workers (esbuild, count entry)',
+      how: "the same, import … from 'context-compaction/count' (count-workerd.js), loadCompaction() for the rest",
+      run: () => workerCase({ app, api, work }, 'esbuild', 'worker-count'),
+    },
     ...browserCases({ app, work }),
   ];
 }
@@ -333,9 +340,10 @@ function cases({ app, api, work }) {
  * run in workerd by miniflare; its fetch runs the smoke test.
  * @param {{app: string, api: string, work: string}} env
  * @param {'wrangler' | 'esbuild'} bundler
+ * @param {string} [worker] the worker module of the app (worker.mjs by default), without .mjs
  */
-async function workerCase({ app, api, work }, bundler) {
-  const dir = join(work, `worker-${bundler}`);
+async function workerCase({ app, api, work }, bundler, worker = 'worker') {
+  const dir = join(work, `${worker}-${bundler}`);
   if (bundler === 'wrangler') {
     writeFileSync(
       join(app, 'wrangler.json'),
@@ -351,7 +359,7 @@ async function workerCase({ app, api, work }, bundler) {
   } else {
     const esbuild = await import(pathToFileURL(join(MODULES, 'esbuild', 'lib', 'main.js')).href);
     await esbuild.build({
-      entryPoints: [join(app, 'worker.mjs')],
+      entryPoints: [join(app, `${worker}.mjs`)],
       bundle: true,
       format: 'esm',
       platform: 'neutral',
@@ -371,7 +379,7 @@ async function workerCase({ app, api, work }, bundler) {
     compatibilityDate: COMPATIBILITY_DATE,
     modulesRoot: dir,
     modules: [
-      { type: 'ESModule', path: join(dir, 'worker.js') },
+      { type: 'ESModule', path: join(dir, `${worker}.js`) },
       ...wasm.map((w) => ({ type: 'CompiledWasm', path: join(dir, w) })),
     ],
     bindings: { API_URL: api },
@@ -390,15 +398,51 @@ function browserCases({ app, work }) {
     `<!doctype html><meta charset="utf-8"><title>runtime smoke</title><script type="module" src="${script}"></script>\n`;
   // The Vite project: index.html and browser.mjs inside the app, so that Vite resolves the
   // package from the app's node_modules as in a real project.
-  const viteRoot = () => {
-    const root = join(app, 'vite-src');
+  const viteRoot = (module = 'browser.mjs', dir = 'vite-src') => {
+    const root = join(app, dir);
     if (!existsSync(root)) {
       mkdirSync(root);
-      writeFileSync(join(root, 'index.html'), page('./browser.mjs'));
-      copyFileSync(join(app, 'browser.mjs'), join(root, 'browser.mjs'));
+      writeFileSync(join(root, 'index.html'), page(`./${module}`));
+      copyFileSync(join(app, module), join(root, module));
       copyFileSync(join(app, 'smoke.js'), join(root, 'smoke.js'));
     }
     return root;
+  };
+  /** A Vite build of `root` into dist/`name`/; resolves to its path under the server. */
+  const viteBuild = async (root, name) => {
+    const { build } = await import(pathToFileURL(join(MODULES, 'vite', 'dist', 'node', 'index.js')).href);
+    await build({
+      root,
+      base: './', // served under /<name>/
+      logLevel: 'error',
+      configFile: false,
+      build: { outDir: join(work, 'dist', name), emptyOutDir: true },
+      cacheDir: join(work, `${name}-cache`),
+    });
+    return `${name}/`;
+  };
+  /** A webpack 5 build of `entry` into dist/`name`/; resolves to its path under the server. */
+  const webpackBuild = async (entry, name) => {
+    const webpack = (await import(pathToFileURL(join(MODULES, 'webpack', 'lib', 'index.js')).href)).default;
+    const outDir = join(work, 'dist', name);
+    const stats = await new Promise((ok, fail) =>
+      webpack(
+        {
+          mode: 'production',
+          target: 'web',
+          context: app,
+          entry: join(app, entry),
+          output: { path: outDir, filename: 'main.js', publicPath: 'auto', module: true },
+          experiments: { outputModule: true },
+          resolveLoader: { modules: [MODULES] },
+          performance: { hints: false },
+        },
+        (error, stats) => (error ? fail(error) : ok(stats)),
+      ),
+    );
+    if (stats.hasErrors()) throw new Error(stats.toString({ all: false, errors: true }));
+    writeFileSync(join(outDir, 'index.html'), page('./main.js'));
+    return `${name}/`;
   };
   const esbuildModule = () => import(pathToFileURL(join(MODULES, 'esbuild', 'lib', 'main.js')).href);
   return [
@@ -406,20 +450,13 @@ function browserCases({ app, work }) {
       name: 'Chromium + Vite',
       how: "vite build; import init from 'context-compaction'; await init() (the .wasm emitted by Vite)",
       browser: true,
-      build: async () => {
-        const { build } = await import(pathToFileURL(join(MODULES, 'vite', 'dist', 'node', 'index.js')).href);
-        const root = viteRoot();
-        const outDir = join(work, 'dist', 'vite');
-        await build({
-          root,
-          base: './', // served under /vite/
-          logLevel: 'error',
-          configFile: false,
-          build: { outDir, emptyOutDir: true },
-          cacheDir: join(work, 'vite-cache'),
-        });
-        return 'vite/';
-      },
+      build: () => viteBuild(viteRoot(), 'vite'),
+    },
+    {
+      name: 'Chromium + Vite (count entry)',
+      how: "vite build; import init from 'context-compaction/count'; the counting .wasm at init, loadCompaction() for the rest (a chunk)",
+      browser: true,
+      build: () => viteBuild(viteRoot('browser-count.mjs', 'vite-count-src'), 'vite-count'),
     },
     {
       name: 'Chromium + Vite dev server',
@@ -445,28 +482,13 @@ function browserCases({ app, work }) {
       name: 'Chromium + webpack',
       how: "webpack 5, import init from 'context-compaction'; await init() (new URL(…wasm, import.meta.url) as an asset)",
       browser: true,
-      build: async () => {
-        const webpack = (await import(pathToFileURL(join(MODULES, 'webpack', 'lib', 'index.js')).href)).default;
-        const outDir = join(work, 'dist', 'webpack');
-        const stats = await new Promise((ok, fail) =>
-          webpack(
-            {
-              mode: 'production',
-              target: 'web',
-              context: app,
-              entry: join(app, 'browser.mjs'),
-              output: { path: outDir, filename: 'main.js', publicPath: 'auto', module: true },
-              experiments: { outputModule: true },
-              resolveLoader: { modules: [MODULES] },
-              performance: { hints: false },
-            },
-            (error, stats) => (error ? fail(error) : ok(stats)),
-          ),
-        );
-        if (stats.hasErrors()) throw new Error(stats.toString({ all: false, errors: true }));
-        writeFileSync(join(outDir, 'index.html'), page('./main.js'));
-        return 'webpack/';
-      },
+      build: () => webpackBuild('browser.mjs', 'webpack'),
+    },
+    {
+      name: 'Chromium + webpack (count entry)',
+      how: "webpack 5, import init from 'context-compaction/count'; the counting .wasm at init, loadCompaction() for the rest (a chunk)",
+      browser: true,
+      build: () => webpackBuild('browser-count.mjs', 'webpack-count'),
     },
     {
       name: 'Chromium + esbuild (inline)',
