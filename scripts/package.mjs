@@ -360,13 +360,25 @@ const EXTRA_NAMES = ['offlineSummarizer', 'previewCompaction', 'simulateSession'
 // extras.js (copied from js/): the lazy second module for every entry. Each entry passes its
 // own `load` (synchronous where it has the bytes at hand: Node, workerd; a promise: web, inline).
 copyFileSync(fileURLToPath(new URL('../js/extras.js', import.meta.url)), pkg + 'extras.js');
+// defaults.js (copied from js/): the environment defaults web.js and count.js share in a page.
+copyFileSync(fileURLToPath(new URL('../js/defaults.js', import.meta.url)), pkg + 'defaults.js');
 const EXTRA_EXPORTS = ['loadExtras', ...EXTRA_NAMES, 'setEnvironmentDefaults'];
-const extraExports = (load, sync) =>
+// `shared`: the entry shares its environment defaults with the page's other browser entry
+// (web.js with count.js, through defaults.js); it joins at init (initBody's `join`).
+const extraExports = (load, sync, shared = false) =>
   "import { extras as __ccExtras } from './extras.js';\n" +
   `import { codedError as __ccCodedError } from '${errorSnippets[0]}';\n` +
   "import { setEnvironmentDefaults as __ccSetBaseDefaults } from './context_compaction.js';\n" +
   `const __ccX = __ccExtras({\n  load: ${load},\n  sync: ${sync},\n  codedError: __ccCodedError,\n  setBaseDefaults: __ccSetBaseDefaults,\n});\n` +
-  `export const { ${EXTRA_EXPORTS.join(', ')} } = __ccX;\n`;
+  (shared
+    ? `export const { ${EXTRA_EXPORTS.filter((n) => n !== 'setEnvironmentDefaults').join(', ')} } = __ccX;\n` +
+      "import { joinDefaults as __ccJoinDefaults, shareDefaults as __ccShareDefaults } from './defaults.js';\n" +
+      '/** The environment defaults of both modules, and of the count entry if the page loaded it. */\n' +
+      'export function setEnvironmentDefaults(env) {\n' +
+      '  __ccX.setEnvironmentDefaults(env);\n' +
+      '  __ccShareDefaults(__ccX.setEnvironmentDefaults, env);\n' +
+      '}\n'
+    : `export const { ${EXTRA_EXPORTS.join(', ')} } = __ccX;\n`);
 const list = (ns) => `{\n  ${ns.join(',\n  ')},\n}`;
 writeFileSync(
   pkg + 'constants.js',
@@ -384,14 +396,18 @@ writeFileSync(
       .join('\n') +
     '\n}>;\n',
 );
-// The body of init() in web.js and count.js: the glue's init, a failure coded NOT_INITIALIZED.
-const initBody =
+// The body of init() in web.js and count.js: the glue's init, then `join` (the entry joins the
+// page's shared environment defaults); a failure is coded NOT_INITIALIZED, with a hint in Node
+// naming `entry`'s Node form.
+const initBody = (join, entry) =>
   '  try {\n' +
-  '    return await glueInit(input);\n' +
+  '    const r = await glueInit(input);\n' +
+  `    ${join};\n` +
+  '    return r;\n' +
   '  } catch (e) {\n' +
   "    const node = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;\n" +
   '    const hint = node && input === undefined\n' +
-  "      ? \" (in Node, import 'context-compaction' as usual: its Node entry loads the .wasm itself; or pass the bytes: init({ module_or_path: readFileSync(...) }))\"\n" +
+  `      ? " (in Node, import '${entry}' as usual: its Node form loads the .wasm itself; or pass the bytes: init({ module_or_path: readFileSync(...) }))"\n` +
   "      : '';\n" +
   "    const err = codedError(`init() could not load the .wasm: ${e instanceof Error ? e.message : String(e)}${hint}`, 'NOT_INITIALIZED');\n" +
   '    err.cause = e;\n' +
@@ -409,6 +425,7 @@ writeFileSync(
     extraExports(
       "async (input) => {\n    const m = await import('./context_compaction_extra.js');\n    await m.default(input);\n    return m;\n  }",
       false,
+      true,
     ) +
     "import glueInit from './context_compaction.js';\n" +
     `import { codedError } from '${errorSnippets[0]}';\n` +
@@ -417,7 +434,7 @@ writeFileSync(
     ' * `{ module_or_path }`). A failure is a coded NOT_INITIALIZED error with the cause.\n' +
     ' */\n' +
     'export default async function init(input) {\n' +
-    initBody +
+    initBody('__ccJoinDefaults(__ccX.setEnvironmentDefaults)', 'context-compaction') +
     '}\n',
 );
 // count.js (`context-compaction/count`): the entry for a page's first render. Its init()
@@ -444,38 +461,42 @@ writeFileSync(
     "export { constants } from './constants.js';\n" +
     errorClass +
     "import glueInit, { setEnvironmentDefaults as __ccSetCountDefaults } from './context_compaction_count.js';\n" +
+    "import { joinDefaults as __ccJoinDefaults, shareDefaults as __ccShareDefaults } from './defaults.js';\n" +
     `import { codedError } from '${errorSnippets[0]}';\n` +
-    '/** @type {unknown} */\n' +
-    'let env;\n' +
     '/** @type {typeof import(\'./web.js\') | undefined} */\n' +
     'let full;\n' +
     '/** @type {Promise<typeof import(\'./web.js\')> | undefined} */\n' +
     'let pending;\n' +
-    '/** The environment defaults of the counting module and, loaded or not yet, the first module. */\n' +
-    'export function setEnvironmentDefaults(e) {\n' +
-    '  __ccSetCountDefaults(e);\n' +
-    '  env = e;\n' +
-    '  if (full !== undefined) full.setEnvironmentDefaults(e);\n' +
+    '/**\n' +
+    ' * The environment defaults of the counting module, and of the main entry\'s modules\n' +
+    ' * (web.js): at once if loaded, else when loadCompaction() loads them. Defaults given to\n' +
+    ' * web.js reach the counting module the same way.\n' +
+    ' */\n' +
+    'export function setEnvironmentDefaults(env) {\n' +
+    '  __ccSetCountDefaults(env);\n' +
+    '  __ccShareDefaults(__ccSetCountDefaults, env);\n' +
     '}\n' +
     '/**\n' +
-    ' * Loads the first module (web.js and context_compaction_bg.wasm, or the .wasm from what you\n' +
-    ' * pass) and resolves to its exports: compaction, the Compactor, microCompact, everything.\n' +
-    ' * Once only; a failure is a coded NOT_INITIALIZED error with the cause, and the next call\n' +
-    ' * tries again.\n' +
+    ' * Loads the main entry (web.js and the first module, context_compaction_bg.wasm, or the\n' +
+    ' * .wasm from what you pass) and resolves to its exports: compaction, the Compactor,\n' +
+    ' * microCompact, everything. Once only: calls that overlap share the first call\'s load (and\n' +
+    ' * its input). A failure is a coded NOT_INITIALIZED error with the cause; the next call tries\n' +
+    ' * again (a browser keeps a failed download of a JS module until the page reloads).\n' +
     ' */\n' +
     'export function loadCompaction(input) {\n' +
     '  if (full !== undefined) return Promise.resolve(full);\n' +
     "  pending ??= import('./web.js')\n" +
     '    .then(async (m) => {\n' +
     '      await m.default(input);\n' +
-    '      if (env !== undefined) m.setEnvironmentDefaults(env);\n' +
     '      full = m;\n' +
     '      return m;\n' +
     '    })\n' +
     '    .catch((e) => {\n' +
     '      pending = undefined; // the next call tries again\n' +
     "      const why = e?.code === 'NOT_INITIALIZED' && e.cause !== undefined ? e.cause : e;\n" +
-    "      const err = codedError(`loadCompaction() could not load the first module (web.js, context_compaction_bg.wasm): ${why instanceof Error ? why.message : String(why)}`, 'NOT_INITIALIZED');\n" +
+    "      const node = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;\n" +
+    "      const hint = node && input === undefined ? \" (in Node, import 'context-compaction/count' as usual: its Node form needs no download; or pass the bytes: loadCompaction({ module_or_path: readFileSync(...) }))\" : '';\n" +
+    "      const err = codedError(`loadCompaction() could not load the first module (web.js, context_compaction_bg.wasm): ${why instanceof Error ? why.message : String(why)}${hint}`, 'NOT_INITIALIZED');\n" +
     '      err.cause = e;\n' +
     '      throw err;\n' +
     '    });\n' +
@@ -486,7 +507,7 @@ writeFileSync(
     ' * pass `{ module_or_path }`). A failure is a coded NOT_INITIALIZED error with the cause.\n' +
     ' */\n' +
     'export default async function init(input) {\n' +
-    initBody +
+    initBody('__ccJoinDefaults(__ccSetCountDefaults)', 'context-compaction/count') +
     '}\n',
 );
 // In Node and Workers the main entry instantiates its module at import from the bytes at
@@ -494,6 +515,7 @@ writeFileSync(
 // counting exports, and loadCompaction() to the main entry itself.
 for (const [file, main] of [['count-node.js', 'node.js'], ['count-workerd.js', 'workerd.js']]) {
   const names = [...COUNT_NAMES.filter((n) => n !== 'initSync'), 'setEnvironmentDefaults', 'constants', 'ContextCompactionError'].sort();
+  // (initSync: a no-op below, as init is.)
   writeFileSync(
     pkg + file,
     header +
@@ -505,7 +527,9 @@ for (const [file, main] of [['count-node.js', 'node.js'], ['count-workerd.js', '
       '  return __ccMain;\n' +
       '}\n' +
       '/** Already initialised at import; kept so isomorphic code can `await init()` everywhere. */\n' +
-      'export default async function init() {}\n',
+      'export default async function init() {}\n' +
+      '/** Already initialised at import: nothing to do (the browser form initialises from bytes). */\n' +
+      'export function initSync() {}\n',
   );
 }
 writeFileSync(
@@ -545,8 +569,10 @@ writeFileSync(
   existsSync(handWritten) ? readFileSync(handWritten, 'utf8') : types,
 );
 
-// count.js's declarations: hand-written too (types/count.d.ts, importing index.d.ts).
+// count.js's declarations: hand-written too (types/count.d.ts, importing index.d.ts); the
+// CommonJS twin imports index.d.cts.
 copyFileSync(fileURLToPath(new URL('../types/count.d.ts', import.meta.url)), pkg + 'count.d.ts');
+writeFileSync(pkg + 'count.d.cts', readFileSync(pkg + 'count.d.ts', 'utf8').replaceAll("'./index.js'", "'./index.cjs'"));
 
 const meta = JSON.parse(readFileSync(pkg + 'package.json', 'utf8'));
 meta.name = 'context-compaction';
@@ -564,10 +590,17 @@ meta.exports = {
   './ai-sdk': { types: './ai-sdk.d.ts', default: './ai-sdk.js' },
   './context_compaction_bg.wasm': './context_compaction_bg.wasm',
   './context_compaction_extra_bg.wasm': './context_compaction_extra_bg.wasm',
+  // As '.': Workers, then Node (module-sync, require: a CommonJS form where Node cannot
+  // require an ES module), then browsers.
   './count': {
+    workerd: { types: './count.d.ts', default: './count-workerd.js' },
+    node: {
+      'module-sync': { types: './count.d.ts', default: './count-node.js' },
+      require: { types: './count.d.cts', default: './count-node.cjs' },
+      types: './count.d.ts',
+      default: './count-node.js',
+    },
     types: './count.d.ts',
-    workerd: './count-workerd.js',
-    node: './count-node.js',
     default: './count.js',
   },
   './context_compaction_count_bg.wasm': './context_compaction_count_bg.wasm',
@@ -595,8 +628,11 @@ meta.files = Array.from(
     'context_compaction_count_bg.wasm',
     'context_compaction_count_bg.wasm.d.ts',
     'count.js',
+    'defaults.js',
     'count-node.js',
+    'count-node.cjs',
     'count-workerd.js',
+    'count.d.cts',
     'count.d.ts',
     'web.js',
     'node.js',
@@ -697,7 +733,7 @@ writeFileSync(
 // `node --enable-source-maps` read, so a stack trace points at the readable source's lines.
 {
   const files = [
-    'web.js', 'extras.js', 'constants.js', 'context_compaction.js', 'context_compaction_extra.js', 'count.js', 'context_compaction_count.js',
+    'web.js', 'extras.js', 'constants.js', 'context_compaction.js', 'context_compaction_extra.js', 'count.js', 'context_compaction_count.js', 'defaults.js',
     'anthropic.js', 'anthropic-send.js', 'openai.js', 'openai-send.js', 'langchain.js', 'langchain-send.js', 'options.js', 'summarizer-error.js', 'http.js', 'summary-request.js', 'ai-sdk.js',
     ...readdirSync(pkg + 'snippets', { recursive: true })
       .filter((p) => p.endsWith('.js'))
@@ -739,6 +775,27 @@ await esbuild({
       "var __context_compaction_url = require('node:url').pathToFileURL(__filename).href;",
   },
 });
+// `require('context-compaction/count')` where Node cannot require an ES module: the counting
+// exports of node.cjs, and loadCompaction() resolving to node.cjs.
+{
+  const names = [...COUNT_NAMES.filter((n) => n !== 'initSync'), 'setEnvironmentDefaults', 'constants', 'ContextCompactionError'].sort();
+  writeFileSync(
+    pkg + 'count-node.cjs',
+    header +
+      "// `context-compaction/count` for require() where Node cannot require an ES module.\n" +
+      "'use strict';\n" +
+      "const main = require('./node.cjs');\n" +
+      'module.exports = {\n' +
+      names.map((n) => `  ${n}: main.${n},\n`).join('') +
+      '  /** The main entry, loaded already here. */\n' +
+      '  loadCompaction: async () => main,\n' +
+      '  /** Already initialised at import. */\n' +
+      '  default: async function init() {},\n' +
+      '  /** Already initialised at import: nothing to do. */\n' +
+      '  initSync() {},\n' +
+      '};\n',
+  );
+}
 // TypeScript reads a `require` of the package as CommonJS: it needs CommonJS declarations
 // (.d.cts), the same text, whose Anthropic re-export points at a .d.cts too.
 // The plain-JS modules' declarations get .d.cts twins the same way, their imports of each

@@ -35,15 +35,21 @@ export default function init(
   moduleOrPath?: { module_or_path: InitInput | Promise<InitInput> } | InitInput | Promise<InitInput>,
 ): Promise<void>;
 
-/** Initialises the counting module synchronously from its bytes or a compiled module. */
+/**
+ * Initialises the counting module synchronously from its bytes or a compiled module (browser
+ * form; in Node and Workers the entry is ready at import and this is a no-op).
+ */
 export declare function initSync(module: { module: WasmBytes | WasmModule } | WasmBytes | WasmModule): void;
 
 /**
  * Loads the package's first module (`web.js` and `context_compaction_bg.wasm`, or the `.wasm`
  * from what you pass) and resolves to the main entry's exports: compaction, the `Compactor`,
- * `microCompact`, the summarizers, everything. It loads once; later calls resolve to the same
- * exports. Environment defaults set through this entry apply to it too. A failure is a coded
- * `NOT_INITIALIZED` error with the cause, and the next call tries again.
+ * `microCompact`, the summarizers, everything. It loads once; calls that overlap share the
+ * first call's load (and its input), later calls resolve to the same exports. Environment
+ * defaults given to either entry reach both. A failure is a coded `NOT_INITIALIZED` error with
+ * the cause, and the next call tries again; a browser keeps a failed download of a JS module
+ * until the page reloads (a failed `.wasm` download is fetched again). In Node and Workers it
+ * resolves to the main entry, loaded already.
  *
  * @example
  * if (shouldAutoCompact(messages, model)) {

@@ -1738,7 +1738,7 @@ function toolUseIdsAt_(arr, at) {
 let packageDepth = 0;
 export function enterPackage() {
   if (packageDepth++ === 0) return undefined;
-  const saved = [strings, symbols, interning, kept, nUses, nResults, idxUses, idxResults, USAGE_OUT, readError, counterError];
+  const saved = [strings, symbols, interning, kept, nUses, nResults, idxUses, idxResults, USAGE_OUT, readError, counterError, COUNTER];
   strings = [];
   symbols = new Map();
   interning = true;
@@ -1750,12 +1750,14 @@ export function enterPackage() {
   USAGE_OUT = new Float64Array(4);
   readError = null;
   counterError = null;
+  // A nested call counts with its own tokenizer or none, never the outer call's.
+  COUNTER = null;
   return saved;
 }
 export function leavePackage(saved) {
   packageDepth--;
   if (saved !== undefined) {
-    [strings, symbols, interning, kept, nUses, nResults, idxUses, idxResults, USAGE_OUT, readError, counterError] = saved;
+    [strings, symbols, interning, kept, nUses, nResults, idxUses, idxResults, USAGE_OUT, readError, counterError, COUNTER] = saved;
   }
 }
 

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SAMPLE, runFresh } from './helpers/fresh-process.mjs';
 import { readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const PKG = fileURLToPath(new URL('../../pkg/', import.meta.url));
@@ -51,6 +52,10 @@ test('count entry: counting compiles the counting module only, and answers as th
     const node = await import(PKG + 'node.js'); // the main entry, for comparison (its own instance)
     const sessions = ${JSON.stringify(files.map((f) => SESSIONS + f))};
     const same = [];
+    const shapeNames = [];
+    const view = await import(PKG + ${JSON.stringify('snippets/')} + (await import('node:fs')).readdirSync(PKG + 'snippets')[0] + '/src/bindings/js_view.js');
+    const stats = view.setCountFast(true);
+    const routedBefore = stats.routed;
     const models = ['claude-opus-4-6', 'claude-sonnet-4-5[1m]', 'gpt-5', 'unknown-model'];
     for (const f of sessions) {
       const lines = readFileSync(f, 'utf8').split('\\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
@@ -66,16 +71,21 @@ test('count entry: counting compiles the counting module only, and answers as th
         }
       }
     }
-    // Other shapes: AI SDK, OpenAI Chat and Responses, LangChain's serialized form.
-    const shapes = [
-      [{ role: 'user', content: [{ type: 'text', text: 'hi '.repeat(400) }] }, { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'read', input: { path: 'a' } }] }, { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'read', output: { type: 'text', value: 'x'.repeat(3000) } }] }],
-      [{ role: 'user', content: 'hi '.repeat(400) }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } }] }, { role: 'tool', tool_call_id: 'c1', content: 'x'.repeat(3000) }],
-      [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi '.repeat(400) }] }, { type: 'function_call', call_id: 'c1', name: 'read', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: 'x'.repeat(3000) }],
-    ];
-    for (const s of shapes) {
-      same.push([count.tokenCountWithEstimation(s), node.tokenCountWithEstimation(s)]);
-      same.push([count.shouldAutoCompact(s, 'gpt-5'), node.shouldAutoCompact(s, 'gpt-5')]);
+    // Every other shape (tests/node/helpers/shapes.mjs) of the shared long session's API view,
+    // and the API view itself (Anthropic shape).
+    const { SHAPES } = await import(${JSON.stringify(new URL('./helpers/shapes.mjs', import.meta.url).href)});
+    const longLines = readFileSync(sessions.find((f) => f.endsWith('cc_long_autocompact_4d5611e5.jsonl')), 'utf8').split('\\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+    const api = node.toApiMessages(longLines);
+    const shapes = [['anthropic', api], ...SHAPES.map((x) => [x.name, x.convert(api)])];
+    for (const [name, s] of shapes) {
+      for (const model of ['gpt-5', 'claude-opus-4-6']) {
+        same.push([name, count.tokenCountWithEstimation(s), node.tokenCountWithEstimation(s)]);
+        // Without options twice in a row on each module: the per-turn route of both.
+        same.push([name, count.shouldAutoCompact(s, model), node.shouldAutoCompact(s, model)]);
+        same.push([name, count.shouldAutoCompact(s, model), node.shouldAutoCompact(s, model)]);
+      }
     }
+    shapeNames.push(...shapes.map(([name]) => name));
     // Bad input: the same coded errors from both.
     const failures = (cc) => [
       () => cc.tokenCountWithEstimation('no'),
@@ -87,10 +97,15 @@ test('count entry: counting compiles the counting module only, and answers as th
     });
     const errors = failures(count);
     const nodeErrors = failures(node);
-    return { same, errors, nodeErrors, constants: [count.getConstants(), node.getConstants()], codes: [count.errorCodes(), node.errorCodes()], compiled: compiled() };
+    return { same, shapeNames, routed: stats.routed - routedBefore, errors, nodeErrors, constants: [count.getConstants(), node.getConstants()], codes: [count.errorCodes(), node.errorCodes()], compiled: compiled() };
   `);
-  for (const [a, b] of out.same) assert.deepEqual(a, b);
+  for (const pair of out.same) {
+    const [a, b] = pair.slice(-2);
+    assert.deepEqual(a, b, JSON.stringify(pair.slice(0, -2)));
+  }
   assert.ok(out.same.length > 50);
+  assert.deepEqual(out.shapeNames, ['anthropic', 'ai-sdk-model', 'ai-sdk-ui', 'openai-chat', 'openai-responses', 'langchain', 'langchain-stored', 'langchain-serialized']);
+  assert.ok(out.routed > 20, `the per-turn route settled calls of both modules in turn (${out.routed})`);
   assert.deepEqual(out.errors, out.nodeErrors, 'the same coded errors');
   assert.ok(out.errors.every((e) => e !== undefined && typeof e[0] === 'string'), JSON.stringify(out.errors));
   assert.deepEqual(out.constants[0], out.constants[1]);
@@ -154,10 +169,33 @@ test('count entry: count.d.ts declares what count.js exports, and package.json m
     ...[...dts.matchAll(/^export (?:declare )?function (\w+)/gm)].map((m) => m[1]),
     ...(/^export default function/m.test(dts) ? ['default'] : []),
   ]);
+  // Every form exports what the declarations say: the browser's, Node's (ES and CommonJS) and
+  // Workers' (read: it imports workerd.js, which only workerd runs).
   assert.deepEqual([...declared].sort(), Object.keys(entry).sort());
+  assert.deepEqual(Object.keys(await import(PKG + 'count-node.js')).sort(), [...declared].sort());
+  assert.deepEqual(Object.keys(createRequire(import.meta.url)(PKG + 'count-node.cjs')).sort(), [...declared].sort());
+  const workerd = readFileSync(PKG + 'count-workerd.js', 'utf8');
+  const workerdNames = [
+    ...[...workerd.matchAll(/^export \{([^}]*)\} from/gm)].flatMap((m) => m[1].split(',').map((n) => n.trim()).filter(Boolean)),
+    ...[...workerd.matchAll(/^export (?:async )?function (\w+)/gm)].map((m) => m[1]),
+    ...(/^export default/m.test(workerd) ? ['default'] : []),
+  ];
+  assert.deepEqual(workerdNames.sort(), [...declared].sort());
+  // The CommonJS declarations are the ES ones over index.d.cts.
+  assert.equal(readFileSync(PKG + 'count.d.cts', 'utf8'), dts.replaceAll("'./index.js'", "'./index.cjs'"));
   const meta = JSON.parse(readFileSync(PKG + 'package.json', 'utf8'));
-  assert.deepEqual(meta.exports['./count'], { types: './count.d.ts', workerd: './count-workerd.js', node: './count-node.js', default: './count.js' });
-  for (const f of ['count.js', 'count-node.js', 'count-workerd.js', 'count.d.ts', 'context_compaction_count.js', 'context_compaction_count_bg.wasm']) {
+  assert.deepEqual(meta.exports['./count'], {
+    workerd: { types: './count.d.ts', default: './count-workerd.js' },
+    node: {
+      'module-sync': { types: './count.d.ts', default: './count-node.js' },
+      require: { types: './count.d.cts', default: './count-node.cjs' },
+      types: './count.d.ts',
+      default: './count-node.js',
+    },
+    types: './count.d.ts',
+    default: './count.js',
+  });
+  for (const f of ['count.js', 'count-node.js', 'count-node.cjs', 'count-workerd.js', 'count.d.ts', 'count.d.cts', 'defaults.js', 'context_compaction_count.js', 'context_compaction_count_bg.wasm']) {
     assert.ok(meta.files.includes(f), `${f} is in package.json "files"`);
   }
 });
@@ -166,9 +204,10 @@ test('count entry in Node and Workers: the main entry\'s counting exports, ready
   const nodeCount = await import(PKG + 'count-node.js');
   const node = await import(PKG + 'node.js');
   const web = await import(PKG + 'count.js');
-  // The same names as the browser variant, but initSync (the main Node entry has none either).
-  assert.deepEqual(Object.keys(nodeCount).sort(), Object.keys(web).filter((n) => n !== 'initSync').sort());
-  await nodeCount.default(); // a no-op
+  // The same names as the browser form (initSync and init: no-ops here).
+  assert.deepEqual(Object.keys(nodeCount).sort(), Object.keys(web).sort());
+  await nodeCount.default();
+  nodeCount.initSync();
   const messages = [{ role: 'user', content: 'Read the file. '.repeat(100) }];
   assert.equal(nodeCount.tokenCountWithEstimation(messages), node.tokenCountWithEstimation(messages));
   assert.equal(nodeCount.tokenCountWithEstimation, node.tokenCountWithEstimation, 'the main entry\'s own functions');
@@ -178,4 +217,110 @@ test('count entry in Node and Workers: the main entry\'s counting exports, ready
   const workerd = readFileSync(PKG + 'count-workerd.js', 'utf8');
   assert.match(workerd, /from"\.\/workerd\.js"|from '\.\/workerd\.js'/);
   assert.doesNotMatch(workerd, /node\.js|count_bg|context_compaction_count/);
+});
+
+test('count entry: environment defaults agree in both directions, whichever entry is told and whenever', () => {
+  const out = run(`
+    const model = 'claude-opus-4-6';
+    const web = await import(PKG + 'web.js');
+    ${INIT}
+    const both = (full) => [count.getAutoCompactThreshold(model), full === undefined ? null : full.getAutoCompactThreshold(model), full === undefined ? null : full.isAutoCompactEnabled()];
+    const seen = {};
+    // Told through the count entry before the first module loads: it gets them at its init.
+    count.setEnvironmentDefaults({ CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: '50' });
+    seen.beforeLoad = both(undefined);
+    const full = await count.loadCompaction(${FIRST_BYTES});
+    seen.sameModule = full === web;
+    seen.atLoad = both(full);
+    // Told through the main entry (what loadCompaction() resolves to): the count entry too.
+    full.setEnvironmentDefaults({ CLAUDE_CODE_AUTO_COMPACT_WINDOW: '50000' });
+    seen.viaMain = both(full);
+    // And through the count entry again.
+    count.setEnvironmentDefaults({ DISABLE_AUTO_COMPACT: '1' });
+    seen.viaCount = [...both(full), count.isAutoCompactEnabled()];
+    // A bad value is refused by the entry told, and shared with none.
+    try { full.setEnvironmentDefaults(7); } catch (e) { seen.bad = e.code; }
+    seen.afterBad = [...both(full), count.isAutoCompactEnabled()];
+    return seen;
+  `);
+  assert.deepEqual(out.beforeLoad, [90_000, null, null]);
+  assert.equal(out.sameModule, true);
+  assert.deepEqual(out.atLoad, [90_000, 90_000, true]);
+  assert.deepEqual(out.viaMain, [17_000, 17_000, true]);
+  assert.deepEqual(out.viaCount, [167_000, 167_000, false, false]);
+  assert.equal(out.bad, 'INVALID_ARGUMENT');
+  assert.deepEqual(out.afterBad, [167_000, 167_000, false, false]);
+});
+
+test('count entry: the main entry initialised first, with its own defaults: the count entry joins with them', () => {
+  const out = run(`
+    const web = await import(PKG + 'web.js');
+    await web.default(${FIRST_BYTES});
+    web.setEnvironmentDefaults({ CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: '50' });
+    ${INIT}
+    const full = await count.loadCompaction();
+    return { count: count.getAutoCompactThreshold('claude-opus-4-6'), main: full.getAutoCompactThreshold('claude-opus-4-6'), same: full === web, compiled: compiled() };
+  `);
+  assert.deepEqual(out, { count: 90_000, main: 90_000, same: true, compiled: [FIRST, COUNT] });
+});
+
+test('a tokenizer that calls the package again: the nested call counts with its own tokenizer or none, in one module and across two', () => {
+  const out = run(`
+    ${INIT}
+    const full = await count.loadCompaction(${FIRST_BYTES});
+    const outer = [{ role: 'user', content: 'hello world '.repeat(50) }, { role: 'assistant', content: 'sure '.repeat(30) }];
+    const inner = [{ role: 'user', content: 'abc '.repeat(100) }];
+    const results = {};
+    for (const [name, nested] of [['same module', full], ['other module', count]]) {
+      const plain = nested.tokenCountWithEstimation(inner, {});
+      const byOne = nested.tokenCountWithEstimation(inner, { tokenCounter: () => 1 });
+      const expected = full.tokenCountWithEstimation(outer, { tokenCounter: (s) => s.length });
+      const seen = [];
+      const a = full.tokenCountWithEstimation(outer, { tokenCounter: (s) => { seen.push(nested.tokenCountWithEstimation(inner, {})); return s.length; } });
+      const b = full.tokenCountWithEstimation(outer, { tokenCounter: (s) => { seen.push(nested.tokenCountWithEstimation(inner, { tokenCounter: () => 1 }) - byOne + plain); return s.length; } });
+      results[name] = { a, b, expected, nested: [...new Set(seen)], plain };
+    }
+    return results;
+  `);
+  for (const [name, r] of Object.entries(out)) {
+    assert.equal(r.a, r.expected, `${name}: the outer count keeps its tokenizer`);
+    assert.equal(r.b, r.expected, `${name}: a nested call with its own tokenizer leaves the outer one in place`);
+    assert.deepEqual(r.nested, [r.plain], `${name}: the nested calls count with their own tokenizer or none`);
+  }
+});
+
+test('count entry: a trap in the counting module is INSTANCE_RESET, the next call runs on a fresh instance, and both modules stay right', async () => {
+  const { trapWhenNull } = await import('./helpers/trap.mjs');
+  const { cpSync, mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'cc-count-trap-'));
+  try {
+    cpSync(PKG, dir, { recursive: true });
+    const wasm = join(dir, 'context_compaction_count_bg.wasm');
+    writeFileSync(wasm, trapWhenNull(readFileSync(wasm), (ex) => ex.filter((e) => e.name === 'getMaxOutputTokensForModel')));
+    const out = runFresh(
+      `import { readFileSync } from 'node:fs';
+       const count = await import(${JSON.stringify(join(dir, 'count.js'))});
+       await count.default({ module_or_path: readFileSync(${JSON.stringify(wasm)}) });`,
+      `
+      const full = await count.loadCompaction({ module_or_path: readFileSync(${JSON.stringify(join(dir, 'context_compaction_bg.wasm'))}) });
+      const lines = readFileSync(${JSON.stringify(SESSIONS + 'cc_small_short.jsonl')}, 'utf8').split('\\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+      count.setEnvironmentDefaults({ CLAUDE_CODE_AUTO_COMPACT_WINDOW: '50000' });
+      const model = 'claude-opus-4-6';
+      const answers = () => [count.tokenCountWithEstimation(lines), full.tokenCountWithEstimation(lines), count.shouldAutoCompact(lines, model), full.shouldAutoCompact(lines, model), count.getAutoCompactThreshold(model), full.getAutoCompactThreshold(model)];
+      const before = answers();
+      let trap;
+      try { count.getMaxOutputTokensForModel('claude-sonnet-4-5', null); } catch (e) { trap = e.code; }
+      const after = answers();
+      return { before, after, trap };
+    `,
+    );
+    assert.equal(out.trap, 'INSTANCE_RESET');
+    assert.deepEqual(out.after, out.before, 'the fresh instance answers the same, with the defaults given before the trap');
+    assert.equal(out.before[0], out.before[1]);
+    assert.equal(out.before[4], 17_000);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

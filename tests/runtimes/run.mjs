@@ -237,6 +237,12 @@ function cases({ app, api, work }) {
           : "require('context-compaction') without require(esm): node.cjs",
       run: async () => expectEntry(parseReport(await run(node, ['cjs.cjs', api], { cwd: app })), cjsEntry),
     },
+    {
+      name: `${label} CJS, count entry`,
+      how: `require('context-compaction/count'): ${cjsEntry === '/node.js' ? 'count-node.js' : 'count-node.cjs'}, loadCompaction() for the main entry`,
+      run: async () =>
+        expectEntry(parseReport(await run(node, ['count-cjs.cjs', api], { cwd: app })), cjsEntry === '/node.js' ? '/count-node.js' : '/count-node.cjs'),
+    },
   ];
   return [
     ...nodeCases(`Node ${process.versions.node}`, node20, '/node.js'),

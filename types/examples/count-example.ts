@@ -31,7 +31,9 @@ export async function maybeCompact(apiKey: string): Promise<CompactionResult<Mes
     return result;
   } catch (e) {
     const err = e as ContextCompactionError;
-    if (err.code === 'NOT_INITIALIZED') return undefined; // offline: try again later
+    // The module could not be downloaded (offline?): the meter keeps working; a failed .wasm
+    // download is fetched again at the next call (a failed JS download needs a page reload).
+    if (err.code === 'NOT_INITIALIZED') return undefined;
     throw e;
   }
 }
