@@ -14,7 +14,8 @@
 //   headless Chromium (Debian's, driven by playwright-core) opening bundles made by Vite (build
 //     and dev server), webpack and esbuild (the inline entry, and the .wasm emitted as a file),
 //     and by Vite and webpack through `context-compaction/count` (its module at init, the rest
-//     through loadCompaction()).
+//     through loadCompaction()); that entry is also required by each Node (count-node.cjs on
+//     20.18) and bundled for Workers.
 // It prints a table (case, result, seconds) and exits 1 when any case fails, after all ran.
 //
 // The runtimes and bundlers are dev dependencies of tests/runtimes/package.json, installed into
