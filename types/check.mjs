@@ -281,8 +281,8 @@ if (!existsSync(join(pkg, 'package.json')) || !existsSync(join(pkg, 'node.js')))
         },
       },
       {
-        name: 'legacy resolution (moduleResolution node10: the package.json "types" field)',
-        files: [join(ex, 'browser-example.ts')],
+        name: 'legacy resolution (moduleResolution node10: the package.json "types" field; count.d.ts by its path)',
+        files: [join(ex, 'browser-example.ts'), join(ex, 'count-example.ts')],
         options: {
           ...base,
           module: ts.ModuleKind.ESNext,

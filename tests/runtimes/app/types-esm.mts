@@ -7,3 +7,11 @@ const n: number = tokenCountWithEstimation([{ role: 'user', content: 'hi' }]);
 const m: number = inline.tokenCountWithEstimation([{ role: 'user', content: 'hi' }]);
 const freed: number = microCompact([{ role: 'user', content: 'hi' }]).tokensFreed;
 console.log(n + m + freed);
+
+// The count entry: the same functions, and loadCompaction() resolving to the main entry.
+import initCount, { loadCompaction, shouldAutoCompact } from 'context-compaction/count';
+
+await initCount();
+const due: boolean = shouldAutoCompact([{ role: 'user', content: 'hi' }], 'claude-sonnet-4-5');
+const main = await loadCompaction();
+console.log(due, main.microCompact([{ role: 'user', content: 'hi' }]).tokensFreed);
