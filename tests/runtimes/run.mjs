@@ -296,7 +296,7 @@ function cases({ app, api, work }) {
     },
     {
       name: 'TypeScript declarations',
-      how: 'tsc --noEmit --module node16: an .mts (both entries) and a .cts (require)',
+      how: 'tsc --noEmit --module node16: an .mts (the main, inline and count entries) and a .cts (require, the count entry too)',
       run: async () => {
         const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
         const common = ['--noEmit', '--strict', '--target', 'es2022', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules', '@types')];
