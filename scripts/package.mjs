@@ -454,19 +454,48 @@ const COUNT_NAMES = [
     throw new Error(`package.mjs: the counting module exports ${found.join(', ')}; count.js expects ${COUNT_NAMES.join(', ')}`);
   }
 }
+// The two answers that tell a compaction is near (the warning state past its warning
+// threshold, shouldAutoCompact true) start loading the first module in the background, so
+// that the compaction does not wait for its download (init's `prefetchCompaction`).
+const COUNT_WRAPPED = ['calculateTokenWarningState', 'shouldAutoCompact'];
 writeFileSync(
   pkg + 'count.js',
   header +
-    `export ${list(COUNT_NAMES)} from './context_compaction_count.js';\n` +
+    `export ${list(COUNT_NAMES.filter((n) => !COUNT_WRAPPED.includes(n)))} from './context_compaction_count.js';\n` +
     "export { constants } from './constants.js';\n" +
     errorClass +
-    "import glueInit, { setEnvironmentDefaults as __ccSetCountDefaults } from './context_compaction_count.js';\n" +
+    "import glueInit, { calculateTokenWarningState as __ccWarningState, setEnvironmentDefaults as __ccSetCountDefaults, shouldAutoCompact as __ccShould } from './context_compaction_count.js';\n" +
     "import { joinDefaults as __ccJoinDefaults, shareDefaults as __ccShareDefaults } from './defaults.js';\n" +
     `import { codedError } from '${errorSnippets[0]}';\n` +
     '/** @type {typeof import(\'./web.js\') | undefined} */\n' +
     'let full;\n' +
     '/** @type {Promise<typeof import(\'./web.js\')> | undefined} */\n' +
     'let pending;\n' +
+    '// Loading ahead: on (with the input for the first module, if one was given) until init() is\n' +
+    '// told `prefetchCompaction: false`; a failed load ahead is not tried ahead again for a while.\n' +
+    'let ahead = { input: undefined };\n' +
+    'let aheadFailedAt = -Infinity;\n' +
+    'const AHEAD_RETRY_MS = 30000;\n' +
+    'function loadAhead() {\n' +
+    '  if (full !== undefined || pending !== undefined || ahead === null) return;\n' +
+    '  const now = Date.now();\n' +
+    '  if (now - aheadFailedAt < AHEAD_RETRY_MS) return;\n' +
+    '  loadCompaction(ahead.input).catch(() => {\n' +
+    '    aheadFailedAt = Date.now(); // reported by the next loadCompaction() the page makes\n' +
+    '  });\n' +
+    '}\n' +
+    '/** calculateTokenWarningState; past the warning threshold, the first module starts loading. */\n' +
+    'export function calculateTokenWarningState(tokenUsage, model, config) {\n' +
+    '  const state = __ccWarningState(tokenUsage, model, config);\n' +
+    '  if (state.isAboveWarningThreshold) loadAhead();\n' +
+    '  return state;\n' +
+    '}\n' +
+    '/** shouldAutoCompact; when it answers true, the first module starts loading. */\n' +
+    'export function shouldAutoCompact(messages, model, options) {\n' +
+    '  const due = __ccShould(messages, model, options);\n' +
+    '  if (due) loadAhead();\n' +
+    '  return due;\n' +
+    '}\n' +
     '/**\n' +
     ' * The environment defaults of the counting module, and of the main entry\'s modules\n' +
     ' * (web.js): at once if loaded, else when loadCompaction() loads them. Defaults given to\n' +
@@ -505,8 +534,13 @@ writeFileSync(
     '/**\n' +
     ' * Loads and instantiates the counting module (by default the file next to this module; or\n' +
     ' * pass `{ module_or_path }`). A failure is a coded NOT_INITIALIZED error with the cause.\n' +
+    ' * `prefetchCompaction` (in that object): `false` keeps the first module from loading ahead\n' +
+    ' * (it then loads at loadCompaction() only); `{ module_or_path }` says where its .wasm is.\n' +
     ' */\n' +
     'export default async function init(input) {\n' +
+    '  const option = input !== null && typeof input === \'object\' && Object.getPrototypeOf(input) === Object.prototype ? input.prefetchCompaction : undefined;\n' +
+    '  if (option === false) ahead = null;\n' +
+    "  else if (option !== undefined && option !== true) ahead = { input: option };\n" +
     initBody('__ccJoinDefaults(__ccSetCountDefaults)', 'context-compaction/count') +
     '}\n',
 );

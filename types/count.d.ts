@@ -1,7 +1,9 @@
 // Declarations of `context-compaction/count`: the entry for a page's first render. Its init()
 // loads only the counting module (the stateless count, thresholds and warning state); the
-// rest of the package loads on demand through loadCompaction(). The functions are the same
-// as the main entry's: their declarations are those of index.d.ts.
+// rest of the package loads on demand through loadCompaction(), or ahead, by itself, once
+// `calculateTokenWarningState` reports the warning threshold passed or `shouldAutoCompact`
+// answers true (unless init() is told `prefetchCompaction: false`). The functions are the
+// same as the main entry's: their declarations are those of index.d.ts.
 import type { InitInput, WasmBytes, WasmModule } from './index.js';
 
 export {
@@ -22,18 +24,29 @@ export {
   tokenCountWithEstimation,
 } from './index.js';
 
+/** What {@link init} of the count entry takes in its object form. */
+export interface CountInitOptions {
+  /** Where the counting module's `.wasm` is (by default next to the glue). */
+  module_or_path?: InitInput | Promise<InitInput>;
+  /**
+   * Loading the first module ahead: by default it starts loading by itself once
+   * `calculateTokenWarningState` reports the warning threshold passed or `shouldAutoCompact`
+   * answers true, so that the compaction does not wait for its download. `false`: only
+   * {@link loadCompaction} loads it. `{ module_or_path }`: where its `.wasm` is.
+   */
+  prefetchCompaction?: boolean | { module_or_path: InitInput | Promise<InitInput> };
+}
+
 /**
  * Loads the counting module: call it once, before anything else (it fetches
  * `context_compaction_count_bg.wasm` next to the glue, or from what you pass). A failure is a
- * coded `NOT_INITIALIZED` error with the cause.
+ * coded `NOT_INITIALIZED` error with the cause. In Node and Workers: a no-op.
  *
  * @example
  * import init, { shouldAutoCompact } from 'context-compaction/count';
  * await init();
  */
-export default function init(
-  moduleOrPath?: { module_or_path: InitInput | Promise<InitInput> } | InitInput | Promise<InitInput>,
-): Promise<void>;
+export default function init(moduleOrPath?: CountInitOptions | InitInput | Promise<InitInput>): Promise<void>;
 
 /**
  * Initialises the counting module synchronously from its bytes or a compiled module (browser

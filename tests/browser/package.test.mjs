@@ -450,6 +450,8 @@ test('the count entry in Chromium: a first render fetches the counting module on
   assert.deepEqual(results.warning, node.calculateTokenWarningState(results.tokens, 'claude-opus-4-6'));
   assert.equal(results.apiSummary, 'API-STYLE SUMMARY');
   assert.ok(results.again);
+  assert.equal(results.warned, true);
+  assert.equal(results.prefetched, true, 'past the warning threshold the first module loads ahead, before loadCompaction()');
 
   const wasm = (paths) => paths.filter((p) => p.endsWith('.wasm')).sort();
   assert.deepEqual(wasm(results.fetchedBefore), ['/pkg/context_compaction_count_bg.wasm'], 'the first render fetches the counting module only');

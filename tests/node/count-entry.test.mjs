@@ -324,3 +324,72 @@ test('count entry: a trap in the counting module is INSTANCE_RESET, the next cal
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('count entry: past the warning threshold (or with a compaction due) the first module loads ahead, once; prefetchCompaction: false keeps it for loadCompaction()', () => {
+  const out = run(`
+    const model = 'claude-opus-4-6';
+    const first = () => readFileSync(PKG + 'context_compaction_bg.wasm');
+    let given = 0;
+    await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: { get module_or_path() { given++; return first(); } } });
+    const seen = {};
+    const settle = () => new Promise((ok) => setTimeout(ok, 50));
+    count.calculateTokenWarningState(10_000, model);
+    count.shouldAutoCompact([{ role: 'user', content: 'hi' }], model);
+    await settle();
+    seen.below = compiled();
+    const state = count.calculateTokenWarningState(190_000, model);
+    seen.warned = state.isAboveWarningThreshold;
+    count.calculateTokenWarningState(190_000, model); // again while it loads: one load
+    await settle();
+    seen.ahead = compiled();
+    const full = await count.loadCompaction();
+    seen.after = compiled();
+    seen.given = given;
+    seen.works = typeof full.compactConversation === 'function' && full.getAutoCompactThreshold(model) === count.getAutoCompactThreshold(model);
+    return seen;
+  `);
+  assert.deepEqual(out.below, [COUNT], 'nothing ahead below the warning threshold');
+  assert.equal(out.warned, true);
+  assert.deepEqual(out.ahead, [COUNT, FIRST], 'loaded ahead, with the input given');
+  assert.deepEqual(out.after, [COUNT, FIRST], 'loadCompaction() then finds it loaded');
+  assert.equal(out.given, 1);
+  assert.ok(out.works);
+
+  const due = run(`
+    await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: { module_or_path: readFileSync(PKG + 'context_compaction_bg.wasm') } });
+    const long = [{ role: 'user', content: 'x'.repeat(800_000) }];
+    const answer = count.shouldAutoCompact(long, 'claude-opus-4-6');
+    await new Promise((ok) => setTimeout(ok, 50));
+    return { answer, compiled: compiled() };
+  `);
+  assert.deepEqual(due, { answer: true, compiled: [COUNT, FIRST] }, 'a compaction due loads it ahead too');
+
+  const off = run(`
+    await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: false });
+    count.calculateTokenWarningState(190_000, 'claude-opus-4-6');
+    await new Promise((ok) => setTimeout(ok, 50));
+    const before = compiled();
+    await count.loadCompaction(${FIRST_BYTES});
+    return { before, after: compiled() };
+  `);
+  assert.deepEqual(off, { before: [COUNT], after: [COUNT, FIRST] });
+});
+
+test('count entry: a load ahead that fails stays quiet, is not tried ahead again at once, and loadCompaction() still loads', () => {
+  const out = run(`
+    let attempts = 0;
+    await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: { get module_or_path() { attempts++; return new Uint8Array([0, 1, 2, 3]); } } });
+    const settle = () => new Promise((ok) => setTimeout(ok, 50));
+    const states = [];
+    for (let i = 0; i < 5; i++) {
+      states.push(count.calculateTokenWarningState(190_000, 'claude-opus-4-6').isAboveWarningThreshold);
+      await settle();
+    }
+    const full = await count.loadCompaction(${FIRST_BYTES});
+    return { attempts, states, loaded: typeof full.microCompact === 'function', compiled: compiled() };
+  `);
+  assert.equal(out.attempts, 1, 'one attempt ahead, not one per call');
+  assert.deepEqual(out.states, [true, true, true, true, true], 'the answers are unchanged by the failed load');
+  assert.ok(out.loaded);
+  assert.deepEqual(out.compiled, [COUNT, FIRST]);
+});

@@ -12,7 +12,9 @@ import init, {
 } from 'context-compaction/count';
 import type { CompactionResult, Message, TokenWarningState } from 'context-compaction';
 
-await init(); // fetches context_compaction_count_bg.wasm next to the module
+// Fetches context_compaction_count_bg.wasm only; the first module loads ahead by itself once
+// the warning threshold is passed (prefetchCompaction: false would leave it to loadCompaction()).
+await init({ prefetchCompaction: true });
 
 const model = 'claude-sonnet-4-5';
 let messages: Message[] = [{ role: 'user', content: 'Fix the failing test in src/lib.rs' }];
