@@ -540,7 +540,8 @@ writeFileSync(
     'export default async function init(input) {\n' +
     '  const option = input !== null && typeof input === \'object\' && Object.getPrototypeOf(input) === Object.prototype ? input.prefetchCompaction : undefined;\n' +
     '  if (option === false) ahead = null;\n' +
-    "  else if (option !== undefined && option !== true) ahead = { input: option };\n" +
+    '  else if (option === true) ahead = { input: undefined };\n' +
+    '  else if (option !== undefined) ahead = { input: option };\n' +
     initBody('__ccJoinDefaults(__ccSetCountDefaults)', 'context-compaction/count') +
     '}\n',
 );

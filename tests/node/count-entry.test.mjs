@@ -373,6 +373,25 @@ test('count entry: past the warning threshold (or with a compaction due) the fir
     return { before, after: compiled() };
   `);
   assert.deepEqual(off, { before: [COUNT], after: [COUNT, FIRST] });
+
+  // Turned off, then on again by a later init() (the module is initialised already): with a
+  // place for the first module, and with \`true\` (its default place, which Node cannot fetch:
+  // an overlapping loadCompaction() shares that load, so it fails).
+  const again = run(`
+    await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: false });
+    await count.default({ prefetchCompaction: { module_or_path: readFileSync(PKG + 'context_compaction_bg.wasm') } });
+    count.calculateTokenWarningState(190_000, 'claude-opus-4-6');
+    await new Promise((ok) => setTimeout(ok, 50));
+    return compiled();
+  `);
+  assert.deepEqual(again, [COUNT, FIRST]);
+  const onAgain = run(`
+    await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: false });
+    await count.default({ prefetchCompaction: true });
+    count.calculateTokenWarningState(190_000, 'claude-opus-4-6');
+    try { await count.loadCompaction(${FIRST_BYTES}); return 'not loading ahead'; } catch (e) { return e.code; }
+  `);
+  assert.equal(onAgain, 'NOT_INITIALIZED', 'loading ahead again from the default place');
 });
 
 test('count entry: a load ahead that fails stays quiet, is not tried ahead again at once, and loadCompaction() still loads', () => {
