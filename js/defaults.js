@@ -5,10 +5,36 @@
 // gets the latest defaults any entry was given. So the page's meter (count.js) and its
 // compaction (web.js) always read the same defaults, whichever entry was told.
 
+/**
+ * The variables the modules read (bindings/exports.rs `set_environment_defaults`): what is
+ * shared is a copy of these, taken when they are given, so that a change the page makes to
+ * its object afterwards reaches no entry (the one told read it at once).
+ */
+const NAMES = ['DISABLE_COMPACT', 'DISABLE_AUTO_COMPACT', 'CLAUDE_AUTOCOMPACT_PCT_OVERRIDE', 'CLAUDE_CODE_AUTO_COMPACT_WINDOW'];
+
 /** @type {Set<(env: unknown) => void>} each joined entry's own setter */
 const locals = new Set();
 /** @type {{ env: unknown } | undefined} */
 let latest;
+
+/**
+ * The variables of `env` as the modules read them (a getter that throws reads as absent).
+ * @param {unknown} env
+ */
+function copyOf(env) {
+  if (env === null || typeof env !== 'object') return env;
+  /** @type {Record<string, string>} */
+  const copy = {};
+  for (const name of NAMES) {
+    try {
+      const value = /** @type {Record<string, unknown>} */ (env)[name];
+      if (typeof value === 'string') copy[name] = value;
+    } catch (_) {
+      // absent, as the modules read it
+    }
+  }
+  return copy;
+}
 
 /**
  * Joins an entry whose module is initialised: it gets the latest defaults given to any entry.
@@ -26,6 +52,7 @@ export function joinDefaults(local) {
  * @param {unknown} env
  */
 export function shareDefaults(local, env) {
-  latest = { env };
-  for (const other of locals) if (other !== local) other(env);
+  const copy = copyOf(env);
+  latest = { env: copy };
+  for (const other of locals) if (other !== local) other(copy);
 }

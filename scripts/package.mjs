@@ -364,7 +364,7 @@ copyFileSync(fileURLToPath(new URL('../js/extras.js', import.meta.url)), pkg + '
 copyFileSync(fileURLToPath(new URL('../js/defaults.js', import.meta.url)), pkg + 'defaults.js');
 const EXTRA_EXPORTS = ['loadExtras', ...EXTRA_NAMES, 'setEnvironmentDefaults'];
 // `shared`: the entry shares its environment defaults with the page's other browser entry
-// (web.js with count.js, through defaults.js); it joins at init (initBody's `join`).
+// (web.js with count.js, through defaults.js); it joins at init and initSync.
 const extraExports = (load, sync, shared = false) =>
   "import { extras as __ccExtras } from './extras.js';\n" +
   `import { codedError as __ccCodedError } from '${errorSnippets[0]}';\n` +
@@ -396,18 +396,17 @@ writeFileSync(
       .join('\n') +
     '\n}>;\n',
 );
-// The body of init() in web.js and count.js: the glue's init, then `join` (the entry joins the
-// page's shared environment defaults); a failure is coded NOT_INITIALIZED, with a hint in Node
-// naming `entry`'s Node form.
-const initBody = (join, entry) =>
+// The body of web.js's init(): the glue's init, then the entry joins the page's shared
+// environment defaults (defaults.js); a failure is coded NOT_INITIALIZED, with a hint in Node.
+const initBody =
   '  try {\n' +
   '    const r = await glueInit(input);\n' +
-  `    ${join};\n` +
+  '    __ccJoinDefaults(__ccX.setEnvironmentDefaults);\n' +
   '    return r;\n' +
   '  } catch (e) {\n' +
   "    const node = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;\n" +
   '    const hint = node && input === undefined\n' +
-  `      ? " (in Node, import '${entry}' as usual: its Node form loads the .wasm itself; or pass the bytes: init({ module_or_path: readFileSync(...) }))"\n` +
+  "      ? \" (in Node, import 'context-compaction' as usual: its Node entry loads the .wasm itself; or pass the bytes: init({ module_or_path: readFileSync(...) }))\"\n" +
   "      : '';\n" +
   "    const err = codedError(`init() could not load the .wasm: ${e instanceof Error ? e.message : String(e)}${hint}`, 'NOT_INITIALIZED');\n" +
   '    err.cause = e;\n' +
@@ -416,7 +415,7 @@ const initBody = (join, entry) =>
 writeFileSync(
   pkg + 'web.js',
   header +
-    `export ${list(names)} from './context_compaction.js';\n` +
+    `export ${list(names.filter((n) => n !== 'initSync'))} from './context_compaction.js';\n` +
     "export { constants } from './constants.js';\n" +
     "export { anthropicSummarizer } from './anthropic.js';\n" +
     summarizerExports +
@@ -434,7 +433,13 @@ writeFileSync(
     ' * `{ module_or_path }`). A failure is a coded NOT_INITIALIZED error with the cause.\n' +
     ' */\n' +
     'export default async function init(input) {\n' +
-    initBody('__ccJoinDefaults(__ccX.setEnvironmentDefaults)', 'context-compaction') +
+    initBody +
+    '}\n' +
+    "import { initSync as __ccGlueInitSync } from './context_compaction.js';\n" +
+    '/** Initialises the first module synchronously from its bytes or a compiled module. */\n' +
+    'export function initSync(module) {\n' +
+    '  __ccGlueInitSync(module);\n' +
+    '  __ccJoinDefaults(__ccX.setEnvironmentDefaults);\n' +
     '}\n',
 );
 // count.js (`context-compaction/count`): the entry for a page's first render. Its init()
@@ -454,96 +459,38 @@ const COUNT_NAMES = [
     throw new Error(`package.mjs: the counting module exports ${found.join(', ')}; count.js expects ${COUNT_NAMES.join(', ')}`);
   }
 }
-// The two answers that tell a compaction is near (the warning state past its warning
-// threshold, shouldAutoCompact true) start loading the first module in the background, so
-// that the compaction does not wait for its download (init's `prefetchCompaction`).
-const COUNT_WRAPPED = ['calculateTokenWarningState', 'shouldAutoCompact'];
+// Its behaviour is js/count-loader.js (copied): init, loadCompaction, the first module loaded
+// ahead once the warning threshold is passed or a compaction is due, the shared defaults.
+const COUNT_WRAPPED = ['calculateTokenWarningState', 'shouldAutoCompact', 'initSync'];
+copyFileSync(fileURLToPath(new URL('../js/count-loader.js', import.meta.url)), pkg + 'count-loader.js');
 writeFileSync(
   pkg + 'count.js',
   header +
     `export ${list(COUNT_NAMES.filter((n) => !COUNT_WRAPPED.includes(n)))} from './context_compaction_count.js';\n` +
     "export { constants } from './constants.js';\n" +
     errorClass +
-    "import glueInit, { calculateTokenWarningState as __ccWarningState, setEnvironmentDefaults as __ccSetCountDefaults, shouldAutoCompact as __ccShould } from './context_compaction_count.js';\n" +
-    "import { joinDefaults as __ccJoinDefaults, shareDefaults as __ccShareDefaults } from './defaults.js';\n" +
+    "import glueInit, * as __ccGlue from './context_compaction_count.js';\n" +
+    "import { countLoader } from './count-loader.js';\n" +
     `import { codedError } from '${errorSnippets[0]}';\n` +
-    '/** @type {typeof import(\'./web.js\') | undefined} */\n' +
-    'let full;\n' +
-    '/** @type {Promise<typeof import(\'./web.js\')> | undefined} */\n' +
-    'let pending;\n' +
-    '// Loading ahead: on (with the input for the first module, if one was given) until init() is\n' +
-    '// told `prefetchCompaction: false`; a failed load ahead is not tried ahead again for a while.\n' +
-    'let ahead = { input: undefined };\n' +
-    'let aheadFailedAt = -Infinity;\n' +
-    'const AHEAD_RETRY_MS = 30000;\n' +
-    'function loadAhead() {\n' +
-    '  if (full !== undefined || pending !== undefined || ahead === null) return;\n' +
-    '  const now = Date.now();\n' +
-    '  if (now - aheadFailedAt < AHEAD_RETRY_MS) return;\n' +
-    '  loadCompaction(ahead.input).catch(() => {\n' +
-    '    aheadFailedAt = Date.now(); // reported by the next loadCompaction() the page makes\n' +
-    '  });\n' +
-    '}\n' +
-    '/** calculateTokenWarningState; past the warning threshold, the first module starts loading. */\n' +
-    'export function calculateTokenWarningState(tokenUsage, model, config) {\n' +
-    '  const state = __ccWarningState(tokenUsage, model, config);\n' +
-    '  if (state.isAboveWarningThreshold) loadAhead();\n' +
-    '  return state;\n' +
-    '}\n' +
-    '/** shouldAutoCompact; when it answers true, the first module starts loading. */\n' +
-    'export function shouldAutoCompact(messages, model, options) {\n' +
-    '  const due = __ccShould(messages, model, options);\n' +
-    '  if (due) loadAhead();\n' +
-    '  return due;\n' +
-    '}\n' +
-    '/**\n' +
-    ' * The environment defaults of the counting module, and of the main entry\'s modules\n' +
-    ' * (web.js): at once if loaded, else when loadCompaction() loads them. Defaults given to\n' +
-    ' * web.js reach the counting module the same way.\n' +
-    ' */\n' +
-    'export function setEnvironmentDefaults(env) {\n' +
-    '  __ccSetCountDefaults(env);\n' +
-    '  __ccShareDefaults(__ccSetCountDefaults, env);\n' +
-    '}\n' +
-    '/**\n' +
-    ' * Loads the main entry (web.js and the first module, context_compaction_bg.wasm, or the\n' +
-    ' * .wasm from what you pass) and resolves to its exports: compaction, the Compactor,\n' +
-    ' * microCompact, everything. Once only: calls that overlap share the first call\'s load (and\n' +
-    ' * its input). A failure is a coded NOT_INITIALIZED error with the cause; the next call tries\n' +
-    ' * again (a browser keeps a failed download of a JS module until the page reloads).\n' +
-    ' */\n' +
-    'export function loadCompaction(input) {\n' +
-    '  if (full !== undefined) return Promise.resolve(full);\n' +
-    "  pending ??= import('./web.js')\n" +
-    '    .then(async (m) => {\n' +
-    '      await m.default(input);\n' +
-    '      full = m;\n' +
-    '      return m;\n' +
-    '    })\n' +
-    '    .catch((e) => {\n' +
-    '      pending = undefined; // the next call tries again\n' +
-    "      const why = e?.code === 'NOT_INITIALIZED' && e.cause !== undefined ? e.cause : e;\n" +
-    "      const node = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;\n" +
-    "      const hint = node && input === undefined ? \" (in Node, import 'context-compaction/count' as usual: its Node form needs no download; or pass the bytes: loadCompaction({ module_or_path: readFileSync(...) }))\" : '';\n" +
-    "      const err = codedError(`loadCompaction() could not load the first module (web.js, context_compaction_bg.wasm): ${why instanceof Error ? why.message : String(why)}${hint}`, 'NOT_INITIALIZED');\n" +
-    '      err.cause = e;\n' +
-    '      throw err;\n' +
-    '    });\n' +
-    '  return pending;\n' +
-    '}\n' +
+    'const __ccCount = countLoader({\n' +
+    '  glueInit,\n' +
+    '  glueInitSync: __ccGlue.initSync,\n' +
+    '  warningState: __ccGlue.calculateTokenWarningState,\n' +
+    '  should: __ccGlue.shouldAutoCompact,\n' +
+    '  setDefaults: __ccGlue.setEnvironmentDefaults,\n' +
+    '  codedError,\n' +
+    "  loadMain: () => import('./web.js'),\n" +
+    '  // Named here, next to the entry, so that bundlers emit the file (fetched only ahead).\n' +
+    "  firstWasm: () => new URL('./context_compaction_bg.wasm', import.meta.url),\n" +
+    '});\n' +
+    '// calculateTokenWarningState and shouldAutoCompact start loading the first module ahead once\n' +
+    '// a compaction is near; setEnvironmentDefaults reaches web.js\'s modules too.\n' +
+    'export const { calculateTokenWarningState, shouldAutoCompact, setEnvironmentDefaults, loadCompaction, initSync } = __ccCount;\n' +
     '/**\n' +
     ' * Loads and instantiates the counting module (by default the file next to this module; or\n' +
-    ' * pass `{ module_or_path }`). A failure is a coded NOT_INITIALIZED error with the cause.\n' +
-    ' * `prefetchCompaction` (in that object): `false` keeps the first module from loading ahead\n' +
-    ' * (it then loads at loadCompaction() only); `{ module_or_path }` says where its .wasm is.\n' +
+    ' * pass `{ module_or_path }`); `prefetchCompaction`: false | true | { module_or_path }.\n' +
     ' */\n' +
-    'export default async function init(input) {\n' +
-    '  const option = input !== null && typeof input === \'object\' && Object.getPrototypeOf(input) === Object.prototype ? input.prefetchCompaction : undefined;\n' +
-    '  if (option === false) ahead = null;\n' +
-    '  else if (option === true) ahead = { input: undefined };\n' +
-    '  else if (option !== undefined) ahead = { input: option };\n' +
-    initBody('__ccJoinDefaults(__ccSetCountDefaults)', 'context-compaction/count') +
-    '}\n',
+    'export default __ccCount.init;\n',
 );
 // In Node and Workers the main entry instantiates its module at import from the bytes at
 // hand (no download to save): `context-compaction/count` resolves there to the main entry's
@@ -663,6 +610,7 @@ meta.files = Array.from(
     'context_compaction_count_bg.wasm',
     'context_compaction_count_bg.wasm.d.ts',
     'count.js',
+    'count-loader.js',
     'defaults.js',
     'count-node.js',
     'count-node.cjs',
@@ -768,7 +716,7 @@ writeFileSync(
 // `node --enable-source-maps` read, so a stack trace points at the readable source's lines.
 {
   const files = [
-    'web.js', 'extras.js', 'constants.js', 'context_compaction.js', 'context_compaction_extra.js', 'count.js', 'context_compaction_count.js', 'defaults.js',
+    'web.js', 'extras.js', 'constants.js', 'context_compaction.js', 'context_compaction_extra.js', 'count.js', 'count-loader.js', 'context_compaction_count.js', 'defaults.js',
     'anthropic.js', 'anthropic-send.js', 'openai.js', 'openai-send.js', 'langchain.js', 'langchain-send.js', 'options.js', 'summarizer-error.js', 'http.js', 'summary-request.js', 'ai-sdk.js',
     ...readdirSync(pkg + 'snippets', { recursive: true })
       .filter((p) => p.endsWith('.js'))

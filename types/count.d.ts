@@ -1,8 +1,8 @@
 // Declarations of `context-compaction/count`: the entry for a page's first render. Its init()
 // loads only the counting module (the stateless count, thresholds and warning state); the
-// rest of the package loads on demand through loadCompaction(), or ahead, by itself, once
+// rest of the package loads on demand through loadCompaction() (its .wasm ahead, by itself, once
 // `calculateTokenWarningState` reports the warning threshold passed or `shouldAutoCompact`
-// answers true (unless init() is told `prefetchCompaction: false`). The functions are the
+// answers true, unless init() is told `prefetchCompaction: false`). The functions are the
 // same as the main entry's: their declarations are those of index.d.ts.
 import type { InitInput, WasmBytes, WasmModule } from './index.js';
 
@@ -29,12 +29,14 @@ export interface CountInitOptions {
   /** Where the counting module's `.wasm` is (by default next to the glue). */
   module_or_path?: InitInput | Promise<InitInput>;
   /**
-   * Loading the first module ahead: by default it starts loading by itself once
-   * `calculateTokenWarningState` reports the warning threshold passed or `shouldAutoCompact`
-   * answers true, so that the compaction does not wait for its download. `false`: only
-   * {@link loadCompaction} loads it. `{ module_or_path }`: where its `.wasm` is.
+   * Loading the first module ahead: by default its `.wasm` is fetched and compiled by itself
+   * once `calculateTokenWarningState` reports the warning threshold passed or
+   * `shouldAutoCompact` answers true, so that the compaction does not wait for the download
+   * ({@link loadCompaction} then instantiates it and imports the JS). `false`: only
+   * {@link loadCompaction} loads it. `{ module_or_path }`: where its `.wasm` is (not a
+   * `Response`: its body can be read once, and a failed load ahead is tried again).
    */
-  prefetchCompaction?: boolean | { module_or_path: InitInput | Promise<InitInput> };
+  prefetchCompaction?: boolean | { module_or_path: Exclude<InitInput, Response> | Promise<Exclude<InitInput, Response>> };
 }
 
 /**

@@ -325,44 +325,38 @@ test('count entry: a trap in the counting module is INSTANCE_RESET, the next cal
   }
 });
 
-test('count entry: past the warning threshold (or with a compaction due) the first module loads ahead, once; prefetchCompaction: false keeps it for loadCompaction()', () => {
+test('count entry: past the warning threshold (or with a compaction due) the first module is compiled ahead, once; prefetchCompaction: false leaves it to loadCompaction()', () => {
   const out = run(`
     const model = 'claude-opus-4-6';
-    const first = () => readFileSync(PKG + 'context_compaction_bg.wasm');
-    let given = 0;
-    await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: { get module_or_path() { given++; return first(); } } });
+    await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: { module_or_path: readFileSync(PKG + 'context_compaction_bg.wasm') } });
     const seen = {};
     const settle = () => new Promise((ok) => setTimeout(ok, 50));
     count.calculateTokenWarningState(10_000, model);
     count.shouldAutoCompact([{ role: 'user', content: 'hi' }], model);
     await settle();
     seen.below = compiled();
-    const state = count.calculateTokenWarningState(190_000, model);
-    seen.warned = state.isAboveWarningThreshold;
-    count.calculateTokenWarningState(190_000, model); // again while it loads: one load
+    seen.warned = count.calculateTokenWarningState(190_000, model).isAboveWarningThreshold;
+    count.calculateTokenWarningState(190_000, model); // again while it compiles: one compilation
     await settle();
     seen.ahead = compiled();
     const full = await count.loadCompaction();
     seen.after = compiled();
-    seen.given = given;
     seen.works = typeof full.compactConversation === 'function' && full.getAutoCompactThreshold(model) === count.getAutoCompactThreshold(model);
     return seen;
   `);
   assert.deepEqual(out.below, [COUNT], 'nothing ahead below the warning threshold');
   assert.equal(out.warned, true);
-  assert.deepEqual(out.ahead, [COUNT, FIRST], 'loaded ahead, with the input given');
-  assert.deepEqual(out.after, [COUNT, FIRST], 'loadCompaction() then finds it loaded');
-  assert.equal(out.given, 1);
+  assert.deepEqual(out.ahead, [COUNT, FIRST], 'compiled ahead, from the place given');
+  assert.deepEqual(out.after, [COUNT, FIRST], 'loadCompaction() instantiates what was compiled ahead');
   assert.ok(out.works);
 
   const due = run(`
     await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: { module_or_path: readFileSync(PKG + 'context_compaction_bg.wasm') } });
-    const long = [{ role: 'user', content: 'x'.repeat(800_000) }];
-    const answer = count.shouldAutoCompact(long, 'claude-opus-4-6');
+    const answer = count.shouldAutoCompact([{ role: 'user', content: 'x'.repeat(800_000) }], 'claude-opus-4-6');
     await new Promise((ok) => setTimeout(ok, 50));
     return { answer, compiled: compiled() };
   `);
-  assert.deepEqual(due, { answer: true, compiled: [COUNT, FIRST] }, 'a compaction due loads it ahead too');
+  assert.deepEqual(due, { answer: true, compiled: [COUNT, FIRST] }, 'a compaction due compiles it ahead too');
 
   const off = run(`
     await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: false });
@@ -374,41 +368,67 @@ test('count entry: past the warning threshold (or with a compaction due) the fir
   `);
   assert.deepEqual(off, { before: [COUNT], after: [COUNT, FIRST] });
 
-  // Turned off, then on again by a later init() (the module is initialised already): with a
-  // place for the first module, and with \`true\` (its default place, which Node cannot fetch:
-  // an overlapping loadCompaction() shares that load, so it fails).
+  // Off, then on again by a later init() (the module is initialised already), with \`true\`:
+  // the default place, next to count.js (which Node's fetch cannot read: it fails quietly).
   const again = run(`
-    await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: false });
-    await count.default({ prefetchCompaction: { module_or_path: readFileSync(PKG + 'context_compaction_bg.wasm') } });
-    count.calculateTokenWarningState(190_000, 'claude-opus-4-6');
-    await new Promise((ok) => setTimeout(ok, 50));
-    return compiled();
-  `);
-  assert.deepEqual(again, [COUNT, FIRST]);
-  const onAgain = run(`
+    const urls = [];
+    globalThis.fetch = async (url) => { urls.push(String(url)); throw new TypeError('no network'); };
     await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: false });
     await count.default({ prefetchCompaction: true });
     count.calculateTokenWarningState(190_000, 'claude-opus-4-6');
-    try { await count.loadCompaction(${FIRST_BYTES}); return 'not loading ahead'; } catch (e) { return e.code; }
+    await new Promise((ok) => setTimeout(ok, 50));
+    return urls.map((u) => u.slice(u.lastIndexOf('/') + 1));
   `);
-  assert.equal(onAgain, 'NOT_INITIALIZED', 'loading ahead again from the default place');
+  assert.deepEqual(again, ['context_compaction_bg.wasm']);
 });
 
-test('count entry: a load ahead that fails stays quiet, is not tried ahead again at once, and loadCompaction() still loads', () => {
+test('count entry: a load ahead that fails stays quiet and is not tried ahead again at once; the page\'s own loadCompaction(input) is never held by it', () => {
   const out = run(`
-    let attempts = 0;
-    await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: { get module_or_path() { attempts++; return new Uint8Array([0, 1, 2, 3]); } } });
+    const urls = [];
+    globalThis.fetch = async (url) => { urls.push(String(url)); throw new TypeError('offline'); };
+    await count.default({ module_or_path: readFileSync(PKG + 'context_compaction_count_bg.wasm'), prefetchCompaction: { module_or_path: 'https://cdn.invalid/first.wasm' } });
     const settle = () => new Promise((ok) => setTimeout(ok, 50));
     const states = [];
     for (let i = 0; i < 5; i++) {
       states.push(count.calculateTokenWarningState(190_000, 'claude-opus-4-6').isAboveWarningThreshold);
       await settle();
     }
+    const attempts = urls.length;
+    // A load ahead in flight (a fetch that never answers) while the page loads with its own bytes.
+    globalThis.fetch = () => new Promise(() => {});
+    await count.default({ prefetchCompaction: { module_or_path: 'https://cdn.invalid/slow.wasm' } });
+    count.calculateTokenWarningState(190_000, 'claude-opus-4-6');
     const full = await count.loadCompaction(${FIRST_BYTES});
     return { attempts, states, loaded: typeof full.microCompact === 'function', compiled: compiled() };
   `);
   assert.equal(out.attempts, 1, 'one attempt ahead, not one per call');
   assert.deepEqual(out.states, [true, true, true, true, true], 'the answers are unchanged by the failed load');
-  assert.ok(out.loaded);
+  assert.ok(out.loaded, 'loadCompaction(bytes) loads while a load ahead is pending');
   assert.deepEqual(out.compiled, [COUNT, FIRST]);
+});
+
+test('environment defaults are shared as they were given: a later change to the page\'s object reaches no entry', () => {
+  const out = run(`
+    ${INIT}
+    const env = { DISABLE_AUTO_COMPACT: '1' };
+    count.setEnvironmentDefaults(env);
+    delete env.DISABLE_AUTO_COMPACT;
+    const full = await count.loadCompaction(${FIRST_BYTES});
+    return [count.isAutoCompactEnabled(), full.isAutoCompactEnabled()];
+  `);
+  assert.deepEqual(out, [false, false]);
+});
+
+test('initSync joins the shared defaults as init does, in both entries', () => {
+  const out = run(`
+    const web = await import(PKG + 'web.js');
+    web.initSync({ module: readFileSync(PKG + 'context_compaction_bg.wasm') });
+    count.initSync({ module: readFileSync(PKG + 'context_compaction_count_bg.wasm') });
+    web.setEnvironmentDefaults({ DISABLE_AUTO_COMPACT: '1' });
+    const a = [count.isAutoCompactEnabled(), web.isAutoCompactEnabled()];
+    count.setEnvironmentDefaults({});
+    const b = [count.isAutoCompactEnabled(), web.isAutoCompactEnabled()];
+    return { a, b };
+  `);
+  assert.deepEqual(out, { a: [false, false], b: [true, true] });
 });

@@ -12,8 +12,9 @@ import init, {
 } from 'context-compaction/count';
 import type { CompactionResult, Message, TokenWarningState } from 'context-compaction';
 
-// Fetches context_compaction_count_bg.wasm only; the first module loads ahead by itself once
-// the warning threshold is passed (prefetchCompaction: false would leave it to loadCompaction()).
+// Fetches context_compaction_count_bg.wasm only; the first module's .wasm is fetched and
+// compiled ahead once the warning threshold is passed (prefetchCompaction: false would leave it
+// to loadCompaction()).
 await init({ prefetchCompaction: true });
 
 const model = 'claude-sonnet-4-5';
@@ -40,5 +41,5 @@ export async function maybeCompact(apiKey: string): Promise<CompactionResult<Mes
   }
 }
 
-// Loading ahead, while the page is idle.
+// Loading everything ahead, say while the page is idle.
 export const prefetch = (): Promise<unknown> => loadCompaction();
