@@ -89,30 +89,38 @@ export function bundledPageJs(pkgDir) {
  * (`unit: 'KB'`, `target` = goal, `ceiling`, `result` PASS/MISS/info, `overCeiling`).
  */
 export function measureSize(pkgDir) {
-  const wasmFile = path.join(pkgDir, 'context_compaction_bg.wasm');
-  const wasm = readFileSync(wasmFile);
+  // What a page loads at init through `entry`: its .wasm and the JS it imports statically
+  // (web.js imports the second module's glue, count.js web.js, dynamically: not part of it).
+  const pageOf = (wasmName, entry) => {
+    const wasm = readFileSync(path.join(pkgDir, wasmName));
+    const files = pageModules(path.join(pkgDir, entry));
+    return {
+      wasmRaw: wasm.length,
+      wasmGz: gz(wasm),
+      files: files.map((p) => path.relative(pkgDir, p)),
+      glueRaw: files.reduce((s, p) => s + readFileSync(p).length, 0),
+      glueGz: files.reduce((s, p) => s + gz(readFileSync(p)), 0),
+    };
+  };
+  const web = pageOf('context_compaction_bg.wasm', 'web.js');
+  const count = pageOf('context_compaction_count_bg.wasm', 'count.js');
   const extraWasm = readFileSync(path.join(pkgDir, 'context_compaction_extra_bg.wasm'));
   const extraGlue = readFileSync(path.join(pkgDir, 'context_compaction_extra.js'));
-  // web.js imports the second module's glue dynamically (on first use): not part of the page.
-  const glueFiles = pageModules(path.join(pkgDir, 'web.js'));
   const size = {
-    wasmRaw: wasm.length,
-    wasmGz: gz(wasm),
-    glueFiles: glueFiles.map((p) => path.relative(pkgDir, p)),
-    glueRaw: glueFiles.reduce((s, p) => s + readFileSync(p).length, 0),
-    glueGz: glueFiles.reduce((s, p) => s + gz(readFileSync(p)), 0),
+    wasmRaw: web.wasmRaw,
+    wasmGz: web.wasmGz,
+    glueFiles: web.files,
+    glueRaw: web.glueRaw,
+    glueGz: web.glueGz,
     extraWasmRaw: extraWasm.length,
     extraWasmGz: gz(extraWasm),
     extraGlueGz: gz(extraGlue),
+    countWasmRaw: count.wasmRaw,
+    countWasmGz: count.wasmGz,
+    countGlueFiles: count.files,
+    countGlueGz: count.glueGz,
+    countTotalGz: count.wasmGz + count.glueGz,
   };
-  // The count entry: count.js and what it imports statically (web.js only on demand).
-  const countWasm = readFileSync(path.join(pkgDir, 'context_compaction_count_bg.wasm'));
-  const countFiles = pageModules(path.join(pkgDir, 'count.js'));
-  size.countWasmRaw = countWasm.length;
-  size.countWasmGz = gz(countWasm);
-  size.countGlueFiles = countFiles.map((p) => path.relative(pkgDir, p));
-  size.countGlueGz = countFiles.reduce((s, p) => s + gz(readFileSync(p)), 0);
-  size.countTotalGz = size.countWasmGz + size.countGlueGz;
   size.totalGz = size.wasmGz + size.glueGz;
   size.bundledJsGz = bundledPageJs(pkgDir).bytes;
   const row = (id, name, bytes, limits, note) => {

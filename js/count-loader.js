@@ -30,10 +30,12 @@ const AHEAD_RETRY_MS = 30_000;
  * @param {(messages: unknown, model: unknown, options?: unknown) => boolean} how.should
  * @param {(env: unknown) => void} how.setDefaults the counting module's setEnvironmentDefaults
  * @param {(message: string, code: string) => Error & { cause?: unknown }} how.codedError
+ * @param {(e: unknown, input: unknown, entry: string) => Error} how.initFailure the error of a
+ *   failed init (src/bindings/js_error.js)
  * @param {() => Promise<MainEntry>} how.loadMain imports web.js
  * @param {() => URL} how.firstWasm where the first module's .wasm is by default
  */
-export function countLoader({ glueInit, glueInitSync, warningState, should, setDefaults, codedError, loadMain, firstWasm }) {
+export function countLoader({ glueInit, glueInitSync, warningState, should, setDefaults, codedError, initFailure, loadMain, firstWasm }) {
   /** @type {MainEntry | undefined} */
   let full;
   /** @type {Promise<MainEntry> | undefined} */
@@ -142,12 +144,7 @@ export function countLoader({ glueInit, glueInitSync, warningState, should, setD
         joinDefaults(setDefaults);
         return r;
       } catch (e) {
-        const hint = inNode() && input === undefined
-          ? " (in Node, import 'context-compaction/count' as usual: its Node form loads nothing; or pass the bytes: init({ module_or_path: readFileSync(...) }))"
-          : '';
-        const err = codedError(`init() could not load the .wasm: ${e instanceof Error ? e.message : String(e)}${hint}`, 'NOT_INITIALIZED');
-        err.cause = e;
-        throw err;
+        throw initFailure(e, input, 'context-compaction/count');
       }
     },
     /** @param {unknown} module */

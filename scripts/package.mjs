@@ -136,7 +136,7 @@ const PER_TURN_ROUTE = `{
     };
     tokenCountWithEstimation = function (messages, options) {
         if (options == null && !__ccDead) {
-            const used = __ccView.perTurnRecord(messages, wasm, __ccGeneration);
+            const used = __ccView.perTurnRecord(messages, wasm);
             if (used > 0) {
                 const n = settle(wasm.__ccPerTurnCount, used);
                 if (n >= 0) return n;
@@ -146,7 +146,7 @@ const PER_TURN_ROUTE = `{
     };
     shouldAutoCompact = function (messages, model, options) {
         if (options == null && model === lastModel && !__ccDead) {
-            const used = __ccView.perTurnRecord(messages, wasm, __ccGeneration);
+            const used = __ccView.perTurnRecord(messages, wasm);
             if (used > 0) {
                 const r = settle(wasm.__ccPerTurnShould, used);
                 if (r === 0 || r === 1) return r === 1;
@@ -397,20 +397,14 @@ writeFileSync(
     '\n}>;\n',
 );
 // The body of web.js's init(): the glue's init, then the entry joins the page's shared
-// environment defaults (defaults.js); a failure is coded NOT_INITIALIZED, with a hint in Node.
+// environment defaults (defaults.js); a failure is js_error.js's coded NOT_INITIALIZED.
 const initBody =
   '  try {\n' +
   '    const r = await glueInit(input);\n' +
   '    __ccJoinDefaults(__ccX.setEnvironmentDefaults);\n' +
   '    return r;\n' +
   '  } catch (e) {\n' +
-  "    const node = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;\n" +
-  '    const hint = node && input === undefined\n' +
-  "      ? \" (in Node, import 'context-compaction' as usual: its Node entry loads the .wasm itself; or pass the bytes: init({ module_or_path: readFileSync(...) }))\"\n" +
-  "      : '';\n" +
-  "    const err = codedError(`init() could not load the .wasm: ${e instanceof Error ? e.message : String(e)}${hint}`, 'NOT_INITIALIZED');\n" +
-  '    err.cause = e;\n' +
-  '    throw err;\n' +
+  "    throw initFailure(e, input, 'context-compaction');\n" +
   '  }\n';
 writeFileSync(
   pkg + 'web.js',
@@ -427,7 +421,7 @@ writeFileSync(
       true,
     ) +
     "import glueInit from './context_compaction.js';\n" +
-    `import { codedError } from '${errorSnippets[0]}';\n` +
+    `import { initFailure } from '${errorSnippets[0]}';\n` +
     '/**\n' +
     ' * Loads and instantiates the .wasm (by default the file next to this module; or pass\n' +
     ' * `{ module_or_path }`). A failure is a coded NOT_INITIALIZED error with the cause.\n' +
@@ -471,7 +465,7 @@ writeFileSync(
     errorClass +
     "import glueInit, * as __ccGlue from './context_compaction_count.js';\n" +
     "import { countLoader } from './count-loader.js';\n" +
-    `import { codedError } from '${errorSnippets[0]}';\n` +
+    `import { codedError, initFailure } from '${errorSnippets[0]}';\n` +
     'const __ccCount = countLoader({\n' +
     '  glueInit,\n' +
     '  glueInitSync: __ccGlue.initSync,\n' +
@@ -479,6 +473,7 @@ writeFileSync(
     '  should: __ccGlue.shouldAutoCompact,\n' +
     '  setDefaults: __ccGlue.setEnvironmentDefaults,\n' +
     '  codedError,\n' +
+    '  initFailure,\n' +
     "  loadMain: () => import('./web.js'),\n" +
     '  // Named here, next to the entry, so that bundlers emit the file (fetched only ahead).\n' +
     "  firstWasm: () => new URL('./context_compaction_bg.wasm', import.meta.url),\n" +
@@ -495,14 +490,15 @@ writeFileSync(
 // In Node and Workers the main entry instantiates its module at import from the bytes at
 // hand (no download to save): `context-compaction/count` resolves there to the main entry's
 // counting exports, and loadCompaction() to the main entry itself.
+// The main entry's names the count entry's Node and Workers forms re-export (initSync: a
+// no-op there, as init is).
+const COUNT_MAIN_NAMES = [...COUNT_NAMES.filter((n) => n !== 'initSync'), 'setEnvironmentDefaults', 'constants', 'ContextCompactionError'].sort();
 for (const [file, main] of [['count-node.js', 'node.js'], ['count-workerd.js', 'workerd.js']]) {
-  const names = [...COUNT_NAMES.filter((n) => n !== 'initSync'), 'setEnvironmentDefaults', 'constants', 'ContextCompactionError'].sort();
-  // (initSync: a no-op below, as init is.)
   writeFileSync(
     pkg + file,
     header +
       `// \`context-compaction/count\` where the main entry (${main}) is ready at import.\n` +
-      `export ${list(names)} from './${main}';\n` +
+      `export ${list(COUNT_MAIN_NAMES)} from './${main}';\n` +
       `import * as __ccMain from './${main}';\n` +
       '/** The main entry, loaded already here. */\n' +
       'export async function loadCompaction() {\n' +
@@ -556,6 +552,22 @@ writeFileSync(
 copyFileSync(fileURLToPath(new URL('../types/count.d.ts', import.meta.url)), pkg + 'count.d.ts');
 writeFileSync(pkg + 'count.d.cts', readFileSync(pkg + 'count.d.ts', 'utf8').replaceAll("'./index.js'", "'./index.cjs'"));
 
+// An entry's conditions, tried in order: Workers, then Node (`module-sync`, Node >= 20.19 /
+// 22.12, which can require an ES module, gives import and require the same ES file; older
+// Nodes' require gets the CommonJS form), then browsers and bundlers. TypeScript knows no
+// `module-sync`: its require reaches the CommonJS declarations.
+const runtimeConditions = ({ types, cjsTypes, workerd, node, cjs, browser }) => ({
+  workerd: { types, default: workerd },
+  node: {
+    'module-sync': { types, default: node },
+    require: { types: cjsTypes, default: cjs },
+    types,
+    default: node,
+  },
+  types,
+  default: browser,
+});
+
 const meta = JSON.parse(readFileSync(pkg + 'package.json', 'utf8'));
 meta.name = 'context-compaction';
 meta.type = 'module';
@@ -572,19 +584,7 @@ meta.exports = {
   './ai-sdk': { types: './ai-sdk.d.ts', default: './ai-sdk.js' },
   './context_compaction_bg.wasm': './context_compaction_bg.wasm',
   './context_compaction_extra_bg.wasm': './context_compaction_extra_bg.wasm',
-  // As '.': Workers, then Node (module-sync, require: a CommonJS form where Node cannot
-  // require an ES module), then browsers.
-  './count': {
-    workerd: { types: './count.d.ts', default: './count-workerd.js' },
-    node: {
-      'module-sync': { types: './count.d.ts', default: './count-node.js' },
-      require: { types: './count.d.cts', default: './count-node.cjs' },
-      types: './count.d.ts',
-      default: './count-node.js',
-    },
-    types: './count.d.ts',
-    default: './count.js',
-  },
+  './count': runtimeConditions({ types: './count.d.ts', cjsTypes: './count.d.cts', workerd: './count-workerd.js', node: './count-node.js', cjs: './count-node.cjs', browser: './count.js' }),
   './context_compaction_count_bg.wasm': './context_compaction_count_bg.wasm',
   './package.json': './package.json',
 };
@@ -761,7 +761,6 @@ await esbuild({
 // `require('context-compaction/count')` where Node cannot require an ES module: the counting
 // exports of node.cjs, and loadCompaction() resolving to node.cjs.
 {
-  const names = [...COUNT_NAMES.filter((n) => n !== 'initSync'), 'setEnvironmentDefaults', 'constants', 'ContextCompactionError'].sort();
   writeFileSync(
     pkg + 'count-node.cjs',
     header +
@@ -769,7 +768,7 @@ await esbuild({
       "'use strict';\n" +
       "const main = require('./node.cjs');\n" +
       'module.exports = {\n' +
-      names.map((n) => `  ${n}: main.${n},\n`).join('') +
+      COUNT_MAIN_NAMES.map((n) => `  ${n}: main.${n},\n`).join('') +
       '  /** The main entry, loaded already here. */\n' +
       '  loadCompaction: async () => main,\n' +
       '  /** Already initialised at import. */\n' +
@@ -793,20 +792,8 @@ for (const m of CJS_TWINS) {
   writeFileSync(pkg + `${m}.d.cts`, toCjs(readFileSync(pkg + `${m}.d.ts`, 'utf8')));
 }
 const runtimeMeta = JSON.parse(readFileSync(pkg + 'package.json', 'utf8'));
-// Conditions are tried in order. Node: `module-sync` (Node >= 20.19 / 22.12, which can require an
-// ES module) gives import and require the same node.js; older Nodes' require gets node.cjs.
-// TypeScript knows no `module-sync`: its require reaches the CommonJS declarations.
-runtimeMeta.exports['.'] = {
-  workerd: { types: './index.d.ts', default: './workerd.js' },
-  node: {
-    'module-sync': { types: './index.d.ts', default: './node.js' },
-    require: { types: './index.d.cts', default: './node.cjs' },
-    types: './index.d.ts',
-    default: './node.js',
-  },
-  types: './index.d.ts',
-  default: './web.js',
-};
+// Now that node.cjs exists, '.' gets every runtime's condition (runtimeConditions, above).
+runtimeMeta.exports['.'] = runtimeConditions({ types: './index.d.ts', cjsTypes: './index.d.cts', workerd: './workerd.js', node: './node.js', cjs: './node.cjs', browser: './web.js' });
 runtimeMeta.exports['./inline'] = { types: './index.d.ts', default: './inline.js' };
 runtimeMeta.files = Array.from(
   new Set([...runtimeMeta.files, 'inline.js', 'inline-extra.js', 'workerd.js', 'node.cjs', 'index.d.cts', ...CJS_TWINS.map((m) => `${m}.d.cts`)]),

@@ -22,3 +22,21 @@ export class ContextCompactionError extends Error {
 export function codedError(message, code) {
   return new ContextCompactionError(message, code);
 }
+
+/**
+ * The error a browser entry's init() (web.js, count.js) reports when its .wasm cannot be
+ * loaded: NOT_INITIALIZED with the cause and, in Node without an input, the hint that the
+ * entry's Node form (`entry`: the import it answers to) needs no init.
+ * @param {unknown} e what the glue's init threw
+ * @param {unknown} input what init() was given
+ * @param {string} entry
+ */
+export function initFailure(e, input, entry) {
+  const node = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;
+  const hint = node && input === undefined
+    ? ` (in Node, import '${entry}' as usual: its Node form loads the .wasm itself; or pass the bytes: init({ module_or_path: readFileSync(...) }))`
+    : '';
+  const err = codedError(`init() could not load the .wasm: ${e instanceof Error ? e.message : String(e)}${hint}`, 'NOT_INITIALIZED');
+  err.cause = e;
+  return err;
+}

@@ -2377,21 +2377,19 @@ export function countTail(arr, memory, fb, wb, wcap) {
 
 // The per-turn record written without a call from Rust (scripts/package.mjs routes
 // `tokenCountWithEstimation(messages)` and `shouldAutoCompact(messages, model)` here first):
-// into the record at the address `__ccPerTurnRecord` gives (asked once per instance, `gen`
-// being the instance's generation), whose first number then holds its capacity in words
-// (FAST_RECORD_WORDS in js_view.rs). Returns the words used; 0 (or less) when there is no
-// record: the export itself then runs.
-// The record is the one of the instance `fastWasm` in its generation `fastGen`: two modules
-// of the package (the `count` entry's and the first) share this file, each with generations
-// counted from 0, so the instance is part of the key.
-let fastWasm = null, fastGen = -1, fastAt = 0, fastCap = 0, fastMemory = null, fastBusy = false;
+// into the record at the address `__ccPerTurnRecord` gives (asked once per instance: `wasm`,
+// the instance's exports, is the key; a fresh instance after a trap has exports of its own,
+// and the package's modules that share this file — the `count` entry's and the first — each
+// their own), whose first number then holds its capacity in words (FAST_RECORD_WORDS in
+// js_view.rs). Returns the words used; 0 (or less) when there is no record: the export itself
+// then runs.
+let fastWasm = null, fastAt = 0, fastCap = 0, fastMemory = null, fastBusy = false;
 let fastF = new Float64Array(0), fastW = new Uint32Array(0);
-export function perTurnRecord(arr, wasm, gen) {
+export function perTurnRecord(arr, wasm) {
   if (!countFast || !tailReads || !Array.isArray(arr)) return 0;
-  const fresh = gen !== fastGen || wasm !== fastWasm;
+  const fresh = wasm !== fastWasm;
   if (fresh) {
     fastAt = wasm.__ccPerTurnRecord() >>> 0;
-    fastGen = gen;
     fastWasm = wasm;
     fastMemory = null;
   }
