@@ -19,6 +19,7 @@ use crate::drive::session_memory;
 use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::{session_template, Message};
 use crate::model::shape::Shape;
+use crate::model::view::UsageCounts;
 use crate::transforms::context_management;
 
 /// Runs an export's work as a `Promise`. The future is boxed as one trait-object type, so
@@ -94,6 +95,29 @@ impl Compacted {
     pub fn shape(&self) -> Shape {
         self.foreign.as_ref().map_or(Shape::Anthropic, |f| f.shape)
     }
+
+    /// Puts usage the caller gave beside its messages (messages of the AI SDK and OpenAI
+    /// carry none) on the typed message it belongs to, so that every count of the
+    /// compaction sees it as the count of the caller's messages did: on the last typed
+    /// message read from the caller's first `end` messages, the last main-chain assistant
+    /// one when `assistant` is set. Returns whether a message took it.
+    pub fn give_usage(&mut self, end: usize, assistant: bool, usage: UsageCounts) -> bool {
+        let origin = self.foreign.as_ref().map(|f| f.origin.as_slice());
+        let target = (0..self.typed.len()).rev().find(|&k| {
+            let from = origin.map_or(k, |o| o.get(k).copied().unwrap_or(usize::MAX));
+            let m = &self.typed[k];
+            from < end
+                && (!assistant
+                    || (m.kind() == crate::model::messages::Kind::Assistant && !m.is_sidechain()))
+        });
+        match target {
+            Some(k) => {
+                self.typed[k].give_usage(usage.into());
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// How long the async functions read messages before letting the caller's event loop run.
@@ -121,7 +145,7 @@ pub async fn messages_for_compaction_yielding(
     }
     let arr: &Array = messages.unchecked_ref();
     let len = arr.length() as usize;
-    let mut typed = Vec::with_capacity(len);
+    let mut typed = Vec::with_capacity(crate::model::view::reserve_for(len));
     let mut since = super::env::now_ms();
     let at = |i: usize| format!("messages[{i}]");
     let mut i = 0;
@@ -154,7 +178,7 @@ fn typed_messages(
     at: &dyn Fn(usize) -> String,
 ) -> crate::Result<Vec<Message>> {
     let len = arr.length() as usize;
-    let mut typed = Vec::with_capacity(len);
+    let mut typed = Vec::with_capacity(crate::model::view::reserve_for(len));
     let mut i = 0;
     while i < len {
         i = read_batch(arr, i, len, reading, &mut typed, &at, true)?;

@@ -23,7 +23,7 @@ use crate::drive::preemptive;
 use crate::drive::session::{Compaction, Session};
 use crate::drive::snapshot::SessionSnapshot;
 use crate::model::shape::{Shape, ShapeOf};
-use crate::model::view::ConversationView;
+use crate::model::view::{ConversationView, UsageCounts};
 use crate::transforms::boundary::Trigger;
 
 /// The session's state, shared with the promises of running compactions.
@@ -82,11 +82,12 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue) {
         let c = options::compactor_context(context)?;
         let env = JsEnv::from_context(context, &c, false)?;
         let array: JsValue = session.borrow().messages().iter().collect::<Array>().into();
-        let read = messages_for_compaction(
+        let mut read = messages_for_compaction(
             &array,
             (shape != Shape::Any).then_some(shape),
             super::convert::Reading::Whole,
         )?;
+        give_held_usage(session.borrow().given_usage(), &mut read);
         let Some(cut) = preemptive::cut_point(read.typed.as_slice())? else {
             return Ok(None);
         };
@@ -554,15 +555,25 @@ fn begin(
     trigger: Trigger,
     shape: Shape,
 ) -> crate::Result<(Compaction, Snapshot)> {
+    let given = session.borrow().given_usage();
     write(session)?.begin(trigger, |messages| {
         let array: JsValue = messages.iter().collect::<Array>().into();
-        let read = messages_for_compaction(
+        let mut read = messages_for_compaction(
             &array,
             (shape != Shape::Any).then_some(shape),
             super::convert::Reading::Whole,
         )?;
+        give_held_usage(given, &mut read);
         Ok(Snapshot { array, read })
     })
+}
+
+/// The usage given by `setUsage` on the messages read for a compaction (see
+/// [`Compacted::give_usage`]): the compaction counts them as `tokenCount()` does.
+fn give_held_usage(given: Option<(usize, UsageCounts)>, read: &mut Compacted) {
+    if let Some((held, usage)) = given {
+        read.give_usage(held, true, usage);
+    }
 }
 
 /// The messages a compaction works on: the JS array (what the result's kept messages refer

@@ -119,11 +119,16 @@ impl JsEnv {
             optional_function(&hooks_this, "postCompact", "context.hooks")?,
         ];
         let signal = prop(context, "signal");
-        if !(signal.is_undefined() || signal.is_null())
-            && prop(&signal, "aborted").as_bool().is_none()
-        {
+        // What the library uses of it: `aborted`, `reason` and the `abort` event.
+        let absent = signal.is_undefined() || signal.is_null();
+        let usable = || {
+            prop(&signal, "aborted").as_bool().is_some()
+                && prop(&signal, "addEventListener").is_function()
+                && prop(&signal, "removeEventListener").is_function()
+        };
+        if !absent && !usable() {
             return Err(Error::invalid_argument(
-                "context.signal must be an AbortSignal",
+                "context.signal must be an AbortSignal (an object with a boolean `aborted` and addEventListener / removeEventListener)",
             ));
         }
         Ok(JsEnv {

@@ -116,11 +116,25 @@ export function nowIso() {
 
 // Empties the caller's read-file state and loaded-memory paths after a successful
 // compaction (Map/Set: clear(); plain object: its own keys deleted; array: emptied).
+// Never throws: it runs after the compaction succeeded, and a state the caller froze or
+// sealed (or a Map whose clear() throws) is left as it is rather than losing the result.
 export function clearState(v) {
   if (v === null || typeof v !== 'object') return;
-  if (typeof v.clear === 'function') v.clear();
-  else if (Array.isArray(v)) v.length = 0;
-  else for (const k of Object.keys(v)) delete v[k];
+  try {
+    if (typeof v.clear === 'function') v.clear();
+    else if (Array.isArray(v)) v.length = 0;
+    else {
+      for (const k of Object.keys(v)) {
+        try {
+          delete v[k];
+        } catch {
+          // a non-configurable key stays
+        }
+      }
+    }
+  } catch {
+    // frozen, sealed or read-only: nothing cleared
+  }
 }
 
 // A signal for one summary written ahead: it aborts when `parent` (the Compactor's signal, if

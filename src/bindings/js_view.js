@@ -119,7 +119,7 @@ function lcKind(m, f) {
 // plain text, as several ecosystems write it).
 function partsShape(c) {
   if (!Array.isArray(c)) return ANY;
-  for (const p of c) {
+  for (const p of parts(c)) {
     if (p === null || typeof p !== 'object') continue;
     const t = p.type;
     // The common parts first (the switch below compares one case after another).
@@ -256,8 +256,22 @@ function keysOf_(arr, i) {
 }
 
 // Length of `arr`, or -1 when it is not an array.
+// The most messages a conversation is read with (2^24): only a sparse array is longer, and
+// room is reserved by length. -1: not an array; -4: longer than that.
+const MAX_MESSAGES = 16777216;
+// The most blocks or parts a message's content is read with: the Messages API takes far
+// fewer, and only a sparse array is longer. `parts(list)` refuses a longer one (reported as
+// the reading error of that message) before anything walks it element by element.
+const MAX_PARTS = 1048576;
+function parts(list) {
+  if (list.length > MAX_PARTS) {
+    throw new RangeError(`a content array of ${list.length} elements (more than ${MAX_PARTS}: a sparse array?)`);
+  }
+  return list;
+}
 function arrayLength_(arr) {
-  return Array.isArray(arr) ? arr.length : -1;
+  if (!Array.isArray(arr)) return -1;
+  return arr.length > MAX_MESSAGES ? -4 : arr.length;
 }
 
 
@@ -573,7 +587,7 @@ function describeBlock(b, estimate, out) {
     default: if (estimate) json = jsonLen(b);
   }
   out.push(k, text, json, flags, nested ? nested.length : 0, id, name, path, tid);
-  if (nested) for (const n of nested) describeBlock(n, estimate, out);
+  if (nested) for (const n of parts(nested)) describeBlock(n, estimate, out);
 }
 
 // ---- Messages of other ecosystems, described as the blocks the core knows ----------------
@@ -631,7 +645,7 @@ function pushResult(out, estimate, id, output) {
   const tid = typeof id === 'string' ? sym(id) : 0;
   if (Array.isArray(output)) {
     pushBlock(out, 5, 0, 0, 0, 0, 0, tid, output.length);
-    for (const p of output) pushPart(p, estimate, out);
+    for (const p of parts(output)) pushPart(p, estimate, out);
   } else {
     pushBlock(out, 5, output === undefined || output === null ? 0 : strLen(output), 0, 0, 0, 0, tid, 0,
       clearedFlag(output));
@@ -709,7 +723,7 @@ function pushContent(c, estimate, out) {
     return 1;
   }
   if (Array.isArray(c)) {
-    for (const p of c) pushPart(p, estimate, out);
+    for (const p of parts(c)) pushPart(p, estimate, out);
     return c.length;
   }
   if (c === undefined || c === null) return 0;
@@ -745,7 +759,7 @@ function describeForeign(m, shape, estimate, out) {
       break;
     case AI_UI:
       if (!Array.isArray(m.parts)) { n = pushContent(m.content, estimate, out); break; }
-      for (const p of m.parts) {
+      for (const p of parts(m.parts)) {
         if (p === null || typeof p !== 'object') { pushPart(p, estimate, out); n++; continue; }
         const t = p.type;
         if (typeof t !== 'string') { pushPart(p, estimate, out); n++; continue; }
@@ -887,7 +901,7 @@ function describeOne(m, shape, estimate, out) {
   else if (!Array.isArray(c)) out.push(3, 0);
   else {
     out.push(4, c.length);
-    for (const b of c) describeBlock(b, estimate, out);
+    for (const b of parts(c)) describeBlock(b, estimate, out);
   }
 }
 
@@ -1311,7 +1325,7 @@ function toolIndex_(arr, from, withPaths, keep) {
   // A content field from block b0 on (pushContent's numbers); returns its number of blocks.
   const indexContent = (i, c, b0, shape) => {
     if (Array.isArray(c)) {
-      for (let k = 0; k < c.length; k++) indexPart(i, b0 + k, c[k], shape);
+      for (let k = 0, nk = parts(c).length; k < nk; k++) indexPart(i, b0 + k, c[k], shape);
       return c.length;
     }
     return c === undefined || c === null || c === '' ? 0 : 1;
@@ -1385,7 +1399,7 @@ function toolIndex_(arr, from, withPaths, keep) {
       const c = m.content;
       let shape = ANY, general = false;
       if (Array.isArray(c)) {
-        for (let b = 0; b < c.length; b++) {
+        for (let b = 0, nb = parts(c).length; b < nb; b++) {
           const x = c[b];
           if (x === null || typeof x !== 'object') return null;
           const t = x.type;
@@ -1446,7 +1460,7 @@ function toolIndex_(arr, from, withPaths, keep) {
     const c = contentOf(m);
     if (c === undefined || c === null || typeof c === 'string') continue;
     if (!Array.isArray(c)) return null;
-    for (let b = 0; b < c.length; b++) {
+    for (let b = 0, nb = parts(c).length; b < nb; b++) {
       const x = c[b];
       if (x === null || typeof x !== 'object' || typeof x.type !== 'string') return null;
       if (kind === 1 && x.type === 'tool_use') {
@@ -1511,7 +1525,7 @@ function apiToolIndex_(arr, withPaths, memory, at, cap) {
     }
     const user = role === 'user';
     let seen = false; // a block that is not text met (its type then was checked)
-    for (let b = 0; b < c.length; b++) {
+    for (let b = 0, nb = parts(c).length; b < nb; b++) {
       const x = c[b];
       if (x === null || typeof x !== 'object') return -1;
       const t = x.type;
@@ -1967,7 +1981,7 @@ function anthropicMessages(m, shape) {
         if (results.length) out.push({ role: 'user', content: results });
         calls = []; results = [];
       };
-      for (const p of m.parts) {
+      for (const p of parts(m.parts)) {
         const t = p !== null && typeof p === 'object' ? p.type : undefined;
         if (t === 'step-start') { flush(); continue; }
         if (typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-'))) {
@@ -2024,6 +2038,15 @@ function anthropicMessages(m, shape) {
         for (const c of f.tool_calls) {
           if (c && !seen.has(c.id)) content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(c.name), input: parseArgs(c.args) });
         }
+      }
+      // The usage the response reported (what the count anchors on) goes with it, in the
+      // Messages API's terms (lcUsage): the compaction counts what the count counted.
+      const u = kind === 1 ? f.usage_metadata : undefined;
+      if (u !== null && typeof u === 'object' && !Array.isArray(u)) {
+        const usage = {};
+        if (typeof u.input_tokens === 'number') usage.input_tokens = u.input_tokens;
+        if (typeof u.output_tokens === 'number') usage.output_tokens = u.output_tokens;
+        if (Object.keys(usage).length !== 0) return [{ role, content, usage }];
       }
       return [{ role, content }];
     }

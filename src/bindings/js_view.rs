@@ -424,6 +424,14 @@ const _: () = assert!(
         && KIND_MASK == 7
 );
 
+/// The most messages a conversation is read with (`MAX_MESSAGES` in `js_view.js`, which
+/// reports a longer array to [`JsConversation::new`]): only a sparse array is longer.
+const MAX_MESSAGES: usize = 1 << 24;
+
+/// The longest array the per-turn record is written for (16 M numbers, 128 MB); a longer
+/// `length` (only a sparse array has one) is read message by message.
+const MAX_RECORD_MESSAGES: usize = 1 << 22;
+
 /// The per-turn count's record of a JS array of transcript lines (`countTail` in
 /// `js_view.js` documents the layout), read by [`tokens::count_tail`].
 struct JsTailRecord<'a> {
@@ -651,6 +659,11 @@ impl<'a> JsConversation<'a> {
                 "{what} could not be read"
             ))));
         }
+        if len == -4 {
+            return Err(Error::invalid_argument(format!(
+                "{what} is an array longer than 16,777,216 elements (a sparse array?): a conversation is read up to that many messages"
+            )));
+        }
         if len < 0 {
             return Err(Error::invalid_argument(format!(
                 "{what} must be an array of messages"
@@ -772,6 +785,9 @@ impl<'a> JsConversation<'a> {
             } else {
                 self.len
             };
+            if len > MAX_MESSAGES {
+                break; // only a sparse array is this long: `new` reports it
+            }
             match used {
                 0.. => {
                     if learn_len {
@@ -783,6 +799,9 @@ impl<'a> JsConversation<'a> {
                 }
                 // Too small: the numbers never need more than four per message; the words
                 // needed were reported.
+                // A `length` past any real conversation (a sparse array) is read as before,
+                // which reports its first hole, instead of reserving room for it.
+                -1 if len > MAX_RECORD_MESSAGES => break,
                 -1 => f.resize(TAIL_HEAD + 4 * len + 16, 0.0),
                 -3 => w.resize(f[12] as usize + 64, 0),
                 _ => break, // not an array, or reading threw: read as before
@@ -963,7 +982,7 @@ impl Decoder<'_> {
     }
 
     fn blocks(&mut self, count: usize, location: &dyn Fn() -> String) -> Result<Vec<BlockInfo>> {
-        let mut out = Vec::with_capacity(count);
+        let mut out = Vec::with_capacity(crate::model::view::reserve_for(count));
         self.blocks_into(count, location, &mut out)?;
         Ok(out)
     }
@@ -977,7 +996,7 @@ impl Decoder<'_> {
         out: &mut Vec<BlockInfo>,
     ) -> Result<()> {
         out.clear();
-        out.reserve(count);
+        out.reserve(crate::model::view::reserve_for(count));
         for j in 0..count {
             let mut w = [0u32; BLOCK_WORDS];
             match self.take(BLOCK_WORDS) {

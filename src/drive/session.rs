@@ -188,6 +188,13 @@ impl<M> Session<M> {
         }
     }
 
+    /// The usage given by [`set_usage`](Self::set_usage) for the conversation held now, with
+    /// the number of messages held when it was given (it belongs to the latest assistant
+    /// response among those); `None` when none was given since it began or was compacted.
+    pub fn given_usage(&self) -> Option<(usize, crate::model::view::UsageCounts)> {
+        self.given_usage
+    }
+
     /// The model the thresholds are for.
     pub fn model(&self) -> &str {
         &self.model
@@ -215,7 +222,7 @@ impl<M> Session<M> {
         range: std::ops::Range<usize>,
         item: fn(&V, usize) -> M,
     ) -> Result<()> {
-        let mut facts = Vec::with_capacity(range.len());
+        let mut facts = Vec::with_capacity(crate::model::view::reserve_for(range.len()));
         for i in range.clone() {
             facts.push(message_facts(view, i)?);
         }

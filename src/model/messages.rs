@@ -559,6 +559,18 @@ impl Message {
             .map(std::borrow::Cow::Owned)
     }
 
+    /// Makes this message carry `usage` as the response usage the API reported for it (a
+    /// transcript line's `message.usage`, an API-shape message's `usage`), replacing what it
+    /// carried: how usage the caller gave beside the messages (`Compactor.setUsage`) reaches
+    /// the counts of a compaction that reads these messages.
+    pub fn give_usage(&mut self, usage: Usage) {
+        if let Some(m) = self.api_message_mut() {
+            m.usage = Some(Some(usage));
+        } else if let Ok(v) = serde_json::to_value(&usage) {
+            self.extra.insert("usage".to_owned(), v);
+        }
+    }
+
     /// `uuid` when present.
     pub fn uuid(&self) -> Option<&str> {
         self.uuid.as_ref().and_then(|u| u.as_deref())

@@ -31,6 +31,15 @@ pub fn kept_messages_from(value: Option<f64>) -> usize {
     }
 }
 
+/// How many items to reserve room for when `n` items are read from one of the caller's
+/// arrays: `n`, up to a bound. A JS array's `length` does not say how many items it holds (a
+/// sparse array of length 2^32 − 1 holds a few), so reserving `length` up front could run out
+/// of memory before the first hole is reported as an error; past the bound the vector grows
+/// as items are read.
+pub fn reserve_for(n: usize) -> usize {
+    n.min(4096)
+}
+
 /// Validated token counts of one API response.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct UsageCounts {
@@ -42,6 +51,21 @@ pub struct UsageCounts {
     pub cache_read_input_tokens: u64,
     /// Output tokens.
     pub output_tokens: u64,
+}
+
+impl From<UsageCounts> for crate::model::messages::Usage {
+    /// The four counts as a message's `usage` (what [`crate::model::messages::Message::give_usage`]
+    /// puts on a message).
+    fn from(u: UsageCounts) -> Self {
+        let n = |v: u64| Some(Some(serde_json::Number::from(v)));
+        crate::model::messages::Usage {
+            input_tokens: n(u.input_tokens),
+            cache_creation_input_tokens: n(u.cache_creation_input_tokens),
+            cache_read_input_tokens: n(u.cache_read_input_tokens),
+            output_tokens: n(u.output_tokens),
+            extra: Default::default(),
+        }
+    }
 }
 
 impl UsageCounts {
@@ -949,6 +973,34 @@ pub fn apply_edits(messages: &[Message], edits: &[Edit]) -> Result<Vec<Message>>
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn given_usage_is_read_back_as_the_message_s_own() {
+        use crate::model::messages::Message;
+        use serde_json::json;
+        let usage = super::UsageCounts {
+            input_tokens: 170_000,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 3,
+            output_tokens: 10,
+        };
+        let n =
+            |v: &Option<Option<serde_json::Number>>| v.clone().flatten().and_then(|n| n.as_u64());
+        for v in [
+            json!({"role": "assistant", "content": "Done."}),
+            json!({"type": "assistant", "uuid": "a", "message": {"role": "assistant", "content": "Done.",
+                   "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+        ] {
+            let mut m = Message::from_value(v, "m").unwrap();
+            m.give_usage(usage.into());
+            let u = m.usage_raw().unwrap();
+            assert_eq!(n(&u.input_tokens), Some(170_000));
+            assert_eq!(n(&u.cache_read_input_tokens), Some(3));
+            assert_eq!(n(&u.output_tokens), Some(10));
+            // The content is untouched.
+            assert_eq!(m.content().map(|c| c.is_empty()), Some(false));
+        }
+    }
+
     #[test]
     fn quoted_writes_a_json_string() {
         assert_eq!(super::quoted("compct"), "\"compct\"");

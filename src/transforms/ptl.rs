@@ -247,7 +247,9 @@ impl Truncation {
     /// The truncated conversation over `view`, in order: the compaction message, the kept
     /// prompt, the marker, then `messages[start..]`.
     pub fn layout<V: ConversationView + ?Sized>(&self, view: &V) -> Vec<Kept> {
-        let mut out = Vec::with_capacity(view.len().saturating_sub(self.start) + 2);
+        let mut out = Vec::with_capacity(crate::model::view::reserve_for(
+            view.len().saturating_sub(self.start) + 2,
+        ));
         out.extend(self.keep_compaction.map(Kept::Message));
         out.extend(self.keep_prompt.map(Kept::Message));
         if self.insert_marker {

@@ -393,3 +393,82 @@ test('a message named after a reading error keeps the first error as the cause, 
       && e.cause instanceof Error && e.cause.message === 'getter arguments');
   }
 });
+
+// A conversation of 40 turns of 4,000 characters (about 40,000 tokens).
+const talk = () => {
+  const conv = [];
+  for (let i = 0; i < 20; i++) {
+    conv.push({ role: 'user', content: `q${i} ` + 'w'.repeat(2_000) });
+    conv.push({ role: 'assistant', content: `a${i} ` + 'v'.repeat(2_000) });
+  }
+  return conv;
+};
+
+test('a read-file state the caller froze or sealed is left as it is: every compaction path resolves (the state cannot be cleared), the process lives on', async () => {
+  const states = {
+    frozen: () => Object.freeze({ '/a': 'A' }),
+    sealed: () => Object.seal({ '/a': 'A' }),
+    nonConfigurable: () => Object.defineProperty({}, '/a', { value: 'A', enumerable: true, configurable: false }),
+    mapClearThrows: () => Object.assign(new Map([['/a', 'A']]), { clear() { throw new Error('read-only map'); } }),
+    frozenArray: () => Object.freeze(['/a']),
+  };
+  const summarize = async () => summaryResponse('The user asked twenty questions; each was answered.');
+  for (const [what, state] of Object.entries(states)) {
+    const key = what === 'frozenArray' ? 'loadedNestedMemoryPaths' : 'readFileState';
+    const r = await cc.compactConversation(talk(), { model: SONNET, summarize, [key]: state() });
+    assert.match(r.summary, /twenty questions/, what);
+    const auto = await cc.autoCompactIfNeeded(talk(), { model: SONNET, summarize, config: { contextWindow: 40_000 }, [key]: state() });
+    assert.equal(auto.wasCompacted, true, `${what}: ${auto.skipped ?? auto.error?.message}`);
+    const c = new cc.Compactor({ model: SONNET, summarize, messages: talk(), [key]: state() });
+    assert.match((await c.compact()).summary, /twenty questions/, what);
+  }
+  // A state that can be cleared still is.
+  const readFileState = { '/a': 'A' };
+  await cc.compactConversation(talk(), { model: SONNET, summarize, readFileState });
+  assert.deepEqual(readFileState, {});
+});
+
+test('a sparse array whose length is far past its messages is a coded error, never a trap or a crash of the process', () => {
+  const sparse = (len) => Object.assign([{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi' }], { length: len });
+  const sparseContent = (len) => [{ role: 'user', content: Object.assign([{ type: 'text', text: 'x' }], { length: len }) }, { role: 'assistant', content: 'hi' }];
+  const coded = (what, expected) => (e) => (e.name === 'ContextCompactionError' && expected.test(`${e.code} ${e.message}`)) || assert.fail(`${what}: ${e.name} ${e.code} ${e.message}`);
+  for (const len of [2 ** 26, 2 ** 32 - 1]) {
+    const tooLong = /^INVALID_ARGUMENT messages is an array longer than 16,777,216 elements/;
+    for (const [fn, call] of Object.entries({
+      tokenCountWithEstimation: () => cc.tokenCountWithEstimation(sparse(len)),
+      shouldAutoCompact: () => cc.shouldAutoCompact(sparse(len), SONNET),
+      microCompact: () => cc.microCompact(sparse(len)),
+      Compactor: () => new cc.Compactor({ model: SONNET, messages: sparse(len) }),
+      pushMany: () => new cc.Compactor({ model: SONNET }).pushMany(sparse(len)),
+    })) {
+      assert.throws(call, coded(`${fn}, length ${len}`, tooLong));
+    }
+    const blocks = /^INVALID_MESSAGE messages\[0\]: reading the messages threw: a content array of \d+ elements/;
+    for (const [fn, call] of Object.entries({
+      tokenCountWithEstimation: () => cc.tokenCountWithEstimation(sparseContent(len)),
+      microCompact: () => cc.microCompact(sparseContent(len)),
+      validateForApi: () => cc.validateForApi(sparseContent(len)),
+      Compactor: () => new cc.Compactor({ model: SONNET, messages: sparseContent(len) }),
+    })) {
+      assert.throws(call, coded(`${fn}, content of length ${len}`, blocks));
+    }
+  }
+  // Within the bound, the first hole is named.
+  assert.throws(() => new cc.Compactor({ model: SONNET, messages: sparse(1_000) }), coded('length 1000', /^INVALID_MESSAGE messages\[2\]: not a message/));
+  assert.equal(cc.tokenCountWithEstimation([{ role: 'user', content: 'hello' }]), 1);
+});
+
+test('a signal that is not an AbortSignal is INVALID_ARGUMENT before the summarizer is called, not a summarizer failure', async () => {
+  let calls = 0;
+  const summarize = async () => { calls++; return summaryResponse(); };
+  for (const signal of [{}, { aborted: false }, { aborted: false, addEventListener() {} }, 5]) {
+    await assert.rejects(cc.compactConversation(talk(), { model: SONNET, summarize, signal }),
+      (e) => e.code === 'INVALID_ARGUMENT' && /^context\.signal must be an AbortSignal/.test(e.message));
+    await assert.rejects(cc.autoCompactIfNeeded(talk(), { model: SONNET, summarize, signal, config: { contextWindow: 40_000 } }),
+      (e) => e.code === 'INVALID_ARGUMENT');
+  }
+  assert.equal(calls, 0);
+  // An EventTarget with `aborted` (what an AbortSignal is to the library) works.
+  const target = Object.assign(new EventTarget(), { aborted: false });
+  assert.match((await cc.compactConversation(talk(), { model: SONNET, summarize, signal: target })).summary, /they were done/);
+});
