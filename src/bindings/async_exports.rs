@@ -431,6 +431,26 @@ pub(crate) fn commit_context(context: &JsValue) {
     }
 }
 
+/// The count of `messages` with the caller's tokenizer (`context.tokenCounter`), for
+/// [`pipeline::CompactContext::counted`]: as `tokenCountWithEstimation` counts them with it
+/// and with `context.system` / `context.toolDefinitions`. `None` without a tokenizer (the
+/// compaction then estimates as always).
+pub(crate) fn counted_with_tokenizer(
+    messages: &JsValue,
+    context: &JsValue,
+    c: &options::ContextOptions,
+) -> crate::Result<Option<u64>> {
+    let counter = super::js_view::TokenCounter::enter(context, "context")?;
+    if !counter.is_active() {
+        return Ok(None);
+    }
+    let view = super::js_view::JsConversation::of_shape(messages, "messages", c.shape)?;
+    let count = crate::measure::tokens::token_count_given(&view, None)?;
+    let total = crate::measure::tokens::with_preamble(count, c.auto.preamble).total;
+    counter.finish()?;
+    Ok(Some(total))
+}
+
 /// `compactConversation(messages, context, options?)` → `Promise<CompactionResult>`
 /// (SPEC §7). Rejects with an `Error` whose `code` says why (`PROMPT_TOO_LONG`,
 /// `SUMMARY_TRUNCATED`, `EMPTY_SUMMARY`, `COMPACTION_NOT_SMALLER`, `SUMMARIZER_FAILED`,
@@ -444,6 +464,7 @@ pub fn compact_conversation(
 ) -> Promise {
     promise_of(async move {
         let mut c = js(options::context(&context))?;
+        c.context.counted = js(counted_with_tokenizer(&messages, &context, &c))?;
         let shape = js(options::shape_option(&options, "options"))?.or(c.shape);
         let read =
             js(
@@ -473,7 +494,8 @@ pub fn try_session_memory_compaction(
     context: JsValue,
 ) -> Promise {
     promise_of(async move {
-        let c = js(options::context(&context))?;
+        let mut c = js(options::context(&context))?;
+        c.context.counted = js(counted_with_tokenizer(&messages, &context, &c))?;
         let read =
             js(
                 messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal"))
@@ -510,12 +532,15 @@ pub fn auto_compact_if_needed(
                 &messages, "messages", c.shape,
             ))?;
             js(view.validate_all())?;
-            let not_due = js(autocompact::outcome_if_not_due(
+            let due = js(autocompact::outcome_if_not_due(
                 &view, &c.context, &t, &c.auto,
             ))?;
             js(counter.finish())?;
-            if let Some(out) = not_due {
-                return auto_outcome_js(out, None);
+            match due {
+                Err(not_due) => return auto_outcome_js(not_due, None),
+                // Decided with the caller's tokenizer: the compaction counts as it did.
+                Ok(count) if counter.is_active() => c.context.counted = Some(count),
+                Ok(_) => {}
             }
         }
         let read =
@@ -580,6 +605,7 @@ pub fn reactive_compact(
 ) -> Promise {
     promise_of(async move {
         let mut c = js(options::context(&context))?;
+        c.context.counted = js(counted_with_tokenizer(&messages, &context, &c))?;
         let read =
             js(
                 messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal"))
@@ -834,7 +860,8 @@ pub fn preview_compaction(
     )]
     context: JsValue,
 ) -> JsResult<JsValue> {
-    let c = js(options::context(&context))?;
+    let mut c = js(options::context(&context))?;
+    c.context.counted = js(counted_with_tokenizer(&messages, &context, &c))?;
     let typed = js(messages_for_compaction(
         &messages,
         c.shape,

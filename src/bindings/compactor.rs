@@ -379,6 +379,8 @@ impl Compactor {
         let mut c = c;
         c.context.for_shape(snapshot.read.shape());
         c.context.calibration = Some(self.session.borrow().calibration().clone());
+        // Decided on the running count (warningState's): the compaction counts as it did.
+        c.context.counted = Some(self.session.borrow().token_count());
         let session = self.session.clone();
         let context = self.context.clone();
         let tracking = session.borrow().tracking().clone();
@@ -453,6 +455,7 @@ impl Compactor {
         let mut ctx = ctx;
         ctx.for_shape(snapshot.read.shape());
         ctx.calibration = Some(self.session.borrow().calibration().clone());
+        ctx.counted = Some(self.session.borrow().token_count());
         let session = self.session.clone();
         let context = self.context.clone();
         promise_of(async move {

@@ -173,6 +173,31 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
     })
 }
 
+/// [`should_auto_compact`] of `messages` for a compaction of `ctx`: with the count the caller
+/// already made of them ([`crate::drive::pipeline::CompactContext::counted`]: its tokenizer,
+/// the usage it holds), the decision is that count's, as the caller's own check decided.
+pub fn decide_for<V: ConversationView + ?Sized>(
+    messages: &V,
+    ctx: &crate::drive::pipeline::CompactContext,
+    options: &ShouldAutoCompactOptions,
+) -> Result<AutoCompactDecision> {
+    let Some(count) = ctx.counted else {
+        return should_auto_compact(messages, &ctx.model, options, &ctx.config);
+    };
+    let threshold = auto_compact_threshold(&ctx.model, &ctx.config);
+    let blocked = blocked_by(options, &ctx.config);
+    Ok(AutoCompactDecision {
+        should_compact: blocked.is_none() && is_due(count, options.snip_tokens_freed, threshold),
+        token_count: if blocked.is_some() {
+            0
+        } else {
+            count.saturating_sub(options.snip_tokens_freed)
+        },
+        threshold,
+        blocked_by: blocked,
+    })
+}
+
 /// What `shouldAutoCompact` without options decides from besides the count: the model's
 /// threshold and whether a guard says no, both fixed by the model and the configuration
 /// (a per-turn caller keeps it while they stay the same).
@@ -204,21 +229,28 @@ impl PerTurnRule {
 }
 
 /// The outcome of `autoCompactIfNeeded` when no compaction is due, decided on a view of the
-/// caller's messages (its guards, then the threshold); `None` when one is due. Lets a caller
-/// answer "not due" for messages it could not yet compact.
+/// caller's messages (its guards, then the threshold), as `Err`; when one is due, `Ok` with
+/// the count it was decided with (for [`crate::drive::pipeline::CompactContext::counted`]).
+/// Lets a caller answer "not due" for messages it could not yet compact.
 pub fn outcome_if_not_due<V: ConversationView + ?Sized>(
     view: &V,
     ctx: &crate::drive::pipeline::CompactContext,
     tracking: &Tracking,
     query: &ShouldAutoCompactOptions,
-) -> Result<Option<AutoCompactOutcome>> {
+) -> Result<std::result::Result<u64, AutoCompactOutcome>> {
     let skipped = |why| AutoCompactOutcome::skipped(why, tracking.consecutive_failures);
     if let Some(why) = auto_compact_guard(&ctx.config, tracking, query) {
-        return Ok(Some(skipped(why)));
+        return Ok(Err(skipped(why)));
     }
     let decision = should_auto_compact(view, &ctx.model, query, &ctx.config)?;
-    Ok((!decision.should_compact)
-        .then(|| skipped(decision.blocked_by.unwrap_or(SkipReason::BelowThreshold))))
+    if !decision.should_compact {
+        return Ok(Err(skipped(
+            decision.blocked_by.unwrap_or(SkipReason::BelowThreshold),
+        )));
+    }
+    Ok(Ok(decision
+        .token_count
+        .saturating_add(query.snip_tokens_freed)))
 }
 
 /// Consecutive failed auto-compactions after which the circuit breaker opens (sessions have
@@ -285,7 +317,7 @@ pub async fn auto_compact_if_needed<E: crate::drive::env::Environment + ?Sized>(
     if let Some(why) = auto_compact_guard(&ctx.config, tracking, query) {
         return skip(why);
     }
-    let decision = should_auto_compact(messages, &ctx.model, query, &ctx.config)?;
+    let decision = decide_for(messages, ctx, query)?;
     if !decision.should_compact {
         return skip(decision.blocked_by.unwrap_or(SkipReason::BelowThreshold));
     }
@@ -446,6 +478,49 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_count_the_caller_made_decides_with_the_same_rule() {
+        let model = "claude-opus-4-6";
+        let estimated = history(0); // the messages alone: a handful of tokens
+        for (counted, snip, cfg, due) in [
+            (166_999, 0, Config::default(), false),
+            (167_000, 0, Config::default(), true),
+            (180_000, 20_000, Config::default(), false),
+            (
+                180_000,
+                0,
+                Config {
+                    auto_compact_enabled: Some(false),
+                    ..Config::default()
+                },
+                false,
+            ),
+        ] {
+            let ctx = crate::drive::pipeline::CompactContext {
+                model: model.into(),
+                config: cfg.clone(),
+                counted: Some(counted),
+                ..Default::default()
+            };
+            let opts = ShouldAutoCompactOptions {
+                snip_tokens_freed: snip,
+                ..Default::default()
+            };
+            let d = decide_for(estimated.as_slice(), &ctx, &opts).unwrap();
+            assert_eq!(d.should_compact, due, "{counted} − {snip}");
+            // The same answer as the estimate gives for messages whose usage says `counted`.
+            let same = should_auto_compact(history(counted).as_slice(), model, &opts, &cfg);
+            assert_eq!(d, same.unwrap(), "{counted}");
+            assert_eq!(ctx.pre_count(estimated.as_slice()).unwrap(), counted);
+        }
+        // Without a count, the estimate.
+        let ctx = crate::drive::pipeline::CompactContext {
+            model: model.into(),
+            ..Default::default()
+        };
+        assert!(ctx.pre_count(estimated.as_slice()).unwrap() < 100);
     }
 
     #[test]

@@ -655,6 +655,7 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
         mcp_instructions,
         async_agents,
         calibration: None,
+        counted: None,
     };
     Ok(ContextOptions {
         context: ctx,

@@ -110,9 +110,24 @@ pub struct CompactContext {
     /// instead of dropping its oldest rounds (`context.summarizeInParts`; see
     /// [`crate::drive::parts`]). Off by default: SPEC §8 drops rounds.
     pub summarize_in_parts: bool,
+    /// The count of the messages to compact that the caller already made, as its decisions
+    /// made it (its tokenizer, the usage it holds, what its request sends besides them): a
+    /// `Compactor`'s running count, or the count `autoCompactIfNeeded` decided with. The
+    /// decision to compact and the pre-compaction count are then that count instead of the
+    /// estimate ([`CompactContext::pre_count`]); `None`: estimated from the messages.
+    pub counted: Option<u64>,
 }
 
 impl CompactContext {
+    /// The size of `messages` before the compaction: [`Self::counted`] when the caller
+    /// counted them, else [`token_count_with_estimation`].
+    pub fn pre_count(&self, messages: &[Message]) -> Result<u64, Error> {
+        match self.counted {
+            Some(n) => Ok(n),
+            None => Ok(token_count_with_estimation(messages)?.total),
+        }
+    }
+
     /// The line learned from the usage seen ([`Self::calibration`], else the usage of
     /// `messages`), for the size of what the next request sends; `None` when nothing is learned.
     pub fn learned_line(&self, messages: &[Message]) -> Result<Option<Fit>, Error> {
@@ -534,7 +549,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     // Between the long passes over the conversation, checkpoints let the caller's event loop
     // run, so an abort (or Ctrl-C) takes effect during a large compaction's own work.
     checkpoint(env, "counting the tokens").await?;
-    let pre_tokens = token_count_with_estimation(messages)?.total;
+    let pre_tokens = ctx.pre_count(messages)?;
     env.progress(&ProgressEvent {
         tokens: Some(pre_tokens),
         ..ProgressEvent::phase("start")

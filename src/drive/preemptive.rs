@@ -20,7 +20,7 @@
 //! when it is swapped in.
 
 use crate::drive::autocompact::{
-    auto_compact_guard, auto_compact_if_needed, should_auto_compact, AutoCompactOutcome,
+    auto_compact_guard, auto_compact_if_needed, decide_for, AutoCompactOutcome,
     ShouldAutoCompactOptions, Tracking,
 };
 use crate::drive::env::{Environment, ProgressEvent};
@@ -254,7 +254,7 @@ pub async fn swap<E: Environment + ?Sized>(
             messages.len()
         )));
     }
-    let pre_tokens = token_count_with_estimation(messages)?.total;
+    let pre_tokens = ctx.pre_count(messages)?;
     env.progress(&ProgressEvent {
         tokens: Some(pre_tokens),
         ..ProgressEvent::phase("start")
@@ -316,8 +316,7 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
 ) -> Result<(AutoCompactOutcome, bool)> {
     if let Some(AheadSwap { summary: a, early }) = ahead {
         let due = auto_compact_guard(&ctx.config, tracking, query).is_none()
-            && (early
-                || should_auto_compact(messages, &ctx.model, query, &ctx.config)?.should_compact);
+            && (early || decide_for(messages, ctx, query)?.should_compact);
         if due {
             match swap(env, messages, ctx, a).await {
                 Ok(r) => {

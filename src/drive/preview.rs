@@ -129,7 +129,7 @@ fn context_parts_tokens(ctx: &CompactContext) -> u64 {
 /// `ctx.read_file_state` (files without content are listed with 0 tokens and
 /// `content_known: false`).
 pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
-    let tokens_before = token_count_with_estimation(messages)?.total;
+    let tokens_before = ctx.pre_count(messages)?;
     let threshold = auto_compact_threshold(&ctx.model, &ctx.config);
     let window = context_window(&ctx.model, &ctx.config);
     let mc = micro_compact(messages, &MicroCompactOptions::default())?;

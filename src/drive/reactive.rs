@@ -10,7 +10,6 @@ use crate::drive::pipeline::{
 };
 use crate::drive::retry::RetryPolicy;
 use crate::drive::session_memory::try_session_memory_compaction;
-use crate::measure::tokens::token_count_with_estimation;
 use crate::model::error::ErrorCode;
 use crate::model::messages::Message;
 use crate::transforms::boundary::Trigger;
@@ -68,7 +67,7 @@ pub async fn reactive_compact<E: Environment + ?Sized>(
             "reactive compaction already ran for this turn; not compacting twice in a row",
         )));
     }
-    let pre_tokens = token_count_with_estimation(messages)?.total;
+    let pre_tokens = ctx.pre_count(messages)?;
     let pre = pre_compact_hooks(
         env,
         ctx,

@@ -12,7 +12,7 @@ use crate::drive::pipeline::{
 };
 use crate::drive::summary_call::Retries;
 use crate::measure::thresholds::auto_compact_threshold;
-use crate::measure::tokens::{active_start, token_count_with_estimation};
+use crate::measure::tokens::active_start;
 use crate::model::error::ErrorCode;
 use crate::model::messages::Message;
 use crate::transforms::boundary::Trigger;
@@ -56,7 +56,7 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
     else {
         return Err(not("nothing to drop"));
     };
-    let pre_tokens = token_count_with_estimation(messages)?.total;
+    let pre_tokens = ctx.pre_count(messages)?;
     let pre = match pre {
         Some(p) => p,
         None => {

@@ -1,7 +1,8 @@
-// Usage that does not ride on Anthropic messages reaches every count of a compaction: the usage
-// a Compactor is given by setUsage (the only route for AI SDK and OpenAI messages, which carry
-// none) and LangChain's usage_metadata. The decision to compact, preCompactTokenCount and
-// previewCompaction see what tokenCount() / tokenCountWithEstimation see; the summary request
+// What the caller's count sees, the compaction sees: usage that does not ride on Anthropic
+// messages (the usage a Compactor is given by setUsage, the only route for AI SDK and OpenAI
+// messages, which carry none; LangChain's usage_metadata) and the caller's own tokenizer
+// (`tokenCounter`). The decision to compact, preCompactTokenCount and previewCompaction see
+// what tokenCount() / tokenCountWithEstimation / shouldAutoCompact see; the summary request
 // never carries the usage.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -115,4 +116,37 @@ test('LangChain usage_metadata counts in autoCompactIfNeeded, compactConversatio
     assert.equal(c.tokenCount(), count);
     assert.equal((await c.maybeAutoCompact()).wasCompacted, true, `${form}: Compactor`);
   }
+});
+
+test('a tokenCounter decides the automatic compaction and is the pre-count, as shouldAutoCompact and warningState count with it', async () => {
+  // 100 messages of 4,000 characters: about 100,000 tokens estimated, 200,000 by a tokenizer
+  // that counts a token per two characters (the threshold is 167,000).
+  const conv = [];
+  for (let i = 0; i < 50; i++) {
+    conv.push({ role: 'user', content: `q${i} ` + 'w'.repeat(3_990) });
+    conv.push({ role: 'assistant', content: `a${i} ` + 'v'.repeat(3_990) });
+  }
+  const tokenCounter = (text) => Math.ceil(text.length / 2);
+  const counted = cc.tokenCountWithEstimation(conv, { tokenCounter });
+  assert.ok(cc.tokenCountWithEstimation(conv) < 167_000 && counted > 167_000, `${cc.tokenCountWithEstimation(conv)} / ${counted}`);
+  assert.equal(cc.shouldAutoCompact(conv, SONNET, { tokenCounter }), true);
+  const summarize = recordingSummarizer();
+
+  const auto = await cc.autoCompactIfNeeded(conv, { model: SONNET, summarize, tokenCounter });
+  assert.equal(auto.wasCompacted, true, auto.skipped ?? auto.error?.message);
+  assert.equal(auto.compactionResult.preCompactTokenCount, counted);
+  // Without the tokenizer, not due.
+  assert.equal((await cc.autoCompactIfNeeded(conv, { model: SONNET, summarize })).skipped, 'belowThreshold');
+
+  assert.equal((await cc.compactConversation(conv, { model: SONNET, summarize, tokenCounter })).preCompactTokenCount, counted);
+  const p = await cc.previewCompaction(conv, { model: SONNET, tokenCounter });
+  assert.equal(p.tokensBefore, counted);
+  assert.equal(p.isAboveThreshold, true);
+
+  const c = new cc.Compactor({ model: SONNET, summarize, tokenCounter, messages: conv });
+  assert.equal(c.tokenCount(), counted);
+  assert.equal(c.warningState().isAboveAutoCompactThreshold, true);
+  const o = await c.maybeAutoCompact();
+  assert.equal(o.wasCompacted, true, o.skipped);
+  assert.equal(o.compactionResult.preCompactTokenCount, counted);
 });
