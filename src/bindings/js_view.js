@@ -694,7 +694,7 @@ function pushPart(p, estimate, out) {
       describeBlock(p, estimate, out);
       return;
     case 'image': case 'image_url': case 'input_image': case 'input_audio': case 'audio':
-    case 'image-data': case 'image-url': case 'image-file-id':
+    case 'image-data': case 'image-url': case 'image-file-id': case 'computer_screenshot':
       pushBlock(out, 1, 0, 0, 0, 0, 0, 0, 0);
       return;
     case 'file': case 'input_file': case 'document': case 'media': case 'file-data': case 'file-url':
@@ -857,13 +857,27 @@ function describeResponsesItem(m, estimate, out) {
     case 'compaction':
       pushBlock(out, 8, typeof m.encrypted_content === 'string' ? tlen(m.encrypted_content) : 0, 0, 0, 0, 0, 0, 0);
       return 1;
-    default:
-      if (responsesSide(m, m.type) === 0 && 'output' in m) {
-        pushResult(out, estimate, m.call_id, m.output);
+    case 'image_generation_call':
+      // The generated image (base64 in `result`) counts as an image, not as its text.
+      if (typeof m.result === 'string' && m.result.length > 0) {
+        pushBlock(out, 1, 0, 0, 0, 0, 0, 0, 0);
         return 1;
       }
       pushBlock(out, 9, 0, estimate ? jsonLen(m) : 0, 0, 0, 0, 0, 0);
       return 1;
+    default: {
+      const hosted = HOSTED_CALLS.get(m.type);
+      if (hosted !== undefined) {
+        pushCall(out, estimate, m.call_id, hosted[0], m[hosted[1]]);
+        return 1;
+      }
+      if (responsesSide(m, m.type) === 0 && 'output' in m) {
+        pushResult(out, estimate, m.call_id, isMediaPart(m.output) ? [m.output] : m.output);
+        return 1;
+      }
+      pushBlock(out, 9, 0, estimate ? jsonLen(m) : 0, 0, 0, 0, 0, 0);
+      return 1;
+    }
   }
 }
 
@@ -1885,6 +1899,17 @@ function mediaSource(v, mediaType) {
   return { type: 'base64', media_type: mediaType || 'application/octet-stream', data: '' };
 }
 
+// OpenAI's built-in tools whose call and output are two items paired by `call_id`: the name
+// their call has as a tool_use, and the field that holds its input.
+const HOSTED_CALLS = new Map([
+  ['computer_call', ['computer', 'action']],
+  ['shell_call', ['shell', 'action']],
+  ['apply_patch_call', ['apply_patch', 'operation']],
+]);
+
+// Whether `v` is one media part (an OpenAI computer screenshot is a tool output of its own).
+const isMediaPart = (v) => v !== null && typeof v === 'object' && v.type === 'computer_screenshot';
+
 function mediaBlock(v, mediaType) {
   const source = mediaSource(v, mediaType);
   const t = source.media_type || mediaType || '';
@@ -1924,6 +1949,22 @@ function anthropicBlock(p) {
     }
     case 'input_file': return mediaBlock(p.file_data !== undefined ? p.file_data : p.file_url, 'application/pdf');
     case 'media': return mediaBlock(p.data, p.mediaType);
+    // The AI SDK's tool-output media parts; OpenAI's audio and computer screenshots;
+    // LangChain's audio blocks. Sent as the media they are (never as their base64 text).
+    case 'image-data': return mediaBlock(p.data, p.mediaType || 'image/png');
+    case 'image-url': return mediaBlock(p.url, undefined);
+    case 'image-file-id': return mediaBlock(undefined, 'image/png');
+    case 'file-data': return mediaBlock(p.data, p.mediaType || 'application/octet-stream');
+    case 'file-url': return mediaBlock(p.url, p.mediaType);
+    case 'file-id': return mediaBlock(undefined, p.mediaType || 'application/octet-stream');
+    case 'input_audio': {
+      const a = p.input_audio !== null && typeof p.input_audio === 'object' ? p.input_audio : {};
+      return mediaBlock(a.data, `audio/${typeof a.format === 'string' ? a.format : 'wav'}`);
+    }
+    case 'audio':
+      return mediaBlock(p.data !== undefined ? p.data : p.url, p.mimeType || p.mime_type || p.mediaType || 'audio/wav');
+    case 'computer_screenshot':
+      return mediaBlock(p.image_url, typeof p.image_url === 'string' ? undefined : 'image/png');
     case 'tool-call': return { type: 'tool_use', id: textOf(p.toolCallId), name: textOf(p.toolName), input: parseArgs(p.input) };
     case 'tool_call': return { type: 'tool_use', id: textOf(p.id), name: textOf(p.name), input: parseArgs(p.args) };
     case 'tool-result': return aiResult(p);
@@ -2022,9 +2063,26 @@ function anthropicMessages(m, shape) {
         case 'message': case undefined:
           if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
           return [{ role, content: blocksOf(m.content) }];
-        default:
-          if ('output' in m) return [{ role: 'user', content: [resultBlock(m.call_id, Array.isArray(m.output) ? m.output : textOf(m.output), false)] }];
+        case 'image_generation_call':
+          // The generated image as the image it is (counted as one, sent to a summarizer as
+          // a marker), never as its base64 text.
+          if (typeof m.result === 'string' && m.result.length > 0) {
+            return [{ role: 'assistant', content: [mediaBlock(m.result, 'image/png')] }];
+          }
           return [{ role: 'assistant', content: [{ type: 'text', text: JSON.stringify(m) ?? '' }] }];
+        default: {
+          const hosted = HOSTED_CALLS.get(m.type);
+          if (hosted !== undefined) {
+            return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: hosted[0], input: parseArgs(m[hosted[1]]) }] }];
+          }
+          // An output item answers a call; an item that holds its own output (mcp_call) is
+          // the assistant's.
+          if (responsesSide(m, m.type) === 0 && 'output' in m) {
+            const o = m.output;
+            return [{ role: 'user', content: [resultBlock(m.call_id, Array.isArray(o) ? o : isMediaPart(o) ? [o] : textOf(o), false)] }];
+          }
+          return [{ role: 'assistant', content: [{ type: 'text', text: JSON.stringify(m) ?? '' }] }];
+        }
       }
     case LANGCHAIN: {
       const f = lcFields(m);
