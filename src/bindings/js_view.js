@@ -755,6 +755,17 @@ function describeForeign(m, shape, estimate, out) {
   let n = 0;
   switch (shape) {
     case AI_MODEL:
+      if (m.role === 'assistant' && Array.isArray(m.content)) {
+        // A tool result inside an assistant message is a provider-executed tool's (its
+        // `tool-call` has `providerExecuted`): a server tool result, as Anthropic's
+        // web_search_tool_result is, never cleared by micro-compaction.
+        for (const p of parts(m.content)) {
+          if (isProviderResult(p)) pushBlock(out, 6, 0, estimate ? jsonLen(p) : 0, 0, 0, 0, 0, typeof p.toolCallId === 'string' ? sym(p.toolCallId) : 0);
+          else pushPart(p, estimate, out);
+        }
+        n = m.content.length;
+        break;
+      }
       n = pushContent(m.content, estimate, out);
       break;
     case AI_UI:
@@ -825,12 +836,28 @@ function describeForeign(m, shape, estimate, out) {
 // The `tool_calls` of a LangChain message's fields `f` that are calls: objects, and not also
 // written in its content (as Anthropic models return them), so that each counts once.
 function lcToolCalls(f) {
-  if (!Array.isArray(f.tool_calls)) return [];
+  const calls = lcCalls(f);
+  if (calls.length === 0) return calls;
   const seen = new Set();
   if (Array.isArray(f.content)) {
     for (const p of f.content) if (p !== null && typeof p === 'object' && typeof p.id === 'string') seen.add(p.id);
   }
-  return f.tool_calls.filter((c) => c !== null && typeof c === 'object' && !seen.has(c.id));
+  return calls.filter((c) => c !== null && typeof c === 'object' && !seen.has(c.id));
+}
+
+// A LangChain AI message's tool calls ({id, name, args}): `tool_calls`, or in what older
+// LangChain versions stored, only OpenAI's form in `additional_kwargs.tool_calls` (which
+// LangChain itself reads back into `tool_calls` when it loads the message).
+function lcCalls(f) {
+  if (Array.isArray(f.tool_calls) && f.tool_calls.length > 0) return f.tool_calls;
+  const extra = f.additional_kwargs;
+  const openai = extra !== null && typeof extra === 'object' ? extra.tool_calls : undefined;
+  if (!Array.isArray(openai)) return Array.isArray(f.tool_calls) ? f.tool_calls : [];
+  return openai.map((c) => {
+    const fn = c !== null && typeof c === 'object' ? c.function : undefined;
+    if (fn === null || typeof fn !== 'object') return c;
+    return { id: c.id, name: fn.name, args: parseArgs(fn.arguments) };
+  });
 }
 
 // An OpenAI Responses item as blocks.
@@ -1348,6 +1375,12 @@ function toolIndex_(arr, from, withPaths, keep) {
   const indexForeign = (i, m, shape) => {
     switch (shape) {
       case AI_MODEL:
+        if (m.role === 'assistant' && Array.isArray(m.content)) {
+          const c = m.content;
+          // Provider-executed results are described as server tool results: not indexed.
+          for (let k = 0, nk = parts(c).length; k < nk; k++) if (!isProviderResult(c[k])) indexPart(i, k, c[k], shape);
+          return true;
+        }
         indexContent(i, m.content, 0, shape);
         return true;
       case CHAT: {
@@ -1852,7 +1885,15 @@ function setForeignResult(m, shape, b, text) {
   switch (shape) {
     case AI_MODEL: {
       const content = m.content.slice();
-      content[b] = { ...content[b], output: { type: 'text', value: text } };
+      const part = content[b];
+      const o = part.output;
+      // An error stays an error (the provider marks it so), with the output's own options.
+      const typed = o !== null && typeof o === 'object' && !Array.isArray(o);
+      const type = typed && (o.type === 'error-text' || o.type === 'error-json') ? o.type : 'text';
+      const output = { type, value: text };
+      if (typed && o.providerOptions !== undefined) output.providerOptions = o.providerOptions;
+      if (typed && o.type === 'execution-denied') return m; // nothing to clear: no output
+      content[b] = { ...part, output };
       return { ...m, content };
     }
     case AI_UI: {
@@ -1906,6 +1947,9 @@ const HOSTED_CALLS = new Map([
   ['shell_call', ['shell', 'action']],
   ['apply_patch_call', ['apply_patch', 'operation']],
 ]);
+
+// Whether part `p` of an AI SDK assistant message is a provider-executed tool's result.
+const isProviderResult = (p) => p !== null && typeof p === 'object' && p.type === 'tool-result';
 
 // Whether `v` is one media part (an OpenAI computer screenshot is a tool output of its own).
 const isMediaPart = (v) => v !== null && typeof v === 'object' && v.type === 'computer_screenshot';
@@ -1969,6 +2013,9 @@ function anthropicBlock(p) {
     case 'tool_call': return { type: 'tool_use', id: textOf(p.id), name: textOf(p.name), input: parseArgs(p.args) };
     case 'tool-result': return aiResult(p);
     case 'reasoning': case 'thinking': case 'redacted_thinking': case 'step-start': return undefined;
+    // A tool approval's request and answer (AI SDK) steer the agent loop; they are no
+    // message content of their own.
+    case 'tool-approval-request': case 'tool-approval-response': return undefined;
     default:
       if (typeof p.type === 'string' && (p.type.startsWith('source-') || p.type.startsWith('data-'))) return undefined;
       return blockKind(p.type) !== undefined ? p : { type: 'text', text: JSON.stringify(p) ?? '' };
@@ -2011,6 +2058,25 @@ function anthropicMessages(m, shape) {
   switch (shape) {
     case AI_MODEL:
       if (m.role === 'system') return [{ role: 'system', content: textOf(m.content) }];
+      if (m.role === 'assistant' && Array.isArray(m.content)) {
+        // A provider-executed tool's call and result, both in the assistant message, are a
+        // server tool's use and result (as Anthropic's server_tool_use and
+        // web_search_tool_result).
+        const content = [];
+        for (const p of parts(m.content)) {
+          if (isProviderResult(p)) {
+            const o = p.output !== undefined ? p.output : p.result;
+            const value = o !== null && typeof o === 'object' && 'value' in o ? o.value : o;
+            content.push({ type: `${textOf(p.toolName)}_tool_result`, tool_use_id: textOf(p.toolCallId), content: value === undefined ? null : value });
+          } else if (p !== null && typeof p === 'object' && p.type === 'tool-call' && p.providerExecuted === true) {
+            content.push({ type: 'server_tool_use', id: textOf(p.toolCallId), name: textOf(p.toolName), input: parseArgs(p.input) });
+          } else {
+            const b = anthropicBlock(p);
+            if (b !== undefined) content.push(b);
+          }
+        }
+        return [{ role, content }];
+      }
       return [{ role, content: blocksOf(m.content) }];
     case AI_UI: {
       if (kind !== 1) return [{ role, content: blocksOf(m.parts) }];
@@ -2030,6 +2096,11 @@ function anthropicMessages(m, shape) {
           calls.push({ type: 'tool_use', id: textOf(p.toolCallId), name: textOf(name), input: parseArgs(p.input) });
           if (p.state === 'output-available') results.push(resultBlock(p.toolCallId, textOf(p.output), false));
           else if (p.state === 'output-error') results.push(resultBlock(p.toolCallId, textOf(p.errorText), true));
+          else if (p.state === 'output-denied') {
+            // The AI SDK sends a denied call's result as an error text (convertToModelMessages).
+            const reason = p.approval !== null && typeof p.approval === 'object' && typeof p.approval.reason === 'string' ? p.approval.reason : 'The tool call was denied.';
+            results.push(resultBlock(p.toolCallId, reason, true));
+          }
           continue;
         }
         const b = anthropicBlock(p);
@@ -2091,9 +2162,9 @@ function anthropicMessages(m, shape) {
       }
       if (kind === 2) return [{ role: 'system', content: blocksOf(f.content).map((b) => b.text || '').join('\n') }];
       const content = blocksOf(f.content);
-      if (Array.isArray(f.tool_calls)) {
+      {
         const seen = new Set(content.filter((b) => b.type === 'tool_use').map((b) => b.id));
-        for (const c of f.tool_calls) {
+        for (const c of lcCalls(f)) {
           if (c && !seen.has(c.id)) content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(c.name), input: parseArgs(c.args) });
         }
       }
