@@ -168,6 +168,8 @@ function patchTrapRecovery(gluePath) {
       text = typeof from === 'string' ? text.replaceAll(from, to) : text.replace(from, to);
     };
     const classes = [...text.matchAll(/^export class (\w+) \{$/gm)].map((m) => m[1]);
+    // The classes' methods that return a promise (their JSDoc says so).
+    const asyncMethods = [...text.matchAll(/@returns \{Promise<[^\n]*\n\s*\*\/\n {4}(\w+)\(/g)].map((m) => m[1]);
     const functions = [...text.matchAll(/^export function (\w+)\(/gm)].map((m) => m[1]).filter((n) => n !== 'initSync');
     const snippetDir = errorSnippets[0].replace(/js_error\.js$/, '');
     // Closures carry the instance they belong to; a stale one never reaches the fresh instance.
@@ -275,14 +277,23 @@ function __ccTrack(p) {
         p.then((v) => { __ccPending.delete(reject); resolve(v); }, (e) => { __ccPending.delete(reject); reject(e); });
     });
 }
-function __ccGuard(f, owner) {
+// \`returnsPromise\`: the method returns a promise, so what it cannot do is a rejection, never a throw.
+function __ccGuard(f, owner, returnsPromise) {
     return function (...args) {
+        let refused;
         if (__ccDead) {
-            if (__ccDepth > 0) throw __ccStale('this call');
-            __ccRevive();
+            if (__ccDepth > 0) refused = __ccStale('this call');
+            else __ccRevive();
         }
-        // After a revival: an object of the dead instance must not reach the fresh one.
-        if (owner !== undefined && this instanceof owner && __ccBorn.get(this) !== __ccGeneration) throw __ccStale(\`this \${owner.name}\`);
+        if (refused === undefined && owner !== undefined && this instanceof owner) {
+            // After a revival: an object of the dead instance must not reach the fresh one.
+            if (__ccBorn.get(this) !== __ccGeneration) refused = __ccStale(\`this \${owner.name}\`);
+            else if (!this.__wbg_ptr) refused = __ccCodedError(\`this \${owner.name} was freed (free(), or the end of its \\\`using\\\` block): create a new one\`, 'INVALID_ARGUMENT');
+        }
+        if (refused !== undefined) {
+            if (returnsPromise) return Promise.reject(refused);
+            throw refused;
+        }
         const r = __ccEnter(() => f.apply(this, args), false);
         return r instanceof Promise ? __ccTrack(r) : r;
     };
@@ -305,8 +316,8 @@ ${classes
         if (['constructor', '__wrap', '__destroy_into_raw', 'free'].includes(name)) continue;
         if (owner === undefined && ['prototype', 'length', 'name'].includes(name)) continue;
         const d = Object.getOwnPropertyDescriptor(target, name);
-        if (typeof d.value === 'function') Object.defineProperty(target, name, { ...d, value: __ccGuard(d.value, owner) });
-        else if (typeof d.get === 'function') Object.defineProperty(target, name, { ...d, get: __ccGuard(d.get, owner) });
+        if (typeof d.value === 'function') Object.defineProperty(target, name, { ...d, value: __ccGuard(d.value, owner, ${JSON.stringify(asyncMethods)}.includes(name)) });
+        else if (typeof d.get === 'function') Object.defineProperty(target, name, { ...d, get: __ccGuard(d.get, owner, false) });
     }
 }
 // The pointer remembers the instance it was made in.

@@ -472,3 +472,26 @@ test('a signal that is not an AbortSignal is INVALID_ARGUMENT before the summari
   const target = Object.assign(new EventTarget(), { aborted: false });
   assert.match((await cc.compactConversation(talk(), { model: SONNET, summarize, signal: target })).summary, /they were done/);
 });
+
+test('a freed Compactor says so with a coded error: thrown by its synchronous methods, a rejection from the ones that return a promise', async () => {
+  const c = new cc.Compactor({ model: SONNET, summarize: async () => summaryResponse(), messages: [{ role: 'user', content: 'hi' }] });
+  c.free();
+  c.free(); // freeing twice is harmless
+  const freed = (e) => e.name === 'ContextCompactionError' && e.code === 'INVALID_ARGUMENT' && /^this Compactor was freed/.test(e.message);
+  assert.throws(() => c.length, freed);
+  assert.throws(() => c.push({ role: 'user', content: 'x' }), freed);
+  assert.throws(() => c.tokenCount(), freed);
+  assert.throws(() => c.warningState(), freed);
+  assert.throws(() => c.snapshot(), freed);
+  for (const call of [() => c.compact(), () => c.maybeAutoCompact()]) {
+    let p;
+    assert.doesNotThrow(() => { p = call(); });
+    await assert.rejects(p, freed);
+  }
+  // The end of a `using` block (Symbol.dispose) frees it the same way.
+  if (typeof Symbol.dispose === 'symbol') {
+    const d = new cc.Compactor({ model: SONNET });
+    d[Symbol.dispose]();
+    assert.throws(() => d.tokenCount(), freed);
+  }
+});
