@@ -513,7 +513,7 @@ impl Compactor {
         let given = prop(&options, "messages");
         if !(given.is_undefined() || given.is_null()) {
             return Err(js_error(crate::Error::invalid_argument(
-                "options.messages: Compactor.restore takes the messages as its second argument,                  not in its options",
+                "options.messages: Compactor.restore takes the messages as its second argument, not in its options",
             )));
         }
         let compactor = Compactor::new(options)?;

@@ -25,6 +25,7 @@ extern "C" {
         args: &Array,
         signal: &JsValue,
         timeout_ms: f64,
+        what: &str,
     ) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sleepAbortable)]
     fn sleep_abortable(ms: f64, signal: &JsValue) -> js_sys::Promise;
@@ -145,21 +146,18 @@ impl JsEnv {
         })
     }
 
-    /// Calls a callback of the compaction (`readFile`, a hook) under the same time limit as
-    /// the summarizer (`summaryTimeoutMs`).
-    fn call(&self, f: &Function, this: &JsValue, args: &[JsValue]) -> JsFuture {
-        self.call_with_timeout(f, this, args, self.summary_timeout_ms)
-    }
-
-    fn call_with_timeout(
-        &self,
-        f: &Function,
-        this: &JsValue,
-        args: &[JsValue],
-        ms: f64,
-    ) -> JsFuture {
+    /// Calls a callback of the compaction (`readFile`, a hook; `what` names it in a timeout's
+    /// message) under the same time limit as the summarizer (`summaryTimeoutMs`).
+    fn call(&self, f: &Function, this: &JsValue, args: &[JsValue], what: &str) -> JsFuture {
         let arr: Array = args.iter().collect();
-        JsFuture::from(call_abortable(f, this, &arr, &self.signal, ms))
+        JsFuture::from(call_abortable(
+            f,
+            this,
+            &arr,
+            &self.signal,
+            self.summary_timeout_ms,
+            what,
+        ))
     }
 }
 
@@ -228,11 +226,11 @@ impl Environment for JsEnv {
         Box::pin(async move {
             let req = req.map_err(|_| CallError::new("could not build the summary request"))?;
             let v = self
-                .call_with_timeout(
+                .call(
                     &self.summarize,
                     &JsValue::UNDEFINED,
                     &[req, opts.into()],
-                    self.summary_timeout_ms,
+                    "The summarizer",
                 )
                 .await
                 .map_err(|e| call_error(e, &self.signal))?;
@@ -254,7 +252,7 @@ impl Environment for JsEnv {
                 return Ok(None);
             };
             let v = self
-                .call(f, &JsValue::UNDEFINED, &[path])
+                .call(f, &JsValue::UNDEFINED, &[path], "context.readFile")
                 .await
                 .map_err(|e| call_error(e, &self.signal))?;
             Ok(answers::file_text(&v))
@@ -271,7 +269,12 @@ impl Environment for JsEnv {
             let input =
                 to_js(&input).map_err(|_| CallError::new("could not build the hook input"))?;
             let v = self
-                .call(&f, &self.hooks_this, &[input])
+                .call(
+                    &f,
+                    &self.hooks_this,
+                    &[input],
+                    &format!("The {} hook", kind.name()),
+                )
                 .await
                 .map_err(|e| call_error(e, &self.signal))?;
             Ok(answers::hook_output(kind, &v))
@@ -282,7 +285,7 @@ impl Environment for JsEnv {
         Box::pin(async move {
             let v = match self.session_memory.dyn_ref::<Function>() {
                 Some(f) => self
-                    .call(f, &JsValue::UNDEFINED, &[])
+                    .call(f, &JsValue::UNDEFINED, &[], "context.sessionMemory")
                     .await
                     .map_err(|e| call_error(e, &self.signal))?,
                 None => self.session_memory.clone(),

@@ -12,8 +12,8 @@ function abortError(signal) {
   return e;
 }
 
-function timeoutError(ms) {
-  const e = new Error(`The summarizer did not answer within ${ms} ms`);
+function timeoutError(ms, what) {
+  const e = new Error(`${what} did not answer within ${ms} ms (summaryTimeoutMs)`);
   e.name = 'TimeoutError';
   e.code = 'TIMEOUT';
   e.contextCompactionTimeout = true;
@@ -21,8 +21,8 @@ function timeoutError(ms) {
 }
 
 // Promise of `f(...args)`, rejected as soon as `signal` aborts or, with `timeoutMs` > 0,
-// when the callback has not settled by then.
-export function callAbortable(f, thisArg, args, signal, timeoutMs) {
+// when the callback has not settled by then (`what` names it: "The summarizer", …).
+export function callAbortable(f, thisArg, args, signal, timeoutMs, what) {
   if (signal && signal.aborted) return Promise.reject(abortError(signal));
   let result;
   try {
@@ -39,7 +39,7 @@ export function callAbortable(f, thisArg, args, signal, timeoutMs) {
     };
     const onAbort = () => { done(); reject(abortError(signal)); };
     if (signal) signal.addEventListener('abort', onAbort, { once: true });
-    if (timeoutMs > 0) timer = setTimeout(() => { done(); reject(timeoutError(timeoutMs)); }, timeoutMs);
+    if (timeoutMs > 0) timer = setTimeout(() => { done(); reject(timeoutError(timeoutMs, what)); }, timeoutMs);
     result.then(
       (v) => { done(); resolve(v); },
       (e) => { done(); reject(e); },

@@ -106,6 +106,14 @@ pub fn error_text<S: Source>(v: &S) -> (String, Option<u16>) {
     if let Some(s) = v.string() {
         return (s, None);
     }
+    // A bare number thrown is most often an HTTP status (`throw res.status`).
+    if let Some(n) = v.number() {
+        let status = (100.0..600.0).contains(&n).then_some(n as u16);
+        return (format!("{n}"), status);
+    }
+    if let Some(b) = v.boolean() {
+        return (b.to_string(), None);
+    }
     let status = ["status", "statusCode"].iter().find_map(|key| {
         v.get(key)
             .number()
@@ -925,6 +933,12 @@ pub struct TokenCountOptions {
     pub calibration: Option<Fit>,
 }
 
+/// The largest `calibration.overhead` taken (tokens the messages do not show: a system
+/// prompt and tools are tens of thousands).
+const MAX_CALIBRATION_OVERHEAD: f64 = 10_000_000.0;
+/// The largest `calibration.ratio` taken (real tokens per estimated one: about 1 to 2).
+const MAX_CALIBRATION_RATIO: f64 = 100.0;
+
 /// `calibration` (`{overhead, ratio}` as `Compactor.calibration()` gives it): `None` when
 /// absent or `null`.
 fn calibration<S: Source>(options: &S, what: &str) -> Result<Option<Fit>> {
@@ -937,6 +951,18 @@ fn calibration<S: Source>(options: &S, what: &str) -> Result<Option<Fit>> {
     check_keys(&v, &what, &["overhead", "ratio", "observations"])?;
     let overhead = non_negative(&v, "overhead", &what)?;
     let ratio = non_negative(&v, "ratio", &what)?;
+    // What a Compactor learns stays far inside these: past them the value is not a line
+    // learned from usage (and the count it gives would not be a safe integer).
+    for (key, value, most) in [
+        ("overhead", overhead, MAX_CALIBRATION_OVERHEAD),
+        ("ratio", ratio, MAX_CALIBRATION_RATIO),
+    ] {
+        if value.is_some_and(|v| v > most) {
+            return Err(Error::invalid_argument(format!(
+                "{what}.{key} is implausibly large (at most {most}; use what Compactor.calibration() returns)"
+            )));
+        }
+    }
     match (overhead, ratio) {
         (Some(overhead), Some(ratio)) => Ok(Some(Fit {
             overhead,

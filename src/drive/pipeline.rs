@@ -743,10 +743,14 @@ pub(crate) async fn summary_input<'a, E: Environment + ?Sized>(
         }
         Cow::Owned(strip::without_reinjected_attachments(stripped)?)
     };
-    if !to_summarize
-        .iter()
-        .any(|m| m.kind() == Kind::User || m.kind() == Kind::Assistant)
-    {
+    // Something the model saw: a main-chain user or assistant message with content (a
+    // sub-agent's lines and empty messages are never sent). Else no summarizer is asked.
+    let said = |m: &Message| {
+        matches!(m.kind(), Kind::User | Kind::Assistant)
+            && !m.is_sidechain()
+            && m.content().is_some_and(|c| !c.is_empty())
+    };
+    if !to_summarize.iter().any(said) {
         return Err(CompactError::new(
             ErrorCode::NothingToCompact,
             "there is no conversation to summarize",

@@ -495,3 +495,50 @@ test('a freed Compactor says so with a coded error: thrown by its synchronous me
     assert.throws(() => d.tokenCount(), freed);
   }
 });
+
+test('a conversation with nothing the model saw (only sub-agent lines, only empty messages) is NOTHING_TO_COMPACT before any summarizer call', async () => {
+  let calls = 0;
+  const summarize = async () => { calls++; return summaryResponse(); };
+  const line = (type, uuid, content) => ({ type, uuid, isSidechain: true, sessionId: 's', message: { role: type, content } });
+  const cases = {
+    'sub-agent lines only': [line('user', 'a', 'do it'), line('assistant', 'b', [{ type: 'text', text: 'done' }])],
+    'empty messages': [{ role: 'user', content: '' }, { role: 'assistant', content: [] }],
+  };
+  for (const [what, msgs] of Object.entries(cases)) {
+    await assert.rejects(cc.compactConversation(msgs, { model: SONNET, summarize }), (e) => e.code === 'NOTHING_TO_COMPACT' || assert.fail(`${what}: ${e.code} ${e.message}`));
+  }
+  assert.equal(calls, 0);
+});
+
+test('a callback that never answers is named in the timeout: the hook, not the summarizer', async () => {
+  const r = await cc.compactConversation(talk(), {
+    model: SONNET,
+    summarize: async () => summaryResponse(),
+    summaryTimeoutMs: 300,
+    hooks: { sessionStart: () => new Promise(() => {}) },
+  });
+  assert.equal(r.hookErrors.length, 1);
+  assert.match(r.hookErrors[0].message, /^The sessionStart hook did not answer within 300 ms/);
+  await assert.rejects(cc.compactConversation(talk(), { model: SONNET, summarize: () => new Promise(() => {}), summaryTimeoutMs: 300 }),
+    (e) => /The summarizer did not answer within 300 ms/.test(e.message) || assert.fail(`${e.code} ${e.message}`));
+});
+
+test('a thrown number or boolean is named in the error; a thrown HTTP status is retried as that status', async () => {
+  for (const [thrown, text] of [[529, '529'], [false, 'false']]) {
+    let calls = 0;
+    const summarize = async () => { calls++; throw thrown; };
+    await assert.rejects(cc.compactConversation(talk(), { model: SONNET, summarize, retryBaseMs: 1 }),
+      (e) => (e.code === 'SUMMARIZER_FAILED' && e.message.endsWith(`: ${text}`) && e.cause === thrown) || assert.fail(`${e.code} ${e.message}`));
+    if (thrown === 529) assert.ok(calls > 1, `529 is retried (${calls} calls)`);
+    else assert.equal(calls, 1);
+  }
+});
+
+test('a calibration past what usage can teach is INVALID_ARGUMENT, never a count past a safe integer', () => {
+  const msgs = [{ role: 'user', content: 'hello there' }];
+  for (const calibration of [{ overhead: 1e300, ratio: 1 }, { overhead: 0, ratio: 1e300 }, { overhead: 2e7, ratio: 1 }]) {
+    assert.throws(() => cc.tokenCountWithEstimation(msgs, { calibration }),
+      (e) => e.code === 'INVALID_ARGUMENT' && /^options\.calibration\.(overhead|ratio) is implausibly large/.test(e.message));
+  }
+  assert.equal(cc.tokenCountWithEstimation(msgs, { calibration: { overhead: 26_000, ratio: 1.3 } }) > 26_000, true);
+});
