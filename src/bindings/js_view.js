@@ -483,9 +483,15 @@ function counted(s, perToken) {
     if (counterError === null) counterError = `tokenCounter must return a finite number ≥ 0; it returned ${typeof n === 'number' ? n : typeof n}`;
     return s.length;
   }
+  // No tokenizer gives more tokens than the text has UTF-8 bytes (at most 3 per UTF-16 unit).
+  if (n > 4 * s.length + 16) {
+    if (counterError === null) counterError = `tokenCounter returned ${n} tokens for a text of ${s.length} characters: more than any tokenizer gives`;
+    return s.length;
+  }
   const units = Math.round(n) * perToken;
-  // Non-empty text stays non-empty (rules tell "has text" by a length > 0).
-  return units === 0 && s.length > 0 ? 1 : Math.min(units, 0xffffffff);
+  // Non-empty text stays non-empty (rules tell "has text" by a length > 0); MISSING is not a
+  // length.
+  return units === 0 && s.length > 0 ? 1 : Math.min(units, MISSING - 1);
 }
 
 // Length of a text the model reads: UTF-16 units, or the tokenizer's count in those units.
@@ -493,13 +499,17 @@ function tlen(s) {
   return COUNTER === null ? s.length : counted(s, 4);
 }
 
+// The JSON text of a value the model reads. A value JSON cannot write (cyclic, a BigInt,
+// nested past the engine's stack) is a reading error of its message, never a length of 0
+// that would drop it from the count.
 function jsonText(v) {
+  let s;
   try {
-    const s = JSON.stringify(v);
-    return typeof s === 'string' ? s : '';
-  } catch (_) {
-    return '';
+    s = JSON.stringify(v);
+  } catch (e) {
+    throw new TypeError(`a value that cannot be written as JSON (${e instanceof Error ? e.message : String(e)})`);
   }
+  return typeof s === 'string' ? s : '';
 }
 
 function jsonLen(v) {

@@ -133,7 +133,8 @@ fn result_ids(content: &[Value]) -> Vec<String> {
 }
 
 /// `validateForApi`: the problems the Messages API would reject (an empty list means
-/// valid): no message, a first message that is not a user message, empty content, a
+/// valid): no message, a first message that is not a user message, empty content or an
+/// empty text block, a tool call id used twice, a
 /// `tool_use` not answered by a `tool_result` in the very next message, a `tool_result`
 /// without its `tool_use` right before, a server tool call without its result in the same
 /// message.
@@ -157,10 +158,30 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
         );
     }
     let empty = Vec::new();
+    // Every tool call's id, across the conversation: the API requires them unique.
+    let mut seen_calls = std::collections::HashSet::new();
     for (i, m) in view.iter().enumerate() {
         let content = m["content"].as_array().unwrap_or(&empty);
         if content.is_empty() {
             say(i, "empty content".into());
+        }
+        if content
+            .iter()
+            .any(|b| b["type"] == "text" && b["text"].as_str() == Some(""))
+        {
+            say(
+                i,
+                "an empty text block (text blocks must be non-empty)".into(),
+            );
+        }
+        for id in
+            ids(content, "tool_use", "id")
+                .into_iter()
+                .chain(ids(content, "server_tool_use", "id"))
+        {
+            if !seen_calls.insert(id.clone()) {
+                say(i, format!("tool_use id {id} is used more than once"));
+            }
         }
         if m["role"] == "assistant" {
             let calls = ids(content, "tool_use", "id");
@@ -300,6 +321,30 @@ mod tests {
             "{:?}",
             validate_for_api(&msgs)
         );
+    }
+
+    #[test]
+    fn an_empty_text_block_and_a_reused_tool_id_are_problems() {
+        let problems = |v: Value| -> Vec<String> {
+            validate_for_api(&m(v))
+                .into_iter()
+                .map(|p| p.problem)
+                .collect()
+        };
+        let empty_text = json!([
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "text", "text": ""}]}
+        ]);
+        assert_eq!(
+            problems(empty_text),
+            ["an empty text block (text blocks must be non-empty)"]
+        );
+        let call = |id: &str| json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {}}]});
+        let result = |id: &str| json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "r"}]});
+        let twice = json!([{"role": "user", "content": "go"}, call("t1"), result("t1"), call("t1"), result("t1")]);
+        assert_eq!(problems(twice), ["tool_use id t1 is used more than once"]);
+        let distinct = json!([{"role": "user", "content": "go"}, call("t1"), result("t1"), call("t2"), result("t2")]);
+        assert!(problems(distinct).is_empty());
     }
 
     #[test]

@@ -542,3 +542,38 @@ test('a calibration past what usage can teach is INVALID_ARGUMENT, never a count
   }
   assert.equal(cc.tokenCountWithEstimation(msgs, { calibration: { overhead: 26_000, ratio: 1.3 } }) > 26_000, true);
 });
+
+test('a tokenCounter answer past any tokenizer is INVALID_ARGUMENT naming it, not a message error or a clamped count', () => {
+  const msgs = [
+    { role: 'user', content: 'read it' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'Read', input: { path: '/a' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'contents of a' }] },
+  ];
+  for (const n of [2 ** 31 - 1, 1e12, 2 ** 53]) {
+    assert.throws(() => cc.tokenCountWithEstimation(msgs, { tokenCounter: () => n }),
+      (e) => e.code === 'INVALID_ARGUMENT' && /^options\.tokenCounter returned \d+ tokens for a text of \d+ characters/.test(e.message) || assert.fail(`${n}: ${e.code} ${e.message}`));
+  }
+  // A tokenizer's real answers (never more tokens than bytes) count.
+  assert.equal(typeof cc.tokenCountWithEstimation(msgs, { tokenCounter: (t) => t.length }), 'number');
+});
+
+test('a tool input nested past what JSON can write is a coded error, never dropped from the count', () => {
+  const nest = (n) => { let v = { end: true }; for (let i = 0; i < n; i++) v = { v }; return v; };
+  const msgs = (depth) => [
+    { role: 'user', content: 'go' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'Write', input: nest(depth) }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'ok' }] },
+  ];
+  assert.ok(cc.tokenCountWithEstimation(msgs(3_000)) > 8_000);
+  assert.throws(() => cc.tokenCountWithEstimation(msgs(20_000)),
+    (e) => e.code === 'INVALID_MESSAGE' && /^messages\[1\]: reading the messages threw: a value that cannot be written as JSON/.test(e.message) || assert.fail(`${e.code} ${e.message}`));
+});
+
+test('validateForApi reports an empty text block and a tool call id used twice, as the Messages API does', () => {
+  assert.deepEqual(cc.validateForApi([{ role: 'user', content: 'hi' }, { role: 'assistant', content: [{ type: 'text', text: '' }] }]),
+    { valid: false, problems: [{ message: 1, problem: 'an empty text block (text blocks must be non-empty)' }] });
+  const call = { role: 'assistant', content: [{ type: 'tool_use', id: 'dup', name: 'Read', input: {} }] };
+  const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'dup', content: 'r' }] };
+  assert.deepEqual(cc.validateForApi([{ role: 'user', content: 'go' }, call, result, call, result]),
+    { valid: false, problems: [{ message: 3, problem: 'tool_use id dup is used more than once' }] });
+});
