@@ -2171,8 +2171,8 @@ export declare function buildPostCompactMessages<M>(
 export declare function toApiMessages<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): ApiViewMessage[];
 
 /**
- * Checks the invariants the Messages API enforces (user first, tool pairs, no empty content)
- * on the API view of `messages`.
+ * Checks the invariants the Messages API enforces (user first, tool pairs, no empty content
+ * or empty text block, no tool call id used twice) on the API view of `messages`.
  */
 export declare function validateForApi<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): ApiValidation;
 
