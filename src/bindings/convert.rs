@@ -526,6 +526,12 @@ impl Source for JsValue {
         if !JsValue::is_object(self) {
             return Ok(Vec::new());
         }
+        // Its entries are no properties: read as an object it would be silently empty.
+        if self.is_instance_of::<js_sys::Map>() || self.is_instance_of::<js_sys::Set>() {
+            return Err(Error::invalid_argument(
+                "a Map or Set is not an options object (its entries are not properties): pass a plain object, e.g. Object.fromEntries(map)",
+            ));
+        }
         keys_of(self).ok_or_else(|| {
             convert_failure().unwrap_or_else(|| Error::invalid_argument("reading its keys threw"))
         })

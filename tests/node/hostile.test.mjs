@@ -577,3 +577,15 @@ test('validateForApi reports an empty text block and a tool call id used twice, 
   assert.deepEqual(cc.validateForApi([{ role: 'user', content: 'go' }, call, result, call, result]),
     { valid: false, problems: [{ message: 3, problem: 'tool_use id dup is used more than once' }] });
 });
+
+test('a Map where an options or config object goes is a coded error (its entries would be silently ignored); a Map read-file state still reads', async () => {
+  const msgs = [{ role: 'user', content: 'hello' }];
+  assert.throws(() => cc.isAutoCompactEnabled(new Map([['disableCompact', true]])), (e) => e.code === 'INVALID_CONFIG' && /a Map or Set is not an options object/.test(e.message));
+  assert.throws(() => cc.getAutoCompactThreshold(SONNET, new Map([['contextWindow', 50_000]])), (e) => e.code === 'INVALID_CONFIG');
+  assert.throws(() => cc.microCompact(msgs, new Map([['keepRecent', 0]])), (e) => e.code === 'INVALID_ARGUMENT' && /^options: a Map or Set/.test(e.message));
+  assert.throws(() => cc.tokenCountWithEstimation(msgs, new Set()), (e) => e.code === 'INVALID_ARGUMENT');
+  const readFileState = new Map([['/src/a.rs', { content: 'fn a() {}', timestamp: 1 }]]);
+  const r = await cc.compactConversation(talk(), { model: SONNET, summarize: async () => summaryResponse(), readFileState });
+  assert.equal(typeof r.summary, 'string');
+  assert.equal(readFileState.size, 0, 'the Map is cleared after the compaction, as an object is');
+});
