@@ -431,20 +431,22 @@ pub(crate) fn commit_context(context: &JsValue) {
     }
 }
 
-/// The count of `messages` with the caller's tokenizer (`context.tokenCounter`), for
-/// [`pipeline::CompactContext::counted`]: as `tokenCountWithEstimation` counts them with it
-/// and with `context.system` / `context.toolDefinitions`. `None` without a tokenizer (the
-/// compaction then estimates as always).
-pub(crate) fn counted_with_tokenizer(
+/// The count of `messages` the caller's own count would make, for
+/// [`pipeline::CompactContext::counted`] (`preCompactTokenCount`, the decision): as
+/// `tokenCountWithEstimation` counts them with the context's tokenizer (`tokenCounter`) and
+/// what its requests send besides them (`system`, `toolDefinitions`). `None` when the
+/// context has neither (the compaction's own estimate is that count).
+pub(crate) fn caller_count(
     messages: &JsValue,
     context: &JsValue,
     c: &options::ContextOptions,
+    shape: Option<Shape>,
 ) -> crate::Result<Option<u64>> {
     let counter = super::js_view::TokenCounter::enter(context, "context")?;
-    if !counter.is_active() {
+    if !counter.is_active() && c.auto.preamble.is_none() {
         return Ok(None);
     }
-    let view = super::js_view::JsConversation::of_shape(messages, "messages", c.shape)?;
+    let view = super::js_view::JsConversation::of_shape(messages, "messages", shape)?;
     let count = crate::measure::tokens::token_count_given(&view, None)?;
     let total = crate::measure::tokens::with_preamble(count, c.auto.preamble).total;
     counter.finish()?;
@@ -464,8 +466,8 @@ pub fn compact_conversation(
 ) -> Promise {
     promise_of(async move {
         let mut c = js(options::context(&context))?;
-        c.context.counted = js(counted_with_tokenizer(&messages, &context, &c))?;
         let shape = js(options::shape_option(&options, "options"))?.or(c.shape);
+        c.context.counted = js(caller_count(&messages, &context, &c, shape))?;
         let read =
             js(
                 messages_for_compaction_yielding(&messages, shape, &prop(&context, "signal")).await,
@@ -495,7 +497,7 @@ pub fn try_session_memory_compaction(
 ) -> Promise {
     promise_of(async move {
         let mut c = js(options::context(&context))?;
-        c.context.counted = js(counted_with_tokenizer(&messages, &context, &c))?;
+        c.context.counted = js(caller_count(&messages, &context, &c, c.shape))?;
         let read =
             js(
                 messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal"))
@@ -538,8 +540,11 @@ pub fn auto_compact_if_needed(
             js(counter.finish())?;
             match due {
                 Err(not_due) => return auto_outcome_js(not_due, None),
-                // Decided with the caller's tokenizer: the compaction counts as it did.
-                Ok(count) if counter.is_active() => c.context.counted = Some(count),
+                // Decided with the caller's tokenizer or preamble: the compaction counts as
+                // it did.
+                Ok(count) if counter.is_active() || c.auto.preamble.is_some() => {
+                    c.context.counted = Some(count)
+                }
                 Ok(_) => {}
             }
         }
@@ -605,7 +610,7 @@ pub fn reactive_compact(
 ) -> Promise {
     promise_of(async move {
         let mut c = js(options::context(&context))?;
-        c.context.counted = js(counted_with_tokenizer(&messages, &context, &c))?;
+        c.context.counted = js(caller_count(&messages, &context, &c, c.shape))?;
         let read =
             js(
                 messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal"))
@@ -861,7 +866,7 @@ pub fn preview_compaction(
     context: JsValue,
 ) -> JsResult<JsValue> {
     let mut c = js(options::context(&context))?;
-    c.context.counted = js(counted_with_tokenizer(&messages, &context, &c))?;
+    c.context.counted = js(caller_count(&messages, &context, &c, c.shape))?;
     let typed = js(messages_for_compaction(
         &messages,
         c.shape,

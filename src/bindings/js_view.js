@@ -265,7 +265,7 @@ const MAX_MESSAGES = 16777216;
 const MAX_PARTS = 1048576;
 function parts(list) {
   if (list.length > MAX_PARTS) {
-    throw new RangeError(`a content array of ${list.length} elements (more than ${MAX_PARTS}: a sparse array?)`);
+    throw new RangeError(`an array of ${list.length} elements in a message (more than ${MAX_PARTS}: a sparse array?)`);
   }
   return list;
 }
@@ -676,7 +676,10 @@ function pushAiOutput(out, estimate, id, p) {
         clearedFlag(o.value));
       return;
     case 'content': pushResult(out, estimate, id, Array.isArray(o.value) ? o.value : []); return;
-    case 'execution-denied': pushResult(out, estimate, id, typeof o.reason === 'string' ? o.reason : ''); return;
+    // A denial has no output to clear: counted, marked as if cleared (never picked).
+    case 'execution-denied':
+      pushBlock(out, 5, typeof o.reason === 'string' ? tlen(o.reason) : 0, 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, 0, 1);
+      return;
     default: pushBlock(out, 5, jsonLen(o), 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, 0);
   }
 }
@@ -747,6 +750,16 @@ function pushUiTool(p, estimate, out) {
   const name = p.type === 'dynamic-tool' ? p.toolName : p.type.slice(5);
   pushCall(out, estimate, p.toolCallId, name, p.input);
   const tid = typeof p.toolCallId === 'string' ? sym(p.toolCallId) : 0;
+  if (p.providerExecuted === true && (p.state === 'output-available' || p.state === 'output-error')) {
+    // A provider-executed tool's result: a server tool result, never cleared.
+    pushBlock(out, 6, 0, estimate ? jsonLen(p.state === 'output-error' ? p.errorText : p.output) : 0, 0, 0, 0, tid, 0);
+    return 2;
+  }
+  if (p.state === 'output-denied') {
+    const reason = uiDenial(p);
+    pushBlock(out, 5, tlen(reason), 0, 0, 0, 0, tid, 0, 1);
+    return 2;
+  }
   if (p.state === 'output-available') {
     pushBlock(out, 5, p.output === undefined ? 0 : strLen(p.output), 0, 0, 0, 0, tid, 0, clearedFlag(p.output));
     return 2;
@@ -803,7 +816,7 @@ function describeForeign(m, shape, estimate, out) {
       }
       n += pushContent(m.content, estimate, out);
       if (Array.isArray(m.tool_calls)) {
-        for (const c of m.tool_calls) {
+        for (const c of parts(m.tool_calls)) {
           const fn = c !== null && typeof c === 'object' ? (c.function || c.custom) : undefined;
           if (fn !== null && typeof fn === 'object') {
             pushCall(out, estimate, c.id, fn.name, fn.arguments !== undefined ? fn.arguments : fn.input);
@@ -850,7 +863,7 @@ function lcToolCalls(f) {
   if (calls.length === 0) return calls;
   const seen = new Set();
   if (Array.isArray(f.content)) {
-    for (const p of f.content) if (p !== null && typeof p === 'object' && typeof p.id === 'string') seen.add(p.id);
+    for (const p of parts(f.content)) if (p !== null && typeof p === 'object' && typeof p.id === 'string') seen.add(p.id);
   }
   return calls.filter((c) => c !== null && typeof c === 'object' && !seen.has(c.id));
 }
@@ -859,11 +872,13 @@ function lcToolCalls(f) {
 // LangChain versions stored, only OpenAI's form in `additional_kwargs.tool_calls` (which
 // LangChain itself reads back into `tool_calls` when it loads the message).
 function lcCalls(f) {
-  if (Array.isArray(f.tool_calls) && f.tool_calls.length > 0) return f.tool_calls;
+  // Present (even empty: a call whose arguments did not parse is in invalid_tool_calls), it
+  // is LangChain's own reading.
+  if (Array.isArray(f.tool_calls)) return parts(f.tool_calls);
   const extra = f.additional_kwargs;
   const openai = extra !== null && typeof extra === 'object' ? extra.tool_calls : undefined;
-  if (!Array.isArray(openai)) return Array.isArray(f.tool_calls) ? f.tool_calls : [];
-  return openai.map((c) => {
+  if (!Array.isArray(openai)) return [];
+  return parts(openai).map((c) => {
     const fn = c !== null && typeof c === 'object' ? c.function : undefined;
     if (fn === null || typeof fn !== 'object') return c;
     return { id: c.id, name: fn.name, args: parseArgs(fn.arguments) };
@@ -1364,7 +1379,7 @@ function toolIndex_(arr, from, withPaths, keep) {
           indexOutput(i, b, p.toolCallId, Array.isArray(o.value) ? o.value : [], shape);
           return;
         case 'execution-denied':
-          indexOutput(i, b, p.toolCallId, typeof o.reason === 'string' ? o.reason : '', shape);
+          recordResult(i, b, resultId(p.toolCallId), typeof o.reason === 'string' ? tlen(o.reason) : 0, 0, 1, shape);
           return;
         default:
           recordResult(i, b, resultId(p.toolCallId), jsonLen(o), 0, 0, shape);
@@ -1401,7 +1416,7 @@ function toolIndex_(arr, from, withPaths, keep) {
         let b = typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0 ? 1 : 0;
         b += indexContent(i, m.content, b, shape);
         if (Array.isArray(m.tool_calls)) {
-          for (const c of m.tool_calls) {
+          for (const c of parts(m.tool_calls)) {
             const fn = c !== null && typeof c === 'object' ? (c.function || c.custom) : undefined;
             if (fn !== null && typeof fn === 'object') indexCall(i, c.id, fn.name, fn.arguments !== undefined ? fn.arguments : fn.input);
             else indexPart(i, b, c, shape);
@@ -1958,6 +1973,11 @@ const HOSTED_CALLS = new Map([
   ['apply_patch_call', ['apply_patch', 'operation']],
 ]);
 
+// The reason a UIMessage tool part in state `output-denied` was denied (what the AI SDK
+// sends as its error result).
+const uiDenial = (p) => (p.approval !== null && typeof p.approval === 'object' && typeof p.approval.reason === 'string'
+  ? p.approval.reason : 'The tool call was denied.');
+
 // Whether part `p` of an AI SDK assistant message is a provider-executed tool's result.
 const isProviderResult = (p) => p !== null && typeof p === 'object' && p.type === 'tool-result';
 
@@ -1987,8 +2007,12 @@ function anthropicBlock(p) {
   if (typeof p === 'string') return { type: 'text', text: p };
   if (p === null || typeof p !== 'object') return undefined;
   switch (p.type) {
-    case 'text': case 'input_text': case 'output_text':
-      return { type: 'text', text: textOf(p.text) };
+    case 'text': case 'input_text': case 'output_text': {
+      // An empty text part is dropped before sending (the AI SDK does; the Messages API
+      // refuses empty text blocks).
+      const text = textOf(p.text);
+      return text === '' ? undefined : { type: 'text', text };
+    }
     case 'refusal': return { type: 'text', text: textOf(p.refusal) };
     case 'image': {
       if (p.source !== undefined) return p;
@@ -2103,14 +2127,20 @@ function anthropicMessages(m, shape) {
         if (t === 'step-start') { flush(); continue; }
         if (typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-'))) {
           const name = t === 'dynamic-tool' ? p.toolName : t.slice(5);
+          if (p.providerExecuted === true) {
+            // A provider-executed tool: its use and result both in the assistant message.
+            calls.push({ type: 'server_tool_use', id: textOf(p.toolCallId), name: textOf(name), input: parseArgs(p.input) });
+            if (p.state === 'output-available' || p.state === 'output-error') {
+              const value = p.state === 'output-error' ? p.errorText : p.output;
+              calls.push({ type: `${textOf(name)}_tool_result`, tool_use_id: textOf(p.toolCallId), content: value === undefined ? null : value });
+            }
+            continue;
+          }
           calls.push({ type: 'tool_use', id: textOf(p.toolCallId), name: textOf(name), input: parseArgs(p.input) });
           if (p.state === 'output-available') results.push(resultBlock(p.toolCallId, textOf(p.output), false));
           else if (p.state === 'output-error') results.push(resultBlock(p.toolCallId, textOf(p.errorText), true));
-          else if (p.state === 'output-denied') {
-            // The AI SDK sends a denied call's result as an error text (convertToModelMessages).
-            const reason = p.approval !== null && typeof p.approval === 'object' && typeof p.approval.reason === 'string' ? p.approval.reason : 'The tool call was denied.';
-            results.push(resultBlock(p.toolCallId, reason, true));
-          }
+          // The AI SDK sends a denied call's result as an error text (convertToModelMessages).
+          else if (p.state === 'output-denied') results.push(resultBlock(p.toolCallId, uiDenial(p), true));
           continue;
         }
         const b = anthropicBlock(p);
@@ -2128,7 +2158,7 @@ function anthropicMessages(m, shape) {
       if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
       const content = blocksOf(m.content);
       if (Array.isArray(m.tool_calls)) {
-        for (const c of m.tool_calls) {
+        for (const c of parts(m.tool_calls)) {
           const fn = c && (c.function || c.custom);
           if (fn) content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(fn.name), input: parseArgs(fn.arguments !== undefined ? fn.arguments : fn.input) });
         }

@@ -119,12 +119,24 @@ pub struct CompactContext {
 }
 
 impl CompactContext {
-    /// The size of `messages` before the compaction: [`Self::counted`] when the caller
-    /// counted them, else [`token_count_with_estimation`].
+    /// The size of `messages` before the compaction, as reported (`preCompactTokenCount`):
+    /// [`Self::counted`] when the caller counted them, else [`token_count_with_estimation`].
     pub fn pre_count(&self, messages: &[Message]) -> Result<u64, Error> {
         match self.counted {
             Some(n) => Ok(n),
             None => Ok(token_count_with_estimation(messages)?.total),
+        }
+    }
+
+    /// The size of `messages` the "smaller than before" check compares the compacted
+    /// conversation's estimate with: the messages' own estimate (`pre_count` when it is
+    /// that). The caller's count may hold what no message shows (a system prompt, usage, a
+    /// tokenizer of other units), and against it a compaction that grew the conversation
+    /// would pass, or one that shrank it fail.
+    pub fn size_before(&self, messages: &[Message], pre_count: u64) -> Result<u64, Error> {
+        match self.counted {
+            Some(_) => Ok(token_count_with_estimation(messages)?.total),
+            None => Ok(pre_count),
         }
     }
 
@@ -149,11 +161,11 @@ impl CompactContext {
 
 /// The most tokens a compaction may leave: fewer than before it, and for an automatic one
 /// also below the threshold, or it would fire again at once (thrashing).
-fn max_after(options: &CompactOptions, ctx: &CompactContext, pre_tokens: u64) -> u64 {
+fn max_after(options: &CompactOptions, ctx: &CompactContext, size_before: u64) -> u64 {
     if options.is_auto_compact {
-        auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens)
+        auto_compact_threshold(&ctx.model, &ctx.config).min(size_before)
     } else {
-        pre_tokens
+        size_before
     }
 }
 
@@ -550,6 +562,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     // run, so an abort (or Ctrl-C) takes effect during a large compaction's own work.
     checkpoint(env, "counting the tokens").await?;
     let pre_tokens = ctx.pre_count(messages)?;
+    let size_before = ctx.size_before(messages, pre_tokens)?;
     env.progress(&ProgressEvent {
         tokens: Some(pre_tokens),
         ..ProgressEvent::phase("start")
@@ -642,7 +655,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
                         retries,
                         from_session_memory: false,
                         summary_parts: 1,
-                        max_after: max_after(options, ctx, pre_tokens),
+                        max_after: max_after(options, ctx, size_before),
                         preemptive_bound: None,
                     },
                 )
@@ -709,7 +722,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
             retries,
             from_session_memory: false,
             summary_parts,
-            max_after: max_after(options, ctx, pre_tokens),
+            max_after: max_after(options, ctx, size_before),
             preemptive_bound: None,
         },
     )
@@ -743,20 +756,22 @@ pub(crate) async fn summary_input<'a, E: Environment + ?Sized>(
         }
         Cow::Owned(strip::without_reinjected_attachments(stripped)?)
     };
-    // Something the model saw: a main-chain user or assistant message with content (a
-    // sub-agent's lines and empty messages are never sent). Else no summarizer is asked.
-    let said = |m: &Message| {
-        matches!(m.kind(), Kind::User | Kind::Assistant)
-            && !m.is_sidechain()
-            && m.content().is_some_and(|c| !c.is_empty())
-    };
-    if !to_summarize.iter().any(said) {
+    if !to_summarize.iter().any(was_said) {
         return Err(CompactError::new(
             ErrorCode::NothingToCompact,
             "there is no conversation to summarize",
         ));
     }
     Ok(to_summarize)
+}
+
+/// Whether the model saw `m`: a main-chain user or assistant message with content (a
+/// sub-agent's lines and empty messages are never sent). A conversation with none has nothing
+/// to summarize: no summarizer is asked.
+pub fn was_said(m: &Message) -> bool {
+    matches!(m.kind(), Kind::User | Kind::Assistant)
+        && !m.is_sidechain()
+        && m.content().is_some_and(|c| !c.is_empty())
 }
 
 /// Whether [`strip::strip_images`] has an edit for `m`: a user message with an image or

@@ -255,6 +255,7 @@ pub async fn swap<E: Environment + ?Sized>(
         )));
     }
     let pre_tokens = ctx.pre_count(messages)?;
+    let size_before = ctx.size_before(messages, pre_tokens)?;
     env.progress(&ProgressEvent {
         tokens: Some(pre_tokens),
         ..ProgressEvent::phase("start")
@@ -281,7 +282,7 @@ pub async fn swap<E: Environment + ?Sized>(
             retries: Retries::default(),
             from_session_memory: false,
             summary_parts: ahead.calls,
-            max_after: auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens),
+            max_after: auto_compact_threshold(&ctx.model, &ctx.config).min(size_before),
             preemptive_bound: Some(MAX_POST_COMPACT_RATIO),
         },
     )

@@ -17,7 +17,7 @@ use crate::drive::pipeline::CompactContext;
 use crate::measure::thresholds::{auto_compact_threshold, context_window, ContextWindowSource};
 use crate::measure::tokens::{active_start, text_tokens, token_count_with_estimation};
 use crate::model::error::Result;
-use crate::model::messages::{Kind, Message};
+use crate::model::messages::Message;
 use crate::model::view::apply_edits;
 use crate::summarize::facts::extract_facts;
 use crate::summarize::offline::{summarize_facts, DEFAULT_BUDGET_TOKENS};
@@ -147,9 +147,7 @@ pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
                 active, &edits,
             )?)?)
         };
-    let has_conversation = to_summarize
-        .iter()
-        .any(|m| matches!(m.kind(), Kind::User | Kind::Assistant));
+    let has_conversation = to_summarize.iter().any(crate::drive::pipeline::was_said);
     let summary_model = ctx.summary_model.as_deref().unwrap_or(&ctx.model);
     let max_tokens = summary::summary_max_tokens(summary_model);
     let summary_text = if has_conversation {

@@ -57,6 +57,7 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
         return Err(not("nothing to drop"));
     };
     let pre_tokens = ctx.pre_count(messages)?;
+    let size_before = ctx.size_before(messages, pre_tokens)?;
     let pre = match pre {
         Some(p) => p,
         None => {
@@ -93,7 +94,7 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
             retries: Retries::default(),
             from_session_memory: true,
             summary_parts: 0,
-            max_after: auto_compact_threshold(&ctx.model, &ctx.config).min(pre_tokens),
+            max_after: auto_compact_threshold(&ctx.model, &ctx.config).min(size_before),
             preemptive_bound: None,
         },
     )

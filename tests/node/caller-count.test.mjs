@@ -150,3 +150,28 @@ test('a tokenCounter decides the automatic compaction and is the pre-count, as s
   assert.equal(o.wasCompacted, true, o.skipped);
   assert.equal(o.compactionResult.preCompactTokenCount, counted);
 });
+
+test('the caller\'s count is reported, but "smaller than before" compares the messages\' own estimates: a Compactor with a system prompt does not compact again into the same size, a tokenizer counting fewer tokens than the estimate still compacts', async () => {
+  const conv = [];
+  for (let i = 0; i < 10; i++) {
+    conv.push({ role: 'user', content: `q${i} ` + 'w'.repeat(4_000) });
+    conv.push({ role: 'assistant', content: `a${i} ` + 'v'.repeat(4_000) });
+  }
+  const system = 'You are a careful coding agent. '.repeat(2_500); // about 20,000 tokens
+  const summarize = recordingSummarizer();
+  const c = new cc.Compactor({ model: SONNET, summarize, system, messages: conv });
+  const first = await c.compact();
+  assert.equal(first.preCompactTokenCount > 20_000 + 19_000, true, `the pre-count holds the system prompt (${first.preCompactTokenCount})`);
+  // The compacted conversation compacts into a summary of the same size: not smaller.
+  await assert.rejects(c.compact(), (e) => e.code === 'COMPACTION_NOT_SMALLER');
+  await assert.rejects(c.compact(), (e) => e.code === 'COMPACTION_NOT_SMALLER');
+
+  // A tokenizer that counts fewer tokens than the character estimate.
+  const r = await cc.compactConversation(conv, { model: SONNET, summarize, tokenCounter: (t) => Math.ceil(t.length / 6) });
+  assert.equal(r.preCompactTokenCount, cc.tokenCountWithEstimation(conv, { tokenCounter: (t) => Math.ceil(t.length / 6) }));
+  // The same meaning with or without a tokenizer: system and tools count in the pre-count.
+  const sys = await cc.compactConversation(conv, { model: SONNET, summarize, system });
+  assert.equal(sys.preCompactTokenCount, cc.tokenCountWithEstimation(conv, { system }));
+  const p = await cc.previewCompaction(conv, { model: SONNET, system });
+  assert.equal(p.tokensBefore, sys.preCompactTokenCount);
+});

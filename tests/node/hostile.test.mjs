@@ -443,7 +443,7 @@ test('a sparse array whose length is far past its messages is a coded error, nev
     })) {
       assert.throws(call, coded(`${fn}, length ${len}`, tooLong));
     }
-    const blocks = /^INVALID_MESSAGE messages\[0\]: reading the messages threw: a content array of \d+ elements/;
+    const blocks = /^INVALID_MESSAGE messages\[0\]: reading the messages threw: an array of \d+ elements in a message/;
     for (const [fn, call] of Object.entries({
       tokenCountWithEstimation: () => cc.tokenCountWithEstimation(sparseContent(len)),
       microCompact: () => cc.microCompact(sparseContent(len)),

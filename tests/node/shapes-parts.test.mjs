@@ -52,7 +52,7 @@ test('AI SDK: a cleared error output stays an error with its provider options; a
     { type: 'error-text', value: log, providerOptions: cache },
     { type: 'error-json', value: { stderr: log, code: 1 } },
     { type: 'text', value: log, providerOptions: cache },
-    { type: 'execution-denied', reason: 'The user refused.' },
+    { type: 'execution-denied', reason: 'The user refused: ' + log },
   ];
   const msgs = [{ role: 'user', content: 'run the tests' }];
   outputs.forEach((output, i) => {
@@ -71,6 +71,8 @@ test('AI SDK: a cleared error output stays an error with its provider options; a
   assert.deepEqual(out(2).providerOptions, cache);
   assert.ok(out(0).value.length < 200 && out(2).value.length < 200, 'the values are cleared');
   assert.deepEqual(out(3), outputs[3], 'a denied call has no output to clear');
+  assert.ok(!r.clearedToolUseIds.includes('call_3'), 'nor is it reported as cleared');
+  assert.deepEqual(r.clearedToolUseIds, ['call_0', 'call_1', 'call_2']);
   for (const m of r.messages) modelMessageSchema.parse(m);
 });
 
@@ -128,4 +130,28 @@ test('LangChain: tool calls stored only in additional_kwargs (older versions) ar
     assert.equal(use.name, 'write_file', form);
     assert.equal(use.input.path, '/src/big.txt', form);
   }
+});
+
+test('UIMessage: a provider-executed tool part is a server tool (never cleared, its result in the assistant turn); a denied part counts its reason', () => {
+  const results = Array.from({ length: 10 }, (_, i) => ({ url: `https://example.com/${i}`, title: `page ${i}`, encryptedContent: 'E'.repeat(3_000) }));
+  const turn = (k) => [
+    { id: `u${k}`, role: 'user', parts: [{ type: 'text', text: `search ${k}` }] },
+    { id: `a${k}`, role: 'assistant', parts: [
+      { type: 'tool-web_search', toolCallId: `srv_${k}`, state: 'output-available', input: { query: 'q' }, output: results, providerExecuted: true },
+      { type: 'text', text: 'found it' },
+    ] },
+  ];
+  const msgs = [...turn(1), ...turn(2), ...turn(3), { id: 'u9', role: 'user', parts: [{ type: 'text', text: 'thanks' }] }];
+  const r = cc.microCompact(msgs, { keepRecent: 1, compactableTools: ['*'] });
+  assert.deepEqual(r.clearedToolUseIds, []);
+  assert.deepEqual(cc.validateForApi(msgs), { valid: true, problems: [] });
+  assert.deepEqual(cc.toApiMessages(msgs)[1].content.map((b) => b.type), ['server_tool_use', 'web_search_tool_result', 'text']);
+
+  const reason = 'too dangerous: ' + 'r'.repeat(20_000);
+  const denied = (state) => [
+    { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'clean up' }] },
+    { id: 'a1', role: 'assistant', parts: [{ type: 'tool-Bash', toolCallId: 'call1', state, input: { command: 'rm -rf /' }, approval: { id: 'ap1', approved: false, reason }, ...(state === 'output-error' ? { errorText: reason } : {}) }] },
+  ];
+  const d = cc.tokenCountWithEstimation(denied('output-denied'));
+  assert.ok(Math.abs(d - cc.tokenCountWithEstimation(denied('output-error'))) < 50, `the denial counts as the text it sends (${d})`);
 });
