@@ -211,7 +211,10 @@ fn read_batch(
         let (text, strings) = b
             .get(k)
             .ok_or_else(|| Error::invalid_message("the text is not valid UTF-8").at(at()))?;
-        let mut m = reading.message(text, &at)?;
+        let mut m = match reading.message(text, &at) {
+            Ok(m) => m,
+            Err(e) => return Err(named_problem(arr, i + k).unwrap_or(e)),
+        };
         if !strings
             .into_iter()
             .all(|(slot, s)| m.put_apart_text(slot, s.to_string()))
@@ -228,6 +231,14 @@ fn read_batch(
         return Err(Error::invalid_message("the text is not valid UTF-8").at(at(next)));
     }
     Ok(next)
+}
+
+/// The problem of message `j` of `arr` as the count names it (the field and block:
+/// `messages[3].content[1]: content block must be an object`), for a message the typed
+/// reading refused with serde's own words; `None` when the count's reading accepts it.
+fn named_problem(arr: &Array, j: usize) -> Option<Error> {
+    let view = super::js_view::JsConversation::new(arr, "messages").ok()?;
+    crate::measure::tokens::estimate_range(&view, j..j + 1).err()
 }
 
 /// After a [`Reading::Compaction`] read: the line a new boundary copies its session fields

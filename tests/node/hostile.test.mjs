@@ -589,3 +589,17 @@ test('a Map where an options or config object goes is a coded error (its entries
   assert.equal(typeof r.summary, 'string');
   assert.equal(readFileState.size, 0, 'the Map is cleared after the compaction, as an object is');
 });
+
+test('a malformed block is named with its field in every function, as the count names it (not in the typed reader\'s own words)', async () => {
+  const cases = [
+    [[{ role: 'user', content: [null] }], /^messages\[0\]\.content\[0\]: content block must be an object$/],
+    [[{ role: 'user', content: 'hi' }, { role: 'assistant', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 5 }] }], /^messages\[1\]\.content\[1\]: a `text` block needs a string `text`$/],
+  ];
+  for (const [msgs, named] of cases) {
+    for (const call of [() => cc.tokenCountWithEstimation(msgs), () => cc.validateForApi(msgs), () => cc.toApiMessages(msgs)]) {
+      assert.throws(call, (e) => (e.code === 'INVALID_MESSAGE' && named.test(e.message)) || assert.fail(`${e.code} ${e.message}`));
+    }
+    await assert.rejects(cc.compactConversation(msgs, { model: SONNET, summarize: async () => summaryResponse() }),
+      (e) => (e.code === 'INVALID_MESSAGE' && named.test(e.message)) || assert.fail(`${e.code} ${e.message}`));
+  }
+});
