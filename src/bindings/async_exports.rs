@@ -96,26 +96,12 @@ impl Compacted {
         self.foreign.as_ref().map_or(Shape::Anthropic, |f| f.shape)
     }
 
-    /// Puts usage the caller gave beside its messages (messages of the AI SDK and OpenAI
-    /// carry none) on the typed message it belongs to, so that every count of the
-    /// compaction sees it as the count of the caller's messages did: on the last typed
-    /// message read from the caller's first `end` messages, the last main-chain assistant
-    /// one when `assistant` is set. Returns whether a message took it.
-    pub fn give_usage(&mut self, end: usize, assistant: bool, usage: UsageCounts) -> bool {
-        let origin = self.foreign.as_ref().map(|f| f.origin.as_slice());
-        let target = (0..self.typed.len()).rev().find(|&k| {
-            let from = origin.map_or(k, |o| o.get(k).copied().unwrap_or(usize::MAX));
-            let m = &self.typed[k];
-            from < end
-                && (!assistant
-                    || (m.kind() == crate::model::messages::Kind::Assistant && !m.is_sidechain()))
-        });
-        match target {
-            Some(k) => {
-                self.typed[k].give_usage(usage.into());
-                true
-            }
-            None => false,
+    /// Puts the usage `setUsage` gave after `held` of the caller's messages on the typed
+    /// message it belongs to ([`crate::model::view::give_usage`]); nothing when none.
+    pub fn give_usage(&mut self, given: Option<(usize, UsageCounts)>) {
+        if let Some((held, usage)) = given {
+            let origin = self.foreign.as_ref().map(|f| f.origin.as_slice());
+            crate::model::view::give_usage(&mut self.typed, origin, held, usage);
         }
     }
 }
@@ -442,6 +428,12 @@ pub(crate) fn commit_context(context: &JsValue) {
     }
 }
 
+/// Whether the caller's count of the messages differs from the compaction's own estimate:
+/// it has a tokenizer, or counts what its requests send besides the messages.
+fn counts_apart(counter: &super::js_view::TokenCounter, c: &options::ContextOptions) -> bool {
+    counter.is_active() || c.auto.preamble.is_some()
+}
+
 /// The count of `messages` the caller's own count would make, for
 /// [`pipeline::CompactContext::counted`] (`preCompactTokenCount`, the decision): as
 /// `tokenCountWithEstimation` counts them with the context's tokenizer (`tokenCounter`) and
@@ -454,7 +446,7 @@ pub(crate) fn caller_count(
     shape: Option<Shape>,
 ) -> crate::Result<Option<u64>> {
     let counter = super::js_view::TokenCounter::enter(context, "context")?;
-    if !counter.is_active() && c.auto.preamble.is_none() {
+    if !counts_apart(&counter, c) {
         return Ok(None);
     }
     let view = super::js_view::JsConversation::of_shape(messages, "messages", shape)?;
@@ -553,9 +545,7 @@ pub fn auto_compact_if_needed(
                 Err(not_due) => return auto_outcome_js(not_due, None),
                 // Decided with the caller's tokenizer or preamble: the compaction counts as
                 // it did.
-                Ok(count) if counter.is_active() || c.auto.preamble.is_some() => {
-                    c.context.counted = Some(count)
-                }
+                Ok(count) if counts_apart(&counter, &c) => c.context.counted = Some(count),
                 Ok(_) => {}
             }
         }

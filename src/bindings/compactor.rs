@@ -23,7 +23,7 @@ use crate::drive::preemptive;
 use crate::drive::session::{Compaction, Session};
 use crate::drive::snapshot::SessionSnapshot;
 use crate::model::shape::{Shape, ShapeOf};
-use crate::model::view::{ConversationView, UsageCounts};
+use crate::model::view::ConversationView;
 use crate::transforms::boundary::Trigger;
 
 /// The session's state, shared with the promises of running compactions.
@@ -87,7 +87,7 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue) {
             (shape != Shape::Any).then_some(shape),
             super::convert::Reading::Whole,
         )?;
-        give_held_usage(session.borrow().given_usage(), &mut read);
+        read.give_usage(session.borrow().given_usage());
         let Some(cut) = preemptive::cut_point(read.typed.as_slice())? else {
             return Ok(None);
         };
@@ -377,10 +377,7 @@ impl Compactor {
                 Err(e) => return Promise::reject(&js_error(e)),
             };
         let mut c = c;
-        c.context.for_shape(snapshot.read.shape());
-        c.context.calibration = Some(self.session.borrow().calibration().clone());
-        // Decided on the running count (warningState's): the compaction counts as it did.
-        c.context.counted = Some(self.session.borrow().token_count());
+        of_session(&mut c.context, &self.session, &snapshot);
         let session = self.session.clone();
         let context = self.context.clone();
         let tracking = session.borrow().tracking().clone();
@@ -453,9 +450,7 @@ impl Compactor {
         // A manual compaction replaces the conversation a summary written ahead is for.
         self.session.borrow_mut().drop_ahead();
         let mut ctx = ctx;
-        ctx.for_shape(snapshot.read.shape());
-        ctx.calibration = Some(self.session.borrow().calibration().clone());
-        ctx.counted = Some(self.session.borrow().token_count());
+        of_session(&mut ctx, &self.session, &snapshot);
         let session = self.session.clone();
         let context = self.context.clone();
         promise_of(async move {
@@ -566,17 +561,19 @@ fn begin(
             (shape != Shape::Any).then_some(shape),
             super::convert::Reading::Whole,
         )?;
-        give_held_usage(given, &mut read);
+        read.give_usage(given);
         Ok(Snapshot { array, read })
     })
 }
 
-/// The usage given by `setUsage` on the messages read for a compaction (see
-/// [`Compacted::give_usage`]): the compaction counts them as `tokenCount()` does.
-fn give_held_usage(given: Option<(usize, UsageCounts)>, read: &mut Compacted) {
-    if let Some((held, usage)) = given {
-        read.give_usage(held, true, usage);
-    }
+/// Fits a compaction's context to the session it compacts: the messages' shape, what the
+/// session learned from the usage seen, and its running count (`warningState`'s, which the
+/// decision was made on: the compaction counts as it did).
+fn of_session(ctx: &mut pipeline::CompactContext, session: &Shared, snapshot: &Snapshot) {
+    let s = session.borrow();
+    ctx.for_shape(snapshot.read.shape());
+    ctx.calibration = Some(s.calibration().clone());
+    ctx.counted = Some(s.token_count());
 }
 
 /// The messages a compaction works on: the JS array (what the result's kept messages refer

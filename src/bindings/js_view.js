@@ -650,6 +650,12 @@ function pushCall(out, estimate, id, name, input) {
   pushBlock(out, 3, 0, json, typeof id === 'string' ? sym(id) : 0, sym(n), path, 0, 0);
 }
 
+// A provider-executed tool's result: a server tool result (as Anthropic's
+// web_search_tool_result), measured as the JSON of `measured`; never cleared.
+function pushServerResult(out, estimate, id, measured) {
+  pushBlock(out, 6, 0, estimate ? jsonLen(measured) : 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, 0);
+}
+
 // A tool result whose output is a string, an array of parts, or any other JSON value.
 function pushResult(out, estimate, id, output) {
   const tid = typeof id === 'string' ? sym(id) : 0;
@@ -752,7 +758,7 @@ function pushUiTool(p, estimate, out) {
   const tid = typeof p.toolCallId === 'string' ? sym(p.toolCallId) : 0;
   if (p.providerExecuted === true && (p.state === 'output-available' || p.state === 'output-error')) {
     // A provider-executed tool's result: a server tool result, never cleared.
-    pushBlock(out, 6, 0, estimate ? jsonLen(p.state === 'output-error' ? p.errorText : p.output) : 0, 0, 0, 0, tid, 0);
+    pushServerResult(out, estimate, p.toolCallId, p.state === 'output-error' ? p.errorText : p.output);
     return 2;
   }
   if (p.state === 'output-denied') {
@@ -783,7 +789,7 @@ function describeForeign(m, shape, estimate, out) {
         // `tool-call` has `providerExecuted`): a server tool result, as Anthropic's
         // web_search_tool_result is, never cleared by micro-compaction.
         for (const p of parts(m.content)) {
-          if (isProviderResult(p)) pushBlock(out, 6, 0, estimate ? jsonLen(p) : 0, 0, 0, 0, 0, typeof p.toolCallId === 'string' ? sym(p.toolCallId) : 0);
+          if (isProviderResult(p)) pushServerResult(out, estimate, p.toolCallId, p);
           else pushPart(p, estimate, out);
         }
         n = m.content.length;
@@ -1978,6 +1984,11 @@ const HOSTED_CALLS = new Map([
 const uiDenial = (p) => (p.approval !== null && typeof p.approval === 'object' && typeof p.approval.reason === 'string'
   ? p.approval.reason : 'The tool call was denied.');
 
+// A provider-executed tool's use and result in Anthropic form: a server_tool_use and its
+// `<name>_tool_result` in the same message (as web_search_tool_result).
+const serverUse = (id, name, input) => ({ type: 'server_tool_use', id: textOf(id), name: textOf(name), input: parseArgs(input) });
+const serverResult = (id, name, value) => ({ type: `${textOf(name)}_tool_result`, tool_use_id: textOf(id), content: value === undefined ? null : value });
+
 // Whether part `p` of an AI SDK assistant message is a provider-executed tool's result.
 const isProviderResult = (p) => p !== null && typeof p === 'object' && p.type === 'tool-result';
 
@@ -2100,10 +2111,9 @@ function anthropicMessages(m, shape) {
         for (const p of parts(m.content)) {
           if (isProviderResult(p)) {
             const o = p.output !== undefined ? p.output : p.result;
-            const value = o !== null && typeof o === 'object' && 'value' in o ? o.value : o;
-            content.push({ type: `${textOf(p.toolName)}_tool_result`, tool_use_id: textOf(p.toolCallId), content: value === undefined ? null : value });
+            content.push(serverResult(p.toolCallId, p.toolName, o !== null && typeof o === 'object' && 'value' in o ? o.value : o));
           } else if (p !== null && typeof p === 'object' && p.type === 'tool-call' && p.providerExecuted === true) {
-            content.push({ type: 'server_tool_use', id: textOf(p.toolCallId), name: textOf(p.toolName), input: parseArgs(p.input) });
+            content.push(serverUse(p.toolCallId, p.toolName, p.input));
           } else {
             const b = anthropicBlock(p);
             if (b !== undefined) content.push(b);
@@ -2129,10 +2139,9 @@ function anthropicMessages(m, shape) {
           const name = t === 'dynamic-tool' ? p.toolName : t.slice(5);
           if (p.providerExecuted === true) {
             // A provider-executed tool: its use and result both in the assistant message.
-            calls.push({ type: 'server_tool_use', id: textOf(p.toolCallId), name: textOf(name), input: parseArgs(p.input) });
+            calls.push(serverUse(p.toolCallId, name, p.input));
             if (p.state === 'output-available' || p.state === 'output-error') {
-              const value = p.state === 'output-error' ? p.errorText : p.output;
-              calls.push({ type: `${textOf(name)}_tool_result`, tool_use_id: textOf(p.toolCallId), content: value === undefined ? null : value });
+              calls.push(serverResult(p.toolCallId, name, p.state === 'output-error' ? p.errorText : p.output));
             }
             continue;
           }

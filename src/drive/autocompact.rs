@@ -140,6 +140,28 @@ pub struct AutoCompactDecision {
     pub blocked_by: Option<SkipReason>,
 }
 
+impl AutoCompactDecision {
+    /// A guard said no before counting.
+    fn blocked(threshold: u64, why: SkipReason) -> AutoCompactDecision {
+        AutoCompactDecision {
+            should_compact: false,
+            token_count: 0,
+            threshold,
+            blocked_by: Some(why),
+        }
+    }
+
+    /// The decision for the count `count` (the tokens snipped this turn taken off).
+    fn at(count: u64, threshold: u64, options: &ShouldAutoCompactOptions) -> AutoCompactDecision {
+        AutoCompactDecision {
+            should_compact: is_due(count, options.snip_tokens_freed, threshold),
+            token_count: count.saturating_sub(options.snip_tokens_freed),
+            threshold,
+            blocked_by: None,
+        }
+    }
+}
+
 /// `shouldAutoCompact` with its reasons.
 pub fn should_auto_compact<V: ConversationView + ?Sized>(
     view: &V,
@@ -149,12 +171,7 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
 ) -> Result<AutoCompactDecision> {
     let threshold = auto_compact_threshold(model, config);
     if let Some(why) = blocked_by(options, config) {
-        return Ok(AutoCompactDecision {
-            should_compact: false,
-            token_count: 0,
-            threshold,
-            blocked_by: Some(why),
-        });
+        return Ok(AutoCompactDecision::blocked(threshold, why));
     }
     use crate::measure::tokens::{token_count_checked_from, token_count_given, with_preamble};
     let (given, preamble) = (options.given_usage, options.preamble);
@@ -165,12 +182,7 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
         // compaction kept from the old context (that would compact again at once).
         count = with_preamble(token_count_checked_from(view, fast)?, preamble).total;
     }
-    Ok(AutoCompactDecision {
-        should_compact: is_due(count, options.snip_tokens_freed, threshold),
-        token_count: count.saturating_sub(options.snip_tokens_freed),
-        threshold,
-        blocked_by: None,
-    })
+    Ok(AutoCompactDecision::at(count, threshold, options))
 }
 
 /// [`should_auto_compact`] of `messages` for a compaction of `ctx`: with the count the caller
@@ -185,16 +197,9 @@ pub fn decide_for<V: ConversationView + ?Sized>(
         return should_auto_compact(messages, &ctx.model, options, &ctx.config);
     };
     let threshold = auto_compact_threshold(&ctx.model, &ctx.config);
-    let blocked = blocked_by(options, &ctx.config);
-    Ok(AutoCompactDecision {
-        should_compact: blocked.is_none() && is_due(count, options.snip_tokens_freed, threshold),
-        token_count: if blocked.is_some() {
-            0
-        } else {
-            count.saturating_sub(options.snip_tokens_freed)
-        },
-        threshold,
-        blocked_by: blocked,
+    Ok(match blocked_by(options, &ctx.config) {
+        Some(why) => AutoCompactDecision::blocked(threshold, why),
+        None => AutoCompactDecision::at(count, threshold, options),
     })
 }
 

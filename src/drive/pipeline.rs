@@ -128,16 +128,18 @@ impl CompactContext {
         }
     }
 
-    /// The size of `messages` the "smaller than before" check compares the compacted
-    /// conversation's estimate with: the messages' own estimate (`pre_count` when it is
-    /// that). The caller's count may hold what no message shows (a system prompt, usage, a
-    /// tokenizer of other units), and against it a compaction that grew the conversation
-    /// would pass, or one that shrank it fail.
-    pub fn size_before(&self, messages: &[Message], pre_count: u64) -> Result<u64, Error> {
-        match self.counted {
-            Some(_) => Ok(token_count_with_estimation(messages)?.total),
-            None => Ok(pre_count),
-        }
+    /// The size of `messages` before the compaction, both ways: as reported
+    /// ([`Self::pre_count`]) and as the "smaller than before" check compares it with the
+    /// compacted conversation's estimate (the messages' own estimate: the caller's count may
+    /// hold what no message shows, a system prompt, usage, a tokenizer of other units, and
+    /// against it a compaction that grew the conversation would pass, or one that shrank it
+    /// fail). One estimate of the messages.
+    pub fn size_before(&self, messages: &[Message]) -> Result<SizeBefore, Error> {
+        let estimated = token_count_with_estimation(messages)?.total;
+        Ok(SizeBefore {
+            reported: self.counted.unwrap_or(estimated),
+            estimated,
+        })
     }
 
     /// The line learned from the usage seen ([`Self::calibration`], else the usage of
@@ -157,6 +159,16 @@ impl CompactContext {
             self.on_demand_compaction = false;
         }
     }
+}
+
+/// [`CompactContext::size_before`]: what is reported (`preCompactTokenCount`) and what the
+/// compacted conversation must come out below (its estimate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SizeBefore {
+    /// [`CompactContext::pre_count`].
+    pub reported: u64,
+    /// The messages' own estimate ([`token_count_with_estimation`]).
+    pub estimated: u64,
 }
 
 /// The most tokens a compaction may leave: fewer than before it, and for an automatic one
@@ -561,8 +573,10 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     // Between the long passes over the conversation, checkpoints let the caller's event loop
     // run, so an abort (or Ctrl-C) takes effect during a large compaction's own work.
     checkpoint(env, "counting the tokens").await?;
-    let pre_tokens = ctx.pre_count(messages)?;
-    let size_before = ctx.size_before(messages, pre_tokens)?;
+    let SizeBefore {
+        reported: pre_tokens,
+        estimated: size_before,
+    } = ctx.size_before(messages)?;
     env.progress(&ProgressEvent {
         tokens: Some(pre_tokens),
         ..ProgressEvent::phase("start")

@@ -28,7 +28,7 @@ use crate::drive::failure::CompactError;
 use crate::drive::parts::{earlier_part_message, PART_INSTRUCTION};
 use crate::drive::pipeline::{
     finish, pre_compact_hooks, summarize_messages, summary_input, CompactContext, CompactionResult,
-    Finish, PreCompactOutcome,
+    Finish, PreCompactOutcome, SizeBefore,
 };
 use crate::drive::retry::RetryPolicy;
 use crate::drive::summary_call::Retries;
@@ -254,8 +254,10 @@ pub async fn swap<E: Environment + ?Sized>(
             messages.len()
         )));
     }
-    let pre_tokens = ctx.pre_count(messages)?;
-    let size_before = ctx.size_before(messages, pre_tokens)?;
+    let SizeBefore {
+        reported: pre_tokens,
+        estimated: size_before,
+    } = ctx.size_before(messages)?;
     env.progress(&ProgressEvent {
         tokens: Some(pre_tokens),
         ..ProgressEvent::phase("start")

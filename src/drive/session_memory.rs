@@ -9,6 +9,7 @@ use crate::drive::env::Environment;
 use crate::drive::failure::{check_abort, CompactError};
 use crate::drive::pipeline::{
     finish, pre_compact_hooks, CompactContext, CompactionResult, Finish, PreCompactOutcome,
+    SizeBefore,
 };
 use crate::drive::summary_call::Retries;
 use crate::measure::thresholds::auto_compact_threshold;
@@ -56,8 +57,10 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
     else {
         return Err(not("nothing to drop"));
     };
-    let pre_tokens = ctx.pre_count(messages)?;
-    let size_before = ctx.size_before(messages, pre_tokens)?;
+    let SizeBefore {
+        reported: pre_tokens,
+        estimated: size_before,
+    } = ctx.size_before(messages)?;
     let pre = match pre {
         Some(p) => p,
         None => {

@@ -53,6 +53,27 @@ pub struct UsageCounts {
     pub output_tokens: u64,
 }
 
+/// Puts `usage`, which the caller gave beside its messages after `held` of them
+/// (`Compactor.setUsage`: messages of the AI SDK and OpenAI carry none), on the message of
+/// `typed` it belongs to, so that every count of a compaction of `typed` sees it as the
+/// caller's count did: the last main-chain assistant message read from the caller's first
+/// `held` messages. `origin[k]` is the caller's message `typed[k]` was read from (`None`: one
+/// for one).
+pub fn give_usage(
+    typed: &mut [Message],
+    origin: Option<&[usize]>,
+    held: usize,
+    usage: UsageCounts,
+) {
+    let from = |k: usize| origin.map_or(k, |o| o.get(k).copied().unwrap_or(usize::MAX));
+    let target = (0..typed.len()).rev().find(|&k| {
+        from(k) < held && typed[k].kind() == Kind::Assistant && !typed[k].is_sidechain()
+    });
+    if let Some(k) = target {
+        typed[k].give_usage(usage.into());
+    }
+}
+
 impl From<UsageCounts> for crate::model::messages::Usage {
     /// The four counts as a message's `usage` (what [`crate::model::messages::Message::give_usage`]
     /// puts on a message).
@@ -999,6 +1020,43 @@ mod tests {
             // The content is untouched.
             assert_eq!(m.content().map(|c| c.is_empty()), Some(false));
         }
+    }
+
+    #[test]
+    fn given_usage_goes_on_the_last_assistant_message_read_from_the_messages_held_then() {
+        use crate::model::messages::Message;
+        use serde_json::json;
+        let usage = super::UsageCounts {
+            input_tokens: 170_000,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: 10,
+        };
+        // The caller's 3 messages read as 5 (origin): the usage was given after 2 of them.
+        let mut typed = Message::parse_all(json!([
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b"},
+            {"role": "assistant", "content": "c"},
+            {"role": "user", "content": "d"},
+            {"role": "assistant", "content": "e"}
+        ]))
+        .unwrap();
+        super::give_usage(&mut typed, Some(&[0, 1, 1, 1, 2]), 2, usage);
+        let has = |m: &Message| m.usage_raw().is_some();
+        assert_eq!(
+            typed.iter().map(has).collect::<Vec<_>>(),
+            [false, false, true, false, false]
+        );
+        // One for one: the last assistant message before `held`.
+        let mut plain = typed.clone();
+        for m in &mut plain {
+            m.extra.remove("usage");
+        }
+        super::give_usage(&mut plain, None, 2, usage);
+        assert_eq!(
+            plain.iter().map(has).collect::<Vec<_>>(),
+            [false, true, false, false, false]
+        );
     }
 
     #[test]
