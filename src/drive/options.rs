@@ -138,7 +138,33 @@ pub fn error_text<S: Source>(v: &S) -> (String, Option<u16>) {
     } else if body.is_object() {
         parts.extend(body.json_text());
     }
-    (parts.join("\n"), status)
+    (joined_words(parts), status)
+}
+
+/// An error's words as one line: the first, then in parentheses the others that say
+/// something the text before them does not (`bad request (E_CUSTOM)`).
+fn joined_words(parts: Vec<String>) -> String {
+    let mut parts = parts
+        .into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty());
+    let Some(mut text) = parts.next() else {
+        return String::new();
+    };
+    let mut more = String::new();
+    for p in parts {
+        if text.contains(&p) || more.contains(&p) {
+            continue;
+        }
+        more.push_str(if more.is_empty() { "" } else { "; " });
+        more.push_str(&p);
+    }
+    if !more.is_empty() {
+        text.push_str(" (");
+        text.push_str(&more);
+        text.push(')');
+    }
+    text
 }
 
 /// Checks that an options argument is an object, `undefined` or `null`.

@@ -603,3 +603,17 @@ test('a malformed block is named with its field in every function, as the count 
       (e) => (e.code === 'INVALID_MESSAGE' && named.test(e.message)) || assert.fail(`${e.code} ${e.message}`));
   }
 });
+
+test('a thrown error\'s other words (code, API body) follow its message on one line, in parentheses, without repeats', async () => {
+  const msgs = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'yo' }, { role: 'user', content: 'more' }];
+  const failWith = async (thrown) => {
+    const e = await cc.compactConversation(msgs, { model: SONNET, summarize: async () => { throw thrown; } }).then(() => null, (x) => x);
+    assert.equal(e.code, 'SUMMARIZER_FAILED');
+    return e.message;
+  };
+  assert.equal(await failWith(Object.assign(new Error('bad request'), { code: 'E_CUSTOM' })), 'the summarizer failed: bad request (E_CUSTOM)');
+  const sdk = Object.assign(new Error('400 invalid_request_error'), { status: 400, error: { type: 'error', error: { type: 'invalid_request_error', message: 'messages: text content blocks must be non-empty' } } });
+  const m = await failWith(sdk);
+  assert.ok(!m.includes('\n'), m);
+  assert.equal(m, 'the summarizer failed: 400 invalid_request_error (messages: text content blocks must be non-empty)');
+});

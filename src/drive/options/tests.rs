@@ -432,8 +432,18 @@ fn error_text_reads_every_place_an_error_keeps_words() {
     assert_eq!(status, Some(413));
     assert_eq!(
         text,
-        "Request failed\nprompt is too long: 210000 tokens > 200000 maximum\nerror\n{\"detail\":1}"
+        "Request failed (prompt is too long: 210000 tokens > 200000 maximum; error; {\"detail\":1})"
     );
+    // Words the text already says are not repeated; blank ones are left out.
+    assert_eq!(
+        error_text(&json!({"message": "400 invalid_request_error: bad", "code": "invalid_request_error", "type": " "})).0,
+        "400 invalid_request_error: bad"
+    );
+    assert_eq!(
+        error_text(&json!({"message": "bad request", "code": "E_CUSTOM"})).0,
+        "bad request (E_CUSTOM)"
+    );
+    assert_eq!(error_text(&json!({"code": "E_ONLY"})).0, "E_ONLY");
     // A status outside 100–599 is not an HTTP status; statusCode is read next.
     assert_eq!(
         error_text(&json!({"status": 42, "statusCode": 529})).1,
