@@ -967,6 +967,12 @@ function describeOne(m, shape, estimate, out) {
     else out.push(2, jsonLen(m.attachment));
     return;
   }
+  // A line whose `message` is there but not an object (5: named by the Rust side).
+  const inner = m.message;
+  if (inner !== undefined && inner !== null && (typeof inner !== 'object' || Array.isArray(inner)) && isLine(m)) {
+    out.push(5, 0);
+    return;
+  }
   const c = contentOf(m);
   if (c === undefined || c === null) out.push(0, 0);
   else if (typeof c === 'string') out.push(1, tlen(c));

@@ -1074,6 +1074,12 @@ impl Decoder<'_> {
                 self.blocks_into(n as usize, &loc, &mut list)?;
                 ContentInfo::Blocks(list)
             }
+            5 => {
+                return Err(Error::invalid_message(
+                    "a transcript line's `message` must be an object",
+                )
+                .at(format!("messages[{i}].message")))
+            }
             _ => {
                 return Err(Error::invalid_message(
                     "content must be a string or an array of blocks",

@@ -617,3 +617,14 @@ test('a thrown error\'s other words (code, API body) follow its message on one l
   assert.ok(!m.includes('\n'), m);
   assert.equal(m, 'the summarizer failed: 400 invalid_request_error (messages: text content blocks must be non-empty)');
 });
+
+test('a transcript line whose `message` is not an object is named the same way by the count, validation and compaction', async () => {
+  for (const message of ['hello', [1], 5]) {
+    const lines = [{ type: 'user', message }, { type: 'user', message: { role: 'user', content: 'x' } }];
+    for (const f of [() => cc.tokenCountWithEstimation(lines), () => cc.validateForApi(lines)]) {
+      assert.throws(f, (e) => e.code === 'INVALID_MESSAGE' && e.message === "messages[0].message: a transcript line's `message` must be an object");
+    }
+    await assert.rejects(cc.compactConversation(lines, { model: SONNET, summarize: async () => '<summary>s</summary>' }),
+      (e) => e.code === 'INVALID_MESSAGE' && e.message.startsWith('messages[0].message:'));
+  }
+});
