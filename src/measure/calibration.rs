@@ -5,20 +5,38 @@
 //! Each response that reports usage is one observation: `x`, the estimate of the messages its
 //! request sent (everything since the context began, before the response), and `y`, the
 //! request's real input (`input + cache_creation + cache_read`). The relation is close to a
-//! line, `y ≈ overhead + ratio · x`, fitted by least squares over the latest
-//! [`MAX_OBSERVATIONS`] observations. Where no usage anchors the count (a session's start,
-//! right after a compaction), the count is that line at the estimate of the messages held.
+//! line, `y ≈ overhead + ratio · x`, fitted by least squares over at most
+//! [`MAX_OBSERVATIONS`] observations kept spread over the estimates seen (see
+//! [`Calibration::observe`]). Where no usage anchors the count (a session's start, right after
+//! a compaction), the count is that line at the estimate of the messages held.
 //!
 //! On the shared long session the first request after its compaction was 36,081 tokens for
 //! messages estimated at 3,936: the raw estimate is 89 % short, the fitted line 6 % short.
+//! On four other real sessions of the same agent (not in this repository) the latest 64
+//! observations alone, all from late in the conversation, put the overhead anywhere from 19.9K
+//! to 42.3K tokens and missed the first request after a compaction by −27 % to +8 %, −31 %
+//! once; observations kept spread over the estimates put it at 25.4K–32.5K and missed by
+//! −19 % to −0.3 % (the rest is what the agent re-attached after its compaction without
+//! writing it to the transcript, which no count of the transcript can see).
 //!
 //! The observations are whole numbers, so a calibration saved as JSON comes back exact, and
 //! the fit (computed from them) is the same on every machine.
 
 use std::collections::VecDeque;
 
-/// Observations kept: the latest ones (the system prompt and tools may change in a session).
+/// Observations kept (see [`Calibration::observe`] for which).
 pub const MAX_OBSERVATIONS: usize = 64;
+/// Of those, the latest kept whatever their estimates.
+pub const KEEP_LATEST: usize = 32;
+/// With too little spread for a line, the smallest observation still gives the overhead when
+/// the messages explain at most this share of its real size (a session's first request: a few
+/// dozen tokens of messages in 26K): the ratio, unknown, then moves it little.
+pub const OVERHEAD_ALONE_SHARE: f64 = 0.25;
+/// An overhead read that way is believed up to this many tokens (system prompts and tool
+/// definitions of real agents run 20–80K); past it, what the estimate missed is more likely
+/// content than overhead, and a count after a compaction that kept it would stay near the
+/// threshold.
+pub const MAX_OVERHEAD_ALONE: f64 = 100_000.0;
 /// The ratio the fit may give, at least: real tokens run above chars/4 for code and JSON,
 /// rarely far below it.
 pub const MIN_RATIO: f64 = 0.75;
@@ -81,12 +99,28 @@ impl Calibration {
         c
     }
 
-    /// Adds an observation.
+    /// Adds an observation. When [`MAX_OBSERVATIONS`] are kept, the latest [`KEEP_LATEST`]
+    /// stay (a changed system prompt is learned again), and of the older ones the one dropped
+    /// is the one whose neighbours (by estimate) are closest, never the smallest or largest
+    /// estimate (the oldest of equals): the observations stay spread from the smallest
+    /// estimate seen (a session's first request, the first after a compaction) to the latest,
+    /// so the overhead is measured near where it is used instead of extrapolated from the end
+    /// of a long conversation.
     pub fn observe(&mut self, o: Observation) {
-        if self.seen.len() == MAX_OBSERVATIONS {
-            self.seen.pop_front();
-        }
         self.seen.push_back(o);
+        if self.seen.len() > MAX_OBSERVATIONS {
+            let mut order: Vec<usize> = (0..self.seen.len()).collect();
+            order.sort_by_key(|&i| (self.seen[i].estimated, i));
+            // Of the observations before the latest KEEP_LATEST, an inner one (never the
+            // smallest or largest estimate) whose neighbours are closest, the oldest of those.
+            let older = self.seen.len() - KEEP_LATEST;
+            let drop = order
+                .windows(3)
+                .filter(|w| w[1] < older)
+                .min_by_key(|w| (self.seen[w[2]].estimated - self.seen[w[0]].estimated, w[1]))
+                .map_or(0, |w| w[1]);
+            self.seen.remove(drop);
+        }
     }
 
     /// The observations, oldest first.
@@ -103,11 +137,47 @@ impl Calibration {
     /// [`MIN_RATIO`]..=[`MAX_RATIO`] (the overhead then refitted for that ratio) and the
     /// overhead never negative.
     ///
-    /// `None` while the observations cannot separate the overhead from the ratio — fewer than
-    /// two, or estimates that barely differ (a single observation would put the whole
-    /// conversation's underestimate into the overhead, and a count right after a compaction
-    /// would keep it) — and when they scatter more than [`MAX_SCATTER`] around the line.
+    /// While the observations cannot separate the overhead from the ratio — fewer than two,
+    /// or estimates that barely differ — the ratio is taken as 1 and the overhead read from
+    /// the smallest observation, when its messages explain at most [`OVERHEAD_ALONE_SHARE`]
+    /// of it and the rest is at most [`MAX_OVERHEAD_ALONE`] (a short session's first
+    /// requests: without this, the count after its compaction left out the system prompt and
+    /// tools, 1,277 tokens for a real 26,800). `None`
+    /// otherwise (one observation of a long conversation would put its whole underestimate
+    /// into the overhead, and a count right after a compaction would keep it), and when the
+    /// observations scatter more than [`MAX_SCATTER`] around the line.
     pub fn fit(&self) -> Option<Fit> {
+        let n = self.seen.len();
+        let fitted = self.line();
+        if fitted.is_some() || n >= 2 && self.spread() >= MIN_SPREAD {
+            return fitted;
+        }
+        let least = self.seen.iter().min_by_key(|o| (o.estimated, o.real))?;
+        let overhead = least.real as f64 - least.estimated as f64;
+        (least.estimated as f64 <= OVERHEAD_ALONE_SHARE * least.real as f64
+            && overhead > 0.0
+            && overhead <= MAX_OVERHEAD_ALONE)
+            .then_some(Fit {
+                overhead,
+                ratio: 1.0,
+                observations: n,
+            })
+    }
+
+    /// The standard deviation of the estimates observed.
+    fn spread(&self) -> f64 {
+        let nf = self.seen.len() as f64;
+        let mx = self.seen.iter().map(|o| o.estimated as f64).sum::<f64>() / nf;
+        let sxx: f64 = self
+            .seen
+            .iter()
+            .map(|o| (o.estimated as f64 - mx).powi(2))
+            .sum();
+        (sxx / nf).sqrt()
+    }
+
+    /// The least-squares line of [`Calibration::fit`], when the observations make one.
+    fn line(&self) -> Option<Fit> {
         let n = self.seen.len();
         if n < 2 {
             return None;
@@ -159,8 +229,30 @@ mod tests {
     }
 
     #[test]
-    fn one_observation_teaches_nothing_yet() {
-        // 150,000 real for 1,000 estimated: overhead, missed content or a ratio? Unknown.
+    fn one_observation_teaches_the_overhead_only_when_the_messages_are_a_small_part() {
+        // 150,000 real for 100,000 estimated: overhead, missed content or a ratio? Unknown.
+        assert_eq!(
+            Calibration::from_observations([obs(100_000, 150_000)]).fit(),
+            None
+        );
+        // A session's first request: 37 tokens of messages in 25,882. The overhead is the
+        // rest, the ratio unknown (1).
+        let f = Calibration::from_observations([obs(37, 25_882)])
+            .fit()
+            .unwrap();
+        assert_eq!((f.overhead, f.ratio, f.observations), (25_845.0, 1.0, 1));
+        // A short session: estimates too close for a line; the smallest gives the overhead.
+        let f =
+            Calibration::from_observations([obs(900, 27_000), obs(37, 25_900), obs(1_500, 27_700)])
+                .fit()
+                .unwrap();
+        assert_eq!((f.overhead, f.ratio, f.observations), (25_863.0, 1.0, 3));
+        // Nothing over the messages: no overhead to learn.
+        assert_eq!(
+            Calibration::from_observations([obs(5_000, 4_000)]).fit(),
+            None
+        );
+        // More than any system prompt and tools: more likely content the estimate missed.
         assert_eq!(
             Calibration::from_observations([obs(1_000, 150_000)]).fit(),
             None
@@ -221,12 +313,36 @@ mod tests {
     }
 
     #[test]
-    fn only_the_latest_observations_are_kept() {
+    fn the_observations_kept_stay_spread_over_the_estimates() {
+        // A long conversation: the first request (37 estimated), then 200 requests growing
+        // from 1,000 to 200,000. The first request and the latest stay; the rest thin out
+        // evenly instead of keeping only the end.
         let mut c = Calibration::default();
-        for k in 0..(MAX_OBSERVATIONS as u64 + 10) {
-            c.observe(obs(k, k));
+        c.observe(obs(37, 25_900));
+        for k in 1..=200u64 {
+            c.observe(obs(k * 1_000, 26_000 + k * 1_250));
         }
         assert_eq!(c.observations().len(), MAX_OBSERVATIONS);
-        assert_eq!(c.observations().next().unwrap().estimated, 10);
+        let xs: Vec<u64> = c.observations().map(|o| o.estimated).collect();
+        assert_eq!((xs[0], *xs.last().unwrap()), (37, 200_000));
+        let gaps: Vec<u64> = xs.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|&g| g <= 8_000), "{xs:?}");
+        // In the order seen.
+        assert!(xs.windows(2).all(|w| w[0] < w[1]), "{xs:?}");
+        // The overhead is the line's, near the first request's.
+        let f = c.fit().unwrap();
+        assert!((f.overhead - 26_000.0).abs() < 300.0, "{f:?}");
+        // The latest observations all stay, whatever their estimates (after a compaction,
+        // with a changed system prompt).
+        for k in 1..=64u64 {
+            c.observe(obs(k * 100, 30_000 + k * 125));
+        }
+        assert_eq!(c.observations().len(), MAX_OBSERVATIONS);
+        let latest: Vec<u64> = c
+            .observations()
+            .skip(MAX_OBSERVATIONS - KEEP_LATEST)
+            .map(|o| o.estimated)
+            .collect();
+        assert_eq!(latest, (33..=64u64).map(|k| k * 100).collect::<Vec<_>>());
     }
 }
