@@ -131,6 +131,11 @@ pub async fn messages_for_compaction_yielding(
     }
     let arr: &Array = messages.unchecked_ref();
     let len = arr.length() as usize;
+    if len > MAX_TYPED_MESSAGES {
+        return Err(Error::invalid_argument(format!(
+            "messages has {len} elements; at most {MAX_TYPED_MESSAGES} are read here (the count reads more)"
+        )));
+    }
     let mut typed = Vec::with_capacity(crate::model::view::reserve_for(len));
     let mut since = super::env::now_ms();
     let at = |i: usize| format!("messages[{i}]");
@@ -158,12 +163,29 @@ pub async fn messages_for_compaction_yielding(
     })
 }
 
+/// The most messages read into the typed model at once: a quarter of the instance's 4 GiB
+/// for the messages themselves (their content takes more), at most 2^21. Past it the reading
+/// ran out of address space and trapped (6,000,000 one-word messages).
+const MAX_TYPED_MESSAGES: usize = {
+    let fit = (1usize << 30) / std::mem::size_of::<Message>();
+    if fit < 1 << 21 {
+        fit
+    } else {
+        1 << 21
+    }
+};
+
 fn typed_messages(
     arr: &Array,
     reading: Reading,
     at: &dyn Fn(usize) -> String,
 ) -> crate::Result<Vec<Message>> {
     let len = arr.length() as usize;
+    if len > MAX_TYPED_MESSAGES {
+        return Err(Error::invalid_argument(format!(
+            "messages has {len} elements; at most {MAX_TYPED_MESSAGES} are read here (the count reads more)"
+        )));
+    }
     let mut typed = Vec::with_capacity(crate::model::view::reserve_for(len));
     let mut i = 0;
     while i < len {

@@ -51,6 +51,10 @@ fn busy() -> crate::Error {
 /// Appends the messages of the JS array `array` (all or none). `shape` is what the messages
 /// before them showed (or the `shape` option named): a message of another shape is a
 /// `MIXED_SHAPES` error naming its index in the whole conversation, and nothing is added.
+/// The most messages a `Compactor` holds: each is a handle in the instance's table, which
+/// cannot grow without bound (10,000,000 messages trapped it).
+const MAX_HELD: usize = 1 << 22;
+
 fn push_array(
     session: &Shared,
     shape: &Cell<ShapeOf>,
@@ -60,6 +64,12 @@ fn push_array(
     let base = read(session)?.len();
     let counter = TokenCounter::enter(context, "options")?;
     let conv = JsConversation::continuing(array, "messages", shape.get(), base)?;
+    if base + conv.len() > MAX_HELD {
+        return Err(crate::Error::invalid_argument(format!(
+            "a Compactor holds at most {MAX_HELD} messages; it holds {base} and was given {} more",
+            conv.len()
+        )));
+    }
     if counter.is_active() {
         // The tokenizer's problems are found before anything is added (all or none).
         crate::measure::tokens::estimate_range(&conv, 0..conv.len())?;

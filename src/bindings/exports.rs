@@ -568,12 +568,32 @@ fn array_field(result: &JsValue, key: &str, required: bool) -> JsResult<Vec<JsVa
         }
         return Ok(Vec::new());
     }
-    Source::items(&v).ok_or_else(|| {
+    // Each element becomes a handle in the instance's table, which cannot grow without
+    // bound: a longer array (a sparse one with a huge `length`) is refused before reading.
+    let len = Reflect::get(&v, &"length".into())
+        .ok()
+        .and_then(|l| l.as_f64())
+        .unwrap_or(0.0);
+    if len > MAX_RESULT_ITEMS as f64 {
+        return Err(js_error(Error::invalid_argument(format!(
+            "result.{key} has {len} elements; at most {MAX_RESULT_ITEMS} are read"
+        ))));
+    }
+    let items = Source::items(&v).ok_or_else(|| {
         js_error(Error::invalid_argument(format!(
             "result.{key} must be an array"
         )))
-    })
+    })?;
+    match items.iter().position(|m| !m.is_object()) {
+        Some(i) => Err(js_error(Error::invalid_argument(format!(
+            "result.{key}[{i}] must be a message object"
+        )))),
+        None => Ok(items),
+    }
 }
+
+/// The most elements [`array_field`] reads from one of a result's arrays.
+const MAX_RESULT_ITEMS: u32 = 1 << 22;
 
 /// `buildPostCompactMessages(result)`: boundary marker, summary messages, kept messages,
 /// attachments, hook results — in that order. For another ecosystem's messages

@@ -33,6 +33,11 @@ fn blocks_of(m: &Message) -> Vec<Value> {
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| json_text(a));
+        // An attachment with nothing to say (a hook that printed nothing) sends nothing: the
+        // API refuses a text block without non-whitespace text.
+        if text.trim().is_empty() {
+            return Vec::new();
+        }
         return vec![json!({"type": "text", "text": text})];
     }
     match m.content() {
@@ -186,11 +191,13 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
         if m["role"] == "assistant" {
             let calls = ids(content, "tool_use", "id");
             let next = view.get(i + 1);
-            let answered: Vec<String> = match next {
+            let answered: std::collections::HashSet<String> = match next {
                 Some(n) if n["role"] == "user" => {
                     result_ids(n["content"].as_array().unwrap_or(&empty))
+                        .into_iter()
+                        .collect()
                 }
-                _ => Vec::new(),
+                _ => Default::default(),
             };
             for c in &calls {
                 if !answered.contains(c) {
@@ -201,14 +208,17 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
                 }
             }
             let server_calls = ids(content, "server_tool_use", "id");
-            for c in &server_calls {
-                let has = content.iter().any(|b| {
+            let server_results: std::collections::HashSet<&str> = content
+                .iter()
+                .filter(|b| {
                     b.get("type")
                         .and_then(Value::as_str)
                         .is_some_and(|t| t.ends_with("_tool_result"))
-                        && b.get("tool_use_id").and_then(Value::as_str) == Some(c)
-                });
-                if !has {
+                })
+                .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
+                .collect();
+            for c in &server_calls {
+                if !server_results.contains(c.as_str()) {
                     say(
                         i,
                         format!("server_tool_use {c} has no result in the same message"),
@@ -217,12 +227,15 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
             }
         } else {
             let results = result_ids(content);
-            let previous_calls = match i.checked_sub(1).map(|p| &view[p]) {
-                Some(p) if p["role"] == "assistant" => {
-                    ids(p["content"].as_array().unwrap_or(&empty), "tool_use", "id")
-                }
-                _ => Vec::new(),
-            };
+            let previous_calls: std::collections::HashSet<String> =
+                match i.checked_sub(1).map(|p| &view[p]) {
+                    Some(p) if p["role"] == "assistant" => {
+                        ids(p["content"].as_array().unwrap_or(&empty), "tool_use", "id")
+                            .into_iter()
+                            .collect()
+                    }
+                    _ => Default::default(),
+                };
             for r in &results {
                 if !previous_calls.contains(r) {
                     say(i, format!("tool_result {r} does not follow its tool_use"));
@@ -276,6 +289,8 @@ mod tests {
             {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"},
             {"type": "user", "isCompactSummary": true, "message": {"role": "user", "content": "summary"}},
             {"type": "attachment", "attachment": {"type": "restored_file", "content": "file text"}},
+            {"type": "attachment", "attachment": {"type": "hook_success", "content": "", "stdout": ""}},
+            {"type": "attachment", "attachment": {"type": "hook_success", "content": " \n"}},
             {"type": "assistant", "message": {"role": "assistant", "id": "a", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]}},
             {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "r"}]}},
             {"type": "assistant", "message": {"role": "assistant", "id": "a", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]}},
@@ -283,7 +298,8 @@ mod tests {
             {"type": "user", "isSidechain": true, "message": {"role": "user", "content": "side"}}
         ]));
         let v = to_api_messages(&msgs);
-        // summary + attachment; both lines of response a; the result of t1.
+        // summary + attachment (the empty hook outputs send nothing); both lines of response
+        // a; the result of t1.
         assert_eq!(v.len(), 3);
         assert_eq!(
             v[0]["content"].as_array().unwrap().len(),

@@ -25,6 +25,12 @@ pub const COMPACTABLE_TOOLS: &[&str] = &[
     "Write",
 ];
 
+/// Claude Code tools whose results are never cleared by default although their names read as
+/// re-obtainable: `ToolSearch` answers with `tool_reference` blocks that load the tools found
+/// (clearing one unloads them; counting one among the `keepRecent` latest kept a Bash result
+/// fewer).
+pub const NEVER_CLEARED_TOOLS: &[&str] = &["ToolSearch"];
+
 /// In `compactable_tools`, stands for every tool (agents whose tools are not Claude Code's).
 pub const EVERY_TOOL: &str = "*";
 
@@ -105,6 +111,9 @@ pub enum Compactable {
 /// `.`, `/`, spaces and lower-to-upper case changes, so `read_file`, `mcp__github__get_issue`
 /// and `runShellCommand` all read as re-obtainable, `todo_write` and `askUser` as kept).
 pub fn default_compactable(name: &str) -> Compactable {
+    if NEVER_CLEARED_TOOLS.contains(&name) {
+        return Compactable::Never;
+    }
     if COMPACTABLE_TOOLS.contains(&name) {
         return Compactable::Always;
     }
@@ -506,6 +515,7 @@ mod tests {
             ("think", Never),
             ("send_email", Never),
             ("write_file", Never),
+            ("ToolSearch", Never),
             ("", Never),
         ] {
             assert_eq!(default_compactable(name), want, "{name}");

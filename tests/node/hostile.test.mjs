@@ -628,3 +628,59 @@ test('a transcript line whose `message` is not an object is named the same way b
       (e) => e.code === 'INVALID_MESSAGE' && e.message.startsWith('messages[0].message:'));
   }
 });
+
+test('arrays past what the instance can hold are refused with a coded error before reading, and nothing else is lost', async () => {
+  const a = { role: 'user', content: 'x' };
+  const b = { role: 'assistant', content: 'y' };
+  const bystander = new cc.Compactor({ model: SONNET, messages: [a, b] });
+  const long = { role: 'user', content: 'x'.repeat(4000) };
+  const result = await cc.compactConversation([long, b, long], { model: SONNET, summarize: async () => '<summary>s</summary>' });
+  // A result array with a huge length (it trapped the instance), and one with holes.
+  const holes = [];
+  holes.length = 10_000_000;
+  assert.throws(() => cc.buildPostCompactMessages({ ...result, hookResults: holes }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /result\.hookResults has 10000000 elements/.test(e.message));
+  const small = [];
+  small.length = 3;
+  assert.throws(() => cc.buildPostCompactMessages({ ...result, attachments: small }),
+    (e) => e.code === 'INVALID_ARGUMENT' && e.message === 'result.attachments[0] must be a message object');
+  // A Compactor given more messages than its table holds (10,000,000 trapped it, uncoded).
+  const many = [a];
+  many.length = 5_000_000;
+  assert.throws(() => new cc.Compactor({ model: SONNET, messages: many }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /holds at most 4194304 messages/.test(e.message));
+  // The typed reading of validateForApi (6,000,000 messages ran out of address space).
+  const dense = Array.from({ length: 2_200_000 }, (_, i) => (i % 2 ? b : a));
+  assert.throws(() => cc.validateForApi(dense),
+    (e) => e.code === 'INVALID_ARGUMENT' && /messages has 2200000 elements; at most \d+ are read here/.test(e.message));
+  assert.equal(bystander.length, 2);
+  assert.equal(cc.validateForApi([a, b]).valid, true);
+});
+
+test('validateForApi with 40,000 parallel calls in one turn names exactly the one left unanswered (looked up in a set, no longer a list)', () => {
+  // 40,000 parallel calls took 7.3 s (each result looked up in a list); a set makes it linear.
+  const n = 40_000;
+  const uses = Array.from({ length: n }, (_, i) => ({ type: 'tool_use', id: 'toolu_' + i, name: 'Read', input: {} }));
+  const results = Array.from({ length: n }, (_, i) => ({ type: 'tool_result', tool_use_id: 'toolu_' + (n - 1 - i), content: 'r' }));
+  const m = [{ role: 'user', content: 'go' }, { role: 'assistant', content: uses }, { role: 'user', content: results }, { role: 'assistant', content: 'done' }];
+  // No clock: the answer, with one call unanswered, must name exactly it.
+  results.pop();
+  const v = cc.validateForApi(m);
+  assert.equal(v.valid, false);
+  assert.deepEqual(v.problems.map((p) => p.problem), ['tool_use toolu_0 has no tool_result in the next message']);
+});
+
+test('an attachment with nothing to say sends no empty text block; ToolSearch results are never cleared nor take a keepRecent place', () => {
+  const lines = [
+    { type: 'attachment', uuid: 'a1', parentUuid: null, attachment: { type: 'hook_success', hookName: 'SessionStart:startup', content: '', stdout: '', exitCode: 0 } },
+    { type: 'user', uuid: 'u1', parentUuid: 'a1', message: { role: 'user', content: 'hello' } },
+    { type: 'assistant', uuid: 'b1', parentUuid: 'u1', message: { id: 'msg_1', role: 'assistant', content: [{ type: 'text', text: 'hi' }] } },
+  ];
+  assert.deepEqual(cc.validateForApi(lines), { valid: true, problems: [] });
+  assert.deepEqual(cc.toApiMessages(lines)[0].content, [{ type: 'text', text: 'hello' }]);
+  const big = 'x'.repeat(4000);
+  const pair = (name, i) => [{ role: 'assistant', content: [{ type: 'tool_use', id: 't' + i, name, input: {} }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't' + i, content: name === 'ToolSearch' ? [{ type: 'tool_reference', tool_name: 'x' }] : big }] }];
+  const msgs = [{ role: 'user', content: 'go' }, ...pair('Bash', 0), ...pair('Bash', 1), ...pair('ToolSearch', 2), { role: 'assistant', content: 'done' }];
+  const r = cc.microCompact(msgs, { keepRecent: 1 });
+  assert.deepEqual(r.clearedToolUseIds, ['t0'], 'the latest Bash result is the one kept');
+});
