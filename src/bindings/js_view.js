@@ -82,18 +82,31 @@ function lcTypeKind(t) {
   }
 }
 
-// The fields of a LangChain message (an instance, its serialized `{lc: 1, kwargs}` form or
-// its stored `{type, data}` form), or undefined when `m` is none of these.
+// The fields of a LangChain message (an instance, its serialized `{lc: 1, kwargs}` form,
+// its stored `{type, data}` form, or a dict keyed by type `{type: 'human' | 'ai' | 'tool' |
+// 'system', content, …}` as its coerceMessageLikeToMessage reads it), or undefined when `m`
+// is none of these.
 function lcFields(m) {
   if (Array.isArray(m.lc_namespace)) return m;
   if (m.lc === 1 && m.type === 'constructor' && Array.isArray(m.id)) {
     const k = m.kwargs;
     return k !== null && typeof k === 'object' ? k : undefined;
   }
+  const t = m.type;
+  if (typeof t !== 'string' || lcTypeKind(t) === undefined || m.message !== undefined) return undefined;
   const d = m.data;
-  if (typeof m.type === 'string' && lcTypeKind(m.type) !== undefined && m.message === undefined &&
-      d !== null && typeof d === 'object' && 'content' in d) return d;
+  if (d !== null && typeof d === 'object') return 'content' in d ? d : undefined;
+  // A dict: a Claude Code `system` line (which has a uuid, a subtype) is not one.
+  if (d === undefined && 'content' in m &&
+      (t !== 'system' || (m.uuid === undefined && m.subtype === undefined && m.parentUuid === undefined))) return m;
   return undefined;
+}
+
+// A copy of the LangChain message `m` (not an instance) with `content`, in its own form.
+function lcWithContent(m, content) {
+  if (m.lc === 1) return { ...m, kwargs: { ...m.kwargs, content } };
+  if (lcFields(m) === m) return { ...m, content };
+  return { ...m, data: { ...m.data, content } };
 }
 
 // The kind of a LangChain message whose fields are `f`.
@@ -234,7 +247,7 @@ function header(m, full = true) {
   let shape;
   if (Array.isArray(m.parts)) shape = AI_UI;
   else if (r === 'tool') shape = typeof m.tool_call_id === 'string' ? CHAT : AI_MODEL;
-  else if (r === 'function' || Array.isArray(m.tool_calls) || m.function_call != null) shape = CHAT;
+  else if (r === 'function' || Array.isArray(m.tool_calls) || m.function_call != null || typeof m.refusal === 'string') shape = CHAT;
   else {
     shape = partsShape(m.content);
     if (t === 'message' && shape === ANY && typeof m.content === 'string') shape = RESPONSES;
@@ -435,6 +448,8 @@ function contentEquals_(arr, i, text) {
 const RS = '\u001e';
 const SEP_ALL = /\u001e/g;
 const PLACEHOLDER = '[Old tool result content cleared]';
+// A described block's flag: a plain-text document (js_view.rs PLAIN_TEXT).
+const PLAIN_TEXT = 2;
 const MISSING = 0xffffffff;
 
 // A content block's kind by its `type` (a switch: a per-turn count describes blocks on every
@@ -542,7 +557,7 @@ function sym(s) {
 }
 
 // Nine numbers per block: kind, text length (MISSING: a required field is missing), JSON
-// length, flags (1 = cleared placeholder), nested block count, then the symbols of id, name,
+// length, flags (1 = cleared placeholder, 2 = a plain-text document: counted as its text), nested block count, then the symbols of id, name,
 // path and tool_use_id. Kinds: 0 text, 1 image, 2 document, 3 tool_use, 4 server_tool_use,
 // 5 tool_result, 6 server tool result, 7 thinking, 8 redacted_thinking, 9 other, 10 not an
 // object, 11 no string `type`. Nested tool_result blocks follow their parent.
@@ -565,9 +580,15 @@ function describeBlock(b, estimate, out) {
   let k = blockKind(t);
   if (k === undefined) k = t.endsWith('_tool_result') && typeof b.tool_use_id === 'string' ? 6 : 9;
   let text = 0, json = 0, flags = 0, id = 0, name = 0, path = 0, tid = 0;
-  let nested = null;
+  let nested = null, media = null;
   switch (k) {
     case 0: text = typeof b.text === 'string' ? tlen(b.text) : MISSING; break;
+    case 2: {
+      // A plain-text document is read as its text (view::block_info does the same).
+      const n = plainTextLen(b.source);
+      if (n >= 0) { text = n; flags = PLAIN_TEXT; }
+      break;
+    }
     case 7: text = typeof b.thinking === 'string' ? tlen(b.thinking) : MISSING; break;
     case 8: text = typeof b.data === 'string' ? tlen(b.data) : MISSING; break;
     case 3: case 4: {
@@ -593,11 +614,75 @@ function describeBlock(b, estimate, out) {
       }
       break;
     }
-    case 6: tid = sym(b.tool_use_id); if (estimate) json = jsonLen(b); break;
+    case 6:
+      tid = sym(b.tool_use_id);
+      if (estimate) {
+        media = [];
+        json = readableLen(b, media);
+      }
+      break;
     default: if (estimate) json = jsonLen(b);
+  }
+  if (media !== null && media.length > 0) {
+    // The media inside a server tool's result, as nested blocks (counted as media).
+    out.push(k, text, json, flags, media.length, id, name, path, tid);
+    for (const mk of media) out.push(mk, 0, 0, 0, 0, 0, 0, 0, 0);
+    return;
   }
   out.push(k, text, json, flags, nested ? nested.length : 0, id, name, path, tid);
   if (nested) for (const n of parts(nested)) describeBlock(n, estimate, out);
+}
+
+// The length (tlen) of a plain-text document's text, given its `source`: a `text` source's
+// `data`, or a `content` source (a string, or blocks that are all text); -1 for a document
+// of media (MediaBlock::plain_texts in Rust reads the same).
+function plainTextLen(source) {
+  if (source === null || typeof source !== 'object') return -1;
+  if (source.type === 'text') return typeof source.data === 'string' ? tlen(source.data) : -1;
+  if (source.type !== 'content') return -1;
+  const c = source.content;
+  if (typeof c === 'string') return tlen(c);
+  if (!Array.isArray(c)) return -1;
+  let n = 0;
+  for (const p of parts(c)) {
+    if (p === null || typeof p !== 'object' || p.type !== 'text' || typeof p.text !== 'string') return -1;
+    n += tlen(p.text);
+  }
+  return n;
+}
+
+// Whether `v` is an image or a document whose source the model reads as media (base64, URL,
+// file), not as text (view::media_in).
+function isMediaIn(v) {
+  if (v === null || typeof v !== 'object' || (v.type !== 'image' && v.type !== 'document')) return false;
+  const src = v.source;
+  return src !== null && typeof src === 'object' && !Array.isArray(src) && src.type !== 'text' && src.type !== 'content';
+}
+
+// The JSON length of a server tool's result `b` without what the model does not read as
+// text: the media inside (their kinds, 1 image or 2 document, pushed on `media`: counted as
+// media) and `encrypted_content` strings (web search pages, which the API expands itself).
+// view::readable_object_units in Rust gives the same.
+function readableLen(b, media) {
+  const s = jsonText(b);
+  if (s.indexOf('"encrypted_content"') === -1 && s.indexOf('"source"') === -1) {
+    return COUNTER === null ? s.length : counted(s, 4);
+  }
+  let r;
+  try {
+    r = JSON.stringify(b, (key, v) => {
+      if (key === 'encrypted_content' && typeof v === 'string') return undefined;
+      if (isMediaIn(v)) {
+        media.push(v.type === 'image' ? 1 : 2);
+        return undefined;
+      }
+      return v;
+    });
+  } catch (e) {
+    throw new TypeError(`a value that cannot be written as JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+  const t = typeof r === 'string' ? r : '';
+  return COUNTER === null ? t.length : counted(t, 4);
 }
 
 // ---- Messages of other ecosystems, described as the blocks the core knows ----------------
@@ -640,6 +725,89 @@ function numbered(map, key) {
 function toolPath(input) {
   const p = pathIn(input);
   return p === undefined ? 0 : sym(p);
+}
+
+// The length of a text file's text (an AI SDK file part's `data`, or a UIMessage file part's
+// `url`, of a text/* `mediaType`): base64 (or a data URL of it) read as the bytes it holds,
+// a data URL of text as its text; bytes as their count. -1 for media, an http(s) URL (not
+// read here) or anything else. Without a tokenizer the text is not decoded: its UTF-8 bytes
+// stand for its length (the same for ASCII, more otherwise).
+function fileTextLen(v, mediaType) {
+  if (typeof mediaType !== 'string' || !mediaType.startsWith('text/')) return -1;
+  if (COUNTER !== null) {
+    const t = fileText(v);
+    return t === undefined ? -1 : tlen(t);
+  }
+  if (typeof v === 'string') {
+    if (v.startsWith('data:')) {
+      const comma = v.indexOf(',');
+      if (comma < 0) return -1;
+      return v.lastIndexOf(';base64', comma) >= 0 ? base64Bytes(v, comma + 1) : v.length - comma - 1;
+    }
+    if (/^https?:\/\//.test(v)) return -1;
+    return base64Bytes(v, 0);
+  }
+  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return v.byteLength;
+  return -1;
+}
+
+// The bytes the base64 text `s` holds from `from` on.
+function base64Bytes(s, from) {
+  let end = s.length;
+  while (end > from && s.charCodeAt(end - 1) === 61 /* = */) end--;
+  return Math.floor((end - from) * 3 / 4);
+}
+
+// The text of a text file (see fileTextLen), decoded as UTF-8; undefined when it is not one.
+function fileText(v) {
+  if (typeof v === 'string') {
+    if (v.startsWith('data:')) {
+      const d = dataUrl.exec(v);
+      if (!d) return undefined;
+      if (d[2]) return base64Text(d[3]);
+      try {
+        return decodeURIComponent(d[3]);
+      } catch (_) {
+        return d[3];
+      }
+    }
+    if (/^https?:\/\//.test(v)) return undefined;
+    return base64Text(v);
+  }
+  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return new TextDecoder().decode(v);
+  return undefined;
+}
+
+function base64Text(s) {
+  try {
+    if (typeof Buffer === 'function') return Buffer.from(s, 'base64').toString('utf8');
+    const bin = atob(s.replace(/\s+/g, ''));
+    const bytes = new Uint8Array(bin.length);
+    for (let k = 0; k < bin.length; k++) bytes[k] = bin.charCodeAt(k);
+    return new TextDecoder().decode(bytes);
+  } catch (_) {
+    return undefined;
+  }
+}
+
+// Bytes (an ArrayBuffer or a view on one: the AI SDK's DataContent) as base64.
+function bytesBase64(v) {
+  const u8 = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  if (typeof Buffer === 'function') return Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength).toString('base64');
+  let bin = '';
+  for (let k = 0; k < u8.length; k += 0x8000) bin += String.fromCharCode.apply(null, u8.subarray(k, k + 0x8000));
+  return btoa(bin);
+}
+
+// The media type of an image given as base64 `data`, from its first bytes (the AI SDK
+// detects it so too); undefined when they name none of these.
+function imageTypeOf(data) {
+  if (typeof data !== 'string') return undefined;
+  if (data.startsWith('iVBORw0KGgo')) return 'image/png';
+  if (data.startsWith('/9j/')) return 'image/jpeg';
+  if (data.startsWith('R0lGOD')) return 'image/gif';
+  if (data.startsWith('UklGR')) return 'image/webp';
+  return undefined;
 }
 
 // A tool call: its name and its arguments (an object, or a JSON string as OpenAI sends them).
@@ -699,6 +867,7 @@ function pushPart(p, estimate, out) {
   }
   switch (p.type) {
     case 'text': case 'input_text': case 'output_text': case 'summary_text': case 'reasoning_text':
+    case 'text-plain':
       if (typeof p.text === 'string') { pushBlock(out, 0, tlen(p.text), 0, 0, 0, 0, 0, 0); return; }
       break;
     case 'refusal':
@@ -716,8 +885,20 @@ function pushPart(p, estimate, out) {
     case 'image-data': case 'image-url': case 'image-file-id': case 'computer_screenshot':
       pushBlock(out, 1, 0, 0, 0, 0, 0, 0, 0);
       return;
-    case 'file': case 'input_file': case 'document': case 'media': case 'file-data': case 'file-url':
-    case 'file-id':
+    case 'document': {
+      const n = plainTextLen(p.source);
+      if (n >= 0) { pushBlock(out, 2, n, 0, 0, 0, 0, 0, 0, PLAIN_TEXT); return; }
+      pushBlock(out, 2, 0, 0, 0, 0, 0, 0, 0);
+      return;
+    }
+    case 'file': case 'file-data': {
+      // A text file (an AI SDK file part of a text/* type) is read as its text.
+      const n = fileTextLen(p.data !== undefined ? p.data : p.url, p.mediaType || p.mimeType || p.mime_type);
+      if (n >= 0) { pushBlock(out, 2, n, 0, 0, 0, 0, 0, 0, PLAIN_TEXT); return; }
+      pushBlock(out, mediaKind(p.mediaType || p.mimeType || p.mime_type), 0, 0, 0, 0, 0, 0, 0);
+      return;
+    }
+    case 'input_file': case 'media': case 'file-url': case 'file-id':
       pushBlock(out, mediaKind(p.mediaType || p.mimeType || p.mime_type), 0, 0, 0, 0, 0, 0, 0);
       return;
     case 'tool-call': case 'tool_use': case 'tool_call': case 'server_tool_use':
@@ -726,6 +907,11 @@ function pushPart(p, estimate, out) {
       return;
     case 'tool-result':
       pushAiOutput(out, estimate, p.toolCallId, p);
+      return;
+    // A piece of a streamed call's arguments (LangChain keeps Anthropic's deltas in the
+    // message): the call holds them, counted there; this block counts nothing.
+    case 'input_json_delta':
+      pushBlock(out, 9, 0, 0, 0, 0, 0, 0, 0);
       return;
     default:
       break;
@@ -805,53 +991,31 @@ function describeForeign(m, shape, estimate, out) {
         if (typeof t !== 'string') { pushPart(p, estimate, out); n++; continue; }
         if (t === 'step-start' || t.startsWith('source-') || t.startsWith('data-')) continue;
         if (t === 'dynamic-tool' || t.startsWith('tool-')) { n += pushUiTool(p, estimate, out); continue; }
-        if (t === 'file') { pushBlock(out, mediaKind(p.mediaType), 0, 0, 0, 0, 0, 0, 0); n++; continue; }
+        if (t === 'file') { pushPart(p, estimate, out); n++; continue; }
         pushPart(p, estimate, out);
         n++;
       }
       break;
     case CHAT:
-      if (m.role === 'tool' || m.role === 'function') {
-        pushResult(out, estimate, m.tool_call_id, typeof m.content === 'string' || Array.isArray(m.content) ? m.content : '');
-        n = 1;
-        break;
-      }
-      if (typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0) {
-        pushBlock(out, 7, tlen(m.reasoning_content), 0, 0, 0, 0, 0, 0);
-        n++;
-      }
-      n += pushContent(m.content, estimate, out);
-      if (Array.isArray(m.tool_calls)) {
-        for (const c of parts(m.tool_calls)) {
-          const fn = c !== null && typeof c === 'object' ? (c.function || c.custom) : undefined;
-          if (fn !== null && typeof fn === 'object') {
-            pushCall(out, estimate, c.id, fn.name, fn.arguments !== undefined ? fn.arguments : fn.input);
-          } else {
-            pushPart(c, estimate, out);
-          }
-          n++;
-        }
-      }
-      if (m.function_call !== null && typeof m.function_call === 'object') {
-        pushCall(out, estimate, undefined, m.function_call.name, m.function_call.arguments);
-        n++;
-      }
+      n = describeChat(m, estimate, out);
       break;
     case RESPONSES:
       n = describeResponsesItem(m, estimate, out);
       break;
     case LANGCHAIN: {
       const f = lcFields(m);
-      if (f === undefined) { n = pushContent(m.content, estimate, out); break; }
+      // A `{role, content, tool_calls?, tool_call_id?}` dict, which LangChain reads as
+      // OpenAI Chat's (coerceMessageLikeToMessage): read as one.
+      if (f === undefined) { n = describeChat(m, estimate, out); break; }
       const kind = lcKind(m, f);
       if (kind === 0 && typeof f.tool_call_id === 'string') {
         pushResult(out, estimate, f.tool_call_id, f.content);
         n = 1;
         break;
       }
-      n = pushContent(f.content, estimate, out);
+      n = pushLcContent(f, estimate, out);
       for (const c of lcToolCalls(f)) {
-        pushCall(out, estimate, c.id, c.name, c.args);
+        pushCall(out, estimate, c.id, callName(c), callArgs(c));
         n++;
       }
       break;
@@ -860,6 +1024,92 @@ function describeForeign(m, shape, estimate, out) {
       break;
   }
   out[at + 1] = n;
+}
+
+// An OpenAI Chat message (also a LangChain `{role, …}` dict) as blocks: its reasoning, its
+// content, its refusal, its tool calls; returns how many top-level blocks it pushed.
+function describeChat(m, estimate, out) {
+  if (m.role === 'tool' || m.role === 'function') {
+    pushResult(out, estimate, m.tool_call_id, typeof m.content === 'string' || Array.isArray(m.content) ? m.content : '');
+    return 1;
+  }
+  let n = 0;
+  if (typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0) {
+    pushBlock(out, 7, tlen(m.reasoning_content), 0, 0, 0, 0, 0, 0);
+    n++;
+  }
+  n += pushContent(m.content, estimate, out);
+  // A refusal (`content: null`) is the assistant's answer, which the model reads back.
+  if (typeof m.refusal === 'string' && m.refusal.length > 0) {
+    pushBlock(out, 0, tlen(m.refusal), 0, 0, 0, 0, 0, 0);
+    n++;
+  }
+  if (Array.isArray(m.tool_calls)) {
+    for (const c of parts(m.tool_calls)) {
+      pushChatCall(out, estimate, c);
+      n++;
+    }
+  }
+  if (m.function_call !== null && typeof m.function_call === 'object') {
+    pushCall(out, estimate, undefined, m.function_call.name, m.function_call.arguments);
+    n++;
+  }
+  return n;
+}
+
+// A tool call element `c` of `tool_calls` (an object): OpenAI's `{id, function: {name,
+// arguments}}` (or `custom: {name, input}`), or LangChain's `{id, name, args}` (its messages'
+// and the dicts its coerceMessageLikeToMessage reads, which also takes OpenAI's form).
+function fnOf(c) {
+  const fn = c.function || c.custom;
+  return fn !== null && typeof fn === 'object' ? fn : undefined;
+}
+const isCall = (c) => c !== null && typeof c === 'object' && (fnOf(c) !== undefined || typeof c.name === 'string');
+function callName(c) {
+  const fn = fnOf(c);
+  return fn !== undefined ? fn.name : c.name;
+}
+function callArgs(c) {
+  const fn = fnOf(c);
+  return fn !== undefined ? (fn.arguments !== undefined ? fn.arguments : fn.input) : c.args;
+}
+
+// Pushes the block of a `tool_calls` element: a call (isCall), else a part.
+function pushChatCall(out, estimate, c) {
+  if (isCall(c)) pushCall(out, estimate, c.id, callName(c), callArgs(c));
+  else pushPart(c, estimate, out);
+}
+
+// A LangChain message's content parts (fields `f`) as blocks. Streamed Anthropic chunks
+// leave a `tool_use` part with `input: ""` (the arguments came as `input_json_delta` parts,
+// parsed into `tool_calls`): the call's arguments are taken from `tool_calls` (the deltas
+// count nothing: pushPart).
+function pushLcContent(f, estimate, out) {
+  const c = f.content;
+  if (!Array.isArray(c)) return pushContent(c, estimate, out);
+  for (const p of parts(c)) {
+    if (p !== null && typeof p === 'object') {
+      const t = p.type;
+      if (t === 'tool_use' && typeof p.input === 'string') {
+        pushCall(out, estimate, p.id, p.name, lcPartInput(f, p));
+        continue;
+      }
+    }
+    pushPart(p, estimate, out);
+  }
+  return c.length;
+}
+
+// The input of a LangChain content `tool_use` part `p` whose `input` is a string (what
+// streaming leaves): the parsed arguments of its call in `tool_calls`, else that string.
+function lcPartInput(f, p) {
+  const calls = f.tool_calls;
+  if (Array.isArray(calls)) {
+    for (const c of parts(calls)) {
+      if (c !== null && typeof c === 'object' && c.id === p.id && c.args !== undefined) return c.args;
+    }
+  }
+  return p.input;
 }
 
 // The `tool_calls` of a LangChain message's fields `f` that are calls: objects, and not also
@@ -1334,8 +1584,8 @@ function toolIndex_(arr, from, withPaths, keep) {
         let text = words[pos + 1], media = 0;
         let q = pos + BLOCK_WORDS;
         for (let j = 0; j < words[pos + 4]; j++) {
-          if (words[q] === 1 || words[q] === 2) media++;
-          else if (words[q] === 0) text += words[q + 1];
+          if (words[q] === 0 || (words[q + 3] & PLAIN_TEXT)) text += words[q + 1];
+          else if (words[q] === 1 || words[q] === 2) media++;
           q = skipBlock(words, q);
         }
         const id = words[pos + 8] === 0 ? null : strings[words[pos + 8] - 1];
@@ -1408,6 +1658,26 @@ function toolIndex_(arr, from, withPaths, keep) {
     }
     return c === undefined || c === null || c === '' ? 0 : 1;
   };
+  // An OpenAI Chat message (or a LangChain `{role, …}` dict) i (describeChat's numbers).
+  const indexChat = (i, m, shape) => {
+    if (m.role === 'tool' || m.role === 'function') {
+      indexOutput(i, 0, m.tool_call_id, typeof m.content === 'string' || Array.isArray(m.content) ? m.content : '', shape);
+      return;
+    }
+    let b = typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0 ? 1 : 0;
+    b += indexContent(i, m.content, b, shape);
+    if (typeof m.refusal === 'string' && m.refusal.length > 0) b++;
+    if (Array.isArray(m.tool_calls)) {
+      for (const c of parts(m.tool_calls)) {
+        if (isCall(c)) indexCall(i, c.id, callName(c), callArgs(c));
+        else indexPart(i, b, c, shape);
+        b++;
+      }
+    }
+    if (m.function_call !== null && typeof m.function_call === 'object') {
+      indexCall(i, undefined, m.function_call.name, m.function_call.arguments);
+    }
+  };
   // Message i of `shape` (describeForeign's numbers); false for a UIMessage, left to it.
   const indexForeign = (i, m, shape) => {
     switch (shape) {
@@ -1420,26 +1690,9 @@ function toolIndex_(arr, from, withPaths, keep) {
         }
         indexContent(i, m.content, 0, shape);
         return true;
-      case CHAT: {
-        if (m.role === 'tool' || m.role === 'function') {
-          indexOutput(i, 0, m.tool_call_id, typeof m.content === 'string' || Array.isArray(m.content) ? m.content : '', shape);
-          return true;
-        }
-        let b = typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0 ? 1 : 0;
-        b += indexContent(i, m.content, b, shape);
-        if (Array.isArray(m.tool_calls)) {
-          for (const c of parts(m.tool_calls)) {
-            const fn = c !== null && typeof c === 'object' ? (c.function || c.custom) : undefined;
-            if (fn !== null && typeof fn === 'object') indexCall(i, c.id, fn.name, fn.arguments !== undefined ? fn.arguments : fn.input);
-            else indexPart(i, b, c, shape);
-            b++;
-          }
-        }
-        if (m.function_call !== null && typeof m.function_call === 'object') {
-          indexCall(i, undefined, m.function_call.name, m.function_call.arguments);
-        }
+      case CHAT:
+        indexChat(i, m, shape);
         return true;
-      }
       case RESPONSES:
         switch (m.type) {
           case 'message': case undefined: indexContent(i, m.content, 0, shape); break;
@@ -1453,15 +1706,26 @@ function toolIndex_(arr, from, withPaths, keep) {
       case LANGCHAIN: {
         const f = lcFields(m);
         if (f === undefined) {
-          indexContent(i, m.content, 0, shape);
+          indexChat(i, m, shape);
           return true;
         }
         if (lcKind(m, f) === 0 && typeof f.tool_call_id === 'string') {
           indexOutput(i, 0, f.tool_call_id, f.content, shape);
           return true;
         }
-        indexContent(i, f.content, 0, shape);
-        for (const c of lcToolCalls(f)) indexCall(i, c.id, c.name, c.args);
+        const c = f.content;
+        if (Array.isArray(c)) {
+          // pushLcContent's numbers: a streamed `tool_use` part's arguments from tool_calls.
+          for (let k = 0, nk = parts(c).length; k < nk; k++) {
+            const p = c[k];
+            if (p !== null && typeof p === 'object' && p.type === 'tool_use' && typeof p.input === 'string') {
+              indexCall(i, p.id, p.name, lcPartInput(f, p));
+            } else {
+              indexPart(i, k, p, shape);
+            }
+          }
+        }
+        for (const x of lcToolCalls(f)) indexCall(i, x.id, callName(x), callArgs(x));
         return true;
       }
       default:
@@ -1676,8 +1940,12 @@ function pushIndexedResult(message, block, call, cc) {
   } else if (Array.isArray(cc)) {
     for (const n of cc) {
       if (n === null || typeof n !== 'object') return false;
-      if (n.type === 'image' || n.type === 'document') media++;
-      else if (n.type === 'text') {
+      if (n.type === 'image') media++;
+      else if (n.type === 'document') {
+        const t = plainTextLen(n.source); // a plain-text document is its text
+        if (t >= 0) text += t;
+        else media++;
+      } else if (n.type === 'text') {
         if (typeof n.text !== 'string') return false;
         text += n.text.length;
       }
@@ -1948,8 +2216,8 @@ function setForeignResult(m, shape, b, text) {
       return { ...m, output: text };
     case LANGCHAIN: {
       if (Array.isArray(m.lc_namespace)) return rebuildLc(m, text);
-      if (m.lc === 1) return { ...m, kwargs: { ...m.kwargs, content: text } };
-      return { ...m, data: { ...m.data, content: text } };
+      if (lcFields(m) === undefined) return { ...m, content: text }; // a `{role, …}` dict
+      return lcWithContent(m, text);
     }
     default:
       return m;
@@ -1966,15 +2234,36 @@ function setForeignResult(m, shape, b, text) {
 
 const dataUrl = /^data:([^;,]+)?(;base64)?,(.*)$/s;
 
-function mediaSource(v, mediaType) {
+// The Anthropic `source` of media given as `v` (a data URL, an http(s) URL, base64, bytes);
+// `image`: it is an image (of the type its first bytes tell when `mediaType` is not given;
+// none is invented).
+function mediaSource(v, mediaType, image) {
   if (typeof v === 'string') {
     const d = dataUrl.exec(v);
     if (d) return { type: 'base64', media_type: d[1] || mediaType || 'application/octet-stream', data: d[3] };
     if (/^https?:\/\//.test(v)) return { type: 'url', url: v };
-    return { type: 'base64', media_type: mediaType || 'application/octet-stream', data: v };
+    return base64Source(v, mediaType, image);
   }
   if (v instanceof URL) return { type: 'url', url: v.href };
+  // Bytes (Uint8Array, Buffer, ArrayBuffer): sent as the base64 they are.
+  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return base64Source(bytesBase64(v), mediaType, image);
   return { type: 'base64', media_type: mediaType || 'application/octet-stream', data: '' };
+}
+
+function base64Source(data, mediaType, image) {
+  const type = mediaType || (image ? imageTypeOf(data) : 'application/octet-stream');
+  return type === undefined ? { type: 'base64', data } : { type: 'base64', media_type: type, data };
+}
+
+// The Anthropic file source of a provider's file id (the AI SDK's `fileId`: a string, or one
+// per provider).
+function fileSource(id) {
+  if (typeof id === 'string') return { type: 'file', file_id: id };
+  if (id !== null && typeof id === 'object') {
+    if (typeof id.anthropic === 'string') return { type: 'file', file_id: id.anthropic };
+    for (const k of Object.keys(id)) if (typeof id[k] === 'string') return { type: 'file', file_id: id[k] };
+  }
+  return { type: 'file', file_id: '' };
 }
 
 // OpenAI's built-in tools whose call and output are two items paired by `call_id`: the name
@@ -2001,10 +2290,10 @@ const isProviderResult = (p) => p !== null && typeof p === 'object' && p.type ==
 // Whether `v` is one media part (an OpenAI computer screenshot is a tool output of its own).
 const isMediaPart = (v) => v !== null && typeof v === 'object' && v.type === 'computer_screenshot';
 
-function mediaBlock(v, mediaType) {
-  const source = mediaSource(v, mediaType);
+function mediaBlock(v, mediaType, image = false) {
+  const source = mediaSource(v, mediaType, image);
   const t = source.media_type || mediaType || '';
-  return { type: t.startsWith('image/') || (source.type === 'url' && !mediaType) ? 'image' : 'document', source };
+  return { type: image || t.startsWith('image/') || (source.type === 'url' && !mediaType) ? 'image' : 'document', source };
 }
 
 function parseArgs(v) {
@@ -2024,7 +2313,7 @@ function anthropicBlock(p) {
   if (typeof p === 'string') return { type: 'text', text: p };
   if (p === null || typeof p !== 'object') return undefined;
   switch (p.type) {
-    case 'text': case 'input_text': case 'output_text': {
+    case 'text': case 'input_text': case 'output_text': case 'text-plain': {
       // An empty text part is dropped before sending (the AI SDK does; the Messages API
       // refuses empty text blocks).
       const text = textOf(p.text);
@@ -2034,24 +2323,35 @@ function anthropicBlock(p) {
     case 'image': {
       if (p.source !== undefined) return p;
       const v = p.image !== undefined ? p.image : p.url !== undefined ? p.url : p.data;
-      return mediaBlock(v, p.mediaType || p.mimeType || p.mime_type || 'image/png');
+      return mediaBlock(v, p.mediaType || p.mimeType || p.mime_type, true);
     }
     case 'image_url': return mediaBlock(typeof p.image_url === 'string' ? p.image_url : p.image_url && p.image_url.url, undefined);
     case 'input_image': return mediaBlock(p.image_url, undefined);
     case 'file': {
       if (p.file !== null && typeof p.file === 'object') return mediaBlock(p.file.file_data, 'application/pdf');
-      return mediaBlock(p.data !== undefined ? p.data : p.url, p.mediaType || p.mimeType || p.mime_type);
+      const v = p.data !== undefined ? p.data : p.url;
+      const type = p.mediaType || p.mimeType || p.mime_type;
+      // A text file is a plain-text document, its text decoded (as @ai-sdk/anthropic sends
+      // it): read as text, and the summarizer reads it.
+      const text = typeof type === 'string' && type.startsWith('text/') ? fileText(v) : undefined;
+      if (text !== undefined) {
+        const doc = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } };
+        if (typeof p.filename === 'string') doc.title = p.filename;
+        return doc;
+      }
+      return mediaBlock(v, type);
     }
     case 'input_file': return mediaBlock(p.file_data !== undefined ? p.file_data : p.file_url, 'application/pdf');
     case 'media': return mediaBlock(p.data, p.mediaType);
     // The AI SDK's tool-output media parts; OpenAI's audio and computer screenshots;
     // LangChain's audio blocks. Sent as the media they are (never as their base64 text).
-    case 'image-data': return mediaBlock(p.data, p.mediaType || 'image/png');
+    case 'image-data': return mediaBlock(p.data, p.mediaType, true);
     case 'image-url': return mediaBlock(p.url, undefined);
-    case 'image-file-id': return mediaBlock(undefined, 'image/png');
+    // A provider's file id: a file source (no media type or size to tell).
+    case 'image-file-id': return { type: 'image', source: fileSource(p.fileId) };
     case 'file-data': return mediaBlock(p.data, p.mediaType || 'application/octet-stream');
     case 'file-url': return mediaBlock(p.url, p.mediaType);
-    case 'file-id': return mediaBlock(undefined, p.mediaType || 'application/octet-stream');
+    case 'file-id': return { type: mediaKind(p.mediaType) === 1 ? 'image' : 'document', source: fileSource(p.fileId) };
     case 'input_audio': {
       const a = p.input_audio !== null && typeof p.input_audio === 'object' ? p.input_audio : {};
       return mediaBlock(a.data, `audio/${typeof a.format === 'string' ? a.format : 'wav'}`);
@@ -2064,6 +2364,9 @@ function anthropicBlock(p) {
     case 'tool_call': return { type: 'tool_use', id: textOf(p.id), name: textOf(p.name), input: parseArgs(p.args) };
     case 'tool-result': return aiResult(p);
     case 'reasoning': case 'thinking': case 'redacted_thinking': case 'step-start': return undefined;
+    // A streamed call's arguments, in pieces (LangChain keeps Anthropic's deltas in the
+    // message): its call holds them.
+    case 'input_json_delta': return undefined;
     // A tool approval's request and answer (AI SDK) steer the agent loop; they are no
     // message content of their own.
     case 'tool-approval-request': case 'tool-approval-response': return undefined;
@@ -2100,6 +2403,24 @@ function aiResult(p) {
 }
 
 const ROLE_OF_KIND = ['user', 'assistant', 'system'];
+
+// An OpenAI Chat message (or a LangChain `{role, …}` dict) in Anthropic form.
+function anthropicChat(m, kind, role) {
+  if (m.role === 'tool' || m.role === 'function') {
+    return [{ role: 'user', content: [resultBlock(m.tool_call_id !== undefined ? m.tool_call_id : m.name, Array.isArray(m.content) ? m.content : textOf(m.content ?? ''), false)] }];
+  }
+  if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
+  const content = blocksOf(m.content);
+  // A refusal (`content: null`) is what the assistant answered.
+  if (typeof m.refusal === 'string' && m.refusal.length > 0) content.push({ type: 'text', text: m.refusal });
+  if (Array.isArray(m.tool_calls)) {
+    for (const c of parts(m.tool_calls)) {
+      if (isCall(c)) content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: parseArgs(callArgs(c)) });
+    }
+  }
+  if (m.function_call) content.push({ type: 'tool_use', id: 'function_call', name: textOf(m.function_call.name), input: parseArgs(m.function_call.arguments) });
+  return [{ role, content }];
+}
 
 // The Anthropic messages of one foreign message, by shape; each is {role, content}.
 function anthropicMessages(m, shape) {
@@ -2166,21 +2487,8 @@ function anthropicMessages(m, shape) {
       flush();
       return out;
     }
-    case CHAT: {
-      if (m.role === 'tool' || m.role === 'function') {
-        return [{ role: 'user', content: [resultBlock(m.tool_call_id !== undefined ? m.tool_call_id : m.name, Array.isArray(m.content) ? m.content : textOf(m.content ?? ''), false)] }];
-      }
-      if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
-      const content = blocksOf(m.content);
-      if (Array.isArray(m.tool_calls)) {
-        for (const c of parts(m.tool_calls)) {
-          const fn = c && (c.function || c.custom);
-          if (fn) content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(fn.name), input: parseArgs(fn.arguments !== undefined ? fn.arguments : fn.input) });
-        }
-      }
-      if (m.function_call) content.push({ type: 'tool_use', id: 'function_call', name: textOf(m.function_call.name), input: parseArgs(m.function_call.arguments) });
-      return [{ role, content }];
-    }
+    case CHAT:
+      return anthropicChat(m, kind, role);
     case RESPONSES:
       switch (m.type) {
         case 'function_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: parseArgs(m.arguments) }] }];
@@ -2212,15 +2520,25 @@ function anthropicMessages(m, shape) {
       }
     case LANGCHAIN: {
       const f = lcFields(m);
+      if (f === undefined) return anthropicChat(m, kind, role); // a `{role, …}` dict
       if (kind === 0 && typeof f.tool_call_id === 'string') {
         return [{ role: 'user', content: [resultBlock(f.tool_call_id, Array.isArray(f.content) ? f.content : textOf(f.content ?? ''), f.status === 'error')] }];
       }
       if (kind === 2) return [{ role: 'system', content: blocksOf(f.content).map((b) => b.text || '').join('\n') }];
       const content = blocksOf(f.content);
       {
-        const seen = new Set(content.filter((b) => b.type === 'tool_use').map((b) => b.id));
+        const seen = new Set();
+        for (let k = 0; k < content.length; k++) {
+          const b = content[k];
+          if (b.type !== 'tool_use') continue;
+          seen.add(b.id);
+          // A streamed call's arguments (its part's `input` is a string): from tool_calls.
+          if (typeof b.input === 'string') content[k] = { ...b, input: parseArgs(lcPartInput(f, b)) };
+        }
         for (const c of lcCalls(f)) {
-          if (c && !seen.has(c.id)) content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(c.name), input: parseArgs(c.args) });
+          if (c !== null && typeof c === 'object' && !seen.has(c.id)) {
+            content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: parseArgs(callArgs(c)) });
+          }
         }
       }
       // The usage the response reported (what the count anchors on) goes with it, in the
@@ -2291,6 +2609,7 @@ function userMessageIn_(arr, shape, msg, id, summaryOf) {
       if (sample.lc === 1) {
         return { lc: 1, type: 'constructor', id: ['langchain_core', 'messages', 'HumanMessage'], kwargs: { content: text, additional_kwargs: {}, response_metadata: {} } };
       }
+      if (lcFields(sample) === sample) return { type: 'human', content: text };
       return { type: 'human', data: { content: text, additional_kwargs: {}, response_metadata: {} } };
     }
     default:
@@ -2345,10 +2664,10 @@ function replaceForeignPart(m, shape, b, n, text) {
       return { ...m, content: swap(m.content, b) };
     case LANGCHAIN: {
       const f = lcFields(m);
+      if (f === undefined) return replaceForeignPart(m, CHAT, b, n, text); // a `{role, …}` dict
       const content = swap(f.content, nested ? n : b);
       if (Array.isArray(m.lc_namespace)) return rebuildLc(m, content);
-      if (m.lc === 1) return { ...m, kwargs: { ...m.kwargs, content } };
-      return { ...m, data: { ...m.data, content } };
+      return lcWithContent(m, content);
     }
     default:
       return m;

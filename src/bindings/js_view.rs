@@ -501,6 +501,9 @@ impl TailRecord for JsTailRecord<'_> {
     }
 }
 
+/// A described block's flag (its fourth word): a plain-text document, counted as its text.
+const PLAIN_TEXT: u32 = 2;
+
 /// The estimate of `count` described blocks (with their nested blocks) from `words[*pos]`
 /// on, as [`tokens::estimate_block`] gives it; `None` when one is malformed.
 fn blocks_estimate(words: &[u32], pos: &mut usize, count: u32) -> Option<u64> {
@@ -517,7 +520,11 @@ fn blocks_estimate(words: &[u32], pos: &mut usize, count: u32) -> Option<u64> {
         } else {
             0
         };
-        total += tokens::block_tokens(Some(kind), text as usize, json as usize, nested);
+        total += if b[3] & PLAIN_TEXT != 0 {
+            tokens::rough_token_count(text as usize, tokens::BYTES_PER_TOKEN)
+        } else {
+            tokens::block_tokens(Some(kind), text as usize, json as usize, nested)
+        };
     }
     Some(total)
 }
@@ -1033,6 +1040,7 @@ impl Decoder<'_> {
                 text_units: w[1] as usize,
                 json_units: w[2] as usize,
                 is_cleared: w[3] & 1 != 0,
+                is_plain_text: w[3] & PLAIN_TEXT != 0,
                 nested,
                 id: self.sym(w[5]),
                 name: self.sym(w[6]),

@@ -69,16 +69,23 @@ pub fn text_tokens(text: &str) -> u64 {
 
 /// Estimated tokens of one block.
 pub fn estimate_block(b: &BlockInfo) -> u64 {
-    let nested = if b.kind == Some(BlockKind::ToolResult) {
+    let nested = if matches!(
+        b.kind,
+        Some(BlockKind::ToolResult) | Some(BlockKind::ServerToolResult)
+    ) {
         b.nested.iter().map(estimate_block).sum()
     } else {
         0
     };
+    if b.is_plain_text {
+        return rough_token_count(b.text_units, BYTES_PER_TOKEN);
+    }
     block_tokens(b.kind, b.text_units, b.json_units, nested)
 }
 
 /// Estimated tokens of a block of `kind` with `text_units` of text and `json_units` of JSON;
-/// `nested` is the estimate of its nested blocks, which only a tool result counts. The rule
+/// `nested` is the estimate of its nested blocks, which only a tool result (client or
+/// server) counts. The rule
 /// [`estimate_block`] applies, for readers that have the lengths without a [`BlockInfo`].
 pub fn block_tokens(
     kind: Option<BlockKind>,
@@ -92,9 +99,11 @@ pub fn block_tokens(
         Some(BlockKind::ToolUse) | Some(BlockKind::ServerToolUse) => {
             rough_token_count(json_units, JSON_BYTES_PER_TOKEN)
         }
-        Some(BlockKind::ServerToolResult) | Some(BlockKind::Other) | None => {
-            rough_token_count(json_units, BYTES_PER_TOKEN)
+        // A server tool's result: its JSON, and the media inside it (`nested`).
+        Some(BlockKind::ServerToolResult) => {
+            rough_token_count(json_units, BYTES_PER_TOKEN) + nested
         }
+        Some(BlockKind::Other) | None => rough_token_count(json_units, BYTES_PER_TOKEN),
         Some(BlockKind::Text) | Some(BlockKind::Thinking) | Some(BlockKind::RedactedThinking) => {
             rough_token_count(text_units, BYTES_PER_TOKEN)
         }

@@ -759,6 +759,29 @@ impl MediaBlock {
         self.source()?.get("media_type").and_then(Value::as_str)
     }
 
+    /// The texts of a plain-text document: a `text` source's `data`, or a `content` source
+    /// (a string, or blocks that are all text). `None` for a document of media (base64, URL,
+    /// file), whose size the model reads as media.
+    pub fn plain_texts(&self) -> Option<Vec<&str>> {
+        let source = self.source()?;
+        match source.get("type").and_then(Value::as_str)? {
+            "text" => Some(vec![source.get("data")?.as_str()?]),
+            "content" => match source.get("content")? {
+                Value::String(s) => Some(vec![s.as_str()]),
+                Value::Array(items) => items
+                    .iter()
+                    .map(|b| {
+                        (b.get("type").and_then(Value::as_str) == Some("text"))
+                            .then(|| b.get("text").and_then(Value::as_str))
+                            .flatten()
+                    })
+                    .collect(),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The size in bytes of base64 data, when the source is base64.
     pub fn base64_bytes(&self) -> Option<usize> {
         let source = self.source()?;

@@ -73,6 +73,14 @@ impl Shape {
         !matches!(self, Shape::Any | Shape::Anthropic)
     }
 
+    /// Whether a conversation of this shape may hold messages of `other` as its own: LangChain
+    /// reads OpenAI Chat messages as plain dicts (its `coerceMessageLikeToMessage` turns
+    /// `{role, content, tool_calls, tool_call_id}` into its messages), so a conversation the
+    /// caller names `'langchain'` may hold them. A detected shape never mixes.
+    pub fn reads(self, other: Shape) -> bool {
+        self == other || (self == Shape::LangChain && other == Shape::OpenAiChat)
+    }
+
     /// How error messages call the shape.
     pub fn describe(self) -> &'static str {
         match self {
@@ -116,6 +124,9 @@ impl ShapeOf {
             return Ok(());
         }
         if let Some(n) = self.named {
+            if n != shape && n.reads(shape) {
+                return Ok(());
+            }
             if n != shape {
                 return Err(Error::new(
                     ErrorCode::MixedShapes,
@@ -205,6 +216,22 @@ mod tests {
             .starts_with("messages[2] is a Vercel AI SDK ModelMessage"));
         assert!(e.message.contains("'openai-chat'"), "{}", e.message);
         assert_eq!(ShapeOf::named(Shape::Any), ShapeOf::default());
+    }
+
+    #[test]
+    fn a_langchain_conversation_may_hold_openai_chat_dicts() {
+        let mut of = ShapeOf::named(Shape::LangChain);
+        of.see(0, Shape::LangChain).unwrap();
+        of.see(1, Shape::OpenAiChat).unwrap();
+        of.see(2, Shape::LangChain).unwrap();
+        assert_eq!(of.shape(), Shape::LangChain);
+        assert!(of.see(3, Shape::AiSdkModel).is_err());
+        let mut detected = ShapeOf::default();
+        detected.see(0, Shape::LangChain).unwrap();
+        assert!(detected.see(1, Shape::OpenAiChat).is_err());
+        assert!(ShapeOf::named(Shape::OpenAiChat)
+            .see(0, Shape::LangChain)
+            .is_err());
     }
 
     #[test]

@@ -238,6 +238,9 @@ pub struct BlockInfo {
     pub tool_use_id: Option<Str>,
     /// A tool result whose content is already the cleared placeholder.
     pub is_cleared: bool,
+    /// A plain-text document (a `text` or `content` source): the model reads its text
+    /// (`text_units` of it), not media of a fixed size.
+    pub is_plain_text: bool,
     /// Blocks inside a tool result's content array.
     pub nested: Vec<BlockInfo>,
 }
@@ -482,7 +485,7 @@ pub trait ConversationView {
                         let nested_text: usize = info
                             .nested
                             .iter()
-                            .filter(|n| n.kind == Some(BlockKind::Text))
+                            .filter(|n| n.kind == Some(BlockKind::Text) || n.is_plain_text)
                             .map(|n| n.text_units)
                             .sum();
                         index.results.push(ToolResultEntry {
@@ -496,7 +499,9 @@ pub trait ConversationView {
                             media: info
                                 .nested
                                 .iter()
-                                .filter(|n| n.kind.is_some_and(BlockKind::is_media))
+                                .filter(|n| {
+                                    n.kind.is_some_and(BlockKind::is_media) && !n.is_plain_text
+                                })
                                 .count(),
                             is_cleared: info.is_cleared,
                         });
@@ -712,6 +717,70 @@ fn number_units(n: &serde_json::Number) -> usize {
     }
 }
 
+/// The kind of media `v` is, when it is an image or a document whose source the model reads
+/// as media (base64, URL, file: counted at a fixed size), not as text.
+pub fn media_in(v: &serde_json::Value) -> Option<BlockKind> {
+    let kind = match v.get("type")?.as_str()? {
+        "image" => BlockKind::Image,
+        "document" => BlockKind::Document,
+        _ => return None,
+    };
+    let source = v.get("source")?;
+    match source.get("type").and_then(serde_json::Value::as_str) {
+        Some("text") | Some("content") => None,
+        _ if source.is_object() => Some(kind),
+        _ => None,
+    }
+}
+
+/// Whether `key` holds a value of `v` that the model does not read as text: an
+/// `encrypted_content` string (web search results' pages, which the API expands itself).
+pub fn is_opaque(key: &str, v: &serde_json::Value) -> bool {
+    key == "encrypted_content" && v.is_string()
+}
+
+/// [`object_units`] of a server tool's result without what the model does not read as text:
+/// media inside (each pushed on `media`, counted at its fixed size) and opaque values
+/// ([`is_opaque`]). The JSON text `JSON.stringify` writes with a replacer that drops them
+/// (`js_view.js`, serverResultLen): an object's member left out, an array's element `null`.
+pub fn readable_object_units(
+    o: &serde_json::Map<String, serde_json::Value>,
+    media: &mut Vec<BlockKind>,
+) -> usize {
+    fn units(v: &serde_json::Value, media: &mut Vec<BlockKind>) -> usize {
+        match v {
+            serde_json::Value::Array(a) => {
+                2 + a.len().saturating_sub(1)
+                    + a.iter()
+                        .map(|x| match media_in(x) {
+                            Some(k) => {
+                                media.push(k);
+                                4
+                            }
+                            None => units(x, media),
+                        })
+                        .sum::<usize>()
+            }
+            serde_json::Value::Object(o) => readable_object_units(o, media),
+            other => json_units(other),
+        }
+    }
+    let mut kept = 0usize;
+    let mut total = 0;
+    for (k, v) in o {
+        if is_opaque(k, v) {
+            continue;
+        }
+        if let Some(kind) = media_in(v) {
+            media.push(kind);
+            continue;
+        }
+        kept += 1;
+        total += string_units(k) + 1 + units(v, media);
+    }
+    2 + kept.saturating_sub(1) + total
+}
+
 /// The placeholder that replaces cleared tool results (SPEC §10).
 pub const CLEARED_PLACEHOLDER: &str = "[Old tool result content cleared]";
 
@@ -736,10 +805,16 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
             kind: Some(BlockKind::Image),
             ..Default::default()
         },
-        Block::Document(_) => BlockInfo {
-            kind: Some(BlockKind::Document),
-            ..Default::default()
-        },
+        // A plain-text document is read as its text (`js_view.js` describes it so too).
+        Block::Document(d) => {
+            let texts = d.plain_texts();
+            BlockInfo {
+                kind: Some(BlockKind::Document),
+                is_plain_text: texts.is_some(),
+                text_units: texts.map_or(0, |ts| ts.iter().map(|t| utf16_len(t)).sum()),
+                ..Default::default()
+            }
+        }
         Block::ToolUse(t) | Block::ServerToolUse(t) => BlockInfo {
             kind: Some(if matches!(b, Block::ToolUse(_)) {
                 BlockKind::ToolUse
@@ -780,12 +855,27 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
             }
             info
         }
-        Block::ServerToolResult(r) => BlockInfo {
-            kind: Some(BlockKind::ServerToolResult),
-            tool_use_id: (!est).then(|| r.tool_use_id.as_str().into()),
-            json_units: if est { object_units(&r.raw) } else { 0 },
-            ..Default::default()
-        },
+        Block::ServerToolResult(r) => {
+            let mut media = Vec::new();
+            let json_units = if est {
+                readable_object_units(&r.raw, &mut media)
+            } else {
+                0
+            };
+            BlockInfo {
+                kind: Some(BlockKind::ServerToolResult),
+                tool_use_id: (!est).then(|| r.tool_use_id.as_str().into()),
+                json_units,
+                nested: media
+                    .into_iter()
+                    .map(|kind| BlockInfo {
+                        kind: Some(kind),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }
+        }
         Block::Thinking(t) => BlockInfo {
             kind: Some(BlockKind::Thinking),
             text_units: utf16_len(&t.thinking),

@@ -6,8 +6,9 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::measure::thresholds::{output_limits, MAX_OUTPUT_TOKENS_FOR_SUMMARY};
-use crate::model::messages::{Block, Content, Kind, Message, ToolResultContent};
-use crate::model::view::{json_text, string_units, UsageCounts};
+use crate::model::messages::{Block, Content, Kind, MediaBlock, Message, ToolResultContent};
+use crate::model::view::{is_opaque, json_text, media_in, string_units, UsageCounts};
+use crate::transforms::strip::media_placeholder;
 
 /// System prompt of the summary request.
 pub const SUMMARY_SYSTEM_PROMPT: &str = "You summarize working sessions between a user and an AI coding assistant. \
@@ -272,6 +273,43 @@ fn render_json(v: &Value, max_chars: usize) -> String {
     cut_middle(&s, max_chars)
 }
 
+/// A document as the summarizer reads it: a plain-text document's text (cut in the middle
+/// past the bound a tool result has), else a marker (its media were stripped before).
+fn render_document(d: &MediaBlock) -> String {
+    let Some(texts) = d.plain_texts() else {
+        return "[document]".to_string();
+    };
+    let title = d.extra.get("title").and_then(Value::as_str);
+    format!(
+        "[document{}]\n{}",
+        title.map_or(String::new(), |t| format!(": {t}")),
+        cut_middle(&texts.join("\n\n"), MAX_RENDERED_TOOL_RESULT_CHARS)
+    )
+}
+
+/// `v` (a server tool's result) without what the summarizer cannot read: media inside become
+/// markers naming their type and size, opaque values (`encrypted_content`) are left out.
+fn readable(v: &Value) -> Value {
+    if let Some(kind) = media_in(v) {
+        return match Block::from_value(v.clone()) {
+            Ok(Block::Image(m)) | Ok(Block::Document(m)) => {
+                Value::String(media_placeholder(kind, &m))
+            }
+            _ => Value::String("[media]".to_string()),
+        };
+    }
+    match v {
+        Value::Array(a) => Value::Array(a.iter().map(readable).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, x)| !is_opaque(k, x))
+                .map(|(k, x)| (k.clone(), readable(x)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 fn render_tool_result(content: Option<&ToolResultContent>) -> String {
     match content {
         None => String::new(),
@@ -282,7 +320,7 @@ fn render_tool_result(content: Option<&ToolResultContent>) -> String {
                 .map(|b| match b {
                     Block::Text(t) => t.text.clone(),
                     Block::Image(_) => "[image]".to_string(),
-                    Block::Document(_) => "[document]".to_string(),
+                    Block::Document(d) => render_document(d),
                     other => json_text(&other.to_value()),
                 })
                 .collect();
@@ -307,7 +345,7 @@ fn render_blocks(content: &Content) -> Vec<TextPart> {
                     Block::Text(t) => t.text.clone(),
                     Block::Thinking(_) | Block::RedactedThinking(_) => return None,
                     Block::Image(_) => "[image]".to_string(),
-                    Block::Document(_) => "[document]".to_string(),
+                    Block::Document(d) => render_document(d),
                     Block::ToolUse(t) | Block::ServerToolUse(t) => {
                         format!(
                             "[tool call {} ({}): {}]",
@@ -344,7 +382,7 @@ fn render_blocks(content: &Content) -> Vec<TextPart> {
                         r.block_type,
                         r.tool_use_id,
                         cut_middle(
-                            &json_text(&Value::Object(r.raw.clone())),
+                            &json_text(&readable(&Value::Object(r.raw.clone()))),
                             MAX_RENDERED_TOOL_RESULT_CHARS
                         )
                     ),

@@ -94,7 +94,8 @@ pub fn human_size(bytes: usize) -> String {
 }
 
 /// Like [`strip_images`] applied, but each placeholder names the media's type and size (for
-/// the summary request: the summarizer learns what was there without receiving it).
+/// the summary request: the summarizer learns what was there without receiving it), and
+/// plain-text documents stay (the summary request reads their text, bounded).
 pub fn strip_media_described(messages: &[Message]) -> Result<Vec<Message>> {
     use crate::model::messages::{Block, Content, ToolResultContent};
     let mut edits = strip_images(messages)?;
@@ -123,10 +124,13 @@ pub fn strip_media_described(messages: &[Message]) -> Result<Vec<Message>> {
         };
         match target {
             Some(Block::Image(m)) => *text = media_placeholder(BlockKind::Image, m),
+            // A plain-text document stays: the summary request shows its text.
+            Some(Block::Document(m)) if m.plain_texts().is_some() => text.clear(),
             Some(Block::Document(m)) => *text = media_placeholder(BlockKind::Document, m),
             _ => {}
         }
     }
+    edits.retain(|e| !matches!(e, Edit::ReplaceWithText { text, .. } if text.is_empty()));
     crate::model::view::apply_edits(messages, &edits)
 }
 

@@ -67,7 +67,8 @@ test('images and documents count a fixed 2,000 tokens, never by base64 length', 
     count([user([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'A'.repeat(500_000) } }])]),
     2000,
   );
-  assert.equal(count([user([{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }])]), 2000);
+  // A plain-text document is no media: the model reads its text.
+  assert.equal(count([user([{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x'.repeat(400) } }])]), 100);
   // Nested inside a tool_result's content array, next to text.
   assert.equal(
     count([user([{ type: 'tool_result', tool_use_id: 't', content: [img(300_000), { type: 'text', text: 'a'.repeat(400) }] }])]),

@@ -8,9 +8,13 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage, mapChatMessagesToS
 
 const blocks = (c) => (typeof c === 'string' ? [{ type: 'text', text: c }] : Array.isArray(c) ? c : []);
 const isResult = (b) => b?.type === 'tool_result';
-const dataUrl = (source) => (source?.type === 'base64' ? `data:${source.media_type};base64,${source.data}` : source?.url ?? '');
-const resultText = (c) => (typeof c === 'string' ? c : blocks(c).filter((b) => b.type === 'text').map((b) => b.text).join(''));
-const resultMedia = (c) => blocks(c).filter((b) => b.type === 'image' || b.type === 'document');
+// A plain-text document (read as its text in every shape): a file of its text elsewhere.
+const isTextDoc = (b) => b.type === 'document' && b.source?.type === 'text';
+const base64Of = (text) => Buffer.from(text).toString('base64');
+const dataUrl = (source) => (source?.type === 'base64' ? `data:${source.media_type};base64,${source.data}`
+  : source?.type === 'text' ? `data:text/plain;base64,${base64Of(source.data)}` : source?.url ?? '');
+const resultText = (c) => (typeof c === 'string' ? c : blocks(c).filter((b) => b.type === 'text' || isTextDoc(b)).map((b) => (b.type === 'text' ? b.text : b.source.data)).join(''));
+const resultMedia = (c) => blocks(c).filter((b) => b.type === 'image' || (b.type === 'document' && !isTextDoc(b)));
 
 /** Tool name of every tool_use id. */
 function toolNames(api) {
@@ -22,6 +26,7 @@ function toolNames(api) {
 // ---- Vercel AI SDK --------------------------------------------------------------------------
 
 function aiMedia(b) {
+  if (isTextDoc(b)) return { type: 'file', data: base64Of(b.source.data), mediaType: 'text/plain' };
   if (b.type === 'image') return { type: 'image', image: b.source?.type === 'base64' ? b.source.data : dataUrl(b.source), mediaType: b.source?.media_type ?? 'image/png' };
   return { type: 'file', data: b.source?.data ?? dataUrl(b.source), mediaType: b.source?.media_type ?? 'application/pdf' };
 }
@@ -107,6 +112,7 @@ export function toAiSdkUi(api) {
 
 function chatPart(b) {
   if (b.type === 'text') return { type: 'text', text: b.text };
+  if (isTextDoc(b)) return { type: 'text', text: b.source.data };
   if (b.type === 'image') return { type: 'image_url', image_url: { url: dataUrl(b.source) } };
   return { type: 'file', file: { file_data: dataUrl(b.source), filename: 'document.pdf' } };
 }
@@ -144,6 +150,7 @@ export function toOpenAiChat(api) {
 
 function responsesPart(b) {
   if (b.type === 'text') return { type: 'input_text', text: b.text };
+  if (isTextDoc(b)) return { type: 'input_text', text: b.source.data };
   if (b.type === 'image') return { type: 'input_image', image_url: dataUrl(b.source), detail: 'auto' };
   return { type: 'input_file', file_data: dataUrl(b.source), filename: 'document.pdf' };
 }
