@@ -162,7 +162,27 @@ pub fn kept_originals<V: ConversationView + ?Sized>(
     out.extend(kept.iter().filter_map(|&k| origin.get(k).copied()));
     order::sort_by(&mut out, &|a, b| a.cmp(b));
     out.dedup();
-    Ok(out)
+    // A caller's message with no converted counterpart (an OpenAI Responses `reasoning` item or
+    // item reference: the Anthropic form has no place for it) goes with the message after it
+    // (the call or answer it reasoned toward, which the API refuses without it).
+    let mut mapped = vec![false; view.len()];
+    for &o in origin {
+        if let Some(slot) = mapped.get_mut(o) {
+            *slot = true;
+        }
+    }
+    let mut with_unmapped = Vec::with_capacity(out.len());
+    let mut next_free = 0;
+    for &o in &out {
+        let mut j = o;
+        while j > next_free && !mapped[j - 1] {
+            j -= 1;
+        }
+        with_unmapped.extend(j..o);
+        with_unmapped.push(o);
+        next_free = o + 1;
+    }
+    Ok(with_unmapped)
 }
 
 /// The post-compaction conversation in another ecosystem's shape, which has no place for a
@@ -207,6 +227,24 @@ mod tests {
             vec![0, 2, 3]
         );
         assert_eq!(kept_originals(m.as_slice(), &[], &origin).unwrap(), vec![0]);
+        // Caller's message 2 has no converted counterpart (a reasoning item): it goes with 3.
+        let m5 = Message::parse_all(json!([
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b"},
+            {"role": "assistant", "content": "reasoning"},
+            {"role": "assistant", "content": "call"},
+            {"role": "user", "content": "c"}
+        ]))
+        .unwrap();
+        let origin = [0, 1, 3, 4];
+        assert_eq!(
+            kept_originals(m5.as_slice(), &[2, 3], &origin).unwrap(),
+            vec![2, 3, 4]
+        );
+        assert_eq!(
+            kept_originals(m5.as_slice(), &[3], &origin).unwrap(),
+            vec![4]
+        );
         let out = build_post_compact_without_line(&["S"], &["sys", "k"], 1, &["A"], &["H"]);
         assert_eq!(out, vec!["sys", "S", "k", "A", "H"]);
     }

@@ -222,3 +222,24 @@ test('media labels in a summary request: binary data by its size, file ids and i
   const sniffed = cc.toApiMessages([{ role: 'user', content: [{ type: 'image', image: 'iVBORw0KGgoAAAA' }] }]);
   assert.equal(sniffed[0].content[0].source.media_type, 'image/png');
 });
+
+test('OpenAI Responses reasoning items stay with the call or answer after them in the kept messages (the API refuses a call without its reasoning)', async () => {
+  const items = [{ role: 'developer', content: 'agent' }];
+  const big = (n, s) => Array.from({ length: n }, (_, i) => `${s} ${i}: some content of a file`).join('\n');
+  for (let r = 0; r < 60; r++) {
+    items.push({ role: 'user', content: `task ${r}: update module ${r}` });
+    items.push({ type: 'reasoning', id: `rs_${r}a`, summary: [{ type: 'summary_text', text: `thinking about ${r}` }], encrypted_content: 'gAAA' + 'x'.repeat(2000) });
+    items.push({ type: 'function_call', id: `fc_${r}`, call_id: `call_${r}`, name: 'read_file', arguments: JSON.stringify({ path: `src/m${r}.ts` }), status: 'completed' });
+    items.push({ type: 'function_call_output', call_id: `call_${r}`, output: big(60, `m${r}`) });
+    items.push({ type: 'reasoning', id: `rs_${r}b`, summary: [], encrypted_content: 'gAAA' + 'y'.repeat(500) });
+    items.push({ type: 'message', id: `msg_${r}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `Module ${r} updated.`, annotations: [] }] });
+  }
+  const r = await cc.trySessionMemoryCompaction(items, { model: 'gpt-5', sessionMemory: 'Modules 0..47 updated.' });
+  const kept = r.messagesToKeep.filter((m) => m.role !== 'developer');
+  const first = items.indexOf(kept[0]);
+  assert.ok(first > 0);
+  // Exactly the caller's items from the first kept one on, in order, the same objects.
+  assert.deepEqual(kept, items.slice(first));
+  assert.ok(kept.filter((m) => m.type === 'reasoning').length > 10);
+  assert.deepEqual(cc.validateForApi(cc.buildPostCompactMessages(r)), { valid: true, problems: [] });
+});
