@@ -572,10 +572,18 @@ pub fn auto_compact_if_needed(
             }
         }
         let read =
-            js(
-                messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal"))
-                    .await,
-            )?;
+            match messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal"))
+                .await
+            {
+                Ok(read) => read,
+                Err(e) => {
+                    let failed = js(autocompact::AutoCompactOutcome::unless_unreadable(
+                        e,
+                        t.consecutive_failures,
+                    ))?;
+                    return auto_outcome_js(failed, None);
+                }
+            };
         c.context.for_shape(read.shape());
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, false))?;

@@ -384,7 +384,25 @@ impl Compactor {
         let (compaction, snapshot) =
             match begin(&self.session, Trigger::Auto, self.shape.get().shape()) {
                 Ok(b) => b,
-                Err(e) => return Promise::reject(&js_error(e)),
+                Err(e) => {
+                    // A message the compaction cannot read: a failed compaction, reported.
+                    let failures = read(&self.session).map(|s| s.tracking().consecutive_failures);
+                    let outcome = failures.and_then(|n| {
+                        crate::drive::autocompact::AutoCompactOutcome::unless_unreadable(e, n)
+                    });
+                    return match outcome {
+                        Ok(o) => {
+                            if let Ok(mut s) = write(&self.session) {
+                                s.set_consecutive_failures(o.consecutive_failures);
+                            }
+                            match auto_outcome_js(o, None) {
+                                Ok(v) => Promise::resolve(&v),
+                                Err(e) => Promise::reject(&e),
+                            }
+                        }
+                        Err(e) => Promise::reject(&js_error(e)),
+                    };
+                }
             };
         let mut c = c;
         of_session(&mut c.context, &self.session, &snapshot);

@@ -300,6 +300,32 @@ impl AutoCompactOutcome {
             skipped: Some(why),
         }
     }
+
+    /// Attempted and failed with `e`, after `consecutive_failures` failures before it.
+    pub fn failed(e: crate::drive::pipeline::CompactError, consecutive_failures: u32) -> Self {
+        AutoCompactOutcome {
+            was_compacted: false,
+            result: None,
+            consecutive_failures: consecutive_failures + 1,
+            error: Some(e),
+            skipped: None,
+        }
+    }
+
+    /// The outcome of an automatic compaction whose messages could not be read for it
+    /// (`reading`'s error): a message it cannot read is a failure of the compaction, reported
+    /// and counted towards the breaker like any other, not thrown into the caller's turn.
+    /// Other errors (the caller's arguments) stay errors.
+    pub fn unless_unreadable(
+        reading: crate::model::error::Error,
+        consecutive_failures: u32,
+    ) -> std::result::Result<Self, crate::model::error::Error> {
+        if reading.code == crate::model::error::ErrorCode::InvalidMessage {
+            Ok(Self::failed(reading.into(), consecutive_failures))
+        } else {
+            Err(reading)
+        }
+    }
 }
 
 /// `autoCompactIfNeeded` (SPEC §6): guards, circuit breaker, session memory first, then full
@@ -326,13 +352,7 @@ pub async fn auto_compact_if_needed<E: crate::drive::env::Environment + ?Sized>(
     if !decision.should_compact {
         return skip(decision.blocked_by.unwrap_or(SkipReason::BelowThreshold));
     }
-    let failed = |e: crate::drive::pipeline::CompactError| AutoCompactOutcome {
-        was_compacted: false,
-        result: None,
-        consecutive_failures: tracking.consecutive_failures + 1,
-        error: Some(e),
-        skipped: None,
-    };
+    let failed = |e| AutoCompactOutcome::failed(e, tracking.consecutive_failures);
     let pre = match crate::drive::pipeline::pre_compact_hooks(
         env,
         ctx,

@@ -349,6 +349,12 @@ impl<M> Session<M> {
         self.running = None;
     }
 
+    /// Sets the automatic compactions' failure count (one that failed before it began: its
+    /// messages could not be read).
+    pub fn set_consecutive_failures(&mut self, n: u32) {
+        self.tracking.consecutive_failures = n;
+    }
+
     /// Records what an automatic compaction (`autoCompactIfNeeded`) reported: its failure
     /// count becomes the session's. Returns the compaction to [`commit`](Self::commit) when
     /// it produced a result; otherwise it is ended here, the conversation unchanged.

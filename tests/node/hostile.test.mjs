@@ -684,3 +684,29 @@ test('an attachment with nothing to say sends no empty text block; ToolSearch re
   const r = cc.microCompact(msgs, { keepRecent: 1 });
   assert.deepEqual(r.clearedToolUseIds, ['t0'], 'the latest Bash result is the one kept');
 });
+
+test('a message the compaction cannot read (a tool input nested past 100 levels) is a reported failure of maybeAutoCompact and autoCompactIfNeeded, counted towards the breaker, not a rejection', async () => {
+  let input = 'leaf';
+  for (let i = 0; i < 120; i++) input = { child: input };
+  const summarize = async () => '<summary>short</summary>';
+  const msgs = [
+    { role: 'user', content: 'parse this AST ' + 'x'.repeat(200_000) },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Write', input }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }] },
+    { role: 'assistant', content: 'done' },
+  ];
+  const config = { contextWindow: 60_000 };
+  const c = new cc.Compactor({ model: SONNET, summarize, config, messages: msgs });
+  for (let k = 1; k <= 3; k++) {
+    const o = await c.maybeAutoCompact();
+    assert.equal(o.wasCompacted, false);
+    assert.equal(o.error.code, 'INVALID_MESSAGE');
+    assert.match(o.error.message, /nested deeper than 100 levels/);
+    assert.equal(c.tracking.consecutiveFailures, k);
+  }
+  assert.equal((await c.maybeAutoCompact()).skipped, 'circuitBreakerOpen');
+  assert.equal(c.length, 4, 'the conversation is unchanged');
+  const o = await cc.autoCompactIfNeeded(msgs, { model: SONNET, summarize, config }, { consecutiveFailures: 1 });
+  assert.equal(o.error.code, 'INVALID_MESSAGE');
+  assert.equal(o.tracking?.consecutiveFailures ?? o.consecutiveFailures, 2);
+});
