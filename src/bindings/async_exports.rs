@@ -490,6 +490,7 @@ pub fn compact_conversation(
     #[wasm_bindgen(unchecked_optional_param_type = "CompactOptions | null")] options: JsValue,
 ) -> Promise {
     promise_of(async move {
+        let messages = held_messages(messages, MAX_TYPED_MESSAGES);
         let mut c = js(options::context(&context))?;
         let shape = js(options::shape_option(&options, "options"))?.or(c.shape);
         c.context.counted = js(caller_count(&messages, &context, &c, shape))?;
@@ -521,6 +522,7 @@ pub fn try_session_memory_compaction(
     context: JsValue,
 ) -> Promise {
     promise_of(async move {
+        let messages = held_messages(messages, MAX_TYPED_MESSAGES);
         let mut c = js(options::context(&context))?;
         c.context.counted = js(caller_count(&messages, &context, &c, c.shape))?;
         let read =
@@ -550,6 +552,7 @@ pub fn auto_compact_if_needed(
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> Promise {
     promise_of(async move {
+        let messages = held_messages(messages, MAX_TYPED_MESSAGES);
         let mut c = js(options::context(&context))?;
         let t = js(options::tracking(&tracking))?;
         {
@@ -640,6 +643,7 @@ pub fn reactive_compact(
     #[wasm_bindgen(unchecked_optional_param_type = "Tracking | null")] tracking: JsValue,
 ) -> Promise {
     promise_of(async move {
+        let messages = held_messages(messages, MAX_TYPED_MESSAGES);
         let mut c = js(options::context(&context))?;
         c.context.counted = js(caller_count(&messages, &context, &c, c.shape))?;
         let read =

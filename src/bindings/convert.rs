@@ -25,6 +25,8 @@ extern "C" {
     fn items_of(v: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = isArray)]
     fn is_array_js(v: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = heldCopy)]
+    fn held_copy(v: &JsValue, max: u32) -> JsValue;
     #[wasm_bindgen(js_name = strictJson)]
     fn strict_json(v: &JsValue) -> Option<String>;
     #[wasm_bindgen(js_name = deeperThan)]
@@ -43,6 +45,14 @@ extern "C" {
         max_bytes: u32,
         apart: bool,
     ) -> js_sys::Array;
+}
+
+/// A compaction's own copy of the caller's messages array, taken when it is called (the same
+/// message objects): the result keeps what the array held then, whatever the callbacks do to
+/// it meanwhile (a summarizer that cleared it left `undefined` among the kept messages).
+/// Arrays longer than `max`, and values that are not arrays, are given back as they are.
+pub fn held_messages(messages: JsValue, max: usize) -> JsValue {
+    held_copy(&messages, max.min(u32::MAX as usize) as u32)
 }
 
 /// What a guarded read of the caller's value threw, as an `INVALID_ARGUMENT` error (the

@@ -49,6 +49,18 @@ export function itemsOf(v) {
   }
 }
 
+// A compaction's own copy of the caller's messages array (the same message objects), taken
+// when it is called: what the callbacks do to the array afterwards (clear it, reverse it) does
+// not change what the result keeps. The array itself when it is not one, is longer than `max`
+// (the reading refuses it) or copying it throws (the reading reports it).
+export function heldCopy(v, max) {
+  try {
+    return Array.isArray(v) && v.length <= max ? Array.prototype.slice.call(v) : v;
+  } catch (e) {
+    return v;
+  }
+}
+
 // Array.isArray, false when it throws (a revoked Proxy).
 export function isArray(v) {
   try {

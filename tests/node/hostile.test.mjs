@@ -710,3 +710,23 @@ test('a message the compaction cannot read (a tool input nested past 100 levels)
   assert.equal(o.error.code, 'INVALID_MESSAGE');
   assert.equal(o.tracking?.consecutiveFailures ?? o.consecutiveFailures, 2);
 });
+
+test('the kept messages are those the array held when the compaction was called, whatever a callback does to the array meanwhile', async () => {
+  const make = () => {
+    const msgs = [];
+    for (let i = 0; i < 20; i++) { msgs.push({ role: 'user', content: `request ${i} ` + 'x'.repeat(2000) }); msgs.push({ role: 'assistant', content: `answer ${i}` }); }
+    return msgs;
+  };
+  const cleared = make();
+  const lastUser = cleared[38];
+  const r = await cc.compactConversation(cleared, { model: SONNET, summarize: async () => { cleared.length = 0; return '<summary>s</summary>'; } }, { keepLastUserMessage: true });
+  assert.deepEqual(r.messagesToKeep, [lastUser]);
+  const reversed = make();
+  const last = reversed[38];
+  const r2 = await cc.compactConversation(reversed, { model: SONNET, summarize: async () => { reversed.reverse(); return '<summary>s</summary>'; } }, { keepLastUserMessage: true });
+  assert.deepEqual(r2.messagesToKeep, [last]);
+});
+  assert.ok(r3.messagesToKeep.length > 0 && r3.messagesToKeep.every((m) => m !== undefined));
+  assert.deepEqual(r3.messagesToKeep.slice(-4), tail);
+  assert.deepEqual(cc.validateForApi(cc.buildPostCompactMessages(r3)), { valid: true, problems: [] });
+});
