@@ -726,7 +726,3 @@ test('the kept messages are those the array held when the compaction was called,
   const r2 = await cc.compactConversation(reversed, { model: SONNET, summarize: async () => { reversed.reverse(); return '<summary>s</summary>'; } }, { keepLastUserMessage: true });
   assert.deepEqual(r2.messagesToKeep, [last]);
 });
-  assert.ok(r3.messagesToKeep.length > 0 && r3.messagesToKeep.every((m) => m !== undefined));
-  assert.deepEqual(r3.messagesToKeep.slice(-4), tail);
-  assert.deepEqual(cc.validateForApi(cc.buildPostCompactMessages(r3)), { valid: true, problems: [] });
-});
