@@ -789,7 +789,11 @@ export type ErrorCode =
    * calls pending in it and the objects created in it (a {@link Compactor}, an
    * `offlineSummarizer()` function) fail with this code; later calls work on the fresh instance.
    */
-  | 'INSTANCE_RESET';
+  | 'INSTANCE_RESET'
+  /** An agent loop (`runToolLoop`, `runChatToolLoop`) still called tools after `maxSteps` requests. */
+  | 'MAX_STEPS_EXCEEDED'
+  /** A provider's reply an agent loop cannot use (a Chat Completions answer without `choices[0].message`). */
+  | 'INVALID_RESPONSE';
 
 /**
  * Every {@link ErrorCode}, read from the library at run time (a new array each call).
