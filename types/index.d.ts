@@ -2683,6 +2683,17 @@ export declare class Compactor<M extends MessageInput = Message> {
     messages: readonly (M | PostCompactMessage<M>)[],
     options: Omit<CompactorOptions<M>, 'messages'>,
   ): Compactor<M>;
+  /**
+   * The same, for the messages of a `Compactor` of {@link Message} (the default: `new
+   * Compactor(options)` without `messages`) or of transcript lines: their
+   * {@link Compactor.messages} mix the message types a compaction adds with yours, which the
+   * form above cannot always tell apart.
+   */
+  static restore(
+    snapshot: CompactorSnapshot | string,
+    messages: readonly PostCompactMessage<Message>[],
+    options: Omit<CompactorOptions<Message>, 'messages'>,
+  ): Compactor<Message>;
   /** Releases the WASM memory of this object (it is unusable afterwards). */
   free(): void;
 }
