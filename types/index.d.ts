@@ -1886,8 +1886,9 @@ export default function init(
 ): Promise<void>;
 
 /**
- * Browser/bundler entry only (the Node entry does not export it): initialises synchronously
- * from the module's bytes or a compiled `WebAssembly.Module`.
+ * Browser/bundler entry: initialises synchronously from the module's bytes or a compiled
+ * `WebAssembly.Module`. The entries that instantiate the module at import (Node, `/inline`,
+ * Workers) export it too, as a no-op, so that isomorphic code links everywhere.
  */
 export declare function initSync(module: { module: WasmBytes | WasmModule } | WasmBytes | WasmModule): void;
 
