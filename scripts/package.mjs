@@ -438,6 +438,8 @@ writeFileSync(
     ) +
     "import glueInit from './context_compaction.js';\n" +
     "import { importAgain as __ccImportAgain } from './defaults.js';\n" +
+    // No import() of a computed URL here: miniflare's module locator refuses one in any module
+    // it reaches, and a Worker may import web.js (tests/durable does). count.js registers it.
     `import { initFailure } from '${errorSnippets[0]}';\n` +
     '/**\n' +
     ' * Loads and instantiates the .wasm (by default the file next to this module; or pass\n' +
@@ -482,7 +484,9 @@ writeFileSync(
     errorClass +
     "import glueInit, * as __ccGlue from './context_compaction_count.js';\n" +
     "import { countLoader } from './count-loader.js';\n" +
-    "import { importAgain as __ccImportAgain } from './defaults.js';\n" +
+    "import { importAgain as __ccImportAgain, setImportUrl as __ccSetImportUrl } from './defaults.js';\n" +
+    "// A retry of a failed lazy import fetches anew with ?retry=N (defaults.js importAgain).\n" +
+    "__ccSetImportUrl((url) => import(url));\n" +
     `import { codedError, initFailure } from '${errorSnippets[0]}';\n` +
     'const __ccCount = countLoader({\n' +
     '  glueInit,\n' +

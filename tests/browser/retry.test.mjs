@@ -56,7 +56,7 @@ async function withFirstFailed(name, files) {
   return { results, hits };
 }
 
-test("a summarizer's request half and the second module, failed once, are fetched again at the next use", async () => {
+test("a summarizer's request half and the second module, failed once, are fetched again at the next use (a page that loaded count.js)", async () => {
   const { results, hits } = await withFirstFailed('retry.html', ['anthropic-send.js', 'openai-send.js', 'langchain-send.js', 'context_compaction_extra.js']);
   assert.equal(results.failure, undefined);
   assert.deepEqual(results, {
