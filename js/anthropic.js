@@ -30,6 +30,7 @@
 // retries, the stream reader) is anthropic-send.js, loaded on a summarizer's first call.
 
 import { loadOnce, guardOptions, checkCount as checkCountWith, describe, likelyMeant, mergeHeaders as mergeHeadersWith } from './options.js';
+import { importAgain } from './defaults.js';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 const API_VERSION = '2023-06-01';
@@ -278,8 +279,8 @@ anthropicSummarizer.AnthropicApiError = AnthropicApiError;
  * again.
  */
 const loadSender = /* @__PURE__ */ loadOnce(
-  async () => {
-    const m = await import('./anthropic-send.js');
+  async (n) => {
+    const m = await importAgain(n, () => import('./anthropic-send.js'), import.meta.url, 'anthropic.js', 'anthropic-send.js');
     m.bind(AnthropicApiError, abortError);
     return m;
   },

@@ -32,7 +32,8 @@ const AHEAD_RETRY_MS = 30_000;
  * @param {(message: string, code: string) => Error & { cause?: unknown }} how.codedError
  * @param {(e: unknown, input: unknown, entry: string) => Error} how.initFailure the error of a
  *   failed init (src/bindings/js_error.js)
- * @param {() => Promise<MainEntry>} how.loadMain imports web.js
+ * @param {(failures: number) => Promise<MainEntry>} how.loadMain imports web.js; `failures`: the
+ *   imports of it that failed before (a retry imports anew: import-again.js)
  * @param {() => URL} how.firstWasm where the first module's .wasm is by default
  */
 export function countLoader({ glueInit, glueInitSync, warningState, should, setDefaults, codedError, initFailure, loadMain, firstWasm }) {
@@ -45,6 +46,7 @@ export function countLoader({ glueInit, glueInitSync, warningState, should, setD
   /** The first module compiled ahead (undefined while none is, or after it failed). @type {Promise<WebAssembly.Module | undefined> | undefined} */
   let compiled;
   let aheadFailedAt = -Infinity;
+  let mainFailures = 0;
 
   const inNode = () => typeof process !== 'undefined' && process.versions != null && process.versions.node != null;
 
@@ -78,7 +80,10 @@ export function countLoader({ glueInit, glueInitSync, warningState, should, setD
     const early = input === undefined ? compiled : undefined;
     pending ??= Promise.resolve(early)
       .then(async (module) => {
-        const m = await loadMain();
+        const m = await loadMain(mainFailures).catch((e) => {
+          mainFailures++;
+          throw e;
+        });
         await m.default(module !== undefined ? { module_or_path: module } : input);
         full = m;
         return m;

@@ -56,3 +56,45 @@ export function shareDefaults(local, env) {
   latest = { env: copy };
   for (const other of locals) if (other !== local) other(copy);
 }
+
+/**
+ * The import of a module of the package, at attempt `n` (the number of its imports that failed
+ * before). The first is the call site's static `import('./file.js')` (`load`), which bundlers
+ * see and split. A browser keeps a failed `import()` of a URL in its module map for the page's
+ * lifetime: importing the same URL again fails at once, with no request. So a retry repeats
+ * `load` (what a bundler rewrote: its chunk loader may fetch anew, as webpack's does), and when
+ * that fails where the package runs unbundled (`base`, the importer's import.meta.url, is the
+ * package's own file `self` served over http(s)), imports `file` beside it with `?retry=n`: a URL
+ * the browser has not seen, so fetched again. (A module that failed among the imported one's own
+ * imports stays failed.) In this file because every browser entry loads it. The import of the
+ * computed URL is count.js's own (`setImportUrl`): no module a Worker may load (workerd.js,
+ * web.js, the summarizers) may hold an `import()` of a computed specifier, which miniflare's
+ * module locator refuses. So a page that loaded only web.js gets the first step only (the
+ * static import repeated: a fresh fetch under webpack, the cached failure unbundled).
+ * @template T
+ * @param {number} n
+ * @param {() => Promise<T>} load
+ * @param {string} base
+ * @param {string} self the importer's file name in the package (`anthropic.js`)
+ * @param {string} file the module imported, beside it (`anthropic-send.js`)
+ * @returns {Promise<T>}
+ */
+export async function importAgain(n, load, base, self, file) {
+  try {
+    return await load();
+  } catch (e) {
+    const url = new URL(base);
+    if (!n || !importUrl || !/^https?:$/.test(url.protocol) || !url.pathname.endsWith(`/${self}`)) throw e;
+    return importUrl(new URL(`./${file}?retry=${n}`, url).href);
+  }
+}
+
+/** @type {((url: string) => Promise<any>) | undefined} */
+let importUrl;
+/**
+ * How a browser entry imports a computed URL (`(url) => import(url)`, written there).
+ * @param {(url: string) => Promise<any>} f
+ */
+export function setImportUrl(f) {
+  importUrl = f;
+}

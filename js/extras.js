@@ -16,8 +16,9 @@
 /**
  * The second module's functions for one entry.
  * @param {object} how
- * @param {(input?: unknown) => ExtraGlue | Promise<ExtraGlue>} how.load instantiates the module
- *   and returns its glue (the glue itself when `sync`, else a promise of it)
+ * @param {(input?: unknown, failures?: number) => ExtraGlue | Promise<ExtraGlue>} how.load
+ *   instantiates the module and returns its glue (the glue itself when `sync`, else a promise of
+ *   it); `failures`: the loads that failed before (a retry imports anew: import-again.js)
  * @param {boolean} how.sync whether `load` returns the glue itself
  * @param {(message: string, code: string) => Error & { cause?: unknown }} how.codedError the
  *   library's coded error (src/bindings/js_error.js)
@@ -30,6 +31,7 @@ export function extras({ load, sync, codedError, setBaseDefaults }) {
   let pending;
   /** @type {unknown} */
   let env;
+  let failures = 0;
   /** @param {ExtraGlue} g */
   const ready = (g) => {
     if (env !== undefined) g.setEnvironmentDefaults(env);
@@ -59,9 +61,10 @@ export function extras({ load, sync, codedError, setBaseDefaults }) {
     if (glue !== undefined) return Promise.resolve(glue);
     if (pending === undefined) {
       pending = Promise.resolve()
-        .then(() => load(input))
+        .then(() => load(input, failures))
         .then(ready, (e) => {
           pending = undefined; // the next use tries again
+          failures++;
           throw failed(e);
         });
     }

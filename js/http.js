@@ -152,6 +152,32 @@ export function retryAfter(h) {
 }
 
 /**
+ * Adds (`on`) or removes an abort listener on the caller's `signal`, never throwing: a signal
+ * whose methods throw (a polyfill, a wrapped signal) must not break a request or escape from a
+ * timer. Its `aborted` is read the same way (`isAborted`).
+ * @param {AbortSignal | undefined} signal
+ * @param {() => void} f
+ * @param {boolean} on
+ */
+function listenAbort(signal, f, on) {
+  try {
+    if (on) signal?.addEventListener('abort', f, { once: true });
+    else signal?.removeEventListener('abort', f);
+  } catch {
+    // not observed, or left attached (`once`; the settled promise ignores it)
+  }
+}
+/** @param {AbortSignal | undefined} signal */
+function isAborted(signal) {
+  try {
+    return !!signal?.aborted;
+  } catch {
+    return false;
+  }
+}
+
+
+/**
  * Waits `ms`, or rejects with `abortError(signal)` as soon as `signal` aborts.
  * @param {number} ms
  * @param {AbortSignal | undefined} signal
@@ -160,7 +186,7 @@ export function retryAfter(h) {
  */
 export function sleep(ms, signal, abortError) {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
+    if (isAborted(signal)) {
       reject(abortError(signal));
       return;
     }
@@ -169,10 +195,10 @@ export function sleep(ms, signal, abortError) {
       reject(abortError(signal));
     };
     const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      listenAbort(signal, onAbort, false);
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    listenAbort(signal, onAbort, true);
   });
 }
 
@@ -220,10 +246,16 @@ export function attemptControls(signal, timeoutMs, idleTimeoutMs, abortError, ti
   let stopReason = null;
   const stop = (/** @type {'user' | 'timeout' | 'idle'} */ why) => {
     if (stopReason === null) stopReason = why;
-    ctl.abort(why === 'user' ? signal?.reason : undefined);
+    let reason;
+    try {
+      reason = why === 'user' ? signal?.reason : undefined;
+    } catch {
+      // no reason
+    }
+    ctl.abort(reason);
   };
   const onUserAbort = () => stop('user');
-  signal?.addEventListener('abort', onUserAbort, { once: true });
+  listenAbort(signal, onUserAbort, true);
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let deadline;
   /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -260,12 +292,12 @@ export function attemptControls(signal, timeoutMs, idleTimeoutMs, abortError, ti
         },
       );
     });
-  if (signal?.aborted) stop('user');
+  if (isAborted(signal)) stop('user');
   /** @param {boolean} finished */
   const end = (finished) => {
     clearTimeout(deadline);
     clearTimeout(idle);
-    signal?.removeEventListener('abort', onUserAbort);
+    listenAbort(signal, onUserAbort, false);
     if (!finished && !ctl.signal.aborted) ctl.abort();
   };
   const stopped = () => stopReason !== null;
@@ -356,6 +388,12 @@ export async function fetchAttempt(o, signal, call) {
       throw o.error(`Network error calling the ${o.api}: ${describe(e)}`, { code: 'NETWORK_ERROR', retryable: true, cause: e });
     }
     bumpIdle();
+    // A custom fetch may resolve to anything: what is not a Response is the provider's
+    // INVALID_RESPONSE, never a TypeError of reading it.
+    if (response === null || typeof response !== 'object' || typeof response.status !== 'number') {
+      const what = response === null ? 'null' : typeof response === 'object' ? 'an object without a numeric status' : typeof response;
+      throw o.error(`The fetch function given for the ${o.api} resolved to ${what}, not a Response`, { code: 'INVALID_RESPONSE' });
+    }
     const headers = headersToObject(response.headers);
     const requestId = headers[o.requestIdHeader];
     if (!response.ok) {

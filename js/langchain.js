@@ -15,6 +15,7 @@
 // langchain-send.js, loaded on a summarizer's first call.
 
 import { describe, guardOptions, likelyMeant, loadOnce } from './options.js';
+import { importAgain } from './defaults.js';
 import { SummarizerError } from './summarizer-error.js';
 
 /** The options {@link langchainSummarizer} reads; any other key is a mistake. */
@@ -118,7 +119,7 @@ langchainSummarizer.SummarizerError = SummarizerError;
  * SummarizerError, and the next call tries again.
  */
 const loadSender = /* @__PURE__ */ loadOnce(
-  () => import('./langchain-send.js'),
+  (n) => importAgain(n, () => import('./langchain-send.js'), import.meta.url, 'langchain.js', 'langchain-send.js'),
   (e) =>
     new SummarizerError(`langchainSummarizer: could not load its model-calling code (langchain-send.js): ${describe(e)}`, {
       code: 'NETWORK_ERROR',

@@ -21,6 +21,7 @@
 // readers) is openai-send.js, loaded on a summarizer's first call.
 
 import { loadOnce, guardOptions, checkCount, describe, likelyMeant, mergeHeaders, readEnvironment } from './options.js';
+import { importAgain } from './defaults.js';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -242,8 +243,8 @@ openaiSummarizer.OpenAiApiError = OpenAiApiError;
  * the next call tries again.
  */
 const loadSender = /* @__PURE__ */ loadOnce(
-  async () => {
-    const m = await import('./openai-send.js');
+  async (n) => {
+    const m = await importAgain(n, () => import('./openai-send.js'), import.meta.url, 'openai.js', 'openai-send.js');
     m.bind(OpenAiApiError, rateLimitReset);
     return m;
   },

@@ -128,18 +128,21 @@ export function guardOptions(build, optionError) {
 /**
  * A module imported on first use: the returned function imports it with `load` the first time
  * and gives the same promise after. A failed load rejects with `failed(error)` (the caller's own
- * coded error) and is tried again by the next call.
+ * coded error) and is tried again by the next call; `load` gets the number of failures so far,
+ * so that a retry can import anew (import-again.js: a browser keeps a failed import).
  * @template T
- * @param {() => Promise<T>} load
+ * @param {(failures: number) => Promise<T>} load
  * @param {(error: unknown) => Error} failed
  * @returns {() => Promise<T>}
  */
 export function loadOnce(load, failed) {
   /** @type {Promise<T> | undefined} */
   let loading;
+  let failures = 0;
   return () => {
-    loading ??= load().catch((e) => {
+    loading ??= load(failures).catch((e) => {
       loading = undefined;
+      failures++;
       throw failed(e);
     });
     return loading;

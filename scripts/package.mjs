@@ -391,6 +391,11 @@ const extraExports = (load, sync, shared = false) =>
       '}\n'
     : `export const { ${EXTRA_EXPORTS.join(', ')} } = __ccX;\n`);
 const list = (ns) => `{\n  ${ns.join(',\n  ')},\n}`;
+// Every entry exports the same names (docs/package-README.md): where the module is instantiated at
+// import (node.js, node.cjs, inline.js, workerd.js), initSync is a no-op, as init is.
+const INIT_SYNC_NOOP =
+  '/** Already initialised at import: nothing to do (the browser entry initialises from bytes). */\n' +
+  'export function initSync() {}\n';
 writeFileSync(
   pkg + 'constants.js',
   header +
@@ -427,11 +432,14 @@ writeFileSync(
     errorClass +
     '// The second module: its glue and .wasm are fetched on first use (or by loadExtras(input)).\n' +
     extraExports(
-      "async (input) => {\n    const m = await import('./context_compaction_extra.js');\n    await m.default(input);\n    return m;\n  }",
+      "async (input, n) => {\n    const m = await __ccImportAgain(n, () => import('./context_compaction_extra.js'), import.meta.url, 'web.js', 'context_compaction_extra.js');\n    await m.default(input);\n    return m;\n  }",
       false,
       true,
     ) +
     "import glueInit from './context_compaction.js';\n" +
+    "import { importAgain as __ccImportAgain } from './defaults.js';\n" +
+    // No import() of a computed URL here: miniflare's module locator refuses one in any module
+    // it reaches, and a Worker may import web.js (tests/durable does). count.js registers it.
     `import { initFailure } from '${errorSnippets[0]}';\n` +
     '/**\n' +
     ' * Loads and instantiates the .wasm (by default the file next to this module; or pass\n' +
@@ -476,6 +484,9 @@ writeFileSync(
     errorClass +
     "import glueInit, * as __ccGlue from './context_compaction_count.js';\n" +
     "import { countLoader } from './count-loader.js';\n" +
+    "import { importAgain as __ccImportAgain, setImportUrl as __ccSetImportUrl } from './defaults.js';\n" +
+    "// A retry of a failed lazy import fetches anew with ?retry=N (defaults.js importAgain).\n" +
+    "__ccSetImportUrl((url) => import(url));\n" +
     `import { codedError, initFailure } from '${errorSnippets[0]}';\n` +
     'const __ccCount = countLoader({\n' +
     '  glueInit,\n' +
@@ -485,7 +496,7 @@ writeFileSync(
     '  setDefaults: __ccGlue.setEnvironmentDefaults,\n' +
     '  codedError,\n' +
     '  initFailure,\n' +
-    "  loadMain: () => import('./web.js'),\n" +
+    "  loadMain: (n) => __ccImportAgain(n, () => import('./web.js'), import.meta.url, 'count.js', 'web.js'),\n" +
     '  // Named here, next to the entry, so that bundlers emit the file (fetched only ahead).\n' +
     "  firstWasm: () => new URL('./context_compaction_bg.wasm', import.meta.url),\n" +
     '});\n' +
@@ -525,9 +536,9 @@ writeFileSync(
   pkg + 'node.js',
   header +
     "import { readFileSync } from 'node:fs';\n" +
-    "import { initSync } from './context_compaction.js';\n" +
+    "import { initSync as __ccInitSync } from './context_compaction.js';\n" +
     "import * as extraGlue from './context_compaction_extra.js';\n\n" +
-    "initSync({ module: readFileSync(new URL('./context_compaction_bg.wasm', import.meta.url)) });\n" +
+    "__ccInitSync({ module: readFileSync(new URL('./context_compaction_bg.wasm', import.meta.url)) });\n" +
     '// The second module is read and instantiated on first use.\n' +
     extraExports(
       "() => {\n    extraGlue.initSync({ module: readFileSync(new URL('./context_compaction_extra_bg.wasm', import.meta.url)) });\n    return extraGlue;\n  }",
@@ -540,7 +551,8 @@ writeFileSync(
     summarizerExports +
     errorClass +
     '/** Already initialised in Node; kept so isomorphic code can `await init()` everywhere. */\n' +
-    'export default async function init() {}\n',
+    'export default async function init() {}\n' +
+    INIT_SYNC_NOOP,
 );
 const types =
   header +
@@ -682,22 +694,29 @@ writeFileSync(
   pkg + 'inline.js',
   header +
     '// The .wasm, base64: decoded and compiled synchronously at import (no fetch, no file).\n' +
-    "import { initSync } from './context_compaction.js';\n\n" +
+    "import { initSync as __ccInitSync } from './context_compaction.js';\n\n" +
     `const wasmBase64 = '${inlineBase64}';\n` +
     'const wasmBytes =\n' +
     "  typeof Uint8Array.fromBase64 === 'function'\n" +
     '    ? Uint8Array.fromBase64(wasmBase64)\n' +
     '    : Uint8Array.from(atob(wasmBase64), (c) => c.charCodeAt(0));\n' +
-    'initSync({ module: wasmBytes });\n\n' +
+    '__ccInitSync({ module: wasmBytes });\n\n' +
     '// The second module (inline-extra.js, its .wasm inlined too) is imported on first use.\n' +
-    extraExports("async () => (await import('./inline-extra.js')).glue", false) +
+    "import { importAgain as __ccImportAgain } from './defaults.js';\n" +
+    extraExports(
+      "async (input, n) =>\n    (await __ccImportAgain(n, () => import('./inline-extra.js'), import.meta.url, 'inline.js', 'inline-extra.js')).glue",
+      false,
+    ) +
+    "// In Node (and Deno, Bun) the environment variables are defaults, read at import as node.js does.\n" +
+    "if (typeof process !== 'undefined' && process !== null && process.env != null && typeof process.env === 'object') setEnvironmentDefaults(process.env);\n\n" +
     `export ${list(nodeNames)} from './context_compaction.js';\n` +
     "export { constants } from './constants.js';\n" +
     "export { anthropicSummarizer } from './anthropic.js';\n" +
     summarizerExports +
     errorClass +
     '/** Already initialised at import; kept so isomorphic code can `await init()` everywhere. */\n' +
-    'export default async function init() {}\n',
+    'export default async function init() {}\n' +
+    INIT_SYNC_NOOP,
 );
 writeFileSync(
   pkg + 'workerd.js',
@@ -705,8 +724,8 @@ writeFileSync(
     '// Cloudflare Workers (workerd): the .wasm is imported as a compiled module (the runtime\n' +
     '// compiles no WebAssembly from bytes), then instantiated synchronously.\n' +
     "import wasmModule from './context_compaction_bg.wasm';\n" +
-    "import { initSync } from './context_compaction.js';\n\n" +
-    'initSync({ module: wasmModule });\n\n' +
+    "import { initSync as __ccInitSync } from './context_compaction.js';\n\n" +
+    '__ccInitSync({ module: wasmModule });\n\n' +
     "import extraModule from './context_compaction_extra_bg.wasm';\n" +
     "import * as extraGlue from './context_compaction_extra.js';\n" +
     '// The second module is compiled with the Worker; instantiated on first use.\n' +
@@ -717,7 +736,8 @@ writeFileSync(
     summarizerExports +
     errorClass +
     '/** Already initialised at import; kept so isomorphic code can `await init()` everywhere. */\n' +
-    'export default async function init() {}\n',
+    'export default async function init() {}\n' +
+    INIT_SYNC_NOOP,
 );
 // The JavaScript a page loads (the entries' glue, the snippets, the summarizers, the loader of
 // the second module) is shipped without whitespace and comments: issue 12 counts what a page
@@ -786,7 +806,10 @@ await esbuild({
       '  default: async function init() {},\n' +
       '  /** Already initialised at import: nothing to do. */\n' +
       '  initSync() {},\n' +
-      '};\n',
+      '};\n' +
+      "// Marked as an ES module's CommonJS form (as node.cjs is), so that TypeScript's and Babel's\n" +
+      "// `import init from 'context-compaction/count'` take `default` rather than the whole object.\n" +
+      "Object.defineProperty(module.exports, '__esModule', { value: true });\n",
   );
 }
 // TypeScript reads a `require` of the package as CommonJS: it needs CommonJS declarations
@@ -806,8 +829,14 @@ const runtimeMeta = JSON.parse(readFileSync(pkg + 'package.json', 'utf8'));
 // Now that node.cjs exists, '.' gets every runtime's condition (runtimeConditions, above).
 runtimeMeta.exports['.'] = runtimeConditions({ types: './index.d.ts', cjsTypes: './index.d.cts', workerd: './workerd.js', node: './node.js', cjs: './node.cjs', browser: './web.js' });
 runtimeMeta.exports['./inline'] = { types: './index.d.ts', default: './inline.js' };
+// TypeScript without `exports` (moduleResolution node10, `module: commonjs`) looks for the
+// declarations beside the file: inline.d.ts, the main entry's (the same names).
+writeFileSync(
+  pkg + 'inline.d.ts',
+  header + "// The declarations of `context-compaction/inline`: the main entry's.\nexport * from './index.js';\nexport { default } from './index.js';\n",
+);
 runtimeMeta.files = Array.from(
-  new Set([...runtimeMeta.files, 'inline.js', 'inline-extra.js', 'workerd.js', 'node.cjs', 'index.d.cts', ...CJS_TWINS.map((m) => `${m}.d.cts`)]),
+  new Set([...runtimeMeta.files, 'inline.js', 'inline.d.ts', 'inline-extra.js', 'workerd.js', 'node.cjs', 'index.d.cts', ...CJS_TWINS.map((m) => `${m}.d.cts`)]),
 );
 runtimeMeta.sideEffects = Array.from(
   new Set([...runtimeMeta.sideEffects, './inline.js', './inline-extra.js', './workerd.js', './node.cjs']),

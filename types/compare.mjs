@@ -71,7 +71,11 @@ function surface(file, text) {
       const members = new Map();
       for (const m of st.members) {
         if (ts.isConstructorDeclaration(m)) members.set('constructor', signature(m, sf, typeParams(m, sf, outer)));
-        else if (ts.isMethodDeclaration(m)) members.set(m.name.getText(sf), signature(m, sf, typeParams(m, sf, outer)));
+        // Overloads: the first one is compared (the general form; later ones are narrower
+        // helps for inference, e.g. Compactor.restore's form for Message).
+        else if (ts.isMethodDeclaration(m)) {
+          if (!members.has(m.name.getText(sf))) members.set(m.name.getText(sf), signature(m, sf, typeParams(m, sf, outer)));
+        }
         else if (ts.isPropertyDeclaration(m) || ts.isGetAccessorDeclaration(m)) {
           const readonly = ts.isGetAccessorDeclaration(m) || !!m.modifiers?.some((x) => x.kind === ts.SyntaxKind.ReadonlyKeyword);
           members.set(m.name.getText(sf), { property: `${readonly ? 'readonly ' : ''}${erased(m.type, sf, outer)}` });

@@ -789,7 +789,11 @@ export type ErrorCode =
    * calls pending in it and the objects created in it (a {@link Compactor}, an
    * `offlineSummarizer()` function) fail with this code; later calls work on the fresh instance.
    */
-  | 'INSTANCE_RESET';
+  | 'INSTANCE_RESET'
+  /** An agent loop (`runToolLoop`, `runChatToolLoop`) still called tools after `maxSteps` requests. */
+  | 'MAX_STEPS_EXCEEDED'
+  /** A provider's reply an agent loop cannot use (a Chat Completions answer without `choices[0].message`). */
+  | 'INVALID_RESPONSE';
 
 /**
  * Every {@link ErrorCode}, read from the library at run time (a new array each call).
@@ -1882,8 +1886,9 @@ export default function init(
 ): Promise<void>;
 
 /**
- * Browser/bundler entry only (the Node entry does not export it): initialises synchronously
- * from the module's bytes or a compiled `WebAssembly.Module`.
+ * Browser/bundler entry: initialises synchronously from the module's bytes or a compiled
+ * `WebAssembly.Module`. The entries that instantiate the module at import (Node, `/inline`,
+ * Workers) export it too, as a no-op, so that isomorphic code links everywhere.
  */
 export declare function initSync(module: { module: WasmBytes | WasmModule } | WasmBytes | WasmModule): void;
 
@@ -2679,6 +2684,17 @@ export declare class Compactor<M extends MessageInput = Message> {
     messages: readonly (M | PostCompactMessage<M>)[],
     options: Omit<CompactorOptions<M>, 'messages'>,
   ): Compactor<M>;
+  /**
+   * The same, for the messages of a `Compactor` of {@link Message} (the default: `new
+   * Compactor(options)` without `messages`) or of transcript lines: their
+   * {@link Compactor.messages} mix the message types a compaction adds with yours, which the
+   * form above cannot always tell apart.
+   */
+  static restore(
+    snapshot: CompactorSnapshot | string,
+    messages: readonly PostCompactMessage<Message>[],
+    options: Omit<CompactorOptions<Message>, 'messages'>,
+  ): Compactor<Message>;
   /** Releases the WASM memory of this object (it is unusable afterwards). */
   free(): void;
 }

@@ -406,8 +406,23 @@ pub fn group_messages_by_api_round(
 #[wasm_bindgen(js_name = parseContextOverflowError, unchecked_return_type = "ContextOverflow | null")]
 pub fn parse_context_overflow_error(
     #[wasm_bindgen(unchecked_param_type = "unknown")] error: JsValue,
-    status: Option<f64>,
+    #[wasm_bindgen(unchecked_optional_param_type = "number | null")] status: JsValue,
 ) -> JsResult<JsValue> {
+    // Read as the JS value it is: a number, or nothing; anything else (a string, a BigInt, a
+    // Symbol, an object whose valueOf throws) is refused here, never converted.
+    let status = if status.is_undefined() || status.is_null() {
+        None
+    } else {
+        match status.as_f64() {
+            Some(s) => Some(s),
+            None => {
+                return Err(js_error(Error::invalid_argument(format!(
+                    "parseContextOverflowError: status must be a number (an HTTP status such as 413), got a {}",
+                    status.js_typeof().as_string().unwrap_or_default()
+                ))))
+            }
+        }
+    };
     let (text, found) = options::error_text(&error);
     let status = status.map(|s| s as u16).or(found);
     match ptl::parse_context_overflow_error(&text, status) {

@@ -3,8 +3,38 @@
 // back as a Promise, and so that the caller's AbortSignal interrupts every wait at once even
 // when a callback ignores it. No decisions are made here.
 
+// The caller's signal is the caller's object: what its methods or getters throw (a polyfill, a
+// wrapped signal) must never escape into the library's promises, where it would leave one
+// unsettled and surface as an unhandled rejection. Every use of it goes through these.
+function aborted(signal) {
+  try {
+    return !!(signal && signal.aborted);
+  } catch {
+    return false;
+  }
+}
+function listen(signal, f) {
+  try {
+    if (signal) signal.addEventListener('abort', f, { once: true });
+  } catch {
+    // not observed: the awaits still check `aborted`
+  }
+}
+function unlisten(signal, f) {
+  try {
+    if (signal) signal.removeEventListener('abort', f);
+  } catch {
+    // left attached: `once`, and a settled promise ignores it
+  }
+}
+
 function abortError(signal) {
-  const reason = signal && signal.reason;
+  let reason;
+  try {
+    reason = signal && signal.reason;
+  } catch {
+    // no reason: the library's own AbortError
+  }
   if (reason instanceof Error) return reason;
   const e = new Error('The operation was aborted');
   e.name = 'AbortError';
@@ -23,7 +53,7 @@ function timeoutError(ms, what) {
 // Promise of `f(...args)`, rejected as soon as `signal` aborts or, with `timeoutMs` > 0,
 // when the callback has not settled by then (`what` names it: "The summarizer", …).
 export function callAbortable(f, thisArg, args, signal, timeoutMs, what) {
-  if (signal && signal.aborted) return Promise.reject(abortError(signal));
+  if (aborted(signal)) return Promise.reject(abortError(signal));
   let result;
   try {
     result = Promise.resolve(f.apply(thisArg, args));
@@ -34,11 +64,11 @@ export function callAbortable(f, thisArg, args, signal, timeoutMs, what) {
   return new Promise((resolve, reject) => {
     let timer = null;
     const done = () => {
-      if (signal) signal.removeEventListener('abort', onAbort);
+      unlisten(signal, onAbort);
       if (timer !== null) clearTimeout(timer);
     };
     const onAbort = () => { done(); reject(abortError(signal)); };
-    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+    listen(signal, onAbort);
     if (timeoutMs > 0) timer = setTimeout(() => { done(); reject(timeoutError(timeoutMs, what)); }, timeoutMs);
     result.then(
       (v) => { done(); resolve(v); },
@@ -50,13 +80,13 @@ export function callAbortable(f, thisArg, args, signal, timeoutMs, what) {
 // A Promise resolved after `ms`, rejected at once when `signal` aborts.
 export function sleepAbortable(ms, signal) {
   return new Promise((resolve, reject) => {
-    if (signal && signal.aborted) return reject(abortError(signal));
+    if (aborted(signal)) return reject(abortError(signal));
     const timer = setTimeout(() => {
-      if (signal) signal.removeEventListener('abort', onAbort);
+      unlisten(signal, onAbort);
       resolve();
     }, ms);
     const onAbort = () => { clearTimeout(timer); reject(abortError(signal)); };
-    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+    listen(signal, onAbort);
   });
 }
 
@@ -87,7 +117,7 @@ export function nowMs() {
 }
 
 export function isAborted(signal) {
-  return !!(signal && signal.aborted);
+  return aborted(signal);
 }
 
 // Calls `f(event)` and swallows what it throws: progress reporting never breaks compaction.
@@ -143,10 +173,10 @@ export function clearState(v) {
 // `parent` once the summary has settled (a long-lived parent keeps no listener per summary).
 export function linkedAbort(parent) {
   const c = new AbortController();
-  const onParent = () => c.abort(parent.reason);
+  const onParent = () => c.abort(abortError(parent));
   if (parent) {
-    if (parent.aborted) c.abort(parent.reason);
-    else parent.addEventListener('abort', onParent, { once: true });
+    if (aborted(parent)) c.abort(abortError(parent));
+    else listen(parent, onParent);
   }
   return {
     signal: c.signal,
@@ -159,7 +189,7 @@ export function linkedAbort(parent) {
       });
     },
     release() {
-      if (parent) parent.removeEventListener('abort', onParent);
+      unlisten(parent, onParent);
     },
   };
 }

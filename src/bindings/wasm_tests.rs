@@ -448,7 +448,8 @@ fn ptl_retry_with_anthropic_400() {
     Reflect::set(&sdk_error, &"status".into(), &400.into()).unwrap();
     Reflect::set(&sdk_error, &"error".into(), &body).unwrap();
 
-    let overflow = parse_context_overflow_error(sdk_error.clone().into(), None).unwrap();
+    let overflow =
+        parse_context_overflow_error(sdk_error.clone().into(), JsValue::UNDEFINED).unwrap();
     assert_eq!(num(&overflow, "gap"), 13_462.0);
 
     let out = truncate_head_for_ptl_retry(messages.clone(), sdk_error.into(), JsValue::UNDEFINED)

@@ -83,12 +83,18 @@ pub enum ErrorCode {
     /// function) fail with this code; later calls run on the fresh instance (raised by the
     /// package's JS glue, listed here with every other code).
     InstanceReset,
+    /// An agent loop (`runToolLoop`, `runChatToolLoop`) still called tools after its
+    /// `maxSteps` requests (raised by the agent helpers' JS, listed here with every other code).
+    MaxStepsExceeded,
+    /// A provider's reply an agent loop cannot use (a Chat Completions answer without
+    /// `choices[0].message`; raised by the agent helpers' JS, listed here with every other code).
+    InvalidResponse,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (exported to JS as `errorCodes()`; the type check
     /// compares it with the TS `ErrorCode` union).
-    pub const ALL: [ErrorCode; 28] = [
+    pub const ALL: [ErrorCode; 30] = [
         ErrorCode::InvalidArgument,
         ErrorCode::InvalidMessage,
         ErrorCode::InvalidTokenCount,
@@ -117,6 +123,8 @@ impl ErrorCode {
         ErrorCode::NotInitialized,
         ErrorCode::InstanceReset,
         ErrorCode::PreemptiveNotApplicable,
+        ErrorCode::MaxStepsExceeded,
+        ErrorCode::InvalidResponse,
     ];
 
     /// The stable string used as the JS `error.code`.
@@ -150,6 +158,8 @@ impl ErrorCode {
             ErrorCode::SnapshotMismatch => "SNAPSHOT_MISMATCH",
             ErrorCode::NotInitialized => "NOT_INITIALIZED",
             ErrorCode::InstanceReset => "INSTANCE_RESET",
+            ErrorCode::MaxStepsExceeded => "MAX_STEPS_EXCEEDED",
+            ErrorCode::InvalidResponse => "INVALID_RESPONSE",
         }
     }
 }
@@ -360,6 +370,8 @@ mod tests {
                 ErrorCode::NotInitialized => 25,
                 ErrorCode::InstanceReset => 26,
                 ErrorCode::PreemptiveNotApplicable => 27,
+                ErrorCode::MaxStepsExceeded => 28,
+                ErrorCode::InvalidResponse => 29,
             }
         }
         for (i, c) in ErrorCode::ALL.iter().enumerate() {

@@ -775,7 +775,8 @@ test('the request half loads on the first call; a failed load is a retryable NET
     const dir = mkdtempSync(join(tmpdir(), 'cc-send-'));
     try {
       // The factory with only what it imports itself: a page loads these and no more.
-      for (const f of [c.front, 'options.js', 'summarizer-error.js']) copyFileSync(join(JS, f), join(dir, f));
+      // (defaults.js: importAgain, which a retry of the request half goes through.)
+      for (const f of [c.front, 'options.js', 'summarizer-error.js', 'defaults.js']) copyFileSync(join(JS, f), join(dir, f));
       const m = await import(pathToFileURL(join(dir, c.front)).href);
       let fetches = 0;
       const fetch = async () => {

@@ -93,7 +93,7 @@ test('errors from each entry are coded Errors of that entry\'s ContextCompaction
 test('workerd.js imports the .wasm as a module and instantiates it synchronously', () => {
   const source = readFileSync(PKG + 'workerd.js', 'utf8');
   assert.match(source, /^import wasmModule from '\.\/context_compaction_bg\.wasm';$/m);
-  assert.match(source, /^initSync\(\{ module: wasmModule \}\);$/m);
+  assert.match(source, /^__ccInitSync\(\{ module: wasmModule \}\);$/m);
   assert.doesNotMatch(source, /fetch|readFileSync|atob/);
 });
 
@@ -106,5 +106,85 @@ test('the CommonJS declarations are the ES ones with imports of the plain-JS mod
     const cjs = readFileSync(PKG + `${name}.d.cts`, 'utf8');
     assert.equal(cjs, toCjs(esm), name);
     for (const m of twins) assert.ok(!cjs.includes(`from './${m}.js'`), `${name}.d.cts imports ./${m}.js`);
+  }
+});
+
+test('every entry exports the same names as the browser entry, initSync included (a no-op where the module is ready at import)', async () => {
+  const web = await import(PKG + 'web.js');
+  const names = (m) => Object.keys(m).filter((n) => n !== '__esModule' && n !== 'module.exports').sort();
+  const entries = { 'node.js': await import(PKG + 'node.js'), 'node.cjs': require(PKG + 'node.cjs'), 'inline.js': await import(PKG + 'inline.js') };
+  for (const [file, lib] of Object.entries(entries)) {
+    assert.deepEqual(names(lib), names(web), file);
+    assert.equal(typeof lib.initSync, 'function', file);
+    assert.equal(lib.initSync(), undefined, file);
+    assert.ok(lib.tokenCountWithEstimation(messages) > 500, `${file} still works after initSync()`);
+  }
+  // workerd.js imports the .wasm as a module (Node cannot): its source declares initSync.
+  assert.match(readFileSync(PKG + 'workerd.js', 'utf8'), /^export function initSync\(\) \{\}$/m);
+});
+
+test("count-node.cjs is marked __esModule, as node.cjs is: TypeScript's and Babel's default import of it is init", () => {
+  for (const file of ['count-node.cjs', 'node.cjs']) {
+    const mod = require(PKG + file);
+    assert.equal(mod.__esModule, true, file);
+    // What tsc's `__importDefault` (esModuleInterop) and Babel's interop do with it.
+    const interop = mod && mod.__esModule ? mod : { default: mod };
+    assert.equal(typeof interop.default, 'function', file);
+    assert.equal(interop.default.name, 'init', file);
+  }
+});
+
+test("/inline in Node reads the environment variables at import, as the main Node entry does", async () => {
+  const { spawnSync } = await import('node:child_process');
+  const code = (entry) =>
+    `const m = await import(${JSON.stringify(PKG + entry)}); console.log(JSON.stringify([m.isAutoCompactEnabled(), m.getAutoCompactThreshold('claude-sonnet-4-5')]));`;
+  const run = (entry, env) => {
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code(entry)], { encoding: 'utf8', env: { ...process.env, ...env } });
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout);
+  };
+  const clean = { DISABLE_COMPACT: '', DISABLE_AUTO_COMPACT: '', CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: '', CLAUDE_CODE_AUTO_COMPACT_WINDOW: '' };
+  const base = run('inline.js', clean);
+  assert.equal(base[0], true);
+  for (const env of [{ DISABLE_AUTO_COMPACT: '1' }, { CLAUDE_CODE_AUTO_COMPACT_WINDOW: '100000' }, { CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: '50' }]) {
+    const inline = run('inline.js', { ...clean, ...env });
+    assert.deepEqual(inline, run('node.js', { ...clean, ...env }), JSON.stringify(env));
+    assert.notDeepEqual(inline, base, `${JSON.stringify(env)} changes nothing in /inline`);
+  }
+});
+
+test('TypeScript with `module: commonjs` (node10 resolution, no exports map) finds the declarations of every subpath, /inline included', async () => {
+  const ts = (await import('typescript')).default;
+  const { mkdtempSync, mkdirSync, symlinkSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'cc-node10-'));
+  try {
+    mkdirSync(join(dir, 'node_modules'));
+    symlinkSync(PKG, join(dir, 'node_modules', 'context-compaction'), 'dir');
+    const file = join(dir, 'index.ts');
+    writeFileSync(
+      file,
+      "import init, { tokenCountWithEstimation } from 'context-compaction/inline';\n" +
+        "import { Compactor } from 'context-compaction';\n" +
+        "const n: number = tokenCountWithEstimation([{ role: 'user', content: 'hi' }]);\n" +
+        'const p: Promise<void> = init();\n' +
+        "export { n, p, Compactor };\n",
+    );
+    const program = ts.createProgram([file], {
+      module: ts.ModuleKind.CommonJS,
+      moduleResolution: ts.ModuleResolutionKind.Node10,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      noEmit: true,
+      esModuleInterop: true,
+      skipLibCheck: true,
+      types: [],
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+    });
+    const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    assert.deepEqual(problems, []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -209,6 +209,8 @@ function calls(rng) {
     buildPostCompactMessages: () => [arg({ boundaryMarker: { type: 'system' }, summaryMessages: [] })],
     offlineSummarizer: () => [opt()],
     loadExtras: () => [opt()],
+    // A no-op in Node (the module is ready at import), exported so that every entry links the same names.
+    initSync: () => [opt()],
     setEnvironmentDefaults: () => [opt()],
     simulateSession: () => [arg('{"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1"}\n'), opt({ policies: [rng.pick(['claude-code', 'none'])] })],
     getConstants: () => [],

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cc from '../../pkg/node.js';
-import { SONNET, summaryResponse } from './helpers/support.mjs';
+import { SONNET, runIsolated, summaryResponse } from './helpers/support.mjs';
 
 const deep = (n) => {
   let v = { end: true };
@@ -725,4 +725,57 @@ test('the kept messages are those the array held when the compaction was called,
   const last = reversed[38];
   const r2 = await cc.compactConversation(reversed, { model: SONNET, summarize: async () => { reversed.reverse(); return '<summary>s</summary>'; } }, { keepLastUserMessage: true });
   assert.deepEqual(r2.messagesToKeep, [last]);
+});
+
+test("a signal whose methods throw never leaves a compaction unsettled nor escapes as an unhandled rejection (bindings and the summarizers' waits)", () => {
+  const r = runIsolated(`
+    const out = {};
+    process.on('unhandledRejection', (e) => { out.unhandled = String(e?.message ?? e); });
+    process.on('uncaughtException', (e) => { out.uncaught = String(e?.message ?? e); });
+    const msgs = [];
+    for (let i = 0; i < 10; i++) msgs.push({ role: 'user', content: 'q' + i + ' ' + 'x'.repeat(2000) }, { role: 'assistant', content: 'a' + i });
+    const hostile = (which) => {
+      const s = { aborted: false, addEventListener() {}, removeEventListener() {} };
+      s[which] = () => { throw new Error(which + ' failed'); };
+      return s;
+    };
+    const settle = (p) => Promise.race([p.then(() => 'resolved', (e) => 'rejected ' + e.code), new Promise((ok) => setTimeout(() => ok('unsettled'), 5000).unref())]);
+    for (const which of ['removeEventListener', 'addEventListener']) {
+      out[which] = await settle(cc.compactConversation(msgs, { model: '${SONNET}', signal: hostile(which), summarize: async () => '<summary>s</summary>' }));
+      // The Anthropic summarizer receives the same signal: a 529 then an answer, with a wait between.
+      let calls = 0;
+      const fetch = async () => (++calls === 1
+        ? new Response(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }), { status: 529, headers: { 'retry-after-ms': '5' } })
+        : new Response(JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'x', stop_reason: 'end_turn', content: [{ type: 'text', text: '<summary>via fetch</summary>' }], usage: { input_tokens: 1, output_tokens: 1 } }), { headers: { 'content-type': 'application/json' } }));
+      const summarize = cc.anthropicSummarizer({ apiKey: 'k', stream: false, fetch, maxRetries: 1 });
+      out[which + ' anthropic'] = await settle(cc.compactConversation(msgs, { model: '${SONNET}', signal: hostile(which), summarize }));
+    }
+    await new Promise((ok) => setTimeout(ok, 50));
+    return out;
+  `);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.value, {
+    removeEventListener: 'resolved',
+    'removeEventListener anthropic': 'resolved',
+    addEventListener: 'resolved',
+    'addEventListener anthropic': 'resolved',
+  });
+});
+
+test("a custom fetch resolving to what is not a Response is the summarizer's own INVALID_RESPONSE error (Anthropic, OpenAI), never a raw TypeError", async () => {
+  const request = { model: SONNET, system: 's', max_tokens: 100, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] };
+  for (const bad of [null, undefined, {}, 'text', 42]) {
+    for (const [make, cls] of [
+      [cc.anthropicSummarizer, cc.anthropicSummarizer.AnthropicApiError],
+      [(o) => cc.openaiSummarizer({ ...o, model: 'gpt-4.1-mini' }), cc.openaiSummarizer.OpenAiApiError],
+    ]) {
+      const summarize = make({ apiKey: 'sk-test', fetch: async () => bad, maxRetries: 0 });
+      await assert.rejects(summarize(request, {}), (e) => {
+        assert.ok(e instanceof cls, `${cls.name} for ${String(bad)}: got ${e?.constructor?.name}: ${e?.message}`);
+        assert.equal(e.code, 'INVALID_RESPONSE');
+        assert.match(e.message, /not a Response/);
+        return true;
+      });
+    }
+  }
 });

@@ -289,6 +289,25 @@ Compactor.restore(snap, chat.messages, { model });
 Compactor.restore(snap, chat.messages, { model, messages: chat.messages });
 // @ts-expect-error a snapshot is not any object
 Compactor.restore({ v: 1 }, chat.messages, { model });
+// The README's flow: a Compactor of the default message type (no `messages` given), its
+// messages and snapshot kept as objects, restored with the same options.
+{
+  const options = { model, summarize };
+  const first = new Compactor(options);
+  first.push({ role: 'user', content: 'Where is the config read?' });
+  const store = new Map<string, { messages: Compactor['messages']; snapshot: ReturnType<Compactor['snapshot']> }>();
+  store.set('chat', { messages: first.messages, snapshot: first.snapshot() });
+  const { messages, snapshot } = store.get('chat')!;
+  const restored = Compactor.restore(snapshot, messages, options);
+  expectType<Equal<typeof restored, Compactor<Message>>>();
+  expectType<Equal<typeof first, Compactor<Message>>>();
+  // A Compactor of transcript lines restores as one of Message (transcript lines are Messages).
+  const lines = new Compactor({ model, messages: parseTranscript('') });
+  const restoredLines = Compactor.restore(lines.snapshot(), lines.messages, { model });
+  restoredLines.push(parseTranscript('')[0]!);
+  // @ts-expect-error still not any array
+  Compactor.restore(snapshot, [1, 2], options);
+}
 
 // ---- Progress events ------------------------------------------------------------------------
 
