@@ -28,15 +28,6 @@ use std::collections::VecDeque;
 pub const MAX_OBSERVATIONS: usize = 64;
 /// Of those, the latest kept whatever their estimates.
 pub const KEEP_LATEST: usize = 32;
-/// With too little spread for a line, the smallest observation still gives the overhead when
-/// the messages explain at most this share of its real size (a session's first request: a few
-/// dozen tokens of messages in 26K): the ratio, unknown, then moves it little.
-pub const OVERHEAD_ALONE_SHARE: f64 = 0.25;
-/// An overhead read that way is believed up to this many tokens (system prompts and tool
-/// definitions of real agents run 20–80K); past it, what the estimate missed is more likely
-/// content than overhead, and a count after a compaction that kept it would stay near the
-/// threshold.
-pub const MAX_OVERHEAD_ALONE: f64 = 100_000.0;
 /// The ratio the fit may give, at least: real tokens run above chars/4 for code and JSON,
 /// rarely far below it.
 pub const MIN_RATIO: f64 = 0.75;
@@ -137,38 +128,13 @@ impl Calibration {
     /// [`MIN_RATIO`]..=[`MAX_RATIO`] (the overhead then refitted for that ratio) and the
     /// overhead never negative.
     ///
-    /// While the observations cannot separate the overhead from the ratio — fewer than two,
-    /// or estimates that barely differ — the ratio is taken as 1 and the overhead read from
-    /// the smallest observation, when its messages explain at most [`OVERHEAD_ALONE_SHARE`]
-    /// of it and the rest is at most [`MAX_OVERHEAD_ALONE`] (a short session's first
-    /// requests: without this, the count after its compaction left out the system prompt and
-    /// tools, 1,277 tokens for a real 26,800). `None`
-    /// otherwise (one observation of a long conversation would put its whole underestimate
-    /// into the overhead, and a count right after a compaction would keep it), and when the
-    /// observations scatter more than [`MAX_SCATTER`] around the line.
+    /// `None` while the observations cannot separate the overhead from the ratio — fewer than
+    /// two, or estimates that barely differ (a single observation would put the whole
+    /// conversation's underestimate into the overhead, and a count right after a compaction
+    /// would keep it; with a low threshold that overhead alone can be past it, and the
+    /// conversation would be compacted again at once) — and when they scatter more than
+    /// [`MAX_SCATTER`] around the line.
     pub fn fit(&self) -> Option<Fit> {
-        let n = self.seen.len();
-        // One observation's overhead alone (OVERHEAD_ALONE_SHARE) is not used yet: a short
-        // session whose overhead is past a low threshold compacted again at once.
-        let _ = n;
-        self.line()
-    }
-
-    /// The standard deviation of the estimates observed.
-    #[allow(dead_code)]
-    fn spread(&self) -> f64 {
-        let nf = self.seen.len() as f64;
-        let mx = self.seen.iter().map(|o| o.estimated as f64).sum::<f64>() / nf;
-        let sxx: f64 = self
-            .seen
-            .iter()
-            .map(|o| (o.estimated as f64 - mx).powi(2))
-            .sum();
-        (sxx / nf).sqrt()
-    }
-
-    /// The least-squares line of [`Calibration::fit`], when the observations make one.
-    fn line(&self) -> Option<Fit> {
         let n = self.seen.len();
         if n < 2 {
             return None;
