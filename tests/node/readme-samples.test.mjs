@@ -161,17 +161,20 @@ for (const s of samples) {
   });
 }
 
-test("README.md's esbuild recipe (--loader:.wasm=file), bundled by esbuild, emits both .wasm files and gives the second one's URL to loadExtras", async () => {
-  const recipe = samples.find((s) => s.file === 'README.md' && s.code.includes('--loader:.wasm=file'));
-  assert.ok(recipe, 'README.md has no esbuild recipe with --loader:.wasm=file');
-  assert.match(recipe.code, /import (\w+) from 'context-compaction\/context_compaction_extra_bg\.wasm'/);
-  const extraName = /import (\w+) from 'context-compaction\/context_compaction_extra_bg\.wasm'/.exec(recipe.code)[1];
-  assert.match(recipe.code, new RegExp(`loadExtras\\(\\{ module_or_path: new URL\\(${extraName}, import\\.meta\\.url\\) \\}\\)`));
-  const { build } = await import('esbuild');
-  const app = join(dir, 'esbuild-recipe.mjs');
-  writeFileSync(app, `const messages = [{ role: 'user', content: 'hello' }];\n${recipe.code}\n`);
-  const outdir = join(dir, 'esbuild-recipe-out');
-  await build({ entryPoints: [app], bundle: true, format: 'esm', splitting: true, platform: 'browser', loader: { '.wasm': 'file' }, outdir, logLevel: 'error' });
-  const wasm = readdirSync(outdir).filter((f) => f.endsWith('.wasm')).sort();
-  assert.deepEqual(wasm.map((f) => f.replace(/-[A-Z0-9]+\.wasm$/, '.wasm')), ['context_compaction_bg.wasm', 'context_compaction_extra_bg.wasm']);
-});
+for (const readme of READMES) {
+  test(`${readme}'s esbuild recipe (--loader:.wasm=file), bundled by esbuild, emits both .wasm files and gives the second one's URL to loadExtras`, async () => {
+    const recipe = samples.find((s) => s.file === readme && s.code.includes('--loader:.wasm=file'));
+    assert.ok(recipe, `${readme} has no esbuild recipe with --loader:.wasm=file`);
+    assert.match(recipe.code, /import (\w+) from 'context-compaction\/context_compaction_extra_bg\.wasm'/);
+    const extraName = /import (\w+) from 'context-compaction\/context_compaction_extra_bg\.wasm'/.exec(recipe.code)[1];
+    assert.match(recipe.code, new RegExp(`loadExtras\\(\\{ module_or_path: new URL\\(${extraName}, import\\.meta\\.url\\) \\}\\)`));
+    const { build } = await import('esbuild');
+    const stem = readme.replace(/\W+/g, '-');
+    const app = join(dir, `esbuild-recipe-${stem}.mjs`);
+    writeFileSync(app, `const messages = [{ role: 'user', content: 'hello' }];\n${recipe.code}\n`);
+    const outdir = join(dir, `esbuild-recipe-out-${stem}`);
+    await build({ entryPoints: [app], bundle: true, format: 'esm', splitting: true, platform: 'browser', loader: { '.wasm': 'file' }, outdir, logLevel: 'error' });
+    const wasm = readdirSync(outdir).filter((f) => f.endsWith('.wasm')).sort();
+    assert.deepEqual(wasm.map((f) => f.replace(/-[A-Z0-9]+\.wasm$/, '.wasm')), ['context_compaction_bg.wasm', 'context_compaction_extra_bg.wasm']);
+  });
+}
