@@ -60,14 +60,8 @@ test('LangChain dicts keyed by type ({type: human | ai | tool | system}) are Lan
     { type: 'ai', content: 'done' },
     { type: 'human', content: 'thanks' },
   ];
-  const plain = [
-    { role: 'system', content: 'Be brief.' },
-    { role: 'user', content: 'read a.ts' },
-    { role: 'assistant', content: '', tool_calls: [{ id: 'c1', name: 'read_file', args: { path: 'a.ts' } }] },
-    { role: 'tool', tool_call_id: 'c1', content: lines(300, 'fileA') },
-    { role: 'assistant', content: 'done' },
-    { role: 'user', content: 'thanks' },
-  ];
+  // The same messages as {role} dicts (human → user, ai → assistant, the other types as roles).
+  const plain = typed.map(({ type, ...rest }) => ({ role: { human: 'user', ai: 'assistant' }[type] ?? type, ...rest }));
   const n = cc.tokenCountWithEstimation(typed);
   assert.ok(n > 2000, `counted ${n}`);
   assert.equal(n, cc.tokenCountWithEstimation(plain));
