@@ -809,8 +809,8 @@ fn the_count_after_a_compaction_is_learned_from_the_usage_seen() {
 }
 
 /// Before any usage there is nothing to learn: the estimate, plus the system prompt and tools
-/// when given. One usage cannot tell the overhead from the ratio; a few, as the conversation
-/// grows, can.
+/// when given. One usage of a first request gives the overhead alone; a few, as the
+/// conversation grows, give the line.
 #[test]
 fn the_usage_of_a_growing_conversation_teaches_the_overhead() {
     let mut s = session(Config::default());
@@ -825,10 +825,15 @@ fn the_usage_of_a_growing_conversation_teaches_the_overhead() {
     assert_eq!(s.token_count(), alone + 10_000);
     push(&mut s, &msgs[1..3]);
     assert_eq!(s.calibration().observations().len(), 1);
+    // One observation cannot tell the overhead from the ratio; but its messages are a small
+    // part of it (a first request), so the rest is taken as the overhead, at ratio 1.
     assert_eq!(
         s.calibration().fit(),
-        None,
-        "one observation teaches nothing yet"
+        Some(context_compaction::measure::calibration::Fit {
+            overhead: 26_000.0,
+            ratio: 1.0,
+            observations: 1
+        }),
     );
     push(&mut s, &msgs[3..]);
     let fit = s.calibration().fit().unwrap();
@@ -836,5 +841,58 @@ fn the_usage_of_a_growing_conversation_teaches_the_overhead() {
     assert!(
         (fit.ratio - 1.0).abs() < 0.01 && (fit.overhead - 26_000.0).abs() < 50.0,
         "{fit:?}"
+    );
+}
+
+/// A short session whose overhead (system prompt and tools, taught by its first request's
+/// usage) is itself past a low threshold: the real usage makes it due and it compacts once;
+/// right after, the count is that overhead and the summary, still past the threshold, and no
+/// second compaction is attempted (it could not get below); the next response's usage makes
+/// it due again. Under a threshold above the overhead the count after is below it.
+#[test]
+fn no_compaction_again_when_the_overhead_alone_is_past_the_threshold() {
+    // Threshold 9,000 (low()), overhead 26,000 learned from one first request.
+    let msgs = rounds_with_usage(1, 400, 26_000, 1.0);
+    let mut s = session(low());
+    push(&mut s, &msgs);
+    assert!(s.token_count() > 26_000, "{}", s.token_count());
+    let env = summary_of("nothing much", "end_turn");
+    let out = maybe_auto_compact(&mut s, &env);
+    assert!(out.was_compacted, "{out:?}");
+    assert_eq!(env.calls(), 1);
+    assert!(s.token_count() > 26_000, "{}", s.token_count());
+    let again = maybe_auto_compact(&mut s, &env);
+    assert_eq!(again.skipped, Some(SkipReason::OverheadAboveThreshold));
+    assert!(!again.was_compacted);
+    assert_eq!(env.calls(), 1, "the summarizer is not called again");
+    // A response reports usage: the count is real again, and due.
+    let mut next = rounds_with_usage(1, 400, 26_000, 1.0);
+    next[1] = {
+        let mut v = next[1].to_value();
+        v["usage"] = json!({"input_tokens": 26_500, "output_tokens": 30});
+        Message::from_value(v, "test").unwrap()
+    };
+    push(&mut s, &next[..2]);
+    assert!(s.check_auto_compact(&Default::default()).is_none(), "due");
+
+    // Threshold 27,000 (15 % of Opus's 180,000): a bigger conversation with the same overhead
+    // is due; after the compaction the count (the overhead and the summary) is below it.
+    let config = Config {
+        auto_compact_pct_override: Some(15.0),
+        ..Default::default()
+    };
+    let mut s = session(config);
+    push(&mut s, &rounds_with_usage(1, 12_000, 26_000, 1.0));
+    assert!(s.token_count() >= 27_000, "{}", s.token_count());
+    let out = maybe_auto_compact(&mut s, &env);
+    assert!(out.was_compacted, "{out:?}");
+    let after = s.token_count();
+    assert!(
+        (26_000..27_000).contains(&after),
+        "the overhead and the summary: {after}"
+    );
+    assert_eq!(
+        s.check_auto_compact(&Default::default()).unwrap().skipped,
+        Some(SkipReason::BelowThreshold)
     );
 }

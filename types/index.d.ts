@@ -1743,7 +1743,14 @@ export type AutoCompactSkipReason =
   /** ({@link Compactor} only) a compaction is already running. */
   | 'compacting'
   /** ({@link Compactor} only) paused after three rapid refills in a row (`error.code` `THRASHING`). */
-  | 'thrashing';
+  | 'thrashing'
+  /**
+   * No response reported usage since the last compaction, and what every request sends besides
+   * the messages (the overhead learned from the usage seen before it, `calibration.overhead`)
+   * is itself at or above the threshold: compacting again could not bring the context below it.
+   * The next response's usage decides again.
+   */
+  | 'overheadAboveThreshold';
 
 /** What {@link Compactor.maybeAutoCompact} resolves to: the outcome, and what the summary written ahead did. */
 export type CompactorAutoCompactOutcome<M = Message> = AutoCompactOutcome<M> & {

@@ -51,6 +51,11 @@ pub enum SkipReason {
     Compacting,
     /// (a session only) paused after three rapid refills in a row (`"thrashing"`).
     Thrashing,
+    /// No response reported usage since the last compaction, and what every request sends
+    /// besides the messages (the overhead learned from the usage seen before it) is itself at
+    /// or above the threshold: compacting again cannot bring the context below it
+    /// (`"overheadAboveThreshold"`, see [`is_futile`]).
+    OverheadAboveThreshold,
 }
 
 impl SkipReason {
@@ -65,6 +70,7 @@ impl SkipReason {
             SkipReason::ContextCollapse => "contextCollapse",
             SkipReason::Compacting => "compacting",
             SkipReason::Thrashing => "thrashing",
+            SkipReason::OverheadAboveThreshold => "overheadAboveThreshold",
         }
     }
 
@@ -118,6 +124,45 @@ pub fn auto_compact_guard(
         return Some(SkipReason::CircuitBreakerOpen);
     }
     blocked_by(query, config)
+}
+
+/// Whether compacting again is futile: the count rests on the line learned from the usage
+/// seen (no response reported usage since the last compaction, `calibrated`), and that line's
+/// overhead alone — what every request sends besides the messages, which no compaction
+/// removes — reaches the `threshold`. An automatic compaction would only call the summarizer
+/// to land above the threshold again (a short session under a low threshold: compacted again
+/// at every check), so none is attempted ([`SkipReason::OverheadAboveThreshold`]). Once a
+/// response reports usage the count is that usage, and the threshold decides as usual.
+pub fn is_futile(
+    calibrated: bool,
+    fit: Option<&crate::measure::calibration::Fit>,
+    threshold: u64,
+) -> bool {
+    calibrated && fit.is_some_and(|f| f.overhead.is_finite() && f.overhead >= threshold as f64)
+}
+
+/// The decision `due` for `view` counted as `count`, unless compacting again is futile
+/// ([`is_futile`]). Costs a pass over the messages only when due on a calibrated count.
+fn unless_futile<V: ConversationView + ?Sized>(
+    view: &V,
+    count: &crate::measure::tokens::TokenCount,
+    due: AutoCompactDecision,
+) -> Result<AutoCompactDecision> {
+    if !due.should_compact || !count.calibrated {
+        return Ok(due);
+    }
+    // No usage since the boundary (else the count were anchored): the observations before it
+    // are all there are.
+    let fit = crate::measure::tokens::learned_before(view, view.len())?.fit();
+    Ok(if is_futile(true, fit.as_ref(), due.threshold) {
+        AutoCompactDecision {
+            should_compact: false,
+            blocked_by: Some(SkipReason::OverheadAboveThreshold),
+            ..due
+        }
+    } else {
+        due
+    })
 }
 
 /// Whether a context of `count` tokens, `snip_tokens_freed` of them already freed by snipping,
@@ -176,13 +221,17 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
     use crate::measure::tokens::{token_count_checked_from, token_count_given, with_preamble};
     let (given, preamble) = (options.given_usage, options.preamble);
     let fast = token_count_given(view, given)?;
-    let mut count = with_preamble(fast.clone(), preamble).total;
-    if is_due(count, options.snip_tokens_freed, threshold) {
+    let mut count = with_preamble(fast.clone(), preamble);
+    if is_due(count.total, options.snip_tokens_freed, threshold) {
         // Due by the fast count: make sure it does not rest on usage a session-memory
         // compaction kept from the old context (that would compact again at once).
-        count = with_preamble(token_count_checked_from(view, fast)?, preamble).total;
+        count = with_preamble(token_count_checked_from(view, fast)?, preamble);
     }
-    Ok(AutoCompactDecision::at(count, threshold, options))
+    unless_futile(
+        view,
+        &count,
+        AutoCompactDecision::at(count.total, threshold, options),
+    )
 }
 
 /// [`should_auto_compact`] of `messages` for a compaction of `ctx`: with the count the caller

@@ -314,6 +314,12 @@ impl<M> Session<M> {
             Some(why)
         } else if !due {
             Some(SkipReason::BelowThreshold)
+        } else if autocompact::is_futile(
+            self.count.is_calibrated(),
+            self.calibration().fit().as_ref(),
+            threshold,
+        ) {
+            Some(SkipReason::OverheadAboveThreshold)
         } else {
             None
         };

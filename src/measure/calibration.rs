@@ -36,6 +36,13 @@ pub const MAX_RATIO: f64 = 3.0;
 /// Below this spread of estimates (standard deviation, tokens) the observations cannot tell
 /// the overhead from the ratio: nothing is learned yet.
 pub const MIN_SPREAD: f64 = 1_000.0;
+/// With too little spread for a line, the smallest observation gives the overhead alone (at
+/// ratio 1) when its messages are at most this share of its real size: a session's first
+/// requests, where the system prompt and tools are most of what is sent.
+pub const OVERHEAD_ALONE_SHARE: f64 = 0.25;
+/// The overhead one observation alone may give, at most: more than any system prompt and tool
+/// definitions, more likely content the estimate missed (an image, a document).
+pub const MAX_OVERHEAD_ALONE: f64 = 100_000.0;
 /// Observations farther from the line than this (root mean square of the relative errors)
 /// follow no line: something the estimate misses comes and goes (images, a changed system
 /// prompt), and nothing is learned.
@@ -124,20 +131,22 @@ impl Calibration {
         self.seen.is_empty()
     }
 
-    /// The line through the observations, by least squares, with the ratio kept within
-    /// [`MIN_RATIO`]..=[`MAX_RATIO`] (the overhead then refitted for that ratio) and the
-    /// overhead never negative.
+    /// What the observations teach: the line through them, by least squares, with the ratio
+    /// kept within [`MIN_RATIO`]..=[`MAX_RATIO`] (the overhead then refitted for that ratio)
+    /// and the overhead never negative; `None` when they scatter more than [`MAX_SCATTER`]
+    /// around it.
     ///
-    /// `None` while the observations cannot separate the overhead from the ratio — fewer than
-    /// two, or estimates that barely differ (a single observation would put the whole
-    /// conversation's underestimate into the overhead, and a count right after a compaction
-    /// would keep it; with a low threshold that overhead alone can be past it, and the
-    /// conversation would be compacted again at once) — and when they scatter more than
-    /// [`MAX_SCATTER`] around the line.
+    /// While the observations cannot separate the overhead from the ratio (one, or estimates
+    /// that barely differ: a short session), the smallest one gives the overhead alone at
+    /// ratio 1 — only when its messages are at most [`OVERHEAD_ALONE_SHARE`] of its real size
+    /// and the rest at most [`MAX_OVERHEAD_ALONE`]: then the rest is the system prompt and
+    /// tools, whatever the ratio. Otherwise (a large conversation seen once: overhead, a
+    /// ratio or missed content?) `None`. (An overhead past a low auto-compact threshold makes
+    /// compacting futile: the automatic compaction checks for it.)
     pub fn fit(&self) -> Option<Fit> {
         let n = self.seen.len();
-        if n < 2 {
-            return None;
+        if n < 2 || self.spread() < MIN_SPREAD {
+            return self.overhead_alone();
         }
         let nf = n as f64;
         let (mut sx, mut sy) = (0.0f64, 0.0f64);
@@ -151,9 +160,6 @@ impl Calibration {
             let dx = o.estimated as f64 - mx;
             sxx += dx * dx;
             sxy += dx * (o.real as f64 - my);
-        }
-        if (sxx / nf).sqrt() < MIN_SPREAD {
-            return None;
         }
         let ratio = (sxy / sxx).clamp(MIN_RATIO, MAX_RATIO);
         let overhead = (my - ratio * mx).max(0.0);
@@ -169,6 +175,36 @@ impl Calibration {
             scatter += off * off;
         }
         ((scatter / nf).sqrt() <= MAX_SCATTER).then_some(fit)
+    }
+
+    /// The standard deviation of the estimates observed (0 for none).
+    fn spread(&self) -> f64 {
+        let n = self.seen.len();
+        if n == 0 {
+            return 0.0;
+        }
+        let nf = n as f64;
+        let mx = self.seen.iter().map(|o| o.estimated as f64).sum::<f64>() / nf;
+        let sxx: f64 = self
+            .seen
+            .iter()
+            .map(|o| (o.estimated as f64 - mx).powi(2))
+            .sum();
+        (sxx / nf).sqrt()
+    }
+
+    /// The overhead the smallest observation shows alone, at ratio 1 (see [`Self::fit`]).
+    fn overhead_alone(&self) -> Option<Fit> {
+        let least = self.seen.iter().min_by_key(|o| (o.estimated, o.real))?;
+        let overhead = least.real as f64 - least.estimated as f64;
+        (least.estimated as f64 <= OVERHEAD_ALONE_SHARE * least.real as f64
+            && overhead > 0.0
+            && overhead <= MAX_OVERHEAD_ALONE)
+            .then_some(Fit {
+                overhead,
+                ratio: 1.0,
+                observations: self.seen.len(),
+            })
     }
 }
 
@@ -190,6 +226,24 @@ mod tests {
         // 150,000 real for 100,000 estimated: overhead, missed content or a ratio? Unknown.
         assert_eq!(
             Calibration::from_observations([obs(100_000, 150_000)]).fit(),
+            None
+        );
+        // A session's first request: 37 tokens of messages in 25,882. The overhead is the
+        // rest, the ratio unknown (1).
+        let f = Calibration::from_observations([obs(37, 25_882)])
+            .fit()
+            .unwrap();
+        assert_eq!((f.overhead, f.ratio, f.observations), (25_845.0, 1.0, 1));
+        assert_eq!(f.predict(1_000), 26_845);
+        // A short session: estimates too close for a line; the smallest gives the overhead.
+        let f =
+            Calibration::from_observations([obs(900, 27_000), obs(37, 25_900), obs(1_500, 27_700)])
+                .fit()
+                .unwrap();
+        assert_eq!((f.overhead, f.ratio, f.observations), (25_863.0, 1.0, 3));
+        // Messages a little more than a quarter of it: not taken as overhead.
+        assert_eq!(
+            Calibration::from_observations([obs(7_000, 26_000)]).fit(),
             None
         );
         // Nothing over the messages: no overhead to learn.
