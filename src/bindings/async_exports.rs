@@ -109,8 +109,11 @@ impl Compacted {
 /// Points the pinned messages of another ecosystem's conversation at the converted message
 /// they are: a pinned object that is one of `messages` (the same object) is read as the
 /// Anthropic form of that message, so the core finds it in the conversation and keeps the
-/// other half of a tool pair it holds with it ([`crate::drive::pinned::kept_for_pins`]).
-/// Nothing changes for Anthropic messages (read as they are) or objects not in `messages`.
+/// other half of a tool pair it holds with it ([`crate::drive::pinned::kept_for_pins`]); any
+/// other pinned object is read in Anthropic form on its own (a copy of a message is then
+/// found too, and a call or result with no partner is seen and rewritten as text). The
+/// objects added verbatim are still the caller's own ones (`result_js`). Nothing changes for
+/// Anthropic messages (read as they are).
 pub(crate) fn pins_in_conversation(
     ctx: &mut pipeline::CompactContext,
     context: &JsValue,
@@ -131,16 +134,23 @@ pub(crate) fn pins_in_conversation(
         if !p.is_object() {
             continue;
         }
-        let Some(at) = (0..list.length())
+        let found = (0..list.length())
             .rev()
             .find(|&i| Object::is(&list.get(i), &p))
-        else {
-            continue;
+            .and_then(|at| foreign.origin.iter().position(|&o| o == at as usize))
+            .and_then(|t| read.typed.get(t).cloned());
+        // Not one of the messages: read in Anthropic form on its own (when it is one message
+        // there), so that a copy is found as well and unpaired tool blocks are seen.
+        let converted = || -> Option<Message> {
+            let (one, _) = super::js_view::anthropic_form(&Array::of1(&p)).ok()?;
+            let mut typed = typed_messages(&one, Reading::Compaction, &|_| {
+                format!("context.pinned[{k}]")
+            })
+            .ok()?;
+            (typed.len() == 1).then(|| typed.remove(0))
         };
-        if let Some(t) = foreign.origin.iter().position(|&o| o == at as usize) {
-            if let Some(m) = read.typed.get(t) {
-                *item = crate::drive::pinned::Pinned::Message(Box::new(m.clone()));
-            }
+        if let Some(m) = found.or_else(converted) {
+            *item = crate::drive::pinned::Pinned::Message(Box::new(m));
         }
     }
 }

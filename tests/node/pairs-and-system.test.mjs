@@ -104,6 +104,27 @@ test('a pinned half whose partner is nowhere becomes text, its content kept', as
   assert.equal(r.summaryMessages[2], pair[1]);
 });
 
+test('in another ecosystem\'s messages too: a pinned copy is found, a lone half becomes text', async () => {
+  const messages = openaiRounds();
+  const r = await cc.compactConversation(messages, { model: MODEL, pinned: [structuredClone(messages[3])], summarize });
+  const out = cc.buildPostCompactMessages(r);
+  valid(out);
+  assert.ok(out.includes(messages[2]) && out.includes(messages[3]));
+  for (const lone of [
+    { role: 'tool', tool_call_id: 'call_gone', content: 'DEPLOY-ID-4242' },
+    { role: 'assistant', content: 'Deploying.', tool_calls: [{ id: 'call_old', type: 'function', function: { name: 'Deploy', arguments: '{"target":"prod-eu-7"}' } }] },
+  ]) {
+    const rl = await cc.compactConversation(messages, { model: MODEL, pinned: [lone, 'a note'], summarize });
+    const ol = cc.buildPostCompactMessages(rl);
+    valid(ol);
+    const text = JSON.stringify(ol);
+    for (const needle of ['DEPLOY-ID-4242', 'call_gone', 'prod-eu-7', 'Deploy', 'a note']) {
+      if (JSON.stringify(lone).includes(needle) || needle === 'a note') assert.ok(text.includes(needle), `${needle} kept`);
+    }
+    assert.ok(!ol.includes(lone), 'rewritten, not the caller\'s object');
+  }
+});
+
 test('a tool result pushed into a Compactor while it compacts follows its call', async () => {
   const m = [];
   for (let i = 0; i < 20; i++) {
