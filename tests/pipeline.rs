@@ -445,3 +445,71 @@ fn session_memory_with_pinned_content_counts_the_pinned_messages_as_kept() {
     let out = r.post_compact_messages(&m);
     check_post_compaction_counts(&r, &m, &out);
 }
+
+#[test]
+fn a_pending_call_and_a_pinned_tool_pair_are_kept_valid_and_their_usage_stale() {
+    use context_compaction::transforms::messages_api::validate_for_api;
+    // The last round's result has not come yet: the call is pending.
+    let mut m = transcript(20, 4000);
+    m.pop();
+    let c = CompactContext {
+        // The result of round 3 (its call is round 3's assistant line).
+        pinned: vec![Pinned::Message(Box::new(m[11].clone()))],
+        ..ctx()
+    };
+    let env = Scripted::summary("Twenty reads.");
+    let r = block_on(compact_conversation(&m, &c, &manual(None), &env)).unwrap();
+    assert_eq!(r.messages_to_keep, vec![10, 11, m.len() - 1]);
+    assert!(r.pinned_added.is_empty(), "carried by the kept pair");
+    let out = r.post_compact_messages(&m);
+    let mut next = out.clone();
+    next.extend(
+        Message::parse_all(json!([{"type": "user", "uuid": "r19", "parentUuid": "a19",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t19", "content": "late"}]}}]))
+        .unwrap(),
+    );
+    assert!(
+        validate_for_api(&next).is_empty(),
+        "{:?}",
+        validate_for_api(&next)
+    );
+    // The kept lines carry the old context's usage: the count does not read it.
+    check_post_compaction_counts(&r, &m, &out);
+}
+
+#[test]
+fn the_system_messages_that_open_a_conversation_come_first_and_are_not_summarized() {
+    let m = Message::parse_all(json!([
+        {"role": "system", "content": "You are ACME's bot. SYSPROMPT"},
+        {"role": "user", "content": "order late ".repeat(400)},
+        {"role": "assistant", "content": "checking ".repeat(400)},
+        {"role": "developer", "content": "Answer in French. MIDSYS"},
+        {"role": "user", "content": "news?"}
+    ]))
+    .unwrap();
+    let env = Scripted::summary("An order is late.");
+    let r = block_on(compact_conversation(&m, &ctx(), &manual(None), &env)).unwrap();
+    assert_eq!(r.messages_to_keep, vec![0]);
+    let out = r.post_compact_messages(&m);
+    assert!(out[0].is_compact_boundary());
+    assert_eq!(out[1], m[0]);
+    assert_eq!(out[2], r.summary_messages[0]);
+    let sent = serde_json::to_string(&*env.requests.borrow()).unwrap();
+    assert!(
+        sent.contains("MIDSYS") && !sent.contains("SYSPROMPT"),
+        "{sent}"
+    );
+    // A second compaction keeps it first again.
+    let mut more = out.clone();
+    more.extend(
+        Message::parse_all(json!([
+            {"role": "assistant", "content": "Pas encore. ".repeat(400)},
+            {"role": "user", "content": "ok"}
+        ]))
+        .unwrap(),
+    );
+    let r2 = block_on(compact_conversation(&more, &ctx(), &manual(None), &env)).unwrap();
+    let out2 = r2.post_compact_messages(&more);
+    assert_eq!(out2[1], m[0]);
+    assert_eq!(out2.iter().filter(|x| **x == m[0]).count(), 1);
+}

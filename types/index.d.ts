@@ -1539,7 +1539,10 @@ export interface CompactContext {
   summaryTimeoutMs?: number;
   /**
    * Content that must survive every compaction verbatim and exactly once: strings become user
-   * messages, message objects are kept as given (the same objects), after the summary.
+   * messages, message objects are kept as given (the same objects), after the summary. A message
+   * holding one half of a tool pair (a `tool_use`, or its `tool_result`) that is in the
+   * conversation is kept where it is, with its other half (in `messagesToKeep`); one whose
+   * other half is nowhere is added with that call or result rewritten as text.
    */
   pinned?: ReadonlyArray<string | MessageInput>;
   /**
@@ -1676,7 +1679,12 @@ export interface CompactionResult<M = Message> {
    * `boundaryMarker`) and puts the conversation's leading system messages first.
    */
   messageShape?: MessageShape;
-  /** Your messages kept verbatim after the summary (session-memory compaction), else empty. */
+  /**
+   * Your messages kept verbatim (session-memory compaction, `keepLastUserMessage`, pinned tool
+   * pairs, a trailing turn whose tool calls still wait for their results, and the system
+   * messages that open the conversation, which {@link buildPostCompactMessages} puts before
+   * the summary), else empty.
+   */
   messagesToKeep: M[];
   /** The hooks' messages for the user, when any. */
   userDisplayMessage?: string;
@@ -2163,7 +2171,8 @@ export declare function createCompactBoundaryMessage(
 
 /**
  * The conversation after a compaction: boundary marker, summary messages, kept messages,
- * attachments, hook results — in that order, nothing else. For another ecosystem's messages
+ * attachments, hook results — in that order, nothing else, except that the kept system messages
+ * that open the conversation (the app's instructions) come before the summary. For another ecosystem's messages
  * (`result.messageShape` set) there is no boundary line, and the conversation's leading system
  * messages come first: every message is of your type.
  *

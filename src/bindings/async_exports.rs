@@ -106,6 +106,55 @@ impl Compacted {
     }
 }
 
+/// Points the pinned messages of another ecosystem's conversation at the converted message
+/// they are: a pinned object that is one of `messages` (the same object) is read as the
+/// Anthropic form of that message, so the core finds it in the conversation and keeps the
+/// other half of a tool pair it holds with it ([`crate::drive::pinned::kept_for_pins`]); any
+/// other pinned object is read in Anthropic form on its own (a copy of a message is then
+/// found too, and a call or result with no partner is seen and rewritten as text). The
+/// objects added verbatim are still the caller's own ones (`result_js`). Nothing changes for
+/// Anthropic messages (read as they are).
+pub(crate) fn pins_in_conversation(
+    ctx: &mut pipeline::CompactContext,
+    context: &JsValue,
+    messages: &JsValue,
+    read: &Compacted,
+) {
+    let Some(foreign) = &read.foreign else {
+        return;
+    };
+    let Some(pinned) = prop(context, "pinned").dyn_into::<Array>().ok() else {
+        return;
+    };
+    let Some(list) = messages.dyn_ref::<Array>() else {
+        return;
+    };
+    for (k, item) in ctx.pinned.iter_mut().enumerate() {
+        let p = pinned.get(k as u32);
+        if !p.is_object() {
+            continue;
+        }
+        let found = (0..list.length())
+            .rev()
+            .find(|&i| Object::is(&list.get(i), &p))
+            .and_then(|at| foreign.origin.iter().position(|&o| o == at as usize))
+            .and_then(|t| read.typed.get(t).cloned());
+        // Not one of the messages: read in Anthropic form on its own (when it is one message
+        // there), so that a copy is found as well and unpaired tool blocks are seen.
+        let converted = || -> Option<Message> {
+            let (one, _) = super::js_view::anthropic_form(&Array::of1(&p)).ok()?;
+            let mut typed = typed_messages(&one, Reading::Compaction, &|_| {
+                format!("context.pinned[{k}]")
+            })
+            .ok()?;
+            (typed.len() == 1).then(|| typed.remove(0))
+        };
+        if let Some(m) = found.or_else(converted) {
+            *item = crate::drive::pinned::Pinned::Message(Box::new(m));
+        }
+    }
+}
+
 /// How long the async functions read messages before letting the caller's event loop run.
 const SLICE_MS: f64 = 20.0;
 
@@ -361,9 +410,11 @@ pub fn result_js(
     let summary: Array = Array::new();
     summary.push(&added(&r.summary_messages[0], true)?);
     for (n, m) in r.summary_messages.iter().enumerate().skip(1) {
+        // A pinned message whose unpaired tool blocks were rewritten is the library's now.
         let original = r
             .pinned_added
             .get(n - 1)
+            .filter(|k| !r.pinned_rewritten.contains(k))
             .and_then(|&k| pinned.dyn_ref::<Array>().map(|a| a.get(k as u32)))
             .filter(JsValue::is_object);
         match original {
@@ -499,6 +550,7 @@ pub fn compact_conversation(
                 messages_for_compaction_yielding(&messages, shape, &prop(&context, "signal")).await,
             )?;
         c.context.for_shape(read.shape());
+        pins_in_conversation(&mut c.context, &context, &messages, &read);
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, false))?;
         let opts = js(options::compact_options(&options))?;
@@ -530,6 +582,7 @@ pub fn try_session_memory_compaction(
                 messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal"))
                     .await,
             )?;
+        pins_in_conversation(&mut c.context, &context, &messages, &read);
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, true))?;
         let r = session_memory::try_session_memory_compaction(&typed, &c.context, None, &env)
@@ -588,6 +641,7 @@ pub fn auto_compact_if_needed(
                 }
             };
         c.context.for_shape(read.shape());
+        pins_in_conversation(&mut c.context, &context, &messages, &read);
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, false))?;
         let out = js(autocompact::auto_compact_if_needed(
@@ -652,6 +706,7 @@ pub fn reactive_compact(
                     .await,
             )?;
         c.context.for_shape(read.shape());
+        pins_in_conversation(&mut c.context, &context, &messages, &read);
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, false))?;
         let t = js(options::tracking(&tracking))?;

@@ -611,8 +611,9 @@ fn array_field(result: &JsValue, key: &str, required: bool) -> JsResult<Vec<JsVa
 const MAX_RESULT_ITEMS: u32 = 1 << 22;
 
 /// `buildPostCompactMessages(result)`: boundary marker, summary messages, kept messages,
-/// attachments, hook results — in that order. For another ecosystem's messages
-/// (`result.messageShape`), no boundary line, and the kept leading system messages first.
+/// attachments, hook results — in that order, the kept system messages that open the
+/// conversation (the app's instructions) right before the summary. For another ecosystem's
+/// messages (`result.messageShape`), no boundary line.
 /// When the summary is the Messages API's compaction block (on-demand compaction), no
 /// boundary line either: the block comes first, as the API wants it.
 #[cfg(feature = "base")]
@@ -665,11 +666,18 @@ pub fn build_post_compact_messages(
         prop(&first, "type").as_string().as_deref()
             == Some(crate::model::messages::COMPACTION_BLOCK)
     });
+    // The kept system messages that open the conversation (the app's instructions) come
+    // before the summary.
+    let keep_array: JsValue = keep.iter().collect::<Array>().into();
+    let system = js(boundary::leading_system(&js(JsConversation::new(
+        &keep_array,
+        "result.messagesToKeep",
+    ))?))?;
     if api_block {
         return Ok(boundary::build_post_compact_without_line(
             &summary,
             &keep,
-            0,
+            system,
             &attachments,
             &hooks,
         )
@@ -677,7 +685,7 @@ pub fn build_post_compact_messages(
         .collect());
     }
     Ok(
-        boundary::build_post_compact(&marker, &summary, &keep, &attachments, &hooks)
+        boundary::build_post_compact(&marker, &summary, &keep, system, &attachments, &hooks)
             .into_iter()
             .collect(),
     )

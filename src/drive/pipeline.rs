@@ -278,6 +278,9 @@ pub struct CompactionResult {
     /// Indices into `context.pinned` of the items added after the summary (those already
     /// present in kept messages are not added twice).
     pub pinned_added: Vec<usize>,
+    /// Those of [`Self::pinned_added`] whose message was rewritten: a tool call or result it
+    /// held had no partner beside it and is text now (see [`crate::drive::pinned`]).
+    pub pinned_rewritten: Vec<usize>,
 }
 
 impl CompactionResult {
@@ -289,10 +292,12 @@ impl CompactionResult {
             .iter()
             .map(|&i| input[i].clone())
             .collect();
+        let system = boundary::leading_system(keep.as_slice()).unwrap_or(0);
         boundary::build_post_compact(
             &self.boundary_marker,
             &self.summary_messages,
             &keep,
+            system,
             &self.attachments,
             &self.hook_results,
         )
@@ -682,9 +687,11 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         }
     }
 
-    // 2–4. What is summarized (the part after the last boundary, media and re-announced
-    // attachments stripped), and the summary request.
-    let to_summarize = summary_input(env, &messages[start..]).await?;
+    // 2–4. What is summarized (the part after the last boundary, without the system
+    // messages that open it, which are kept; media and re-announced attachments stripped),
+    // and the summary request.
+    let lead_end = boundary::leading_system_from(messages, start)?;
+    let to_summarize = summary_input(env, &messages[lead_end..]).await?;
     let (summary_text, usage, request, summary_parts) = summarize_messages(
         env,
         ctx,
@@ -720,11 +727,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
             summary_text,
             summary_message: None,
             loss_report,
-            kept: if keep_last {
-                last_user_request(messages, start).into_iter().collect()
-            } else {
-                Vec::new()
-            },
+            kept: kept_by_full_compaction(messages, start, keep_last)?,
             trigger,
             auto: options.is_auto_compact,
             suppress_follow_up_questions: options.suppress_follow_up_questions,
@@ -741,6 +744,27 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         },
     )
     .await
+}
+
+/// What a full compaction keeps verbatim after its summary (ascending): the latest user
+/// request when asked, and a trailing assistant turn whose tool calls still wait for their
+/// results ([`boundary::pending_turn`]), so the results the agent appends next follow their
+/// calls. (The leading system messages and pinned pairs are added by [`finish`].)
+fn kept_by_full_compaction(
+    messages: &[Message],
+    start: usize,
+    keep_last: bool,
+) -> Result<Vec<usize>, Error> {
+    let mut kept: Vec<usize> = if keep_last {
+        last_user_request(messages, start).into_iter().collect()
+    } else {
+        Vec::new()
+    };
+    if let Some(first) = boundary::pending_turn(messages, start)? {
+        kept.retain(|&i| i < first);
+        kept.extend(first..messages.len());
+    }
+    Ok(kept)
 }
 
 /// Steps 2–3: what a summary is made of — `active` with media described and re-announced
@@ -908,6 +932,15 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     mut f: Finish,
 ) -> Result<CompactionResult, CompactError> {
     let transcript = is_transcript(messages);
+    // Kept besides what the path chose: the system messages that open the conversation (the
+    // app's instructions, not history) and the pinned halves of tool pairs with their partners.
+    let start = active_start(messages)?;
+    let mut kept = f.kept.clone();
+    kept.extend(start..boundary::leading_system_from(messages, start)?);
+    kept.extend(pinned::kept_for_pins(&ctx.pinned, messages, start)?);
+    kept.sort_unstable();
+    kept.dedup();
+    f.kept = kept;
     let kept_owned: Vec<Message> = f.kept.iter().map(|&i| messages[i].clone()).collect();
     let kept = kept_owned.as_slice();
     let mut restored_files = Vec::new();
@@ -975,10 +1008,13 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         ),
     }];
     // Pinned content: after the summary, exactly once (not when a kept message has it).
-    let (pinned_messages, pinned_added) =
-        pinned::after_summary(&ctx.pinned, kept, transcript, &summary_uuid, || {
-            env.new_uuid()
-        });
+    let pinned::AfterSummary {
+        messages: pinned_messages,
+        added: pinned_added,
+        rewritten: pinned_rewritten,
+    } = pinned::after_summary(&ctx.pinned, kept, transcript, &summary_uuid, || {
+        env.new_uuid()
+    });
     summary_messages.extend(pinned_messages);
     let boundary_marker = boundary::create_compact_boundary(&BoundaryInput {
         trigger: f.trigger,
@@ -1062,6 +1098,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         hook_results,
         messages_to_keep: f.kept.clone(),
         pinned_added,
+        pinned_rewritten,
         user_display_message,
         pre_compact_token_count: f.pre_tokens,
         post_compact_token_count: f.post_compact_token_count,

@@ -174,7 +174,11 @@ pub async fn summarize_ahead<E: Environment + ?Sized>(
             instructions.push(PART_INSTRUCTION.to_string());
             (e.cut.max(start), vec![earlier_part_message(&e.summary)])
         }
-        _ => (start, Vec::new()),
+        // The system messages that open the conversation are kept, not summarized.
+        _ => (
+            crate::transforms::boundary::leading_system_from(messages, start)?.min(cut),
+            Vec::new(),
+        ),
     };
     input.extend(summary_input(env, &messages[from..cut]).await?.into_owned());
     let model = ctx

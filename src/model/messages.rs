@@ -318,12 +318,13 @@ impl Kind {
         }
     }
 
-    /// Kind from an API role.
+    /// Kind from an API role (`developer`, OpenAI's name for system instructions, is a
+    /// system message, as the JavaScript view reads it).
     pub fn from_role(r: &str) -> Kind {
         match r {
             "user" => Kind::User,
             "assistant" => Kind::Assistant,
-            "system" => Kind::System,
+            "system" | "developer" => Kind::System,
             _ => Kind::Other,
         }
     }

@@ -221,6 +221,12 @@ pub fn summary_max_tokens(model: &str) -> u64 {
 /// [`crate::summarize::offline`] takes it for something the user wrote.
 pub const META_TEXT_MARKER: &str = "[added automatically, not written by the user]";
 
+/// Put before the text of a system message given as a message in the middle of the
+/// conversation (`role: 'system'` / `'developer'`, a LangChain `SystemMessage`) in the summary
+/// request: the app's instruction, which the summary must carry while it still applies (the
+/// system messages that open the conversation are kept verbatim instead, and not sent).
+pub const SYSTEM_TEXT_MARKER: &str = "[system message: an instruction the application gave the assistant at this point, not written by the user; the summary must keep it (under Primary request and intent) if it still applies]";
+
 /// Put before the text of the summary line of an earlier compaction in the summary request.
 pub const EARLIER_SUMMARY_MARKER: &str =
     "[summary of the conversation before an earlier compaction]";
@@ -402,6 +408,9 @@ fn sent_role(m: &Message) -> Option<Role> {
     match m.kind() {
         Kind::User | Kind::Attachment => Some(Role::User),
         Kind::Assistant => Some(Role::Assistant),
+        // A system message given as a message (not a Claude Code system line, which is a
+        // local note): an instruction the model read, shown to the summarizer as user text.
+        Kind::System if !m.is_transcript() => Some(Role::User),
         _ => None,
     }
 }
@@ -430,7 +439,9 @@ pub fn render_conversation(messages: &[Message]) -> Vec<TextMessage> {
         } else {
             m.content().map(render_blocks).unwrap_or_default()
         };
-        let marker = if m.kind() != Kind::User {
+        let marker = if m.kind() == Kind::System {
+            Some(SYSTEM_TEXT_MARKER)
+        } else if m.kind() != Kind::User {
             None
         } else if m.is_compact_summary() {
             Some(EARLIER_SUMMARY_MARKER)
@@ -726,6 +737,42 @@ mod tests {
             .unwrap()
             .contains("characters left out"));
         assert!(json.chars().count() <= MAX_RENDERED_TOOL_RESULT_CHARS);
+    }
+
+    #[test]
+    fn system_messages_given_as_messages_are_shown_marked_and_system_lines_are_not() {
+        let m = msgs(json!([
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"},
+            {"role": "system", "content": "From now on answer in French."},
+            {"role": "developer", "content": [{"type": "text", "text": "Be brief."}]},
+            {"role": "user", "content": "ok"}
+        ]));
+        let r = build_summary_request("m", &m, &[]);
+        let messages = r.messages_json();
+        assert_eq!(messages.len(), 3, "{messages:?}");
+        let user = messages[2]["content"].as_array().unwrap();
+        assert_eq!(
+            user[0]["text"],
+            format!("{SYSTEM_TEXT_MARKER}\nFrom now on answer in French.")
+        );
+        assert_eq!(user[1]["text"], format!("{SYSTEM_TEXT_MARKER}\nBe brief."));
+        assert_eq!(user[2]["text"], "ok");
+        // Claude Code's own system lines are local notes: not sent, not shown.
+        let lines = msgs(json!([
+            {"type": "user", "uuid": "u", "message": {"role": "user", "content": "hi"}},
+            {"type": "system", "uuid": "s", "subtype": "api_error", "content": "retrying"}
+        ]));
+        let all = serde_json::to_string(&build_summary_request("m", &lines, &[])).unwrap();
+        assert!(!all.contains("retrying"), "{all}");
+        // The offline summarizer reads them back as system messages.
+        let back = crate::summarize::offline::request::conversation_from_request(
+            &serde_json::to_value(&r).unwrap(),
+        );
+        assert!(back.messages.iter().any(|m| m.kind() == Kind::System
+            && serde_json::to_string(&m.to_value())
+                .unwrap()
+                .contains("French")));
     }
 
     #[test]

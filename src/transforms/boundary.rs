@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use crate::model::error::Result;
 use crate::model::messages::{Kind, Message};
 use crate::model::order;
-use crate::model::view::ConversationView;
+use crate::model::view::{same_turn, BlockKind, ContentInfo, ConversationView, Detail, Find};
 
 /// `content` of a boundary line.
 pub const BOUNDARY_CONTENT: &str = "Conversation compacted";
@@ -120,34 +120,102 @@ pub fn compact_boundary_value(input: &BoundaryInput) -> Value {
 }
 
 /// `buildPostCompactMessages`: boundary, summary messages, kept messages, attachments, hook
-/// results — in that order, nothing else. Generic so the bindings can reuse the caller's
-/// own objects.
+/// results — in that order, nothing else — except that the first `system` kept messages
+/// (the app's instructions given as messages, [`leading_system`]) come right after the
+/// boundary, before the summary: they are instructions, not history. Generic so the
+/// bindings can reuse the caller's own objects.
 pub fn build_post_compact<T: Clone>(
     boundary: &T,
     summary: &[T],
     keep: &[T],
+    system: usize,
     attachments: &[T],
     hook_results: &[T],
 ) -> Vec<T> {
+    let system = system.min(keep.len());
     let mut out =
         Vec::with_capacity(1 + summary.len() + keep.len() + attachments.len() + hook_results.len());
     out.push(boundary.clone());
+    out.extend_from_slice(&keep[..system]);
     out.extend_from_slice(summary);
-    out.extend_from_slice(keep);
+    out.extend_from_slice(&keep[system..]);
     out.extend_from_slice(attachments);
     out.extend_from_slice(hook_results);
     out
 }
 
 /// How many messages at the head of `view` are system messages given as messages (an
-/// OpenAI or AI SDK `system`/`developer` message, a LangChain `SystemMessage`): a
-/// compaction keeps them first, since they are the app's instructions rather than history.
+/// OpenAI or AI SDK `system`/`developer` message, a LangChain `SystemMessage`, an Anthropic
+/// SDK `SystemMessageParam`): a compaction keeps them first, since they are the app's
+/// instructions rather than history.
 pub fn leading_system<V: ConversationView + ?Sized>(view: &V) -> Result<usize> {
-    let mut n = 0;
+    leading_system_from(view, 0)
+}
+
+/// The end of the system messages given as messages that open the conversation at `start`
+/// (the first message after the last boundary): `start..end` are kept verbatim in front of
+/// every compaction's summary and are not summarized. Lines that are never sent (progress,
+/// Claude Code's own system lines) do not end the run.
+pub fn leading_system_from<V: ConversationView + ?Sized>(view: &V, start: usize) -> Result<usize> {
+    let mut n = start;
     while n < view.len() && view.kind(n)? == Kind::System && !view.is_transcript(n) {
         n += 1;
     }
     Ok(n)
+}
+
+/// The first message of a trailing assistant turn that called tools whose results have not
+/// come yet (the agent is running them), when the messages after `start` end with one:
+/// `first..` are then kept verbatim after a summary. A compaction that summarized that turn
+/// away would leave the results the agent appends next (or pushes into a `Compactor` while
+/// the compaction runs) answering a call the conversation no longer holds — a request the
+/// API refuses — and the model would not see the call it is given the answer to. The turn
+/// is pending only when nothing but the results of its own calls (and lines that are not
+/// sent) follows it; `None` otherwise.
+pub fn pending_turn<V: ConversationView + ?Sized>(view: &V, start: usize) -> Result<Option<usize>> {
+    let assistant = Find {
+        assistant: true,
+        ..Find::default()
+    };
+    let Some(last) = view.rfind(view.len(), assistant)? else {
+        return Ok(None);
+    };
+    if last < start {
+        return Ok(None);
+    }
+    // The turn: every assistant line of the same response or run before `last`.
+    let mut first = last;
+    while let Some(p) = view.rfind(first, assistant)? {
+        if p < start || !same_turn(view, p, last)? {
+            break;
+        }
+        first = p;
+    }
+    // Only results of its calls may follow it: a user message with words ends the turn.
+    let contents = view.contents(first..view.len(), Detail::Structure)?;
+    for (i, content) in (first..).zip(&contents) {
+        if view.is_sidechain(i) || view.kind(i)? != Kind::User {
+            continue;
+        }
+        let only_results = match content {
+            ContentInfo::Blocks(blocks) => {
+                blocks.iter().all(|b| b.kind == Some(BlockKind::ToolResult))
+            }
+            ContentInfo::None => true,
+            ContentInfo::Text(_) | ContentInfo::Json(_) => false,
+        };
+        if !only_results {
+            return Ok(None);
+        }
+    }
+    let index = view.tool_index(first, false)?;
+    let mut answered = vec![false; index.uses.len()];
+    for r in &index.results {
+        if let Some(c) = r.call {
+            answered[c] = true;
+        }
+    }
+    Ok(answered.contains(&false).then_some(first))
 }
 
 /// The caller's messages a compaction of another ecosystem's messages keeps, ascending:
@@ -250,6 +318,85 @@ mod tests {
     }
 
     #[test]
+    fn leading_system_messages_are_counted_from_the_start_of_the_context() {
+        let m = Message::parse_all(json!([
+            {"type": "system", "subtype": "compact_boundary", "uuid": "b"},
+            {"role": "system", "content": "be brief"},
+            {"role": "developer", "content": "use French"},
+            {"role": "user", "content": "a"},
+            {"role": "system", "content": "later"}
+        ]))
+        .unwrap();
+        assert_eq!(leading_system_from(m.as_slice(), 1).unwrap(), 3);
+        assert_eq!(leading_system_from(m.as_slice(), 3).unwrap(), 3);
+        assert_eq!(
+            leading_system(m.as_slice()).unwrap(),
+            0,
+            "a transcript line is no system message"
+        );
+    }
+
+    fn call(id: &str) -> Value {
+        json!({"role": "assistant", "content": [{"type": "text", "text": "running"},
+            {"type": "tool_use", "id": id, "name": "Read", "input": {"file_path": "/f"}}]})
+    }
+
+    fn result(id: &str) -> Value {
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "x"}]})
+    }
+
+    #[test]
+    fn a_trailing_turn_whose_calls_wait_for_results_is_pending() {
+        let pending = |v: Value, start: usize| {
+            pending_turn(Message::parse_all(v).unwrap().as_slice(), start).unwrap()
+        };
+        let user = json!({"role": "user", "content": "go"});
+        assert_eq!(pending(json!([user, call("t1")]), 0), Some(1));
+        // Answered, or followed by the user's words: nothing is pending.
+        assert_eq!(pending(json!([user, call("t1"), result("t1")]), 0), None);
+        assert_eq!(pending(json!([user, call("t1"), user]), 0), None);
+        assert_eq!(
+            pending(json!([user, {"role": "assistant", "content": "done"}]), 0),
+            None
+        );
+        // Parallel calls, one answered so far: still pending, from the call.
+        let both = json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": "a", "name": "Read", "input": {}},
+            {"type": "tool_use", "id": "b", "name": "Read", "input": {}}]});
+        assert_eq!(pending(json!([user, both, result("a")]), 0), Some(1));
+        // Consecutive assistant messages are one turn; a turn before `start` is not looked at.
+        assert_eq!(
+            pending(
+                json!([user, {"role": "assistant", "content": "thinking"}, call("t1")]),
+                0
+            ),
+            Some(1)
+        );
+        assert_eq!(pending(json!([user, call("t1")]), 2), None);
+        // Transcript lines of one response around the result of its first call.
+        let line = |u: &str, v: Value| {
+            let role = v["role"].clone();
+            let mut l = json!({"type": role, "uuid": u, "message": v});
+            if role == "assistant" {
+                l["message"]["id"] = json!("msg_1");
+            }
+            l
+        };
+        assert_eq!(
+            pending(
+                json!([
+                    line("u", user.clone()),
+                    line("a1", call("t1")),
+                    line("r1", result("t1")),
+                    line("a2", call("t2"))
+                ]),
+                0
+            ),
+            Some(1)
+        );
+    }
+
+    #[test]
     fn boundary_line_shape() {
         let b = create_compact_boundary(&BoundaryInput {
             trigger: Trigger::Auto,
@@ -274,7 +421,9 @@ mod tests {
 
     #[test]
     fn post_compact_order() {
-        let out = build_post_compact(&"B", &["S"], &["K1", "K2"], &["A"], &["H"]);
+        let out = build_post_compact(&"B", &["S"], &["K1", "K2"], 0, &["A"], &["H"]);
         assert_eq!(out, vec!["B", "S", "K1", "K2", "A", "H"]);
+        let out = build_post_compact(&"B", &["S"], &["sys", "K"], 1, &["A"], &["H"]);
+        assert_eq!(out, vec!["B", "sys", "S", "K", "A", "H"]);
     }
 }

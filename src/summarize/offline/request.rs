@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use crate::model::messages::{Block, Content, Message, ToolResultContent};
 use crate::summarize::summary::{
     CUSTOM_INSTRUCTIONS_HEADER, EARLIER_SUMMARY_MARKER, META_TEXT_MARKER, SUMMARY_INSTRUCTION,
+    SYSTEM_TEXT_MARKER,
 };
 use crate::transforms::ptl::PTL_MARKER_TEXT;
 
@@ -86,7 +87,8 @@ fn parse_tool_result(text: &str) -> Option<Block> {
 /// [`crate::summarize::summary::build_summary_request`] (or any Messages API request of that form):
 /// tool calls and results rendered as text become blocks again, meta texts and earlier
 /// summaries (marked by [`META_TEXT_MARKER`] / [`EARLIER_SUMMARY_MARKER`]) become meta and
-/// summary lines, `[attachment] …` texts attachment lines; the summary instruction is
+/// summary lines, system messages ([`SYSTEM_TEXT_MARKER`]) system messages again,
+/// `[attachment] …` texts attachment lines; the summary instruction is
 /// removed and its custom instructions returned. Unknown shapes are read as plain text.
 pub fn conversation_from_request(request: &Value) -> RequestConversation {
     let mut out = RequestConversation::default();
@@ -137,6 +139,10 @@ pub fn conversation_from_request(request: &Value) -> RequestConversation {
                 let mut msg = api_message("user", vec![Block::text(body.trim_start())]);
                 msg.is_compact_summary = Some(Some(true));
                 out.messages.push(msg);
+            } else if let Some(body) = text.strip_prefix(SYSTEM_TEXT_MARKER) {
+                push(&mut cur, &mut out.messages);
+                out.messages
+                    .push(api_message("system", vec![Block::text(body.trim_start())]));
             } else if let Some(body) = text.strip_prefix(META_TEXT_MARKER) {
                 push(&mut cur, &mut out.messages);
                 let mut msg = api_message("user", vec![Block::text(body.trim_start())]);
