@@ -277,7 +277,7 @@ describe('counting every shape', () => {
   });
 
   test('warning state and shouldAutoCompact agree across shapes at every prefix', () => {
-    const config = { contextWindow: 8_000 };
+    const config = { contextWindow: 34_000 }; // threshold 1,000
     const a = anthropic();
     for (const [name, make] of Object.entries(SHAPES)) {
       if (name === 'ai-sdk-ui') continue; // one UIMessage holds the whole turn
