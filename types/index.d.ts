@@ -602,7 +602,11 @@ export type AddedMessage<M, A> = IsOtherShape<M> extends true ? M : A;
 /**
  * Options that change windows, thresholds and enablement. Every field is optional; absent
  * fields take the defaults (in Node, the environment variables named below). An unknown key
- * throws `INVALID_CONFIG` (with a "did you mean" hint); so does a value out of range.
+ * throws `INVALID_CONFIG` (with a "did you mean" hint); so does a value out of range (a token
+ * size below 1), and a window that leaves no room for the model: where a model is given, the
+ * window (capped by `autoCompactWindow`) must be larger than the output reserve
+ * (min(max output tokens, 20,000)) and, with automatic compaction on, leave more than the
+ * 13,000-token auto-compact buffer above it — lower `maxOutputTokens` for a small window.
  */
 export interface Config {
   /** Overrides the model's context window, in tokens. */
@@ -848,7 +852,7 @@ export interface ContextOverflow {
 
 /** Options of {@link microCompact}. */
 export interface MicroCompactOptions {
-  /** The most recent compactable results that are never cleared. Default 5. */
+  /** The most recent compactable results that are never cleared (a whole number ≥ 0). Default 5. */
   keepRecent?: number;
   /**
    * Time-based variant: clear only when the last assistant message is older than this many
@@ -1165,7 +1169,7 @@ export type Summarizer = (request: SummaryRequest, options: SummarizeOptions) =>
 
 /** Options of {@link offlineSummarizer}. */
 export interface OfflineSummarizerOptions {
-  /** Token budget of the summary. Default 8,000. */
+  /** Token budget of the summary (a whole number ≥ 1). Default 8,000. */
   maxTokens?: number;
 }
 
@@ -1527,7 +1531,7 @@ export interface CompactContext {
   /**
    * {@link autoCompactIfNeeded}, {@link reactiveCompact} and the {@link Compactor} (both
    * `maybeAutoCompact` and `compact`, where the call's own `retryBaseMs` wins): first backoff
-   * delay of transient retries, ms (default 1,000).
+   * delay of transient retries, ms (not negative; default 1,000).
    */
   retryBaseMs?: number;
   /**

@@ -61,6 +61,7 @@ fn foreign_for_compaction(
 ) -> crate::Result<Option<Compacted>> {
     let view = super::js_view::JsConversation::of_shape(messages, "messages", shape)?;
     view.validate_all()?;
+    check_as_counted(&view)?;
     let shape = view.shape();
     if !shape.is_foreign() {
         return Ok(None);
@@ -73,6 +74,27 @@ fn foreign_for_compaction(
         typed,
         foreign: Some(Foreign { shape, origin }),
     }))
+}
+
+/// Reads `view`'s messages as the count reads the caller's objects, the reference every entry
+/// point follows: the content of every message (a string or an array of well-formed blocks)
+/// and the usage the count anchors on. A compaction, its preview, `toApiMessages` and
+/// `validateForApi` read the messages as JSON text next, where a `Date` content would be a
+/// string and a `NaN` count `null`: checked here first, they refuse what
+/// `tokenCountWithEstimation` and a `Compactor` refuse, with the same error. (The JSON text
+/// leaves out the `toJSON` of what is read field by field: `asRead` in `js_convert.js`.)
+fn check_as_counted(view: &super::js_view::JsConversation<'_>) -> crate::Result<()> {
+    use crate::model::view::{ConversationView, Detail};
+    /// Messages described at once (their structure is dropped after each chunk).
+    const CHUNK: usize = 4096;
+    view.latest_usage(view.len())?;
+    let mut start = 0;
+    while start < view.len() {
+        let end = view.len().min(start + CHUNK);
+        view.contents(start..end, Detail::Structure)?;
+        start = end;
+    }
+    Ok(())
 }
 
 pub fn messages_for_compaction(

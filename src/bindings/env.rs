@@ -70,9 +70,12 @@ fn optional_function(obj: &JsValue, key: &str, what: &str) -> Result<Option<Func
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    v.dyn_into::<Function>()
-        .map(Some)
-        .map_err(|_| Error::invalid_argument(format!("{what}.{key} must be a function")))
+    v.dyn_into::<Function>().map(Some).map_err(|v| {
+        Error::invalid_argument(format!(
+            "{what}.{key} must be a function, got {}",
+            crate::drive::options::describe_value(&v)
+        ))
+    })
 }
 
 impl JsEnv {
@@ -132,15 +135,27 @@ impl JsEnv {
                 "context.signal must be an AbortSignal (an object with a boolean `aborted` and addEventListener / removeEventListener)",
             ));
         }
+        let on_text = optional_function(context, "onText", "context")?;
+        let session_memory = prop(context, "sessionMemory");
+        if !(session_memory.is_undefined()
+            || session_memory.is_null()
+            || session_memory.is_string()
+            || session_memory.is_function())
+        {
+            return Err(Error::invalid_argument(format!(
+                "context.sessionMemory must be a string or a function returning one, got {}",
+                crate::drive::options::describe_value(&session_memory)
+            )));
+        }
         Ok(JsEnv {
             summarize,
             read_file: optional_function(context, "readFile", "context")?,
             hooks,
             hooks_this,
-            session_memory: prop(context, "sessionMemory"),
+            session_memory,
             signal,
             on_progress: optional_function(context, "onProgress", "context")?,
-            on_text: prop(context, "onText"),
+            on_text: on_text.map_or(JsValue::UNDEFINED, JsValue::from),
             summary_timeout_ms: data.summary_timeout_ms,
             background: false,
         })

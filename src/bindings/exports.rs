@@ -160,6 +160,7 @@ fn per_turn_model_and_config(
     }
     let m: std::rc::Rc<str> = model_arg(model)?.into();
     let cfg = std::rc::Rc::new(config_arg(&JsValue::UNDEFINED)?);
+    thresholds::check_room(&m, &cfg)?;
     let rule = autocompact::PerTurnRule::new(&m, &cfg);
     PER_TURN.with(|p| *p.borrow_mut() = Some((model.clone(), m.clone(), cfg.clone(), rule)));
     Ok((m, cfg, rule))
@@ -273,6 +274,7 @@ pub fn get_effective_context_window_size(
     #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
 ) -> JsResult<f64> {
     let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    js(thresholds::check_room(&m, &c))?;
     Ok(thresholds::effective_context_window(&m, &c) as f64)
 }
 
@@ -284,6 +286,7 @@ pub fn get_auto_compact_threshold(
     #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
 ) -> JsResult<f64> {
     let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    js(thresholds::check_room(&m, &c))?;
     Ok(thresholds::auto_compact_threshold(&m, &c) as f64)
 }
 
@@ -299,6 +302,7 @@ pub fn calculate_token_warning_state(
 ) -> JsResult<JsValue> {
     let t = js(tokens_arg(&token_usage, "tokenUsage"))?;
     let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    js(thresholds::check_room(&m, &c))?;
     to_js(&thresholds::token_warning_state(t, &m, &c))
 }
 
@@ -334,6 +338,7 @@ pub fn should_auto_compact(
     }
     let m: std::rc::Rc<str> = js(model_arg(&model))?.into();
     let (opts, cfg) = js(options::should_auto_compact_options(&options))?;
+    js(thresholds::check_room(&m, &cfg))?;
     let shape = js(options::shape_option(&options, "options"))?;
     let counter = js(TokenCounter::enter(&options, "options"))?;
     let conv = js(count_view(&messages, shape))?;

@@ -102,13 +102,66 @@ export function deeperThan(v, limit) {
   }
 }
 
+// The own enumerable fields of `o` but a `toJSON`, in their order.
+function fieldsOf(o) {
+  const c = {};
+  for (const k of Object.keys(o)) if (k !== 'toJSON') c[k] = o[k];
+  return c;
+}
+
+const hasToJson = (o) => o !== null && typeof o === 'object' && typeof o.toJSON === 'function';
+
+// Message `m` as the count reads it (its properties), for JSON.stringify: where a `toJSON`
+// would make JSON.stringify write something else — on the message, its transcript `message`,
+// its content array, a block of it or its usage, the objects the count reads field by field
+// — a copy of their own enumerable fields instead (`m` itself when there is none). The count
+// (tokenCountWithEstimation, a Compactor) and a compaction then read the same conversation;
+// what the count measures as JSON (a tool's input, an unknown block) stays JSON's.
+function asRead(m) {
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) return m;
+  let out = m;
+  const own = () => (out === m ? (out = hasToJson(m) ? fieldsOf(m) : { ...m }) : out);
+  if (hasToJson(m)) own();
+  const inner = m.message;
+  if (inner !== null && typeof inner === 'object' && !Array.isArray(inner)) {
+    const read = readFields(inner);
+    if (read !== inner) own().message = read;
+  } else {
+    const read = readFields(m);
+    if (read !== m) {
+      if (read.content !== m.content) own().content = read.content;
+      if (read.usage !== m.usage) own().usage = read.usage;
+    }
+  }
+  return out;
+}
+
+// `o` (a message or a transcript line's `message`) with its content array, its blocks and its
+// usage as their fields where one of them has a toJSON (see asRead); `o` itself otherwise.
+function readFields(o) {
+  let out = hasToJson(o) ? fieldsOf(o) : o;
+  const c = o.content;
+  if (Array.isArray(c)) {
+    let copy;
+    if (typeof c.toJSON === 'function') copy = c.slice();
+    for (let b = 0; b < c.length; b++) {
+      if (hasToJson(c[b])) (copy ??= c.slice())[b] = fieldsOf(c[b]);
+    }
+    if (copy !== undefined) (out === o ? (out = { ...o }) : out).content = copy;
+  }
+  if (hasToJson(o.usage)) (out === o ? (out = { ...o }) : out).usage = fieldsOf(o.usage);
+  return out;
+}
+
 // JSON text of message `m`, without the fields nothing reads (`omit`, an array, or undefined
 // to write it whole). Which messages are read whole is decided in Rust (convert.rs). Throws
-// what JSON.stringify throws (the caller catches it).
+// what JSON.stringify throws (the caller catches it). A `toJSON` of the objects the count reads
+// field by field is not honoured (asRead).
 function jsonOf(m, omit) {
+  m = asRead(m);
   // A shallow copy of its own enumerable keys in their order, as JSON.stringify would write
-  // them, when `m` has a field to leave out. An object with its own toJSON is written as it says.
-  if (m === null || typeof m !== 'object' || omit === undefined || typeof m.toJSON === 'function' || !omit.some((k) => Object.hasOwn(m, k))) return JSON.stringify(m);
+  // them, when `m` has a field to leave out.
+  if (m === null || typeof m !== 'object' || omit === undefined || !omit.some((k) => Object.hasOwn(m, k))) return JSON.stringify(m);
   const o = {};
   for (const k of Object.keys(m)) if (!omit.includes(k)) o[k] = m[k];
   return JSON.stringify(o);

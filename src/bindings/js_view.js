@@ -5,7 +5,7 @@
 // handful of times instead of once per property.
 
 // Header bits of a message: kind in bits 0-2 (0 user, 1 assistant, 2 system, 3 attachment,
-// 4 other line, 7 not a message), 8 transcript line, 16 sidechain, 32 compact boundary,
+// 4 other line, 5 a `{role, …}` message of an unknown role, 7 not a message), 8 transcript line, 16 sidechain, 32 compact boundary,
 // 64 carries usage, 128 always set (0 means "not read yet" on the Rust side), 256 a
 // transcript line whose message.stop_reason is null (usage logged mid-stream), bits 9-11 the
 // message's shape (model::shape::Shape codes below), 4096 begins with a server-side
@@ -30,15 +30,21 @@ const ANY = 0, ANTHROPIC = 1, AI_MODEL = 2, AI_UI = 3, CHAT = 4, RESPONSES = 5, 
 const SHAPE_SHIFT = 9;
 
 // Kinds of roles outside Claude Code lines: tool results travel on the user side (as
-// Anthropic's do), developer instructions are system prompts.
+// Anthropic's do), developer instructions are system prompts; `human` and `ai` are the
+// roles of LangChain's `{role, content}` dicts (coerceMessageLikeToMessage reads them).
+// Any other role is no message the library can read (UNKNOWN_ROLE: an error naming it,
+// never a message silently left out; model::view::MESSAGE_ROLES lists these).
 function roleKind(r) {
   switch (r) {
-    case 'user': case 'tool': case 'function': return 0;
-    case 'assistant': return 1;
+    case 'user': case 'tool': case 'function': case 'human': return 0;
+    case 'assistant': case 'ai': return 1;
     case 'system': case 'developer': return 2;
     default: return undefined;
   }
 }
+
+// The header kind of a `{role, …}` message whose role is a string roleKind does not know.
+const UNKNOWN_ROLE = 5;
 
 // OpenAI Responses input items other than `message`, with their side (0 user, 1 assistant).
 function responsesItem(t) {
@@ -240,12 +246,14 @@ function header(m, full = true) {
     return 7 | 128;
   }
   const k = roleKind(r);
-  let bits = (k === undefined ? 4 : k) | 128;
+  if (k === undefined) return UNKNOWN_ROLE | 128;
+  let bits = k | 128;
   if (m.usage != null) bits |= 64;
   if (k === 1 && beginsWithCompaction(m.content)) bits |= STARTS_CONTEXT;
   if (!full) return bits;
   let shape;
-  if (Array.isArray(m.parts)) shape = AI_UI;
+  if (r === 'human' || r === 'ai') shape = LANGCHAIN;
+  else if (Array.isArray(m.parts)) shape = AI_UI;
   else if (r === 'tool') shape = typeof m.tool_call_id === 'string' ? CHAT : AI_MODEL;
   else if (r === 'function' || Array.isArray(m.tool_calls) || m.function_call != null || typeof m.refusal === 'string') shape = CHAT;
   else {
@@ -1788,7 +1796,7 @@ function toolIndex_(arr, from, withPaths, keep) {
     }
     const h = header(m);
     const kind = h & 7;
-    if (kind === 7) return null;
+    if (kind === 7 || kind === UNKNOWN_ROLE) return null; // the Rust side names what is wrong
     const shape = shapeOfHeader(h);
     // Two shapes in one array: the Rust side reads the messages in detail and reports it.
     if (shape !== ANY) {

@@ -251,6 +251,9 @@ pub fn anthropic_form(arr: &JsValue) -> Result<(Array, Vec<usize>)> {
 }
 
 const KIND_MASK: u32 = 7;
+/// The kind of a `{role, …}` message whose role no shape uses (`UNKNOWN_ROLE` in
+/// `js_view.js`): an error naming the role, never a message left out.
+const UNKNOWN_ROLE: u32 = 5;
 const NOT_A_MESSAGE: u32 = 7;
 const TRANSCRIPT: u32 = 8;
 const SIDECHAIN: u32 = 16;
@@ -1111,6 +1114,14 @@ impl ConversationView for JsConversation<'_> {
             2 => Kind::System,
             3 => Kind::Attachment,
             4 => Kind::Other,
+            UNKNOWN_ROLE => {
+                let role = string_field(self.array, i as u32, "role").unwrap_or_default();
+                return Err(crate::model::messages::unknown_role(
+                    &role,
+                    crate::model::messages::MESSAGE_ROLES,
+                )
+                .at(format!("messages[{i}].role")));
+            }
             _ if h & READ_FAILED != 0 => {
                 return Err(read_failure_or(Error::invalid_message("could not be read"))
                     .at(format!("messages[{i}]")))

@@ -222,6 +222,42 @@ fn closed_object<S: Source>(v: &S, what: &str, known: &[&str]) -> Result<()> {
     check_keys(v, what, known)
 }
 
+/// A number as JavaScript writes it in an error message (`NaN`, `-Infinity`, `0.5`, `-5`).
+pub fn js_number_text(n: f64) -> String {
+    if n.is_infinite() {
+        if n > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else {
+        format!("{n}")
+    }
+}
+
+/// What a value given for an option is, for error messages: a number as JS writes it
+/// (`NaN`, `-Infinity`, `0.5`), a string quoted (cut after 40 characters), a boolean, or its
+/// type (`an array`, `an object`, `a function or another non-data value`).
+pub fn describe_value<S: Source>(v: &S) -> String {
+    if let Some(n) = v.number() {
+        return js_number_text(n);
+    }
+    if let Some(s) = v.string() {
+        let cut: String = s.chars().take(40).collect();
+        return if cut.len() < s.len() {
+            format!("{}…", quoted(&cut))
+        } else {
+            quoted(&s)
+        };
+    }
+    if let Some(b) = v.boolean() {
+        return b.to_string();
+    }
+    if v.is_array() {
+        "an array".into()
+    } else if v.is_object() {
+        "an object".into()
+    } else {
+        "a function or another non-data value".into()
+    }
+}
+
 /// An optional finite number field.
 pub fn number<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<f64>> {
     let v = obj.get(key);
@@ -231,8 +267,31 @@ pub fn number<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<f64>> 
     match v.number() {
         Some(n) if n.is_finite() => Ok(Some(n)),
         _ => Err(Error::invalid_argument(format!(
-            "{what}.{key} must be a finite number"
+            "{what}.{key} must be a finite number, got {}",
+            describe_value(&v)
         ))),
+    }
+}
+
+/// The largest whole number a count option takes (2^53 − 1, JavaScript's largest safe
+/// integer).
+const MAX_WHOLE: f64 = 9_007_199_254_740_991.0;
+
+/// An optional whole-number field of at least `min` (a count of messages, failures or
+/// tokens): a fraction, a number below `min`, NaN or an infinity is an error naming the field
+/// and the value, never rounded or clamped into range.
+fn whole_number<S: Source>(obj: &S, key: &str, what: &str, min: u64) -> Result<Option<u64>> {
+    let n = match number(obj, key, what)? {
+        None => return Ok(None),
+        Some(n) => n,
+    };
+    if n.fract() == 0.0 && n >= min as f64 && n <= MAX_WHOLE {
+        Ok(Some(n as u64))
+    } else {
+        Err(Error::invalid_argument(format!(
+            "{what}.{key} must be a whole number of at least {min}, got {}",
+            js_number_text(n)
+        )))
     }
 }
 
@@ -262,7 +321,8 @@ pub fn string<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<String
 fn non_negative<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<f64>> {
     match number(obj, key, what)? {
         Some(n) if n < 0.0 => Err(Error::invalid_argument(format!(
-            "{what}.{key} must not be negative"
+            "{what}.{key} must not be negative, got {}",
+            js_number_text(n)
         ))),
         n => Ok(n),
     }
@@ -290,15 +350,15 @@ fn strings<S: Source>(obj: &S, key: &str, what: &str) -> Result<Option<Vec<Strin
         .map(Some)
 }
 
-/// `retryBaseMs` of `obj` (a finite number; negative is 0): the transient-retry policy.
+/// `retryBaseMs` of `obj` (a finite number of ms, not negative): the transient-retry policy.
 pub fn retry_policy<S: Source>(obj: &S, what: &str) -> Result<RetryPolicy> {
     retry_policy_or(obj, what, RetryPolicy::default())
 }
 
 /// `retryBaseMs` of `obj`, or `absent` when `obj` does not give one.
 fn retry_policy_or<S: Source>(obj: &S, what: &str, absent: RetryPolicy) -> Result<RetryPolicy> {
-    Ok(number(obj, "retryBaseMs", what)?
-        .map_or(absent, |n| RetryPolicy::with_base_ms(n.max(0.0) as u64)))
+    Ok(non_negative(obj, "retryBaseMs", what)?
+        .map_or(absent, |n| RetryPolicy::with_base_ms(n as u64)))
 }
 
 /// `summaryTimeoutMs` of a `context`: the time limit of one summary request in ms (0: none).
@@ -668,6 +728,8 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
     // A summarizer that can ask the Messages API's on-demand compaction says so.
     let on_demand_compaction =
         context.get("summarize").get("onDemandCompaction").boolean() == Some(true);
+    let config = context.get("config").to_config()?;
+    crate::measure::thresholds::check_room(&model, &config)?;
     let ctx = CompactContext {
         pinned,
         keep_last_user_message,
@@ -675,7 +737,7 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
         summarize_in_parts,
         model,
         summary_model: string(context, "summaryModel", WHAT)?,
-        config: context.get("config").to_config()?,
+        config,
         read_file_state,
         plan: string(context, "plan", WHAT)?,
         plan_mode: boolean(context, "planMode", WHAT)?.unwrap_or(false),
@@ -912,13 +974,13 @@ pub fn tracking<S: Source>(tracking: &S) -> Result<Tracking> {
     const WHAT: &str = "tracking";
     check_object(tracking, WHAT)?;
     check_near_misses(tracking, WHAT, TRACKING_KEYS)?;
-    let failures = non_negative(tracking, "consecutiveFailures", WHAT)?.unwrap_or(0.0);
+    let failures = whole_number(tracking, "consecutiveFailures", WHAT, 0)?.unwrap_or(0);
     let id = |k: &str| {
         let v = tracking.get(k);
         v.string().or_else(|| v.number().map(|n| n.to_string()))
     };
     Ok(Tracking {
-        consecutive_failures: failures as u32,
+        consecutive_failures: failures.min(u32::MAX as u64) as u32,
         turn_id: id("turnId").or_else(|| id("turnCounter")),
         reactive_turn_id: id("reactiveTurnId"),
     })
@@ -993,7 +1055,7 @@ fn calibration<S: Source>(options: &S, what: &str) -> Result<Option<Fit>> {
         (Some(overhead), Some(ratio)) => Ok(Some(Fit {
             overhead,
             ratio,
-            observations: non_negative(&v, "observations", &what)?.unwrap_or(0.0) as usize,
+            observations: whole_number(&v, "observations", &what, 0)?.unwrap_or(0) as usize,
         })),
         _ => Err(Error::invalid_argument(format!(
             "{what} must have `overhead` and `ratio` (what Compactor.calibration() returns)"
@@ -1009,7 +1071,11 @@ pub fn token_count_options<S: Source>(options: &S) -> Result<TokenCountOptions> 
     }
     closed_object(options, WHAT, TOKEN_COUNT_KEYS)?;
     let plausible_for = match string(options, "model", WHAT)? {
-        Some(model) => Some((model, options.get("config").to_config()?)),
+        Some(model) => {
+            let config = options.get("config").to_config()?;
+            crate::measure::thresholds::check_room(&model, &config)?;
+            Some((model, config))
+        }
         None => None,
     };
     Ok(TokenCountOptions {
@@ -1048,26 +1114,49 @@ fn preamble_at<S: Source>(
                 Error::invalid_argument(format!("{what}.{key} cannot be written as JSON"))
             })
     };
+    // A number or a boolean is no system prompt nor tool list: a mistake, not something sent.
+    let not_data = |v: &S, key: &str, expected: &str| {
+        Error::invalid_argument(format!(
+            "{what}.{key} must be {expected}, got {}",
+            describe_value(v)
+        ))
+    };
+    const SYSTEM: &str = "a string, an array of text blocks or parts, or a system message object";
     let system_units = if system.is_absent() {
         0
     } else if let Some(text) = system.string() {
         crate::model::view::utf16_len(&text)
     } else if let Some(parts) = system.items() {
         let mut n = 0;
-        for p in &parts {
+        for (k, p) in parts.iter().enumerate() {
             n += match p.string().or_else(|| p.get("text").string()) {
                 Some(t) => crate::model::view::utf16_len(&t),
-                None => json_len(p, system_key)?,
+                None if p.is_object() => json_len(p, system_key)?,
+                None => {
+                    return Err(not_data(
+                        p,
+                        &format!("{system_key}[{k}]"),
+                        "a string or a block",
+                    ))
+                }
             };
         }
         n
-    } else {
+    } else if system.is_object() {
         json_len(&system, system_key)?
+    } else {
+        return Err(not_data(&system, system_key, SYSTEM));
     };
     let tools_units = if tools.is_absent() {
         0
-    } else {
+    } else if tools.is_object() {
         json_len(&tools, tools_key)?
+    } else {
+        return Err(not_data(
+            &tools,
+            tools_key,
+            "the tool definitions the request sends (an array, or a record of tools)",
+        ));
     };
     Ok(Some(Preamble {
         system_units,
@@ -1204,11 +1293,11 @@ pub fn truncate_head_options<S: Source>(options: &S) -> Result<bool> {
 }
 
 /// Reads the options of `offlineSummarizer`: the budget of the summary in tokens
-/// (`maxTokens`, at least 1; default `default_budget`).
+/// (`maxTokens`, a whole number of at least 1; default `default_budget`).
 pub fn offline_summarizer_budget<S: Source>(options: &S, default_budget: u64) -> Result<u64> {
     const WHAT: &str = "options";
     closed_object(options, WHAT, OFFLINE_SUMMARIZER_KEYS)?;
-    Ok(number(options, "maxTokens", WHAT)?.map_or(default_budget, |n| n.max(1.0) as u64))
+    Ok(whole_number(options, "maxTokens", WHAT, 1)?.unwrap_or(default_budget))
 }
 
 /// Reads the options of `microCompact`; `now` gives the current time (ms since the epoch)
@@ -1227,8 +1316,8 @@ pub fn micro_compact_options<S: Source>(
     }
     closed_object(options, WHAT, MICRO_COMPACT_KEYS)?;
     let mut opts = MicroCompactOptions::default();
-    if let Some(k) = non_negative(options, "keepRecent", WHAT)? {
-        opts.keep_recent = k as usize;
+    if let Some(k) = whole_number(options, "keepRecent", WHAT, 0)? {
+        opts.keep_recent = usize::try_from(k).unwrap_or(usize::MAX);
     }
     opts.idle_minutes = non_negative(options, "idleMinutes", WHAT)?;
     opts.now_ms = Some(number(options, "now", WHAT)?.unwrap_or_else(now));
@@ -1236,6 +1325,12 @@ pub fn micro_compact_options<S: Source>(
     opts.last_assistant_ms = if last.is_absent() {
         None
     } else if let Some(n) = last.number() {
+        if !n.is_finite() {
+            return Err(Error::invalid_argument(format!(
+                "options.lastAssistantTimestamp must be a finite number (ms) or an ISO-8601 string, got {}",
+                js_number_text(n)
+            )));
+        }
         Some(n)
     } else if let Some(s) = last.string() {
         Some(microcompact::parse_timestamp_ms(&s).ok_or_else(|| {
@@ -1288,13 +1383,18 @@ pub fn boundary_options<S: Source>(options: &S) -> Result<BoundaryOptions> {
     const WHAT: &str = "options";
     closed_object(options, WHAT, BOUNDARY_KEYS)?;
     let template = options.get("template");
-    let template = if template.is_object() {
+    let template = if template.is_absent() {
+        None
+    } else if template.is_object() && !template.is_array() {
         let v = template
             .to_json()
             .map_err(|e| Error::new(ErrorCode::InvalidMessage, format!("options.template: {e}")))?;
         Some(Message::from_value(v, "options.template")?)
     } else {
-        None
+        return Err(Error::invalid_argument(format!(
+            "options.template must be a message object (a transcript line whose session fields the boundary copies), got {}",
+            describe_value(&template)
+        )));
     };
     Ok(BoundaryOptions {
         last_uuid: string(options, "lastUuid", WHAT)?,

@@ -353,6 +353,61 @@ pub fn effective_context_window(model: &str, config: &Config) -> u64 {
     window.saturating_sub(reserve)
 }
 
+/// Checks that `config` leaves `model` room to work in, so that no threshold is 0 (a
+/// conversation of any size, even empty, would be at it: every turn would compact, each
+/// compaction bound to fail):
+///
+/// - the window a request may fill (the context window, capped by `autoCompactWindow` and
+///   the model's input limit) must be larger than the output reserve, min(max output tokens,
+///   20,000);
+/// - with automatic compaction on, the effective window (that window minus the reserve) must
+///   be larger than the auto-compact buffer of 13,000 tokens.
+///
+/// `INVALID_CONFIG` otherwise, naming the numbers and what to change. The SPEC's formulas
+/// stand for every window that passes; small windows work with a smaller
+/// `config.maxOutputTokens` (a smaller reserve) or with automatic compaction off.
+pub fn check_room(model: &str, config: &Config) -> crate::model::error::Result<()> {
+    use crate::model::error::Error;
+    let max_output = max_output_tokens_for_model(model, config);
+    let reserve = max_output.min(MAX_OUTPUT_TOKENS_FOR_SUMMARY);
+    let full = context_window(model, config);
+    let mut window = full.for_request(reserve);
+    let mut from = match full.source {
+        ContextWindowSource::Config if config.context_window.is_some() => "config.contextWindow",
+        _ => "the model's context window",
+    };
+    if window < full.tokens {
+        from = "the model's input limit plus the output reserve";
+    }
+    if let Some(cap) = config.auto_compact_window {
+        if (cap as u64) < window {
+            window = cap as u64;
+            from = "config.autoCompactWindow";
+        }
+    }
+    let reserve_words = format!(
+        "the output reserve of {reserve} tokens (the smaller of the max output tokens, {max_output}, and {MAX_OUTPUT_TOKENS_FOR_SUMMARY})"
+    );
+    if window <= reserve {
+        return Err(Error::invalid_config(format!(
+            "the window of {window} tokens ({from}) must be larger than {reserve_words}: \
+             nothing would be left for the conversation; give a larger window or a smaller \
+             config.maxOutputTokens"
+        )));
+    }
+    let effective = window - reserve;
+    if config.is_auto_compact_enabled() && effective <= AUTOCOMPACT_BUFFER_TOKENS {
+        return Err(Error::invalid_config(format!(
+            "the effective window of {effective} tokens ({window} from {from}, less \
+             {reserve_words}) must be larger than the auto-compact buffer of \
+             {AUTOCOMPACT_BUFFER_TOKENS} tokens, or every turn would compact; give a larger \
+             window, a smaller config.maxOutputTokens, or turn automatic compaction off \
+             (config.autoCompactEnabled: false)"
+        )));
+    }
+    Ok(())
+}
+
 /// `getAutoCompactThreshold`: effective − 13,000, or lower with `autoCompactPctOverride`.
 pub fn auto_compact_threshold(model: &str, config: &Config) -> u64 {
     let effective = effective_context_window(model, config);
@@ -487,6 +542,73 @@ mod tests {
                 },
                 "{m}"
             );
+        }
+    }
+
+    /// A window that leaves nothing after the output reserve, or (with automatic compaction
+    /// on) nothing above the auto-compact buffer, is a coded error naming the numbers; the
+    /// smallest windows that leave room pass, with a threshold above 0.
+    #[test]
+    fn a_window_must_leave_room_after_the_reserve_and_the_buffer() {
+        let cfg = |window: f64, more: Config| Config {
+            context_window: Some(window),
+            ..more
+        };
+        let sonnet = "claude-sonnet-4-5";
+        for (window, words) in [
+            (1.0, "the window of 1 tokens (config.contextWindow) must be larger than the output reserve of 20000"),
+            (20_000.0, "the window of 20000 tokens (config.contextWindow)"),
+            (20_001.0, "the effective window of 1 tokens"),
+            (33_000.0, "the effective window of 13000 tokens"),
+        ] {
+            let e = check_room(sonnet, &cfg(window, Config::default())).unwrap_err();
+            assert_eq!(e.code, crate::model::error::ErrorCode::InvalidConfig);
+            assert!(e.message.contains(words), "{window}: {}", e.message);
+        }
+        assert!(check_room(sonnet, &cfg(33_001.0, Config::default())).is_ok());
+        assert_eq!(
+            auto_compact_threshold(sonnet, &cfg(33_001.0, Config::default())),
+            1
+        );
+        // A smaller reserve, or automatic compaction off, makes a small window usable.
+        let small_output = Config {
+            max_output_tokens: Some(1_000.0),
+            ..Config::default()
+        };
+        assert!(check_room(sonnet, &cfg(20_000.0, small_output.clone())).is_ok());
+        assert_eq!(
+            auto_compact_threshold(sonnet, &cfg(20_000.0, small_output)),
+            6_000
+        );
+        let manual = Config {
+            auto_compact_enabled: Some(false),
+            ..Config::default()
+        };
+        assert!(check_room(sonnet, &cfg(25_000.0, manual.clone())).is_ok());
+        assert!(
+            check_room(sonnet, &cfg(20_000.0, manual)).is_err(),
+            "no room at all"
+        );
+        // autoCompactWindow caps the window, and is named when it is what is too small.
+        let capped = Config {
+            auto_compact_window: Some(15_000.0),
+            ..Config::default()
+        };
+        let e = check_room(sonnet, &capped).unwrap_err();
+        assert!(
+            e.message.contains("(config.autoCompactWindow)"),
+            "{}",
+            e.message
+        );
+        // The models of the table all leave room.
+        for model in [
+            "claude-3-haiku",
+            "claude-opus-4-6",
+            "gpt-5",
+            "gpt-4o",
+            "my-local-model",
+        ] {
+            assert!(check_room(model, &Config::default()).is_ok(), "{model}");
         }
     }
 

@@ -164,7 +164,9 @@ impl Config {
         )
     }
 
-    /// Checks ranges: token sizes positive and finite, the percent within 1–100.
+    /// Checks ranges: token sizes finite and at least 1 (a fraction below 1 would be read as a
+    /// window of 0 tokens), the percent within 1–100. Whether a window leaves room for the
+    /// output reserve depends on the model too (`measure::thresholds::check_room`).
     pub fn validate(&self) -> Result<()> {
         let sizes = [
             ("contextWindow", self.context_window),
@@ -175,9 +177,9 @@ impl Config {
         ];
         for (name, v) in sizes {
             if let Some(v) = v {
-                if !v.is_finite() || v <= 0.0 || v > 1e12 {
+                if !(1.0..=1e12).contains(&v) {
                     return Err(Error::invalid_config(format!(
-                        "config.{name} must be a positive number of tokens, got {v}"
+                        "config.{name} must be a positive number of tokens (at least 1), got {v}"
                     )));
                 }
             }
@@ -208,7 +210,7 @@ impl Config {
             auto_compact_pct_override: number("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
                 .filter(|p| (1.0..=100.0).contains(p)),
             auto_compact_window: number("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
-                .filter(|w| w.is_finite() && *w > 0.0),
+                .filter(|w| w.is_finite() && (1.0..=1e12).contains(w)),
             ..Config::default()
         };
         debug_assert!(cfg.validate().is_ok());
@@ -354,5 +356,42 @@ mod tests {
         }
         .validate()
         .is_err());
+    }
+
+    /// A fraction below 1 is no window at all (it would be read as 0 tokens, which is
+    /// rejected): every token size takes at least 1, and a whole window's fraction passes.
+    #[test]
+    fn token_sizes_below_one_are_rejected_like_zero() {
+        let sized = |name: &str, v: f64| {
+            Config::read(|k| {
+                if k == name {
+                    Given::Number(v)
+                } else {
+                    Given::Absent
+                }
+            })
+        };
+        for name in [
+            "contextWindow",
+            "maxOutputTokens",
+            "autoCompactWindow",
+            "blockingLimitOverride",
+            "summaryContextWindow",
+        ] {
+            for bad in [0.0, 0.5, 0.999, -1.0] {
+                let e = sized(name, bad).unwrap_err();
+                assert_eq!(e.code, crate::model::error::ErrorCode::InvalidConfig);
+                assert!(
+                    e.message.contains(&format!("config.{name}")),
+                    "{}",
+                    e.message
+                );
+                assert!(e.message.contains(&format!("got {bad}")), "{}", e.message);
+            }
+            assert!(sized(name, 1.0).is_ok(), "{name}");
+            assert!(sized(name, 64_000.5).is_ok(), "{name}");
+        }
+        let env = Config::from_env(|k| (k == "CLAUDE_CODE_AUTO_COMPACT_WINDOW").then_some("0.5"));
+        assert_eq!(env.auto_compact_window, None);
     }
 }

@@ -124,6 +124,40 @@ pub(crate) mod nullable {
     }
 }
 
+/// The roles a `{role, …}` message may have, over every shape the library reads: the
+/// Messages API's `user` and `assistant`, `system`, OpenAI's `developer`, `tool` and
+/// `function` (Chat Completions; `tool` is also the AI SDK's), and `human` and `ai`
+/// (LangChain's `{role, content}` dicts). A message of another role is an error
+/// ([`unknown_role`]), never a message silently left out.
+pub const MESSAGE_ROLES: &[&str] = &[
+    "user",
+    "assistant",
+    "system",
+    "developer",
+    "tool",
+    "function",
+    "human",
+    "ai",
+];
+
+/// The roles of an API message in the native model (Anthropic messages, and the Anthropic
+/// form the bindings convert other shapes to).
+pub const API_ROLES: &[&str] = &["user", "assistant", "system", "developer"];
+
+/// The `INVALID_MESSAGE` error for a message whose role is `role`, none of `accepted`: names
+/// the role, the one it probably misspells, and the accepted ones (the caller adds where:
+/// `messages[3].role`).
+pub fn unknown_role(role: &str, accepted: &[&str]) -> Error {
+    let hint = crate::model::names::likely_meant(role, accepted)
+        .map(|m| format!(" (did you mean {}?)", Value::from(m)))
+        .unwrap_or_default();
+    Error::invalid_message(format!(
+        "unknown role {}{hint}: a message's role is one of {}",
+        Value::from(role),
+        accepted.join(", ")
+    ))
+}
+
 /// The role of an API message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -386,7 +420,21 @@ impl Message {
             )
             .at(location));
         }
+        msg.check_role(&|| location.to_string())?;
         Ok(msg)
+    }
+
+    /// Checks the role of an API message (not of a transcript line, whose `type` says what
+    /// it is): one of [`API_ROLES`], else an `INVALID_MESSAGE` error at
+    /// `location().role` naming it — a misspelt role (`asistant`) would otherwise leave the
+    /// message out of what is counted and sent, silently.
+    pub fn check_role(&self, location: &dyn Fn() -> String) -> Result<()> {
+        match self.role() {
+            Some(Role::Other(r)) if !self.is_transcript() && !API_ROLES.contains(&r.as_str()) => {
+                Err(unknown_role(r, API_ROLES).at(format!("{}.role", location())))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Reads a JSON object (`value` must be one). A line of a type the library does not use

@@ -1213,6 +1213,50 @@ mod tests {
     }
     use serde_json::json;
 
+    /// A message whose role is misspelt was read as a message of no kind, left out of the
+    /// count and of what is sent without a word; it is an error at its `role` naming the role,
+    /// the one it probably meant and the accepted ones, read as a value or as JSON text. The
+    /// roles the native model reads, and transcript lines (whose `type` says what they are),
+    /// pass.
+    #[test]
+    fn an_unknown_role_is_an_error_naming_it() {
+        let value = |v: serde_json::Value| Message::from_value(v, "messages[1]");
+        let text = |v: serde_json::Value| {
+            crate::transforms::transcript::message_from_json_text(&v.to_string(), &|| {
+                "messages[1]".into()
+            })
+        };
+        for read in [value, text] {
+            for bad in [
+                json!({"role": "asistant", "content": "x"}),
+                json!({"type": "message", "role": "asistant", "content": "x"}),
+            ] {
+                let e = read(bad).unwrap_err();
+                assert_eq!(e.code, crate::model::error::ErrorCode::InvalidMessage);
+                assert_eq!(
+                    e.message,
+                    "messages[1].role: unknown role \"asistant\" (did you mean \"assistant\"?): \
+                     a message's role is one of user, assistant, system, developer"
+                );
+            }
+            let e = read(json!({"role": "model", "content": "x"})).unwrap_err();
+            assert!(!e.message.contains("did you mean"), "{}", e.message);
+            for ok in [
+                json!({"role": "user", "content": "x"}),
+                json!({"role": "assistant", "content": "x"}),
+                json!({"role": "system", "content": "x"}),
+                json!({"role": "developer", "content": "x"}),
+                json!({"type": "summary", "summary": "s", "leafUuid": "u"}),
+                json!({"type": "user", "uuid": "u", "message": {"role": "user", "content": "x"}}),
+            ] {
+                assert!(read(ok.clone()).is_ok(), "{ok}");
+            }
+        }
+        // OpenAI's developer instructions are a system prompt, as the bindings read them.
+        let dev = Message::from_value(json!({"role": "developer", "content": "x"}), "m").unwrap();
+        assert_eq!(dev.kind(), Kind::System);
+    }
+
     #[test]
     fn json_units_counts_what_to_string_writes_without_writing_it() {
         let every_ascii: String = (0u8..0x80).map(char::from).collect();

@@ -150,6 +150,7 @@ pub fn message_from_json_text(text: &str, location: &dyn Fn() -> String) -> Resu
     if text.starts_with('{') && !text_nested_deeper_than(text, MAX_NESTING) {
         if let Some(m) = crate::model::direct::message_from_text(text) {
             if m.line_type().is_some() || m.role().is_some() {
+                m.check_role(location)?;
                 return Ok(m);
             }
         }

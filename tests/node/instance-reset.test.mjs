@@ -107,7 +107,7 @@ test('a trap while compactions are pending rejects them with INSTANCE_RESET; the
   const c = new cc.Compactor({ model: SONNET, summarize: slow, summaryTimeoutMs: 30_000, messages: msgs() });
   const pending = [
     cc.compactConversation(msgs(), { model: SONNET, summarize: slow, summaryTimeoutMs: 30_000 }),
-    cc.autoCompactIfNeeded(msgs(), { model: SONNET, summarize: slow, summaryTimeoutMs: 30_000, config: { contextWindow: 2_000 } }),
+    cc.autoCompactIfNeeded(msgs(), { model: SONNET, summarize: slow, summaryTimeoutMs: 30_000, config: { contextWindow: 33_500 } }), // threshold 500
     c.compact(),
   ];
   await new Promise((r) => setTimeout(r, 20)); // every one is waiting for its summary

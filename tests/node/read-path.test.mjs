@@ -89,7 +89,7 @@ test('serializeTranscript writes what JSON.stringify writes, one line each, and 
   assert.throws(() => cc.serializeTranscript([lines[0], 'text']), (e) => e.code === 'INVALID_MESSAGE' && /messages\[1\]/.test(e.message));
 });
 
-test('toolUseResult (read by nothing) does not cross: the same request and result without it; an object with toJSON is written as it says', async () => {
+test('toolUseResult (read by nothing) does not cross: the same request and result without it; a toJSON is not what is read', async () => {
   const lines = transcriptConversation({ rounds: 4 });
   const withResults = lines.map((l) =>
     l.type === 'user' ? { ...l, toolUseResult: { stdout: 'x'.repeat(5_000), big: 10n, deep: JSON.parse('['.repeat(150) + ']'.repeat(150)) } } : l,
@@ -107,7 +107,9 @@ test('toolUseResult (read by nothing) does not cross: the same request and resul
   const summarize = recordingSummarizer(summaryResponse('done'));
   const r = await cc.compactConversation(withResults, { model: OPUS, summarize }, {});
   for (const m of r.messagesToKeep) assert.ok(withResults.includes(m));
-  // A line with its own toJSON is written by it (nothing is left out of what it gives).
+  // A line with its own toJSON is read by its fields, as the count reads it: what toJSON gives
+  // (here a BigInt, which JSON cannot write) is not what is read, and toolUseResult is still
+  // left out.
   const odd = withResults.map((l) => (l.type === 'user' && l.toolUseResult ? { ...l, toJSON() { return { ...this, toolUseResult: 1n }; } } : l));
-  await assert.rejects(cc.compactConversation(odd, { model: OPUS, summarize: recordingSummarizer(summaryResponse('done')) }, {}), (e) => e.code === 'INVALID_MESSAGE');
+  assert.deepEqual(await run(odd), await run(lines));
 });

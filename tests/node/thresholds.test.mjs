@@ -242,7 +242,7 @@ test('an unknown model gets the 200,000 default, and the result says the default
     assert.equal(s.contextWindowSource, 'default', model);
   }
   // A configured window is the configuration's, known or not.
-  const c = calculateTokenWarningState(0, 'my-local-model', { contextWindow: 32_768 });
+  const c = calculateTokenWarningState(0, 'my-local-model', { contextWindow: 32_768, maxOutputTokens: 4_096 });
   assert.deepEqual([c.contextWindow, c.contextWindowSource], [32_768, 'config']);
   const on = calculateTokenWarningState(0, 'claude-sonnet-4-5', { enable1mContext: true });
   assert.deepEqual([on.contextWindow, on.contextWindowSource], [1_000_000, 'config']);
@@ -262,6 +262,6 @@ test('the Compactor and previewCompaction say where the window comes from too', 
     assert.deepEqual([p.contextWindow, p.contextWindowSource], [window, source], model);
     assert.equal(p.threshold, getAutoCompactThreshold(model), model);
   }
-  const p = await previewCompaction(messages, { model: 'my-local-model', config: { contextWindow: 32_768 } });
+  const p = await previewCompaction(messages, { model: 'my-local-model', config: { contextWindow: 32_768, maxOutputTokens: 4_096 } });
   assert.deepEqual([p.contextWindow, p.contextWindowSource], [32_768, 'config']);
 });

@@ -145,8 +145,15 @@ fn retry_base_ms_has_one_rule() {
             RetryPolicy::with_base_ms(250)
         );
         assert_eq!(
-            parse(&json!({"retryBaseMs": -5})).unwrap(),
+            parse(&json!({"retryBaseMs": 0})).unwrap(),
             RetryPolicy::with_base_ms(0)
+        );
+        // A negative delay is a mistake, not "no delay".
+        let (c, m) = code(parse(&json!({"retryBaseMs": -1000})));
+        assert_eq!(c, ErrorCode::InvalidArgument);
+        assert!(
+            m.contains("options.retryBaseMs must not be negative, got -1000"),
+            "{m}"
         );
         for bad in [json!("1"), json!(true), json!([1]), json!({})] {
             let (c, m) = code(parse(&json!({ "retryBaseMs": bad })));
@@ -414,10 +421,105 @@ fn micro_compact_and_boundary_options() {
     ));
     assert!(m.contains("preCompactDiscoveredTools"), "{m}");
     assert_eq!(
-        offline_summarizer_budget(&json!({"maxTokens": 0}), 8000).unwrap(),
+        offline_summarizer_budget(&json!({"maxTokens": 1}), 8000).unwrap(),
         1
     );
     assert_eq!(offline_summarizer_budget(&Value::Null, 8000).unwrap(), 8000);
+}
+
+/// Counts (a budget of tokens, messages to keep, failures so far) are whole numbers in range:
+/// a negative, fractional or non-finite one is an error naming the option and the value, never
+/// clamped or truncated into a different meaning (`keepRecent: 0.5` would have been 0: clear
+/// every result; `maxTokens: -5` a budget of 1).
+#[test]
+fn count_options_are_whole_numbers_in_range() {
+    let budget = |v: Value| offline_summarizer_budget(&json!({ "maxTokens": v }), 8000);
+    assert_eq!(budget(json!(2000)).unwrap(), 2000);
+    for (bad, got) in [
+        (json!(-5), "got -5"),
+        (json!(0), "got 0"),
+        (json!(0.5), "got 0.5"),
+        (json!(100.5), "got 100.5"),
+        (json!("100"), "got \"100\""),
+    ] {
+        let (c, m) = code(budget(bad));
+        assert_eq!(c, ErrorCode::InvalidArgument);
+        assert!(m.contains("options.maxTokens") && m.contains(got), "{m}");
+    }
+    let keep = |v: Value| micro_compact_options(&json!({ "keepRecent": v }), || 0.0);
+    assert_eq!(keep(json!(0)).unwrap().keep_recent, 0);
+    assert_eq!(keep(json!(3)).unwrap().keep_recent, 3);
+    for bad in [json!(0.5), json!(-1), json!(2.25), json!(true)] {
+        let (c, m) = code(keep(bad));
+        assert_eq!(c, ErrorCode::InvalidArgument);
+        assert!(m.contains("options.keepRecent"), "{m}");
+    }
+    let (_, m) = code(tracking(&json!({"consecutiveFailures": 1.5})));
+    assert!(
+        m.contains("tracking.consecutiveFailures") && m.contains("1.5"),
+        "{m}"
+    );
+    let (_, m) = code(token_count_options(
+        &json!({"calibration": {"overhead": 10, "ratio": 1.2, "observations": 2.5}}),
+    ));
+    assert!(m.contains("options.calibration.observations"), "{m}");
+}
+
+/// The options of another type than the one they take are errors naming them and the value:
+/// a `system` prompt or `tools` that is a number, a boundary `template` that is no object.
+#[test]
+fn options_of_the_wrong_type_are_named_with_their_value() {
+    for (opts, words) in [
+        (json!({"system": 12345}), "options.system must be a string"),
+        (json!({"system": true}), "got true"),
+        (
+            json!({"system": ["a", 5]}),
+            "options.system[1] must be a string or a block, got 5",
+        ),
+        (
+            json!({"tools": 3}),
+            "options.tools must be the tool definitions",
+        ),
+        (json!({"tools": "Read"}), "got \"Read\""),
+    ] {
+        let (c, m) = code(token_count_options(&opts));
+        assert_eq!(c, ErrorCode::InvalidArgument, "{opts}");
+        assert!(m.contains(words), "{opts}: {m}");
+    }
+    // What the request sends is taken in every form it has.
+    for ok in [
+        json!({"system": "You are terse."}),
+        json!({"system": [{"type": "text", "text": "a"}, "b"]}),
+        json!({"system": {"role": "system", "content": "x"}}),
+        json!({"tools": [{"name": "Read"}]}),
+        json!({"tools": {"read": {"description": "d"}}}),
+    ] {
+        assert!(token_count_options(&ok).is_ok(), "{ok}");
+    }
+    let (_, m) = code(context(&json!({"model": "m", "system": 7})));
+    assert!(m.contains("context.system") && m.contains("got 7"), "{m}");
+    let (_, m) = code(context(&json!({"model": "m", "toolDefinitions": false})));
+    assert!(m.contains("context.toolDefinitions"), "{m}");
+    for bad in [json!("str"), json!(5), json!([{"type": "user"}])] {
+        let (c, m) = code(boundary_options(&json!({ "template": bad })));
+        assert_eq!(c, ErrorCode::InvalidArgument);
+        assert!(
+            m.contains("options.template must be a message object"),
+            "{m}"
+        );
+    }
+    assert!(boundary_options(&json!({"template": null}))
+        .unwrap()
+        .template
+        .is_none());
+    let (_, m) = code(micro_compact_options(
+        &json!({"keepRecent": 1, "now": null, "lastAssistantTimestamp": null, "idleMinutes": "5"}),
+        || 0.0,
+    ));
+    assert!(
+        m.contains("options.idleMinutes must be a finite number, got \"5\""),
+        "{m}"
+    );
 }
 
 #[test]
