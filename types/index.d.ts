@@ -762,7 +762,10 @@ export type ErrorCode =
   | 'REACTIVE_NOT_APPLICABLE'
   /** Reactive compaction already ran for this turn. */
   | 'REACTIVE_ALREADY_TRIED'
-  /** The summarizer did not answer within `context.summaryTimeoutMs`; nothing was committed. */
+  /**
+   * The summarizer did not answer within `context.summaryTimeoutMs`, or a retry would have
+   * waited past it; nothing was committed.
+   */
   | 'TIMEOUT'
   /** Automatic compaction is paused: the context refilled right after each of the last compactions. */
   | 'THRASHING'
@@ -1527,13 +1530,16 @@ export interface CompactContext {
   /**
    * {@link autoCompactIfNeeded}, {@link reactiveCompact} and the {@link Compactor} (both
    * `maybeAutoCompact` and `compact`, where the call's own `retryBaseMs` wins): first backoff
-   * delay of transient retries, ms (default 1,000).
+   * delay of transient retries, ms (default 1,000; each backoff at most 32,000).
    */
   retryBaseMs?: number;
   /**
    * Time limit of each callback of a compaction, ms: the summary request (after it the
    * compaction fails with `TIMEOUT`), `readFile` (the file is not restored) and each hook
-   * (reported in `hookErrors`). Default 600,000 (10 minutes); 0 for no limit; at most
+   * (reported in `hookErrors`). It also bounds the waits before transient retries: a wait
+   * that would take them together past it fails the compaction at once with `TIMEOUT`
+   * (a server's `retryAfterMs` above 64,000 fails it at once with `SUMMARIZER_FAILED`,
+   * whatever the limit). Default 600,000 (10 minutes); 0 for no limit; at most
    * 2,147,483,647 (the longest JavaScript timer), else `INVALID_ARGUMENT`.
    */
   summaryTimeoutMs?: number;

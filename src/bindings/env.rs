@@ -303,6 +303,10 @@ impl Environment for JsEnv {
         })
     }
 
+    fn wait_limit_ms(&self) -> Option<u64> {
+        (self.summary_timeout_ms > 0.0).then_some(self.summary_timeout_ms as u64)
+    }
+
     fn pause(&self) -> LocalFuture<'_, std::result::Result<(), CallError>> {
         Box::pin(async move {
             next_turn_of_event_loop().await;

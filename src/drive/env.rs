@@ -181,6 +181,12 @@ pub trait Environment {
     fn session_memory(&self) -> LocalFuture<'_, Result<Option<String>, CallError>>;
     /// Waits `ms` milliseconds (abortable).
     fn sleep(&self, ms: u64) -> LocalFuture<'_, Result<(), CallError>>;
+    /// The most the waits before retries of one compaction may take together, in ms (the
+    /// caller's time limit, `summaryTimeoutMs`); `None`: no limit but the longest single
+    /// wait ([`crate::drive::retry::MAX_SERVER_DELAY_MS`]).
+    fn wait_limit_ms(&self) -> Option<u64> {
+        None
+    }
     /// `Err` once the caller's abort signal fired.
     fn check_abort(&self) -> Result<(), CallError>;
     /// A checkpoint between two long synchronous passes over the conversation: lets the
