@@ -547,8 +547,11 @@ export type MessageShape = 'ai-sdk-model' | 'ai-sdk-ui' | 'openai-chat' | 'opena
  * tool output, a tool call's name and JSON arguments — and must return a finite number ≥ 0;
  * media still count their fixed size. Taken by {@link tokenCountWithEstimation},
  * {@link shouldAutoCompact}, {@link autoCompactIfNeeded} (its context) and the {@link Compactor}
- * (its running count). Usage the provider reported still anchors the count. A counter that
- * throws or returns anything else is an `INVALID_ARGUMENT` error naming what it returned.
+ * (its running count). Usage the provider reported still anchors the count. A compaction given
+ * one counts everything in its tokens: `preCompactTokenCount`, `truePostCompactTokenCount`, the
+ * "smaller than before" and threshold checks, session memory's kept part. A call made from
+ * inside your tokenizer counts with its own options only. A counter that throws or returns
+ * anything else is an `INVALID_ARGUMENT` error naming what it returned.
  */
 export type TokenCounter = (text: string) => number;
 

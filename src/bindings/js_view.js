@@ -468,16 +468,32 @@ function blockKind(t) {
   }
 }
 
-// The caller's tokenizer (`tokenCounter`, set by the Rust side for one call, else null) and
-// the first problem it had. With a tokenizer, lengths are reported in its tokens times the
-// characters per token the core's estimate divides by (4 for prose, 2 for tool-call JSON), so
-// the estimate comes out in the caller's tokens and every other rule reads lengths unchanged.
+// The caller's tokenizer (`tokenCounter`, put in effect by the Rust side for one call, else
+// null) and the first problem it had. With a tokenizer, lengths are reported in its tokens
+// times the characters per token the core's estimate divides by (4 for prose, 2 for tool-call
+// JSON), so the estimate comes out in the caller's tokens and every other rule reads lengths
+// unchanged. Calls nest (a tokenizer, a getter or a callback may call the package again):
+// each call pushes its own tokenizer, or none, and restores the one before it when it
+// returns; while the tokenizer itself runs none is in effect, so a call it makes counts as
+// that call's own options say.
 let COUNTER = null;
 let counterError = null;
+const counterStack = [];
 
-export function setTokenCounter(f) {
+export function enterTokenCounter(f) {
+  counterStack.push(COUNTER, counterError);
   COUNTER = typeof f === 'function' ? f : null;
   counterError = null;
+}
+
+export function leaveTokenCounter() {
+  if (counterStack.length < 2) {
+    COUNTER = null;
+    counterError = null;
+    return;
+  }
+  counterError = counterStack.pop();
+  COUNTER = counterStack.pop();
 }
 
 export function takeCounterError() {
@@ -487,9 +503,11 @@ export function takeCounterError() {
 }
 
 function counted(s, perToken) {
+  const f = COUNTER;
   let n;
+  COUNTER = null;
   try {
-    n = COUNTER(s);
+    n = f(s);
   } catch (e) {
     if (counterError === null) counterError = `tokenCounter threw: ${e instanceof Error ? e.message : String(e)}`;
     return s.length;
@@ -502,6 +520,8 @@ function counted(s, perToken) {
   if (n > 4 * s.length + 16) {
     if (counterError === null) counterError = `tokenCounter returned ${n} tokens for a text of ${s.length} characters: more than any tokenizer gives`;
     return s.length;
+  } finally {
+    COUNTER = f;
   }
   const units = Math.round(n) * perToken;
   // Non-empty text stays non-empty (rules tell "has text" by a length > 0); MISSING is not a

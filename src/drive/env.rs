@@ -196,6 +196,12 @@ pub trait Environment {
     fn pause(&self) -> LocalFuture<'_, Result<(), CallError>> {
         Box::pin(std::future::ready(self.check_abort()))
     }
+    /// The caller's tokenizer (`tokenCounter`), when it gave one: every count of a
+    /// compaction (the size before and after, the checks against them, what a summary
+    /// call consumed when it reports no usage) is then in its tokens.
+    fn text_counter(&self) -> Option<&dyn crate::measure::tokens::TextCounter> {
+        None
+    }
     /// Reports progress.
     fn progress(&self, event: &ProgressEvent);
     /// A new line id.
