@@ -1673,8 +1673,13 @@ export interface CompactionUsage {
 export interface CompactionResult<M = Message> {
   /** The `compact_boundary` system line (always transcript shape). */
   boundaryMarker: CompactBoundaryLine;
-  /** The summary message, in the conversation's shape. */
-  summaryMessages: Array<AddedMessage<M, SummaryMessage>>;
+  /**
+   * The summary message, in the conversation's shape (pinned messages after it). When the
+   * compacted context began with the provider's opaque compaction (an OpenAI Responses
+   * `{type: 'compaction', encrypted_content}` item), that item, your own object, comes first:
+   * no summarizer can read it, and the provider still does.
+   */
+  summaryMessages: Array<AddedMessage<M, SummaryMessage> | M>;
   /** Restored files and skills, plan, plan mode, agents, tools, MCP instructions. */
   attachments: Array<AddedMessage<M, AttachmentMessage>>;
   /** The SessionStart hooks' texts. */

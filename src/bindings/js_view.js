@@ -12,11 +12,18 @@
 // `compaction` block (or is an OpenAI Responses `compaction` item): the context starts here.
 const STARTS_CONTEXT = 4096;
 
-// Whether content begins with a `compaction` block that did not fail (`content: null`).
+// Whether content begins with a `compaction` block that did not fail (`content: null`), or
+// an opaque one (no `content`, the provider's `encrypted_content` only: model::messages
+// is_opaque_compaction).
 function beginsWithCompaction(c) {
   if (!Array.isArray(c) || c.length === 0) return false;
   const b = c[0];
-  return b !== null && typeof b === 'object' && b.type === 'compaction' && b.content !== null && b.content !== undefined;
+  return b !== null && typeof b === 'object' && b.type === 'compaction' && b.content !== null &&
+    (b.content !== undefined || isOpaqueCompaction(b));
+}
+
+function isOpaqueCompaction(b) {
+  return !('content' in b) && typeof b.encrypted_content === 'string' && b.encrypted_content.length > 0;
 }
 
 // The tables below are switches, not objects: a keyed read of changing names on an object is
@@ -511,6 +518,8 @@ function counted(s, perToken) {
   } catch (e) {
     if (counterError === null) counterError = `tokenCounter threw: ${e instanceof Error ? e.message : String(e)}`;
     return s.length;
+  } finally {
+    COUNTER = f;
   }
   if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) {
     if (counterError === null) counterError = `tokenCounter must return a finite number ≥ 0; it returned ${typeof n === 'number' ? n : typeof n}`;
@@ -520,8 +529,6 @@ function counted(s, perToken) {
   if (n > 4 * s.length + 16) {
     if (counterError === null) counterError = `tokenCounter returned ${n} tokens for a text of ${s.length} characters: more than any tokenizer gives`;
     return s.length;
-  } finally {
-    COUNTER = f;
   }
   const units = Math.round(n) * perToken;
   // Non-empty text stays non-empty (rules tell "has text" by a length > 0); MISSING is not a
@@ -592,9 +599,10 @@ function describeBlock(b, estimate, out) {
     return;
   }
   if (t === 'compaction') {
-    // The server-side compaction block counts as its summary text (the Rust side's
-    // view::block_info does the same).
-    out.push(0, typeof b.content === 'string' ? tlen(b.content) : 0, 0, 0, 0, 0, 0, 0, 0);
+    // The server-side compaction block counts as its summary text, an opaque one as its
+    // encrypted text (the Rust side's view::block_info does the same).
+    const n = typeof b.content === 'string' ? tlen(b.content) : isOpaqueCompaction(b) ? tlen(b.encrypted_content) : 0;
+    out.push(0, n, 0, 0, 0, 0, 0, 0, 0);
     return;
   }
   let k = blockKind(t);
@@ -2513,7 +2521,12 @@ function anthropicMessages(m, shape) {
       switch (m.type) {
         case 'function_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: parseArgs(m.arguments) }] }];
         case 'custom_tool_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: { input: textOf(m.input) } }] }];
-        case 'reasoning': case 'compaction': case 'item_reference': return [];
+        case 'compaction':
+          // The provider's own compaction: an opaque block standing for the conversation
+          // before it (model::messages holds_opaque_compaction).
+          if (typeof m.encrypted_content !== 'string' || m.encrypted_content.length === 0) return [];
+          return [{ role: 'assistant', content: [{ type: 'compaction', encrypted_content: m.encrypted_content }] }];
+        case 'reasoning': case 'item_reference': return [];
         case 'message': case undefined:
           if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
           return [{ role, content: blocksOf(m.content) }];

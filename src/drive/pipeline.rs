@@ -292,6 +292,12 @@ pub struct CompactionResult {
     /// Indices into `context.pinned` of the items added after the summary (those already
     /// present in kept messages are not added twice).
     pub pinned_added: Vec<usize>,
+    /// The index (into the input) of the provider's opaque compaction the context started
+    /// with (an OpenAI Responses `compaction` item, [`Message::holds_opaque_compaction`]):
+    /// no summarizer can read it, so it is kept, unchanged, in front of the summary and the
+    /// provider still reads what it stands for. `None` when there is none (or it is kept
+    /// among [`Self::messages_to_keep`]).
+    pub kept_in_front: Option<usize>,
 }
 
 impl CompactionResult {
@@ -303,9 +309,15 @@ impl CompactionResult {
             .iter()
             .map(|&i| input[i].clone())
             .collect();
+        let summary: Vec<Message> = self
+            .kept_in_front
+            .map(|i| input[i].clone())
+            .into_iter()
+            .chain(self.summary_messages.iter().cloned())
+            .collect();
         boundary::build_post_compact(
             &self.boundary_marker,
-            &self.summary_messages,
+            &summary,
             &keep,
             &self.attachments,
             &self.hook_results,
@@ -1021,8 +1033,19 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     let hook_results: Vec<Message> = new_lines.split_off(n_attach);
     let attachments = new_lines;
 
+    // The provider's opaque compaction the context started with stays in front (unless kept).
+    let kept_in_front = active_start(messages)?;
+    let kept_in_front = (kept_in_front < messages.len()
+        && messages[kept_in_front].holds_opaque_compaction()
+        && !f.kept.contains(&kept_in_front))
+    .then_some(kept_in_front);
+
     // The result must be smaller than what it replaces.
-    let mut after: Vec<Message> = summary_messages.clone();
+    let mut after: Vec<Message> = kept_in_front
+        .map(|i| messages[i].clone())
+        .into_iter()
+        .collect();
+    after.extend(summary_messages.iter().cloned());
     after.extend(kept.iter().cloned());
     after.extend(attachments.iter().cloned());
     after.extend(hook_results.iter().cloned());
@@ -1078,6 +1101,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         hook_results,
         messages_to_keep: f.kept.clone(),
         pinned_added,
+        kept_in_front,
         user_display_message,
         pre_compact_token_count: f.pre_tokens,
         post_compact_token_count: f.post_compact_token_count,

@@ -1296,6 +1296,7 @@ mod tests {
                  "content": [{"type": "web_search_result", "url": "https://x", "title": "X", "encrypted_content": "Zm9v"}]},
                 {"type": "mystery", "payload": {"k": [1, 2, 3]}}]}),
             json!({"type": "attachment", "uuid": "a1", "attachment": {"type": "todo", "items": ["x"]}}),
+            json!({"role": "assistant", "content": [{"type": "compaction", "encrypted_content": "E".repeat(400)}]}),
         ]
         .into_iter()
         .map(|v| Message::from_value(v, "m").unwrap())
@@ -1328,6 +1329,9 @@ mod tests {
             estimate_all(&m[..5], Some(&one)).unwrap(),
             "no usage: the count is the estimate"
         );
+        // The opaque compaction last starts the context: only it counts, as its encrypted
+        // text.
+        assert_eq!(token_count_counted(&m, Some(&one)).unwrap().total, 400);
         assert_eq!(text_tokens_counted("abcdefgh", Some(&one)).unwrap(), 8);
         assert_eq!(text_tokens_counted("abcdefgh", None).unwrap(), 2);
     }

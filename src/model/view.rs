@@ -982,15 +982,22 @@ pub fn block_info_with(b: &Block, detail: Detail, lengths: &dyn Lengths) -> Bloc
             ..Default::default()
         },
         // The server-side compaction block counts as its summary text (its encrypted form
-        // is what the API reads instead of the messages it replaced, at about that size).
+        // is what the API reads instead of the messages it replaced, at about that size); an
+        // opaque one (no readable `content`) as its encrypted text, as `js_view.js` counts
+        // an OpenAI Responses compaction item.
         Block::Unknown(v)
             if v.get("type").and_then(serde_json::Value::as_str)
                 == Some(crate::model::messages::COMPACTION_BLOCK) =>
         {
+            let key = if crate::model::messages::is_opaque_compaction(v) {
+                "encrypted_content"
+            } else {
+                "content"
+            };
             BlockInfo {
                 kind: Some(BlockKind::Text),
                 text_units: v
-                    .get("content")
+                    .get(key)
                     .and_then(serde_json::Value::as_str)
                     .map_or(0, |t| lengths.text(t)),
                 ..Default::default()
