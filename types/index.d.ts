@@ -547,8 +547,11 @@ export type MessageShape = 'ai-sdk-model' | 'ai-sdk-ui' | 'openai-chat' | 'opena
  * tool output, a tool call's name and JSON arguments — and must return a finite number ≥ 0;
  * media still count their fixed size. Taken by {@link tokenCountWithEstimation},
  * {@link shouldAutoCompact}, {@link autoCompactIfNeeded} (its context) and the {@link Compactor}
- * (its running count). Usage the provider reported still anchors the count. A counter that
- * throws or returns anything else is an `INVALID_ARGUMENT` error naming what it returned.
+ * (its running count). Usage the provider reported still anchors the count. A compaction given
+ * one counts everything in its tokens: `preCompactTokenCount`, `truePostCompactTokenCount`, the
+ * "smaller than before" and threshold checks, session memory's kept part. A call made from
+ * inside your tokenizer counts with its own options only. A counter that throws or returns
+ * anything else is an `INVALID_ARGUMENT` error naming what it returned.
  */
 export type TokenCounter = (text: string) => number;
 
@@ -766,7 +769,10 @@ export type ErrorCode =
   | 'REACTIVE_NOT_APPLICABLE'
   /** Reactive compaction already ran for this turn. */
   | 'REACTIVE_ALREADY_TRIED'
-  /** The summarizer did not answer within `context.summaryTimeoutMs`; nothing was committed. */
+  /**
+   * The summarizer did not answer within `context.summaryTimeoutMs`, or a retry would have
+   * waited past it; nothing was committed.
+   */
   | 'TIMEOUT'
   /** Automatic compaction is paused: the context refilled right after each of the last compactions. */
   | 'THRASHING'
@@ -1531,13 +1537,16 @@ export interface CompactContext {
   /**
    * {@link autoCompactIfNeeded}, {@link reactiveCompact} and the {@link Compactor} (both
    * `maybeAutoCompact` and `compact`, where the call's own `retryBaseMs` wins): first backoff
-   * delay of transient retries, ms (not negative; default 1,000).
+   * delay of transient retries, ms (not negative; default 1,000; each backoff at most 32,000).
    */
   retryBaseMs?: number;
   /**
    * Time limit of each callback of a compaction, ms: the summary request (after it the
    * compaction fails with `TIMEOUT`), `readFile` (the file is not restored) and each hook
-   * (reported in `hookErrors`). Default 600,000 (10 minutes); 0 for no limit; at most
+   * (reported in `hookErrors`). It also bounds the waits before transient retries: a wait
+   * that would take them together past it fails the compaction at once with `TIMEOUT`
+   * (a server's `retryAfterMs` above 64,000 fails it at once with `SUMMARIZER_FAILED`,
+   * whatever the limit). Default 600,000 (10 minutes); 0 for no limit; at most
    * 2,147,483,647 (the longest JavaScript timer), else `INVALID_ARGUMENT`.
    */
   summaryTimeoutMs?: number;
@@ -1671,8 +1680,13 @@ export interface CompactionUsage {
 export interface CompactionResult<M = Message> {
   /** The `compact_boundary` system line (always transcript shape). */
   boundaryMarker: CompactBoundaryLine;
-  /** The summary message, in the conversation's shape. */
-  summaryMessages: Array<AddedMessage<M, SummaryMessage>>;
+  /**
+   * The summary message, in the conversation's shape (pinned messages after it). When the
+   * compacted context began with the provider's opaque compaction (an OpenAI Responses
+   * `{type: 'compaction', encrypted_content}` item), that item, your own object, comes first:
+   * no summarizer can read it, and the provider still does.
+   */
+  summaryMessages: Array<AddedMessage<M, SummaryMessage> | M>;
   /** Restored files and skills, plan, plan mode, agents, tools, MCP instructions. */
   attachments: Array<AddedMessage<M, AttachmentMessage>>;
   /** The SessionStart hooks' texts. */

@@ -444,6 +444,14 @@ pub fn result_js(
             None => summary.push(&added(m, false)?),
         };
     }
+    // The provider's opaque compaction the context started with: the caller's own object,
+    // first (the provider reads it; nothing else can).
+    if let Some(i) = r.kept_in_front {
+        let at = foreign.map_or(Some(i), |f| f.origin.get(i).copied());
+        if let Some(at) = at {
+            summary.unshift(&input.unchecked_ref::<Array>().get(at as u32));
+        }
+    }
     set("summaryMessages", &summary.into())?;
     let list = |ms: &[Message]| -> JsResult<Array> { ms.iter().map(|m| added(m, false)).collect() };
     set("attachments", &list(&r.attachments)?.into())?;

@@ -13,6 +13,7 @@ use super::convert::{prop, to_js};
 use crate::drive::answers;
 use crate::drive::env::{CallError, Environment, HookKind, HookOutput, LocalFuture, ProgressEvent};
 use crate::drive::options::ContextOptions;
+use crate::measure::tokens::TextCounter;
 use crate::model::error::{Error, Result};
 use crate::summarize::summary::{RequestMessage, SummaryRequest, SummaryResponse};
 
@@ -63,6 +64,29 @@ pub struct JsEnv {
     summary_timeout_ms: f64,
     /// A summary written ahead: the summarizer's options say `background: true`.
     background: bool,
+    /// The caller's tokenizer (`tokenCounter`), called directly (never through the views'
+    /// slot in `js_view.js`, which is only in effect during one synchronous call).
+    counter: Option<JsTextCounter>,
+}
+
+/// The caller's `tokenCounter` as the core's [`TextCounter`].
+#[derive(Clone)]
+struct JsTextCounter(Function);
+
+impl TextCounter for JsTextCounter {
+    fn count(&self, text: &str) -> std::result::Result<Option<f64>, String> {
+        match self.0.call1(&JsValue::UNDEFINED, &JsValue::from_str(text)) {
+            Ok(n) => Ok(n.as_f64()),
+            Err(e) => Err(e
+                .dyn_ref::<js_sys::Error>()
+                .and_then(|x| x.message().as_string())
+                .or_else(|| e.as_string())
+                .unwrap_or_else(|| "a non-Error value".into())),
+        }
+    }
+    fn name(&self) -> &str {
+        "context.tokenCounter"
+    }
 }
 
 fn optional_function(obj: &JsValue, key: &str, what: &str) -> Result<Option<Function>> {
@@ -158,6 +182,7 @@ impl JsEnv {
             on_text: on_text.map_or(JsValue::UNDEFINED, JsValue::from),
             summary_timeout_ms: data.summary_timeout_ms,
             background: false,
+            counter: super::js_view::counter_of(context, "context")?.map(JsTextCounter),
         })
     }
 
@@ -316,6 +341,14 @@ impl Environment for JsEnv {
                 .map(|_| ())
                 .map_err(|e| call_error(e, &self.signal))
         })
+    }
+
+    fn text_counter(&self) -> Option<&dyn TextCounter> {
+        self.counter.as_ref().map(|c| c as &dyn TextCounter)
+    }
+
+    fn wait_limit_ms(&self) -> Option<u64> {
+        (self.summary_timeout_ms > 0.0).then_some(self.summary_timeout_ms as u64)
     }
 
     fn pause(&self) -> LocalFuture<'_, std::result::Result<(), CallError>> {

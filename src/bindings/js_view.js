@@ -12,11 +12,18 @@
 // `compaction` block (or is an OpenAI Responses `compaction` item): the context starts here.
 const STARTS_CONTEXT = 4096;
 
-// Whether content begins with a `compaction` block that did not fail (`content: null`).
+// Whether content begins with a `compaction` block that did not fail (`content: null`), or
+// an opaque one (no `content`, the provider's `encrypted_content` only: model::messages
+// is_opaque_compaction).
 function beginsWithCompaction(c) {
   if (!Array.isArray(c) || c.length === 0) return false;
   const b = c[0];
-  return b !== null && typeof b === 'object' && b.type === 'compaction' && b.content !== null && b.content !== undefined;
+  return b !== null && typeof b === 'object' && b.type === 'compaction' && b.content !== null &&
+    (b.content !== undefined || isOpaqueCompaction(b));
+}
+
+function isOpaqueCompaction(b) {
+  return !('content' in b) && typeof b.encrypted_content === 'string' && b.encrypted_content.length > 0;
 }
 
 // The tables below are switches, not objects: a keyed read of changing names on an object is
@@ -476,16 +483,32 @@ function blockKind(t) {
   }
 }
 
-// The caller's tokenizer (`tokenCounter`, set by the Rust side for one call, else null) and
-// the first problem it had. With a tokenizer, lengths are reported in its tokens times the
-// characters per token the core's estimate divides by (4 for prose, 2 for tool-call JSON), so
-// the estimate comes out in the caller's tokens and every other rule reads lengths unchanged.
+// The caller's tokenizer (`tokenCounter`, put in effect by the Rust side for one call, else
+// null) and the first problem it had. With a tokenizer, lengths are reported in its tokens
+// times the characters per token the core's estimate divides by (4 for prose, 2 for tool-call
+// JSON), so the estimate comes out in the caller's tokens and every other rule reads lengths
+// unchanged. Calls nest (a tokenizer, a getter or a callback may call the package again):
+// each call pushes its own tokenizer, or none, and restores the one before it when it
+// returns; while the tokenizer itself runs none is in effect, so a call it makes counts as
+// that call's own options say.
 let COUNTER = null;
 let counterError = null;
+const counterStack = [];
 
-export function setTokenCounter(f) {
+export function enterTokenCounter(f) {
+  counterStack.push(COUNTER, counterError);
   COUNTER = typeof f === 'function' ? f : null;
   counterError = null;
+}
+
+export function leaveTokenCounter() {
+  if (counterStack.length < 2) {
+    COUNTER = null;
+    counterError = null;
+    return;
+  }
+  counterError = counterStack.pop();
+  COUNTER = counterStack.pop();
 }
 
 export function takeCounterError() {
@@ -495,12 +518,16 @@ export function takeCounterError() {
 }
 
 function counted(s, perToken) {
+  const f = COUNTER;
   let n;
+  COUNTER = null;
   try {
-    n = COUNTER(s);
+    n = f(s);
   } catch (e) {
     if (counterError === null) counterError = `tokenCounter threw: ${e instanceof Error ? e.message : String(e)}`;
     return s.length;
+  } finally {
+    COUNTER = f;
   }
   if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) {
     if (counterError === null) counterError = `tokenCounter must return a finite number ≥ 0; it returned ${typeof n === 'number' ? n : typeof n}`;
@@ -580,9 +607,10 @@ function describeBlock(b, estimate, out) {
     return;
   }
   if (t === 'compaction') {
-    // The server-side compaction block counts as its summary text (the Rust side's
-    // view::block_info does the same).
-    out.push(0, typeof b.content === 'string' ? tlen(b.content) : 0, 0, 0, 0, 0, 0, 0, 0);
+    // The server-side compaction block counts as its summary text, an opaque one as its
+    // encrypted text (the Rust side's view::block_info does the same).
+    const n = typeof b.content === 'string' ? tlen(b.content) : isOpaqueCompaction(b) ? tlen(b.encrypted_content) : 0;
+    out.push(0, n, 0, 0, 0, 0, 0, 0, 0);
     return;
   }
   let k = blockKind(t);
@@ -2501,7 +2529,12 @@ function anthropicMessages(m, shape) {
       switch (m.type) {
         case 'function_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: parseArgs(m.arguments) }] }];
         case 'custom_tool_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: { input: textOf(m.input) } }] }];
-        case 'reasoning': case 'compaction': case 'item_reference': return [];
+        case 'compaction':
+          // The provider's own compaction: an opaque block standing for the conversation
+          // before it (model::messages holds_opaque_compaction).
+          if (typeof m.encrypted_content !== 'string' || m.encrypted_content.length === 0) return [];
+          return [{ role: 'assistant', content: [{ type: 'compaction', encrypted_content: m.encrypted_content }] }];
+        case 'reasoning': case 'item_reference': return [];
         case 'message': case undefined:
           if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
           return [{ role, content: blocksOf(m.content) }];

@@ -92,8 +92,10 @@ extern "C" {
     fn take_strings() -> String;
     #[wasm_bindgen(js_name = applyEdits)]
     fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Option<Array>;
-    #[wasm_bindgen(js_name = setTokenCounter)]
-    fn set_token_counter(f: &JsValue);
+    #[wasm_bindgen(js_name = enterTokenCounter)]
+    fn enter_token_counter(f: &JsValue);
+    #[wasm_bindgen(js_name = leaveTokenCounter)]
+    fn leave_token_counter();
     #[wasm_bindgen(js_name = takeCounterError)]
     fn take_counter_error() -> Option<String>;
     #[wasm_bindgen(js_name = keysOf)]
@@ -168,35 +170,25 @@ fn read_failure_or(otherwise: Error) -> Error {
 }
 
 /// The caller's tokenizer (`tokenCounter`), in effect while this value lives: the views'
-/// lengths are then in its tokens (see `setTokenCounter` in `js_view.js`), so estimates come
-/// out in the caller's tokens.
+/// lengths are then in its tokens (see `enterTokenCounter` in `js_view.js`), so estimates come
+/// out in the caller's tokens. Without one, none is in effect either: a call made from inside
+/// another call's tokenizer (or getter, or callback) counts with its own options only, and
+/// the outer call's tokenizer is back when this value is dropped.
 pub struct TokenCounter {
     active: bool,
     what: &'static str,
 }
 
 impl TokenCounter {
-    /// Puts `options.tokenCounter` in effect (`what` names `options` in errors); nothing when
-    /// absent. Not a function: `INVALID_ARGUMENT`.
+    /// Puts `options.tokenCounter` in effect (`what` names `options` in errors), or no
+    /// tokenizer when absent. Not a function: `INVALID_ARGUMENT`, and nothing changes.
     pub fn enter(options: &JsValue, what: &'static str) -> Result<TokenCounter> {
-        let f = if options.is_object() {
-            js_sys::Reflect::get(options, &"tokenCounter".into()).unwrap_or(JsValue::UNDEFINED)
-        } else {
-            JsValue::UNDEFINED
-        };
-        if f.is_undefined() || f.is_null() {
-            return Ok(TokenCounter {
-                active: false,
-                what,
-            });
-        }
-        if !f.is_function() {
-            return Err(Error::invalid_argument(format!(
-                "{what}.tokenCounter must be a function (text: string) => number"
-            )));
-        }
-        set_token_counter(&f);
-        Ok(TokenCounter { active: true, what })
+        let f = counter_of(options, what)?;
+        enter_token_counter(f.as_ref().map_or(&JsValue::NULL, |f| f.as_ref()));
+        Ok(TokenCounter {
+            active: f.is_some(),
+            what,
+        })
     }
 
     /// Whether the caller gave a tokenizer.
@@ -219,10 +211,26 @@ impl TokenCounter {
 
 impl Drop for TokenCounter {
     fn drop(&mut self) {
-        if self.active {
-            set_token_counter(&JsValue::NULL);
-        }
+        leave_token_counter();
     }
+}
+
+/// `options.tokenCounter` (`what` names `options` in errors): `None` when absent; not a
+/// function: `INVALID_ARGUMENT`.
+pub fn counter_of(options: &JsValue, what: &str) -> Result<Option<js_sys::Function>> {
+    let f = if options.is_object() {
+        js_sys::Reflect::get(options, &"tokenCounter".into()).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    };
+    if f.is_undefined() || f.is_null() {
+        return Ok(None);
+    }
+    f.dyn_into::<js_sys::Function>().map(Some).map_err(|_| {
+        Error::invalid_argument(format!(
+            "{what}.tokenCounter must be a function (text: string) => number"
+        ))
+    })
 }
 
 /// Another ecosystem's messages in Anthropic form, and the caller's index each one came

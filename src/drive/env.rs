@@ -181,6 +181,12 @@ pub trait Environment {
     fn session_memory(&self) -> LocalFuture<'_, Result<Option<String>, CallError>>;
     /// Waits `ms` milliseconds (abortable).
     fn sleep(&self, ms: u64) -> LocalFuture<'_, Result<(), CallError>>;
+    /// The most the waits before retries of one compaction may take together, in ms (the
+    /// caller's time limit, `summaryTimeoutMs`); `None`: no limit but the longest single
+    /// wait ([`crate::drive::retry::MAX_SERVER_DELAY_MS`]).
+    fn wait_limit_ms(&self) -> Option<u64> {
+        None
+    }
     /// `Err` once the caller's abort signal fired.
     fn check_abort(&self) -> Result<(), CallError>;
     /// A checkpoint between two long synchronous passes over the conversation: lets the
@@ -189,6 +195,12 @@ pub trait Environment {
     /// to yield to); the WebAssembly bindings wait for the next turn of the event loop.
     fn pause(&self) -> LocalFuture<'_, Result<(), CallError>> {
         Box::pin(std::future::ready(self.check_abort()))
+    }
+    /// The caller's tokenizer (`tokenCounter`), when it gave one: every count of a
+    /// compaction (the size before and after, the checks against them, what a summary
+    /// call consumed when it reports no usage) is then in its tokens.
+    fn text_counter(&self) -> Option<&dyn crate::measure::tokens::TextCounter> {
+        None
     }
     /// Reports progress.
     fn progress(&self, event: &ProgressEvent);

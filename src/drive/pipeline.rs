@@ -20,7 +20,8 @@ use crate::measure::thresholds::{
     auto_compact_threshold, context_window, context_window_for_model,
 };
 use crate::measure::tokens::{
-    active_start, estimate_range, learned_before, text_tokens, token_count_with_estimation,
+    active_start, estimate_all, learned_before, text_tokens_counted, token_count_counted,
+    token_count_with_estimation, CountedMessages, TextCounter,
 };
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
@@ -131,11 +132,16 @@ impl CompactContext {
     /// The size of `messages` before the compaction, both ways: as reported
     /// ([`Self::pre_count`]) and as the "smaller than before" check compares it with the
     /// compacted conversation's estimate (the messages' own estimate: the caller's count may
-    /// hold what no message shows, a system prompt, usage, a tokenizer of other units, and
-    /// against it a compaction that grew the conversation would pass, or one that shrank it
-    /// fail). One estimate of the messages.
-    pub fn size_before(&self, messages: &[Message]) -> Result<SizeBefore, Error> {
-        let estimated = token_count_with_estimation(messages)?.total;
+    /// hold what no message shows, a system prompt, usage, and against it a compaction that
+    /// grew the conversation would pass, or one that shrank it fail). One estimate of the
+    /// messages, in the tokens of the caller's tokenizer (`counter`) when it gave one, as the
+    /// compacted conversation's is.
+    pub fn size_before(
+        &self,
+        messages: &[Message],
+        counter: Option<&dyn TextCounter>,
+    ) -> Result<SizeBefore, Error> {
+        let estimated = token_count_counted(messages, counter)?.total;
         Ok(SizeBefore {
             reported: self.counted.unwrap_or(estimated),
             estimated,
@@ -143,11 +149,19 @@ impl CompactContext {
     }
 
     /// The line learned from the usage seen ([`Self::calibration`], else the usage of
-    /// `messages`), for the size of what the next request sends; `None` when nothing is learned.
-    pub fn learned_line(&self, messages: &[Message]) -> Result<Option<Fit>, Error> {
-        Ok(match &self.calibration {
-            Some(c) => c.fit(),
-            None => learned_before(messages, messages.len())?.fit(),
+    /// `messages` against their estimate in the tokens of `counter` when given), for the size
+    /// of what the next request sends; `None` when nothing is learned.
+    pub fn learned_line(
+        &self,
+        messages: &[Message],
+        counter: Option<&dyn TextCounter>,
+    ) -> Result<Option<Fit>, Error> {
+        Ok(match (&self.calibration, counter) {
+            (Some(c), _) => c.fit(),
+            (None, Some(counter)) => {
+                learned_before(&CountedMessages::new(messages, counter), messages.len())?.fit()
+            }
+            (None, None) => learned_before(messages, messages.len())?.fit(),
         })
     }
 
@@ -281,6 +295,12 @@ pub struct CompactionResult {
     /// Those of [`Self::pinned_added`] whose message was rewritten: a tool call or result it
     /// held had no partner beside it and is text now (see [`crate::drive::pinned`]).
     pub pinned_rewritten: Vec<usize>,
+    /// The index (into the input) of the provider's opaque compaction the context started
+    /// with (an OpenAI Responses `compaction` item, [`Message::holds_opaque_compaction`]):
+    /// no summarizer can read it, so it is kept, unchanged, in front of the summary and the
+    /// provider still reads what it stands for. `None` when there is none (or it is kept
+    /// among [`Self::messages_to_keep`]).
+    pub kept_in_front: Option<usize>,
 }
 
 impl CompactionResult {
@@ -293,9 +313,15 @@ impl CompactionResult {
             .map(|&i| input[i].clone())
             .collect();
         let system = boundary::leading_system(keep.as_slice()).unwrap_or(0);
+        let summary: Vec<Message> = self
+            .kept_in_front
+            .map(|i| input[i].clone())
+            .into_iter()
+            .chain(self.summary_messages.iter().cloned())
+            .collect();
         boundary::build_post_compact(
             &self.boundary_marker,
-            &self.summary_messages,
+            &summary,
             &keep,
             system,
             &self.attachments,
@@ -380,8 +406,11 @@ async fn run_hook<E: Environment + ?Sized>(
     }
 }
 
-fn estimate_messages(messages: &[Message]) -> Result<u64, CompactError> {
-    Ok(estimate_range(messages, 0..messages.len())?)
+fn estimate_messages<E: Environment + ?Sized>(
+    env: &E,
+    messages: &[Message],
+) -> Result<u64, CompactError> {
+    Ok(estimate_all(messages, env.text_counter())?)
 }
 
 /// Steps 5–9: restored files and skills, context announcements, SessionStart hooks.
@@ -581,7 +610,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     let SizeBefore {
         reported: pre_tokens,
         estimated: size_before,
-    } = ctx.size_before(messages)?;
+    } = ctx.size_before(messages, env.text_counter())?;
     env.progress(&ProgressEvent {
         tokens: Some(pre_tokens),
         ..ProgressEvent::phase("start")
@@ -646,8 +675,8 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
                         Some(t) if t > 0 => t,
                         // The API reports usage 0 for the compaction: estimated.
                         _ => {
-                            estimate_messages(&messages[start..cut])?
-                                + (utf16_len(&text) as u64).div_ceil(4)
+                            estimate_messages(env, &messages[start..cut])?
+                                + text_tokens_counted(&text, env.text_counter())?
                         }
                     };
                 let block_message = Message::from_value(
@@ -707,8 +736,8 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     let post_compact_token_count = match usage {
         Some(u) => u.input_total() + u.output_tokens,
         None => {
-            estimate_messages(&request_as_messages(&request))?
-                + (utf16_len(&summary_text) as u64).div_ceil(4)
+            estimate_messages(env, &request_as_messages(&request))?
+                + text_tokens_counted(&summary_text, env.text_counter())?
         }
     };
     checkpoint(env, "checking the summary").await?;
@@ -945,12 +974,11 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     let kept = kept_owned.as_slice();
     let mut restored_files = Vec::new();
     let mut restored_skills = Vec::new();
-    let fit = ctx.learned_line(messages)?;
-    let summary_tokens = text_tokens(&summary::summary_message_text(
-        &f.summary_text,
-        f.auto,
-        f.suppress_follow_up_questions,
-    ));
+    let fit = ctx.learned_line(messages, env.text_counter())?;
+    let summary_tokens = text_tokens_counted(
+        &summary::summary_message_text(&f.summary_text, f.auto, f.suppress_follow_up_questions),
+        env.text_counter(),
+    )?;
     let preemptive_bound = f.preemptive_bound;
     let bound = |attachments: &[Message]| -> Result<(), CompactError> {
         let Some(ratio) = preemptive_bound else {
@@ -958,8 +986,8 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         };
         let sizes = crate::drive::bound::PostCompactSizes {
             summary: summary_tokens,
-            kept: estimate_messages(kept)?,
-            attachments: estimate_messages(attachments)?,
+            kept: estimate_messages(env, kept)?,
+            attachments: estimate_messages(env, attachments)?,
         };
         if crate::drive::bound::post_compact_fits(&sizes, fit.as_ref(), ratio) {
             Ok(())
@@ -1041,15 +1069,26 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     let hook_results: Vec<Message> = new_lines.split_off(n_attach);
     let attachments = new_lines;
 
+    // The provider's opaque compaction the context started with stays in front (unless kept).
+    let kept_in_front = active_start(messages)?;
+    let kept_in_front = (kept_in_front < messages.len()
+        && messages[kept_in_front].holds_opaque_compaction()
+        && !f.kept.contains(&kept_in_front))
+    .then_some(kept_in_front);
+
     // The result must be smaller than what it replaces.
-    let mut after: Vec<Message> = summary_messages.clone();
+    let mut after: Vec<Message> = kept_in_front
+        .map(|i| messages[i].clone())
+        .into_iter()
+        .collect();
+    after.extend(summary_messages.iter().cloned());
     after.extend(kept.iter().cloned());
     after.extend(attachments.iter().cloned());
     after.extend(hook_results.iter().cloned());
     // Estimated, not counted from usage: kept messages carry usage of the old context. What
     // the usage seen before taught (the system prompt and tools the next request also sends,
     // the conversation's tokens per estimated token) applies to that estimate.
-    let estimated = estimate_messages(&after)?;
+    let estimated = estimate_messages(env, &after)?;
     let true_post = fit.map_or(estimated, |f| f.predict(estimated));
     // The size check compares the messages' estimate, as SPEC §5 does: what a request sends
     // besides the messages shrinks with no compaction, and must not make one fail.
@@ -1099,6 +1138,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         messages_to_keep: f.kept.clone(),
         pinned_added,
         pinned_rewritten,
+        kept_in_front,
         user_display_message,
         pre_compact_token_count: f.pre_tokens,
         post_compact_token_count: f.post_compact_token_count,

@@ -261,7 +261,7 @@ pub async fn swap<E: Environment + ?Sized>(
     let SizeBefore {
         reported: pre_tokens,
         estimated: size_before,
-    } = ctx.size_before(messages)?;
+    } = ctx.size_before(messages, env.text_counter())?;
     env.progress(&ProgressEvent {
         tokens: Some(pre_tokens),
         ..ProgressEvent::phase("start")

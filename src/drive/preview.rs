@@ -218,7 +218,7 @@ pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
         token_count_with_estimation(after.as_slice())?.total + context_parts_tokens(ctx);
     // As the compaction reports it: with what the usage seen teaches (system prompt, tools).
     let estimated_tokens_after = ctx
-        .learned_line(messages)?
+        .learned_line(messages, None)?
         .map_or(estimated, |f| f.predict(estimated));
 
     Ok(Preview {

@@ -53,14 +53,21 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
             ))
         }
     };
-    let Some(cut) = crate::transforms::session_memory::choose_cut(messages, &Default::default())?
-    else {
+    // The kept part's size in the caller's tokens when it gave a tokenizer.
+    let cut = match env.text_counter() {
+        Some(counter) => crate::transforms::session_memory::choose_cut(
+            &crate::measure::tokens::CountedMessages::new(messages, counter),
+            &Default::default(),
+        )?,
+        None => crate::transforms::session_memory::choose_cut(messages, &Default::default())?,
+    };
+    let Some(cut) = cut else {
         return Err(not("nothing to drop"));
     };
     let SizeBefore {
         reported: pre_tokens,
         estimated: size_before,
-    } = ctx.size_before(messages)?;
+    } = ctx.size_before(messages, env.text_counter())?;
     let pre = match pre {
         Some(p) => p,
         None => {

@@ -3,7 +3,7 @@
 
 use crate::drive::env::{CallError, Environment, ProgressEvent};
 use crate::drive::failure::{check_abort, CompactError};
-use crate::drive::retry::RetryPolicy;
+use crate::drive::retry::{Retry, RetryPolicy};
 use crate::model::error::ErrorCode;
 use crate::model::messages::Message;
 use crate::model::view::UsageCounts;
@@ -22,6 +22,9 @@ pub(crate) struct Retries {
     pub prompt_too_long: u32,
     /// Transient-failure retries (after a backoff).
     pub transient: u32,
+    /// The time waited before those retries, in ms (all waits of a compaction together stay
+    /// within [`Environment::wait_limit_ms`]).
+    pub waited_ms: u64,
 }
 
 /// Cuts the oldest rounds before the first attempt when the request cannot fit the summary
@@ -261,16 +264,51 @@ pub(crate) fn stopped(
 
 /// After the summarizer's error `e`: when it is transient and retries are left, reports the
 /// wait, sleeps the backoff and answers `true` (send again); `false` when it is not retried.
+/// A wait that would take the compaction's waits past the caller's time limit
+/// ([`Environment::wait_limit_ms`], `summaryTimeoutMs`) fails at once with `TIMEOUT`; a server
+/// asking for a wait longer than [`crate::drive::retry::MAX_SERVER_DELAY_MS`] fails at once
+/// with `SUMMARIZER_FAILED`. Both say why; the summarizer's error stays the cause. An abort
+/// during the wait ends it (`ABORTED`).
 pub(crate) async fn wait_to_retry<E: Environment + ?Sized>(
     env: &E,
     retry: &RetryPolicy,
     retries: &mut Retries,
     e: &CallError,
 ) -> Result<bool, CompactError> {
-    let Some(delay) = retry.delay_ms(e, retries.transient, env.random()) else {
-        return Ok(false);
+    let budget = env
+        .wait_limit_ms()
+        .map(|limit| limit.saturating_sub(retries.waited_ms));
+    let delay = match retry.decide(e, retries.transient, env.random(), budget) {
+        Retry::No => return Ok(false),
+        Retry::After(ms) => ms,
+        Retry::TooLong {
+            wait_ms,
+            limit_ms,
+            deadline: true,
+        } => {
+            return Err(CompactError::from_call(
+                ErrorCode::Timeout,
+                &format!(
+                    "the summarizer failed and a retry would wait {wait_ms} ms, past the time limit (summaryTimeoutMs: {limit_ms} ms left of {} ms); not retried, nothing was committed",
+                    env.wait_limit_ms().unwrap_or(limit_ms)
+                ),
+                e.clone(),
+            ))
+        }
+        Retry::TooLong {
+            wait_ms, limit_ms, ..
+        } => {
+            return Err(CompactError::from_call(
+                ErrorCode::SummarizerFailed,
+                &format!(
+                    "the summarizer failed and asked to retry after {wait_ms} ms, longer than the longest wait ({limit_ms} ms); not retried, nothing was committed"
+                ),
+                e.clone(),
+            ))
+        }
     };
     retries.transient += 1;
+    retries.waited_ms = retries.waited_ms.saturating_add(delay);
     env.progress(&ProgressEvent {
         detail: Some(format!("waiting {delay} ms after: {}", e.message)),
         ..ProgressEvent::phase("retryTransient")

@@ -5,7 +5,7 @@
 
 use crate::measure::calibration::{Calibration, Observation};
 use crate::model::error::{Error, Result};
-use crate::model::messages::Kind;
+use crate::model::messages::{Kind, Message};
 use crate::model::view::{
     utf16_len, BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Find, Latest,
     UsageCounts,
@@ -201,6 +201,219 @@ where
         Ok(())
     })?;
     Ok(total)
+}
+
+/// The caller's tokenizer (`tokenCounter`), as the core calls it: a count of `text` in the
+/// caller's tokens. The bindings implement it with the JS function.
+pub trait TextCounter {
+    /// The tokenizer's count of `text`: `Ok(None)` when it answered with no number,
+    /// `Err(why)` when it threw.
+    fn count(&self, text: &str) -> std::result::Result<Option<f64>, String>;
+    /// How errors name it (`context.tokenCounter`).
+    fn name(&self) -> &str;
+}
+
+/// [`Lengths`](crate::model::view::Lengths) by a caller's tokenizer: each text's count times
+/// the units per token the estimate divides by, so that every estimate of a view measured so
+/// comes out in the caller's tokens (what `js_view.js` does for the caller's own objects, by
+/// the same rules). The tokenizer's first problem is kept ([`Counted::check`]); the text's
+/// UTF-16 length stands in for its count meanwhile.
+pub struct Counted<'a> {
+    counter: &'a dyn TextCounter,
+    problem: std::cell::RefCell<Option<String>>,
+}
+
+impl<'a> Counted<'a> {
+    /// Lengths measured by `counter`.
+    pub fn new(counter: &'a dyn TextCounter) -> Self {
+        Counted {
+            counter,
+            problem: std::cell::RefCell::new(None),
+        }
+    }
+
+    /// The tokenizer's first problem so far as an `INVALID_ARGUMENT` error (it threw,
+    /// answered no finite count ≥ 0, or more tokens than the text has bytes).
+    pub fn check(&self) -> Result<()> {
+        match self.problem.borrow_mut().take() {
+            Some(why) => Err(Error::invalid_argument(why)),
+            None => Ok(()),
+        }
+    }
+
+    fn problem(&self, why: impl FnOnce() -> String) {
+        let mut p = self.problem.borrow_mut();
+        if p.is_none() {
+            *p = Some(why());
+        }
+    }
+
+    /// `text` in units: its count × `per_token`; a non-empty text is never 0.
+    fn units(&self, text: &str, per_token: f64) -> usize {
+        let len = utf16_len(text);
+        let n = match self.counter.count(text) {
+            Err(why) => {
+                self.problem(|| format!("{} threw: {why}", self.counter.name()));
+                return len;
+            }
+            Ok(Some(n)) if n.is_finite() && n >= 0.0 => n,
+            Ok(n) => {
+                self.problem(|| {
+                    format!(
+                        "{} must return a finite number ≥ 0; it returned {}",
+                        self.counter.name(),
+                        n.map_or("no number".to_string(), |n| n.to_string())
+                    )
+                });
+                return len;
+            }
+        };
+        // No tokenizer gives more tokens than the text has UTF-8 bytes (at most 3 per UTF-16
+        // unit).
+        if n > 4.0 * len as f64 + 16.0 {
+            self.problem(|| {
+                format!(
+                    "{} returned {n} tokens for a text of {len} characters: more than any tokenizer gives",
+                    self.counter.name()
+                )
+            });
+            return len;
+        }
+        let units = (n.round() * per_token).min(u32::MAX as f64 - 1.0) as usize;
+        if units == 0 && len > 0 {
+            1
+        } else {
+            units
+        }
+    }
+}
+
+impl crate::model::view::Lengths for Counted<'_> {
+    fn text(&self, s: &str) -> usize {
+        self.units(s, BYTES_PER_TOKEN)
+    }
+    fn call(&self, name: &str, input: Option<&serde_json::Value>) -> usize {
+        // The name and the arguments' JSON (a string input is JSON already), as one text.
+        let args = match input {
+            None => "{}".to_string(),
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(v) => crate::model::view::json_text(v),
+        };
+        self.units(&format!("{name}{args}"), JSON_BYTES_PER_TOKEN)
+    }
+    fn json(&self, v: &serde_json::Value) -> usize {
+        self.units(&crate::model::view::json_text(v), BYTES_PER_TOKEN)
+    }
+    fn readable(
+        &self,
+        o: &serde_json::Map<String, serde_json::Value>,
+        media: &mut Vec<BlockKind>,
+    ) -> usize {
+        let text = crate::model::view::readable_object_text(o, media);
+        self.units(&text, BYTES_PER_TOKEN)
+    }
+}
+
+/// Typed messages whose estimates are in a caller's tokens: the view of `[Message]` with the
+/// texts measured by [`Counted`]. A problem of the tokenizer fails the read that met it.
+pub struct CountedMessages<'a> {
+    messages: &'a [Message],
+    lengths: Counted<'a>,
+}
+
+impl<'a> CountedMessages<'a> {
+    /// `messages` counted by `counter`.
+    pub fn new(messages: &'a [Message], counter: &'a dyn TextCounter) -> Self {
+        CountedMessages {
+            messages,
+            lengths: Counted::new(counter),
+        }
+    }
+}
+
+impl ConversationView for CountedMessages<'_> {
+    fn len(&self) -> usize {
+        self.messages.len()
+    }
+    fn kind(&self, i: usize) -> Result<Kind> {
+        self.messages.kind(i)
+    }
+    fn is_transcript(&self, i: usize) -> bool {
+        self.messages.is_transcript(i)
+    }
+    fn usage(&self, i: usize) -> Result<Option<UsageCounts>> {
+        self.messages.usage(i)
+    }
+    fn message_id(&self, i: usize) -> Option<String> {
+        self.messages.message_id(i)
+    }
+    fn same_response(&self, i: usize, j: usize) -> bool {
+        self.messages.same_response(i, j)
+    }
+    fn usage_is_partial(&self, i: usize) -> bool {
+        self.messages.usage_is_partial(i)
+    }
+    fn is_sidechain(&self, i: usize) -> bool {
+        self.messages.is_sidechain(i)
+    }
+    fn is_compact_boundary(&self, i: usize) -> bool {
+        self.messages.is_compact_boundary(i)
+    }
+    fn starts_context(&self, i: usize) -> bool {
+        self.messages.starts_context(i)
+    }
+    fn boundary_kept(&self, i: usize) -> usize {
+        self.messages.boundary_kept(i)
+    }
+    fn attachment_type(&self, i: usize) -> Option<String> {
+        self.messages.attachment_type(i)
+    }
+    fn timestamp(&self, i: usize) -> Option<String> {
+        self.messages.timestamp(i)
+    }
+    fn uuid(&self, i: usize) -> Option<String> {
+        self.messages.uuid(i)
+    }
+    fn content_equals(&self, i: usize, text: &str) -> bool {
+        self.messages.content_equals(i, text)
+    }
+    fn content(&self, i: usize, detail: Detail) -> Result<ContentInfo> {
+        let c = crate::model::view::message_content(&self.messages[i], detail, &self.lengths);
+        self.lengths.check()?;
+        Ok(c)
+    }
+}
+
+/// [`estimate_range`] of all `messages`, in the tokens of `counter` when given.
+pub fn estimate_all(messages: &[Message], counter: Option<&dyn TextCounter>) -> Result<u64> {
+    match counter {
+        Some(c) => estimate_range(&CountedMessages::new(messages, c), 0..messages.len()),
+        None => estimate_range(messages, 0..messages.len()),
+    }
+}
+
+/// [`token_count_with_estimation`] of `messages`, in the tokens of `counter` when given.
+pub fn token_count_counted(
+    messages: &[Message],
+    counter: Option<&dyn TextCounter>,
+) -> Result<TokenCount> {
+    match counter {
+        Some(c) => token_count_with_estimation(&CountedMessages::new(messages, c)),
+        None => token_count_with_estimation(messages),
+    }
+}
+
+/// [`text_tokens`] of `text`, in the tokens of `counter` when given.
+pub fn text_tokens_counted(text: &str, counter: Option<&dyn TextCounter>) -> Result<u64> {
+    match counter {
+        Some(c) => {
+            let lengths = Counted::new(c);
+            let units = crate::model::view::Lengths::text(&lengths, text);
+            lengths.check()?;
+            Ok(rough_token_count(units, BYTES_PER_TOKEN))
+        }
+        None => Ok(text_tokens(text)),
+    }
 }
 
 /// Index of the first message after the last main-chain `compact_boundary` line, or of the
@@ -1050,6 +1263,117 @@ mod tests {
     use super::*;
     use crate::model::messages::Message;
     use serde_json::{json, Value};
+
+    /// A tokenizer of `chars / per` tokens; `fail` (a text it contains) makes it throw.
+    struct Per {
+        per: f64,
+        fail: Option<&'static str>,
+    }
+    impl TextCounter for Per {
+        fn count(&self, text: &str) -> std::result::Result<Option<f64>, String> {
+            match self.fail {
+                Some(f) if text.contains(f) => Err("tokenizer down".into()),
+                _ => Ok(Some(utf16_len(text) as f64 / self.per)),
+            }
+        }
+        fn name(&self) -> &str {
+            "context.tokenCounter"
+        }
+    }
+
+    fn every_kind() -> Vec<Message> {
+        [
+            json!({"role": "user", "content": "a plain question of some length"}),
+            json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "scratch work here", "signature": "s"},
+                {"type": "text", "text": "I will read it"},
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/a/b.rs"}}]}),
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "fn main() {}"}]}]}),
+            json!({"role": "assistant", "content": [
+                {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "rust"}},
+                {"type": "web_search_tool_result", "tool_use_id": "s1",
+                 "content": [{"type": "web_search_result", "url": "https://x", "title": "X", "encrypted_content": "Zm9v"}]},
+                {"type": "mystery", "payload": {"k": [1, 2, 3]}}]}),
+            json!({"type": "attachment", "uuid": "a1", "attachment": {"type": "todo", "items": ["x"]}}),
+            json!({"role": "assistant", "content": [{"type": "compaction", "encrypted_content": "E".repeat(400)}]}),
+        ]
+        .into_iter()
+        .map(|v| Message::from_value(v, "m").unwrap())
+        .collect()
+    }
+
+    #[test]
+    fn counted_messages_are_estimated_in_the_tokenizers_tokens() {
+        let m = every_kind();
+        // A tokenizer of a token per 4 characters measures every prose text as its length
+        // (up to rounding) and tool calls at half (they are estimated at 2 characters per
+        // token), so the counted estimate is a little below the plain one; one of a token per
+        // character is about 4 times it.
+        let plain = estimate_range(m.as_slice(), 0..m.len()).unwrap();
+        let quarter = Per {
+            per: 4.0,
+            fail: None,
+        };
+        let q = estimate_all(&m, Some(&quarter)).unwrap();
+        assert!(q <= plain && q * 10 >= plain * 8, "{q} vs {plain}");
+        let one = Per {
+            per: 1.0,
+            fail: None,
+        };
+        let dense = estimate_all(&m, Some(&one)).unwrap();
+        assert!(dense > 3 * plain && dense < 5 * plain, "{dense} vs {plain}");
+        assert_eq!(estimate_all(&m, None).unwrap(), plain);
+        assert_eq!(
+            token_count_counted(&m[..5], Some(&one)).unwrap().total,
+            estimate_all(&m[..5], Some(&one)).unwrap(),
+            "no usage: the count is the estimate"
+        );
+        // The opaque compaction last starts the context: only it counts, as its encrypted
+        // text.
+        assert_eq!(token_count_counted(&m, Some(&one)).unwrap().total, 400);
+        assert_eq!(text_tokens_counted("abcdefgh", Some(&one)).unwrap(), 8);
+        assert_eq!(text_tokens_counted("abcdefgh", None).unwrap(), 2);
+    }
+
+    #[test]
+    fn a_tokenizer_problem_fails_the_count_and_names_it() {
+        let m = every_kind();
+        let broken = Per {
+            per: 4.0,
+            fail: Some("fn main"),
+        };
+        let e = estimate_all(&m, Some(&broken)).unwrap_err();
+        assert_eq!(e.code, crate::model::error::ErrorCode::InvalidArgument);
+        assert_eq!(e.message, "context.tokenCounter threw: tokenizer down");
+        struct Bad(Option<f64>);
+        impl TextCounter for Bad {
+            fn count(&self, _: &str) -> std::result::Result<Option<f64>, String> {
+                Ok(self.0)
+            }
+            fn name(&self) -> &str {
+                "options.tokenCounter"
+            }
+        }
+        for (bad, why) in [
+            (
+                Bad(None),
+                "must return a finite number ≥ 0; it returned no number",
+            ),
+            (
+                Bad(Some(-1.0)),
+                "must return a finite number ≥ 0; it returned -1",
+            ),
+            (Bad(Some(1e9)), "tokens for a text of"),
+        ] {
+            let e = estimate_all(&m, Some(&bad)).unwrap_err();
+            assert!(
+                e.message.starts_with("options.tokenCounter") && e.message.contains(why),
+                "{}",
+                e.message
+            );
+        }
+    }
 
     #[test]
     fn whole_number_rounding_is_the_float_rounding() {

@@ -325,6 +325,15 @@ pub struct Message {
 /// compaction): `{type: 'compaction', content, encrypted_content | signature}`.
 pub const COMPACTION_BLOCK: &str = "compaction";
 
+/// Whether the `compaction` block `v` is opaque: no `content` key, a non-empty
+/// `encrypted_content` string (the provider's summary, readable by the provider only).
+pub fn is_opaque_compaction(v: &serde_json::Value) -> bool {
+    v.get("content").is_none()
+        && v.get("encrypted_content")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|e| !e.is_empty())
+}
+
 /// The coarse kind of a message or line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -643,16 +652,37 @@ impl Message {
     /// Whether this message begins with a `compaction` block whose `content` is not `null`
     /// (the Messages API's server-side compaction, threshold or on demand): the API ignores
     /// every message before it. A `null` content is a failed compaction, which changes nothing.
+    /// An opaque one ([`Self::holds_opaque_compaction`]) counts too.
     pub fn holds_compaction(&self) -> bool {
+        self.first_compaction_block()
+            .is_some_and(|v| match v.get("content") {
+                Some(c) => !c.is_null(),
+                None => is_opaque_compaction(v),
+            })
+    }
+
+    /// Whether this message begins with a compaction whose summary cannot be read: no
+    /// `content`, only the provider's `encrypted_content` (what an OpenAI Responses
+    /// `{type: 'compaction', encrypted_content}` item reads as). It stands for the
+    /// conversation before it, and only the provider can read it.
+    pub fn holds_opaque_compaction(&self) -> bool {
+        self.first_compaction_block()
+            .is_some_and(is_opaque_compaction)
+    }
+
+    /// The first block of the content when it is a `compaction` block.
+    fn first_compaction_block(&self) -> Option<&serde_json::Value> {
         match self.content() {
-            Some(Content::Blocks(bs)) => bs.first().is_some_and(|b| match b {
-                Block::Unknown(v) => {
-                    v.get("type").and_then(serde_json::Value::as_str) == Some(COMPACTION_BLOCK)
-                        && v.get("content").is_some_and(|c| !c.is_null())
+            Some(Content::Blocks(bs)) => match bs.first() {
+                Some(Block::Unknown(v))
+                    if v.get("type").and_then(serde_json::Value::as_str)
+                        == Some(COMPACTION_BLOCK) =>
+                {
+                    Some(v)
                 }
-                _ => false,
-            }),
-            _ => false,
+                _ => None,
+            },
+            _ => None,
         }
     }
 
@@ -1125,6 +1155,30 @@ pub fn json_type_name(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_opaque_compaction_starts_the_context_a_failed_one_does_not() {
+        let m = |block: serde_json::Value| {
+            Message::from_value(
+                serde_json::json!({"role": "assistant", "content": [block]}),
+                "m",
+            )
+            .unwrap()
+        };
+        let opaque = m(serde_json::json!({"type": "compaction", "encrypted_content": "E"}));
+        assert!(opaque.holds_compaction() && opaque.holds_opaque_compaction());
+        let readable =
+            m(serde_json::json!({"type": "compaction", "content": "s", "encrypted_content": "E"}));
+        assert!(readable.holds_compaction() && !readable.holds_opaque_compaction());
+        for failed in [
+            serde_json::json!({"type": "compaction", "content": null, "encrypted_content": "E"}),
+            serde_json::json!({"type": "compaction", "encrypted_content": ""}),
+            serde_json::json!({"type": "compaction"}),
+        ] {
+            let f = m(failed);
+            assert!(!f.holds_compaction() && !f.holds_opaque_compaction());
+        }
+    }
     use super::{compaction_unread, payload_is_read, session_template, Message};
 
     #[test]

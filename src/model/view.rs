@@ -792,13 +792,106 @@ fn tool_path(input: Option<&serde_json::Value>) -> Option<Str> {
         .map(Str::from)
 }
 
-/// Describes one typed block (native side of the view).
+/// How the native side of the view measures what the model reads, in the units the estimate
+/// divides (`measure::tokens`: prose and JSON at 4 units per token, a tool call's name and
+/// input at 2): by their UTF-16 length ([`Utf16`]), or by a caller's tokenizer
+/// (`measure::tokens::Counted`), whose count times those units makes the estimate its count.
+pub trait Lengths {
+    /// A prose text (text, thinking, a tool result's string, a plain-text document).
+    fn text(&self, s: &str) -> usize;
+    /// A tool call: its name and its input as JSON (`None`: `{}`).
+    fn call(&self, name: &str, input: Option<&serde_json::Value>) -> usize;
+    /// A value read as its JSON text (an unknown block, an attachment's payload).
+    fn json(&self, v: &serde_json::Value) -> usize;
+    /// A server tool's result read as JSON without what the model does not read as text
+    /// ([`readable_object_units`]; the media inside are pushed on `media`).
+    fn readable(
+        &self,
+        o: &serde_json::Map<String, serde_json::Value>,
+        media: &mut Vec<BlockKind>,
+    ) -> usize;
+}
+
+/// [`Lengths`] in UTF-16 code units (JavaScript's `string.length`), without writing any JSON.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Utf16;
+
+impl Lengths for Utf16 {
+    fn text(&self, s: &str) -> usize {
+        utf16_len(s)
+    }
+    fn call(&self, name: &str, input: Option<&serde_json::Value>) -> usize {
+        utf16_len(name) + input.map_or(2, json_units)
+    }
+    fn json(&self, v: &serde_json::Value) -> usize {
+        json_units(v)
+    }
+    fn readable(
+        &self,
+        o: &serde_json::Map<String, serde_json::Value>,
+        media: &mut Vec<BlockKind>,
+    ) -> usize {
+        readable_object_units(o, media)
+    }
+}
+
+/// The JSON text [`readable_object_units`] measures: `o` without its opaque values and the
+/// media inside (each pushed on `media`); an array's media element becomes `null`, as
+/// `JSON.stringify`'s replacer writes it.
+pub fn readable_object_text(
+    o: &serde_json::Map<String, serde_json::Value>,
+    media: &mut Vec<BlockKind>,
+) -> String {
+    use serde_json::Value;
+    fn strip(v: &Value, media: &mut Vec<BlockKind>) -> Value {
+        match v {
+            Value::Array(a) => Value::Array(
+                a.iter()
+                    .map(|x| match media_in(x) {
+                        Some(k) => {
+                            media.push(k);
+                            Value::Null
+                        }
+                        None => strip(x, media),
+                    })
+                    .collect(),
+            ),
+            Value::Object(o) => Value::Object(strip_object(o, media)),
+            other => other.clone(),
+        }
+    }
+    fn strip_object(
+        o: &serde_json::Map<String, Value>,
+        media: &mut Vec<BlockKind>,
+    ) -> serde_json::Map<String, Value> {
+        let mut out = serde_json::Map::new();
+        for (k, v) in o {
+            if is_opaque(k, v) {
+                continue;
+            }
+            if let Some(kind) = media_in(v) {
+                media.push(kind);
+                continue;
+            }
+            out.insert(k.clone(), strip(v, media));
+        }
+        out
+    }
+    json_text(&Value::Object(strip_object(o, media)))
+}
+
+/// Describes one typed block (native side of the view), its lengths in UTF-16 units.
 pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
+    block_info_with(b, detail, &Utf16)
+}
+
+/// [`block_info`] with the lengths measured by `lengths`.
+pub fn block_info_with(b: &Block, detail: Detail, lengths: &dyn Lengths) -> BlockInfo {
     let est = detail == Detail::Estimate;
     match b {
         Block::Text(t) => BlockInfo {
             kind: Some(BlockKind::Text),
-            text_units: utf16_len(&t.text),
+            text_units: lengths.text(&t.text),
             ..Default::default()
         },
         Block::Image(_) => BlockInfo {
@@ -811,7 +904,7 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
             BlockInfo {
                 kind: Some(BlockKind::Document),
                 is_plain_text: texts.is_some(),
-                text_units: texts.map_or(0, |ts| ts.iter().map(|t| utf16_len(t)).sum()),
+                text_units: texts.map_or(0, |ts| ts.iter().map(|t| lengths.text(t)).sum()),
                 ..Default::default()
             }
         }
@@ -822,8 +915,7 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
                 BlockKind::ServerToolUse
             }),
             json_units: if est {
-                let input = t.input.as_ref().and_then(|i| i.as_ref());
-                utf16_len(&t.name) + input.map_or(2, json_units)
+                lengths.call(&t.name, t.input.as_ref().and_then(|i| i.as_ref()))
             } else {
                 0
             },
@@ -845,11 +937,14 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
             };
             match r.content.as_ref().and_then(|c| c.as_ref()) {
                 Some(ToolResultContent::Text(s)) => {
-                    info.text_units = utf16_len(s);
+                    info.text_units = lengths.text(s);
                     info.is_cleared = s == CLEARED_PLACEHOLDER;
                 }
                 Some(ToolResultContent::Blocks(bs)) => {
-                    info.nested = bs.iter().map(|b| block_info(b, detail)).collect();
+                    info.nested = bs
+                        .iter()
+                        .map(|b| block_info_with(b, detail, lengths))
+                        .collect();
                 }
                 None => {}
             }
@@ -858,7 +953,7 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
         Block::ServerToolResult(r) => {
             let mut media = Vec::new();
             let json_units = if est {
-                readable_object_units(&r.raw, &mut media)
+                lengths.readable(&r.raw, &mut media)
             } else {
                 0
             };
@@ -878,34 +973,61 @@ pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
         }
         Block::Thinking(t) => BlockInfo {
             kind: Some(BlockKind::Thinking),
-            text_units: utf16_len(&t.thinking),
+            text_units: lengths.text(&t.thinking),
             ..Default::default()
         },
         Block::RedactedThinking(t) => BlockInfo {
             kind: Some(BlockKind::RedactedThinking),
-            text_units: utf16_len(&t.data),
+            text_units: lengths.text(&t.data),
             ..Default::default()
         },
         // The server-side compaction block counts as its summary text (its encrypted form
-        // is what the API reads instead of the messages it replaced, at about that size).
+        // is what the API reads instead of the messages it replaced, at about that size); an
+        // opaque one (no readable `content`) as its encrypted text, as `js_view.js` counts
+        // an OpenAI Responses compaction item.
         Block::Unknown(v)
             if v.get("type").and_then(serde_json::Value::as_str)
                 == Some(crate::model::messages::COMPACTION_BLOCK) =>
         {
+            let key = if crate::model::messages::is_opaque_compaction(v) {
+                "encrypted_content"
+            } else {
+                "content"
+            };
             BlockInfo {
                 kind: Some(BlockKind::Text),
                 text_units: v
-                    .get("content")
+                    .get(key)
                     .and_then(serde_json::Value::as_str)
-                    .map_or(0, utf16_len),
+                    .map_or(0, |t| lengths.text(t)),
                 ..Default::default()
             }
         }
         Block::Unknown(v) => BlockInfo {
             kind: Some(BlockKind::Other),
-            json_units: if est { json_units(v) } else { 0 },
+            json_units: if est { lengths.json(v) } else { 0 },
             ..Default::default()
         },
+    }
+}
+
+/// The content of message `m` as a view describes it, its lengths measured by `lengths`
+/// (the native view's [`ConversationView::content`] with [`Utf16`]).
+pub fn message_content(m: &Message, detail: Detail, lengths: &dyn Lengths) -> ContentInfo {
+    if m.kind() == Kind::Attachment {
+        return match m.extra.get("attachment") {
+            Some(a) => ContentInfo::Json(lengths.json(a)),
+            None => ContentInfo::None,
+        };
+    }
+    match m.content() {
+        None => ContentInfo::None,
+        Some(Content::Text(t)) => ContentInfo::Text(lengths.text(t)),
+        Some(Content::Blocks(bs)) => ContentInfo::Blocks(
+            bs.iter()
+                .map(|b| block_info_with(b, detail, lengths))
+                .collect(),
+        ),
     }
 }
 
@@ -1004,20 +1126,7 @@ impl ConversationView for [Message] {
     }
 
     fn content(&self, i: usize, detail: Detail) -> Result<ContentInfo> {
-        let m = &self[i];
-        if m.kind() == Kind::Attachment {
-            return Ok(match m.extra.get("attachment") {
-                Some(a) => ContentInfo::Json(json_units(a)),
-                None => ContentInfo::None,
-            });
-        }
-        Ok(match m.content() {
-            None => ContentInfo::None,
-            Some(Content::Text(t)) => ContentInfo::Text(utf16_len(t)),
-            Some(Content::Blocks(bs)) => {
-                ContentInfo::Blocks(bs.iter().map(|b| block_info(b, detail)).collect())
-            }
-        })
+        Ok(message_content(&self[i], detail, &Utf16))
     }
 }
 
@@ -1085,9 +1194,34 @@ pub fn apply_edits(messages: &[Message], edits: &[Edit]) -> Result<Vec<Message>>
 #[cfg(test)]
 mod tests {
     #[test]
+    fn readable_object_text_is_what_readable_object_units_measures() {
+        use super::{readable_object_text, readable_object_units, utf16_len};
+        use serde_json::json;
+        let cases = [
+            json!({"type": "web_search_tool_result", "tool_use_id": "s", "content": [
+            {"type": "web_search_result", "url": "https://é", "encrypted_content": "Zm9v"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}}]}),
+            json!({"type": "x_tool_result", "tool_use_id": "s", "doc": {"type": "document", "source": {"type": "url", "url": "u"}},
+               "text": {"type": "document", "source": {"type": "text", "data": "kept"}}, "n": [1, 2.5, null]}),
+        ];
+        for v in cases {
+            let o = v.as_object().unwrap();
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let text = readable_object_text(o, &mut a);
+            assert_eq!(utf16_len(&text), readable_object_units(o, &mut b), "{text}");
+            assert_eq!(a, b);
+            assert!(
+                !text.contains("encrypted_content") && !text.contains("base64"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
     fn given_usage_is_read_back_as_the_message_s_own() {
         use crate::model::messages::Message;
         use serde_json::json;
+
         let usage = super::UsageCounts {
             input_tokens: 170_000,
             cache_creation_input_tokens: 0,

@@ -231,6 +231,17 @@ pub const SYSTEM_TEXT_MARKER: &str = "[system message: an instruction the applic
 pub const EARLIER_SUMMARY_MARKER: &str =
     "[summary of the conversation before an earlier compaction]";
 
+/// Put before the readable `content` of a provider's `compaction` block (the Messages API's
+/// server-side compaction) in the summary request: the provider's summary of the conversation
+/// before it, which the new summary must carry on.
+pub const PROVIDER_SUMMARY_MARKER: &str =
+    "[summary of the conversation before this point, written by the provider's server-side compaction]";
+
+/// What the summary request shows for an opaque `compaction` item (an OpenAI Responses
+/// compaction: encrypted, readable by the provider only). The item itself is kept in front of
+/// the new summary, so the model still receives what it stands for.
+pub const OPAQUE_COMPACTION_NOTE: &str = "[The conversation before this point was compacted by the provider's server-side compaction. Its summary is encrypted and cannot be shown here; it is kept ahead of the new summary, so the model still receives it. Summarize what follows this note, and do not claim that nothing happened before it.]";
+
 /// Keeps the head and the tail of `s` (at most `max_chars` characters in all) around a
 /// marker saying how many characters were left out.
 pub(crate) fn cut_middle(s: &str, max_chars: usize) -> String {
@@ -392,11 +403,42 @@ fn render_blocks(content: &Content) -> Vec<TextPart> {
                             MAX_RENDERED_TOOL_RESULT_CHARS
                         )
                     ),
+                    Block::Unknown(v)
+                        if v.get("type").and_then(Value::as_str)
+                            == Some(crate::model::messages::COMPACTION_BLOCK) =>
+                    {
+                        render_compaction(v)?
+                    }
                     Block::Unknown(v) => cut_middle(&json_text(v), MAX_RENDERED_TOOL_RESULT_CHARS),
                 };
                 Some(TextPart::new(text))
             })
             .collect(),
+    }
+}
+
+/// A provider's `compaction` block as the summary request shows it: its readable summary
+/// whole (it stands for everything before it), a note for an opaque one, nothing for a failed
+/// one (`content: null`). Its encrypted form is never shown (no model but the provider's reads
+/// it).
+fn render_compaction(v: &Value) -> Option<String> {
+    if crate::model::messages::is_opaque_compaction(v) {
+        return Some(OPAQUE_COMPACTION_NOTE.to_string());
+    }
+    match v.get("content") {
+        Some(Value::String(t)) if !t.trim().is_empty() => {
+            Some(format!("{PROVIDER_SUMMARY_MARKER}\n{t}"))
+        }
+        // A summary given as blocks: their texts.
+        Some(Value::Array(parts)) => {
+            let texts: Vec<&str> = parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .filter(|t| !t.trim().is_empty())
+                .collect();
+            (!texts.is_empty()).then(|| format!("{PROVIDER_SUMMARY_MARKER}\n{}", texts.join("\n")))
+        }
+        _ => None,
     }
 }
 
@@ -610,6 +652,45 @@ pub fn summary_message(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_provider_compaction_is_shown_by_its_readable_summary_or_a_note_never_encrypted() {
+        let conv = |block: Value| {
+            vec![
+                Message::from_value(json!({"role": "assistant", "content": [block, {"type": "text", "text": "after"}]}), "m").unwrap(),
+                Message::from_value(json!({"role": "user", "content": "go on"}), "m").unwrap(),
+            ]
+        };
+        let texts = |ms: &[Message]| -> String {
+            render_conversation(ms)
+                .iter()
+                .flat_map(|m| m.content.iter().map(|p| p.text.clone()))
+                .collect::<Vec<_>>()
+                .join("|")
+        };
+        let readable = texts(&conv(
+            json!({"type": "compaction", "content": "SUM", "encrypted_content": "ENC"}),
+        ));
+        assert!(
+            readable.contains(&format!("{PROVIDER_SUMMARY_MARKER}\nSUM"))
+                && !readable.contains("ENC"),
+            "{readable}"
+        );
+        let opaque = texts(&conv(
+            json!({"type": "compaction", "encrypted_content": "ENC"}),
+        ));
+        assert!(
+            opaque.contains(OPAQUE_COMPACTION_NOTE) && !opaque.contains("ENC"),
+            "{opaque}"
+        );
+        let failed = texts(&conv(
+            json!({"type": "compaction", "content": null, "encrypted_content": "ENC"}),
+        ));
+        assert!(
+            !failed.contains("compaction") && !failed.contains("ENC") && failed.contains("after"),
+            "{failed}"
+        );
+    }
     use super::*;
 
     fn msgs(v: Value) -> Vec<Message> {

@@ -10,7 +10,7 @@ import {
 } from '@langchain/core/messages';
 import { convertToModelMessages, modelMessageSchema, validateUIMessages } from 'ai';
 import * as cc from '../../pkg/node.js';
-import { SONNET, assertValidForApi, base64OfBytes, filler, summaryResponse } from './helpers/support.mjs';
+import { SONNET, assertValidForApi, base64OfBytes, filler, recordingSummarizer, summaryResponse } from './helpers/support.mjs';
 
 const KB40 = filler(40_000, 3);
 const PNG = base64OfBytes(600);
@@ -334,6 +334,76 @@ describe("the providers' server-side compaction", () => {
   test('OpenAI Responses: counting starts at the last compaction item', () => {
     const items = [{ role: 'user', content: KB40 }, { type: 'compaction', id: 'cmp_1', encrypted_content: 'e'.repeat(4_000) }, { role: 'user', content: filler(800, 22) }];
     assert.equal(count(items), 1_000 + 200);
+  });
+
+  // What the summary request says, as text.
+  const sentText = (summarize) => summarize.calls.map(({ request }) => request.messages.map((m) => m.content.map((b) => b.text).join('\n')).join('\n')).join('\n');
+
+  test("OpenAI Responses: a full compaction tells the summarizer of the provider's compaction and keeps the item first", async () => {
+    const item = { type: 'compaction', id: 'cmp_1', encrypted_content: 'gAAAAA' + 'C'.repeat(20_000) };
+    const items = [
+      { role: 'user', content: 'BEFORE the provider compaction ' + KB40 },
+      item,
+      { role: 'user', content: 'Continue with the migration. '.repeat(30) },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Migrating table users. '.repeat(30), annotations: [] }] },
+      { role: 'user', content: 'status?' },
+    ];
+    const summarize = recordingSummarizer();
+    const r = await cc.compactConversation(items, { model: 'gpt-5', summarize });
+    const sent = sentText(summarize);
+    assert.match(sent, /compacted by the provider's server-side compaction/);
+    assert.ok(!sent.includes('CCCCCCCC') && !sent.includes('BEFORE the provider'), 'neither the encrypted summary nor what it replaced is sent');
+    assert.ok(sent.includes('Migrating table users.'));
+    const out = cc.buildPostCompactMessages(r);
+    assert.equal(out[0], item, "the caller's item, first");
+    assert.equal(r.summaryMessages[0], item);
+    assert.equal(out.filter((m) => m.type === 'compaction').length, 1);
+    assert.match(JSON.stringify(out[1]), /SUMMARY|summary/i);
+    // Counted as it is sent, the item included.
+    assert.equal(r.truePostCompactTokenCount, count(out));
+    assert.ok(r.truePostCompactTokenCount > 5_000);
+    // A Compactor holds it first too, and its count agrees.
+    const c = new cc.Compactor({ model: 'gpt-5', summarize: recordingSummarizer(), messages: items });
+    const cr = await c.compact();
+    assert.equal(c.messages[0], item);
+    assert.equal(c.tokenCount(), cr.truePostCompactTokenCount);
+    // Compacting again keeps it (still first), never twice.
+    c.pushMany([{ role: 'user', content: 'More work. ' + KB40 }, { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Done.', annotations: [] }] }]);
+    await c.compact();
+    assert.equal(c.messages[0], item);
+    assert.equal(c.messages.filter((m) => m.type === 'compaction').length, 1);
+  });
+
+  test('Anthropic: the compaction block\'s readable summary reaches the summarizer, its encrypted form does not; a failed one says nothing', async () => {
+    const msgs = [
+      { role: 'user', content: 'BEFORE the provider compaction ' + KB40 },
+      { role: 'assistant', content: [{ type: 'compaction', content: 'Earlier: migrated tables a, b, c. ANTHSUM', encrypted_content: 'E'.repeat(30_000) }] },
+      { role: 'user', content: 'Continue with the migration. '.repeat(30) },
+      { role: 'assistant', content: 'Migrating table users. '.repeat(30) },
+      { role: 'user', content: 'status?' },
+    ];
+    const summarize = recordingSummarizer();
+    const r = await cc.compactConversation(msgs, { model: SONNET, summarize });
+    const sent = sentText(summarize);
+    assert.match(sent, /written by the provider's server-side compaction\]\nEarlier: migrated tables a, b, c\. ANTHSUM/);
+    assert.ok(!sent.includes('EEEEEEEE') && !sent.includes('BEFORE the provider'));
+    // The new summary carries it: the block is not kept.
+    assert.ok(!cc.buildPostCompactMessages(r).some((m) => JSON.stringify(m).includes('ANTHSUM')));
+    // The same in Claude Code transcript lines.
+    const lines = msgs.map((m, i) => ({ type: m.role, uuid: `u${i}`, parentUuid: i ? `u${i - 1}` : null, message: m }));
+    const s1 = recordingSummarizer();
+    const rl = await cc.compactConversation(lines, { model: SONNET, summarize: s1 });
+    assert.match(sentText(s1), /written by the provider's server-side compaction\]\nEarlier: migrated tables a, b, c\. ANTHSUM/);
+    assert.ok(!sentText(s1).includes('EEEEEEEE'));
+    assert.equal(rl.boundaryMarker.subtype, 'compact_boundary');
+    // A failed compaction (content null) is not shown as anything.
+    const failed = structuredClone(msgs);
+    failed[1].content = [{ type: 'compaction', content: null }, { type: 'text', text: 'went on' }];
+    const s2 = recordingSummarizer();
+    await cc.compactConversation(failed, { model: SONNET, summarize: s2 });
+    const sent2 = sentText(s2);
+    assert.ok(!sent2.includes("provider's server-side compaction") && !sent2.includes('"compaction"'), 'no compaction text');
+    assert.ok(sent2.includes('went on') && sent2.includes('BEFORE the provider'), 'a failed compaction starts nothing');
   });
 });
 
