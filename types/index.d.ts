@@ -2205,7 +2205,11 @@ export declare function buildPostCompactMessages<M>(
 /**
  * What is sent to the Messages API: `{role, content}` messages after the last compaction
  * boundary; non-API and sub-agent lines left out; split responses and consecutive messages of
- * one role merged; attachments as user text.
+ * one role merged; attachments as user text. Claude Code lines are read as the conversation
+ * Claude Code resumes: when the file holds several branches (a rewind or resume wrote turns
+ * again under another parent), the `parentUuid` chain from the latest leaf (with the results of
+ * its parallel calls); a broken chain is read in file order. A sub-agent's own file (every turn
+ * `isSidechain: true`) is read as its own conversation.
  */
 export declare function toApiMessages<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): ApiViewMessage[];
 
@@ -2253,14 +2257,22 @@ export declare function applyApiCompaction<M extends MessageInput>(
 
 /**
  * The lines of a Claude Code session file, in order, unknown line types included. A blank or
- * malformed line throws `MALFORMED_TRANSCRIPT` naming its line number.
+ * malformed line throws `MALFORMED_TRANSCRIPT` naming its line number. Each line object keeps
+ * (hidden, not enumerable) the text it was read from, so that {@link serializeTranscript}
+ * writes it back as read while its value is unchanged.
  *
  * @example
  * const lines = parseTranscript(await readFile('session.jsonl', 'utf8'));
  */
 export declare function parseTranscript(jsonl: string): TranscriptLine[];
 
-/** JSONL text, one line per message, ending in a newline; a parsed transcript comes back byte for byte. */
+/**
+ * JSONL text, one line per message, each ending in a newline. A parsed transcript comes back
+ * byte for byte: a line whose value did not change is written as it was read (spacing, number
+ * spellings such as big integers or `1e400`, escapes, a `\r\n` ending, a leading byte-order
+ * mark); a changed line is written by `JSON.stringify`, the numbers it still holds where they
+ * were spelled as they were read.
+ */
 export declare function serializeTranscript<M extends MessageInput>(messages: readonly M[]): string;
 
 // ============================================================================================

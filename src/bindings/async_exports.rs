@@ -106,8 +106,10 @@ pub fn messages_for_compaction(
         return Ok(foreign);
     }
     let arr: &Array = messages.unchecked_ref();
+    let mut typed = typed_messages(arr, reading, &|i| format!("messages[{i}]"))?;
+    mark_conversation_js(arr, &mut typed);
     Ok(Compacted {
-        typed: typed_messages(arr, reading, &|i| format!("messages[{i}]"))?,
+        typed,
         foreign: None,
     })
 }
@@ -228,6 +230,7 @@ pub async fn messages_for_compaction_yielding(
         }
     }
     read_template_whole(arr, &mut typed, &at)?;
+    mark_conversation_js(arr, &mut typed);
     Ok(Compacted {
         typed,
         foreign: None,

@@ -708,6 +708,8 @@ extern "C" {
 extern "C" {
     #[wasm_bindgen(js_name = jsonLines, catch)]
     fn json_lines(list: &JsValue, count: u32) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = rememberLines)]
+    fn remember_lines(values: &Array, lines: &Array, bom: bool);
 }
 
 fn error_message(e: &JsValue) -> String {
@@ -719,7 +721,9 @@ fn error_message(e: &JsValue) -> String {
 /// `parseTranscript(jsonl)`: the lines of a Claude Code session file as objects, in order,
 /// unknown line types included. Blank or malformed lines throw `MALFORMED_TRANSCRIPT` with
 /// their line number. The text is split and parsed by the JS engine in place, never copied
-/// into WASM memory.
+/// into WASM memory. Each line object keeps (hidden, see `rememberLines` in `js_convert.js`)
+/// the text it was read from, so that [`serialize_transcript`] writes an unchanged line
+/// back byte for byte.
 #[cfg(feature = "base")]
 #[wasm_bindgen(js_name = parseTranscript, unchecked_return_type = "TranscriptLine[]")]
 pub fn parse_transcript(
@@ -731,10 +735,12 @@ pub fn parse_transcript(
     let lines = text.split("\n");
     let count = lines.length() as usize;
     let out = Array::new();
+    let mut bom = false;
     for k in 0..count {
         let mut line: JsString = lines.get(k as u32).unchecked_into();
         if k == 0 && line.char_code_at(0) == f64::from(transcript::BOM) {
             line = line.slice(1, line.length());
+            bom = true;
         }
         let blank = line.trim().length() == 0;
         match js(transcript::classify_line(k + 1, k + 1 == count, blank))? {
@@ -758,11 +764,15 @@ pub fn parse_transcript(
         }
         out.push(&v);
     }
+    remember_lines(&out, &lines, bom);
     Ok(out)
 }
 
 /// `serializeTranscript(messages)`: JSONL text, one line per message, ending in a newline.
-/// A parsed transcript serializes back byte for byte. Each line is the engine's own
+/// A parsed transcript serializes back byte for byte: a line whose value did not change is
+/// written as it was read (spacing, number spellings, escapes, its `\r\n` ending, a leading
+/// byte-order mark, no ending on a last line that had none); a changed line is written by
+/// `JSON.stringify` with the numbers it still holds spelled as they were read. Each line is the engine's own
 /// `JSON.stringify` of the message, written and concatenated by the engine in one call: the
 /// text never crosses into WebAssembly memory; only one code per line does, to check that
 /// every message is an object written as one (`{` for a plain object without `toJSON`, known

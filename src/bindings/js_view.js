@@ -2170,8 +2170,18 @@ export function takeStrings() {
   return s;
 }
 
+// Where parseTranscript keeps the text a line was read from (see js_convert.js): a copy of
+// an edited line keeps it, so that serializeTranscript writes the numbers the line still holds
+// as they were read.
+const READ_FROM = Symbol.for('context-compaction.transcriptLine');
+
 function withContent(m, content) {
-  if (isLine(m)) return { ...m, message: { ...m.message, content } };
+  if (isLine(m)) {
+    const copy = { ...m, message: { ...m.message, content } };
+    const src = m[READ_FROM];
+    if (src !== undefined) Object.defineProperty(copy, READ_FROM, { value: src, configurable: true, writable: true });
+    return copy;
+  }
   return { ...m, content };
 }
 

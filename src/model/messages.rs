@@ -319,6 +319,25 @@ pub struct Message {
     /// Everything else, in input order.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+    /// Whether the line belongs to the conversation, when that is not what its `isSidechain`
+    /// says (set by [`crate::transforms::transcript::mark_conversation`]: a line of a branch
+    /// the `parentUuid` chain from the leaf leaves out, or a line of a sub-agent's own file).
+    /// Never written, and not compared: it describes the line's place, not the line.
+    #[serde(skip)]
+    pub conversation: ConversationMark,
+}
+
+/// [`Message::conversation`]: `Some(true)` the line is part of the conversation although it
+/// is a sub-agent line, `Some(false)` it is not although it is a main-chain line, `None` its
+/// `isSidechain` decides. Equal to every other mark (two lines are the same line wherever
+/// they sit).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConversationMark(pub Option<bool>);
+
+impl PartialEq for ConversationMark {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// `type` of the Messages API's server-side compaction block (`compact_20260112`, on-demand
@@ -501,6 +520,7 @@ impl Message {
             is_compact_summary,
             timestamp,
             extra: _,
+            conversation: _,
         } = a;
         let typed_equal = *line_type == b.line_type
             && *role == b.role
@@ -639,9 +659,13 @@ impl Message {
         self.subtype.as_ref().and_then(|u| u.as_deref())
     }
 
-    /// Whether the line belongs to a sub-agent.
+    /// Whether the line is left out of the conversation: a sub-agent line (`isSidechain:
+    /// true`), unless [`Message::conversation`] says otherwise.
     pub fn is_sidechain(&self) -> bool {
-        matches!(self.is_sidechain, Some(Some(true)))
+        match self.conversation.0 {
+            Some(part) => !part,
+            None => matches!(self.is_sidechain, Some(Some(true))),
+        }
     }
 
     /// Whether this is a `compact_boundary` system line.

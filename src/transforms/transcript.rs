@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use crate::model::error::{Error, ErrorCode, Result};
 use crate::model::messages::{
-    json_type_name, nested_deeper_than, text_nested_deeper_than, Message, MAX_NESTING, TYPED_FIELDS,
+    json_type_name, nested_deeper_than, text_nested_deeper_than, Kind, Message, MAX_NESTING,
+    TYPED_FIELDS,
 };
 
 /// One non-empty line of a JSONL text.
@@ -219,8 +220,281 @@ pub fn message_from_fields(
     Message::from_value(Value::Object(object), &location())
 }
 
-/// `parseTranscript` natively: every line as a [`Message`] (unknown line types included).
+/// Where a line's `parentUuid` (or a boundary's `logicalParentUuid`) points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Parent {
+    /// No parent: `null`, absent or not a string.
+    None,
+    /// The line at this index (the first line carrying that `uuid`).
+    At(usize),
+    /// A `uuid` no line of the list carries: the chain is broken here.
+    Missing,
+    /// No `parentUuid` at all (or one that is neither a string nor `null`): the line says
+    /// nothing of its place (a line made by hand). It stays in the conversation, and a chain
+    /// that reaches it is not followed.
+    Absent,
+}
+
+/// What [`conversation_mask`] reads of one line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// The line has a string `uuid` (lines without one — summary, file-history-snapshot,
+    /// queue-operation — are on no chain).
+    pub has_uuid: bool,
+    /// Its `parentUuid`.
+    pub parent: Parent,
+    /// Its `logicalParentUuid` (a `compact_boundary` line's link over the boundary).
+    pub logical_parent: Parent,
+    /// The nearest line above it that is not a progress line (following `parentUuid`), if
+    /// any.
+    pub anchor: Option<usize>,
+    /// `isSidechain: true`.
+    pub sidechain: bool,
+    /// A `user` or `assistant` line (a turn of the conversation).
+    pub turn: bool,
+    /// A user line holding a `tool_result` for a `tool_use` of its anchor line. Claude Code
+    /// hangs the result of each of a response's parallel calls from the line of its call,
+    /// so all but the last are off the chain the next turn continues: they are followed too.
+    pub answers_parent: bool,
+    /// An assistant line of the same response (`message.id`) as its anchor line: a later
+    /// block of a response whose parallel calls the chain may have left at an earlier one.
+    pub continues_parent: bool,
+    /// An `attachment` line (what a hook or reminder added after its anchor line: it goes
+    /// with a parallel call's result the chain left).
+    pub attachment: bool,
+    /// A `compact_boundary` system line.
+    pub boundary: bool,
+}
+
+/// Which lines form the conversation (`true`), when that differs from "every line that is
+/// not a sub-agent line" (`None` otherwise, the usual case):
+///
+/// * a sub-agent's own file (no main-chain turn, some sub-agent turn): its sub-agent lines
+///   are the conversation;
+/// * a file holding several branches (a resume or rewind wrote a turn again under another
+///   parent): the conversation is the `parentUuid` chain from the leaf — the last turn with a
+///   `uuid`, what Claude Code resumes — through `logicalParentUuid` across a compact
+///   boundary, plus the later lines that hang from it. Lines of other branches are left out;
+///   lines without a `uuid` are kept.
+///
+/// A chain that is broken (a parent no line carries, a loop) is not followed: the lines are
+/// then read in file order, so that no message is lost to a damaged file. Where the chain
+/// stops at a boundary it cannot cross, the lines before that boundary stay (they are not sent
+/// anyway).
+pub fn conversation_mask(links: &[Link]) -> Option<Vec<bool>> {
+    let own = !links.iter().any(|l| l.turn && !l.sidechain) && links.iter().any(|l| l.turn);
+    let considered = |l: &Link| own || !l.sidechain;
+    let base: Vec<bool> = links.iter().map(considered).collect();
+    let chained = follow_chain(links, &base).unwrap_or_else(|| base.clone());
+    let differs = chained.iter().zip(links).any(|(&on, l)| on == l.sidechain);
+    differs.then_some(chained)
+}
+
+/// The lines of the chain from the leaf among the `considered` ones (see
+/// [`conversation_mask`]), or `None` when the chain is broken or leaves nothing out.
+fn follow_chain(links: &[Link], considered: &[bool]) -> Option<Vec<bool>> {
+    let leaf = (0..links.len())
+        .rev()
+        .find(|&i| considered[i] && links[i].turn && links[i].has_uuid)?;
+    let last_boundary = (0..links.len())
+        .rev()
+        .find(|&i| considered[i] && links[i].boundary);
+    let mut on = vec![false; links.len()];
+    let mut i = leaf;
+    // Where the walk stopped at a boundary it could not cross: lines before it stay.
+    let mut keep_before = 0;
+    loop {
+        if on[i] {
+            return None; // a loop
+        }
+        on[i] = true;
+        let l = &links[i];
+        let next = match (l.parent, l.logical_parent) {
+            (Parent::At(p), _) | (Parent::None, Parent::At(p)) => p,
+            (Parent::Missing | Parent::Absent, _) => return None,
+            (Parent::None, Parent::Missing | Parent::Absent) => {
+                keep_before = i;
+                break;
+            }
+            (Parent::None, Parent::None) => break,
+        };
+        i = next;
+    }
+    // A chain from after the last boundary that does not go through it (the lines a
+    // compaction kept, written again after its summary with their old parents) is not what
+    // is resumed: such a file is read in file order.
+    if last_boundary.is_some_and(|b| b < leaf && !on[b]) {
+        return None;
+    }
+    // The blocks and results of parallel calls hanging from the chain's calls, and the later
+    // lines that hang from the chain (written after the leaf: an attachment, a system line);
+    // parents come before their children, so a pass or two finds them all.
+    let walked = on.clone();
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for (j, l) in links.iter().enumerate() {
+            let after_leaf = match l.parent {
+                Parent::At(p) => j > leaf && on[p],
+                _ => false,
+            };
+            let hangs = l.anchor.is_some_and(|a| {
+                on[a] && (l.answers_parent || l.continues_parent || (l.attachment && !walked[a]))
+            });
+            if !on[j] && considered[j] && (after_leaf || hangs) {
+                on[j] = true;
+                grew = true;
+            }
+        }
+    }
+    let mut left_out = false;
+    for (j, l) in links.iter().enumerate() {
+        if !considered[j] {
+            on[j] = false;
+            continue;
+        }
+        if !l.has_uuid || l.parent == Parent::Absent || j < keep_before {
+            on[j] = true;
+        } else if !on[j] {
+            left_out = true;
+        }
+    }
+    left_out.then_some(on)
+}
+
+/// The [`Link`]s of `messages`, read from their `uuid`, `parentUuid`, `logicalParentUuid`
+/// and `isSidechain` fields.
+pub fn links_of(messages: &[Message]) -> Vec<Link> {
+    let mut at: crate::model::hash::FastMap<&str, usize> = Default::default();
+    for (i, m) in messages.iter().enumerate() {
+        if let Some(u) = m.uuid() {
+            at.entry(u).or_insert(i);
+        }
+    }
+    let find = |u: &str| at.get(u).map_or(Parent::Missing, |&i| Parent::At(i));
+    // `parentUuid: null` is a root; no `parentUuid` at all says nothing (a chain reaching
+    // such a line is not followed).
+    let parents: Vec<Parent> = messages
+        .iter()
+        .map(|m| match m.extra.get("parentUuid") {
+            Some(Value::Null) => Parent::None,
+            Some(Value::String(u)) => find(u),
+            _ => Parent::Absent,
+        })
+        .collect();
+    let is_progress = |i: usize| messages[i].line_type() == Some("progress");
+    messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let logical_parent = match m.extra.get("logicalParentUuid") {
+                Some(Value::String(u)) => find(u),
+                _ => Parent::None,
+            };
+            let anchor = anchor_of(i, &parents, &is_progress);
+            let (answers_parent, continues_parent) = match anchor {
+                Some(p) => {
+                    let up = &messages[p];
+                    let same = m.kind() == Kind::Assistant
+                        && up.kind() == Kind::Assistant
+                        && m.message_id().is_some()
+                        && m.message_id() == up.message_id();
+                    (m.kind() == Kind::User && answers(m, up), same)
+                }
+                None => (false, false),
+            };
+            Link {
+                has_uuid: m.uuid().is_some(),
+                parent: parents[i],
+                logical_parent,
+                anchor,
+                sidechain: matches!(m.is_sidechain, Some(Some(true))),
+                turn: m.is_transcript() && matches!(m.kind(), Kind::User | Kind::Assistant),
+                answers_parent,
+                continues_parent,
+                attachment: m.is_transcript() && m.kind() == Kind::Attachment,
+                boundary: m.is_compact_boundary(),
+            }
+        })
+        .collect()
+}
+
+/// The nearest line above line `i` (by `parents`) that is not a progress line
+/// (`is_progress`): Claude Code hangs a response's later parallel call from the progress lines
+/// of the call before.
+pub fn anchor_of(
+    i: usize,
+    parents: &[Parent],
+    is_progress: &dyn Fn(usize) -> bool,
+) -> Option<usize> {
+    let mut p = match parents[i] {
+        Parent::At(p) => p,
+        _ => return None,
+    };
+    for _ in 0..parents.len() {
+        if !is_progress(p) {
+            return Some(p);
+        }
+        p = match parents[p] {
+            Parent::At(q) => q,
+            _ => return None,
+        };
+    }
+    None
+}
+
+/// Whether `result` holds a `tool_result` for a `tool_use` of `call`.
+fn answers(result: &Message, call: &Message) -> bool {
+    use crate::model::messages::{Block, Content};
+    fn blocks(m: &Message) -> &[Block] {
+        match m.content() {
+            Some(Content::Blocks(b)) => b,
+            _ => &[],
+        }
+    }
+    if call.kind() != Kind::Assistant {
+        return false;
+    }
+    let calls = blocks(call);
+    blocks(result).iter().any(|b| match b {
+        Block::ToolResult(r) => calls
+            .iter()
+            .any(|c| matches!(c, Block::ToolUse(u) if u.id == r.tool_use_id)),
+        _ => false,
+    })
+}
+
+/// Marks which of `messages` form the conversation ([`Message::conversation`]), as
+/// [`conversation_mask`] decides from `links` (one per message): every function that reads
+/// the marked messages as a conversation (the API view, counts, the summary request, a
+/// compaction) then follows the chain from the leaf, or reads a sub-agent's own file as its
+/// conversation. The lines themselves are unchanged. Marks already set are cleared first.
+pub fn mark_conversation(messages: &mut [Message], links: &[Link]) {
+    for m in messages.iter_mut() {
+        m.conversation = Default::default();
+    }
+    if links.len() != messages.len() {
+        return;
+    }
+    if let Some(mask) = conversation_mask(links) {
+        for (m, (on, l)) in messages.iter_mut().zip(mask.into_iter().zip(links)) {
+            if on == l.sidechain {
+                m.conversation = crate::model::messages::ConversationMark(Some(on));
+            }
+        }
+    }
+}
+
+/// `parseTranscript` natively: every line as a [`Message`] (unknown line types included),
+/// marked as [`mark_conversation`] decides (the lines themselves as read).
 pub fn parse_transcript(text: &str) -> Result<Vec<Message>> {
+    let mut lines = parse_lines(text)?;
+    let links = links_of(&lines);
+    mark_conversation(&mut lines, &links);
+    Ok(lines)
+}
+
+fn parse_lines(text: &str) -> Result<Vec<Message>> {
     split_lines(text)?
         .into_iter()
         .map(|line| {
@@ -348,6 +622,7 @@ mod tests {
             is_compact_summary: Some(None),
             timestamp: Some(None),
             extra: Default::default(),
+            conversation: Default::default(),
         };
         let v = serde_json::to_value(&m).unwrap();
         let mut written: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
@@ -537,5 +812,239 @@ mod json_text_tests {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod chain_tests {
+    use super::*;
+
+    /// A line of `kind` with `uuid` under `parent` (`""`: none), optional extra fields.
+    fn line(kind: &str, uuid: &str, parent: &str, more: &str) -> String {
+        let parent = if parent.is_empty() {
+            "null".to_string()
+        } else {
+            format!("\"{parent}\"")
+        };
+        let body = match kind {
+            "assistant" => r#","message":{"role":"assistant","content":"a"}"#,
+            "user" => r#","message":{"role":"user","content":"u"}"#,
+            _ => "",
+        };
+        format!(r#"{{"type":"{kind}","uuid":"{uuid}","parentUuid":{parent}{more}{body}}}"#)
+    }
+
+    /// Which lines of the file are read as the conversation.
+    fn on(lines: &[String]) -> Vec<bool> {
+        let text = lines.join("\n") + "\n";
+        let parsed = parse_transcript(&text).unwrap();
+        // The lines themselves are as read.
+        let values = |t: &str| -> Vec<Value> {
+            t.lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
+        };
+        assert_eq!(
+            values(&serialize_transcript(&parsed).unwrap()),
+            values(&text)
+        );
+        parsed.iter().map(|m| !m.is_sidechain()).collect()
+    }
+
+    #[test]
+    fn one_chain_is_read_as_it_is() {
+        let lines = [
+            line("user", "a", "", ""),
+            line("assistant", "b", "a", ""),
+            r#"{"type":"summary","summary":"s","leafUuid":"b"}"#.to_string(),
+            line("user", "s", "b", r#","isSidechain":true"#),
+            line("user", "c", "b", ""),
+        ];
+        assert_eq!(on(&lines), [true, true, true, false, true]);
+        let text = lines.join("\n");
+        let parsed = parse_lines(&text).unwrap();
+        assert_eq!(conversation_mask(&links_of(&parsed)), None);
+    }
+
+    #[test]
+    fn a_rewound_branch_is_left_out() {
+        // b2 re-answers a under another parent: the leaf's chain is a, p, b2, c.
+        let lines = [
+            line("user", "a", "", ""),
+            line("assistant", "b1", "a", ""),
+            line("user", "r1", "b1", ""),
+            line("progress", "p", "a", ""),
+            line("assistant", "b2", "p", ""),
+            r#"{"type":"file-history-snapshot","messageId":"x"}"#.to_string(),
+            line("user", "c", "b2", ""),
+            line("system", "t", "c", r#","subtype":"turn_duration""#),
+        ];
+        assert_eq!(
+            on(&lines),
+            [true, false, false, true, true, true, true, true]
+        );
+    }
+
+    #[test]
+    fn the_results_of_parallel_calls_are_followed() {
+        // Two parallel calls of one response: each result hangs from its call's line, and the
+        // next turn continues from the last result only.
+        let call = |uuid: &str, parent: &str, id: &str| {
+            format!(
+                r#"{{"type":"assistant","uuid":"{uuid}","parentUuid":"{parent}","message":{{"id":"m","role":"assistant","content":[{{"type":"tool_use","id":"{id}","name":"Read","input":{{}}}}]}}}}"#
+            )
+        };
+        let result = |uuid: &str, parent: &str, id: &str| {
+            format!(
+                r#"{{"type":"user","uuid":"{uuid}","parentUuid":"{parent}","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","content":"ok"}}]}}}}"#
+            )
+        };
+        let lines = [
+            line("user", "a", "", ""),
+            call("c1", "a", "t1"),
+            call("c2", "c1", "t2"),
+            result("r1", "c1", "t1"),
+            line("progress", "p", "r1", ""),
+            result("r2", "c2", "t2"),
+            line("assistant", "b", "r2", ""),
+            // A result that does not answer its parent's call is not followed.
+            result("x", "c1", "t9"),
+            line("user", "d", "b", ""),
+        ];
+        assert_eq!(
+            on(&lines),
+            [true, true, true, true, false, true, true, false, true]
+        );
+        // The next turn continues from the first call's result: the second call's line and
+        // its result are still followed (same response as their parent, its answer).
+        let lines = [
+            line("user", "a", "", ""),
+            call("c1", "a", "t1"),
+            call("c2", "c1", "t2"),
+            result("r2", "c2", "t2"),
+            result("r1", "c1", "t1"),
+            line("assistant", "b", "r1", ""),
+        ];
+        assert_eq!(on(&lines), [true; 6]);
+        // Claude Code 2.1 hangs the next parallel call from the progress lines of the one
+        // before: followed through them.
+        let lines = [
+            line("user", "a", "", ""),
+            call("c1", "a", "t1"),
+            line("progress", "p1", "c1", ""),
+            call("c2", "p1", "t2"),
+            line("progress", "p2", "c2", ""),
+            result("r1", "c1", "t1"),
+            call("c3", "r1", "t3"),
+            result("r2", "p2", "t2"),
+            // What a hook added after the result the chain left goes with it; what hangs from
+            // the chain itself is another branch.
+            line("attachment", "h2", "r2", ""),
+            line("attachment", "h1", "c3", ""),
+            result("r3", "c3", "t3"),
+            line("assistant", "b", "r3", ""),
+        ];
+        assert_eq!(
+            on(&lines),
+            [true, true, false, true, false, true, true, true, true, false, true, true]
+        );
+        // A response written again under the same parent is not pulled back in.
+        let lines = [
+            line("user", "a", "", ""),
+            call("old", "a", "t1"),
+            result("r-old", "old", "t1"),
+            call("new", "a", "t1"),
+            result("r-new", "new", "t1"),
+        ];
+        assert_eq!(on(&lines), [true, false, false, true, true]);
+    }
+
+    #[test]
+    fn a_broken_or_looping_chain_is_read_in_file_order() {
+        // A line that names no parent at all (not `null`) says nothing of its place: it stays,
+        // and a chain reaching it is not followed.
+        let unlinked = [
+            r#"{"type":"user","uuid":"a","message":{"role":"user","content":"u"}}"#.to_string(),
+            r#"{"type":"assistant","uuid":"b","message":{"role":"assistant","content":"a"}}"#
+                .to_string(),
+        ];
+        assert_eq!(on(&unlinked), [true, true]);
+        let inserted = [
+            line("user", "a", "", ""),
+            line("assistant", "b1", "a", ""),
+            r#"{"type":"user","uuid":"g","message":{"role":"user","content":"u"}}"#.to_string(),
+            line("assistant", "b2", "a", ""),
+        ];
+        assert_eq!(on(&inserted), [true, false, true, true]);
+        let broken = [
+            line("user", "a", "", ""),
+            line("assistant", "b1", "a", ""),
+            line("assistant", "b2", "gone", ""),
+        ];
+        assert_eq!(on(&broken), [true, true, true]);
+        let looping = [
+            line("user", "a", "c", ""),
+            line("assistant", "b1", "a", ""),
+            line("user", "c", "a", ""),
+        ];
+        assert_eq!(on(&looping), [true, true, true]);
+    }
+
+    #[test]
+    fn the_chain_crosses_a_boundary_by_its_logical_parent() {
+        let boundary = |logical: &str| {
+            line(
+                "system",
+                "k",
+                "",
+                &format!(r#","subtype":"compact_boundary","logicalParentUuid":"{logical}""#),
+            )
+        };
+        let lines = [
+            line("user", "a", "", ""),
+            line("assistant", "b1", "a", ""),
+            line("assistant", "b2", "a", ""),
+            boundary("b2"),
+            line("user", "s", "k", r#","isCompactSummary":true"#),
+        ];
+        assert_eq!(on(&lines), [true, false, true, true, true]);
+        // Lines a compaction kept, written again after its summary with their old parents:
+        // the chain from them misses the boundary, so the file is read in file order.
+        let mut kept = lines.to_vec();
+        kept.push(line("assistant", "b2", "a", ""));
+        assert_eq!(on(&kept), [true; 6]);
+        // Over a boundary whose logical parent is not in the file: what precedes it stays.
+        let mut cut = lines.to_vec();
+        cut[3] = boundary("elsewhere");
+        cut.push(line("assistant", "x", "a", ""));
+        cut.push(line("user", "y", "s", ""));
+        assert_eq!(on(&cut), [true, true, true, true, true, false, true]);
+    }
+
+    #[test]
+    fn a_sub_agent_file_is_its_own_conversation() {
+        let side = r#","isSidechain":true"#;
+        let lines = [
+            line("user", "a", "", side),
+            line("assistant", "b", "a", side),
+            line("user", "c", "b", side),
+        ];
+        assert_eq!(on(&lines), [true, true, true]);
+        // Its branches are followed as a main file's are.
+        let mut forked = lines.to_vec();
+        forked.push(line("user", "d", "a", side));
+        assert_eq!(on(&forked), [true, false, false, true]);
+        // Marks already set are cleared when marking again.
+        let text = forked.join("\n");
+        let mut parsed = parse_transcript(&text).unwrap();
+        parsed.truncate(3);
+        let links = links_of(&parsed);
+        mark_conversation(&mut parsed, &links);
+        assert!(parsed.iter().all(|m| !m.is_sidechain()));
+        parsed[2].is_sidechain = Some(Some(false));
+        let links = links_of(&parsed);
+        mark_conversation(&mut parsed, &links);
+        assert!(parsed[0].is_sidechain() && parsed[1].is_sidechain());
+        assert!(!parsed[2].is_sidechain());
     }
 }

@@ -431,6 +431,9 @@ test('analyze and compact print a hostile transcript (model name, user message, 
   const extra = {
     ...lines[lastUser],
     uuid: 'f0000000-0000-4000-8000-000000000001',
+    // Written after the last line (under the same parent as that user line it would be a
+    // rewind: the conversation resumed would be the one it starts).
+    parentUuid: lines.findLast((l) => typeof l.uuid === 'string').uuid,
     message: { role: 'user', content: `please keep ${HOSTILE} this` },
   };
   const session = join(dir, 'hostile.jsonl');

@@ -496,12 +496,13 @@ test('a freed Compactor says so with a coded error: thrown by its synchronous me
   }
 });
 
-test('a conversation with nothing the model saw (only sub-agent lines, only empty messages) is NOTHING_TO_COMPACT before any summarizer call', async () => {
+test('a conversation with nothing the model saw (no turn, only empty messages) is NOTHING_TO_COMPACT before any summarizer call', async () => {
   let calls = 0;
   const summarize = async () => { calls++; return summaryResponse(); };
-  const line = (type, uuid, content) => ({ type, uuid, isSidechain: true, sessionId: 's', message: { role: type, content } });
+  const line = (type, uuid, more) => ({ type, uuid, isSidechain: false, sessionId: 's', ...more });
+  // (Sub-agent lines alone are a sub-agent's own file: its conversation, tests/node/transcript-chain.test.mjs.)
   const cases = {
-    'sub-agent lines only': [line('user', 'a', 'do it'), line('assistant', 'b', [{ type: 'text', text: 'done' }])],
+    'no turn at all': [line('system', 'a', { subtype: 'informational', content: 'hi' }), line('progress', 'b', { data: {} })],
     'empty messages': [{ role: 'user', content: '' }, { role: 'assistant', content: [] }],
   };
   for (const [what, msgs] of Object.entries(cases)) {

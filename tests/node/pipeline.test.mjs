@@ -285,6 +285,9 @@ describe('compactConversation: the result and the compacted conversation', () =>
     t.splice(1, 0, { type: 'attachment', uuid: 'att-1', parentUuid: t[0].uuid, isSidechain: false, attachment: { type: 'skill_listing', content: 'SKILL_LISTING_MARKER' } });
     t.splice(2, 0, { type: 'attachment', uuid: 'att-2', parentUuid: 'att-1', isSidechain: false, attachment: { type: 'skill_discovery', content: 'SKILL_DISCOVERY_MARKER' } });
     t.splice(3, 0, { type: 'attachment', uuid: 'att-3', parentUuid: 'att-2', isSidechain: false, attachment: { type: 'todo', content: 'TODO_MARKER' } });
+    // The conversation goes on from the last attachment, as Claude Code chains them (a line
+    // under the first prompt instead would make the attachments a branch left behind).
+    for (let i = 4; i < t.length; i++) if (t[i].parentUuid === t[0].uuid) t[i] = { ...t[i], parentUuid: 'att-3' };
     const before = structuredClone(t);
     const summarize = h.recordingSummarizer();
     await cc.compactConversation(t, { model: OPUS, summarize }, {});

@@ -57,10 +57,13 @@ async function acceptedByItsEcosystem(name, out) {
 // compacted, also what preceded the compaction (the larger conversation Claude Code compacted).
 const CONVERSATIONS = SESSIONS.flatMap((file) => {
   const lines = readJsonl(`${TRANSCRIPTS}${file}`);
+  // A sub-agent's own file is its own conversation; the compaction agent's (one prompt, one
+  // text answer) is text only, which no shape but its own can be told from: left out here.
+  if (lines.every((l) => l.isSidechain === true || (l.type !== 'user' && l.type !== 'assistant'))) return [];
   const boundary = lines.findIndex((l) => l.type === 'system' && l.subtype === 'compact_boundary');
   const out = [{ label: file, api: cc.toApiMessages(lines) }];
   if (boundary > 0) out.push({ label: `${file} before its compaction`, api: cc.toApiMessages(lines.slice(0, boundary)) });
-  return out.filter((c) => c.api.length > 0); // a sub-agent's file has no main-chain message
+  return out.filter((c) => c.api.length > 0);
 });
 
 test('the shared sessions give conversations to render', () => {

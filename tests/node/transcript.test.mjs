@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { parseTranscript, serializeTranscript } from '../../pkg/node.js';
+import { microCompact, parseTranscript, serializeTranscript } from '../../pkg/node.js';
 import { TRANSCRIPTS as TRANSCRIPTS_DIR } from './helpers/support.mjs';
 
 const FILES = readdirSync(TRANSCRIPTS_DIR).filter((f) => f.endsWith('.jsonl')).sort();
@@ -66,6 +66,69 @@ test('line endings: final newline optional, CRLF accepted, BOM skipped', () => {
   assert.deepEqual(parseTranscript('{"a":1}\r\n{"b":2}\r\n'), [{ a: 1 }, { b: 2 }]);
   assert.deepEqual(parseTranscript('\ufeff{"a":1}\n'), [{ a: 1 }]);
   assert.equal(serializeTranscript(parseTranscript('{"a":1}\n{"b":2}')), '{"a":1}\n{"b":2}\n', 'always ends in a newline');
+});
+
+test('unchanged lines are written back as they were read: big and overflowing numbers, CRLF, a BOM, spacing, escapes', () => {
+  const user = (extra) => `{"type":"user","uuid":"u1","parentUuid":null${extra},"message":{"role":"user","content":"hi"}}`;
+  const cases = [
+    user(',"toolUseResult":{"id":12345678901234567890123}') + '\n',
+    user(',"toolUseResult":{"v":1e400,"w":-1e400,"x":1.0,"y":-0,"z":1E5,"q":0.1e1}') + '\n',
+    user('') + '\r\n' + '{"type":"assistant","uuid":"u2","parentUuid":"u1","message":{"role":"assistant","content":"yo"}}\r\n',
+    '\ufeff' + user('') + '\n',
+    '{"type": "user", "uuid": "u1", "parentUuid": null, "message": {"role": "user", "content": "hi"}}\n',
+    '{"type":"user","message":{"role":"user","content":"caf\\u00e9 \\/ \\ud83d\\ude00"}}\n',
+    '\ufeff{ "a" : [ 1 , 2.50 ] }\r\n{"b":1}\n',
+  ];
+  for (const text of cases) assert.equal(serializeTranscript(parseTranscript(text)), text, JSON.stringify(text));
+  // The values are what JSON.parse gives; the text kept is not enumerable.
+  const [line] = parseTranscript(cases[0]);
+  assert.deepEqual(line, JSON.parse(cases[0]));
+  assert.deepEqual(Object.keys(line), Object.keys(JSON.parse(cases[0])));
+  assert.equal(JSON.stringify(line), JSON.stringify(JSON.parse(cases[0])));
+  // A last line without an ending gets the file's ending; a new line too.
+  const crlf = parseTranscript('{"a": 1}\r\n{"b": 2}');
+  assert.equal(serializeTranscript(crlf), '{"a": 1}\r\n{"b": 2}\r\n');
+  assert.equal(serializeTranscript([...crlf, { c: 3 }]), '{"a": 1}\r\n{"b": 2}\r\n{"c":3}\r\n');
+  // The mark goes with the first line only while it is first.
+  const bom = parseTranscript('\ufeff{"a":1}\n{"b":2}\n');
+  assert.equal(serializeTranscript([bom[1], bom[0]]), '{"b":2}\n{"a":1}\n');
+});
+
+test('a changed line is written anew, with the numbers it still holds spelled as they were read', () => {
+  const text = '{"type": "user", "n": 12345678901234567890123, "v": 1e400, "list": [1.0, 2, 99999999999999999999], "message": {"role": "user", "content": "hi"}}\n';
+  const [line] = parseTranscript(text);
+  line.message.content = 'changed';
+  line.extra = 12345678901234567890123; // a new field: written as JSON.stringify writes it
+  assert.equal(
+    serializeTranscript([line]),
+    '{"type":"user","n":12345678901234567890123,"v":1e400,"list":[1.0,2,99999999999999999999],"message":{"role":"user","content":"changed"},"extra":1.2345678901234568e+22}\n',
+  );
+  // A number changed is written as it now is; one moved elsewhere too.
+  line.n = 5;
+  line.list = [line.list[2], line.list[0]];
+  assert.equal(
+    serializeTranscript([line]),
+    '{"type":"user","n":5,"v":1e400,"list":[100000000000000000000,1],"message":{"role":"user","content":"changed"},"extra":1.2345678901234568e+22}\n',
+  );
+  // A string that looks like the placeholder the rewriting uses stays a string.
+  line.message.content = '\u0001abc#0';
+  assert.match(serializeTranscript([line]), /"content":"\\u0001abc#0"/);
+});
+
+test('a line microCompact edits keeps the numbers it still holds as they were read', () => {
+  const id = (i) => `toolu_${i}`;
+  const lines = [];
+  for (let i = 0; i < 8; i++) {
+    lines.push(`{"type":"assistant","uuid":"a${i}","message":{"id":"m${i}","role":"assistant","content":[{"type":"tool_use","id":"${id(i)}","name":"Read","input":{"file_path":"/f${i}"}}]}}`);
+    lines.push(`{"type":"user","uuid":"r${i}","toolUseResult":{"n":12345678901234567890123},"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"${id(i)}","content":"${'x'.repeat(4000)}"}]}}`);
+  }
+  const text = '{"type":"user","uuid":"u","message":{"role":"user","content":"go"}}\n' + lines.join('\n') + '\n';
+  const parsed = parseTranscript(text);
+  const { messages } = microCompact(parsed, { keepRecent: 1 });
+  const out = serializeTranscript(messages).split('\n');
+  const edited = out.filter((l) => l.includes('"tool_result"') && !l.includes('x'.repeat(4000)));
+  assert.ok(edited.length > 0, 'microCompact cleared some results');
+  for (const l of edited) assert.match(l, /"toolUseResult":\{"n":12345678901234567890123\}/);
 });
 
 test('blank lines are reported with their line number, never dropped', () => {

@@ -1,0 +1,134 @@
+// SPEC §2: a Claude Code session file is read as the conversation Claude Code would resume —
+// the `parentUuid` chain from the latest leaf — and a sub-agent's own file (every line
+// `isSidechain: true`) as its own conversation. The lines themselves come back unchanged.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as cc from '../../pkg/node.js';
+import { SONNET, recordingSummarizer, summaryResponse } from './helpers/support.mjs';
+
+let clock = Date.parse('2026-01-05T16:00:00Z');
+const at = () => new Date((clock += 1000)).toISOString();
+const base = (type, uuid, parentUuid, more = {}) => ({ type, uuid, parentUuid, isSidechain: false, sessionId: 's', timestamp: at(), ...more });
+const user = (uuid, parent, content, more) => base('user', uuid, parent, { message: { role: 'user', content }, ...more });
+const call = (uuid, parent, msgId, id, more) =>
+  base('assistant', uuid, parent, { message: { id: msgId, role: 'assistant', model: SONNET, content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: `/src/${id}.rs` } }] }, ...more });
+const text = (uuid, parent, msgId, t, more) =>
+  base('assistant', uuid, parent, { message: { id: msgId, role: 'assistant', model: SONNET, content: [{ type: 'text', text: t }] }, ...more });
+const result = (uuid, parent, id, more) =>
+  user(uuid, parent, [{ type: 'tool_result', tool_use_id: id, content: `contents of ${id} `.repeat(40) }], more);
+const progress = (uuid, parent) => base('progress', uuid, parent, { data: { type: 'hook_progress' } });
+
+/** What the lines are in the file, as text (parseTranscript gives them back as read). */
+const jsonl = (lines) => lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+const toolUseIds = (api) => api.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_use').map((b) => b.id);
+
+// Like the real 2.0.76 session: a response answered after API errors, then written again
+// under the same parent (a resume), with its results and the rest of the conversation.
+function forked() {
+  return [
+    user('u1', null, 'Read the two files and tell me what they do.'),
+    base('system', 'e1', 'u1', { subtype: 'api_error', level: 'error' }),
+    call('a1', 'e1', 'msg_1', 'toolu_a'),
+    call('a2', 'a1', 'msg_1', 'toolu_b'),
+    result('r1', 'a2', 'toolu_a'),
+    result('r2', 'r1', 'toolu_b'),
+    { type: 'summary', summary: 'Reading files', leafUuid: 'r2' },
+    call('b1', 'e1', 'msg_1', 'toolu_a'),
+    call('b2', 'b1', 'msg_1', 'toolu_b'),
+    result('s1', 'b2', 'toolu_a'),
+    result('s2', 's1', 'toolu_b'),
+    text('t1', 's2', 'msg_2', 'They parse and print.'),
+    user('u2', 't1', 'Thanks, now summarize them.'),
+  ];
+}
+
+test('a file holding two branches is read as the chain from the leaf: the rewritten turn once', () => {
+  const src = jsonl(forked());
+  const lines = cc.parseTranscript(src);
+  assert.deepEqual(cc.validateForApi(lines), { valid: true, problems: [] });
+  const api = cc.toApiMessages(lines);
+  assert.deepEqual(toolUseIds(api), ['toolu_a', 'toolu_b']);
+  assert.deepEqual(api.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user']);
+  // The lines themselves are all there, unchanged.
+  assert.equal(lines.length, 13);
+  assert.equal(cc.serializeTranscript(lines), src);
+  // microCompact's output is still a valid conversation, every line kept.
+  const mc = cc.microCompact(lines, { keepRecent: 1 });
+  assert.equal(mc.messages.length, lines.length);
+  assert.equal(cc.validateForApi(mc.messages).valid, true);
+});
+
+test('the summary request of a forked file is that of the branch resumed', async () => {
+  const request = async (lines) => {
+    const summarize = recordingSummarizer(summaryResponse('They read two files.'));
+    const r = await cc.compactConversation(lines, { model: SONNET, summarize }, {});
+    assert.equal(summarize.calls.length, 1);
+    assert.equal(cc.validateForApi(cc.buildPostCompactMessages(r)).valid, true);
+    return summarize.calls[0].request.messages;
+  };
+  const lines = forked();
+  // The same file without the branch left behind (its first copy of the response).
+  const resumed = lines.filter((_, i) => i < 2 || i > 5);
+  const sent = await request(lines);
+  assert.deepEqual(sent, await request(resumed));
+});
+
+test('parallel calls hung from one another (and from progress lines) are all followed', () => {
+  // Claude Code 2.1: the second call hangs from the first call's progress line, each result
+  // from its own call, and the next turn continues from the last result written.
+  const lines = [
+    user('u1', null, 'Read both.'),
+    call('c1', 'u1', 'msg_1', 'toolu_a'),
+    progress('p1', 'c1'),
+    call('c2', 'p1', 'msg_1', 'toolu_b'),
+    progress('p2', 'c2'),
+    result('r2', 'c2', 'toolu_b'),
+    result('r1', 'c1', 'toolu_a'),
+    base('attachment', 'h1', 'r2', { attachment: { type: 'hook_additional_context', content: 'a hook said so' } }),
+    text('t1', 'r1', 'msg_2', 'Done.'),
+  ];
+  const api = cc.toApiMessages(lines);
+  assert.deepEqual(toolUseIds(api).sort(), ['toolu_a', 'toolu_b']);
+  assert.match(JSON.stringify(api), /a hook said so/);
+  assert.equal(cc.validateForApi(lines).valid, true);
+});
+
+test('a broken chain is read in file order: nothing is lost', () => {
+  const lines = forked();
+  lines[7] = { ...lines[7], parentUuid: 'not-in-this-file' };
+  const api = cc.toApiMessages(cc.parseTranscript(jsonl(lines)));
+  // File order: both copies of the response are there (as before chains were followed).
+  assert.deepEqual(toolUseIds(api), ['toolu_a', 'toolu_b', 'toolu_a', 'toolu_b']);
+  // Lines that name no parent at all say nothing of their place either.
+  const unlinked = forked().map(({ parentUuid, ...rest }) => rest);
+  assert.equal(toolUseIds(cc.toApiMessages(unlinked)).length, 4);
+});
+
+test('a compact boundary is crossed by its logicalParentUuid; the conversation starts after it', () => {
+  const lines = [
+    ...forked(),
+    base('system', 'k', null, { subtype: 'compact_boundary', logicalParentUuid: 'u2', compactMetadata: { trigger: 'auto', preTokens: 9000 } }),
+    user('cs', 'k', 'This session is being continued. Summary: two files were read.', { isCompactSummary: true }),
+    text('t9', 'cs', 'msg_9', 'Continuing.'),
+  ];
+  const api = cc.toApiMessages(lines);
+  assert.equal(api.length, 2);
+  assert.match(JSON.stringify(api[0]), /two files were read/);
+  assert.equal(cc.validateForApi(lines).valid, true);
+});
+
+test("a sub-agent's own file (every line isSidechain) is read as its own conversation", () => {
+  const side = { isSidechain: true, agentId: 'a289' };
+  const lines = [
+    user('s1', null, 'Find where the parser lives.', side),
+    call('s2', 's1', 'msg_1', 'toolu_a', side),
+    result('s3', 's2', 'toolu_a', side),
+    text('s4', 's3', 'msg_2', 'In src/parse.rs.', side),
+  ];
+  const api = cc.toApiMessages(lines);
+  assert.deepEqual(api.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+  assert.deepEqual(cc.validateForApi(lines), { valid: true, problems: [] });
+  // In a main session file, sub-agent lines are still left out.
+  const main = [user('m1', null, 'Go.'), ...lines.slice(1), text('m2', 'm1', 'msg_3', 'Done.')];
+  assert.deepEqual(cc.toApiMessages(main).map((m) => m.role), ['user', 'assistant']);
+});
