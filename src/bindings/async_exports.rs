@@ -136,33 +136,40 @@ impl Compacted {
 /// other half of a tool pair it holds with it ([`crate::drive::pinned::kept_for_pins`]); any
 /// other pinned object is read in Anthropic form on its own (a copy of a message is then
 /// found too, and a call or result with no partner is seen and rewritten as text). The
-/// objects added verbatim are still the caller's own ones (`result_js`). Nothing changes for
-/// Anthropic messages (read as they are).
+/// objects added verbatim are still the caller's own ones (`result_js`). Anthropic messages
+/// are read as they are. A pinned message left in a role the Anthropic form does not have
+/// (one that could not be converted) is an `INVALID_MESSAGE` at `context.pinned[k].role`.
 pub(crate) fn pins_in_conversation(
     ctx: &mut pipeline::CompactContext,
     context: &JsValue,
     messages: &JsValue,
     read: &Compacted,
-) {
-    let Some(foreign) = &read.foreign else {
-        return;
-    };
-    let Some(pinned) = prop(context, "pinned").dyn_into::<Array>().ok() else {
-        return;
-    };
-    let Some(list) = messages.dyn_ref::<Array>() else {
-        return;
-    };
+) -> crate::Result<()> {
+    let pinned = prop(context, "pinned").dyn_into::<Array>().ok();
+    let list = messages.dyn_ref::<Array>();
     for (k, item) in ctx.pinned.iter_mut().enumerate() {
+        let at = || format!("context.pinned[{k}]");
+        let needs_form = match item {
+            crate::drive::pinned::Pinned::Message(m) => m.check_role(&at).is_err(),
+            crate::drive::pinned::Pinned::Text(_) => false,
+        };
+        let (Some(pinned), Some(list)) = (&pinned, list) else {
+            continue;
+        };
+        if read.foreign.is_none() && !needs_form {
+            continue;
+        }
         let p = pinned.get(k as u32);
         if !p.is_object() {
             continue;
         }
-        let found = (0..list.length())
-            .rev()
-            .find(|&i| Object::is(&list.get(i), &p))
-            .and_then(|at| foreign.origin.iter().position(|&o| o == at as usize))
-            .and_then(|t| read.typed.get(t).cloned());
+        let found = read.foreign.as_ref().and_then(|foreign| {
+            (0..list.length())
+                .rev()
+                .find(|&i| Object::is(&list.get(i), &p))
+                .and_then(|at| foreign.origin.iter().position(|&o| o == at as usize))
+                .and_then(|t| read.typed.get(t).cloned())
+        });
         // Not one of the messages: read in Anthropic form on its own (when it is one message
         // there), so that a copy is found as well and unpaired tool blocks are seen.
         let converted = || -> Option<Message> {
@@ -177,6 +184,12 @@ pub(crate) fn pins_in_conversation(
             *item = crate::drive::pinned::Pinned::Message(Box::new(m));
         }
     }
+    for (k, item) in ctx.pinned.iter().enumerate() {
+        if let crate::drive::pinned::Pinned::Message(m) = item {
+            m.check_role(&|| format!("context.pinned[{k}]"))?;
+        }
+    }
+    Ok(())
 }
 
 /// How long the async functions read messages before letting the caller's event loop run.
@@ -583,7 +596,12 @@ pub fn compact_conversation(
                 messages_for_compaction_yielding(&messages, shape, &prop(&context, "signal")).await,
             )?;
         c.context.for_shape(read.shape());
-        pins_in_conversation(&mut c.context, &context, &messages, &read);
+        js(pins_in_conversation(
+            &mut c.context,
+            &context,
+            &messages,
+            &read,
+        ))?;
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, false))?;
         let opts = js(options::compact_options(&options))?;
@@ -615,7 +633,12 @@ pub fn try_session_memory_compaction(
                 messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal"))
                     .await,
             )?;
-        pins_in_conversation(&mut c.context, &context, &messages, &read);
+        js(pins_in_conversation(
+            &mut c.context,
+            &context,
+            &messages,
+            &read,
+        ))?;
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, true))?;
         let r = session_memory::try_session_memory_compaction(&typed, &c.context, None, &env)
@@ -674,7 +697,12 @@ pub fn auto_compact_if_needed(
                 }
             };
         c.context.for_shape(read.shape());
-        pins_in_conversation(&mut c.context, &context, &messages, &read);
+        js(pins_in_conversation(
+            &mut c.context,
+            &context,
+            &messages,
+            &read,
+        ))?;
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, false))?;
         let out = js(autocompact::auto_compact_if_needed(
@@ -739,7 +767,12 @@ pub fn reactive_compact(
                     .await,
             )?;
         c.context.for_shape(read.shape());
-        pins_in_conversation(&mut c.context, &context, &messages, &read);
+        js(pins_in_conversation(
+            &mut c.context,
+            &context,
+            &messages,
+            &read,
+        ))?;
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, false))?;
         let t = js(options::tracking(&tracking))?;

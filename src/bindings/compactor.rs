@@ -405,7 +405,10 @@ impl Compactor {
                 }
             };
         let mut c = c;
-        of_session(&mut c.context, &self.session, &snapshot, &self.context);
+        if let Err(e) = of_session(&mut c.context, &self.session, &snapshot, &self.context) {
+            self.session.borrow_mut().abandon(compaction);
+            return Promise::reject(&js_error(e));
+        }
         let session = self.session.clone();
         let context = self.context.clone();
         let tracking = session.borrow().tracking().clone();
@@ -478,7 +481,10 @@ impl Compactor {
         // A manual compaction replaces the conversation a summary written ahead is for.
         self.session.borrow_mut().drop_ahead();
         let mut ctx = ctx;
-        of_session(&mut ctx, &self.session, &snapshot, &self.context);
+        if let Err(e) = of_session(&mut ctx, &self.session, &snapshot, &self.context) {
+            self.session.borrow_mut().abandon(compaction);
+            return Promise::reject(&js_error(e));
+        }
         let session = self.session.clone();
         let context = self.context.clone();
         promise_of(async move {
@@ -596,18 +602,19 @@ fn begin(
 
 /// Fits a compaction's context to the session it compacts: the messages' shape, what the
 /// session learned from the usage seen, and its running count (`warningState`'s, which the
-/// decision was made on: the compaction counts as it did).
+/// decision was made on: the compaction counts as it did). Fails on a pinned message that
+/// cannot be read in the Anthropic form.
 fn of_session(
     ctx: &mut pipeline::CompactContext,
     session: &Shared,
     snapshot: &Snapshot,
     context: &JsValue,
-) {
+) -> crate::Result<()> {
     let s = session.borrow();
     ctx.for_shape(snapshot.read.shape());
     ctx.calibration = Some(s.calibration().clone());
     ctx.counted = Some(s.token_count());
-    super::async_exports::pins_in_conversation(ctx, context, &snapshot.array, &snapshot.read);
+    super::async_exports::pins_in_conversation(ctx, context, &snapshot.array, &snapshot.read)
 }
 
 /// The messages a compaction works on: the JS array (what the result's kept messages refer

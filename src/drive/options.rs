@@ -535,7 +535,12 @@ fn pinned<S: Source>(v: &S) -> Result<Vec<Pinned>> {
             let v = p
                 .to_json()
                 .map_err(|e| Error::invalid_message(e).at(at()))?;
-            out.push(Pinned::Message(Box::new(Message::from_value(v, &at())?)));
+            // A message of the conversation's own shape: the bindings convert it to the
+            // Anthropic form, and reject it if they cannot.
+            out.push(Pinned::Message(Box::new(Message::from_value_of_any_shape(
+                v,
+                &at(),
+            )?)));
         } else {
             return Err(Error::invalid_argument(format!(
                 "{} must be a string or a message",

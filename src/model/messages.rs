@@ -427,6 +427,15 @@ impl Message {
 
     /// Parses one message from a JSON value, naming `location` in errors.
     pub fn from_value(value: Value, location: &str) -> Result<Message> {
+        let msg = Message::from_value_of_any_shape(value, location)?;
+        msg.check_role(&|| location.to_string())?;
+        Ok(msg)
+    }
+
+    /// [`Message::from_value`] for a message that may still be in another shape (a role of
+    /// [`MESSAGE_ROLES`]: OpenAI's `tool`, LangChain's `human`, …), which the bindings convert
+    /// to the Anthropic form before it is used (`context.pinned`); other roles are errors.
+    pub fn from_value_of_any_shape(value: Value, location: &str) -> Result<Message> {
         if !value.is_object() {
             return Err(Error::invalid_message(format!(
                 "expected an object, got {}",
@@ -448,8 +457,14 @@ impl Message {
             )
             .at(location));
         }
-        msg.check_role(&|| location.to_string())?;
-        Ok(msg)
+        match msg.role() {
+            Some(Role::Other(r))
+                if !msg.is_transcript() && !MESSAGE_ROLES.contains(&r.as_str()) =>
+            {
+                Err(unknown_role(r, MESSAGE_ROLES).at(format!("{location}.role")))
+            }
+            _ => Ok(msg),
+        }
     }
 
     /// Checks the role of an API message (not of a transcript line, whose `type` says what

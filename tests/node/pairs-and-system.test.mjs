@@ -199,3 +199,20 @@ test('the leading system message survives a Compactor, a second compaction and s
   assert.ok(out.length < long.length);
   valid(out);
 });
+
+test('a pinned message of another shape than the conversation is read in Anthropic form; a misspelt role is INVALID_MESSAGE at context.pinned[k].role', async () => {
+  const m = [{ role: 'user', content: 'a '.repeat(3000) }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }];
+  const pinned = [{ role: 'tool', tool_call_id: 'c1', content: 'the pinned output' }];
+  const summarize = async () => '<summary>s</summary>';
+  const r = await cc.compactConversation(m, { model: 'claude-sonnet-4-5', pinned, summarize });
+  const out = cc.buildPostCompactMessages(r);
+  assert.deepEqual(cc.validateForApi(out), { valid: true, problems: [] });
+  assert.match(JSON.stringify(out.at(-1)), /the pinned output/);
+  const chat = new cc.Compactor({ model: 'claude-sonnet-4-5', pinned, summarize, messages: m });
+  await chat.compact();
+  assert.equal(cc.validateForApi(chat.messages).valid, true);
+  assert.match(JSON.stringify(chat.messages), /the pinned output/);
+  const bad = [{ role: 'asistant', content: 'x' }];
+  await assert.rejects(cc.compactConversation(m, { model: 'claude-sonnet-4-5', pinned: bad, summarize }), (e) => e.code === 'INVALID_MESSAGE' && /context\.pinned\[0\]\.role/.test(e.message));
+  assert.throws(() => new cc.Compactor({ model: 'claude-sonnet-4-5', pinned: bad, summarize }), (e) => e.code === 'INVALID_MESSAGE' && /context\.pinned\[0\]\.role/.test(e.message));
+});
