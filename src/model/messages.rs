@@ -427,15 +427,18 @@ impl Message {
 
     /// Parses one message from a JSON value, naming `location` in errors.
     pub fn from_value(value: Value, location: &str) -> Result<Message> {
-        let msg = Message::from_value_of_any_shape(value, location)?;
-        msg.check_role(&|| location.to_string())?;
-        Ok(msg)
+        Message::from_value_with_roles(value, location, API_ROLES)
     }
 
     /// [`Message::from_value`] for a message that may still be in another shape (a role of
     /// [`MESSAGE_ROLES`]: OpenAI's `tool`, LangChain's `human`, …), which the bindings convert
     /// to the Anthropic form before it is used (`context.pinned`); other roles are errors.
     pub fn from_value_of_any_shape(value: Value, location: &str) -> Result<Message> {
+        Message::from_value_with_roles(value, location, MESSAGE_ROLES)
+    }
+
+    /// [`Message::from_value`] accepting the `{role}` messages of `roles`.
+    fn from_value_with_roles(value: Value, location: &str, roles: &[&str]) -> Result<Message> {
         if !value.is_object() {
             return Err(Error::invalid_message(format!(
                 "expected an object, got {}",
@@ -458,10 +461,8 @@ impl Message {
             .at(location));
         }
         match msg.role() {
-            Some(Role::Other(r))
-                if !msg.is_transcript() && !MESSAGE_ROLES.contains(&r.as_str()) =>
-            {
-                Err(unknown_role(r, MESSAGE_ROLES).at(format!("{location}.role")))
+            Some(Role::Other(r)) if !msg.is_transcript() && !roles.contains(&r.as_str()) => {
+                Err(unknown_role(r, roles).at(format!("{location}.role")))
             }
             _ => Ok(msg),
         }
