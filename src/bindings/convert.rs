@@ -15,10 +15,14 @@ use crate::model::messages::{
 };
 use crate::transforms::transcript::{message_from_fields, message_from_json_text, Field};
 
-#[wasm_bindgen(module = "/src/bindings/js_convert.js")]
+#[wasm_bindgen(module = "/src/bindings/js_transcript.js")]
 extern "C" {
     #[wasm_bindgen(js_name = chainLinks)]
     fn chain_links(arr: &JsValue) -> Option<Vec<i32>>;
+}
+
+#[wasm_bindgen(module = "/src/bindings/js_convert.js")]
+extern "C" {
     #[wasm_bindgen(js_name = entriesOf)]
     fn entries_of(v: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = keysOf)]

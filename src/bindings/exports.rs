@@ -704,7 +704,7 @@ extern "C" {
     fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
 }
 
-#[wasm_bindgen(module = "/src/bindings/js_convert.js")]
+#[wasm_bindgen(module = "/src/bindings/js_transcript.js")]
 extern "C" {
     #[wasm_bindgen(js_name = jsonLines, catch)]
     fn json_lines(list: &JsValue, count: u32) -> Result<JsValue, JsValue>;

@@ -2170,16 +2170,16 @@ export function takeStrings() {
   return s;
 }
 
-// Where parseTranscript keeps the text a line was read from (see js_convert.js): a copy of
-// an edited line keeps it, so that serializeTranscript writes the numbers the line still holds
-// as they were read.
-const READ_FROM = Symbol.for('context-compaction.transcriptLine');
+// Where parseTranscript keeps the text a line was read from (the WeakMap of js_convert.js,
+// shared through the global symbol registry): a copy of an edited line keeps it, so that
+// serializeTranscript writes the numbers the line still holds as they were read.
+const READ_FROM = (globalThis[Symbol.for('context-compaction.transcriptLines')] ??= new WeakMap());
 
 function withContent(m, content) {
   if (isLine(m)) {
     const copy = { ...m, message: { ...m.message, content } };
-    const src = m[READ_FROM];
-    if (src !== undefined) Object.defineProperty(copy, READ_FROM, { value: src, configurable: true, writable: true });
+    const src = READ_FROM.get(m);
+    if (src !== undefined) READ_FROM.set(copy, src);
     return copy;
   }
   return { ...m, content };

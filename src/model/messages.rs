@@ -148,12 +148,15 @@ pub const API_ROLES: &[&str] = &["user", "assistant", "system", "developer"];
 /// the role, the one it probably misspells, and the accepted ones (the caller adds where:
 /// `messages[3].role`).
 pub fn unknown_role(role: &str, accepted: &[&str]) -> Error {
+    // Quoted as JSON writes a string (not through `Value`'s `Display`: that would bring its
+    // whole writer into the counting module).
+    let quote = |s: &str| serde_json::to_string(s).unwrap_or_default();
     let hint = crate::model::names::likely_meant(role, accepted)
-        .map(|m| format!(" (did you mean {}?)", Value::from(m)))
+        .map(|m| format!(" (did you mean {}?)", quote(m)))
         .unwrap_or_default();
     Error::invalid_message(format!(
         "unknown role {}{hint}: a message's role is one of {}",
-        Value::from(role),
+        quote(role),
         accepted.join(", ")
     ))
 }
