@@ -184,12 +184,21 @@ pub(crate) fn pins_in_conversation(
             *item = crate::drive::pinned::Pinned::Message(Box::new(m));
         }
     }
-    for (k, item) in ctx.pinned.iter().enumerate() {
-        if let crate::drive::pinned::Pinned::Message(m) = item {
-            m.check_role(&|| format!("context.pinned[{k}]"))?;
-        }
-    }
-    Ok(())
+    crate::drive::pinned::check_forms(&ctx.pinned)
+}
+
+/// The messages of a compaction read ([`messages_for_compaction_yielding`], stopping at the
+/// context's `signal`), and the context's pinned messages pointed at them
+/// ([`pins_in_conversation`]).
+async fn read_with_pins(
+    ctx: &mut pipeline::CompactContext,
+    context: &JsValue,
+    messages: &JsValue,
+    shape: Option<Shape>,
+) -> crate::Result<Compacted> {
+    let read = messages_for_compaction_yielding(messages, shape, &prop(context, "signal")).await?;
+    pins_in_conversation(ctx, context, messages, &read)?;
+    Ok(read)
 }
 
 /// How long the async functions read messages before letting the caller's event loop run.
@@ -591,17 +600,8 @@ pub fn compact_conversation(
         let mut c = js(options::context(&context))?;
         let shape = js(options::shape_option(&options, "options"))?.or(c.shape);
         c.context.counted = js(caller_count(&messages, &context, &c, shape))?;
-        let read =
-            js(
-                messages_for_compaction_yielding(&messages, shape, &prop(&context, "signal")).await,
-            )?;
+        let read = js(read_with_pins(&mut c.context, &context, &messages, shape).await)?;
         c.context.for_shape(read.shape());
-        js(pins_in_conversation(
-            &mut c.context,
-            &context,
-            &messages,
-            &read,
-        ))?;
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, false))?;
         let opts = js(options::compact_options(&options))?;
@@ -628,17 +628,7 @@ pub fn try_session_memory_compaction(
         let messages = held_messages(messages, MAX_TYPED_MESSAGES);
         let mut c = js(options::context(&context))?;
         c.context.counted = js(caller_count(&messages, &context, &c, c.shape))?;
-        let read =
-            js(
-                messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal"))
-                    .await,
-            )?;
-        js(pins_in_conversation(
-            &mut c.context,
-            &context,
-            &messages,
-            &read,
-        ))?;
+        let read = js(read_with_pins(&mut c.context, &context, &messages, c.shape).await)?;
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, true))?;
         let r = session_memory::try_session_memory_compaction(&typed, &c.context, None, &env)
@@ -761,18 +751,8 @@ pub fn reactive_compact(
         let messages = held_messages(messages, MAX_TYPED_MESSAGES);
         let mut c = js(options::context(&context))?;
         c.context.counted = js(caller_count(&messages, &context, &c, c.shape))?;
-        let read =
-            js(
-                messages_for_compaction_yielding(&messages, c.shape, &prop(&context, "signal"))
-                    .await,
-            )?;
+        let read = js(read_with_pins(&mut c.context, &context, &messages, c.shape).await)?;
         c.context.for_shape(read.shape());
-        js(pins_in_conversation(
-            &mut c.context,
-            &context,
-            &messages,
-            &read,
-        ))?;
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, false))?;
         let t = js(options::tracking(&tracking))?;

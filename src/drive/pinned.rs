@@ -63,6 +63,18 @@ impl Pinned {
     }
 }
 
+/// Checks that every pinned message is in the Anthropic form the core reads (the bindings
+/// convert a message of another shape first): a role it does not have is `INVALID_MESSAGE` at
+/// `context.pinned[k].role`.
+pub fn check_forms(pinned: &[Pinned]) -> Result<()> {
+    for (k, item) in pinned.iter().enumerate() {
+        if let Pinned::Message(m) = item {
+            m.check_role(&|| format!("context.pinned[{k}]"))?;
+        }
+    }
+    Ok(())
+}
+
 /// Whether `m` holds a client tool call or tool result (one half of a tool pair).
 fn holds_tool_pair_half(m: &Message) -> bool {
     matches!(m.content(), Some(Content::Blocks(bs))

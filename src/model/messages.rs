@@ -463,12 +463,8 @@ impl Message {
             )
             .at(location));
         }
-        match msg.role() {
-            Some(Role::Other(r)) if !msg.is_transcript() && !roles.contains(&r.as_str()) => {
-                Err(unknown_role(r, roles).at(format!("{location}.role")))
-            }
-            _ => Ok(msg),
-        }
+        msg.check_role_in(roles, &|| location.to_string())?;
+        Ok(msg)
     }
 
     /// Checks the role of an API message (not of a transcript line, whose `type` says what
@@ -476,9 +472,14 @@ impl Message {
     /// `location().role` naming it — a misspelt role (`asistant`) would otherwise leave the
     /// message out of what is counted and sent, silently.
     pub fn check_role(&self, location: &dyn Fn() -> String) -> Result<()> {
+        self.check_role_in(API_ROLES, location)
+    }
+
+    /// [`Message::check_role`] against the roles `roles`.
+    fn check_role_in(&self, roles: &[&str], location: &dyn Fn() -> String) -> Result<()> {
         match self.role() {
-            Some(Role::Other(r)) if !self.is_transcript() && !API_ROLES.contains(&r.as_str()) => {
-                Err(unknown_role(r, API_ROLES).at(format!("{}.role", location())))
+            Some(Role::Other(r)) if !self.is_transcript() && !roles.contains(&r.as_str()) => {
+                Err(unknown_role(r, roles).at(format!("{}.role", location())))
             }
             _ => Ok(()),
         }
