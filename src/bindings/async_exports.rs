@@ -84,17 +84,9 @@ fn foreign_for_compaction(
 /// `tokenCountWithEstimation` and a `Compactor` refuse, with the same error. (The JSON text
 /// leaves out the `toJSON` of what is read field by field: `asRead` in `js_convert.js`.)
 fn check_as_counted(view: &super::js_view::JsConversation<'_>) -> crate::Result<()> {
-    use crate::model::view::{ConversationView, Detail};
-    /// Messages described at once (their structure is dropped after each chunk).
-    const CHUNK: usize = 4096;
+    use crate::model::view::ConversationView;
     view.latest_usage(view.len())?;
-    let mut start = 0;
-    while start < view.len() {
-        let end = view.len().min(start + CHUNK);
-        view.contents(start..end, Detail::Structure)?;
-        start = end;
-    }
-    Ok(())
+    view.check_structure()
 }
 
 pub fn messages_for_compaction(

@@ -2887,6 +2887,48 @@ export function contentEquals(arr, i, text) {
   return false;
 }
 
+// Index of the first message of arr[from..to) whose content the structural reading
+// (`describeContents_` without an estimate) describes as something the Rust side refuses —
+// a content of the wrong type, a line whose `message` is not an object, a block that is not
+// an object or has no string `type`, a required field missing — or whose description throws
+// (the error kept, as `failed` keeps it); -1 when there is none. A filter before that
+// reading: the Rust side reads each message it names (and only those) to give the error the
+// count gives (check_as_counted in async_exports.rs). Interns nothing.
+function firstRefused_(arr, from, to, shape) {
+  const was = interning;
+  interning = false;
+  const out = [];
+  try {
+    for (let i = from; i < to; i++) {
+      out.length = 0;
+      try {
+        describeOne(arr[i], shape, false, out);
+      } catch (e) {
+        failed(e); // the Rust side reports it for message i
+        return i;
+      }
+      const tag = out[0];
+      if (tag === 4) {
+        for (let k = 2; k < out.length; k += 9) {
+          if (out[k] === 10 || out[k] === 11 || out[k + 1] === MISSING) return i;
+        }
+      } else if (tag !== 0 && tag !== 1 && tag !== 2) return i;
+    }
+    return -1;
+  } finally {
+    interning = was;
+  }
+}
+
+export function firstRefused(arr, from, to, shape) {
+  try {
+    return firstRefused_(arr, from, to, shape);
+  } catch (e) {
+    failed(e);
+  }
+  return from;
+}
+
 export function describeContents(arr, start, end, estimate, shape) {
   try {
     return describeContents_(arr, start, end, estimate, shape);

@@ -54,6 +54,8 @@ extern "C" {
         estimate: bool,
         shape: u32,
     ) -> Vec<u32>;
+    #[wasm_bindgen(js_name = firstRefused)]
+    fn first_refused(arr: &JsValue, from: u32, to: u32, shape: u32) -> i32;
     #[wasm_bindgen(js_name = tail)]
     fn tail_js(
         arr: &JsValue,
@@ -919,6 +921,32 @@ impl<'a> JsConversation<'a> {
     pub fn validate_all(&self) -> Result<()> {
         for i in 0..self.len {
             self.kind(i)?;
+        }
+        Ok(())
+    }
+
+    /// Reads the content of every message as the count reads it (its structure), for the
+    /// errors the count gives: a content of the wrong type, a block that is not one, a
+    /// required field missing, a reading that throws. Only the messages `firstRefused`
+    /// (`js_view.js`) finds such a problem in are read here, one at a time; the others cost a
+    /// pass in JS and no crossing.
+    pub fn check_structure(&self) -> Result<()> {
+        let code = self.shape().code();
+        let mut from = 0;
+        while from < self.len {
+            let found = first_refused(self.array, from as u32, self.len as u32, code);
+            let Ok(i) = usize::try_from(found) else {
+                return Ok(());
+            };
+            let i = i.clamp(from, self.len - 1);
+            // Reading message `i` threw (a getter): that is the error, as the count's reading
+            // reports it (a getter that throws only once is not asked again).
+            let thrown = take_read_error();
+            if !thrown.is_undefined() {
+                return Err(failure_of(thrown, Some(i)));
+            }
+            self.contents(i..i + 1, Detail::Structure)?;
+            from = i + 1;
         }
         Ok(())
     }

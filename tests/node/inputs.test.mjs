@@ -119,6 +119,14 @@ test('the compaction reading agrees with the count: NaN or Infinity usage, a Dat
     ['Infinity usage', (m) => { m[m.length - 1].usage = { input_tokens: Infinity, output_tokens: 10 }; }, 'INVALID_TOKEN_COUNT'],
     ['a Date content', (m) => { m.forEach((x) => delete x.usage); m[0] = { role: 'user', content: new Date(0) }; }, 'INVALID_MESSAGE'],
     ['a Date block', (m) => { m.forEach((x) => delete x.usage); m[2] = { role: 'user', content: [new Date(0)] }; }, 'INVALID_MESSAGE'],
+    // Structure the JSON reading keeps as it is: the compaction names it as the count does.
+    ['a text block without its text', (m) => { m.forEach((x) => delete x.usage); m[4] = { role: 'user', content: [{ type: 'text', text: 'ok' }, { type: 'text' }] }; }, 'INVALID_MESSAGE'],
+    ['a nested block without a type', (m) => {
+      m.forEach((x) => delete x.usage);
+      m[5] = { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: {} }] };
+      m[6] = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'a' }, { text: 'b' }] }] };
+    }, 'INVALID_MESSAGE'],
+    ['a number content late in the conversation', (m) => { m.forEach((x) => delete x.usage); m[18] = { role: 'user', content: 42 }; }, 'INVALID_MESSAGE'],
   ];
   for (const [label, spoil, code] of cases) {
     const m = talk();
