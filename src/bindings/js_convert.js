@@ -159,12 +159,29 @@ function readFields(o) {
 // field by field is not honoured (asRead).
 function jsonOf(m, omit) {
   m = asRead(m);
+  if (m === null || typeof m !== 'object' || omit === undefined) return JSON.stringify(m);
   // A shallow copy of its own enumerable keys in their order, as JSON.stringify would write
-  // them, when `m` has a field to leave out.
-  if (m === null || typeof m !== 'object' || omit === undefined || !omit.some((k) => Object.hasOwn(m, k))) return JSON.stringify(m);
+  // them, when `m` has a field to leave out (a key JSON.stringify does not write — not
+  // enumerable — needs no copy either).
+  const skip = omittedSet(omit);
+  const keys = Object.keys(m);
+  let k = 0;
+  while (k < keys.length && !skip.has(keys[k])) k++;
+  if (k === keys.length) return JSON.stringify(m);
   const o = {};
-  for (const k of Object.keys(m)) if (!omit.includes(k)) o[k] = m[k];
+  for (const key of keys) if (!skip.has(key)) o[key] = m[key];
   return JSON.stringify(o);
+}
+
+// The keys of the `omit` list jsonOf was last given, as a set: the list is the same array
+// from call to call (convert.rs keeps it), so the set is made once.
+let omitList, omitKeys;
+function omittedSet(omit) {
+  if (omit !== omitList) {
+    omitList = omit;
+    omitKeys = new Set(omit);
+  }
+  return omitKeys;
 }
 
 // Whether pickedText writes plain fields without JSON: tests switch it off to compare with the
