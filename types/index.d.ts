@@ -960,7 +960,7 @@ export interface ContextManagementOptions {
   clearAtLeast?: number;
   /** Where clearing should bring the context. Default 40,000. */
   targetInputTokens?: number;
-  /** `keep` in tool uses. Default: the API's. */
+  /** `keep` in tool uses: a whole number ≥ 0 (`INVALID_CONFIG` otherwise). Default: the API's. */
   keepToolUses?: number;
   /** `clear_tool_inputs`: all, none, or these tools. Default Bash, Glob, Grep, Read, WebFetch, WebSearch. */
   clearToolInputs?: boolean | string[];
