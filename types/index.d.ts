@@ -1363,10 +1363,10 @@ export interface CompactHooks {
 export interface FileState {
   /** The content as read; without it the file is restored only through `readFile`. */
   content?: string;
-  /** When it was read, in ms since the epoch (most recent files are restored first). */
-  timestamp?: number;
+  /** When it was read, in ms since the epoch or as a `Date` (most recent files are restored first). */
+  timestamp?: number | Date;
   /** Same as `timestamp`. */
-  mtime?: number;
+  mtime?: number | Date;
   /** Claude Code's partial-read fields (kept, not read). */
   offset?: number;
   limit?: number;

@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cc from '../../pkg/node.js';
+import { SONNET, recordingSummarizer, summaryResponse } from './helpers/support.mjs';
 
 cc.setEnvironmentDefaults({});
 
@@ -21,4 +22,25 @@ test('keepToolUses must be a whole number of tool uses: a fraction is INVALID_CO
   const edit = cc.buildApiContextManagement({ keepToolUses: 4 }).edits[0];
   assert.deepEqual(edit.keep, { type: 'tool_uses', value: 4 });
   assert.deepEqual(cc.buildApiContextManagement({ keepToolUses: 0 }).edits[0].keep, { type: 'tool_uses', value: 0 });
+});
+
+/** A conversation large enough that a compaction with restored files is smaller. */
+function longer() {
+  const msgs = [];
+  for (let i = 0; i < 10; i++) msgs.push({ role: 'user', content: `q${i}: ` + 'x'.repeat(8_000) }, { role: 'assistant', content: `a${i}` });
+  msgs.push({ role: 'user', content: 'next' });
+  return msgs;
+}
+
+test('readFileState times given as Dates order the restored files by recency', async () => {
+  const readFileState = new Map();
+  for (let k = 0; k < 5; k++) readFileState.set(`/src/f${k}.rs`, { content: `fn f${k}() {}\n`, timestamp: 1_000 + k });
+  readFileState.set('/src/newest.rs', { content: 'fn newest() {}\n', timestamp: new Date(1_000_000) });
+  readFileState.set('/src/oldest.rs', { content: 'fn oldest() {}\n', timestamp: new Date(1) });
+  const r = await cc.compactConversation(
+    longer(),
+    { model: SONNET, summarize: recordingSummarizer(summaryResponse('short')), readFileState },
+  );
+  const paths = r.restoredFiles.map((f) => f.path);
+  assert.deepEqual(paths, ['/src/newest.rs', '/src/f4.rs', '/src/f3.rs', '/src/f2.rs', '/src/f1.rs']);
 });
