@@ -618,7 +618,11 @@ export interface Config {
   maxOutputTokens?: number;
   /** Enables the 1M-token context for models that support it (Sonnet 4/4.5/4.6, Opus 4.6). */
   enable1mContext?: boolean;
-  /** Caps the window used for auto-compaction (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`). */
+  /**
+   * Caps the window used for auto-compaction. `CLAUDE_CODE_AUTO_COMPACT_WINDOW` gives the
+   * default, ignored for a model it leaves no room (after the output reserve and the
+   * 13,000-token buffer); a value given here that leaves none is `INVALID_CONFIG`.
+   */
   autoCompactWindow?: number;
   /**
    * Percent (1–100) of the effective window at which to auto-compact; can only lower the

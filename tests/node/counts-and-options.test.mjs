@@ -44,3 +44,21 @@ test('readFileState times given as Dates order the restored files by recency', a
   const paths = r.restoredFiles.map((f) => f.path);
   assert.deepEqual(paths, ['/src/newest.rs', '/src/f4.rs', '/src/f3.rs', '/src/f2.rs', '/src/f1.rs']);
 });
+
+test('a CLAUDE_CODE_AUTO_COMPACT_WINDOW too small for the model is ignored, never an error about config', () => {
+  try {
+    cc.setEnvironmentDefaults({ CLAUDE_CODE_AUTO_COMPACT_WINDOW: '15000' });
+    assert.equal(cc.getEffectiveContextWindowSize(SONNET), 180_000);
+    assert.equal(cc.getAutoCompactThreshold(SONNET), 167_000);
+    assert.equal(cc.shouldAutoCompact([{ role: 'user', content: 'hi' }], SONNET), false);
+    assert.equal(cc.tokenCountWithEstimation([{ role: 'user', content: 'hi' }], { model: SONNET }), 1);
+    // One that leaves room caps the window; an explicit config still wins.
+    cc.setEnvironmentDefaults({ CLAUDE_CODE_AUTO_COMPACT_WINDOW: '100000' });
+    assert.equal(cc.getEffectiveContextWindowSize(SONNET), 80_000);
+    assert.equal(cc.getEffectiveContextWindowSize(SONNET, { autoCompactWindow: 120_000 }), 100_000);
+    // A config that is too small is still the caller's error, named.
+    assert.throws(() => cc.getEffectiveContextWindowSize(SONNET, { autoCompactWindow: 15_000 }), /config\.autoCompactWindow/);
+  } finally {
+    cc.setEnvironmentDefaults({});
+  }
+});
