@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cc from '../../pkg/node.js';
-import { SONNET, recordingSummarizer, summaryResponse } from './helpers/support.mjs';
+import { SONNET, recordingSummarizer, summaryResponse, ptlError } from './helpers/support.mjs';
 
 cc.setEnvironmentDefaults({});
 
@@ -61,4 +61,47 @@ test('a CLAUDE_CODE_AUTO_COMPACT_WINDOW too small for the model is ignored, neve
   } finally {
     cc.setEnvironmentDefaults({});
   }
+});
+
+// A tokenizer twice as dense as the estimate (2 characters a token) and one at a token a character.
+const HALF = (t) => Math.ceil(t.length / 2);
+const PER_CHAR = (t) => t.length;
+
+test('restored files and skills are cut and budgeted in the tokenCounter\'s tokens', async () => {
+  const file = 'let value = compute(input);\n'.repeat(1_100); // 30,800 characters
+  const r = await cc.compactConversation(
+    longer(),
+    {
+      model: SONNET,
+      summarize: recordingSummarizer(summaryResponse('short')),
+      tokenCounter: PER_CHAR,
+      readFileState: { '/src/main.rs': { content: file, timestamp: 1 } },
+      invokedSkills: { pdf: { content: file } },
+    },
+  );
+  const [f] = r.restoredFiles;
+  const [s] = r.restoredSkills;
+  assert.ok(f.truncated && f.tokens <= 5_000 && f.tokens > 4_000, `file: ${f.tokens} tokens`);
+  assert.ok(s.truncated && s.tokens <= 5_000 && s.tokens > 4_000, `skill: ${s.tokens} tokens`);
+  // What is restored is that many of the tokenizer's tokens (a token a character).
+  const texts = r.attachments.map((m) => JSON.stringify(m.content ?? m.attachment));
+  const fileText = texts.find((t) => t.includes('/src/main.rs'));
+  assert.ok(fileText.length < 5_600, `the restored file holds ${fileText.length} characters`);
+});
+
+test("the prompt-too-long retry drops what covers the gap in the tokenCounter's tokens", async () => {
+  const msgs = [];
+  for (let i = 0; i < 30; i++) {
+    msgs.push({ role: 'user', content: `q${i}: ` + 'x'.repeat(4_000) });
+    msgs.push({ role: 'assistant', content: `a${i}` });
+  }
+  const summarize = recordingSummarizer((request, options, n) => {
+    if (n === 1) throw ptlError(70_000, 60_000); // 10,000 tokens too many
+    return summaryResponse('short');
+  });
+  await cc.compactConversation(msgs, { model: SONNET, summarize, tokenCounter: HALF });
+  const asked = (k) => new Set(JSON.stringify(summarize.calls[k].request).match(/q\d+:/g)).size;
+  const dropped = asked(0) - asked(1);
+  // Each round is 2,000 of the tokenizer's tokens (1,000 estimated): 5 rounds cover the gap.
+  assert.ok(dropped >= 5 && dropped <= 6, `dropped ${dropped} rounds`);
 });
