@@ -105,3 +105,31 @@ test("the prompt-too-long retry drops what covers the gap in the tokenCounter's 
   // Each round is 2,000 of the tokenizer's tokens (1,000 estimated): 5 rounds cover the gap.
   assert.ok(dropped >= 5 && dropped <= 6, `dropped ${dropped} rounds`);
 });
+
+/** A Responses conversation whose custom tool call has `input` as its free-form input. */
+function customCall(input) {
+  return [
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'patch the parser ' + 'y'.repeat(4_000) }] },
+    { type: 'custom_tool_call', call_id: 'c1', name: 'apply_patch', input },
+    { type: 'custom_tool_call_output', call_id: 'c1', output: 'Done.' },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Patched.' }] },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'thanks, next' }] },
+  ];
+}
+
+test("a custom tool call's free-form input counts as text (4 characters a token) on every path", async () => {
+  const patch = '*** Begin Patch\n' + 'context line\n'.repeat(3_000);
+  const msgs = customCall(patch);
+  const count = cc.tokenCountWithEstimation(msgs);
+  const without = cc.tokenCountWithEstimation(customCall(''));
+  assert.ok(Math.abs(count - without - patch.length / 4) <= 1, `the input adds ${count - without} tokens for ${patch.length} characters`);
+  const c = new cc.Compactor({ model: SONNET, summarize: recordingSummarizer(summaryResponse('short')) });
+  c.pushMany(msgs);
+  assert.equal(c.tokenCount(), count, 'a Compactor counts as the stateless count');
+  const r = await cc.compactConversation(msgs, { model: SONNET, summarize: recordingSummarizer(summaryResponse('short')) });
+  assert.equal(r.preCompactTokenCount, count, "the compaction's count before is the count");
+  // The Messages API form still takes an object input.
+  const api = cc.toApiMessages(msgs);
+  const use = api.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b.type === 'tool_use');
+  assert.deepEqual(use.input, { input: patch });
+});
