@@ -618,7 +618,11 @@ export interface Config {
   maxOutputTokens?: number;
   /** Enables the 1M-token context for models that support it (Sonnet 4/4.5/4.6, Opus 4.6). */
   enable1mContext?: boolean;
-  /** Caps the window used for auto-compaction (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`). */
+  /**
+   * Caps the window used for auto-compaction. `CLAUDE_CODE_AUTO_COMPACT_WINDOW` gives the
+   * default, ignored for a model it leaves no room (after the output reserve and the
+   * 13,000-token buffer); a value given here that leaves none is `INVALID_CONFIG`.
+   */
   autoCompactWindow?: number;
   /**
    * Percent (1–100) of the effective window at which to auto-compact; can only lower the
@@ -960,7 +964,7 @@ export interface ContextManagementOptions {
   clearAtLeast?: number;
   /** Where clearing should bring the context. Default 40,000. */
   targetInputTokens?: number;
-  /** `keep` in tool uses. Default: the API's. */
+  /** `keep` in tool uses: a whole number ≥ 0 (`INVALID_CONFIG` otherwise). Default: the API's. */
   keepToolUses?: number;
   /** `clear_tool_inputs`: all, none, or these tools. Default Bash, Glob, Grep, Read, WebFetch, WebSearch. */
   clearToolInputs?: boolean | string[];
@@ -1363,10 +1367,10 @@ export interface CompactHooks {
 export interface FileState {
   /** The content as read; without it the file is restored only through `readFile`. */
   content?: string;
-  /** When it was read, in ms since the epoch (most recent files are restored first). */
-  timestamp?: number;
+  /** When it was read, in ms since the epoch or as a `Date` (most recent files are restored first). */
+  timestamp?: number | Date;
   /** Same as `timestamp`. */
-  mtime?: number;
+  mtime?: number | Date;
   /** Claude Code's partial-read fields (kept, not read). */
   offset?: number;
   limit?: number;

@@ -502,6 +502,14 @@ impl Source for JsValue {
         self.as_f64()
     }
 
+    fn time_ms(&self) -> Option<f64> {
+        match self.dyn_ref::<js_sys::Date>() {
+            Some(d) => Some(d.get_time()),
+            None => self.as_f64(),
+        }
+        .filter(|t| t.is_finite())
+    }
+
     fn boolean(&self) -> Option<bool> {
         self.as_bool()
     }

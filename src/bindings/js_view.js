@@ -633,7 +633,9 @@ function describeBlock(b, estimate, out) {
       id = sym(b.id);
       name = sym(b.name);
       path = toolPath(input);
-      if (estimate) json = callLen(b.name, input === undefined ? {} : input);
+      // A string input is free-form text (an OpenAI custom tool's): counted as text.
+      if (estimate && typeof input === 'string') { json = callLen(b.name, ''); text = tlen(input); }
+      else if (estimate) json = callLen(b.name, input === undefined ? {} : input);
       break;
     }
     case 5: {
@@ -847,11 +849,12 @@ function imageTypeOf(data) {
 }
 
 // A tool call: its name and its arguments (an object, or a JSON string as OpenAI sends them).
-function pushCall(out, estimate, id, name, input) {
+// `text`: the length of a free-form input counted as text (`input` is then '').
+function pushCall(out, estimate, id, name, input, text = 0) {
   const n = typeof name === 'string' ? name : '';
   const json = estimate ? callLen(n, input) : 0;
   const path = typeof input === 'string' ? 0 : toolPath(input);
-  pushBlock(out, 3, 0, json, typeof id === 'string' ? sym(id) : 0, sym(n), path, 0, 0);
+  pushBlock(out, 3, text, json, typeof id === 'string' ? sym(id) : 0, sym(n), path, 0, 0);
 }
 
 // A provider-executed tool's result: a server tool result (as Anthropic's
@@ -1185,9 +1188,12 @@ function describeResponsesItem(m, estimate, out) {
     case 'function_call':
       pushCall(out, estimate, m.call_id, m.name, m.arguments);
       return 1;
-    case 'custom_tool_call':
-      pushCall(out, estimate, m.call_id, m.name, m.input);
+    case 'custom_tool_call': {
+      // Its input is free-form text, not JSON: counted as text.
+      const free = typeof m.input === 'string';
+      pushCall(out, estimate, m.call_id, m.name, free ? '' : m.input, free && estimate ? tlen(m.input) : 0);
       return 1;
+    }
     case 'reasoning': {
       let text = 0;
       for (const list of [m.summary, m.content]) {
@@ -2538,7 +2544,7 @@ function anthropicMessages(m, shape) {
     case RESPONSES:
       switch (m.type) {
         case 'function_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: parseArgs(m.arguments) }] }];
-        case 'custom_tool_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: { input: textOf(m.input) } }] }];
+        case 'custom_tool_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: typeof m.input === 'string' ? m.input : parseArgs(m.input) }] }];
         case 'compaction':
           // The provider's own compaction: an opaque block standing for the conversation
           // before it (model::messages holds_opaque_compaction).

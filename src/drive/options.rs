@@ -64,6 +64,12 @@ pub trait Source: Sized {
     fn get(&self, key: &str) -> Self;
     /// The value as a number, if it is one.
     fn number(&self) -> Option<f64>;
+    /// The value as a time in ms since the epoch: a finite number, or what a caller holds a
+    /// time in besides (a JS `Date`; in JSON data its ISO-8601 text, as `JSON.stringify`
+    /// writes a `Date`). `None` otherwise (an invalid `Date` included).
+    fn time_ms(&self) -> Option<f64> {
+        self.number().filter(|t| t.is_finite())
+    }
     /// The value as a boolean, if it is one.
     fn boolean(&self) -> Option<bool>;
     /// The value as a string, if it is one.
@@ -705,8 +711,8 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
             content: v.string().or_else(|| v.get("content").string()),
             timestamp_ms: v
                 .get("timestamp")
-                .number()
-                .or_else(|| v.get("mtime").number())
+                .time_ms()
+                .or_else(|| v.get("mtime").time_ms())
                 .unwrap_or(0.0),
         });
     }
@@ -1437,6 +1443,13 @@ impl Source for Value {
 
     fn number(&self) -> Option<f64> {
         self.as_f64()
+    }
+
+    fn time_ms(&self) -> Option<f64> {
+        match self {
+            Value::String(s) => microcompact::parse_timestamp_ms(s),
+            _ => self.as_f64(),
+        }
     }
 
     fn boolean(&self) -> Option<bool> {

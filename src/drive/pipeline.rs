@@ -465,7 +465,14 @@ async fn build_attachments<E: Environment + ?Sized>(
         }
     }
     let mut attachments = Vec::new();
-    for f in restore::budget_files(files) {
+    // In the caller's tokens when it gave a tokenizer, as every other count here.
+    let counted =
+        |text: &str| crate::measure::tokens::text_tokens_counted(text, env.text_counter());
+    let measure = restore::Measure(
+        env.text_counter()
+            .map(|_| &counted as &restore::TokensOf<'_>),
+    );
+    for f in restore::budget_files_measured(files, &Default::default(), measure)? {
         result_files.push(RestoredItem {
             name: f.path.clone(),
             tokens: f.tokens,
@@ -507,7 +514,7 @@ async fn build_attachments<E: Environment + ?Sized>(
             env.new_uuid(),
         ));
     }
-    for s in restore::budget_skills(&ctx.invoked_skills) {
+    for s in restore::budget_skills_measured(&ctx.invoked_skills, &Default::default(), measure)? {
         result_skills.push(RestoredItem {
             name: s.name.clone(),
             tokens: s.tokens,

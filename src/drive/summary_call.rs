@@ -64,6 +64,25 @@ pub(crate) async fn fit_summary_window<'a, E: Environment + ?Sized>(
     Ok((attempt, None))
 }
 
+/// [`truncate_head`] for a gap the API reported (in the model's tokens): the rounds dropped
+/// are measured in the caller's tokens when it gave a tokenizer, as the compaction's other
+/// counts are, so that they cover the gap as the caller's tokenizer sees it.
+fn truncate_counted<E: Environment + ?Sized>(
+    env: &E,
+    attempt: &[Message],
+    overflow: &ContextOverflow,
+) -> crate::Result<Option<Truncation>> {
+    match env.text_counter() {
+        Some(c) => {
+            let counted = crate::measure::tokens::CountedMessages::new(attempt, c);
+            crate::transforms::ptl::truncate_head_measured(attempt, Some(overflow), true, &|r| {
+                crate::measure::tokens::estimate_range(&counted, r)
+            })
+        }
+        None => truncate_head(attempt, Some(overflow), true),
+    }
+}
+
 /// The conversation after a truncation ([`Truncation::layout`]).
 fn apply_truncation(messages: &[Message], t: &Truncation) -> Vec<Message> {
     t.layout(messages)
@@ -199,7 +218,7 @@ pub(crate) async fn truncating<E: Environment + ?Sized>(
                     e,
                 ));
             }
-            match truncate_head(&*attempt, Some(&overflow), true)? {
+            match truncate_counted(env, &attempt, &overflow)? {
                 Some(t) => {
                     retries.prompt_too_long += 1;
                     env.progress(&ProgressEvent {

@@ -347,10 +347,28 @@ pub fn max_output_tokens_for_model(model: &str, config: &Config) -> u64 {
 pub fn effective_context_window(model: &str, config: &Config) -> u64 {
     let reserve = max_output_tokens_for_model(model, config).min(MAX_OUTPUT_TOKENS_FOR_SUMMARY);
     let mut window = context_window(model, config).for_request(reserve);
-    if let Some(cap) = config.auto_compact_window {
-        window = window.min(cap as u64);
+    if let Some(cap) = window_cap(model, config) {
+        window = window.min(cap);
     }
     window.saturating_sub(reserve)
+}
+
+/// The cap on the window auto-compaction works in: `config.autoCompactWindow`, else the
+/// `CLAUDE_CODE_AUTO_COMPACT_WINDOW` default when it leaves `model` room ([`check_room`]).
+/// One that does not is ignored, as an unparseable value is (SPEC §5: the variables give
+/// defaults; the caller never set it, so it must not fail the caller's calls).
+fn window_cap(model: &str, config: &Config) -> Option<u64> {
+    if let Some(cap) = config.auto_compact_window {
+        return Some(cap as u64);
+    }
+    let env = config.env_auto_compact_window? as u64;
+    let reserve = max_output_tokens_for_model(model, config).min(MAX_OUTPUT_TOKENS_FOR_SUMMARY);
+    let buffer = if config.is_auto_compact_enabled() {
+        AUTOCOMPACT_BUFFER_TOKENS
+    } else {
+        0
+    };
+    (env > reserve + buffer).then_some(env)
 }
 
 /// Checks that `config` leaves `model` room to work in, so that no threshold is 0 (a
@@ -379,9 +397,9 @@ pub fn check_room(model: &str, config: &Config) -> crate::model::error::Result<(
     if window < full.tokens {
         from = "the model's input limit plus the output reserve";
     }
-    if let Some(cap) = config.auto_compact_window {
-        if (cap as u64) < window {
-            window = cap as u64;
+    if let Some(cap) = window_cap(model, config) {
+        if cap < window {
+            window = cap;
             from = "config.autoCompactWindow";
         }
     }
@@ -599,6 +617,26 @@ mod tests {
             e.message.contains("(config.autoCompactWindow)"),
             "{}",
             e.message
+        );
+        // A CLAUDE_CODE_AUTO_COMPACT_WINDOW too small for the model is ignored, never an
+        // error naming a config field the caller did not set; one that leaves room caps.
+        let env =
+            |w: &str| Config::from_env(|k| (k == "CLAUDE_CODE_AUTO_COMPACT_WINDOW").then_some(w));
+        assert!(check_room(sonnet, &env("15000")).is_ok());
+        assert_eq!(effective_context_window(sonnet, &env("15000")), 180_000);
+        assert_eq!(effective_context_window(sonnet, &env("100000")), 80_000);
+        let explicit = Config {
+            auto_compact_window: Some(120_000.0),
+            ..Config::default()
+        };
+        assert_eq!(
+            effective_context_window(sonnet, &explicit.over(&env("15000"))),
+            100_000
+        );
+        // The same value fits a model with a smaller output reserve (claude-3-haiku: 4,096).
+        assert_eq!(
+            effective_context_window("claude-3-haiku", &env("30000")),
+            30_000 - 4_096
         );
         // The models of the table all leave room.
         for model in [

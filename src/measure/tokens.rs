@@ -96,8 +96,10 @@ pub fn block_tokens(
     match kind {
         Some(BlockKind::Image) | Some(BlockKind::Document) => MEDIA_TOKENS,
         Some(BlockKind::ToolResult) => rough_token_count(text_units, BYTES_PER_TOKEN) + nested,
+        // The name and JSON input at the JSON rate; a free-form (string) input is text.
         Some(BlockKind::ToolUse) | Some(BlockKind::ServerToolUse) => {
             rough_token_count(json_units, JSON_BYTES_PER_TOKEN)
+                + rough_token_count(text_units, BYTES_PER_TOKEN)
         }
         // A server tool's result: its JSON, and the media inside it (`nested`).
         Some(BlockKind::ServerToolResult) => {
@@ -1502,6 +1504,31 @@ mod tests {
     fn count(v: Value) -> TokenCount {
         let m = Message::parse_all(v).unwrap();
         token_count_with_estimation(m.as_slice()).unwrap()
+    }
+
+    /// A call's free-form input (a string: an OpenAI custom tool's, in its Anthropic form)
+    /// is text, 4 characters a token; a JSON input is at 2, its name too; and a tokenizer
+    /// counts the text as text.
+    #[test]
+    fn a_free_form_call_input_counts_as_text() {
+        let call = |input: Value| {
+            count(json!([{"role": "assistant", "content": [
+                {"type": "tool_use", "id": "c", "name": "apply_patch", "input": input}]}]))
+            .total
+        };
+        let patch = "x".repeat(4_000);
+        // 11 characters of name at 2 a token (6) and 4,000 of text at 4 (1,000).
+        assert_eq!(call(json!(patch)), 1_006);
+        // The same text as JSON: the name and `{"input":"…"}` at 2 a token.
+        assert_eq!(call(json!({ "input": patch })), 2_012); // 4,023 / 2, rounded
+        let m = Message::parse_all(json!([{"role": "assistant", "content": [
+            {"type": "tool_use", "id": "c", "name": "apply_patch", "input": patch}]}]))
+        .unwrap();
+        let one = Per {
+            per: 1.0,
+            fail: None,
+        };
+        assert_eq!(estimate_all(&m, Some(&one)).unwrap(), 4_000 + 11);
     }
 
     #[test]

@@ -61,6 +61,12 @@ pub struct Config {
     pub context_collapse: Option<bool>,
     /// Context window of the model that writes summaries, when smaller than the main one.
     pub summary_context_window: Option<f64>,
+    /// The `CLAUDE_CODE_AUTO_COMPACT_WINDOW` default, kept apart from `auto_compact_window`:
+    /// it caps the window only where it leaves the model room (the output reserve and the
+    /// auto-compact buffer; `measure::thresholds::window_cap`), and is ignored elsewhere, as
+    /// any unusable environment value is, instead of failing calls over a setting the
+    /// caller never passed.
+    pub env_auto_compact_window: Option<f64>,
 }
 
 impl Config {
@@ -138,6 +144,7 @@ impl Config {
             reactive_only: flag("reactiveOnly")?,
             context_collapse: flag("contextCollapse")?,
             summary_context_window: number("summaryContextWindow")?,
+            env_auto_compact_window: None,
         };
         c.validate()?;
         Ok(c)
@@ -160,7 +167,8 @@ impl Config {
             auto_compact_enabled,
             reactive_only,
             context_collapse,
-            summary_context_window
+            summary_context_window,
+            env_auto_compact_window
         )
     }
 
@@ -209,7 +217,7 @@ impl Config {
             disable_auto_compact: truthy("DISABLE_AUTO_COMPACT").filter(|b| *b),
             auto_compact_pct_override: number("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
                 .filter(|p| (1.0..=100.0).contains(p)),
-            auto_compact_window: number("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
+            env_auto_compact_window: number("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
                 .filter(|w| w.is_finite() && (1.0..=1e12).contains(w)),
             ..Config::default()
         };
@@ -392,6 +400,6 @@ mod tests {
             assert!(sized(name, 64_000.5).is_ok(), "{name}");
         }
         let env = Config::from_env(|k| (k == "CLAUDE_CODE_AUTO_COMPACT_WINDOW").then_some("0.5"));
-        assert_eq!(env.auto_compact_window, None);
+        assert_eq!(env.env_auto_compact_window, None);
     }
 }

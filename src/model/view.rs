@@ -812,6 +812,9 @@ pub trait Lengths {
     ) -> usize;
 }
 
+/// The input of a call whose input is counted apart (a free-form text): nothing.
+static NO_INPUT: serde_json::Value = serde_json::Value::String(String::new());
+
 /// [`Lengths`] in UTF-16 code units (JavaScript's `string.length`), without writing any JSON.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Utf16;
@@ -821,7 +824,13 @@ impl Lengths for Utf16 {
         utf16_len(s)
     }
     fn call(&self, name: &str, input: Option<&serde_json::Value>) -> usize {
-        utf16_len(name) + input.map_or(2, json_units)
+        // A string input is JSON already (as `js_view.js` reads one).
+        utf16_len(name)
+            + match input {
+                None => 2,
+                Some(serde_json::Value::String(s)) => utf16_len(s),
+                Some(v) => json_units(v),
+            }
     }
     fn json(&self, v: &serde_json::Value) -> usize {
         json_units(v)
@@ -914,10 +923,16 @@ pub fn block_info_with(b: &Block, detail: Detail, lengths: &dyn Lengths) -> Bloc
             } else {
                 BlockKind::ServerToolUse
             }),
-            json_units: if est {
-                lengths.call(&t.name, t.input.as_ref().and_then(|i| i.as_ref()))
-            } else {
-                0
+            // A string input is free-form text (an OpenAI custom tool's, `js_view.js`
+            // counts it so too): the name at the call's rate, the input as text.
+            json_units: match t.input.as_ref().and_then(|i| i.as_ref()) {
+                _ if !est => 0,
+                Some(serde_json::Value::String(_)) => lengths.call(&t.name, Some(&NO_INPUT)),
+                input => lengths.call(&t.name, input),
+            },
+            text_units: match t.input.as_ref() {
+                Some(Some(serde_json::Value::String(s))) if est => lengths.text(s),
+                _ => 0,
             },
             // An estimate reads no ids, names or paths: none is copied for it.
             id: (!est).then(|| t.id.as_str().into()),

@@ -166,7 +166,7 @@ pub struct ContextManagementOptions {
     /// Where clearing should bring the context, used for the default `clear_at_least`;
     /// default [`DEFAULT_TARGET_INPUT_TOKENS`].
     pub target_input_tokens: Option<f64>,
-    /// `keep` in tool uses; absent: the API's default.
+    /// `keep` in tool uses, a whole number ≥ 0; absent: the API's default.
     pub keep_tool_uses: Option<f64>,
     /// `clear_tool_inputs`; default [`DEFAULT_CLEAR_TOOL_INPUTS`]. An empty list omits it.
     pub clear_tool_inputs: Option<ClearToolInputs>,
@@ -201,7 +201,6 @@ impl ContextManagementOptions {
             ("triggerInputTokens", self.trigger_input_tokens),
             ("clearAtLeast", self.clear_at_least),
             ("targetInputTokens", self.target_input_tokens),
-            ("keepToolUses", self.keep_tool_uses),
         ];
         for (name, v) in fields {
             if let Some(x) = v {
@@ -210,6 +209,14 @@ impl ContextManagementOptions {
                         "{name} must be a finite, non-negative number, got {x}"
                     )));
                 }
+            }
+        }
+        // A count of tool uses: a whole number (the API reads `keep.value` as an integer).
+        if let Some(k) = self.keep_tool_uses {
+            if count(Some(k)).is_none() || k.fract() != 0.0 {
+                return Err(Error::invalid_config(format!(
+                    "keepToolUses must be a whole number of tool uses ≥ 0, got {k}"
+                )));
             }
         }
         if let Some(t) = self.compact_trigger_input_tokens {
@@ -871,6 +878,11 @@ mod tests {
             (json!({"thinkingKeep": 1.5}), "thinkingKeep"),
             (json!({"thinkingKeep": "some"}), "thinkingKeep"),
             (json!({"idleMinutes": -3}), "idleMinutes"),
+            (
+                json!({"keepToolUses": 2.5}),
+                "keepToolUses must be a whole number of tool uses ≥ 0, got 2.5",
+            ),
+            (json!({"keepToolUses": -1}), "keepToolUses"),
             (json!({"clearThinkng": true}), "clearThinkng"),
             (json!({"excludeTools": "Edit"}), ""),
         ] {

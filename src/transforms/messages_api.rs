@@ -44,8 +44,22 @@ fn blocks_of(m: &Message) -> Vec<Value> {
         None => Vec::new(),
         Some(Content::Text(t)) if t.is_empty() => Vec::new(),
         Some(Content::Text(t)) => vec![json!({"type": "text", "text": t})],
-        Some(Content::Blocks(bs)) => bs.iter().map(Block::to_value).collect(),
+        Some(Content::Blocks(bs)) => bs.iter().map(api_block).collect(),
     }
+}
+
+/// A block as the API takes it: a call's free-form (string) input, which the Messages API
+/// does not take, as `{"input": text}`.
+fn api_block(b: &Block) -> Value {
+    let mut v = b.to_value();
+    if let (Block::ToolUse(t), Some(o)) = (b, v.as_object_mut()) {
+        if let Some(Some(s @ Value::String(_))) = &t.input {
+            let mut input = serde_json::Map::new();
+            input.insert("input".into(), s.clone());
+            o.insert("input".into(), Value::Object(input));
+        }
+    }
+    v
 }
 
 /// `toApiMessages`: the messages to send, as `{role, content}` Messages API messages. All
@@ -249,6 +263,24 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A call's free-form input (an OpenAI custom tool's) goes to the API as the object the
+    /// Messages API takes.
+    #[test]
+    fn a_free_form_call_input_is_sent_as_an_object() {
+        let m = Message::parse_all(json!([
+            {"role": "user", "content": "patch it"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "c", "name": "apply_patch", "input": "*** Begin Patch"},
+                {"type": "tool_use", "id": "d", "name": "Read", "input": {"file_path": "/a"}}]}]))
+        .unwrap();
+        let api = to_api_messages(&m);
+        assert_eq!(
+            api[1]["content"][0]["input"],
+            json!({"input": "*** Begin Patch"})
+        );
+        assert_eq!(api[1]["content"][1]["input"], json!({"file_path": "/a"}));
+    }
 
     #[test]
     fn a_compaction_block_starts_what_is_sent() {

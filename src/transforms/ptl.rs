@@ -281,6 +281,19 @@ pub fn truncate_head<V: ConversationView + ?Sized>(
     overflow: Option<&ContextOverflow>,
     keep_latest_request: bool,
 ) -> Result<Option<Truncation>> {
+    truncate_head_measured(view, overflow, keep_latest_request, &|r| {
+        estimate_range(view, r)
+    })
+}
+
+/// [`truncate_head`], the tokens of a range of messages given by `measure` (the caller's
+/// tokenizer's count, say, for a gap an API reported in real tokens).
+pub fn truncate_head_measured<V: ConversationView + ?Sized>(
+    view: &V,
+    overflow: Option<&ContextOverflow>,
+    keep_latest_request: bool,
+    measure: &dyn Fn(std::ops::Range<usize>) -> Result<u64>,
+) -> Result<Option<Truncation>> {
     // Only what is sent counts: after the last compaction boundary, and without a marker a
     // previous retry put at the head.
     let mut from = active_start(view)?;
@@ -304,11 +317,11 @@ pub fn truncate_head<V: ConversationView + ?Sized>(
         None
     };
     let request_tokens = match request {
-        Some(p) => estimate_range(view, p..p + 1)?,
+        Some(p) => measure(p..p + 1)?,
         None => 0,
     };
     let dropped_of = |range: std::ops::Range<usize>| -> Result<u64> {
-        let mut t = estimate_range(view, range.clone())?;
+        let mut t = measure(range.clone())?;
         if request.is_some_and(|p| range.contains(&p)) {
             t = t.saturating_sub(request_tokens);
         }
@@ -579,6 +592,33 @@ mod tests {
             marked[1..],
             (5..m.len()).map(Kept::Message).collect::<Vec<_>>()[..]
         );
+    }
+
+    #[test]
+    fn the_gap_is_covered_in_the_measures_tokens() {
+        /// A tokenizer with twice the estimate's tokens (2 characters a token).
+        struct Dense;
+        impl crate::measure::tokens::TextCounter for Dense {
+            fn count(&self, text: &str) -> std::result::Result<Option<f64>, String> {
+                Ok(Some(crate::model::view::utf16_len(text) as f64 / 2.0))
+            }
+            fn name(&self) -> &str {
+                "tokenCounter"
+            }
+        }
+        let m = convo(5, 400); // 100 estimated tokens per message, 200 counted
+        let o =
+            parse_context_overflow_error("prompt is too long: 1400 tokens > 1000 maximum", None);
+        let plain = truncate_head_for_ptl_retry(&m[..], o.as_ref())
+            .unwrap()
+            .unwrap();
+        let counted = crate::measure::tokens::CountedMessages::new(&m, &Dense);
+        let dense =
+            truncate_head_measured(&m[..], o.as_ref(), false, &|r| estimate_range(&counted, r))
+                .unwrap()
+                .unwrap();
+        assert!(dense.dropped_groups < plain.dropped_groups);
+        assert!(dense.dropped_tokens >= 400, "{}", dense.dropped_tokens);
     }
 
     #[test]

@@ -15,11 +15,13 @@
 //!    after the kept messages.
 //!
 //! Token sizes are the rough estimate of SPEC §3: UTF-16 code units / [`BYTES_PER_TOKEN`],
-//! rounded.
+//! rounded; or, given one ([`Measure`]), the caller's tokenizer (`tokenCounter`), as every
+//! other count of the compaction.
 
 use serde_json::{json, Map, Value};
 
 use crate::measure::tokens::{rough_token_count, text_tokens, BYTES_PER_TOKEN};
+use crate::model::error::Result;
 use crate::model::hash::FastSet;
 use crate::model::messages::{Block, Content, Message, ToolResultContent};
 use crate::model::order;
@@ -242,16 +244,12 @@ pub fn truncate_to_tokens(text: &str, max_tokens: u64) -> (String, bool) {
     (cut(text, max_tokens), true)
 }
 
-/// [`truncate_to_tokens`] on an owned string (no copy when nothing is cut).
-fn truncate_owned(text: String, max_tokens: u64) -> (String, bool) {
-    if text_tokens(&text) <= max_tokens {
-        return (text, false);
-    }
-    (cut(&text, max_tokens), true)
+fn cut(text: &str, max_tokens: u64) -> String {
+    cut_units(text, max_units_for(max_tokens))
 }
 
-fn cut(text: &str, max_tokens: u64) -> String {
-    let max_units = max_units_for(max_tokens);
+/// The head of `text` and [`TRUNCATION_MARKER`] within `max_units` UTF-16 units ([`cut`]).
+fn cut_units(text: &str, max_units: usize) -> String {
     let marker_units = utf16_len(TRUNCATION_MARKER);
     if marker_units > max_units {
         return head_units(text, max_units).to_string();
@@ -268,6 +266,52 @@ fn cut(text: &str, max_tokens: u64) -> String {
     out.push_str(head);
     out.push_str(TRUNCATION_MARKER);
     out
+}
+
+/// How restoration measures texts in tokens: the rough estimate (`Measure(None)`, the
+/// default), or the tokens of the caller's tokenizer (a text's count), so that the budgets
+/// hold in its tokens.
+#[derive(Clone, Copy, Default)]
+pub struct Measure<'a>(pub Option<&'a TokensOf<'a>>);
+
+/// A count of a text's tokens (an error when the caller's tokenizer fails).
+pub type TokensOf<'a> = dyn Fn(&str) -> Result<u64> + 'a;
+
+/// Cuts a tokenizer may ask for before a text fits (each one counts the cut text).
+const MAX_COUNTED_CUTS: usize = 8;
+
+impl Measure<'_> {
+    /// Tokens of `text`.
+    pub fn tokens(&self, text: &str) -> Result<u64> {
+        match self.0 {
+            Some(count) => count(text),
+            None => Ok(text_tokens(text)),
+        }
+    }
+
+    /// [`truncate_to_tokens`] in these tokens, with the tokens of the text returned. With a
+    /// tokenizer the cut starts where its density puts `max_tokens` and moves back until
+    /// the text fits (at worst, nothing is left).
+    pub fn truncate(&self, text: String, max_tokens: u64) -> Result<(String, bool, u64)> {
+        let n = self.tokens(&text)?;
+        if n <= max_tokens {
+            return Ok((text, false, n));
+        }
+        // The estimate's cut fits at once; a tokenizer's may take a few.
+        let mut units = match self.0 {
+            None => max_units_for(max_tokens),
+            Some(_) => (utf16_len(&text) as u64 * max_tokens / n) as usize,
+        };
+        for _ in 0..MAX_COUNTED_CUTS {
+            let out = cut_units(&text, units);
+            let t = self.tokens(&out)?;
+            if t <= max_tokens {
+                return Ok((out, true, t));
+            }
+            units = (units as u64 * max_tokens / t * 9 / 10) as usize;
+        }
+        Ok((String::new(), true, 0))
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -328,6 +372,16 @@ pub fn budget_files(files: Vec<(String, String)>) -> Vec<RestoredFile> {
 /// With the SPEC values (5 files × 5,000 tokens) the 50,000-token total cannot bind; it is
 /// enforced anyway, for callers that change the limits.
 pub fn budget_files_with(files: Vec<(String, String)>, budget: &FileBudget) -> Vec<RestoredFile> {
+    budget_files_measured(files, budget, Measure(None)).unwrap_or_default()
+}
+
+/// [`budget_files_with`], every size in the tokens of `measure` (an error when the caller's
+/// tokenizer fails).
+pub fn budget_files_measured(
+    files: Vec<(String, String)>,
+    budget: &FileBudget,
+    measure: Measure<'_>,
+) -> Result<Vec<RestoredFile>> {
     let mut out: Vec<RestoredFile> = Vec::new();
     let mut total = 0u64;
     for (path, content) in files {
@@ -341,9 +395,8 @@ pub fn budget_files_with(files: Vec<(String, String)>, budget: &FileBudget) -> V
         {
             continue;
         }
-        let (content, truncated) = truncate_owned(content, budget.max_tokens_per_file);
-        let tokens = text_tokens(&content);
-        if total + tokens > budget.total_tokens {
+        let (content, truncated, tokens) = measure.truncate(content, budget.max_tokens_per_file)?;
+        if content.is_empty() || total + tokens > budget.total_tokens {
             continue;
         }
         total += tokens;
@@ -354,7 +407,7 @@ pub fn budget_files_with(files: Vec<(String, String)>, budget: &FileBudget) -> V
             truncated,
         });
     }
-    out
+    Ok(out)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -421,6 +474,16 @@ pub fn budget_skills(skills: &[SkillInfo]) -> Vec<RestoredSkill> {
 ///
 /// The total never exceeds `total_tokens`; the output keeps the input order.
 pub fn budget_skills_with(skills: &[SkillInfo], budget: &SkillBudget) -> Vec<RestoredSkill> {
+    budget_skills_measured(skills, budget, Measure(None)).unwrap_or_default()
+}
+
+/// [`budget_skills_with`], every size in the tokens of `measure` (an error when the
+/// caller's tokenizer fails).
+pub fn budget_skills_measured(
+    skills: &[SkillInfo],
+    budget: &SkillBudget,
+    measure: Measure<'_>,
+) -> Result<Vec<RestoredSkill>> {
     let mut out = Vec::new();
     let mut total = 0u64;
     for s in skills {
@@ -428,7 +491,7 @@ pub fn budget_skills_with(skills: &[SkillInfo], budget: &SkillBudget) -> Vec<Res
             continue;
         }
         let remaining = budget.total_tokens.saturating_sub(total);
-        let whole = text_tokens(&s.content).min(budget.max_tokens_per_skill);
+        let whole = measure.tokens(&s.content)?.min(budget.max_tokens_per_skill);
         let cap = if whole <= remaining {
             budget.max_tokens_per_skill
         } else if remaining >= budget.min_useful_tokens && remaining > 0 {
@@ -436,9 +499,8 @@ pub fn budget_skills_with(skills: &[SkillInfo], budget: &SkillBudget) -> Vec<Res
         } else {
             continue;
         };
-        let (content, truncated) = truncate_to_tokens(&s.content, cap);
-        let tokens = text_tokens(&content);
-        if total + tokens > budget.total_tokens {
+        let (content, truncated, tokens) = measure.truncate(s.content.clone(), cap)?;
+        if content.is_empty() || total + tokens > budget.total_tokens {
             continue; // cannot happen (the cut honours `cap`); kept as a guard
         }
         total += tokens;
@@ -449,7 +511,7 @@ pub fn budget_skills_with(skills: &[SkillInfo], budget: &SkillBudget) -> Vec<Res
             truncated,
         });
     }
-    out
+    Ok(out)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -681,6 +743,60 @@ mod tests {
             content: content.map(str::to_string),
             timestamp_ms: t,
         }
+    }
+
+    /// A dense tokenizer: one token per character.
+    struct PerChar;
+    impl crate::measure::tokens::TextCounter for PerChar {
+        fn count(&self, text: &str) -> std::result::Result<Option<f64>, String> {
+            Ok(Some(utf16_len(text) as f64))
+        }
+        fn name(&self) -> &str {
+            "tokenCounter"
+        }
+    }
+
+    /// With the caller's tokenizer, files and skills are cut and budgeted in its tokens: a
+    /// file of 30,000 characters is 30,000 of its tokens, cut to at most 5,000 of them (the
+    /// estimate would keep 20,000 characters, 20,000 of its tokens).
+    #[test]
+    fn budgets_hold_in_the_callers_tokens() {
+        let text = "line of code\n".repeat(2_500);
+        let count = |t: &str| crate::measure::tokens::text_tokens_counted(t, Some(&PerChar));
+        let measure = Measure(Some(&count));
+        let files = budget_files_measured(
+            vec![("/a.rs".into(), text.clone())],
+            &FileBudget::default(),
+            measure,
+        )
+        .unwrap();
+        assert_eq!(files.len(), 1);
+        let f = &files[0];
+        assert!(f.truncated);
+        assert_eq!(f.tokens, utf16_len(&f.content) as u64);
+        assert!((4_000..=5_000).contains(&f.tokens), "{} tokens", f.tokens);
+        assert!(f.content.ends_with(TRUNCATION_MARKER));
+        let skills: Vec<SkillInfo> = (0..6)
+            .map(|i| SkillInfo {
+                name: format!("s{i}"),
+                content: text.clone(),
+            })
+            .collect();
+        let restored = budget_skills_measured(&skills, &SkillBudget::default(), measure).unwrap();
+        let total: u64 = restored.iter().map(|s| s.tokens).sum();
+        assert!(total <= POST_COMPACT_SKILLS_TOKEN_BUDGET, "{total}");
+        for s in &restored {
+            assert!(
+                s.tokens <= POST_COMPACT_MAX_TOKENS_PER_SKILL,
+                "{}",
+                s.tokens
+            );
+            assert_eq!(s.tokens, utf16_len(&s.content) as u64);
+        }
+        // Without one, the estimate (4 characters a token).
+        let plain = budget_files(vec![("/a.rs".into(), text)]);
+        assert_eq!(plain[0].tokens, text_tokens(&plain[0].content));
+        assert!(utf16_len(&plain[0].content) > 19_000);
     }
 
     fn none(_: &str) -> bool {

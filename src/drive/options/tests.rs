@@ -572,3 +572,22 @@ fn absent_micro_compact_options_are_the_defaults() {
     );
     assert_eq!(empty.now_ms, Some(1234.0));
 }
+
+/// A read time may be a number of ms or a time as a caller holds one (a `Date`, which JSON
+/// writes as its ISO text): both order the restored files; anything else reads as 0.
+#[test]
+fn read_file_state_times_are_numbers_or_dates() {
+    let c = context(&json!({"model": "m", "readFileState": {
+        "a.rs": {"content": "a", "timestamp": "2026-02-10T21:00:00.000Z"},
+        "b.rs": {"content": "b", "mtime": 1_000},
+        "c.rs": {"content": "c", "timestamp": "yesterday"},
+    }}))
+    .unwrap();
+    let times: Vec<f64> = c
+        .context
+        .read_file_state
+        .iter()
+        .map(|f| f.timestamp_ms)
+        .collect();
+    assert_eq!(times, [1_770_757_200_000.0, 1_000.0, 0.0]);
+}
