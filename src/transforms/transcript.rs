@@ -290,6 +290,12 @@ pub fn conversation_mask(links: &[Link]) -> Option<Vec<bool>> {
     differs.then_some(chained)
 }
 
+/// A line with a `uuid` whose `parentUuid` is `null` and that has no `logicalParentUuid`: the
+/// start of a conversation.
+fn is_root(l: &Link) -> bool {
+    l.has_uuid && l.parent == Parent::None && l.logical_parent == Parent::None
+}
+
 /// The lines of the chain from the leaf among the `considered` ones (see
 /// [`conversation_mask`]), or `None` when the chain is broken or leaves nothing out.
 fn follow_chain(links: &[Link], considered: &[bool]) -> Option<Vec<bool>> {
@@ -316,7 +322,23 @@ fn follow_chain(links: &[Link], considered: &[bool]) -> Option<Vec<bool>> {
                 keep_before = i;
                 break;
             }
-            (Parent::None, Parent::None) => break,
+            // A root. When an earlier turn is a root too and no turn of the file names a
+            // parent, the lines carry no chain at all (written by hand with `parentUuid: null`
+            // each, or by a tool that does not link them): reading only the last would lose
+            // the others. Read in file order. (Where turns are linked, a second root is a
+            // rewind to the first message: the branch before it is left out.)
+            (Parent::None, Parent::None) => {
+                let linked = || {
+                    (0..links.len()).any(|j| {
+                        considered[j] && links[j].turn && matches!(links[j].parent, Parent::At(_))
+                    })
+                };
+                if (0..i).any(|j| considered[j] && links[j].turn && is_root(&links[j])) && !linked()
+                {
+                    return None;
+                }
+                break;
+            }
         };
         i = next;
     }
@@ -864,6 +886,32 @@ mod chain_tests {
         let text = lines.join("\n");
         let parsed = parse_lines(&text).unwrap();
         assert_eq!(conversation_mask(&links_of(&parsed)), None);
+    }
+
+    #[test]
+    fn unlinked_turns_are_read_in_file_order() {
+        // Lines written by hand with `parentUuid: null` each: no chain joins them, so none is
+        // left out (the leaf alone would be one message of six).
+        let lines: Vec<String> = (0..6)
+            .map(|k| {
+                line(
+                    if k % 2 == 0 { "user" } else { "assistant" },
+                    &format!("l{k}"),
+                    "",
+                    "",
+                )
+            })
+            .collect();
+        assert_eq!(on(&lines), [true; 6]);
+        // Linked turns with a second root: a rewind to the first message, whose branch is
+        // what is resumed.
+        let lines = [
+            line("user", "a", "", ""),
+            line("assistant", "b", "a", ""),
+            line("user", "c", "", ""),
+            line("assistant", "d", "c", ""),
+        ];
+        assert_eq!(on(&lines), [false, false, true, true]);
     }
 
     #[test]
