@@ -4,6 +4,8 @@
 // of `context-compaction/count`, which reads no transcript file, does not download it. (The
 // parentUuid links of a session file, which counts read too, are js_view.js's chainLinks.)
 
+import { linked, linkState } from './js_view.js';
+
 // JSON.stringify of every message of the array `list` (its first `count` elements), as
 // [lines, heads]: `lines` is every text followed by a newline (concatenated as `+=` does),
 // `heads` a Uint8Array holding, per message, the character code of the first character of its
@@ -187,100 +189,10 @@ function numberTexts(text) {
 }
 
 // ---- A Compactor's pushes of Claude Code lines, along their parentUuid chain (SPEC §2) ----
-// Whether a push leaves the conversation what file order says is told here cheaply; when it
-// may not, the Rust side reads the held lines' chain again (js_view.js chainLinks,
-// transforms/transcript.rs conversation_mask). Here, apart from the counting module's files:
-// only a Compactor pushes.
-
-// What `linked` knows of the lines before the next one: `open` (nothing: the lines before
-// the range were not read, the first ones may name any parent), the uuid of the latest line
-// that is not a progress line (`at`) and of the progress lines since (`after`), the lines of
-// the latest response (`calls`, while nothing but its lines, their results and progress lines
-// came since it began, and their `id`), whether a main-chain and a sub-agent turn were seen,
-// the uuids seen (`seen`; null: not kept) and the parents taken for ones no line carries
-// (`missing`).
-const linkState = (open, seen = null) => ({ open, at: null, after: [], id: undefined, calls: [], main: false, side: false, seen, missing: seen === null ? null : new Set() });
-
-// Whether the lines arr[from..] hang together as they were written (`s`: linkState, updated):
-// each line with a string `uuid` (sub-agent lines of a main session aside) names as its
-// `parentUuid` (a compact boundary without one: its `logicalParentUuid`) the latest line before
-// it that is not a progress line, or a progress line written since; a tool result may name the
-// line of the latest response whose call it answers (Claude Code hangs each parallel call's
-// result from its call); a line without a parentUuid, or (with `s.seen`) naming a parent no
-// line carries, breaks the chain, which is then read in file order anyway. The parentUuid
-// chain from the leaf then passes, or takes in, every line a count reads, as file order does.
-// False when a line breaks this: the Rust side then follows the chain (or reads the file in
-// file order when it is broken).
-function linked(arr, from, s) {
-  for (let i = from, n = arr.length; i < n; i++) {
-    const m = arr[i];
-    if (m === null || typeof m !== 'object') continue;
-    const t = m.type;
-    const turn = t === 'user' || t === 'assistant';
-    if (m.isSidechain === true) {
-      if (turn) s.side = true;
-      continue;
-    }
-    if (turn) s.main = true;
-    const u = m.uuid;
-    if (typeof u !== 'string') continue;
-    let p = m.parentUuid;
-    if (p === null && typeof m.logicalParentUuid === 'string') p = m.logicalParentUuid;
-    const after = s.after;
-    // Where the line hangs: from the latest line but progress lines (0), a progress line since
-    // (1), elsewhere (2).
-    const where = p === s.at ? 0 : typeof p === 'string' && (p === after[after.length - 1] || after.includes(p)) ? 1 : 2;
-    // Whether it is a result of a call of the latest response that names that call's line
-    // (or a progress line after it, when that line is the latest).
-    let answers = false;
-    if (t === 'user' && s.calls.length > 0 && typeof p === 'string') {
-      const k = s.calls.indexOf(where === 2 ? p : s.at);
-      answers = k >= 0 && answersCall(m, s.calls[k + 1]);
-    }
-    // A line that says nothing of its place (no parentUuid, or one of another type), or names
-    // a parent no line carries: a chain that reaches it is not followed (file order).
-    const unplaced = p !== null && (typeof p !== 'string' || (s.seen !== null && !s.seen.has(p)));
-    if (!(s.open || where < 2 || answers || unplaced)) return false;
-    if (s.seen !== null) {
-      // A parent taken for one no line carries, carried by a later line: not file order.
-      if (unplaced && typeof p === 'string') s.missing.add(p);
-      if (s.missing.has(u)) return false;
-      s.seen.add(u);
-    }
-    if (t === 'progress') {
-      if (after.length >= 4096) return false;
-      after.push(u);
-      continue;
-    }
-    if (t === 'assistant') {
-      const id = idOf(m);
-      // A line of the latest response when it continues its lines.
-      if (s.calls.length !== 0 && (id === undefined || id !== s.id || s.calls.indexOf(s.at) < 0)) s.calls.length = 0;
-      s.id = id;
-      s.calls.push(u, m);
-    } else if (!answers && s.calls.length !== 0) s.calls.length = 0;
-    s.open = false;
-    s.at = u;
-    if (after.length !== 0) after.length = 0;
-  }
-  return true;
-}
-
-// Whether user line `m` holds a result for a `tool_use` of assistant line `call`.
-function answersCall(m, call) {
-  const c = m.message?.content, d = call.message?.content;
-  if (!Array.isArray(c) || !Array.isArray(d)) return false;
-  for (const b of c) {
-    if (b === null || typeof b !== 'object' || b.type !== 'tool_result') continue;
-    for (const x of d) if (x !== null && typeof x === 'object' && x.type === 'tool_use' && x.id === b.tool_use_id) return true;
-  }
-  return false;
-}
-
-const idOf = (m) => {
-  const inner = m.message;
-  return inner !== null && typeof inner === 'object' && typeof inner.id === 'string' ? inner.id : undefined;
-};
+// Whether a push leaves the conversation what file order says is told cheaply (js_view.js
+// linked); when it may not, the Rust side reads the held lines' chain again (js_view.js
+// chainLinks, transforms/transcript.rs conversation_mask). Here, apart from the counting
+// module's files: only a Compactor pushes.
 
 // A Compactor's pushes: the state it carries from one push to the next (`chainStep`).
 export function chainState() {

@@ -324,7 +324,93 @@ export function leaveChain() {
 // (A mask of another length is of the array as it was: not in effect.)
 const onChain = (arr, i, h) => (arr !== chainArr || chainOn.length !== arr.length ? h : chainOn[i] === 1 ? h & ~16 : h | 16);
 
-// Whether the lines arr[stop..len) hang as written (linkedTail), remembered for
+// What `linked` knows of the lines before the next one: `open` (nothing: the lines before
+// the range were not read, the first ones may name any parent), the uuid of the latest line
+// that is not a progress line (`at`) and of the progress lines since (`after`), the lines of
+// the latest response (`calls`, while nothing but its lines, their results and progress lines
+// came since it began, and their `id`), whether a main-chain and a sub-agent turn were seen,
+// the uuids seen (`seen`; null: not kept) and the parents taken for ones no line carries
+// (`missing`).
+export const linkState = (open, seen = null) => ({ open, at: null, after: [], id: undefined, calls: [], main: false, side: false, seen, missing: seen === null ? null : new Set() });
+
+// Whether the lines arr[from..] hang together as they were written (`s`: linkState, updated):
+// each line with a string `uuid` (sub-agent lines of a main session aside) names as its
+// `parentUuid` (a compact boundary without one: its `logicalParentUuid`) the latest line before
+// it that is not a progress line, or a progress line written since; a tool result may name the
+// line of the latest response whose call it answers (Claude Code hangs each parallel call's
+// result from its call); a line without a parentUuid, or (with `s.seen`) naming a parent no
+// line carries, breaks the chain, which is then read in file order anyway. The parentUuid
+// chain from the leaf then passes, or takes in, every line a count reads, as file order does.
+// False when a line breaks this: the Rust side then follows the chain (or reads the file in
+// file order when it is broken).
+export function linked(arr, from, s) {
+  for (let i = from, n = arr.length; i < n; i++) {
+    const m = arr[i];
+    if (m === null || typeof m !== 'object') continue;
+    const t = m.type;
+    const turn = t === 'user' || t === 'assistant';
+    if (m.isSidechain === true) {
+      if (turn) s.side = true;
+      continue;
+    }
+    if (turn) s.main = true;
+    const u = m.uuid;
+    if (typeof u !== 'string') continue;
+    let p = m.parentUuid;
+    if (p === null && typeof m.logicalParentUuid === 'string') p = m.logicalParentUuid;
+    const after = s.after;
+    // Where the line hangs: from the latest line but progress lines (0), a progress line since
+    // (1), elsewhere (2).
+    const where = p === s.at ? 0 : typeof p === 'string' && (p === after[after.length - 1] || after.includes(p)) ? 1 : 2;
+    // Whether it is a result of a call of the latest response that names that call's line
+    // (or a progress line after it, when that line is the latest).
+    let answers = false;
+    if (t === 'user' && s.calls.length > 0 && typeof p === 'string') {
+      const k = s.calls.indexOf(where === 2 ? p : s.at);
+      answers = k >= 0 && answersCall(m, s.calls[k + 1]);
+    }
+    // A line that says nothing of its place (no parentUuid, or one of another type), or names
+    // a parent no line carries: a chain that reaches it is not followed (file order).
+    const unplaced = p !== null && (typeof p !== 'string' || (s.seen !== null && !s.seen.has(p)));
+    if (!(s.open || where < 2 || answers || unplaced)) return false;
+    if (s.seen !== null) {
+      // A parent taken for one no line carries, carried by a later line: not file order.
+      if (unplaced && typeof p === 'string') s.missing.add(p);
+      if (s.missing.has(u)) return false;
+      s.seen.add(u);
+    }
+    if (t === 'progress') {
+      if (after.length >= 4096) return false;
+      after.push(u);
+      continue;
+    }
+    if (t === 'assistant') {
+      const id = idOf(m);
+      // A line of the latest response when it continues its lines.
+      if (s.calls.length !== 0 && (id === undefined || id !== s.id || s.calls.indexOf(s.at) < 0)) s.calls.length = 0;
+      s.id = id;
+      s.calls.push(u, m);
+    } else if (!answers && s.calls.length !== 0) s.calls.length = 0;
+    s.open = false;
+    s.at = u;
+    if (after.length !== 0) after.length = 0;
+  }
+  return true;
+}
+
+// Whether user line `m` holds a result for a `tool_use` of assistant line `call`.
+function answersCall(m, call) {
+  const c = m.message?.content, d = call.message?.content;
+  if (!Array.isArray(c) || !Array.isArray(d)) return false;
+  for (const b of c) {
+    if (b === null || typeof b !== 'object' || b.type !== 'tool_result') continue;
+    for (const x of d) if (x !== null && typeof x === 'object' && x.type === 'tool_use' && x.id === b.tool_use_id) return true;
+  }
+  return false;
+}
+
+
+// Whether the lines arr[stop..len) hang as written (linkedTail, else linked), remembered for
 // the last array asked about: asked again about the same line objects, as a per-render count
 // of an unchanged conversation does, the answer is the one given (the link fields of a line
 // object changed in place, which no session does, are read when the lines change).
@@ -335,7 +421,7 @@ function tailLinked(arr, stop, len, W, tag) {
     while (i < len && arr[i] === linkedLines[i - stop]) i++;
     if (i === len) return true;
   }
-  if (!linkedTail(arr, stop, len, W, tag)) return false;
+  if (!linkedTail(arr, stop, len, W, tag) && !linked(arr, stop, linkState(true))) return false;
   linkedArr = arr;
   linkedStop = stop;
   linkedLines = arr.slice(stop, len);
@@ -343,21 +429,21 @@ function tailLinked(arr, stop, len, W, tag) {
 }
 
 // Whether the lines arr[stop..len) hang together as they were written, read backwards over
-// their tags (W[tag - i], countTail_'s; W null: lineTag's): each line with a string `uuid`
+// their tags (W[tag - i], countTail_'s): each line with a string `uuid`
 // that a count reads, or that such a line hangs from (sub-agent lines of a main session
 // aside), names as its `parentUuid` a line before it that only lines of another type (progress
 // lines: never counted) separate from it, or names no parent at all (a chain that reaches it
 // is not followed: file order). The parentUuid chain from the leaf then passes every line of
 // the range a count reads, as file order does. False when not so (a fork, a parallel call's
-// result hung from its call, a parent no line of the range carries, a root): the Rust side
-// then reads the chain (transforms/transcript.rs), or file order when it is broken.
+// result hung from its call, a parent no line of the range carries, a root): `linked` then
+// decides.
 function linkedTail(arr, stop, len, W, tag) {
   // The parents named by the lines after, not met yet: want[0..n) (the array's length is
   // never set: that is a slow generic write).
   const want = [];
   let n = 0, root = false;
   for (let i = len - 1; i >= stop; i--) {
-    const h = W === null ? lineTag(arr[i]) : W[tag - i];
+    const h = W[tag - i];
     // A line of another type no line after names is passed over: whatever it hangs from, it
     // is never counted.
     const other = (h & 7) === 4;
@@ -468,22 +554,15 @@ export function chainLinks(arr, out) {
 }
 
 // 1 when the conversation of `arr` may not be what `isSidechain` says (a line that does not
-// hang as linkedTail reads it, a sub-agent's own file: the Rust side then reads its chain),
-// else 0 (also for messages that are not Claude Code lines, and when reading throws: the
-// readers report it).
+// hang as `linked` reads it, a sub-agent's own file: the Rust side then reads its chain), else
+// 0 (also for messages that are not Claude Code lines, and when reading throws: the readers
+// report it).
 export function chainMayDiffer(arr) {
   try {
-    const n = arr.length, last = arr[n - 1];
+    const last = arr[arr.length - 1];
     if (last === null || typeof last !== 'object' || typeof last.type !== 'string' || last.role !== undefined) return 0;
-    let main = false, side = false;
-    for (let i = 0; i < n; i++) {
-      const h = lineTag(arr[i]);
-      if (h !== 0 && (h & 7) <= 1) {
-        if (h & 16) side = true;
-        else main = true;
-      }
-    }
-    return (main || !side) && linkedTail(arr, 0, n, null, 0) ? 0 : 1;
+    const s = linkState(false, new Set());
+    return linked(arr, 0, s) && (s.main || !s.side) ? 0 : 1;
   } catch {
     return 0;
   }
