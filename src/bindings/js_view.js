@@ -421,7 +421,9 @@ function tailLinked(arr, stop, len, W, tag) {
     while (i < len && arr[i] === linkedLines[i - stop]) i++;
     if (i === len) return true;
   }
-  if (!linkedTail(arr, stop, len, W, tag) && !linked(arr, stop, linkState(true))) return false;
+  // (`linked` from a little before: the results of the response before may hang from its
+  // lines before `stop`.)
+  if (!linkedTail(arr, stop, len, W, tag) && !linked(arr, Math.max(0, stop - 64), linkState(true))) return false;
   linkedArr = arr;
   linkedStop = stop;
   linkedLines = arr.slice(stop, len);
