@@ -480,6 +480,18 @@ const pools = {
 // The API view alternates user/assistant; its histories end on an assistant message and the
 // pool starts with a user message (the unit's first), so the alternation is kept.
 
+/**
+ * Makes the transcript lines pool[from..] continue the history, as a session's next lines do:
+ * the first that names a parent names the history's last line (the pool's lines name one
+ * another; its first names none). A count follows the parentUuid chain (SPEC §2): a segment
+ * hung from nothing would be a new conversation. Nothing for API messages.
+ */
+function linkSegment(hist, pool, from) {
+  const last = hist.findLast((l) => typeof l.uuid === 'string');
+  const first = pool.slice(from, from + 8).find((l) => 'parentUuid' in l);
+  if (last !== undefined && first !== undefined) first.parentUuid = last.uuid;
+}
+
 /** Runs n turns in segments of `seg`, each on fresh state (built untimed); ms per turn. */
 function turnBatch(c, n) {
   let timed = 0;
@@ -491,6 +503,7 @@ function turnBatch(c, n) {
     const m = Math.min(c.seg, n - done);
     const pool = c.pool;
     const from = done % pool.length;
+    linkSegment(c.hist, pool, from);
     const t0 = performance.now();
     for (let i = 0; i < m; i++) sink = c.turn(st, pool[from + i]);
     timed += performance.now() - t0;

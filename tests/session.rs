@@ -896,3 +896,68 @@ fn no_compaction_again_when_the_overhead_alone_is_past_the_threshold() {
         Some(SkipReason::BelowThreshold)
     );
 }
+
+/// A rewound session file: pushed line by line in file order, the running count is anchored
+/// on the usage of the branch left behind; read again (`recount`) as `parse_transcript` marks
+/// the lines (the chain from the leaf), it is the batch count of the marked lines, and a later
+/// push goes on from there. The given usage is given again where it was.
+#[test]
+fn recount_reads_a_rewound_file_along_its_chain() {
+    let line = |uuid: &str, parent: Option<&str>, v: Value| {
+        let mut v = v;
+        v["uuid"] = json!(uuid);
+        v["parentUuid"] = json!(parent);
+        v["isSidechain"] = json!(false);
+        v.to_string()
+    };
+    let user = |text: &str| json!({"type": "user", "message": {"role": "user", "content": text}});
+    let answer = |id: &str, text: &str, input: u64| {
+        json!({"type": "assistant", "message": {"id": id, "role": "assistant", "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn", "usage": {"input_tokens": input, "output_tokens": 20}}})
+    };
+    let text = [
+        line("q1", None, user("What does the parser do?")),
+        line("r1", Some("q1"), answer("m1", "It reads tokens.", 1_200)),
+        line("q2", Some("r1"), user("Paste every file here.")),
+        line("r2", Some("q2"), answer("m2", "Here they are.", 150_000)),
+        line("q3", Some("r1"), user("Just name the main function.")),
+    ]
+    .join("\n");
+    let lines = context_compaction::transforms::transcript::parse_transcript(&text).unwrap();
+    let file_order: Vec<Message> = lines
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            m.conversation = Default::default();
+            m
+        })
+        .collect();
+    let mut s = session(Config::default());
+    push(&mut s, &file_order);
+    assert_eq!(
+        s.token_count(),
+        token_count_with_estimation(file_order.as_slice())
+            .unwrap()
+            .total
+    );
+    assert!(s.token_count() > 150_000);
+    s.recount(lines.as_slice()).unwrap();
+    let chain = token_count_with_estimation(lines.as_slice()).unwrap().total;
+    assert_eq!(s.token_count(), chain);
+    assert!(chain < 2_000, "{chain}");
+    // A view of other messages changes nothing.
+    s.recount(&lines[..2]).unwrap();
+    assert_eq!(s.token_count(), chain);
+    // Usage given for the latest response stays where it was given.
+    let mut g = session(Config::default());
+    push(&mut g, &file_order[..4]);
+    let given = UsageCounts {
+        input_tokens: 7_000,
+        ..Default::default()
+    };
+    g.set_usage(given).unwrap();
+    push(&mut g, &file_order[4..]);
+    let before = g.token_count();
+    g.recount(file_order.as_slice()).unwrap();
+    assert_eq!(g.token_count(), before);
+}

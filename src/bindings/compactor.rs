@@ -37,6 +37,21 @@ fn read(session: &Shared) -> crate::Result<std::cell::Ref<'_, Session<JsValue>>>
 }
 
 /// The session, borrowed to change ([`read`]).
+#[wasm_bindgen(module = "/src/bindings/js_transcript.js")]
+extern "C" {
+    /// What a `Compactor` carries from one push to the next to follow the `parentUuid`
+    /// chain of its lines (`chainState`).
+    #[wasm_bindgen(js_name = chainState)]
+    fn chain_state() -> JsValue;
+    /// Reads the lines of `arr` pushed after those `state` has read (with `restart`, `state`
+    /// starts afresh: `arr` is the whole conversation): true once a pushed line does not hang
+    /// as written (a rewind, a resume under another parent) or the lines are a sub-agent's
+    /// own; the held messages are then read along their chain ([`JsConversation::new`]) after
+    /// every push.
+    #[wasm_bindgen(js_name = chainStep)]
+    fn chain_step(state: &JsValue, arr: &JsValue, restart: bool) -> bool;
+}
+
 fn write(session: &Shared) -> crate::Result<std::cell::RefMut<'_, Session<JsValue>>> {
     session.try_borrow_mut().map_err(|_| busy())
 }
@@ -58,6 +73,7 @@ const MAX_HELD: usize = 1 << 22;
 fn push_array(
     session: &Shared,
     shape: &Cell<ShapeOf>,
+    links: &JsValue,
     array: &JsValue,
     context: &JsValue,
 ) -> crate::Result<()> {
@@ -77,6 +93,27 @@ fn push_array(
     }
     write(session)?.push_all(&conv, JsConversation::item)?;
     shape.set(conv.shape_of());
+    if chain_step(links, array, false) {
+        recount(session)?;
+    }
+    Ok(())
+}
+
+/// Reads the running count of the messages held again, along the `parentUuid` chain of a
+/// Claude Code session file (SPEC §2: what `tokenCountWithEstimation` of them counts).
+fn recount(session: &Shared) -> crate::Result<()> {
+    let all: Array = read(session)?.messages().iter().collect();
+    let conv = JsConversation::new(&all, "messages")?;
+    write(session)?.recount(&conv)
+}
+
+/// Starts `links` afresh on the messages held (a compaction replaced them, a snapshot
+/// restored them), reading the count again along their chain when it is not file order.
+fn relink(session: &Shared, links: &JsValue) -> crate::Result<()> {
+    let all: Array = read(session)?.messages().iter().collect();
+    if chain_step(links, &all, true) {
+        recount(session)?;
+    }
     Ok(())
 }
 
@@ -163,6 +200,8 @@ pub struct Compactor {
     /// The last `warningState()` answer and the count it was made for: a chat UI asks on every
     /// render, and while the count is the same the answer is the same object.
     warning: RefCell<Option<(u64, JsValue)>>,
+    /// What the pushes told of the `parentUuid` chain of Claude Code lines (`chain_step`).
+    links: JsValue,
 }
 
 #[wasm_bindgen]
@@ -184,8 +223,9 @@ impl Compactor {
         session.borrow_mut().set_early_line(early_line);
         let shape = Cell::new(c.shape.map(ShapeOf::named).unwrap_or_default());
         let initial = prop(&options, "messages");
+        let links = chain_state();
         if !(initial.is_undefined() || initial.is_null()) {
-            js(push_array(&session, &shape, &initial, &options))?;
+            js(push_array(&session, &shape, &links, &initial, &options))?;
             start_ahead(&session, shape.get().shape(), &options);
         }
         Ok(Compactor {
@@ -193,6 +233,7 @@ impl Compactor {
             context: options,
             shape,
             warning: RefCell::new(None),
+            links,
         })
     }
 
@@ -205,6 +246,7 @@ impl Compactor {
         js(push_array(
             &self.session,
             &self.shape,
+            &self.links,
             &Array::of1(&message),
             &self.context,
         ))?;
@@ -235,6 +277,7 @@ impl Compactor {
         js(push_array(
             &self.session,
             &self.shape,
+            &self.links,
             &messages,
             &self.context,
         ))?;
@@ -411,6 +454,7 @@ impl Compactor {
         }
         let session = self.session.clone();
         let context = self.context.clone();
+        let links = self.links.clone();
         let tracking = session.borrow().tracking().clone();
         // The summary written ahead, if one is ready: it cuts inside the messages taken now.
         let ahead = session.borrow().background().ready().cloned();
@@ -439,7 +483,7 @@ impl Compactor {
             session.borrow_mut().ahead_tried(&compaction, swapped);
             let to_commit = session.borrow_mut().auto_finished(compaction, &outcome);
             let result = match (to_commit, &outcome.result) {
-                (Some(c), Some(r)) => Some(commit(&session, c, r, &snapshot, &context)?),
+                (Some(c), Some(r)) => Some(commit(&session, &links, c, r, &snapshot, &context)?),
                 _ => None,
             };
             let o = auto_outcome_js(outcome, result)?;
@@ -487,9 +531,10 @@ impl Compactor {
         }
         let session = self.session.clone();
         let context = self.context.clone();
+        let links = self.links.clone();
         promise_of(async move {
             match pipeline::compact_conversation(&snapshot.read.typed, &ctx, &opts, &env).await {
-                Ok(r) => commit(&session, compaction, &r, &snapshot, &context),
+                Ok(r) => commit(&session, &links, compaction, &r, &snapshot, &context),
                 Err(e) => {
                     session.borrow_mut().abandon(compaction);
                     Err(compact_error(e))
@@ -552,6 +597,8 @@ impl Compactor {
             .session
             .borrow_mut()
             .restore(&snapshot, &conv, JsConversation::item))?;
+        drop(conv);
+        chain_step(&compactor.links, &messages, true);
         Ok(compactor)
     }
 }
@@ -628,6 +675,7 @@ struct Snapshot {
 /// conversion that fails abandons the compaction. Resolves to the JS `CompactionResult`.
 fn commit(
     session: &Shared,
+    links: &JsValue,
     compaction: Compaction,
     r: &CompactionResult,
     snapshot: &Snapshot,
@@ -653,6 +701,7 @@ fn commit(
     js(session
         .borrow_mut()
         .commit(compaction, read, JsConversation::item))?;
+    js(relink(session, links))?;
     commit_context(context);
     Ok(js_result)
 }

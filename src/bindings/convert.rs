@@ -15,12 +15,6 @@ use crate::model::messages::{
 };
 use crate::transforms::transcript::{message_from_fields, message_from_json_text, Field};
 
-#[wasm_bindgen(module = "/src/bindings/js_transcript.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = chainLinks)]
-    fn chain_links(arr: &JsValue) -> Option<Vec<i32>>;
-}
-
 #[wasm_bindgen(module = "/src/bindings/js_convert.js")]
 extern "C" {
     #[wasm_bindgen(js_name = entriesOf)]
@@ -594,43 +588,11 @@ pub fn calibration_js(fit: Option<crate::measure::calibration::Fit>) -> JsValue 
     }
 }
 
-/// The [`crate::transforms::transcript::Link`]s of the caller's array `arr` (`chainLinks` in
-/// `js_convert.js`), or `None` when reading them threw or gave another count than `len`.
-pub fn links_of_js(arr: &JsValue, len: usize) -> Option<Vec<crate::transforms::transcript::Link>> {
-    use crate::transforms::transcript::{Link, Parent};
-    let raw = chain_links(arr)?;
-    if raw.len() != 4 * len {
-        return None;
-    }
-    let parent = |v: i32| match v {
-        -2 => Parent::Missing,
-        -3 => Parent::Absent,
-        v if v >= 0 && (v as usize) < len => Parent::At(v as usize),
-        _ => Parent::None,
-    };
-    Some(
-        raw.chunks_exact(4)
-            .map(|c| Link {
-                anchor: usize::try_from(c[3]).ok().filter(|&a| a < len),
-                has_uuid: c[0] & 1 != 0,
-                sidechain: c[0] & 2 != 0,
-                turn: c[0] & 4 != 0,
-                answers_parent: c[0] & 8 != 0,
-                continues_parent: c[0] & 16 != 0,
-                attachment: c[0] & 32 != 0,
-                boundary: c[0] & 64 != 0,
-                parent: parent(c[1]),
-                logical_parent: parent(c[2]),
-            })
-            .collect(),
-    )
-}
-
 /// Marks which of `typed` (read one for one from the caller's array `arr`) form the
 /// conversation ([`crate::transforms::transcript::mark_conversation`]): the chain from the
 /// leaf of a file holding several branches, the lines of a sub-agent's own file.
 pub fn mark_conversation_js(arr: &JsValue, typed: &mut [Message]) {
-    if let Some(links) = links_of_js(arr, typed.len()) {
+    if let Some(links) = super::js_view::links_of_js(arr, typed.len()) {
         crate::transforms::transcript::mark_conversation(typed, &links);
     }
 }

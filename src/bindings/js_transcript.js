@@ -1,8 +1,10 @@
 // What the transcript functions need from JavaScript: serializeTranscript's writing of the
-// lines (jsonLines), parseTranscript's memory of the text each line was read from
-// (rememberLines), and the parentUuid links of a session file (chainLinks). A file of its own,
-// apart from js_convert.js, so that the counting module of `context-compaction/count`, which
-// reads no transcript file, does not download it.
+// lines (jsonLines) and parseTranscript's memory of the text each line was read from
+// (rememberLines). A file of its own, apart from js_convert.js, so that the counting module
+// of `context-compaction/count`, which reads no transcript file, does not download it. (The
+// parentUuid links of a session file, which counts read too, are js_view.js's chainLinks.)
+
+import { linked, linkState } from './js_view.js';
 
 // JSON.stringify of every message of the array `list` (its first `count` elements), as
 // [lines, heads]: `lines` is every text followed by a newline (concatenated as `+=` does),
@@ -186,89 +188,29 @@ function numberTexts(text) {
   return out;
 }
 
-// The links of every element of `arr` as a transcript line, 4 numbers each: flags (1 has a
-// string `uuid`, 2 `isSidechain: true`, 4 a `user` or `assistant` line, 8 a user line holding
-// a `tool_result` for a `tool_use` of its anchor line, 16 an assistant line with the same
-// `message.id` as its anchor line, 32 an `attachment` line, 64 a `compact_boundary` system
-// line), where its `parentUuid` and its
-// `logicalParentUuid` point
-// (the index of the first element carrying that uuid; -1 for none: `parentUuid: null`, a
-// `logicalParentUuid` that is not a string; -2 for a uuid no element carries; -3 for a
-// `parentUuid` that is neither a string nor null), and its anchor: the nearest element above
-// it by `parentUuid` that is not a progress line (-1 for none). What these mean is decided in
-// Rust (transforms/transcript.rs). Null when reading an element throws (the lines are then
-// read in file order).
-export function chainLinks(arr) {
-  try {
-    const n = arr.length;
-    const at = new Map();
-    const lines = new Array(n);
-    for (let i = 0; i < n; i++) {
-      const m = arr[i];
-      lines[i] = m !== null && typeof m === 'object' ? m : null;
-      const u = lines[i] === null ? undefined : m.uuid;
-      if (typeof u === 'string' && !at.has(u)) at.set(u, i);
+// ---- A Compactor's pushes of Claude Code lines, along their parentUuid chain (SPEC §2) ----
+// Whether a push leaves the conversation what file order says is told cheaply (js_view.js
+// linked); when it may not, the Rust side reads the held lines' chain again (js_view.js
+// chainLinks, transforms/transcript.rs conversation_mask). Here, apart from the counting
+// module's files: only a Compactor pushes.
+
+// A Compactor's pushes: the state it carries from one push to the next (`chainStep`).
+export function chainState() {
+  return linkState(false, new Set());
+}
+
+// Reads the lines of `arr` pushed after those `s` (chainState) has read (with `restart`, `s`
+// starts afresh: `arr` is the whole conversation); true once a pushed line does not hang as
+// written or the lines are a sub-agent's own (every later push then has the chain read by the
+// Rust side).
+export function chainStep(s, arr, restart) {
+  if (restart) Object.assign(s, chainState(), { broken: false });
+  if (!s.broken) {
+    try {
+      if (!linked(arr, 0, s) || (!s.main && s.side)) s.broken = true;
+    } catch {
+      // Reading threw: the push reports it.
     }
-    const ref = (v) => (typeof v !== 'string' ? -1 : at.has(v) ? at.get(v) : -2);
-    const parents = new Int32Array(n);
-    for (let i = 0; i < n; i++) {
-      const m = lines[i];
-      const pu = m === null ? null : m.parentUuid;
-      parents[i] = pu === null ? -1 : typeof pu === 'string' ? ref(pu) : -3;
-    }
-    const anchorOf = (i) => {
-      let p = parents[i];
-      for (let steps = 0; p >= 0 && steps < n; steps++) {
-        const up = lines[p];
-        if (up === null || up.type !== 'progress') return p;
-        p = parents[p];
-      }
-      return -1;
-    };
-    const blocks = (m) => {
-      const inner = m.message;
-      const c = inner !== null && typeof inner === 'object' ? inner.content : undefined;
-      return Array.isArray(c) ? c : [];
-    };
-    const idOf = (m) => {
-      const inner = m.message;
-      return inner !== null && typeof inner === 'object' && typeof inner.id === 'string' ? inner.id : undefined;
-    };
-    // Whether user line `m` answers a tool call of line `p`.
-    const answers = (m, p) => {
-      if (p === null || p.type !== 'assistant') return false;
-      const ids = new Set();
-      for (const b of blocks(p)) if (b !== null && typeof b === 'object' && b.type === 'tool_use') ids.add(b.id);
-      if (ids.size === 0) return false;
-      for (const b of blocks(m)) if (b !== null && typeof b === 'object' && b.type === 'tool_result' && ids.has(b.tool_use_id)) return true;
-      return false;
-    };
-    // Whether assistant line `m` and line `p` are lines of one response.
-    const sameResponse = (m, p) => p !== null && p.type === 'assistant' && idOf(m) !== undefined && idOf(m) === idOf(p);
-    const out = new Int32Array(4 * n);
-    for (let i = 0; i < n; i++) {
-      const m = lines[i];
-      if (m === null) {
-        out[4 * i + 1] = -1;
-        out[4 * i + 2] = -1;
-        out[4 * i + 3] = -1;
-        continue;
-      }
-      const t = m.type;
-      const anchor = anchorOf(i);
-      const up = anchor >= 0 ? lines[anchor] : null;
-      out[4 * i] = (typeof m.uuid === 'string' ? 1 : 0) | (m.isSidechain === true ? 2 : 0) |
-        (t === 'user' || t === 'assistant' ? 4 : 0) |
-        (t === 'user' && answers(m, up) ? 8 : 0) |
-        (t === 'assistant' && sameResponse(m, up) ? 16 : 0) |
-        (t === 'attachment' ? 32 : 0) |
-        (t === 'system' && m.subtype === 'compact_boundary' ? 64 : 0);
-      out[4 * i + 1] = parents[i];
-      out[4 * i + 2] = ref(m.logicalParentUuid);
-      out[4 * i + 3] = anchor;
-    }
-    return out;
-  } catch {
-    return null;
   }
+  return s.broken === true;
 }

@@ -33,7 +33,7 @@ function isOpaqueCompaction(b) {
 // `toString`.
 
 // Shapes, as numbered by model::shape::Shape.
-const ANY = 0, ANTHROPIC = 1, AI_MODEL = 2, AI_UI = 3, CHAT = 4, RESPONSES = 5, LANGCHAIN = 6;
+export const ANY = 0, ANTHROPIC = 1, AI_MODEL = 2, AI_UI = 3, CHAT = 4, RESPONSES = 5, LANGCHAIN = 6;
 const SHAPE_SHIFT = 9;
 
 // Kinds of roles outside Claude Code lines: tool results travel on the user side (as
@@ -75,7 +75,7 @@ function responsesItem(t) {
 // The side of a Responses item `m` of type `t` (0 user, 1 assistant, 2 instructions, 4
 // nothing to read), or undefined when `m` is not one. Item types added after this list
 // are recognised by their `call_id` or their name (`…_call`, `…_output`).
-function responsesSide(m, t) {
+export function responsesSide(m, t) {
   const k = responsesItem(t);
   if (k !== undefined) return k;
   if (m.message !== undefined) return undefined;
@@ -99,7 +99,7 @@ function lcTypeKind(t) {
 // its stored `{type, data}` form, or a dict keyed by type `{type: 'human' | 'ai' | 'tool' |
 // 'system', content, …}` as its coerceMessageLikeToMessage reads it), or undefined when `m`
 // is none of these.
-function lcFields(m) {
+export function lcFields(m) {
   if (Array.isArray(m.lc_namespace)) return m;
   if (m.lc === 1 && m.type === 'constructor' && Array.isArray(m.id)) {
     const k = m.kwargs;
@@ -116,7 +116,7 @@ function lcFields(m) {
 }
 
 // A copy of the LangChain message `m` (not an instance) with `content`, in its own form.
-function lcWithContent(m, content) {
+export function lcWithContent(m, content) {
   if (m.lc === 1) return { ...m, kwargs: { ...m.kwargs, content } };
   if (lcFields(m) === m) return { ...m, content };
   return { ...m, data: { ...m.data, content } };
@@ -219,7 +219,7 @@ function lineHeader(m, k) {
 // The header of message `m`. With `full` false (backward scans, which need only the kind,
 // sidechain, boundary and usage bits) the shape of a `{role, content}` message is not worked
 // out from its parts.
-function header(m, full = true) {
+export function header(m, full = true) {
   if (m === null || typeof m !== 'object' || Array.isArray(m)) return 7 | 128;
   const t = m.type;
   if (typeof t === 'string') {
@@ -275,7 +275,7 @@ function header(m, full = true) {
   return bits | (shape << SHAPE_SHIFT);
 }
 
-const shapeOfHeader = (h) => (h >> SHAPE_SHIFT) & 7;
+export const shapeOfHeader = (h) => (h >> SHAPE_SHIFT) & 7;
 
 // The keys of arr[i] (for the error naming a message of no known shape); [] for non-objects.
 function keysOf_(arr, i) {
@@ -291,7 +291,7 @@ const MAX_MESSAGES = 16777216;
 // fewer, and only a sparse array is longer. `parts(list)` refuses a longer one (reported as
 // the reading error of that message) before anything walks it element by element.
 const MAX_PARTS = 1048576;
-function parts(list) {
+export function parts(list) {
   if (list.length > MAX_PARTS) {
     throw new RangeError(`an array of ${list.length} elements in a message (more than ${MAX_PARTS}: a sparse array?)`);
   }
@@ -301,6 +301,275 @@ function arrayLength_(arr) {
   if (!Array.isArray(arr)) return -1;
   return arr.length > MAX_MESSAGES ? -4 : arr.length;
 }
+
+
+// ---- A Claude Code session file read along its parentUuid chain (SPEC §2) ----
+// Which lines form the conversation is decided in Rust (transforms/transcript.rs
+// conversation_mask, from chainLinks). While the Rust side reads an array whose conversation
+// is not what `isSidechain` says (a file holding several branches, a sub-agent's own file), the
+// mask it gave is in effect for that array: every header of it read here has the sidechain
+// bit (16) set where the line is not part of the conversation, cleared where it is.
+let chainArr = null, chainOn = null;
+const chainSaved = [];
+export function enterChain(arr, on) {
+  chainSaved.push(chainArr, chainOn);
+  chainArr = arr;
+  chainOn = on.slice(); // `on` is a view on WASM memory
+}
+export function leaveChain() {
+  chainOn = chainSaved.pop() ?? null;
+  chainArr = chainSaved.pop() ?? null;
+}
+// Header `h` of arr[i] as the conversation in effect has it.
+// (A mask of another length is of the array as it was: not in effect.)
+const onChain = (arr, i, h) => (arr !== chainArr || chainOn.length !== arr.length ? h : chainOn[i] === 1 ? h & ~16 : h | 16);
+
+// What `linked` knows of the lines before the next one: `open` (nothing: the lines before
+// the range were not read, the first ones may name any parent), the uuid of the latest line
+// that is not a progress line (`at`) and of the progress lines since (`after`), the lines of
+// the latest response (`calls`, while nothing but its lines, their results and progress lines
+// came since it began, and their `id`), whether a main-chain and a sub-agent turn were seen,
+// the uuids seen (`seen`; null: not kept) and the parents taken for ones no line carries
+// (`missing`).
+export const linkState = (open, seen = null) => ({ open, at: null, after: [], id: undefined, calls: [], main: false, side: false, seen, missing: seen === null ? null : new Set() });
+
+// Whether the lines arr[from..] hang together as they were written (`s`: linkState, updated):
+// each line with a string `uuid` (sub-agent lines of a main session aside) names as its
+// `parentUuid` (a compact boundary without one: its `logicalParentUuid`) the latest line before
+// it that is not a progress line, or a progress line written since; a tool result may name the
+// line of the latest response whose call it answers (Claude Code hangs each parallel call's
+// result from its call); a line without a parentUuid, or (with `s.seen`) naming a parent no
+// line carries, breaks the chain, which is then read in file order anyway. The parentUuid
+// chain from the leaf then passes, or takes in, every line a count reads, as file order does.
+// False when a line breaks this: the Rust side then follows the chain (or reads the file in
+// file order when it is broken).
+export function linked(arr, from, s) {
+  for (let i = from, n = arr.length; i < n; i++) {
+    const m = arr[i];
+    if (m === null || typeof m !== 'object') continue;
+    const t = m.type;
+    const turn = t === 'user' || t === 'assistant';
+    if (m.isSidechain === true) {
+      if (turn) s.side = true;
+      continue;
+    }
+    if (turn) s.main = true;
+    const u = m.uuid;
+    if (typeof u !== 'string') continue;
+    let p = m.parentUuid;
+    if (p === null && typeof m.logicalParentUuid === 'string') p = m.logicalParentUuid;
+    const after = s.after;
+    // Where the line hangs: from the latest line but progress lines (0), a progress line since
+    // (1), elsewhere (2).
+    const where = p === s.at ? 0 : typeof p === 'string' && (p === after[after.length - 1] || after.includes(p)) ? 1 : 2;
+    // Whether it is a result of a call of the latest response that names that call's line
+    // (or a progress line after it, when that line is the latest).
+    let answers = false;
+    if (t === 'user' && s.calls.length > 0 && typeof p === 'string') {
+      const k = s.calls.indexOf(where === 2 ? p : s.at);
+      answers = k >= 0 && answersCall(m, s.calls[k + 1]);
+    }
+    // A line that says nothing of its place (no parentUuid, or one of another type), or names
+    // a parent no line carries: a chain that reaches it is not followed (file order).
+    const unplaced = p !== null && (typeof p !== 'string' || (s.seen !== null && !s.seen.has(p)));
+    if (!(s.open || where < 2 || answers || unplaced)) return false;
+    if (s.seen !== null) {
+      // A parent taken for one no line carries, carried by a later line: not file order.
+      if (unplaced && typeof p === 'string') s.missing.add(p);
+      if (s.missing.has(u)) return false;
+      s.seen.add(u);
+    }
+    if (t === 'progress') {
+      if (after.length >= 4096) return false;
+      after.push(u);
+      continue;
+    }
+    if (t === 'assistant') {
+      const id = idOf(m);
+      // A line of the latest response when it continues its lines.
+      if (s.calls.length !== 0 && (id === undefined || id !== s.id || s.calls.indexOf(s.at) < 0)) s.calls.length = 0;
+      s.id = id;
+      s.calls.push(u, m);
+    } else if (!answers && s.calls.length !== 0) s.calls.length = 0;
+    s.open = false;
+    s.at = u;
+    if (after.length !== 0) after.length = 0;
+  }
+  return true;
+}
+
+// Whether user line `m` holds a result for a `tool_use` of assistant line `call`.
+function answersCall(m, call) {
+  const c = m.message?.content, d = call.message?.content;
+  if (!Array.isArray(c) || !Array.isArray(d)) return false;
+  for (const b of c) {
+    if (b === null || typeof b !== 'object' || b.type !== 'tool_result') continue;
+    for (const x of d) if (x !== null && typeof x === 'object' && x.type === 'tool_use' && x.id === b.tool_use_id) return true;
+  }
+  return false;
+}
+
+
+// Whether the lines arr[stop..len) hang as written (linkedTail, else linked), remembered for
+// the last array asked about: asked again about the same line objects, as a per-render count
+// of an unchanged conversation does, the answer is the one given (the link fields of a line
+// object changed in place, which no session does, are read when the lines change).
+let linkedArr = null, linkedLines = [], linkedStop = -1;
+function tailLinked(arr, stop, len, W, tag) {
+  if (arr === linkedArr && stop === linkedStop && len - stop === linkedLines.length) {
+    let i = stop;
+    while (i < len && arr[i] === linkedLines[i - stop]) i++;
+    if (i === len) return true;
+  }
+  // (`linked` from a little before: the results of the response before may hang from its
+  // lines before `stop`.)
+  if (!linkedTail(arr, stop, len, W, tag) && !linked(arr, Math.max(0, stop - 64), linkState(true))) return false;
+  linkedArr = arr;
+  linkedStop = stop;
+  linkedLines = arr.slice(stop, len);
+  return true;
+}
+
+// Whether the lines arr[stop..len) hang together as they were written, read backwards over
+// their tags (W[tag - i], countTail_'s): each line with a string `uuid`
+// that a count reads, or that such a line hangs from (sub-agent lines of a main session
+// aside), names as its `parentUuid` a line before it that only lines of another type (progress
+// lines: never counted) separate from it, or names no parent at all (a chain that reaches it
+// is not followed: file order). The parentUuid chain from the leaf then passes every line of
+// the range a count reads, as file order does. False when not so (a fork, a parallel call's
+// result hung from its call, a parent no line of the range carries, a root): `linked` then
+// decides.
+function linkedTail(arr, stop, len, W, tag) {
+  // The parents named by the lines after, not met yet: want[0..n) (the array's length is
+  // never set: that is a slow generic write).
+  const want = [];
+  let n = 0, root = false;
+  for (let i = len - 1; i >= stop; i--) {
+    const h = W[tag - i];
+    // A line of another type no line after names is passed over: whatever it hangs from, it
+    // is never counted.
+    const other = (h & 7) === 4;
+    if ((h & 16) || (other && n === 0)) continue;
+    const m = arr[i];
+    const u = m.uuid;
+    if (typeof u !== 'string') continue;
+    let k = 0;
+    for (let j = 0; j < n; j++) if (want[j] !== u) want[k++] = want[j];
+    // A line passed over, or one before the root the chain starts at.
+    if (!other && (k > 0 || root)) return false;
+    if (other && k === n) continue; // not named either
+    n = k;
+    if (i === stop) break;
+    const p = m.parentUuid;
+    if (typeof p === 'string') want[n++] = p;
+    else if (p === null) root = true;
+  }
+  return true;
+}
+
+// The links of every element of `arr` as a transcript line, 4 numbers each: flags (1 has a
+// string `uuid`, 2 `isSidechain: true`, 4 a `user` or `assistant` line, 8 a user line holding
+// a `tool_result` for a `tool_use` of its anchor line, 16 an assistant line with the same
+// `message.id` as its anchor line, 32 an `attachment` line, 64 a `compact_boundary` system
+// line), where its `parentUuid` and its
+// `logicalParentUuid` point
+// (the index of the first element carrying that uuid; -1 for none: `parentUuid: null`, a
+// `logicalParentUuid` that is not a string; -2 for a uuid no element carries; -3 for a
+// `parentUuid` that is neither a string nor null), and its anchor: the nearest element above
+// it by `parentUuid` that is not a progress line (-1 for none). What these mean is decided in
+// Rust (transforms/transcript.rs). Written into `out` (4 numbers an element, a view on WASM
+// memory); false when reading an element throws or the array is not of out's length (the
+// lines are then read in file order).
+export function chainLinks(arr, out) {
+  try {
+    const n = arr.length;
+    if (4 * n !== out.length) return false;
+    const at = new Map();
+    const lines = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const m = arr[i];
+      lines[i] = m !== null && typeof m === 'object' ? m : null;
+      const u = lines[i] === null ? undefined : m.uuid;
+      if (typeof u === 'string' && !at.has(u)) at.set(u, i);
+    }
+    const ref = (v) => (typeof v !== 'string' ? -1 : at.has(v) ? at.get(v) : -2);
+    const parents = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const m = lines[i];
+      const pu = m === null ? null : m.parentUuid;
+      parents[i] = pu === null ? -1 : typeof pu === 'string' ? ref(pu) : -3;
+    }
+    const anchorOf = (i) => {
+      let p = parents[i];
+      for (let steps = 0; p >= 0 && steps < n; steps++) {
+        const up = lines[p];
+        if (up === null || up.type !== 'progress') return p;
+        p = parents[p];
+      }
+      return -1;
+    };
+    const blocks = (m) => {
+      const inner = m.message;
+      const c = inner !== null && typeof inner === 'object' ? inner.content : undefined;
+      return Array.isArray(c) ? c : [];
+    };
+    const idOf = (m) => {
+      const inner = m.message;
+      return inner !== null && typeof inner === 'object' && typeof inner.id === 'string' ? inner.id : undefined;
+    };
+    // Whether user line `m` answers a tool call of line `p`.
+    const answers = (m, p) => {
+      if (p === null || p.type !== 'assistant') return false;
+      const ids = new Set();
+      for (const b of blocks(p)) if (b !== null && typeof b === 'object' && b.type === 'tool_use') ids.add(b.id);
+      if (ids.size === 0) return false;
+      for (const b of blocks(m)) if (b !== null && typeof b === 'object' && b.type === 'tool_result' && ids.has(b.tool_use_id)) return true;
+      return false;
+    };
+    // Whether assistant line `m` and line `p` are lines of one response.
+    const sameResponse = (m, p) => p !== null && p.type === 'assistant' && idOf(m) !== undefined && idOf(m) === idOf(p);
+    for (let i = 0; i < n; i++) {
+      const m = lines[i];
+      if (m === null) {
+        out[4 * i + 1] = -1;
+        out[4 * i + 2] = -1;
+        out[4 * i + 3] = -1;
+        continue;
+      }
+      const t = m.type;
+      const anchor = anchorOf(i);
+      const up = anchor >= 0 ? lines[anchor] : null;
+      out[4 * i] = (typeof m.uuid === 'string' ? 1 : 0) | (m.isSidechain === true ? 2 : 0) |
+        (t === 'user' || t === 'assistant' ? 4 : 0) |
+        (t === 'user' && answers(m, up) ? 8 : 0) |
+        (t === 'assistant' && sameResponse(m, up) ? 16 : 0) |
+        (t === 'attachment' ? 32 : 0) |
+        (t === 'system' && m.subtype === 'compact_boundary' ? 64 : 0);
+      out[4 * i + 1] = parents[i];
+      out[4 * i + 2] = ref(m.logicalParentUuid);
+      out[4 * i + 3] = anchor;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// 1 when the conversation of `arr` may not be what `isSidechain` says (a line that does not
+// hang as `linked` reads it, a sub-agent's own file: the Rust side then reads its chain), else
+// 0 (also for messages that are not Claude Code lines, and when reading throws: the readers
+// report it).
+export function chainMayDiffer(arr) {
+  try {
+    const last = arr[arr.length - 1];
+    if (last === null || typeof last !== 'object' || typeof last.type !== 'string' || last.role !== undefined) return 0;
+    const s = linkState(false, new Set());
+    return linked(arr, 0, s) && (s.main || !s.side) ? 0 : 1;
+  } catch {
+    return 0;
+  }
+}
+
 
 
 // Index of the last main-chain message before `end` matching `mask` (1: assistant carrying
@@ -317,7 +586,7 @@ function rfind_(arr, end, mask) {
       if (m.role === 'assistant' && beginsWithCompaction(m.content)) return i;
       continue;
     }
-    const h = header(m, false);
+    const h = onChain(arr, i, header(m, false));
     if ((h & 7) === 7) return -2 - i;
     if (h & 16) continue;
     if ((mask & 4) && (h & (32 | STARTS_CONTEXT))) return i;
@@ -334,7 +603,7 @@ function rfind_(arr, end, mask) {
 function latestUsage_(arr, end, out) {
   for (let i = end - 1; i >= 0; i--) {
     const m = arr[i];
-    const h = header(m, false);
+    const h = onChain(arr, i, header(m, false));
     if ((h & 7) === 7) { out[0] = 3; return i; }
     if (h & 16) continue;
     if (h & 32) { out[0] = 2; return i; }
@@ -355,7 +624,7 @@ function previousSibling_(arr, before, last) {
   const id = idOf(arr[last]);
   if (id === undefined) return -1;
   for (let i = before - 1; i >= 0; i--) {
-    const h = header(arr[i], false);
+    const h = onChain(arr, i, header(arr[i], false));
     if ((h & 7) === 7 || (h & 32)) return -1;
     if (h & 16) continue;
     if ((h & 7) === 1) return idOf(arr[i]) === id ? i : -1;
@@ -442,7 +711,7 @@ function attachmentType_(arr, i) {
   return a !== null && typeof a === 'object' && typeof a.type === 'string' ? a.type : undefined;
 }
 
-function contentOf(m) {
+export function contentOf(m) {
   if (isLine(m)) {
     const inner = m.message;
     return inner !== null && typeof inner === 'object' ? inner.content : undefined;
@@ -460,7 +729,7 @@ function contentEquals_(arr, i, text) {
 // PLAIN_ARRAYS: the readers that hand the Rust side a list of numbers (a `Vec<u32>` there)
 // return a plain array: the glue copies any array-like into WASM memory, and a typed array
 // of more than a few numbers costs an ArrayBuffer allocation, more than most reads.
-const RS = '\u001e';
+export const RS = '\u001e';
 const SEP_ALL = /\u001e/g;
 const PLACEHOLDER = '[Old tool result content cleared]';
 // A described block's flag: a plain-text document (js_view.rs PLAIN_TEXT).
@@ -469,7 +738,7 @@ const MISSING = 0xffffffff;
 
 // A content block's kind by its `type` (a switch: a per-turn count describes blocks on every
 // call, and a keyed read of changing names is a slow generic lookup).
-function blockKind(t) {
+export function blockKind(t) {
   switch (t) {
     case 'text': return 0;
     case 'tool_use': return 3;
@@ -729,7 +998,7 @@ function readableLen(b, media) {
 // receives (UI step markers, sources, data parts) become no block; a part of unknown type
 // or with a field of an unexpected type is counted by its JSON length, never as nothing.
 
-const mediaKind = (type) => (typeof type === 'string' && type.startsWith('image/') ? 1 : 2);
+export const mediaKind = (type) => (typeof type === 'string' && type.startsWith('image/') ? 1 : 2);
 
 function pushBlock(out, k, text, json, id, name, path, tid, nested, flags = 0) {
   out.push(k, text, json, flags, nested, id, name, path, tid);
@@ -797,7 +1066,7 @@ function base64Bytes(s, from) {
 }
 
 // The text of a text file (see fileTextLen), decoded as UTF-8; undefined when it is not one.
-function fileText(v) {
+export function fileText(v) {
   if (typeof v === 'string') {
     if (v.startsWith('data:')) {
       const d = dataUrl.exec(v);
@@ -829,7 +1098,7 @@ function base64Text(s) {
 }
 
 // Bytes (an ArrayBuffer or a view on one: the AI SDK's DataContent) as base64.
-function bytesBase64(v) {
+export function bytesBase64(v) {
   const u8 = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
   if (typeof Buffer === 'function') return Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength).toString('base64');
   let bin = '';
@@ -839,7 +1108,7 @@ function bytesBase64(v) {
 
 // The media type of an image given as base64 `data`, from its first bytes (the AI SDK
 // detects it so too); undefined when they name none of these.
-function imageTypeOf(data) {
+export function imageTypeOf(data) {
   if (typeof data !== 'string') return undefined;
   if (data.startsWith('iVBORw0KGgo')) return 'image/png';
   if (data.startsWith('/9j/')) return 'image/jpeg';
@@ -1103,12 +1372,12 @@ function fnOf(c) {
   const fn = c.function || c.custom;
   return fn !== null && typeof fn === 'object' ? fn : undefined;
 }
-const isCall = (c) => c !== null && typeof c === 'object' && (fnOf(c) !== undefined || typeof c.name === 'string');
-function callName(c) {
+export const isCall = (c) => c !== null && typeof c === 'object' && (fnOf(c) !== undefined || typeof c.name === 'string');
+export function callName(c) {
   const fn = fnOf(c);
   return fn !== undefined ? fn.name : c.name;
 }
-function callArgs(c) {
+export function callArgs(c) {
   const fn = fnOf(c);
   return fn !== undefined ? (fn.arguments !== undefined ? fn.arguments : fn.input) : c.args;
 }
@@ -1141,7 +1410,7 @@ function pushLcContent(f, estimate, out) {
 
 // The input of a LangChain content `tool_use` part `p` whose `input` is a string (what
 // streaming leaves): the parsed arguments of its call in `tool_calls`, else that string.
-function lcPartInput(f, p) {
+export function lcPartInput(f, p) {
   const calls = f.tool_calls;
   if (Array.isArray(calls)) {
     for (const c of parts(calls)) {
@@ -1166,7 +1435,7 @@ function lcToolCalls(f) {
 // A LangChain AI message's tool calls ({id, name, args}): `tool_calls`, or in what older
 // LangChain versions stored, only OpenAI's form in `additional_kwargs.tool_calls` (which
 // LangChain itself reads back into `tool_calls` when it loads the message).
-function lcCalls(f) {
+export function lcCalls(f) {
   // Present (even empty: a call whose arguments did not parse is in invalid_tool_calls), it
   // is LangChain's own reading.
   if (Array.isArray(f.tool_calls)) return parts(f.tool_calls);
@@ -1309,12 +1578,12 @@ function tail_(arr, shape, F, fb, cap, W, wb, wcap) {
   F[fb + 2] = 0;
   for (let i = len - 1; i >= 0; i--) {
     const m = arr[i];
-    const full = header(m);
+    const full = onChain(arr, i, header(m));
     if (TAIL_HEAD + n >= cap) return -1;
     F[fb + TAIL_HEAD + n++] = full;
     // The scan reads headers as latestUsage_ does (a {role, content} message's `usage` is
     // seen whatever its parts).
-    const h = (full & 8) ? full : header(m, false);
+    const h = (full & 8) ? full : onChain(arr, i, header(m, false));
     if ((h & 7) === 7) { status = 3; at = i; break; }
     if (h & 16) continue;
     if (h & 32) { status = 2; at = i; break; }
@@ -1340,7 +1609,7 @@ function tail_(arr, shape, F, fb, cap, W, wb, wcap) {
       if (i >= len - n) h = F[fb + hd - i];
       else {
         if (TAIL_HEAD + n >= cap) return -1;
-        h = header(arr[i]);
+        h = onChain(arr, i, header(arr[i]));
         F[fb + TAIL_HEAD + n++] = h;
       }
       if ((h & 7) === 7 || (h & 32)) break;
@@ -1460,7 +1729,7 @@ function countTail_(arr, F, fb, W, wb, wcap) {
   // Kept here: a getter read below may run another count, which uses USAGE_OUT too.
   const u0 = USAGE_OUT[0], u1 = USAGE_OUT[1], u2 = USAGE_OUT[2], u3 = USAGE_OUT[3];
   const id = idOf(m);
-  let first = at;
+  let first = at, stop = 0;
   for (let i = at - 1; i >= 0; i--) {
     const x = arr[i];
     let h = lineTag(x);
@@ -1468,6 +1737,7 @@ function countTail_(arr, F, fb, W, wb, wcap) {
     if ((h & 7) === 1 && id !== undefined && idOf(x) === id) h |= SAME_RESPONSE;
     if (n < wcap) W[wb + n] = h;
     n++;
+    stop = i;
     if (h & 32) break;
     if (h & 16) continue;
     if ((h & 7) === 1) {
@@ -1481,6 +1751,9 @@ function countTail_(arr, F, fb, W, wb, wcap) {
     return -1;
   }
   const tag = wb + len - 1; // the tag of arr[i] is W[tag - i]
+  // The lines read (from where the search stopped) hang as written: else the chain decides
+  // (SPEC §2), on the general path.
+  if (!tailLinked(arr, stop, len, W, tag)) return 0;
   for (let i = at + 1; i < len; i++) {
     if ((W[tag - i] & 7) === 1 && idOf(arr[i]) === id && id !== undefined) W[tag - i] |= SAME_RESPONSE;
   }
@@ -1828,7 +2101,7 @@ function toolIndex_(arr, from, withPaths, keep) {
         continue;
       }
     }
-    const h = header(m);
+    const h = onChain(arr, i, header(m));
     const kind = h & 7;
     if (kind === 7 || kind === UNKNOWN_ROLE) return null; // the Rust side names what is wrong
     const shape = shapeOfHeader(h);
@@ -2181,7 +2454,7 @@ export function takeStrings() {
 // serializeTranscript writes the numbers the line still holds as they were read.
 const READ_FROM = (globalThis[Symbol.for('context-compaction.transcriptLines')] ??= new WeakMap());
 
-function withContent(m, content) {
+export function withContent(m, content) {
   if (isLine(m)) {
     const copy = { ...m, message: { ...m.message, content } };
     const src = READ_FROM.get(m);
@@ -2191,54 +2464,11 @@ function withContent(m, content) {
   return { ...m, content };
 }
 
-// Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
-// [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
-// nested block) with a text block, op 1 = set the tool_result's content to the text. Only the
-// edited messages, their content arrays and edited blocks are copied; all else is shared.
-function applyEdits_(arr, ops, texts) {
-  const T = texts.split(RS);
-  const out = arr.slice();
-  let cur = -1;
-  let content = null;
-  let shapeOf = -1, shape = ANY; // the shape of message `shapeOf` (ops come by message)
-  const flush = () => { if (cur >= 0) out[cur] = withContent(arr[cur], content); };
-  for (let k = 0; k < ops.length; k += 5) {
-    const op = ops[k], i = ops[k + 1], b = ops[k + 2], n = ops[k + 3], text = T[ops[k + 4]];
-    if (i !== shapeOf) {
-      shapeOf = i;
-      shape = shapeOfHeader(header(arr[i]));
-    }
-    if (shape >= AI_MODEL) {
-      if (i !== cur) { flush(); cur = -1; }
-      out[i] = op === 0 ? replaceForeignPart(out[i], shape, b, n, text) : setForeignResult(out[i], shape, b, text);
-      continue;
-    }
-    if (i !== cur) {
-      flush();
-      cur = i;
-      content = contentOf(arr[i]).slice();
-    }
-    if (op === 0 && n === 0xffffffff) {
-      content[b] = { type: 'text', text };
-    } else if (op === 0) {
-      const tr = { ...content[b] };
-      const inner = tr.content.slice();
-      inner[n] = { type: 'text', text };
-      tr.content = inner;
-      content[b] = tr;
-    } else {
-      content[b] = { ...content[b], content: text };
-    }
-  }
-  flush();
-  return out;
-}
-
 // A copy of the foreign message `m` whose tool result at block `b` (as describeForeign
 // numbers blocks) is `text`, in the message's own shape: an AI SDK `tool-result` output of
 // type `text`, a UIMessage tool part's `output` (or `errorText`), an OpenAI `tool` message's
 // or Responses output item's content, a LangChain ToolMessage rebuilt with its own class.
-function setForeignResult(m, shape, b, text) {
+export function setForeignResult(m, shape, b, text) {
   switch (shape) {
     case AI_MODEL: {
       const content = m.content.slice();
@@ -2276,51 +2506,11 @@ function setForeignResult(m, shape, b, text) {
   }
 }
 
-// ---- Another ecosystem's conversation in the Anthropic form the pipeline reads ------------
-// A compaction reads whole messages (it writes the summary request): those of other shapes
-// are converted to Anthropic API messages first. `origin[k]` is the index of the caller's
-// message that Anthropic message k came from (a UIMessage may become several; OpenAI
-// Responses items of one turn become one). Reasoning is left out (providers' reasoning is
-// not portable, and a summary does not need it); tool arguments given as JSON text are
-// parsed (kept as `{ arguments: text }` when they are not JSON).
-
-const dataUrl = /^data:([^;,]+)?(;base64)?,(.*)$/s;
-
-// The Anthropic `source` of media given as `v` (a data URL, an http(s) URL, base64, bytes);
-// `image`: it is an image (of the type its first bytes tell when `mediaType` is not given;
-// none is invented).
-function mediaSource(v, mediaType, image) {
-  if (typeof v === 'string') {
-    const d = dataUrl.exec(v);
-    if (d) return { type: 'base64', media_type: d[1] || mediaType || 'application/octet-stream', data: d[3] };
-    if (/^https?:\/\//.test(v)) return { type: 'url', url: v };
-    return base64Source(v, mediaType, image);
-  }
-  if (v instanceof URL) return { type: 'url', url: v.href };
-  // Bytes (Uint8Array, Buffer, ArrayBuffer): sent as the base64 they are.
-  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return base64Source(bytesBase64(v), mediaType, image);
-  return { type: 'base64', media_type: mediaType || 'application/octet-stream', data: '' };
-}
-
-function base64Source(data, mediaType, image) {
-  const type = mediaType || (image ? imageTypeOf(data) : 'application/octet-stream');
-  return type === undefined ? { type: 'base64', data } : { type: 'base64', media_type: type, data };
-}
-
-// The Anthropic file source of a provider's file id (the AI SDK's `fileId`: a string, or one
-// per provider).
-function fileSource(id) {
-  if (typeof id === 'string') return { type: 'file', file_id: id };
-  if (id !== null && typeof id === 'object') {
-    if (typeof id.anthropic === 'string') return { type: 'file', file_id: id.anthropic };
-    for (const k of Object.keys(id)) if (typeof id[k] === 'string') return { type: 'file', file_id: id[k] };
-  }
-  return { type: 'file', file_id: '' };
-}
+export const dataUrl = /^data:([^;,]+)?(;base64)?,(.*)$/s;
 
 // OpenAI's built-in tools whose call and output are two items paired by `call_id`: the name
 // their call has as a tool_use, and the field that holds its input.
-const HOSTED_CALLS = new Map([
+export const HOSTED_CALLS = new Map([
   ['computer_call', ['computer', 'action']],
   ['shell_call', ['shell', 'action']],
   ['apply_patch_call', ['apply_patch', 'operation']],
@@ -2328,27 +2518,16 @@ const HOSTED_CALLS = new Map([
 
 // The reason a UIMessage tool part in state `output-denied` was denied (what the AI SDK
 // sends as its error result).
-const uiDenial = (p) => (p.approval !== null && typeof p.approval === 'object' && typeof p.approval.reason === 'string'
+export const uiDenial = (p) => (p.approval !== null && typeof p.approval === 'object' && typeof p.approval.reason === 'string'
   ? p.approval.reason : 'The tool call was denied.');
 
-// A provider-executed tool's use and result in Anthropic form: a server_tool_use and its
-// `<name>_tool_result` in the same message (as web_search_tool_result).
-const serverUse = (id, name, input) => ({ type: 'server_tool_use', id: textOf(id), name: textOf(name), input: parseArgs(input) });
-const serverResult = (id, name, value) => ({ type: `${textOf(name)}_tool_result`, tool_use_id: textOf(id), content: value === undefined ? null : value });
-
 // Whether part `p` of an AI SDK assistant message is a provider-executed tool's result.
-const isProviderResult = (p) => p !== null && typeof p === 'object' && p.type === 'tool-result';
+export const isProviderResult = (p) => p !== null && typeof p === 'object' && p.type === 'tool-result';
 
 // Whether `v` is one media part (an OpenAI computer screenshot is a tool output of its own).
-const isMediaPart = (v) => v !== null && typeof v === 'object' && v.type === 'computer_screenshot';
+export const isMediaPart = (v) => v !== null && typeof v === 'object' && v.type === 'computer_screenshot';
 
-function mediaBlock(v, mediaType, image = false) {
-  const source = mediaSource(v, mediaType, image);
-  const t = source.media_type || mediaType || '';
-  return { type: image || t.startsWith('image/') || (source.type === 'url' && !mediaType) ? 'image' : 'document', source };
-}
-
-function parseArgs(v) {
+export function parseArgs(v) {
   if (typeof v !== 'string') return v !== null && typeof v === 'object' ? v : {};
   try {
     const o = JSON.parse(v);
@@ -2358,324 +2537,8 @@ function parseArgs(v) {
   }
 }
 
-const textOf = (v) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
-
-// A part of any ecosystem as an Anthropic block (undefined: not sent, or reasoning).
-function anthropicBlock(p) {
-  if (typeof p === 'string') return { type: 'text', text: p };
-  if (p === null || typeof p !== 'object') return undefined;
-  switch (p.type) {
-    case 'text': case 'input_text': case 'output_text': case 'text-plain': {
-      // An empty text part is dropped before sending (the AI SDK does; the Messages API
-      // refuses empty text blocks).
-      const text = textOf(p.text);
-      return text === '' ? undefined : { type: 'text', text };
-    }
-    case 'refusal': return { type: 'text', text: textOf(p.refusal) };
-    case 'image': {
-      if (p.source !== undefined) return p;
-      const v = p.image !== undefined ? p.image : p.url !== undefined ? p.url : p.data;
-      return mediaBlock(v, p.mediaType || p.mimeType || p.mime_type, true);
-    }
-    case 'image_url': return mediaBlock(typeof p.image_url === 'string' ? p.image_url : p.image_url && p.image_url.url, undefined);
-    case 'input_image': return mediaBlock(p.image_url, undefined);
-    case 'file': {
-      if (p.file !== null && typeof p.file === 'object') return mediaBlock(p.file.file_data, 'application/pdf');
-      const v = p.data !== undefined ? p.data : p.url;
-      const type = p.mediaType || p.mimeType || p.mime_type;
-      // A text file is a plain-text document, its text decoded (as @ai-sdk/anthropic sends
-      // it): read as text, and the summarizer reads it.
-      const text = typeof type === 'string' && type.startsWith('text/') ? fileText(v) : undefined;
-      if (text !== undefined) {
-        const doc = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } };
-        if (typeof p.filename === 'string') doc.title = p.filename;
-        return doc;
-      }
-      return mediaBlock(v, type);
-    }
-    case 'input_file': return mediaBlock(p.file_data !== undefined ? p.file_data : p.file_url, 'application/pdf');
-    case 'media': return mediaBlock(p.data, p.mediaType);
-    // The AI SDK's tool-output media parts; OpenAI's audio and computer screenshots;
-    // LangChain's audio blocks. Sent as the media they are (never as their base64 text).
-    case 'image-data': return mediaBlock(p.data, p.mediaType, true);
-    case 'image-url': return mediaBlock(p.url, undefined);
-    // A provider's file id: a file source (no media type or size to tell).
-    case 'image-file-id': return { type: 'image', source: fileSource(p.fileId) };
-    case 'file-data': return mediaBlock(p.data, p.mediaType || 'application/octet-stream');
-    case 'file-url': return mediaBlock(p.url, p.mediaType);
-    case 'file-id': return { type: mediaKind(p.mediaType) === 1 ? 'image' : 'document', source: fileSource(p.fileId) };
-    case 'input_audio': {
-      const a = p.input_audio !== null && typeof p.input_audio === 'object' ? p.input_audio : {};
-      return mediaBlock(a.data, `audio/${typeof a.format === 'string' ? a.format : 'wav'}`);
-    }
-    case 'audio':
-      return mediaBlock(p.data !== undefined ? p.data : p.url, p.mimeType || p.mime_type || p.mediaType || 'audio/wav');
-    case 'computer_screenshot':
-      return mediaBlock(p.image_url, typeof p.image_url === 'string' ? undefined : 'image/png');
-    case 'tool-call': return { type: 'tool_use', id: textOf(p.toolCallId), name: textOf(p.toolName), input: parseArgs(p.input) };
-    case 'tool_call': return { type: 'tool_use', id: textOf(p.id), name: textOf(p.name), input: parseArgs(p.args) };
-    case 'tool-result': return aiResult(p);
-    case 'reasoning': case 'thinking': case 'redacted_thinking': case 'step-start': return undefined;
-    // A streamed call's arguments, in pieces (LangChain keeps Anthropic's deltas in the
-    // message): its call holds them.
-    case 'input_json_delta': return undefined;
-    // A tool approval's request and answer (AI SDK) steer the agent loop; they are no
-    // message content of their own.
-    case 'tool-approval-request': case 'tool-approval-response': return undefined;
-    default:
-      if (typeof p.type === 'string' && (p.type.startsWith('source-') || p.type.startsWith('data-'))) return undefined;
-      return blockKind(p.type) !== undefined ? p : { type: 'text', text: JSON.stringify(p) ?? '' };
-  }
-}
-
-const blocksOf = (c) => (typeof c === 'string' ? (c.length ? [{ type: 'text', text: c }] : [])
-  : Array.isArray(c) ? c.map(anthropicBlock).filter((b) => b !== undefined) : []);
-
-function resultBlock(id, output, isError) {
-  const content = typeof output === 'string' ? output
-    : Array.isArray(output) ? output.map(anthropicBlock).filter((b) => b !== undefined)
-    : textOf(output === undefined ? '' : output);
-  const b = { type: 'tool_result', tool_use_id: textOf(id), content };
-  if (isError) b.is_error = true;
-  return b;
-}
-
-function aiResult(p) {
-  const o = p.output !== undefined ? p.output : p.result;
-  if (o === null || typeof o !== 'object' || typeof o.type !== 'string') return resultBlock(p.toolCallId, o, false);
-  switch (o.type) {
-    case 'text': return resultBlock(p.toolCallId, textOf(o.value), false);
-    case 'error-text': return resultBlock(p.toolCallId, textOf(o.value), true);
-    case 'json': return resultBlock(p.toolCallId, textOf(o.value), false);
-    case 'error-json': return resultBlock(p.toolCallId, textOf(o.value), true);
-    case 'content': return resultBlock(p.toolCallId, Array.isArray(o.value) ? o.value : [], false);
-    case 'execution-denied': return resultBlock(p.toolCallId, textOf(o.reason ?? 'The tool call was denied.'), true);
-    default: return resultBlock(p.toolCallId, textOf(o), false);
-  }
-}
-
-const ROLE_OF_KIND = ['user', 'assistant', 'system'];
-
-// An OpenAI Chat message (or a LangChain `{role, …}` dict) in Anthropic form.
-function anthropicChat(m, kind, role) {
-  if (m.role === 'tool' || m.role === 'function') {
-    return [{ role: 'user', content: [resultBlock(m.tool_call_id !== undefined ? m.tool_call_id : m.name, Array.isArray(m.content) ? m.content : textOf(m.content ?? ''), false)] }];
-  }
-  if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
-  const content = blocksOf(m.content);
-  // A refusal (`content: null`) is what the assistant answered.
-  if (typeof m.refusal === 'string' && m.refusal.length > 0) content.push({ type: 'text', text: m.refusal });
-  if (Array.isArray(m.tool_calls)) {
-    for (const c of parts(m.tool_calls)) {
-      if (isCall(c)) content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: parseArgs(callArgs(c)) });
-    }
-  }
-  if (m.function_call) content.push({ type: 'tool_use', id: 'function_call', name: textOf(m.function_call.name), input: parseArgs(m.function_call.arguments) });
-  return [{ role, content }];
-}
-
-// The Anthropic messages of one foreign message, by shape; each is {role, content}.
-function anthropicMessages(m, shape) {
-  const kind = header(m) & 7;
-  const role = ROLE_OF_KIND[kind];
-  if (role === undefined) return [];
-  switch (shape) {
-    case AI_MODEL:
-      if (m.role === 'system') return [{ role: 'system', content: textOf(m.content) }];
-      if (m.role === 'assistant' && Array.isArray(m.content)) {
-        // A provider-executed tool's call and result, both in the assistant message, are a
-        // server tool's use and result (as Anthropic's server_tool_use and
-        // web_search_tool_result).
-        const content = [];
-        for (const p of parts(m.content)) {
-          if (isProviderResult(p)) {
-            const o = p.output !== undefined ? p.output : p.result;
-            content.push(serverResult(p.toolCallId, p.toolName, o !== null && typeof o === 'object' && 'value' in o ? o.value : o));
-          } else if (p !== null && typeof p === 'object' && p.type === 'tool-call' && p.providerExecuted === true) {
-            content.push(serverUse(p.toolCallId, p.toolName, p.input));
-          } else {
-            const b = anthropicBlock(p);
-            if (b !== undefined) content.push(b);
-          }
-        }
-        return [{ role, content }];
-      }
-      return [{ role, content: blocksOf(m.content) }];
-    case AI_UI: {
-      if (kind !== 1) return [{ role, content: blocksOf(m.parts) }];
-      // An assistant UIMessage holds whole steps: each step's calls, then their results.
-      const out = [];
-      let calls = [], results = [];
-      const flush = () => {
-        if (calls.length) out.push({ role: 'assistant', content: calls });
-        if (results.length) out.push({ role: 'user', content: results });
-        calls = []; results = [];
-      };
-      for (const p of parts(m.parts)) {
-        const t = p !== null && typeof p === 'object' ? p.type : undefined;
-        if (t === 'step-start') { flush(); continue; }
-        if (typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-'))) {
-          const name = t === 'dynamic-tool' ? p.toolName : t.slice(5);
-          if (p.providerExecuted === true) {
-            // A provider-executed tool: its use and result both in the assistant message.
-            calls.push(serverUse(p.toolCallId, name, p.input));
-            if (p.state === 'output-available' || p.state === 'output-error') {
-              calls.push(serverResult(p.toolCallId, name, p.state === 'output-error' ? p.errorText : p.output));
-            }
-            continue;
-          }
-          calls.push({ type: 'tool_use', id: textOf(p.toolCallId), name: textOf(name), input: parseArgs(p.input) });
-          if (p.state === 'output-available') results.push(resultBlock(p.toolCallId, textOf(p.output), false));
-          else if (p.state === 'output-error') results.push(resultBlock(p.toolCallId, textOf(p.errorText), true));
-          // The AI SDK sends a denied call's result as an error text (convertToModelMessages).
-          else if (p.state === 'output-denied') results.push(resultBlock(p.toolCallId, uiDenial(p), true));
-          continue;
-        }
-        const b = anthropicBlock(p);
-        if (b === undefined) continue;
-        if (results.length) flush();
-        calls.push(b);
-      }
-      flush();
-      return out;
-    }
-    case CHAT:
-      return anthropicChat(m, kind, role);
-    case RESPONSES:
-      switch (m.type) {
-        case 'function_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: parseArgs(m.arguments) }] }];
-        case 'custom_tool_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: typeof m.input === 'string' ? m.input : parseArgs(m.input) }] }];
-        case 'compaction':
-          // The provider's own compaction: an opaque block standing for the conversation
-          // before it (model::messages holds_opaque_compaction).
-          if (typeof m.encrypted_content !== 'string' || m.encrypted_content.length === 0) return [];
-          return [{ role: 'assistant', content: [{ type: 'compaction', encrypted_content: m.encrypted_content }] }];
-        case 'reasoning': case 'item_reference': return [];
-        case 'message': case undefined:
-          if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
-          return [{ role, content: blocksOf(m.content) }];
-        case 'image_generation_call':
-          // The generated image as the image it is (counted as one, sent to a summarizer as
-          // a marker), never as its base64 text.
-          if (typeof m.result === 'string' && m.result.length > 0) {
-            return [{ role: 'assistant', content: [mediaBlock(m.result, 'image/png')] }];
-          }
-          return [{ role: 'assistant', content: [{ type: 'text', text: JSON.stringify(m) ?? '' }] }];
-        default: {
-          const hosted = HOSTED_CALLS.get(m.type);
-          if (hosted !== undefined) {
-            return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: hosted[0], input: parseArgs(m[hosted[1]]) }] }];
-          }
-          // An output item answers a call; an item that holds its own output (mcp_call) is
-          // the assistant's.
-          if (responsesSide(m, m.type) === 0 && 'output' in m) {
-            const o = m.output;
-            return [{ role: 'user', content: [resultBlock(m.call_id, Array.isArray(o) ? o : isMediaPart(o) ? [o] : textOf(o), false)] }];
-          }
-          return [{ role: 'assistant', content: [{ type: 'text', text: JSON.stringify(m) ?? '' }] }];
-        }
-      }
-    case LANGCHAIN: {
-      const f = lcFields(m);
-      if (f === undefined) return anthropicChat(m, kind, role); // a `{role, …}` dict
-      if (kind === 0 && typeof f.tool_call_id === 'string') {
-        return [{ role: 'user', content: [resultBlock(f.tool_call_id, Array.isArray(f.content) ? f.content : textOf(f.content ?? ''), f.status === 'error')] }];
-      }
-      if (kind === 2) return [{ role: 'system', content: blocksOf(f.content).map((b) => b.text || '').join('\n') }];
-      const content = blocksOf(f.content);
-      {
-        const seen = new Set();
-        for (let k = 0; k < content.length; k++) {
-          const b = content[k];
-          if (b.type !== 'tool_use') continue;
-          seen.add(b.id);
-          // A streamed call's arguments (its part's `input` is a string): from tool_calls.
-          if (typeof b.input === 'string') content[k] = { ...b, input: parseArgs(lcPartInput(f, b)) };
-        }
-        for (const c of lcCalls(f)) {
-          if (c !== null && typeof c === 'object' && !seen.has(c.id)) {
-            content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: parseArgs(callArgs(c)) });
-          }
-        }
-      }
-      // The usage the response reported (what the count anchors on) goes with it, in the
-      // Messages API's terms (lcUsage): the compaction counts what the count counted.
-      const u = kind === 1 ? f.usage_metadata : undefined;
-      if (u !== null && typeof u === 'object' && !Array.isArray(u)) {
-        const usage = {};
-        if (typeof u.input_tokens === 'number') usage.input_tokens = u.input_tokens;
-        if (typeof u.output_tokens === 'number') usage.output_tokens = u.output_tokens;
-        if (Object.keys(usage).length !== 0) return [{ role, content, usage }];
-      }
-      return [{ role, content }];
-    }
-    default:
-      return [];
-  }
-}
-
-// The whole array in Anthropic form: [messages, origin]. Consecutive messages of one role
-// that came from different foreign messages stay separate (the pipeline's API view merges
-// them as it merges Anthropic ones); empty ones are left out.
-function anthropicForm_(arr) {
-  const messages = [];
-  const origin = [];
-  for (let i = 0; i < arr.length; i++) {
-    const m = arr[i];
-    const shape = shapeOfHeader(header(m));
-    const list = shape >= AI_MODEL ? anthropicMessages(m, shape) : [m];
-    for (const a of list) {
-      if (a !== m && Array.isArray(a.content) && a.content.length === 0) continue;
-      messages.push(a);
-      origin.push(i);
-    }
-  }
-  return [messages, new Uint32Array(origin)];
-}
-
-// The caller's shape of a user message the compaction adds (`msg`: Anthropic
-// {role: 'user', content}); `arr` is the caller's array and `shape` its shape's code as Rust
-// decided it (LangChain messages are built with the class of one of its human messages),
-// `id` a new id for a UIMessage; `summaryOf` (defined for the summary) goes into a
-// UIMessage's `metadata`.
-function userMessageIn_(arr, shape, msg, id, summaryOf) {
-  const blocks = typeof msg.content === 'string' ? [{ type: 'text', text: msg.content }] : msg.content;
-  const text = blocks.filter((b) => b && b.type === 'text').map((b) => b.text).join('\n\n');
-  // A message of the array's shape shows which of LangChain's forms it uses (a plain
-  // message when the caller named the shape and every message is plain).
-  let sample;
-  if (shape === LANGCHAIN) {
-    for (const m of arr) {
-      if (shapeOfHeader(header(m)) === shape) { sample = m; break; }
-    }
-    if (sample === undefined) shape = ANY;
-  }
-  switch (shape) {
-    case AI_UI: {
-      const out = { id, role: 'user', parts: [{ type: 'text', text }] };
-      if (summaryOf !== undefined) out.metadata = { compactSummary: true, compactMetadata: summaryOf };
-      return out;
-    }
-    case RESPONSES: return { type: 'message', role: 'user', content: [{ type: 'input_text', text }] };
-    case LANGCHAIN: {
-      if (Array.isArray(sample.lc_namespace)) {
-        const human = arr.find((m) => m !== null && typeof m === 'object' && Array.isArray(m.lc_namespace) && m.type === 'human');
-        if (human === undefined) return undefined;
-        return new human.constructor({ content: text });
-      }
-      if (sample.lc === 1) {
-        return { lc: 1, type: 'constructor', id: ['langchain_core', 'messages', 'HumanMessage'], kwargs: { content: text, additional_kwargs: {}, response_metadata: {} } };
-      }
-      if (lcFields(sample) === sample) return { type: 'human', content: text };
-      return { type: 'human', data: { content: text, additional_kwargs: {}, response_metadata: {} } };
-    }
-    default:
-      return { role: 'user', content: text };
-  }
-}
-
 // The index in a UIMessage's `parts` of describeForeign's block `b` (-1 when none).
-function uiPartOf(parts, b) {
+export function uiPartOf(parts, b) {
   let k = 0;
   for (let j = 0; j < parts.length; j++) {
     const p = parts[j];
@@ -2689,53 +2552,11 @@ function uiPartOf(parts, b) {
   return -1;
 }
 
-// A copy of the foreign message `m` with the part at block `b` (or, when `n` is not
-// 0xffffffff, the part `n` of that tool result's output) replaced by a text part of its
-// shape (`input_text` in OpenAI Responses, `text` elsewhere).
-function replaceForeignPart(m, shape, b, n, text) {
-  const part = { type: shape === RESPONSES ? 'input_text' : 'text', text };
-  const nested = n !== 0xffffffff;
-  const swap = (list, k) => { const c = list.slice(); c[k] = part; return c; };
-  switch (shape) {
-    case AI_MODEL: {
-      const content = m.content.slice();
-      if (nested) {
-        const p = content[b];
-        content[b] = { ...p, output: { ...p.output, value: swap(p.output.value, n) } };
-      } else {
-        content[b] = part;
-      }
-      return { ...m, content };
-    }
-    case AI_UI: {
-      const j = uiPartOf(m.parts, b);
-      return j < 0 ? m : { ...m, parts: swap(m.parts, j) };
-    }
-    case CHAT: {
-      if (nested) return { ...m, content: swap(m.content, n) };
-      const skip = typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0 ? 1 : 0;
-      return { ...m, content: swap(m.content, b - skip) };
-    }
-    case RESPONSES:
-      if (nested) return { ...m, output: swap(m.output, n) };
-      return { ...m, content: swap(m.content, b) };
-    case LANGCHAIN: {
-      const f = lcFields(m);
-      if (f === undefined) return replaceForeignPart(m, CHAT, b, n, text); // a `{role, …}` dict
-      const content = swap(f.content, nested ? n : b);
-      if (Array.isArray(m.lc_namespace)) return rebuildLc(m, content);
-      return lcWithContent(m, content);
-    }
-    default:
-      return m;
-  }
-}
-
 // A LangChain message instance like `m` (its own class) with `content`.
 // The fields are added one by one, only the defined ones, in this order: deleting the
 // undefined ones afterwards made the object a slow dictionary (28 % of microCompact on
 // LangChain instances, measured); named reads, not a loop of keyed ones.
-function rebuildLc(m, content) {
+export function rebuildLc(m, content) {
   const fields = { content };
   let v;
   if ((v = m.tool_call_id) !== undefined) fields.tool_call_id = v;
@@ -2767,7 +2588,7 @@ export function takeReadError() {
 }
 
 // One wrapper per entry (not a shared higher-order one), so each call site stays monomorphic.
-function failed(err) {
+export function failed(err) {
   if (readError === null) readError = err === undefined ? new Error('undefined was thrown') : err;
 }
 
@@ -2794,7 +2615,7 @@ export function arrayLength(arr) {
 export function readHeaders(arr, start, out) {
   let k = 0;
   try {
-    for (; k < out.length; k++) out[k] = header(arr[start + k]);
+    for (; k < out.length; k++) out[k] = onChain(arr, start + k, header(arr[start + k]));
     return;
   } catch (e) {
     failed(e);
@@ -3076,31 +2897,4 @@ export function toolUseIdsAt(arr, at) {
     failed(e);
   }
   return [];
-}
-
-export function applyEdits(arr, ops, texts) {
-  try {
-    return applyEdits_(arr, ops, texts);
-  } catch (e) {
-    failed(e);
-  }
-  return null;
-}
-
-export function anthropicForm(arr) {
-  try {
-    return anthropicForm_(arr);
-  } catch (e) {
-    failed(e);
-  }
-  return [[], new Uint32Array(0)];
-}
-
-export function userMessageIn(arr, shape, msg, id, summaryOf) {
-  try {
-    return userMessageIn_(arr, shape, msg, id, summaryOf);
-  } catch (e) {
-    failed(e);
-  }
-  return undefined;
 }

@@ -20,6 +20,24 @@ use crate::model::view::{
     ToolIndex, ToolResultEntry, ToolUseEntry, UsageCounts,
 };
 
+// What only the compaction paths use (js_edit.js: the counting module does not load it).
+#[wasm_bindgen(module = "/src/bindings/js_edit.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = applyEdits)]
+    fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Option<Array>;
+    #[wasm_bindgen(js_name = anthropicForm)]
+    fn anthropic_form_js(arr: &JsValue) -> Array;
+    /// The caller's shape of a user message a compaction adds (see `userMessageIn`).
+    #[wasm_bindgen(js_name = userMessageIn)]
+    pub fn user_message_in(
+        arr: &JsValue,
+        shape: u32,
+        msg: &JsValue,
+        id: &str,
+        summary_of: &JsValue,
+    ) -> JsValue;
+}
+
 #[wasm_bindgen(module = "/src/bindings/js_view.js")]
 extern "C" {
     #[wasm_bindgen(js_name = arrayLength)]
@@ -92,8 +110,6 @@ extern "C" {
     fn tool_use_ids_at(arr: &JsValue, at: &[u32]) -> Array;
     #[wasm_bindgen(js_name = takeStrings)]
     fn take_strings() -> String;
-    #[wasm_bindgen(js_name = applyEdits)]
-    fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Option<Array>;
     #[wasm_bindgen(js_name = enterTokenCounter)]
     fn enter_token_counter(f: &JsValue);
     #[wasm_bindgen(js_name = leaveTokenCounter)]
@@ -104,17 +120,14 @@ extern "C" {
     fn keys_of(arr: &JsValue, i: u32) -> Vec<String>;
     #[wasm_bindgen(js_name = takeReadError)]
     fn take_read_error() -> JsValue;
-    #[wasm_bindgen(js_name = anthropicForm)]
-    fn anthropic_form_js(arr: &JsValue) -> Array;
-    /// The caller's shape of a user message a compaction adds (see `userMessageIn`).
-    #[wasm_bindgen(js_name = userMessageIn)]
-    pub fn user_message_in(
-        arr: &JsValue,
-        shape: u32,
-        msg: &JsValue,
-        id: &str,
-        summary_of: &JsValue,
-    ) -> JsValue;
+    #[wasm_bindgen(js_name = chainLinks)]
+    fn chain_links(arr: &JsValue, out: &mut [i32]) -> bool;
+    #[wasm_bindgen(js_name = chainMayDiffer)]
+    fn chain_may_differ(arr: &JsValue) -> u32;
+    #[wasm_bindgen(js_name = enterChain)]
+    fn enter_chain(arr: &JsValue, on: &[u8]);
+    #[wasm_bindgen(js_name = leaveChain)]
+    fn leave_chain();
 }
 
 /// The error the caller's objects threw while `js_view.js` read them (a `Proxy`, a getter,
@@ -292,6 +305,74 @@ pub struct JsConversation<'a> {
     tail: Option<Tail>,
     /// Whether the tool index keeps, on the JS side, what [`micro_compact_apply`] needs.
     keep_tool_index: bool,
+    /// Whether the array is read along its `parentUuid` chain ([`follow_chain`]): the mask
+    /// set on the JS side then, left when the view is dropped.
+    chained: bool,
+}
+
+/// The [`crate::transforms::transcript::Link`]s of the caller's array `arr` (`chainLinks` in
+/// `js_view.js`), or `None` when reading them threw or gave another count than `len`.
+pub fn links_of_js(arr: &JsValue, len: usize) -> Option<Vec<crate::transforms::transcript::Link>> {
+    use crate::transforms::transcript::{Link, Parent};
+    let mut raw = vec![0; 4 * len];
+    if !chain_links(arr, &mut raw) {
+        return None;
+    }
+    let parent = |v: i32| match v {
+        -2 => Parent::Missing,
+        -3 => Parent::Absent,
+        v if v >= 0 && (v as usize) < len => Parent::At(v as usize),
+        _ => Parent::None,
+    };
+    Some(
+        raw.chunks_exact(4)
+            .map(|c| Link {
+                anchor: usize::try_from(c[3]).ok().filter(|&a| a < len),
+                has_uuid: c[0] & 1 != 0,
+                sidechain: c[0] & 2 != 0,
+                turn: c[0] & 4 != 0,
+                answers_parent: c[0] & 8 != 0,
+                continues_parent: c[0] & 16 != 0,
+                attachment: c[0] & 32 != 0,
+                boundary: c[0] & 64 != 0,
+                parent: parent(c[1]),
+                logical_parent: parent(c[2]),
+            })
+            .collect(),
+    )
+}
+
+/// Makes the readers read the Claude Code session file `arr` along its `parentUuid` chain
+/// when its conversation is not what `isSidechain` says
+/// ([`crate::transforms::transcript::conversation_mask`]: a file holding several branches, a
+/// sub-agent's own file), as a compaction reads it: every header then has the sidechain bit
+/// where the line is not part of the conversation. Whether it did (then [`leave_chain`] ends
+/// it). A file whose lines hang as they were written (`chainMayDiffer`, one pass reading four
+/// fields a line; messages that are not Claude Code lines: none) is not read further.
+fn follow_chain(arr: &JsValue) -> bool {
+    if chain_may_differ(arr) == 0 {
+        return false;
+    }
+    let Ok(len) = usize::try_from(array_length(arr)) else {
+        return false;
+    };
+    let Some(links) = links_of_js(arr, len) else {
+        return false;
+    };
+    let Some(mask) = crate::transforms::transcript::conversation_mask(&links) else {
+        return false;
+    };
+    // Only where a line that is ever counted or sent differs (a turn, an attachment, a
+    // boundary; not a progress line the chain passes by): else file order reads the same.
+    let read = |(&on, l): (&bool, &crate::transforms::transcript::Link)| {
+        on == l.sidechain && (l.turn || l.attachment || l.boundary)
+    };
+    if !mask.iter().zip(&links).any(read) {
+        return false;
+    }
+    let on: Vec<u8> = mask.into_iter().map(u8::from).collect();
+    enter_chain(arr, &on);
+    true
 }
 
 /// What a count at the end of the array reads, read in one crossing (`tail` in
@@ -623,6 +704,9 @@ impl Drop for JsConversation<'_> {
         if let Some(t) = self.tail.take() {
             keep_tail_buffers(t.f, t.w);
         }
+        if self.chained {
+            leave_chain();
+        }
     }
 }
 
@@ -660,7 +744,7 @@ impl<'a> JsConversation<'a> {
         shape: ShapeOf,
         base: usize,
     ) -> Result<JsConversation<'a>> {
-        let mut conv = JsConversation::new(value, what)?;
+        let mut conv = JsConversation::unchained(value, what)?;
         *conv.shape.borrow_mut() = shape;
         conv.base = base;
         Ok(conv)
@@ -671,8 +755,17 @@ impl<'a> JsConversation<'a> {
         *self.shape.borrow()
     }
 
-    /// Wraps `value`, which must be an array.
+    /// Wraps `value`, which must be an array; a Claude Code session file is read along its
+    /// `parentUuid` chain ([`follow_chain`]).
     pub fn new(value: &'a JsValue, what: &str) -> Result<JsConversation<'a>> {
+        let mut conv = JsConversation::unchained(value, what)?;
+        conv.chained = follow_chain(value);
+        Ok(conv)
+    }
+
+    /// [`JsConversation::new`] in file order (a `Compactor`'s pushes, whose chain it follows
+    /// itself).
+    fn unchained(value: &'a JsValue, what: &str) -> Result<JsConversation<'a>> {
         let len = array_length(value);
         if len == -3 {
             return Err(read_failure_or(Error::invalid_argument(format!(
@@ -706,6 +799,7 @@ impl<'a> JsConversation<'a> {
             base: 0,
             tail: None,
             keep_tool_index: false,
+            chained: false,
         }
     }
 
@@ -715,10 +809,13 @@ impl<'a> JsConversation<'a> {
     /// is [`JsConversation::new`] alone, with its errors.
     pub fn at_end(value: &'a JsValue, what: &str) -> Result<JsConversation<'a>> {
         let mut conv = JsConversation::with_len(value, 0);
+        conv.chained = follow_chain(value);
         if conv.tail_read(true) {
             Ok(conv)
         } else {
-            JsConversation::new(value, what)
+            let mut read = JsConversation::unchained(value, what)?;
+            read.chained = std::mem::take(&mut conv.chained);
+            Ok(read)
         }
     }
 

@@ -239,6 +239,43 @@ impl<M> Session<M> {
         Ok(())
     }
 
+    /// Reads the running count again from `view`, the messages held (one for one), as it
+    /// reads them now: a Claude Code session file whose conversation the latest push changed
+    /// (a rewind, a resume under another parent, a sub-agent's own file) is then counted
+    /// along its chain, as a compaction reads it. The usage given by
+    /// [`set_usage`](Self::set_usage) is given again where it was; what the usage taught
+    /// (the calibration) stays. Nothing while a compaction runs (its result is read when it
+    /// lands), or when `view` holds other messages; on an error the count is unchanged.
+    pub fn recount<V: ConversationView + ?Sized>(&mut self, view: &V) -> Result<()> {
+        if self.compacting() || view.len() != self.messages.len() {
+            return Ok(());
+        }
+        let mut facts = Vec::with_capacity(crate::model::view::reserve_for(view.len()));
+        for i in 0..view.len() {
+            facts.push(message_facts(view, i)?);
+        }
+        let mut count = RunningCount::default();
+        let mut fingerprint = Fingerprint::default();
+        for (i, f) in facts.iter().enumerate() {
+            if let Some((at, usage)) = self.given_usage {
+                if at == i {
+                    count.anchor_latest(usage);
+                }
+            }
+            count.push(f);
+            fingerprint.push(f);
+        }
+        if let Some((at, usage)) = self.given_usage {
+            if at == facts.len() {
+                count.anchor_latest(usage);
+            }
+        }
+        count.set_calibration(self.count.calibration().clone());
+        self.count = count;
+        self.fingerprint = fingerprint;
+        Ok(())
+    }
+
     /// The conversation.
     pub fn messages(&self) -> &[M] {
         &self.messages

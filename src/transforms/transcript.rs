@@ -274,7 +274,8 @@ pub struct Link {
 /// * a file holding several branches (a resume or rewind wrote a turn again under another
 ///   parent): the conversation is the `parentUuid` chain from the leaf — the last turn with a
 ///   `uuid`, what Claude Code resumes — through `logicalParentUuid` across a compact
-///   boundary, plus the later lines that hang from it. Lines of other branches are left out;
+///   boundary, plus the later lines that hang from it (a compact boundary by its
+///   `logicalParentUuid`). Lines of other branches are left out;
 ///   lines without a `uuid` are kept.
 ///
 /// A chain that is broken (a parent no line carries, a loop) is not followed: the lines are
@@ -356,8 +357,12 @@ fn follow_chain(links: &[Link], considered: &[bool]) -> Option<Vec<bool>> {
     while grew {
         grew = false;
         for (j, l) in links.iter().enumerate() {
-            let after_leaf = match l.parent {
-                Parent::At(p) => j > leaf && on[p],
+            // A compact boundary hangs by its logicalParentUuid (written after the leaf: its
+            // summary is not written yet; the context was compacted all the same), or by
+            // nothing when that names no line of the file (as the chain crosses it).
+            let after_leaf = match (l.parent, l.logical_parent) {
+                (Parent::At(p), _) | (Parent::None, Parent::At(p)) => j > leaf && on[p],
+                (Parent::None, Parent::Missing) => j > leaf && l.boundary,
                 _ => false,
             };
             let hangs = l.anchor.is_some_and(|a| {
@@ -1067,6 +1072,19 @@ mod chain_tests {
         cut.push(line("assistant", "x", "a", ""));
         cut.push(line("user", "y", "s", ""));
         assert_eq!(on(&cut), [true, true, true, true, true, false, true]);
+        // A boundary written after the leaf, its summary not yet: it hangs from the chain by
+        // its logical parent (the file as written), unless it names a branch left behind.
+        let trailing = &lines[..4];
+        assert_eq!(on(trailing), [true, false, true, true]);
+        let text = trailing.join("\n");
+        let mut file_order = parse_lines(&text).unwrap();
+        file_order.remove(1);
+        assert_eq!(conversation_mask(&links_of(&file_order)), None);
+        let mut left = trailing.to_vec();
+        left[3] = boundary("b1");
+        assert_eq!(on(&left), [true, false, true, false]);
+        left[3] = boundary("elsewhere");
+        assert_eq!(on(&left), [true, false, true, true]);
     }
 
     #[test]

@@ -129,8 +129,12 @@ test('the compaction request (sub-agent file) carries the whole conversation: ab
   const [call] = apiCalls(lines);
   assert.equal(call.realContext, 3 + 8_681 + 164_830);
   assert.equal(cc.calculateTokenWarningState(call.realContext, call.model).isAboveAutoCompactThreshold, true);
-  // As sidechain lines they are not part of any main conversation.
-  assert.equal(cc.tokenCountWithEstimation(load(AGENT)), 0);
+  // Read as it is (every line isSidechain), the file is the sub-agent's own conversation
+  // (SPEC §2), counted as the compaction reads it: the same count, past the threshold.
+  const own = load(AGENT);
+  assert.equal(cc.tokenCountWithEstimation(own), cc.tokenCountWithEstimation(lines));
+  assert.equal(cc.shouldAutoCompact(own, call.model), true);
+  assert.equal(new cc.Compactor({ model: call.model, messages: own }).warningState().isAboveAutoCompactThreshold, true);
 });
 
 test('groupMessagesByApiRound on a real transcript: one round per API call, same objects', () => {

@@ -132,3 +132,143 @@ test("a sub-agent's own file (every line isSidechain) is read as its own convers
   const main = [user('m1', null, 'Go.'), ...lines.slice(1), text('m2', 'm1', 'msg_3', 'Done.')];
   assert.deepEqual(cc.toApiMessages(main).map((m) => m.role), ['user', 'assistant']);
 });
+
+// The counts (tokenCountWithEstimation, shouldAutoCompact, a Compactor's running count and
+// warning state, microCompact's choice) read the same conversation as the compaction: the
+// chain from the leaf, a sub-agent's own file, file order when the chain is broken.
+const withUsage = (line, input) => ({ ...line, message: { ...line.message, stop_reason: 'end_turn', usage: { input_tokens: input, cache_read_input_tokens: 0, output_tokens: 50 } } });
+const noUsage = (lines) => lines.map((l) => (l.message?.usage ? { ...l, message: { ...l.message, usage: undefined } } : l));
+
+// A rewind: the second question was answered by a response whose usage says the context was
+// nearly full; the user rewound to before it and asked again under the first answer.
+function rewound() {
+  return [
+    user('q1', null, 'What does the parser do?'),
+    withUsage(text('r1', 'q1', 'msg_1', 'It reads tokens.'), 1200),
+    user('q2', 'r1', 'Paste every file of the repository here.'),
+    withUsage(text('r2', 'q2', 'msg_2', 'Here they are: ' + 'fn main() {} '.repeat(200)), 190_000),
+    user('q3', 'r1', 'Just name the main function, please.'),
+  ];
+}
+// The same conversation as it is resumed: without the branch left behind.
+const rewoundResumed = () => rewound().filter((l) => l.uuid !== 'q2' && l.uuid !== 'r2');
+
+// A resume wrote a turn again under another parent; the tool calls of each copy have their own ids.
+function forkedCalls() {
+  return [
+    user('u1', null, 'Read the two files and tell me what they do.'),
+    call('a1', 'u1', 'msg_1', 'toolu_x'),
+    result('x1', 'a1', 'toolu_x'),
+    call('a2', 'x1', 'msg_2', 'toolu_y'),
+    result('y1', 'a2', 'toolu_y'),
+    call('b1', 'u1', 'msg_3', 'toolu_a'),
+    result('s1', 'b1', 'toolu_a'),
+    call('b2', 's1', 'msg_4', 'toolu_b'),
+    result('s2', 'b2', 'toolu_b'),
+    text('t1', 's2', 'msg_5', 'They parse and print.'),
+  ];
+}
+const forkedResumed = () => forkedCalls().filter((l) => !['a1', 'x1', 'a2', 'y1'].includes(l.uuid));
+
+test('a rewound file is counted along its chain: not the usage of the branch left behind', () => {
+  const lines = rewound();
+  const expected = cc.tokenCountWithEstimation(rewoundResumed());
+  assert.ok(expected < 5000, String(expected));
+  assert.equal(cc.tokenCountWithEstimation(lines), expected);
+  assert.equal(cc.tokenCountWithEstimation(cc.parseTranscript(jsonl(lines))), expected);
+  assert.equal(cc.tokenCountWithEstimation(lines, { model: SONNET }), expected, 'the general path too');
+  assert.equal(cc.shouldAutoCompact(lines, SONNET), false);
+  assert.equal(cc.shouldAutoCompact(lines, SONNET, {}), false);
+  // A Compactor built from the lines, and one given them one by one.
+  const built = new cc.Compactor({ model: SONNET, messages: lines });
+  assert.equal(built.tokenCount(), expected);
+  assert.deepEqual(built.warningState(), cc.calculateTokenWarningState(expected, SONNET));
+  assert.equal(built.warningState().isAboveAutoCompactThreshold, false);
+  const pushed = new cc.Compactor({ model: SONNET });
+  for (const l of lines) pushed.push(l);
+  assert.equal(pushed.tokenCount(), expected);
+  // Before the rewind, the branch was the conversation: past the threshold.
+  assert.equal(cc.shouldAutoCompact(lines.slice(0, 4), SONNET), true);
+  const before = new cc.Compactor({ model: SONNET, messages: lines.slice(0, 4) });
+  assert.equal(before.warningState().isAboveAutoCompactThreshold, true);
+  before.push(lines[4]);
+  assert.equal(before.tokenCount(), expected);
+  assert.equal(before.warningState().isAboveAutoCompactThreshold, false);
+});
+
+test('a forked file is counted along its chain: the copy of the turn left behind is not counted, nor cleared', () => {
+  const lines = forkedCalls();
+  const expected = cc.tokenCountWithEstimation(forkedResumed());
+  assert.equal(cc.tokenCountWithEstimation(lines), expected);
+  assert.equal(cc.tokenCountWithEstimation(lines, { model: SONNET }), expected);
+  assert.equal(new cc.Compactor({ model: SONNET, messages: lines }).tokenCount(), expected);
+  const pushed = new cc.Compactor({ model: SONNET });
+  pushed.pushMany(lines.slice(0, 5));
+  for (const l of lines.slice(5)) pushed.push(l);
+  assert.equal(pushed.tokenCount(), expected);
+  assert.deepEqual(pushed.warningState(), cc.calculateTokenWarningState(expected, SONNET));
+  // microCompact clears results of the conversation only (the oldest, keeping the latest).
+  const mc = cc.microCompact(lines, { keepRecent: 1 });
+  assert.deepEqual(mc.clearedToolUseIds, cc.microCompact(forkedResumed(), { keepRecent: 1 }).clearedToolUseIds);
+  assert.deepEqual(mc.clearedToolUseIds, ['toolu_a']);
+  assert.equal(mc.messages.length, lines.length);
+  // With usage on the resumed branch's latest response, the record of the end is read.
+  const used = forkedCalls();
+  used[9] = withUsage(used[9], 3000);
+  const resumedUsed = used.filter((l) => !['a1', 'x1', 'a2', 'y1'].includes(l.uuid));
+  assert.equal(cc.tokenCountWithEstimation(used), cc.tokenCountWithEstimation(resumedUsed));
+  used.push(user('u2', 't1', 'Thanks.'));
+  resumedUsed.push(used.at(-1));
+  assert.equal(cc.tokenCountWithEstimation(used), cc.tokenCountWithEstimation(resumedUsed));
+});
+
+test("a sub-agent's own file is counted as its conversation, and auto-compacts past the threshold", () => {
+  const side = { isSidechain: true, agentId: 'a289' };
+  const main = rewoundResumed();
+  const own = [
+    user('s1', null, 'Find where the parser lives.', side),
+    call('s2', 's1', 'msg_1', 'toolu_a', side),
+    result('s3', 's2', 'toolu_a', side),
+    withUsage(text('s4', 's3', 'msg_2', 'In src/parse.rs.', side), 180_000),
+    user('s5', 's4', 'And the printer?', side),
+  ];
+  const asMain = own.map((l) => ({ ...l, isSidechain: false }));
+  const expected = cc.tokenCountWithEstimation(asMain);
+  assert.ok(expected > 180_000);
+  assert.equal(cc.tokenCountWithEstimation(own), expected);
+  assert.equal(cc.tokenCountWithEstimation(noUsage(own)), cc.tokenCountWithEstimation(noUsage(asMain)));
+  assert.ok(cc.tokenCountWithEstimation(noUsage(own)) > 0);
+  assert.equal(cc.shouldAutoCompact(own, SONNET), true);
+  assert.equal(cc.shouldAutoCompact(own, SONNET, {}), true);
+  const built = new cc.Compactor({ model: SONNET, messages: own });
+  assert.equal(built.tokenCount(), expected);
+  assert.equal(built.warningState().isAboveAutoCompactThreshold, true);
+  const pushed = new cc.Compactor({ model: SONNET });
+  for (const l of own) pushed.push(l);
+  assert.equal(pushed.tokenCount(), expected);
+  // In a main session file, sub-agent lines are still left out of the count.
+  const mixed = [...main.slice(0, 2), ...own, ...main.slice(2).map((l) => ({ ...l, parentUuid: 'r1' }))];
+  assert.equal(cc.tokenCountWithEstimation(mixed), cc.tokenCountWithEstimation(main));
+});
+
+test('a broken chain is counted in file order, as the compaction reads it', () => {
+  const lines = rewound();
+  lines[4] = { ...lines[4], parentUuid: 'not-in-this-file' };
+  // File order: the latest usage is the branch's, whatever the links say.
+  const unlinked = rewound().map(({ parentUuid, ...rest }) => rest);
+  const expected = cc.tokenCountWithEstimation(unlinked);
+  assert.ok(expected > 190_000);
+  assert.equal(cc.tokenCountWithEstimation(lines), expected);
+  assert.equal(cc.tokenCountWithEstimation(lines, { model: SONNET }), expected);
+  assert.equal(cc.shouldAutoCompact(lines, SONNET), true);
+  assert.equal(new cc.Compactor({ model: SONNET, messages: lines }).tokenCount(), expected);
+  const pushed = new cc.Compactor({ model: SONNET });
+  for (const l of lines) pushed.push(l);
+  assert.equal(pushed.tokenCount(), expected);
+  // The compaction reads the same messages: both copies' tool calls of the forked file.
+  const broken = forkedCalls();
+  broken[5] = { ...broken[5], parentUuid: 'not-in-this-file' };
+  assert.equal(toolUseIds(cc.toApiMessages(broken)).length, 4);
+  assert.equal(cc.tokenCountWithEstimation(broken), cc.tokenCountWithEstimation(broken.map(({ parentUuid, ...rest }) => rest)));
+  assert.equal(cc.microCompact(broken, { keepRecent: 1 }).clearedToolUseIds.length, 3);
+});

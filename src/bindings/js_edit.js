@@ -1,0 +1,484 @@
+// The applier of the core's edits (applyEdits) and the readers of a conversation in the
+// Anthropic form a compaction reads (anthropicForm, userMessageIn): apart from js_view.js,
+// whose readers they use, so that the counting module of `context-compaction/count`, which
+// edits and compacts nothing, does not download them. Every decision is made in Rust.
+import { AI_MODEL, AI_UI, ANY, CHAT, HOSTED_CALLS, LANGCHAIN, RESPONSES, RS, blockKind, bytesBase64, callArgs, callName, contentOf, dataUrl, failed, fileText, header, imageTypeOf, isCall, isMediaPart, isProviderResult, lcCalls, lcFields, lcPartInput, lcWithContent, mediaKind, parseArgs, parts, rebuildLc, responsesSide, setForeignResult, shapeOfHeader, uiDenial, uiPartOf, withContent } from './js_view.js';
+
+// Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
+// [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
+// nested block) with a text block, op 1 = set the tool_result's content to the text. Only the
+// edited messages, their content arrays and edited blocks are copied; all else is shared.
+function applyEdits_(arr, ops, texts) {
+  const T = texts.split(RS);
+  const out = arr.slice();
+  let cur = -1;
+  let content = null;
+  let shapeOf = -1, shape = ANY; // the shape of message `shapeOf` (ops come by message)
+  const flush = () => { if (cur >= 0) out[cur] = withContent(arr[cur], content); };
+  for (let k = 0; k < ops.length; k += 5) {
+    const op = ops[k], i = ops[k + 1], b = ops[k + 2], n = ops[k + 3], text = T[ops[k + 4]];
+    if (i !== shapeOf) {
+      shapeOf = i;
+      shape = shapeOfHeader(header(arr[i]));
+    }
+    if (shape >= AI_MODEL) {
+      if (i !== cur) { flush(); cur = -1; }
+      out[i] = op === 0 ? replaceForeignPart(out[i], shape, b, n, text) : setForeignResult(out[i], shape, b, text);
+      continue;
+    }
+    if (i !== cur) {
+      flush();
+      cur = i;
+      content = contentOf(arr[i]).slice();
+    }
+    if (op === 0 && n === 0xffffffff) {
+      content[b] = { type: 'text', text };
+    } else if (op === 0) {
+      const tr = { ...content[b] };
+      const inner = tr.content.slice();
+      inner[n] = { type: 'text', text };
+      tr.content = inner;
+      content[b] = tr;
+    } else {
+      content[b] = { ...content[b], content: text };
+    }
+  }
+  flush();
+  return out;
+}
+
+// ---- Another ecosystem's conversation in the Anthropic form the pipeline reads ------------
+// A compaction reads whole messages (it writes the summary request): those of other shapes
+// are converted to Anthropic API messages first. `origin[k]` is the index of the caller's
+// message that Anthropic message k came from (a UIMessage may become several; OpenAI
+// Responses items of one turn become one). Reasoning is left out (providers' reasoning is
+// not portable, and a summary does not need it); tool arguments given as JSON text are
+// parsed (kept as `{ arguments: text }` when they are not JSON).
+
+// The Anthropic `source` of media given as `v` (a data URL, an http(s) URL, base64, bytes);
+// `image`: it is an image (of the type its first bytes tell when `mediaType` is not given;
+// none is invented).
+function mediaSource(v, mediaType, image) {
+  if (typeof v === 'string') {
+    const d = dataUrl.exec(v);
+    if (d) return { type: 'base64', media_type: d[1] || mediaType || 'application/octet-stream', data: d[3] };
+    if (/^https?:\/\//.test(v)) return { type: 'url', url: v };
+    return base64Source(v, mediaType, image);
+  }
+  if (v instanceof URL) return { type: 'url', url: v.href };
+  // Bytes (Uint8Array, Buffer, ArrayBuffer): sent as the base64 they are.
+  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return base64Source(bytesBase64(v), mediaType, image);
+  return { type: 'base64', media_type: mediaType || 'application/octet-stream', data: '' };
+}
+
+function base64Source(data, mediaType, image) {
+  const type = mediaType || (image ? imageTypeOf(data) : 'application/octet-stream');
+  return type === undefined ? { type: 'base64', data } : { type: 'base64', media_type: type, data };
+}
+
+// The Anthropic file source of a provider's file id (the AI SDK's `fileId`: a string, or one
+// per provider).
+function fileSource(id) {
+  if (typeof id === 'string') return { type: 'file', file_id: id };
+  if (id !== null && typeof id === 'object') {
+    if (typeof id.anthropic === 'string') return { type: 'file', file_id: id.anthropic };
+    for (const k of Object.keys(id)) if (typeof id[k] === 'string') return { type: 'file', file_id: id[k] };
+  }
+  return { type: 'file', file_id: '' };
+}
+
+// A provider-executed tool's use and result in Anthropic form: a server_tool_use and its
+// `<name>_tool_result` in the same message (as web_search_tool_result).
+const serverUse = (id, name, input) => ({ type: 'server_tool_use', id: textOf(id), name: textOf(name), input: parseArgs(input) });
+const serverResult = (id, name, value) => ({ type: `${textOf(name)}_tool_result`, tool_use_id: textOf(id), content: value === undefined ? null : value });
+
+function mediaBlock(v, mediaType, image = false) {
+  const source = mediaSource(v, mediaType, image);
+  const t = source.media_type || mediaType || '';
+  return { type: image || t.startsWith('image/') || (source.type === 'url' && !mediaType) ? 'image' : 'document', source };
+}
+
+const textOf = (v) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+
+// A part of any ecosystem as an Anthropic block (undefined: not sent, or reasoning).
+function anthropicBlock(p) {
+  if (typeof p === 'string') return { type: 'text', text: p };
+  if (p === null || typeof p !== 'object') return undefined;
+  switch (p.type) {
+    case 'text': case 'input_text': case 'output_text': case 'text-plain': {
+      // An empty text part is dropped before sending (the AI SDK does; the Messages API
+      // refuses empty text blocks).
+      const text = textOf(p.text);
+      return text === '' ? undefined : { type: 'text', text };
+    }
+    case 'refusal': return { type: 'text', text: textOf(p.refusal) };
+    case 'image': {
+      if (p.source !== undefined) return p;
+      const v = p.image !== undefined ? p.image : p.url !== undefined ? p.url : p.data;
+      return mediaBlock(v, p.mediaType || p.mimeType || p.mime_type, true);
+    }
+    case 'image_url': return mediaBlock(typeof p.image_url === 'string' ? p.image_url : p.image_url && p.image_url.url, undefined);
+    case 'input_image': return mediaBlock(p.image_url, undefined);
+    case 'file': {
+      if (p.file !== null && typeof p.file === 'object') return mediaBlock(p.file.file_data, 'application/pdf');
+      const v = p.data !== undefined ? p.data : p.url;
+      const type = p.mediaType || p.mimeType || p.mime_type;
+      // A text file is a plain-text document, its text decoded (as @ai-sdk/anthropic sends
+      // it): read as text, and the summarizer reads it.
+      const text = typeof type === 'string' && type.startsWith('text/') ? fileText(v) : undefined;
+      if (text !== undefined) {
+        const doc = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } };
+        if (typeof p.filename === 'string') doc.title = p.filename;
+        return doc;
+      }
+      return mediaBlock(v, type);
+    }
+    case 'input_file': return mediaBlock(p.file_data !== undefined ? p.file_data : p.file_url, 'application/pdf');
+    case 'media': return mediaBlock(p.data, p.mediaType);
+    // The AI SDK's tool-output media parts; OpenAI's audio and computer screenshots;
+    // LangChain's audio blocks. Sent as the media they are (never as their base64 text).
+    case 'image-data': return mediaBlock(p.data, p.mediaType, true);
+    case 'image-url': return mediaBlock(p.url, undefined);
+    // A provider's file id: a file source (no media type or size to tell).
+    case 'image-file-id': return { type: 'image', source: fileSource(p.fileId) };
+    case 'file-data': return mediaBlock(p.data, p.mediaType || 'application/octet-stream');
+    case 'file-url': return mediaBlock(p.url, p.mediaType);
+    case 'file-id': return { type: mediaKind(p.mediaType) === 1 ? 'image' : 'document', source: fileSource(p.fileId) };
+    case 'input_audio': {
+      const a = p.input_audio !== null && typeof p.input_audio === 'object' ? p.input_audio : {};
+      return mediaBlock(a.data, `audio/${typeof a.format === 'string' ? a.format : 'wav'}`);
+    }
+    case 'audio':
+      return mediaBlock(p.data !== undefined ? p.data : p.url, p.mimeType || p.mime_type || p.mediaType || 'audio/wav');
+    case 'computer_screenshot':
+      return mediaBlock(p.image_url, typeof p.image_url === 'string' ? undefined : 'image/png');
+    case 'tool-call': return { type: 'tool_use', id: textOf(p.toolCallId), name: textOf(p.toolName), input: parseArgs(p.input) };
+    case 'tool_call': return { type: 'tool_use', id: textOf(p.id), name: textOf(p.name), input: parseArgs(p.args) };
+    case 'tool-result': return aiResult(p);
+    case 'reasoning': case 'thinking': case 'redacted_thinking': case 'step-start': return undefined;
+    // A streamed call's arguments, in pieces (LangChain keeps Anthropic's deltas in the
+    // message): its call holds them.
+    case 'input_json_delta': return undefined;
+    // A tool approval's request and answer (AI SDK) steer the agent loop; they are no
+    // message content of their own.
+    case 'tool-approval-request': case 'tool-approval-response': return undefined;
+    default:
+      if (typeof p.type === 'string' && (p.type.startsWith('source-') || p.type.startsWith('data-'))) return undefined;
+      return blockKind(p.type) !== undefined ? p : { type: 'text', text: JSON.stringify(p) ?? '' };
+  }
+}
+
+const blocksOf = (c) => (typeof c === 'string' ? (c.length ? [{ type: 'text', text: c }] : [])
+  : Array.isArray(c) ? c.map(anthropicBlock).filter((b) => b !== undefined) : []);
+
+function resultBlock(id, output, isError) {
+  const content = typeof output === 'string' ? output
+    : Array.isArray(output) ? output.map(anthropicBlock).filter((b) => b !== undefined)
+    : textOf(output === undefined ? '' : output);
+  const b = { type: 'tool_result', tool_use_id: textOf(id), content };
+  if (isError) b.is_error = true;
+  return b;
+}
+
+function aiResult(p) {
+  const o = p.output !== undefined ? p.output : p.result;
+  if (o === null || typeof o !== 'object' || typeof o.type !== 'string') return resultBlock(p.toolCallId, o, false);
+  switch (o.type) {
+    case 'text': return resultBlock(p.toolCallId, textOf(o.value), false);
+    case 'error-text': return resultBlock(p.toolCallId, textOf(o.value), true);
+    case 'json': return resultBlock(p.toolCallId, textOf(o.value), false);
+    case 'error-json': return resultBlock(p.toolCallId, textOf(o.value), true);
+    case 'content': return resultBlock(p.toolCallId, Array.isArray(o.value) ? o.value : [], false);
+    case 'execution-denied': return resultBlock(p.toolCallId, textOf(o.reason ?? 'The tool call was denied.'), true);
+    default: return resultBlock(p.toolCallId, textOf(o), false);
+  }
+}
+
+const ROLE_OF_KIND = ['user', 'assistant', 'system'];
+
+// An OpenAI Chat message (or a LangChain `{role, …}` dict) in Anthropic form.
+function anthropicChat(m, kind, role) {
+  if (m.role === 'tool' || m.role === 'function') {
+    return [{ role: 'user', content: [resultBlock(m.tool_call_id !== undefined ? m.tool_call_id : m.name, Array.isArray(m.content) ? m.content : textOf(m.content ?? ''), false)] }];
+  }
+  if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
+  const content = blocksOf(m.content);
+  // A refusal (`content: null`) is what the assistant answered.
+  if (typeof m.refusal === 'string' && m.refusal.length > 0) content.push({ type: 'text', text: m.refusal });
+  if (Array.isArray(m.tool_calls)) {
+    for (const c of parts(m.tool_calls)) {
+      if (isCall(c)) content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: parseArgs(callArgs(c)) });
+    }
+  }
+  if (m.function_call) content.push({ type: 'tool_use', id: 'function_call', name: textOf(m.function_call.name), input: parseArgs(m.function_call.arguments) });
+  return [{ role, content }];
+}
+
+// The Anthropic messages of one foreign message, by shape; each is {role, content}.
+function anthropicMessages(m, shape) {
+  const kind = header(m) & 7;
+  const role = ROLE_OF_KIND[kind];
+  if (role === undefined) return [];
+  switch (shape) {
+    case AI_MODEL:
+      if (m.role === 'system') return [{ role: 'system', content: textOf(m.content) }];
+      if (m.role === 'assistant' && Array.isArray(m.content)) {
+        // A provider-executed tool's call and result, both in the assistant message, are a
+        // server tool's use and result (as Anthropic's server_tool_use and
+        // web_search_tool_result).
+        const content = [];
+        for (const p of parts(m.content)) {
+          if (isProviderResult(p)) {
+            const o = p.output !== undefined ? p.output : p.result;
+            content.push(serverResult(p.toolCallId, p.toolName, o !== null && typeof o === 'object' && 'value' in o ? o.value : o));
+          } else if (p !== null && typeof p === 'object' && p.type === 'tool-call' && p.providerExecuted === true) {
+            content.push(serverUse(p.toolCallId, p.toolName, p.input));
+          } else {
+            const b = anthropicBlock(p);
+            if (b !== undefined) content.push(b);
+          }
+        }
+        return [{ role, content }];
+      }
+      return [{ role, content: blocksOf(m.content) }];
+    case AI_UI: {
+      if (kind !== 1) return [{ role, content: blocksOf(m.parts) }];
+      // An assistant UIMessage holds whole steps: each step's calls, then their results.
+      const out = [];
+      let calls = [], results = [];
+      const flush = () => {
+        if (calls.length) out.push({ role: 'assistant', content: calls });
+        if (results.length) out.push({ role: 'user', content: results });
+        calls = []; results = [];
+      };
+      for (const p of parts(m.parts)) {
+        const t = p !== null && typeof p === 'object' ? p.type : undefined;
+        if (t === 'step-start') { flush(); continue; }
+        if (typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-'))) {
+          const name = t === 'dynamic-tool' ? p.toolName : t.slice(5);
+          if (p.providerExecuted === true) {
+            // A provider-executed tool: its use and result both in the assistant message.
+            calls.push(serverUse(p.toolCallId, name, p.input));
+            if (p.state === 'output-available' || p.state === 'output-error') {
+              calls.push(serverResult(p.toolCallId, name, p.state === 'output-error' ? p.errorText : p.output));
+            }
+            continue;
+          }
+          calls.push({ type: 'tool_use', id: textOf(p.toolCallId), name: textOf(name), input: parseArgs(p.input) });
+          if (p.state === 'output-available') results.push(resultBlock(p.toolCallId, textOf(p.output), false));
+          else if (p.state === 'output-error') results.push(resultBlock(p.toolCallId, textOf(p.errorText), true));
+          // The AI SDK sends a denied call's result as an error text (convertToModelMessages).
+          else if (p.state === 'output-denied') results.push(resultBlock(p.toolCallId, uiDenial(p), true));
+          continue;
+        }
+        const b = anthropicBlock(p);
+        if (b === undefined) continue;
+        if (results.length) flush();
+        calls.push(b);
+      }
+      flush();
+      return out;
+    }
+    case CHAT:
+      return anthropicChat(m, kind, role);
+    case RESPONSES:
+      switch (m.type) {
+        case 'function_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: parseArgs(m.arguments) }] }];
+        case 'custom_tool_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: typeof m.input === 'string' ? m.input : parseArgs(m.input) }] }];
+        case 'compaction':
+          // The provider's own compaction: an opaque block standing for the conversation
+          // before it (model::messages holds_opaque_compaction).
+          if (typeof m.encrypted_content !== 'string' || m.encrypted_content.length === 0) return [];
+          return [{ role: 'assistant', content: [{ type: 'compaction', encrypted_content: m.encrypted_content }] }];
+        case 'reasoning': case 'item_reference': return [];
+        case 'message': case undefined:
+          if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
+          return [{ role, content: blocksOf(m.content) }];
+        case 'image_generation_call':
+          // The generated image as the image it is (counted as one, sent to a summarizer as
+          // a marker), never as its base64 text.
+          if (typeof m.result === 'string' && m.result.length > 0) {
+            return [{ role: 'assistant', content: [mediaBlock(m.result, 'image/png')] }];
+          }
+          return [{ role: 'assistant', content: [{ type: 'text', text: JSON.stringify(m) ?? '' }] }];
+        default: {
+          const hosted = HOSTED_CALLS.get(m.type);
+          if (hosted !== undefined) {
+            return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: hosted[0], input: parseArgs(m[hosted[1]]) }] }];
+          }
+          // An output item answers a call; an item that holds its own output (mcp_call) is
+          // the assistant's.
+          if (responsesSide(m, m.type) === 0 && 'output' in m) {
+            const o = m.output;
+            return [{ role: 'user', content: [resultBlock(m.call_id, Array.isArray(o) ? o : isMediaPart(o) ? [o] : textOf(o), false)] }];
+          }
+          return [{ role: 'assistant', content: [{ type: 'text', text: JSON.stringify(m) ?? '' }] }];
+        }
+      }
+    case LANGCHAIN: {
+      const f = lcFields(m);
+      if (f === undefined) return anthropicChat(m, kind, role); // a `{role, …}` dict
+      if (kind === 0 && typeof f.tool_call_id === 'string') {
+        return [{ role: 'user', content: [resultBlock(f.tool_call_id, Array.isArray(f.content) ? f.content : textOf(f.content ?? ''), f.status === 'error')] }];
+      }
+      if (kind === 2) return [{ role: 'system', content: blocksOf(f.content).map((b) => b.text || '').join('\n') }];
+      const content = blocksOf(f.content);
+      {
+        const seen = new Set();
+        for (let k = 0; k < content.length; k++) {
+          const b = content[k];
+          if (b.type !== 'tool_use') continue;
+          seen.add(b.id);
+          // A streamed call's arguments (its part's `input` is a string): from tool_calls.
+          if (typeof b.input === 'string') content[k] = { ...b, input: parseArgs(lcPartInput(f, b)) };
+        }
+        for (const c of lcCalls(f)) {
+          if (c !== null && typeof c === 'object' && !seen.has(c.id)) {
+            content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: parseArgs(callArgs(c)) });
+          }
+        }
+      }
+      // The usage the response reported (what the count anchors on) goes with it, in the
+      // Messages API's terms (lcUsage): the compaction counts what the count counted.
+      const u = kind === 1 ? f.usage_metadata : undefined;
+      if (u !== null && typeof u === 'object' && !Array.isArray(u)) {
+        const usage = {};
+        if (typeof u.input_tokens === 'number') usage.input_tokens = u.input_tokens;
+        if (typeof u.output_tokens === 'number') usage.output_tokens = u.output_tokens;
+        if (Object.keys(usage).length !== 0) return [{ role, content, usage }];
+      }
+      return [{ role, content }];
+    }
+    default:
+      return [];
+  }
+}
+
+// The whole array in Anthropic form: [messages, origin]. Consecutive messages of one role
+// that came from different foreign messages stay separate (the pipeline's API view merges
+// them as it merges Anthropic ones); empty ones are left out.
+function anthropicForm_(arr) {
+  const messages = [];
+  const origin = [];
+  for (let i = 0; i < arr.length; i++) {
+    const m = arr[i];
+    const shape = shapeOfHeader(header(m));
+    const list = shape >= AI_MODEL ? anthropicMessages(m, shape) : [m];
+    for (const a of list) {
+      if (a !== m && Array.isArray(a.content) && a.content.length === 0) continue;
+      messages.push(a);
+      origin.push(i);
+    }
+  }
+  return [messages, new Uint32Array(origin)];
+}
+
+// The caller's shape of a user message the compaction adds (`msg`: Anthropic
+// {role: 'user', content}); `arr` is the caller's array and `shape` its shape's code as Rust
+// decided it (LangChain messages are built with the class of one of its human messages),
+// `id` a new id for a UIMessage; `summaryOf` (defined for the summary) goes into a
+// UIMessage's `metadata`.
+function userMessageIn_(arr, shape, msg, id, summaryOf) {
+  const blocks = typeof msg.content === 'string' ? [{ type: 'text', text: msg.content }] : msg.content;
+  const text = blocks.filter((b) => b && b.type === 'text').map((b) => b.text).join('\n\n');
+  // A message of the array's shape shows which of LangChain's forms it uses (a plain
+  // message when the caller named the shape and every message is plain).
+  let sample;
+  if (shape === LANGCHAIN) {
+    for (const m of arr) {
+      if (shapeOfHeader(header(m)) === shape) { sample = m; break; }
+    }
+    if (sample === undefined) shape = ANY;
+  }
+  switch (shape) {
+    case AI_UI: {
+      const out = { id, role: 'user', parts: [{ type: 'text', text }] };
+      if (summaryOf !== undefined) out.metadata = { compactSummary: true, compactMetadata: summaryOf };
+      return out;
+    }
+    case RESPONSES: return { type: 'message', role: 'user', content: [{ type: 'input_text', text }] };
+    case LANGCHAIN: {
+      if (Array.isArray(sample.lc_namespace)) {
+        const human = arr.find((m) => m !== null && typeof m === 'object' && Array.isArray(m.lc_namespace) && m.type === 'human');
+        if (human === undefined) return undefined;
+        return new human.constructor({ content: text });
+      }
+      if (sample.lc === 1) {
+        return { lc: 1, type: 'constructor', id: ['langchain_core', 'messages', 'HumanMessage'], kwargs: { content: text, additional_kwargs: {}, response_metadata: {} } };
+      }
+      if (lcFields(sample) === sample) return { type: 'human', content: text };
+      return { type: 'human', data: { content: text, additional_kwargs: {}, response_metadata: {} } };
+    }
+    default:
+      return { role: 'user', content: text };
+  }
+}
+
+// A copy of the foreign message `m` with the part at block `b` (or, when `n` is not
+// 0xffffffff, the part `n` of that tool result's output) replaced by a text part of its
+// shape (`input_text` in OpenAI Responses, `text` elsewhere).
+function replaceForeignPart(m, shape, b, n, text) {
+  const part = { type: shape === RESPONSES ? 'input_text' : 'text', text };
+  const nested = n !== 0xffffffff;
+  const swap = (list, k) => { const c = list.slice(); c[k] = part; return c; };
+  switch (shape) {
+    case AI_MODEL: {
+      const content = m.content.slice();
+      if (nested) {
+        const p = content[b];
+        content[b] = { ...p, output: { ...p.output, value: swap(p.output.value, n) } };
+      } else {
+        content[b] = part;
+      }
+      return { ...m, content };
+    }
+    case AI_UI: {
+      const j = uiPartOf(m.parts, b);
+      return j < 0 ? m : { ...m, parts: swap(m.parts, j) };
+    }
+    case CHAT: {
+      if (nested) return { ...m, content: swap(m.content, n) };
+      const skip = typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0 ? 1 : 0;
+      return { ...m, content: swap(m.content, b - skip) };
+    }
+    case RESPONSES:
+      if (nested) return { ...m, output: swap(m.output, n) };
+      return { ...m, content: swap(m.content, b) };
+    case LANGCHAIN: {
+      const f = lcFields(m);
+      if (f === undefined) return replaceForeignPart(m, CHAT, b, n, text); // a `{role, …}` dict
+      const content = swap(f.content, nested ? n : b);
+      if (Array.isArray(m.lc_namespace)) return rebuildLc(m, content);
+      return lcWithContent(m, content);
+    }
+    default:
+      return m;
+  }
+}
+
+export function applyEdits(arr, ops, texts) {
+  try {
+    return applyEdits_(arr, ops, texts);
+  } catch (e) {
+    failed(e);
+  }
+  return null;
+}
+
+export function anthropicForm(arr) {
+  try {
+    return anthropicForm_(arr);
+  } catch (e) {
+    failed(e);
+  }
+  return [[], new Uint32Array(0)];
+}
+
+export function userMessageIn(arr, shape, msg, id, summaryOf) {
+  try {
+    return userMessageIn_(arr, shape, msg, id, summaryOf);
+  } catch (e) {
+    failed(e);
+  }
+  return undefined;
+}
