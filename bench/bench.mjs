@@ -489,7 +489,15 @@ const pools = {
 function linkSegment(hist, pool, from) {
   const last = hist.findLast((l) => typeof l.uuid === 'string');
   const first = pool.slice(from, from + 8).find((l) => 'parentUuid' in l);
-  if (last !== undefined && first !== undefined) first.parentUuid = last.uuid;
+  if (last === undefined || first === undefined) return () => {};
+  const own = first.parentUuid;
+  first.parentUuid = last.uuid;
+  // The pool's lines are used again at other offsets: this one names its own parent again
+  // after the segment (left pointing at a history's last line it would be a fork in the
+  // middle of a later segment, which sends every count of that segment to the general path).
+  return () => {
+    first.parentUuid = own;
+  };
 }
 
 /** Runs n turns in segments of `seg`, each on fresh state (built untimed); ms per turn. */
@@ -503,10 +511,11 @@ function turnBatch(c, n) {
     const m = Math.min(c.seg, n - done);
     const pool = c.pool;
     const from = done % pool.length;
-    linkSegment(c.hist, pool, from);
+    const unlink = linkSegment(c.hist, pool, from);
     const t0 = performance.now();
     for (let i = 0; i < m; i++) sink = c.turn(st, pool[from + i]);
     timed += performance.now() - t0;
+    unlink();
     c.dispose?.(st);
     done += m;
   }
