@@ -291,7 +291,8 @@ pub fn messages_json_batch(
 
 /// The key lists [`messages_json_batch`] passes, made once.
 struct MessageKeys {
-    /// [`Reading::Whole`]: (the keys kept of a carried line, the keys left out of others).
+    /// [`Reading::Whole`]: (the keys kept of a carried line, as a list; the keys left out of
+    /// others, as a set: `jsonOf` asks it once per key of every message).
     whole: (JsValue, JsValue),
     /// [`Reading::Compaction`]: the same.
     compaction: (JsValue, JsValue),
@@ -306,12 +307,17 @@ fn js_list(lists: &[&[&str]]) -> JsValue {
     out.into()
 }
 
+/// The keys of `lists` as a JS `Set`.
+fn js_set(lists: &[&[&str]]) -> JsValue {
+    js_sys::Set::new(&js_list(lists)).into()
+}
+
 thread_local! {
     static MESSAGE_KEYS: MessageKeys = MessageKeys {
-        whole: (js_list(Reading::Whole.line_keys()), js_list(&[UNREAD_FIELDS])),
+        whole: (js_list(Reading::Whole.line_keys()), js_set(&[UNREAD_FIELDS])),
         compaction: (
             js_list(Reading::Compaction.line_keys()),
-            js_list(&COMPACTION_UNREAD_FIELDS),
+            js_set(&COMPACTION_UNREAD_FIELDS),
         ),
     };
 }

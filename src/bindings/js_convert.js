@@ -153,7 +153,7 @@ function readFields(o) {
   return out;
 }
 
-// JSON text of message `m`, without the fields nothing reads (`omit`, an array, or undefined
+// JSON text of message `m`, without the fields nothing reads (`omit`, a Set, or undefined
 // to write it whole). Which messages are read whole is decided in Rust (convert.rs). Throws
 // what JSON.stringify throws (the caller catches it). A `toJSON` of the objects the count reads
 // field by field is not honoured (asRead).
@@ -163,25 +163,13 @@ function jsonOf(m, omit) {
   // A shallow copy of its own enumerable keys in their order, as JSON.stringify would write
   // them, when `m` has a field to leave out (a key JSON.stringify does not write — not
   // enumerable — needs no copy either).
-  const skip = omittedSet(omit);
   const keys = Object.keys(m);
   let k = 0;
-  while (k < keys.length && !skip.has(keys[k])) k++;
+  while (k < keys.length && !omit.has(keys[k])) k++;
   if (k === keys.length) return JSON.stringify(m);
   const o = {};
-  for (const key of keys) if (!skip.has(key)) o[key] = m[key];
+  for (const key of keys) if (!omit.has(key)) o[key] = m[key];
   return JSON.stringify(o);
-}
-
-// The keys of the `omit` list jsonOf was last given, as a set: the list is the same array
-// from call to call (convert.rs keeps it), so the set is made once.
-let omitList, omitKeys;
-function omittedSet(omit) {
-  if (omit !== omitList) {
-    omitList = omit;
-    omitKeys = new Set(omit);
-  }
-  return omitKeys;
 }
 
 // Whether pickedText writes plain fields without JSON: tests switch it off to compare with the
@@ -346,8 +334,9 @@ function withApart(m, texts, slots) {
 }
 
 // The UTF-8 JSON texts of messages start, start + 1, … of `arr`, one after another in one
-// reused buffer: message start + k with the key lists its class `classes[k]` says (0: `omit`
-// left out, 1: only `keys`; a value that is not an object as it is). TextEncoder writes each
+// reused buffer: message start + k with the keys its class `classes[k]` says (0: the keys
+// of the Set `omit` left out, 1: only the list `keys`; a value that is not an object as it
+// is). TextEncoder writes each
 // text in one native pass (JSON.stringify has already escaped lone surrogates). With `apart`,
 // the long strings of a class-0 message's content follow its text, as UTF-8 as they are
 // (withApart; TextEncoder writes a lone surrogate as U+FFFD, as Rust reads its escape). Stops
