@@ -36,7 +36,6 @@ fn read(session: &Shared) -> crate::Result<std::cell::Ref<'_, Session<JsValue>>>
     session.try_borrow().map_err(|_| busy())
 }
 
-/// The session, borrowed to change ([`read`]).
 #[wasm_bindgen(module = "/src/bindings/js_transcript.js")]
 extern "C" {
     /// What a `Compactor` carries from one push to the next to follow the `parentUuid`
@@ -52,6 +51,7 @@ extern "C" {
     fn chain_step(state: &JsValue, arr: &JsValue, restart: bool) -> bool;
 }
 
+/// The session, borrowed to change ([`read`]).
 fn write(session: &Shared) -> crate::Result<std::cell::RefMut<'_, Session<JsValue>>> {
     session.try_borrow_mut().map_err(|_| busy())
 }
@@ -102,15 +102,20 @@ fn push_array(
 /// Reads the running count of the messages held again, along the `parentUuid` chain of a
 /// Claude Code session file (SPEC §2: what `tokenCountWithEstimation` of them counts).
 fn recount(session: &Shared) -> crate::Result<()> {
-    let all: Array = read(session)?.messages().iter().collect();
+    let all = held(session)?;
     let conv = JsConversation::new(&all, "messages")?;
     write(session)?.recount(&conv)
+}
+
+/// The messages the session holds, as a JS array.
+fn held(session: &Shared) -> crate::Result<Array> {
+    Ok(read(session)?.messages().iter().collect())
 }
 
 /// Starts `links` afresh on the messages held (a compaction replaced them, a snapshot
 /// restored them), reading the count again along their chain when it is not file order.
 fn relink(session: &Shared, links: &JsValue) -> crate::Result<()> {
-    let all: Array = read(session)?.messages().iter().collect();
+    let all = held(session)?;
     if chain_step(links, &all, true) {
         recount(session)?;
     }
@@ -291,7 +296,7 @@ impl Compactor {
         unchecked_return_type = "Array<PostCompactMessage<MessageInput>>"
     )]
     pub fn messages(&self) -> JsResult<Array> {
-        Ok(js(read(&self.session))?.messages().iter().collect())
+        js(held(&self.session))
     }
 
     /// Number of messages.
