@@ -359,17 +359,9 @@ fn follow_chain(arr: &JsValue) -> bool {
     let Some(links) = links_of_js(arr, len) else {
         return false;
     };
-    let Some(mask) = crate::transforms::transcript::conversation_mask(&links) else {
+    let Some(mask) = crate::transforms::transcript::counted_mask(&links) else {
         return false;
     };
-    // Only where a line that is ever counted or sent differs (a turn, an attachment, a
-    // boundary; not a progress line the chain passes by): else file order reads the same.
-    let read = |(&on, l): (&bool, &crate::transforms::transcript::Link)| {
-        on == l.sidechain && (l.turn || l.attachment || l.boundary)
-    };
-    if !mask.iter().zip(&links).any(read) {
-        return false;
-    }
     let on: Vec<u8> = mask.into_iter().map(u8::from).collect();
     enter_chain(arr, &on);
     true

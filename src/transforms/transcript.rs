@@ -291,6 +291,17 @@ pub fn conversation_mask(links: &[Link]) -> Option<Vec<bool>> {
     differs.then_some(chained)
 }
 
+/// [`conversation_mask`] when it changes what a count reads: a line that is ever counted or
+/// sent (a turn, an attachment, a boundary) on the other side of what `isSidechain` says. A
+/// progress line the chain passes by changes nothing counted: `None` then, as when file order
+/// is the conversation.
+pub fn counted_mask(links: &[Link]) -> Option<Vec<bool>> {
+    let mask = conversation_mask(links)?;
+    let counted =
+        |(&on, l): (&bool, &Link)| on == l.sidechain && (l.turn || l.attachment || l.boundary);
+    mask.iter().zip(links).any(counted).then_some(mask)
+}
+
 /// A line with a `uuid` whose `parentUuid` is `null` and that has no `logicalParentUuid`: the
 /// start of a conversation.
 fn is_root(l: &Link) -> bool {
@@ -891,6 +902,34 @@ mod chain_tests {
         let text = lines.join("\n");
         let parsed = parse_lines(&text).unwrap();
         assert_eq!(conversation_mask(&links_of(&parsed)), None);
+    }
+
+    #[test]
+    fn a_mask_that_leaves_out_only_progress_lines_changes_no_count() {
+        // A progress line of a branch the chain does not pass: left out of the conversation,
+        // but never counted.
+        let lines = [
+            line("user", "a", "", ""),
+            line("progress", "p", "a", ""),
+            line("assistant", "b", "a", ""),
+        ];
+        let parsed = parse_lines(&lines.join("\n")).unwrap();
+        let links = links_of(&parsed);
+        if let Some(mask) = conversation_mask(&links) {
+            assert!(mask[0] && mask[2]);
+        }
+        assert_eq!(counted_mask(&links), None);
+        // A rewound turn is counted: the mask is kept.
+        let lines = [
+            line("user", "a", "", ""),
+            line("assistant", "b1", "a", ""),
+            line("assistant", "b2", "a", ""),
+        ];
+        let parsed = parse_lines(&lines.join("\n")).unwrap();
+        assert_eq!(
+            counted_mask(&links_of(&parsed)),
+            Some(vec![true, false, true])
+        );
     }
 
     #[test]
