@@ -2164,6 +2164,11 @@ export interface TruncateHeadOptions {
   keepLatestRequest?: boolean;
   /** {@link ShapeOptions.shape}. */
   shape?: ShapeName;
+  /**
+   * {@link TokenCounter}: the rounds are measured with your tokenizer, so the gap the error
+   * names (in the API's real tokens) is covered in tokens close to them.
+   */
+  tokenCounter?: TokenCounter;
 }
 
 /**

@@ -1001,5 +1001,12 @@ pub fn preview_compaction(
         Reading::Compaction,
     ))?
     .typed;
-    to_js(&js(crate::drive::preview::preview(&typed, &c.context))?)
+    // Every number in the caller's tokens when it gave a tokenizer, as its compaction's.
+    let counter = js(super::env::JsTextCounter::of_context(&context))?;
+    let counter = counter
+        .as_ref()
+        .map(|c| c as &dyn crate::measure::tokens::TextCounter);
+    to_js(&js(crate::drive::preview::preview(
+        &typed, &c.context, counter,
+    ))?)
 }

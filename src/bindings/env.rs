@@ -71,7 +71,15 @@ pub struct JsEnv {
 
 /// The caller's `tokenCounter` as the core's [`TextCounter`].
 #[derive(Clone)]
-struct JsTextCounter(Function);
+pub struct JsTextCounter(Function);
+
+impl JsTextCounter {
+    /// `context.tokenCounter`, when the context gives one (an error names it when it is not a
+    /// function).
+    pub fn of_context(context: &JsValue) -> Result<Option<JsTextCounter>> {
+        Ok(super::js_view::counter_of(context, "context")?.map(JsTextCounter))
+    }
+}
 
 impl TextCounter for JsTextCounter {
     fn count(&self, text: &str) -> std::result::Result<Option<f64>, String> {
@@ -182,7 +190,7 @@ impl JsEnv {
             on_text: on_text.map_or(JsValue::UNDEFINED, JsValue::from),
             summary_timeout_ms: data.summary_timeout_ms,
             background: false,
-            counter: super::js_view::counter_of(context, "context")?.map(JsTextCounter),
+            counter: JsTextCounter::of_context(context)?,
         })
     }
 

@@ -436,10 +436,10 @@ pub fn parse_context_overflow_error(
     }
 }
 
-/// `truncateHeadForPTLRetry(messages, error, {keepLatestRequest}?)`: drops the oldest API
-/// rounds to cover the gap the error names (20% of rounds when it names none); `null` when
-/// nothing can be dropped. With `keepLatestRequest` the latest user request stays at the head
-/// when its round goes.
+/// `truncateHeadForPTLRetry(messages, error, {keepLatestRequest, tokenCounter}?)`: drops the
+/// oldest API rounds to cover the gap the error names (20% of rounds when it names none;
+/// measured with `tokenCounter` when given); `null` when nothing can be dropped. With
+/// `keepLatestRequest` the latest user request stays at the head when its round goes.
 #[cfg(feature = "base")]
 #[wasm_bindgen(js_name = truncateHeadForPTLRetry, unchecked_return_type = "Array<MessageInput | ApiUserTextMessage | TranscriptUserLine> | null")]
 pub fn truncate_head_for_ptl_retry(
@@ -448,6 +448,10 @@ pub fn truncate_head_for_ptl_retry(
     #[wasm_bindgen(unchecked_optional_param_type = "TruncateHeadOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
     let shape = js(options::shape_option(&options, "options"))?;
+    let keep = js(options::truncate_head_options(&options))?;
+    // The rounds measured in the caller's tokens when it gave a tokenizer: the gap the API
+    // names is in real tokens.
+    let counter = js(super::js_view::TokenCounter::enter(&options, "options"))?;
     let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     js(conv.validate_all())?; // every shape
     let overflow = if error.is_undefined() || error.is_null() {
@@ -456,8 +460,10 @@ pub fn truncate_head_for_ptl_retry(
         let (text, status) = options::error_text(&error);
         ptl::parse_context_overflow_error(&text, status)
     };
-    let keep = js(options::truncate_head_options(&options))?;
-    let Some(t) = js(ptl::truncate_head(&conv, overflow.as_ref(), keep))? else {
+    let truncation = js(ptl::truncate_head(&conv, overflow.as_ref(), keep))?;
+    js(counter.finish())?;
+    drop(counter);
+    let Some(t) = truncation else {
         return Ok(JsValue::NULL);
     };
     let out = Array::new();

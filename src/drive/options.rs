@@ -904,7 +904,7 @@ pub const TOKEN_COUNT_KEYS: &[&str] = &[
 ];
 
 /// Keys of the options of `truncateHeadForPTLRetry` (`TruncateHeadOptions`).
-pub const TRUNCATE_HEAD_KEYS: &[&str] = &["keepLatestRequest", "shape"];
+pub const TRUNCATE_HEAD_KEYS: &[&str] = &["keepLatestRequest", "shape", "tokenCounter"];
 
 /// Keys of the options of `compactConversation` (`CompactOptions`).
 pub const COMPACT_KEYS: &[&str] = &[

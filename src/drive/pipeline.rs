@@ -902,9 +902,17 @@ pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
         .await?;
         return Ok((p.text, p.usage, p.request, p.parts));
     }
-    let instruction_tokens = (utf16_len(&summary::instruction_text(instructions)) as u64)
-        .div_ceil(4)
-        + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4);
+    // In the caller's tokens when it gave a tokenizer, as the request's messages are.
+    let instruction_tokens = match env.text_counter() {
+        Some(c) => {
+            text_tokens_counted(&summary::instruction_text(instructions), Some(c))?
+                + text_tokens_counted(summary::SUMMARY_SYSTEM_PROMPT, Some(c))?
+        }
+        None => {
+            (utf16_len(&summary::instruction_text(instructions)) as u64).div_ceil(4)
+                + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4)
+        }
+    };
     let (fitted, rendered) =
         fit_summary_window(env, to_summarize, window, max_tokens, instruction_tokens).await?;
     checkpoint(env, "summarizing").await?;

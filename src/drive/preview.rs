@@ -15,7 +15,9 @@ use serde::Serialize;
 
 use crate::drive::pipeline::CompactContext;
 use crate::measure::thresholds::{auto_compact_threshold, context_window, ContextWindowSource};
-use crate::measure::tokens::{active_start, text_tokens, token_count_with_estimation};
+use crate::measure::tokens::{
+    active_start, text_tokens_counted, token_count_counted, CountedMessages, TextCounter,
+};
 use crate::model::error::Result;
 use crate::model::messages::Message;
 use crate::model::view::apply_edits;
@@ -99,40 +101,55 @@ pub struct Preview {
 }
 
 /// Tokens of the context announcements a compaction re-attaches (their text plus
-/// [`CONTEXT_ATTACHMENT_OVERHEAD_TOKENS`] each).
-fn context_parts_tokens(ctx: &CompactContext) -> u64 {
-    let part = |text: &str| text_tokens(text) + CONTEXT_ATTACHMENT_OVERHEAD_TOKENS;
+/// [`CONTEXT_ATTACHMENT_OVERHEAD_TOKENS`] each), in the tokens of `counter` when given.
+fn context_parts_tokens(ctx: &CompactContext, counter: Option<&dyn TextCounter>) -> Result<u64> {
+    let part = |text: &str| -> Result<u64> {
+        Ok(text_tokens_counted(text, counter)? + CONTEXT_ATTACHMENT_OVERHEAD_TOKENS)
+    };
     let mut total = 0;
     for a in &ctx.async_agents {
-        total += part(&format!("{} {} {}", a.description, a.id, a.status));
+        total += part(&format!("{} {} {}", a.description, a.id, a.status))?;
     }
     if let Some(plan) = ctx.plan.as_deref().filter(|p| !p.trim().is_empty()) {
-        total += part(plan);
+        total += part(plan)?;
     }
     if ctx.plan_mode {
-        total += part("");
+        total += part("")?;
     }
     if !ctx.discovered_tools.is_empty() {
-        total += part(&ctx.discovered_tools.join(", "));
+        total += part(&ctx.discovered_tools.join(", "))?;
     }
     if !ctx.agents.is_empty() {
-        total += part(&ctx.agents.join("\n"));
+        total += part(&ctx.agents.join("\n"))?;
     }
     for m in &ctx.mcp_instructions {
-        total += part(m);
+        total += part(m)?;
     }
-    total
+    Ok(total)
 }
 
 /// `previewCompaction(messages, context)`: what a full compaction would do now, with no
 /// model call and no callback. Files are measured with the contents of
 /// `ctx.read_file_state` (files without content are listed with 0 tokens and
 /// `content_known: false`).
-pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
+///
+/// With the caller's tokenizer (`counter`, its `tokenCounter`) every number is in its tokens,
+/// as a compaction with the same context reports them; without one, in the estimate's.
+pub fn preview(
+    messages: &[Message],
+    ctx: &CompactContext,
+    counter: Option<&dyn TextCounter>,
+) -> Result<Preview> {
     let tokens_before = ctx.pre_count(messages)?;
     let threshold = auto_compact_threshold(&ctx.model, &ctx.config);
     let window = context_window(&ctx.model, &ctx.config);
-    let mc = micro_compact(messages, &MicroCompactOptions::default())?;
+    let mc = match counter {
+        Some(c) => micro_compact(
+            &CountedMessages::new(messages, c),
+            &MicroCompactOptions::default(),
+        )?,
+        None => micro_compact(messages, &MicroCompactOptions::default())?,
+    };
 
     // The part a compaction would summarize (SPEC §7 steps 2–3).
     let start = active_start(messages)?;
@@ -160,7 +177,7 @@ pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
     } else {
         String::new()
     };
-    let estimated_summary_tokens = text_tokens(&summary_text).min(max_tokens);
+    let estimated_summary_tokens = text_tokens_counted(&summary_text, counter)?.min(max_tokens);
 
     // Files (SPEC §9): a full compaction keeps no message, so none is skipped as present.
     let snapshot = &ctx.read_file_state;
@@ -172,7 +189,11 @@ pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
             f.content.clone().map(|c| (f.path.clone(), c))
         })
         .collect();
-    let budgeted = restore::budget_files(known);
+    // Measured as the compaction measures them: in the caller's tokens when it gave a
+    // tokenizer.
+    let counted = |text: &str| text_tokens_counted(text, counter);
+    let measure = || restore::Measure(counter.map(|_| &counted as &restore::TokensOf<'_>));
+    let budgeted = restore::budget_files_measured(known, &Default::default(), measure())?;
     let mut restored_files = Vec::new();
     for &k in &chosen {
         let f = &snapshot[k];
@@ -192,7 +213,8 @@ pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
             });
         }
     }
-    let skills = restore::budget_skills(&ctx.invoked_skills);
+    let skills =
+        restore::budget_skills_measured(&ctx.invoked_skills, &Default::default(), measure())?;
 
     // The compacted context, in the conversation's shape, as the pipeline measures it.
     let transcript = messages.iter().any(Message::is_transcript);
@@ -215,10 +237,10 @@ pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
         after.push(restore::skill_attachment_message(s, transcript, None));
     }
     let estimated =
-        token_count_with_estimation(after.as_slice())?.total + context_parts_tokens(ctx);
+        token_count_counted(after.as_slice(), counter)?.total + context_parts_tokens(ctx, counter)?;
     // As the compaction reports it: with what the usage seen teaches (system prompt, tools).
     let estimated_tokens_after = ctx
-        .learned_line(messages, None)?
+        .learned_line(messages, counter)?
         .map_or(estimated, |f| f.predict(estimated));
 
     Ok(Preview {
@@ -248,6 +270,7 @@ pub fn preview(messages: &[Message], ctx: &CompactContext) -> Result<Preview> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::tokens::token_count_with_estimation;
     use crate::model::config::Config;
     use crate::transforms::restore::{FileSnapshot, SkillInfo, POST_COMPACT_MAX_TOKENS_PER_FILE};
     use serde_json::{json, Value};
@@ -295,7 +318,7 @@ mod tests {
     fn preview_reports_every_decision() {
         let m = conversation(8, 8_000);
         let ctx = context();
-        let p = preview(&m, &ctx).unwrap();
+        let p = preview(&m, &ctx, None).unwrap();
         assert_eq!(
             p.tokens_before,
             token_count_with_estimation(m.as_slice()).unwrap().total
@@ -327,7 +350,7 @@ mod tests {
         assert!(p.estimated_tokens_after > p.estimated_summary_tokens + restored);
         assert!(p.estimated_tokens_after < p.estimated_summary_tokens + restored + 300);
         // Same input, same preview.
-        assert_eq!(p, preview(&m, &ctx).unwrap());
+        assert_eq!(p, preview(&m, &ctx, None).unwrap());
     }
 
     #[test]
@@ -341,7 +364,7 @@ mod tests {
             },
             ..Default::default()
         };
-        let p = preview(&m, &ctx).unwrap();
+        let p = preview(&m, &ctx, None).unwrap();
         assert!(p.tokens_before > 60_000);
         assert!(p.is_above_threshold);
         assert!(p.estimated_summary_tokens <= summary::summary_max_tokens("claude-3-5-haiku"));
@@ -351,7 +374,7 @@ mod tests {
 
     #[test]
     fn nothing_to_summarize() {
-        let p = preview(&[], &CompactContext::default()).unwrap();
+        let p = preview(&[], &CompactContext::default(), None).unwrap();
         assert_eq!(p.tokens_before, 0);
         assert_eq!(p.estimated_summary_tokens, 0);
         assert_eq!(p.estimated_tokens_after, 0);
@@ -359,7 +382,7 @@ mod tests {
 
     #[test]
     fn serializes_camel_case() {
-        let p = preview(&conversation(1, 10), &context()).unwrap();
+        let p = preview(&conversation(1, 10), &context(), None).unwrap();
         let v = serde_json::to_value(&p).unwrap();
         for k in [
             "tokensBefore",
@@ -390,7 +413,7 @@ mod tests {
             model: "claude-opus-4-6".into(),
             ..Default::default()
         };
-        let p = preview(before, &ctx).unwrap();
+        let p = preview(before, &ctx, None).unwrap();
         println!(
             "tokens before {}, threshold {}, above {}, micro-compaction frees {} ({} results), summary ~{}, after ~{}",
             p.tokens_before,
@@ -409,5 +432,54 @@ mod tests {
         // with its files restored.
         assert!(p.estimated_tokens_after > 29_000 && p.estimated_tokens_after < 40_000);
         assert!(!p.micro_compact.cleared_tool_use_ids.is_empty());
+    }
+
+    /// A tokenizer with twice the estimate's tokens (2 characters a token).
+    struct Dense;
+    impl TextCounter for Dense {
+        fn count(&self, text: &str) -> std::result::Result<Option<f64>, String> {
+            Ok(Some(crate::model::view::utf16_len(text) as f64 / 2.0))
+        }
+        fn name(&self) -> &str {
+            "context.tokenCounter"
+        }
+    }
+
+    #[test]
+    fn every_number_is_in_the_callers_tokens_when_it_gives_a_tokenizer() {
+        let m = conversation(8, 8_000);
+        let ctx = context();
+        let plain = preview(&m, &ctx, None).unwrap();
+        let counted = preview(&m, &ctx, Some(&Dense)).unwrap();
+        // The same decisions…
+        assert_eq!(
+            counted.micro_compact.cleared_tool_use_ids,
+            plain.micro_compact.cleared_tool_use_ids
+        );
+        assert_eq!(counted.restored_files.len(), plain.restored_files.len());
+        // …each size in the tokenizer's tokens: about twice the estimate's.
+        let about_twice = |a: u64, b: u64| a * 10 >= b * 17 && a * 10 <= b * 23;
+        assert!(
+            about_twice(
+                counted.micro_compact.tokens_freed,
+                plain.micro_compact.tokens_freed
+            ),
+            "{} vs {}",
+            counted.micro_compact.tokens_freed,
+            plain.micro_compact.tokens_freed
+        );
+        assert!(about_twice(
+            counted.estimated_summary_tokens,
+            plain.estimated_summary_tokens
+        ));
+        let small = |p: &Preview| {
+            p.restored_files
+                .iter()
+                .find(|f| f.path == "/p/src/small.rs")
+                .unwrap()
+                .tokens
+        };
+        assert!(about_twice(small(&counted), small(&plain)));
+        assert!(counted.estimated_tokens_after > plain.estimated_tokens_after);
     }
 }

@@ -44,9 +44,8 @@ pub(crate) async fn fit_summary_window<'a, E: Environment + ?Sized>(
         // The size of what is actually sent: the rendered request (huge tool results are
         // cut there), not the raw messages.
         let rendered = summary::render_conversation(&attempt);
-        let needed = (summary::messages_units(&rendered) as u64).div_ceil(4)
-            + instruction_tokens
-            + max_tokens;
+        let needed =
+            rendered_tokens(&rendered, env.text_counter())? + instruction_tokens + max_tokens;
         if needed <= window {
             return Ok((attempt, Some(rendered)));
         }
@@ -56,12 +55,33 @@ pub(crate) async fn fit_summary_window<'a, E: Environment + ?Sized>(
             limit: Some(window),
             gap: Some(needed - window),
         };
-        match truncate_head(&*attempt, Some(&overflow), true)? {
+        match truncate_counted(env, &attempt, &overflow)? {
             Some(t) => attempt = Cow::Owned(apply_truncation(&attempt, &t)),
             None => return Ok((attempt, Some(rendered))),
         }
     }
     Ok((attempt, None))
+}
+
+/// Tokens of a rendered summary request's messages: their JSON's estimate, or with the
+/// caller's tokenizer (`counter`) its count of every text plus the estimate of the JSON
+/// around them, so the fit to the summary model's window is in the tokens the caller's other
+/// counts are in.
+pub(crate) fn rendered_tokens(
+    rendered: &[TextMessage],
+    counter: Option<&dyn crate::measure::tokens::TextCounter>,
+) -> crate::Result<u64> {
+    let units = summary::messages_units(rendered);
+    let Some(counter) = counter else {
+        return Ok((units as u64).div_ceil(4));
+    };
+    let mut tokens = 0;
+    let mut text_units = 0;
+    for part in rendered.iter().flat_map(|m| &m.content) {
+        tokens += crate::measure::tokens::text_tokens_counted(&part.text, Some(counter))?;
+        text_units += crate::model::view::utf16_len(&part.text);
+    }
+    Ok(tokens + (units.saturating_sub(text_units) as u64).div_ceil(4))
 }
 
 /// [`truncate_head`] for a gap the API reported (in the model's tokens): the rounds dropped
@@ -336,4 +356,40 @@ pub(crate) async fn wait_to_retry<E: Environment + ?Sized>(
         CompactError::from_call(ErrorCode::Aborted, "aborted while waiting to retry", e)
     })?;
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A tokenizer with twice the estimate's tokens (2 characters a token).
+    struct Dense;
+    impl crate::measure::tokens::TextCounter for Dense {
+        fn count(&self, text: &str) -> std::result::Result<Option<f64>, String> {
+            Ok(Some(crate::model::view::utf16_len(text) as f64 / 2.0))
+        }
+        fn name(&self) -> &str {
+            "context.tokenCounter"
+        }
+    }
+
+    #[test]
+    fn the_request_is_fitted_in_the_callers_tokens() {
+        let m = Message::parse_all(json!([
+            {"role": "user", "content": "a".repeat(4_000)},
+            {"role": "assistant", "content": "b".repeat(4_000)},
+        ]))
+        .unwrap();
+        let rendered = summary::render_conversation(&m);
+        let plain = rendered_tokens(&rendered, None).unwrap();
+        assert_eq!(
+            plain,
+            (summary::messages_units(&rendered) as u64).div_ceil(4)
+        );
+        let counted = rendered_tokens(&rendered, Some(&Dense)).unwrap();
+        // 8,000 characters of text at 2 a token, and the JSON around them as estimated.
+        assert!((4_000..4_050).contains(&counted), "{counted}");
+        assert!(counted > plain * 19 / 10, "{counted} vs {plain}");
+    }
 }

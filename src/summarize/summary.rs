@@ -370,7 +370,13 @@ fn render_blocks(content: &Content) -> Vec<TextPart> {
                             t.id,
                             t.input.as_ref().and_then(|i| i.as_ref()).map_or(
                                 "{}".to_string(),
-                                |v| render_json(v, MAX_RENDERED_TOOL_RESULT_CHARS)
+                                |v| match v {
+                                    // A custom tool's free-form input (a patch, a query) as
+                                    // it was written, not as an escaped JSON string.
+                                    Value::String(text) =>
+                                        cut_middle(text, MAX_RENDERED_TOOL_RESULT_CHARS),
+                                    v => render_json(v, MAX_RENDERED_TOOL_RESULT_CHARS),
+                                }
                             )
                         )
                     }
@@ -818,6 +824,32 @@ mod tests {
             .unwrap()
             .contains("characters left out"));
         assert!(json.chars().count() <= MAX_RENDERED_TOOL_RESULT_CHARS);
+    }
+
+    #[test]
+    fn a_free_form_tool_input_is_shown_as_written() {
+        let patch = "*** Begin Patch\n*** Update File: a.py\n-x = \"1\"\n+x = \"2\"\n*** End Patch";
+        let m = msgs(json!([
+            {"role": "user", "content": "patch it"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "c1", "name": "apply_patch", "input": patch}]},
+        ]));
+        let r = render_conversation(&m);
+        let text = &r[1].content[0].text;
+        assert_eq!(text, &format!("[tool call apply_patch (c1): {patch}]"));
+        // Past the bound a tool result has, cut in the middle as text.
+        let long = "y".repeat(MAX_RENDERED_TOOL_RESULT_CHARS * 2);
+        let m = msgs(json!([
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "c2", "name": "apply_patch", "input": long}]},
+        ]));
+        let r = render_conversation(&m);
+        let text = &r.last().unwrap().content.last().unwrap().text;
+        assert!(
+            text.starts_with("[tool call apply_patch (c2): yyy"),
+            "{text:.80}"
+        );
+        assert!(text.contains("characters left out") && !text.contains('"'));
     }
 
     #[test]

@@ -126,10 +126,69 @@ test("a custom tool call's free-form input counts as text (4 characters a token)
   const c = new cc.Compactor({ model: SONNET, summarize: recordingSummarizer(summaryResponse('short')) });
   c.pushMany(msgs);
   assert.equal(c.tokenCount(), count, 'a Compactor counts as the stateless count');
-  const r = await cc.compactConversation(msgs, { model: SONNET, summarize: recordingSummarizer(summaryResponse('short')) });
+  const summarize = recordingSummarizer(summaryResponse('short'));
+  const r = await cc.compactConversation(msgs, { model: SONNET, summarize });
   assert.equal(r.preCompactTokenCount, count, "the compaction's count before is the count");
+  // The summarizer reads the patch as it was written, not as an escaped JSON string.
+  const shown = summarize.calls[0].request.messages.flatMap((m) => m.content.map((b) => b.text)).find((t) => t.startsWith('[tool call apply_patch'));
+  assert.ok(shown.startsWith('[tool call apply_patch (c1): *** Begin Patch\ncontext line\n'), shown.slice(0, 80));
   // The Messages API form still takes an object input.
   const api = cc.toApiMessages(msgs);
   const use = api.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b.type === 'tool_use');
   assert.deepEqual(use.input, { input: patch });
+});
+
+/** A conversation of `n` rounds of 4,000 characters (1,000 estimated tokens, 2,000 of `HALF`'s). */
+function rounds(n) {
+  const msgs = [];
+  for (let i = 0; i < n; i++) msgs.push({ role: 'user', content: `q${i}: ` + 'x'.repeat(4_000) }, { role: 'assistant', content: `a${i}` });
+  return msgs;
+}
+
+test("previewCompaction gives every size in the tokenCounter's tokens, as the compaction does", async () => {
+  const msgs = [];
+  for (let i = 0; i < 8; i++) {
+    msgs.push({ role: 'assistant', content: [{ type: 'tool_use', id: `t${i}`, name: 'Read', input: { file_path: `/src/f${i}.rs` } }] });
+    msgs.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${i}`, content: 'y'.repeat(8_000) }] });
+  }
+  msgs.push({ role: 'user', content: 'go on' });
+  const readFileState = { '/src/a.rs': { content: 'fn a() {}\n'.repeat(300), timestamp: 1 } };
+  const plain = await cc.previewCompaction(msgs, { model: SONNET, readFileState });
+  const counted = await cc.previewCompaction(msgs, { model: SONNET, readFileState, tokenCounter: HALF });
+  const twice = (a, b) => a >= 1.7 * b && a <= 2.3 * b;
+  assert.deepEqual(counted.microCompact.clearedToolUseIds, plain.microCompact.clearedToolUseIds);
+  assert.ok(plain.microCompact.tokensFreed > 0);
+  assert.ok(twice(counted.tokensBefore, plain.tokensBefore), `${counted.tokensBefore} vs ${plain.tokensBefore}`);
+  assert.ok(twice(counted.microCompact.tokensFreed, plain.microCompact.tokensFreed), `${counted.microCompact.tokensFreed} vs ${plain.microCompact.tokensFreed}`);
+  assert.ok(twice(counted.restoredFiles[0].tokens, plain.restoredFiles[0].tokens), `${counted.restoredFiles[0].tokens} vs ${plain.restoredFiles[0].tokens}`);
+  assert.ok(twice(counted.estimatedSummaryTokens, plain.estimatedSummaryTokens));
+  assert.ok(counted.estimatedTokensAfter > plain.estimatedTokensAfter);
+});
+
+test("truncateHeadForPTLRetry measures the rounds with options.tokenCounter", () => {
+  const msgs = rounds(30);
+  const err = ptlError(70_000, 60_000); // 10,000 tokens too many
+  const kept = (r) => r.filter((m) => /^q\d+:/.test(typeof m.content === 'string' ? m.content : '')).length;
+  const plain = cc.truncateHeadForPTLRetry(msgs, err);
+  const counted = cc.truncateHeadForPTLRetry(msgs, err, { tokenCounter: HALF });
+  // 1,000 estimated tokens a round: 10 rounds cover the gap; 2,000 of the tokenizer's: 5.
+  assert.ok(30 - kept(plain) >= 10 && 30 - kept(plain) <= 11, `plain dropped ${30 - kept(plain)}`);
+  assert.ok(30 - kept(counted) >= 5 && 30 - kept(counted) <= 6, `counted dropped ${30 - kept(counted)}`);
+  assert.throws(() => cc.truncateHeadForPTLRetry(msgs, err, { tokenCounter: 'yes' }), (e) => e.code === 'INVALID_ARGUMENT' && /options\.tokenCounter/.test(e.message));
+  assert.throws(() => cc.truncateHeadForPTLRetry(msgs, err, { tokenCounter: () => { throw new Error('tokenizer down'); } }), (e) => e.code === 'INVALID_ARGUMENT' && /tokenizer down/.test(e.message));
+});
+
+test("the summary request is fitted to the summary model's window in the tokenCounter's tokens", async () => {
+  const msgs = rounds(40);
+  msgs.push({ role: 'user', content: 'next' });
+  const asked = (s) => new Set(JSON.stringify(s.calls[0].request).match(/q\d+:/g)).size;
+  const config = { summaryContextWindow: 80_000 };
+  const plain = recordingSummarizer(summaryResponse('short'));
+  await cc.compactConversation(msgs, { model: SONNET, summarize: plain, config });
+  const counted = recordingSummarizer(summaryResponse('short'));
+  await cc.compactConversation(msgs, { model: SONNET, summarize: counted, config, tokenCounter: HALF });
+  // Estimated, 40,000 tokens of rounds fit in 80,000 with the instructions and the reply's
+  // room; in the tokenizer's tokens they are 80,000 and the oldest rounds are cut first.
+  assert.equal(asked(plain), 40);
+  assert.ok(asked(counted) < 30 && asked(counted) > 10, `asked ${asked(counted)} rounds`);
 });

@@ -21,13 +21,20 @@ pub struct RequestConversation {
     pub instructions: Vec<String>,
 }
 
-/// Parses `[tool call NAME (ID): JSON]`.
+/// Parses `[tool call NAME (ID): INPUT]` (the input as JSON, or a free-form input's text).
 fn parse_tool_call(text: &str) -> Option<Block> {
     let rest = text.strip_prefix("[tool call ")?;
     let (name, rest) = rest.split_once(" (")?;
     let (id, rest) = rest.split_once("): ")?;
     let raw = rest.strip_suffix(']').unwrap_or(rest);
-    let input = serde_json::from_str::<Value>(raw).unwrap_or_else(|_| salvage_fields(raw));
+    // JSON, JSON cut in the middle, or a custom tool's free-form input written as it is.
+    let input = serde_json::from_str::<Value>(raw).unwrap_or_else(|_| {
+        if raw.trim_start().starts_with('{') {
+            salvage_fields(raw)
+        } else {
+            Value::String(raw.to_string())
+        }
+    });
     Some(Block::ToolUse(crate::model::messages::ToolUseBlock {
         id: id.to_string(),
         name: name.to_string(),
