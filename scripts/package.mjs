@@ -485,7 +485,8 @@ writeFileSync(
     "import glueInit, * as __ccGlue from './context_compaction_count.js';\n" +
     "import { countLoader } from './count-loader.js';\n" +
     "import { importAgain as __ccImportAgain, setImportUrl as __ccSetImportUrl } from './defaults.js';\n" +
-    "// A retry of a failed lazy import fetches anew with ?retry=N (defaults.js importAgain).\n" +
+    "// A retry of a failed lazy import fetches anew with ?retry=N (defaults.js importAgain), only\n" +
+    "// where the package is served unbundled: bundlers are told to leave this import alone.\n" +
     "__ccSetImportUrl((url) => import(url));\n" +
     `import { codedError, initFailure } from '${errorSnippets[0]}';\n` +
     'const __ccCount = countLoader({\n' +
@@ -579,7 +580,11 @@ writeFileSync(pkg + 'count.d.cts', readFileSync(pkg + 'count.d.ts', 'utf8').repl
 // 22.12, which can require an ES module, gives import and require the same ES file; older
 // Nodes' require gets the CommonJS form), then browsers and bundlers. TypeScript knows no
 // `module-sync`: its require reaches the CommonJS declarations.
+// Bun comes first: it can require an ES module, but it does not match `module-sync`, so
+// without its own condition its require got the CommonJS form and its import the ES one —
+// two instances in one process (two error classes, two sets of environment defaults).
 const runtimeConditions = ({ types, cjsTypes, workerd, node, cjs, browser }) => ({
+  bun: { types, default: node },
   workerd: { types, default: workerd },
   node: {
     'module-sync': { types, default: node },
@@ -605,10 +610,12 @@ meta.exports = {
     default: './web.js',
   },
   './ai-sdk': { types: './ai-sdk.d.ts', default: './ai-sdk.js' },
-  './context_compaction_bg.wasm': './context_compaction_bg.wasm',
-  './context_compaction_extra_bg.wasm': './context_compaction_extra_bg.wasm',
+  // A bundler that emits an imported .wasm as a file gives its URL (esbuild's file loader):
+  // wasm-url.d.ts types that import for TypeScript.
+  './context_compaction_bg.wasm': { types: './wasm-url.d.ts', default: './context_compaction_bg.wasm' },
+  './context_compaction_extra_bg.wasm': { types: './wasm-url.d.ts', default: './context_compaction_extra_bg.wasm' },
   './count': runtimeConditions({ types: './count.d.ts', cjsTypes: './count.d.cts', workerd: './count-workerd.js', node: './count-node.js', cjs: './count-node.cjs', browser: './count.js' }),
-  './context_compaction_count_bg.wasm': './context_compaction_count_bg.wasm',
+  './context_compaction_count_bg.wasm': { types: './wasm-url.d.ts', default: './context_compaction_count_bg.wasm' },
   './package.json': './package.json',
 };
 for (const a of AGENTS) {
@@ -769,8 +776,16 @@ writeFileSync(
       // then points at `web.src.js`, whose text the map holds.
       sourcefile: name.replace(/\.js$/, '.src.js'),
     });
+    // esbuild drops comments, among them the ones that tell bundlers to leave count.js's
+    // import of a computed URL alone (without them webpack warns "Critical dependency" on
+    // every build): put back in the minified text.
+    let out = code;
+    if (f === 'count.js') {
+      out = code.replace('=>import(url)', '=>import(/* webpackIgnore: true */ /* @vite-ignore */ url)');
+      if (out === code) throw new Error('package.mjs: count.js has no import(url) to mark for bundlers');
+    }
     writeFileSync(pkg + f + '.map', map);
-    writeFileSync(pkg + f, `${code}//# sourceMappingURL=${name}.map\n`);
+    writeFileSync(pkg + f, `${out}//# sourceMappingURL=${name}.map\n`);
   }
 }
 await esbuild({
@@ -835,8 +850,19 @@ writeFileSync(
   pkg + 'inline.d.ts',
   header + "// The declarations of `context-compaction/inline`: the main entry's.\nexport * from './index.js';\nexport { default } from './index.js';\n",
 );
+writeFileSync(
+  pkg + 'wasm-url.d.ts',
+  header +
+    '/**\n' +
+    " * The URL of one of the package's .wasm files, as a bundler that emits an imported .wasm as a\n" +
+    " * file gives it (esbuild's `--loader:.wasm=file`): pass it to `init({ module_or_path })` or\n" +
+    ' * `loadExtras({ module_or_path })`.\n' +
+    ' */\n' +
+    'declare const url: string;\n' +
+    'export default url;\n',
+);
 runtimeMeta.files = Array.from(
-  new Set([...runtimeMeta.files, 'inline.js', 'inline.d.ts', 'inline-extra.js', 'workerd.js', 'node.cjs', 'index.d.cts', ...CJS_TWINS.map((m) => `${m}.d.cts`)]),
+  new Set([...runtimeMeta.files, 'wasm-url.d.ts', 'inline.js', 'inline.d.ts', 'inline-extra.js', 'workerd.js', 'node.cjs', 'index.d.cts', ...CJS_TWINS.map((m) => `${m}.d.cts`)]),
 );
 runtimeMeta.sideEffects = Array.from(
   new Set([...runtimeMeta.sideEffects, './inline.js', './inline-extra.js', './workerd.js', './node.cjs']),

@@ -531,7 +531,7 @@ proptest! {
                 prop_assert!(groups.len() < 2, "{} rounds but nothing dropped", groups.len());
                 break;
             };
-            let Truncation { start, insert_marker, keep_prompt, keep_compaction, dropped_groups, dropped_tokens } = t;
+            let Truncation { start, keep_system, insert_marker, keep_prompt, keep_compaction, dropped_groups, dropped_tokens } = t;
             prop_assert!(keep_compaction.is_none(), "no compaction block in these histories");
             prop_assert!(dropped_groups >= 1 && dropped_groups < groups.len());
             prop_assert_eq!(start, groups[dropped_groups].start);
@@ -548,7 +548,7 @@ proptest! {
                 );
             }
 
-            let mut out: Vec<Message> = Vec::new();
+            let mut out: Vec<Message> = msgs[keep_system].to_vec();
             if let Some(p) = keep_prompt {
                 prop_assert!(p < start && !insert_marker);
                 out.push(msgs[p].clone());

@@ -43,6 +43,10 @@ extern "C" {
     pub fn new_uuid() -> String;
     #[wasm_bindgen(js_name = nowIso)]
     fn now_iso_js() -> String;
+    /// The summarizer of a context that gave none (it throws when called), made without
+    /// evaluating a string: `new Function` is refused under a strict CSP and in Workers.
+    #[wasm_bindgen(js_name = noSummarizer)]
+    fn no_summarizer() -> Function;
     #[wasm_bindgen(js_name = clearState)]
     pub fn clear_state(v: &JsValue);
     /// `{signal, cancel(), release()}`: a signal aborted with `parent` or by `cancel()`.
@@ -138,7 +142,7 @@ impl JsEnv {
     ) -> Result<JsEnv> {
         let summarize = match optional_function(context, "summarize", "context")? {
             Some(f) => f,
-            None if summarize_optional => Function::new_no_args("throw new Error('no summarize callback')"),
+            None if summarize_optional => no_summarizer(),
             None => {
                 return Err(Error::invalid_argument(
                     "context.summarize must be a function (request, {signal, onText}) => Promise<response>",

@@ -112,6 +112,17 @@ export function nextTurn() {
 }
 
 // Milliseconds from a monotonic clock (performance.now, else Date.now).
+// The summarizer of a context that gave none: calling it is an error. Defined here, not
+// built from a string, so that it works where code from strings is refused (a strict CSP,
+// Cloudflare Workers, Node's --disallow-code-generation-from-strings).
+function missingSummarizer() {
+  throw new Error('no summarize callback');
+}
+
+export function noSummarizer() {
+  return missingSummarizer;
+}
+
 export function nowMs() {
   return typeof performance !== 'undefined' && typeof performance.now === 'function' ? performance.now() : Date.now();
 }

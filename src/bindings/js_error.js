@@ -36,7 +36,26 @@ export function initFailure(e, input, entry) {
   const hint = node && input === undefined
     ? ` (in Node, import '${entry}' as usual: its Node form loads the .wasm itself; or pass the bytes: init({ module_or_path: readFileSync(...) }))`
     : '';
-  const err = codedError(`init() could not load the .wasm: ${e instanceof Error ? e.message : String(e)}${hint}`, 'NOT_INITIALIZED');
+  const why = e instanceof Error ? e.message : String(e);
+  // Bytes that are not WebAssembly (the file starts with `<!do`, `<htm`): the server answered
+  // the .wasm's URL with something else, most often a single-page app's index.html fallback.
+  const notWasm = /magic (word|number)|expected magic|wasm magic/i.test(why)
+    ? `; what was fetched${urlOf(input)} is not WebAssembly: the server answered that URL with another file (an HTML page, often a single-page app's fallback), so the .wasm is not served there — serve the package's .wasm files at that path or pass their URL to init({ module_or_path })`
+    : '';
+  const err = codedError(`init() could not load the .wasm: ${why}${notWasm}${hint}`, 'NOT_INITIALIZED');
   err.cause = e;
   return err;
+}
+
+/**
+ * ` from URL` for what init() was given, when it names a URL; else nothing (the entry's own
+ * default, beside it).
+ * @param {unknown} input
+ */
+function urlOf(input) {
+  const v = input !== null && typeof input === 'object' && 'module_or_path' in input ? input.module_or_path : input;
+  if (typeof v === 'string' || v instanceof URL) return ` from ${String(v)}`;
+  if (typeof Request !== 'undefined' && v instanceof Request) return ` from ${v.url}`;
+  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return ' (the bytes given to init())';
+  return ' (from the .wasm beside the entry, by default)';
 }

@@ -217,6 +217,10 @@ fn group<V: ConversationView + ?Sized>(
 pub struct Truncation {
     /// Keep `messages[start..]`.
     pub start: usize,
+    /// Keep these system messages first: they open the context (an OpenAI or AI SDK
+    /// `system`/`developer` message, a LangChain `SystemMessage`) and are the app's
+    /// instructions, not history. Empty when there are none.
+    pub keep_system: std::ops::Range<usize>,
     /// Put a user marker message ([`PTL_MARKER_TEXT`]) before them.
     pub insert_marker: bool,
     /// Keep this earlier message — the latest user request, which the drop would have taken —
@@ -244,12 +248,13 @@ pub enum Kept {
 }
 
 impl Truncation {
-    /// The truncated conversation over `view`, in order: the compaction message, the kept
-    /// prompt, the marker, then `messages[start..]`.
+    /// The truncated conversation over `view`, in order: the leading system messages, the
+    /// compaction message, the kept prompt, the marker, then `messages[start..]`.
     pub fn layout<V: ConversationView + ?Sized>(&self, view: &V) -> Vec<Kept> {
         let mut out = Vec::with_capacity(crate::model::view::reserve_for(
-            view.len().saturating_sub(self.start) + 2,
+            view.len().saturating_sub(self.start) + self.keep_system.len() + 2,
         ));
+        out.extend(self.keep_system.clone().map(Kept::Message));
         out.extend(self.keep_compaction.map(Kept::Message));
         out.extend(self.keep_prompt.map(Kept::Message));
         if self.insert_marker {
@@ -297,6 +302,11 @@ pub fn truncate_head_measured<V: ConversationView + ?Sized>(
     // Only what is sent counts: after the last compaction boundary, and without a marker a
     // previous retry put at the head.
     let mut from = active_start(view)?;
+    // The system messages that open the context are the app's instructions, not history:
+    // they stay first, never dropped (as every compaction keeps them).
+    let system_start = from;
+    from = crate::transforms::boundary::leading_system_from(view, from)?;
+    let keep_system = system_start..from;
     // A message that begins with the API's compaction block stays first, never dropped.
     let keep_compaction = (from < view.len() && view.starts_context(from)).then_some(from);
     if keep_compaction.is_some() {
@@ -364,6 +374,7 @@ pub fn truncate_head_measured<V: ConversationView + ?Sized>(
     }
     Ok(Some(Truncation {
         start,
+        keep_system,
         insert_marker,
         keep_prompt,
         keep_compaction,
@@ -524,6 +535,60 @@ mod tests {
                 {"type": "tool_result", "tool_use_id": format!("t{r}"), "content": "y".repeat(text_len)}]}));
         }
         Message::parse_all(serde_json::Value::Array(v)).unwrap()
+    }
+
+    #[test]
+    fn the_system_messages_that_open_the_context_are_never_dropped() {
+        let mut v = vec![
+            json!({"role": "system", "content": "You are ACME support."}),
+            json!({"role": "developer", "content": "Never reveal internal ids."}),
+        ];
+        let rest = convo(6, 400);
+        let with_system: Vec<Message> =
+            Message::parse_all(serde_json::Value::Array(v.split_off(0)))
+                .unwrap()
+                .into_iter()
+                .chain(rest.iter().cloned())
+                .collect();
+        let o =
+            parse_context_overflow_error("prompt is too long: 1400 tokens > 1000 maximum", None);
+        let t = truncate_head_for_ptl_retry(with_system.as_slice(), o.as_ref())
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.keep_system, 0..2);
+        // The same rounds go as without the system messages.
+        let plain = truncate_head_for_ptl_retry(rest.as_slice(), o.as_ref())
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.dropped_groups, plain.dropped_groups);
+        let layout = t.layout(with_system.as_slice());
+        assert_eq!(&layout[..2], &[Kept::Message(0), Kept::Message(1)]);
+        assert_eq!(layout[2], Kept::Marker { transcript: false });
+        // A second retry keeps them too, and reads the marker after them as the earlier one.
+        let again: Vec<Message> = layout
+            .iter()
+            .map(|k| match *k {
+                Kept::Message(i) => with_system[i].clone(),
+                Kept::Marker { transcript } => ptl_marker_message(transcript, None),
+            })
+            .collect();
+        let t2 = truncate_head_for_ptl_retry(again.as_slice(), o.as_ref())
+            .unwrap()
+            .unwrap();
+        assert_eq!(t2.keep_system, 0..2);
+        let layout2 = t2.layout(again.as_slice());
+        assert_eq!(
+            layout2
+                .iter()
+                .filter(|k| matches!(k, Kept::Marker { .. }))
+                .count(),
+            1
+        );
+        assert!(
+            t2.start > 3,
+            "the earlier marker is not a round: {}",
+            t2.start
+        );
     }
 
     #[test]

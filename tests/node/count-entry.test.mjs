@@ -185,6 +185,7 @@ test('count entry: count.d.ts declares what count.js exports, and package.json m
   assert.equal(readFileSync(PKG + 'count.d.cts', 'utf8'), dts.replaceAll("'./index.js'", "'./index.cjs'"));
   const meta = JSON.parse(readFileSync(PKG + 'package.json', 'utf8'));
   assert.deepEqual(meta.exports['./count'], {
+    bun: { types: './count.d.ts', default: './count-node.js' },
     workerd: { types: './count.d.ts', default: './count-workerd.js' },
     node: {
       'module-sync': { types: './count.d.ts', default: './count-node.js' },

@@ -30,9 +30,11 @@ const messages = [
   { role: 'assistant', content: 'Done.' },
 ];
 
-test('the exports map: workerd, then Node (module-sync, require, default), then the browser entry; ./inline', () => {
+test('the exports map: Bun, workerd, then Node (module-sync, require, default), then the browser entry; ./inline', () => {
   const root = meta.exports['.'];
-  assert.deepEqual(Object.keys(root), ['workerd', 'node', 'types', 'default']);
+  assert.deepEqual(Object.keys(root), ['bun', 'workerd', 'node', 'types', 'default']);
+  // Bun's import and require both get the ES entry: one instance.
+  assert.deepEqual(root.bun, { types: './index.d.ts', default: './node.js' });
   assert.deepEqual(root.workerd, { types: './index.d.ts', default: './workerd.js' });
   assert.deepEqual(Object.keys(root.node), ['module-sync', 'require', 'types', 'default']);
   assert.equal(root.node['module-sync'].default, './node.js');

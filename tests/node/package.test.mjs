@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync, readFileSync, rmSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -179,6 +179,20 @@ test('the browser entry (web.js) needs init, then works, and ignores environment
   assert.equal(out.frozen, true);
 });
 
+test('init() given something that is not WebAssembly (an HTML fallback page) says so, and names where it came from', () => {
+  const script = `
+    import init from ${JSON.stringify(new URL('../../pkg/web.js', import.meta.url).href)};
+    try { await init({ module_or_path: new TextEncoder().encode('<!doctype html><html></html>') }); console.log('no error'); }
+    catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`;
+  const r = runNode(['--input-type=module', '-e', script]);
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.code, 'NOT_INITIALIZED');
+  assert.match(out.message, /is not WebAssembly/);
+  assert.match(out.message, /HTML page/);
+  assert.match(out.message, /bytes given to init/);
+});
+
 test('the minified JS has source maps: a stack through the package points at the lines of the readable sources', (t) => {
   // Every minified file points at its map, and the map holds the sources.
   const minified = JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8')).files.includes('*.js.map');
@@ -218,4 +232,38 @@ test("the shipped build writes the caller's value in the reader's messages (Debu
     () => cc.shouldAutoCompact([{ role: 'user', content: 'x' }], 'claude-opus-4-6', { querySource: 'compct' }),
     (e) => e.code === 'INVALID_ARGUMENT' && /querySource "compct" is not a query source with a meaning \(did you mean "compact"\?\)/.test(e.message),
   );
+});
+
+test('nothing evaluates code from strings: a Compactor without summarize and session-memory compaction work where that is refused (strict CSP, Workers)', (t) => {
+  // No shipped JS builds a function from a string.
+  const files = [];
+  const walk = (d) => {
+    for (const f of readdirSync(d)) {
+      const p = join(d, f);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.(c|m)?js$/.test(f)) files.push(p);
+    }
+  };
+  walk(PKG);
+  for (const f of files) assert.doesNotMatch(readFileSync(f, 'utf8'), /new Function\(|\beval\(/, f);
+  // And with Node refusing it, the calls that made one work.
+  const dir = tempProject();
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(
+    join(dir, 'use.mjs'),
+    `import { Compactor, trySessionMemoryCompaction } from 'context-compaction';
+     const c = new Compactor({ model: 'claude-sonnet-4-5' });
+     c.push({ role: 'user', content: 'hello' });
+     const restored = Compactor.restore(c.snapshot(), c.messages, { model: 'claude-sonnet-4-5' });
+     const msgs = [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }];
+     // No session memory: a coded rejection (an EvalError escaped before, or it never settled).
+     const sm = await trySessionMemoryCompaction(msgs, { model: 'claude-sonnet-4-5' }).then((r) => typeof r, (e) => e.name + ':' + e.code);
+     console.log(JSON.stringify({ count: c.tokenCount(), restored: restored.tokenCount(), sm }));\n`,
+  );
+  const r = runNode(['--disallow-code-generation-from-strings', 'use.mjs'], { cwd: dir });
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.count, out.restored);
+  assert.ok(out.count > 0);
+  assert.match(out.sm, /^(object|ContextCompactionError:[A-Z_]+)$/, out.sm);
 });

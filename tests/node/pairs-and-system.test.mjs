@@ -216,3 +216,27 @@ test('a pinned message of another shape than the conversation is read in Anthrop
   await assert.rejects(cc.compactConversation(m, { model: 'claude-sonnet-4-5', pinned: bad, summarize }), (e) => e.code === 'INVALID_MESSAGE' && /context\.pinned\[0\]\.role/.test(e.message));
   assert.throws(() => new cc.Compactor({ model: 'claude-sonnet-4-5', pinned: bad, summarize }), (e) => e.code === 'INVALID_MESSAGE' && /context\.pinned\[0\]\.role/.test(e.message));
 });
+
+test('truncateHeadForPTLRetry keeps the system messages that open the conversation, in every shape', () => {
+  const big = 'some content of a file or command output here\n'.repeat(60);
+  const rounds = (user, assistant) => Array.from({ length: 6 }, (_, i) => [user(`q${i} ${big}`), assistant(`a${i} ${big}`)]).flat();
+  const cases = {
+    'openai-chat': [{ role: 'system', content: 'You are ACME support.' }, ...rounds((t) => ({ role: 'user', content: t }), (t) => ({ role: 'assistant', content: t }))],
+    'openai-responses': [
+      { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'You are ACME support.' }] },
+      ...rounds((t) => ({ type: 'message', role: 'user', content: [{ type: 'input_text', text: t }] }), (t) => ({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: t, annotations: [] }] })),
+    ],
+    'ai-sdk': [{ role: 'system', content: 'You are ACME support.' }, ...rounds((t) => ({ role: 'user', content: [{ type: 'text', text: t }] }), (t) => ({ role: 'assistant', content: [{ type: 'text', text: t }] }))],
+    langchain: [new SystemMessage('You are ACME support.'), ...rounds((t) => new HumanMessage(t), (t) => new AIMessage(t))],
+  };
+  for (const [name, msgs] of Object.entries(cases)) {
+    const out = cc.truncateHeadForPTLRetry(msgs, "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.");
+    assert.ok(out && out.length < msgs.length, `${name}: something is dropped`);
+    assert.equal(out[0], msgs[0], `${name}: the system message stays first, the caller's own object`);
+    assert.ok(!out.slice(1).includes(msgs[0]), name);
+    // A second retry keeps it too.
+    const again = cc.truncateHeadForPTLRetry(out, "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.");
+    assert.equal(again[0], msgs[0], `${name}: second retry`);
+    assert.equal(cc.validateForApi(again).valid, true, `${name}: ${JSON.stringify(cc.validateForApi(again))}`);
+  }
+});

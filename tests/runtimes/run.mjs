@@ -260,6 +260,12 @@ function cases({ app, api, work }) {
     ...nodeCases(`Node ${versionOf(NODES[22])}`, NODES[22], '/node.js'),
     ...nodeCases(`Node ${versionOf(NODES[24])}`, NODES[24], '/node.js'),
     {
+      name: `Node ${process.versions.node}, code from strings refused`,
+      how: 'node --disallow-code-generation-from-strings esm.mjs (as a strict CSP and Workers refuse it)',
+      run: async () =>
+        parseReport(await run(node20, ['--disallow-code-generation-from-strings', 'esm.mjs', api], { cwd: app })),
+    },
+    {
       name: 'Deno',
       how: "deno run --allow-read --allow-net esm.mjs (node_modules resolution, 'node' condition)",
       run: async () =>
@@ -291,8 +297,8 @@ function cases({ app, api, work }) {
     },
     {
       name: 'Bun CJS',
-      how: 'bun cjs.cjs',
-      run: async () => parseReport(await run(join(BIN, 'bun'), ['cjs.cjs', api], { cwd: app })),
+      how: "bun cjs.cjs: the 'bun' condition gives require the ES entry too (one instance)",
+      run: async () => expectEntry(parseReport(await run(join(BIN, 'bun'), ['cjs.cjs', api], { cwd: app })), '/node.js'),
     },
     {
       name: 'TypeScript declarations',
@@ -448,6 +454,9 @@ function browserCases({ app, work }) {
       ),
     );
     if (stats.hasErrors()) throw new Error(stats.toString({ all: false, errors: true }));
+    // A build that warns fails where CI treats warnings as errors ("Critical dependency" for
+    // an import of a computed URL the package did not mark for webpack to leave alone).
+    if (stats.hasWarnings()) throw new Error(stats.toString({ all: false, warnings: true }));
     writeFileSync(join(outDir, 'index.html'), page('./main.js'));
     return `${name}/`;
   };

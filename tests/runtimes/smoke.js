@@ -10,7 +10,8 @@
 // 2. micro-compact: microCompact clears the older tool results and frees tokens;
 // 3. offline compaction: compactConversation with offlineSummarizer (no network), smaller after;
 // 4. summary through a fake server: compactConversation with anthropicSummarizer pointed at a
-//    fake Messages API (tests/fake-api/server.mjs) by `baseURL`, whose summary text comes back.
+//    fake Messages API (tests/fake-api/server.mjs) by `baseURL`, whose summary text comes back;
+// 5. a Compactor without a summarizer counts as the stateless count.
 
 /** The summary text the fake server answers with; the smoke test looks for it in the result. */
 export const FAKE_SUMMARY = 'Runtime smoke summary: the user asked to read eight files.';
@@ -108,6 +109,12 @@ export async function smoke(lib, apiUrl) {
   const next = lib.buildPostCompactMessages(online);
   const summary = next.map(textOf).find((t) => t.includes(FAKE_SUMMARY));
   check(summary !== undefined, 'the summary from the fake server is not in the compacted messages');
+
+  // 5. a Compactor without a summarizer (the running count a page keeps): it needs no code
+  //    built from strings, which Workers and a strict CSP refuse.
+  const running = new lib.Compactor({ model: 'claude-sonnet-4-5' });
+  running.pushMany(messages);
+  check(running.tokenCount() === tokens, `a Compactor counted ${running.tokenCount()} for ${tokens}`);
 
   // A coded error is an Error with a stable code, in every runtime.
   let code;

@@ -15,3 +15,10 @@ await initCount();
 const due: boolean = shouldAutoCompact([{ role: 'user', content: 'hi' }], 'claude-sonnet-4-5');
 const main = await loadCompaction();
 console.log(due, main.microCompact([{ role: 'user', content: 'hi' }]).tokensFreed);
+
+// The .wasm files as a bundler's file loader gives them (the README's esbuild recipe): URLs.
+import wasmUrl from 'context-compaction/context_compaction_bg.wasm';
+import extraUrl from 'context-compaction/context_compaction_extra_bg.wasm';
+import countUrl from 'context-compaction/context_compaction_count_bg.wasm';
+const urls: string[] = [wasmUrl, extraUrl, countUrl];
+void urls;
