@@ -1703,7 +1703,9 @@ export interface CompactionResult<M = Message> {
   messageShape?: MessageShape;
   /**
    * Your messages kept verbatim (session-memory compaction, `keepLastUserMessage`, pinned tool
-   * pairs, a trailing turn whose tool calls still wait for their results, and the system
+   * pairs, a trailing turn whose tool calls still wait for their results (with an AI SDK
+   * `tool-approval-response` after it, or paused by the API: a `server_tool_use` without its
+   * result), and the system
    * messages that open the conversation, which {@link buildPostCompactMessages} puts before
    * the summary), else empty.
    */
@@ -2224,7 +2226,9 @@ export declare function toApiMessages<M extends MessageInput>(messages: readonly
 
 /**
  * Checks the invariants the Messages API enforces (user first, tool pairs, no empty content
- * or empty text block, no tool call id used twice) on the API view of `messages`.
+ * or empty text block, no tool call id used twice) on the API view of `messages`. A
+ * `server_tool_use` without its result is valid only in the last message (a turn the API
+ * paused with `stop_reason: "pause_turn"`, continued by sending it back).
  */
 export declare function validateForApi<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): ApiValidation;
 

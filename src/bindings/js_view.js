@@ -1244,8 +1244,14 @@ function pushContent(c, estimate, out) {
   return 1;
 }
 
+// How many blocks describeForeign reads a UIMessage tool part as: the call, and its result
+// once there is one (an output, an error or a denial). pushUiTool and uiPartOf both number
+// blocks by it.
+const uiToolWidth = (p) => (p.state === 'output-available' || p.state === 'output-error' || p.state === 'output-denied' ? 2 : 1);
+
 // A UIMessage tool part (`tool-<name>` or `dynamic-tool`): the call, and its result once
-// there is one (`output-available`: the output; `output-error`: the error text).
+// there is one (`output-available`: the output; `output-error`: the error text;
+// `output-denied`: the denial). Returns uiToolWidth(p).
 function pushUiTool(p, estimate, out) {
   const name = p.type === 'dynamic-tool' ? p.toolName : p.type.slice(5);
   pushCall(out, estimate, p.toolCallId, name, p.input);
@@ -2544,8 +2550,7 @@ export function uiPartOf(parts, b) {
     const p = parts[j];
     const t = p !== null && typeof p === 'object' ? p.type : undefined;
     if (typeof t === 'string' && (t === 'step-start' || t.startsWith('source-') || t.startsWith('data-'))) continue;
-    const width = typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-'))
-      ? (p.state === 'output-available' || p.state === 'output-error' ? 2 : 1) : 1;
+    const width = typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-')) ? uiToolWidth(p) : 1;
     if (b < k + width) return j;
     k += width;
   }

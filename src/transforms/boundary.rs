@@ -6,7 +6,9 @@ use serde_json::{json, Map, Value};
 use crate::model::error::Result;
 use crate::model::messages::{Kind, Message};
 use crate::model::order;
-use crate::model::view::{same_turn, BlockKind, ContentInfo, ConversationView, Detail, Find};
+use crate::model::view::{
+    same_turn, BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Find, Str,
+};
 
 /// `content` of a boundary line.
 pub const BOUNDARY_CONTENT: &str = "Conversation compacted";
@@ -172,6 +174,10 @@ pub fn leading_system_from<V: ConversationView + ?Sized>(view: &V, start: usize)
 /// API refuses — and the model would not see the call it is given the answer to. The turn
 /// is pending only when nothing but the results of its own calls (and lines that are not
 /// sent) follows it; `None` otherwise.
+///
+/// A turn the API paused (`stop_reason: "pause_turn"`) is pending too: it ends with a
+/// `server_tool_use` whose result is not in the turn yet, and the conversation continues by
+/// sending the turn back as it is.
 pub fn pending_turn<V: ConversationView + ?Sized>(view: &V, start: usize) -> Result<Option<usize>> {
     let assistant = Find {
         assistant: true,
@@ -193,8 +199,18 @@ pub fn pending_turn<V: ConversationView + ?Sized>(view: &V, start: usize) -> Res
     }
     // Only results of its calls may follow it: a user message with words ends the turn.
     let contents = view.contents(first..view.len(), Detail::Structure)?;
+    let mut server = ServerCalls::default();
     for (i, content) in (first..).zip(&contents) {
-        if view.is_sidechain(i) || view.kind(i)? != Kind::User {
+        if view.is_sidechain(i) {
+            continue;
+        }
+        let kind = view.kind(i)?;
+        if kind == Kind::Assistant {
+            if let ContentInfo::Blocks(blocks) = content {
+                server.read(blocks);
+            }
+        }
+        if kind != Kind::User {
             continue;
         }
         let only_results = match content {
@@ -208,6 +224,9 @@ pub fn pending_turn<V: ConversationView + ?Sized>(view: &V, start: usize) -> Res
             return Ok(None);
         }
     }
+    if server.paused() {
+        return Ok(Some(first));
+    }
     let index = view.tool_index(first, false)?;
     let mut answered = vec![false; index.uses.len()];
     for r in &index.results {
@@ -216,6 +235,31 @@ pub fn pending_turn<V: ConversationView + ?Sized>(view: &V, start: usize) -> Res
         }
     }
     Ok(answered.contains(&false).then_some(first))
+}
+
+/// The server tool calls (`server_tool_use`) of an assistant turn and the results the turn
+/// holds for them (a server tool's result comes in the same response as its call).
+#[derive(Default)]
+struct ServerCalls {
+    calls: Vec<Str>,
+    results: Vec<Str>,
+}
+
+impl ServerCalls {
+    fn read(&mut self, blocks: &[BlockInfo]) {
+        for b in blocks {
+            match (b.kind, &b.id, &b.tool_use_id) {
+                (Some(BlockKind::ServerToolUse), Some(id), _) => self.calls.push(id.clone()),
+                (Some(BlockKind::ServerToolResult), _, Some(id)) => self.results.push(id.clone()),
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether a call waits for its result: the turn was paused mid-way.
+    fn paused(&self) -> bool {
+        self.calls.iter().any(|c| !self.results.contains(c))
+    }
 }
 
 /// The caller's messages a compaction of another ecosystem's messages keeps, ascending:
@@ -249,6 +293,17 @@ pub fn kept_originals<V: ConversationView + ?Sized>(
         with_unmapped.extend(j..o);
         with_unmapped.push(o);
         next_free = o + 1;
+    }
+    // Those after the last one that has a counterpart have no message after them: they go
+    // with the one before them. An AI SDK `tool` message holding only the user's
+    // `tool-approval-response` (no content of its own in the Anthropic form) ends the
+    // conversation after the pending turn whose call it approves or denies: kept with that
+    // turn, the agent runs (or skips) the call as it would have, instead of finding a call
+    // with neither a result nor an answer.
+    if let Some(last) = mapped.iter().rposition(|&m| m) {
+        if with_unmapped.last() == Some(&last) {
+            with_unmapped.extend(last + 1..view.len());
+        }
     }
     Ok(with_unmapped)
 }
@@ -312,6 +367,25 @@ mod tests {
         assert_eq!(
             kept_originals(m5.as_slice(), &[3], &origin).unwrap(),
             vec![4]
+        );
+        // Messages after the last one with a counterpart go with it when it is kept (an AI
+        // SDK approval response after its pending turn), and not otherwise.
+        let approved = Message::parse_all(json!([
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b"},
+            {"role": "user", "content": "c"},
+            {"role": "assistant", "content": "call"},
+            {"role": "user", "content": "approval"}
+        ]))
+        .unwrap();
+        let origin = [0, 1, 2, 3];
+        assert_eq!(
+            kept_originals(approved.as_slice(), &[3], &origin).unwrap(),
+            vec![3, 4]
+        );
+        assert_eq!(
+            kept_originals(approved.as_slice(), &[2], &origin).unwrap(),
+            vec![2]
         );
         let out = build_post_compact_without_line(&["S"], &["sys", "k"], 1, &["A"], &["H"]);
         assert_eq!(out, vec!["sys", "S", "k", "A", "H"]);
@@ -394,6 +468,29 @@ mod tests {
             ),
             Some(1)
         );
+    }
+
+    /// A turn the API paused (`pause_turn`) ends with a server tool call whose result has
+    /// not come: it is continued by sending it back, so a compaction keeps it.
+    #[test]
+    fn a_trailing_turn_the_api_paused_is_pending() {
+        let pending =
+            |v: Value| pending_turn(Message::parse_all(v).unwrap().as_slice(), 0).unwrap();
+        let user = json!({"role": "user", "content": "search X"});
+        let search = json!({"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "X"}});
+        let found = json!({"type": "web_search_tool_result", "tool_use_id": "s1", "content": []});
+        let paused = json!({"role": "assistant", "content": [{"type": "text", "text": "Searching."}, search]});
+        assert_eq!(pending(json!([user, paused])), Some(1));
+        // Its result in the turn: nothing waits.
+        let done = json!({"role": "assistant", "content": [search, found, {"type": "text", "text": "X is…"}]});
+        assert_eq!(pending(json!([user, done])), None);
+        // The result in a later message of the same turn (transcript lines of one response).
+        assert_eq!(
+            pending(json!([user, paused, {"role": "assistant", "content": [found]}])),
+            None
+        );
+        // The user spoke after it: the turn is over.
+        assert_eq!(pending(json!([user, paused, user])), None);
     }
 
     #[test]

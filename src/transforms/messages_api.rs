@@ -156,7 +156,7 @@ fn result_ids(content: &[Value]) -> Vec<String> {
 /// empty text block, a tool call id used twice, a
 /// `tool_use` not answered by a `tool_result` in the very next message, a `tool_result`
 /// without its `tool_use` right before, a server tool call without its result in the same
-/// message.
+/// message (except in the last message: a turn the API paused, continued by sending it back).
 pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
     let view = to_api_messages(messages);
     let mut problems = Vec::new();
@@ -231,8 +231,12 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
                 })
                 .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
                 .collect();
+            // A server tool call without its result ends a turn the API paused
+            // (`stop_reason: "pause_turn"`): sent back as it is, as the last message, the
+            // turn continues. Anywhere else its result is missing.
+            let paused = i + 1 == view.len();
             for c in &server_calls {
-                if !server_results.contains(c.as_str()) {
+                if !paused && !server_results.contains(c.as_str()) {
                     say(
                         i,
                         format!("server_tool_use {c} has no result in the same message"),
@@ -414,5 +418,28 @@ mod tests {
                 {"type": "web_search_tool_result", "tool_use_id": "s", "content": []}]}
         ]));
         assert!(validate_for_api(&ok).is_empty());
+    }
+
+    /// A response that stopped with `pause_turn` ends with a `server_tool_use` whose result
+    /// has not come: sent back as the last message, the API continues the turn. The same
+    /// message with a message after it lacks its result.
+    #[test]
+    fn a_paused_server_tool_call_is_valid_only_in_the_last_message() {
+        let paused = json!({"role": "assistant", "content": [
+            {"type": "text", "text": "Searching."},
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "X"}}]});
+        let user = |t: &str| json!({"role": "user", "content": t});
+        assert!(validate_for_api(&m(json!([user("search X"), paused.clone()]))).is_empty());
+        let later = validate_for_api(&m(json!([
+            user("search X"),
+            paused,
+            user("and then?"),
+            {"role": "assistant", "content": "done"}
+        ])));
+        assert_eq!(later.len(), 1);
+        assert_eq!(later[0].message, 1);
+        assert!(later[0]
+            .problem
+            .contains("server_tool_use srvtoolu_1 has no result"));
     }
 }
