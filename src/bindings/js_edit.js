@@ -2,7 +2,7 @@
 // Anthropic form a compaction reads (anthropicForm, userMessageIn): apart from js_view.js,
 // whose readers they use, so that the counting module of `context-compaction/count`, which
 // edits and compacts nothing, does not download them. Every decision is made in Rust.
-import { AI_MODEL, AI_UI, ANY, CHAT, HOSTED_CALLS, LANGCHAIN, RESPONSES, RS, blockKind, bytesBase64, callArgs, callName, contentOf, dataUrl, failed, fileText, header, imageTypeOf, isCall, isMediaPart, isProviderResult, lcCalls, lcFields, lcPartInput, lcWithContent, mediaKind, parseArgs, parts, rebuildLc, responsesSide, setForeignResult, shapeOfHeader, uiDenial, uiPartOf, withContent } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, HOSTED_CALLS, LANGCHAIN, RESPONSES, RS, blockKind, bytesBase64, callArgs, callName, contentOf, dataUrl, failed, fileText, header, imageTypeOf, isCall, isProviderResult, lcCalls, lcFields, lcPartInput, lcMirrored, lcWithContent, legacyCallId, legacyResultId, mediaKind, outputCallId, parseArgs, parts, rebuildLc, responsesOutput, setForeignResult, shapeOfHeader, uiDenial, uiPartOf, withContent } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -98,6 +98,13 @@ function mediaBlock(v, mediaType, image = false) {
   return { type: image || t.startsWith('image/') || (source.type === 'url' && !mediaType) ? 'image' : 'document', source };
 }
 
+// Media a file URI names (Gemini's `fileUri`: an http(s) URL, or a `gs://` or Files API URI,
+// kept as a file source).
+function fileMedia(uri, mediaType) {
+  if (typeof uri === 'string' && /^https?:\/\//.test(uri)) return mediaBlock(uri, mediaType);
+  return { type: mediaKind(mediaType) === 1 ? 'image' : 'document', source: fileSource(uri) };
+}
+
 const textOf = (v) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
 
 // A part of any ecosystem as an Anthropic block (undefined: not sent, or reasoning).
@@ -134,7 +141,14 @@ function anthropicBlock(p) {
       return mediaBlock(v, type);
     }
     case 'input_file': return mediaBlock(p.file_data !== undefined ? p.file_data : p.file_url, 'application/pdf');
-    case 'media': return mediaBlock(p.data, p.mediaType);
+    // LangChain's Gemini media (`data` or `fileUri`), and Gemini's own parts.
+    case 'media': return p.data === undefined && typeof p.fileUri === 'string'
+      ? fileMedia(p.fileUri, p.mediaType || p.mimeType) : mediaBlock(p.data, p.mediaType || p.mimeType);
+    case 'inlineData': case 'fileData': {
+      const d = p[p.type];
+      if (d === null || typeof d !== 'object') return { type: 'text', text: JSON.stringify(p) ?? '' };
+      return p.type === 'inlineData' ? mediaBlock(d.data, d.mimeType || d.mime_type) : fileMedia(d.fileUri, d.mimeType || d.mime_type);
+    }
     // The AI SDK's tool-output media parts; OpenAI's audio and computer screenshots;
     // LangChain's audio blocks. Sent as the media they are (never as their base64 text).
     case 'image-data': return mediaBlock(p.data, p.mediaType, true);
@@ -196,10 +210,12 @@ function aiResult(p) {
 
 const ROLE_OF_KIND = ['user', 'assistant', 'system'];
 
-// An OpenAI Chat message (or a LangChain `{role, …}` dict) in Anthropic form.
-function anthropicChat(m, kind, role) {
+// An OpenAI Chat message (or a LangChain `{role, …}` dict) in Anthropic form; it is `arr[i]`
+// (a legacy function call's id is its message's index: legacyCallId).
+function anthropicChat(m, kind, role, arr, i) {
   if (m.role === 'tool' || m.role === 'function') {
-    return [{ role: 'user', content: [resultBlock(m.tool_call_id !== undefined ? m.tool_call_id : m.name, Array.isArray(m.content) ? m.content : textOf(m.content ?? ''), false)] }];
+    const id = m.role === 'function' ? legacyResultId(arr, i, m.name) : m.tool_call_id;
+    return [{ role: 'user', content: [resultBlock(id, Array.isArray(m.content) ? m.content : textOf(m.content ?? ''), false)] }];
   }
   if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
   const content = blocksOf(m.content);
@@ -210,12 +226,12 @@ function anthropicChat(m, kind, role) {
       if (isCall(c)) content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: parseArgs(callArgs(c)) });
     }
   }
-  if (m.function_call) content.push({ type: 'tool_use', id: 'function_call', name: textOf(m.function_call.name), input: parseArgs(m.function_call.arguments) });
+  if (m.function_call) content.push({ type: 'tool_use', id: legacyCallId(i), name: textOf(m.function_call.name), input: parseArgs(m.function_call.arguments) });
   return [{ role, content }];
 }
 
-// The Anthropic messages of one foreign message, by shape; each is {role, content}.
-function anthropicMessages(m, shape) {
+// The Anthropic messages of one foreign message `arr[i]`, by shape; each is {role, content}.
+function anthropicMessages(arr, i, m, shape) {
   const kind = header(m) & 7;
   const role = ROLE_OF_KIND[kind];
   if (role === undefined) return [];
@@ -280,7 +296,7 @@ function anthropicMessages(m, shape) {
       return out;
     }
     case CHAT:
-      return anthropicChat(m, kind, role);
+      return anthropicChat(m, kind, role, arr, i);
     case RESPONSES:
       switch (m.type) {
         case 'function_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: parseArgs(m.arguments) }] }];
@@ -307,22 +323,24 @@ function anthropicMessages(m, shape) {
             return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: hosted[0], input: parseArgs(m[hosted[1]]) }] }];
           }
           // An output item answers a call; an item that holds its own output (mcp_call) is
-          // the assistant's.
-          if (responsesSide(m, m.type) === 0 && 'output' in m) {
-            const o = m.output;
-            return [{ role: 'user', content: [resultBlock(m.call_id, Array.isArray(o) ? o : isMediaPart(o) ? [o] : textOf(o), false)] }];
+          // the assistant's. A failed patch is an error result.
+          const o = responsesOutput(m);
+          if (o !== undefined) {
+            return [{ role: 'user', content: [resultBlock(outputCallId(m), Array.isArray(o) ? o : textOf(o), m.type === 'apply_patch_call_output' && m.status === 'failed')] }];
           }
           return [{ role: 'assistant', content: [{ type: 'text', text: JSON.stringify(m) ?? '' }] }];
         }
       }
     case LANGCHAIN: {
       const f = lcFields(m);
-      if (f === undefined) return anthropicChat(m, kind, role); // a `{role, …}` dict
+      if (f === undefined) return anthropicChat(m, kind, role, arr, i); // a `{role, …}` dict
       if (kind === 0 && typeof f.tool_call_id === 'string') {
         return [{ role: 'user', content: [resultBlock(f.tool_call_id, Array.isArray(f.content) ? f.content : textOf(f.content ?? ''), f.status === 'error')] }];
       }
       if (kind === 2) return [{ role: 'system', content: blocksOf(f.content).map((b) => b.text || '').join('\n') }];
-      const content = blocksOf(f.content);
+      // Gemini `functionCall` parts that tool_calls holds too: the calls are read from there.
+      const mirrored = Array.isArray(f.content) ? lcMirrored(f) : null;
+      const content = blocksOf(mirrored === null ? f.content : f.content.filter((_, k) => !mirrored.has(k)));
       {
         const seen = new Set();
         for (let k = 0; k < content.length; k++) {
@@ -363,7 +381,7 @@ function anthropicForm_(arr) {
   for (let i = 0; i < arr.length; i++) {
     const m = arr[i];
     const shape = shapeOfHeader(header(m));
-    const list = shape >= AI_MODEL ? anthropicMessages(m, shape) : [m];
+    const list = shape >= AI_MODEL ? anthropicMessages(arr, i, m, shape) : [m];
     for (const a of list) {
       if (a !== m && Array.isArray(a.content) && a.content.length === 0) continue;
       messages.push(a);
@@ -442,7 +460,8 @@ function replaceForeignPart(m, shape, b, n, text) {
       return { ...m, content: swap(m.content, b - skip) };
     }
     case RESPONSES:
-      if (nested) return { ...m, output: swap(m.output, n) };
+      // A computer screenshot output is read as a list of one part (responsesOutput).
+      if (nested) return { ...m, output: swap(Array.isArray(m.output) ? m.output : [m.output], n) };
       return { ...m, content: swap(m.content, b) };
     case LANGCHAIN: {
       const f = lcFields(m);

@@ -261,7 +261,8 @@ export function header(m, full = true) {
   let shape;
   if (r === 'human' || r === 'ai') shape = LANGCHAIN;
   else if (Array.isArray(m.parts)) shape = AI_UI;
-  else if (r === 'tool') shape = typeof m.tool_call_id === 'string' ? CHAT : AI_MODEL;
+  // The AI SDK's `tool` message holds an array of parts and no `tool_call_id`.
+  else if (r === 'tool') shape = typeof m.tool_call_id === 'string' || typeof m.content === 'string' || 'tool_call_id' in m ? CHAT : AI_MODEL;
   else if (r === 'function' || Array.isArray(m.tool_calls) || m.function_call != null || typeof m.refusal === 'string') shape = CHAT;
   else {
     shape = partsShape(m.content);
@@ -1132,11 +1133,16 @@ function pushServerResult(out, estimate, id, measured) {
   pushBlock(out, 6, 0, estimate ? jsonLen(measured) : 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, 0);
 }
 
-// A tool result whose output is a string, an array of parts, or any other JSON value.
-function pushResult(out, estimate, id, output) {
+// A tool result whose output is a string, an array of parts, or any other JSON value. Parts
+// that are one text part of the cleared placeholder are cleared (flag 1), as a string is;
+// `kept`: an output that has no form without its media (an OpenAI computer screenshot),
+// marked as if cleared (never picked).
+function pushResult(out, estimate, id, output, kept = false) {
   const tid = typeof id === 'string' ? sym(id) : 0;
   if (Array.isArray(output)) {
-    pushBlock(out, 5, 0, 0, 0, 0, 0, tid, output.length);
+    const one = output.length === 1 ? output[0] : undefined;
+    const cleared = kept || (one !== null && typeof one === 'object' && one.type === 'text' && one.text === PLACEHOLDER) ? 1 : 0;
+    pushBlock(out, 5, 0, 0, 0, 0, 0, tid, output.length, cleared);
     for (const p of parts(output)) pushPart(p, estimate, out);
   } else {
     pushBlock(out, 5, output === undefined || output === null ? 0 : strLen(output), 0, 0, 0, 0, tid, 0,
@@ -1209,6 +1215,15 @@ function pushPart(p, estimate, out) {
     case 'input_file': case 'media': case 'file-url': case 'file-id':
       pushBlock(out, mediaKind(p.mediaType || p.mimeType || p.mime_type), 0, 0, 0, 0, 0, 0, 0);
       return;
+    // Gemini's own parts (LangChain keeps them in a ChatGoogle message's content): media.
+    case 'inlineData': case 'fileData': {
+      const d = p[p.type];
+      if (d !== null && typeof d === 'object') {
+        pushBlock(out, mediaKind(d.mimeType || d.mime_type), 0, 0, 0, 0, 0, 0, 0);
+        return;
+      }
+      break;
+    }
     case 'tool-call': case 'tool_use': case 'tool_call': case 'server_tool_use':
       pushCall(out, estimate, p.toolCallId !== undefined ? p.toolCallId : p.id,
         p.toolName !== undefined ? p.toolName : p.name, 'input' in p ? p.input : p.args);
@@ -1311,6 +1326,13 @@ function describeForeign(m, shape, estimate, out) {
       }
       break;
     case CHAT:
+      // A `tool` message with no `tool_call_id` answers no call: [6, 0], which the Rust side
+      // reports as that missing field.
+      if (m.role === 'tool' && typeof m.tool_call_id !== 'string') {
+        out.length = at;
+        out.push(6, 0);
+        return;
+      }
       n = describeChat(m, estimate, out);
       break;
     case RESPONSES:
@@ -1340,11 +1362,31 @@ function describeForeign(m, shape, estimate, out) {
   out[at + 1] = n;
 }
 
+// Where the message being described sits (its array and index: what describeChat needs for
+// the ids of legacy function calls); null when not known (an estimate needs no ids).
+let readArr = null, readAt = 0;
+
+// OpenAI Chat's legacy function calling has no ids: a call and its result pair by order (a
+// `role: 'function'` message answers the latest assistant `function_call` before it of the
+// same `name`). The call of message j reads as the tool call `function_call@j`, and a result
+// as its call's (undefined when no call of its name comes before it).
+export const legacyCallId = (j) => `function_call@${j}`;
+export function legacyResultId(arr, i, name) {
+  for (let j = Math.min(i, arr.length) - 1; j >= 0; j--) {
+    const a = arr[j];
+    if (a === null || typeof a !== 'object' || a.role !== 'assistant') continue;
+    const fc = a.function_call;
+    if (fc !== null && typeof fc === 'object' && fc.name === name) return legacyCallId(j);
+  }
+  return undefined;
+}
+
 // An OpenAI Chat message (also a LangChain `{role, …}` dict) as blocks: its reasoning, its
 // content, its refusal, its tool calls; returns how many top-level blocks it pushed.
 function describeChat(m, estimate, out) {
   if (m.role === 'tool' || m.role === 'function') {
-    pushResult(out, estimate, m.tool_call_id, typeof m.content === 'string' || Array.isArray(m.content) ? m.content : '');
+    const id = m.role === 'function' ? (interning && readArr !== null ? legacyResultId(readArr, readAt, m.name) : undefined) : m.tool_call_id;
+    pushResult(out, estimate, id, typeof m.content === 'string' || Array.isArray(m.content) ? m.content : '');
     return 1;
   }
   let n = 0;
@@ -1365,7 +1407,7 @@ function describeChat(m, estimate, out) {
     }
   }
   if (m.function_call !== null && typeof m.function_call === 'object') {
-    pushCall(out, estimate, undefined, m.function_call.name, m.function_call.arguments);
+    pushCall(out, estimate, interning && readArr !== null ? legacyCallId(readAt) : undefined, m.function_call.name, m.function_call.arguments);
     n++;
   }
   return n;
@@ -1401,17 +1443,46 @@ function pushChatCall(out, estimate, c) {
 function pushLcContent(f, estimate, out) {
   const c = f.content;
   if (!Array.isArray(c)) return pushContent(c, estimate, out);
-  for (const p of parts(c)) {
+  const mirrored = lcMirrored(f);
+  for (let k = 0, nk = parts(c).length; k < nk; k++) {
+    const p = c[k];
     if (p !== null && typeof p === 'object') {
       const t = p.type;
       if (t === 'tool_use' && typeof p.input === 'string') {
         pushCall(out, estimate, p.id, p.name, lcPartInput(f, p));
         continue;
       }
+      // A Gemini `functionCall` part that tool_calls holds too: counted there.
+      if (mirrored !== null && mirrored.has(k)) {
+        pushBlock(out, 9, 0, 0, 0, 0, 0, 0, 0);
+        continue;
+      }
     }
     pushPart(p, estimate, out);
   }
   return c.length;
+}
+
+// The indexes of a LangChain message's content parts (fields `f`) that are Gemini
+// `functionCall` parts (`{type: 'functionCall', functionCall: {name, args}}`, no id) whose call
+// its `tool_calls` also holds, as @langchain/google returns them: each matched, in order, to a
+// call of the same name. Null when there is none.
+export function lcMirrored(f) {
+  const c = f.content;
+  let mirrored = null, calls = null;
+  for (let k = 0, nk = parts(c).length; k < nk; k++) {
+    const p = c[k];
+    if (p === null || typeof p !== 'object' || p.type !== 'functionCall') continue;
+    const fc = p.functionCall;
+    if (fc === null || typeof fc !== 'object') continue;
+    if (calls === null) calls = lcCalls(f).filter((x) => x !== null && typeof x === 'object');
+    const j = calls.findIndex((x) => callName(x) === fc.name);
+    if (j < 0) continue;
+    calls.splice(j, 1);
+    if (mirrored === null) mirrored = new Set();
+    mirrored.add(k);
+  }
+  return mirrored;
 }
 
 // The input of a LangChain content `tool_use` part `p` whose `input` is a string (what
@@ -1496,8 +1567,9 @@ function describeResponsesItem(m, estimate, out) {
         pushCall(out, estimate, m.call_id, hosted[0], m[hosted[1]]);
         return 1;
       }
-      if (responsesSide(m, m.type) === 0 && 'output' in m) {
-        pushResult(out, estimate, m.call_id, isMediaPart(m.output) ? [m.output] : m.output);
+      const o = responsesOutput(m);
+      if (o !== undefined) {
+        pushResult(out, estimate, outputCallId(m), o, isMediaPart(m.output));
         return 1;
       }
       pushBlock(out, 9, 0, estimate ? jsonLen(m) : 0, 0, 0, 0, 0, 0);
@@ -1508,8 +1580,9 @@ function describeResponsesItem(m, estimate, out) {
 
 // Describes the content of arr[start..end]. Two numbers per message, then its blocks:
 // [0, 0] no content (or not a message), [1, n] string content of n UTF-16 units, [2, n] an
-// attachment payload of n JSON units, [3, 0] content of a wrong type, [4, n] n blocks.
-// The strings the symbols refer to are fetched with `takeStrings`; an estimate (which needs
+// attachment payload of n JSON units, [3, 0] content of a wrong type, [4, n] n blocks, [5, 0]
+// a line whose `message` is not an object, [6, 0] an OpenAI Chat `tool` message with no
+// `tool_call_id`. The strings the symbols refer to are fetched with `takeStrings`; an estimate (which needs
 // no ids or names) interns nothing and leaves every symbol 0.
 // `shape` is the array's (the Rust side has read every message of the range): messages of
 // another ecosystem are described by its rules, plain ones included.
@@ -1518,7 +1591,12 @@ function describeContents_(arr, start, end, estimate, shape) {
   symbols = new Map();
   interning = !estimate;
   const out = [];
-  for (let i = start; i < end; i++) describeOne(arr[i], shape, estimate, out);
+  for (let i = start; i < end; i++) {
+    readArr = arr;
+    readAt = i;
+    describeOne(arr[i], shape, estimate, out);
+  }
+  readArr = null;
   return out; // a plain array: see PLAIN_ARRAYS
 }
 
@@ -1933,9 +2011,9 @@ function toolIndex_(arr, from, withPaths, keep) {
   };
   const resultId = (id) => (typeof id === 'string' ? rsFree(id) : null);
   // A result whose output is a string or any JSON value but an array (pushResult's numbers).
-  const indexOutput = (i, b, id, output, shape) => {
+  const indexOutput = (i, b, id, output, shape, kept = false) => {
     if (Array.isArray(output)) {
-      indexDescribed(i, b, shape, (words) => pushResult(words, false, id, output));
+      indexDescribed(i, b, shape, (words) => pushResult(words, false, id, output, kept));
       return;
     }
     recordResult(i, b, resultId(id), output === undefined || output === null ? 0 : strLen(output), 0, clearedFlag(output), shape);
@@ -1982,7 +2060,8 @@ function toolIndex_(arr, from, withPaths, keep) {
   // An OpenAI Chat message (or a LangChain `{role, …}` dict) i (describeChat's numbers).
   const indexChat = (i, m, shape) => {
     if (m.role === 'tool' || m.role === 'function') {
-      indexOutput(i, 0, m.tool_call_id, typeof m.content === 'string' || Array.isArray(m.content) ? m.content : '', shape);
+      const id = m.role === 'function' ? legacyResultId(arr, i, m.name) : m.tool_call_id;
+      indexOutput(i, 0, id, typeof m.content === 'string' || Array.isArray(m.content) ? m.content : '', shape);
       return;
     }
     let b = typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0 ? 1 : 0;
@@ -1996,7 +2075,7 @@ function toolIndex_(arr, from, withPaths, keep) {
       }
     }
     if (m.function_call !== null && typeof m.function_call === 'object') {
-      indexCall(i, undefined, m.function_call.name, m.function_call.arguments);
+      indexCall(i, legacyCallId(i), m.function_call.name, m.function_call.arguments);
     }
   };
   // Message i of `shape` (describeForeign's numbers); false for a UIMessage, left to it.
@@ -2020,8 +2099,16 @@ function toolIndex_(arr, from, withPaths, keep) {
           case 'function_call': indexCall(i, m.call_id, m.name, m.arguments); break;
           case 'custom_tool_call': indexCall(i, m.call_id, m.name, m.input); break;
           case 'reasoning': case 'compaction': break;
-          default:
-            if (responsesSide(m, m.type) === 0 && 'output' in m) indexOutput(i, 0, m.call_id, m.output, shape);
+          default: {
+            // describeResponsesItem's numbers: a built-in tool's call, an output item's result.
+            const hosted = HOSTED_CALLS.get(m.type);
+            if (hosted !== undefined) {
+              indexCall(i, m.call_id, hosted[0], m[hosted[1]]);
+              break;
+            }
+            const o = responsesOutput(m);
+            if (o !== undefined) indexOutput(i, 0, outputCallId(m), o, shape, isMediaPart(m.output));
+          }
         }
         return true;
       case LANGCHAIN: {
@@ -2117,12 +2204,17 @@ function toolIndex_(arr, from, withPaths, keep) {
       else if (shape !== arrayShape) return null;
     }
     if ((h & 16) || kind > 1) continue;
+    // describeForeign's [6, 0]: the Rust side names the missing field.
+    if (shape === CHAT && m.role === 'tool' && typeof m.tool_call_id !== 'string') return null;
     if (shape >= AI_MODEL && microFast && indexForeign(i, m, shape)) continue;
     if (shape >= AI_MODEL) {
       // Another ecosystem's message: its calls and results as describeForeign numbers them
       // (a UIMessage holds both; the edits use the same block numbers).
       const words = [];
+      readArr = arr;
+      readAt = i;
       describeForeign(m, shape, false, words);
+      readArr = null;
       indexWords(i, words, shape, 0);
       continue;
     }
@@ -2404,7 +2496,10 @@ function toolUseIdsAt_(arr, at) {
       const saved = [strings, symbols, interning];
       strings = []; symbols = new Map(); interning = true;
       const words = [];
+      readArr = arr;
+      readAt = at[k];
       const pos = foreignBlock(m, at[k + 1], words);
+      readArr = null;
       out.push(pos >= 0 && words[pos + 8] !== 0 ? strings[words[pos + 8] - 1] : undefined);
       [strings, symbols, interning] = saved;
       continue;
@@ -2425,7 +2520,7 @@ function toolUseIdsAt_(arr, at) {
 let packageDepth = 0;
 export function enterPackage() {
   if (packageDepth++ === 0) return undefined;
-  const saved = [strings, symbols, interning, kept, nUses, nResults, idxUses, idxResults, USAGE_OUT, readError, counterError, COUNTER];
+  const saved = [strings, symbols, interning, kept, nUses, nResults, idxUses, idxResults, USAGE_OUT, readError, counterError, COUNTER, readArr, readAt];
   strings = [];
   symbols = new Map();
   interning = true;
@@ -2437,6 +2532,7 @@ export function enterPackage() {
   USAGE_OUT = new Float64Array(4);
   readError = null;
   counterError = null;
+  readArr = null;
   // A nested call counts with its own tokenizer or none, never the outer call's.
   COUNTER = null;
   return saved;
@@ -2444,7 +2540,7 @@ export function enterPackage() {
 export function leavePackage(saved) {
   packageDepth--;
   if (saved !== undefined) {
-    [strings, symbols, interning, kept, nUses, nResults, idxUses, idxResults, USAGE_OUT, readError, counterError, COUNTER] = saved;
+    [strings, symbols, interning, kept, nUses, nResults, idxUses, idxResults, USAGE_OUT, readError, counterError, COUNTER, readArr, readAt] = saved;
   }
 }
 
@@ -2499,9 +2595,9 @@ export function setForeignResult(m, shape, b, text) {
       return { ...m, parts };
     }
     case CHAT:
-      return { ...m, content: text };
+      return { ...m, content: Array.isArray(m.content) ? clearedParts(m.content, text) : text };
     case RESPONSES:
-      return { ...m, output: text };
+      return withOutput(m, text);
     case LANGCHAIN: {
       if (Array.isArray(m.lc_namespace)) return rebuildLc(m, text);
       if (lcFields(m) === undefined) return { ...m, content: text }; // a `{role, …}` dict
@@ -2518,9 +2614,64 @@ export const dataUrl = /^data:([^;,]+)?(;base64)?,(.*)$/s;
 // their call has as a tool_use, and the field that holds its input.
 export const HOSTED_CALLS = new Map([
   ['computer_call', ['computer', 'action']],
+  ['local_shell_call', ['local_shell', 'action']],
   ['shell_call', ['shell', 'action']],
   ['apply_patch_call', ['apply_patch', 'operation']],
 ]);
+
+// The call id a Responses output item answers: its `call_id`; a `local_shell_call_output`
+// names its call by `id` (the openai SDK's LocalShellCallOutput: "the unique ID of the local
+// shell tool call generated by the model", the call's `call_id`).
+export function outputCallId(m) {
+  if (typeof m.call_id === 'string') return m.call_id;
+  return m.type === 'local_shell_call_output' ? m.id : m.call_id;
+}
+
+// The output a Responses output item holds, as a tool result reads it (a string, an array
+// of parts, or another JSON value); undefined when the item is none. A `shell_call_output`'s
+// `[{stdout, stderr, outcome}]` is the text of its streams; an `apply_patch_call_output`
+// may have no `output` (its `status` says how the patch went).
+export function responsesOutput(m) {
+  const t = m.type;
+  if (responsesSide(m, t) !== 0) return undefined;
+  const o = m.output;
+  if (t === 'shell_call_output') return Array.isArray(o) ? shellText(o) : o;
+  if (t === 'apply_patch_call_output' || t === 'local_shell_call_output') return o === undefined || o === null ? '' : o;
+  if (!('output' in m)) return undefined;
+  return isMediaPart(o) ? [o] : o;
+}
+
+// The text of a `shell_call_output`'s output (`[{stdout, stderr, outcome}]`): its streams'
+// non-empty texts, one a line; the list itself when an element is not of that form.
+function shellText(list) {
+  let text = '';
+  for (const e of parts(list)) {
+    if (e === null || typeof e !== 'object' || (typeof e.stdout !== 'string' && typeof e.stderr !== 'string')) return list;
+    for (const s of [e.stdout, e.stderr]) {
+      if (typeof s === 'string' && s.length > 0) text = text.length === 0 ? s : `${text}\n${s}`;
+    }
+  }
+  return text;
+}
+
+// The parts of an OpenAI Chat `tool` message whose content was `list`, cleared to `text`: one
+// text part, which keeps the fields of the list's last text part (its `cache_control`).
+function clearedParts(list, text) {
+  let last;
+  for (const p of parts(list)) if (p !== null && typeof p === 'object' && p.type === 'text') last = p;
+  return [last === undefined ? { type: 'text', text } : { ...last, text }];
+}
+
+// A Responses output item `m` whose output is `text` (the cleared placeholder), in its own
+// form: a `shell_call_output` keeps its list (each command's `outcome`), the first `stdout`
+// the text and the other streams empty.
+function withOutput(m, text) {
+  const o = m.output;
+  if (m.type === 'shell_call_output' && Array.isArray(o) && o.length > 0 && !Array.isArray(shellText(o))) {
+    return { ...m, output: o.map((e, k) => ({ ...e, stdout: k === 0 ? text : '', stderr: '' })) };
+  }
+  return { ...m, output: text };
+}
 
 // The reason a UIMessage tool part in state `output-denied` was denied (what the AI SDK
 // sends as its error result).

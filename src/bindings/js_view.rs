@@ -1216,6 +1216,12 @@ impl Decoder<'_> {
                 )
                 .at(format!("messages[{i}].message")))
             }
+            6 => {
+                return Err(Error::invalid_message(
+                    "an OpenAI Chat `tool` message needs a string `tool_call_id` (the id of the call it answers)",
+                )
+                .at(format!("messages[{i}].tool_call_id")))
+            }
             _ => {
                 return Err(Error::invalid_message(
                     "content must be a string or an array of blocks",

@@ -70,11 +70,17 @@ test('OpenAI Responses built-in tool calls pair with their outputs: computer, sh
     else assert.deepEqual(uses.map((b) => b.name), [name], `${name}: one tool_use named for the tool`);
   }
   // Their outputs have shapes of their own (a screenshot object, an array of shell results):
-  // micro-compaction never rewrites them into text the API would refuse.
+  // micro-compaction never rewrites them into text the API would refuse. A screenshot is kept;
+  // a shell output is cleared in its own form (its list, each command's outcome kept).
   const long = [user];
   for (let i = 0; i < 6; i++) long.push(...cases.computer.map((m) => ({ ...m, call_id: `c${i}`, ...(m.output ? { output: { type: 'computer_screenshot', image_url: 'data:image/png;base64,' + 'A'.repeat(40_000) } } : {}) })), ...cases.shell.map((m) => ({ ...m, call_id: `s${i}`, ...(m.output ? { output: [{ stdout: 'x'.repeat(40_000), stderr: '', outcome: { type: 'exit', exit_code: 0 } }] } : {}) })));
   long.push(doneR);
   const r = cc.microCompact(long, { keepRecent: 1, compactableTools: ['*'] });
-  assert.deepEqual(r.clearedToolUseIds, []);
-  assert.ok(r.messages.every((m, i) => m === long[i]));
+  assert.deepEqual(r.clearedToolUseIds, ['s0', 's1', 's2', 's3', 's4']);
+  r.messages.forEach((m, i) => {
+    if (m === long[i]) return;
+    assert.equal(m.type, 'shell_call_output');
+    assert.deepEqual(m, { ...long[i], output: [{ stdout: '[Old tool result content cleared]', stderr: '', outcome: { type: 'exit', exit_code: 0 } }] });
+  });
+  assert.ok(r.messages.filter((m) => m.type === 'computer_call_output').every((m) => long.includes(m)));
 });
