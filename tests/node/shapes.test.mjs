@@ -801,10 +801,20 @@ describe('the other functions in every shape', () => {
       assert.equal(api[0].role, 'user', name);
       assertValidForApi(api, undefined, `${name} truncated`);
       assert.equal(cc.validateForApi(t).valid, true, name);
-      if (name === 'langchain') assert.ok(t[0] instanceof HumanMessage);
+      // The system message that opens the conversation stays first (the app's instructions);
+      // the history after it starts on a user message.
+      const lead = msgs.findIndex((m) => !isSystemMessage(m));
+      for (let k = 0; k < lead; k++) assert.equal(t[k], msgs[k], `${name}: system message ${k} kept first`);
+      if (name === 'langchain') assert.ok(t[lead] instanceof HumanMessage);
       if (name === 'ai-sdk-model') for (const m of t) modelMessageSchema.parse(m);
     }
   });
+
+  /** A system message given as a message, in any shape. */
+  function isSystemMessage(m) {
+    const role = m?.role ?? (typeof m?._getType === 'function' ? m._getType() : undefined);
+    return role === 'system' || role === 'developer';
+  }
 
   test('validateForApi finds an orphan tool result in another shape', () => {
     const orphan = [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'nope', content: 'x' }];
