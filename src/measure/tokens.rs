@@ -1027,6 +1027,10 @@ pub struct MessageFacts {
     pub tokens: u64,
     /// For a boundary: how many sent messages after its summary were kept verbatim.
     pub boundary_kept: usize,
+    /// It begins with a provider's compaction (the Messages API's `compaction` block, an
+    /// OpenAI Responses `compaction` item): the context starts at it, as
+    /// [`active_start`] reads it.
+    pub starts_context: bool,
 }
 
 /// Reads the facts of message `i`.
@@ -1042,6 +1046,7 @@ pub fn message_facts<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result
         id: if assistant { view.message_id(i) } else { None },
         tokens: estimate_message(view, i)?,
         boundary_kept: view.boundary_kept(i),
+        starts_context: view.starts_context(i),
     })
 }
 
@@ -1107,6 +1112,14 @@ impl RunningCount {
                 ..RunningCount::default()
             };
             return;
+        }
+        if f.starts_context {
+            // A provider's compaction: what was before it is no longer sent. It is itself the
+            // first message of the context (a boundary line's context starts after it).
+            *self = RunningCount {
+                calibration: std::mem::take(&mut self.calibration),
+                ..RunningCount::default()
+            };
         }
         let sent = matches!(
             f.kind,
@@ -1674,6 +1687,35 @@ mod tests {
                 assert_eq!(running.total(), batch, "{file} after line {i}");
             }
         }
+    }
+
+    #[test]
+    fn the_running_count_starts_at_a_providers_compaction_as_the_batch_count_does() {
+        let m = Message::parse_all(serde_json::json!([
+            {"role": "user", "content": "x".repeat(8_000)},
+            {"role": "assistant", "content": "y".repeat(8_000),
+             "usage": {"input_tokens": 2_000, "output_tokens": 2_000}},
+            {"role": "user", "content": "continue"},
+            {"role": "assistant", "content": [
+                {"type": "compaction", "content": "We migrated the users table."},
+                {"type": "text", "text": "Continuing."}]},
+            {"role": "user", "content": "status?"},
+            {"role": "assistant", "content": [
+                {"type": "compaction", "content": "Later: the orders table too."}]},
+            {"role": "user", "content": "and now?"},
+        ]))
+        .unwrap();
+        let mut running = RunningCount::default();
+        for i in 0..m.len() {
+            running.push(&message_facts(m.as_slice(), i).unwrap());
+            let batch = token_count_with_estimation(&m[..=i]).unwrap().total;
+            assert_eq!(running.total(), batch, "after message {i}");
+        }
+        assert!(
+            running.total() < 100,
+            "only the last compaction on: {}",
+            running.total()
+        );
     }
 
     #[test]

@@ -494,3 +494,33 @@ test('a Compactor called from a getter of a message it is reading: a coded error
   assert.ok(r.summaryMessages.length > 0);
   assert.ok(d.length < before);
 });
+
+test("a Compactor's running count starts at a provider's compaction, as the stateless count does", () => {
+  const big = (s) => `${s}: some content of a file or command output here\n`.repeat(500);
+  const shapes = {
+    anthropic: [
+      { role: 'user', content: 'old task ' + big('old') },
+      { role: 'assistant', content: 'old answer ' + big('ans') },
+      { role: 'user', content: 'continue please' },
+      { role: 'assistant', content: [{ type: 'compaction', content: 'We migrated the users table; next: orders.' }, { type: 'text', text: 'Continuing.' }] },
+      { role: 'user', content: 'status?' },
+    ],
+    'openai-responses': [
+      { role: 'user', content: 'old task ' + big('old') },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: big('ans'), annotations: [] }] },
+      { type: 'compaction', id: 'cmp_1', encrypted_content: 'gAAAA' + 'C'.repeat(2000) },
+      { role: 'user', content: 'status?' },
+    ],
+  };
+  for (const [name, msgs] of Object.entries(shapes)) {
+    const pushed = new cc.Compactor({ model: 'claude-sonnet-4-5' });
+    for (let k = 0; k < msgs.length; k++) {
+      pushed.push(msgs[k]);
+      const stateless = cc.tokenCountWithEstimation(msgs.slice(0, k + 1));
+      assert.equal(pushed.tokenCount(), stateless, `${name}: pushed, after message ${k}`);
+      assert.equal(new cc.Compactor({ model: 'claude-sonnet-4-5', messages: msgs.slice(0, k + 1) }).tokenCount(), stateless, `${name}: built, after message ${k}`);
+    }
+    assert.ok(pushed.tokenCount() < 1_000, `${name}: the history before the compaction is not counted (${pushed.tokenCount()})`);
+    assert.equal(pushed.warningState().percentLeft, cc.calculateTokenWarningState(cc.tokenCountWithEstimation(msgs), 'claude-sonnet-4-5').percentLeft);
+  }
+});
