@@ -1131,11 +1131,25 @@ export interface SummaryUsage {
 /**
  * What a summarizer resolves with: a Messages API response body (or a plain string, see
  * {@link Summarizer}). A `stop_reason` of `max_tokens` is a failure (`SUMMARY_TRUNCATED`).
+ * Other ecosystems' answers given as they are read alike: a LangChain message (its
+ * `content`, and `response_metadata`'s `stop_reason` / `finish_reason` / `finishReason`) or
+ * an AI SDK `generateText` result (`{text, finishReason}`, see {@link SummaryTextResponse});
+ * a cut for length in any of their words (`length`, `MAX_TOKENS`) is `SUMMARY_TRUNCATED` too.
  */
 export interface SummaryResponse {
   content: string | readonly SummaryResponseBlock[];
   stop_reason?: StopReason | null;
   usage?: SummaryUsage | null;
+  /** A LangChain message's metadata: why it stopped. */
+  response_metadata?: { stop_reason?: string | null; finish_reason?: string | null; finishReason?: string | null } | null;
+}
+
+/** An AI SDK `generateText` result returned by a summarizer as it is. */
+export interface SummaryTextResponse {
+  text: string;
+  /** `length` (the output was cut): `SUMMARY_TRUNCATED`. */
+  finishReason?: string | { unified?: string } | null;
+  usage?: unknown;
 }
 
 /** The second argument of a {@link Summarizer}. */
@@ -1175,7 +1189,7 @@ export interface SummarizeOptions {
  *   return res.json();
  * };
  */
-export type Summarizer = (request: SummaryRequest, options: SummarizeOptions) => Promise<SummaryResponse | string>;
+export type Summarizer = (request: SummaryRequest, options: SummarizeOptions) => Promise<SummaryResponse | SummaryTextResponse | string>;
 
 /** Options of {@link offlineSummarizer}. */
 export interface OfflineSummarizerOptions {

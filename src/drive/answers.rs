@@ -73,15 +73,48 @@ pub fn summary_response<S: Source>(v: &S) -> Result<SummaryResponse, CallError> 
     }
     let content = v.get("content");
     if content.is_absent() {
+        // An AI SDK `generateText` result given as it is: `{text, finishReason, usage}`.
+        if let Some(text) = v.get("text").string() {
+            return Ok(SummaryResponse {
+                text,
+                stop_reason: stop_reason_of(v),
+                usage: usage_of(v),
+                compaction: None,
+            });
+        }
         return Err(CallError::new(
             "the summarizer's response has no `content` (expected a Messages API response body)",
         ));
     }
     Ok(SummaryResponse {
         text: text_of_content(&content),
-        stop_reason: v.get("stop_reason").string(),
+        stop_reason: stop_reason_of(v),
         usage: usage_of(v),
         compaction: compaction_block(&content)?,
+    })
+}
+
+/// Why the answer stopped, in the Messages API's words: its `stop_reason`, or the reason
+/// another ecosystem's answer gives (a LangChain message's `response_metadata`, an AI SDK
+/// result's `finishReason`, OpenAI's `finish_reason`, Gemini's `finishReason`), a cut for
+/// length read as `max_tokens` so that a truncated summary is refused whichever form brought it.
+fn stop_reason_of<S: Source>(v: &S) -> Option<String> {
+    if let Some(r) = v.get("stop_reason").string() {
+        return Some(r);
+    }
+    let meta = v.get("response_metadata");
+    let reason = [&meta, v].into_iter().find_map(|o| {
+        ["stop_reason", "finish_reason", "finishReason"]
+            .iter()
+            .find_map(|k| {
+                let r = o.get(k);
+                // AI SDK 5+: `{unified, raw}`.
+                r.string().or_else(|| r.get("unified").string())
+            })
+    })?;
+    Some(match reason.as_str() {
+        "length" | "MAX_TOKENS" | "max_output_tokens" => "max_tokens".to_string(),
+        _ => reason,
     })
 }
 
@@ -166,6 +199,40 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_cut_for_length_reads_as_max_tokens_in_every_ecosystems_answer() {
+        let stop = |v: serde_json::Value| summary_response(&v).unwrap().stop_reason;
+        // A LangChain AIMessage (its fields) from Anthropic, OpenAI, Gemini.
+        for meta in [
+            json!({"stop_reason": "max_tokens"}),
+            json!({"finish_reason": "length"}),
+            json!({"finishReason": "MAX_TOKENS"}),
+        ] {
+            assert_eq!(
+                stop(json!({"content": "cut mid-", "response_metadata": meta})).as_deref(),
+                Some("max_tokens")
+            );
+        }
+        // An AI SDK generateText result, as it is (V2 string, V3 object).
+        let r = summary_response(&json!({"text": "cut mid-", "finishReason": "length"})).unwrap();
+        assert_eq!(
+            (r.text.as_str(), r.stop_reason.as_deref()),
+            ("cut mid-", Some("max_tokens"))
+        );
+        assert_eq!(
+            stop(json!({"text": "done", "finishReason": {"unified": "stop", "raw": "end_turn"}}))
+                .as_deref(),
+            Some("stop")
+        );
+        // The Messages API's own word wins; nothing said, nothing read.
+        assert_eq!(
+            stop(json!({"content": "x", "stop_reason": "end_turn", "finishReason": "length"}))
+                .as_deref(),
+            Some("end_turn")
+        );
+        assert_eq!(stop(json!({"content": "x"})), None);
+    }
+
+    #[test]
     fn summaries_are_strings_or_response_bodies() {
         assert_eq!(summary_response(&json!("plain")).unwrap().text, "plain");
         let r = summary_response(&json!({
@@ -186,7 +253,7 @@ mod tests {
             summary_response(&json!({"content": "s"})).unwrap().text,
             "s"
         );
-        for bad in [json!(5), json!(null), json!({"text": "no content"})] {
+        for bad in [json!(5), json!(null), json!({"body": "no content"}), json!({"text": 5})] {
             assert!(summary_response(&bad).is_err(), "{bad}");
         }
     }

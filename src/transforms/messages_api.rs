@@ -184,13 +184,15 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
         if content.is_empty() {
             say(i, "empty content".into());
         }
+        // The API refuses a text block with no text and one of whitespace only alike.
         if content
             .iter()
-            .any(|b| b["type"] == "text" && b["text"].as_str() == Some(""))
+            .any(|b| b["type"] == "text" && b["text"].as_str().is_some_and(|t| t.trim().is_empty()))
         {
             say(
                 i,
-                "an empty text block (text blocks must be non-empty)".into(),
+                "an empty or blank text block (text blocks must contain non-whitespace text)"
+                    .into(),
             );
         }
         for id in
@@ -389,7 +391,15 @@ mod tests {
         ]);
         assert_eq!(
             problems(empty_text),
-            ["an empty text block (text blocks must be non-empty)"]
+            ["an empty or blank text block (text blocks must contain non-whitespace text)"]
+        );
+        let blank_text = json!([
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "text", "text": " \n\t"}]}
+        ]);
+        assert_eq!(
+            problems(blank_text),
+            ["an empty or blank text block (text blocks must contain non-whitespace text)"]
         );
         let call = |id: &str| json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {}}]});
         let result = |id: &str| json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "r"}]});

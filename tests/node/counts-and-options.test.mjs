@@ -192,3 +192,25 @@ test("the summary request is fitted to the summary model's window in the tokenCo
   assert.equal(asked(plain), 40);
   assert.ok(asked(counted) < 30 && asked(counted) > 10, `asked ${asked(counted)} rounds`);
 });
+
+test("a summarizer's answer in another ecosystem's form: a cut for length is SUMMARY_TRUNCATED, a whole one is the summary", async () => {
+  const { AIMessage } = await import('@langchain/core/messages');
+  const msgs = rounds(6);
+  msgs.push({ role: 'user', content: 'next' });
+  const compact = (answer) => cc.compactConversation(msgs, { model: SONNET, summarize: async () => answer });
+  for (const cut of [
+    new AIMessage({ content: '<summary>The user asked for', response_metadata: { stop_reason: 'max_tokens' } }),
+    new AIMessage({ content: '<summary>The user asked for', response_metadata: { finish_reason: 'length' } }),
+    { text: '<summary>The user asked for', finishReason: 'length' },
+    { text: '<summary>The user asked for', finishReason: { unified: 'length', raw: 'max_tokens' } },
+  ]) {
+    await assert.rejects(compact(cut), (e) => e.code === 'SUMMARY_TRUNCATED' || assert.fail(`${e.code}: ${e.message}`));
+  }
+  for (const whole of [
+    new AIMessage({ content: '<summary>Rounds q0–q5 were answered.</summary>', response_metadata: { finish_reason: 'stop' } }),
+    { text: '<summary>Rounds q0–q5 were answered.</summary>', finishReason: 'stop' },
+  ]) {
+    const r = await compact(whole);
+    assert.match(JSON.stringify(cc.buildPostCompactMessages(r)), /Rounds q0–q5 were answered/);
+  }
+});

@@ -570,9 +570,10 @@ test('a tool input nested past what JSON can write is a coded error, never dropp
     (e) => e.code === 'INVALID_MESSAGE' && /^messages\[1\]: reading the messages threw: a value that cannot be written as JSON/.test(e.message) || assert.fail(`${e.code} ${e.message}`));
 });
 
-test('validateForApi reports an empty text block and a tool call id used twice, as the Messages API does', () => {
-  assert.deepEqual(cc.validateForApi([{ role: 'user', content: 'hi' }, { role: 'assistant', content: [{ type: 'text', text: '' }] }]),
-    { valid: false, problems: [{ message: 1, problem: 'an empty text block (text blocks must be non-empty)' }] });
+test('validateForApi reports an empty or blank text block and a tool call id used twice, as the Messages API does', () => {
+  for (const text of ['', '  \n\t'])
+    assert.deepEqual(cc.validateForApi([{ role: 'user', content: 'hi' }, { role: 'assistant', content: [{ type: 'text', text }] }]),
+      { valid: false, problems: [{ message: 1, problem: 'an empty or blank text block (text blocks must contain non-whitespace text)' }] });
   const call = { role: 'assistant', content: [{ type: 'tool_use', id: 'dup', name: 'Read', input: {} }] };
   const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'dup', content: 'r' }] };
   assert.deepEqual(cc.validateForApi([{ role: 'user', content: 'go' }, call, result, call, result]),
