@@ -308,6 +308,9 @@ pub struct JsConversation<'a> {
     /// Whether the array is read along its `parentUuid` chain ([`follow_chain`]): the mask
     /// set on the JS side then, left when the view is dropped.
     chained: bool,
+    /// The lines of branches the chain leaves out
+    /// ([`crate::transforms::transcript::other_branches`]); empty when there are none.
+    other_branches: Vec<bool>,
 }
 
 /// The [`crate::transforms::transcript::Link`]s of the caller's array `arr` (`chainLinks` in
@@ -347,24 +350,23 @@ pub fn links_of_js(arr: &JsValue, len: usize) -> Option<Vec<crate::transforms::t
 /// ([`crate::transforms::transcript::conversation_mask`]: a file holding several branches, a
 /// sub-agent's own file), as a compaction reads it: every header then has the sidechain bit
 /// where the line is not part of the conversation. Whether it did (then [`leave_chain`] ends
-/// it). A file whose lines hang as they were written (`chainMayDiffer`, one pass reading four
-/// fields a line; messages that are not Claude Code lines: none) is not read further.
-fn follow_chain(arr: &JsValue) -> bool {
+/// it), with the lines of the branches it leaves out (empty when none). A file whose lines
+/// hang as they were written (`chainMayDiffer`, one pass reading four fields a line; messages
+/// that are not Claude Code lines: none) is not read further.
+fn follow_chain(arr: &JsValue) -> Option<Vec<bool>> {
     if chain_may_differ(arr) == 0 {
-        return false;
+        return None;
     }
-    let Ok(len) = usize::try_from(array_length(arr)) else {
-        return false;
-    };
-    let Some(links) = links_of_js(arr, len) else {
-        return false;
-    };
-    let Some(mask) = crate::transforms::transcript::counted_mask(&links) else {
-        return false;
-    };
+    let len = usize::try_from(array_length(arr)).ok()?;
+    let links = links_of_js(arr, len)?;
+    let mask = crate::transforms::transcript::counted_mask(&links)?;
+    let mut other = crate::transforms::transcript::other_branches(&links, &mask);
+    if !other.contains(&true) {
+        other = Vec::new();
+    }
     let on: Vec<u8> = mask.into_iter().map(u8::from).collect();
     enter_chain(arr, &on);
-    true
+    Some(other)
 }
 
 /// What a count at the end of the array reads, read in one crossing (`tail` in
@@ -751,8 +753,14 @@ impl<'a> JsConversation<'a> {
     /// `parentUuid` chain ([`follow_chain`]).
     pub fn new(value: &'a JsValue, what: &str) -> Result<JsConversation<'a>> {
         let mut conv = JsConversation::unchained(value, what)?;
-        conv.chained = follow_chain(value);
+        conv.set_chain(follow_chain(value));
         Ok(conv)
+    }
+
+    /// What [`follow_chain`] gave: whether the chain is followed, and its other branches.
+    fn set_chain(&mut self, chain: Option<Vec<bool>>) {
+        self.chained = chain.is_some();
+        self.other_branches = chain.unwrap_or_default();
     }
 
     /// [`JsConversation::new`] in file order (a `Compactor`'s pushes, whose chain it follows
@@ -792,6 +800,7 @@ impl<'a> JsConversation<'a> {
             tail: None,
             keep_tool_index: false,
             chained: false,
+            other_branches: Vec::new(),
         }
     }
 
@@ -801,12 +810,13 @@ impl<'a> JsConversation<'a> {
     /// is [`JsConversation::new`] alone, with its errors.
     pub fn at_end(value: &'a JsValue, what: &str) -> Result<JsConversation<'a>> {
         let mut conv = JsConversation::with_len(value, 0);
-        conv.chained = follow_chain(value);
+        conv.set_chain(follow_chain(value));
         if conv.tail_read(true) {
             Ok(conv)
         } else {
             let mut read = JsConversation::unchained(value, what)?;
             read.chained = std::mem::take(&mut conv.chained);
+            read.other_branches = std::mem::take(&mut conv.other_branches);
             Ok(read)
         }
     }
@@ -1320,6 +1330,14 @@ impl ConversationView for JsConversation<'_> {
 
     fn is_sidechain(&self, i: usize) -> bool {
         self.header(i) & SIDECHAIN != 0
+    }
+
+    fn on_other_branch(&self, i: usize) -> bool {
+        self.other_branches.get(i).copied().unwrap_or(false)
+    }
+
+    fn has_other_branches(&self) -> bool {
+        !self.other_branches.is_empty()
     }
 
     fn is_compact_boundary(&self, i: usize) -> bool {

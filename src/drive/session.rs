@@ -58,6 +58,20 @@ pub struct Session<M> {
     /// The summary written ahead of the threshold (off unless
     /// [`set_early_line`](Self::set_early_line) turns it on); never in a snapshot.
     background: Background,
+    /// What the usage taught before the messages held from `learned.1` on (of messages
+    /// compacted away, or restored from a snapshot): a [`recount`](Self::recount) learns from
+    /// those messages again on top of it.
+    learned: (crate::measure::calibration::Calibration, usize),
+    /// The estimate of the content of each message held that a recount found on another
+    /// branch, kept for the next recount (a held message does not change).
+    branch_tokens: Vec<Option<u64>>,
+    /// The observations the last recount learned on top of `learned.0`, and what they gave:
+    /// a recount whose observations begin with them (a push rarely changes the earlier ones)
+    /// observes only the new ones.
+    relearned: (
+        Vec<crate::measure::calibration::Observation>,
+        crate::measure::calibration::Calibration,
+    ),
 }
 
 /// A compaction started by [`Session::begin`]; give it back to [`Session::commit`] or
@@ -99,6 +113,9 @@ impl<M> Session<M> {
             preamble: None,
             given_usage: None,
             background: Background::default(),
+            learned: Default::default(),
+            branch_tokens: Vec::new(),
+            relearned: Default::default(),
         }
     }
 
@@ -243,9 +260,13 @@ impl<M> Session<M> {
     /// reads them now: a Claude Code session file whose conversation the latest push changed
     /// (a rewind, a resume under another parent, a sub-agent's own file) is then counted
     /// along its chain, as a compaction reads it. The usage given by
-    /// [`set_usage`](Self::set_usage) is given again where it was; what the usage taught
-    /// (the calibration) stays. Nothing while a compaction runs (its result is read when it
-    /// lands), or when `view` holds other messages; on an error the count is unchanged.
+    /// [`set_usage`](Self::set_usage) is given again where it was. What the usage taught
+    /// before the messages held stays; the messages held are learned from again as
+    /// [`learned_before`](crate::measure::tokens::learned_before) learns from them — the usage
+    /// of the chain's responses and of the branches it leaves out, in file order — so that the
+    /// count is `tokenCountWithEstimation`'s however the messages were pushed. Nothing while a
+    /// compaction runs (its result is read when it lands), or when `view` holds other
+    /// messages; on an error the count is unchanged.
     pub fn recount<V: ConversationView + ?Sized>(&mut self, view: &V) -> Result<()> {
         if self.compacting() || view.len() != self.messages.len() {
             return Ok(());
@@ -254,23 +275,62 @@ impl<M> Session<M> {
         for i in 0..view.len() {
             facts.push(message_facts(view, i)?);
         }
+        let from = self.learned.1;
+        let mut seen = Vec::new();
+        let mut learn = |i: usize, o: Option<crate::measure::calibration::Observation>| {
+            if let (true, Some(o)) = (i >= from, o) {
+                seen.push(o);
+            }
+        };
+        let branches = view.has_other_branches();
+        let kept = &mut self.branch_tokens;
+        kept.resize(if branches { view.len() } else { 0 }, None);
         let mut count = RunningCount::default();
+        let mut written = RunningCount::default();
         let mut fingerprint = Fingerprint::default();
-        for (i, f) in facts.iter().enumerate() {
+        for (i, f) in facts.into_iter().enumerate() {
             if let Some((at, usage)) = self.given_usage {
                 if at == i {
-                    count.anchor_latest(usage);
+                    learn(i, count.anchor_latest_observed(usage).flatten());
                 }
             }
-            count.push(f);
-            fingerprint.push(f);
-        }
-        if let Some((at, usage)) = self.given_usage {
-            if at == facts.len() {
-                count.anchor_latest(usage);
+            learn(i, count.push_observed(&f));
+            fingerprint.push(&f);
+            if branches {
+                let content = || match kept[i] {
+                    Some(t) => Ok(t),
+                    None => {
+                        let c = view.content(i, crate::model::view::Detail::Estimate)?;
+                        let t = crate::measure::tokens::estimate_content(&c);
+                        kept[i] = Some(t);
+                        Ok(t)
+                    }
+                };
+                learn(
+                    i,
+                    written.push_as_written_with(view.on_other_branch(i), f, content)?,
+                );
             }
         }
-        count.set_calibration(self.count.calibration().clone());
+        if let Some((at, usage)) = self.given_usage {
+            if at == view.len() {
+                learn(at, count.anchor_latest_observed(usage).flatten());
+            }
+        }
+        // The base and what the messages held teach, observed in order.
+        let (before, cached) = &self.relearned;
+        let hit = !before.is_empty() && seen.starts_with(before);
+        let mut learned = if hit {
+            cached.clone()
+        } else {
+            self.learned.0.clone()
+        };
+        let known = if hit { before.len() } else { 0 };
+        for &o in &seen[known..] {
+            learned.observe(o);
+        }
+        self.relearned = (seen, learned.clone());
+        count.set_calibration(learned);
         self.count = count;
         self.fingerprint = fingerprint;
         Ok(())
@@ -435,12 +495,17 @@ impl<M> Session<M> {
         let fingerprint = std::mem::take(&mut self.fingerprint);
         // What the usage taught stays: the first request after the compaction is counted by it.
         self.count.set_calibration(count.calibration().clone());
+        let learned = std::mem::replace(&mut self.learned, (count.calibration().clone(), 0));
+        self.branch_tokens.clear();
+        let relearned = std::mem::take(&mut self.relearned);
         // Not running any more: the compacted messages are read like a push.
         if let Err(e) = compacted.and_then(|view| self.push_all(view, item)) {
             self.messages = taken;
             self.messages.extend(pushed);
             self.count = count;
             self.fingerprint = fingerprint;
+            self.learned = learned;
+            self.relearned = relearned;
             return Err(Error::new(
                 ErrorCode::InvalidMessage,
                 format!(
@@ -534,6 +599,9 @@ impl<M> Session<M> {
         // The calibration saved also learned from messages compacted away since.
         if read.is_ok() {
             self.count.set_calibration(snapshot.calibration.clone());
+            self.learned = (snapshot.calibration.clone(), view.len());
+            self.branch_tokens.clear();
+            self.relearned = Default::default();
         }
         let checked = read.and_then(|()| {
             snapshot.check_messages(self.len(), self.fingerprint.value(), self.token_count())
@@ -543,6 +611,8 @@ impl<M> Session<M> {
             self.count = count;
             self.fingerprint = fingerprint;
             self.given_usage = None;
+            self.learned = Default::default();
+            self.relearned = Default::default();
             return Err(e);
         }
         self.tracking.consecutive_failures = snapshot.consecutive_failures;

@@ -358,6 +358,12 @@ impl ConversationView for CountedMessages<'_> {
     fn is_sidechain(&self, i: usize) -> bool {
         self.messages.is_sidechain(i)
     }
+    fn on_other_branch(&self, i: usize) -> bool {
+        self.messages.on_other_branch(i)
+    }
+    fn has_other_branches(&self) -> bool {
+        self.messages.has_other_branches()
+    }
     fn is_compact_boundary(&self, i: usize) -> bool {
         self.messages.is_compact_boundary(i)
     }
@@ -964,7 +970,20 @@ fn unanchored<V: ConversationView + ?Sized>(view: &V, start: usize) -> Result<To
 
 /// What the usage of messages `..end` teaches (see [`Calibration`]); it costs a pass over
 /// them only when one of them carries usage.
+///
+/// In a session file holding several branches, the usage of every line of the branches its
+/// chain leaves out ([`ConversationView::on_other_branch`], wherever they sit in the file) is
+/// learned from too: a rewind changes which messages are sent, not the system prompt and tools
+/// every request sends besides them, which that usage measured as well. The count stays
+/// anchored on the chain's own usage only. Each response's usage is observed against the
+/// estimate of what its request sent: the chain before it for a response on the chain, the
+/// file's conversation lines before it in file order for one of a branch left out (a branch
+/// written before the rewind that left it: its own chain). Observations are taken in file
+/// order, as a `Compactor` given the lines one by one takes them.
 pub fn learned_before<V: ConversationView + ?Sized>(view: &V, end: usize) -> Result<Calibration> {
+    if view.has_other_branches() {
+        return learned_with_branches(view, end);
+    }
     let with_usage = Find {
         assistant_with_usage: true,
         ..Find::default()
@@ -977,6 +996,30 @@ pub fn learned_before<V: ConversationView + ?Sized>(view: &V, end: usize) -> Res
         count.push(&message_facts(view, i)?);
     }
     Ok(count.calibration)
+}
+
+/// [`learned_before`] of a view with lines on other branches: the chain's messages `..end`
+/// counted as the count reads them, and every line of the file's conversation (the chain and
+/// the other branches) in file order, in one pass; each usage observed from the one its
+/// line belongs to.
+fn learned_with_branches<V: ConversationView + ?Sized>(
+    view: &V,
+    end: usize,
+) -> Result<Calibration> {
+    let (mut chain, mut file) = (RunningCount::default(), RunningCount::default());
+    let mut learned = Calibration::default();
+    for i in 0..view.len() {
+        let f = message_facts(view, i)?;
+        if i < end {
+            if let Some(o) = chain.push_observed(&f) {
+                learned.observe(o);
+            }
+        }
+        if let Some(o) = file.push_as_written(view, i, f)? {
+            learned.observe(o);
+        }
+    }
+    Ok(learned)
 }
 
 /// Rejects a count whose API-reported part is more than twice the model's context window: no
@@ -1098,8 +1141,14 @@ struct Run {
 impl RunningCount {
     /// Adds the next message.
     pub fn push(&mut self, f: &MessageFacts) {
+        self.push_observed(f);
+    }
+
+    /// [`push`](Self::push), saying what the message's usage was observed as for the
+    /// [`Calibration`] (`None`: nothing observed; a response's usage is observed once).
+    pub fn push_observed(&mut self, f: &MessageFacts) -> Option<Observation> {
         if f.sidechain {
-            return;
+            return None;
         }
         if f.boundary {
             *self = RunningCount {
@@ -1111,7 +1160,7 @@ impl RunningCount {
                 calibration: std::mem::take(&mut self.calibration),
                 ..RunningCount::default()
             };
-            return;
+            return None;
         }
         if f.starts_context {
             // A provider's compaction: what was before it is no longer sent. It is itself the
@@ -1145,7 +1194,7 @@ impl RunningCount {
             }
             self.all += f.tokens;
             self.rest += f.tokens;
-            return;
+            return None;
         }
         self.all += f.tokens;
         if f.kind != Some(Kind::Assistant) {
@@ -1153,7 +1202,7 @@ impl RunningCount {
                 r.since += f.tokens;
             }
             self.rest += f.tokens;
-            return;
+            return None;
         }
         // An assistant line: it continues the latest response or starts another.
         let mut run = match self.run.take() {
@@ -1167,8 +1216,9 @@ impl RunningCount {
                 ..Run::default()
             },
         };
+        let mut observed = None;
         if let Some(usage) = f.usage {
-            self.observe(&mut run, usage);
+            observed = self.observe(&mut run, usage);
             // The newest usage measures the whole response: its earlier lines are its own,
             // what came between them is estimated.
             self.anchor = Some(Anchor {
@@ -1190,6 +1240,45 @@ impl RunningCount {
             }
         }
         self.run = Some(run);
+        observed
+    }
+
+    /// Adds message `i` of `view` (`f`, its [`message_facts`]) to a count of the file's
+    /// conversation in file order — the chain and the branches it leaves out
+    /// ([`ConversationView::on_other_branch`]), each line of those read as its branch sent it
+    /// — and gives the observation of its usage when it is of another branch: what
+    /// [`learned_before`] learns from such a line.
+    pub fn push_as_written<V: ConversationView + ?Sized>(
+        &mut self,
+        view: &V,
+        i: usize,
+        f: MessageFacts,
+    ) -> Result<Option<Observation>> {
+        self.push_as_written_with(view.on_other_branch(i), f, || {
+            Ok(estimate_content(&view.content(i, Detail::Estimate)?))
+        })
+    }
+
+    /// [`push_as_written`](Self::push_as_written) of a message that is `other` (on another
+    /// branch) or not, `content` giving the estimate of its content when it is (a caller that
+    /// keeps it does not read it again).
+    pub fn push_as_written_with(
+        &mut self,
+        other: bool,
+        mut f: MessageFacts,
+        content: impl FnOnce() -> Result<u64>,
+    ) -> Result<Option<Observation>> {
+        if other {
+            f.sidechain = false;
+            if matches!(
+                f.kind,
+                Some(Kind::User | Kind::Assistant | Kind::Attachment)
+            ) {
+                f.tokens = content()?;
+            }
+        }
+        let o = self.push_observed(&f);
+        Ok(o.filter(|_| other))
     }
 
     /// Whether a response's usage anchors the count (else it is all estimated).
@@ -1204,14 +1293,22 @@ impl RunningCount {
     /// the last boundary, or the latest one was kept across a compaction (its usage would
     /// measure the old context).
     pub fn anchor_latest(&mut self, usage: crate::model::view::UsageCounts) -> bool {
-        let Some(run) = &self.run else {
-            return false;
-        };
+        self.anchor_latest_observed(usage).is_some()
+    }
+
+    /// [`anchor_latest`](Self::anchor_latest), saying what the usage was observed as for the
+    /// [`Calibration`]: `None` when nothing changed, `Some(None)` when the response's usage
+    /// was observed already.
+    pub fn anchor_latest_observed(
+        &mut self,
+        usage: crate::model::view::UsageCounts,
+    ) -> Option<Option<Observation>> {
+        let run = self.run.as_ref()?;
         if run.stale {
-            return false;
+            return None;
         }
         let mut run = self.run.take().unwrap_or_default();
-        self.observe(&mut run, usage);
+        let observed = self.observe(&mut run, usage);
         let run = self.run.insert(run);
         self.anchor = Some(Anchor {
             usage,
@@ -1221,20 +1318,26 @@ impl RunningCount {
             closed: false,
         });
         self.rest = run.since;
-        true
+        Some(observed)
     }
 
     /// Records the usage of the response `run` (its first report only: every line of a
     /// response reports the same request) against the estimate of what its request sent.
-    fn observe(&mut self, run: &mut Run, usage: crate::model::view::UsageCounts) {
+    fn observe(
+        &mut self,
+        run: &mut Run,
+        usage: crate::model::view::UsageCounts,
+    ) -> Option<Observation> {
         if run.observed {
-            return;
+            return None;
         }
         run.observed = true;
-        self.calibration.observe(Observation {
+        let o = Observation {
             estimated: self.all.saturating_sub(run.own + run.since),
             real: usage.input_total(),
-        });
+        };
+        self.calibration.observe(o);
+        Some(o)
     }
 
     /// What the usage seen so far teaches (see [`Calibration`]).
@@ -1866,6 +1969,192 @@ mod tests {
                 "content": [], "usage": {"input_tokens": 50000}}}
         ]));
         assert_eq!(c.total, 100);
+    }
+
+    /// A Claude Code line of `kind` with `uuid` under `parent` (`None`: a root): `text` as its
+    /// content, `input` as its usage's input tokens when given (an assistant line).
+    fn cc_line(
+        kind: &str,
+        uuid: &str,
+        parent: Option<&str>,
+        text: &str,
+        input: Option<u64>,
+        more: Value,
+    ) -> Value {
+        let mut message = json!({"role": kind, "content": text});
+        if kind == "assistant" {
+            message["id"] = json!(format!("msg_{uuid}"));
+            message["stop_reason"] = json!("end_turn");
+            if let Some(input) = input {
+                message["usage"] = json!({"input_tokens": input, "output_tokens": 10});
+            }
+        }
+        let mut v = json!({"type": kind, "uuid": uuid, "parentUuid": parent, "message": message});
+        if let (Value::Object(o), Value::Object(m)) = (&mut v, more) {
+            o.extend(m);
+        }
+        v
+    }
+
+    /// The lines, read as a session file is (its chain marked).
+    fn session_file(lines: &[Value]) -> Vec<Message> {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        crate::transforms::transcript::parse_transcript(&text).unwrap()
+    }
+
+    #[test]
+    fn a_rewind_keeps_the_calibration_of_the_branch_it_leaves_and_anchors_on_the_chain() {
+        // A branch of three responses whose usage shows 20,000 tokens of system prompt and
+        // tools besides the messages, then a rewind to the first question.
+        let side = json!({});
+        let mut lines = vec![
+            cc_line("user", "q1", None, &"q".repeat(400), None, side.clone()),
+            cc_line(
+                "assistant",
+                "r1",
+                Some("q1"),
+                &"a".repeat(4_000),
+                Some(20_100),
+                side.clone(),
+            ),
+            cc_line(
+                "user",
+                "q2",
+                Some("r1"),
+                &"b".repeat(8_000),
+                None,
+                side.clone(),
+            ),
+            cc_line(
+                "assistant",
+                "r2",
+                Some("q2"),
+                &"c".repeat(4_000),
+                Some(23_100),
+                side.clone(),
+            ),
+            cc_line(
+                "user",
+                "q3",
+                Some("r2"),
+                &"d".repeat(8_000),
+                None,
+                side.clone(),
+            ),
+            cc_line(
+                "assistant",
+                "r3",
+                Some("q3"),
+                &"e".repeat(4_000),
+                Some(26_100),
+                side.clone(),
+            ),
+            // The rewind: asked again under the first question.
+            cc_line(
+                "user",
+                "q4",
+                Some("q1"),
+                &"f".repeat(2_000),
+                None,
+                side.clone(),
+            ),
+        ];
+        let file = session_file(&lines);
+        assert!(file.has_other_branches());
+        assert_eq!(
+            (1..6).map(|i| file.on_other_branch(i)).collect::<Vec<_>>(),
+            [true; 5]
+        );
+        // What the branch taught, as it was read before the rewind (in file order).
+        let before = session_file(&lines[..6]);
+        let learned = learned_before(&before[..], before.len()).unwrap();
+        assert_eq!(learned.observations().len(), 3);
+        let fit = learned.fit().unwrap();
+        assert!((fit.overhead - 20_000.0).abs() < 200.0, "{fit:?}");
+        // Learned from the branch left behind, wherever it sits; counted along the chain.
+        assert_eq!(learned_before(&file[..], 0).unwrap(), learned);
+        let c = token_count_with_estimation(&file[..]).unwrap();
+        let chain_estimate = 100 + 500;
+        assert_eq!((c.anchor, c.estimated), (None, chain_estimate));
+        assert!(c.calibrated);
+        assert_eq!(c.total, fit.predict(chain_estimate));
+        assert!(c.total > 20_000, "{c:?}");
+        // The same as a running count given the lines one by one, the branch first.
+        let mut running = RunningCount::default();
+        for i in 0..before.len() {
+            running.push(&message_facts(&before[..], i).unwrap());
+        }
+        assert_eq!(running.calibration(), &learned);
+        // Usage on the chain anchors the count: the usage of the branch left behind never does.
+        lines.push(cc_line(
+            "assistant",
+            "r4",
+            Some("q4"),
+            "ok",
+            Some(20_700),
+            side.clone(),
+        ));
+        let file = session_file(&lines);
+        let c = token_count_with_estimation(&file[..]).unwrap();
+        assert_eq!((c.anchor, c.total), (Some(7), 20_710));
+        // A usage line of the chain is observed against the chain's estimate, after the
+        // branch's observations.
+        let all = learned_before(&file[..], file.len()).unwrap();
+        let obs: Vec<Observation> = all.observations().copied().collect();
+        assert_eq!(obs.len(), 4);
+        assert_eq!(
+            obs[3],
+            Observation {
+                estimated: chain_estimate,
+                real: 20_700
+            }
+        );
+        // Without the rewind's branch, nothing is learned before the chain's usage.
+        let resumed: Vec<Value> = [0, 6].iter().map(|&i| lines[i].clone()).collect();
+        let c = token_count_with_estimation(&session_file(&resumed)[..]).unwrap();
+        assert_eq!((c.total, c.calibrated), (chain_estimate, false));
+    }
+
+    #[test]
+    fn a_rewound_sub_agent_file_learns_from_its_branch_left_behind() {
+        let side = json!({"isSidechain": true, "agentId": "a1"});
+        let lines = vec![
+            cc_line("user", "q1", None, &"q".repeat(400), None, side.clone()),
+            cc_line(
+                "assistant",
+                "r1",
+                Some("q1"),
+                &"a".repeat(400),
+                Some(12_200),
+                side.clone(),
+            ),
+            cc_line(
+                "user",
+                "q2",
+                Some("q1"),
+                &"f".repeat(400),
+                None,
+                side.clone(),
+            ),
+        ];
+        let file = session_file(&lines);
+        assert!(file.on_other_branch(1) && !file.on_other_branch(2));
+        let c = token_count_with_estimation(&file[..]).unwrap();
+        // 12,200 real for 100 estimated: 12,100 of overhead, at ratio 1.
+        assert_eq!((c.anchor, c.estimated, c.total), (None, 200, 12_300));
+        // In a main session file, sub-agent lines are no branch of its conversation.
+        let mut main = vec![cc_line("user", "m1", None, "go", None, json!({}))];
+        main.extend(lines.clone());
+        main.push(cc_line(
+            "assistant",
+            "m2",
+            Some("m1"),
+            "done",
+            None,
+            json!({}),
+        ));
+        let main = session_file(&main);
+        assert!(!main.has_other_branches());
     }
 
     /// A [`TailRecord`] read from a native view the way the JS reader reads one: every

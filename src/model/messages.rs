@@ -331,8 +331,9 @@ pub struct Message {
 }
 
 /// [`Message::conversation`]: `Some(true)` the line is part of the conversation although it
-/// is a sub-agent line, `Some(false)` it is not although it is a main-chain line, `None` its
-/// `isSidechain` decides. Equal to every other mark (two lines are the same line wherever
+/// is a sub-agent line, `Some(false)` it is a line of a branch the chain from the leaf leaves
+/// out (a main-chain line, or a sub-agent's own file's line), `None` its `isSidechain`
+/// decides. Equal to every other mark (two lines are the same line wherever
 /// they sit).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ConversationMark(pub Option<bool>);
@@ -686,6 +687,14 @@ impl Message {
             Some(part) => !part,
             None => matches!(self.is_sidechain, Some(Some(true))),
         }
+    }
+
+    /// Whether the line is of a branch of its file's conversation that the `parentUuid` chain
+    /// from the leaf leaves out (a rewind's abandoned branch; see
+    /// [`crate::transforms::transcript::other_branches`]): not sent, but its usage is learned
+    /// from.
+    pub fn on_other_branch(&self) -> bool {
+        self.conversation.0 == Some(false)
     }
 
     /// Whether this is a `compact_boundary` system line.

@@ -360,6 +360,20 @@ pub trait ConversationView {
     fn usage_is_partial(&self, i: usize) -> bool;
     /// Whether message `i` is a sub-agent line.
     fn is_sidechain(&self, i: usize) -> bool;
+    /// Whether message `i` is of a branch of a session file's conversation that the
+    /// `parentUuid` chain from the leaf leaves out (a rewind's abandoned branch): it reads as
+    /// a sub-agent line ([`Self::is_sidechain`]: not sent, not counted), but its usage measured
+    /// a request of the same session, with the same system prompt and tools, and the
+    /// calibration learns from it ([`crate::measure::tokens::learned_before`]). `false` unless
+    /// [`Self::has_other_branches`].
+    fn on_other_branch(&self, _i: usize) -> bool {
+        false
+    }
+    /// Whether some message is [on another branch](Self::on_other_branch) (a cheap answer
+    /// where the view knows it; `false` for any conversation read as written).
+    fn has_other_branches(&self) -> bool {
+        false
+    }
     /// Whether message `i` is a `compact_boundary` system line.
     fn is_compact_boundary(&self, i: usize) -> bool;
     /// Whether message `i` begins with the Messages API's `compaction` block (see
@@ -1092,6 +1106,14 @@ impl ConversationView for [Message] {
 
     fn is_sidechain(&self, i: usize) -> bool {
         self[i].is_sidechain()
+    }
+
+    fn on_other_branch(&self, i: usize) -> bool {
+        self[i].on_other_branch()
+    }
+
+    fn has_other_branches(&self) -> bool {
+        self.iter().any(Message::on_other_branch)
     }
 
     fn is_compact_boundary(&self, i: usize) -> bool {

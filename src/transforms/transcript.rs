@@ -283,12 +283,31 @@ pub struct Link {
 /// stops at a boundary it cannot cross, the lines before that boundary stay (they are not sent
 /// anyway).
 pub fn conversation_mask(links: &[Link]) -> Option<Vec<bool>> {
-    let own = !links.iter().any(|l| l.turn && !l.sidechain) && links.iter().any(|l| l.turn);
+    let own = is_own_file(links);
     let considered = |l: &Link| own || !l.sidechain;
     let base: Vec<bool> = links.iter().map(considered).collect();
     let chained = follow_chain(links, &base).unwrap_or_else(|| base.clone());
     let differs = chained.iter().zip(links).any(|(&on, l)| on == l.sidechain);
     differs.then_some(chained)
+}
+
+/// The lines of the file's conversation — its main-chain lines, or a sub-agent's own file's
+/// lines — that `mask` ([`conversation_mask`] of `links`) leaves out: the branches a rewind or
+/// a resume under another parent abandoned. They are not sent and not counted, but their
+/// responses' usage measured requests of the same session (the same system prompt and tools):
+/// the calibration learns from it ([`crate::measure::tokens::learned_before`]).
+pub fn other_branches(links: &[Link], mask: &[bool]) -> Vec<bool> {
+    let own = is_own_file(links);
+    links
+        .iter()
+        .zip(mask)
+        .map(|(l, &on)| !on && (own || !l.sidechain))
+        .collect()
+}
+
+/// Whether the lines are a sub-agent's own file: no main-chain turn, some sub-agent turn.
+fn is_own_file(links: &[Link]) -> bool {
+    !links.iter().any(|l| l.turn && !l.sidechain) && links.iter().any(|l| l.turn)
 }
 
 /// [`conversation_mask`] when it changes what a count reads: a line that is ever counted or
@@ -515,8 +534,14 @@ pub fn mark_conversation(messages: &mut [Message], links: &[Link]) {
         return;
     }
     if let Some(mask) = conversation_mask(links) {
-        for (m, (on, l)) in messages.iter_mut().zip(mask.into_iter().zip(links)) {
-            if on == l.sidechain {
+        let other = other_branches(links, &mask);
+        for (m, ((on, l), other)) in messages
+            .iter_mut()
+            .zip(mask.into_iter().zip(links).zip(other))
+        {
+            // A line of a branch left out is marked even when `isSidechain` already leaves it
+            // out (a sub-agent's own file): its usage is learned from.
+            if on == l.sidechain || other {
                 m.conversation = crate::model::messages::ConversationMark(Some(on));
             }
         }

@@ -222,6 +222,73 @@ test('a forked file is counted along its chain: the copy of the turn left behind
   assert.equal(cc.tokenCountWithEstimation(used), cc.tokenCountWithEstimation(resumedUsed));
 });
 
+test('a rewound file keeps what the branch left behind taught (system prompt and tools): stateless and Compactor agree at every line', () => {
+  // A branch of three responses whose usage shows 20,000 tokens sent besides the messages
+  // (ratio 1), then a rewind to the first question, a response without usage, and one with.
+  const OVERHEAD = 20_000;
+  const lines = [];
+  const add = (line, usage) => {
+    // The request sent the messages of the chain before the response: their estimate.
+    const sent = usage ? cc.tokenCountWithEstimation(noUsage(lines.filter((l) => usage.chain.includes(l.uuid)))) : 0;
+    lines.push(usage ? withUsage(line, OVERHEAD + sent) : line);
+  };
+  add(user('q1', null, 'What does the parser do? ' + 'context '.repeat(50)));
+  add(text('r1', 'q1', 'msg_1', 'It reads tokens. ' + 'detail '.repeat(500)), { chain: ['q1'] });
+  add(user('q2', 'r1', 'Show me every function. ' + 'more '.repeat(1000)));
+  add(text('r2', 'q2', 'msg_2', 'Here: ' + 'fn f() {} '.repeat(600)), { chain: ['q1', 'r1', 'q2'] });
+  add(user('q3', 'r2', 'And the tests. ' + 'more '.repeat(1500)));
+  add(text('r3', 'q3', 'msg_3', 'Here: ' + 'fn t() {} '.repeat(600)), { chain: ['q1', 'r1', 'q2', 'r2', 'q3'] });
+  const REWIND = lines.length;
+  add(user('q4', 'q1', 'Just name the main function, please.'));
+  add(text('r4', 'q4', 'msg_4', 'main, in src/main.rs.'));
+  add(user('q5', 'r4', 'Thanks. What does it call first?'));
+  add(text('r5', 'q5', 'msg_5', 'parse_args.'), { chain: ['q1', 'q4', 'r4', 'q5'] });
+  const counts = countsAtEveryLine(lines);
+  // After the rewind, until a response on the chain reports usage, the count is the line the
+  // branch left behind taught: the chain's estimate and the overhead the messages never show.
+  for (let k = REWIND + 1; k < lines.length; k++) {
+    const chain = lines.slice(0, k).filter((_, i) => i === 0 || i >= REWIND);
+    const estimate = cc.tokenCountWithEstimation(chain);
+    assert.ok(estimate < 1000, String(estimate));
+    assert.ok(Math.abs(counts[k - 1] - (OVERHEAD + estimate)) < 200, `${counts[k - 1]} after ${k} lines, ${estimate} estimated`);
+  }
+  // The chain's own usage anchors the count; the branch left behind's never does.
+  assert.equal(counts.at(-1), lines.at(-1).message.usage.input_tokens + 50);
+  // The same file as a sub-agent's own file: the same counts.
+  assert.deepEqual(countsAtEveryLine(lines.map((l) => ({ ...l, isSidechain: true, agentId: 'a1' }))), counts);
+  // Rewound again, past the usage of the second branch: both branches are learned from (the
+  // second one's usage against the estimate of the lines before it in the file, the first
+  // branch's too: a little more than its request sent, which lowers the line a little).
+  lines.push(user('q6', 'q1', 'Start over: what does the printer do?'));
+  const again = countsAtEveryLine(lines);
+  assert.ok(again.at(-1) > 0.9 * OVERHEAD, String(again.at(-1)));
+});
+
+/** The stateless count of every prefix of `lines`, checked against the general path, the
+ * parsed file, a Compactor built from the prefix and one given the lines one by one. */
+function countsAtEveryLine(lines) {
+  const pushed = new cc.Compactor({ model: SONNET });
+  const batches = new cc.Compactor({ model: SONNET });
+  const counts = [];
+  for (let k = 1; k <= lines.length; k++) {
+    const prefix = lines.slice(0, k);
+    pushed.push(lines[k - 1]);
+    if (k % 3 === 0) batches.pushMany(lines.slice(k - 3, k));
+    const stateless = cc.tokenCountWithEstimation(prefix);
+    counts.push(stateless);
+    assert.equal(cc.tokenCountWithEstimation(prefix, { model: SONNET }), stateless, `the general path, ${k} lines`);
+    assert.equal(cc.tokenCountWithEstimation(cc.parseTranscript(jsonl(prefix))), stateless, `parsed, ${k} lines`);
+    const built = new cc.Compactor({ model: SONNET, messages: prefix });
+    assert.equal(built.tokenCount(), stateless, `a Compactor built from ${k} lines`);
+    assert.equal(pushed.tokenCount(), stateless, `a Compactor given ${k} lines one by one`);
+    assert.deepEqual(pushed.calibration(), built.calibration(), `what they learned, ${k} lines`);
+    if (k % 3 === 0) assert.equal(batches.tokenCount(), stateless, `a Compactor given ${k} lines three by three`);
+    assert.deepEqual(pushed.warningState(), cc.calculateTokenWarningState(stateless, SONNET));
+    assert.equal(cc.shouldAutoCompact(prefix, SONNET), false);
+  }
+  return counts;
+}
+
 test("a sub-agent's own file is counted as its conversation, and auto-compacts past the threshold", () => {
   const side = { isSidechain: true, agentId: 'a289' };
   const main = rewoundResumed();
