@@ -203,6 +203,14 @@ function patchTrapRecovery(gluePath) {
       'new FinalizationRegistry(state => { if (state.g === __ccGeneration && !__ccDead) wasm.__wbindgen_destroy_closure(state.a, state.b); });',
       closures > 0 ? 1 : 0,
     );
+    // Constructors (`new Compactor()`) revive a dead instance and report a trap as the guard
+    // of every other function does: they cannot be wrapped from outside (the class is what
+    // `new` and `instanceof` use), so their call into the .wasm goes through `__ccConstruct`.
+    const ctorPattern = /(\n {4}constructor\([^)]*\) \{\n {8})const ret = (wasm\.\w+\([^)]*\));/g;
+    swap(ctorPattern, '$1const ret = __ccConstruct(() => $2);', (text.match(ctorPattern) || []).length);
+    if (classes.includes('Compactor') && !text.includes('const ret = __ccConstruct(() => wasm.compactor_new(')) {
+      throw new Error('package.mjs: the Compactor constructor of the glue was not found');
+    }
     // Objects: their finalizer frees only in the instance they were made in.
     swap(/new FinalizationRegistry\(ptr => wasm\.(\w+)\(ptr(?: >>> 0)?, 1\)\)/g, 'new FinalizationRegistry(h => { if (h.g === __ccGeneration && !__ccDead) wasm.$1(h.ptr, 1); })', classes.length);
     swap(/(\w+Finalization)\.register\((\w+), \2\.__wbg_ptr, \2\)/g, '$1.register($2, { ptr: $2.__wbg_ptr, g: __ccGeneration }, $2)', 2 * classes.length);
@@ -270,6 +278,15 @@ function __ccRevive() {
     }
     __wbg_finalize_init(instance, wasmModule);
     if (__ccEnv !== undefined) __ccRaw_setEnvironmentDefaults(__ccEnv);
+}
+// A constructor's call into the .wasm (\`run\`): on a fresh instance when the last one trapped,
+// and a trap reported as INSTANCE_RESET.
+function __ccConstruct(run) {
+    if (__ccDead) {
+        if (__ccDepth > 0) throw __ccStale('this call');
+        __ccRevive();
+    }
+    return __ccEnter(run, false);
 }
 function __ccTrack(p) {
     return new Promise((resolve, reject) => {
