@@ -226,6 +226,7 @@ let __ccDepth = 0;
 let __ccEnv;
 const __ccPending = new Set();
 const __ccBorn = new WeakMap();
+const __ccAfterCalls = [];
 function __ccIsTrap(e) {
     return e instanceof WebAssembly.RuntimeError || (e instanceof RangeError && /call stack/i.test(e.message));
 }
@@ -265,6 +266,18 @@ function __ccEnter(run, quiet) {
         __ccDepth--;
         if (savedConvert !== undefined) __ccConvert.putBack(savedConvert);
         __ccView.leavePackage(saved);
+        if (__ccDepth === 0 && __ccAfterCalls.length > 0) __ccRunAfterCalls();
+    }
+}
+// What had to wait for the calls into the package to return (a free() from a callback).
+function __ccRunAfterCalls() {
+    const pending = __ccAfterCalls.splice(0);
+    for (const f of pending) {
+        try {
+            f();
+        } catch (e) {
+            if (__ccIsTrap(e)) __ccTrapped(e);
+        }
     }
 }
 // A fresh instance from the module kept at init, with the environment defaults given before.
@@ -349,6 +362,18 @@ ${classes
     ${c}.prototype.free = function () {
         // Freed already, or made in a dead instance: nothing to free (never a throw).
         if (!ptrs.get(this) || __ccBorn.get(this) !== __ccGeneration || __ccDead) { ptrs.set(this, 0); return; }
+        if (__ccDepth > 0) {
+            // free() from a callback while a call into the package runs (its tokenCounter, a
+            // getter): the object may be the one in use, which Rust refuses to free (and a
+            // refusal thrown through the .wasm would leave it borrowed for good). It is freed
+            // as soon as the outermost call returns; from now on it reads as freed.
+            const ptr = ptrs.get(this);
+            const g = __ccGeneration;
+            ptrs.set(this, 0);
+            ${c}Finalization.unregister(this);
+            __ccAfterCalls.push(() => { if (g === __ccGeneration && !__ccDead) wasm.__wbg_${c.toLowerCase()}_free(ptr, 0); });
+            return;
+        }
         return free.call(this);
     };
     if (Symbol.dispose) ${c}.prototype[Symbol.dispose] = ${c}.prototype.free;

@@ -215,3 +215,34 @@ test('restored files count their path against the 50,000-token files budget', as
   });
   assert.deepEqual(r.restoredFiles.map((f) => f.path), ['/src/short.rs']);
 });
+
+test('free() called from inside a Compactor callback (its tokenCounter) never throws an uncoded error: the Compactor is freed once the call returns', () => {
+  let c;
+  let freeError;
+  const other = new cc.Compactor({ model: SONNET });
+  c = new cc.Compactor({
+    model: SONNET,
+    tokenCounter: (text) => {
+      if (c && freeError === undefined) {
+        try {
+          c.free();
+          other.free();
+          freeError = null;
+        } catch (e) {
+          freeError = e;
+        }
+      }
+      return Math.ceil(text.length / 4);
+    },
+  });
+  c.push({ role: 'user', content: 'hello there' });
+  assert.equal(freeError, null, `free() from the callback threw: ${freeError?.code} ${freeError?.message}`);
+  // Freed when the call returned: every call says so (coded), free() again is a no-op.
+  assert.throws(() => c.tokenCount(), (e) => e.code === 'INVALID_ARGUMENT' && /freed/.test(e.message));
+  assert.throws(() => other.tokenCount(), (e) => e.code === 'INVALID_ARGUMENT' && /freed/.test(e.message));
+  c.free();
+  // The instance is intact.
+  const fresh = new cc.Compactor({ model: SONNET, messages: [{ role: 'user', content: 'hi' }] });
+  assert.equal(fresh.length, 1);
+  fresh.free();
+});
