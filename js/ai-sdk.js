@@ -11,7 +11,7 @@
 // response}`; errors `APICallError` (`statusCode`, `responseBody`, `responseHeaders`,
 // `isRetryable`) and `RetryError` (`reason`, `lastError`, `errors`) after its own retries.
 
-import { attemptControls, describe, guardOptions, likelyMeant, retryAfter, headersToObject } from './http.js';
+import { attemptControls, describe, giveText, guardOptions, likelyMeant, retryAfter, headersToObject } from './http.js';
 import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError } from './summary-request.js';
 
 /** The options {@link aiSdkSummarizer} reads; any other key is a mistake. */
@@ -154,7 +154,7 @@ function buildAiSdkSummarizer(model, options) {
       if (!useStream) {
         const r = await guard(Promise.resolve().then(() => fn(settings)));
         const text = typeof r?.text === 'string' ? r.text : '';
-        if (text && onText) onText(text);
+        if (text && onText) giveText(onText, text);
         finished = true;
         return answer(text, r?.finishReason, r?.usage ?? r?.totalUsage, r?.response, r);
       }
@@ -180,7 +180,7 @@ function buildAiSdkSummarizer(model, options) {
               text += piece;
               if (onText) {
                 delivered = true;
-                onText(piece);
+                giveText(onText, piece);
               }
             }
           } else if (part.type === 'finish') {

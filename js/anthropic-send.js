@@ -4,7 +4,7 @@
 // and builds the request body at once, and loads this module on a summarizer's first call.
 // The wire facts it relies on are listed at the top of anthropic.js.
 
-import { withRetries, createSseParser, describe, fetchAttempt, readSseBody, retryableStatus, retryAfter } from './http.js';
+import { withRetries, createSseParser, describe, fetchAttempt, giveText, readSseBody, retryableStatus, retryAfter } from './http.js';
 
 // The front module's own objects, given once when it loads this one (`bind`): a static import of
 // the front would make a bundler load it with every page that imports the package.
@@ -218,7 +218,7 @@ function createAssembler(call, requestId, responseHeaders) {
   const deliver = (/** @type {string} */ text) => {
     if (!text || !call.onText) return;
     call.delivered = true;
-    call.onText(text);
+    giveText(call.onText, text);
   };
 
   return {

@@ -26,6 +26,8 @@ export declare function mergeHeaders(
   extra: Record<string, string | null | undefined> | Headers | undefined,
   optionError: (message: string) => Error,
 ): void;
+/** Calls `onText(text)`: a throw passes through; a returned promise's rejection is ignored. */
+export declare function giveText(onText: (text: string) => unknown, text: string): void;
 /** Response headers as a plain object with lower-case names. */
 export declare function headersToObject(headers: Headers | Record<string, string> | undefined): Record<string, string>;
 /** A one-line description of an error and its cause. */

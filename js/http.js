@@ -204,6 +204,27 @@ export function sleep(ms, signal, abortError) {
 
 
 /**
+ * Calls the summary's `onText(text)`. What it throws passes through (the summarizer reports
+ * it); what it returns is ignored — so when it is a promise (an async `onText`) or any
+ * thenable, its rejection is ignored too, rather than left as an unhandled rejection (which
+ * ends a Node process by default).
+ * @param {(text: string) => unknown} onText
+ * @param {string} text
+ * @returns {void}
+ */
+export function giveText(onText, text) {
+  const r = onText(text);
+  if (r !== null && (typeof r === 'object' || typeof r === 'function')) {
+    try {
+      const then = /** @type {{then?: unknown}} */ (r).then;
+      if (typeof then === 'function') then.call(r, undefined, () => {});
+    } catch {
+      // a thenable whose `then` throws: nothing to wait for
+    }
+  }
+}
+
+/**
  * Response headers as a plain object with lower-case names.
  * @param {Headers | Record<string, string> | undefined} h
  * @returns {Record<string, string>}
@@ -414,7 +435,7 @@ export async function fetchAttempt(o, signal, call) {
       const text = o.textOf(message);
       if (text && call.onText) {
         call.delivered = true;
-        call.onText(text);
+        giveText(call.onText, text);
       }
     }
     if (requestId !== undefined) {

@@ -4,7 +4,7 @@
 // checks the arguments and loads this module on a summarizer's first call. What it relies on
 // of LangChain is listed at the top of langchain.js.
 
-import { attemptControls, describe, headersToObject, retryAfter, withRetries } from './http.js';
+import { attemptControls, describe, giveText, headersToObject, retryAfter, withRetries } from './http.js';
 import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError, TRANSIENT_STATUSES } from './summary-request.js';
 
 /**
@@ -68,7 +68,7 @@ async function runAttempt(cfg, messages, signal, state) {
     if (!state.onText) return;
     state.delivered = true;
     try {
-      state.onText(piece);
+      giveText(state.onText, piece);
     } catch (e) {
       if (e !== null && typeof e === 'object') thrownByOnText.add(/** @type {object} */ (e));
       throw e;

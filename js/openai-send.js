@@ -4,7 +4,7 @@
 // checks the options and loads this module on a summarizer's first call. The wire facts it
 // relies on are listed at the top of openai.js.
 
-import { withRetries, createSseParser, describe, fetchAttempt, readSseBody, retryableStatus, retryAfter } from './http.js';
+import { withRetries, createSseParser, describe, fetchAttempt, giveText, readSseBody, retryableStatus, retryAfter } from './http.js';
 import { chatOfRequest, messagesResponse, TRANSIENT_STATUSES } from './summary-request.js';
 
 // The front module's own objects, given once when it loads this one (`bind`): a static import of
@@ -374,7 +374,7 @@ function chatAssembler(call, meta) {
         text += piece;
         if (call.onText) {
           call.delivered = true;
-          call.onText(piece);
+          giveText(call.onText, piece);
         }
       }
       if (typeof choice.delta?.refusal === 'string') refusal += choice.delta.refusal;
@@ -418,7 +418,7 @@ function responsesAssembler(call, meta) {
             text += ev.delta;
             if (call.onText) {
               call.delivered = true;
-              call.onText(ev.delta);
+              giveText(call.onText, ev.delta);
             }
           }
           break;

@@ -203,6 +203,14 @@ function patchTrapRecovery(gluePath) {
       'new FinalizationRegistry(state => { if (state.g === __ccGeneration && !__ccDead) wasm.__wbindgen_destroy_closure(state.a, state.b); });',
       closures > 0 ? 1 : 0,
     );
+    // Constructors (`new Compactor()`) revive a dead instance and report a trap as the guard
+    // of every other function does: they cannot be wrapped from outside (the class is what
+    // `new` and `instanceof` use), so their call into the .wasm goes through `__ccConstruct`.
+    const ctorPattern = /(\n {4}constructor\([^)]*\) \{\n {8})const ret = (wasm\.\w+\([^)]*\));/g;
+    swap(ctorPattern, '$1const ret = __ccConstruct(() => $2);', (text.match(ctorPattern) || []).length);
+    if (classes.includes('Compactor') && !text.includes('const ret = __ccConstruct(() => wasm.compactor_new(')) {
+      throw new Error('package.mjs: the Compactor constructor of the glue was not found');
+    }
     // Objects: their finalizer frees only in the instance they were made in.
     swap(/new FinalizationRegistry\(ptr => wasm\.(\w+)\(ptr(?: >>> 0)?, 1\)\)/g, 'new FinalizationRegistry(h => { if (h.g === __ccGeneration && !__ccDead) wasm.$1(h.ptr, 1); })', classes.length);
     swap(/(\w+Finalization)\.register\((\w+), \2\.__wbg_ptr, \2\)/g, '$1.register($2, { ptr: $2.__wbg_ptr, g: __ccGeneration }, $2)', 2 * classes.length);
@@ -218,6 +226,7 @@ let __ccDepth = 0;
 let __ccEnv;
 const __ccPending = new Set();
 const __ccBorn = new WeakMap();
+const __ccAfterCalls = [];
 function __ccIsTrap(e) {
     return e instanceof WebAssembly.RuntimeError || (e instanceof RangeError && /call stack/i.test(e.message));
 }
@@ -257,6 +266,18 @@ function __ccEnter(run, quiet) {
         __ccDepth--;
         if (savedConvert !== undefined) __ccConvert.putBack(savedConvert);
         __ccView.leavePackage(saved);
+        if (__ccDepth === 0 && __ccAfterCalls.length > 0) __ccRunAfterCalls();
+    }
+}
+// What had to wait for the calls into the package to return (a free() from a callback).
+function __ccRunAfterCalls() {
+    const pending = __ccAfterCalls.splice(0);
+    for (const f of pending) {
+        try {
+            f();
+        } catch (e) {
+            if (__ccIsTrap(e)) __ccTrapped(e);
+        }
     }
 }
 // A fresh instance from the module kept at init, with the environment defaults given before.
@@ -270,6 +291,15 @@ function __ccRevive() {
     }
     __wbg_finalize_init(instance, wasmModule);
     if (__ccEnv !== undefined) __ccRaw_setEnvironmentDefaults(__ccEnv);
+}
+// A constructor's call into the .wasm (\`run\`): on a fresh instance when the last one trapped,
+// and a trap reported as INSTANCE_RESET.
+function __ccConstruct(run) {
+    if (__ccDead) {
+        if (__ccDepth > 0) throw __ccStale('this call');
+        __ccRevive();
+    }
+    return __ccEnter(run, false);
 }
 function __ccTrack(p) {
     return new Promise((resolve, reject) => {
@@ -332,6 +362,18 @@ ${classes
     ${c}.prototype.free = function () {
         // Freed already, or made in a dead instance: nothing to free (never a throw).
         if (!ptrs.get(this) || __ccBorn.get(this) !== __ccGeneration || __ccDead) { ptrs.set(this, 0); return; }
+        if (__ccDepth > 0) {
+            // free() from a callback while a call into the package runs (its tokenCounter, a
+            // getter): the object may be the one in use, which Rust refuses to free (and a
+            // refusal thrown through the .wasm would leave it borrowed for good). It is freed
+            // as soon as the outermost call returns; from now on it reads as freed.
+            const ptr = ptrs.get(this);
+            const g = __ccGeneration;
+            ptrs.set(this, 0);
+            ${c}Finalization.unregister(this);
+            __ccAfterCalls.push(() => { if (g === __ccGeneration && !__ccDead) wasm.__wbg_${c.toLowerCase()}_free(ptr, 0); });
+            return;
+        }
         return free.call(this);
     };
     if (Symbol.dispose) ${c}.prototype[Symbol.dispose] = ${c}.prototype.free;

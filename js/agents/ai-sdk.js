@@ -13,7 +13,7 @@ import {
   tokenCountWithEstimation,
 } from 'context-compaction';
 import { convertToModelMessages, createUIMessageStream, createUIMessageStreamResponse, streamText } from 'ai';
-import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError } from './common.js';
+import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError, notifyIgnoringResult } from './common.js';
 
 /**
  * The model id thresholds are computed for: the `model` option, else the AI SDK model's own
@@ -274,7 +274,8 @@ export function createChatHandler(options) {
         await o.store.save(chatId, [...before, responseMessage]);
       },
       onError: (error) => {
-        void o.onError?.(error);
+        // Its result is ignored: a rejection of an async onError must not go unhandled.
+        notifyIgnoringResult(o.onError, error);
         return error instanceof Error ? error.message : String(error);
       },
     });

@@ -4,7 +4,7 @@
 // tools, and after a "prompt is too long" rejection compacts once and retries the request.
 // `@anthropic-ai/sdk` is the caller's own client; this module does not import it.
 import { parseContextOverflowError, toApiMessages } from 'context-compaction';
-import { checkOptions, codedError } from './common.js';
+import { checkOptions, codedError, notifyIgnoringResult } from './common.js';
 
 const KEYS = ['client', 'compactor', 'request', 'tools', 'maxSteps', 'stream', 'signal', 'onStep', 'onCompaction', 'onText'];
 
@@ -62,7 +62,7 @@ export async function runToolLoop(options) {
     const requestOptions = o.signal ? { signal: o.signal } : undefined;
     if (!o.stream) return o.client.messages.create(body, requestOptions);
     const stream = o.client.messages.stream(body, requestOptions);
-    if (o.onText) stream.on('text', (/** @type {string} */ t) => o.onText(t));
+    if (o.onText) stream.on('text', (/** @type {string} */ t) => notifyIgnoringResult(o.onText, t));
     return stream.finalMessage();
   };
 

@@ -84,3 +84,24 @@ export function checkOptions(where, options, rules) {
 
 /** Failed automatic compactions in a row after which the helpers stop trying (SPEC §6). */
 export const MAX_CONSECUTIVE_FAILURES = 3;
+
+/**
+ * Calls a notification callback whose result is ignored (`f(...args)`); a promise it returns
+ * that rejects is ignored too, not left as an unhandled rejection (which ends a Node process
+ * by default). What it throws synchronously passes through.
+ * @param {((...args: any[]) => unknown) | undefined} f
+ * @param {...unknown} args
+ * @returns {void}
+ */
+export function notifyIgnoringResult(f, ...args) {
+  if (typeof f !== 'function') return;
+  const r = f(...args);
+  if (r !== null && (typeof r === 'object' || typeof r === 'function')) {
+    try {
+      const then = /** @type {{then?: unknown}} */ (r).then;
+      if (typeof then === 'function') then.call(r, undefined, () => {});
+    } catch {
+      // a thenable whose `then` throws: nothing to wait for
+    }
+  }
+}

@@ -970,7 +970,8 @@ pub fn offline_summarizer(
             };
             let answer = crate::summarize::offline_answer::offline_answer(&value, budget);
             if let Ok(f) = prop(&opts, "onText").dyn_into::<js_sys::Function>() {
-                let _ = f.call1(&JsValue::UNDEFINED, &JsValue::from_str(&answer.text));
+                // What it throws or its promise rejects with is ignored (not left unhandled).
+                super::env::notify(&f, &JsValue::from_str(&answer.text));
             }
             match to_js(&answer.body) {
                 Ok(v) => js_sys::Promise::resolve(&v),

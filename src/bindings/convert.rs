@@ -529,6 +529,22 @@ impl Source for JsValue {
         copy.dyn_ref::<js_sys::Array>().map(|a| a.to_vec())
     }
 
+    fn length(&self) -> Option<usize> {
+        if let Some(s) = self.dyn_ref::<js_sys::JsString>() {
+            return Some(s.length() as usize);
+        }
+        if !is_array_js(self) {
+            let _ = take_convert_error();
+            return None;
+        }
+        // Guarded: a Proxy's `get` trap may throw.
+        Reflect::get(self, &"length".into())
+            .ok()?
+            .as_f64()
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .map(|n| n as usize)
+    }
+
     fn entries(&self) -> Option<Vec<(String, JsValue)>> {
         let e = entries_of(self);
         if e.is_null() {
@@ -539,7 +555,9 @@ impl Source for JsValue {
             pairs
                 .iter()
                 .filter_map(|pair| {
-                    let pair: js_sys::Array = pair.unchecked_into();
+                    // Always a pair (`entriesOf`); checked all the same: reading an element
+                    // of anything else would throw in the glue, outside every guard.
+                    let pair: js_sys::Array = pair.dyn_into().ok()?;
                     pair.get(0).as_string().map(|k| (k, pair.get(1)))
                 })
                 .collect(),

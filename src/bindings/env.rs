@@ -37,7 +37,8 @@ extern "C" {
     /// Milliseconds from a monotonic clock.
     #[wasm_bindgen(js_name = nowMs)]
     pub fn now_ms() -> f64;
-    fn notify(f: &Function, event: &JsValue);
+    /// Calls `f(event)`, ignoring what it throws and what a promise it returns rejects with.
+    pub fn notify(f: &Function, event: &JsValue);
     /// A random (v4) UUID: `crypto.randomUUID()`, else one drawn with `Math.random()`.
     #[wasm_bindgen(js_name = newUuid)]
     pub fn new_uuid() -> String;

@@ -735,6 +735,13 @@ fn error_message(e: &JsValue) -> String {
 pub fn parse_transcript(
     #[wasm_bindgen(unchecked_param_type = "string")] jsonl: JsValue,
 ) -> JsResult<Array> {
+    transcript_lines(&jsonl)
+}
+
+/// The lines of a session file's text as [`parse_transcript`] reads them (`simulateSession`
+/// reads its text the same way: what one accepts, the other does).
+#[cfg(any(feature = "base", feature = "extra"))]
+pub(crate) fn transcript_lines(jsonl: &JsValue) -> JsResult<Array> {
     let text = jsonl
         .dyn_ref::<JsString>()
         .ok_or_else(|| js_error(Error::invalid_argument("jsonl must be a string")))?;

@@ -18,12 +18,14 @@ export function takeConvertError() {
 }
 
 // Entries of a Map, a plain object, or an array of {path, …} records, as [key, value] pairs;
-// null for anything else or when reading throws.
+// null for anything else or when reading throws. Every element of the result is a pair: a
+// hole of the caller's array reads as `undefined` (Array.from, not map, which keeps holes that
+// the Rust side would read as `undefined` pairs), like an element that is `undefined`.
 export function entriesOf(v) {
   try {
     if (v === null || v === undefined) return [];
     if (v instanceof Map) return Array.from(v.entries());
-    if (Array.isArray(v)) return v.map((x) => [x && typeof x === 'object' ? (x.path ?? x.name) : x, x]);
+    if (Array.isArray(v)) return Array.from(v, (x) => [x && typeof x === 'object' ? (x.path ?? x.name) : x, x]);
     if (typeof v === 'object') return Object.entries(v);
     return null;
   } catch (e) {

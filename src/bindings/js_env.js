@@ -132,13 +132,21 @@ export function isAborted(signal) {
 }
 
 // Calls `f(event)` and swallows what it throws: progress reporting never breaks compaction.
+// Its result is ignored; when it is a promise (an async callback) or any thenable, its
+// rejection is ignored too — left alone it would be an unhandled rejection, which ends a Node
+// process by default.
 export function notify(f, event) {
   try {
-    f(event);
+    const r = f(event);
+    if (r !== null && (typeof r === 'object' || typeof r === 'function')) {
+      const then = r.then;
+      if (typeof then === 'function') then.call(r, undefined, ignore);
+    }
   } catch (_) {
     // ignored on purpose
   }
 }
+function ignore() {}
 
 export function newUuid() {
   const c = globalThis.crypto;

@@ -1,14 +1,13 @@
 //! `simulateSession`: the simulator (crate::simulate) for JavaScript. Converts the session
 //! and the options, calls the core, converts the report back.
 
-use js_sys::{Array, JsString};
+use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
 use super::async_exports::messages_for_compaction;
 use super::convert::*;
 use crate::model::error::Error;
 use crate::simulate::{simulate, SimulateOptions};
-use crate::transforms::transcript;
 
 /// `simulateSession(linesOrText, options?)`: replays a recorded session (the JSONL text of
 /// a Claude Code session file, or its parsed lines) request by request under compaction
@@ -21,8 +20,17 @@ pub fn simulate_session(
     #[wasm_bindgen(unchecked_param_type = "string | readonly TranscriptLine[]")] session: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "SimulateOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
-    let messages = if let Some(text) = session.dyn_ref::<JsString>() {
-        js(transcript::parse_transcript(&String::from(text)))?
+    let messages = if session.is_string() {
+        // Split and parsed by the JS engine, as `parseTranscript` does (a lone-surrogate
+        // escape, a number beyond f64 such as 1e400: valid JSON, read as the engine reads it),
+        // then read as the lines `parseTranscript` returns would be.
+        let lines = super::exports::transcript_lines(&session)?;
+        js(messages_for_compaction(
+            &lines,
+            None,
+            super::convert::Reading::Whole,
+        ))?
+        .typed
     } else if Array::is_array(&session) {
         js(messages_for_compaction(
             &session,

@@ -8,20 +8,69 @@ use crate::drive::options::{error_text, Source};
 use crate::model::view::UsageCounts;
 use crate::summarize::summary::SummaryResponse;
 
-/// The words of a Messages API `content`: a string, or the `text` of its text blocks.
-fn text_of_content<S: Source>(content: &S) -> String {
-    if let Some(s) = content.string() {
-        return s;
+/// The most content blocks of a summarizer's response that are read: a summary is a few text
+/// blocks; a response with more (a buggy or hostile proxy's `{"content": [0, 0, …]}`) is the
+/// summarizer's failure, refused before its elements are copied — reading millions of them
+/// would exhaust the WebAssembly instance's memory.
+pub const MAX_SUMMARY_BLOCKS: usize = 100_000;
+
+/// The most text of a summarizer's answer that is read, in UTF-16 code units (a JS string's
+/// `length`): far more than any context window holds (a summary that long could never make
+/// the conversation smaller), far less than what would exhaust the instance's memory.
+pub const MAX_SUMMARY_TEXT: usize = 16 * 1024 * 1024;
+
+fn too_long(what: &str, n: usize, max: usize) -> CallError {
+    CallError::new(format!(
+        "the summarizer's answer is too large: {what} ({n}; at most {max} are read)"
+    ))
+}
+
+/// The length of a string `s` checked against what remains of [`MAX_SUMMARY_TEXT`] after
+/// `used` code units.
+fn check_text<S: Source>(s: &S, used: usize) -> Result<usize, CallError> {
+    let n = s.length().unwrap_or(0);
+    if used.saturating_add(n) > MAX_SUMMARY_TEXT {
+        return Err(too_long(
+            "its text has more code units than a summary can hold",
+            used.saturating_add(n),
+            MAX_SUMMARY_TEXT,
+        ));
     }
+    Ok(n)
+}
+
+/// The words of a Messages API `content`: a string, or the `text` of its text blocks. Each
+/// length is checked before the text is read ([`MAX_SUMMARY_BLOCKS`], [`MAX_SUMMARY_TEXT`]).
+fn text_of_content<S: Source>(content: &S) -> Result<String, CallError> {
+    if !content.is_array() {
+        check_text(content, 0)?;
+        return Ok(content.string().unwrap_or_default());
+    }
+    check_blocks(content)?;
     let mut out = String::new();
+    let mut used = 0usize;
     for block in content.items().unwrap_or_default() {
         if block.get("type").string().as_deref() == Some("text") {
-            if let Some(t) = block.get("text").string() {
+            let text = block.get("text");
+            used += check_text(&text, used)?;
+            if let Some(t) = text.string() {
                 out.push_str(&t);
             }
         }
     }
-    out
+    Ok(out)
+}
+
+/// Refuses a `content` array with more than [`MAX_SUMMARY_BLOCKS`] elements.
+fn check_blocks<S: Source>(content: &S) -> Result<(), CallError> {
+    match content.length() {
+        Some(n) if n > MAX_SUMMARY_BLOCKS => Err(too_long(
+            "its `content` has more blocks than a summary can hold",
+            n,
+            MAX_SUMMARY_BLOCKS,
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The `usage` of a response body; counts that are not finite and non-negative are left out
@@ -60,6 +109,9 @@ fn compaction_block<S: Source>(content: &S) -> Result<Option<serde_json::Value>,
 /// A summarizer's answer: a string (the summary), or a Messages API response body (`content`,
 /// `stop_reason`, `usage`). Anything else is the summarizer's failure.
 pub fn summary_response<S: Source>(v: &S) -> Result<SummaryResponse, CallError> {
+    if !v.is_array() {
+        check_text(v, 0)?;
+    }
     if let Some(s) = v.string() {
         return Ok(SummaryResponse {
             text: s,
@@ -74,7 +126,9 @@ pub fn summary_response<S: Source>(v: &S) -> Result<SummaryResponse, CallError> 
     let content = v.get("content");
     if content.is_absent() {
         // An AI SDK `generateText` result given as it is: `{text, finishReason, usage}`.
-        if let Some(text) = v.get("text").string() {
+        let text = v.get("text");
+        check_text(&text, 0)?;
+        if let Some(text) = text.string() {
             return Ok(SummaryResponse {
                 text,
                 stop_reason: stop_reason_of(v),
@@ -87,7 +141,7 @@ pub fn summary_response<S: Source>(v: &S) -> Result<SummaryResponse, CallError> 
         ));
     }
     Ok(SummaryResponse {
-        text: text_of_content(&content),
+        text: text_of_content(&content)?,
         stop_reason: stop_reason_of(v),
         usage: usage_of(v),
         compaction: compaction_block(&content)?,
@@ -196,7 +250,7 @@ pub fn call_error<S: Source>(e: &S, aborted: bool) -> CallError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     #[test]
     fn a_cut_for_length_reads_as_max_tokens_in_every_ecosystems_answer() {
@@ -253,9 +307,43 @@ mod tests {
             summary_response(&json!({"content": "s"})).unwrap().text,
             "s"
         );
-        for bad in [json!(5), json!(null), json!({"body": "no content"}), json!({"text": 5})] {
+        for bad in [
+            json!(5),
+            json!(null),
+            json!({"body": "no content"}),
+            json!({"text": 5}),
+        ] {
             assert!(summary_response(&bad).is_err(), "{bad}");
         }
+    }
+
+    /// A response too large to be a summary is the summarizer's failure, refused on its
+    /// lengths: more content blocks than MAX_SUMMARY_BLOCKS, or more text than
+    /// MAX_SUMMARY_TEXT (one string, or text blocks together).
+    #[test]
+    fn answers_too_large_for_a_summary_are_refused() {
+        let blocks = Value::Array(vec![json!(0); MAX_SUMMARY_BLOCKS + 1]);
+        let e = summary_response(&json!({ "content": blocks })).unwrap_err();
+        assert!(e.message.contains("too large"), "{}", e.message);
+        let at_most = Value::Array(vec![json!({"type": "text", "text": "a"}); 3]);
+        assert_eq!(
+            summary_response(&json!({ "content": at_most }))
+                .unwrap()
+                .text,
+            "aaa"
+        );
+        let half = "x".repeat(MAX_SUMMARY_TEXT / 2 + 1);
+        let two =
+            json!({"content": [{"type": "text", "text": half}, {"type": "text", "text": half}]});
+        assert!(summary_response(&two).is_err());
+        let long = "y".repeat(MAX_SUMMARY_TEXT + 1);
+        assert!(summary_response(&json!(long)).is_err());
+        assert!(summary_response(&json!({ "content": long })).is_err());
+        let fits = "z".repeat(MAX_SUMMARY_TEXT);
+        assert_eq!(
+            summary_response(&json!(fits)).unwrap().text.len(),
+            MAX_SUMMARY_TEXT
+        );
     }
 
     #[test]

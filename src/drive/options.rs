@@ -76,6 +76,10 @@ pub trait Source: Sized {
     fn string(&self) -> Option<String>;
     /// The elements of an array (`None` when not an array).
     fn items(&self) -> Option<Vec<Self>>;
+    /// The `length` of an array (its elements) or a string (its UTF-16 code units), read
+    /// without copying them, so that a reader can refuse one too long to read; `None` for
+    /// anything else (or when reading it throws).
+    fn length(&self) -> Option<usize>;
     /// The `[key, value]` entries of a Map or an object, or of an array of records keyed by
     /// their `path` (else `name`; a string element is its own key); entries whose key is not
     /// a string are skipped. Absent: no entries. `None` for anything else.
@@ -1462,6 +1466,14 @@ impl Source for Value {
 
     fn items(&self) -> Option<Vec<Value>> {
         self.as_array().cloned()
+    }
+
+    fn length(&self) -> Option<usize> {
+        match self {
+            Value::Array(a) => Some(a.len()),
+            Value::String(s) => Some(s.encode_utf16().count()),
+            _ => None,
+        }
     }
 
     fn entries(&self) -> Option<Vec<(String, Value)>> {

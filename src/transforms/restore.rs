@@ -365,12 +365,13 @@ pub fn budget_files(files: Vec<(String, String)>) -> Vec<RestoredFile> {
 /// * Each file is cut to `max_tokens_per_file` ([`truncate_to_tokens`]).
 /// * A file that would take the total over `total_tokens` is skipped and the next one tried
 ///   (a later, smaller file may still fit): files are context the model can re-read, so a
-///   whole smaller file is worth more than a second cut. The total never exceeds
-///   `total_tokens`.
+///   whole smaller file is worth more than a second cut. The total counts each file as it
+///   is sent ([`file_attachment_text`]: its path and the sentence around its content too)
+///   and never exceeds `total_tokens`.
 /// * At most `max_files` files are returned, in the input order.
 ///
-/// With the SPEC values (5 files × 5,000 tokens) the 50,000-token total cannot bind; it is
-/// enforced anyway, for callers that change the limits.
+/// With the SPEC values (5 files × 5,000 tokens) the 50,000-token total binds only when
+/// paths are very long; it is enforced anyway, for callers that change the limits.
 pub fn budget_files_with(files: Vec<(String, String)>, budget: &FileBudget) -> Vec<RestoredFile> {
     budget_files_measured(files, budget, Measure(None)).unwrap_or_default()
 }
@@ -396,16 +397,22 @@ pub fn budget_files_measured(
             continue;
         }
         let (content, truncated, tokens) = measure.truncate(content, budget.max_tokens_per_file)?;
-        if content.is_empty() || total + tokens > budget.total_tokens {
+        if content.is_empty() {
             continue;
         }
-        total += tokens;
-        out.push(RestoredFile {
+        let file = RestoredFile {
             path,
             content,
             tokens,
             truncated,
-        });
+        };
+        // Counted as sent: the path and the sentence around the content too.
+        let sent = measure.tokens(&file_attachment_text(&file))?;
+        if total.saturating_add(sent) > budget.total_tokens {
+            continue;
+        }
+        total += sent;
+        out.push(file);
     }
     Ok(out)
 }
@@ -472,13 +479,20 @@ pub fn budget_skills(skills: &[SkillInfo]) -> Vec<RestoredSkill> {
 ///   next one tried (a smaller one may still fit whole);
 /// * skills with empty content are skipped.
 ///
-/// The total never exceeds `total_tokens`; the output keeps the input order.
+/// The total counts each skill's attachment as sent (its name and the sentence around its
+/// content too) and never exceeds `total_tokens`; the output keeps the input order.
 pub fn budget_skills_with(skills: &[SkillInfo], budget: &SkillBudget) -> Vec<RestoredSkill> {
     budget_skills_measured(skills, budget, Measure(None)).unwrap_or_default()
 }
 
 /// [`budget_skills_with`], every size in the tokens of `measure` (an error when the
 /// caller's tokenizer fails).
+///
+/// The total counts each skill as it is sent: its attachment's text
+/// ([`skill_attachment_text`]: the name and the sentence around the content, not only the
+/// content), so that many small skills, or one with a long name, cannot take the restored
+/// context past `total_tokens`. A name longer than [`MAX_SKILL_NAME_UNITS`] is cut
+/// ([`skill_name`]). `tokens` of each skill is still its content's.
 pub fn budget_skills_measured(
     skills: &[SkillInfo],
     budget: &SkillBudget,
@@ -491,27 +505,61 @@ pub fn budget_skills_measured(
             continue;
         }
         let remaining = budget.total_tokens.saturating_sub(total);
+        let name = skill_name(&s.name);
+        // The attachment without its content, with the note of a cut skill (the longer).
+        let wrapper = measure.tokens(&skill_attachment_text(&RestoredSkill {
+            name: name.clone(),
+            content: String::new(),
+            tokens: 0,
+            truncated: true,
+        }))?;
         let whole = measure.tokens(&s.content)?.min(budget.max_tokens_per_skill);
-        let cap = if whole <= remaining {
-            budget.max_tokens_per_skill
-        } else if remaining >= budget.min_useful_tokens && remaining > 0 {
-            remaining
-        } else {
-            continue;
-        };
-        let (content, truncated, tokens) = measure.truncate(s.content.clone(), cap)?;
-        if content.is_empty() || total + tokens > budget.total_tokens {
-            continue; // cannot happen (the cut honours `cap`); kept as a guard
+        // What the content may take when the skill is cut to what remains: one token left
+        // for the rounding of the whole text's count.
+        let room = remaining.saturating_sub(wrapper.saturating_add(1));
+        let fits_room = room >= budget.min_useful_tokens && room > 0;
+        let mut caps = Vec::with_capacity(2);
+        if whole.saturating_add(wrapper) <= remaining {
+            caps.push(budget.max_tokens_per_skill);
         }
-        total += tokens;
-        out.push(RestoredSkill {
-            name: s.name.clone(),
-            content,
-            tokens,
-            truncated,
-        });
+        if fits_room && room < budget.max_tokens_per_skill {
+            caps.push(room);
+        }
+        for cap in caps {
+            let (content, truncated, tokens) = measure.truncate(s.content.clone(), cap)?;
+            if content.is_empty() {
+                break;
+            }
+            let skill = RestoredSkill {
+                name: name.clone(),
+                content,
+                tokens,
+                truncated,
+            };
+            let sent = measure.tokens(&skill_attachment_text(&skill))?;
+            if total.saturating_add(sent) <= budget.total_tokens {
+                total += sent;
+                out.push(skill);
+                break;
+            }
+        }
     }
     Ok(out)
+}
+
+/// A restored skill's name is cut to this many UTF-16 code units (a name is a few words; a
+/// longer one is the caller's mistake, and it is sent in the skill's attachment).
+pub const MAX_SKILL_NAME_UNITS: usize = 200;
+
+/// The name a restored skill carries: `name`, or its head and `…` when it is longer than
+/// [`MAX_SKILL_NAME_UNITS`].
+pub fn skill_name(name: &str) -> String {
+    if utf16_len(name) <= MAX_SKILL_NAME_UNITS {
+        return name.to_string();
+    }
+    let mut out = head_units(name, MAX_SKILL_NAME_UNITS - 1).to_string();
+    out.push('\u{2026}');
+    out
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1058,25 +1106,51 @@ mod tests {
         assert_eq!(out[0].tokens, 3);
     }
 
+    /// Tokens of a restored file's attachment as sent (path and wrapper included).
+    fn sent_file(f: &RestoredFile) -> u64 {
+        text_tokens(&file_attachment_text(f))
+    }
+
+    /// Tokens of a restored skill's attachment as sent (name and wrapper included).
+    fn sent_skill(s: &RestoredSkill) -> u64 {
+        text_tokens(&skill_attachment_text(s))
+    }
+
     #[test]
     fn a_file_over_the_total_is_skipped_and_a_smaller_one_tried() {
         let budget = FileBudget {
             max_files: 5,
             max_tokens_per_file: 1_000,
-            total_tokens: 1_500,
+            total_tokens: 1_600,
         };
+        // Sizes as sent: the content, the path and the sentence around it.
         let files = vec![
-            file("/big1", 10_000), // cut to 1000
-            file("/big2", 10_000), // 1000 more would exceed 1500: skipped
-            file("/small", 1_600), // 400: fits
-            file("/tiny", 400),    // 100: fits exactly to 1500
-            file("/one", 4),       // 1: would exceed
+            file("/big1", 10_000), // cut to 1000: 1033 sent
+            file("/big2", 10_000), // 1033 more would exceed 1600: skipped
+            file("/small", 1_600), // 400: 417 sent, fits (1450)
+            file("/tiny", 400),    // 100: 117 sent, fits (1567)
+            file("/last", 200),    // 50: 67 sent, would exceed
         ];
         let out = budget_files_with(files, &budget);
         let paths: Vec<&str> = out.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(paths, vec!["/big1", "/small", "/tiny"]);
-        let total: u64 = out.iter().map(|f| f.tokens).sum();
-        assert_eq!(total, 1_500);
+        assert_eq!(out[0].tokens, 1_000);
+        let total: u64 = out.iter().map(sent_file).sum();
+        assert_eq!(total, 1_567);
+    }
+
+    /// A file's path is sent in its attachment: one whose path alone exceeds the total is
+    /// not restored (before, only its content counted and the path came on top).
+    #[test]
+    fn a_file_path_counts_against_the_total() {
+        let long = format!("/{}", "p".repeat(250_000)); // 62,500 tokens of path
+        let out = budget_files(vec![
+            (long, "fn main() {}".into()),
+            ("/short.rs".into(), "fn a() {}".into()),
+        ]);
+        let paths: Vec<&str> = out.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, vec!["/short.rs"]);
+        assert!(out.iter().map(sent_file).sum::<u64>() <= POST_COMPACT_TOKEN_BUDGET);
     }
 
     #[test]
@@ -1100,48 +1174,94 @@ mod tests {
     fn skills_are_cut_per_skill_and_within_the_total() {
         let skills: Vec<_> = (0..8).map(|i| skill(&format!("k{i}"), 40_000)).collect();
         let out = budget_skills(&skills);
-        assert_eq!(out.len(), 5); // 5 × 5000 = 25,000
-        for s in &out {
+        // 4 × (5000 + their names and wrappers), then the 5th cut to what remains.
+        assert_eq!(out.len(), 5);
+        for s in &out[..4] {
             assert!(s.truncated);
             assert_eq!(s.tokens, POST_COMPACT_MAX_TOKENS_PER_SKILL);
             assert_eq!(s.tokens, text_tokens(&s.content));
         }
-        let total: u64 = out.iter().map(|s| s.tokens).sum();
-        assert_eq!(total, POST_COMPACT_SKILLS_TOKEN_BUDGET);
+        assert!(out[4].truncated);
+        assert!(out[4].tokens < POST_COMPACT_MAX_TOKENS_PER_SKILL && out[4].tokens > 4_800);
+        let total: u64 = out.iter().map(sent_skill).sum();
+        assert!(total <= POST_COMPACT_SKILLS_TOKEN_BUDGET);
+        assert!(total >= POST_COMPACT_SKILLS_TOKEN_BUDGET - 2);
     }
 
     #[test]
     fn truncating_beats_dropping_down_to_the_useful_minimum() {
-        // 4 × 5000 + 4000 = 24,000 → 1,000 left: the next big skill is cut to 1,000.
+        // 4 × 5031 (5000 of content, 31 of name and wrapper) + 4023 = 24,147 → 853 left:
+        // the next big skill is cut to 822 (853 less its 30-token wrapper, less 1 for the
+        // rounding of the whole text).
         let mut skills: Vec<_> = (0..4).map(|i| skill(&format!("k{i}"), 40_000)).collect();
         skills.push(skill("k4", 16_000)); // 4,000 tokens, whole
-        skills.push(skill("k5", 40_000)); // cut to the remaining 1,000
-        skills.push(skill("k6", 8)); // 2 tokens: nothing left
+        skills.push(skill("k5", 40_000)); // cut to what remains
+        skills.push(skill("k6", 8)); // 2 tokens (+23 of wrapper): nothing left
         let out = budget_skills(&skills);
         let names: Vec<&str> = out.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, vec!["k0", "k1", "k2", "k3", "k4", "k5"]);
         assert!(!out[4].truncated);
+        assert_eq!(out[4].tokens, 4_000);
         assert!(out[5].truncated);
-        assert_eq!(out[5].tokens, 1_000);
-        let total: u64 = out.iter().map(|s| s.tokens).sum();
-        assert_eq!(total, POST_COMPACT_SKILLS_TOKEN_BUDGET);
+        assert_eq!(out[5].tokens, 822);
+        let total: u64 = out.iter().map(sent_skill).sum();
+        assert!(total <= POST_COMPACT_SKILLS_TOKEN_BUDGET);
     }
 
     #[test]
     fn below_the_useful_minimum_a_skill_is_skipped_but_a_small_one_still_fits() {
-        // 4 × 5000 + 4,700 → 300 left.
+        // 4 × 5031 + 4,723 (4,700 and its wrapper) → 153 left.
         let mut skills: Vec<_> = (0..4).map(|i| skill(&format!("k{i}"), 40_000)).collect();
         skills.push(skill("k4", 18_800)); // 4,700 tokens
-        skills.push(skill("big", 40_000)); // would need cutting to 300 < 500: skipped
-        skills.push(skill("small", 800)); // 200 tokens: fits whole
+        skills.push(skill("big", 40_000)); // would need cutting to 122 < 500: skipped
+        skills.push(skill("medium", 800)); // 200 tokens + 24 of wrapper: does not fit
+        skills.push(skill("small", 200)); // 74 tokens with its wrapper: fits whole
         skills.push(skill("", 0)); // empty: skipped
         let out = budget_skills(&skills);
         let names: Vec<&str> = out.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, vec!["k0", "k1", "k2", "k3", "k4", "small"]);
         assert!(!out[5].truncated);
-        let total: u64 = out.iter().map(|s| s.tokens).sum();
+        let total: u64 = out.iter().map(sent_skill).sum();
         assert!(total <= POST_COMPACT_SKILLS_TOKEN_BUDGET);
-        assert_eq!(total, 24_900);
+        assert_eq!(total, 24_921);
+    }
+
+    /// Many small skills: each attachment's name and wrapper count, so the restored
+    /// attachments stay within the 25,000-token budget (before, 2,000 skills of a few words
+    /// restored some 56,000 tokens: only their contents were counted).
+    #[test]
+    fn many_small_skills_stay_within_the_budget_as_sent() {
+        let skills: Vec<_> = (0..2_000)
+            .map(|i| SkillInfo {
+                name: format!("skill-{i}"),
+                content: format!("use tabs {i}"),
+            })
+            .collect();
+        let out = budget_skills(&skills);
+        let total: u64 = out.iter().map(sent_skill).sum();
+        assert!(total <= POST_COMPACT_SKILLS_TOKEN_BUDGET, "{total}");
+        assert!(total > POST_COMPACT_SKILLS_TOKEN_BUDGET - 30, "{total}");
+        assert!(out.len() > 500 && out.len() < 2_000, "{}", out.len());
+        // In the caller's order: the first ones are restored.
+        assert_eq!(out[0].name, "skill-0");
+    }
+
+    /// A name longer than MAX_SKILL_NAME_UNITS is cut (head and an ellipsis); the restored
+    /// skill and its attachment carry the cut name.
+    #[test]
+    fn an_absurdly_long_skill_name_is_cut() {
+        let out = budget_skills(&[SkillInfo {
+            name: "n".repeat(60_000),
+            content: "short skill".into(),
+        }]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(utf16_len(&out[0].name), MAX_SKILL_NAME_UNITS);
+        assert!(out[0].name.ends_with('\u{2026}'));
+        assert!(sent_skill(&out[0]) < 100);
+        assert_eq!(skill_name("tabs"), "tabs");
+        // Never inside a surrogate pair.
+        let emoji = "\u{1F600}".repeat(150);
+        assert!(utf16_len(&skill_name(&emoji)) <= MAX_SKILL_NAME_UNITS);
     }
 
     #[test]

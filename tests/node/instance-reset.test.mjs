@@ -98,6 +98,33 @@ test('a trap in a synchronous export: INSTANCE_RESET with the RuntimeError as ca
   assert.deepEqual(uncaught, []);
 });
 
+test('the Compactor constructor and its statics revive the instance after a trap, and a trap in the constructor is INSTANCE_RESET', async (t) => {
+  const uncaught = watchUncaught(t);
+  const cc = await trappingPackage(t, (exports) => exports.filter((e) => e.name === 'getMaxOutputTokensForModel' || e.name === 'compactor_new'));
+  const kept = new cc.Compactor({ model: SONNET, summarize, messages: msgs() });
+  const snapshot = kept.snapshot();
+  // `new Compactor()` right after a trap: on a fresh instance, again and again.
+  assert.throws(() => cc.getMaxOutputTokensForModel(SONNET, null), isReset);
+  for (let i = 0; i < 3; i++) {
+    const c = new cc.Compactor({ model: SONNET, summarize, messages: msgs() });
+    assert.equal(c.length, 4);
+    assert.ok(c.tokenCount() > 0);
+  }
+  assert.throws(() => kept.tokenCount(), isReset);
+  // A static right after a trap.
+  assert.throws(() => cc.getMaxOutputTokensForModel(SONNET, null), isReset);
+  const restored = cc.Compactor.restore(snapshot, msgs(), { model: SONNET, summarize });
+  assert.equal(restored.length, 4);
+  // A trap inside the constructor: coded, with the RuntimeError as cause; the next one works.
+  assert.throws(() => new cc.Compactor(null), (e) => isReset(e) && e.cause instanceof WebAssembly.RuntimeError);
+  assert.throws(() => restored.tokenCount(), isReset);
+  const after = new cc.Compactor({ model: SONNET, summarize, messages: msgs() });
+  assert.equal(after.length, 4);
+  await after.compact();
+  assert.equal(after.messages.at(-1).role, 'user');
+  assert.deepEqual(uncaught, []);
+});
+
 test('a trap while compactions are pending rejects them with INSTANCE_RESET; their late callbacks end quietly', async (t) => {
   const uncaught = watchUncaught(t);
   const cc = await trappingPackage(t, (exports) => exports.filter((e) => e.name === 'getMaxOutputTokensForModel'));
