@@ -39,8 +39,8 @@ export function initFailure(e, input, entry) {
   const why = e instanceof Error ? e.message : String(e);
   // Bytes that are not WebAssembly (the file starts with `<!do`, `<htm`): the server answered
   // the .wasm's URL with something else, most often a single-page app's index.html fallback.
-  const notWasm = /magic (word|number)|expected magic|wasm magic/i.test(why)
-    ? `; what was fetched${urlOf(input)} is not WebAssembly: the server answered that URL with another file (an HTML page, often a single-page app's fallback), so the .wasm is not served there — serve the package's .wasm files at that path or pass their URL to init({ module_or_path })`
+  const notWasm = /magic/i.test(why)
+    ? `; what was fetched${urlOf(input)} is not WebAssembly (an HTML page? the .wasm is not served at that URL)`
     : '';
   const err = codedError(`init() could not load the .wasm: ${why}${notWasm}${hint}`, 'NOT_INITIALIZED');
   err.cause = e;
@@ -48,14 +48,12 @@ export function initFailure(e, input, entry) {
 }
 
 /**
- * ` from URL` for what init() was given, when it names a URL; else nothing (the entry's own
- * default, beside it).
+ * Where what init() was given came from: ` from URL`, ` (bytes given)`, ` (default URL)`.
  * @param {unknown} input
  */
 function urlOf(input) {
-  const v = input !== null && typeof input === 'object' && 'module_or_path' in input ? input.module_or_path : input;
-  if (typeof v === 'string' || v instanceof URL) return ` from ${String(v)}`;
-  if (typeof Request !== 'undefined' && v instanceof Request) return ` from ${v.url}`;
-  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return ' (the bytes given to init())';
-  return ' (from the .wasm beside the entry, by default)';
+  const v = input?.module_or_path ?? input;
+  if (typeof v === 'string' || v instanceof URL) return ` from ${v}`;
+  if (typeof v?.url === 'string') return ` from ${v.url}`;
+  return v instanceof ArrayBuffer || ArrayBuffer.isView(v) ? ' (bytes given)' : v === undefined ? ' (default URL)' : '';
 }

@@ -190,7 +190,7 @@ test('init() given something that is not WebAssembly (an HTML fallback page) say
   assert.equal(out.code, 'NOT_INITIALIZED');
   assert.match(out.message, /is not WebAssembly/);
   assert.match(out.message, /HTML page/);
-  assert.match(out.message, /bytes given to init/);
+  assert.match(out.message, /bytes given/);
 });
 
 test('the minified JS has source maps: a stack through the package points at the lines of the readable sources', (t) => {
