@@ -330,7 +330,7 @@ impl Environment for JsEnv {
                 )
                 .await
                 .map_err(|e| call_error(e, &self.signal))?;
-            Ok(answers::hook_output(kind, &v))
+            answers::hook_output(kind, &v)
         }))
     }
 

@@ -177,7 +177,55 @@ fn stop_reason_of<S: Source>(v: &S) -> Option<String> {
 /// gives `instructions` (or `customInstructions`, `newCustomInstructions`),
 /// `userDisplayMessage` (or `displayMessage`) and `messages` (strings or `{content}`), else
 /// one `additionalContext` (or `message`).
-pub fn hook_output<S: Source>(kind: HookKind, v: &S) -> HookOutput {
+///
+/// An answer larger than a hook can mean (more than [`MAX_HOOK_MESSAGES`] messages, more text
+/// than [`MAX_SUMMARY_TEXT`]) is the hook's failure, refused before it is copied.
+pub fn hook_output<S: Source>(kind: HookKind, v: &S) -> Result<HookOutput, CallError> {
+    let too_large = |what: &str, n: usize, max: usize| {
+        CallError::new(format!(
+            "the {} hook's answer is too large: {what} ({n}; at most {max} are read)",
+            kind.name()
+        ))
+    };
+    let list = if v.is_array() { Some(v) } else { None };
+    let messages = v.get("messages");
+    let mut text = 0usize;
+    for l in list
+        .into_iter()
+        .chain(messages.is_array().then_some(&messages))
+    {
+        let n = l.length().unwrap_or(0);
+        if n > MAX_HOOK_MESSAGES {
+            return Err(too_large(
+                "more messages than a hook may add",
+                n,
+                MAX_HOOK_MESSAGES,
+            ));
+        }
+        for item in l.items().unwrap_or_default() {
+            text = text.saturating_add(item.length().unwrap_or(0));
+            text = text.saturating_add(item.get("content").length().unwrap_or(0));
+        }
+    }
+    if !v.is_array() {
+        text = text.saturating_add(v.length().unwrap_or(0));
+    }
+    if text > MAX_SUMMARY_TEXT {
+        return Err(too_large(
+            "more text than a context holds",
+            text,
+            MAX_SUMMARY_TEXT,
+        ));
+    }
+    Ok(hook_output_read(kind, v))
+}
+
+/// The most messages one hook's answer may add (SessionStart's context, PostCompact's
+/// messages): a hook adds a few; millions (a bug, or a hostile plugin) would exhaust the
+/// WebAssembly instance's memory.
+pub const MAX_HOOK_MESSAGES: usize = 1_000;
+
+fn hook_output_read<S: Source>(kind: HookKind, v: &S) -> HookOutput {
     let mut out = HookOutput::default();
     if let Some(s) = v.string() {
         match kind {
@@ -347,31 +395,58 @@ mod tests {
     }
 
     #[test]
+    fn hook_answers_too_large_are_refused_before_they_are_read() {
+        let many = serde_json::Value::Array(vec![json!("m"); MAX_HOOK_MESSAGES + 1]);
+        for v in [many.clone(), json!({ "messages": many })] {
+            let e = hook_output(HookKind::SessionStart, &v).unwrap_err();
+            assert!(
+                e.message
+                    .contains("sessionStart hook's answer is too large"),
+                "{}",
+                e.message
+            );
+        }
+        let long = "y".repeat(MAX_SUMMARY_TEXT + 1);
+        assert!(hook_output(HookKind::PostCompact, &json!(long)).is_err());
+        assert!(hook_output(HookKind::SessionStart, &json!([{ "content": long }])).is_err());
+        let fine = serde_json::Value::Array(vec![json!("m"); MAX_HOOK_MESSAGES]);
+        assert_eq!(
+            hook_output(HookKind::SessionStart, &fine)
+                .unwrap()
+                .messages
+                .len(),
+            MAX_HOOK_MESSAGES
+        );
+    }
+
+    #[test]
     fn hook_outputs_in_every_form() {
-        let pre = hook_output(HookKind::PreCompact, &json!("keep the schema"));
+        let pre = hook_output(HookKind::PreCompact, &json!("keep the schema")).unwrap();
         assert_eq!(pre.instructions.as_deref(), Some("keep the schema"));
-        let start = hook_output(HookKind::SessionStart, &json!("welcome back"));
+        let start = hook_output(HookKind::SessionStart, &json!("welcome back")).unwrap();
         assert_eq!(start.messages, vec!["welcome back"]);
-        let post = hook_output(HookKind::PostCompact, &json!("compacted"));
+        let post = hook_output(HookKind::PostCompact, &json!("compacted")).unwrap();
         assert_eq!(post.user_display_message.as_deref(), Some("compacted"));
-        let list = hook_output(HookKind::SessionStart, &json!(["a", 1, "b"]));
+        let list = hook_output(HookKind::SessionStart, &json!(["a", 1, "b"])).unwrap();
         assert_eq!(list.messages, vec!["a", "b"]);
         let o = hook_output(
             HookKind::PreCompact,
             &json!({"newCustomInstructions": "n", "displayMessage": "d",
                     "messages": ["m", {"content": "c"}, {"other": 1}]}),
-        );
+        )
+        .unwrap();
         assert_eq!(o.instructions.as_deref(), Some("n"));
         assert_eq!(o.user_display_message.as_deref(), Some("d"));
         assert_eq!(o.messages, vec!["m", "c"]);
         let first = hook_output(
             HookKind::PreCompact,
             &json!({"instructions": "i", "customInstructions": "c", "additionalContext": "x"}),
-        );
+        )
+        .unwrap();
         assert_eq!(first.instructions.as_deref(), Some("i"));
         assert_eq!(first.messages, vec!["x"]);
         assert_eq!(
-            hook_output(HookKind::PostCompact, &json!(null)),
+            hook_output(HookKind::PostCompact, &json!(null)).unwrap(),
             HookOutput::default()
         );
     }

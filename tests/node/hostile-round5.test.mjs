@@ -246,3 +246,20 @@ test('free() called from inside a Compactor callback (its tokenCounter) never th
   assert.equal(fresh.length, 1);
   fresh.free();
 });
+
+test("a hook whose answer holds millions of messages is that hook's failure, not a trap: the compaction goes on, live Compactors survive", async () => {
+  const msgs = [];
+  for (let i = 0; i < 6; i++) msgs.push({ role: 'user', content: `q${i} ` + 'x'.repeat(4_000) }, { role: 'assistant', content: `a${i}` });
+  msgs.push({ role: 'user', content: 'next' });
+  const live = new cc.Compactor({ model: SONNET });
+  live.push({ role: 'user', content: 'hello' });
+  const before = live.tokenCount();
+  const sparse = [];
+  sparse.length = 10_000_000;
+  for (const out of [new Array(2_000_000).fill('m'), sparse, { messages: new Array(2_000_000).fill('z') }]) {
+    const r = await cc.compactConversation(msgs, { model: SONNET, summarize: async () => '<summary>Six rounds.</summary>', hooks: { sessionStart: async () => out } });
+    const next = cc.buildPostCompactMessages(r);
+    assert.ok(next.length >= 1 && next.length < 100, `${next.length} messages after the compaction`);
+    assert.equal(live.tokenCount(), before, 'the instance did not trap');
+  }
+});
