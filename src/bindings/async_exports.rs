@@ -960,7 +960,13 @@ pub fn offline_summarizer(
                 return js_sys::Promise::reject(&e);
             }
             let value = match json_value(&request, "request") {
-                Ok(v) => v,
+                Ok(v) if v.get("messages").is_some_and(serde_json::Value::is_array) => v,
+                Ok(_) => {
+                    // Not a request: a summary of nothing would look like a success.
+                    return js_sys::Promise::reject(&js_error(Error::invalid_argument(
+                        "request must be a Messages API request body: its `messages` is not an array",
+                    )));
+                }
                 Err(e) => {
                     return js_sys::Promise::reject(&js_error(Error::invalid_argument(format!(
                         "request must be a Messages API request body: {}",

@@ -109,3 +109,13 @@ test('web.js in Node: no file fetch, so the first use fails with a coded NOT_INI
   assert.equal(out.lazy, true, 'a summarizer made before the module loaded works once it has');
   assert.equal(out.compiled, 1);
 });
+
+test('offlineSummarizer refuses what is not a request (no summary of nothing)', async () => {
+  const cc = await import('../../pkg/node.js');
+  const summarize = cc.offlineSummarizer();
+  for (const bad of [null, undefined, {}, { messages: 5 }, 'hello']) {
+    await assert.rejects(summarize(bad, {}), (e) => e.code === 'INVALID_ARGUMENT' && /request must be a Messages API request body/.test(e.message), JSON.stringify(bad));
+  }
+  const ok = await summarize({ model: 'm', max_tokens: 1000, messages: [{ role: 'user', content: 'Fix the parser in src/parse.rs.' }] }, {});
+  assert.match(JSON.stringify(ok.content), /summary/);
+});
