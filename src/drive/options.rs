@@ -540,7 +540,10 @@ fn pinned<S: Source>(v: &S) -> Result<Vec<Pinned>> {
     for (k, p) in items.iter().enumerate() {
         let at = || format!("context.pinned[{k}]");
         if let Some(t) = p.string() {
-            out.push(Pinned::Text(t));
+            // Blank text pins nothing (kept, it would be a message the API refuses).
+            if !t.trim().is_empty() {
+                out.push(Pinned::Text(t));
+            }
         } else if p.is_object() {
             let v = p
                 .to_json()

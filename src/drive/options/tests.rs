@@ -21,7 +21,7 @@ fn context_reads_every_data_field() {
         "agents": [{"name": "reviewer", "description": "reviews"}],
         "mcpInstructions": {"srv": "use it"},
         "asyncAgents": [{"agentId": "a1", "description": "builds"}],
-        "pinned": ["keep me", {"role": "user", "content": "pinned message"}],
+        "pinned": ["keep me", "", " \n ", {"role": "user", "content": "pinned message"}],
         "plan": "the plan",
         "planMode": true,
         "keepLastUserMessage": true,
