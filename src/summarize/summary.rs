@@ -352,13 +352,15 @@ fn render_tool_result(content: Option<&ToolResultContent>) -> String {
 /// request); media were stripped before.
 fn render_blocks(content: &Content) -> Vec<TextPart> {
     match content {
-        Content::Text(t) if t.is_empty() => Vec::new(),
+        // A text of whitespace only (Claude Code writes a response's leading "\n\n" as a line
+        // of its own) says nothing, and the Messages API refuses such a text block.
+        Content::Text(t) if t.trim().is_empty() => Vec::new(),
         Content::Text(t) => vec![TextPart::new(t.clone())],
         Content::Blocks(blocks) => blocks
             .iter()
             .filter_map(|b| {
                 let text = match b {
-                    Block::Text(t) if t.text.is_empty() => return None,
+                    Block::Text(t) if t.text.trim().is_empty() => return None,
                     Block::Text(t) => t.text.clone(),
                     Block::Thinking(_) | Block::RedactedThinking(_) => return None,
                     Block::Image(_) => "[image]".to_string(),
@@ -824,6 +826,33 @@ mod tests {
             .unwrap()
             .contains("characters left out"));
         assert!(json.chars().count() <= MAX_RENDERED_TOOL_RESULT_CHARS);
+    }
+
+    /// Claude Code's "\n\n" line before a response's thinking (a split response) is no text
+    /// block of the summary request: the Messages API refuses a whitespace-only text.
+    #[test]
+    fn a_whitespace_only_text_is_not_rendered() {
+        let m = msgs(json!([
+            {"type": "user", "message": {"role": "user", "content": "start the server"}},
+            {"type": "assistant", "message": {"id": "r1", "role": "assistant", "content": [{"type": "text", "text": "\n\n"}]}},
+            {"type": "assistant", "message": {"id": "r1", "role": "assistant", "content": [{"type": "thinking", "thinking": "hm", "signature": "s"}]}},
+            {"type": "assistant", "message": {"id": "r1", "role": "assistant", "content": [{"type": "text", "text": "Starting it."}]}},
+            {"type": "user", "message": {"role": "user", "content": " \n"}},
+            {"type": "user", "message": {"role": "user", "content": "thanks"}},
+        ]));
+        let r = render_conversation(&m);
+        let texts: Vec<Vec<&str>> = r
+            .iter()
+            .map(|m| m.content.iter().map(|p| p.text.as_str()).collect())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                vec!["start the server"],
+                vec!["Starting it."],
+                vec!["thanks"]
+            ]
+        );
     }
 
     #[test]

@@ -40,11 +40,27 @@ fn blocks_of(m: &Message) -> Vec<Value> {
         }
         return vec![json!({"type": "text", "text": text})];
     }
+    // Claude Code writes each block of a streamed response as a line of its own, a leading
+    // "\n\n" text included, and leaves such whitespace-only texts out of what it sends (the
+    // API refuses a text block without non-whitespace text). A transcript line's blank text
+    // is therefore not sent; an API message's is the caller's and stays (validateForApi
+    // reports it).
+    let blank = |t: &str| {
+        if m.is_transcript() {
+            t.trim().is_empty()
+        } else {
+            t.is_empty()
+        }
+    };
     match m.content() {
         None => Vec::new(),
-        Some(Content::Text(t)) if t.is_empty() => Vec::new(),
+        Some(Content::Text(t)) if blank(t) => Vec::new(),
         Some(Content::Text(t)) => vec![json!({"type": "text", "text": t})],
-        Some(Content::Blocks(bs)) => bs.iter().map(api_block).collect(),
+        Some(Content::Blocks(bs)) => bs
+            .iter()
+            .filter(|b| !(m.is_transcript() && matches!(b, Block::Text(t) if blank(&t.text))))
+            .map(api_block)
+            .collect(),
     }
 }
 
@@ -318,6 +334,52 @@ mod tests {
 
     fn m(v: Value) -> Vec<Message> {
         Message::parse_all(v).unwrap()
+    }
+
+    /// A split Claude Code response often begins with a line of "\n\n" text before its
+    /// thinking; Claude Code does not send it, and the API would refuse it. An API message's
+    /// own blank text stays, for validateForApi to report.
+    #[test]
+    fn a_transcript_lines_whitespace_only_text_is_not_sent() {
+        let msgs = m(json!([
+            {"type": "user", "message": {"role": "user", "content": "go"}},
+            {"type": "assistant", "message": {"id": "r1", "role": "assistant", "content": [{"type": "text", "text": "\n\n"}]}},
+            {"type": "assistant", "message": {"id": "r1", "role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"}]}},
+            {"type": "assistant", "message": {"id": "r1", "role": "assistant", "content": [{"type": "text", "text": "done"}]}},
+            {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": " "}, {"type": "text", "text": "ok"}]}},
+        ]));
+        let v = to_api_messages(&msgs);
+        assert_eq!(v.len(), 3);
+        assert_eq!(v[1]["content"].as_array().unwrap().len(), 2);
+        assert_eq!(v[1]["content"][0]["type"], "thinking");
+        assert_eq!(v[2]["content"], json!([{"type": "text", "text": "ok"}]));
+        assert!(
+            validate_for_api(&msgs).is_empty(),
+            "{:?}",
+            validate_for_api(&msgs)
+        );
+        // Only whitespace: the response sends nothing, the line is left out.
+        let only = m(json!([
+            {"type": "user", "message": {"role": "user", "content": "go"}},
+            {"type": "assistant", "message": {"id": "r1", "role": "assistant", "content": [{"type": "text", "text": "\n"}]}},
+            {"type": "assistant", "message": {"id": "r1", "role": "assistant", "content": [{"type": "text", "text": "hi"}]}},
+        ]));
+        assert_eq!(
+            to_api_messages(&only)[1]["content"],
+            json!([{"type": "text", "text": "hi"}])
+        );
+        let api = m(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "text", "text": "\n\n"}, {"type": "text", "text": "hi"}]},
+        ]));
+        assert_eq!(
+            to_api_messages(&api)[1]["content"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(validate_for_api(&api).len(), 1);
     }
 
     #[test]
