@@ -4,13 +4,16 @@
 //! order, with the same words, on the shared transcripts (and each with one line left out),
 //! on generated valid conversations broken in small ways, and on generated messages of every
 //! block type with clashing ids, blank texts, split responses, boundaries, attachments and
-//! sub-agent lines.
+//! sub-agent lines. `api_view`, which `toApiMessages` writes without building the values of
+//! `to_api_messages`, must write the same text on all of them.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 
 use context_compaction::model::messages::Message;
-use context_compaction::transforms::messages_api::{to_api_messages, validate_for_api, Problem};
+use context_compaction::transforms::messages_api::{
+    api_view, to_api_messages, validate_for_api, Problem,
+};
 use context_compaction::transforms::transcript::parse_transcript;
 use context_compaction_test_support::strategies::{convo, convo_with_boundary};
 use proptest::prelude::*;
@@ -126,13 +129,19 @@ fn reference(messages: &[Message]) -> Vec<Problem> {
     problems
 }
 
+/// The validator agrees with the reference, and `api_view` (what `toApiMessages` writes)
+/// writes the same text as the values of `to_api_messages`.
 fn agree(messages: &[Message]) -> Result<(), String> {
     let (new, old) = (validate_for_api(messages), reference(messages));
-    if new == old {
-        Ok(())
-    } else {
-        Err(format!("validate_for_api {new:?}\nreference {old:?}"))
+    if new != old {
+        return Err(format!("validate_for_api {new:?}\nreference {old:?}"));
     }
+    let written = serde_json::to_string(&api_view(messages)).unwrap();
+    let values = serde_json::to_string(&to_api_messages(messages)).unwrap();
+    if written != values {
+        return Err(format!("api_view {written}\nto_api_messages {values}"));
+    }
+    Ok(())
 }
 
 /// `messages` and, for every position, the same with that message left out, and with it and

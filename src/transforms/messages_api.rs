@@ -52,6 +52,81 @@ impl<'a> Sent<'a> {
     }
 }
 
+impl Serialize for Sent<'_> {
+    /// The block as [`Sent::into_value`] gives it, written without building its JSON value
+    /// (tests/validate_parity.rs checks the text is the same): the blocks most of a
+    /// conversation is made of written field by field as [`Block::to_value`] orders them
+    /// (`type`, its own fields, then the others); the rest (and a free-form call input, which
+    /// [`api_block`] rewrites) through their value.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        fn others<M: SerializeMap>(
+            m: &mut M,
+            extra: &serde_json::Map<String, Value>,
+        ) -> Result<(), M::Error> {
+            extra.iter().try_for_each(|(k, v)| m.serialize_entry(k, v))
+        }
+        let b = match self {
+            Sent::Text(t) => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("type", "text")?;
+                m.serialize_entry("text", t)?;
+                return m.end();
+            }
+            Sent::Block(b) => b,
+        };
+        match b {
+            Block::Text(x) => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("type", "text")?;
+                m.serialize_entry("text", &x.text)?;
+                others(&mut m, &x.extra)?;
+                m.end()
+            }
+            Block::ToolUse(x) if !matches!(x.input, Some(Some(Value::String(_)))) => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("type", "tool_use")?;
+                m.serialize_entry("id", &x.id)?;
+                m.serialize_entry("name", &x.name)?;
+                if let Some(input) = &x.input {
+                    m.serialize_entry("input", input)?;
+                }
+                others(&mut m, &x.extra)?;
+                m.end()
+            }
+            Block::ToolResult(x) => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("type", "tool_result")?;
+                m.serialize_entry("tool_use_id", &x.tool_use_id)?;
+                if let Some(content) = &x.content {
+                    m.serialize_entry("content", content)?;
+                }
+                others(&mut m, &x.extra)?;
+                m.end()
+            }
+            Block::ServerToolResult(x) => x.raw.serialize(s),
+            Block::Unknown(v) => v.serialize(s),
+            _ => api_block(b).serialize(s),
+        }
+    }
+}
+
+/// One message of [`api_view`].
+#[derive(Serialize)]
+struct ApiMessage<'a> {
+    role: &'static str,
+    content: Vec<Sent<'a>>,
+}
+
+/// What [`to_api_messages`] gives, written by the serializer without building its JSON values
+/// first (`toApiMessages` writes it as JSON text for the engine's `JSON.parse`).
+pub fn api_view(messages: &[Message]) -> impl Serialize + '_ {
+    api_groups(messages)
+        .into_iter()
+        .map(|(role, content)| ApiMessage { role, content })
+        .collect::<Vec<_>>()
+}
+
 /// `b.to_value()[key].as_str()` without writing the block: a typed block is written as its
 /// `type`, its own fields, then its other fields (`extra`, which wins over a field of the same
 /// name: the later key of the written object).
