@@ -339,6 +339,9 @@ const micro = await timeGroup([
   { key: 'trimMessages.same', fn: () => trimMessages(lcMessages, trimOpts(budgetSame)), async: true },
   { key: 'trimMessages.light', fn: () => trimMessages(lcMessages, trimOpts(budgetLight)), async: true },
   { key: 'JSON.stringify', fn: () => JSON.stringify(apiView) },
+  { key: 'validateForApi', fn: () => cc.validateForApi(apiView) },
+  { key: 'validateForApi.lines', fn: () => cc.validateForApi(lines) },
+  { key: 'JSON.stringify.lines', fn: () => JSON.stringify(lines) },
 ]);
 const memAfterMicro = memBytes();
 
@@ -737,6 +740,10 @@ compare('microCompact', 'microCompact(apiView)', 'microCompact', 'pruneMessages,
 compare('microCompact', 'microCompact(apiView)', 'microCompact', `trimMessages, same tokens freed (maxTokens ${budgetSame})`, 'trimMessages.same');
 compare('microCompact', 'microCompact(apiView)', 'microCompact', `trimMessages, light (maxTokens ${budgetLight})`, 'trimMessages.light');
 compare('microCompact', 'microCompact(apiView)', 'microCompact', 'JSON.stringify(apiView)', 'JSON.stringify');
+// What an agent pays to check a request before sending it: info (the goal, ≤ 2× a
+// JSON.stringify, needs a validator on the caller's objects; it reads typed messages).
+compare('microCompact', 'validateForApi(apiView)', 'validateForApi', 'JSON.stringify(apiView)', 'JSON.stringify');
+compare('microCompact', `validateForApi, transcript lines (${lines.length})`, 'validateForApi.lines', 'JSON.stringify of the lines', 'JSON.stringify.lines');
 compare('microCompact', 'microCompact, AI SDK ModelMessage[]', 'microCompact.ai', 'microCompact(apiView) (Anthropic shape)', 'microCompact');
 compare('microCompact', 'microCompact, OpenAI Chat Completions', 'microCompact.chat', 'microCompact(apiView) (Anthropic shape)', 'microCompact');
 compare('microCompact', 'microCompact, OpenAI Responses items', 'microCompact.responses', 'microCompact(apiView) (Anthropic shape)', 'microCompact');

@@ -916,7 +916,8 @@ pub fn to_api_messages(
 ) -> JsResult<JsValue> {
     let shape = js(options::shape_options(&options))?;
     let typed = js(messages_for_compaction(&messages, shape, Reading::Whole))?.typed;
-    to_js(&crate::transforms::messages_api::to_api_messages(&typed))
+    let view = crate::transforms::messages_api::api_view(&typed);
+    to_js(&view)
 }
 
 /// `validateForApi(messages)` → `{valid, problems: [{message, problem}]}`: the invariants

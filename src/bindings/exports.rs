@@ -702,26 +702,29 @@ pub fn build_post_compact_messages(
     )
 }
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
-    fn json_parse(text: &JsString) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_namespace = JSON, js_name = stringify, catch)]
-    fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
-}
-
+// No `catch` import here: with wasm-bindgen 0.2.130's externref glue, a `catch` import that
+// returns a value leaks one slot of the externref table (and its entry in the slab that
+// tracks free slots, in WASM memory) each time it throws: the placeholder result of the
+// throwing call is never released. parseTranscript on invalid JSON grew ~20 bytes per call
+// for good. These helpers of js_transcript.js catch in JavaScript and report a failure
+// by a value the call cannot otherwise return (then `takeFailure` gives its message).
 #[wasm_bindgen(module = "/src/bindings/js_transcript.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = jsonLines, catch)]
-    fn json_lines(list: &JsValue, count: u32) -> Result<JsValue, JsValue>;
+    /// `JSON.parse(text)`, or `undefined` when it throws.
+    #[wasm_bindgen(js_name = parseLine)]
+    fn parse_line(text: &JsString) -> JsValue;
+    /// `JSON.stringify(value)`, or `null` when it throws.
+    #[wasm_bindgen(js_name = stringifyMessage)]
+    fn stringify_message(value: &JsValue) -> JsValue;
+    /// The message of what the last failed helper threw (`unparseable` when not an `Error`
+    /// with a string message).
+    #[wasm_bindgen(js_name = takeFailure)]
+    fn take_failure() -> String;
+    /// `jsonLines(list, count)`, or `undefined` when it throws.
+    #[wasm_bindgen(js_name = jsonLines)]
+    fn json_lines(list: &JsValue, count: u32) -> JsValue;
     #[wasm_bindgen(js_name = rememberLines)]
     fn remember_lines(values: &Array, lines: &Array, bom: bool);
-}
-
-fn error_message(e: &JsValue) -> String {
-    e.dyn_ref::<js_sys::Error>()
-        .and_then(|e| e.message().as_string())
-        .unwrap_or_else(|| "unparseable".into())
 }
 
 /// `parseTranscript(jsonl)`: the lines of a Claude Code session file as objects, in order,
@@ -760,8 +763,10 @@ pub(crate) fn transcript_lines(jsonl: &JsValue) -> JsResult<Array> {
             transcript::LineAction::Skip => continue,
             transcript::LineAction::Parse => {}
         }
-        let v = json_parse(&line)
-            .map_err(|e| js_error(transcript::malformed_line(k + 1, error_message(&e))))?;
+        let v = parse_line(&line);
+        if v.is_undefined() {
+            return Err(js_error(transcript::malformed_line(k + 1, take_failure())));
+        }
         if !v.is_object() || Array::is_array(&v) {
             let what = if Array::is_array(&v) {
                 "an array"
@@ -797,7 +802,8 @@ pub fn serialize_transcript(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<JsString> {
     let conv = js(JsConversation::new(&messages, "messages"))?;
-    if let Ok(pair) = json_lines(&messages, conv.len() as u32) {
+    let pair = json_lines(&messages, conv.len() as u32);
+    if !pair.is_undefined() {
         let pair: &Array = pair.unchecked_ref();
         let heads = pair.get(1).unchecked_into::<js_sys::Uint8Array>().to_vec();
         if heads.len() == conv.len() && heads.iter().all(|&b| b == b'{') {
@@ -825,12 +831,13 @@ fn serialize_one_by_one(conv: &JsConversation) -> JsResult<JsString> {
                 format!("messages[{i}]: {detail}"),
             ))
         };
-        let s: JsString = json_stringify(&m)
-            .map_err(|e| fail(error_message(&e)))?
-            .dyn_into()
-            .map_err(|_| {
-                fail("JSON.stringify gave no text (a toJSON returning undefined?)".into())
-            })?;
+        let s = stringify_message(&m);
+        if s.is_null() {
+            return Err(fail(take_failure()));
+        }
+        let s: JsString = s.dyn_into().map_err(|_| {
+            fail("JSON.stringify gave no text (a toJSON returning undefined?)".into())
+        })?;
         if s.char_code_at(0) != f64::from(b'{') {
             return Err(fail(
                 "does not serialize to a JSON object (a toJSON or Date?)".into(),

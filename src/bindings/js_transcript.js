@@ -6,15 +6,64 @@
 
 import { linked, linkState } from './js_view.js';
 
+// What the last failed parseLine, stringifyMessage or jsonLines threw: its message (see
+// takeFailure).
+let failure = 'unparseable';
+
+function failed(e) {
+  const m = e instanceof Error ? e.message : undefined;
+  failure = typeof m === 'string' ? m : 'unparseable';
+}
+
+// The helpers below catch what they call throws and report it by a value the call cannot
+// otherwise return, instead of throwing into WebAssembly: wasm-bindgen's glue leaks one
+// externref table slot per throw of an import returning a value (exports.rs).
+
+// JSON.parse(text), or undefined (which JSON.parse never returns) when it throws.
+export function parseLine(text) {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    failed(e);
+    return undefined;
+  }
+}
+
+// JSON.stringify(value), or null (which JSON.stringify never returns) when it throws.
+export function stringifyMessage(value) {
+  try {
+    return JSON.stringify(value);
+  } catch (e) {
+    failed(e);
+    return null;
+  }
+}
+
+// The message of what the last failed call above (or jsonLines) threw.
+export function takeFailure() {
+  const m = failure;
+  failure = 'unparseable';
+  return m;
+}
+
 // JSON.stringify of every message of the array `list` (its first `count` elements), as
 // [lines, heads]: `lines` is every text followed by a newline (concatenated as `+=` does),
 // `heads` a Uint8Array holding, per message, the character code of the first character of its
 // text when the message is an object (not an array) whose text is a non-empty string starting
 // with an ASCII character (`{` for a plain object without toJSON, which writes as one),
 // otherwise 0. What is a valid line is decided in Rust (exports.rs).
-// Throws what reading an element or JSON.stringify throws (the caller then takes its
+// Undefined when reading an element or JSON.stringify throws (the caller then takes its
 // message-by-message path).
 export function jsonLines(list, count) {
+  try {
+    return linesOf(list, count);
+  } catch (e) {
+    failed(e);
+    return undefined;
+  }
+}
+
+function linesOf(list, count) {
   const heads = new Uint8Array(count);
   let lines = '';
   let eol = '\n';

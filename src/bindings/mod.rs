@@ -19,6 +19,8 @@ mod convert;
 mod env;
 mod errors;
 mod exports;
+#[cfg(any(feature = "base", feature = "extra"))]
+mod growth;
 mod js_view;
 #[cfg(feature = "extra")]
 mod simulate;

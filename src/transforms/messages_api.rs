@@ -23,22 +23,169 @@ fn role_of(m: &Message) -> Option<&'static str> {
     }
 }
 
-fn blocks_of(m: &Message) -> Vec<Value> {
+/// A block of the API view, borrowed from the message it comes from: one of its blocks, or
+/// the text block its text content or attachment is sent as. What [`to_api_messages`] writes
+/// and what [`validate_for_api`] checks, without building the JSON of the whole view.
+enum Sent<'a> {
+    Block(&'a Block),
+    Text(std::borrow::Cow<'a, str>),
+}
+
+impl<'a> Sent<'a> {
+    /// The string at `key` of the block as sent (`b[key].as_str()` of its JSON).
+    fn get(&self, key: &str) -> Option<&str> {
+        match self {
+            Sent::Text(t) => match key {
+                "type" => Some("text"),
+                "text" => Some(t),
+                _ => None,
+            },
+            Sent::Block(b) => block_field(b, key),
+        }
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Sent::Block(b) => api_block(b),
+            Sent::Text(t) => json!({"type": "text", "text": t}),
+        }
+    }
+}
+
+impl Serialize for Sent<'_> {
+    /// The block as [`Sent::into_value`] gives it, written without building its JSON value
+    /// (tests/validate_parity.rs checks the text is the same): the blocks most of a
+    /// conversation is made of written field by field as [`Block::to_value`] orders them
+    /// (`type`, its own fields, then the others); the rest (and a free-form call input, which
+    /// [`api_block`] rewrites) through their value.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        fn others<M: SerializeMap>(
+            m: &mut M,
+            extra: &serde_json::Map<String, Value>,
+        ) -> Result<(), M::Error> {
+            extra.iter().try_for_each(|(k, v)| m.serialize_entry(k, v))
+        }
+        let b = match self {
+            Sent::Text(t) => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("type", "text")?;
+                m.serialize_entry("text", t)?;
+                return m.end();
+            }
+            Sent::Block(b) => b,
+        };
+        match b {
+            Block::Text(x) => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("type", "text")?;
+                m.serialize_entry("text", &x.text)?;
+                others(&mut m, &x.extra)?;
+                m.end()
+            }
+            Block::ToolUse(x) if !matches!(x.input, Some(Some(Value::String(_)))) => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("type", "tool_use")?;
+                m.serialize_entry("id", &x.id)?;
+                m.serialize_entry("name", &x.name)?;
+                if let Some(input) = &x.input {
+                    m.serialize_entry("input", input)?;
+                }
+                others(&mut m, &x.extra)?;
+                m.end()
+            }
+            Block::ToolResult(x) => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("type", "tool_result")?;
+                m.serialize_entry("tool_use_id", &x.tool_use_id)?;
+                if let Some(content) = &x.content {
+                    m.serialize_entry("content", content)?;
+                }
+                others(&mut m, &x.extra)?;
+                m.end()
+            }
+            Block::ServerToolResult(x) => x.raw.serialize(s),
+            Block::Unknown(v) => v.serialize(s),
+            _ => api_block(b).serialize(s),
+        }
+    }
+}
+
+/// One message of [`api_view`].
+#[derive(Serialize)]
+struct ApiMessage<'a> {
+    role: &'static str,
+    content: Vec<Sent<'a>>,
+}
+
+/// What [`to_api_messages`] gives, written by the serializer without building its JSON values
+/// first (`toApiMessages` writes it as JSON text for the engine's `JSON.parse`).
+pub fn api_view(messages: &[Message]) -> impl Serialize + '_ {
+    api_groups(messages)
+        .into_iter()
+        .map(|(role, content)| ApiMessage { role, content })
+        .collect::<Vec<_>>()
+}
+
+/// `b.to_value()[key].as_str()` without writing the block: a typed block is written as its
+/// `type`, its own fields, then its other fields (`extra`, which wins over a field of the same
+/// name: the later key of the written object).
+fn block_field<'a>(b: &'a Block, key: &str) -> Option<&'a str> {
+    let (name, extra, own): (&str, &'a serde_json::Map<String, Value>, Option<&'a str>) = match b {
+        Block::Text(t) => ("text", &t.extra, (key == "text").then_some(t.text.as_str())),
+        Block::Image(m) => ("image", &m.extra, None),
+        Block::Document(m) => ("document", &m.extra, None),
+        Block::ToolUse(t) => ("tool_use", &t.extra, tool_use_field(t, key)),
+        Block::ServerToolUse(t) => ("server_tool_use", &t.extra, tool_use_field(t, key)),
+        Block::ToolResult(r) => (
+            "tool_result",
+            &r.extra,
+            (key == "tool_use_id").then_some(r.tool_use_id.as_str()),
+        ),
+        Block::Thinking(t) => (
+            "thinking",
+            &t.extra,
+            (key == "thinking").then_some(t.thinking.as_str()),
+        ),
+        Block::RedactedThinking(t) => (
+            "redacted_thinking",
+            &t.extra,
+            (key == "data").then_some(t.data.as_str()),
+        ),
+        Block::ServerToolResult(r) => return r.raw.get(key).and_then(Value::as_str),
+        Block::Unknown(v) => return v.get(key).and_then(Value::as_str),
+    };
+    match extra.get(key) {
+        Some(v) => v.as_str(),
+        None if key == "type" => Some(name),
+        None => own,
+    }
+}
+
+fn tool_use_field<'a>(t: &'a crate::model::messages::ToolUseBlock, key: &str) -> Option<&'a str> {
+    match key {
+        "id" => Some(&t.id),
+        "name" => Some(&t.name),
+        _ => None,
+    }
+}
+
+/// The blocks `m` sends.
+fn sent_of(m: &Message) -> Vec<Sent<'_>> {
     if m.kind() == Kind::Attachment {
         let Some(a) = m.extra.get("attachment") else {
             return Vec::new();
         };
-        let text = a
-            .get("content")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| json_text(a));
+        let text = match a.get("content").and_then(Value::as_str) {
+            Some(t) => std::borrow::Cow::Borrowed(t),
+            None => std::borrow::Cow::Owned(json_text(a)),
+        };
         // An attachment with nothing to say (a hook that printed nothing) sends nothing: the
         // API refuses a text block without non-whitespace text.
         if text.trim().is_empty() {
             return Vec::new();
         }
-        return vec![json!({"type": "text", "text": text})];
+        return vec![Sent::Text(text)];
     }
     // Claude Code writes each block of a streamed response as a line of its own, a leading
     // "\n\n" text included, and leaves such whitespace-only texts out of what it sends (the
@@ -55,11 +202,11 @@ fn blocks_of(m: &Message) -> Vec<Value> {
     match m.content() {
         None => Vec::new(),
         Some(Content::Text(t)) if blank(t) => Vec::new(),
-        Some(Content::Text(t)) => vec![json!({"type": "text", "text": t})],
+        Some(Content::Text(t)) => vec![Sent::Text(std::borrow::Cow::Borrowed(t))],
         Some(Content::Blocks(bs)) => bs
             .iter()
             .filter(|b| !(m.is_transcript() && matches!(b, Block::Text(t) if blank(&t.text))))
-            .map(api_block)
+            .map(Sent::Block)
             .collect(),
     }
 }
@@ -83,6 +230,17 @@ fn api_block(b: &Block) -> Value {
 /// Code wrote the tool results of its parallel calls between them; those results, and any
 /// user lines until the next response, form the user message after it.
 pub fn to_api_messages(messages: &[Message]) -> Vec<Value> {
+    api_groups(messages)
+        .into_iter()
+        .map(|(role, content)| {
+            let content: Vec<Value> = content.into_iter().map(Sent::into_value).collect();
+            json!({"role": role, "content": content})
+        })
+        .collect()
+}
+
+/// The messages [`to_api_messages`] sends, as their roles and the blocks each sends.
+fn api_groups(messages: &[Message]) -> Vec<(&'static str, Vec<Sent<'_>>)> {
     // After the last boundary line, or from the last message that begins with the API's
     // `compaction` block (the API reads nothing before it).
     let start = messages
@@ -95,12 +253,16 @@ pub fn to_api_messages(messages: &[Message]) -> Vec<Value> {
                 b
             }
         });
-    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    let mut out: Vec<(&'static str, Vec<Sent>)> = Vec::new();
     // The open response: its id and its assistant message's index in `out`.
-    let mut open: Option<(String, usize)> = None;
+    let mut open: Option<(&str, usize)> = None;
     // User blocks seen while a response is open: they follow it, after all its lines.
-    let mut pending: Vec<Value> = Vec::new();
-    fn push(out: &mut Vec<(&'static str, Vec<Value>)>, role: &'static str, blocks: Vec<Value>) {
+    let mut pending: Vec<Sent> = Vec::new();
+    fn push<'a>(
+        out: &mut Vec<(&'static str, Vec<Sent<'a>>)>,
+        role: &'static str,
+        blocks: Vec<Sent<'a>>,
+    ) {
         if blocks.is_empty() {
             return;
         }
@@ -111,9 +273,9 @@ pub fn to_api_messages(messages: &[Message]) -> Vec<Value> {
     }
     for m in &messages[start..] {
         let Some(role) = role_of(m) else { continue };
-        let blocks = blocks_of(m);
+        let blocks = sent_of(m);
         if role == "assistant" {
-            let id = m.message_id().map(str::to_string);
+            let id = m.message_id();
             if let (Some((open_id, at)), Some(id)) = (&open, &id) {
                 if open_id == id {
                     out[*at].1.extend(blocks);
@@ -133,9 +295,7 @@ pub fn to_api_messages(messages: &[Message]) -> Vec<Value> {
         }
     }
     push(&mut out, "user", pending);
-    out.into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect()
+    out
 }
 
 /// One broken API invariant.
@@ -147,24 +307,12 @@ pub struct Problem {
     pub problem: String,
 }
 
-fn ids(content: &[Value], ty: &str, key: &str) -> Vec<String> {
+/// The `key` strings of the blocks of type `ty` of `content`.
+fn ids<'a>(content: &'a [Sent<'a>], ty: &'a str, key: &'a str) -> impl Iterator<Item = &'a str> {
     content
         .iter()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some(ty))
-        .filter_map(|b| b.get(key).and_then(Value::as_str).map(str::to_string))
-        .collect()
-}
-
-fn result_ids(content: &[Value]) -> Vec<String> {
-    content
-        .iter()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
-        .filter_map(|b| {
-            b.get("tool_use_id")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
-        .collect()
+        .filter(move |b| b.get("type") == Some(ty))
+        .filter_map(move |b| b.get(key))
 }
 
 /// `validateForApi`: the problems the Messages API would reject (an empty list means
@@ -174,64 +322,52 @@ fn result_ids(content: &[Value]) -> Vec<String> {
 /// without its `tool_use` right before, a server tool call without its result in the same
 /// message (except in the last message: a turn the API paused, continued by sending it back).
 pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
-    let view = to_api_messages(messages);
+    use std::collections::HashSet;
+    // Checked on the view's blocks as they are borrowed from the messages: the same view as
+    // `toApiMessages`'s, read as its JSON would be, without writing it (tests/properties.rs
+    // checks both agree with the checks on the JSON of `to_api_messages`).
+    let view = api_groups(messages);
     let mut problems = Vec::new();
     let mut say = |message: usize, problem: String| problems.push(Problem { message, problem });
     if view.is_empty() {
         say(0, "there is no message to send".into());
         return problems;
     }
-    let compaction_first = view[0]["content"]
-        .get(0)
-        .and_then(|b| b.get("type"))
-        .and_then(Value::as_str)
+    let compaction_first = view[0].1.first().and_then(|b| b.get("type"))
         == Some(crate::model::messages::COMPACTION_BLOCK);
-    if view[0]["role"] != "user" && !compaction_first {
+    if view[0].0 != "user" && !compaction_first {
         say(
             0,
             "the first message must be a user message (or begin with a compaction block)".into(),
         );
     }
-    let empty = Vec::new();
     // Every tool call's id, across the conversation: the API requires them unique.
-    let mut seen_calls = std::collections::HashSet::new();
-    for (i, m) in view.iter().enumerate() {
-        let content = m["content"].as_array().unwrap_or(&empty);
+    let mut seen_calls: HashSet<&str> = HashSet::new();
+    for (i, (role, content)) in view.iter().enumerate() {
         if content.is_empty() {
             say(i, "empty content".into());
         }
         // The API refuses a text block with no text and one of whitespace only alike.
-        if content
-            .iter()
-            .any(|b| b["type"] == "text" && b["text"].as_str().is_some_and(|t| t.trim().is_empty()))
-        {
+        if content.iter().any(|b| {
+            b.get("type") == Some("text") && b.get("text").is_some_and(|t| t.trim().is_empty())
+        }) {
             say(
                 i,
                 "an empty or blank text block (text blocks must contain non-whitespace text)"
                     .into(),
             );
         }
-        for id in
-            ids(content, "tool_use", "id")
-                .into_iter()
-                .chain(ids(content, "server_tool_use", "id"))
-        {
-            if !seen_calls.insert(id.clone()) {
+        for id in ids(content, "tool_use", "id").chain(ids(content, "server_tool_use", "id")) {
+            if !seen_calls.insert(id) {
                 say(i, format!("tool_use id {id} is used more than once"));
             }
         }
-        if m["role"] == "assistant" {
-            let calls = ids(content, "tool_use", "id");
-            let next = view.get(i + 1);
-            let answered: std::collections::HashSet<String> = match next {
-                Some(n) if n["role"] == "user" => {
-                    result_ids(n["content"].as_array().unwrap_or(&empty))
-                        .into_iter()
-                        .collect()
-                }
-                _ => Default::default(),
+        if *role == "assistant" {
+            let answered: HashSet<&str> = match view.get(i + 1) {
+                Some(("user", next)) => ids(next, "tool_result", "tool_use_id").collect(),
+                _ => HashSet::new(),
             };
-            for c in &calls {
+            for c in ids(content, "tool_use", "id") {
                 if !answered.contains(c) {
                     say(
                         i,
@@ -239,40 +375,31 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
                     );
                 }
             }
-            let server_calls = ids(content, "server_tool_use", "id");
-            let server_results: std::collections::HashSet<&str> = content
-                .iter()
-                .filter(|b| {
-                    b.get("type")
-                        .and_then(Value::as_str)
-                        .is_some_and(|t| t.ends_with("_tool_result"))
-                })
-                .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
-                .collect();
             // A server tool call without its result ends a turn the API paused
             // (`stop_reason: "pause_turn"`): sent back as it is, as the last message, the
             // turn continues. Anywhere else its result is missing.
             let paused = i + 1 == view.len();
-            for c in &server_calls {
-                if !paused && !server_results.contains(c.as_str()) {
-                    say(
-                        i,
-                        format!("server_tool_use {c} has no result in the same message"),
-                    );
+            if !paused {
+                let server_results: HashSet<&str> = content
+                    .iter()
+                    .filter(|b| b.get("type").is_some_and(|t| t.ends_with("_tool_result")))
+                    .filter_map(|b| b.get("tool_use_id"))
+                    .collect();
+                for c in ids(content, "server_tool_use", "id") {
+                    if !server_results.contains(c) {
+                        say(
+                            i,
+                            format!("server_tool_use {c} has no result in the same message"),
+                        );
+                    }
                 }
             }
         } else {
-            let results = result_ids(content);
-            let previous_calls: std::collections::HashSet<String> =
-                match i.checked_sub(1).map(|p| &view[p]) {
-                    Some(p) if p["role"] == "assistant" => {
-                        ids(p["content"].as_array().unwrap_or(&empty), "tool_use", "id")
-                            .into_iter()
-                            .collect()
-                    }
-                    _ => Default::default(),
-                };
-            for r in &results {
+            let previous_calls: HashSet<&str> = match i.checked_sub(1).map(|p| &view[p]) {
+                Some(("assistant", previous)) => ids(previous, "tool_use", "id").collect(),
+                _ => HashSet::new(),
+            };
+            for r in ids(content, "tool_result", "tool_use_id") {
                 if !previous_calls.contains(r) {
                     say(i, format!("tool_result {r} does not follow its tool_use"));
                 }
