@@ -434,16 +434,7 @@ mod tests {
         assert!(!p.micro_compact.cleared_tool_use_ids.is_empty());
     }
 
-    /// A tokenizer with twice the estimate's tokens (2 characters a token).
-    struct Dense;
-    impl TextCounter for Dense {
-        fn count(&self, text: &str) -> std::result::Result<Option<f64>, String> {
-            Ok(Some(crate::model::view::utf16_len(text) as f64 / 2.0))
-        }
-        fn name(&self) -> &str {
-            "context.tokenCounter"
-        }
-    }
+    use crate::measure::tokens::TwoCharsAToken as Dense;
 
     #[test]
     fn every_number_is_in_the_callers_tokens_when_it_gives_a_tokenizer() {

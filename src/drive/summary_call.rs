@@ -363,16 +363,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// A tokenizer with twice the estimate's tokens (2 characters a token).
-    struct Dense;
-    impl crate::measure::tokens::TextCounter for Dense {
-        fn count(&self, text: &str) -> std::result::Result<Option<f64>, String> {
-            Ok(Some(crate::model::view::utf16_len(text) as f64 / 2.0))
-        }
-        fn name(&self) -> &str {
-            "context.tokenCounter"
-        }
-    }
+    use crate::measure::tokens::TwoCharsAToken as Dense;
 
     #[test]
     fn the_request_is_fitted_in_the_callers_tokens() {

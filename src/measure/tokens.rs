@@ -215,6 +215,21 @@ pub trait TextCounter {
     fn name(&self) -> &str;
 }
 
+/// A tokenizer with twice the estimate's tokens (2 characters a token), for the tests of the
+/// counts made in a caller's tokens.
+#[cfg(test)]
+pub(crate) struct TwoCharsAToken;
+
+#[cfg(test)]
+impl TextCounter for TwoCharsAToken {
+    fn count(&self, text: &str) -> std::result::Result<Option<f64>, String> {
+        Ok(Some(crate::model::view::utf16_len(text) as f64 / 2.0))
+    }
+    fn name(&self) -> &str {
+        "tokenCounter"
+    }
+}
+
 /// [`Lengths`](crate::model::view::Lengths) by a caller's tokenizer: each text's count times
 /// the units per token the estimate divides by, so that every estimate of a view measured so
 /// comes out in the caller's tokens (what `js_view.js` does for the caller's own objects, by

@@ -661,16 +661,7 @@ mod tests {
 
     #[test]
     fn the_gap_is_covered_in_the_measures_tokens() {
-        /// A tokenizer with twice the estimate's tokens (2 characters a token).
-        struct Dense;
-        impl crate::measure::tokens::TextCounter for Dense {
-            fn count(&self, text: &str) -> std::result::Result<Option<f64>, String> {
-                Ok(Some(crate::model::view::utf16_len(text) as f64 / 2.0))
-            }
-            fn name(&self) -> &str {
-                "tokenCounter"
-            }
-        }
+        use crate::measure::tokens::TwoCharsAToken as Dense;
         let m = convo(5, 400); // 100 estimated tokens per message, 200 counted
         let o =
             parse_context_overflow_error("prompt is too long: 1400 tokens > 1000 maximum", None);
