@@ -187,13 +187,22 @@ pub fn hook_output<S: Source>(kind: HookKind, v: &S) -> Result<HookOutput, CallE
             kind.name()
         ))
     };
-    let list = if v.is_array() { Some(v) } else { None };
-    let messages = v.get("messages");
+    // One pass: each list's length and each string's length are checked before it is copied.
     let mut text = 0usize;
-    for l in list
-        .into_iter()
-        .chain(messages.is_array().then_some(&messages))
-    {
+    let mut read = |s: &S| -> Result<Option<String>, CallError> {
+        if !s.is_array() {
+            text = text.saturating_add(s.length().unwrap_or(0));
+        }
+        if text > MAX_SUMMARY_TEXT {
+            return Err(too_large(
+                "more text than a context holds",
+                text,
+                MAX_SUMMARY_TEXT,
+            ));
+        }
+        Ok(s.string())
+    };
+    let list = |l: &S| -> Result<Vec<S>, CallError> {
         let n = l.length().unwrap_or(0);
         if n > MAX_HOOK_MESSAGES {
             return Err(too_large(
@@ -202,60 +211,57 @@ pub fn hook_output<S: Source>(kind: HookKind, v: &S) -> Result<HookOutput, CallE
                 MAX_HOOK_MESSAGES,
             ));
         }
-        for item in l.items().unwrap_or_default() {
-            text = text.saturating_add(item.length().unwrap_or(0));
-            text = text.saturating_add(item.get("content").length().unwrap_or(0));
-        }
-    }
+        Ok(l.items().unwrap_or_default())
+    };
+    let mut out = HookOutput::default();
     if !v.is_array() {
-        text = text.saturating_add(v.length().unwrap_or(0));
+        if let Some(s) = read(v)? {
+            match kind {
+                HookKind::PreCompact => out.instructions = Some(s),
+                HookKind::SessionStart => out.messages.push(s),
+                HookKind::PostCompact => out.user_display_message = Some(s),
+            }
+            return Ok(out);
+        }
+    } else {
+        for x in list(v)? {
+            out.messages.extend(read(&x)?);
+        }
+        return Ok(out);
     }
-    if text > MAX_SUMMARY_TEXT {
-        return Err(too_large(
-            "more text than a context holds",
-            text,
-            MAX_SUMMARY_TEXT,
-        ));
+    let mut first = |keys: &[&str]| -> Result<Option<String>, CallError> {
+        for k in keys {
+            if let Some(t) = read(&v.get(k))? {
+                return Ok(Some(t));
+            }
+        }
+        Ok(None)
+    };
+    out.instructions = first(&[
+        "instructions",
+        "customInstructions",
+        "newCustomInstructions",
+    ])?;
+    out.user_display_message = first(&["userDisplayMessage", "displayMessage"])?;
+    let messages = v.get("messages");
+    if messages.is_array() {
+        for x in list(&messages)? {
+            let t = match read(&x)? {
+                Some(t) => Some(t),
+                None => read(&x.get("content"))?,
+            };
+            out.messages.extend(t);
+        }
+    } else if let Some(t) = first(&["additionalContext", "message"])? {
+        out.messages.push(t);
     }
-    Ok(hook_output_read(kind, v))
+    Ok(out)
 }
 
 /// The most messages one hook's answer may add (SessionStart's context, PostCompact's
 /// messages): a hook adds a few; millions (a bug, or a hostile plugin) would exhaust the
 /// WebAssembly instance's memory.
 pub const MAX_HOOK_MESSAGES: usize = 1_000;
-
-fn hook_output_read<S: Source>(kind: HookKind, v: &S) -> HookOutput {
-    let mut out = HookOutput::default();
-    if let Some(s) = v.string() {
-        match kind {
-            HookKind::PreCompact => out.instructions = Some(s),
-            HookKind::SessionStart => out.messages.push(s),
-            HookKind::PostCompact => out.user_display_message = Some(s),
-        }
-        return out;
-    }
-    if let Some(items) = v.items() {
-        out.messages = items.iter().filter_map(Source::string).collect();
-        return out;
-    }
-    let first = |keys: &[&str]| keys.iter().find_map(|k| v.get(k).string());
-    out.instructions = first(&[
-        "instructions",
-        "customInstructions",
-        "newCustomInstructions",
-    ]);
-    out.user_display_message = first(&["userDisplayMessage", "displayMessage"]);
-    if let Some(items) = v.get("messages").items() {
-        out.messages = items
-            .iter()
-            .filter_map(|x| x.string().or_else(|| x.get("content").string()))
-            .collect();
-    } else if let Some(t) = first(&["additionalContext", "message"]) {
-        out.messages.push(t);
-    }
-    out
-}
 
 /// `readFile`'s answer: the file's text, as a string or `{content}`; anything else is "not
 /// available".
@@ -408,7 +414,13 @@ mod tests {
         }
         let long = "y".repeat(MAX_SUMMARY_TEXT + 1);
         assert!(hook_output(HookKind::PostCompact, &json!(long)).is_err());
-        assert!(hook_output(HookKind::SessionStart, &json!([{ "content": long }])).is_err());
+        assert!(hook_output(
+            HookKind::SessionStart,
+            &json!({ "messages": [{ "content": long }] })
+        )
+        .is_err());
+        // Text of fields no form reads is never copied, so never refused.
+        assert!(hook_output(HookKind::SessionStart, &json!([{ "content": long }])).is_ok());
         let fine = serde_json::Value::Array(vec![json!("m"); MAX_HOOK_MESSAGES]);
         assert_eq!(
             hook_output(HookKind::SessionStart, &fine)
