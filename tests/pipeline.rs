@@ -145,6 +145,38 @@ fn truncated_empty_and_not_smaller_summaries_fail() {
         .any(|(k, _)| *k == HookKind::PostCompact));
 }
 
+/// "Smaller than what it replaces" compares the messages' estimates, neither with usage: a
+/// short conversation under a 25,000-token system prompt (its usage says 25,000 and more)
+/// whose summary is longer than the conversation is not committed, though the summary alone
+/// is far below the usage count. A summary shorter than the conversation is committed, and
+/// the learned size after it stays below the size before.
+#[test]
+fn a_summary_longer_than_a_short_conversation_under_a_large_system_prompt_fails() {
+    let mut m = transcript(1, 400);
+    let mut v = m[1].to_value();
+    v["message"]["usage"] = json!({"input_tokens": 25_000, "output_tokens": 20});
+    m[1] = Message::from_value(v, "test").unwrap();
+    let before = context_compaction::measure::tokens::estimate_all(&m, None).unwrap();
+    let long = Scripted::summary(&"a long summary of almost nothing ".repeat(20));
+    let e = block_on(compact_conversation(&m, &ctx(), &manual(None), &long)).unwrap_err();
+    assert_eq!(e.error.code, ErrorCode::CompactionNotSmaller, "{e:?}");
+    assert!(
+        e.error
+            .message
+            .contains(&format!("({before} tokens estimated)")),
+        "{}",
+        e.error.message
+    );
+    let short = Scripted::summary("read f0");
+    let r = block_on(compact_conversation(&m, &ctx(), &manual(None), &short)).unwrap();
+    assert!(
+        r.true_post_compact_token_count < r.pre_compact_token_count,
+        "{} vs {}",
+        r.true_post_compact_token_count,
+        r.pre_compact_token_count
+    );
+}
+
 #[test]
 fn transient_errors_are_retried_with_backoff() {
     let m = transcript(10, 4000);

@@ -20,8 +20,8 @@ use crate::measure::thresholds::{
     auto_compact_threshold, context_window, context_window_for_model,
 };
 use crate::measure::tokens::{
-    active_start, estimate_all, learned_before, text_tokens_counted, token_count_counted,
-    token_count_with_estimation, CountedMessages, TextCounter,
+    active_start, estimate_all, estimate_range, learned_before, text_tokens_counted,
+    token_count_counted, token_count_with_estimation, CountedMessages, TextCounter,
 };
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
@@ -131,19 +131,28 @@ impl CompactContext {
 
     /// The size of `messages` before the compaction, both ways: as reported
     /// ([`Self::pre_count`]) and as the "smaller than before" check compares it with the
-    /// compacted conversation's estimate (the messages' own estimate: the caller's count may
-    /// hold what no message shows, a system prompt, usage, and against it a compaction that
-    /// grew the conversation would pass, or one that shrank it fail). One estimate of the
-    /// messages, in the tokens of the caller's tokenizer (`counter`) when it gave one, as the
-    /// compacted conversation's is.
+    /// compacted conversation's estimate: the estimate of the messages the context holds
+    /// (after the last boundary), with no usage in it. Usage and the caller's count hold what
+    /// no message shows (a system prompt, tools): against them a compaction that grew the
+    /// conversation would pass (a tiny conversation under a large system prompt), or one that
+    /// shrank it fail. One estimate of the messages, in the tokens of the caller's tokenizer
+    /// (`counter`) when it gave one, as the compacted conversation's is.
     pub fn size_before(
         &self,
         messages: &[Message],
         counter: Option<&dyn TextCounter>,
     ) -> Result<SizeBefore, Error> {
-        let estimated = token_count_counted(messages, counter)?.total;
+        let from = active_start(messages)?;
+        let estimated = match counter {
+            Some(c) => estimate_range(&CountedMessages::new(messages, c), from..messages.len())?,
+            None => estimate_range(messages, from..messages.len())?,
+        };
+        let reported = match self.counted {
+            Some(n) => n,
+            None => token_count_counted(messages, counter)?.total,
+        };
         Ok(SizeBefore {
-            reported: self.counted.unwrap_or(estimated),
+            reported,
             estimated,
         })
     }
@@ -181,18 +190,8 @@ impl CompactContext {
 pub struct SizeBefore {
     /// [`CompactContext::pre_count`].
     pub reported: u64,
-    /// The messages' own estimate ([`token_count_with_estimation`]).
+    /// The estimate of the messages the context holds, with no usage in it.
     pub estimated: u64,
-}
-
-/// The most tokens a compaction may leave: fewer than before it, and for an automatic one
-/// also below the threshold, or it would fire again at once (thrashing).
-fn max_after(options: &CompactOptions, ctx: &CompactContext, size_before: u64) -> u64 {
-    if options.is_auto_compact {
-        auto_compact_threshold(&ctx.model, &ctx.config).min(size_before)
-    } else {
-        size_before
-    }
 }
 
 /// Options of `compactConversation`.
@@ -710,7 +709,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
                         retries,
                         from_session_memory: false,
                         summary_parts: 1,
-                        max_after: max_after(options, ctx, size_before),
+                        size_before,
                         preemptive_bound: None,
                     },
                 )
@@ -775,7 +774,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
             retries,
             from_session_memory: false,
             summary_parts,
-            max_after: max_after(options, ctx, size_before),
+            size_before,
             preemptive_bound: None,
         },
     )
@@ -950,8 +949,10 @@ pub(crate) struct Finish {
     pub from_session_memory: bool,
     /// Summary calls whose answers made the summary (see [`CompactionResult::summary_parts`]).
     pub summary_parts: u32,
-    /// The compacted context must be below this, or nothing is committed.
-    pub max_after: u64,
+    /// The estimate of the messages the compaction replaces ([`SizeBefore::estimated`]):
+    /// the compacted messages' estimate must be below it, or nothing is committed (and for an
+    /// automatic compaction, [`Self::auto`], below the auto-compaction threshold).
+    pub size_before: u64,
     /// A summary written ahead: the most its complete compacted context may be, as a multiple
     /// of the synchronous path's (see [`crate::drive::bound::post_compact_fits`]),
     /// checked once the attachments are known and before any hook runs.
@@ -1105,20 +1106,33 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     // the conversation's tokens per estimated token) applies to that estimate.
     let estimated = estimate_messages(env, &after)?;
     let true_post = fit.map_or(estimated, |f| f.predict(estimated));
-    // The size check compares the messages' estimate, as SPEC §5 does: what a request sends
-    // besides the messages shrinks with no compaction, and must not make one fail.
-    if estimated >= f.max_after {
-        return Err(CompactError::new(
+    // "Smaller than what it replaces" (SPEC §14) compares estimates of messages alone, both
+    // without usage: what a request sends besides them does not change with a compaction.
+    let not_smaller = |what: String| {
+        CompactError::new(
             if f.from_session_memory {
                 ErrorCode::SessionMemoryNotApplicable
             } else {
                 ErrorCode::CompactionNotSmaller
             },
-            format!(
-                "the compacted context ({estimated} tokens) would not be below {} tokens; nothing was committed",
-                f.max_after
-            ),
-        ));
+            format!("{what}; nothing was committed"),
+        )
+    };
+    if estimated >= f.size_before {
+        return Err(not_smaller(format!(
+            "the compacted messages ({estimated} tokens estimated) would not be smaller than the messages they replace ({} tokens estimated)",
+            f.size_before
+        )));
+    }
+    // An automatic compaction must also leave the messages below the threshold, or it would
+    // fire again at once (thrashing). The messages alone: when what a request sends besides
+    // them is past the threshold by itself, no compaction gets below it, and the decision
+    // to compact skips such a context instead (`SkipReason::OverheadAboveThreshold`).
+    let threshold = auto_compact_threshold(&ctx.model, &ctx.config);
+    if f.auto && estimated >= threshold {
+        return Err(not_smaller(format!(
+            "the compacted messages ({estimated} tokens estimated) would not be below the auto-compaction threshold ({threshold} tokens)"
+        )));
     }
 
     // 11–12. Notify, PostCompact hooks.

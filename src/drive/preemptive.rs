@@ -288,7 +288,7 @@ pub async fn swap<E: Environment + ?Sized>(
             retries: Retries::default(),
             from_session_memory: false,
             summary_parts: ahead.calls,
-            max_after: auto_compact_threshold(&ctx.model, &ctx.config).min(size_before),
+            size_before,
             preemptive_bound: Some(MAX_POST_COMPACT_RATIO),
         },
     )

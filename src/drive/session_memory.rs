@@ -12,7 +12,6 @@ use crate::drive::pipeline::{
     SizeBefore,
 };
 use crate::drive::summary_call::Retries;
-use crate::measure::thresholds::auto_compact_threshold;
 use crate::measure::tokens::active_start;
 use crate::model::error::ErrorCode;
 use crate::model::messages::Message;
@@ -104,7 +103,7 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
             retries: Retries::default(),
             from_session_memory: true,
             summary_parts: 0,
-            max_after: auto_compact_threshold(&ctx.model, &ctx.config).min(size_before),
+            size_before,
             preemptive_bound: None,
         },
     )

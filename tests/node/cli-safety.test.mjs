@@ -30,8 +30,10 @@ import * as cc from '../../pkg/node.js';
 import { escapeTerminal, jsonForTerminal } from '../../pkg/cli-lib.mjs';
 
 const CLI = fileURLToPath(new URL('../../pkg/cli.mjs', import.meta.url));
-const TRANSCRIPTS = fileURLToPath(new URL('../../../shared/transcripts/', import.meta.url));
-const SMALL = join(TRANSCRIPTS, 'cc_small_short.jsonl');
+// A short session whose compaction shrinks it (tests/fixtures/README.md). The shared
+// cc_small_short.jsonl is smaller than any summary of it: compacting it is refused
+// (COMPACTION_NOT_SMALLER).
+const SMALL = fileURLToPath(new URL('../fixtures/short_session.jsonl', import.meta.url));
 
 /** The child's environment: no API key or compaction settings from the outside. */
 function childEnv() {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as cc from '../../pkg/node.js';
 import { analyzeLines, formatAnalysis, progressDisplay, readFileStateFromTranscript, readTranscriptFile } from '../../pkg/cli-lib.mjs';
@@ -18,7 +18,10 @@ const PKG = fileURLToPath(new URL('../../pkg/', import.meta.url));
 const CLI = join(PKG, 'cli.mjs');
 const TRANSCRIPTS = fileURLToPath(new URL('../../../shared/transcripts/', import.meta.url));
 const LONG = join(TRANSCRIPTS, 'cc_long_autocompact_4d5611e5.jsonl');
-const SMALL = join(TRANSCRIPTS, 'cc_small_short.jsonl');
+// A short session whose compaction shrinks it (tests/fixtures/README.md). The shared
+// cc_small_short.jsonl is smaller than any summary of it: compacting it is refused
+// (COMPACTION_NOT_SMALLER).
+const SMALL = fileURLToPath(new URL('../fixtures/short_session.jsonl', import.meta.url));
 const MODEL = 'claude-opus-4-6';
 const SUMMARY =
   '<analysis>looked at it</analysis>\n<summary>\n1. Primary request: unified transcript visualization (FAKE-API-SUMMARY).\n2. Pending: tests.\n</summary>';
@@ -166,7 +169,7 @@ test('analyze: the real transcript, table and --json: what analyzeLines computes
 });
 
 test('analyze: a relative path from another directory', async () => {
-  const r = await cli(['analyze', 'cc_small_short.jsonl', '--json'], { cwd: TRANSCRIPTS });
+  const r = await cli(['analyze', 'short_session.jsonl', '--json'], { cwd: dirname(SMALL) });
   assert.equal(r.code, 0, r.err);
   assert.equal(JSON.parse(r.out).file, SMALL);
 });
@@ -212,7 +215,7 @@ test('compact --offline on a session with nothing to restore: the file ends with
   const out = join(dir, 'small.jsonl');
   const r = await cli(['compact', SMALL, '-o', out]);
   assert.equal(r.code, 0, r.err);
-  assert.match(r.out, /^Compacted .*cc_small_short\.jsonl\n/);
+  assert.match(r.out, /^Compacted .*short_session\.jsonl\n/);
   assert.match(r.out, /summarizer\s+offline/);
   assert.match(r.out, /tokens before\s+[\d,]+/);
   assert.match(r.out, /tokens after\s+[\d,]+/);

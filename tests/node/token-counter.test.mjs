@@ -55,7 +55,7 @@ test('the "smaller than before" checks compare counts of one tokenizer: a dense 
   const auto = await cc.autoCompactIfNeeded(msgs, { model: SONNET, summarize: long, tokenCounter, config });
   assert.equal(auto.wasCompacted, false);
   assert.equal(auto.error?.code, 'COMPACTION_NOT_SMALLER', JSON.stringify(auto));
-  assert.match(auto.error.message, /would not be below 10000 tokens/);
+  assert.match(auto.error.message, /would not be below the auto-compaction threshold \(10000 tokens\)/);
   const manual = await cc.compactConversation(msgs, { model: SONNET, summarize: long, tokenCounter, config });
   assert.ok(manual.truePostCompactTokenCount > 100_000 && manual.truePostCompactTokenCount < manual.preCompactTokenCount, `${manual.truePostCompactTokenCount}`);
 });
