@@ -322,6 +322,43 @@ fn files_are_restored_most_recent_first_within_budget() {
     assert_eq!(r.attachments.len(), 5);
 }
 
+/// Restoration adds no more than the compaction frees: a short conversation (about 1,100
+/// estimated tokens) that read a long file and a short one compacts, the short file restored
+/// and the long one (5,000 tokens once cut) left out, instead of failing as not smaller
+/// because of it.
+#[test]
+fn restored_files_stay_within_what_the_compaction_frees() {
+    let m = transcript(4, 1_000);
+    let before = context_compaction::measure::tokens::estimate_all(&m, None).unwrap();
+    let mut c = ctx();
+    c.read_file_state.push(FileSnapshot {
+        path: "/src/big.rs".into(),
+        content: Some("z".repeat(40_000)),
+        timestamp_ms: 2.0,
+    });
+    c.read_file_state.push(FileSnapshot {
+        path: "/src/small.rs".into(),
+        content: Some("s".repeat(1_200)),
+        timestamp_ms: 1.0,
+    });
+    let env = Scripted::summary("read four files");
+    let r = block_on(compact_conversation(&m, &c, &manual(None), &env)).unwrap();
+    let names: Vec<&str> = r.restored_files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["/src/small.rs"]);
+    let after: Vec<Message> = r
+        .summary_messages
+        .iter()
+        .chain(&r.attachments)
+        .cloned()
+        .collect();
+    assert!(context_compaction::measure::tokens::estimate_all(&after, None).unwrap() < before);
+    // With room for it (a longer conversation), the long file is restored too, cut to 5,000.
+    let long = transcript(40, 1_000);
+    let r = block_on(compact_conversation(&long, &c, &manual(None), &env)).unwrap();
+    assert_eq!(r.restored_files.len(), 2);
+    assert!(r.restored_files[0].truncated);
+}
+
 #[test]
 fn api_shape_in_api_shape_out() {
     let m = Message::parse_all(json!([

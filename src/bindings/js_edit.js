@@ -51,9 +51,9 @@ function applyEdits_(arr, ops, texts) {
 // A compaction reads whole messages (it writes the summary request): those of other shapes
 // are converted to Anthropic API messages first. `origin[k]` is the index of the caller's
 // message that Anthropic message k came from (a UIMessage may become several; OpenAI
-// Responses items of one turn become one). Reasoning is left out (providers' reasoning is
-// not portable, and a summary does not need it); tool arguments given as JSON text are
-// parsed (kept as `{ arguments: text }` when they are not JSON).
+// Responses items of one turn become one). Reasoning becomes thinking (no signature: it is
+// measured, never sent; a summary request leaves thinking out); tool arguments given as JSON
+// text are parsed (kept as `{ arguments: text }` when they are not JSON).
 
 // The Anthropic `source` of media given as `v` (a data URL, an http(s) URL, base64, bytes);
 // `image`: it is an image (of the type its first bytes tell when `mediaType` is not given;
@@ -107,7 +107,7 @@ function fileMedia(uri, mediaType) {
 
 const textOf = (v) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
 
-// A part of any ecosystem as an Anthropic block (undefined: not sent, or reasoning).
+// A part of any ecosystem as an Anthropic block (undefined: not sent).
 function anthropicBlock(p) {
   if (typeof p === 'string') return { type: 'text', text: p };
   if (p === null || typeof p !== 'object') return undefined;
@@ -169,7 +169,15 @@ function anthropicBlock(p) {
     case 'tool-call': return { type: 'tool_use', id: textOf(p.toolCallId), name: textOf(p.toolName), input: parseArgs(p.input) };
     case 'tool_call': return { type: 'tool_use', id: textOf(p.id), name: textOf(p.name), input: parseArgs(p.args) };
     case 'tool-result': return aiResult(p);
-    case 'reasoning': case 'thinking': case 'redacted_thinking': case 'step-start': return undefined;
+    // Reasoning stays, as the thinking it is: the count reads it, so the compaction's sizes
+    // and decisions must too (a summary request leaves thinking out).
+    case 'reasoning': {
+      const t = typeof p.text === 'string' ? p.text : p.reasoning;
+      return typeof t === 'string' && t.length > 0 ? { type: 'thinking', thinking: t } : undefined;
+    }
+    case 'thinking': return typeof p.thinking === 'string' ? p : undefined;
+    case 'redacted_thinking': return typeof p.data === 'string' ? p : undefined;
+    case 'step-start': return undefined;
     // A streamed call's arguments, in pieces (LangChain keeps Anthropic's deltas in the
     // message): its call holds them.
     case 'input_json_delta': return undefined;
@@ -219,6 +227,10 @@ function anthropicChat(m, kind, role, arr, i) {
   }
   if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
   const content = blocksOf(m.content);
+  // Reasoning given back (`reasoning_content`) first, as the count reads it.
+  if (typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0) {
+    content.unshift({ type: 'thinking', thinking: m.reasoning_content });
+  }
   // A refusal (`content: null`) is what the assistant answered.
   if (typeof m.refusal === 'string' && m.refusal.length > 0) content.push({ type: 'text', text: m.refusal });
   if (Array.isArray(m.tool_calls)) {
@@ -306,7 +318,21 @@ function anthropicMessages(arr, i, m, shape) {
           // before it (model::messages holds_opaque_compaction).
           if (typeof m.encrypted_content !== 'string' || m.encrypted_content.length === 0) return [];
           return [{ role: 'assistant', content: [{ type: 'compaction', encrypted_content: m.encrypted_content }] }];
-        case 'reasoning': case 'item_reference': return [];
+        case 'reasoning': {
+          // Its summary (and content) text as thinking, else its encrypted text as redacted
+          // thinking: what the count reads of it.
+          let text = '';
+          for (const list of [m.summary, m.content]) {
+            if (!Array.isArray(list)) continue;
+            for (const q of list) if (q !== null && typeof q === 'object' && typeof q.text === 'string') text += q.text;
+          }
+          if (text.length > 0) return [{ role: 'assistant', content: [{ type: 'thinking', thinking: text }] }];
+          if (typeof m.encrypted_content === 'string' && m.encrypted_content.length > 0) {
+            return [{ role: 'assistant', content: [{ type: 'redacted_thinking', data: m.encrypted_content }] }];
+          }
+          return [];
+        }
+        case 'item_reference': return [];
         case 'message': case undefined:
           if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
           return [{ role, content: blocksOf(m.content) }];

@@ -45,10 +45,20 @@ pub struct AsyncAgent {
 }
 
 /// The latest real user request after `start` (a main-chain user message with text and no
-/// tool results; not meta, not an earlier summary), kept verbatim by a full compaction so
-/// the current task reaches the model in the user's own words.
+/// tool results; not meta, not an earlier summary, not what Claude Code writes for a slash
+/// command or an interruption), kept verbatim by a full compaction so the current task
+/// reaches the model in the user's own words.
 pub fn last_user_request(messages: &[Message], start: usize) -> Option<usize> {
     use crate::model::messages::{Block, Content};
+    // Claude Code's lines for a slash command (`/model`, `/exit`: its name, then its local
+    // output) and for an interrupted turn: the user's doing, but no request to the model.
+    let request = |t: &str| {
+        let t = t.trim_start();
+        !t.is_empty()
+            && !t.starts_with("<command-name>")
+            && !t.starts_with("<local-command-")
+            && !t.starts_with("[Request interrupted by user")
+    };
     (start..messages.len()).rev().find(|&i| {
         let m = &messages[i];
         if m.kind() != Kind::User
@@ -59,12 +69,12 @@ pub fn last_user_request(messages: &[Message], start: usize) -> Option<usize> {
             return false;
         }
         match m.content() {
-            Some(Content::Text(t)) => !t.trim().is_empty(),
+            Some(Content::Text(t)) => request(t),
             Some(Content::Blocks(bs)) => {
                 bs.iter().all(|b| !matches!(b, Block::ToolResult(_)))
                     && bs
                         .iter()
-                        .any(|b| matches!(b, Block::Text(t) if !t.text.trim().is_empty()))
+                        .any(|b| matches!(b, Block::Text(t) if request(&t.text)))
             }
             None => false,
         }
@@ -423,6 +433,7 @@ async fn build_attachments<E: Environment + ?Sized>(
     result_files: &mut Vec<RestoredItem>,
     result_skills: &mut Vec<RestoredItem>,
     before_hooks: &dyn Fn(&[Message]) -> Result<(), CompactError>,
+    room: u64,
 ) -> Result<(Vec<Message>, Vec<Message>), CompactError> {
     step(env, "restoring")?;
     let text_refs = restore::kept_texts(kept);
@@ -471,7 +482,10 @@ async fn build_attachments<E: Environment + ?Sized>(
         env.text_counter()
             .map(|_| &counted as &restore::TokensOf<'_>),
     );
-    for f in restore::budget_files_measured(files, &Default::default(), measure)? {
+    // Restored files and skills together take no more than `room`.
+    let mut room = room;
+    for f in restore::budget_files_measured(files, &restore::FileBudget::within(room), measure)? {
+        room = room.saturating_sub(f.tokens);
         result_files.push(RestoredItem {
             name: f.path.clone(),
             tokens: f.tokens,
@@ -513,7 +527,11 @@ async fn build_attachments<E: Environment + ?Sized>(
             env.new_uuid(),
         ));
     }
-    for s in restore::budget_skills_measured(&ctx.invoked_skills, &Default::default(), measure)? {
+    for s in restore::budget_skills_measured(
+        &ctx.invoked_skills,
+        &restore::SkillBudget::within(room),
+        measure,
+    )? {
         result_skills.push(RestoredItem {
             name: s.name.clone(),
             tokens: s.tokens,
@@ -802,6 +820,17 @@ fn kept_by_full_compaction(
     Ok(kept)
 }
 
+/// Whether the kept messages (`kept`, ascending indices into `messages`) end with the whole
+/// assistant turn whose tool calls still wait for their results ([`boundary::pending_turn`]).
+fn ends_pending(messages: &[Message], kept: &[usize]) -> Result<bool, Error> {
+    if kept.last() != Some(&(messages.len().wrapping_sub(1))) {
+        return Ok(false);
+    }
+    let start = active_start(messages)?;
+    Ok(boundary::pending_turn(messages, start)?
+        .is_some_and(|first| (first..messages.len()).all(|i| kept.binary_search(&i).is_ok())))
+}
+
 /// Steps 2–3: what a summary is made of — `active` with media described and re-announced
 /// attachments left out. `NOTHING_TO_COMPACT` when no user or assistant message is left.
 pub(crate) async fn summary_input<'a, E: Environment + ?Sized>(
@@ -1015,6 +1044,12 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
             ))
         }
     };
+    // Restoration adds no more than the compaction frees: the compacted messages must stay
+    // smaller than those they replace, and a short conversation that read a long file would
+    // otherwise fail for the file's sake.
+    let room = f
+        .size_before
+        .saturating_sub(summary_tokens + estimate_messages(env, kept)? + 1);
     let (mut attachments, mut hook_results) = build_attachments(
         env,
         ctx,
@@ -1024,6 +1059,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         &mut restored_files,
         &mut restored_skills,
         &bound,
+        room,
     )
     .await?;
 
@@ -1082,8 +1118,18 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         .find_map(|m| m.uuid().map(str::to_string))
         .unwrap_or_else(|| summary_uuid.clone());
     chain_new_lines(&chain_from, &mut new_lines);
-    let hook_results: Vec<Message> = new_lines.split_off(n_attach);
-    let attachments = new_lines;
+    let mut hook_results: Vec<Message> = new_lines.split_off(n_attach);
+    let mut attachments = new_lines;
+    // A kept turn whose tool calls still wait for their results ends the conversation: the
+    // results the agent appends next must follow their calls directly (the Messages API and
+    // OpenAI refuse anything between them). In messages, what the compaction adds then goes
+    // before the kept part, after the summary (and pinned messages), so that
+    // `buildPostCompactMessages` stays in its order. Transcript lines are read along their
+    // chain, where the appended results follow their calls whatever comes before them.
+    if !transcript && ends_pending(messages, &f.kept)? {
+        summary_messages.append(&mut attachments);
+        summary_messages.append(&mut hook_results);
+    }
 
     // The provider's opaque compaction the context started with stays in front (unless kept).
     let kept_in_front = active_start(messages)?;
@@ -1232,6 +1278,30 @@ pub struct PreCompactOutcome {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Claude Code's lines for a slash command and its local output, the caveat before them
+    /// and an interruption marker are no request: the request before them is the latest.
+    #[test]
+    fn the_latest_request_is_not_a_slash_command_or_its_output() {
+        let messages = Message::parse_all(json!([
+            {"role": "user", "content": "Compare the two approaches."},
+            {"role": "assistant", "content": "A is simpler, B is faster."},
+            {"role": "user", "content": "Fair enough. Write a balanced opinion."},
+            {"role": "assistant", "content": "Here it is."},
+            {"role": "user", "isMeta": true, "content": "<local-command-caveat>Caveat: local commands below.</local-command-caveat>"},
+            {"role": "user", "content": "<command-name>/model</command-name>\n  <command-message>model</command-message>\n  <command-args></command-args>"},
+            {"role": "user", "content": [{"type": "text", "text": "<local-command-stdout>Set model to opus</local-command-stdout>"}]},
+            {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user]"}]}
+        ]))
+        .unwrap();
+        assert_eq!(last_user_request(&messages, 0), Some(2));
+        // A request that only mentions a tag is a request.
+        let quoted = Message::parse_all(json!([
+            {"role": "user", "content": "What does <command-name> mean in the transcript?"}
+        ]))
+        .unwrap();
+        assert_eq!(last_user_request(&quoted, 0), Some(0));
+    }
 
     #[test]
     fn media_to_strip_is_what_strip_images_edits() {

@@ -193,7 +193,12 @@ pub fn preview(
     // tokenizer.
     let counted = |text: &str| text_tokens_counted(text, counter);
     let measure = || restore::Measure(counter.map(|_| &counted as &restore::TokensOf<'_>));
-    let budgeted = restore::budget_files_measured(known, &Default::default(), measure())?;
+    // Within what the compaction would free, as the compaction restores them.
+    let size_before = ctx.size_before(messages, counter)?.estimated;
+    let mut room = size_before.saturating_sub(estimated_summary_tokens + 1);
+    let budgeted =
+        restore::budget_files_measured(known, &restore::FileBudget::within(room), measure())?;
+    room = room.saturating_sub(budgeted.iter().map(|f| f.tokens).sum::<u64>());
     let mut restored_files = Vec::new();
     for &k in &chosen {
         let f = &snapshot[k];
@@ -213,8 +218,11 @@ pub fn preview(
             });
         }
     }
-    let skills =
-        restore::budget_skills_measured(&ctx.invoked_skills, &Default::default(), measure())?;
+    let skills = restore::budget_skills_measured(
+        &ctx.invoked_skills,
+        &restore::SkillBudget::within(room),
+        measure(),
+    )?;
 
     // The compacted context, in the conversation's shape, as the pipeline measures it.
     let transcript = messages.iter().any(Message::is_transcript);

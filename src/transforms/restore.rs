@@ -352,6 +352,17 @@ impl Default for FileBudget {
     }
 }
 
+impl FileBudget {
+    /// The default budget with its total at most `room` tokens: what a compaction may restore
+    /// when it must stay smaller than what it replaces.
+    pub fn within(room: u64) -> FileBudget {
+        FileBudget {
+            total_tokens: POST_COMPACT_TOKEN_BUDGET.min(room),
+            ..Default::default()
+        }
+    }
+}
+
 /// Truncates and budgets files given as `(path, content)` in priority order (most recently
 /// read first), with the SPEC limits ([`FileBudget::default`]). See [`budget_files_with`].
 pub fn budget_files(files: Vec<(String, String)>) -> Vec<RestoredFile> {
@@ -460,6 +471,16 @@ impl Default for SkillBudget {
             max_tokens_per_skill: POST_COMPACT_MAX_TOKENS_PER_SKILL,
             total_tokens: POST_COMPACT_SKILLS_TOKEN_BUDGET,
             min_useful_tokens: MIN_USEFUL_SKILL_TOKENS,
+        }
+    }
+}
+
+impl SkillBudget {
+    /// The default budget with its total at most `room` tokens (see [`FileBudget::within`]).
+    pub fn within(room: u64) -> SkillBudget {
+        SkillBudget {
+            total_tokens: POST_COMPACT_SKILLS_TOKEN_BUDGET.min(room),
+            ..Default::default()
         }
     }
 }
