@@ -124,6 +124,22 @@ fn reference(messages: &[Message]) -> Vec<Problem> {
                     say(i, format!("tool_result {r} does not follow its tool_use"));
                 }
             }
+            // The results answering the calls before come first in the message.
+            if let Some(k) = content.iter().position(|b| b["type"] != "tool_result") {
+                let before = content[k]["type"].as_str().unwrap_or("untyped");
+                for r in &result_ids(&content[k..]) {
+                    if previous_calls.contains(r) {
+                        say(
+                            i,
+                            format!(
+                                "tool_result of tool_use {r} comes after a {before} block (the \
+                                 tool_result blocks answering tool_use must come first in the \
+                                 next message)"
+                            ),
+                        );
+                    }
+                }
+            }
         }
     }
     problems
@@ -282,5 +298,53 @@ proptest! {
                 return Err(TestCaseError::fail(e));
             }
         }
+    }
+}
+
+/// A user message between a call and its result, and a message whose text comes before its
+/// results, as API messages (reported) and as transcript lines (whose merged message sends
+/// its results first): both validators give the same problems.
+#[test]
+fn agrees_on_results_after_other_blocks() {
+    let call = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "Read", "input": {}},
+        {"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]});
+    let result = |id: &str| json!({"type": "tool_result", "tool_use_id": id, "content": "r"});
+    let text = json!({"type": "text", "text": "also b"});
+    let line = |v: &Value| json!({"type": v["role"], "message": v});
+    let user = |c: Value| json!({"role": "user", "content": c});
+    let go = user(json!("go"));
+    let conversations = [
+        vec![
+            go.clone(),
+            call.clone(),
+            user(json!([text, result("t1"), result("t2")])),
+        ],
+        vec![
+            go.clone(),
+            call.clone(),
+            user(json!([result("t1"), text, result("t2")])),
+        ],
+        vec![
+            go.clone(),
+            call.clone(),
+            user(json!("also b")),
+            user(json!([result("t1"), result("t2")])),
+        ],
+        vec![
+            go.clone(),
+            call.clone(),
+            user(json!([result("t1")])),
+            user(json!("also b")),
+            user(json!([result("t2")])),
+        ],
+    ];
+    for c in conversations {
+        let api = Message::parse_all(Value::Array(c.clone())).unwrap();
+        agree(&api).unwrap();
+        assert!(!validate_for_api(&api).is_empty(), "{c:?}");
+        let lines = Message::parse_all(Value::Array(c.iter().map(line).collect())).unwrap();
+        agree(&lines).unwrap();
+        assert!(validate_for_api(&lines).is_empty(), "{c:?}");
     }
 }

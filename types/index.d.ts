@@ -2230,7 +2230,10 @@ export declare function buildPostCompactMessages<M>(
 /**
  * What is sent to the Messages API: `{role, content}` messages after the last compaction
  * boundary; non-API and sub-agent lines left out; split responses and consecutive messages of
- * one role merged; attachments as user text. Claude Code lines are read as the conversation
+ * one role merged; attachments as user text. A user message made of Claude Code lines (each
+ * tool result a line of its own among hook outputs, attachments and interruption texts) sends
+ * its `tool_result` blocks first, as the API requires; API messages keep their order. Claude
+ * Code lines are read as the conversation
  * Claude Code resumes: when the file holds several branches (a rewind or resume wrote turns
  * again under another parent), the `parentUuid` chain from the latest leaf (with the results of
  * its parallel calls); a broken chain is read in file order. A sub-agent's own file (every turn
@@ -2240,7 +2243,10 @@ export declare function toApiMessages<M extends MessageInput>(messages: readonly
 
 /**
  * Checks the invariants the Messages API enforces (user first, tool pairs, no empty content
- * or empty text block, no tool call id used twice) on the API view of `messages`. A
+ * or empty text block, no tool call id used twice, the `tool_result` blocks answering an
+ * assistant message's calls first in the next message, before any other block: a user message
+ * placed between a call and its result is reported, in every shape) on the API view of
+ * `messages`. A
  * `server_tool_use` without its result is valid only in the last message (a turn the API
  * paused with `stop_reason: "pause_turn"`, continued by sending it back).
  */

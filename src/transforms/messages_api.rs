@@ -254,26 +254,41 @@ fn api_groups(messages: &[Message]) -> Vec<(&'static str, Vec<Sent<'_>>)> {
             }
         });
     let mut out: Vec<(&'static str, Vec<Sent>)> = Vec::new();
+    // Whether each message of `out` holds a transcript line's blocks.
+    let mut lines: Vec<bool> = Vec::new();
     // The open response: its id and its assistant message's index in `out`.
     let mut open: Option<(&str, usize)> = None;
-    // User blocks seen while a response is open: they follow it, after all its lines.
+    // User blocks seen while a response is open: they follow it, after all its lines; and
+    // whether a transcript line gave some of them.
     let mut pending: Vec<Sent> = Vec::new();
+    let mut pending_line = false;
     fn push<'a>(
         out: &mut Vec<(&'static str, Vec<Sent<'a>>)>,
+        lines: &mut Vec<bool>,
         role: &'static str,
         blocks: Vec<Sent<'a>>,
+        line: bool,
     ) {
         if blocks.is_empty() {
             return;
         }
         match out.last_mut() {
-            Some((r, b)) if *r == role => b.extend(blocks),
-            _ => out.push((role, blocks)),
+            Some((r, b)) if *r == role => {
+                b.extend(blocks);
+                if let Some(l) = lines.last_mut() {
+                    *l |= line;
+                }
+            }
+            _ => {
+                out.push((role, blocks));
+                lines.push(line);
+            }
         }
     }
     for m in &messages[start..] {
         let Some(role) = role_of(m) else { continue };
         let blocks = sent_of(m);
+        let line = m.is_transcript();
         if role == "assistant" {
             let id = m.message_id();
             if let (Some((open_id, at)), Some(id)) = (&open, &id) {
@@ -282,19 +297,35 @@ fn api_groups(messages: &[Message]) -> Vec<(&'static str, Vec<Sent<'_>>)> {
                     continue;
                 }
             }
-            push(&mut out, "user", std::mem::take(&mut pending));
-            push(&mut out, "assistant", blocks);
+            let pending_blocks = std::mem::take(&mut pending);
+            push(&mut out, &mut lines, "user", pending_blocks, pending_line);
+            pending_line = false;
+            push(&mut out, &mut lines, "assistant", blocks, line);
             open = match (id, out.last()) {
                 (Some(id), Some(("assistant", _))) => Some((id, out.len() - 1)),
                 _ => None,
             };
         } else if open.is_some() {
+            pending_line |= line && !blocks.is_empty();
             pending.extend(blocks);
         } else {
-            push(&mut out, "user", blocks);
+            push(&mut out, &mut lines, "user", blocks, line);
         }
     }
-    push(&mut out, "user", pending);
+    push(&mut out, &mut lines, "user", pending, pending_line);
+    // Claude Code writes each tool result as a line of its own, and may write other user
+    // lines (attachments, hook outputs, an interruption's text) between the results of
+    // parallel calls or before them; merged into one user message, the API requires the
+    // tool_result blocks first. A user message made of transcript lines sends its
+    // tool_result blocks first, the others after them, each in its order. API messages are
+    // sent in their own order (the API merges consecutive user messages as they are, and
+    // validateForApi reports a result after another block).
+    for ((role, content), line) in out.iter_mut().zip(lines) {
+        if *role == "user" && line {
+            // Stable: the results keep their order, the other blocks theirs.
+            content.sort_by_key(|b| b.get("type") != Some("tool_result"));
+        }
+    }
     out
 }
 
@@ -315,11 +346,21 @@ fn ids<'a>(content: &'a [Sent<'a>], ty: &'a str, key: &'a str) -> impl Iterator<
         .filter_map(move |b| b.get(key))
 }
 
+/// The problem of the tool_result answering tool_use `id` placed after a `before` block.
+fn not_first(id: &str, before: &str) -> String {
+    format!(
+        "tool_result of tool_use {id} comes after a {before} block (the tool_result blocks \
+         answering tool_use must come first in the next message)"
+    )
+}
+
 /// `validateForApi`: the problems the Messages API would reject (an empty list means
 /// valid): no message, a first message that is not a user message, empty content or an
 /// empty text block, a tool call id used twice, a
 /// `tool_use` not answered by a `tool_result` in the very next message, a `tool_result`
-/// without its `tool_use` right before, a server tool call without its result in the same
+/// without its `tool_use` right before, a `tool_result` answering the message before that
+/// comes after another block of its message (a user message between a call and its result,
+/// merged with it), a server tool call without its result in the same
 /// message (except in the last message: a turn the API paused, continued by sending it back).
 pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
     use std::collections::HashSet;
@@ -402,6 +443,21 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
             for r in ids(content, "tool_result", "tool_use_id") {
                 if !previous_calls.contains(r) {
                     say(i, format!("tool_result {r} does not follow its tool_use"));
+                }
+            }
+            // The results answering the calls come first, before any other block: the API
+            // refuses a message following tool_use blocks that does not begin with their
+            // tool_result blocks (a user message between a call and its result, merged with
+            // it, puts its text first).
+            let first_other = content
+                .iter()
+                .position(|b| b.get("type") != Some("tool_result"));
+            if let Some(k) = first_other {
+                let before = content[k].get("type").unwrap_or("untyped");
+                for r in ids(&content[k..], "tool_result", "tool_use_id") {
+                    if previous_calls.contains(r) {
+                        say(i, not_first(r, before));
+                    }
                 }
             }
         }
@@ -617,6 +673,99 @@ mod tests {
                 {"type": "web_search_tool_result", "tool_use_id": "s", "content": []}]}
         ]));
         assert!(validate_for_api(&ok).is_empty());
+    }
+
+    /// The tool_result blocks answering a call come first in the next message: text before
+    /// them (in the message, or a user message of its own merged with the results) is a
+    /// problem naming the message and the call.
+    #[test]
+    fn a_tool_result_after_another_block_is_a_problem() {
+        let call = json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Read", "input": {}},
+            {"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]});
+        let result = |id: &str| json!({"type": "tool_result", "tool_use_id": id, "content": "r"});
+        let go = json!({"role": "user", "content": "go"});
+        // In one message.
+        let within = validate_for_api(&m(json!([go, call,
+            {"role": "user", "content": [{"type": "text", "text": "also b"}, result("t1"), result("t2")]}])));
+        assert_eq!(
+            within,
+            ["t1", "t2"].map(|id| Problem {
+                message: 2,
+                problem: not_first(id, "text")
+            })
+        );
+        // A user message between the call and its results.
+        let between = validate_for_api(&m(json!([go, call,
+            {"role": "user", "content": "also b"},
+            {"role": "user", "content": [result("t1"), result("t2")]}])));
+        assert_eq!(between.len(), 2, "{between:?}");
+        assert_eq!(between[0].message, 2);
+        assert!(between[0].problem.contains("tool_use t1"));
+        // Between two results: only the later one.
+        let middle = validate_for_api(&m(json!([go, call,
+            {"role": "user", "content": [result("t1"), {"type": "text", "text": "also b"}, result("t2")]}])));
+        assert_eq!(
+            middle,
+            [Problem {
+                message: 2,
+                problem: not_first("t2", "text")
+            }]
+        );
+        // Results first, text after: valid.
+        let after = validate_for_api(&m(json!([go, call,
+            {"role": "user", "content": [result("t1"), result("t2"), {"type": "text", "text": "also b"}]}])));
+        assert!(after.is_empty(), "{after:?}");
+        // A result answering no call of the message before is reported once, as such.
+        let orphan = validate_for_api(&m(json!([go, {"role": "assistant", "content": "hi"},
+            {"role": "user", "content": [{"type": "text", "text": "x"}, result("t9")]}])));
+        assert_eq!(orphan.len(), 1, "{orphan:?}");
+        assert!(orphan[0].problem.contains("does not follow"));
+    }
+
+    /// Claude Code writes each tool result as a line of its own and other user lines (hook
+    /// outputs, attachments, an interruption's text) around them: the user message they are
+    /// merged into sends the results first, as the API requires, the other blocks after them
+    /// in their order.
+    #[test]
+    fn transcript_lines_merged_send_their_tool_results_first() {
+        let a = |id: &str| {
+            json!({"type": "assistant", "message": {"role": "assistant", "id": "r1",
+            "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {}}]}})
+        };
+        let u = |id: &str| {
+            json!({"type": "user", "message": {"role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": id, "content": "x"}]}})
+        };
+        let hook = |t: &str| json!({"type": "attachment", "attachment": {"type": "hook_success", "content": t}});
+        let msgs = m(json!([
+            {"type": "user", "message": {"role": "user", "content": "go"}},
+            a("t1"), hook("busy 1"), u("t1"), a("t2"), u("t2"), hook("busy 2"),
+            {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user for tool use]"}]}},
+        ]));
+        let v = to_api_messages(&msgs);
+        assert_eq!(v.len(), 3);
+        let types: Vec<&str> = v[2]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            types,
+            ["tool_result", "tool_result", "text", "text", "text"]
+        );
+        assert_eq!(v[2]["content"][0]["tool_use_id"], "t1");
+        assert_eq!(v[2]["content"][2]["text"], "busy 1");
+        assert_eq!(
+            serde_json::to_value(api_view(&msgs)).unwrap(),
+            Value::Array(v)
+        );
+        assert!(
+            validate_for_api(&msgs).is_empty(),
+            "{:?}",
+            validate_for_api(&msgs)
+        );
     }
 
     /// A response that stopped with `pause_turn` ends with a `server_tool_use` whose result
