@@ -1702,12 +1702,19 @@ export interface CompactionResult<M = Message> {
    * The summary message, in the conversation's shape (pinned messages after it). When the
    * compacted context began with the provider's opaque compaction (an OpenAI Responses
    * `{type: 'compaction', encrypted_content}` item), that item, your own object, comes first:
-   * no summarizer can read it, and the provider still does.
+   * no summarizer can read it, and the provider still does. When the kept messages end with
+   * a tool call still waiting for its result (in messages, not transcript lines), the
+   * attachments and hook messages follow here too, so that the call stays last and the
+   * result you append follows it; `attachments` and `hookResults` are then empty.
    */
   summaryMessages: Array<AddedMessage<M, SummaryMessage> | M>;
-  /** Restored files and skills, plan, plan mode, agents, tools, MCP instructions. */
+  /**
+   * Restored files and skills, plan, plan mode, agents, tools, MCP instructions (in
+   * `summaryMessages` instead when a kept tool call is still waiting for its result).
+   * Restored files and skills take no more than the compaction frees.
+   */
   attachments: Array<AddedMessage<M, AttachmentMessage>>;
-  /** The SessionStart hooks' texts. */
+  /** The SessionStart hooks' texts (see `attachments` for a kept pending tool call). */
   hookResults: Array<AddedMessage<M, HookResultMessage>>;
   /**
    * Set when the messages were another ecosystem's: the added messages are in that shape,
