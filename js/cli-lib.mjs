@@ -1519,20 +1519,21 @@ export async function compactCommand(args, io) {
  * @param {boolean} offline
  */
 function prepareCompaction(input, lines, modelOption, offline) {
-  const fromTranscript = transcriptModel(lines);
+  // A sub-agent's own file (every line isSidechain) is compacted as its own conversation: its
+  // model and read files are its lines', and the library writes the new lines as the agent's
+  // (isSidechain, agentId). The lines compacted are the file's own.
+  const own = asOwnConversation(lines).lines;
+  const fromTranscript = transcriptModel(own);
   const model = modelOption ?? fromTranscript ?? DEFAULT_MODEL;
   /** @type {'option' | 'transcript' | 'default'} */
   const modelFrom = modelOption ? 'option' : fromTranscript ? 'transcript' : 'default';
   if (!offline && !modelOption && !fromTranscript) {
     throw usageError('compact: the transcript names no model; pass --model for the API');
   }
-  if (!lines.some((l) => (l.type === 'user' || l.type === 'assistant') && l.isSidechain !== true)) {
-    const why = asOwnConversation(lines).subAgent
-      ? "it is a sub-agent's session file (every line is isSidechain): there is no main conversation to compact"
-      : 'it has no user or assistant line';
-    throw new CliError(`compaction failed (NOTHING_TO_COMPACT): ${input}: ${why}; nothing was written`, EXIT.COMPACTION, { code: 'NOTHING_TO_COMPACT' });
+  if (!own.some((l) => (l.type === 'user' || l.type === 'assistant') && l.isSidechain !== true)) {
+    throw new CliError(`compaction failed (NOTHING_TO_COMPACT): ${input}: it has no user or assistant line; nothing was written`, EXIT.COMPACTION, { code: 'NOTHING_TO_COMPACT' });
   }
-  return { lines, model, modelFrom, readFileState: readFileStateFromTranscript(lines) };
+  return { lines, model, modelFrom, readFileState: readFileStateFromTranscript(own) };
 }
 
 // ---- compact: the compaction in a worker thread -----------------------------------------------------

@@ -100,6 +100,9 @@ pub fn messages_for_compaction(
     let arr: &Array = messages.unchecked_ref();
     let mut typed = typed_messages(arr, reading, &|i| format!("messages[{i}]"))?;
     mark_conversation_js(arr, &mut typed);
+    if reading == Reading::Compaction {
+        read_template_whole(arr, &mut typed, &|i| format!("messages[{i}]"))?;
+    }
     Ok(Compacted {
         typed,
         foreign: None,
@@ -243,8 +246,8 @@ pub async fn messages_for_compaction_yielding(
             since = super::env::now_ms();
         }
     }
-    read_template_whole(arr, &mut typed, &at)?;
     mark_conversation_js(arr, &mut typed);
+    read_template_whole(arr, &mut typed, &at)?;
     Ok(Compacted {
         typed,
         foreign: None,
@@ -278,9 +281,6 @@ fn typed_messages(
     let mut i = 0;
     while i < len {
         i = read_batch(arr, i, len, reading, &mut typed, &at, true)?;
-    }
-    if reading == Reading::Compaction {
-        read_template_whole(arr, &mut typed, &at)?;
     }
     Ok(typed)
 }
@@ -337,15 +337,19 @@ fn named_problem(arr: &Array, j: usize) -> Option<Error> {
     crate::measure::tokens::estimate_range(&view, j..j + 1).err()
 }
 
-/// After a [`Reading::Compaction`] read: the line a new boundary copies its session fields
-/// from ([`session_template`]) read again whole, so that those fields are there.
+/// After a [`Reading::Compaction`] read and [`mark_conversation_js`]: the line a new boundary
+/// copies its session fields from ([`session_template`], the last line of the conversation
+/// as marked: a sub-agent's own file's last line) read again whole, so that those fields are
+/// there. It keeps its mark.
 fn read_template_whole(
     arr: &Array,
     typed: &mut [Message],
     at: &dyn Fn(usize) -> String,
 ) -> crate::Result<()> {
     if let Some(i) = session_template(typed) {
+        let mark = typed[i].conversation;
         typed[i] = typed_message(arr, i, Reading::Whole, &|| at(i), true)?;
+        typed[i].conversation = mark;
     }
     Ok(())
 }

@@ -1014,6 +1014,10 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     kept.extend(pinned::kept_for_pins(&ctx.pinned, messages, start)?);
     kept.sort_unstable();
     kept.dedup();
+    // Not the turns of a branch the chain from the leaf leaves out (a rewind's): kept after
+    // the summary, where the chain no longer reaches them, they would be read as the
+    // conversation's (their tool calls a second time).
+    kept.retain(|&i| !boundary::of_abandoned_branch(&messages[i]));
     f.kept = kept;
     let kept_owned: Vec<Message> = f.kept.iter().map(|&i| messages[i].clone()).collect();
     let kept = kept_owned.as_slice();
@@ -1070,7 +1074,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     // The last message the compaction replaced (kept ones are not replaced).
     let last_before = (0..messages.len())
         .rev()
-        .filter(|i| !f.kept.contains(i))
+        .filter(|&i| !f.kept.contains(&i) && !boundary::of_abandoned_branch(&messages[i]))
         .find_map(|i| messages[i].uuid().map(str::to_string))
         .or_else(|| last_uuid(messages));
     let text =
@@ -1096,7 +1100,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         env.new_uuid()
     });
     summary_messages.extend(pinned_messages);
-    let boundary_marker = boundary::create_compact_boundary(&BoundaryInput {
+    let mut boundary_marker = boundary::create_compact_boundary(&BoundaryInput {
         trigger: f.trigger,
         pre_tokens: f.pre_tokens,
         last_uuid: last_before,
@@ -1109,6 +1113,13 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         // system and sub-agent lines kept beside them carry no usage and are not counted).
         kept_messages: sent_count(&summary_messages[1..])? + sent_count(kept)?,
     });
+    boundary::continue_conversation(
+        messages,
+        std::iter::once(&mut boundary_marker)
+            .chain(&mut summary_messages)
+            .chain(&mut attachments)
+            .chain(&mut hook_results),
+    );
     let n_attach = attachments.len();
     let mut new_lines = std::mem::take(&mut attachments);
     new_lines.append(&mut hook_results);

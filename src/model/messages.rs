@@ -1121,14 +1121,16 @@ impl<'de> Deserialize<'de> for Block {
 pub const COMPACTION_LINE_FIELDS: &[&str] =
     &["type", "subtype", "uuid", "isSidechain", "timestamp"];
 
-/// Where and in which session a transcript line was written. A new boundary copies them from
-/// the [`session_template`] line; nothing else reads them.
+/// Where and in which session a transcript line was written, and by which sub-agent
+/// (`agentId`, on every line of a sub-agent's own file). A new boundary copies them from the
+/// [`session_template`] line; nothing else reads them.
 pub const SESSION_FIELDS: &[&str] = &[
     "userType",
     "cwd",
     "sessionId",
     "version",
     "gitBranch",
+    "agentId",
     "slug",
 ];
 
@@ -1171,8 +1173,10 @@ pub fn compaction_unread(key: &str) -> bool {
 }
 
 /// The line a new compact boundary copies its session fields (`cwd`, `sessionId`, …) from:
-/// the last transcript line of the main chain. Judged by typed fields only, so a message
-/// read without its session fields is found as well as a whole one.
+/// the last transcript line of the conversation (of the main chain, or of a sub-agent's own
+/// file once its lines are marked as its conversation, [`Message::conversation`]). Judged by
+/// typed fields only, so a message read without its session fields is found as well as a
+/// whole one.
 pub fn session_template(messages: &[Message]) -> Option<usize> {
     messages
         .iter()

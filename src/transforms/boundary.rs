@@ -68,15 +68,64 @@ pub struct BoundaryInput {
 
 pub use crate::model::messages::SESSION_FIELDS;
 
-/// Picks [`SESSION_FIELDS`] from a template line.
+/// Picks [`SESSION_FIELDS`] from a template line, and its `isSidechain: true` when it is a
+/// sub-agent's line: a line written with them continues the template's conversation (in a
+/// sub-agent's own file, a line with `isSidechain: false` would be a main-chain turn, and
+/// the file would no longer be read as that sub-agent's conversation).
 pub fn session_fields_of(template: &Message) -> Map<String, Value> {
     let mut out = Map::new();
+    if matches!(template.is_sidechain, Some(Some(true))) {
+        out.insert("isSidechain".into(), Value::Bool(true));
+    }
     for k in SESSION_FIELDS {
         if let Some(v) = template.extra.get(*k) {
             out.insert((*k).to_string(), v.clone());
         }
     }
     out
+}
+
+/// Whether `m` is a line of a branch the `parentUuid` chain from the leaf leaves out
+/// ([`Message::on_other_branch`]) that would be read as the conversation's if it followed a
+/// summary (a turn, an attachment, a boundary): a compaction keeps none, since the chain no
+/// longer leads past them after it. (A progress line the chain passes by is left as it is:
+/// it is never sent.)
+pub fn of_abandoned_branch(m: &Message) -> bool {
+    m.on_other_branch()
+        && (matches!(m.kind(), Kind::User | Kind::Assistant | Kind::Attachment)
+            || m.is_compact_boundary())
+}
+
+/// Makes the transcript `lines` a compaction writes (boundary, summary, pinned messages,
+/// attachments, hook results) lines of the conversation they continue, that of the
+/// [`session_template`](crate::model::messages::session_template) line of `messages`: its
+/// `isSidechain` and `agentId` (a sub-agent's own file stays one, every line `isSidechain:
+/// true` with the agent's id) and its place in the conversation ([`Message::conversation`]),
+/// so that the compacted messages read as one conversation before they are read again. A
+/// message not in transcript shape, or a conversation with no transcript line, is left as
+/// it is.
+pub fn continue_conversation<'a>(
+    messages: &[Message],
+    lines: impl IntoIterator<Item = &'a mut Message>,
+) {
+    let Some(t) = crate::model::messages::session_template(messages) else {
+        return;
+    };
+    let template = &messages[t];
+    let sidechain = matches!(template.is_sidechain, Some(Some(true)));
+    let agent = template.extra.get("agentId");
+    for line in lines {
+        if !line.is_transcript() {
+            continue;
+        }
+        if sidechain || line.is_sidechain.is_some() {
+            line.is_sidechain = Some(Some(sidechain));
+        }
+        if let Some(a) = agent {
+            line.extra.insert("agentId".into(), a.clone());
+        }
+        line.conversation = template.conversation;
+    }
 }
 
 /// `createCompactBoundaryMessage`: the `compact_boundary` system line (transcript shape, as

@@ -338,12 +338,26 @@ test('compact / analyze: a malformed line 3 → exit 2 naming line 3, nothing wr
   assert.deepEqual(readdirSync(dir).sort(), ['bad.jsonl', 'bad2.jsonl']);
 });
 
-test("compact: a sub-agent's own session file → exit 3 NOTHING_TO_COMPACT, nothing written", async (t) => {
+test("compact: a sub-agent's own session file is compacted as its own conversation; the new lines are the agent's", async (t) => {
   const dir = tempDir(t);
-  const r = await cli(['compact', join(TRANSCRIPTS, 'cc_long_autocompact_4d5611e5.agent-acompact-e1f845.jsonl'), '-o', join(dir, 'out.jsonl')]);
-  assert.equal(r.code, 3, r.err);
-  assert.match(r.err, /compaction failed \(NOTHING_TO_COMPACT\): .*sub-agent/);
-  assert.deepEqual(readdirSync(dir), []);
+  const input = join(TRANSCRIPTS, 'cc_long_autocompact_4d5611e5.agent-acompact-e1f845.jsonl');
+  const out = join(dir, 'out.jsonl');
+  const r = await cli(['compact', input, '-o', out, '--json']);
+  assert.equal(r.code, 0, r.err);
+  const report = JSON.parse(r.out);
+  assert.equal(report.model, MODEL, "the model of the agent's own lines");
+  const outText = readFileSync(out, 'utf8');
+  const fresh = splitOutput(outText, readFileSync(input, 'utf8'));
+  assert.equal(fresh.length, report.linesWritten.new);
+  for (const l of fresh) {
+    assert.equal(l.isSidechain, true, l.type);
+    assert.equal(l.agentId, 'acompact-e1f845', l.type);
+    assert.equal(l.sessionId, '4d5611e5-241a-462a-8d15-5122611a9569', l.type);
+  }
+  // Read again, the file is still the sub-agent's conversation: the summary is sent.
+  const all = cc.parseTranscript(outText);
+  assert.match(JSON.stringify(cc.toApiMessages(all)), /<summary>/);
+  assert.equal(cc.tokenCountWithEstimation(all), report.tokensAfter);
 });
 
 test('compact: an unwritable output is refused before any work → exit 2', async (t) => {
