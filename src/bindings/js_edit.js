@@ -220,6 +220,17 @@ const ROLE_OF_KIND = ['user', 'assistant', 'system'];
 
 // An OpenAI Chat message (or a LangChain `{role, …}` dict) in Anthropic form; it is `arr[i]`
 // (a legacy function call's id is its message's index: legacyCallId).
+// `content` with the speaker's `name` (OpenAI Chat's participant name, LangChain's `name`)
+// in front of its first text: in a conversation of several people the summary can say who
+// said what.
+function named(content, name) {
+  if (typeof name !== 'string' || name.trim() === '') return content;
+  const k = content.findIndex((b) => b.type === 'text');
+  if (k < 0) return [{ type: 'text', text: `${name}:` }, ...content];
+  content[k] = { ...content[k], text: `${name}: ${content[k].text}` };
+  return content;
+}
+
 function anthropicChat(m, kind, role, arr, i) {
   if (m.role === 'tool' || m.role === 'function') {
     const id = m.role === 'function' ? legacyResultId(arr, i, m.name) : m.tool_call_id;
@@ -239,7 +250,7 @@ function anthropicChat(m, kind, role, arr, i) {
     }
   }
   if (m.function_call) content.push({ type: 'tool_use', id: legacyCallId(i), name: textOf(m.function_call.name), input: parseArgs(m.function_call.arguments) });
-  return [{ role, content }];
+  return [{ role, content: named(content, m.name) }];
 }
 
 // The Anthropic messages of one foreign message `arr[i]`, by shape; each is {role, content}.
@@ -389,9 +400,9 @@ function anthropicMessages(arr, i, m, shape) {
         const usage = {};
         if (typeof u.input_tokens === 'number') usage.input_tokens = u.input_tokens;
         if (typeof u.output_tokens === 'number') usage.output_tokens = u.output_tokens;
-        if (Object.keys(usage).length !== 0) return [{ role, content, usage }];
+        if (Object.keys(usage).length !== 0) return [{ role, content: named(content, f.name), usage }];
       }
-      return [{ role, content }];
+      return [{ role, content: named(content, f.name) }];
     }
     default:
       return [];

@@ -474,6 +474,18 @@ fn render_attachment(m: &Message) -> Option<TextPart> {
     )))
 }
 
+/// The `name` of an API-shape user or assistant message, when it names a participant.
+fn speaker(m: &Message) -> Option<&str> {
+    if m.is_transcript() || !matches!(m.kind(), Kind::User | Kind::Assistant) {
+        return None;
+    }
+    m.extra
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+}
+
 /// The conversation as Messages API messages for the summarizer: sent lines only (main chain,
 /// no system/progress lines), consecutive messages of one role merged (this also joins the
 /// lines of a split response), nothing empty, a user message first. Texts of meta user lines
@@ -505,6 +517,16 @@ pub fn render_conversation(messages: &[Message]) -> Vec<TextMessage> {
                 if !b.text.starts_with("[tool result for ") {
                     b.text = format!("{marker}\n{}", b.text);
                 }
+            }
+        }
+        // A participant's name (OpenAI Chat's `name` on a message): in a conversation of
+        // several people the summary can say who said what.
+        if let Some(name) = speaker(m) {
+            if let Some(b) = blocks
+                .iter_mut()
+                .find(|b| !b.text.starts_with("[tool result for "))
+            {
+                b.text = format!("{name}: {}", b.text);
             }
         }
         if blocks.is_empty() {
@@ -851,6 +873,31 @@ mod tests {
                 vec!["start the server"],
                 vec!["Starting it."],
                 vec!["thanks"]
+            ]
+        );
+    }
+
+    #[test]
+    fn a_participant_name_goes_before_what_they_said() {
+        let m = msgs(json!([
+            {"role": "user", "name": "alice", "content": "I vote yes."},
+            {"role": "assistant", "content": "Recorded."},
+            {"role": "user", "name": " ", "content": "Anyone else?"},
+            {"role": "user", "name": "bob", "content": [{"type": "text", "text": "No from me."}]},
+            // A transcript line's `name` is no participant.
+            {"type": "user", "name": "x", "message": {"role": "user", "content": "line"}},
+        ]));
+        let r = render_conversation(&m);
+        let texts: Vec<Vec<&str>> = r
+            .iter()
+            .map(|m| m.content.iter().map(|p| p.text.as_str()).collect())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                vec!["alice: I vote yes."],
+                vec!["Recorded."],
+                vec!["Anyone else?", "bob: No from me.", "line"]
             ]
         );
     }

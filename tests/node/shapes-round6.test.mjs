@@ -123,3 +123,26 @@ test('without a pending call, attachments and hook messages keep their own place
   assert.equal(r.summaryMessages.length, 1);
   assert.ok(r.attachments.length >= 1);
 });
+
+// ---- participant names reach the summarizer -----------------------------------------------
+
+test('OpenAI Chat and LangChain participant names reach the summary request', async () => {
+  const pad = lines(20, 'detail');
+  const chat = [{ role: 'system', content: 'You moderate a group vote.' }];
+  for (let i = 0; i < 8; i++) {
+    chat.push({ role: 'user', name: i % 2 ? 'bob' : 'alice', content: `I vote ${i % 2 ? 'NO' : 'YES'} on item ${i}.\n${pad}` },
+      { role: 'assistant', content: `Vote on item ${i} recorded.` });
+  }
+  chat.push({ role: 'user', name: 'carol', content: 'Who voted no, on which items?' });
+  const lc = chat.map((m) => (m.role === 'system' ? new HumanMessage(m.content)
+    : m.role === 'user' ? new HumanMessage({ content: m.content, name: m.name }) : new AIMessage(m.content)));
+  for (const [name, msgs] of [['OpenAI Chat', chat], ['LangChain', lc]]) {
+    let sent = '';
+    const r = await cc.compactConversation(msgs, { model: 'gpt-4o', summarize: async (req) => { sent = JSON.stringify(req.messages); return '<summary>S</summary>'; } });
+    assert.match(sent, /alice: I vote YES on item 0/, name);
+    assert.match(sent, /bob: I vote NO on item 1/, name);
+    // The caller's messages are not changed.
+    assert.equal(chat[1].content.startsWith('I vote YES'), true);
+    assert.ok(r.summaryMessages.length >= 1);
+  }
+});
