@@ -164,6 +164,9 @@ function anthropicBlock(p) {
     }
     case 'audio':
       return mediaBlock(p.data !== undefined ? p.data : p.url, p.mimeType || p.mime_type || p.mediaType || 'audio/wav');
+    // LangChain's video blocks (and the older `source_type` form): media, never base64 text.
+    case 'video':
+      return mediaBlock(p.data !== undefined ? p.data : p.url, p.mimeType || p.mime_type || p.mediaType || 'video/mp4');
     case 'computer_screenshot':
       return mediaBlock(p.image_url, typeof p.image_url === 'string' ? undefined : 'image/png');
     case 'tool-call': return { type: 'tool_use', id: textOf(p.toolCallId), name: textOf(p.toolName), input: parseArgs(p.input) };
@@ -246,7 +249,11 @@ function anthropicChat(m, kind, role, arr, i) {
   if (typeof m.refusal === 'string' && m.refusal.length > 0) content.push({ type: 'text', text: m.refusal });
   if (Array.isArray(m.tool_calls)) {
     for (const c of parts(m.tool_calls)) {
-      if (isCall(c)) content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: parseArgs(callArgs(c)) });
+      if (!isCall(c)) continue;
+      const input = callArgs(c);
+      // A custom tool's free-form input stays the text it is (as a Responses custom call's).
+      const free = typeof input === 'string' && c.custom !== null && typeof c.custom === 'object' && c.function === undefined;
+      content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: free ? input : parseArgs(input) });
     }
   }
   if (m.function_call) content.push({ type: 'tool_use', id: legacyCallId(i), name: textOf(m.function_call.name), input: parseArgs(m.function_call.arguments) });
@@ -354,6 +361,14 @@ function anthropicMessages(arr, i, m, shape) {
             return [{ role: 'assistant', content: [mediaBlock(m.result, 'image/png')] }];
           }
           return [{ role: 'assistant', content: [{ type: 'text', text: JSON.stringify(m) ?? '' }] }];
+        case 'code_interpreter_call': {
+          // Its code and logs as text, each image it made as the image it is.
+          const outs = Array.isArray(m.outputs) ? m.outputs : [];
+          const isImage = (o) => o !== null && typeof o === 'object' && o.type === 'image';
+          const images = outs.filter(isImage).map((o) => mediaBlock(o.url, 'image/png'));
+          const rest = images.length === 0 ? m : { ...m, outputs: outs.filter((o) => !isImage(o)) };
+          return [{ role: 'assistant', content: [{ type: 'text', text: JSON.stringify(rest) ?? '' }, ...images] }];
+        }
         default: {
           const hosted = HOSTED_CALLS.get(m.type);
           if (hosted !== undefined) {

@@ -1196,7 +1196,7 @@ function pushPart(p, estimate, out) {
       describeBlock(p, estimate, out);
       return;
     case 'image': case 'image_url': case 'input_image': case 'input_audio': case 'audio':
-    case 'image-data': case 'image-url': case 'image-file-id': case 'computer_screenshot':
+    case 'image-data': case 'image-url': case 'image-file-id': case 'computer_screenshot': case 'video':
       pushBlock(out, 1, 0, 0, 0, 0, 0, 0, 0);
       return;
     case 'document': {
@@ -1432,8 +1432,11 @@ export function callArgs(c) {
 
 // Pushes the block of a `tool_calls` element: a call (isCall), else a part.
 function pushChatCall(out, estimate, c) {
-  if (isCall(c)) pushCall(out, estimate, c.id, callName(c), callArgs(c));
-  else pushPart(c, estimate, out);
+  if (!isCall(c)) return pushPart(c, estimate, out);
+  const input = callArgs(c);
+  // A custom tool's free-form input (`custom.input`) is text, as a Responses custom call's.
+  if (typeof input === 'string' && c.custom !== undefined && c.custom === fnOf(c)) pushCall(out, estimate, c.id, callName(c), '', estimate ? tlen(input) : 0);
+  else pushCall(out, estimate, c.id, callName(c), input);
 }
 
 // A LangChain message's content parts (fields `f`) as blocks. Streamed Anthropic chunks
@@ -1561,6 +1564,15 @@ function describeResponsesItem(m, estimate, out) {
       }
       pushBlock(out, 9, 0, estimate ? jsonLen(m) : 0, 0, 0, 0, 0, 0);
       return 1;
+    case 'code_interpreter_call': {
+      // Its code and logs by their JSON, each image it made as an image (never its base64).
+      const outs = Array.isArray(m.outputs) ? m.outputs : [];
+      const rest = outs.filter((o) => o === null || typeof o !== 'object' || o.type !== 'image');
+      const images = outs.length - rest.length;
+      pushBlock(out, 9, 0, estimate ? jsonLen(images === 0 ? m : { ...m, outputs: rest }) : 0, 0, 0, 0, 0, 0);
+      for (let k = 0; k < images; k++) pushBlock(out, 1, 0, 0, 0, 0, 0, 0, 0);
+      return 1 + images;
+    }
     default: {
       const hosted = HOSTED_CALLS.get(m.type);
       if (hosted !== undefined) {

@@ -146,3 +146,44 @@ test('OpenAI Chat and LangChain participant names reach the summary request', as
     assert.ok(r.summaryMessages.length >= 1);
   }
 });
+
+// ---- media and free-form input counted as what they are -----------------------------------
+
+test('a Code Interpreter image, a LangChain video block and a Chat custom tool input count as what they are', async () => {
+  const png = 'data:image/png;base64,iVBORw0KGgo' + 'A'.repeat(400_000);
+  const resp = [
+    { role: 'user', content: 'plot it' },
+    { type: 'code_interpreter_call', id: 'ci_1', container_id: 'c', code: 'plt.plot(x)', status: 'completed',
+      outputs: [{ type: 'logs', logs: 'done' }, { type: 'image', url: png }] },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Here is the chart.', annotations: [] }] },
+  ];
+  const n = cc.tokenCountWithEstimation(resp);
+  assert.ok(n > 2_000 && n < 2_200, `code interpreter image: ${n}`);
+  let sent = '';
+  const r = await cc.compactConversation([...resp, { role: 'user', content: 'thanks ' + 'x '.repeat(4000) }], {
+    model: 'gpt-4o', summarize: async (req) => { sent = JSON.stringify(req.messages); return '<summary>S</summary>'; },
+  });
+  assert.ok(r.preCompactTokenCount < 10_000, `${r.preCompactTokenCount}`);
+  assert.ok(!sent.includes('A'.repeat(1000)) && sent.includes('plt.plot(x)'), 'no base64 in the summary request, the code is');
+
+  const b64 = 'AAAAIGZ0eXBpc29t' + 'Q'.repeat(400_000);
+  const conv = (type, mimeType) => [new HumanMessage({ content: [{ type: 'text', text: 'what happens in this clip?' }, { type, data: b64, mimeType }] }),
+    new AIMessage('A cat jumps.'), new HumanMessage('and then? ' + 'please '.repeat(400))];
+  const video = cc.tokenCountWithEstimation(conv('video', 'video/mp4'));
+  assert.equal(video, cc.tokenCountWithEstimation(conv('audio', 'audio/wav')), 'a video counts as any media');
+  sent = '';
+  await cc.compactConversation(conv('video', 'video/mp4'), { model: 'gpt-4o', summarize: async (req) => { sent = JSON.stringify(req.messages); return '<summary>S</summary>'; } });
+  assert.ok(!sent.includes('Q'.repeat(1000)), 'no video base64 in the summary request');
+
+  const patch = '*** Begin Patch\n*** Update File: src/a.ts\n' + Array.from({ length: 200 }, (_, i) => `+  const line${i} = compute(${i});`).join('\n') + '\n*** End Patch';
+  const chat = [{ role: 'user', content: 'patch a.ts' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'custom', custom: { name: 'apply_patch', input: patch } }] },
+    { role: 'tool', tool_call_id: 'call_1', content: 'ok' }];
+  const responses = [{ role: 'user', content: 'patch a.ts' }, { type: 'custom_tool_call', call_id: 'call_1', name: 'apply_patch', input: patch },
+    { type: 'custom_tool_call_output', call_id: 'call_1', output: 'ok' }];
+  const a = cc.tokenCountWithEstimation(chat), b = cc.tokenCountWithEstimation(responses);
+  assert.ok(Math.abs(a - b) < 20, `chat ${a} vs responses ${b}`);
+  sent = '';
+  await cc.compactConversation(chat, { model: 'gpt-4o', summarize: async (req) => { sent = JSON.stringify(req.messages); return '<summary>S</summary>'; } });
+  assert.ok(sent.includes('*** Begin Patch\\n*** Update File'), 'the patch as written in the summary request');
+});
