@@ -15,8 +15,9 @@ import {
   contentOf, describeForeign, describeOne, failed, giveStrings, header, internAfresh, isCall, isMediaPart,
   isProviderResult, jsonLen, lcFields, lcKind, lcPartInput, lcToolCalls, legacyCallId, legacyResultId, onChain,
   outputCallId, parts, pathIn, plainTextLen, pushPart, pushResult, putInternedBack, readingAt, responsesOutput, rsFree,
-  setAsideToo, setForeignResult, setInterning, shapeOfHeader, strLen, symbolString, tlen, withContent,
+  setAsideToo, setInterning, shapeOfHeader, strLen, symbolString, tlen,
 } from './js_view.js';
+import { setForeignResult, withContent } from './js_edit.js';
 
 // Copies of js_view.js's constants: an imported binding is read through a cell on every use,
 // and these are compared in the loops below.
