@@ -1,8 +1,9 @@
-// The applier of the core's edits (applyEdits) and the readers of a conversation in the
-// Anthropic form a compaction reads (anthropicForm, userMessageIn): apart from js_view.js,
-// whose readers they use, so that the counting module of `context-compaction/count`, which
-// edits and compacts nothing, does not download them. Every decision is made in Rust.
-import { AI_MODEL, AI_UI, ANY, CHAT, HOSTED_CALLS, LANGCHAIN, RESPONSES, RS, blockKind, bytesBase64, callArgs, callName, contentOf, dataUrl, failed, fileText, header, imageTypeOf, isCall, isProviderResult, lcCalls, lcFields, lcPartInput, lcMirrored, lcWithContent, legacyCallId, legacyResultId, mediaKind, outputCallId, parseArgs, parts, rebuildLc, responsesOutput, setForeignResult, shapeOfHeader, uiDenial, uiPartOf, withContent } from './js_view.js';
+// The applier of the core's edits (applyEdits), the copies of a message it and
+// microCompactApply (js_index.js) make, and the readers of a conversation in the Anthropic
+// form a compaction reads (anthropicForm, userMessageIn): apart from js_view.js, whose readers
+// they use, so that the counting module of `context-compaction/count`, which edits and
+// compacts nothing, does not download them. Every decision is made in Rust.
+import { AI_MODEL, AI_UI, ANY, CHAT, HOSTED_CALLS, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, isCall, isLine, isProviderResult, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -47,6 +48,129 @@ function applyEdits_(arr, ops, texts) {
   return out;
 }
 
+// ---- Copies of a message with new content (these edits, microCompactApply in js_index.js) --
+
+// Where parseTranscript keeps the text a line was read from (the WeakMap of js_convert.js,
+// shared through the global symbol registry): a copy of an edited line keeps it, so that
+// serializeTranscript writes the numbers the line still holds as they were read.
+const READ_FROM = (globalThis[Symbol.for('context-compaction.transcriptLines')] ??= new WeakMap());
+
+export function withContent(m, content) {
+  if (isLine(m)) {
+    const copy = { ...m, message: { ...m.message, content } };
+    const src = READ_FROM.get(m);
+    if (src !== undefined) READ_FROM.set(copy, src);
+    return copy;
+  }
+  return { ...m, content };
+}
+
+// A copy of the foreign message `m` whose tool result at block `b` (as describeForeign
+// numbers blocks) is `text`, in the message's own shape: an AI SDK `tool-result` output of
+// type `text`, a UIMessage tool part's `output` (or `errorText`), an OpenAI `tool` message's
+// or Responses output item's content, a LangChain ToolMessage rebuilt with its own class.
+export function setForeignResult(m, shape, b, text) {
+  switch (shape) {
+    case AI_MODEL: {
+      const content = m.content.slice();
+      const part = content[b];
+      const o = part.output;
+      // An error stays an error (the provider marks it so), with the output's own options.
+      const typed = o !== null && typeof o === 'object' && !Array.isArray(o);
+      const type = typed && (o.type === 'error-text' || o.type === 'error-json') ? o.type : 'text';
+      const output = { type, value: text };
+      if (typed && o.providerOptions !== undefined) output.providerOptions = o.providerOptions;
+      if (typed && o.type === 'execution-denied') return m; // nothing to clear: no output
+      content[b] = { ...part, output };
+      return { ...m, content };
+    }
+    case AI_UI: {
+      // The tool part whose result is block `b` (uiPartOf numbers blocks as describeForeign).
+      const j = uiPartOf(m.parts, b);
+      const p = j < 0 ? undefined : m.parts[j];
+      if (p === undefined || (p.state !== 'output-available' && p.state !== 'output-error')) return m;
+      const parts = m.parts.slice();
+      parts[j] = p.state === 'output-error' ? { ...p, errorText: text } : { ...p, output: text };
+      return { ...m, parts };
+    }
+    case CHAT:
+      return { ...m, content: Array.isArray(m.content) ? clearedParts(m.content, text) : text };
+    case RESPONSES:
+      return withOutput(m, text);
+    case LANGCHAIN: {
+      if (Array.isArray(m.lc_namespace)) return rebuildLc(m, text);
+      if (lcFields(m) === undefined) return { ...m, content: text }; // a `{role, …}` dict
+      return lcWithContent(m, text);
+    }
+    default:
+      return m;
+  }
+}
+
+// The parts of an OpenAI Chat `tool` message whose content was `list`, cleared to `text`: one
+// text part, which keeps the fields of the list's last text part (its `cache_control`).
+function clearedParts(list, text) {
+  let last;
+  for (const p of parts(list)) if (p !== null && typeof p === 'object' && p.type === 'text') last = p;
+  return [last === undefined ? { type: 'text', text } : { ...last, text }];
+}
+
+// A Responses output item `m` whose output is `text` (the cleared placeholder), in its own
+// form: a `shell_call_output` keeps its list (each command's `outcome`), the first `stdout`
+// the text and the other streams empty.
+function withOutput(m, text) {
+  const o = m.output;
+  if (m.type === 'shell_call_output' && Array.isArray(o) && o.length > 0 && !Array.isArray(shellText(o))) {
+    return { ...m, output: o.map((e, k) => ({ ...e, stdout: k === 0 ? text : '', stderr: '' })) };
+  }
+  return { ...m, output: text };
+}
+
+// How many blocks describeForeign reads a UIMessage tool part as: the call, and its result
+// once there is one (an output, an error or a denial): how pushUiTool (js_view.js) numbers
+// blocks, and uiPartOf by it.
+const uiToolWidth = (p) => (p.state === 'output-available' || p.state === 'output-error' || p.state === 'output-denied' ? 2 : 1);
+
+// The index in a UIMessage's `parts` of describeForeign's block `b` (-1 when none).
+function uiPartOf(parts, b) {
+  let k = 0;
+  for (let j = 0; j < parts.length; j++) {
+    const p = parts[j];
+    const t = p !== null && typeof p === 'object' ? p.type : undefined;
+    if (typeof t === 'string' && (t === 'step-start' || t.startsWith('source-') || t.startsWith('data-'))) continue;
+    const width = typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-')) ? uiToolWidth(p) : 1;
+    if (b < k + width) return j;
+    k += width;
+  }
+  return -1;
+}
+
+// A LangChain message instance like `m` (its own class) with `content`.
+// The fields are added one by one, only the defined ones, in this order: deleting the
+// undefined ones afterwards made the object a slow dictionary (28 % of microCompact on
+// LangChain instances, measured); named reads, not a loop of keyed ones.
+function rebuildLc(m, content) {
+  const fields = { content };
+  let v;
+  if ((v = m.tool_call_id) !== undefined) fields.tool_call_id = v;
+  if ((v = m.tool_calls) !== undefined) fields.tool_calls = v;
+  if ((v = m.name) !== undefined) fields.name = v;
+  if ((v = m.id) !== undefined) fields.id = v;
+  if ((v = m.status) !== undefined) fields.status = v;
+  if ((v = m.artifact) !== undefined) fields.artifact = v;
+  if ((v = m.additional_kwargs) !== undefined) fields.additional_kwargs = v;
+  if ((v = m.response_metadata) !== undefined) fields.response_metadata = v;
+  if ((v = m.usage_metadata) !== undefined) fields.usage_metadata = v;
+  return new m.constructor(fields);
+}
+
+// A copy of the LangChain message `m` (not an instance) with `content`, in its own form.
+function lcWithContent(m, content) {
+  if (m.lc === 1) return { ...m, kwargs: { ...m.kwargs, content } };
+  if (lcFields(m) === m) return { ...m, content };
+  return { ...m, data: { ...m.data, content } };
+}
+
 // ---- Another ecosystem's conversation in the Anthropic form the pipeline reads ------------
 // A compaction reads whole messages (it writes the summary request): those of other shapes
 // are converted to Anthropic API messages first. `origin[k]` is the index of the caller's
@@ -54,6 +178,26 @@ function applyEdits_(arr, ops, texts) {
 // Responses items of one turn become one). Reasoning becomes thinking (no signature: it is
 // measured, never sent; a summary request leaves thinking out); tool arguments given as JSON
 // text are parsed (kept as `{ arguments: text }` when they are not JSON).
+
+// Bytes (an ArrayBuffer or a view on one: the AI SDK's DataContent) as base64.
+function bytesBase64(v) {
+  const u8 = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  if (typeof Buffer === 'function') return Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength).toString('base64');
+  let bin = '';
+  for (let k = 0; k < u8.length; k += 0x8000) bin += String.fromCharCode.apply(null, u8.subarray(k, k + 0x8000));
+  return btoa(bin);
+}
+
+// The media type of an image given as base64 `data`, from its first bytes (the AI SDK
+// detects it so too); undefined when they name none of these.
+function imageTypeOf(data) {
+  if (typeof data !== 'string') return undefined;
+  if (data.startsWith('iVBORw0KGgo')) return 'image/png';
+  if (data.startsWith('/9j/')) return 'image/jpeg';
+  if (data.startsWith('R0lGOD')) return 'image/gif';
+  if (data.startsWith('UklGR')) return 'image/webp';
+  return undefined;
+}
 
 // The Anthropic `source` of media given as `v` (a data URL, an http(s) URL, base64, bytes);
 // `image`: it is an image (of the type its first bytes tell when `mediaType` is not given;

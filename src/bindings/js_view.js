@@ -1,8 +1,9 @@
-// Readers behind the Rust view of JS conversations (src/bindings/js_view.rs), and the
-// applier of the core's edits. They read properties and measure string lengths, and apply
-// edits mechanically; every decision (what to count, clear, drop or keep) is made in Rust.
-// Each call handles a whole range of messages, so a decision crosses the JS/WASM boundary a
-// handful of times instead of once per property.
+// Readers behind the Rust view of JS conversations (src/bindings/js_view.rs): those the
+// count uses, and what the readers of js_index.js (microCompact's and the compaction's) and
+// the edits of js_edit.js share with them. They read properties and measure string lengths;
+// every decision (what to count, clear, drop or keep) is made in Rust. Each call handles a
+// whole range of messages, so a decision crosses the JS/WASM boundary a handful of times
+// instead of once per property.
 
 // Header bits of a message: kind in bits 0-2 (0 user, 1 assistant, 2 system, 3 attachment,
 // 4 other line, 5 a `{role, …}` message of an unknown role, 7 not a message), 8 transcript line, 16 sidechain, 32 compact boundary,
@@ -115,15 +116,8 @@ export function lcFields(m) {
   return undefined;
 }
 
-// A copy of the LangChain message `m` (not an instance) with `content`, in its own form.
-export function lcWithContent(m, content) {
-  if (m.lc === 1) return { ...m, kwargs: { ...m.kwargs, content } };
-  if (lcFields(m) === m) return { ...m, content };
-  return { ...m, data: { ...m.data, content } };
-}
-
 // The kind of a LangChain message whose fields are `f`.
-function lcKind(m, f) {
+export function lcKind(m, f) {
   let t = m.type;
   // LangChain before 1.0: no `type` property, `_getType()` instead.
   if (typeof t !== 'string' && typeof m._getType === 'function') t = m._getType();
@@ -174,7 +168,7 @@ function partsShape(c) {
 
 // A transcript line has a string `type`; a Messages API response body (`type: "message"`
 // with a `role`), an OpenAI Responses item and a stored LangChain message are not lines.
-const isLine = (m) => typeof m.type === 'string' &&
+export const isLine = (m) => typeof m.type === 'string' &&
   (m.message !== undefined || (!(m.type === 'message' && typeof m.role === 'string') &&
     responsesSide(m, m.type) === undefined && lcFields(m) === undefined));
 
@@ -323,7 +317,7 @@ export function leaveChain() {
 }
 // Header `h` of arr[i] as the conversation in effect has it.
 // (A mask of another length is of the array as it was: not in effect.)
-const onChain = (arr, i, h) => (arr !== chainArr || chainOn.length !== arr.length ? h : chainOn[i] === 1 ? h & ~16 : h | 16);
+export const onChain = (arr, i, h) => (arr !== chainArr || chainOn.length !== arr.length ? h : chainOn[i] === 1 ? h & ~16 : h | 16);
 
 // What `linked` knows of the lines before the next one: `open` (nothing: the lines before
 // the range were not read, the first ones may name any parent), the uuid of the latest line
@@ -707,24 +701,12 @@ function boundaryKept_(arr, i) {
   return typeof k === 'number' ? k : undefined;
 }
 
-function attachmentType_(arr, i) {
-  const a = arr[i].attachment;
-  return a !== null && typeof a === 'object' && typeof a.type === 'string' ? a.type : undefined;
-}
-
 export function contentOf(m) {
   if (isLine(m)) {
     const inner = m.message;
     return inner !== null && typeof inner === 'object' ? inner.content : undefined;
   }
   return m.content;
-}
-
-function contentEquals_(arr, i, text) {
-  const c = contentOf(arr[i]);
-  if (typeof c === 'string') return c === text;
-  return Array.isArray(c) && c.length === 1 && c[0] !== null && typeof c[0] === 'object' &&
-    c[0].type === 'text' && c[0].text === text;
 }
 
 // PLAIN_ARRAYS: the readers that hand the Rust side a list of numbers (a `Vec<u32>` there)
@@ -736,6 +718,9 @@ const PLACEHOLDER = '[Old tool result content cleared]';
 // A described block's flag: a plain-text document (js_view.rs PLAIN_TEXT).
 const PLAIN_TEXT = 2;
 const MISSING = 0xffffffff;
+// The constants js_index.js reads, for it to keep as its own (an exported constant is read
+// through a cell on every use, here as there; these stay this module's for its hot paths).
+export const VIEW_CONSTANTS = { PLACEHOLDER, PLAIN_TEXT, MISSING, UNKNOWN_ROLE };
 
 // A content block's kind by its `type` (a switch: a per-turn count describes blocks on every
 // call, and a keyed read of changing names is a slow generic lookup).
@@ -815,7 +800,7 @@ function counted(s, perToken) {
 }
 
 // Length of a text the model reads: UTF-16 units, or the tokenizer's count in those units.
-function tlen(s) {
+export function tlen(s) {
   return COUNTER === null ? s.length : counted(s, 4);
 }
 
@@ -832,7 +817,7 @@ function jsonText(v) {
   return typeof s === 'string' ? s : '';
 }
 
-function jsonLen(v) {
+export function jsonLen(v) {
   const s = jsonText(v);
   return COUNTER === null ? s.length : counted(s, 4);
 }
@@ -844,7 +829,7 @@ function callLen(name, input) {
 }
 
 // `s` as the strings that cross keep it: an RS inside (their separator) becomes U+FFFD.
-const rsFree = (s) => (s.indexOf(RS) === -1 ? s : s.replace(SEP_ALL, '\ufffd'));
+export const rsFree = (s) => (s.indexOf(RS) === -1 ? s : s.replace(SEP_ALL, '\ufffd'));
 
 // Strings of the last description, interned: symbol k + 1 is `strings[k]`, 0 is none.
 let strings = [];
@@ -859,6 +844,33 @@ function sym(s) {
     symbols.set(s, k);
   }
   return k;
+}
+
+// The interned strings as the tool index (js_index.js) uses them; the variables stay this
+// module's (an exported variable is read through a cell, slower on the count's paths).
+// The string of symbol `s` (> 0).
+export const symbolString = (s) => strings[s - 1];
+// `list` becomes the strings `takeStrings` gives, with none interned.
+export function giveStrings(list) {
+  strings = list;
+  if (symbols.size !== 0) symbols = new Map();
+}
+// Interning on or off; returns what it was.
+export function setInterning(on) {
+  const was = interning;
+  interning = on;
+  return was;
+}
+// Interning from none, the strings before set aside: returns them for putInternedBack.
+export function internAfresh() {
+  const saved = [strings, symbols, interning];
+  strings = [];
+  symbols = new Map();
+  interning = true;
+  return saved;
+}
+export function putInternedBack(saved) {
+  [strings, symbols, interning] = saved;
 }
 
 // Nine numbers per block: kind, text length (MISSING: a required field is missing), JSON
@@ -944,7 +956,7 @@ function describeBlock(b, estimate, out) {
 // The length (tlen) of a plain-text document's text, given its `source`: a `text` source's
 // `data`, or a `content` source (a string, or blocks that are all text); -1 for a document
 // of media (MediaBlock::plain_texts in Rust reads the same).
-function plainTextLen(source) {
+export function plainTextLen(source) {
   if (source === null || typeof source !== 'object') return -1;
   if (source.type === 'text') return typeof source.data === 'string' ? tlen(source.data) : -1;
   if (source.type !== 'content') return -1;
@@ -1006,28 +1018,18 @@ function pushBlock(out, k, text, json, id, name, path, tid, nested, flags = 0) {
 }
 
 // A tool result's output that is the cleared placeholder (flag 1).
-const clearedFlag = (v) => (v === PLACEHOLDER ? 1 : 0);
+export const clearedFlag = (v) => (v === PLACEHOLDER ? 1 : 0);
 
-function strLen(v) {
+export function strLen(v) {
   return typeof v === 'string' ? tlen(v) : jsonLen(v);
 }
 
 // The file a tool call's input names (`file_path`, `path` or `notebook_path`), if any.
-function pathIn(input) {
+export function pathIn(input) {
   if (input === null || typeof input !== 'object') return undefined;
   return typeof input.file_path === 'string' ? input.file_path
     : typeof input.path === 'string' ? input.path
     : typeof input.notebook_path === 'string' ? input.notebook_path : undefined;
-}
-
-// The number of `key` in `map`, numbering a new key after the others (from 1).
-function numbered(map, key) {
-  let n = map.get(key);
-  if (n === undefined) {
-    n = map.size + 1;
-    map.set(key, n);
-  }
-  return n;
 }
 
 function toolPath(input) {
@@ -1098,26 +1100,6 @@ function base64Text(s) {
   }
 }
 
-// Bytes (an ArrayBuffer or a view on one: the AI SDK's DataContent) as base64.
-export function bytesBase64(v) {
-  const u8 = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-  if (typeof Buffer === 'function') return Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength).toString('base64');
-  let bin = '';
-  for (let k = 0; k < u8.length; k += 0x8000) bin += String.fromCharCode.apply(null, u8.subarray(k, k + 0x8000));
-  return btoa(bin);
-}
-
-// The media type of an image given as base64 `data`, from its first bytes (the AI SDK
-// detects it so too); undefined when they name none of these.
-export function imageTypeOf(data) {
-  if (typeof data !== 'string') return undefined;
-  if (data.startsWith('iVBORw0KGgo')) return 'image/png';
-  if (data.startsWith('/9j/')) return 'image/jpeg';
-  if (data.startsWith('R0lGOD')) return 'image/gif';
-  if (data.startsWith('UklGR')) return 'image/webp';
-  return undefined;
-}
-
 // A tool call: its name and its arguments (an object, or a JSON string as OpenAI sends them).
 // `text`: the length of a free-form input counted as text (`input` is then '').
 function pushCall(out, estimate, id, name, input, text = 0) {
@@ -1137,7 +1119,7 @@ function pushServerResult(out, estimate, id, measured) {
 // that are one text part of the cleared placeholder are cleared (flag 1), as a string is;
 // `kept`: an output that has no form without its media (an OpenAI computer screenshot),
 // marked as if cleared (never picked).
-function pushResult(out, estimate, id, output, kept = false) {
+export function pushResult(out, estimate, id, output, kept = false) {
   const tid = typeof id === 'string' ? sym(id) : 0;
   if (Array.isArray(output)) {
     const one = output.length === 1 ? output[0] : undefined;
@@ -1173,7 +1155,7 @@ function pushAiOutput(out, estimate, id, p) {
 }
 
 // One content part of any ecosystem: pushes exactly one block (with its nested blocks).
-function pushPart(p, estimate, out) {
+export function pushPart(p, estimate, out) {
   if (typeof p === 'string') { pushBlock(out, 0, tlen(p), 0, 0, 0, 0, 0, 0); return; }
   if (p === null || typeof p !== 'object' || Array.isArray(p)) {
     pushBlock(out, 9, 0, estimate ? jsonLen(p) : 0, 0, 0, 0, 0, 0);
@@ -1259,14 +1241,9 @@ function pushContent(c, estimate, out) {
   return 1;
 }
 
-// How many blocks describeForeign reads a UIMessage tool part as: the call, and its result
-// once there is one (an output, an error or a denial). pushUiTool and uiPartOf both number
-// blocks by it.
-const uiToolWidth = (p) => (p.state === 'output-available' || p.state === 'output-error' || p.state === 'output-denied' ? 2 : 1);
-
 // A UIMessage tool part (`tool-<name>` or `dynamic-tool`): the call, and its result once
 // there is one (`output-available`: the output; `output-error`: the error text;
-// `output-denied`: the denial). Returns uiToolWidth(p).
+// `output-denied`: the denial). Returns how many blocks it pushed (uiToolWidth in js_edit.js).
 function pushUiTool(p, estimate, out) {
   const name = p.type === 'dynamic-tool' ? p.toolName : p.type.slice(5);
   pushCall(out, estimate, p.toolCallId, name, p.input);
@@ -1293,7 +1270,7 @@ function pushUiTool(p, estimate, out) {
 }
 
 // Describes a message of another ecosystem as [4, n] and n blocks.
-function describeForeign(m, shape, estimate, out) {
+export function describeForeign(m, shape, estimate, out) {
   const at = out.length;
   out.push(4, 0);
   let n = 0;
@@ -1365,6 +1342,11 @@ function describeForeign(m, shape, estimate, out) {
 // Where the message being described sits (its array and index: what describeChat needs for
 // the ids of legacy function calls); null when not known (an estimate needs no ids).
 let readArr = null, readAt = 0;
+// For the readers of js_index.js, which describe messages too (null: none).
+export function readingAt(arr, i) {
+  readArr = arr;
+  readAt = i;
+}
 
 // OpenAI Chat's legacy function calling has no ids: a call and its result pair by order (a
 // `role: 'function'` message answers the latest assistant `function_call` before it of the
@@ -1502,7 +1484,7 @@ export function lcPartInput(f, p) {
 
 // The `tool_calls` of a LangChain message's fields `f` that are calls: objects, and not also
 // written in its content (as Anthropic models return them), so that each counts once.
-function lcToolCalls(f) {
+export function lcToolCalls(f) {
   const calls = lcCalls(f);
   if (calls.length === 0) return calls;
   const seen = new Set();
@@ -1613,7 +1595,7 @@ function describeContents_(arr, start, end, estimate, shape) {
 }
 
 // Describes one message (see describeContents_).
-function describeOne(m, shape, estimate, out) {
+export function describeOne(m, shape, estimate, out) {
   if (m === null || typeof m !== 'object') { out.push(0, 0); return; }
   if (shape >= AI_MODEL) {
     describeForeign(m, shape, estimate, out);
@@ -1890,657 +1872,26 @@ function countTail_(arr, F, fb, W, wb, wcap) {
 // Whether a message with header `h` may be sent to the model (tokens::is_sent decides; this
 // only keeps the tail read from describing lines no count reads).
 const maybeSent = (h) => (h & 16) === 0 && ((h & 7) === 0 || (h & 7) === 1 || (h & 7) === 3 || ((h & 7) === 2 && (h & 8) === 0));
-// The tool names of one tool index, numbered in the order they are first met (`list` is
-// what `takeStrings` then gives: the Rust side reads a rule for each name). A session uses a
-// handful of tools: a name is checked against the previous call's first (most often the
-// same), then looked up in the list, in a Map only past 16 names. Both readers of the index
-// (toolIndex_, apiToolIndex_) make one per reading.
-class ToolNames {
-  constructor() {
-    this.list = [];
-    this.byName = null;
-    this.last = null;
-    this.lastK = -1;
-  }
-
-  number(s) {
-    if (s !== this.last) {
-      this.last = s;
-      this.lastK = this.lookUp(s);
-    }
-    return this.lastK;
-  }
-
-  lookUp(s) {
-    const list = this.list;
-    if (this.byName === null) {
-      for (let k = 0; k < list.length; k++) if (list[k] === s) return k;
-      if (list.length === 16) {
-        this.byName = new Map();
-        for (let k = 0; k < list.length; k++) this.byName.set(list[k], k);
-      }
-    }
-    if (this.byName !== null) {
-      const k = this.byName.get(s);
-      if (k !== undefined) return k;
-      this.byName.set(s, list.length);
-    }
-    list.push(rsFree(s));
-    return list.length - 1;
-  }
-}
-
-
-// Every client tool call (assistant messages) and tool result (user messages) of the main
-// chain from arr[from] on, each result matched with the latest earlier call of its id:
-// [3 numbers per call: message, name (index into the strings `takeStrings` gives), path
-// (0 = none or not asked, else symbol + 1), then 6 per result: message, block, call (0 =
-// none, else index + 1), text length, media count, cleared, then the number of calls, of
-// results and of path symbols]. Returns null when a message is malformed or of another shape than the ones
-// before it (the Rust side then reads them in detail to report where).
-//
-// With `keep` (microCompact), what the edits need later is kept for `microCompactApply`: each
-// result's tool_use_id and its message's shape, so the edits are applied without reading the
-// messages again.
-function toolIndex_(arr, from, withPaths, keep) {
-  strings = [];
-  symbols = new Map();
-  interning = true;
-  kept = null;
-  const pathSyms = withPaths ? new Map() : null;
-  nUses = 0;
-  nResults = 0;
-  const ids = [];
-  const resultIds = keep ? [] : null;
-  // Each result's shape when one is of another ecosystem's (null while all are ANY).
-  let resultShapes = null;
-  // The tool names, numbered apart from the strings another shape's description interns
-  // (its ids and paths).
-  const names = new ToolNames();
-  // The number of path `p`, 0 when paths are not asked for.
-  const pathNumber = (p) => (pathSyms === null ? 0 : numbered(pathSyms, p));
-  const pathOf = (input) => {
-    const p = pathSyms === null ? undefined : pathIn(input);
-    return p === undefined ? 0 : pathNumber(p);
-  };
-  let byId = null; // built only when a result's call is not among the recent ones
-  const findCall = (id) => {
-    const stop = Math.max(0, ids.length - 64);
-    for (let k = ids.length - 1; k >= stop; k--) if (ids[k] === id) return k + 1;
-    if (stop === 0) return 0;
-    if (byId === null) byId = new Map();
-    for (let k = byId.size; k < ids.length; k++) byId.set(ids[k], k + 1);
-    return byId.get(id) || 0;
-  };
-  // A result of message i, block b, of another ecosystem's `shape`.
-  const recordResult = (i, b, id, text, media, cleared, shape) => {
-    pushIndexWords(i, b, id === null ? 0 : findCall(id), text, media, cleared);
-    if (keep) {
-      resultIds.push(id === null ? undefined : id);
-      if (resultShapes === null) resultShapes = new Array(resultIds.length - 1).fill(ANY);
-      resultShapes.push(shape);
-    }
-  };
-  // The calls and results of `words`, describeForeign's description of message i (or of one
-  // of its blocks, numbered from b0).
-  const indexWords = (i, words, shape, b0) => {
-    let pos = 2;
-    for (let b = b0; b < b0 + words[1]; b++) {
-      const k = words[pos];
-      if (k === 3) {
-        const path = words[pos + 7] === 0 ? 0 : pathNumber(strings[words[pos + 7] - 1]);
-        ids.push(words[pos + 5] === 0 ? null : strings[words[pos + 5] - 1]);
-        pushUse(i, words[pos + 6] === 0 ? -1 : names.number(strings[words[pos + 6] - 1]), path);
-      } else if (k === 5) {
-        let text = words[pos + 1], media = 0;
-        let q = pos + BLOCK_WORDS;
-        for (let j = 0; j < words[pos + 4]; j++) {
-          if (words[q] === 0 || (words[q + 3] & PLAIN_TEXT)) text += words[q + 1];
-          else if (words[q] === 1 || words[q] === 2) media++;
-          q = skipBlock(words, q);
-        }
-        const id = words[pos + 8] === 0 ? null : strings[words[pos + 8] - 1];
-        recordResult(i, b, id, text, media, words[pos + 3] & 1, shape);
-      }
-      pos = skipBlock(words, pos);
-    }
-  };
-  // Another ecosystem's message read where it is: its calls and results get what
-  // describeForeign would give them (its block numbers, lengths and flags), but no
-  // description is written and no id interned. What is rare (a result holding parts, an
-  // Anthropic block among the parts, a UIMessage) is described as describeForeign does.
-  // A call (pushCall's numbers).
-  const indexCall = (i, id, name, input) => {
-    const f = pathSyms === null ? undefined : pathIn(input);
-    ids.push(typeof id === 'string' ? rsFree(id) : null);
-    pushUse(i, names.number(typeof name === 'string' ? rsFree(name) : ''), f === undefined ? 0 : pathNumber(rsFree(f)));
-  };
-  // Block b of message i as describeForeign describes it (`describe` pushes it), then indexed.
-  const indexDescribed = (i, b, shape, describe) => {
-    const words = [4, 1];
-    describe(words);
-    indexWords(i, words, shape, b);
-  };
-  const resultId = (id) => (typeof id === 'string' ? rsFree(id) : null);
-  // A result whose output is a string or any JSON value but an array (pushResult's numbers).
-  const indexOutput = (i, b, id, output, shape, kept = false) => {
-    if (Array.isArray(output)) {
-      indexDescribed(i, b, shape, (words) => pushResult(words, false, id, output, kept));
-      return;
-    }
-    recordResult(i, b, resultId(id), output === undefined || output === null ? 0 : strLen(output), 0, clearedFlag(output), shape);
-  };
-  // One part (pushPart's numbers).
-  const indexPart = (i, b, p, shape) => {
-    if (p === null || typeof p !== 'object' || Array.isArray(p)) return;
-    const t = p.type;
-    if (t === 'tool-call' || t === 'tool_use' || t === 'tool_call' || t === 'server_tool_use') {
-      indexCall(i, p.toolCallId !== undefined ? p.toolCallId : p.id,
-        p.toolName !== undefined ? p.toolName : p.name, 'input' in p ? p.input : p.args);
-    } else if (t === 'tool-result') {
-      // pushAiOutput's numbers.
-      const o = p.output !== undefined ? p.output : p.result;
-      if (o === null || typeof o !== 'object' || Array.isArray(o) || typeof o.type !== 'string') {
-        indexOutput(i, b, p.toolCallId, o, shape);
-        return;
-      }
-      switch (o.type) {
-        case 'text': case 'error-text': case 'json': case 'error-json':
-          recordResult(i, b, resultId(p.toolCallId), o.value === undefined ? 0 : strLen(o.value), 0, clearedFlag(o.value), shape);
-          return;
-        case 'content':
-          indexOutput(i, b, p.toolCallId, Array.isArray(o.value) ? o.value : [], shape);
-          return;
-        case 'execution-denied':
-          recordResult(i, b, resultId(p.toolCallId), typeof o.reason === 'string' ? tlen(o.reason) : 0, 0, 1, shape);
-          return;
-        default:
-          recordResult(i, b, resultId(p.toolCallId), jsonLen(o), 0, 0, shape);
-      }
-    } else if (t === 'tool_result') {
-      indexDescribed(i, b, shape, (words) => pushPart(p, false, words));
-    }
-  };
-  // A content field from block b0 on (pushContent's numbers); returns its number of blocks.
-  const indexContent = (i, c, b0, shape) => {
-    if (Array.isArray(c)) {
-      for (let k = 0, nk = parts(c).length; k < nk; k++) indexPart(i, b0 + k, c[k], shape);
-      return c.length;
-    }
-    return c === undefined || c === null || c === '' ? 0 : 1;
-  };
-  // An OpenAI Chat message (or a LangChain `{role, …}` dict) i (describeChat's numbers).
-  const indexChat = (i, m, shape) => {
-    if (m.role === 'tool' || m.role === 'function') {
-      const id = m.role === 'function' ? legacyResultId(arr, i, m.name) : m.tool_call_id;
-      indexOutput(i, 0, id, typeof m.content === 'string' || Array.isArray(m.content) ? m.content : '', shape);
-      return;
-    }
-    let b = typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0 ? 1 : 0;
-    b += indexContent(i, m.content, b, shape);
-    if (typeof m.refusal === 'string' && m.refusal.length > 0) b++;
-    if (Array.isArray(m.tool_calls)) {
-      for (const c of parts(m.tool_calls)) {
-        if (isCall(c)) indexCall(i, c.id, callName(c), callArgs(c));
-        else indexPart(i, b, c, shape);
-        b++;
-      }
-    }
-    if (m.function_call !== null && typeof m.function_call === 'object') {
-      indexCall(i, legacyCallId(i), m.function_call.name, m.function_call.arguments);
-    }
-  };
-  // Message i of `shape` (describeForeign's numbers); false for a UIMessage, left to it.
-  const indexForeign = (i, m, shape) => {
-    switch (shape) {
-      case AI_MODEL:
-        if (m.role === 'assistant' && Array.isArray(m.content)) {
-          const c = m.content;
-          // Provider-executed results are described as server tool results: not indexed.
-          for (let k = 0, nk = parts(c).length; k < nk; k++) if (!isProviderResult(c[k])) indexPart(i, k, c[k], shape);
-          return true;
-        }
-        indexContent(i, m.content, 0, shape);
-        return true;
-      case CHAT:
-        indexChat(i, m, shape);
-        return true;
-      case RESPONSES:
-        switch (m.type) {
-          case 'message': case undefined: indexContent(i, m.content, 0, shape); break;
-          case 'function_call': indexCall(i, m.call_id, m.name, m.arguments); break;
-          case 'custom_tool_call': indexCall(i, m.call_id, m.name, m.input); break;
-          case 'reasoning': case 'compaction': break;
-          default: {
-            // describeResponsesItem's numbers: a built-in tool's call, an output item's result.
-            const hosted = HOSTED_CALLS.get(m.type);
-            if (hosted !== undefined) {
-              indexCall(i, m.call_id, hosted[0], m[hosted[1]]);
-              break;
-            }
-            const o = responsesOutput(m);
-            if (o !== undefined) indexOutput(i, 0, outputCallId(m), o, shape, isMediaPart(m.output));
-          }
-        }
-        return true;
-      case LANGCHAIN: {
-        const f = lcFields(m);
-        if (f === undefined) {
-          indexChat(i, m, shape);
-          return true;
-        }
-        if (lcKind(m, f) === 0 && typeof f.tool_call_id === 'string') {
-          indexOutput(i, 0, f.tool_call_id, f.content, shape);
-          return true;
-        }
-        const c = f.content;
-        if (Array.isArray(c)) {
-          // pushLcContent's numbers: a streamed `tool_use` part's arguments from tool_calls.
-          for (let k = 0, nk = parts(c).length; k < nk; k++) {
-            const p = c[k];
-            if (p !== null && typeof p === 'object' && p.type === 'tool_use' && typeof p.input === 'string') {
-              indexCall(i, p.id, p.name, lcPartInput(f, p));
-            } else {
-              indexPart(i, k, p, shape);
-            }
-          }
-        }
-        for (const x of lcToolCalls(f)) indexCall(i, x.id, callName(x), callArgs(x));
-        return true;
-      }
-      default:
-        return false;
-    }
-  };
-  let arrayShape = ANY;
-  for (let i = from; i < arr.length; i++) {
-    const m = arr[i];
-    // An Anthropic API message (`{role: 'user' | 'assistant', content}`, nothing of another
-    // shape) is read in one pass over its blocks, its shape (what `header` works out from
-    // the first block that is not text) found on the way. Anything else, or a first
-    // non-text block of a type not listed here, is read by the general path below.
-    const role = microFast && m !== null && typeof m === 'object' ? m.role : undefined;
-    if ((role === 'user' || role === 'assistant') && m.type === undefined && !Array.isArray(m) &&
-        m.lc_namespace === undefined && m.parts === undefined && m.tool_calls === undefined &&
-        m.function_call === undefined) {
-      const kind = role === 'user' ? 0 : 1;
-      const c = m.content;
-      let shape = ANY, general = false;
-      if (Array.isArray(c)) {
-        for (let b = 0, nb = parts(c).length; b < nb; b++) {
-          const x = c[b];
-          if (x === null || typeof x !== 'object') return null;
-          const t = x.type;
-          if (typeof t !== 'string') return null;
-          if (t === 'text') continue;
-          if (shape === ANY) {
-            if (t !== 'tool_use' && t !== 'tool_result' && t !== 'thinking' && t !== 'redacted_thinking') {
-              general = true; // nothing of this message was recorded yet
-              break;
-            }
-            shape = ANTHROPIC;
-          }
-          if (kind === 1 && t === 'tool_use') {
-            if (typeof x.id !== 'string' || typeof x.name !== 'string') return null;
-            ids.push(x.id);
-            pushUse(i, names.number(x.name), pathOf(x.input));
-          } else if (kind === 0 && t === 'tool_result') {
-            const id = x.tool_use_id;
-            if (typeof id !== 'string') return null;
-            if (!pushIndexedResult(i, b, findCall(id), x.content)) return null;
-            if (keep) {
-              resultIds.push(id);
-              if (resultShapes !== null) resultShapes.push(ANY);
-            }
-          }
-        }
-      } else if (c !== undefined && c !== null && typeof c !== 'string') {
-        general = true; // malformed: the general path reports it
-      }
-      if (!general) {
-        if (m.usage !== undefined && m.usage !== null) shape = ANTHROPIC;
-        if (shape !== ANY) {
-          if (arrayShape === ANY) arrayShape = shape;
-          else if (shape !== arrayShape) return null;
-        }
-        continue;
-      }
-    }
-    const h = onChain(arr, i, header(m));
-    const kind = h & 7;
-    if (kind === 7 || kind === UNKNOWN_ROLE) return null; // the Rust side names what is wrong
-    const shape = shapeOfHeader(h);
-    // Two shapes in one array: the Rust side reads the messages in detail and reports it.
-    if (shape !== ANY) {
-      if (arrayShape === ANY) arrayShape = shape;
-      else if (shape !== arrayShape) return null;
-    }
-    if ((h & 16) || kind > 1) continue;
-    // describeForeign's [6, 0]: the Rust side names the missing field.
-    if (shape === CHAT && m.role === 'tool' && typeof m.tool_call_id !== 'string') return null;
-    if (shape >= AI_MODEL && microFast && indexForeign(i, m, shape)) continue;
-    if (shape >= AI_MODEL) {
-      // Another ecosystem's message: its calls and results as describeForeign numbers them
-      // (a UIMessage holds both; the edits use the same block numbers).
-      const words = [];
-      readArr = arr;
-      readAt = i;
-      describeForeign(m, shape, false, words);
-      readArr = null;
-      indexWords(i, words, shape, 0);
-      continue;
-    }
-    const c = contentOf(m);
-    if (c === undefined || c === null || typeof c === 'string') continue;
-    if (!Array.isArray(c)) return null;
-    for (let b = 0, nb = parts(c).length; b < nb; b++) {
-      const x = c[b];
-      if (x === null || typeof x !== 'object' || typeof x.type !== 'string') return null;
-      if (kind === 1 && x.type === 'tool_use') {
-        if (typeof x.id !== 'string' || typeof x.name !== 'string') return null;
-        ids.push(x.id);
-        pushUse(i, names.number(x.name), pathOf(x.input));
-      } else if (kind === 0 && x.type === 'tool_result') {
-        if (typeof x.tool_use_id !== 'string') return null;
-        if (!pushIndexedResult(i, b, findCall(x.tool_use_id), x.content)) return null;
-        if (keep) {
-          resultIds.push(x.tool_use_id);
-          if (resultShapes !== null) resultShapes.push(ANY);
-        }
-      }
-    }
-  }
-  // The calls, then the results, then the counts, in the reused buffer: the glue copies them
-  // into WASM memory (no array is grown or joined, and no ArrayBuffer allocated per read).
-  const n = nUses + nResults;
-  if (idxUses.length < n + 3) {
-    const more = new Uint32Array(2 * (n + 3));
-    more.set(idxUses.subarray(0, nUses));
-    idxUses = more;
-  }
-  idxUses.set(idxResults.subarray(0, nResults), nUses);
-  idxUses[n] = nUses / 3;
-  idxUses[n + 1] = nResults / 6;
-  idxUses[n + 2] = pathSyms === null ? 0 : pathSyms.size;
-  strings = names.list; // what `takeStrings` gives
-  symbols = new Map();
-  if (keep && microFast) kept = { arr, len: arr.length, ids: resultIds, shapes: resultShapes };
-  return idxUses.subarray(0, n + 3);
-}
-
-// microCompact's reading of Anthropic API messages (`{role: 'user' | 'assistant', content}`),
-// the whole array in one pass: the tool index `toolIndex_` gives from index 0 (such messages
-// never start a context, so the active part is all of them), written into WASM memory at
-// `at` (the calls, the results, the counts; `cap` words there). Returns the words written;
-// -1 when a message is of another kind, or malformed, or a block is not one this pass knows
-// (the Rust side then finds where the context starts and reads with `toolIndex_`, which
-// reports what is wrong); -n when n words are needed. No closure is made per call (one
-// ToolNames), nor, up to 16 tool names, a Map; the ids are not kept (microCompactApply_ reads
-// them from the blocks it clears).
-function apiToolIndex_(arr, withPaths, memory, at, cap) {
-  kept = null;
-  nUses = 0;
-  nResults = 0;
-  let pathSyms = null;
-  const ids = [];
-  const names = new ToolNames();
-  for (let i = 0; i < arr.length; i++) {
-    const m = arr[i];
-    if (m === null || typeof m !== 'object') return -1;
-    const role = m.role;
-    if ((role !== 'user' && role !== 'assistant') || m.type !== undefined || Array.isArray(m) ||
-        m.lc_namespace !== undefined || m.parts !== undefined || m.tool_calls !== undefined ||
-        m.function_call !== undefined) return -1;
-    const c = m.content;
-    if (!Array.isArray(c)) {
-      if (c !== undefined && c !== null && typeof c !== 'string') return -1;
-      continue;
-    }
-    const user = role === 'user';
-    let seen = false; // a block that is not text met (its type then was checked)
-    for (let b = 0, nb = parts(c).length; b < nb; b++) {
-      const x = c[b];
-      if (x === null || typeof x !== 'object') return -1;
-      const t = x.type;
-      if (typeof t !== 'string') return -1;
-      if (t === 'text') continue;
-      if (!seen) {
-        if (t !== 'tool_use' && t !== 'tool_result' && t !== 'thinking' && t !== 'redacted_thinking') return -1;
-        seen = true;
-      }
-      if (!user && t === 'tool_use') {
-        const id = x.id, name = x.name;
-        if (typeof id !== 'string' || typeof name !== 'string') return -1;
-        ids.push(id);
-        const p = withPaths ? pathIn(x.input) : undefined;
-        pushUse(i, names.number(name), p === undefined ? 0 : numbered(pathSyms ??= new Map(), p));
-      } else if (user && t === 'tool_result') {
-        const id = x.tool_use_id;
-        if (typeof id !== 'string') return -1;
-        // The call: most often among the last few (else 0, and the general reader looks
-        // further, with a Map).
-        let call = 0;
-        const stop = Math.max(0, ids.length - 64);
-        for (let k = ids.length - 1; k >= stop; k--) {
-          if (ids[k] === id) {
-            call = k + 1;
-            break;
-          }
-        }
-        if (call === 0 && stop > 0) return -1;
-        if (!pushIndexedResult(i, b, call, x.content)) return -1;
-      }
-    }
-  }
-  const n = nUses + nResults;
-  if (n + 3 > cap) return -(n + 3);
-  if (memory !== idxMemory || idxW.byteLength === 0) {
-    idxMemory = memory;
-    idxW = new Uint32Array(memory.buffer);
-  }
-  idxW.set(idxUses.subarray(0, nUses), at);
-  idxW.set(idxResults.subarray(0, nResults), at + nUses);
-  idxW[at + n] = nUses / 3;
-  idxW[at + n + 1] = nResults / 6;
-  idxW[at + n + 2] = pathSyms === null ? 0 : pathSyms.size;
-  strings = names.list; // what `takeStrings` gives
-  if (symbols.size !== 0) symbols = new Map();
-  interning = true;
-  // The ids microCompactApply_ reports: read again there from the results it clears.
-  kept = { arr, len: arr.length, ids: null, shapes: null };
-  return n + 3;
-}
-// A view on the WASM memory `apiToolIndex_` writes into (made again when the memory grows).
-let idxMemory = null, idxW = null;
-
-// Appends a tool result's six words to the tool index's `results`: its message and block, its
-// call, and what its `content` holds (text length, media blocks, 1 when it is the placeholder
-// already). False when the content is malformed: the caller then returns null, and the general
-// path reports it.
-function pushIndexedResult(message, block, call, cc) {
-  let text = 0, media = 0, cleared = 0;
-  if (typeof cc === 'string') {
-    text = cc.length;
-    if (text === PLACEHOLDER.length && cc === PLACEHOLDER) cleared = 1;
-  } else if (Array.isArray(cc)) {
-    for (const n of cc) {
-      if (n === null || typeof n !== 'object') return false;
-      if (n.type === 'image') media++;
-      else if (n.type === 'document') {
-        const t = plainTextLen(n.source); // a plain-text document is its text
-        if (t >= 0) text += t;
-        else media++;
-      } else if (n.type === 'text') {
-        if (typeof n.text !== 'string') return false;
-        text += n.text.length;
-      }
-    }
-  } else if (cc !== undefined && cc !== null) {
-    return false;
-  }
-  pushIndexWords(message, block, call, text, media, cleared);
-  return true;
-}
-
-// The tool index's calls (3 words each) and results (6 each) as `toolIndex_` writes them:
-// buffers reused from one read to the next, grown when full.
-let idxUses = new Uint32Array(768), idxResults = new Uint32Array(768);
-let nUses = 0, nResults = 0;
-
-function pushUse(message, name, path) {
-  if (nUses + 3 > idxUses.length) {
-    const more = new Uint32Array(2 * idxUses.length);
-    more.set(idxUses);
-    idxUses = more;
-  }
-  idxUses[nUses] = message;
-  idxUses[nUses + 1] = name;
-  idxUses[nUses + 2] = path;
-  nUses += 3;
-}
-
-function pushIndexWords(message, block, call, text, media, cleared) {
-  if (nResults + 6 > idxResults.length) {
-    const more = new Uint32Array(2 * idxResults.length);
-    more.set(idxResults);
-    idxResults = more;
-  }
-  const r = idxResults;
-  r[nResults] = message;
-  r[nResults + 1] = block;
-  r[nResults + 2] = call;
-  r[nResults + 3] = text;
-  r[nResults + 4] = media;
-  r[nResults + 5] = cleared;
-  nResults += 6;
-}
-
-// What the last `toolIndex_` with `keep` read, for `microCompactApply_` (null when none).
-let kept = null;
-
-// Whether microCompact's reads take their fast paths (the one-pass reading of Anthropic API
-// messages in `toolIndex_`, `microCompactApply_`). Tests switch them off to compare the
-// results with the general readers' (tests/node/micro-fast.test.mjs imports this module from
-// the package's snippets).
-let microFast = true;
-export function setMicroFast(on) {
-  microFast = on === true;
-}
-
-const BLOCK_WORDS = 9;
-
-// The position after the block at `pos` of a description and its nested blocks.
-function skipBlock(words, pos) {
-  const nested = words[pos + 4];
-  pos += BLOCK_WORDS;
-  for (let j = 0; j < nested; j++) pos = skipBlock(words, pos);
-  return pos;
-}
-
-// The foreign message's block `b` as described (its position in `words`), or -1.
-function foreignBlock(m, b, words) {
-  describeForeign(m, shapeOfHeader(header(m)), false, words);
-  let pos = 2;
-  for (let k = 0; k < words[1]; k++) {
-    if (k === b) return pos;
-    pos = skipBlock(words, pos);
-  }
-  return -1;
-}
-
-// microCompact's result object, built in one call (no key crosses as a string).
-export function microCompactResult(messages, tokensFreed, clearedToolUseIds) {
-  return { messages, tokensFreed, clearedToolUseIds };
-}
-
-// microCompact's result, `{messages, tokensFreed, clearedToolUseIds}`, from the results the
-// Rust side chose to clear: `picked` holds their positions in the tool index the last
-// `toolIndex_` with `keep` read of `arr` (ascending), `text` the content they get. A copy of
-// `arr` sharing every other message; each edited message, its content array and the edited
-// blocks are copied. Null when that index is not of `arr` as it is (the Rust side then
-// applies its edits the general way).
-function microCompactApply_(arr, picked, text, tokensFreed) {
-  const k0 = kept;
-  kept = null;
-  if (!microFast) return null;
-  if (picked.length === 0) return { messages: arr.slice(), tokensFreed, clearedToolUseIds: [] };
-  if (k0 === null || k0.arr !== arr || k0.len !== arr.length) return null;
-  // ids null: the index was read by apiToolIndex_, and each id is read from its block.
-  const { ids, shapes } = k0;
-  const results = idxResults;
-  const count = ids === null ? nResults / 6 : ids.length;
-  const out = arr.slice();
-  const cleared = [];
-  let cur = -1, content = null;
-  for (let q = 0; q < picked.length; q++) {
-    const r = picked[q];
-    if (r >= count) return null;
-    const i = results[r * 6], b = results[r * 6 + 1], shape = shapes === null ? ANY : shapes[r];
-    if (shape >= AI_MODEL) {
-      cleared.push(ids[r]);
-      out[i] = setForeignResult(out[i], shape, b, text);
-      continue;
-    }
-    if (i !== cur) {
-      if (cur >= 0) out[cur] = withContent(arr[cur], content);
-      cur = i;
-      content = contentOf(arr[i]).slice();
-    }
-    const block = content[b];
-    cleared.push(ids === null ? block.tool_use_id : ids[r]);
-    content[b] = { ...block, content: text };
-  }
-  if (cur >= 0) out[cur] = withContent(arr[cur], content);
-  return { messages: out, tokensFreed, clearedToolUseIds: cleared };
-}
-
-// The tool_use_id of the tool result at each [message, block] pair of `at`.
-function toolUseIdsAt_(arr, at) {
-  const out = [];
-  let last = -1, shape = ANY; // the shape of message `last` (edits come by message)
-  for (let k = 0; k < at.length; k += 2) {
-    const m = arr[at[k]];
-    if (at[k] !== last) {
-      last = at[k];
-      shape = shapeOfHeader(header(m));
-    }
-    if (shape >= AI_MODEL) {
-      const saved = [strings, symbols, interning];
-      strings = []; symbols = new Map(); interning = true;
-      const words = [];
-      readArr = arr;
-      readAt = at[k];
-      const pos = foreignBlock(m, at[k + 1], words);
-      readArr = null;
-      out.push(pos >= 0 && words[pos + 8] !== 0 ? strings[words[pos + 8] - 1] : undefined);
-      [strings, symbols, interning] = saved;
-      continue;
-    }
-    out.push(contentOf(m)[at[k + 1]].tool_use_id);
-  }
-  return out;
-}
-
-// The strings of the last description, each preceded by RS (RS inside a string becomes
-// U+FFFD).
-// What a reading keeps between its crossings (interned strings, the tool index, the usage
-// buffer, the errors not yet taken). The package may be called while another of its calls is
-// reading (from a getter, a toJSON or a callback of the caller), in either module (both glues
-// share this file): the glue's guard (scripts/package.mjs, __ccEnter) calls enterPackage and
-// leavePackage around every call, and a nested call reads with fresh state while the outer
-// call's is set aside, then put back when the nested call returns.
+// What a reading keeps between its crossings (interned strings, the usage buffer, the errors
+// not yet taken; js_index.js's tool index, through setAsideToo). The package may be called
+// while another of its calls is reading (from a getter, a toJSON or a callback of the caller),
+// in either module (both glues share this file): the glue's guard (scripts/package.mjs,
+// __ccEnter) calls enterPackage and leavePackage around every call, and a nested call reads
+// with fresh state while the outer call's is set aside, then put back when the nested call
+// returns.
 let packageDepth = 0;
+// The other snippets' state set aside with this module's: each function registered sets its
+// own aside and returns the function that puts it back.
+const setAsides = [];
+export function setAsideToo(f) {
+  setAsides.push(f);
+}
 export function enterPackage() {
   if (packageDepth++ === 0) return undefined;
-  const saved = [strings, symbols, interning, kept, nUses, nResults, idxUses, idxResults, USAGE_OUT, readError, counterError, COUNTER, readArr, readAt];
+  const saved = [strings, symbols, interning, USAGE_OUT, readError, counterError, COUNTER, readArr, readAt, setAsides.map((f) => f())];
   strings = [];
   symbols = new Map();
   interning = true;
-  kept = null;
-  nUses = 0;
-  nResults = 0;
-  idxUses = new Uint32Array(768);
-  idxResults = new Uint32Array(768);
   USAGE_OUT = new Float64Array(4);
   readError = null;
   counterError = null;
@@ -2552,72 +1903,19 @@ export function enterPackage() {
 export function leavePackage(saved) {
   packageDepth--;
   if (saved !== undefined) {
-    [strings, symbols, interning, kept, nUses, nResults, idxUses, idxResults, USAGE_OUT, readError, counterError, COUNTER, readArr, readAt] = saved;
+    let putBack;
+    [strings, symbols, interning, USAGE_OUT, readError, counterError, COUNTER, readArr, readAt, putBack] = saved;
+    for (const f of putBack) f();
   }
 }
 
+// The strings of the last description, each preceded by RS (RS inside a string becomes
+// U+FFFD).
 export function takeStrings() {
   const s = strings.length === 0 ? '' : RS + strings.join(RS);
   strings = [];
   if (symbols.size !== 0) symbols = new Map();
   return s;
-}
-
-// Where parseTranscript keeps the text a line was read from (the WeakMap of js_convert.js,
-// shared through the global symbol registry): a copy of an edited line keeps it, so that
-// serializeTranscript writes the numbers the line still holds as they were read.
-const READ_FROM = (globalThis[Symbol.for('context-compaction.transcriptLines')] ??= new WeakMap());
-
-export function withContent(m, content) {
-  if (isLine(m)) {
-    const copy = { ...m, message: { ...m.message, content } };
-    const src = READ_FROM.get(m);
-    if (src !== undefined) READ_FROM.set(copy, src);
-    return copy;
-  }
-  return { ...m, content };
-}
-
-// A copy of the foreign message `m` whose tool result at block `b` (as describeForeign
-// numbers blocks) is `text`, in the message's own shape: an AI SDK `tool-result` output of
-// type `text`, a UIMessage tool part's `output` (or `errorText`), an OpenAI `tool` message's
-// or Responses output item's content, a LangChain ToolMessage rebuilt with its own class.
-export function setForeignResult(m, shape, b, text) {
-  switch (shape) {
-    case AI_MODEL: {
-      const content = m.content.slice();
-      const part = content[b];
-      const o = part.output;
-      // An error stays an error (the provider marks it so), with the output's own options.
-      const typed = o !== null && typeof o === 'object' && !Array.isArray(o);
-      const type = typed && (o.type === 'error-text' || o.type === 'error-json') ? o.type : 'text';
-      const output = { type, value: text };
-      if (typed && o.providerOptions !== undefined) output.providerOptions = o.providerOptions;
-      if (typed && o.type === 'execution-denied') return m; // nothing to clear: no output
-      content[b] = { ...part, output };
-      return { ...m, content };
-    }
-    case AI_UI: {
-      // The tool part whose result is block `b` (uiPartOf numbers blocks as describeForeign).
-      const j = uiPartOf(m.parts, b);
-      const p = j < 0 ? undefined : m.parts[j];
-      if (p === undefined || (p.state !== 'output-available' && p.state !== 'output-error')) return m;
-      const parts = m.parts.slice();
-      parts[j] = p.state === 'output-error' ? { ...p, errorText: text } : { ...p, output: text };
-      return { ...m, parts };
-    }
-    case CHAT:
-      return { ...m, content: Array.isArray(m.content) ? clearedParts(m.content, text) : text };
-    case RESPONSES:
-      return withOutput(m, text);
-    case LANGCHAIN: {
-      if (Array.isArray(m.lc_namespace)) return rebuildLc(m, text);
-      if (lcFields(m) === undefined) return { ...m, content: text }; // a `{role, …}` dict
-      return lcWithContent(m, text);
-    }
-    default:
-      return m;
-  }
 }
 
 export const dataUrl = /^data:([^;,]+)?(;base64)?,(.*)$/s;
@@ -2655,7 +1953,7 @@ export function responsesOutput(m) {
 
 // The text of a `shell_call_output`'s output (`[{stdout, stderr, outcome}]`): its streams'
 // non-empty texts, one a line; the list itself when an element is not of that form.
-function shellText(list) {
+export function shellText(list) {
   let text = '';
   for (const e of parts(list)) {
     if (e === null || typeof e !== 'object' || (typeof e.stdout !== 'string' && typeof e.stderr !== 'string')) return list;
@@ -2664,25 +1962,6 @@ function shellText(list) {
     }
   }
   return text;
-}
-
-// The parts of an OpenAI Chat `tool` message whose content was `list`, cleared to `text`: one
-// text part, which keeps the fields of the list's last text part (its `cache_control`).
-function clearedParts(list, text) {
-  let last;
-  for (const p of parts(list)) if (p !== null && typeof p === 'object' && p.type === 'text') last = p;
-  return [last === undefined ? { type: 'text', text } : { ...last, text }];
-}
-
-// A Responses output item `m` whose output is `text` (the cleared placeholder), in its own
-// form: a `shell_call_output` keeps its list (each command's `outcome`), the first `stdout`
-// the text and the other streams empty.
-function withOutput(m, text) {
-  const o = m.output;
-  if (m.type === 'shell_call_output' && Array.isArray(o) && o.length > 0 && !Array.isArray(shellText(o))) {
-    return { ...m, output: o.map((e, k) => ({ ...e, stdout: k === 0 ? text : '', stderr: '' })) };
-  }
-  return { ...m, output: text };
 }
 
 // The reason a UIMessage tool part in state `output-denied` was denied (what the AI SDK
@@ -2704,39 +1983,6 @@ export function parseArgs(v) {
   } catch (_) {
     return { arguments: v };
   }
-}
-
-// The index in a UIMessage's `parts` of describeForeign's block `b` (-1 when none).
-export function uiPartOf(parts, b) {
-  let k = 0;
-  for (let j = 0; j < parts.length; j++) {
-    const p = parts[j];
-    const t = p !== null && typeof p === 'object' ? p.type : undefined;
-    if (typeof t === 'string' && (t === 'step-start' || t.startsWith('source-') || t.startsWith('data-'))) continue;
-    const width = typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-')) ? uiToolWidth(p) : 1;
-    if (b < k + width) return j;
-    k += width;
-  }
-  return -1;
-}
-
-// A LangChain message instance like `m` (its own class) with `content`.
-// The fields are added one by one, only the defined ones, in this order: deleting the
-// undefined ones afterwards made the object a slow dictionary (28 % of microCompact on
-// LangChain instances, measured); named reads, not a loop of keyed ones.
-export function rebuildLc(m, content) {
-  const fields = { content };
-  let v;
-  if ((v = m.tool_call_id) !== undefined) fields.tool_call_id = v;
-  if ((v = m.tool_calls) !== undefined) fields.tool_calls = v;
-  if ((v = m.name) !== undefined) fields.name = v;
-  if ((v = m.id) !== undefined) fields.id = v;
-  if ((v = m.status) !== undefined) fields.status = v;
-  if ((v = m.artifact) !== undefined) fields.artifact = v;
-  if ((v = m.additional_kwargs) !== undefined) fields.additional_kwargs = v;
-  if ((v = m.response_metadata) !== undefined) fields.response_metadata = v;
-  if ((v = m.usage_metadata) !== undefined) fields.usage_metadata = v;
-  return new m.constructor(fields);
 }
 
 // ---- The guard every entry point the Rust side calls goes through ------------------------
@@ -2864,66 +2110,6 @@ export function boundaryKept(arr, i) {
   return undefined;
 }
 
-export function attachmentType(arr, i) {
-  try {
-    return attachmentType_(arr, i);
-  } catch (e) {
-    failed(e);
-  }
-  return undefined;
-}
-
-export function contentEquals(arr, i, text) {
-  try {
-    return contentEquals_(arr, i, text);
-  } catch (e) {
-    failed(e);
-  }
-  return false;
-}
-
-// Index of the first message of arr[from..to) whose content the structural reading
-// (`describeContents_` without an estimate) describes as something the Rust side refuses —
-// a content of the wrong type, a line whose `message` is not an object, a block that is not
-// an object or has no string `type`, a required field missing — or whose description throws
-// (the error kept, as `failed` keeps it); -1 when there is none. A filter before that
-// reading: the Rust side reads each message it names (and only those) to give the error the
-// count gives (check_as_counted in async_exports.rs). Interns nothing.
-function firstRefused_(arr, from, to, shape) {
-  const was = interning;
-  interning = false;
-  const out = [];
-  try {
-    for (let i = from; i < to; i++) {
-      out.length = 0;
-      try {
-        describeOne(arr[i], shape, false, out);
-      } catch (e) {
-        failed(e); // the Rust side reports it for message i
-        return i;
-      }
-      const tag = out[0];
-      if (tag === 4) {
-        for (let k = 2; k < out.length; k += 9) {
-          if (out[k] === 10 || out[k] === 11 || out[k + 1] === MISSING) return i;
-        }
-      } else if (tag !== 0 && tag !== 1 && tag !== 2) return i;
-    }
-    return -1;
-  } finally {
-    interning = was;
-  }
-}
-
-export function firstRefused(arr, from, to, shape) {
-  try {
-    return firstRefused_(arr, from, to, shape);
-  } catch (e) {
-    failed(e);
-  }
-  return from;
-}
-
 export function describeContents(arr, start, end, estimate, shape) {
   try {
     return describeContents_(arr, start, end, estimate, shape);
@@ -3027,42 +2213,4 @@ export function perTurnRecord(arr, wasm) {
   } finally {
     fastBusy = false;
   }
-}
-
-export function toolIndex(arr, from, withPaths, keep) {
-  try {
-    return toolIndex_(arr, from, withPaths, keep);
-  } catch (e) {
-    kept = null;
-    failed(e);
-  }
-  return null;
-}
-
-export function apiToolIndex(arr, withPaths, memory, at, cap) {
-  if (!microFast || !Array.isArray(arr)) return -1;
-  try {
-    return apiToolIndex_(arr, withPaths, memory, at, cap);
-  } catch (_) {
-    kept = null;
-    return -1; // read again by toolIndex_, which reports what threw
-  }
-}
-
-export function microCompactApply(arr, picked, text, tokensFreed) {
-  try {
-    return microCompactApply_(arr, picked, text, tokensFreed);
-  } catch (e) {
-    failed(e);
-  }
-  return undefined;
-}
-
-export function toolUseIdsAt(arr, at) {
-  try {
-    return toolUseIdsAt_(arr, at);
-  } catch (e) {
-    failed(e);
-  }
-  return [];
 }

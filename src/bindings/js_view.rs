@@ -38,54 +38,10 @@ extern "C" {
     ) -> JsValue;
 }
 
-#[wasm_bindgen(module = "/src/bindings/js_view.js")]
+// What only microCompact and the compaction read (js_index.js: the counting module does not
+// load it).
+#[wasm_bindgen(module = "/src/bindings/js_index.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = arrayLength)]
-    fn array_length(arr: &JsValue) -> i32;
-    #[wasm_bindgen(js_name = readHeaders)]
-    fn read_headers(arr: &JsValue, start: u32, out: &mut [u32]);
-    #[wasm_bindgen(js_name = rfind)]
-    fn rfind_js(arr: &JsValue, end: u32, mask: u32) -> i32;
-    #[wasm_bindgen(js_name = latestUsage)]
-    fn latest_usage_js(arr: &JsValue, end: u32, out: &mut [f64]) -> i32;
-    #[wasm_bindgen(js_name = previousSibling)]
-    fn previous_sibling_js(arr: &JsValue, before: u32, last: u32) -> i32;
-    #[wasm_bindgen(js_name = readUsage)]
-    fn read_usage(arr: &JsValue, i: u32, out: &mut [f64]) -> i32;
-    #[wasm_bindgen(js_name = messageId)]
-    fn message_id(arr: &JsValue, i: u32) -> Option<String>;
-    #[wasm_bindgen(js_name = sameResponse)]
-    fn same_response(arr: &JsValue, i: u32, j: u32) -> bool;
-    #[wasm_bindgen(js_name = stringField)]
-    fn string_field(arr: &JsValue, i: u32, k: &str) -> Option<String>;
-    #[wasm_bindgen(js_name = attachmentType)]
-    fn attachment_type(arr: &JsValue, i: u32) -> Option<String>;
-    #[wasm_bindgen(js_name = boundaryKept)]
-    fn boundary_kept_js(arr: &JsValue, i: u32) -> Option<f64>;
-    #[wasm_bindgen(js_name = contentEquals)]
-    fn content_equals(arr: &JsValue, i: u32, text: &str) -> bool;
-    #[wasm_bindgen(js_name = describeContents)]
-    fn describe_contents(
-        arr: &JsValue,
-        start: u32,
-        end: u32,
-        estimate: bool,
-        shape: u32,
-    ) -> Vec<u32>;
-    #[wasm_bindgen(js_name = firstRefused)]
-    fn first_refused(arr: &JsValue, from: u32, to: u32, shape: u32) -> i32;
-    #[wasm_bindgen(js_name = tail)]
-    fn tail_js(
-        arr: &JsValue,
-        shape: u32,
-        memory: &JsValue,
-        f_at: u32,
-        f_cap: u32,
-        w_at: u32,
-        w_cap: u32,
-    ) -> i32;
-    #[wasm_bindgen(js_name = countTail)]
-    fn count_tail_js(arr: &JsValue, memory: &JsValue, fb: u32, wb: u32, wcap: u32) -> i32;
     #[wasm_bindgen(js_name = toolIndex)]
     fn tool_index_js(arr: &JsValue, from: u32, with_paths: bool, keep: bool) -> Option<Vec<u32>>;
     #[wasm_bindgen(js_name = apiToolIndex)]
@@ -108,6 +64,56 @@ extern "C" {
     ) -> JsValue;
     #[wasm_bindgen(js_name = toolUseIdsAt)]
     fn tool_use_ids_at(arr: &JsValue, at: &[u32]) -> Array;
+    #[wasm_bindgen(js_name = attachmentType)]
+    fn attachment_type(arr: &JsValue, i: u32) -> Option<String>;
+    #[wasm_bindgen(js_name = contentEquals)]
+    fn content_equals(arr: &JsValue, i: u32, text: &str) -> bool;
+    #[wasm_bindgen(js_name = firstRefused)]
+    fn first_refused(arr: &JsValue, from: u32, to: u32, shape: u32) -> i32;
+}
+
+#[wasm_bindgen(module = "/src/bindings/js_view.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = arrayLength)]
+    fn array_length(arr: &JsValue) -> i32;
+    #[wasm_bindgen(js_name = readHeaders)]
+    fn read_headers(arr: &JsValue, start: u32, out: &mut [u32]);
+    #[wasm_bindgen(js_name = rfind)]
+    fn rfind_js(arr: &JsValue, end: u32, mask: u32) -> i32;
+    #[wasm_bindgen(js_name = latestUsage)]
+    fn latest_usage_js(arr: &JsValue, end: u32, out: &mut [f64]) -> i32;
+    #[wasm_bindgen(js_name = previousSibling)]
+    fn previous_sibling_js(arr: &JsValue, before: u32, last: u32) -> i32;
+    #[wasm_bindgen(js_name = readUsage)]
+    fn read_usage(arr: &JsValue, i: u32, out: &mut [f64]) -> i32;
+    #[wasm_bindgen(js_name = messageId)]
+    fn message_id(arr: &JsValue, i: u32) -> Option<String>;
+    #[wasm_bindgen(js_name = sameResponse)]
+    fn same_response(arr: &JsValue, i: u32, j: u32) -> bool;
+    #[wasm_bindgen(js_name = stringField)]
+    fn string_field(arr: &JsValue, i: u32, k: &str) -> Option<String>;
+    #[wasm_bindgen(js_name = boundaryKept)]
+    fn boundary_kept_js(arr: &JsValue, i: u32) -> Option<f64>;
+    #[wasm_bindgen(js_name = describeContents)]
+    fn describe_contents(
+        arr: &JsValue,
+        start: u32,
+        end: u32,
+        estimate: bool,
+        shape: u32,
+    ) -> Vec<u32>;
+    #[wasm_bindgen(js_name = tail)]
+    fn tail_js(
+        arr: &JsValue,
+        shape: u32,
+        memory: &JsValue,
+        f_at: u32,
+        f_cap: u32,
+        w_at: u32,
+        w_cap: u32,
+    ) -> i32;
+    #[wasm_bindgen(js_name = countTail)]
+    fn count_tail_js(arr: &JsValue, memory: &JsValue, fb: u32, wb: u32, wcap: u32) -> i32;
     #[wasm_bindgen(js_name = takeStrings)]
     fn take_strings() -> String;
     #[wasm_bindgen(js_name = enterTokenCounter)]
@@ -1027,7 +1033,7 @@ impl<'a> JsConversation<'a> {
     /// Reads the content of every message as the count reads it (its structure), for the
     /// errors the count gives: a content of the wrong type, a block that is not one, a
     /// required field missing, a reading that throws. Only the messages `firstRefused`
-    /// (`js_view.js`) finds such a problem in are read here, one at a time; the others cost a
+    /// (`js_index.js`) finds such a problem in are read here, one at a time; the others cost a
     /// pass in JS and no crossing.
     pub fn check_structure(&self) -> Result<()> {
         let code = self.shape().code();

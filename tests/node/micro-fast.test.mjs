@@ -2,7 +2,7 @@
 // and `microCompactApply_`, which clears the chosen results from their place in that index
 // and builds the result object in one crossing) give the answers of the general readers.
 // Each case runs twice: with the fast paths, and with them switched off (`setMicroFast` in
-// src/bindings/js_view.js: the general readers and edit applier, as before they existed);
+// src/bindings/js_index.js: the general readers and edit applier, as before they existed);
 // the results (messages, tokensFreed, ids) or errors must be the same, the input unchanged,
 // and every message not edited the caller's own object.
 import { test } from 'node:test';
@@ -10,14 +10,14 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import * as cc from '../../pkg/node.js';
 import { buildApiView, activeStart } from '../../bench/formats.mjs';
-import { LONG_TRANSCRIPT, TRANSCRIPTS, readJsonl, randomHistory, prng, packageJsView, callOutcome } from './helpers/support.mjs';
+import { LONG_TRANSCRIPT, TRANSCRIPTS, readJsonl, randomHistory, prng, packageJsIndex, callOutcome } from './helpers/support.mjs';
 import { AIMessage, ToolMessage } from '@langchain/core/messages';
 import { SHAPES, toLangChain, toLangChainStored, toLangChainSerialized } from './helpers/shapes.mjs';
 
 cc.setEnvironmentDefaults({});
 
-// The package's own js_view.js (the module instance its glue imported).
-const view = await packageJsView();
+// The package's own js_index.js (the module instance its glue imported).
+const index = await packageJsIndex();
 
 const outcome = callOutcome;
 
@@ -26,12 +26,12 @@ const outcome = callOutcome;
 function bothWays(messages, options) {
   const before = JSON.stringify(messages);
   const fast = outcome(() => cc.microCompact(messages, options));
-  view.setMicroFast(false);
+  index.setMicroFast(false);
   let full;
   try {
     full = outcome(() => cc.microCompact(messages, options));
   } finally {
-    view.setMicroFast(true);
+    index.setMicroFast(true);
   }
   assert.equal(JSON.stringify(messages), before, 'input never mutated');
   if (fast.value !== undefined) {

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HumanMessage, AIMessage, ToolMessage } from '@langchain/core/messages';
 import * as cc from '../../pkg/node.js';
-import { packageJsView } from './helpers/support.mjs';
+import { packageJsIndex } from './helpers/support.mjs';
 
 cc.setEnvironmentDefaults({});
 
@@ -107,24 +107,24 @@ test('microCompact clears built-in tools\' outputs in their own form, once', () 
 });
 
 test('microCompact\'s fast and general readers agree on built-in tools\' items', async () => {
-  const view = await packageJsView();
+  const index = await packageJsIndex();
   const items = [{ role: 'user', content: 'go' }];
   for (const pair of Object.values(PAIRS)) items.push(...pair(items.length, lines(40, 'x')));
   items.push({ role: 'user', content: 'next' });
   const fast = cc.microCompact(items, { keepRecent: 1, compactableTools: ['*'] });
-  view.setMicroFast(false);
+  index.setMicroFast(false);
   let full;
   try {
     full = cc.microCompact(items, { keepRecent: 1, compactableTools: ['*'] });
   } finally {
-    view.setMicroFast(true);
+    index.setMicroFast(true);
   }
   assert.deepEqual(fast, full);
   assert.equal(fast.clearedToolUseIds.length, 3);
 });
 
 test('a computer screenshot output pairs with its call and is never cleared into text', async () => {
-  const view = await packageJsView();
+  const index = await packageJsIndex();
   const shot = { type: 'computer_screenshot', image_url: 'data:image/png;base64,' + 'Q'.repeat(100_000) };
   const items = [{ role: 'user', content: 'go' }];
   for (let i = 0; i < 3; i++) {
@@ -135,12 +135,12 @@ test('a computer screenshot output pairs with its call and is never cleared into
   assert.deepEqual(cc.validateForApi(items), { valid: true, problems: [] });
   // The item's `output` must be a screenshot: no text can stand for it.
   for (const fast of [true, false]) {
-    view.setMicroFast(fast);
+    index.setMicroFast(fast);
     try {
       const r = cc.microCompact(items, { keepRecent: 0, compactableTools: ['*'] });
       assert.deepEqual(r.clearedToolUseIds, [], `fast ${fast}`);
     } finally {
-      view.setMicroFast(true);
+      index.setMicroFast(true);
     }
   }
   // Stripping media replaces the screenshot with a marker (it threw reading the output as a list).

@@ -704,9 +704,18 @@ export function runIsolated(body, { timeout = 60_000 } = {}) {
  * so the same module), for tests that switch its readers or call them directly.
  */
 export async function packageJsView() {
+  return packageSnippet('js_view.js');
+}
+
+/** The package's own js_index.js (microCompact's and the compaction's readers). */
+export async function packageJsIndex() {
+  return packageSnippet('js_index.js');
+}
+
+async function packageSnippet(file) {
   const snippets = new URL('../../../pkg/snippets/', import.meta.url);
   const [snippet] = readdirSync(snippets);
-  return import(new URL(`${snippet}/src/bindings/js_view.js`, snippets));
+  return import(new URL(`${snippet}/src/bindings/${file}`, snippets));
 }
 
 /** What a synchronous call gives: its value, or its error's code and message. */
