@@ -4,7 +4,7 @@
 // and builds the request body at once, and loads this module on a summarizer's first call.
 // The wire facts it relies on are listed at the top of anthropic.js.
 
-import { withRetries, createSseParser, describe, fetchAttempt, giveText, readSseBody, retryableStatus, retryAfter } from './http.js';
+import { withRetries, createSseParser, describe, fetchAttempt, giveText, readSseBody, retryableStatus, retryAfter, MAX_SUMMARY_BLOCKS, MAX_SUMMARY_TEXT } from './http.js';
 
 // The front module's own objects, given once when it loads this one (`bind`): a static import of
 // the front would make a bundler load it with every page that imports the package.
@@ -162,7 +162,10 @@ async function readJson(response, guard, ctl, stopError, requestId, responseHead
  */
 async function readStream(response, guard, bumpIdle, ctl, stopError, call, requestId, responseHeaders) {
   const assembler = createAssembler(call, requestId, responseHeaders);
-  const parser = createSseParser((event, data) => assembler.event(event, data));
+  const parser = createSseParser(
+    (event, data) => assembler.event(event, data),
+    (what) => tooLarge(what, requestId, responseHeaders),
+  );
   const broken = (/** @type {unknown} */ e) =>
     new AnthropicApiError(`The Anthropic API stream broke: ${describe(e)}`, {
       code: 'NETWORK_ERROR',
@@ -185,8 +188,27 @@ async function readStream(response, guard, bumpIdle, ctl, stopError, call, reque
 }
 
 /**
+ * The error of a stream larger than a summary answer can be (`what` says what passed
+ * `MAX_SUMMARY_TEXT`): not retried, another attempt would send the same.
+ * @param {string} what
+ * @param {string | undefined} requestId
+ * @param {Record<string, string>} responseHeaders
+ */
+function tooLarge(what, requestId, responseHeaders) {
+  return new AnthropicApiError(`The Anthropic API answer is too large: ${what}`, {
+    code: 'INVALID_RESPONSE',
+    requestId,
+    headers: responseHeaders,
+  });
+}
+
+/**
  * Assembles the Messages API response body from stream events, as the non-streamed answer
  * would have had it. Text deltas go to `onText`; thinking and signatures stay in their own blocks.
+ * A block index that is not a whole number below `MAX_SUMMARY_BLOCKS` is the server's error
+ * (`INVALID_RESPONSE`): blocks are kept in an array, which such an index would make sparse for
+ * ever longer or write past (`"__proto__"`); so is more than `MAX_SUMMARY_TEXT` code units of
+ * text in the blocks together.
  * @param {{delivered: boolean, onText: ((text: string) => void) | undefined}} call
  * @param {string | undefined} requestId
  * @param {Record<string, string>} responseHeaders
@@ -199,6 +221,29 @@ function createAssembler(call, requestId, responseHeaders) {
   /** Raw `input_json_delta` text of tool_use blocks, by index. */
   const json = new Map();
   const state = { stopped: false };
+  /** Code units of the text kept in the blocks so far. */
+  let kept = 0;
+  const keep = (/** @type {unknown} */ text) => {
+    if (typeof text !== 'string') return;
+    kept += text.length;
+    if (kept > MAX_SUMMARY_TEXT) {
+      throw tooLarge(`its content blocks hold more than ${MAX_SUMMARY_TEXT} code units of text (the most a summary answer holds)`, requestId, responseHeaders);
+    }
+  };
+  /**
+   * The block index of a `content_block_*` event (`fallback` when it has none).
+   * @param {unknown} index
+   * @param {number} fallback
+   * @returns {number}
+   */
+  const blockIndex = (index, fallback) => {
+    const i = index ?? fallback;
+    if (typeof i === 'number' && Number.isInteger(i) && i >= 0 && i < MAX_SUMMARY_BLOCKS) return i;
+    throw new AnthropicApiError(
+      `The Anthropic API sent a stream event whose block index is not a whole number below ${MAX_SUMMARY_BLOCKS}: ${String(JSON.stringify(i)).slice(0, 100)}`,
+      { code: 'INVALID_RESPONSE', requestId, headers: responseHeaders },
+    );
+  };
 
   const ensure = () => {
     if (message === null) {
@@ -243,6 +288,8 @@ function createAssembler(call, requestId, responseHeaders) {
         });
       }
       const type = (ev && typeof ev === 'object' && typeof ev.type === 'string' && ev.type) || eventName;
+      // An event whose data is not an object (`null`, a number) has no fields.
+      if (ev === null || typeof ev !== 'object') ev = {};
       switch (type) {
         case 'message_start': {
           const m = ev.message ?? {};
@@ -259,15 +306,17 @@ function createAssembler(call, requestId, responseHeaders) {
         }
         case 'content_block_start': {
           ensure();
+          const index = blockIndex(ev.index, blocks.length);
           const block = { ...(ev.content_block ?? { type: 'text', text: '' }) };
-          blocks[ev.index ?? blocks.length] = block;
+          keep(data);
+          blocks[index] = block;
           if (block.type === 'text' && typeof block.text === 'string') deliver(block.text);
           break;
         }
         case 'content_block_delta': {
           ensure();
           const d = ev.delta ?? {};
-          const index = ev.index ?? blocks.length - 1;
+          const index = blockIndex(ev.index, Math.max(0, blocks.length - 1));
           let block = blocks[index];
           if (!block) {
             block =
@@ -282,30 +331,38 @@ function createAssembler(call, requestId, responseHeaders) {
           }
           if (d.type === 'text_delta') {
             if (typeof d.text === 'string') {
+              keep(d.text);
               block.text = (block.text ?? '') + d.text;
               deliver(d.text);
             }
           } else if (d.type === 'thinking_delta') {
+            keep(d.thinking);
             block.thinking = (block.thinking ?? '') + (d.thinking ?? '');
           } else if (d.type === 'signature_delta') {
+            keep(d.signature);
             block.signature = d.signature;
           } else if (d.type === 'input_json_delta') {
+            keep(d.partial_json);
             json.set(index, (json.get(index) ?? '') + (d.partial_json ?? ''));
           } else if (d.type === 'citations_delta') {
+            keep(data);
             (block.citations ??= []).push(d.citation);
           } else if (d.type === 'compaction_delta') {
             // The summary text in pieces; the opaque fields arrive whole (the last one wins).
             if (typeof d.content === 'string') {
+              keep(d.content);
               block.content = (block.content ?? '') + d.content;
               deliver(d.content);
             }
+            keep(d.encrypted_content);
             if (d.encrypted_content !== undefined) block.encrypted_content = d.encrypted_content;
             if (d.signature !== undefined) block.signature = d.signature;
           }
           break;
         }
         case 'content_block_stop': {
-          const index = ev.index;
+          if (ev.index === undefined) break;
+          const index = blockIndex(ev.index, 0);
           if (json.has(index) && blocks[index]) {
             const raw = json.get(index);
             json.delete(index);
@@ -322,10 +379,11 @@ function createAssembler(call, requestId, responseHeaders) {
           const { stop_reason, stop_sequence, ...rest } = ev.delta ?? {};
           if (stop_reason !== undefined) m.stop_reason = stop_reason;
           if (stop_sequence !== undefined) m.stop_sequence = stop_sequence;
-          Object.assign(m, rest);
+          // Own keys only: a `__proto__` key of the event's JSON would set the message's prototype.
+          for (const [k, v] of Object.entries(rest)) if (k !== '__proto__') m[k] = v;
           // Usage in message_delta is cumulative: each field present replaces the earlier value.
           for (const [k, v] of Object.entries(ev.usage ?? {})) {
-            if (v !== null && v !== undefined) m.usage[k] = v;
+            if (v !== null && v !== undefined && k !== '__proto__') m.usage[k] = v;
           }
           break;
         }

@@ -1270,6 +1270,23 @@ function positiveNumber(text, option) {
 }
 
 /**
+ * What the simulator's report says of a policy whose automatic compactions failed or stopped
+ * (as the library's `Compactor` stops them), or `''`.
+ * @param {SimulationReport['policies'][number]} q
+ */
+function stoppedNote(q) {
+  const failed = q.failedCompactions
+    ? `${q.failedCompactions} automatic compaction${q.failedCompactions === 1 ? '' : 's'} failed (the summary would not have been below the threshold)`
+    : '';
+  if (!q.paused) return failed;
+  const why =
+    q.paused === 'thrashing'
+      ? 'thrashing: the context refilled to the threshold within 3 requests after each of 3 compactions in a row'
+      : 'circuit breaker open: 3 compactions in a row failed';
+  return `${failed ? `${failed}; ` : ''}automatic compaction stopped at request ${(q.pausedAtRequest ?? 0) + 1} (${why}), the context grew past the threshold from there`;
+}
+
+/**
  * The text report of `simulate`: the side-by-side table, then the calibration.
  * @param {SimulationReport} r
  * @param {string} file
@@ -1287,6 +1304,10 @@ export function formatSimulation(r, file) {
   if (r.recommended) out.push(`* recommended: ${r.recommended} (the cheapest policy whose summaries lose nothing)`);
   for (const q of r.policies) {
     if (q.lost) out.push(`${q.name} lost: ${[...q.loss.files, ...q.loss.userMessages.map((u) => JSON.stringify(u.slice(0, 80))), ...q.loss.errors].join('; ')}`);
+  }
+  for (const q of r.policies) {
+    const stopped = stoppedNote(q);
+    if (stopped) out.push(`${q.name}: ${stopped}`);
   }
   const c = r.calibration;
   if (c) {

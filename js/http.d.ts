@@ -1,7 +1,17 @@
 // Types of js/http.js: the HTTP helpers the fetch-based summarizers share.
 
-/** A server-sent events parser; `push` text cut anywhere, `end` at the end of the stream. */
-export declare function createSseParser(dispatch: (event: string, data: string) => void): { push(text: string): void; end(): void };
+/** The most content blocks of a summary answer that are read (src/drive/answers.rs `MAX_SUMMARY_BLOCKS`). */
+export declare const MAX_SUMMARY_BLOCKS: number;
+/** The most text of a summary answer that is read, in UTF-16 code units (src/drive/answers.rs `MAX_SUMMARY_TEXT`). */
+export declare const MAX_SUMMARY_TEXT: number;
+/**
+ * A server-sent events parser; `push` text cut anywhere, `end` at the end of the stream. A
+ * pending line or an event's data longer than `MAX_SUMMARY_TEXT` throws `tooLarge(what)`.
+ */
+export declare function createSseParser(
+  dispatch: (event: string, data: string) => void,
+  tooLarge?: (what: string) => Error,
+): { push(text: string): void; end(): void };
 /**
  * Feeds a response body to an SSE parser until `finished()` or the body ends (see
  * `readSseBody` in http.js); a failed read rejects with `stopError()` or `broken(error)`.

@@ -10,16 +10,42 @@ import { describe } from './options.js';
 export { mergeHeaders, describe, checkCount, likelyMeant, readEnvironment, guardOptions } from './options.js';
 
 /**
+ * The most content blocks of a summary answer that are read (src/drive/answers.rs
+ * `MAX_SUMMARY_BLOCKS`): a stream event naming a block at or past it is the server's error.
+ */
+export const MAX_SUMMARY_BLOCKS = 100_000;
+
+/**
+ * The most text of a summary answer that is read, in UTF-16 code units (src/drive/answers.rs
+ * `MAX_SUMMARY_TEXT`, 16 Mi): a stream line, an event's data or the text assembled from a
+ * stream that passes it is refused as soon as it does.
+ */
+export const MAX_SUMMARY_TEXT = 16 * 1024 * 1024;
+
+/**
  * A server-sent events parser (the WHATWG `text/event-stream` rules): lines end with CRLF, LF
  * or CR, `event:` names the event, `data:` lines are joined with LF, a blank line dispatches,
- * lines starting with `:` are comments. Text may be pushed in pieces cut anywhere.
+ * lines starting with `:` are comments. Text may be pushed in pieces cut anywhere; each piece
+ * is scanned once (a long line in many pieces costs its length, not its length squared). A
+ * pending line, or an event's data, longer than {@link MAX_SUMMARY_TEXT} code units throws
+ * `tooLarge(what)` as soon as it is.
  * @param {(event: string, data: string) => void} dispatch
+ * @param {(what: string) => Error} [tooLarge] The caller's error (default: a `RangeError`).
  */
-export function createSseParser(dispatch) {
-  let buffer = '';
+export function createSseParser(dispatch, tooLarge = (what) => new RangeError(what)) {
+  /** The pending line: the pieces of it pushed so far, and their total length. */
+  /** @type {string[]} */
+  let parts = [];
+  let pending = 0;
+  /** The last piece ended with a CR: an LF starting the next one is the rest of a CRLF. */
+  let afterCr = false;
   let eventName = '';
   /** @type {string[]} */
   let data = [];
+  let dataLength = 0;
+  const over = (/** @type {string} */ what) => {
+    throw tooLarge(`${what} is longer than ${MAX_SUMMARY_TEXT} code units (the most a summary answer holds)`);
+  };
   const line = (/** @type {string} */ text) => {
     if (text === '') {
       if (data.length > 0) {
@@ -27,6 +53,7 @@ export function createSseParser(dispatch) {
         const joined = data.join('\n');
         eventName = '';
         data = [];
+        dataLength = 0;
         dispatch(name, joined);
       } else {
         eventName = '';
@@ -39,37 +66,59 @@ export function createSseParser(dispatch) {
     let value = colon < 0 ? '' : text.slice(colon + 1);
     if (value.charCodeAt(0) === 32 /* space */) value = value.slice(1);
     if (field === 'event') eventName = value;
-    else if (field === 'data') data.push(value);
+    else if (field === 'data') {
+      dataLength += value.length + 1;
+      if (dataLength > MAX_SUMMARY_TEXT) over('a stream event\'s data');
+      data.push(value);
+    }
   };
   return {
     /** @param {string} text */
     push(text) {
-      buffer += text;
       let start = 0;
-      for (;;) {
-        const lf = buffer.indexOf('\n', start);
-        const cr = buffer.indexOf('\r', start);
-        let end;
-        if (lf < 0 && cr < 0) break;
-        if (cr >= 0 && (lf < 0 || cr < lf)) {
-          // A CR at the very end may be the first half of a CRLF: wait for the next piece.
-          if (cr === buffer.length - 1) break;
-          end = cr;
-          const next = buffer.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
-          line(buffer.slice(start, end));
-          start = next;
-        } else {
-          end = lf;
-          line(buffer.slice(start, end));
-          start = lf + 1;
-        }
+      if (afterCr && text.length > 0) {
+        if (text.charCodeAt(0) === 10) start = 1;
+        afterCr = false;
       }
-      buffer = buffer.slice(start);
+      // The next LF and CR at or after `start` (-1: none left in this piece), each searched
+      // again only once passed.
+      let lf = text.indexOf('\n', start);
+      let cr = text.indexOf('\r', start);
+      while (lf >= 0 || cr >= 0) {
+        const end = cr < 0 || (lf >= 0 && lf < cr) ? lf : cr;
+        const piece = text.slice(start, end);
+        let whole = piece;
+        if (pending + piece.length > MAX_SUMMARY_TEXT) over('a stream line');
+        if (parts.length > 0) {
+          parts.push(piece);
+          whole = parts.join('');
+          parts = [];
+          pending = 0;
+        }
+        if (end === cr) {
+          if (end + 1 < text.length) start = text.charCodeAt(end + 1) === 10 ? end + 2 : end + 1;
+          else {
+            start = end + 1;
+            afterCr = true;
+          }
+        } else {
+          start = end + 1;
+        }
+        line(whole);
+        if (lf >= 0 && lf < start) lf = text.indexOf('\n', start);
+        if (cr >= 0 && cr < start) cr = text.indexOf('\r', start);
+      }
+      if (start < text.length) {
+        pending += text.length - start;
+        if (pending > MAX_SUMMARY_TEXT) over('a stream line');
+        parts.push(start === 0 ? text : text.slice(start));
+      }
     },
-    /** The end of the stream: a CR held back as a possible CRLF half ends its line after all. */
+    /** The end of the stream: an unfinished line is dropped (it ends no event). */
     end() {
-      if (buffer.endsWith('\r')) line(buffer.slice(0, -1));
-      buffer = '';
+      parts = [];
+      pending = 0;
+      afterCr = false;
     },
   };
 }

@@ -4,7 +4,7 @@
 // checks the options and loads this module on a summarizer's first call. The wire facts it
 // relies on are listed at the top of openai.js.
 
-import { withRetries, createSseParser, describe, fetchAttempt, giveText, readSseBody, retryableStatus, retryAfter } from './http.js';
+import { withRetries, createSseParser, describe, fetchAttempt, giveText, readSseBody, retryableStatus, retryAfter, MAX_SUMMARY_TEXT } from './http.js';
 import { chatOfRequest, messagesResponse, TRANSIENT_STATUSES } from './summary-request.js';
 
 // The front module's own objects, given once when it loads this one (`bind`): a static import of
@@ -192,13 +192,40 @@ async function readJson(response, guard, ctl, stopError, meta) {
  * @param {Meta} meta
  */
 async function readSse(response, guard, bumpIdle, ctl, stopError, assembler, meta) {
-  const parser = createSseParser((event, data) => assembler.event(event, data));
+  const parser = createSseParser(
+    (event, data) => assembler.event(event, data),
+    (what) => tooLarge(what, meta),
+  );
   const broken = (/** @type {unknown} */ e) =>
     new OpenAiApiError(`The OpenAI API stream broke: ${describe(e)}`, { code: 'NETWORK_ERROR', retryable: true, cause: e, ...meta });
   await readSseBody(response, parser, () => assembler.done, guard, bumpIdle, ctl, stopError, broken);
   if (!assembler.done) {
     throw new OpenAiApiError('The OpenAI API stream ended before the answer was complete', { code: 'NETWORK_ERROR', retryable: true, ...meta });
   }
+}
+
+/**
+ * The error of a stream larger than a summary answer can be (`what` says what passed
+ * `MAX_SUMMARY_TEXT`): not retried, another attempt would send the same.
+ * @param {string} what
+ * @param {Meta} meta
+ */
+function tooLarge(what, meta) {
+  return new OpenAiApiError(`The OpenAI API answer is too large: ${what}`, { code: 'INVALID_RESPONSE', ...meta });
+}
+
+/**
+ * Adds `piece` to `text` assembled from a stream, refusing more than `MAX_SUMMARY_TEXT` code
+ * units as soon as it is.
+ * @param {string} text
+ * @param {string} piece
+ * @param {Meta} meta
+ */
+function grown(text, piece, meta) {
+  if (text.length + piece.length > MAX_SUMMARY_TEXT) {
+    throw tooLarge(`its text is longer than ${MAX_SUMMARY_TEXT} code units (the most a summary answer holds)`, meta);
+  }
+  return text + piece;
 }
 
 /**
@@ -371,13 +398,13 @@ function chatAssembler(call, meta) {
       if (!choice) return;
       const piece = choice.delta?.content;
       if (typeof piece === 'string' && piece !== '') {
-        text += piece;
+        text = grown(text, piece, meta);
         if (call.onText) {
           call.delivered = true;
           giveText(call.onText, piece);
         }
       }
-      if (typeof choice.delta?.refusal === 'string') refusal += choice.delta.refusal;
+      if (typeof choice.delta?.refusal === 'string') refusal = grown(refusal, choice.delta.refusal, meta);
       if (choice.finish_reason) finish = choice.finish_reason;
     },
     message() {
@@ -415,7 +442,7 @@ function responsesAssembler(call, meta) {
       switch (type) {
         case 'response.output_text.delta':
           if (typeof ev.delta === 'string' && ev.delta !== '') {
-            text += ev.delta;
+            text = grown(text, ev.delta, meta);
             if (call.onText) {
               call.delivered = true;
               giveText(call.onText, ev.delta);

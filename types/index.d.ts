@@ -2472,6 +2472,12 @@ export interface SimulationPolicyReport {
   earlySwaps: number;
   /** Swap attempts refused: the context the ready summary would leave was over 1.3× the synchronous path's (then, at the threshold, the conversation waits for that path). */
   refusedSwaps: number;
+  /** Automatic compactions that failed as the library's `Compactor` fails them: the summary and the files it restores would not have been below the threshold (or not smaller than what they replace). Each summary was written, paid for and waited on; nothing was committed. */
+  failedCompactions: number;
+  /** Why the policy's automatic compaction stopped for the rest of the session, as the `Compactor` stops it: `'circuitBreakerOpen'` (3 failed compactions in a row) or `'thrashing'` (the context refilled to the threshold within 3 requests after each of 3 compactions in a row); `null`: it never stopped. A policy that stopped is never the recommended one (its context outgrows the threshold). */
+  paused: 'thrashing' | 'circuitBreakerOpen' | null;
+  /** The request (0-based) at which automatic compaction was first due and skipped for `paused`; `null` when it never stopped. */
+  pausedAtRequest: number | null;
   /** Files read again: files Claude Code's rules would have restored after a compaction, which this policy did not, read again before the session's next tool call on them. */
   rereads: number;
   /** Tokens of the files read again. */

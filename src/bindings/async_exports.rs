@@ -593,14 +593,17 @@ pub fn compact_conversation(
 ) -> Promise {
     promise_of(async move {
         let messages = held_messages(messages, MAX_TYPED_MESSAGES);
-        let mut c = js(options::context(&context))?;
-        let shape = js(options::shape_option(&options, "options"))?.or(c.shape);
+        let mut c = js(reading("context", || options::context(&context)))?;
+        let shape = js(reading("options", || {
+            options::shape_option(&options, "options")
+        }))?
+        .or(c.shape);
         c.context.counted = js(caller_count(&messages, &context, &c, shape))?;
         let read = js(read_with_pins(&mut c.context, &context, &messages, shape).await)?;
         c.context.for_shape(read.shape());
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, false))?;
-        let opts = js(options::compact_options(&options))?;
+        let opts = js(reading("options", || options::compact_options(&options)))?;
         let r = pipeline::compact_conversation(&typed, &c.context, &opts, &env)
             .await
             .map_err(compact_error)?;
@@ -622,7 +625,7 @@ pub fn try_session_memory_compaction(
 ) -> Promise {
     promise_of(async move {
         let messages = held_messages(messages, MAX_TYPED_MESSAGES);
-        let mut c = js(options::context(&context))?;
+        let mut c = js(reading("context", || options::context(&context)))?;
         c.context.counted = js(caller_count(&messages, &context, &c, c.shape))?;
         let read = js(read_with_pins(&mut c.context, &context, &messages, c.shape).await)?;
         let typed = read.typed;
@@ -648,8 +651,8 @@ pub fn auto_compact_if_needed(
 ) -> Promise {
     promise_of(async move {
         let messages = held_messages(messages, MAX_TYPED_MESSAGES);
-        let mut c = js(options::context(&context))?;
-        let t = js(options::tracking(&tracking))?;
+        let mut c = js(reading("context", || options::context(&context)))?;
+        let t = js(reading("tracking", || options::tracking(&tracking)))?;
         {
             // Every shape is counted; a compaction that is not due is answered for any shape.
             let counter = js(super::js_view::TokenCounter::enter(&context, "context"))?;
@@ -745,13 +748,13 @@ pub fn reactive_compact(
 ) -> Promise {
     promise_of(async move {
         let messages = held_messages(messages, MAX_TYPED_MESSAGES);
-        let mut c = js(options::context(&context))?;
+        let mut c = js(reading("context", || options::context(&context)))?;
         c.context.counted = js(caller_count(&messages, &context, &c, c.shape))?;
         let read = js(read_with_pins(&mut c.context, &context, &messages, c.shape).await)?;
         c.context.for_shape(read.shape());
         let typed = read.typed;
         let env = js(JsEnv::from_context(&context, &c, false))?;
-        let t = js(options::tracking(&tracking))?;
+        let t = js(reading("tracking", || options::tracking(&tracking)))?;
         let (text, status) = options::error_text(&error);
         let (r, next) = crate::drive::reactive::reactive_compact(
             &typed, &c.context, &text, status, &t, &c.retry, &env,
@@ -790,7 +793,9 @@ pub fn build_api_context_management(
     #[wasm_bindgen(unchecked_optional_param_type = "ContextManagementOptions | null")]
     options: JsValue,
 ) -> JsResult<JsValue> {
-    let opts = js(options::context_management_options(&options))?;
+    let opts = js(reading("options", || {
+        options::context_management_options(&options)
+    }))?;
     match context_management::build_api_context_management(&opts) {
         Some(v) => to_js(&v),
         None => Ok(JsValue::NULL),
@@ -821,7 +826,9 @@ pub fn apply_api_compaction(
             ),
         )));
     }
-    let opts = js(options::apply_api_compaction_options(&options))?;
+    let opts = js(reading("options", || {
+        options::apply_api_compaction_options(&options)
+    }))?;
     if !response.is_object() {
         return Err(js_error(Error::invalid_argument(
             "response must be a Messages API response body (an object)",
@@ -918,7 +925,7 @@ pub fn to_api_messages(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
-    let shape = js(options::shape_options(&options))?;
+    let shape = js(reading("options", || options::shape_options(&options)))?;
     let typed = js(messages_for_compaction(&messages, shape, Reading::Whole))?.typed;
     let view = crate::transforms::messages_api::api_view(&typed);
     to_js(&view)
@@ -933,7 +940,7 @@ pub fn validate_for_api(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
-    let shape = js(options::shape_options(&options))?;
+    let shape = js(reading("options", || options::shape_options(&options)))?;
     let typed = js(messages_for_compaction(&messages, shape, Reading::Whole))?.typed;
     let problems = crate::transforms::messages_api::validate_for_api(&typed);
     let o = Object::new();
@@ -952,10 +959,12 @@ pub fn offline_summarizer(
     #[wasm_bindgen(unchecked_optional_param_type = "OfflineSummarizerOptions | null")]
     options: JsValue,
 ) -> JsResult<js_sys::Function> {
-    let budget = js(options::offline_summarizer_budget(
-        &options,
-        crate::summarize::offline::DEFAULT_BUDGET_TOKENS,
-    ))?;
+    let budget = js(reading("options", || {
+        options::offline_summarizer_budget(
+            &options,
+            crate::summarize::offline::DEFAULT_BUDGET_TOKENS,
+        )
+    }))?;
     let f = Closure::<dyn Fn(JsValue, JsValue) -> js_sys::Promise>::new(
         move |request: JsValue, opts: JsValue| {
             let signal = prop(&opts, "signal");
@@ -1005,7 +1014,7 @@ pub fn preview_compaction(
     )]
     context: JsValue,
 ) -> JsResult<JsValue> {
-    let mut c = js(options::context(&context))?;
+    let mut c = js(reading("context", || options::context(&context)))?;
     c.context.counted = js(caller_count(&messages, &context, &c, c.shape))?;
     let typed = js(messages_for_compaction(
         &messages,

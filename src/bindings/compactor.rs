@@ -131,7 +131,7 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue) {
         return;
     }
     let prepared = (|| -> crate::Result<_> {
-        let c = options::compactor_context(context)?;
+        let c = reading("options", || options::compactor_context(context))?;
         let env = JsEnv::from_context(context, &c, false)?;
         let array: JsValue = session.borrow().messages().iter().collect::<Array>().into();
         let mut read = messages_for_compaction(
@@ -218,11 +218,13 @@ impl Compactor {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "CompactorOptions<MessageInput>")] options: JsValue,
     ) -> JsResult<Compactor> {
-        let c = js(options::compactor_context(&options))?;
+        let c = js(reading("options", || options::compactor_context(&options)))?;
         js(JsEnv::from_context(&options, &c, true))?;
         js(TokenCounter::enter(&options, "options"))?; // a function, or absent
         let ctx = c.context;
-        let early_line = js(options::preemptive(&options, &ctx.model, &ctx.config))?;
+        let early_line = js(reading("options", || {
+            options::preemptive(&options, &ctx.model, &ctx.config)
+        }))?;
         let session = Rc::new(RefCell::new(Session::new(ctx.model, ctx.config)));
         session.borrow_mut().set_preamble(c.auto.preamble);
         session.borrow_mut().set_early_line(early_line);
@@ -269,7 +271,7 @@ impl Compactor {
         &self,
         #[wasm_bindgen(unchecked_param_type = "GivenUsage['usage']")] usage: JsValue,
     ) -> JsResult<()> {
-        let counts = js(options::usage_counts(&usage, "usage"))?;
+        let counts = js(reading("usage", || options::usage_counts(&usage, "usage")))?;
         js(js(write(&self.session))?.set_usage(counts))
     }
 
@@ -409,7 +411,7 @@ impl Compactor {
     pub fn maybe_auto_compact(&self) -> Promise {
         // Decided and snapshotted now, synchronously: messages pushed after this call are
         // kept after the summary.
-        let query = match options::auto_options(&self.context) {
+        let query = match reading("options", || options::auto_options(&self.context)) {
             Ok(q) => q,
             Err(e) => return Promise::reject(&js_error(e)),
         };
@@ -423,7 +425,7 @@ impl Compactor {
                 Err(e) => Promise::reject(&e),
             };
         }
-        let prepared = options::compactor_context(&self.context)
+        let prepared = reading("options", || options::compactor_context(&self.context))
             .and_then(|c| JsEnv::from_context(&self.context, &c, false).map(|env| (c, env)));
         let (c, env) = match prepared {
             Ok(p) => p,
@@ -513,8 +515,10 @@ impl Compactor {
     ) -> Promise {
         let prepared = (|| -> crate::Result<_> {
             // A manual compaction: the automatic-only options are not options here.
-            let c = options::compactor_context(&self.context)?;
-            let opts = options::compactor_compact_options(&options, c.retry)?;
+            let c = reading("options", || options::compactor_context(&self.context))?;
+            let opts = reading("options", || {
+                options::compactor_compact_options(&options, c.retry)
+            })?;
             let env = JsEnv::from_context(&self.context, &c, false)?;
             Ok((c.context, env, opts))
         })();

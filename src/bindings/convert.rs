@@ -471,13 +471,66 @@ pub fn tokens_arg(v: &JsValue, what: &str) -> crate::Result<u64> {
 }
 
 /// Reads an optional property of an options object (or of a function: a summarizer may
-/// carry flags such as `onDemandCompaction`).
+/// carry flags such as `onDemandCompaction`). A read that throws (a getter, a `Proxy`) gives
+/// `undefined` here and is kept (the first one since [`reading`] began) for [`reading`] to
+/// report.
 pub fn prop(obj: &JsValue, key: &str) -> JsValue {
     if obj.is_object() || obj.is_function() {
-        Reflect::get(obj, &key.into()).unwrap_or(JsValue::UNDEFINED)
+        match Reflect::get(obj, &key.into()) {
+            Ok(v) => v,
+            Err(e) => unreadable(key, e),
+        }
     } else {
         JsValue::UNDEFINED
     }
+}
+
+#[cfg(any(feature = "base", feature = "extra"))]
+thread_local! {
+    /// The first property read of [`prop`] that threw since [`reading`] began: its key and
+    /// what it threw.
+    static UNREADABLE: RefCell<Option<(String, JsValue)>> = const { RefCell::new(None) };
+}
+
+#[cfg(any(feature = "base", feature = "extra"))]
+#[cold]
+#[inline(never)]
+fn unreadable(key: &str, e: JsValue) -> JsValue {
+    UNREADABLE.with(|u| {
+        let mut u = u.borrow_mut();
+        if u.is_none() {
+            *u = Some((key.to_string(), e));
+        }
+    });
+    JsValue::UNDEFINED
+}
+
+/// Runs `read`, which reads the caller's options object `what` (`"context"`, `"options"`)
+/// through [`prop`]: when one of its reads threw (a getter of `config`, `signal`, `hooks`,
+/// …), that is the answer, an `INVALID_ARGUMENT` naming the key with what it threw as the
+/// `cause` — not whatever `read` made of an absent option. (Each throw leaks one slot of
+/// wasm-bindgen's externref table, as every guarded read of a hostile value does.)
+#[cfg(any(feature = "base", feature = "extra"))]
+pub fn reading<T>(what: &str, read: impl FnOnce() -> crate::Result<T>) -> crate::Result<T> {
+    let outer = UNREADABLE.with(|u| u.borrow_mut().take());
+    let out = read();
+    let failed = UNREADABLE.with(|u| std::mem::replace(&mut *u.borrow_mut(), outer));
+    match failed {
+        None => out,
+        Some((key, e)) => Err(super::errors::read_threw(what, &key, e)),
+    }
+}
+
+/// The counting module (`count` alone) leaves the report out (its size budget): a read that
+/// throws is an absent option there.
+#[cfg(not(any(feature = "base", feature = "extra")))]
+fn unreadable(_key: &str, _e: JsValue) -> JsValue {
+    JsValue::UNDEFINED
+}
+
+#[cfg(not(any(feature = "base", feature = "extra")))]
+pub fn reading<T>(_what: &str, read: impl FnOnce() -> crate::Result<T>) -> crate::Result<T> {
+    read()
 }
 
 /// The caller's JS values as the core's option parsers read them, in place.

@@ -136,7 +136,19 @@ impl JsEnv {
 
     /// Reads the callbacks of `context` (`summarize` is required unless `summarize_optional`);
     /// `data` is the same `context` read by the core's parser (its `summaryTimeoutMs`).
+    /// A getter of `context` that throws is an `INVALID_ARGUMENT` naming it
+    /// ([`super::convert::reading`]).
     pub fn from_context(
+        context: &JsValue,
+        data: &ContextOptions,
+        summarize_optional: bool,
+    ) -> Result<JsEnv> {
+        super::convert::reading("context", || {
+            Self::read_context(context, data, summarize_optional)
+        })
+    }
+
+    fn read_context(
         context: &JsValue,
         data: &ContextOptions,
         summarize_optional: bool,

@@ -220,8 +220,12 @@ pub fn token_count_with_estimation(
         return Ok(js(tokens::token_count_given(&conv, None))?.total as f64);
     }
     let (opts, shape, counter) = (
-        js(options::token_count_options(&options))?,
-        js(options::shape_option(&options, "options"))?,
+        js(reading("options", || {
+            options::token_count_options(&options)
+        }))?,
+        js(reading("options", || {
+            options::shape_option(&options, "options")
+        }))?,
         js(TokenCounter::enter(&options, "options"))?,
     );
     let conv = js(count_view(&messages, shape))?;
@@ -337,9 +341,13 @@ pub fn should_auto_compact(
         return Ok(js(autocompact::should_auto_compact(&conv, &m, &none, &cfg))?.should_compact);
     }
     let m: std::rc::Rc<str> = js(model_arg(&model))?.into();
-    let (opts, cfg) = js(options::should_auto_compact_options(&options))?;
+    let (opts, cfg) = js(reading("options", || {
+        options::should_auto_compact_options(&options)
+    }))?;
     js(thresholds::check_room(&m, &cfg))?;
-    let shape = js(options::shape_option(&options, "options"))?;
+    let shape = js(reading("options", || {
+        options::shape_option(&options, "options")
+    }))?;
     let counter = js(TokenCounter::enter(&options, "options"))?;
     let conv = js(count_view(&messages, shape))?;
     let decision = js(autocompact::should_auto_compact(&conv, &m, &opts, &cfg))?;
@@ -356,7 +364,7 @@ pub fn strip_images_from_messages(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<Array> {
-    let shape = js(options::shape_options(&options))?;
+    let shape = js(reading("options", || options::shape_options(&options)))?;
     let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     js(conv.validate_all())?; // every shape
     let edits = js(strip::strip_images(&conv))?;
@@ -371,7 +379,7 @@ pub fn strip_reinjected_attachments(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<Array> {
-    let shape = js(options::shape_options(&options))?;
+    let shape = js(reading("options", || options::shape_options(&options)))?;
     let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     js(conv.validate_all())?; // every shape
     let drop = js(strip::reinjected_attachments(&conv))?;
@@ -394,7 +402,7 @@ pub fn group_messages_by_api_round(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<Array> {
-    let shape = js(options::shape_options(&options))?;
+    let shape = js(reading("options", || options::shape_options(&options)))?;
     let conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     js(conv.validate_all())?; // every shape
     let groups = js(ptl::group_by_api_round(&conv, 0))?;
@@ -447,8 +455,12 @@ pub fn truncate_head_for_ptl_retry(
     #[wasm_bindgen(unchecked_optional_param_type = "unknown")] error: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "TruncateHeadOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
-    let shape = js(options::shape_option(&options, "options"))?;
-    let keep = js(options::truncate_head_options(&options))?;
+    let shape = js(reading("options", || {
+        options::shape_option(&options, "options")
+    }))?;
+    let keep = js(reading("options", || {
+        options::truncate_head_options(&options)
+    }))?;
     // The rounds measured in the caller's tokens when it gave a tokenizer: the gap the API
     // names is in real tokens.
     let counter = js(super::js_view::TokenCounter::enter(&options, "options"))?;
@@ -507,8 +519,12 @@ pub fn micro_compact(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "MicroCompactOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
-    let mut opts = js(options::micro_compact_options(&options, js_sys::Date::now))?;
-    let shape = js(options::shape_option(&options, "options"))?;
+    let mut opts = js(reading("options", || {
+        options::micro_compact_options(&options, js_sys::Date::now)
+    }))?;
+    let shape = js(reading("options", || {
+        options::shape_option(&options, "options")
+    }))?;
     let mut conv = js(JsConversation::of_shape(&messages, "messages", shape))?;
     // Every shape: each one's results are cleared in its own form (the tool index reports
     // an unknown message or a second shape, so the messages are not read twice).
@@ -563,7 +579,7 @@ pub fn create_compact_boundary_message(
             ))
         })?;
     let pre_tokens = js(tokens_arg(&pre_tokens, "preTokens"))?;
-    let o = js(options::boundary_options(&options))?;
+    let o = js(reading("options", || options::boundary_options(&options)))?;
     let input = BoundaryInput {
         trigger,
         pre_tokens,

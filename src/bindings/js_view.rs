@@ -240,7 +240,15 @@ impl Drop for TokenCounter {
 /// function: `INVALID_ARGUMENT`.
 pub fn counter_of(options: &JsValue, what: &str) -> Result<Option<js_sys::Function>> {
     let f = if options.is_object() {
-        js_sys::Reflect::get(options, &"tokenCounter".into()).unwrap_or(JsValue::UNDEFINED)
+        // A getter that throws is the caller's error, not an absent tokenizer.
+        match js_sys::Reflect::get(options, &"tokenCounter".into()) {
+            Ok(f) => f,
+            #[cfg(any(feature = "base", feature = "extra"))]
+            Err(e) => return Err(super::errors::read_threw(what, "tokenCounter", e)),
+            // The counting module alone leaves the report out (its size budget).
+            #[cfg(not(any(feature = "base", feature = "extra")))]
+            Err(_) => JsValue::UNDEFINED,
+        }
     } else {
         JsValue::UNDEFINED
     };

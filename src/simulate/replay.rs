@@ -8,6 +8,7 @@
 //! responses and the same clock; only what they send differs.
 
 use crate::drive::ahead::{Background, Ticket};
+use crate::drive::autocompact::{SkipReason, ThrashDetector, MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES};
 use crate::drive::bound::{post_compact_fits, PostCompactSizes, MAX_POST_COMPACT_RATIO};
 use crate::drive::preemptive::{Ahead, EarlyLine};
 use crate::measure::calibration::Fit;
@@ -110,6 +111,11 @@ pub struct Run<'a> {
     fresh: u64,
     server_cleared: usize,
     placeholder_tokens: u64,
+    /// Failed automatic compactions in a row, as the `Compactor` counts them: at
+    /// [`MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES`] its circuit breaker opens.
+    failures: u32,
+    /// The `Compactor`'s thrashing detection, one turn per request.
+    thrash: ThrashDetector,
     acc: Accumulator,
 }
 
@@ -187,6 +193,8 @@ impl<'a> Run<'a> {
             fresh: 1,
             server_cleared: 0,
             placeholder_tokens,
+            failures: 0,
+            thrash: ThrashDetector::default(),
             acc: Accumulator::default(),
         }
     }
@@ -453,7 +461,7 @@ impl<'a> Run<'a> {
                 self.client_micro_compact(&m, now);
             }
             if let Some(c) = self.policy.compact.clone() {
-                self.compact_check(&c, now, turn_start);
+                self.compact_check(&c, now, turn_start, k);
             }
             if self.rereads {
                 self.read_again(k, now);
@@ -471,9 +479,21 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// The client's compaction check before a request (see [`replay_policy`](Self::replay_policy)).
-    fn compact_check(&mut self, c: &CompactRule, now: f64, turn_start: (usize, usize)) {
+    /// The client's compaction check before request `k` (see
+    /// [`replay_policy`](Self::replay_policy)), under the `Compactor`'s rules for automatic
+    /// compactions: one that would not leave the conversation below the threshold (nor
+    /// smaller than it was) is a failure, nothing committed; after
+    /// [`MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES`] in a row the circuit breaker stays open, and
+    /// after three rapid refills in a row ([`ThrashDetector`]) automatic compaction pauses. Either
+    /// ends this policy's compactions for the rest of the session (reported as `paused`):
+    /// without them a summary that alone fills the threshold would be written again at nearly
+    /// every request.
+    fn compact_check(&mut self, c: &CompactRule, now: f64, turn_start: (usize, usize), k: usize) {
         let threshold = c.threshold.unwrap_or(self.s.threshold);
+        self.thrash.turn();
+        if self.acc.paused.is_some() {
+            return;
+        }
         if c.pre_emptive {
             if self.writing.as_ref().is_some_and(|w| w.done_ms <= now) {
                 if let Some(w) = self.writing.take() {
@@ -486,17 +506,37 @@ impl<'a> Run<'a> {
         let cold = self
             .last_call_ms
             .is_some_and(|last| now - last > self.ttl().ms());
-        if cold && c.when_cache_cold_above.is_some_and(|x| size >= x) {
-            self.full_compaction(now, true);
+        let cold_due = cold && c.when_cache_cold_above.is_some_and(|x| size >= x);
+        let early = !cold_due
+            && c.pre_emptive
+            && self.background.swap_early(size, threshold, Some(&self.fit));
+        if cold_due || size >= threshold || early {
+            let why = if self.thrash.thrashing {
+                Some(SkipReason::Thrashing)
+            } else if self.failures >= MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES {
+                Some(SkipReason::CircuitBreakerOpen)
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                self.acc.paused = Some((why.as_str(), k as u64));
+                self.background.drop_all();
+                self.writing = None;
+                return;
+            }
+        }
+        if cold_due {
+            self.full_compaction(now, true, threshold);
             return;
         }
-        let early = c.pre_emptive && self.background.swap_early(size, threshold, Some(&self.fit));
         if size >= threshold || early {
             if self.swap_in(size < threshold) {
+                self.failures = 0;
+                self.thrash.compacted();
                 return;
             }
             if size >= threshold {
-                self.full_compaction(now, true);
+                self.full_compaction(now, true, threshold);
                 return;
             }
         }
@@ -697,8 +737,12 @@ impl<'a> Run<'a> {
         self.acc.compactions += 1;
     }
 
-    /// Claude Code's full compaction: the user waits while the summary is written.
-    fn full_compaction(&mut self, now: f64, wait: bool) {
+    /// Claude Code's full compaction: the user waits while the summary is written. When
+    /// the summary and the files it restores would not be below `threshold`, or not smaller
+    /// than the conversation they replace, it fails as the library's automatic compaction
+    /// fails: the summary call is paid for and waited on, nothing is committed, and the
+    /// failure is counted towards the circuit breaker.
+    fn full_compaction(&mut self, now: f64, wait: bool, threshold: u64) {
         let summary_tokens = self.write_summary();
         self.summary_call(now, summary_tokens);
         if wait {
@@ -708,12 +752,18 @@ impl<'a> Run<'a> {
         let covered: Vec<Seg> = self.segs[self.n_hidden..].to_vec();
         let budget = self.restore_budget();
         let restored = self.restore_plan(&covered, &[], budget);
+        let restored_tokens: u64 = restored.iter().map(|r| r.1).sum();
+        let after = summary_tokens.saturating_add(restored_tokens);
+        let before: u64 = covered.iter().map(|s| s.tokens).sum();
+        if after >= threshold || after >= before {
+            self.acc.failed_compactions += 1;
+            self.failures += 1;
+            return;
+        }
+        self.failures = 0;
+        self.thrash.compacted();
         self.note_unrestored(&covered, &[], &restored);
-        self.compacted_segs(
-            summary_tokens,
-            restored.iter().map(|r| r.1).sum(),
-            Vec::new(),
-        );
+        self.compacted_segs(summary_tokens, restored_tokens, Vec::new());
     }
 
     /// Starts (or refreshes) the summary written ahead, as the library's [`Background`]
@@ -1376,6 +1426,77 @@ mod tests {
         assert_eq!(r.compactions, 1, "{r:?}");
         assert!(r.peak_context < 52_000 + 2_000, "{r:?}");
         assert!(r.blocked_seconds > 0.0);
+    }
+
+    /// A chat without tools: `n` lines, user prompts of 100 tokens (by the estimate) and
+    /// answers of 50, one call per answer, 5 s apart.
+    fn chat(n: usize) -> Vec<Message> {
+        (0..n)
+            .map(|i| {
+                let v = if i % 2 == 0 {
+                    json!({"type": "user", "timestamp": ts(5.0 * i as f64),
+                           "message": {"role": "user", "content": format!("{i} {}", "q".repeat(400))}})
+                } else {
+                    json!({"type": "assistant", "timestamp": ts(5.0 * i as f64),
+                           "message": {"role": "assistant", "id": format!("m{i}"), "model": "claude-opus-4-6",
+                             "content": [{"type": "text", "text": "x".repeat(200)}]}})
+                };
+                Message::from_value(v, "t").unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_summary_that_alone_fills_the_threshold_stops_automatic_compaction_as_the_library_does() {
+        // Every user prompt is kept by the offline summary: past some length the summary
+        // alone is over the threshold. The Compactor then fails three times in a row (or
+        // detects thrashing first) and compacts no more; the replay did so at nearly every
+        // request, writing the whole session's summary each time.
+        let s = settings(20_000, 1_000.0);
+        let cc = builtin("claude-code").unwrap();
+        let short = replay(&chat(400), &s, &cc);
+        let long = replay(&chat(1_600), &s, &cc);
+        assert_eq!(long.requests, 800);
+        assert!(long.paused.is_some(), "{long:?}");
+        let at = long.paused_at_request.unwrap();
+        assert!(at < 800, "{long:?}");
+        // A few compactions (or failures) before the pause, none after it: the count does
+        // not grow with the session.
+        let attempts = |r: &PolicyReport| r.compactions + r.failed_compactions;
+        assert!(attempts(&long) <= 40, "{long:?}");
+        let longer = replay(&chat(3_200), &s, &cc);
+        assert_eq!(attempts(&longer), attempts(&long), "{longer:?}");
+        assert_eq!(longer.summary_calls, long.summary_calls);
+        assert_eq!(longer.paused, long.paused);
+        // Each failure was waited on and paid for, nothing committed.
+        assert_eq!(long.waits, attempts(&long));
+        assert_eq!(long.summary_calls, attempts(&long));
+        // A session that never reaches that point compacts as before, and never stops.
+        assert!(
+            short.compactions >= 1 && short.paused.is_none(),
+            "{short:?}"
+        );
+        assert_eq!(short.failed_compactions, 0);
+    }
+
+    #[test]
+    fn three_failed_compactions_open_the_circuit_breaker() {
+        // A threshold below what the summary of the first lines already holds: every
+        // compaction fails; the third opens the breaker and no summary is written again.
+        let mut s = settings(2_500, 1_000.0);
+        s.summary_tokens = 5_000;
+        let r = replay(
+            &chat(200),
+            &s,
+            &policy(json!({"name": "low", "compact": {"threshold": 2500}})),
+        );
+        assert_eq!(r.compactions, 0, "{r:?}");
+        assert_eq!(
+            r.failed_compactions,
+            u64::from(MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES)
+        );
+        assert_eq!(r.paused.as_deref(), Some("circuitBreakerOpen"), "{r:?}");
+        assert_eq!(r.summary_calls, 3);
     }
 
     #[test]

@@ -77,6 +77,12 @@ pub struct Accumulator {
     pub early_swaps: u64,
     /// Ready pre-emptive summaries refused at the threshold (over the bound).
     pub refused_swaps: u64,
+    /// Automatic compactions that failed: the summary (and restored files) would not have
+    /// been below the threshold.
+    pub failed_compactions: u64,
+    /// Why automatic compaction stopped, and at which request (`"thrashing"`,
+    /// `"circuitBreakerOpen"`).
+    pub paused: Option<(&'static str, u64)>,
     /// Files read again because the policy did not restore them.
     pub rereads: u64,
     /// Tokens of those files.
@@ -142,6 +148,9 @@ impl Accumulator {
             swaps: self.swaps,
             early_swaps: self.early_swaps,
             refused_swaps: self.refused_swaps,
+            failed_compactions: self.failed_compactions,
+            paused: self.paused.map(|p| p.0.to_string()),
+            paused_at_request: self.paused.map(|p| p.1),
             rereads: self.rereads,
             reread_tokens: self.reread_tokens,
             // Filled by `simulate`, which replays the policy again without the re-reads.
@@ -191,6 +200,17 @@ pub struct PolicyReport {
     /// Ready pre-emptive summaries refused at the threshold: the context they would leave
     /// was over 1.3× the synchronous path's, so the conversation waited for that path.
     pub refused_swaps: u64,
+    /// Automatic compactions that failed as the library's fail: the summary and the files
+    /// it restores would not have been below the threshold (or not smaller than what they
+    /// replace). Each summary was written, paid for and waited on; nothing was committed.
+    pub failed_compactions: u64,
+    /// Why the policy's automatic compaction stopped for the rest of the session, as the
+    /// library's `Compactor` stops it: `"circuitBreakerOpen"` (three failed compactions in a
+    /// row) or `"thrashing"` (the context refilled to the threshold within three requests
+    /// after each of three compactions in a row). `None`: it never stopped.
+    pub paused: Option<String>,
+    /// The request (0-based) at which it was first due and skipped for `paused`.
+    pub paused_at_request: Option<u64>,
     /// Files read again: a file Claude Code's rules would have restored after a
     /// compaction, which this policy did not, read again before the session's next tool
     /// call on it.
