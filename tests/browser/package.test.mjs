@@ -436,7 +436,8 @@ test('the second module in Chromium: never fetched by a page that counts and com
   assert.equal(results.anthropicSummary, 'VIA ANTHROPIC SUMMARIZER');
 
   // The same answers as the Node entry.
-  const offline = await node.compactConversation(lines, { model: 'claude-opus-4-6', summarize: node.offlineSummarizer() });
+  const short = node.parseTranscript(readFileSync(new URL('../fixtures/short_session.jsonl', import.meta.url), 'utf8'));
+  const offline = await node.compactConversation(short, { model: 'claude-opus-4-6', summarize: node.offlineSummarizer() });
   assert.equal(results.offlineSummaryChars, offline.summary.length);
   const p = await node.previewCompaction(lines, { model: 'claude-opus-4-6' });
   assert.deepEqual(results.preview, { tokensBefore: p.tokensBefore, threshold: p.threshold });
