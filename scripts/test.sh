@@ -133,7 +133,10 @@ wasm_step wasm-node "wasm-pack test --node (ES module mode)" \
   env WASM_BINDGEN_USE_NODE_EXPERIMENTAL=1 wasm-pack test --node
 
 # Chrome: without WASM_BINDGEN_USE_BROWSER the runner treats the suite as a Node suite and
-# skips it under --chrome. CHROMEDRIVER stops wasm-pack from downloading a driver.
+# skips it under --chrome. CHROMEDRIVER stops wasm-pack from downloading a driver. The
+# runner reads Chrome's flags from webdriver.json at the crate root (no sandbox, no GPU, no
+# /dev/shm): without them the page of the suite sometimes never loaded on these machines
+# (chromedriver's "Timed out receiving message from renderer" after 300 s, 2 of 4 runs).
 CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver || echo /usr/bin/chromedriver)}"
 wasm_step wasm-chrome "wasm-pack test --headless --chrome" \
   env WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER="$CHROMEDRIVER" wasm-pack test --headless --chrome
