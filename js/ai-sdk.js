@@ -11,7 +11,7 @@
 // response}`; errors `APICallError` (`statusCode`, `responseBody`, `responseHeaders`,
 // `isRetryable`) and `RetryError` (`reason`, `lastError`, `errors`) after its own retries.
 
-import { attemptControls, describe, giveText, guardOptions, likelyMeant, retryAfter, headersToObject } from './http.js';
+import { attemptControls, describe, giveText, guardOptions, likelyMeant, retryAfter, headersToObject, MAX_SUMMARY_TEXT } from './http.js';
 import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError } from './summary-request.js';
 
 /** The options {@link aiSdkSummarizer} reads; any other key is a mistake. */
@@ -154,6 +154,7 @@ function buildAiSdkSummarizer(model, options) {
       if (!useStream) {
         const r = await guard(Promise.resolve().then(() => fn(settings)));
         const text = typeof r?.text === 'string' ? r.text : '';
+        if (text.length > MAX_SUMMARY_TEXT) throw tooLarge(label);
         if (text && onText) giveText(onText, text);
         finished = true;
         return answer(text, r?.finishReason, r?.usage ?? r?.totalUsage, r?.response, r);
@@ -177,6 +178,7 @@ function buildAiSdkSummarizer(model, options) {
           if (part.type === 'text-delta') {
             const piece = part.text ?? part.textDelta ?? part.delta;
             if (typeof piece === 'string' && piece !== '') {
+              if (text.length + piece.length > MAX_SUMMARY_TEXT) throw tooLarge(label);
               text += piece;
               if (onText) {
                 delivered = true;
@@ -312,6 +314,18 @@ export function toSummarizerError(e, label, info) {
     cause: e,
   });
   return err;
+}
+
+/**
+ * The error of an answer longer than a summary answer can be (`MAX_SUMMARY_TEXT` code units):
+ * not retried, another attempt would bring the same.
+ * @param {string} label
+ */
+function tooLarge(label) {
+  return new SummarizerError(`aiSdkSummarizer: ${label} failed: the answer's text is longer than ${MAX_SUMMARY_TEXT} code units (the most a summary answer holds)`, {
+    code: 'INVALID_RESPONSE',
+    provider: 'ai-sdk',
+  });
 }
 
 /**

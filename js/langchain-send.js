@@ -4,7 +4,7 @@
 // checks the arguments and loads this module on a summarizer's first call. What it relies on
 // of LangChain is listed at the top of langchain.js.
 
-import { attemptControls, describe, giveText, headersToObject, retryAfter, withRetries } from './http.js';
+import { attemptControls, describe, giveText, headersToObject, retryAfter, withRetries, MAX_SUMMARY_TEXT } from './http.js';
 import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError, TRANSIENT_STATUSES } from './summary-request.js';
 
 /**
@@ -81,24 +81,28 @@ async function runAttempt(cfg, messages, signal, state) {
     if (!useStream) {
       const message = await guard(Promise.resolve().then(() => lc.invoke(messages, options)));
       const text = textOfMessage(message);
+      if (text.length > MAX_SUMMARY_TEXT) throw tooLarge(label);
       if (text) deliver(text);
       finished = true;
-      return answer(text, [message]);
+      const tally = new Tally();
+      tally.add(message);
+      return answer(text, tally);
     }
     const iterable = await guard(Promise.resolve().then(() => lc.stream(messages, options)));
     const iterator = iterable[Symbol.asyncIterator]();
     let text = '';
-    /** @type {any[]} */
-    const chunks = [];
+    // What the chunks say about the answer is folded in as they come: a stream is not kept.
+    const tally = new Tally();
     try {
       for (;;) {
         const step = await guard(iterator.next());
         bumpIdle();
         if (step.done) break;
         const chunk = step.value;
-        chunks.push(chunk);
+        tally.add(chunk);
         const piece = textOfMessage(chunk);
         if (piece) {
+          if (text.length + piece.length > MAX_SUMMARY_TEXT) throw tooLarge(label);
           text += piece;
           deliver(piece);
         }
@@ -107,7 +111,7 @@ async function runAttempt(cfg, messages, signal, state) {
       if (!finished) iterator.return?.()?.catch?.(() => {});
     }
     finished = true;
-    return answer(text, chunks);
+    return answer(text, tally);
   } catch (e) {
     if (e instanceof SummarizerError) throw e;
     if (stopped()) throw stopError();
@@ -140,37 +144,65 @@ function textOfMessage(m) {
 }
 
 /**
- * The answer as a Messages API response body, from the message (or the chunks) the model sent:
- * the stop reason from `response_metadata` (`finish_reason`, `stop_reason`, `finishReason`),
- * usage from `usage_metadata` (summed over chunks, as LangChain merges them).
- * @param {string} text
- * @param {any[]} parts
+ * The error of an answer longer than a summary answer can be (`MAX_SUMMARY_TEXT` code units):
+ * not retried, another attempt would bring the same.
+ * @param {string} label
  */
-function answer(text, parts) {
-  /** @type {unknown} */
-  let reason;
-  let input = 0;
-  let output = 0;
-  let cacheRead = 0;
-  let cacheWrite = 0;
-  let id = '';
-  let model = '';
-  for (const p of parts) {
-    if (!p || typeof p !== 'object') continue;
+function tooLarge(label) {
+  return new SummarizerError(`langchainSummarizer: ${label} failed: the answer's text is longer than ${MAX_SUMMARY_TEXT} code units (the most a summary answer holds)`, {
+    code: 'INVALID_RESPONSE',
+    provider: 'langchain',
+  });
+}
+
+/**
+ * What the message (or the chunks) the model sent say about the answer, folded one part at a
+ * time: the stop reason from `response_metadata` (`finish_reason`, `stop_reason`,
+ * `finishReason`, `done_reason`), the model and id, usage from `usage_metadata` (summed over
+ * chunks, as LangChain merges them), and the one part itself when there is only one.
+ */
+class Tally {
+  constructor() {
+    /** @type {unknown} */
+    this.reason = undefined;
+    this.input = 0;
+    this.output = 0;
+    this.cacheRead = 0;
+    this.cacheWrite = 0;
+    this.id = '';
+    this.model = '';
+    this.parts = 0;
+    /** @type {unknown} */
+    this.first = undefined;
+  }
+
+  /** @param {any} p */
+  add(p) {
+    this.parts += 1;
+    if (this.parts === 1) this.first = p;
+    if (!p || typeof p !== 'object') return;
     const meta = p.response_metadata ?? {};
-    reason = meta.finish_reason ?? meta.stop_reason ?? meta.finishReason ?? meta.done_reason ?? reason;
-    if (typeof meta.model_name === 'string') model = meta.model_name;
-    else if (typeof meta.model === 'string') model = meta.model;
-    if (typeof p.id === 'string' && p.id) id = p.id;
+    this.reason = meta.finish_reason ?? meta.stop_reason ?? meta.finishReason ?? meta.done_reason ?? this.reason;
+    if (typeof meta.model_name === 'string') this.model = meta.model_name;
+    else if (typeof meta.model === 'string') this.model = meta.model;
+    if (typeof p.id === 'string' && p.id) this.id = p.id;
     const u = p.usage_metadata;
     if (u && typeof u === 'object') {
-      input += u.input_tokens ?? 0;
-      output += u.output_tokens ?? 0;
-      cacheRead += u.input_token_details?.cache_read ?? 0;
-      cacheWrite += u.input_token_details?.cache_creation ?? 0;
+      this.input += u.input_tokens ?? 0;
+      this.output += u.output_tokens ?? 0;
+      this.cacheRead += u.input_token_details?.cache_read ?? 0;
+      this.cacheWrite += u.input_token_details?.cache_creation ?? 0;
     }
   }
-  const r = typeof reason === 'string' ? reason.toLowerCase() : '';
+}
+
+/**
+ * The answer as a Messages API response body, from its text and what {@link Tally} gathered.
+ * @param {string} text
+ * @param {Tally} t
+ */
+function answer(text, t) {
+  const r = typeof t.reason === 'string' ? t.reason.toLowerCase() : '';
   const stopReason =
     r === 'length' || r === 'max_tokens' || r === 'max_output_tokens'
       ? 'max_tokens'
@@ -179,13 +211,14 @@ function answer(text, parts) {
         : r === 'tool_calls' || r === 'tool_use'
           ? 'tool_use'
           : 'end_turn';
+  const { input, output, cacheRead, cacheWrite } = t;
   return messagesResponse({
     text,
     stopReason,
     usage: { input_tokens: Math.max(0, input - cacheRead - cacheWrite), output_tokens: output, cache_read_input_tokens: cacheRead, cache_creation_input_tokens: cacheWrite },
-    model,
-    id,
-    raw: parts.length === 1 ? parts[0] : undefined,
+    model: t.model,
+    id: t.id,
+    raw: t.parts === 1 ? t.first : undefined,
   });
 }
 

@@ -26,7 +26,8 @@ export interface SummaryResponseBody extends MessagesResponse {
  * - `NETWORK_ERROR`: the provider was not reached, or its answer broke off;
  * - `TIMEOUT`: `timeoutMs` or `idleTimeoutMs` ran out;
  * - `ABORTED`: the caller's signal (the error's `name` is then `'AbortError'`);
- * - `INVALID_RESPONSE`: the model's answer could not be read as text;
+ * - `INVALID_RESPONSE`: the model's answer could not be read as text, or its text is longer than
+ *   16 Mi UTF-16 code units (`MAX_SUMMARY_TEXT`; not retried);
  * - `MISSING_DEPENDENCY`: the caller's `ai` package could not be imported (AI SDK summarizer).
  */
 export type SummarizerErrorCode =
