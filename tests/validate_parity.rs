@@ -48,7 +48,24 @@ fn reference(messages: &[Message]) -> Vec<Problem> {
         );
     }
     let empty = Vec::new();
+    let caller = |b: &Value| -> Option<String> {
+        (b["type"] == "tool_use")
+            .then(|| b["caller"]["tool_id"].as_str().map(str::to_string))
+            .flatten()
+    };
+    let server_results = |content: &[Value]| -> Vec<(String, String)> {
+        content
+            .iter()
+            .filter_map(|b| {
+                let ty = b["type"].as_str()?;
+                let id = b["tool_use_id"].as_str()?;
+                ty.ends_with("_tool_result")
+                    .then(|| (ty.to_string(), id.to_string()))
+            })
+            .collect()
+    };
     let mut seen_calls = HashSet::new();
+    let mut seen_ids: HashSet<String> = HashSet::new();
     for (i, m) in view.iter().enumerate() {
         let content = m["content"].as_array().unwrap_or(&empty);
         if content.is_empty() {
@@ -71,6 +88,16 @@ fn reference(messages: &[Message]) -> Vec<Problem> {
         {
             if !seen_calls.insert(id.clone()) {
                 say(i, format!("tool_use id {id} is used more than once"));
+            }
+        }
+        seen_ids.extend(
+            content
+                .iter()
+                .filter_map(|b| b["id"].as_str().map(str::to_string)),
+        );
+        for (ty, id) in server_results(content) {
+            if !seen_ids.contains(&id) {
+                say(i, format!("{ty} {id} answers no server_tool_use before it"));
             }
         }
         if m["role"] == "assistant" {
@@ -103,12 +130,49 @@ fn reference(messages: &[Message]) -> Vec<Problem> {
                 .collect();
             let paused = i + 1 == view.len();
             for c in &server_calls {
-                if !paused && !server_results.contains(c.as_str()) {
-                    say(
-                        i,
-                        format!("server_tool_use {c} has no result in the same message"),
-                    );
+                if paused || server_results.contains(c.as_str()) {
+                    continue;
                 }
+                if content.iter().any(|b| caller(b).as_deref() == Some(c)) {
+                    // Programmatic: the next assistant message holds its result, or calls
+                    // from its code again (then the one after), or is the last; or none
+                    // comes.
+                    let mut follows = true;
+                    for k in i + 1..view.len() {
+                        if view[k]["role"] != "assistant" {
+                            continue;
+                        }
+                        let later = view[k]["content"].as_array().unwrap_or(&empty);
+                        if later.iter().any(|b| {
+                            b["type"]
+                                .as_str()
+                                .is_some_and(|t| t.ends_with("_tool_result"))
+                                && b["tool_use_id"] == c.as_str()
+                        }) {
+                            break;
+                        }
+                        if !later.iter().any(|b| caller(b).as_deref() == Some(c))
+                            && k + 1 < view.len()
+                        {
+                            follows = false;
+                            break;
+                        }
+                    }
+                    if !follows {
+                        say(
+                            i,
+                            format!(
+                                "server_tool_use {c} has no result in the response after the \
+                                 results of the client tools its code called"
+                            ),
+                        );
+                    }
+                    continue;
+                }
+                say(
+                    i,
+                    format!("server_tool_use {c} has no result in the same message"),
+                );
             }
         } else {
             let previous_calls: HashSet<String> = match i.checked_sub(1).map(|p| &view[p]) {
@@ -221,6 +285,10 @@ fn block() -> impl Strategy<Value = Value> {
         ),
         id().prop_map(
             |i| json!({"type": "server_tool_use", "id": i, "name": "web_search", "input": {}})
+        ),
+        (id(), id()).prop_map(
+            |(i, s)| json!({"type": "tool_use", "id": i, "name": "Read", "input": {},
+            "caller": {"type": "code_execution_20250825", "tool_id": s}})
         ),
         id().prop_map(|i| json!({"type": "tool_result", "tool_use_id": i, "content": "r"})),
         id().prop_map(

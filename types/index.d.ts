@@ -1726,7 +1726,8 @@ export interface CompactionResult<M = Message> {
    * Your messages kept verbatim (session-memory compaction, `keepLastUserMessage`, pinned tool
    * pairs, a trailing turn whose tool calls still wait for their results (with an AI SDK
    * `tool-approval-response` after it, or paused by the API: a `server_tool_use` without its
-   * result), and the system
+   * result, or waiting for the client tools its code called: from the turn holding that
+   * `server_tool_use`), and the system
    * messages that open the conversation, which {@link buildPostCompactMessages} puts before
    * the summary), else empty.
    */
@@ -2153,7 +2154,11 @@ export declare function stripImagesFromMessages<M extends MessageInput>(messages
 /** A new array without `skill_discovery` / `skill_listing` attachment lines. */
 export declare function stripReinjectedAttachments<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): M[];
 
-/** Your messages grouped by API round (an assistant response and what follows it). */
+/**
+ * Your messages grouped by API round (an assistant response and what follows it). A
+ * `server_tool_use` whose result comes in a later response (its code called client tools:
+ * programmatic tool calling) is in one group with that response.
+ */
 export declare function groupMessagesByApiRound<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): M[][];
 
 /**
@@ -2254,8 +2259,12 @@ export declare function toApiMessages<M extends MessageInput>(messages: readonly
  * assistant message's calls first in the next message, before any other block: a user message
  * placed between a call and its result is reported, in every shape) on the API view of
  * `messages`. A
- * `server_tool_use` without its result is valid only in the last message (a turn the API
- * paused with `stop_reason: "pause_turn"`, continued by sending it back).
+ * `server_tool_use` without its result in its message is valid only in the last message (a
+ * turn the API paused with `stop_reason: "pause_turn"`, continued by sending it back), or when
+ * its code called client tools (programmatic tool calling: a `tool_use` of the same message
+ * whose `caller.tool_id` names it): its result then comes in the assistant message after their
+ * `tool_result`s. A server tool result that answers no `server_tool_use` of its message or an
+ * earlier one is reported.
  */
 export declare function validateForApi<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): ApiValidation;
 

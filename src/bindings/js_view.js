@@ -875,7 +875,7 @@ export function putInternedBack(saved) {
 
 // Nine numbers per block: kind, text length (MISSING: a required field is missing), JSON
 // length, flags (1 = cleared placeholder, 2 = a plain-text document: counted as its text), nested block count, then the symbols of id, name,
-// path and tool_use_id. Kinds: 0 text, 1 image, 2 document, 3 tool_use, 4 server_tool_use,
+// path and tool_use_id (a tool_use's: its `caller.tool_id`). Kinds: 0 text, 1 image, 2 document, 3 tool_use, 4 server_tool_use,
 // 5 tool_result, 6 server tool result, 7 thinking, 8 redacted_thinking, 9 other, 10 not an
 // object, 11 no string `type`. Nested tool_result blocks follow their parent.
 function describeBlock(b, estimate, out) {
@@ -915,6 +915,12 @@ function describeBlock(b, estimate, out) {
       id = sym(b.id);
       name = sym(b.name);
       path = toolPath(input);
+      // A client call made by a server tool's code (programmatic tool calling): the last
+      // word names that server_tool_use (BlockInfo::caller; Rust's view reads it so too).
+      if (k === 3) {
+        const c = b.caller;
+        if (c !== null && typeof c === 'object' && typeof c.tool_id === 'string') tid = sym(c.tool_id);
+      }
       // A string input is free-form text (an OpenAI custom tool's): counted as text.
       if (estimate && typeof input === 'string') { json = callLen(b.name, ''); text = tlen(input); }
       else if (estimate) json = callLen(b.name, input === undefined ? {} : input);

@@ -1197,7 +1197,17 @@ impl Decoder<'_> {
                 id: self.sym(w[5]),
                 name: self.sym(w[6]),
                 path: self.sym(w[7]),
-                tool_use_id: self.sym(w[8]),
+                // A tool_use's last word is its `caller.tool_id` (programmatic tool calling).
+                tool_use_id: if kind == BlockKind::ToolUse {
+                    None
+                } else {
+                    self.sym(w[8])
+                },
+                caller: if kind == BlockKind::ToolUse {
+                    self.sym(w[8])
+                } else {
+                    None
+                },
             });
         }
         Ok(())

@@ -236,6 +236,10 @@ pub struct BlockInfo {
     pub path: Option<Str>,
     /// `tool_use_id` of a tool result.
     pub tool_use_id: Option<Str>,
+    /// `caller.tool_id` of a client tool call made by a server tool's code (Anthropic
+    /// programmatic tool calling: a `tool_use` whose `caller` names the `server_tool_use`
+    /// of the `code_execution` it runs under). `None` for a direct call.
+    pub caller: Option<Str>,
     /// A tool result whose content is already the cleared placeholder.
     pub is_cleared: bool,
     /// A plain-text document (a `text` or `content` source): the model reads its text
@@ -903,6 +907,62 @@ pub fn readable_object_text(
     json_text(&Value::Object(strip_object(o, media)))
 }
 
+/// The `caller.tool_id` of a client `tool_use` (its other fields, `extra`): the
+/// `server_tool_use` whose code made the call (Anthropic programmatic tool calling). `None`
+/// for a direct call (`caller: {type: "direct"}`) or no `caller`.
+pub fn caller_of(extra: &serde_json::Map<String, serde_json::Value>) -> Option<&str> {
+    extra.get("caller")?.get("tool_id")?.as_str()
+}
+
+/// The main-chain messages (from `from`) that a server tool call ties together across
+/// messages, as `(call, other)` message index pairs with `call < other`: the message holding
+/// a `server_tool_use` and a later one holding its result, or a later client `tool_use` its
+/// code made ([`BlockInfo::caller`]). With Anthropic programmatic tool calling the server
+/// tool waits for the client tools its code calls, and its result comes in a later
+/// assistant message, after the user's `tool_result`s: nothing may be cut between them.
+/// An ordinary server tool's result is in its call's message, which gives no pair.
+pub fn server_call_links<V: ConversationView + ?Sized>(
+    view: &V,
+    from: usize,
+) -> Result<Vec<(usize, usize)>> {
+    let mut at: crate::model::hash::FastMap<Str, usize> = Default::default();
+    let mut links = Vec::new();
+    let contents = view.contents(from..view.len(), Detail::Structure)?;
+    for (i, content) in (from..).zip(&contents) {
+        if view.is_sidechain(i) || view.kind(i)? != Kind::Assistant {
+            continue;
+        }
+        let ContentInfo::Blocks(blocks) = content else {
+            continue;
+        };
+        for b in blocks {
+            match b.kind {
+                Some(BlockKind::ServerToolUse) => {
+                    if let Some(id) = &b.id {
+                        at.entry(id.clone()).or_insert(i);
+                    }
+                }
+                Some(BlockKind::ServerToolResult) => {
+                    if let Some(&c) = b.tool_use_id.as_ref().and_then(|id| at.get(id)) {
+                        if c < i {
+                            links.push((c, i));
+                        }
+                    }
+                }
+                Some(BlockKind::ToolUse) => {
+                    if let Some(&c) = b.caller.as_ref().and_then(|id| at.get(id)) {
+                        if c < i {
+                            links.push((c, i));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(links)
+}
+
 /// Describes one typed block (native side of the view), its lengths in UTF-16 units.
 pub fn block_info(b: &Block, detail: Detail) -> BlockInfo {
     block_info_with(b, detail, &Utf16)
@@ -955,6 +1015,10 @@ pub fn block_info_with(b: &Block, detail: Detail, lengths: &dyn Lengths) -> Bloc
                 None
             } else {
                 tool_path(t.input.as_ref().and_then(|i| i.as_ref()))
+            },
+            caller: match b {
+                Block::ToolUse(t) if !est => caller_of(&t.extra).map(Into::into),
+                _ => None,
             },
             ..Default::default()
         },

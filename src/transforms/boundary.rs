@@ -7,7 +7,8 @@ use crate::model::error::Result;
 use crate::model::messages::{Kind, Message};
 use crate::model::order;
 use crate::model::view::{
-    same_turn, BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Find, Str,
+    same_turn, server_call_links, BlockInfo, BlockKind, ContentInfo, ConversationView, Detail,
+    Find, Str,
 };
 
 /// `content` of a boundary line.
@@ -226,7 +227,9 @@ pub fn leading_system_from<V: ConversationView + ?Sized>(view: &V, start: usize)
 ///
 /// A turn the API paused (`stop_reason: "pause_turn"`) is pending too: it ends with a
 /// `server_tool_use` whose result is not in the turn yet, and the conversation continues by
-/// sending the turn back as it is.
+/// sending the turn back as it is. So is a `server_tool_use` waiting for the client tools
+/// its code called (programmatic tool calling): the pending part then begins at the turn
+/// holding it, however many client calls and results came after it.
 pub fn pending_turn<V: ConversationView + ?Sized>(view: &V, start: usize) -> Result<Option<usize>> {
     let assistant = Find {
         assistant: true,
@@ -245,6 +248,24 @@ pub fn pending_turn<V: ConversationView + ?Sized>(view: &V, start: usize) -> Res
             break;
         }
         first = p;
+    }
+    // A server tool call of an earlier turn whose code called the client tools of this one
+    // (programmatic tool calling), or whose result this turn holds, waits with it: the
+    // turn begins at that call's turn ([`server_call_links`]).
+    let links = server_call_links(view, start)?;
+    while let Some(call) = links
+        .iter()
+        .filter(|&&(call, other)| call < first && other >= first)
+        .map(|&(call, _)| call)
+        .min()
+    {
+        first = call;
+        while let Some(p) = view.rfind(first, assistant)? {
+            if p < start || !same_turn(view, p, first)? {
+                break;
+            }
+            first = p;
+        }
     }
     // Only results of its calls may follow it: a user message with words ends the turn.
     let contents = view.contents(first..view.len(), Detail::Structure)?;
@@ -381,6 +402,61 @@ pub fn build_post_compact_without_line<T: Clone>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One Anthropic programmatic tool calling exchange (`i` names its ids): the user's
+    /// question; the model's `code_execution` call and the client call its code makes
+    /// (`caller` names the server call); the client tool's result; the server tool's
+    /// result, in the next response, and the answer.
+    fn ptc(i: usize, result_tokens: usize) -> Vec<Value> {
+        let (s, t) = (format!("srvtoolu_{i}"), format!("toolu_{i}"));
+        vec![
+            json!({"role": "user", "content": format!("question {i}")}),
+            json!({"role": "assistant", "content": [
+                {"type": "text", "text": "In code."},
+                {"type": "server_tool_use", "id": s, "name": "code_execution", "input": {"code": "get()"}},
+                {"type": "tool_use", "id": t, "name": "get", "input": {},
+                 "caller": {"type": "code_execution_20250825", "tool_id": s}}]}),
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": t, "content": "r".repeat(result_tokens * 4)}]}),
+            json!({"role": "assistant", "content": [
+                {"type": "code_execution_tool_result", "tool_use_id": s,
+                 "content": {"type": "code_execution_result", "stdout": "ok", "stderr": "", "return_code": 0, "content": []}},
+                {"type": "text", "text": format!("answer {i}")}]}),
+        ]
+    }
+
+    /// A server tool call waiting for the client tools its code called (programmatic tool
+    /// calling) is pending with them: the pending part begins at its turn, however many
+    /// client calls and results follow, and also when its result came but a later direct
+    /// call waits in that response.
+    #[test]
+    fn a_programmatic_server_call_is_pending_with_its_client_calls() {
+        let pending = |v: Vec<Value>| {
+            pending_turn(Message::parse_all(Value::Array(v)).unwrap().as_slice(), 0).unwrap()
+        };
+        let mut v = ptc(0, 1);
+        v.extend(ptc(1, 1));
+        // Waiting for the client tool's result, then for the server result.
+        assert_eq!(pending(v[..6].to_vec()), Some(5));
+        assert_eq!(pending(v[..7].to_vec()), Some(5));
+        // The code calls a second client tool: still tied to the call in message 5.
+        let mut chain = v[..7].to_vec();
+        chain.push(json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_b", "name": "get", "input": {},
+             "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_1"}}]}));
+        assert_eq!(pending(chain.clone()), Some(5));
+        // The server result came with a direct call that waits.
+        let mut direct = v[..7].to_vec();
+        direct.push(
+            json!({"role": "assistant", "content": [v[7]["content"][0].clone(),
+            {"type": "tool_use", "id": "toolu_c", "name": "Read", "input": {}}]}),
+        );
+        assert_eq!(pending(direct), Some(5));
+        // Answered: nothing waits.
+        assert_eq!(pending(v.clone()), None);
+        v.push(json!({"role": "user", "content": "thanks"}));
+        assert_eq!(pending(v), None);
+    }
 
     #[test]
     fn kept_originals_put_system_messages_first_once() {

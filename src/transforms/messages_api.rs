@@ -354,6 +354,48 @@ fn not_first(id: &str, before: &str) -> String {
     )
 }
 
+/// The `caller.tool_id` of a client `tool_use` as sent: the `server_tool_use` whose code
+/// made the call (programmatic tool calling).
+fn sent_caller<'a>(b: &Sent<'a>) -> Option<&'a str> {
+    match b {
+        Sent::Block(Block::ToolUse(t)) => crate::model::view::caller_of(&t.extra),
+        _ => None,
+    }
+}
+
+/// The type and `tool_use_id` of each server tool result of `content` (a `…_tool_result`
+/// block other than a client `tool_result`).
+fn server_results<'a>(content: &'a [Sent<'a>]) -> impl Iterator<Item = (&'a str, &'a str)> {
+    content.iter().filter_map(|b| {
+        let ty = b
+            .get("type")
+            .filter(|t| *t != "tool_result" && t.ends_with("_tool_result"))?;
+        Some((ty, b.get("tool_use_id")?))
+    })
+}
+
+/// Whether the result of server tool call `id`, which called client tools from its code
+/// (programmatic tool calling), may still come after the messages that hold it (`after`,
+/// the view after its message): the first later assistant message holds it, or calls more
+/// client tools from the same code (then the next one is looked at), or is the last message
+/// (a paused turn). A conversation that ends before (with the client tools' results) is
+/// waiting for it.
+fn programmatic_result_follows(after: &[(&'static str, Vec<Sent<'_>>)], id: &str) -> bool {
+    for (k, (role, content)) in after.iter().enumerate() {
+        if *role != "assistant" {
+            continue;
+        }
+        if server_results(content).any(|(_, r)| r == id) {
+            return true;
+        }
+        let calls_again = content.iter().any(|b| sent_caller(b) == Some(id));
+        if !calls_again && k + 1 < after.len() {
+            return false;
+        }
+    }
+    true
+}
+
 /// `validateForApi`: the problems the Messages API would reject (an empty list means
 /// valid): no message, a first message that is not a user message, empty content or an
 /// empty text block, a tool call id used twice, a
@@ -361,7 +403,10 @@ fn not_first(id: &str, before: &str) -> String {
 /// without its `tool_use` right before, a `tool_result` answering the message before that
 /// comes after another block of its message (a user message between a call and its result,
 /// merged with it), a server tool call without its result in the same
-/// message (except in the last message: a turn the API paused, continued by sending it back).
+/// message (except in the last message: a turn the API paused, continued by sending it back;
+/// and a call whose code called client tools — programmatic tool calling, a `tool_use` whose
+/// `caller` names it — whose result comes in the assistant message after their results), a
+/// server tool result that answers no call of its message or an earlier one.
 pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
     use std::collections::HashSet;
     // Checked on the view's blocks as they are borrowed from the messages: the same view as
@@ -384,6 +429,8 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
     }
     // Every tool call's id, across the conversation: the API requires them unique.
     let mut seen_calls: HashSet<&str> = HashSet::new();
+    // Every block id up to the message checked: a server tool's result answers one of them.
+    let mut seen_ids: HashSet<&str> = HashSet::new();
     for (i, (role, content)) in view.iter().enumerate() {
         if content.is_empty() {
             say(i, "empty content".into());
@@ -401,6 +448,14 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
         for id in ids(content, "tool_use", "id").chain(ids(content, "server_tool_use", "id")) {
             if !seen_calls.insert(id) {
                 say(i, format!("tool_use id {id} is used more than once"));
+            }
+        }
+        // A server tool's result answers a call of its own message, or of an earlier one (a
+        // server tool whose code called client tools: programmatic tool calling).
+        seen_ids.extend(content.iter().filter_map(|b| b.get("id")));
+        for (ty, id) in server_results(content) {
+            if !seen_ids.contains(id) {
+                say(i, format!("{ty} {id} answers no server_tool_use before it"));
             }
         }
         if *role == "assistant" {
@@ -427,12 +482,27 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
                     .filter_map(|b| b.get("tool_use_id"))
                     .collect();
                 for c in ids(content, "server_tool_use", "id") {
-                    if !server_results.contains(c) {
-                        say(
-                            i,
-                            format!("server_tool_use {c} has no result in the same message"),
-                        );
+                    if server_results.contains(c) {
+                        continue;
                     }
+                    // Its code called client tools (programmatic tool calling): its result
+                    // comes after theirs, in a later assistant message.
+                    if content.iter().any(|b| sent_caller(b) == Some(c)) {
+                        if !programmatic_result_follows(&view[i + 1..], c) {
+                            say(
+                                i,
+                                format!(
+                                    "server_tool_use {c} has no result in the response after \
+                                     the results of the client tools its code called"
+                                ),
+                            );
+                        }
+                        continue;
+                    }
+                    say(
+                        i,
+                        format!("server_tool_use {c} has no result in the same message"),
+                    );
                 }
             }
         } else {
@@ -468,6 +538,84 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One Anthropic programmatic tool calling exchange (`i` names its ids): the user's
+    /// question; the model's `code_execution` call and the client call its code makes
+    /// (`caller` names the server call); the client tool's result; the server tool's
+    /// result, in the next response, and the answer.
+    fn ptc(i: usize, result_tokens: usize) -> Vec<Value> {
+        let (s, t) = (format!("srvtoolu_{i}"), format!("toolu_{i}"));
+        vec![
+            json!({"role": "user", "content": format!("question {i}")}),
+            json!({"role": "assistant", "content": [
+                {"type": "text", "text": "In code."},
+                {"type": "server_tool_use", "id": s, "name": "code_execution", "input": {"code": "get()"}},
+                {"type": "tool_use", "id": t, "name": "get", "input": {},
+                 "caller": {"type": "code_execution_20250825", "tool_id": s}}]}),
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": t, "content": "r".repeat(result_tokens * 4)}]}),
+            json!({"role": "assistant", "content": [
+                {"type": "code_execution_tool_result", "tool_use_id": s,
+                 "content": {"type": "code_execution_result", "stdout": "ok", "stderr": "", "return_code": 0, "content": []}},
+                {"type": "text", "text": format!("answer {i}")}]}),
+        ]
+    }
+
+    /// Programmatic tool calling: a `server_tool_use` whose code called a client tool gets
+    /// its result in the assistant message after the client tool's result; a conversation
+    /// ending before it is waiting for it. Without a result after, or without a caller
+    /// naming it, it is a problem, and so is a server result that answers no call.
+    #[test]
+    fn a_programmatic_server_call_gets_its_result_in_a_later_message() {
+        let problems = |v: Vec<Value>| validate_for_api(&m(Value::Array(v)));
+        let one = ptc(0, 1);
+        assert_eq!(problems(one.clone()), vec![]);
+        assert_eq!(problems([ptc(0, 1), ptc(1, 1)].concat()), vec![]);
+        // Waiting: the client tool's result sent, the server result not come yet.
+        assert_eq!(problems(one[..3].to_vec()), vec![]);
+        // The code calls a second client tool before it finishes.
+        let again = json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_b", "name": "get", "input": {},
+             "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_0"}}]});
+        let answer = json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_b", "content": "r"}]});
+        let chain = [&one[..3], &[again, answer], &one[3..]].concat();
+        assert_eq!(problems(chain.clone()), vec![]);
+        assert_eq!(problems(chain[..5].to_vec()), vec![]);
+        // The next response does not hold the result and calls nothing from the code.
+        let mut missing = one[..3].to_vec();
+        missing.push(json!({"role": "assistant", "content": "done"}));
+        missing.push(json!({"role": "user", "content": "ok"}));
+        let p = problems(missing);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].message, 1);
+        assert!(p[0]
+            .problem
+            .contains("server_tool_use srvtoolu_0 has no result"));
+        // A caller naming another server call does not make it programmatic.
+        let mut other = one.clone();
+        other[1]["content"][2]["caller"]["tool_id"] = json!("srvtoolu_x");
+        let p = problems(other);
+        assert!(p
+            .iter()
+            .any(|p| p.problem == "server_tool_use srvtoolu_0 has no result in the same message"));
+        // A server result whose call is gone.
+        let mut orphan = vec![json!({"role": "user", "content": "q"})];
+        orphan.extend_from_slice(&one[3..]);
+        orphan.push(json!({"role": "user", "content": "thanks"}));
+        let p = problems(orphan);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(
+            p[0].problem,
+            "code_execution_tool_result srvtoolu_0 answers no server_tool_use before it"
+        );
+        // The API view keeps the call's `caller` as it is.
+        let sent = to_api_messages(&m(Value::Array(one.clone())));
+        assert_eq!(
+            sent[1]["content"][2]["caller"],
+            one[1]["content"][2]["caller"]
+        );
+    }
 
     /// A call's free-form input (an OpenAI custom tool's) goes to the API as the object the
     /// Messages API takes.

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::measure::tokens::{active_start, estimate_range};
 use crate::model::error::Result;
 use crate::model::messages::{Content, Kind, Message, Role};
-use crate::model::view::ConversationView;
+use crate::model::view::{server_call_links, ConversationView};
 
 /// Most prompt-too-long retries of one summary request.
 pub const MAX_PTL_RETRIES: u32 = 3;
@@ -209,7 +209,45 @@ fn group<V: ConversationView + ?Sized>(
     if start < view.len() {
         groups.push(start..view.len());
     }
-    Ok(groups)
+    join_server_calls(view, from, groups)
+}
+
+/// `groups` with those a server tool call spans joined: a `server_tool_use` whose client
+/// calls (programmatic tool calling) run first gets its result in a later assistant
+/// message, and the rounds from its call to its result (or to the latest client call its
+/// code made) form one ([`server_call_links`]). A cut between them would keep a server
+/// tool's result whose call it dropped.
+fn join_server_calls<V: ConversationView + ?Sized>(
+    view: &V,
+    from: usize,
+    groups: Vec<std::ops::Range<usize>>,
+) -> Result<Vec<std::ops::Range<usize>>> {
+    let links = server_call_links(view, from)?;
+    if links.is_empty() {
+        return Ok(groups);
+    }
+    let group_of = |i: usize| groups.partition_point(|g| g.end <= i);
+    // For each group, the last group one of its server calls reaches.
+    let mut reach: Vec<usize> = (0..groups.len()).collect();
+    for (call, other) in links {
+        let (a, b) = (group_of(call), group_of(other));
+        if a < reach.len() && b > reach[a] {
+            reach[a] = b.min(groups.len() - 1);
+        }
+    }
+    let mut joined: Vec<std::ops::Range<usize>> = Vec::with_capacity(groups.len());
+    let mut k = 0;
+    while k < groups.len() {
+        let mut last = reach[k];
+        let mut j = k;
+        while j <= last {
+            last = last.max(reach[j]);
+            j += 1;
+        }
+        joined.push(groups[k].start..groups[last].end);
+        k = last + 1;
+    }
+    Ok(joined)
 }
 
 /// The decision of `truncateHeadForPTLRetry`.
@@ -439,7 +477,55 @@ pub fn ptl_marker_message(transcript: bool, uuid: Option<&str>) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    /// One Anthropic programmatic tool calling exchange (`i` names its ids): the user's
+    /// question; the model's `code_execution` call and the client call its code makes
+    /// (`caller` names the server call); the client tool's result; the server tool's
+    /// result, in the next response, and the answer.
+    fn ptc(i: usize, result_tokens: usize) -> Vec<Value> {
+        let (s, t) = (format!("srvtoolu_{i}"), format!("toolu_{i}"));
+        vec![
+            json!({"role": "user", "content": format!("question {i}")}),
+            json!({"role": "assistant", "content": [
+                {"type": "text", "text": "In code."},
+                {"type": "server_tool_use", "id": s, "name": "code_execution", "input": {"code": "get()"}},
+                {"type": "tool_use", "id": t, "name": "get", "input": {},
+                 "caller": {"type": "code_execution_20250825", "tool_id": s}}]}),
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": t, "content": "r".repeat(result_tokens * 4)}]}),
+            json!({"role": "assistant", "content": [
+                {"type": "code_execution_tool_result", "tool_use_id": s,
+                 "content": {"type": "code_execution_result", "stdout": "ok", "stderr": "", "return_code": 0, "content": []}},
+                {"type": "text", "text": format!("answer {i}")}]}),
+        ]
+    }
+
+    /// A programmatic server tool call and its result in a later response are one round:
+    /// truncation never keeps the result without its call.
+    #[test]
+    fn a_programmatic_server_call_and_its_later_result_are_one_round() {
+        let mut v: Vec<Value> = (0..3).flat_map(|i| ptc(i, 200)).collect();
+        v.push(json!({"role": "user", "content": "thanks"}));
+        let m = Message::parse_all(Value::Array(v)).unwrap();
+        let rounds = group_by_api_round(m.as_slice(), 0).unwrap();
+        assert_eq!(rounds, vec![0..1, 1..5, 5..9, 9..13]);
+        assert_eq!(group_by_api_turn(m.as_slice(), 0).unwrap(), rounds);
+        for gap in [1, 250, 450] {
+            let o = parse_context_overflow_error(
+                &format!("prompt is too long: {} tokens > 1000 maximum", 1000 + gap),
+                None,
+            );
+            let t = truncate_head_for_ptl_retry(m.as_slice(), o.as_ref())
+                .unwrap()
+                .unwrap();
+            assert!(
+                t.start % 4 == 1,
+                "gap {gap}: kept from {} (not an exchange's call)",
+                t.start
+            );
+        }
+    }
+    use serde_json::{json, Value};
 
     #[test]
     fn the_compaction_block_is_never_cut() {

@@ -47,7 +47,9 @@ use crate::measure::tokens::{active_start, estimate_content};
 use crate::model::error::Result;
 use crate::model::hash::FastMap;
 use crate::model::messages::Kind;
-use crate::model::view::{BlockKind, ContentInfo, ConversationView, Detail, Find};
+use crate::model::view::{
+    server_call_links, BlockKind, ContentInfo, ConversationView, Detail, Find,
+};
 
 /// Default least number of estimated tokens kept verbatim.
 pub const DEFAULT_MIN_TOKENS: u64 = 10_000;
@@ -153,6 +155,16 @@ pub fn choose_cut<V: ConversationView + ?Sized>(
                 .or_insert(at);
         }
     }
+    // A server tool call and its result in a later assistant message, or the later client
+    // calls its code made (programmatic tool calling): a cut after the call would separate
+    // them too. For each such later message, the earliest call it is tied to.
+    let mut earliest_server_call: FastMap<usize, usize> = FastMap::default();
+    for (call, other) in server_call_links(view, active)? {
+        earliest_server_call
+            .entry(other)
+            .and_modify(|e| *e = (*e).min(call))
+            .or_insert(call);
+    }
     let previous_assistant = Find {
         assistant: true,
         ..Find::default()
@@ -199,6 +211,9 @@ pub fn choose_cut<V: ConversationView + ?Sized>(
                     }
                 }
                 Kind::Assistant => {
+                    if let Some(&call) = earliest_server_call.get(&i) {
+                        need = need.min(call);
+                    }
                     // Consecutive assistant messages form one turn; all lines of a response
                     // go together wherever they are.
                     if let Some(p) = view.rfind(i, previous_assistant)? {
@@ -282,6 +297,48 @@ mod tests {
 
     fn parse(v: Value) -> Vec<Message> {
         Message::parse_all(v).unwrap()
+    }
+
+    /// One Anthropic programmatic tool calling exchange (`i` names its ids): the user's
+    /// question; the model's `code_execution` call and the client call its code makes
+    /// (`caller` names the server call); the client tool's result; the server tool's
+    /// result, in the next response, and the answer.
+    fn ptc(i: usize, result_tokens: usize) -> Vec<Value> {
+        let (s, t) = (format!("srvtoolu_{i}"), format!("toolu_{i}"));
+        vec![
+            json!({"role": "user", "content": format!("question {i}")}),
+            json!({"role": "assistant", "content": [
+                {"type": "text", "text": "In code."},
+                {"type": "server_tool_use", "id": s, "name": "code_execution", "input": {"code": "get()"}},
+                {"type": "tool_use", "id": t, "name": "get", "input": {},
+                 "caller": {"type": "code_execution_20250825", "tool_id": s}}]}),
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": t, "content": "r".repeat(result_tokens * 4)}]}),
+            json!({"role": "assistant", "content": [
+                {"type": "code_execution_tool_result", "tool_use_id": s,
+                 "content": {"type": "code_execution_result", "stdout": "ok", "stderr": "", "return_code": 0, "content": []}},
+                {"type": "text", "text": format!("answer {i}")}]}),
+        ]
+    }
+
+    /// The cut never keeps a programmatic server call's result (in a later response)
+    /// without the call.
+    #[test]
+    fn a_cut_keeps_a_programmatic_server_call_with_its_later_result() {
+        let mut v: Vec<Value> = (0..4).flat_map(|i| ptc(i, 300)).collect();
+        v.push(json!({"role": "user", "content": "thanks"}));
+        let m = parse(Value::Array(v));
+        for min_tokens in [1, 50, 200, 400, 700, 1000] {
+            for min_text in [0, 1, 2, 3] {
+                if let Some(c) = cut(&m, &cfg(min_tokens, min_text, 100_000)) {
+                    assert!(
+                        c.keep_from % 4 != 2 && c.keep_from % 4 != 3,
+                        "min {min_tokens}/{min_text}: kept from {} inside an exchange",
+                        c.keep_from
+                    );
+                }
+            }
+        }
     }
 
     fn cut(m: &[Message], config: &SessionMemoryConfig) -> Option<SessionMemoryCut> {
