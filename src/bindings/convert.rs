@@ -70,6 +70,26 @@ fn convert_failure() -> Option<Error> {
     Some(Error::invalid_argument(format!("reading it threw: {why}")))
 }
 
+/// `Array.isArray(v)`, or, when that threw (a revoked `Proxy`), the `INVALID_MESSAGE` error
+/// "reading the messages threw" with the original kept as the JS error's `cause`.
+pub fn is_array_or_read_error(v: &JsValue) -> crate::Result<bool> {
+    if is_array_js(v) {
+        return Ok(true);
+    }
+    let e = take_convert_error();
+    if e.is_undefined() {
+        return Ok(false);
+    }
+    let why = e
+        .dyn_ref::<js_sys::Error>()
+        .and_then(|x| x.message().as_string())
+        .unwrap_or_else(|| "a non-Error value".into());
+    super::errors::set_cause(e);
+    Err(Error::invalid_message(format!(
+        "reading the messages threw: {why}"
+    )))
+}
+
 /// Which fields of a message cross into the core (see [`messages_json_batch`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Reading {
