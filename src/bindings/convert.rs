@@ -80,14 +80,7 @@ pub fn is_array_or_read_error(v: &JsValue) -> crate::Result<bool> {
     if e.is_undefined() {
         return Ok(false);
     }
-    let why = e
-        .dyn_ref::<js_sys::Error>()
-        .and_then(|x| x.message().as_string())
-        .unwrap_or_else(|| "a non-Error value".into());
-    super::errors::set_cause(e);
-    Err(Error::invalid_message(format!(
-        "reading the messages threw: {why}"
-    )))
+    Err(super::js_view::failure_of(e, None))
 }
 
 /// Which fields of a message cross into the core (see [`messages_json_batch`]).

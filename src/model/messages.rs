@@ -52,7 +52,7 @@ pub fn take_folded() -> Option<String> {
 /// written back (see [`MAX_NESTING`]); the caller adds where.
 pub fn too_deep() -> Error {
     Error::invalid_message(format!(
-        "nested deeper than {MAX_NESTING} levels of objects and arrays, the deepest message the library writes back (counting and compaction read the deeper parts as text)"
+        "nested deeper than {MAX_NESTING} levels of objects and arrays, more than a message the library writes back may be"
     ))
 }
 
