@@ -13,6 +13,7 @@
 
 import { attemptControls, describe, giveText, guardOptions, likelyMeant, retryAfter, headersToObject, MAX_SUMMARY_TEXT } from './http.js';
 import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError } from './summary-request.js';
+import { checkCount, checkTimerMs } from './options.js';
 
 /** The options {@link aiSdkSummarizer} reads; any other key is a mistake. */
 const OPTION_KEYS = Object.freeze([
@@ -77,15 +78,10 @@ function buildAiSdkSummarizer(model, options) {
   for (const name of /** @type {const} */ (['generateText', 'streamText'])) {
     if (options[name] !== undefined && typeof options[name] !== 'function') throw optionError(`${name} must be the function of that name from 'ai'`);
   }
-  for (const [name, value, optional] of /** @type {Array<[string, unknown, boolean]>} */ ([
-    ['maxRetries', maxRetries, false],
-    ['timeoutMs', timeoutMs, true],
-    ['idleTimeoutMs', idleTimeoutMs, true],
-    ['maxOutputTokens', maxOutputTokens, true],
-  ])) {
-    if (optional && (value === undefined || value === null)) continue;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw optionError(`${name} must be a non-negative number`);
-  }
+  checkCount('maxRetries', maxRetries, false, optionError);
+  checkTimerMs('timeoutMs', timeoutMs, true, optionError);
+  checkTimerMs('idleTimeoutMs', idleTimeoutMs, true, optionError);
+  checkCount('maxOutputTokens', maxOutputTokens, true, optionError);
   if (!Number.isInteger(maxRetries)) throw optionError('maxRetries must be an integer');
   for (const [name, value] of [['providerOptions', providerOptions], ['headers', headers], ['callSettings', callSettings]]) {
     if (value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value))) throw optionError(`${name} must be an object`);

@@ -5,7 +5,7 @@
 // passes in its own error constructors so its errors keep their class and code. The option
 // checks live in options.js (loaded with the factories) and are re-exported here.
 
-import { describe } from './options.js';
+import { describe, MAX_TIMER_MS } from './options.js';
 
 export { mergeHeaders, describe, checkCount, likelyMeant, readEnvironment, guardOptions } from './options.js';
 
@@ -239,14 +239,28 @@ export function sleep(ms, signal, abortError) {
       reject(abortError(signal));
       return;
     }
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer;
     const onAbort = () => {
       clearTimeout(timer);
       reject(abortError(signal));
     };
-    const timer = setTimeout(() => {
-      listenAbort(signal, onAbort, false);
-      resolve();
-    }, ms);
+    // Timers of at most MAX_TIMER_MS one after another: setTimeout runs a longer one after
+    // 1 ms. (The options' waits are at most that long; this keeps any other wait right too.)
+    let left = ms;
+    const next = () => {
+      const step = Math.min(left, MAX_TIMER_MS);
+      left -= step;
+      timer = setTimeout(() => {
+        if (left > 0) {
+          next();
+          return;
+        }
+        listenAbort(signal, onAbort, false);
+        resolve();
+      }, step);
+    };
+    next();
     listenAbort(signal, onAbort, true);
   });
 }

@@ -14,7 +14,7 @@
 // This file checks the arguments; calling the model (attempts, retries, reading the answer) is
 // langchain-send.js, loaded on a summarizer's first call.
 
-import { describe, guardOptions, likelyMeant, loadOnce } from './options.js';
+import { checkCount, checkTimerMs, describe, guardOptions, likelyMeant, loadOnce } from './options.js';
 import { importAgain } from './defaults.js';
 import { SummarizerError } from './summarizer-error.js';
 
@@ -63,17 +63,12 @@ function buildLangchainSummarizer(chatModel, options) {
     }
   }
   const { stream = true, maxRetries = 2, timeoutMs, idleTimeoutMs, retryBaseMs = 500, retryMaxMs = 8_000, maxRetryAfterMs = 60_000, callOptions } = options;
-  for (const [name, value, optional] of /** @type {Array<[string, unknown, boolean]>} */ ([
-    ['maxRetries', maxRetries, false],
-    ['timeoutMs', timeoutMs, true],
-    ['idleTimeoutMs', idleTimeoutMs, true],
-    ['retryBaseMs', retryBaseMs, false],
-    ['retryMaxMs', retryMaxMs, false],
-    ['maxRetryAfterMs', maxRetryAfterMs, false],
-  ])) {
-    if (optional && (value === undefined || value === null)) continue;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw optionError(`${name} must be a non-negative number`);
-  }
+  checkCount('maxRetries', maxRetries, false, optionError);
+  checkTimerMs('timeoutMs', timeoutMs, true, optionError);
+  checkTimerMs('idleTimeoutMs', idleTimeoutMs, true, optionError);
+  checkTimerMs('retryBaseMs', retryBaseMs, false, optionError);
+  checkTimerMs('retryMaxMs', retryMaxMs, false, optionError);
+  checkTimerMs('maxRetryAfterMs', maxRetryAfterMs, false, optionError);
   if (!Number.isInteger(maxRetries)) throw optionError('maxRetries must be an integer');
   if (callOptions !== undefined && (callOptions === null || typeof callOptions !== 'object' || Array.isArray(callOptions))) {
     throw optionError('callOptions must be an object (passed to invoke / stream)');

@@ -56,7 +56,10 @@ const TRANSIENT_STREAM_ERRORS = new Set(['server_error', 'rate_limit_exceeded', 
 /**
  * @typedef {{requestId: string | undefined, headers: Record<string, string>, status: number}} Meta
  * @typedef {{delivered: boolean, onText: ((text: string) => void) | undefined}} Call
- * @typedef {{event(name: string, data: string): void, readonly done: boolean, message(): ReturnType<typeof messagesResponse>}} Assembler
+ * @typedef {{event(name: string, data: string): void, readonly done: boolean, readonly complete: boolean, message(): ReturnType<typeof messagesResponse>}} Assembler
+ *   `done`: the end of the answer was read (nothing more is read); `complete`: the stream may
+ *   end here without losing the answer (Chat Completions: after a `finish_reason`, the end
+ *   the openai SDK takes too; several OpenAI-compatible servers and proxies send no `[DONE]`).
  */
 
 /**
@@ -199,7 +202,7 @@ async function readSse(response, guard, bumpIdle, ctl, stopError, assembler, met
   const broken = (/** @type {unknown} */ e) =>
     new OpenAiApiError(`The OpenAI API stream broke: ${describe(e)}`, { code: 'NETWORK_ERROR', retryable: true, cause: e, ...meta });
   await readSseBody(response, parser, () => assembler.done, guard, bumpIdle, ctl, stopError, broken);
-  if (!assembler.done) {
+  if (!assembler.done && !assembler.complete) {
     throw new OpenAiApiError('The OpenAI API stream ended before the answer was complete', { code: 'NETWORK_ERROR', retryable: true, ...meta });
   }
 }
@@ -383,6 +386,10 @@ function chatAssembler(call, meta) {
     get done() {
       return done;
     },
+    // A stream cut before any finish_reason stays NETWORK_ERROR (retried).
+    get complete() {
+      return done || finish !== undefined;
+    },
     event(_name, data) {
       if (done) return;
       if (data.trim() === '[DONE]') {
@@ -433,6 +440,10 @@ function responsesAssembler(call, meta) {
   let final;
   return {
     get done() {
+      return done;
+    },
+    // `response.completed` / `response.incomplete` is the end: a stream cut before it is not.
+    get complete() {
       return done;
     },
     event(name, data) {

@@ -12,7 +12,9 @@
 //   and the rate-limit headers `x-ratelimit-remaining-*` / `x-ratelimit-reset-*` ("1s", "6m0s").
 // - Chat streaming: `data: {chunk}` lines, text in `choices[0].delta.content`, `finish_reason`
 //   in the last choice chunk, usage in a last chunk with no choices (`stream_options:
-//   {include_usage: true}`), then `data: [DONE]`; an error can arrive as `data: {error}`.
+//   {include_usage: true}`), then `data: [DONE]`; an error can arrive as `data: {error}`. A
+//   stream that closes after a `finish_reason` without `[DONE]` (some compatible servers and
+//   proxies) is complete, as the openai SDK takes it; one cut before it is NETWORK_ERROR.
 // - Responses streaming: events named by `type`: `response.output_text.delta` (`delta`),
 //   `response.completed` / `response.incomplete` (the whole `response`), `response.failed`
 //   (`response.error`), and `error` (`code`, `message`).
@@ -20,7 +22,7 @@
 // This file checks the options; the request itself (its body, attempts, retries, the stream
 // readers) is openai-send.js, loaded on a summarizer's first call.
 
-import { loadOnce, guardOptions, checkCount, describe, likelyMeant, mergeHeaders, readEnvironment } from './options.js';
+import { loadOnce, guardOptions, checkCount, checkTimerMs, describe, likelyMeant, mergeHeaders, readEnvironment } from './options.js';
 import { importAgain } from './defaults.js';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -173,11 +175,11 @@ function buildOpenaiSummarizer(options) {
   if (typeof baseURL !== 'string' || baseURL === '') throw optionError('baseURL must be a non-empty string');
   checkCount('maxRetries', maxRetries, false, optionError);
   if (!Number.isInteger(maxRetries)) throw optionError('maxRetries must be an integer');
-  checkCount('timeoutMs', timeoutMs, true, optionError);
-  checkCount('idleTimeoutMs', idleTimeoutMs, true, optionError);
-  checkCount('retryBaseMs', retryBaseMs, false, optionError);
-  checkCount('retryMaxMs', retryMaxMs, false, optionError);
-  checkCount('maxRetryAfterMs', maxRetryAfterMs, false, optionError);
+  checkTimerMs('timeoutMs', timeoutMs, true, optionError);
+  checkTimerMs('idleTimeoutMs', idleTimeoutMs, true, optionError);
+  checkTimerMs('retryBaseMs', retryBaseMs, false, optionError);
+  checkTimerMs('retryMaxMs', retryMaxMs, false, optionError);
+  checkTimerMs('maxRetryAfterMs', maxRetryAfterMs, false, optionError);
   checkCount('maxOutputTokens', maxOutputTokens, true, optionError);
   if (extraBody !== undefined && (extraBody === null || typeof extraBody !== 'object' || Array.isArray(extraBody))) {
     throw optionError('extraBody must be an object (fields added to every request body)');

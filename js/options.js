@@ -55,6 +55,28 @@ export function checkCount(name, value, optional, optionError) {
   }
 }
 
+/** The longest wait `setTimeout` runs (2^31-1 ms, about 24.8 days): a longer one fires at once. */
+export const MAX_TIMER_MS = 2147483647;
+
+/**
+ * `checkCount` for an option in milliseconds that becomes a timer (`timeoutMs`,
+ * `idleTimeoutMs`, `retryBaseMs`, `retryMaxMs`, `maxRetryAfterMs`): also at most
+ * `MAX_TIMER_MS`, as the core's `context.summaryTimeoutMs` (setTimeout would run a longer one
+ * after 1 ms: every request would time out at once, a long retry-after be retried at once).
+ * @param {string} name
+ * @param {unknown} value
+ * @param {boolean} optional
+ * @param {(message: string) => Error} optionError The caller's error for a bad option.
+ */
+export function checkTimerMs(name, value, optional, optionError) {
+  checkCount(name, value, optional, optionError);
+  if (typeof value === 'number' && value > MAX_TIMER_MS) {
+    throw optionError(
+      `${name} is ${value}; at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer JavaScript runs)${optional ? ', or leave it out for no limit' : ''}`,
+    );
+  }
+}
+
 /**
  * The name of `known` that `name` most likely misspells: the same but for case, or within two
  * edits (one for names of fewer than 6 characters); `undefined` when there is none.

@@ -70,6 +70,19 @@ fn convert_failure() -> Option<Error> {
     Some(Error::invalid_argument(format!("reading it threw: {why}")))
 }
 
+/// `Array.isArray(v)`, or, when that threw (a revoked `Proxy`), the `INVALID_MESSAGE` error
+/// "reading the messages threw" with the original kept as the JS error's `cause`.
+pub fn is_array_or_read_error(v: &JsValue) -> crate::Result<bool> {
+    if is_array_js(v) {
+        return Ok(true);
+    }
+    let e = take_convert_error();
+    if e.is_undefined() {
+        return Ok(false);
+    }
+    Err(super::js_view::failure_of(e, None))
+}
+
 /// Which fields of a message cross into the core (see [`messages_json_batch`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Reading {

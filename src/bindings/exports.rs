@@ -836,7 +836,9 @@ fn serialize_one_by_one(conv: &JsConversation) -> JsResult<JsString> {
     let mut out = JsString::from("");
     for i in 0..conv.len() {
         let m = conv.item(i);
-        if !m.is_object() || Array::is_array(&m) {
+        let is_array = super::convert::is_array_or_read_error(&m)
+            .map_err(|e| js_error(e.at(format!("messages[{i}]"))))?;
+        if !m.is_object() || is_array {
             return Err(js_error(
                 Error::invalid_message("expected an object").at(format!("messages[{i}]")),
             ));

@@ -2149,7 +2149,7 @@ export function tail(arr, shape, memory, fb, cap, wb, wcap) {
     tailF = new Float64Array(memory.buffer);
     tailW = new Uint32Array(memory.buffer);
   }
-  if (!Array.isArray(arr)) return -4;
+  if (!isArrayOrThrew(arr)) return -4;
   try {
     return tail_(arr, shape, tailF, fb, cap, tailW, wb, wcap);
   } catch (_) {
@@ -2167,8 +2167,18 @@ export function setCountFast(on) {
   return countStats;
 }
 
+// Array.isArray(arr), false when it throws (a revoked Proxy): the general path then reads
+// the array again (arrayLength) and reports what threw as a coded error.
+function isArrayOrThrew(arr) {
+  try {
+    return Array.isArray(arr);
+  } catch (_) {
+    return false;
+  }
+}
+
 export function countTail(arr, memory, fb, wb, wcap) {
-  if (!countFast || !tailReads || !Array.isArray(arr)) return 0;
+  if (!countFast || !tailReads || !isArrayOrThrew(arr)) return 0;
   if (memory !== tailMemory || tailF.byteLength === 0) {
     tailMemory = memory;
     tailF = new Float64Array(memory.buffer);
@@ -2192,7 +2202,7 @@ export function countTail(arr, memory, fb, wb, wcap) {
 let fastWasm = null, fastAt = 0, fastCap = 0, fastMemory = null, fastBusy = false;
 let fastF = new Float64Array(0), fastW = new Uint32Array(0);
 export function perTurnRecord(arr, wasm) {
-  if (!countFast || !tailReads || !Array.isArray(arr)) return 0;
+  if (!countFast || !tailReads || !isArrayOrThrew(arr)) return 0;
   const fresh = wasm !== fastWasm;
   if (fresh) {
     fastAt = wasm.__ccPerTurnRecord() >>> 0;

@@ -146,7 +146,7 @@ pub fn read_failure() -> Option<Error> {
 
 /// The `INVALID_MESSAGE` error for `thrown` (what the caller's objects threw), naming
 /// message `at` when known; `thrown` becomes the JS error's `cause`.
-fn failure_of(thrown: JsValue, at: Option<usize>) -> Error {
+pub(super) fn failure_of(thrown: JsValue, at: Option<usize>) -> Error {
     let why = thrown
         .dyn_ref::<js_sys::Error>()
         .and_then(|x| x.message().as_string())

@@ -1,7 +1,6 @@
 //! `simulateSession`: the simulator (crate::simulate) for JavaScript. Converts the session
 //! and the options, calls the core, converts the report back.
 
-use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
 use super::async_exports::messages_for_compaction;
@@ -31,7 +30,7 @@ pub fn simulate_session(
             super::convert::Reading::Whole,
         ))?
         .typed
-    } else if Array::is_array(&session) {
+    } else if js(is_array_or_read_error(&session))? {
         js(messages_for_compaction(
             &session,
             None,

@@ -15,11 +15,111 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The deepest nesting of objects and arrays a message or transcript line may have (the
-/// message itself is level 1). One rule for the whole package: `parseTranscript` refuses a
-/// deeper line, and every function that reads messages a deeper message, so whatever is read
-/// can be written back (`serializeTranscript`) and sent inside a request (a few levels more).
+/// The deepest nesting of objects and arrays a message or transcript line is read to (the
+/// message itself is level 1). The caller's messages may be deeper (a model's tool input can
+/// be any depth, and the caller cannot change it): what the core reads of an object or array
+/// below this level is its JSON text, as a string ([`fold_text_deeper_than`]), counted and
+/// summarized as text. Such a message is never written back from what the core read: the
+/// functions that return messages return the caller's own objects, and those that would write
+/// it (`toApiMessages`, see [`take_folded`]) refuse it, as `parseTranscript` refuses a deeper
+/// line and [`Message::from_value`] a deeper value (a pinned message, a template).
 pub const MAX_NESTING: usize = 100;
+
+thread_local! {
+    /// Where [`fold_text_deeper_than`] last folded a message read by
+    /// [`crate::transforms::transcript::message_from_json_text`] (the first since
+    /// [`take_folded`]).
+    static FOLDED: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Notes that the message at `location` was read with parts below [`MAX_NESTING`] as text.
+pub fn note_folded(location: &dyn Fn() -> String) {
+    FOLDED.with(|f| {
+        let mut f = f.borrow_mut();
+        if f.is_none() {
+            *f = Some(location());
+        }
+    });
+}
+
+/// The location of the first message read with parts below [`MAX_NESTING`] as text since the
+/// last call (a function that writes the messages it read back refuses such a message).
+pub fn take_folded() -> Option<String> {
+    FOLDED.with(|f| f.borrow_mut().take())
+}
+
+/// The error for a message nested deeper than [`MAX_NESTING`] levels where it would be
+/// written back (see [`MAX_NESTING`]); the caller adds where.
+pub fn too_deep() -> Error {
+    Error::invalid_message(format!(
+        "nested deeper than {MAX_NESTING} levels of objects and arrays, more than a message the library writes back may be"
+    ))
+}
+
+/// `text` (a JSON text) with every object or array nested more than `limit` levels deep (the
+/// value itself is level 1) replaced by a JSON string holding its text: the same value read
+/// to `limit` levels, parseable without deep recursion. One pass over the bytes, without
+/// recursion; brackets inside strings do not count. Borrowed when nothing is that deep.
+pub fn fold_text_deeper_than(text: &str, limit: usize) -> std::borrow::Cow<'_, str> {
+    if !text_nested_deeper_than(text, limit) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let b = text.as_bytes();
+    // The end (exclusive) of the string whose opening quote is at `i`.
+    let string_end = |mut i: usize| {
+        i += 1;
+        while i < b.len() && b[i] != b'"' {
+            i += if b[i] == b'\\' { 2 } else { 1 };
+        }
+        (i + 1).min(b.len())
+    };
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut copied = 0;
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i = string_end(i);
+                continue;
+            }
+            b'{' | b'[' if depth == limit => {
+                // The end of this value: where its brackets close.
+                let start = i;
+                let mut inner = 0usize;
+                while i < b.len() {
+                    match b[i] {
+                        b'"' => {
+                            i = string_end(i);
+                            continue;
+                        }
+                        b'{' | b'[' => inner += 1,
+                        b'}' | b']' => {
+                            inner -= 1;
+                            if inner == 0 {
+                                i += 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                out.push_str(&text[copied..start]);
+                // Brackets and quotes are ASCII: `start` and `i` are character boundaries.
+                out.push_str(&serde_json::to_string(&text[start..i]).unwrap_or_default());
+                copied = i;
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push_str(&text[copied..]);
+    std::borrow::Cow::Owned(out)
+}
 
 /// Whether `v` nests objects and arrays more than `limit` levels deep (without recursion).
 pub fn nested_deeper_than(v: &Value, limit: usize) -> bool {
@@ -451,10 +551,7 @@ impl Message {
             .at(location));
         }
         if nested_deeper_than(&value, MAX_NESTING) {
-            return Err(Error::invalid_message(format!(
-                "nested deeper than {MAX_NESTING} levels of objects and arrays (the limit of every function that reads messages)"
-            ))
-            .at(location));
+            return Err(too_deep().at(location));
         }
         let msg = Message::from_object(value)
             .map_err(|e| Error::invalid_message(e.to_string()).at(location))?;

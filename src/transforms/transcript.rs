@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::model::error::{Error, ErrorCode, Result};
 use crate::model::messages::{
-    json_type_name, nested_deeper_than, text_nested_deeper_than, Kind, Message, MAX_NESTING,
+    fold_text_deeper_than, json_type_name, nested_deeper_than, Kind, Message, MAX_NESTING,
     TYPED_FIELDS,
 };
 
@@ -82,7 +82,7 @@ pub fn too_deep_line(number: usize) -> Error {
     Error::new(
         ErrorCode::MalformedTranscript,
         format!(
-            "line {number}: nested deeper than {MAX_NESTING} levels of objects and arrays (the limit of every function that reads messages)"
+            "line {number}: nested deeper than {MAX_NESTING} levels of objects and arrays (the limit of parseTranscript, so that every line it reads can be written back as it was)"
         ),
     )
 }
@@ -148,7 +148,14 @@ pub fn replace_lone_surrogates(json: &str) -> String {
 /// UTF-16 surrogate that JavaScript strings may hold, a carried-through line with a field of
 /// another type, any error) takes the value path, whose errors name what is wrong.
 pub fn message_from_json_text(text: &str, location: &dyn Fn() -> String) -> Result<Message> {
-    if text.starts_with('{') && !text_nested_deeper_than(text, MAX_NESTING) {
+    // Below MAX_NESTING levels the message is read as text (see MAX_NESTING): parsed without
+    // deep recursion (serde_json refuses more than 128 levels).
+    let folded = fold_text_deeper_than(text, MAX_NESTING);
+    if let std::borrow::Cow::Owned(_) = folded {
+        crate::model::messages::note_folded(location);
+    }
+    let text = &*folded;
+    if text.starts_with('{') {
         if let Some(m) = crate::model::direct::message_from_text(text) {
             if m.line_type().is_some() || m.role().is_some() {
                 m.check_role(location)?;
@@ -779,6 +786,7 @@ mod tests {
 mod json_text_tests {
     use super::*;
     use crate::model::error::ErrorCode;
+    use crate::model::messages::text_nested_deeper_than;
 
     /// What the value path alone gives: parse into a value (lone surrogates replaced), read it.
     fn by_value(text: &str) -> Result<Message> {
@@ -813,11 +821,6 @@ mod json_text_tests {
 
     #[test]
     fn direct_reading_keeps_the_value_paths_errors() {
-        let deep = format!(
-            r#"{{"role":"user","content":"x","d":{}0{}}}"#,
-            "[".repeat(100),
-            "]".repeat(100)
-        );
         for t in [
             "[1,2]",
             "null",
@@ -825,7 +828,6 @@ mod json_text_tests {
             r#"{"content":"no type or role"}"#,
             r#"{"type":"user","message":{"role":"user","content":5}}"#,
             r#"{"role":"user","content":[{"text":"no type"}]}"#,
-            deep.as_str(),
         ] {
             let e = message_from_json_text(t, &|| "messages[3]".into()).unwrap_err();
             let v = by_value(t).unwrap_err();
@@ -833,6 +835,79 @@ mod json_text_tests {
             assert_eq!((e.code, &e.message), (v.code, &v.message), "{t}");
             assert!(e.message.contains("messages[3]"), "{}", e.message);
         }
+    }
+
+    /// A message nested `levels` deep: the message is level 1, its content 2, the block 3,
+    /// and its tool input's objects levels 4 to `levels`.
+    fn deep_tool_use(levels: usize) -> String {
+        let inner = format!(
+            "{}\"x\"{}",
+            "{\"a\":".repeat(levels - 3),
+            "}".repeat(levels - 3)
+        );
+        format!(
+            r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"t","name":"Edit","input":{inner}}}],"z":1}}"#
+        )
+    }
+
+    #[test]
+    fn a_message_nested_deeper_than_max_nesting_is_read_with_the_rest_as_text() {
+        for levels in [MAX_NESTING, MAX_NESTING + 1, 127, 128, 129, 150, 5_000] {
+            let t = deep_tool_use(levels);
+            let m = message_from_json_text(&t, &|| "messages[3]".into())
+                .unwrap_or_else(|e| panic!("{levels}: {}", e.message));
+            let v = serde_json::to_value(&m).unwrap();
+            assert!(!nested_deeper_than(&v, MAX_NESTING), "{levels}");
+            // What is below MAX_NESTING is there as its JSON text, whole.
+            let mut at = &v["content"][0]["input"];
+            let mut depth = 4;
+            while let Some(next) = at.get("a") {
+                at = next;
+                depth += 1;
+            }
+            if levels <= MAX_NESTING {
+                assert_eq!((depth, at), (levels + 1, &Value::from("x")), "{levels}");
+            } else {
+                assert_eq!(depth, MAX_NESTING + 1, "{levels}");
+                let below = at.as_str().unwrap();
+                let n = levels - MAX_NESTING;
+                let want = format!("{}\"x\"{}", "{\"a\":".repeat(n), "}".repeat(n));
+                assert_eq!(below, want, "{levels}");
+            }
+            assert_eq!(v["z"], 1);
+            // The value path reads the folded text the same.
+            assert_eq!(
+                m,
+                by_value(&fold_text_deeper_than(&t, MAX_NESTING)).unwrap(),
+                "{levels}"
+            );
+            assert_eq!(
+                crate::model::messages::take_folded().is_some(),
+                levels > MAX_NESTING
+            );
+            // The value path alone refuses what it would have to write back.
+            if levels > MAX_NESTING && levels < 128 {
+                let e = by_value(&t).unwrap_err();
+                assert!(
+                    e.message.contains("nested deeper than 100 levels"),
+                    "{}",
+                    e.message
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn folding_skips_brackets_in_strings_and_keeps_shallow_text() {
+        let t = r#"{"role":"user","content":"[[[[{{{{ \" ]]]","d":[[["]]]"]]]}"#;
+        assert!(matches!(
+            fold_text_deeper_than(t, 4),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let folded = fold_text_deeper_than(t, 2);
+        let v: Value = serde_json::from_str(&folded).unwrap();
+        assert_eq!(v["d"], serde_json::json!([r#"[["]]]"]]"#]));
+        assert_eq!(v["content"], "[[[[{{{{ \" ]]]");
     }
 
     #[test]

@@ -187,12 +187,20 @@ test('chat, streamed: deltas reach onText, usage from the last chunk, [DONE] end
   assert.equal(cut.stop_reason, 'max_tokens', 'the library then reports the summary as truncated');
 });
 
-test('chat, streamed: an error object inside the stream is an OPENAI_API_ERROR; a stream without [DONE] is retried', async (t) => {
+test('chat, streamed: an error object inside the stream is an OPENAI_API_ERROR; a stream cut before its finish_reason is retried', async (t) => {
   const errEvents = [...chatEvents('Partial').slice(0, 1), { data: { error: { message: 'The server had an error while processing your request.', type: 'server_error', code: 'server_error', param: null } } }];
-  const api = await fakeApi(t, script(reply.stream('', { events: errEvents }), reply.stream('', { events: chatEvents('again', { noDone: true }) }), openai.auto('fine')));
+  const cut = chatEvents('again', { noDone: true }).slice(0, 3); // text, no finish_reason, no [DONE]
+  const api = await fakeApi(t, script(reply.stream('', { events: errEvents }), reply.stream('', { events: cut }), openai.auto('fine')));
   const res = await summarizerFor(api)(REQUEST);
   assert.equal(res.content[0].text, 'fine');
   assert.equal(api.requests.length, 3, 'the server_error event and the cut stream were both retried');
+  // A stream that ended after its finish_reason (and usage) without [DONE] is complete (as the
+  // openai SDK takes it; some compatible servers and proxies send no [DONE]).
+  const api3 = await fakeApi(t, reply.stream('', { events: chatEvents('no done', { noDone: true }) }));
+  const whole = await summarizerFor(api3, { maxRetries: 0 })(REQUEST);
+  assert.equal(whole.content[0].text, 'no done');
+  assert.equal(whole.usage.output_tokens, 80);
+  assert.equal(api3.requests.length, 1);
   const api2 = await fakeApi(t, reply.stream('', { events: errEvents }));
   const err = await rejection(() => summarizerFor(api2, { maxRetries: 0 })(REQUEST));
   assert.ok(err instanceof OpenAiApiError);

@@ -57,7 +57,7 @@ test('a bad message is a coded error naming its index, in every reading function
   }
 });
 
-test('a message nested 100 levels is read, 101 is refused, by the text reading too', async () => {
+test('a message nested 100 levels is read whole, 101 with its deepest part as text; toApiMessages refuses it, by the text reading too', async () => {
   const nest = (n) => {
     let v = 0;
     for (let i = 0; i < n; i++) v = [v];
@@ -66,8 +66,10 @@ test('a message nested 100 levels is read, 101 is refused, by the text reading t
   const lines = transcriptConversation({ rounds: 3 });
   lines[0].deep = nest(99); // the line is level 1
   await cc.previewCompaction(lines, { model: OPUS });
+  cc.toApiMessages(lines);
   lines[0].deep = nest(100);
-  await assert.rejects(cc.previewCompaction(lines, { model: OPUS }), (e) => e.code === 'INVALID_MESSAGE' && /messages\[0\].*nested deeper than 100/.test(e.message));
+  await cc.previewCompaction(lines, { model: OPUS });
+  assert.throws(() => cc.toApiMessages(lines), (e) => e.code === 'INVALID_MESSAGE' && /messages\[0\].*nested deeper than 100/.test(e.message));
 });
 
 test('serializeTranscript writes what JSON.stringify writes, one line each, and names a bad message', () => {
