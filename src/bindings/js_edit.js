@@ -3,7 +3,7 @@
 // form a compaction reads (anthropicForm, userMessageIn): apart from js_view.js, whose readers
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
-import { AI_MODEL, AI_UI, ANY, CHAT, HOSTED_CALLS, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, isCall, isLine, isProviderResult, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isCall, isLine, isProviderResult, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -89,8 +89,13 @@ export function setForeignResult(m, shape, b, text) {
       const j = uiPartOf(m.parts, b);
       const p = j < 0 ? undefined : m.parts[j];
       if (p === undefined || (p.state !== 'output-available' && p.state !== 'output-error')) return m;
+      // Cleared, a part is an error text (`output-error`), which the AI SDK takes for any tool:
+      // it never checks it against the tool's outputSchema nor gives it to toModelOutput, and
+      // sends it to the model as the text it is.
+      const q = { ...p, state: 'output-error', errorText: text };
+      delete q.output;
       const parts = m.parts.slice();
-      parts[j] = p.state === 'output-error' ? { ...p, errorText: text } : { ...p, output: text };
+      parts[j] = q;
       return { ...m, parts };
     }
     case CHAT:
@@ -315,6 +320,10 @@ function anthropicBlock(p) {
       return mediaBlock(p.image_url, typeof p.image_url === 'string' ? undefined : 'image/png');
     case 'tool-call': return { type: 'tool_use', id: textOf(p.toolCallId), name: textOf(p.toolName), input: parseArgs(p.input) };
     case 'tool_call': return { type: 'tool_use', id: textOf(p.id), name: textOf(p.name), input: parseArgs(p.args) };
+    // LangChain v1's server tool call and result: a server tool's use and result (as
+    // Anthropic's server_tool_use and web_search_tool_result), so a paused turn is seen.
+    case 'server_tool_call': return { type: 'server_tool_use', id: textOf(p.id), name: textOf(p.name), input: parseArgs(p.args) };
+    case 'server_tool_call_result': return { ...p, type: 'server_tool_result', tool_use_id: textOf(p.toolCallId) };
     case 'tool-result': return aiResult(p);
     // Reasoning stays, as the thinking it is: the count reads it, so the compaction's sizes
     // and decisions must too (a summary request leaves thinking out).
@@ -401,7 +410,15 @@ function anthropicChat(m, kind, role, arr, i) {
     }
   }
   if (m.function_call) content.push({ type: 'tool_use', id: legacyCallId(i), name: textOf(m.function_call.name), input: parseArgs(m.function_call.arguments) });
+  content.push(...audioBlocks(m.audio));
   return [{ role, content: named(content, m.name) }];
+}
+
+// An assistant's audio reply (`audio: {transcript, data}`) as blocks: its transcript as text,
+// its audio as the media it is (pushAudio in js_view.js reads the same).
+function audioBlocks(a) {
+  const t = a && a.transcript;
+  return [...(typeof t === 'string' && t ? [{ type: 'text', text: t }] : []), ...(a && a.data ? [mediaBlock(a.data, 'audio/wav')] : [])];
 }
 
 // The Anthropic messages of one foreign message `arr[i]`, by shape; each is {role, content}.
@@ -514,9 +531,9 @@ function anthropicMessages(arr, i, m, shape) {
           return [{ role: 'assistant', content: [{ type: 'text', text: JSON.stringify(rest) ?? '' }, ...images] }];
         }
         default: {
-          const hosted = HOSTED_CALLS.get(m.type);
-          if (hosted !== undefined) {
-            return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: hosted[0], input: parseArgs(m[hosted[1]]) }] }];
+          const c = hostedCall(m);
+          if (c !== undefined) {
+            return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(c[0]), name: c[1], input: parseArgs(c[2]) }] }];
           }
           // An output item answers a call; an item that holds its own output (mcp_call) is
           // the assistant's. A failed patch is an error result.

@@ -11,8 +11,8 @@
 // is slower on the count's paths); the tool index's buffers are this file's, set aside for a
 // nested call with js_view.js's own state (setAsideToo).
 import {
-  AI_MODEL, ANTHROPIC, ANY, CHAT, HOSTED_CALLS, LANGCHAIN, RESPONSES, VIEW_CONSTANTS, callArgs, callName, clearedFlag,
-  contentOf, describeForeign, describeOne, failed, giveStrings, header, internAfresh, isCall, isMediaPart,
+  AI_MODEL, ANTHROPIC, ANY, CHAT, LANGCHAIN, RESPONSES, VIEW_CONSTANTS, callArgs, callName, clearedFlag,
+  contentOf, describeForeign, describeOne, failed, giveStrings, header, internAfresh, hostedCall, isCall, keptOutput,
   isProviderResult, jsonLen, lcFields, lcKind, lcPartInput, lcToolCalls, legacyCallId, legacyResultId, onChain,
   outputCallId, parts, pathIn, plainTextLen, pushPart, pushResult, putInternedBack, readingAt, responsesOutput, rsFree,
   setAsideToo, setInterning, shapeOfHeader, strLen, symbolString, tlen,
@@ -168,13 +168,13 @@ function toolIndex_(arr, from, withPaths, keep) {
       indexDescribed(i, b, shape, (words) => pushResult(words, false, id, output, kept));
       return;
     }
-    recordResult(i, b, resultId(id), output === undefined || output === null ? 0 : strLen(output), 0, clearedFlag(output), shape);
+    recordResult(i, b, resultId(id), output === undefined || output === null ? 0 : strLen(output), 0, kept ? 1 : clearedFlag(output), shape);
   };
   // One part (pushPart's numbers).
   const indexPart = (i, b, p, shape) => {
     if (p === null || typeof p !== 'object' || Array.isArray(p)) return;
     const t = p.type;
-    if (t === 'tool-call' || t === 'tool_use' || t === 'tool_call' || t === 'server_tool_use') {
+    if (t === 'tool-call' || t === 'tool_use' || t === 'tool_call' || t === 'server_tool_use' || t === 'server_tool_call') {
       indexCall(i, p.toolCallId !== undefined ? p.toolCallId : p.id,
         p.toolName !== undefined ? p.toolName : p.name, 'input' in p ? p.input : p.args);
     } else if (t === 'tool-result') {
@@ -253,13 +253,13 @@ function toolIndex_(arr, from, withPaths, keep) {
           case 'reasoning': case 'compaction': break;
           default: {
             // describeResponsesItem's numbers: a built-in tool's call, an output item's result.
-            const hosted = HOSTED_CALLS.get(m.type);
-            if (hosted !== undefined) {
-              indexCall(i, m.call_id, hosted[0], m[hosted[1]]);
+            const c = hostedCall(m);
+            if (c !== undefined) {
+              indexCall(i, c[0], c[1], c[2]);
               break;
             }
             const o = responsesOutput(m);
-            if (o !== undefined) indexOutput(i, 0, outputCallId(m), o, shape, isMediaPart(m.output));
+            if (o !== undefined) indexOutput(i, 0, outputCallId(m), o, shape, keptOutput(m));
           }
         }
         return true;

@@ -257,7 +257,7 @@ export function header(m, full = true) {
   else if (Array.isArray(m.parts)) shape = AI_UI;
   // The AI SDK's `tool` message holds an array of parts and no `tool_call_id`.
   else if (r === 'tool') shape = typeof m.tool_call_id === 'string' || typeof m.content === 'string' || 'tool_call_id' in m ? CHAT : AI_MODEL;
-  else if (r === 'function' || Array.isArray(m.tool_calls) || m.function_call != null || typeof m.refusal === 'string') shape = CHAT;
+  else if (r === 'function' || Array.isArray(m.tool_calls) || m.function_call != null || typeof m.refusal === 'string' || m.audio != null) shape = CHAT;
   else {
     shape = partsShape(m.content);
     if (t === 'message' && shape === ANY && typeof m.content === 'string') shape = RESPONSES;
@@ -1123,8 +1123,8 @@ function pushServerResult(out, estimate, id, measured) {
 
 // A tool result whose output is a string, an array of parts, or any other JSON value. Parts
 // that are one text part of the cleared placeholder are cleared (flag 1), as a string is;
-// `kept`: an output that has no form without its media (an OpenAI computer screenshot),
-// marked as if cleared (never picked).
+// `kept`: an output that has no form without its media (an OpenAI computer screenshot) or is
+// no output to clear (keptOutput), marked as if cleared (never picked).
 export function pushResult(out, estimate, id, output, kept = false) {
   const tid = typeof id === 'string' ? sym(id) : 0;
   if (Array.isArray(output)) {
@@ -1134,7 +1134,7 @@ export function pushResult(out, estimate, id, output, kept = false) {
     for (const p of parts(output)) pushPart(p, estimate, out);
   } else {
     pushBlock(out, 5, output === undefined || output === null ? 0 : strLen(output), 0, 0, 0, 0, tid, 0,
-      clearedFlag(output));
+      kept ? 1 : clearedFlag(output));
   }
 }
 
@@ -1183,8 +1183,8 @@ export function pushPart(p, estimate, out) {
     case 'thinking': case 'redacted_thinking': case 'tool_result':
       describeBlock(p, estimate, out);
       return;
-    case 'image': case 'image_url': case 'input_image': case 'input_audio': case 'audio':
-    case 'image-data': case 'image-url': case 'image-file-id': case 'computer_screenshot': case 'video':
+    case 'image': case 'image_url': case 'input_image':
+    case 'image-data': case 'image-url': case 'image-file-id': case 'computer_screenshot':
       pushBlock(out, 1, 0, 0, 0, 0, 0, 0, 0);
       return;
     case 'document': {
@@ -1200,7 +1200,8 @@ export function pushPart(p, estimate, out) {
       pushBlock(out, mediaKind(p.mediaType || p.mimeType || p.mime_type), 0, 0, 0, 0, 0, 0, 0);
       return;
     }
-    case 'input_file': case 'media': case 'file-url': case 'file-id':
+    // Audio and video too: media the API view sends as documents (stripped as `[document]`).
+    case 'input_file': case 'media': case 'file-url': case 'file-id': case 'input_audio': case 'audio': case 'video':
       pushBlock(out, mediaKind(p.mediaType || p.mimeType || p.mime_type), 0, 0, 0, 0, 0, 0, 0);
       return;
     // Gemini's own parts (LangChain keeps them in a ChatGoogle message's content): media.
@@ -1212,7 +1213,7 @@ export function pushPart(p, estimate, out) {
       }
       break;
     }
-    case 'tool-call': case 'tool_use': case 'tool_call': case 'server_tool_use':
+    case 'tool-call': case 'tool_use': case 'tool_call': case 'server_tool_use': case 'server_tool_call':
       pushCall(out, estimate, p.toolCallId !== undefined ? p.toolCallId : p.id,
         p.toolName !== undefined ? p.toolName : p.name, 'input' in p ? p.input : p.args);
       return;
@@ -1398,7 +1399,17 @@ function describeChat(m, estimate, out) {
     pushCall(out, estimate, interning && readArr !== null ? legacyCallId(readAt) : undefined, m.function_call.name, m.function_call.arguments);
     n++;
   }
-  return n;
+  return n + pushAudio(m.audio, out);
+}
+
+// An assistant's audio reply (OpenAI Chat's `audio: {id, data, transcript}`): its transcript
+// as text, its audio (`data`) as media, as input_audio is; returns how many blocks it pushed
+// (audioBlocks in js_edit.js).
+function pushAudio(a, out) {
+  const t = a && a.transcript;
+  if (typeof t === 'string' && t) pushBlock(out, 0, tlen(t), 0, 0, 0, 0, 0, 0);
+  if (a && a.data) pushBlock(out, 2, 0, 0, 0, 0, 0, 0, 0);
+  return (typeof t === 'string' && t ? 1 : 0) + (a && a.data ? 1 : 0);
 }
 
 // A tool call element `c` of `tool_calls` (an object): OpenAI's `{id, function: {name,
@@ -1562,14 +1573,14 @@ function describeResponsesItem(m, estimate, out) {
       return 1 + images;
     }
     default: {
-      const hosted = HOSTED_CALLS.get(m.type);
-      if (hosted !== undefined) {
-        pushCall(out, estimate, m.call_id, hosted[0], m[hosted[1]]);
+      const c = hostedCall(m);
+      if (c !== undefined) {
+        pushCall(out, estimate, c[0], c[1], c[2]);
         return 1;
       }
       const o = responsesOutput(m);
       if (o !== undefined) {
-        pushResult(out, estimate, outputCallId(m), o, isMediaPart(m.output));
+        pushResult(out, estimate, outputCallId(m), o, keptOutput(m));
         return 1;
       }
       pushBlock(out, 9, 0, estimate ? jsonLen(m) : 0, 0, 0, 0, 0, 0);
@@ -1927,20 +1938,38 @@ export function takeStrings() {
 export const dataUrl = /^data:([^;,]+)?(;base64)?,(.*)$/s;
 
 // OpenAI's built-in tools whose call and output are two items paired by `call_id`: the name
-// their call has as a tool_use, and the field that holds its input.
-export const HOSTED_CALLS = new Map([
+// their call has as a tool_use (0: the item's `name`), the field that holds its input, and the
+// one that holds its id when not `call_id`.
+const HOSTED_CALLS = new Map([
   ['computer_call', ['computer', 'action']],
   ['local_shell_call', ['local_shell', 'action']],
   ['shell_call', ['shell', 'action']],
   ['apply_patch_call', ['apply_patch', 'operation']],
+  ['tool_search_call', ['tool_search', 'arguments']],
+  ['mcp_approval_request', [0, 'arguments', 'id']],
 ]);
+
+// The call a Responses item `m` is, as [id, name, input]: a built-in tool's (HOSTED_CALLS; a
+// tool search the server ran is not one the client answers), or an `mcp_approval_request`
+// (the MCP tool it asks to run, by its `id`, which the `mcp_approval_response` names as its
+// `approval_request_id`); undefined for any other item.
+export function hostedCall(m) {
+  const h = HOSTED_CALLS.get(m.type);
+  return h === undefined || m.execution === 'server' ? undefined : [m[h[2] || 'call_id'], h[0] || m.name, m[h[1]]];
+}
+
+// Whether a Responses output item's result is kept as it is, never cleared (read as if
+// cleared): a computer screenshot, or an item with no `output` to clear (an MCP approval's
+// answer, the tools a tool search loaded, a patch's status).
+export const keptOutput = (m) => isMediaPart(m.output) || !('output' in m);
 
 // The call id a Responses output item answers: its `call_id`; a `local_shell_call_output`
 // names its call by `id` (the openai SDK's LocalShellCallOutput: "the unique ID of the local
-// shell tool call generated by the model", the call's `call_id`).
+// shell tool call generated by the model", the call's `call_id`), an `mcp_approval_response`
+// by `approval_request_id`.
 export function outputCallId(m) {
   if (typeof m.call_id === 'string') return m.call_id;
-  return m.type === 'local_shell_call_output' ? m.id : m.call_id;
+  return m.type === 'local_shell_call_output' ? m.id : m.type === 'mcp_approval_response' ? m.approval_request_id : m.call_id;
 }
 
 // The output a Responses output item holds, as a tool result reads it (a string, an array
@@ -1953,6 +1982,9 @@ export function responsesOutput(m) {
   const o = m.output;
   if (t === 'shell_call_output') return Array.isArray(o) ? shellText(o) : o;
   if (t === 'apply_patch_call_output' || t === 'local_shell_call_output') return o === undefined || o === null ? '' : o;
+  // An MCP approval's answer, and the tools a client-run tool search loaded (no `output`).
+  if (t === 'mcp_approval_response') return { approve: m.approve, reason: m.reason };
+  if (t === 'tool_search_output') return m.execution === 'server' ? undefined : { tools: m.tools };
   if (!('output' in m)) return undefined;
   return isMediaPart(o) ? [o] : o;
 }
