@@ -1089,37 +1089,12 @@ pub struct MessageFacts {
     /// OpenAI Responses `compaction` item): the context starts at it, as
     /// [`active_start`] reads it.
     pub starts_context: bool,
-    /// It holds a tool result cleared to the placeholder (micro-compaction, SPEC §10): its
-    /// estimate is no longer what the requests before the clearing sent.
-    pub cleared: bool,
-}
-
-/// Whether `c` holds a tool result whose content is the cleared placeholder (a result marked
-/// so for holding media that has no other form is not one: the media are still sent).
-pub fn holds_cleared_result(c: &ContentInfo) -> bool {
-    let ContentInfo::Blocks(bs) = c else {
-        return false;
-    };
-    bs.iter().any(|b| {
-        b.kind == Some(BlockKind::ToolResult)
-            && b.is_cleared
-            && !b.nested.iter().any(|n| {
-                matches!(n.kind, Some(BlockKind::Image) | Some(BlockKind::Document))
-                    && !n.is_plain_text
-            })
-    })
 }
 
 /// Reads the facts of message `i`.
 pub fn message_facts<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result<MessageFacts> {
     let kind = view.kind(i)?;
     let assistant = kind == Kind::Assistant;
-    let (tokens, cleared) = if is_sent(view, i)? {
-        let c = view.content(i, Detail::Estimate)?;
-        (estimate_content(&c), holds_cleared_result(&c))
-    } else {
-        (0, false)
-    };
     Ok(MessageFacts {
         kind: Some(kind),
         sidechain: view.is_sidechain(i),
@@ -1127,10 +1102,9 @@ pub fn message_facts<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result
         usage: if assistant { view.usage(i)? } else { None },
         partial: assistant && view.usage_is_partial(i),
         id: if assistant { view.message_id(i) } else { None },
-        tokens,
+        tokens: estimate_message(view, i)?,
         boundary_kept: view.boundary_kept(i),
         starts_context: view.starts_context(i),
-        cleared,
     })
 }
 
@@ -1163,10 +1137,6 @@ pub struct RunningCount {
     /// What the usage seen so far teaches about the messages' real size (kept across
     /// boundaries): counts where nothing anchors.
     calibration: Calibration,
-    /// A sent message since the last boundary holds a cleared tool result: the usage of a
-    /// response after it measured the result before it was cleared (micro-compaction edits
-    /// the history the usage was reported for), which the estimate no longer sees.
-    cleared: bool,
 }
 
 /// The lines of the latest response seen, as the batch count walks back over them.
@@ -1181,9 +1151,6 @@ struct Run {
     stale: bool,
     /// Its usage was observed for the [`Calibration`] (once per response).
     observed: bool,
-    /// What its request sent (the messages before its first line) held a cleared tool
-    /// result: its usage is not observed (see [`RunningCount::observe`]).
-    after_cleared: bool,
 }
 
 impl RunningCount {
@@ -1222,9 +1189,6 @@ impl RunningCount {
             f.kind,
             Some(Kind::User | Kind::Assistant | Kind::Attachment)
         );
-        // Read before this message joins the prefix: a response's request did not send it.
-        let after_cleared = self.cleared;
-        self.cleared |= sent && f.cleared;
         let assistant = f.kind == Some(Kind::Assistant);
         let continues = |r: &Run| r.id.is_some() && r.id == f.id;
         let in_window = self.stale > 0 && sent;
@@ -1264,7 +1228,6 @@ impl RunningCount {
             _ => Run {
                 id: f.id.clone(),
                 own: f.tokens,
-                after_cleared,
                 ..Run::default()
             },
         };
@@ -1375,15 +1338,6 @@ impl RunningCount {
 
     /// Records the usage of the response `run` (its first report only: every line of a
     /// response reports the same request) against the estimate of what its request sent.
-    ///
-    /// Not when that request held a tool result cleared since (`run.after_cleared`): the
-    /// usage measured the result's content, the estimate sees the placeholder, short by an
-    /// amount nothing left shows. Such observations put the line's overhead anywhere (on the
-    /// shared long session, micro-compacted with `keepRecent: 5`, they scattered past
-    /// [`MAX_SCATTER`](crate::measure::calibration::MAX_SCATTER) and nothing was learned); the
-    /// usage before the first cleared result measured what the estimate still sees. (A
-    /// request that really sent the placeholder is left out too: which one did, the messages
-    /// do not tell.) The usage still anchors the count: it is the size of that request.
     fn observe(
         &mut self,
         run: &mut Run,
@@ -1393,9 +1347,6 @@ impl RunningCount {
             return None;
         }
         run.observed = true;
-        if run.after_cleared {
-            return None;
-        }
         let o = Observation {
             estimated: self.all.saturating_sub(run.own + run.since),
             real: usage.input_total(),
@@ -1842,92 +1793,6 @@ mod tests {
             )
         })
         .collect()
-    }
-
-    /// An agent's session: a prompt, then `n` Read calls whose 8,000-character results
-    /// (2,000 tokens) the next request sends; each request's real size is `overhead` plus
-    /// its messages at chars/4. `cleared`: the results before the last 2 are the placeholder
-    /// (micro-compacted after the session, the usage still as it was reported).
-    fn agent_session(n: usize, overhead: u64, cleared: bool) -> Vec<Message> {
-        use crate::model::view::CLEARED_PLACEHOLDER;
-        let mut v = vec![json!({"role": "user", "content": "fix the tests ".repeat(10)})];
-        let mut sent = 35u64; // the prompt: 140 characters
-        for k in 0..n {
-            let call = json!({"type": "tool_use", "id": format!("t{k}"), "name": "Read",
-                "input": {"file_path": format!("/src/f{k}.rs")}});
-            v.push(json!({"role": "assistant", "content": [call],
-                "usage": {"input_tokens": overhead + sent, "output_tokens": 20}}));
-            sent += estimate_message(
-                Message::parse_all(json!([v[v.len() - 1]]))
-                    .unwrap()
-                    .as_slice(),
-                0,
-            )
-            .unwrap();
-            let content = if cleared && k + 2 < n {
-                CLEARED_PLACEHOLDER.to_string()
-            } else {
-                "x".repeat(8_000)
-            };
-            v.push(json!({"role": "user", "content": [{"type": "tool_result",
-                "tool_use_id": format!("t{k}"), "content": content}]}));
-            sent += 2_000;
-        }
-        Message::parse_all(Value::Array(v)).unwrap()
-    }
-
-    #[test]
-    fn usage_measured_before_a_result_was_cleared_is_not_learned_from() {
-        let plain = agent_session(30, 25_000, false);
-        let f = learned_before(plain.as_slice(), plain.len())
-            .unwrap()
-            .fit()
-            .unwrap();
-        assert!(
-            (f.overhead - 25_000.0).abs() < 50.0 && (f.ratio - 1.0).abs() < 0.01,
-            "{f:?}"
-        );
-        assert_eq!(f.observations, 30);
-        // Micro-compacted: 28 results are the placeholder. The usage of every request after
-        // the first cleared result measured the result, the estimate sees the placeholder:
-        // those requests teach nothing (learned from, they scattered past MAX_SCATTER and
-        // nothing was learned at all). The first request (the prompt alone) still measures
-        // the overhead: 25,000.
-        let cleared = agent_session(30, 25_000, true);
-        let learned = learned_before(cleared.as_slice(), cleared.len()).unwrap();
-        assert_eq!(learned.observations().len(), 1);
-        let f = learned.fit().unwrap();
-        assert!((f.overhead - 25_000.0).abs() < 50.0, "{f:?}");
-        // The count still rests on the latest usage, and the running count agrees.
-        let batch = token_count_with_estimation(cleared.as_slice()).unwrap();
-        assert_eq!(batch.anchor, Some(cleared.len() - 2));
-        let mut running = RunningCount::default();
-        for i in 0..cleared.len() {
-            running.push(&message_facts(cleared.as_slice(), i).unwrap());
-        }
-        assert_eq!(running.total(), batch.total);
-        assert_eq!(running.calibration(), &learned);
-        // The facts name the messages that hold a cleared result.
-        let f = message_facts(cleared.as_slice(), 2).unwrap();
-        assert!(f.cleared && !message_facts(cleared.as_slice(), 1).unwrap().cleared);
-    }
-
-    #[test]
-    fn the_shared_long_session_keeps_its_calibration_after_micro_compaction() {
-        use crate::transforms::microcompact::{micro_compact, MicroCompactOptions};
-        let (_, m) = shared_transcripts().pop().unwrap();
-        // The lines before its real compaction (line 753).
-        let before = &m[..753];
-        let plain = learned_before(before, before.len()).unwrap().fit().unwrap();
-        let plan = micro_compact(before, &MicroCompactOptions::default()).unwrap();
-        assert!(plan.tokens_freed > 80_000, "{}", plan.tokens_freed);
-        let mc = crate::model::view::apply_edits(before, &plan.edits).unwrap();
-        let f = learned_before(mc.as_slice(), mc.len()).unwrap().fit();
-        let f = f.expect("the usage before the first cleared result still teaches the overhead");
-        // The system prompt and tools: within 10 % of what the whole session teaches.
-        let summary = 600;
-        let (a, b) = (f.predict(summary) as f64, plain.predict(summary) as f64);
-        assert!((a - b).abs() < 0.1 * b, "{f:?} vs {plain:?}");
     }
 
     #[test]
