@@ -1955,7 +1955,11 @@ const HOSTED_CALLS = new Map([
 // `approval_request_id`); undefined for any other item.
 export function hostedCall(m) {
   const h = HOSTED_CALLS.get(m.type);
-  return h === undefined || m.execution === 'server' ? undefined : [m[h[2] || 'call_id'], h[0] || m.name, m[h[1]]];
+  if (h === undefined || m.execution === 'server') return undefined;
+  // A call with no id is none the client answers (a tool search the server ran, stored with
+  // `call_id: null` and no `execution`).
+  const id = m[h[2] || 'call_id'];
+  return id == null ? undefined : [id, h[0] || m.name, m[h[1]]];
 }
 
 // Whether a Responses output item's result is kept as it is, never cleared (read as if
@@ -1984,7 +1988,7 @@ export function responsesOutput(m) {
   if (t === 'apply_patch_call_output' || t === 'local_shell_call_output') return o === undefined || o === null ? '' : o;
   // An MCP approval's answer, and the tools a client-run tool search loaded (no `output`).
   if (t === 'mcp_approval_response') return { approve: m.approve, reason: m.reason };
-  if (t === 'tool_search_output') return m.execution === 'server' ? undefined : { tools: m.tools };
+  if (t === 'tool_search_output') return m.execution === 'server' || m.call_id == null ? undefined : { tools: m.tools };
   if (!('output' in m)) return undefined;
   return isMediaPart(o) ? [o] : o;
 }

@@ -179,3 +179,21 @@ test('R5: stripImagesFromMessages writes a Chat input_audio part as a document, 
   const out = cc.stripImagesFromMessages(msgs);
   assert.deepEqual(out[0].content[1], { type: 'text', text: '[document]' });
 });
+
+test('Responses: a tool search the server ran, stored with call_id null and no execution, is not a client call', () => {
+  const u = (t) => ({ type: 'message', role: 'user', content: t });
+  const a = (t) => ({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: t, annotations: [] }] });
+  const search = (i) => [
+    { type: 'tool_search_call', id: `ts${i}`, call_id: null, arguments: { q: 'x' }, status: 'completed' },
+    { type: 'tool_search_output', id: `tso${i}`, call_id: null, tools: [], status: 'completed' },
+  ];
+  const two = [u('find'), ...search(1), a('ok'), u('again'), ...search(2), a('ok2'), u('next')];
+  assert.deepEqual(cc.validateForApi(two).problems, []);
+  const alone = [u('find'), search(1)[0], a('found nothing'), u('next')];
+  assert.deepEqual(cc.validateForApi(alone).problems, []);
+  const api = cc.toApiMessages(two);
+  assert.ok(!JSON.stringify(api).includes('"id":"null"'), 'no call named "null"');
+  // A client-run search still pairs with its output.
+  const client = [u('find'), { type: 'tool_search_call', call_id: 'c1', execution: 'client', arguments: { q: 'x' } }, { type: 'tool_search_output', call_id: 'c1', execution: 'client', tools: [] }, a('ok'), u('next')];
+  assert.deepEqual(cc.validateForApi(client).problems, []);
+});
