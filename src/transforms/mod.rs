@@ -10,4 +10,6 @@ pub mod ptl;
 pub mod restore;
 pub mod session_memory;
 pub mod strip;
+#[cfg(test)]
+mod test_fixtures;
 pub mod transcript;
