@@ -374,26 +374,42 @@ fn server_results<'a>(content: &'a [Sent<'a>]) -> impl Iterator<Item = (&'a str,
     })
 }
 
-/// Whether the result of server tool call `id`, which called client tools from its code
-/// (programmatic tool calling), may still come after the messages that hold it (`after`,
-/// the view after its message): the first later assistant message holds it, or calls more
-/// client tools from the same code (then the next one is looked at), or is the last message
-/// (a paused turn). A conversation that ends before (with the client tools' results) is
-/// waiting for it.
-fn programmatic_result_follows(after: &[(&'static str, Vec<Sent<'_>>)], id: &str) -> bool {
+/// Of the server tool calls `waiting`, which called client tools from their code
+/// (programmatic tool calling), those whose result can no longer come after the messages
+/// that hold them (`after`, the view after their message). A call's result may come in the
+/// first later assistant message, or that message calls more client tools from the same code
+/// (then the next one is looked at), or is the last message (a paused turn); a conversation
+/// that ends before (with the client tools' results) is waiting for it. One pass over `after`
+/// for all of them: each assistant message's results and callers are read once.
+fn programmatic_results_missing<'a>(
+    after: &[(&'static str, Vec<Sent<'_>>)],
+    mut waiting: Vec<&'a str>,
+) -> std::collections::HashSet<&'a str> {
+    let mut missing = std::collections::HashSet::new();
     for (k, (role, content)) in after.iter().enumerate() {
+        if waiting.is_empty() {
+            break;
+        }
         if *role != "assistant" {
             continue;
         }
-        if server_results(content).any(|(_, r)| r == id) {
-            return true;
-        }
-        let calls_again = content.iter().any(|b| sent_caller(b) == Some(id));
-        if !calls_again && k + 1 < after.len() {
-            return false;
-        }
+        let results: std::collections::HashSet<&str> =
+            server_results(content).map(|(_, r)| r).collect();
+        let again: std::collections::HashSet<&str> =
+            content.iter().filter_map(sent_caller).collect();
+        let last = k + 1 == after.len();
+        waiting.retain(|&id| {
+            if results.contains(id) {
+                return false;
+            }
+            if !again.contains(id) && !last {
+                missing.insert(id);
+                return false;
+            }
+            true
+        });
     }
-    true
+    missing
 }
 
 /// `validateForApi`: the problems the Messages API would reject (an empty list means
@@ -481,14 +497,19 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
                     .filter(|b| b.get("type").is_some_and(|t| t.ends_with("_tool_result")))
                     .filter_map(|b| b.get("tool_use_id"))
                     .collect();
+                // Calls whose code called client tools (programmatic tool calling): their
+                // results come after those tools' results, in a later assistant message.
+                let callers: HashSet<&str> = content.iter().filter_map(sent_caller).collect();
+                let waiting = ids(content, "server_tool_use", "id")
+                    .filter(|c| !server_results.contains(c) && callers.contains(c))
+                    .collect();
+                let missing = programmatic_results_missing(&view[i + 1..], waiting);
                 for c in ids(content, "server_tool_use", "id") {
                     if server_results.contains(c) {
                         continue;
                     }
-                    // Its code called client tools (programmatic tool calling): its result
-                    // comes after theirs, in a later assistant message.
-                    if content.iter().any(|b| sent_caller(b) == Some(c)) {
-                        if !programmatic_result_follows(&view[i + 1..], c) {
+                    if callers.contains(c) {
+                        if missing.contains(c) {
                             say(
                                 i,
                                 format!(
@@ -917,5 +938,58 @@ mod tests {
         assert!(later[0]
             .problem
             .contains("server_tool_use srvtoolu_1 has no result"));
+    }
+
+    /// Many programmatic server calls in one response, their client calls and results in one
+    /// user message and their server results in the next response: valid, read in one pass
+    /// over the later messages; the one whose result never comes is the one reported.
+    #[test]
+    fn many_programmatic_server_calls_in_one_response_are_checked_together() {
+        let k = 300;
+        let mut calls = Vec::new();
+        let mut results = Vec::new();
+        let mut server_results = Vec::new();
+        for i in 0..k {
+            let (s, t) = (format!("srvtoolu_{i}"), format!("toolu_{i}"));
+            calls.push(
+                json!({"type": "server_tool_use", "id": s, "name": "code_execution", "input": {}}),
+            );
+            calls.push(
+                json!({"type": "tool_use", "id": t, "name": "get", "input": {},
+                "caller": {"type": "code_execution_20250825", "tool_id": s}}),
+            );
+            results.push(json!({"type": "tool_result", "tool_use_id": t, "content": "r"}));
+            if i != 7 {
+                server_results.push(json!({"type": "code_execution_tool_result", "tool_use_id": s,
+                    "content": {"type": "code_execution_result", "stdout": "", "stderr": "", "return_code": 0, "content": []}}));
+            }
+        }
+        server_results.push(json!({"type": "text", "text": "done"}));
+        let convo = |with_all: bool| {
+            let mut sr = server_results.clone();
+            if with_all {
+                sr.insert(0, json!({"type": "code_execution_tool_result", "tool_use_id": "srvtoolu_7",
+                    "content": {"type": "code_execution_result", "stdout": "", "stderr": "", "return_code": 0, "content": []}}));
+            }
+            m(json!([
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": calls.clone()},
+                {"role": "user", "content": results.clone()},
+                {"role": "assistant", "content": sr},
+                {"role": "user", "content": "thanks"},
+            ]))
+        };
+        let all = convo(true);
+        assert!(
+            validate_for_api(&all).is_empty(),
+            "{:?}",
+            validate_for_api(&all)
+        );
+        let one_missing = validate_for_api(&convo(false));
+        assert_eq!(one_missing.len(), 1, "{one_missing:?}");
+        assert_eq!(one_missing[0].message, 1);
+        assert!(one_missing[0]
+            .problem
+            .contains("server_tool_use srvtoolu_7 has no result"));
     }
 }
