@@ -28,6 +28,9 @@ build() { # OUT_DIR OUT_NAME FEATURE
 # wasm-pack rewrites the snippets but leaves files it did not write (the source maps
 # package.mjs adds): a stale one would make the two builds' snippets differ below.
 rm -rf pkg/snippets "$extra_dir/snippets" "$count_dir/snippets"
+# A build killed while wasm-opt ran leaves its output (NAME.wasm-opt.wasm) beside the module;
+# the next wasm-pack would optimize that file too, and fail on its own temporary name.
+rm -f pkg/*.wasm-opt.wasm "$extra_dir"/*.wasm-opt.wasm "$count_dir"/*.wasm-opt.wasm
 build "$extra_dir" context_compaction_extra extra
 build "$count_dir" context_compaction_count count
 build pkg context_compaction base
