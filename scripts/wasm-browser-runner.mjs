@@ -10,23 +10,26 @@
 // playwright-core, waits for the harness's "test result:" line in the page's #output, prints the
 // page's output and exits 0 only when the harness reported `ok` with no test failed.
 //
-// Why not `wasm-pack test --headless --chrome`: its chromedriver session left the page at
-// "Loading scripts..." until chromedriver's 300 s timeout ("Timed out receiving message from
-// renderer") in about 1 run of 5 on these machines, with or without Chrome's sandbox, GPU,
-// /dev/shm or cross-origin isolation, and with the debug info stripped (measured: 2 of 10, 1 of
-// 10, 1 of 4 and 1 of 3 runs). The same suite, served by the same runner and opened by
-// playwright-core in the same Chromium, passed 45 of 45 loads in under 1.2 s each. A page that
-// still shows no result after PAGE_TIMEOUT_MS is opened again in a new browser, up to ATTEMPTS
-// times; the failure says so.
+// Why not `wasm-pack test --headless --chrome`: its page stayed at "Loading scripts..." until
+// chromedriver's 300 s timeout in about 1 run of 5 on these machines, with or without Chrome's
+// sandbox, GPU, /dev/shm, cross-origin isolation or debug info (2 of 10, 1 of 10, 1 of 4 and 1
+// of 3 runs). Opened by playwright-core the page also stalled, less often: some of the
+// browser's parallel requests for the suite's JS modules were never answered by the runner's
+// server (rouille). So the page is served by a small server here, in front of the runner's:
+// it fetches each file once, one request at a time on a connection of its own, and keeps it.
+// A page that still shows no result after PAGE_TIMEOUT_MS is opened again in a new browser,
+// up to ATTEMPTS times; the failure says so.
 //
 // Environment: CHROMIUM (default /usr/bin/chromium) picks the browser binary;
 // WASM_BINDGEN_TEST_RUNNER (default: wasm-bindgen-test-runner on PATH) the runner.
 import { spawn } from 'node:child_process';
+import { request as httpRequest, createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 
 const PAGE_TIMEOUT_MS = 120_000;
 const SERVER_TIMEOUT_MS = 120_000;
 const ATTEMPTS = 3;
+const FETCH_TIMEOUT_MS = 30_000;
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const RUNNER = process.env.WASM_BINDGEN_TEST_RUNNER ?? 'wasm-bindgen-test-runner';
 
@@ -82,6 +85,60 @@ async function startServer(port) {
   return { child, started };
 }
 
+/** GETs `path` from the runner's server on a connection of its own: `{status, headers, body}`. */
+function fetchOnce(origin, path) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(new URL(path, origin), { agent: false, headers: { connection: 'close' } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.setTimeout(FETCH_TIMEOUT_MS, () => req.destroy(new Error(`no answer for ${path} in ${FETCH_TIMEOUT_MS} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * A server in front of the runner's: each file is fetched from it once, one at a time on a
+ * connection of its own (retried once), and kept. The runner's server left some of the
+ * browser's parallel requests for the suite's modules unanswered (the page then stayed at
+ * "Loading scripts..."); one request at a time it answered every one.
+ */
+async function startProxy(origin) {
+  const cache = new Map();
+  let queue = Promise.resolve();
+  const get = (path) => {
+    if (!cache.has(path)) {
+      const p = queue.then(() => fetchOnce(origin, path).catch(() => fetchOnce(origin, path)));
+      queue = p.catch(() => {});
+      cache.set(path, p);
+      p.catch(() => cache.delete(path));
+    }
+    return cache.get(path);
+  };
+  const server = createHttpServer((req, res) => {
+    get(req.url ?? '/').then(
+      (r) => {
+        const headers = { ...r.headers };
+        delete headers['content-length'];
+        delete headers['transfer-encoding'];
+        delete headers.connection;
+        res.writeHead(r.status, headers);
+        res.end(r.body);
+      },
+      (e) => {
+        res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(String(e));
+      },
+    );
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  return { server, url: `http://127.0.0.1:${port}/` };
+}
+
 /** Opens the suite's page once; resolves the page's #output, or null when no result came in time. */
 async function runPage(chromium, url) {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
@@ -111,10 +168,11 @@ async function main() {
     process.stdout.write(started.output);
     return started.exit;
   }
+  const proxy = await startProxy(started.url);
   try {
-    console.log(`Running headless tests in Chromium (${CHROMIUM}, playwright-core) on ${started.url}`);
+    console.log(`Running headless tests in Chromium (${CHROMIUM}, playwright-core) on ${proxy.url} (served from ${started.url})`);
     for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
-      const r = await runPage(chromium, started.url);
+      const r = await runPage(chromium, proxy.url);
       if (r.out !== null) {
         process.stdout.write(r.out.replace(/^Loading Wasm module\.\.\.\s*/, '') + '\n');
         const ok = /test result: ok\. \d+ passed; 0 failed/.test(r.out);
@@ -128,6 +186,7 @@ async function main() {
     console.log(`the suite's page gave no result in ${ATTEMPTS} attempts`);
     return 1;
   } finally {
+    proxy.server.close();
     child.kill('SIGKILL');
   }
 }
