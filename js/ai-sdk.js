@@ -13,7 +13,7 @@
 
 import { attemptControls, describe, giveText, guardOptions, likelyMeant, retryAfter, headersToObject, MAX_SUMMARY_TEXT } from './http.js';
 import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError } from './summary-request.js';
-import { checkCount, checkTimerMs } from './options.js';
+import { checkCount, checkTimers } from './options.js';
 
 /** The options {@link aiSdkSummarizer} reads; any other key is a mistake. */
 const OPTION_KEYS = Object.freeze([
@@ -79,8 +79,7 @@ function buildAiSdkSummarizer(model, options) {
     if (options[name] !== undefined && typeof options[name] !== 'function') throw optionError(`${name} must be the function of that name from 'ai'`);
   }
   checkCount('maxRetries', maxRetries, false, optionError);
-  checkTimerMs('timeoutMs', timeoutMs, true, optionError);
-  checkTimerMs('idleTimeoutMs', idleTimeoutMs, true, optionError);
+  checkTimers({ timeoutMs, idleTimeoutMs }, optionError);
   checkCount('maxOutputTokens', maxOutputTokens, true, optionError);
   if (!Number.isInteger(maxRetries)) throw optionError('maxRetries must be an integer');
   for (const [name, value] of [['providerOptions', providerOptions], ['headers', headers], ['callSettings', callSettings]]) {

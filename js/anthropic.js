@@ -29,7 +29,7 @@
 // This file checks the options and builds each request body; the request itself (attempts,
 // retries, the stream reader) is anthropic-send.js, loaded on a summarizer's first call.
 
-import { loadOnce, guardOptions, checkCount as checkCountWith, checkTimerMs, describe, likelyMeant, mergeHeaders as mergeHeadersWith } from './options.js';
+import { loadOnce, guardOptions, checkCount as checkCountWith, checkTimers, describe, likelyMeant, mergeHeaders as mergeHeadersWith } from './options.js';
 import { importAgain } from './defaults.js';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -176,11 +176,7 @@ function buildAnthropicSummarizer(options) {
   }
   checkCount('maxRetries', maxRetries, false);
   if (!Number.isInteger(maxRetries)) throw optionError('maxRetries must be an integer');
-  checkTimerMs('timeoutMs', timeoutMs, true, optionError);
-  checkTimerMs('idleTimeoutMs', idleTimeoutMs, true, optionError);
-  checkTimerMs('retryBaseMs', retryBaseMs, false, optionError);
-  checkTimerMs('retryMaxMs', retryMaxMs, false, optionError);
-  checkTimerMs('maxRetryAfterMs', maxRetryAfterMs, false, optionError);
+  checkTimers({ timeoutMs, idleTimeoutMs, retryBaseMs, retryMaxMs, maxRetryAfterMs }, optionError);
 
   const url = baseURL.replace(/\/+$/, '') + '/v1/messages';
   try {

@@ -14,7 +14,7 @@
 // This file checks the arguments; calling the model (attempts, retries, reading the answer) is
 // langchain-send.js, loaded on a summarizer's first call.
 
-import { checkCount, checkTimerMs, describe, guardOptions, likelyMeant, loadOnce } from './options.js';
+import { checkCount, checkTimers, describe, guardOptions, likelyMeant, loadOnce } from './options.js';
 import { importAgain } from './defaults.js';
 import { SummarizerError } from './summarizer-error.js';
 
@@ -64,11 +64,7 @@ function buildLangchainSummarizer(chatModel, options) {
   }
   const { stream = true, maxRetries = 2, timeoutMs, idleTimeoutMs, retryBaseMs = 500, retryMaxMs = 8_000, maxRetryAfterMs = 60_000, callOptions } = options;
   checkCount('maxRetries', maxRetries, false, optionError);
-  checkTimerMs('timeoutMs', timeoutMs, true, optionError);
-  checkTimerMs('idleTimeoutMs', idleTimeoutMs, true, optionError);
-  checkTimerMs('retryBaseMs', retryBaseMs, false, optionError);
-  checkTimerMs('retryMaxMs', retryMaxMs, false, optionError);
-  checkTimerMs('maxRetryAfterMs', maxRetryAfterMs, false, optionError);
+  checkTimers({ timeoutMs, idleTimeoutMs, retryBaseMs, retryMaxMs, maxRetryAfterMs }, optionError);
   if (!Number.isInteger(maxRetries)) throw optionError('maxRetries must be an integer');
   if (callOptions !== undefined && (callOptions === null || typeof callOptions !== 'object' || Array.isArray(callOptions))) {
     throw optionError('callOptions must be an object (passed to invoke / stream)');

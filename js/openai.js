@@ -22,7 +22,7 @@
 // This file checks the options; the request itself (its body, attempts, retries, the stream
 // readers) is openai-send.js, loaded on a summarizer's first call.
 
-import { loadOnce, guardOptions, checkCount, checkTimerMs, describe, likelyMeant, mergeHeaders, readEnvironment } from './options.js';
+import { loadOnce, guardOptions, checkCount, checkTimers, describe, likelyMeant, mergeHeaders, readEnvironment } from './options.js';
 import { importAgain } from './defaults.js';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -175,11 +175,7 @@ function buildOpenaiSummarizer(options) {
   if (typeof baseURL !== 'string' || baseURL === '') throw optionError('baseURL must be a non-empty string');
   checkCount('maxRetries', maxRetries, false, optionError);
   if (!Number.isInteger(maxRetries)) throw optionError('maxRetries must be an integer');
-  checkTimerMs('timeoutMs', timeoutMs, true, optionError);
-  checkTimerMs('idleTimeoutMs', idleTimeoutMs, true, optionError);
-  checkTimerMs('retryBaseMs', retryBaseMs, false, optionError);
-  checkTimerMs('retryMaxMs', retryMaxMs, false, optionError);
-  checkTimerMs('maxRetryAfterMs', maxRetryAfterMs, false, optionError);
+  checkTimers({ timeoutMs, idleTimeoutMs, retryBaseMs, retryMaxMs, maxRetryAfterMs }, optionError);
   checkCount('maxOutputTokens', maxOutputTokens, true, optionError);
   if (extraBody !== undefined && (extraBody === null || typeof extraBody !== 'object' || Array.isArray(extraBody))) {
     throw optionError('extraBody must be an object (fields added to every request body)');

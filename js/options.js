@@ -78,6 +78,19 @@ export function checkTimerMs(name, value, optional, optionError) {
 }
 
 /**
+ * {@link checkTimerMs} for each of a summarizer's timer options, in the order given:
+ * `timeoutMs` and `idleTimeoutMs` may be left out (no limit), the others (`retryBaseMs`,
+ * `retryMaxMs`, `maxRetryAfterMs`, which have defaults) may not.
+ * @param {Record<string, unknown>} values The options' values by name.
+ * @param {(message: string) => Error} optionError The caller's error for a bad option.
+ */
+export function checkTimers(values, optionError) {
+  for (const [name, value] of Object.entries(values)) {
+    checkTimerMs(name, value, name === 'timeoutMs' || name === 'idleTimeoutMs', optionError);
+  }
+}
+
+/**
  * The name of `known` that `name` most likely misspells: the same but for case, or within two
  * edits (one for names of fewer than 6 characters); `undefined` when there is none.
  * @param {string} name
