@@ -926,11 +926,10 @@ pub fn to_api_messages(
     #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
     let shape = js(reading("options", || options::shape_options(&options)))?;
-    let _ = crate::model::messages::take_folded();
     let typed = js(messages_for_compaction(&messages, shape, Reading::Whole))?.typed;
     // The view is written from what was read: a message read with its deepest parts as text
     // would come out changed (MAX_NESTING).
-    if let Some(at) = crate::model::messages::take_folded() {
+    if let Some(at) = typed.iter().find_map(|m| m.folded.0.as_deref()) {
         return Err(js_error(crate::model::messages::too_deep().at(at)));
     }
     let view = crate::transforms::messages_api::api_view(&typed);

@@ -19,34 +19,11 @@ use serde_json::{Map, Value};
 /// message itself is level 1). The caller's messages may be deeper (a model's tool input can
 /// be any depth, and the caller cannot change it): what the core reads of an object or array
 /// below this level is its JSON text, as a string ([`fold_text_deeper_than`]), counted and
-/// summarized as text. Such a message is never written back from what the core read: the
-/// functions that return messages return the caller's own objects, and those that would write
-/// it (`toApiMessages`, see [`take_folded`]) refuse it, as `parseTranscript` refuses a deeper
+/// summarized as text, and marked ([`Message::folded`]). Such a message is never written back
+/// from what the core read: the functions that return messages return the caller's own
+/// objects, and those that would write it (`toApiMessages`, which checks the mark) refuse it, as `parseTranscript` refuses a deeper
 /// line and [`Message::from_value`] a deeper value (a pinned message, a template).
 pub const MAX_NESTING: usize = 100;
-
-thread_local! {
-    /// Where [`fold_text_deeper_than`] last folded a message read by
-    /// [`crate::transforms::transcript::message_from_json_text`] (the first since
-    /// [`take_folded`]).
-    static FOLDED: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Notes that the message at `location` was read with parts below [`MAX_NESTING`] as text.
-pub fn note_folded(location: &dyn Fn() -> String) {
-    FOLDED.with(|f| {
-        let mut f = f.borrow_mut();
-        if f.is_none() {
-            *f = Some(location());
-        }
-    });
-}
-
-/// The location of the first message read with parts below [`MAX_NESTING`] as text since the
-/// last call (a function that writes the messages it read back refuses such a message).
-pub fn take_folded() -> Option<String> {
-    FOLDED.with(|f| f.borrow_mut().take())
-}
 
 /// The error for a message nested deeper than [`MAX_NESTING`] levels where it would be
 /// written back (see [`MAX_NESTING`]); the caller adds where.
@@ -428,6 +405,23 @@ pub struct Message {
     /// Never written, and not compared: it describes the line's place, not the line.
     #[serde(skip)]
     pub conversation: ConversationMark,
+    /// Where the message was read with its parts below [`MAX_NESTING`] as text (set by
+    /// [`crate::transforms::transcript::message_from_json_text`]): what was read is not what
+    /// the caller holds, so a function that writes it back refuses it ([`too_deep`]). Never
+    /// written, and not compared.
+    #[serde(skip)]
+    pub folded: FoldMark,
+}
+
+/// [`Message::folded`]: the location (as errors name it) of a message read with its parts
+/// below [`MAX_NESTING`] as text, `None` for a message read whole. Equal to every other mark.
+#[derive(Clone, Debug, Default)]
+pub struct FoldMark(pub Option<Box<str>>);
+
+impl PartialEq for FoldMark {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// [`Message::conversation`]: `Some(true)` the line is part of the conversation although it
@@ -639,6 +633,7 @@ impl Message {
             timestamp,
             extra: _,
             conversation: _,
+            folded: _,
         } = a;
         let typed_equal = *line_type == b.line_type
             && *role == b.role

@@ -151,23 +151,26 @@ pub fn message_from_json_text(text: &str, location: &dyn Fn() -> String) -> Resu
     // Below MAX_NESTING levels the message is read as text (see MAX_NESTING): parsed without
     // deep recursion (serde_json refuses more than 128 levels).
     let folded = fold_text_deeper_than(text, MAX_NESTING);
-    if let std::borrow::Cow::Owned(_) = folded {
-        crate::model::messages::note_folded(location);
-    }
+    let mark = |mut m: Message| {
+        if let std::borrow::Cow::Owned(_) = folded {
+            m.folded = crate::model::messages::FoldMark(Some(location().into()));
+        }
+        m
+    };
     let text = &*folded;
     if text.starts_with('{') {
         if let Some(m) = crate::model::direct::message_from_text(text) {
             if m.line_type().is_some() || m.role().is_some() {
                 m.check_role(location)?;
-                return Ok(m);
+                return Ok(mark(m));
             }
         }
     }
-    let location = &location();
+    let at = &location();
     let v: Value = serde_json::from_str(text)
         .or_else(|_| serde_json::from_str(&replace_lone_surrogates(text)))
-        .map_err(|e| Error::invalid_message(e.to_string()).at(location))?;
-    Message::from_value(v, location)
+        .map_err(|e| Error::invalid_message(e.to_string()).at(at))?;
+    Message::from_value(v, at).map(mark)
 }
 
 /// One field of a carried line as the JS side can hand it over without JSON: absent (or its
@@ -693,6 +696,7 @@ mod tests {
             timestamp: Some(None),
             extra: Default::default(),
             conversation: Default::default(),
+            folded: Default::default(),
         };
         let v = serde_json::to_value(&m).unwrap();
         let mut written: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
@@ -882,8 +886,9 @@ mod json_text_tests {
                 "{levels}"
             );
             assert_eq!(
-                crate::model::messages::take_folded().is_some(),
-                levels > MAX_NESTING
+                m.folded.0.as_deref(),
+                (levels > MAX_NESTING).then_some("messages[3]"),
+                "{levels}"
             );
             // The value path alone refuses what it would have to write back.
             if levels > MAX_NESTING && levels < 128 {

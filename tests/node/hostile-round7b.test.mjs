@@ -167,6 +167,30 @@ test('a tool input nested deeper than 100 levels: validateForApi reads it; toApi
   assert.equal(cc.toApiMessages(conversationWithDeepInput(90, 10)).length, 84);
 });
 
+test('toApiMessages decides from its own messages: a getter that reads another conversation (deep or not) neither makes it refuse nor lets it pass', () => {
+  // A message whose content getter calls the library on another conversation while the
+  // outer call reads its messages: the fold of one conversation belongs to that one only.
+  const reader = (inner) => ({
+    role: 'user',
+    get content() {
+      inner();
+      return 'hello';
+    },
+  });
+  const deep = conversationWithDeepInput(150, 10);
+  const shallow = conversationWithDeepInput(90, 10);
+  // The inner reading folds; the outer conversation is within the limit: written back.
+  const outerShallow = [reader(() => cc.validateForApi(deep)), ...shallow.slice(1)];
+  assert.equal(cc.toApiMessages(outerShallow).length, 84);
+  // The outer conversation folds; the inner call (toApiMessages on shallow messages) passes
+  // and the outer still refuses, naming its own message.
+  const outerDeep = [reader(() => assert.equal(cc.toApiMessages(shallow).length, 84)), ...deep.slice(1)];
+  assert.throws(() => cc.toApiMessages(outerDeep), (e) => e.code === 'INVALID_MESSAGE' && /messages\[81\].*nested deeper than 100 levels/.test(e.message));
+  // An inner toApiMessages on deep messages refuses alone.
+  const outerInnerDeep = [reader(() => assert.throws(() => cc.toApiMessages(deep), (e) => e.code === 'INVALID_MESSAGE')), ...shallow.slice(1)];
+  assert.equal(cc.toApiMessages(outerInnerDeep).length, 84);
+});
+
 test('a kept message with a tool input nested deeper than 100 levels comes back as the caller\'s own, identical object', async () => {
   const model = 'claude-sonnet-4-5';
   const msgs = conversationWithDeepInput(150, 4_000);
