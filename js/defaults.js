@@ -80,6 +80,8 @@ export function shareDefaults(local, env) {
  * @returns {Promise<T>}
  */
 export async function importAgain(n, load, base, self, file) {
+  const given = provided.get(file);
+  if (given !== undefined) return given;
   try {
     return await load();
   } catch (e) {
@@ -97,4 +99,20 @@ let importUrl;
  */
 export function setImportUrl(f) {
   importUrl = f;
+}
+
+/**
+ * Modules of the package an entry imported statically, by file name (`anthropic-send.js`):
+ * `importAgain` answers with them and never calls `import()`, which a module service worker
+ * refuses (service-worker.js provides every module the package would load on first use).
+ * @type {Map<string, any>}
+ */
+const provided = new Map();
+/**
+ * Gives `importAgain` a module of the package imported statically.
+ * @param {string} file the module's file name in the package
+ * @param {any} module its namespace (or, for a glue, the glue itself)
+ */
+export function provideModule(file, module) {
+  provided.set(file, module);
 }

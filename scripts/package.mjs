@@ -497,6 +497,48 @@ writeFileSync(
     '  __ccJoinDefaults(__ccX.setEnvironmentDefaults);\n' +
     '}\n',
 );
+// service-worker.js (`context-compaction/service-worker`): web.js for a module service worker
+// (a browser extension's background, a page's offline worker). A service worker refuses
+// `import()`, which web.js uses for what it loads on first use (the second module's glue, the
+// summarizers' request code): this entry imports them statically and provides them to
+// defaults.js' importAgain, so nothing is imported dynamically. The .wasm files are still
+// fetched (init(), and the second module's on first use). No top-level await either: the
+// worker calls `await init()` in its own handlers.
+writeFileSync(
+  pkg + 'service-worker.js',
+  header +
+    `export ${list(names.filter((n) => n !== 'initSync'))} from './context_compaction.js';\n` +
+    "export { constants } from './constants.js';\n" +
+    "export { anthropicSummarizer } from './anthropic.js';\n" +
+    summarizerExports +
+    errorClass +
+    "import { provideModule as __ccProvide } from './defaults.js';\n" +
+    "import * as __ccAnthropicSend from './anthropic-send.js';\n" +
+    "import * as __ccOpenaiSend from './openai-send.js';\n" +
+    "import * as __ccLangchainSend from './langchain-send.js';\n" +
+    "import * as __ccExtraGlue from './context_compaction_extra.js';\n" +
+    "__ccProvide('anthropic-send.js', __ccAnthropicSend);\n" +
+    "__ccProvide('openai-send.js', __ccOpenaiSend);\n" +
+    "__ccProvide('langchain-send.js', __ccLangchainSend);\n" +
+    '// The second module: its glue is here already, its .wasm fetched on first use (or by\n' +
+    '// loadExtras(input)).\n' +
+    extraExports('async (input) => {\n    await __ccExtraGlue.default(input);\n    return __ccExtraGlue;\n  }', false, true) +
+    "import glueInit from './context_compaction.js';\n" +
+    `import { initFailure } from '${errorSnippets[0]}';\n` +
+    '/**\n' +
+    ' * Loads and instantiates the .wasm (by default the file next to this module; or pass\n' +
+    ' * `{ module_or_path }`). A failure is a coded NOT_INITIALIZED error with the cause.\n' +
+    ' */\n' +
+    'export default async function init(input) {\n' +
+    initBody +
+    '}\n' +
+    "import { initSync as __ccGlueInitSync } from './context_compaction.js';\n" +
+    '/** Initialises the first module synchronously from its bytes or a compiled module. */\n' +
+    'export function initSync(module) {\n' +
+    '  __ccGlueInitSync(module);\n' +
+    '  __ccJoinDefaults(__ccX.setEnvironmentDefaults);\n' +
+    '}\n',
+);
 // count.js (`context-compaction/count`): the entry for a page's first render. Its init()
 // loads only the counting module (feature `count`: the stateless count, thresholds and
 // warning state); loadCompaction() imports web.js and initialises the first module on demand,
@@ -796,7 +838,7 @@ writeFileSync(
 // `node --enable-source-maps` read, so a stack trace points at the readable source's lines.
 {
   const files = [
-    'web.js', 'extras.js', 'constants.js', 'context_compaction.js', 'context_compaction_extra.js', 'count.js', 'count-loader.js', 'context_compaction_count.js', 'defaults.js',
+    'web.js', 'service-worker.js', 'extras.js', 'constants.js', 'context_compaction.js', 'context_compaction_extra.js', 'count.js', 'count-loader.js', 'context_compaction_count.js', 'defaults.js',
     'anthropic.js', 'anthropic-send.js', 'openai.js', 'openai-send.js', 'langchain.js', 'langchain-send.js', 'options.js', 'summarizer-error.js', 'http.js', 'summary-request.js', 'ai-sdk.js',
     ...readdirSync(pkg + 'snippets', { recursive: true })
       .filter((p) => p.endsWith('.js'))
@@ -886,11 +928,16 @@ const runtimeMeta = JSON.parse(readFileSync(pkg + 'package.json', 'utf8'));
 // Now that node.cjs exists, '.' gets every runtime's condition (runtimeConditions, above).
 runtimeMeta.exports['.'] = runtimeConditions({ types: './index.d.ts', cjsTypes: './index.d.cts', workerd: './workerd.js', node: './node.js', cjs: './node.cjs', browser: './web.js' });
 runtimeMeta.exports['./inline'] = { types: './index.d.ts', default: './inline.js' };
+runtimeMeta.exports['./service-worker'] = { types: './index.d.ts', default: './service-worker.js' };
 // TypeScript without `exports` (moduleResolution node10, `module: commonjs`) looks for the
 // declarations beside the file: inline.d.ts, the main entry's (the same names).
 writeFileSync(
   pkg + 'inline.d.ts',
   header + "// The declarations of `context-compaction/inline`: the main entry's.\nexport * from './index.js';\nexport { default } from './index.js';\n",
+);
+writeFileSync(
+  pkg + 'service-worker.d.ts',
+  header + "// The declarations of `context-compaction/service-worker`: the main entry's.\nexport * from './index.js';\nexport { default } from './index.js';\n",
 );
 writeFileSync(
   pkg + 'wasm-url.d.ts',
@@ -904,10 +951,10 @@ writeFileSync(
     'export default url;\n',
 );
 runtimeMeta.files = Array.from(
-  new Set([...runtimeMeta.files, 'wasm-url.d.ts', 'inline.js', 'inline.d.ts', 'inline-extra.js', 'workerd.js', 'node.cjs', 'index.d.cts', ...CJS_TWINS.map((m) => `${m}.d.cts`)]),
+  new Set([...runtimeMeta.files, 'wasm-url.d.ts', 'service-worker.js', 'service-worker.d.ts', 'inline.js', 'inline.d.ts', 'inline-extra.js', 'workerd.js', 'node.cjs', 'index.d.cts', ...CJS_TWINS.map((m) => `${m}.d.cts`)]),
 );
 runtimeMeta.sideEffects = Array.from(
-  new Set([...runtimeMeta.sideEffects, './inline.js', './inline-extra.js', './workerd.js', './node.cjs']),
+  new Set([...runtimeMeta.sideEffects, './service-worker.js', './inline.js', './inline-extra.js', './workerd.js', './node.cjs']),
 );
 writeFileSync(pkg + 'package.json', JSON.stringify(runtimeMeta, null, 2) + '\n');
 

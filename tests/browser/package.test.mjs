@@ -448,6 +448,29 @@ test('the second module in Chromium: never fetched by a page that counts and com
   assert.deepEqual(results.badOptionLoaded, { code: 'INVALID_ARGUMENT' });
 });
 
+test('a module service worker (a browser extension\'s background): the service-worker entry loads everything without import()', async () => {
+  const { results, problems } = await runPage('service-worker.html', 'browser-service-worker.png');
+  assert.equal(results.status ?? 'done', 'done');
+  assert.equal(results.failure, undefined, `the worker failed: ${results.failure}`);
+  assert.deepEqual(problems, [], 'no errors, warnings or failed requests on the page');
+  // The premise: the worker refuses a dynamic import (why web.js cannot serve there).
+  assert.equal(results.dynamicImport, 'TypeError');
+  const node = await import(new URL('../../pkg/node.js', import.meta.url));
+  const lines = node.parseTranscript(readFileSync(join(TRANSCRIPTS, TRANSCRIPT), 'utf8'));
+  assert.equal(results.tokens, node.tokenCountWithEstimation(lines));
+  assert.equal(results.apiSummary, 'API-STYLE SUMMARY');
+  assert.equal(results.compactorSummary, 'API-STYLE SUMMARY');
+  assert.equal(results.anthropicSummary, 'VIA ANTHROPIC');
+  assert.equal(results.openaiSummary, 'VIA OPENAI');
+  assert.equal(results.langchainSummary, 'VIA LANGCHAIN');
+  const short = node.parseTranscript(readFileSync(new URL('../fixtures/short_session.jsonl', import.meta.url), 'utf8'));
+  const offline = await node.compactConversation(short, { model: 'claude-opus-4-6', summarize: node.offlineSummarizer() });
+  assert.equal(results.offlineSummaryChars, offline.summary.length);
+  const p = await node.previewCompaction(lines, { model: 'claude-opus-4-6' });
+  assert.deepEqual(results.preview, { tokensBefore: p.tokensBefore, threshold: p.threshold });
+  assert.deepEqual(results.simulatedPolicies, ['claude-code']);
+});
+
 test('the count entry in Chromium: a first render fetches the counting module only, loadCompaction() the first module on demand', async () => {
   const { results, problems } = await runPage('count.html', 'browser-count.png');
   assert.equal(results.status, 'done', `the page failed: ${results.failure}`);
