@@ -217,7 +217,7 @@ pub fn token_count_with_estimation(
             return Ok(count.total as f64);
         }
         let conv = js(count_view(&messages, None))?;
-        return Ok(js(tokens::token_count_given(&conv, None))?.total as f64);
+        return Ok(js(tokens::token_count_checked(&conv))?.total as f64);
     }
     let (opts, shape, counter) = (
         js(reading("options", || {
@@ -229,7 +229,12 @@ pub fn token_count_with_estimation(
         js(TokenCounter::enter(&options, "options"))?,
     );
     let conv = js(count_view(&messages, shape))?;
-    let count = js(tokens::token_count_given(&conv, opts.given_usage))?;
+    let mut count = js(tokens::token_count_given(&conv, opts.given_usage))?;
+    if opts.given_usage.is_none() {
+        // Usage the messages carry from before a compaction that kept them measures the old
+        // context (usage the caller gives is its latest).
+        count = js(tokens::token_count_checked_from(&conv, count))?;
+    }
     js(counter.finish())?;
     if let Some((model, cfg)) = &opts.plausible_for {
         js(tokens::check_plausible(&conv, &count, model, cfg))?;

@@ -842,7 +842,12 @@ pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
     let mut first = last;
     for i in (0..last).rev() {
         let m = r.message(i)?;
-        if m.kind().is_none() || m.has(M::BOUNDARY) {
+        if m.has(M::BOUNDARY) {
+            // The response begins right after a boundary: it may be one the compaction kept,
+            // whose usage measured the old context ([`token_count_checked_from`] decides).
+            return None;
+        }
+        if m.kind().is_none() {
             break;
         }
         if m.has(M::SIDECHAIN) {
@@ -908,8 +913,9 @@ pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
 /// [`token_count_with_estimation`], made exact after a session-memory compaction: the
 /// messages it kept after the summary still carry the usage of the old context, so when the
 /// anchor response began among them, everything after the boundary is estimated instead. Costs
-/// a backward search for the boundary; callers use it where the answer triggers work (e.g.
-/// before compacting), the plain count where a number for display is enough.
+/// a backward search for the boundary: `tokenCountWithEstimation` makes it on its general path
+/// (its per-turn record leaves a response that begins right after a boundary to it), and
+/// `shouldAutoCompact` where the plain count says a compaction is due.
 pub fn token_count_checked<V: ConversationView + ?Sized>(view: &V) -> Result<TokenCount> {
     token_count_checked_given(view, None)
 }
@@ -2237,13 +2243,26 @@ mod tests {
             for k in 0..=m.len() {
                 let v = &m[..k];
                 let want = token_count_with_estimation(v).unwrap();
+                // The record settles the checked count (what `tokenCountWithEstimation` gives).
+                let checked = token_count_checked(v).unwrap();
                 match count_tail(&NativeRecord::new(v, Vec::new())) {
                     Some(got) => {
                         assert_eq!(got, want, "{file}: first {k}");
+                        assert_eq!(got, checked, "{file}: first {k}");
                         settled += 1;
                     }
-                    // Only where no usage anchors the count.
-                    None => assert_eq!(want.anchor, None, "{file}: first {k}"),
+                    // Only where no usage anchors the count, or where the anchor response
+                    // begins right after a boundary (the checked count decides).
+                    None => {
+                        let after_boundary = want.anchor_first.is_some_and(|f| {
+                            (0..f)
+                                .rev()
+                                .map(|i| &v[i])
+                                .find(|x| x.kind() == Kind::Assistant || x.is_compact_boundary())
+                                .is_some_and(Message::is_compact_boundary)
+                        });
+                        assert!(want.anchor.is_none() || after_boundary, "{file}: first {k}");
+                    }
                 }
                 // A message left unread: the same count, or none (never another).
                 if let Some(a) = want.anchor {
@@ -2272,6 +2291,11 @@ mod tests {
                 {"type": "system", "subtype": "compact_boundary"}, user(json!("summary"))]),
             // No usage at all.
             json!([user(json!("q")), user(json!("r"))]),
+            // A response right after a boundary that kept it: its usage measured the old
+            // context (the checked count estimates instead).
+            json!([{"type": "system", "subtype": "compact_boundary", "compactMetadata": {"keptMessages": 1}},
+                user(json!("summary")), line("m", u.clone(), json!("tool_use"), false),
+                user(json!("result"))]),
         ];
         for (n, case) in cases.into_iter().enumerate() {
             let m = Message::parse_all(case).unwrap();
