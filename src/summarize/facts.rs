@@ -1343,11 +1343,18 @@ fn todo_update(facts: &mut ConversationFacts, task_ids: &mut Vec<String>, call: 
 }
 
 fn derive_feedback_errors(facts: &mut ConversationFacts, feedback: &[Feedback<'_>], full: bool) {
+    // The excerpts listed so far, found by hash (many errors and much feedback: no pass over
+    // every error per line).
+    let mut listed: crate::model::hash::FastSet<String> = if feedback.is_empty() {
+        Default::default()
+    } else {
+        facts.errors.iter().map(|e| e.excerpt.clone()).collect()
+    };
     for Feedback { text, order } in feedback {
         let Some(line) = error_line(text) else {
             continue;
         };
-        if facts.errors.iter().any(|e| e.excerpt == line) {
+        if !listed.insert(line.clone()) {
             continue;
         }
         facts.errors.push(ErrorFacts {

@@ -280,13 +280,16 @@ pub fn loss_report(compacted: &[Message], summary: &str) -> LossReport {
             report.files.push(f.path.clone());
         }
     }
+    // Repeats are found by hash (a session may hold tens of thousands of user messages).
+    let mut listed: FastSet<&str> = FastSet::default();
     for u in &facts.user_messages {
-        if !text_mentioned(&idx, &u.text) && !report.user_messages.contains(&u.text) {
+        if !listed.contains(u.text.as_str()) && !text_mentioned(&idx, &u.text) {
+            listed.insert(u.text.as_str());
             report.user_messages.push(u.text.clone());
         }
     }
     // Errors are told apart by their excerpt; wordless excerpts (`*`) by their source too.
-    let mut seen: Vec<(&str, &str)> = Vec::new();
+    let mut seen: FastSet<(&str, &str)> = FastSet::default();
     for e in &facts.errors {
         if e.rejected {
             continue;
@@ -299,10 +302,9 @@ pub fn loss_report(compacted: &[Message], summary: &str) -> LossReport {
             e.source.as_str()
         };
         let key = (source, e.excerpt.as_str());
-        if seen.contains(&key) {
+        if !seen.insert(key) {
             continue;
         }
-        seen.push(key);
         if !normalized_entry_mentioned(&idx, &e.source, &e.excerpt, &norm) {
             report.errors.push(error_entry(&e.source, &e.excerpt));
         }
@@ -428,6 +430,33 @@ mod tests {
             assert_eq!(normalize(&s), normalize_by_chars(&s), "{s:?}");
             // The index's text, made from its normalized lines, is the text normalized.
             assert_eq!(SummaryIndex::new(&s).norm, normalize_by_chars(&s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn repeats_are_listed_once_in_first_order_and_mentioned_ones_never() {
+        let mut v = Vec::new();
+        for i in 0..3_000 {
+            // Three distinct requests repeated, one of them in the summary.
+            let text = [
+                "please run the linter",
+                "ship the release notes",
+                "mentioned request",
+            ][i % 3];
+            v.push(json!({"role": "user", "content": text}));
+            v.push(json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": format!("t{i}"), "name": "Bash", "input": {"command": "make"}}]}));
+            v.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("t{i}"),
+                "is_error": true, "content": format!("error: failure number {}", i % 4)}]}));
+        }
+        let r = loss_report(&msgs(json!(v)), "Done:\n- mentioned request\n");
+        assert_eq!(
+            r.user_messages,
+            vec!["please run the linter", "ship the release notes"]
+        );
+        assert_eq!(r.errors.len(), 4, "{:?}", r.errors);
+        for (k, e) in r.errors.iter().enumerate() {
+            assert!(e.contains(&format!("failure number {k}")), "{e}");
         }
     }
 
