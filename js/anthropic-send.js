@@ -4,7 +4,7 @@
 // and builds the request body at once, and loads this module on a summarizer's first call.
 // The wire facts it relies on are listed at the top of anthropic.js.
 
-import { withRetries, createSseParser, describe, fetchAttempt, giveText, readSseBody, retryableStatus, retryAfter, MAX_SUMMARY_BLOCKS, MAX_SUMMARY_TEXT } from './http.js';
+import { withRetries, createSseParser, describe, fetchAttempt, giveText, readSseBody, retryableStatus, retryAfter, asText, quote, MAX_SUMMARY_BLOCKS, MAX_SUMMARY_TEXT } from './http.js';
 
 // The front module's own objects, given once when it loads this one (`bind`): a static import of
 // the front would make a bundler load it with every page that imports the package.
@@ -280,7 +280,7 @@ function createAssembler(call, requestId, responseHeaders) {
       try {
         ev = JSON.parse(data);
       } catch (e) {
-        throw new AnthropicApiError(`The Anthropic API sent a stream event that is not JSON: ${data.slice(0, 200)}`, {
+        throw new AnthropicApiError(`The Anthropic API sent a stream event that is not JSON: ${quote(data, 200)}`, {
           code: 'INVALID_RESPONSE',
           cause: e,
           requestId,
@@ -394,10 +394,11 @@ function createAssembler(call, requestId, responseHeaders) {
         case 'error': {
           const error = ev.error ?? {};
           const errType = typeof error.type === 'string' ? error.type : 'api_error';
-          const status = STATUS_OF_TYPE[/** @type {keyof typeof STATUS_OF_TYPE} */ (errType)];
+          const status = Object.hasOwn(STATUS_OF_TYPE, errType) ? STATUS_OF_TYPE[/** @type {keyof typeof STATUS_OF_TYPE} */ (errType)] : undefined;
+          // The server's words are quoted cut short; the whole event is `error`, the id `requestId`.
           throw new AnthropicApiError(
-            `Anthropic API error${status ? ` ${status}` : ''} ${errType} (in the stream): ${error.message ?? 'no message'}` +
-              (requestId ? ` (request-id ${requestId})` : ''),
+            `Anthropic API error${status ? ` ${status}` : ''} ${quote(errType, 100)} (in the stream): ${quote(asText(error.message ?? 'no message'))}` +
+              (requestId ? ` (request-id ${quote(requestId, 200)})` : ''),
             {
               status,
               error: ev,
@@ -438,16 +439,13 @@ function httpError(status, statusText, text, responseHeaders) {
   }
   const apiError = body && typeof body === 'object' ? body.error : undefined;
   const type = apiError && typeof apiError.type === 'string' ? apiError.type : undefined;
-  const apiMessage =
-    apiError && typeof apiError.message === 'string'
-      ? apiError.message
-      : text
-        ? text.slice(0, 500)
-        : statusText || 'no message';
+  const apiMessage = apiError && typeof apiError.message === 'string' ? apiError.message : text || statusText || 'no message';
   const requestId = responseHeaders['request-id'] ?? (body && typeof body.request_id === 'string' ? body.request_id : undefined);
   const retryable = retryableStatus(status, responseHeaders, NEVER_RETRY.has(status));
+  // The message quotes the server's words and the request id cut short (a proxy may send
+  // anything); the whole body is `error`, the headers `headers`, the id `requestId`.
   return new AnthropicApiError(
-    `Anthropic API error ${status}${type ? ` ${type}` : ''}: ${apiMessage}` + (requestId ? ` (request-id ${requestId})` : ''),
+    `Anthropic API error ${status}${type ? ` ${quote(type, 100)}` : ''}: ${quote(apiMessage)}` + (requestId ? ` (request-id ${quote(requestId, 200)})` : ''),
     {
       status,
       // The API's error body when the answer is one; otherwise (a proxy's page) its raw text.

@@ -40,8 +40,22 @@ export declare function mergeHeaders(
 export declare function giveText(onText: (text: string) => unknown, text: string): void;
 /** Response headers as a plain object with lower-case names. */
 export declare function headersToObject(headers: Headers | Record<string, string> | undefined): Record<string, string>;
-/** A one-line description of an error and its cause. */
+/** A one-line description of any thrown value and its cause; never throws, each part cut to `MAX_QUOTED`. */
 export declare function describe(e: unknown): string;
+/** The most code units of server or caller text an error message quotes. */
+export declare const MAX_QUOTED: number;
+/** `text` cut to at most `max` (default `MAX_QUOTED`) code units, with an ellipsis saying how much was left out. */
+export declare function quote(text: unknown, max?: number): string;
+/** `quote`, with an excerpt added around the words `keep` looks for when the cut start lost them. */
+export declare function quoteKeeping(text: string, keep: (text: string) => boolean): string;
+/** `v instanceof C`, false where `instanceof` throws (a revoked Proxy). */
+export declare function isInstance(v: unknown, C: Function): boolean;
+/** `v[key]`, or `undefined` when `v` is not an object or reading it throws. */
+export declare function field(v: unknown, key: string): unknown;
+/** `v` as text, never throwing (a value whose conversion throws is described by its kind). */
+export declare function asText(v: unknown): string;
+/** The words of a thrown value (an error's message, a string, an object's `message`), never throwing. */
+export declare function wordsOf(e: unknown): string;
 /** Throws `optionError` unless `value` is a non-negative finite number (or absent, when optional). */
 export declare function checkCount(name: string, value: unknown, optional: boolean, optionError: (message: string) => Error): void;
 /** Runs `build`; anything the caller's objects throw while read becomes `optionError(…)` with the original as `cause`. */

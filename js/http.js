@@ -7,7 +7,7 @@
 
 import { describe, MAX_TIMER_MS } from './options.js';
 
-export { mergeHeaders, describe, checkCount, likelyMeant, readEnvironment, guardOptions } from './options.js';
+export { mergeHeaders, describe, checkCount, likelyMeant, readEnvironment, guardOptions, quote, quoteKeeping, MAX_QUOTED, isInstance, field, asText, wordsOf } from './options.js';
 
 /**
  * The most content blocks of a summary answer that are read (src/drive/answers.rs
@@ -537,7 +537,13 @@ export async function withRetries(attempt, call, o) {
     try {
       return await attempt();
     } catch (caught) {
-      if (!o.isOwn(caught)) throw caught;
+      let own = false;
+      try {
+        own = o.isOwn(caught);
+      } catch {
+        // a value `instanceof` cannot read (a revoked Proxy): not ours
+      }
+      if (!own) throw caught;
       const err = /** @type {any} */ (caught);
       err.attempts = n + 1;
       if (err.code === 'ABORTED' || call.delivered) throw err;

@@ -4,7 +4,7 @@
 // checks the arguments and loads this module on a summarizer's first call. What it relies on
 // of LangChain is listed at the top of langchain.js.
 
-import { attemptControls, describe, giveText, headersToObject, retryAfter, withRetries, MAX_SUMMARY_TEXT } from './http.js';
+import { attemptControls, field, giveText, headersToObject, isInstance, quoteKeeping, retryAfter, withRetries, wordsOf, MAX_SUMMARY_TEXT } from './http.js';
 import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError, TRANSIENT_STATUSES } from './summary-request.js';
 
 /**
@@ -113,7 +113,8 @@ async function runAttempt(cfg, messages, signal, state) {
     finished = true;
     return answer(text, tally);
   } catch (e) {
-    if (e instanceof SummarizerError) throw e;
+    // Whatever was thrown (a revoked Proxy, a null-prototype object) is read without throwing.
+    if (isInstance(e, SummarizerError)) throw e;
     if (stopped()) throw stopError();
     if (signal?.aborted) throw abortError(signal);
     if (e !== null && typeof e === 'object' && thrownByOnText.has(/** @type {object} */ (e))) throw e;
@@ -229,29 +230,44 @@ function answer(text, t) {
  * @param {boolean} delivered
  */
 function toSummarizerError(e, label, delivered) {
-  const x = /** @type {any} */ (e ?? {});
-  const status = [x.status, x.statusCode, x.response?.status].find((s) => typeof s === 'number' && s >= 100 && s < 600);
-  const words = e instanceof Error ? e.message : typeof e === 'string' ? e : describe(e);
+  // Every field is read without throwing: `e` may be anything (a getter that throws, a revoked Proxy).
+  const response = field(e, 'response');
+  const status = /** @type {number | undefined} */ (
+    [field(e, 'status'), field(e, 'statusCode'), field(response, 'status')].find((s) => typeof s === 'number' && s >= 100 && s < 600)
+  );
+  const words = wordsOf(e);
+  const error = field(e, 'error');
   let bodyText = '';
-  if (x.error !== undefined) {
+  if (error !== undefined) {
     try {
-      bodyText = typeof x.error === 'string' ? x.error : JSON.stringify(x.error);
+      bodyText = typeof error === 'string' ? error : JSON.stringify(error);
     } catch {
       bodyText = '';
     }
   }
-  const all = `${words}\n${bodyText}\n${typeof x.code === 'string' ? x.code : ''}`;
-  const tooLong = isPromptTooLong(all, status) || x.lc_error_code === 'CONTEXT_LENGTH_EXCEEDED';
+  const code = field(e, 'code');
+  const all = `${words}\n${bodyText}\n${typeof code === 'string' ? code : ''}`;
+  const tooLong = isPromptTooLong(all, status) || field(e, 'lc_error_code') === 'CONTEXT_LENGTH_EXCEEDED';
   const lower = all.toLowerCase();
   const transient = status !== undefined ? TRANSIENT_STATUSES.includes(status) && !lower.includes('insufficient_quota') : TRANSIENT_WORDS.some((w) => lower.includes(w));
   const network = status === undefined && TRANSIENT_WORDS.slice(4).some((w) => lower.includes(w));
-  const headers = x.headers && typeof x.headers === 'object' ? headersToObject(x.headers) : {};
-  const extra = tooLong && bodyText && !isPromptTooLong(words, status) ? ` (${bodyText.slice(0, 500)})` : '';
-  return new SummarizerError(`langchainSummarizer: ${label} failed${status !== undefined ? ` with status ${status}` : ''}: ${words}${extra}`, {
+  const rawHeaders = field(e, 'headers');
+  /** @type {Record<string, string>} */
+  let headers = {};
+  try {
+    headers = rawHeaders && typeof rawHeaders === 'object' ? headersToObject(/** @type {Record<string, string>} */ (rawHeaders)) : {};
+  } catch {
+    // headers that cannot be read give no retry hint
+  }
+  // The provider's words cut short in the message; the whole error is `cause`, its body `error`.
+  // (Cut keeping the words the library reads of a prompt-too-long answer.)
+  const keep = (/** @type {string} */ t) => isPromptTooLong(t, status);
+  const extra = tooLong && bodyText && !isPromptTooLong(words, status) ? ` (${quoteKeeping(bodyText, keep)})` : '';
+  return new SummarizerError(`langchainSummarizer: ${label} failed${status !== undefined ? ` with status ${status}` : ''}: ${quoteKeeping(words, keep)}${extra}`, {
     code: tooLong ? 'PROMPT_TOO_LONG' : network ? 'NETWORK_ERROR' : 'PROVIDER_ERROR',
     provider: 'langchain',
     status,
-    error: x.error,
+    error,
     retryable: !tooLong && !delivered && transient,
     retryAfterMs: retryAfter(headers),
     cause: e,

@@ -4,7 +4,7 @@
 // checks the options and loads this module on a summarizer's first call. The wire facts it
 // relies on are listed at the top of openai.js.
 
-import { withRetries, createSseParser, describe, fetchAttempt, giveText, readSseBody, retryableStatus, retryAfter, MAX_SUMMARY_TEXT } from './http.js';
+import { withRetries, createSseParser, describe, fetchAttempt, giveText, readSseBody, retryableStatus, retryAfter, asText, quote, MAX_SUMMARY_TEXT } from './http.js';
 import { chatOfRequest, messagesResponse, TRANSIENT_STATUSES } from './summary-request.js';
 
 // The front module's own objects, given once when it loads this one (`bind`): a static import of
@@ -240,7 +240,7 @@ function parseEvent(data, meta) {
   try {
     return JSON.parse(data);
   } catch (e) {
-    throw new OpenAiApiError(`The OpenAI API sent a stream event that is not JSON: ${data.slice(0, 200)}`, {
+    throw new OpenAiApiError(`The OpenAI API sent a stream event that is not JSON: ${quote(data, 200)}`, {
       code: 'INVALID_RESPONSE',
       cause: e,
       ...meta,
@@ -260,9 +260,10 @@ function streamedError(error, raw, meta) {
   const type = typeof e.type === 'string' ? e.type : undefined;
   const transient = (apiCode !== undefined && TRANSIENT_STREAM_ERRORS.has(apiCode)) || (type !== undefined && TRANSIENT_STREAM_ERRORS.has(type));
   const status = apiCode === 'context_length_exceeded' ? 400 : apiCode === 'rate_limit_exceeded' ? 429 : undefined;
+  // The server's words are quoted cut short; the whole event is `error`, the id `requestId`.
   return new OpenAiApiError(
-    `OpenAI API error${status ? ` ${status}` : ''}${type ? ` ${type}` : ''}${apiCode ? ` (${apiCode})` : ''} (in the stream): ${e.message ?? 'no message'}` +
-      (meta.requestId ? ` (request-id ${meta.requestId})` : ''),
+    `OpenAI API error${status ? ` ${status}` : ''}${type ? ` ${quote(type, 100)}` : ''}${apiCode ? ` (${quote(apiCode, 100)})` : ''} (in the stream): ${quote(asText(e.message ?? 'no message'))}` +
+      (meta.requestId ? ` (request-id ${quote(meta.requestId, 200)})` : ''),
     { status, error: raw, type, apiCode, param: typeof e.param === 'string' ? e.param : undefined, retryable: transient, requestId: meta.requestId, headers: meta.headers },
   );
 }
@@ -496,11 +497,13 @@ function httpError(status, statusText, text, responseHeaders) {
   const apiError = body && typeof body === 'object' && body.error && typeof body.error === 'object' ? body.error : undefined;
   const type = typeof apiError?.type === 'string' ? apiError.type : undefined;
   const apiCode = typeof apiError?.code === 'string' ? apiError.code : undefined;
-  const apiMessage = typeof apiError?.message === 'string' ? apiError.message : text ? text.slice(0, 500) : statusText || 'no message';
+  const apiMessage = typeof apiError?.message === 'string' ? apiError.message : text || statusText || 'no message';
   const requestId = responseHeaders['x-request-id'];
   const retryable = retryableStatus(status, responseHeaders, NEVER_RETRY.has(status) || (apiCode !== undefined && PERMANENT_CODES.has(apiCode)));
+  // The message quotes the server's words and the request id cut short (a proxy may send
+  // anything); the whole body is `error`, the headers `headers`, the id `requestId`.
   return new OpenAiApiError(
-    `OpenAI API error ${status}${type ? ` ${type}` : ''}${apiCode ? ` (${apiCode})` : ''}: ${apiMessage}` + (requestId ? ` (request-id ${requestId})` : ''),
+    `OpenAI API error ${status}${type ? ` ${quote(type, 100)}` : ''}${apiCode ? ` (${quote(apiCode, 100)})` : ''}: ${quote(apiMessage)}` + (requestId ? ` (request-id ${quote(requestId, 200)})` : ''),
     {
       status,
       error: apiError ? body : text || undefined,

@@ -32,14 +32,155 @@ export function mergeHeaders(into, extra, optionError) {
 }
 
 /**
- * A one-line description of an error and its cause (undici puts the reason in `cause`).
+ * The most code units of server or caller text (a response header, an error body, an error's
+ * message) quoted in an error message: the whole value stays on the error's fields
+ * (`headers`, `error`, `requestId`, `cause`), the message only shows its start.
+ */
+export const MAX_QUOTED = 500;
+
+/**
+ * `text` cut to at most `max` code units (never in the middle of a surrogate pair), with an
+ * ellipsis and the number of code units left out when it was longer. A value that is not a
+ * string is first turned into text ({@link asText}).
+ * @param {unknown} value
+ * @param {number} [max]
+ * @returns {string}
+ */
+export function quote(value, max = MAX_QUOTED) {
+  const text = typeof value === 'string' ? value : asText(value);
+  if (text.length <= max) return text;
+  let end = max;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}… (${text.length - end} more characters)`;
+}
+
+/**
+ * {@link quote} for text whose words the library reads (a provider's "prompt is too long: N
+ * tokens > M maximum"): when the cut start no longer passes `keep` but the whole does, an
+ * excerpt around the first place that makes it pass is added, so a message cut short still
+ * says what the library looks for.
+ * @param {string} text
+ * @param {(text: string) => boolean} keep
+ * @returns {string}
+ */
+export function quoteKeeping(text, keep) {
+  const cut = quote(text);
+  if (cut === text || keep(cut) || !keep(text)) return cut;
+  // The shortest start of `text` that passes ends where the words it looks for end.
+  let lo = 0;
+  let hi = text.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keep(text.slice(0, mid))) hi = mid;
+    else lo = mid + 1;
+  }
+  let from = Math.max(0, lo - 200);
+  const first = text.charCodeAt(from);
+  if (first >= 0xdc00 && first <= 0xdfff) from += 1;
+  return `${cut} [… ${quote(text.slice(from, from + 400), 400)}]`;
+}
+
+/**
+ * Whether `v` is an instance of `C`, never throwing: `instanceof` on a revoked Proxy throws
+ * (it reads the prototype through a trap that is gone).
+ * @param {unknown} v
+ * @param {Function} C
+ */
+export function isInstance(v, C) {
+  try {
+    return v instanceof C;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `v[key]`, or `undefined` when `v` is not an object or reading it throws (a getter, a
+ * Proxy's trap, a revoked Proxy).
+ * @param {unknown} v
+ * @param {string} key
+ * @returns {unknown}
+ */
+export function field(v, key) {
+  if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return undefined;
+  try {
+    return /** @type {Record<string, unknown>} */ (v)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What kind of value `v` is, for one that cannot be turned into text: "a revoked Proxy",
+ * "an object with a null prototype", "an object whose conversion to text throws".
+ * @param {unknown} v
+ */
+function kindOf(v) {
+  if (v === null) return 'null';
+  if (typeof v !== 'object' && typeof v !== 'function') return typeof v;
+  let proto;
+  try {
+    proto = Object.getPrototypeOf(v);
+  } catch {
+    return 'a value that cannot be read (a revoked Proxy, or a Proxy whose traps throw)';
+  }
+  if (proto === null) return `${typeof v === 'function' ? 'a function' : 'an object'} with a null prototype`;
+  return `${typeof v === 'function' ? 'a function' : 'an object'} whose conversion to text throws`;
+}
+
+/**
+ * `v` as text, never throwing: a string as it is, a symbol's description, else `String(v)`;
+ * a value whose conversion throws or gives no string (a null-prototype object, a throwing
+ * `toString` or `Symbol.toPrimitive`, a revoked Proxy) is described by its kind.
+ * @param {unknown} v
+ * @returns {string}
+ */
+export function asText(v) {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'symbol') return v.toString();
+  try {
+    const s = String(v);
+    if (typeof s === 'string') return s;
+  } catch {
+    // described below
+  }
+  return kindOf(v);
+}
+
+/**
+ * The words of a thrown value: an `Error`'s message (or its name when it has none), a string
+ * as it is, an object's own string `message`, else {@link asText}. Never throws; not cut.
  * @param {unknown} e
+ * @returns {string}
+ */
+export function wordsOf(e) {
+  if (typeof e === 'string') return e;
+  const message = field(e, 'message');
+  if (typeof message === 'string' && message !== '') return message;
+  if (isInstance(e, Error)) {
+    const name = field(e, 'name');
+    return typeof name === 'string' && name !== '' ? name : 'Error';
+  }
+  return asText(e);
+}
+
+/**
+ * A one-line description of an error and its cause (undici puts the reason in `cause`), for
+ * any thrown value: it never throws (a null-prototype object, a throwing `toString`, a revoked
+ * Proxy are described by their kind), and each part is cut to {@link MAX_QUOTED} code units.
+ * @param {unknown} e
+ * @returns {string}
  */
 export function describe(e) {
-  if (!(e instanceof Error)) return String(e);
-  const cause = /** @type {{code?: unknown} | null | undefined} */ (e.cause); // read for its code when not an Error
-  const why = cause instanceof Error ? cause.message || cause.name : cause?.code ?? cause;
-  return why && why !== e.message ? `${e.message} (${why})` : e.message;
+  const words = quote(wordsOf(e));
+  if (!isInstance(e, Error)) return words;
+  const cause = field(e, 'cause');
+  if (cause === undefined || cause === null) return words;
+  // A cause that is not an Error is read for its code (undici's `{code: 'ECONNREFUSED'}`).
+  const code = isInstance(cause, Error) ? undefined : field(cause, 'code');
+  const why = quote(code !== undefined && code !== null ? asText(code) : wordsOf(cause));
+  return why && why !== words ? `${words} (${why})` : words;
 }
 
 /**
@@ -154,8 +295,8 @@ export function guardOptions(build, optionError) {
   try {
     return build();
   } catch (e) {
-    if (e instanceof Error && typeof (/** @type {{code?: unknown}} */ (e).code) === 'string') throw e;
-    const why = e instanceof Error ? e.message : typeof e === 'symbol' ? e.toString() : String(e);
+    if (isInstance(e, Error) && typeof field(e, 'code') === 'string') throw e;
+    const why = quote(wordsOf(e));
     throw Object.assign(optionError(`reading the arguments threw: ${why}`), { cause: e });
   }
 }
