@@ -48,7 +48,8 @@ export type AiSdkSummarizer = (request: SummaryRequest, options?: SummarizeCallO
 /**
  * Makes a summarizer that asks an AI SDK language model for the summary through the caller's
  * `generateText` / `streamText`, and resolves with a Messages API response body. Failures are
- * {@link SummarizerError}s; a provider's prompt-too-long answer is `PROMPT_TOO_LONG` and keeps
+ * {@link SummarizerError}s, whatever the SDK or a custom model threw (the original is `cause`;
+ * an exception thrown by the caller's own `onText` is passed through); a provider's prompt-too-long answer is `PROMPT_TOO_LONG` and keeps
  * the provider's words, so the library drops the oldest turns and asks again.
  *
  * @throws {TypeError} at once, with `code: 'INVALID_ARGUMENT'`, for a bad model or option.
@@ -65,5 +66,5 @@ export declare namespace aiSdkSummarizer {
   const SummarizerError: typeof import('./summary-request.js').SummarizerError;
 }
 
-/** An AI SDK error (`APICallError`, `RetryError`, …) as a {@link SummarizerError}. */
+/** An error (the AI SDK's `APICallError`, `RetryError`, …, or any other thrown value) as a {@link SummarizerError}. */
 export declare function toSummarizerError(e: unknown, label: string, info: { delivered?: boolean }): SummarizerError;

@@ -11,7 +11,7 @@
 // response}`; errors `APICallError` (`statusCode`, `responseBody`, `responseHeaders`,
 // `isRetryable`) and `RetryError` (`reason`, `lastError`, `errors`) after its own retries.
 
-import { attemptControls, describe, giveText, guardOptions, likelyMeant, retryAfter, headersToObject, MAX_SUMMARY_TEXT } from './http.js';
+import { attemptControls, describe, field, giveText, guardOptions, isInstance, likelyMeant, quoteKeeping, retryAfter, headersToObject, wordsOf, MAX_SUMMARY_TEXT } from './http.js';
 import { chatOfRequest, isPromptTooLong, messagesResponse, SummarizerError } from './summary-request.js';
 import { checkCount, checkTimers } from './options.js';
 
@@ -144,13 +144,26 @@ function buildAiSdkSummarizer(model, options) {
       ...(providerOptions ? { providerOptions } : {}),
     };
     let finished = false;
+    /** What the caller's `onText` threw, passed through untouched (`fromOnText`). */
+    let fromOnText = false;
+    /** @type {unknown} */
+    let onTextError;
+    const deliver = (/** @type {string} */ piece) => {
+      try {
+        giveText(/** @type {(text: string) => unknown} */ (onText), piece);
+      } catch (e) {
+        fromOnText = true;
+        onTextError = e;
+        throw e;
+      }
+    };
     try {
       bumpIdle();
       if (!useStream) {
         const r = await guard(Promise.resolve().then(() => fn(settings)));
         const text = typeof r?.text === 'string' ? r.text : '';
         if (text.length > MAX_SUMMARY_TEXT) throw tooLarge(label);
-        if (text && onText) giveText(onText, text);
+        if (text && onText) deliver(text);
         finished = true;
         return answer(text, r?.finishReason, r?.usage ?? r?.totalUsage, r?.response, r);
       }
@@ -177,7 +190,7 @@ function buildAiSdkSummarizer(model, options) {
               text += piece;
               if (onText) {
                 delivered = true;
-                giveText(onText, piece);
+                deliver(piece);
               }
             }
           } else if (part.type === 'finish') {
@@ -205,11 +218,14 @@ function buildAiSdkSummarizer(model, options) {
       finished = true;
       return answer(text, finishReason, usage, response);
     } catch (e) {
-      if (e instanceof SummarizerError) throw e;
+      // Whatever was thrown (a revoked Proxy, a null-prototype object) is read without throwing.
+      if (isInstance(e, SummarizerError)) throw e;
+      if (fromOnText && e === onTextError) throw e;
       if (stopped()) throw stopError();
-      if (e && typeof e === 'object' && /** @type {{name?: unknown}} */ (e).name === 'AbortError' && signal?.aborted) throw abortError(signal);
-      if (!finished && isSdkError(e)) throw toSummarizerError(e, label, {});
-      throw e;
+      if (field(e, 'name') === 'AbortError' && signal?.aborted) throw abortError(signal);
+      // Anything else, an error of the SDK or not (a string, a plain Error, what a custom
+      // model or fetch threw), is a SummarizerError with the original as `cause`.
+      throw toSummarizerError(e, label, {});
     } finally {
       end(finished);
     }
@@ -247,31 +263,55 @@ function answer(text, finishReason, usage, response, raw) {
 
 /**
  * Whether `e` is an error of the AI SDK (its errors carry an `AI_` name and a marker symbol).
+ * Never throws, whatever `e` is.
  * @param {unknown} e
  */
 function isSdkError(e) {
-  return e instanceof Error && (e.name.startsWith('AI_') || 'statusCode' in e || 'lastError' in e);
+  if (!isInstance(e, Error)) return false;
+  const name = field(e, 'name');
+  try {
+    return (typeof name === 'string' && name.startsWith('AI_')) || 'statusCode' in /** @type {object} */ (e) || 'lastError' in /** @type {object} */ (e);
+  } catch {
+    return false;
+  }
 }
 
+/** Words of a network failure, in an error that is not the SDK's (it names its own). */
+const NETWORK_WORDS = ['econnreset', 'econnrefused', 'etimedout', 'enotfound', 'socket hang up', 'fetch failed', 'network error', 'failed to fetch'];
+
 /**
- * An AI SDK error as a {@link SummarizerError}: the last error of a `RetryError`, the status,
- * body and retry hint of an `APICallError`, the prompt-too-long rule on the provider's words.
+ * An error as a {@link SummarizerError}: the last error of a `RetryError`, the status, body
+ * and retry hint of an `APICallError`, the prompt-too-long rule on the provider's words. A
+ * value that is not the SDK's (a string, a plain `Error`, what a custom model threw) is
+ * wrapped the same way: `PROMPT_TOO_LONG` by its words, `ABORTED` for an `AbortError`,
+ * `NETWORK_ERROR` (retryable) when its words name a network failure, else `PROVIDER_ERROR`.
+ * Any value is read without throwing (a null-prototype object, a revoked Proxy).
  * @param {unknown} e
  * @param {string} label
  * @param {{delivered?: boolean}} info
  */
 export function toSummarizerError(e, label, info) {
-  /** @type {any} */
+  /** @type {unknown} */
   let inner = e;
   let retriesExhausted = false;
   let attempts = 1;
-  if (inner && typeof inner === 'object' && 'lastError' in inner && Array.isArray(inner.errors)) {
-    retriesExhausted = inner.reason === 'maxRetriesExceeded';
-    attempts = inner.errors.length || 1;
-    inner = inner.lastError ?? inner;
+  const errors = field(inner, 'errors');
+  let retried = false;
+  try {
+    retried = inner !== null && typeof inner === 'object' && 'lastError' in inner && Array.isArray(errors);
+  } catch {
+    // a value `in` cannot read (a revoked Proxy)
   }
-  const status = typeof inner?.statusCode === 'number' ? inner.statusCode : typeof inner?.status === 'number' ? inner.status : undefined;
-  const bodyText = typeof inner?.responseBody === 'string' ? inner.responseBody : undefined;
+  if (retried) {
+    retriesExhausted = field(inner, 'reason') === 'maxRetriesExceeded';
+    attempts = /** @type {unknown[]} */ (errors).length || 1;
+    inner = field(inner, 'lastError') ?? inner;
+  }
+  const statusCode = field(inner, 'statusCode');
+  const plainStatus = field(inner, 'status');
+  const status = typeof statusCode === 'number' ? statusCode : typeof plainStatus === 'number' ? plainStatus : undefined;
+  const responseBody = field(inner, 'responseBody');
+  const bodyText = typeof responseBody === 'string' ? responseBody : undefined;
   let body;
   if (bodyText) {
     try {
@@ -280,29 +320,50 @@ export function toSummarizerError(e, label, info) {
       body = bodyText;
     }
   }
-  const words = inner instanceof Error ? inner.message : String(inner);
-  const isCall = inner && typeof inner === 'object' && (inner.name === 'AI_APICallError' || 'isRetryable' in inner);
+  const words = wordsOf(inner);
+  const name = field(inner, 'name');
+  let isCall = false;
+  try {
+    isCall = inner !== null && typeof inner === 'object' && (name === 'AI_APICallError' || 'isRetryable' in inner);
+  } catch {
+    // a value `in` cannot read (a revoked Proxy)
+  }
   const tooLong = isPromptTooLong(`${words}\n${bodyText ?? ''}`, status);
   // An exhausted quota answers 429 but waiting does not cure it: the library must not retry.
   const quota = /insufficient_quota/i.test(`${words}\n${bodyText ?? ''}`);
+  const lower = words.toLowerCase();
   const code = tooLong
     ? 'PROMPT_TOO_LONG'
     : isCall && status === undefined
       ? 'NETWORK_ERROR'
       : isCall || status !== undefined
         ? 'PROVIDER_ERROR'
-        : inner?.name === 'AbortError'
+        : name === 'AbortError'
           ? 'ABORTED'
-          : 'INVALID_RESPONSE';
-  const headers = inner?.responseHeaders ? headersToObject(inner.responseHeaders) : {};
-  // Words of the provider the library reads (its message, and the body's when the message lacks them).
-  const extra = tooLong && bodyText && !isPromptTooLong(words, status) ? ` (${bodyText.slice(0, 500)})` : '';
-  const err = new SummarizerError(`aiSdkSummarizer: ${label} failed${status !== undefined ? ` with status ${status}` : ''}: ${words}${extra}`, {
+          : isSdkError(inner) || isSdkError(e)
+            ? 'INVALID_RESPONSE'
+            : NETWORK_WORDS.some((w) => lower.includes(w))
+              ? 'NETWORK_ERROR'
+              : 'PROVIDER_ERROR';
+  const responseHeaders = field(inner, 'responseHeaders');
+  /** @type {Record<string, string>} */
+  let headers = {};
+  try {
+    headers = responseHeaders ? headersToObject(/** @type {Record<string, string>} */ (responseHeaders)) : {};
+  } catch {
+    // headers that cannot be read give no retry hint
+  }
+  const isRetryable = field(inner, 'isRetryable');
+  // Words of the provider the library reads (its message, and the body's when the message
+  // lacks them), cut short keeping those words; the whole body is `error`, the original `cause`.
+  const keep = (/** @type {string} */ t) => isPromptTooLong(t, status);
+  const extra = tooLong && bodyText && !isPromptTooLong(words, status) ? ` (${quoteKeeping(bodyText, keep)})` : '';
+  const err = new SummarizerError(`aiSdkSummarizer: ${label} failed${status !== undefined ? ` with status ${status}` : ''}: ${quoteKeeping(words, keep)}${extra}`, {
     code,
     provider: 'ai-sdk',
     status,
     error: body,
-    retryable: !tooLong && !quota && !info.delivered && (typeof inner?.isRetryable === 'boolean' ? inner.isRetryable : code === 'NETWORK_ERROR'),
+    retryable: !tooLong && !quota && !info.delivered && (typeof isRetryable === 'boolean' ? isRetryable : code === 'NETWORK_ERROR'),
     retryAfterMs: retryAfter(headers),
     retriesExhausted: retriesExhausted || quota,
     attempts,
