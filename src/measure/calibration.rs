@@ -108,9 +108,11 @@ pub struct Observed {
 pub struct Calibration {
     /// Every observation (at most [`MAX_OBSERVATIONS`], see [`Calibration::observe`]).
     seen: VecDeque<Observation>,
-    /// Those whose request held no cleared tool result, kept the same way; `None` while that
-    /// is every one of them (no observation spanned a clearing).
-    clean: Option<VecDeque<Observation>>,
+    /// Those whose request held no cleared tool result, kept the same way (the same as `seen`
+    /// until one did).
+    clean: VecDeque<Observation>,
+    /// An observation spanned a clearing: `clean` may differ from `seen`.
+    spanned: bool,
 }
 
 impl Calibration {
@@ -136,9 +138,7 @@ impl Calibration {
     /// [`observe_as`](Self::observe_as).
     pub fn observe(&mut self, o: Observation) {
         keep(&mut self.seen, o);
-        if let Some(clean) = &mut self.clean {
-            keep(clean, o);
-        }
+        keep(&mut self.clean, o);
     }
 
     /// Adds an observation the running count made ([`observe`](Self::observe)). One whose
@@ -146,10 +146,10 @@ impl Calibration {
     /// not the set of those that held none: its usage may have measured the result before
     /// the clearing (micro-compacting a conversation already sent) or the placeholder (a
     /// conversation that went on after it); [`fit`](Self::fit) falls back on that set only
-    /// when every observation together fits no line.
+    /// when the line through every observation fits none or misses it.
     pub fn observe_as(&mut self, o: Observed) {
         if o.spans_clearing {
-            self.clean.get_or_insert_with(|| self.seen.clone());
+            self.spanned = true;
             keep(&mut self.seen, o.observation);
         } else {
             self.observe(o.observation);
@@ -164,13 +164,13 @@ impl Calibration {
         clean: Option<impl IntoIterator<Item = Observation>>,
     ) -> Calibration {
         let mut c = Calibration::from_observations(all);
-        c.clean = clean.map(|obs| {
-            let mut kept = VecDeque::new();
-            for o in obs {
-                keep(&mut kept, o);
+        if let Some(clean) = clean {
+            c.clean.clear();
+            for o in clean {
+                keep(&mut c.clean, o);
             }
-            kept
-        });
+            c.spanned = true;
+        }
         c
     }
 
@@ -182,7 +182,7 @@ impl Calibration {
     /// The observations whose request held no cleared tool result, oldest first; `None` when
     /// that is every one ([`observations`](Self::observations)).
     pub fn observations_clean(&self) -> Option<impl ExactSizeIterator<Item = &Observation>> {
-        self.clean.as_ref().map(|c| c.iter())
+        self.spanned.then(|| self.clean.iter())
     }
 
     /// Whether nothing was observed.
@@ -211,10 +211,9 @@ impl Calibration {
     /// others fit (the line through all, if they fit none).
     pub fn fit(&self) -> Option<Fit> {
         let all = fit_of(&self.seen);
-        let Some(clean) = &self.clean else {
-            return all;
-        };
+        let clean = &self.clean;
         match all {
+            _ if !self.spanned => all,
             Some(f) if clean.is_empty() || scatter(&f, clean) <= MAX_SCATTER => all,
             _ => fit_of(clean).or(all),
         }
@@ -222,7 +221,6 @@ impl Calibration {
 }
 
 /// Adds `o` to the observations `seen` (see [`Calibration::observe`] for which stay).
-#[inline(never)] // one copy for both sets (wasm size)
 fn keep(seen: &mut VecDeque<Observation>, o: Observation) {
     seen.push_back(o);
     if seen.len() > MAX_OBSERVATIONS {
@@ -241,7 +239,6 @@ fn keep(seen: &mut VecDeque<Observation>, o: Observation) {
 }
 
 /// The line through the observations `seen` (see [`Calibration::fit`]).
-#[inline(never)] // one copy for both sets (wasm size)
 fn fit_of(seen: &VecDeque<Observation>) -> Option<Fit> {
     let n = seen.len();
     if n < 2 || spread(seen) < MIN_SPREAD {
