@@ -808,6 +808,53 @@ fn the_count_after_a_compaction_is_learned_from_the_usage_seen() {
     assert_eq!(s.calibration().observations().len(), 13);
 }
 
+/// Micro-compacted after the usage was reported (SPEC §10): the usage measured the results,
+/// the estimate sees the placeholder. The line is the one of the usage made before the first
+/// cleared result; every observation is kept, through a recount, the compaction, a snapshot
+/// and its restore.
+#[test]
+fn the_count_after_a_compaction_of_a_micro_compacted_conversation_keeps_the_overhead() {
+    use context_compaction::transforms::microcompact::{micro_compact, MicroCompactOptions};
+    let (overhead, ratio) = (20_000u64, 1.25);
+    let full = rounds_with_usage(12, 8_000, overhead, ratio);
+    let plan = micro_compact(full.as_slice(), &MicroCompactOptions::default()).unwrap();
+    assert_eq!(plan.cleared_results.len(), 7);
+    let msgs = context_compaction::model::view::apply_edits(&full, &plan.edits).unwrap();
+    let mut s = session(Config::default());
+    push(&mut s, &msgs);
+    assert_eq!(s.calibration().observations().len(), 12);
+    assert_eq!(
+        s.calibration().observations_clean().map(|o| o.len()),
+        Some(1)
+    );
+    let fit = s.calibration().fit().unwrap();
+    assert!((fit.overhead - overhead as f64).abs() < 50.0, "{fit:?}");
+    // Read again, the same.
+    let learned = s.calibration().clone();
+    s.recount(msgs.as_slice()).unwrap();
+    assert_eq!(s.calibration(), &learned);
+
+    let post = compact(&mut s, &summary_of("the work so far", "end_turn"), |_| {}).unwrap();
+    let raw = token_count_with_estimation(post.as_slice()).unwrap();
+    let line = overhead + (ratio * raw.estimated as f64).round() as u64;
+    let counted = s.token_count();
+    // Within 5 % of the line (before: the bare estimate).
+    assert!(
+        counted.abs_diff(line) * 20 <= line,
+        "counted {counted}, the line gives {line} (estimate alone {})",
+        raw.estimated
+    );
+    let snap = s.snapshot();
+    let json = snap.to_json();
+    assert_eq!(json["calibration"].as_array().unwrap().len(), 12);
+    assert_eq!(json["calibrationClean"].as_array().unwrap().len(), 1);
+    let mut back = session(Config::default());
+    back.restore(&snap, post.as_slice(), |v, i| v[i].clone())
+        .unwrap();
+    assert_eq!(back.token_count(), counted);
+    assert_eq!(back.calibration(), s.calibration());
+}
+
 /// Before any usage there is nothing to learn: the estimate, plus the system prompt and tools
 /// when given. One usage of a first request gives the overhead alone; a few, as the
 /// conversation grows, give the line.

@@ -2854,6 +2854,11 @@ export interface CompactorSnapshot {
    * pairs of the latest responses; absent before the first usage.
    */
   calibration?: Array<[number, number]>;
+  /**
+   * The pairs of those responses whose request held no tool result cleared since (by
+   * {@link microCompact}); absent when that is all of them.
+   */
+  calibrationClean?: Array<[number, number]>;
   check: string;
 }
 

@@ -69,7 +69,7 @@ pub struct Session<M> {
     /// a recount whose observations begin with them (a push rarely changes the earlier ones)
     /// observes only the new ones.
     relearned: (
-        Vec<crate::measure::calibration::Observation>,
+        Vec<crate::measure::calibration::Observed>,
         crate::measure::calibration::Calibration,
     ),
 }
@@ -277,7 +277,7 @@ impl<M> Session<M> {
         }
         let from = self.learned.1;
         let mut seen = Vec::new();
-        let mut learn = |i: usize, o: Option<crate::measure::calibration::Observation>| {
+        let mut learn = |i: usize, o: Option<crate::measure::calibration::Observed>| {
             if let (true, Some(o)) = (i >= from, o) {
                 seen.push(o);
             }
@@ -327,7 +327,7 @@ impl<M> Session<M> {
         };
         let known = if hit { before.len() } else { 0 };
         for &o in &seen[known..] {
-            learned.observe(o);
+            learned.observe_as(o);
         }
         self.relearned = (seen, learned.clone());
         count.set_calibration(learned);

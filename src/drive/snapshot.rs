@@ -48,6 +48,7 @@ pub const SNAPSHOT_VERSION: u32 = 1;
 const KEYS: &[&str] = &[
     "usage",
     "calibration",
+    "calibrationClean",
     "format",
     "v",
     "messages",
@@ -165,7 +166,10 @@ pub struct SessionSnapshot {
     /// messages were held when it was given.
     pub usage: Option<(usize, UsageCounts)>,
     /// What the usage seen taught (also before compactions: the messages cannot give it
-    /// back). Saved as `calibration: [[estimated, real], …]`, absent when empty.
+    /// back). Saved as `calibration: [[estimated, real], …]`, absent when empty, and, when
+    /// some of those requests held a tool result cleared since, the observations of the
+    /// others as `calibrationClean` (absent otherwise: snapshots of conversations without
+    /// cleared results, and those written before it, read as before).
     pub calibration: Calibration,
 }
 
@@ -206,16 +210,23 @@ fn closed<S: Source>(obj: &S, what: &str, known: &[&str]) -> Result<()> {
     }
 }
 
-/// Reads `calibration`: at most [`MAX_OBSERVATIONS`] pairs `[estimated, real]` of
-/// non-negative integers (absent: nothing learned).
+/// Reads `calibration` and `calibrationClean` (see [`SessionSnapshot::calibration`]).
 fn calibration_field<S: Source>(v: &S) -> Result<Calibration> {
-    let field = v.get("calibration");
+    let all = observations_field(v, "calibration")?.unwrap_or_default();
+    let clean = observations_field(v, "calibrationClean")?;
+    Ok(Calibration::from_sets(all, clean))
+}
+
+/// Reads the field `key`: at most [`MAX_OBSERVATIONS`] pairs `[estimated, real]` of
+/// non-negative integers (`None`: absent).
+fn observations_field<S: Source>(v: &S, key: &str) -> Result<Option<Vec<Observation>>> {
+    let field = v.get(key);
     if field.is_absent() {
-        return Ok(Calibration::default());
+        return Ok(None);
     }
     let bad = || {
         invalid(format!(
-            "snapshot.calibration must be an array of at most {MAX_OBSERVATIONS} pairs \
+            "snapshot.{key} must be an array of at most {MAX_OBSERVATIONS} pairs \
              [estimated, real] of non-negative integers"
         ))
     };
@@ -238,7 +249,7 @@ fn calibration_field<S: Source>(v: &S) -> Result<Calibration> {
             real: whole(1)?,
         });
     }
-    Ok(Calibration::from_observations(seen))
+    Ok(Some(seen))
 }
 
 /// The largest integer a JSON number holds exactly (2^53 − 1).
@@ -273,11 +284,19 @@ impl SessionSnapshot {
             m.word(u.cache_read_input_tokens);
             m.word(u.output_tokens);
         }
-        // Likewise an empty calibration.
+        // Likewise an empty calibration, and one with no observation spanning a clearing.
         if !self.calibration.is_empty() {
             m.word(3);
             m.word(self.calibration.observations().len() as u64);
             for o in self.calibration.observations() {
+                m.word(o.estimated);
+                m.word(o.real);
+            }
+        }
+        if let Some(clean) = self.calibration.observations_clean() {
+            m.word(4);
+            m.word(clean.len() as u64);
+            for o in clean {
                 m.word(o.estimated);
                 m.word(o.real);
             }
@@ -320,6 +339,10 @@ impl SessionSnapshot {
                 .map(|o| json!([o.estimated, o.real]))
                 .collect();
             o.insert("calibration".into(), Value::Array(pairs));
+        }
+        if let (Some(clean), Value::Object(o)) = (self.calibration.observations_clean(), &mut out) {
+            let pairs: Vec<Value> = clean.map(|o| json!([o.estimated, o.real])).collect();
+            o.insert("calibrationClean".into(), Value::Array(pairs));
         }
         out
     }
@@ -546,6 +569,48 @@ mod tests {
         }
         // An empty calibration leaves the field (and the check) as before.
         assert!(sample().to_json().get("calibration").is_none());
+    }
+
+    #[test]
+    fn the_observations_before_a_clearing_round_trip_and_are_checked() {
+        use crate::measure::calibration::Observed;
+        let o = |estimated, real| Observation { estimated, real };
+        let mut s = sample();
+        s.calibration = Calibration::from_observations([o(37, 26_450)]);
+        s.calibration.observe_as(Observed {
+            observation: o(2_426, 49_361),
+            spans_clearing: true,
+        });
+        let v = s.to_json();
+        assert_eq!(v["calibration"], json!([[37, 26_450], [2_426, 49_361]]));
+        assert_eq!(v["calibrationClean"], json!([[37, 26_450]]));
+        let back = SessionSnapshot::parse(&v).unwrap();
+        assert_eq!(back, s);
+        assert_eq!(back.calibration.fit(), s.calibration.fit());
+        // Edited (or dropped): the check no longer matches.
+        let mut edited = v.clone();
+        edited["calibrationClean"][0][1] = json!(26_451);
+        let e = SessionSnapshot::parse(&edited).unwrap_err();
+        assert!(e.message.contains("snapshot.check"), "{}", e.message);
+        let mut dropped = v.clone();
+        dropped.as_object_mut().unwrap().remove("calibrationClean");
+        assert!(SessionSnapshot::parse(&dropped).is_err());
+        for bad in [json!({}), json!([[1, 2, 3]]), json!([["1", 2]])] {
+            let mut b = v.clone();
+            b["calibrationClean"] = bad.clone();
+            let e = SessionSnapshot::parse(&b).unwrap_err();
+            assert!(
+                e.message.contains("snapshot.calibrationClean"),
+                "{bad}: {}",
+                e.message
+            );
+        }
+        // Without a clearing, the snapshot (and its check) is the one written before.
+        let mut plain = sample();
+        plain.calibration = Calibration::from_observations([o(37, 26_450), o(2_426, 29_361)]);
+        let v = plain.to_json();
+        assert!(v.get("calibrationClean").is_none());
+        assert_eq!(v["check"], "dca5837fe859f00d");
     }
 
     #[test]

@@ -19,6 +19,18 @@
 //! −19 % to −0.3 % (the rest is what the agent re-attached after its compaction without
 //! writing it to the transcript, which no count of the transcript can see).
 //!
+//! Micro-compaction (SPEC §10) replaces old tool results with a placeholder. A usage reported
+//! before that measured the results; the estimate of the edited messages sees only the
+//! placeholder: paired, such observations fall far off the line (on the shared long session,
+//! micro-compacted, they scattered past [`MAX_SCATTER`] and nothing was learned: the count
+//! after its compaction was the summary's bare estimate, 576 tokens instead of ~30K). A usage
+//! reported after it measured the placeholder and is as good as any. Which of the two a usage
+//! was, the messages do not tell, so the calibration keeps two sets: every observation, and
+//! those whose request held no cleared result (see [`Calibration::observe_as`]). The line is
+//! fitted to every observation, unless they fit none or their line misses the second set,
+//! which then gives it (see [`Calibration::fit`]): nothing valid is thrown away, and what a
+//! clearing spoilt does not spoil the line.
+//!
 //! The observations are whole numbers, so a calibration saved as JSON comes back exact, and
 //! the fit (computed from them) is the same on every machine.
 
@@ -80,10 +92,27 @@ impl Fit {
     }
 }
 
+/// An observation as the running count makes it: the usage of a response against the
+/// estimate of what its request sent, and whether that request held a tool result cleared
+/// since (the usage may then have measured the result, the estimate sees the placeholder).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Observed {
+    /// The observation.
+    pub observation: Observation,
+    /// Its request held a tool result that is the cleared placeholder now.
+    pub spans_clearing: bool,
+}
+
 /// The observations of a conversation, latest last.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Calibration {
+    /// Every observation (at most [`MAX_OBSERVATIONS`], see [`Calibration::observe`]).
     seen: VecDeque<Observation>,
+    /// Those whose request held no cleared tool result, kept the same way (the same as `seen`
+    /// until one did).
+    clean: VecDeque<Observation>,
+    /// An observation spanned a clearing: `clean` may differ from `seen`.
+    spanned: bool,
 }
 
 impl Calibration {
@@ -104,26 +133,56 @@ impl Calibration {
     /// estimate seen (a session's first request, the first after a compaction) to the latest,
     /// so the overhead is measured near where it is used instead of extrapolated from the end
     /// of a long conversation.
+    ///
+    /// The observation is of a request that held no cleared tool result: see
+    /// [`observe_as`](Self::observe_as).
     pub fn observe(&mut self, o: Observation) {
-        self.seen.push_back(o);
-        if self.seen.len() > MAX_OBSERVATIONS {
-            let mut order: Vec<usize> = (0..self.seen.len()).collect();
-            order.sort_by_key(|&i| (self.seen[i].estimated, i));
-            // Of the observations before the latest KEEP_LATEST, an inner one (never the
-            // smallest or largest estimate) whose neighbours are closest, the oldest of those.
-            let older = self.seen.len() - KEEP_LATEST;
-            let drop = order
-                .windows(3)
-                .filter(|w| w[1] < older)
-                .min_by_key(|w| (self.seen[w[2]].estimated - self.seen[w[0]].estimated, w[1]))
-                .map_or(0, |w| w[1]);
-            self.seen.remove(drop);
+        keep(&mut self.seen, o);
+        keep(&mut self.clean, o);
+    }
+
+    /// Adds an observation the running count made ([`observe`](Self::observe)). One whose
+    /// request held a tool result cleared since (`spans_clearing`) joins every observation,
+    /// not the set of those that held none: its usage may have measured the result before
+    /// the clearing (micro-compacting a conversation already sent) or the placeholder (a
+    /// conversation that went on after it); [`fit`](Self::fit) falls back on that set only
+    /// when the line through every observation fits none or misses it.
+    pub fn observe_as(&mut self, o: Observed) {
+        if o.spans_clearing {
+            self.spanned = true;
+            keep(&mut self.seen, o.observation);
+        } else {
+            self.observe(o.observation);
         }
+    }
+
+    /// A calibration from saved observations: every one kept (oldest first, as
+    /// [`observations`](Self::observations) gives them) and, when some spanned a clearing,
+    /// those that did not (as [`observations_clean`](Self::observations_clean) gives them).
+    pub fn from_sets(
+        all: impl IntoIterator<Item = Observation>,
+        clean: Option<impl IntoIterator<Item = Observation>>,
+    ) -> Calibration {
+        let mut c = Calibration::from_observations(all);
+        if let Some(clean) = clean {
+            c.clean.clear();
+            for o in clean {
+                keep(&mut c.clean, o);
+            }
+            c.spanned = true;
+        }
+        c
     }
 
     /// The observations, oldest first.
     pub fn observations(&self) -> impl ExactSizeIterator<Item = &Observation> {
         self.seen.iter()
+    }
+
+    /// The observations whose request held no cleared tool result, oldest first; `None` when
+    /// that is every one ([`observations`](Self::observations)).
+    pub fn observations_clean(&self) -> Option<impl ExactSizeIterator<Item = &Observation>> {
+        self.spanned.then(|| self.clean.iter())
     }
 
     /// Whether nothing was observed.
@@ -143,69 +202,107 @@ impl Calibration {
     /// tools, whatever the ratio. Otherwise (a large conversation seen once: overhead, a
     /// ratio or missed content?) `None`. (An overhead past a low auto-compact threshold makes
     /// compacting futile: the automatic compaction checks for it.)
+    ///
+    /// When some observations spanned a clearing ([`observe_as`](Self::observe_as)), the
+    /// line through all of them stands only if it also fits the others, those no clearing
+    /// touched (within [`MAX_SCATTER`], as any line fits its own): usage that measured results
+    /// cleared since lies above it, by what was cleared, and either scatters past any line or
+    /// tilts it away from the requests before the clearing. Otherwise the line is the one the
+    /// others fit (the line through all, if they fit none).
     pub fn fit(&self) -> Option<Fit> {
-        let n = self.seen.len();
-        if n < 2 || self.spread() < MIN_SPREAD {
-            return self.overhead_alone();
+        let all = fit_of(&self.seen);
+        let clean = &self.clean;
+        match all {
+            _ if !self.spanned => all,
+            Some(f) if clean.is_empty() || scatter(&f, clean) <= MAX_SCATTER => all,
+            _ => fit_of(clean).or(all),
         }
-        let nf = n as f64;
-        let (mut sx, mut sy) = (0.0f64, 0.0f64);
-        for o in &self.seen {
-            sx += o.estimated as f64;
-            sy += o.real as f64;
-        }
-        let (mx, my) = (sx / nf, sy / nf);
-        let (mut sxx, mut sxy) = (0.0f64, 0.0f64);
-        for o in &self.seen {
-            let dx = o.estimated as f64 - mx;
-            sxx += dx * dx;
-            sxy += dx * (o.real as f64 - my);
-        }
-        let ratio = (sxy / sxx).clamp(MIN_RATIO, MAX_RATIO);
-        let overhead = (my - ratio * mx).max(0.0);
-        let fit = Fit {
+    }
+}
+
+/// Adds `o` to the observations `seen` (see [`Calibration::observe`] for which stay).
+fn keep(seen: &mut VecDeque<Observation>, o: Observation) {
+    seen.push_back(o);
+    if seen.len() > MAX_OBSERVATIONS {
+        let mut order: Vec<usize> = (0..seen.len()).collect();
+        order.sort_by_key(|&i| (seen[i].estimated, i));
+        // Of the observations before the latest KEEP_LATEST, an inner one (never the
+        // smallest or largest estimate) whose neighbours are closest, the oldest of those.
+        let older = seen.len() - KEEP_LATEST;
+        let drop = order
+            .windows(3)
+            .filter(|w| w[1] < older)
+            .min_by_key(|w| (seen[w[2]].estimated - seen[w[0]].estimated, w[1]))
+            .map_or(0, |w| w[1]);
+        seen.remove(drop);
+    }
+}
+
+/// The line through the observations `seen` (see [`Calibration::fit`]).
+fn fit_of(seen: &VecDeque<Observation>) -> Option<Fit> {
+    let n = seen.len();
+    if n < 2 || spread(seen) < MIN_SPREAD {
+        return overhead_alone(seen);
+    }
+    let nf = n as f64;
+    let (mut sx, mut sy) = (0.0f64, 0.0f64);
+    for o in seen {
+        sx += o.estimated as f64;
+        sy += o.real as f64;
+    }
+    let (mx, my) = (sx / nf, sy / nf);
+    let (mut sxx, mut sxy) = (0.0f64, 0.0f64);
+    for o in seen {
+        let dx = o.estimated as f64 - mx;
+        sxx += dx * dx;
+        sxy += dx * (o.real as f64 - my);
+    }
+    let ratio = (sxy / sxx).clamp(MIN_RATIO, MAX_RATIO);
+    let overhead = (my - ratio * mx).max(0.0);
+    let fit = Fit {
+        overhead,
+        ratio,
+        observations: n,
+    };
+    (scatter(&fit, seen) <= MAX_SCATTER).then_some(fit)
+}
+
+/// How far the observations `seen` (at least one) are from the line `fit`: the root mean
+/// square of the relative errors.
+fn scatter(fit: &Fit, seen: &VecDeque<Observation>) -> f64 {
+    let mut sum = 0.0f64;
+    for o in seen {
+        let real = (o.real as f64).max(1.0);
+        let off = (fit.overhead + fit.ratio * o.estimated as f64 - real) / real;
+        sum += off * off;
+    }
+    (sum / seen.len() as f64).sqrt()
+}
+
+/// The standard deviation of the estimates observed (0 for none).
+fn spread(seen: &VecDeque<Observation>) -> f64 {
+    let n = seen.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let nf = n as f64;
+    let mx = seen.iter().map(|o| o.estimated as f64).sum::<f64>() / nf;
+    let sxx: f64 = seen.iter().map(|o| (o.estimated as f64 - mx).powi(2)).sum();
+    (sxx / nf).sqrt()
+}
+
+/// The overhead the smallest observation shows alone, at ratio 1 (see [`Calibration::fit`]).
+fn overhead_alone(seen: &VecDeque<Observation>) -> Option<Fit> {
+    let least = seen.iter().min_by_key(|o| (o.estimated, o.real))?;
+    let overhead = least.real as f64 - least.estimated as f64;
+    (least.estimated as f64 <= OVERHEAD_ALONE_SHARE * least.real as f64
+        && overhead > 0.0
+        && overhead <= MAX_OVERHEAD_ALONE)
+        .then_some(Fit {
             overhead,
-            ratio,
-            observations: n,
-        };
-        let mut scatter = 0.0f64;
-        for o in &self.seen {
-            let real = (o.real as f64).max(1.0);
-            let off = (overhead + ratio * o.estimated as f64 - real) / real;
-            scatter += off * off;
-        }
-        ((scatter / nf).sqrt() <= MAX_SCATTER).then_some(fit)
-    }
-
-    /// The standard deviation of the estimates observed (0 for none).
-    fn spread(&self) -> f64 {
-        let n = self.seen.len();
-        if n == 0 {
-            return 0.0;
-        }
-        let nf = n as f64;
-        let mx = self.seen.iter().map(|o| o.estimated as f64).sum::<f64>() / nf;
-        let sxx: f64 = self
-            .seen
-            .iter()
-            .map(|o| (o.estimated as f64 - mx).powi(2))
-            .sum();
-        (sxx / nf).sqrt()
-    }
-
-    /// The overhead the smallest observation shows alone, at ratio 1 (see [`Self::fit`]).
-    fn overhead_alone(&self) -> Option<Fit> {
-        let least = self.seen.iter().min_by_key(|o| (o.estimated, o.real))?;
-        let overhead = least.real as f64 - least.estimated as f64;
-        (least.estimated as f64 <= OVERHEAD_ALONE_SHARE * least.real as f64
-            && overhead > 0.0
-            && overhead <= MAX_OVERHEAD_ALONE)
-            .then_some(Fit {
-                overhead,
-                ratio: 1.0,
-                observations: self.seen.len(),
-            })
-    }
+            ratio: 1.0,
+            observations: seen.len(),
+        })
 }
 
 #[cfg(test)]
@@ -303,6 +400,125 @@ mod tests {
             )
         }));
         assert_eq!(c.fit(), None);
+    }
+
+    fn spanning(estimated: u64, real: u64) -> Observed {
+        Observed {
+            observation: obs(estimated, real),
+            spans_clearing: true,
+        }
+    }
+
+    #[test]
+    fn observations_spanning_a_clearing_are_learned_from_unless_they_spoil_the_line() {
+        // Before any clearing the two sets are one: nothing else is kept.
+        let mut c = Calibration::from_observations([obs(37, 26_450), obs(2_400, 29_400)]);
+        assert!(c.observations_clean().is_none());
+        // Requests that sent the placeholder (the conversation went on after a clearing, or
+        // a tool's output merely is its text): on the same line, every one is learned from.
+        for k in 1..=20u64 {
+            c.observe_as(spanning(k * 2_000, 26_400 + k * 2_500));
+        }
+        assert_eq!(c.observations().len(), 22);
+        assert_eq!(c.observations_clean().map(|o| o.len()), Some(2));
+        let f = c.fit().unwrap();
+        assert_eq!(f.observations, 22);
+        assert!(
+            (f.ratio - 1.25).abs() < 0.01 && (f.overhead - 26_400.0).abs() < 100.0,
+            "{f:?}"
+        );
+
+        // Usage reported before the clearing: it measured the results, the estimate sees
+        // the placeholder (a growing share of what was sent). Together they fit no line …
+        let mut c = Calibration::from_observations([obs(37, 26_450)]);
+        for k in 1..=40u64 {
+            let cleared = if k > 3 { (k - 3) * 2_500 } else { 0 };
+            c.observe_as(spanning(k * 400, 26_400 + k * 500 + cleared));
+        }
+        let all = Calibration::from_observations(c.observations().copied());
+        assert_eq!(all.fit(), None);
+        // … and the line is the one the others fit: the overhead of the first request.
+        let f = c.fit().unwrap();
+        assert_eq!((f.overhead, f.ratio, f.observations), (26_413.0, 1.0, 1));
+
+        // Cleared as the conversation grew, a little more each time: the observations after
+        // the clearing lie on a steeper line, and all together fit one that misses the
+        // requests before it (+40 % at the first).
+        // Micro-compacted with the latest 4 results kept (an agent's session: each result
+        // 2,000 tokens, 20,000 of system prompt and tools, 5/4 real tokens per estimated
+        // one): the usage of each request after the first clearing measured 2,524 more than
+        // the one before, its estimate 27 more; those after the latest clearing measured the
+        // kept results too. Together they fit a line, tilted away from the request before the
+        // clearing (+45 % at it).
+        let after: Vec<Observation> = (1..=7u64)
+            .map(|k| obs(6 + 27 * k, 20_008 + 2_524 * k))
+            .chain((0..4u64).map(|k| obs(2_214 + 2_019 * k, 40_198 + 2_524 * k)))
+            .collect();
+        let tilted = |first: Observation| {
+            let mut c = Calibration::from_observations([first]);
+            for &o in &after {
+                c.observe_as(spanning(o.estimated, o.real));
+            }
+            c
+        };
+        let c = tilted(obs(6, 20_008));
+        let all = Calibration::from_observations(c.observations().copied())
+            .fit()
+            .unwrap();
+        assert!(all.predict(6) > 29_000, "{all:?}");
+        // The line is the request before the clearing: the system prompt and tools.
+        let f = c.fit().unwrap();
+        assert_eq!((f.overhead, f.ratio, f.observations), (20_002.0, 1.0, 1));
+        // Had that request been on the line of all (within MAX_SCATTER), it would stand.
+        let c = tilted(obs(6, 25_000));
+        assert_eq!(
+            c.fit(),
+            Calibration::from_observations(c.observations().copied()).fit()
+        );
+        assert_eq!(c.fit().unwrap().observations, 12);
+
+        // Observations that follow no line, none of them spanning a clearing: no fallback.
+        let c =
+            Calibration::from_observations((1..=10).map(|k| obs(k * 10_000, 200_000 - k * 15_000)));
+        assert_eq!(c.fit(), None);
+    }
+
+    #[test]
+    fn the_observations_before_a_clearing_outlast_the_ones_after_it() {
+        // The clean set is kept the way every set is: many observations spanning a clearing
+        // thin out the set of all of them, not the clean one.
+        let mut c = Calibration::default();
+        for k in 0..10u64 {
+            c.observe(obs(37 + k * 300, 26_450 + k * 360));
+        }
+        for k in 0..200u64 {
+            c.observe_as(spanning(5_000 + k * 500, 90_000 + k * 7_000));
+        }
+        assert_eq!(c.observations().len(), MAX_OBSERVATIONS);
+        let clean: Vec<Observation> = c.observations_clean().unwrap().copied().collect();
+        assert_eq!(clean.len(), 10);
+        assert_eq!(clean[0], obs(37, 26_450));
+        // A clean observation joins both.
+        c.observe(obs(3_100, 30_130));
+        assert_eq!(c.observations_clean().unwrap().len(), 11);
+        assert_eq!(c.observations().last(), Some(&obs(3_100, 30_130)));
+        // Saved and read back, the same calibration (the same fit).
+        let back = Calibration::from_sets(
+            c.observations().copied(),
+            c.observations_clean()
+                .map(|o| o.copied().collect::<Vec<_>>()),
+        );
+        assert_eq!(back, c);
+        assert_eq!(back.fit(), c.fit());
+        let f = c.fit().unwrap();
+        assert!((f.overhead - 26_400.0).abs() < 100.0, "{f:?}");
+        // Without a clean set: as before.
+        let plain = Calibration::from_sets(c.observations().copied(), None::<Vec<Observation>>);
+        assert!(plain.observations_clean().is_none());
+        assert_eq!(
+            plain,
+            Calibration::from_observations(c.observations().copied())
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! The exact size of the context is known only where the API reported it: the `usage` of the
 //! latest response. Everything after that response is estimated from text length.
 
-use crate::measure::calibration::{Calibration, Observation};
+use crate::measure::calibration::{Calibration, Observed};
 use crate::model::error::{Error, Result};
 use crate::model::messages::{Kind, Message};
 use crate::model::view::{
@@ -1033,11 +1033,11 @@ fn learned_with_branches<V: ConversationView + ?Sized>(
         let f = message_facts(view, i)?;
         if i < end {
             if let Some(o) = chain.push_observed(&f) {
-                learned.observe(o);
+                learned.observe_as(o);
             }
         }
         if let Some(o) = file.push_as_written(view, i, f)? {
-            learned.observe(o);
+            learned.observe_as(o);
         }
     }
     Ok(learned)
@@ -1095,12 +1095,38 @@ pub struct MessageFacts {
     /// OpenAI Responses `compaction` item): the context starts at it, as
     /// [`active_start`] reads it.
     pub starts_context: bool,
+    /// It holds a tool result cleared to the placeholder (micro-compaction, SPEC §10): a
+    /// request that sent it before the clearing sent the result, which its estimate no longer
+    /// sees (see [`RunningCount::observe`]).
+    pub cleared: bool,
+}
+
+/// Whether `c` holds a tool result whose content is the cleared placeholder (not one that
+/// also holds media with no other form: those are still sent).
+pub fn holds_cleared_result(c: &ContentInfo) -> bool {
+    let ContentInfo::Blocks(bs) = c else {
+        return false;
+    };
+    bs.iter().any(|b| {
+        b.kind == Some(BlockKind::ToolResult)
+            && b.is_cleared
+            && !b.nested.iter().any(|n| {
+                matches!(n.kind, Some(BlockKind::Image) | Some(BlockKind::Document))
+                    && !n.is_plain_text
+            })
+    })
 }
 
 /// Reads the facts of message `i`.
 pub fn message_facts<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result<MessageFacts> {
     let kind = view.kind(i)?;
     let assistant = kind == Kind::Assistant;
+    let (tokens, cleared) = if is_sent(view, i)? {
+        let c = view.content(i, Detail::Estimate)?;
+        (estimate_content(&c), holds_cleared_result(&c))
+    } else {
+        (0, false)
+    };
     Ok(MessageFacts {
         kind: Some(kind),
         sidechain: view.is_sidechain(i),
@@ -1108,9 +1134,10 @@ pub fn message_facts<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result
         usage: if assistant { view.usage(i)? } else { None },
         partial: assistant && view.usage_is_partial(i),
         id: if assistant { view.message_id(i) } else { None },
-        tokens: estimate_message(view, i)?,
+        tokens,
         boundary_kept: view.boundary_kept(i),
         starts_context: view.starts_context(i),
+        cleared,
     })
 }
 
@@ -1143,6 +1170,10 @@ pub struct RunningCount {
     /// What the usage seen so far teaches about the messages' real size (kept across
     /// boundaries): counts where nothing anchors.
     calibration: Calibration,
+    /// A sent message since the last boundary holds a cleared tool result: the request of a
+    /// response after it may have sent the result before it was cleared (see
+    /// [`observe`](Self::observe)).
+    cleared: bool,
 }
 
 /// The lines of the latest response seen, as the batch count walks back over them.
@@ -1157,6 +1188,9 @@ struct Run {
     stale: bool,
     /// Its usage was observed for the [`Calibration`] (once per response).
     observed: bool,
+    /// What its request sent (the messages before its first line) held a cleared tool
+    /// result (see [`RunningCount::observe`]).
+    spans_clearing: bool,
 }
 
 impl RunningCount {
@@ -1167,7 +1201,7 @@ impl RunningCount {
 
     /// [`push`](Self::push), saying what the message's usage was observed as for the
     /// [`Calibration`] (`None`: nothing observed; a response's usage is observed once).
-    pub fn push_observed(&mut self, f: &MessageFacts) -> Option<Observation> {
+    pub fn push_observed(&mut self, f: &MessageFacts) -> Option<Observed> {
         if f.sidechain {
             return None;
         }
@@ -1195,6 +1229,9 @@ impl RunningCount {
             f.kind,
             Some(Kind::User | Kind::Assistant | Kind::Attachment)
         );
+        // Read before this message joins what was sent: a response's request did not send it.
+        let spans_clearing = self.cleared;
+        self.cleared |= sent && f.cleared;
         let assistant = f.kind == Some(Kind::Assistant);
         let continues = |r: &Run| r.id.is_some() && r.id == f.id;
         let in_window = self.stale > 0 && sent;
@@ -1234,6 +1271,7 @@ impl RunningCount {
             _ => Run {
                 id: f.id.clone(),
                 own: f.tokens,
+                spans_clearing,
                 ..Run::default()
             },
         };
@@ -1274,7 +1312,7 @@ impl RunningCount {
         view: &V,
         i: usize,
         f: MessageFacts,
-    ) -> Result<Option<Observation>> {
+    ) -> Result<Option<Observed>> {
         self.push_as_written_with(view.on_other_branch(i), f, || {
             Ok(estimate_content(&view.content(i, Detail::Estimate)?))
         })
@@ -1288,7 +1326,7 @@ impl RunningCount {
         other: bool,
         mut f: MessageFacts,
         content: impl FnOnce() -> Result<u64>,
-    ) -> Result<Option<Observation>> {
+    ) -> Result<Option<Observed>> {
         if other {
             f.sidechain = false;
             if matches!(
@@ -1323,7 +1361,7 @@ impl RunningCount {
     pub fn anchor_latest_observed(
         &mut self,
         usage: crate::model::view::UsageCounts,
-    ) -> Option<Option<Observation>> {
+    ) -> Option<Option<Observed>> {
         let run = self.run.as_ref()?;
         if run.stale {
             return None;
@@ -1344,20 +1382,31 @@ impl RunningCount {
 
     /// Records the usage of the response `run` (its first report only: every line of a
     /// response reports the same request) against the estimate of what its request sent.
+    ///
+    /// When that request held a tool result cleared to the placeholder (`run.spans_clearing`),
+    /// the usage measured the result if the clearing came after the request (micro-compacting
+    /// a conversation already sent), the placeholder if it came before (a conversation that
+    /// went on after it, or a tool whose output merely is the placeholder's text); the
+    /// messages do not tell which. Such an observation is kept as spanning a clearing: the
+    /// [`Calibration`] learns from it, and falls back on the others only when it spoils the
+    /// line (see [`Calibration::fit`]).
     fn observe(
         &mut self,
         run: &mut Run,
         usage: crate::model::view::UsageCounts,
-    ) -> Option<Observation> {
+    ) -> Option<Observed> {
         if run.observed {
             return None;
         }
         run.observed = true;
-        let o = Observation {
-            estimated: self.all.saturating_sub(run.own + run.since),
-            real: usage.input_total(),
+        let o = Observed {
+            observation: crate::measure::calibration::Observation {
+                estimated: self.all.saturating_sub(run.own + run.since),
+                real: usage.input_total(),
+            },
+            spans_clearing: run.spans_clearing,
         };
-        self.calibration.observe(o);
+        self.calibration.observe_as(o);
         Some(o)
     }
 
@@ -1400,6 +1449,7 @@ impl RunningCount {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::calibration::Observation;
     use crate::model::messages::Message;
     use serde_json::{json, Value};
 
@@ -1799,6 +1849,169 @@ mod tests {
             )
         })
         .collect()
+    }
+
+    /// `prefix`, then an agent's `n` rounds: a Read call after 2,000 characters of text, its
+    /// response carrying the usage of its request, then its result, `result(k)` (an 8,000-character text: 2,000 tokens). The
+    /// real size of each request is 25,000 tokens of system prompt and tools plus 5/4 of the
+    /// estimate of the messages it sent (since the last boundary).
+    fn agent_rounds(prefix: Vec<Value>, n: usize, result: impl Fn(usize) -> String) -> Vec<Value> {
+        let mut v = prefix;
+        for k in 0..n {
+            let start = v
+                .iter()
+                .rposition(|m| m["subtype"] == "compact_boundary")
+                .map_or(0, |b| b + 1);
+            let sent = Message::parse_all(Value::Array(v[start..].to_vec())).unwrap();
+            let estimate = estimate_range(sent.as_slice(), 0..sent.len()).unwrap();
+            let call = json!({"type": "tool_use", "id": format!("t{k}"), "name": "Read",
+                "input": {"file_path": format!("/src/f{k}.rs")}});
+            let text = json!({"type": "text", "text": "a".repeat(2_000)});
+            v.push(json!({"role": "assistant", "content": [text, call],
+                "usage": {"input_tokens": 25_000 + estimate * 5 / 4, "output_tokens": 20}}));
+            v.push(json!({"role": "user", "content": [{"type": "tool_result",
+                "tool_use_id": format!("t{k}"), "content": result(k)}]}));
+        }
+        v
+    }
+
+    /// [`agent_rounds`] from a prompt, its results 8,000 characters each.
+    fn agent_session(n: usize) -> Vec<Value> {
+        let prompt = json!({"role": "user", "content": "fix the tests ".repeat(10)});
+        agent_rounds(vec![prompt], n, |_| "x".repeat(8_000))
+    }
+
+    /// `v` micro-compacted after the fact: every result but the latest `keep` is the
+    /// placeholder, the usage stays as it was reported.
+    fn cleared_but(mut v: Vec<Value>, keep: usize) -> Vec<Value> {
+        use crate::model::view::CLEARED_PLACEHOLDER;
+        let results: Vec<usize> = (0..v.len())
+            .filter(|&i| v[i]["content"][0]["type"] == "tool_result")
+            .collect();
+        for &i in &results[..results.len().saturating_sub(keep)] {
+            v[i]["content"][0]["content"] = json!(CLEARED_PLACEHOLDER);
+        }
+        v
+    }
+
+    /// What the running count learns from `m`, checked against the batch count.
+    fn learned_running(m: &[Message]) -> Calibration {
+        let mut running = RunningCount::default();
+        for i in 0..m.len() {
+            running.push(&message_facts(m, i).unwrap());
+        }
+        assert_eq!(
+            running.total(),
+            token_count_with_estimation(m).unwrap().total
+        );
+        let learned = learned_before(m, m.len()).unwrap();
+        assert_eq!(running.calibration(), &learned);
+        learned
+    }
+
+    #[test]
+    fn usage_reported_before_a_clearing_does_not_spoil_the_line() {
+        let plain = Message::parse_all(Value::Array(agent_session(30))).unwrap();
+        let f = learned_running(&plain).fit().unwrap();
+        assert!(
+            (f.overhead - 25_000.0).abs() < 50.0 && (f.ratio - 1.25).abs() < 0.01,
+            "{f:?}"
+        );
+        // Micro-compacted after the session: 28 results are the placeholder. The usage of
+        // every request after the first of them measured the result, the estimate sees the
+        // placeholder: together the 30 observations fit no line (before: nothing was learned,
+        // the count after a compaction was the bare estimate).
+        let m = Message::parse_all(Value::Array(cleared_but(agent_session(30), 2))).unwrap();
+        assert!(message_facts(m.as_slice(), 2).unwrap().cleared);
+        assert!(!message_facts(m.as_slice(), 1).unwrap().cleared);
+        let learned = learned_running(&m);
+        let all = Calibration::from_observations(learned.observations().copied());
+        assert_eq!(all.fit(), None);
+        // Every observation is kept; the line is the one of the request before the first
+        // cleared result: the system prompt and tools.
+        assert_eq!(learned.observations().len(), 30);
+        assert_eq!(learned.observations_clean().map(|o| o.len()), Some(1));
+        let f = learned.fit().unwrap();
+        assert!((f.overhead - 25_000.0).abs() < 50.0, "{f:?}");
+        assert_eq!(f.observations, 1);
+    }
+
+    #[test]
+    fn a_tool_output_that_is_the_placeholder_text_does_not_stop_the_learning() {
+        use crate::model::view::CLEARED_PLACEHOLDER;
+        // The second tool's output merely is the placeholder's text, sent as it is: every
+        // request after it is learned from, as before.
+        let v = agent_rounds(
+            vec![json!({"role": "user", "content": "fix the tests ".repeat(10)})],
+            30,
+            |k| {
+                if k == 1 {
+                    CLEARED_PLACEHOLDER.into()
+                } else {
+                    "x".repeat(8_000)
+                }
+            },
+        );
+        let m = Message::parse_all(Value::Array(v)).unwrap();
+        assert!(message_facts(m.as_slice(), 4).unwrap().cleared);
+        let learned = learned_running(&m);
+        assert_eq!(learned.observations_clean().map(|o| o.len()), Some(2));
+        let f = learned.fit().unwrap();
+        assert_eq!(f.observations, 30);
+        assert!(
+            (f.overhead - 25_000.0).abs() < 50.0 && (f.ratio - 1.25).abs() < 0.01,
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn requests_after_a_session_memory_compaction_that_kept_cleared_results_teach_the_line() {
+        // Micro-compacted, then compacted with session memory: the summary and the last 4
+        // messages kept (the results among them cleared), then 20 more rounds, each request
+        // sending the kept placeholders. Its usage measured what the estimate sees.
+        let old = cleared_but(agent_session(10), 0);
+        let mut prefix = vec![
+            json!({"type": "system", "subtype": "compact_boundary",
+                   "compactMetadata": {"trigger": "auto", "keptMessages": 4}}),
+            json!({"role": "user", "content": "Summary: the tests were fixed. ".repeat(20)}),
+        ];
+        prefix.extend_from_slice(&old[old.len() - 4..]);
+        let m = Message::parse_all(Value::Array(agent_rounds(prefix, 20, |_| {
+            "x".repeat(8_000)
+        })))
+        .unwrap();
+        assert!(message_facts(m.as_slice(), 3).unwrap().cleared);
+        let learned = learned_running(&m);
+        // All 20 span the cleared results; they fit the line and all of them teach it.
+        assert_eq!(learned.observations_clean().map(|o| o.len()), Some(0));
+        let f = learned.fit().unwrap();
+        assert_eq!(f.observations, 20);
+        assert!(
+            (f.overhead - 25_000.0).abs() < 50.0 && (f.ratio - 1.25).abs() < 0.01,
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn the_shared_long_session_micro_compacted_keeps_its_calibration() {
+        use crate::transforms::microcompact::{micro_compact, MicroCompactOptions};
+        let (_, m) = shared_transcripts().pop().unwrap();
+        // The lines before its real compaction (line 753).
+        let before = &m[..753];
+        let plain = learned_before(before, before.len()).unwrap();
+        let plan = micro_compact(before, &MicroCompactOptions::default()).unwrap();
+        assert!(plan.tokens_freed > 80_000, "{}", plan.tokens_freed);
+        let mc = crate::model::view::apply_edits(before, &plan.edits).unwrap();
+        let learned = learned_before(mc.as_slice(), mc.len()).unwrap();
+        // Nothing thrown away: as many observations as without the clearing.
+        assert_eq!(learned.observations().len(), plain.observations().len());
+        // The count of a 600-token summary: within 10 % of the one without the clearing
+        // (before: no line, the bare 600).
+        let (a, b) = (
+            learned.fit().unwrap().predict(600) as f64,
+            plain.fit().unwrap().predict(600) as f64,
+        );
+        assert!((a - b).abs() < 0.1 * b, "{a} vs {b}");
     }
 
     #[test]
