@@ -6,6 +6,7 @@
 // another build).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { AIMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
 
 const cc = await import(process.env.CC_PKG ?? '../../pkg/node.js');
 
@@ -88,4 +89,67 @@ test('1: session-memory compaction keeps an answered, unsent approval too', asyn
   assert.equal(out.at(-2), request);
   assert.equal(out.at(-1), response);
   assertValid(out);
+});
+
+// ---- 2: a LangChain audio reply (additional_kwargs.audio) is the assistant's turn --------
+
+const transcript = `The capital is PARIS-MARKER. ${big(100, 'sentence')}`;
+const audio = () => ({ id: 'audio_abc123', data: `UklGR${'A'.repeat(200000)}`, expires_at: 1790000000, transcript });
+// As ChatOpenAI returns it: empty content, OpenAI Chat's `audio` in additional_kwargs.
+const lcAudioReply = () => new AIMessage({ content: '', additional_kwargs: { audio: audio() } });
+// The forms LangChain writes it in: the instance, its serialized `{lc: 1, kwargs}` and its
+// stored `{type: 'ai', data}`.
+const forms = (m) => [m, JSON.parse(JSON.stringify(m)), { type: 'ai', data: { content: m.content, additional_kwargs: m.additional_kwargs } }];
+
+test('2: a LangChain audio reply is in the API view, counted as its transcript and its audio', () => {
+  const one = (reply) => [new HumanMessage('What is the capital of France?'), reply, new HumanMessage('thanks')];
+  const asText = cc.tokenCountWithEstimation(one(new AIMessage(transcript)));
+  for (const reply of forms(lcAudioReply())) {
+    const asAudio = cc.tokenCountWithEstimation(one(reply));
+    assert.ok(asAudio > asText, `${asAudio} vs ${asText}`);
+    assert.ok(asAudio < asText + 5000, `${asAudio}: the base64 is media, not text`);
+    const api = cc.toApiMessages(one(reply));
+    assert.equal(api.length, 3);
+    assert.equal(api[1].role, 'assistant');
+    assert.match(api[1].content[0].text, /PARIS-MARKER/);
+    assertValid(one(reply));
+  }
+});
+
+test('2: the transcript of a LangChain audio reply reaches the summary request', async () => {
+  for (const reply of forms(lcAudioReply())) {
+    const msgs = [new SystemMessage('You are a voice assistant.'), new HumanMessage('What is the capital?'), reply];
+    for (let i = 0; i < 6; i++) msgs.push(new HumanMessage(`question ${i} ${big(40, 'q')}`), new AIMessage(`answer ${i} ${big(40, 'a')}`));
+    msgs.push(new HumanMessage('And what did you say?'));
+    let sent = '';
+    await cc.compactConversation(msgs, { model: 'gpt-4o-audio-preview', summarize: async (r) => { sent = JSON.stringify(r); return '<summary>S</summary>'; } });
+    assert.match(sent, /PARIS-MARKER/);
+    assert.ok(!sent.includes('UklGRAAAA'), 'the audio is no text of the summary request');
+  }
+});
+
+// An audio reply sent back by its id only (OpenAI Chat's `audio: {id}`, which the provider
+// keeps until `expires_at`) holds nothing the library can read: it counts nothing and has no
+// message in the API view (the user turns around it are merged there, as the API merges
+// them); validation and compaction stay valid. Guards (they pass before the fix too).
+test('2: an audio reply with only its id counts nothing and leaves no empty message anywhere', async () => {
+  const shapes = [
+    { reply: { role: 'assistant', content: null, audio: { id: 'audio_abc123' } }, user: (t) => ({ role: 'user', content: t }),
+      ai: (t) => ({ role: 'assistant', content: t }), system: { role: 'system', content: 's' } },
+    { reply: new AIMessage({ content: '', additional_kwargs: { audio: { id: 'audio_abc123' } } }), user: (t) => new HumanMessage(t),
+      ai: (t) => new AIMessage(t), system: new SystemMessage('s') },
+  ];
+  for (const { reply, user, ai, system } of shapes) {
+    assert.equal(cc.tokenCountWithEstimation([reply]), 0);
+    for (const msgs of [[user('hi'), reply, user('again')], [user('hi'), reply]]) {
+      const api = cc.toApiMessages(msgs);
+      assert.equal(api.length, 1, JSON.stringify(api));
+      assert.ok(api[0].content.length > 0);
+      assertValid(msgs);
+    }
+    const long = [system];
+    for (let i = 0; i < 6; i++) long.push(user(`q${i} ${big(60)}`), reply, user(`more ${i}`), ai(`a${i} ${big(20)}`));
+    long.push(user('last'), reply);
+    for (const keepLastUserMessage of [false, true]) assertValid(await compact(long, 'gpt-4o-audio-preview', { keepLastUserMessage }));
+  }
 });
