@@ -2264,7 +2264,10 @@ export declare function toApiMessages<M extends MessageInput>(messages: readonly
  * its code called client tools (programmatic tool calling: a `tool_use` of the same message
  * whose `caller.tool_id` names it): its result then comes in the assistant message after their
  * `tool_result`s. A server tool result that answers no `server_tool_use` of its message or an
- * earlier one is reported.
+ * earlier one is reported. So is each of your Anthropic messages with empty content (`''` or
+ * `[]`) other than a final assistant message (an empty prefill): the API refuses the array
+ * sent as it is, while {@link toApiMessages} leaves such a message out (the problem names it,
+ * `messages[k]`, and is placed at the view message before it).
  */
 export declare function validateForApi<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): ApiValidation;
 

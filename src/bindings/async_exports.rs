@@ -959,7 +959,9 @@ pub fn to_api_messages(
 
 /// `validateForApi(messages)` → `{valid, problems: [{message, problem}]}`: the invariants
 /// the Messages API enforces (user first, tool pairs, no empty content), checked on the API
-/// view of `messages`.
+/// view of `messages`, and (Anthropic messages only: those of other shapes are not sent as
+/// they are) the caller's messages with empty content that the view leaves out (all but a
+/// final assistant message).
 #[cfg(feature = "base")]
 #[wasm_bindgen(js_name = validateForApi, unchecked_return_type = "ApiValidation")]
 pub fn validate_for_api(
@@ -967,8 +969,12 @@ pub fn validate_for_api(
     #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
     let shape = js(reading("options", || options::shape_options(&options)))?;
-    let typed = js(messages_as_sent(&messages, shape))?.typed;
-    let problems = crate::transforms::messages_api::validate_for_api(&typed);
+    let read = js(messages_as_sent(&messages, shape))?;
+    // Another shape's messages are not sent as they are: their view alone is checked.
+    let problems = match read.foreign {
+        None => crate::transforms::messages_api::validate_for_api(&read.typed),
+        Some(_) => crate::transforms::messages_api::validate_api_view(&read.typed),
+    };
     let o = Object::new();
     Reflect::set(&o, &"valid".into(), &problems.is_empty().into())?;
     Reflect::set(&o, &"problems".into(), &to_js(&problems)?)?;

@@ -241,6 +241,17 @@ pub fn to_api_messages(messages: &[Message]) -> Vec<Value> {
 
 /// The messages [`to_api_messages`] sends, as their roles and the blocks each sends.
 fn api_groups(messages: &[Message]) -> Vec<(&'static str, Vec<Sent<'_>>)> {
+    api_groups_noting(messages, None)
+}
+
+/// [`api_groups`], noting in `empty` each API message (not a transcript line) sent with
+/// empty content (`""` or `[]`), which the view leaves out: its index in `messages`, its
+/// role, and the index of the last message of the view of the messages before it (0 when
+/// none).
+fn api_groups_noting<'a>(
+    messages: &'a [Message],
+    mut empty: Option<&mut Vec<(usize, &'static str, usize)>>,
+) -> Vec<(&'static str, Vec<Sent<'a>>)> {
     // After the last boundary line, or from the last message that begins with the API's
     // `compaction` block (the API reads nothing before it).
     let start = messages
@@ -285,10 +296,23 @@ fn api_groups(messages: &[Message]) -> Vec<(&'static str, Vec<Sent<'_>>)> {
             }
         }
     }
-    for m in &messages[start..] {
+    for (k, m) in messages.iter().enumerate().skip(start) {
         let Some(role) = role_of(m) else { continue };
         let blocks = sent_of(m);
         let line = m.is_transcript();
+        if let Some(empty) = empty.as_deref_mut() {
+            let nothing = match m.content() {
+                Some(Content::Text(t)) => t.is_empty(),
+                Some(Content::Blocks(bs)) => bs.is_empty(),
+                None => false,
+            };
+            if nothing && !line && m.kind() != Kind::Attachment {
+                // The last view message of the messages before it: the user blocks held
+                // back while a response is open come as one message after it.
+                let before = out.len() + usize::from(!pending.is_empty());
+                empty.push((k, role, before.saturating_sub(1)));
+            }
+        }
         if role == "assistant" {
             let id = m.message_id();
             if let (Some((open_id, at)), Some(id)) = (&open, &id) {
@@ -422,13 +446,29 @@ fn programmatic_results_missing<'a>(
 /// message (except in the last message: a turn the API paused, continued by sending it back;
 /// and a call whose code called client tools — programmatic tool calling, a `tool_use` whose
 /// `caller` names it — whose result comes in the assistant message after their results), a
-/// server tool result that answers no call of its message or an earlier one.
+/// server tool result that answers no call of its message or an earlier one; and, last, each
+/// of the caller's messages (not transcript lines) with empty content (`""` or `[]`) but a
+/// final assistant one: the view leaves it out, but the API refuses such a message when the
+/// messages are sent as they are (only the final assistant message, a prefill, may be
+/// empty). Its problem is placed at the view message before it.
 pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
+    validate(messages, true)
+}
+
+/// [`validate_for_api`] without the checks of the caller's own messages as given (their
+/// empty content): for messages read from another ecosystem's shape, which are never sent to
+/// the Messages API as they are (only their API view is).
+pub fn validate_api_view(messages: &[Message]) -> Vec<Problem> {
+    validate(messages, false)
+}
+
+fn validate(messages: &[Message], as_given: bool) -> Vec<Problem> {
     use std::collections::HashSet;
     // Checked on the view's blocks as they are borrowed from the messages: the same view as
     // `toApiMessages`'s, read as its JSON would be, without writing it (tests/properties.rs
     // checks both agree with the checks on the JSON of `to_api_messages`).
-    let view = api_groups(messages);
+    let mut empty = Vec::new();
+    let view = api_groups_noting(messages, as_given.then_some(&mut empty));
     let mut problems = Vec::new();
     let mut say = |message: usize, problem: String| problems.push(Problem { message, problem });
     if view.is_empty() {
@@ -553,6 +593,21 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
             }
         }
     }
+    // The caller's own messages with empty content, which the view leaves out: sent as they
+    // are, the API refuses every one but a final assistant message (an empty prefill).
+    let last_sent = messages.iter().rposition(|m| role_of(m).is_some());
+    for &(k, role, at) in &empty {
+        if role == "assistant" && Some(k) == last_sent {
+            continue;
+        }
+        say(
+            at,
+            format!(
+                "messages[{k}] ({role}) has empty content: the API refuses it anywhere but as \
+                 the final assistant message (toApiMessages leaves it out)"
+            ),
+        );
+    }
     problems
 }
 
@@ -616,6 +671,54 @@ mod tests {
             sent[1]["content"][2]["caller"],
             one[1]["content"][2]["caller"]
         );
+    }
+
+    /// The caller's API message with empty content (`""` or `[]`) is left out of the view
+    /// (its neighbours merge there) but reported, wherever the API refuses it: anywhere but
+    /// as the final assistant message. Transcript lines with nothing to send are not.
+    #[test]
+    fn an_empty_api_message_is_reported_unless_it_is_the_final_assistant_one() {
+        let problems = |v: Value| validate_for_api(&m(v));
+        let user = json!({"role": "user", "content": "hi"});
+        let again = json!({"role": "user", "content": "again"});
+        for empty in [json!(""), json!([])] {
+            let a = json!({"role": "assistant", "content": empty});
+            let u = json!({"role": "user", "content": empty});
+            let mid = json!([user, a, again]);
+            assert_eq!(to_api_messages(&m(mid.clone())).len(), 1);
+            // Read from another shape (never sent as given), only the view is checked.
+            assert_eq!(validate_api_view(&m(mid.clone())), vec![]);
+            let p = problems(mid);
+            assert_eq!(p.len(), 1, "{p:?}");
+            assert_eq!(p[0].message, 0);
+            assert!(p[0]
+                .problem
+                .starts_with("messages[1] (assistant) has empty content"));
+            // A final (prefill) assistant message may be empty.
+            assert_eq!(problems(json!([user, a])), vec![]);
+            let done = json!({"role": "assistant", "content": "done"});
+            assert_eq!(problems(json!([user, done, a])), vec![]);
+            // An empty user message is refused anywhere, the last one too.
+            let p = problems(json!([user, done, u]));
+            assert_eq!(p.len(), 1, "{p:?}");
+            assert_eq!(p[0].message, 1);
+            assert!(p[0]
+                .problem
+                .starts_with("messages[2] (user) has empty content"));
+            // Two of them, each reported.
+            assert_eq!(problems(json!([u, user, a, done, again])).len(), 2);
+        }
+        // A transcript line with nothing to send is not the caller's message to send.
+        let line = |ty: &str, uuid: &str, content: Value| {
+            json!({"type": ty, "uuid": uuid, "parentUuid": null, "sessionId": "s",
+                   "message": {"role": ty, "content": content}})
+        };
+        let lines = json!([
+            line("user", "u1", json!("hi")),
+            line("assistant", "a1", json!([])),
+            line("user", "u2", json!("again"))
+        ]);
+        assert_eq!(problems(lines), vec![]);
     }
 
     /// A call's free-form input (an OpenAI custom tool's) goes to the API as the object the

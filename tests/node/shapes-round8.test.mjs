@@ -153,3 +153,44 @@ test('2: an audio reply with only its id counts nothing and leaves no empty mess
     for (const keepLastUserMessage of [false, true]) assertValid(await compact(long, 'gpt-4o-audio-preview', { keepLastUserMessage }));
   }
 });
+
+// ---- 3: an empty API message between turns is reported, never created ---------------------
+
+const u = (t) => ({ role: 'user', content: t }), a = (t) => ({ role: 'assistant', content: t });
+
+test('3: validateForApi reports an empty Anthropic message the API refuses, not a final empty assistant one', () => {
+  for (const empty of ['', []]) {
+    const mid = cc.validateForApi([u('hi'), a(empty), u('again')]);
+    assert.equal(mid.valid, false);
+    assert.equal(mid.problems.length, 1);
+    assert.match(mid.problems[0].problem, /^messages\[1\] \(assistant\) has empty content/);
+    assert.equal(cc.validateForApi([u('hi'), a('ok'), u(empty), a('x'), u('y')]).valid, false);
+    assert.equal(cc.validateForApi([u(empty), u('hi')]).valid, false);
+    // An empty prefill (the final assistant message) is what the API accepts.
+    assertValid([u('hi'), a(empty)]);
+    // toApiMessages leaves it out: what it gives is valid.
+    const api = cc.toApiMessages([u('hi'), a(empty), u('again')]);
+    assert.deepEqual(api, [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'text', text: 'again' }] }]);
+    assertValid(api);
+  }
+});
+
+// Guards (they pass before the change too): other shapes drop an empty message when they
+// read it, transcript lines with nothing to send are not sent, and a compaction summarizing an
+// empty message writes none.
+test('3: other shapes and transcript lines are not reported; a compaction creates no empty message', async () => {
+  const responses = [u('hi'), { type: 'message', role: 'assistant', content: [] }, { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'again' }] }];
+  assert.deepEqual(cc.validateForApi(responses, { shape: 'openai-responses' }).problems, []);
+  assertValid(responses);
+  assertValid([{ role: 'user', content: 'hi' }, { role: 'assistant', content: null, refusal: null }, { role: 'user', content: 'again' }]);
+  const line = (type, uuid, parentUuid, content) => ({ type, uuid, parentUuid, sessionId: 's', timestamp: '2026-01-01T00:00:00Z', message: { role: type, content } });
+  assertValid([line('user', 'u1', null, 'hi'), line('assistant', 'a1', 'u1', []), line('user', 'u2', 'a1', 'again')]);
+  const msgs = [];
+  for (let i = 0; i < 6; i++) msgs.push(u(`q${i} ${big(60)}`), a(i % 2 ? [] : ''), u(`more ${i}`), a(`a${i} ${big(20)}`));
+  msgs.push(u('last'));
+  for (const keepLastUserMessage of [false, true]) {
+    const out = await compact(msgs, 'claude-sonnet-4-5', { keepLastUserMessage });
+    assertValid(out);
+    for (const m of cc.toApiMessages(out)) assert.ok(m.content.length > 0);
+  }
+});
