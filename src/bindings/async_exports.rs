@@ -961,7 +961,7 @@ pub fn to_api_messages(
 /// the Messages API enforces (user first, tool pairs, no empty content), checked on the API
 /// view of `messages`, and (Anthropic messages only: those of other shapes are not sent as
 /// they are) the caller's messages with empty content that the view leaves out (all but a
-/// final assistant message).
+/// final assistant message) or holding a lone UTF-16 surrogate (U+FFFD in the view).
 #[cfg(feature = "base")]
 #[wasm_bindgen(js_name = validateForApi, unchecked_return_type = "ApiValidation")]
 pub fn validate_for_api(
@@ -972,7 +972,10 @@ pub fn validate_for_api(
     let read = js(messages_as_sent(&messages, shape))?;
     // Another shape's messages are not sent as they are: their view alone is checked.
     let problems = match read.foreign {
-        None => crate::transforms::messages_api::validate_for_api(&read.typed),
+        None => crate::transforms::messages_api::validate_for_api_with_lone_surrogates(
+            &read.typed,
+            &super::convert::lone_surrogates(&messages),
+        ),
         Some(_) => crate::transforms::messages_api::validate_api_view(&read.typed),
     };
     let o = Object::new();

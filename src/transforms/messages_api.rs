@@ -244,13 +244,23 @@ fn api_groups(messages: &[Message]) -> Vec<(&'static str, Vec<Sent<'_>>)> {
     api_groups_noting(messages, None)
 }
 
-/// [`api_groups`], noting in `empty` each API message (not a transcript line) sent with
-/// empty content (`""` or `[]`), which the view leaves out: its index in `messages`, its
-/// role, and the index of the last message of the view of the messages before it (0 when
-/// none).
+/// Where an API message (the caller's own message, not a transcript line) went in the view.
+struct Placed {
+    /// Its index in the messages.
+    message: usize,
+    /// Its role in the view.
+    role: &'static str,
+    /// The view message holding its blocks; for a message with nothing to send, the last
+    /// view message of the messages before it (0 when none).
+    at: usize,
+    /// Its content is empty (`""` or `[]`): the view leaves it out.
+    empty: bool,
+}
+
+/// [`api_groups`], noting in `placed` where each API message (not a transcript line) went.
 fn api_groups_noting<'a>(
     messages: &'a [Message],
-    mut empty: Option<&mut Vec<(usize, &'static str, usize)>>,
+    mut placed: Option<&mut Vec<Placed>>,
 ) -> Vec<(&'static str, Vec<Sent<'a>>)> {
     // After the last boundary line, or from the last message that begins with the API's
     // `compaction` block (the API reads nothing before it).
@@ -300,40 +310,51 @@ fn api_groups_noting<'a>(
         let Some(role) = role_of(m) else { continue };
         let blocks = sent_of(m);
         let line = m.is_transcript();
-        if let Some(empty) = empty.as_deref_mut() {
-            let nothing = match m.content() {
-                Some(Content::Text(t)) => t.is_empty(),
-                Some(Content::Blocks(bs)) => bs.is_empty(),
-                None => false,
-            };
-            if nothing && !line && m.kind() != Kind::Attachment {
-                // The last view message of the messages before it: the user blocks held
-                // back while a response is open come as one message after it.
-                let before = out.len() + usize::from(!pending.is_empty());
-                empty.push((k, role, before.saturating_sub(1)));
-            }
-        }
-        if role == "assistant" {
+        // The last view message of the messages before it: the user blocks held back while
+        // a response is open come as one message after it.
+        let before = (out.len() + usize::from(!pending.is_empty())).saturating_sub(1);
+        let sends = !blocks.is_empty();
+        let at = if role == "assistant" {
             let id = m.message_id();
-            if let (Some((open_id, at)), Some(id)) = (&open, &id) {
-                if open_id == id {
+            match (&open, &id) {
+                (Some((open_id, at)), Some(id)) if open_id == id => {
                     out[*at].1.extend(blocks);
-                    continue;
+                    *at
+                }
+                _ => {
+                    let pending_blocks = std::mem::take(&mut pending);
+                    push(&mut out, &mut lines, "user", pending_blocks, pending_line);
+                    pending_line = false;
+                    push(&mut out, &mut lines, "assistant", blocks, line);
+                    open = match (id, out.last()) {
+                        (Some(id), Some(("assistant", _))) => Some((id, out.len() - 1)),
+                        _ => None,
+                    };
+                    out.len().saturating_sub(1)
                 }
             }
-            let pending_blocks = std::mem::take(&mut pending);
-            push(&mut out, &mut lines, "user", pending_blocks, pending_line);
-            pending_line = false;
-            push(&mut out, &mut lines, "assistant", blocks, line);
-            open = match (id, out.last()) {
-                (Some(id), Some(("assistant", _))) => Some((id, out.len() - 1)),
-                _ => None,
-            };
         } else if open.is_some() {
-            pending_line |= line && !blocks.is_empty();
+            pending_line |= line && sends;
             pending.extend(blocks);
+            out.len()
         } else {
             push(&mut out, &mut lines, "user", blocks, line);
+            out.len().saturating_sub(1)
+        };
+        if let Some(placed) = placed.as_deref_mut() {
+            if !line && m.kind() != Kind::Attachment {
+                let empty = match m.content() {
+                    Some(Content::Text(t)) => t.is_empty(),
+                    Some(Content::Blocks(bs)) => bs.is_empty(),
+                    None => false,
+                };
+                placed.push(Placed {
+                    message: k,
+                    role,
+                    at: if sends { at } else { before },
+                    empty,
+                });
+            }
         }
     }
     push(&mut out, &mut lines, "user", pending, pending_line);
@@ -452,23 +473,34 @@ fn programmatic_results_missing<'a>(
 /// messages are sent as they are (only the final assistant message, a prefill, may be
 /// empty). Its problem is placed at the view message before it.
 pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
-    validate(messages, true)
+    validate(messages, Some(&[]))
+}
+
+/// [`validate_for_api`], also reporting the messages at the indices `lone` (ascending) as
+/// holding a lone UTF-16 surrogate, which the caller's messages may hold (JavaScript strings
+/// can; Rust strings cannot, so the typed messages hold U+FFFD in its place, as the view
+/// does): the API refuses the JSON text `JSON.stringify` writes of one (a `\ud800` escape
+/// unpaired). Transcript lines are not reported (they are sent through their view).
+pub fn validate_for_api_with_lone_surrogates(messages: &[Message], lone: &[usize]) -> Vec<Problem> {
+    validate(messages, Some(lone))
 }
 
 /// [`validate_for_api`] without the checks of the caller's own messages as given (their
 /// empty content): for messages read from another ecosystem's shape, which are never sent to
 /// the Messages API as they are (only their API view is).
 pub fn validate_api_view(messages: &[Message]) -> Vec<Problem> {
-    validate(messages, false)
+    validate(messages, None)
 }
 
-fn validate(messages: &[Message], as_given: bool) -> Vec<Problem> {
+/// The checks of [`validate_for_api`]; with `given` (the indices of the messages holding a
+/// lone surrogate), those of the caller's own messages as given too.
+fn validate(messages: &[Message], given: Option<&[usize]>) -> Vec<Problem> {
     use std::collections::HashSet;
     // Checked on the view's blocks as they are borrowed from the messages: the same view as
     // `toApiMessages`'s, read as its JSON would be, without writing it (tests/properties.rs
     // checks both agree with the checks on the JSON of `to_api_messages`).
-    let mut empty = Vec::new();
-    let view = api_groups_noting(messages, as_given.then_some(&mut empty));
+    let mut placed = Vec::new();
+    let view = api_groups_noting(messages, given.is_some().then_some(&mut placed));
     let mut problems = Vec::new();
     let mut say = |message: usize, problem: String| problems.push(Problem { message, problem });
     if view.is_empty() {
@@ -596,17 +628,35 @@ fn validate(messages: &[Message], as_given: bool) -> Vec<Problem> {
     // The caller's own messages with empty content, which the view leaves out: sent as they
     // are, the API refuses every one but a final assistant message (an empty prefill).
     let last_sent = messages.iter().rposition(|m| role_of(m).is_some());
-    for &(k, role, at) in &empty {
+    for p in placed.iter().filter(|p| p.empty) {
+        let (k, role) = (p.message, p.role);
         if role == "assistant" && Some(k) == last_sent {
             continue;
         }
         say(
-            at,
+            p.at,
             format!(
                 "messages[{k}] ({role}) has empty content: the API refuses it anywhere but as \
                  the final assistant message (toApiMessages leaves it out)"
             ),
         );
+    }
+    // The caller's messages holding a lone surrogate (text cut inside a surrogate pair).
+    let lone = given.unwrap_or(&[]);
+    if !lone.is_empty() {
+        for p in &placed {
+            if lone.binary_search(&p.message).is_ok() {
+                say(
+                    p.at,
+                    format!(
+                        "messages[{}] holds a lone UTF-16 surrogate (text cut inside a \
+                         surrogate pair?): the API refuses the request body as invalid JSON \
+                         (toApiMessages writes U+FFFD in its place)",
+                        p.message
+                    ),
+                );
+            }
+        }
     }
     problems
 }
@@ -719,6 +769,34 @@ mod tests {
             line("user", "u2", json!("again"))
         ]);
         assert_eq!(problems(lines), vec![]);
+    }
+
+    /// The caller's messages found holding a lone surrogate are reported at the view message
+    /// their blocks went to; transcript lines (sent through their view, where U+FFFD stands in
+    /// its place) are not.
+    #[test]
+    fn a_message_with_a_lone_surrogate_is_reported_where_it_is_sent() {
+        let v = json!([
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "a\u{fffd}b"},
+            {"role": "user", "content": "ok"},
+            {"role": "user", "content": [{"type": "text", "text": "x\u{fffd}"}]},
+            {"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s",
+             "message": {"role": "user", "content": "line"}}
+        ]);
+        let msgs = m(v);
+        assert_eq!(validate_for_api(&msgs), vec![]);
+        let p = validate_for_api_with_lone_surrogates(&msgs, &[1, 3, 4]);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!((p[0].message, p[1].message), (1, 2));
+        assert!(p[0]
+            .problem
+            .starts_with("messages[1] holds a lone UTF-16 surrogate"));
+        assert!(p[1]
+            .problem
+            .starts_with("messages[3] holds a lone UTF-16 surrogate"));
+        // Read from another shape, only the view is checked.
+        assert_eq!(validate_api_view(&msgs), vec![]);
     }
 
     /// A call's free-form input (an OpenAI custom tool's) goes to the API as the object the

@@ -194,3 +194,78 @@ test('3: other shapes and transcript lines are not reported; a compaction create
     for (const m of cc.toApiMessages(out)) assert.ok(m.content.length > 0);
   }
 });
+
+// ---- 4: lone UTF-16 surrogates --------------------------------------------------------------
+
+// Text cut inside a surrogate pair (a `slice` through an emoji) leaves a lone surrogate, which
+// JSON.stringify writes as an unpaired `\ud83d` escape: a request body the API refuses. The
+// API view writes U+FFFD in its place (as String.prototype.toWellFormed does), and nothing
+// else changes; validateForApi names the caller's message that holds one.
+const cut = 'smile 😀'.slice(0, -1); // 'smile \ud83d'
+const tricky = ['a\ud800b', 'x\udc00y', cut, '\udc00\ud800', '\ud800\ud83d\ude00', 'a\ud800\\udc00b', 'literal \\ud800', 'ok 😀'];
+const withText = (t) => [
+  { role: 'user', content: t },
+  { role: 'assistant', content: [{ type: 'text', text: t }, { type: 'tool_use', id: 't1', name: 'Read', input: { path: t, [t]: [t, { deep: t }] } }] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: t }, { type: 'text', text: t }] },
+  { role: 'assistant', content: [{ type: 'tool_use', id: 't2', name: 'Read', input: {} }] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't2', content: [{ type: 'text', text: t }] }] },
+];
+
+// Guard (it passes before the change too): what toApiMessages writes.
+test('4: toApiMessages writes U+FFFD for each lone surrogate (text, tool inputs and keys, tool results) and changes nothing else', () => {
+  for (const base of tricky) {
+    // Short strings cross in the messages' JSON text, long ones apart: both the same.
+    for (const t of [base, base + 'L'.repeat(5000)]) {
+      const api = cc.toApiMessages(withText(t));
+      const w = t.toWellFormed();
+      const input = api[1].content[1].input;
+      assert.deepEqual(
+        [api[0].content[0].text, api[1].content[0].text, input.path, Object.keys(input)[1], input[w]?.[0], input[w]?.[1]?.deep,
+          api[2].content[0].content, api[2].content[1].text, api[4].content[0].content[0].text],
+        Array(9).fill(w), JSON.stringify(base));
+      assert.ok(JSON.stringify(api).isWellFormed());
+      // Text is counted by its length, in which U+FFFD is the one unit the surrogate was.
+      assert.equal(cc.tokenCountWithEstimation([u(t)]), cc.tokenCountWithEstimation([u(w)]));
+    }
+  }
+});
+
+test('4: validateForApi names each Anthropic message holding a lone surrogate', () => {
+  for (const t of ['a\ud800b', cut, '\udc00\ud800', 'a\ud800\\udc00b']) {
+    for (const long of [false, true]) {
+      const msgs = withText(long ? t + 'L'.repeat(5000) : t);
+      const r = cc.validateForApi(msgs);
+      assert.equal(r.valid, false, JSON.stringify(t));
+      assert.deepEqual(r.problems.map((p) => p.problem.match(/^messages\[(\d)\] holds a lone UTF-16 surrogate/)?.[1]), ['0', '1', '2', '4']);
+      assert.deepEqual(r.problems.map((p) => p.message), [0, 1, 2, 4]);
+      // What toApiMessages gives is what the API takes.
+      assertValid(cc.toApiMessages(msgs));
+    }
+  }
+  // A key alone, deep in a tool input.
+  const key = [{ role: 'user', content: 'q' }, { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Write', input: { a: [{ ['k\udfff']: 1 }] } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }] }];
+  assert.deepEqual(cc.validateForApi(key).problems.map((p) => p.message), [1]);
+  // Well-formed text (pairs, a literal backslash-u, U+FFFD itself) is no problem.
+  for (const t of ['ok 😀', 'literal \\ud800', 'replacement \ufffd']) assertValid(withText(t));
+});
+
+// Guards (they pass before the change too): transcript lines are sent through their view and
+// other shapes are not sent as they are; a compaction's own request is well-formed, and the
+// caller's kept messages come back as they were.
+test('4: transcript lines and other shapes are not reported; a compaction writes well-formed text', async () => {
+  const line = { type: 'user', uuid: 'u1', parentUuid: null, sessionId: 's', timestamp: '2026-01-01T00:00:00Z', message: { role: 'user', content: `hi ${cut}` } };
+  assertValid([line]);
+  const chat = [{ role: 'user', content: cut }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'Read', arguments: JSON.stringify({ path: cut }) } }] },
+    { role: 'tool', tool_call_id: 'c1', content: cut }];
+  assertValid(chat);
+  const msgs = [];
+  for (let i = 0; i < 6; i++) msgs.push(u(`q${i} ${cut} ${big(60)}`), a(`a${i} ${big(20)}`));
+  msgs.push(u(`last ${cut}`));
+  let sent = '';
+  const r = await cc.compactConversation(msgs, { model: 'claude-sonnet-4-5', keepLastUserMessage: true,
+    summarize: async (req) => { sent = JSON.stringify(req); return '<summary>S</summary>'; } });
+  assert.ok(sent.isWellFormed() && !/\\ud[89a-f]/.test(sent), 'the summary request is well-formed');
+  assert.ok(sent.includes('q0 smile \ufffd'));
+  assert.equal(cc.buildPostCompactMessages(r).at(-1), msgs.at(-1));
+});
