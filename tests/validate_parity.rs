@@ -4,13 +4,14 @@
 //! order, with the same words, on the shared transcripts (and each with one line left out),
 //! on generated valid conversations broken in small ways, and on generated messages of every
 //! block type with clashing ids, blank texts, split responses, boundaries, attachments and
-//! sub-agent lines. `api_view`, which `toApiMessages` writes without building the values of
+//! sub-agent lines (and, checked on the messages, the caller's API messages with empty
+//! content, which the view leaves out). `api_view`, which `toApiMessages` writes without building the values of
 //! `to_api_messages`, must write the same text on all of them.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use context_compaction::model::messages::Message;
+use context_compaction::model::messages::{Content, Kind, Message};
 use context_compaction::transforms::messages_api::{
     api_view, to_api_messages, validate_for_api, Problem,
 };
@@ -205,6 +206,40 @@ fn reference(messages: &[Message]) -> Vec<Problem> {
                 }
             }
         }
+    }
+    // Added after the rest: the caller's API messages with empty content, which the view
+    // leaves out, wherever the API refuses them (all but a final assistant message), each
+    // placed at the last view message of the messages before it.
+    let start = messages
+        .iter()
+        .rposition(|m| (m.is_compact_boundary() || m.holds_compaction()) && !m.is_sidechain())
+        .map_or(0, |b| b + usize::from(messages[b].is_compact_boundary()));
+    let sent = |m: &Message| {
+        !m.is_sidechain() && matches!(m.kind(), Kind::User | Kind::Assistant | Kind::Attachment)
+    };
+    let last_sent = messages.iter().rposition(sent);
+    for (k, m) in messages.iter().enumerate().skip(start) {
+        let role = match m.kind() {
+            Kind::User => "user",
+            Kind::Assistant => "assistant",
+            _ => continue,
+        };
+        let empty = match m.content() {
+            Some(Content::Text(t)) => t.is_empty(),
+            Some(Content::Blocks(bs)) => bs.is_empty(),
+            None => false,
+        };
+        if !empty || m.is_transcript() || !sent(m) || (role == "assistant" && Some(k) == last_sent)
+        {
+            continue;
+        }
+        say(
+            to_api_messages(&messages[..k]).len().saturating_sub(1),
+            format!(
+                "messages[{k}] ({role}) has empty content: the API refuses it anywhere but as \
+                 the final assistant message (toApiMessages leaves it out)"
+            ),
+        );
     }
     problems
 }

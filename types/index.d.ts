@@ -2249,7 +2249,10 @@ export declare function buildPostCompactMessages<M>(
  * Claude Code resumes: when the file holds several branches (a rewind or resume wrote turns
  * again under another parent), the `parentUuid` chain from the latest leaf (with the results of
  * its parallel calls); a broken chain is read in file order. A sub-agent's own file (every turn
- * `isSidechain: true`) is read as its own conversation.
+ * `isSidechain: true`) is read as its own conversation. A message with empty content is left
+ * out, and a lone UTF-16 surrogate (text cut inside a surrogate pair, which the API refuses as
+ * invalid JSON) is written as U+FFFD, as `String.prototype.toWellFormed` writes it, in text,
+ * tool inputs (keys too) and tool results alike; nothing else changes.
  */
 export declare function toApiMessages<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): ApiViewMessage[];
 
@@ -2264,7 +2267,13 @@ export declare function toApiMessages<M extends MessageInput>(messages: readonly
  * its code called client tools (programmatic tool calling: a `tool_use` of the same message
  * whose `caller.tool_id` names it): its result then comes in the assistant message after their
  * `tool_result`s. A server tool result that answers no `server_tool_use` of its message or an
- * earlier one is reported.
+ * earlier one is reported. So is each of your Anthropic messages with empty content (`''` or
+ * `[]`) other than a final assistant message (an empty prefill): the API refuses the array
+ * sent as it is, while {@link toApiMessages} leaves such a message out (the problem names it,
+ * `messages[k]`, and is placed at the view message before it). And so is each of your
+ * Anthropic messages holding a lone UTF-16 surrogate (a string, or a key, cut inside a
+ * surrogate pair): `JSON.stringify` writes it as an unpaired `\ud83d` escape, a request body
+ * the API refuses; {@link toApiMessages} writes U+FFFD in its place.
  */
 export declare function validateForApi<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): ApiValidation;
 

@@ -54,10 +54,15 @@ pub struct Foreign {
 /// message crosses as JSON text: a message that contains itself is an error, not a crash.
 /// Checks every message against one shape; another ecosystem's messages are read in their
 /// Anthropic form (`None`: Anthropic messages or transcript lines, read as they are).
+///
+/// `compacting`: read for a compaction (an OpenAI Responses approval the API has not acted on
+/// yet leaves its request a call still waiting, which the compaction keeps) rather than as
+/// the messages sent (the approval reads as its request's result): see `anthropicForm`.
 fn foreign_for_compaction(
     messages: &JsValue,
     shape: Option<Shape>,
     reading: Reading,
+    compacting: bool,
 ) -> crate::Result<Option<Compacted>> {
     let view = super::js_view::JsConversation::of_shape(messages, "messages", shape)?;
     view.validate_all()?;
@@ -66,7 +71,7 @@ fn foreign_for_compaction(
     if !shape.is_foreign() {
         return Ok(None);
     }
-    let (list, origin) = super::js_view::anthropic_form(messages)?;
+    let (list, origin) = super::js_view::anthropic_form(messages, compacting)?;
     let typed = typed_messages(&list, reading, &|k| {
         format!("messages[{}]", origin.get(k).copied().unwrap_or(0))
     })?;
@@ -94,7 +99,22 @@ pub fn messages_for_compaction(
     shape: Option<Shape>,
     reading: Reading,
 ) -> crate::Result<Compacted> {
-    if let Some(foreign) = foreign_for_compaction(messages, shape, reading)? {
+    read_messages(messages, shape, reading, true)
+}
+
+/// [`messages_for_compaction`] for the API view (`toApiMessages`, `validateForApi`): the
+/// messages as they are sent, every answer read as the result it is.
+pub fn messages_as_sent(messages: &JsValue, shape: Option<Shape>) -> crate::Result<Compacted> {
+    read_messages(messages, shape, Reading::Whole, false)
+}
+
+fn read_messages(
+    messages: &JsValue,
+    shape: Option<Shape>,
+    reading: Reading,
+    compacting: bool,
+) -> crate::Result<Compacted> {
+    if let Some(foreign) = foreign_for_compaction(messages, shape, reading, compacting)? {
         return Ok(foreign);
     }
     let arr: &Array = messages.unchecked_ref();
@@ -168,7 +188,7 @@ pub(crate) fn pins_in_conversation(
         // Not one of the messages: read in Anthropic form on its own (when it is one message
         // there), so that a copy is found as well and unpaired tool blocks are seen.
         let converted = || -> Option<Message> {
-            let (one, _) = super::js_view::anthropic_form(&Array::of1(&p)).ok()?;
+            let (one, _) = super::js_view::anthropic_form(&Array::of1(&p), true).ok()?;
             let mut typed = typed_messages(&one, Reading::Compaction, &|_| {
                 format!("context.pinned[{k}]")
             })
@@ -216,7 +236,7 @@ pub async fn messages_for_compaction_yielding(
     signal: &JsValue,
 ) -> crate::Result<Compacted> {
     let reading = Reading::Compaction;
-    if let Some(foreign) = foreign_for_compaction(messages, shape, reading)? {
+    if let Some(foreign) = foreign_for_compaction(messages, shape, reading, true)? {
         return Ok(foreign);
     }
     let arr: &Array = messages.unchecked_ref();
@@ -926,7 +946,7 @@ pub fn to_api_messages(
     #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
     let shape = js(reading("options", || options::shape_options(&options)))?;
-    let typed = js(messages_for_compaction(&messages, shape, Reading::Whole))?.typed;
+    let typed = js(messages_as_sent(&messages, shape))?.typed;
     // The view is written from what was read: a message read with its deepest parts as text
     // would come out changed (MAX_NESTING).
     if let Some(at) = typed.iter().find_map(|m| m.folded.0.as_deref()) {
@@ -938,7 +958,9 @@ pub fn to_api_messages(
 
 /// `validateForApi(messages)` → `{valid, problems: [{message, problem}]}`: the invariants
 /// the Messages API enforces (user first, tool pairs, no empty content), checked on the API
-/// view of `messages`.
+/// view of `messages`, and (Anthropic messages only: those of other shapes are not sent as
+/// they are) the caller's messages with empty content that the view leaves out (all but a
+/// final assistant message) or holding a lone UTF-16 surrogate (U+FFFD in the view).
 #[cfg(feature = "base")]
 #[wasm_bindgen(js_name = validateForApi, unchecked_return_type = "ApiValidation")]
 pub fn validate_for_api(
@@ -946,8 +968,15 @@ pub fn validate_for_api(
     #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,
 ) -> JsResult<JsValue> {
     let shape = js(reading("options", || options::shape_options(&options)))?;
-    let typed = js(messages_for_compaction(&messages, shape, Reading::Whole))?.typed;
-    let problems = crate::transforms::messages_api::validate_for_api(&typed);
+    let read = js(messages_as_sent(&messages, shape))?;
+    // Another shape's messages are not sent as they are: their view alone is checked.
+    let problems = match read.foreign {
+        None => crate::transforms::messages_api::validate_for_api_with_lone_surrogates(
+            &read.typed,
+            &super::convert::lone_surrogates(&messages),
+        ),
+        Some(_) => crate::transforms::messages_api::validate_api_view(&read.typed),
+    };
     let o = Object::new();
     Reflect::set(&o, &"valid".into(), &problems.is_empty().into())?;
     Reflect::set(&o, &"problems".into(), &to_js(&problems)?)?;

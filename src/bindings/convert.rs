@@ -33,6 +33,8 @@ extern "C" {
     fn deeper_than_js(v: &JsValue, limit: u32) -> bool;
     #[wasm_bindgen(js_name = takeConvertError)]
     fn take_convert_error() -> JsValue;
+    #[wasm_bindgen(js_name = loneSurrogates)]
+    fn lone_surrogates_js(arr: &JsValue) -> js_sys::Uint32Array;
     #[wasm_bindgen(js_name = headsOf)]
     fn heads_of(arr: &JsValue, start: u32, end: u32) -> String;
     #[wasm_bindgen(js_name = jsonBatch)]
@@ -53,6 +55,16 @@ extern "C" {
 /// Arrays longer than `max`, and values that are not arrays, are given back as they are.
 pub fn held_messages(messages: JsValue, max: usize) -> JsValue {
     held_copy(&messages, max.min(u32::MAX as usize) as u32)
+}
+
+/// The indices (ascending) of the messages of the caller's array `arr` that hold a string
+/// with a lone UTF-16 surrogate (see `loneSurrogates` in `js_convert.js`).
+pub fn lone_surrogates(arr: &JsValue) -> Vec<usize> {
+    lone_surrogates_js(arr)
+        .to_vec()
+        .into_iter()
+        .map(|i| i as usize)
+        .collect()
 }
 
 /// What a guarded read of the caller's value threw, as an `INVALID_ARGUMENT` error (the

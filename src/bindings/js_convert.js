@@ -104,6 +104,55 @@ export function deeperThan(v, limit) {
   }
 }
 
+// Whether string `s` holds a lone UTF-16 surrogate (in a `u` regex a pair is one code point,
+// never matched by the class).
+const LONE = /[\ud800-\udfff]/u;
+const wellFormed = typeof ''.isWellFormed === 'function' ? (s) => s.isWellFormed() : (s) => !LONE.test(s);
+
+// The indexes of the messages of `arr` holding a string (a value or a key, at any depth) with
+// a lone UTF-16 surrogate, which the JSON text `JSON.stringify` writes of them keeps as an
+// unpaired `\ud800` escape; what crosses into Rust holds U+FFFD in its place. Read without
+// recursion, each object once; a message whose reading throws is left out (reading it for
+// the view reported that already).
+export function loneSurrogates(arr) {
+  const out = [];
+  try {
+    for (let i = 0, n = arr.length; i < n; i++) {
+      try {
+        if (holdsLone(arr[i])) out.push(i);
+      } catch {
+        // Left out: see above.
+      }
+    }
+  } catch {
+    // Left out: see above.
+  }
+  return new Uint32Array(out);
+}
+
+function holdsLone(v) {
+  const stack = [v];
+  const seen = new Set();
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (typeof x === 'string') {
+      if (!wellFormed(x)) return true;
+      continue;
+    }
+    if (x === null || typeof x !== 'object' || ArrayBuffer.isView(x) || seen.has(x)) continue;
+    seen.add(x);
+    if (Array.isArray(x)) {
+      for (let k = 0; k < x.length; k++) stack.push(x[k]);
+      continue;
+    }
+    for (const k of Object.keys(x)) {
+      if (!wellFormed(k)) return true;
+      stack.push(x[k]);
+    }
+  }
+  return false;
+}
+
 // The own enumerable fields of `o` but a `toJSON`, in their order.
 function fieldsOf(o) {
   const c = {};

@@ -3,7 +3,7 @@
 // form a compaction reads (anthropicForm, userMessageIn): apart from js_view.js, whose readers
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isCall, isLine, isProviderResult, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isCall, isLine, isProviderResult, lcAudio, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -569,6 +569,7 @@ function anthropicMessages(arr, i, m, shape) {
           }
         }
       }
+      if (kind === 1) content.push(...audioBlocks(lcAudio(f)));
       // The usage the response reported (what the count anchors on) goes with it, in the
       // Messages API's terms (lcUsage): the compaction counts what the count counted.
       const u = kind === 1 ? f.usage_metadata : undefined;
@@ -585,16 +586,54 @@ function anthropicMessages(arr, i, m, shape) {
   }
 }
 
+// The indexes of the OpenAI Responses `mcp_approval_response` items of `arr` the API has not
+// acted on yet (null when there is none): those in the run of output items that ends the
+// array (nothing the API wrote after them: no `mcp_call` it ran on an approval, no answer to
+// a denial) whose `mcp_approval_request` comes before that run. Such an answer is the user's
+// decision on a call still pending, not a result the model has read: a compaction reads it
+// with no counterpart (as the AI SDK's `tool-approval-response`), so that the request reads
+// as a call still waiting, which it keeps with everything after it (boundary::pending_turn,
+// kept_originals). An answer the API has acted on reads as the request's result.
+function unsentApprovals(arr) {
+  let tail = arr.length;
+  let any = false;
+  for (; tail > 0; tail--) {
+    const m = arr[tail - 1];
+    if (m === null || typeof m !== 'object' || typeof m.type !== 'string' || m.type === 'message' ||
+        shapeOfHeader(header(m)) !== RESPONSES || (header(m) & 7) !== 0) break;
+    if (m.type === 'mcp_approval_response') any = true;
+  }
+  if (!any) return null;
+  const requests = new Set();
+  for (let j = tail - 1; j >= 0; j--) {
+    const m = arr[j];
+    if (m === null || typeof m !== 'object') continue;
+    // The requests of the turn before the run (the API writes nothing else between them).
+    if ((header(m) & 7) !== 1) break;
+    if (m.type === 'mcp_approval_request' && typeof m.id === 'string') requests.add(m.id);
+  }
+  let out = null;
+  for (let i = tail; i < arr.length; i++) {
+    const m = arr[i];
+    if (m.type === 'mcp_approval_response' && requests.has(m.approval_request_id)) (out ??= new Set()).add(i);
+  }
+  return out;
+}
+
 // The whole array in Anthropic form: [messages, origin]. Consecutive messages of one role
 // that came from different foreign messages stay separate (the pipeline's API view merges
-// them as it merges Anthropic ones); empty ones are left out.
-function anthropicForm_(arr) {
+// them as it merges Anthropic ones); empty ones are left out. `compacting`: read for a
+// compaction, where an approval the API has not acted on yet has no counterpart
+// (unsentApprovals); else read as sent (toApiMessages, validateForApi), where it is its
+// request's result.
+function anthropicForm_(arr, compacting) {
   const messages = [];
   const origin = [];
+  const unsent = compacting ? unsentApprovals(arr) : null;
   for (let i = 0; i < arr.length; i++) {
     const m = arr[i];
     const shape = shapeOfHeader(header(m));
-    const list = shape >= AI_MODEL ? anthropicMessages(arr, i, m, shape) : [m];
+    const list = unsent !== null && unsent.has(i) ? [] : shape >= AI_MODEL ? anthropicMessages(arr, i, m, shape) : [m];
     for (const a of list) {
       if (a !== m && Array.isArray(a.content) && a.content.length === 0) continue;
       messages.push(a);
@@ -697,9 +736,9 @@ export function applyEdits(arr, ops, texts) {
   return null;
 }
 
-export function anthropicForm(arr) {
+export function anthropicForm(arr, compacting) {
   try {
-    return anthropicForm_(arr);
+    return anthropicForm_(arr, compacting);
   } catch (e) {
     failed(e);
   }

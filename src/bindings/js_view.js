@@ -1338,6 +1338,8 @@ export function describeForeign(m, shape, estimate, out) {
         pushCall(out, estimate, c.id, callName(c), callArgs(c));
         n++;
       }
+      // An audio reply from ChatOpenAI: OpenAI Chat's `audio`, kept in additional_kwargs.
+      if (kind === 1) n += pushAudio(lcAudio(f), out);
       break;
     }
     default:
@@ -1410,6 +1412,15 @@ function pushAudio(a, out) {
   if (typeof t === 'string' && t) pushBlock(out, 0, tlen(t), 0, 0, 0, 0, 0, 0);
   if (a && a.data) pushBlock(out, 2, 0, 0, 0, 0, 0, 0, 0);
   return (typeof t === 'string' && t ? 1 : 0) + (a && a.data ? 1 : 0);
+}
+
+// The audio reply a LangChain AI message's fields `f` hold: ChatOpenAI keeps OpenAI Chat's
+// `audio: {id, data, expires_at, transcript}` in `additional_kwargs.audio` (its content is then
+// empty); undefined when there is none.
+export function lcAudio(f) {
+  const extra = f.additional_kwargs;
+  const a = extra !== null && typeof extra === 'object' ? extra.audio : undefined;
+  return a !== null && typeof a === 'object' ? a : undefined;
 }
 
 // A tool call element `c` of `tool_calls` (an object): OpenAI's `{id, function: {name,

@@ -26,7 +26,7 @@ extern "C" {
     #[wasm_bindgen(js_name = applyEdits)]
     fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Option<Array>;
     #[wasm_bindgen(js_name = anthropicForm)]
-    fn anthropic_form_js(arr: &JsValue) -> Array;
+    fn anthropic_form_js(arr: &JsValue, compacting: bool) -> Array;
     /// The caller's shape of a user message a compaction adds (see `userMessageIn`).
     #[wasm_bindgen(js_name = userMessageIn)]
     pub fn user_message_in(
@@ -263,9 +263,9 @@ pub fn counter_of(options: &JsValue, what: &str) -> Result<Option<js_sys::Functi
 }
 
 /// Another ecosystem's messages in Anthropic form, and the caller's index each one came
-/// from.
-pub fn anthropic_form(arr: &JsValue) -> Result<(Array, Vec<usize>)> {
-    let pair = anthropic_form_js(arr);
+/// from; `compacting`: as a compaction reads them (see `anthropicForm` in `js_edit.js`).
+pub fn anthropic_form(arr: &JsValue, compacting: bool) -> Result<(Array, Vec<usize>)> {
+    let pair = anthropic_form_js(arr, compacting);
     // The length read again (guarded: a `Proxy` may throw) only when reading failed.
     let len = || {
         let n = js_sys::Reflect::get(arr, &"length".into()).ok();
@@ -274,7 +274,7 @@ pub fn anthropic_form(arr: &JsValue) -> Result<(Array, Vec<usize>)> {
     let list: &Array = arr.unchecked_ref(); // read only through `element`, which is guarded
     if let Some(e) = located_failure(len, &|i| {
         element(list, i)
-            .map(|m| anthropic_form_js(&Array::of1(&m)))
+            .map(|m| anthropic_form_js(&Array::of1(&m), compacting))
             .is_none()
     }) {
         return Err(e);

@@ -369,7 +369,9 @@ pub fn kept_originals<V: ConversationView + ?Sized>(
     // `tool-approval-response` (no content of its own in the Anthropic form) ends the
     // conversation after the pending turn whose call it approves or denies: kept with that
     // turn, the agent runs (or skips) the call as it would have, instead of finding a call
-    // with neither a result nor an answer.
+    // with neither a result nor an answer. So does an OpenAI Responses
+    // `mcp_approval_response` the API has not acted on yet (read by a compaction with no
+    // counterpart: `anthropicForm` in js_edit.js), which the API needs to run the tool.
     if let Some(last) = mapped.iter().rposition(|&m| m) {
         if with_unmapped.last() == Some(&last) {
             with_unmapped.extend(last + 1..view.len());

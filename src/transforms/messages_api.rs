@@ -241,6 +241,27 @@ pub fn to_api_messages(messages: &[Message]) -> Vec<Value> {
 
 /// The messages [`to_api_messages`] sends, as their roles and the blocks each sends.
 fn api_groups(messages: &[Message]) -> Vec<(&'static str, Vec<Sent<'_>>)> {
+    api_groups_noting(messages, None)
+}
+
+/// Where an API message (the caller's own message, not a transcript line) went in the view.
+struct Placed {
+    /// Its index in the messages.
+    message: usize,
+    /// Its role in the view.
+    role: &'static str,
+    /// The view message holding its blocks; for a message with nothing to send, the last
+    /// view message of the messages before it (0 when none).
+    at: usize,
+    /// Its content is empty (`""` or `[]`): the view leaves it out.
+    empty: bool,
+}
+
+/// [`api_groups`], noting in `placed` where each API message (not a transcript line) went.
+fn api_groups_noting<'a>(
+    messages: &'a [Message],
+    mut placed: Option<&mut Vec<Placed>>,
+) -> Vec<(&'static str, Vec<Sent<'a>>)> {
     // After the last boundary line, or from the last message that begins with the API's
     // `compaction` block (the API reads nothing before it).
     let start = messages
@@ -285,31 +306,55 @@ fn api_groups(messages: &[Message]) -> Vec<(&'static str, Vec<Sent<'_>>)> {
             }
         }
     }
-    for m in &messages[start..] {
+    for (k, m) in messages.iter().enumerate().skip(start) {
         let Some(role) = role_of(m) else { continue };
         let blocks = sent_of(m);
         let line = m.is_transcript();
-        if role == "assistant" {
+        // The last view message of the messages before it: the user blocks held back while
+        // a response is open come as one message after it.
+        let before = (out.len() + usize::from(!pending.is_empty())).saturating_sub(1);
+        let sends = !blocks.is_empty();
+        let at = if role == "assistant" {
             let id = m.message_id();
-            if let (Some((open_id, at)), Some(id)) = (&open, &id) {
-                if open_id == id {
+            match (&open, &id) {
+                (Some((open_id, at)), Some(id)) if open_id == id => {
                     out[*at].1.extend(blocks);
-                    continue;
+                    *at
+                }
+                _ => {
+                    let pending_blocks = std::mem::take(&mut pending);
+                    push(&mut out, &mut lines, "user", pending_blocks, pending_line);
+                    pending_line = false;
+                    push(&mut out, &mut lines, "assistant", blocks, line);
+                    open = match (id, out.last()) {
+                        (Some(id), Some(("assistant", _))) => Some((id, out.len() - 1)),
+                        _ => None,
+                    };
+                    out.len().saturating_sub(1)
                 }
             }
-            let pending_blocks = std::mem::take(&mut pending);
-            push(&mut out, &mut lines, "user", pending_blocks, pending_line);
-            pending_line = false;
-            push(&mut out, &mut lines, "assistant", blocks, line);
-            open = match (id, out.last()) {
-                (Some(id), Some(("assistant", _))) => Some((id, out.len() - 1)),
-                _ => None,
-            };
         } else if open.is_some() {
-            pending_line |= line && !blocks.is_empty();
+            pending_line |= line && sends;
             pending.extend(blocks);
+            out.len()
         } else {
             push(&mut out, &mut lines, "user", blocks, line);
+            out.len().saturating_sub(1)
+        };
+        if let Some(placed) = placed.as_deref_mut() {
+            if !line && m.kind() != Kind::Attachment {
+                let empty = match m.content() {
+                    Some(Content::Text(t)) => t.is_empty(),
+                    Some(Content::Blocks(bs)) => bs.is_empty(),
+                    None => false,
+                };
+                placed.push(Placed {
+                    message: k,
+                    role,
+                    at: if sends { at } else { before },
+                    empty,
+                });
+            }
         }
     }
     push(&mut out, &mut lines, "user", pending, pending_line);
@@ -422,13 +467,40 @@ fn programmatic_results_missing<'a>(
 /// message (except in the last message: a turn the API paused, continued by sending it back;
 /// and a call whose code called client tools — programmatic tool calling, a `tool_use` whose
 /// `caller` names it — whose result comes in the assistant message after their results), a
-/// server tool result that answers no call of its message or an earlier one.
+/// server tool result that answers no call of its message or an earlier one; and, last, each
+/// of the caller's messages (not transcript lines) with empty content (`""` or `[]`) but a
+/// final assistant one: the view leaves it out, but the API refuses such a message when the
+/// messages are sent as they are (only the final assistant message, a prefill, may be
+/// empty). Its problem is placed at the view message before it.
 pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
+    validate(messages, Some(&[]))
+}
+
+/// [`validate_for_api`], also reporting the messages at the indices `lone` (ascending) as
+/// holding a lone UTF-16 surrogate, which the caller's messages may hold (JavaScript strings
+/// can; Rust strings cannot, so the typed messages hold U+FFFD in its place, as the view
+/// does): the API refuses the JSON text `JSON.stringify` writes of one (a `\ud800` escape
+/// unpaired). Transcript lines are not reported (they are sent through their view).
+pub fn validate_for_api_with_lone_surrogates(messages: &[Message], lone: &[usize]) -> Vec<Problem> {
+    validate(messages, Some(lone))
+}
+
+/// [`validate_for_api`] without the checks of the caller's own messages as given (their
+/// empty content): for messages read from another ecosystem's shape, which are never sent to
+/// the Messages API as they are (only their API view is).
+pub fn validate_api_view(messages: &[Message]) -> Vec<Problem> {
+    validate(messages, None)
+}
+
+/// The checks of [`validate_for_api`]; with `given` (the indices of the messages holding a
+/// lone surrogate), those of the caller's own messages as given too.
+fn validate(messages: &[Message], given: Option<&[usize]>) -> Vec<Problem> {
     use std::collections::HashSet;
     // Checked on the view's blocks as they are borrowed from the messages: the same view as
     // `toApiMessages`'s, read as its JSON would be, without writing it (tests/properties.rs
     // checks both agree with the checks on the JSON of `to_api_messages`).
-    let view = api_groups(messages);
+    let mut placed = Vec::new();
+    let view = api_groups_noting(messages, given.is_some().then_some(&mut placed));
     let mut problems = Vec::new();
     let mut say = |message: usize, problem: String| problems.push(Problem { message, problem });
     if view.is_empty() {
@@ -553,6 +625,39 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
             }
         }
     }
+    // The caller's own messages with empty content, which the view leaves out: sent as they
+    // are, the API refuses every one but a final assistant message (an empty prefill).
+    let last_sent = messages.iter().rposition(|m| role_of(m).is_some());
+    for p in placed.iter().filter(|p| p.empty) {
+        let (k, role) = (p.message, p.role);
+        if role == "assistant" && Some(k) == last_sent {
+            continue;
+        }
+        say(
+            p.at,
+            format!(
+                "messages[{k}] ({role}) has empty content: the API refuses it anywhere but as \
+                 the final assistant message (toApiMessages leaves it out)"
+            ),
+        );
+    }
+    // The caller's messages holding a lone surrogate (text cut inside a surrogate pair).
+    let lone = given.unwrap_or(&[]);
+    if !lone.is_empty() {
+        for p in &placed {
+            if lone.binary_search(&p.message).is_ok() {
+                say(
+                    p.at,
+                    format!(
+                        "messages[{}] holds a lone UTF-16 surrogate (text cut inside a \
+                         surrogate pair?): the API refuses the request body as invalid JSON \
+                         (toApiMessages writes U+FFFD in its place)",
+                        p.message
+                    ),
+                );
+            }
+        }
+    }
     problems
 }
 
@@ -616,6 +721,82 @@ mod tests {
             sent[1]["content"][2]["caller"],
             one[1]["content"][2]["caller"]
         );
+    }
+
+    /// The caller's API message with empty content (`""` or `[]`) is left out of the view
+    /// (its neighbours merge there) but reported, wherever the API refuses it: anywhere but
+    /// as the final assistant message. Transcript lines with nothing to send are not.
+    #[test]
+    fn an_empty_api_message_is_reported_unless_it_is_the_final_assistant_one() {
+        let problems = |v: Value| validate_for_api(&m(v));
+        let user = json!({"role": "user", "content": "hi"});
+        let again = json!({"role": "user", "content": "again"});
+        for empty in [json!(""), json!([])] {
+            let a = json!({"role": "assistant", "content": empty});
+            let u = json!({"role": "user", "content": empty});
+            let mid = json!([user, a, again]);
+            assert_eq!(to_api_messages(&m(mid.clone())).len(), 1);
+            // Read from another shape (never sent as given), only the view is checked.
+            assert_eq!(validate_api_view(&m(mid.clone())), vec![]);
+            let p = problems(mid);
+            assert_eq!(p.len(), 1, "{p:?}");
+            assert_eq!(p[0].message, 0);
+            assert!(p[0]
+                .problem
+                .starts_with("messages[1] (assistant) has empty content"));
+            // A final (prefill) assistant message may be empty.
+            assert_eq!(problems(json!([user, a])), vec![]);
+            let done = json!({"role": "assistant", "content": "done"});
+            assert_eq!(problems(json!([user, done, a])), vec![]);
+            // An empty user message is refused anywhere, the last one too.
+            let p = problems(json!([user, done, u]));
+            assert_eq!(p.len(), 1, "{p:?}");
+            assert_eq!(p[0].message, 1);
+            assert!(p[0]
+                .problem
+                .starts_with("messages[2] (user) has empty content"));
+            // Two of them, each reported.
+            assert_eq!(problems(json!([u, user, a, done, again])).len(), 2);
+        }
+        // A transcript line with nothing to send is not the caller's message to send.
+        let line = |ty: &str, uuid: &str, content: Value| {
+            json!({"type": ty, "uuid": uuid, "parentUuid": null, "sessionId": "s",
+                   "message": {"role": ty, "content": content}})
+        };
+        let lines = json!([
+            line("user", "u1", json!("hi")),
+            line("assistant", "a1", json!([])),
+            line("user", "u2", json!("again"))
+        ]);
+        assert_eq!(problems(lines), vec![]);
+    }
+
+    /// The caller's messages found holding a lone surrogate are reported at the view message
+    /// their blocks went to; transcript lines (sent through their view, where U+FFFD stands in
+    /// its place) are not.
+    #[test]
+    fn a_message_with_a_lone_surrogate_is_reported_where_it_is_sent() {
+        let v = json!([
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "a\u{fffd}b"},
+            {"role": "user", "content": "ok"},
+            {"role": "user", "content": [{"type": "text", "text": "x\u{fffd}"}]},
+            {"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s",
+             "message": {"role": "user", "content": "line"}}
+        ]);
+        let msgs = m(v);
+        assert_eq!(validate_for_api(&msgs), vec![]);
+        let p = validate_for_api_with_lone_surrogates(&msgs, &[1, 3, 4]);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!((p[0].message, p[1].message), (1, 2));
+        assert!(p[0]
+            .problem
+            .starts_with("messages[1] holds a lone UTF-16 surrogate"));
+        assert!(p[1]
+            .problem
+            .starts_with("messages[3] holds a lone UTF-16 surrogate"));
+        // Read from another shape, only the view is checked.
+        assert_eq!(validate_api_view(&msgs), vec![]);
     }
 
     /// A call's free-form input (an OpenAI custom tool's) goes to the API as the object the

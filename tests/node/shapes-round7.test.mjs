@@ -37,9 +37,9 @@ test('R1: a pending mcp_approval_request is kept at the end by compaction', asyn
   assert.equal(out.at(-1), request);
 });
 
-// Not yet: the pair reads as a call and its result, which pending_turn (transforms/boundary.rs)
-// takes for a finished round; an answer the API has not acted on needs a rule there.
-test('R1: an approval request answered by an unsent mcp_approval_response keeps both', { todo: 'pending_turn reads an answered approval as a finished round (Rust boundary.rs)' }, async () => {
+// The answer the API has not acted on yet is read for a compaction as no result (anthropicForm
+// in js_edit.js): the request stays a pending call, kept with the answer after it.
+test('R1: an approval request answered by an unsent mcp_approval_response keeps both', async () => {
   const request = approvalRequest(), response = approvalResponse();
   const out = await compact([...responsesBase('deploy to prod'), request, response], 'gpt-4.1');
   assert.deepEqual(out.slice(-2), [request, response]);
