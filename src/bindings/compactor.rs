@@ -58,9 +58,40 @@ fn write(session: &Shared) -> crate::Result<std::cell::RefMut<'_, Session<JsValu
 
 fn busy() -> crate::Error {
     crate::Error::invalid_argument(
-        "this Compactor was called while one of its own calls was reading messages (from a \
-         getter, a toJSON or a callback of the caller): call it after that call returns",
+        "this Compactor was called while one of its own calls was running the caller's code \
+         (a getter or toJSON of a message or option, the tokenCounter): call it after that call \
+         returns",
     )
+}
+
+/// A call of a `Compactor` in progress: while it lasts, every other call of the same
+/// `Compactor` is refused with the [`busy`] error. Its synchronous calls (and the moment a
+/// compaction's result is put in place) read the caller's values, whose getters, `toJSON`s
+/// and callbacks may call the `Compactor` again; such a call would find the session half
+/// read or half changed (a count taken before it, a compaction begun), or borrowed.
+struct InCall<'a>(&'a Cell<bool>);
+
+impl<'a> InCall<'a> {
+    fn enter(flag: &'a Cell<bool>) -> crate::Result<InCall<'a>> {
+        if flag.replace(true) {
+            return Err(busy());
+        }
+        Ok(InCall(flag))
+    }
+}
+
+impl Drop for InCall<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+/// Ends a compaction that failed (the session is never borrowed here: this runs outside the
+/// caller's code, or after the call that borrowed it returned).
+fn abandon(session: &Shared, compaction: Compaction) {
+    if let Ok(mut s) = write(session) {
+        s.abandon(compaction);
+    }
 }
 
 /// Appends the messages of the JS array `array` (all or none). `shape` is what the messages
@@ -127,57 +158,64 @@ fn relink(session: &Shared, links: &JsValue) -> crate::Result<()> {
 /// result lands in the session (or is dropped there when the conversation was replaced
 /// meanwhile). Never throws: a summary that cannot start is recorded as the background's error.
 fn start_ahead(session: &Shared, shape: Shape, context: &JsValue) {
-    if !session.borrow().wants_ahead() {
+    if !read(session).is_ok_and(|s| s.wants_ahead()) {
         return;
     }
     let prepared = (|| -> crate::Result<_> {
         let c = reading("options", || options::compactor_context(context))?;
         let env = JsEnv::from_context(context, &c, false)?;
-        let array: JsValue = session.borrow().messages().iter().collect::<Array>().into();
-        let mut read = messages_for_compaction(
+        let array: JsValue = held(session)?.into();
+        let mut taken = messages_for_compaction(
             &array,
             (shape != Shape::Any).then_some(shape),
             super::convert::Reading::Whole,
         )?;
-        read.give_usage(session.borrow().given_usage());
-        let Some(cut) = preemptive::cut_point(read.typed.as_slice())? else {
+        taken.give_usage(read(session)?.given_usage());
+        let Some(cut) = preemptive::cut_point(taken.typed.as_slice())? else {
             return Ok(None);
         };
         let tail =
-            crate::measure::tokens::estimate_range(read.typed.as_slice(), cut..read.typed.len())?;
-        Ok(Some((c, env, read, cut, tail)))
+            crate::measure::tokens::estimate_range(taken.typed.as_slice(), cut..taken.typed.len())?;
+        Ok(Some((c, env, taken, cut, tail)))
     })();
-    let (c, env, read, cut, tail) = match prepared {
+    let (c, env, taken, cut, tail) = match prepared {
         Ok(Some(p)) => p,
         Ok(None) => return, // nothing before the latest turn to summarize yet
         Err(e) => {
-            let (ticket, _) = session.borrow_mut().start_ahead(0, 0);
-            session.borrow_mut().ahead_landed(ticket, Err(e));
+            if let Ok(mut s) = write(session) {
+                let (ticket, _) = s.start_ahead(0, 0);
+                s.ahead_landed(ticket, Err(e));
+            }
             return;
         }
     };
-    let (ticket, earlier) = session.borrow_mut().start_ahead(cut, tail);
+    let Ok((ticket, earlier)) = write(session).map(|mut s| s.start_ahead(cut, tail)) else {
+        return;
+    };
     // Its own signal, aborted with the Compactor's or when the conversation it is for is
     // replaced (the session cancels it then: a summary nobody will use stops costing tokens).
     let link = super::env::linked_abort(env.signal());
     let env = env.for_background(prop(&link, "signal"));
     let cancel_link = link.clone();
-    session.borrow_mut().set_ahead_cancel(
-        ticket,
-        crate::drive::ahead::Cancel::new(move || call_method(&cancel_link, "cancel")),
-    );
     let mut ctx = c.context;
-    ctx.for_shape(read.shape());
-    ctx.calibration = Some(session.borrow().calibration().clone());
+    ctx.for_shape(taken.shape());
+    if let Ok(mut s) = write(session) {
+        s.set_ahead_cancel(
+            ticket,
+            crate::drive::ahead::Cancel::new(move || call_method(&cancel_link, "cancel")),
+        );
+        ctx.calibration = Some(s.calibration().clone());
+    }
     let session = session.clone();
     wasm_bindgen_futures::spawn_local(async move {
         let r =
-            preemptive::summarize_ahead(&env, &read.typed, cut, earlier.as_ref(), &ctx, &c.retry)
+            preemptive::summarize_ahead(&env, &taken.typed, cut, earlier.as_ref(), &ctx, &c.retry)
                 .await;
         call_method(&link, "release");
-        session
-            .borrow_mut()
-            .ahead_landed(ticket, r.map_err(|e| e.error));
+        // Lands after the call that started it returned: nothing holds the session then.
+        if let Ok(mut s) = write(&session) {
+            s.ahead_landed(ticket, r.map_err(|e| e.error));
+        }
     });
 }
 
@@ -207,6 +245,9 @@ pub struct Compactor {
     warning: RefCell<Option<(u64, JsValue)>>,
     /// What the pushes told of the `parentUuid` chain of Claude Code lines (`chain_step`).
     links: JsValue,
+    /// Set while one of its calls is in progress ([`InCall`]); shared with the promises of
+    /// its compactions, which put their result in place under it.
+    busy: Rc<Cell<bool>>,
 }
 
 #[wasm_bindgen]
@@ -225,9 +266,10 @@ impl Compactor {
         let early_line = js(reading("options", || {
             options::preemptive(&options, &ctx.model, &ctx.config)
         }))?;
-        let session = Rc::new(RefCell::new(Session::new(ctx.model, ctx.config)));
-        session.borrow_mut().set_preamble(c.auto.preamble);
-        session.borrow_mut().set_early_line(early_line);
+        let mut fresh = Session::new(ctx.model, ctx.config);
+        fresh.set_preamble(c.auto.preamble);
+        fresh.set_early_line(early_line);
+        let session = Rc::new(RefCell::new(fresh));
         let shape = Cell::new(c.shape.map(ShapeOf::named).unwrap_or_default());
         let initial = prop(&options, "messages");
         let links = chain_state();
@@ -241,6 +283,7 @@ impl Compactor {
             shape,
             warning: RefCell::new(None),
             links,
+            busy: Rc::default(),
         })
     }
 
@@ -250,6 +293,7 @@ impl Compactor {
         &self,
         #[wasm_bindgen(unchecked_param_type = "MessageInput")] message: JsValue,
     ) -> JsResult<()> {
+        let _call = js(self.call())?;
         js(push_array(
             &self.session,
             &self.shape,
@@ -271,6 +315,7 @@ impl Compactor {
         &self,
         #[wasm_bindgen(unchecked_param_type = "GivenUsage['usage']")] usage: JsValue,
     ) -> JsResult<()> {
+        let _call = js(self.call())?;
         let counts = js(reading("usage", || options::usage_counts(&usage, "usage")))?;
         js(js(write(&self.session))?.set_usage(counts))
     }
@@ -281,6 +326,7 @@ impl Compactor {
         &self,
         #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     ) -> JsResult<()> {
+        let _call = js(self.call())?;
         js(push_array(
             &self.session,
             &self.shape,
@@ -298,18 +344,21 @@ impl Compactor {
         unchecked_return_type = "Array<PostCompactMessage<MessageInput>>"
     )]
     pub fn messages(&self) -> JsResult<Array> {
+        let _call = js(self.call())?;
         js(held(&self.session))
     }
 
     /// Number of messages.
     #[wasm_bindgen(getter)]
     pub fn length(&self) -> JsResult<u32> {
+        let _call = js(self.call())?;
         Ok(js(read(&self.session))?.len() as u32)
     }
 
     /// The context size in tokens (same as `tokenCountWithEstimation(messages)`).
     #[wasm_bindgen(js_name = tokenCount)]
     pub fn token_count(&self) -> JsResult<f64> {
+        let _call = js(self.call())?;
         Ok(js(read(&self.session))?.token_count() as f64)
     }
 
@@ -321,6 +370,7 @@ impl Compactor {
     /// `tokenCountWithEstimation(messages, {calibration})` gives it.
     #[wasm_bindgen(unchecked_return_type = "CountCalibration | null")]
     pub fn calibration(&self) -> JsResult<JsValue> {
+        let _call = js(self.call())?;
         Ok(crate::bindings::convert::calibration_js(
             js(read(&self.session))?.calibration().fit(),
         ))
@@ -330,6 +380,7 @@ impl Compactor {
     /// same one while the count has not changed (a per-render check costs a lookup).
     #[wasm_bindgen(js_name = warningState, unchecked_return_type = "TokenWarningState")]
     pub fn warning_state(&self) -> JsResult<JsValue> {
+        let _call = js(self.call())?;
         let session = js(read(&self.session))?;
         let count = session.token_count();
         if let Some((at, v)) = &*self.warning.borrow() {
@@ -349,6 +400,7 @@ impl Compactor {
         unchecked_return_type = "{ consecutiveFailures: number; thrashing: boolean }"
     )]
     pub fn tracking(&self) -> JsResult<JsValue> {
+        let _call = js(self.call())?;
         let o = Object::new();
         let s = js(read(&self.session))?;
         Reflect::set(
@@ -363,6 +415,7 @@ impl Compactor {
     /// Whether a compaction is running.
     #[wasm_bindgen(getter)]
     pub fn compacting(&self) -> JsResult<bool> {
+        let _call = js(self.call())?;
         Ok(js(read(&self.session))?.compacting())
     }
 
@@ -373,6 +426,7 @@ impl Compactor {
     /// the last background summary that failed (reported here, never thrown from `push`).
     #[wasm_bindgen(getter, unchecked_return_type = "BackgroundSummaryState")]
     pub fn background(&self) -> JsResult<JsValue> {
+        let _call = js(self.call())?;
         let s = js(read(&self.session))?;
         let b = s.background();
         let o = Object::new();
@@ -399,7 +453,9 @@ impl Compactor {
     /// The conversation as Claude Code JSONL.
     #[wasm_bindgen(js_name = toTranscript)]
     pub fn to_transcript(&self) -> JsResult<js_sys::JsString> {
-        super::exports::serialize_transcript(self.messages()?.into())
+        // Held through the serialization: it runs the messages' `toJSON`s.
+        let _call = js(self.call())?;
+        super::exports::serialize_transcript(js(held(&self.session))?.into())
     }
 
     /// Compacts when auto-compaction is due (SPEC §6): `{wasCompacted, compactionResult?,
@@ -411,6 +467,10 @@ impl Compactor {
     pub fn maybe_auto_compact(&self) -> Promise {
         // Decided and snapshotted now, synchronously: messages pushed after this call are
         // kept after the summary.
+        let _call = match self.call() {
+            Ok(c) => c,
+            Err(e) => return Promise::reject(&js_error(e)),
+        };
         let query = match reading("options", || options::auto_options(&self.context)) {
             Ok(q) => q,
             Err(e) => return Promise::reject(&js_error(e)),
@@ -455,18 +515,29 @@ impl Compactor {
                 }
             };
         let mut c = c;
-        if let Err(e) = of_session(&mut c.context, &self.session, &snapshot, &self.context) {
-            self.session.borrow_mut().abandon(compaction);
-            return Promise::reject(&js_error(e));
-        }
+        let state =
+            of_session(&mut c.context, &self.session, &snapshot, &self.context).and_then(|()| {
+                let s = read(&self.session)?;
+                // The summary written ahead, if one is ready: it cuts inside the messages
+                // taken now.
+                Ok((
+                    s.tracking().clone(),
+                    s.background().ready().cloned(),
+                    s.background().error().cloned(),
+                ))
+            });
+        let (tracking, ahead, background_error) = match state {
+            Ok(s) => s,
+            Err(e) => {
+                abandon(&self.session, compaction);
+                return Promise::reject(&js_error(e));
+            }
+        };
         let session = self.session.clone();
         let context = self.context.clone();
         let links = self.links.clone();
-        let tracking = session.borrow().tracking().clone();
-        // The summary written ahead, if one is ready: it cuts inside the messages taken now.
-        let ahead = session.borrow().background().ready().cloned();
+        let busy = self.busy.clone();
         let early = compaction.swap_early();
-        let background_error = session.borrow().background().error().cloned();
         promise_of(async move {
             let res = preemptive::auto_compact_with_ahead(
                 &snapshot.read.typed,
@@ -483,14 +554,25 @@ impl Compactor {
             let (outcome, swapped) = match res {
                 Ok(o) => o,
                 Err(e) => {
-                    session.borrow_mut().abandon(compaction);
+                    abandon(&session, compaction);
                     return Err(js_error(e));
                 }
             };
-            session.borrow_mut().ahead_tried(&compaction, swapped);
-            let to_commit = session.borrow_mut().auto_finished(compaction, &outcome);
+            // Settled after the call that began it returned: nothing holds the session then.
+            let to_commit = match write(&session) {
+                Ok(mut s) => {
+                    s.ahead_tried(&compaction, swapped);
+                    s.auto_finished(compaction, &outcome)
+                }
+                Err(e) => {
+                    abandon(&session, compaction);
+                    return Err(js_error(e));
+                }
+            };
             let result = match (to_commit, &outcome.result) {
-                (Some(c), Some(r)) => Some(commit(&session, &links, c, r, &snapshot, &context)?),
+                (Some(c), Some(r)) => {
+                    Some(commit(&session, &busy, &links, c, r, &snapshot, &context)?)
+                }
                 _ => None,
             };
             let o = auto_outcome_js(outcome, result)?;
@@ -513,6 +595,10 @@ impl Compactor {
         #[wasm_bindgen(unchecked_optional_param_type = "CompactorCompactOptions | null")]
         options: JsValue,
     ) -> Promise {
+        let _call = match self.call() {
+            Ok(c) => c,
+            Err(e) => return Promise::reject(&js_error(e)),
+        };
         let prepared = (|| -> crate::Result<_> {
             // A manual compaction: the automatic-only options are not options here.
             let c = reading("options", || options::compactor_context(&self.context))?;
@@ -531,25 +617,36 @@ impl Compactor {
                 Ok(b) => b,
                 Err(e) => return Promise::reject(&js_error(e)),
             };
-        // A manual compaction replaces the conversation a summary written ahead is for.
-        self.session.borrow_mut().drop_ahead();
         let mut ctx = ctx;
-        if let Err(e) = of_session(&mut ctx, &self.session, &snapshot, &self.context) {
-            self.session.borrow_mut().abandon(compaction);
+        // A manual compaction replaces the conversation a summary written ahead is for.
+        let fitted = write(&self.session)
+            .map(|mut s| s.drop_ahead())
+            .and_then(|()| of_session(&mut ctx, &self.session, &snapshot, &self.context));
+        if let Err(e) = fitted {
+            abandon(&self.session, compaction);
             return Promise::reject(&js_error(e));
         }
         let session = self.session.clone();
         let context = self.context.clone();
         let links = self.links.clone();
+        let busy = self.busy.clone();
         promise_of(async move {
             match pipeline::compact_conversation(&snapshot.read.typed, &ctx, &opts, &env).await {
-                Ok(r) => commit(&session, &links, compaction, &r, &snapshot, &context),
+                Ok(r) => commit(&session, &busy, &links, compaction, &r, &snapshot, &context),
                 Err(e) => {
-                    session.borrow_mut().abandon(compaction);
+                    abandon(&session, compaction);
                     Err(compact_error(e))
                 }
             }
         })
+    }
+}
+
+impl Compactor {
+    /// Marks a call of this `Compactor` in progress ([`InCall`]); the [`busy`] error when
+    /// one already is (this call comes from the caller's code that one runs).
+    fn call(&self) -> crate::Result<InCall<'_>> {
+        InCall::enter(&self.busy)
     }
 }
 
@@ -567,6 +664,7 @@ impl Compactor {
     /// ```
     #[wasm_bindgen(unchecked_return_type = "CompactorSnapshot")]
     pub fn snapshot(&self) -> JsResult<JsValue> {
+        let _call = js(self.call())?;
         let snapshot = js(read(&self.session))?.snapshot();
         to_js(&snapshot.to_json())
     }
@@ -602,10 +700,7 @@ impl Compactor {
         let compactor = Compactor::new(options)?;
         let snapshot = js(read_snapshot(&snapshot))?;
         let conv = js(JsConversation::new(&messages, "messages"))?;
-        js(compactor
-            .session
-            .borrow_mut()
-            .restore(&snapshot, &conv, JsConversation::item))?;
+        js(js(write(&compactor.session))?.restore(&snapshot, &conv, JsConversation::item))?;
         drop(conv);
         chain_step(&compactor.links, &messages, true);
         Ok(compactor)
@@ -643,7 +738,7 @@ fn begin(
     trigger: Trigger,
     shape: Shape,
 ) -> crate::Result<(Compaction, Snapshot)> {
-    let given = session.borrow().given_usage();
+    let given = read(session)?.given_usage();
     write(session)?.begin(trigger, |messages| {
         let array: JsValue = messages.iter().collect::<Array>().into();
         let mut read = messages_for_compaction(
@@ -666,7 +761,7 @@ fn of_session(
     snapshot: &Snapshot,
     context: &JsValue,
 ) -> crate::Result<()> {
-    let s = session.borrow();
+    let s = read(session)?;
     ctx.for_shape(snapshot.read.shape());
     ctx.calibration = Some(s.calibration().clone());
     ctx.counted = Some(s.token_count());
@@ -682,14 +777,25 @@ struct Snapshot {
 
 /// Converts the result and the compacted conversation and hands them to the session; a
 /// conversion that fails abandons the compaction. Resolves to the JS `CompactionResult`.
+#[allow(clippy::too_many_arguments)]
 fn commit(
     session: &Shared,
+    busy: &Cell<bool>,
     links: &JsValue,
     compaction: Compaction,
     r: &CompactionResult,
     snapshot: &Snapshot,
     context: &JsValue,
 ) -> JsResult<JsValue> {
+    // The caller's code it runs (the messages' getters, the tokenizer) cannot call the
+    // Compactor meanwhile.
+    let _call = match InCall::enter(busy) {
+        Ok(c) => c,
+        Err(e) => {
+            abandon(session, compaction);
+            return Err(js_error(e));
+        }
+    };
     let converted = result_js(r, &snapshot.array, context, snapshot.read.foreign.as_ref())
         .and_then(|js_result| {
             let compacted = super::exports::build_post_compact_messages(js_result.clone())?;
@@ -698,7 +804,7 @@ fn commit(
     let (js_result, compacted) = match converted {
         Ok(c) => c,
         Err(e) => {
-            session.borrow_mut().abandon(compaction);
+            abandon(session, compaction);
             return Err(e);
         }
     };
@@ -707,9 +813,15 @@ fn commit(
     let _counter = TokenCounter::enter(context, "options").ok();
     let conv = JsConversation::new(&compacted, "messages");
     let read = conv.as_ref().map_err(Clone::clone);
-    js(session
-        .borrow_mut()
-        .commit(compaction, read, JsConversation::item))?;
+    let mut s = match write(session) {
+        Ok(s) => s,
+        Err(e) => {
+            abandon(session, compaction);
+            return Err(js_error(e));
+        }
+    };
+    js(s.commit(compaction, read, JsConversation::item))?;
+    drop(s);
     js(relink(session, links))?;
     commit_context(context);
     Ok(js_result)
