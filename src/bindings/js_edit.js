@@ -3,7 +3,7 @@
 // form a compaction reads (anthropicForm, userMessageIn): apart from js_view.js, whose readers
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isCall, isLine, isProviderResult, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isProviderResult, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -256,6 +256,17 @@ function fileMedia(uri, mediaType) {
 
 const textOf = (v) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
 
+// The compaction block an AI SDK compaction text part stands for, with the signature the
+// provider keeps beside it.
+function aiCompaction(p, text) {
+  const b = { type: 'compaction', content: text };
+  for (const o of [p.providerOptions, p.providerMetadata]) {
+    const a = o !== null && typeof o === 'object' ? o.anthropic : undefined;
+    if (a !== null && typeof a === 'object' && typeof a.signature === 'string') { b.signature = a.signature; break; }
+  }
+  return b;
+}
+
 // A part of any ecosystem as an Anthropic block (undefined: not sent).
 function anthropicBlock(p) {
   if (typeof p === 'string') return { type: 'text', text: p };
@@ -265,7 +276,10 @@ function anthropicBlock(p) {
       // An empty text part is dropped before sending (the AI SDK does; the Messages API
       // refuses empty text blocks).
       const text = textOf(p.text);
-      return text === '' ? undefined : { type: 'text', text };
+      if (text === '') return undefined;
+      // The AI SDK's form of the API's compaction block: sent back as that block.
+      if (isAiCompaction(p)) return aiCompaction(p, text);
+      return { type: 'text', text };
     }
     case 'refusal': return { type: 'text', text: textOf(p.refusal) };
     case 'image': {

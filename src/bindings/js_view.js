@@ -27,6 +27,48 @@ function isOpaqueCompaction(b) {
   return !('content' in b) && typeof b.encrypted_content === 'string' && b.encrypted_content.length > 0;
 }
 
+// Whether `p` is the AI SDK's form of that block (@ai-sdk/anthropic): a text part marked
+// `{anthropic: {type: 'compaction'}}` in its `providerOptions` (ModelMessage) or
+// `providerMetadata` (UIMessage), which the provider sends back as the block. An empty one
+// is not sent (the provider drops it), so it starts nothing.
+export function isAiCompaction(p) {
+  if (p === null || typeof p !== 'object' || p.type !== 'text' || typeof p.text !== 'string' || p.text === '') return false;
+  return marksCompaction(p.providerOptions) || marksCompaction(p.providerMetadata);
+}
+
+function marksCompaction(o) {
+  const a = o !== null && typeof o === 'object' ? o.anthropic : undefined;
+  return a !== null && typeof a === 'object' && a.type === 'compaction';
+}
+
+// Whether an AI SDK message's parts (`list`: a ModelMessage's content, a UIMessage's parts)
+// begin a step with that compaction: what the provider sends then begins with the block. The
+// parts the provider does not send (empty text, a UIMessage's step markers, sources and
+// data) are passed over; `steps`: every step of a UIMessage is looked at (the provider sends
+// each as a message of its own).
+function aiBeginsWithCompaction(list, steps) {
+  let first = true;
+  for (const p of parts(list)) {
+    const t = p !== null && typeof p === 'object' ? p.type : undefined;
+    if (steps && t === 'step-start') { first = true; continue; }
+    if (t === 'text' && p.text === '') continue;
+    if (steps && typeof t === 'string' && (t.startsWith('source-') || t.startsWith('data-'))) continue;
+    if (first && isAiCompaction(p)) return true;
+    if (!steps) return false;
+    first = false;
+  }
+  return false;
+}
+
+// Whether the `{role, …}` assistant message `m` begins with a compaction (the Messages API's
+// block, or the AI SDK's part standing for it).
+function startsContext(m) {
+  const c = m.content;
+  if (Array.isArray(c)) return beginsWithCompaction(c) || aiBeginsWithCompaction(c, false);
+  const ps = m.parts;
+  return Array.isArray(ps) && aiBeginsWithCompaction(ps, true);
+}
+
 // The tables below are switches, not objects: a keyed read of changing names on an object is
 // a slow generic lookup in V8, slowest for a name it lacks (which it looks for along the
 // prototype chain), and every message of another shape asks them (measured: 13 % of
@@ -142,8 +184,12 @@ function partsShape(c) {
   for (const p of parts(c)) {
     if (p === null || typeof p !== 'object') continue;
     const t = p.type;
-    // The common parts first (the switch below compares one case after another).
-    if (t === 'text') continue;
+    // The common parts first (the switch below compares one case after another). A text
+    // part standing for the API's compaction block is the AI SDK's (ModelMessage).
+    if (t === 'text') {
+      if (p.providerOptions !== undefined && isAiCompaction(p)) return AI_MODEL;
+      continue;
+    }
     if (t === 'tool_use' || t === 'tool_result' || t === 'thinking') return ANTHROPIC;
     switch (t) {
       case 'text': case 'refusal': continue;
@@ -250,7 +296,7 @@ export function header(m, full = true) {
   if (k === undefined) return UNKNOWN_ROLE | 128;
   let bits = k | 128;
   if (m.usage != null) bits |= 64;
-  if (k === 1 && beginsWithCompaction(m.content)) bits |= STARTS_CONTEXT;
+  if (k === 1 && startsContext(m)) bits |= STARTS_CONTEXT;
   if (!full) return bits;
   let shape;
   if (r === 'human' || r === 'ai') shape = LANGCHAIN;
@@ -578,7 +624,7 @@ function rfind_(arr, end, mask) {
     // block is a start; header(m, false) says the same, reading more.
     if (mask === 4 && m !== null && typeof m === 'object' && !Array.isArray(m) && typeof m.type !== 'string' &&
         !Array.isArray(m.lc_namespace) && typeof m.role === 'string') {
-      if (m.role === 'assistant' && beginsWithCompaction(m.content)) return i;
+      if (m.role === 'assistant' && startsContext(m)) return i;
       continue;
     }
     const h = onChain(arr, i, header(m, false));

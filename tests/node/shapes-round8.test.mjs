@@ -1,0 +1,85 @@
+// What an eighth probe of other ecosystems' messages found: the API's server-side compaction
+// held in AI SDK and LangChain messages (the count started before it), a UIMessage tool part
+// still streaming its input (sent as a call with no result), reasoning kept only in provider
+// options (counted 0), and OpenAI Responses outputs answering item references (called
+// orphans). Each test fails on the package before the fix (CC_PKG=/path/to/old/pkg/node.js
+// runs this file against another build).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AIMessage, HumanMessage } from '@langchain/core/messages';
+
+const cc = await import(process.env.CC_PKG ?? '../../pkg/node.js');
+
+const big = (n, s = 'line') => Array.from({ length: n }, (_, i) => `${s} ${i}: some content of a file or command output here`).join('\n');
+const count = (m, o) => cc.tokenCountWithEstimation(m, o);
+
+// ---- F1, F2: the API's compaction block in AI SDK and LangChain messages -----------------
+
+// A long history, the API's compaction (Anthropic shape: the block), a short tail.
+const SUMMARY = 'Summary of the work so far: tasks 0-19 are done, the tests pass.';
+const compacted = (compaction) => {
+  const msgs = [];
+  for (let i = 0; i < 20; i++) msgs.push({ role: 'user', content: `task ${i} ${big(100)}` }, { role: 'assistant', content: [{ type: 'text', text: `done ${i}` }] });
+  msgs.push({ role: 'assistant', content: [compaction, { type: 'text', text: 'Continuing.' }] });
+  for (let i = 0; i < 6; i++) msgs.push({ role: 'user', content: `next ${i} ${big(30)}` }, { role: 'assistant', content: [{ type: 'text', text: `ok ${i}` }] });
+  msgs.push({ role: 'user', content: 'go on' });
+  return msgs;
+};
+const anthropicMsgs = () => compacted({ type: 'compaction', content: SUMMARY });
+// @ai-sdk/anthropic's form: a text part marked in providerOptions (providerMetadata in a UIMessage).
+const modelMsgs = () => compacted({ type: 'text', text: SUMMARY, providerOptions: { anthropic: { type: 'compaction' } } });
+const uiMsgs = () => modelMsgs().map((m, i) => ({
+  id: `m${i}`, role: m.role,
+  parts: typeof m.content === 'string' ? [{ type: 'text', text: m.content }]
+    : [{ type: 'step-start' }, ...m.content.map((p) => ({ type: 'text', text: p.text, ...(p.providerOptions ? { providerMetadata: p.providerOptions } : {}) }))],
+}));
+const summarize = async (req) => { summarize.requests.push(JSON.stringify(req)); return '<summary>SUMMARY: work continues.</summary>'; };
+summarize.requests = [];
+
+test('F1: an AI SDK ModelMessage holding the API compaction (text part marked by @ai-sdk/anthropic) starts the context, as the block does', async () => {
+  const anth = anthropicMsgs();
+  const a = count(anth);
+  assert.ok(a < 3_000, `the Anthropic shape counts from the block: ${a}`);
+  for (const opts of [undefined, { shape: 'ai-sdk-model' }]) {
+    const msgs = modelMsgs();
+    assert.equal(count(msgs, opts), a);
+    const api = cc.toApiMessages(msgs, opts);
+    assert.deepEqual(api[0].content[0], { type: 'compaction', content: SUMMARY }, 'sent as the block, nothing before it');
+    assert.deepEqual(api, cc.toApiMessages(anth));
+    assert.deepEqual(cc.validateForApi(msgs, opts), { valid: true, problems: [] });
+    const r = await cc.compactConversation(msgs, { model: 'claude-sonnet-4-5', summarize, ...opts });
+    const ra = await cc.compactConversation(anth, { model: 'claude-sonnet-4-5', summarize });
+    assert.equal(r.preCompactTokenCount, ra.preCompactTokenCount);
+    const [req, reqA] = summarize.requests.slice(-2);
+    assert.ok(!req.includes('task 0 '), 'the summarizer is not sent what the API already compacted');
+    assert.equal(req.length, reqA.length);
+  }
+  // With a history eight times as long before it, no compaction is asked for.
+  const long = modelMsgs();
+  const head = long.slice(0, 40);
+  assert.equal(cc.shouldAutoCompact([...Array(8)].flatMap(() => head).concat(long.slice(40)), 'claude-sonnet-4-5'), false);
+  // An empty one is not sent (the provider drops it): it starts nothing.
+  const empty = compacted({ type: 'text', text: '', providerOptions: { anthropic: { type: 'compaction' } } });
+  assert.ok(count(empty) > 20_000);
+});
+
+test('F1: a UIMessage holding the API compaction (providerMetadata) starts the context, also in a later step', async () => {
+  const anth = anthropicMsgs();
+  const ui = uiMsgs();
+  assert.equal(count(ui), count(anth));
+  assert.deepEqual(cc.toApiMessages(ui)[0].content[0], { type: 'compaction', content: SUMMARY });
+  assert.deepEqual(cc.validateForApi(ui), { valid: true, problems: [] });
+  const r = await cc.compactConversation(ui, { model: 'claude-sonnet-4-5', summarize });
+  assert.ok(!summarize.requests.at(-1).includes('task 0 '));
+  assert.ok(r.preCompactTokenCount < 3_000);
+  // A multi-step message whose second step begins with the compaction (threshold compaction
+  // during an agent loop): the count starts at that message, the API view at that step.
+  const at = ui.findIndex((m) => m.parts.some((p) => p.providerMetadata));
+  const steps = structuredClone(ui);
+  steps[at].parts.unshift({ type: 'step-start' }, { type: 'text', text: 'Running the tests.' },
+    { type: 'tool-bash', toolCallId: 'b1', state: 'output-available', input: { command: 'npm test' }, output: 'ok' });
+  assert.ok(count(steps) < 3_000);
+  const api = cc.toApiMessages(steps);
+  assert.deepEqual(api[0].content[0], { type: 'compaction', content: SUMMARY });
+  assert.deepEqual(cc.validateForApi(steps), { valid: true, problems: [] });
+});
