@@ -281,6 +281,11 @@ function anthropicBlock(p) {
       if (isAiCompaction(p)) return aiCompaction(p, text);
       return { type: 'text', text };
     }
+    // The API's compaction block as LangChain keeps it (a streamed one with its `index`).
+    case 'compaction': {
+      const { index: _, ...b } = p;
+      return b;
+    }
     case 'refusal': return { type: 'text', text: textOf(p.refusal) };
     case 'image': {
       if (p.source !== undefined) return p;

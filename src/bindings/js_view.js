@@ -276,6 +276,8 @@ export function header(m, full = true) {
     const k = lcKind(m, f);
     let bits = k | (LANGCHAIN << SHAPE_SHIFT) | 128;
     if (k === 1 && f.usage_metadata !== null && typeof f.usage_metadata === 'object') bits |= 64;
+    // ChatAnthropic keeps the API's compaction block in the AIMessage's content as it is.
+    if (k === 1 && beginsWithCompaction(f.content)) bits |= STARTS_CONTEXT;
     return bits;
   }
   const r = m.role;
@@ -1226,7 +1228,7 @@ export function pushPart(p, estimate, out) {
       if (typeof t === 'string') { pushBlock(out, 7, tlen(t), 0, 0, 0, 0, 0, 0); return; }
       break;
     }
-    case 'thinking': case 'redacted_thinking': case 'tool_result':
+    case 'thinking': case 'redacted_thinking': case 'tool_result': case 'compaction':
       describeBlock(p, estimate, out);
       return;
     case 'image': case 'image_url': case 'input_image':

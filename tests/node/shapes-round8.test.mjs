@@ -83,3 +83,20 @@ test('F1: a UIMessage holding the API compaction (providerMetadata) starts the c
   assert.deepEqual(api[0].content[0], { type: 'compaction', content: SUMMARY });
   assert.deepEqual(cc.validateForApi(steps), { valid: true, problems: [] });
 });
+
+test('F2: a LangChain AIMessage holding the compaction block (as ChatAnthropic keeps it) starts the context', async () => {
+  const anth = anthropicMsgs();
+  const lc = anth.map((m) => (m.role === 'user' ? new HumanMessage(m.content) : new AIMessage({ content: m.content })));
+  assert.equal(count(lc), count(anth));
+  assert.deepEqual(cc.toApiMessages(lc), cc.toApiMessages(anth));
+  assert.deepEqual(cc.validateForApi(lc), { valid: true, problems: [] });
+  const r = await cc.compactConversation(lc, { model: 'claude-sonnet-4-5', summarize });
+  assert.ok(!summarize.requests.at(-1).includes('task 0 '));
+  assert.ok(r.preCompactTokenCount < 3_000);
+  // A streamed one (its block keeps its `index`) and the stored form read the same.
+  const streamed = lc.map((m) => (m.content?.[0]?.type === 'compaction' ? new AIMessage({ content: [{ index: 0, ...m.content[0] }, m.content[1]] }) : m));
+  assert.equal(count(streamed), count(anth));
+  assert.deepEqual(cc.toApiMessages(streamed)[0].content[0], { type: 'compaction', content: SUMMARY });
+  const stored = lc.map((m) => ({ type: m.getType(), data: { content: m.content, additional_kwargs: {}, response_metadata: {} } }));
+  assert.equal(count(stored), count(anth));
+});
