@@ -132,9 +132,10 @@ function withOutput(m, text) {
 }
 
 // How many blocks describeForeign reads a UIMessage tool part as: the call, and its result
-// once there is one (an output, an error or a denial): how pushUiTool (js_view.js) numbers
-// blocks, and uiPartOf by it.
-const uiToolWidth = (p) => (p.state === 'output-available' || p.state === 'output-error' || p.state === 'output-denied' ? 2 : 1);
+// once there is one (an output, an error or a denial); none while its input is streaming
+// (not sent): how pushUiTool (js_view.js) numbers blocks, and uiPartOf by it.
+const uiToolWidth = (p) => (p.state === 'output-available' || p.state === 'output-error' || p.state === 'output-denied' ? 2
+  : p.state === 'input-streaming' ? 0 : 1);
 
 // The index in a UIMessage's `parts` of describeForeign's block `b` (-1 when none).
 function uiPartOf(parts, b) {
@@ -481,6 +482,8 @@ function anthropicMessages(arr, i, m, shape) {
         const t = p !== null && typeof p === 'object' ? p.type : undefined;
         if (t === 'step-start') { flush(); continue; }
         if (typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-'))) {
+          // A part still streaming its input is not sent (convertToModelMessages leaves it out).
+          if (p.state === 'input-streaming') continue;
           const name = t === 'dynamic-tool' ? p.toolName : t.slice(5);
           if (p.providerExecuted === true) {
             // A provider-executed tool: its use and result both in the assistant message.

@@ -1299,7 +1299,10 @@ function pushContent(c, estimate, out) {
 // A UIMessage tool part (`tool-<name>` or `dynamic-tool`): the call, and its result once
 // there is one (`output-available`: the output; `output-error`: the error text;
 // `output-denied`: the denial). Returns how many blocks it pushed (uiToolWidth in js_edit.js).
+// A part still streaming its input (the stream stopped while the model wrote it) is no call:
+// the AI SDK does not send it (convertToModelMessages leaves it out); nothing is pushed.
 function pushUiTool(p, estimate, out) {
+  if (p.state === 'input-streaming') return 0;
   const name = p.type === 'dynamic-tool' ? p.toolName : p.type.slice(5);
   pushCall(out, estimate, p.toolCallId, name, p.input);
   const tid = typeof p.toolCallId === 'string' ? sym(p.toolCallId) : 0;

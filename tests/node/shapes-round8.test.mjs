@@ -100,3 +100,59 @@ test('F2: a LangChain AIMessage holding the compaction block (as ChatAnthropic k
   const stored = lc.map((m) => ({ type: m.getType(), data: { content: m.content, additional_kwargs: {}, response_metadata: {} } }));
   assert.equal(count(stored), count(anth));
 });
+
+// ---- F3: a UIMessage tool part still streaming its input ----------------------------------
+
+test('F3: a UIMessage tool part in input-streaming is no call (as convertToModelMessages leaves it out): not sent, not counted', async () => {
+  const { convertToModelMessages } = await import('ai');
+  const partial = { path: 'a.txt', content: big(40) };
+  const streaming = { type: 'tool-write', toolCallId: 'cw', state: 'input-streaming', input: partial };
+  const turn = (extra) => [
+    { id: 'u1', role: 'user', parts: [{ type: 'text', text: `write a.txt ${big(5)}` }] },
+    { id: 'a1', role: 'assistant', parts: [{ type: 'step-start' }, { type: 'text', text: 'Let me write' }, ...extra] },
+    { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'stop, do something else' }] },
+  ];
+  const msgs = turn([streaming]);
+  assert.ok(!JSON.stringify(await convertToModelMessages(msgs)).includes('"tool-call"'), 'the AI SDK sends no call');
+  assert.deepEqual(cc.validateForApi(msgs), { valid: true, problems: [] });
+  const api = cc.toApiMessages(msgs);
+  assert.ok(!JSON.stringify(api).includes('tool_use'), JSON.stringify(api));
+  assert.deepEqual(api, cc.toApiMessages(turn([])));
+  assert.equal(count(msgs), count(turn([])), 'the partial input counts nothing');
+  // Alone in its message: the message sends nothing.
+  const alone = [msgs[0], { id: 'a1', role: 'assistant', parts: [{ type: 'step-start' }, streaming] }, msgs[2]];
+  assert.deepEqual(cc.validateForApi(alone), { valid: true, problems: [] });
+
+  // A compaction does not keep the turn as one whose call waits for its result (there is no
+  // call); what it returns is a valid request. A kept message is the caller's own object.
+  const long = [];
+  for (let i = 0; i < 8; i++) {
+    long.push({ id: `q${i}`, role: 'user', parts: [{ type: 'text', text: `task ${i} ${big(60)}` }] },
+      { id: `r${i}`, role: 'assistant', parts: [{ type: 'text', text: `done ${i} ${big(60)}` }] });
+  }
+  const stopped = [...long, ...msgs.slice(0, 2)];
+  const out = cc.buildPostCompactMessages(await cc.compactConversation(stopped, { model: 'claude-sonnet-4-5', summarize }));
+  assert.ok(!out.includes(stopped.at(-1)), 'not kept as a pending call');
+  assert.deepEqual(cc.validateForApi(out), { valid: true, problems: [] });
+  const asked = [...long, ...msgs];
+  const out2 = cc.buildPostCompactMessages(await cc.compactConversation(asked, { model: 'claude-sonnet-4-5', summarize }, { keepLastUserMessage: true }));
+  assert.equal(out2.at(-1), asked.at(-1));
+  assert.deepEqual(cc.validateForApi(out2), { valid: true, problems: [] });
+
+  // microCompact numbers the parts after it as the count does: the completed read's output
+  // is what is cleared, the streaming part stays as it was.
+  const read = (id) => ({ type: 'tool-read', toolCallId: id, state: 'output-available', input: { path: `/f${id}` }, output: big(200) });
+  const mc = [
+    { id: 'u0', role: 'user', parts: [{ type: 'text', text: 'read' }] },
+    { id: 'a0', role: 'assistant', parts: [{ type: 'step-start' }, streaming, { type: 'step-start' }, read('r1'), read('r2')] },
+    { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'next' }] },
+    { id: 'a1', role: 'assistant', parts: [{ type: 'step-start' }, read('r3')] },
+    { id: 'u2', role: 'user', parts: [{ type: 'text', text: 'go' }] },
+  ];
+  const cleared = cc.microCompact(mc, { keepRecent: 1, compactableTools: ['*'] });
+  assert.deepEqual(cleared.clearedToolUseIds.sort(), ['r1', 'r2']);
+  const parts = cleared.messages[1].parts;
+  assert.equal(parts[1], streaming);
+  assert.equal(parts[3].state, 'output-error');
+  assert.equal(parts[4].state, 'output-error');
+});
