@@ -3,7 +3,7 @@
 // form a compaction reads (anthropicForm, userMessageIn): apart from js_view.js, whose readers
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isProviderResult, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isProviderResult, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -349,7 +349,10 @@ function anthropicBlock(p) {
     // and decisions must too (a summary request leaves thinking out).
     case 'reasoning': {
       const t = typeof p.text === 'string' ? p.text : p.reasoning;
-      return typeof t === 'string' && t.length > 0 ? { type: 'thinking', thinking: t } : undefined;
+      if (typeof t === 'string' && t.length > 0) return { type: 'thinking', thinking: t };
+      // Only the provider's opaque reasoning: redacted thinking, as the count reads it.
+      const d = typeof t === 'string' ? opaqueReasoning(p) : undefined;
+      return d === undefined ? undefined : { type: 'redacted_thinking', data: d };
     }
     case 'thinking': return typeof p.thinking === 'string' ? p : undefined;
     case 'redacted_thinking': return typeof p.data === 'string' ? p : undefined;

@@ -1208,6 +1208,24 @@ function pushAiOutput(out, estimate, id, p) {
   }
 }
 
+// The opaque reasoning an AI SDK reasoning part keeps in its provider options
+// (`providerOptions`; a UIMessage's `providerMetadata`): @ai-sdk/anthropic's `redactedData`
+// (a redacted_thinking block), @ai-sdk/openai's `reasoningEncryptedContent` (a reasoning
+// item's encrypted_content), under whichever provider name; undefined when none.
+export function opaqueReasoning(p) {
+  for (const o of [p.providerOptions, p.providerMetadata]) {
+    if (o === null || typeof o !== 'object') continue;
+    for (const k of Object.keys(o)) {
+      const v = o[k];
+      if (v === null || typeof v !== 'object') continue;
+      if (typeof v.redactedData === 'string' && v.redactedData.length > 0) return v.redactedData;
+      const e = v.reasoningEncryptedContent;
+      if (typeof e === 'string' && e.length > 0) return e;
+    }
+  }
+  return undefined;
+}
+
 // One content part of any ecosystem: pushes exactly one block (with its nested blocks).
 export function pushPart(p, estimate, out) {
   if (typeof p === 'string') { pushBlock(out, 0, tlen(p), 0, 0, 0, 0, 0, 0); return; }
@@ -1225,7 +1243,14 @@ export function pushPart(p, estimate, out) {
       break;
     case 'reasoning': {
       const t = typeof p.text === 'string' ? p.text : p.reasoning;
-      if (typeof t === 'string') { pushBlock(out, 7, tlen(t), 0, 0, 0, 0, 0, 0); return; }
+      if (typeof t === 'string') {
+        // No text: the provider's opaque reasoning, as redacted thinking (its Anthropic and
+        // OpenAI Responses forms count so).
+        const d = t.length === 0 ? opaqueReasoning(p) : undefined;
+        if (d !== undefined) pushBlock(out, 8, tlen(d), 0, 0, 0, 0, 0, 0);
+        else pushBlock(out, 7, tlen(t), 0, 0, 0, 0, 0, 0);
+        return;
+      }
       break;
     }
     case 'thinking': case 'redacted_thinking': case 'tool_result': case 'compaction':

@@ -156,3 +156,38 @@ test('F3: a UIMessage tool part in input-streaming is no call (as convertToModel
   assert.equal(parts[3].state, 'output-error');
   assert.equal(parts[4].state, 'output-error');
 });
+
+// ---- F4: reasoning kept only in the provider's options -------------------------------------
+
+test('F4: AI SDK reasoning held only in provider options (redactedData, reasoningEncryptedContent) counts as the same block in Anthropic and Responses shape', async () => {
+  const blob = Buffer.from(big(100)).toString('base64');
+  const q = { role: 'user', content: 'q' };
+  const anth = [q, { role: 'assistant', content: [{ type: 'redacted_thinking', data: blob }, { type: 'text', text: 'a' }] }];
+  const resp = [q, { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: blob }, { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'a', annotations: [] }] }];
+  const model = (opts) => [q, { role: 'assistant', content: [{ type: 'reasoning', text: '', providerOptions: opts }, { type: 'text', text: 'a' }] }];
+  const ui = (meta) => [{ id: 'u', role: 'user', parts: [{ type: 'text', text: 'q' }] },
+    { id: 'a', role: 'assistant', parts: [{ type: 'step-start' }, { type: 'reasoning', text: '', providerMetadata: meta }, { type: 'text', text: 'a' }] }];
+  const a = count(anth);
+  assert.ok(a > 1_000, `the Anthropic shape counts it: ${a}`);
+  assert.equal(count(resp), a);
+  const forms = {
+    anthropicModel: model({ anthropic: { redactedData: blob } }),
+    openaiModel: model({ openai: { itemId: 'rs_1', reasoningEncryptedContent: blob } }),
+    azureModel: model({ azure: { itemId: 'rs_1', reasoningEncryptedContent: blob } }),
+    anthropicUi: ui({ anthropic: { redactedData: blob } }),
+    openaiUi: ui({ openai: { itemId: 'rs_1', reasoningEncryptedContent: blob } }),
+  };
+  for (const [name, msgs] of Object.entries(forms)) {
+    assert.equal(count(msgs), a, name);
+    // The compaction reads it as the count does (redacted thinking of the same size).
+    assert.deepEqual(cc.toApiMessages(msgs)[1].content[0], { type: 'redacted_thinking', data: blob }, name);
+  }
+  // Readable reasoning still counts as its text, the opaque part beside it not again (as a
+  // Responses reasoning item with a summary counts its summary).
+  const readable = model({ openai: { itemId: 'rs_1', reasoningEncryptedContent: blob } });
+  readable[1].content[0].text = 'I should answer a.';
+  const summarized = structuredClone(resp);
+  summarized[1].summary = [{ type: 'summary_text', text: 'I should answer a.' }];
+  assert.equal(count(readable), count(summarized));
+  assert.ok(count(readable) < 100);
+});
