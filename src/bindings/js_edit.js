@@ -616,17 +616,50 @@ function anthropicMessages(arr, i, m, shape) {
 function anthropicForm_(arr) {
   const messages = [];
   const origin = [];
+  // OpenAI Responses: whether an item reference came yet, and the ids of the calls read.
+  let referenced = false;
+  const calls = new Set();
   for (let i = 0; i < arr.length; i++) {
     const m = arr[i];
-    const shape = shapeOfHeader(header(m));
+    const h = header(m);
+    const shape = shapeOfHeader(h);
+    if (shape === RESPONSES && (h & 7) === 4 && m.type !== 'compaction_trigger') referenced = true;
     const list = shape >= AI_MODEL ? anthropicMessages(arr, i, m, shape) : [m];
     for (const a of list) {
       if (a !== m && Array.isArray(a.content) && a.content.length === 0) continue;
+      if (shape === RESPONSES && Array.isArray(a.content)) {
+        if (a.role === 'assistant') {
+          for (const b of a.content) if (b.type === 'tool_use' || b.type === 'server_tool_use') calls.add(b.id);
+        } else if (referenced && a.role === 'user') {
+          const call = referencedCall(a, calls);
+          if (call !== undefined) {
+            messages.push(call);
+            origin.push(i);
+          }
+        }
+      }
       messages.push(a);
       origin.push(i);
     }
   }
   return [messages, new Uint32Array(origin)];
+}
+
+// The call an OpenAI Responses output `a` (Anthropic form) answers when it is none of `calls`
+// read and an item reference came before it: a reference may stand for the call (the provider
+// reads it from the items it stored), which the Anthropic form does not have. A `tool_use`
+// named `item_reference`, read as part of the output's message, stands for it there: the
+// output is no orphan (validateForApi, toApiMessages), and a compaction keeps or summarizes
+// the two together (the references before the output go with it: kept_originals). Undefined
+// when every call is known.
+function referencedCall(a, calls) {
+  let content;
+  for (const b of a.content) {
+    if (b.type !== 'tool_result' || calls.has(b.tool_use_id)) continue;
+    calls.add(b.tool_use_id);
+    (content ??= []).push({ type: 'tool_use', id: b.tool_use_id, name: 'item_reference', input: {} });
+  }
+  return content === undefined ? undefined : { role: 'assistant', content };
 }
 
 // The caller's shape of a user message the compaction adds (`msg`: Anthropic

@@ -191,3 +191,64 @@ test('F4: AI SDK reasoning held only in provider options (redactedData, reasonin
   assert.equal(count(readable), count(summarized));
   assert.ok(count(readable) < 100);
 });
+
+// ---- F5: OpenAI Responses outputs answering item references ------------------------------
+
+test('F5: a Responses output whose call is an item reference is no orphan: not reported, sent after a call standing for the reference, kept with it', async () => {
+  const ask = { role: 'user', content: 'read a' };
+  const refs = [{ type: 'item_reference', id: 'rs_1' }, { type: 'item_reference', id: 'fc_1' }];
+  const output = { type: 'function_call_output', call_id: 'call_1', output: `file a ${big(30)}` };
+  const msgs = [ask, ...refs, output];
+  assert.deepEqual(cc.validateForApi(msgs), { valid: true, problems: [] });
+  const api = cc.toApiMessages(msgs);
+  assert.deepEqual(api.map((m) => m.role), ['user', 'assistant', 'user']);
+  assert.deepEqual(api[1].content, [{ type: 'tool_use', id: 'call_1', name: 'item_reference', input: {} }]);
+  assert.equal(api[2].content[0].tool_use_id, 'call_1');
+  // The same with a reference given as `{id}` alone, and with parallel outputs.
+  assert.deepEqual(cc.validateForApi([ask, { id: 'fc_1' }, output]), { valid: true, problems: [] });
+  const second = { type: 'function_call_output', call_id: 'call_2', output: 'file b' };
+  assert.deepEqual(cc.validateForApi([ask, ...refs, { type: 'item_reference', id: 'fc_2' }, output, second]), { valid: true, problems: [] });
+  // Without any reference an output whose call is missing is still reported, and an output
+  // answering a call of the request pairs with that call as before.
+  assert.equal(cc.validateForApi([ask, output]).valid, false);
+  const call = { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'read', arguments: '{"path":"a"}' };
+  assert.deepEqual(cc.toApiMessages([ask, refs[0], call, output])[1].content, [{ type: 'tool_use', id: 'call_1', name: 'read', input: { path: 'a' } }]);
+
+  // A compaction keeps the references with the output they answer for (a kept output comes
+  // right after them), and what it returns is a valid request.
+  const long = [{ role: 'developer', content: 'You are an agent.' }];
+  for (let i = 0; i < 30; i++) {
+    long.push({ role: 'user', content: `task ${i} ${big(100)}` },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `done ${i} ${big(60)}`, annotations: [] }] });
+  }
+  const read = { ...output, output: `file a ${big(200)}` };
+  let keptOutput = 0;
+  for (let n = 0; n < 6; n++) {
+    const after = [];
+    for (let i = 0; i < n; i++) {
+      after.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `reply ${i} ${big(120)}`, annotations: [] }] },
+        { role: 'user', content: `more ${i} ${big(120)}` });
+    }
+    const conversation = [...long, ask, ...refs, read, ...after];
+    const r = await cc.trySessionMemoryCompaction(conversation, { model: 'gpt-5', sessionMemory: '# Notes\nthe user reads files' });
+    const out = cc.buildPostCompactMessages(r);
+    assert.deepEqual(cc.validateForApi(out), { valid: true, problems: [] }, `${n} turns after`);
+    const at = out.indexOf(read);
+    if (at >= 0) {
+      keptOutput++;
+      assert.deepEqual(out.slice(at - 2, at), refs);
+    }
+  }
+  assert.ok(keptOutput >= 2, 'some cuts keep the output');
+  // A pinned output comes back with its references, the caller's own items.
+  const reply = { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'a says hi', annotations: [] }] };
+  const pinnedOut = cc.buildPostCompactMessages(await cc.compactConversation([...long, ask, ...refs, read, reply, { role: 'user', content: 'thanks' }],
+    { model: 'gpt-5', summarize, pinned: [read] }));
+  const p = pinnedOut.indexOf(read);
+  assert.ok(p > 0, 'the pinned output is the caller\'s own item');
+  assert.deepEqual(pinnedOut.slice(p - 2, p), refs);
+  assert.deepEqual(cc.validateForApi(pinnedOut), { valid: true, problems: [] });
+  // The user's request stays the last one a compaction keeps (the output is none).
+  const r = await cc.compactConversation([...long, ask, ...refs, read], { model: 'gpt-5', summarize }, { keepLastUserMessage: true });
+  assert.equal(cc.buildPostCompactMessages(r).at(-1), ask);
+});
