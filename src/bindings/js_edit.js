@@ -3,7 +3,7 @@
 // form a compaction reads (anthropicForm, userMessageIn): apart from js_view.js, whose readers
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isCall, isLine, isProviderResult, lcAudio, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isProviderResult, lcAudio, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -132,9 +132,10 @@ function withOutput(m, text) {
 }
 
 // How many blocks describeForeign reads a UIMessage tool part as: the call, and its result
-// once there is one (an output, an error or a denial): how pushUiTool (js_view.js) numbers
-// blocks, and uiPartOf by it.
-const uiToolWidth = (p) => (p.state === 'output-available' || p.state === 'output-error' || p.state === 'output-denied' ? 2 : 1);
+// once there is one (an output, an error or a denial); none while its input is streaming
+// (not sent): how pushUiTool (js_view.js) numbers blocks, and uiPartOf by it.
+const uiToolWidth = (p) => (p.state === 'output-available' || p.state === 'output-error' || p.state === 'output-denied' ? 2
+  : p.state === 'input-streaming' ? 0 : 1);
 
 // The index in a UIMessage's `parts` of describeForeign's block `b` (-1 when none).
 function uiPartOf(parts, b) {
@@ -256,6 +257,17 @@ function fileMedia(uri, mediaType) {
 
 const textOf = (v) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
 
+// The compaction block an AI SDK compaction text part stands for, with the signature the
+// provider keeps beside it.
+function aiCompaction(p, text) {
+  const b = { type: 'compaction', content: text };
+  for (const o of [p.providerOptions, p.providerMetadata]) {
+    const a = o !== null && typeof o === 'object' ? o.anthropic : undefined;
+    if (a !== null && typeof a === 'object' && typeof a.signature === 'string') { b.signature = a.signature; break; }
+  }
+  return b;
+}
+
 // A part of any ecosystem as an Anthropic block (undefined: not sent).
 function anthropicBlock(p) {
   if (typeof p === 'string') return { type: 'text', text: p };
@@ -265,7 +277,15 @@ function anthropicBlock(p) {
       // An empty text part is dropped before sending (the AI SDK does; the Messages API
       // refuses empty text blocks).
       const text = textOf(p.text);
-      return text === '' ? undefined : { type: 'text', text };
+      if (text === '') return undefined;
+      // The AI SDK's form of the API's compaction block: sent back as that block.
+      if (isAiCompaction(p)) return aiCompaction(p, text);
+      return { type: 'text', text };
+    }
+    // The API's compaction block as LangChain keeps it (a streamed one with its `index`).
+    case 'compaction': {
+      const { index: _, ...b } = p;
+      return b;
     }
     case 'refusal': return { type: 'text', text: textOf(p.refusal) };
     case 'image': {
@@ -329,7 +349,10 @@ function anthropicBlock(p) {
     // and decisions must too (a summary request leaves thinking out).
     case 'reasoning': {
       const t = typeof p.text === 'string' ? p.text : p.reasoning;
-      return typeof t === 'string' && t.length > 0 ? { type: 'thinking', thinking: t } : undefined;
+      if (typeof t === 'string' && t.length > 0) return { type: 'thinking', thinking: t };
+      // Only the provider's opaque reasoning: redacted thinking, as the count reads it.
+      const d = typeof t === 'string' ? opaqueReasoning(p) : undefined;
+      return d === undefined ? undefined : { type: 'redacted_thinking', data: d };
     }
     case 'thinking': return typeof p.thinking === 'string' ? p : undefined;
     case 'redacted_thinking': return typeof p.data === 'string' ? p : undefined;
@@ -462,6 +485,8 @@ function anthropicMessages(arr, i, m, shape) {
         const t = p !== null && typeof p === 'object' ? p.type : undefined;
         if (t === 'step-start') { flush(); continue; }
         if (typeof t === 'string' && (t === 'dynamic-tool' || t.startsWith('tool-'))) {
+          // A part still streaming its input is not sent (convertToModelMessages leaves it out).
+          if (p.state === 'input-streaming') continue;
           const name = t === 'dynamic-tool' ? p.toolName : t.slice(5);
           if (p.providerExecuted === true) {
             // A provider-executed tool: its use and result both in the assistant message.
@@ -630,17 +655,50 @@ function anthropicForm_(arr, compacting) {
   const messages = [];
   const origin = [];
   const unsent = compacting ? unsentApprovals(arr) : null;
+  // OpenAI Responses: whether an item reference came yet, and the ids of the calls read.
+  let referenced = false;
+  const calls = new Set();
   for (let i = 0; i < arr.length; i++) {
     const m = arr[i];
-    const shape = shapeOfHeader(header(m));
+    const h = header(m);
+    const shape = shapeOfHeader(h);
+    if (shape === RESPONSES && (h & 7) === 4 && m.type !== 'compaction_trigger') referenced = true;
     const list = unsent !== null && unsent.has(i) ? [] : shape >= AI_MODEL ? anthropicMessages(arr, i, m, shape) : [m];
     for (const a of list) {
       if (a !== m && Array.isArray(a.content) && a.content.length === 0) continue;
+      if (shape === RESPONSES && Array.isArray(a.content)) {
+        if (a.role === 'assistant') {
+          for (const b of a.content) if (b.type === 'tool_use' || b.type === 'server_tool_use') calls.add(b.id);
+        } else if (referenced && a.role === 'user') {
+          const call = referencedCall(a, calls);
+          if (call !== undefined) {
+            messages.push(call);
+            origin.push(i);
+          }
+        }
+      }
       messages.push(a);
       origin.push(i);
     }
   }
   return [messages, new Uint32Array(origin)];
+}
+
+// The call an OpenAI Responses output `a` (Anthropic form) answers when it is none of `calls`
+// read and an item reference came before it: a reference may stand for the call (the provider
+// reads it from the items it stored), which the Anthropic form does not have. A `tool_use`
+// named `item_reference`, read as part of the output's message, stands for it there: the
+// output is no orphan (validateForApi, toApiMessages), and a compaction keeps or summarizes
+// the two together (the references before the output go with it: kept_originals). Undefined
+// when every call is known.
+function referencedCall(a, calls) {
+  let content;
+  for (const b of a.content) {
+    if (b.type !== 'tool_result' || calls.has(b.tool_use_id)) continue;
+    calls.add(b.tool_use_id);
+    (content ??= []).push({ type: 'tool_use', id: b.tool_use_id, name: 'item_reference', input: {} });
+  }
+  return content === undefined ? undefined : { role: 'assistant', content };
 }
 
 // The caller's shape of a user message the compaction adds (`msg`: Anthropic

@@ -27,6 +27,48 @@ function isOpaqueCompaction(b) {
   return !('content' in b) && typeof b.encrypted_content === 'string' && b.encrypted_content.length > 0;
 }
 
+// Whether `p` is the AI SDK's form of that block (@ai-sdk/anthropic): a text part marked
+// `{anthropic: {type: 'compaction'}}` in its `providerOptions` (ModelMessage) or
+// `providerMetadata` (UIMessage), which the provider sends back as the block. An empty one
+// is not sent (the provider drops it), so it starts nothing.
+export function isAiCompaction(p) {
+  if (p === null || typeof p !== 'object' || p.type !== 'text' || typeof p.text !== 'string' || p.text === '') return false;
+  return marksCompaction(p.providerOptions) || marksCompaction(p.providerMetadata);
+}
+
+function marksCompaction(o) {
+  const a = o !== null && typeof o === 'object' ? o.anthropic : undefined;
+  return a !== null && typeof a === 'object' && a.type === 'compaction';
+}
+
+// Whether an AI SDK message's parts (`list`: a ModelMessage's content, a UIMessage's parts)
+// begin a step with that compaction: what the provider sends then begins with the block. The
+// parts the provider does not send (empty text, a UIMessage's step markers, sources and
+// data) are passed over; `steps`: every step of a UIMessage is looked at (the provider sends
+// each as a message of its own).
+function aiBeginsWithCompaction(list, steps) {
+  let first = true;
+  for (const p of parts(list)) {
+    const t = p !== null && typeof p === 'object' ? p.type : undefined;
+    if (steps && t === 'step-start') { first = true; continue; }
+    if (t === 'text' && p.text === '') continue;
+    if (steps && typeof t === 'string' && (t.startsWith('source-') || t.startsWith('data-'))) continue;
+    if (first && isAiCompaction(p)) return true;
+    if (!steps) return false;
+    first = false;
+  }
+  return false;
+}
+
+// Whether the `{role, …}` assistant message `m` begins with a compaction (the Messages API's
+// block, or the AI SDK's part standing for it).
+function startsContext(m) {
+  const c = m.content;
+  if (Array.isArray(c)) return beginsWithCompaction(c) || aiBeginsWithCompaction(c, false);
+  const ps = m.parts;
+  return Array.isArray(ps) && aiBeginsWithCompaction(ps, true);
+}
+
 // The tables below are switches, not objects: a keyed read of changing names on an object is
 // a slow generic lookup in V8, slowest for a name it lacks (which it looks for along the
 // prototype chain), and every message of another shape asks them (measured: 13 % of
@@ -142,8 +184,12 @@ function partsShape(c) {
   for (const p of parts(c)) {
     if (p === null || typeof p !== 'object') continue;
     const t = p.type;
-    // The common parts first (the switch below compares one case after another).
-    if (t === 'text') continue;
+    // The common parts first (the switch below compares one case after another). A text
+    // part standing for the API's compaction block is the AI SDK's (ModelMessage).
+    if (t === 'text') {
+      if (p.providerOptions !== undefined && isAiCompaction(p)) return AI_MODEL;
+      continue;
+    }
     if (t === 'tool_use' || t === 'tool_result' || t === 'thinking') return ANTHROPIC;
     switch (t) {
       case 'text': case 'refusal': continue;
@@ -230,6 +276,8 @@ export function header(m, full = true) {
     const k = lcKind(m, f);
     let bits = k | (LANGCHAIN << SHAPE_SHIFT) | 128;
     if (k === 1 && f.usage_metadata !== null && typeof f.usage_metadata === 'object') bits |= 64;
+    // ChatAnthropic keeps the API's compaction block in the AIMessage's content as it is.
+    if (k === 1 && beginsWithCompaction(f.content)) bits |= STARTS_CONTEXT;
     return bits;
   }
   const r = m.role;
@@ -250,7 +298,7 @@ export function header(m, full = true) {
   if (k === undefined) return UNKNOWN_ROLE | 128;
   let bits = k | 128;
   if (m.usage != null) bits |= 64;
-  if (k === 1 && beginsWithCompaction(m.content)) bits |= STARTS_CONTEXT;
+  if (k === 1 && startsContext(m)) bits |= STARTS_CONTEXT;
   if (!full) return bits;
   let shape;
   if (r === 'human' || r === 'ai') shape = LANGCHAIN;
@@ -578,7 +626,7 @@ function rfind_(arr, end, mask) {
     // block is a start; header(m, false) says the same, reading more.
     if (mask === 4 && m !== null && typeof m === 'object' && !Array.isArray(m) && typeof m.type !== 'string' &&
         !Array.isArray(m.lc_namespace) && typeof m.role === 'string') {
-      if (m.role === 'assistant' && beginsWithCompaction(m.content)) return i;
+      if (m.role === 'assistant' && startsContext(m)) return i;
       continue;
     }
     const h = onChain(arr, i, header(m, false));
@@ -1160,6 +1208,24 @@ function pushAiOutput(out, estimate, id, p) {
   }
 }
 
+// The opaque reasoning an AI SDK reasoning part keeps in its provider options
+// (`providerOptions`; a UIMessage's `providerMetadata`): @ai-sdk/anthropic's `redactedData`
+// (a redacted_thinking block), @ai-sdk/openai's `reasoningEncryptedContent` (a reasoning
+// item's encrypted_content), under whichever provider name; undefined when none.
+export function opaqueReasoning(p) {
+  for (const o of [p.providerOptions, p.providerMetadata]) {
+    if (o === null || typeof o !== 'object') continue;
+    for (const k of Object.keys(o)) {
+      const v = o[k];
+      if (v === null || typeof v !== 'object') continue;
+      if (typeof v.redactedData === 'string' && v.redactedData.length > 0) return v.redactedData;
+      const e = v.reasoningEncryptedContent;
+      if (typeof e === 'string' && e.length > 0) return e;
+    }
+  }
+  return undefined;
+}
+
 // One content part of any ecosystem: pushes exactly one block (with its nested blocks).
 export function pushPart(p, estimate, out) {
   if (typeof p === 'string') { pushBlock(out, 0, tlen(p), 0, 0, 0, 0, 0, 0); return; }
@@ -1177,10 +1243,17 @@ export function pushPart(p, estimate, out) {
       break;
     case 'reasoning': {
       const t = typeof p.text === 'string' ? p.text : p.reasoning;
-      if (typeof t === 'string') { pushBlock(out, 7, tlen(t), 0, 0, 0, 0, 0, 0); return; }
+      if (typeof t === 'string') {
+        // No text: the provider's opaque reasoning, as redacted thinking (its Anthropic and
+        // OpenAI Responses forms count so).
+        const d = t.length === 0 ? opaqueReasoning(p) : undefined;
+        if (d !== undefined) pushBlock(out, 8, tlen(d), 0, 0, 0, 0, 0, 0);
+        else pushBlock(out, 7, tlen(t), 0, 0, 0, 0, 0, 0);
+        return;
+      }
       break;
     }
-    case 'thinking': case 'redacted_thinking': case 'tool_result':
+    case 'thinking': case 'redacted_thinking': case 'tool_result': case 'compaction':
       describeBlock(p, estimate, out);
       return;
     case 'image': case 'image_url': case 'input_image':
@@ -1251,7 +1324,10 @@ function pushContent(c, estimate, out) {
 // A UIMessage tool part (`tool-<name>` or `dynamic-tool`): the call, and its result once
 // there is one (`output-available`: the output; `output-error`: the error text;
 // `output-denied`: the denial). Returns how many blocks it pushed (uiToolWidth in js_edit.js).
+// A part still streaming its input (the stream stopped while the model wrote it) is no call:
+// the AI SDK does not send it (convertToModelMessages leaves it out); nothing is pushed.
 function pushUiTool(p, estimate, out) {
+  if (p.state === 'input-streaming') return 0;
   const name = p.type === 'dynamic-tool' ? p.toolName : p.type.slice(5);
   pushCall(out, estimate, p.toolCallId, name, p.input);
   const tid = typeof p.toolCallId === 'string' ? sym(p.toolCallId) : 0;
