@@ -641,7 +641,14 @@ export interface Config {
   reactiveOnly?: boolean;
   /** Context-collapse mode: another mechanism manages the context. */
   contextCollapse?: boolean;
-  /** Context window of the model that writes summaries, when smaller than the main one. */
+  /**
+   * Context window of the model that writes summaries, when smaller than the main one. The
+   * summary request keeps 20,000 tokens of it for the summary (SPEC §14) where the window also
+   * holds 16,384 tokens of request besides; a smaller window keeps what it has beyond those
+   * 16,384, at least a quarter of itself, and every request's `max_tokens` is what the window
+   * leaves its input (never more output than the window holds). At least 4,096 tokens, else
+   * `INVALID_CONFIG`.
+   */
   summaryContextWindow?: number;
 }
 

@@ -13,7 +13,7 @@ use crate::drive::failure::{check_abort, checkpoint};
 use crate::drive::pinned::{self, Pinned};
 use crate::drive::retry::RetryPolicy;
 use crate::drive::summary_call::{
-    fit_summary_window, request_as_messages, request_summary, Retries,
+    fit_summary_window, prompt_tokens, request_as_messages, request_summary, Retries,
 };
 use crate::measure::calibration::{Calibration, Fit};
 use crate::measure::thresholds::{
@@ -27,7 +27,7 @@ use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::{Kind, Message};
 use crate::model::shape::Shape;
-use crate::model::view::{utf16_len, UsageCounts};
+use crate::model::view::UsageCounts;
 use crate::summarize::summary;
 use crate::transforms::boundary::{self, BoundaryInput, Trigger};
 use crate::transforms::restore::{self, FileSnapshot, SkillInfo};
@@ -931,25 +931,18 @@ pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
         return Ok((p.text, p.usage, p.request, p.parts));
     }
     // In the caller's tokens when it gave a tokenizer, as the request's messages are.
-    let instruction_tokens = match env.text_counter() {
-        Some(c) => {
-            text_tokens_counted(&summary::instruction_text(instructions), Some(c))?
-                + text_tokens_counted(summary::SUMMARY_SYSTEM_PROMPT, Some(c))?
-        }
-        None => {
-            (utf16_len(&summary::instruction_text(instructions)) as u64).div_ceil(4)
-                + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4)
-        }
-    };
-    let (fitted, rendered) =
-        fit_summary_window(env, to_summarize, window, max_tokens, instruction_tokens).await?;
+    let instruction_tokens = prompt_tokens(summary_model, instructions, env.text_counter())?;
+    let reserve = summary::summary_output_reserve(max_tokens, window);
+    let (fitted, rendered, input) =
+        fit_summary_window(env, to_summarize, window, reserve, instruction_tokens).await?;
     checkpoint(env, "summarizing").await?;
     let (text, usage, request) = request_summary(
         env,
         summary_model,
         fitted,
-        rendered,
+        Some(rendered),
         instructions,
+        summary::summary_max_tokens_within(max_tokens, window, input),
         retry,
         retries,
     )
