@@ -239,12 +239,13 @@ pub struct RestoredItem {
     pub truncated: bool,
 }
 
-/// A hook that threw: reported, and compaction went on.
+/// A hook that threw, or answered with something that could not be used (a field of the
+/// wrong type, one it does not read, a misspelt one): reported, and compaction went on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HookFailure {
     /// `preCompact`, `sessionStart` or `postCompact`.
     pub hook: &'static str,
-    /// What it threw.
+    /// What it threw, or what of its answer was not used and why.
     pub message: String,
 }
 
@@ -388,7 +389,11 @@ fn hook_message(text: String, transcript: bool, uuid: String) -> Message {
     .expect("hook line is well-formed")
 }
 
-/// Runs a hook; a throwing hook is recorded in `failures` and treated as returning nothing.
+/// Runs a hook; a throwing hook is recorded in `failures` and treated as returning nothing,
+/// and what its answer had that could not be used ([`HookOutput::problems`]) is recorded
+/// there too.
+///
+/// [`HookOutput::problems`]: crate::drive::env::HookOutput::problems
 async fn run_hook<E: Environment + ?Sized>(
     env: &E,
     kind: HookKind,
@@ -399,7 +404,13 @@ async fn run_hook<E: Environment + ?Sized>(
         return Ok(Default::default());
     };
     match fut.await {
-        Ok(out) => Ok(out),
+        Ok(mut out) => {
+            failures.extend(out.problems.drain(..).map(|message| HookFailure {
+                hook: kind.name(),
+                message,
+            }));
+            Ok(out)
+        }
         Err(e) if e.aborted => Err(CompactError::from_call(
             ErrorCode::Aborted,
             &format!("aborted in the {} hook", kind.name()),
