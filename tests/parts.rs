@@ -214,6 +214,131 @@ fn todays_path_names_only_what_survived_the_truncation() {
     }
 }
 
+/// A conversation of `rounds` plain rounds, each about 270 estimated tokens.
+fn plain_rounds(rounds: usize) -> Vec<Message> {
+    let values: Vec<serde_json::Value> = (0..rounds)
+        .flat_map(|i| {
+            [
+                serde_json::json!({"role": "user", "content": format!("question {i} {}", "x".repeat(500))}),
+                serde_json::json!({"role": "assistant", "content": format!("answer {i} {}", "y".repeat(500))}),
+            ]
+        })
+        .collect();
+    Message::parse_all(serde_json::Value::Array(values)).unwrap()
+}
+
+/// A small summary window (an 8K or 16K summary model, `config.summaryContextWindow`): every
+/// part asks for no more output than its window leaves, and the parts fill the window's room
+/// for the request, so the number of calls follows the conversation's size over the window
+/// (before: 1,001 calls of ~900 tokens for 1,000 rounds, each asking `max_tokens` 20,000).
+#[test]
+fn a_small_summary_window_is_filled_and_never_asked_beyond() {
+    let conv = plain_rounds(1_000);
+    let total = token_count_with_estimation(conv.as_slice()).unwrap().total;
+    for window in [8_192u64, 16_384, 32_768] {
+        let env = Scripted::new(Box::new(move |req, _| {
+            let input = input_tokens(&serde_json::to_value(req).unwrap());
+            assert!(
+                input + req.max_tokens <= window,
+                "window {window}: {input} + {} tokens asked",
+                req.max_tokens
+            );
+            Ok(SummaryResponse {
+                text: format!("<summary>{}</summary>", "sum ".repeat(50)),
+                stop_reason: Some("end_turn".into()),
+                ..Default::default()
+            })
+        }));
+        let config = Config {
+            summary_context_window: Some(window as f64),
+            ..Default::default()
+        };
+        let r = block_on(compact_conversation(
+            &conv,
+            &context(true, config),
+            &options(),
+            &env,
+        ))
+        .unwrap_or_else(|e| panic!("window {window}: {e:?}"));
+        let requests = env.requests.borrow();
+        let reserve = context_compaction::summarize::summary::summary_output_reserve(
+            summary_max_tokens(MODEL),
+            window,
+        );
+        // The conversation's request over the room each part has for it: the window less
+        // the summary's reserve, the prompt and the summary so far; one part to spare.
+        let body = |m: &[Message]| {
+            let q = context_compaction::summarize::summary::build_summary_request(MODEL, m, &[]);
+            input_tokens(&serde_json::to_value(&q).unwrap())
+        };
+        let prompt = body(&conv[..1]) + 100;
+        let room = window - reserve - prompt;
+        let most = (body(&conv) - prompt).div_ceil(room) + 1;
+        println!(
+            "window {window}: {total} tokens in {} calls (at most {most}), max_tokens {:?}",
+            requests.len(),
+            requests.iter().map(|q| q.max_tokens).min()
+        );
+        assert_eq!(requests.len() as u32, r.summary_parts);
+        assert!(
+            (requests.len() as u64) <= most,
+            "window {window}: {} calls",
+            requests.len()
+        );
+        assert!(requests.iter().all(|q| q.max_tokens >= reserve));
+        assert_eq!(r.ptl_retries, 0, "window {window}");
+    }
+}
+
+/// Without parts, a small summary window keeps as many of the latest rounds as it holds
+/// besides the summary's reserve, and asks for what it leaves as `max_tokens` (before: a
+/// reserve of 20,000 larger than the window itself left room for the last round only).
+#[test]
+fn without_parts_a_small_summary_window_keeps_what_it_holds() {
+    let conv = plain_rounds(200);
+    for window in [8_192u64, 16_384] {
+        let env = Scripted::new(Box::new(move |req, _| {
+            let input = input_tokens(&serde_json::to_value(req).unwrap());
+            assert!(
+                input + req.max_tokens <= window,
+                "{input} + {}",
+                req.max_tokens
+            );
+            Ok(SummaryResponse {
+                text: "<summary>short</summary>".into(),
+                stop_reason: Some("end_turn".into()),
+                ..Default::default()
+            })
+        }));
+        let config = Config {
+            summary_context_window: Some(window as f64),
+            ..Default::default()
+        };
+        block_on(compact_conversation(
+            &conv,
+            &context(false, config),
+            &options(),
+            &env,
+        ))
+        .unwrap_or_else(|e| panic!("window {window}: {e:?}"));
+        let requests = env.requests.borrow();
+        assert_eq!(requests.len(), 1);
+        let sent = serde_json::to_string(&requests[0]).unwrap();
+        let rounds = sent.matches("question ").count() as u64;
+        // Each round renders to about 287 tokens: the window less the reserve (a quarter)
+        // and the prompt (about 650) holds all but one of as many as fit.
+        println!(
+            "window {window}: {rounds} rounds sent, max_tokens {}",
+            requests[0].max_tokens
+        );
+        let fit = (window * 3 / 4 - 700) / 290;
+        assert!(
+            rounds >= fit - 1,
+            "window {window}: {rounds} rounds, {fit} fit"
+        );
+    }
+}
+
 /// `Vec<Value>` search helper.
 trait ContainsText {
     fn to_string_lossy_contains(&self, needle: &str) -> bool;

@@ -240,7 +240,7 @@ fn hooks_fire_once_with_counts_and_a_throwing_hook_is_reported() {
         HookKind::PreCompact => Some(Ok(HookOutput {
             instructions: Some("mention the tests".into()),
             user_display_message: Some("pre says hi".into()),
-            messages: vec![],
+            ..Default::default()
         })),
         HookKind::SessionStart => Some(Ok(HookOutput {
             messages: vec!["session restarted".into()],

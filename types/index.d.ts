@@ -641,7 +641,14 @@ export interface Config {
   reactiveOnly?: boolean;
   /** Context-collapse mode: another mechanism manages the context. */
   contextCollapse?: boolean;
-  /** Context window of the model that writes summaries, when smaller than the main one. */
+  /**
+   * Context window of the model that writes summaries, when smaller than the main one. The
+   * summary request keeps 20,000 tokens of it for the summary (SPEC §14) where the window also
+   * holds 16,384 tokens of request besides; a smaller window keeps what it has beyond those
+   * 16,384, at least a quarter of itself, and every request's `max_tokens` is what the window
+   * leaves its input (never more output than the window holds). At least 4,096 tokens, else
+   * `INVALID_CONFIG`.
+   */
   summaryContextWindow?: number;
 }
 
@@ -1297,21 +1304,40 @@ export interface PreCompactHookInput {
 }
 
 /**
+ * Text in a hook's answer: a string, or content blocks (their `text` blocks are read, one per
+ * line; a block of another type is reported in {@link CompactionResult.hookErrors}).
+ */
+export type HookText = string | Array<string | { type: 'text'; text: string } | { type: string }>;
+
+/**
+ * Claude Code's hook JSON fields that ask nothing of a compaction: accepted and not read
+ * (`continue: false` is reported: a compaction hook cannot stop anything).
+ */
+export interface ClaudeCodeHookFields {
+  continue?: boolean;
+  suppressOutput?: boolean;
+}
+
+/**
  * What the PreCompact hook may return: extra summary instructions (a string, or
- * `instructions`), and a message to show the user.
+ * `instructions`), and a message to show the user. A field of the wrong type, one this hook
+ * does not read (`messages`), a misspelt one or a second one meaning the same is reported in
+ * {@link CompactionResult.hookErrors} naming it; the rest is used.
  */
 export type PreCompactHookOutput =
   | string
-  | {
-      instructions?: string;
+  | (ClaudeCodeHookFields & {
+      instructions?: HookText;
+      /** Same as `instructions` (the first given is used). */
+      customInstructions?: HookText;
       /** Same as `instructions`. */
-      customInstructions?: string;
-      /** Same as `instructions`. */
-      newCustomInstructions?: string;
-      userDisplayMessage?: string;
+      newCustomInstructions?: HookText;
+      userDisplayMessage?: HookText;
       /** Same as `userDisplayMessage`. */
-      displayMessage?: string;
-    }
+      displayMessage?: HookText;
+      /** Same as `userDisplayMessage` (Claude Code's hook JSON word). */
+      systemMessage?: HookText;
+    })
   | null
   | undefined
   | void;
@@ -1324,18 +1350,22 @@ export interface SessionStartHookInput {
 
 /**
  * What the SessionStart hook may return: texts appended to the conversation after the
- * compaction (as hook-result messages).
+ * compaction (as hook-result messages): every text of `messages`, `additionalContext`,
+ * `message` and Claude Code's `hookSpecificOutput.additionalContext`, in that order. What
+ * cannot be used is reported in {@link CompactionResult.hookErrors} naming the field.
  */
 export type SessionStartHookOutput =
   | string
-  | string[]
-  | {
-      messages?: Array<string | { content: string }>;
-      /** A single text (when `messages` is absent). */
-      additionalContext?: string;
+  | Array<HookText | { content: HookText }>
+  | (ClaudeCodeHookFields & {
+      messages?: HookText | Array<HookText | { role?: string; content: HookText }>;
+      /** A single text. */
+      additionalContext?: HookText;
       /** Same as `additionalContext`. */
-      message?: string;
-    }
+      message?: HookText;
+      /** Claude Code's SessionStart hook JSON. */
+      hookSpecificOutput?: { hookEventName?: string; additionalContext?: HookText };
+    })
   | null
   | undefined
   | void;
@@ -1351,10 +1381,19 @@ export interface PostCompactHookInput {
   postTokens: number;
 }
 
-/** What the PostCompact hook may return: a message to show the user. */
+/**
+ * What the PostCompact hook may return: a message to show the user. What cannot be used is
+ * reported in {@link CompactionResult.hookErrors} naming the field.
+ */
 export type PostCompactHookOutput =
   | string
-  | { userDisplayMessage?: string; displayMessage?: string }
+  | (ClaudeCodeHookFields & {
+      userDisplayMessage?: HookText;
+      /** Same as `userDisplayMessage`. */
+      displayMessage?: HookText;
+      /** Same as `userDisplayMessage` (Claude Code's hook JSON word). */
+      systemMessage?: HookText;
+    })
   | null
   | undefined
   | void;
@@ -1661,10 +1700,14 @@ export interface RestoredSkill {
   truncated: boolean;
 }
 
-/** A hook that threw: reported, and the compaction went on. */
+/**
+ * A hook that threw, or whose answer had something that could not be used (a field of the
+ * wrong type, one the hook does not read, a misspelt one, a getter that threw): reported, and
+ * the compaction went on with the rest of the answer.
+ */
 export interface HookError {
   hook: 'preCompact' | 'sessionStart' | 'postCompact';
-  /** What it threw. */
+  /** What it threw, or which field of its answer was not used and why. */
   message: string;
 }
 
@@ -1754,7 +1797,7 @@ export interface CompactionResult<M = Message> {
   trigger: CompactTrigger;
   restoredFiles: RestoredFile[];
   restoredSkills: RestoredSkill[];
-  /** Hooks that threw. */
+  /** Hooks that threw, and the fields of hook answers that could not be used. */
   hookErrors: HookError[];
   /**
    * Prompt-too-long retries of the summary request (at most 3 when dropping rounds; with

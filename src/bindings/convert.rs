@@ -546,6 +546,25 @@ pub fn reading<T>(what: &str, read: impl FnOnce() -> crate::Result<T>) -> crate:
     }
 }
 
+/// Runs `read` as [`reading`] does, but gives back what it made, with the key of the first
+/// read that threw and what it threw in words (a hook's answer: what else it has is still
+/// used, and the throw is reported beside it). The thrown value is not kept as a cause.
+#[cfg(any(feature = "base", feature = "extra"))]
+pub fn reading_on<T>(read: impl FnOnce() -> T) -> (T, Option<(String, String)>) {
+    let outer = UNREADABLE.with(|u| u.borrow_mut().take());
+    let out = read();
+    let failed = UNREADABLE.with(|u| std::mem::replace(&mut *u.borrow_mut(), outer));
+    (
+        out,
+        failed.map(|(key, e)| (key, super::errors::thrown_words(&e))),
+    )
+}
+
+#[cfg(not(any(feature = "base", feature = "extra")))]
+pub fn reading_on<T>(read: impl FnOnce() -> T) -> (T, Option<(String, String)>) {
+    (read(), None)
+}
+
 /// The counting module (`count` alone) leaves the report out (its size budget): a read that
 /// throws is an absent option there.
 #[cfg(not(any(feature = "base", feature = "extra")))]

@@ -342,7 +342,16 @@ impl Environment for JsEnv {
                 )
                 .await
                 .map_err(|e| call_error(e, &self.signal))?;
-            answers::hook_output(kind, &v)
+            // A field whose getter throws is reported beside what else the answer gives.
+            let (out, threw) = super::convert::reading_on(|| answers::hook_output(kind, &v));
+            let mut out = out?;
+            if let Some((key, why)) = threw {
+                out.problems.push(format!(
+                    "the {} hook's answer: reading `{key}` threw: {why}; not used",
+                    kind.name()
+                ));
+            }
+            Ok(out)
         }))
     }
 

@@ -24,17 +24,22 @@ pub fn set_cause(cause: JsValue) {
     CAUSE.with(|c| *c.borrow_mut() = Some(cause));
 }
 
+/// What a thrown value says: an `Error`'s message, a thrown string, else that it was
+/// something else.
+pub fn thrown_words(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .and_then(|x| x.message().as_string())
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "a non-Error value".into())
+}
+
 /// The `INVALID_ARGUMENT` error of reading `key` of the caller's options object `what` when
 /// that read threw `e` (a getter, a `Proxy`): `e` becomes the JS error's `cause`.
 #[cfg(any(feature = "base", feature = "extra"))]
 #[cold]
 #[inline(never)]
 pub fn read_threw(what: &str, key: &str, e: JsValue) -> Error {
-    let why = e
-        .dyn_ref::<js_sys::Error>()
-        .and_then(|x| x.message().as_string())
-        .or_else(|| e.as_string())
-        .unwrap_or_else(|| "a non-Error value".into());
+    let why = thrown_words(&e);
     set_cause(e);
     Error::invalid_argument(format!("{what}: reading `{key}` threw: {why}"))
 }

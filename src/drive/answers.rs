@@ -172,89 +172,337 @@ fn stop_reason_of<S: Source>(v: &S) -> Option<String> {
     })
 }
 
-/// A hook's output. A string is what that hook adds: PreCompact's instructions,
-/// SessionStart's message, PostCompact's message to the user. An array is messages. An object
-/// gives `instructions` (or `customInstructions`, `newCustomInstructions`),
-/// `userDisplayMessage` (or `displayMessage`) and `messages` (strings or `{content}`), else
-/// one `additionalContext` (or `message`).
-///
-/// An answer larger than a hook can mean (more than [`MAX_HOOK_MESSAGES`] messages, more text
-/// than [`MAX_SUMMARY_TEXT`]) is the hook's failure, refused before it is copied.
-pub fn hook_output<S: Source>(kind: HookKind, v: &S) -> Result<HookOutput, CallError> {
-    let too_large = |what: &str, n: usize, max: usize| {
+/// The fields of a hook's answer that give PreCompact's instructions, the first given used.
+const INSTRUCTION_KEYS: &[&str] = &[
+    "instructions",
+    "customInstructions",
+    "newCustomInstructions",
+];
+/// The fields that give a message to show the user (PreCompact, PostCompact), the first given
+/// used; `systemMessage` is Claude Code's hook JSON word for it.
+const DISPLAY_KEYS: &[&str] = &["userDisplayMessage", "displayMessage", "systemMessage"];
+/// The fields that give SessionStart's texts, all of them read.
+const CONTEXT_KEYS: &[&str] = &["messages", "additionalContext", "message"];
+/// Claude Code's hook JSON: `{hookSpecificOutput: {hookEventName, additionalContext}}`.
+const SPECIFIC_KEY: &str = "hookSpecificOutput";
+/// Claude Code's hook JSON fields that ask nothing of a compaction (`continue: true`,
+/// `suppressOutput`): accepted, not read.
+const QUIET_KEYS: &[&str] = &["continue", "suppressOutput"];
+
+/// What a value is, in a few words, for a report.
+fn describe<S: Source>(v: &S) -> String {
+    if let Some(n) = v.number() {
+        return format!("the number {n}");
+    }
+    if let Some(b) = v.boolean() {
+        return format!("{b}");
+    }
+    if v.string().is_some() {
+        return "a string".into();
+    }
+    if v.is_array() {
+        return "an array".into();
+    }
+    if v.is_object() {
+        return "an object".into();
+    }
+    "neither text nor an object".into()
+}
+
+/// Reads a hook's answer: each string's and list's length checked before it is copied, and
+/// what cannot be used kept in words naming the field.
+struct HookReader {
+    kind: HookKind,
+    /// UTF-16 code units of text read so far.
+    text: usize,
+    problems: Vec<String>,
+}
+
+impl HookReader {
+    fn too_large(&self, what: &str, n: usize, max: usize) -> CallError {
         CallError::new(format!(
             "the {} hook's answer is too large: {what} ({n}; at most {max} are read)",
-            kind.name()
+            self.kind.name()
         ))
-    };
-    // One pass: each list's length and each string's length are checked before it is copied.
-    let mut text = 0usize;
-    let mut read = |s: &S| -> Result<Option<String>, CallError> {
-        if !s.is_array() {
-            text = text.saturating_add(s.length().unwrap_or(0));
-        }
-        if text > MAX_SUMMARY_TEXT {
-            return Err(too_large(
+    }
+
+    fn problem(&mut self, field: &str, what: &str) {
+        self.problems.push(format!(
+            "the {} hook's answer: `{field}` {what}",
+            self.kind.name()
+        ));
+    }
+
+    /// Counts a string's length against [`MAX_SUMMARY_TEXT`] before it is copied.
+    fn count<S: Source>(&mut self, s: &S) -> Result<(), CallError> {
+        self.text = self.text.saturating_add(s.length().unwrap_or(0));
+        if self.text > MAX_SUMMARY_TEXT {
+            return Err(self.too_large(
                 "more text than a context holds",
-                text,
+                self.text,
                 MAX_SUMMARY_TEXT,
             ));
         }
-        Ok(s.string())
-    };
-    let list = |l: &S| -> Result<Vec<S>, CallError> {
+        Ok(())
+    }
+
+    /// The elements of a list, refused when more than a hook may add.
+    fn list<S: Source>(&mut self, l: &S, field: &str) -> Result<Vec<S>, CallError> {
         let n = l.length().unwrap_or(0);
         if n > MAX_HOOK_MESSAGES {
-            return Err(too_large(
-                "more messages than a hook may add",
-                n,
-                MAX_HOOK_MESSAGES,
-            ));
+            return Err(self.too_large("more messages than a hook may add", n, MAX_HOOK_MESSAGES));
         }
-        Ok(l.items().unwrap_or_default())
+        match l.items() {
+            Some(items) => Ok(items),
+            None => {
+                self.problem(field, "could not be read (an element threw): not used");
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    /// The text of `field`: a string, or the Messages API's content blocks (their text
+    /// blocks' text, one per line). Absent: `None`; anything else is reported.
+    fn text<S: Source>(&mut self, v: &S, field: &str) -> Result<Option<String>, CallError> {
+        if v.is_absent() {
+            return Ok(None);
+        }
+        if v.is_array() {
+            let mut parts = Vec::new();
+            for (i, block) in self.list(v, field)?.iter().enumerate() {
+                let at = format!("{field}[{i}]");
+                if block.string().is_some() {
+                    self.count(block)?;
+                    parts.extend(block.string());
+                    continue;
+                }
+                match block.get("type").string().as_deref() {
+                    Some("text") => {
+                        parts.extend(self.text(&block.get("text"), &format!("{at}.text"))?)
+                    }
+                    Some(other) => self.problem(
+                        &at,
+                        &format!("is a `{other}` block: only text blocks are read; not used"),
+                    ),
+                    None => self.problem(
+                        &at,
+                        &format!("is {}, not a text block: not used", describe(block)),
+                    ),
+                }
+            }
+            return Ok((!parts.is_empty()).then(|| parts.join("\n")));
+        }
+        self.count(v)?;
+        match v.string() {
+            Some(s) => Ok(Some(s)),
+            None => {
+                self.problem(field, &format!("is {}, not text: not used", describe(v)));
+                Ok(None)
+            }
+        }
+    }
+
+    /// One message of SessionStart's: a string, content blocks, or `{content}`.
+    fn message<S: Source>(&mut self, m: &S, field: &str) -> Result<Option<String>, CallError> {
+        if m.is_object() && !m.is_array() {
+            let content = m.get("content");
+            if content.is_absent() {
+                self.problem(field, "has no `content`: not used");
+                return Ok(None);
+            }
+            return self.text(&content, &format!("{field}.content"));
+        }
+        self.text(m, field)
+    }
+
+    /// SessionStart's texts of `messages`: a list of messages, or one.
+    fn messages<S: Source>(&mut self, v: &S, field: &str) -> Result<Vec<String>, CallError> {
+        if !v.is_array() {
+            return Ok(self.message(v, field)?.into_iter().collect());
+        }
+        let mut out = Vec::new();
+        for (i, m) in self.list(v, field)?.iter().enumerate() {
+            out.extend(self.message(m, &format!("{field}[{i}]"))?);
+        }
+        Ok(out)
+    }
+
+    /// What this hook reads, for a report of a field it does not.
+    fn reads(&self) -> &'static str {
+        match self.kind {
+            HookKind::PreCompact => "instructions and userDisplayMessage",
+            HookKind::SessionStart => "messages and additionalContext",
+            HookKind::PostCompact => "userDisplayMessage",
+        }
+    }
+
+    /// The first of `keys` given that reads as text; the others given are reported (they
+    /// mean the same), as are all of them when this hook does not read them (`used`).
+    fn first_of<S: Source>(
+        &mut self,
+        v: &S,
+        keys: &[&str],
+        used: bool,
+    ) -> Result<Option<String>, CallError> {
+        let mut found: Option<(&str, String)> = None;
+        for k in keys {
+            let x = v.get(k);
+            if x.is_absent() {
+                continue;
+            }
+            if !used {
+                let reads = self.reads();
+                self.problem(k, &format!("is not used by this hook (it reads {reads})"));
+                continue;
+            }
+            if let Some((first, _)) = &found {
+                let first = *first;
+                self.problem(
+                    k,
+                    &format!("was not used: `{first}`, which means the same, was"),
+                );
+                continue;
+            }
+            if let Some(t) = self.text(&x, k)? {
+                found = Some((k, t));
+            }
+        }
+        Ok(found.map(|(_, t)| t))
+    }
+}
+
+/// A hook's output. A string is what that hook adds: PreCompact's instructions,
+/// SessionStart's message, PostCompact's message to the user. An array is SessionStart's
+/// messages. An object gives `instructions` (or `customInstructions`,
+/// `newCustomInstructions`) to PreCompact, `userDisplayMessage` (or `displayMessage`,
+/// `systemMessage`) to PreCompact and PostCompact, and `messages` (a list of strings, content
+/// blocks or `{content}`, or one), `additionalContext` and `message` to SessionStart, which
+/// also reads Claude Code's hook JSON (`hookSpecificOutput.additionalContext`). Text may be
+/// given as content blocks (their text blocks are read).
+///
+/// What cannot be used (a field of the wrong type, one the hook does not read, a misspelt
+/// one, a second field meaning the same) is kept in [`HookOutput::problems`], naming the
+/// field, to be reported with the hook's errors; the rest is used. An answer larger than a
+/// hook can mean (more than [`MAX_HOOK_MESSAGES`] messages, more text than
+/// [`MAX_SUMMARY_TEXT`]) is the hook's failure, refused before it is copied.
+pub fn hook_output<S: Source>(kind: HookKind, v: &S) -> Result<HookOutput, CallError> {
+    let mut r = HookReader {
+        kind,
+        text: 0,
+        problems: Vec::new(),
     };
     let mut out = HookOutput::default();
-    if !v.is_array() {
-        if let Some(s) = read(v)? {
-            match kind {
+    let start = kind == HookKind::SessionStart;
+    if v.is_absent() {
+        return Ok(out);
+    }
+    if v.is_array() {
+        if start {
+            out.messages = r.messages(v, "messages")?;
+        } else {
+            r.problems.push(format!(
+                "the {} hook's answer is an array (messages, which only sessionStart adds): not used",
+                kind.name()
+            ));
+        }
+        out.problems = r.problems;
+        return Ok(out);
+    }
+    if !v.is_object() {
+        r.count(v)?;
+        match v.string() {
+            Some(s) => match kind {
                 HookKind::PreCompact => out.instructions = Some(s),
                 HookKind::SessionStart => out.messages.push(s),
                 HookKind::PostCompact => out.user_display_message = Some(s),
-            }
-            return Ok(out);
+            },
+            None => r.problems.push(format!(
+                "the {} hook's answer is {}, neither text nor an object: not used",
+                kind.name(),
+                describe(v)
+            )),
         }
-    } else {
-        for x in list(v)? {
-            out.messages.extend(read(&x)?);
-        }
+        out.problems = r.problems;
         return Ok(out);
     }
-    let mut first = |keys: &[&str]| -> Result<Option<String>, CallError> {
-        for k in keys {
-            if let Some(t) = read(&v.get(k))? {
-                return Ok(Some(t));
+    out.instructions = r.first_of(v, INSTRUCTION_KEYS, kind == HookKind::PreCompact)?;
+    out.user_display_message = r.first_of(v, DISPLAY_KEYS, !start)?;
+    for k in CONTEXT_KEYS {
+        let x = v.get(k);
+        if x.is_absent() {
+            continue;
+        }
+        if start {
+            out.messages.extend(r.messages(&x, k)?);
+        } else {
+            let reads = r.reads();
+            r.problem(k, &format!("is not used by this hook (it reads {reads})"));
+        }
+    }
+    let specific = v.get(SPECIFIC_KEY);
+    if specific.is_object() && !specific.is_array() {
+        let context = specific.get("additionalContext");
+        let field = format!("{SPECIFIC_KEY}.additionalContext");
+        if !context.is_absent() {
+            if start {
+                out.messages.extend(r.text(&context, &field)?);
+            } else {
+                let reads = r.reads();
+                r.problem(
+                    &field,
+                    &format!("is not used by this hook (it reads {reads})"),
+                );
             }
         }
-        Ok(None)
-    };
-    out.instructions = first(&[
-        "instructions",
-        "customInstructions",
-        "newCustomInstructions",
-    ])?;
-    out.user_display_message = first(&["userDisplayMessage", "displayMessage"])?;
-    let messages = v.get("messages");
-    if messages.is_array() {
-        for x in list(&messages)? {
-            let t = match read(&x)? {
-                Some(t) => Some(t),
-                None => read(&x.get("content"))?,
-            };
-            out.messages.extend(t);
+        match specific.keys() {
+            Ok(keys) => {
+                for k in keys {
+                    if k != "additionalContext" && k != "hookEventName" {
+                        r.problem(
+                            &format!("{SPECIFIC_KEY}.{k}"),
+                            "is not read by a compaction hook: not used",
+                        );
+                    }
+                }
+            }
+            Err(e) => r.problem(SPECIFIC_KEY, &format!("could not be read: {}", e.message)),
         }
-    } else if let Some(t) = first(&["additionalContext", "message"])? {
-        out.messages.push(t);
+    } else if !specific.is_absent() {
+        r.problem(
+            SPECIFIC_KEY,
+            &format!("is {}, not an object: not used", describe(&specific)),
+        );
     }
+    if v.get("continue").boolean() == Some(false) {
+        r.problem(
+            "continue",
+            "is false (stop), which a compaction hook cannot ask: ignored",
+        );
+    }
+    let known: Vec<&str> = [INSTRUCTION_KEYS, DISPLAY_KEYS, CONTEXT_KEYS, QUIET_KEYS]
+        .concat()
+        .into_iter()
+        .chain([SPECIFIC_KEY])
+        .collect();
+    match v.keys() {
+        Ok(keys) => {
+            for k in keys.iter().filter(|k| !known.contains(&k.as_str())) {
+                let hint = crate::model::names::likely_meant(k, &known)
+                    .map(|m| format!(" (did you mean `{m}`?)"))
+                    .unwrap_or_default();
+                r.problem(
+                    k,
+                    &format!("is not a field of a hook's answer{hint}: not used"),
+                );
+            }
+        }
+        Err(e) => r.problems.push(format!(
+            "the {} hook's answer: its keys could not be read: {}",
+            kind.name(),
+            e.message
+        )),
+    }
+    out.problems = r.problems;
     Ok(out)
 }
 
@@ -419,8 +667,11 @@ mod tests {
             &json!({ "messages": [{ "content": long }] })
         )
         .is_err());
-        // Text of fields no form reads is never copied, so never refused.
-        assert!(hook_output(HookKind::SessionStart, &json!([{ "content": long }])).is_ok());
+        // An array's messages are read as `messages` are.
+        assert!(hook_output(HookKind::SessionStart, &json!([{ "content": long }])).is_err());
+        // Text of fields no form reads is never copied, so never refused (only reported).
+        let o = hook_output(HookKind::SessionStart, &json!({ "notRead": long })).unwrap();
+        assert_eq!(o.problems.len(), 1);
         let fine = serde_json::Value::Array(vec![json!("m"); MAX_HOOK_MESSAGES]);
         assert_eq!(
             hook_output(HookKind::SessionStart, &fine)
@@ -441,26 +692,145 @@ mod tests {
         assert_eq!(post.user_display_message.as_deref(), Some("compacted"));
         let list = hook_output(HookKind::SessionStart, &json!(["a", 1, "b"])).unwrap();
         assert_eq!(list.messages, vec!["a", "b"]);
+        assert_eq!(
+            list.problems,
+            vec![
+                "the sessionStart hook's answer: `messages[1]` is the number 1, not text: not used"
+            ]
+        );
         let o = hook_output(
             HookKind::PreCompact,
-            &json!({"newCustomInstructions": "n", "displayMessage": "d",
-                    "messages": ["m", {"content": "c"}, {"other": 1}]}),
+            &json!({"newCustomInstructions": "n", "displayMessage": "d"}),
         )
         .unwrap();
         assert_eq!(o.instructions.as_deref(), Some("n"));
         assert_eq!(o.user_display_message.as_deref(), Some("d"));
+        assert!(o.problems.is_empty(), "{:?}", o.problems);
+        let o = hook_output(
+            HookKind::SessionStart,
+            &json!({"messages": ["m", {"content": "c"}, {"other": 1}]}),
+        )
+        .unwrap();
         assert_eq!(o.messages, vec!["m", "c"]);
+        assert_eq!(
+            o.problems,
+            vec!["the sessionStart hook's answer: `messages[2]` has no `content`: not used"]
+        );
+        // The first of the words for instructions is used; another given is reported, as is
+        // a field this hook does not read.
         let first = hook_output(
             HookKind::PreCompact,
             &json!({"instructions": "i", "customInstructions": "c", "additionalContext": "x"}),
         )
         .unwrap();
         assert_eq!(first.instructions.as_deref(), Some("i"));
-        assert_eq!(first.messages, vec!["x"]);
+        assert!(first.messages.is_empty());
+        assert_eq!(first.problems.len(), 2, "{:?}", first.problems);
+        assert!(first.problems[0].contains("`customInstructions` was not used: `instructions`"));
+        assert!(first.problems[1].contains("`additionalContext` is not used by this hook"));
         assert_eq!(
             hook_output(HookKind::PostCompact, &json!(null)).unwrap(),
             HookOutput::default()
         );
+    }
+
+    /// Every answer of the hostile probe: what reads sensibly is read (content blocks of
+    /// text, Claude Code's hook JSON, `messages` as one string), the rest is reported naming
+    /// the hook and the field (before, each left no trace).
+    #[test]
+    fn hook_answers_are_read_or_reported_never_dropped() {
+        let read = |kind, v: Value| hook_output(kind, &v).unwrap();
+        use HookKind::*;
+        let o = read(
+            SessionStart,
+            json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "CTX-1"}, {"type": "image", "source": {}}]}]}),
+        );
+        assert_eq!(o.messages, vec!["CTX-1"]);
+        assert_eq!(
+            o.problems,
+            vec!["the sessionStart hook's answer: `messages[0].content[1]` is a `image` block: only text blocks are read; not used"]
+        );
+        let o = read(
+            SessionStart,
+            json!({"continue": true, "suppressOutput": false,
+                   "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "CTX-2"}}),
+        );
+        assert_eq!(
+            (o.messages, o.problems.len()),
+            (vec!["CTX-2".to_string()], 0)
+        );
+        let o = read(SessionStart, json!({"messages": "CTX-3"}));
+        assert_eq!(o.messages, vec!["CTX-3"]);
+        // All of SessionStart's texts are read.
+        let o = read(
+            SessionStart,
+            json!({"messages": ["a"], "additionalContext": "b"}),
+        );
+        assert_eq!(o.messages, vec!["a", "b"]);
+        let o = read(SessionStart, json!({"messages": [{"content": 12345}]}));
+        assert!(o.messages.is_empty());
+        assert_eq!(
+            o.problems,
+            vec!["the sessionStart hook's answer: `messages[0].content` is the number 12345, not text: not used"]
+        );
+        let o = read(PreCompact, json!({"instructions": 42}));
+        assert_eq!(o.instructions, None);
+        assert_eq!(
+            o.problems,
+            vec![
+                "the preCompact hook's answer: `instructions` is the number 42, not text: not used"
+            ]
+        );
+        // A wrong type does not hide a good synonym.
+        let o = read(
+            PreCompact,
+            json!({"instructions": 42, "customInstructions": "c"}),
+        );
+        assert_eq!(o.instructions.as_deref(), Some("c"));
+        assert_eq!(o.problems.len(), 1);
+        let o = read(PreCompact, json!({"instruction": "CTX-7 keep the schema"}));
+        assert_eq!(
+            o.problems,
+            vec!["the preCompact hook's answer: `instruction` is not a field of a hook's answer (did you mean `instructions`?): not used"]
+        );
+        let o = read(PostCompact, json!({"userDisplayMesage": "CTX-8"}));
+        assert!(
+            o.problems[0].contains("did you mean `userDisplayMessage`?"),
+            "{:?}",
+            o.problems
+        );
+        // Claude Code's `systemMessage` is a message for the user.
+        let o = read(PostCompact, json!({"systemMessage": "shown"}));
+        assert_eq!(o.user_display_message.as_deref(), Some("shown"));
+        // Text blocks are text everywhere.
+        let o = read(
+            PreCompact,
+            json!({"instructions": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}),
+        );
+        assert_eq!(o.instructions.as_deref(), Some("a\nb"));
+        // What a hook does not read, and answers of no use at all.
+        let o = read(
+            PreCompact,
+            json!({"hookSpecificOutput": {"additionalContext": "x", "other": 1}, "continue": false}),
+        );
+        assert_eq!(o.problems.len(), 3, "{:?}", o.problems);
+        for (kind, v) in [
+            (PreCompact, json!(["a"])),
+            (PostCompact, json!(7)),
+            (SessionStart, json!(true)),
+            (SessionStart, json!({"hookSpecificOutput": "x"})),
+            (PostCompact, json!({"messages": ["m"]})),
+            (SessionStart, json!({"userDisplayMessage": "d"})),
+        ] {
+            let o = read(kind, v.clone());
+            assert_eq!(o.problems.len(), 1, "{v}: {:?}", o.problems);
+            assert!(o.problems[0].starts_with(&format!("the {} hook's answer", kind.name())));
+            assert!(
+                o.instructions.is_none()
+                    && o.user_display_message.is_none()
+                    && o.messages.is_empty()
+            );
+        }
     }
 
     #[test]

@@ -123,6 +123,10 @@ pub struct HookOutput {
     pub user_display_message: Option<String>,
     /// Texts to add to the conversation after compaction (SessionStart).
     pub messages: Vec<String>,
+    /// What the answer had that could not be used (a field of the wrong type, one this hook
+    /// does not read, a misspelt one), each in words naming the field: reported with the
+    /// hook's errors, never dropped silently.
+    pub problems: Vec<String>,
 }
 
 /// A progress event for the caller's `onProgress`.

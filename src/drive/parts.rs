@@ -6,8 +6,12 @@
 //!
 //! The window is known up front (`config.summaryContextWindow`, else the summary model's own
 //! window), or learnt from a prompt-too-long answer: the parts are then planned again, from
-//! the part that was refused, for the window the answer implies. Parts end between API turns
-//! ([`group_by_api_turn`]), so a tool call and its result are always in the same part.
+//! the part that was refused, for the window the answer implies. Each part fills the room the
+//! window leaves the request ([`Room`]) besides the summary's reserve
+//! ([`summary::summary_output_reserve`]), and asks for what the window leaves its input as
+//! `max_tokens`, so a small window (8K, 16K) takes as few parts as it can hold and never asks
+//! for more output than it has. Parts end between API turns ([`group_by_api_turn`]), so a
+//! tool call and its result are always in the same part.
 
 use serde_json::json;
 
@@ -46,12 +50,78 @@ fn tokens_of(text: &str) -> u64 {
     (utf16_len(text) as u64).div_ceil(4)
 }
 
-/// What the summary request for `messages` needs of the window: its body's estimated tokens
-/// plus the output reserve.
-pub fn needed_tokens(model: &str, messages: &[Message], instructions: &[String]) -> u64 {
+/// The estimated tokens of the summary request for `messages`: its body (the input; its
+/// `max_tokens` is set from them, see [`Room::max_tokens`]).
+pub fn request_tokens(model: &str, messages: &[Message], instructions: &[String]) -> u64 {
     let request = summary::build_summary_request(model, messages, instructions);
-    let body = serde_json::to_string(&request).unwrap_or_default();
-    tokens_of(&body) + request.max_tokens
+    tokens_of(&serde_json::to_string(&request).unwrap_or_default())
+}
+
+/// What a part's request may take of the summary window: `input` tokens of request, with
+/// `output` tokens left for the summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Room {
+    /// The most tokens a part's request may have (its body, estimated).
+    pub input: u64,
+    /// The least room left for the summary.
+    pub output: u64,
+}
+
+impl Room {
+    /// The room in a window of `window` tokens for the summary model `model`: the summary's
+    /// reserve ([`summary::summary_output_reserve`]: the SPEC's 20,000 where the window has
+    /// room for it), the rest for the request.
+    pub fn of(model: &str, window: u64) -> Room {
+        let output = summary::summary_output_reserve(summary::summary_max_tokens(model), window);
+        Room {
+            input: window.saturating_sub(output),
+            output,
+        }
+    }
+
+    /// The window this room is a share of.
+    pub fn window(self) -> u64 {
+        self.input + self.output
+    }
+
+    /// `max_tokens` of a request of `input` tokens: all the window leaves it, up to the
+    /// model's `max_tokens` ([`summary::summary_max_tokens_within`]).
+    pub fn max_tokens(self, model: &str, input: u64) -> u64 {
+        summary::summary_max_tokens_within(summary::summary_max_tokens(model), self.window(), input)
+    }
+
+    /// The room after the summarizer refused a request of `input` tokens that asked for
+    /// `max_tokens`: the window the answer implies ([`shrink_window`]); an answer that counts
+    /// the input only (Anthropic's `prompt is too long`, Gemini's) limits the input and keeps
+    /// the output's room.
+    pub fn after_refusal(
+        self,
+        model: &str,
+        input: u64,
+        max_tokens: u64,
+        overflow: &ContextOverflow,
+    ) -> Room {
+        let needed = input + max_tokens;
+        let window = shrink_window(self.window(), needed, max_tokens, overflow);
+        if counts_input_only(overflow) {
+            let reserve = max_tokens.min(needed);
+            Room {
+                input: window.saturating_sub(reserve).min(self.input),
+                output: self.output,
+            }
+        } else {
+            Room::of(model, window)
+        }
+    }
+}
+
+/// Whether a prompt-too-long answer's numbers count the input only (Anthropic's `prompt is
+/// too long`, Gemini's), not the input and `max_tokens` together.
+fn counts_input_only(overflow: &ContextOverflow) -> bool {
+    matches!(
+        overflow.kind,
+        OverflowKind::PromptTooLong | OverflowKind::Gemini
+    )
 }
 
 /// The summary of the earlier parts as the first message of a part's request: a summary line
@@ -71,11 +141,7 @@ pub fn earlier_part_message(summary: &str) -> Message {
 /// or halved when it gives neither; with 5 % to spare. The Anthropic `prompt is too long` and
 /// Gemini forms count the input only, the others input and output.
 pub fn shrink_window(window: u64, needed: u64, max_tokens: u64, overflow: &ContextOverflow) -> u64 {
-    let input_only = matches!(
-        overflow.kind,
-        OverflowKind::PromptTooLong | OverflowKind::Gemini
-    );
-    let reserve = if input_only {
+    let reserve = if counts_input_only(overflow) {
         max_tokens.min(needed)
     } else {
         0
@@ -89,10 +155,6 @@ pub fn shrink_window(window: u64, needed: u64, max_tokens: u64, overflow: &Conte
         _ => ours / 2,
     };
     (implied - implied / 20 + reserve).min(window.min(needed).saturating_sub(1))
-}
-
-fn attempt_max_tokens(model: &str) -> u64 {
-    summary::summary_max_tokens(model)
 }
 
 /// The request of one part: the earlier summary, if any, then the messages of `groups`.
@@ -118,22 +180,22 @@ fn part_instructions(instructions: &[String], chained: bool) -> Vec<String> {
     v
 }
 
-/// How many of `groups` (at least one) the next part takes: as many as fit `window` with the
-/// earlier summary in front.
+/// How many of `groups` (at least one) the next part takes: as many as fit a request of
+/// `budget` tokens with the earlier summary in front.
 fn plan_part(
     model: &str,
     messages: &[Message],
     groups: &[std::ops::Range<usize>],
     earlier: Option<&str>,
     instructions: &[String],
-    window: u64,
+    budget: u64,
 ) -> usize {
     let fits = |k: usize| {
-        needed_tokens(
+        request_tokens(
             model,
             &part_messages(messages, &groups[..k], earlier),
             instructions,
-        ) <= window
+        ) <= budget
     };
     if fits(groups.len()) {
         return groups.len();
@@ -183,7 +245,7 @@ pub(crate) async fn summarize_in_parts<E: Environment + ?Sized>(
             "there is no conversation to summarize",
         ));
     }
-    let mut window = window;
+    let mut room = Room::of(model, window);
     let mut next = 0usize;
     let mut earlier: Option<String> = None;
     let mut usage = None;
@@ -199,14 +261,16 @@ pub(crate) async fn summarize_in_parts<E: Environment + ?Sized>(
             rest,
             earlier.as_deref(),
             &part_instr,
-            window,
+            room.input,
         );
         let attempt = part_messages(messages, &rest[..take], earlier.as_deref());
+        let input = request_tokens(model, &attempt, &part_instr);
+        let max_tokens = room.max_tokens(model, input);
         let last = take == rest.len();
         if !(last && earlier.is_none()) {
             env.progress(&ProgressEvent {
                 attempt: Some(parts + 1),
-                tokens: Some(needed_tokens(model, &attempt, &part_instr)),
+                tokens: Some(input + max_tokens),
                 detail: Some(format!(
                     "summarizing API turns {}–{} of {}{}",
                     next + 1,
@@ -227,6 +291,7 @@ pub(crate) async fn summarize_in_parts<E: Environment + ?Sized>(
             &attempt,
             None,
             &part_instr,
+            max_tokens,
             retry,
             retries,
             &mut n,
@@ -237,10 +302,10 @@ pub(crate) async fn summarize_in_parts<E: Environment + ?Sized>(
             Sent::TooLong(overflow, e) if take > 1 && replans < MAX_REPLANS => {
                 replans += 1;
                 retries.prompt_too_long += 1;
-                let needed = needed_tokens(model, &attempt, &part_instr);
-                window = shrink_window(window, needed, attempt_max_tokens(model), &overflow);
+                let needed = input + max_tokens;
+                room = room.after_refusal(model, input, max_tokens, &overflow);
                 env.progress(&ProgressEvent {
-                    tokens: Some(window),
+                    tokens: Some(room.window()),
                     detail: Some(format!(
                         "the summarizer refused {needed} estimated tokens ({}); planning smaller parts",
                         e.message.chars().take(200).collect::<String>()
@@ -257,6 +322,7 @@ pub(crate) async fn summarize_in_parts<E: Environment + ?Sized>(
                     std::borrow::Cow::Owned(attempt),
                     None,
                     &part_instr,
+                    max_tokens,
                     retry,
                     retries,
                     &mut n,
@@ -318,6 +384,58 @@ mod tests {
         assert_eq!(shrink_window(30_000, 100_000, 20_000, &o), 29_999);
         let o = overflow_of(InputPlusMaxTokens, Some(10), Some(10), None);
         assert!(shrink_window(1_000, 100_000, 20_000, &o) < 1_000);
+    }
+
+    /// The room a part has: the SPEC's 20,000 for the summary wherever the window has room
+    /// for it; a small window shares itself. A refusal shrinks the room below what was refused;
+    /// an input-only refusal keeps the summary's room.
+    #[test]
+    fn a_part_fills_the_room_its_window_leaves_the_summary() {
+        let model = "claude-sonnet-4-5";
+        assert_eq!(
+            Room::of(model, 200_000),
+            Room {
+                input: 180_000,
+                output: 20_000
+            }
+        );
+        assert_eq!(
+            Room::of(model, 16_384),
+            Room {
+                input: 12_288,
+                output: 4_096
+            }
+        );
+        assert_eq!(
+            Room::of(model, 8_192),
+            Room {
+                input: 6_144,
+                output: 2_048
+            }
+        );
+        // max_tokens: what the window leaves the request, at most 20,000.
+        let small = Room::of(model, 16_384);
+        assert_eq!(small.max_tokens(model, 12_288), 4_096);
+        assert_eq!(small.max_tokens(model, 900), 15_484);
+        assert_eq!(Room::of(model, 200_000).max_tokens(model, 900), 20_000);
+        // Refused (input and output counted): the window the answer implies, shared again.
+        let o = overflow_of(
+            OverflowKind::InputPlusMaxTokens,
+            Some(16_384),
+            Some(8_192),
+            None,
+        );
+        let r = small.after_refusal(model, 12_000, 4_384, &o);
+        assert!(
+            r.window() < 16_384 && r.input + r.output == r.window(),
+            "{r:?}"
+        );
+        assert_eq!(r, Room::of(model, r.window()));
+        // Refused for its input alone: the input's room shrinks, the summary's stays.
+        let o = overflow_of(OverflowKind::PromptTooLong, Some(12_000), Some(8_000), None);
+        let r = small.after_refusal(model, 12_000, 4_384, &o);
+        assert_eq!(r.output, 4_096);
+        assert!(r.input < 8_000, "{r:?}");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::drive::failure::{check_abort, checkpoint};
 use crate::drive::pinned::{self, Pinned};
 use crate::drive::retry::RetryPolicy;
 use crate::drive::summary_call::{
-    fit_summary_window, request_as_messages, request_summary, Retries,
+    fit_summary_window, prompt_tokens, request_as_messages, request_summary, Retries,
 };
 use crate::measure::calibration::{Calibration, Fit};
 use crate::measure::thresholds::{
@@ -27,7 +27,7 @@ use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
 use crate::model::messages::{Kind, Message};
 use crate::model::shape::Shape;
-use crate::model::view::{utf16_len, UsageCounts};
+use crate::model::view::UsageCounts;
 use crate::summarize::summary;
 use crate::transforms::boundary::{self, BoundaryInput, Trigger};
 use crate::transforms::restore::{self, FileSnapshot, SkillInfo};
@@ -239,12 +239,13 @@ pub struct RestoredItem {
     pub truncated: bool,
 }
 
-/// A hook that threw: reported, and compaction went on.
+/// A hook that threw, or answered with something that could not be used (a field of the
+/// wrong type, one it does not read, a misspelt one): reported, and compaction went on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HookFailure {
     /// `preCompact`, `sessionStart` or `postCompact`.
     pub hook: &'static str,
-    /// What it threw.
+    /// What it threw, or what of its answer was not used and why.
     pub message: String,
 }
 
@@ -388,7 +389,11 @@ fn hook_message(text: String, transcript: bool, uuid: String) -> Message {
     .expect("hook line is well-formed")
 }
 
-/// Runs a hook; a throwing hook is recorded in `failures` and treated as returning nothing.
+/// Runs a hook; a throwing hook is recorded in `failures` and treated as returning nothing,
+/// and what its answer had that could not be used ([`HookOutput::problems`]) is recorded
+/// there too.
+///
+/// [`HookOutput::problems`]: crate::drive::env::HookOutput::problems
 async fn run_hook<E: Environment + ?Sized>(
     env: &E,
     kind: HookKind,
@@ -399,7 +404,13 @@ async fn run_hook<E: Environment + ?Sized>(
         return Ok(Default::default());
     };
     match fut.await {
-        Ok(out) => Ok(out),
+        Ok(mut out) => {
+            failures.extend(out.problems.drain(..).map(|message| HookFailure {
+                hook: kind.name(),
+                message,
+            }));
+            Ok(out)
+        }
         Err(e) if e.aborted => Err(CompactError::from_call(
             ErrorCode::Aborted,
             &format!("aborted in the {} hook", kind.name()),
@@ -931,25 +942,18 @@ pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
         return Ok((p.text, p.usage, p.request, p.parts));
     }
     // In the caller's tokens when it gave a tokenizer, as the request's messages are.
-    let instruction_tokens = match env.text_counter() {
-        Some(c) => {
-            text_tokens_counted(&summary::instruction_text(instructions), Some(c))?
-                + text_tokens_counted(summary::SUMMARY_SYSTEM_PROMPT, Some(c))?
-        }
-        None => {
-            (utf16_len(&summary::instruction_text(instructions)) as u64).div_ceil(4)
-                + (summary::SUMMARY_SYSTEM_PROMPT.len() as u64).div_ceil(4)
-        }
-    };
-    let (fitted, rendered) =
-        fit_summary_window(env, to_summarize, window, max_tokens, instruction_tokens).await?;
+    let instruction_tokens = prompt_tokens(summary_model, instructions, env.text_counter())?;
+    let reserve = summary::summary_output_reserve(max_tokens, window);
+    let (fitted, rendered, input) =
+        fit_summary_window(env, to_summarize, window, reserve, instruction_tokens).await?;
     checkpoint(env, "summarizing").await?;
     let (text, usage, request) = request_summary(
         env,
         summary_model,
         fitted,
-        rendered,
+        Some(rendered),
         instructions,
+        summary::summary_max_tokens_within(max_tokens, window, input),
         retry,
         retries,
     )

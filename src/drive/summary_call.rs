@@ -28,39 +28,85 @@ pub(crate) struct Retries {
 }
 
 /// Cuts the oldest rounds before the first attempt when the request cannot fit the summary
-/// model's window (`config.summaryContextWindow`, or the summary model's own window). Also
-/// gives the rendered messages of the attempt it returns when it has them (the request is
-/// then made from them, not rendered a second time).
+/// model's window (`config.summaryContextWindow`, or the summary model's own window) with
+/// `reserve` tokens left for the summary. Also gives the rendered messages of the attempt it
+/// returns (the request is then made from them, not rendered a second time) and the tokens of
+/// its input (the rendered messages and `instruction_tokens`), which set its `max_tokens`.
 pub(crate) async fn fit_summary_window<'a, E: Environment + ?Sized>(
     env: &E,
     mut attempt: Cow<'a, [Message]>,
     window: u64,
-    max_tokens: u64,
+    reserve: u64,
     instruction_tokens: u64,
-) -> Result<(Cow<'a, [Message]>, Option<Vec<TextMessage>>), CompactError> {
-    for _ in 0..16 {
+) -> Result<(Cow<'a, [Message]>, Vec<TextMessage>, u64), CompactError> {
+    const ROUNDS: u32 = 16;
+    for round in 0..=ROUNDS {
         // Each round renders the whole attempt: a checkpoint before each.
         crate::drive::failure::checkpoint(env, "fitting the summary request").await?;
         // The size of what is actually sent: the rendered request (huge tool results are
         // cut there), not the raw messages.
         let rendered = summary::render_conversation(&attempt);
-        let needed =
-            rendered_tokens(&rendered, env.text_counter())? + instruction_tokens + max_tokens;
-        if needed <= window {
-            return Ok((attempt, Some(rendered)));
+        let conversation = rendered_tokens(&rendered, env.text_counter())?;
+        let input = conversation + instruction_tokens;
+        let needed = input + reserve;
+        if needed <= window || round == ROUNDS {
+            return Ok((attempt, rendered, input));
         }
+        // The rounds dropped are measured on the messages, not on their rendering (which
+        // adds its JSON): the gap is scaled to the messages' measure, or dropping would
+        // overshoot, down to the last round for a window a few rounds wide.
+        let gap = needed - window;
+        let measured = match env.text_counter() {
+            Some(c) => crate::measure::tokens::estimate_range(
+                &crate::measure::tokens::CountedMessages::new(&attempt, c),
+                0..attempt.len(),
+            )?,
+            None => crate::measure::tokens::estimate_range(&*attempt, 0..attempt.len())?,
+        };
+        let gap = match conversation {
+            0 => gap,
+            n => ((gap as u128 * measured as u128).div_ceil(n as u128) as u64).max(1),
+        };
         let overflow = ContextOverflow {
             kind: OverflowKind::PromptTooLong,
             actual: Some(needed),
             limit: Some(window),
-            gap: Some(needed - window),
+            gap: Some(gap),
         };
         match truncate_counted(env, &attempt, &overflow)? {
             Some(t) => attempt = Cow::Owned(apply_truncation(&attempt, &t)),
-            None => return Ok((attempt, Some(rendered))),
+            None => return Ok((attempt, rendered, input)),
         }
     }
-    Ok((attempt, None))
+    unreachable!("the last round returns")
+}
+
+/// Tokens of a summary request besides its conversation: the system prompt, the instruction
+/// (with `instructions`) and the JSON around them, as the request for `model` writes them; the
+/// texts in the caller's tokens when it gave a tokenizer (`counter`), as [`rendered_tokens`]
+/// counts. With [`rendered_tokens`] of the conversation, at least the estimate of the whole
+/// request body, so that the `max_tokens` set from them never takes the window past its size.
+pub(crate) fn prompt_tokens(
+    model: &str,
+    instructions: &[String],
+    counter: Option<&dyn crate::measure::tokens::TextCounter>,
+) -> crate::Result<u64> {
+    let frame = summary::summary_request_from(model, Vec::new(), instructions);
+    let units = crate::model::view::utf16_len(&serde_json::to_string(&frame).unwrap_or_default());
+    let Some(counter) = counter else {
+        return Ok((units as u64).div_ceil(4));
+    };
+    let instruction = summary::instruction_text(instructions);
+    let text_units = crate::model::view::utf16_len(&instruction)
+        + crate::model::view::utf16_len(summary::SUMMARY_SYSTEM_PROMPT);
+    Ok(
+        crate::measure::tokens::text_tokens_counted(&instruction, Some(counter))?
+            + crate::measure::tokens::text_tokens_counted(
+                summary::SUMMARY_SYSTEM_PROMPT,
+                Some(counter),
+            )?
+            + (units.saturating_sub(text_units) as u64).div_ceil(4),
+    )
 }
 
 /// Tokens of a rendered summary request's messages: their JSON's estimate, or with the
@@ -125,7 +171,9 @@ pub(crate) enum Sent {
 /// Sends the summary request for `attempt`, retrying transient failures (after a backoff);
 /// a prompt-too-long answer is handed back for the caller's rule (truncation, or parts).
 /// `n` counts the attempts across calls (for the progress events). `rendered`: `attempt`
-/// already rendered ([`summary::render_conversation`]), when the caller has it.
+/// already rendered ([`summary::render_conversation`]), when the caller has it. `max_tokens`:
+/// the request's, fitted to the summary window
+/// ([`summary::summary_max_tokens_within`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn send_summary<E: Environment + ?Sized>(
     env: &E,
@@ -133,15 +181,17 @@ pub(crate) async fn send_summary<E: Environment + ?Sized>(
     attempt: &[Message],
     rendered: Option<Vec<TextMessage>>,
     instructions: &[String],
+    max_tokens: u64,
     retry: &RetryPolicy,
     retries: &mut Retries,
     n: &mut u32,
 ) -> Result<Sent, CompactError> {
     // The same request for every transient retry.
-    let request = match rendered {
+    let mut request = match rendered {
         Some(r) => summary::summary_request_from(model, r, instructions),
         None => summary::build_summary_request(model, attempt, instructions),
     };
+    request.max_tokens = max_tokens;
     loop {
         *n += 1;
         check_abort(env, "the summary request")?;
@@ -185,13 +235,16 @@ pub(crate) async fn send_summary<E: Environment + ?Sized>(
     }
 }
 
-/// The summary call with prompt-too-long truncation (SPEC §8) and transient retries.
+/// The summary call with prompt-too-long truncation (SPEC §8) and transient retries, asking
+/// for `max_tokens` of output.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn request_summary<E: Environment + ?Sized>(
     env: &E,
     model: &str,
     attempt: Cow<'_, [Message]>,
     rendered: Option<Vec<TextMessage>>,
     instructions: &[String],
+    max_tokens: u64,
     retry: &RetryPolicy,
     retries: &mut Retries,
 ) -> Result<(String, Option<UsageCounts>, SummaryRequest), CompactError> {
@@ -202,6 +255,7 @@ pub(crate) async fn request_summary<E: Environment + ?Sized>(
         attempt,
         rendered,
         instructions,
+        max_tokens,
         retry,
         retries,
         &mut n,
@@ -219,6 +273,7 @@ pub(crate) async fn truncating<E: Environment + ?Sized>(
     mut attempt: Cow<'_, [Message]>,
     mut rendered: Option<Vec<TextMessage>>,
     instructions: &[String],
+    max_tokens: u64,
     retry: &RetryPolicy,
     retries: &mut Retries,
     n: &mut u32,
@@ -264,6 +319,7 @@ pub(crate) async fn truncating<E: Environment + ?Sized>(
             &attempt,
             rendered.take(),
             instructions,
+            max_tokens,
             retry,
             retries,
             n,

@@ -14,6 +14,12 @@ pub const ERROR_THRESHOLD_BUFFER_TOKENS: u64 = 20_000;
 pub const MANUAL_COMPACT_BUFFER_TOKENS: u64 = 3_000;
 /// Output reserved for the summary (the largest measured summary was 17,387 tokens).
 pub const MAX_OUTPUT_TOKENS_FOR_SUMMARY: u64 = 20_000;
+/// In a summary window too small for [`MAX_OUTPUT_TOKENS_FOR_SUMMARY`] next to this many
+/// tokens of request, the summary's reserve shrinks so that the request keeps them (three
+/// quarters of a window smaller than 21,846): see `summary::summary_output_reserve`.
+pub const SMALL_SUMMARY_WINDOW_INPUT_TOKENS: u64 = 16_384;
+/// The least `max_tokens` a summary request asks for, however full its window.
+pub const MIN_SUMMARY_OUTPUT_TOKENS: u64 = 1_024;
 /// Default context window.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
 /// Context window of 1M-context models.

@@ -7,6 +7,11 @@
 use crate::model::error::{Error, Result};
 use crate::model::names::likely_meant;
 
+/// The smallest `config.summaryContextWindow`: a quarter of it is the least room a summary
+/// gets (1,024 tokens), and the rest holds the summary request's own prompt (about 600
+/// tokens) with some conversation. A smaller window could never hold a usable request.
+pub const MIN_SUMMARY_CONTEXT_WINDOW: f64 = 4_096.0;
+
 /// A config field's value as the caller set it (see [`Config::read`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Given {
@@ -173,7 +178,8 @@ impl Config {
     }
 
     /// Checks ranges: token sizes finite and at least 1 (a fraction below 1 would be read as a
-    /// window of 0 tokens), the percent within 1–100. Whether a window leaves room for the
+    /// window of 0 tokens), a summary window at least [`MIN_SUMMARY_CONTEXT_WINDOW`], the
+    /// percent within 1–100. Whether a window leaves room for the
     /// output reserve depends on the model too (`measure::thresholds::check_room`).
     pub fn validate(&self) -> Result<()> {
         let sizes = [
@@ -190,6 +196,16 @@ impl Config {
                         "config.{name} must be a positive number of tokens (at least 1), got {v}"
                     )));
                 }
+            }
+        }
+        if let Some(w) = self.summary_context_window {
+            if w < MIN_SUMMARY_CONTEXT_WINDOW {
+                return Err(Error::invalid_config(format!(
+                    "the window of {w} tokens (config.summaryContextWindow) is too small for a \
+                     summary request: it must be at least {MIN_SUMMARY_CONTEXT_WINDOW} tokens, \
+                     for the request's prompt (about 600 tokens), a summary of at least 1024 \
+                     tokens and some conversation; give the summary model's real window"
+                )));
             }
         }
         if let Some(p) = self.auto_compact_pct_override {
@@ -396,10 +412,42 @@ mod tests {
                 );
                 assert!(e.message.contains(&format!("got {bad}")), "{}", e.message);
             }
-            assert!(sized(name, 1.0).is_ok(), "{name}");
+            if name != "summaryContextWindow" {
+                assert!(sized(name, 1.0).is_ok(), "{name}");
+            }
             assert!(sized(name, 64_000.5).is_ok(), "{name}");
         }
         let env = Config::from_env(|k| (k == "CLAUDE_CODE_AUTO_COMPACT_WINDOW").then_some("0.5"));
         assert_eq!(env.env_auto_compact_window, None);
+    }
+
+    /// A summary window that cannot hold the summary request's prompt and a minimal summary
+    /// is refused up front, naming it, as an unusable `contextWindow` is; the smallest usable
+    /// one and every larger one pass.
+    #[test]
+    fn an_unusable_summary_window_is_rejected() {
+        let with = |w: f64| {
+            Config::read(|k| {
+                if k == "summaryContextWindow" {
+                    Given::Number(w)
+                } else {
+                    Given::Absent
+                }
+            })
+        };
+        for bad in [1.0, 100.0, 1_000.0, 4_095.0, 4_095.9] {
+            let e = with(bad).unwrap_err();
+            assert_eq!(e.code, crate::model::error::ErrorCode::InvalidConfig);
+            assert!(
+                e.message.contains("config.summaryContextWindow")
+                    && e.message.contains(&format!("{bad} tokens"))
+                    && e.message.contains("at least 4096"),
+                "{}",
+                e.message
+            );
+        }
+        for good in [MIN_SUMMARY_CONTEXT_WINDOW, 8_192.0, 16_384.0, 200_000.0] {
+            assert!(with(good).is_ok(), "{good}");
+        }
     }
 }

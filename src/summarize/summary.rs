@@ -5,7 +5,10 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::measure::thresholds::{output_limits, MAX_OUTPUT_TOKENS_FOR_SUMMARY};
+use crate::measure::thresholds::{
+    output_limits, MAX_OUTPUT_TOKENS_FOR_SUMMARY, MIN_SUMMARY_OUTPUT_TOKENS,
+    SMALL_SUMMARY_WINDOW_INPUT_TOKENS,
+};
 use crate::model::messages::{Block, Content, Kind, MediaBlock, Message, ToolResultContent};
 use crate::model::view::{is_opaque, json_text, media_in, string_units, UsageCounts};
 use crate::transforms::strip::media_placeholder;
@@ -214,6 +217,29 @@ pub enum SummaryProblem {
 /// `max_tokens` of the summary request: at most 20,000 and at most the model's limit.
 pub fn summary_max_tokens(model: &str) -> u64 {
     MAX_OUTPUT_TOKENS_FOR_SUMMARY.min(output_limits(model).upper_limit)
+}
+
+/// The room a summary window of `window` tokens keeps for the summary, which the request's
+/// input must leave free: the model's [`summary_max_tokens`] (`max_tokens`), as SPEC §4 and §14
+/// reserve it, in every window that also leaves the input
+/// [`SMALL_SUMMARY_WINDOW_INPUT_TOKENS`] (16,384) besides. A smaller window (a summary model
+/// of 8K, 16K or 32K) cannot hold both: the reserve is then what the window has beyond those
+/// 16,384 tokens, and never less than a quarter of the window, so that an 8K window keeps
+/// 2,048 for the summary and 6,144 for the request (a request that asked for more output than
+/// its window holds would be refused by every API).
+pub fn summary_output_reserve(max_tokens: u64, window: u64) -> u64 {
+    max_tokens.min((window / 4).max(window.saturating_sub(SMALL_SUMMARY_WINDOW_INPUT_TOKENS)))
+}
+
+/// `max_tokens` of a summary request whose input takes `input` of a `window`-token summary
+/// window: all the window leaves, up to the model's `max_tokens` (20,000 at most); never
+/// less than [`MIN_SUMMARY_OUTPUT_TOKENS`] (or the window's whole reserve when smaller), even
+/// when the input leaves less (a request that large is refused as too long and then cut).
+pub fn summary_max_tokens_within(max_tokens: u64, window: u64, input: u64) -> u64 {
+    let floor = MIN_SUMMARY_OUTPUT_TOKENS.min(summary_output_reserve(max_tokens, window));
+    window
+        .saturating_sub(input)
+        .clamp(floor, max_tokens.max(floor))
 }
 
 /// Put before the text of a meta user line (added by the agent or its tools, e.g. a
@@ -682,6 +708,54 @@ pub fn summary_message(
 
 #[cfg(test)]
 mod tests {
+
+    /// SPEC §4/§14's reserve of 20,000 stands in every window with room for it and 16,384
+    /// tokens of request; a smaller window shares itself, never asking for more output than it
+    /// holds; the reserve and the input's room both grow with the window.
+    #[test]
+    fn the_summary_reserve_fits_the_summary_window() {
+        let r = |w| summary_output_reserve(20_000, w);
+        assert_eq!(r(1_000_000), 20_000);
+        assert_eq!(r(200_000), 20_000);
+        assert_eq!(r(64_000), 20_000);
+        assert_eq!(r(36_384), 20_000);
+        assert_eq!(r(32_768), 16_384);
+        assert_eq!(r(16_384), 4_096);
+        assert_eq!(r(8_192), 2_048);
+        assert_eq!(r(4_096), 1_024);
+        // A model whose own limit is lower keeps it.
+        assert_eq!(summary_output_reserve(4_096, 200_000), 4_096);
+        assert_eq!(summary_output_reserve(4_096, 8_192), 2_048);
+        let mut last = (0, 0);
+        for w in (4_096..300_000).step_by(97) {
+            let (out, input) = (r(w), w - r(w));
+            assert!(
+                out < w && out >= (w / 4).min(20_000) && out <= 20_000,
+                "{w}: {out}"
+            );
+            assert!(
+                out >= last.0 && input >= last.1,
+                "{w}: {out}, {input} after {last:?}"
+            );
+            last = (out, input);
+        }
+    }
+
+    #[test]
+    fn max_tokens_is_what_the_window_leaves_the_input() {
+        let m = |w, input| summary_max_tokens_within(20_000, w, input);
+        // A request fitted to a large window asks the SPEC's 20,000.
+        assert_eq!(m(200_000, 180_000), 20_000);
+        assert_eq!(m(200_000, 1_000), 20_000);
+        // A small window: what the input leaves, never beyond it.
+        assert_eq!(m(16_384, 12_000), 4_384);
+        assert_eq!(m(8_192, 900), 7_292);
+        assert_eq!(m(8_192, 6_144), 2_048);
+        // An input too large for the window (it is refused and cut): the floor.
+        assert_eq!(m(8_192, 8_000), 1_024);
+        assert_eq!(m(8_192, 100_000), 1_024);
+        assert_eq!(summary_max_tokens_within(4_096, 200_000, 1_000), 4_096);
+    }
 
     #[test]
     fn a_provider_compaction_is_shown_by_its_readable_summary_or_a_note_never_encrypted() {
