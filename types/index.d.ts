@@ -2310,10 +2310,12 @@ export declare function toApiMessages<M extends MessageInput>(messages: readonly
  * its code called client tools (programmatic tool calling: a `tool_use` of the same message
  * whose `caller.tool_id` names it): its result then comes in the assistant message after their
  * `tool_result`s. A server tool result that answers no `server_tool_use` of its message or an
- * earlier one is reported. So is each of your Anthropic messages with empty content (`''` or
- * `[]`) other than a final assistant message (an empty prefill): the API refuses the array
- * sent as it is, while {@link toApiMessages} leaves such a message out (the problem names it,
- * `messages[k]`, and is placed at the view message before it). And so is each of your
+ * earlier one is reported. With `shape: 'anthropic'` declared, so is each of your messages
+ * with empty content (`''` or `[]`) other than a final assistant message (an empty prefill):
+ * the API refuses the array sent as it is, while {@link toApiMessages} leaves such a message
+ * out (the problem names it, `messages[k]`, and is placed at the view message before it).
+ * Without it, such a message also fits OpenAI Chat and the AI SDK, where it is valid: only
+ * the view is checked. And so is each of your
  * Anthropic messages holding a lone UTF-16 surrogate (a string, or a key, cut inside a
  * surrogate pair): `JSON.stringify` writes it as an unpaired `\ud83d` escape, a request body
  * the API refuses; {@link toApiMessages} writes U+FFFD in its place.

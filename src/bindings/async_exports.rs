@@ -959,8 +959,9 @@ pub fn to_api_messages(
 /// `validateForApi(messages)` → `{valid, problems: [{message, problem}]}`: the invariants
 /// the Messages API enforces (user first, tool pairs, no empty content), checked on the API
 /// view of `messages`, and (Anthropic messages only: those of other shapes are not sent as
-/// they are) the caller's messages with empty content that the view leaves out (all but a
-/// final assistant message) or holding a lone UTF-16 surrogate (U+FFFD in the view).
+/// they are) the caller's messages holding a lone UTF-16 surrogate (U+FFFD in the view) and,
+/// when `shape: 'anthropic'` is declared, those with empty content that the view leaves out
+/// (all but a final assistant message).
 #[cfg(feature = "base")]
 #[wasm_bindgen(js_name = validateForApi, unchecked_return_type = "ApiValidation")]
 pub fn validate_for_api(
@@ -970,12 +971,20 @@ pub fn validate_for_api(
     let shape = js(reading("options", || options::shape_options(&options)))?;
     let read = js(messages_as_sent(&messages, shape))?;
     // Another shape's messages are not sent as they are: their view alone is checked.
-    let problems = match read.foreign {
-        None => crate::transforms::messages_api::validate_for_api_with_lone_surrogates(
+    let problems = match (read.foreign, shape) {
+        // Declared Anthropic: checked as the Messages API reads them (empty content too).
+        (None, Some(crate::model::shape::Shape::Anthropic)) => {
+            crate::transforms::messages_api::validate_for_api_with_lone_surrogates(
+                &read.typed,
+                &super::convert::lone_surrogates(&messages),
+            )
+        }
+        // Detected as Anthropic: an empty message fits other shapes, where it is valid.
+        (None, _) => crate::transforms::messages_api::validate_for_api_detected(
             &read.typed,
             &super::convert::lone_surrogates(&messages),
         ),
-        Some(_) => crate::transforms::messages_api::validate_api_view(&read.typed),
+        (Some(_), _) => crate::transforms::messages_api::validate_api_view(&read.typed),
     };
     let o = Object::new();
     Reflect::set(&o, &"valid".into(), &problems.is_empty().into())?;

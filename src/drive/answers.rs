@@ -457,7 +457,10 @@ pub fn hook_output<S: Source>(kind: HookKind, v: &S) -> Result<HookOutput, CallE
         match specific.keys() {
             Ok(keys) => {
                 for k in keys {
-                    if k != "additionalContext" && k != "hookEventName" {
+                    if k != "additionalContext"
+                        && k != "hookEventName"
+                        && !specific.get(&k).is_absent()
+                    {
                         r.problem(
                             &format!("{SPECIFIC_KEY}.{k}"),
                             "is not read by a compaction hook: not used",
@@ -486,7 +489,12 @@ pub fn hook_output<S: Source>(kind: HookKind, v: &S) -> Result<HookOutput, CallE
         .collect();
     match v.keys() {
         Ok(keys) => {
-            for k in keys.iter().filter(|k| !known.contains(&k.as_str())) {
+            // A key set to `undefined` or `null` says nothing (`{decision: cond ? 'x' :
+            // undefined}`): not reported.
+            for k in keys
+                .iter()
+                .filter(|k| !known.contains(&k.as_str()) && !v.get(k).is_absent())
+            {
                 let hint = crate::model::names::likely_meant(k, &known)
                     .map(|m| format!(" (did you mean `{m}`?)"))
                     .unwrap_or_default();
@@ -686,6 +694,15 @@ mod tests {
     fn hook_outputs_in_every_form() {
         let pre = hook_output(HookKind::PreCompact, &json!("keep the schema")).unwrap();
         assert_eq!(pre.instructions.as_deref(), Some("keep the schema"));
+        // Keys set to null (JS `undefined` as well) say nothing: not reported.
+        let quiet = hook_output(
+            HookKind::PreCompact,
+            &json!({"instructions": "x", "decision": null, "reason": null,
+                "hookSpecificOutput": {"additionalContext": null, "other": null}}),
+        )
+        .unwrap();
+        assert_eq!(quiet.instructions.as_deref(), Some("x"));
+        assert!(quiet.problems.is_empty(), "{:?}", quiet.problems);
         let start = hook_output(HookKind::SessionStart, &json!("welcome back")).unwrap();
         assert_eq!(start.messages, vec!["welcome back"]);
         let post = hook_output(HookKind::PostCompact, &json!("compacted")).unwrap();

@@ -920,6 +920,7 @@ pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
     retry: &RetryPolicy,
     retries: &mut Retries,
 ) -> Result<(String, Option<UsageCounts>, summary::SummaryRequest, u32), CompactError> {
+    ctx.config.check_summary_window()?;
     let max_tokens = summary::summary_max_tokens(summary_model);
     let window = ctx
         .config

@@ -177,9 +177,24 @@ impl Config {
         )
     }
 
+    /// Checks that `summaryContextWindow`, when given, is at least
+    /// [`MIN_SUMMARY_CONTEXT_WINDOW`]: called where a summary is asked for, so that counting and
+    /// thresholds, which never use it, work whatever it is.
+    pub fn check_summary_window(&self) -> Result<()> {
+        match self.summary_context_window {
+            Some(w) if w < MIN_SUMMARY_CONTEXT_WINDOW => Err(Error::invalid_config(format!(
+                "the window of {w} tokens (config.summaryContextWindow) is too small for a \
+                 summary request: it must be at least {MIN_SUMMARY_CONTEXT_WINDOW} tokens, \
+                 for the request's prompt (about 600 tokens), a summary of at least 1024 \
+                 tokens and some conversation; give the summary model's real window"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Checks ranges: token sizes finite and at least 1 (a fraction below 1 would be read as a
-    /// window of 0 tokens), a summary window at least [`MIN_SUMMARY_CONTEXT_WINDOW`], the
-    /// percent within 1–100. Whether a window leaves room for the
+    /// window of 0 tokens), the percent within 1–100 (the summary window's least size is checked
+    /// where a summary is asked for: [`Config::check_summary_window`]). Whether a window leaves room for the
     /// output reserve depends on the model too (`measure::thresholds::check_room`).
     pub fn validate(&self) -> Result<()> {
         let sizes = [
@@ -196,16 +211,6 @@ impl Config {
                         "config.{name} must be a positive number of tokens (at least 1), got {v}"
                     )));
                 }
-            }
-        }
-        if let Some(w) = self.summary_context_window {
-            if w < MIN_SUMMARY_CONTEXT_WINDOW {
-                return Err(Error::invalid_config(format!(
-                    "the window of {w} tokens (config.summaryContextWindow) is too small for a \
-                     summary request: it must be at least {MIN_SUMMARY_CONTEXT_WINDOW} tokens, \
-                     for the request's prompt (about 600 tokens), a summary of at least 1024 \
-                     tokens and some conversation; give the summary model's real window"
-                )));
             }
         }
         if let Some(p) = self.auto_compact_pct_override {
@@ -436,7 +441,8 @@ mod tests {
             })
         };
         for bad in [1.0, 100.0, 1_000.0, 4_095.0, 4_095.9] {
-            let e = with(bad).unwrap_err();
+            // Read (counting never uses it), refused where a summary is asked for.
+            let e = with(bad).unwrap().check_summary_window().unwrap_err();
             assert_eq!(e.code, crate::model::error::ErrorCode::InvalidConfig);
             assert!(
                 e.message.contains("config.summaryContextWindow")
@@ -447,7 +453,7 @@ mod tests {
             );
         }
         for good in [MIN_SUMMARY_CONTEXT_WINDOW, 8_192.0, 16_384.0, 200_000.0] {
-            assert!(with(good).is_ok(), "{good}");
+            assert!(with(good).unwrap().check_summary_window().is_ok(), "{good}");
         }
     }
 }

@@ -473,7 +473,7 @@ fn programmatic_results_missing<'a>(
 /// messages are sent as they are (only the final assistant message, a prefill, may be
 /// empty). Its problem is placed at the view message before it.
 pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
-    validate(messages, Some(&[]))
+    validate(messages, Some(&[]), true)
 }
 
 /// [`validate_for_api`], also reporting the messages at the indices `lone` (ascending) as
@@ -482,19 +482,28 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
 /// does): the API refuses the JSON text `JSON.stringify` writes of one (a `\ud800` escape
 /// unpaired). Transcript lines are not reported (they are sent through their view).
 pub fn validate_for_api_with_lone_surrogates(messages: &[Message], lone: &[usize]) -> Vec<Problem> {
-    validate(messages, Some(lone))
+    validate(messages, Some(lone), true)
+}
+
+/// [`validate_for_api_with_lone_surrogates`] without the check of empty content: for messages
+/// whose shape was detected, not declared. `[user, {role: 'assistant', content: ''}, user]`
+/// fits OpenAI Chat and the AI SDK as well, where such a message is valid; only a caller that
+/// declares its messages Anthropic's has them checked as the Messages API would.
+pub fn validate_for_api_detected(messages: &[Message], lone: &[usize]) -> Vec<Problem> {
+    validate(messages, Some(lone), false)
 }
 
 /// [`validate_for_api`] without the checks of the caller's own messages as given (their
 /// empty content): for messages read from another ecosystem's shape, which are never sent to
 /// the Messages API as they are (only their API view is).
 pub fn validate_api_view(messages: &[Message]) -> Vec<Problem> {
-    validate(messages, None)
+    validate(messages, None, false)
 }
 
 /// The checks of [`validate_for_api`]; with `given` (the indices of the messages holding a
-/// lone surrogate), those of the caller's own messages as given too.
-fn validate(messages: &[Message], given: Option<&[usize]>) -> Vec<Problem> {
+/// lone surrogate), those of the caller's own messages as given too (their empty content only
+/// with `empty`).
+fn validate(messages: &[Message], given: Option<&[usize]>, empty: bool) -> Vec<Problem> {
     use std::collections::HashSet;
     // Checked on the view's blocks as they are borrowed from the messages: the same view as
     // `toApiMessages`'s, read as its JSON would be, without writing it (tests/properties.rs
@@ -628,7 +637,7 @@ fn validate(messages: &[Message], given: Option<&[usize]>) -> Vec<Problem> {
     // The caller's own messages with empty content, which the view leaves out: sent as they
     // are, the API refuses every one but a final assistant message (an empty prefill).
     let last_sent = messages.iter().rposition(|m| role_of(m).is_some());
-    for p in placed.iter().filter(|p| p.empty) {
+    for p in placed.iter().filter(|p| empty && p.empty) {
         let (k, role) = (p.message, p.role);
         if role == "assistant" && Some(k) == last_sent {
             continue;

@@ -77,6 +77,16 @@ test('a summaryContextWindow too small to hold the prompt and a summary is INVAL
   const { calls, summarize } = recording();
   await cc.compactConversation(rounds(20, 200), { model: MODEL, summarize, summarizeInParts: true, config: { summaryContextWindow: 4_096 } });
   assert.ok(calls.length >= 1 && calls.every((c) => c.input + c.maxTokens <= 4_096), JSON.stringify(calls));
+  // Counting, thresholds and a Compactor never use the summary window: one config passed
+  // everywhere works there whatever its summary window is.
+  const config = { summaryContextWindow: 2_048 };
+  const msgs = rounds(5);
+  assert.equal(cc.tokenCountWithEstimation(msgs, { config }), cc.tokenCountWithEstimation(msgs));
+  assert.equal(cc.shouldAutoCompact(msgs, MODEL, { config }), cc.shouldAutoCompact(msgs, MODEL));
+  const chat = new cc.Compactor({ model: MODEL, summarize, config, messages: msgs });
+  assert.equal(chat.tokenCount(), cc.tokenCountWithEstimation(msgs));
+  await assert.rejects(chat.compact(), (e) => e.code === 'INVALID_CONFIG' || assert.fail(`${e.code} ${e.message}`));
+  chat.free();
 });
 
 // ---- 2. Hook answers the library could not read -----------------------------------------------

@@ -158,16 +158,22 @@ test('2: an audio reply with only its id counts nothing and leaves no empty mess
 
 const u = (t) => ({ role: 'user', content: t }), a = (t) => ({ role: 'assistant', content: t });
 
-test('3: validateForApi reports an empty Anthropic message the API refuses, not a final empty assistant one', () => {
+test('3: validateForApi reports an empty message of declared Anthropic messages, which the API refuses, not a final empty assistant one', () => {
+  const anthropic = { shape: 'anthropic' };
   for (const empty of ['', []]) {
-    const mid = cc.validateForApi([u('hi'), a(empty), u('again')]);
+    const mid = cc.validateForApi([u('hi'), a(empty), u('again')], anthropic);
     assert.equal(mid.valid, false);
     assert.equal(mid.problems.length, 1);
     assert.match(mid.problems[0].problem, /^messages\[1\] \(assistant\) has empty content/);
-    assert.equal(cc.validateForApi([u('hi'), a('ok'), u(empty), a('x'), u('y')]).valid, false);
-    assert.equal(cc.validateForApi([u(empty), u('hi')]).valid, false);
+    assert.equal(cc.validateForApi([u('hi'), a('ok'), u(empty), a('x'), u('y')], anthropic).valid, false);
+    assert.equal(cc.validateForApi([u(empty), u('hi')], anthropic).valid, false);
+    // Detected, not declared: the same messages fit OpenAI Chat and the AI SDK, where an empty
+    // message is valid; only their view (which leaves it out) is checked.
+    assertValid([u('hi'), a(empty), u('again')]);
+    assertValid([{ role: 'system', content: 's' }, u('hi'), a(empty), u('again')]);
     // An empty prefill (the final assistant message) is what the API accepts.
     assertValid([u('hi'), a(empty)]);
+    assert.equal(cc.validateForApi([u('hi'), a(empty)], anthropic).valid, true);
     // toApiMessages leaves it out: what it gives is valid.
     const api = cc.toApiMessages([u('hi'), a(empty), u('again')]);
     assert.deepEqual(api, [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'text', text: 'again' }] }]);
