@@ -464,6 +464,24 @@ const initBody =
   '  } catch (e) {\n' +
   "    throw initFailure(e, input, 'context-compaction');\n" +
   '  }\n';
+// The end of both browser entries (web.js, service-worker.js): init() and initSync(), which
+// initialise the first module and join the page's shared environment defaults.
+const browserInit =
+  "import glueInit from './context_compaction.js';\n" +
+  `import { initFailure } from '${errorSnippets[0]}';\n` +
+  '/**\n' +
+  ' * Loads and instantiates the .wasm (by default the file next to this module; or pass\n' +
+  ' * `{ module_or_path }`). A failure is a coded NOT_INITIALIZED error with the cause.\n' +
+  ' */\n' +
+  'export default async function init(input) {\n' +
+  initBody +
+  '}\n' +
+  "import { initSync as __ccGlueInitSync } from './context_compaction.js';\n" +
+  '/** Initialises the first module synchronously from its bytes or a compiled module. */\n' +
+  'export function initSync(module) {\n' +
+  '  __ccGlueInitSync(module);\n' +
+  '  __ccJoinDefaults(__ccX.setEnvironmentDefaults);\n' +
+  '}\n';
 writeFileSync(
   pkg + 'web.js',
   header +
@@ -478,24 +496,10 @@ writeFileSync(
       false,
       true,
     ) +
-    "import glueInit from './context_compaction.js';\n" +
     "import { importAgain as __ccImportAgain } from './defaults.js';\n" +
     // No import() of a computed URL here: miniflare's module locator refuses one in any module
     // it reaches, and a Worker may import web.js (tests/durable does). count.js registers it.
-    `import { initFailure } from '${errorSnippets[0]}';\n` +
-    '/**\n' +
-    ' * Loads and instantiates the .wasm (by default the file next to this module; or pass\n' +
-    ' * `{ module_or_path }`). A failure is a coded NOT_INITIALIZED error with the cause.\n' +
-    ' */\n' +
-    'export default async function init(input) {\n' +
-    initBody +
-    '}\n' +
-    "import { initSync as __ccGlueInitSync } from './context_compaction.js';\n" +
-    '/** Initialises the first module synchronously from its bytes or a compiled module. */\n' +
-    'export function initSync(module) {\n' +
-    '  __ccGlueInitSync(module);\n' +
-    '  __ccJoinDefaults(__ccX.setEnvironmentDefaults);\n' +
-    '}\n',
+    browserInit,
 );
 // service-worker.js (`context-compaction/service-worker`): web.js for a module service worker
 // (a browser extension's background, a page's offline worker). A service worker refuses
@@ -523,21 +527,7 @@ writeFileSync(
     '// The second module: its glue is here already, its .wasm fetched on first use (or by\n' +
     '// loadExtras(input)).\n' +
     extraExports('async (input) => {\n    await __ccExtraGlue.default(input);\n    return __ccExtraGlue;\n  }', false, true) +
-    "import glueInit from './context_compaction.js';\n" +
-    `import { initFailure } from '${errorSnippets[0]}';\n` +
-    '/**\n' +
-    ' * Loads and instantiates the .wasm (by default the file next to this module; or pass\n' +
-    ' * `{ module_or_path }`). A failure is a coded NOT_INITIALIZED error with the cause.\n' +
-    ' */\n' +
-    'export default async function init(input) {\n' +
-    initBody +
-    '}\n' +
-    "import { initSync as __ccGlueInitSync } from './context_compaction.js';\n" +
-    '/** Initialises the first module synchronously from its bytes or a compiled module. */\n' +
-    'export function initSync(module) {\n' +
-    '  __ccGlueInitSync(module);\n' +
-    '  __ccJoinDefaults(__ccX.setEnvironmentDefaults);\n' +
-    '}\n',
+    browserInit,
 );
 // count.js (`context-compaction/count`): the entry for a page's first render. Its init()
 // loads only the counting module (feature `count`: the stateless count, thresholds and

@@ -414,6 +414,20 @@ test('a WebAssembly trap in Chromium: INSTANCE_RESET for the call and the pendin
   assert.equal(results.lengthAfter, 4);
 });
 
+/**
+ * Checks what a page (or worker) got from the second module's functions against the Node
+ * entry's answers: the offline summary of the short fixture session, the preview of `lines`,
+ * the simulated policy.
+ */
+async function assertSecondModuleAnswers(results, node, lines) {
+  const short = node.parseTranscript(readFileSync(new URL('../fixtures/short_session.jsonl', import.meta.url), 'utf8'));
+  const offline = await node.compactConversation(short, { model: 'claude-opus-4-6', summarize: node.offlineSummarizer() });
+  assert.equal(results.offlineSummaryChars, offline.summary.length);
+  const p = await node.previewCompaction(lines, { model: 'claude-opus-4-6' });
+  assert.deepEqual(results.preview, { tokensBefore: p.tokensBefore, threshold: p.threshold });
+  assert.deepEqual(results.simulatedPolicies, ['claude-code']);
+}
+
 test('the second module in Chromium: never fetched by a page that counts and compacts with an API summarizer, fetched on first use', async () => {
   const { results, problems } = await runPage('extras.html', 'browser-extras.png');
   assert.equal(results.status, 'done', `the page failed: ${results.failure}`);
@@ -436,12 +450,7 @@ test('the second module in Chromium: never fetched by a page that counts and com
   assert.equal(results.anthropicSummary, 'VIA ANTHROPIC SUMMARIZER');
 
   // The same answers as the Node entry.
-  const short = node.parseTranscript(readFileSync(new URL('../fixtures/short_session.jsonl', import.meta.url), 'utf8'));
-  const offline = await node.compactConversation(short, { model: 'claude-opus-4-6', summarize: node.offlineSummarizer() });
-  assert.equal(results.offlineSummaryChars, offline.summary.length);
-  const p = await node.previewCompaction(lines, { model: 'claude-opus-4-6' });
-  assert.deepEqual(results.preview, { tokensBefore: p.tokensBefore, threshold: p.threshold });
-  assert.deepEqual(results.simulatedPolicies, ['claude-code']);
+  await assertSecondModuleAnswers(results, node, lines);
   // A bad option of a summarizer made before the module loaded is reported by its call.
   assert.equal(results.badOption.code, 'INVALID_ARGUMENT', JSON.stringify(results.badOption));
   assert.match(results.badOption.message, /maxTokens/);
@@ -463,12 +472,7 @@ test('a module service worker (a browser extension\'s background): the service-w
   assert.equal(results.anthropicSummary, 'VIA ANTHROPIC');
   assert.equal(results.openaiSummary, 'VIA OPENAI');
   assert.equal(results.langchainSummary, 'VIA LANGCHAIN');
-  const short = node.parseTranscript(readFileSync(new URL('../fixtures/short_session.jsonl', import.meta.url), 'utf8'));
-  const offline = await node.compactConversation(short, { model: 'claude-opus-4-6', summarize: node.offlineSummarizer() });
-  assert.equal(results.offlineSummaryChars, offline.summary.length);
-  const p = await node.previewCompaction(lines, { model: 'claude-opus-4-6' });
-  assert.deepEqual(results.preview, { tokensBefore: p.tokensBefore, threshold: p.threshold });
-  assert.deepEqual(results.simulatedPolicies, ['claude-code']);
+  await assertSecondModuleAnswers(results, node, lines);
 });
 
 test('the count entry in Chromium: a first render fetches the counting module only, loadCompaction() the first module on demand', async () => {
