@@ -217,7 +217,8 @@ pub fn token_count_with_estimation(
             return Ok(count.total as f64);
         }
         let conv = js(count_view(&messages, None))?;
-        return Ok(js(tokens::token_count_checked(&conv))?.total as f64);
+        let count = js(tokens::token_count_given(&conv, None))?;
+        return Ok(js(tokens::token_count_first_after_boundary(&conv, count))?.total as f64);
     }
     let (opts, shape, counter) = (
         js(reading("options", || {
@@ -233,7 +234,7 @@ pub fn token_count_with_estimation(
     if opts.given_usage.is_none() {
         // Usage the messages carry from before a compaction that kept them measures the old
         // context (usage the caller gives is its latest).
-        count = js(tokens::token_count_checked_from(&conv, count))?;
+        count = js(tokens::token_count_first_after_boundary(&conv, count))?;
     }
     js(counter.finish())?;
     if let Some((model, cfg)) = &opts.plausible_for {

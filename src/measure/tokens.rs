@@ -934,6 +934,26 @@ pub fn token_count_checked_from<V: ConversationView + ?Sized>(
     view: &V,
     count: TokenCount,
 ) -> Result<TokenCount> {
+    checked_from(view, count, false)
+}
+
+/// [`token_count_checked_from`] for the anchor response that is the first after the boundary
+/// only (the summary and user lines alone between them): the rule the per-turn record can
+/// settle ([`count_tail`] leaves such a response to it), so that `tokenCountWithEstimation`
+/// gives the same count with and without options. A later kept response (a session-memory
+/// compaction that kept several) is read as its usage says, as before.
+pub fn token_count_first_after_boundary<V: ConversationView + ?Sized>(
+    view: &V,
+    count: TokenCount,
+) -> Result<TokenCount> {
+    checked_from(view, count, true)
+}
+
+fn checked_from<V: ConversationView + ?Sized>(
+    view: &V,
+    count: TokenCount,
+    first_only: bool,
+) -> Result<TokenCount> {
     let Some(anchor) = count.anchor else {
         return Ok(count);
     };
@@ -961,6 +981,9 @@ pub fn token_count_checked_from<V: ConversationView + ?Sized>(
         seen += 1;
         if k == first {
             stale = seen <= kept.saturating_add(1);
+            break;
+        }
+        if first_only && view.kind(k)? == Kind::Assistant {
             break;
         }
         if seen > kept.saturating_add(1) {
@@ -2456,8 +2479,8 @@ mod tests {
             for k in 0..=m.len() {
                 let v = &m[..k];
                 let want = token_count_with_estimation(v).unwrap();
-                // The record settles the checked count (what `tokenCountWithEstimation` gives).
-                let checked = token_count_checked(v).unwrap();
+                // The record settles what `tokenCountWithEstimation` gives.
+                let checked = token_count_first_after_boundary(v, want.clone()).unwrap();
                 match count_tail(&NativeRecord::new(v, Vec::new())) {
                     Some(got) => {
                         assert_eq!(got, want, "{file}: first {k}");

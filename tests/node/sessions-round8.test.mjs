@@ -43,3 +43,27 @@ test('after a compaction that kept a pending call, tokenCountWithEstimation does
       usage: { input_tokens: 40000, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 10 } } };
   assert.equal(cc.tokenCountWithEstimation([...after, fresh]), 40010);
 });
+
+test('after a session-memory compaction that kept several responses, tokenCountWithEstimation gives the same count with and without options', () => {
+  let n = 0;
+  let parent = null;
+  const lines = [];
+  const push = (o) => {
+    const uuid = `u${n++}`;
+    lines.push({ ...o, uuid, parentUuid: parent, sessionId: 's', timestamp: '2026-01-01T00:00:00Z', isSidechain: false });
+    parent = uuid;
+  };
+  push({ type: 'system', subtype: 'compact_boundary', content: 'Conversation compacted', compactMetadata: { trigger: 'auto', preTokens: 170000, keptMessages: 4 } });
+  push({ type: 'user', isCompactSummary: true, message: { role: 'user', content: 'summary '.repeat(200) } });
+  push({ type: 'user', message: { role: 'user', content: 'do it' } });
+  push({ type: 'assistant', message: { id: 'm1', role: 'assistant', stop_reason: 'tool_use', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } }], usage: { input_tokens: 150000, output_tokens: 10 } } });
+  // The first kept response (right after the summary and a user line): estimated on both paths.
+  const first = [...lines, { type: 'user', uuid: 'x1', parentUuid: parent, sessionId: 's', timestamp: '2026-01-01T00:00:00Z', isSidechain: false, message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }] } }];
+  assert.ok(cc.tokenCountWithEstimation(first) < 10_000, `${cc.tokenCountWithEstimation(first)}`);
+  assert.equal(cc.tokenCountWithEstimation(first, { model: MODEL }), cc.tokenCountWithEstimation(first));
+  push({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }] } });
+  push({ type: 'assistant', message: { id: 'm2', role: 'assistant', stop_reason: 'end_turn', content: [{ type: 'text', text: 'done' }], usage: { input_tokens: 160000, output_tokens: 10 } } });
+  push({ type: 'user', message: { role: 'user', content: 'next' } });
+  // A later kept response: the same count on both paths (its usage, as before).
+  assert.equal(cc.tokenCountWithEstimation(lines, { model: MODEL }), cc.tokenCountWithEstimation(lines));
+});
