@@ -464,6 +464,14 @@ const initBody =
   '  } catch (e) {\n' +
   "    throw initFailure(e, input, 'context-compaction');\n" +
   '  }\n';
+// The exports both browser entries (web.js, service-worker.js) begin with: the first module's,
+// the constants, the summarizers, the error class.
+const browserExports =
+  `export ${list(names.filter((n) => n !== 'initSync'))} from './context_compaction.js';\n` +
+  "export { constants } from './constants.js';\n" +
+  "export { anthropicSummarizer } from './anthropic.js';\n" +
+  summarizerExports +
+  errorClass;
 // The end of both browser entries (web.js, service-worker.js): init() and initSync(), which
 // initialise the first module and join the page's shared environment defaults.
 const browserInit =
@@ -485,11 +493,7 @@ const browserInit =
 writeFileSync(
   pkg + 'web.js',
   header +
-    `export ${list(names.filter((n) => n !== 'initSync'))} from './context_compaction.js';\n` +
-    "export { constants } from './constants.js';\n" +
-    "export { anthropicSummarizer } from './anthropic.js';\n" +
-    summarizerExports +
-    errorClass +
+    browserExports +
     '// The second module: its glue and .wasm are fetched on first use (or by loadExtras(input)).\n' +
     extraExports(
       "async (input, n) => {\n    const m = await __ccImportAgain(n, () => import('./context_compaction_extra.js'), import.meta.url, 'web.js', 'context_compaction_extra.js');\n    await m.default(input);\n    return m;\n  }",
@@ -511,11 +515,7 @@ writeFileSync(
 writeFileSync(
   pkg + 'service-worker.js',
   header +
-    `export ${list(names.filter((n) => n !== 'initSync'))} from './context_compaction.js';\n` +
-    "export { constants } from './constants.js';\n" +
-    "export { anthropicSummarizer } from './anthropic.js';\n" +
-    summarizerExports +
-    errorClass +
+    browserExports +
     "import { provideModule as __ccProvide } from './defaults.js';\n" +
     "import * as __ccAnthropicSend from './anthropic-send.js';\n" +
     "import * as __ccOpenaiSend from './openai-send.js';\n" +
