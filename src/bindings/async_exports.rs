@@ -970,22 +970,18 @@ pub fn validate_for_api(
 ) -> JsResult<JsValue> {
     let shape = js(reading("options", || options::shape_options(&options)))?;
     let read = js(messages_as_sent(&messages, shape))?;
-    // Another shape's messages are not sent as they are: their view alone is checked.
-    let problems = match (read.foreign, shape) {
-        // Declared Anthropic: checked as the Messages API reads them (empty content too).
-        (None, Some(crate::model::shape::Shape::Anthropic)) => {
-            crate::transforms::messages_api::validate_for_api_with_lone_surrogates(
-                &read.typed,
-                &super::convert::lone_surrogates(&messages),
-            )
-        }
-        // Detected as Anthropic: an empty message fits other shapes, where it is valid.
-        (None, _) => crate::transforms::messages_api::validate_for_api_detected(
-            &read.typed,
-            &super::convert::lone_surrogates(&messages),
-        ),
-        (Some(_), _) => crate::transforms::messages_api::validate_api_view(&read.typed),
+    let converted = read.foreign.is_some();
+    let lone = if converted {
+        Vec::new()
+    } else {
+        super::convert::lone_surrogates(&messages)
     };
+    let given = crate::transforms::messages_api::AsGiven {
+        converted,
+        declared: shape == Some(crate::model::shape::Shape::Anthropic),
+        lone: &lone,
+    };
+    let problems = crate::transforms::messages_api::validate_as_given(&read.typed, given);
     let o = Object::new();
     Reflect::set(&o, &"valid".into(), &problems.is_empty().into())?;
     Reflect::set(&o, &"problems".into(), &to_js(&problems)?)?;

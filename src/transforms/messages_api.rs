@@ -476,28 +476,33 @@ pub fn validate_for_api(messages: &[Message]) -> Vec<Problem> {
     validate(messages, Some(&[]), true)
 }
 
-/// [`validate_for_api`], also reporting the messages at the indices `lone` (ascending) as
-/// holding a lone UTF-16 surrogate, which the caller's messages may hold (JavaScript strings
-/// can; Rust strings cannot, so the typed messages hold U+FFFD in its place, as the view
-/// does): the API refuses the JSON text `JSON.stringify` writes of one (a `\ud800` escape
-/// unpaired). Transcript lines are not reported (they are sent through their view).
-pub fn validate_for_api_with_lone_surrogates(messages: &[Message], lone: &[usize]) -> Vec<Problem> {
-    validate(messages, Some(lone), true)
+/// How the caller's messages reached [`validate_as_given`].
+#[derive(Clone, Copy, Debug)]
+pub struct AsGiven<'a> {
+    /// Read from another ecosystem's shape: never sent to the Messages API as they are (only
+    /// their API view is), so only the view is checked.
+    pub converted: bool,
+    /// Declared Anthropic's (`shape: 'anthropic'`), not detected: their empty content is
+    /// checked as the API reads them. `[user, {role: 'assistant', content: ''}, user]` fits
+    /// OpenAI Chat and the AI SDK as well, where such a message is valid, so detected
+    /// messages are not reported for it.
+    pub declared: bool,
+    /// The indices (ascending) of the messages holding a lone UTF-16 surrogate, which the
+    /// caller's messages may hold (JavaScript strings can; Rust strings cannot, so the typed
+    /// messages hold U+FFFD in its place, as the view does): the API refuses the JSON text
+    /// `JSON.stringify` writes of one (a `\ud800` escape unpaired). Transcript lines are not
+    /// reported (they are sent through their view).
+    pub lone: &'a [usize],
 }
 
-/// [`validate_for_api_with_lone_surrogates`] without the check of empty content: for messages
-/// whose shape was detected, not declared. `[user, {role: 'assistant', content: ''}, user]`
-/// fits OpenAI Chat and the AI SDK as well, where such a message is valid; only a caller that
-/// declares its messages Anthropic's has them checked as the Messages API would.
-pub fn validate_for_api_detected(messages: &[Message], lone: &[usize]) -> Vec<Problem> {
-    validate(messages, Some(lone), false)
-}
-
-/// [`validate_for_api`] without the checks of the caller's own messages as given (their
-/// empty content): for messages read from another ecosystem's shape, which are never sent to
-/// the Messages API as they are (only their API view is).
-pub fn validate_api_view(messages: &[Message]) -> Vec<Problem> {
-    validate(messages, None, false)
+/// [`validate_for_api`] of the caller's messages as they reached the library (`validateForApi`):
+/// the view's checks, and those of the messages as given that `given` allows.
+pub fn validate_as_given(messages: &[Message], given: AsGiven<'_>) -> Vec<Problem> {
+    if given.converted {
+        validate(messages, None, false)
+    } else {
+        validate(messages, Some(given.lone), given.declared)
+    }
 }
 
 /// The checks of [`validate_for_api`]; with `given` (the indices of the messages holding a
@@ -746,7 +751,17 @@ mod tests {
             let mid = json!([user, a, again]);
             assert_eq!(to_api_messages(&m(mid.clone())).len(), 1);
             // Read from another shape (never sent as given), only the view is checked.
-            assert_eq!(validate_api_view(&m(mid.clone())), vec![]);
+            assert_eq!(
+                validate_as_given(
+                    &m(mid.clone()),
+                    AsGiven {
+                        converted: true,
+                        declared: true,
+                        lone: &[],
+                    },
+                ),
+                vec![]
+            );
             let p = problems(mid);
             assert_eq!(p.len(), 1, "{p:?}");
             assert_eq!(p[0].message, 0);
@@ -795,7 +810,14 @@ mod tests {
         ]);
         let msgs = m(v);
         assert_eq!(validate_for_api(&msgs), vec![]);
-        let p = validate_for_api_with_lone_surrogates(&msgs, &[1, 3, 4]);
+        let p = validate_as_given(
+            &msgs,
+            AsGiven {
+                converted: false,
+                declared: true,
+                lone: &[1, 3, 4],
+            },
+        );
         assert_eq!(p.len(), 2, "{p:?}");
         assert_eq!((p[0].message, p[1].message), (1, 2));
         assert!(p[0]
@@ -805,7 +827,17 @@ mod tests {
             .problem
             .starts_with("messages[3] holds a lone UTF-16 surrogate"));
         // Read from another shape, only the view is checked.
-        assert_eq!(validate_api_view(&msgs), vec![]);
+        assert_eq!(
+            validate_as_given(
+                &msgs,
+                AsGiven {
+                    converted: true,
+                    declared: true,
+                    lone: &[1, 3, 4],
+                },
+            ),
+            vec![]
+        );
     }
 
     /// A call's free-form input (an OpenAI custom tool's) goes to the API as the object the
