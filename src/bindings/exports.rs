@@ -217,8 +217,7 @@ pub fn token_count_with_estimation(
             return Ok(count.total as f64);
         }
         let conv = js(count_view(&messages, None))?;
-        let count = js(tokens::token_count_given(&conv, None))?;
-        return Ok(js(tokens::token_count_first_after_boundary(&conv, count))?.total as f64);
+        return Ok(js(tokens::stateless_count(&conv, None))?.total as f64);
     }
     let (opts, shape, counter) = (
         js(reading("options", || {
@@ -230,12 +229,7 @@ pub fn token_count_with_estimation(
         js(TokenCounter::enter(&options, "options"))?,
     );
     let conv = js(count_view(&messages, shape))?;
-    let mut count = js(tokens::token_count_given(&conv, opts.given_usage))?;
-    if opts.given_usage.is_none() {
-        // Usage the messages carry from before a compaction that kept them measures the old
-        // context (usage the caller gives is its latest).
-        count = js(tokens::token_count_first_after_boundary(&conv, count))?;
-    }
+    let count = js(tokens::stateless_count(&conv, opts.given_usage))?;
     js(counter.finish())?;
     if let Some((model, cfg)) = &opts.plausible_for {
         js(tokens::check_plausible(&conv, &count, model, cfg))?;

@@ -913,9 +913,9 @@ pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
 /// [`token_count_with_estimation`], made exact after a session-memory compaction: the
 /// messages it kept after the summary still carry the usage of the old context, so when the
 /// anchor response began among them, everything after the boundary is estimated instead. Costs
-/// a backward search for the boundary: `tokenCountWithEstimation` makes it on its general path
-/// (its per-turn record leaves a response that begins right after a boundary to it), and
-/// `shouldAutoCompact` where the plain count says a compaction is due.
+/// a backward search for the boundary: `shouldAutoCompact` makes it where the plain count says
+/// a compaction is due; `tokenCountWithEstimation` applies it to the first response after a
+/// boundary only ([`stateless_count`]).
 pub fn token_count_checked<V: ConversationView + ?Sized>(view: &V) -> Result<TokenCount> {
     token_count_checked_given(view, None)
 }
@@ -937,15 +937,20 @@ pub fn token_count_checked_from<V: ConversationView + ?Sized>(
     checked_from(view, count, false)
 }
 
-/// [`token_count_checked_from`] for the anchor response that is the first after the boundary
-/// only (the summary and user lines alone between them): the rule the per-turn record can
-/// settle ([`count_tail`] leaves such a response to it), so that `tokenCountWithEstimation`
-/// gives the same count with and without options. A later kept response (a session-memory
-/// compaction that kept several) is read as its usage says, as before.
-pub fn token_count_first_after_boundary<V: ConversationView + ?Sized>(
+/// `tokenCountWithEstimation`'s count: [`token_count_given`], and, where the caller gives no
+/// usage (usage it gives is its latest), [`token_count_checked_from`]'s rule for the anchor
+/// response that is the first after a boundary only (the summary and user lines alone between
+/// them): the rule the per-turn record can settle ([`count_tail`] leaves such a response to
+/// it), so that the count is the same with and without options. A later kept response (a
+/// session-memory compaction that kept several) is read as its usage says, as before.
+pub fn stateless_count<V: ConversationView + ?Sized>(
     view: &V,
-    count: TokenCount,
+    given: Option<GivenUsage>,
 ) -> Result<TokenCount> {
+    let count = token_count_given(view, given)?;
+    if given.is_some() {
+        return Ok(count);
+    }
     checked_from(view, count, true)
 }
 
@@ -2480,7 +2485,7 @@ mod tests {
                 let v = &m[..k];
                 let want = token_count_with_estimation(v).unwrap();
                 // The record settles what `tokenCountWithEstimation` gives.
-                let checked = token_count_first_after_boundary(v, want.clone()).unwrap();
+                let checked = stateless_count(v, None).unwrap();
                 match count_tail(&NativeRecord::new(v, Vec::new())) {
                     Some(got) => {
                         assert_eq!(got, want, "{file}: first {k}");
