@@ -2088,7 +2088,10 @@ export interface TokenCountOptions {
 export interface Preamble {
   /** The system prompt: a string, or text blocks / parts (`{type: 'text', text}`). */
   system?: string | ReadonlyArray<string | { readonly type?: string; readonly text?: string }> | null;
-  /** The tool definitions as you send them (Anthropic's or OpenAI's array, the AI SDK's record), measured as JSON. */
+  /**
+   * The tool definitions as you send them (Anthropic's or OpenAI's array, the AI SDK's record), measured as JSON.
+   * A tool marked `defer_loading: true` is left out: the model sees it only once a tool search loads it.
+   */
   tools?: unknown;
 }
 

@@ -591,3 +591,32 @@ fn read_file_state_times_are_numbers_or_dates() {
         .collect();
     assert_eq!(times, [1_770_757_200_000.0, 1_000.0, 0.0]);
 }
+
+#[test]
+fn deferred_tools_are_not_in_the_preamble_until_a_search_loads_them() {
+    let read = json!({"name": "Read", "description": "Reads a file", "input_schema": {"type": "object"}});
+    let grep = json!({"name": "Grep", "description": "Searches", "input_schema": {"type": "object"}});
+    let mut deferred = grep.clone();
+    deferred["defer_loading"] = json!(true);
+    let units = |tools: serde_json::Value| {
+        token_count_options(&json!({ "tools": tools }))
+            .unwrap()
+            .preamble
+            .unwrap()
+            .tools_units
+    };
+    use crate::model::view;
+    let whole = |v: &serde_json::Value| view::utf16_len(&view::json_text(v));
+    // Nothing deferred: the array's JSON, as before.
+    let both = json!([read, grep]);
+    assert_eq!(units(both.clone()), whole(&both));
+    // A deferred tool is left out: the rest measure as the array without it.
+    assert_eq!(units(json!([read, deferred])), whole(&json!([read])));
+    assert_eq!(units(json!([deferred, read])), whole(&json!([read])));
+    // `defer_loading: false` (or not a boolean) loads the tool.
+    let mut eager = grep.clone();
+    eager["defer_loading"] = json!(false);
+    assert_eq!(units(json!([read, eager])), whole(&json!([read, eager])));
+    // Every tool deferred: nothing of them is in the first request.
+    assert_eq!(units(json!([deferred, deferred])), 0);
+}
