@@ -1197,7 +1197,9 @@ fn loaded_tools_len<S: Source>(list: &[S]) -> Option<usize> {
     let (mut units, mut loaded) = (0, 0);
     for t in list.iter().filter(|t| !deferred(t)) {
         // What JSON cannot write stands as `null` in an array's JSON.
-        units += t.json_text().map_or(4, |j| crate::model::view::utf16_len(&j));
+        units += t
+            .json_text()
+            .map_or(4, |j| crate::model::view::utf16_len(&j));
         loaded += 1;
     }
     // `[a,b]`: two brackets and a comma between neighbours; no loaded tool sends nothing.

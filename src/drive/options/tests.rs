@@ -594,8 +594,10 @@ fn read_file_state_times_are_numbers_or_dates() {
 
 #[test]
 fn deferred_tools_are_not_in_the_preamble_until_a_search_loads_them() {
-    let read = json!({"name": "Read", "description": "Reads a file", "input_schema": {"type": "object"}});
-    let grep = json!({"name": "Grep", "description": "Searches", "input_schema": {"type": "object"}});
+    let read =
+        json!({"name": "Read", "description": "Reads a file", "input_schema": {"type": "object"}});
+    let grep =
+        json!({"name": "Grep", "description": "Searches", "input_schema": {"type": "object"}});
     let mut deferred = grep.clone();
     deferred["defer_loading"] = json!(true);
     let units = |tools: serde_json::Value| {
