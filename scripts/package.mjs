@@ -98,6 +98,16 @@ function patchNotReady(gluePath) {
       1,
     );
     swap('if (wasm !== undefined) return wasm;', 'if (wasm !== __ccNotReady) return wasm;', 2);
+    // An init() whose download was still running when the module was set up another way
+    // (initSync(), or the `inline` entry, which shares this glue) keeps the instance that
+    // exists: replacing it would orphan every object made since (a Compactor's pointer into
+    // the old memory) and the environment defaults set on it.
+    swap(
+      '    const { instance, module } = await __wbg_load(await module_or_path, imports);\n',
+      '    const { instance, module } = await __wbg_load(await module_or_path, imports);\n' +
+        '    if (wasm !== __ccNotReady) return wasm; // (scripts/package.mjs) set up meanwhile\n',
+      1,
+    );
     text = `import { codedError as __ccCodedError } from '${errorSnippets[0]}';\n` + text;
     writeFileSync(gluePath, text);
   }

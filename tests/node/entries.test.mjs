@@ -190,3 +190,43 @@ test('TypeScript with `module: commonjs` (node10 resolution, no exports map) fin
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// An init() whose download is still running when the same glue is set up another way (the
+// `inline` entry, which shares it, or initSync()) keeps the instance that exists.
+test('a late init() keeps the instance set up while it downloaded (inline entry, initSync, the count entry)', async () => {
+  const { runFresh } = await import('./helpers/fresh-process.mjs');
+  for (const [entry, wasmFile, meanwhile] of [
+    ['web.js', 'context_compaction_bg.wasm', "await import(PKG + 'inline.js');"],
+    ['web.js', 'context_compaction_bg.wasm', 'lib.initSync({ module: bytes });'],
+    ['count.js', 'context_compaction_count_bg.wasm', 'lib.initSync({ module: bytes });'],
+  ]) {
+    const out = runFresh(
+      `import { readFileSync } from 'node:fs';
+       const PKG = ${JSON.stringify(PKG)};
+       const lib = await import(PKG + ${JSON.stringify(entry)});
+       const bytes = readFileSync(PKG + ${JSON.stringify(wasmFile)});`,
+      `
+      let release;
+      const download = new Promise((ok) => { release = ok; });
+      const late = lib.default({ module_or_path: download });
+      ${meanwhile}
+      lib.setEnvironmentDefaults({ DISABLE_AUTO_COMPACT: '1' });
+      const msgs = Array.from({ length: 6 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: 'turn ' + i + ' ' + 'x '.repeat(50) }));
+      const c = lib.Compactor ? new lib.Compactor({ model: 'claude-sonnet-4-5', messages: msgs }) : null;
+      const before = c ? c.tokenCount() : lib.tokenCountWithEstimation(msgs);
+      release(bytes);
+      await late;
+      let after, error;
+      try {
+        if (c) c.push({ role: 'user', content: 'one more '.repeat(40) });
+        after = c ? c.tokenCount() : lib.tokenCountWithEstimation(msgs);
+      } catch (e) { error = e.code + ' ' + e.message; }
+      return { before, after, error, enabled: lib.isAutoCompactEnabled() };
+    `,
+    );
+    const what = `${entry}, meanwhile ${meanwhile}`;
+    assert.equal(out.error, undefined, what);
+    assert.ok(out.after >= out.before && out.after > 0, `${what}: ${JSON.stringify(out)}`);
+    assert.equal(out.enabled, false, `${what}: the defaults set before the late init() resolved are kept`);
+  }
+});
