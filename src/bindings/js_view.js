@@ -925,7 +925,7 @@ export function putInternedBack(saved) {
 // length, flags (1 = cleared placeholder, 2 = a plain-text document: counted as its text), nested block count, then the symbols of id, name,
 // path and tool_use_id (a tool_use's: its `caller.tool_id`). Kinds: 0 text, 1 image, 2 document, 3 tool_use, 4 server_tool_use,
 // 5 tool_result, 6 server tool result, 7 thinking, 8 redacted_thinking, 9 other, 10 not an
-// object, 11 no string `type`. Nested tool_result blocks follow their parent.
+// object, 11 no string `type`, 12 tool_reference. Nested tool_result blocks follow their parent.
 function describeBlock(b, estimate, out) {
   if (b === null || typeof b !== 'object' || Array.isArray(b)) {
     out.push(10, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -944,7 +944,8 @@ function describeBlock(b, estimate, out) {
     return;
   }
   let k = blockKind(t);
-  if (k === undefined) k = t.endsWith('_tool_result') && typeof b.tool_use_id === 'string' ? 6 : 9;
+  // 12: a tool a tool search loaded (the core counts the definition it brings in).
+  if (k === undefined) k = t === 'tool_reference' ? 12 : t.endsWith('_tool_result') && typeof b.tool_use_id === 'string' ? 6 : 9;
   let text = 0, json = 0, flags = 0, id = 0, name = 0, path = 0, tid = 0;
   let nested = null, media = null;
   switch (k) {

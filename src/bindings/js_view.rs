@@ -1096,6 +1096,7 @@ fn block_kind(code: u32) -> BlockKind {
         6 => BlockKind::ServerToolResult,
         7 => BlockKind::Thinking,
         8 => BlockKind::RedactedThinking,
+        12 => BlockKind::ToolReference,
         _ => BlockKind::Other,
     }
 }

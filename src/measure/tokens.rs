@@ -17,6 +17,11 @@ pub const BYTES_PER_TOKEN: f64 = 4.0;
 pub const JSON_BYTES_PER_TOKEN: f64 = 2.0;
 /// Fixed token cost of an image or a document block.
 pub const MEDIA_TOKENS: u64 = 2_000;
+/// Token cost of a `tool_reference` block: the definition of the tool a tool search loaded,
+/// which the API adds to the context and the block itself does not hold. Measured on real
+/// Claude Code sessions: two references to MCP tools added 1,482 tokens of input (about 740
+/// each); the block's own JSON is a dozen tokens.
+pub const TOOL_REFERENCE_TOKENS: u64 = 700;
 
 /// `roughTokenCountEstimation`: `units / bytes_per_token`, rounded.
 ///
@@ -105,6 +110,8 @@ pub fn block_tokens(
         Some(BlockKind::ServerToolResult) => {
             rough_token_count(json_units, BYTES_PER_TOKEN) + nested
         }
+        // The definition of the tool it loads, which the block does not hold.
+        Some(BlockKind::ToolReference) => TOOL_REFERENCE_TOKENS,
         Some(BlockKind::Other) | None => rough_token_count(json_units, BYTES_PER_TOKEN),
         Some(BlockKind::Text) | Some(BlockKind::Thinking) | Some(BlockKind::RedactedThinking) => {
             rough_token_count(text_units, BYTES_PER_TOKEN)
@@ -1612,6 +1619,38 @@ mod tests {
                 assert_eq!(rough_token_count(u, bpt), float(u, bpt), "{u} / {bpt}");
             }
         }
+    }
+
+    #[test]
+    fn a_tool_reference_counts_the_definition_it_loads() {
+        let refs = |names: &[&str]| {
+            let blocks: Vec<_> = names
+                .iter()
+                .map(|n| serde_json::json!({"type": "tool_reference", "tool_name": n}))
+                .collect();
+            Message::parse_all(serde_json::json!([
+                {"role": "user", "content": "find the database tools"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ToolSearch", "input": {"query": "db"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": blocks}]}
+            ]))
+            .unwrap()
+        };
+        let count = |m: Vec<Message>| token_count_with_estimation(m.as_slice()).unwrap().total;
+        let none = count(refs(&[]));
+        assert_eq!(
+            count(refs(&["mcp__db__query"])),
+            none + TOOL_REFERENCE_TOKENS
+        );
+        assert_eq!(
+            count(refs(&["mcp__db__query", "mcp__db__schema"])),
+            none + 2 * TOOL_REFERENCE_TOKENS
+        );
+        // Any other block of an unknown type still counts as its JSON.
+        let other = Message::parse_all(serde_json::json!([
+            {"role": "user", "content": [{"type": "tool_referenced", "tool_name": "x"}]}
+        ]))
+        .unwrap();
+        assert!(count(other) < 20);
     }
 
     #[test]

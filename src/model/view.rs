@@ -176,6 +176,9 @@ pub enum BlockKind {
     Thinking,
     /// `redacted_thinking`
     RedactedThinking,
+    /// `tool_reference`: a tool a tool search loaded (inside a tool result); the API puts the
+    /// referenced tool's definition into the context.
+    ToolReference,
     /// Anything else.
     Other,
 }
@@ -192,6 +195,7 @@ impl BlockKind {
             "tool_result" => BlockKind::ToolResult,
             "thinking" => BlockKind::Thinking,
             "redacted_thinking" => BlockKind::RedactedThinking,
+            "tool_reference" => BlockKind::ToolReference,
             t if t.ends_with("_tool_result") && has_tool_use_id => BlockKind::ServerToolResult,
             _ => BlockKind::Other,
         }
@@ -1097,7 +1101,13 @@ pub fn block_info_with(b: &Block, detail: Detail, lengths: &dyn Lengths) -> Bloc
             }
         }
         Block::Unknown(v) => BlockInfo {
-            kind: Some(BlockKind::Other),
+            kind: Some(
+                if v.get("type").and_then(serde_json::Value::as_str) == Some("tool_reference") {
+                    BlockKind::ToolReference
+                } else {
+                    BlockKind::Other
+                },
+            ),
             json_units: if est { lengths.json(v) } else { 0 },
             ..Default::default()
         },
