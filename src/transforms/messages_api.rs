@@ -176,9 +176,14 @@ fn sent_of(m: &Message) -> Vec<Sent<'_>> {
         let Some(a) = m.extra.get("attachment") else {
             return Vec::new();
         };
-        let text = match a.get("content").and_then(Value::as_str) {
-            Some(t) => std::borrow::Cow::Borrowed(t),
-            None => std::borrow::Cow::Owned(json_text(a)),
+        // A file or skill this crate restored is sent naming it, as in API shape.
+        let text = match (
+            crate::transforms::restore::restored_attachment_text(a),
+            a.get("content").and_then(Value::as_str),
+        ) {
+            (Some(t), _) => std::borrow::Cow::Owned(t),
+            (None, Some(t)) => std::borrow::Cow::Borrowed(t),
+            (None, None) => std::borrow::Cow::Owned(json_text(a)),
         };
         // An attachment with nothing to say (a hook that printed nothing) sends nothing: the
         // API refuses a text block without non-whitespace text.
@@ -1097,6 +1102,53 @@ mod tests {
     /// Claude Code writes each tool result as a line of its own and other user lines (hook
     /// outputs, attachments, an interruption's text) around them: the user message they are
     /// merged into sends the results first, as the API requires, the other blocks after them
+    /// A file or skill restored as a transcript attachment line is sent naming it, with the
+    /// same text the API-shape restoration sends.
+    #[test]
+    fn restored_files_and_skills_in_transcript_lines_are_sent_with_their_names() {
+        use crate::transforms::restore::{
+            file_attachment_message, file_attachment_text, skill_attachment_message,
+            skill_attachment_text, RestoredFile, RestoredSkill,
+        };
+        let file = RestoredFile {
+            path: "/repo/src/lib.rs".into(),
+            content: "pub fn f() {}".into(),
+            tokens: 4,
+            truncated: true,
+        };
+        let skill = RestoredSkill {
+            name: "release-notes".into(),
+            content: "Write the notes.".into(),
+            tokens: 4,
+            truncated: false,
+        };
+        let mut msgs = m(json!([{"type": "user", "message": {"role": "user", "content": "go"}}]));
+        msgs.push(file_attachment_message(&file, true, Some("a1")));
+        msgs.push(skill_attachment_message(&skill, true, Some("a2")));
+        let v = to_api_messages(&msgs);
+        let texts: Vec<&str> = v[0]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "go",
+                file_attachment_text(&file).as_str(),
+                skill_attachment_text(&skill).as_str()
+            ]
+        );
+        assert!(texts[1].contains("/repo/src/lib.rs") && texts[1].contains("only the beginning"));
+        assert!(texts[2].contains("release-notes"));
+        // Another attachment with a string content is still sent as that content.
+        let other = m(
+            json!([{"type": "attachment", "attachment": {"type": "restored_file", "content": "no path"}}]),
+        );
+        assert_eq!(to_api_messages(&other)[0]["content"][0]["text"], "no path");
+    }
+
     /// in their order.
     #[test]
     fn transcript_lines_merged_send_their_tool_results_first() {

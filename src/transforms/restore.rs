@@ -725,29 +725,51 @@ fn attachment_line(uuid: Option<&str>, attachment: Value) -> Message {
 
 /// The text of a restored file in API shape.
 pub fn file_attachment_text(file: &RestoredFile) -> String {
-    let note = if file.truncated {
+    file_text(&file.path, &file.content, file.truncated)
+}
+
+fn file_text(path: &str, content: &str, truncated: bool) -> String {
+    let note = if truncated {
         " (only the beginning is shown; read the file again for the rest)"
     } else {
         ""
     };
-    format!(
-        "File {} as it was read before this conversation was compacted{note}:\n\n{}",
-        file.path, file.content
-    )
+    format!("File {path} as it was read before this conversation was compacted{note}:\n\n{content}")
 }
 
 /// The text of a restored skill in API shape.
 pub fn skill_attachment_text(skill: &RestoredSkill) -> String {
-    let note = if skill.truncated {
+    skill_text(&skill.name, &skill.content, skill.truncated)
+}
+
+fn skill_text(name: &str, content: &str, truncated: bool) -> String {
+    let note = if truncated {
         " (only the beginning is shown)"
     } else {
         ""
     };
     format!(
-        "Skill \"{}\", invoked before this conversation was compacted; its instructions still \
-         apply{note}:\n\n{}",
-        skill.name, skill.content
+        "Skill \"{name}\", invoked before this conversation was compacted; its instructions still \
+         apply{note}:\n\n{content}"
     )
+}
+
+/// The text the model is sent for the `attachment` of a transcript line this crate wrote to
+/// restore a file or a skill (`restored_file` with `path`, `restored_skill` with `name`, both
+/// with a string `content`): the same text the API-shape message holds, so the model learns
+/// which file or skill it is in either shape. `None` for any other attachment.
+pub fn restored_attachment_text(attachment: &serde_json::Value) -> Option<String> {
+    let field = |k: &str| attachment.get(k).and_then(serde_json::Value::as_str);
+    let truncated = attachment
+        .get("truncated")
+        .and_then(serde_json::Value::as_bool)
+        == Some(true);
+    let content = field("content")?;
+    match field("type")? {
+        RESTORED_FILE_ATTACHMENT => Some(file_text(field("path")?, content, truncated)),
+        RESTORED_SKILL_ATTACHMENT => Some(skill_text(field("name")?, content, truncated)),
+        _ => None,
+    }
 }
 
 /// The message that restores a file.
