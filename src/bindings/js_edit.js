@@ -3,7 +3,7 @@
 // form a compaction reads (anthropicForm, userMessageIn): apart from js_view.js, whose readers
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isProviderResult, lcAudio, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isProviderResult, lcAudio, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -167,6 +167,8 @@ function rebuildLc(m, content) {
   if ((v = m.additional_kwargs) !== undefined) fields.additional_kwargs = v;
   if ((v = m.response_metadata) !== undefined) fields.response_metadata = v;
   if ((v = m.usage_metadata) !== undefined) fields.usage_metadata = v;
+  // A ToolMessage's own metadata (@langchain/core 1.x): not the model's to read, the caller's.
+  if ((v = m.metadata) !== undefined) fields.metadata = v;
   return new m.constructor(fields);
 }
 
@@ -490,13 +492,13 @@ function anthropicMessages(arr, i, m, shape) {
           const name = t === 'dynamic-tool' ? p.toolName : t.slice(5);
           if (p.providerExecuted === true) {
             // A provider-executed tool: its use and result both in the assistant message.
-            calls.push(serverUse(p.toolCallId, name, p.input));
+            calls.push(serverUse(p.toolCallId, name, uiInput(p)));
             if (p.state === 'output-available' || p.state === 'output-error') {
               calls.push(serverResult(p.toolCallId, name, p.state === 'output-error' ? p.errorText : p.output));
             }
             continue;
           }
-          calls.push({ type: 'tool_use', id: textOf(p.toolCallId), name: textOf(name), input: parseArgs(p.input) });
+          calls.push({ type: 'tool_use', id: textOf(p.toolCallId), name: textOf(name), input: parseArgs(uiInput(p)) });
           if (p.state === 'output-available') results.push(resultBlock(p.toolCallId, textOf(p.output), false));
           else if (p.state === 'output-error') results.push(resultBlock(p.toolCallId, textOf(p.errorText), true));
           // The AI SDK sends a denied call's result as an error text (convertToModelMessages).

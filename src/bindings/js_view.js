@@ -305,7 +305,10 @@ export function header(m, full = true) {
   else if (Array.isArray(m.parts)) shape = AI_UI;
   // The AI SDK's `tool` message holds an array of parts and no `tool_call_id`.
   else if (r === 'tool') shape = typeof m.tool_call_id === 'string' || typeof m.content === 'string' || 'tool_call_id' in m ? CHAT : AI_MODEL;
-  else if (r === 'function' || Array.isArray(m.tool_calls) || m.function_call != null || typeof m.refusal === 'string' || m.audio != null) shape = CHAT;
+  // `reasoning_content`: the reasoning an OpenAI-compatible server (DeepSeek, vLLM) adds to
+  // a Chat reply, which no other shape has.
+  else if (r === 'function' || Array.isArray(m.tool_calls) || m.function_call != null || typeof m.refusal === 'string' || m.audio != null ||
+    (k === 1 && typeof m.reasoning_content === 'string')) shape = CHAT;
   else {
     shape = partsShape(m.content);
     if (t === 'message' && shape === ANY && typeof m.content === 'string') shape = RESPONSES;
@@ -1329,7 +1332,7 @@ function pushContent(c, estimate, out) {
 function pushUiTool(p, estimate, out) {
   if (p.state === 'input-streaming') return 0;
   const name = p.type === 'dynamic-tool' ? p.toolName : p.type.slice(5);
-  pushCall(out, estimate, p.toolCallId, name, p.input);
+  pushCall(out, estimate, p.toolCallId, name, uiInput(p));
   const tid = typeof p.toolCallId === 'string' ? sym(p.toolCallId) : 0;
   if (p.providerExecuted === true && (p.state === 'output-available' || p.state === 'output-error')) {
     // A provider-executed tool's result: a server tool result, never cleared.
@@ -1351,6 +1354,11 @@ function pushUiTool(p, estimate, out) {
   }
   return 1;
 }
+
+// The input a UIMessage tool part's call is sent with: its `input`; for a call whose input did
+// not parse (`output-error` with no `input`), the text the model wrote (`rawInput`), as
+// convertToModelMessages sends it.
+export const uiInput = (p) => (p.state === 'output-error' && p.input == null ? p.rawInput : p.input);
 
 // Describes a message of another ecosystem as [4, n] and n blocks.
 export function describeForeign(m, shape, estimate, out) {
