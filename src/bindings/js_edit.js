@@ -3,7 +3,7 @@
 // form a compaction reads (anthropicForm, userMessageIn): apart from js_view.js, whose readers
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isProviderResult, lcAudio, lcCalls, lcFields, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, responsesOutput, shapeOfHeader, shellText, uiDenial } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isProviderResult, lcAudio, lcCalls, lcFields, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -167,6 +167,8 @@ function rebuildLc(m, content) {
   if ((v = m.additional_kwargs) !== undefined) fields.additional_kwargs = v;
   if ((v = m.response_metadata) !== undefined) fields.response_metadata = v;
   if ((v = m.usage_metadata) !== undefined) fields.usage_metadata = v;
+  // A ToolMessage's own metadata (@langchain/core 1.x): not the model's to read, the caller's.
+  if ((v = m.metadata) !== undefined) fields.metadata = v;
   return new m.constructor(fields);
 }
 
@@ -490,13 +492,13 @@ function anthropicMessages(arr, i, m, shape) {
           const name = t === 'dynamic-tool' ? p.toolName : t.slice(5);
           if (p.providerExecuted === true) {
             // A provider-executed tool: its use and result both in the assistant message.
-            calls.push(serverUse(p.toolCallId, name, p.input));
+            calls.push(serverUse(p.toolCallId, name, uiInput(p)));
             if (p.state === 'output-available' || p.state === 'output-error') {
               calls.push(serverResult(p.toolCallId, name, p.state === 'output-error' ? p.errorText : p.output));
             }
             continue;
           }
-          calls.push({ type: 'tool_use', id: textOf(p.toolCallId), name: textOf(name), input: parseArgs(p.input) });
+          calls.push({ type: 'tool_use', id: textOf(p.toolCallId), name: textOf(name), input: parseArgs(uiInput(p)) });
           if (p.state === 'output-available') results.push(resultBlock(p.toolCallId, textOf(p.output), false));
           else if (p.state === 'output-error') results.push(resultBlock(p.toolCallId, textOf(p.errorText), true));
           // The AI SDK sends a denied call's result as an error text (convertToModelMessages).
@@ -525,11 +527,7 @@ function anthropicMessages(arr, i, m, shape) {
         case 'reasoning': {
           // Its summary (and content) text as thinking, else its encrypted text as redacted
           // thinking: what the count reads of it.
-          let text = '';
-          for (const list of [m.summary, m.content]) {
-            if (!Array.isArray(list)) continue;
-            for (const q of list) if (q !== null && typeof q === 'object' && typeof q.text === 'string') text += q.text;
-          }
+          const text = reasoningTexts(m).join('');
           if (text.length > 0) return [{ role: 'assistant', content: [{ type: 'thinking', thinking: text }] }];
           if (typeof m.encrypted_content === 'string' && m.encrypted_content.length > 0) {
             return [{ role: 'assistant', content: [{ type: 'redacted_thinking', data: m.encrypted_content }] }];
@@ -594,7 +592,7 @@ function anthropicMessages(arr, i, m, shape) {
           }
         }
       }
-      if (kind === 1) content.push(...audioBlocks(lcAudio(f)));
+      if (kind === 1) lcKeptBlocks(arr, i, f, content);
       // The usage the response reported (what the count anchors on) goes with it, in the
       // Messages API's terms (lcUsage): the compaction counts what the count counted.
       const u = kind === 1 ? f.usage_metadata : undefined;
@@ -609,6 +607,22 @@ function anthropicMessages(arr, i, m, shape) {
     default:
       return [];
   }
+}
+
+// Adds to `content` (the Anthropic blocks of a LangChain AI message, fields `f`, which is
+// `arr[i]`) what the message holds beside its content and tool_calls, as the count reads it
+// (describeForeign in js_view.js): its audio reply; its Responses items (lcItems) as those
+// items are read, reasoning first, the others before its calls.
+function lcKeptBlocks(arr, i, f, content) {
+  content.push(...audioBlocks(lcAudio(f)));
+  const thinking = [], tools = [];
+  for (const it of lcItems(f)) {
+    (it.type === 'reasoning' ? thinking : tools).push(...(lcItemRead(it)
+      ? anthropicMessages(arr, i, it, RESPONSES).flatMap((a) => a.content) : [{ type: 'text', text: JSON.stringify(it) ?? '' }]));
+  }
+  const at = content.findIndex((b) => b.type === 'tool_use');
+  content.splice(at < 0 ? content.length : at, 0, ...tools);
+  content.unshift(...thinking);
 }
 
 // The indexes of the OpenAI Responses `mcp_approval_response` items of `arr` the API has not

@@ -305,7 +305,10 @@ export function header(m, full = true) {
   else if (Array.isArray(m.parts)) shape = AI_UI;
   // The AI SDK's `tool` message holds an array of parts and no `tool_call_id`.
   else if (r === 'tool') shape = typeof m.tool_call_id === 'string' || typeof m.content === 'string' || 'tool_call_id' in m ? CHAT : AI_MODEL;
-  else if (r === 'function' || Array.isArray(m.tool_calls) || m.function_call != null || typeof m.refusal === 'string' || m.audio != null) shape = CHAT;
+  // `reasoning_content`: the reasoning an OpenAI-compatible server (DeepSeek, vLLM) adds to
+  // a Chat reply, which no other shape has.
+  else if (r === 'function' || Array.isArray(m.tool_calls) || m.function_call != null || typeof m.refusal === 'string' || m.audio != null ||
+    (k === 1 && typeof m.reasoning_content === 'string')) shape = CHAT;
   else {
     shape = partsShape(m.content);
     if (t === 'message' && shape === ANY && typeof m.content === 'string') shape = RESPONSES;
@@ -1330,7 +1333,7 @@ function pushContent(c, estimate, out) {
 function pushUiTool(p, estimate, out) {
   if (p.state === 'input-streaming') return 0;
   const name = p.type === 'dynamic-tool' ? p.toolName : p.type.slice(5);
-  pushCall(out, estimate, p.toolCallId, name, p.input);
+  pushCall(out, estimate, p.toolCallId, name, uiInput(p));
   const tid = typeof p.toolCallId === 'string' ? sym(p.toolCallId) : 0;
   if (p.providerExecuted === true && (p.state === 'output-available' || p.state === 'output-error')) {
     // A provider-executed tool's result: a server tool result, never cleared.
@@ -1352,6 +1355,11 @@ function pushUiTool(p, estimate, out) {
   }
   return 1;
 }
+
+// The input a UIMessage tool part's call is sent with: its `input`; for a call whose input did
+// not parse (`output-error` with no `input`), the text the model wrote (`rawInput`), as
+// convertToModelMessages sends it.
+export const uiInput = (p) => (p.state === 'output-error' && p.input == null ? p.rawInput : p.input);
 
 // Describes a message of another ecosystem as [4, n] and n blocks.
 export function describeForeign(m, shape, estimate, out) {
@@ -1415,8 +1423,10 @@ export function describeForeign(m, shape, estimate, out) {
         pushCall(out, estimate, c.id, callName(c), callArgs(c));
         n++;
       }
-      // An audio reply from ChatOpenAI: OpenAI Chat's `audio`, kept in additional_kwargs.
-      if (kind === 1) n += pushAudio(lcAudio(f), out);
+      // An audio reply from ChatOpenAI: OpenAI Chat's `audio`, kept in additional_kwargs; the
+      // reasoning and the built-in tools' items kept there (after every other block: the
+      // content's blocks keep their numbers).
+      if (kind === 1) n += pushAudio(lcAudio(f), out) + pushLcItems(f, estimate, out);
       break;
     }
     default:
@@ -1498,6 +1508,59 @@ export function lcAudio(f) {
   const extra = f.additional_kwargs;
   const a = extra !== null && typeof extra === 'object' ? extra.audio : undefined;
   return a !== null && typeof a === 'object' ? a : undefined;
+}
+
+// The OpenAI Responses items a LangChain AI message (fields `f`) holds beside its content and
+// tool_calls, as LangChain's own reading (contentBlocks) takes them:
+// - an OpenAI-compatible server's reasoning (DeepSeek, vLLM, xAI, Ollama), which ChatOpenAI and
+//   the integrations built on it keep as Chat's `additional_kwargs.reasoning_content`: read as
+//   a reasoning item of that text;
+// - ChatOpenAI's on the Responses API, which it sends back as those items: the response's
+//   reasoning items (those of `response_metadata.output` when it is there, else
+//   `additional_kwargs.reasoning`) and its built-in tools' items (`additional_kwargs.tool_outputs`:
+//   mcp_call, code_interpreter_call, web_search_call, …). Left out, as read elsewhere: a
+//   reasoning item with text when the content holds `reasoning` parts (ChatOpenAI writes its
+//   summary there too), an item whose call is in tool_calls (a streamed computer or custom tool
+//   call), a generated image whose content part (same `id`) is there.
+export function lcItems(f) {
+  const x = f.additional_kwargs, o = f.response_metadata?.output, c = f.content, items = [];
+  const has = (t, id) => Array.isArray(c) && c.some((p) => p?.type === t && p.id === id);
+  const rc = x?.reasoning_content;
+  if (typeof rc === 'string' && rc !== '') items.push({ type: 'reasoning', summary: [{ type: 'summary_text', text: rc }] });
+  for (const r of Array.isArray(o) && o.length > 0 ? o : [x?.reasoning]) {
+    if (r?.type === 'reasoning' && !(reasoningTexts(r).some((t) => t !== '') && has('reasoning'))) items.push(r);
+  }
+  const outs = x?.tool_outputs;
+  if (Array.isArray(outs)) {
+    const ids = lcCalls(f).map((t) => t?.id);
+    for (const it of parts(outs)) {
+      if (typeof it?.type === 'string' && !(typeof it.call_id === 'string' && ids.includes(it.call_id)) &&
+        !(it.type === 'image_generation_call' && typeof it.id === 'string' && has('image', it.id))) items.push(it);
+    }
+  }
+  return items;
+}
+
+// Whether an item of lcItems is read as a Responses item reads (reasoning, a generated image,
+// code interpreter's code, logs and images); any other is read as its JSON (what a Responses
+// item of its kind reads as, but for a call or an output: those pair with other items by
+// call_id, and a LangChain conversation's calls are its tool_calls).
+export const lcItemRead = (it) => /^(reasoning|image_generation_call|code_interpreter_call)$/.test(it.type);
+
+// The texts of a Responses reasoning item (its summary's and content's).
+export const reasoningTexts = (m) => [m.summary, m.content].flatMap((l) => (Array.isArray(l) ? l.filter((p) => typeof p?.text === 'string').map((p) => p.text) : []));
+
+// Pushes the items of lcItems; returns how many blocks.
+function pushLcItems(f, estimate, out) {
+  let n = 0;
+  for (const it of lcItems(f)) {
+    if (lcItemRead(it)) n += describeResponsesItem(it, estimate, out);
+    else {
+      pushBlock(out, 9, 0, estimate ? jsonLen(it) : 0, 0, 0, 0, 0, 0);
+      n++;
+    }
+  }
+  return n;
 }
 
 // A tool call element `c` of `tool_calls` (an object): OpenAI's `{id, function: {name,
@@ -1632,10 +1695,7 @@ function describeResponsesItem(m, estimate, out) {
     }
     case 'reasoning': {
       let text = 0;
-      for (const list of [m.summary, m.content]) {
-        if (!Array.isArray(list)) continue;
-        for (const p of list) if (p !== null && typeof p === 'object' && typeof p.text === 'string') text += tlen(p.text);
-      }
+      for (const t of reasoningTexts(m)) text += tlen(t);
       if (text > 0) pushBlock(out, 7, text, 0, 0, 0, 0, 0, 0);
       else pushBlock(out, 8, typeof m.encrypted_content === 'string' ? tlen(m.encrypted_content) : 0, 0, 0, 0, 0, 0, 0);
       return 1;

@@ -294,6 +294,11 @@ test('OpenAI Chat, Responses and LangChain messages the direct reader reads, and
   const lcResult = (id, content = big) => new ToolMessage({ content, tool_call_id: id });
   cases['langchain: calls only in tool_calls'] = [lcCall('a'), lcResult('a'), lcCall('b'), lcResult('b', [{ type: 'text', text: big }]), lcCall('c'), lcResult('c'), lcCall('d'), lcResult('d')];
   cases['langchain: a call in both'] = [new AIMessage({ content: [{ type: 'tool_use', id: 'a', name: 'Read', input: { file_path: '/x' } }], tool_calls: [{ id: 'a', name: 'Read', args: { file_path: '/x' } }, { id: 'b', name: 'Grep', args: {} }] }), lcResult('a'), lcResult('b'), lcCall('c'), lcResult('c'), lcCall('d'), lcResult('d')];
+  // ChatOpenAI's Responses items and an OpenAI-compatible server's reasoning in additional_kwargs
+  // (described after the content and calls: the blocks before keep their numbers).
+  const kept = { reasoning_content: 'hmm', reasoning: { type: 'reasoning', summary: [], encrypted_content: 'e'.repeat(99) },
+    tool_outputs: [{ type: 'mcp_call', id: 'm', name: 'get', arguments: '{}', output: big }, { type: 'code_interpreter_call', id: 'ci', code: 'x', outputs: [{ type: 'image', url: 'u' }] }] };
+  cases['langchain: items in additional_kwargs'] = [lcCall('a', { additional_kwargs: kept }), lcResult('a'), lcCall('b'), lcResult('b'), lcCall('c', { additional_kwargs: kept }), lcResult('c'), lcCall('d'), lcResult('d')];
   const cleared = sameUnderEveryOption(cases);
   assert.ok(cleared > 80, `${cleared} results cleared`);
 });
