@@ -232,13 +232,10 @@ fn closed_object<S: Source>(v: &S, what: &str, known: &[&str]) -> Result<()> {
     check_keys(v, what, known)
 }
 
-/// A number as JavaScript writes it in an error message (`NaN`, `-Infinity`, `0.5`, `-5`).
+/// A number as JavaScript writes it in an error message (`NaN`, `-Infinity`, `0.5`, `-5`,
+/// `1e+300`): [`crate::model::number::js_text`].
 pub fn js_number_text(n: f64) -> String {
-    if n.is_infinite() {
-        if n > 0.0 { "Infinity" } else { "-Infinity" }.into()
-    } else {
-        format!("{n}")
-    }
+    crate::model::number::js_text(n)
 }
 
 /// What a value given for an option is, for error messages: a number as JS writes it
