@@ -203,10 +203,13 @@ fn describe<S: Source>(v: &S) -> String {
     if v.is_array() {
         return "an array".into();
     }
+    if let Some(kind) = v.builtin_kind() {
+        return crate::drive::options::with_article(&kind);
+    }
     if v.is_object() {
         return "an object".into();
     }
-    "neither text nor an object".into()
+    "a value of another type".into()
 }
 
 /// Reads a hook's answer: each string's and list's length checked before it is copied, and
@@ -396,6 +399,22 @@ pub fn hook_output<S: Source>(kind: HookKind, v: &S) -> Result<HookOutput, CallE
     if v.is_absent() {
         return Ok(out);
     }
+    // A function, a Symbol, a Date, an ArrayBuffer…: nothing a hook answers with. An Error is
+    // the hook's failure, returned instead of thrown (`.catch(e => e)`): reported, its words
+    // never used as text.
+    if let Some(builtin) = v.builtin_kind() {
+        let name = kind.name();
+        out.problems.push(if builtin == "Error" {
+            let (text, _) = error_text(v);
+            format!("the {name} hook returned an Error (instead of throwing it): {text}; not used")
+        } else {
+            format!(
+                "the {name} hook's answer is {}, not text or an object with the answer's fields: not used",
+                crate::drive::options::with_article(&builtin)
+            )
+        });
+        return Ok(out);
+    }
     if v.is_array() {
         if start {
             out.messages = r.messages(v, "messages")?;
@@ -417,7 +436,7 @@ pub fn hook_output<S: Source>(kind: HookKind, v: &S) -> Result<HookOutput, CallE
                 HookKind::PostCompact => out.user_display_message = Some(s),
             },
             None => r.problems.push(format!(
-                "the {} hook's answer is {}, neither text nor an object: not used",
+                "the {} hook's answer is {}, not text or an object: not used",
                 kind.name(),
                 describe(v)
             )),
@@ -687,6 +706,113 @@ mod tests {
                 .messages
                 .len(),
             MAX_HOOK_MESSAGES
+        );
+    }
+
+    /// JSON data as a runtime holding a built-in object hands it over: `builtin_kind` says
+    /// what the value is ([`Source::builtin_kind`]); its properties are the JSON's.
+    struct Builtin(Value, Option<&'static str>);
+
+    impl Source for Builtin {
+        fn is_absent(&self) -> bool {
+            self.1.is_none() && self.0.is_absent()
+        }
+        fn is_object(&self) -> bool {
+            Source::is_object(&self.0)
+        }
+        fn is_array(&self) -> bool {
+            Source::is_array(&self.0)
+        }
+        fn get(&self, key: &str) -> Self {
+            Builtin(Source::get(&self.0, key), None)
+        }
+        fn number(&self) -> Option<f64> {
+            self.0.number()
+        }
+        fn boolean(&self) -> Option<bool> {
+            self.0.boolean()
+        }
+        fn string(&self) -> Option<String> {
+            self.0.string()
+        }
+        fn items(&self) -> Option<Vec<Self>> {
+            Source::items(&self.0).map(|v| v.into_iter().map(|x| Builtin(x, None)).collect())
+        }
+        fn length(&self) -> Option<usize> {
+            Source::length(&self.0)
+        }
+        fn entries(&self) -> Option<Vec<(String, Self)>> {
+            Source::entries(&self.0)
+                .map(|v| v.into_iter().map(|(k, x)| (k, Builtin(x, None))).collect())
+        }
+        fn keys(&self) -> crate::Result<Vec<String>> {
+            Source::keys(&self.0)
+        }
+        fn to_json(&self) -> std::result::Result<Value, String> {
+            Source::to_json(&self.0)
+        }
+        fn to_config(&self) -> crate::Result<crate::model::config::Config> {
+            self.0.to_config()
+        }
+        fn json_text(&self) -> Option<String> {
+            self.0.json_text()
+        }
+        fn builtin_kind(&self) -> Option<String> {
+            self.1.map(str::to_string)
+        }
+    }
+
+    /// An answer that is a built-in object (a Date, an ArrayBuffer, a WeakMap: no fields of
+    /// an answer) or a value of no JSON type is reported, named once; an Error returned
+    /// instead of thrown is the hook's failure, its words not used as text.
+    #[test]
+    fn built_in_objects_and_returned_errors_are_reported_not_used() {
+        for kind in [
+            HookKind::SessionStart,
+            HookKind::PreCompact,
+            HookKind::PostCompact,
+        ] {
+            for (builtin, props) in [
+                ("Date", json!({})),
+                ("ArrayBuffer", json!({})),
+                ("WeakMap", json!({})),
+                ("Symbol", Value::Null),
+                ("function", Value::Null),
+            ] {
+                let o = hook_output(kind, &Builtin(props, Some(builtin))).unwrap();
+                assert_eq!(
+                    o,
+                    HookOutput {
+                        problems: o.problems.clone(),
+                        ..Default::default()
+                    }
+                );
+                assert_eq!(o.problems.len(), 1, "{builtin}");
+                let p = &o.problems[0];
+                assert!(p.contains(kind.name()), "{p}");
+                let named = crate::drive::options::with_article(builtin);
+                assert_eq!(p.matches(&named).count(), 1, "{p}");
+                assert!(!p.contains("neither"), "{p}");
+            }
+            // An Error's `message` is no SessionStart message.
+            let error = Builtin(
+                json!({"message": "ECONNREFUSED 127.0.0.1:8080"}),
+                Some("Error"),
+            );
+            let o = hook_output(kind, &error).unwrap();
+            assert!(o.messages.is_empty() && o.instructions.is_none());
+            assert_eq!(o.problems.len(), 1);
+            assert!(
+                o.problems[0].contains("returned an Error")
+                    && o.problems[0].contains("ECONNREFUSED 127.0.0.1:8080"),
+                "{}",
+                o.problems[0]
+            );
+        }
+        assert_eq!(crate::drive::options::with_article("Error"), "an Error");
+        assert_eq!(
+            crate::drive::options::with_article("Uint8Array"),
+            "a Uint8Array"
         );
     }
 

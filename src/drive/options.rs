@@ -94,6 +94,22 @@ pub trait Source: Sized {
     /// The value as JSON text, the way the caller's runtime writes it (`None` when it cannot
     /// be written).
     fn json_text(&self) -> Option<String>;
+    /// What the value is when it is not data read through its properties, in the runtime's
+    /// word: `function`, `Symbol`, `BigInt`, or a built-in object whose data its properties do
+    /// not hold (`Date`, `RegExp`, `Error`, `ArrayBuffer`, `Map`, `WeakMap`, …). `None` for
+    /// data: strings, numbers, booleans, arrays and other objects (JSON holds nothing else).
+    fn builtin_kind(&self) -> Option<String> {
+        None
+    }
+}
+
+/// `name` with its article, for a message: `an Error`, `a Date`, `a Uint8Array`.
+pub fn with_article(name: &str) -> String {
+    let an = matches!(
+        name.chars().next(),
+        Some('A' | 'E' | 'I' | 'O' | 'a' | 'e' | 'i' | 'o')
+    );
+    format!("{} {name}", if an { "an" } else { "a" })
 }
 
 /// Where an error's words can be: an `Error`'s message, an API error body (`error.message`,
