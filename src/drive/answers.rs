@@ -579,6 +579,7 @@ pub fn call_error<S: Source>(e: &S, aborted: bool) -> CallError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drive::options::tests::Builtin;
     use serde_json::{json, Value};
 
     #[test]
@@ -709,59 +710,6 @@ mod tests {
         );
     }
 
-    /// JSON data as a runtime holding a built-in object hands it over: `builtin_kind` says
-    /// what the value is ([`Source::builtin_kind`]); its properties are the JSON's.
-    struct Builtin(Value, Option<&'static str>);
-
-    impl Source for Builtin {
-        fn is_absent(&self) -> bool {
-            self.1.is_none() && self.0.is_absent()
-        }
-        fn is_object(&self) -> bool {
-            Source::is_object(&self.0)
-        }
-        fn is_array(&self) -> bool {
-            Source::is_array(&self.0)
-        }
-        fn get(&self, key: &str) -> Self {
-            Builtin(Source::get(&self.0, key), None)
-        }
-        fn number(&self) -> Option<f64> {
-            self.0.number()
-        }
-        fn boolean(&self) -> Option<bool> {
-            self.0.boolean()
-        }
-        fn string(&self) -> Option<String> {
-            self.0.string()
-        }
-        fn items(&self) -> Option<Vec<Self>> {
-            Source::items(&self.0).map(|v| v.into_iter().map(|x| Builtin(x, None)).collect())
-        }
-        fn length(&self) -> Option<usize> {
-            Source::length(&self.0)
-        }
-        fn entries(&self) -> Option<Vec<(String, Self)>> {
-            Source::entries(&self.0)
-                .map(|v| v.into_iter().map(|(k, x)| (k, Builtin(x, None))).collect())
-        }
-        fn keys(&self) -> crate::Result<Vec<String>> {
-            Source::keys(&self.0)
-        }
-        fn to_json(&self) -> std::result::Result<Value, String> {
-            Source::to_json(&self.0)
-        }
-        fn to_config(&self) -> crate::Result<crate::model::config::Config> {
-            self.0.to_config()
-        }
-        fn json_text(&self) -> Option<String> {
-            self.0.json_text()
-        }
-        fn builtin_kind(&self) -> Option<String> {
-            self.1.map(str::to_string)
-        }
-    }
-
     /// An answer that is a built-in object (a Date, an ArrayBuffer, a WeakMap: no fields of
     /// an answer) or a value of no JSON type is reported, named once; an Error returned
     /// instead of thrown is the hook's failure, its words not used as text.
@@ -779,7 +727,7 @@ mod tests {
                 ("Symbol", Value::Null),
                 ("function", Value::Null),
             ] {
-                let o = hook_output(kind, &Builtin(props, Some(builtin))).unwrap();
+                let o = hook_output(kind, &Builtin(props, Some(builtin), &[])).unwrap();
                 assert_eq!(
                     o,
                     HookOutput {
@@ -798,6 +746,7 @@ mod tests {
             let error = Builtin(
                 json!({"message": "ECONNREFUSED 127.0.0.1:8080"}),
                 Some("Error"),
+                &[],
             );
             let o = hook_output(kind, &error).unwrap();
             assert!(o.messages.is_empty() && o.instructions.is_none());

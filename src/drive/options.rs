@@ -497,6 +497,14 @@ fn string_list<S: Source>(v: &S, what: &str, keys: &[&str]) -> Result<Vec<String
 }
 
 fn entries<S: Source>(v: &S, what: &str) -> Result<Vec<(String, S)>> {
+    // A Set's values, a WeakMap's or a Date's data are no entries: read as an object they
+    // would be silently empty (and the state then cleared).
+    if let Some(kind) = v.builtin_kind().filter(|k| k != "Map") {
+        return Err(Error::invalid_argument(format!(
+            "{what} must be a Map, an object or an array, not {}",
+            with_article(&kind)
+        )));
+    }
     v.entries().ok_or_else(|| {
         Error::invalid_argument(format!("{what} must be a Map, an object or an array"))
     })
@@ -1572,4 +1580,4 @@ impl Source for Value {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
