@@ -24,15 +24,20 @@ export interface AnthropicSummarizerOptions {
   authToken?: string | null;
   /** Overrides the `model` of every request the library builds. */
   model?: string;
-  /** API origin; `/v1/messages` is appended. Default `https://api.anthropic.com`. */
+  /**
+   * API origin, an http(s) URL; `/v1/messages` is appended to its path (a query is kept after
+   * it; a `#fragment` is refused). Default `https://api.anthropic.com`.
+   */
   baseURL?: string;
   /** The fetch to use. Default `globalThis.fetch`. */
   fetch?: FetchFunction;
   /**
    * Extra request headers, added after (and so overriding) the defaults; a `null` or
-   * `undefined` value removes a default header.
+   * `undefined` value removes a default header. Every form `fetch` takes: a record, an array
+   * of `[name, value]` pairs, or a `Headers`. A name or value `fetch` could not send (a line
+   * break in a value, say) is refused here (`INVALID_ARGUMENT`), not at each request.
    */
-  headers?: Record<string, string | null | undefined> | Headers;
+  headers?: Record<string, string | null | undefined> | ReadonlyArray<readonly [string, string | null | undefined]> | Headers;
   /** Retries of a transient failure (429, 5xx, 529, network errors, timeouts). Default 2. */
   maxRetries?: number;
   /** Time limit of one attempt, from the request to the last byte, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none. */

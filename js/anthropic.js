@@ -29,7 +29,7 @@
 // This file checks the options and builds each request body; the request itself (attempts,
 // retries, the stream reader) is anthropic-send.js, loaded on a summarizer's first call.
 
-import { loadOnce, guardOptions, checkCount as checkCountWith, checkTimers, describe, likelyMeant, mergeHeaders as mergeHeadersWith } from './options.js';
+import { loadOnce, guardOptions, checkCount as checkCountWith, checkTimers, describe, likelyMeant, mergeHeaders as mergeHeadersWith, checkHeaderValues, apiURL } from './options.js';
 import { importAgain } from './defaults.js';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -178,12 +178,7 @@ function buildAnthropicSummarizer(options) {
   if (!Number.isInteger(maxRetries)) throw optionError('maxRetries must be an integer');
   checkTimers({ timeoutMs, idleTimeoutMs, retryBaseMs, retryMaxMs, maxRetryAfterMs }, optionError);
 
-  const url = baseURL.replace(/\/+$/, '') + '/v1/messages';
-  try {
-    new URL(url);
-  } catch {
-    throw optionError(`baseURL is not a URL: ${baseURL}`);
-  }
+  const { url, root } = apiURL(baseURL, '/v1/messages', optionError);
   /** @type {Record<string, string>} */
   const headers = {
     'content-type': 'application/json',
@@ -202,9 +197,21 @@ function buildAnthropicSummarizer(options) {
   if (key) headers['x-api-key'] = key;
   if (token) headers.authorization = `Bearer ${token}`;
   mergeHeaders(headers, userHeaders);
+  checkHeaderValues(
+    headers,
+    (name) =>
+      Object.hasOwn(given, name)
+        ? 'options.headers'
+        : name === 'x-api-key'
+          ? apiKey ? 'options.apiKey' : 'ANTHROPIC_API_KEY in the environment'
+          : name === 'authorization'
+            ? authToken ? 'options.authToken' : 'ANTHROPIC_AUTH_TOKEN in the environment'
+            : 'the defaults',
+    optionError,
+  );
   // No credentials at all would fail at the first request, minutes into a session: fail now,
   // unless something else may add them (the caller's fetch, or a proxy at another baseURL).
-  const mayAuthenticateElsewhere = options.fetch !== undefined || baseURL.replace(/\/+$/, '') !== DEFAULT_BASE_URL;
+  const mayAuthenticateElsewhere = options.fetch !== undefined || root !== DEFAULT_BASE_URL;
   if (!headers['x-api-key'] && !headers.authorization && !mayAuthenticateElsewhere) {
     throw optionError(
       'no API key: pass options.apiKey (or options.authToken, or an x-api-key / authorization header), ' +
@@ -329,7 +336,7 @@ function environmentCredentials() {
 /**
  * Adds the caller's headers (see http.js); a bad value is this summarizer's option error.
  * @param {Record<string, string>} into
- * @param {Record<string, string | null | undefined> | Headers | undefined} extra
+ * @param {Record<string, string | null | undefined> | ReadonlyArray<readonly [string, string | null | undefined]> | Headers | undefined} extra
  */
 function mergeHeaders(into, extra) {
   mergeHeadersWith(into, extra, optionError);

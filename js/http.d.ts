@@ -30,10 +30,10 @@ export declare function readSseBody(
 export declare function retryAfter(headers: Record<string, string>): number | undefined;
 /** Waits `ms`, or rejects with `abortError(signal)` as soon as `signal` aborts. */
 export declare function sleep(ms: number, signal: AbortSignal | undefined, abortError: (signal: AbortSignal | undefined) => Error): Promise<void>;
-/** Adds headers (an object or a `Headers`) in lower case; `null`/`undefined` removes one. */
+/** Adds headers (an object, an array of `[name, value]` pairs or a `Headers`) in lower case; `null`/`undefined` removes one. */
 export declare function mergeHeaders(
   into: Record<string, string>,
-  extra: Record<string, string | null | undefined> | Headers | undefined,
+  extra: Record<string, string | null | undefined> | ReadonlyArray<readonly [string, string | null | undefined]> | Headers | undefined,
   optionError: (message: string) => Error,
 ): void;
 /** Calls `onText(text)`: a throw passes through; a returned promise's rejection is ignored. */

@@ -22,7 +22,11 @@ export interface OpenAiSummarizerOptions {
   model?: string;
   /** `'chat'` (Chat Completions, `POST /chat/completions`, the default) or `'responses'` (`POST /responses`). */
   api?: 'chat' | 'responses';
-  /** API root; `/chat/completions` or `/responses` is appended. Default `OPENAI_BASE_URL` of the environment, else `https://api.openai.com/v1`. */
+  /**
+   * API root, an http(s) URL; `/chat/completions` or `/responses` is appended to its path (a
+   * query such as `?api-version=…` is kept after it; a `#fragment` is refused). Default
+   * `OPENAI_BASE_URL` of the environment, else `https://api.openai.com/v1`.
+   */
   baseURL?: string;
   /** Sent as `openai-organization`. Default `OPENAI_ORG_ID` of the environment. */
   organization?: string | null;
@@ -30,8 +34,12 @@ export interface OpenAiSummarizerOptions {
   project?: string | null;
   /** The fetch to use. Default `globalThis.fetch`. */
   fetch?: FetchFunction;
-  /** Extra request headers, added after the defaults; a `null` or `undefined` value removes one. */
-  headers?: Record<string, string | null | undefined> | Headers;
+  /**
+   * Extra request headers, added after the defaults; a `null` or `undefined` value removes one.
+   * Every form `fetch` takes: a record, an array of `[name, value]` pairs, or a `Headers`. A
+   * name or value `fetch` could not send is refused here (`INVALID_ARGUMENT`).
+   */
+  headers?: Record<string, string | null | undefined> | ReadonlyArray<readonly [string, string | null | undefined]> | Headers;
   /** Retries of a transient failure (408, 409, 429 but `insufficient_quota`, 5xx, network errors, timeouts). Default 2. */
   maxRetries?: number;
   /** Time limit of one attempt, from the request to the last byte, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none. */

@@ -22,7 +22,7 @@
 // This file checks the options; the request itself (its body, attempts, retries, the stream
 // readers) is openai-send.js, loaded on a summarizer's first call.
 
-import { loadOnce, guardOptions, checkCount, checkTimers, describe, likelyMeant, mergeHeaders, readEnvironment } from './options.js';
+import { loadOnce, guardOptions, checkCount, checkTimers, describe, likelyMeant, mergeHeaders, readEnvironment, checkHeaderValues, apiURL } from './options.js';
 import { importAgain } from './defaults.js';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -180,13 +180,7 @@ function buildOpenaiSummarizer(options) {
   if (extraBody !== undefined && (extraBody === null || typeof extraBody !== 'object' || Array.isArray(extraBody))) {
     throw optionError('extraBody must be an object (fields added to every request body)');
   }
-  const root = baseURL.replace(/\/+$/, '');
-  const url = root + (api === 'chat' ? '/chat/completions' : '/responses');
-  try {
-    new URL(url);
-  } catch {
-    throw optionError(`baseURL is not a URL: ${baseURL}`);
-  }
+  const { url, root } = apiURL(baseURL, api === 'chat' ? '/chat/completions' : '/responses', optionError);
   /** @type {Record<string, string>} */
   const headers = { 'content-type': 'application/json' };
   /** @type {Record<string, string>} */
@@ -197,6 +191,20 @@ function buildOpenaiSummarizer(options) {
   if (organization) headers['openai-organization'] = organization;
   if (project) headers['openai-project'] = project;
   mergeHeaders(headers, userHeaders, optionError);
+  checkHeaderValues(
+    headers,
+    (name) =>
+      Object.hasOwn(given, name)
+        ? 'options.headers'
+        : name === 'authorization'
+          ? apiKey ? 'options.apiKey' : 'OPENAI_API_KEY in the environment'
+          : name === 'openai-organization'
+            ? options.organization !== undefined ? 'options.organization' : 'OPENAI_ORG_ID in the environment'
+            : name === 'openai-project'
+              ? options.project !== undefined ? 'options.project' : 'OPENAI_PROJECT_ID in the environment'
+              : 'the defaults',
+    optionError,
+  );
   const mayAuthenticateElsewhere = options.fetch !== undefined || root !== DEFAULT_BASE_URL;
   if (!headers.authorization && !mayAuthenticateElsewhere) {
     throw optionError(

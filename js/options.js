@@ -6,29 +6,120 @@
 // Each takes the caller's own error constructor so its errors keep their class and code.
 
 /**
- * Adds the caller's headers (a plain object or a `Headers`); `null`/`undefined` removes one.
+ * Adds the caller's headers, in every form `fetch` takes: a plain object (a record of names
+ * and values), an array (or another iterable) of `[name, value]` pairs, or a `Headers` (or
+ * anything with `forEach` and `get`, a `Map` among them). Names are written in lower case; a
+ * `null`/`undefined` value removes one. A name `fetch` could not send, a pair that is not two
+ * elements, or anything else given is the caller's error (`optionError`), not a header named
+ * "0".
  * @param {Record<string, string>} into
- * @param {Record<string, string | null | undefined> | Headers | undefined} extra
+ * @param {Record<string, string | null | undefined> | ReadonlyArray<readonly [string, string | null | undefined]> | Headers | undefined} extra
  * @param {(message: string) => Error} optionError The caller's error for a bad option.
  */
 export function mergeHeaders(into, extra, optionError) {
   if (extra === undefined || extra === null) return;
-  if (typeof extra !== 'object') throw optionError('headers must be an object');
-  const entries =
-    typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (extra).forEach) === 'function' &&
-    typeof (/** @type {{forEach?: unknown, get?: unknown}} */ (extra).get) === 'function'
-      ? (() => {
-          /** @type {Array<[string, string]>} */
-          const out = [];
-          /** @type {Headers} */ (extra).forEach((v, k) => out.push([k, v]));
-          return out;
-        })()
-      : Object.entries(extra);
+  if (typeof extra !== 'object') {
+    throw optionError(`headers must be an object, an array of [name, value] pairs or a Headers, not ${aType(extra)}`);
+  }
+  const x = /** @type {{forEach?: unknown, get?: unknown, [Symbol.iterator]?: unknown}} */ (extra);
+  /** @type {Array<[unknown, unknown]>} */
+  const entries = [];
+  if (typeof x.forEach === 'function' && typeof x.get === 'function') {
+    /** @type {Headers} */ (extra).forEach((v, k) => entries.push([k, v]));
+  } else if (typeof x[Symbol.iterator] === 'function') {
+    let i = 0;
+    for (const pair of /** @type {Iterable<unknown>} */ (extra)) {
+      if (!Array.isArray(pair) || pair.length !== 2) {
+        throw optionError(
+          `headers[${i}] must be a [name, value] pair, not ${Array.isArray(pair) ? `an array of ${pair.length}` : aType(pair)}`,
+        );
+      }
+      entries.push([pair[0], pair[1]]);
+      i += 1;
+    }
+  } else {
+    for (const [k, v] of Object.entries(extra)) entries.push([k, v]);
+  }
   for (const [name, value] of entries) {
+    if (typeof name !== 'string' || !HEADER_NAME.test(name)) {
+      throw optionError(
+        `headers: ${typeof name === 'string' ? JSON.stringify(quote(name, 60)) : aType(name)} is not a header name fetch can send ` +
+          "(letters, digits and !#$%&'*+-.^_`|~ only)",
+      );
+    }
     const key = name.toLowerCase();
     if (value === null || value === undefined) delete into[key];
-    else into[key] = String(value);
+    // Defined, not assigned: a header named `__proto__` is a header, not the prototype.
+    else Object.defineProperty(into, key, { value: typeof value === 'string' ? value : asText(value), enumerable: true, writable: true, configurable: true });
   }
+}
+
+/**
+ * The type of `v` with its article, for a message: "a string", "an object", "null".
+ * @param {unknown} v
+ */
+function aType(v) {
+  if (v === null) return 'null';
+  const t = typeof v;
+  return t === 'object' || t === 'undefined' ? `an ${t}` : `a ${t}`;
+}
+
+/** A header name `fetch` sends: an HTTP token (RFC 9110). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * Refuses a request header whose value `fetch` would refuse at every request (then retried as
+ * if the network had failed): a line break or NUL inside it, or a character above U+00FF.
+ * `fetch` trims spaces, tabs and line breaks at either end, so those pass. The message names
+ * the header and where its value came from (`origin`), never the value (a key, say).
+ * @param {Record<string, string>} headers
+ * @param {(name: string) => string} origin Where a header's value came from, in words.
+ * @param {(message: string) => Error} optionError
+ */
+export function checkHeaderValues(headers, origin, optionError) {
+  for (const [name, value] of Object.entries(headers)) {
+    const inner = value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
+    const bad = /[\0\r\n]|[^\0-\u00ff]/.exec(inner);
+    if (bad === null) continue;
+    const c = bad[0];
+    const what =
+      c === '\r' || c === '\n'
+        ? 'a line break'
+        : c === '\0'
+          ? 'a NUL character'
+          : `the character U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}, which is not Latin-1`;
+    throw optionError(`the ${name} header (from ${origin(name)}) holds ${what}: fetch cannot send it`);
+  }
+}
+
+/**
+ * The URL of an API path under the caller's `baseURL`: `path` appended to its path (a query it
+ * has is kept after the path), refused (`optionError`) when `baseURL` is not an http(s) URL or
+ * has a fragment (never sent: the path would land in it).
+ * @param {unknown} baseURL
+ * @param {string} path
+ * @param {(message: string) => Error} optionError
+ * @returns {{url: string, root: string}} The URL, and the base without its trailing slashes.
+ */
+export function apiURL(baseURL, path, optionError) {
+  if (typeof baseURL !== 'string' || baseURL === '') throw optionError('baseURL must be a non-empty string');
+  /** @type {URL} */
+  let u;
+  try {
+    u = new URL(baseURL);
+  } catch {
+    throw optionError(`baseURL is not a URL: ${quote(baseURL, 200)}`);
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') {
+    throw optionError(`baseURL must be an http(s) URL, not ${quote(u.protocol, 40)} (${quote(baseURL, 200)})`);
+  }
+  if (baseURL.includes('#')) {
+    throw optionError(`baseURL has a fragment (#…), which is never sent: remove it (${quote(baseURL, 200)})`);
+  }
+  const root = baseURL.replace(/\/+$/, '');
+  if (u.search === '' && !baseURL.includes('?')) return { url: root + path, root };
+  u.pathname = u.pathname.replace(/\/+$/, '') + path;
+  return { url: u.href, root };
 }
 
 /**

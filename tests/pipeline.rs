@@ -117,6 +117,38 @@ fn prompt_too_long_gives_up_with_a_clear_error() {
     assert!(env.requests.borrow().len() <= 4);
 }
 
+/// Once a retry has cut the request down to the latest request and the one round always
+/// kept, no older turn is left to drop: the next refusal fails at once, and no request is
+/// sent twice.
+#[test]
+fn prompt_too_long_never_resends_the_request_it_was_refused() {
+    let m = transcript(40, 400);
+    let env = Scripted::new(Box::new(|_, _| {
+        Err(CallError {
+            status: Some(400),
+            message: "prompt is too long: 250000 tokens > 200000 maximum".into(),
+            ..Default::default()
+        })
+    }));
+    let e = block_on(compact_conversation(&m, &ctx(), &manual(None), &env)).unwrap_err();
+    assert_eq!(e.error.code, ErrorCode::PromptTooLong);
+    assert!(
+        e.error.message.contains("no older turn is left to drop"),
+        "{}",
+        e.error.message
+    );
+    let sent: Vec<String> = env
+        .requests
+        .borrow()
+        .iter()
+        .map(|r| serde_json::to_string(&r.messages).unwrap())
+        .collect();
+    for (i, s) in sent.iter().enumerate() {
+        assert!(!sent[..i].contains(s), "request {i} repeats an earlier one");
+    }
+    assert_eq!(sent.len(), 2, "the full request, then the cut one");
+}
+
 #[test]
 fn truncated_empty_and_not_smaller_summaries_fail() {
     let m = transcript(10, 4000);

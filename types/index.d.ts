@@ -2462,7 +2462,7 @@ export interface SimulationPolicy {
   server?: SimulationServerRule;
 }
 
-/** Prices in dollars per million tokens; each replaces the model's list price. An `input` price alone also moves the cache prices (1.25×, 2×, 0.1×). */
+/** Prices in dollars per million tokens, each from 0 to 1,000,000 (a dollar a token); each replaces the model's list price. An `input` price alone also moves the cache prices (1.25×, 2×, 0.1×). */
 export interface SimulationPriceOverrides {
   input?: number;
   cacheWrite5m?: number;
@@ -2479,11 +2479,11 @@ export interface SimulateOptions {
   model?: ModelId;
   /** Prices overriding the model's list prices. */
   prices?: SimulationPriceOverrides;
-  /** Summary output speed, tokens per second (default 50). */
+  /** Summary output speed, tokens per second, at least 0.001 (default 50). */
   summaryTokensPerSecond?: number;
-  /** Summary size budget, tokens (default 4,000). */
+  /** Summary size budget, tokens, 1 to 1,000,000,000,000 (default 4,000). */
   summaryTokens?: number;
-  /** Tokens of the hidden prefix: system prompt, tools, context not written to the transcript (default: measured on the first recorded request). */
+  /** Tokens of the hidden prefix: system prompt, tools, context not written to the transcript, at most 1,000,000,000,000 (default: measured on the first recorded request). */
   hiddenTokens?: number;
 }
 

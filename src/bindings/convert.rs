@@ -23,6 +23,8 @@ extern "C" {
     fn keys_of(v: &JsValue) -> Option<Vec<String>>;
     #[wasm_bindgen(js_name = itemsOf)]
     fn items_of(v: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = builtinKind)]
+    fn builtin_kind_js(v: &JsValue) -> Option<String>;
     #[wasm_bindgen(js_name = isArray)]
     fn is_array_js(v: &JsValue) -> bool;
     #[wasm_bindgen(js_name = heldCopy)]
@@ -688,6 +690,10 @@ impl Source for JsValue {
         js_sys::JSON::stringify(self)
             .ok()
             .and_then(|s| s.as_string())
+    }
+
+    fn builtin_kind(&self) -> Option<String> {
+        builtin_kind_js(self)
     }
 }
 

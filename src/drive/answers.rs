@@ -203,10 +203,13 @@ fn describe<S: Source>(v: &S) -> String {
     if v.is_array() {
         return "an array".into();
     }
+    if let Some(kind) = v.builtin_kind() {
+        return crate::drive::options::with_article(&kind);
+    }
     if v.is_object() {
         return "an object".into();
     }
-    "neither text nor an object".into()
+    "a value of another type".into()
 }
 
 /// Reads a hook's answer: each string's and list's length checked before it is copied, and
@@ -396,6 +399,22 @@ pub fn hook_output<S: Source>(kind: HookKind, v: &S) -> Result<HookOutput, CallE
     if v.is_absent() {
         return Ok(out);
     }
+    // A function, a Symbol, a Date, an ArrayBuffer…: nothing a hook answers with. An Error is
+    // the hook's failure, returned instead of thrown (`.catch(e => e)`): reported, its words
+    // never used as text.
+    if let Some(builtin) = v.builtin_kind() {
+        let name = kind.name();
+        out.problems.push(if builtin == "Error" {
+            let (text, _) = error_text(v);
+            format!("the {name} hook returned an Error (instead of throwing it): {text}; not used")
+        } else {
+            format!(
+                "the {name} hook's answer is {}, not text or an object with the answer's fields: not used",
+                crate::drive::options::with_article(&builtin)
+            )
+        });
+        return Ok(out);
+    }
     if v.is_array() {
         if start {
             out.messages = r.messages(v, "messages")?;
@@ -417,7 +436,7 @@ pub fn hook_output<S: Source>(kind: HookKind, v: &S) -> Result<HookOutput, CallE
                 HookKind::PostCompact => out.user_display_message = Some(s),
             },
             None => r.problems.push(format!(
-                "the {} hook's answer is {}, neither text nor an object: not used",
+                "the {} hook's answer is {}, not text or an object: not used",
                 kind.name(),
                 describe(v)
             )),
@@ -560,6 +579,7 @@ pub fn call_error<S: Source>(e: &S, aborted: bool) -> CallError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drive::options::tests::Builtin;
     use serde_json::{json, Value};
 
     #[test]
@@ -687,6 +707,61 @@ mod tests {
                 .messages
                 .len(),
             MAX_HOOK_MESSAGES
+        );
+    }
+
+    /// An answer that is a built-in object (a Date, an ArrayBuffer, a WeakMap: no fields of
+    /// an answer) or a value of no JSON type is reported, named once; an Error returned
+    /// instead of thrown is the hook's failure, its words not used as text.
+    #[test]
+    fn built_in_objects_and_returned_errors_are_reported_not_used() {
+        for kind in [
+            HookKind::SessionStart,
+            HookKind::PreCompact,
+            HookKind::PostCompact,
+        ] {
+            for (builtin, props) in [
+                ("Date", json!({})),
+                ("ArrayBuffer", json!({})),
+                ("WeakMap", json!({})),
+                ("Symbol", Value::Null),
+                ("function", Value::Null),
+            ] {
+                let o = hook_output(kind, &Builtin(props, Some(builtin), &[])).unwrap();
+                assert_eq!(
+                    o,
+                    HookOutput {
+                        problems: o.problems.clone(),
+                        ..Default::default()
+                    }
+                );
+                assert_eq!(o.problems.len(), 1, "{builtin}");
+                let p = &o.problems[0];
+                assert!(p.contains(kind.name()), "{p}");
+                let named = crate::drive::options::with_article(builtin);
+                assert_eq!(p.matches(&named).count(), 1, "{p}");
+                assert!(!p.contains("neither"), "{p}");
+            }
+            // An Error's `message` is no SessionStart message.
+            let error = Builtin(
+                json!({"message": "ECONNREFUSED 127.0.0.1:8080"}),
+                Some("Error"),
+                &[],
+            );
+            let o = hook_output(kind, &error).unwrap();
+            assert!(o.messages.is_empty() && o.instructions.is_none());
+            assert_eq!(o.problems.len(), 1);
+            assert!(
+                o.problems[0].contains("returned an Error")
+                    && o.problems[0].contains("ECONNREFUSED 127.0.0.1:8080"),
+                "{}",
+                o.problems[0]
+            );
+        }
+        assert_eq!(crate::drive::options::with_article("Error"), "an Error");
+        assert_eq!(
+            crate::drive::options::with_article("Uint8Array"),
+            "a Uint8Array"
         );
     }
 

@@ -94,6 +94,22 @@ pub trait Source: Sized {
     /// The value as JSON text, the way the caller's runtime writes it (`None` when it cannot
     /// be written).
     fn json_text(&self) -> Option<String>;
+    /// What the value is when it is not data read through its properties, in the runtime's
+    /// word: `function`, `Symbol`, `BigInt`, or a built-in object whose data its properties do
+    /// not hold (`Date`, `RegExp`, `Error`, `ArrayBuffer`, `Map`, `WeakMap`, …). `None` for
+    /// data: strings, numbers, booleans, arrays and other objects (JSON holds nothing else).
+    fn builtin_kind(&self) -> Option<String> {
+        None
+    }
+}
+
+/// `name` with its article, for a message: `an Error`, `a Date`, `a Uint8Array`.
+pub fn with_article(name: &str) -> String {
+    let an = matches!(
+        name.chars().next(),
+        Some('A' | 'E' | 'I' | 'O' | 'a' | 'e' | 'i' | 'o')
+    );
+    format!("{} {name}", if an { "an" } else { "a" })
 }
 
 /// Where an error's words can be: an `Error`'s message, an API error body (`error.message`,
@@ -232,13 +248,10 @@ fn closed_object<S: Source>(v: &S, what: &str, known: &[&str]) -> Result<()> {
     check_keys(v, what, known)
 }
 
-/// A number as JavaScript writes it in an error message (`NaN`, `-Infinity`, `0.5`, `-5`).
+/// A number as JavaScript writes it in an error message (`NaN`, `-Infinity`, `0.5`, `-5`,
+/// `1e+300`): [`crate::model::number::js_text`].
 pub fn js_number_text(n: f64) -> String {
-    if n.is_infinite() {
-        if n > 0.0 { "Infinity" } else { "-Infinity" }.into()
-    } else {
-        format!("{n}")
-    }
+    crate::model::number::js_text(n)
 }
 
 /// What a value given for an option is, for error messages: a number as JS writes it
@@ -484,6 +497,14 @@ fn string_list<S: Source>(v: &S, what: &str, keys: &[&str]) -> Result<Vec<String
 }
 
 fn entries<S: Source>(v: &S, what: &str) -> Result<Vec<(String, S)>> {
+    // A Set's values, a WeakMap's or a Date's data are no entries: read as an object they
+    // would be silently empty (and the state then cleared).
+    if let Some(kind) = v.builtin_kind().filter(|k| k != "Map") {
+        return Err(Error::invalid_argument(format!(
+            "{what} must be a Map, an object or an array, not {}",
+            with_article(&kind)
+        )));
+    }
     v.entries().ok_or_else(|| {
         Error::invalid_argument(format!("{what} must be a Map, an object or an array"))
     })
@@ -1559,4 +1580,4 @@ impl Source for Value {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -12,6 +12,10 @@ use crate::model::names::likely_meant;
 /// tokens) with some conversation. A smaller window could never hold a usable request.
 pub const MIN_SUMMARY_CONTEXT_WINDOW: f64 = 4_096.0;
 
+/// The largest token size a config field takes (a window, an output cap): 10^12 tokens, far
+/// above any model's, and small enough that every sum of them stays an exact integer.
+pub const MAX_TOKENS: f64 = 1e12;
+
 /// A config field's value as the caller set it (see [`Config::read`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Given {
@@ -192,7 +196,7 @@ impl Config {
         }
     }
 
-    /// Checks ranges: token sizes finite and at least 1 (a fraction below 1 would be read as a
+    /// Checks ranges: token sizes finite, at least 1 and at most [`MAX_TOKENS`] (a fraction below 1 would be read as a
     /// window of 0 tokens), the percent within 1–100 (the summary window's least size is checked
     /// where a summary is asked for: [`Config::check_summary_window`]). Whether a window leaves room for the
     /// output reserve depends on the model too (`measure::thresholds::check_room`).
@@ -206,9 +210,15 @@ impl Config {
         ];
         for (name, v) in sizes {
             if let Some(v) = v {
-                if !(1.0..=1e12).contains(&v) {
+                let got = crate::model::number::js_text(v);
+                if v > MAX_TOKENS {
                     return Err(Error::invalid_config(format!(
-                        "config.{name} must be a positive number of tokens (at least 1), got {v}"
+                        "config.{name} must be at most 1,000,000,000,000 tokens, got {got}"
+                    )));
+                }
+                if !(1.0..=MAX_TOKENS).contains(&v) {
+                    return Err(Error::invalid_config(format!(
+                        "config.{name} must be a positive number of tokens (at least 1), got {got}"
                     )));
                 }
             }
@@ -239,7 +249,7 @@ impl Config {
             auto_compact_pct_override: number("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
                 .filter(|p| (1.0..=100.0).contains(p)),
             env_auto_compact_window: number("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
-                .filter(|w| w.is_finite() && (1.0..=1e12).contains(w)),
+                .filter(|w| w.is_finite() && (1.0..=MAX_TOKENS).contains(w)),
             ..Config::default()
         };
         debug_assert!(cfg.validate().is_ok());
@@ -385,6 +395,45 @@ mod tests {
         }
         .validate()
         .is_err());
+    }
+
+    /// Above the limit, the message names the limit (not "at least 1") and writes a huge
+    /// value as JavaScript does, not in hundreds of digits.
+    #[test]
+    fn token_sizes_above_the_limit_name_the_limit() {
+        for name in [
+            "contextWindow",
+            "maxOutputTokens",
+            "autoCompactWindow",
+            "blockingLimitOverride",
+            "summaryContextWindow",
+        ] {
+            for (v, got) in [
+                (1e13, "10000000000000"),
+                (1e300, "1e+300"),
+                (f64::INFINITY, "Infinity"),
+            ] {
+                let e = Config::read(|k| {
+                    if k == name {
+                        Given::Number(v)
+                    } else {
+                        Given::Absent
+                    }
+                })
+                .unwrap_err();
+                assert_eq!(e.code, crate::model::error::ErrorCode::InvalidConfig);
+                assert_eq!(
+                    e.message,
+                    format!("config.{name} must be at most 1,000,000,000,000 tokens, got {got}")
+                );
+            }
+            assert!(Config::read(|k| if k == name {
+                Given::Number(MAX_TOKENS)
+            } else {
+                Given::Absent
+            })
+            .is_ok());
+        }
     }
 
     /// A fraction below 1 is no window at all (it would be read as 0 tokens, which is

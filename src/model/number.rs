@@ -140,9 +140,51 @@ pub fn fraction(digits: &[u8]) -> f64 {
     scale(mantissa, -(kept.len() as i64))
 }
 
+/// A number as JavaScript writes it (`String(n)`) in an error message: `NaN`, `Infinity`,
+/// `0.5`, and from 1e21 up (or below 1e-6) in exponent form, `1e+300`, `5e-324`, not spelt
+/// out in hundreds of digits.
+pub fn js_text(n: f64) -> String {
+    if n.is_nan() {
+        return "NaN".into();
+    }
+    if n.is_infinite() {
+        return if n > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    let a = n.abs();
+    if a >= 1e21 || (a != 0.0 && a < 1e-6) {
+        let s = format!("{n:e}");
+        return match s.find('e') {
+            Some(i) if !s[i + 1..].starts_with('-') => format!("{}e+{}", &s[..i], &s[i + 1..]),
+            _ => s,
+        };
+    }
+    format!("{n}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_written_as_javascript_writes_them() {
+        for (n, text) in [
+            (1e300, "1e+300"),
+            (-1.5e21, "-1.5e+21"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (1e13, "10000000000000"),
+            (5e-324, "5e-324"),
+            (1.25e-7, "1.25e-7"),
+            (0.000001, "0.000001"),
+            (0.5, "0.5"),
+            (-5.0, "-5"),
+            (f64::NAN, "NaN"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (f64::MAX, "1.7976931348623157e+308"),
+        ] {
+            assert_eq!(js_text(n), text);
+        }
+    }
 
     fn same(a: Option<f64>, b: Option<f64>) -> bool {
         match (a, b) {

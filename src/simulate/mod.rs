@@ -32,6 +32,9 @@ use timeline::build_timeline;
 
 /// Default output speed of a summary, tokens per second.
 pub const DEFAULT_SUMMARY_TOKENS_PER_SECOND: f64 = 50.0;
+/// The slowest summary a simulation takes, tokens per second: slower, its wait would be no
+/// finite number of seconds (and no summary is that slow).
+pub const MIN_SUMMARY_TOKENS_PER_SECOND: f64 = 0.001;
 /// Default size budget of a summary, tokens (about the recorded Claude Code summary).
 pub const DEFAULT_SUMMARY_TOKENS: u64 = 4_000;
 /// Model assumed when the session names none.
@@ -89,14 +92,26 @@ pub fn simulate(messages: &[Message], options: &SimulateOptions) -> Result<Simul
     let speed = options
         .summary_tokens_per_second
         .unwrap_or(DEFAULT_SUMMARY_TOKENS_PER_SECOND);
-    if !speed.is_finite() || speed <= 0.0 {
+    if !speed.is_finite() || speed < MIN_SUMMARY_TOKENS_PER_SECOND {
         return Err(Error::invalid_argument(format!(
-            "summaryTokensPerSecond must be a finite number > 0, got {speed}"
+            "summaryTokensPerSecond must be a finite number of at least 0.001 (tokens per second), got {}",
+            crate::model::number::js_text(speed)
         )));
     }
     let summary_tokens = options.summary_tokens.unwrap_or(DEFAULT_SUMMARY_TOKENS);
     if summary_tokens == 0 {
         return Err(Error::invalid_argument("summaryTokens must be > 0"));
+    }
+    for (name, n) in [
+        ("summaryTokens", Some(summary_tokens)),
+        ("hiddenTokens", options.hidden_tokens),
+    ] {
+        if n.is_some_and(|n| n as f64 > crate::model::config::MAX_TOKENS) {
+            return Err(Error::invalid_argument(format!(
+                "{name} must be at most 1,000,000,000,000 tokens, got {}",
+                n.unwrap_or_default()
+            )));
+        }
     }
     let config = Config::default();
     let threshold = auto_compact_threshold(&model, &config);
@@ -202,6 +217,7 @@ pub fn simulate(messages: &[Message], options: &SimulateOptions) -> Result<Simul
         // A policy whose automatic compaction stopped lets the context outgrow the
         // threshold: it does not hold the session, however cheap.
         .filter(|r| r.name != "recorded" && r.lost == 0 && r.paused.is_none())
+        .filter(|r| r.cost.is_finite())
         .min_by(|a, b| a.cost.total_cmp(&b.cost))
         .map(|r| r.name.clone());
     Ok(SimulationReport {
@@ -216,4 +232,87 @@ pub fn simulate(messages: &[Message], options: &SimulateOptions) -> Result<Simul
         calibration,
         recommended,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn session() -> Vec<Message> {
+        let mut lines = Vec::new();
+        for i in 0..4 {
+            lines.push(json!({"type": "user", "uuid": format!("u{i}"),
+                "timestamp": format!("2026-01-01T00:0{i}:00.000Z"),
+                "message": {"role": "user", "content": "x".repeat(400)}}));
+            lines.push(json!({"type": "assistant", "uuid": format!("a{i}"),
+                "timestamp": format!("2026-01-01T00:0{i}:30.000Z"),
+                "message": {"role": "assistant", "id": format!("m{i}"), "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": "y".repeat(400)}],
+                    "usage": {"input_tokens": 10, "output_tokens": 100,
+                        "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}}}));
+        }
+        lines
+            .into_iter()
+            .map(|l| Message::from_value(l, "t").unwrap())
+            .collect()
+    }
+
+    fn options(v: serde_json::Value) -> SimulateOptions {
+        SimulateOptions::from_json(&v).unwrap()
+    }
+
+    /// A speed so slow that a summary's wait is no finite number, or a token count beyond
+    /// the exact integers of a report, is refused naming the field and its limit; at the
+    /// limit, every number of the report is finite.
+    #[test]
+    fn rates_and_sizes_that_make_no_finite_report_are_refused() {
+        let m = session();
+        let early = json!({"name": "early", "compact": {"threshold": 1}});
+        for (opts, words) in [
+            (
+                json!({"summaryTokensPerSecond": 5e-324}),
+                "summaryTokensPerSecond must be a finite number of at least 0.001 (tokens per second), got 5e-324",
+            ),
+            (
+                json!({"hiddenTokens": 10_000_000_000_000u64}),
+                "hiddenTokens must be at most 1,000,000,000,000 tokens",
+            ),
+            (
+                json!({"summaryTokens": 10_000_000_000_000u64}),
+                "summaryTokens must be at most 1,000,000,000,000 tokens",
+            ),
+        ] {
+            let e = simulate(&m, &options(opts)).unwrap_err();
+            assert_eq!(e.code, crate::model::error::ErrorCode::InvalidArgument);
+            assert!(e.message.starts_with(words), "{}", e.message);
+        }
+        let r = simulate(
+            &m,
+            &options(json!({
+                "policies": [early, "claude-code"],
+                "summaryTokensPerSecond": MIN_SUMMARY_TOKENS_PER_SECOND,
+                "summaryTokens": 1_000_000_000_000u64,
+                "hiddenTokens": 1_000_000_000_000u64,
+                "prices": {"input": prices::MAX_PRICE, "output": prices::MAX_PRICE,
+                           "cacheRead": prices::MAX_PRICE}
+            })),
+        )
+        .unwrap();
+        for p in &r.policies {
+            assert!(p.cost.is_finite() && p.blocked_seconds.is_finite(), "{p:?}");
+            assert!(p.relative_cost.is_none_or(f64::is_finite), "{p:?}");
+        }
+        // The prices at their limit: every cost finite, and the cheapest recommended.
+        let r = simulate(
+            &m,
+            &options(json!({
+                "policies": ["claude-code"],
+                "prices": {"input": prices::MAX_PRICE, "output": prices::MAX_PRICE}
+            })),
+        )
+        .unwrap();
+        assert!(r.policies[0].cost.is_finite() && r.policies[0].cost > 0.0);
+        assert_eq!(r.recommended.as_deref(), Some("claude-code"));
+    }
 }

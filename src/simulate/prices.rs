@@ -84,21 +84,48 @@ impl Prices {
 
     /// Checks every price is a finite number ≥ 0.
     pub fn validate(&self) -> Result<()> {
-        for (name, v) in [
+        for (name, v) in self.named() {
+            if !v.is_finite() || v < 0.0 {
+                return Err(price_error(name, v));
+            }
+        }
+        Ok(())
+    }
+
+    fn named(&self) -> [(&'static str, f64); 5] {
+        [
             ("input", self.input),
             ("cacheWrite5m", self.cache_write_5m),
             ("cacheWrite1h", self.cache_write_1h),
             ("cacheRead", self.cache_read),
             ("output", self.output),
-        ] {
-            if !v.is_finite() || v < 0.0 {
-                return Err(Error::invalid_argument(format!(
-                    "prices.{name} must be a finite number ≥ 0 (dollars per million tokens), got {v}"
-                )));
-            }
-        }
-        Ok(())
+        ]
     }
+}
+
+/// The highest price a caller may give, dollars per million tokens: a dollar a token, far
+/// above any model's, and low enough that a session's costs (tokens × price) stay finite.
+pub const MAX_PRICE: f64 = 1e6;
+
+fn price_error(name: &str, v: f64) -> Error {
+    Error::invalid_argument(format!(
+        "prices.{name} must be a finite number ≥ 0 (dollars per million tokens), got {}",
+        crate::model::number::js_text(v)
+    ))
+}
+
+/// A price the caller gave: finite, ≥ 0 and at most [`MAX_PRICE`].
+fn check_given(name: &str, v: f64) -> Result<()> {
+    if !v.is_finite() || v < 0.0 {
+        return Err(price_error(name, v));
+    }
+    if v > MAX_PRICE {
+        return Err(Error::invalid_argument(format!(
+            "prices.{name} must be at most 1,000,000 dollars per million tokens (a dollar a token), got {}",
+            crate::model::number::js_text(v)
+        )));
+    }
+    Ok(())
 }
 
 /// Prices given by the caller: any field replaces the model's list price. An input price
@@ -120,8 +147,20 @@ pub struct PriceOverrides {
 }
 
 impl PriceOverrides {
-    /// `base` with these overrides applied, validated.
+    /// `base` with these overrides applied, validated: each price given is checked as given
+    /// (finite, ≥ 0, at most [`MAX_PRICE`]), before any is derived from it.
     pub fn apply(&self, base: Prices) -> Result<Prices> {
+        for (name, v) in [
+            ("input", self.input),
+            ("cacheWrite5m", self.cache_write_5m),
+            ("cacheWrite1h", self.cache_write_1h),
+            ("cacheRead", self.cache_read),
+            ("output", self.output),
+        ] {
+            if let Some(v) = v {
+                check_given(name, v)?;
+            }
+        }
         let derived = match self.input {
             Some(i) => Prices::from_base(i, base.output),
             None => base,
@@ -174,6 +213,60 @@ mod tests {
         assert_eq!(p.cache_write_1h, 4.0);
         assert_eq!(p.cache_read, 0.1);
         assert_eq!(p.output, 25.0);
+    }
+
+    /// A price so high that a session's cost is no finite number is refused naming the
+    /// price given and the limit, not a price derived from it.
+    #[test]
+    fn prices_above_a_dollar_a_token_are_refused_naming_the_price_given() {
+        let base = Prices::for_model("claude-opus-4-6");
+        for (given, name) in [
+            (
+                PriceOverrides {
+                    output: Some(1e308),
+                    ..Default::default()
+                },
+                "output",
+            ),
+            (
+                PriceOverrides {
+                    input: Some(1e308),
+                    ..Default::default()
+                },
+                "input",
+            ),
+            (
+                PriceOverrides {
+                    cache_read: Some(MAX_PRICE * 2.0),
+                    ..Default::default()
+                },
+                "cacheRead",
+            ),
+        ] {
+            let e = given.apply(base).unwrap_err();
+            assert_eq!(e.code, crate::model::error::ErrorCode::InvalidArgument);
+            assert!(
+                e.message
+                    .starts_with(&format!("prices.{name} must be at most 1,000,000")),
+                "{e}"
+            );
+        }
+        let e = PriceOverrides {
+            input: Some(1e308),
+            ..Default::default()
+        }
+        .apply(base)
+        .unwrap_err();
+        assert!(e.message.ends_with("got 1e+308"), "{e}");
+        // The limit itself passes, its derived cache prices with it.
+        let p = PriceOverrides {
+            input: Some(MAX_PRICE),
+            output: Some(MAX_PRICE),
+            ..Default::default()
+        }
+        .apply(base)
+        .unwrap();
+        assert_eq!(p.cache_write_1h, 2.0 * MAX_PRICE);
     }
 
     #[test]

@@ -390,6 +390,17 @@ pub fn truncate_head_measured<V: ConversationView + ?Sized>(
             dropped_tokens = dropped_of(groups[0].start..groups[drop].start)?;
         }
     }
+    // A drop that takes nothing but the latest request drops nothing: the request is put
+    // back at the head, and the conversation is the one that was refused. Drop further, or
+    // when no other round is left, there is nothing to drop.
+    let drops_only_request = |drop: usize| (from..groups[drop].start).all(|i| request == Some(i));
+    while drop < max_drop && drops_only_request(drop) {
+        dropped_tokens += dropped_of(groups[drop].clone())?;
+        drop += 1;
+    }
+    if drops_only_request(drop) {
+        return Ok(None);
+    }
     let start = groups[drop].start;
     let mut insert_marker = false;
     for i in start..view.len() {
@@ -761,6 +772,49 @@ mod tests {
             truncate_head_for_ptl_retry(one.as_slice(), None).unwrap(),
             None
         );
+    }
+
+    /// Keeping the latest request, a drop that would take nothing but the request (which is
+    /// put back at the head) is no drop: it drops the next round too, and when none is left
+    /// there is nothing to drop (the conversation would be sent again as refused).
+    #[test]
+    fn a_drop_of_the_kept_request_alone_is_no_drop() {
+        let o = parse_context_overflow_error(
+            "prompt is too long: 250000 tokens > 200000 maximum",
+            None,
+        );
+        // The layout a first retry leaves: the request, then the one round always kept.
+        let last = Message::parse_all(json!([
+            {"role": "user", "content": "question 39"},
+            {"role": "assistant", "content": "answer 39"}
+        ]))
+        .unwrap();
+        assert_eq!(
+            truncate_head(last.as_slice(), o.as_ref(), true).unwrap(),
+            None
+        );
+        assert_eq!(truncate_head(last.as_slice(), None, true).unwrap(), None);
+        // The request alone in the first round, two rounds after it: the 20% drop without a
+        // gap takes the request's round, then the next one.
+        let m = Message::parse_all(json!([
+            {"role": "user", "content": "do it"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "file"}]},
+            {"role": "assistant", "content": "done"}
+        ]))
+        .unwrap();
+        let t = truncate_head(m.as_slice(), None, true).unwrap().unwrap();
+        assert_eq!(t.keep_prompt, Some(0));
+        assert_eq!(t.start, 3);
+        assert_eq!(
+            t.layout(m.as_slice()),
+            vec![Kept::Message(0), Kept::Message(3)]
+        );
+        // Without keeping the request, the first round is dropped as before.
+        let plain = truncate_head(m.as_slice(), None, false).unwrap().unwrap();
+        assert_eq!(plain.start, 1);
     }
 
     #[test]

@@ -1,8 +1,74 @@
 //! The option parsers over JSON values: the same rules as for the JS objects.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::*;
+
+/// JSON data as a runtime holding built-in objects hands it over: `builtin_kind` says what
+/// the value is ([`Source::builtin_kind`]), and the fields named in the third element are
+/// of the kind given there; the properties are the JSON's.
+pub(crate) struct Builtin(
+    pub(crate) Value,
+    pub(crate) Option<&'static str>,
+    pub(crate) &'static [(&'static str, &'static str)],
+);
+
+impl Source for Builtin {
+    fn is_absent(&self) -> bool {
+        self.1.is_none() && self.0.is_absent()
+    }
+    fn is_object(&self) -> bool {
+        Source::is_object(&self.0)
+    }
+    fn is_array(&self) -> bool {
+        Source::is_array(&self.0)
+    }
+    fn get(&self, key: &str) -> Self {
+        let kind = self
+            .2
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, kind)| *kind);
+        Builtin(Source::get(&self.0, key), kind, &[])
+    }
+    fn number(&self) -> Option<f64> {
+        self.0.number()
+    }
+    fn boolean(&self) -> Option<bool> {
+        self.0.boolean()
+    }
+    fn string(&self) -> Option<String> {
+        self.0.string()
+    }
+    fn items(&self) -> Option<Vec<Self>> {
+        Source::items(&self.0).map(|v| v.into_iter().map(|x| Builtin(x, None, &[])).collect())
+    }
+    fn length(&self) -> Option<usize> {
+        Source::length(&self.0)
+    }
+    fn entries(&self) -> Option<Vec<(String, Self)>> {
+        Source::entries(&self.0).map(|v| {
+            v.into_iter()
+                .map(|(k, x)| (k, Builtin(x, None, &[])))
+                .collect()
+        })
+    }
+    fn keys(&self) -> crate::Result<Vec<String>> {
+        Source::keys(&self.0)
+    }
+    fn to_json(&self) -> std::result::Result<Value, String> {
+        Source::to_json(&self.0)
+    }
+    fn to_config(&self) -> crate::Result<crate::model::config::Config> {
+        self.0.to_config()
+    }
+    fn json_text(&self) -> Option<String> {
+        self.0.json_text()
+    }
+    fn builtin_kind(&self) -> Option<String> {
+        self.1.map(str::to_string)
+    }
+}
 
 fn code(r: Result<impl std::fmt::Debug>) -> (ErrorCode, String) {
     let e = r.expect_err("should be rejected");
@@ -621,4 +687,46 @@ fn deferred_tools_are_not_in_the_preamble_until_a_search_loads_them() {
     assert_eq!(units(json!([read, eager])), whole(&json!([read, eager])));
     // Every tool deferred: nothing of them is in the first request.
     assert_eq!(units(json!([deferred, deferred])), 0);
+}
+
+/// A collection given where entries are read (`readFileState`, `invokedSkills`) that is a
+/// built-in other than a Map (a Set, whose values are no entries; a WeakMap; a Date) is
+/// refused naming what it is, not read as empty (and then cleared).
+#[test]
+fn a_set_or_another_built_in_is_no_read_file_state() {
+    for field in ["readFileState", "invokedSkills"] {
+        for kind in ["Set", "WeakMap", "Date", "function"] {
+            let kinds: &'static [(&'static str, &'static str)] = match (field, kind) {
+                ("readFileState", "Set") => &[("readFileState", "Set")],
+                ("readFileState", "WeakMap") => &[("readFileState", "WeakMap")],
+                ("readFileState", "Date") => &[("readFileState", "Date")],
+                ("readFileState", _) => &[("readFileState", "function")],
+                (_, "Set") => &[("invokedSkills", "Set")],
+                (_, "WeakMap") => &[("invokedSkills", "WeakMap")],
+                (_, "Date") => &[("invokedSkills", "Date")],
+                _ => &[("invokedSkills", "function")],
+            };
+            let c = Builtin(json!({"model": "claude-opus-4-6", field: {}}), None, kinds);
+            let (code, message) = code(context(&c));
+            assert_eq!(code, ErrorCode::InvalidArgument);
+            assert_eq!(
+                message,
+                format!(
+                    "context.{field} must be a Map, an object or an array, not {}",
+                    with_article(kind)
+                )
+            );
+        }
+        // A Map is read through its entries.
+        let c = Builtin(
+            json!({"model": "claude-opus-4-6", field: {"a.rs": "x"}}),
+            None,
+            if field == "readFileState" {
+                &[("readFileState", "Map")]
+            } else {
+                &[("invokedSkills", "Map")]
+            },
+        );
+        assert!(context(&c).is_ok());
+    }
 }
