@@ -23,8 +23,6 @@ extern "C" {
     fn keys_of(v: &JsValue) -> Option<Vec<String>>;
     #[wasm_bindgen(js_name = itemsOf)]
     fn items_of(v: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = builtinKind)]
-    fn builtin_kind_js(v: &JsValue) -> Option<String>;
     #[wasm_bindgen(js_name = isArray)]
     fn is_array_js(v: &JsValue) -> bool;
     #[wasm_bindgen(js_name = heldCopy)]
@@ -693,7 +691,7 @@ impl Source for JsValue {
     }
 
     fn builtin_kind(&self) -> Option<String> {
-        builtin_kind_js(self)
+        super::env::builtin_kind(self)
     }
 }
 

@@ -212,3 +212,51 @@ export function linkedAbort(parent) {
     },
   };
 }
+
+// What `v` is when it is not data read through its properties: `function`, `Symbol`, `BigInt`,
+// or the built-in whose internal slots hold it (`Date`, `RegExp`, `Error`, `ArrayBuffer`, a
+// typed array's name, `Map`, `WeakMap`, …); undefined for strings, numbers, booleans,
+// arrays and other objects (plain ones, class instances, Proxies). Brand checks, so a value
+// of another realm is named too; nothing here throws.
+const brandGetter = (proto, key) => {
+  const d = proto && Object.getOwnPropertyDescriptor(proto, key);
+  return d && typeof d.get === 'function' ? (v) => d.get.call(v) : undefined;
+};
+const typedArrayName = brandGetter(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag);
+const brands = [
+  ['Date', (v) => Date.prototype.getTime.call(v)],
+  ['RegExp', brandGetter(RegExp.prototype, 'source')],
+  ['ArrayBuffer', brandGetter(ArrayBuffer.prototype, 'byteLength')],
+  ['SharedArrayBuffer', typeof SharedArrayBuffer === 'function' ? brandGetter(SharedArrayBuffer.prototype, 'byteLength') : undefined],
+  ['DataView', brandGetter(DataView.prototype, 'byteLength')],
+  ['Map', (v) => Map.prototype.has.call(v)],
+  ['Set', (v) => Set.prototype.has.call(v)],
+  ['WeakMap', (v) => WeakMap.prototype.has.call(v, brands)],
+  ['WeakSet', (v) => WeakSet.prototype.has.call(v, brands)],
+  ['WeakRef', typeof WeakRef === 'function' ? (v) => WeakRef.prototype.deref.call(v) : undefined],
+  ['Boolean object', (v) => Boolean.prototype.valueOf.call(v)],
+  ['Number object', (v) => Number.prototype.valueOf.call(v)],
+  ['String object', (v) => String.prototype.valueOf.call(v)],
+].filter(([, check]) => check !== undefined);
+export function builtinKind(v) {
+  if (typeof v === 'function') return 'function';
+  if (typeof v === 'symbol') return 'Symbol';
+  if (typeof v === 'bigint') return 'BigInt';
+  if (v === null || typeof v !== 'object') return undefined;
+  try {
+    if (typeof Error.isError === 'function' ? Error.isError(v) : v instanceof Error) return 'Error';
+  } catch {
+    // A Proxy's trap threw: not an Error.
+  }
+  const typed = typedArrayName && typedArrayName(v);
+  if (typeof typed === 'string') return typed;
+  for (const [name, check] of brands) {
+    try {
+      check(v);
+      return name;
+    } catch {
+      // Not this one.
+    }
+  }
+  return undefined;
+}

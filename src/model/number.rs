@@ -150,15 +150,39 @@ pub fn js_text(n: f64) -> String {
     if n.is_infinite() {
         return if n > 0.0 { "Infinity" } else { "-Infinity" }.into();
     }
+    let plain = format!("{n}");
     let a = n.abs();
-    if a >= 1e21 || (a != 0.0 && a < 1e-6) {
-        let s = format!("{n:e}");
-        return match s.find('e') {
-            Some(i) if !s[i + 1..].starts_with('-') => format!("{}e+{}", &s[..i], &s[i + 1..]),
-            _ => s,
-        };
+    if !(a >= 1e21 || (a != 0.0 && a < 1e-6)) {
+        return plain;
     }
-    format!("{n}")
+    // Exponent form from the plain text's digits (`{}` writes the shortest digits that read
+    // back as `n`, padded with zeros: `1500…0` or `0.000000125`), byte by byte, without the
+    // exponent formatter's or the string searchers' code.
+    let body = &plain.as_bytes()[usize::from(n < 0.0)..];
+    let (digits, exp) = if a >= 1e21 {
+        let end = body.len() - body.iter().rev().take_while(|&&b| b == b'0').count();
+        (&body[..end.max(1)], body.len() as i64 - 1)
+    } else {
+        let frac = body.get(2..).unwrap_or_default();
+        let lead = frac.iter().take_while(|&&b| b == b'0').count();
+        (&frac[lead..], -(lead as i64) - 1)
+    };
+    let mut out = String::with_capacity(digits.len() + 8);
+    if n < 0.0 {
+        out.push('-');
+    }
+    for (k, &d) in digits.iter().enumerate() {
+        if k == 1 {
+            out.push('.');
+        }
+        out.push(char::from(d));
+    }
+    out.push('e');
+    if exp >= 0 {
+        out.push('+');
+    }
+    out.push_str(&exp.to_string());
+    out
 }
 
 #[cfg(test)]
@@ -183,6 +207,46 @@ mod tests {
             (f64::MAX, "1.7976931348623157e+308"),
         ] {
             assert_eq!(js_text(n), text);
+        }
+    }
+
+    /// The exponent form agrees with the standard exponent formatter's digits on values
+    /// across the whole range (both signs, both ends, the boundaries 1e21 and 1e-6).
+    #[test]
+    fn the_exponent_form_has_the_formatter_digits() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut values = vec![
+            1e21,
+            1e-7,
+            f64::from_bits(1e-6f64.to_bits() - 1),
+            2.5e21,
+            1e308,
+            4e-320,
+        ];
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = f64::from_bits(x);
+            if v.is_finite() {
+                values.push(v);
+            }
+        }
+        for v in values {
+            for n in [v, -v] {
+                let a = n.abs();
+                if !(a >= 1e21 || (a != 0.0 && a < 1e-6)) {
+                    continue;
+                }
+                let e = format!("{n:e}");
+                let i = e.find('e').unwrap();
+                let want = if e[i + 1..].starts_with('-') {
+                    e.clone()
+                } else {
+                    format!("{}e+{}", &e[..i], &e[i + 1..])
+                };
+                assert_eq!(js_text(n), want, "{e}");
+            }
         }
     }
 
