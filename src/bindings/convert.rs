@@ -49,6 +49,15 @@ extern "C" {
     ) -> js_sys::Array;
 }
 
+// In js_env.js, not js_convert.js: the counting module's JS, which never reads a hook's answer
+// or a `readFileState`, then does not carry it.
+#[wasm_bindgen(module = "/src/bindings/js_env.js")]
+extern "C" {
+    /// What `v` is when it is not data ([`crate::drive::options::Source::builtin_kind`]).
+    #[wasm_bindgen(js_name = builtinKind)]
+    fn builtin_kind_js(v: &JsValue) -> Option<String>;
+}
+
 /// A compaction's own copy of the caller's messages array, taken when it is called (the same
 /// message objects): the result keeps what the array held then, whatever the callbacks do to
 /// it meanwhile (a summarizer that cleared it left `undefined` among the kept messages).
@@ -691,7 +700,7 @@ impl Source for JsValue {
     }
 
     fn builtin_kind(&self) -> Option<String> {
-        super::env::builtin_kind(self)
+        builtin_kind_js(self)
     }
 }
 

@@ -19,11 +19,6 @@ use crate::summarize::summary::{RequestMessage, SummaryRequest, SummaryResponse}
 
 #[wasm_bindgen(module = "/src/bindings/js_env.js")]
 extern "C" {
-    /// What `v` is when it is not data ([`crate::drive::options::Source::builtin_kind`]):
-    /// here, not in js_convert.js, so the counting module's JS, which never reads a hook's
-    /// answer or a `readFileState`, does not carry it.
-    #[wasm_bindgen(js_name = builtinKind)]
-    pub fn builtin_kind(v: &JsValue) -> Option<String>;
     #[wasm_bindgen(js_name = callAbortable)]
     fn call_abortable(
         f: &Function,
