@@ -1038,12 +1038,13 @@ function isMediaIn(v) {
 }
 
 // The JSON length of a server tool's result `b` without what the model does not read as
-// text: the media inside (their kinds, 1 image or 2 document, pushed on `media`: counted as
-// media) and `encrypted_content` strings (web search pages, which the API expands itself).
+// text: what is counted apart (pushed on `media` by kind: 1 image or 2 document, counted as
+// media; 12 a server-side tool search's `tool_reference`, counted as the tool it loads) and
+// `encrypted_content` strings (web search pages, which the API expands itself).
 // view::readable_object_units in Rust gives the same.
 function readableLen(b, media) {
   const s = jsonText(b);
-  if (s.indexOf('"encrypted_content"') === -1 && s.indexOf('"source"') === -1) {
+  if (s.indexOf('"encrypted_content"') === -1 && s.indexOf('"source"') === -1 && s.indexOf('"tool_reference"') === -1) {
     return COUNTER === null ? s.length : counted(s, 4);
   }
   let r;
@@ -1052,6 +1053,10 @@ function readableLen(b, media) {
       if (key === 'encrypted_content' && typeof v === 'string') return undefined;
       if (isMediaIn(v)) {
         media.push(v.type === 'image' ? 1 : 2);
+        return undefined;
+      }
+      if (v !== null && typeof v === 'object' && v.type === 'tool_reference') {
+        media.push(12);
         return undefined;
       }
       return v;

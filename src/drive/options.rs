@@ -1188,7 +1188,10 @@ fn preamble_at<S: Source>(
     };
     let tools_units = if tools.is_absent() {
         0
-    } else if let Some(units) = tools.items().as_deref().and_then(loaded_tools_len) {
+    } else if let Some(units) = match tools.items() {
+        Some(list) => loaded_tools_len(&list, |t| json_len(t, tools_key))?,
+        None => None,
+    } {
         units
     } else if tools.is_object() {
         json_len(&tools, tools_key)?
@@ -1208,23 +1211,24 @@ fn preamble_at<S: Source>(
 /// The JSON length of the array of tool definitions `list` as the model first sees it: a tool
 /// marked `defer_loading: true` (Anthropic's tool search, OpenAI Responses' `tool_search`) is
 /// not in the context until a search loads it, so it is left out; the others keep the length
-/// they have in the array's JSON (brackets and commas included). `None` when no tool is
+/// they have in the array's JSON (brackets and commas included), each measured by `json_len`
+/// (which refuses what JSON cannot write, as for the whole array). `None` when no tool is
 /// deferred: the array is then measured whole.
-fn loaded_tools_len<S: Source>(list: &[S]) -> Option<usize> {
+fn loaded_tools_len<S: Source>(
+    list: &[S],
+    json_len: impl Fn(&S) -> Result<usize>,
+) -> Result<Option<usize>> {
     let deferred = |t: &S| t.get("defer_loading").boolean() == Some(true);
     if !list.iter().any(deferred) {
-        return None;
+        return Ok(None);
     }
     let (mut units, mut loaded) = (0, 0);
     for t in list.iter().filter(|t| !deferred(t)) {
-        // What JSON cannot write stands as `null` in an array's JSON.
-        units += t
-            .json_text()
-            .map_or(4, |j| crate::model::view::utf16_len(&j));
+        units += json_len(t)?;
         loaded += 1;
     }
     // `[a,b]`: two brackets and a comma between neighbours; no loaded tool sends nothing.
-    Some(if loaded == 0 { 0 } else { units + loaded + 1 })
+    Ok(Some(if loaded == 0 { 0 } else { units + loaded + 1 }))
 }
 
 /// The names each ecosystem gives the usage counts, in the Messages API's order (input, cache

@@ -490,7 +490,8 @@ impl SessionSnapshot {
         if fingerprint != self.fingerprint {
             return mismatch(format!(
                 "their fingerprint is {}, the snapshot's {} (a message differs in kind, \
-                 size, id or usage)",
+                 size, id or usage, or a version of this library that measures a message \
+                 differently took the snapshot)",
                 hex(fingerprint),
                 hex(self.fingerprint)
             ));

@@ -1645,6 +1645,29 @@ mod tests {
             count(refs(&["mcp__db__query", "mcp__db__schema"])),
             none + 2 * TOOL_REFERENCE_TOKENS
         );
+        // A server-side tool search answers in its result block: the same per reference.
+        let server = |names: &[&str]| {
+            let refs: Vec<_> = names
+                .iter()
+                .map(|n| serde_json::json!({"type": "tool_reference", "tool_name": n}))
+                .collect();
+            Message::parse_all(serde_json::json!([
+                {"role": "user", "content": "find the database tools"},
+                {"role": "assistant", "content": [
+                    {"type": "server_tool_use", "id": "s1", "name": "tool_search_tool_regex", "input": {"pattern": "db"}},
+                    {"type": "tool_search_tool_result", "tool_use_id": "s1", "content": {
+                        "type": "tool_search_tool_search_result", "tool_references": refs}}
+                ]}
+            ]))
+            .unwrap()
+        };
+        let none = count(server(&[]));
+        // (Each reference stands as `null` in the result's JSON, as a medium does.)
+        let two = count(server(&["mcp__db__query", "mcp__db__schema"]));
+        assert!(
+            (2 * TOOL_REFERENCE_TOKENS..=2 * TOOL_REFERENCE_TOKENS + 3).contains(&(two - none)),
+            "{two} vs {none}"
+        );
         // Any other block of an unknown type still counts as its JSON.
         let other = Message::parse_all(serde_json::json!([
             {"role": "user", "content": [{"type": "tool_referenced", "tool_name": "x"}]}

@@ -755,6 +755,16 @@ pub fn media_in(v: &serde_json::Value) -> Option<BlockKind> {
     }
 }
 
+/// What inside a server tool's result is counted apart from its JSON: the media
+/// ([`media_in`]) and the `tool_reference`s of a server-side tool search (each loads a tool's
+/// definition, counted at [`crate::measure::tokens::TOOL_REFERENCE_TOKENS`]).
+pub fn counted_apart(v: &serde_json::Value) -> Option<BlockKind> {
+    if v.get("type").and_then(serde_json::Value::as_str) == Some("tool_reference") {
+        return Some(BlockKind::ToolReference);
+    }
+    media_in(v)
+}
+
 /// Whether `key` holds a value of `v` that the model does not read as text: an
 /// `encrypted_content` string (web search results' pages, which the API expands itself).
 pub fn is_opaque(key: &str, v: &serde_json::Value) -> bool {
@@ -774,7 +784,7 @@ pub fn readable_object_units(
             serde_json::Value::Array(a) => {
                 2 + a.len().saturating_sub(1)
                     + a.iter()
-                        .map(|x| match media_in(x) {
+                        .map(|x| match counted_apart(x) {
                             Some(k) => {
                                 media.push(k);
                                 4
@@ -793,7 +803,7 @@ pub fn readable_object_units(
         if is_opaque(k, v) {
             continue;
         }
-        if let Some(kind) = media_in(v) {
+        if let Some(kind) = counted_apart(v) {
             media.push(kind);
             continue;
         }
@@ -878,7 +888,7 @@ pub fn readable_object_text(
         match v {
             Value::Array(a) => Value::Array(
                 a.iter()
-                    .map(|x| match media_in(x) {
+                    .map(|x| match counted_apart(x) {
                         Some(k) => {
                             media.push(k);
                             Value::Null
@@ -900,7 +910,7 @@ pub fn readable_object_text(
             if is_opaque(k, v) {
                 continue;
             }
-            if let Some(kind) = media_in(v) {
+            if let Some(kind) = counted_apart(v) {
                 media.push(kind);
                 continue;
             }

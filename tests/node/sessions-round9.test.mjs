@@ -86,3 +86,27 @@ test('restored files in transcript lines are sent with their path (toApiMessages
   assert.ok(sent.includes('File /repo/src/parser.rs as it was read before this conversation was compacted'), 'the path is sent');
   assert.equal(cc.validateForApi(post).valid, true);
 });
+
+test('deferred tools: a tool JSON cannot write is still refused beside a deferred one', () => {
+  const bad = { name: 'Big', input_schema: { type: 'object' }, limit: 10n };
+  for (const tools of [[bad], [bad, { name: 'Later', input_schema: {}, defer_loading: true }]]) {
+    assert.throws(() => cc.tokenCountWithEstimation(messages, { tools }), (e) => e.code === 'INVALID_ARGUMENT' && /options\.tools/.test(e.message));
+  }
+});
+
+test('a server-side tool search counts the tools its result loads', () => {
+  const conv = (names) => [
+    { role: 'user', content: 'find the database tools' },
+    { role: 'assistant', content: [
+      { type: 'server_tool_use', id: 'srvtoolu_1', name: 'tool_search_tool_regex', input: { pattern: 'db' } },
+      { type: 'tool_search_tool_result', tool_use_id: 'srvtoolu_1', content: { type: 'tool_search_tool_search_result', tool_references: names.map((n) => ({ type: 'tool_reference', tool_name: n })) } },
+      { type: 'text', text: 'Found them.' },
+    ] },
+  ];
+  const none = cc.tokenCountWithEstimation(conv([]));
+  const two = cc.tokenCountWithEstimation(conv(['mcp__db__query', 'mcp__db__schema']));
+  assert.ok(two - none >= 1400 && two - none <= 1403, `${two} vs ${none}`);
+  // The same through the general path (options) and a Compactor.
+  assert.equal(cc.tokenCountWithEstimation(conv(['mcp__db__query', 'mcp__db__schema']), { model: MODEL }), two);
+  assert.equal(new cc.Compactor({ model: MODEL, messages: conv(['mcp__db__query', 'mcp__db__schema']) }).tokenCount(), two);
+});
