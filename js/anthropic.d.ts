@@ -33,11 +33,12 @@ export interface AnthropicSummarizerOptions {
   fetch?: FetchFunction;
   /**
    * Extra request headers, added after (and so overriding) the defaults; a `null` or
-   * `undefined` value removes a default header. Every form `fetch` takes: a record, an array
-   * of `[name, value]` pairs, or a `Headers`. A name or value `fetch` could not send (a line
-   * break in a value, say) is refused here (`INVALID_ARGUMENT`), not at each request.
+   * `undefined` value removes a default header. A record, an array (or another iterable) of
+   * `[name, value]` pairs, a `Map` or a `Headers`. With the default fetch, a name or value it
+   * could not send (a line break in a value, say) is refused here (`INVALID_ARGUMENT`), not at
+   * each request; the caller's own `fetch` is given every header as it is.
    */
-  headers?: Record<string, string | null | undefined> | ReadonlyArray<readonly [string, string | null | undefined]> | Headers;
+  headers?: Record<string, string | null | undefined> | Iterable<readonly [string, string | null | undefined]> | ReadonlyMap<string, string | null | undefined> | Headers;
   /** Retries of a transient failure (429, 5xx, 529, network errors, timeouts). Default 2. */
   maxRetries?: number;
   /** Time limit of one attempt, from the request to the last byte, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none. */

@@ -178,7 +178,10 @@ function buildAnthropicSummarizer(options) {
   if (!Number.isInteger(maxRetries)) throw optionError('maxRetries must be an integer');
   checkTimers({ timeoutMs, idleTimeoutMs, retryBaseMs, retryMaxMs, maxRetryAfterMs }, optionError);
 
-  const { url, root } = apiURL(baseURL, '/v1/messages', optionError);
+  // The caller's own fetch may send what the global one cannot (another scheme, header names
+  // and values it refuses): what it is given is passed as it is.
+  const ownFetch = options.fetch !== undefined;
+  const { url, root } = apiURL(baseURL, '/v1/messages', optionError, ownFetch);
   /** @type {Record<string, string>} */
   const headers = {
     'content-type': 'application/json',
@@ -187,7 +190,7 @@ function buildAnthropicSummarizer(options) {
   };
   /** @type {Record<string, string>} */
   const given = {};
-  mergeHeaders(given, userHeaders);
+  mergeHeaders(given, userHeaders, ownFetch);
   // The caller's own credentials, else (in Node and other runtimes with `process.env`) the
   // environment's, as the official SDK reads them.
   const ownCredentials = Boolean(apiKey || authToken || given['x-api-key'] || given.authorization);
@@ -196,8 +199,8 @@ function buildAnthropicSummarizer(options) {
   const token = authToken || env.authToken;
   if (key) headers['x-api-key'] = key;
   if (token) headers.authorization = `Bearer ${token}`;
-  mergeHeaders(headers, userHeaders);
-  checkHeaderValues(
+  mergeHeaders(headers, userHeaders, ownFetch);
+  if (!ownFetch) checkHeaderValues(
     headers,
     (name) =>
       Object.hasOwn(given, name)
@@ -211,7 +214,7 @@ function buildAnthropicSummarizer(options) {
   );
   // No credentials at all would fail at the first request, minutes into a session: fail now,
   // unless something else may add them (the caller's fetch, or a proxy at another baseURL).
-  const mayAuthenticateElsewhere = options.fetch !== undefined || root !== DEFAULT_BASE_URL;
+  const mayAuthenticateElsewhere = ownFetch || root !== DEFAULT_BASE_URL;
   if (!headers['x-api-key'] && !headers.authorization && !mayAuthenticateElsewhere) {
     throw optionError(
       'no API key: pass options.apiKey (or options.authToken, or an x-api-key / authorization header), ' +
@@ -334,12 +337,13 @@ function environmentCredentials() {
 }
 
 /**
- * Adds the caller's headers (see http.js); a bad value is this summarizer's option error.
+ * Adds the caller's headers (see options.js); a bad value is this summarizer's option error.
  * @param {Record<string, string>} into
- * @param {Record<string, string | null | undefined> | ReadonlyArray<readonly [string, string | null | undefined]> | Headers | undefined} extra
+ * @param {Record<string, string | null | undefined> | Iterable<readonly [string, string | null | undefined]> | ReadonlyMap<string, string | null | undefined> | Headers | undefined} extra
+ * @param {boolean} anyName Whether any string is a name (the caller's own fetch).
  */
-function mergeHeaders(into, extra) {
-  mergeHeadersWith(into, extra, optionError);
+function mergeHeaders(into, extra, anyName) {
+  mergeHeadersWith(into, extra, optionError, anyName);
 }
 
 /**

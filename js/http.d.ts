@@ -30,11 +30,12 @@ export declare function readSseBody(
 export declare function retryAfter(headers: Record<string, string>): number | undefined;
 /** Waits `ms`, or rejects with `abortError(signal)` as soon as `signal` aborts. */
 export declare function sleep(ms: number, signal: AbortSignal | undefined, abortError: (signal: AbortSignal | undefined) => Error): Promise<void>;
-/** Adds headers (an object, an array of `[name, value]` pairs or a `Headers`) in lower case; `null`/`undefined` removes one. */
+/** Adds headers (an object, an iterable of `[name, value]` pairs, a `Map` or a `Headers`) in lower case; `null`/`undefined` removes one. `anyName`: a name need not be an HTTP token (the caller's own fetch). */
 export declare function mergeHeaders(
   into: Record<string, string>,
-  extra: Record<string, string | null | undefined> | ReadonlyArray<readonly [string, string | null | undefined]> | Headers | undefined,
+  extra: Record<string, string | null | undefined> | Iterable<readonly [string, string | null | undefined]> | ReadonlyMap<string, string | null | undefined> | Headers | undefined,
   optionError: (message: string) => Error,
+  anyName?: boolean,
 ): void;
 /** Calls `onText(text)`: a throw passes through; a returned promise's rejection is ignored. */
 export declare function giveText(onText: (text: string) => unknown, text: string): void;

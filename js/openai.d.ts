@@ -36,10 +36,11 @@ export interface OpenAiSummarizerOptions {
   fetch?: FetchFunction;
   /**
    * Extra request headers, added after the defaults; a `null` or `undefined` value removes one.
-   * Every form `fetch` takes: a record, an array of `[name, value]` pairs, or a `Headers`. A
-   * name or value `fetch` could not send is refused here (`INVALID_ARGUMENT`).
+   * A record, an array (or another iterable) of `[name, value]` pairs, a `Map` or a `Headers`.
+   * With the default fetch, a name or value it could not send is refused here
+   * (`INVALID_ARGUMENT`); the caller's own `fetch` is given every header as it is.
    */
-  headers?: Record<string, string | null | undefined> | ReadonlyArray<readonly [string, string | null | undefined]> | Headers;
+  headers?: Record<string, string | null | undefined> | Iterable<readonly [string, string | null | undefined]> | ReadonlyMap<string, string | null | undefined> | Headers;
   /** Retries of a transient failure (408, 409, 429 but `insufficient_quota`, 5xx, network errors, timeouts). Default 2. */
   maxRetries?: number;
   /** Time limit of one attempt, from the request to the last byte, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none. */

@@ -180,18 +180,21 @@ function buildOpenaiSummarizer(options) {
   if (extraBody !== undefined && (extraBody === null || typeof extraBody !== 'object' || Array.isArray(extraBody))) {
     throw optionError('extraBody must be an object (fields added to every request body)');
   }
-  const { url, root } = apiURL(baseURL, api === 'chat' ? '/chat/completions' : '/responses', optionError);
+  // The caller's own fetch may send what the global one cannot (another scheme, header names
+  // and values it refuses): what it is given is passed as it is.
+  const ownFetch = options.fetch !== undefined;
+  const { url, root } = apiURL(baseURL, api === 'chat' ? '/chat/completions' : '/responses', optionError, ownFetch);
   /** @type {Record<string, string>} */
   const headers = { 'content-type': 'application/json' };
   /** @type {Record<string, string>} */
   const given = {};
-  mergeHeaders(given, userHeaders, optionError);
+  mergeHeaders(given, userHeaders, optionError, ownFetch);
   const key = apiKey || (apiKey === undefined && !given.authorization ? env.OPENAI_API_KEY : undefined);
   if (key) headers.authorization = `Bearer ${key}`;
   if (organization) headers['openai-organization'] = organization;
   if (project) headers['openai-project'] = project;
-  mergeHeaders(headers, userHeaders, optionError);
-  checkHeaderValues(
+  mergeHeaders(headers, userHeaders, optionError, ownFetch);
+  if (!ownFetch) checkHeaderValues(
     headers,
     (name) =>
       Object.hasOwn(given, name)
@@ -205,7 +208,7 @@ function buildOpenaiSummarizer(options) {
               : 'the defaults',
     optionError,
   );
-  const mayAuthenticateElsewhere = options.fetch !== undefined || root !== DEFAULT_BASE_URL;
+  const mayAuthenticateElsewhere = ownFetch || root !== DEFAULT_BASE_URL;
   if (!headers.authorization && !mayAuthenticateElsewhere) {
     throw optionError(
       'no API key: pass options.apiKey (or an authorization header), or set OPENAI_API_KEY in the environment (Node); ' +

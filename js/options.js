@@ -9,14 +9,16 @@
  * Adds the caller's headers, in every form `fetch` takes: a plain object (a record of names
  * and values), an array (or another iterable) of `[name, value]` pairs, or a `Headers` (or
  * anything with `forEach` and `get`, a `Map` among them). Names are written in lower case; a
- * `null`/`undefined` value removes one. A name `fetch` could not send, a pair that is not two
- * elements, or anything else given is the caller's error (`optionError`), not a header named
- * "0".
+ * `null`/`undefined` value removes one. A name that is not a string, a name the global `fetch`
+ * could not send (unless `anyName`: the caller's own fetch, which may send it another way), a
+ * pair that is not two elements, or anything else given is the caller's error (`optionError`),
+ * not a header named "0".
  * @param {Record<string, string>} into
- * @param {Record<string, string | null | undefined> | ReadonlyArray<readonly [string, string | null | undefined]> | Headers | undefined} extra
+ * @param {Record<string, string | null | undefined> | Iterable<readonly [string, string | null | undefined]> | ReadonlyMap<string, string | null | undefined> | Headers | undefined} extra
  * @param {(message: string) => Error} optionError The caller's error for a bad option.
+ * @param {boolean} [anyName] Whether any string is a name (the caller's own fetch).
  */
-export function mergeHeaders(into, extra, optionError) {
+export function mergeHeaders(into, extra, optionError, anyName = false) {
   if (extra === undefined || extra === null) return;
   if (typeof extra !== 'object') {
     throw optionError(`headers must be an object, an array of [name, value] pairs or a Headers, not ${aType(extra)}`);
@@ -41,7 +43,7 @@ export function mergeHeaders(into, extra, optionError) {
     for (const [k, v] of Object.entries(extra)) entries.push([k, v]);
   }
   for (const [name, value] of entries) {
-    if (typeof name !== 'string' || !HEADER_NAME.test(name)) {
+    if (typeof name !== 'string' || (!anyName && !HEADER_NAME.test(name))) {
       throw optionError(
         `headers: ${typeof name === 'string' ? JSON.stringify(quote(name, 60)) : aType(name)} is not a header name fetch can send ` +
           "(letters, digits and !#$%&'*+-.^_`|~ only)",
@@ -68,8 +70,9 @@ function aType(v) {
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
- * Refuses a request header whose value `fetch` would refuse at every request (then retried as
- * if the network had failed): a line break or NUL inside it, or a character above U+00FF.
+ * Refuses a request header whose value the global `fetch` would refuse at every request (then
+ * retried as if the network had failed): a line break or NUL inside it, or a character above
+ * U+00FF. Not for the caller's own fetch, which may send such a value another way.
  * `fetch` trims spaces, tabs and line breaks at either end, so those pass. The message names
  * the header and where its value came from (`origin`), never the value (a key, say).
  * @param {Record<string, string>} headers
@@ -94,14 +97,16 @@ export function checkHeaderValues(headers, origin, optionError) {
 
 /**
  * The URL of an API path under the caller's `baseURL`: `path` appended to its path (a query it
- * has is kept after the path), refused (`optionError`) when `baseURL` is not an http(s) URL or
+ * has is kept after the path), refused (`optionError`) when `baseURL` is not a URL, is not an
+ * http(s) one (unless `anyScheme`: the caller's own fetch, which may reach another scheme) or
  * has a fragment (never sent: the path would land in it).
  * @param {unknown} baseURL
  * @param {string} path
  * @param {(message: string) => Error} optionError
+ * @param {boolean} [anyScheme] Whether a URL of any scheme is taken (the caller's own fetch).
  * @returns {{url: string, root: string}} The URL, and the base without its trailing slashes.
  */
-export function apiURL(baseURL, path, optionError) {
+export function apiURL(baseURL, path, optionError, anyScheme = false) {
   if (typeof baseURL !== 'string' || baseURL === '') throw optionError('baseURL must be a non-empty string');
   /** @type {URL} */
   let u;
@@ -110,7 +115,7 @@ export function apiURL(baseURL, path, optionError) {
   } catch {
     throw optionError(`baseURL is not a URL: ${quote(baseURL, 200)}`);
   }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') {
+  if (!anyScheme && u.protocol !== 'https:' && u.protocol !== 'http:') {
     throw optionError(`baseURL must be an http(s) URL, not ${quote(u.protocol, 40)} (${quote(baseURL, 200)})`);
   }
   if (baseURL.includes('#')) {

@@ -305,13 +305,14 @@ export function header(m, full = true) {
   else if (Array.isArray(m.parts)) shape = AI_UI;
   // The AI SDK's `tool` message holds an array of parts and no `tool_call_id`.
   else if (r === 'tool') shape = typeof m.tool_call_id === 'string' || typeof m.content === 'string' || 'tool_call_id' in m ? CHAT : AI_MODEL;
-  // `reasoning_content`: the reasoning an OpenAI-compatible server (DeepSeek, vLLM) adds to
-  // a Chat reply, which no other shape has.
-  else if (r === 'function' || Array.isArray(m.tool_calls) || m.function_call != null || typeof m.refusal === 'string' || m.audio != null ||
-    (k === 1 && typeof m.reasoning_content === 'string')) shape = CHAT;
+  else if (r === 'function' || Array.isArray(m.tool_calls) || m.function_call != null || typeof m.refusal === 'string' || m.audio != null) shape = CHAT;
   else {
     shape = partsShape(m.content);
     if (t === 'message' && shape === ANY && typeof m.content === 'string') shape = RESPONSES;
+    // `reasoning_content`: the reasoning an OpenAI-compatible server (DeepSeek, vLLM) adds to
+    // a Chat reply. A sign of Chat only where the content shows no other shape: a message of
+    // another shape may carry the field too (kept from such a reply by a proxy or a store).
+    else if (shape === ANY && k === 1 && typeof m.reasoning_content === 'string') shape = CHAT;
   }
   // Usage in the Messages API's terms is Anthropic's; another shape's `usage` is not read.
   if (bits & 64) {
@@ -1506,10 +1507,19 @@ function pushAudio(a, out) {
   return (typeof t === 'string' && t ? 1 : 0) + (a && a.data ? 1 : 0);
 }
 
+// Whether a LangChain AI message (fields `f`) is in LangChain's standard form
+// (`response_metadata.output_version: 'v1'`, ChatOpenAI's `outputVersion: 'v1'` and the
+// integrations built on it): its content then holds its reasoning and its built-in tools'
+// items as standard blocks, and ChatOpenAI sends it from those blocks alone, on Chat
+// Completions and on the Responses API alike; what `additional_kwargs` keeps beside them
+// (reasoning, reasoning_content, tool_outputs, audio) is not sent.
+const lcStandard = (f) => f.response_metadata?.output_version === 'v1';
+
 // The audio reply a LangChain AI message's fields `f` hold: ChatOpenAI keeps OpenAI Chat's
 // `audio: {id, data, expires_at, transcript}` in `additional_kwargs.audio` (its content is then
-// empty); undefined when there is none.
+// empty); undefined when there is none or it is not sent (lcStandard).
 export function lcAudio(f) {
+  if (lcStandard(f)) return undefined;
   const extra = f.additional_kwargs;
   const a = extra !== null && typeof extra === 'object' ? extra.audio : undefined;
   return a !== null && typeof a === 'object' ? a : undefined;
@@ -1524,16 +1534,20 @@ export function lcAudio(f) {
 //   reasoning items (those of `response_metadata.output` when it is there, else
 //   `additional_kwargs.reasoning`) and its built-in tools' items (`additional_kwargs.tool_outputs`:
 //   mcp_call, code_interpreter_call, web_search_call, …). Left out, as read elsewhere: a
-//   reasoning item with text when the content holds `reasoning` parts (ChatOpenAI writes its
-//   summary there too), an item whose call is in tool_calls (a streamed computer or custom tool
-//   call), a generated image whose content part (same `id`) is there.
+//   reasoning item with text when the content holds a `reasoning` part of it (ChatOpenAI writes
+//   its summary there too: a part without an id, or with the item's), an item whose call is in
+//   tool_calls (a streamed computer or custom tool call), a generated image whose content part
+//   (same `id`) is there.
+// None for a message in the standard form (lcStandard): its content holds them.
 export function lcItems(f) {
+  if (lcStandard(f)) return [];
   const x = f.additional_kwargs, o = f.response_metadata?.output, c = f.content, items = [];
   const has = (t, id) => Array.isArray(c) && c.some((p) => p?.type === t && p.id === id);
   const rc = x?.reasoning_content;
   if (typeof rc === 'string' && rc !== '') items.push({ type: 'reasoning', summary: [{ type: 'summary_text', text: rc }] });
   for (const r of Array.isArray(o) && o.length > 0 ? o : [x?.reasoning]) {
-    if (r?.type === 'reasoning' && !(reasoningTexts(r).some((t) => t !== '') && has('reasoning'))) items.push(r);
+    if (r?.type === 'reasoning' && !(reasoningTexts(r).some((t) => t !== '') &&
+      (has('reasoning', undefined) || (typeof r.id === 'string' && has('reasoning', r.id))))) items.push(r);
   }
   const outs = x?.tool_outputs;
   if (Array.isArray(outs)) {

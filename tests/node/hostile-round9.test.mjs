@@ -67,6 +67,24 @@ function makers(record) {
   ];
 }
 
+// The same summarizers on the default fetch: none given, so globalThis.fetch as it is when one is
+// made (a stub recording the request here, put back once made).
+function defaultMakers(record) {
+  const onGlobal = (ok, make) => (o) => {
+    const saved = globalThis.fetch;
+    globalThis.fetch = async (url, init) => (record(url, init), ok());
+    try {
+      return make(o);
+    } finally {
+      globalThis.fetch = saved;
+    }
+  };
+  return [
+    ['anthropicSummarizer', onGlobal(okAnthropic, (o) => anthropicSummarizer({ apiKey: 'k', stream: false, ...o }))],
+    ['openaiSummarizer', onGlobal(okOpenai, (o) => openaiSummarizer({ apiKey: 'k', stream: false, model: 'gpt-4o', ...o }))],
+  ];
+}
+
 test('H3: summarizer headers in every form fetch takes (pairs, Headers, Map, record) reach the request; other forms are refused', async () => {
   let sent;
   let url;
@@ -91,7 +109,6 @@ test('H3: summarizer headers in every form fetch takes (pairs, Headers, Map, rec
       [[['x-a']], /headers\[0\] must be a \[name, value\] pair, not an array of 1/],
       [['x-a: 1'], /headers\[0\] must be a \[name, value\] pair, not a string/],
       ['x-a: 1', /headers must be an object, an array of \[name, value\] pairs or a Headers, not a string/],
-      [{ 'x a': '1' }, /"x a" is not a header name fetch can send/],
     ]) {
       assert.throws(() => make({ headers }), (e) => e.code === 'INVALID_ARGUMENT' && words.test(e.message), `${name} ${JSON.stringify(headers)}`);
     }
@@ -101,9 +118,10 @@ test('H3: summarizer headers in every form fetch takes (pairs, Headers, Map, rec
   }
 });
 
-test('a header value or a baseURL fetch refuses is a coded configuration error at once, not a retried NETWORK_ERROR', async () => {
-  for (const [name, make] of makers(() => {})) {
+test('with the default fetch, a header name, a header value or a baseURL fetch refuses is a coded configuration error at once, not a retried NETWORK_ERROR', async () => {
+  for (const [name, make] of defaultMakers(() => {})) {
     for (const [options, words] of [
+      [{ headers: { 'x a': '1' } }, /"x a" is not a header name fetch can send/],
       [{ apiKey: 'sk-ant\r\nx' }, /header \(from options\.apiKey\) holds a line break/],
       [{ apiKey: 'sk-‘quoted’' }, /holds the character U\+2018, which is not Latin-1/],
       [{ headers: { 'x-trace': 'a\nb' } }, /the x-trace header \(from options\.headers\) holds a line break/],
@@ -118,6 +136,32 @@ test('a header value or a baseURL fetch refuses is a coded configuration error a
     assert.throws(() => make({ apiKey: 'sk-secret-\n-value' }), (e) => !e.message.includes('secret'));
     // Spaces and line breaks at either end are trimmed by fetch: accepted.
     await make({ apiKey: 'sk-x\r\n' })(REQUEST, {});
+  }
+});
+
+test('the caller\'s own fetch is given the header names and values and the baseURL scheme the default fetch refuses, as they were given', async () => {
+  let sent;
+  let url;
+  for (const [name, make] of makers((u, init) => ((url = u), (sent = init.headers)))) {
+    const headers = { 'x-user-name': 'Zoë ✓', 'x-title': '東京 agent', 'x route': 'a', 'x-line': 'a\nb' };
+    sent = undefined;
+    await make({ headers, baseURL: 'ipc://local-gateway/v1' })(REQUEST, {});
+    for (const [k, v] of Object.entries(headers)) assert.equal(sent[k], v, `${name} ${k}`);
+    assert.match(url, /^ipc:\/\/local-gateway\/v1\/(v1\/messages|chat\/completions)$/, `${name} ${url}`);
+    // What fetch never takes with any fetch: a name that is not a string, a baseURL that is not a URL or has a fragment.
+    for (const [options, words] of [
+      [{ headers: new Map([[1, 'a']]) }, /headers: a number is not a header name/],
+      [{ baseURL: 'not a url' }, /baseURL is not a URL/],
+      [{ baseURL: 'ipc://h/p#frag' }, /baseURL has a fragment/],
+    ]) {
+      assert.throws(() => make(options), (e) => e.code === 'INVALID_ARGUMENT' && words.test(e.message), `${name} ${JSON.stringify(options)}`);
+    }
+  }
+  // The default fetch still refuses them.
+  for (const [name, make] of defaultMakers(() => {})) {
+    for (const options of [{ headers: { 'x-title': '東京 agent' } }, { headers: { 'x route': 'a' } }, { baseURL: 'ipc://local-gateway/v1' }]) {
+      assert.throws(() => make(options), (e) => e.code === 'INVALID_ARGUMENT', `${name} ${JSON.stringify(options)}`);
+    }
   }
 });
 

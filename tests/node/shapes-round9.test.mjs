@@ -163,3 +163,79 @@ test('N4: microCompact and stripImagesFromMessages keep a LangChain ToolMessage\
   assert.deepEqual(s[2].metadata, meta);
   assert.ok(!JSON.stringify(s[2].content).includes('base64'));
 });
+
+// ---- Review of the ninth round: LangChain's standard form, reasoning_content beside other shapes ----
+// ChatOpenAI with `outputVersion: 'v1'` (and the integrations built on it: ChatDeepSeek, ChatOllama,
+// OpenRouter) returns an AIMessage whose content is its standard blocks (`contentBlocks`: the
+// reasoning, the built-in tools' calls) with `response_metadata.output_version: 'v1'`, and keeps
+// additional_kwargs as they were. @langchain/openai (convertMessagesToResponsesInput,
+// convertMessagesToCompletionsMessageParams) sends such a message from its content blocks alone.
+const v1 = (m) => new AIMessage({ ...m, content: m.contentBlocks, response_metadata: { ...m.response_metadata, output_version: 'v1' } });
+// The same message without what additional_kwargs keeps.
+const bare = (m) => new AIMessage({ content: m.content, tool_calls: m.tool_calls, response_metadata: m.response_metadata });
+// `a` counts as `b` in every LangChain form.
+const sameInEveryForm = (a, b) => {
+  const fa = lcForms(a), fb = lcForms(b);
+  for (const form of Object.keys(fa)) assert.equal(count(fa[form]), count(fb[form]), form);
+};
+
+test('R1: a ChatOpenAI AIMessage in the v1 standard form (Responses API) counts and is sent from its content alone: its reasoning once, the MCP output ChatOpenAI does not send not at all', async () => {
+  const think = 'step '.repeat(800);
+  const rs = { id: 'rs_1', type: 'reasoning', summary: [{ type: 'summary_text', text: think }] };
+  const raw = new AIMessage({ content: [{ type: 'text', text: 'done', annotations: [] }], additional_kwargs: { reasoning: rs, tool_outputs: [mcp] }, response_metadata: { model_provider: 'openai' } });
+  const m = v1(raw);
+  assert.deepEqual(m.content.map((b) => b.type), ['reasoning', 'text', 'server_tool_call'], 'premise: the content holds the reasoning and the MCP call');
+  assert.ok(m.additional_kwargs.reasoning && m.additional_kwargs.tool_outputs, 'premise: additional_kwargs kept');
+  const conv = (a) => [new HumanMessage('q'), a];
+  const n = count(conv(bare(m)));
+  assert.ok(n > 900, `the reasoning counts (${n})`);
+  sameInEveryForm(conv(m), conv(bare(m)));
+  const api = cc.toApiMessages(conv(m))[1].content;
+  assert.equal(api.filter((b) => b.type === 'thinking').length, 1, 'the reasoning is sent once');
+  assert.ok(!JSON.stringify(api).includes('line 42: some content'), 'the MCP output ChatOpenAI does not send is not sent');
+  // A v0 message (the default) still counts what ChatOpenAI sends back from additional_kwargs.
+  assert.ok(count(conv(raw)) - count(conv(bare(raw))) > 1000);
+  // Without output_version (lost on the way), the reasoning item of additional_kwargs is the
+  // content's reasoning part of the same id: counted once.
+  const lost = new AIMessage({ ...m, response_metadata: { model_provider: 'openai' } });
+  const noItem = new AIMessage({ ...m, additional_kwargs: { tool_outputs: [mcp] }, response_metadata: { model_provider: 'openai' } });
+  assert.equal(count(conv(lost)), count(conv(noItem)));
+});
+
+test('R2: an AIMessage in the v1 standard form of an OpenAI-compatible server (reasoning_content in its content too) counts the reasoning once', () => {
+  const rc = 'thinking hard. '.repeat(300);
+  const raw = new AIMessage({ content: 'The answer is 42', additional_kwargs: { reasoning_content: rc }, response_metadata: { model_provider: 'deepseek' } });
+  const m = v1(raw);
+  assert.deepEqual(m.content.map((b) => b.type), ['reasoning', 'text'], 'premise: the content holds the reasoning');
+  const conv = (a) => [new HumanMessage('q'), a];
+  sameInEveryForm(conv(m), conv(bare(m)));
+  // As the v0 message with the same reasoning counts (the reasoning once).
+  assert.ok(Math.abs(count(conv(m)) - count(conv(raw))) <= 10, `${count(conv(m))} vs ${count(conv(raw))}`);
+  const api = cc.toApiMessages(conv(m))[1].content;
+  assert.equal(api.filter((b) => b.type === 'thinking').length, 1);
+});
+
+test('R3: an assistant message of another shape that carries a reasoning_content field reads as that shape (no MIXED_SHAPES), as without the field', () => {
+  const cases = {
+    anthropic: [
+      { role: 'user', content: 'read it' },
+      { role: 'assistant', reasoning_content: 'I should read the file.', content: [{ type: 'text', text: 'reading' }, { type: 'tool_use', id: 't1', name: 'Read', input: { file_path: '/a' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'file text' }] },
+    ],
+    aiSdkModelMessage: [
+      { role: 'user', content: 'read it' },
+      { role: 'assistant', reasoning_content: 'hmm', content: [{ type: 'tool-call', toolCallId: 't1', toolName: 'Read', input: { file_path: '/a' } }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't1', toolName: 'Read', output: { type: 'text', value: 'file text' } }] },
+    ],
+    responsesItems: [
+      { type: 'message', role: 'user', content: 'hi' },
+      { type: 'message', role: 'assistant', reasoning_content: 'hmm', content: [{ type: 'output_text', text: 'hello' }] },
+    ],
+  };
+  for (const [name, msgs] of Object.entries(cases)) {
+    const without = msgs.map(({ reasoning_content, ...m }) => m);
+    assert.equal(count(msgs), count(without), name);
+    assert.deepEqual(cc.toApiMessages(msgs), cc.toApiMessages(without), name);
+    assert.equal(cc.validateForApi(msgs).valid, cc.validateForApi(without).valid, name);
+  }
+});

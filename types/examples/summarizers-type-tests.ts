@@ -8,6 +8,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { FakeListChatModel } from '@langchain/core/utils/testing';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import {
+  anthropicSummarizer,
   compactConversation,
   langchainSummarizer,
   openaiSummarizer,
@@ -35,6 +36,21 @@ void [viaAiSdk, viaMock, viaGateway, viaLangChain, viaFake];
 expectType<Equal<ReturnType<typeof openaiSummarizer>['api'], 'chat' | 'responses'>>();
 expectType<Equal<OpenAiApiErrorCode, 'OPENAI_API_ERROR' | 'NETWORK_ERROR' | 'TIMEOUT' | 'ABORTED' | 'INVALID_RESPONSE'>>();
 expectType<Equal<Extract<SummarizerErrorCode, 'PROMPT_TOO_LONG'>, 'PROMPT_TOO_LONG'>>();
+
+// Summarizer headers in every form the runtime reads: a record, pairs (an array or another
+// iterable), a Map, a Headers.
+openaiSummarizer({ headers: { 'openai-beta': 'x', 'x-drop': null } });
+openaiSummarizer({ headers: [['openai-beta', 'x']] });
+openaiSummarizer({ headers: new Map([['openai-beta', 'x']]) });
+openaiSummarizer({ headers: new Map<string, string | null>([['x-drop', null]]) });
+openaiSummarizer({ headers: new Headers([['openai-beta', 'x']]) });
+openaiSummarizer({ headers: new Set([['openai-beta', 'x'] as const]) });
+anthropicSummarizer({ headers: new Map([['anthropic-beta', 'x']]) });
+anthropicSummarizer({ headers: [['anthropic-beta', 'x']] });
+// @ts-expect-error a header line is not a form of headers
+anthropicSummarizer({ headers: 'anthropic-beta: x' });
+// @ts-expect-error a pair of three
+openaiSummarizer({ headers: [['openai-beta', 'x', 'y']] });
 
 // @ts-expect-error an unknown API name
 openaiSummarizer({ api: 'completions' });
