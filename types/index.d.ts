@@ -2749,6 +2749,25 @@ export interface CompactorCompactOptions {
   appendMissing?: boolean;
   /** See {@link CompactOptions.keepLastUserMessage}. */
   keepLastUserMessage?: boolean;
+  /**
+   * This call's own AbortSignal, besides the `Compactor`'s `signal`: either aborts it (the
+   * summarizer's signal fires, nothing is committed, the promise rejects with `ABORTED`).
+   */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link Compactor.maybeAutoCompact}. */
+export interface CompactorAutoCompactOptions {
+  /**
+   * Keep the latest user request verbatim after the summary in this call's compaction (the
+   * `Compactor`'s own `keepLastUserMessage: true` keeps it in every call).
+   */
+  keepLastUserMessage?: boolean;
+  /**
+   * This call's own AbortSignal, besides the `Compactor`'s `signal`: either aborts it (the
+   * summarizer's signal fires, nothing is committed; the outcome's `error.code` is `ABORTED`).
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -2807,9 +2826,9 @@ export declare class Compactor<M extends MessageInput = Message> {
   toTranscript(): string;
   /**
    * Compacts when automatic compaction is due (SPEC §6); decided now, synchronously. Failures
-   * are reported in the outcome, not thrown.
+   * are reported in the outcome, not thrown (an abort too: `error.code` `ABORTED`).
    */
-  maybeAutoCompact(): Promise<CompactorAutoCompactOutcome<M>>;
+  maybeAutoCompact(options?: CompactorAutoCompactOptions | null): Promise<CompactorAutoCompactOutcome<M>>;
   /**
    * Compacts now (manual, `/compact [instructions]`). Rejects with a
    * {@link ContextCompactionError}; on failure the conversation is unchanged.

@@ -29,13 +29,16 @@ export interface CompactionPrepareStepOptions {
 /** The `prepareStep` function {@link compactionPrepareStep} returns, with its state. */
 export interface CompactingPrepareStep extends PrepareStepFunction<any> {
   /**
-   * The history to keep after the run: pass `[...messages, ...result.response.messages]`;
-   * returns it compacted when a compaction ran during the run (else the same array).
+   * The history to keep after a run: pass `[...messages, ...result.response.messages]`;
+   * returns it compacted when a compaction ran during that run (else the same array). The run
+   * is `result`'s when given (generateText's result; for streamText,
+   * `{ steps: await result.steps }`), else the one whose messages these begin with (a prepareStep may serve runs in
+   * flight together; it remembers the latest 32 that compacted).
    */
-  conversation(messages: ModelMessage[]): ModelMessage[];
-  /** Compactions so far. */
+  conversation(messages: ModelMessage[], result?: { steps: readonly unknown[] }): ModelMessage[];
+  /** Compactions so far (all runs). */
   readonly compactions: number;
-  /** Failed compactions in a row (3 stop further attempts). */
+  /** Failed compactions in a row, across the runs it serves (3 stop further attempts). */
   readonly consecutiveFailures: number;
   /** The last compaction, or `null`. */
   readonly lastResult: CompactionResult<ModelMessage> | null;
@@ -52,7 +55,14 @@ export interface CompactingPrepareStep extends PrepareStepFunction<any> {
  */
 export declare function compactionPrepareStep(options: CompactionPrepareStepOptions): CompactingPrepareStep;
 
-/** Where {@link createChatHandler} keeps each chat's `UIMessage[]` (a database, KV, files…). */
+/**
+ * Where {@link createChatHandler} keeps each chat's `UIMessage[]` (a database, KV, files…).
+ * A handler serves the requests of one chat id one at a time (load … save), so one process
+ * needs nothing more. With several processes (serverless functions, replicas), two requests
+ * on one chat may run together: `save` replaces the whole list, so make it conditional on the
+ * list `load` returned (a version column, a compare-and-set, a transaction) or send a chat's
+ * requests to one process; otherwise the last save wins and a turn can be lost.
+ */
 export interface ChatStore<M extends UIMessage = UIMessage> {
   /** The stored conversation, or `null`/`undefined` for a new chat. */
   load(chatId: string): Promise<M[] | null | undefined>;
@@ -86,14 +96,19 @@ export interface ChatHandlerOptions {
   compactOptions?: Omit<CompactOptions, 'isAutoCompact'>;
   /** More options of the `streamText` call. */
   streamTextOptions?: Partial<Omit<Parameters<typeof streamText>[0], 'model' | 'messages' | 'prompt' | 'system' | 'tools' | 'stopWhen'>>;
-  onCompaction?: (result: CompactionResult<UIMessage>, info: { chatId: string }) => void | Promise<void>;
+  /** Called after each compaction: `auto` when due, `reactive` after a prompt-too-long rejection. */
+  onCompaction?: (result: CompactionResult<UIMessage>, info: { chatId: string; reason: 'auto' | 'reactive' }) => void | Promise<void>;
+  /** Called with a failed compaction's coded error (the turn goes on uncompacted), and with the stream's errors. */
   onError?: (error: unknown) => void | Promise<void>;
 }
 
 /**
  * A `useChat` backend route (`Request → Response`): loads the chat, appends the new message,
- * compacts when due (streaming `data-compaction` parts and saving the compacted
- * conversation), streams the answer and saves the conversation.
+ * compacts when due (the count anchored on the usage the model reported for the chat's last
+ * answer; streaming `data-compaction` parts and saving the compacted conversation), streams
+ * the answer and saves the conversation. A request rejected as too long before anything was
+ * streamed is compacted and sent once more; three failed automatic compactions in a row stop
+ * further attempts for that chat. Requests on one chat id are served one at a time.
  *
  * @example
  * export const POST = createChatHandler({ model: openai('gpt-4.1'), summarize, store: memoryChatStore() });

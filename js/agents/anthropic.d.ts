@@ -1,6 +1,6 @@
 // Declarations of context-compaction/agents/anthropic (js/agents/anthropic.js).
 import type Anthropic from '@anthropic-ai/sdk';
-import type { CompactionResult, Compactor, MessageInput } from 'context-compaction';
+import type { CompactionResult, Compactor, CompactorCompactOptions, MessageInput } from 'context-compaction';
 
 /** A tool: its input in, a `tool_result` content out (a string, blocks, or JSON-able value). */
 export type AnthropicToolFunction = (input: any, info: { id: string }) => unknown;
@@ -18,9 +18,20 @@ export interface AnthropicToolLoopOptions {
   maxSteps?: number;
   /** Use `client.messages.stream` (text through `onText`). */
   stream?: boolean;
+  /** Aborts the requests and a compaction in progress (nothing committed; rejects with `ABORTED`). */
   signal?: AbortSignal;
+  /**
+   * Options of the compaction after a prompt-too-long rejection; `keepLastUserMessage`
+   * (default `true`: the latest user request kept verbatim) applies to the automatic one too.
+   */
+  compactOptions?: Omit<CompactorCompactOptions, 'signal'>;
   onStep?: (message: Anthropic.Message, info: { step: number }) => void | Promise<void>;
   onCompaction?: (result: CompactionResult<MessageInput>, info: { step: number; reason: 'auto' | 'reactive' }) => void | Promise<void>;
+  /**
+   * Called with the coded error of a failed automatic compaction (the request goes on
+   * uncompacted; after three in a row the Compactor stops trying).
+   */
+  onError?: (error: unknown) => void | Promise<void>;
   onText?: (text: string) => void;
 }
 
@@ -35,7 +46,8 @@ export interface AnthropicToolLoopResult {
 
 /**
  * A tool-use loop over `client.messages.create` / `stream` with a `Compactor`: compacts when
- * due and once after a prompt-too-long rejection.
+ * due and once after a prompt-too-long rejection, keeping the latest user request verbatim;
+ * a failed automatic compaction is reported through `onError`.
  *
  * @example
  * const { message } = await runToolLoop({ client, compactor, request: { model, max_tokens: 4096, tools }, tools: { read_file } });

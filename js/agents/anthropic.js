@@ -6,7 +6,11 @@
 import { parseContextOverflowError, toApiMessages } from 'context-compaction';
 import { checkOptions, codedError, notifyIgnoringResult } from './common.js';
 
-const KEYS = ['client', 'compactor', 'request', 'tools', 'maxSteps', 'stream', 'signal', 'onStep', 'onCompaction', 'onText'];
+const KEYS = [
+  'client', 'compactor', 'request', 'tools', 'maxSteps', 'stream', 'signal', 'compactOptions', 'onStep', 'onCompaction', 'onError', 'onText',
+];
+
+const COMPACT_KEYS = ['customInstructions', 'suppressFollowUpQuestions', 'retryBaseMs', 'appendMissing', 'keepLastUserMessage'];
 
 /**
  * The text of a tool's answer as a `tool_result` content.
@@ -28,6 +32,13 @@ function resultContent(value) {
  * throws answers with `is_error: true` and its message; a tool the model names but `tools`
  * lacks answers the same way.
  *
+ * Both compactions keep the latest user request verbatim after the summary unless
+ * `compactOptions.keepLastUserMessage` is `false` (the Compactor's own
+ * `keepLastUserMessage: true` keeps it in every case). `signal` aborts a compaction in
+ * progress too (nothing is committed; the loop rejects with `ABORTED`). A failed automatic
+ * compaction is reported through `onError` and the request goes on uncompacted; after three
+ * in a row the Compactor stops trying (its `tracking.consecutiveFailures`).
+ *
  * Stops at a reply that is not `tool_use`, or with `MAX_STEPS_EXCEEDED` after `maxSteps`
  * requests (default 25).
  *
@@ -43,19 +54,25 @@ export async function runToolLoop(options) {
   const o = checkOptions(where, options, {
     accepted: KEYS,
     required: ['client', 'compactor', 'request'],
-    functions: ['onStep', 'onCompaction', 'onText'],
-    objects: ['client', 'compactor', 'request', 'tools'],
+    functions: ['onStep', 'onCompaction', 'onError', 'onText'],
+    objects: ['client', 'compactor', 'request', 'tools', 'compactOptions'],
   });
   if (typeof o.client.messages?.create !== 'function') throw codedError('INVALID_ARGUMENT', `${where}: "client" must be an Anthropic client (client.messages.create)`);
   if (typeof o.compactor.maybeAutoCompact !== 'function' || typeof o.compactor.push !== 'function') {
     throw codedError('INVALID_ARGUMENT', `${where}: "compactor" must be a Compactor`);
   }
   if ('messages' in o.request) throw codedError('INVALID_ARGUMENT', `${where}: "request.messages" must be absent: the compactor holds the conversation`);
+  // Those of Compactor.compact but `signal` (the loop's own is used).
+  if (o.compactOptions) {
+    checkOptions('runToolLoop(options.compactOptions)', o.compactOptions, { accepted: COMPACT_KEYS });
+  }
   const maxSteps = o.maxSteps ?? 25;
   if (!Number.isInteger(maxSteps) || maxSteps < 1) throw codedError('INVALID_ARGUMENT', `${where}: "maxSteps" must be a positive integer, got ${maxSteps}`);
   /** @type {Record<string, (input: any, info: { id: string }) => unknown>} */
   const tools = o.tools ?? {};
   let compactions = 0;
+  const keepLastUserMessage = o.compactOptions?.keepLastUserMessage ?? true;
+  const withSignal = o.signal ? { signal: o.signal } : {};
 
   /** @param {any} body */
   const send = async (body) => {
@@ -67,10 +84,14 @@ export async function runToolLoop(options) {
   };
 
   for (let step = 0; step < maxSteps; step++) {
-    const auto = await o.compactor.maybeAutoCompact();
+    const auto = await o.compactor.maybeAutoCompact({ keepLastUserMessage, ...withSignal });
     if (auto.wasCompacted) {
       compactions += 1;
       await o.onCompaction?.(auto.compactionResult, { step, reason: 'auto' });
+    } else if (auto.error) {
+      // Aborted: the loop ends with it. Else reported, and the request goes on uncompacted.
+      if (o.signal?.aborted) throw auto.error;
+      await o.onError?.(auto.error);
     }
     /** @type {any} */
     let message;
@@ -80,7 +101,7 @@ export async function runToolLoop(options) {
       if (!parseContextOverflowError(error, /** @type {any} */ (error)?.status)) throw error;
       let result;
       try {
-        result = await o.compactor.compact({ keepLastUserMessage: true });
+        result = await o.compactor.compact({ ...o.compactOptions, keepLastUserMessage, ...withSignal });
       } catch (compactionError) {
         // Nothing to gain (e.g. already compact): the API's rejection is the answer.
         /** @type {any} */ (compactionError).apiError = error;

@@ -219,7 +219,15 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue) {
     });
 }
 
-/// Calls `obj[name]()` of an object the glue made (`linkedAbort`'s); never throws.
+/// `work`, then `link.release()` however it settled (`eitherAbort`'s link to a call's own
+/// signal: a long-lived signal keeps no listener per call).
+async fn released<T>(link: JsValue, work: impl std::future::Future<Output = T>) -> T {
+    let r = work.await;
+    call_method(&link, "release");
+    r
+}
+
+/// Calls `obj[name]()` of an object the glue made (`linkedAbort`'s, `eitherAbort`'s); never throws.
 fn call_method(obj: &JsValue, name: &str) {
     if let Ok(f) = prop(obj, name).dyn_into::<js_sys::Function>() {
         let _ = f.call0(obj);
@@ -459,18 +467,33 @@ impl Compactor {
     }
 
     /// Compacts when auto-compaction is due (SPEC §6): `{wasCompacted, compactionResult?,
-    /// consecutiveFailures, error?, skipped?}`. Failures are reported, not thrown.
+    /// consecutiveFailures, error?, skipped?}`. Failures are reported, not thrown. `options`
+    /// (optional): `keepLastUserMessage` for this call, and `signal`, this call's own
+    /// AbortSignal (besides the `Compactor`'s).
     #[wasm_bindgen(
         js_name = maybeAutoCompact,
         unchecked_return_type = "Promise<CompactorAutoCompactOutcome<MessageInput>>"
     )]
-    pub fn maybe_auto_compact(&self) -> Promise {
+    pub fn maybe_auto_compact(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "CompactorAutoCompactOptions | null")]
+        options: JsValue,
+    ) -> Promise {
         // Decided and snapshotted now, synchronously: messages pushed after this call are
         // kept after the summary.
         let _call = match self.call() {
             Ok(c) => c,
             Err(e) => return Promise::reject(&js_error(e)),
         };
+        let keep_last = match reading("options", || options::compactor_auto_call_options(&options))
+        {
+            Ok(k) => k,
+            Err(e) => return Promise::reject(&js_error(e)),
+        };
+        // A bad signal is the caller's argument: refused before anything is decided.
+        if let Err(e) = super::env::check_call_signal(&options) {
+            return Promise::reject(&js_error(e));
+        }
         let query = match reading("options", || options::auto_options(&self.context)) {
             Ok(q) => q,
             Err(e) => return Promise::reject(&js_error(e)),
@@ -487,10 +510,11 @@ impl Compactor {
         }
         let prepared = reading("options", || options::compactor_context(&self.context))
             .and_then(|c| JsEnv::from_context(&self.context, &c, false).map(|env| (c, env)));
-        let (c, env) = match prepared {
+        let (mut c, env) = match prepared {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
         };
+        c.context.keep_last_user_message |= keep_last;
         let (compaction, snapshot) =
             match begin(&self.session, Trigger::Auto, self.shape.get().shape()) {
                 Ok(b) => b,
@@ -514,7 +538,6 @@ impl Compactor {
                     };
                 }
             };
-        let mut c = c;
         let state =
             of_session(&mut c.context, &self.session, &snapshot, &self.context).and_then(|()| {
                 let s = read(&self.session)?;
@@ -533,12 +556,13 @@ impl Compactor {
                 return Promise::reject(&js_error(e));
             }
         };
+        let (env, link) = env.with_call_signal(&options);
         let session = self.session.clone();
         let context = self.context.clone();
         let links = self.links.clone();
         let busy = self.busy.clone();
         let early = compaction.swap_early();
-        promise_of(async move {
+        promise_of(released(link, async move {
             let res = preemptive::auto_compact_with_ahead(
                 &snapshot.read.typed,
                 &c.context,
@@ -584,7 +608,7 @@ impl Compactor {
                 Reflect::set(&o, &"backgroundError".into(), &js_error(e))?;
             }
             Ok(o)
-        })
+        }))
     }
 
     /// Compacts now (manual, `/compact [instructions]`): resolves to the `CompactionResult`,
@@ -605,6 +629,7 @@ impl Compactor {
             let opts = reading("options", || {
                 options::compactor_compact_options(&options, c.retry)
             })?;
+            super::env::check_call_signal(&options)?;
             let env = JsEnv::from_context(&self.context, &c, false)?;
             Ok((c.context, env, opts))
         })();
@@ -617,6 +642,7 @@ impl Compactor {
                 Ok(b) => b,
                 Err(e) => return Promise::reject(&js_error(e)),
             };
+
         let mut ctx = ctx;
         // A manual compaction replaces the conversation a summary written ahead is for.
         let fitted = write(&self.session)
@@ -626,11 +652,14 @@ impl Compactor {
             abandon(&self.session, compaction);
             return Promise::reject(&js_error(e));
         }
+        // The call's own signal (checked above), linked once nothing can fail before the
+        // promise that releases the link.
+        let (env, link) = env.with_call_signal(&options);
         let session = self.session.clone();
         let context = self.context.clone();
         let links = self.links.clone();
         let busy = self.busy.clone();
-        promise_of(async move {
+        promise_of(released(link, async move {
             match pipeline::compact_conversation(&snapshot.read.typed, &ctx, &opts, &env).await {
                 Ok(r) => commit(&session, &busy, &links, compaction, &r, &snapshot, &context),
                 Err(e) => {
@@ -638,7 +667,7 @@ impl Compactor {
                     Err(compact_error(e))
                 }
             }
-        })
+        }))
     }
 }
 

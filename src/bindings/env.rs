@@ -53,6 +53,32 @@ extern "C" {
     /// `{signal, cancel(), release()}`: a signal aborted with `parent` or by `cancel()`.
     #[wasm_bindgen(js_name = linkedAbort)]
     pub fn linked_abort(parent: &JsValue) -> JsValue;
+    /// `{signal, release()}`: a signal aborted with the context's or the call's own.
+    #[wasm_bindgen(js_name = eitherAbort)]
+    fn either_abort(context: &JsValue, call: &JsValue) -> JsValue;
+}
+
+/// Checks `options.signal` of a call (absent, or an AbortSignal).
+pub fn check_call_signal(options: &JsValue) -> Result<()> {
+    check_signal(&prop(options, "signal"), "options.signal")
+}
+
+/// Checks an AbortSignal given as `what` (absent is fine): what the library uses of it is
+/// `aborted`, `reason` and the `abort` event.
+fn check_signal(signal: &JsValue, what: &str) -> Result<()> {
+    let absent = signal.is_undefined() || signal.is_null();
+    let usable = || {
+        prop(signal, "aborted").as_bool().is_some()
+            && prop(signal, "addEventListener").is_function()
+            && prop(signal, "removeEventListener").is_function()
+    };
+    if absent || usable() {
+        Ok(())
+    } else {
+        Err(Error::invalid_argument(format!(
+            "{what} must be an AbortSignal (an object with a boolean `aborted` and addEventListener / removeEventListener)"
+        )))
+    }
 }
 
 /// The callbacks of a JS `context`.
@@ -129,6 +155,16 @@ impl JsEnv {
         }
     }
 
+    /// The environment of one call that may give its own AbortSignal (`options.signal` of
+    /// `Compactor.compact` / `maybeAutoCompact`, checked first with [`check_call_signal`]):
+    /// the call is aborted by it or by the context's. Returns the environment and what to
+    /// `release()` once the call has settled (see `eitherAbort`).
+    pub fn with_call_signal(self, options: &JsValue) -> (JsEnv, JsValue) {
+        let link = either_abort(&self.signal, &prop(options, "signal"));
+        let signal = prop(&link, "signal");
+        (JsEnv { signal, ..self }, link)
+    }
+
     /// The context's abort signal (`undefined` when none).
     pub fn signal(&self) -> &JsValue {
         &self.signal
@@ -172,18 +208,7 @@ impl JsEnv {
             optional_function(&hooks_this, "postCompact", "context.hooks")?,
         ];
         let signal = prop(context, "signal");
-        // What the library uses of it: `aborted`, `reason` and the `abort` event.
-        let absent = signal.is_undefined() || signal.is_null();
-        let usable = || {
-            prop(&signal, "aborted").as_bool().is_some()
-                && prop(&signal, "addEventListener").is_function()
-                && prop(&signal, "removeEventListener").is_function()
-        };
-        if !absent && !usable() {
-            return Err(Error::invalid_argument(
-                "context.signal must be an AbortSignal (an object with a boolean `aborted` and addEventListener / removeEventListener)",
-            ));
-        }
+        check_signal(&signal, "context.signal")?;
         let on_text = optional_function(context, "onText", "context")?;
         let session_memory = prop(context, "sessionMemory");
         if !(session_memory.is_undefined()

@@ -213,6 +213,30 @@ export function linkedAbort(parent) {
   };
 }
 
+// The signal of one call given a signal of its own (`call`) besides its context's
+// (`context`): `{signal, release()}`, the signal aborted when either is (with that one's
+// reason). With one of them absent, the other as it is. `release()` detaches it from both
+// once the call has settled (a long-lived context signal keeps no listener per call).
+export function eitherAbort(context, call) {
+  if (!context || !call) return { signal: context || call, release: ignore };
+  const c = new AbortController();
+  const onContext = () => c.abort(abortError(context));
+  const onCall = () => c.abort(abortError(call));
+  if (aborted(context)) c.abort(abortError(context));
+  else if (aborted(call)) c.abort(abortError(call));
+  else {
+    listen(context, onContext);
+    listen(call, onCall);
+  }
+  return {
+    signal: c.signal,
+    release() {
+      unlisten(context, onContext);
+      unlisten(call, onCall);
+    },
+  };
+}
+
 // What `v` is when it is not data read through its properties: `function`, `Symbol`, `BigInt`,
 // or the built-in whose internal slots hold it (`Date`, `RegExp`, `Error`, `ArrayBuffer`, a
 // typed array's name, `Map`, `WeakMap`, …); undefined for strings, numbers, booleans,

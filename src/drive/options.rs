@@ -848,6 +848,7 @@ pub const OPTION_OBJECTS: &[(&str, &[&str])] = &[
     ("CompactBoundaryOptions", BOUNDARY_KEYS),
     ("CompactOptions", COMPACT_KEYS),
     ("CompactorCompactOptions", COMPACTOR_COMPACT_KEYS),
+    ("CompactorAutoCompactOptions", COMPACTOR_AUTO_KEYS),
     ("TokenCountOptions", TOKEN_COUNT_KEYS),
     ("TruncateHeadOptions", TRUNCATE_HEAD_KEYS),
     ("PreemptiveOptions", PREEMPTIVE_KEYS),
@@ -947,14 +948,33 @@ pub const COMPACT_KEYS: &[&str] = &[
 ];
 
 /// Keys of the options of `Compactor.compact` (a manual compaction: no `isAutoCompact`, no
-/// `recompactionInfo`; `CompactorCompactOptions`).
+/// `recompactionInfo`; `CompactorCompactOptions`). `signal` (the call's own AbortSignal) is
+/// read by the bindings.
 pub const COMPACTOR_COMPACT_KEYS: &[&str] = &[
     "customInstructions",
     "suppressFollowUpQuestions",
     "retryBaseMs",
     "appendMissing",
     "keepLastUserMessage",
+    "signal",
 ];
+
+/// Keys of the options of `Compactor.maybeAutoCompact` (`CompactorAutoCompactOptions`):
+/// `keepLastUserMessage` for this call, and `signal` (the call's own AbortSignal, read by the
+/// bindings).
+pub const COMPACTOR_AUTO_KEYS: &[&str] = &["keepLastUserMessage", "signal"];
+
+/// Reads the options of `Compactor.maybeAutoCompact` (`undefined` or `null`: none): whether
+/// this call keeps the latest user request verbatim (`keepLastUserMessage`; the `Compactor`'s
+/// own option keeps it on every call).
+pub fn compactor_auto_call_options<S: Source>(options: &S) -> Result<bool> {
+    const WHAT: &str = "options";
+    closed_object(options, WHAT, COMPACTOR_AUTO_KEYS)?;
+    if options.is_absent() {
+        return Ok(false);
+    }
+    Ok(boolean(options, "keepLastUserMessage", WHAT)?.unwrap_or(false))
+}
 
 fn compact_options_with<S: Source>(
     options: &S,

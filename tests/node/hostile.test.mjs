@@ -281,10 +281,13 @@ test('one nesting rule: 100 levels read whole, deeper parts as text; parseTransc
   await assert.rejects(cc.compactConversation(fine, { model: SONNET, summarize, pinned: [msg(98)] }), (e) => e.code === 'INVALID_MESSAGE' && /context\.pinned\[0\]/.test(e.message));
 });
 
-test('unknown option keys are coded errors everywhere, also in Compactor.compact (no signal option there)', async () => {
+test('unknown option keys are coded errors everywhere, also in Compactor.compact and maybeAutoCompact', async () => {
   const c = new cc.Compactor({ model: SONNET, summarize, messages: msgs() });
-  await assert.rejects(c.compact({ signal: new AbortController().signal }),
-    (e) => e.code === 'INVALID_ARGUMENT' && /options\.signal is not an option here/.test(e.message));
+  // `signal` is an option of both calls (this call's own AbortSignal); a misspelt one is not.
+  await assert.rejects(c.compact({ signl: new AbortController().signal }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /options\.signl is not an option here; known: .*\bsignal\b/.test(e.message));
+  await assert.rejects(c.maybeAutoCompact({ keepLastUserMesage: true }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /did you mean `keepLastUserMessage`/.test(e.message));
   await assert.rejects(c.compact({ customInstruction: 'x' }),
     (e) => e.code === 'INVALID_ARGUMENT' && /did you mean `customInstructions`/.test(e.message));
   assert.throws(() => cc.microCompact(msgs(), { keepRecnt: 2 }), (e) => e.code === 'INVALID_ARGUMENT' && /keepRecent/.test(e.message));
