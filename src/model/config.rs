@@ -397,17 +397,20 @@ mod tests {
         .is_err());
     }
 
+    /// The config fields that hold a token size.
+    const TOKEN_SIZE_FIELDS: [&str; 5] = [
+        "contextWindow",
+        "maxOutputTokens",
+        "autoCompactWindow",
+        "blockingLimitOverride",
+        "summaryContextWindow",
+    ];
+
     /// Above the limit, the message names the limit (not "at least 1") and writes a huge
     /// value as JavaScript does, not in hundreds of digits.
     #[test]
     fn token_sizes_above_the_limit_name_the_limit() {
-        for name in [
-            "contextWindow",
-            "maxOutputTokens",
-            "autoCompactWindow",
-            "blockingLimitOverride",
-            "summaryContextWindow",
-        ] {
+        for name in TOKEN_SIZE_FIELDS {
             for (v, got) in [
                 (1e13, "10000000000000"),
                 (1e300, "1e+300"),
@@ -449,13 +452,7 @@ mod tests {
                 }
             })
         };
-        for name in [
-            "contextWindow",
-            "maxOutputTokens",
-            "autoCompactWindow",
-            "blockingLimitOverride",
-            "summaryContextWindow",
-        ] {
+        for name in TOKEN_SIZE_FIELDS {
             for bad in [0.0, 0.5, 0.999, -1.0] {
                 let e = sized(name, bad).unwrap_err();
                 assert_eq!(e.code, crate::model::error::ErrorCode::InvalidConfig);
