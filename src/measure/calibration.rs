@@ -305,6 +305,16 @@ fn overhead_alone(seen: &VecDeque<Observation>) -> Option<Fit> {
         })
 }
 
+/// Asserts that `f` is the line `overhead + ratio × estimate`, the overhead within
+/// `overhead_tolerance` tokens and the ratio within 0.01 (the tests' learned lines).
+#[cfg(test)]
+pub(crate) fn assert_line(f: &Fit, overhead: f64, ratio: f64, overhead_tolerance: f64) {
+    assert!(
+        (f.overhead - overhead).abs() < overhead_tolerance && (f.ratio - ratio).abs() < 0.01,
+        "{f:?}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,10 +365,7 @@ mod tests {
         );
         let two = Calibration::from_observations([obs(40, 26_450), obs(6_000, 33_600)]);
         let f = two.fit().unwrap();
-        assert!(
-            (f.ratio - 1.2).abs() < 0.01 && (f.overhead - 26_400.0).abs() < 50.0,
-            "{f:?}"
-        );
+        assert_line(&f, 26_400.0, 1.2, 50.0);
     }
 
     #[test]
@@ -423,10 +430,7 @@ mod tests {
         assert_eq!(c.observations_clean().map(|o| o.len()), Some(2));
         let f = c.fit().unwrap();
         assert_eq!(f.observations, 22);
-        assert!(
-            (f.ratio - 1.25).abs() < 0.01 && (f.overhead - 26_400.0).abs() < 100.0,
-            "{f:?}"
-        );
+        assert_line(&f, 26_400.0, 1.25, 100.0);
 
         // Usage reported before the clearing: it measured the results, the estimate sees
         // the placeholder (a growing share of what was sent). Together they fit no line …

@@ -2003,10 +2003,7 @@ mod tests {
     fn usage_reported_before_a_clearing_does_not_spoil_the_line() {
         let plain = Message::parse_all(Value::Array(agent_session(30))).unwrap();
         let f = learned_running(&plain).fit().unwrap();
-        assert!(
-            (f.overhead - 25_000.0).abs() < 50.0 && (f.ratio - 1.25).abs() < 0.01,
-            "{f:?}"
-        );
+        crate::measure::calibration::assert_line(&f, 25_000.0, 1.25, 50.0);
         // Micro-compacted after the session: 28 results are the placeholder. The usage of
         // every request after the first of them measured the result, the estimate sees the
         // placeholder: together the 30 observations fit no line (before: nothing was learned,
@@ -2048,10 +2045,7 @@ mod tests {
         assert_eq!(learned.observations_clean().map(|o| o.len()), Some(2));
         let f = learned.fit().unwrap();
         assert_eq!(f.observations, 30);
-        assert!(
-            (f.overhead - 25_000.0).abs() < 50.0 && (f.ratio - 1.25).abs() < 0.01,
-            "{f:?}"
-        );
+        crate::measure::calibration::assert_line(&f, 25_000.0, 1.25, 50.0);
     }
 
     #[test]
@@ -2076,10 +2070,7 @@ mod tests {
         assert_eq!(learned.observations_clean().map(|o| o.len()), Some(0));
         let f = learned.fit().unwrap();
         assert_eq!(f.observations, 20);
-        assert!(
-            (f.overhead - 25_000.0).abs() < 50.0 && (f.ratio - 1.25).abs() < 0.01,
-            "{f:?}"
-        );
+        crate::measure::calibration::assert_line(&f, 25_000.0, 1.25, 50.0);
     }
 
     #[test]
