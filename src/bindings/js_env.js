@@ -186,17 +186,24 @@ export function clearState(v) {
   }
 }
 
+// A controller aborted when one of `parents` (absent ones aside) aborts, with that one's
+// reason (the first already aborted, else the first to abort); `release()` detaches it from
+// them once its work has settled (a long-lived parent keeps no listener per call).
+function abortLinked(parents) {
+  const c = new AbortController();
+  const links = parents.filter(Boolean).map((p) => [p, () => c.abort(abortError(p))]);
+  const early = links.find(([p]) => aborted(p));
+  if (early) c.abort(abortError(early[0]));
+  else for (const [p, on] of links) listen(p, on);
+  return { c, release: () => { for (const [p, on] of links) unlisten(p, on); } };
+}
+
 // A signal for one summary written ahead: it aborts when `parent` (the Compactor's signal, if
 // any) aborts, or when `cancel()` is called — deferred to a microtask, so that a listener of
 // the caller's never runs inside a call into the library. `release()` detaches it from
-// `parent` once the summary has settled (a long-lived parent keeps no listener per summary).
+// `parent` once the summary has settled.
 export function linkedAbort(parent) {
-  const c = new AbortController();
-  const onParent = () => c.abort(abortError(parent));
-  if (parent) {
-    if (aborted(parent)) c.abort(abortError(parent));
-    else listen(parent, onParent);
-  }
+  const { c, release } = abortLinked([parent]);
   return {
     signal: c.signal,
     cancel() {
@@ -207,41 +214,19 @@ export function linkedAbort(parent) {
         c.abort(e);
       });
     },
-    release() {
-      unlisten(parent, onParent);
-    },
+    release,
   };
 }
 
 // The signal of one call given a signal of its own (`call`) besides its context's
 // (`context`): `{signal, release()}`, the signal aborted when either is (with that one's
-// reason). With one of them absent, the other as it is. `release()` detaches it from both
-// once the call has settled (a long-lived context signal keeps no listener per call).
+// reason). With one of them absent, the other as it is.
 export function eitherAbort(context, call) {
   if (!context || !call) return { signal: context || call, release: ignore };
-  const c = new AbortController();
-  const onContext = () => c.abort(abortError(context));
-  const onCall = () => c.abort(abortError(call));
-  if (aborted(context)) c.abort(abortError(context));
-  else if (aborted(call)) c.abort(abortError(call));
-  else {
-    listen(context, onContext);
-    listen(call, onCall);
-  }
-  return {
-    signal: c.signal,
-    release() {
-      unlisten(context, onContext);
-      unlisten(call, onCall);
-    },
-  };
+  const { c, release } = abortLinked([context, call]);
+  return { signal: c.signal, release };
 }
 
-// What `v` is when it is not data read through its properties: `function`, `Symbol`, `BigInt`,
-// or the built-in whose internal slots hold it (`Date`, `RegExp`, `Error`, `ArrayBuffer`, a
-// typed array's name, `Map`, `WeakMap`, …); undefined for strings, numbers, booleans,
-// arrays and other objects (plain ones, class instances, Proxies). Brand checks, so a value
-// of another realm is named too; nothing here throws.
 const brandGetter = (proto, key) => {
   const d = proto && Object.getOwnPropertyDescriptor(proto, key);
   return d && typeof d.get === 'function' ? (v) => d.get.call(v) : undefined;
