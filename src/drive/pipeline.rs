@@ -20,7 +20,7 @@ use crate::measure::thresholds::{
     auto_compact_threshold, context_window, context_window_for_model,
 };
 use crate::measure::tokens::{
-    active_start, estimate_all, estimate_range, learned_before, text_tokens_counted,
+    active_start, estimate_all, estimate_range, learned_and_estimated, text_tokens_counted,
     token_count_counted, token_count_with_estimation, CountedMessages, TextCounter,
 };
 use crate::model::config::Config;
@@ -153,9 +153,24 @@ impl CompactContext {
         counter: Option<&dyn TextCounter>,
     ) -> Result<SizeBefore, Error> {
         let from = active_start(messages)?;
-        let estimated = match counter {
-            Some(c) => estimate_range(&CountedMessages::new(messages, c), from..messages.len())?,
-            None => estimate_range(messages, from..messages.len())?,
+        let end = messages.len();
+        // The learned line is read in the same pass as the estimate when the usage seen is
+        // not already given ([`Self::calibration`]).
+        let (fit, estimated) = match (&self.calibration, counter) {
+            (Some(c), Some(counter)) => (
+                c.fit(),
+                estimate_range(&CountedMessages::new(messages, counter), from..end)?,
+            ),
+            (Some(c), None) => (c.fit(), estimate_range(messages, from..end)?),
+            (None, Some(counter)) => {
+                let counted = CountedMessages::new(messages, counter);
+                let (learned, estimated) = learned_and_estimated(&counted, end, from)?;
+                (learned.fit(), estimated)
+            }
+            (None, None) => {
+                let (learned, estimated) = learned_and_estimated(messages, end, from)?;
+                (learned.fit(), estimated)
+            }
         };
         let reported = match self.counted {
             Some(n) => n,
@@ -164,23 +179,7 @@ impl CompactContext {
         Ok(SizeBefore {
             reported,
             estimated,
-        })
-    }
-
-    /// The line learned from the usage seen ([`Self::calibration`], else the usage of
-    /// `messages` against their estimate in the tokens of `counter` when given), for the size
-    /// of what the next request sends; `None` when nothing is learned.
-    pub fn learned_line(
-        &self,
-        messages: &[Message],
-        counter: Option<&dyn TextCounter>,
-    ) -> Result<Option<Fit>, Error> {
-        Ok(match (&self.calibration, counter) {
-            (Some(c), _) => c.fit(),
-            (None, Some(counter)) => {
-                learned_before(&CountedMessages::new(messages, counter), messages.len())?.fit()
-            }
-            (None, None) => learned_before(messages, messages.len())?.fit(),
+            fit,
         })
     }
 
@@ -195,13 +194,19 @@ impl CompactContext {
 }
 
 /// [`CompactContext::size_before`]: what is reported (`preCompactTokenCount`) and what the
-/// compacted conversation must come out below (its estimate).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// compacted conversation must come out below (its estimate), and the line learned from the
+/// usage seen, read in the same pass.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SizeBefore {
     /// [`CompactContext::pre_count`].
     pub reported: u64,
     /// The estimate of the messages the context holds, with no usage in it.
     pub estimated: u64,
+    /// The line learned from the usage seen ([`CompactContext::calibration`], else the usage
+    /// of the messages against their estimate in the caller's tokens when it gave a
+    /// tokenizer), for the size of what the next request sends; `None` when nothing is
+    /// learned.
+    pub fit: Option<Fit>,
 }
 
 /// Options of `compactConversation`.
@@ -645,6 +650,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     let SizeBefore {
         reported: pre_tokens,
         estimated: size_before,
+        fit,
     } = ctx.size_before(messages, env.text_counter())?;
     env.progress(&ProgressEvent {
         tokens: Some(pre_tokens),
@@ -739,6 +745,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
                         from_session_memory: false,
                         summary_parts: 1,
                         size_before,
+                        fit,
                         preemptive_bound: None,
                     },
                 )
@@ -804,6 +811,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
             from_session_memory: false,
             summary_parts,
             size_before,
+            fit,
             preemptive_bound: None,
         },
     )
@@ -987,6 +995,8 @@ pub(crate) struct Finish {
     /// the compacted messages' estimate must be below it, or nothing is committed (and for an
     /// automatic compaction, [`Self::auto`], below the auto-compaction threshold).
     pub size_before: u64,
+    /// The line learned from the usage seen ([`SizeBefore::fit`]).
+    pub fit: Option<Fit>,
     /// A summary written ahead: the most its complete compacted context may be, as a multiple
     /// of the synchronous path's (see [`crate::drive::bound::post_compact_fits`]),
     /// checked once the attachments are known and before any hook runs.
@@ -1028,7 +1038,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     let kept = kept_owned.as_slice();
     let mut restored_files = Vec::new();
     let mut restored_skills = Vec::new();
-    let fit = ctx.learned_line(messages, env.text_counter())?;
+    let fit = f.fit;
     let summary_tokens = text_tokens_counted(
         &summary::summary_message_text(&f.summary_text, f.auto, f.suppress_follow_up_questions),
         env.text_counter(),

@@ -261,6 +261,7 @@ pub async fn swap<E: Environment + ?Sized>(
     let SizeBefore {
         reported: pre_tokens,
         estimated: size_before,
+        fit,
     } = ctx.size_before(messages, env.text_counter())?;
     env.progress(&ProgressEvent {
         tokens: Some(pre_tokens),
@@ -289,6 +290,7 @@ pub async fn swap<E: Environment + ?Sized>(
             from_session_memory: false,
             summary_parts: ahead.calls,
             size_before,
+            fit,
             preemptive_bound: Some(MAX_POST_COMPACT_RATIO),
         },
     )

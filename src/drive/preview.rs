@@ -194,8 +194,10 @@ pub fn preview(
     let counted = |text: &str| text_tokens_counted(text, counter);
     let measure = || restore::Measure(counter.map(|_| &counted as &restore::TokensOf<'_>));
     // Within what the compaction would free, as the compaction restores them.
-    let size_before = ctx.size_before(messages, counter)?.estimated;
-    let mut room = size_before.saturating_sub(estimated_summary_tokens + 1);
+    let size_before = ctx.size_before(messages, counter)?;
+    let mut room = size_before
+        .estimated
+        .saturating_sub(estimated_summary_tokens + 1);
     let budgeted =
         restore::budget_files_measured(known, &restore::FileBudget::within(room), measure())?;
     room = room.saturating_sub(budgeted.iter().map(|f| f.tokens).sum::<u64>());
@@ -247,9 +249,7 @@ pub fn preview(
     let estimated =
         token_count_counted(after.as_slice(), counter)?.total + context_parts_tokens(ctx, counter)?;
     // As the compaction reports it: with what the usage seen teaches (system prompt, tools).
-    let estimated_tokens_after = ctx
-        .learned_line(messages, counter)?
-        .map_or(estimated, |f| f.predict(estimated));
+    let estimated_tokens_after = size_before.fit.map_or(estimated, |f| f.predict(estimated));
 
     Ok(Preview {
         tokens_before,

@@ -66,6 +66,7 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
     let SizeBefore {
         reported: pre_tokens,
         estimated: size_before,
+        fit,
     } = ctx.size_before(messages, env.text_counter())?;
     let pre = match pre {
         Some(p) => p,
@@ -104,6 +105,7 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
             from_session_memory: true,
             summary_parts: 0,
             size_before,
+            fit,
             preemptive_bound: None,
         },
     )

@@ -5,9 +5,11 @@ use crate::drive::env::{CallError, Environment, ProgressEvent};
 use crate::drive::failure::{check_abort, CompactError};
 use crate::drive::retry::{Retry, RetryPolicy};
 use crate::model::error::ErrorCode;
-use crate::model::messages::Message;
+use crate::model::messages::{Block, Message};
 use crate::model::view::UsageCounts;
-use crate::summarize::summary::{self, SummaryProblem, SummaryRequest, TextMessage};
+use crate::summarize::summary::{
+    self, RequestMessage, SummaryProblem, SummaryRequest, TextMessage,
+};
 use std::borrow::Cow;
 
 use crate::transforms::ptl::{
@@ -332,12 +334,22 @@ pub(crate) async fn truncating<E: Environment + ?Sized>(
     }
 }
 
-/// The messages of a summary request, read back (those that parse).
+/// The messages of a summary request, read back (those that parse). The library's own
+/// text messages are built typed, without a JSON copy to read.
 pub(crate) fn request_as_messages(request: &SummaryRequest) -> Vec<Message> {
     request
         .messages
         .iter()
-        .filter_map(|v| Message::from_value(v.to_value(), "request").ok())
+        .filter_map(|m| match m {
+            RequestMessage::Text(t) => Some(Message::api_blocks(
+                crate::model::messages::Role::parse(t.role.as_str()),
+                t.content
+                    .iter()
+                    .map(|p| Block::text(p.text.as_str()))
+                    .collect(),
+            )),
+            RequestMessage::Raw(v) => Message::from_value(v.clone(), "request").ok(),
+        })
         .collect()
 }
 
@@ -420,6 +432,30 @@ mod tests {
     use serde_json::json;
 
     use crate::measure::tokens::TwoCharsAToken as Dense;
+
+    /// The request's messages read back typed are those its JSON reads back to.
+    #[test]
+    fn request_messages_read_back_as_their_json_reads() {
+        let m = Message::parse_all(json!([
+            {"role": "user", "content": "fix the ünïcode bug"},
+            {"role": "assistant", "content": [{"type": "text", "text": "on it"},
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/a.rs"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "fn main() {}"}]},
+        ]))
+        .unwrap();
+        let mut request = summary::build_summary_request("claude-sonnet-4-5", &m, &[]);
+        request.messages.push(RequestMessage::Raw(
+            json!({"role": "assistant", "content": "raw"}),
+        ));
+        let typed = request_as_messages(&request);
+        let from_json: Vec<Message> = request
+            .messages_json()
+            .into_iter()
+            .map(|v| Message::from_value(v, "request").unwrap())
+            .collect();
+        assert_eq!(typed.len(), request.messages.len());
+        assert_eq!(typed, from_json);
+    }
 
     #[test]
     fn the_request_is_fitted_in_the_callers_tokens() {

@@ -1037,35 +1037,56 @@ fn unanchored<V: ConversationView + ?Sized>(view: &V, start: usize) -> Result<To
 /// written before the rewind that left it: its own chain). Observations are taken in file
 /// order, as a `Compactor` given the lines one by one takes them.
 pub fn learned_before<V: ConversationView + ?Sized>(view: &V, end: usize) -> Result<Calibration> {
+    Ok(learned_and_estimated(view, end, end)?.0)
+}
+
+/// [`learned_before`] of messages `..end` and, from the same reading of each message,
+/// [`estimate_range`] of messages `from..end` (`from ≤ end`): a compaction needs both, and
+/// reading the messages once for the two saves a pass over them.
+pub fn learned_and_estimated<V: ConversationView + ?Sized>(
+    view: &V,
+    end: usize,
+    from: usize,
+) -> Result<(Calibration, u64)> {
     if view.has_other_branches() {
-        return learned_with_branches(view, end);
+        return learned_with_branches(view, end, from);
     }
     let with_usage = Find {
         assistant_with_usage: true,
         ..Find::default()
     };
     if end == 0 || view.rfind(end, with_usage)?.is_none() {
-        return Ok(Calibration::default());
+        return Ok((Calibration::default(), estimate_range(view, from..end)?));
     }
     let mut count = RunningCount::default();
+    let mut estimated = 0;
     for i in 0..end {
-        count.push(&message_facts(view, i)?);
+        let f = message_facts(view, i)?;
+        if i >= from {
+            estimated += f.tokens;
+        }
+        count.push(&f);
     }
-    Ok(count.calibration)
+    Ok((count.calibration, estimated))
 }
 
 /// [`learned_before`] of a view with lines on other branches: the chain's messages `..end`
 /// counted as the count reads them, and every line of the file's conversation (the chain and
 /// the other branches) in file order, in one pass; each usage observed from the one its
-/// line belongs to.
+/// line belongs to. With the estimate of messages `from..end`, as [`learned_and_estimated`].
 fn learned_with_branches<V: ConversationView + ?Sized>(
     view: &V,
     end: usize,
-) -> Result<Calibration> {
+    from: usize,
+) -> Result<(Calibration, u64)> {
     let (mut chain, mut file) = (RunningCount::default(), RunningCount::default());
     let mut learned = Calibration::default();
+    let mut estimated = 0;
     for i in 0..view.len() {
         let f = message_facts(view, i)?;
+        if (from..end).contains(&i) {
+            estimated += f.tokens;
+        }
         if i < end {
             if let Some(o) = chain.push_observed(&f) {
                 learned.observe_as(o);
@@ -1075,7 +1096,7 @@ fn learned_with_branches<V: ConversationView + ?Sized>(
             learned.observe_as(o);
         }
     }
-    Ok(learned)
+    Ok((learned, estimated))
 }
 
 /// Rejects a count whose API-reported part is more than twice the model's context window: no
@@ -2428,6 +2449,104 @@ mod tests {
         let resumed: Vec<Value> = [0, 6].iter().map(|&i| lines[i].clone()).collect();
         let c = token_count_with_estimation(&session_file(&resumed)[..]).unwrap();
         assert_eq!((c.total, c.calibrated), (chain_estimate, false));
+    }
+
+    /// `learned_and_estimated` reads once what `learned_before` and `estimate_range` read
+    /// apart: the same answers for every `from ≤ end`, with and without usage, across a
+    /// boundary and in a file with a branch left behind.
+    #[test]
+    fn learned_and_estimated_is_learned_before_and_estimate_range() {
+        let none = json!({});
+        let linear = vec![
+            cc_line("user", "q1", None, &"q".repeat(400), None, none.clone()),
+            cc_line(
+                "assistant",
+                "r1",
+                Some("q1"),
+                &"a".repeat(800),
+                Some(20_200),
+                none.clone(),
+            ),
+            cc_line(
+                "user",
+                "q2",
+                Some("r1"),
+                &"f".repeat(1200),
+                None,
+                none.clone(),
+            ),
+            cc_line(
+                "assistant",
+                "r2",
+                Some("q2"),
+                &"b".repeat(400),
+                Some(20_600),
+                none.clone(),
+            ),
+            cc_line(
+                "user",
+                "q3",
+                Some("r2"),
+                &"g".repeat(4000),
+                None,
+                none.clone(),
+            ),
+        ];
+        let mut bounded = linear.clone();
+        bounded.insert(
+            3,
+            json!({"type": "system", "subtype": "compact_boundary", "uuid": "b", "parentUuid": "q2",
+                "content": "Conversation compacted"}),
+        );
+        let mut rewound = linear.clone();
+        rewound.push(cc_line(
+            "user",
+            "q9",
+            Some("r1"),
+            &"z".repeat(300),
+            None,
+            none.clone(),
+        ));
+        let unused: Vec<Value> = linear
+            .iter()
+            .filter(|l| l["type"] == "user")
+            .cloned()
+            .collect();
+        let api: Vec<Message> = [
+            json!({"role": "user", "content": "x".repeat(900)}),
+            json!({"role": "assistant", "content": "y".repeat(300)}),
+        ]
+        .into_iter()
+        .map(|v| Message::from_value(v, "m").unwrap())
+        .collect();
+        let sets = [
+            session_file(&linear),
+            session_file(&bounded),
+            session_file(&rewound),
+            session_file(&unused),
+            api,
+        ];
+        assert!(sets[2].has_other_branches());
+        for m in &sets {
+            for end in 0..=m.len() {
+                for from in 0..=end {
+                    let (learned, estimated) = learned_and_estimated(&m[..], end, from).unwrap();
+                    assert_eq!(
+                        learned,
+                        learned_before(&m[..], end).unwrap(),
+                        "{end} {from}"
+                    );
+                    assert_eq!(
+                        estimated,
+                        estimate_range(&m[..], from..end).unwrap(),
+                        "{end} {from}"
+                    );
+                }
+            }
+        }
+        // Something was learned and estimated, so the comparison above can fail.
+        let (learned, estimated) = learned_and_estimated(&sets[0][..], 5, 2).unwrap();
+        assert!(learned.fit().is_some() && estimated > 1000, "{estimated}");
     }
 
     #[test]

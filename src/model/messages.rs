@@ -849,6 +849,15 @@ impl Message {
             .and_then(Value::as_str)
     }
 
+    /// A new API-shape message of `role` with `blocks` as its content.
+    pub fn api_blocks(role: Role, blocks: Vec<Block>) -> Message {
+        Message {
+            role: Some(Some(role)),
+            content: Some(Some(Content::Blocks(blocks))),
+            ..Default::default()
+        }
+    }
+
     /// A new API-shape user message with string content.
     pub fn api_user_text(text: impl Into<String>) -> Message {
         Message {

@@ -132,7 +132,10 @@ impl<'a> SummaryIndex<'a> {
             }
             norm.push_str(&n);
         }
-        let mut words: FastSet<String> = FastSet::default();
+        // Sized once for the words a text of this length holds (about one per 8 bytes of
+        // prose), rather than grown by rehashing as they come.
+        let mut words: FastSet<String> =
+            FastSet::with_capacity_and_hasher(norm.len() / 8, Default::default());
         for w in self::words(&norm) {
             if !words.contains(w) {
                 words.insert(w.to_string());

@@ -251,24 +251,32 @@ pub fn pending_turn<V: ConversationView + ?Sized>(view: &V, start: usize) -> Res
     }
     // A server tool call of an earlier turn whose code called the client tools of this one
     // (programmatic tool calling), or whose result this turn holds, waits with it: the
-    // turn begins at that call's turn ([`server_call_links`]).
-    let links = server_call_links(view, start)?;
-    while let Some(call) = links
-        .iter()
-        .filter(|&&(call, other)| call < first && other >= first)
-        .map(|&(call, _)| call)
-        .min()
-    {
-        first = call;
-        while let Some(p) = view.rfind(first, assistant)? {
-            if p < start || !same_turn(view, p, first)? {
-                break;
+    // turn begins at that call's turn ([`server_call_links`]). The links are read only when
+    // the turn holds the end of one (a server tool's result, a call a server tool's code
+    // made): most conversations hold none, and reading them costs a pass over the context.
+    let mut contents = view.contents(first..view.len(), Detail::Structure)?;
+    if ends_a_link(view, first, &contents)? {
+        let links = server_call_links(view, start)?;
+        let before = first;
+        while let Some(call) = links
+            .iter()
+            .filter(|&&(call, other)| call < first && other >= first)
+            .map(|&(call, _)| call)
+            .min()
+        {
+            first = call;
+            while let Some(p) = view.rfind(first, assistant)? {
+                if p < start || !same_turn(view, p, first)? {
+                    break;
+                }
+                first = p;
             }
-            first = p;
+        }
+        if first != before {
+            contents = view.contents(first..view.len(), Detail::Structure)?;
         }
     }
     // Only results of its calls may follow it: a user message with words ends the turn.
-    let contents = view.contents(first..view.len(), Detail::Structure)?;
     let mut server = ServerCalls::default();
     for (i, content) in (first..).zip(&contents) {
         if view.is_sidechain(i) {
@@ -305,6 +313,32 @@ pub fn pending_turn<V: ConversationView + ?Sized>(view: &V, start: usize) -> Res
         }
     }
     Ok(answered.contains(&false).then_some(first))
+}
+
+/// Whether an assistant message of `contents` (messages `from..` of `view`) holds what a
+/// [`server_call_links`] link ends at: a server tool's result or a client call made by a
+/// server tool's code.
+fn ends_a_link<V: ConversationView + ?Sized>(
+    view: &V,
+    from: usize,
+    contents: &[ContentInfo],
+) -> Result<bool> {
+    for (i, content) in (from..).zip(contents) {
+        if view.is_sidechain(i) || view.kind(i)? != Kind::Assistant {
+            continue;
+        }
+        if let ContentInfo::Blocks(blocks) = content {
+            let ends = |b: &BlockInfo| match b.kind {
+                Some(BlockKind::ServerToolResult) => b.tool_use_id.is_some(),
+                Some(BlockKind::ToolUse) => b.caller.is_some(),
+                _ => false,
+            };
+            if blocks.iter().any(ends) {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// The server tool calls (`server_tool_use`) of an assistant turn and the results the turn
