@@ -535,6 +535,12 @@ function anthropicMessages(arr, i, m, shape) {
           return [];
         }
         case 'item_reference': return [];
+        // Tools made available from here on: a system message of the Messages API's
+        // `tool_addition` blocks, which a compaction keeps (Message::changes_tools).
+        case 'additional_tools': {
+          const tools = Array.isArray(m.tools) ? parts(m.tools) : [];
+          return [{ role: 'system', content: tools.map((t) => ({ type: 'tool_addition', tool: { type: 'tool_definition', definition: t } })) }];
+        }
         case 'message': case undefined:
           if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
           return [{ role, content: blocksOf(m.content) }];

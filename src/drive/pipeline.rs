@@ -1022,10 +1022,15 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
 ) -> Result<CompactionResult, CompactError> {
     let transcript = is_transcript(messages);
     // Kept besides what the path chose: the system messages that open the conversation (the
-    // app's instructions, not history) and the pinned halves of tool pairs with their partners.
+    // app's instructions, not history), those that change the tool set, and the pinned halves
+    // of tool pairs with their partners.
     let start = active_start(messages)?;
     let mut kept = f.kept.clone();
-    kept.extend(start..boundary::leading_system_from(messages, start)?);
+    let lead_end = boundary::leading_system_from(messages, start)?;
+    kept.extend(start..lead_end);
+    // And the system messages that change the tool set (tools added or withdrawn midway):
+    // summarized, the tool set would fall back to the request's `tools`.
+    kept.extend((lead_end..messages.len()).filter(|&i| messages[i].changes_tools()));
     kept.extend(pinned::kept_for_pins(&ctx.pinned, messages, start)?);
     kept.sort_unstable();
     kept.dedup();

@@ -441,6 +441,10 @@ impl PartialEq for ConversationMark {
 /// `type` of the Messages API's server-side compaction block (`compact_20260112`, on-demand
 /// compaction): `{type: 'compaction', content, encrypted_content | signature}`.
 pub const COMPACTION_BLOCK: &str = "compaction";
+/// A system message's block that makes a tool available from there on.
+pub const TOOL_ADDITION_BLOCK: &str = "tool_addition";
+/// A system message's block that withdraws a tool from there on.
+pub const TOOL_REMOVAL_BLOCK: &str = "tool_removal";
 
 /// Whether the `compaction` block `v` is opaque: no `content` key, a non-empty
 /// `encrypted_content` string (the provider's summary, readable by the provider only).
@@ -813,6 +817,23 @@ impl Message {
     pub fn holds_opaque_compaction(&self) -> bool {
         self.first_compaction_block()
             .is_some_and(is_opaque_compaction)
+    }
+
+    /// Whether this is a system message given as a message whose content changes the tool set
+    /// from that point on: a `tool_addition` or `tool_removal` block (the Messages API's
+    /// mid-conversation tool changes; an OpenAI Responses `additional_tools` item reads as one).
+    /// A compaction keeps such a message verbatim: summarized, the tools it added would no
+    /// longer be offered and those it withdrew would be offered again.
+    pub fn changes_tools(&self) -> bool {
+        if self.kind() != Kind::System || self.is_transcript() {
+            return false;
+        }
+        match self.content() {
+            Some(Content::Blocks(bs)) => bs
+                .iter()
+                .any(|b| matches!(b.type_name(), TOOL_ADDITION_BLOCK | TOOL_REMOVAL_BLOCK)),
+            _ => false,
+        }
     }
 
     /// The first block of the content when it is a `compaction` block.
@@ -1313,6 +1334,24 @@ pub fn json_type_name(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_system_message_of_tool_additions_or_removals_changes_the_tools() {
+        let m = |v: serde_json::Value| Message::from_value(v, "m").unwrap();
+        let add = serde_json::json!({"type": "tool_addition", "tool": {"type": "tool_reference", "name": "deploy"}});
+        let remove = serde_json::json!({"type": "tool_removal", "tool": {"type": "tool_reference", "name": "read"}});
+        for b in [&add, &remove] {
+            let text = serde_json::json!({"type": "text", "text": "Deploy when ready."});
+            assert!(m(serde_json::json!({"role": "system", "content": [text, b]})).changes_tools());
+            // Only a system message changes the tool set.
+            assert!(!m(serde_json::json!({"role": "user", "content": [b]})).changes_tools());
+        }
+        assert!(!m(serde_json::json!({"role": "system", "content": "Be brief."})).changes_tools());
+        assert!(!m(
+            serde_json::json!({"role": "system", "content": [{"type": "text", "text": "t"}]})
+        )
+        .changes_tools());
+    }
 
     #[test]
     fn an_opaque_compaction_starts_the_context_a_failed_one_does_not() {
