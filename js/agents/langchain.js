@@ -75,7 +75,9 @@ export function compactionMiddleware(options) {
         await o.onCompaction?.(result);
         return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...buildPostCompactMessages(result)] };
       } catch (error) {
-        state.consecutiveFailures += 1;
+        // A compaction the caller aborted (through a `signal` in `context`) is reported, not
+        // counted: it says nothing of whether compaction works.
+        if (/** @type {any} */ (error)?.code !== 'ABORTED') state.consecutiveFailures += 1;
         await o.onError?.(error);
         return undefined;
       }

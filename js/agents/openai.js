@@ -75,6 +75,9 @@ export async function runChatToolLoop(options) {
         failures = 0;
         await o.onCompaction?.(result, { step, reason: 'auto' });
       } catch (error) {
+        // Aborted: the loop ends with it (no failure of the compaction). Else reported, and
+        // the request goes on uncompacted.
+        if (o.signal?.aborted) throw error;
         failures += 1;
         await o.onError?.(error);
       }

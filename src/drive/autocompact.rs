@@ -350,12 +350,17 @@ impl AutoCompactOutcome {
         }
     }
 
-    /// Attempted and failed with `e`, after `consecutive_failures` failures before it.
+    /// Attempted and failed with `e`, after `consecutive_failures` failures before it. A
+    /// compaction the caller aborted (`ABORTED`: the user cancelled it, or the agent's turn
+    /// ended) is reported but not counted: it says nothing of whether compaction works, and a
+    /// user who cancels three times would otherwise switch automatic compaction off for the
+    /// session.
     pub fn failed(e: crate::drive::pipeline::CompactError, consecutive_failures: u32) -> Self {
+        let aborted = e.error.code == crate::model::error::ErrorCode::Aborted;
         AutoCompactOutcome {
             was_compacted: false,
             result: None,
-            consecutive_failures: consecutive_failures + 1,
+            consecutive_failures: consecutive_failures + u32::from(!aborted),
             error: Some(e),
             skipped: None,
         }
@@ -525,6 +530,25 @@ mod tests {
 
     fn ask(tokens: u64, opts: ShouldAutoCompactOptions, cfg: Config) -> AutoCompactDecision {
         should_auto_compact(history(tokens).as_slice(), "claude-opus-4-6", &opts, &cfg).unwrap()
+    }
+
+    /// A failure counts towards the breaker; a compaction the caller aborted does not.
+    #[test]
+    fn an_aborted_compaction_is_reported_but_not_counted() {
+        use crate::drive::pipeline::CompactError;
+        use crate::model::error::ErrorCode;
+        let failed = AutoCompactOutcome::failed(
+            CompactError::new(ErrorCode::SummarizerFailed, "the summarizer threw"),
+            1,
+        );
+        assert_eq!(failed.consecutive_failures, 2);
+        let aborted = AutoCompactOutcome::failed(
+            CompactError::new(ErrorCode::Aborted, "aborted while summarizing"),
+            1,
+        );
+        assert_eq!(aborted.consecutive_failures, 1);
+        assert_eq!(aborted.error.unwrap().error.code, ErrorCode::Aborted);
+        assert!(!aborted.was_compacted);
     }
 
     #[test]
