@@ -142,13 +142,15 @@ export function compactionPrepareStep(options) {
     const modelId = modelIdOf(o.modelId, args.model, where);
     const last = args.steps?.[args.steps.length - 1];
     const usage = last?.usage && typeof last.usage.inputTokens === 'number' ? last.usage : undefined;
-    const countOptions = { config: o.config, usage, system: o.system, tools: o.tools };
+    // Named: plain text messages fit the Anthropic shape too, and a compaction answered in it
+    // would open with a Claude Code boundary line the AI SDK cannot send.
+    const countOptions = { config: o.config, usage, system: o.system, tools: o.tools, shape: /** @type {const} */ ('ai-sdk-model') };
     if (state.consecutiveFailures < MAX_CONSECUTIVE_FAILURES && shouldAutoCompact(messages, modelId, countOptions)) {
       try {
         const result = await compactConversation(
           messages,
           { ...o.context, model: modelId, summarize: o.summarize, config: o.config },
-          { keepLastUserMessage: true, ...o.compactOptions, isAutoCompact: true },
+          { keepLastUserMessage: true, shape: 'ai-sdk-model', ...o.compactOptions, isAutoCompact: true },
         );
         run.prefixLength = args.messages.length;
         run.replacement = buildPostCompactMessages(result);

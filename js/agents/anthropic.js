@@ -40,7 +40,9 @@ function resultContent(value) {
  * in a row the Compactor stops trying (its `tracking.consecutiveFailures`).
  *
  * Stops at a reply that is not `tool_use`, or with `MAX_STEPS_EXCEEDED` after `maxSteps`
- * requests (default 25).
+ * requests (default 25). A turn the API paused (`pause_turn`) is sent back to go on; a reply
+ * cut off by `max_tokens` inside a tool call has its calls answered as not run
+ * (`is_error: true`) and the model is asked again.
  *
  * @param {import('./anthropic.js').AnthropicToolLoopOptions} options
  * @returns {Promise<import('./anthropic.js').AnthropicToolLoopResult>}
@@ -113,10 +115,21 @@ export async function runToolLoop(options) {
     }
     o.compactor.push({ role: 'assistant', content: message.content, usage: message.usage });
     await o.onStep?.(message, { step });
-    if (message.stop_reason !== 'tool_use') return { message, steps: step + 1, compactions };
+    // A turn the API paused (a long server-side tool run) goes on when the paused reply is
+    // sent back as it is: the next request, with nothing after it.
+    if (message.stop_reason === 'pause_turn') continue;
+    // A reply cut off by max_tokens inside a tool call: the call is answered (not run, its
+    // input is incomplete) so that the conversation stays one the API takes, and the model
+    // is asked again.
+    const cut = message.stop_reason === 'max_tokens' && message.content.some((/** @type {any} */ b) => b?.type === 'tool_use');
+    if (message.stop_reason !== 'tool_use' && !cut) return { message, steps: step + 1, compactions };
     const results = [];
     for (const block of message.content) {
       if (block.type !== 'tool_use') continue;
+      if (cut) {
+        results.push({ type: 'tool_result', tool_use_id: block.id, is_error: true, content: 'The reply was cut off by max_tokens before this call was complete: it was not run.' });
+        continue;
+      }
       const run = tools[block.name];
       try {
         if (!run) throw new Error(`no tool named "${block.name}"`);

@@ -26,6 +26,7 @@ export interface CompactionMiddlewareOptions {
 /** The middleware, with its state. */
 export type CompactionMiddleware = AgentMiddleware & {
   readonly compactions: number;
+  /** Failed compactions in a row of the thread that ran last (3 stop further attempts in that thread). */
   readonly consecutiveFailures: number;
   readonly lastResult: CompactionResult<BaseMessage> | null;
 };

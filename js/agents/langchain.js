@@ -8,6 +8,9 @@ import { RemoveMessage } from '@langchain/core/messages';
 import { REMOVE_ALL_MESSAGES } from '@langchain/langgraph';
 import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError } from './common.js';
 
+/** Threads whose failed compactions in a row the middleware remembers, at most. */
+const REMEMBERED_THREADS = 10_000;
+
 const KEYS = ['model', 'summarize', 'config', 'context', 'compactOptions', 'system', 'tools', 'name', 'onCompaction', 'onError'];
 
 /**
@@ -32,8 +35,11 @@ function modelIdOf(model) {
  * summary (a `HumanMessage` built with your own class), the latest user request verbatim
  * (unless `compactOptions.keepLastUserMessage` is `false`) and what the compaction restores;
  * leading `SystemMessage`s stay first. A failed compaction leaves the messages as they were
- * and is reported through `onError`; after three failures in a row the middleware stops
- * trying for the life of the middleware.
+ * and is reported through `onError`; after three failures in a row in one thread (the run's
+ * `configurable.thread_id`; runs without one share a count) the middleware stops trying for
+ * that thread, not for the agent's other threads. The run's abort signal reaches the
+ * summarizer (an aborted compaction is no failure, and nothing is counted or reported as
+ * compacted).
  *
  * @param {import('./langchain.js').CompactionMiddlewareOptions} options
  * @returns {import('./langchain.js').CompactionMiddleware}
@@ -57,27 +63,44 @@ export function compactionMiddleware(options) {
   }
   /** @type {{ compactions: number, consecutiveFailures: number, lastResult: any }} */
   const state = { compactions: 0, consecutiveFailures: 0, lastResult: null };
+  /** Failed compactions in a row by thread id (the least recently used forgotten first). */
+  const failures = new Map();
+  /** @param {string} thread @param {number} n */
+  const setFailures = (thread, n) => {
+    failures.delete(thread);
+    if (n > 0) failures.set(thread, n);
+    if (failures.size > REMEMBERED_THREADS) failures.delete(failures.keys().next().value);
+    state.consecutiveFailures = n;
+  };
   const middleware = createMiddleware({
     name: o.name ?? 'ContextCompactionMiddleware',
-    beforeModel: async (/** @type {{ messages: any[] }} */ agentState) => {
+    beforeModel: async (/** @type {{ messages: any[] }} */ agentState, /** @type {any} */ runtime) => {
       const messages = agentState.messages;
-      if (state.consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) return undefined;
+      const id = runtime?.configurable?.thread_id;
+      const thread = typeof id === 'string' || typeof id === 'number' ? String(id) : '';
+      const failed = failures.get(thread) ?? 0;
+      state.consecutiveFailures = failed;
+      if (failed >= MAX_CONSECUTIVE_FAILURES) return undefined;
       if (!shouldAutoCompact(messages, modelId, { config: o.config, system: o.system, tools: o.tools })) return undefined;
+      const signal = runtime?.signal ?? undefined;
       try {
         const result = await compactConversation(
           messages,
-          { ...o.context, model: modelId, summarize: o.summarize, config: o.config },
+          { ...o.context, model: modelId, summarize: o.summarize, config: o.config, ...(signal ? { signal } : {}) },
           { keepLastUserMessage: true, ...o.compactOptions, isAutoCompact: true },
         );
+        // The run was aborted while the summary was written: nothing of it is kept.
+        if (signal?.aborted) return undefined;
         state.compactions += 1;
-        state.consecutiveFailures = 0;
+        setFailures(thread, 0);
         state.lastResult = result;
         await o.onCompaction?.(result);
         return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...buildPostCompactMessages(result)] };
       } catch (error) {
-        // A compaction the caller aborted (through a `signal` in `context`) is reported, not
-        // counted: it says nothing of whether compaction works.
-        if (/** @type {any} */ (error)?.code !== 'ABORTED') state.consecutiveFailures += 1;
+        // The run aborted: it ends with the error. A compaction aborted otherwise (a `signal`
+        // in `context`) is reported, not counted: it says nothing of whether compaction works.
+        if (signal?.aborted) throw error;
+        if (/** @type {any} */ (error)?.code !== 'ABORTED') setFailures(thread, failed + 1);
         await o.onError?.(error);
         return undefined;
       }

@@ -59,7 +59,9 @@ export async function runChatToolLoop(options) {
     const result = await compactConversation(
       messages,
       { ...o.context, model, summarize: o.summarize, config: o.config, signal: o.signal },
-      { keepLastUserMessage: true, ...o.compactOptions, isAutoCompact: auto },
+      // Named: plain text messages fit the Anthropic shape too, and a compaction answered in it
+      // would open with a Claude Code boundary line OpenAI refuses.
+      { keepLastUserMessage: true, shape: 'openai-chat', ...o.compactOptions, isAutoCompact: auto },
     );
     messages = buildPostCompactMessages(result);
     usage = undefined; // the last usage measured the old context
@@ -69,7 +71,7 @@ export async function runChatToolLoop(options) {
   const send = () => o.client.chat.completions.create({ ...o.request, messages }, o.signal ? { signal: o.signal } : undefined);
 
   for (let step = 0; step < maxSteps; step++) {
-    if (failures < MAX_CONSECUTIVE_FAILURES && shouldAutoCompact(messages, model, { config: o.config, usage, tools: o.request.tools })) {
+    if (failures < MAX_CONSECUTIVE_FAILURES && shouldAutoCompact(messages, model, { config: o.config, usage, tools: o.request.tools, shape: 'openai-chat' })) {
       try {
         const result = await compact(true);
         failures = 0;

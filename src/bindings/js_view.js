@@ -2016,6 +2016,9 @@ function countTail_(arr, F, fb, W, wb, wcap) {
   // The lines read (from where the search stopped) hang as written: else the chain decides
   // (SPEC §2), on the general path.
   if (!tailLinked(arr, stop, len, W, tag)) return 0;
+  // A response a compaction kept carries the old context's usage: the general path decides
+  // when the response may have begun in a kept window (tokens::stateless_count).
+  if (!(W[tag - stop] & 32) && mayBeKept(arr, stop, first, len)) return 0;
   for (let i = at + 1; i < len; i++) {
     if ((W[tag - i] & 7) === 1 && idOf(arr[i]) === id && id !== undefined) W[tag - i] |= SAME_RESPONSE;
   }
@@ -2051,6 +2054,74 @@ function countTail_(arr, F, fb, W, wb, wcap) {
   F[fb + 6] = u0; F[fb + 7] = u1; F[fb + 8] = u2; F[fb + 9] = u3;
   countStats.records++;
   return used;
+}
+
+// Where the per-turn record found the last compact_boundary line of an array of lines before
+// the lines it reads, per array: a conversation that only grew since is searched from where
+// the last search ended, so the search reads each line once, not on every count. The prefix
+// searched is taken as unchanged while its last line and the boundary found are still where
+// they were. `kept` and `last`: the boundary's keptMessages and the index of the last line of
+// its window, as last measured (`kept` -1: not measured).
+const BOUNDARIES = new WeakMap();
+
+// The entry of `arr` in BOUNDARIES, its search brought up to arr[0..end).
+function boundaryOf(arr, end) {
+  let e = BOUNDARIES.get(arr), lo = 0, found = -1;
+  if (e !== undefined && e.end > 0 && e.end <= end && arr[e.end - 1] === e.lastLine &&
+      (e.at < 0 || arr[e.at] === e.line)) {
+    lo = e.end;
+    found = e.at;
+  } else {
+    e = undefined;
+  }
+  for (let i = end - 1; i >= lo; i--) {
+    const m = arr[i];
+    if (m !== null && typeof m === 'object' && m.type === 'system' && m.subtype === 'compact_boundary') {
+      found = i;
+      break;
+    }
+  }
+  const line = found >= 0 ? arr[found] : null;
+  if (e === undefined || e.at !== found || e.line !== line) {
+    e = { end: 0, lastLine: null, at: found, line, kept: -1, last: -1 };
+    BOUNDARIES.set(arr, e);
+  }
+  e.end = end;
+  e.lastLine = end > 0 ? arr[end - 1] : null;
+  return e;
+}
+
+// Whether the response whose first line is arr[first] may have begun among the messages the
+// last compaction kept (the summary and `keptMessages` sent lines after a boundary before
+// `stop`): then the general path reads the boundary as tokens::stateless_count does. Leans to
+// yes where it cannot tell (a sub-agent's boundary, lines a sub-agent's file sends).
+function mayBeKept(arr, stop, first, len) {
+  const e = boundaryOf(arr, stop);
+  if (e.at < 0) return false;
+  if (e.line.isSidechain === true) return true;
+  const meta = e.line.compactMetadata;
+  const kept = meta !== null && typeof meta === 'object' ? meta.keptMessages : undefined;
+  // (Rust reads whole numbers only: anything else positive is left to it.)
+  if (typeof kept !== 'number' || !(kept > 0)) return false;
+  if (e.kept !== kept) {
+    // The line where the window's (kept + 1)-th sent line sits; lines a main session's file
+    // does not send (sub-agent lines, progress, system) are not counted.
+    let seen = 0, last = -1;
+    for (let i = e.at + 1; i < len; i++) {
+      const m = arr[i];
+      if (m === null || typeof m !== 'object' || m.isSidechain === true) continue;
+      const t = m.type;
+      if ((t === 'user' || t === 'assistant' || t === 'attachment') && ++seen > kept) {
+        last = i;
+        break;
+      }
+    }
+    // A window that runs to the end is measured again when the conversation grows.
+    if (last < 0) return true;
+    e.kept = kept;
+    e.last = last;
+  }
+  return first <= e.last;
 }
 
 // Whether a message with header `h` may be sent to the model (tokens::is_sent decides; this

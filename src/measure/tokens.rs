@@ -820,7 +820,9 @@ impl TailPass {
 /// its first line, the mid-stream rule). `None` when the record does not settle it: no
 /// usage, a boundary or context start first, something not read or malformed in a range the
 /// count reads, usage that is not valid. The caller then counts on the general path (which
-/// reports what is wrong).
+/// reports what is wrong). The record holds nothing before the anchor response, so it cannot
+/// show a compaction that kept that response ([`stateless_count`]'s rule): its writer makes
+/// no record when a boundary that kept messages may have kept it.
 pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
     type M = TailMessage;
     let len = r.message_count();
@@ -921,8 +923,7 @@ pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
 /// messages it kept after the summary still carry the usage of the old context, so when the
 /// anchor response began among them, everything after the boundary is estimated instead. Costs
 /// a backward search for the boundary: `shouldAutoCompact` makes it where the plain count says
-/// a compaction is due; `tokenCountWithEstimation` applies it to the first response after a
-/// boundary only ([`stateless_count`]).
+/// a compaction is due; `tokenCountWithEstimation` always applies it ([`stateless_count`]).
 pub fn token_count_checked<V: ConversationView + ?Sized>(view: &V) -> Result<TokenCount> {
     token_count_checked_given(view, None)
 }
@@ -941,15 +942,17 @@ pub fn token_count_checked_from<V: ConversationView + ?Sized>(
     view: &V,
     count: TokenCount,
 ) -> Result<TokenCount> {
-    checked_from(view, count, false)
+    checked_from(view, count)
 }
 
 /// `tokenCountWithEstimation`'s count: [`token_count_given`], and, where the caller gives no
-/// usage (usage it gives is its latest), [`token_count_checked_from`]'s rule for the anchor
-/// response that is the first after a boundary only (the summary and user lines alone between
-/// them): the rule the per-turn record can settle ([`count_tail`] leaves such a response to
-/// it), so that the count is the same with and without options. A later kept response (a
-/// session-memory compaction that kept several) is read as its usage says, as before.
+/// usage (usage it gives is its latest), [`token_count_checked_from`]'s rule: a response that
+/// began among the messages a compaction kept (any of them, not only the first after the
+/// boundary) measured the old context, and everything after the boundary is estimated instead,
+/// as `shouldAutoCompact` and the `Compactor` count it. The search for the boundary reads back
+/// to the last one only. The per-turn record ([`count_tail`]) leaves such a conversation to
+/// this count: its writer sends a conversation whose latest usage may sit in a kept window to
+/// the general path.
 pub fn stateless_count<V: ConversationView + ?Sized>(
     view: &V,
     given: Option<GivenUsage>,
@@ -958,14 +961,10 @@ pub fn stateless_count<V: ConversationView + ?Sized>(
     if given.is_some() {
         return Ok(count);
     }
-    checked_from(view, count, true)
+    token_count_checked_from(view, count)
 }
 
-fn checked_from<V: ConversationView + ?Sized>(
-    view: &V,
-    count: TokenCount,
-    first_only: bool,
-) -> Result<TokenCount> {
+fn checked_from<V: ConversationView + ?Sized>(view: &V, count: TokenCount) -> Result<TokenCount> {
     let Some(anchor) = count.anchor else {
         return Ok(count);
     };
@@ -993,9 +992,6 @@ fn checked_from<V: ConversationView + ?Sized>(
         seen += 1;
         if k == first {
             stale = seen <= kept.saturating_add(1);
-            break;
-        }
-        if first_only && view.kind(k)? == Kind::Assistant {
             break;
         }
         if seen > kept.saturating_add(1) {
@@ -2237,6 +2233,46 @@ mod tests {
             let checked = token_count_checked(&m[..=i]).unwrap().total;
             assert_eq!((running.total(), checked), (*want, *want), "after line {i}");
         }
+    }
+
+    #[test]
+    fn the_stateless_count_reads_a_later_kept_response_as_stale_too() {
+        // A session-memory compaction kept two responses (each with the old context's usage)
+        // and their results; the latest usage is the second kept response, not the first
+        // after the boundary. The stateless count estimates from the boundary on, as the
+        // running and checked counts do; a fresh response after the window anchors again.
+        let a = |id: &str, input: u64| {
+            json!({"type": "assistant", "message": {"role": "assistant", "id": id,
+                "content": [{"type": "tool_use", "id": format!("t{id}"), "name": "Read", "input": {"p": "x".repeat(40)}}],
+                "usage": {"input_tokens": input, "output_tokens": 7}, "stop_reason": "tool_use"}})
+        };
+        let r = |id: &str| {
+            json!({"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": format!("t{id}"), "content": "r".repeat(80)}]}})
+        };
+        let m = Message::parse_all(json!([
+            {"type": "user", "message": {"role": "user", "content": "old ".repeat(400)}},
+            {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+                "compactMetadata": {"trigger": "auto", "keptMessages": 4}},
+            {"type": "user", "isCompactSummary": true, "message": {"role": "user", "content": "summary"}},
+            a("k1", 90_000), r("k1"), a("k2", 100_000), r("k2"),
+            {"type": "user", "message": {"role": "user", "content": "next"}},
+            a("f1", 3_000), r("f1")
+        ]))
+        .unwrap();
+        let mut running = RunningCount::default();
+        for i in 0..m.len() {
+            running.push(&message_facts(m.as_slice(), i).unwrap());
+            let stateless = stateless_count(&m[..=i], None).unwrap();
+            let checked = token_count_checked(&m[..=i]).unwrap();
+            assert_eq!(stateless, checked, "after line {i}");
+            assert_eq!(stateless.total, running.total(), "after line {i}");
+        }
+        // Before the fix: anchored on k2's 100,000 after line 6.
+        let c = stateless_count(&m[..7], None).unwrap();
+        assert_eq!((c.anchor, c.total < 1_000), (None, true), "{c:?}");
+        let fresh = stateless_count(m.as_slice(), None).unwrap();
+        assert_eq!(fresh.anchor, Some(8));
     }
 
     #[test]

@@ -64,6 +64,6 @@ test('after a session-memory compaction that kept several responses, tokenCountW
   push({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }] } });
   push({ type: 'assistant', message: { id: 'm2', role: 'assistant', stop_reason: 'end_turn', content: [{ type: 'text', text: 'done' }], usage: { input_tokens: 160000, output_tokens: 10 } } });
   push({ type: 'user', message: { role: 'user', content: 'next' } });
-  // A later kept response: the same count on both paths (its usage, as before).
+  // A later kept response: the same count on both paths (estimated: its usage is the old context's).
   assert.equal(cc.tokenCountWithEstimation(lines, { model: MODEL }), cc.tokenCountWithEstimation(lines));
 });
