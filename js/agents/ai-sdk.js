@@ -14,7 +14,7 @@ import {
   tokenCountWithEstimation,
 } from 'context-compaction';
 import { convertToModelMessages, createUIMessageStream, createUIMessageStreamResponse, streamText } from 'ai';
-import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError, notifyIgnoringResult } from './common.js';
+import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError, eitherSignal, notifyIgnoringResult } from './common.js';
 
 /**
  * The model id thresholds are computed for: the `model` option, else the AI SDK model's own
@@ -321,27 +321,6 @@ function chatMemory(limit) {
       if (states.size > limit) states.delete(/** @type {string} */ (states.keys().next().value));
     },
   };
-}
-
-/**
- * A signal aborted when either given one is (either may be absent).
- *
- * @param {AbortSignal | undefined | null} a
- * @param {AbortSignal | undefined | null} b
- * @returns {AbortSignal | undefined}
- */
-function eitherSignal(a, b) {
-  if (!a) return b ?? undefined;
-  if (!b) return a;
-  if (typeof AbortSignal.any === 'function') return AbortSignal.any([a, b]);
-  const c = new AbortController();
-  if (a.aborted) c.abort(a.reason);
-  else if (b.aborted) c.abort(b.reason);
-  else {
-    a.addEventListener('abort', () => c.abort(a.reason), { once: true });
-    b.addEventListener('abort', () => c.abort(b.reason), { once: true });
-  }
-  return c.signal;
 }
 
 /**

@@ -105,3 +105,24 @@ export function notifyIgnoringResult(f, ...args) {
     }
   }
 }
+
+/**
+ * A signal aborted when either given one is (either may be absent).
+ *
+ * @param {AbortSignal | undefined | null} a
+ * @param {AbortSignal | undefined | null} b
+ * @returns {AbortSignal | undefined}
+ */
+export function eitherSignal(a, b) {
+  if (!a) return b ?? undefined;
+  if (!b) return a;
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any([a, b]);
+  const c = new AbortController();
+  if (a.aborted) c.abort(a.reason);
+  else if (b.aborted) c.abort(b.reason);
+  else {
+    a.addEventListener('abort', () => c.abort(a.reason), { once: true });
+    b.addEventListener('abort', () => c.abort(b.reason), { once: true });
+  }
+  return c.signal;
+}

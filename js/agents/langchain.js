@@ -6,7 +6,7 @@ import { buildPostCompactMessages, compactConversation, shouldAutoCompact } from
 import { createMiddleware } from 'langchain';
 import { RemoveMessage } from '@langchain/core/messages';
 import { REMOVE_ALL_MESSAGES } from '@langchain/langgraph';
-import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError } from './common.js';
+import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError, eitherSignal } from './common.js';
 
 /** Threads whose failed compactions in a row the middleware remembers, at most. */
 const REMEMBERED_THREADS = 10_000;
@@ -82,7 +82,9 @@ export function compactionMiddleware(options) {
       state.consecutiveFailures = failed;
       if (failed >= MAX_CONSECUTIVE_FAILURES) return undefined;
       if (!shouldAutoCompact(messages, modelId, { config: o.config, system: o.system, tools: o.tools })) return undefined;
-      const signal = runtime?.signal ?? undefined;
+      // The run's signal, and the caller's own (`context.signal`): either aborts the compaction.
+      const runSignal = runtime?.signal ?? undefined;
+      const signal = eitherSignal(o.context?.signal, runSignal);
       try {
         const result = await compactConversation(
           messages,
@@ -90,7 +92,7 @@ export function compactionMiddleware(options) {
           { keepLastUserMessage: true, ...o.compactOptions, isAutoCompact: true },
         );
         // The run was aborted while the summary was written: nothing of it is kept.
-        if (signal?.aborted) return undefined;
+        if (runSignal?.aborted) return undefined;
         state.compactions += 1;
         setFailures(thread, 0);
         state.lastResult = result;
@@ -99,7 +101,7 @@ export function compactionMiddleware(options) {
       } catch (error) {
         // The run aborted: it ends with the error. A compaction aborted otherwise (a `signal`
         // in `context`) is reported, not counted: it says nothing of whether compaction works.
-        if (signal?.aborted) throw error;
+        if (runSignal?.aborted) throw error;
         if (/** @type {any} */ (error)?.code !== 'ABORTED') setFailures(thread, failed + 1);
         await o.onError?.(error);
         return undefined;
