@@ -130,3 +130,18 @@ test('a Compactor method called unbound or on another object throws INVALID_ARGU
   chat.free();
   assert.throws(() => chat.tokenCount(), (e) => e.code === 'INVALID_ARGUMENT' && /was freed/.test(e.message));
 });
+
+test('the CLI refuses a --max-summary-tokens beyond safe integers as a usage error', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const cli = fileURLToPath(new URL('../../pkg/cli.mjs', import.meta.url));
+  const session = fileURLToPath(new URL('../fixtures/short_session.jsonl', import.meta.url));
+  for (const v of ['1e308', '99999999999999999999', '9007199254740993']) {
+    // Before: exit 1, "unexpected failure: ContextCompactionError: options.maxTokens must be a
+    // whole number of at least 1, got 1e+308" and a stack trace.
+    const r = spawnSync(process.execPath, [cli, 'compact', session, '--offline', '--max-summary-tokens', v, '-o', '-'], { encoding: 'utf8' });
+    assert.equal(r.status, 2, `${v}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`--max-summary-tokens must be a positive integer \\(got ${v}\\)`));
+    assert.doesNotMatch(r.stderr, /unexpected failure|at codedError/);
+  }
+});
