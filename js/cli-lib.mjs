@@ -1411,7 +1411,7 @@ export async function compactCommand(args, io) {
   if (v['max-summary-tokens'] !== undefined) {
     if (!offline) throw usageError('compact: --max-summary-tokens is for the offline summarizer');
     maxSummaryTokens = Number(v['max-summary-tokens']);
-    if (!Number.isInteger(maxSummaryTokens) || maxSummaryTokens <= 0) {
+    if (!Number.isSafeInteger(maxSummaryTokens) || maxSummaryTokens <= 0) {
       throw usageError(`compact: --max-summary-tokens must be a positive integer (got ${v['max-summary-tokens']})`);
     }
   }

@@ -325,7 +325,11 @@ function __ccGuard(f, owner, returnsPromise) {
             if (__ccDepth > 0) refused = __ccStale('this call');
             else __ccRevive();
         }
-        if (refused === undefined && owner !== undefined && this instanceof owner) {
+        if (refused === undefined && owner !== undefined && !(this instanceof owner && __ccBorn.has(this))) {
+            // A method called unbound (\`const { push } = chat\`, \`list.forEach(chat.push)\`) or
+            // on an object not made by the constructor: the glue would throw an uncoded error.
+            refused = __ccCodedError(\`\${owner.name}.prototype.\${f.name.replace(/^get /, '')} was called on \${this === undefined ? 'undefined (a method called unbound? call it as obj.method(...) or bind it)' : 'something that is not a ' + owner.name + ' made by new ' + owner.name + '() or ' + owner.name + '.restore()'}\`, 'INVALID_ARGUMENT');
+        } else if (refused === undefined && owner !== undefined) {
             // After a revival: an object of the dead instance must not reach the fresh one.
             if (__ccBorn.get(this) !== __ccGeneration) refused = __ccStale(\`this \${owner.name}\`);
             else if (!this.__wbg_ptr) refused = __ccCodedError(\`this \${owner.name} was freed (free(), or the end of its \\\`using\\\` block): create a new one\`, 'INVALID_ARGUMENT');
@@ -370,6 +374,7 @@ ${classes
     });
     const free = ${c}.prototype.free;
     ${c}.prototype.free = function () {
+        if (!(this instanceof ${c})) throw __ccCodedError(\`${c}.prototype.free was called on \${this === undefined ? 'undefined (a method called unbound?)' : 'something that is not a ${c}'}\`, 'INVALID_ARGUMENT');
         // Freed already, or made in a dead instance: nothing to free (never a throw).
         if (!ptrs.get(this) || __ccBorn.get(this) !== __ccGeneration || __ccDead) { ptrs.set(this, 0); return; }
         if (__ccDepth > 0) {

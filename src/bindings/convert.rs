@@ -27,6 +27,10 @@ extern "C" {
     fn is_array_js(v: &JsValue) -> bool;
     #[wasm_bindgen(js_name = heldCopy)]
     fn held_copy(v: &JsValue, max: u32) -> JsValue;
+    #[wasm_bindgen(js_name = propOf)]
+    fn prop_of(obj: &JsValue, key: &str) -> JsValue;
+    #[wasm_bindgen(js_name = propThrew)]
+    fn prop_threw() -> JsValue;
     #[wasm_bindgen(js_name = strictJson)]
     fn strict_json(v: &JsValue) -> Option<String>;
     #[wasm_bindgen(js_name = deeperThan)]
@@ -510,10 +514,16 @@ pub fn tokens_arg(v: &JsValue, what: &str) -> crate::Result<u64> {
 /// report.
 pub fn prop(obj: &JsValue, key: &str) -> JsValue {
     if obj.is_object() || obj.is_function() {
-        match Reflect::get(obj, &key.into()) {
-            Ok(v) => v,
-            Err(e) => unreadable(key, e),
+        // Read in JS (`propOf`): a throw through js-sys's `Reflect.get` would leak a slot of
+        // the externref table each time.
+        let v = prop_of(obj, key);
+        if v.is_undefined() {
+            let threw = prop_threw();
+            if let Some(pair) = threw.dyn_ref::<js_sys::Array>() {
+                return unreadable(key, pair.get(0));
+            }
         }
+        v
     } else {
         JsValue::UNDEFINED
     }
@@ -542,8 +552,7 @@ fn unreadable(key: &str, e: JsValue) -> JsValue {
 /// Runs `read`, which reads the caller's options object `what` (`"context"`, `"options"`)
 /// through [`prop`]: when one of its reads threw (a getter of `config`, `signal`, `hooks`,
 /// …), that is the answer, an `INVALID_ARGUMENT` naming the key with what it threw as the
-/// `cause` — not whatever `read` made of an absent option. (Each throw leaks one slot of
-/// wasm-bindgen's externref table, as every guarded read of a hostile value does.)
+/// `cause` — not whatever `read` made of an absent option.
 #[cfg(any(feature = "base", feature = "extra"))]
 pub fn reading<T>(what: &str, read: impl FnOnce() -> crate::Result<T>) -> crate::Result<T> {
     let outer = UNREADABLE.with(|u| u.borrow_mut().take());

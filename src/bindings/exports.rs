@@ -245,7 +245,10 @@ pub fn get_context_window_for_model(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
 ) -> JsResult<f64> {
-    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    let (m, c) = (
+        js(model_arg(&model))?,
+        js(reading("config", || config_arg(&config)))?,
+    );
     Ok(thresholds::context_window_for_model(&m, &c) as f64)
 }
 
@@ -256,7 +259,10 @@ pub fn get_max_output_tokens_for_model(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
 ) -> JsResult<f64> {
-    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    let (m, c) = (
+        js(model_arg(&model))?,
+        js(reading("config", || config_arg(&config)))?,
+    );
     Ok(thresholds::max_output_tokens_for_model(&m, &c) as f64)
 }
 
@@ -277,7 +283,10 @@ pub fn get_effective_context_window_size(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
 ) -> JsResult<f64> {
-    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    let (m, c) = (
+        js(model_arg(&model))?,
+        js(reading("config", || config_arg(&config)))?,
+    );
     js(thresholds::check_room(&m, &c))?;
     Ok(thresholds::effective_context_window(&m, &c) as f64)
 }
@@ -289,7 +298,10 @@ pub fn get_auto_compact_threshold(
     #[wasm_bindgen(unchecked_param_type = "ModelId")] model: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
 ) -> JsResult<f64> {
-    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    let (m, c) = (
+        js(model_arg(&model))?,
+        js(reading("config", || config_arg(&config)))?,
+    );
     js(thresholds::check_room(&m, &c))?;
     Ok(thresholds::auto_compact_threshold(&m, &c) as f64)
 }
@@ -305,7 +317,10 @@ pub fn calculate_token_warning_state(
     #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
 ) -> JsResult<JsValue> {
     let t = js(tokens_arg(&token_usage, "tokenUsage"))?;
-    let (m, c) = (js(model_arg(&model))?, js(config_arg(&config))?);
+    let (m, c) = (
+        js(model_arg(&model))?,
+        js(reading("config", || config_arg(&config)))?,
+    );
     js(thresholds::check_room(&m, &c))?;
     to_js(&thresholds::token_warning_state(t, &m, &c))
 }
@@ -316,7 +331,7 @@ pub fn calculate_token_warning_state(
 pub fn is_auto_compact_enabled(
     #[wasm_bindgen(unchecked_optional_param_type = "Config | null")] config: JsValue,
 ) -> JsResult<bool> {
-    Ok(js::<Config>(config_arg(&config))?.is_auto_compact_enabled())
+    Ok(js::<Config>(reading("config", || config_arg(&config)))?.is_auto_compact_enabled())
 }
 
 /// `shouldAutoCompact(messages, model, {querySource, snipTokensFreed, config}?)`.
@@ -408,7 +423,11 @@ pub fn group_messages_by_api_round(
     let groups = js(ptl::group_by_api_round(&conv, 0))?;
     let out = Array::new();
     for g in groups {
-        out.push(&conv.array().slice(g.start as u32, g.end as u32));
+        out.push(&super::js_view::plain_slice(
+            conv.array(),
+            g.start as u32,
+            g.end as u32,
+        ));
     }
     Ok(out)
 }

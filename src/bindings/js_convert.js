@@ -57,10 +57,45 @@ export function itemsOf(v) {
 // (the reading refuses it) or copying it throws (the reading reports it).
 export function heldCopy(v, max) {
   try {
-    return Array.isArray(v) && v.length <= max ? Array.prototype.slice.call(v) : v;
+    return Array.isArray(v) && v.length <= max ? plainSlice(v, 0, v.length) : v;
   } catch (e) {
     return v;
   }
+}
+
+// obj[key] for an options object (or a function carrying flags); undefined when reading
+// throws (a getter, a Proxy's trap), with what it threw kept for `propThrew`. Not
+// Reflect.get through js-sys: its import is declared `catch`, and wasm-bindgen's glue leaks
+// one externref table slot (and its entry in WASM memory) for every throw of such an import.
+let propError;
+let propFailed = false;
+export function propOf(obj, key) {
+  try {
+    return obj[key];
+  } catch (e) {
+    propFailed = true;
+    propError = e;
+    return undefined;
+  }
+}
+
+// Whether the last propOf that gave undefined threw, and then what it threw (else
+// undefined, with `threw` false); reading clears it.
+export function propThrew() {
+  const e = propError;
+  const threw = propFailed;
+  propFailed = false;
+  propError = undefined;
+  return threw ? [e] : undefined;
+}
+
+// A new plain Array of the elements arr[start..end) (holes read as undefined), however the
+// caller's array was made: Array.prototype.slice makes its result with the array's
+// `constructor[Symbol.species]`, which an Array subclass may make throw or give a non-array.
+export function plainSlice(arr, start, end) {
+  const out = new Array(Math.max(0, end - start));
+  for (let i = start; i < end; i++) out[i - start] = arr[i];
+  return out;
 }
 
 // Array.isArray, false when it throws (a revoked Proxy).

@@ -3,6 +3,7 @@
 // form a compaction reads (anthropicForm, userMessageIn): apart from js_view.js, whose readers
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
+import { plainSlice } from './js_convert.js';
 import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isProviderResult, lcAudio, lcCalls, lcFields, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
@@ -11,7 +12,7 @@ import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callAr
 // edited messages, their content arrays and edited blocks are copied; all else is shared.
 function applyEdits_(arr, ops, texts) {
   const T = texts.split(RS);
-  const out = arr.slice();
+  const out = plainSlice(arr, 0, arr.length);
   let cur = -1;
   let content = null;
   let shapeOf = -1, shape = ANY; // the shape of message `shapeOf` (ops come by message)

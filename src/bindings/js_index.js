@@ -10,6 +10,7 @@
 // the small functions it exports for that (an exported variable is read through a cell, which
 // is slower on the count's paths); the tool index's buffers are this file's, set aside for a
 // nested call with js_view.js's own state (setAsideToo).
+import { plainSlice } from './js_convert.js';
 import {
   AI_MODEL, ANTHROPIC, ANY, CHAT, LANGCHAIN, RESPONSES, VIEW_CONSTANTS, callArgs, callName, clearedFlag,
   contentOf, describeForeign, describeOne, failed, giveStrings, header, internAfresh, hostedCall, isCall, keptOutput,
@@ -614,13 +615,13 @@ function microCompactApply_(arr, picked, text, tokensFreed) {
   const k0 = kept;
   kept = null;
   if (!microFast) return null;
-  if (picked.length === 0) return { messages: arr.slice(), tokensFreed, clearedToolUseIds: [] };
+  if (picked.length === 0) return { messages: plainSlice(arr, 0, arr.length), tokensFreed, clearedToolUseIds: [] };
   if (k0 === null || k0.arr !== arr || k0.len !== arr.length) return null;
   // ids null: the index was read by apiToolIndex_, and each id is read from its block.
   const { ids, shapes } = k0;
   const results = idxResults;
   const count = ids === null ? nResults / 6 : ids.length;
-  const out = arr.slice();
+  const out = plainSlice(arr, 0, arr.length);
   const cleared = [];
   let cur = -1, content = null;
   for (let q = 0; q < picked.length; q++) {

@@ -20,6 +20,14 @@ use crate::model::view::{
     ToolIndex, ToolResultEntry, ToolUseEntry, UsageCounts,
 };
 
+#[wasm_bindgen(module = "/src/bindings/js_convert.js")]
+extern "C" {
+    /// `arr[start..end)` as a new plain `Array`, never built by the array's
+    /// `Symbol.species` (an Array subclass's constructor may throw or make no array).
+    #[wasm_bindgen(js_name = plainSlice)]
+    pub fn plain_slice(arr: &JsValue, start: u32, end: u32) -> Array;
+}
+
 // What only the compaction paths use (js_edit.js: the counting module does not load it).
 #[wasm_bindgen(module = "/src/bindings/js_edit.js")]
 extern "C" {
@@ -1578,7 +1586,7 @@ impl JsConversation<'_> {
 /// every other message object with the input.
 pub fn apply_edits(conv: &JsConversation<'_>, edits: &[Edit]) -> Result<Array> {
     if edits.is_empty() {
-        return Ok(conv.array().slice(0, conv.len() as u32));
+        return Ok(plain_slice(conv.array(), 0, conv.len() as u32));
     }
     let mut texts: Vec<&str> = Vec::new();
     let mut ops: Vec<[u32; 5]> = Vec::with_capacity(edits.len());

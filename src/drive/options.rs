@@ -310,6 +310,12 @@ fn whole_number<S: Source>(obj: &S, key: &str, what: &str, min: u64) -> Result<O
     };
     if n.fract() == 0.0 && n >= min as f64 && n <= MAX_WHOLE {
         Ok(Some(n as u64))
+    } else if n.fract() == 0.0 && n > MAX_WHOLE {
+        // Whole and above `min`: say which bound it broke, not "at least {min}".
+        Err(Error::invalid_argument(format!(
+            "{what}.{key} must be a whole number of at most 9007199254740991 (2^53 - 1), got {}",
+            js_number_text(n)
+        )))
     } else {
         Err(Error::invalid_argument(format!(
             "{what}.{key} must be a whole number of at least {min}, got {}",

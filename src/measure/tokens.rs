@@ -58,7 +58,8 @@ pub fn rough_token_count_checked(units: usize, bytes_per_token: f64) -> Result<u
     let n = units as f64 / bytes_per_token;
     if n.round() > MAX_SAFE_COUNT as f64 {
         return Err(Error::invalid_argument(format!(
-            "bytesPerToken {bytes_per_token} is too small: the count would exceed 2^53 - 1, the largest exact JavaScript integer"
+            "bytesPerToken {} is too small: the count would exceed 2^53 - 1, the largest exact JavaScript integer",
+            crate::model::number::js_text(bytes_per_token)
         )));
     }
     Ok(rough_token_count(units, bytes_per_token))
@@ -1829,6 +1830,13 @@ mod tests {
     fn rough_count_rejects_a_count_beyond_safe_integers() {
         let e = rough_token_count_checked(4, 1e-300).unwrap_err();
         assert_eq!(e.code, crate::model::error::ErrorCode::InvalidArgument);
+        // The value as JavaScript writes it, not spelt out in 300 digits (a 400-character
+        // message before).
+        assert!(
+            e.message.starts_with("bytesPerToken 1e-300 is too small"),
+            "{}",
+            e.message
+        );
         assert_eq!(
             rough_token_count_checked(4, 1e-15).unwrap(),
             4_000_000_000_000_000

@@ -520,6 +520,21 @@ fn count_options_are_whole_numbers_in_range() {
         assert_eq!(c, ErrorCode::InvalidArgument);
         assert!(m.contains("options.keepRecent"), "{m}");
     }
+    // Above 2^53 - 1 the message names the upper bound: "a whole number of at least 1, got
+    // 1e+308" said nothing true about 1e308.
+    for big in [json!(1e308), json!(9007199254740992.0_f64)] {
+        let (c, m) = code(budget(big));
+        assert_eq!(c, ErrorCode::InvalidArgument);
+        assert!(
+            m.starts_with("options.maxTokens must be a whole number of at most 9007199254740991"),
+            "{m}"
+        );
+    }
+    let (_, m) = code(tracking(&json!({"consecutiveFailures": 1e300})));
+    assert!(
+        m.contains("at most 9007199254740991") && m.contains("1e+300"),
+        "{m}"
+    );
     let (_, m) = code(tracking(&json!({"consecutiveFailures": 1.5})));
     assert!(
         m.contains("tracking.consecutiveFailures") && m.contains("1.5"),
