@@ -10,8 +10,11 @@
 // 64 carries usage, 128 always set (0 means "not read yet" on the Rust side), 256 a
 // transcript line whose message.stop_reason is null (usage logged mid-stream), bits 9-11 the
 // message's shape (model::shape::Shape codes below), 4096 begins with a server-side
-// `compaction` block (or is an OpenAI Responses `compaction` item): the context starts here.
+// `compaction` block (or is an OpenAI Responses `compaction` item): the context starts here,
+// 8192 a `{role: 'system'}` message with `clear_at: 'next_user_message'` (the model stops
+// reading it once a later user message exists: measure::tokens::is_read).
 const STARTS_CONTEXT = 4096;
+const CLEARS_AT_USER = 8192;
 
 // Whether content begins with a `compaction` block that did not fail (`content: null`), or
 // an opaque one (no `content`, the provider's `encrypted_content` only: model::messages
@@ -299,6 +302,7 @@ export function header(m, full = true) {
   let bits = k | 128;
   if (m.usage != null) bits |= 64;
   if (k === 1 && startsContext(m)) bits |= STARTS_CONTEXT;
+  if (k === 2 && m.clear_at === 'next_user_message') bits |= CLEARS_AT_USER;
   if (!full) return bits;
   let shape;
   if (r === 'human' || r === 'ai') shape = LANGCHAIN;

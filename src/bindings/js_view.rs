@@ -307,6 +307,8 @@ const HAS_USAGE: u32 = 64;
 const PARTIAL_USAGE: u32 = 256;
 const SHAPE_SHIFT: u32 = 9;
 const STARTS_CONTEXT: u32 = 4096;
+/// A system message with `clear_at: "next_user_message"` (`CLEARS_AT_USER` in `js_view.js`).
+const CLEARS_AT_USER: u32 = 8192;
 /// Reading the message threw (with the "not a message" kind; see `guard` in `js_view.js`).
 const READ_FAILED: u32 = 1 << 20;
 const FIRST_CHUNK: usize = 8;
@@ -530,6 +532,7 @@ const _: () = assert!(
         && TailMessage::HAS_USAGE == HAS_USAGE
         && TailMessage::PARTIAL == PARTIAL_USAGE
         && TailMessage::STARTS_CONTEXT == STARTS_CONTEXT
+        && TailMessage::CLEARS_AT_USER == CLEARS_AT_USER
         && NOT_A_MESSAGE == 7
         && KIND_MASK == 7
 );
@@ -1379,6 +1382,10 @@ impl ConversationView for JsConversation<'_> {
 
     fn starts_context(&self, i: usize) -> bool {
         self.header(i) & STARTS_CONTEXT != 0
+    }
+
+    fn clears_at_next_user(&self, i: usize) -> bool {
+        self.header(i) & CLEARS_AT_USER != 0
     }
 
     fn boundary_kept(&self, i: usize) -> usize {

@@ -128,7 +128,8 @@ impl Fingerprint {
             | u64::from(f.boundary) << 1
             | u64::from(f.partial) << 2
             | u64::from(f.usage.is_some()) << 3
-            | u64::from(f.id.is_some()) << 4;
+            | u64::from(f.id.is_some()) << 4
+            | u64::from(f.clears_at_user) << 5;
         m.word(kind | flags << 8);
         m.word(f.tokens);
         m.word(f.boundary_kept as u64);

@@ -147,9 +147,23 @@ pub fn is_sent<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result<bool>
     })
 }
 
-/// Estimated tokens of message `i` (0 for lines that are not sent to the model).
+/// Whether message `i` is sent and the model reads it: [`is_sent`], except a system message
+/// with `clear_at: "next_user_message"` once a later user message exists (the Messages API
+/// keeps it in the request, unchanged, but no longer shows it to the model). Counts read this;
+/// what is kept or dropped reads [`is_sent`].
+pub fn is_read<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result<bool> {
+    Ok(is_sent(view, i)? && !is_cleared(view, i)?)
+}
+
+/// Whether message `i` is a sent reminder the model no longer reads (see [`is_read`]).
+pub fn is_cleared<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result<bool> {
+    Ok(view.clears_at_next_user(i) && !view.is_transcript(i) && view.user_after(i)?)
+}
+
+/// Estimated tokens of message `i` (0 for lines that are not sent to the model, and for
+/// reminders it no longer reads: [`is_read`]).
 pub fn estimate_message<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result<u64> {
-    if !is_sent(view, i)? {
+    if !is_read(view, i)? {
         return Ok(0);
     }
     Ok(estimate_content(&view.content(i, Detail::Estimate)?))
@@ -174,7 +188,8 @@ pub fn estimate_indices<V: ConversationView + ?Sized>(
     estimate_selected(view, lo..hi + 1, |i| indices.binary_search(&i).is_ok())
 }
 
-/// Estimated tokens of the messages of `range` that `keep` selects and that are sent, read
+/// Estimated tokens of the messages of `range` that `keep` selects and that the model reads
+/// ([`is_read`]), read
 /// in one pass: the contents from the first to the last of them in one read. Allocates
 /// nothing but the read contents. `keep` is asked in ascending order, up to twice per
 /// message.
@@ -183,7 +198,7 @@ where
     V: ConversationView + ?Sized,
     F: FnMut(usize) -> bool,
 {
-    estimate_where(view, range, |i| Ok(keep(i) && is_sent(view, i)?))
+    estimate_where(view, range, |i| Ok(keep(i) && is_read(view, i)?))
 }
 
 /// Estimated tokens of the messages of `range` that `pick` selects (the caller knows they
@@ -392,6 +407,9 @@ impl ConversationView for CountedMessages<'_> {
     }
     fn starts_context(&self, i: usize) -> bool {
         self.messages.starts_context(i)
+    }
+    fn clears_at_next_user(&self, i: usize) -> bool {
+        self.messages.clears_at_next_user(i)
     }
     fn boundary_kept(&self, i: usize) -> usize {
         self.messages.boundary_kept(i)
@@ -663,7 +681,7 @@ fn classify_and_estimate<V: ConversationView + ?Sized>(
     marks[0] = OWN;
     let mut closed = false;
     for k in first + 1..len {
-        if !is_sent(view, k)? {
+        if !is_read(view, k)? {
             continue;
         }
         let assistant = k != last && view.kind(k)? == Kind::Assistant;
@@ -681,7 +699,7 @@ fn classify_and_estimate<V: ConversationView + ?Sized>(
         // Marks after `first` are set on sent messages only; `first` itself may be any
         // message when the caller placed the usage (`usageAt`).
         let own = estimate_where(view, first..len, |k| {
-            Ok(marks[k - first] == OWN && (k != first || is_sent(view, k)?))
+            Ok(marks[k - first] == OWN && (k != first || is_read(view, k)?))
         })?;
         usage.output_tokens.max(own)
     } else {
@@ -710,6 +728,8 @@ impl TailMessage {
     pub const PARTIAL: u32 = 256;
     /// It begins with a server-side `compaction` block.
     pub const STARTS_CONTEXT: u32 = 4096;
+    /// A system message with `clear_at: "next_user_message"` ([`ConversationView::clears_at_next_user`]).
+    pub const CLEARS_AT_USER: u32 = 8192;
     /// It carries the `message.id` of the response whose usage the record holds (a line of
     /// the same response; [`ConversationView::same_response`]).
     pub const SAME_RESPONSE: u32 = 1 << 16;
@@ -749,6 +769,14 @@ impl TailMessage {
     #[inline(always)]
     fn is_assistant(self) -> bool {
         self.0 & 7 == 1
+    }
+
+    /// Whether it is read by the model ([`is_read`]), `user_after`: whether a main-chain user
+    /// message comes after it.
+    #[inline(always)]
+    fn is_read(self, user_after: bool) -> bool {
+        self.is_sent()
+            && !(user_after && self.has(Self::CLEARS_AT_USER) && !self.has(Self::TRANSCRIPT))
     }
 
     /// Whether it is sent to the model (the rule of [`is_sent`]).
@@ -872,11 +900,20 @@ pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
     }
     // Its own lines and the rest ([`classify_and_estimate`]), both estimated in one pass.
     let partial = r.message(last)?.has(M::PARTIAL);
+    // The latest main-chain user message: reminders before it are no longer read.
+    let mut last_user = None;
+    for k in (first..len).rev() {
+        let m = r.message(k)?;
+        if m.kind() == Some(Kind::User) && !m.has(M::SIDECHAIN) {
+            last_user = Some(k);
+            break;
+        }
+    }
     let (mut own, mut rest) = (TailPass::default(), TailPass::default());
     let mut closed = false;
     for k in first..len {
         let m = r.message(k)?;
-        let sent = m.is_sent();
+        let sent = m.is_read(last_user.is_some_and(|u| u > k));
         let (is_own, is_rest) = if k == first {
             (sent, false)
         } else if !sent {
@@ -1059,7 +1096,7 @@ pub fn learned_and_estimated<V: ConversationView + ?Sized>(
     let mut estimated = 0;
     for i in 0..end {
         let f = message_facts(view, i)?;
-        if i >= from {
+        if i >= from && !(f.clears_at_user && is_cleared(view, i)?) {
             estimated += f.tokens;
         }
         count.push(&f);
@@ -1081,7 +1118,7 @@ fn learned_with_branches<V: ConversationView + ?Sized>(
     let mut estimated = 0;
     for i in 0..view.len() {
         let f = message_facts(view, i)?;
-        if (from..end).contains(&i) {
+        if (from..end).contains(&i) && !(f.clears_at_user && is_cleared(view, i)?) {
             estimated += f.tokens;
         }
         if i < end {
@@ -1140,8 +1177,13 @@ pub struct MessageFacts {
     pub partial: bool,
     /// `message.id`.
     pub id: Option<String>,
-    /// Estimated tokens (0 when not sent to the model).
+    /// Estimated tokens (0 when not sent to the model). A reminder that a later user message
+    /// clears ([`Self::clears_at_user`]) has its full estimate here: the facts of a message do
+    /// not depend on what follows it; [`RunningCount`] drops it when a user message comes.
     pub tokens: u64,
+    /// A system message with `clear_at: "next_user_message"`: the model stops reading it
+    /// once a later user message exists ([`is_read`]).
+    pub clears_at_user: bool,
     /// For a boundary: how many sent messages after its summary were kept verbatim.
     pub boundary_kept: usize,
     /// It begins with a provider's compaction (the Messages API's `compaction` block, an
@@ -1191,6 +1233,7 @@ pub fn message_facts<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result
         boundary_kept: view.boundary_kept(i),
         starts_context: view.starts_context(i),
         cleared,
+        clears_at_user: kind == Kind::System && view.clears_at_next_user(i) && tokens > 0,
     })
 }
 
@@ -1227,6 +1270,18 @@ pub struct RunningCount {
     /// response after it may have sent the result before it was cleared (see
     /// [`observe`](Self::observe)).
     cleared: bool,
+    /// The reminders since the latest user message ([`MessageFacts::clears_at_user`]): what
+    /// of `all`, `rest` and the run's `since` they make up, taken out when a user message
+    /// comes (the model no longer reads them then; [`is_read`]).
+    reminders: Reminders,
+}
+
+/// See [`RunningCount::reminders`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Reminders {
+    all: u64,
+    rest: u64,
+    since: u64,
 }
 
 /// The lines of the latest response seen, as the batch count walks back over them.
@@ -1278,6 +1333,15 @@ impl RunningCount {
                 ..RunningCount::default()
             };
         }
+        if f.kind == Some(Kind::User) {
+            // A user message clears the reminders before it: they count no more.
+            let r = std::mem::take(&mut self.reminders);
+            self.all = self.all.saturating_sub(r.all);
+            self.rest = self.rest.saturating_sub(r.rest);
+            if let Some(run) = &mut self.run {
+                run.since = run.since.saturating_sub(r.since);
+            }
+        }
         let sent = matches!(
             f.kind,
             Some(Kind::User | Kind::Assistant | Kind::Attachment)
@@ -1302,6 +1366,7 @@ impl RunningCount {
                     stale: true,
                     ..Run::default()
                 });
+                self.reminders.since = 0;
             }
             self.all += f.tokens;
             self.rest += f.tokens;
@@ -1313,6 +1378,13 @@ impl RunningCount {
                 r.since += f.tokens;
             }
             self.rest += f.tokens;
+            if f.clears_at_user {
+                self.reminders.all += f.tokens;
+                self.reminders.rest += f.tokens;
+                if self.run.is_some() {
+                    self.reminders.since += f.tokens;
+                }
+            }
             return None;
         }
         // An assistant line: it continues the latest response or starts another.
@@ -1321,12 +1393,15 @@ impl RunningCount {
                 r.own += f.tokens;
                 r
             }
-            _ => Run {
-                id: f.id.clone(),
-                own: f.tokens,
-                spans_clearing,
-                ..Run::default()
-            },
+            _ => {
+                self.reminders.since = 0;
+                Run {
+                    id: f.id.clone(),
+                    own: f.tokens,
+                    spans_clearing,
+                    ..Run::default()
+                }
+            }
         };
         let mut observed = None;
         if let Some(usage) = f.usage {
@@ -1341,6 +1416,7 @@ impl RunningCount {
                 closed: false,
             });
             self.rest = run.since;
+            self.reminders.rest = self.reminders.since;
         } else {
             match &mut self.anchor {
                 Some(a) if !a.closed && a.id.is_some() && a.id == f.id => a.own += f.tokens,
@@ -1430,6 +1506,7 @@ impl RunningCount {
             closed: false,
         });
         self.rest = run.since;
+        self.reminders.rest = self.reminders.since;
         Some(observed)
     }
 
@@ -2672,6 +2749,7 @@ mod tests {
                 (v.starts_context(i), M::STARTS_CONTEXT),
                 (!matches!(v.usage(i), Ok(None)), M::HAS_USAGE),
                 (v.usage_is_partial(i), M::PARTIAL),
+                (v.clears_at_next_user(i), M::CLEARS_AT_USER),
                 (
                     self.anchor.is_some_and(|a| v.same_response(i, a)),
                     M::SAME_RESPONSE,
@@ -2787,5 +2865,122 @@ mod tests {
         }
         let r = NativeRecord::new(&m, vec![0]);
         assert_eq!(count_tail(&r).map(|c| c.total), Some(want.total));
+    }
+
+    #[test]
+    fn the_tail_record_agrees_on_reminders() {
+        let mut v = Vec::new();
+        for i in 0..6 {
+            v.push(json!({"role": "user", "content": format!("question {i}")}));
+            v.push(json!({"role": "system", "clear_at": "next_user_message", "content": "r".repeat(300)}));
+            v.push(json!({"role": "assistant", "content": "a", "usage": {"input_tokens": 900 + i, "output_tokens": 3}}));
+            v.push(json!({"role": "system", "clear_at": "next_user_message", "content": "s".repeat(200)}));
+        }
+        let m = Message::parse_all(Value::Array(v)).unwrap();
+        let mut settled = 0;
+        for k in 1..=m.len() {
+            let v = &m[..k];
+            let want = token_count_with_estimation(v).unwrap();
+            if let Some(got) = count_tail(&NativeRecord::new(v, Vec::new())) {
+                assert_eq!(got, want, "first {k}");
+                settled += 1;
+            }
+        }
+        assert!(settled > 10, "{settled}");
+    }
+}
+
+#[cfg(test)]
+mod reminder_tests {
+    use super::*;
+    use crate::model::messages::Message;
+    use serde_json::{json, Value};
+
+    fn reminder(i: usize) -> Value {
+        json!({"role": "system", "clear_at": "next_user_message",
+            "content": format!("REMINDER {i} {}", "r".repeat(400))})
+    }
+
+    /// A user turn, a reminder, and a reply (with usage every other turn).
+    fn session(turns: usize) -> Vec<Message> {
+        let mut v = Vec::new();
+        for i in 0..turns {
+            v.push(json!({"role": "user", "content": format!("question {i}")}));
+            v.push(reminder(i));
+            let mut a = json!({"role": "assistant", "content": format!("answer {i}")});
+            if i % 2 == 1 {
+                a["usage"] = json!({"input_tokens": 1000 + 10 * i, "output_tokens": 5});
+            }
+            v.push(a);
+        }
+        Message::parse_all(Value::Array(v)).unwrap()
+    }
+
+    #[test]
+    fn a_reminder_counts_until_a_later_user_message_clears_it() {
+        let m = Message::parse_all(json!([
+            {"role": "user", "content": "start"},
+            reminder(0),
+        ]))
+        .unwrap();
+        let full = estimate_range(m.as_slice(), 0..2).unwrap();
+        assert!(full > 100, "{full}");
+        let mut later = m.clone();
+        later.extend(Message::parse_all(json!([{"role": "user", "content": "next"}])).unwrap());
+        // Still sent (kept, unchanged), no longer read.
+        assert!(is_sent(later.as_slice(), 1).unwrap());
+        assert!(!is_read(later.as_slice(), 1).unwrap());
+        assert_eq!(estimate_message(later.as_slice(), 1).unwrap(), 0);
+        assert_eq!(
+            estimate_range(later.as_slice(), 0..3).unwrap(),
+            estimate_range(m.as_slice(), 0..1).unwrap() + 1
+        );
+        // An assistant reply alone does not clear it; `clear_at: "never"` never clears.
+        let mut reply = m.clone();
+        reply.extend(Message::parse_all(json!([{"role": "assistant", "content": "ok"}])).unwrap());
+        assert!(is_read(reply.as_slice(), 1).unwrap());
+        let mut never = later.clone();
+        never[1].extra.insert("clear_at".into(), json!("never"));
+        assert!(is_read(never.as_slice(), 1).unwrap());
+    }
+
+    #[test]
+    fn the_running_count_drops_reminders_a_user_message_clears_at_every_prefix() {
+        let m = session(12);
+        let mut running = RunningCount::default();
+        for k in 0..m.len() {
+            running.push(&message_facts(m.as_slice(), k).unwrap());
+            let v = &m[..=k];
+            let batch = token_count_with_estimation(v).unwrap();
+            assert_eq!(running.total(), batch.total, "first {}", k + 1);
+            assert_eq!(
+                learned_before(v, v.len()).unwrap(),
+                running.calibration().clone(),
+                "first {}",
+                k + 1
+            );
+        }
+        // Without usage, every reminder but the last is cleared: the count is that of the
+        // other messages and the last reminder, pushed one by one or counted whole.
+        let mut m = m;
+        for x in &mut m {
+            x.extra.remove("usage");
+        }
+        let others: Vec<Message> = m
+            .iter()
+            .enumerate()
+            .filter(|(i, x)| !x.clears_at_next_user() || *i == m.len() - 2)
+            .map(|(_, x)| x.clone())
+            .collect();
+        let want = estimate_range(others.as_slice(), 0..others.len()).unwrap();
+        assert_eq!(
+            token_count_with_estimation(m.as_slice()).unwrap().total,
+            want
+        );
+        let mut running = RunningCount::default();
+        for k in 0..m.len() {
+            running.push(&message_facts(m.as_slice(), k).unwrap());
+        }
+        assert_eq!(running.total(), want);
     }
 }

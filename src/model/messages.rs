@@ -441,6 +441,10 @@ impl PartialEq for ConversationMark {
 /// `type` of the Messages API's server-side compaction block (`compact_20260112`, on-demand
 /// compaction): `{type: 'compaction', content, encrypted_content | signature}`.
 pub const COMPACTION_BLOCK: &str = "compaction";
+/// The field of a system message given as a message that says when the model stops reading it.
+pub const CLEAR_AT: &str = "clear_at";
+/// [`CLEAR_AT`]'s value for a message the model no longer reads once a later user message exists.
+pub const CLEAR_AT_NEXT_USER: &str = "next_user_message";
 /// A system message's block that makes a tool available from there on.
 pub const TOOL_ADDITION_BLOCK: &str = "tool_addition";
 /// A system message's block that withdraws a tool from there on.
@@ -817,6 +821,16 @@ impl Message {
     pub fn holds_opaque_compaction(&self) -> bool {
         self.first_compaction_block()
             .is_some_and(is_opaque_compaction)
+    }
+
+    /// Whether this is a system message given as a message with `clear_at:
+    /// "next_user_message"` (the Messages API's per-turn reminders): it stays in the array and
+    /// is sent unchanged, but the model no longer reads it once a later `role: "user"` message
+    /// exists ([`crate::measure::tokens::is_read`] counts it 0 then).
+    pub fn clears_at_next_user(&self) -> bool {
+        self.kind() == Kind::System
+            && !self.is_transcript()
+            && self.extra.get(CLEAR_AT).and_then(Value::as_str) == Some(CLEAR_AT_NEXT_USER)
     }
 
     /// Whether this is a system message given as a message whose content changes the tool set

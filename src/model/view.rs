@@ -390,6 +390,21 @@ pub trait ConversationView {
     fn starts_context(&self, _i: usize) -> bool {
         false
     }
+    /// Whether message `i` is a system message the model stops reading once a later user
+    /// message exists (`clear_at: "next_user_message"`, [`Message::clears_at_next_user`]).
+    fn clears_at_next_user(&self, _i: usize) -> bool {
+        false
+    }
+    /// Whether a main-chain user message comes after message `i` (read back from the end: the
+    /// latest user message is normally near it, so this costs a few headers).
+    fn user_after(&self, i: usize) -> Result<bool> {
+        for j in (i + 1..self.len()).rev() {
+            if self.kind(j)? == Kind::User && !self.is_sidechain(j) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
     /// `compactMetadata.keptMessages` of boundary line `i`: how many sent messages after its
     /// summary were kept verbatim (0 when none, malformed or not a boundary; see
     /// [`kept_messages_from`]).
@@ -1206,6 +1221,10 @@ impl ConversationView for [Message] {
 
     fn starts_context(&self, i: usize) -> bool {
         self[i].holds_compaction()
+    }
+
+    fn clears_at_next_user(&self, i: usize) -> bool {
+        self[i].clears_at_next_user()
     }
 
     fn attachment_type(&self, i: usize) -> Option<String> {

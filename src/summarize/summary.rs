@@ -518,9 +518,19 @@ fn speaker(m: &Message) -> Option<&str> {
 /// start with [`META_TEXT_MARKER`] and the summary line of an earlier compaction with
 /// [`EARLIER_SUMMARY_MARKER`], so that they are not taken for the user's words; tool inputs
 /// stay valid JSON (long strings inside are cut in the middle).
+///
+/// A system message with `clear_at: "next_user_message"` that a later user message among
+/// `messages` clears is left out: the model read it for one turn only and reads it no more, so
+/// the summary must not carry it forward as a standing instruction.
 pub fn render_conversation(messages: &[Message]) -> Vec<TextMessage> {
     let mut out: Vec<TextMessage> = Vec::new();
-    for m in messages {
+    let last_user = messages
+        .iter()
+        .rposition(|m| m.kind() == Kind::User && !m.is_sidechain());
+    for (i, m) in messages.iter().enumerate() {
+        if m.clears_at_next_user() && last_user.is_some_and(|u| u > i) {
+            continue;
+        }
         let Some(role) = sent_role(m) else { continue };
         let mut blocks = if m.kind() == Kind::Attachment {
             render_attachment(m).into_iter().collect()
@@ -1000,6 +1010,25 @@ mod tests {
             "{text:.80}"
         );
         assert!(text.contains("characters left out") && !text.contains('"'));
+    }
+
+    #[test]
+    fn a_reminder_a_later_user_message_cleared_is_not_shown_to_the_summarizer() {
+        let m = msgs(json!([
+            {"role": "user", "content": "hi"},
+            {"role": "system", "clear_at": "next_user_message", "content": "REMINDER one"},
+            {"role": "assistant", "content": "hello"},
+            {"role": "user", "content": "next"},
+            {"role": "system", "clear_at": "next_user_message", "content": "REMINDER two"},
+            {"role": "system", "clear_at": "never", "content": "STANDING rule"}
+        ]));
+        let all = serde_json::to_string(&build_summary_request("m", &m, &[])).unwrap();
+        // Cleared: left out; not cleared yet, or never cleared: shown marked.
+        assert!(!all.contains("REMINDER one"), "{all}");
+        assert!(
+            all.contains("REMINDER two") && all.contains("STANDING rule"),
+            "{all}"
+        );
     }
 
     #[test]

@@ -116,14 +116,23 @@ impl Serialize for Sent<'_> {
 struct ApiMessage<'a> {
     role: &'static str,
     content: Vec<Sent<'a>>,
+    /// A system message's other fields (`clear_at`, `output_config`, …), as the caller gave them.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    fields: Option<&'a serde_json::Map<String, Value>>,
 }
 
 /// What [`to_api_messages`] gives, written by the serializer without building its JSON values
 /// first (`toApiMessages` writes it as JSON text for the engine's `JSON.parse`).
 pub fn api_view(messages: &[Message]) -> impl Serialize + '_ {
-    api_groups(messages)
+    let (groups, systems) = api_groups_with_systems(messages, None);
+    groups
         .into_iter()
-        .map(|(role, content)| ApiMessage { role, content })
+        .zip(systems)
+        .map(|((role, content), system)| ApiMessage {
+            role,
+            content,
+            fields: system.map(|m| &m.extra),
+        })
         .collect::<Vec<_>>()
 }
 
@@ -235,19 +244,30 @@ fn api_block(b: &Block) -> Value {
 /// Code wrote the tool results of its parallel calls between them; those results, and any
 /// user lines until the next response, form the user message after it.
 pub fn to_api_messages(messages: &[Message]) -> Vec<Value> {
-    api_groups(messages)
+    let (groups, systems) = api_groups_with_systems(messages, None);
+    groups
         .into_iter()
-        .map(|(role, content)| {
+        .zip(systems)
+        .map(|((role, content), system)| {
             let content: Vec<Value> = content.into_iter().map(Sent::into_value).collect();
-            json!({"role": role, "content": content})
+            let mut v = json!({"role": role, "content": content});
+            if let (Some(m), Some(o)) = (system, v.as_object_mut()) {
+                o.extend(m.extra.iter().map(|(k, x)| (k.clone(), x.clone())));
+            }
+            v
         })
         .collect()
 }
 
-/// The messages [`to_api_messages`] sends, as their roles and the blocks each sends.
-fn api_groups(messages: &[Message]) -> Vec<(&'static str, Vec<Sent<'_>>)> {
-    api_groups_noting(messages, None)
+/// Whether `m` is a system message given as a message that the view sends in place: one of
+/// the API's messages (`role: "system"` inside `messages`, the Messages API's beta form: an
+/// instruction read there, a tool set change, a per-turn reminder), not a Claude Code line.
+fn sent_in_place(m: &Message) -> bool {
+    m.kind() == Kind::System && !m.is_transcript() && !m.is_sidechain()
 }
+
+/// The view's messages: each one's role and the blocks it sends.
+type Groups<'a> = Vec<(&'static str, Vec<Sent<'a>>)>;
 
 /// Where an API message (the caller's own message, not a transcript line) went in the view.
 struct Placed {
@@ -262,11 +282,22 @@ struct Placed {
     empty: bool,
 }
 
-/// [`api_groups`], noting in `placed` where each API message (not a transcript line) went.
+/// The messages [`to_api_messages`] sends, as their roles and the blocks each sends, noting in `placed` where each API message (not a transcript line) went.
 fn api_groups_noting<'a>(
     messages: &'a [Message],
-    mut placed: Option<&mut Vec<Placed>>,
+    placed: Option<&mut Vec<Placed>>,
 ) -> Vec<(&'static str, Vec<Sent<'a>>)> {
+    api_groups_with_systems(messages, placed).0
+}
+
+/// [`api_groups_noting`], with the system message each view message is (`None`: a user or
+/// assistant message). System messages given as messages that open the conversation are left
+/// out (they are the request's `system` parameter); one after the first message sent is sent
+/// in place, as its own message (`role: "system"`, its content and other fields as given).
+fn api_groups_with_systems<'a>(
+    messages: &'a [Message],
+    mut placed: Option<&mut Vec<Placed>>,
+) -> (Groups<'a>, Vec<Option<&'a Message>>) {
     // After the last boundary line, or from the last message that begins with the API's
     // `compaction` block (the API reads nothing before it).
     let start = messages
@@ -288,6 +319,9 @@ fn api_groups_noting<'a>(
     // whether a transcript line gave some of them.
     let mut pending: Vec<Sent> = Vec::new();
     let mut pending_line = false;
+    // The system message of each view message pushed in place (see above).
+    let mut systems: Vec<(usize, &'a Message)> = Vec::new();
+    let mut began = false;
     fn push<'a>(
         out: &mut Vec<(&'static str, Vec<Sent<'a>>)>,
         lines: &mut Vec<bool>,
@@ -312,7 +346,26 @@ fn api_groups_noting<'a>(
         }
     }
     for (k, m) in messages.iter().enumerate().skip(start) {
+        if began && sent_in_place(m) {
+            let pending_blocks = std::mem::take(&mut pending);
+            push(&mut out, &mut lines, "user", pending_blocks, pending_line);
+            pending_line = false;
+            open = None;
+            systems.push((out.len(), m));
+            out.push(("system", sent_of(m)));
+            lines.push(false);
+            if let Some(placed) = placed.as_deref_mut() {
+                placed.push(Placed {
+                    message: k,
+                    role: "system",
+                    at: out.len() - 1,
+                    empty: false,
+                });
+            }
+            continue;
+        }
         let Some(role) = role_of(m) else { continue };
+        began = true;
         let blocks = sent_of(m);
         let line = m.is_transcript();
         // The last view message of the messages before it: the user blocks held back while
@@ -376,7 +429,11 @@ fn api_groups_noting<'a>(
             content.sort_by_key(|b| b.get("type") != Some("tool_result"));
         }
     }
-    out
+    let mut of = vec![None; out.len()];
+    for (at, m) in systems {
+        of[at] = Some(m);
+    }
+    (out, of)
 }
 
 /// One broken API invariant.
@@ -539,7 +596,8 @@ fn validate(messages: &[Message], given: Option<&[usize]>, empty: bool) -> Vec<P
     // Every block id up to the message checked: a server tool's result answers one of them.
     let mut seen_ids: HashSet<&str> = HashSet::new();
     for (i, (role, content)) in view.iter().enumerate() {
-        if content.is_empty() {
+        // A system message may hold its `output_config` only (the API takes it then).
+        if content.is_empty() && *role != "system" {
             say(i, "empty content".into());
         }
         // The API refuses a text block with no text and one of whitespace only alike.
@@ -685,6 +743,34 @@ mod tests {
     use super::*;
 
     use crate::transforms::test_fixtures::ptc;
+
+    /// The Messages API's beta form: a system message inside `messages` is read there (an
+    /// instruction, a tool set change, a per-turn reminder). The view sends it in place with
+    /// its other fields; those that open the conversation are the `system` parameter's.
+    #[test]
+    fn system_messages_after_the_first_message_are_sent_in_place() {
+        let messages = m(json!([
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "start"},
+            {"role": "system", "clear_at": "next_user_message", "content": [
+                {"type": "text", "text": "From now on answer in French."},
+                {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "deploy"}}]},
+            {"role": "assistant", "content": "ok"},
+            {"role": "system", "output_config": {"effort": "low"}},
+            {"role": "user", "content": "go"}
+        ]));
+        let view = to_api_messages(&messages);
+        let roles: Vec<&str> = view.iter().map(|v| v["role"].as_str().unwrap()).collect();
+        assert_eq!(roles, ["user", "system", "assistant", "system", "user"]);
+        assert_eq!(view[1]["clear_at"], "next_user_message");
+        assert_eq!(view[1]["content"][1]["type"], "tool_addition");
+        assert_eq!(view[3]["output_config"]["effort"], "low");
+        assert!(!serde_json::to_string(&view).unwrap().contains("terse"));
+        // The serializer writes the same.
+        let written = serde_json::to_value(api_view(&messages)).unwrap();
+        assert_eq!(written, Value::Array(view));
+        assert_eq!(validate_for_api(&messages), vec![]);
+    }
 
     /// Programmatic tool calling: a `server_tool_use` whose code called a client tool gets
     /// its result in the assistant message after the client tool's result; a conversation
