@@ -859,9 +859,11 @@ writeFileSync(
       // The snippets (the readers and helpers the .wasm imports: internal code, whose
       // exports keep their names) are shipped with short local names as well: 1.7 KB gzip off
       // the count entry's first render, about 3 KB off the page. Their source maps carry the
-      // original names, so a stack trace read through one (devtools, `node
-      // --enable-source-maps`) names the functions as the source does. Not js_error.js: its
-      // exported class is public, and a class is named (`.name`, a console) by its binding.
+      // original names and lines: a stack trace read through one (devtools, `node
+      // --enable-source-maps`) points at the source's file and line, and names an internal
+      // function as the source does (an exported one by its short local name). Not
+      // js_error.js: its exported class is public, and a class is named (`.name`, a console)
+      // by its binding.
       minifyIdentifiers: f.startsWith('snippets/') && !f.endsWith('/js_error.js'),
       legalComments: 'none',
       target: 'es2022',

@@ -166,7 +166,9 @@ export function compactionPrepareStep(options) {
         state.lastResult = result;
         await o.onCompaction?.(result, { stepNumber: args.stepNumber });
       } catch (error) {
-        state.consecutiveFailures += 1;
+        // A compaction the caller aborted (a `signal` in `context`) is reported, not counted:
+        // it says nothing of whether compaction works.
+        if (/** @type {any} */ (error)?.code !== 'ABORTED') state.consecutiveFailures += 1;
         await o.onError?.(error);
       }
     }

@@ -116,10 +116,19 @@ impl Serialize for Sent<'_> {
 struct ApiMessage<'a> {
     role: &'static str,
     content: Vec<Sent<'a>>,
-    /// A system message's other fields (`clear_at`, `output_config`, …), as the caller gave them.
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    fields: Option<&'a serde_json::Map<String, Value>>,
+    /// A system message's `clear_at`, as the caller gave it ([`SYSTEM_FIELDS`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clear_at: Option<&'a Value>,
+    /// A system message's `output_config`, as the caller gave it ([`SYSTEM_FIELDS`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<&'a Value>,
 }
+
+/// The fields of a system message the Messages API takes besides `role` and `content`: the
+/// only ones the view sends of a system message it keeps in place. Another SDK's fields on it
+/// (the AI SDK's `providerOptions`, OpenAI Chat's `name`) would make the API refuse the
+/// request, as they are left out of user and assistant messages.
+const SYSTEM_FIELDS: [&str; 2] = ["clear_at", "output_config"];
 
 /// What [`to_api_messages`] gives, written by the serializer without building its JSON values
 /// first (`toApiMessages` writes it as JSON text for the engine's `JSON.parse`).
@@ -128,10 +137,14 @@ pub fn api_view(messages: &[Message]) -> impl Serialize + '_ {
     groups
         .into_iter()
         .zip(systems)
-        .map(|((role, content), system)| ApiMessage {
-            role,
-            content,
-            fields: system.map(|m| &m.extra),
+        .map(|((role, content), system)| {
+            let field = |k: &str| system.and_then(|m| m.extra.get(k));
+            ApiMessage {
+                role,
+                content,
+                clear_at: field(SYSTEM_FIELDS[0]),
+                output_config: field(SYSTEM_FIELDS[1]),
+            }
         })
         .collect::<Vec<_>>()
 }
@@ -252,7 +265,11 @@ pub fn to_api_messages(messages: &[Message]) -> Vec<Value> {
             let content: Vec<Value> = content.into_iter().map(Sent::into_value).collect();
             let mut v = json!({"role": role, "content": content});
             if let (Some(m), Some(o)) = (system, v.as_object_mut()) {
-                o.extend(m.extra.iter().map(|(k, x)| (k.clone(), x.clone())));
+                for k in SYSTEM_FIELDS {
+                    if let Some(x) = m.extra.get(k) {
+                        o.insert(k.to_string(), x.clone());
+                    }
+                }
             }
             v
         })
@@ -756,7 +773,8 @@ mod tests {
                 {"type": "text", "text": "From now on answer in French."},
                 {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "deploy"}}]},
             {"role": "assistant", "content": "ok"},
-            {"role": "system", "output_config": {"effort": "low"}},
+            {"role": "system", "output_config": {"effort": "low"}, "name": "ops",
+             "providerOptions": {"x": {}}},
             {"role": "user", "content": "go"}
         ]));
         let view = to_api_messages(&messages);
@@ -765,6 +783,8 @@ mod tests {
         assert_eq!(view[1]["clear_at"], "next_user_message");
         assert_eq!(view[1]["content"][1]["type"], "tool_addition");
         assert_eq!(view[3]["output_config"]["effort"], "low");
+        // Another SDK's fields on a system message are not sent (the API refuses them).
+        assert_eq!(view[3].as_object().unwrap().len(), 3, "{}", view[3]);
         assert!(!serde_json::to_string(&view).unwrap().contains("terse"));
         // The serializer writes the same.
         let written = serde_json::to_value(api_view(&messages)).unwrap();

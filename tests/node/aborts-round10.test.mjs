@@ -83,3 +83,17 @@ test('LangChain middleware: an aborted compaction is reported and not counted', 
   assert.equal(errors[0].code, 'ABORTED');
   assert.equal(mw.consecutiveFailures, 0);
 });
+
+test('AI SDK compactionPrepareStep: an aborted compaction is reported and not counted', async () => {
+  const { compactionPrepareStep } = await import('../../pkg/agents/ai-sdk.js');
+  const messages = [];
+  for (let k = 0; k < 12; k++) messages.push({ role: 'user', content: `question ${k} ${'context '.repeat(1200)}` }, { role: 'assistant', content: `answer ${k}` });
+  messages.push({ role: 'user', content: 'last?' });
+  const ac = new AbortController();
+  const errors = [];
+  const summarize = async () => { ac.abort(); throw Object.assign(new Error('aborted'), { name: 'AbortError' }); };
+  const step = compactionPrepareStep({ summarize, config: { contextWindow: 40_000 }, context: { signal: ac.signal }, onError: (e) => errors.push(e.code) });
+  for (let i = 0; i < 3; i++) await step({ steps: [], stepNumber: 0, model: { modelId: 'claude-sonnet-4-5' }, messages: [...messages] });
+  assert.deepEqual(errors, ['ABORTED', 'ABORTED', 'ABORTED']);
+  assert.equal(step.consecutiveFailures, 0);
+});
