@@ -301,6 +301,15 @@ function cases({ app, api, work }) {
       run: async () => expectEntry(parseReport(await run(join(BIN, 'bun'), ['cjs.cjs', api], { cwd: app })), '/node.js'),
     },
     {
+      name: 'Bun bundle (bun build)',
+      how: "bun build --target=bun of 'context-compaction/inline', run by bun (the default entry's bundle has no .wasm beside it)",
+      run: async () => {
+        const outfile = join(work, 'bun-bundle', 'bundle.mjs');
+        await run(join(BIN, 'bun'), ['build', join(app, 'node-inline.mjs'), '--target=bun', '--outfile', outfile], { cwd: app });
+        return parseReport(await run(join(BIN, 'bun'), [outfile, api], { cwd: join(work, 'bun-bundle') }));
+      },
+    },
+    {
       name: 'TypeScript declarations',
       how: 'tsc --noEmit --module node16: an .mts (the main, inline and count entries) and a .cts (require, the count entry too)',
       run: async () => {
@@ -523,6 +532,17 @@ function browserCases({ app, work }) {
         });
         writeFileSync(join(outDir, 'index.html'), page('./main.js'));
         return 'esbuild-inline/';
+      },
+    },
+    {
+      name: 'Chromium + bun build (inline)',
+      how: "bun build --target=browser, import … from 'context-compaction/inline' (bun, as esbuild, emits no .wasm for new URL(…, import.meta.url))",
+      browser: true,
+      build: async () => {
+        const outDir = join(work, 'dist', 'bun-inline');
+        await run(join(BIN, 'bun'), ['build', join(app, 'browser-inline.mjs'), '--target=browser', '--outfile', join(outDir, 'main.js')], { cwd: app });
+        writeFileSync(join(outDir, 'index.html'), page('./main.js'));
+        return 'bun-inline/';
       },
     },
     {
