@@ -2068,8 +2068,22 @@ function countTail_(arr, F, fb, W, wb, wcap) {
 // its window, as last measured (`kept` -1: not measured).
 const BOUNDARIES = new WeakMap();
 
+// The entry boundaryOf gave last, and its array: a count asked again of the same array (a
+// chat UI's every render) finds it without a WeakMap lookup.
+let lastBoundArr = null, lastBound = null;
+
 // The entry of `arr` in BOUNDARIES, its search brought up to arr[0..end).
 function boundaryOf(arr, end) {
+  const l = lastBound;
+  if (arr === lastBoundArr && l.end === end && end > 0 && arr[end - 1] === l.lastLine && (l.at < 0 || arr[l.at] === l.line)) return l;
+  const e = boundaryFrom(arr, end);
+  lastBoundArr = arr;
+  lastBound = e;
+  return e;
+}
+
+// boundaryOf without the last entry's shortcut.
+function boundaryFrom(arr, end) {
   let e = BOUNDARIES.get(arr), lo = 0, found = -1;
   if (e !== undefined && e.end > 0 && e.end <= end && arr[e.end - 1] === e.lastLine &&
       (e.at < 0 || arr[e.at] === e.line)) {
