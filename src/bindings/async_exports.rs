@@ -485,6 +485,11 @@ pub fn result_js(
             None => summary.push(&added(m, false)?),
         };
     }
+    // The tool changes of the Messages API compaction block the summary replaced, as a
+    // system message in front of it (only Anthropic messages hold such a block).
+    if let (Some(m), None) = (&r.tool_changes_in_front, foreign) {
+        summary.unshift(&to_js(m)?);
+    }
     // The provider's opaque compaction the context started with: the caller's own object,
     // first (the provider reads it; nothing else can).
     if let Some(i) = r.kept_in_front {

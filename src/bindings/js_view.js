@@ -946,9 +946,11 @@ function describeBlock(b, estimate, out) {
   }
   if (t === 'compaction') {
     // The server-side compaction block counts as its summary text, an opaque one as its
-    // encrypted text (the Rust side's view::block_info does the same).
+    // encrypted text, plus its `tool_changes` as JSON when it has any (the tools the model
+    // reads they add; the Rust side's view::block_info does the same).
     const n = typeof b.content === 'string' ? tlen(b.content) : isOpaqueCompaction(b) ? tlen(b.encrypted_content) : 0;
-    out.push(0, n, 0, 0, 0, 0, 0, 0, 0);
+    const tc = b.tool_changes;
+    out.push(0, n + (tc === undefined || tc === null || (Array.isArray(tc) && tc.length === 0) ? 0 : jsonLen(tc)), 0, 0, 0, 0, 0, 0, 0);
     return;
   }
   let k = blockKind(t);

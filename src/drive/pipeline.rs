@@ -316,6 +316,15 @@ pub struct CompactionResult {
     /// provider still reads what it stands for. `None` when there is none (or it is kept
     /// among [`Self::messages_to_keep`]).
     pub kept_in_front: Option<usize>,
+    /// The tool changes of the Messages API `compaction` block the context started with,
+    /// when the compaction summarized that block's message: a system message of its
+    /// `tool_changes` entries ([`Message::tool_changes_message`]), first among the summary
+    /// messages when built (after [`Self::kept_in_front`]'s place). Summarized with the rest,
+    /// the tools the block's range added would no longer be offered and those it withdrew
+    /// would be offered again. `None` when there are none, for transcripts (a Claude Code
+    /// line has no such form) and when the summary is itself the API's compaction block
+    /// (whose own `tool_changes` cover them).
+    pub tool_changes_in_front: Option<Message>,
 }
 
 impl CompactionResult {
@@ -332,6 +341,7 @@ impl CompactionResult {
             .kept_in_front
             .map(|i| input[i].clone())
             .into_iter()
+            .chain(self.tool_changes_in_front.iter().cloned())
             .chain(self.summary_messages.iter().cloned())
             .collect();
         boundary::build_post_compact(
@@ -1169,10 +1179,27 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         && !f.kept.contains(&kept_in_front))
     .then_some(kept_in_front);
 
+    // The tool changes of the API's compaction block the context started with, when that
+    // block's message is summarized (kept, or kept in front, it still carries them).
+    let start_at = active_start(messages)?;
+    let tool_changes_in_front = if transcript
+        || start_at >= messages.len()
+        || f.kept.contains(&start_at)
+        || kept_in_front == Some(start_at)
+        || summary_messages
+            .first()
+            .is_some_and(Message::begins_with_compaction)
+    {
+        None
+    } else {
+        messages[start_at].tool_changes_message()
+    };
+
     // The result must be smaller than what it replaces.
     let mut after: Vec<Message> = kept_in_front
         .map(|i| messages[i].clone())
         .into_iter()
+        .chain(tool_changes_in_front.iter().cloned())
         .collect();
     after.extend(summary_messages.iter().cloned());
     after.extend(kept.iter().cloned());
@@ -1245,6 +1272,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         pinned_added,
         pinned_rewritten,
         kept_in_front,
+        tool_changes_in_front,
         user_display_message,
         pre_compact_token_count: f.pre_tokens,
         post_compact_token_count: f.post_compact_token_count,

@@ -447,6 +447,8 @@ pub const CLEAR_AT: &str = "clear_at";
 pub const CLEAR_AT_NEXT_USER: &str = "next_user_message";
 /// A system message's block that makes a tool available from there on.
 pub const TOOL_ADDITION_BLOCK: &str = "tool_addition";
+/// The field of a `compaction` block that lists the tool changes of the range it replaced.
+pub const COMPACTION_TOOL_CHANGES: &str = "tool_changes";
 /// A system message's block that withdraws a tool from there on.
 pub const TOOL_REMOVAL_BLOCK: &str = "tool_removal";
 
@@ -848,6 +850,39 @@ impl Message {
                 .any(|b| matches!(b.type_name(), TOOL_ADDITION_BLOCK | TOOL_REMOVAL_BLOCK)),
             _ => false,
         }
+    }
+
+    /// The `tool_changes` of the `compaction` block this message begins with, when it
+    /// carries any (a non-empty array): the `tool_addition` / `tool_removal` entries that take
+    /// the request's `tools` to the tool set in effect after the range the block replaced.
+    /// The model reads the tools they add; a compaction that summarizes the message keeps
+    /// them as a system message of those entries ([`Self::tool_changes_message`]).
+    pub fn compaction_tool_changes(&self) -> Option<&[serde_json::Value]> {
+        self.first_compaction_block()?
+            .get(COMPACTION_TOOL_CHANGES)?
+            .as_array()
+            .filter(|a| !a.is_empty())
+            .map(Vec::as_slice)
+    }
+
+    /// A system message given as a message whose content is the `tool_changes` of the
+    /// compaction block this message begins with, verbatim (`None` when it carries none):
+    /// what a compaction that summarizes this message keeps in its place. The Messages API
+    /// takes such entries as the content blocks of an in-`messages` system message (they are
+    /// the same `tool_addition` / `tool_removal` blocks), and from there the tool set changes
+    /// as it did after the block.
+    pub fn tool_changes_message(&self) -> Option<Message> {
+        let entries = self.compaction_tool_changes()?;
+        Message::from_value(
+            serde_json::json!({"role": "system", "content": entries}),
+            "tool_changes",
+        )
+        .ok()
+    }
+
+    /// Whether the content begins with a `compaction` block.
+    pub fn begins_with_compaction(&self) -> bool {
+        self.first_compaction_block().is_some()
     }
 
     /// The first block of the content when it is a `compaction` block.
@@ -1348,6 +1383,33 @@ pub fn json_type_name(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_compaction_block_s_tool_changes_become_a_system_message_of_them() {
+        let m = |v: serde_json::Value| Message::from_value(v, "m").unwrap();
+        let tc = serde_json::json!([
+            {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "deploy"}},
+            {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "read"}}]);
+        let with = |changes: serde_json::Value| {
+            m(serde_json::json!({"role": "user", "content": [
+                {"type": "compaction", "content": "S.", "tool_changes": changes},
+                {"type": "text", "text": "go on"}]}))
+        };
+        let kept = with(tc.clone()).tool_changes_message().unwrap();
+        assert!(kept.changes_tools(), "kept as the tool changes it is");
+        assert_eq!(
+            serde_json::to_value(&kept).unwrap(),
+            serde_json::json!({"role": "system", "content": tc})
+        );
+        for none in [serde_json::json!([]), serde_json::Value::Null] {
+            assert!(with(none).tool_changes_message().is_none());
+        }
+        // Only a block that begins the content is the context's compaction.
+        let later = m(serde_json::json!({"role": "user", "content": [
+            {"type": "text", "text": "x"},
+            {"type": "compaction", "content": "S.", "tool_changes": tc}]}));
+        assert!(later.tool_changes_message().is_none());
+    }
 
     #[test]
     fn a_system_message_of_tool_additions_or_removals_changes_the_tools() {

@@ -1116,12 +1116,21 @@ pub fn block_info_with(b: &Block, detail: Detail, lengths: &dyn Lengths) -> Bloc
             } else {
                 "content"
             };
+            // Its `tool_changes` (tools added by value or by name, tools withdrawn): the
+            // model reads the tools they add, counted as their JSON, as a system message's
+            // `tool_addition` block is; none (absent, null, `[]`) adds nothing.
+            let tool_changes = match v.get(crate::model::messages::COMPACTION_TOOL_CHANGES) {
+                None | Some(serde_json::Value::Null) => 0,
+                Some(serde_json::Value::Array(a)) if a.is_empty() => 0,
+                Some(t) => lengths.json(t),
+            };
             BlockInfo {
                 kind: Some(BlockKind::Text),
                 text_units: v
                     .get(key)
                     .and_then(serde_json::Value::as_str)
-                    .map_or(0, |t| lengths.text(t)),
+                    .map_or(0, |t| lengths.text(t))
+                    + tool_changes,
                 ..Default::default()
             }
         }
@@ -1648,6 +1657,34 @@ mod tests {
             panic!()
         };
         assert!(b[0].is_cleared);
+    }
+
+    /// A `compaction` block's `tool_changes` count as their JSON besides its summary text
+    /// (the model reads the tools they add); none, `null` or `[]` adds nothing.
+    #[test]
+    fn a_compaction_block_counts_its_tool_changes() {
+        let tc = json!([{"type": "tool_addition", "tool": {"type": "tool_definition",
+            "definition": {"name": "deploy", "input_schema": {"type": "object"}}}},
+            {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "read"}}]);
+        let units = |changes: Option<serde_json::Value>| {
+            let mut b = json!({"type": "compaction", "content": "Summary."});
+            if let Some(c) = changes {
+                b["tool_changes"] = c;
+            }
+            let m = msgs(json!([{"role": "user", "content": [b]}]));
+            let v: &[Message] = &m;
+            let ContentInfo::Blocks(b) = v.content(0, Detail::Estimate).unwrap() else {
+                panic!()
+            };
+            b[0].text_units
+        };
+        assert_eq!(units(None), "Summary.".len());
+        assert_eq!(units(Some(json!(null))), "Summary.".len());
+        assert_eq!(units(Some(json!([]))), "Summary.".len());
+        assert_eq!(
+            units(Some(tc.clone())),
+            "Summary.".len() + serde_json::to_string(&tc).unwrap().len()
+        );
     }
 
     #[test]

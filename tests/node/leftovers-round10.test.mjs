@@ -1,0 +1,75 @@
+// Leftovers of the tenth probes (probe10-shapes notes, probe10-hostile "Left"). Each test
+// fails on the package before its fix (CC_PKG=/path/to/old/pkg/node.js runs this file against
+// another build).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+const cc = await import(process.env.CC_PKG ?? '../../pkg/node.js');
+
+const big = (n, s = 'line') => Array.from({ length: n }, (_, i) => `${s} ${i}: some content of a file or command output here`).join('\n');
+const B = big(300);
+
+// ---- 1: a Messages API `compaction` block's `tool_changes` (@anthropic-ai/sdk beta
+// BetaCompactionBlock / BetaCompactionBlockParam: tool_addition / tool_removal entries).
+const deploy = { name: 'deploy', description: 'Deploy the app. '.repeat(40), input_schema: { type: 'object', properties: { env: { type: 'string' } } } };
+const toolChanges = [
+  { type: 'tool_addition', tool: { type: 'tool_definition', definition: deploy } },
+  { type: 'tool_removal', tool: { type: 'tool_reference', name: 'read' } },
+];
+const compactionBlock = (tc) => ({ type: 'compaction', content: 'Earlier work, summarized.', ...(tc === undefined ? {} : { tool_changes: tc }) });
+
+test('1: a compaction block counts the tool changes it carries (what the model reads of the tools they add)', () => {
+  const at = (tc) => cc.tokenCountWithEstimation([{ role: 'user', content: [compactionBlock(tc), { type: 'text', text: 'go on' }] }]);
+  const none = at(undefined);
+  assert.equal(at(null), none);
+  assert.equal(at([]), none);
+  const jsonTokens = Math.round(JSON.stringify(toolChanges).length / 4);
+  const withChanges = at(toolChanges);
+  assert.ok(withChanges - none >= jsonTokens - 2, `with tool changes ${withChanges}, without ${none}, their JSON ~${jsonTokens}`);
+  // Counted as a system message holding the same blocks counts them (about).
+  const asSystem = cc.tokenCountWithEstimation([{ role: 'system', content: toolChanges }]);
+  assert.ok(Math.abs(withChanges - none - asSystem) <= 8, `${withChanges - none} vs ${asSystem}`);
+});
+
+const conversation = (tc) => {
+  const m = [{ role: 'user', content: [compactionBlock(tc), { type: 'text', text: 'start' }] }];
+  for (let i = 0; i < 8; i++) {
+    m.push({ role: 'assistant', content: [{ type: 'tool_use', id: 't' + i, name: 'read', input: { path: 'f' + i } }] });
+    m.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't' + i, content: B }] });
+  }
+  m.push({ role: 'assistant', content: 'Done reading.' }, { role: 'user', content: 'Now deploy.' });
+  return m;
+};
+const summarize = async () => '<summary>s</summary>';
+
+test('1: a compaction that summarizes a compaction block keeps its tool changes, as a system message before the summary', async () => {
+  const m = conversation(toolChanges);
+  for (const keepLastUserMessage of [false, true]) {
+    const r = await cc.compactConversation(m, { model: 'claude-sonnet-4-5', summarize, keepLastUserMessage });
+    const out = cc.buildPostCompactMessages(r);
+    const at = out.findIndex((x) => x.role === 'system');
+    assert.ok(at > 0, `keepLastUserMessage ${keepLastUserMessage}: no system message in ${JSON.stringify(out).slice(0, 300)}`);
+    assert.deepEqual(out[at], { role: 'system', content: toolChanges });
+    const summary = out.findIndex((x) => x.role === 'user');
+    assert.ok(summary > at, 'the tool changes stand before the summary');
+    assert.deepEqual(cc.validateForApi(out.slice(1)).problems, []);
+    // Counted in the compacted size.
+    assert.ok(r.truePostCompactTokenCount >= Math.round(JSON.stringify(toolChanges).length / 4));
+  }
+  // None added when the block carries none.
+  for (const tc of [undefined, []]) {
+    const out = cc.buildPostCompactMessages(await cc.compactConversation(conversation(tc), { model: 'claude-sonnet-4-5', summarize }));
+    assert.equal(out.filter((x) => x.role === 'system').length, 0);
+  }
+  // A second compaction keeps them again (now as the system message).
+  const once = cc.buildPostCompactMessages(await cc.compactConversation(m, { model: 'claude-sonnet-4-5', summarize }));
+  const again = [...once.slice(1)];
+  for (let i = 0; i < 8; i++) {
+    again.push({ role: 'assistant', content: [{ type: 'tool_use', id: 'u' + i, name: 'deploy', input: { env: 'e' + i } }] });
+    again.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'u' + i, content: B }] });
+  }
+  again.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: 'again' });
+  const twice = cc.buildPostCompactMessages(await cc.compactConversation(again, { model: 'claude-sonnet-4-5', summarize }));
+  assert.equal(twice.filter((x) => x.role === 'system' && JSON.stringify(x.content) === JSON.stringify(toolChanges)).length, 1);
+});
+
