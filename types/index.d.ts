@@ -899,7 +899,8 @@ export interface MicroCompactResult<M> {
   messages: M[];
   /** Tokens freed (estimate, padded by 4/3). */
   tokensFreed: number;
-  /** `tool_use_id`s of the cleared results, oldest first. */
+  /** `tool_use_id`s of the cleared results, oldest first, each once (results that share a
+   * `tool_use_id` are listed by it once). */
   clearedToolUseIds: string[];
 }
 

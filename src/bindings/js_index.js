@@ -602,7 +602,21 @@ function foreignBlock(m, b, words) {
 
 // microCompact's result object, built in one call (no key crosses as a string).
 export function microCompactResult(messages, tokensFreed, clearedToolUseIds) {
-  return { messages, tokensFreed, clearedToolUseIds };
+  return { messages, tokensFreed, clearedToolUseIds: onceEach(clearedToolUseIds) };
+}
+
+// `ids` with each id once, where it first comes (results that share a tool_use_id are listed
+// by it once: the Rust side's MicroCompactPlan::cleared_tool_use_ids does the same).
+function onceEach(ids) {
+  if (ids.length < 2) return ids;
+  const seen = new Set();
+  const out = [];
+  for (const id of ids) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(id);
+  }
+  return out.length === ids.length ? ids : out;
 }
 
 // microCompact's result, `{messages, tokensFreed, clearedToolUseIds}`, from the results the
@@ -643,7 +657,7 @@ function microCompactApply_(arr, picked, text, tokensFreed) {
     content[b] = { ...block, content: text };
   }
   if (cur >= 0) out[cur] = withContent(arr[cur], content);
-  return { messages: out, tokensFreed, clearedToolUseIds: cleared };
+  return { messages: out, tokensFreed, clearedToolUseIds: onceEach(cleared) };
 }
 
 // The tool_use_id of the tool result at each [message, block] pair of `at`.

@@ -204,8 +204,9 @@ pub struct MicroCompactPlan {
     pub edits: Vec<Edit>,
     /// Estimated tokens freed (padded by 4/3, SPEC §3).
     pub tokens_freed: u64,
-    /// `tool_use_id`s of the cleared results, in conversation order (when
-    /// [`MicroCompactOptions::resolve_ids`]; otherwise read them at the edits' positions).
+    /// `tool_use_id`s of the cleared results, in conversation order, each once (results that
+    /// share an id are listed by it once; when [`MicroCompactOptions::resolve_ids`]; otherwise
+    /// read them at the edits' positions).
     pub cleared_tool_use_ids: Vec<String>,
     /// Why nothing was considered, when a precondition was not met.
     pub skipped: Option<MicroCompactSkip>,
@@ -416,10 +417,14 @@ fn plan<V: ConversationView + ?Sized>(
     }
     plan.tokens_freed = (freed * 4).div_ceil(3);
     if options.resolve_ids {
+        // Each id once, oldest first: results that share a `tool_use_id` are listed by it once.
+        let mut seen = std::collections::HashSet::new();
         for e in &plan.edits {
             if let Edit::SetToolResultContent { message, block, .. } = e {
                 if let Some(id) = view.tool_use_id_at(*message, *block)? {
-                    plan.cleared_tool_use_ids.push(id);
+                    if seen.insert(id.clone()) {
+                        plan.cleared_tool_use_ids.push(id);
+                    }
                 }
             }
         }
@@ -464,6 +469,23 @@ mod tests {
             keep_recent: 0,
             ..Default::default()
         }
+    }
+
+    /// Results that share a `tool_use_id` (a conversation that reused one) are each cleared,
+    /// and the id is listed once, where it first comes.
+    #[test]
+    fn a_shared_tool_use_id_is_listed_once() {
+        let mut v = vec![json!({"role": "user", "content": "start"})];
+        for (k, id) in ["dup", "dup", "b", "dup"].iter().enumerate() {
+            v.push(json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": id, "name": "Read", "input": {"file_path": format!("/f{k}")}}]}));
+            v.push(json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": id, "content": "x".repeat(4000)}]}));
+        }
+        let m = Message::parse_all(Value::Array(v)).unwrap();
+        let plan = micro_compact(m.as_slice(), &keep_none()).unwrap();
+        assert_eq!(plan.edits.len(), 4, "every result is cleared");
+        assert_eq!(plan.cleared_tool_use_ids, vec!["dup", "b"]);
     }
 
     #[test]

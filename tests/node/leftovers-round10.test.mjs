@@ -73,3 +73,26 @@ test('1: a compaction that summarizes a compaction block keeps its tool changes,
   assert.equal(twice.filter((x) => x.role === 'system' && JSON.stringify(x.content) === JSON.stringify(toolChanges)).length, 1);
 });
 
+// ---- 2: microCompact with results that share a tool_use_id lists the id once.
+test('2: clearedToolUseIds lists each id once, oldest first, however many results share it', () => {
+  const X = 'x'.repeat(4000);
+  const anthropic = [];
+  for (const [k, id] of ['dup', 'dup', 'b', 'dup', 'last'].entries()) {
+    anthropic.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: '/f' + k } }] });
+    anthropic.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: X }] });
+  }
+  const transcript = anthropic.map((m) => ({ type: m.role, uuid: crypto.randomUUID(), message: m }));
+  const openai = [];
+  for (const [k, id] of ['dup', 'dup', 'b', 'dup', 'last'].entries()) {
+    openai.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'Read', arguments: JSON.stringify({ file_path: '/f' + k }) } }] });
+    openai.push({ role: 'tool', tool_call_id: id, content: X });
+  }
+  for (const [name, m] of [['anthropic', anthropic], ['transcript', transcript], ['openai', openai]]) {
+    for (const o of [{ keepRecent: 1 }, { keepRecent: 1, compactableTools: ['Read'] }]) {
+      const r = cc.microCompact(m, o);
+      assert.deepEqual(r.clearedToolUseIds, ['dup', 'b'], `${name} ${JSON.stringify(o)}`);
+      // A copy of the array (the general path) says the same.
+      assert.deepEqual(cc.microCompact([...m], o).clearedToolUseIds, ['dup', 'b'], `${name} copy`);
+    }
+  }
+});
