@@ -158,6 +158,7 @@ fn truncated_empty_and_not_smaller_summaries_fail() {
             stop_reason: Some("max_tokens".into()),
             usage: None,
             compaction: None,
+            problem: None,
         })
     }));
     let e = block_on(compact_conversation(&m, &ctx(), &manual(None), &cut)).unwrap_err();

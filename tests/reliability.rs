@@ -1144,6 +1144,7 @@ fn mode09_summary_cut_at_max_tokens_is_never_committed() {
                 stop_reason: Some("max_tokens".into()),
                 usage: None,
                 compaction: None,
+                problem: None,
             })
         })
     };

@@ -71,6 +71,7 @@ fn summary_of(text: &str, stop: &str) -> Scripted {
             stop_reason: Some(stop.clone()),
             usage: None,
             compaction: None,
+            problem: None,
         })
     }))
 }

@@ -98,6 +98,7 @@ fn summarizer(ok: bool) -> Scripted {
             stop_reason: Some("end_turn".into()),
             usage: None,
             compaction: None,
+            problem: None,
         })
     }))
 }

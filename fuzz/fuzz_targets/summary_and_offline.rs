@@ -82,6 +82,7 @@ fn check_offline_reply(s: &str, what: &str) {
         stop_reason: Some("end_turn".into()),
         usage: None,
         compaction: None,
+        problem: None,
     };
     assert!(
         summary_from_response(&r).is_ok(),

@@ -39,26 +39,76 @@ fn check_text<S: Source>(s: &S, used: usize) -> Result<usize, CallError> {
     Ok(n)
 }
 
-/// The words of a Messages API `content`: a string, or the `text` of its text blocks. Each
-/// length is checked before the text is read ([`MAX_SUMMARY_BLOCKS`], [`MAX_SUMMARY_TEXT`]).
-fn text_of_content<S: Source>(content: &S) -> Result<String, CallError> {
+/// What kind of value `v` is, in JavaScript's words (`typeof`, with `array` and `null`
+/// told apart), for a message that says what was found where text was expected.
+fn type_word<S: Source>(v: &S) -> String {
+    if let Some(k) = v.builtin_kind() {
+        return k;
+    }
+    if v.is_absent() {
+        "null".into()
+    } else if v.string().is_some() {
+        "string".into()
+    } else if v.number().is_some() {
+        "number".into()
+    } else if v.boolean().is_some() {
+        "boolean".into()
+    } else if v.is_array() {
+        "array".into()
+    } else {
+        "object".into()
+    }
+}
+
+/// The words of a Messages API `content`: a string, or the `text` of its text blocks, and
+/// what was found instead of text, when something was (the first such thing: `content of
+/// type number`, `content[0].text of type number`, `content[1] of type string`, `content has
+/// no text block`). Each length is checked before the text is read ([`MAX_SUMMARY_BLOCKS`],
+/// [`MAX_SUMMARY_TEXT`]).
+fn text_of_content<S: Source>(content: &S) -> Result<(String, Option<String>), CallError> {
     if !content.is_array() {
         check_text(content, 0)?;
-        return Ok(content.string().unwrap_or_default());
+        return Ok(match content.string() {
+            Some(s) => (s, None),
+            None => (
+                String::new(),
+                Some(format!("content of type {}", type_word(content))),
+            ),
+        });
     }
     check_blocks(content)?;
     let mut out = String::new();
     let mut used = 0usize;
-    for block in content.items().unwrap_or_default() {
+    let mut problem = None;
+    let mut texts = 0usize;
+    let blocks = content.items().unwrap_or_default();
+    for (i, block) in blocks.iter().enumerate() {
+        if !block.is_object() || block.is_array() {
+            problem.get_or_insert_with(|| format!("content[{i}] of type {}", type_word(block)));
+            continue;
+        }
         if block.get("type").string().as_deref() == Some("text") {
+            texts += 1;
             let text = block.get("text");
             used += check_text(&text, used)?;
-            if let Some(t) = text.string() {
-                out.push_str(&t);
+            match text.string() {
+                Some(t) => out.push_str(&t),
+                None => {
+                    problem.get_or_insert_with(|| {
+                        format!("content[{i}].text of type {}", type_word(&text))
+                    });
+                }
             }
         }
     }
-    Ok(out)
+    if problem.is_none() && texts == 0 {
+        problem = Some(if blocks.is_empty() {
+            "an empty content".into()
+        } else {
+            "no text block in content".into()
+        });
+    }
+    Ok((out, problem))
 }
 
 /// Refuses a `content` array with more than [`MAX_SUMMARY_BLOCKS`] elements.
@@ -134,17 +184,26 @@ pub fn summary_response<S: Source>(v: &S) -> Result<SummaryResponse, CallError> 
                 stop_reason: stop_reason_of(v),
                 usage: usage_of(v),
                 compaction: None,
+                problem: None,
             });
         }
-        return Err(CallError::new(
-            "the summarizer's response has no `content` (expected a Messages API response body)",
-        ));
+        return Err(CallError::new(if text.is_absent() {
+            "the summarizer's response has no `content` (expected a Messages API response body)"
+                .to_string()
+        } else {
+            format!(
+                "the summarizer's response has no `content`, and its `text` is of type {} (expected a Messages API response body, or a string `text`)",
+                type_word(&text)
+            )
+        }));
     }
+    let (text, problem) = text_of_content(&content)?;
     Ok(SummaryResponse {
-        text: text_of_content(&content)?,
+        text,
         stop_reason: stop_reason_of(v),
         usage: usage_of(v),
         compaction: compaction_block(&content)?,
+        problem,
     })
 }
 
@@ -614,6 +673,46 @@ mod tests {
             Some("end_turn")
         );
         assert_eq!(stop(json!({"content": "x"})), None);
+    }
+
+    /// An answer with no text says what it held instead, for the `EMPTY_SUMMARY` message.
+    #[test]
+    fn an_answer_without_text_says_what_was_there_instead() {
+        let problem = |v: Value| summary_response(&v).unwrap().problem;
+        for (v, said) in [
+            (
+                json!({"content": [{"type": "text", "text": 5}]}),
+                "content[0].text of type number",
+            ),
+            (
+                json!({"content": [{"type": "thinking", "thinking": "t"}, {"type": "text", "text": null}]}),
+                "content[1].text of type null",
+            ),
+            (
+                json!({"content": [{"type": "text", "text": ["a"]}]}),
+                "content[0].text of type array",
+            ),
+            (json!({"content": 7}), "content of type number"),
+            (json!({"content": {"a": 1}}), "content of type object"),
+            (json!({"content": [5]}), "content[0] of type number"),
+            (
+                json!({"content": [{"type": "image"}]}),
+                "no text block in content",
+            ),
+            (json!({"content": []}), "an empty content"),
+        ] {
+            assert_eq!(problem(v.clone()).as_deref(), Some(said), "{v}");
+        }
+        assert_eq!(
+            problem(json!({"content": [{"type": "text", "text": ""}]})),
+            None
+        );
+        let e = summary_response(&json!({"text": 5})).unwrap_err();
+        assert!(
+            e.message.contains("`text` is of type number"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

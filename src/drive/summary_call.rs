@@ -212,7 +212,13 @@ pub(crate) async fn send_summary<E: Environment + ?Sized>(
                     )),
                     Err(SummaryProblem::Empty) => Err(CompactError::new(
                         ErrorCode::EmptySummary,
-                        "the summarizer returned no summary text; nothing was committed",
+                        match &response.problem {
+                            Some(p) => format!(
+                                "the summarizer returned no summary text: the summarizer's answer has {p}; nothing was committed"
+                            ),
+                            None => "the summarizer returned no summary text; nothing was committed"
+                                .to_string(),
+                        },
                     )),
                 };
             }

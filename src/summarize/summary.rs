@@ -203,6 +203,9 @@ pub struct SummaryResponse {
     pub usage: Option<UsageCounts>,
     /// The answer's `compaction` block (the API's on-demand compaction), as it came.
     pub compaction: Option<Value>,
+    /// What in the answer was not text where text was looked for (`content[0].text of type
+    /// number`), when something was: said when the summary comes out empty.
+    pub problem: Option<String>,
 }
 
 /// Why a summary answer cannot be used.
@@ -876,6 +879,7 @@ mod tests {
             stop_reason: Some("max_tokens".into()),
             usage: None,
             compaction: None,
+            problem: None,
         };
         assert_eq!(summary_from_response(&cut), Err(SummaryProblem::Truncated));
         let empty = SummaryResponse {

@@ -51,6 +51,7 @@ pub fn summary_answer(summary: &str, input_tokens: u64, output_tokens: u64) -> S
             ..Default::default()
         }),
         compaction: None,
+        problem: None,
     }
 }
 

@@ -96,3 +96,26 @@ test('2: clearedToolUseIds lists each id once, oldest first, however many result
     }
   }
 });
+
+// ---- 3: a summarizer answer without string text says what it held (EMPTY_SUMMARY).
+test('3: EMPTY_SUMMARY says what the answer held where text was looked for', async () => {
+  const m = [{ role: 'user', content: 'a ' + 'x'.repeat(40000) }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }];
+  for (const [answer, said] of [
+    [{ content: [{ type: 'text', text: 5 }] }, 'content[0].text of type number'],
+    [{ content: 7 }, 'content of type number'],
+    [{ content: [5] }, 'content[0] of type number'],
+    [{ content: [{ type: 'image', source: {} }] }, 'no text block in content'],
+  ]) {
+    await assert.rejects(cc.compactConversation(m, { model: 'claude-sonnet-4-5', summarize: async () => answer }), (e) => {
+      assert.equal(e.code, 'EMPTY_SUMMARY');
+      assert.ok(e.message.includes(`the summarizer's answer has ${said}`), e.message);
+      return true;
+    });
+  }
+  // An AI SDK-like answer whose `text` is no string says so (SUMMARIZER_FAILED, as before).
+  await assert.rejects(cc.compactConversation(m, { model: 'claude-sonnet-4-5', summarize: async () => ({ text: 5 }) }), (e) => {
+    assert.equal(e.code, 'SUMMARIZER_FAILED');
+    assert.ok(e.message.includes('`text` is of type number'), e.message);
+    return true;
+  });
+});
