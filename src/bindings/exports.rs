@@ -11,7 +11,7 @@ use super::js_view::{
     micro_compact_apply, micro_compact_result, user_message_in, JsConversation, TokenCounter,
 };
 use crate::drive::autocompact;
-use crate::drive::options::{self, Source};
+use crate::drive::options;
 use crate::measure::thresholds;
 use crate::measure::tokens;
 use crate::model::config::Config;
@@ -619,8 +619,10 @@ pub fn create_compact_boundary_message(
     to_js(&boundary::compact_boundary_value(&input))
 }
 
-fn array_field(result: &JsValue, key: &str, required: bool) -> JsResult<Vec<JsValue>> {
-    let v = prop(result, key);
+/// The messages of one of a result's arrays, `v` (read from `result.{key}`). Its `length`
+/// and elements are read in JS (no js-sys `catch` import: a throw through one leaks a slot of
+/// the externref table); a read that throws is an `INVALID_ARGUMENT` saying so.
+fn array_field(v: &JsValue, key: &str, required: bool) -> JsResult<Vec<JsValue>> {
     if v.is_undefined() || v.is_null() {
         if required {
             return Err(js_error(Error::invalid_argument(format!(
@@ -629,25 +631,23 @@ fn array_field(result: &JsValue, key: &str, required: bool) -> JsResult<Vec<JsVa
         }
         return Ok(Vec::new());
     }
+    let what = format!("result.{key}");
     // Each element becomes a handle in the instance's table, which cannot grow without
     // bound: a longer array (a sparse one with a huge `length`) is refused before reading.
-    let len = Reflect::get(&v, &"length".into())
-        .ok()
-        .and_then(|l| l.as_f64())
+    let len = js(reading(&what, || Ok(prop(v, "length"))))?
+        .as_f64()
         .unwrap_or(0.0);
     if len > MAX_RESULT_ITEMS as f64 {
         return Err(js_error(Error::invalid_argument(format!(
-            "result.{key} has {len} elements; at most {MAX_RESULT_ITEMS} are read"
+            "{what} has {len} elements; at most {MAX_RESULT_ITEMS} are read"
         ))));
     }
-    let items = Source::items(&v).ok_or_else(|| {
-        js_error(Error::invalid_argument(format!(
-            "result.{key} must be an array"
-        )))
-    })?;
+    let items = js(items_or_read_error(v)
+        .map_err(|e| Error::invalid_argument(format!("{what}: {}", e.message))))?
+    .ok_or_else(|| js_error(Error::invalid_argument(format!("{what} must be an array"))))?;
     match items.iter().position(|m| !m.is_object()) {
         Some(i) => Err(js_error(Error::invalid_argument(format!(
-            "result.{key}[{i}] must be a message object"
+            "{what}[{i}] must be a message object"
         )))),
         None => Ok(items),
     }
@@ -675,19 +675,29 @@ pub fn build_post_compact_messages(
             "result must be a CompactionResult object",
         )));
     }
-    let marker = prop(&result, "boundaryMarker");
+    // Each field read once, in JS: a getter or a Proxy trap that throws is reported as such
+    // (naming the field, what it threw as the `cause`), not as a missing or ill-typed field.
+    let [marker, summary, keep, attachments, hooks, shape] = js(reading("result", || {
+        Ok([
+            "boundaryMarker",
+            "summaryMessages",
+            "messagesToKeep",
+            "attachments",
+            "hookResults",
+            "messageShape",
+        ]
+        .map(|k| prop(&result, k)))
+    }))?;
     if !marker.is_object() {
         return Err(js_error(Error::invalid_argument(
             "result.boundaryMarker must be a message object",
         )));
     }
-    let summary = array_field(&result, "summaryMessages", true)?;
-    let keep = array_field(&result, "messagesToKeep", false)?;
-    let attachments = array_field(&result, "attachments", false)?;
-    let hooks = array_field(&result, "hookResults", false)?;
-    let shape = prop(&result, "messageShape")
-        .as_string()
-        .and_then(|s| Shape::from_name(&s));
+    let summary = array_field(&summary, "summaryMessages", true)?;
+    let keep = array_field(&keep, "messagesToKeep", false)?;
+    let attachments = array_field(&attachments, "attachments", false)?;
+    let hooks = array_field(&hooks, "hookResults", false)?;
+    let shape = shape.as_string().and_then(|s| Shape::from_name(&s));
     if shape.is_some_and(Shape::is_foreign) {
         // No boundary line in another ecosystem's messages: the result object carries it.
         let keep_array: JsValue = keep.iter().collect::<Array>().into();
@@ -707,11 +717,14 @@ pub fn build_post_compact_messages(
     }
     // A summary that is the API's compaction block starts the context by itself, first in
     // the messages sent (the boundary line stays on `result.boundaryMarker`).
-    let api_block = summary.first().is_some_and(|m| {
-        let first = js_sys::Reflect::get_u32(&prop(m, "content"), 0).unwrap_or(JsValue::UNDEFINED);
-        prop(&first, "type").as_string().as_deref()
-            == Some(crate::model::messages::COMPACTION_BLOCK)
-    });
+    let api_block = match summary.first() {
+        Some(m) => js(reading("result.summaryMessages[0]", || {
+            let first = prop(&prop(m, "content"), "0");
+            Ok(prop(&first, "type").as_string().as_deref()
+                == Some(crate::model::messages::COMPACTION_BLOCK))
+        }))?,
+        None => false,
+    };
     // The kept system messages that open the conversation (the app's instructions) come
     // before the summary.
     let keep_array: JsValue = keep.iter().collect::<Array>().into();

@@ -79,6 +79,17 @@ export function propOf(obj, key) {
   }
 }
 
+// arr[i] (an index read), caught as propOf's reads are (propThrew then tells).
+export function elemOf(arr, i) {
+  try {
+    return arr[i];
+  } catch (e) {
+    propFailed = true;
+    propError = e;
+    return undefined;
+  }
+}
+
 // Whether the last propOf that gave undefined threw, and then what it threw (else
 // undefined, with `threw` false); reading clears it.
 export function propThrew() {

@@ -190,7 +190,8 @@ fn located_failure(
 /// Element `i` of `list`; `None` when reading it threw (a `Proxy`, a getter), nothing of it
 /// escaping.
 fn element(list: &Array, i: usize) -> Option<JsValue> {
-    js_sys::Reflect::get_u32(list, i as u32).ok()
+    // Read in JS: a js-sys `Reflect` read that throws leaks a slot of the externref table.
+    super::convert::try_elem(list, i as u32).ok()
 }
 
 /// [`read_failure`], or `otherwise` when nothing threw.
@@ -249,7 +250,7 @@ impl Drop for TokenCounter {
 pub fn counter_of(options: &JsValue, what: &str) -> Result<Option<js_sys::Function>> {
     let f = if options.is_object() {
         // A getter that throws is the caller's error, not an absent tokenizer.
-        match js_sys::Reflect::get(options, &"tokenCounter".into()) {
+        match super::convert::try_prop(options, "tokenCounter") {
             Ok(f) => f,
             #[cfg(any(feature = "base", feature = "extra"))]
             Err(e) => return Err(super::errors::read_threw(what, "tokenCounter", e)),
@@ -276,7 +277,7 @@ pub fn anthropic_form(arr: &JsValue, compacting: bool) -> Result<(Array, Vec<usi
     let pair = anthropic_form_js(arr, compacting);
     // The length read again (guarded: a `Proxy` may throw) only when reading failed.
     let len = || {
-        let n = js_sys::Reflect::get(arr, &"length".into()).ok();
+        let n = super::convert::try_prop(arr, "length").ok();
         0..n.and_then(|n| n.as_f64()).unwrap_or(0.0) as usize
     };
     let list: &Array = arr.unchecked_ref(); // read only through `element`, which is guarded
@@ -1018,7 +1019,7 @@ impl<'a> JsConversation<'a> {
     /// Message `i` (`undefined` when reading it throws: the view has read every message by
     /// then and reported such an error).
     pub fn item(&self, i: usize) -> JsValue {
-        js_sys::Reflect::get_u32(self.array, i as u32).unwrap_or(JsValue::UNDEFINED)
+        super::convert::try_elem(self.array, i as u32).unwrap_or(JsValue::UNDEFINED)
     }
 
     fn header(&self, i: usize) -> u32 {

@@ -119,3 +119,59 @@ test('3: EMPTY_SUMMARY says what the answer held where text was looked for', asy
     return true;
   });
 });
+
+// ---- 4: buildPostCompactMessages given an object whose reads throw.
+test('4: buildPostCompactMessages says which read of the result threw (INVALID_ARGUMENT, the throw as cause)', () => {
+  const base = { boundaryMarker: { type: 'system', subtype: 'compact_boundary', content: 'x' }, summaryMessages: [{ role: 'user', content: 's' }] };
+  const getterThrows = (k) => Object.defineProperty({ ...base }, k, { get() { throw new Error('nope ' + k); }, enumerable: true });
+  const cases = [];
+  for (const k of ['boundaryMarker', 'summaryMessages', 'messagesToKeep', 'attachments', 'hookResults', 'messageShape']) {
+    cases.push([getterThrows(k), `result: reading \`${k}\` threw`, 'nope ' + k]);
+  }
+  cases.push([new Proxy(base, { get(t, k) { if (k === 'attachments') throw new Error('trap'); return t[k]; } }), 'result: reading `attachments` threw', 'trap']);
+  cases.push([{ ...base, messagesToKeep: new Proxy([], { get(t, k) { if (k === 'length') throw new Error('len'); return t[k]; } }) }, 'result.messagesToKeep: reading `length` threw', 'len']);
+  cases.push([{ ...base, messagesToKeep: new Proxy([{ role: 'user', content: 'k' }], { get(t, k) { if (k === '0') throw new Error('elem'); return t[k]; } }) }, 'result.messagesToKeep: reading it threw', 'elem']);
+  cases.push([{ ...base, summaryMessages: [{ role: 'user', get content() { throw new Error('content'); } }] }, 'result.summaryMessages[0]: reading `content` threw', 'content']);
+  for (const [r, said, cause] of cases) {
+    assert.throws(() => cc.buildPostCompactMessages(r), (e) => {
+      assert.equal(e.code, 'INVALID_ARGUMENT');
+      assert.ok(e.message.includes(said), `${e.message} (expected "${said}")`);
+      assert.equal(e.cause?.message, cause);
+      return true;
+    });
+  }
+  // What reads fine still builds.
+  assert.equal(cc.buildPostCompactMessages(base).length, 2);
+});
+
+// ---- 5: reads that throw leave nothing behind (js-sys `Reflect` reads leaked a slot of the
+// externref table, and its entry in WASM memory, on every throw).
+test('5: 10,000 calls whose reads throw leave the WASM memory and the externref table as they were', async () => {
+  const dir = process.env.CC_PKG ? process.env.CC_PKG.replace(/node\.js$/, '') : new URL('../../pkg/', import.meta.url).href;
+  const { initSync } = await import(dir + 'context_compaction.js');
+  const wasm = initSync();
+  const state = () => ({ slots: wasm.__wbindgen_externrefs.length, bytes: wasm.memory.buffer.byteLength });
+  const growth = (f, n) => {
+    const run = (k) => {
+      for (let i = 0; i < k; i++) {
+        try { f(); } catch (e) { if (typeof e?.code !== 'string') throw e; }
+      }
+    };
+    run(1000);
+    const before = state();
+    run(n);
+    const after = state();
+    return { slots: after.slots - before.slots, bytes: after.bytes - before.bytes };
+  };
+  const msgs = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'yo' }];
+  const lengthThrows = new Proxy([{ role: 'user', content: 'k' }], { get(t, k) { if (k === 'length') throw new Error('len'); return t[k]; } });
+  const base = { boundaryMarker: { type: 'system', content: 'x' }, summaryMessages: [{ role: 'user', content: 's' }] };
+  for (const [name, f] of [
+    ['a tokenCounter getter that throws', () => cc.tokenCountWithEstimation(msgs, { get tokenCounter() { throw new Error('g'); } })],
+    ['a result array whose length throws', () => cc.buildPostCompactMessages({ ...base, messagesToKeep: lengthThrows })],
+    ['a summary message whose content throws', () => cc.buildPostCompactMessages({ ...base, summaryMessages: [{ role: 'user', get content() { throw new Error('c'); } }] })],
+  ]) {
+    const g = growth(f, 10_000);
+    assert.ok(g.slots <= 64 && g.bytes <= 128 * 1024, `${name}: ${JSON.stringify(g)}`);
+  }
+});
