@@ -31,8 +31,6 @@ extern "C" {
     fn prop_of(obj: &JsValue, key: &str) -> JsValue;
     #[wasm_bindgen(js_name = propThrew)]
     fn prop_threw() -> JsValue;
-    #[wasm_bindgen(js_name = elemOf)]
-    fn elem_of(arr: &JsValue, i: u32) -> JsValue;
     #[wasm_bindgen(js_name = strictJson)]
     fn strict_json(v: &JsValue) -> Option<String>;
     #[wasm_bindgen(js_name = deeperThan)]
@@ -544,34 +542,6 @@ pub fn prop(obj: &JsValue, key: &str) -> JsValue {
     }
 }
 
-/// `obj[key]`, read in JS: `Err` with what was thrown when the read threw (a getter, a
-/// `Proxy` trap). Unlike js-sys's `Reflect::get` (a `catch` import, whose glue leaks a slot of
-/// the externref table, and its entry in WASM memory, on every throw), nothing is left behind.
-/// Nothing is recorded for [`reading`]: the caller handles the throw.
-pub fn try_prop(obj: &JsValue, key: &str) -> std::result::Result<JsValue, JsValue> {
-    if !(obj.is_object() || obj.is_function()) {
-        return Ok(JsValue::UNDEFINED);
-    }
-    thrown_or(prop_of(obj, key))
-}
-
-/// `arr[i]` as [`try_prop`] reads a property (an array, an array-like, a `Proxy`).
-pub fn try_elem(arr: &JsValue, i: u32) -> std::result::Result<JsValue, JsValue> {
-    if !arr.is_object() {
-        return Ok(JsValue::UNDEFINED);
-    }
-    thrown_or(elem_of(arr, i))
-}
-
-fn thrown_or(v: JsValue) -> std::result::Result<JsValue, JsValue> {
-    if v.is_undefined() {
-        if let Some(pair) = prop_threw().dyn_ref::<js_sys::Array>() {
-            return Err(pair.get(0));
-        }
-    }
-    Ok(v)
-}
-
 #[cfg(any(feature = "base", feature = "extra"))]
 thread_local! {
     /// The first property read of [`prop`] that threw since [`reading`] began: its key and
@@ -696,7 +666,7 @@ impl Source for JsValue {
             return None;
         }
         // Guarded: a Proxy's `get` trap may throw (read in JS: no externref slot leaks).
-        try_prop(self, "length")
+        super::js_view::try_prop(self, "length")
             .ok()?
             .as_f64()
             .filter(|n| n.is_finite() && *n >= 0.0)

@@ -187,11 +187,50 @@ fn located_failure(
     Some(failure_of(thrown, at))
 }
 
+// The guarded reads of js_convert.js (`propOf` and its kin), for [`try_prop`] / [`try_elem`].
+#[wasm_bindgen(module = "/src/bindings/js_convert.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = propOf)]
+    fn prop_of_js(obj: &JsValue, key: &str) -> JsValue;
+    #[wasm_bindgen(js_name = elemOf)]
+    fn elem_of_js(arr: &JsValue, i: u32) -> JsValue;
+    #[wasm_bindgen(js_name = propThrew)]
+    fn prop_threw_js() -> JsValue;
+}
+
+/// `obj[key]`, read in JS: `Err` with what was thrown when the read threw (a getter, a
+/// `Proxy` trap). Unlike js-sys's `Reflect::get` (a `catch` import, whose glue leaks a slot of
+/// the externref table, and its entry in WASM memory, on every throw), nothing is left behind.
+/// Nothing is recorded for `convert::reading`: the caller handles the throw.
+pub fn try_prop(obj: &JsValue, key: &str) -> std::result::Result<JsValue, JsValue> {
+    if !(obj.is_object() || obj.is_function()) {
+        return Ok(JsValue::UNDEFINED);
+    }
+    thrown_or(prop_of_js(obj, key))
+}
+
+/// `arr[i]` as [`try_prop`] reads a property (an array, an array-like, a `Proxy`).
+pub fn try_elem(arr: &JsValue, i: u32) -> std::result::Result<JsValue, JsValue> {
+    if !arr.is_object() {
+        return Ok(JsValue::UNDEFINED);
+    }
+    thrown_or(elem_of_js(arr, i))
+}
+
+fn thrown_or(v: JsValue) -> std::result::Result<JsValue, JsValue> {
+    if v.is_undefined() {
+        if let Some(pair) = prop_threw_js().dyn_ref::<js_sys::Array>() {
+            return Err(pair.get(0));
+        }
+    }
+    Ok(v)
+}
+
 /// Element `i` of `list`; `None` when reading it threw (a `Proxy`, a getter), nothing of it
 /// escaping.
 fn element(list: &Array, i: usize) -> Option<JsValue> {
     // Read in JS: a js-sys `Reflect` read that throws leaks a slot of the externref table.
-    super::convert::try_elem(list, i as u32).ok()
+    try_elem(list, i as u32).ok()
 }
 
 /// [`read_failure`], or `otherwise` when nothing threw.
@@ -250,7 +289,7 @@ impl Drop for TokenCounter {
 pub fn counter_of(options: &JsValue, what: &str) -> Result<Option<js_sys::Function>> {
     let f = if options.is_object() {
         // A getter that throws is the caller's error, not an absent tokenizer.
-        match super::convert::try_prop(options, "tokenCounter") {
+        match try_prop(options, "tokenCounter") {
             Ok(f) => f,
             #[cfg(any(feature = "base", feature = "extra"))]
             Err(e) => return Err(super::errors::read_threw(what, "tokenCounter", e)),
@@ -277,7 +316,7 @@ pub fn anthropic_form(arr: &JsValue, compacting: bool) -> Result<(Array, Vec<usi
     let pair = anthropic_form_js(arr, compacting);
     // The length read again (guarded: a `Proxy` may throw) only when reading failed.
     let len = || {
-        let n = super::convert::try_prop(arr, "length").ok();
+        let n = try_prop(arr, "length").ok();
         0..n.and_then(|n| n.as_f64()).unwrap_or(0.0) as usize
     };
     let list: &Array = arr.unchecked_ref(); // read only through `element`, which is guarded
@@ -1019,7 +1058,7 @@ impl<'a> JsConversation<'a> {
     /// Message `i` (`undefined` when reading it throws: the view has read every message by
     /// then and reported such an error).
     pub fn item(&self, i: usize) -> JsValue {
-        super::convert::try_elem(self.array, i as u32).unwrap_or(JsValue::UNDEFINED)
+        try_elem(self.array, i as u32).unwrap_or(JsValue::UNDEFINED)
     }
 
     fn header(&self, i: usize) -> u32 {
