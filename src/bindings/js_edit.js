@@ -245,6 +245,17 @@ function fileSource(id) {
 const serverUse = (id, name, input) => ({ type: 'server_tool_use', id: textOf(id), name: textOf(name), input: parseArgs(input) });
 const serverResult = (id, name, value) => ({ type: `${textOf(name)}_tool_result`, tool_use_id: textOf(id), content: value === undefined ? null : value });
 
+// An OpenAI file part (Chat's `file.file`, Responses' `input_file`): its data, else its URL,
+// else the uploaded file it names; a PDF unless the data URL says otherwise; its `filename`
+// as the document's title.
+function openaiFile(data, url, fileId, filename) {
+  const b = data === undefined && url === undefined && typeof fileId === 'string'
+    ? { type: 'document', source: fileSource(fileId) }
+    : mediaBlock(data !== undefined ? data : url, 'application/pdf');
+  if (b.type === 'document' && typeof filename === 'string' && filename !== '') b.title = filename;
+  return b;
+}
+
 function mediaBlock(v, mediaType, image = false) {
   const source = mediaSource(v, mediaType, image);
   const t = source.media_type || mediaType || '';
@@ -297,9 +308,12 @@ function anthropicBlock(p) {
       return mediaBlock(v, p.mediaType || p.mimeType || p.mime_type, true);
     }
     case 'image_url': return mediaBlock(typeof p.image_url === 'string' ? p.image_url : p.image_url && p.image_url.url, undefined);
-    case 'input_image': return mediaBlock(p.image_url, undefined);
+    // OpenAI's parts name an uploaded file by `file_id` when they hold no data or URL: a
+    // file source keeps that reference (never an empty base64 block), and `filename` the title.
+    case 'input_image': return p.image_url === undefined && typeof p.file_id === 'string'
+      ? { type: 'image', source: fileSource(p.file_id) } : mediaBlock(p.image_url, undefined);
     case 'file': {
-      if (p.file !== null && typeof p.file === 'object') return mediaBlock(p.file.file_data, 'application/pdf');
+      if (p.file !== null && typeof p.file === 'object') return openaiFile(p.file.file_data, undefined, p.file.file_id, p.file.filename);
       const v = p.data !== undefined ? p.data : p.url;
       const type = p.mediaType || p.mimeType || p.mime_type;
       // A text file is a plain-text document, its text decoded (as @ai-sdk/anthropic sends
@@ -312,7 +326,7 @@ function anthropicBlock(p) {
       }
       return mediaBlock(v, type);
     }
-    case 'input_file': return mediaBlock(p.file_data !== undefined ? p.file_data : p.file_url, 'application/pdf');
+    case 'input_file': return openaiFile(p.file_data, p.file_url, p.file_id, p.filename);
     // LangChain's Gemini media (`data` or `fileUri`), and Gemini's own parts.
     case 'media': return p.data === undefined && typeof p.fileUri === 'string'
       ? fileMedia(p.fileUri, p.mediaType || p.mimeType) : mediaBlock(p.data, p.mediaType || p.mimeType);
@@ -340,6 +354,7 @@ function anthropicBlock(p) {
     case 'video':
       return mediaBlock(p.data !== undefined ? p.data : p.url, p.mimeType || p.mime_type || p.mediaType || 'video/mp4');
     case 'computer_screenshot':
+      if (p.image_url === undefined && typeof p.file_id === 'string') return { type: 'image', source: fileSource(p.file_id) };
       return mediaBlock(p.image_url, typeof p.image_url === 'string' ? undefined : 'image/png');
     case 'tool-call': return { type: 'tool_use', id: textOf(p.toolCallId), name: textOf(p.toolName), input: parseArgs(p.input) };
     case 'tool_call': return { type: 'tool_use', id: textOf(p.id), name: textOf(p.name), input: parseArgs(p.args) };

@@ -1308,8 +1308,11 @@ export function pushPart(p, estimate, out) {
       pushAiOutput(out, estimate, p.toolCallId, p);
       return;
     // A piece of a streamed call's arguments (LangChain keeps Anthropic's deltas in the
-    // message): the call holds them, counted there; this block counts nothing.
-    case 'input_json_delta':
+    // message): the call holds them, counted there; this block counts nothing. Nor do the AI
+    // SDK's tool approval request and response: the SDK leaves them out of every prompt it
+    // sends (the model reads the call and its result, or the `execution-denied` result with
+    // the reason).
+    case 'input_json_delta': case 'tool-approval-request': case 'tool-approval-response':
       pushBlock(out, 9, 0, 0, 0, 0, 0, 0, 0);
       return;
     default:
