@@ -4,7 +4,7 @@
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
 import { plainSlice } from './js_convert.js';
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isProviderResult, lcAudio, lcCalls, lcFields, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, lcAudio, lcCalls, lcFields, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -245,6 +245,11 @@ function fileSource(id) {
 const serverUse = (id, name, input) => ({ type: 'server_tool_use', id: textOf(id), name: textOf(name), input: parseArgs(input) });
 const serverResult = (id, name, value) => ({ type: `${textOf(name)}_tool_result`, tool_use_id: textOf(id), content: value === undefined ? null : value });
 
+// The provider file id a LangChain media block names (v1 `fileId`, the older
+// `source_type: 'id'` with `id`); undefined when it names none.
+const lcFileId = (p) => (typeof p.fileId === 'string' ? p.fileId
+  : p.source_type === 'id' && typeof p.id === 'string' ? p.id : undefined);
+
 // An OpenAI file part (Chat's `file.file`, Responses' `input_file`): its data, else its URL,
 // else the uploaded file it names; a PDF unless the data URL says otherwise; its `filename`
 // as the document's title.
@@ -305,6 +310,8 @@ function anthropicBlock(p) {
     case 'image': {
       if (p.source !== undefined) return p;
       const v = p.image !== undefined ? p.image : p.url !== undefined ? p.url : p.data;
+      // LangChain's image by provider file id (v1 `fileId`; older `source_type: 'id'`).
+      if (v === undefined && lcFileId(p) !== undefined) return { type: 'image', source: fileSource(lcFileId(p)) };
       return mediaBlock(v, p.mediaType || p.mimeType || p.mime_type, true);
     }
     case 'image_url': return mediaBlock(typeof p.image_url === 'string' ? p.image_url : p.image_url && p.image_url.url, undefined);
@@ -316,6 +323,9 @@ function anthropicBlock(p) {
       if (p.file !== null && typeof p.file === 'object') return openaiFile(p.file.file_data, undefined, p.file.file_id, p.file.filename);
       const v = p.data !== undefined ? p.data : p.url;
       const type = p.mediaType || p.mimeType || p.mime_type;
+      if (v === undefined && lcFileId(p) !== undefined) {
+        return { type: mediaKind(type) === 1 ? 'image' : 'document', source: fileSource(lcFileId(p)) };
+      }
       // A text file is a plain-text document, its text decoded (as @ai-sdk/anthropic sends
       // it): read as text, and the summarizer reads it.
       const text = typeof type === 'string' && type.startsWith('text/') ? fileText(v) : undefined;
@@ -806,7 +816,10 @@ function replaceForeignPart(m, shape, b, n, text) {
       return { ...m, content: swap(m.content, b - skip) };
     }
     case RESPONSES:
-      // A computer screenshot output is read as a list of one part (responsesOutput).
+      // A computer screenshot output is read as a list of one part (responsesOutput), but the
+      // API takes nothing but a screenshot there (no text, no list): kept as it is, as
+      // micro-compaction keeps it (keptOutput).
+      if (nested && isMediaPart(m.output)) return m;
       if (nested) return { ...m, output: swap(Array.isArray(m.output) ? m.output : [m.output], n) };
       return { ...m, content: swap(m.content, b) };
     case LANGCHAIN: {

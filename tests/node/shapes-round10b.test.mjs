@@ -74,3 +74,39 @@ test('AI SDK tool approval parts count nothing: a ModelMessage run counts as its
   const pending = [mm[0], mm[1]];
   assert.equal(cc.tokenCountWithEstimation(pending), cc.tokenCountWithEstimation([mm[0], { role: 'assistant', content: [mm[1].content[0]] }]));
 });
+
+// openai 7: ResponseInputItem.ComputerCallOutput.output is a ResponseComputerToolCallOutputScreenshot.
+test('stripImagesFromMessages keeps a Responses computer screenshot a screenshot (other media still stripped)', () => {
+  const png = 'iVBORw0KGgo' + 'A'.repeat(8000);
+  const items = [{ role: 'user', content: 'open the settings page' },
+    { type: 'computer_call', id: 'cu_1', call_id: 'cc1', status: 'completed', action: { type: 'screenshot' }, pending_safety_checks: [] },
+    { type: 'computer_call_output', call_id: 'cc1', output: { type: 'computer_screenshot', image_url: 'data:image/png;base64,' + png } },
+    { type: 'function_call', id: 'fc_1', call_id: 'c1', name: 'read', arguments: '{}' },
+    { type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_text', text: 'log' }, { type: 'input_image', image_url: 'data:image/png;base64,' + png }] },
+    { role: 'user', content: 'next' }];
+  const out = cc.stripImagesFromMessages(items);
+  assert.equal(out[2].output.type, 'computer_screenshot');
+  assert.equal(out[2], items[2]);
+  assert.deepEqual(out[4].output, [{ type: 'input_text', text: 'log' }, { type: 'input_text', text: '[image]' }]);
+});
+
+// @langchain/core 1.x: v1 standard blocks name an uploaded file by `fileId`, the older data
+// content blocks by `source_type: 'id'` with `id`.
+test('LangChain media blocks by file id: file sources in the API view, never empty base64', async () => {
+  const { HumanMessage, AIMessage, ToolMessage } = await import('@langchain/core/messages');
+  const msgs = [
+    new HumanMessage({ content: [{ type: 'text', text: 'see' }, { type: 'image', fileId: 'file-img1' },
+      { type: 'file', fileId: 'file-doc2', mimeType: 'application/pdf' }, { type: 'image', source_type: 'id', id: 'file-old3' }] }),
+    new AIMessage({ content: '', tool_calls: [{ id: 't1', name: 'get', args: {} }] }),
+    new ToolMessage({ tool_call_id: 't1', content: [{ type: 'text', text: 'here' }, { type: 'file', fileId: 'file-tool5', mimeType: 'application/pdf' }] }),
+    new AIMessage('ok'),
+  ];
+  const api = cc.toApiMessages(msgs);
+  assert.deepEqual(media(api), [
+    { type: 'image', source: { type: 'file', file_id: 'file-img1' } },
+    { type: 'document', source: { type: 'file', file_id: 'file-doc2' } },
+    { type: 'image', source: { type: 'file', file_id: 'file-old3' } },
+    { type: 'document', source: { type: 'file', file_id: 'file-tool5' } },
+  ]);
+  assert.equal(cc.tokenCountWithEstimation(api), cc.tokenCountWithEstimation(msgs));
+});
