@@ -1311,8 +1311,12 @@ export function pushPart(p, estimate, out) {
     // message): the call holds them, counted there; this block counts nothing. Nor do the AI
     // SDK's tool approval request and response: the SDK leaves them out of every prompt it
     // sends (the model reads the call and its result, or the `execution-denied` result with
-    // the reason).
-    case 'input_json_delta': case 'tool-approval-request': case 'tool-approval-response':
+    // the reason) — but a response about a provider-executed tool (`providerExecuted`, as
+    // convertToModelMessages marks it), which the provider is sent (an OpenAI MCP approval).
+    case 'tool-approval-response':
+      if (p.providerExecuted === true) break;
+    // falls through
+    case 'input_json_delta': case 'tool-approval-request':
       pushBlock(out, 9, 0, 0, 0, 0, 0, 0, 0);
       return;
     default:

@@ -70,6 +70,11 @@ test('AI SDK tool approval parts count nothing: a ModelMessage run counts as its
   const n = cc.tokenCountWithEstimation(mm);
   assert.equal(n, cc.tokenCountWithEstimation(cc.toApiMessages(mm)));
   assert.equal(n, cc.tokenCountWithEstimation(ui));
+  // A response about a provider-executed tool is sent (ai 6 convertToLanguageModelPrompt keeps
+  // it; @ai-sdk/openai sends it as an mcp_approval_response): it still counts, reason included.
+  const sent = { type: 'tool-approval-response', approvalId: 'a9', approved: false, reason, providerExecuted: true };
+  const withSent = [...mm.slice(0, 3), { role: 'tool', content: [sent] }, mm[3]];
+  assert.ok(cc.tokenCountWithEstimation(withSent) > n + 300, 'a provider-executed approval response counts');
   // A pending approval (no response yet) adds nothing to the call it asks about.
   const pending = [mm[0], mm[1]];
   assert.equal(cc.tokenCountWithEstimation(pending), cc.tokenCountWithEstimation([mm[0], { role: 'assistant', content: [mm[1].content[0]] }]));
