@@ -4,7 +4,7 @@
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
 import { plainSlice } from './js_convert.js';
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isProviderResult, lcAudio, lcCalls, lcFields, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, lcAudio, lcCalls, lcFields, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -245,6 +245,22 @@ function fileSource(id) {
 const serverUse = (id, name, input) => ({ type: 'server_tool_use', id: textOf(id), name: textOf(name), input: parseArgs(input) });
 const serverResult = (id, name, value) => ({ type: `${textOf(name)}_tool_result`, tool_use_id: textOf(id), content: value === undefined ? null : value });
 
+// The provider file id a LangChain media block names (v1 `fileId`, the older
+// `source_type: 'id'` with `id`); undefined when it names none.
+const lcFileId = (p) => (typeof p.fileId === 'string' ? p.fileId
+  : p.source_type === 'id' && typeof p.id === 'string' ? p.id : undefined);
+
+// An OpenAI file part (Chat's `file.file`, Responses' `input_file`): its data, else its URL,
+// else the uploaded file it names; a PDF unless the data URL says otherwise; its `filename`
+// as the document's title.
+function openaiFile(data, url, fileId, filename) {
+  const b = data === undefined && url === undefined && typeof fileId === 'string'
+    ? { type: 'document', source: fileSource(fileId) }
+    : mediaBlock(data !== undefined ? data : url, 'application/pdf');
+  if (b.type === 'document' && typeof filename === 'string' && filename !== '') b.title = filename;
+  return b;
+}
+
 function mediaBlock(v, mediaType, image = false) {
   const source = mediaSource(v, mediaType, image);
   const t = source.media_type || mediaType || '';
@@ -294,14 +310,22 @@ function anthropicBlock(p) {
     case 'image': {
       if (p.source !== undefined) return p;
       const v = p.image !== undefined ? p.image : p.url !== undefined ? p.url : p.data;
+      // LangChain's image by provider file id (v1 `fileId`; older `source_type: 'id'`).
+      if (v === undefined && lcFileId(p) !== undefined) return { type: 'image', source: fileSource(lcFileId(p)) };
       return mediaBlock(v, p.mediaType || p.mimeType || p.mime_type, true);
     }
     case 'image_url': return mediaBlock(typeof p.image_url === 'string' ? p.image_url : p.image_url && p.image_url.url, undefined);
-    case 'input_image': return mediaBlock(p.image_url, undefined);
+    // OpenAI's parts name an uploaded file by `file_id` when they hold no data or URL: a
+    // file source keeps that reference (never an empty base64 block), and `filename` the title.
+    case 'input_image': return p.image_url === undefined && typeof p.file_id === 'string'
+      ? { type: 'image', source: fileSource(p.file_id) } : mediaBlock(p.image_url, undefined);
     case 'file': {
-      if (p.file !== null && typeof p.file === 'object') return mediaBlock(p.file.file_data, 'application/pdf');
+      if (p.file !== null && typeof p.file === 'object') return openaiFile(p.file.file_data, undefined, p.file.file_id, p.file.filename);
       const v = p.data !== undefined ? p.data : p.url;
       const type = p.mediaType || p.mimeType || p.mime_type;
+      if (v === undefined && lcFileId(p) !== undefined) {
+        return { type: mediaKind(type) === 1 ? 'image' : 'document', source: fileSource(lcFileId(p)) };
+      }
       // A text file is a plain-text document, its text decoded (as @ai-sdk/anthropic sends
       // it): read as text, and the summarizer reads it.
       const text = typeof type === 'string' && type.startsWith('text/') ? fileText(v) : undefined;
@@ -312,7 +336,7 @@ function anthropicBlock(p) {
       }
       return mediaBlock(v, type);
     }
-    case 'input_file': return mediaBlock(p.file_data !== undefined ? p.file_data : p.file_url, 'application/pdf');
+    case 'input_file': return openaiFile(p.file_data, p.file_url, p.file_id, p.filename);
     // LangChain's Gemini media (`data` or `fileUri`), and Gemini's own parts.
     case 'media': return p.data === undefined && typeof p.fileUri === 'string'
       ? fileMedia(p.fileUri, p.mediaType || p.mimeType) : mediaBlock(p.data, p.mediaType || p.mimeType);
@@ -340,6 +364,7 @@ function anthropicBlock(p) {
     case 'video':
       return mediaBlock(p.data !== undefined ? p.data : p.url, p.mimeType || p.mime_type || p.mediaType || 'video/mp4');
     case 'computer_screenshot':
+      if (p.image_url === undefined && typeof p.file_id === 'string') return { type: 'image', source: fileSource(p.file_id) };
       return mediaBlock(p.image_url, typeof p.image_url === 'string' ? undefined : 'image/png');
     case 'tool-call': return { type: 'tool_use', id: textOf(p.toolCallId), name: textOf(p.toolName), input: parseArgs(p.input) };
     case 'tool_call': return { type: 'tool_use', id: textOf(p.id), name: textOf(p.name), input: parseArgs(p.args) };
@@ -791,7 +816,10 @@ function replaceForeignPart(m, shape, b, n, text) {
       return { ...m, content: swap(m.content, b - skip) };
     }
     case RESPONSES:
-      // A computer screenshot output is read as a list of one part (responsesOutput).
+      // A computer screenshot output is read as a list of one part (responsesOutput), but the
+      // API takes nothing but a screenshot there (no text, no list): kept as it is, as
+      // micro-compaction keeps it (keptOutput).
+      if (nested && isMediaPart(m.output)) return m;
       if (nested) return { ...m, output: swap(Array.isArray(m.output) ? m.output : [m.output], n) };
       return { ...m, content: swap(m.content, b) };
     case LANGCHAIN: {

@@ -1310,8 +1310,15 @@ export function pushPart(p, estimate, out) {
       pushAiOutput(out, estimate, p.toolCallId, p);
       return;
     // A piece of a streamed call's arguments (LangChain keeps Anthropic's deltas in the
-    // message): the call holds them, counted there; this block counts nothing.
-    case 'input_json_delta':
+    // message): the call holds them, counted there; this block counts nothing. Nor do the AI
+    // SDK's tool approval request and response: the SDK leaves them out of every prompt it
+    // sends (the model reads the call and its result, or the `execution-denied` result with
+    // the reason) — but a response about a provider-executed tool (`providerExecuted`, as
+    // convertToModelMessages marks it), which the provider is sent (an OpenAI MCP approval).
+    case 'tool-approval-response':
+      if (p.providerExecuted === true) break;
+    // falls through
+    case 'input_json_delta': case 'tool-approval-request':
       pushBlock(out, 9, 0, 0, 0, 0, 0, 0, 0);
       return;
     default:
