@@ -79,16 +79,9 @@ export function propOf(obj, key) {
   }
 }
 
-// arr[i] (an index read), caught as propOf's reads are (propThrew then tells).
-export function elemOf(arr, i) {
-  try {
-    return arr[i];
-  } catch (e) {
-    propFailed = true;
-    propError = e;
-    return undefined;
-  }
-}
+// arr[i] (an index read), caught as propOf's reads are (propThrew then tells): the same read,
+// imported under its own name where Rust passes an index.
+export const elemOf = propOf;
 
 // Whether the last propOf that gave undefined threw, and then what it threw (else
 // undefined, with `threw` false); reading clears it.
