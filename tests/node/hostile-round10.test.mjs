@@ -7,10 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cc from '../../pkg/node.js';
 import { initSync } from '../../pkg/context_compaction.js';
+import { growth as growthOf } from './helpers/growth.mjs';
 
 const MODEL = 'claude-sonnet-4-5';
 const wasm = initSync();
-const state = () => ({ slots: wasm.__wbindgen_externrefs.length, bytes: wasm.memory.buffer.byteLength });
 
 function rounds(n, C = Array) {
   const out = new C();
@@ -23,24 +23,8 @@ function rounds(n, C = Array) {
   return out;
 }
 
-// How much the externref table and the memory grew over `n` calls of `f`, each a coded
-// refusal or an answer, after a warm-up of the same calls.
-function growth(f, n) {
-  const run = (k) => {
-    for (let i = 0; i < k; i++) {
-      try {
-        f();
-      } catch (e) {
-        if (typeof e?.code !== 'string') throw e;
-      }
-    }
-  };
-  run(1000);
-  const before = state();
-  run(n);
-  const after = state();
-  return { slots: after.slots - before.slots, bytes: after.bytes - before.bytes };
-}
+// Each call a coded refusal or an answer, after a warm-up of 1,000.
+const growth = (f, n) => growthOf(wasm, f, n);
 
 test('a throwing getter or Proxy trap read from an options or error object leaks nothing', () => {
   const trap = new Proxy({}, { get() { throw new Error('trap'); } });

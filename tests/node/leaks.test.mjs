@@ -8,30 +8,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cc from '../../pkg/node.js';
 import { initSync } from '../../pkg/context_compaction.js';
+import { growth as growthOf } from './helpers/growth.mjs';
 
 const wasm = initSync();
-const state = () => ({ slots: wasm.__wbindgen_externrefs.length, bytes: wasm.memory.buffer.byteLength });
-
-// Calls `f` `n` times (each must throw a coded error) and gives how much the table and the
-// memory grew, after a warm-up of the same calls.
-function growth(f, n) {
-  const run = (k) => {
-    for (let i = 0; i < k; i++) {
-      try {
-        f();
-      } catch (e) {
-        if (typeof e?.code !== 'string') throw e;
-        continue;
-      }
-      throw new Error('expected the call to throw');
-    }
-  };
-  run(2000);
-  const before = state();
-  run(n);
-  const after = state();
-  return { slots: after.slots - before.slots, bytes: after.bytes - before.bytes };
-}
+// Each call must throw a coded error; after a warm-up of 2,000.
+const growth = (f, n) => growthOf(wasm, f, n, { warm: 2000, mustThrow: true });
 
 const N = 200_000;
 const line = '{"type":"user","message":{"role":"user","content":"x"}}';

@@ -3,6 +3,7 @@
 // another build).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { growth as growthOf } from './helpers/growth.mjs';
 
 const cc = await import(process.env.CC_PKG ?? '../../pkg/node.js');
 
@@ -150,19 +151,7 @@ test('5: 10,000 calls whose reads throw leave the WASM memory and the externref 
   const dir = process.env.CC_PKG ? process.env.CC_PKG.replace(/node\.js$/, '') : new URL('../../pkg/', import.meta.url).href;
   const { initSync } = await import(dir + 'context_compaction.js');
   const wasm = initSync();
-  const state = () => ({ slots: wasm.__wbindgen_externrefs.length, bytes: wasm.memory.buffer.byteLength });
-  const growth = (f, n) => {
-    const run = (k) => {
-      for (let i = 0; i < k; i++) {
-        try { f(); } catch (e) { if (typeof e?.code !== 'string') throw e; }
-      }
-    };
-    run(1000);
-    const before = state();
-    run(n);
-    const after = state();
-    return { slots: after.slots - before.slots, bytes: after.bytes - before.bytes };
-  };
+  const growth = (f, n) => growthOf(wasm, f, n);
   const msgs = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'yo' }];
   const lengthThrows = new Proxy([{ role: 'user', content: 'k' }], { get(t, k) { if (k === 'length') throw new Error('len'); return t[k]; } });
   const base = { boundaryMarker: { type: 'system', content: 'x' }, summaryMessages: [{ role: 'user', content: 's' }] };
