@@ -1991,7 +1991,7 @@ function countTail_(arr, F, fb, W, wb, wcap) {
   let at = -1, n = 0;
   for (let i = len - 1; i >= 0; i--) {
     const h = lineTag(arr[i]);
-    if (h === 0) return 0;
+    if (h === 0) return i === len - 1 ? roleTail_(arr, len, F, fb, W, wb, wcap) : 0;
     if (n < wcap) W[wb + n] = h;
     n++;
     if (h & 16) continue;
@@ -2065,6 +2065,61 @@ function countTail_(arr, F, fb, W, wb, wcap) {
   if (out !== null) for (let k = 0; k < out.length; k++) W[wb + words + k] = out[k];
   F[fb + 1] = len; F[fb + 2] = n; F[fb + 3] = first; F[fb + 4] = at; F[fb + 5] = present;
   F[fb + 6] = u0; F[fb + 7] = u1; F[fb + 8] = u2; F[fb + 9] = u3;
+  countStats.records++;
+  return used;
+}
+
+// The per-turn record of an array of `{role, content}` messages (or another ecosystem's
+// messages, of one shape) that no usage anchors: no message carries usage, none starts the
+// context, none is a transcript line. The count is then the estimate of every message
+// (tokens::count_tail's unanchored case): the record holds every message's tag, from the
+// last to the first, one offset per message, and the descriptions of the messages from the
+// first to the last that may be sent, described by the shape their headers show (as `tail_`
+// describes them). Anything else writes nothing (0): the general path counts, and reports
+// what is wrong (a message of no known shape, an unknown role, two shapes).
+function roleTail_(arr, len, F, fb, W, wb, wcap) {
+  if (len === 0) return 0;
+  if (2 * len > wcap) {
+    F[fb] = 2 * len + 64;
+    return -1;
+  }
+  const tag = wb + len - 1; // the tag of arr[i] is W[tag - i]
+  let shape = ANY;
+  for (let i = len - 1; i >= 0; i--) {
+    const m = arr[i];
+    const h = header(m);
+    // Not a message or an unknown role; a line; usage (an anchor); a context start.
+    if ((h & 7) >= 5 || (h & (8 | 16 | 32 | 64 | STARTS_CONTEXT))) return 0;
+    // Usage another shape's header leaves out is still seen by the search for an anchor
+    // (latestUsage_ reads `header(m, false)`).
+    if ((h & 7) === 1 && m.usage != null) return 0;
+    const s = shapeOfHeader(h);
+    if (s !== ANY) {
+      if (shape === ANY) shape = s;
+      else if (s !== shape) return 0;
+    }
+    W[tag - i] = h;
+  }
+  const offsets = wb + len;
+  for (let i = 0; i < len; i++) W[offsets + i] = MISSING;
+  let start = 0, end = len;
+  while (start < end && !maybeSent(W[tag - start])) start++;
+  while (end > start && !maybeSent(W[tag - end + 1])) end--;
+  const out = [];
+  interning = false; // an estimate needs no ids or names
+  for (let i = start; i < end; i++) {
+    W[offsets + i] = out.length;
+    describeOne(arr[i], shape, true, out);
+  }
+  const used = 2 * len + out.length;
+  if (used > wcap) {
+    F[fb] = used + 64;
+    return -1;
+  }
+  const words = wb + 2 * len;
+  for (let k = 0; k < out.length; k++) W[words + k] = out[k];
+  F[fb + 1] = len; F[fb + 2] = len; F[fb + 3] = 0; F[fb + 4] = 0; F[fb + 5] = -1;
+  F[fb + 6] = 0; F[fb + 7] = 0; F[fb + 8] = 0; F[fb + 9] = 0;
   countStats.records++;
   return used;
 }
@@ -2497,10 +2552,10 @@ export function countTail(arr, memory, fb, wb, wcap) {
 // into the record at the address `__ccPerTurnRecord` gives (asked once per instance: `wasm`,
 // the instance's exports, is the key; a fresh instance after a trap has exports of its own,
 // and the package's modules that share this file — the `count` entry's and the first — each
-// their own), whose first number then holds its capacity in words (FAST_RECORD_WORDS in
-// js_view.rs). Returns the words used; 0 (or less) when there is no record: the export itself
-// then runs.
-let fastWasm = null, fastAt = 0, fastCap = 0, fastMemory = null, fastBusy = false;
+// their own), whose numbers 10 and 11 hold its words' capacity and byte address (js_view.rs,
+// FastRecord). Returns the words used; 0 (or less) when there is no record: the export itself
+// then runs (and makes the record larger when it was too small).
+let fastWasm = null, fastAt = 0, fastMemory = null, fastBusy = false;
 let fastF = new Float64Array(0), fastW = new Uint32Array(0);
 export function perTurnRecord(arr, wasm) {
   if (!countFast || !tailReads || !isArrayOrThrew(arr)) return 0;
@@ -2516,13 +2571,15 @@ export function perTurnRecord(arr, wasm) {
     fastF = new Float64Array(memory.buffer);
     fastW = new Uint32Array(memory.buffer);
   }
-  if (fresh) fastCap = fastF[fastAt >>> 3] >>> 0;
   // A getter of a message may call the package again while the record is written: that
   // call takes the export (its own buffers), never this record.
   if (fastBusy) return 0;
   fastBusy = true;
   try {
-    const used = countTail_(arr, fastF, fastAt >>> 3, fastW, (fastAt >>> 2) + 20, fastCap);
+    // The words' capacity and byte address (they move when a larger record is needed:
+    // js_view.rs, fast_record_fit).
+    const fb = fastAt >>> 3;
+    const used = countTail_(arr, fastF, fb, fastW, fastF[fb + 11] >>> 2, fastF[fb + 10] >>> 0);
     if (used > 0) countStats.routed++;
     return used;
   } catch (_) {

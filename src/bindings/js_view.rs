@@ -589,7 +589,7 @@ const MAX_RECORD_MESSAGES: usize = 1 << 22;
 /// `js_view.js` documents the layout), read by [`tokens::count_tail`].
 struct JsTailRecord<'a> {
     /// `countTail`'s numbers: `[_, len, n, first, at, present, usage × 4]`.
-    f: &'a [f64; 10],
+    f: &'a [f64],
     /// Its words: `n` tags (the last message's first), offsets from `first`, descriptions.
     w: &'a [u32],
     len: usize,
@@ -599,7 +599,7 @@ struct JsTailRecord<'a> {
 
 impl<'a> JsTailRecord<'a> {
     /// The record `countTail` wrote: its numbers `f` and the `w.len()` words it used.
-    fn new(f: &'a [f64; 10], w: &'a [u32]) -> JsTailRecord<'a> {
+    fn new(f: &'a [f64], w: &'a [u32]) -> JsTailRecord<'a> {
         JsTailRecord {
             f,
             w,
@@ -706,6 +706,7 @@ pub fn count_at_end(messages: &JsValue) -> Option<tokens::TokenCount> {
             -1 => w.resize(f[0] as usize + 64, 0),
             n if n > 0 => {
                 count = tokens::count_tail(&JsTailRecord::new(&f, &w[..used as usize]));
+                fast_record_fit(used as usize);
                 break;
             }
             _ => break,
@@ -718,33 +719,64 @@ pub fn count_at_end(messages: &JsValue) -> Option<tokens::TokenCount> {
 }
 
 /// Words of the per-turn record the package's JS writes without asking Rust first
-/// ([`fast_record_at`]); a record that needs more goes through [`count_at_end`].
+/// ([`fast_record_at`]) at first; a record that needs more goes through [`count_at_end`],
+/// which makes this one larger for the next time ([`fast_record_fit`]), up to
+/// [`FAST_RECORD_MAX_WORDS`].
 pub const FAST_RECORD_WORDS: usize = 2048;
 
-/// The per-turn record at a fixed place in memory: `countTail`'s numbers, then its words.
-#[repr(C)]
+/// The most words the per-turn record grows to (1 MB): a count that needs more is made
+/// through [`count_at_end`] every time.
+pub const FAST_RECORD_MAX_WORDS: usize = 1 << 18;
+
+/// The per-turn record: `countTail`'s ten numbers, then two the JS reads before it writes
+/// (the words' capacity and byte address), and the words. The numbers stay at one address;
+/// the words move when they grow.
 struct FastRecord {
-    f: [f64; 10],
-    w: [u32; FAST_RECORD_WORDS],
+    f: Box<[f64; 12]>,
+    w: Vec<u32>,
+}
+
+impl FastRecord {
+    /// Writes the words' capacity and address where the JS reads them.
+    fn publish(&mut self) {
+        self.f[10] = self.w.len() as f64;
+        self.f[11] = self.w.as_ptr() as usize as f64;
+    }
 }
 
 thread_local! {
     /// The per-turn record the package's JS writes before `__ccPerTurnCount` or
-    /// `__ccPerTurnShould` (allocated on first use, never moved).
-    static FAST_RECORD: RefCell<Box<FastRecord>> = RefCell::new(Box::new(FastRecord {
-        f: [0.0; 10],
-        w: [0; FAST_RECORD_WORDS],
-    }));
+    /// `__ccPerTurnShould` (allocated on first use).
+    static FAST_RECORD: RefCell<FastRecord> = RefCell::new(FastRecord {
+        f: Box::new([0.0; 12]),
+        w: vec![0; FAST_RECORD_WORDS],
+    });
 }
 
-/// The byte address of the per-turn record (its numbers; its words follow them). Its first
-/// number is set to the words' capacity, [`FAST_RECORD_WORDS`], for the JS that writes it.
+/// The byte address of the per-turn record's numbers (its numbers 10 and 11 say where its
+/// words are and how many fit).
 pub fn fast_record_at() -> u32 {
     FAST_RECORD.with(|r| {
         let mut r = r.borrow_mut();
-        r.f[0] = FAST_RECORD_WORDS as f64;
+        r.publish();
         r.f.as_ptr() as usize as u32
     })
+}
+
+/// Makes the per-turn record hold at least `words` words (up to [`FAST_RECORD_MAX_WORDS`]),
+/// so the next count of a conversation this long is written there in one pass.
+fn fast_record_fit(words: usize) {
+    if words > FAST_RECORD_MAX_WORDS {
+        return;
+    }
+    FAST_RECORD.with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            if r.w.len() < words {
+                r.w = vec![0; words.next_power_of_two().min(FAST_RECORD_MAX_WORDS)];
+                r.publish();
+            }
+        }
+    });
 }
 
 /// The count at the end of a JS array of transcript lines (its total) from the record the
@@ -753,7 +785,7 @@ pub fn fast_record_at() -> u32 {
 pub fn fast_record_total(used: usize) -> Option<u64> {
     FAST_RECORD.with(|r| {
         let r = r.borrow();
-        let record = JsTailRecord::new(&r.f, r.w.get(..used)?);
+        let record = JsTailRecord::new(&r.f[..], r.w.get(..used)?);
         tokens::count_tail(&record).map(|c| c.total)
     })
 }

@@ -846,8 +846,9 @@ impl TailPass {
 /// [`token_count_with_estimation`] from a [`TailRecord`], with no view call: the same
 /// answer, decided by the same rules (the latest main-chain usage unless a boundary or a
 /// context start comes first, the response's earlier lines, its own lines and the rest after
-/// its first line, the mid-stream rule). `None` when the record does not settle it: no
-/// usage, a boundary or context start first, something not read or malformed in a range the
+/// its first line, the mid-stream rule; with no usage in a record of every message, the
+/// estimate of them all). `None` when the record does not settle it: no usage in a record
+/// of only the end, a boundary or context start first, something not read or malformed in a range the
 /// count reads, usage that is not valid. The caller then counts on the general path (which
 /// reports what is wrong). The record holds nothing before the anchor response, so it cannot
 /// show a compaction that kept that response ([`stateless_count`]'s rule): its writer makes
@@ -871,7 +872,10 @@ pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
             break;
         }
     }
-    let last = last?;
+    let Some(last) = last else {
+        // Every message was read and none carries usage: the estimate of them all.
+        return unanchored_tail(r);
+    };
     let (at, usage) = r.usage()?;
     if at != last {
         return None;
@@ -953,6 +957,40 @@ pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
         estimated: rest.total + (response - usage.output_tokens),
         anchor: Some(last),
         anchor_first: Some(first),
+        calibrated: false,
+    })
+}
+
+/// [`count_tail`] of a record that holds every message and no usage, boundary or context
+/// start: [`unanchored`] from the first message, the estimate of every message the model
+/// reads.
+fn unanchored_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
+    type M = TailMessage;
+    let len = r.message_count();
+    let mut last_user = None;
+    for k in (0..len).rev() {
+        let m = r.message(k)?;
+        if m.kind() == Some(Kind::User) && !m.has(M::SIDECHAIN) {
+            last_user = Some(k);
+            break;
+        }
+    }
+    let mut pass = TailPass::default();
+    for k in 0..len {
+        let picked = r.message(k)?.is_read(last_user.is_some_and(|u| u > k));
+        let estimate = if pass.reads(picked) {
+            r.estimate(k)
+        } else {
+            None
+        };
+        pass.see(picked, estimate)?;
+    }
+    Some(TokenCount {
+        total: pass.total,
+        from_usage: 0,
+        estimated: pass.total,
+        anchor: None,
+        anchor_first: None,
         calibrated: false,
     })
 }
@@ -2786,8 +2824,8 @@ mod tests {
                         assert_eq!(got, checked, "{file}: first {k}");
                         settled += 1;
                     }
-                    // Only where no usage anchors the count, or where the anchor response
-                    // begins right after a boundary (the checked count decides).
+                    // Only where a boundary comes before any usage, or where the anchor
+                    // response begins right after a boundary (the checked count decides).
                     None => {
                         let after_boundary = want.anchor_first.is_some_and(|f| {
                             (0..f)
@@ -2824,8 +2862,6 @@ mod tests {
             // A boundary after the usage: estimated from the boundary on.
             json!([user(json!("q")), line("m", u.clone(), Value::Null, false),
                 {"type": "system", "subtype": "compact_boundary"}, user(json!("summary"))]),
-            // No usage at all.
-            json!([user(json!("q")), user(json!("r"))]),
             // A response right after a boundary that kept it: its usage measured the old
             // context (the checked count estimates instead).
             json!([{"type": "system", "subtype": "compact_boundary", "compactMetadata": {"keptMessages": 1}},
@@ -2865,6 +2901,54 @@ mod tests {
         }
         let r = NativeRecord::new(&m, vec![0]);
         assert_eq!(count_tail(&r).map(|c| c.total), Some(want.total));
+    }
+
+    #[test]
+    fn a_record_of_every_message_without_usage_is_their_estimate() {
+        let m = Message::parse_all(json!([
+            {"role": "user", "content": "q".repeat(41)},
+            {"role": "system", "clear_at": "next_user_message", "content": "r".repeat(300)},
+            {"role": "assistant", "content": [{"type": "text", "text": "a".repeat(18)},
+                {"type": "tool_use", "id": "t", "name": "Read", "input": {"path": "/a/b.rs"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x".repeat(99)}]},
+            {"role": "system", "clear_at": "next_user_message", "content": "s".repeat(200)},
+            {"role": "assistant", "content": "done"},
+        ]))
+        .unwrap();
+        for k in 0..=m.len() {
+            let v = &m[..k];
+            let want = token_count_with_estimation(v).unwrap();
+            assert_eq!(want.anchor, None);
+            let got = count_tail(&NativeRecord::new(v, Vec::new()));
+            assert_eq!(got, Some(want.clone()), "first {k}");
+            // A message the count reads, or one between two of them, unread: not settled;
+            // after the last one read: settled.
+            for hole in 0..k {
+                let r = NativeRecord::new(v, vec![hole]);
+                let read_after = (hole + 1..k).any(|j| is_read(v, j).unwrap());
+                let read_before = (0..hole).any(|j| is_read(v, j).unwrap());
+                if is_read(v, hole).unwrap() || (read_before && read_after) {
+                    assert_eq!(count_tail(&r), None, "first {k}, message {hole} unread");
+                } else {
+                    assert_eq!(count_tail(&r), Some(want.clone()), "first {k}, {hole}");
+                }
+            }
+        }
+        // The cleared reminder counts nothing once a later user message exists.
+        let no_reminder: Vec<Message> = m
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 1)
+            .map(|(_, x)| x.clone())
+            .collect();
+        assert_eq!(
+            count_tail(&NativeRecord::new(&m, Vec::new())).map(|c| c.total),
+            Some(
+                token_count_with_estimation(no_reminder.as_slice())
+                    .unwrap()
+                    .total
+            )
+        );
     }
 
     #[test]

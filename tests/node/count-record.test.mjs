@@ -75,20 +75,28 @@ test('the long session as parsed by parseTranscript: settled, the same count as 
   assert.equal(r.fast.count.value, c.tokenCount());
 });
 
-test('other shapes are left to the general path, with the same answers', () => {
+test('other shapes: settled while no usage anchors the count (every message estimated), the same answers', () => {
   const lines = readJsonl(`${TRANSCRIPTS}cc_long_autocompact_4d5611e5.jsonl`);
   const api = buildApiView(lines, activeStart(lines));
   let n = 0;
   const withUsage = api.map((m) => (m.role === 'assistant' && ++n % 3 === 0
     ? { ...m, usage: { input_tokens: 10 * n, cache_read_input_tokens: 1000 * n, output_tokens: 7 } } : m));
+  const firstUsage = withUsage.findIndex((m) => m.usage !== undefined);
   for (const [label, msgs] of [['API view', api], ['API view with usage', withUsage], ['AI SDK', toAiSdk(api)],
     ['AI SDK UI', toAiSdkUi(api)], ['OpenAI Chat', toOpenAiChat(api)], ['OpenAI Responses', toOpenAiResponses(api)],
     ['LangChain', toLangChain(api)]]) {
+    let settled = 0, asked = 0;
     for (let k = 0; k <= msgs.length; k++) {
       if (k % 9 !== 0 && k < msgs.length - 12) continue;
       const r = assertSame(msgs.slice(0, k), `${label}: first ${k}`);
-      assert.equal(r.settled, 0, `${label}: first ${k}: not a transcript, no record`);
+      if (k === 0 || (label === 'API view with usage' && k > firstUsage)) {
+        assert.equal(r.settled, 0, `${label}: first ${k}: empty, or anchored by usage: no record`);
+      } else {
+        asked++;
+        if (r.settled > 0) settled++;
+      }
     }
+    assert.equal(settled, asked, `${label}: every prefix without usage settled by the record`);
   }
 });
 
@@ -327,4 +335,111 @@ test('shouldAutoCompact without options: models, environment defaults and their 
   } finally {
     cc.setEnvironmentDefaults({});
   }
+});
+
+// ---- Arrays of {role, content} messages (and the other ecosystems' messages) without usage:
+// the record holds every message (roleTail_ in js_view.js; count_tail's unanchored case).
+
+const strip = (msgs) => msgs.map((m) => {
+  if (m === null || typeof m !== 'object' || !('usage' in m)) return m;
+  const { usage: _, ...rest } = m;
+  return rest;
+});
+
+test('random API histories without usage, in every shape: every prefix, the same answers', () => {
+  let settled = 0;
+  for (let seed = 1; seed <= 24; seed++) {
+    const api = strip(randomHistory(prng(seed), { shape: 'api' }));
+    for (const [label, msgs] of [['api', api], ['ai sdk', toAiSdk(api)], ['ui', toAiSdkUi(api)], ['chat', toOpenAiChat(api)],
+      ['responses', toOpenAiResponses(api)], ['langchain', toLangChain(api)]]) {
+      settled += everyPrefix(msgs, `seed ${seed} ${label}`);
+    }
+  }
+  assert.ok(settled > 500, `${settled} prefixes settled`);
+});
+
+const R = {
+  user: (content, extra = {}) => ({ role: 'user', content, ...extra }),
+  asst: (content, extra = {}) => ({ role: 'assistant', content, ...extra }),
+  reminder: (text) => ({ role: 'system', clear_at: 'next_user_message', content: text }),
+};
+const ROLE_CASES = {
+  'reminders cleared by a later user message, and one not yet': [
+    R.user('q'), R.reminder('r'.repeat(400)), R.asst('a'), R.user('again'), R.reminder('s'.repeat(300)), R.asst([{ type: 'text', text: 'b' }]),
+  ],
+  'a system prompt and a developer message in the array': [
+    { role: 'system', content: 'be brief '.repeat(30) }, { role: 'developer', content: 'rules '.repeat(20) }, R.user('q'), R.asst('a'),
+  ],
+  'tool calls and results, cache_control, images and documents': [
+    R.user([{ type: 'text', text: 'look', cache_control: { type: 'ephemeral' } },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }]),
+    R.asst([{ type: 'thinking', thinking: 't'.repeat(90), signature: 's' }, call('t1'), call('t2', 'Grep')]),
+    R.user([result('t1', 700), { type: 'tool_result', tool_use_id: 't2', content: [{ type: 'text', text: 'x'.repeat(60) },
+      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'd'.repeat(80) } }] }]),
+    R.asst([{ type: 'server_tool_use', id: 's1', name: 'web_search', input: { query: 'q' } },
+      { type: 'web_search_tool_result', tool_use_id: 's1', content: [{ type: 'web_search_result', url: 'u', title: 't' }] },
+      { type: 'future_block', payload: [1, 2, 3] }]),
+  ],
+  'a compaction block starts the context': [
+    R.user('q'.repeat(300)), R.asst([{ type: 'compaction', content: 'summary of it all' }, { type: 'text', text: 'ok' }]), R.user('next'),
+  ],
+  'usage on a message of another shape': [
+    R.user('q'), { role: 'assistant', content: 'a', tool_calls: [], usage: { prompt_tokens: 900, completion_tokens: 3 } }, R.user('next'),
+  ],
+  'an unknown role': [R.user('q'), { role: 'robot', content: 'beep' }, R.asst('a')],
+  'a message of no known shape': [R.user('q'), { content: 'no role' }, R.asst('a')],
+  'two shapes': [R.user('q'), R.asst([call('t1')]), { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't1', toolName: 'Read', output: { type: 'text', value: 'x' } }] }],
+  'values that are no message': [R.user('q'), null, R.asst('a'), 42],
+  'malformed blocks and contents': [R.user('q'), R.asst([{ type: 'text' }]), R.user([{ type: 'tool_use', id: 'x' }]), R.user(['s']), R.user(42), R.user([{ text: 'no type' }])],
+  'a malformed block before any sent message is read, and after the last': [
+    { role: 'system', clear_at: 'next_user_message', content: [{ type: 'text' }] }, R.user('q'), R.asst('a'),
+    { role: 'system', clear_at: 'next_user_message', content: [{ type: 'text', text: 7 }] },
+  ],
+  'a Responses item reference and an OpenAI Chat conversation': [
+    { role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+    { role: 'tool', tool_call_id: 'c1', content: 'r'.repeat(50) }, { id: 'rs_1' },
+  ],
+};
+
+test('{role, content} edge cases: reminders, starts, unknown roles, two shapes, malformed parts', () => {
+  let settled = 0;
+  for (const [label, msgs] of Object.entries(ROLE_CASES)) settled += everyPrefix(msgs, label);
+  assert.ok(settled > 15, `${settled} prefixes settled by the record`);
+});
+
+test('{role, content} messages whose reads throw, at every position: the same errors either way', () => {
+  const base = ROLE_CASES['tool calls and results, cache_control, images and documents'];
+  for (let at = 0; at < base.length; at++) {
+    for (const key of ['role', 'content', 'usage', 'type', 'parts']) {
+      const msgs = base.map((m) => structuredClone(m));
+      Object.defineProperty(msgs[at], key, { get() { throw new Error(`no reading ${key}`); } });
+      for (let k = at + 1; k <= msgs.length; k++) assertSame(msgs.slice(0, k), `${key} throws at ${at}: first ${k}`);
+    }
+    const msgs = base.map((m) => structuredClone(m));
+    Object.defineProperty(msgs[at].content[0], 'type', { get() { throw new Error('no reading the block type'); } });
+    for (let k = at + 1; k <= msgs.length; k++) assertSame(msgs.slice(0, k), `a block's type throws at ${at}: first ${k}`);
+  }
+  const proxy = new Proxy(base, { get(t, k) { if (k === '2') throw new Error('no element 2'); return t[k]; } });
+  const { fast, full } = bothWays(proxy);
+  assert.deepEqual(fast, full);
+  assert.equal(fast.count.code, 'INVALID_MESSAGE');
+  const sparse = [...base];
+  delete sparse[1];
+  assertSame(sparse, 'a hole');
+});
+
+test('a long {role, content} conversation: the per-turn record grows once, then settles each call in one pass', () => {
+  const long = [];
+  for (let k = 0; k < 3000; k++) long.push(k % 2 ? R.asst([call(`t${k}`), { type: 'text', text: 'w'.repeat(k % 97) }]) : R.user([result(`t${k - 1}`, 30 + k)]));
+  const first = assertSame(long, 'first call');
+  assert.ok(first.settled > 0);
+  const before = { ...stats };
+  const n = cc.tokenCountWithEstimation(long);
+  assert.equal(n, first.fast.count.value);
+  assert.equal(stats.routed - before.routed, 1, 'the glue\'s record settled it');
+  assert.equal(stats.records - before.records, 1, 'one record, one pass');
+  // Shorter again, then mutated in place: read as it is now.
+  assertSame(long.slice(0, 10), 'ten messages');
+  long[5].content[1].text = 'changed '.repeat(100);
+  assertSame(long, 'a text changed in place');
 });

@@ -202,18 +202,25 @@ test('a trap inside the core\'s per-turn answer: INSTANCE_RESET, and the next ca
   }
 });
 
-test('a record larger than the route\'s buffer falls back to the export: the same answers', () => {
+test('a record larger than the route\'s buffer falls back to the export, which makes it larger: the same answers', () => {
   const progress = lines.findLast((l) => l.type === 'progress');
   assert.ok(progress, 'the session has progress lines');
-  // Lines after the last response: each is one word of the record (2,048 words fit).
+  // Lines after the last response: each is one word of the record (2,048 words fit at first).
   const long = lines.concat(Array.from({ length: 5_000 }, (_, k) => ({ ...progress, uuid: `p-${k}` })));
   const before = stats.routed;
+  assert.deepEqual(callOutcome(() => cc.tokenCountWithEstimation(long)), general.count(long));
+  // (An earlier test may have made the record large enough already.)
   for (let i = 0; i < 2; i++) {
     assert.deepEqual(callOutcome(() => cc.tokenCountWithEstimation(long)), general.count(long));
     assert.deepEqual(callOutcome(() => cc.shouldAutoCompact(long, 'gpt-4o')), general.should(long, 'gpt-4o'));
   }
-  assert.equal(stats.routed, before, 'no record fits: none is used');
-  // And one that fits is routed again.
+  assert.ok(stats.routed >= before + 2, 'the export made the record larger: the later counts are routed');
   assert.equal(cc.tokenCountWithEstimation(lines), general.count(lines).value);
-  assert.equal(stats.routed, before + 1);
+  // Past the most the record grows to (2^18 words): the export counts every time.
+  const huge = lines.concat(Array.from({ length: 270_000 }, (_, k) => ({ ...progress, uuid: `h-${k}` })));
+  const at = stats.routed;
+  for (let i = 0; i < 2; i++) assert.deepEqual(callOutcome(() => cc.tokenCountWithEstimation(huge)), general.count(huge));
+  assert.equal(stats.routed, at, 'never routed');
+  assert.equal(cc.tokenCountWithEstimation(lines), general.count(lines).value);
+  assert.equal(stats.routed, at + 1);
 });
