@@ -2080,7 +2080,9 @@ function countTail_(arr, F, fb, W, wb, wcap) {
 function roleTail_(arr, len, F, fb, W, wb, wcap) {
   if (len === 0) return 0;
   if (2 * len > wcap) {
-    F[fb] = 2 * len + 64;
+    // Room for the tags, the offsets and a guess at the descriptions (a text or two per
+    // message), so that the next try, which describes them, most likely fits.
+    F[fb] = 24 * len + 64;
     return -1;
   }
   const tag = wb + len - 1; // the tag of arr[i] is W[tag - i]
