@@ -849,7 +849,8 @@ pub(crate) fn transcript_lines(jsonl: &JsValue) -> JsResult<Array> {
 pub fn serialize_transcript(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
 ) -> JsResult<JsString> {
-    let conv = js(JsConversation::new(&messages, "messages"))?;
+    // Every line is written, in file order: no chain to follow.
+    let conv = js(JsConversation::unchained(&messages, "messages"))?;
     let pair = json_lines(&messages, conv.len() as u32);
     if !pair.is_undefined() {
         let pair: &Array = pair.unchecked_ref();

@@ -861,8 +861,8 @@ impl<'a> JsConversation<'a> {
     }
 
     /// [`JsConversation::new`] in file order (a `Compactor`'s pushes, whose chain it follows
-    /// itself).
-    fn unchained(value: &'a JsValue, what: &str) -> Result<JsConversation<'a>> {
+    /// itself; `serializeTranscript`, which writes every line whatever its branch).
+    pub fn unchained(value: &'a JsValue, what: &str) -> Result<JsConversation<'a>> {
         let len = array_length(value);
         if len == -3 {
             return Err(read_failure_or(Error::invalid_argument(format!(
