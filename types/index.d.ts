@@ -1163,8 +1163,10 @@ export interface SummaryTextResponse {
 /** The second argument of a {@link Summarizer}. */
 export interface SummarizeOptions {
   /**
-   * The caller's `context.signal`: abort the request when it fires. A summary written ahead
-   * gets its own, which also aborts when the conversation it is for is replaced.
+   * Abort the request when it fires: it fires with the caller's `context.signal` (same reason)
+   * and when the time limit (`context.summaryTimeoutMs`, default 10 minutes) gives up on the
+   * call, so that a request nobody waits for any more is not left running. A summary written
+   * ahead gets its own, which also aborts when the conversation it is for is replaced.
    */
   signal?: AbortSignal;
   /** Report streamed text here for progress (the caller's `context.onText`; absent in the background). */
