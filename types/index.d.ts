@@ -758,7 +758,10 @@ export type ErrorCode =
   | 'SERIALIZATION_FAILED'
   /** The caller's `signal` aborted; nothing was committed. */
   | 'ABORTED'
-  /** The summary was cut off at `max_tokens`; nothing was committed. */
+  /**
+   * The summary was cut off (at `max_tokens`, at the model's context window, or by a refusal
+   * or content filter); nothing was committed.
+   */
   | 'SUMMARY_TRUNCATED'
   /** The summarizer returned no summary text; nothing was committed. */
   | 'EMPTY_SUMMARY'
@@ -1138,11 +1141,13 @@ export interface SummaryUsage {
 
 /**
  * What a summarizer resolves with: a Messages API response body (or a plain string, see
- * {@link Summarizer}). A `stop_reason` of `max_tokens` is a failure (`SUMMARY_TRUNCATED`).
+ * {@link Summarizer}). A `stop_reason` of `max_tokens`, `model_context_window_exceeded` or
+ * `refusal` (an answer stopped before its end) is a failure (`SUMMARY_TRUNCATED`).
  * Other ecosystems' answers given as they are read alike: a LangChain message (its
  * `content`, and `response_metadata`'s `stop_reason` / `finish_reason` / `finishReason`) or
  * an AI SDK `generateText` result (`{text, finishReason}`, see {@link SummaryTextResponse});
- * a cut for length in any of their words (`length`, `MAX_TOKENS`) is `SUMMARY_TRUNCATED` too.
+ * a cut for length in any of their words (`length`, `MAX_TOKENS`), or a content filter's stop
+ * (`content_filter`, `content-filter`, `SAFETY`), is `SUMMARY_TRUNCATED` too.
  */
 export interface SummaryResponse {
   content: string | readonly SummaryResponseBlock[];

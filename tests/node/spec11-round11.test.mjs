@@ -88,3 +88,29 @@ test('a summary that answers in time leaves its signal unaborted and the caller\
   ac.abort();
   assert.equal(signal.aborted, false, 'the link to the caller\'s signal is released once the call settled');
 });
+
+test('a summary the API stopped before its end is never committed (SPEC §14)', async () => {
+  const msgs = rounds(8);
+  const answer = (extra) => async () => ({
+    content: [{ type: 'text', text: '<analysis>a</analysis><summary>1. Primary request: the user asked to' }],
+    usage: { input_tokens: 5, output_tokens: 5 },
+    ...extra,
+  });
+  for (const stop_reason of ['max_tokens', 'model_context_window_exceeded', 'refusal']) {
+    await assert.rejects(cc.compactConversation(msgs, { model: MODEL, summarize: answer({ stop_reason }) }), { code: 'SUMMARY_TRUNCATED' }, stop_reason);
+  }
+  // Other ecosystems' answers given as they are: a content filter's stop.
+  const part = '<summary>1. Primary request: the user asked to';
+  for (const raw of [
+    { text: part, finishReason: 'content-filter' },
+    { content: part, response_metadata: { finish_reason: 'content_filter' } },
+    { content: part, response_metadata: { finishReason: 'SAFETY' } },
+  ]) {
+    await assert.rejects(cc.compactConversation(msgs, { model: MODEL, summarize: async () => raw }), { code: 'SUMMARY_TRUNCATED' }, JSON.stringify(raw));
+  }
+  // An answer that ended is still a summary.
+  for (const stop_reason of ['end_turn', 'stop_sequence']) {
+    const r = await cc.compactConversation(msgs, { model: MODEL, summarize: async () => ({ content: [{ type: 'text', text: '<summary>S</summary>' }], stop_reason }) });
+    assert.equal(r.summary, 'S');
+  }
+});
