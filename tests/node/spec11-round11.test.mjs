@@ -1,6 +1,7 @@
 // Eleventh round, conformance to SPEC.md and the documentation (the probe's findings in
 // /work/probe11-spec): a summary request the time limit (`summaryTimeoutMs`) gave up on is
-// cancelled through the signal the summarizer was given.
+// cancelled through the signal the summarizer was given (F1); an answer the API stopped before
+// its end is never committed as the summary (F2, SPEC §14).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as cc from '../../pkg/node.js';
