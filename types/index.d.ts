@@ -758,7 +758,10 @@ export type ErrorCode =
   | 'SERIALIZATION_FAILED'
   /** The caller's `signal` aborted; nothing was committed. */
   | 'ABORTED'
-  /** The summary was cut off at `max_tokens`; nothing was committed. */
+  /**
+   * The summary was cut off (at `max_tokens`, at the model's context window, or by a refusal
+   * or content filter); nothing was committed.
+   */
   | 'SUMMARY_TRUNCATED'
   /** The summarizer returned no summary text; nothing was committed. */
   | 'EMPTY_SUMMARY'
@@ -1138,11 +1141,13 @@ export interface SummaryUsage {
 
 /**
  * What a summarizer resolves with: a Messages API response body (or a plain string, see
- * {@link Summarizer}). A `stop_reason` of `max_tokens` is a failure (`SUMMARY_TRUNCATED`).
+ * {@link Summarizer}). A `stop_reason` of `max_tokens`, `model_context_window_exceeded` or
+ * `refusal` (an answer stopped before its end) is a failure (`SUMMARY_TRUNCATED`).
  * Other ecosystems' answers given as they are read alike: a LangChain message (its
  * `content`, and `response_metadata`'s `stop_reason` / `finish_reason` / `finishReason`) or
  * an AI SDK `generateText` result (`{text, finishReason}`, see {@link SummaryTextResponse});
- * a cut for length in any of their words (`length`, `MAX_TOKENS`) is `SUMMARY_TRUNCATED` too.
+ * a cut for length in any of their words (`length`, `MAX_TOKENS`), or a content filter's stop
+ * (`content_filter`, `content-filter`, `SAFETY`), is `SUMMARY_TRUNCATED` too.
  */
 export interface SummaryResponse {
   content: string | readonly SummaryResponseBlock[];
@@ -1163,8 +1168,10 @@ export interface SummaryTextResponse {
 /** The second argument of a {@link Summarizer}. */
 export interface SummarizeOptions {
   /**
-   * The caller's `context.signal`: abort the request when it fires. A summary written ahead
-   * gets its own, which also aborts when the conversation it is for is replaced.
+   * Abort the request when it fires: it fires with the caller's `context.signal` (same reason)
+   * and when the time limit (`context.summaryTimeoutMs`, default 10 minutes) gives up on the
+   * call, so that a request nobody waits for any more is not left running. A summary written
+   * ahead gets its own, which also aborts when the conversation it is for is replaced.
    */
   signal?: AbortSignal;
   /** Report streamed text here for progress (the caller's `context.onText`; absent in the background). */

@@ -28,6 +28,16 @@ extern "C" {
         timeout_ms: f64,
         what: &str,
     ) -> js_sys::Promise;
+    /// `callAbortable` for the summarizer: its `opts.signal` is replaced by one aborted with
+    /// the caller's and also when the time limit gives up on the call.
+    #[wasm_bindgen(js_name = callSummarizer)]
+    fn call_summarizer(
+        f: &Function,
+        request: &JsValue,
+        opts: &Object,
+        signal: &JsValue,
+        timeout_ms: f64,
+    ) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sleepAbortable)]
     fn sleep_abortable(ms: f64, signal: &JsValue) -> js_sys::Promise;
     #[wasm_bindgen(js_name = isAborted)]
@@ -315,15 +325,15 @@ impl Environment for JsEnv {
         }
         Box::pin(async move {
             let req = req.map_err(|_| CallError::new("could not build the summary request"))?;
-            let v = self
-                .call(
-                    &self.summarize,
-                    &JsValue::UNDEFINED,
-                    &[req, opts.into()],
-                    "The summarizer",
-                )
-                .await
-                .map_err(|e| call_error(e, &self.signal))?;
+            let v = JsFuture::from(call_summarizer(
+                &self.summarize,
+                &req,
+                &opts,
+                &self.signal,
+                self.summary_timeout_ms,
+            ))
+            .await
+            .map_err(|e| call_error(e, &self.signal))?;
             answers::summary_response(&v)
         })
     }

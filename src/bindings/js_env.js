@@ -77,6 +77,21 @@ export function callAbortable(f, thisArg, args, signal, timeoutMs, what) {
   });
 }
 
+// The summarizer called as `callAbortable` calls it, `opts` its second argument, whose `signal`
+// becomes the call's own: aborted with the caller's `signal` (same reason) and also when the
+// time limit gives up on the call, so that a summary request nobody waits for any more is
+// cancelled instead of streaming (and being billed) to its end.
+export function callSummarizer(f, request, opts, signal, timeoutMs) {
+  const { c, release } = abortLinked([signal]);
+  opts.signal = c.signal;
+  const p = callAbortable(f, undefined, [request, opts], signal, timeoutMs, 'The summarizer');
+  p.then(release, (e) => {
+    release();
+    if (e?.contextCompactionTimeout) c.abort(e);
+  });
+  return p;
+}
+
 // A Promise resolved after `ms`, rejected at once when `signal` aborts.
 export function sleepAbortable(ms, signal) {
   return new Promise((resolve, reject) => {

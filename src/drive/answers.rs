@@ -227,6 +227,8 @@ fn stop_reason_of<S: Source>(v: &S) -> Option<String> {
     })?;
     Some(match reason.as_str() {
         "length" | "MAX_TOKENS" | "max_output_tokens" => "max_tokens".to_string(),
+        // A content filter stopped it (OpenAI, the AI SDK, Gemini): a partial answer.
+        "content_filter" | "content-filter" | "SAFETY" => "refusal".to_string(),
         _ => reason,
     })
 }
@@ -673,6 +675,20 @@ mod tests {
             Some("end_turn")
         );
         assert_eq!(stop(json!({"content": "x"})), None);
+        // A content filter's stop reads as a refusal (round 11).
+        for meta in [
+            json!({"finish_reason": "content_filter"}),
+            json!({"finishReason": "SAFETY"}),
+        ] {
+            assert_eq!(
+                stop(json!({"content": "part", "response_metadata": meta})).as_deref(),
+                Some("refusal")
+            );
+        }
+        assert_eq!(
+            stop(json!({"text": "part", "finishReason": "content-filter"})).as_deref(),
+            Some("refusal")
+        );
     }
 
     /// An answer with no text says what it held instead, for the `EMPTY_SUMMARY` message.

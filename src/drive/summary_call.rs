@@ -210,6 +210,10 @@ pub(crate) async fn send_summary<E: Environment + ?Sized>(
                         ErrorCode::SummaryTruncated,
                         "the summary was cut off at max_tokens; nothing was committed",
                     )),
+                    Err(SummaryProblem::Stopped(why)) => Err(CompactError::new(
+                        ErrorCode::SummaryTruncated,
+                        format!("the summary was cut off (stop_reason {why}); nothing was committed"),
+                    )),
                     Err(SummaryProblem::Empty) => Err(CompactError::new(
                         ErrorCode::EmptySummary,
                         match &response.problem {

@@ -213,6 +213,8 @@ pub struct SummaryResponse {
 pub enum SummaryProblem {
     /// Cut off at `max_tokens`.
     Truncated,
+    /// Stopped before its end for another reason (the `stop_reason`).
+    Stopped(String),
     /// No summary text.
     Empty,
 }
@@ -665,10 +667,18 @@ pub fn extract_summary(text: &str) -> String {
     t.trim().to_string()
 }
 
-/// Checks a reply and returns its summary text.
+/// Checks a reply and returns its summary text. A reply the API stopped before its end is no
+/// summary, whatever text it holds: cut at `max_tokens`, at the model's context window
+/// (`model_context_window_exceeded`, which Claude 4.5 models answer instead of a 400), or
+/// stopped by a refusal (`refusal`: the partial text of a reply the model's safety
+/// classifiers ended, also what the library's summarizers make of a content filter).
 pub fn summary_from_response(r: &SummaryResponse) -> Result<String, SummaryProblem> {
-    if r.stop_reason.as_deref() == Some("max_tokens") {
-        return Err(SummaryProblem::Truncated);
+    match r.stop_reason.as_deref() {
+        Some("max_tokens") => return Err(SummaryProblem::Truncated),
+        Some(why @ ("model_context_window_exceeded" | "refusal")) => {
+            return Err(SummaryProblem::Stopped(why.to_string()))
+        }
+        _ => {}
     }
     let s = extract_summary(&r.text);
     if s.is_empty() {
@@ -887,6 +897,26 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(summary_from_response(&empty), Err(SummaryProblem::Empty));
+        // Stopped before its end for another reason: never a summary (round 11).
+        for why in ["model_context_window_exceeded", "refusal"] {
+            let stopped = SummaryResponse {
+                text: "<summary>1. Primary request: the user asked to".into(),
+                stop_reason: Some(why.into()),
+                ..Default::default()
+            };
+            assert_eq!(
+                summary_from_response(&stopped),
+                Err(SummaryProblem::Stopped(why.into()))
+            );
+        }
+        for why in ["end_turn", "stop_sequence"] {
+            let done = SummaryResponse {
+                text: "<summary>S</summary>".into(),
+                stop_reason: Some(why.into()),
+                ..Default::default()
+            };
+            assert_eq!(summary_from_response(&done), Ok("S".into()));
+        }
     }
 
     #[test]
