@@ -174,6 +174,15 @@ pub fn summary_response<S: Source>(v: &S) -> Result<SummaryResponse, CallError> 
         ));
     }
     let content = v.get("content");
+    // An API error body resolved instead of thrown (`fetch(…).then(r => r.json())` without a
+    // status check): the Messages API's `{type: "error", error}`, OpenAI's `{error}`. Read as
+    // the error it reports, so that a prompt-too-long or overloaded answer is retried as one.
+    if content.is_absent()
+        && v.get("text").is_absent()
+        && (v.get("type").string().as_deref() == Some("error") || v.get("error").is_object())
+    {
+        return Err(call_error(v, false));
+    }
     if content.is_absent() {
         // An AI SDK `generateText` result given as it is: `{text, finishReason, usage}`.
         let text = v.get("text");
@@ -642,6 +651,32 @@ mod tests {
     use super::*;
     use crate::drive::options::tests::Builtin;
     use serde_json::{json, Value};
+
+    #[test]
+    fn an_error_body_resolved_as_the_answer_is_the_error_it_reports() {
+        let anthropic = json!({"type": "error", "error": {"type": "invalid_request_error",
+            "message": "prompt is too long: 201000 tokens > 200000 maximum"}});
+        let e = summary_response(&anthropic).unwrap_err();
+        assert!(
+            e.message.contains("prompt is too long: 201000 tokens"),
+            "{}",
+            e.message
+        );
+        let openai = json!({"error": {"message": "This model's maximum context length is 128000 tokens",
+            "type": "invalid_request_error", "code": "context_length_exceeded"}});
+        let e = summary_response(&openai).unwrap_err();
+        assert!(
+            e.message.contains("maximum context length"),
+            "{}",
+            e.message
+        );
+        // An answer with text or content is an answer, whatever else it carries.
+        assert!(summary_response(&json!({"text": "<summary>s</summary>", "error": {}})).is_ok());
+        assert!(summary_response(
+            &json!({"type": "error", "content": [{"type": "text", "text": "s"}]})
+        )
+        .is_ok());
+    }
 
     #[test]
     fn a_cut_for_length_reads_as_max_tokens_in_every_ecosystems_answer() {

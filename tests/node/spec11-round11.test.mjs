@@ -115,3 +115,19 @@ test('a summary the API stopped before its end is never committed (SPEC §14)', 
     assert.equal(r.summary, 'S');
   }
 });
+
+test('an API error body resolved as the answer is read as the error it reports: a prompt-too-long one is retried', async () => {
+  const msgs = [];
+  for (let i = 0; i < 20; i++) msgs.push({ role: 'user', content: `q${i} ${'w '.repeat(3000)}` }, { role: 'assistant', content: `a${i} ${'v '.repeat(3000)}` });
+  let calls = 0;
+  const ptl = { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 201000 tokens > 200000 maximum' } };
+  const r = await cc.compactConversation(msgs, { model: MODEL, summarize: async () => (++calls === 1 ? ptl : '<summary>s</summary>') });
+  assert.equal(calls, 2);
+  assert.equal(r.summary, 's');
+  assert.ok(r.ptlRetries >= 1, `ptlRetries ${r.ptlRetries}`);
+  // Another error body fails with its own words, not "no content".
+  await assert.rejects(
+    cc.compactConversation(msgs, { model: MODEL, summarize: async () => ({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } }) }, {}),
+    (e) => e.code === 'SUMMARIZER_FAILED' && /Incorrect API key/.test(e.message),
+  );
+});
