@@ -2069,6 +2069,10 @@ function countTail_(arr, F, fb, W, wb, wcap) {
   return used;
 }
 
+// The most messages the per-turn record of `{role, content}` messages is written for (as
+// MAX_RECORD_MESSAGES in js_view.rs).
+const MAX_TAIL_MESSAGES = 1 << 22;
+
 // The per-turn record of an array of `{role, content}` messages (or another ecosystem's
 // messages, of one shape) that no usage anchors: no message carries usage, none starts the
 // context, none is a transcript line. The count is then the estimate of every message
@@ -2078,7 +2082,9 @@ function countTail_(arr, F, fb, W, wb, wcap) {
 // describes them). Anything else writes nothing (0): the general path counts, and reports
 // what is wrong (a message of no known shape, an unknown role, two shapes).
 function roleTail_(arr, len, F, fb, W, wb, wcap) {
-  if (len === 0) return 0;
+  // Longer than any real conversation (a sparse array's length): the general path reads it,
+  // and reports it, without room reserved by its length.
+  if (len === 0 || len > MAX_TAIL_MESSAGES) return 0;
   if (2 * len > wcap) {
     // Room for the tags, the offsets and a guess at the descriptions (a text or two per
     // message), so that the next try, which describes them, most likely fits.

@@ -682,6 +682,10 @@ fn blocks_estimate(words: &[u32], pos: &mut usize, count: u32) -> Option<u64> {
     Some(total)
 }
 
+/// The most words [`count_at_end`] makes room for (64 MB); a record that asks for more is
+/// left to the general path.
+const MAX_COUNT_WORDS: f64 = (1u32 << 24) as f64;
+
 /// The count at the end of `messages` from one record read in one crossing, when the record
 /// settles it ([`tokens::count_tail`]): an array of Claude Code transcript lines whose latest
 /// response carries usage, read without surprises. `None`: count on the general path.
@@ -703,6 +707,8 @@ pub fn count_at_end(messages: &JsValue) -> Option<tokens::TokenCount> {
             )
         });
         match used {
+            // More room than a record of any real conversation needs: the general path.
+            -1 if f[0] > MAX_COUNT_WORDS => break,
             -1 => w.resize(f[0] as usize + 64, 0),
             n if n > 0 => {
                 count = tokens::count_tail(&JsTailRecord::new(&f, &w[..used as usize]));
