@@ -2814,7 +2814,7 @@ export declare class Compactor<M extends MessageInput = Message> {
    * {@link Compactor.snapshot}.
    */
   calibration(): CountCalibration | null;
-  /** Failed automatic compactions in a row. */
+  /** Failed automatic compactions in a row (0 again after any compaction that succeeds, `compact()` included). */
   readonly tracking: { consecutiveFailures: number; /** Automatic compaction paused after three rapid refills in a row. */ thrashing: boolean };
   /** Whether a compaction is running. */
   readonly compacting: boolean;

@@ -38,7 +38,7 @@ export interface CompactingPrepareStep extends PrepareStepFunction<any> {
   conversation(messages: ModelMessage[], result?: { steps: readonly unknown[] }): ModelMessage[];
   /** Compactions so far (all runs). */
   readonly compactions: number;
-  /** Failed compactions in a row, across the runs it serves (3 stop further attempts). */
+  /** Failed compactions in a row, across the runs it serves (3 stop further attempts, but each new run still tries once when due; a success resets it). */
   readonly consecutiveFailures: number;
   /** The last compaction, or `null`. */
   readonly lastResult: CompactionResult<ModelMessage> | null;

@@ -85,8 +85,10 @@ function fingerprint(messages) {
  *
  * The count is anchored on the last step's reported usage; before the first step it is
  * estimated, with `system` and `tools` counted when given. Three failed compactions in a row
- * (across the runs it serves) stop further attempts (reported through `onError`, never
- * thrown into the run).
+ * (across the runs it serves) stop further attempts in those runs (reported through
+ * `onError`, never thrown into the run); each later run still tries once when due, and a
+ * success closes the breaker, so a summarizer outage that is over does not leave compaction
+ * off for good.
  *
  * @param {import('./ai-sdk.js').CompactionPrepareStepOptions} options
  * @returns {import('./ai-sdk.js').CompactingPrepareStep}
@@ -107,7 +109,8 @@ export function compactionPrepareStep(options) {
    * A run's state: the messages it started from up to the last compaction (their number and
    * fingerprint) and what replaces them.
    * `head` is the fingerprint of the first message alone, a cheap first check.
-   * @typedef {{ prefixLength: number, replacement: any[] | null, print: string | null, head: string | null }} Run
+   * `probed`: the run already made its one attempt while the circuit breaker was open.
+   * @typedef {{ prefixLength: number, replacement: any[] | null, print: string | null, head: string | null, probed: boolean }} Run
    */
   /** @type {WeakMap<object, Run>} by the run's `steps` array (else its first message) */
   const runs = new WeakMap();
@@ -125,7 +128,7 @@ export function compactionPrepareStep(options) {
     // The AI SDK passes the run's own `steps` array to every step of the run; a caller that
     // gives none is told apart by the run's first message object.
     const key = args.steps && typeof args.steps === 'object' ? args.steps : args.messages?.[0];
-    const fresh = () => ({ prefixLength: 0, replacement: null, print: null, head: null });
+    const fresh = () => ({ prefixLength: 0, replacement: null, print: null, head: null, probed: false });
     if (!key || typeof key !== 'object') return fresh();
     let run = runs.get(key);
     if (!run || args.stepNumber === 0) {
@@ -145,7 +148,11 @@ export function compactionPrepareStep(options) {
     // Named: plain text messages fit the Anthropic shape too, and a compaction answered in it
     // would open with a Claude Code boundary line the AI SDK cannot send.
     const countOptions = { config: o.config, usage, system: o.system, tools: o.tools, shape: /** @type {const} */ ('ai-sdk-model') };
-    if (state.consecutiveFailures < MAX_CONSECUTIVE_FAILURES && shouldAutoCompact(messages, modelId, countOptions)) {
+    // Open after three failures in a row; each later run (a new turn) still tries once, so
+    // an outage that is over does not leave compaction off for good, and a success closes it.
+    const open = state.consecutiveFailures >= MAX_CONSECUTIVE_FAILURES;
+    if ((!open || !run.probed) && shouldAutoCompact(messages, modelId, countOptions)) {
+      if (open) run.probed = true;
       try {
         const result = await compactConversation(
           messages,

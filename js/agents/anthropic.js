@@ -37,7 +37,8 @@ function resultContent(value) {
  * `keepLastUserMessage: true` keeps it in every case). `signal` aborts a compaction in
  * progress too (nothing is committed; the loop rejects with `ABORTED`). A failed automatic
  * compaction is reported through `onError` and the request goes on uncompacted; after three
- * in a row the Compactor stops trying (its `tracking.consecutiveFailures`).
+ * in a row the Compactor stops trying (its `tracking.consecutiveFailures`) until a compaction
+ * succeeds again (the reactive one after a rejection, or a manual `compact()`).
  *
  * Stops at a reply that is not `tool_use`, or with `MAX_STEPS_EXCEEDED` after `maxSteps`
  * requests (default 25). A turn the API paused (`pause_turn`) is sent back to go on; a reply
