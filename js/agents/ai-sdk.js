@@ -156,7 +156,8 @@ export function compactionPrepareStep(options) {
       try {
         const result = await compactConversation(
           messages,
-          { ...o.context, model: modelId, summarize: o.summarize, config: o.config },
+          // `system` and `tools` as the decision counted them: in the result's counts too.
+          { system: o.system, toolDefinitions: o.tools, ...o.context, model: modelId, summarize: o.summarize, config: o.config },
           { keepLastUserMessage: true, shape: 'ai-sdk-model', ...o.compactOptions, isAutoCompact: true },
         );
         run.prefixLength = args.messages.length;
@@ -460,6 +461,8 @@ export function createChatHandler(options) {
         result = await compactConversation(
           continued ? messages.slice(0, -1) : messages,
           {
+            system: o.system,
+            toolDefinitions: o.tools,
             ...o.context,
             model: modelId,
             summarize: o.summarize,

@@ -113,7 +113,8 @@ export function compactionMiddleware(options) {
       try {
         const result = await compactConversation(
           messages,
-          { ...o.context, model: modelId, summarize: o.summarize, config: o.config, ...(signal ? { signal } : {}) },
+          // `system` and `tools` as the decision counted them: in the result's counts too.
+          { system: o.system, toolDefinitions: o.tools, ...o.context, model: modelId, summarize: o.summarize, config: o.config, ...(signal ? { signal } : {}) },
           { keepLastUserMessage: true, ...o.compactOptions, isAutoCompact: true },
         );
         // The run was aborted while the summary was written: nothing of it is kept.

@@ -58,7 +58,8 @@ export async function runChatToolLoop(options) {
   const compact = async (auto) => {
     const result = await compactConversation(
       messages,
-      { ...o.context, model, summarize: o.summarize, config: o.config, signal: o.signal },
+      // The request's tools as the decision counted them: in the result's counts too.
+      { toolDefinitions: o.request.tools, ...o.context, model, summarize: o.summarize, config: o.config, signal: o.signal },
       // Named: plain text messages fit the Anthropic shape too, and a compaction answered in it
       // would open with a Claude Code boundary line OpenAI refuses.
       { keepLastUserMessage: true, shape: 'openai-chat', ...o.compactOptions, isAutoCompact: auto },

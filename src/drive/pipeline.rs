@@ -127,6 +127,10 @@ pub struct CompactContext {
     /// decision to compact and the pre-compaction count are then that count instead of the
     /// estimate ([`CompactContext::pre_count`]); `None`: estimated from the messages.
     pub counted: Option<u64>,
+    /// Tokens every request sends besides the messages, as the caller gave them (`system`,
+    /// `toolDefinitions`): part of the new context's estimate when no learned line
+    /// ([`Self::calibration`]) accounts for them.
+    pub preamble_tokens: u64,
 }
 
 impl CompactContext {
@@ -1209,7 +1213,9 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     // the usage seen before taught (the system prompt and tools the next request also sends,
     // the conversation's tokens per estimated token) applies to that estimate.
     let estimated = estimate_messages(env, &after)?;
-    let true_post = fit.map_or(estimated, |f| f.predict(estimated));
+    // With nothing learned, the system prompt and tools the caller gave (counted before the
+    // compaction too) are what the next request also sends.
+    let true_post = fit.map_or(estimated + ctx.preamble_tokens, |f| f.predict(estimated));
     // "Smaller than what it replaces" (SPEC §14) compares estimates of messages alone, both
     // without usage: what a request sends besides them does not change with a compaction.
     let not_smaller = |what: String| {

@@ -1,0 +1,182 @@
+// Round 11 on long agent sessions: the circuit breaker closes again after a summarizer outage
+// (Compactor, compactionPrepareStep, the LangChain middleware), and the new context's size a
+// compaction reports counts the system prompt and tools the caller gave.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createAgent } from 'langchain';
+import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { fakeModel } from '@langchain/core/testing';
+import { MemorySaver } from '@langchain/langgraph';
+import { APICallError, generateText, jsonSchema, stepCountIs, tool } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { compactionPrepareStep } from '../../pkg/agents/ai-sdk.js';
+import { compactionMiddleware } from '../../pkg/agents/langchain.js';
+import { runChatToolLoop } from '../../pkg/agents/openai.js';
+import {
+  Compactor,
+  buildPostCompactMessages,
+  compactConversation,
+  getAutoCompactThreshold,
+  tokenCountWithEstimation,
+} from '../../pkg/node.js';
+
+/** A summarizer that fails (HTTP 503) while `outage.down` is true. */
+const flaky = (outage) => async () => {
+  if (outage.down) throw Object.assign(new Error('upstream 503'), { status: 503 });
+  return { content: [{ type: 'text', text: '<summary>What the user asked and what was done.</summary>' }], stop_reason: 'end_turn', usage: { input_tokens: 900, output_tokens: 12 } };
+};
+
+test('Compactor: a successful compact() after three failed automatic compactions closes the circuit breaker', async () => {
+  const outage = { down: true };
+  const c = new Compactor({ model: 'claude-sonnet-4-5', summarize: flaky(outage), retryBaseMs: 0, summaryTimeoutMs: 0 });
+  const big = 'fn main() { let x = compute(); } '.repeat(2000);
+  let turn = 0;
+  const addTurn = (input) => {
+    c.push({ role: 'user', content: `step ${turn++}: ${big}` });
+    c.push({ role: 'assistant', content: 'done', usage: { input_tokens: input, output_tokens: 10 } });
+  };
+  for (let k = 0; k < 11; k++) addTurn(20_000 + k * 16_000);
+  for (let k = 0; k < 3; k++) {
+    const o = await c.maybeAutoCompact();
+    assert.equal(o.error?.code, 'SUMMARIZER_FAILED');
+    addTurn(180_000 + k);
+  }
+  assert.equal((await c.maybeAutoCompact()).skipped, 'circuitBreakerOpen');
+  outage.down = false;
+  await c.compact(); // the user's /compact, or runToolLoop's reactive one
+  // Before: 3, and automatic compaction stayed off for the rest of the session.
+  assert.equal(c.tracking.consecutiveFailures, 0);
+  for (let k = 0; k < 12; k++) addTurn(30_000 + k * 14_000);
+  assert.ok(c.tokenCount() >= 167_000);
+  const o = await c.maybeAutoCompact();
+  assert.equal(o.wasCompacted, true, `skipped: ${o.skipped}`);
+  c.free();
+});
+
+test('compactionPrepareStep: after three failures each later run still tries once, so an outage that is over does not switch compaction off for good', async () => {
+  const outage = { down: true };
+  const config = { contextWindow: 60_000 }; // threshold 27,000
+  const model = new MockLanguageModelV3({
+    modelId: 'claude-sonnet-4-5',
+    doGenerate: async ({ prompt }) => {
+      const size = tokenCountWithEstimation(prompt, { shape: 'ai-sdk-model' });
+      if (size > 58_000) throw new APICallError({ message: `prompt is too long: ${size} tokens > 58000 maximum`, url: 'x', requestBodyValues: {}, statusCode: 400, isRetryable: false });
+      return { content: [{ type: 'text', text: 'Done.' }], finishReason: { unified: 'stop', raw: undefined }, usage: { inputTokens: { total: size, noCache: size, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 3, text: 3, reasoning: 0 } }, warnings: [] };
+    },
+  });
+  const errors = [];
+  const prepareStep = compactionPrepareStep({ summarize: flaky(outage), config, compactOptions: { retryBaseMs: 0 }, onError: (e) => errors.push(e.code) });
+  const chunk = 'the parser reads the config and counts tokens per line; '.repeat(350);
+  let a = [];
+  for (let k = 0; k < 6; k++) a.push({ role: 'user', content: `A${k} ${chunk}` }, { role: 'assistant', content: 'ok' });
+  for (let t = 0; t < 4; t++) {
+    a.push({ role: 'user', content: `A turn ${t}` });
+    const r = await generateText({ model, messages: a, prepareStep });
+    a = prepareStep.conversation([...a, ...r.response.messages], r);
+  }
+  // Three failures open the breaker; the fourth run tries once more (and fails: still down).
+  assert.deepEqual(errors, ['SUMMARIZER_FAILED', 'SUMMARIZER_FAILED', 'SUMMARIZER_FAILED', 'SUMMARIZER_FAILED']);
+  assert.equal(prepareStep.compactions, 0);
+  outage.down = false;
+  let b = [];
+  for (let k = 0; k < 9; k++) b.push({ role: 'user', content: `B${k} ${chunk}` }, { role: 'assistant', content: 'ok' });
+  b.push({ role: 'user', content: `B turn ${chunk}` });
+  const r = await generateText({ model, messages: b, prepareStep, maxRetries: 0 });
+  // Before: never compacted again (consecutiveFailures stayed 3), and B's turns were refused.
+  assert.equal(prepareStep.compactions, 1);
+  assert.equal(prepareStep.consecutiveFailures, 0);
+  assert.equal(r.text, 'Done.');
+  // A run with the breaker open makes one attempt, not one per step.
+  outage.down = true;
+  const many = compactionPrepareStep({ summarize: flaky(outage), config, compactOptions: { retryBaseMs: 0 }, onError: (e) => errors.push(e.code) });
+  for (let t = 0; t < 3; t++) await generateText({ model, messages: a, prepareStep: many });
+  assert.equal(many.consecutiveFailures, 3);
+  errors.length = 0;
+  let calls = 0;
+  const looping = new MockLanguageModelV3({
+    modelId: 'claude-sonnet-4-5',
+    doGenerate: async () => {
+      calls += 1;
+      const content = calls < 4 ? [{ type: 'tool-call', toolCallId: `c${calls}`, toolName: 'look', input: '{}' }] : [{ type: 'text', text: 'Done.' }];
+      return { content, finishReason: { unified: calls < 4 ? 'tool-calls' : 'stop', raw: undefined }, usage: { inputTokens: { total: 40_000, noCache: 40_000, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 3, text: 3, reasoning: 0 } }, warnings: [] };
+    },
+  });
+  const tools = { look: tool({ inputSchema: jsonSchema({ type: 'object' }), execute: async () => 'nothing' }) };
+  await generateText({ model: looping, messages: a, tools, stopWhen: stepCountIs(6), prepareStep: many });
+  assert.equal(calls, 4);
+  assert.deepEqual(errors, ['SUMMARIZER_FAILED'], 'one attempt in a four-step run with the breaker open');
+});
+
+test('compactionMiddleware: a thread whose three compactions failed tries again at its next user turn', async () => {
+  const config = { contextWindow: 40_000 };
+  const thr = getAutoCompactThreshold('openai:gpt-4.1', config);
+  const outage = { down: true };
+  const errors = [];
+  const mw = compactionMiddleware({ model: 'openai:gpt-4.1', summarize: flaky(outage), config, compactOptions: { retryBaseMs: 0 }, onError: (e) => errors.push(e.code) });
+  const model = fakeModel();
+  for (let k = 0; k < 40; k++) model.respond(() => new AIMessage({ content: 'ok' }));
+  const agent = createAgent({ model, tools: [], middleware: [mw], checkpointer: new MemorySaver() });
+  const big = 'lorem ipsum dolor sit amet '.repeat(Math.ceil((thr * 4) / 27 / 2));
+  const cfg = { configurable: { thread_id: 'T' } };
+  for (let t = 0; t < 4; t++) await agent.invoke({ messages: [new HumanMessage(`turn ${t} ${big}`)] }, cfg);
+  // Due from turn 1 on: three failures, then one attempt at the next turn.
+  assert.deepEqual(errors, ['SUMMARIZER_FAILED', 'SUMMARIZER_FAILED', 'SUMMARIZER_FAILED']);
+  await agent.invoke({ messages: [new HumanMessage(`turn 4 ${big}`)] }, cfg);
+  assert.equal(errors.length, 4, 'one attempt at the next user turn while still down');
+  outage.down = false;
+  const state = await agent.invoke({ messages: [new HumanMessage(`turn 5 ${big}`)] }, cfg);
+  // Before: 0 compactions for good once three had failed.
+  assert.equal(mw.compactions, 1);
+  assert.equal(mw.consecutiveFailures, 0);
+  assert.ok(tokenCountWithEstimation(state.messages) < thr);
+});
+
+const SYSTEM = 'You are a coding agent. Follow the repository conventions. '.repeat(800);
+const TOOLS = [{ name: 'read_file', description: 'Read a file. '.repeat(300), input_schema: { type: 'object', properties: { path: { type: 'string' } } } }];
+const conversation = () => {
+  const m = [];
+  for (let k = 0; k < 20; k++) m.push({ role: 'user', content: `q${k} ${'x'.repeat(4000)}` }, { role: 'assistant', content: `a${k}` });
+  m.push({ role: 'user', content: 'last' });
+  return m;
+};
+
+test('truePostCompactTokenCount counts the system prompt and tools given, as the count before and the Compactor after do', async () => {
+  const summarize = async () => '<summary>s</summary>';
+  const messages = conversation();
+  const preamble = tokenCountWithEstimation([{ role: 'user', content: 'x' }], { system: SYSTEM, tools: TOOLS }) - tokenCountWithEstimation([{ role: 'user', content: 'x' }]);
+  assert.ok(preamble > 10_000);
+  const r = await compactConversation(messages, { model: 'claude-sonnet-4-5', summarize, system: SYSTEM, toolDefinitions: TOOLS });
+  const post = buildPostCompactMessages(r);
+  // Before: 48 (the messages alone) against a pre-compaction count of 32,847 with them.
+  assert.equal(r.truePostCompactTokenCount, tokenCountWithEstimation(post, { system: SYSTEM, tools: TOOLS }));
+  assert.equal(r.preCompactTokenCount, tokenCountWithEstimation(messages, { system: SYSTEM, tools: TOOLS }));
+  const c = new Compactor({ model: 'claude-sonnet-4-5', summarize, system: SYSTEM, toolDefinitions: TOOLS, messages });
+  const cr = await c.compact();
+  assert.equal(cr.truePostCompactTokenCount, c.tokenCount());
+  c.free();
+  // Without them, nothing changes.
+  const plain = await compactConversation(messages, { model: 'claude-sonnet-4-5', summarize });
+  assert.equal(plain.truePostCompactTokenCount, tokenCountWithEstimation(buildPostCompactMessages(plain)));
+});
+
+test('the agent helpers report the compacted size with the system prompt and tools they count by', async () => {
+  const summarize = async () => '<summary>s</summary>';
+  const config = { contextWindow: 60_000 };
+  // compactionPrepareStep
+  const results = [];
+  const model = new MockLanguageModelV3({ modelId: 'claude-sonnet-4-5', doGenerate: async () => ({ content: [{ type: 'text', text: 'ok' }], finishReason: { unified: 'stop', raw: undefined }, usage: { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }, warnings: [] }) });
+  const prepareStep = compactionPrepareStep({ summarize, config, system: SYSTEM, tools: TOOLS, onCompaction: (r) => results.push(r) });
+  await generateText({ model, system: SYSTEM, messages: conversation(), prepareStep });
+  assert.equal(results.length, 1);
+  const withPreamble = (m) => tokenCountWithEstimation(m, { system: SYSTEM, tools: TOOLS, shape: 'ai-sdk-model' });
+  assert.equal(results[0].truePostCompactTokenCount, withPreamble(buildPostCompactMessages(results[0])));
+  assert.equal(results[0].preCompactTokenCount, withPreamble(conversation()));
+  // runChatToolLoop: the request's tools
+  const defs = [{ type: 'function', function: { name: 'read_file', description: 'Read a file. '.repeat(300), parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+  const client = { chat: { completions: { create: async () => ({ id: 'c', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } }) } } };
+  const chat = [];
+  const msgs = [{ role: 'system', content: SYSTEM }, ...conversation()];
+  await runChatToolLoop({ client, summarize, messages: msgs, config: { contextWindow: 60_000 }, request: { model: 'gpt-4.1', tools: defs }, onCompaction: (r) => chat.push(r) });
+  assert.equal(chat.length, 1);
+  assert.equal(chat[0].truePostCompactTokenCount, tokenCountWithEstimation(buildPostCompactMessages(chat[0]), { tools: defs, shape: 'openai-chat' }));
+});
