@@ -33,6 +33,31 @@ function modelIdOf(given, model, where) {
   throw codedError('INVALID_ARGUMENT', `${where}: cannot tell the model id (give the "modelId" option: a string such as "openai/gpt-4.1")`);
 }
 
+/**
+ * The usage a step reported, when it has the AI SDK's `inputTokens`.
+ *
+ * @param {any} step
+ * @returns {any}
+ */
+function usageOf(step) {
+  const usage = step?.usage;
+  return usage && typeof usage.inputTokens === 'number' ? usage : undefined;
+}
+
+/**
+ * Index of the last assistant message (an object), or -1.
+ *
+ * @param {any[]} messages
+ * @returns {number}
+ */
+function lastAssistant(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m !== null && typeof m === 'object' && m.role === 'assistant') return i;
+  }
+  return -1;
+}
+
 const PREPARE_STEP_KEYS = [
   'summarize', 'modelId', 'config', 'context', 'compactOptions', 'system', 'tools', 'prepareStep', 'onCompaction', 'onError',
 ];
@@ -75,7 +100,7 @@ function fingerprint(messages) {
  * conversation before a step when automatic compaction is due. The AI SDK gives every step
  * the run's original messages plus the steps' responses; once compacted, every later step of
  * the run is sent the compacted messages plus what came after. After the run,
- * `prepareStep.conversation([...messages, ...result.response.messages])` is the history to
+ * `prepareStep.conversation([...messages, ...result.response.messages], result)` is the history to
  * keep for the next turn (compacted if a compaction happened, else that array).
  *
  * One prepareStep may serve runs in flight together (one per user of a server route): each
@@ -83,8 +108,10 @@ function fingerprint(messages) {
  * run), and `conversation(messages, result?)` finds the run by `result.steps` or, without
  * `result`, by the messages themselves (the run whose messages they begin with).
  *
- * The count is anchored on the last step's reported usage; before the first step it is
- * estimated, with `system` and `tools` counted when given. Three failed compactions in a row
+ * The count is anchored on the last step's reported usage; at a run's first step, on the
+ * usage the run before it reported when its answer is among the messages (given back by
+ * `conversation(messages, result)`: pass `result`), else estimated, with `system` and `tools`
+ * counted when given. Three failed compactions in a row
  * (across the runs it serves) stop further attempts in those runs (reported through
  * `onError`, never thrown into the run); each later run still tries once when due, and a
  * success closes the breaker, so a summarizer outage that is over does not leave compaction
@@ -95,7 +122,7 @@ function fingerprint(messages) {
  * @example
  * const prepareStep = compactionPrepareStep({ summarize });
  * const result = await generateText({ model, tools, messages, stopWhen: stepCountIs(20), prepareStep });
- * messages = prepareStep.conversation([...messages, ...result.response.messages]);
+ * messages = prepareStep.conversation([...messages, ...result.response.messages], result);
  */
 export function compactionPrepareStep(options) {
   const where = 'compactionPrepareStep(options)';
@@ -118,6 +145,13 @@ export function compactionPrepareStep(options) {
   const remembered = [];
   /** @type {{ compactions: number, consecutiveFailures: number, lastResult: any }} */
   const state = { compactions: 0, consecutiveFailures: 0, lastResult: null };
+  /**
+   * The usage a run's last step reported, by that run's last assistant message (the caller's
+   * own object, given back by `conversation(messages, result)`): the next run's first step
+   * counts from it instead of estimating the whole conversation.
+   * @type {WeakMap<object, any>}
+   */
+  const answered = new WeakMap();
 
   /** @param {Run} run @param {any[]} messages */
   const current = (run, messages) =>
@@ -144,7 +178,12 @@ export function compactionPrepareStep(options) {
     let messages = current(run, args.messages);
     const modelId = modelIdOf(o.modelId, args.model, where);
     const last = args.steps?.[args.steps.length - 1];
-    const usage = last?.usage && typeof last.usage.inputTokens === 'number' ? last.usage : undefined;
+    let usage = usageOf(last);
+    if (!usage && args.stepNumber === 0) {
+      // A run's first step: the usage the run before it reported, when its answer is here.
+      const at = lastAssistant(messages);
+      if (at >= 0) usage = answered.get(messages[at]);
+    }
     // Named: plain text messages fit the Anthropic shape too, and a compaction answered in it
     // would open with a Claude Code boundary line the AI SDK cannot send.
     const countOptions = { config: o.config, usage, system: o.system, tools: o.tools, shape: /** @type {const} */ ('ai-sdk-model') };
@@ -192,6 +231,11 @@ export function compactionPrepareStep(options) {
         throw codedError('INVALID_ARGUMENT', 'prepareStep.conversation(messages, result): "result" must be the result of generateText (with its "steps" array)');
       }
       const run = runs.get(steps);
+      // Its last step's usage, for the next run's first step (the answer is the last
+      // assistant message of what the caller keeps).
+      const usage = usageOf(steps[steps.length - 1]);
+      const at = usage ? lastAssistant(messages) : -1;
+      if (at >= 0) answered.set(messages[at], usage);
       return run ? current(run, messages) : messages;
     }
     // The run these messages continue: the newest compacted one whose messages they begin with.

@@ -180,3 +180,37 @@ test('the agent helpers report the compacted size with the system prompt and too
   assert.equal(chat.length, 1);
   assert.equal(chat[0].truePostCompactTokenCount, tokenCountWithEstimation(buildPostCompactMessages(chat[0]), { tools: defs, shape: 'openai-chat' }));
 });
+
+test('compactionPrepareStep: a run\'s first step counts from the usage the run before it reported (one-step chat turns, Chinese text)', async () => {
+  // About one token per character: the estimate (four characters per token) is 4x low.
+  const real = (prompt) => prompt.reduce((n, m) => n + 4 + (typeof m.content === 'string' ? m.content.length : m.content.reduce((k, p) => k + (p.text?.length ?? 20), 0)), 0);
+  let refused = 0;
+  let largest = 0;
+  const model = new MockLanguageModelV3({
+    modelId: 'claude-sonnet-4-5',
+    doGenerate: async ({ prompt }) => {
+      const size = real(prompt);
+      largest = Math.max(largest, size);
+      if (size > 200_000) {
+        refused += 1;
+        throw new APICallError({ message: `prompt is too long: ${size} tokens > 200000 maximum`, url: 'x', requestBodyValues: {}, statusCode: 400, isRetryable: false });
+      }
+      return { content: [{ type: 'text', text: '好的，' + '这是回答。'.repeat(100) }], finishReason: { unified: 'stop', raw: undefined }, usage: { inputTokens: { total: size, noCache: size, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 500, text: 500, reasoning: 0 } }, warnings: [] };
+    },
+  });
+  const prepareStep = compactionPrepareStep({ summarize: async () => '<summary>之前的对话摘要。</summary>' });
+  let messages = [];
+  for (let turn = 0; turn < 80; turn++) {
+    messages.push({ role: 'user', content: `问题 ${turn}：` + '请解释这个函数的行为和边界条件。'.repeat(180) });
+    try {
+      const r = await generateText({ model, messages, prepareStep, maxRetries: 0 });
+      messages = prepareStep.conversation([...messages, ...r.response.messages], r);
+    } catch {
+      messages.pop();
+    }
+  }
+  // Before: 0 compactions and 21 turns refused (the real size reached 199,906 tokens).
+  assert.equal(refused, 0);
+  assert.ok(prepareStep.compactions >= 1, `${prepareStep.compactions}`);
+  assert.ok(largest < 172_000, `largest request ${largest}`);
+});
