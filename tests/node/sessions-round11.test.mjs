@@ -214,3 +214,26 @@ test('compactionPrepareStep: a run\'s first step counts from the usage the run b
   assert.ok(prepareStep.compactions >= 1, `${prepareStep.compactions}`);
   assert.ok(largest < 172_000, `largest request ${largest}`);
 });
+
+test('runChatToolLoop: a run\'s first request counts from the usage the run before it reported', async () => {
+  const real = (msgs) => msgs.reduce((n, m) => n + 4 + (typeof m.content === 'string' ? m.content.length : 0), 0);
+  let refused = 0;
+  const client = { chat: { completions: { create: async (body) => {
+    const size = real(body.messages);
+    if (size > 128_000) {
+      refused += 1;
+      throw Object.assign(new Error(`This model's maximum context length is 128000 tokens. However, your messages resulted in ${size} tokens.`), { status: 400, code: 'context_length_exceeded' });
+    }
+    return { id: 'c', choices: [{ index: 0, message: { role: 'assistant', content: '好的，' + '这是回答。'.repeat(100) }, finish_reason: 'stop' }], usage: { prompt_tokens: size, completion_tokens: 500, total_tokens: size + 500 } };
+  } } } };
+  let messages = [{ role: 'system', content: '你是助手。' }];
+  const reasons = [];
+  for (let turn = 0; turn < 60; turn++) {
+    messages.push({ role: 'user', content: `问题 ${turn}：` + '请解释这个函数的行为和边界条件。'.repeat(180) });
+    const r = await runChatToolLoop({ client, messages, summarize: async () => '<summary>之前的对话摘要。</summary>', request: { model: 'gpt-4o' }, onCompaction: (_r, info) => reasons.push(info.reason) });
+    messages = r.messages;
+  }
+  // Before: the one compaction came after a refused request (reactive).
+  assert.equal(refused, 0);
+  assert.ok(reasons.length >= 1 && reasons.every((x) => x === 'auto'), reasons.join());
+});
