@@ -514,7 +514,8 @@ export function createChatHandler(options) {
             signal: request.signal,
             onProgress: (/** @type {any} */ e) => writer.write({ type: 'data-compaction', id: partId, data: { status: 'compacting', phase: e.phase, tokensBefore } }),
           },
-          { keepLastUserMessage: true, ...o.compactOptions, isAutoCompact: reason === 'auto' },
+          // A reactive one, like an automatic one, asks the model to carry on (SPEC §13-14).
+          { keepLastUserMessage: true, suppressFollowUpQuestions: true, ...o.compactOptions, isAutoCompact: reason === 'auto' },
         );
         const compacted = buildPostCompactMessages(result);
         messages = continued ? [...compacted, continued] : compacted;

@@ -104,7 +104,8 @@ export async function runToolLoop(options) {
       if (!parseContextOverflowError(error, /** @type {any} */ (error)?.status)) throw error;
       let result;
       try {
-        result = await o.compactor.compact({ ...o.compactOptions, keepLastUserMessage, ...withSignal });
+        // Mid-task, as an automatic one: the summary asks the model to carry on (SPEC §13-14).
+        result = await o.compactor.compact({ suppressFollowUpQuestions: true, ...o.compactOptions, keepLastUserMessage, ...withSignal });
       } catch (compactionError) {
         // Nothing to gain (e.g. already compact): the API's rejection is the answer.
         /** @type {any} */ (compactionError).apiError = error;

@@ -79,7 +79,8 @@ export async function runChatToolLoop(options) {
       { toolDefinitions: o.request.tools, ...o.context, model, summarize: o.summarize, config: o.config, signal: o.signal },
       // Named: plain text messages fit the Anthropic shape too, and a compaction answered in it
       // would open with a Claude Code boundary line OpenAI refuses.
-      { keepLastUserMessage: true, shape: 'openai-chat', ...o.compactOptions, isAutoCompact: auto },
+      // A reactive one runs mid-task too: its summary also asks the model to carry on.
+      { keepLastUserMessage: true, shape: 'openai-chat', suppressFollowUpQuestions: true, ...o.compactOptions, isAutoCompact: auto },
     );
     messages = buildPostCompactMessages(result);
     usage = undefined; // the last usage measured the old context

@@ -12,6 +12,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { compactionPrepareStep } from '../../pkg/agents/ai-sdk.js';
 import { compactionMiddleware } from '../../pkg/agents/langchain.js';
 import { runChatToolLoop } from '../../pkg/agents/openai.js';
+import { runToolLoop } from '../../pkg/agents/anthropic.js';
 import {
   Compactor,
   buildPostCompactMessages,
@@ -236,4 +237,47 @@ test('runChatToolLoop: a run\'s first request counts from the usage the run befo
   // Before: the one compaction came after a refused request (reactive).
   assert.equal(refused, 0);
   assert.ok(reasons.length >= 1 && reasons.every((x) => x === 'auto'), reasons.join());
+});
+
+test('the SDK loops\' reactive compaction asks the model to carry on, as the automatic one and reactiveCompact do', async () => {
+  const CARRY = 'without asking the user';
+  const summarize = async () => '<summary>Reading the parser files; next: fix the off-by-one in lexer.rs.</summary>';
+  const history = () => {
+    const m = [];
+    for (let k = 0; k < 6; k++) m.push({ role: k % 2 ? 'assistant' : 'user', content: `turn ${k} ` + 'x'.repeat(3000) });
+    m.push({ role: 'user', content: 'Fix the lexer.' });
+    return m;
+  };
+  const sent = [];
+  const client = { messages: { create: async (body) => {
+    sent.push(JSON.stringify(body.messages));
+    if (sent.length === 1) throw Object.assign(new Error('prompt is too long: 210000 tokens > 200000 maximum'), { status: 400 });
+    return { id: 'm', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 500, output_tokens: 2 } };
+  } } };
+  const c = new Compactor({ model: 'claude-sonnet-4-5', summarize, messages: history() });
+  const r = await runToolLoop({ client, compactor: c, request: { model: 'claude-sonnet-4-5', max_tokens: 100 } });
+  assert.equal(r.compactions, 1);
+  // Before: the summary of a manual compaction, with no such sentence.
+  assert.ok(sent[1].includes(CARRY));
+  c.free();
+  const osent = [];
+  const oclient = { chat: { completions: { create: async (body) => {
+    osent.push(JSON.stringify(body.messages));
+    if (osent.length === 1) throw Object.assign(new Error("This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens."), { status: 400, code: 'context_length_exceeded' });
+    return { id: 'c', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 500, completion_tokens: 2, total_tokens: 502 } };
+  } } } };
+  const o = await runChatToolLoop({ client: oclient, messages: history(), summarize, request: { model: 'gpt-4o' } });
+  assert.equal(o.compactions, 1);
+  assert.ok(osent[1].includes(CARRY));
+  // compactOptions still decide.
+  const again = [];
+  const client2 = { messages: { create: async (body) => {
+    again.push(JSON.stringify(body.messages));
+    if (again.length === 1) throw Object.assign(new Error('prompt is too long: 210000 tokens > 200000 maximum'), { status: 400 });
+    return { id: 'm', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 500, output_tokens: 2 } };
+  } } };
+  const c2 = new Compactor({ model: 'claude-sonnet-4-5', summarize, messages: history() });
+  await runToolLoop({ client: client2, compactor: c2, request: { model: 'claude-sonnet-4-5', max_tokens: 100 }, compactOptions: { suppressFollowUpQuestions: false } });
+  assert.ok(!again[1].includes(CARRY));
+  c2.free();
 });
