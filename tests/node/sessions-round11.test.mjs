@@ -281,3 +281,35 @@ test('the SDK loops\' reactive compaction asks the model to carry on, as the aut
   assert.ok(!again[1].includes(CARRY));
   c2.free();
 });
+
+test('restored files leave the next request below the warning line: on a 64K window an automatic compaction no longer lands above its threshold', async () => {
+  const config = { contextWindow: 64_000 };
+  const model = 'gpt-4.1';
+  const threshold = getAutoCompactThreshold(model, config); // 31,000
+  const SYSTEM6K = 'You are a coding agent. '.repeat(1000);
+  const readFileState = new Map();
+  const messages = [];
+  const code = (k) => Array.from({ length: 600 }, (_, i) => `    let v${k}_${i} = compute(${i}); // step ${i}`).join('\n').slice(0, 24_000);
+  for (let k = 0; k < 8; k++) {
+    const path = `src/file_${k}.rs`;
+    readFileState.set(path, { content: code(k), timestamp: 1000 + k });
+    messages.push({ role: 'user', content: `Look at ${path}` }, { role: 'assistant', content: [{ type: 'tool_use', id: `t${k}`, name: 'Read', input: { path } }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${k}`, content: code(k) }] }, { role: 'assistant', content: 'Read it.' });
+  }
+  messages.push({ role: 'user', content: 'Now fix the bug.' });
+  const summarize = async () => '<summary>' + 'Worked through the files and found the bug in the lexer. '.repeat(60) + '</summary>';
+  const r = await compactConversation(messages, { model, config, summarize, readFileState: new Map(readFileState), system: SYSTEM6K }, { isAutoCompact: true });
+  const after = tokenCountWithEstimation(buildPostCompactMessages(r), { system: SYSTEM6K });
+  // Before: 5 files (24,973 tokens) restored, 32,075 tokens after: above the threshold again.
+  assert.ok(after <= threshold - 20_000 + 50, `${after} after, threshold ${threshold}`);
+  assert.equal(r.truePostCompactTokenCount, after);
+  assert.ok(r.restoredFiles.length < 5, JSON.stringify(r.restoredFiles));
+  // With a larger window (96K: threshold 63,000, warning line 43,000) some of the most recent
+  // files fit, the newest first.
+  const mid = await compactConversation(messages, { model, config: { contextWindow: 96_000 }, summarize, readFileState: new Map(readFileState), system: SYSTEM6K }, { isAutoCompact: true });
+  const midAfter = tokenCountWithEstimation(buildPostCompactMessages(mid), { system: SYSTEM6K });
+  assert.ok(midAfter <= getAutoCompactThreshold(model, { contextWindow: 96_000 }) - 20_000, `${midAfter}`);
+  assert.ok(mid.restoredFiles.length >= 1 && mid.restoredFiles[0].name === 'src/file_7.rs', JSON.stringify(mid.restoredFiles));
+  // On a 200K window the SPEC budgets are untouched: five files of at most 5,000 tokens.
+  const big = await compactConversation(messages, { model: 'claude-sonnet-4-5', summarize, readFileState: new Map(readFileState), system: SYSTEM6K }, { isAutoCompact: false });
+  assert.equal(big.restoredFiles.length, 5);
+});
