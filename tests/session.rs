@@ -431,9 +431,14 @@ fn the_circuit_breaker_opens_after_three_failures() {
     assert_eq!(env.requests.borrow().len(), 3);
     assert_eq!(s.token_count(), count);
     assert_eq!(s.messages(), msgs.as_slice());
-    // A manual compaction is still allowed.
+    // A manual compaction is still allowed, and its success closes the breaker: automatic
+    // compaction runs again when due (it stayed off for good before).
     let ok = Scripted::summary("fine");
     compact(&mut s, &ok, |_| {}).unwrap();
+    assert_eq!(s.tracking().consecutive_failures, 0);
+    push(&mut s, &rounds(12, 4_000));
+    let again = maybe_auto_compact(&mut s, &ok);
+    assert!(again.was_compacted, "{:?}", again.skipped);
 }
 
 #[test]

@@ -1558,7 +1558,11 @@ export interface CompactContext {
   summaryModel?: ModelId;
   /** Configuration; absent fields take the environment defaults. */
   config?: Config;
-  /** Files the agent read: snapshotted, restored after the summary, cleared on success. */
+  /**
+   * Files the agent read: snapshotted, restored after the summary (at most 5, 5,000 tokens
+   * each, 50,000 together, and with skills no further than the warning line: the next request
+   * stays 20,000 tokens below the auto-compact threshold), cleared on success.
+   */
   readFileState?: ReadFileState;
   /** Reads a file fresh for restoration (instead of the snapshot). `null`: not readable, skipped. */
   readFile?: (path: string) => Awaitable<string | { content: string } | null | undefined>;
@@ -2821,7 +2825,7 @@ export declare class Compactor<M extends MessageInput = Message> {
    * {@link Compactor.snapshot}.
    */
   calibration(): CountCalibration | null;
-  /** Failed automatic compactions in a row. */
+  /** Failed automatic compactions in a row (0 again after any compaction that succeeds, `compact()` included). */
   readonly tracking: { consecutiveFailures: number; /** Automatic compaction paused after three rapid refills in a row. */ thrashing: boolean };
   /** Whether a compaction is running. */
   readonly compacting: boolean;

@@ -33,12 +33,15 @@ export interface CompactingPrepareStep extends PrepareStepFunction<any> {
    * returns it compacted when a compaction ran during that run (else the same array). The run
    * is `result`'s when given (generateText's result; for streamText,
    * `{ steps: await result.steps }`), else the one whose messages these begin with (a prepareStep may serve runs in
-   * flight together; it remembers the latest 32 that compacted).
+   * flight together; it remembers the latest 32 that compacted). With `result`, the usage
+   * its last step reported is remembered by the last assistant message of `messages`: the
+   * next run's first step counts from it (without `result`, or when the messages were copied,
+   * that step estimates the whole conversation).
    */
   conversation(messages: ModelMessage[], result?: { steps: readonly unknown[] }): ModelMessage[];
   /** Compactions so far (all runs). */
   readonly compactions: number;
-  /** Failed compactions in a row, across the runs it serves (3 stop further attempts). */
+  /** Failed compactions in a row, across the runs it serves (3 stop further attempts, but each new run still tries once when due; a success resets it). */
   readonly consecutiveFailures: number;
   /** The last compaction, or `null`. */
   readonly lastResult: CompactionResult<ModelMessage> | null;
@@ -51,7 +54,7 @@ export interface CompactingPrepareStep extends PrepareStepFunction<any> {
  * @example
  * const prepareStep = compactionPrepareStep({ summarize });
  * const result = await generateText({ model, tools, messages, stopWhen: stepCountIs(20), prepareStep });
- * messages = prepareStep.conversation([...messages, ...result.response.messages]);
+ * messages = prepareStep.conversation([...messages, ...result.response.messages], result);
  */
 export declare function compactionPrepareStep(options: CompactionPrepareStepOptions): CompactingPrepareStep;
 

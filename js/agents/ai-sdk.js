@@ -33,6 +33,31 @@ function modelIdOf(given, model, where) {
   throw codedError('INVALID_ARGUMENT', `${where}: cannot tell the model id (give the "modelId" option: a string such as "openai/gpt-4.1")`);
 }
 
+/**
+ * The usage a step reported, when it has the AI SDK's `inputTokens`.
+ *
+ * @param {any} step
+ * @returns {any}
+ */
+function usageOf(step) {
+  const usage = step?.usage;
+  return usage && typeof usage.inputTokens === 'number' ? usage : undefined;
+}
+
+/**
+ * Index of the last assistant message (an object), or -1.
+ *
+ * @param {any[]} messages
+ * @returns {number}
+ */
+function lastAssistant(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m !== null && typeof m === 'object' && m.role === 'assistant') return i;
+  }
+  return -1;
+}
+
 const PREPARE_STEP_KEYS = [
   'summarize', 'modelId', 'config', 'context', 'compactOptions', 'system', 'tools', 'prepareStep', 'onCompaction', 'onError',
 ];
@@ -75,7 +100,7 @@ function fingerprint(messages) {
  * conversation before a step when automatic compaction is due. The AI SDK gives every step
  * the run's original messages plus the steps' responses; once compacted, every later step of
  * the run is sent the compacted messages plus what came after. After the run,
- * `prepareStep.conversation([...messages, ...result.response.messages])` is the history to
+ * `prepareStep.conversation([...messages, ...result.response.messages], result)` is the history to
  * keep for the next turn (compacted if a compaction happened, else that array).
  *
  * One prepareStep may serve runs in flight together (one per user of a server route): each
@@ -83,17 +108,21 @@ function fingerprint(messages) {
  * run), and `conversation(messages, result?)` finds the run by `result.steps` or, without
  * `result`, by the messages themselves (the run whose messages they begin with).
  *
- * The count is anchored on the last step's reported usage; before the first step it is
- * estimated, with `system` and `tools` counted when given. Three failed compactions in a row
- * (across the runs it serves) stop further attempts (reported through `onError`, never
- * thrown into the run).
+ * The count is anchored on the last step's reported usage; at a run's first step, on the
+ * usage the run before it reported when its answer is among the messages (given back by
+ * `conversation(messages, result)`: pass `result`), else estimated, with `system` and `tools`
+ * counted when given. Three failed compactions in a row
+ * (across the runs it serves) stop further attempts in those runs (reported through
+ * `onError`, never thrown into the run); each later run still tries once when due, and a
+ * success closes the breaker, so a summarizer outage that is over does not leave compaction
+ * off for good.
  *
  * @param {import('./ai-sdk.js').CompactionPrepareStepOptions} options
  * @returns {import('./ai-sdk.js').CompactingPrepareStep}
  * @example
  * const prepareStep = compactionPrepareStep({ summarize });
  * const result = await generateText({ model, tools, messages, stopWhen: stepCountIs(20), prepareStep });
- * messages = prepareStep.conversation([...messages, ...result.response.messages]);
+ * messages = prepareStep.conversation([...messages, ...result.response.messages], result);
  */
 export function compactionPrepareStep(options) {
   const where = 'compactionPrepareStep(options)';
@@ -107,7 +136,8 @@ export function compactionPrepareStep(options) {
    * A run's state: the messages it started from up to the last compaction (their number and
    * fingerprint) and what replaces them.
    * `head` is the fingerprint of the first message alone, a cheap first check.
-   * @typedef {{ prefixLength: number, replacement: any[] | null, print: string | null, head: string | null }} Run
+   * `probed`: the run already made its one attempt while the circuit breaker was open.
+   * @typedef {{ prefixLength: number, replacement: any[] | null, print: string | null, head: string | null, probed: boolean }} Run
    */
   /** @type {WeakMap<object, Run>} by the run's `steps` array (else its first message) */
   const runs = new WeakMap();
@@ -115,6 +145,13 @@ export function compactionPrepareStep(options) {
   const remembered = [];
   /** @type {{ compactions: number, consecutiveFailures: number, lastResult: any }} */
   const state = { compactions: 0, consecutiveFailures: 0, lastResult: null };
+  /**
+   * The usage a run's last step reported, by that run's last assistant message (the caller's
+   * own object, given back by `conversation(messages, result)`): the next run's first step
+   * counts from it instead of estimating the whole conversation.
+   * @type {WeakMap<object, any>}
+   */
+  const answered = new WeakMap();
 
   /** @param {Run} run @param {any[]} messages */
   const current = (run, messages) =>
@@ -125,7 +162,7 @@ export function compactionPrepareStep(options) {
     // The AI SDK passes the run's own `steps` array to every step of the run; a caller that
     // gives none is told apart by the run's first message object.
     const key = args.steps && typeof args.steps === 'object' ? args.steps : args.messages?.[0];
-    const fresh = () => ({ prefixLength: 0, replacement: null, print: null, head: null });
+    const fresh = () => ({ prefixLength: 0, replacement: null, print: null, head: null, probed: false });
     if (!key || typeof key !== 'object') return fresh();
     let run = runs.get(key);
     if (!run || args.stepNumber === 0) {
@@ -141,15 +178,25 @@ export function compactionPrepareStep(options) {
     let messages = current(run, args.messages);
     const modelId = modelIdOf(o.modelId, args.model, where);
     const last = args.steps?.[args.steps.length - 1];
-    const usage = last?.usage && typeof last.usage.inputTokens === 'number' ? last.usage : undefined;
+    let usage = usageOf(last);
+    if (!usage && args.stepNumber === 0) {
+      // A run's first step: the usage the run before it reported, when its answer is here.
+      const at = lastAssistant(messages);
+      if (at >= 0) usage = answered.get(messages[at]);
+    }
     // Named: plain text messages fit the Anthropic shape too, and a compaction answered in it
     // would open with a Claude Code boundary line the AI SDK cannot send.
     const countOptions = { config: o.config, usage, system: o.system, tools: o.tools, shape: /** @type {const} */ ('ai-sdk-model') };
-    if (state.consecutiveFailures < MAX_CONSECUTIVE_FAILURES && shouldAutoCompact(messages, modelId, countOptions)) {
+    // Open after three failures in a row; each later run (a new turn) still tries once, so
+    // an outage that is over does not leave compaction off for good, and a success closes it.
+    const open = state.consecutiveFailures >= MAX_CONSECUTIVE_FAILURES;
+    if ((!open || !run.probed) && shouldAutoCompact(messages, modelId, countOptions)) {
+      if (open) run.probed = true;
       try {
         const result = await compactConversation(
           messages,
-          { ...o.context, model: modelId, summarize: o.summarize, config: o.config },
+          // `system` and `tools` as the decision counted them: in the result's counts too.
+          { system: o.system, toolDefinitions: o.tools, ...o.context, model: modelId, summarize: o.summarize, config: o.config },
           { keepLastUserMessage: true, shape: 'ai-sdk-model', ...o.compactOptions, isAutoCompact: true },
         );
         run.prefixLength = args.messages.length;
@@ -184,6 +231,11 @@ export function compactionPrepareStep(options) {
         throw codedError('INVALID_ARGUMENT', 'prepareStep.conversation(messages, result): "result" must be the result of generateText (with its "steps" array)');
       }
       const run = runs.get(steps);
+      // Its last step's usage, for the next run's first step (the answer is the last
+      // assistant message of what the caller keeps).
+      const usage = usageOf(steps[steps.length - 1]);
+      const at = usage ? lastAssistant(messages) : -1;
+      if (at >= 0) answered.set(messages[at], usage);
       return run ? current(run, messages) : messages;
     }
     // The run these messages continue: the newest compacted one whose messages they begin with.
@@ -453,6 +505,8 @@ export function createChatHandler(options) {
         result = await compactConversation(
           continued ? messages.slice(0, -1) : messages,
           {
+            system: o.system,
+            toolDefinitions: o.tools,
             ...o.context,
             model: modelId,
             summarize: o.summarize,
@@ -460,7 +514,8 @@ export function createChatHandler(options) {
             signal: request.signal,
             onProgress: (/** @type {any} */ e) => writer.write({ type: 'data-compaction', id: partId, data: { status: 'compacting', phase: e.phase, tokensBefore } }),
           },
-          { keepLastUserMessage: true, ...o.compactOptions, isAutoCompact: reason === 'auto' },
+          // A reactive one, like an automatic one, asks the model to carry on (SPEC §13-14).
+          { keepLastUserMessage: true, suppressFollowUpQuestions: true, ...o.compactOptions, isAutoCompact: reason === 'auto' },
         );
         const compacted = buildPostCompactMessages(result);
         messages = continued ? [...compacted, continued] : compacted;

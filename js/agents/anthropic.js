@@ -37,7 +37,8 @@ function resultContent(value) {
  * `keepLastUserMessage: true` keeps it in every case). `signal` aborts a compaction in
  * progress too (nothing is committed; the loop rejects with `ABORTED`). A failed automatic
  * compaction is reported through `onError` and the request goes on uncompacted; after three
- * in a row the Compactor stops trying (its `tracking.consecutiveFailures`).
+ * in a row the Compactor stops trying (its `tracking.consecutiveFailures`) until a compaction
+ * succeeds again (the reactive one after a rejection, or a manual `compact()`).
  *
  * Stops at a reply that is not `tool_use`, or with `MAX_STEPS_EXCEEDED` after `maxSteps`
  * requests (default 25). A turn the API paused (`pause_turn`) is sent back to go on; a reply
@@ -103,7 +104,8 @@ export async function runToolLoop(options) {
       if (!parseContextOverflowError(error, /** @type {any} */ (error)?.status)) throw error;
       let result;
       try {
-        result = await o.compactor.compact({ ...o.compactOptions, keepLastUserMessage, ...withSignal });
+        // Mid-task, as an automatic one: the summary asks the model to carry on (SPEC §13-14).
+        result = await o.compactor.compact({ suppressFollowUpQuestions: true, ...o.compactOptions, keepLastUserMessage, ...withSignal });
       } catch (compactionError) {
         // Nothing to gain (e.g. already compact): the API's rejection is the answer.
         /** @type {any} */ (compactionError).apiError = error;

@@ -26,7 +26,7 @@ export interface CompactionMiddlewareOptions {
 /** The middleware, with its state. */
 export type CompactionMiddleware = AgentMiddleware & {
   readonly compactions: number;
-  /** Failed compactions in a row of the thread that ran last (3 stop further attempts in that thread). */
+  /** Failed compactions in a row of the thread that ran last (3 stop further attempts in that thread until its next user turn, which tries once more; a success resets it). */
   readonly consecutiveFailures: number;
   readonly lastResult: CompactionResult<BaseMessage> | null;
 };

@@ -29,6 +29,21 @@ function modelIdOf(model) {
 }
 
 /**
+ * Which user turn the messages are in: the position and id of the latest human message.
+ *
+ * @param {any[]} messages
+ * @returns {string}
+ */
+function turnOf(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    const type = typeof m?._getType === 'function' ? m._getType() : m?.type ?? m?.role;
+    if (type === 'human' || type === 'user') return `${i}:${typeof m.id === 'string' ? m.id : ''}`;
+  }
+  return '';
+}
+
+/**
  * An agent middleware that compacts the conversation before a model call when automatic
  * compaction is due (the count is anchored on the last `AIMessage.usage_metadata`, else
  * estimated with `system` and `tools` when given). The agent's messages are replaced by the
@@ -37,7 +52,8 @@ function modelIdOf(model) {
  * leading `SystemMessage`s stay first. A failed compaction leaves the messages as they were
  * and is reported through `onError`; after three failures in a row in one thread (the run's
  * `configurable.thread_id`; runs without one share a count) the middleware stops trying for
- * that thread, not for the agent's other threads. The run's abort signal reaches the
+ * that thread, not for the agent's other threads, until the thread's next user turn, which
+ * tries once more when due (a success resets the count). The run's abort signal reaches the
  * summarizer (an aborted compaction is no failure, and nothing is counted or reported as
  * compacted).
  *
@@ -63,12 +79,16 @@ export function compactionMiddleware(options) {
   }
   /** @type {{ compactions: number, consecutiveFailures: number, lastResult: any }} */
   const state = { compactions: 0, consecutiveFailures: 0, lastResult: null };
-  /** Failed compactions in a row by thread id (the least recently used forgotten first). */
+  /**
+   * Failed compactions in a row by thread id (the least recently used forgotten first), with
+   * the user turn of the last one (see `turnOf`).
+   * @type {Map<string, { n: number, turn: string }>}
+   */
   const failures = new Map();
-  /** @param {string} thread @param {number} n */
-  const setFailures = (thread, n) => {
+  /** @param {string} thread @param {number} n @param {string} turn */
+  const setFailures = (thread, n, turn) => {
     failures.delete(thread);
-    if (n > 0) failures.set(thread, n);
+    if (n > 0) failures.set(thread, { n, turn });
     if (failures.size > REMEMBERED_THREADS) failures.delete(failures.keys().next().value);
     state.consecutiveFailures = n;
   };
@@ -78,9 +98,14 @@ export function compactionMiddleware(options) {
       const messages = agentState.messages;
       const id = runtime?.configurable?.thread_id;
       const thread = typeof id === 'string' || typeof id === 'number' ? String(id) : '';
-      const failed = failures.get(thread) ?? 0;
+      const last = failures.get(thread);
+      const failed = last?.n ?? 0;
       state.consecutiveFailures = failed;
-      if (failed >= MAX_CONSECUTIVE_FAILURES) return undefined;
+      // Open after three failures in a row; a new user turn in the thread still tries once
+      // (a success closes it), so an outage that is over does not leave the thread without
+      // compaction for good.
+      const turn = failed >= MAX_CONSECUTIVE_FAILURES ? turnOf(messages) : '';
+      if (failed >= MAX_CONSECUTIVE_FAILURES && turn === last?.turn) return undefined;
       if (!shouldAutoCompact(messages, modelId, { config: o.config, system: o.system, tools: o.tools })) return undefined;
       // The run's signal, and the caller's own (`context.signal`): either aborts the compaction.
       const runSignal = runtime?.signal ?? undefined;
@@ -88,13 +113,14 @@ export function compactionMiddleware(options) {
       try {
         const result = await compactConversation(
           messages,
-          { ...o.context, model: modelId, summarize: o.summarize, config: o.config, ...(signal ? { signal } : {}) },
+          // `system` and `tools` as the decision counted them: in the result's counts too.
+          { system: o.system, toolDefinitions: o.tools, ...o.context, model: modelId, summarize: o.summarize, config: o.config, ...(signal ? { signal } : {}) },
           { keepLastUserMessage: true, ...o.compactOptions, isAutoCompact: true },
         );
         // The run was aborted while the summary was written: nothing of it is kept.
         if (runSignal?.aborted) return undefined;
         state.compactions += 1;
-        setFailures(thread, 0);
+        setFailures(thread, 0, '');
         state.lastResult = result;
         await o.onCompaction?.(result);
         return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...buildPostCompactMessages(result)] };
@@ -102,7 +128,7 @@ export function compactionMiddleware(options) {
         // The run aborted: it ends with the error. A compaction aborted otherwise (a `signal`
         // in `context`) is reported, not counted: it says nothing of whether compaction works.
         if (runSignal?.aborted) throw error;
-        if (/** @type {any} */ (error)?.code !== 'ABORTED') setFailures(thread, failed + 1);
+        if (/** @type {any} */ (error)?.code !== 'ABORTED') setFailures(thread, failed + 1, turn || turnOf(messages));
         await o.onError?.(error);
         return undefined;
       }

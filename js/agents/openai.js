@@ -6,6 +6,13 @@
 import { buildPostCompactMessages, compactConversation, parseContextOverflowError, shouldAutoCompact } from 'context-compaction';
 import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError } from './common.js';
 
+/**
+ * The usage each completion reported, by its reply (the message object the loop appended to
+ * the messages it returned): a later run over those messages counts from it at once.
+ * @type {WeakMap<object, any>}
+ */
+const reported = new WeakMap();
+
 const KEYS = [
   'client', 'messages', 'request', 'tools', 'summarize', 'config', 'context', 'compactOptions', 'maxSteps', 'signal', 'onStep', 'onCompaction', 'onError',
 ];
@@ -20,7 +27,10 @@ const KEYS = [
  * conversation to keep (`messages`, compacted if a compaction ran), the last completion and
  * the number of compactions; `MAX_STEPS_EXCEEDED` after `maxSteps` requests (default 25).
  * A failed proactive compaction is reported through `onError` and the request goes on
- * uncompacted; three in a row stop further attempts in this run.
+ * uncompacted; three in a row stop further attempts in this run. The first request of a run
+ * counts from the usage the previous run's last completion reported when its reply is the
+ * last assistant message of `messages` (the same object: keep the returned `messages`).
+ * Else it is estimated.
  *
  * @param {import('./openai.js').ChatToolLoopOptions} options
  * @returns {Promise<import('./openai.js').ChatToolLoopResult>}
@@ -51,6 +61,13 @@ export async function runChatToolLoop(options) {
   let messages = [...o.messages];
   /** @type {any} */
   let usage;
+  // The usage of the run before, when its last reply is the last assistant message here.
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m === null || typeof m !== 'object' || m.role !== 'assistant') continue;
+    usage = reported.get(m);
+    break;
+  }
   let compactions = 0;
   let failures = 0;
 
@@ -58,10 +75,12 @@ export async function runChatToolLoop(options) {
   const compact = async (auto) => {
     const result = await compactConversation(
       messages,
-      { ...o.context, model, summarize: o.summarize, config: o.config, signal: o.signal },
+      // The request's tools as the decision counted them: in the result's counts too.
+      { toolDefinitions: o.request.tools, ...o.context, model, summarize: o.summarize, config: o.config, signal: o.signal },
       // Named: plain text messages fit the Anthropic shape too, and a compaction answered in it
       // would open with a Claude Code boundary line OpenAI refuses.
-      { keepLastUserMessage: true, shape: 'openai-chat', ...o.compactOptions, isAutoCompact: auto },
+      // A reactive one runs mid-task too: its summary also asks the model to carry on.
+      { keepLastUserMessage: true, shape: 'openai-chat', suppressFollowUpQuestions: true, ...o.compactOptions, isAutoCompact: auto },
     );
     messages = buildPostCompactMessages(result);
     usage = undefined; // the last usage measured the old context
@@ -105,6 +124,7 @@ export async function runChatToolLoop(options) {
     if (!reply) throw codedError('INVALID_RESPONSE', `${where}: completion ${completion.id ?? ''} has no choices[0].message`);
     messages.push(reply);
     usage = completion.usage ?? undefined;
+    if (usage && typeof reply === 'object') reported.set(reply, usage);
     await o.onStep?.(completion, { step });
     const calls = reply.tool_calls ?? [];
     if (calls.length === 0) return { messages, completion, steps: step + 1, compactions };

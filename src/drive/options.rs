@@ -797,10 +797,16 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
         async_agents,
         calibration: None,
         counted: None,
+        preamble_tokens: 0,
+    };
+    let auto = auto_options(context)?;
+    let ctx = CompactContext {
+        preamble_tokens: auto.preamble.map_or(0, |p| p.tokens()),
+        ..ctx
     };
     Ok(ContextOptions {
         context: ctx,
-        auto: auto_options(context)?,
+        auto,
         retry: retry_policy(context, WHAT)?,
         summary_timeout_ms: summary_timeout_ms(context)?,
         shape: shape_option(context, WHAT)?,

@@ -18,6 +18,7 @@ use crate::drive::summary_call::{
 use crate::measure::calibration::{Calibration, Fit};
 use crate::measure::thresholds::{
     auto_compact_threshold, context_window, context_window_for_model,
+    WARNING_THRESHOLD_BUFFER_TOKENS,
 };
 use crate::measure::tokens::{
     active_start, estimate_all, estimate_range, learned_and_estimated, text_tokens_counted,
@@ -127,6 +128,10 @@ pub struct CompactContext {
     /// decision to compact and the pre-compaction count are then that count instead of the
     /// estimate ([`CompactContext::pre_count`]); `None`: estimated from the messages.
     pub counted: Option<u64>,
+    /// Tokens every request sends besides the messages, as the caller gave them (`system`,
+    /// `toolDefinitions`): part of the new context's estimate when no learned line
+    /// ([`Self::calibration`]) accounts for them.
+    pub preamble_tokens: u64,
 }
 
 impl CompactContext {
@@ -446,6 +451,27 @@ fn estimate_messages<E: Environment + ?Sized>(
     messages: &[Message],
 ) -> Result<u64, CompactError> {
     Ok(estimate_all(messages, env.text_counter())?)
+}
+
+/// The estimated tokens restored files and skills may take so that the next request (what
+/// the compaction keeps, `before_restoring` estimated tokens, and what every request sends
+/// besides the messages) stays below the warning line. A threshold of 20,000 tokens or less
+/// (a test's or a toy window's) has no such line: there, below the threshold itself.
+fn restoration_room(ctx: &CompactContext, fit: Option<&Fit>, before_restoring: u64) -> u64 {
+    let threshold = auto_compact_threshold(&ctx.model, &ctx.config);
+    let line = match threshold.checked_sub(WARNING_THRESHOLD_BUFFER_TOKENS) {
+        Some(line) if line > 0 => line,
+        _ => threshold,
+    };
+    // In estimated tokens of messages: the learned line's overhead and ratio, else the
+    // system prompt and tools given.
+    let messages_line = match fit {
+        Some(f) if f.ratio.is_finite() && f.ratio > 0.0 && f.overhead.is_finite() => {
+            ((line as f64 - f.overhead.max(0.0)) / f.ratio).max(0.0) as u64
+        }
+        _ => line.saturating_sub(ctx.preamble_tokens),
+    };
+    messages_line.saturating_sub(before_restoring + 1)
 }
 
 /// Steps 5–9: restored files and skills, context announcements, SessionStart hooks.
@@ -1081,9 +1107,14 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     // Restoration adds no more than the compaction frees: the compacted messages must stay
     // smaller than those they replace, and a short conversation that read a long file would
     // otherwise fail for the file's sake.
-    let room = f
-        .size_before
-        .saturating_sub(summary_tokens + estimate_messages(env, kept)? + 1);
+    let before_restoring = summary_tokens + estimate_messages(env, kept)?;
+    let room = f.size_before.saturating_sub(before_restoring + 1);
+    // Nor does it take the room the compaction made for the work to come: the next request
+    // stays below the warning line (the auto-compact threshold less 20,000 tokens). On a
+    // 200K window that line is far above the SPEC budgets; on a small window (a 64K model:
+    // threshold 31,000) 25,000 tokens of files would otherwise land the context above the
+    // threshold it was compacted for, and it would be compacted again at once.
+    let room = room.min(restoration_room(ctx, fit.as_ref(), before_restoring));
     let (mut attachments, mut hook_results) = build_attachments(
         env,
         ctx,
@@ -1209,7 +1240,9 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     // the usage seen before taught (the system prompt and tools the next request also sends,
     // the conversation's tokens per estimated token) applies to that estimate.
     let estimated = estimate_messages(env, &after)?;
-    let true_post = fit.map_or(estimated, |f| f.predict(estimated));
+    // With nothing learned, the system prompt and tools the caller gave (counted before the
+    // compaction too) are what the next request also sends.
+    let true_post = fit.map_or(estimated + ctx.preamble_tokens, |f| f.predict(estimated));
     // "Smaller than what it replaces" (SPEC §14) compares estimates of messages alone, both
     // without usage: what a request sends besides them does not change with a compaction.
     let not_smaller = |what: String| {

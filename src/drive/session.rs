@@ -478,7 +478,8 @@ impl<M> Session<M> {
     /// Ends a compaction with its result: the conversation becomes the messages of
     /// `compacted` (`item(view, i)` the handle kept for message `i`) followed, in order, by the
     /// messages pushed while it ran, and the count starts over from them. An automatic
-    /// compaction counts towards thrashing; a manual one resets the detection.
+    /// compaction counts towards thrashing; a manual one resets the detection. Either closes
+    /// the circuit breaker (the failures in a row are 0).
     ///
     /// When `compacted` cannot be read (or is an error), the compaction is abandoned (the
     /// conversation unchanged) and an `INVALID_MESSAGE` error returned.
@@ -527,6 +528,10 @@ impl<M> Session<M> {
             Trigger::Auto => self.thrash.compacted(),
             Trigger::Manual => self.thrash.reset(),
         }
+        // A compaction that succeeded, of either trigger, ends the failures in a row: the
+        // summarizer works again, so the circuit breaker closes (a manual or reactive one
+        // after an outage must not leave automatic compaction off for good).
+        self.tracking.consecutive_failures = 0;
         Ok(())
     }
 
