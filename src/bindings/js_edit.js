@@ -4,7 +4,7 @@
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
 import { plainSlice } from './js_convert.js';
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, lcAudio, lcCalls, lcFields, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, isServerResultBlock, lcAudio, lcCalls, lcFields, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -287,12 +287,29 @@ function aiCompaction(p, text) {
   return b;
 }
 
+// A LangChain `text-plain` block with no `text` as a document (undefined: nothing to send).
+function plainTextFile(p) {
+  const text = p.data !== undefined ? fileText(p.data) : undefined;
+  let doc;
+  if (text !== undefined) doc = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } };
+  else if (typeof p.url === 'string') doc = mediaBlock(p.url, 'text/plain');
+  else if (p.fileId !== undefined) doc = { type: 'document', source: fileSource(p.fileId) };
+  else return undefined;
+  if (typeof p.title === 'string') doc.title = p.title;
+  if (typeof p.context === 'string') doc.context = p.context;
+  return doc;
+}
+
 // A part of any ecosystem as an Anthropic block (undefined: not sent).
 function anthropicBlock(p) {
   if (typeof p === 'string') return { type: 'text', text: p };
   if (p === null || typeof p !== 'object') return undefined;
   switch (p.type) {
-    case 'text': case 'input_text': case 'output_text': case 'text-plain': {
+    // LangChain's plain-text file without `text`: a plain-text document of the text its
+    // `data` holds (base64 or bytes), else one by URL or file id.
+    case 'text-plain': if (typeof p.text !== 'string') return plainTextFile(p);
+    // falls through
+    case 'text': case 'input_text': case 'output_text': {
       // An empty text part is dropped before sending (the AI SDK does; the Messages API
       // refuses empty text blocks).
       const text = textOf(p.text);
@@ -393,6 +410,12 @@ function anthropicBlock(p) {
     case 'tool-approval-request': case 'tool-approval-response': return undefined;
     default:
       if (typeof p.type === 'string' && (p.type.startsWith('source-') || p.type.startsWith('data-'))) return undefined;
+      // Anthropic's server tool results and MCP tool uses (ChatAnthropic keeps them in an
+      // AIMessage's content): sent as they are, without the `index` a stream leaves on them.
+      if (isServerResultBlock(p) || p.type === 'mcp_tool_use') {
+        const { index: _, ...b } = p;
+        return b;
+      }
       return blockKind(p.type) !== undefined ? p : { type: 'text', text: JSON.stringify(p) ?? '' };
   }
 }

@@ -1251,9 +1251,18 @@ export function pushPart(p, estimate, out) {
   }
   switch (p.type) {
     case 'text': case 'input_text': case 'output_text': case 'summary_text': case 'reasoning_text':
-    case 'text-plain':
       if (typeof p.text === 'string') { pushBlock(out, 0, tlen(p.text), 0, 0, 0, 0, 0, 0); return; }
       break;
+    // LangChain's plain-text file: its `text`, else the text its `data` (base64 or bytes)
+    // holds, read as the plain-text document the API view makes of it; by URL or file id, a
+    // document.
+    case 'text-plain': {
+      if (typeof p.text === 'string') { pushBlock(out, 0, tlen(p.text), 0, 0, 0, 0, 0, 0); return; }
+      const n = p.data === undefined ? -1 : fileTextLen(p.data, 'text/plain');
+      if (n >= 0) { pushBlock(out, 2, n, 0, 0, 0, 0, 0, 0, PLAIN_TEXT); return; }
+      if (p.url !== undefined || p.fileId !== undefined) { pushBlock(out, 2, 0, 0, 0, 0, 0, 0, 0); return; }
+      break;
+    }
     case 'refusal':
       if (typeof p.refusal === 'string') { pushBlock(out, 0, tlen(p.refusal), 0, 0, 0, 0, 0, 0); return; }
       break;
@@ -1322,9 +1331,21 @@ export function pushPart(p, estimate, out) {
       pushBlock(out, 9, 0, 0, 0, 0, 0, 0, 0);
       return;
     default:
+      // An Anthropic server tool's result (web_search_tool_result, code_execution_tool_result,
+      // mcp_tool_result, …), which ChatAnthropic keeps in an AIMessage's content as the API
+      // gave it: read as that block is in Anthropic shape (paired with its server_tool_use,
+      // what the model does not read left out).
+      if (isServerResultBlock(p)) { describeBlock(p, estimate, out); return; }
       break;
   }
   pushBlock(out, 9, 0, estimate ? jsonLen(p) : 0, 0, 0, 0, 0, 0);
+}
+
+// Whether part `p` (an object) is an Anthropic server tool's result block (view.rs
+// BlockKind::ServerToolResult: a `…_tool_result` type with a `tool_use_id`).
+export function isServerResultBlock(p) {
+  const t = p.type;
+  return typeof t === 'string' && t !== 'tool_result' && t.endsWith('_tool_result') && typeof p.tool_use_id === 'string';
 }
 
 // Pushes the blocks of a content field (a string, an array of parts, or nothing); returns
@@ -1698,9 +1719,12 @@ export function lcToolCalls(f) {
 // LangChain versions stored, only OpenAI's form in `additional_kwargs.tool_calls` (which
 // LangChain itself reads back into `tool_calls` when it loads the message).
 export function lcCalls(f) {
-  // Present (even empty: a call whose arguments did not parse is in invalid_tool_calls), it
-  // is LangChain's own reading.
-  if (Array.isArray(f.tool_calls)) return parts(f.tool_calls);
+  // Present, it is LangChain's own reading; but when it is empty and calls did not parse
+  // (`invalid_tool_calls`), ChatOpenAI sends the raw calls it keeps in
+  // `additional_kwargs.tool_calls` (convertMessagesToCompletionsMessageParams), and a
+  // ToolMessage may answer them: those are the message's calls.
+  const tc = f.tool_calls;
+  if (Array.isArray(tc) && (tc.length > 0 || !Array.isArray(f.invalid_tool_calls) || f.invalid_tool_calls.length === 0)) return parts(tc);
   const extra = f.additional_kwargs;
   const openai = extra !== null && typeof extra === 'object' ? extra.tool_calls : undefined;
   if (!Array.isArray(openai)) return [];
