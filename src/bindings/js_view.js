@@ -1253,16 +1253,6 @@ export function pushPart(p, estimate, out) {
     case 'text': case 'input_text': case 'output_text': case 'summary_text': case 'reasoning_text':
       if (typeof p.text === 'string') { pushBlock(out, 0, tlen(p.text), 0, 0, 0, 0, 0, 0); return; }
       break;
-    // LangChain's plain-text file: its `text`, else the text its `data` (base64 or bytes)
-    // holds, read as the plain-text document the API view makes of it; by URL or file id, a
-    // document.
-    case 'text-plain': {
-      if (typeof p.text === 'string') { pushBlock(out, 0, tlen(p.text), 0, 0, 0, 0, 0, 0); return; }
-      const n = p.data === undefined ? -1 : fileTextLen(p.data, 'text/plain');
-      if (n >= 0) { pushBlock(out, 2, n, 0, 0, 0, 0, 0, 0, PLAIN_TEXT); return; }
-      if (p.url !== undefined || p.fileId !== undefined) { pushBlock(out, 2, 0, 0, 0, 0, 0, 0, 0); return; }
-      break;
-    }
     case 'refusal':
       if (typeof p.refusal === 'string') { pushBlock(out, 0, tlen(p.refusal), 0, 0, 0, 0, 0, 0); return; }
       break;
@@ -1291,6 +1281,11 @@ export function pushPart(p, estimate, out) {
       pushBlock(out, 2, 0, 0, 0, 0, 0, 0, 0);
       return;
     }
+    // LangChain's plain-text file: its `text`; else, as a file is, the text its `data`
+    // (base64 or bytes) holds.
+    case 'text-plain':
+      if (typeof p.text === 'string') { pushBlock(out, 0, tlen(p.text), 0, 0, 0, 0, 0, 0); return; }
+    // falls through
     case 'file': case 'file-data': {
       // A text file (an AI SDK file part of a text/* type) is read as its text.
       const n = fileTextLen(p.data !== undefined ? p.data : p.url, p.mediaType || p.mimeType || p.mime_type);
@@ -1344,8 +1339,7 @@ export function pushPart(p, estimate, out) {
 // Whether part `p` (an object) is an Anthropic server tool's result block (view.rs
 // BlockKind::ServerToolResult: a `…_tool_result` type with a `tool_use_id`).
 export function isServerResultBlock(p) {
-  const t = p.type;
-  return typeof t === 'string' && t !== 'tool_result' && t.endsWith('_tool_result') && typeof p.tool_use_id === 'string';
+  return typeof p.type === 'string' && p.type.endsWith('_tool_result') && typeof p.tool_use_id === 'string';
 }
 
 // Pushes the blocks of a content field (a string, an array of parts, or nothing); returns
@@ -1567,7 +1561,9 @@ export function lcAudio(f) {
 // - ChatOpenAI's on the Responses API, which it sends back as those items: the response's
 //   reasoning items (those of `response_metadata.output` when it is there, else
 //   `additional_kwargs.reasoning`) and its built-in tools' items (`additional_kwargs.tool_outputs`:
-//   mcp_call, code_interpreter_call, web_search_call, …). Left out, as read elsewhere: a
+//   mcp_call, code_interpreter_call, web_search_call, …; of a response not streamed, which has
+//   no `response_metadata.output`, only the kinds ChatOpenAI sends back: computer, MCP, code
+//   interpreter and image generation calls). Left out, as read elsewhere: a
 //   reasoning item with text when the content holds a `reasoning` part of it (ChatOpenAI writes
 //   its summary there too: a part without an id, or with the item's), an item whose call is in
 //   tool_calls (a streamed computer or custom tool call), a generated image whose content part
@@ -1585,9 +1581,10 @@ export function lcItems(f) {
   }
   const outs = x?.tool_outputs;
   if (Array.isArray(outs)) {
-    const ids = lcCalls(f).map((t) => t?.id);
+    const ids = lcCalls(f).map((t) => t?.id), all = Array.isArray(o) && o.length > 0;
     for (const it of parts(outs)) {
-      if (typeof it?.type === 'string' && !(typeof it.call_id === 'string' && ids.includes(it.call_id)) &&
+      if (typeof it?.type === 'string' && (all || /^(computer|mcp|code_interpreter|image_generation)_call$/.test(it.type)) &&
+        !(typeof it.call_id === 'string' && ids.includes(it.call_id)) &&
         !(it.type === 'image_generation_call' && typeof it.id === 'string' && has('image', it.id))) items.push(it);
     }
   }
@@ -1724,7 +1721,7 @@ export function lcCalls(f) {
   // `additional_kwargs.tool_calls` (convertMessagesToCompletionsMessageParams), and a
   // ToolMessage may answer them: those are the message's calls.
   const tc = f.tool_calls;
-  if (Array.isArray(tc) && (tc.length > 0 || !Array.isArray(f.invalid_tool_calls) || f.invalid_tool_calls.length === 0)) return parts(tc);
+  if (Array.isArray(tc) && (tc.length || !f.invalid_tool_calls?.length)) return parts(tc);
   const extra = f.additional_kwargs;
   const openai = extra !== null && typeof extra === 'object' ? extra.tool_calls : undefined;
   if (!Array.isArray(openai)) return [];

@@ -113,3 +113,26 @@ test('LangChain text-plain with its text in data (base64 or bytes): counted, sen
     assert.ok(box.req.includes('NOTE 7:'), "the file's text reaches the summarizer");
   }
 });
+
+// ChatOpenAI on the Responses API, invoked (not streamed: no response_metadata.output): of the
+// built-in tools' items it keeps in additional_kwargs.tool_outputs it sends back only computer,
+// MCP, code interpreter and image generation calls (convertMessagesToResponsesInput).
+test('ChatOpenAI Responses tool_outputs: only the items ChatOpenAI sends back count when the response was not streamed', () => {
+  const tools = Array.from({ length: 20 }, (_, i) => ({ name: `tool${i}`, description: `does thing ${i} ${'x'.repeat(300)}`, input_schema: { type: 'object', properties: { a: { type: 'string' } } } }));
+  const mcpCall = (i) => ({ type: 'mcp_call', id: `mcp_${i}`, server_label: 'gh', name: 'tool1', arguments: '{}', output: lines(20) });
+  const notSent = (i) => [{ type: 'mcp_list_tools', id: `mcpl_${i}`, server_label: 'gh', tools },
+    { type: 'file_search_call', id: `fs_${i}`, status: 'completed', queries: ['q'], results: Array.from({ length: 10 }, (_, k) => ({ file_id: `f${k}`, filename: 'a.txt', score: 0.5, text: lines(10), attributes: {} })) }];
+  const lc = [], resp = [], streamed = [], streamedResp = [];
+  for (let i = 0; i < 5; i++) {
+    const text = [{ type: 'text', text: `answer ${i}`, annotations: [] }];
+    const msg = { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: `answer ${i}`, annotations: [] }] };
+    lc.push(new HumanMessage(`q${i}`), new AIMessage({ content: text, additional_kwargs: { tool_outputs: [...notSent(i), mcpCall(i)] }, response_metadata: { model_provider: 'openai' } }));
+    resp.push({ role: 'user', content: `q${i}` }, msg, mcpCall(i));
+    // Streamed: response_metadata.output holds the whole output, which ChatOpenAI sends as it is.
+    const output = [...notSent(i), mcpCall(i), msg];
+    streamed.push(new HumanMessage(`q${i}`), new AIMessage({ content: text, additional_kwargs: { tool_outputs: [...notSent(i), mcpCall(i)] }, response_metadata: { model_provider: 'openai', output } }));
+    streamedResp.push({ role: 'user', content: `q${i}` }, ...output);
+  }
+  near(count(lc), count(resp), 'invoked: LangChain vs what ChatOpenAI sends');
+  near(count(streamed), count(streamedResp), 'streamed: LangChain vs what ChatOpenAI sends');
+});
