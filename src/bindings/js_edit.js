@@ -4,7 +4,7 @@
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
 import { plainSlice } from './js_convert.js';
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, lcAudio, lcCalls, lcFields, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, isServerResultBlock, lcAudio, lcCalls, lcFields, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -287,12 +287,14 @@ function aiCompaction(p, text) {
   return b;
 }
 
+const withoutIndex = ({ index: _, ...b }) => b;
+
 // A part of any ecosystem as an Anthropic block (undefined: not sent).
 function anthropicBlock(p) {
   if (typeof p === 'string') return { type: 'text', text: p };
   if (p === null || typeof p !== 'object') return undefined;
   switch (p.type) {
-    case 'text': case 'input_text': case 'output_text': case 'text-plain': {
+    case 'text': case 'input_text': case 'output_text': {
       // An empty text part is dropped before sending (the AI SDK does; the Messages API
       // refuses empty text blocks).
       const text = textOf(p.text);
@@ -301,11 +303,9 @@ function anthropicBlock(p) {
       if (isAiCompaction(p)) return aiCompaction(p, text);
       return { type: 'text', text };
     }
-    // The API's compaction block as LangChain keeps it (a streamed one with its `index`).
-    case 'compaction': {
-      const { index: _, ...b } = p;
-      return b;
-    }
+    // The API's compaction block as LangChain keeps it (a streamed one with its `index`); and
+    // Anthropic's MCP tool uses (ChatAnthropic keeps them in an AIMessage's content).
+    case 'compaction': case 'mcp_tool_use': return withoutIndex(p);
     case 'refusal': return { type: 'text', text: textOf(p.refusal) };
     case 'image': {
       if (p.source !== undefined) return p;
@@ -319,6 +319,10 @@ function anthropicBlock(p) {
     // file source keeps that reference (never an empty base64 block), and `filename` the title.
     case 'input_image': return p.image_url === undefined && typeof p.file_id === 'string'
       ? { type: 'image', source: fileSource(p.file_id) } : mediaBlock(p.image_url, undefined);
+    // LangChain's plain-text file: its `text`; else, as a file is, what its `data` holds.
+    case 'text-plain':
+      if (typeof p.text === 'string') return blocksOf(p.text)[0];
+    // falls through
     case 'file': {
       if (p.file !== null && typeof p.file === 'object') return openaiFile(p.file.file_data, undefined, p.file.file_id, p.file.filename);
       const v = p.data !== undefined ? p.data : p.url;
@@ -331,7 +335,8 @@ function anthropicBlock(p) {
       const text = typeof type === 'string' && type.startsWith('text/') ? fileText(v) : undefined;
       if (text !== undefined) {
         const doc = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } };
-        if (typeof p.filename === 'string') doc.title = p.filename;
+        const title = p.filename || p.title;
+        if (typeof title === 'string') doc.title = title;
         return doc;
       }
       return mediaBlock(v, type);
@@ -393,6 +398,9 @@ function anthropicBlock(p) {
     case 'tool-approval-request': case 'tool-approval-response': return undefined;
     default:
       if (typeof p.type === 'string' && (p.type.startsWith('source-') || p.type.startsWith('data-'))) return undefined;
+      // Anthropic's server tool results (ChatAnthropic keeps them in an AIMessage's content):
+      // sent as they are, without the `index` a stream leaves on them.
+      if (isServerResultBlock(p)) return withoutIndex(p);
       return blockKind(p.type) !== undefined ? p : { type: 'text', text: JSON.stringify(p) ?? '' };
   }
 }

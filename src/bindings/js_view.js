@@ -1251,7 +1251,6 @@ export function pushPart(p, estimate, out) {
   }
   switch (p.type) {
     case 'text': case 'input_text': case 'output_text': case 'summary_text': case 'reasoning_text':
-    case 'text-plain':
       if (typeof p.text === 'string') { pushBlock(out, 0, tlen(p.text), 0, 0, 0, 0, 0, 0); return; }
       break;
     case 'refusal':
@@ -1282,6 +1281,11 @@ export function pushPart(p, estimate, out) {
       pushBlock(out, 2, 0, 0, 0, 0, 0, 0, 0);
       return;
     }
+    // LangChain's plain-text file: its `text`; else, as a file is, the text its `data`
+    // (base64 or bytes) holds.
+    case 'text-plain':
+      if (typeof p.text === 'string') { pushBlock(out, 0, tlen(p.text), 0, 0, 0, 0, 0, 0); return; }
+    // falls through
     case 'file': case 'file-data': {
       // A text file (an AI SDK file part of a text/* type) is read as its text.
       const n = fileTextLen(p.data !== undefined ? p.data : p.url, p.mediaType || p.mimeType || p.mime_type);
@@ -1322,9 +1326,20 @@ export function pushPart(p, estimate, out) {
       pushBlock(out, 9, 0, 0, 0, 0, 0, 0, 0);
       return;
     default:
+      // An Anthropic server tool's result (web_search_tool_result, code_execution_tool_result,
+      // mcp_tool_result, …), which ChatAnthropic keeps in an AIMessage's content as the API
+      // gave it: read as that block is in Anthropic shape (paired with its server_tool_use,
+      // what the model does not read left out).
+      if (isServerResultBlock(p)) { describeBlock(p, estimate, out); return; }
       break;
   }
   pushBlock(out, 9, 0, estimate ? jsonLen(p) : 0, 0, 0, 0, 0, 0);
+}
+
+// Whether part `p` (an object) is an Anthropic server tool's result block (view.rs
+// BlockKind::ServerToolResult: a `…_tool_result` type with a `tool_use_id`).
+export function isServerResultBlock(p) {
+  return typeof p.type === 'string' && p.type.endsWith('_tool_result') && typeof p.tool_use_id === 'string';
 }
 
 // Pushes the blocks of a content field (a string, an array of parts, or nothing); returns
@@ -1546,7 +1561,9 @@ export function lcAudio(f) {
 // - ChatOpenAI's on the Responses API, which it sends back as those items: the response's
 //   reasoning items (those of `response_metadata.output` when it is there, else
 //   `additional_kwargs.reasoning`) and its built-in tools' items (`additional_kwargs.tool_outputs`:
-//   mcp_call, code_interpreter_call, web_search_call, …). Left out, as read elsewhere: a
+//   mcp_call, code_interpreter_call, web_search_call, …; of a response not streamed, which has
+//   no `response_metadata.output`, only the kinds ChatOpenAI sends back: computer, MCP, code
+//   interpreter and image generation calls). Left out, as read elsewhere: a
 //   reasoning item with text when the content holds a `reasoning` part of it (ChatOpenAI writes
 //   its summary there too: a part without an id, or with the item's), an item whose call is in
 //   tool_calls (a streamed computer or custom tool call), a generated image whose content part
@@ -1564,9 +1581,10 @@ export function lcItems(f) {
   }
   const outs = x?.tool_outputs;
   if (Array.isArray(outs)) {
-    const ids = lcCalls(f).map((t) => t?.id);
+    const ids = lcCalls(f).map((t) => t?.id), all = Array.isArray(o) && o.length > 0;
     for (const it of parts(outs)) {
-      if (typeof it?.type === 'string' && !(typeof it.call_id === 'string' && ids.includes(it.call_id)) &&
+      if (typeof it?.type === 'string' && (all || /^(computer|mcp|code_interpreter|image_generation)_call$/.test(it.type)) &&
+        !(typeof it.call_id === 'string' && ids.includes(it.call_id)) &&
         !(it.type === 'image_generation_call' && typeof it.id === 'string' && has('image', it.id))) items.push(it);
     }
   }
@@ -1698,9 +1716,12 @@ export function lcToolCalls(f) {
 // LangChain versions stored, only OpenAI's form in `additional_kwargs.tool_calls` (which
 // LangChain itself reads back into `tool_calls` when it loads the message).
 export function lcCalls(f) {
-  // Present (even empty: a call whose arguments did not parse is in invalid_tool_calls), it
-  // is LangChain's own reading.
-  if (Array.isArray(f.tool_calls)) return parts(f.tool_calls);
+  // Present, it is LangChain's own reading; but when it is empty and calls did not parse
+  // (`invalid_tool_calls`), ChatOpenAI sends the raw calls it keeps in
+  // `additional_kwargs.tool_calls` (convertMessagesToCompletionsMessageParams), and a
+  // ToolMessage may answer them: those are the message's calls.
+  const tc = f.tool_calls;
+  if (Array.isArray(tc) && (tc.length || !f.invalid_tool_calls?.length)) return parts(tc);
   const extra = f.additional_kwargs;
   const openai = extra !== null && typeof extra === 'object' ? extra.tool_calls : undefined;
   if (!Array.isArray(openai)) return [];
