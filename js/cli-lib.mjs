@@ -295,6 +295,26 @@ function readInputBytes(file) {
 }
 
 /**
+ * A transcript file's bytes as text; throws CliError (exit 2) when they are more than a
+ * JavaScript string holds (about 512 MB: the library reads a transcript as one string).
+ * @param {Buffer} bytes
+ * @param {string} file
+ * @returns {string}
+ */
+function transcriptText(bytes, file) {
+  try {
+    return bytes.toString('utf8');
+  } catch (err) {
+    const e = /** @type {NodeJS.ErrnoException} */ (err);
+    throw new CliError(
+      `cannot read transcript ${file}: ${bytes.length.toLocaleString('en-US')} bytes is more text than a JavaScript string holds (${e.message})`,
+      EXIT.USAGE,
+      { code: e.code || 'FILE_TOO_LARGE', cause: e },
+    );
+  }
+}
+
+/**
  * Parses a transcript's text; throws CliError (exit 2) naming the file and the line.
  * @param {string} text
  * @param {string} file
@@ -325,7 +345,7 @@ function parseTranscriptText(text, file) {
  * @param {string} file
  */
 export function readTranscriptFile(file) {
-  const text = readInputBytes(file).toString('utf8');
+  const text = transcriptText(readInputBytes(file), file);
   return { text, lines: parseTranscriptText(text, file) };
 }
 
@@ -1661,7 +1681,7 @@ async function compactJobInWorker(job, port) {
   const post = (m, transfer) => port.postMessage(m, transfer);
   try {
     const bytes = readInputBytes(job.input);
-    const text = bytes.toString('utf8');
+    const text = transcriptText(bytes, job.input);
     const { lines, model, modelFrom, readFileState } = prepareCompaction(job.input, parseTranscriptText(text, job.input), job.model, job.offline);
     const summarize = job.offline
       ? cc.offlineSummarizer(job.maxSummaryTokens === undefined ? {} : { maxTokens: job.maxSummaryTokens })

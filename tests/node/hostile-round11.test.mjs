@@ -2,11 +2,11 @@
 // that is not a UIMessage instead of storing it (which broke the chat for good); the SDK tool
 // loops answer every tool call, whatever the tool threw or returned, and never run a member
 // every object inherits as a tool; the command line answers a failed write to stdout (a closed
-// pipe, a full disk) without a crash.
+// pipe, a full disk) or a transcript too large to read without a crash.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -232,4 +232,20 @@ test('CLI: a failed write to stdout is an unwritable output (exit 2), a closed p
     assert.match(err, message, name);
     assert.doesNotMatch(err, /Unhandled 'error' event|\n\s+at /, name);
   }
+});
+
+test('CLI: a transcript larger than a JavaScript string holds is an unreadable input, exit 2 (H6)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cc-h11-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // A sparse 600 MB file (no disk space used): more than the 0x1fffffe8 characters of a string.
+  const file = join(dir, 'huge.jsonl');
+  const fd = openSync(file, 'w');
+  ftruncateSync(fd, 600 * 1024 * 1024);
+  closeSync(fd);
+  // Before: "unexpected failure: Error: Cannot create a string longer than 0x1fffffe8
+  // characters" with a stack trace, exit 1.
+  const out = await sh('node "$CLI" analyze "$FILE"; echo "rc=$?"', { CLI, FILE: file });
+  assert.match(out, /^context-compaction: cannot read transcript .*huge\.jsonl: 629,145,600 bytes is more text than a JavaScript string holds/);
+  assert.match(out, /\nrc=2\n$/);
+  assert.doesNotMatch(out, /unexpected failure|\n\s+at /);
 });
