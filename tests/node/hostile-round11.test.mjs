@@ -2,7 +2,8 @@
 // that is not a UIMessage instead of storing it (which broke the chat for good); the SDK tool
 // loops answer every tool call, whatever the tool threw or returned, and never run a member
 // every object inherits as a tool; the command line answers a failed write to stdout (a closed
-// pipe, a full disk) or a transcript too large to read without a crash.
+// pipe, a full disk) or a transcript too large to read without a crash; a sparse array with a
+// huge `length` in a Responses reasoning item is refused before it is walked.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -15,7 +16,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { createChatHandler, memoryChatStore } from '../../pkg/agents/ai-sdk.js';
 import { runToolLoop } from '../../pkg/agents/anthropic.js';
 import { runChatToolLoop } from '../../pkg/agents/openai.js';
-import { Compactor, offlineSummarizer, validateForApi } from '../../pkg/node.js';
+import { Compactor, microCompact, offlineSummarizer, stripImagesFromMessages, tokenCountWithEstimation, validateForApi } from '../../pkg/node.js';
 
 const CLI = fileURLToPath(new URL('../../pkg/cli.mjs', import.meta.url));
 const summarize = async () => ({ content: [{ type: 'text', text: '<summary>s</summary>' }] });
@@ -248,4 +249,30 @@ test('CLI: a transcript larger than a JavaScript string holds is an unreadable i
   assert.match(out, /^context-compaction: cannot read transcript .*huge\.jsonl: 629,145,600 bytes is more text than a JavaScript string holds/);
   assert.match(out, /\nrc=2\n$/);
   assert.doesNotMatch(out, /unexpected failure|\n\s+at /);
+});
+
+test('a reasoning item\'s summary or content that is a sparse array with a huge length is refused at once (H7)', () => {
+  const huge = () => {
+    const a = [];
+    a.length = 2 ** 32 - 1;
+    return a;
+  };
+  for (const [name, messages] of [
+    ['Responses summary', [{ role: 'user', content: 'q' }, { type: 'reasoning', id: 'rs', summary: huge() }]],
+    ['Responses content', [{ role: 'user', content: 'q' }, { type: 'reasoning', id: 'rs', summary: [], content: huge() }]],
+    ['LangChain response_metadata.output', [{ type: 'human', content: 'q' }, { type: 'ai', content: 'a', response_metadata: { output: huge() } }]],
+  ]) {
+    // Before: each index walked, 132 s for the count of the Responses summary.
+    assert.throws(() => tokenCountWithEstimation(messages), (e) => e.code === 'INVALID_MESSAGE' && /more than 1048576: a sparse array/.test(e.message), name);
+    // The others refuse it the same way, or do not read it (microCompact): at once either way.
+    for (const [fn, f] of [['validate', validateForApi], ['strip', stripImagesFromMessages], ['micro', (m) => microCompact(m, { keepRecent: 0 })]]) {
+      const t0 = performance.now();
+      try {
+        f(messages);
+      } catch (e) {
+        assert.equal(e.code, 'INVALID_MESSAGE', `${name} ${fn}`);
+      }
+      assert.ok(performance.now() - t0 < 2000, `${name} ${fn}: ${performance.now() - t0} ms`);
+    }
+  }
 });
