@@ -88,6 +88,32 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * Writes a command's output `text` to `stream` (stdout, or stderr for a report beside a
+ * transcript on stdout) and resolves once it is written. A reader that closed the pipe
+ * (`… | head`: EPIPE) ends the output quietly; any other failure (a full disk: ENOSPC) is an
+ * unwritable output (exit 2), not a success with the output lost.
+ * @param {NodeJS.WritableStream} stream
+ * @param {string} text
+ * @param {string} what named in the error, e.g. "the report to stdout"
+ * @returns {Promise<void>}
+ */
+export function writeOutput(stream, text, what) {
+  return new Promise((ok, fail) => {
+    stream.write(text, (/** @type {NodeJS.ErrnoException | null | undefined} */ e) => {
+      if (!e || e.code === 'EPIPE') return ok(undefined);
+      fail(new CliError(`cannot write ${what}: ${e.message}`, EXIT.USAGE, { code: e.code || 'WRITE_FAILED', cause: e }));
+    });
+  });
+}
+
+/**
+ * The `error` listener of the run's stdout and stderr: a failed write is answered where it is
+ * made (writeOutput, writeStream), and without a listener the stream's `error` event would end
+ * the process with Node's "Unhandled 'error' event" and a stack trace.
+ */
+function writeFailureHandledWhereMade() {}
+
 /** @param {string} message */
 const usageError = (message) => new CliError(`${message}\nRun \`context-compaction --help\` for the usage.`, EXIT.USAGE, { code: 'USAGE' });
 
@@ -269,6 +295,26 @@ function readInputBytes(file) {
 }
 
 /**
+ * A transcript file's bytes as text; throws CliError (exit 2) when they are more than a
+ * JavaScript string holds (about 512 MB: the library reads a transcript as one string).
+ * @param {Buffer} bytes
+ * @param {string} file
+ * @returns {string}
+ */
+function transcriptText(bytes, file) {
+  try {
+    return bytes.toString('utf8');
+  } catch (err) {
+    const e = /** @type {NodeJS.ErrnoException} */ (err);
+    throw new CliError(
+      `cannot read transcript ${file}: ${bytes.length.toLocaleString('en-US')} bytes is more text than a JavaScript string holds (${e.message})`,
+      EXIT.USAGE,
+      { code: e.code || 'FILE_TOO_LARGE', cause: e },
+    );
+  }
+}
+
+/**
  * Parses a transcript's text; throws CliError (exit 2) naming the file and the line.
  * @param {string} text
  * @param {string} file
@@ -299,7 +345,7 @@ function parseTranscriptText(text, file) {
  * @param {string} file
  */
 export function readTranscriptFile(file) {
-  const text = readInputBytes(file).toString('utf8');
+  const text = transcriptText(readInputBytes(file), file);
   return { text, lines: parseTranscriptText(text, file) };
 }
 
@@ -1199,16 +1245,16 @@ function onePath(positionals, command) {
  * @param {string[]} args the arguments after the command
  * @param {CliIo} io
  */
-export function analyzeCommand(args, io) {
+export async function analyzeCommand(args, io) {
   const { values, positionals } = parse(args, /** @type {const} */ ({ json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }));
   if (values.help) {
-    io.stdout.write(HELP);
+    await writeOutput(io.stdout, HELP, 'stdout');
     return EXIT.OK;
   }
   const file = onePath(positionals, 'analyze');
   const { lines } = readTranscriptFile(file);
   const report = analyzeLines(lines, file);
-  io.stdout.write((values.json ? jsonForTerminal(report) : formatAnalysis(report)) + '\n');
+  await writeOutput(io.stdout, (values.json ? jsonForTerminal(report) : formatAnalysis(report)) + '\n', 'the report to stdout');
   return EXIT.OK;
 }
 
@@ -1343,7 +1389,7 @@ const SIMULATE_OPTIONS = /** @type {const} @satisfies {NonNullable<import('node:
 export async function simulateCommand(args, io) {
   const { values: v, positionals } = parse(args, SIMULATE_OPTIONS);
   if (v.help) {
-    io.stdout.write(HELP);
+    await writeOutput(io.stdout, HELP, 'stdout');
     return EXIT.OK;
   }
   const file = onePath(positionals, 'simulate');
@@ -1365,7 +1411,7 @@ export async function simulateCommand(args, io) {
     if (e && e.code === 'INVALID_ARGUMENT') throw usageError(`simulate: ${e.message}`);
     throw describeLibraryError(err, file);
   }
-  io.stdout.write((v.json ? jsonForTerminal(report) : formatSimulation(report, file)) + '\n');
+  await writeOutput(io.stdout, (v.json ? jsonForTerminal(report) : formatSimulation(report, file)) + '\n', 'the report to stdout');
   return EXIT.OK;
 }
 
@@ -1395,7 +1441,7 @@ const COMPACT_OPTIONS = /** @type {const} @satisfies {NonNullable<import('node:u
 export async function compactCommand(args, io) {
   const { values: v, positionals } = parse(args, COMPACT_OPTIONS);
   if (v.help) {
-    io.stdout.write(HELP);
+    await writeOutput(io.stdout, HELP, 'stdout');
     return EXIT.OK;
   }
   const input = onePath(positionals, 'compact');
@@ -1448,7 +1494,7 @@ export async function compactCommand(args, io) {
     } catch (e) {
       throw compactionError(e, input) ?? e;
     }
-    report.write((v.json ? jsonForTerminal({ input, model, preview: p }) : formatPreview(p, { input, model })) + '\n');
+    await writeOutput(report, (v.json ? jsonForTerminal({ input, model, preview: p }) : formatPreview(p, { input, model })) + '\n', toStdout ? 'the report to stderr' : 'the report to stdout');
     return EXIT.OK;
   }
   if (offline && typeof cc.offlineSummarizer !== 'function') {
@@ -1519,7 +1565,7 @@ export async function compactCommand(args, io) {
     const r = done.report;
     r.output = out.path;
     r.streamedCharacters = progress.chars;
-    report.write((v.json ? jsonForTerminal(r) : formatCompaction(r)) + '\n');
+    await writeOutput(report, (v.json ? jsonForTerminal(r) : formatCompaction(r)) + '\n', toStdout ? 'the report to stderr' : 'the report to stdout');
     return EXIT.OK;
   } catch (e) {
     progress.finish(true);
@@ -1635,7 +1681,7 @@ async function compactJobInWorker(job, port) {
   const post = (m, transfer) => port.postMessage(m, transfer);
   try {
     const bytes = readInputBytes(job.input);
-    const text = bytes.toString('utf8');
+    const text = transcriptText(bytes, job.input);
     const { lines, model, modelFrom, readFileState } = prepareCompaction(job.input, parseTranscriptText(text, job.input), job.model, job.offline);
     const summarize = job.offline
       ? cc.offlineSummarizer(job.maxSummaryTokens === undefined ? {} : { maxTokens: job.maxSummaryTokens })
@@ -1721,18 +1767,21 @@ export const DEFAULT_MODEL = 'claude-sonnet-4-5';
  * @param {CliIo} io
  */
 export async function run(argv, io) {
+  for (const stream of [io.stdout, io.stderr]) {
+    if (typeof stream?.on === 'function' && !stream.listeners('error').includes(writeFailureHandledWhereMade)) stream.on('error', writeFailureHandledWhereMade);
+  }
   try {
     const [command, ...rest] = argv;
     if (command === undefined) throw usageError('which command? (analyze, simulate or compact)');
     if (command === '-h' || command === '--help' || command === 'help') {
-      io.stdout.write(HELP);
+      await writeOutput(io.stdout, HELP, 'stdout');
       return EXIT.OK;
     }
     if (command === '--version' || command === '-v' || command === 'version') {
-      io.stdout.write(packageVersion() + '\n');
+      await writeOutput(io.stdout, packageVersion() + '\n', 'stdout');
       return EXIT.OK;
     }
-    if (command === 'analyze') return analyzeCommand(rest, io);
+    if (command === 'analyze') return await analyzeCommand(rest, io);
     if (command === 'simulate') return await simulateCommand(rest, io);
     if (command === 'compact') return await compactCommand(rest, io);
     throw usageError(

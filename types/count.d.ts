@@ -3,7 +3,10 @@
 // rest of the package loads on demand through loadCompaction() (its .wasm ahead, by itself, once
 // `calculateTokenWarningState` reports the warning threshold passed or `shouldAutoCompact`
 // answers true, unless init() is told `prefetchCompaction: false`). The functions are the
-// same as the main entry's: their declarations are those of index.d.ts.
+// same as the main entry's: their declarations are those of index.d.ts. One difference, kept
+// for the counting module's size: where the browser loads it (not in Node or Workers, whose
+// count entry is the main one), an option whose getter or Proxy trap throws is read as absent
+// (the main entry refuses it with `INVALID_ARGUMENT` naming the key).
 import type { InitInput, WasmBytes, WasmModule } from './index.js';
 
 export {

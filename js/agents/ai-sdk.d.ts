@@ -111,7 +111,9 @@ export interface ChatHandlerOptions {
  * answer; streaming `data-compaction` parts and saving the compacted conversation), streams
  * the answer and saves the conversation. A request rejected as too long before anything was
  * streamed is compacted and sent once more; three failed automatic compactions in a row stop
- * further attempts for that chat. Requests on one chat id are served one at a time.
+ * further attempts for that chat. Requests on one chat id are served one at a time. A bad
+ * request (a new message that is not a UIMessage the AI SDK accepts, among others) answers
+ * 400 with `{error: {code: 'INVALID_REQUEST', message}}` and stores nothing.
  *
  * @example
  * export const POST = createChatHandler({ model: openai('gpt-4.1'), summarize, store: memoryChatStore() });

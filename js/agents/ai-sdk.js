@@ -13,7 +13,7 @@ import {
   shouldAutoCompact,
   tokenCountWithEstimation,
 } from 'context-compaction';
-import { convertToModelMessages, createUIMessageStream, createUIMessageStreamResponse, streamText } from 'ai';
+import { convertToModelMessages, createUIMessageStream, createUIMessageStreamResponse, safeValidateUIMessages, streamText } from 'ai';
 import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError, eitherSignal, notifyIgnoringResult } from './common.js';
 
 /**
@@ -317,6 +317,27 @@ function mergeIncoming(stored, incoming) {
   return at >= 0 ? [...stored.slice(0, at), last] : [...stored, last];
 }
 
+/**
+ * The error text of a UIMessage the AI SDK refuses (`safeValidateUIMessages`): where, and its
+ * first issue.
+ *
+ * @param {unknown} error the validation's error (a TypeValidationError, its `cause` a ZodError)
+ * @param {string} field `body.messages` or `body.message`
+ * @param {number} offset the index in `body.messages` of the first message validated
+ * @returns {string}
+ */
+function invalidMessage(error, field, offset) {
+  const issue = /** @type {any} */ (error)?.cause?.issues?.[0];
+  if (!issue || !Array.isArray(issue.path)) {
+    const text = error instanceof Error ? error.message : String(error);
+    return `${field}: not a UIMessage the AI SDK accepts: ${text.slice(0, 300)}`;
+  }
+  const [index, ...rest] = issue.path;
+  let where = field === 'body.messages' ? `${field}[${offset + Number(index)}]` : field;
+  for (const key of rest) where += typeof key === 'number' ? `[${key}]` : `.${String(key)}`;
+  return `${where}: not a UIMessage the AI SDK accepts (${String(issue.message).slice(0, 200)})`;
+}
+
 /** Chats whose state (failures in a row, the last reported usage) a handler keeps, at most. */
 const REMEMBERED_CHATS = 10_000;
 
@@ -437,7 +458,10 @@ function statusOf(error) {
  *
  * The request body is what `useChat` sends: `{id, messages}`, or `{id, message}` when the
  * page sends only its new message (recommended with a store: the server's copy is the
- * compacted one). A bad request answers 400 with `{error: {code, message}}`.
+ * compacted one). A bad request answers 400 with `{error: {code, message}}`, nothing stored:
+ * among others a new message (or a new chat's messages) that is not a UIMessage the AI SDK
+ * accepts (`safeValidateUIMessages`), which would otherwise be stored and fail every later
+ * request of the chat.
  *
  * @param {import('./ai-sdk.js').ChatHandlerOptions} options
  * @returns {(request: Request) => Promise<Response>}
@@ -474,11 +498,22 @@ export function createChatHandler(options) {
    * @param {Request} request
    * @param {string} chatId
    * @param {any[]} incoming
+   * @param {string} field where the request holds them: `body.messages` or `body.message`
    * @param {() => void} release
    */
-  async function answer(request, chatId, incoming, release) {
+  async function answer(request, chatId, incoming, field, release) {
+    const stored = (await o.store.load(chatId)) ?? [];
+    // What the page sent that the conversation takes (the new message, or every message of a
+    // new chat) must be a UIMessage the AI SDK reads: else it would be stored, and every later
+    // request of the chat would fail on it.
+    const offset = stored.length === 0 ? 0 : incoming.length - 1;
+    const checked = await safeValidateUIMessages({ messages: incoming.slice(offset) });
+    if (!checked.success) {
+      release();
+      return errorResponse(400, 'INVALID_REQUEST', invalidMessage(checked.error, field, offset));
+    }
     /** @type {any[]} */
-    let messages = mergeIncoming((await o.store.load(chatId)) ?? [], incoming);
+    let messages = mergeIncoming(stored, incoming);
     const chat = chats.get(chatId);
     // A continuation: the answer extends the last message, which is never summarized.
     const continued = messages[messages.length - 1]?.role === 'assistant' ? messages[messages.length - 1] : undefined;
@@ -664,7 +699,7 @@ export function createChatHandler(options) {
     }
     const release = await turn(chatId);
     try {
-      return await answer(request, chatId, incoming, release);
+      return await answer(request, chatId, incoming, Array.isArray(body.messages) ? 'body.messages' : 'body.message', release);
     } catch (error) {
       release();
       throw error;

@@ -4,7 +4,7 @@
 // tools, and after a "prompt is too long" rejection compacts once and retries the request.
 // `@anthropic-ai/sdk` is the caller's own client; this module does not import it.
 import { parseContextOverflowError, toApiMessages } from 'context-compaction';
-import { checkOptions, codedError, notifyIgnoringResult } from './common.js';
+import { checkOptions, codedError, notifyIgnoringResult, thrownText, toolJson, toolNamed } from './common.js';
 
 const KEYS = [
   'client', 'compactor', 'request', 'tools', 'maxSteps', 'stream', 'signal', 'compactOptions', 'onStep', 'onCompaction', 'onError', 'onText',
@@ -20,7 +20,7 @@ const COMPACT_KEYS = ['customInstructions', 'suppressFollowUpQuestions', 'retryB
  */
 function resultContent(value) {
   if (typeof value === 'string' || Array.isArray(value)) return value;
-  return JSON.stringify(value ?? null);
+  return toolJson(value);
 }
 
 /**
@@ -29,8 +29,10 @@ function resultContent(value) {
  * (`toApiMessages`); the assistant's reply (with its `usage`, which anchors the count) and
  * the tools' results are pushed to the compactor. A request rejected as too long is retried
  * once after `compactor.compact()` (SPEC §13: never twice for the same step). A tool that
- * throws answers with `is_error: true` and its message; a tool the model names but `tools`
- * lacks answers the same way.
+ * throws answers with `is_error: true` and its message (whatever it threw), as does one whose
+ * answer has no JSON form (a function, a Symbol, a cycle); a tool the model names but `tools`
+ * lacks answers the same way (a member every object inherits, such as `constructor`, is no
+ * tool).
  *
  * Both compactions keep the latest user request verbatim after the summary unless
  * `compactOptions.keepLastUserMessage` is `false` (the Compactor's own
@@ -132,12 +134,12 @@ export async function runToolLoop(options) {
         results.push({ type: 'tool_result', tool_use_id: block.id, is_error: true, content: 'The reply was cut off by max_tokens before this call was complete: it was not run.' });
         continue;
       }
-      const run = tools[block.name];
+      const run = toolNamed(tools, block.name);
       try {
         if (!run) throw new Error(`no tool named "${block.name}"`);
         results.push({ type: 'tool_result', tool_use_id: block.id, content: resultContent(await run(block.input, { id: block.id })) });
       } catch (error) {
-        results.push({ type: 'tool_result', tool_use_id: block.id, is_error: true, content: error instanceof Error ? error.message : String(error) });
+        results.push({ type: 'tool_result', tool_use_id: block.id, is_error: true, content: thrownText(error) });
       }
     }
     o.compactor.push({ role: 'user', content: results });

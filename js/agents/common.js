@@ -82,6 +82,58 @@ export function checkOptions(where, options, rules) {
   return given;
 }
 
+/**
+ * The tool the model named, from the caller's `tools`: a function, found by its own name or
+ * a method of a class instance, never a member every object inherits (`constructor`,
+ * `toString`, `hasOwnProperty`…: a model that names one has named no tool of the caller's).
+ *
+ * @param {Record<string, unknown>} tools
+ * @param {unknown} name
+ * @returns {((...args: any[]) => unknown) | undefined}
+ */
+export function toolNamed(tools, name) {
+  if (typeof name !== 'string') return undefined;
+  const run = tools[name];
+  if (typeof run !== 'function') return undefined;
+  if (!Object.hasOwn(tools, name) && (name === 'constructor' || run === /** @type {any} */ (Object.prototype)[name])) return undefined;
+  return /** @type {(...args: any[]) => unknown} */ (run);
+}
+
+/**
+ * The text of what a tool threw, for the error result the model is sent: an `Error`'s
+ * message, else the value as text. Never throws (a null-prototype object, a `message` getter
+ * or `toString` that throws, a revoked Proxy): the result must be written whatever was thrown,
+ * or the model's call would stay unanswered.
+ *
+ * @param {unknown} error
+ * @returns {string}
+ */
+export function thrownText(error) {
+  try {
+    if (error instanceof Error && typeof error.message === 'string') return error.message;
+    return String(error);
+  } catch {
+    try {
+      return `the tool threw ${Object.prototype.toString.call(error)}, which has no text`;
+    } catch {
+      return 'the tool threw a value that has no text';
+    }
+  }
+}
+
+/**
+ * A tool's answer as JSON text. Throws (to be answered as the tool's error) when the value
+ * has no JSON form: a function, a Symbol, a `BigInt`, a cycle.
+ *
+ * @param {unknown} value
+ * @returns {string}
+ */
+export function toolJson(value) {
+  const text = JSON.stringify(value ?? null);
+  if (typeof text !== 'string') throw new Error(`the tool returned ${typeof value === 'function' ? 'a function' : typeof value === 'symbol' ? 'a Symbol' : 'a value'}, which has no JSON form`);
+  return text;
+}
+
 /** Failed automatic compactions in a row after which the helpers stop trying (SPEC §6). */
 export const MAX_CONSECUTIVE_FAILURES = 3;
 

@@ -4,7 +4,7 @@
 // anchored on the last completion's `usage`) and after a context-length rejection (once per
 // step). `openai` is the caller's own client; this module does not import it.
 import { buildPostCompactMessages, compactConversation, parseContextOverflowError, shouldAutoCompact } from 'context-compaction';
-import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError } from './common.js';
+import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError, thrownText, toolJson, toolNamed } from './common.js';
 
 /**
  * The usage each completion reported, by its reply (the message object the loop appended to
@@ -23,7 +23,8 @@ const KEYS = [
  * system/developer messages stay first, the latest user request is kept verbatim unless
  * `compactOptions.keepLastUserMessage` is `false`). A request rejected as too long is retried
  * once after a compaction. Each `tool_calls` entry runs `tools[name](parsedArguments)`; what
- * it returns (or the message of what it throws) is the `tool` message. Resolves with the
+ * it returns (or `Error: ` and the message of what it throws, or of a name that is not one of
+ * the caller's tools, or of an answer with no JSON form) is the `tool` message. Resolves with the
  * conversation to keep (`messages`, compacted if a compaction ran), the last completion and
  * the number of compactions; `MAX_STEPS_EXCEEDED` after `maxSteps` requests (default 25).
  * A failed proactive compaction is reported through `onError` and the request goes on
@@ -131,12 +132,12 @@ export async function runChatToolLoop(options) {
     for (const call of calls) {
       let content;
       try {
-        const run = tools[call.function?.name];
+        const run = toolNamed(tools, call.function?.name);
         if (!run) throw new Error(`no tool named "${call.function?.name}"`);
         const out = await run(JSON.parse(call.function.arguments || '{}'), { id: call.id });
-        content = typeof out === 'string' ? out : JSON.stringify(out ?? null);
+        content = typeof out === 'string' ? out : toolJson(out);
       } catch (error) {
-        content = `Error: ${error instanceof Error ? error.message : String(error)}`;
+        content = `Error: ${thrownText(error)}`;
       }
       messages.push({ role: 'tool', tool_call_id: call.id, content });
     }

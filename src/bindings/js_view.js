@@ -1575,7 +1575,7 @@ export function lcItems(f) {
   const has = (t, id) => Array.isArray(c) && c.some((p) => p?.type === t && p.id === id);
   const rc = x?.reasoning_content;
   if (typeof rc === 'string' && rc !== '') items.push({ type: 'reasoning', summary: [{ type: 'summary_text', text: rc }] });
-  for (const r of Array.isArray(o) && o.length > 0 ? o : [x?.reasoning]) {
+  for (const r of Array.isArray(o) && o.length > 0 ? parts(o) : [x?.reasoning]) {
     if (r?.type === 'reasoning' && !(reasoningTexts(r).some((t) => t !== '') &&
       (has('reasoning', undefined) || (typeof r.id === 'string' && has('reasoning', r.id))))) items.push(r);
   }
@@ -1597,8 +1597,9 @@ export function lcItems(f) {
 // call_id, and a LangChain conversation's calls are its tool_calls).
 export const lcItemRead = (it) => /^(reasoning|image_generation_call|code_interpreter_call)$/.test(it.type);
 
-// The texts of a Responses reasoning item (its summary's and content's).
-export const reasoningTexts = (m) => [m.summary, m.content].flatMap((l) => (Array.isArray(l) ? l.filter((p) => typeof p?.text === 'string').map((p) => p.text) : []));
+// The texts of a Responses reasoning item (its summary's and content's; a sparse array with a
+// huge `length` refused by `parts` before it is walked).
+export const reasoningTexts = (m) => [m.summary, m.content].flatMap((l) => (Array.isArray(l) ? parts(l).filter((p) => typeof p?.text === 'string').map((p) => p.text) : []));
 
 // Pushes the items of lcItems; returns how many blocks.
 function pushLcItems(f, estimate, out) {
