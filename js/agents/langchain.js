@@ -89,7 +89,10 @@ export function compactionMiddleware(options) {
   const setFailures = (thread, n, turn) => {
     failures.delete(thread);
     if (n > 0) failures.set(thread, { n, turn });
-    if (failures.size > REMEMBERED_THREADS) failures.delete(failures.keys().next().value);
+    if (failures.size > REMEMBERED_THREADS) {
+      const oldest = failures.keys().next().value;
+      if (oldest !== undefined) failures.delete(oldest);
+    }
     state.consecutiveFailures = n;
   };
   const middleware = createMiddleware({
