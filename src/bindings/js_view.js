@@ -2569,8 +2569,12 @@ export function countTail(arr, memory, fb, wb, wcap) {
     tailF = new Float64Array(memory.buffer);
     tailW = new Uint32Array(memory.buffer);
   }
+  const F = tailF;
   try {
-    return countTail_(arr, tailF, fb, tailW, wb, wcap);
+    const used = countTail_(arr, F, fb, tailW, wb, wcap);
+    // The memory grew meanwhile (a getter called the package): what was written after that
+    // went nowhere, so the record is not whole.
+    return F.byteLength === 0 ? 0 : used;
   } catch (_) {
     return 0; // the general path reads again, and reports what threw
   }
@@ -2607,8 +2611,24 @@ export function perTurnRecord(arr, wasm) {
   try {
     // The words' capacity and byte address (they move when a larger record is needed:
     // js_view.rs, fast_record_fit).
-    const fb = fastAt >>> 3;
-    const used = countTail_(arr, fastF, fb, fastW, fastF[fb + 11] >>> 2, fastF[fb + 10] >>> 0);
+    // While it is written, the record is marked (no capacity) so that a count a getter makes
+    // meanwhile does not move it (js_view.rs, fast_record_fit): the words stay where this
+    // pass writes them.
+    const fb = fastAt >>> 3, F = fastF, cap = F[fb + 10];
+    F[fb + 10] = 0;
+    let used = 0;
+    try {
+      used = countTail_(arr, F, fb, fastW, F[fb + 11] >>> 2, cap >>> 0);
+    } finally {
+      // The memory grew meanwhile: what was written after that went nowhere (the record is
+      // not whole), and the mark is taken off through a view of the memory as it is now.
+      if (F.byteLength === 0) {
+        used = 0;
+        new Float64Array(wasm.memory.buffer)[fb + 10] = cap;
+      } else {
+        F[fb + 10] = cap;
+      }
+    }
     if (used > 0) countStats.routed++;
     return used;
   } catch (_) {
