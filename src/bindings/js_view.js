@@ -2106,12 +2106,9 @@ function roleTail_(arr, len, F, fb, W, wb, wcap) {
   // Longer than any real conversation (a sparse array's length): the general path reads it,
   // and reports it, without room reserved by its length.
   if (len === 0 || len > MAX_TAIL_MESSAGES) return 0;
-  if (2 * len > wcap) {
-    // Room for the tags, the offsets and a guess at the descriptions (a text or two per
-    // message), so that the next try, which describes them, most likely fits.
-    F[fb] = 24 * len + 64;
-    return -1;
-  }
+  // Without room for the tags and offsets, the headers are still read first: a conversation
+  // the record does not settle (usage on its last reply, the common case) asks for no room.
+  const room = 2 * len <= wcap;
   const tag = wb + len - 1; // the tag of arr[i] is W[tag - i]
   let shape = ANY;
   for (let i = len - 1; i >= 0; i--) {
@@ -2127,7 +2124,13 @@ function roleTail_(arr, len, F, fb, W, wb, wcap) {
       if (shape === ANY) shape = s;
       else if (s !== shape) return 0;
     }
-    W[tag - i] = h;
+    if (room) W[tag - i] = h;
+  }
+  if (!room) {
+    // Room for the tags, the offsets and a guess at the descriptions (a text or two per
+    // message), so that the next try, which describes them, most likely fits.
+    F[fb] = 24 * len + 64;
+    return -1;
   }
   const offsets = wb + len;
   for (let i = 0; i < len; i++) W[offsets + i] = MISSING;

@@ -5,8 +5,20 @@
 // caller's abort reason as it is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import * as cc from '../../pkg/node.js';
 import { packageJsView, OPUS } from './helpers/support.mjs';
+
+// The package's WebAssembly instances, to see its memory (it never shrinks).
+const instances = [];
+const Instance = WebAssembly.Instance;
+WebAssembly.Instance = class extends Instance {
+  constructor(...args) {
+    super(...args);
+    instances.push(this);
+  }
+};
+const cc = await import('../../pkg/node.js');
+WebAssembly.Instance = Instance;
+const memoryOf = () => instances.find((i) => typeof i.exports.compactor_new === 'function').exports.memory.buffer.byteLength;
 
 cc.setEnvironmentDefaults({});
 const view = await packageJsView();
@@ -39,7 +51,20 @@ const growMemory = () => {
   cc.tokenCountWithEstimation(conversation(growBy, 'm'), { model: OPUS });
 };
 
-// First in this file: the per-turn record has its first size here.
+// First in this file: the memory has its first size here.
+test('the per-turn count of a long conversation whose last reply carries usage takes no room for a record', () => {
+  const n = 100000;
+  const messages = conversation(n, 'w');
+  messages[n - 1].usage = { input_tokens: 1000, cache_read_input_tokens: 50000, output_tokens: 30 };
+  const before = memoryOf();
+  const got = cc.tokenCountWithEstimation(messages);
+  assert.equal(got, 51030);
+  // Round 11 asked for 24 words a message (9.6 MB here) before it saw the usage.
+  assert.ok(memoryOf() - before < 2 << 20, `the memory grew by ${memoryOf() - before} bytes`);
+  assert.equal(got, general(messages));
+});
+
+// The per-turn record has its first size here.
 test('a getter whose count grows the per-turn record while it is written: the same count', () => {
   const outer = conversation(300, 'b');
   onFirstRead(outer, 299, () => cc.tokenCountWithEstimation(conversation(4000, 'a')));
