@@ -24,7 +24,7 @@ export const SIZE_GOALS = {
   'context_compaction_extra_bg.wasm': { goal: undefined, ceiling: 223 },
   // A page's first render through the `context-compaction/count` entry: the counting module
   // and the JS count.js loads (compaction is loaded on demand by loadCompaction()).
-  countPage: { goal: 100, ceiling: 99.5 },
+  countPage: { goal: 100, ceiling: 99.6 },
   'context_compaction_count_bg.wasm': { goal: undefined, ceiling: 74.5 },
 };
 
