@@ -2595,6 +2595,10 @@ let fastWasm = null, fastAt = 0, fastMemory = null, fastBusy = false;
 let fastF = new Float64Array(0), fastW = new Uint32Array(0);
 export function perTurnRecord(arr, wasm) {
   if (!countFast || !tailReads || !isArrayOrThrew(arr)) return 0;
+  // A getter of a message may call the package again while the record is written: that
+  // call takes the export (its own buffers), never this record; nor does it switch to its
+  // instance's record (which would publish this one's capacity again, while it is marked).
+  if (fastBusy) return 0;
   const fresh = wasm !== fastWasm;
   if (fresh) {
     fastAt = wasm.__ccPerTurnRecord() >>> 0;
@@ -2607,14 +2611,10 @@ export function perTurnRecord(arr, wasm) {
     fastF = new Float64Array(memory.buffer);
     fastW = new Uint32Array(memory.buffer);
   }
-  // A getter of a message may call the package again while the record is written: that
-  // call takes the export (its own buffers), never this record.
-  if (fastBusy) return 0;
   fastBusy = true;
   try {
     // The words' capacity and byte address (they move when a larger record is needed:
-    // js_view.rs, fast_record_fit).
-    // While it is written, the record is marked (no capacity) so that a count a getter makes
+    // js_view.rs, fast_record_fit). While it is written, the record is marked (no capacity) so that a count a getter makes
     // meanwhile does not move it (js_view.rs, fast_record_fit): the words stay where this
     // pass writes them.
     const fb = fastAt >>> 3, F = fastF, cap = F[fb + 10];

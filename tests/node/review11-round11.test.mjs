@@ -94,6 +94,28 @@ test('a getter that grows the memory while the export writes its record: the sam
   assert.equal(got, general(outer));
 });
 
+test('two instances sharing the readers: a getter counting through the other one, then this one, does not move the record being written', async () => {
+  const { readFileSync } = await import('node:fs');
+  const dir = new URL('../../pkg/', import.meta.url);
+  const counting = await import(new URL('context_compaction_count.js', dir));
+  counting.initSync({ module: readFileSync(new URL('context_compaction_count_bg.wasm', dir)) });
+  const main = instances.find((i) => typeof i.exports.compactor_new === 'function').exports;
+  const record = main.__ccPerTurnRecord() >>> 3;
+  const wordsAt = () => new Float64Array(main.memory.buffer)[record + 11];
+  const outer = conversation(300, 'b');
+  let start, during;
+  onFirstRead(outer, 299, () => {
+    counting.tokenCountWithEstimation(conversation(3, 'c'));
+    // A first count of a conversation longer than the record holds yet: it would grow it.
+    cc.tokenCountWithEstimation(conversation(20000, 'a'));
+    during = wordsAt();
+  });
+  start = wordsAt();
+  const got = cc.tokenCountWithEstimation(outer);
+  assert.equal(during, start, 'the words being written stayed where they were');
+  assert.equal(got, general(outer));
+});
+
 test("the summarizer's signal aborts with the caller's reason as it is", async () => {
   const messages = conversation(12, 'message ');
   for (const reason of ['user left', 42, { why: 'navigated' }]) {
