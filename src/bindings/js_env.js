@@ -82,7 +82,13 @@ export function callAbortable(f, thisArg, args, signal, timeoutMs, what) {
 // time limit gives up on the call, so that a summary request nobody waits for any more is
 // cancelled instead of streaming (and being billed) to its end.
 export function callSummarizer(f, request, opts, signal, timeoutMs) {
-  const { c, release } = abortLinked([signal]);
+  // The caller's reason as it is (a string, any value, not made an Error): the summarizer
+  // sees what the caller's signal would have shown it.
+  const c = new AbortController();
+  const onAbort = () => c.abort(reasonOf(signal));
+  if (aborted(signal)) onAbort();
+  else listen(signal, onAbort);
+  const release = () => unlisten(signal, onAbort);
   opts.signal = c.signal;
   const p = callAbortable(f, undefined, [request, opts], signal, timeoutMs, 'The summarizer');
   p.then(release, (e) => {
@@ -90,6 +96,15 @@ export function callSummarizer(f, request, opts, signal, timeoutMs) {
     if (e?.contextCompactionTimeout) c.abort(e);
   });
   return p;
+}
+
+// `signal.reason`, undefined when reading it throws (the controller then gives its own).
+function reasonOf(signal) {
+  try {
+    return signal.reason;
+  } catch {
+    return undefined;
+  }
 }
 
 // A Promise resolved after `ms`, rejected at once when `signal` aborts.

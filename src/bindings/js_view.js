@@ -2107,12 +2107,9 @@ function roleTail_(arr, len, F, fb, W, wb, wcap) {
   // Longer than any real conversation (a sparse array's length): the general path reads it,
   // and reports it, without room reserved by its length.
   if (len === 0 || len > MAX_TAIL_MESSAGES) return 0;
-  if (2 * len > wcap) {
-    // Room for the tags, the offsets and a guess at the descriptions (a text or two per
-    // message), so that the next try, which describes them, most likely fits.
-    F[fb] = 24 * len + 64;
-    return -1;
-  }
+  // Without room for the tags and offsets, the headers are still read first: a conversation
+  // the record does not settle (usage on its last reply, the common case) asks for no room.
+  const room = 2 * len <= wcap;
   const tag = wb + len - 1; // the tag of arr[i] is W[tag - i]
   let shape = ANY;
   for (let i = len - 1; i >= 0; i--) {
@@ -2128,7 +2125,13 @@ function roleTail_(arr, len, F, fb, W, wb, wcap) {
       if (shape === ANY) shape = s;
       else if (s !== shape) return 0;
     }
-    W[tag - i] = h;
+    if (room) W[tag - i] = h;
+  }
+  if (!room) {
+    // Room for the tags, the offsets and a guess at the descriptions (a text or two per
+    // message), so that the next try, which describes them, most likely fits.
+    F[fb] = 24 * len + 64;
+    return -1;
   }
   const offsets = wb + len;
   for (let i = 0; i < len; i++) W[offsets + i] = MISSING;
@@ -2570,8 +2573,12 @@ export function countTail(arr, memory, fb, wb, wcap) {
     tailF = new Float64Array(memory.buffer);
     tailW = new Uint32Array(memory.buffer);
   }
+  const F = tailF;
   try {
-    return countTail_(arr, tailF, fb, tailW, wb, wcap);
+    const used = countTail_(arr, F, fb, tailW, wb, wcap);
+    // The memory grew meanwhile (a getter called the package): what was written after that
+    // went nowhere, so the record is not whole.
+    return F.byteLength === 0 ? 0 : used;
   } catch (_) {
     return 0; // the general path reads again, and reports what threw
   }
@@ -2589,6 +2596,10 @@ let fastWasm = null, fastAt = 0, fastMemory = null, fastBusy = false;
 let fastF = new Float64Array(0), fastW = new Uint32Array(0);
 export function perTurnRecord(arr, wasm) {
   if (!countFast || !tailReads || !isArrayOrThrew(arr)) return 0;
+  // A getter of a message may call the package again while the record is written: that
+  // call takes the export (its own buffers), never this record; nor does it switch to its
+  // instance's record (which would publish this one's capacity again, while it is marked).
+  if (fastBusy) return 0;
   const fresh = wasm !== fastWasm;
   if (fresh) {
     fastAt = wasm.__ccPerTurnRecord() >>> 0;
@@ -2601,15 +2612,27 @@ export function perTurnRecord(arr, wasm) {
     fastF = new Float64Array(memory.buffer);
     fastW = new Uint32Array(memory.buffer);
   }
-  // A getter of a message may call the package again while the record is written: that
-  // call takes the export (its own buffers), never this record.
-  if (fastBusy) return 0;
   fastBusy = true;
   try {
     // The words' capacity and byte address (they move when a larger record is needed:
-    // js_view.rs, fast_record_fit).
-    const fb = fastAt >>> 3;
-    const used = countTail_(arr, fastF, fb, fastW, fastF[fb + 11] >>> 2, fastF[fb + 10] >>> 0);
+    // js_view.rs, fast_record_fit). While it is written, the record is marked (no capacity) so that a count a getter makes
+    // meanwhile does not move it (js_view.rs, fast_record_fit): the words stay where this
+    // pass writes them.
+    const fb = fastAt >>> 3, F = fastF, cap = F[fb + 10];
+    F[fb + 10] = 0;
+    let used = 0;
+    try {
+      used = countTail_(arr, F, fb, fastW, F[fb + 11] >>> 2, cap >>> 0);
+    } finally {
+      // The memory grew meanwhile: what was written after that went nowhere (the record is
+      // not whole), and the mark is taken off through a view of the memory as it is now.
+      if (F.byteLength === 0) {
+        used = 0;
+        new Float64Array(wasm.memory.buffer)[fb + 10] = cap;
+      } else {
+        F[fb + 10] = cap;
+      }
+    }
     if (used > 0) countStats.routed++;
     return used;
   } catch (_) {

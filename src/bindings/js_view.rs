@@ -754,7 +754,7 @@ thread_local! {
     /// The per-turn record the package's JS writes before `__ccPerTurnCount` or
     /// `__ccPerTurnShould` (allocated on first use).
     static FAST_RECORD: RefCell<FastRecord> = RefCell::new(FastRecord {
-        f: Box::new([0.0; 12]),
+        f: Box::new(std::array::from_fn(|k| if k == 10 { FAST_RECORD_WORDS as f64 } else { 0.0 })),
         w: vec![0; FAST_RECORD_WORDS],
     });
 }
@@ -777,6 +777,11 @@ fn fast_record_fit(words: usize) {
     }
     FAST_RECORD.with(|r| {
         if let Ok(mut r) = r.try_borrow_mut() {
+            // No capacity: the JS is writing the record (a getter it read called the package),
+            // into the words where they are; they move another time.
+            if r.f[10] == 0.0 {
+                return;
+            }
             if r.w.len() < words {
                 r.w = vec![0; words.next_power_of_two().min(FAST_RECORD_MAX_WORDS)];
                 r.publish();
