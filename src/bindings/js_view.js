@@ -2595,13 +2595,11 @@ export function countTail(arr, memory, fb, wb, wcap) {
 let fastWasm = null, fastAt = 0, fastMemory = null, fastBusy = false;
 let fastF = new Float64Array(0), fastW = new Uint32Array(0);
 export function perTurnRecord(arr, wasm) {
-  if (!countFast || !tailReads || !isArrayOrThrew(arr)) return 0;
   // A getter of a message may call the package again while the record is written: that
   // call takes the export (its own buffers), never this record; nor does it switch to its
   // instance's record (which would publish this one's capacity again, while it is marked).
-  if (fastBusy) return 0;
-  const fresh = wasm !== fastWasm;
-  if (fresh) {
+  if (fastBusy || !countFast || !tailReads || !isArrayOrThrew(arr)) return 0;
+  if (wasm !== fastWasm) {
     fastAt = wasm.__ccPerTurnRecord() >>> 0;
     fastWasm = wasm;
     fastMemory = null;
@@ -2612,32 +2610,27 @@ export function perTurnRecord(arr, wasm) {
     fastF = new Float64Array(memory.buffer);
     fastW = new Uint32Array(memory.buffer);
   }
+  // The words' capacity and byte address (they move when a larger record is needed:
+  // js_view.rs, fast_record_fit). While it is written, the record is marked (no capacity),
+  // so that a count a getter makes meanwhile does not move it: the words stay where this pass
+  // writes them.
+  const fb = fastAt >>> 3, F = fastF, cap = F[fb + 10];
+  F[fb + 10] = 0;
   fastBusy = true;
+  let used;
   try {
-    // The words' capacity and byte address (they move when a larger record is needed:
-    // js_view.rs, fast_record_fit). While it is written, the record is marked (no capacity) so that a count a getter makes
-    // meanwhile does not move it (js_view.rs, fast_record_fit): the words stay where this
-    // pass writes them.
-    const fb = fastAt >>> 3, F = fastF, cap = F[fb + 10];
-    F[fb + 10] = 0;
-    let used = 0;
-    try {
-      used = countTail_(arr, F, fb, fastW, F[fb + 11] >>> 2, cap >>> 0);
-    } finally {
-      // The memory grew meanwhile: what was written after that went nowhere (the record is
-      // not whole), and the mark is taken off through a view of the memory as it is now.
-      if (F.byteLength === 0) {
-        used = 0;
-        new Float64Array(wasm.memory.buffer)[fb + 10] = cap;
-      } else {
-        F[fb + 10] = cap;
-      }
-    }
-    if (used > 0) countStats.routed++;
-    return used;
+    used = countTail_(arr, F, fb, fastW, F[fb + 11] >>> 2, cap >>> 0);
   } catch (_) {
-    return 0; // the export reads again, and reports what threw
-  } finally {
-    fastBusy = false;
+    used = 0; // the export reads again, and reports what threw
   }
+  fastBusy = false;
+  if (F.byteLength === 0) {
+    // The memory grew meanwhile: what was written after that went nowhere (the record is not
+    // whole), and the mark is taken off through a view of the memory as it is now.
+    new Float64Array(wasm.memory.buffer)[fb + 10] = cap;
+    return 0;
+  }
+  F[fb + 10] = cap;
+  if (used > 0) countStats.routed++;
+  return used;
 }
