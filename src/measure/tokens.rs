@@ -905,14 +905,7 @@ pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
     // Its own lines and the rest ([`classify_and_estimate`]), both estimated in one pass.
     let partial = r.message(last)?.has(M::PARTIAL);
     // The latest main-chain user message: reminders before it are no longer read.
-    let mut last_user = None;
-    for k in (first..len).rev() {
-        let m = r.message(k)?;
-        if m.kind() == Some(Kind::User) && !m.has(M::SIDECHAIN) {
-            last_user = Some(k);
-            break;
-        }
-    }
+    let last_user = latest_user(r, first)?;
     let (mut own, mut rest) = (TailPass::default(), TailPass::default());
     let mut closed = false;
     for k in first..len {
@@ -961,20 +954,24 @@ pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
     })
 }
 
+/// The latest main-chain user message of the record from message `from` on (`Some(None)`:
+/// none; `None`: a message there was not read).
+fn latest_user<R: TailRecord + ?Sized>(r: &R, from: usize) -> Option<Option<usize>> {
+    for k in (from..r.message_count()).rev() {
+        let m = r.message(k)?;
+        if m.kind() == Some(Kind::User) && !m.has(TailMessage::SIDECHAIN) {
+            return Some(Some(k));
+        }
+    }
+    Some(None)
+}
+
 /// [`count_tail`] of a record that holds every message and no usage, boundary or context
 /// start: [`unanchored`] from the first message, the estimate of every message the model
 /// reads.
 fn unanchored_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
-    type M = TailMessage;
     let len = r.message_count();
-    let mut last_user = None;
-    for k in (0..len).rev() {
-        let m = r.message(k)?;
-        if m.kind() == Some(Kind::User) && !m.has(M::SIDECHAIN) {
-            last_user = Some(k);
-            break;
-        }
-    }
+    let last_user = latest_user(r, 0)?;
     let mut pass = TailPass::default();
     for k in 0..len {
         let picked = r.message(k)?.is_read(last_user.is_some_and(|u| u > k));
