@@ -315,8 +315,8 @@ impl Environment for JsEnv {
         request: &SummaryRequest,
     ) -> LocalFuture<'_, std::result::Result<SummaryResponse, CallError>> {
         let req = request_js(request);
+        // Its `signal` is set by `callSummarizer` (one of the call's own).
         let opts = Object::new();
-        let _ = Reflect::set(&opts, &"signal".into(), &self.signal);
         if let Some(f) = self.on_text.dyn_ref::<Function>() {
             let _ = Reflect::set(&opts, &"onText".into(), f);
         }

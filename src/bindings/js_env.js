@@ -84,11 +84,7 @@ export function callAbortable(f, thisArg, args, signal, timeoutMs, what) {
 export function callSummarizer(f, request, opts, signal, timeoutMs) {
   // The caller's reason as it is (a string, any value, not made an Error): the summarizer
   // sees what the caller's signal would have shown it.
-  const c = new AbortController();
-  const onAbort = () => c.abort(reasonOf(signal));
-  if (aborted(signal)) onAbort();
-  else listen(signal, onAbort);
-  const release = () => unlisten(signal, onAbort);
+  const { c, release } = abortLinked([signal], reasonOf);
   opts.signal = c.signal;
   const p = callAbortable(f, undefined, [request, opts], signal, timeoutMs, 'The summarizer');
   p.then(release, (e) => {
@@ -217,13 +213,14 @@ export function clearState(v) {
 }
 
 // A controller aborted when one of `parents` (absent ones aside) aborts, with that one's
-// reason (the first already aborted, else the first to abort); `release()` detaches it from
-// them once its work has settled (a long-lived parent keeps no listener per call).
-function abortLinked(parents) {
+// reason as `why` gives it (the first already aborted, else the first to abort; by default an
+// Error); `release()` detaches it from them once its work has settled (a long-lived parent
+// keeps no listener per call).
+function abortLinked(parents, why = abortError) {
   const c = new AbortController();
-  const links = parents.filter(Boolean).map((p) => [p, () => c.abort(abortError(p))]);
+  const links = parents.filter(Boolean).map((p) => [p, () => c.abort(why(p))]);
   const early = links.find(([p]) => aborted(p));
-  if (early) c.abort(abortError(early[0]));
+  if (early) c.abort(why(early[0]));
   else for (const [p, on] of links) listen(p, on);
   return { c, release: () => { for (const [p, on] of links) unlisten(p, on); } };
 }
