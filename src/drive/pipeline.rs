@@ -465,12 +465,9 @@ fn restoration_room(ctx: &CompactContext, fit: Option<&Fit>, before_restoring: u
     };
     // In estimated tokens of messages: the learned line's overhead and ratio, else the
     // system prompt and tools given.
-    let messages_line = match fit {
-        Some(f) if f.ratio.is_finite() && f.ratio > 0.0 && f.overhead.is_finite() => {
-            ((line as f64 - f.overhead.max(0.0)) / f.ratio).max(0.0) as u64
-        }
-        _ => line.saturating_sub(ctx.preamble_tokens),
-    };
+    let messages_line = fit
+        .and_then(|f| f.estimated_within(line))
+        .unwrap_or_else(|| line.saturating_sub(ctx.preamble_tokens));
     messages_line.saturating_sub(before_restoring + 1)
 }
 

@@ -90,6 +90,14 @@ impl Fit {
             estimated
         }
     }
+
+    /// The most estimated tokens of messages whose request stays within `real` tokens by this
+    /// line (the inverse of [`Fit::predict`]); `None` when the line cannot be inverted (a
+    /// ratio that is not positive, numbers that are not finite).
+    pub fn estimated_within(&self, real: u64) -> Option<u64> {
+        (self.ratio.is_finite() && self.ratio > 0.0 && self.overhead.is_finite())
+            .then(|| ((real as f64 - self.overhead.max(0.0)) / self.ratio).max(0.0) as u64)
+    }
 }
 
 /// An observation as the running count makes it: the usage of a response against the
@@ -321,6 +329,33 @@ mod tests {
 
     fn obs(estimated: u64, real: u64) -> Observation {
         Observation { estimated, real }
+    }
+
+    #[test]
+    fn estimated_within_is_the_inverse_of_predict() {
+        let f = Fit {
+            overhead: 26_000.0,
+            ratio: 1.25,
+            observations: 3,
+        };
+        for e in [0u64, 1, 800, 40_000, 123_457] {
+            let within = f.estimated_within(f.predict(e)).unwrap();
+            assert!(within.abs_diff(e) <= 1, "{e}: {within}");
+            assert!(f.predict(within) <= f.predict(e));
+        }
+        // Below the overhead nothing fits; a line that cannot be inverted says so.
+        assert_eq!(f.estimated_within(1_000), Some(0));
+        for ratio in [0.0, -1.0, f64::NAN] {
+            assert_eq!(Fit { ratio, ..f }.estimated_within(50_000), None);
+        }
+        assert_eq!(
+            Fit {
+                overhead: f64::INFINITY,
+                ..f
+            }
+            .estimated_within(50_000),
+            None
+        );
     }
 
     #[test]
