@@ -45,7 +45,7 @@ choose_build_toolchain() {
     # integers, …): 2.2 KB gzip off the first module, 2.7 KB off the second, no measurable
     # change in speed (docs/size.md).
     export CARGO_UNSTABLE_BUILD_STD_FEATURES="optimize_for_size"
-    export RUSTFLAGS="-Zlocation-detail=none -Zfmt-debug=shallow"
+    export RUSTFLAGS="-Zlocation-detail=none -Zfmt-debug=shallow --cfg cc_speed"
     cargo_args=(--config 'profile.release.package.core.opt-level=3')
   else
     echo "$1: $SIZE_TOOLCHAIN (with rust-src) is not installed: building with stable, about 17 KB gzip larger per module (scripts/setup.sh installs it)" >&2

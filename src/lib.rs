@@ -31,6 +31,9 @@
 //! See `SPEC.md` (shared with the project) for the behaviour each module implements.
 
 #![warn(missing_docs)]
+// Hot per-call paths are built for speed inside a crate built for size, where the package's
+// toolchain allows it (scripts/toolchain.sh sets `cc_speed`; docs/size.md).
+#![cfg_attr(cc_speed, feature(optimize_attribute))]
 
 pub mod drive;
 pub mod measure;

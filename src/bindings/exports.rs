@@ -180,6 +180,7 @@ pub fn per_turn_record() -> u32 {
 /// export itself).
 #[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = __ccPerTurnCount, skip_typescript)]
+#[cfg_attr(cc_speed, optimize(speed))]
 pub fn per_turn_count(used: u32) -> f64 {
     fast_record_total(used as usize).map_or(-1.0, |t| t as f64)
 }
@@ -191,6 +192,7 @@ pub fn per_turn_count(used: u32) -> f64 {
 /// the export itself).
 #[cfg(any(feature = "base", feature = "count"))]
 #[wasm_bindgen(js_name = __ccPerTurnShould, skip_typescript)]
+#[cfg_attr(cc_speed, optimize(speed))]
 pub fn per_turn_should(used: u32) -> u32 {
     let Some(rule) = PER_TURN.with(|p| p.borrow().as_ref().map(|(.., r)| *r)) else {
         return 2;

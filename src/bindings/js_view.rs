@@ -623,6 +623,7 @@ impl TailRecord for JsTailRecord<'_> {
         Some(TailMessage(*self.w[..self.n].get(j)?))
     }
 
+    #[cfg_attr(cc_speed, optimize(speed))]
     fn usage(&self) -> Option<(usize, UsageCounts)> {
         let present = self.f[5];
         if present < 0.0 {
@@ -634,6 +635,7 @@ impl TailRecord for JsTailRecord<'_> {
         Some((self.f[4] as usize, UsageCounts::from_valid_raw(&raw)?))
     }
 
+    #[cfg_attr(cc_speed, optimize(speed))]
     fn estimate(&self, i: usize) -> Option<u64> {
         let offsets = &self.w[self.n..];
         let at = *offsets.get(i.checked_sub(self.first)?)?;
@@ -659,6 +661,7 @@ const PLAIN_TEXT: u32 = 2;
 
 /// The estimate of `count` described blocks (with their nested blocks) from `words[*pos]`
 /// on, as [`tokens::estimate_block`] gives it; `None` when one is malformed.
+#[cfg_attr(cc_speed, optimize(speed))]
 fn blocks_estimate(words: &[u32], pos: &mut usize, count: u32) -> Option<u64> {
     let mut total = 0;
     for _ in 0..count {
@@ -793,6 +796,7 @@ fn fast_record_fit(words: usize) {
 /// The count at the end of a JS array of transcript lines (its total) from the record the
 /// package's JS wrote into [`fast_record_at`] (`used` words), when the record settles it
 /// ([`tokens::count_tail`]); `None`: count on the general path.
+#[cfg_attr(cc_speed, optimize(speed))]
 pub fn fast_record_total(used: usize) -> Option<u64> {
     FAST_RECORD.with(|r| {
         let r = r.borrow();

@@ -853,6 +853,7 @@ impl TailPass {
 /// reports what is wrong). The record holds nothing before the anchor response, so it cannot
 /// show a compaction that kept that response ([`stateless_count`]'s rule): its writer makes
 /// no record when a boundary that kept messages may have kept it.
+#[cfg_attr(cc_speed, optimize(speed))]
 pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
     type M = TailMessage;
     let len = r.message_count();
@@ -956,6 +957,7 @@ pub fn count_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
 
 /// The latest main-chain user message of the record from message `from` on (`Some(None)`:
 /// none; `None`: a message there was not read).
+#[cfg_attr(cc_speed, optimize(speed))]
 fn latest_user<R: TailRecord + ?Sized>(r: &R, from: usize) -> Option<Option<usize>> {
     for k in (from..r.message_count()).rev() {
         let m = r.message(k)?;
@@ -969,6 +971,7 @@ fn latest_user<R: TailRecord + ?Sized>(r: &R, from: usize) -> Option<Option<usiz
 /// [`count_tail`] of a record that holds every message and no usage, boundary or context
 /// start: [`unanchored`] from the first message, the estimate of every message the model
 /// reads.
+#[cfg_attr(cc_speed, optimize(speed))]
 fn unanchored_tail<R: TailRecord + ?Sized>(r: &R) -> Option<TokenCount> {
     let len = r.message_count();
     let last_user = latest_user(r, 0)?;
