@@ -24,6 +24,20 @@ function resultContent(value) {
 }
 
 /**
+ * Answers every client tool call of `message` (already pushed to `compactor`) with an error
+ * result saying `why`: what the loop leaves behind when it ends before running them.
+ *
+ * @param {any} compactor
+ * @param {any} message
+ * @param {string} why
+ */
+function answerNotRun(compactor, message, why) {
+  const calls = Array.isArray(message?.content) ? message.content.filter((/** @type {any} */ b) => b?.type === 'tool_use' && typeof b.id === 'string') : [];
+  if (calls.length === 0) return;
+  compactor.push({ role: 'user', content: calls.map((/** @type {any} */ b) => ({ type: 'tool_result', tool_use_id: b.id, is_error: true, content: why })) });
+}
+
+/**
  * Runs a tool-use loop to its end: before every request, `compactor.maybeAutoCompact()`; the
  * request is `request` plus the compactor's conversation as the Messages API sees it
  * (`toApiMessages`); the assistant's reply (with its `usage`, which anchors the count) and
@@ -45,7 +59,9 @@ function resultContent(value) {
  * Stops at a reply that is not `tool_use`, or with `MAX_STEPS_EXCEEDED` after `maxSteps`
  * requests (default 25). A turn the API paused (`pause_turn`) is sent back to go on; a reply
  * cut off by `max_tokens` inside a tool call has its calls answered as not run
- * (`is_error: true`) and the model is asked again.
+ * (`is_error: true`) and the model is asked again. When `onStep` throws, the reply's tool
+ * calls are answered as not run before the loop rejects with that error: the Compactor's
+ * conversation stays one the API takes.
  *
  * @param {import('./anthropic.js').AnthropicToolLoopOptions} options
  * @returns {Promise<import('./anthropic.js').AnthropicToolLoopResult>}
@@ -118,7 +134,14 @@ export async function runToolLoop(options) {
       message = await send({ ...o.request, messages: toApiMessages(o.compactor.messages) });
     }
     o.compactor.push({ role: 'assistant', content: message.content, usage: message.usage });
-    await o.onStep?.(message, { step });
+    try {
+      await o.onStep?.(message, { step });
+    } catch (error) {
+      // The reply is in the caller's Compactor already: its tool calls are answered (not run)
+      // before the error ends the loop, so that the conversation stays one the API takes.
+      answerNotRun(o.compactor, message, 'The loop stopped before this call ran (onStep threw).');
+      throw error;
+    }
     // A turn the API paused (a long server-side tool run) goes on when the paused reply is
     // sent back as it is: the next request, with nothing after it.
     if (message.stop_reason === 'pause_turn') continue;
