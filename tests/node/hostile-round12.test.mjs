@@ -2,7 +2,13 @@
 // transcript whose agent read a path that is now a FIFO or a device no longer hangs (a FIFO
 // blocked the open, and with it the worker's exit: Ctrl-C and SIGTERM could not stop the CLI)
 // nor reads /dev/zero until 2 GB; only a regular file's head is read, anything else restores
-// the content as last seen.
+// the content as last seen. The summarizers' `timeoutMs` / `idleTimeoutMs` of 0 are no limit
+// (as the core's `summaryTimeoutMs: 0`), where every attempt timed out "after 0 ms". An engine
+// without WebAssembly (Safari's Lockdown Mode, `node --jitless`) gets a coded NOT_INITIALIZED
+// from the Node entry's import, and the inline entry's import no longer throws (its `init()`
+// says why), instead of an uncoded `ReferenceError` at import. The agent helpers refuse an
+// options object whose reading throws (a getter, a Proxy trap, a revoked Proxy) with
+// INVALID_ARGUMENT, where what it threw came through uncoded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -10,6 +16,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { anthropicSummarizer } from '../../pkg/anthropic.js';
+import { openaiSummarizer } from '../../pkg/openai.js';
+import { langchainSummarizer } from '../../pkg/langchain.js';
+import { compactionPrepareStep, createChatHandler } from '../../pkg/agents/ai-sdk.js';
+import { runToolLoop } from '../../pkg/agents/anthropic.js';
+import { runChatToolLoop } from '../../pkg/agents/openai.js';
+import { compactionMiddleware } from '../../pkg/agents/langchain.js';
 
 const CLI = fileURLToPath(new URL('../../pkg/cli.mjs', import.meta.url));
 
@@ -68,5 +81,74 @@ test('compact --fresh-files: a FIFO or a device named by the transcript restores
     assert.equal(restored.get(plain), '\ufeffnow on disk\n');
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('summarizers: timeoutMs and idleTimeoutMs of 0 are no limit (every attempt timed out after 0 ms)', async () => {
+  const request = { model: 'claude-sonnet-4-5', system: 's', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 };
+  const later = (v) => new Promise((r) => setTimeout(() => r(v), 30));
+  const json = (body) => async () => later(new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } }));
+  const anthropicBody = { id: 'm', type: 'message', role: 'assistant', content: [{ type: 'text', text: '<summary>a</summary>' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } };
+  const openaiBody = { id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: '<summary>o</summary>' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1 } };
+  const chat = { invoke: async () => later({ content: '<summary>l</summary>', response_metadata: {} }) };
+  for (const key of ['timeoutMs', 'idleTimeoutMs']) {
+    const a = await anthropicSummarizer({ apiKey: 'k', fetch: json(anthropicBody), stream: false, maxRetries: 0, [key]: 0 })(request, {});
+    assert.match(JSON.stringify(a), /<summary>a</, key);
+    const o = await openaiSummarizer({ apiKey: 'k', fetch: json(openaiBody), stream: false, maxRetries: 0, [key]: 0 })(request, {});
+    assert.match(JSON.stringify(o), /<summary>o</, key);
+    const l = await langchainSummarizer(chat, { stream: false, maxRetries: 0, [key]: 0 })(request, {});
+    assert.match(JSON.stringify(l), /<summary>l</, key);
+  }
+});
+
+// A child Node: `args` its flags, `code` an ES module; its stdout.
+function child(args, code) {
+  return new Promise((resolve) => {
+    const c = spawn(process.execPath, [...args, '--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    c.stdout.on('data', (d) => (out += d));
+    c.on('exit', () => resolve(out.trim()));
+  });
+}
+
+test('an engine without WebAssembly: the Node entry refuses at import with NOT_INITIALIZED; the inline entry imports, and init() says why', async () => {
+  const node = fileURLToPath(new URL('../../pkg/node.js', import.meta.url));
+  const count = fileURLToPath(new URL('../../pkg/count-node.js', import.meta.url));
+  const inline = fileURLToPath(new URL('../../pkg/inline.js', import.meta.url));
+  for (const entry of [node, count]) {
+    const out = await child(['--jitless'], `try { await import(${JSON.stringify(entry)}); console.log('imported'); } catch (e) { console.log(e.code + ' ' + /WebAssembly/.test(e.message)); }`);
+    assert.equal(out, 'NOT_INITIALIZED true', entry);
+  }
+  const out = await child(
+    [],
+    `delete globalThis.WebAssembly;
+     const m = await import(${JSON.stringify(inline)});
+     const codes = [];
+     try { await m.default(); codes.push('init ok'); } catch (e) { codes.push(e.code); }
+     try { m.initSync(); codes.push('initSync ok'); } catch (e) { codes.push(e.code); }
+     try { m.tokenCountWithEstimation([]); codes.push('count ok'); } catch (e) { codes.push(e.code); }
+     console.log(codes.join(' '));`,
+  );
+  assert.equal(out, 'NOT_INITIALIZED NOT_INITIALIZED NOT_INITIALIZED');
+});
+
+test('agent helpers: options whose reading throws are INVALID_ARGUMENT (the thrown value was passed on uncoded)', async () => {
+  const trap = () => {
+    throw new Error('trap');
+  };
+  const revoked = Proxy.revocable({}, {});
+  revoked.revoke();
+  const hostile = [new Proxy({}, { get: trap, ownKeys: trap, has: trap, getOwnPropertyDescriptor: trap }), revoked.proxy, { get summarize() { throw 5; } }, { get model() { throw 5; } }];
+  const helpers = { compactionPrepareStep, createChatHandler, runToolLoop, runChatToolLoop, compactionMiddleware };
+  for (const [name, f] of Object.entries(helpers)) {
+    for (const [i, options] of hostile.entries()) {
+      let error;
+      try {
+        await f(options);
+      } catch (e) {
+        error = e;
+      }
+      assert.equal(error?.code, 'INVALID_ARGUMENT', `${name} #${i}: ${error}`);
+    }
   }
 });
