@@ -28,9 +28,9 @@ export interface AiSdkSummarizerOptions {
   stream?: boolean;
   /** The AI SDK's own retries of a retryable API error (it honours `retry-after`). Default 2. */
   maxRetries?: number;
-  /** Time limit of the call, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none. */
+  /** Time limit of the call, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
   timeoutMs?: number;
-  /** Longest silence tolerated between stream parts (or before the answer), in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none. */
+  /** Longest silence tolerated between stream parts (or before the answer), in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
   idleTimeoutMs?: number;
   /** Cap of the output tokens: the smaller of this and the request's `max_tokens` is sent. */
   maxOutputTokens?: number;

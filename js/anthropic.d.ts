@@ -41,9 +41,9 @@ export interface AnthropicSummarizerOptions {
   headers?: Record<string, string | null | undefined> | Iterable<readonly [string, string | null | undefined]> | ReadonlyMap<string, string | null | undefined> | Headers;
   /** Retries of a transient failure (429, 5xx, 529, network errors, timeouts). Default 2. */
   maxRetries?: number;
-  /** Time limit of one attempt, from the request to the last byte, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none. */
+  /** Time limit of one attempt, from the request to the last byte, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
   timeoutMs?: number;
-  /** Longest silence tolerated while waiting for the answer or its next chunk, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none. */
+  /** Longest silence tolerated while waiting for the answer or its next chunk, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
   idleTimeoutMs?: number;
   /** Stream the answer (server-sent events) and report text to `onText` as it comes. Default true. */
   stream?: boolean;

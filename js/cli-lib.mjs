@@ -27,7 +27,7 @@ import {
   statSync,
   write as fsWrite,
 } from 'node:fs';
-import { open as openFile, readFile } from 'node:fs/promises';
+import { open as openFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { Socket, createConnection } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -210,7 +210,8 @@ Options of compact
                           loss report) to the summary.
       --max-summary-tokens N  Token budget of the offline summary (default 8000).
       --fresh-files       Restore the recently read files from disk (default: their content as
-                          last read or written in the transcript).
+                          last read or written in the transcript). Regular files only; a
+                          path that is now anything else restores the content as last read.
       --preview           Print what a compaction would do now (no model call) and write nothing.
       --json              The report as JSON.
       --progress          Show progress on stderr even when it is not a terminal (plain lines).
@@ -1696,13 +1697,7 @@ async function compactJobInWorker(job, port) {
     };
     if (job.freshFiles) {
       const snapshot = new Map(readFileState);
-      context.readFile = async (path) => {
-        try {
-          return await readFile(path, 'utf8');
-        } catch {
-          return snapshot.get(path)?.content ?? null;
-        }
-      };
+      context.readFile = async (path) => (await freshFileText(path)) ?? snapshot.get(path)?.content ?? null;
     }
     /** @type {{customInstructions?: string, appendMissing?: boolean}} */
     const options = {};
@@ -1756,6 +1751,43 @@ async function compactJobInWorker(job, port) {
   }
 }
 
+
+/** The most bytes --fresh-files reads of a file: restoration keeps the head of a file, 5,000
+ * tokens at most (POST_COMPACT_MAX_TOKENS_PER_FILE, about 20 KB), so more is never used. */
+const FRESH_FILE_MAX_BYTES = 1 << 20;
+
+/**
+ * A file's text as it is on disk now, for --fresh-files; null when it is not a regular file
+ * or cannot be read (the content as last seen is then restored). The path comes from the
+ * transcript: a FIFO there would block the open (and the worker's exit, Ctrl-C included) until
+ * a writer came, and a device such as /dev/zero never ends; so the file is opened without
+ * blocking, checked to be a regular file, and only its head is read.
+ * @param {string} path
+ * @returns {Promise<string | null>}
+ */
+export async function freshFileText(path) {
+  /** @type {import('node:fs/promises').FileHandle | undefined} */
+  let h;
+  try {
+    h = await openFile(path, fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0));
+    if (!(await h.stat()).isFile()) return null;
+    const buf = Buffer.allocUnsafe(FRESH_FILE_MAX_BYTES);
+    let n = 0;
+    for (;;) {
+      const { bytesRead } = await h.read(buf, n, buf.length - n, null);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+      if (n === buf.length) break;
+    }
+    // As readFile(path, 'utf8') reads it (a BOM kept); a head cut inside a character leaves
+    // that character out (`stream`), not a U+FFFD.
+    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(buf.subarray(0, n), { stream: n === buf.length });
+  } catch {
+    return null;
+  } finally {
+    await h?.close().catch(() => {});
+  }
+}
 
 /** The model used when neither --model nor the transcript names one (offline only). */
 export const DEFAULT_MODEL = 'claude-sonnet-4-5';

@@ -312,7 +312,8 @@ export function headersToObject(h) {
 
 /**
  * The controls of one HTTP attempt: it is stopped by the caller's `signal`, by `timeoutMs`
- * (the whole attempt) and by `idleTimeoutMs` without data (restarted by `bumpIdle`).
+ * (the whole attempt) and by `idleTimeoutMs` without data (restarted by `bumpIdle`); either
+ * left out or 0 is no limit.
  * `guard(promise)` settles with `promise`, or rejects as soon as the attempt is stopped (even
  * when a custom fetch ignores its signal); `stopError()` is the error for why it stopped: the
  * caller's `abortError(signal)`, or `timeoutError('timeout' | 'idle')`; `stopped()` says whether
@@ -344,9 +345,11 @@ export function attemptControls(signal, timeoutMs, idleTimeoutMs, abortError, ti
   let deadline;
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let idle;
-  if (timeoutMs !== undefined && timeoutMs !== null) deadline = setTimeout(() => stop('timeout'), timeoutMs);
+  // 0 (as left out) is no limit, as the core's `summaryTimeoutMs`: a timer of 0 ms stopped every
+  // attempt before its answer.
+  if (timeoutMs != null && timeoutMs > 0) deadline = setTimeout(() => stop('timeout'), timeoutMs);
   const bumpIdle = () => {
-    if (idleTimeoutMs === undefined || idleTimeoutMs === null) return;
+    if (idleTimeoutMs == null || !(idleTimeoutMs > 0)) return;
     clearTimeout(idle);
     idle = setTimeout(() => stop('idle'), idleTimeoutMs);
   };

@@ -27,9 +27,9 @@ export interface LangChainSummarizerOptions {
    * themselves too (their `maxRetries`, default 6): set one of the two to 0.
    */
   maxRetries?: number;
-  /** Time limit of one attempt, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none. */
+  /** Time limit of one attempt, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
   timeoutMs?: number;
-  /** Longest silence tolerated between chunks (or before the answer), in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none. */
+  /** Longest silence tolerated between chunks (or before the answer), in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
   idleTimeoutMs?: number;
   /** First backoff step in ms. Default 500. */
   retryBaseMs?: number;

@@ -309,7 +309,7 @@ export function checkTimerMs(name, value, optional, optionError) {
   checkCount(name, value, optional, optionError);
   if (typeof value === 'number' && value > MAX_TIMER_MS) {
     throw optionError(
-      `${name} is ${value}; at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer JavaScript runs)${optional ? ', or leave it out for no limit' : ''}`,
+      `${name} is ${value}; at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer JavaScript runs)${optional ? ', or 0 (or leave it out) for no limit' : ''}`,
     );
   }
 }

@@ -453,6 +453,13 @@ const list = (ns) => `{\n  ${ns.join(',\n  ')},\n}`;
 const INIT_SYNC_NOOP =
   '/** Already initialised at import: nothing to do (the browser entry initialises from bytes). */\n' +
   'export function initSync() {}\n';
+// An engine that runs no WebAssembly (Safari's Lockdown Mode, `node --jitless`, a policy
+// that turns it off): the entries that instantiate at import say so with a coded error, not
+// the glue's `ReferenceError: WebAssembly is not defined` (which Node prints with the whole
+// minified glue as its source line). `__ccCodedError` is imported by every such entry.
+const NO_WASM_TEST = "typeof WebAssembly !== 'object' || WebAssembly === null";
+const NO_WASM_ERROR =
+  "__ccCodedError('this JavaScript engine runs no WebAssembly (Safari\\'s Lockdown Mode, node --jitless, or a policy that turns it off): context-compaction cannot run here', 'NOT_INITIALIZED')";
 writeFileSync(
   pkg + 'constants.js',
   header +
@@ -628,6 +635,7 @@ writeFileSync(
     "import { readFileSync } from 'node:fs';\n" +
     "import { initSync as __ccInitSync } from './context_compaction.js';\n" +
     "import * as extraGlue from './context_compaction_extra.js';\n\n" +
+    `if (${NO_WASM_TEST}) throw ${NO_WASM_ERROR};\n` +
     "__ccInitSync({ module: readFileSync(new URL('./context_compaction_bg.wasm', import.meta.url)) });\n" +
     '// The second module is read and instantiated on first use.\n' +
     extraExports(
@@ -792,11 +800,17 @@ writeFileSync(
     '// The .wasm, base64: decoded and compiled synchronously at import (no fetch, no file).\n' +
     "import { initSync as __ccInitSync } from './context_compaction.js';\n\n" +
     `const wasmBase64 = '${inlineBase64}';\n` +
-    'const wasmBytes =\n' +
-    "  typeof Uint8Array.fromBase64 === 'function'\n" +
-    '    ? Uint8Array.fromBase64(wasmBase64)\n' +
-    '    : Uint8Array.from(atob(wasmBase64), (c) => c.charCodeAt(0));\n' +
-    '__ccInitSync({ module: wasmBytes });\n\n' +
+    '// Without WebAssembly (Safari\'s Lockdown Mode) the import still succeeds, so that a page\n' +
+    '// that bundles this entry keeps working: init() and initSync() then say why, and every\n' +
+    '// call is NOT_INITIALIZED.\n' +
+    `const __ccNoWasm = ${NO_WASM_TEST};\n` +
+    'if (!__ccNoWasm) {\n' +
+    '  const wasmBytes =\n' +
+    "    typeof Uint8Array.fromBase64 === 'function'\n" +
+    '      ? Uint8Array.fromBase64(wasmBase64)\n' +
+    '      : Uint8Array.from(atob(wasmBase64), (c) => c.charCodeAt(0));\n' +
+    '  __ccInitSync({ module: wasmBytes });\n' +
+    '}\n\n' +
     '// The second module (inline-extra.js, its .wasm inlined too) is imported on first use.\n' +
     "import { importAgain as __ccImportAgain } from './defaults.js';\n" +
     extraExports(
@@ -804,15 +818,20 @@ writeFileSync(
       false,
     ) +
     "// In Node (and Deno, Bun) the environment variables are defaults, read at import as node.js does.\n" +
-    "if (typeof process !== 'undefined' && process !== null && process.env != null && typeof process.env === 'object') setEnvironmentDefaults(process.env);\n\n" +
+    "if (!__ccNoWasm && typeof process !== 'undefined' && process !== null && process.env != null && typeof process.env === 'object') setEnvironmentDefaults(process.env);\n\n" +
     `export ${list(nodeNames)} from './context_compaction.js';\n` +
     "export { constants } from './constants.js';\n" +
     "export { anthropicSummarizer } from './anthropic.js';\n" +
     summarizerExports +
     errorClass +
     '/** Already initialised at import; kept so isomorphic code can `await init()` everywhere. */\n' +
-    'export default async function init() {}\n' +
-    INIT_SYNC_NOOP,
+    'export default async function init() {\n' +
+    `  if (__ccNoWasm) throw ${NO_WASM_ERROR};\n` +
+    '}\n' +
+    '/** Already initialised at import: nothing to do (the browser entry initialises from bytes). */\n' +
+    'export function initSync() {\n' +
+    `  if (__ccNoWasm) throw ${NO_WASM_ERROR};\n` +
+    '}\n',
 );
 writeFileSync(
   pkg + 'workerd.js',

@@ -48,6 +48,24 @@ function distance(a, b) {
  * @returns {Record<string, any>}
  */
 export function checkOptions(where, options, rules) {
+  try {
+    return checkOptions_(where, options, rules);
+  } catch (e) {
+    if (e instanceof ContextCompactionError) throw e;
+    // A getter or Proxy trap of the caller's threw (or a revoked Proxy): refused as a bad
+    // option, with what it threw as the cause, not passed on as it is (uncoded).
+    let why;
+    try {
+      why = e instanceof Error ? String(e.message) : String(e);
+    } catch {
+      why = 'a value that has no text';
+    }
+    throw codedError('INVALID_ARGUMENT', `${where}: reading the options threw: ${why}`, e);
+  }
+}
+
+/** checkOptions, reads that throw left to it. @param {string} where @param {unknown} options @param {{ accepted: string[], required?: string[], functions?: string[], objects?: string[] }} rules @returns {Record<string, any>} */
+function checkOptions_(where, options, rules) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw codedError('INVALID_ARGUMENT', `${where}: expected an options object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`);
   }
