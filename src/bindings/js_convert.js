@@ -24,14 +24,22 @@ export function takeConvertError() {
 export function entriesOf(v) {
   try {
     if (v === null || v === undefined) return [];
-    if (v instanceof Map) return Array.from(v.entries());
-    if (Array.isArray(v)) return Array.from(v, (x) => [x && typeof x === 'object' ? (x.path ?? x.name) : x, x]);
-    if (typeof v === 'object') return Object.entries(v);
-    return null;
+    let e;
+    if (v instanceof Map) e = Array.from(v.entries());
+    else if (Array.isArray(v)) e = Array.from(v, (x) => [x && typeof x === 'object' ? (x.path ?? x.name) : x, x]);
+    else if (typeof v === 'object') e = Object.entries(v);
+    else return null;
+    SEEN_ENTRIES.set(v, e);
+    return e;
   } catch (e) {
     return failed(e);
   }
 }
+
+// The entries entriesOf read last from each object (a compaction reads the caller's
+// `readFileState` when it starts): js_env.js `clearState` deletes only those after the
+// compaction succeeds, so what the agent read or re-read meanwhile stays.
+export const SEEN_ENTRIES = new WeakMap();
 
 // The own enumerable string keys of an object; null when reading throws.
 export function keysOf(v) {

@@ -6,6 +6,8 @@
 // The caller's signal is the caller's object: what its methods or getters throw (a polyfill, a
 // wrapped signal) must never escape into the library's promises, where it would leave one
 // unsettled and surface as an unhandled rejection. Every use of it goes through these.
+import { SEEN_ENTRIES } from './js_convert.js';
+
 function aborted(signal) {
   try {
     return !!(signal && signal.aborted);
@@ -190,13 +192,20 @@ export function nowIso() {
 }
 
 // Empties the caller's read-file state and loaded-memory paths after a successful
-// compaction (Map/Set: clear(); plain object: its own keys deleted; array: emptied).
-// Never throws: it runs after the compaction succeeded, and a state the caller froze or
-// sealed (or a Map whose clear() throws) is left as it is rather than losing the result.
+// compaction (Map/Set: clear(); plain object: its own keys deleted; array: emptied). Where the
+// compaction read the state's entries (SEEN_ENTRIES, js_convert.js), only those are deleted,
+// each while it still holds the value read: an entry the agent added or changed while the
+// compaction ran (a file it read during the summary request, or during the turns a summary
+// written ahead spans) stays. Never throws: it runs after the compaction succeeded, and a
+// state the caller froze or sealed (or a Map whose clear() throws) is left as it is rather
+// than losing the result.
 export function clearState(v) {
   if (v === null || typeof v !== 'object') return;
+  const seen = SEEN_ENTRIES.get(v);
+  SEEN_ENTRIES.delete(v);
   try {
-    if (typeof v.clear === 'function') v.clear();
+    if (seen !== undefined) clearSeen(v, seen);
+    else if (typeof v.clear === 'function') v.clear();
     else if (Array.isArray(v)) v.length = 0;
     else {
       for (const k of Object.keys(v)) {
@@ -209,6 +218,26 @@ export function clearState(v) {
     }
   } catch {
     // frozen, sealed or read-only: nothing cleared
+  }
+}
+
+// clearState of the entries `seen` of `v` (as entriesOf read them).
+function clearSeen(v, seen) {
+  if (v instanceof Map) {
+    for (const [k, x] of seen) if (v.has(k) && v.get(k) === x) v.delete(k);
+  } else if (Array.isArray(v)) {
+    const gone = new Set(seen.map((pair) => pair[1]));
+    let n = 0;
+    for (let i = 0; i < v.length; i++) if (!gone.has(v[i])) v[n++] = v[i];
+    v.length = n;
+  } else {
+    for (const [k, x] of seen) {
+      try {
+        if (Object.prototype.hasOwnProperty.call(v, k) && v[k] === x) delete v[k];
+      } catch {
+        // a non-configurable key stays
+      }
+    }
   }
 }
 

@@ -41,3 +41,44 @@ test('runToolLoop: onStep that throws on a reply without tool calls adds nothing
   assert.equal(compactor.messages.at(-1).role, 'assistant');
   compactor.free();
 });
+
+// hostile12's H5: the state was cleared whole after a compaction, entries the agent added or
+// changed while it ran (read during the summary request) included.
+import { compactConversation } from '../../pkg/node.js';
+
+const history = () => {
+  const msgs = [];
+  for (let i = 0; i < 10; i++) {
+    msgs.push({ role: 'user', content: `question ${i} `.repeat(300) });
+    msgs.push({ role: 'assistant', content: `answer ${i} `.repeat(300) });
+  }
+  return msgs;
+};
+
+for (const kind of ['Map', 'object', 'array']) {
+  test(`readFileState (${kind}): what the agent reads while a compaction runs stays after it; the rest is cleared`, async () => {
+    const a = { path: '/a.txt', content: 'A', timestamp: 1 };
+    const b = { path: '/b.txt', content: 'B', timestamp: 1 };
+    const fresh = { path: '/read-meanwhile.txt', content: 'NEW', timestamp: 2 };
+    const b2 = { path: '/b.txt', content: 'B, read again', timestamp: 3 };
+    const state = kind === 'Map' ? new Map([['/a.txt', a], ['/b.txt', b]]) : kind === 'object' ? { '/a.txt': a, '/b.txt': b } : [a, b];
+    const summarize = async () => {
+      if (kind === 'Map') { state.set(fresh.path, fresh); state.set(b2.path, b2); }
+      else if (kind === 'object') { state[fresh.path] = fresh; state[b2.path] = b2; }
+      else { state.push(fresh); state[1] = b2; }
+      return '<summary>s</summary>';
+    };
+    const r = await compactConversation(history(), { model: 'claude-sonnet-4-5', readFileState: state, summarize });
+    assert.ok(r.summary.length > 0);
+    const left = kind === 'Map' ? [...state.values()] : kind === 'object' ? Object.values(state) : [...state];
+    // Before: empty (both entries the agent read during the summary request were lost).
+    assert.deepEqual(left.map((x) => x.path).sort(), ['/b.txt', '/read-meanwhile.txt']);
+    assert.equal(left.find((x) => x.path === '/b.txt'), b2);
+  });
+}
+
+test('readFileState untouched while a compaction runs is cleared whole, as before', async () => {
+  const state = new Map([['/a.txt', { content: 'A', timestamp: 1 }]]);
+  await compactConversation(history(), { model: 'claude-sonnet-4-5', readFileState: state, summarize: async () => '<summary>s</summary>' });
+  assert.equal(state.size, 0);
+});
