@@ -1128,6 +1128,7 @@ function fileTextLen(v, mediaType) {
     return base64Bytes(v, 0);
   }
   if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return v.byteLength;
+  if (v instanceof URL && v.protocol === 'data:') return fileTextLen(v.href, mediaType);
   return -1;
 }
 
@@ -1155,6 +1156,8 @@ export function fileText(v) {
     return base64Text(v);
   }
   if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return new TextDecoder().decode(v);
+  // The AI SDK takes a `URL` too; one of a `data:` URL holds the file (the SDK sends its data).
+  if (v instanceof URL && v.protocol === 'data:') return fileText(v.href);
   return undefined;
 }
 
