@@ -102,3 +102,49 @@ test('N4: runToolLoop goes on after a pause at the API\'s own compaction, the la
   // The count starts at the block (estimated: the paused reply's usage leaves the compaction out).
   assert.ok(compactor.tokenCount() < 1000);
 });
+
+test('N5: the user messages OpenAI\'s /responses/compact keeps before its compaction item are counted and never dropped', async () => {
+  const spec = `FIRST-REQUEST build the importer. ${lines(300, 'requirement')}`;
+  const item = { type: 'compaction', id: 'cmp_1', encrypted_content: `gAAAAB${'x'.repeat(400)}` };
+  // What `POST /v1/responses/compact` returns (user messages kept, then one compaction item),
+  // and the turn after it.
+  const window = [
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: spec }] },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'SECOND-REQUEST also add tests' }] },
+    item,
+  ];
+  const conv = [...window,
+    { type: 'function_call', call_id: 'c9', name: 'shell', arguments: '{"cmd":"ls"}' },
+    { type: 'function_call_output', call_id: 'c9', output: lines(200, 'listing') },
+    { role: 'user', content: 'LATEST go on' },
+  ];
+  const first = cc.tokenCountWithEstimation([window[0]]);
+  const all = cc.tokenCountWithEstimation(conv);
+  // Before: 1,936 (from the item on), less than the first message alone (5,353).
+  assert.ok(all > first, `${all} > ${first}`);
+  assert.equal(cc.shouldAutoCompact(conv, 'gpt-5'), false);
+  const c = new cc.Compactor({ model: 'gpt-5', summarize });
+  c.pushMany(conv);
+  assert.equal(c.tokenCount(), all);
+  assert.match(JSON.stringify(cc.toApiMessages(conv)), /FIRST-REQUEST/);
+  // A compaction of the library summarizes them (before: neither in the output nor in the
+  // summary request) and keeps the provider's item, unchanged, in front.
+  let request;
+  const result = await cc.compactConversation(conv, { model: 'gpt-5', summarize: async (q) => { request = q; return '<summary>S</summary>'; } }, { keepLastUserMessage: true });
+  assert.match(JSON.stringify(request.messages), /FIRST-REQUEST/);
+  assert.match(JSON.stringify(request.messages), /SECOND-REQUEST/);
+  const out = cc.buildPostCompactMessages(result);
+  assert.equal(out[0], item);
+  assert.equal(out.at(-1).content, 'LATEST go on');
+  assert.equal(cc.validateForApi(out).valid, true);
+  // The server-side compaction (`context_management`), whose item follows the turns it
+  // replaced: the context still starts at the item.
+  const served = [
+    { role: 'user', content: spec },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'working' }] },
+    { role: 'user', content: 'go on' },
+    item,
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'done' }] },
+  ];
+  assert.ok(cc.tokenCountWithEstimation(served) < first);
+});
