@@ -3,7 +3,7 @@
 // `Compactor` holding the conversation: it compacts before a request when due, runs your
 // tools, and after a "prompt is too long" rejection compacts once and retries the request.
 // `@anthropic-ai/sdk` is the caller's own client; this module does not import it.
-import { parseContextOverflowError, toApiMessages } from 'context-compaction';
+import { applyApiCompaction, parseContextOverflowError, toApiMessages } from 'context-compaction';
 import { checkOptions, codedError, notifyIgnoringResult, thrownText, toolJson, toolNamed } from './common.js';
 
 const KEYS = [
@@ -57,7 +57,9 @@ function answerNotRun(compactor, message, why) {
  * succeeds again (the reactive one after a rejection, or a manual `compact()`).
  *
  * Stops at a reply that is not `tool_use`, or with `MAX_STEPS_EXCEEDED` after `maxSteps`
- * requests (default 25). A turn the API paused (`pause_turn`) is sent back to go on; a reply
+ * requests (default 25). A turn the API paused (`pause_turn`) is sent back to go on, as is
+ * one paused after the API's own compaction (`stop_reason: 'compaction'`), followed by the
+ * messages from the latest user request on (the API reads nothing before the block); a reply
  * cut off by `max_tokens` inside a tool call has its calls answered as not run
  * (`is_error: true`) and the model is asked again. When `onStep` throws, the reply's tool
  * calls are answered as not run before the loop rejects with that error: the Compactor's
@@ -133,7 +135,18 @@ export async function runToolLoop(options) {
       await o.onCompaction?.(result, { step, reason: 'reactive' });
       message = await send({ ...o.request, messages: toApiMessages(o.compactor.messages) });
     }
-    o.compactor.push({ role: 'assistant', content: message.content, usage: message.usage });
+    // A pause after the API's own compaction (`pause_after_compaction`): the API reads nothing
+    // before the block, so the messages from the latest user request on go back after it
+    // (applyApiCompaction), and the task goes on. The reply's usage leaves the compaction's
+    // out: the count is estimated from the block instead.
+    const paused = message.stop_reason === 'compaction';
+    let putBack = [];
+    if (paused) {
+      const sent = toApiMessages(o.compactor.messages);
+      putBack = applyApiCompaction(sent, message).messages.slice(sent.length + 1);
+    }
+    o.compactor.push(paused ? { role: 'assistant', content: message.content } : { role: 'assistant', content: message.content, usage: message.usage });
+    if (putBack.length) o.compactor.pushMany(putBack);
     try {
       await o.onStep?.(message, { step });
     } catch (error) {
@@ -144,7 +157,7 @@ export async function runToolLoop(options) {
     }
     // A turn the API paused (a long server-side tool run) goes on when the paused reply is
     // sent back as it is: the next request, with nothing after it.
-    if (message.stop_reason === 'pause_turn') continue;
+    if (message.stop_reason === 'pause_turn' || paused) continue;
     // A reply cut off by max_tokens inside a tool call: the call is answered (not run, its
     // input is incomplete) so that the conversation stays one the API takes, and the model
     // is asked again.

@@ -22,7 +22,8 @@ const KEYS = [
  * compacted when due (`compactConversation`; the summary is a user message, leading
  * system/developer messages stay first, the latest user request is kept verbatim unless
  * `compactOptions.keepLastUserMessage` is `false`). A request rejected as too long is retried
- * once after a compaction. Each `tool_calls` entry runs `tools[name](parsedArguments)`; what
+ * once after a compaction. Each `tool_calls` entry runs `tools[name](parsedArguments)` (a
+ * custom tool's call: `tools[name](input)`, its free-form text); what
  * it returns (or `Error: ` and the message of what it throws, or of a name that is not one of
  * the caller's tools, or of an answer with no JSON form) is the `tool` message. Resolves with the
  * conversation to keep (`messages`, compacted if a compaction ran), the last completion and
@@ -132,9 +133,13 @@ export async function runChatToolLoop(options) {
     for (const call of calls) {
       let content;
       try {
-        const run = toolNamed(tools, call.function?.name);
-        if (!run) throw new Error(`no tool named "${call.function?.name}"`);
-        const out = await run(JSON.parse(call.function.arguments || '{}'), { id: call.id });
+        // A custom (free-form) tool's call carries its name and raw text input in `custom`.
+        const custom = call.type === 'custom';
+        const name = custom ? call.custom?.name : call.function?.name;
+        const run = toolNamed(tools, name);
+        if (!run) throw new Error(`no tool named "${name}"`);
+        const args = custom ? (call.custom.input ?? '') : JSON.parse(call.function.arguments || '{}');
+        const out = await run(args, { id: call.id });
         content = typeof out === 'string' ? out : toolJson(out);
       } catch (error) {
         content = `Error: ${thrownText(error)}`;

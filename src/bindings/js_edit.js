@@ -218,7 +218,8 @@ function mediaSource(v, mediaType, image) {
     if (/^https?:\/\//.test(v)) return { type: 'url', url: v };
     return base64Source(v, mediaType, image);
   }
-  if (v instanceof URL) return { type: 'url', url: v.href };
+  // A `URL` of a `data:` URL holds the media itself (the AI SDK sends it as its data).
+  if (v instanceof URL) return v.protocol === 'data:' ? mediaSource(v.href, mediaType, image) : { type: 'url', url: v.href };
   // Bytes (Uint8Array, Buffer, ArrayBuffer): sent as the base64 they are.
   if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return base64Source(bytesBase64(v), mediaType, image);
   return { type: 'base64', media_type: mediaType || 'application/octet-stream', data: '' };
@@ -357,7 +358,8 @@ function anthropicBlock(p) {
     // A provider's file id: a file source (no media type or size to tell).
     case 'image-file-id': return { type: 'image', source: fileSource(p.fileId) };
     case 'file-data': return mediaBlock(p.data, p.mediaType || 'application/octet-stream');
-    case 'file-url': return mediaBlock(p.url, p.mediaType);
+    // A file (a document) unless its media type says image.
+    case 'file-url': return mediaBlock(p.url, p.mediaType || 'application/pdf');
     case 'file-id': return { type: mediaKind(p.mediaType) === 1 ? 'image' : 'document', source: fileSource(p.fileId) };
     case 'input_audio': {
       const a = p.input_audio !== null && typeof p.input_audio === 'object' ? p.input_audio : {};

@@ -373,7 +373,44 @@ export function leaveChain() {
 }
 // Header `h` of arr[i] as the conversation in effect has it.
 // (A mask of another length is of the array as it was: not in effect.)
-export const onChain = (arr, i, h) => (arr !== chainArr || chainOn.length !== arr.length ? h : chainOn[i] === 1 ? h & ~16 : h | 16);
+// A context start that closes the window of OpenAI's `/responses/compact` starts nothing
+// (closesWindow).
+export const onChain = (arr, i, h) => {
+  if ((h & STARTS_CONTEXT) && closesWindow(arr, i)) h &= ~STARTS_CONTEXT;
+  return arr !== chainArr || chainOn.length !== arr.length ? h : chainOn[i] === 1 ? h & ~16 : h | 16;
+};
+
+// Whether arr[i], a provider's opaque compaction alone (an OpenAI Responses `compaction`
+// item, or a message holding only a `compaction` block with no readable `content`), closes the
+// window OpenAI's `/responses/compact` returns: the user (and system, developer) messages it
+// kept, then the item. The provider reads those messages, so the context does not start at
+// the item (model::messages::closes_compact_window says the same of the Rust side's messages).
+function closesWindow(arr, i) {
+  const m = arr[i];
+  if (i === 0 || m.message !== undefined) return false;
+  if (m.type !== 'compaction' || m.role !== undefined) {
+    const c = (typeof m.role === 'string' ? m : lcFields(m) ?? m).content;
+    if (!Array.isArray(c) || c.length !== 1 || !beginsWithCompaction(c) || !isOpaqueCompaction(c[0])) return false;
+  }
+  for (let k = 0; k < i; k++) if (!isWindowInput(arr[k])) return false;
+  return true;
+}
+
+// A user, system or developer message that holds no tool result (any shape but a line).
+function isWindowInput(m) {
+  if (m === null || typeof m !== 'object' || m.message !== undefined) return false;
+  const r = m.role;
+  let f = m;
+  if (typeof r === 'string') {
+    if (!(r === 'user' || r === 'human' || roleKind(r) === 2) || (m.type ?? 'message') !== 'message') return false;
+  } else {
+    f = lcFields(m);
+    const k = f === undefined ? 1 : lcKind(m, f);
+    if (k !== 2 && (k !== 0 || f.tool_call_id !== undefined)) return false;
+  }
+  const c = f.content;
+  return !Array.isArray(c) || !parts(c).some((p) => p !== null && typeof p === 'object' && p.type === 'tool_result');
+}
 
 // What `linked` knows of the lines before the next one: `open` (nothing: the lines before
 // the range were not read, the first ones may name any parent), the uuid of the latest line
@@ -634,7 +671,7 @@ function rfind_(arr, end, mask) {
     // block is a start; header(m, false) says the same, reading more.
     if (mask === 4 && m !== null && typeof m === 'object' && !Array.isArray(m) && typeof m.type !== 'string' &&
         !Array.isArray(m.lc_namespace) && typeof m.role === 'string') {
-      if (m.role === 'assistant' && startsContext(m)) return i;
+      if (m.role === 'assistant' && startsContext(m) && !closesWindow(arr, i)) return i;
       continue;
     }
     const h = onChain(arr, i, header(m, false));
@@ -1128,6 +1165,7 @@ function fileTextLen(v, mediaType) {
     return base64Bytes(v, 0);
   }
   if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return v.byteLength;
+  if (v instanceof URL && v.protocol === 'data:') return fileTextLen(v.href, mediaType);
   return -1;
 }
 
@@ -1155,6 +1193,8 @@ export function fileText(v) {
     return base64Text(v);
   }
   if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return new TextDecoder().decode(v);
+  // The AI SDK takes a `URL` too; one of a `data:` URL holds the file (the SDK sends its data).
+  if (v instanceof URL && v.protocol === 'data:') return fileText(v.href);
   return undefined;
 }
 

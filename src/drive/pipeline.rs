@@ -1200,12 +1200,17 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         summary_messages.append(&mut hook_results);
     }
 
-    // The provider's opaque compaction the context started with stays in front (unless kept).
-    let kept_in_front = active_start(messages)?;
-    let kept_in_front = (kept_in_front < messages.len()
-        && messages[kept_in_front].holds_opaque_compaction()
-        && !f.kept.contains(&kept_in_front))
-    .then_some(kept_in_front);
+    // The provider's opaque compaction the context started with stays in front (unless kept);
+    // so does the one closing the `/responses/compact` window the context starts with.
+    let start = active_start(messages)?;
+    let front = if start < messages.len() && messages[start].holds_opaque_compaction() {
+        Some(start)
+    } else if start == 0 {
+        crate::model::messages::compact_window_end(messages)
+    } else {
+        None
+    };
+    let kept_in_front = front.filter(|i| !f.kept.contains(i));
 
     // The tool changes of the API's compaction block the context started with, when that
     // block's message is summarized (kept, or kept in front, it still carries them).

@@ -438,6 +438,25 @@ impl PartialEq for ConversationMark {
     }
 }
 
+/// Whether `messages[i]`, a provider's opaque compaction alone (an OpenAI Responses
+/// `compaction` item), closes the window OpenAI's `/responses/compact` returns: the user (and
+/// system, developer) messages it kept, then the item. The provider reads those messages, so
+/// the context does not start at the item (`js_view.js` `closesWindow` says the same of JS
+/// messages).
+pub fn closes_compact_window(messages: &[Message], i: usize) -> bool {
+    i > 0
+        && i < messages.len()
+        && messages[i].is_only_opaque_compaction()
+        && messages[..i].iter().all(Message::is_window_input)
+}
+
+/// The opaque compaction that closes the `/responses/compact` window `messages` begin with
+/// ([`closes_compact_window`]), when they do.
+pub fn compact_window_end(messages: &[Message]) -> Option<usize> {
+    let i = messages.iter().position(|m| !m.is_window_input())?;
+    closes_compact_window(messages, i).then_some(i)
+}
+
 /// `type` of the Messages API's server-side compaction block (`compact_20260112`, on-demand
 /// compaction): `{type: 'compaction', content, encrypted_content | signature}`.
 pub const COMPACTION_BLOCK: &str = "compaction";
@@ -823,6 +842,22 @@ impl Message {
     pub fn holds_opaque_compaction(&self) -> bool {
         self.first_compaction_block()
             .is_some_and(is_opaque_compaction)
+    }
+
+    /// Whether this message holds nothing but an opaque compaction (what an OpenAI Responses
+    /// `compaction` item reads as), not a transcript line.
+    fn is_only_opaque_compaction(&self) -> bool {
+        !self.is_transcript()
+            && self.holds_opaque_compaction()
+            && matches!(self.content(), Some(Content::Blocks(b)) if b.len() == 1)
+    }
+
+    /// Whether this is a user or system message (not a transcript line) holding no tool
+    /// result: what OpenAI's `/responses/compact` keeps in front of its compaction item.
+    fn is_window_input(&self) -> bool {
+        !self.is_transcript()
+            && matches!(self.kind(), Kind::User | Kind::System)
+            && !matches!(self.content(), Some(Content::Blocks(b)) if b.iter().any(|b| matches!(b, Block::ToolResult(_))))
     }
 
     /// Whether this is a system message given as a message with `clear_at:
@@ -1451,6 +1486,43 @@ mod tests {
             let f = m(failed);
             assert!(!f.holds_compaction() && !f.holds_opaque_compaction());
         }
+    }
+
+    #[test]
+    fn the_compact_endpoints_window_is_read_its_compaction_starts_nothing() {
+        use crate::model::view::ConversationView;
+        let all = |v: serde_json::Value| Message::parse_all(v).unwrap();
+        let opaque = serde_json::json!({"role": "assistant", "content": [{"type": "compaction", "encrypted_content": "E"}]});
+        // `/responses/compact`: the user messages it kept, then its item.
+        let window = all(serde_json::json!([
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": [{"type": "text", "text": "first"}]},
+            {"role": "user", "content": "second"},
+            opaque,
+            {"role": "user", "content": "next"},
+        ]));
+        assert!(super::closes_compact_window(&window, 3));
+        assert!(!window.as_slice().starts_context(3));
+        assert_eq!(super::compact_window_end(&window), Some(3));
+        // Anything else before it: the item replaced it (server-side compaction) and starts
+        // the context.
+        for before in [
+            serde_json::json!({"role": "assistant", "content": "a"}),
+            serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]}),
+        ] {
+            let m = all(serde_json::json!([{"role": "user", "content": "first"}, before, opaque]));
+            assert!(!super::closes_compact_window(&m, 2));
+            assert!(m.as_slice().starts_context(2));
+            assert_eq!(super::compact_window_end(&m), None);
+        }
+        // First in the array, or a readable block (the Messages API's): a start as before.
+        let first = all(serde_json::json!([opaque, {"role": "user", "content": "x"}]));
+        assert!(first.as_slice().starts_context(0));
+        let readable = all(serde_json::json!([
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": [{"type": "compaction", "content": "s"}]},
+        ]));
+        assert!(readable.as_slice().starts_context(1));
     }
     use super::{compaction_unread, payload_is_read, session_template, Message};
 

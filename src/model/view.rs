@@ -1229,7 +1229,7 @@ impl ConversationView for [Message] {
     }
 
     fn starts_context(&self, i: usize) -> bool {
-        self[i].holds_compaction()
+        self[i].holds_compaction() && !crate::model::messages::closes_compact_window(self, i)
     }
 
     fn clears_at_next_user(&self, i: usize) -> bool {

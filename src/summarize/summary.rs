@@ -271,7 +271,7 @@ pub const PROVIDER_SUMMARY_MARKER: &str =
 /// What the summary request shows for an opaque `compaction` item (an OpenAI Responses
 /// compaction: encrypted, readable by the provider only). The item itself is kept in front of
 /// the new summary, so the model still receives what it stands for.
-pub const OPAQUE_COMPACTION_NOTE: &str = "[The conversation before this point was compacted by the provider's server-side compaction. Its summary is encrypted and cannot be shown here; it is kept ahead of the new summary, so the model still receives it. Summarize what follows this note, and do not claim that nothing happened before it.]";
+pub const OPAQUE_COMPACTION_NOTE: &str = "[The conversation before this point was compacted by the provider's server-side compaction. Its summary is encrypted and cannot be shown here; it is kept ahead of the new summary, so the model still receives it. Summarize every message shown here, and do not claim that nothing else happened before it.]";
 
 /// Keeps the head and the tail of `s` (at most `max_chars` characters in all) around a
 /// marker saying how many characters were left out.

@@ -316,10 +316,17 @@ fn api_groups_with_systems<'a>(
     mut placed: Option<&mut Vec<Placed>>,
 ) -> (Groups<'a>, Vec<Option<&'a Message>>) {
     // After the last boundary line, or from the last message that begins with the API's
-    // `compaction` block (the API reads nothing before it).
-    let start = messages
-        .iter()
-        .rposition(|m| (m.is_compact_boundary() || m.holds_compaction()) && !m.is_sidechain())
+    // `compaction` block (the API reads nothing before it; the compaction closing the window
+    // of OpenAI's `/responses/compact` starts nothing: crate::model::view starts_context).
+    let start = (0..messages.len())
+        .rev()
+        .find(|&i| {
+            let m = &messages[i];
+            (m.is_compact_boundary()
+                || (m.holds_compaction()
+                    && !crate::model::messages::closes_compact_window(messages, i)))
+                && !m.is_sidechain()
+        })
         .map_or(0, |b| {
             if messages[b].is_compact_boundary() {
                 b + 1

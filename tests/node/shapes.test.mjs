@@ -331,8 +331,13 @@ describe("the providers' server-side compaction", () => {
     assert.equal(cc.validateForApi(t).valid, true, JSON.stringify(cc.validateForApi(t).problems));
   });
 
+  // (A server-side compaction's item follows the turns it replaced; one that only user
+  // messages precede is the window of `/responses/compact`, whose messages are read:
+  // tests/node/shapes-round12.test.mjs N5.)
+  const replyItem = { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Working on it.', annotations: [] }] };
+
   test('OpenAI Responses: counting starts at the last compaction item', () => {
-    const items = [{ role: 'user', content: KB40 }, { type: 'compaction', id: 'cmp_1', encrypted_content: 'e'.repeat(4_000) }, { role: 'user', content: filler(800, 22) }];
+    const items = [{ role: 'user', content: KB40 }, replyItem, { type: 'compaction', id: 'cmp_1', encrypted_content: 'e'.repeat(4_000) }, { role: 'user', content: filler(800, 22) }];
     assert.equal(count(items), 1_000 + 200);
   });
 
@@ -343,6 +348,7 @@ describe("the providers' server-side compaction", () => {
     const item = { type: 'compaction', id: 'cmp_1', encrypted_content: 'gAAAAA' + 'C'.repeat(20_000) };
     const items = [
       { role: 'user', content: 'BEFORE the provider compaction ' + KB40 },
+      replyItem,
       item,
       { role: 'user', content: 'Continue with the migration. '.repeat(30) },
       { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Migrating table users. '.repeat(30), annotations: [] }] },
