@@ -3,7 +3,7 @@
 // `Compactor` holding the conversation: it compacts before a request when due, runs your
 // tools, and after a "prompt is too long" rejection compacts once and retries the request.
 // `@anthropic-ai/sdk` is the caller's own client; this module does not import it.
-import { parseContextOverflowError, toApiMessages } from 'context-compaction';
+import { applyApiCompaction, parseContextOverflowError, toApiMessages } from 'context-compaction';
 import { checkOptions, codedError, notifyIgnoringResult, thrownText, toolJson, toolNamed } from './common.js';
 
 const KEYS = [
@@ -43,7 +43,9 @@ function resultContent(value) {
  * succeeds again (the reactive one after a rejection, or a manual `compact()`).
  *
  * Stops at a reply that is not `tool_use`, or with `MAX_STEPS_EXCEEDED` after `maxSteps`
- * requests (default 25). A turn the API paused (`pause_turn`) is sent back to go on; a reply
+ * requests (default 25). A turn the API paused (`pause_turn`) is sent back to go on, and so is
+ * one the API's own compaction paused (`stop_reason: 'compaction'`, with the messages from the
+ * latest user request on put back after its block, as {@link applyApiCompaction} does); a reply
  * cut off by `max_tokens` inside a tool call has its calls answered as not run
  * (`is_error: true`) and the model is asked again.
  *
@@ -116,6 +118,16 @@ export async function runToolLoop(options) {
       compactions += 1;
       await o.onCompaction?.(result, { step, reason: 'reactive' });
       message = await send({ ...o.request, messages: toApiMessages(o.compactor.messages) });
+    }
+    if (message.stop_reason === 'compaction') {
+      // The API compacted the context and paused (`pause_after_compaction` of the
+      // compact_20260112 edit): it ignores what came before the block from now on, so the
+      // messages from the latest user request on go after it (applyApiCompaction's rule),
+      // and the next request goes on with the task.
+      const before = o.compactor.messages;
+      o.compactor.pushMany(applyApiCompaction(before, message).messages.slice(before.length));
+      await o.onStep?.(message, { step });
+      continue;
     }
     o.compactor.push({ role: 'assistant', content: message.content, usage: message.usage });
     await o.onStep?.(message, { step });
