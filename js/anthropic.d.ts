@@ -22,7 +22,11 @@ export interface AnthropicSummarizerOptions {
    * credentials are given.
    */
   authToken?: string | null;
-  /** Overrides the `model` of every request the library builds. */
+  /**
+   * Overrides the `model` of every request the library builds. A model id ending with `[1m]`
+   * (here or in the request) is sent without the suffix, with the `context-1m-2025-08-07`
+   * beta: the 1M-token context it names.
+   */
   model?: string;
   /**
    * API origin, an http(s) URL; `/v1/messages` is appended to its path (a query is kept after

@@ -36,6 +36,19 @@ const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 const API_VERSION = '2023-06-01';
 /** The `anthropic-beta` value a request that asks for on-demand compaction is sent with. */
 const ON_DEMAND_COMPACTION_BETA = 'compact-2026-09-04';
+/** The `anthropic-beta` value of the 1M-token context, which a `[1m]` model id asks for. */
+const LONG_CONTEXT_BETA = 'context-1m-2025-08-07';
+/** A model id ending with `[1m]`: Claude Code's (and this library's) name of the 1M context. */
+const ONE_M_SUFFIX = /\[1m\]\s*$/i;
+
+/**
+ * `given` (an `anthropic-beta` value, or none) with `name` added when it lacks it.
+ *
+ * @param {string | undefined} given
+ * @param {string} name
+ */
+const addBeta = (given, name) =>
+  !given ? name : given.split(',').some((b) => b.trim() === name) ? given : `${given},${name}`;
 
 /** The options {@link anthropicSummarizer} reads; any other key is a mistake. */
 const OPTION_KEYS = Object.freeze([
@@ -249,18 +262,18 @@ function buildAnthropicSummarizer(options) {
     if (model) body.model = model;
     if (useStream) body.stream = true;
     else delete body.stream;
-    const payload = JSON.stringify(body);
-    // The library asks for the API's on-demand compaction with a top-level `compaction`.
     /** @type {string | undefined} */
     let beta;
-    if (body.compaction !== undefined && body.compaction !== null) {
-      const given = headers['anthropic-beta'];
-      beta = given && given.split(',').map((b) => b.trim()).includes(ON_DEMAND_COMPACTION_BETA)
-        ? given
-        : given
-          ? `${given},${ON_DEMAND_COMPACTION_BETA}`
-          : ON_DEMAND_COMPACTION_BETA;
+    // The API knows no `[1m]` id: it is the model with the 1M-context beta.
+    if (typeof body.model === 'string' && ONE_M_SUFFIX.test(body.model)) {
+      body.model = body.model.replace(ONE_M_SUFFIX, '');
+      beta = addBeta(headers['anthropic-beta'], LONG_CONTEXT_BETA);
     }
+    // The library asks for the API's on-demand compaction with a top-level `compaction`.
+    if (body.compaction !== undefined && body.compaction !== null) {
+      beta = addBeta(beta ?? headers['anthropic-beta'], ON_DEMAND_COMPACTION_BETA);
+    }
+    const payload = JSON.stringify(body);
     /** Shared by the attempts: once text reached `onText`, a failure is no longer retried. */
     const call = { delivered: false, onText: onText ?? undefined, beta };
 

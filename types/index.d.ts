@@ -1059,7 +1059,9 @@ export interface ApiCompactionApplied<M> {
   /**
    * The conversation to continue with: your messages (all, or from the block on with
    * `dropIgnored`), the response as `{role: 'assistant', content}` (its own `content` array,
-   * the block byte for byte), then after a pause the messages put back.
+   * the block byte for byte), then after a pause the messages put back (your objects; a
+   * response among them as a shallow copy without its `usage`, which measured the context
+   * before the compaction).
    */
   messages: Array<M | { role: 'assistant'; content: readonly unknown[] }>;
   /** The response begins with a compaction block that has content: the context starts there. */

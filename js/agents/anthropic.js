@@ -57,9 +57,9 @@ function answerNotRun(compactor, message, why) {
  * succeeds again (the reactive one after a rejection, or a manual `compact()`).
  *
  * Stops at a reply that is not `tool_use`, or with `MAX_STEPS_EXCEEDED` after `maxSteps`
- * requests (default 25). A turn the API paused (`pause_turn`) is sent back to go on, as is
- * one paused after the API's own compaction (`stop_reason: 'compaction'`), followed by the
- * messages from the latest user request on (the API reads nothing before the block); a reply
+ * requests (default 25). A turn the API paused (`pause_turn`) is sent back to go on, and so is
+ * one the API's own compaction paused (`stop_reason: 'compaction'`, with the messages from the
+ * latest user request on put back after its block, as {@link applyApiCompaction} does); a reply
  * cut off by `max_tokens` inside a tool call has its calls answered as not run
  * (`is_error: true`) and the model is asked again. When `onStep` throws, the reply's tool
  * calls are answered as not run before the loop rejects with that error: the Compactor's
@@ -135,18 +135,17 @@ export async function runToolLoop(options) {
       await o.onCompaction?.(result, { step, reason: 'reactive' });
       message = await send({ ...o.request, messages: toApiMessages(o.compactor.messages) });
     }
-    // A pause after the API's own compaction (`pause_after_compaction`): the API reads nothing
-    // before the block, so the messages from the latest user request on go back after it
-    // (applyApiCompaction), and the task goes on. The reply's usage leaves the compaction's
-    // out: the count is estimated from the block instead.
-    const paused = message.stop_reason === 'compaction';
-    let putBack = [];
-    if (paused) {
-      const sent = toApiMessages(o.compactor.messages);
-      putBack = applyApiCompaction(sent, message).messages.slice(sent.length + 1);
+    if (message.stop_reason === 'compaction') {
+      // The API compacted the context and paused (`pause_after_compaction` of the
+      // compact_20260112 edit): it ignores what came before the block from now on, so the
+      // messages from the latest user request on go after it (applyApiCompaction's rule),
+      // and the next request goes on with the task.
+      const before = o.compactor.messages;
+      o.compactor.pushMany(applyApiCompaction(before, message).messages.slice(before.length));
+      await o.onStep?.(message, { step });
+      continue;
     }
-    o.compactor.push(paused ? { role: 'assistant', content: message.content } : { role: 'assistant', content: message.content, usage: message.usage });
-    if (putBack.length) o.compactor.pushMany(putBack);
+    o.compactor.push({ role: 'assistant', content: message.content, usage: message.usage });
     try {
       await o.onStep?.(message, { step });
     } catch (error) {
@@ -157,7 +156,7 @@ export async function runToolLoop(options) {
     }
     // A turn the API paused (a long server-side tool run) goes on when the paused reply is
     // sent back as it is: the next request, with nothing after it.
-    if (message.stop_reason === 'pause_turn' || paused) continue;
+    if (message.stop_reason === 'pause_turn') continue;
     // A reply cut off by max_tokens inside a tool call: the call is answered (not run, its
     // input is incomplete) so that the conversation stays one the API takes, and the model
     // is asked again.

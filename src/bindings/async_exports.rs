@@ -907,7 +907,13 @@ pub fn apply_api_compaction(
     Reflect::set(&appended, &"content".into(), &content)?;
     out.push(&appended);
     for &i in &report.readd {
-        out.push(&arr.get(i as u32));
+        let m = arr.get(i as u32);
+        if report.readd_without_usage.contains(&i) {
+            // The old context's `usage` left out.
+            out.push(&super::js_view::without_usage(&m));
+        } else {
+            out.push(&m);
+        }
     }
     let o = Object::new();
     let set = |k: &str, v: &JsValue| Reflect::set(&o, &k.into(), v).map(|_| ());

@@ -66,6 +66,14 @@ export function withContent(m, content) {
   return { ...m, content };
 }
 
+// A copy of message `m` without its `usage` (applyApiCompaction: a response put back after the
+// API's compaction block measured the context before the block).
+export function withoutUsage(m) {
+  const copy = { ...m };
+  delete copy.usage;
+  return copy;
+}
+
 // A copy of the foreign message `m` whose tool result at block `b` (as describeForeign
 // numbers blocks) is `text`, in the message's own shape: an AI SDK `tool-result` output of
 // type `text`, a UIMessage tool part's `output` (or `errorText`), an OpenAI `tool` message's

@@ -35,6 +35,9 @@ extern "C" {
     fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Option<Array>;
     #[wasm_bindgen(js_name = anthropicForm)]
     fn anthropic_form_js(arr: &JsValue, compacting: bool) -> Array;
+    /// A copy of a message without its `usage` (see `withoutUsage`).
+    #[wasm_bindgen(js_name = withoutUsage)]
+    pub fn without_usage(m: &JsValue) -> JsValue;
     /// The caller's shape of a user message a compaction adds (see `userMessageIn`).
     #[wasm_bindgen(js_name = userMessageIn)]
     pub fn user_message_in(

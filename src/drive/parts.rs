@@ -322,7 +322,7 @@ pub(crate) async fn summarize_in_parts<E: Environment + ?Sized>(
                     std::borrow::Cow::Owned(attempt),
                     None,
                     &part_instr,
-                    max_tokens,
+                    (max_tokens, max_tokens),
                     retry,
                     retries,
                     &mut n,

@@ -17,7 +17,7 @@ use crate::drive::summary_call::{
 };
 use crate::measure::calibration::{Calibration, Fit};
 use crate::measure::thresholds::{
-    auto_compact_threshold, context_window, context_window_for_model,
+    auto_compact_threshold, context_window, context_window_for_model, ContextWindowSource,
     WARNING_THRESHOLD_BUFFER_TOKENS,
 };
 use crate::measure::tokens::{
@@ -456,12 +456,14 @@ fn estimate_messages<E: Environment + ?Sized>(
 /// The estimated tokens restored files and skills may take so that the next request (what
 /// the compaction keeps, `before_restoring` estimated tokens, and what every request sends
 /// besides the messages) stays below the warning line. A threshold of 20,000 tokens or less
-/// (a test's or a toy window's) has no such line: there, below the threshold itself.
+/// (a small window's: 32K with 4K of output) has no such line: there, below half the
+/// threshold, which leaves the other half for the work to come.
 fn restoration_room(ctx: &CompactContext, fit: Option<&Fit>, before_restoring: u64) -> u64 {
     let threshold = auto_compact_threshold(&ctx.model, &ctx.config);
     let line = match threshold.checked_sub(WARNING_THRESHOLD_BUFFER_TOKENS) {
         Some(line) if line > 0 => line,
-        _ => threshold,
+        // Up to the threshold itself, the next turn would compact again at once.
+        _ => threshold / 2,
     };
     // In estimated tokens of messages: the learned line's overhead and ratio, else the
     // system prompt and tools given.
@@ -968,7 +970,21 @@ pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
         .summary_context_window
         .map(|w| w as u64)
         .unwrap_or_else(|| {
-            context_window(summary_model, &Config::default()).for_request(max_tokens)
+            let own = context_window(summary_model, &Config::default());
+            // The summary model is the main one: the window the configuration gives it is
+            // its window too where the model's own is a guess (a model the table does not
+            // know: a local 32K model) or smaller (`enable1mContext`, a 1M `contextWindow`).
+            // A smaller `contextWindow` of a known model is often a way to compact earlier:
+            // its summary model keeps its own window.
+            let configured = context_window(summary_model, &ctx.config);
+            let w = if summary_model != ctx.model {
+                own
+            } else if own.source == ContextWindowSource::Default || configured.tokens > own.tokens {
+                configured
+            } else {
+                own
+            };
+            w.for_request(max_tokens)
         });
     if ctx.summarize_in_parts {
         let p = crate::drive::parts::summarize_in_parts(
@@ -996,6 +1012,7 @@ pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
         Some(rendered),
         instructions,
         summary::summary_max_tokens_within(max_tokens, window, input),
+        reserve,
         retry,
         retries,
     )

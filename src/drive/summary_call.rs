@@ -257,6 +257,7 @@ pub(crate) async fn request_summary<E: Environment + ?Sized>(
     rendered: Option<Vec<TextMessage>>,
     instructions: &[String],
     max_tokens: u64,
+    output_floor: u64,
     retry: &RetryPolicy,
     retries: &mut Retries,
 ) -> Result<(String, Option<UsageCounts>, SummaryRequest), CompactError> {
@@ -267,7 +268,7 @@ pub(crate) async fn request_summary<E: Environment + ?Sized>(
         attempt,
         rendered,
         instructions,
-        max_tokens,
+        (max_tokens, output_floor),
         retry,
         retries,
         &mut n,
@@ -285,7 +286,7 @@ pub(crate) async fn truncating<E: Environment + ?Sized>(
     mut attempt: Cow<'_, [Message]>,
     mut rendered: Option<Vec<TextMessage>>,
     instructions: &[String],
-    max_tokens: u64,
+    (mut max_tokens, output_floor): (u64, u64),
     retry: &RetryPolicy,
     retries: &mut Retries,
     n: &mut u32,
@@ -295,6 +296,16 @@ pub(crate) async fn truncating<E: Environment + ?Sized>(
         rendered = None; // `attempt` is truncated before the first send
     }
     loop {
+        let lower = refused
+            .as_ref()
+            .and_then(|(o, _)| output_within(o, max_tokens, output_floor))
+            .filter(|_| retries.prompt_too_long < MAX_PTL_RETRIES);
+        if let Some(lower) = lower {
+            // The input fits with less output: the same rounds again, nothing dropped.
+            refused = None;
+            retries.prompt_too_long += 1;
+            max_tokens = lower;
+        }
         if let Some((overflow, e)) = refused.take() {
             if retries.prompt_too_long >= MAX_PTL_RETRIES {
                 return Err(CompactError::from_call(
@@ -342,6 +353,19 @@ pub(crate) async fn truncating<E: Environment + ?Sized>(
             Sent::TooLong(overflow, e) => refused = Some((overflow, e)),
         }
     }
+}
+
+/// The `max_tokens` that fits a request refused as `input length and max_tokens exceed
+/// context limit: A + B > C` (B being `max_tokens`): C − A, when that still leaves the
+/// summary `floor` tokens or more (the room the request was fitted for; the input is as the
+/// API counted it, which an estimate can miss by more than the window's spare room).
+fn output_within(overflow: &ContextOverflow, max_tokens: u64, floor: u64) -> Option<u64> {
+    if overflow.kind != OverflowKind::InputPlusMaxTokens {
+        return None;
+    }
+    let input = overflow.actual?.checked_sub(max_tokens)?;
+    let room = overflow.limit?.checked_sub(input)?;
+    (floor..max_tokens).contains(&room).then_some(room)
 }
 
 /// The messages of a summary request, read back (those that parse). The library's own
@@ -442,6 +466,39 @@ mod tests {
     use serde_json::json;
 
     use crate::measure::tokens::TwoCharsAToken as Dense;
+
+    /// `A + B > C`: the output that fits is C − A, never below the room the request was
+    /// fitted for; other refusals (and one that leaves too little) drop rounds instead.
+    #[test]
+    fn a_refusal_of_input_plus_max_tokens_lowers_the_output_when_the_room_allows() {
+        let refusal = |a: u64, b: u64, c: u64| {
+            crate::transforms::ptl::parse_context_overflow_error(
+                &format!("input length and `max_tokens` exceed context limit: {a} + {b} > {c}, decrease input length or `max_tokens` and try again"),
+                Some(400),
+            )
+            .unwrap()
+        };
+        // A 32K window, fitted for 16,384 of output: the input was 13,987 by the API's count.
+        assert_eq!(
+            output_within(&refusal(13_987, 20_000, 32_768), 20_000, 16_384),
+            Some(18_781)
+        );
+        assert_eq!(
+            output_within(&refusal(17_000, 20_000, 32_768), 20_000, 16_384),
+            None
+        );
+        // A 200K window keeps its 20,000: a long input is dropped from, as SPEC §8 says.
+        assert_eq!(
+            output_within(&refusal(188_059, 20_000, 200_000), 20_000, 20_000),
+            None
+        );
+        let ptl = crate::transforms::ptl::parse_context_overflow_error(
+            "prompt is too long: 40000 tokens > 32768 maximum",
+            Some(400),
+        )
+        .unwrap();
+        assert_eq!(output_within(&ptl, 20_000, 1_024), None);
+    }
 
     /// The request's messages read back typed are those its JSON reads back to.
     #[test]

@@ -469,6 +469,10 @@ pub struct ApiCompactionReport {
     /// The caller's messages put back after the compaction block when the response paused
     /// (from the latest user request on, unless `keepLastRequest` is `false`).
     pub readd: Vec<usize>,
+    /// Those of `readd` that carry a response's `usage`: it measured the context before the
+    /// compaction, so they are put back without it (else the count after the block would
+    /// rest on the old context's size).
+    pub readd_without_usage: Vec<usize>,
 }
 
 /// Options of `applyApiCompaction`.
@@ -622,7 +626,13 @@ pub fn apply_api_compaction(
     } else {
         Vec::new()
     };
+    let readd_without_usage = readd
+        .iter()
+        .copied()
+        .filter(|&i| messages[i].usage_ref().is_some())
+        .collect();
     Ok(ApiCompactionReport {
+        readd_without_usage,
         compacted,
         failed,
         paused,
@@ -1055,6 +1065,20 @@ mod tests {
             r.readd,
             vec![4, 5, 6],
             "from `now the tests` on, pairs whole"
+        );
+        assert!(r.readd_without_usage.is_empty());
+        // A put-back response's usage measured the context before the compaction.
+        let mut with_usage = conversation();
+        with_usage[5] = Message::from_value(
+            json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Bash", "input": {}}],
+                   "usage": {"input_tokens": 140_000, "output_tokens": 20}}),
+            "a response",
+        )
+        .unwrap();
+        let r = apply_api_compaction(&with_usage, &paused, &Default::default()).unwrap();
+        assert_eq!(
+            (r.readd.clone(), r.readd_without_usage),
+            (vec![4, 5, 6], vec![5])
         );
         let off = ApplyApiCompactionOptions {
             keep_last_request: Some(false),
