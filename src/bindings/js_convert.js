@@ -393,7 +393,8 @@ const isOwnEnumerable = (o, k) => Object.prototype.propertyIsEnumerable.call(o, 
 // call the package again while they are filled), or `m` itself when it has none.
 // The content is `m.message.content` when `m` has its own `message` object, else `m.content`;
 // a place is 0 for a string content, b + 1 for the `text` of text block b or the string
-// `content` of tool result b. Only own enumerable data that JSON.stringify would write as
+// `content` of tool result b, b + 1 + (k + 1) * 2^21 for a string field of the input of tool
+// use b (inputApart). Only own enumerable data that JSON.stringify would write as
 // it is (no toJSON on the way) is taken; the copies keep every other field and key order.
 // Rust puts each string back (`Message::put_apart_text`) and reads the message again whole
 // when a place does not hold "" there.
@@ -416,6 +417,14 @@ function withApart(m, texts, slots) {
       const x = c[b];
       if (x === null || typeof x !== 'object' || Array.isArray(x) || typeof x.toJSON === 'function') continue;
       const t = x.type;
+      if (t === 'tool_use') {
+        const input = b + 1 < 1 << 21 && isOwnEnumerable(x, 'input') ? inputApart(x.input, b, texts, slots) : undefined;
+        if (input !== undefined) {
+          if (content === undefined) content = c.slice();
+          content[b] = { ...x, input };
+        }
+        continue;
+      }
       const f = t === 'text' ? 'text' : t === 'tool_result' ? 'content' : undefined;
       if (f === undefined || !isOwnEnumerable(x, f)) continue;
       const v = x[f];
@@ -429,6 +438,34 @@ function withApart(m, texts, slots) {
   } else return m;
   const copy = { ...carrier, content };
   return inner ? { ...m, message: copy } : copy;
+}
+
+// A copy of the input object of tool use block `b` with its long string fields left as "",
+// the strings and their places pushed to `texts` / `slots` (place b + 1 + (k + 1) * 2^21 for
+// the field that is the input's k-th in its JSON text); undefined when it has none. Only a
+// plain object none of whose fields has a toJSON (which could leave it out of the text) is
+// taken; its fields are read once, into the copy that is then written.
+function inputApart(input, b, texts, slots) {
+  if (input === null || typeof input !== 'object' || Array.isArray(input) || typeof input.toJSON === 'function') return undefined;
+  const copy = { ...input };
+  const keys = Object.keys(copy);
+  let found = false;
+  let k = 0;
+  for (const key of keys) {
+    const v = copy[key];
+    const type = typeof v;
+    // What JSON.stringify leaves out does not count in the text's fields.
+    if (v === undefined || type === 'function' || type === 'symbol') continue;
+    if (type === 'object' && v !== null && typeof v.toJSON === 'function') return undefined;
+    if (type === 'string' && v.length >= APART_CHARS && k + 1 < 2048) {
+      texts.push(v);
+      slots.push(b + 1 + (k + 1) * (1 << 21));
+      copy[key] = '';
+      found = true;
+    }
+    k++;
+  }
+  return found ? copy : undefined;
 }
 
 // The UTF-8 JSON texts of messages start, start + 1, … of `arr`, one after another in one
