@@ -418,8 +418,8 @@ function withApart(m, texts, slots) {
       if (x === null || typeof x !== 'object' || Array.isArray(x) || typeof x.toJSON === 'function') continue;
       const t = x.type;
       if (t === 'tool_use') {
-        const input = b + 1 < 1 << 21 && isOwnEnumerable(x, 'input') ? inputApart(x.input, b, texts, slots) : undefined;
-        if (input !== undefined) {
+        const input = b < 2097151 && isOwnEnumerable(x, 'input') && inputApart(x.input, b, texts, slots);
+        if (input) {
           if (content === undefined) content = c.slice();
           content[b] = { ...x, input };
         }
@@ -444,28 +444,31 @@ function withApart(m, texts, slots) {
 // the strings and their places pushed to `texts` / `slots` (place b + 1 + (k + 1) * 2^21 for
 // the field that is the input's k-th in its JSON text); undefined when it has none. Only a
 // plain object none of whose fields has a toJSON (which could leave it out of the text) is
-// taken; its fields are read once, into the copy that is then written.
+// taken; its fields are read once, into the copy that is then written. 2097152 is 2^21.
 function inputApart(input, b, texts, slots) {
-  if (input === null || typeof input !== 'object' || Array.isArray(input) || typeof input.toJSON === 'function') return undefined;
+  if (input === null || typeof input !== 'object' || Array.isArray(input) || typeof input.toJSON === 'function') return;
   const copy = { ...input };
-  const keys = Object.keys(copy);
-  let found = false;
+  const from = texts.length;
   let k = 0;
-  for (const key of keys) {
+  let found;
+  for (const key of Object.keys(copy)) {
     const v = copy[key];
     const type = typeof v;
     // What JSON.stringify leaves out does not count in the text's fields.
     if (v === undefined || type === 'function' || type === 'symbol') continue;
-    if (type === 'object' && v !== null && typeof v.toJSON === 'function') return undefined;
-    if (type === 'string' && v.length >= APART_CHARS && k + 1 < 2048) {
+    if (typeof v?.toJSON === 'function') {
+      texts.length = slots.length = from;
+      return;
+    }
+    if (type === 'string' && v.length >= APART_CHARS && k < 2047) {
       texts.push(v);
-      slots.push(b + 1 + (k + 1) * (1 << 21));
+      slots.push(b + 1 + (k + 1) * 2097152);
       copy[key] = '';
-      found = true;
+      found = copy;
     }
     k++;
   }
-  return found ? copy : undefined;
+  return found;
 }
 
 // The UTF-8 JSON texts of messages start, start + 1, … of `arr`, one after another in one

@@ -356,6 +356,7 @@ test('long strings sent apart: odd and hostile content gives the same either way
     { f() {}, [Symbol('s')]: 1, g: long('after a function '), h: '', i: long('i ') },
     { d: { toJSON() { return undefined; } }, e: long('after a toJSON ') },
     { d: { toJSON() { return 'kept'; } }, e: long('after a toJSON ') },
+    { e: long('before a toJSON '), d: { toJSON() { return undefined; } }, f: long('f ') },
     { b: long('b '), 1: long('one '), 0: 'zero', z: null, n: 1.5, o: { k: long('nested ') } },
     Object.assign({ c: long('input toJSON ') }, { toJSON() { return { c: 'from toJSON' }; } }),
     [long('array input ')],
