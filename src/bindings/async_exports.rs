@@ -322,10 +322,11 @@ fn read_batch(
 ) -> crate::Result<usize> {
     let end = len.min(i + BATCH_MESSAGES);
     let b = messages_json_batch(arr, i as u32, end as u32, reading, BATCH_BYTES, apart);
+    let mut next = 0;
     for k in 0..b.count {
         let at = || at(i + k);
         let (text, strings) = b
-            .get(k)
+            .get(k, &mut next)
             .ok_or_else(|| Error::invalid_message("the text is not valid UTF-8").at(at()))?;
         let mut m = match reading.message(text, &at) {
             Ok(m) => m,

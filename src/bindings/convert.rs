@@ -196,7 +196,7 @@ pub struct JsonBatch {
     pub text: String,
     /// Where each message's text and the strings sent apart from it end in `text`.
     pub ends: Vec<u32>,
-    /// Per string sent apart, in order: its message, its place
+    /// Per string sent apart, in order (of their messages too): its message, its place
     /// ([`Message::put_apart_text`]'s slot) and its length in bytes.
     pub apart: Vec<u32>,
     /// Why the message after them was not written.
@@ -206,8 +206,10 @@ pub struct JsonBatch {
 impl JsonBatch {
     /// The JSON text of message `k` of the batch and the strings sent apart from it, with
     /// their places; `None` if the bounds are not character boundaries (never, for what
-    /// `TextEncoder` writes) or do not add up.
-    pub fn get(&self, k: usize) -> Option<(&str, Vec<(usize, &str)>)> {
+    /// `TextEncoder` writes) or do not add up. The messages are taken in order, `0, 1, …`:
+    /// `next` (0 for the first) is where the strings of message `k` start in
+    /// [`Self::apart`], moved past them.
+    pub fn get(&self, k: usize, next: &mut usize) -> Option<(&str, Vec<(usize, &str)>)> {
         let start = match k {
             0 => 0,
             _ => *self.ends.get(k - 1)? as usize,
@@ -215,12 +217,16 @@ impl JsonBatch {
         // The strings sent apart come last, in order: walked back from the end.
         let mut at = *self.ends.get(k)? as usize;
         let mut apart = Vec::new();
-        for t in self.apart.chunks_exact(3).rev() {
-            if t[0] as usize == k {
-                let from = at.checked_sub(t[2] as usize)?;
-                apart.push((t[1] as usize, self.text.get(from..at)?));
-                at = from;
-            }
+        let mine = self.apart.get(*next..)?;
+        let n = mine
+            .chunks_exact(3)
+            .take_while(|t| t[0] as usize == k)
+            .count();
+        *next += 3 * n;
+        for t in mine[..3 * n].chunks_exact(3).rev() {
+            let from = at.checked_sub(t[2] as usize)?;
+            apart.push((t[1] as usize, self.text.get(from..at)?));
+            at = from;
         }
         Some((self.text.get(start..at)?, apart))
     }

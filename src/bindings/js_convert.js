@@ -384,51 +384,12 @@ export function setApartTexts(on) {
   sendingApart = on === true;
 }
 
-// From this length a string of a message's content is sent apart.
-const APART_CHARS = 64;
-const isOwnEnumerable = (o, k) => Object.prototype.propertyIsEnumerable.call(o, k);
-
-// `m` to be written as JSON with the long strings of its content taken out (left as ""), the
-// strings and their places pushed to `texts` / `slots` (the caller's own arrays: a getter may
-// call the package again while they are filled), or `m` itself when it has none.
-// The content is `m.message.content` when `m` has its own `message` object, else `m.content`;
-// a place is 0 for a string content, b + 1 for the `text` of text block b or the string
-// `content` of tool result b. Only own enumerable data that JSON.stringify would write as
-// it is (no toJSON on the way) is taken; the copies keep every other field and key order.
-// Rust puts each string back (`Message::put_apart_text`) and reads the message again whole
-// when a place does not hold "" there.
-function withApart(m, texts, slots) {
-  if (m === null || typeof m !== 'object' || Array.isArray(m) || typeof m.toJSON === 'function') return m;
-  const msg = isOwnEnumerable(m, 'message') ? m.message : undefined;
-  const inner = msg !== null && typeof msg === 'object' && !Array.isArray(msg);
-  const carrier = inner ? msg : m;
-  if (inner && typeof carrier.toJSON === 'function') return m;
-  if (!isOwnEnumerable(carrier, 'content')) return m;
-  const c = carrier.content;
-  let content;
-  if (typeof c === 'string') {
-    if (c.length < APART_CHARS) return m;
-    texts.push(c);
-    slots.push(0);
-    content = '';
-  } else if (Array.isArray(c) && typeof c.toJSON !== 'function') {
-    for (let b = 0; b < c.length; b++) {
-      const x = c[b];
-      if (x === null || typeof x !== 'object' || Array.isArray(x) || typeof x.toJSON === 'function') continue;
-      const t = x.type;
-      const f = t === 'text' ? 'text' : t === 'tool_result' ? 'content' : undefined;
-      if (f === undefined || !isOwnEnumerable(x, f)) continue;
-      const v = x[f];
-      if (typeof v !== 'string' || v.length < APART_CHARS) continue;
-      if (content === undefined) content = c.slice();
-      content[b] = f === 'text' ? { ...x, text: '' } : { ...x, content: '' };
-      texts.push(v);
-      slots.push(b + 1);
-    }
-    if (content === undefined) return m;
-  } else return m;
-  const copy = { ...carrier, content };
-  return inner ? { ...m, message: copy } : copy;
+// What sends the long strings of a message apart (withApart, in js_env.js: the counting
+// module's page, which never writes a batch, does not load it); set when js_env.js loads.
+// Without it every message is written as JSON whole.
+let apartWriter;
+export function setApartWriter(f) {
+  apartWriter = f;
 }
 
 // The UTF-8 JSON texts of messages start, start + 1, … of `arr`, one after another in one
@@ -470,7 +431,7 @@ export function jsonBatch(arr, start, classes, keys, omit, maxBytes, apart) {
     try {
       const c = classes[n];
       text = c === 1 ? pickedText(m, keys)
-        : jsonOf(c === 0 && apart && sendingApart ? withApart(m, texts, slots) : m, c === 0 ? omit : undefined);
+        : jsonOf(c === 0 && apart && sendingApart && apartWriter ? apartWriter(m, texts, slots) : m, c === 0 ? omit : undefined);
     } catch (e) {
       failed(e);
       stop = 2;

@@ -6,7 +6,7 @@
 // The caller's signal is the caller's object: what its methods or getters throw (a polyfill, a
 // wrapped signal) must never escape into the library's promises, where it would leave one
 // unsettled and surface as an unhandled rejection. Every use of it goes through these.
-import { SEEN_ENTRIES } from './js_convert.js';
+import { SEEN_ENTRIES, setApartWriter } from './js_convert.js';
 
 function aborted(signal) {
   try {
@@ -325,3 +325,92 @@ export function builtinKind(v) {
   }
   return undefined;
 }
+
+// From this length a string of a message's content is sent apart.
+const APART_CHARS = 64;
+const isOwnEnumerable = (o, k) => Object.prototype.propertyIsEnumerable.call(o, k);
+
+// `m` to be written as JSON with the long strings of its content taken out (left as ""), the
+// strings and their places pushed to `texts` / `slots` (the caller's own arrays: a getter may
+// call the package again while they are filled), or `m` itself when it has none.
+// The content is `m.message.content` when `m` has its own `message` object, else `m.content`;
+// a place is 0 for a string content, b + 1 for the `text` of text block b or the string
+// `content` of tool result b, b + 1 + (k + 1) * 2^21 for a string field of the input of tool
+// use b (inputApart). Only own enumerable data that JSON.stringify would write as
+// it is (no toJSON on the way) is taken; the copies keep every other field and key order.
+// Rust puts each string back (`Message::put_apart_text`) and reads the message again whole
+// when a place does not hold "" there.
+function withApart(m, texts, slots) {
+  if (m === null || typeof m !== 'object' || Array.isArray(m) || typeof m.toJSON === 'function') return m;
+  const msg = isOwnEnumerable(m, 'message') ? m.message : undefined;
+  const inner = msg !== null && typeof msg === 'object' && !Array.isArray(msg);
+  const carrier = inner ? msg : m;
+  if (inner && typeof carrier.toJSON === 'function') return m;
+  if (!isOwnEnumerable(carrier, 'content')) return m;
+  const c = carrier.content;
+  let content;
+  if (typeof c === 'string') {
+    if (c.length < APART_CHARS) return m;
+    texts.push(c);
+    slots.push(0);
+    content = '';
+  } else if (Array.isArray(c) && typeof c.toJSON !== 'function') {
+    for (let b = 0; b < c.length; b++) {
+      const x = c[b];
+      if (x === null || typeof x !== 'object' || Array.isArray(x) || typeof x.toJSON === 'function') continue;
+      const t = x.type;
+      if (t === 'tool_use') {
+        const input = b < 2097151 && isOwnEnumerable(x, 'input') && inputApart(x.input, b, texts, slots);
+        if (input) {
+          if (content === undefined) content = c.slice();
+          content[b] = { ...x, input };
+        }
+        continue;
+      }
+      const f = t === 'text' ? 'text' : t === 'tool_result' ? 'content' : undefined;
+      if (f === undefined || !isOwnEnumerable(x, f)) continue;
+      const v = x[f];
+      if (typeof v !== 'string' || v.length < APART_CHARS) continue;
+      if (content === undefined) content = c.slice();
+      content[b] = f === 'text' ? { ...x, text: '' } : { ...x, content: '' };
+      texts.push(v);
+      slots.push(b + 1);
+    }
+    if (content === undefined) return m;
+  } else return m;
+  const copy = { ...carrier, content };
+  return inner ? { ...m, message: copy } : copy;
+}
+
+// A copy of the input object of tool use block `b` with its long string fields left as "",
+// the strings and their places pushed to `texts` / `slots` (place b + 1 + (k + 1) * 2^21 for
+// the field that is the input's k-th in its JSON text); undefined when it has none. Only a
+// plain object none of whose fields has a toJSON (which could leave it out of the text) is
+// taken; its fields are read once, into the copy that is then written. 2097152 is 2^21.
+function inputApart(input, b, texts, slots) {
+  if (input === null || typeof input !== 'object' || Array.isArray(input) || typeof input.toJSON === 'function') return;
+  const copy = { ...input };
+  const from = texts.length;
+  let k = 0;
+  let found;
+  for (const key of Object.keys(copy)) {
+    const v = copy[key];
+    const type = typeof v;
+    // What JSON.stringify leaves out does not count in the text's fields.
+    if (v === undefined || type === 'function' || type === 'symbol') continue;
+    if (typeof v?.toJSON === 'function') {
+      texts.length = slots.length = from;
+      return;
+    }
+    if (type === 'string' && v.length >= APART_CHARS && k < 2047) {
+      texts.push(v);
+      slots.push(b + 1 + (k + 1) * 2097152);
+      copy[key] = '';
+      found = copy;
+    }
+    k++;
+  }
+  return found;
+}
+
+setApartWriter(withApart);

@@ -6,6 +6,7 @@
 //! ([`Message::from_value`]), which decides what such a message is. What it accepts, it reads
 //! exactly as the derived reading does (tests in `transforms::transcript`).
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -16,6 +17,32 @@ use super::messages::{
     ApiMessage, Block, Content, MediaBlock, Message, Nullable, RedactedThinkingBlock, Role,
     TextBlock, ThinkingBlock, ToolResultBlock, ToolResultContent, ToolUseBlock, Usage,
 };
+
+/// A field name: borrowed from the text when it holds no escape, so the names matched and
+/// dropped (most of them) cost no allocation.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
 
 /// A [`Message`] read by the direct reading (see the module documentation).
 pub struct DirectMessage(pub Message);
@@ -69,8 +96,8 @@ impl<'de> Deserialize<'de> for DirectMessage {
                 let mut m = Message::default();
                 let mut content: Nullable<DirectContent> = None;
                 let mut message: Nullable<DirectApi> = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    match &*key {
                         "type" => typed(&mut m.line_type, &mut map, &key)?,
                         "role" => role_field(&mut m.role, &mut map, &key)?,
                         "content" => typed(&mut content, &mut map, &key)?,
@@ -81,7 +108,7 @@ impl<'de> Deserialize<'de> for DirectMessage {
                         "isMeta" => typed(&mut m.is_meta, &mut map, &key)?,
                         "isCompactSummary" => typed(&mut m.is_compact_summary, &mut map, &key)?,
                         "timestamp" => typed(&mut m.timestamp, &mut map, &key)?,
-                        _ => unknown(&mut m.extra, &mut map, key)?,
+                        _ => unknown(&mut m.extra, &mut map, key.into_owned())?,
                     }
                 }
                 m.content = unwrap_nullable(content, |c| c.0);
@@ -104,13 +131,13 @@ impl<'de> Deserialize<'de> for DirectApi {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DirectApi, A::Error> {
                 let mut m = ApiMessage::default();
                 let mut content: Nullable<DirectContent> = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    match &*key {
                         "role" => role_field(&mut m.role, &mut map, &key)?,
                         "content" => typed(&mut content, &mut map, &key)?,
                         "id" => typed(&mut m.id, &mut map, &key)?,
                         "usage" => converted(&mut m.usage, &mut map, &key, usage_from)?,
-                        _ => unknown(&mut m.extra, &mut map, key)?,
+                        _ => unknown(&mut m.extra, &mut map, key.into_owned())?,
                     }
                 }
                 m.content = unwrap_nullable(content, |c| c.0);
@@ -269,7 +296,7 @@ fn typed_block<'de, A: MapAccess<'de>>(
     for (key, v) in before {
         f.put_before(ty, key, v).map_err(de::Error::custom)?;
     }
-    while let Some(key) = map.next_key::<String>()? {
+    while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
         match slot(ty, &key) {
             Slot::S1 => required(&mut f.s1, &mut map)?,
             Slot::S2 => required(&mut f.s2, &mut map)?,
@@ -277,7 +304,7 @@ fn typed_block<'de, A: MapAccess<'de>>(
             Slot::Signature => typed(&mut f.signature, &mut map, &key)?,
             Slot::Content => typed(&mut f.content, &mut map, &key)?,
             Slot::Type => return Err(de::Error::custom("duplicate field `type`")),
-            Slot::Extra => unknown(&mut f.extra, &mut map, key)?,
+            Slot::Extra => unknown(&mut f.extra, &mut map, key.into_owned())?,
         }
     }
     let BlockFields {
@@ -362,13 +389,13 @@ impl<'de> Deserialize<'de> for DirectBlock {
                 // first), read as JSON values until the type is known.
                 let mut before: Vec<(String, Value)> = Vec::new();
                 let mut all = Map::new();
-                while let Some(key) = map.next_key::<String>()? {
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
                     if before.iter().any(|(k, _)| *k == key) {
                         return Err(de::Error::custom("duplicate field"));
                     }
                     let v: Value = map.next_value()?;
                     if key != "type" {
-                        before.push((key, v));
+                        before.push((key.into_owned(), v));
                         continue;
                     }
                     if let Value::String(ty) = &v {
@@ -377,12 +404,12 @@ impl<'de> Deserialize<'de> for DirectBlock {
                         }
                     }
                     all.extend(before.drain(..));
-                    all.insert(key, v);
+                    all.insert(key.into_owned(), v);
                     break;
                 }
                 all.extend(before);
-                while let Some(key) = map.next_key::<String>()? {
-                    unknown(&mut all, &mut map, key)?;
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    unknown(&mut all, &mut map, key.into_owned())?;
                 }
                 Block::from_value(Value::Object(all))
                     .map(DirectBlock)

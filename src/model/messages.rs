@@ -497,13 +497,20 @@ pub enum Kind {
 
 impl Kind {
     /// Kind from a transcript `type`.
+    #[cfg_attr(cc_speed, optimize(speed))]
     pub fn from_line_type(t: &str) -> Kind {
-        match t {
-            "user" => Kind::User,
-            "assistant" => Kind::Assistant,
-            "system" => Kind::System,
-            "attachment" => Kind::Attachment,
-            _ => Kind::Other,
+        // Told by the first byte and the length, then compared once.
+        let (kind, word) = match (t.as_bytes().first(), t.len()) {
+            (Some(b'u'), 4) => (Kind::User, "user"),
+            (Some(b'a'), 9) => (Kind::Assistant, "assistant"),
+            (Some(b's'), 6) => (Kind::System, "system"),
+            (Some(b'a'), 10) => (Kind::Attachment, "attachment"),
+            _ => return Kind::Other,
+        };
+        if t == word {
+            kind
+        } else {
+            Kind::Other
         }
     }
 
@@ -522,9 +529,11 @@ impl Kind {
 impl Message {
     /// Puts back a string that was sent apart from the message's JSON text, `""` left in its
     /// place there: `slot` 0 is a string `content`, `b + 1` the `text` of text block `b` or
-    /// the string `content` of tool result `b`, in `message.content` for a transcript line
-    /// and in `content` otherwise. False, and nothing changed, when that place does not hold
-    /// an empty string (the message was then not read as the sender saw it).
+    /// the string `content` of tool result `b`, `b + 1 + (k + 1) * 2^21` the string field of
+    /// the input of tool use `b` that is the input's `k`-th, in `message.content` for a
+    /// transcript line and in `content` otherwise. False, and nothing changed, when that
+    /// place does not hold an empty string (the message was then not read as the sender saw
+    /// it).
     pub fn put_apart_text(&mut self, slot: usize, text: String) -> bool {
         let content = match &mut self.message {
             Some(Some(api)) => &mut api.content,
@@ -533,14 +542,28 @@ impl Message {
         let Some(Some(content)) = content else {
             return false;
         };
-        let place = match (content, slot.checked_sub(1)) {
-            (Content::Text(t), None) => t,
-            (Content::Blocks(blocks), Some(b)) => match blocks.get_mut(b) {
-                Some(Block::Text(t)) => &mut t.text,
-                Some(Block::ToolResult(ToolResultBlock {
-                    content: Some(Some(ToolResultContent::Text(t))),
-                    ..
-                })) => t,
+        let (block, field) = (slot & 0x1F_FFFF, slot >> 21);
+        let place = match (content, block.checked_sub(1)) {
+            (Content::Text(t), None) if field == 0 => t,
+            (Content::Blocks(blocks), Some(b)) => match (blocks.get_mut(b), field) {
+                (Some(Block::Text(t)), 0) => &mut t.text,
+                (
+                    Some(Block::ToolResult(ToolResultBlock {
+                        content: Some(Some(ToolResultContent::Text(t))),
+                        ..
+                    })),
+                    0,
+                ) => t,
+                (
+                    Some(Block::ToolUse(ToolUseBlock {
+                        input: Some(Some(Value::Object(input))),
+                        ..
+                    })),
+                    k @ 1..,
+                ) => match input.values_mut().nth(k - 1) {
+                    Some(Value::String(t)) => t,
+                    _ => return false,
+                },
                 _ => return false,
             },
             _ => return false,
@@ -689,6 +712,7 @@ impl Message {
 
     /// Whether this is a transcript line (has `type`) rather than an API message. A Messages
     /// API response body (`type: "message"` with a `role`) is an API message.
+    #[cfg_attr(cc_speed, optimize(speed))]
     pub fn is_transcript(&self) -> bool {
         match self.line_type() {
             None => false,
@@ -703,13 +727,17 @@ impl Message {
     }
 
     /// The kind of the message.
+    #[cfg_attr(cc_speed, optimize(speed))]
     pub fn kind(&self) -> Kind {
-        if !self.is_transcript() {
-            return self
-                .role()
-                .map_or(Kind::Other, |r| Kind::from_role(r.as_str()));
+        // What `is_transcript` tells, from `type` and the role read once each (every pass
+        // over a conversation asks each message's kind).
+        match (self.line_type(), self.role()) {
+            (Some(t), role) if t != "message" || role.is_none() => Kind::from_line_type(t),
+            (_, Some(Role::User)) => Kind::User,
+            (_, Some(Role::Assistant)) => Kind::Assistant,
+            (_, Some(Role::Other(r))) => Kind::from_role(r),
+            (_, None) => Kind::Other,
         }
-        self.line_type().map_or(Kind::Other, Kind::from_line_type)
     }
 
     /// The transcript line `type`, when present and a string.
@@ -1550,8 +1578,12 @@ mod tests {
             {"type": "thinking", "thinking": "", "signature": "s"},
             {"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": ""}]},
             {"type": "text", "text": "not empty"},
-            {"type": "mystery", "content": ""}
+            {"type": "mystery", "content": ""},
+            {"type": "tool_use", "id": "i", "name": "Write", "input": {"file_path": "/a", "content": "", "n": ""}},
+            {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {"query": ""}}
         ]);
+        // The place of field `k` of the input of tool use `b`.
+        let field = |b: usize, k: usize| b + 1 + (k + 1) * (1 << 21);
         // Where it goes back: the same message as the JSON with the string in place.
         for (v, slot, path) in [
             (line(json!("")), 0, vec!["message", "content"]),
@@ -1568,6 +1600,16 @@ mod tests {
             ),
             (api(blocks.clone()), 1, vec!["content", "0", "text"]),
             (api(blocks.clone()), 2, vec!["content", "1", "content"]),
+            (
+                line(blocks.clone()),
+                field(6, 1),
+                vec!["message", "content", "6", "input", "content"],
+            ),
+            (
+                api(blocks.clone()),
+                field(6, 2),
+                vec!["content", "6", "input", "n"],
+            ),
             // `message: null`: the line's own `content` (where the sender looks too).
             (
                 json!({"type": "user", "message": null, "content": ""}),
@@ -1589,6 +1631,13 @@ mod tests {
             (line(blocks.clone()), 5),
             (line(blocks.clone()), 6),
             (line(blocks.clone()), 7),
+            (line(blocks.clone()), 8),
+            (line(blocks.clone()), field(6, 0)),
+            (line(blocks.clone()), field(6, 3)),
+            (line(blocks.clone()), field(7, 0)),
+            (line(blocks.clone()), field(0, 0)),
+            (line(blocks.clone()), field(1, 0)),
+            (line(json!("")), 1 << 21),
             (api(json!(null)), 0),
             (json!({"type": "system", "subtype": "x"}), 0),
         ] {
@@ -1597,6 +1646,69 @@ mod tests {
             assert!(!m.put_apart_text(slot, long.clone()), "{v} {slot}");
             assert_eq!(m, before);
         }
+    }
+
+    #[test]
+    fn kind_is_the_line_type_of_a_transcript_line_else_the_role() {
+        // As `kind` was first written: through `is_transcript`, and the role as a string.
+        let reference = |m: &Message| {
+            if !m.is_transcript() {
+                return m
+                    .role()
+                    .map_or(Kind::Other, |r| Kind::from_role(r.as_str()));
+            }
+            let t = m.line_type().unwrap_or_default();
+            match t {
+                "user" => Kind::User,
+                "assistant" => Kind::Assistant,
+                "system" => Kind::System,
+                "attachment" => Kind::Attachment,
+                _ => Kind::Other,
+            }
+        };
+        let types = [
+            None,
+            Some(None),
+            Some(Some("user")),
+            Some(Some("assistant")),
+            Some(Some("system")),
+            Some(Some("attachment")),
+            Some(Some("message")),
+            Some(Some("progress")),
+            Some(Some("")),
+            Some(Some("usex")),
+            Some(Some("assistanT")),
+            Some(Some("attachmenz")),
+            Some(Some("sistem")),
+            Some(Some("a")),
+            Some(Some("ässistant")),
+        ];
+        let roles = [
+            None,
+            Some(None),
+            Some(Some("user")),
+            Some(Some("assistant")),
+            Some(Some("system")),
+            Some(Some("developer")),
+            Some(Some("tool")),
+            Some(Some("")),
+        ];
+        for t in types {
+            for r in roles {
+                let m = Message {
+                    line_type: t.map(|t| t.map(str::to_string)),
+                    role: r.map(|r| r.map(Role::parse)),
+                    ..Message::default()
+                };
+                assert_eq!(m.kind(), reference(&m), "{t:?} {r:?}");
+            }
+        }
+        // A role kept as another string that names a known one.
+        let m = Message {
+            role: Some(Some(Role::Other("user".into()))),
+            ..Message::default()
+        };
+        assert_eq!(m.kind(), Kind::User);
     }
 
     use serde_json::Value;

@@ -26,6 +26,13 @@ pub fn plain_ascii(word: u64) -> bool {
     word & HIGHS == 0 && !has_less(word, 0x20) && !has_byte(word, b'"') && !has_byte(word, b'\\')
 }
 
+/// Whether no byte of `word` needs an escape inside a JSON string: none is a control
+/// character, `"` or `\` (bytes of non-ASCII characters are written as they are).
+#[inline]
+pub fn json_plain(word: u64) -> bool {
+    !has_less(word, 0x20) && !has_byte(word, b'"') && !has_byte(word, b'\\')
+}
+
 /// The UTF-16 length of the characters that start in the eight UTF-8 bytes of `word`: one
 /// unit per byte that is not a continuation byte (`10xxxxxx`), one more per lead byte of a
 /// four-byte character (0xF0 and above, a surrogate pair).
@@ -42,6 +49,7 @@ pub fn utf16_units(word: u64) -> u32 {
 }
 
 /// [`utf16_units`] over all of `text`, eight bytes at a time.
+#[cfg_attr(cc_speed, optimize(speed))]
 pub fn utf16_len(text: &[u8]) -> usize {
     let words = text.chunks_exact(8);
     let tail = words.remainder();

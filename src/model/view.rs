@@ -664,12 +664,98 @@ pub fn utf16_len(s: &str) -> usize {
     crate::model::swar::utf16_len(s.as_bytes())
 }
 
-/// `v` as compact JSON text, what `v.to_string()` gives. Written by `serde_json::to_string`,
-/// whose writer the crate has anyway: `Value`'s `Display` would bring a second writer (and a
-/// pretty one) into the `.wasm` for the same text.
+/// `v` as compact JSON text, what `v.to_string()` and `serde_json::to_string` give. Written
+/// here rather than by `serde_json::to_string` (whose writer still writes the numbers): its
+/// strings are copied eight bytes at a time where nothing needs an escape, where serde_json
+/// looks at each byte (tool inputs holding whole files are most of what the summary request
+/// renders as JSON).
 pub fn json_text(v: &serde_json::Value) -> String {
-    // Infallible: a `Value`'s keys are strings and its numbers finite.
-    serde_json::to_string(v).unwrap_or_default()
+    let mut out = Vec::new();
+    write_json(v, &mut out);
+    // The bytes of UTF-8 strings and ASCII punctuation, escapes and numbers.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Appends `v`'s compact JSON text to `out` (see [`json_text`]).
+fn write_json(v: &serde_json::Value, out: &mut Vec<u8>) {
+    use serde_json::Value;
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        // Infallible: a number always serializes.
+        Value::Number(n) => serde_json::to_writer(&mut *out, n).unwrap_or_default(),
+        Value::String(s) => write_json_string(s, out),
+        Value::Array(a) => {
+            out.push(b'[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_json(x, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(o) => {
+            out.push(b'{');
+            for (i, (k, x)) in o.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_json_string(k, out);
+                out.push(b':');
+                write_json(x, out);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// Appends `s` as a quoted JSON string with serde_json's escapes: `\"`, `\\`, `\b`, `\f`,
+/// `\n`, `\r`, `\t`, the other control characters as `\u00xx`; everything else as it is.
+fn write_json_string(s: &str, out: &mut Vec<u8>) {
+    let b = s.as_bytes();
+    out.push(b'"');
+    let mut run = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(w) = b.get(i..i + 8) {
+            let word = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            if crate::model::swar::json_plain(word) {
+                i += 8;
+                continue;
+            }
+        }
+        let c = b[i];
+        let short = match c {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'\n' => b'n',
+            b'\r' => b'r',
+            b'\t' => b't',
+            0x08 => b'b',
+            0x0C => b'f',
+            0x00..=0x1F => 0,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.extend_from_slice(&b[run..i]);
+        if short == 0 {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(c >> 4)]);
+            out.push(HEX[usize::from(c & 0xF)]);
+        } else {
+            out.push(b'\\');
+            out.push(short);
+        }
+        i += 1;
+        run = i;
+    }
+    out.extend_from_slice(&b[run..]);
+    out.push(b'"');
 }
 
 /// `s` as a quoted JSON string (`"a\"b"`), how error messages quote a caller's text. Not
@@ -710,6 +796,7 @@ pub fn object_units(o: &serde_json::Map<String, serde_json::Value>) -> usize {
 /// A JSON string literal's length in UTF-16 units, quotes included: `"` and `\` and the
 /// control characters escaped as serde_json escapes them (`\n`-style where one exists,
 /// `\u00XX` otherwise), everything else as it is.
+#[cfg_attr(cc_speed, optimize(speed))]
 pub(crate) fn string_units(s: &str) -> usize {
     let byte_units = |b: u8| match b {
         b'"' | b'\\' | 0x08 | 0x09 | 0x0A | 0x0C | 0x0D => 2,
@@ -1437,6 +1524,37 @@ mod tests {
         assert_eq!(super::quoted("compct"), "\"compct\"");
         assert_eq!(super::quoted("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
         assert_eq!(super::quoted(""), "\"\"");
+    }
+
+    #[test]
+    fn json_text_is_what_serde_json_writes() {
+        use serde_json::json;
+        let mut strings = vec![
+            String::new(),
+            "plain ascii, long enough for words".to_string(),
+        ];
+        // Every byte that needs an escape, and some that do not, at every offset of a word.
+        for special in (0u8..0x20)
+            .map(|b| char::from(b).to_string())
+            .chain(["\"", "\\", "/", "\u{7f}", "é", "😀", "中", "\u{2028}"].map(String::from))
+        {
+            for at in 0..10 {
+                strings.push(format!(
+                    "{}{special}{}",
+                    "a".repeat(at),
+                    "b".repeat(17 - at)
+                ));
+            }
+        }
+        strings.push((0u8..0x80).map(char::from).collect::<String>().repeat(3));
+        for s in &strings {
+            let v = json!({ s.as_str(): [s, 1, -2, 1.5, 1e300, -0.0, 18446744073709551615u64, null, true, false, {}, []] });
+            assert_eq!(
+                super::json_text(&v),
+                serde_json::to_string(&v).unwrap(),
+                "{s:?}"
+            );
+        }
     }
 
     #[test]

@@ -346,6 +346,27 @@ test('long strings sent apart: odd and hostile content gives the same either way
     { type: 'user', uuid: 'sym', [Symbol('s')]: long('symbol '), message: { role: 'user', content: long('with a symbol key ') } },
     { type: 'assistant', uuid: 'a1', message: { id: 'msg_x', role: 'assistant', model: OPUS, content: [{ type: 'text', text: long('answer ') }, { type: 'tool_use', id: 'tu', name: 'Read', input: { file_path: '/a', note: long('input ') } }], usage: { input_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 5000, output_tokens: 20 } } },
   ];
+  // The string fields of a tool use's input (sent apart when long), with what JSON.stringify
+  // leaves out before them (the field's place in the text is counted without those).
+  const hiddenInput = { file_path: '/h' };
+  Object.defineProperty(hiddenInput, 'content', { value: long('hidden input '), enumerable: false });
+  const getterInput = { get content() { return long('got '); }, after: '' };
+  const inputs = [
+    { a: undefined, b: long('after undefined '), c: '' },
+    { f() {}, [Symbol('s')]: 1, g: long('after a function '), h: '', i: long('i ') },
+    { d: { toJSON() { return undefined; } }, e: long('after a toJSON ') },
+    { d: { toJSON() { return 'kept'; } }, e: long('after a toJSON ') },
+    { e: long('before a toJSON '), d: { toJSON() { return undefined; } }, f: long('f ') },
+    { b: long('b '), 1: long('one '), 0: 'zero', z: null, n: 1.5, o: { k: long('nested ') } },
+    Object.assign({ c: long('input toJSON ') }, { toJSON() { return { c: 'from toJSON' }; } }),
+    [long('array input ')],
+    long('string input '),
+    hiddenInput,
+    getterInput,
+    new Proxy({ p: long('proxied input ') }, {}),
+    Object.assign(Object.create({ inherited: long('inherited input ') }), { own: long('own input ') }),
+    { code: long('quote " backslash \\ tab \t\n', 20), u: odd[0], w: odd[2] },
+  ];
   const base = h.transcriptConversation({ rounds: 8 });
   const known = new Set(base.flatMap((m) => [m.uuid, m.timestamp]));
   for (const m of cases) {
@@ -353,6 +374,17 @@ test('long strings sent apart: odd and hostile content gives the same either way
     const r = await apartBothWays(messages, known);
     assert.ok(r.compact !== undefined);
   }
+  for (const [k, input] of inputs.entries()) {
+    const call = { type: 'assistant', uuid: `in${k}`, message: { id: `msg_${k}`, role: 'assistant', model: OPUS, content: [{ type: 'tool_use', id: `in${k}`, name: 'Write', input }] } };
+    const messages = [...base.slice(0, 4), call, user([{ type: 'tool_result', tool_use_id: `in${k}`, content: 'ok' }]), ...base.slice(4)];
+    const r = await apartBothWays(messages, known);
+    assert.ok(!Array.isArray(r.compact), `${k}: ${r.compact}`);
+  }
+  cases.push({
+    type: 'assistant', uuid: 'inputs',
+    message: { id: 'msg_i', role: 'assistant', model: OPUS, content: inputs.map((input, k) => ({ type: 'tool_use', id: `in${k}`, name: 'Write', input })) },
+  });
+  cases.push(user(inputs.map((_, k) => ({ type: 'tool_result', tool_use_id: `in${k}`, content: 'ok' }))));
   // All at once, and past a batch's byte limit (1.4 MB strings sent apart).
   const big = 'é'.repeat(700_000);
   await apartBothWays([...base.slice(0, 4), ...cases, user(big), user([{ type: 'tool_result', tool_use_id: 'big', content: big }]), ...base.slice(4)], known);
