@@ -1751,6 +1751,7 @@ fn take_names() -> Vec<Str> {
 
 /// A tool index from the words `toolIndex` / `apiToolIndex` give: 3 per call, 6 per result,
 /// then the numbers of calls, of results and of paths.
+#[cfg_attr(cc_speed, optimize(speed))]
 fn decode_tool_index(words: &[u32], names: Vec<Str>) -> Result<ToolIndex> {
     // The counts come last.
     let Some((words, &[n_uses, n_results, path_count])) = words.split_last_chunk::<3>() else {

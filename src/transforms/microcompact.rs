@@ -314,6 +314,7 @@ where
 
 /// The plan; `read` as in [`micro_compact_positions_with`] (one copy of this per view type,
 /// whatever reads).
+#[cfg_attr(cc_speed, optimize(speed))]
 fn plan<V: ConversationView + ?Sized>(
     view: &V,
     options: &MicroCompactOptions,
