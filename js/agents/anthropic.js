@@ -140,7 +140,8 @@ export async function runToolLoop(options) {
       // compact_20260112 edit): it ignores what came before the block from now on, so the
       // messages from the latest user request on go after it (applyApiCompaction's rule),
       // and the next request goes on with the task.
-      const before = o.compactor.messages;
+      // (As the API saw them: a Compactor may hold transcript lines or another shape.)
+      const before = toApiMessages(o.compactor.messages);
       o.compactor.pushMany(applyApiCompaction(before, message).messages.slice(before.length));
       await o.onStep?.(message, { step });
       continue;

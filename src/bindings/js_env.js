@@ -194,9 +194,10 @@ export function nowIso() {
 // Empties the caller's read-file state and loaded-memory paths after a successful
 // compaction (Map/Set: clear(); plain object: its own keys deleted; array: emptied). Where the
 // compaction read the state's entries (SEEN_ENTRIES, js_convert.js), only those are deleted,
-// each while it still holds the value read: an entry the agent added or changed while the
-// compaction ran (a file it read during the summary request, or during the turns a summary
-// written ahead spans) stays. Never throws: it runs after the compaction succeeded, and a
+// each while it still holds what was read (the same value, or the same content and time: a
+// getter or Proxy may give a new object each time): an entry the agent added or changed while
+// the compaction ran (a file it read during the summary request) stays. (A summary written
+// ahead reads the state again when it is swapped in: entries added since it started go too.) Never throws: it runs after the compaction succeeded, and a
 // state the caller froze or sealed (or a Map whose clear() throws) is left as it is rather
 // than losing the result.
 export function clearState(v) {
@@ -221,19 +222,40 @@ export function clearState(v) {
   }
 }
 
+// Whether entry value `y` still holds what `x` held when it was read: the same value, or a
+// file state with the same content and time.
+function sameEntry(x, y) {
+  if (x === y) return true;
+  if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return false;
+  return x.content === y.content && (x.timestamp ?? x.mtime) === (y.timestamp ?? y.mtime);
+}
+
+// What sameEntry compares of a file state object, as one key.
+function entryKey(x) {
+  return `${typeof x.content === 'string' ? x.content : String(x.content)}\u0000${String(x.timestamp ?? x.mtime)}`;
+}
+
 // clearState of the entries `seen` of `v` (as entriesOf read them).
 function clearSeen(v, seen) {
   if (v instanceof Map) {
-    for (const [k, x] of seen) if (v.has(k) && v.get(k) === x) v.delete(k);
+    for (const [k, x] of seen) if (v.has(k) && sameEntry(x, v.get(k))) v.delete(k);
   } else if (Array.isArray(v)) {
-    const gone = new Set(seen.map((pair) => pair[1]));
+    // By identity, or by content and time (one lookup per element: a long array stays linear).
+    const same = new Set(), held = new Set();
+    for (const [, x] of seen) {
+      same.add(x);
+      if (x !== null && typeof x === 'object') held.add(entryKey(x));
+    }
     let n = 0;
-    for (let i = 0; i < v.length; i++) if (!gone.has(v[i])) v[n++] = v[i];
+    for (let i = 0; i < v.length; i++) {
+      const y = v[i];
+      if (!(same.has(y) || (y !== null && typeof y === 'object' && held.has(entryKey(y))))) v[n++] = y;
+    }
     v.length = n;
   } else {
     for (const [k, x] of seen) {
       try {
-        if (Object.prototype.hasOwnProperty.call(v, k) && v[k] === x) delete v[k];
+        if (Object.prototype.hasOwnProperty.call(v, k) && sameEntry(x, v[k])) delete v[k];
       } catch {
         // a non-configurable key stays
       }

@@ -82,3 +82,36 @@ test('readFileState untouched while a compaction runs is cleared whole, as befor
   await compactConversation(history(), { model: 'claude-sonnet-4-5', readFileState: state, summarize: async () => '<summary>s</summary>' });
   assert.equal(state.size, 0);
 });
+
+test('readFileState whose entries are getters giving a new object each read is still cleared (review12)', async () => {
+  const store = { '/a': 'A', '/b': 'B' };
+  const state = {};
+  for (const k of Object.keys(store)) Object.defineProperty(state, k, { get: () => ({ content: store[k], timestamp: 1 }), enumerable: true, configurable: true });
+  await compactConversation(history(), { model: 'claude-sonnet-4-5', readFileState: state, summarize: async () => '<summary>s</summary>' });
+  assert.deepEqual(Object.keys(state), []);
+  // An array of file states read again as copies: the same content and time are the entries read.
+  const arr = [{ path: '/a', content: 'A', timestamp: 1 }];
+  const copies = new Proxy(arr, {});
+  await compactConversation(history(), { model: 'claude-sonnet-4-5', readFileState: copies, summarize: async () => { arr.push({ path: '/new', content: 'N', timestamp: 2 }); return '<summary>s</summary>'; } });
+  assert.deepEqual(arr.map((x) => x.path), ['/new']);
+});
+
+test('runToolLoop: a compaction pause with a Compactor holding transcript lines goes on (review12)', async () => {
+  const requests = [];
+  const replies = [
+    { content: [{ type: 'text', text: 'reading' }, { type: 'tool_use', id: 'tu_1', name: 'read', input: { path: 'a' } }], stop_reason: 'tool_use', usage: { input_tokens: 60000, output_tokens: 20 } },
+    { content: [{ type: 'compaction', content: 'SUMMARY: fix test; a read.', encrypted_content: null }], stop_reason: 'compaction', usage: { input_tokens: 0, output_tokens: 0 } },
+    { content: [{ type: 'text', text: 'fixed' }], stop_reason: 'end_turn', usage: { input_tokens: 400, output_tokens: 5 } },
+  ];
+  const client = { messages: { create: async (body) => { requests.push(structuredClone(body.messages)); return { id: `m${requests.length}`, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', ...replies[requests.length - 1] }; } } };
+  const compactor = new Compactor({ model: 'claude-sonnet-4-5', summarize: async () => '<summary>S</summary>' });
+  compactor.push({ type: 'user', uuid: 'u1', parentUuid: null, sessionId: 's', timestamp: '2026-01-01T00:00:00Z', message: { role: 'user', content: 'Fix the failing test' } });
+  // Before: UNSUPPORTED_SHAPE (the API's rule applied to the raw lines).
+  const r = await runToolLoop({ client, compactor, request: { model: 'claude-sonnet-4-5', max_tokens: 1024 }, tools: { read: () => 'contents of a' } });
+  assert.equal(r.message.stop_reason, 'end_turn');
+  const third = requests[2];
+  assert.equal(third[0].content[0].type, 'compaction');
+  assert.match(JSON.stringify(third[1]), /Fix the failing/);
+  assert.equal(validateForApi(third).valid, true);
+  compactor.free();
+});
