@@ -386,14 +386,33 @@ export const onChain = (arr, i, h) => {
 // kept, then the item. The provider reads those messages, so the context does not start at
 // the item (model::messages::closes_compact_window says the same of the Rust side's messages).
 function closesWindow(arr, i) {
-  const m = arr[i];
-  if (i === 0 || m.message !== undefined) return false;
+  if (i === 0 || !isOpaqueItem(arr[i])) return false;
+  for (let k = 0; k < i; k++) if (!isWindowInput(arr[k])) return false;
+  return true;
+}
+
+// Whether `m` (a message that starts the context) is a provider's opaque compaction alone.
+function isOpaqueItem(m) {
+  if (m.message !== undefined) return false;
   if (m.type !== 'compaction' || m.role !== undefined) {
     const c = (typeof m.role === 'string' ? m : lcFields(m) ?? m).content;
     if (!Array.isArray(c) || c.length !== 1 || !beginsWithCompaction(c) || !isOpaqueCompaction(c[0])) return false;
   }
-  for (let k = 0; k < i; k++) if (!isWindowInput(arr[k])) return false;
   return true;
+}
+
+// What the `/responses/compact` window rule reads of arr[i] (for a count kept push by push,
+// which sees one message at a time: tokens::RunningCount): 1 a window input (isWindowInput),
+// 2 an opaque compaction alone (isOpaqueItem). 0 when reading it throws (the readers that
+// count it report that).
+export function windowFacts(arr, i) {
+  try {
+    const m = arr[i];
+    if (m === null || typeof m !== 'object') return 0;
+    return (isWindowInput(m) ? 1 : 0) | (isOpaqueItem(m) ? 2 : 0);
+  } catch (_) {
+    return 0;
+  }
 }
 
 // A user, system or developer message that holds no tool result (any shape but a line).

@@ -105,6 +105,8 @@ extern "C" {
     fn string_field(arr: &JsValue, i: u32, k: &str) -> Option<String>;
     #[wasm_bindgen(js_name = boundaryKept)]
     fn boundary_kept_js(arr: &JsValue, i: u32) -> Option<f64>;
+    #[wasm_bindgen(js_name = windowFacts)]
+    fn window_facts_js(arr: &JsValue, i: u32) -> u32;
     #[wasm_bindgen(js_name = describeContents)]
     fn describe_contents(
         arr: &JsValue,
@@ -1472,6 +1474,18 @@ impl ConversationView for JsConversation<'_> {
 
     fn starts_context(&self, i: usize) -> bool {
         self.header(i) & STARTS_CONTEXT != 0
+    }
+
+    fn is_window_input(&self, i: usize) -> bool {
+        let h = self.header(i);
+        // Only a user or system message that is no transcript line is asked about.
+        matches!(h & KIND_MASK, 0 | 2)
+            && h & TRANSCRIPT == 0
+            && window_facts_js(self.array, i as u32) & 1 != 0
+    }
+
+    fn is_opaque_item(&self, i: usize) -> bool {
+        self.header(i) & TRANSCRIPT == 0 && window_facts_js(self.array, i as u32) & 2 != 0
     }
 
     fn clears_at_next_user(&self, i: usize) -> bool {

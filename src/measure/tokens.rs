@@ -408,6 +408,14 @@ impl ConversationView for CountedMessages<'_> {
     fn starts_context(&self, i: usize) -> bool {
         self.messages.starts_context(i)
     }
+
+    fn is_window_input(&self, i: usize) -> bool {
+        self.messages.is_window_input(i)
+    }
+
+    fn is_opaque_item(&self, i: usize) -> bool {
+        self.messages.is_opaque_item(i)
+    }
     fn clears_at_next_user(&self, i: usize) -> bool {
         self.messages.clears_at_next_user(i)
     }
@@ -1228,6 +1236,13 @@ pub struct MessageFacts {
     /// OpenAI Responses `compaction` item): the context starts at it, as
     /// [`active_start`] reads it.
     pub starts_context: bool,
+    /// A user or system message holding no tool result (see
+    /// [`ConversationView::is_window_input`]).
+    pub window_input: bool,
+    /// It starts the context as a provider's opaque compaction alone: one that closes an
+    /// OpenAI `/responses/compact` window when only window inputs came before it in the
+    /// whole conversation, which a push of it alone cannot see ([`RunningCount`] can).
+    pub opaque_item: bool,
     /// It holds a tool result cleared to the placeholder (micro-compaction, SPEC §10): a
     /// request that sent it before the clearing sent the result, which its estimate no longer
     /// sees (see [`RunningCount::observe`]).
@@ -1270,6 +1285,8 @@ pub fn message_facts<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result
         tokens,
         boundary_kept: view.boundary_kept(i),
         starts_context: view.starts_context(i),
+        window_input: view.is_window_input(i),
+        opaque_item: view.starts_context(i) && view.is_opaque_item(i),
         cleared,
         clears_at_user: kind == Kind::System && view.clears_at_next_user(i) && tokens > 0,
     })
@@ -1312,6 +1329,20 @@ pub struct RunningCount {
     /// of `all`, `rest` and the run's `since` they make up, taken out when a user message
     /// comes (the model no longer reads them then; [`is_read`]).
     reminders: Reminders,
+    /// What the messages pushed so far were, for the `/responses/compact` window rule
+    /// ([`crate::model::messages::closes_compact_window`]): none yet, only window inputs, or
+    /// something else. Kept across boundaries and context starts (the rule reads the whole
+    /// conversation).
+    opening: Opening,
+}
+
+/// See [`RunningCount::opening`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Opening {
+    #[default]
+    Empty,
+    WindowInputs,
+    Other,
 }
 
 /// See [`RunningCount::reminders`].
@@ -1348,6 +1379,24 @@ impl RunningCount {
     /// [`push`](Self::push), saying what the message's usage was observed as for the
     /// [`Calibration`] (`None`: nothing observed; a response's usage is observed once).
     pub fn push_observed(&mut self, f: &MessageFacts) -> Option<Observed> {
+        let opening = self.opening;
+        // An opaque compaction after only window inputs closes the `/responses/compact`
+        // window: the messages before it are still read, so the context does not start there
+        // (a batch's own view already says so; a push of the item alone cannot see them).
+        let out = self.push_facts(
+            f,
+            f.starts_context && !(f.opaque_item && opening == Opening::WindowInputs),
+        );
+        self.opening = if opening != Opening::Other && f.window_input && !f.sidechain {
+            Opening::WindowInputs
+        } else {
+            Opening::Other
+        };
+        out
+    }
+
+    /// [`Self::push_observed`], with whether the message starts the context settled.
+    fn push_facts(&mut self, f: &MessageFacts, starts_context: bool) -> Option<Observed> {
         if f.sidechain {
             return None;
         }
@@ -1363,7 +1412,7 @@ impl RunningCount {
             };
             return None;
         }
-        if f.starts_context {
+        if starts_context {
             // A provider's compaction: what was before it is no longer sent. It is itself the
             // first message of the context (a boundary line's context starts after it).
             *self = RunningCount {
@@ -1447,7 +1496,7 @@ impl RunningCount {
         // the batch count ([`crate::model::view::usage_or_start`]).
         let usage = f
             .usage
-            .filter(|u| !f.starts_context || u.context_total() > 0);
+            .filter(|u| !starts_context || u.context_total() > 0);
         if let Some(usage) = usage {
             observed = self.observe(&mut run, usage);
             // The newest usage measures the whole response: its earlier lines are its own,
@@ -2249,6 +2298,36 @@ mod tests {
                 running.push(&message_facts(m.as_slice(), i).unwrap());
                 let batch = token_count_with_estimation(&m[..=i]).unwrap().total;
                 assert_eq!(running.total(), batch, "{file} after line {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn pushed_one_by_one_the_compact_endpoints_window_counts_as_in_one_batch() {
+        // `/responses/compact`'s output (the user messages it kept, then its opaque item),
+        // each message's facts read from a view of that message alone (a Compactor's push):
+        // the kept messages are still read, as the batch count reads them.
+        let opaque = serde_json::json!({"role": "assistant", "content": [{"type": "compaction", "encrypted_content": "E".repeat(400)}]});
+        for before in [
+            vec![
+                serde_json::json!({"role": "system", "content": "s".repeat(2_000)}),
+                serde_json::json!({"role": "user", "content": "x".repeat(20_000)}),
+            ],
+            // Anything else before it: the item starts the context, pushed alone or not.
+            vec![
+                serde_json::json!({"role": "user", "content": "x".repeat(20_000)}),
+                serde_json::json!({"role": "assistant", "content": "a".repeat(8_000)}),
+            ],
+        ] {
+            let mut all = before.clone();
+            all.push(opaque.clone());
+            all.push(serde_json::json!({"role": "user", "content": "next"}));
+            let m = Message::parse_all(serde_json::Value::Array(all)).unwrap();
+            let mut running = RunningCount::default();
+            for i in 0..m.len() {
+                running.push(&message_facts(&m[i..=i], 0).unwrap());
+                let batch = token_count_with_estimation(&m[..=i]).unwrap().total;
+                assert_eq!(running.total(), batch, "after message {i}");
             }
         }
     }

@@ -874,7 +874,7 @@ impl Message {
 
     /// Whether this message holds nothing but an opaque compaction (what an OpenAI Responses
     /// `compaction` item reads as), not a transcript line.
-    fn is_only_opaque_compaction(&self) -> bool {
+    pub fn is_only_opaque_compaction(&self) -> bool {
         !self.is_transcript()
             && self.holds_opaque_compaction()
             && matches!(self.content(), Some(Content::Blocks(b)) if b.len() == 1)
@@ -882,7 +882,7 @@ impl Message {
 
     /// Whether this is a user or system message (not a transcript line) holding no tool
     /// result: what OpenAI's `/responses/compact` keeps in front of its compaction item.
-    fn is_window_input(&self) -> bool {
+    pub fn is_window_input(&self) -> bool {
         !self.is_transcript()
             && matches!(self.kind(), Kind::User | Kind::System)
             && !matches!(self.content(), Some(Content::Blocks(b)) if b.iter().any(|b| matches!(b, Block::ToolResult(_))))

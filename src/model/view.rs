@@ -390,6 +390,19 @@ pub trait ConversationView {
     fn starts_context(&self, _i: usize) -> bool {
         false
     }
+    /// Whether message `i` is a user or system message (not a transcript line) holding no
+    /// tool result: what OpenAI's `/responses/compact` keeps in front of its compaction item
+    /// ([`Message::is_window_input`]).
+    fn is_window_input(&self, _i: usize) -> bool {
+        false
+    }
+    /// Whether message `i` is a provider's opaque compaction alone (an OpenAI Responses
+    /// `compaction` item): after only window inputs ([`Self::is_window_input`]) it closes the
+    /// `/responses/compact` window instead of starting the context
+    /// ([`crate::model::messages::closes_compact_window`]).
+    fn is_opaque_item(&self, _i: usize) -> bool {
+        false
+    }
     /// Whether message `i` is a system message the model stops reading once a later user
     /// message exists (`clear_at: "next_user_message"`, [`Message::clears_at_next_user`]).
     fn clears_at_next_user(&self, _i: usize) -> bool {
@@ -1317,6 +1330,14 @@ impl ConversationView for [Message] {
 
     fn starts_context(&self, i: usize) -> bool {
         self[i].holds_compaction() && !crate::model::messages::closes_compact_window(self, i)
+    }
+
+    fn is_window_input(&self, i: usize) -> bool {
+        self[i].is_window_input()
+    }
+
+    fn is_opaque_item(&self, i: usize) -> bool {
+        self[i].is_only_opaque_compaction()
     }
 
     fn clears_at_next_user(&self, i: usize) -> bool {

@@ -115,3 +115,32 @@ test('runToolLoop: a compaction pause with a Compactor holding transcript lines 
   assert.equal(validateForApi(third).valid, true);
   compactor.free();
 });
+
+test('Compactor: OpenAI /responses/compact output pushed message by message counts as in one batch (review12)', async () => {
+  const { Compactor: C, tokenCountWithEstimation } = await import('../../pkg/node.js');
+  const long = (s) => s + ' ' + 'lorem ipsum '.repeat(2000);
+  const item = { type: 'compaction', id: 'cmp_1', encrypted_content: `gAAAAB${'x'.repeat(400)}` };
+  const conv = [
+    { role: 'user', content: long('first') },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: long('second') }] },
+    item,
+    { role: 'user', content: 'next' },
+  ];
+  const mk = () => new C({ model: 'gpt-5', summarize: async () => '<summary>S</summary>' });
+  const batch = tokenCountWithEstimation(conv);
+  assert.ok(batch > 10_000, `${batch}`);
+  const each = mk();
+  for (const m of conv) each.push(m);
+  const two = mk();
+  two.pushMany(conv.slice(0, 2));
+  two.pushMany(conv.slice(2));
+  // Before: 103 for both (the item read as where the context starts).
+  assert.equal(each.tokenCount(), batch);
+  assert.equal(two.tokenCount(), batch);
+  // After a tool result (no /compact window), the item starts the context pushed either way.
+  const other = [{ role: 'user', content: long('first') }, { role: 'assistant', content: 'ok' }, item, { role: 'user', content: 'next' }];
+  const alone = mk();
+  for (const m of other) alone.push(m);
+  assert.equal(alone.tokenCount(), tokenCountWithEstimation(other));
+  each.free(); two.free(); alone.free();
+});
