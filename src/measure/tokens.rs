@@ -1494,9 +1494,7 @@ impl RunningCount {
         // The all-zero usage of a compaction's answer (an on-demand one, or a threshold
         // compaction that paused) measures nothing: the block counts by its content, as in
         // the batch count ([`crate::model::view::usage_or_start`]).
-        let usage = f
-            .usage
-            .filter(|u| !starts_context || u.context_total() > 0);
+        let usage = f.usage.filter(|u| !starts_context || u.context_total() > 0);
         if let Some(usage) = usage {
             observed = self.observe(&mut run, usage);
             // The newest usage measures the whole response: its earlier lines are its own,
