@@ -225,10 +225,10 @@ export function clearState(v) {
 // Whether entry value `y` still holds what `x` held when it was read: the same value, or a
 // file state with the same content and time.
 function sameEntry(x, y) {
-  if (x === y) return true;
-  if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return false;
-  return x.content === y.content && (x.timestamp ?? x.mtime) === (y.timestamp ?? y.mtime);
+  return x === y || (isState(x) && isState(y) && entryKey(x) === entryKey(y));
 }
+
+const isState = (x) => x !== null && typeof x === 'object';
 
 // What sameEntry compares of a file state object, as one key.
 function entryKey(x) {
@@ -244,12 +244,12 @@ function clearSeen(v, seen) {
     const same = new Set(), held = new Set();
     for (const [, x] of seen) {
       same.add(x);
-      if (x !== null && typeof x === 'object') held.add(entryKey(x));
+      if (isState(x)) held.add(entryKey(x));
     }
     let n = 0;
     for (let i = 0; i < v.length; i++) {
       const y = v[i];
-      if (!(same.has(y) || (y !== null && typeof y === 'object' && held.has(entryKey(y))))) v[n++] = y;
+      if (!(same.has(y) || (isState(y) && held.has(entryKey(y))))) v[n++] = y;
     }
     v.length = n;
   } else {

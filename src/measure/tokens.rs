@@ -1275,6 +1275,7 @@ pub fn message_facts<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result
     } else {
         (0, false)
     };
+    let starts_context = view.starts_context(i);
     Ok(MessageFacts {
         kind: Some(kind),
         sidechain: view.is_sidechain(i),
@@ -1284,9 +1285,9 @@ pub fn message_facts<V: ConversationView + ?Sized>(view: &V, i: usize) -> Result
         id: if assistant { view.message_id(i) } else { None },
         tokens,
         boundary_kept: view.boundary_kept(i),
-        starts_context: view.starts_context(i),
+        starts_context,
         window_input: view.is_window_input(i),
-        opaque_item: view.starts_context(i) && view.is_opaque_item(i),
+        opaque_item: starts_context && view.is_opaque_item(i),
         cleared,
         clears_at_user: kind == Kind::System && view.clears_at_next_user(i) && tokens > 0,
     })

@@ -23,7 +23,7 @@ pub fn has_byte(word: u64, b: u8) -> bool {
 /// bytes JSON writes as they are, one UTF-16 unit each.
 #[inline]
 pub fn plain_ascii(word: u64) -> bool {
-    word & HIGHS == 0 && !has_less(word, 0x20) && !has_byte(word, b'"') && !has_byte(word, b'\\')
+    word & HIGHS == 0 && json_plain(word)
 }
 
 /// Whether no byte of `word` needs an escape inside a JSON string: none is a control

@@ -724,6 +724,24 @@ fn write_json(v: &serde_json::Value, out: &mut Vec<u8>) {
     }
 }
 
+/// How JSON (serde_json, `JSON.stringify`) writes byte `c` of a UTF-8 string: `None` as it
+/// is; `Some(e)` escaped, as `\e` (`"`, `\`, `b`, `f`, `n`, `r`, `t`), or as `\u00XX` when `e`
+/// is 0 (the other control characters).
+#[inline]
+fn json_escape(c: u8) -> Option<u8> {
+    match c {
+        b'"' => Some(b'"'),
+        b'\\' => Some(b'\\'),
+        b'\n' => Some(b'n'),
+        b'\r' => Some(b'r'),
+        b'\t' => Some(b't'),
+        0x08 => Some(b'b'),
+        0x0C => Some(b'f'),
+        0x00..=0x1F => Some(0),
+        _ => None,
+    }
+}
+
 /// Appends `s` as a quoted JSON string with serde_json's escapes: `\"`, `\\`, `\b`, `\f`,
 /// `\n`, `\r`, `\t`, the other control characters as `\u00xx`; everything else as it is.
 fn write_json_string(s: &str, out: &mut Vec<u8>) {
@@ -740,19 +758,9 @@ fn write_json_string(s: &str, out: &mut Vec<u8>) {
             }
         }
         let c = b[i];
-        let short = match c {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            b'\n' => b'n',
-            b'\r' => b'r',
-            b'\t' => b't',
-            0x08 => b'b',
-            0x0C => b'f',
-            0x00..=0x1F => 0,
-            _ => {
-                i += 1;
-                continue;
-            }
+        let Some(short) = json_escape(c) else {
+            i += 1;
+            continue;
         };
         out.extend_from_slice(&b[run..i]);
         if short == 0 {
@@ -775,8 +783,10 @@ fn write_json_string(s: &str, out: &mut Vec<u8>) {
 /// `format!("{s:?}")`: no message of the library formats with `Debug` (the package is built
 /// with `-Z fmt-debug=shallow`, docs/size.md; tests/layers.rs checks).
 pub fn quoted(s: &str) -> String {
-    // Infallible: a `str` always serializes.
-    serde_json::to_string(s).unwrap_or_default()
+    let mut out = Vec::with_capacity(s.len() + 2);
+    write_json_string(s, &mut out);
+    // The bytes of `s` and ASCII escapes: UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// The length in UTF-16 units of `v`'s JSON text as `serde_json::to_string` writes it
@@ -811,10 +821,10 @@ pub fn object_units(o: &serde_json::Map<String, serde_json::Value>) -> usize {
 /// `\u00XX` otherwise), everything else as it is.
 #[cfg_attr(cc_speed, optimize(speed))]
 pub(crate) fn string_units(s: &str) -> usize {
-    let byte_units = |b: u8| match b {
-        b'"' | b'\\' | 0x08 | 0x09 | 0x0A | 0x0C | 0x0D => 2,
-        0x00..=0x1F => 6,
-        _ => usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0),
+    let byte_units = |b: u8| match json_escape(b) {
+        Some(0) => 6,
+        Some(_) => 2,
+        None => usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0),
     };
     // Eight bytes at a time: a word of plain ASCII (no control character, quote or
     // backslash) is eight units; any other word is counted byte by byte.
