@@ -163,13 +163,13 @@ export async function runToolLoop(options) {
     // is asked again.
     const cut = message.stop_reason === 'max_tokens' && message.content.some((/** @type {any} */ b) => b?.type === 'tool_use');
     if (message.stop_reason !== 'tool_use' && !cut) return { message, steps: step + 1, compactions };
+    if (cut) {
+      answerNotRun(o.compactor, message, 'The reply was cut off by max_tokens before this call was complete: it was not run.');
+      continue;
+    }
     const results = [];
     for (const block of message.content) {
       if (block.type !== 'tool_use') continue;
-      if (cut) {
-        results.push({ type: 'tool_result', tool_use_id: block.id, is_error: true, content: 'The reply was cut off by max_tokens before this call was complete: it was not run.' });
-        continue;
-      }
       const run = toolNamed(tools, block.name);
       try {
         if (!run) throw new Error(`no tool named "${block.name}"`);
