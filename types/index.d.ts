@@ -1563,7 +1563,9 @@ export interface CompactContext {
   /**
    * Files the agent read: snapshotted, restored after the summary (at most 5, 5,000 tokens
    * each, 50,000 together, and with skills no further than the warning line: the next request
-   * stays 20,000 tokens below the auto-compact threshold), cleared on success.
+   * stays 20,000 tokens below the auto-compact threshold). On success, the entries the
+   * compaction read are deleted (those read when a summary written ahead started, for a swap);
+   * an entry added or changed meanwhile stays.
    */
   readFileState?: ReadFileState;
   /** Reads a file fresh for restoration (instead of the snapshot). `null`: not readable, skipped. */

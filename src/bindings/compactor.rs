@@ -16,7 +16,7 @@ use super::async_exports::{
 use super::convert::*;
 use super::env::JsEnv;
 use super::js_view::{JsConversation, TokenCounter};
-use crate::drive::ahead::AheadState;
+use crate::drive::ahead::{AheadState, Ticket};
 use crate::drive::options;
 use crate::drive::pipeline::{self, CompactionResult};
 use crate::drive::preemptive;
@@ -157,7 +157,7 @@ fn relink(session: &Shared, links: &JsValue) -> crate::Result<()> {
 /// the early line, none running or fresh): the JS summarizer is called and not awaited; its
 /// result lands in the session (or is dropped there when the conversation was replaced
 /// meanwhile). Never throws: a summary that cannot start is recorded as the background's error.
-fn start_ahead(session: &Shared, shape: Shape, context: &JsValue) {
+fn start_ahead(session: &Shared, shape: Shape, context: &JsValue, seen: &AheadSeen) {
     if !read(session).is_ok_and(|s| s.wants_ahead()) {
         return;
     }
@@ -192,6 +192,7 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue) {
     let Ok((ticket, earlier)) = write(session).map(|mut s| s.start_ahead(cut, tail)) else {
         return;
     };
+    hold_seen(seen, session, ticket, context);
     // Its own signal, aborted with the Compactor's or when the conversation it is for is
     // replaced (the session cancels it then: a summary nobody will use stops costing tokens).
     let link = super::env::linked_abort(env.signal());
@@ -217,6 +218,31 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue) {
             s.ahead_landed(ticket, r.map_err(|e| e.error));
         }
     });
+}
+
+/// What each summary written ahead read of the caller's states that a compaction clears
+/// (`readFileState`, …) when it started, by its ticket: a swap clears what its summary saw,
+/// not what the agent read while it was written (those reads are in the messages it keeps).
+type AheadSeen = Rc<RefCell<Vec<(Ticket, JsValue)>>>;
+
+/// Keeps what the summary started with `ticket` read of the states (see [`AheadSeen`]), and
+/// of the others only the ready one's (a swap may take it while this one runs).
+#[inline(never)]
+fn hold_seen(seen: &AheadSeen, session: &Shared, ticket: Ticket, context: &JsValue) {
+    let Ok(s) = read(session) else { return };
+    let ready = s.background().ready_ticket();
+    let mut held = seen.borrow_mut();
+    held.retain(|(t, _)| Some(*t) == ready);
+    held.push((ticket, super::env::seen_states(context)));
+}
+
+/// Before a swap of the summary started with `ticket` commits: the states' latest readings
+/// are what it read when it started, so that only those entries are cleared.
+#[inline(never)]
+fn give_back_seen(seen: &AheadSeen, ticket: Option<Ticket>) {
+    if let Some((_, held)) = seen.borrow().iter().find(|(t, _)| Some(*t) == ticket) {
+        super::env::put_seen(held);
+    }
 }
 
 /// `work`, then `link.release()` however it settled (`eitherAbort`'s link to a call's own
@@ -256,6 +282,8 @@ pub struct Compactor {
     /// Set while one of its calls is in progress ([`InCall`]); shared with the promises of
     /// its compactions, which put their result in place under it.
     busy: Rc<Cell<bool>>,
+    /// What the summaries written ahead read when they started ([`AheadSeen`]).
+    ahead_seen: AheadSeen,
 }
 
 #[wasm_bindgen]
@@ -281,9 +309,10 @@ impl Compactor {
         let shape = Cell::new(c.shape.map(ShapeOf::named).unwrap_or_default());
         let initial = prop(&options, "messages");
         let links = chain_state();
+        let ahead_seen = AheadSeen::default();
         if !(initial.is_undefined() || initial.is_null()) {
             js(push_array(&session, &shape, &links, &initial, &options))?;
-            start_ahead(&session, shape.get().shape(), &options);
+            start_ahead(&session, shape.get().shape(), &options, &ahead_seen);
         }
         Ok(Compactor {
             session,
@@ -292,6 +321,7 @@ impl Compactor {
             warning: RefCell::new(None),
             links,
             busy: Rc::default(),
+            ahead_seen,
         })
     }
 
@@ -309,7 +339,12 @@ impl Compactor {
             &Array::of1(&message),
             &self.context,
         ))?;
-        start_ahead(&self.session, self.shape.get().shape(), &self.context);
+        start_ahead(
+            &self.session,
+            self.shape.get().shape(),
+            &self.context,
+            &self.ahead_seen,
+        );
         Ok(())
     }
 
@@ -342,7 +377,12 @@ impl Compactor {
             &messages,
             &self.context,
         ))?;
-        start_ahead(&self.session, self.shape.get().shape(), &self.context);
+        start_ahead(
+            &self.session,
+            self.shape.get().shape(),
+            &self.context,
+            &self.ahead_seen,
+        );
         Ok(())
     }
 
@@ -546,10 +586,11 @@ impl Compactor {
                 Ok((
                     s.tracking().clone(),
                     s.background().ready().cloned(),
+                    s.background().ready_ticket(),
                     s.background().error().cloned(),
                 ))
             });
-        let (tracking, ahead, background_error) = match state {
+        let (tracking, ahead, ahead_ticket, background_error) = match state {
             Ok(s) => s,
             Err(e) => {
                 abandon(&self.session, compaction);
@@ -561,6 +602,7 @@ impl Compactor {
         let context = self.context.clone();
         let links = self.links.clone();
         let busy = self.busy.clone();
+        let ahead_seen = self.ahead_seen.clone();
         let early = compaction.swap_early();
         promise_of(released(link, async move {
             let res = preemptive::auto_compact_with_ahead(
@@ -595,6 +637,9 @@ impl Compactor {
             };
             let result = match (to_commit, &outcome.result) {
                 (Some(c), Some(r)) => {
+                    if swapped {
+                        give_back_seen(&ahead_seen, ahead_ticket);
+                    }
                     Some(commit(&session, &busy, &links, c, r, &snapshot, &context)?)
                 }
                 _ => None,

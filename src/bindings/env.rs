@@ -60,12 +60,30 @@ extern "C" {
     fn no_summarizer() -> Function;
     #[wasm_bindgen(js_name = clearState)]
     pub fn clear_state(v: &JsValue);
+    /// `[state, entries]` pairs: what `entriesOf` read last of each state.
+    #[wasm_bindgen(js_name = seenOf)]
+    fn seen_of(states: &js_sys::Array) -> JsValue;
+    /// Gives back what [`seen_states`] held: the states' latest readings are those again
+    /// (for `clearState`).
+    #[wasm_bindgen(js_name = putSeen)]
+    pub fn put_seen(held: &JsValue);
     /// `{signal, cancel(), release()}`: a signal aborted with `parent` or by `cancel()`.
     #[wasm_bindgen(js_name = linkedAbort)]
     pub fn linked_abort(parent: &JsValue) -> JsValue;
     /// `{signal, release()}`: a signal aborted with the context's or the call's own.
     #[wasm_bindgen(js_name = eitherAbort)]
     fn either_abort(context: &JsValue, call: &JsValue) -> JsValue;
+}
+
+/// What the latest reading of `context` saw of each state a compaction clears
+/// ([`crate::drive::options::CLEARED_AFTER_COMPACTION`]): give it to [`put_seen`] before the
+/// compaction that read it then clears them.
+pub(crate) fn seen_states(context: &JsValue) -> JsValue {
+    let states = Array::new();
+    for key in crate::drive::options::CLEARED_AFTER_COMPACTION {
+        states.push(&prop(context, key));
+    }
+    seen_of(&states)
 }
 
 /// Checks `options.signal` of a call (absent, or an AbortSignal).

@@ -193,13 +193,13 @@ export function nowIso() {
 
 // Empties the caller's read-file state and loaded-memory paths after a successful
 // compaction (Map/Set: clear(); plain object: its own keys deleted; array: emptied). Where the
-// compaction read the state's entries (SEEN_ENTRIES, js_convert.js), only those are deleted,
-// each while it still holds what was read (the same value, or the same content and time: a
-// getter or Proxy may give a new object each time): an entry the agent added or changed while
-// the compaction ran (a file it read during the summary request) stays. (A summary written
-// ahead reads the state again when it is swapped in: entries added since it started go too.) Never throws: it runs after the compaction succeeded, and a
-// state the caller froze or sealed (or a Map whose clear() throws) is left as it is rather
-// than losing the result.
+// compaction read the state's entries (SEEN_ENTRIES, js_convert.js; for a summary written
+// ahead, what it read when it started: putSeen), only those are deleted, each while it still
+// holds what was read (the same value, or the same content and time: a getter or Proxy may
+// give a new object each time): an entry the agent added or changed while the compaction ran
+// (a file it read during the summary request) stays. Never throws: it runs after the
+// compaction succeeded, and a state the caller froze or sealed (or a Map whose clear() throws)
+// is left as it is rather than losing the result.
 export function clearState(v) {
   if (v === null || typeof v !== 'object') return;
   const seen = SEEN_ENTRIES.get(v);
@@ -219,6 +219,22 @@ export function clearState(v) {
     }
   } catch {
     // frozen, sealed or read-only: nothing cleared
+  }
+}
+
+// What the latest reading of each of `states` saw of it (SEEN_ENTRIES), as [state, entries]
+// pairs: a summary written ahead keeps this from its start, and when it is swapped in putSeen
+// gives it back, so that clearState deletes what the summary saw, not what the agent read
+// while it was being written (those reads are in the messages the swap keeps).
+export function seenOf(states) {
+  return states.map((v) => [v, v !== null && typeof v === 'object' ? SEEN_ENTRIES.get(v) : undefined]);
+}
+
+export function putSeen(held) {
+  for (const [v, e] of held) {
+    if (v === null || typeof v !== 'object') continue;
+    if (e === undefined) SEEN_ENTRIES.delete(v);
+    else SEEN_ENTRIES.set(v, e);
   }
 }
 

@@ -115,6 +115,8 @@ struct Mark {
     /// A swap of it was refused ([`Background::refused`]): it is not offered again early,
     /// and a refresh replaces it.
     refused: bool,
+    /// The ticket it was started with.
+    ticket: u64,
 }
 
 impl Mark {
@@ -260,6 +262,7 @@ impl Background {
             count,
             tail,
             refused: false,
+            ticket: self.ticket,
         };
         self.error = None;
         self.state = AheadState::Running { cut };
@@ -310,6 +313,12 @@ impl Background {
     /// compaction ends ([`drop_all`](Self::drop_all) when the conversation is replaced).
     pub fn ready(&self) -> Option<&Ahead> {
         self.offered().map(|(a, _)| a)
+    }
+
+    /// The ticket the [`ready`](Self::ready) summary was started with (what the caller kept
+    /// of its start, such as the state it read then, is found by it).
+    pub fn ready_ticket(&self) -> Option<Ticket> {
+        self.offered().map(|(_, m)| Ticket(m.ticket))
     }
 
     /// Drops everything (the conversation was replaced, or restored): a summary running now
@@ -390,6 +399,34 @@ mod tests {
         assert!(b.error().is_none());
         b.landed(t3, Ok(ahead(6, "third")));
         assert_eq!(b.ready().unwrap().cut, 6);
+    }
+
+    #[test]
+    fn the_ready_ticket_is_the_start_of_the_summary_a_swap_takes() {
+        let mut b = Background::new(Some(0));
+        assert_eq!(b.ready_ticket(), None);
+        let (t1, _) = b.start(1, 10, 0);
+        assert_eq!(b.ready_ticket(), None, "nothing ready while the first runs");
+        b.landed(t1, Ok(ahead(1, "first")));
+        assert_eq!(b.ready_ticket(), Some(t1));
+        let (t2, _) = b.start(5, 50, 0);
+        assert_ne!(t1, t2);
+        assert_eq!(
+            b.ready_ticket(),
+            Some(t1),
+            "the one before, while a refresh runs"
+        );
+        b.landed(t2, Ok(ahead(5, "second")));
+        assert_eq!(b.ready_ticket(), Some(t2));
+        let (t3, _) = b.start(6, 60, 0);
+        b.landed(t3, Err(Error::new(ErrorCode::SummarizerFailed, "down")));
+        assert_eq!(
+            b.ready_ticket(),
+            Some(t2),
+            "a failed refresh keeps the one before"
+        );
+        b.drop_all();
+        assert_eq!(b.ready_ticket(), None);
     }
 
     #[test]
