@@ -1103,6 +1103,12 @@ export type SummaryRequestMessage = { role: Role; content: SummaryRequestTextBlo
  * followed by the summary instruction. Send it as it is (the model may be replaced).
  */
 export type SummaryRequest = {
+  /**
+   * `summaryModel`, else the conversation's model; named with the `[1m]` suffix when the
+   * 1M-token context is on (a `[1m]` id, or `config.enable1mContext`): the request may then be
+   * larger than 200,000 tokens. Send such a model without the suffix and with the
+   * `context-1m-2025-08-07` beta (`anthropicSummarizer` does).
+   */
   model: string;
   system: string;
   messages: SummaryRequestMessage[];

@@ -135,6 +135,22 @@ pub struct CompactContext {
 }
 
 impl CompactContext {
+    /// The model the summary request names: `summaryModel`, else the main model, named with
+    /// the `[1m]` suffix when the configuration gives it the 1M context (`enable1mContext`):
+    /// the request is then sized to that window, and the suffix is how the summarizer learns
+    /// it must ask for it (`anthropicSummarizer` sends the id without it, with the API's
+    /// 1M-context beta). Without it, a request past 200,000 tokens is refused as too long,
+    /// and the retries keep only the part of the conversation that fits in 200,000.
+    pub fn request_model(&self) -> String {
+        match &self.summary_model {
+            Some(m) => m.clone(),
+            None if crate::measure::thresholds::one_m_by_config(&self.model, &self.config) => {
+                format!("{}[1m]", self.model.trim_end())
+            }
+            None => self.model.clone(),
+        }
+    }
+
     /// The size of `messages` before the compaction, as reported (`preCompactTokenCount`):
     /// [`Self::counted`] when the caller counted them, else [`token_count_with_estimation`].
     pub fn pre_count(&self, messages: &[Message]) -> Result<u64, Error> {
@@ -712,10 +728,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     instructions.extend(pre.instructions.clone());
 
     let start = active_start(messages)?;
-    let summary_model = ctx
-        .summary_model
-        .clone()
-        .unwrap_or_else(|| ctx.model.clone());
+    let summary_model = ctx.request_model();
     let keep_last = options.keep_last_user_message || ctx.keep_last_user_message;
     let mut retries = Retries::default();
     // The API's on-demand compaction, when the summarizer offers it (api_compaction.rs).

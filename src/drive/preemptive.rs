@@ -181,10 +181,7 @@ pub async fn summarize_ahead<E: Environment + ?Sized>(
         ),
     };
     input.extend(summary_input(env, &messages[from..cut]).await?.into_owned());
-    let model = ctx
-        .summary_model
-        .clone()
-        .unwrap_or_else(|| ctx.model.clone());
+    let model = ctx.request_model();
     let mut retries = Retries::default();
     let (summary, usage, _, parts) = summarize_messages(
         env,

@@ -86,3 +86,47 @@ test('a compaction that does not swap the summary written ahead clears what it r
   assert.ok(r.summary.length > 0);
   assert.equal(state.size, 0);
 });
+
+// ---- The 1M context given by `enable1mContext` reaches the summary request ----
+
+test('enable1mContext: the summary request names the model with [1m], and anthropicSummarizer sends it with the 1M beta', async () => {
+  const code = (k, chars) => Array.from({ length: Math.ceil(chars / 40) }, (_, i) => `    let v${k}_${i} = compute(${i}); // step ${i}`).join('\n').slice(0, chars);
+  const long = [];
+  for (let i = 0; i < 200; i++) {
+    long.push({ role: 'user', content: `Instruction ${i}: remember the codeword CW${i}.` },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't' + i, name: 'read_file', input: { path: `f${i}.rs` } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't' + i, content: code(i, 16_000) }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'ok ' + i }], ...(i === 199 ? { usage: { input_tokens: 900_000, output_tokens: 10 } } : {}) });
+  }
+  // The API as it is: past 200,000 tokens only with the 1M-context beta.
+  const seen = [];
+  const fetch = async (url, init) => {
+    const b = JSON.parse(init.body);
+    const beta = new Headers(init.headers).get('anthropic-beta');
+    const tokens = Math.round(init.body.length / 4);
+    seen.push({ model: b.model, beta, tokens });
+    if (b.model.includes('[')) return new Response(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: 'model: ' + b.model } }), { status: 404, headers: { 'content-type': 'application/json' } });
+    if (tokens > 200_000 && !(beta ?? '').includes('context-1m-2025-08-07')) {
+      return new Response(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > 200000 maximum` } }), { status: 400, headers: { 'content-type': 'application/json' } });
+    }
+    const said = new Set(init.body.match(/codeword CW\d+/g)).size;
+    return new Response(JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: b.model, content: [{ type: 'text', text: `<summary>${said} codewords</summary>` }], stop_reason: 'end_turn', usage: { input_tokens: tokens, output_tokens: 5 } }), { status: 200, headers: { 'content-type': 'application/json' } });
+  };
+  const summarize = cc.anthropicSummarizer({ apiKey: 'k', fetch, maxRetries: 0, stream: false });
+  const r = await cc.compactConversation(long, { model: 'claude-sonnet-4-5', config: { enable1mContext: true }, summarize, retryBaseMs: 1 });
+  // Before: the request went without the beta, was refused as too long, and the retries kept
+  // only what fits in 200,000 tokens (a summary of the last 50 of 200 instructions).
+  assert.equal(r.summary.trim(), '200 codewords');
+  assert.equal(r.ptlRetries, 0);
+  assert.deepEqual(seen.map((s) => [s.model, s.beta]), [['claude-sonnet-4-5', 'context-1m-2025-08-07']]);
+
+  // What a summarizer of its own is given: the model named with [1m].
+  let req;
+  await cc.compactConversation(long, { model: 'claude-sonnet-4-5', config: { enable1mContext: true }, summarize: async (q) => { req = q; return '<summary>s</summary>'; } });
+  assert.equal(req.model, 'claude-sonnet-4-5[1m]');
+  // Not without the option, not for a summary model of its own, not for a model without 1M.
+  await cc.compactConversation(long.slice(0, 40), { model: 'claude-sonnet-4-5', summarize: async (q) => { req = q; return '<summary>s</summary>'; } });
+  assert.equal(req.model, 'claude-sonnet-4-5');
+  await cc.compactConversation(long, { model: 'claude-sonnet-4-5', summaryModel: 'claude-haiku-4-5', config: { enable1mContext: true }, summarize: async (q) => { req = q; return '<summary>s</summary>'; } });
+  assert.equal(req.model, 'claude-haiku-4-5');
+});
