@@ -858,6 +858,56 @@ fn mode01_smaller_summary_window_first_request_fits() {
     );
 }
 
+/// A conversation whose usage runs 1.5 times its estimate (dense code): the summary request
+/// is sized by the ratio learned, so the first one fits a 64,000-token summary window as the
+/// model counts it — no 400 is seen (before: one refusal, then a retry).
+#[test]
+fn mode01_summary_request_sized_by_the_ratio_learned() {
+    use context_compaction::measure::calibration::{Calibration, Observation};
+    let msgs = parse(&rounds_convo(115, 8_000, false));
+    let seen = [(10_000, 20_000), (30_000, 50_000), (60_000, 95_000)]
+        .map(|(estimated, real)| Observation { estimated, real });
+    let learned = Calibration::from_observations(seen);
+    let fit = learned.fit().expect("a line through them");
+    assert!((fit.ratio - 1.5).abs() < 0.01, "{fit:?}");
+    let c = CompactContext {
+        config: Config {
+            summary_context_window: Some(64_000.0),
+            ..Default::default()
+        },
+        calibration: Some(learned),
+        ..ctx()
+    };
+    // The model's count: 1.5 tokens per estimated token of the request.
+    let real = |r: &SummaryRequest| request_tokens(r) * 3 / 2;
+    let env = Scripted::new(Box::new(move |r, _| {
+        let n = real(r);
+        if n + r.max_tokens > 64_000 {
+            Err(CallError {
+                status: Some(400),
+                message: format!(
+                    "prompt is too long: {} tokens > 64000 maximum",
+                    n + r.max_tokens
+                ),
+                ..Default::default()
+            })
+        } else {
+            Ok(answer("fits"))
+        }
+    }));
+    let r = compact(&msgs, &c, &manual(), &env).unwrap();
+    assert_eq!(
+        env.calls(),
+        1,
+        "a 400 was seen: the first request did not fit"
+    );
+    assert_eq!(r.ptl_retries, 0);
+    let req = &env.requests.borrow()[0];
+    assert!(real(req) + req.max_tokens <= 64_000);
+    // And it is not sized smaller than it must be: most of the room is used.
+    assert!(real(req) + req.max_tokens > 48_000, "{}", real(req));
+}
+
 /// A summary model with an input limit below its window (GPT-5: 272,000 input tokens in a
 /// 400,000-token window): the first request stays within the input limit — no 400 is seen —
 /// and uses the room there is beyond the 200K default.

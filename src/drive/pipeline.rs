@@ -816,6 +816,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         ctx,
         &summary_model,
         to_summarize,
+        fit,
         &instructions,
         &options.retry,
         &mut retries,
@@ -966,12 +967,16 @@ fn has_media_to_strip(m: &Message) -> bool {
 
 /// Step 4: the summary request for `to_summarize` — in parts when the context asks for it
 /// ([`crate::drive::parts`]), else fitted to the window and sent with prompt-too-long
-/// truncation. Returns the text, the usage, the (last) request and the number of parts.
+/// truncation. `fit`, the line learned from the usage seen, sizes the request in the model's
+/// tokens where the conversation runs above its estimate (dense code and JSON). Returns the
+/// text, the usage, the (last) request and the number of parts.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
     env: &E,
     ctx: &CompactContext,
     summary_model: &str,
     to_summarize: Cow<'_, [Message]>,
+    fit: Option<Fit>,
     instructions: &[String],
     retry: &RetryPolicy,
     retries: &mut Retries,
@@ -1016,7 +1021,7 @@ pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
     let instruction_tokens = prompt_tokens(summary_model, instructions, env.text_counter())?;
     let reserve = summary::summary_output_reserve(max_tokens, window);
     let (fitted, rendered, input) =
-        fit_summary_window(env, to_summarize, window, reserve, instruction_tokens).await?;
+        fit_summary_window(env, to_summarize, window, reserve, instruction_tokens, fit).await?;
     checkpoint(env, "summarizing").await?;
     let (text, usage, request) = request_summary(
         env,

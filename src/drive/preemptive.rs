@@ -188,6 +188,7 @@ pub async fn summarize_ahead<E: Environment + ?Sized>(
         ctx,
         &model,
         std::borrow::Cow::Owned(input),
+        ctx.calibration.as_ref().and_then(|c| c.fit()),
         &instructions,
         retry,
         &mut retries,

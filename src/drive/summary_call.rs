@@ -4,6 +4,7 @@
 use crate::drive::env::{CallError, Environment, ProgressEvent};
 use crate::drive::failure::{check_abort, CompactError};
 use crate::drive::retry::{Retry, RetryPolicy};
+use crate::measure::calibration::Fit;
 use crate::model::error::ErrorCode;
 use crate::model::messages::{Block, Message};
 use crate::model::view::UsageCounts;
@@ -34,13 +35,17 @@ pub(crate) struct Retries {
 /// `reserve` tokens left for the summary. Also gives the rendered messages of the attempt it
 /// returns (the request is then made from them, not rendered a second time) and the tokens of
 /// its input (the rendered messages and `instruction_tokens`), which set its `max_tokens`.
+/// The messages are measured in the model's tokens by `fit`'s ratio where the usage seen ran
+/// above the estimate (never below it: an estimate that runs high only leaves room).
 pub(crate) async fn fit_summary_window<'a, E: Environment + ?Sized>(
     env: &E,
     mut attempt: Cow<'a, [Message]>,
     window: u64,
     reserve: u64,
     instruction_tokens: u64,
+    fit: Option<Fit>,
 ) -> Result<(Cow<'a, [Message]>, Vec<TextMessage>, u64), CompactError> {
+    let ratio = fit.map_or(1.0, |f| f.ratio);
     const ROUNDS: u32 = 16;
     for round in 0..=ROUNDS {
         // Each round renders the whole attempt: a checkpoint before each.
@@ -48,7 +53,7 @@ pub(crate) async fn fit_summary_window<'a, E: Environment + ?Sized>(
         // The size of what is actually sent: the rendered request (huge tool results are
         // cut there), not the raw messages.
         let rendered = summary::render_conversation(&attempt);
-        let conversation = rendered_tokens(&rendered, env.text_counter())?;
+        let conversation = scaled(rendered_tokens(&rendered, env.text_counter())?, ratio);
         let input = conversation + instruction_tokens;
         let needed = input + reserve;
         if needed <= window || round == ROUNDS {
@@ -81,6 +86,15 @@ pub(crate) async fn fit_summary_window<'a, E: Environment + ?Sized>(
         }
     }
     unreachable!("the last round returns")
+}
+
+/// `tokens` times `ratio` when the ratio is above 1 (and finite), rounded up; else `tokens`.
+fn scaled(tokens: u64, ratio: f64) -> u64 {
+    if ratio.is_finite() && ratio > 1.0 {
+        (tokens as f64 * ratio).ceil() as u64
+    } else {
+        tokens
+    }
 }
 
 /// Tokens of a summary request besides its conversation: the system prompt, the instruction
