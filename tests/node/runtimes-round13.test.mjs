@@ -5,9 +5,18 @@
 // bundle that holds it. Now the import succeeds; init(), initSync() and every call report a
 // coded NOT_INITIALIZED naming the cause (tests/browser/csp.test.mjs checks the same under a
 // real policy in Chromium).
+//
+// `context-compaction/agents/langchain` imported `@langchain/langgraph`, which the package does
+// not declare (neither a dependency nor a peer: it comes as `langchain`'s own dependency). A
+// strict layout (pnpm, Yarn PnP) lets a package import only what it declares, so in a project
+// that installed `langchain` and `@langchain/core` the middleware failed to load
+// (ERR_MODULE_NOT_FOUND). It imports only its declared peers now.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const INLINE = fileURLToPath(new URL('../../pkg/inline.js', import.meta.url));
@@ -59,4 +68,40 @@ test('inline entry where WebAssembly compiles: init() and initSync() stay no-ops
      console.log(m.tokenCountWithEstimation([{ role: 'user', content: 'hello there' }]) > 0);`,
   );
   assert.equal(out, 'true');
+});
+
+test('agents/langchain loads in a strict (pnpm-style) layout: it imports only what the package declares', (t) => {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const meta = JSON.parse(readFileSync(join(root, 'pkg', 'package.json'), 'utf8'));
+  const declared = new Set([...Object.keys(meta.dependencies ?? {}), ...Object.keys(meta.peerDependencies ?? {})]);
+  const work = mkdtempSync(join(tmpdir(), 'cc-strict-'));
+  t.after(() => rmSync(work, { recursive: true, force: true }));
+  // pnpm's layout: the package's real directory holds, beside it, only its declared peers; the
+  // project's node_modules only its direct dependencies. (A symlink to pkg/ would resolve
+  // through the repository's own node_modules, which hold everything.)
+  const store = join(work, '.pnpm', 'node_modules');
+  mkdirSync(join(store, '@langchain'), { recursive: true });
+  cpSync(join(root, 'pkg'), join(store, 'context-compaction'), { recursive: true });
+  const real = (name) => realpathSync(join(root, 'node_modules', name));
+  for (const name of ['langchain', '@langchain/core']) {
+    assert.ok(declared.has(name), name);
+    symlinkSync(real(name), join(store, name));
+  }
+  mkdirSync(join(work, 'node_modules', '@langchain'), { recursive: true });
+  symlinkSync(join(store, 'context-compaction'), join(work, 'node_modules', 'context-compaction'));
+  for (const name of ['langchain', '@langchain/core']) symlinkSync(real(name), join(work, 'node_modules', name));
+  writeFileSync(join(work, 'package.json'), '{ "type": "module" }');
+  const out = execFileSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `try {
+         const { compactionMiddleware } = await import('context-compaction/agents/langchain');
+         console.log(typeof compactionMiddleware({ model: 'openai:gpt-4.1', summarize: async () => 'S' }));
+       } catch (e) { console.log(e.code + ' ' + e.message.split('\\n')[0]); }`,
+    ],
+    { cwd: work, encoding: 'utf8' },
+  ).trim();
+  assert.equal(out, 'object');
 });
