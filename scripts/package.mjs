@@ -800,16 +800,31 @@ writeFileSync(
     '// The .wasm, base64: decoded and compiled synchronously at import (no fetch, no file).\n' +
     "import { initSync as __ccInitSync } from './context_compaction.js';\n\n" +
     `const wasmBase64 = '${inlineBase64}';\n` +
-    '// Without WebAssembly (Safari\'s Lockdown Mode) the import still succeeds, so that a page\n' +
-    '// that bundles this entry keeps working: init() and initSync() then say why, and every\n' +
-    '// call is NOT_INITIALIZED.\n' +
+    '// Without WebAssembly (Safari\'s Lockdown Mode), or where compiling it is refused (a page\n' +
+    '// whose Content-Security-Policy has no \'wasm-unsafe-eval\'), the import still succeeds, so\n' +
+    '// that a page that bundles this entry keeps working: init() and initSync() then say why,\n' +
+    '// and every call is NOT_INITIALIZED.\n' +
     `const __ccNoWasm = ${NO_WASM_TEST};\n` +
+    'let __ccCompileError;\n' +
     'if (!__ccNoWasm) {\n' +
-    '  const wasmBytes =\n' +
-    "    typeof Uint8Array.fromBase64 === 'function'\n" +
-    '      ? Uint8Array.fromBase64(wasmBase64)\n' +
-    '      : Uint8Array.from(atob(wasmBase64), (c) => c.charCodeAt(0));\n' +
-    '  __ccInitSync({ module: wasmBytes });\n' +
+    '  try {\n' +
+    '    const wasmBytes =\n' +
+    "      typeof Uint8Array.fromBase64 === 'function'\n" +
+    '        ? Uint8Array.fromBase64(wasmBase64)\n' +
+    '        : Uint8Array.from(atob(wasmBase64), (c) => c.charCodeAt(0));\n' +
+    '    __ccInitSync({ module: wasmBytes });\n' +
+    '  } catch (e) {\n' +
+    '    __ccCompileError = e;\n' +
+    '  }\n' +
+    '}\n' +
+    '/** Why the module is not there (no WebAssembly, or its compilation refused), or undefined. */\n' +
+    'function __ccNotLoaded() {\n' +
+    `  if (__ccNoWasm) return ${NO_WASM_ERROR};\n` +
+    '  if (__ccCompileError === undefined) return undefined;\n' +
+    '  const why = __ccCompileError instanceof Error ? __ccCompileError.message : String(__ccCompileError);\n' +
+    "  const err = __ccCodedError(`the inlined .wasm could not be compiled here: ${why}`, 'NOT_INITIALIZED');\n" +
+    '  err.cause = __ccCompileError;\n' +
+    '  return err;\n' +
     '}\n\n' +
     '// The second module (inline-extra.js, its .wasm inlined too) is imported on first use.\n' +
     "import { importAgain as __ccImportAgain } from './defaults.js';\n" +
@@ -818,7 +833,7 @@ writeFileSync(
       false,
     ) +
     "// In Node (and Deno, Bun) the environment variables are defaults, read at import as node.js does.\n" +
-    "if (!__ccNoWasm && typeof process !== 'undefined' && process !== null && process.env != null && typeof process.env === 'object') setEnvironmentDefaults(process.env);\n\n" +
+    "if (!__ccNoWasm && __ccCompileError === undefined && typeof process !== 'undefined' && process !== null && process.env != null && typeof process.env === 'object') setEnvironmentDefaults(process.env);\n\n" +
     `export ${list(nodeNames)} from './context_compaction.js';\n` +
     "export { constants } from './constants.js';\n" +
     "export { anthropicSummarizer } from './anthropic.js';\n" +
@@ -826,11 +841,13 @@ writeFileSync(
     errorClass +
     '/** Already initialised at import; kept so isomorphic code can `await init()` everywhere. */\n' +
     'export default async function init() {\n' +
-    `  if (__ccNoWasm) throw ${NO_WASM_ERROR};\n` +
+    '  const err = __ccNotLoaded();\n' +
+    '  if (err !== undefined) throw err;\n' +
     '}\n' +
     '/** Already initialised at import: nothing to do (the browser entry initialises from bytes). */\n' +
     'export function initSync() {\n' +
-    `  if (__ccNoWasm) throw ${NO_WASM_ERROR};\n` +
+    '  const err = __ccNotLoaded();\n' +
+    '  if (err !== undefined) throw err;\n' +
     '}\n',
 );
 writeFileSync(

@@ -1,12 +1,20 @@
 // Drop-in compaction for LangChain v1 agents (`context-compaction/agents/langchain`): an agent
 // middleware for `createAgent({ middleware: [...] })` that compacts the agent's messages in
-// its `beforeModel` hook when automatic compaction is due. `langchain` (with
-// `@langchain/langgraph` and `@langchain/core`) is the caller's own installed package.
+// its `beforeModel` hook when automatic compaction is due. `langchain` and `@langchain/core`
+// are the caller's own installed packages (optional peer dependencies). Nothing else is
+// imported: `@langchain/langgraph` comes only as `langchain`'s own dependency, which a strict
+// layout (pnpm, Yarn PnP) does not let this package import.
 import { buildPostCompactMessages, compactConversation, shouldAutoCompact } from 'context-compaction';
 import { createMiddleware } from 'langchain';
 import { RemoveMessage } from '@langchain/core/messages';
-import { REMOVE_ALL_MESSAGES } from '@langchain/langgraph';
 import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError, eitherSignal } from './common.js';
+
+/**
+ * The id of a `RemoveMessage` that clears a graph's whole message list: LangGraph's
+ * `REMOVE_ALL_MESSAGES` (`@langchain/langgraph`), a value stored in checkpoints, written here
+ * (tests/node/runtimes-round13.test.mjs compares it with LangGraph's).
+ */
+const REMOVE_ALL_MESSAGES = '__remove_all__';
 
 /** Threads whose failed compactions in a row the middleware remembers, at most. */
 const REMEMBERED_THREADS = 10_000;

@@ -1,0 +1,24 @@
+// The page of tests/browser/csp.html: for each entry, whether its import, its init() and a count
+// succeed (`ok`) or the error's code (else its name: an uncoded error).
+import { runPage } from '/tests/browser/page-helpers.js';
+
+const outcome = async (f) => {
+  try {
+    await f();
+    return 'ok';
+  } catch (e) {
+    return e?.code ?? e?.name ?? String(e);
+  }
+};
+
+await runPage(async (results) => {
+  for (const entry of ['inline.js', 'web.js', 'count.js']) {
+    let m;
+    results[`${entry} import`] = await outcome(async () => {
+      m = await import(`/pkg/${entry}`);
+    });
+    if (m === undefined) continue;
+    results[`${entry} init`] = await outcome(() => m.default());
+    results[`${entry} count`] = await outcome(() => m.tokenCountWithEstimation([{ role: 'user', content: 'hello' }]));
+  }
+});
