@@ -4,7 +4,7 @@
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
 import { plainSlice } from './js_convert.js';
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, isServerResultBlock, lcAudio, lcCalls, lcFields, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, isServerResultBlock, lcAudio, lcCalls, lcFields, lcFunctionName, legacyCall, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -620,8 +620,10 @@ function anthropicMessages(arr, i, m, shape) {
     case LANGCHAIN: {
       const f = lcFields(m);
       if (f === undefined) return anthropicChat(m, kind, role, arr, i); // a `{role, …}` dict
-      if (kind === 0 && typeof f.tool_call_id === 'string') {
-        return [{ role: 'user', content: [resultBlock(f.tool_call_id, Array.isArray(f.content) ? f.content : textOf(f.content ?? ''), f.status === 'error')] }];
+      const fn = kind === 0 ? lcFunctionName(m, f) : undefined;
+      if (kind === 0 && (typeof f.tool_call_id === 'string' || fn !== undefined)) {
+        const id = fn === undefined ? f.tool_call_id : legacyResultId(arr, i, fn);
+        return [{ role: 'user', content: [resultBlock(id, Array.isArray(f.content) ? f.content : textOf(f.content ?? ''), f.status === 'error')] }];
       }
       if (kind === 2) return [{ role: 'system', content: blocksOf(f.content).map((b) => b.text || '').join('\n') }];
       // Gemini `functionCall` parts that tool_calls holds too: the calls are read from there.
@@ -641,6 +643,8 @@ function anthropicMessages(arr, i, m, shape) {
             content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: parseArgs(callArgs(c)) });
           }
         }
+        const fc = legacyCall(m, f);
+        if (fc !== undefined) content.push({ type: 'tool_use', id: legacyCallId(i), name: textOf(fc.name), input: parseArgs(fc.arguments) });
       }
       if (kind === 1) lcKeptBlocks(arr, i, f, content);
       // The usage the response reported (what the count anchors on) goes with it, in the

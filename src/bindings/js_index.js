@@ -14,7 +14,7 @@ import { plainSlice } from './js_convert.js';
 import {
   AI_MODEL, ANTHROPIC, ANY, CHAT, LANGCHAIN, RESPONSES, VIEW_CONSTANTS, callArgs, callName, clearedFlag,
   contentOf, describeForeign, describeOne, failed, giveStrings, header, internAfresh, hostedCall, isCall, keptOutput,
-  isProviderResult, jsonLen, lcFields, lcKind, lcPartInput, lcToolCalls, legacyCallId, legacyResultId, onChain,
+  isProviderResult, jsonLen, lcFields, lcFunctionName, legacyCall, lcKind, lcPartInput, lcToolCalls, legacyCallId, legacyResultId, onChain,
   outputCallId, parts, pathIn, plainTextLen, pushPart, pushResult, putInternedBack, readingAt, responsesOutput, rsFree,
   setAsideToo, setInterning, shapeOfHeader, strLen, symbolString, tlen,
 } from './js_view.js';
@@ -270,8 +270,9 @@ function toolIndex_(arr, from, withPaths, keep) {
           indexChat(i, m, shape);
           return true;
         }
-        if (lcKind(m, f) === 0 && typeof f.tool_call_id === 'string') {
-          indexOutput(i, 0, f.tool_call_id, f.content, shape);
+        const kind = lcKind(m, f), fn = kind === 0 ? lcFunctionName(m, f) : undefined;
+        if (kind === 0 && (typeof f.tool_call_id === 'string' || fn !== undefined)) {
+          indexOutput(i, 0, fn === undefined ? f.tool_call_id : legacyResultId(arr, i, fn), f.content, shape);
           return true;
         }
         const c = f.content;
@@ -287,6 +288,8 @@ function toolIndex_(arr, from, withPaths, keep) {
           }
         }
         for (const x of lcToolCalls(f)) indexCall(i, x.id, callName(x), callArgs(x));
+        const fc = legacyCall(m, f);
+        if (fc !== undefined) indexCall(i, legacyCallId(i), fc.name, fc.arguments);
         return true;
       }
       default:

@@ -1506,8 +1506,10 @@ export function describeForeign(m, shape, estimate, out) {
       // OpenAI Chat's (coerceMessageLikeToMessage): read as one.
       if (f === undefined) { n = describeChat(m, estimate, out); break; }
       const kind = lcKind(m, f);
-      if (kind === 0 && typeof f.tool_call_id === 'string') {
-        pushResult(out, estimate, f.tool_call_id, f.content);
+      // A ToolMessage; a FunctionMessage, as OpenAI Chat's `role: 'function'` message.
+      const fn = kind === 0 ? lcFunctionName(m, f) : undefined;
+      if (kind === 0 && (typeof f.tool_call_id === 'string' || fn !== undefined)) {
+        pushResult(out, estimate, fn === undefined ? f.tool_call_id : legacyId(fn), f.content);
         n = 1;
         break;
       }
@@ -1516,6 +1518,7 @@ export function describeForeign(m, shape, estimate, out) {
         pushCall(out, estimate, c.id, callName(c), callArgs(c));
         n++;
       }
+      n += pushLegacy(out, estimate, legacyCall(m, f));
       // An audio reply from ChatOpenAI: OpenAI Chat's `audio`, kept in additional_kwargs; the
       // reasoning and the built-in tools' items kept there (after every other block: the
       // content's blocks keep their numbers).
@@ -1542,21 +1545,44 @@ export function readingAt(arr, i) {
 // same `name`). The call of message j reads as the tool call `function_call@j`, and a result
 // as its call's (undefined when no call of its name comes before it).
 export const legacyCallId = (j) => `function_call@${j}`;
+// LangChain keeps the same calls and answers (legacyCall, lcFunctionName): read alike.
 export function legacyResultId(arr, i, name) {
   for (let j = Math.min(i, arr.length) - 1; j >= 0; j--) {
     const a = arr[j];
-    if (a === null || typeof a !== 'object' || a.role !== 'assistant') continue;
-    const fc = a.function_call;
-    if (fc !== null && typeof fc === 'object' && fc.name === name) return legacyCallId(j);
+    if (a !== null && typeof a === 'object' && legacyCall(a, a.role === 'assistant' ? undefined : lcFields(a))?.name === name) return legacyCallId(j);
   }
   return undefined;
 }
+
+// The legacy function call of message `a`: OpenAI Chat's `function_call` (`f` undefined), or,
+// of a LangChain AI message with fields `f` and no tool calls, the one ChatOpenAI keeps in
+// `additional_kwargs.function_call` (and sends as Chat's); undefined when there is none.
+export function legacyCall(a, f) {
+  const fc = f === undefined ? a.function_call : lcKind(a, f) === 1 && lcCalls(f).length === 0 ? f.additional_kwargs?.function_call : undefined;
+  return fc !== null && typeof fc === 'object' ? fc : undefined;
+}
+
+// The function a LangChain FunctionMessage `m` (fields `f`) answers: its `name` (ChatOpenAI
+// sends it as a Chat `role: 'function'` message); undefined for another message.
+export const lcFunctionName = (m, f) =>
+  /^(function|FunctionMessage)$/.test(m.lc === 1 ? m.id[m.id.length - 1] : m.type ?? m._getType?.()) && typeof f.name === 'string' ? f.name : undefined;
+
+// Pushes legacy call `fc` (legacyCall) of the message being read (its id: legacyCallId); returns
+// how many blocks it pushed.
+function pushLegacy(out, estimate, fc) {
+  if (fc === undefined) return 0;
+  pushCall(out, estimate, interning && readArr !== null ? legacyCallId(readAt) : undefined, fc.name, fc.arguments);
+  return 1;
+}
+
+// The id of a legacy result to the function `name` in the message being read (legacyResultId).
+const legacyId = (name) => (interning && readArr !== null ? legacyResultId(readArr, readAt, name) : undefined);
 
 // An OpenAI Chat message (also a LangChain `{role, …}` dict) as blocks: its reasoning, its
 // content, its refusal, its tool calls; returns how many top-level blocks it pushed.
 function describeChat(m, estimate, out) {
   if (m.role === 'tool' || m.role === 'function') {
-    const id = m.role === 'function' ? (interning && readArr !== null ? legacyResultId(readArr, readAt, m.name) : undefined) : m.tool_call_id;
+    const id = m.role === 'function' ? legacyId(m.name) : m.tool_call_id;
     pushResult(out, estimate, id, typeof m.content === 'string' || Array.isArray(m.content) ? m.content : '');
     return 1;
   }
@@ -1577,11 +1603,7 @@ function describeChat(m, estimate, out) {
       n++;
     }
   }
-  if (m.function_call !== null && typeof m.function_call === 'object') {
-    pushCall(out, estimate, interning && readArr !== null ? legacyCallId(readAt) : undefined, m.function_call.name, m.function_call.arguments);
-    n++;
-  }
-  return n + pushAudio(m.audio, out);
+  return n + pushLegacy(out, estimate, legacyCall(m)) + pushAudio(m.audio, out);
 }
 
 // An assistant's audio reply (OpenAI Chat's `audio: {id, data, transcript}`): its transcript
