@@ -93,6 +93,8 @@ export interface SummarizeOptions {
   signal?: AbortSignal;
   /** Receives the response text as it streams, in order (once, whole, in JSON mode). */
   onText?: (text: string) => void;
+  /** The window the request was sized to: past 200,000 it is sent with the 1M-context beta. */
+  contextWindow?: number;
 }
 
 /** The summarizer contract of SPEC §16. */

@@ -36,8 +36,10 @@ const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 const API_VERSION = '2023-06-01';
 /** The `anthropic-beta` value a request that asks for on-demand compaction is sent with. */
 const ON_DEMAND_COMPACTION_BETA = 'compact-2026-09-04';
-/** The `anthropic-beta` value of the 1M-token context, which a `[1m]` model id asks for. */
+/** The `anthropic-beta` value of the 1M-token context, which a `[1m]` model id asks for, and a
+ * request sized to a window past the API's standard 200,000 tokens (`contextWindow`). */
 const LONG_CONTEXT_BETA = 'context-1m-2025-08-07';
+const STANDARD_WINDOW = 200_000;
 /** A model id ending with `[1m]`: Claude Code's (and this library's) name of the 1M context. */
 const ONE_M_SUFFIX = /\[1m\]\s*$/i;
 
@@ -252,7 +254,7 @@ function buildAnthropicSummarizer(options) {
     if (request === null || typeof request !== 'object' || Array.isArray(request)) {
       throw Object.assign(new TypeError('summarize: request must be a Messages API request body (an object)'), { code: 'INVALID_ARGUMENT' });
     }
-    const { signal, onText } = callOptions ?? {};
+    const { signal, onText, contextWindow } = callOptions ?? {};
     if (onText !== undefined && onText !== null && typeof onText !== 'function') {
       throw Object.assign(new TypeError('summarize: onText must be a function'), { code: 'INVALID_ARGUMENT' });
     }
@@ -264,9 +266,12 @@ function buildAnthropicSummarizer(options) {
     else delete body.stream;
     /** @type {string | undefined} */
     let beta;
-    // The API knows no `[1m]` id: it is the model with the 1M-context beta.
-    if (typeof body.model === 'string' && ONE_M_SUFFIX.test(body.model)) {
-      body.model = body.model.replace(ONE_M_SUFFIX, '');
+    // The API knows no `[1m]` id: it is the model with the 1M-context beta. A request the
+    // library sized to a window past 200,000 tokens (`enable1mContext`, a 1M `contextWindow`)
+    // asks for that context too.
+    const oneM = typeof body.model === 'string' && ONE_M_SUFFIX.test(body.model);
+    if (oneM) body.model = body.model.replace(ONE_M_SUFFIX, '');
+    if (oneM || (typeof contextWindow === 'number' && contextWindow > STANDARD_WINDOW)) {
       beta = addBeta(headers['anthropic-beta'], LONG_CONTEXT_BETA);
     }
     // The library asks for the API's on-demand compaction with a top-level `compaction`.

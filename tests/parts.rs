@@ -290,6 +290,48 @@ fn a_small_summary_window_is_filled_and_never_asked_beyond() {
     }
 }
 
+/// A conversation whose usage runs 1.5 times its estimate (dense code): the parts are cut to
+/// the window in the estimate's measure, so none is refused by the model's count (before:
+/// parts cut by the estimate alone, each refused as too long first).
+#[test]
+fn parts_are_cut_by_the_ratio_learned() {
+    use context_compaction::measure::calibration::{Calibration, Observation};
+    let conv = plain_rounds(400);
+    let window = 32_768u64;
+    let seen = [(10_000, 20_000), (30_000, 50_000), (60_000, 95_000)]
+        .map(|(estimated, real)| Observation { estimated, real });
+    let env = Scripted::new(Box::new(move |req, _| {
+        let real = input_tokens(&serde_json::to_value(req).unwrap()) * 3 / 2;
+        if real + req.max_tokens > window {
+            return Err(CallError {
+                status: Some(400),
+                message: format!(
+                    "prompt is too long: {} tokens > {window} maximum",
+                    real + req.max_tokens
+                ),
+                ..Default::default()
+            });
+        }
+        Ok(SummaryResponse {
+            text: format!("<summary>{}</summary>", "sum ".repeat(50)),
+            stop_reason: Some("end_turn".into()),
+            ..Default::default()
+        })
+    }));
+    let config = Config {
+        summary_context_window: Some(window as f64),
+        ..Default::default()
+    };
+    let ctx = CompactContext {
+        calibration: Some(Calibration::from_observations(seen)),
+        ..context(true, config)
+    };
+    let r = block_on(compact_conversation(&conv, &ctx, &options(), &env)).unwrap();
+    assert!(r.summary_parts > 1, "{} parts", r.summary_parts);
+    assert_eq!(r.ptl_retries, 0, "a part was refused as too long");
+    assert_eq!(env.requests.borrow().len() as u32, r.summary_parts);
+}
+
 /// Without parts, a small summary window keeps as many of the latest rounds as it holds
 /// besides the summary's reserve, and asks for what it leaves as `max_tokens` (before: a
 /// reserve of 20,000 larger than the window itself left room for the last round only).

@@ -1104,10 +1104,8 @@ export type SummaryRequestMessage = { role: Role; content: SummaryRequestTextBlo
  */
 export type SummaryRequest = {
   /**
-   * `summaryModel`, else the conversation's model; named with the `[1m]` suffix when the
-   * 1M-token context is on (a `[1m]` id, or `config.enable1mContext`): the request may then be
-   * larger than 200,000 tokens. Send such a model without the suffix and with the
-   * `context-1m-2025-08-07` beta (`anthropicSummarizer` does).
+   * `summaryModel`, else the conversation's model (a `[1m]` id as it is: send it without the
+   * suffix and with the `context-1m-2025-08-07` beta, as `anthropicSummarizer` does).
    */
   model: string;
   system: string;
@@ -1190,6 +1188,13 @@ export interface SummarizeOptions {
    * threshold, but a slower model is fine).
    */
   background?: boolean;
+  /**
+   * The window (tokens) the request was sized to: `config.summaryContextWindow`, else the
+   * summary model's, with what the configuration gives the main model (`enable1mContext`, a
+   * larger `contextWindow`). Past 200,000 a Claude model must be sent the 1M-context beta
+   * (`anthropicSummarizer` does).
+   */
+  contextWindow?: number;
 }
 
 /**
@@ -1571,7 +1576,7 @@ export interface CompactContext {
    * each, 50,000 together, and with skills no further than the warning line: the next request
    * stays 20,000 tokens below the auto-compact threshold). On success, the entries the
    * compaction read are deleted (those read when a summary written ahead started, for a swap);
-   * an entry added or changed meanwhile stays.
+   * an entry added or given a new value meanwhile stays.
    */
   readFileState?: ReadFileState;
   /** Reads a file fresh for restoration (instead of the snapshot). `null`: not readable, skipped. */

@@ -236,12 +236,13 @@ fn hold_seen(seen: &AheadSeen, session: &Shared, ticket: Ticket, context: &JsVal
     held.push((ticket, super::env::seen_states(context)));
 }
 
-/// Before a swap of the summary started with `ticket` commits: the states' latest readings
-/// are what it read when it started, so that only those entries are cleared.
+/// Before a swap of the summary started with `ticket` commits: the latest readings of the
+/// states `context` holds now are what it read when it started, so that only those entries
+/// are cleared.
 #[inline(never)]
-fn give_back_seen(seen: &AheadSeen, ticket: Option<Ticket>) {
+fn give_back_seen(seen: &AheadSeen, ticket: Option<Ticket>, context: &JsValue) {
     if let Some((_, held)) = seen.borrow().iter().find(|(t, _)| Some(*t) == ticket) {
-        super::env::put_seen(held);
+        super::env::give_seen_states(context, held);
     }
 }
 
@@ -638,7 +639,7 @@ impl Compactor {
             let result = match (to_commit, &outcome.result) {
                 (Some(c), Some(r)) => {
                     if swapped {
-                        give_back_seen(&ahead_seen, ahead_ticket);
+                        give_back_seen(&ahead_seen, ahead_ticket, &context);
                     }
                     Some(commit(&session, &busy, &links, c, r, &snapshot, &context)?)
                 }

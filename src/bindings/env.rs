@@ -60,13 +60,12 @@ extern "C" {
     fn no_summarizer() -> Function;
     #[wasm_bindgen(js_name = clearState)]
     pub fn clear_state(v: &JsValue);
-    /// `[state, entries]` pairs: what `entriesOf` read last of each state.
+    /// What `entriesOf` read last of each state.
     #[wasm_bindgen(js_name = seenOf)]
     fn seen_of(states: &js_sys::Array) -> JsValue;
-    /// Gives back what [`seen_states`] held: the states' latest readings are those again
-    /// (for `clearState`).
+    /// Makes `held` ([`seen_of`]'s) the latest readings of `states`.
     #[wasm_bindgen(js_name = putSeen)]
-    pub fn put_seen(held: &JsValue);
+    fn put_seen(held: &JsValue, states: &js_sys::Array);
     /// `{signal, cancel(), release()}`: a signal aborted with `parent` or by `cancel()`.
     #[wasm_bindgen(js_name = linkedAbort)]
     pub fn linked_abort(parent: &JsValue) -> JsValue;
@@ -79,11 +78,23 @@ extern "C" {
 /// ([`crate::drive::options::CLEARED_AFTER_COMPACTION`]): give it to [`put_seen`] before the
 /// compaction that read it then clears them.
 pub(crate) fn seen_states(context: &JsValue) -> JsValue {
+    seen_of(&states_of(context))
+}
+
+/// Gives what [`seen_states`] held to the states `context` holds now: their latest readings
+/// are those again (for `clearState`).
+pub(crate) fn give_seen_states(context: &JsValue, held: &JsValue) {
+    put_seen(held, &states_of(context));
+}
+
+/// The states of `context` a compaction clears, in the order of
+/// [`crate::drive::options::CLEARED_AFTER_COMPACTION`].
+fn states_of(context: &JsValue) -> Array {
     let states = Array::new();
     for key in crate::drive::options::CLEARED_AFTER_COMPACTION {
         states.push(&prop(context, key));
     }
-    seen_of(&states)
+    states
 }
 
 /// Checks `options.signal` of a call (absent, or an AbortSignal).
@@ -123,6 +134,9 @@ pub struct JsEnv {
     summary_timeout_ms: f64,
     /// A summary written ahead: the summarizer's options say `background: true`.
     background: bool,
+    /// The window the summary request is sized to (the summarizer's options say it,
+    /// `contextWindow`: [`crate::drive::pipeline::CompactContext::summary_window`]).
+    summary_window: u64,
     /// The caller's tokenizer (`tokenCounter`), called directly (never through the views'
     /// slot in `js_view.js`, which is only in effect during one synchronous call).
     counter: Option<JsTextCounter>,
@@ -260,6 +274,7 @@ impl JsEnv {
             on_text: on_text.map_or(JsValue::UNDEFINED, JsValue::from),
             summary_timeout_ms: data.summary_timeout_ms,
             background: false,
+            summary_window: data.context.summary_window(&data.context.request_model()),
             counter: JsTextCounter::of_context(context)?,
         })
     }
@@ -341,6 +356,8 @@ impl Environment for JsEnv {
         if self.background {
             let _ = Reflect::set(&opts, &"background".into(), &JsValue::TRUE);
         }
+        let window = JsValue::from(self.summary_window as f64);
+        let _ = Reflect::set(&opts, &"contextWindow".into(), &window);
         Box::pin(async move {
             let req = req.map_err(|_| CallError::new("could not build the summary request"))?;
             let v = JsFuture::from(call_summarizer(

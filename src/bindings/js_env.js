@@ -222,20 +222,22 @@ export function clearState(v) {
   }
 }
 
-// What the latest reading of each of `states` saw of it (SEEN_ENTRIES), as [state, entries]
-// pairs: a summary written ahead keeps this from its start, and when it is swapped in putSeen
-// gives it back, so that clearState deletes what the summary saw, not what the agent read
-// while it was being written (those reads are in the messages the swap keeps).
+// What the latest reading of each of `states` saw of it (SEEN_ENTRIES): a summary written
+// ahead keeps this from its start, and when it is swapped in putSeen gives it to the states
+// of that moment (the same objects, or those that replaced them: an immutable update), so that
+// clearState deletes what the summary saw, not what the agent read while it was being written
+// (those reads are in the messages the swap keeps).
 export function seenOf(states) {
-  return states.map((v) => [v, v !== null && typeof v === 'object' ? SEEN_ENTRIES.get(v) : undefined]);
+  return states.map((v) => (v !== null && typeof v === 'object' ? SEEN_ENTRIES.get(v) : undefined));
 }
 
-export function putSeen(held) {
-  for (const [v, e] of held) {
-    if (v === null || typeof v !== 'object') continue;
+export function putSeen(held, states) {
+  held.forEach((e, i) => {
+    const v = states[i];
+    if (v === null || typeof v !== 'object') return;
     if (e === undefined) SEEN_ENTRIES.delete(v);
     else SEEN_ENTRIES.set(v, e);
-  }
+  });
 }
 
 // Whether entry value `y` still holds what `x` held when it was read: the same value, or a

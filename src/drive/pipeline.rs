@@ -135,20 +135,35 @@ pub struct CompactContext {
 }
 
 impl CompactContext {
-    /// The model the summary request names: `summaryModel`, else the main model, named with
-    /// the `[1m]` suffix when the configuration gives it the 1M context (`enable1mContext`):
-    /// the request is then sized to that window, and the suffix is how the summarizer learns
-    /// it must ask for it (`anthropicSummarizer` sends the id without it, with the API's
-    /// 1M-context beta). Without it, a request past 200,000 tokens is refused as too long,
-    /// and the retries keep only the part of the conversation that fits in 200,000.
+    /// The model the summary request names: `summaryModel`, else the main model.
     pub fn request_model(&self) -> String {
-        match &self.summary_model {
-            Some(m) => m.clone(),
-            None if crate::measure::thresholds::one_m_by_config(&self.model, &self.config) => {
-                format!("{}[1m]", self.model.trim_end())
-            }
-            None => self.model.clone(),
+        self.summary_model
+            .clone()
+            .unwrap_or_else(|| self.model.clone())
+    }
+
+    /// The window the summary request for `summary_model` is sized to:
+    /// `config.summaryContextWindow`, else the summary model's window as a request reserving
+    /// its summary output can use it. The summary model is the main one: the window the
+    /// configuration gives it is its window too where the model's own is a guess (a model the
+    /// table does not know: a local 32K model) or smaller (`enable1mContext`, a 1M
+    /// `contextWindow`). A smaller `contextWindow` of a known model is often a way to compact
+    /// earlier: its summary model keeps its own window. (The summarizer is told it,
+    /// `contextWindow`: past 200,000 tokens, `anthropicSummarizer` asks for the 1M context.)
+    pub fn summary_window(&self, summary_model: &str) -> u64 {
+        if let Some(w) = self.config.summary_context_window {
+            return w as u64;
         }
+        let own = context_window(summary_model, &Config::default());
+        let configured = context_window(summary_model, &self.config);
+        let w = if summary_model != self.model {
+            own
+        } else if own.source == ContextWindowSource::Default || configured.tokens > own.tokens {
+            configured
+        } else {
+            own
+        };
+        w.for_request(summary::summary_max_tokens(summary_model))
     }
 
     /// The size of `messages` before the compaction, as reported (`preCompactTokenCount`):
@@ -983,33 +998,14 @@ pub(crate) async fn summarize_messages<E: Environment + ?Sized>(
 ) -> Result<(String, Option<UsageCounts>, summary::SummaryRequest, u32), CompactError> {
     ctx.config.check_summary_window()?;
     let max_tokens = summary::summary_max_tokens(summary_model);
-    let window = ctx
-        .config
-        .summary_context_window
-        .map(|w| w as u64)
-        .unwrap_or_else(|| {
-            let own = context_window(summary_model, &Config::default());
-            // The summary model is the main one: the window the configuration gives it is
-            // its window too where the model's own is a guess (a model the table does not
-            // know: a local 32K model) or smaller (`enable1mContext`, a 1M `contextWindow`).
-            // A smaller `contextWindow` of a known model is often a way to compact earlier:
-            // its summary model keeps its own window.
-            let configured = context_window(summary_model, &ctx.config);
-            let w = if summary_model != ctx.model {
-                own
-            } else if own.source == ContextWindowSource::Default || configured.tokens > own.tokens {
-                configured
-            } else {
-                own
-            };
-            w.for_request(max_tokens)
-        });
+    let window = ctx.summary_window(summary_model);
     if ctx.summarize_in_parts {
+        // Parts are cut by the estimate: the window in its measure (the ratio learned).
         let p = crate::drive::parts::summarize_in_parts(
             env,
             summary_model,
             &to_summarize,
-            window,
+            crate::drive::summary_call::in_estimate(window, fit),
             instructions,
             retry,
             retries,

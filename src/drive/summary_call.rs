@@ -88,6 +88,15 @@ pub(crate) async fn fit_summary_window<'a, E: Environment + ?Sized>(
     unreachable!("the last round returns")
 }
 
+/// `window` in the measure of the estimate where the usage seen ran above it (`fit`'s ratio
+/// past 1): what the estimate may fill of it.
+pub(crate) fn in_estimate(window: u64, fit: Option<Fit>) -> u64 {
+    match fit.map(|f| f.ratio) {
+        Some(r) if r.is_finite() && r > 1.0 => (window as f64 / r) as u64,
+        _ => window,
+    }
+}
+
 /// `tokens` times `ratio` when the ratio is above 1 (and finite), rounded up; else `tokens`.
 fn scaled(tokens: u64, ratio: f64) -> u64 {
     if ratio.is_finite() && ratio > 1.0 {

@@ -261,17 +261,6 @@ pub fn has_1m_suffix(model: &str) -> bool {
     model.trim_end().to_ascii_lowercase().ends_with("[1m]")
 }
 
-/// Whether `config` gives `model` the 1M context through `enable1mContext` (and no
-/// `contextWindow`), its id not naming it with the `[1m]` suffix: a request sized to that
-/// window must ask for it (see [`crate::drive::pipeline::CompactContext::request_model`]).
-pub fn one_m_by_config(model: &str, config: &Config) -> bool {
-    if config.enable_1m_context != Some(true) || config.context_window.is_some() {
-        return false;
-    }
-    let facts = model_facts(model);
-    facts.one_m_capable && !facts.one_m_suffix
-}
-
 /// Where a context window comes from (`contextWindowSource` in JS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -932,13 +921,6 @@ mod tests {
         };
         assert_eq!(src("claude-sonnet-4-5", &on), ContextWindowSource::Config);
         assert_eq!(src("claude-3-haiku", &on), ContextWindowSource::Model);
-        assert!(one_m_by_config("claude-sonnet-4-5", &on));
-        assert!(
-            !one_m_by_config("claude-sonnet-4-5[1m]", &on),
-            "named by its id"
-        );
-        assert!(!one_m_by_config("claude-3-haiku", &on), "no 1M context");
-        assert!(!one_m_by_config("claude-sonnet-4-5", &none()));
         let fixed = Config {
             context_window: Some(64_000.0),
             ..none()

@@ -23,10 +23,11 @@ const SUMMARY = h.summaryResponse(`The user asked questions; each was answered. 
 function startedAhead(readFileState) {
   const first = h.deferred();
   const summarize = h.recordingSummarizer((_req, _o, n) => (n === 1 ? first.promise : SUMMARY));
-  const c = new cc.Compactor({ model: h.OPUS, config: LOW, summarize, preemptive: { earlyLine: EARLY }, readFileState });
+  const options = { model: h.OPUS, config: LOW, summarize, preemptive: { earlyLine: EARLY }, readFileState };
+  const c = new cc.Compactor(options);
   let i = 0;
   while (c.tokenCount() < EARLY) c.pushMany(round(i++));
-  return { c, first, summarize, next: i };
+  return { c, first, summarize, next: i, options };
 }
 
 async function swapIn({ c, first, summarize, next }) {
@@ -75,6 +76,19 @@ test('plain-object and array readFileState: the same', async () => {
   assert.deepEqual(arr.map((x) => x.path), ['/later']);
 });
 
+test('readFileState replaced (an immutable update) while the summary was written ahead: what it saw goes, what was read since stays', async () => {
+  const s = startedAhead(new Map([['/seen', file('S', 1)]]));
+  // The Compactor's options object is its context: the state is replaced there.
+  const finish = await swapIn(s);
+  const options = s.options;
+  const next = new Map(options.readFileState);
+  next.set('/later', file('L', 2));
+  options.readFileState = next;
+  await finish();
+  // Before: the new Map was cleared whole (what the start saw belonged to the old one).
+  assert.deepEqual([...next.keys()], ['/later']);
+});
+
 test('a compaction that does not swap the summary written ahead clears what it read itself', async () => {
   const state = new Map([['/seen', file('S', 1)]]);
   const s = startedAhead(state);
@@ -89,7 +103,7 @@ test('a compaction that does not swap the summary written ahead clears what it r
 
 // ---- The 1M context given by `enable1mContext` reaches the summary request ----
 
-test('enable1mContext: the summary request names the model with [1m], and anthropicSummarizer sends it with the 1M beta', async () => {
+test('enable1mContext: the summarizer is told the 1M window, and anthropicSummarizer sends the request with the 1M beta', async () => {
   const code = (k, chars) => Array.from({ length: Math.ceil(chars / 40) }, (_, i) => `    let v${k}_${i} = compute(${i}); // step ${i}`).join('\n').slice(0, chars);
   const long = [];
   for (let i = 0; i < 200; i++) {
@@ -120,13 +134,30 @@ test('enable1mContext: the summary request names the model with [1m], and anthro
   assert.equal(r.ptlRetries, 0);
   assert.deepEqual(seen.map((s) => [s.model, s.beta]), [['claude-sonnet-4-5', 'context-1m-2025-08-07']]);
 
-  // What a summarizer of its own is given: the model named with [1m].
-  let req;
-  await cc.compactConversation(long, { model: 'claude-sonnet-4-5', config: { enable1mContext: true }, summarize: async (q) => { req = q; return '<summary>s</summary>'; } });
-  assert.equal(req.model, 'claude-sonnet-4-5[1m]');
-  // Not without the option, not for a summary model of its own, not for a model without 1M.
-  await cc.compactConversation(long.slice(0, 40), { model: 'claude-sonnet-4-5', summarize: async (q) => { req = q; return '<summary>s</summary>'; } });
+  // What a summarizer of its own is given: the model as it is (a body it may send as it is),
+  // and the window the request was sized to.
+  let req, opts;
+  const own = async (q, o) => { req = q; opts = o; return '<summary>s</summary>'; };
+  await cc.compactConversation(long, { model: 'claude-sonnet-4-5', config: { enable1mContext: true }, summarize: own });
   assert.equal(req.model, 'claude-sonnet-4-5');
-  await cc.compactConversation(long, { model: 'claude-sonnet-4-5', summaryModel: 'claude-haiku-4-5', config: { enable1mContext: true }, summarize: async (q) => { req = q; return '<summary>s</summary>'; } });
+  assert.equal(opts.contextWindow, 1_000_000);
+  await cc.compactConversation(long.slice(0, 40), { model: 'claude-sonnet-4-5', summarize: own });
+  assert.equal(opts.contextWindow, 200_000);
+  await cc.compactConversation(long, { model: 'claude-sonnet-4-5', summaryModel: 'claude-haiku-4-5', config: { enable1mContext: true }, summarize: own });
   assert.equal(req.model, 'claude-haiku-4-5');
+  assert.equal(opts.contextWindow, 200_000, 'a summary model of its own keeps its own window');
+
+  // The other ways to a 1M window: the main model named as the summary model, a 1M
+  // `contextWindow`, and anthropicSummarizer with a model of its own.
+  for (const [context, fixed] of [
+    [{ summaryModel: 'claude-sonnet-4-5', config: { enable1mContext: true } }, undefined],
+    [{ config: { contextWindow: 1_000_000 } }, undefined],
+    [{ config: { enable1mContext: true } }, 'claude-sonnet-4-5'],
+  ]) {
+    seen.length = 0;
+    const s = cc.anthropicSummarizer({ apiKey: 'k', fetch, maxRetries: 0, stream: false, model: fixed });
+    const r2 = await cc.compactConversation(long, { model: 'claude-sonnet-4-5', ...context, summarize: s, retryBaseMs: 1 });
+    assert.equal(r2.summary.trim(), '200 codewords', JSON.stringify(context));
+    assert.deepEqual(seen.map((x) => x.beta), ['context-1m-2025-08-07'], JSON.stringify(context));
+  }
 });
