@@ -259,8 +259,9 @@ function __ccTrapped(e) {
 // event loop, ended quietly once its promise is rejected).
 // A call made while another is in either .wasm (from a getter, a toJSON or a callback of the
 // caller) reads with fresh state of its own; the outer call's is put back when it returns
-// (js_view.js enterPackage / leavePackage keep the depth, shared by both modules; js_convert.js
-// setAside / putBack its batch buffer and kept error).
+// (js_view.js enterPackage / leavePackage keep the depth, shared by both modules, and set
+// aside what the other snippets registered, js_batch.js's batch buffer among them; js_convert.js
+// setAside / putBack its kept error).
 function __ccEnter(run, quiet) {
     const saved = __ccView.enterPackage();
     const savedConvert = saved === undefined ? undefined : __ccConvert.setAside();

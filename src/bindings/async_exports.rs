@@ -87,7 +87,7 @@ fn foreign_for_compaction(
 /// `validateForApi` read the messages as JSON text next, where a `Date` content would be a
 /// string and a `NaN` count `null`: checked here first, they refuse what
 /// `tokenCountWithEstimation` and a `Compactor` refuse, with the same error. (The JSON text
-/// leaves out the `toJSON` of what is read field by field: `asRead` in `js_convert.js`.)
+/// leaves out the `toJSON` of what is read field by field: `asRead` in `js_batch.js`.)
 fn check_as_counted(view: &super::js_view::JsConversation<'_>) -> crate::Result<()> {
     use crate::model::view::ConversationView;
     view.latest_usage(view.len())?;

@@ -17,26 +17,32 @@ use crate::transforms::transcript::{message_from_fields, message_from_json_text,
 
 #[wasm_bindgen(module = "/src/bindings/js_convert.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = entriesOf)]
-    fn entries_of(v: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = keysOf)]
     fn keys_of(v: &JsValue) -> Option<Vec<String>>;
-    #[wasm_bindgen(js_name = itemsOf)]
-    fn items_of(v: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = isArray)]
-    fn is_array_js(v: &JsValue) -> bool;
-    #[wasm_bindgen(js_name = heldCopy)]
-    fn held_copy(v: &JsValue, max: u32) -> JsValue;
     #[wasm_bindgen(js_name = propOf)]
     fn prop_of(obj: &JsValue, key: &str) -> JsValue;
     #[wasm_bindgen(js_name = propThrew)]
     fn prop_threw() -> JsValue;
+    #[wasm_bindgen(js_name = takeConvertError)]
+    fn take_convert_error() -> JsValue;
+    #[wasm_bindgen(js_name = itemsOf)]
+    fn items_of(v: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = isArray)]
+    fn is_array_js(v: &JsValue) -> bool;
+}
+
+// The readings of whole messages and arguments (js_batch.js: the counting module's page does
+// not load it).
+#[wasm_bindgen(module = "/src/bindings/js_batch.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = entriesOf)]
+    fn entries_of(v: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = heldCopy)]
+    fn held_copy(v: &JsValue, max: u32) -> JsValue;
     #[wasm_bindgen(js_name = strictJson)]
     fn strict_json(v: &JsValue) -> Option<String>;
     #[wasm_bindgen(js_name = deeperThan)]
     fn deeper_than_js(v: &JsValue, limit: u32) -> bool;
-    #[wasm_bindgen(js_name = takeConvertError)]
-    fn take_convert_error() -> JsValue;
     #[wasm_bindgen(js_name = loneSurrogates)]
     fn lone_surrogates_js(arr: &JsValue) -> js_sys::Uint32Array;
     #[wasm_bindgen(js_name = headsOf)]
@@ -71,7 +77,7 @@ pub fn held_messages(messages: JsValue, max: usize) -> JsValue {
 }
 
 /// The indices (ascending) of the messages of the caller's array `arr` that hold a string
-/// with a lone UTF-16 surrogate (see `loneSurrogates` in `js_convert.js`).
+/// with a lone UTF-16 surrogate (see `loneSurrogates` in `js_batch.js`).
 pub fn lone_surrogates(arr: &JsValue) -> Vec<usize> {
     lone_surrogates_js(arr)
         .to_vec()

@@ -780,7 +780,7 @@ extern "C" {
 /// `parseTranscript(jsonl)`: the lines of a Claude Code session file as objects, in order,
 /// unknown line types included. Blank or malformed lines throw `MALFORMED_TRANSCRIPT` with
 /// their line number. The text is split and parsed by the JS engine in place, never copied
-/// into WASM memory. Each line object keeps (hidden, see `rememberLines` in `js_convert.js`)
+/// into WASM memory. Each line object keeps (hidden, see `rememberLines` in `js_transcript.js`)
 /// the text it was read from, so that [`serialize_transcript`] writes an unchanged line
 /// back byte for byte.
 #[cfg(feature = "base")]

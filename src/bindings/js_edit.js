@@ -3,7 +3,7 @@
 // form a compaction reads (anthropicForm, userMessageIn): apart from js_view.js, whose readers
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
-import { plainSlice } from './js_convert.js';
+import { plainSlice } from './js_batch.js';
 import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, isServerResultBlock, lcAudio, lcCalls, lcFields, lcFunctionName, legacyCall, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
@@ -51,7 +51,7 @@ function applyEdits_(arr, ops, texts) {
 
 // ---- Copies of a message with new content (these edits, microCompactApply in js_index.js) --
 
-// Where parseTranscript keeps the text a line was read from (the WeakMap of js_convert.js,
+// Where parseTranscript keeps the text a line was read from (the WeakMap of js_transcript.js,
 // shared through the global symbol registry): a copy of an edited line keeps it, so that
 // serializeTranscript writes the numbers the line still holds as they were read.
 const READ_FROM = (globalThis[Symbol.for('context-compaction.transcriptLines')] ??= new WeakMap());

@@ -6,7 +6,7 @@
 // The caller's signal is the caller's object: what its methods or getters throw (a polyfill, a
 // wrapped signal) must never escape into the library's promises, where it would leave one
 // unsettled and surface as an unhandled rejection. Every use of it goes through these.
-import { SEEN_ENTRIES, setApartWriter } from './js_convert.js';
+import { SEEN_ENTRIES, setApartWriter } from './js_batch.js';
 
 function aborted(signal) {
   try {
@@ -193,7 +193,7 @@ export function nowIso() {
 
 // Empties the caller's read-file state and loaded-memory paths after a successful
 // compaction (Map/Set: clear(); plain object: its own keys deleted; array: emptied). Where the
-// compaction read the state's entries (SEEN_ENTRIES, js_convert.js; for a summary written
+// compaction read the state's entries (SEEN_ENTRIES, js_batch.js; for a summary written
 // ahead, what it read when it started: putSeen), only those are deleted, each while it still
 // holds what was read (the same value, or the same content and time: a getter or Proxy may
 // give a new object each time): an entry the agent added or changed while the compaction ran

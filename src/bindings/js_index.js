@@ -10,7 +10,7 @@
 // the small functions it exports for that (an exported variable is read through a cell, which
 // is slower on the count's paths); the tool index's buffers are this file's, set aside for a
 // nested call with js_view.js's own state (setAsideToo).
-import { plainSlice } from './js_convert.js';
+import { plainSlice } from './js_batch.js';
 import {
   AI_MODEL, ANTHROPIC, ANY, CHAT, LANGCHAIN, RESPONSES, VIEW_CONSTANTS, callArgs, callName, clearedFlag,
   contentOf, describeForeign, describeOne, failed, giveStrings, header, internAfresh, hostedCall, isCall, keptOutput,

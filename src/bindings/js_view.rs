@@ -20,7 +20,7 @@ use crate::model::view::{
     ToolIndex, ToolResultEntry, ToolUseEntry, UsageCounts,
 };
 
-#[wasm_bindgen(module = "/src/bindings/js_convert.js")]
+#[wasm_bindgen(module = "/src/bindings/js_batch.js")]
 extern "C" {
     /// `arr[start..end)` as a new plain `Array`, never built by the array's
     /// `Symbol.species` (an Array subclass's constructor may throw or make no array).

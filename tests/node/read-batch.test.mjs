@@ -1,5 +1,5 @@
 // The compaction paths read the caller's messages in batches (`headsOf` + `jsonBatch` in
-// src/bindings/js_convert.js: two crossings per batch instead of several per message). Each
+// src/bindings/js_batch.js: two crossings per batch instead of several per message). Each
 // case runs twice: with batches, and with them switched off (`setReadBatch(false)`: every
 // message read alone, as before batches existed); the summary request, the result and the
 // errors must be the same, and the input unchanged.
@@ -13,9 +13,9 @@ import { LONG_TRANSCRIPT, readJsonl } from './helpers/support.mjs';
 cc.setEnvironmentDefaults({});
 const { OPUS } = h;
 
-// The package's own js_convert.js (the module instance its glue imported).
+// The package's own js_batch.js (the module instance its glue imported).
 const snippets = new URL('../../pkg/snippets/', import.meta.url);
-const convert = await import(new URL(`${readdirSync(snippets)[0]}/src/bindings/js_convert.js`, snippets));
+const convert = await import(new URL(`${readdirSync(snippets)[0]}/src/bindings/js_batch.js`, snippets));
 
 /** What one compactConversation gives, without the ids and times made afresh each call. */
 async function outcome(messages, context = {}) {
@@ -213,7 +213,7 @@ async function everyReader(messages, known = new Set()) {
 
 // Lines whose payload is never read (progress, snapshots, other system lines) cross with only
 // their identity fields, written without JSON when each is absent, a boolean or a string
-// (`pickedText` in js_convert.js). Switched off (`setPickedFields(false)`), the same fields
+// (`pickedText` in js_batch.js). Switched off (`setPickedFields(false)`), the same fields
 // cross as the JSON of an object: everything must come out the same, and every field be read
 // as often.
 test('carried lines: their picked fields give what the JSON of the same fields gives, hostile ones included', async () => {
@@ -283,7 +283,7 @@ test('carried lines: their picked fields give what the JSON of the same fields g
 
 // The long strings of a message's content (a string content, text blocks, string tool
 // results) cross apart from its JSON text, as UTF-8 as they are (`withApart` in
-// js_convert.js, `Message::put_apart_text` in Rust). Switched off (`setApartTexts(false)`),
+// js_batch.js, `Message::put_apart_text` in Rust). Switched off (`setApartTexts(false)`),
 // every message crosses as JSON whole: every reader must give the same either way.
 async function apartBothWays(messages, known) {
   const sent = await everyReader(messages, known);
