@@ -216,8 +216,15 @@ function patchTrapRecovery(gluePath) {
     // Constructors (`new Compactor()`) revive a dead instance and report a trap as the guard
     // of every other function does: they cannot be wrapped from outside (the class is what
     // `new` and `instanceof` use), so their call into the .wasm goes through `__ccConstruct`.
+    // The JS object keeps its constructor's arguments (`__ccKept`): WASM holds a Compactor's
+    // options only weakly (its callbacks may refer back to it; see `weakly` in js_env.js).
     const ctorPattern = /(\n {4}constructor\([^)]*\) \{\n {8})const ret = (wasm\.\w+\([^)]*\));/g;
-    swap(ctorPattern, '$1const ret = __ccConstruct(() => $2);', (text.match(ctorPattern) || []).length);
+    swap(ctorPattern, '$1__ccKept.set(this, arguments);\n        const ret = __ccConstruct(() => $2);', (text.match(ctorPattern) || []).length);
+    // An object a function or static method makes (`Compactor.restore`) keeps its arguments too.
+    const wrapPattern = /return (\w+)\.__wrap\(([^)]*)\);/g;
+    const wraps = (text.match(wrapPattern) || []).length;
+    if (classes.includes('Compactor') && wraps === 0) throw new Error('package.mjs: Compactor.restore of the glue was not found');
+    swap(wrapPattern, '{ const made = $1.__wrap($2); __ccKept.set(made, arguments); return made; }', wraps);
     if (classes.includes('Compactor') && !text.includes('const ret = __ccConstruct(() => wasm.compactor_new(')) {
       throw new Error('package.mjs: the Compactor constructor of the glue was not found');
     }
@@ -236,7 +243,7 @@ let __ccDepth = 0;
 let __ccEnv;
 const __ccPending = new Set();
 const __ccBorn = new WeakMap();
-const __ccAfterCalls = [];
+${classes.length > 0 ? 'const __ccKept = new WeakMap();\n' : ''}const __ccAfterCalls = [];
 function __ccIsTrap(e) {
     return e instanceof WebAssembly.RuntimeError || (e instanceof RangeError && /call stack/i.test(e.message));
 }

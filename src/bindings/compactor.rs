@@ -36,6 +36,16 @@ fn read(session: &Shared) -> crate::Result<std::cell::Ref<'_, Session<JsValue>>>
     session.try_borrow().map_err(|_| busy())
 }
 
+#[wasm_bindgen(module = "/src/bindings/js_env.js")]
+extern "C" {
+    /// Holds `v` weakly: the options' callbacks may refer back to the `Compactor`, and a JS
+    /// value WASM holds is a GC root, so held strongly they would keep it alive for good (its
+    /// finalizer never run). The glue's `__ccKept` holds them as long as the JS object lives.
+    fn weakly(v: &JsValue) -> JsValue;
+    /// What [`weakly`] holds.
+    fn strongly(h: &JsValue) -> JsValue;
+}
+
 #[wasm_bindgen(module = "/src/bindings/js_transcript.js")]
 extern "C" {
     /// What a `Compactor` carries from one push to the next to follow the `parentUuid`
@@ -272,7 +282,8 @@ fn call_method(obj: &JsValue, name: &str) {
 #[wasm_bindgen]
 pub struct Compactor {
     session: Shared,
-    context: JsValue,
+    /// The options given (`context` of every compaction), held weakly ([`Compactor::context`]).
+    options: JsValue,
     /// The shape of the conversation's messages, as far as they showed it.
     shape: Cell<ShapeOf>,
     /// The last `warningState()` answer and the count it was made for: a chat UI asks on every
@@ -317,7 +328,7 @@ impl Compactor {
         }
         Ok(Compactor {
             session,
-            context: options,
+            options: weakly(&options),
             shape,
             warning: RefCell::new(None),
             links,
@@ -338,12 +349,12 @@ impl Compactor {
             &self.shape,
             &self.links,
             &Array::of1(&message),
-            &self.context,
+            &self.context(),
         ))?;
         start_ahead(
             &self.session,
             self.shape.get().shape(),
-            &self.context,
+            &self.context(),
             &self.ahead_seen,
         );
         Ok(())
@@ -376,12 +387,12 @@ impl Compactor {
             &self.shape,
             &self.links,
             &messages,
-            &self.context,
+            &self.context(),
         ))?;
         start_ahead(
             &self.session,
             self.shape.get().shape(),
-            &self.context,
+            &self.context(),
             &self.ahead_seen,
         );
         Ok(())
@@ -535,7 +546,7 @@ impl Compactor {
         if let Err(e) = super::env::check_call_signal(&options) {
             return Promise::reject(&js_error(e));
         }
-        let query = match reading("options", || options::auto_options(&self.context)) {
+        let query = match reading("options", || options::auto_options(&self.context())) {
             Ok(q) => q,
             Err(e) => return Promise::reject(&js_error(e)),
         };
@@ -549,8 +560,8 @@ impl Compactor {
                 Err(e) => Promise::reject(&e),
             };
         }
-        let prepared = reading("options", || options::compactor_context(&self.context))
-            .and_then(|c| JsEnv::from_context(&self.context, &c, false).map(|env| (c, env)));
+        let prepared = reading("options", || options::compactor_context(&self.context()))
+            .and_then(|c| JsEnv::from_context(&self.context(), &c, false).map(|env| (c, env)));
         let (mut c, env) = match prepared {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
@@ -580,7 +591,7 @@ impl Compactor {
                 }
             };
         let state =
-            of_session(&mut c.context, &self.session, &snapshot, &self.context).and_then(|()| {
+            of_session(&mut c.context, &self.session, &snapshot, &self.context()).and_then(|()| {
                 let s = read(&self.session)?;
                 // The summary written ahead, if one is ready: it cuts inside the messages
                 // taken now.
@@ -600,7 +611,7 @@ impl Compactor {
         };
         let (env, link) = env.with_call_signal(&options);
         let session = self.session.clone();
-        let context = self.context.clone();
+        let context = self.context();
         let links = self.links.clone();
         let busy = self.busy.clone();
         let ahead_seen = self.ahead_seen.clone();
@@ -671,12 +682,12 @@ impl Compactor {
         };
         let prepared = (|| -> crate::Result<_> {
             // A manual compaction: the automatic-only options are not options here.
-            let c = reading("options", || options::compactor_context(&self.context))?;
+            let c = reading("options", || options::compactor_context(&self.context()))?;
             let opts = reading("options", || {
                 options::compactor_compact_options(&options, c.retry)
             })?;
             super::env::check_call_signal(&options)?;
-            let env = JsEnv::from_context(&self.context, &c, false)?;
+            let env = JsEnv::from_context(&self.context(), &c, false)?;
             Ok((c.context, env, opts))
         })();
         let (ctx, env, opts) = match prepared {
@@ -693,7 +704,7 @@ impl Compactor {
         // A manual compaction replaces the conversation a summary written ahead is for.
         let fitted = write(&self.session)
             .map(|mut s| s.drop_ahead())
-            .and_then(|()| of_session(&mut ctx, &self.session, &snapshot, &self.context));
+            .and_then(|()| of_session(&mut ctx, &self.session, &snapshot, &self.context()));
         if let Err(e) = fitted {
             abandon(&self.session, compaction);
             return Promise::reject(&js_error(e));
@@ -702,7 +713,7 @@ impl Compactor {
         // promise that releases the link.
         let (env, link) = env.with_call_signal(&options);
         let session = self.session.clone();
-        let context = self.context.clone();
+        let context = self.context();
         let links = self.links.clone();
         let busy = self.busy.clone();
         promise_of(released(link, async move {
@@ -722,6 +733,13 @@ impl Compactor {
     /// one already is (this call comes from the caller's code that one runs).
     fn call(&self) -> crate::Result<InCall<'_>> {
         InCall::enter(&self.busy)
+    }
+
+    /// The options given: alive while the JS object is (its calls come through it), which
+    /// holds them.
+    #[inline(never)]
+    fn context(&self) -> JsValue {
+        strongly(&self.options)
     }
 }
 

@@ -770,7 +770,8 @@ extern "C" {
     /// with a string message).
     #[wasm_bindgen(js_name = takeFailure)]
     fn take_failure() -> String;
-    /// `jsonLines(list, count)`, or `undefined` when it throws.
+    /// `jsonLines(list, count)`, or `undefined` when it throws (`null` when joining the
+    /// lines does: too long for one string).
     #[wasm_bindgen(js_name = jsonLines)]
     fn json_lines(list: &JsValue, count: u32) -> JsValue;
     #[wasm_bindgen(js_name = rememberLines)]
@@ -854,6 +855,15 @@ pub fn serialize_transcript(
     // Every line is written, in file order: no chain to follow.
     let conv = js(JsConversation::unchained(&messages, "messages"))?;
     let pair = json_lines(&messages, conv.len() as u32);
+    if pair.is_null() {
+        return Err(js_error(Error::new(
+            ErrorCode::SerializationFailed,
+            format!(
+                "messages: the transcript is longer than the longest string this engine can hold ({})",
+                take_failure()
+            ),
+        )));
+    }
     if !pair.is_undefined() {
         let pair: &Array = pair.unchecked_ref();
         let heads = pair.get(1).unchecked_into::<js_sys::Uint8Array>().to_vec();

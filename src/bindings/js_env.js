@@ -454,3 +454,17 @@ function inputApart(input, b, texts, slots) {
 }
 
 setApartWriter(withApart);
+
+// What a `Compactor` holds of its options (its callbacks: summarize, hooks, onProgress…). Held
+// strongly in WASM, they would be a GC root: a callback that refers back to its Compactor (a
+// class holding both, `summarize: (r) => this.call(r)`) would keep it alive for good, its
+// finalizer never run, its messages never freed. So WASM holds them weakly, and the JS object
+// of the Compactor strongly (the glue's `__ccKept`): they live exactly as long as it does.
+// (Without WeakRef, strongly.)
+const weakRefs = typeof WeakRef === 'function';
+export function weakly(v) {
+  return weakRefs && Object(v) === v ? new WeakRef(v) : v;
+}
+export function strongly(h) {
+  return weakRefs && h instanceof WeakRef ? h.deref() : h;
+}

@@ -53,13 +53,16 @@ export function takeFailure() {
 // with an ASCII character (`{` for a plain object without toJSON, which writes as one),
 // otherwise 0. What is a valid line is decided in Rust (exports.rs).
 // Undefined when reading an element or JSON.stringify throws (the caller then takes its
-// message-by-message path).
+// message-by-message path); null when joining the lines does (longer than the engine's
+// longest string: no path can write it).
+let joining = false;
 export function jsonLines(list, count) {
+  joining = false;
   try {
     return linesOf(list, count);
   } catch (e) {
     failed(e);
-    return undefined;
+    return joining ? null : undefined;
   }
 }
 
@@ -90,12 +93,16 @@ function linesOf(list, count) {
       // A line's own ending; the file's last line may have none: it takes the ending of
       // the lines before (every line written ends with one).
       if (src.eol !== '') eol = src.eol;
+      joining = true;
       lines += t;
       lines += eol;
+      joining = false;
       continue;
     }
+    joining = true;
     lines += t;
     lines += eol;
+    joining = false;
   }
   return [lines, heads];
 }
