@@ -1576,7 +1576,7 @@ export interface CompactContext {
    * each, 50,000 together, and with skills no further than the warning line: the next request
    * stays 20,000 tokens below the auto-compact threshold). On success, the entries the
    * compaction read are deleted (those read when a summary written ahead started, for a swap);
-   * an entry added or given a new value meanwhile stays.
+   * an entry added or changed meanwhile (a new value, or its object changed in place) stays.
    */
   readFileState?: ReadFileState;
   /** Reads a file fresh for restoration (instead of the snapshot). `null`: not readable, skipped. */

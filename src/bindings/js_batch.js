@@ -18,17 +18,30 @@ export function entriesOf(v) {
     else if (Array.isArray(v)) e = Array.from(v, (x) => [x && typeof x === 'object' ? (x.path ?? x.name) : x, x]);
     else if (typeof v === 'object') e = Object.entries(v);
     else return null;
-    SEEN_ENTRIES.set(v, e);
+    SEEN_ENTRIES.set(v, e.map(([k, x]) => [k, x, stateKey(x)]));
     return e;
   } catch (e) {
     return failed(e);
   }
 }
 
-// The entries entriesOf read last from each object (a compaction reads the caller's
-// `readFileState` when it starts): js_env.js `clearState` deletes only those after the
-// compaction succeeds, so what the agent read or re-read meanwhile stays.
+// The entries entriesOf read last from each object, as [key, value, stateKey(value)] (a
+// compaction reads the caller's `readFileState` when it starts): js_env.js `clearState`
+// deletes only those after the compaction succeeds, so what the agent read or re-read
+// meanwhile stays.
 export const SEEN_ENTRIES = new WeakMap();
+
+// What a file state object holds, as one key: its content and time, when it was read (an
+// entry changed in place since, `Object.assign(entry, newRead)`, no longer has it). undefined
+// for anything else, or when reading it throws.
+export function stateKey(x) {
+  if (x === null || typeof x !== 'object') return undefined;
+  try {
+    return `${typeof x.content === 'string' ? x.content : String(x.content)}\u0000${String(x.timestamp ?? x.mtime)}`;
+  } catch {
+    return undefined;
+  }
+}
 
 // A compaction's own copy of the caller's messages array (the same message objects), taken
 // when it is called: what the callbacks do to the array afterwards (clear it, reverse it) does

@@ -6,7 +6,7 @@
 // The caller's signal is the caller's object: what its methods or getters throw (a polyfill, a
 // wrapped signal) must never escape into the library's promises, where it would leave one
 // unsettled and surface as an unhandled rejection. Every use of it goes through these.
-import { SEEN_ENTRIES, setApartWriter } from './js_batch.js';
+import { SEEN_ENTRIES, setApartWriter, stateKey } from './js_batch.js';
 
 function aborted(signal) {
   try {
@@ -195,9 +195,10 @@ export function nowIso() {
 // compaction (Map/Set: clear(); plain object: its own keys deleted; array: emptied). Where the
 // compaction read the state's entries (SEEN_ENTRIES, js_batch.js; for a summary written
 // ahead, what it read when it started: putSeen), only those are deleted, each while it still
-// holds what was read (the same value, or the same content and time: a getter or Proxy may
-// give a new object each time): an entry the agent added or changed while the compaction ran
-// (a file it read during the summary request) stays. Never throws: it runs after the
+// holds what was read (a file state with the same content and time as when it was read — a
+// getter or Proxy may give a new object each time —, any other value the same value): an
+// entry the agent added or changed while the compaction ran (a file it read during the summary
+// request, in a new object or in place) stays. Never throws: it runs after the
 // compaction succeeded, and a state the caller froze or sealed (or a Map whose clear() throws)
 // is left as it is rather than losing the result.
 export function clearState(v) {
@@ -240,40 +241,36 @@ export function putSeen(held, states) {
   });
 }
 
-// Whether entry value `y` still holds what `x` held when it was read: the same value, or a
-// file state with the same content and time.
-function sameEntry(x, y) {
-  return x === y || (isState(x) && isState(y) && entryKey(x) === entryKey(y));
-}
-
-const isState = (x) => x !== null && typeof x === 'object';
-
-// What sameEntry compares of a file state object, as one key.
-function entryKey(x) {
-  return `${typeof x.content === 'string' ? x.content : String(x.content)}\u0000${String(x.timestamp ?? x.mtime)}`;
+// Whether entry value `y` still holds what was read (`x`, whose stateKey was then `key`): a
+// file state with the same content and time as then (the same object changed in place since
+// does not), else the same value.
+function sameEntry(x, key, y) {
+  return key !== undefined ? stateKey(y) === key : x === y;
 }
 
 // clearState of the entries `seen` of `v` (as entriesOf read them).
 function clearSeen(v, seen) {
   if (v instanceof Map) {
-    for (const [k, x] of seen) if (v.has(k) && sameEntry(x, v.get(k))) v.delete(k);
+    for (const [k, x, key] of seen) if (v.has(k) && sameEntry(x, key, v.get(k))) v.delete(k);
   } else if (Array.isArray(v)) {
-    // By identity, or by content and time (one lookup per element: a long array stays linear).
+    // By content and time, else by identity (one lookup per element: a long array stays
+    // linear).
     const same = new Set(), held = new Set();
-    for (const [, x] of seen) {
-      same.add(x);
-      if (isState(x)) held.add(entryKey(x));
+    for (const [, x, key] of seen) {
+      if (key !== undefined) held.add(key);
+      else same.add(x);
     }
     let n = 0;
     for (let i = 0; i < v.length; i++) {
       const y = v[i];
-      if (!(same.has(y) || (isState(y) && held.has(entryKey(y))))) v[n++] = y;
+      const key = stateKey(y);
+      if (!((key !== undefined && held.has(key)) || same.has(y))) v[n++] = y;
     }
     v.length = n;
   } else {
-    for (const [k, x] of seen) {
+    for (const [k, x, key] of seen) {
       try {
-        if (Object.prototype.hasOwnProperty.call(v, k) && sameEntry(x, v[k])) delete v[k];
+        if (Object.prototype.hasOwnProperty.call(v, k) && sameEntry(x, key, v[k])) delete v[k];
       } catch {
         // a non-configurable key stays
       }

@@ -161,3 +161,35 @@ test('enable1mContext: the summarizer is told the 1M window, and anthropicSummar
     assert.deepEqual(seen.map((x) => x.beta), ['context-1m-2025-08-07'], JSON.stringify(context));
   }
 });
+
+test('readFileState entries changed in place while a compaction runs stay (Object.assign of a new read)', async () => {
+  const history = [
+    { role: 'user', content: 'Read a.rs and b.rs, then fix the bug.' },
+    { role: 'assistant', content: 'Reading them. ' + 'x'.repeat(4000) },
+    { role: 'user', content: 'Go on.' },
+  ];
+  const state = new Map([['/a', file('A1', 1)], ['/b', file('B1', 1)]]);
+  const arr = [{ path: '/a', ...file('A1', 1) }, { path: '/b', ...file('B1', 1) }];
+  const obj = { '/a': file('A1', 1), '/b': file('B1', 1) };
+  for (const readFileState of [state, arr, obj]) {
+    const entryB = readFileState instanceof Map ? readFileState.get('/b') : Array.isArray(readFileState) ? readFileState[1] : readFileState['/b'];
+    const summarize = async () => {
+      // The agent reads b.rs again while the summary is written, into the entry it had.
+      Object.assign(entryB, { content: 'B2', timestamp: 2 });
+      return '<summary>s</summary>';
+    };
+    await cc.compactConversation(history, { model: 'claude-sonnet-4-5', readFileState, summarize });
+    // Before: both were deleted (the entry was the object read, though it holds a new read).
+    const left = readFileState instanceof Map ? [...readFileState.keys()] : Array.isArray(readFileState) ? readFileState.map((x) => x.path) : Object.keys(readFileState);
+    assert.deepEqual(left, ['/b'], readFileState.constructor.name);
+  }
+});
+
+test('a summary written ahead: an entry re-read in place while it was written stays', async () => {
+  const state = new Map([['/seen', file('S', 1)], ['/reread', file('R1', 1)]]);
+  const s = startedAhead(state);
+  const finish = await swapIn(s);
+  Object.assign(state.get('/reread'), file('R2', 2));
+  await finish();
+  assert.deepEqual([...state.keys()], ['/reread']);
+});
