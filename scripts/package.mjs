@@ -90,8 +90,12 @@ function patchNotReady(gluePath) {
     swap(
       'let wasmModule, wasmInstance, wasm;',
       'let wasmModule, wasmInstance;\n' +
-        '// (scripts/package.mjs) Until init() resolves, every call is a coded NOT_INITIALIZED error.\n' +
-        'const __ccNotReady = new Proxy({}, { get() { throw __ccCodedError(' +
+        '// (scripts/package.mjs) Until init() resolves, every call is a coded NOT_INITIALIZED error;\n' +
+        '// where an entry knows the module cannot be set up here (the inline entry under a CSP\n' +
+        '// that refuses WebAssembly), the error it gives (__ccSetWhyNot).\n' +
+        'let __ccWhyNot;\n' +
+        'export const __ccSetWhyNot = (f) => { __ccWhyNot = f; };\n' +
+        'const __ccNotReady = new Proxy({}, { get() { throw (__ccWhyNot === undefined ? undefined : __ccWhyNot()) ?? __ccCodedError(' +
         "'the library is not initialised: await init() (the default export) before calling it " +
         "(in Node, the package\\'s Node entry needs no init)', 'NOT_INITIALIZED'); } });\n" +
         'let wasm = __ccNotReady;',
@@ -806,7 +810,7 @@ writeFileSync(
   pkg + 'inline.js',
   header +
     '// The .wasm, base64: decoded and compiled synchronously at import (no fetch, no file).\n' +
-    "import { initSync as __ccInitSync } from './context_compaction.js';\n\n" +
+    "import { initSync as __ccInitSync, __ccSetWhyNot } from './context_compaction.js';\n\n" +
     `const wasmBase64 = '${inlineBase64}';\n` +
     '// Without WebAssembly (Safari\'s Lockdown Mode), or where compiling it is refused (a page\n' +
     '// whose Content-Security-Policy has no \'wasm-unsafe-eval\'), the import still succeeds, so\n' +
@@ -825,6 +829,8 @@ writeFileSync(
     '    __ccCompileError = e;\n' +
     '  }\n' +
     '}\n' +
+    '// Every call then says why too (the glue asks __ccNotLoaded, below).\n' +
+    'if (__ccNoWasm || __ccCompileError !== undefined) __ccSetWhyNot(() => __ccNotLoaded());\n' +
     '/** Why the module is not there (no WebAssembly, or its compilation refused), or undefined. */\n' +
     'function __ccNotLoaded() {\n' +
     `  if (__ccNoWasm) return ${NO_WASM_ERROR};\n` +
