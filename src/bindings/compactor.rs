@@ -652,7 +652,11 @@ impl Compactor {
                     if swapped {
                         give_back_seen(&ahead_seen, ahead_ticket, &context);
                     }
-                    Some(commit(&session, &busy, &links, c, r, &snapshot, &context)?)
+                    let result = commit(&session, &busy, &links, c, r, &snapshot, &context)?;
+                    // The conversation the summaries ahead were for is replaced: what they
+                    // read (file contents) is not held any longer.
+                    ahead_seen.borrow_mut().clear();
+                    Some(result)
                 }
                 _ => None,
             };
@@ -702,6 +706,7 @@ impl Compactor {
 
         let mut ctx = ctx;
         // A manual compaction replaces the conversation a summary written ahead is for.
+        self.ahead_seen.borrow_mut().clear();
         let fitted = write(&self.session)
             .map(|mut s| s.drop_ahead())
             .and_then(|()| of_session(&mut ctx, &self.session, &snapshot, &self.context()));

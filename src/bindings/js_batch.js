@@ -31,16 +31,23 @@ export function entriesOf(v) {
 // meanwhile stays.
 export const SEEN_ENTRIES = new WeakMap();
 
-// What a file state object holds, as one key: its content and time, when it was read (an
-// entry changed in place since, `Object.assign(entry, newRead)`, no longer has it). undefined
-// for anything else, or when reading it throws.
+// What a file state object holds: [content, time], as strings, when it was read (an entry
+// changed in place since, `Object.assign(entry, newRead)`, no longer holds them). The content
+// is the string the entry holds, never a copy (no key is built from it: compared with ===, the
+// same string is equal at once). undefined for anything else, or when reading it throws.
 export function stateKey(x) {
   if (x === null || typeof x !== 'object') return undefined;
   try {
-    return `${typeof x.content === 'string' ? x.content : String(x.content)}\u0000${String(x.timestamp ?? x.mtime)}`;
+    const c = x.content;
+    return [typeof c === 'string' ? c : String(c), String(x.timestamp ?? x.mtime)];
   } catch {
     return undefined;
   }
+}
+
+// Whether two stateKey results hold the same content and time.
+export function sameState(a, b) {
+  return a !== undefined && b !== undefined && a[1] === b[1] && a[0] === b[0];
 }
 
 // A compaction's own copy of the caller's messages array (the same message objects), taken

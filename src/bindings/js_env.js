@@ -6,7 +6,7 @@
 // The caller's signal is the caller's object: what its methods or getters throw (a polyfill, a
 // wrapped signal) must never escape into the library's promises, where it would leave one
 // unsettled and surface as an unhandled rejection. Every use of it goes through these.
-import { SEEN_ENTRIES, setApartWriter, stateKey } from './js_batch.js';
+import { SEEN_ENTRIES, sameState, setApartWriter, stateKey } from './js_batch.js';
 
 function aborted(signal) {
   try {
@@ -245,7 +245,7 @@ export function putSeen(held, states) {
 // file state with the same content and time as then (the same object changed in place since
 // does not), else the same value.
 function sameEntry(x, key, y) {
-  return key !== undefined ? stateKey(y) === key : x === y;
+  return key !== undefined ? sameState(stateKey(y), key) : x === y;
 }
 
 // clearState of the entries `seen` of `v` (as entriesOf read them).
@@ -254,17 +254,18 @@ function clearSeen(v, seen) {
     for (const [k, x, key] of seen) if (v.has(k) && sameEntry(x, key, v.get(k))) v.delete(k);
   } else if (Array.isArray(v)) {
     // By content and time, else by identity (one lookup per element: a long array stays
-    // linear).
-    const same = new Set(), held = new Set();
+    // linear; the times read for each content string, keyed by the string itself).
+    const same = new Set(), held = new Map();
     for (const [, x, key] of seen) {
-      if (key !== undefined) held.add(key);
-      else same.add(x);
+      if (key === undefined) same.add(x);
+      else if (held.has(key[0])) held.get(key[0]).push(key[1]);
+      else held.set(key[0], [key[1]]);
     }
     let n = 0;
     for (let i = 0; i < v.length; i++) {
       const y = v[i];
       const key = stateKey(y);
-      if (!((key !== undefined && held.has(key)) || same.has(y))) v[n++] = y;
+      if (!((key !== undefined && held.get(key[0])?.includes(key[1])) || same.has(y))) v[n++] = y;
     }
     v.length = n;
   } else {

@@ -193,3 +193,32 @@ test('a summary written ahead: an entry re-read in place while it was written st
   await finish();
   assert.deepEqual([...state.keys()], ['/reread']);
 });
+
+test('after a swap, what the summary ahead saw of readFileState is not held (review13b: 2× the files kept)', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const here = (p) => JSON.stringify(new URL(p, import.meta.url).pathname);
+  const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', `
+    const cc = await import(${here('../../pkg/node.js')});
+    const h = await import(${here('./helpers/support.mjs')});
+    cc.setEnvironmentDefaults({});
+    const flush = async () => { for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0)); };
+    const round = (i) => [{ role: 'user', content: 'question ' + i + ': ' + h.filler(1000, i) }, { role: 'assistant', content: 'answer ' + i + ': ' + h.filler(1000, i + 1000) }];
+    const SUMMARY = h.summaryResponse('The user asked questions. ' + h.filler(22000, 7));
+    let entry = { content: 'S', timestamp: 1 };
+    const ref = new WeakRef(entry);
+    const state = new Map([['/seen', entry]]);
+    entry = undefined;
+    const c = new cc.Compactor({ model: h.OPUS, config: { autoCompactPctOverride: 5 }, summarize: async () => SUMMARY, preemptive: { earlyLine: 8000 }, readFileState: state });
+    let i = 0;
+    while (c.tokenCount() < 8000) c.pushMany(round(i++));
+    await flush();
+    while (c.tokenCount() < 9000) c.pushMany(round(i++));
+    const o = await c.maybeAutoCompact();
+    await flush();
+    for (let k = 0; k < 4; k++) { gc(); await new Promise((r) => setTimeout(r, 20)); }
+    console.log(JSON.stringify({ preemptive: o.preemptive, left: state.size, held: ref.deref() !== undefined }));
+  `], { encoding: 'utf8', timeout: 120_000 });
+  // Before: held true (the Compactor kept the summary's snapshot of the state until the next
+  // summary ahead started: with 2,000 files of 100 KB, 401 MB).
+  assert.deepEqual(JSON.parse(out.trim()), { preemptive: true, left: 0, held: false });
+});
