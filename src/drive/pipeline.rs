@@ -144,7 +144,7 @@ impl CompactContext {
 
     /// The window the summary request for `summary_model` is sized to:
     /// `config.summaryContextWindow`, else the summary model's window as a request reserving
-    /// its summary output can use it. The summary model is the main one: the window the
+    /// its summary output can use it. When the summary model is the main one, the window the
     /// configuration gives it is its window too where the model's own is a guess (a model the
     /// table does not know: a local 32K model) or smaller (`enable1mContext`, a 1M
     /// `contextWindow`). A smaller `contextWindow` of a known model is often a way to compact
