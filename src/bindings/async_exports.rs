@@ -571,8 +571,11 @@ pub fn result_js(
 }
 
 /// After a successful compaction, empties the parts of the caller's `context` that
-/// [`options::CLEARED_AFTER_COMPACTION`] names.
-pub(crate) fn commit_context(context: &JsValue) {
+/// [`options::CLEARED_AFTER_COMPACTION`] names, of what the compaction read of them (`seen`,
+/// [`super::env::seen_states`] right after it read the context: another reading meanwhile, a
+/// preview or a compaction on the same state, does not change what this one clears).
+pub(crate) fn commit_context(context: &JsValue, seen: &JsValue) {
+    super::env::give_seen_states(context, seen);
     for key in options::CLEARED_AFTER_COMPACTION {
         clear_state(&prop(context, key));
     }
@@ -620,6 +623,7 @@ pub fn compact_conversation(
     promise_of(async move {
         let messages = held_messages(messages, MAX_TYPED_MESSAGES);
         let mut c = js(reading("context", || options::context(&context)))?;
+        let seen = super::env::seen_states(&context);
         let shape = js(reading("options", || {
             options::shape_option(&options, "options")
         }))?
@@ -633,7 +637,7 @@ pub fn compact_conversation(
         let r = pipeline::compact_conversation(&typed, &c.context, &opts, &env)
             .await
             .map_err(compact_error)?;
-        commit_context(&context);
+        commit_context(&context, &seen);
         result_js(&r, &messages, &context, read.foreign.as_ref())
     })
 }
@@ -652,6 +656,7 @@ pub fn try_session_memory_compaction(
     promise_of(async move {
         let messages = held_messages(messages, MAX_TYPED_MESSAGES);
         let mut c = js(reading("context", || options::context(&context)))?;
+        let seen = super::env::seen_states(&context);
         c.context.counted = js(caller_count(&messages, &context, &c, c.shape))?;
         let read = js(read_with_pins(&mut c.context, &context, &messages, c.shape).await)?;
         let typed = read.typed;
@@ -659,7 +664,7 @@ pub fn try_session_memory_compaction(
         let r = session_memory::try_session_memory_compaction(&typed, &c.context, None, &env)
             .await
             .map_err(compact_error)?;
-        commit_context(&context);
+        commit_context(&context, &seen);
         result_js(&r, &messages, &context, read.foreign.as_ref())
     })
 }
@@ -678,6 +683,7 @@ pub fn auto_compact_if_needed(
     promise_of(async move {
         let messages = held_messages(messages, MAX_TYPED_MESSAGES);
         let mut c = js(reading("context", || options::context(&context)))?;
+        let seen = super::env::seen_states(&context);
         let t = js(reading("tracking", || options::tracking(&tracking)))?;
         {
             // Every shape is counted; a compaction that is not due is answered for any shape.
@@ -726,7 +732,7 @@ pub fn auto_compact_if_needed(
         .await)?;
         let result = match &out.result {
             Some(r) => {
-                commit_context(&context);
+                commit_context(&context, &seen);
                 Some(result_js(r, &messages, &context, read.foreign.as_ref())?)
             }
             None => None,
@@ -775,6 +781,7 @@ pub fn reactive_compact(
     promise_of(async move {
         let messages = held_messages(messages, MAX_TYPED_MESSAGES);
         let mut c = js(reading("context", || options::context(&context)))?;
+        let seen = super::env::seen_states(&context);
         c.context.counted = js(caller_count(&messages, &context, &c, c.shape))?;
         let read = js(read_with_pins(&mut c.context, &context, &messages, c.shape).await)?;
         c.context.for_shape(read.shape());
@@ -787,7 +794,7 @@ pub fn reactive_compact(
         )
         .await
         .map_err(compact_error)?;
-        commit_context(&context);
+        commit_context(&context, &seen);
         let o = Object::new();
         Reflect::set(
             &o,

@@ -246,14 +246,14 @@ fn hold_seen(seen: &AheadSeen, session: &Shared, ticket: Ticket, context: &JsVal
     held.push((ticket, super::env::seen_states(context)));
 }
 
-/// Before a swap of the summary started with `ticket` commits: the latest readings of the
-/// states `context` holds now are what it read when it started, so that only those entries
-/// are cleared.
+/// What the summary started with `ticket` read of the states when it started: a swap of it
+/// clears only those entries.
 #[inline(never)]
-fn give_back_seen(seen: &AheadSeen, ticket: Option<Ticket>, context: &JsValue) {
-    if let Some((_, held)) = seen.borrow().iter().find(|(t, _)| Some(*t) == ticket) {
-        super::env::give_seen_states(context, held);
-    }
+fn held_seen(seen: &AheadSeen, ticket: Option<Ticket>) -> Option<JsValue> {
+    let held = seen.borrow();
+    held.iter()
+        .find(|(t, _)| Some(*t) == ticket)
+        .map(|(_, s)| s.clone())
 }
 
 /// `work`, then `link.release()` however it settled (`eitherAbort`'s link to a call's own
@@ -566,6 +566,7 @@ impl Compactor {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
         };
+        let seen = super::env::seen_states(&self.context());
         c.context.keep_last_user_message |= keep_last;
         let (compaction, snapshot) =
             match begin(&self.session, Trigger::Auto, self.shape.get().shape()) {
@@ -649,10 +650,14 @@ impl Compactor {
             };
             let result = match (to_commit, &outcome.result) {
                 (Some(c), Some(r)) => {
-                    if swapped {
-                        give_back_seen(&ahead_seen, ahead_ticket, &context);
-                    }
-                    let result = commit(&session, &busy, &links, c, r, &snapshot, &context)?;
+                    // What the summary swapped in read when it started, else what this call read.
+                    let seen = if swapped {
+                        held_seen(&ahead_seen, ahead_ticket).unwrap_or(seen)
+                    } else {
+                        seen
+                    };
+                    let result =
+                        commit(&session, &busy, &links, c, r, &snapshot, (&context, &seen))?;
                     // The conversation the summaries ahead were for is replaced: what they
                     // read (file contents) is not held any longer.
                     ahead_seen.borrow_mut().clear();
@@ -698,6 +703,7 @@ impl Compactor {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
         };
+        let seen = super::env::seen_states(&self.context());
         let (compaction, snapshot) =
             match begin(&self.session, Trigger::Manual, self.shape.get().shape()) {
                 Ok(b) => b,
@@ -723,7 +729,15 @@ impl Compactor {
         let busy = self.busy.clone();
         promise_of(released(link, async move {
             match pipeline::compact_conversation(&snapshot.read.typed, &ctx, &opts, &env).await {
-                Ok(r) => commit(&session, &busy, &links, compaction, &r, &snapshot, &context),
+                Ok(r) => commit(
+                    &session,
+                    &busy,
+                    &links,
+                    compaction,
+                    &r,
+                    &snapshot,
+                    (&context, &seen),
+                ),
                 Err(e) => {
                     abandon(&session, compaction);
                     Err(compact_error(e))
@@ -875,6 +889,8 @@ struct Snapshot {
 
 /// Converts the result and the compacted conversation and hands them to the session; a
 /// conversion that fails abandons the compaction. Resolves to the JS `CompactionResult`.
+/// `(context, seen)`: the options and what the compaction read of the states it clears
+/// ([`commit_context`]).
 #[allow(clippy::too_many_arguments)]
 fn commit(
     session: &Shared,
@@ -883,7 +899,7 @@ fn commit(
     compaction: Compaction,
     r: &CompactionResult,
     snapshot: &Snapshot,
-    context: &JsValue,
+    (context, seen): (&JsValue, &JsValue),
 ) -> JsResult<JsValue> {
     // The caller's code it runs (the messages' getters, the tokenizer) cannot call the
     // Compactor meanwhile.
@@ -921,6 +937,6 @@ fn commit(
     js(s.commit(compaction, read, JsConversation::item))?;
     drop(s);
     js(relink(session, links))?;
-    commit_context(context);
+    commit_context(context, seen);
     Ok(js_result)
 }

@@ -222,3 +222,28 @@ test('after a swap, what the summary ahead saw of readFileState is not held (rev
   // summary ahead started: with 2,000 files of 100 KB, 401 MB).
   assert.deepEqual(JSON.parse(out.trim()), { preemptive: true, left: 0, held: false });
 });
+
+test('each compaction clears what it read itself, whatever another call read of the same state meanwhile (review13b)', async () => {
+  const history = [
+    { role: 'user', content: 'Read a.rs, then fix the bug.' },
+    { role: 'assistant', content: 'Reading it. ' + 'x'.repeat(4000) },
+    { role: 'user', content: 'Go on.' },
+  ];
+  for (const other of ['previewCompaction', 'a second compactConversation that fails']) {
+    const state = new Map([['/a', file('A1', 1)], ['/gone', file('G', 1)]]);
+    const gate = h.deferred();
+    const p = cc.compactConversation(history, { model: 'claude-sonnet-4-5', readFileState: state, summarize: async () => { await gate.promise; return '<summary>s</summary>'; } });
+    await new Promise((r) => setTimeout(r, 20));
+    // The agent reads b.rs while the summary is written and re-reads a.rs in place; another
+    // call reads the state meanwhile.
+    state.set('/b', file('B1', 2));
+    Object.assign(state.get('/a'), file('A2', 2));
+    if (other === 'previewCompaction') await cc.previewCompaction(history, { model: 'claude-sonnet-4-5', readFileState: state });
+    else await cc.compactConversation(history, { model: 'claude-sonnet-4-5', readFileState: state, summarize: async () => { throw new Error('offline'); } }).catch(() => {});
+    gate.resolve();
+    await p;
+    // Before: the other call's reading replaced what the compaction had read, and it deleted
+    // /a and /b (read or re-read meanwhile) instead of /gone.
+    assert.deepEqual([...state.keys()].sort(), ['/a', '/b'], other);
+  }
+});
