@@ -11,7 +11,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::convert::*;
-use super::env::{clear_state, new_uuid, JsEnv};
+use super::env::{commit_context, new_uuid, JsEnv};
 use crate::drive::autocompact;
 use crate::drive::options;
 use crate::drive::pipeline::{self, CompactError, CompactionResult, HookFailure, RestoredItem};
@@ -568,17 +568,6 @@ pub fn result_js(
     set("fromSessionMemory", &r.from_session_memory.into())?;
     set("lossReport", &to_js(&r.loss_report)?)?;
     Ok(o.into())
-}
-
-/// After a successful compaction, empties the parts of the caller's `context` that
-/// [`options::CLEARED_AFTER_COMPACTION`] names, of what the compaction read of them (`seen`,
-/// [`super::env::seen_states`] right after it read the context: another reading meanwhile, a
-/// preview or a compaction on the same state, does not change what this one clears).
-pub(crate) fn commit_context(context: &JsValue, seen: &JsValue) {
-    super::env::give_seen_states(context, seen);
-    for key in options::CLEARED_AFTER_COMPACTION {
-        clear_state(&prop(context, key));
-    }
 }
 
 /// Whether the caller's count of the messages differs from the compaction's own estimate:

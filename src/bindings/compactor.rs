@@ -10,11 +10,10 @@ use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::async_exports::{
-    auto_outcome_js, commit_context, compact_error, messages_for_compaction, promise_of, result_js,
-    Compacted,
+    auto_outcome_js, compact_error, messages_for_compaction, promise_of, result_js, Compacted,
 };
 use super::convert::*;
-use super::env::JsEnv;
+use super::env::{commit_context, JsEnv};
 use super::js_view::{JsConversation, TokenCounter};
 use crate::drive::ahead::{AheadState, Ticket};
 use crate::drive::options;

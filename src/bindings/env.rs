@@ -58,14 +58,12 @@ extern "C" {
     /// evaluating a string: `new Function` is refused under a strict CSP and in Workers.
     #[wasm_bindgen(js_name = noSummarizer)]
     fn no_summarizer() -> Function;
-    #[wasm_bindgen(js_name = clearState)]
-    pub fn clear_state(v: &JsValue);
+    /// Empties `states` of what `seen` ([`seen_states`]) says the compaction read of them.
+    #[wasm_bindgen(js_name = clearStates)]
+    fn clear_states(states: &js_sys::Array, seen: &JsValue);
     /// What `entriesOf` read last of each state.
     #[wasm_bindgen(js_name = seenOf)]
     fn seen_of(states: &js_sys::Array) -> JsValue;
-    /// Makes `held` ([`seen_of`]'s) the latest readings of `states`.
-    #[wasm_bindgen(js_name = putSeen)]
-    fn put_seen(held: &JsValue, states: &js_sys::Array);
     /// `{signal, cancel(), release()}`: a signal aborted with `parent` or by `cancel()`.
     #[wasm_bindgen(js_name = linkedAbort)]
     pub fn linked_abort(parent: &JsValue) -> JsValue;
@@ -75,16 +73,17 @@ extern "C" {
 }
 
 /// What the latest reading of `context` saw of each state a compaction clears
-/// ([`crate::drive::options::CLEARED_AFTER_COMPACTION`]): give it to [`put_seen`] before the
-/// compaction that read it then clears them.
+/// ([`crate::drive::options::CLEARED_AFTER_COMPACTION`]): taken right after a compaction reads
+/// the context, given to [`commit_context`] when it commits.
 pub(crate) fn seen_states(context: &JsValue) -> JsValue {
     seen_of(&states_of(context))
 }
 
-/// Gives what [`seen_states`] held to the states `context` holds now: their latest readings
-/// are those again (for `clearState`).
-pub(crate) fn give_seen_states(context: &JsValue, held: &JsValue) {
-    put_seen(held, &states_of(context));
+/// After a successful compaction, empties the states of `context` it clears, of what `seen`
+/// ([`seen_states`], taken right after it read the context) says it read of them: another
+/// reading meanwhile, a preview or a compaction of the same state, does not change it.
+pub(crate) fn commit_context(context: &JsValue, seen: &JsValue) {
+    clear_states(&states_of(context), seen);
 }
 
 /// The states of `context` a compaction clears, in the order of

@@ -26,9 +26,9 @@ export function entriesOf(v) {
 }
 
 // The entries entriesOf read last from each object, as [key, value, stateKey(value)] (a
-// compaction reads the caller's `readFileState` when it starts): js_env.js `clearState`
-// deletes only those after the compaction succeeds, so what the agent read or re-read
-// meanwhile stays.
+// compaction reads the caller's `readFileState` when it starts and takes them, js_env.js
+// seenOf): js_env.js `clearStates` deletes only those after the compaction succeeds, so what
+// the agent read or re-read meanwhile stays.
 export const SEEN_ENTRIES = new WeakMap();
 
 // What a file state object holds: [content, time], as strings, when it was read (an entry

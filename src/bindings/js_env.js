@@ -191,20 +191,31 @@ export function nowIso() {
   return new Date().toISOString();
 }
 
-// Empties the caller's read-file state and loaded-memory paths after a successful
+// What the latest reading of each of `states` saw of it (SEEN_ENTRIES, js_batch.js), taken
+// by a compaction right after it read them (a summary written ahead: when it started), and
+// given to clearStates when it commits: another reading of the same state meanwhile (a
+// preview, another compaction) does not change what it clears.
+export function seenOf(states) {
+  return states.map((v) => (v !== null && typeof v === 'object' ? SEEN_ENTRIES.get(v) : undefined));
+}
+
+// Empties the caller's read-file state and loaded-memory paths (`states`) after a successful
 // compaction (Map/Set: clear(); plain object: its own keys deleted; array: emptied). Where the
-// compaction read the state's entries (SEEN_ENTRIES, js_batch.js; for a summary written
-// ahead, what it read when it started: putSeen), only those are deleted, each while it still
-// holds what was read (a file state with the same content and time as when it was read — a
-// getter or Proxy may give a new object each time —, any other value the same value): an
+// compaction read a state's entries (`seen`, seenOf's), only those are deleted, each while it
+// still holds what was read (a file state with the same content and time as when it was read
+// — a getter or Proxy may give a new object each time —, any other value the same value): an
 // entry the agent added or changed while the compaction ran (a file it read during the summary
-// request, in a new object or in place) stays. Never throws: it runs after the
+// request, in a new object or in place) stays; so do the entries of a state that replaced the
+// one read (an immutable update) but hold something else. Never throws: it runs after the
 // compaction succeeded, and a state the caller froze or sealed (or a Map whose clear() throws)
 // is left as it is rather than losing the result.
-export function clearState(v) {
+export function clearStates(states, seen) {
+  states.forEach((v, i) => clearState(v, seen[i]));
+}
+
+function clearState(v, seen) {
   if (v === null || typeof v !== 'object') return;
-  const seen = SEEN_ENTRIES.get(v);
-  SEEN_ENTRIES.delete(v);
+  SEEN_ENTRIES.delete(v); // the reading is the compaction's now: not kept here any longer
   try {
     if (seen !== undefined) clearSeen(v, seen);
     else if (typeof v.clear === 'function') v.clear();
@@ -221,24 +232,6 @@ export function clearState(v) {
   } catch {
     // frozen, sealed or read-only: nothing cleared
   }
-}
-
-// What the latest reading of each of `states` saw of it (SEEN_ENTRIES): a summary written
-// ahead keeps this from its start, and when it is swapped in putSeen gives it to the states
-// of that moment (the same objects, or those that replaced them: an immutable update), so that
-// clearState deletes what the summary saw, not what the agent read while it was being written
-// (those reads are in the messages the swap keeps).
-export function seenOf(states) {
-  return states.map((v) => (v !== null && typeof v === 'object' ? SEEN_ENTRIES.get(v) : undefined));
-}
-
-export function putSeen(held, states) {
-  held.forEach((e, i) => {
-    const v = states[i];
-    if (v === null || typeof v !== 'object') return;
-    if (e === undefined) SEEN_ENTRIES.delete(v);
-    else SEEN_ENTRIES.set(v, e);
-  });
 }
 
 // Whether entry value `y` still holds what was read (`x`, whose stateKey was then `key`): a
