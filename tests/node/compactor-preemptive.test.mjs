@@ -8,19 +8,7 @@ import * as h from './helpers/support.mjs';
 
 cc.setEnvironmentDefaults({});
 
-const LOW = { autoCompactPctOverride: 5 }; // threshold 9,000 tokens for OPUS
-const EARLY = 8_000;
-// Lets the work a resolved summary resumes run to its end: the library yields to the event loop
-// between its long passes (checkpoints), so one turn is not always enough.
-const flush = async () => {
-  for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0));
-};
-
-/** One round of about 500 tokens (two messages). */
-const round = (i) => [
-  { role: 'user', content: `question ${i}: ${h.filler(1_000, i)}` },
-  { role: 'assistant', content: `answer ${i}: ${h.filler(1_000, i + 1_000)}` },
-];
+const { PREEMPT_LOW: LOW, PREEMPT_EARLY: EARLY, flushTurns: flush, qaRound: round } = h; // threshold 9,000 tokens for OPUS
 
 /** A summarizer whose first call waits for `first` (resolve it with a body or reject it);
  *  later calls answer `later` at once. */

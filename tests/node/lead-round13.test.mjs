@@ -8,15 +8,7 @@ import * as h from './helpers/support.mjs';
 
 cc.setEnvironmentDefaults({});
 
-const LOW = { autoCompactPctOverride: 5 }; // threshold 9,000 tokens for OPUS
-const EARLY = 8_000;
-const flush = async () => {
-  for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0));
-};
-const round = (i) => [
-  { role: 'user', content: `question ${i}: ${h.filler(1_000, i)}` },
-  { role: 'assistant', content: `answer ${i}: ${h.filler(1_000, i + 1_000)}` },
-];
+const { PREEMPT_LOW: LOW, PREEMPT_EARLY: EARLY, flushTurns: flush, qaRound: round } = h; // threshold 9,000 tokens for OPUS
 const SUMMARY = h.summaryResponse(`The user asked questions; each was answered. ${h.filler(22_000, 7)}`);
 
 /** A Compactor past its early line whose summary written ahead waits for `first`. */
@@ -201,8 +193,7 @@ test('after a swap, what the summary ahead saw of readFileState is not held (rev
     const cc = await import(${here('../../pkg/node.js')});
     const h = await import(${here('./helpers/support.mjs')});
     cc.setEnvironmentDefaults({});
-    const flush = async () => { for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0)); };
-    const round = (i) => [{ role: 'user', content: 'question ' + i + ': ' + h.filler(1000, i) }, { role: 'assistant', content: 'answer ' + i + ': ' + h.filler(1000, i + 1000) }];
+    const { flushTurns: flush, qaRound: round } = h;
     const SUMMARY = h.summaryResponse('The user asked questions. ' + h.filler(22000, 7));
     let entry = { content: 'S', timestamp: 1 };
     const ref = new WeakRef(entry);

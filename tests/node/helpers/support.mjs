@@ -726,3 +726,21 @@ export function callOutcome(f) {
     return { code: e.code, message: e.message };
   }
 }
+
+// ---- The Compactor's summaries written ahead (compactor-preemptive, lead-round13) ----
+
+/** `config` whose auto-compact threshold is 9,000 tokens for OPUS, and an early line below it. */
+export const PREEMPT_LOW = { autoCompactPctOverride: 5 };
+export const PREEMPT_EARLY = 8_000;
+
+/** Lets the work a resolved summary resumes run to its end: the library yields to the event
+ *  loop between its long passes (checkpoints), so one turn is not always enough. */
+export async function flushTurns() {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0));
+}
+
+/** One round of about 500 tokens (two messages). */
+export const qaRound = (i) => [
+  { role: 'user', content: `question ${i}: ${filler(1_000, i)}` },
+  { role: 'assistant', content: `answer ${i}: ${filler(1_000, i + 1_000)}` },
+];
