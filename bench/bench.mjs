@@ -202,6 +202,15 @@ if (ENV_OVERRIDES.length) {
 }
 
 // A Compactor holding the same lines: its per-render check (warningState with no new message).
+// The same lines and the same plus one user line after them, asked in turn: a conversation
+// that changes on every call (the core's memo of the last record never answers).
+const linesPlus = lines.concat([{
+  type: 'user', uuid: 'bench-next', parentUuid: lines.at(-1).uuid, isSidechain: false,
+  message: { role: 'user', content: [{ type: 'text', text: 'And the tests?' }] },
+}]);
+if (cc.tokenCountWithEstimation(linesPlus) !== ref.tokenCountWithEstimation(linesPlus)) problems.push('linesPlus: package and reference counts differ');
+let turnFlip = false;
+const alternate = (f) => () => f((turnFlip = !turnFlip) ? linesPlus : lines);
 const readCompactor = new cc.Compactor({ model: MODEL, messages: lines });
 if (readCompactor.tokenCount() !== cc.tokenCountWithEstimation(lines)) problems.push('Compactor count differs from the stateless count on the lines');
 const memBeforePerTurn = memBytes();
@@ -220,6 +229,8 @@ const perTurn = await timeGroup([
   { key: 'pkg.should.chat', fn: () => cc.shouldAutoCompact(chatMessages, MODEL) },
   { key: 'pkg.should.responses', fn: () => cc.shouldAutoCompact(responsesItems, MODEL) },
   { key: 'pkg.should.lc', fn: () => cc.shouldAutoCompact(lcMessages, MODEL) },
+  { key: 'pkg.should.changing', fn: alternate((m) => cc.shouldAutoCompact(m, MODEL)) },
+  { key: 'ref.should.changing', fn: alternate((m) => ref.shouldAutoCompact(m, MODEL)) },
 ]);
 const memAfterPerTurn = memBytes();
 
@@ -727,6 +738,8 @@ for (const [input, label, countGoal] of [['lines', `transcript lines (${lines.le
   compare('per-turn', `tokenCountWithEstimation, ${label}`, `pkg.tokenCount.${input}`, 'plain JS (reference.mjs)', `ref.tokenCount.${input}`, countGoal);
   compare('per-turn', `shouldAutoCompact, ${label}`, `pkg.should.${input}`, 'plain JS (reference.mjs)', `ref.should.${input}`, 2);
 }
+compare('per-turn', `shouldAutoCompact, transcript lines changing on every call (${lines.length} and ${linesPlus.length}, in turn)`, 'pkg.should.changing', 'plain JS (reference.mjs)', 'ref.should.changing', undefined,
+  'the row above asks about the same lines again (a chat UI re-rendering), which the core answers from its last record; here every call is a new record');
 compare('per-turn', `Compactor.warningState() re-read (no new message), ${lines.length} lines`, 'pkg.compactor.warningState', 'plain JS per-turn estimate (reference.mjs)', 'ref.tokenCount.lines', 1,
   'issue 12: the answer is kept while the count is unchanged (a frozen object), so a chat UI asking on every render pays a lookup');
 compare('per-turn', `shouldAutoCompact, AI SDK ModelMessage[] (${aiMessages.length})`, 'pkg.should.ai', 'the same on the API view (Anthropic shape)', 'pkg.should.api');

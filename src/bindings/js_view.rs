@@ -748,6 +748,8 @@ pub const FAST_RECORD_MAX_WORDS: usize = 1 << 18;
 struct FastRecord {
     f: Box<[f64; 12]>,
     w: Vec<u32>,
+    /// The last record read and its count ([`fast_record_total`]).
+    last: LastRecord,
 }
 
 impl FastRecord {
@@ -764,6 +766,7 @@ thread_local! {
     static FAST_RECORD: RefCell<FastRecord> = RefCell::new(FastRecord {
         f: Box::new(std::array::from_fn(|k| if k == 10 { FAST_RECORD_WORDS as f64 } else { 0.0 })),
         w: vec![0; FAST_RECORD_WORDS],
+        last: LastRecord::NONE,
     });
 }
 
@@ -801,13 +804,79 @@ fn fast_record_fit(words: usize) {
 /// The count at the end of a JS array of transcript lines (its total) from the record the
 /// package's JS wrote into [`fast_record_at`] (`used` words), when the record settles it
 /// ([`tokens::count_tail`]); `None`: count on the general path.
+///
+/// The count is a function of the record alone, so the last short record read and its count
+/// are kept ([`LastRecord`]): a record equal to it, word for word and number for number (a
+/// chat UI asking again on every render of an unchanged conversation), is answered without
+/// reading it again. The JS still reads the messages and writes the record on every call, so
+/// a message changed in place makes another record.
 #[cfg_attr(cc_speed, optimize(speed))]
 pub fn fast_record_total(used: usize) -> Option<u64> {
     FAST_RECORD.with(|r| {
-        let r = r.borrow();
-        let record = JsTailRecord::new(&r.f[..], r.w.get(..used)?);
-        tokens::count_tail(&record).map(|c| c.total)
+        let r = &mut *r.borrow_mut();
+        let words = r.w.get(..used)?;
+        let numbers: &[f64; RECORD_NUMBERS] = r.f[1..].first_chunk()?;
+        if let Some(total) = r.last.answer(numbers, words) {
+            return total;
+        }
+        let total = tokens::count_tail(&JsTailRecord::new(&r.f[..], words)).map(|c| c.total);
+        r.last.keep(numbers, words, total);
+        total
     })
+}
+
+/// How many of the per-turn record's numbers the count reads (`f[1..=9]`: the conversation's
+/// length, the tags read, the response's first line, the anchor, the usage present and its
+/// four counts).
+const RECORD_NUMBERS: usize = 9;
+
+/// The most words of a record [`LastRecord`] keeps (a real session's per-turn record is a
+/// few dozen).
+const LAST_RECORD_WORDS: usize = 96;
+
+/// The last per-turn record [`fast_record_total`] read, when it was short, and the count it
+/// gave.
+struct LastRecord {
+    numbers: [u64; RECORD_NUMBERS],
+    words: [u32; LAST_RECORD_WORDS],
+    /// How many of `words` hold the record; more than [`LAST_RECORD_WORDS`]: none kept.
+    len: usize,
+    total: Option<u64>,
+}
+
+impl LastRecord {
+    /// No record kept.
+    const NONE: LastRecord = LastRecord {
+        numbers: [0; RECORD_NUMBERS],
+        words: [0; LAST_RECORD_WORDS],
+        len: usize::MAX,
+        total: None,
+    };
+
+    /// The count of a record equal to the last one (numbers compared bit for bit).
+    fn answer(&self, numbers: &[f64; RECORD_NUMBERS], words: &[u32]) -> Option<Option<u64>> {
+        // Word by word (a slice `==` is a `memcmp`, byte by byte in this build).
+        let same = self.len == words.len()
+            && self.words.iter().zip(words).all(|(a, b)| a == b)
+            && numbers
+                .iter()
+                .zip(&self.numbers)
+                .all(|(a, b)| a.to_bits() == *b);
+        same.then_some(self.total)
+    }
+
+    /// Keeps `numbers` and `words` and the count they gave (a longer record than
+    /// [`LAST_RECORD_WORDS`] is not kept).
+    fn keep(&mut self, numbers: &[f64; RECORD_NUMBERS], words: &[u32], total: Option<u64>) {
+        let Some(to) = self.words.get_mut(..words.len()) else {
+            self.len = usize::MAX;
+            return;
+        };
+        to.copy_from_slice(words);
+        self.len = words.len();
+        self.numbers = numbers.map(f64::to_bits);
+        self.total = total;
+    }
 }
 
 impl Drop for JsConversation<'_> {

@@ -224,3 +224,39 @@ test('a record larger than the route\'s buffer falls back to the export, which m
   assert.equal(cc.tokenCountWithEstimation(lines), general.count(lines).value);
   assert.equal(stats.routed, at + 1);
 });
+
+test('the same conversation asked again is answered as before; a change in place (usage, a line\'s text, a line added) is seen at once', () => {
+  const m = structuredClone(lines);
+  const anchor = m.findLast((l) => l.type === 'assistant' && l.isSidechain !== true && l.message?.usage);
+  const base = general.count(m).value;
+  // The route settles these calls, and the core keeps the last record it read.
+  const before = stats.routed;
+  for (let i = 0; i < 3; i++) assert.equal(cc.tokenCountWithEstimation(m), base);
+  assert.ok(stats.routed >= before + 3, 'routed');
+  // The anchor's usage changed in place: the count moves by as much.
+  anchor.message.usage.input_tokens += 1_234;
+  assert.equal(cc.tokenCountWithEstimation(m), base + 1_234);
+  assert.equal(cc.tokenCountWithEstimation(m), general.count(m).value);
+  anchor.message.usage.input_tokens -= 1_234;
+  assert.equal(cc.tokenCountWithEstimation(m), base);
+  // A user line after it, then its text made longer in place.
+  const line = { type: 'user', uuid: 'edit-1', parentUuid: m.at(-1).uuid, isSidechain: false, message: { role: 'user', content: [{ type: 'text', text: 'x'.repeat(400) }] } };
+  m.push(line);
+  const short = cc.tokenCountWithEstimation(m);
+  assert.equal(short, general.count(m).value);
+  assert.equal(cc.tokenCountWithEstimation(m), short);
+  line.message.content[0].text = 'x'.repeat(4_000);
+  const long = cc.tokenCountWithEstimation(m);
+  assert.equal(long, general.count(m).value);
+  assert.equal(long - short, 900);
+  // Two conversations asked in turn: each its own answer.
+  for (let i = 0; i < 3; i++) {
+    assert.equal(cc.tokenCountWithEstimation(m), long);
+    assert.equal(cc.tokenCountWithEstimation(lines), base);
+  }
+  // shouldAutoCompact the same, under two models whose thresholds are on either side.
+  for (const model of MODELS) {
+    const want = general.should(m, model).value;
+    for (let i = 0; i < 3; i++) assert.equal(cc.shouldAutoCompact(m, model), want, model);
+  }
+});
