@@ -246,19 +246,21 @@ function clearSeen(v, seen) {
   if (v instanceof Map) {
     for (const [k, x, key] of seen) if (v.has(k) && sameEntry(x, key, v.get(k))) v.delete(k);
   } else if (Array.isArray(v)) {
-    // By content and time, else by identity (one lookup per element: a long array stays
-    // linear; the times read for each content string, keyed by the string itself).
+    // By path, content and time, else by identity (one lookup per element: a long array
+    // stays linear; the [time, path] pairs read for each content string, keyed by the string
+    // itself). A record with the same content and time under another path (a `cp -p` copy
+    // the agent read meanwhile) is another file: it stays.
     const same = new Set(), held = new Map();
-    for (const [, x, key] of seen) {
+    for (const [k, x, key] of seen) {
       if (key === undefined) same.add(x);
-      else if (held.has(key[0])) held.get(key[0]).push(key[1]);
-      else held.set(key[0], [key[1]]);
+      else if (held.has(key[0])) held.get(key[0]).push(key[1], k);
+      else held.set(key[0], [key[1], k]);
     }
     let n = 0;
     for (let i = 0; i < v.length; i++) {
       const y = v[i];
       const key = stateKey(y);
-      if (!((key !== undefined && held.get(key[0])?.includes(key[1])) || same.has(y))) v[n++] = y;
+      if (!((key !== undefined && heldAt(held.get(key[0]), key[1], y)) || same.has(y))) v[n++] = y;
     }
     v.length = n;
   } else {
@@ -270,6 +272,20 @@ function clearSeen(v, seen) {
       }
     }
   }
+}
+
+// Whether `pairs` (time, path, time, path, …: what was read of one content) hold `time`
+// with the path of record `y` (entriesOf's key: `path`, else `name`).
+function heldAt(pairs, time, y) {
+  if (pairs === undefined) return false;
+  let path;
+  try {
+    path = y.path ?? y.name;
+  } catch {
+    return false; // a path that cannot be read is not known to be the one read
+  }
+  for (let j = 0; j < pairs.length; j += 2) if (pairs[j] === time && pairs[j + 1] === path) return true;
+  return false;
 }
 
 // A controller aborted when one of `parents` (absent ones aside) aborts, with that one's
