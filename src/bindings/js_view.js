@@ -1239,9 +1239,13 @@ function pushCall(out, estimate, id, name, input, text = 0) {
 }
 
 // A provider-executed tool's result: a server tool result (as Anthropic's
-// web_search_tool_result), measured as the JSON of `measured`; never cleared.
+// web_search_tool_result), measured as the JSON of `measured` without what the model does not
+// read as text (readableLen: a fetched PDF or image counted as media, a tool search's
+// tool_reference as the tool it loads, as in Anthropic form); never cleared.
 function pushServerResult(out, estimate, id, measured) {
-  pushBlock(out, 6, 0, estimate ? jsonLen(measured) : 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, 0);
+  const media = [];
+  pushBlock(out, 6, 0, estimate ? readableLen(measured, media) : 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, media.length);
+  for (const k of media) pushBlock(out, k, 0, 0, 0, 0, 0, 0, 0);
 }
 
 // A tool result whose output is a string, an array of parts, or any other JSON value. Parts
@@ -1515,7 +1519,12 @@ export function describeForeign(m, shape, estimate, out) {
       }
       n = pushLcContent(f, estimate, out);
       for (const c of lcToolCalls(f)) {
-        pushCall(out, estimate, c.id, callName(c), callArgs(c));
+        const a = callArgs(c);
+        // A ChatOpenAI custom tool's call (`isCustomTool`, args `{input}`): its free-form
+        // input is text, as the Responses custom_tool_call ChatOpenAI sends for it.
+        if (c.isCustomTool === true && a !== null && typeof a === 'object' && typeof a.input === 'string') {
+          pushCall(out, estimate, c.id, callName(c), '', estimate ? tlen(a.input) : 0);
+        } else pushCall(out, estimate, c.id, callName(c), a);
         n++;
       }
       n += pushLegacy(out, estimate, legacyCall(m, f));
