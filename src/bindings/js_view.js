@@ -1017,9 +1017,11 @@ function describeBlock(b, estimate, out) {
   switch (k) {
     case 0: text = typeof b.text === 'string' ? tlen(b.text) : MISSING; break;
     case 2: {
-      // A plain-text document is read as its text (view::block_info does the same).
+      // A plain-text document is read as its text (view::block_info does the same), plus
+      // the text it holds besides (sideTextLen).
       const n = plainTextLen(b.source);
       if (n >= 0) { text = n; flags = PLAIN_TEXT; }
+      text += sideTextLen(b, n < 0);
       break;
     }
     case 7: text = typeof b.thinking === 'string' ? tlen(b.thinking) : MISSING; break;
@@ -1072,6 +1074,18 @@ function describeBlock(b, estimate, out) {
   }
   out.push(k, text, json, flags, nested ? nested.length : 0, id, name, path, tid);
   if (nested) for (const n of parts(nested)) describeBlock(n, estimate, out);
+}
+
+// The length (tlen) of the text a document `b` holds besides its plain text or its media
+// (`media`: it has no plain text): its `context`, and the text blocks of a `content` source
+// that also holds images (MediaBlock::side_texts in Rust reads the same).
+function sideTextLen(b, media) {
+  let n = typeof b.context === 'string' ? tlen(b.context) : 0;
+  const s = b.source;
+  if (media && s !== null && typeof s === 'object' && Array.isArray(s.content)) {
+    for (const p of parts(s.content)) if (p !== null && typeof p === 'object' && p.type === 'text' && typeof p.text === 'string') n += tlen(p.text);
+  }
+  return n;
 }
 
 // The length (tlen) of a plain-text document's text, given its `source`: a `text` source's

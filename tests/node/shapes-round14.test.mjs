@@ -86,3 +86,32 @@ test('N2: a ChatOpenAI custom tool call (isCustomTool, args {input}) counts its 
   const use = cc.toApiMessages(held).flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b.type === 'tool_use');
   assert.equal(use?.id, 'call_c');
 });
+
+test('N3: an Anthropic document counts its context and the text beside the images of a content source', () => {
+  const text = lines(300, 'doc');
+  const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } };
+  const user = (content) => [{ role: 'user', content }];
+  const alone = cc.tokenCountWithEstimation(user(text));
+  const pdf = { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' };
+  const cases = [
+    // Before: 2,000 (the context not counted).
+    [{ type: 'document', source: pdf, title: 'report', context: text }, 2000 + alone],
+    // Before: 4,097 (the context not counted).
+    [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: text }, context: text }, 2 * alone],
+    // Before: a flat 2,000 for 4,097 tokens of text and an image.
+    [{ type: 'document', source: { type: 'content', content: [{ type: 'text', text }, image] } }, 2000 + alone],
+  ];
+  for (const [doc, want] of cases) {
+    const msgs = user([doc]);
+    near(cc.tokenCountWithEstimation(msgs), want, JSON.stringify(doc).slice(0, 60));
+    assert.equal(count.tokenCountWithEstimation(msgs), cc.tokenCountWithEstimation(msgs));
+    // As a tool result's content and through a Compactor, the same.
+    const inResult = [{ role: 'user', content: 'read it' }, { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: { file_path: '/r.pdf' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [doc] }] }];
+    const c = new cc.Compactor({ model: 'claude-sonnet-4-5', summarize: async () => 'S' });
+    for (const m of inResult) c.push(m);
+    assert.equal(c.tokenCount(), cc.tokenCountWithEstimation(inResult));
+    assert.ok(cc.tokenCountWithEstimation(inResult) >= want);
+    c.free?.();
+  }
+});
