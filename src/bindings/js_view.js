@@ -1017,9 +1017,11 @@ function describeBlock(b, estimate, out) {
   switch (k) {
     case 0: text = typeof b.text === 'string' ? tlen(b.text) : MISSING; break;
     case 2: {
-      // A plain-text document is read as its text (view::block_info does the same).
+      // A plain-text document is read as its text (view::block_info does the same), plus
+      // the text it holds besides (sideTextLen).
       const n = plainTextLen(b.source);
       if (n >= 0) { text = n; flags = PLAIN_TEXT; }
+      text += sideTextLen(b, n < 0);
       break;
     }
     case 7: text = typeof b.thinking === 'string' ? tlen(b.thinking) : MISSING; break;
@@ -1072,6 +1074,18 @@ function describeBlock(b, estimate, out) {
   }
   out.push(k, text, json, flags, nested ? nested.length : 0, id, name, path, tid);
   if (nested) for (const n of parts(nested)) describeBlock(n, estimate, out);
+}
+
+// The length (tlen) of the text a document `b` holds besides its plain text or its media
+// (`media`: it has no plain text): its `context`, and the text blocks of a `content` source
+// that also holds images (MediaBlock::side_texts in Rust reads the same).
+function sideTextLen(b, media) {
+  let n = typeof b.context === 'string' ? tlen(b.context) : 0;
+  const s = b.source;
+  if (media && s !== null && typeof s === 'object' && Array.isArray(s.content)) {
+    for (const p of parts(s.content)) if (p !== null && typeof p === 'object' && p.type === 'text' && typeof p.text === 'string') n += tlen(p.text);
+  }
+  return n;
 }
 
 // The length (tlen) of a plain-text document's text, given its `source`: a `text` source's
@@ -1239,9 +1253,13 @@ function pushCall(out, estimate, id, name, input, text = 0) {
 }
 
 // A provider-executed tool's result: a server tool result (as Anthropic's
-// web_search_tool_result), measured as the JSON of `measured`; never cleared.
+// web_search_tool_result), measured as the JSON of `measured` without what the model does not
+// read as text (readableLen: a fetched PDF or image counted as media, a tool search's
+// tool_reference as the tool it loads, as in Anthropic form); never cleared.
 function pushServerResult(out, estimate, id, measured) {
-  pushBlock(out, 6, 0, estimate ? jsonLen(measured) : 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, 0);
+  const media = [];
+  pushBlock(out, 6, 0, estimate ? readableLen(measured, media) : 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, media.length);
+  for (const k of media) pushBlock(out, k, 0, 0, 0, 0, 0, 0, 0);
 }
 
 // A tool result whose output is a string, an array of parts, or any other JSON value. Parts
@@ -1515,7 +1533,12 @@ export function describeForeign(m, shape, estimate, out) {
       }
       n = pushLcContent(f, estimate, out);
       for (const c of lcToolCalls(f)) {
-        pushCall(out, estimate, c.id, callName(c), callArgs(c));
+        const a = callArgs(c);
+        // A ChatOpenAI custom tool's call (`isCustomTool`, args `{input}`): its free-form
+        // input is text, as the Responses custom_tool_call ChatOpenAI sends for it.
+        if (c.isCustomTool === true && a !== null && typeof a === 'object' && typeof a.input === 'string') {
+          pushCall(out, estimate, c.id, callName(c), '', estimate ? tlen(a.input) : 0);
+        } else pushCall(out, estimate, c.id, callName(c), a);
         n++;
       }
       n += pushLegacy(out, estimate, legacyCall(m, f));

@@ -100,7 +100,10 @@ pub fn block_tokens(
     nested: u64,
 ) -> u64 {
     match kind {
-        Some(BlockKind::Image) | Some(BlockKind::Document) => MEDIA_TOKENS,
+        Some(BlockKind::Image) => MEDIA_TOKENS,
+        // A document of media, and the text it holds besides (its `context`, the text blocks
+        // of a `content` source with images).
+        Some(BlockKind::Document) => MEDIA_TOKENS + rough_token_count(text_units, BYTES_PER_TOKEN),
         Some(BlockKind::ToolResult) => rough_token_count(text_units, BYTES_PER_TOKEN) + nested,
         // The name and JSON input at the JSON rate; a free-form (string) input is text.
         Some(BlockKind::ToolUse) | Some(BlockKind::ServerToolUse) => {
@@ -1806,6 +1809,40 @@ mod tests {
                 assert_eq!(rough_token_count(u, bpt), float(u, bpt), "{u} / {bpt}");
             }
         }
+    }
+
+    #[test]
+    fn a_document_counts_its_context_and_the_text_beside_its_images() {
+        let text = "word ".repeat(4_000); // 20,000 units: 5,000 tokens
+        let doc = |d: serde_json::Value| {
+            let m =
+                Message::parse_all(serde_json::json!([{"role": "user", "content": [d]}])).unwrap();
+            token_count_with_estimation(m.as_slice()).unwrap().total
+        };
+        let image = serde_json::json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}});
+        let pdf =
+            serde_json::json!({"type": "base64", "media_type": "application/pdf", "data": "AAAA"});
+        // A PDF alone, then with a context the model reads.
+        let bare = doc(serde_json::json!({"type": "document", "source": pdf}));
+        assert_eq!(bare, MEDIA_TOKENS);
+        assert_eq!(
+            doc(serde_json::json!({"type": "document", "source": pdf, "context": text})),
+            bare + 5_000
+        );
+        // A plain-text document: its text and its context.
+        assert_eq!(
+            doc(
+                serde_json::json!({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}, "context": text})
+            ),
+            10_000
+        );
+        // A content source of text and an image: its text besides the media (a flat 2,000 before).
+        assert_eq!(
+            doc(
+                serde_json::json!({"type": "document", "source": {"type": "content", "content": [{"type": "text", "text": text}, image]}})
+            ),
+            MEDIA_TOKENS + 5_000
+        );
     }
 
     #[test]

@@ -1148,6 +1148,29 @@ impl MediaBlock {
         }
     }
 
+    /// The length (by `len`) of the texts a document's reader sees besides its plain text or
+    /// its media (`plain`: it has plain text): its `context` string, and the text blocks of a
+    /// `content` source that also holds images (each counted as text; `js_view.js`
+    /// `sideTextLen` reads the same).
+    pub fn side_text_units(&self, plain: bool, len: &dyn Fn(&str) -> usize) -> usize {
+        let text = |v: &Value| v.get("text").and_then(Value::as_str).map_or(0, len);
+        let mut n = self
+            .extra
+            .get("context")
+            .and_then(Value::as_str)
+            .map_or(0, len);
+        if let (false, Some(Value::Array(items))) =
+            (plain, self.source().and_then(|s| s.get("content")))
+        {
+            for b in items {
+                if b.get("type").and_then(Value::as_str) == Some("text") {
+                    n += text(b);
+                }
+            }
+        }
+        n
+    }
+
     /// The size in bytes of base64 data, when the source is base64.
     pub fn base64_bytes(&self) -> Option<usize> {
         let source = self.source()?;

@@ -1119,13 +1119,16 @@ pub fn block_info_with(b: &Block, detail: Detail, lengths: &dyn Lengths) -> Bloc
             kind: Some(BlockKind::Image),
             ..Default::default()
         },
-        // A plain-text document is read as its text (`js_view.js` describes it so too).
+        // A plain-text document is read as its text (`js_view.js` describes it so too); its
+        // `context`, and the text of a `content` source that also holds images, are text the
+        // model reads too (MediaBlock::side_texts).
         Block::Document(d) => {
             let texts = d.plain_texts();
+            let side = d.side_text_units(texts.is_some(), &|t| lengths.text(t));
             BlockInfo {
                 kind: Some(BlockKind::Document),
                 is_plain_text: texts.is_some(),
-                text_units: texts.map_or(0, |ts| ts.iter().map(|t| lengths.text(t)).sum()),
+                text_units: texts.map_or(0, |ts| ts.iter().map(|t| lengths.text(t)).sum()) + side,
                 ..Default::default()
             }
         }
