@@ -311,6 +311,8 @@ fn typed_messages(
 /// long strings of the messages' content cross apart from their JSON texts; a message whose
 /// strings do not go back where its JSON text left their places (a getter that changed what
 /// it gives between two readings) is read again alone, as JSON whole.
+/// `crossed` counts the bytes of text the reading took so far: a batch that would take it past
+/// [`MAX_READ_BYTES`] is refused (`INVALID_ARGUMENT`) before it is copied.
 fn read_batch(
     arr: &Array,
     i: usize,
