@@ -249,9 +249,9 @@ pub async fn messages_for_compaction_yielding(
     let mut typed = Vec::with_capacity(crate::model::view::reserve_for(len));
     let mut since = super::env::now_ms();
     let at = |i: usize| format!("messages[{i}]");
-    let mut i = 0;
+    let (mut i, mut crossed) = (0, 0);
     while i < len {
-        i = read_batch(arr, i, len, reading, &mut typed, &at, true)?;
+        i = read_batch(arr, i, len, reading, (&mut typed, &mut crossed), &at, true)?;
         if super::env::now_ms() - since >= SLICE_MS {
             super::env::next_turn_of_event_loop().await;
             if super::env::aborted(signal) {
@@ -298,9 +298,9 @@ fn typed_messages(
         )));
     }
     let mut typed = Vec::with_capacity(crate::model::view::reserve_for(len));
-    let mut i = 0;
+    let (mut i, mut crossed) = (0, 0);
     while i < len {
-        i = read_batch(arr, i, len, reading, &mut typed, &at, true)?;
+        i = read_batch(arr, i, len, reading, (&mut typed, &mut crossed), &at, true)?;
     }
     Ok(typed)
 }
@@ -311,17 +311,27 @@ fn typed_messages(
 /// long strings of the messages' content cross apart from their JSON texts; a message whose
 /// strings do not go back where its JSON text left their places (a getter that changed what
 /// it gives between two readings) is read again alone, as JSON whole.
+/// `crossed` counts the bytes of text the reading took so far: a batch that would take it past
+/// [`MAX_READ_BYTES`] is refused (`INVALID_ARGUMENT`) before it is copied.
 fn read_batch(
     arr: &Array,
     i: usize,
     len: usize,
     reading: Reading,
-    typed: &mut Vec<Message>,
+    (typed, crossed): (&mut Vec<Message>, &mut u64),
     at: &dyn Fn(usize) -> String,
     apart: bool,
 ) -> crate::Result<usize> {
     let end = len.min(i + BATCH_MESSAGES);
-    let b = messages_json_batch(arr, i as u32, end as u32, reading, BATCH_BYTES, apart);
+    let b = messages_json_batch(
+        arr,
+        i as u32,
+        end as u32,
+        reading,
+        (BATCH_BYTES, *crossed),
+        apart,
+    );
+    *crossed += b.text.len() as u64;
     let mut next = 0;
     for k in 0..b.count {
         let at = || at(i + k);
@@ -341,6 +351,9 @@ fn read_batch(
         typed.push(m);
     }
     let next = i + b.count;
+    if let Stop::TooLarge { at: k, total } = b.stop {
+        return Err(too_large(total, &at(i + k)));
+    }
     if let Some(e) = b.stop_error(&|| at(next)) {
         return Err(e);
     }
@@ -385,7 +398,7 @@ fn typed_message(
     apart: bool,
 ) -> crate::Result<Message> {
     let mut one = Vec::with_capacity(1);
-    read_batch(arr, i, i + 1, reading, &mut one, &|_| at(), apart)?;
+    read_batch(arr, i, i + 1, reading, (&mut one, &mut 0), &|_| at(), apart)?;
     one.pop()
         .ok_or_else(|| Error::invalid_message("expected a message object").at(at()))
 }

@@ -297,6 +297,19 @@ pub struct Compactor {
     ahead_seen: AheadSeen,
 }
 
+/// A `Compactor` freed (`free()`, the end of a `using` block) or reclaimed by its finalizer:
+/// the summary written ahead, if one is running, is cancelled (its request aborted, or never
+/// sent when it has not started yet): nobody can swap it in any longer, and it went on costing
+/// tokens (and, with the default `summaryTimeoutMs`, kept a Node process alive up to 10
+/// minutes). A compaction in flight keeps the session and ends as it would have.
+impl Drop for Compactor {
+    fn drop(&mut self) {
+        if let Ok(mut s) = write(&self.session) {
+            s.drop_ahead();
+        }
+    }
+}
+
 #[wasm_bindgen]
 impl Compactor {
     /// `new Compactor({model, summarize, hooks, config, readFile, readFileState, …,

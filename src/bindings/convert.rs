@@ -192,7 +192,19 @@ pub enum Stop {
     JsonThrew,
     /// It has no JSON text (`undefined`, a function, a hole).
     NoText,
+    /// The batch's text would take the conversation's text past [`MAX_READ_BYTES`]: nothing
+    /// of it was copied. `at` is the message (of the batch) whose text passes it, `total` the
+    /// bytes the reading would then hold.
+    TooLarge { at: usize, total: u64 },
 }
+
+/// The most bytes of text (UTF-8) the messages of one reading take into the WebAssembly
+/// memory, 512 MiB. The reading and what is made of it take several times that (a compaction
+/// or `toApiMessages` five to six times), and the instance's memory is 4 GiB: past about
+/// 700 MB the instance trapped (`INSTANCE_RESET`, every live `Compactor` lost), and its
+/// memory, which never shrinks, stayed that large. A result that long could not come back as
+/// a JS string anyway (at most 2^29 − 24 characters).
+pub const MAX_READ_BYTES: u64 = 512 << 20;
 
 /// The JSON texts of a run of messages read in one crossing (see [`messages_json_batch`]).
 pub struct JsonBatch {
@@ -258,6 +270,9 @@ impl JsonBatch {
                 Error::invalid_message(format!("cannot be read as JSON ({})", why()))
             }
             Stop::NoText => Error::invalid_message("expected a message object"),
+            Stop::TooLarge { total, .. } => {
+                return Some(too_large(total, &at()));
+            }
         };
         Some(e.at(at()))
     }
@@ -298,13 +313,15 @@ fn read_classes(heads: &str) -> Option<Vec<u8>> {
 /// without the fields nothing reads. With `apart`, the long strings of a message's content
 /// cross apart from its JSON text, as UTF-8 as they are ([`JsonBatch::get`],
 /// [`Message::put_apart_text`]): `JSON.stringify`'s escaping of them and the reading of the
-/// escapes are most of the cost of a long conversation's crossing.
+/// escapes are most of the cost of a long conversation's crossing. A batch whose text would
+/// take the reading past [`MAX_READ_BYTES`] (`crossed`: the bytes its earlier batches took)
+/// is not copied ([`Stop::TooLarge`]).
 pub fn messages_json_batch(
     arr: &JsValue,
     start: u32,
     end: u32,
     reading: Reading,
-    max_bytes: u32,
+    (max_bytes, crossed): (u32, u64),
     apart: bool,
 ) -> JsonBatch {
     let heads = heads_of(arr, start, end);
@@ -326,6 +343,20 @@ pub fn messages_json_batch(
     let count = out.get(0).as_f64().unwrap_or(0.0) as usize;
     let bytes: js_sys::Uint8Array = out.get(1).unchecked_into();
     let ends: js_sys::Uint32Array = out.get(2).unchecked_into();
+    let room = MAX_READ_BYTES.saturating_sub(crossed);
+    if u64::from(bytes.length()) > room {
+        // The first message whose text's end passes `room` (the batch's texts end at `ends`).
+        let ends = ends.to_vec();
+        let at = ends.iter().position(|&e| u64::from(e) > room).unwrap_or(0);
+        let total = crossed + u64::from(ends.get(at).copied().unwrap_or(0));
+        return JsonBatch {
+            count: 0,
+            text: String::new(),
+            ends: Vec::new(),
+            apart: Vec::new(),
+            stop: Stop::TooLarge { at, total },
+        };
+    }
     let mut buf = vec![0u8; bytes.length() as usize];
     bytes.copy_to(&mut buf);
     let stop = match out.get(3).as_f64() {
@@ -350,6 +381,14 @@ pub fn messages_json_batch(
         apart,
         stop,
     }
+}
+
+/// The refusal of a reading whose text would reach `total` bytes at message `at`.
+pub fn too_large(total: u64, at: &str) -> Error {
+    Error::invalid_argument(format!(
+        "messages: the conversation's text reaches {total} bytes at {at}; at most \
+         {MAX_READ_BYTES} bytes (512 MiB) are read into the WebAssembly memory"
+    ))
 }
 
 /// The key lists [`messages_json_batch`] passes, made once.
