@@ -350,7 +350,8 @@ impl Compactor {
     }
 
     /// Appends one message (API shape or transcript line). Throws on a malformed message
-    /// and then adds nothing.
+    /// and then adds nothing. The message is measured now: push a streamed reply once it
+    /// is complete (a change made to it in place later is not counted).
     pub fn push(
         &self,
         #[wasm_bindgen(unchecked_param_type = "MessageInput")] message: JsValue,
