@@ -183,8 +183,16 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue, seen: &AheadSe
         let Some(cut) = preemptive::cut_point(taken.typed.as_slice())? else {
             return Ok(None);
         };
+
         let tail =
             crate::measure::tokens::estimate_range(taken.typed.as_slice(), cut..taken.typed.len())?;
+        // The turn it keeps verbatim may still be waiting for its tool results.
+        let start = crate::measure::tokens::active_start(taken.typed.as_slice())?;
+        let pending =
+            crate::transforms::boundary::pending_turn(taken.typed.as_slice(), start)?.is_some();
+        if !read(session)?.ahead_worth_starting(tail, pending) {
+            return Ok(None); // stale from the start: it would be refreshed on the next push
+        }
         Ok(Some((c, env, taken, cut, tail)))
     })();
     let (c, env, taken, cut, tail) = match prepared {

@@ -98,6 +98,15 @@ pub struct Background {
     /// After a failure, no summary starts before the count reaches this
     /// ([`RETRY_STEP_TOKENS`], doubled for each failure in a row).
     retry_at: u64,
+    /// The count right after the latest compaction ([`compacted`](Self::compacted); 0 before
+    /// one, and after a restore): an automatic line stays at least halfway from it to the
+    /// threshold.
+    base: u64,
+    /// The estimated tokens of the latest summary that landed (0 before one): the size the
+    /// next is expected to have.
+    summary_tokens: u64,
+    /// The growth of the count between the last two checks: the size of the latest turn.
+    last_growth: u64,
 }
 
 /// How much the count must grow after a failed background summary before another starts;
@@ -153,9 +162,24 @@ impl Background {
     }
 
     /// The early line now, when pre-emptive summaries are on (an automatic one moves down as
-    /// larger turns are seen, see [`EarlyLine::at`]).
+    /// larger turns are seen, see [`EarlyLine::at`], but stays at least halfway between the
+    /// count a compaction left and the threshold: where a compaction leaves the context at
+    /// the warning line or above it — small windows, large turns — a line there would start a
+    /// summary of little more than the last one right after each compaction, refresh it on
+    /// every turn and swap it in for nothing gained).
     pub fn early_line(&self) -> Option<u64> {
-        self.early_line.map(|l| l.at(self.headroom))
+        self.early_line.map(|l| match l {
+            EarlyLine::Auto { threshold, .. } => l
+                .at(self.headroom)
+                .max(self.base + threshold.saturating_sub(self.base) / 2),
+            EarlyLine::Fixed(_) => l.at(self.headroom),
+        })
+    }
+
+    /// The conversation was compacted and counts `count` tokens now (see
+    /// [`early_line`](Self::early_line)).
+    pub fn compacted(&mut self, count: u64) {
+        self.base = count;
     }
 
     /// Idle, running or ready.
@@ -189,7 +213,8 @@ impl Background {
     /// keeps for the turn to come.
     pub fn observe_check(&mut self, count: u64) {
         if let Some(last) = self.last_check {
-            self.headroom = self.headroom.max(count.saturating_sub(last));
+            self.last_growth = count.saturating_sub(last);
+            self.headroom = self.headroom.max(self.last_growth);
         }
         self.last_check = Some(count);
     }
@@ -233,6 +258,26 @@ impl Background {
             AheadState::Running { .. } => false,
             AheadState::Ready(a) => self.mark.refused || self.stale(a, count, fit),
         }
+    }
+
+    /// Whether a summary that keeps `tail` estimated tokens after its cut (the latest turn) is
+    /// worth starting: one as large as the latest that landed must not be
+    /// [`stale`](Self::stale) from the start — it would be refreshed on the next push, and
+    /// where every turn is that large, on every push: a summary call per turn, never swapped
+    /// in. A `pending` turn (tool results still to come) is taken to grow as the latest turn
+    /// did. Always before a first summary has landed.
+    pub fn worth_starting(&self, tail: u64, pending: bool, fit: Option<&Fit>) -> bool {
+        let kept = if pending {
+            tail.max(self.last_growth)
+        } else {
+            tail
+        };
+        let sizes = PostCompactSizes {
+            summary: self.summary_tokens,
+            kept,
+            attachments: 0,
+        };
+        self.summary_tokens == 0 || post_compact_fits(&sizes, fit, MAX_POST_COMPACT_RATIO)
     }
 
     /// A swap of the ready summary was refused (its actual context over the bound, which the
@@ -287,6 +332,7 @@ impl Background {
         self.cancel = Cancel::default();
         match result {
             Ok(a) => {
+                self.summary_tokens = text_tokens(&a.summary);
                 self.previous = None;
                 self.failures = 0;
                 self.retry_at = 0;
@@ -333,6 +379,7 @@ impl Background {
         self.previous = None;
         self.failures = 0;
         self.retry_at = 0;
+        self.base = 0;
         // The next check measures a step of the new conversation, not the drop to it.
         self.last_check = None;
     }
@@ -580,5 +627,39 @@ mod tests {
             b.wants_start(9_100, false, None),
             "a summary that landed resets the doubling"
         );
+    }
+
+    #[test]
+    fn an_automatic_line_stays_halfway_from_where_a_compaction_left_the_context() {
+        // A 15,672-token threshold (32K window, 4K output): the line sits at 7,836, about
+        // where a compaction leaves the context.
+        let mut b = Background::with_line(Some(EarlyLine::below(15_672)));
+        assert_eq!(b.early_line(), Some(7_836));
+        b.compacted(7_600);
+        assert_eq!(b.early_line(), Some(7_600 + (15_672 - 7_600) / 2));
+        b.drop_all();
+        assert_eq!(b.early_line(), Some(7_836), "unknown after a restore");
+        // A fixed line is the caller's.
+        let mut f = Background::new(Some(100));
+        f.compacted(7_600);
+        assert_eq!(f.early_line(), Some(100));
+    }
+
+    #[test]
+    fn a_summary_stale_from_the_start_is_not_worth_starting() {
+        let mut b = Background::new(Some(0));
+        assert!(
+            b.worth_starting(1_000_000, false, None),
+            "before any landed"
+        );
+        let (t, _) = b.start(3, 100, 0);
+        b.landed(t, Ok(ahead(3, &"s".repeat(4_000)))); // 1,000 tokens
+        assert!(b.worth_starting(300, false, None));
+        assert!(!b.worth_starting(301, false, None));
+        // A turn still waiting for its results grows as the latest turn did.
+        b.observe_check(1_000);
+        b.observe_check(3_000);
+        assert!(b.worth_starting(100, false, None));
+        assert!(!b.worth_starting(100, true, None));
     }
 }

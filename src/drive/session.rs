@@ -130,13 +130,24 @@ impl<M> Session<M> {
     }
 
     /// Whether a summary should be written ahead now: pre-emptive summaries on, the count
-    /// past the early line, no compaction running, none running or fresh.
+    /// past the early line and below the threshold (at it, the next check compacts anyway —
+    /// the ready summary or today's path — and drops a summary started now; while automatic
+    /// compaction is paused, nothing would swap it in), no compaction running, none running or
+    /// fresh.
     pub fn wants_ahead(&self) -> bool {
         self.background.wants_start(
             self.token_count(),
             self.compacting(),
             self.calibration().fit().as_ref(),
-        )
+        ) && self.token_count() < thresholds::auto_compact_threshold(&self.model, &self.config)
+    }
+
+    /// Whether a summary written ahead that keeps `tail` estimated tokens after its cut is
+    /// worth starting (see [`Background::worth_starting`]); `pending`: the turn after the cut
+    /// still waits for tool results.
+    pub fn ahead_worth_starting(&self, tail: u64, pending: bool) -> bool {
+        self.background
+            .worth_starting(tail, pending, self.calibration().fit().as_ref())
     }
 
     /// Whether the summary written ahead should be swapped in now, a check before the
@@ -524,6 +535,7 @@ impl<M> Session<M> {
         // summarized it.
         self.given_usage = None;
         self.background.drop_all();
+        self.background.compacted(self.token_count());
         match compaction.trigger {
             Trigger::Auto => self.thrash.compacted(),
             Trigger::Manual => self.thrash.reset(),

@@ -1,0 +1,106 @@
+// Round 14 on long agent sessions: summaries written ahead (`preemptive`) that cost a summary
+// call per turn and are never swapped in (small windows, turns large against the bound), and
+// ones started at the threshold, where the next check compacts anyway.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Compactor } from '../../pkg/node.js';
+
+const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'count', 'token', 'module', 'state'];
+const text = (seed, n) => {
+  let s = '';
+  let k = seed;
+  while (s.length < n) {
+    k = (k * 1103515245 + 12345) >>> 0;
+    s += WORDS[k % 8] + ' ';
+  }
+  return s.slice(0, n);
+};
+const flush = () => new Promise((r) => setTimeout(r, 0));
+const summarizer = (calls) => async () => {
+  calls.n++;
+  return { content: [{ type: 'text', text: `<summary>${text(calls.n, 6000)}</summary>` }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 1500 } };
+};
+
+/** A tool loop of 20 tasks × 6 steps, each step a call and a ~2,300-token result. */
+async function toolLoop(options) {
+  const calls = { n: 0 };
+  const c = new Compactor({ model: 'claude-sonnet-4-5', summarize: summarizer(calls), ...options });
+  let compactions = 0;
+  let id = 0;
+  for (let task = 0; task < 20; task++) {
+    c.push({ role: 'user', content: `Task ${task}: fix module ${task}.` });
+    for (let step = 0; step < 6; step++) {
+      await flush();
+      const o = await c.maybeAutoCompact();
+      if (o.wasCompacted) compactions++;
+      const tid = `t${++id}`;
+      c.push({ role: 'assistant', content: [{ type: 'text', text: text(id, 300) }, { type: 'tool_use', id: tid, name: 'read_file', input: { path: `src/m${id}.rs` } }] });
+      c.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: tid, content: text(id + 7, 9000) }] });
+    }
+    c.push({ role: 'assistant', content: [{ type: 'text', text: `Done: ${text(task, 400)}` }] });
+  }
+  await flush();
+  c.free();
+  return { compactions, calls: calls.n };
+}
+
+test('preemptive on a 32K window: no summary call per turn that is never swapped in', async () => {
+  const config = { contextWindow: 32_768, maxOutputTokens: 4_096 };
+  const ahead = await toolLoop({ config, preemptive: true });
+  const today = await toolLoop({ config });
+  assert.equal(ahead.compactions, today.compactions);
+  // snap16: 89 summary calls for 19 compactions (19 without preemptive): the early line sat
+  // where a compaction leaves the context and each turn made the summary stale.
+  assert.ok(ahead.calls <= today.calls + 4, `${ahead.calls} summary calls, ${today.calls} without preemptive`);
+});
+
+test('preemptive: no summary is started at the threshold, where the next check compacts anyway', async () => {
+  const calls = { n: 0 };
+  const starts = [];
+  const c = new Compactor({ model: 'claude-sonnet-4-5', summarize: summarizer(calls), preemptive: true,
+    onProgress: (e) => { if (e.background && e.phase === 'start') starts.push(c.tokenCount()); } });
+  c.push({ role: 'user', content: 'Read the files.' });
+  for (let k = 0; k < 2; k++) {
+    c.push({ role: 'assistant', content: [{ type: 'tool_use', id: `r${k}`, name: 'read_file', input: { path: `f${k}` } }] });
+    c.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `r${k}`, content: text(k, 300_000) }] });
+    await flush();
+  }
+  assert.ok(c.tokenCount() < 157_000, String(c.tokenCount()));
+  c.push({ role: 'assistant', content: [{ type: 'tool_use', id: 'r9', name: 'read_file', input: { path: 'big' } }] });
+  c.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'r9', content: text(9, 100_000) }] });
+  assert.ok(c.tokenCount() >= 167_000, String(c.tokenCount()));
+  assert.deepEqual(starts, [], 'snap16 started one at the push that crossed the threshold');
+  const o = await c.maybeAutoCompact();
+  assert.equal(o.wasCompacted, true);
+  await flush();
+  assert.equal(calls.n, 1, 'only the compaction\'s own summary');
+  c.free();
+});
+
+test('preemptive while automatic compaction is paused (thrashing): no summary written ahead on every turn', async () => {
+  // 64K window, each result ~10,000 tokens: the context refills to the threshold right after
+  // each compaction, automatic compaction pauses, and the count stays above the threshold.
+  const run = async (preemptive) => {
+    const calls = { n: 0 };
+    const c = new Compactor({ model: 'claude-sonnet-4-5', config: { contextWindow: 64_000 }, summarize: summarizer(calls), preemptive });
+    let id = 0;
+    for (let task = 0; task < 12; task++) {
+      c.push({ role: 'user', content: `Task ${task}` });
+      for (let step = 0; step < 5; step++) {
+        await flush();
+        await c.maybeAutoCompact();
+        const tid = `t${++id}`;
+        c.push({ role: 'assistant', content: [{ type: 'tool_use', id: tid, name: 'read_file', input: { path: `m${id}` } }] });
+        c.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: tid, content: text(id, 40_000) }] });
+      }
+      c.push({ role: 'assistant', content: 'Done.' });
+    }
+    await flush();
+    c.free();
+    return calls.n;
+  };
+  const ahead = await run(true);
+  const today = await run(false);
+  // snap16: 77 summary calls (5 without preemptive).
+  assert.ok(ahead <= today + 4, `${ahead} summary calls, ${today} without preemptive`);
+});
