@@ -150,8 +150,11 @@ const PER_TURN_ROUTE = `{
     };
     tokenCountWithEstimation = function (messages, options) {
         if (options == null && !__ccDead) {
+            const g = __ccGeneration;
             const used = __ccView.perTurnRecord(messages, wasm);
-            if (used > 0) {
+            // (A getter read meanwhile may have made a call that trapped, and another that
+            // started a fresh instance: the record was written into the old one.)
+            if (used > 0 && g === __ccGeneration && !__ccDead) {
                 const n = settle(wasm.__ccPerTurnCount, used);
                 if (n >= 0) return n;
             }
@@ -160,8 +163,9 @@ const PER_TURN_ROUTE = `{
     };
     shouldAutoCompact = function (messages, model, options) {
         if (options == null && model === lastModel && !__ccDead) {
+            const g = __ccGeneration;
             const used = __ccView.perTurnRecord(messages, wasm);
-            if (used > 0) {
+            if (used > 0 && g === __ccGeneration && !__ccDead) {
                 const r = settle(wasm.__ccPerTurnShould, used);
                 if (r === 0 || r === 1) return r === 1;
             }

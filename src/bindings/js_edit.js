@@ -4,7 +4,7 @@
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
 import { plainSlice } from './js_batch.js';
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, isServerResultBlock, lcAudio, lcCalls, lcFields, lcFunctionName, legacyCall, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, isServerResultBlock, lcAudio, serverResult, lcCalls, lcFields, lcFunctionName, legacyCall, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -252,7 +252,6 @@ function fileSource(id) {
 // A provider-executed tool's use and result in Anthropic form: a server_tool_use and its
 // `<name>_tool_result` in the same message (as web_search_tool_result).
 const serverUse = (id, name, input) => ({ type: 'server_tool_use', id: textOf(id), name: textOf(name), input: parseArgs(input) });
-const serverResult = (id, name, value) => ({ type: `${textOf(name)}_tool_result`, tool_use_id: textOf(id), content: value === undefined ? null : value });
 
 // The provider file id a LangChain media block names (v1 `fileId`, the older
 // `source_type: 'id'` with `id`); undefined when it names none.
@@ -640,7 +639,7 @@ function anthropicMessages(arr, i, m, shape) {
         }
         for (const c of lcCalls(f)) {
           if (c !== null && typeof c === 'object' && !seen.has(c.id)) {
-            content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: parseArgs(callArgs(c)) });
+            content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: lcCallInput(c) });
           }
         }
         const fc = legacyCall(m, f);
@@ -881,4 +880,12 @@ export function userMessageIn(arr, shape, msg, id, summaryOf) {
     failed(e);
   }
   return undefined;
+}
+
+// A LangChain tool call's input: a ChatOpenAI custom tool's (`isCustomTool`, args `{input}`)
+// is its free-form text, as an OpenAI Responses `custom_tool_call`'s is (counted as text, and
+// written as `{input}` in the Messages API's form); any other call's, its arguments.
+function lcCallInput(c) {
+  const a = callArgs(c);
+  return c.isCustomTool === true && a !== null && typeof a === 'object' && typeof a.input === 'string' ? a.input : parseArgs(a);
 }

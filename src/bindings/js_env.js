@@ -247,20 +247,27 @@ function clearSeen(v, seen) {
     for (const [k, x, key] of seen) if (v.has(k) && sameEntry(x, key, v.get(k))) v.delete(k);
   } else if (Array.isArray(v)) {
     // By path, content and time, else by identity (one lookup per element: a long array
-    // stays linear; the [time, path] pairs read for each content string, keyed by the string
-    // itself). A record with the same content and time under another path (a `cp -p` copy
-    // the agent read meanwhile) is another file: it stays.
+    // stays linear, however many records share a content or a time; keyed by the content
+    // string itself, then the time, then the path). A record with the same content and time
+    // under another path (a `cp -p` copy the agent read meanwhile) is another file: it stays.
     const same = new Set(), held = new Map();
     for (const [k, x, key] of seen) {
-      if (key === undefined) same.add(x);
-      else if (held.has(key[0])) held.get(key[0]).push(key[1], k);
-      else held.set(key[0], [key[1], k]);
+      if (key === undefined) {
+        same.add(x);
+        continue;
+      }
+      let times = held.get(key[0]);
+      if (times === undefined) held.set(key[0], (times = new Map()));
+      let paths = times.get(key[1]);
+      if (paths === undefined) times.set(key[1], (paths = new Set()));
+      paths.add(k);
     }
     let n = 0;
     for (let i = 0; i < v.length; i++) {
       const y = v[i];
       const key = stateKey(y);
-      if (!((key !== undefined && heldAt(held.get(key[0]), key[1], y)) || same.has(y))) v[n++] = y;
+      const paths = key === undefined ? undefined : held.get(key[0])?.get(key[1]);
+      if (!((paths !== undefined && paths.has(pathOf(y))) || same.has(y))) v[n++] = y;
     }
     v.length = n;
   } else {
@@ -274,18 +281,15 @@ function clearSeen(v, seen) {
   }
 }
 
-// Whether `pairs` (time, path, time, path, …: what was read of one content) hold `time`
-// with the path of record `y` (entriesOf's key: `path`, else `name`).
-function heldAt(pairs, time, y) {
-  if (pairs === undefined) return false;
-  let path;
+// The path of record `y` as entriesOf keys it (`path`, else `name`); a unique value no path
+// equals when reading it throws (a path that cannot be read is not known to be the one read).
+const UNREADABLE = Symbol('unreadable path');
+function pathOf(y) {
   try {
-    path = y.path ?? y.name;
+    return y.path ?? y.name;
   } catch {
-    return false; // a path that cannot be read is not known to be the one read
+    return UNREADABLE;
   }
-  for (let j = 0; j < pairs.length; j += 2) if (pairs[j] === time && pairs[j + 1] === path) return true;
-  return false;
 }
 
 // A controller aborted when one of `parents` (absent ones aside) aborts, with that one's

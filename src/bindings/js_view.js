@@ -1121,13 +1121,15 @@ function isMediaIn(v) {
 // view::readable_object_units in Rust gives the same.
 function readableLen(b, media) {
   const s = jsonText(b);
-  if (s.indexOf('"encrypted_content"') === -1 && s.indexOf('"source"') === -1 && s.indexOf('"tool_reference"') === -1) {
+  if (s.indexOf('"encrypted_content"') === -1 && s.indexOf('"encryptedContent"') === -1 && s.indexOf('"source"') === -1 &&
+      s.indexOf('"tool_reference"') === -1) {
     return COUNTER === null ? s.length : counted(s, 4);
   }
   let r;
   try {
     r = JSON.stringify(b, (key, v) => {
-      if (key === 'encrypted_content' && typeof v === 'string') return undefined;
+      // (`encryptedContent`: the AI SDK's name for it in a provider-executed result.)
+      if ((key === 'encrypted_content' || key === 'encryptedContent') && typeof v === 'string') return undefined;
       if (isMediaIn(v)) {
         media.push(v.type === 'image' ? 1 : 2);
         return undefined;
@@ -1256,6 +1258,11 @@ function pushCall(out, estimate, id, name, input, text = 0) {
 // web_search_tool_result), measured as the JSON of `measured` without what the model does not
 // read as text (readableLen: a fetched PDF or image counted as media, a tool search's
 // tool_reference as the tool it loads, as in Anthropic form); never cleared.
+// A provider-executed tool's result (AI SDK) in Anthropic form, `<name>_tool_result`
+// (js_edit.js writes it so; the count measures the same object, so both give one count).
+const idText = (v) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+export const serverResult = (id, name, value) => ({ type: `${idText(name)}_tool_result`, tool_use_id: idText(id), content: value === undefined ? null : value });
+
 function pushServerResult(out, estimate, id, measured) {
   const media = [];
   pushBlock(out, 6, 0, estimate ? readableLen(measured, media) : 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, media.length);
@@ -1448,7 +1455,7 @@ function pushUiTool(p, estimate, out) {
   const tid = typeof p.toolCallId === 'string' ? sym(p.toolCallId) : 0;
   if (p.providerExecuted === true && (p.state === 'output-available' || p.state === 'output-error')) {
     // A provider-executed tool's result: a server tool result, never cleared.
-    pushServerResult(out, estimate, p.toolCallId, p.state === 'output-error' ? p.errorText : p.output);
+    pushServerResult(out, estimate, p.toolCallId, serverResult(p.toolCallId, name, p.state === 'output-error' ? p.errorText : p.output));
     return 2;
   }
   if (p.state === 'output-denied') {
@@ -1484,7 +1491,10 @@ export function describeForeign(m, shape, estimate, out) {
         // `tool-call` has `providerExecuted`): a server tool result, as Anthropic's
         // web_search_tool_result is, never cleared by micro-compaction.
         for (const p of parts(m.content)) {
-          if (isProviderResult(p)) pushServerResult(out, estimate, p.toolCallId, p);
+          if (isProviderResult(p)) {
+            const o = p.output !== undefined ? p.output : p.result;
+            pushServerResult(out, estimate, p.toolCallId, serverResult(p.toolCallId, p.toolName, o !== null && typeof o === 'object' && 'value' in o ? o.value : o));
+          }
           else pushPart(p, estimate, out);
         }
         n = m.content.length;

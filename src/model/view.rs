@@ -890,9 +890,10 @@ pub fn counted_apart(v: &serde_json::Value) -> Option<BlockKind> {
 }
 
 /// Whether `key` holds a value of `v` that the model does not read as text: an
-/// `encrypted_content` string (web search results' pages, which the API expands itself).
+/// `encrypted_content` string (web search results' pages, which the API expands itself;
+/// `encryptedContent` in an AI SDK provider-executed result).
 pub fn is_opaque(key: &str, v: &serde_json::Value) -> bool {
-    key == "encrypted_content" && v.is_string()
+    (key == "encrypted_content" || key == "encryptedContent") && v.is_string()
 }
 
 /// [`object_units`] of a server tool's result without what the model does not read as text:

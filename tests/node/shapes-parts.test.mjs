@@ -30,9 +30,13 @@ test('AI SDK: a provider-executed tool (its result inside the assistant message)
   const r = cc.microCompact(msgs, { keepRecent: 1, compactableTools: ['*'] });
   assert.deepEqual(r.clearedToolUseIds, []);
   assert.equal(r.messages[1], msgs[1], 'the message is the caller\'s, untouched');
-  assert.ok(cc.tokenCountWithEstimation(msgs) > 20_000, 'the results count');
   assert.deepEqual(cc.validateForApi(msgs), { valid: true, problems: [] });
   const api = cc.toApiMessages(msgs);
+  // The results count as in Anthropic form: their titles and URLs, not the encrypted pages
+  // (`encryptedContent`, as `encrypted_content`, which the API expands itself).
+  const count = cc.tokenCountWithEstimation(msgs);
+  assert.ok(count > 300 && count < 3_000, `the results count, without their pages: ${count}`);
+  assert.ok(Math.abs(count - cc.tokenCountWithEstimation(api)) <= count / 10, `${count} against ${cc.tokenCountWithEstimation(api)}`);
   assert.deepEqual(api[1].content.map((b) => b.type), ['server_tool_use', 'web_search_tool_result', 'text']);
   // A client tool's result (in a role: 'tool' message) is cleared as before.
   const client = [
