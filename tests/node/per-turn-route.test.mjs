@@ -260,3 +260,36 @@ test('the same conversation asked again is answered as before; a change in place
     for (let i = 0; i < 3; i++) assert.equal(cc.shouldAutoCompact(m, model), want, model);
   }
 });
+
+test('a getter read while the record is written traps the instance and starts a fresh one: the count is the general path\'s', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cc-route-revive-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(new URL('../../pkg/', import.meta.url), dir, { recursive: true });
+  const file = join(dir, 'context_compaction_bg.wasm');
+  writeFileSync(file, trapWhenNull(readFileSync(file), (exports) => exports.filter((e) => e.name === 'getMaxOutputTokensForModel')));
+  const p = await import(pathToFileURL(join(dir, 'node.js')).href);
+  p.setEnvironmentDefaults({});
+  const want = cc.tokenCountWithEstimation(lines, {});
+  // The last line's `type` getter, once armed: a call that traps, then one that revives.
+  let armed = false;
+  const m = lines.slice();
+  const last = { ...m.at(-1) };
+  const type = last.type;
+  Object.defineProperty(last, 'type', {
+    enumerable: true,
+    get() {
+      if (armed) {
+        armed = false;
+        assert.throws(() => p.getMaxOutputTokensForModel(SONNET, null), (e) => e.code === 'INSTANCE_RESET');
+        p.getContextWindowForModel(SONNET);
+      }
+      return type;
+    },
+  });
+  m[m.length - 1] = last;
+  assert.equal(p.tokenCountWithEstimation(m), want);
+  armed = true;
+  assert.equal(p.tokenCountWithEstimation(m), want);
+  assert.equal(armed, false, 'the getter ran');
+  assert.equal(p.tokenCountWithEstimation(m), want);
+});
