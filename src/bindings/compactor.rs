@@ -167,7 +167,9 @@ fn relink(session: &Shared, links: &JsValue) -> crate::Result<()> {
 /// result lands in the session (or is dropped there when the conversation was replaced
 /// meanwhile). Never throws: a summary that cannot start is recorded as the background's error.
 fn start_ahead(session: &Shared, shape: Shape, context: &JsValue, seen: &AheadSeen) {
-    if !read(session).is_ok_and(|s| s.wants_ahead()) {
+    // (`snipTokensFreed` as the check for an automatic compaction reads it; unreadable: 0.)
+    let snip = || options::auto_options(context).map_or(0, |o| o.snip_tokens_freed);
+    if !read(session).is_ok_and(|s| s.wants_ahead(snip)) {
         return;
     }
     let prepared = (|| -> crate::Result<_> {

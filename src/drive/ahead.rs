@@ -265,7 +265,10 @@ impl Background {
     /// [`stale`](Self::stale) from the start — it would be refreshed on the next push, and
     /// where every turn is that large, on every push: a summary call per turn, never swapped
     /// in. A `pending` turn (tool results still to come) is taken to grow as the latest turn
-    /// did. Always before a first summary has landed.
+    /// did. Always before a first summary has landed. The swap's context without the kept
+    /// messages is taken as the larger of the last summary and what the last compaction left
+    /// (which holds the files and skills it restored: a swap restores them too, and they
+    /// widen its bound; the summary alone would refuse every turn larger than 0.3 of it).
     pub fn worth_starting(&self, tail: u64, pending: bool, fit: Option<&Fit>) -> bool {
         let kept = if pending {
             tail.max(self.last_growth)
@@ -273,7 +276,7 @@ impl Background {
             tail
         };
         let sizes = PostCompactSizes {
-            summary: self.summary_tokens,
+            summary: self.summary_tokens.max(self.base),
             kept,
             attachments: 0,
         };
@@ -661,5 +664,10 @@ mod tests {
         b.observe_check(3_000);
         assert!(b.worth_starting(100, false, None));
         assert!(!b.worth_starting(100, true, None));
+        // What the last compaction left holds the files it restored, which a swap restores
+        // too: its bound is that much wider.
+        b.compacted(5_000);
+        assert!(b.worth_starting(1_500, false, None));
+        assert!(!b.worth_starting(1_501, false, None));
     }
 }

@@ -130,16 +130,23 @@ impl<M> Session<M> {
     }
 
     /// Whether a summary should be written ahead now: pre-emptive summaries on, the count
-    /// past the early line and below the threshold (at it, the next check compacts anyway —
-    /// the ready summary or today's path — and drops a summary started now; while automatic
-    /// compaction is paused, nothing would swap it in), no compaction running, none running or
-    /// fresh.
-    pub fn wants_ahead(&self) -> bool {
-        self.background.wants_start(
+    /// past the early line and compaction not yet due (when due, the next check compacts
+    /// anyway — the ready summary or today's path — and drops a summary started now; while
+    /// automatic compaction is paused, nothing would swap it in), no compaction running, none
+    /// running or fresh. Due as [`check_auto_compact`](Self::check_auto_compact) decides it:
+    /// the tokens snipping freed (`snip_tokens_freed`, read only when the count is at the
+    /// threshold or above) are taken off the count first.
+    pub fn wants_ahead(&self, snip_tokens_freed: impl FnOnce() -> u64) -> bool {
+        if !self.background.wants_start(
             self.token_count(),
             self.compacting(),
             self.calibration().fit().as_ref(),
-        ) && self.token_count() < thresholds::auto_compact_threshold(&self.model, &self.config)
+        ) {
+            return false;
+        }
+        let threshold = thresholds::auto_compact_threshold(&self.model, &self.config);
+        self.token_count() < threshold
+            || !autocompact::is_due(self.token_count(), snip_tokens_freed(), threshold)
     }
 
     /// Whether a summary written ahead that keeps `tail` estimated tokens after its cut is
