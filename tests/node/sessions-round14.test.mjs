@@ -104,3 +104,45 @@ test('preemptive while automatic compaction is paused (thrashing): no summary wr
   // snap16: 77 summary calls (5 without preemptive).
   assert.ok(ahead <= today + 4, `${ahead} summary calls, ${today} without preemptive`);
 });
+
+/**
+ * A 200K session of 20 tasks × 8 steps, each step reading a file of `fileChars` characters
+ * into `readFileState` (restored by each compaction), with summaries of ~10K tokens.
+ */
+async function filesLoop(fileChars, options = {}) {
+  const calls = { n: 0 };
+  const summarize = async () => {
+    calls.n++;
+    return { content: [{ type: 'text', text: `<summary>${text(calls.n, 40_000)}</summary>` }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 1500 } };
+  };
+  const readFileState = new Map();
+  const c = new Compactor({ model: 'claude-sonnet-4-5', summarize, readFileState, preemptive: true, ...options });
+  let id = 0, swaps = 0, blocking = 0;
+  for (let task = 0; task < 20; task++) {
+    c.push({ role: 'user', content: `Task ${task}: fix module ${task}.` });
+    for (let step = 0; step < 8; step++) {
+      const o = await c.maybeAutoCompact();
+      if (o.wasCompacted) o.preemptive ? swaps++ : blocking++;
+      await flush();
+      await flush();
+      const tid = `t${++id}`, path = `src/m${id % 40}.rs`, content = text(id + 7, fileChars);
+      c.push({ role: 'assistant', content: [{ type: 'text', text: text(id, 200) }, { type: 'tool_use', id: tid, name: 'read_file', input: { path } }] });
+      readFileState.set(path, { content, timestamp: id });
+      c.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: tid, content }] });
+    }
+    c.push({ role: 'assistant', content: [{ type: 'text', text: `Done: ${text(task, 400)}` }] });
+  }
+  await flush();
+  c.free();
+  return { swaps, blocking, calls: calls.n };
+}
+
+test('preemptive with restored files: summaries written ahead are still swapped in (the files a swap restores widen its bound)', async () => {
+  const r = await filesLoop(12_000);
+  assert.ok(r.swaps >= 2, JSON.stringify(r));
+});
+
+test('preemptive with snipTokensFreed: summaries ahead still start between the threshold and the point where compaction is due', async () => {
+  const r = await filesLoop(11_000, { snipTokensFreed: 30_000 });
+  assert.ok(r.swaps >= 2 && r.blocking === 0, JSON.stringify(r));
+});
