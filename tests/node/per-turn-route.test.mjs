@@ -110,7 +110,8 @@ test('a string model equal to the kept one but another value (a fresh string) an
   assert.equal(cc.shouldAutoCompact(lines, a), false);
 });
 
-test('after a trap, the route works on the fresh instance (its record is asked for again)', async (t) => {
+/** A copy of the package whose getMaxOutputTokensForModel traps on a null config. */
+async function trappingCopy(t) {
   const dir = mkdtempSync(join(tmpdir(), 'cc-route-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   cpSync(new URL('../../pkg/', import.meta.url), dir, { recursive: true });
@@ -118,6 +119,11 @@ test('after a trap, the route works on the fresh instance (its record is asked f
   writeFileSync(file, trapWhenNull(readFileSync(file), (exports) => exports.filter((e) => e.name === 'getMaxOutputTokensForModel')));
   const p = await import(pathToFileURL(join(dir, 'node.js')).href);
   p.setEnvironmentDefaults({});
+  return p;
+}
+
+test('after a trap, the route works on the fresh instance (its record is asked for again)', async (t) => {
+  const p = await trappingCopy(t);
   const count = cc.tokenCountWithEstimation(lines, {});
   for (let round = 0; round < 3; round++) {
     assert.equal(p.tokenCountWithEstimation(lines), count);
@@ -262,13 +268,7 @@ test('the same conversation asked again is answered as before; a change in place
 });
 
 test('a getter read while the record is written traps the instance and starts a fresh one: the count is the general path\'s', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'cc-route-revive-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  cpSync(new URL('../../pkg/', import.meta.url), dir, { recursive: true });
-  const file = join(dir, 'context_compaction_bg.wasm');
-  writeFileSync(file, trapWhenNull(readFileSync(file), (exports) => exports.filter((e) => e.name === 'getMaxOutputTokensForModel')));
-  const p = await import(pathToFileURL(join(dir, 'node.js')).href);
-  p.setEnvironmentDefaults({});
+  const p = await trappingCopy(t);
   const want = cc.tokenCountWithEstimation(lines, {});
   // The last line's `type` getter, once armed: a call that traps, then one that revives.
   let armed = false;
