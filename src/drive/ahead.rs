@@ -283,6 +283,27 @@ impl Background {
         self.summary_tokens == 0 || post_compact_fits(&sizes, fit, MAX_POST_COMPACT_RATIO)
     }
 
+    /// Whether refreshing the ready summary now, at `count` tokens, can be of use before the
+    /// `threshold`: a summary that keeps `tail` estimated tokens after its cut must still fit
+    /// the bound (as [`worth_starting`](Self::worth_starting) judges it) once the count has
+    /// grown to where a swap happens (the threshold, less the headroom a swap keeps for the
+    /// next turn). Far below it, a refresh goes stale again before it can be swapped in: where
+    /// turns are large against the bound, that was a summary call on every turn. With no
+    /// ready summary, or none landed yet, always.
+    pub fn worth_refreshing(
+        &self,
+        tail: u64,
+        count: u64,
+        threshold: u64,
+        fit: Option<&Fit>,
+    ) -> bool {
+        if !matches!(self.state, AheadState::Ready(_)) || self.summary_tokens == 0 {
+            return true;
+        }
+        let growth = threshold.saturating_sub(count.saturating_add(self.headroom));
+        self.worth_starting(tail.saturating_add(growth), false, fit)
+    }
+
     /// A swap of the ready summary was refused (its actual context over the bound, which the
     /// estimate of [`swap_early`](Self::swap_early) can miss, e.g. when the conversation
     /// changed below its cut): it is not offered early again, and
@@ -669,5 +690,21 @@ mod tests {
         b.compacted(5_000);
         assert!(b.worth_starting(1_500, false, None));
         assert!(!b.worth_starting(1_501, false, None));
+    }
+
+    #[test]
+    fn a_refresh_is_worth_it_only_when_it_can_still_be_fresh_at_the_threshold() {
+        let mut b = Background::new(Some(0));
+        assert!(b.worth_refreshing(0, 0, 100_000, None), "none ready");
+        let (t, _) = b.start(3, 100, 0);
+        b.landed(t, Ok(ahead(3, &"s".repeat(4_000)))); // 1,000 tokens: 300 may be kept
+                                                       // 200 kept now, 100 more before the threshold: still within the bound there.
+        assert!(b.worth_refreshing(200, 99_900, 100_000, None));
+        // Far below the threshold it would go stale again before any swap.
+        assert!(!b.worth_refreshing(200, 90_000, 100_000, None));
+        // The headroom a swap keeps for the next turn brings the swap point closer.
+        b.observe_check(80_000);
+        b.observe_check(89_950);
+        assert!(b.worth_refreshing(200, 90_000, 100_000, None));
     }
 }

@@ -147,3 +147,40 @@ test('preemptive with snipTokensFreed: summaries ahead still start between the t
   const r = await filesLoop(11_000, { snipTokensFreed: 30_000 });
   assert.ok(r.swaps >= 1, JSON.stringify(r)); // (0 before the fix)
 });
+
+test('preemptive with small turns on a 64K window: a summary ahead is not refreshed on every turn far below the threshold', async () => {
+  // ~550-token turns, ~3K-token summaries: a summary goes stale within a turn or two.
+  async function run(preemptive) {
+    const calls = { n: 0 };
+    const summarize = async () => {
+      calls.n++;
+      return { content: [{ type: 'text', text: `<summary>${text(calls.n, 12_000)}</summary>` }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 1500 } };
+    };
+    const readFileState = new Map();
+    const c = new Compactor({ model: 'claude-sonnet-4-5', config: { contextWindow: 64_000 }, summarize, readFileState, preemptive });
+    let id = 0, swaps = 0, compactions = 0;
+    for (let task = 0; task < 12; task++) {
+      c.push({ role: 'user', content: `Task ${task}: fix module ${task}.` });
+      for (let step = 0; step < 8; step++) {
+        const o = await c.maybeAutoCompact();
+        if (o.wasCompacted) (compactions++, o.preemptive && swaps++);
+        await flush();
+        await flush();
+        const tid = `t${++id}`, path = `src/m${id % 40}.rs`, content = text(id + 7, 2_000);
+        c.push({ role: 'assistant', content: [{ type: 'text', text: text(id, 200) }, { type: 'tool_use', id: tid, name: 'read_file', input: { path } }] });
+        readFileState.set(path, { content, timestamp: id });
+        c.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: tid, content }] });
+      }
+      c.push({ role: 'assistant', content: [{ type: 'text', text: `Done: ${text(task, 400)}` }] });
+    }
+    await flush();
+    c.free();
+    return { calls: calls.n, swaps, compactions };
+  }
+  const ahead = await run(true);
+  const today = await run(false);
+  assert.equal(ahead.compactions, today.compactions);
+  assert.ok(ahead.swaps >= 1, JSON.stringify(ahead));
+  // Before: 33 summary calls for one compaction (a refresh on about every turn).
+  assert.ok(ahead.calls <= today.calls + 10, `${ahead.calls} summary calls, ${today.calls} without preemptive`);
+});
