@@ -182,20 +182,13 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue, seen: &AheadSe
             super::convert::Reading::Whole,
         )?;
         taken.give_usage(read(session)?.given_usage());
-        let Some(cut) = preemptive::cut_point(taken.typed.as_slice())? else {
+        let Some(plan) = preemptive::ahead_cut(taken.typed.as_slice())? else {
             return Ok(None);
         };
-
-        let tail =
-            crate::measure::tokens::estimate_range(taken.typed.as_slice(), cut..taken.typed.len())?;
-        // The turn it keeps verbatim may still be waiting for its tool results.
-        let start = crate::measure::tokens::active_start(taken.typed.as_slice())?;
-        let pending =
-            crate::transforms::boundary::pending_turn(taken.typed.as_slice(), start)?.is_some();
-        if !read(session)?.ahead_worth_starting(tail, pending) {
-            return Ok(None); // stale from the start: it would be refreshed on the next push
+        if !read(session)?.ahead_worth_starting(plan.tail, plan.pending) {
+            return Ok(None); // stale before it could be swapped in
         }
-        Ok(Some((c, env, taken, cut, tail)))
+        Ok(Some((c, env, taken, plan.cut, plan.tail)))
     })();
     let (c, env, taken, cut, tail) = match prepared {
         Ok(Some(p)) => p,
@@ -366,21 +359,7 @@ impl Compactor {
         &self,
         #[wasm_bindgen(unchecked_param_type = "MessageInput")] message: JsValue,
     ) -> JsResult<()> {
-        let _call = js(self.call())?;
-        js(push_array(
-            &self.session,
-            &self.shape,
-            &self.links,
-            &Array::of1(&message),
-            &self.context(),
-        ))?;
-        start_ahead(
-            &self.session,
-            self.shape.get().shape(),
-            &self.context(),
-            &self.ahead_seen,
-        );
-        Ok(())
+        self.append(&Array::of1(&message))
     }
 
     /// Gives the count the usage the provider reported for the latest response, when its
@@ -404,21 +383,7 @@ impl Compactor {
         &self,
         #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     ) -> JsResult<()> {
-        let _call = js(self.call())?;
-        js(push_array(
-            &self.session,
-            &self.shape,
-            &self.links,
-            &messages,
-            &self.context(),
-        ))?;
-        start_ahead(
-            &self.session,
-            self.shape.get().shape(),
-            &self.context(),
-            &self.ahead_seen,
-        );
-        Ok(())
+        self.append(&messages)
     }
 
     /// The conversation (a new array of the caller's message objects).
@@ -569,7 +534,8 @@ impl Compactor {
         if let Err(e) = super::env::check_call_signal(&options) {
             return Promise::reject(&js_error(e));
         }
-        let query = match reading("options", || options::auto_options(&self.context())) {
+        let context = self.context();
+        let query = match reading("options", || options::auto_options(&context)) {
             Ok(q) => q,
             Err(e) => return Promise::reject(&js_error(e)),
         };
@@ -583,13 +549,13 @@ impl Compactor {
                 Err(e) => Promise::reject(&e),
             };
         }
-        let prepared = reading("options", || options::compactor_context(&self.context()))
-            .and_then(|c| JsEnv::from_context(&self.context(), &c, false).map(|env| (c, env)));
+        let prepared = reading("options", || options::compactor_context(&context))
+            .and_then(|c| JsEnv::from_context(&context, &c, false).map(|env| (c, env)));
         let (mut c, env) = match prepared {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
         };
-        let seen = super::env::seen_states(&self.context());
+        let seen = super::env::seen_states(&context);
         c.context.keep_last_user_message |= keep_last;
         let (compaction, snapshot) =
             match begin(&self.session, Trigger::Auto, self.shape.get().shape()) {
@@ -614,18 +580,17 @@ impl Compactor {
                     };
                 }
             };
-        let state =
-            of_session(&mut c.context, &self.session, &snapshot, &self.context()).and_then(|()| {
-                let s = read(&self.session)?;
-                // The summary written ahead, if one is ready: it cuts inside the messages
-                // taken now.
-                Ok((
-                    s.tracking().clone(),
-                    s.background().ready().cloned(),
-                    s.background().ready_ticket(),
-                    s.background().error().cloned(),
-                ))
-            });
+        let state = of_session(&mut c.context, &self.session, &snapshot, &context).and_then(|()| {
+            let s = read(&self.session)?;
+            // The summary written ahead, if one is ready: it cuts inside the messages
+            // taken now.
+            Ok((
+                s.tracking().clone(),
+                s.background().ready().cloned(),
+                s.background().ready_ticket(),
+                s.background().error().cloned(),
+            ))
+        });
         let (tracking, ahead, ahead_ticket, background_error) = match state {
             Ok(s) => s,
             Err(e) => {
@@ -635,7 +600,6 @@ impl Compactor {
         };
         let (env, link) = env.with_call_signal(&options);
         let session = self.session.clone();
-        let context = self.context();
         let links = self.links.clone();
         let busy = self.busy.clone();
         let ahead_seen = self.ahead_seen.clone();
@@ -712,21 +676,22 @@ impl Compactor {
             Ok(c) => c,
             Err(e) => return Promise::reject(&js_error(e)),
         };
+        let context = self.context();
         let prepared = (|| -> crate::Result<_> {
             // A manual compaction: the automatic-only options are not options here.
-            let c = reading("options", || options::compactor_context(&self.context()))?;
+            let c = reading("options", || options::compactor_context(&context))?;
             let opts = reading("options", || {
                 options::compactor_compact_options(&options, c.retry)
             })?;
             super::env::check_call_signal(&options)?;
-            let env = JsEnv::from_context(&self.context(), &c, false)?;
+            let env = JsEnv::from_context(&context, &c, false)?;
             Ok((c.context, env, opts))
         })();
         let (ctx, env, opts) = match prepared {
             Ok(p) => p,
             Err(e) => return Promise::reject(&js_error(e)),
         };
-        let seen = super::env::seen_states(&self.context());
+        let seen = super::env::seen_states(&context);
         let (compaction, snapshot) =
             match begin(&self.session, Trigger::Manual, self.shape.get().shape()) {
                 Ok(b) => b,
@@ -738,7 +703,7 @@ impl Compactor {
         self.ahead_seen.borrow_mut().clear();
         let fitted = write(&self.session)
             .map(|mut s| s.drop_ahead())
-            .and_then(|()| of_session(&mut ctx, &self.session, &snapshot, &self.context()));
+            .and_then(|()| of_session(&mut ctx, &self.session, &snapshot, &context));
         if let Err(e) = fitted {
             abandon(&self.session, compaction);
             return Promise::reject(&js_error(e));
@@ -747,7 +712,6 @@ impl Compactor {
         // promise that releases the link.
         let (env, link) = env.with_call_signal(&options);
         let session = self.session.clone();
-        let context = self.context();
         let links = self.links.clone();
         let busy = self.busy.clone();
         promise_of(released(link, async move {
@@ -775,6 +739,27 @@ impl Compactor {
     /// one already is (this call comes from the caller's code that one runs).
     fn call(&self) -> crate::Result<InCall<'_>> {
         InCall::enter(&self.busy)
+    }
+
+    /// `push` and `pushMany`: appends the array `messages` (all or none), then starts a
+    /// summary written ahead when one is wanted.
+    fn append(&self, messages: &JsValue) -> JsResult<()> {
+        let _call = js(self.call())?;
+        let context = self.context();
+        js(push_array(
+            &self.session,
+            &self.shape,
+            &self.links,
+            messages,
+            &context,
+        ))?;
+        start_ahead(
+            &self.session,
+            self.shape.get().shape(),
+            &context,
+            &self.ahead_seen,
+        );
+        Ok(())
     }
 
     /// The options given: alive while the JS object is (its calls come through it), which

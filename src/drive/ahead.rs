@@ -261,47 +261,47 @@ impl Background {
     }
 
     /// Whether a summary that keeps `tail` estimated tokens after its cut (the latest turn) is
-    /// worth starting: one as large as the latest that landed must not be
-    /// [`stale`](Self::stale) from the start — it would be refreshed on the next push, and
-    /// where every turn is that large, on every push: a summary call per turn, never swapped
-    /// in. A `pending` turn (tool results still to come) is taken to grow as the latest turn
-    /// did. Always before a first summary has landed. The swap's context without the kept
-    /// messages is taken as the larger of the last summary and what the last compaction left
-    /// (which holds the files and skills it restored: a swap restores them too, and they
-    /// widen its bound; the summary alone would refuse every turn larger than 0.3 of it).
-    pub fn worth_starting(&self, tail: u64, pending: bool, fit: Option<&Fit>) -> bool {
-        let kept = if pending {
-            tail.max(self.last_growth)
-        } else {
-            tail
-        };
-        let sizes = PostCompactSizes {
-            summary: self.summary_tokens.max(self.base),
-            kept,
-            attachments: 0,
-        };
-        self.summary_tokens == 0 || post_compact_fits(&sizes, fit, MAX_POST_COMPACT_RATIO)
-    }
-
-    /// Whether refreshing the ready summary now, at `count` tokens, can be of use before the
-    /// `threshold`: a summary that keeps `tail` estimated tokens after its cut must still fit
-    /// the bound (as [`worth_starting`](Self::worth_starting) judges it) once the count has
-    /// grown to where a swap happens (the threshold, less the headroom a swap keeps for the
-    /// next turn). Far below it, a refresh goes stale again before it can be swapped in: where
-    /// turns are large against the bound, that was a summary call on every turn. With no
-    /// ready summary, or none landed yet, always.
-    pub fn worth_refreshing(
+    /// worth starting now, at `count` tokens below `threshold`. Always before a first summary
+    /// has landed; after, one as large as the latest that landed must
+    /// - not be [`stale`](Self::stale) from the start: it would be refreshed on the next push,
+    ///   and where every turn is that large, on every push (a summary call per turn, never
+    ///   swapped in). A `pending` turn (tool results still to come) is taken to grow as the
+    ///   latest turn did;
+    /// - when it refreshes a ready one, still fit once the count has grown to where a swap
+    ///   happens (the threshold, less the headroom a swap keeps for the next turn): far below
+    ///   it, a refresh goes stale again before it can be swapped in.
+    ///
+    /// The swap's context without the kept messages is taken as the larger of the last summary
+    /// and what the last compaction left (which holds the files and skills it restored: a swap
+    /// restores them too, and they widen its bound; the summary alone would refuse every turn
+    /// larger than 0.3 of it).
+    pub fn worth_starting(
         &self,
-        tail: u64,
+        (tail, pending): (u64, bool),
         count: u64,
         threshold: u64,
         fit: Option<&Fit>,
     ) -> bool {
-        if !matches!(self.state, AheadState::Ready(_)) || self.summary_tokens == 0 {
+        if self.summary_tokens == 0 {
             return true;
         }
+        let fits_keeping = |kept: u64| {
+            let sizes = PostCompactSizes {
+                summary: self.summary_tokens.max(self.base),
+                kept,
+                attachments: 0,
+            };
+            post_compact_fits(&sizes, fit, MAX_POST_COMPACT_RATIO)
+        };
+        let now = if pending {
+            tail.max(self.last_growth)
+        } else {
+            tail
+        };
         let growth = threshold.saturating_sub(count.saturating_add(self.headroom));
-        self.worth_starting(tail.saturating_add(growth), false, fit)
+        fits_keeping(now)
+            && (!matches!(self.state, AheadState::Ready(_))
+                || fits_keeping(tail.saturating_add(growth)))
     }
 
     /// A swap of the ready summary was refused (its actual context over the bound, which the
@@ -671,40 +671,42 @@ mod tests {
 
     #[test]
     fn a_summary_stale_from_the_start_is_not_worth_starting() {
+        // At the threshold: no growth left before a swap.
+        let worth = |b: &Background, tail, pending| b.worth_starting((tail, pending), 0, 0, None);
         let mut b = Background::new(Some(0));
-        assert!(
-            b.worth_starting(1_000_000, false, None),
-            "before any landed"
-        );
+        assert!(worth(&b, 1_000_000, false), "before any landed");
         let (t, _) = b.start(3, 100, 0);
         b.landed(t, Ok(ahead(3, &"s".repeat(4_000)))); // 1,000 tokens
-        assert!(b.worth_starting(300, false, None));
-        assert!(!b.worth_starting(301, false, None));
+        assert!(worth(&b, 300, false));
+        assert!(!worth(&b, 301, false));
         // A turn still waiting for its results grows as the latest turn did.
         b.observe_check(1_000);
         b.observe_check(3_000);
-        assert!(b.worth_starting(100, false, None));
-        assert!(!b.worth_starting(100, true, None));
+        assert!(worth(&b, 100, false));
+        assert!(!worth(&b, 100, true));
         // What the last compaction left holds the files it restored, which a swap restores
         // too: its bound is that much wider.
         b.compacted(5_000);
-        assert!(b.worth_starting(1_500, false, None));
-        assert!(!b.worth_starting(1_501, false, None));
+        assert!(worth(&b, 1_500, false));
+        assert!(!worth(&b, 1_501, false));
     }
 
     #[test]
     fn a_refresh_is_worth_it_only_when_it_can_still_be_fresh_at_the_threshold() {
+        let worth =
+            |b: &Background, tail, count| b.worth_starting((tail, false), count, 100_000, None);
         let mut b = Background::new(Some(0));
-        assert!(b.worth_refreshing(0, 0, 100_000, None), "none ready");
+        assert!(worth(&b, 0, 0), "none ready");
         let (t, _) = b.start(3, 100, 0);
-        b.landed(t, Ok(ahead(3, &"s".repeat(4_000)))); // 1,000 tokens: 300 may be kept
-                                                       // 200 kept now, 100 more before the threshold: still within the bound there.
-        assert!(b.worth_refreshing(200, 99_900, 100_000, None));
+        // 1,000 tokens: 300 may be kept.
+        b.landed(t, Ok(ahead(3, &"s".repeat(4_000))));
+        // 200 kept now, 100 more before the threshold: still within the bound there.
+        assert!(worth(&b, 200, 99_900));
         // Far below the threshold it would go stale again before any swap.
-        assert!(!b.worth_refreshing(200, 90_000, 100_000, None));
+        assert!(!worth(&b, 200, 90_000));
         // The headroom a swap keeps for the next turn brings the swap point closer.
         b.observe_check(80_000);
         b.observe_check(89_950);
-        assert!(b.worth_refreshing(200, 90_000, 100_000, None));
+        assert!(worth(&b, 200, 90_000));
     }
 }

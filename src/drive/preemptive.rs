@@ -133,6 +133,31 @@ pub fn cut_point<V: ConversationView + ?Sized>(view: &V) -> Result<Option<usize>
         .filter(|&c| c > start && groups.len() > 1))
 }
 
+/// Where a summary started now cuts ([`cut_point`]) and what it leaves after the cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AheadCut {
+    /// The cut: the summary covers the messages before it.
+    pub cut: usize,
+    /// The estimated tokens after the cut (the latest turn, kept verbatim).
+    pub tail: u64,
+    /// The turn after the cut still waits for its tool results.
+    pub pending: bool,
+}
+
+/// [`cut_point`], with the estimate of what the cut leaves and whether that turn still waits
+/// for tool results; `None` when there is no earlier turn to summarize.
+pub fn ahead_cut<V: ConversationView + ?Sized>(view: &V) -> Result<Option<AheadCut>> {
+    let Some(cut) = cut_point(view)? else {
+        return Ok(None);
+    };
+    let start = active_start(view)?;
+    Ok(Some(AheadCut {
+        cut,
+        tail: estimate_range(view, cut..view.len())?,
+        pending: crate::transforms::boundary::pending_turn(view, start)?.is_some(),
+    }))
+}
+
 /// Writes the summary of `messages[..cut]`, chained after `earlier` when given (its summary
 /// in front of `messages[earlier.cut..cut]`). The PreCompact hooks run for the first of a
 /// chain (trigger `auto`). Its own progress events are marked `background`: `start` (the

@@ -153,12 +153,12 @@ impl<M> Session<M> {
     /// worth starting (see [`Background::worth_starting`]); `pending`: the turn after the cut
     /// still waits for tool results.
     pub fn ahead_worth_starting(&self, tail: u64, pending: bool) -> bool {
-        let fit = self.calibration().fit();
-        let threshold = thresholds::auto_compact_threshold(&self.model, &self.config);
-        self.background.worth_starting(tail, pending, fit.as_ref())
-            && self
-                .background
-                .worth_refreshing(tail, self.token_count(), threshold, fit.as_ref())
+        self.background.worth_starting(
+            (tail, pending),
+            self.token_count(),
+            thresholds::auto_compact_threshold(&self.model, &self.config),
+            self.calibration().fit().as_ref(),
+        )
     }
 
     /// Whether the summary written ahead should be swapped in now, a check before the
