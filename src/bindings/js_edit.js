@@ -4,7 +4,7 @@
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
 import { plainSlice } from './js_batch.js';
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, isServerResultBlock, lcAudio, serverResult, lcCalls, lcFields, lcFunctionName, legacyCall, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, isServerResultBlock, lcAudio, customInput, providerResultValue, serverResult, lcCalls, lcFields, lcFunctionName, legacyCall, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -504,8 +504,7 @@ function anthropicMessages(arr, i, m, shape) {
         const content = [];
         for (const p of parts(m.content)) {
           if (isProviderResult(p)) {
-            const o = p.output !== undefined ? p.output : p.result;
-            content.push(serverResult(p.toolCallId, p.toolName, o !== null && typeof o === 'object' && 'value' in o ? o.value : o));
+            content.push(serverResult(p.toolCallId, p.toolName, providerResultValue(p)));
           } else if (p !== null && typeof p === 'object' && p.type === 'tool-call' && p.providerExecuted === true) {
             content.push(serverUse(p.toolCallId, p.toolName, p.input));
           } else {
@@ -639,7 +638,7 @@ function anthropicMessages(arr, i, m, shape) {
         }
         for (const c of lcCalls(f)) {
           if (c !== null && typeof c === 'object' && !seen.has(c.id)) {
-            content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: lcCallInput(c) });
+            content.push({ type: 'tool_use', id: textOf(c.id), name: textOf(callName(c)), input: customInput(c) ?? parseArgs(callArgs(c)) });
           }
         }
         const fc = legacyCall(m, f);
@@ -880,12 +879,4 @@ export function userMessageIn(arr, shape, msg, id, summaryOf) {
     failed(e);
   }
   return undefined;
-}
-
-// A LangChain tool call's input: a ChatOpenAI custom tool's (`isCustomTool`, args `{input}`)
-// is its free-form text, as an OpenAI Responses `custom_tool_call`'s is (counted as text, and
-// written as `{input}` in the Messages API's form); any other call's, its arguments.
-function lcCallInput(c) {
-  const a = callArgs(c);
-  return c.isCustomTool === true && a !== null && typeof a === 'object' && typeof a.input === 'string' ? a.input : parseArgs(a);
 }

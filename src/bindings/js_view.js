@@ -1078,7 +1078,7 @@ function describeBlock(b, estimate, out) {
 
 // The length (tlen) of the text a document `b` holds besides its plain text or its media
 // (`media`: it has no plain text): its `context`, and the text blocks of a `content` source
-// that also holds images (MediaBlock::side_texts in Rust reads the same).
+// that also holds images (MediaBlock::side_text_units in Rust reads the same).
 function sideTextLen(b, media) {
   let n = typeof b.context === 'string' ? tlen(b.context) : 0;
   const s = b.source;
@@ -1254,15 +1254,29 @@ function pushCall(out, estimate, id, name, input, text = 0) {
   pushBlock(out, 3, text, json, typeof id === 'string' ? sym(id) : 0, sym(n), path, 0, 0);
 }
 
-// A provider-executed tool's result: a server tool result (as Anthropic's
-// web_search_tool_result), measured as the JSON of `measured` without what the model does not
-// read as text (readableLen: a fetched PDF or image counted as media, a tool search's
-// tool_reference as the tool it loads, as in Anthropic form); never cleared.
 // A provider-executed tool's result (AI SDK) in Anthropic form, `<name>_tool_result`
 // (js_edit.js writes it so; the count measures the same object, so both give one count).
 const idText = (v) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
 export const serverResult = (id, name, value) => ({ type: `${idText(name)}_tool_result`, tool_use_id: idText(id), content: value === undefined ? null : value });
 
+// The value of a ModelMessage provider-executed `tool-result` part (isProviderResult): its
+// output's `value` (`{type: 'json', value}`…), else the output (or an older `result`) itself.
+export function providerResultValue(p) {
+  const o = p.output !== undefined ? p.output : p.result;
+  return o !== null && typeof o === 'object' && 'value' in o ? o.value : o;
+}
+
+// A ChatOpenAI custom tool's call (`isCustomTool`, args `{input}`): its free-form input, text
+// as in the Responses custom_tool_call ChatOpenAI sends for it; undefined for any other call.
+export function customInput(c) {
+  const a = callArgs(c);
+  return c.isCustomTool === true && a !== null && typeof a === 'object' && typeof a.input === 'string' ? a.input : undefined;
+}
+
+// A provider-executed tool's result: a server tool result (as Anthropic's
+// web_search_tool_result), measured as the JSON of `measured` (serverResult's block) without
+// what the model does not read as text (readableLen: a fetched PDF or image counted as media,
+// a tool search's tool_reference as the tool it loads, as in Anthropic form); never cleared.
 function pushServerResult(out, estimate, id, measured) {
   const media = [];
   pushBlock(out, 6, 0, estimate ? readableLen(measured, media) : 0, 0, 0, 0, typeof id === 'string' ? sym(id) : 0, media.length);
@@ -1491,10 +1505,7 @@ export function describeForeign(m, shape, estimate, out) {
         // `tool-call` has `providerExecuted`): a server tool result, as Anthropic's
         // web_search_tool_result is, never cleared by micro-compaction.
         for (const p of parts(m.content)) {
-          if (isProviderResult(p)) {
-            const o = p.output !== undefined ? p.output : p.result;
-            pushServerResult(out, estimate, p.toolCallId, serverResult(p.toolCallId, p.toolName, o !== null && typeof o === 'object' && 'value' in o ? o.value : o));
-          }
+          if (isProviderResult(p)) pushServerResult(out, estimate, p.toolCallId, serverResult(p.toolCallId, p.toolName, providerResultValue(p)));
           else pushPart(p, estimate, out);
         }
         n = m.content.length;
@@ -1543,12 +1554,9 @@ export function describeForeign(m, shape, estimate, out) {
       }
       n = pushLcContent(f, estimate, out);
       for (const c of lcToolCalls(f)) {
-        const a = callArgs(c);
-        // A ChatOpenAI custom tool's call (`isCustomTool`, args `{input}`): its free-form
-        // input is text, as the Responses custom_tool_call ChatOpenAI sends for it.
-        if (c.isCustomTool === true && a !== null && typeof a === 'object' && typeof a.input === 'string') {
-          pushCall(out, estimate, c.id, callName(c), '', estimate ? tlen(a.input) : 0);
-        } else pushCall(out, estimate, c.id, callName(c), a);
+        const input = customInput(c);
+        if (input !== undefined) pushCall(out, estimate, c.id, callName(c), '', estimate ? tlen(input) : 0);
+        else pushCall(out, estimate, c.id, callName(c), callArgs(c));
         n++;
       }
       n += pushLegacy(out, estimate, legacyCall(m, f));

@@ -1122,7 +1122,7 @@ pub fn block_info_with(b: &Block, detail: Detail, lengths: &dyn Lengths) -> Bloc
         },
         // A plain-text document is read as its text (`js_view.js` describes it so too); its
         // `context`, and the text of a `content` source that also holds images, are text the
-        // model reads too (MediaBlock::side_texts).
+        // model reads too (MediaBlock::side_text_units).
         Block::Document(d) => {
             let texts = d.plain_texts();
             let side = d.side_text_units(texts.is_some(), &|t| lengths.text(t));
