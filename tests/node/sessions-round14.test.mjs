@@ -107,19 +107,20 @@ test('preemptive while automatic compaction is paused (thrashing): no summary wr
 });
 
 /**
- * A 200K session of 20 tasks × 8 steps, each step reading a file of `fileChars` characters
- * into `readFileState` (restored by each compaction), with summaries of ~10K tokens.
+ * A session of `tasks` tasks × 8 steps, each step reading a file of `fileChars` characters
+ * into `readFileState` (restored by each compaction), with summaries of `summaryChars`
+ * characters; preemptive unless `options` says otherwise (200K window by default).
  */
-async function filesLoop(fileChars, options = {}) {
+async function filesLoop({ fileChars, summaryChars = 40_000, tasks = 20 }, options = {}) {
   const calls = { n: 0 };
   const summarize = async () => {
     calls.n++;
-    return { content: [{ type: 'text', text: `<summary>${text(calls.n, 40_000)}</summary>` }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 1500 } };
+    return { content: [{ type: 'text', text: `<summary>${text(calls.n, summaryChars)}</summary>` }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 1500 } };
   };
   const readFileState = new Map();
   const c = new Compactor({ model: 'claude-sonnet-4-5', summarize, readFileState, preemptive: true, ...options });
   let id = 0, swaps = 0, blocking = 0;
-  for (let task = 0; task < 20; task++) {
+  for (let task = 0; task < tasks; task++) {
     c.push({ role: 'user', content: `Task ${task}: fix module ${task}.` });
     for (let step = 0; step < 8; step++) {
       const o = await c.maybeAutoCompact();
@@ -135,48 +136,23 @@ async function filesLoop(fileChars, options = {}) {
   }
   await flush();
   c.free();
-  return { swaps, blocking, calls: calls.n };
+  return { swaps, blocking, compactions: swaps + blocking, calls: calls.n };
 }
 
 test('preemptive with restored files: summaries written ahead are still swapped in (the files a swap restores widen its bound)', async () => {
-  const r = await filesLoop(12_000);
+  const r = await filesLoop({ fileChars: 12_000 });
   assert.ok(r.swaps >= 1, JSON.stringify(r)); // (0 before the fix: every compaction blocking)
 });
 
 test('preemptive with snipTokensFreed: summaries ahead still start between the threshold and the point where compaction is due', async () => {
-  const r = await filesLoop(11_000, { snipTokensFreed: 30_000 });
+  const r = await filesLoop({ fileChars: 11_000 }, { snipTokensFreed: 30_000 });
   assert.ok(r.swaps >= 1, JSON.stringify(r)); // (0 before the fix)
 });
 
 test('preemptive with small turns on a 64K window: a summary ahead is not refreshed on every turn far below the threshold', async () => {
   // ~550-token turns, ~3K-token summaries: a summary goes stale within a turn or two.
-  async function run(preemptive) {
-    const calls = { n: 0 };
-    const summarize = async () => {
-      calls.n++;
-      return { content: [{ type: 'text', text: `<summary>${text(calls.n, 12_000)}</summary>` }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 1500 } };
-    };
-    const readFileState = new Map();
-    const c = new Compactor({ model: 'claude-sonnet-4-5', config: { contextWindow: 64_000 }, summarize, readFileState, preemptive });
-    let id = 0, swaps = 0, compactions = 0;
-    for (let task = 0; task < 12; task++) {
-      c.push({ role: 'user', content: `Task ${task}: fix module ${task}.` });
-      for (let step = 0; step < 8; step++) {
-        const o = await c.maybeAutoCompact();
-        if (o.wasCompacted) (compactions++, o.preemptive && swaps++);
-        await flush();
-        await flush();
-        const tid = `t${++id}`, path = `src/m${id % 40}.rs`, content = text(id + 7, 2_000);
-        c.push({ role: 'assistant', content: [{ type: 'text', text: text(id, 200) }, { type: 'tool_use', id: tid, name: 'read_file', input: { path } }] });
-        readFileState.set(path, { content, timestamp: id });
-        c.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: tid, content }] });
-      }
-      c.push({ role: 'assistant', content: [{ type: 'text', text: `Done: ${text(task, 400)}` }] });
-    }
-    await flush();
-    c.free();
-    return { calls: calls.n, swaps, compactions };
-  }
+  const run = (preemptive) =>
+    filesLoop({ fileChars: 2_000, summaryChars: 12_000, tasks: 12 }, { config: { contextWindow: 64_000 }, preemptive });
   const ahead = await run(true);
   const today = await run(false);
   assert.equal(ahead.compactions, today.compactions);
