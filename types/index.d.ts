@@ -2939,6 +2939,12 @@ export interface CompactorSnapshot {
     rapidRefills: number;
     /** Automatic compaction is paused. */
     thrashing: boolean;
+    /**
+     * The automatic-compaction threshold the pause was measured against (present while
+     * paused). Restored into a `Compactor` whose threshold is higher (a larger model or
+     * window), the pause ends: the detection starts over.
+     */
+    pausedAtThreshold?: number;
   };
   /** 16 hex digits over every other field. */
   /**

@@ -67,6 +67,7 @@ const MORE_KEYS: &[&str] = &[
     "turnsSinceCompaction",
     "rapidRefills",
     "thrashing",
+    "pausedAtThreshold",
     "check",
     "thrash",
     "tracking",

@@ -645,6 +645,7 @@ function anthropicMessages(arr, i, m, shape) {
         if (fc !== undefined) content.push({ type: 'tool_use', id: legacyCallId(i), name: textOf(fc.name), input: parseArgs(fc.arguments) });
       }
       if (kind === 1) lcKeptBlocks(arr, i, f, content);
+      if (kind === 1) lcDoneServerCalls(f, content);
       // The usage the response reported (what the count anchors on) goes with it, in the
       // Messages API's terms (lcUsage): the compaction counts what the count counted.
       const u = kind === 1 ? f.usage_metadata : undefined;
@@ -658,6 +659,24 @@ function anthropicMessages(arr, i, m, shape) {
     }
     default:
       return [];
+  }
+}
+
+// Another provider's built-in tool call in a LangChain AI message (fields `f`, its Anthropic
+// blocks `content`) that has no result beside it: ChatOpenAI's standard form keeps a Responses
+// `mcp_list_tools` or `mcp_call` as a `server_tool_call` alone (the items stay in
+// additional_kwargs and are not sent). Only Anthropic pauses a turn on a server tool's call;
+// elsewhere the call ran within the response, so it is read as the item it is (text), as the
+// Responses items are, not as a use waiting for its result.
+function lcDoneServerCalls(f, content) {
+  const provider = f.response_metadata?.model_provider;
+  if (typeof provider !== 'string' || provider === 'anthropic') return;
+  const answered = new Set(content.filter((b) => b.type === 'server_tool_result').map((b) => b.tool_use_id));
+  for (let k = 0; k < content.length; k++) {
+    const b = content[k];
+    if (b.type === 'server_tool_use' && !answered.has(b.id)) {
+      content[k] = { type: 'text', text: JSON.stringify({ type: 'server_tool_call', id: b.id, name: b.name, args: b.input }) };
+    }
   }
 }
 

@@ -477,6 +477,9 @@ pub struct ThrashDetector {
     pub rapid_refills: u32,
     /// Set once thrashing is detected; automatic compaction should pause.
     pub thrashing: bool,
+    /// The automatic-compaction threshold the refills were measured against when the pause
+    /// began (`None`: no pause, or a snapshot written before this was kept).
+    pub paused_at: Option<u64>,
 }
 
 impl ThrashDetector {
@@ -487,8 +490,9 @@ impl ThrashDetector {
         }
     }
 
-    /// An automatic compaction happened this turn.
-    pub fn compacted(&mut self) {
+    /// An automatic compaction happened this turn; `threshold` is the automatic-compaction
+    /// threshold it was due at.
+    pub fn compacted(&mut self, threshold: u64) {
         match self.turns_since_compaction {
             Some(t) if t <= THRASH_REFILL_TURNS => self.rapid_refills += 1,
             _ => self.rapid_refills = 0,
@@ -496,6 +500,17 @@ impl ThrashDetector {
         self.turns_since_compaction = Some(0);
         if self.rapid_refills >= THRASH_REPEATS {
             self.thrashing = true;
+            self.paused_at = Some(threshold);
+        }
+    }
+
+    /// The threshold is `threshold` now (a `Compactor` restored with a larger model or
+    /// window). A pause measured against a lower threshold no longer says anything: refilling
+    /// a small window within a few turns does not mean a larger one refills as fast, so the
+    /// detection starts over. Against the same or a higher threshold the pause holds.
+    pub fn threshold_is(&mut self, threshold: u64) {
+        if matches!(self.paused_at, Some(t) if threshold > t) {
+            self.reset();
         }
     }
 
@@ -624,25 +639,54 @@ mod tests {
     #[test]
     fn thrashing_is_three_rapid_refills_in_a_row() {
         let mut d = ThrashDetector::default();
-        d.compacted(); // the first compaction
+        d.compacted(15_000); // the first compaction
         for _ in 0..3 {
             assert!(!d.thrashing);
             d.turn();
             d.turn();
-            d.compacted(); // refilled within 2 turns
+            d.compacted(15_000); // refilled within 2 turns
         }
         assert!(d.thrashing);
+        assert_eq!(d.paused_at, Some(15_000));
         let mut slow = ThrashDetector::default();
-        slow.compacted();
+        slow.compacted(15_000);
         for _ in 0..5 {
             for _ in 0..4 {
                 slow.turn();
             }
-            slow.compacted(); // refilled after 4 turns: not rapid
+            slow.compacted(15_000); // refilled after 4 turns: not rapid
         }
         assert!(!slow.thrashing);
         d.reset();
         assert!(!d.thrashing);
+    }
+
+    #[test]
+    fn a_pause_ends_when_the_threshold_grows_and_holds_otherwise() {
+        let paused = || {
+            let mut d = ThrashDetector::default();
+            for _ in 0..=THRASH_REPEATS {
+                d.turn();
+                d.compacted(35_000);
+            }
+            assert!(d.thrashing);
+            d
+        };
+        // The same window, or a smaller one (it refills at least as fast): still paused.
+        for t in [35_000, 20_000] {
+            let mut d = paused();
+            d.threshold_is(t);
+            assert!(d.thrashing, "{t}");
+        }
+        // A larger window: the refills measured against 35,000 say nothing about it.
+        let mut d = paused();
+        d.threshold_is(167_000);
+        assert_eq!(d, ThrashDetector::default());
+        // A pause of unknown threshold (a snapshot written before it was kept) holds.
+        let mut d = paused();
+        d.paused_at = None;
+        d.threshold_is(167_000);
+        assert!(d.thrashing);
     }
 
     #[test]

@@ -548,7 +548,10 @@ impl<M> Session<M> {
         self.background.drop_all();
         self.background.compacted(self.token_count());
         match compaction.trigger {
-            Trigger::Auto => self.thrash.compacted(),
+            Trigger::Auto => self.thrash.compacted(thresholds::auto_compact_threshold(
+                &self.model,
+                &self.config,
+            )),
             Trigger::Manual => self.thrash.reset(),
         }
         // A compaction that succeeded, of either trigger, ends the failures in a row: the
@@ -645,6 +648,10 @@ impl<M> Session<M> {
         }
         self.tracking.consecutive_failures = snapshot.consecutive_failures;
         self.thrash = snapshot.thrash.clone();
+        self.thrash.threshold_is(thresholds::auto_compact_threshold(
+            &self.model,
+            &self.config,
+        ));
         Ok(())
     }
 }

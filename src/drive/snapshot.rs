@@ -67,7 +67,12 @@ const USAGE_KEYS: &[&str] = &[
     "output_tokens",
 ];
 /// The keys of its `thrash` object.
-const THRASH_KEYS: &[&str] = &["turnsSinceCompaction", "rapidRefills", "thrashing"];
+const THRASH_KEYS: &[&str] = &[
+    "turnsSinceCompaction",
+    "rapidRefills",
+    "thrashing",
+    "pausedAtThreshold",
+];
 
 /// The 64-bit mix of the fingerprint and the check. Frozen: it is part of snapshot format 1
 /// (a snapshot written on one machine is checked on another, by another build).
@@ -276,6 +281,11 @@ impl SessionSnapshot {
         }
         m.word(u64::from(self.thrash.rapid_refills));
         m.word(u64::from(self.thrash.thrashing));
+        // Absent, it adds nothing: snapshots written before it was kept keep their check.
+        if let Some(t) = self.thrash.paused_at {
+            m.word(5);
+            m.word(t);
+        }
         // Absent usage adds nothing, so snapshots without it keep their check.
         if let Some((at, u)) = &self.usage {
             m.word(2);
@@ -321,6 +331,9 @@ impl SessionSnapshot {
             },
             "check": hex(self.check()),
         });
+        if let (Some(t), Some(Value::Object(o))) = (self.thrash.paused_at, out.get_mut("thrash")) {
+            o.insert("pausedAtThreshold".into(), t.into());
+        }
         if let (Some((at, u)), Value::Object(o)) = (&self.usage, &mut out) {
             o.insert(
                 "usage".into(),
@@ -412,6 +425,17 @@ impl SessionSnapshot {
                 f64::from(u32::MAX),
             )? as u32)
         };
+        let paused = thrash.get("pausedAtThreshold");
+        let paused_at = if paused.is_absent() {
+            None
+        } else {
+            Some(integer(
+                &thrash,
+                "pausedAtThreshold",
+                "snapshot.thrash",
+                MAX_SAFE,
+            )?)
+        };
         let thrashing = thrash
             .get("thrashing")
             .boolean()
@@ -451,6 +475,7 @@ impl SessionSnapshot {
                     f64::from(u32::MAX),
                 )? as u32,
                 thrashing,
+                paused_at,
             },
             usage,
             calibration,
@@ -531,6 +556,7 @@ mod tests {
                 turns_since_compaction: Some(2),
                 rapid_refills: 1,
                 thrashing: false,
+                paused_at: None,
             },
             usage: None,
             calibration: Calibration::default(),
@@ -734,6 +760,38 @@ mod tests {
             assert_eq!(e.code, ErrorCode::InvalidSnapshot, "{path:?}");
             assert!(e.message.contains("snapshot.check"), "{}", e.message);
         }
+    }
+
+    #[test]
+    fn the_threshold_of_a_pause_round_trips_and_is_checked() {
+        let mut s = sample();
+        s.thrash.thrashing = true;
+        s.thrash.paused_at = Some(35_000);
+        let v = s.to_json();
+        assert_eq!(v["thrash"]["pausedAtThreshold"], json!(35_000));
+        assert_eq!(SessionSnapshot::parse(&v).unwrap(), s);
+        let mut edited = v.clone();
+        edited["thrash"]["pausedAtThreshold"] = json!(200_000);
+        let e = SessionSnapshot::parse(&edited).unwrap_err();
+        assert!(e.message.contains("snapshot.check"), "{}", e.message);
+        edited["thrash"]["pausedAtThreshold"] = json!("35000");
+        assert_eq!(
+            SessionSnapshot::parse(&edited).unwrap_err().code,
+            ErrorCode::InvalidSnapshot
+        );
+        // Without it (no pause, or written before it was kept) the snapshot and its check are
+        // what they were.
+        assert!(sample().to_json()["thrash"]
+            .get("pausedAtThreshold")
+            .is_none());
+        let mut old = v;
+        old["thrash"]
+            .as_object_mut()
+            .unwrap()
+            .remove("pausedAtThreshold");
+        s.thrash.paused_at = None;
+        old["check"] = json!(hex(s.check()));
+        assert_eq!(SessionSnapshot::parse(&old).unwrap(), s);
     }
 
     #[test]

@@ -532,7 +532,7 @@ impl<'a> Run<'a> {
         if size >= threshold || early {
             if self.swap_in(size < threshold) {
                 self.failures = 0;
-                self.thrash.compacted();
+                self.thrash.compacted(threshold);
                 return;
             }
             if size >= threshold {
@@ -761,7 +761,7 @@ impl<'a> Run<'a> {
             return;
         }
         self.failures = 0;
-        self.thrash.compacted();
+        self.thrash.compacted(threshold);
         self.note_unrestored(&covered, &[], &restored);
         self.compacted_segs(summary_tokens, restored_tokens, Vec::new());
     }

@@ -1,0 +1,78 @@
+// Round 15, the lead's fixes. Each test fails on the package before the fix (pkg-snap17).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Compactor } from '../../pkg/node.js';
+
+const words = (seed, n) => {
+  let s = '';
+  let k = seed;
+  while (s.length < n) {
+    k = (k * 1103515245 + 12345) >>> 0;
+    s += ['alpha', 'beta', 'gamma', 'delta'][k % 4] + ' ';
+  }
+  return s.slice(0, n);
+};
+const summarize = async () => ({
+  content: [{ type: 'text', text: `<summary>${words(1, 6000)}</summary>` }],
+  stop_reason: 'end_turn',
+});
+/** One turn reading a ~10K-token file. */
+const readTurn = (c, id) => {
+  c.push({ role: 'user', content: `step ${id}` });
+  c.push({ role: 'assistant', content: [{ type: 'tool_use', id: `t${id}`, name: 'read_file', input: { path: `m${id}` } }] });
+  c.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${id}`, content: words(id, 40_000) }] });
+  c.push({ role: 'assistant', content: 'ok' });
+};
+/** A Compactor on a 64K window that paused for thrashing, stored as JSON. */
+async function pausedOn64K() {
+  const c = new Compactor({ model: 'claude-sonnet-4-5', config: { contextWindow: 64_000 }, summarize });
+  for (let id = 1; id < 40 && !c.tracking.thrashing; id++) {
+    await c.maybeAutoCompact();
+    readTurn(c, id);
+  }
+  assert.equal(c.tracking.thrashing, true, 'setup: the 64K session paused');
+  return JSON.parse(JSON.stringify({ messages: c.messages, snapshot: c.snapshot() }));
+}
+
+test('a thrashing pause measured on a 64K window ends when the Compactor is restored into a 200K model, and holds in the same window', async () => {
+  const { messages, snapshot } = await pausedOn64K();
+  assert.equal(typeof snapshot.thrash.pausedAtThreshold, 'number');
+  const larger = Compactor.restore(snapshot, messages, { model: 'claude-sonnet-4-5', summarize });
+  assert.equal(larger.tracking.thrashing, false);
+  for (let k = 100; k < 125; k++) readTurn(larger, k);
+  assert.ok(larger.tokenCount() > 167_000);
+  const o = await larger.maybeAutoCompact();
+  assert.equal(o.wasCompacted, true, `skipped: ${o.skipped}`);
+
+  const same = Compactor.restore(snapshot, messages, {
+    model: 'claude-sonnet-4-5', config: { contextWindow: 64_000 }, summarize,
+  });
+  assert.equal(same.tracking.thrashing, true);
+  for (let k = 200; k < 203; k++) readTurn(same, k);
+  const s = await same.maybeAutoCompact();
+  assert.equal(s.wasCompacted, false);
+  assert.equal(s.skipped, 'thrashing');
+});
+
+test("ChatOpenAI's standard-form MCP items (server_tool_call with no result) are valid for the API, and a compaction keeps them readable", async () => {
+  const { AIMessage, HumanMessage } = await import('@langchain/core/messages');
+  const { validateForApi, toApiMessages } = await import('../../pkg/node.js');
+  const ai = (provider) => new AIMessage({
+    content: [
+      { id: 'ml_1', type: 'server_tool_call', name: 'mcp_list_tools' },
+      { id: 'mc_1', type: 'server_tool_call', name: 'mcp_call', args: { q: 'weather' } },
+      { type: 'text', text: 'done' },
+    ],
+    response_metadata: { output_version: 'v1', model_provider: provider },
+  });
+  const openai = [new HumanMessage('q'), ai('openai'), new HumanMessage('next')];
+  const v = validateForApi(openai);
+  assert.equal(v.valid, true, JSON.stringify(v.problems));
+  const api = toApiMessages(openai);
+  const text = JSON.stringify(api);
+  assert.match(text, /mcp_call/);
+  assert.match(text, /weather/);
+  // Anthropic's own server tool call without its result is still a missing result.
+  const anthropic = validateForApi([new HumanMessage('q'), ai('anthropic'), new HumanMessage('next')]);
+  assert.equal(anthropic.valid, false);
+});
