@@ -11,8 +11,8 @@ use context_compaction::drive::ahead::{Background, Ticket};
 use context_compaction::drive::autocompact::{auto_compact_if_needed, Tracking};
 use context_compaction::drive::pipeline::{CompactContext, CompactionResult};
 use context_compaction::drive::preemptive::{
-    cut_point, early_line, summarize_ahead, swap, tail_fits, Ahead, EarlyLine,
-    MAX_POST_COMPACT_RATIO,
+    auto_compact_with_ahead, cut_point, early_line, summarize_ahead, swap, tail_fits, Ahead,
+    AheadSwap, AheadUse, EarlyLine, MAX_POST_COMPACT_RATIO,
 };
 use context_compaction::drive::retry::RetryPolicy;
 use context_compaction::measure::calibration::Fit;
@@ -261,7 +261,7 @@ fn replay_with(conv: &[Message], base: &CompactContext, preemptive: bool) -> AtT
                 let a = block_on(summarize_ahead(
                     &env,
                     held,
-                    cut,
+                    (cut, true),
                     earlier.as_ref(),
                     &c,
                     &retry,
@@ -330,7 +330,7 @@ fn before_the_big_turn_the_swap_applies_within_the_bound() {
     assert!(token_count_with_estimation(held).unwrap().total >= early);
     let cut = cut_point(held).unwrap().unwrap();
     let cx = ctx_for(held);
-    let a = block_on(summarize_ahead(&env, held, cut, None, &cx, &retry)).unwrap();
+    let a = block_on(summarize_ahead(&env, held, (cut, true), None, &cx, &retry)).unwrap();
     let calls = env.calls();
     let r = block_on(swap(&env, held, &cx, &a)).unwrap();
     assert_eq!(env.calls(), calls, "no model call on the swap");
@@ -376,7 +376,7 @@ fn over_the_bound_the_swap_is_refused() {
         .unwrap();
     let before = &conv[..at];
     let cut = cut_point(before).unwrap().unwrap();
-    let a = block_on(summarize_ahead(&env, before, cut, None, &c, &retry)).unwrap();
+    let a = block_on(summarize_ahead(&env, before, (cut, true), None, &c, &retry)).unwrap();
     let held = &conv[..=at];
     assert!(!tail_fits(held, &a, None).unwrap());
     let calls = env.calls();
@@ -388,6 +388,116 @@ fn over_the_bound_the_swap_is_refused() {
         e.error.message
     );
     assert_eq!(env.calls(), calls);
+}
+
+/// A summary written ahead that is stale at the threshold (the swap refused, as above) is
+/// brought up to date instead of summarizing the whole conversation again: one model call
+/// whose request holds that summary and only the messages after its cut, then a swap keeping
+/// the latest turn, with nothing lost and a valid conversation.
+#[test]
+fn a_stale_summary_at_the_threshold_is_caught_up_with_a_small_call() {
+    let conv = long_session();
+    // A smaller window than the model's, so that many points of the session are at its
+    // threshold (the system prompt and tools learned from the usage seen).
+    let c = CompactContext {
+        config: Config {
+            context_window: Some(120_000.0),
+            ..Default::default()
+        },
+        ..ctx()
+    };
+    let retry = RetryPolicy::with_base_ms(1);
+    let threshold = auto_compact_threshold(MODEL, &c.config);
+    // Points at the threshold whose latest turn is small (a catch-up keeps it), with a
+    // summary written a good stretch of conversation before.
+    let mut checked = 0;
+    for at in 0..conv.len() {
+        let held = &conv[..=at];
+        if token_count_with_estimation(held).unwrap().total < threshold || !sendable(held) {
+            continue;
+        }
+        let Some(cut) = cut_point(held).unwrap() else {
+            continue;
+        };
+        if estimate_range(held, cut..held.len()).unwrap() > 5_000 {
+            continue;
+        }
+        // Where the summary ahead was started: 30,000 tokens or more before the latest turn.
+        let Some(m) = (0..cut)
+            .rev()
+            .find(|&k| estimate_range(held, k..cut).unwrap() > 30_000)
+        else {
+            continue;
+        };
+        let Some(early_cut) = cut_point(&held[..m]).unwrap() else {
+            continue;
+        };
+        let env = offline();
+        let stale = block_on(summarize_ahead(
+            &env,
+            &held[..early_cut],
+            (early_cut, true),
+            None,
+            &c,
+            &retry,
+        ))
+        .unwrap();
+        assert_eq!(
+            block_on(swap(&env, held, &c, &stale))
+                .unwrap_err()
+                .error
+                .code,
+            ErrorCode::PreemptiveNotApplicable
+        );
+        let calls = env.calls();
+        let (out, used) = block_on(auto_compact_with_ahead(
+            held,
+            &c,
+            &Tracking::default(),
+            &Default::default(),
+            &retry,
+            &env,
+            Some(AheadSwap {
+                summary: &stale,
+                early: false,
+            }),
+        ))
+        .unwrap();
+        assert_eq!(used, AheadUse::CaughtUp, "{:?}", out.error);
+        assert_eq!(env.calls(), calls + 1, "one model call");
+        let request = serde_json::to_string(env.requests.borrow().last().unwrap()).unwrap();
+        let head: String = stale.summary.chars().take(100).collect();
+        let needle = serde_json::to_string(&head).unwrap();
+        assert!(
+            request.contains(needle.trim_matches('"')),
+            "the stale summary is read"
+        );
+        let full =
+            serde_json::to_string(&held.iter().map(Message::to_value).collect::<Vec<_>>()).unwrap();
+        assert!(
+            request.len() * 2 < full.len(),
+            "{} of {}",
+            request.len(),
+            full.len()
+        );
+        let r = out.result.unwrap();
+        assert_eq!(r.messages_to_keep, (cut..held.len()).collect::<Vec<_>>());
+        assert!(r.loss_report.is_empty(), "{:?}", r.loss_report);
+        let values: Vec<_> = r
+            .post_compact_messages(held)
+            .iter()
+            .map(Message::to_value)
+            .collect();
+        check_api(&values).unwrap();
+        checked += 1;
+        if checked == 2 {
+            break;
+        }
+    }
+    assert!(
+        checked > 0,
+        "no point at the threshold with a small latest turn"
+    );
 }
 
 /// Within the bound the swap is immediate: the same session with the replay stopped one
@@ -415,7 +525,7 @@ fn a_summary_written_ahead_is_swapped_in_with_no_model_call() {
         let Some(cut) = cut_point(held).unwrap() else {
             continue;
         };
-        let a = block_on(summarize_ahead(&env, held, cut, None, &c, &retry)).unwrap();
+        let a = block_on(summarize_ahead(&env, held, (cut, true), None, &c, &retry)).unwrap();
         if !tail_fits(held, &a, fit(held).as_ref()).unwrap() {
             continue;
         }

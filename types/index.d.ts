@@ -1881,6 +1881,14 @@ export type CompactorAutoCompactOutcome<M = Message> = AutoCompactOutcome<M> & {
   /** The summary written ahead was swapped in (no model call). */
   preemptive?: boolean;
   /**
+   * The summary written ahead was stale at the threshold (the messages since its cut would
+   * have put the context over the bound): it was brought up to date with one model call on
+   * what came after its cut (its summary in front), and swapped in keeping the latest turn —
+   * instead of summarizing the whole conversation again. The conversation waited for that
+   * call.
+   */
+  caughtUp?: boolean;
+  /**
    * It was swapped in one check before the threshold: the next turn, as large as the
    * largest seen (`background.headroom`), could have put the swap over the 1.3× bound, when
    * the conversation would have waited for a synchronous summary instead.

@@ -18,7 +18,7 @@ use super::js_view::{JsConversation, TokenCounter};
 use crate::drive::ahead::{AheadState, Ticket};
 use crate::drive::options;
 use crate::drive::pipeline::{self, CompactionResult};
-use crate::drive::preemptive;
+use crate::drive::preemptive::{self, AheadUse};
 use crate::drive::session::{Compaction, Session};
 use crate::drive::snapshot::SessionSnapshot;
 use crate::model::shape::{Shape, ShapeOf};
@@ -221,9 +221,15 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue, seen: &AheadSe
     }
     let session = session.clone();
     wasm_bindgen_futures::spawn_local(async move {
-        let r =
-            preemptive::summarize_ahead(&env, &taken.typed, cut, earlier.as_ref(), &ctx, &c.retry)
-                .await;
+        let r = preemptive::summarize_ahead(
+            &env,
+            &taken.typed,
+            (cut, true),
+            earlier.as_ref(),
+            &ctx,
+            &c.retry,
+        )
+        .await;
         call_method(&link, "release");
         // Lands after the call that started it returned: nothing holds the session then.
         if let Ok(mut s) = write(&session) {
@@ -617,7 +623,7 @@ impl Compactor {
                     .map(|summary| preemptive::AheadSwap { summary, early }),
             )
             .await;
-            let (outcome, swapped) = match res {
+            let (outcome, used) = match res {
                 Ok(o) => o,
                 Err(e) => {
                     abandon(&session, compaction);
@@ -627,7 +633,7 @@ impl Compactor {
             // Settled after the call that began it returned: nothing holds the session then.
             let to_commit = match write(&session) {
                 Ok(mut s) => {
-                    s.ahead_tried(&compaction, swapped);
+                    s.ahead_tried(&compaction, used == AheadUse::Swapped);
                     s.auto_finished(compaction, &outcome)
                 }
                 Err(e) => {
@@ -638,7 +644,9 @@ impl Compactor {
             let result = match (to_commit, &outcome.result) {
                 (Some(c), Some(r)) => {
                     // What the summary swapped in read when it started, else what this call read.
-                    let seen = if swapped {
+                    // (A summary brought up to date read up to the latest turn: what this
+                    // call read, as today's path.)
+                    let seen = if used == AheadUse::Swapped {
                         held_seen(&ahead_seen, ahead_ticket).unwrap_or(seen)
                     } else {
                         seen
@@ -653,7 +661,11 @@ impl Compactor {
                 _ => None,
             };
             let o = auto_outcome_js(outcome, result)?;
+            let swapped = used == AheadUse::Swapped;
             Reflect::set(&o, &"preemptive".into(), &swapped.into())?;
+            if used == AheadUse::CaughtUp {
+                Reflect::set(&o, &"caughtUp".into(), &true.into())?;
+            }
             if swapped && early {
                 Reflect::set(&o, &"swappedEarly".into(), &true.into())?;
             }

@@ -107,6 +107,13 @@ pub struct Background {
     summary_tokens: u64,
     /// The growth of the count between the last two checks: the size of the latest turn.
     last_growth: u64,
+    /// How much the count grows while a summary is written: from the latest summary's start
+    /// to when it landed (while one runs, at least what it took so far; 0: none measured). Halved at a compaction no summary was
+    /// started for, so that one measured in a busy stretch does not keep summaries from
+    /// starting for good.
+    flight: u64,
+    /// A summary was started since the latest compaction.
+    started: bool,
 }
 
 /// How much the count must grow after a failed background summary before another starts;
@@ -180,6 +187,10 @@ impl Background {
     /// [`early_line`](Self::early_line)).
     pub fn compacted(&mut self, count: u64) {
         self.base = count;
+        if !self.started {
+            self.flight /= 2;
+        }
+        self.started = false;
     }
 
     /// Idle, running or ready.
@@ -211,12 +222,17 @@ impl Background {
     /// Records a check for an automatic compaction (one per request) at `count` tokens: the
     /// growth since the last check, when it is the largest seen, becomes the headroom a swap
     /// keeps for the turn to come.
+    /// While a summary runs, what the count grew since it started is the least its flight
+    /// will be (see [`worth_starting`](Self::worth_starting)).
     pub fn observe_check(&mut self, count: u64) {
         if let Some(last) = self.last_check {
             self.last_growth = count.saturating_sub(last);
             self.headroom = self.headroom.max(self.last_growth);
         }
         self.last_check = Some(count);
+        if matches!(self.state, AheadState::Running { .. }) {
+            self.flight = self.flight.max(count.saturating_sub(self.mark.count));
+        }
     }
 
     /// The largest growth of the count seen between two checks (0 before the second check).
@@ -269,7 +285,10 @@ impl Background {
     ///   latest turn did;
     /// - when it refreshes a ready one, still fit once the count has grown to where a swap
     ///   happens (the threshold, less the headroom a swap keeps for the next turn): far below
-    ///   it, a refresh goes stale again before it can be swapped in.
+    ///   it, a refresh goes stale again before it can be swapped in;
+    /// - still fit when it lands: the count grows while it is written, by as much as it grew
+    ///   while the latest measured one ran (its flight). Where turns are large and summaries
+    ///   slow, every summary started lands stale: each would be paid for and refused.
     ///
     /// The swap's context without the kept messages is taken as the larger of the last summary
     /// and what the last compaction left (which holds the files and skills it restored: a swap
@@ -300,6 +319,7 @@ impl Background {
         };
         let growth = threshold.saturating_sub(count.saturating_add(self.headroom));
         fits_keeping(now)
+            && fits_keeping(tail.saturating_add(self.flight))
             && (!matches!(self.state, AheadState::Ready(_))
                 || fits_keeping(tail.saturating_add(growth)))
     }
@@ -327,6 +347,7 @@ impl Background {
         };
         self.previous = earlier.clone().map(|a| (a, self.mark));
         self.ticket += 1;
+        self.started = true;
         self.mark = Mark {
             count,
             tail,
@@ -344,6 +365,23 @@ impl Background {
         if ticket.0 == self.ticket && matches!(self.state, AheadState::Running { .. }) {
             self.cancel = cancel;
         }
+    }
+
+    /// [`landed`](Self::landed), at `count` tokens: a summary that landed (the one running
+    /// now) measures the flight (see [`worth_starting`](Self::worth_starting)).
+    pub fn landed_at(
+        &mut self,
+        ticket: Ticket,
+        result: std::result::Result<Ahead, Error>,
+        count: u64,
+    ) {
+        if ticket.0 == self.ticket
+            && result.is_ok()
+            && matches!(self.state, AheadState::Running { .. })
+        {
+            self.flight = count.saturating_sub(self.mark.count);
+        }
+        self.landed(ticket, result);
     }
 
     /// A started summary landed. Kept when it is the one running now; otherwise (the
@@ -689,6 +727,40 @@ mod tests {
         b.compacted(5_000);
         assert!(worth(&b, 1_500, false));
         assert!(!worth(&b, 1_501, false));
+    }
+
+    #[test]
+    fn a_summary_that_would_land_stale_is_not_started() {
+        let worth = |b: &Background, tail| b.worth_starting((tail, false), 0, 0, None);
+        let mut b = Background::new(Some(0));
+        let (t, _) = b.start(3, 100, 0);
+        // 1,000 tokens: 300 may be kept. The count grew by 250 while it was written.
+        b.landed_at(t, Ok(ahead(3, &"s".repeat(4_000))), 350);
+        assert!(worth(&b, 50));
+        assert!(
+            !worth(&b, 51),
+            "50 kept now + 250 while it is written > 300"
+        );
+        // A compaction after a summary was started keeps the measure.
+        b.compacted(0);
+        assert!(!worth(&b, 51));
+        // One with no summary started before it halves it (a busy stretch does not keep
+        // summaries off for good).
+        b.compacted(0);
+        assert!(worth(&b, 175));
+        assert!(!worth(&b, 176));
+        // While one runs, what the count grew since it started is the least its flight is.
+        let (t, _) = b.start(5, 1_000, 0);
+        b.observe_check(1_000);
+        b.observe_check(1_290);
+        assert_eq!(b.flight, 290);
+        // A failure measures nothing.
+        b.landed_at(
+            t,
+            Err(Error::new(ErrorCode::SummarizerFailed, "down")),
+            5_000,
+        );
+        assert_eq!(b.flight, 290);
     }
 
     #[test]

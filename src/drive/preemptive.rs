@@ -160,14 +160,15 @@ pub fn ahead_cut<V: ConversationView + ?Sized>(view: &V) -> Result<Option<AheadC
 
 /// Writes the summary of `messages[..cut]`, chained after `earlier` when given (its summary
 /// in front of `messages[earlier.cut..cut]`). The PreCompact hooks run for the first of a
-/// chain (trigger `auto`). Its own progress events are marked `background`: `start` (the
-/// tokens it summarizes) and `summarized`; the environment of a summary written ahead marks
+/// chain (trigger `auto`). Its own progress events, `start` (the tokens it summarizes) and
+/// `summarized`, are marked `background` when `background` is set (a summary written ahead;
+/// not a [`catch_up`], which the conversation waits for); the environment of a summary written ahead marks
 /// the summary call's (`summarizing`, retries) itself (the bindings' `JsEnv::for_background`),
 /// so the pipeline is not instantiated a second time for a wrapper.
 pub async fn summarize_ahead<E: Environment + ?Sized>(
     env: &E,
     messages: &[Message],
-    cut: usize,
+    (cut, background): (usize, bool),
     earlier: Option<&Ahead>,
     ctx: &CompactContext,
     retry: &RetryPolicy,
@@ -175,7 +176,7 @@ pub async fn summarize_ahead<E: Environment + ?Sized>(
     let start = active_start(messages)?;
     env.progress(&ProgressEvent {
         tokens: Some(estimate_range(messages, start.min(cut)..cut)?),
-        background: true,
+        background,
         ..ProgressEvent::phase("start")
     });
     let pre = match earlier {
@@ -220,7 +221,7 @@ pub async fn summarize_ahead<E: Environment + ?Sized>(
     )
     .await?;
     env.progress(&ProgressEvent {
-        background: true,
+        background,
         ..ProgressEvent::phase("summarized")
     });
     Ok(Ahead {
@@ -330,13 +331,61 @@ pub struct AheadSwap<'a> {
     pub early: bool,
 }
 
+/// What [`auto_compact_with_ahead`] did with the summary written ahead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AheadUse {
+    /// Not used: today's path ran (or nothing was due).
+    None,
+    /// Swapped in as it was: no model call.
+    Swapped,
+    /// Brought up to date first ([`catch_up`]): one model call on what came after its cut.
+    CaughtUp,
+}
+
+/// A ready summary that a swap refused at the threshold (the messages since its cut put the
+/// context over the bound) brought up to date: the messages from its cut to the latest turn
+/// are summarized after it, as a refresh would have ([`summarize_ahead`], chained), and that
+/// summary is swapped in, keeping the latest turn. The conversation waits for that call, as it
+/// would for today's path, but the call reads the summary and what came after it, not the
+/// whole conversation again: fewer tokens paid for, and a shorter wait. `Ok(None)` when it
+/// does not apply (nothing after the summary's cut to add, the summarizer failed, or the
+/// latest turn alone is over the bound): today's path runs then. An abort, or a hook's veto
+/// of the swap, is the error.
+pub async fn catch_up<E: Environment + ?Sized>(
+    env: &E,
+    messages: &[Message],
+    ctx: &CompactContext,
+    stale: &Ahead,
+    retry: &RetryPolicy,
+) -> std::result::Result<Option<CompactionResult>, CompactError> {
+    let Some(plan) = ahead_cut(messages)? else {
+        return Ok(None);
+    };
+    if plan.cut <= stale.cut {
+        return Ok(None);
+    }
+    let fresh =
+        match summarize_ahead(env, messages, (plan.cut, false), Some(stale), ctx, retry).await {
+            Ok(a) => a,
+            Err(e) if e.error.code == ErrorCode::Aborted => return Err(e),
+            Err(_) => return Ok(None),
+        };
+    match swap(env, messages, ctx, &fresh).await {
+        Ok(r) => Ok(Some(r)),
+        Err(e) if e.error.code == ErrorCode::PreemptiveNotApplicable => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// `autoCompactIfNeeded` with a summary written ahead: when `ahead` is given and the
 /// compaction is due — or `early` (a check before the threshold when waiting a turn more
 /// could put the swap over the bound, [`crate::drive::ahead::Background::swap_early`]) — it is
-/// swapped in ([`swap`], no model call); when it does not apply (`PREEMPTIVE_NOT_APPLICABLE`)
-/// today's path runs ([`auto_compact_if_needed`]), which compacts only when due. Any other
-/// failure of the swap (an abort, a hook's veto) is reported like a failed compaction, and
-/// counts towards the circuit breaker. The outcome's `preemptive` says which path compacted.
+/// swapped in ([`swap`], no model call). When it does not apply (`PREEMPTIVE_NOT_APPLICABLE`)
+/// and the count is at the threshold, it is brought up to date and swapped in
+/// ([`catch_up`]); failing that, today's path runs ([`auto_compact_if_needed`]), which
+/// compacts only when due. Any other failure of the swap (an abort, a hook's veto) is
+/// reported like a failed compaction, and counts towards the circuit breaker. The
+/// [`AheadUse`] says which path compacted.
 pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
     messages: &[Message],
     ctx: &CompactContext,
@@ -345,42 +394,49 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
     retry: &RetryPolicy,
     env: &E,
     ahead: Option<AheadSwap<'_>>,
-) -> Result<(AutoCompactOutcome, bool)> {
+) -> Result<(AutoCompactOutcome, AheadUse)> {
+    let compacted = |r| AutoCompactOutcome {
+        was_compacted: true,
+        result: Some(r),
+        consecutive_failures: 0,
+        error: None,
+        skipped: None,
+    };
+    let failed = |e| AutoCompactOutcome {
+        was_compacted: false,
+        result: None,
+        consecutive_failures: tracking.consecutive_failures + 1,
+        error: Some(e),
+        skipped: None,
+    };
     if let Some(AheadSwap { summary: a, early }) = ahead {
-        let due = auto_compact_guard(&ctx.config, tracking, query).is_none()
-            && (early || decide_for(messages, ctx, query)?.should_compact);
-        if due {
-            match swap(env, messages, ctx, a).await {
-                Ok(r) => {
-                    return Ok((
-                        AutoCompactOutcome {
-                            was_compacted: true,
-                            result: Some(r),
-                            consecutive_failures: 0,
-                            error: None,
-                            skipped: None,
-                        },
-                        true,
-                    ))
-                }
-                Err(e) if e.error.code == ErrorCode::PreemptiveNotApplicable => {}
-                Err(e) => {
-                    return Ok((
-                        AutoCompactOutcome {
-                            was_compacted: false,
-                            result: None,
-                            consecutive_failures: tracking.consecutive_failures + 1,
-                            error: Some(e),
-                            skipped: None,
-                        },
-                        false,
-                    ))
+        if auto_compact_guard(&ctx.config, tracking, query).is_none() {
+            let mut at_threshold = None;
+            let mut by_count = || -> Result<bool> {
+                Ok(*match &mut at_threshold {
+                    Some(d) => d,
+                    slot => slot.insert(decide_for(messages, ctx, query)?.should_compact),
+                })
+            };
+            if early || by_count()? {
+                match swap(env, messages, ctx, a).await {
+                    Ok(r) => return Ok((compacted(r), AheadUse::Swapped)),
+                    Err(e) if e.error.code == ErrorCode::PreemptiveNotApplicable => {
+                        if by_count()? {
+                            match catch_up(env, messages, ctx, a, retry).await {
+                                Ok(Some(r)) => return Ok((compacted(r), AheadUse::CaughtUp)),
+                                Ok(None) => {}
+                                Err(e) => return Ok((failed(e), AheadUse::None)),
+                            }
+                        }
+                    }
+                    Err(e) => return Ok((failed(e), AheadUse::None)),
                 }
             }
         }
     }
     let out = auto_compact_if_needed(messages, ctx, tracking, query, retry, env).await?;
-    Ok((out, false))
+    Ok((out, AheadUse::None))
 }
 
 #[cfg(test)]

@@ -199,7 +199,8 @@ impl<M> Session<M> {
 
     /// A summary written ahead landed (see [`Background::landed`]).
     pub fn ahead_landed(&mut self, ticket: Ticket, result: std::result::Result<Ahead, Error>) {
-        self.background.landed(ticket, result);
+        let count = self.token_count();
+        self.background.landed_at(ticket, result, count);
     }
 
     /// Drops the summary written ahead (a manual compaction replaces the conversation).

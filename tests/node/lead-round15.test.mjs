@@ -76,3 +76,43 @@ test("ChatOpenAI's standard-form MCP items (server_tool_call with no result) are
   const anthropic = validateForApi([new HumanMessage('q'), ai('anthropic'), new HumanMessage('next')]);
   assert.equal(anthropic.valid, false);
 });
+
+test('a summary written ahead that is stale at the threshold is brought up to date with one small call and swapped in (caughtUp), not written again from the whole conversation', async () => {
+  const { getAutoCompactThreshold } = await import('../../pkg/node.js');
+  const config = { contextWindow: 64_000 };
+  const threshold = getAutoCompactThreshold('claude-sonnet-4-5', config);
+  const requests = [];
+  const summarize = async (req) => {
+    requests.push(JSON.stringify(req));
+    return { content: [{ type: 'text', text: `<summary>part ${requests.length}: ${words(requests.length, 12_000)}</summary>` }], stop_reason: 'end_turn' };
+  };
+  const c = new Compactor({ model: 'claude-sonnet-4-5', config, summarize, preemptive: { earlyLine: 15_000 } });
+  let k = 0;
+  const pair = (chars) => {
+    k++;
+    c.push({ role: 'user', content: `question ${k}: ${words(k, chars)}` });
+    c.push({ role: 'assistant', content: `answer ${k}: ${words(k + 500, chars)}` });
+  };
+  while (c.tokenCount() < 16_000) pair(4_000);
+  assert.equal((await c.maybeAutoCompact()).wasCompacted, false);
+  for (let w = 0; w < 400 && c.background.state !== 'ready'; w++) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(c.background.state, 'ready');
+  assert.equal(requests.length, 1);
+  // Small turns past the threshold, with no check between them: the summary is stale.
+  while (c.tokenCount() < threshold) pair(600);
+  const held = c.messages.slice();
+  const o = await c.maybeAutoCompact();
+  assert.equal(o.wasCompacted, true, JSON.stringify(o.error ?? o.skipped));
+  assert.equal(o.caughtUp, true);
+  assert.equal(o.preemptive, false);
+  assert.equal(requests.length, 2, 'one call');
+  assert.match(requests[1], /part 1: /, 'the stale summary is read');
+  // What today's path sends for the same conversation: the whole of it.
+  let full;
+  const today = new Compactor({ model: 'claude-sonnet-4-5', config, messages: held, summarize: async (req) => { full = JSON.stringify(req); return summarize(req); } });
+  assert.equal((await today.maybeAutoCompact()).wasCompacted, true);
+  assert.ok(requests[1].length < 0.8 * full.length, `${requests[1].length} of ${full.length}`);
+  // The latest turn is kept after the summary; the conversation is valid and below the threshold.
+  assert.equal(c.messages.at(-1).content, `answer ${k}: ${words(k + 500, 600)}`);
+  assert.ok(c.tokenCount() < threshold);
+});

@@ -155,7 +155,9 @@ test('preemptive with small turns on a 64K window: a summary ahead is not refres
     filesLoop({ fileChars: 2_000, summaryChars: 12_000, tasks: 12 }, { config: { contextWindow: 64_000 }, preemptive });
   const ahead = await run(true);
   const today = await run(false);
-  assert.equal(ahead.compactions, today.compactions);
+  // A swap keeps the latest turn, so it leaves a little more than today's path: a session that
+  // ends near the threshold may compact once more.
+  assert.ok(ahead.compactions <= today.compactions + 1, `${JSON.stringify(ahead)} vs ${JSON.stringify(today)}`);
   assert.ok(ahead.swaps >= 1, JSON.stringify(ahead));
   // Before: 33 summary calls for one compaction (a refresh on about every turn).
   assert.ok(ahead.calls <= today.calls + 10, `${ahead.calls} summary calls, ${today.calls} without preemptive`);
