@@ -68,3 +68,58 @@ test("N1: an AI SDK tool's outputSchema (never sent to the model) is not counted
   const without = { read: tool({ description: 'Reads', inputSchema: schemaOf(z) }) };
   assert.equal(cc.tokenCountWithEstimation(messages, { tools: withOut }), cc.tokenCountWithEstimation(messages, { tools: without }));
 });
+
+// ---- N2: a cache breakpoint inside what microCompact or strip replaces ---------------------
+// A `cache_control` on a block of a tool_result's content (Anthropic) or on a part of an AI SDK
+// `content` output (where @ai-sdk/anthropic reads the result's breakpoint) was dropped with the
+// content; an image's was dropped with the image. OpenAI Chat tool messages already kept theirs.
+
+const big = (n) => Array.from({ length: n }, (_, i) => `line ${i}: some content of a file or command output here`).join('\n');
+const eph = { type: 'ephemeral' };
+const anthropicConv = (result) => [
+  { role: 'user', content: 'go' },
+  { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { p: 'a' } }] },
+  { role: 'user', content: [result] },
+  { role: 'assistant', content: [{ type: 'tool_use', id: 't2', name: 'read_file', input: { p: 'b' } }] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't2', content: 'small' }] },
+];
+
+test('N2: microCompact keeps the cache breakpoint of a cleared Anthropic tool result content block', () => {
+  const conv = anthropicConv({ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: big(200) }, { type: 'text', text: big(100), cache_control: eph }] });
+  const { messages, clearedToolUseIds } = cc.microCompact(conv, { compactableTools: ['*'], keepRecent: 1 });
+  assert.deepEqual(clearedToolUseIds, ['t1']);
+  assert.deepEqual(messages[2].content[0], { type: 'tool_result', tool_use_id: 't1', content: cc.getConstants().CLEARED_TOOL_RESULT_PLACEHOLDER, cache_control: eph });
+  // one on the block itself stays as it was
+  const own = anthropicConv({ type: 'tool_result', tool_use_id: 't1', content: big(200), cache_control: { type: 'ephemeral', ttl: '1h' } });
+  assert.deepEqual(cc.microCompact(own, { compactableTools: ['*'], keepRecent: 1 }).messages[2].content[0].cache_control, { type: 'ephemeral', ttl: '1h' });
+  assert.ok(cc.validateForApi(messages).valid);
+});
+
+test("N2: microCompact keeps the providerOptions of an AI SDK content output's part", () => {
+  const opts = { anthropic: { cacheControl: eph } };
+  const conv = [
+    { role: 'user', content: 'go' },
+    { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 't1', toolName: 'read_file', input: { p: 'a' } }] },
+    { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't1', toolName: 'read_file', output: { type: 'content', value: [{ type: 'text', text: big(200), providerOptions: opts }] } }] },
+    { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 't2', toolName: 'read_file', input: { p: 'b' } }] },
+    { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't2', toolName: 'read_file', output: { type: 'text', value: 'x' } }] },
+  ];
+  const { messages } = cc.microCompact(conv, { compactableTools: ['*'], keepRecent: 1 });
+  assert.deepEqual(messages[2].content[0].output, { type: 'text', value: cc.getConstants().CLEARED_TOOL_RESULT_PLACEHOLDER, providerOptions: opts });
+});
+
+test('N2: stripImagesFromMessages keeps the cache breakpoint of an Anthropic image', () => {
+  const img = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' }, cache_control: eph };
+  const conv = [{ role: 'user', content: [{ type: 'text', text: 'look' }, img] }, { role: 'assistant', content: 'ok' }];
+  const out = cc.stripImagesFromMessages(conv);
+  assert.equal(out[0].content[1].type, 'text');
+  assert.deepEqual(out[0].content[1].cache_control, eph);
+});
+
+test('N2: stripImagesFromMessages keeps the provider options of an AI SDK image part', () => {
+  const opts = { anthropic: { cacheControl: eph } };
+  const conv = [{ role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image', image: 'iVBORw0KGgo=', mediaType: 'image/png', providerOptions: opts }] }, { role: 'assistant', content: 'ok' }];
+  const out = cc.stripImagesFromMessages(conv);
+  assert.equal(out[0].content[1].type, 'text');
+  assert.deepEqual(out[0].content[1].providerOptions, opts);
+});
