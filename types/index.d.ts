@@ -2124,7 +2124,9 @@ export interface Preamble {
   /** The system prompt: a string, or text blocks / parts (`{type: 'text', text}`). */
   system?: string | ReadonlyArray<string | { readonly type?: string; readonly text?: string }> | null;
   /**
-   * The tool definitions as you send them (Anthropic's or OpenAI's array, the AI SDK's record), measured as JSON.
+   * The tool definitions as you send them (Anthropic's or OpenAI's array, the AI SDK's record, LangChain
+   * tools), measured as JSON; a schema object (zod 3 or 4, or any Standard JSON Schema) as the JSON
+   * Schema the SDKs send for it, an AI SDK tool's `outputSchema` (not sent) left out.
    * A tool marked `defer_loading: true` is left out: the model sees it only once a tool search loads it.
    */
   tools?: unknown;

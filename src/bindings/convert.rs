@@ -29,6 +29,8 @@ extern "C" {
     fn items_of(v: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = isArray)]
     fn is_array_js(v: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = jsonOf)]
+    fn json_of(v: &JsValue) -> Option<String>;
 }
 
 // The readings of whole messages and arguments (js_batch.js: the counting module's page does
@@ -767,9 +769,7 @@ impl Source for JsValue {
     }
 
     fn json_text(&self) -> Option<String> {
-        js_sys::JSON::stringify(self)
-            .ok()
-            .and_then(|s| s.as_string())
+        json_of(self)
     }
 
     fn builtin_kind(&self) -> Option<String> {

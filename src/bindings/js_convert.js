@@ -91,3 +91,43 @@ export function setAside() {
 export function putBack(saved) {
   convertError = saved;
 }
+
+// The JSON of tool definitions as the request sends them. A schema object (zod, Valibot,
+// ArkType: Standard JSON Schema's `~standard.jsonSchema`) is written as the JSON Schema the SDKs
+// send for it, a zod 3 schema by its definition (its object's fields are behind a function), a
+// LangChain tool (whose `toJSON` names only its class) as its name, description and schema; an
+// AI SDK tool's `outputSchema` is not sent. Otherwise JSON.stringify's text. Undefined when it
+// throws. A schema's JSON Schema is kept by schema object (schemas are immutable): the
+// per-turn count of the same tools converts each once.
+const schemas = new WeakMap();
+const asJsonSchema = (o) => {
+  const s = o['~standard']?.jsonSchema;
+  if (typeof s?.input === 'function') return s.input({ target: 'draft-07' });
+  const d = o._def;
+  if (typeof d?.typeName === 'string') return typeof d.shape === 'function' ? { ...d, shape: d.shape() } : d;
+  return o;
+};
+const schemaJson = function (k, x) {
+  const o = this[k];
+  if (o === null || typeof o !== 'object') return x;
+  if (k === 'outputSchema' && this.inputSchema !== undefined) return undefined;
+  if (x !== o && typeof o.name === 'string' && 'schema' in o) return { name: o.name, description: o.description, input_schema: o.schema };
+  if (!('~standard' in o || '_def' in o)) return x;
+  let j = schemas.get(o);
+  if (j === undefined) {
+    try {
+      j = asJsonSchema(o);
+    } catch {
+      j = x; // what a schema threw: its own JSON, as without this reading
+    }
+    schemas.set(o, j);
+  }
+  return j;
+};
+export function jsonOf(v) {
+  try {
+    return JSON.stringify(v, schemaJson);
+  } catch {
+    return undefined;
+  }
+}

@@ -34,19 +34,37 @@ function applyEdits_(arr, ops, texts) {
       content = contentOf(arr[i]).slice();
     }
     if (op === 0 && n === 0xffffffff) {
-      content[b] = { type: 'text', text };
+      content[b] = keepBreakpoint({ type: 'text', text }, content[b]);
     } else if (op === 0) {
       const tr = { ...content[b] };
       const inner = tr.content.slice();
-      inner[n] = { type: 'text', text };
+      inner[n] = keepBreakpoint({ type: 'text', text }, inner[n]);
       tr.content = inner;
       content[b] = tr;
     } else {
-      content[b] = { ...content[b], content: text };
+      content[b] = keepBreakpoint({ ...content[b], content: text }, content[b]);
     }
   }
   flush();
   return out;
+}
+
+// Block `to`, which stands for block `from` (a cleared tool result, an image's text), with the
+// cache breakpoint (`cache_control`) `from` or the last block of its content carried: the
+// caller's cached prefix still ends there.
+export function keepBreakpoint(to, from) {
+  let c = from?.cache_control;
+  if (c === undefined && Array.isArray(from?.content)) for (const p of from.content) if (p?.cache_control !== undefined) c = p.cache_control;
+  if (c !== undefined) to.cache_control = c;
+  return to;
+}
+
+// Part `to` with the cache breakpoint or provider options of part `from` it stands for (its
+// `cache_control`, an AI SDK part's `providerOptions` / UI part's `providerMetadata`).
+function withOptionsOf(to, from) {
+  const q = { ...to };
+  for (const f of ['cache_control', 'providerOptions', 'providerMetadata']) if (from?.[f] !== undefined) q[f] = from[f];
+  return q;
 }
 
 // ---- Copies of a message with new content (these edits, microCompactApply in js_index.js) --
@@ -88,7 +106,11 @@ export function setForeignResult(m, shape, b, text) {
       const typed = o !== null && typeof o === 'object' && !Array.isArray(o);
       const type = typed && (o.type === 'error-text' || o.type === 'error-json') ? o.type : 'text';
       const output = { type, value: text };
-      if (typed && o.providerOptions !== undefined) output.providerOptions = o.providerOptions;
+      // Its options, or those of the first part of a content output (where the AI SDK's
+      // Anthropic provider reads a cache breakpoint for the whole result).
+      const opts = !typed ? undefined : o.providerOptions ?? (o.type === 'content' && Array.isArray(o.value)
+        ? o.value.find((q) => q?.providerOptions != null)?.providerOptions : undefined);
+      if (opts !== undefined) output.providerOptions = opts;
       if (typed && o.type === 'execution-denied') return m; // nothing to clear: no output
       content[b] = { ...part, output };
       return { ...m, content };
@@ -829,11 +851,12 @@ function userMessageIn_(arr, shape, msg, id, summaryOf) {
 
 // A copy of the foreign message `m` with the part at block `b` (or, when `n` is not
 // 0xffffffff, the part `n` of that tool result's output) replaced by a text part of its
-// shape (`input_text` in OpenAI Responses, `text` elsewhere).
+// shape (`input_text` in OpenAI Responses, `text` elsewhere), which keeps the part's cache
+// breakpoint or provider options.
 function replaceForeignPart(m, shape, b, n, text) {
   const part = { type: shape === RESPONSES ? 'input_text' : 'text', text };
   const nested = n !== 0xffffffff;
-  const swap = (list, k) => { const c = list.slice(); c[k] = part; return c; };
+  const swap = (list, k) => { const c = list.slice(); c[k] = withOptionsOf(part, list[k]); return c; };
   switch (shape) {
     case AI_MODEL: {
       const content = m.content.slice();
@@ -841,7 +864,7 @@ function replaceForeignPart(m, shape, b, n, text) {
         const p = content[b];
         content[b] = { ...p, output: { ...p.output, value: swap(p.output.value, n) } };
       } else {
-        content[b] = part;
+        content[b] = withOptionsOf(part, content[b]);
       }
       return { ...m, content };
     }

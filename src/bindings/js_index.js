@@ -18,7 +18,7 @@ import {
   outputCallId, parts, pathIn, plainTextLen, pushPart, pushResult, putInternedBack, readingAt, responsesOutput, rsFree,
   setAsideToo, setInterning, shapeOfHeader, strLen, symbolString, tlen,
 } from './js_view.js';
-import { setForeignResult, withContent } from './js_edit.js';
+import { keepBreakpoint, setForeignResult, withContent } from './js_edit.js';
 
 // Copies of js_view.js's constants: an imported binding is read through a cell on every use,
 // and these are compared in the loops below.
@@ -688,7 +688,7 @@ function microCompactApply_(arr, picked, text, tokensFreed) {
     }
     const block = content[b];
     cleared.push(ids === null ? block.tool_use_id : ids[r]);
-    content[b] = { ...block, content: text };
+    content[b] = keepBreakpoint({ ...block, content: text }, block);
   }
   if (cur >= 0) out[cur] = withContent(arr[cur], content);
   return { messages: out, tokensFreed, clearedToolUseIds: onceEach(cleared) };
