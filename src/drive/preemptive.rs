@@ -343,37 +343,30 @@ pub enum AheadUse {
 }
 
 /// A ready summary that a swap refused at the threshold (the messages since its cut put the
-/// context over the bound) brought up to date: the messages from its cut to the latest turn
-/// are summarized after it, as a refresh would have ([`summarize_ahead`], chained), and that
-/// summary is swapped in, keeping the latest turn. The conversation waits for that call, as it
-/// would for today's path, but the call reads the summary and what came after it, not the
-/// whole conversation again: fewer tokens paid for, and a shorter wait. `Ok(None)` when it
-/// does not apply (nothing after the summary's cut to add, the summarizer failed, or the
-/// latest turn alone is over the bound): today's path runs then. An abort, or a hook's veto
-/// of the swap, is the error.
+/// context over the bound), brought up to date: the messages from its cut to the latest turn
+/// summarized after it, as a refresh would have ([`summarize_ahead`], chained), for a swap
+/// that keeps the latest turn. The conversation waits for that call, as it would for today's
+/// path, but the call reads the summary and what came after it, not the whole conversation
+/// again: fewer tokens paid for, and a shorter wait. `Ok(None)` when it does not apply
+/// (nothing after the summary's cut to add, or the summarizer failed: today's path runs then,
+/// and reports a failure); an abort is the error.
 pub async fn catch_up<E: Environment + ?Sized>(
     env: &E,
     messages: &[Message],
     ctx: &CompactContext,
     stale: &Ahead,
     retry: &RetryPolicy,
-) -> std::result::Result<Option<CompactionResult>, CompactError> {
+) -> std::result::Result<Option<Ahead>, CompactError> {
     let Some(plan) = ahead_cut(messages)? else {
         return Ok(None);
     };
     if plan.cut <= stale.cut {
         return Ok(None);
     }
-    let fresh =
-        match summarize_ahead(env, messages, (plan.cut, false), Some(stale), ctx, retry).await {
-            Ok(a) => a,
-            Err(e) if e.error.code == ErrorCode::Aborted => return Err(e),
-            Err(_) => return Ok(None),
-        };
-    match swap(env, messages, ctx, &fresh).await {
-        Ok(r) => Ok(Some(r)),
-        Err(e) if e.error.code == ErrorCode::PreemptiveNotApplicable => Ok(None),
-        Err(e) => Err(e),
+    match summarize_ahead(env, messages, (plan.cut, false), Some(stale), ctx, retry).await {
+        Ok(a) => Ok(Some(a)),
+        Err(e) if e.error.code == ErrorCode::Aborted => Err(e),
+        Err(_) => Ok(None),
     }
 }
 
@@ -382,7 +375,8 @@ pub async fn catch_up<E: Environment + ?Sized>(
 /// could put the swap over the bound, [`crate::drive::ahead::Background::swap_early`]) — it is
 /// swapped in ([`swap`], no model call). When it does not apply (`PREEMPTIVE_NOT_APPLICABLE`)
 /// and the count is at the threshold, it is brought up to date and swapped in
-/// ([`catch_up`]); failing that, today's path runs ([`auto_compact_if_needed`]), which
+/// ([`catch_up`]; refused too when the latest turn alone is over the bound); failing that,
+/// today's path runs ([`auto_compact_if_needed`]), which
 /// compacts only when due. Any other failure of the swap (an abort, a hook's veto) is
 /// reported like a failed compaction, and counts towards the circuit breaker. The
 /// [`AheadUse`] says which path compacted.
@@ -419,18 +413,32 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
                 })
             };
             if early || by_count()? {
-                match swap(env, messages, ctx, a).await {
-                    Ok(r) => return Ok((compacted(r), AheadUse::Swapped)),
-                    Err(e) if e.error.code == ErrorCode::PreemptiveNotApplicable => {
-                        if by_count()? {
+                // The summary offered, then (refused at the threshold) the one brought up
+                // to date: one swap call site for both (wasm size).
+                let mut caught_up: Option<Ahead> = None;
+                loop {
+                    let offered = caught_up.as_ref().unwrap_or(a);
+                    match swap(env, messages, ctx, offered).await {
+                        Ok(r) => {
+                            let used = if caught_up.is_some() {
+                                AheadUse::CaughtUp
+                            } else {
+                                AheadUse::Swapped
+                            };
+                            return Ok((compacted(r), used));
+                        }
+                        Err(e) if e.error.code == ErrorCode::PreemptiveNotApplicable => {
+                            if caught_up.is_some() || !by_count()? {
+                                break;
+                            }
                             match catch_up(env, messages, ctx, a, retry).await {
-                                Ok(Some(r)) => return Ok((compacted(r), AheadUse::CaughtUp)),
-                                Ok(None) => {}
+                                Ok(Some(fresh)) => caught_up = Some(fresh),
+                                Ok(None) => break,
                                 Err(e) => return Ok((failed(e), AheadUse::None)),
                             }
                         }
+                        Err(e) => return Ok((failed(e), AheadUse::None)),
                     }
-                    Err(e) => return Ok((failed(e), AheadUse::None)),
                 }
             }
         }
