@@ -83,6 +83,28 @@ export function strictJson(v) {
   }
 }
 
+// JSON.stringify(v) (undefined when `v` has no JSON form), or null, which it never returns,
+// when it throws (a cycle, a BigInt, a throwing getter or toJSON: kept as above); and
+// JSON.parse(text), or undefined, which it never returns, when the text is not JSON. Not
+// js-sys's JSON: its imports are `catch`, and the glue leaks an externref table slot (and
+// WASM memory) on every throw of such an import.
+export function jsonCaught(v) {
+  try {
+    return JSON.stringify(v);
+  } catch (e) {
+    return failed(e);
+  }
+}
+
+export function parseCaught(text) {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    failed(e);
+    return undefined;
+  }
+}
+
 // Whether `v` nests objects and arrays more than `limit` levels deep (`v` itself is level 1),
 // without recursion; false when reading it throws (the caller reports that separately).
 export function deeperThan(v, limit) {
