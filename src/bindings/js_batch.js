@@ -15,8 +15,12 @@ export function entriesOf(v) {
     if (v === null || v === undefined) return [];
     let e;
     if (v instanceof Map) e = Array.from(v.entries());
-    else if (Array.isArray(v)) e = Array.from(v, (x) => [x && typeof x === 'object' ? (x.path ?? x.name) : x, x]);
-    else if (typeof v === 'object') e = Object.entries(v);
+    else if (Array.isArray(v)) {
+      // Longer than any list of files (a sparse array: Array.from of 2^32 − 1 ran Node out of
+      // memory; past 10^7 the pairs passed the externref table and trapped).
+      if (v.length > 1 << 20) throw new RangeError(`an array of ${v.length} records (a sparse array?)`);
+      e = Array.from(v, (x) => [x && typeof x === 'object' ? (x.path ?? x.name) : x, x]);
+    } else if (typeof v === 'object') e = Object.entries(v);
     else return null;
     SEEN_ENTRIES.set(v, e.map(([k, x]) => [k, x, stateKey(x)]));
     return e;

@@ -3,7 +3,9 @@
 // js-sys's `catch` imports leaks one per throw: JSON.parse/JSON.stringify now run in JS, caught
 // there); an async `tokenCounter` is refused naming the Promise, which is settled so that its
 // rejection does not end the Node process, and a tokenizer is not asked again after its first
-// problem; messages about huge numbers or long strings name the bound and stay short.
+// problem; messages about huge numbers or long strings name the bound and stay short; a sparse
+// list with a huge length in the context (tools, pinned, an array readFileState) is refused at
+// once, where it was copied element by element (a trap at 5e7, Node out of memory at 2^32 − 1).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -110,5 +112,34 @@ test('messages about a huge number or a long string name the bound and stay shor
   for (const [f, re] of cases) {
     // Before: 301 digits ("must be a finite, non-negative number"), or the 1 MB string whole.
     assert.throws(f, (e) => typeof e.code === 'string' && e.message.length < 200 && re.test(e.message), String(re));
+  }
+});
+
+test('a sparse list with a huge length in the context is refused at once, without a trap or running out of memory', () => {
+  const code = (extra) => `
+    const L = await import(${JSON.stringify(PKG + 'node.js')});
+    const bystander = new L.Compactor({ model: '${model}', messages: [{ role: 'user', content: 'hello' }] });
+    const msgs = [{ role: 'user', content: 'question' }, { role: 'assistant', content: 'answer' }, { role: 'user', content: 'more' }];
+    const sparse = (first, n) => { const a = first === undefined ? [] : [first]; a.length = n; return a; };
+    const t0 = Date.now();
+    let e;
+    try { await L.compactConversation(msgs, { model: '${model}', summarize: async () => 'summary', ${extra} }); } catch (x) { e = x; }
+    console.log(JSON.stringify({ ms: Date.now() - t0, code: e?.code, message: e?.message, bystander: bystander.tokenCount() }));`;
+  const cases = [
+    // Before: INSTANCE_RESET after ~5 s (the copy passed the externref table's limit).
+    ['tools: sparse({ name: "x" }, 5e7)', 'context.discoveredTools must be an array'],
+    ['pinned: sparse("x", 5e7)', 'context.pinned must be an array'],
+    // Before: refused after ~9 s.
+    ['agents: sparse(undefined, 2 ** 32 - 1)', 'context.agents must be an array'],
+    // Before: Node ran out of memory (a fatal crash).
+    ['readFileState: sparse(undefined, 2 ** 32 - 1)', 'context.readFileState must be a Map, an object or an array'],
+  ];
+  for (const [extra, words] of cases) {
+    const out = execFileSync(process.execPath, ['--max-old-space-size=3000', '--input-type=module', '-e', code(extra)], { encoding: 'utf8', timeout: 120_000 });
+    const r = JSON.parse(out.trim());
+    assert.equal(r.code, 'INVALID_ARGUMENT', `${extra}: ${r.message}`);
+    assert.ok(r.message.startsWith(words), `${extra}: ${r.message}`);
+    assert.ok(r.ms < 3000, `${extra}: ${r.ms} ms`);
+    assert.equal(r.bystander, 1);
   }
 });
