@@ -551,7 +551,9 @@ export type MessageShape = 'ai-sdk-model' | 'ai-sdk-ui' | 'openai-chat' | 'opena
  * one counts everything in its tokens: `preCompactTokenCount`, `truePostCompactTokenCount`, the
  * "smaller than before" and threshold checks, session memory's kept part. A call made from
  * inside your tokenizer counts with its own options only. A counter that throws or returns
- * anything else is an `INVALID_ARGUMENT` error naming what it returned.
+ * anything else is an `INVALID_ARGUMENT` error naming what it returned. It must answer
+ * synchronously: an async one (a remote `count_tokens` call) is refused, its promise settled
+ * so that a rejection is not left unhandled.
  */
 export type TokenCounter = (text: string) => number;
 

@@ -842,22 +842,16 @@ impl Compactor {
 /// Reads a snapshot given as the object `snapshot()` returned or as its JSON text.
 fn read_snapshot(v: &JsValue) -> crate::Result<SessionSnapshot> {
     let parsed;
-    let v = match v.as_string() {
-        Some(text) => {
-            parsed = js_sys::JSON::parse(&text).map_err(|e| {
-                crate::Error::new(
-                    crate::ErrorCode::InvalidSnapshot,
-                    format!(
-                        "snapshot is a string but not JSON text ({})",
-                        e.dyn_ref::<js_sys::Error>()
-                            .and_then(|e| e.message().as_string())
-                            .unwrap_or_default()
-                    ),
-                )
-            })?;
-            &parsed
-        }
-        None => v,
+    let v = if v.is_string() {
+        parsed = super::convert::parse_json(v).map_err(|why| {
+            crate::Error::new(
+                crate::ErrorCode::InvalidSnapshot,
+                format!("snapshot is a string but not JSON text ({why})"),
+            )
+        })?;
+        &parsed
+    } else {
+        v
     };
     SessionSnapshot::parse(v)
 }

@@ -43,6 +43,10 @@ extern "C" {
     fn held_copy(v: &JsValue, max: u32) -> JsValue;
     #[wasm_bindgen(js_name = strictJson)]
     fn strict_json(v: &JsValue) -> Option<String>;
+    #[wasm_bindgen(js_name = jsonCaught)]
+    fn json_of(v: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = parseCaught)]
+    fn parsed_of(text: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = deeperThan)]
     fn deeper_than_js(v: &JsValue, limit: u32) -> bool;
     #[wasm_bindgen(js_name = loneSurrogates)]
@@ -462,14 +466,9 @@ fn serialization_failed(e: serde_json::Error) -> JsValue {
 /// deep for the JS stack is an error there, caught), then parsed with serde_json's nesting
 /// limit (128 levels) — so no value can exhaust the WebAssembly stack.
 pub fn json_value(v: &JsValue, what: &str) -> crate::Result<serde_json::Value> {
-    let text = js_sys::JSON::stringify(v).map_err(|e| {
-        let why = e
-            .dyn_ref::<js_sys::Error>()
-            .and_then(|e| e.message().as_string())
-            .unwrap_or_else(|| "it threw".into());
-        Error::invalid_argument(format!("{what} cannot be read as JSON ({why})"))
-    })?;
-    let Some(text) = text.as_string() else {
+    let text = stringify(v)
+        .map_err(|why| Error::invalid_argument(format!("{what} cannot be read as JSON ({why})")))?;
+    let Some(text) = text else {
         return Ok(serde_json::Value::Null);
     };
     serde_json::from_str(&text)
@@ -479,6 +478,43 @@ pub fn json_value(v: &JsValue, what: &str) -> crate::Result<serde_json::Value> {
             ))
         })
         .map_err(|e| Error::invalid_argument(format!("{what} cannot be read as JSON ({e})")))
+}
+
+/// The message of what the caller's value threw (an `Error`'s message, else "it threw").
+fn thrown_message(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .and_then(|e| e.message().as_string())
+        .unwrap_or_else(|| "it threw".into())
+}
+
+/// `JSON.stringify(v)`: `Ok(None)` when `v` has no JSON form, `Err` with what it threw (a
+/// cycle, a `BigInt`, a throwing getter or `toJSON`). Caught in JS (js_batch.js `jsonCaught`): a
+/// throw of js-sys's `catch` import leaks a slot of the externref table each time.
+#[cfg(any(feature = "base", feature = "extra"))]
+fn stringify(v: &JsValue) -> std::result::Result<Option<String>, String> {
+    let text = json_of(v);
+    if text.is_null() {
+        return Err(thrown_message(&take_convert_error()));
+    }
+    Ok(text.as_string())
+}
+
+/// The counting module keeps js-sys's `JSON.stringify` (its page does not load js_batch.js).
+#[cfg(not(any(feature = "base", feature = "extra")))]
+fn stringify(v: &JsValue) -> std::result::Result<Option<String>, String> {
+    js_sys::JSON::stringify(v)
+        .map(|t| t.as_string())
+        .map_err(|e| thrown_message(&e))
+}
+
+/// `JSON.parse(text)` of a JS string, caught in JS (js_batch.js `parseCaught`, for the reason
+/// [`stringify`] gives): `Err` with the parser's message when it is not JSON text.
+pub fn parse_json(text: &JsValue) -> std::result::Result<JsValue, String> {
+    let v = parsed_of(text);
+    if v.is_undefined() {
+        return Err(thrown_message(&take_convert_error()));
+    }
+    Ok(v)
 }
 
 /// [`json_value`] for an options object: a number JSON cannot hold (`NaN`, `Infinity`)
@@ -768,6 +804,12 @@ impl Source for JsValue {
         config_arg(self)
     }
 
+    #[cfg(any(feature = "base", feature = "extra"))]
+    fn json_text(&self) -> Option<String> {
+        stringify(self).ok().flatten()
+    }
+
+    #[cfg(not(any(feature = "base", feature = "extra")))]
     fn json_text(&self) -> Option<String> {
         json_of(self)
     }

@@ -156,7 +156,14 @@ impl JsTextCounter {
 impl TextCounter for JsTextCounter {
     fn count(&self, text: &str) -> std::result::Result<Option<f64>, String> {
         match self.0.call1(&JsValue::UNDEFINED, &JsValue::from_str(text)) {
-            Ok(n) => Ok(n.as_f64()),
+            Ok(n) => {
+                let number = n.as_f64();
+                // An async tokenizer: refused (no number), its rejection not left unhandled.
+                if number.is_none() {
+                    super::js_view::settled_promise(&n);
+                }
+                Ok(number)
+            }
             Err(e) => Err(e
                 .dyn_ref::<js_sys::Error>()
                 .and_then(|x| x.message().as_string())

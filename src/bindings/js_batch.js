@@ -15,8 +15,12 @@ export function entriesOf(v) {
     if (v === null || v === undefined) return [];
     let e;
     if (v instanceof Map) e = Array.from(v.entries());
-    else if (Array.isArray(v)) e = Array.from(v, (x) => [x && typeof x === 'object' ? (x.path ?? x.name) : x, x]);
-    else if (typeof v === 'object') e = Object.entries(v);
+    else if (Array.isArray(v)) {
+      // Longer than any list of files (a sparse array: Array.from of 2^32 − 1 ran Node out of
+      // memory; past 10^7 the pairs passed the externref table and trapped).
+      if (v.length > 1 << 20) throw new RangeError(`an array of ${v.length} records (a sparse array?)`);
+      e = Array.from(v, (x) => [x && typeof x === 'object' ? (x.path ?? x.name) : x, x]);
+    } else if (typeof v === 'object') e = Object.entries(v);
     else return null;
     SEEN_ENTRIES.set(v, e.map(([k, x]) => [k, x, stateKey(x)]));
     return e;
@@ -77,6 +81,28 @@ export function plainSlice(arr, start, end) {
 export function strictJson(v) {
   try {
     return JSON.stringify(v, (_, x) => (typeof x === 'number' && !Number.isFinite(x) ? String(x) : x));
+  } catch (e) {
+    failed(e);
+    return undefined;
+  }
+}
+
+// JSON.stringify(v) (undefined when `v` has no JSON form), or null, which it never returns,
+// when it throws (a cycle, a BigInt, a throwing getter or toJSON: kept as above); and
+// JSON.parse(text), or undefined, which it never returns, when the text is not JSON. Not
+// js-sys's JSON: its imports are `catch`, and the glue leaks an externref table slot (and
+// WASM memory) on every throw of such an import.
+export function jsonCaught(v) {
+  try {
+    return JSON.stringify(v);
+  } catch (e) {
+    return failed(e);
+  }
+}
+
+export function parseCaught(text) {
+  try {
+    return JSON.parse(text);
   } catch (e) {
     failed(e);
     return undefined;

@@ -27,9 +27,11 @@ export function keysOf(v) {
 }
 
 // The elements of an array (a copy), undefined for a non-array; null when reading throws.
+// Undefined too past 2^22 elements, more than any list of options, answers or results has
+// (a sparse array's length: copied, 5e7 trapped the instance, 2^32 − 1 took seconds).
 export function itemsOf(v) {
   try {
-    return Array.isArray(v) ? Array.from(v) : undefined;
+    return Array.isArray(v) && v.length <= 1 << 22 ? Array.from(v) : undefined;
   } catch (e) {
     return failed(e);
   }

@@ -884,25 +884,38 @@ export function takeCounterError() {
   return e === null ? undefined : e;
 }
 
+// Whether `v` is a promise (an async tokenizer's answer, refused: counts are synchronous),
+// then settled here so that its rejection is not left unhandled (which ends a Node process).
+// (Never throws: env.rs calls it on whatever the tokenizer answered, a Proxy too.)
+export function settledPromise(v) {
+  try {
+    return v instanceof Promise && (v.catch(() => {}), true);
+  } catch (_) {
+    return false;
+  }
+}
+
 function counted(s, perToken) {
   const f = COUNTER;
+  // Its first problem is the call's answer: the tokenizer is not asked again.
+  if (counterError !== null) return s.length;
   let n;
   COUNTER = null;
   try {
     n = f(s);
   } catch (e) {
-    if (counterError === null) counterError = `tokenCounter threw: ${e instanceof Error ? e.message : String(e)}`;
+    counterError = `tokenCounter threw: ${e instanceof Error ? e.message : e !== null && typeof e == 'object' ? 'a non-Error object' : String(e)}`;
     return s.length;
   } finally {
     COUNTER = f;
   }
   if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) {
-    if (counterError === null) counterError = `tokenCounter must return a finite number ≥ 0; it returned ${typeof n === 'number' ? n : typeof n}`;
+    counterError = `tokenCounter must return a finite number ≥ 0; it returned ${typeof n === 'number' ? n : settledPromise(n) ? 'a Promise (it must count synchronously)' : typeof n}`;
     return s.length;
   }
   // No tokenizer gives more tokens than the text has UTF-8 bytes (at most 3 per UTF-16 unit).
   if (n > 4 * s.length + 16) {
-    if (counterError === null) counterError = `tokenCounter returned ${n} tokens for a text of ${s.length} characters: more than any tokenizer gives`;
+    counterError = `tokenCounter returned ${n} tokens for a text of ${s.length} characters: more than any tokenizer gives`;
     return s.length;
   }
   const units = Math.round(n) * perToken;

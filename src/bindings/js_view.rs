@@ -85,6 +85,10 @@ extern "C" {
 
 #[wasm_bindgen(module = "/src/bindings/js_view.js")]
 extern "C" {
+    /// Whether `v` is a promise (an async tokenizer's answer), then settled so that its
+    /// rejection is not left unhandled.
+    #[wasm_bindgen(js_name = settledPromise)]
+    pub(super) fn settled_promise(v: &JsValue) -> bool;
     #[wasm_bindgen(js_name = arrayLength)]
     fn array_length(arr: &JsValue) -> i32;
     #[wasm_bindgen(js_name = readHeaders)]

@@ -294,6 +294,11 @@ impl<'a> Counted<'a> {
     /// `text` in units: its count × `per_token`; a non-empty text is never 0.
     fn units(&self, text: &str, per_token: f64) -> usize {
         let len = utf16_len(text);
+        // Its first problem is the answer ([`Counted::check`]): the tokenizer is not asked
+        // again (a failing one was called for every text of a compaction).
+        if self.problem.borrow().is_some() {
+            return len;
+        }
         let n = match self.counter.count(text) {
             Err(why) => {
                 self.problem(|| format!("{} threw: {why}", self.counter.name()));
@@ -1787,6 +1792,33 @@ mod tests {
                 e.message
             );
         }
+    }
+
+    #[test]
+    fn a_tokenizer_is_not_asked_again_after_its_first_problem() {
+        struct Failing(std::cell::Cell<usize>);
+        impl TextCounter for Failing {
+            fn count(&self, _: &str) -> std::result::Result<Option<f64>, String> {
+                self.0.set(self.0.get() + 1);
+                Err("down".into())
+            }
+            fn name(&self) -> &str {
+                "context.tokenCounter"
+            }
+        }
+        let failing = Failing(std::cell::Cell::new(0));
+        // One message of 50 texts (a tool result's parts): asked once, not 50 times.
+        let parts: Vec<_> = (0..50)
+            .map(|k| json!({"type": "text", "text": format!("part {k}")}))
+            .collect();
+        let m = Message::from_value(
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": parts}]}),
+            "m",
+        )
+        .unwrap();
+        let e = estimate_all(&[m], Some(&failing)).unwrap_err();
+        assert_eq!(e.message, "context.tokenCounter threw: down");
+        assert_eq!(failing.0.get(), 1);
     }
 
     #[test]

@@ -266,7 +266,8 @@ pub fn check_token_count(value: f64, what: &str) -> Result<u64> {
     }
     if value > 1e15 {
         return Err(Error::invalid_token_count(format!(
-            "{what} is implausibly large ({value})"
+            "{what} is implausibly large ({}; at most 1e15)",
+            crate::model::number::js_text(value)
         )));
     }
     Ok(round_count(value))
@@ -288,6 +289,11 @@ mod tests {
         let e = check_token_count(-1.0, "usage.output_tokens").unwrap_err();
         assert!(e.message.contains("usage.output_tokens"));
         assert!(check_token_count(f64::INFINITY, "x").is_err());
+        // Past 1e15: the bound, and the number as JavaScript writes it (not 301 digits).
+        assert_eq!(
+            check_token_count(1e300, "x").unwrap_err().message,
+            "x is implausibly large (1e+300; at most 1e15)"
+        );
     }
 
     #[test]

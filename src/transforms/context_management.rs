@@ -34,8 +34,18 @@ use serde_json::{json, Map, Value};
 
 use crate::model::error::{Error, ErrorCode, Result};
 use crate::model::messages::{Block, Content, Kind, Message, COMPACTION_BLOCK};
-use crate::model::view::json_text;
+use crate::model::number::js_text;
 use crate::model::view::UsageCounts;
+
+/// `v` as JSON for an error message, cut after 60 characters (a long string given by mistake
+/// is not repeated whole).
+fn json_text(v: &Value) -> String {
+    let text = crate::model::view::json_text(v);
+    match text.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
 
 /// The beta header value that enables context editing.
 pub const CONTEXT_MANAGEMENT_BETA: &str = "context-management-2025-06-27";
@@ -206,7 +216,8 @@ impl ContextManagementOptions {
             if let Some(x) = v {
                 if count(Some(x)).is_none() {
                     return Err(Error::invalid_config(format!(
-                        "{name} must be a finite, non-negative number, got {x}"
+                        "{name} must be a finite number from 0 to 1e15, got {}",
+                        js_text(x)
                     )));
                 }
             }
@@ -215,7 +226,8 @@ impl ContextManagementOptions {
         if let Some(k) = self.keep_tool_uses {
             if count(Some(k)).is_none() || k.fract() != 0.0 {
                 return Err(Error::invalid_config(format!(
-                    "keepToolUses must be a whole number of tool uses ≥ 0, got {k}"
+                    "keepToolUses must be a whole number of tool uses ≥ 0, got {}",
+                    js_text(k)
                 )));
             }
         }
@@ -225,7 +237,8 @@ impl ContextManagementOptions {
             {
                 return Err(Error::invalid_config(format!(
                     "compactTriggerInputTokens must be a whole number of input tokens of at least \
-                     {MIN_COMPACT_TRIGGER_INPUT_TOKENS} (the API's minimum), got {t}"
+                     {MIN_COMPACT_TRIGGER_INPUT_TOKENS} (the API's minimum) and at most 1e15, got {}",
+                    js_text(t)
                 )));
             }
         }
@@ -899,6 +912,29 @@ mod tests {
             let e = read_options(&v.clone()).unwrap_err();
             assert_eq!(e.code, crate::model::error::ErrorCode::InvalidConfig, "{v}");
             assert!(e.message.contains(field), "{v}: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn errors_state_the_upper_bound_and_stay_short() {
+        // 1e300 is finite and non-negative: the message names the bound it passes, written as
+        // JavaScript writes the number (it spelt out 301 digits); a long string is cut.
+        for (v, words) in [
+            (json!({"idleMinutes": 1e300}), "from 0 to 1e15, got 1e+300"),
+            (
+                json!({"triggerInputTokens": 1e16}),
+                "from 0 to 1e15, got 10000000000000000",
+            ),
+            (json!({"keepToolUses": 1e300}), "got 1e+300"),
+            (
+                json!({"compactTriggerInputTokens": 1e300}),
+                "at most 1e15, got 1e+300",
+            ),
+            (json!({"thinkingKeep": "x".repeat(100_000)}), "xxxx…"),
+        ] {
+            let e = read_options(&v).unwrap_err();
+            assert!(e.message.contains(words), "{}", e.message);
+            assert!(e.message.len() < 200, "{}", e.message.len());
         }
     }
 
