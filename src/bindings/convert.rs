@@ -44,7 +44,7 @@ extern "C" {
     #[wasm_bindgen(js_name = strictJson)]
     fn strict_json(v: &JsValue) -> Option<String>;
     #[wasm_bindgen(js_name = jsonCaught)]
-    fn json_of(v: &JsValue) -> JsValue;
+    fn json_caught(v: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = parseCaught)]
     fn parsed_of(text: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = deeperThan)]
@@ -492,7 +492,7 @@ fn thrown_message(e: &JsValue) -> String {
 /// throw of js-sys's `catch` import leaks a slot of the externref table each time.
 #[cfg(any(feature = "base", feature = "extra"))]
 fn stringify(v: &JsValue) -> std::result::Result<Option<String>, String> {
-    let text = json_of(v);
+    let text = json_caught(v);
     if text.is_null() {
         return Err(thrown_message(&take_convert_error()));
     }
@@ -804,12 +804,8 @@ impl Source for JsValue {
         config_arg(self)
     }
 
-    #[cfg(any(feature = "base", feature = "extra"))]
-    fn json_text(&self) -> Option<String> {
-        stringify(self).ok().flatten()
-    }
-
-    #[cfg(not(any(feature = "base", feature = "extra")))]
+    // (js_convert.js `jsonOf`: schemas as the JSON Schema sent for them; what it throws is
+    // caught there, so no externref slot leaks.)
     fn json_text(&self) -> Option<String> {
         json_of(self)
     }
