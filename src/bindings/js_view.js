@@ -765,6 +765,21 @@ function usageCounts(u, out) {
   if (v !== undefined && v !== null) { present |= 4; out[2] = typeof v === 'number' ? v : NaN; }
   v = u.output_tokens;
   if (v !== undefined && v !== null) { present |= 8; out[3] = typeof v === 'number' ? v : NaN; }
+  // Another ecosystem's names (the AI SDK's, OpenAI Chat's), as setUsage reads them: its input
+  // already holds the cached tokens. Numbers only (model::view UsageCounts::from_usage).
+  if ((present & 9) !== 9) present = otherUsage(u, out, present);
+  return present;
+}
+
+function otherUsage(u, out, present) {
+  if ((present & 1) === 0) {
+    const v = typeof u.inputTokens === 'number' ? u.inputTokens : u.prompt_tokens;
+    if (typeof v === 'number') { present |= 1; out[0] = v; }
+  }
+  if ((present & 8) === 0) {
+    const v = typeof u.outputTokens === 'number' ? u.outputTokens : u.completion_tokens;
+    if (typeof v === 'number') { present |= 8; out[3] = v; }
+  }
   return present;
 }
 

@@ -143,12 +143,20 @@ impl UsageCounts {
                 .and_then(|x| x.as_ref())
                 .map(|n| n.as_f64().unwrap_or(f64::NAN))
         };
+        // Another ecosystem's names (the AI SDK's `inputTokens`, OpenAI Chat's
+        // `prompt_tokens`, …), as `setUsage` reads them, where the Messages API's are absent:
+        // numbers only (js_view.js `otherUsage`).
+        let other = |names: [&str; 2]| {
+            names
+                .iter()
+                .find_map(|k| u.extra.get(*k).and_then(serde_json::Value::as_f64))
+        };
         Self::from_raw(
             [
-                f(&u.input_tokens),
+                f(&u.input_tokens).or_else(|| other(["inputTokens", "prompt_tokens"])),
                 f(&u.cache_creation_input_tokens),
                 f(&u.cache_read_input_tokens),
-                f(&u.output_tokens),
+                f(&u.output_tokens).or_else(|| other(["outputTokens", "completion_tokens"])),
             ],
             location,
         )

@@ -116,3 +116,23 @@ test('a summary written ahead that is stale at the threshold is brought up to da
   assert.equal(c.messages.at(-1).content, `answer ${k}: ${words(k + 500, 600)}`);
   assert.ok(c.tokenCount() < threshold);
 });
+
+test("a message's usage in the AI SDK's or OpenAI Chat's names anchors the count (it counted the conversation before it as 0)", async () => {
+  const { tokenCountWithEstimation, previewCompaction } = await import('../../pkg/node.js');
+  const base = [];
+  for (let i = 0; i < 30; i++) base.push({ role: 'user', content: `question ${i} ${'x'.repeat(200)}` }, { role: 'assistant', content: [{ type: 'text', text: `answer ${i} ${'y'.repeat(200)}` }] });
+  const anthropic = [...base, { role: 'assistant', content: 'ok', usage: { input_tokens: 5000, output_tokens: 50 } }, { role: 'user', content: 'next question' }];
+  const want = tokenCountWithEstimation(anthropic);
+  assert.ok(want > 5000);
+  for (const usage of [
+    { prompt_tokens: 5000, completion_tokens: 50, total_tokens: 5050 },
+    { inputTokens: 5000, outputTokens: 50, totalTokens: 5050 },
+  ]) {
+    const m = [...base, { role: 'assistant', content: 'ok', usage }, { role: 'user', content: 'next question' }];
+    assert.equal(tokenCountWithEstimation(m), want, JSON.stringify(usage));
+    assert.equal(new Compactor({ model: 'claude-sonnet-4-5', messages: m }).tokenCount(), want);
+    // The compaction's reading (typed messages) agrees with the count.
+    const p = await previewCompaction(m, { model: 'claude-sonnet-4-5' });
+    assert.equal(p.tokensBefore, want);
+  }
+});
