@@ -382,7 +382,8 @@ pub async fn catch_up<E: Environment + ?Sized>(
 /// could put the swap over the bound, [`crate::drive::ahead::Background::swap_early`]) — it is
 /// swapped in ([`swap`], no model call). When it does not apply (`PREEMPTIVE_NOT_APPLICABLE`)
 /// and the count is at the threshold, it is brought up to date and swapped in
-/// ([`catch_up`]); failing that, today's path runs ([`auto_compact_if_needed`]), which
+/// ([`catch_up`]) — unless the caller keeps a session memory, which today's path tries first
+/// with no model call; failing that, today's path runs ([`auto_compact_if_needed`]), which
 /// compacts only when due. Any other failure of the swap (an abort, a hook's veto) is
 /// reported like a failed compaction, and counts towards the circuit breaker. The
 /// [`AheadUse`] says which path compacted.
@@ -422,11 +423,23 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
                 match swap(env, messages, ctx, a).await {
                     Ok(r) => return Ok((compacted(r), AheadUse::Swapped)),
                     Err(e) if e.error.code == ErrorCode::PreemptiveNotApplicable => {
-                        if by_count()? {
+                        // With a session memory, today's path compacts from it first, with
+                        // no model call: a catch-up would pay one where none was paid.
+                        if !env.has_session_memory() && by_count()? {
                             match catch_up(env, messages, ctx, a, retry).await {
                                 Ok(Some(r)) => return Ok((compacted(r), AheadUse::CaughtUp)),
                                 Ok(None) => {}
-                                Err(e) => return Ok((failed(e), AheadUse::None)),
+                                // In place of today's path, failing as it does: an abort
+                                // (the caller's) is not counted towards the breaker.
+                                Err(e) => {
+                                    return Ok((
+                                        AutoCompactOutcome::failed(
+                                            e,
+                                            tracking.consecutive_failures,
+                                        ),
+                                        AheadUse::None,
+                                    ))
+                                }
                             }
                         }
                     }
