@@ -500,6 +500,101 @@ fn a_stale_summary_at_the_threshold_is_caught_up_with_a_small_call() {
     );
 }
 
+/// The first point of the long session at the threshold (of a 120K window) whose latest turn
+/// is small, with a summary written in `env` 30,000 tokens or more before it, and the outcome
+/// of `auto_compact_with_ahead` there with that summary (stale: its swap is refused).
+fn at_threshold_with_a_stale_summary(
+    env: &mut Scripted,
+    arm: fn(&mut Scripted),
+) -> (
+    context_compaction::drive::autocompact::AutoCompactOutcome,
+    AheadUse,
+    usize,
+) {
+    let conv = long_session();
+    let c = CompactContext {
+        config: Config {
+            context_window: Some(120_000.0),
+            ..Default::default()
+        },
+        ..ctx()
+    };
+    let retry = RetryPolicy::with_base_ms(1);
+    let threshold = auto_compact_threshold(MODEL, &c.config);
+    for at in 0..conv.len() {
+        let held = &conv[..=at];
+        if token_count_with_estimation(held).unwrap().total < threshold || !sendable(held) {
+            continue;
+        }
+        let Some(cut) = cut_point(held).unwrap() else {
+            continue;
+        };
+        if estimate_range(held, cut..held.len()).unwrap() > 5_000 {
+            continue;
+        }
+        let Some(m) = (0..cut)
+            .rev()
+            .find(|&k| estimate_range(held, k..cut).unwrap() > 30_000)
+        else {
+            continue;
+        };
+        let Some(early_cut) = cut_point(&held[..m]).unwrap() else {
+            continue;
+        };
+        let stale = block_on(summarize_ahead(
+            env,
+            &held[..early_cut],
+            (early_cut, true),
+            None,
+            &c,
+            &retry,
+        ))
+        .unwrap();
+        arm(env);
+        let env = &*env;
+        let calls = env.calls();
+        let (out, used) = block_on(auto_compact_with_ahead(
+            held,
+            &c,
+            &Tracking::default(),
+            &Default::default(),
+            &retry,
+            env,
+            Some(AheadSwap {
+                summary: &stale,
+                early: false,
+            }),
+        ))
+        .unwrap();
+        return (out, used, env.calls() - calls);
+    }
+    panic!("no point at the threshold with a small latest turn");
+}
+
+/// With a session memory, a stale summary at the threshold is not caught up: today's path
+/// compacts from the memory with no model call (a catch-up would pay one where none was).
+#[test]
+fn with_a_session_memory_a_stale_summary_is_not_caught_up() {
+    let (out, used, calls) = at_threshold_with_a_stale_summary(&mut offline(), |env| {
+        env.memory = Some("Session notes: the user works on the count module.".into());
+    });
+    assert_eq!(used, AheadUse::None, "{:?}", out.error);
+    assert_eq!(calls, 0, "no model call");
+    assert!(out.result.unwrap().from_session_memory);
+}
+
+/// The caller aborting while the catch-up's summary is written fails the compaction as an
+/// abort of today's path does: not counted towards the circuit breaker.
+#[test]
+fn an_abort_during_a_catch_up_is_not_a_failure_in_a_row() {
+    let (out, used, _) = at_threshold_with_a_stale_summary(&mut offline(), |env| {
+        env.abort_at = Some("summarizing");
+    });
+    assert_eq!(used, AheadUse::None);
+    assert_eq!(out.error.unwrap().error.code, ErrorCode::Aborted);
+    assert_eq!(out.consecutive_failures, 0);
+}
+
 /// Within the bound the swap is immediate: the same session with the replay stopped one
 /// message short of the crossing turn and a threshold just below it (what a summary written
 /// ahead is for), the tail since the cut within 30 % of the summary.

@@ -431,6 +431,10 @@ impl Environment for JsEnv {
         }))
     }
 
+    fn has_session_memory(&self) -> bool {
+        !(self.session_memory.is_undefined() || self.session_memory.is_null())
+    }
+
     fn session_memory(&self) -> LocalFuture<'_, std::result::Result<Option<String>, CallError>> {
         Box::pin(async move {
             let v = match self.session_memory.dyn_ref::<Function>() {

@@ -183,6 +183,9 @@ pub trait Environment {
     ) -> Option<LocalFuture<'_, Result<HookOutput, CallError>>>;
     /// The session-memory text (SPEC §12), if the caller keeps one.
     fn session_memory(&self) -> LocalFuture<'_, Result<Option<String>, CallError>>;
+    /// Whether the caller gave a session memory at all (without reading it): today's path
+    /// then tries a compaction from it, with no model call, before summarizing.
+    fn has_session_memory(&self) -> bool;
     /// Waits `ms` milliseconds (abortable).
     fn sleep(&self, ms: u64) -> LocalFuture<'_, Result<(), CallError>>;
     /// The most the waits before retries of one compaction may take together, in ms (the

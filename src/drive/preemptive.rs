@@ -347,9 +347,10 @@ pub enum AheadUse {
 /// summarized after it, as a refresh would have ([`summarize_ahead`], chained), for a swap
 /// that keeps the latest turn. The conversation waits for that call, as it would for today's
 /// path, but the call reads the summary and what came after it, not the whole conversation
-/// again: fewer tokens paid for, and a shorter wait. `Ok(None)` when it does not apply
-/// (nothing after the summary's cut to add, or the summarizer failed: today's path runs then,
-/// and reports a failure); an abort is the error.
+/// again: fewer tokens paid for, and a shorter wait. `Ok(None)` when there is nothing after
+/// the summary's cut to add. The summarizer's failure (after its retries) or an abort is the
+/// error: today's path would call the same summarizer again, and the conversation would wait
+/// for as many retries twice.
 pub async fn catch_up<E: Environment + ?Sized>(
     env: &E,
     messages: &[Message],
@@ -363,11 +364,9 @@ pub async fn catch_up<E: Environment + ?Sized>(
     if plan.cut <= stale.cut {
         return Ok(None);
     }
-    match summarize_ahead(env, messages, (plan.cut, false), Some(stale), ctx, retry).await {
-        Ok(a) => Ok(Some(a)),
-        Err(e) if e.error.code == ErrorCode::Aborted => Err(e),
-        Err(_) => Ok(None),
-    }
+    summarize_ahead(env, messages, (plan.cut, false), Some(stale), ctx, retry)
+        .await
+        .map(Some)
 }
 
 /// `autoCompactIfNeeded` with a summary written ahead: when `ahead` is given and the
@@ -375,8 +374,8 @@ pub async fn catch_up<E: Environment + ?Sized>(
 /// could put the swap over the bound, [`crate::drive::ahead::Background::swap_early`]) — it is
 /// swapped in ([`swap`], no model call). When it does not apply (`PREEMPTIVE_NOT_APPLICABLE`)
 /// and the count is at the threshold, it is brought up to date and swapped in
-/// ([`catch_up`]; refused too when the latest turn alone is over the bound); failing that,
-/// today's path runs ([`auto_compact_if_needed`]), which
+/// ([`catch_up`]; refused too when the latest turn alone is over the bound) — unless the caller keeps a session memory, which today's path tries first
+/// with no model call; failing that, today's path runs ([`auto_compact_if_needed`]), which
 /// compacts only when due. Any other failure of the swap (an abort, a hook's veto) is
 /// reported like a failed compaction, and counts towards the circuit breaker. The
 /// [`AheadUse`] says which path compacted.
@@ -428,13 +427,26 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
                             return Ok((compacted(r), used));
                         }
                         Err(e) if e.error.code == ErrorCode::PreemptiveNotApplicable => {
-                            if caught_up.is_some() || !by_count()? {
+                            // With a session memory, today's path compacts from it first,
+                            // with no model call: a catch-up would pay one where none was.
+                            if caught_up.is_some() || env.has_session_memory() || !by_count()? {
                                 break;
                             }
                             match catch_up(env, messages, ctx, a, retry).await {
                                 Ok(Some(fresh)) => caught_up = Some(fresh),
                                 Ok(None) => break,
-                                Err(e) => return Ok((failed(e), AheadUse::None)),
+                                // In place of today's path, failing as it would (after as
+                                // many retries again): an abort (the caller's) is not counted
+                                // towards the breaker.
+                                Err(e) => {
+                                    return Ok((
+                                        AutoCompactOutcome::failed(
+                                            e,
+                                            tracking.consecutive_failures,
+                                        ),
+                                        AheadUse::None,
+                                    ))
+                                }
                             }
                         }
                         Err(e) => return Ok((failed(e), AheadUse::None)),

@@ -227,6 +227,9 @@ impl Environment for Scripted {
         let r = r?;
         Some(Box::pin(async move { r }))
     }
+    fn has_session_memory(&self) -> bool {
+        self.memory.is_some()
+    }
     fn session_memory(&self) -> LocalFuture<'_, Result<Option<String>, CallError>> {
         let m = self.memory.clone();
         Box::pin(async move { Ok(m) })

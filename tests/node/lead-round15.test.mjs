@@ -136,3 +136,37 @@ test("a message's usage in the AI SDK's or OpenAI Chat's names anchors the count
     assert.equal(p.tokensBefore, want);
   }
 });
+
+test('a summarizer that is down during a catch-up is reported once: today\'s path does not run its retries again', async () => {
+  const { getAutoCompactThreshold } = await import('../../pkg/node.js');
+  const config = { contextWindow: 64_000 };
+  const threshold = getAutoCompactThreshold('claude-sonnet-4-5', config);
+  let down = false, calls = 0;
+  const summarize = async () => {
+    calls++;
+    if (down) throw Object.assign(new Error('overloaded'), { status: 529 });
+    return { content: [{ type: 'text', text: `<summary>${words(calls, 12_000)}</summary>` }], stop_reason: 'end_turn' };
+  };
+  const c = new Compactor({ model: 'claude-sonnet-4-5', config, summarize, retryBaseMs: 1, preemptive: { earlyLine: 15_000 } });
+  let k = 0;
+  const pair = (chars) => {
+    k++;
+    c.push({ role: 'user', content: `question ${k}: ${words(k, chars)}` });
+    c.push({ role: 'assistant', content: `answer ${k}: ${words(k + 500, chars)}` });
+  };
+  while (c.tokenCount() < 16_000) pair(4_000);
+  await c.maybeAutoCompact();
+  for (let w = 0; w < 400 && c.background.state !== 'ready'; w++) await new Promise((r) => setTimeout(r, 5));
+  while (c.tokenCount() < threshold) pair(600);
+  down = true;
+  calls = 0;
+  const o = await c.maybeAutoCompact();
+  assert.equal(o.wasCompacted, false);
+  assert.ok(o.error, 'the failure is reported');
+  assert.equal(c.tracking.consecutiveFailures, 1);
+  // Today's path alone, on the same conversation: its attempts are the most a catch-up may make.
+  let alone = 0;
+  const today = new Compactor({ model: 'claude-sonnet-4-5', config, retryBaseMs: 1, messages: c.messages, summarize: async () => { alone++; throw Object.assign(new Error('overloaded'), { status: 529 }); } });
+  await today.maybeAutoCompact();
+  assert.ok(calls <= alone, `${calls} attempts, ${alone} on today's path alone`);
+});
