@@ -30,8 +30,8 @@ const AHEAD_RETRY_MS = 30_000;
  * @param {(messages: unknown, model: unknown, options?: unknown) => boolean} how.should
  * @param {(env: unknown) => void} how.setDefaults the counting module's setEnvironmentDefaults
  * @param {(message: string, code: string) => Error & { cause?: unknown }} how.codedError
- * @param {(e: unknown, input: unknown, entry: string) => Error} how.initFailure the error of a
- *   failed init (src/bindings/js_error.js)
+ * @param {(e: unknown, input: unknown, entry: string, call?: string) => Error} how.initFailure the
+ *   error of a failed init or initSync (src/bindings/js_error.js)
  * @param {(failures: number) => Promise<MainEntry>} how.loadMain imports web.js; `failures`: the
  *   imports of it that failed before (a retry imports anew: import-again.js)
  * @param {() => URL} how.firstWasm where the first module's .wasm is by default
@@ -154,7 +154,13 @@ export function countLoader({ glueInit, glueInitSync, warningState, should, setD
     },
     /** @param {unknown} module */
     initSync(module) {
-      glueInitSync(module);
+      try {
+        glueInitSync(module);
+      } catch (e) {
+        // Bytes that are not this .wasm, or an engine that compiles none (a CSP without
+        // 'wasm-unsafe-eval'): coded, as init() reports it.
+        throw initFailure(e, module, 'context-compaction/count', 'initSync()');
+      }
       joinDefaults(setDefaults);
     },
   };
