@@ -50,9 +50,15 @@ export function countLoader({ glueInit, glueInitSync, warningState, should, setD
 
   const inNode = () => typeof process !== 'undefined' && process.versions != null && process.versions.node != null;
 
-  /** @param {unknown} where @returns {Promise<WebAssembly.Module>} */
+  /**
+   * @param {unknown} where the .wasm given ahead, or undefined: the file beside web.js
+   * @returns {Promise<WebAssembly.Module>}
+   */
   const compile = async (where) => {
-    const w = await where;
+    // firstWasm() throws where the bundle has no import.meta.url (esbuild's iife and cjs
+    // formats, a worker run from a blob: URL): a rejection here, never a throw from the
+    // per-turn check that asked to load ahead.
+    const w = await (where === undefined ? firstWasm() : where);
     if (w instanceof WebAssembly.Module) return w;
     if (w instanceof ArrayBuffer || ArrayBuffer.isView(w)) return WebAssembly.compile(/** @type {BufferSource} */ (w));
     const response = w instanceof Response ? w : await fetch(/** @type {RequestInfo | URL} */ (w));
@@ -63,8 +69,7 @@ export function countLoader({ glueInit, glueInitSync, warningState, should, setD
   const loadAhead = () => {
     if (full !== undefined || pending !== undefined || compiled !== undefined || ahead === null) return;
     if (Date.now() - aheadFailedAt < AHEAD_RETRY_MS) return;
-    const where = ahead.where === undefined ? firstWasm() : ahead.where;
-    compiled = compile(where).catch(() => {
+    compiled = compile(ahead.where).catch(() => {
       aheadFailedAt = Date.now();
       compiled = undefined; // loadCompaction() fetches it itself
       return undefined;
