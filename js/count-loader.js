@@ -30,8 +30,8 @@ const AHEAD_RETRY_MS = 30_000;
  * @param {(messages: unknown, model: unknown, options?: unknown) => boolean} how.should
  * @param {(env: unknown) => void} how.setDefaults the counting module's setEnvironmentDefaults
  * @param {(message: string, code: string) => Error & { cause?: unknown }} how.codedError
- * @param {(e: unknown, input: unknown, entry: string) => Error} how.initFailure the error of a
- *   failed init (src/bindings/js_error.js)
+ * @param {(e: unknown, input: unknown, entry: string, call?: string) => Error} how.initFailure the
+ *   error of a failed init or initSync (src/bindings/js_error.js)
  * @param {(failures: number) => Promise<MainEntry>} how.loadMain imports web.js; `failures`: the
  *   imports of it that failed before (a retry imports anew: import-again.js)
  * @param {() => URL} how.firstWasm where the first module's .wasm is by default
@@ -50,9 +50,15 @@ export function countLoader({ glueInit, glueInitSync, warningState, should, setD
 
   const inNode = () => typeof process !== 'undefined' && process.versions != null && process.versions.node != null;
 
-  /** @param {unknown} where @returns {Promise<WebAssembly.Module>} */
+  /**
+   * @param {unknown} where the .wasm given ahead, or undefined: the file beside web.js
+   * @returns {Promise<WebAssembly.Module>}
+   */
   const compile = async (where) => {
-    const w = await where;
+    // firstWasm() throws where the bundle has no import.meta.url (esbuild's iife and cjs
+    // formats, a worker run from a blob: URL): a rejection here, never a throw from the
+    // per-turn check that asked to load ahead.
+    const w = await (where === undefined ? firstWasm() : where);
     if (w instanceof WebAssembly.Module) return w;
     if (w instanceof ArrayBuffer || ArrayBuffer.isView(w)) return WebAssembly.compile(/** @type {BufferSource} */ (w));
     const response = w instanceof Response ? w : await fetch(/** @type {RequestInfo | URL} */ (w));
@@ -63,8 +69,7 @@ export function countLoader({ glueInit, glueInitSync, warningState, should, setD
   const loadAhead = () => {
     if (full !== undefined || pending !== undefined || compiled !== undefined || ahead === null) return;
     if (Date.now() - aheadFailedAt < AHEAD_RETRY_MS) return;
-    const where = ahead.where === undefined ? firstWasm() : ahead.where;
-    compiled = compile(where).catch(() => {
+    compiled = compile(ahead.where).catch(() => {
       aheadFailedAt = Date.now();
       compiled = undefined; // loadCompaction() fetches it itself
       return undefined;
@@ -154,7 +159,13 @@ export function countLoader({ glueInit, glueInitSync, warningState, should, setD
     },
     /** @param {unknown} module */
     initSync(module) {
-      glueInitSync(module);
+      try {
+        glueInitSync(module);
+      } catch (e) {
+        // Bytes that are not this .wasm, or an engine that compiles none (a CSP without
+        // 'wasm-unsafe-eval'): coded, as init() reports it.
+        throw initFailure(e, module, 'context-compaction/count', 'initSync()');
+      }
       joinDefaults(setDefaults);
     },
   };

@@ -85,7 +85,14 @@ export async function importAgain(n, load, base, self, file) {
   try {
     return await load();
   } catch (e) {
-    const url = new URL(base);
+    // `base` is no URL where the bundle has no import.meta.url (workerd, esbuild's iife and
+    // cjs formats): the import's own error is the one to report, not the URL's.
+    let url;
+    try {
+      url = new URL(base);
+    } catch (_) {
+      throw e;
+    }
     if (!n || !importUrl || !/^https?:$/.test(url.protocol) || !url.pathname.endsWith(`/${self}`)) throw e;
     return importUrl(new URL(`./${file}?retry=${n}`, url).href);
   }

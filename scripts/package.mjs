@@ -523,9 +523,16 @@ const browserInit =
   initBody +
   '}\n' +
   "import { initSync as __ccGlueInitSync } from './context_compaction.js';\n" +
-  '/** Initialises the first module synchronously from its bytes or a compiled module. */\n' +
+  '/**\n' +
+  ' * Initialises the first module synchronously from its bytes or a compiled module. A failure\n' +
+  " * (other bytes, or an engine that compiles none) is init()'s coded NOT_INITIALIZED error.\n" +
+  ' */\n' +
   'export function initSync(module) {\n' +
-  '  __ccGlueInitSync(module);\n' +
+  '  try {\n' +
+  '    __ccGlueInitSync(module);\n' +
+  '  } catch (e) {\n' +
+  "    throw initFailure(e, module, 'context-compaction', 'initSync()');\n" +
+  '  }\n' +
   '  __ccJoinDefaults(__ccX.setEnvironmentDefaults);\n' +
   '}\n';
 writeFileSync(

@@ -56,6 +56,8 @@ export default function init(moduleOrPath?: CountInitOptions | InitInput | Promi
 /**
  * Initialises the counting module synchronously from its bytes or a compiled module (browser
  * form; in Node and Workers the entry is ready at import and this is a no-op).
+ * @throws {ContextCompactionError} `NOT_INITIALIZED` (the engine's error as `cause`) for bytes
+ * that are not the counting module, or an engine that compiles no WebAssembly here.
  */
 export declare function initSync(module: { module: WasmBytes | WasmModule } | WasmBytes | WasmModule): void;
 

@@ -2030,6 +2030,8 @@ export default function init(
  * Browser/bundler entry: initialises synchronously from the module's bytes or a compiled
  * `WebAssembly.Module`. The entries that instantiate the module at import (Node, `/inline`,
  * Workers) export it too, as a no-op, so that isomorphic code links everywhere.
+ * @throws {ContextCompactionError} `NOT_INITIALIZED` (the engine's error as `cause`) for bytes
+ * that are not this module, or an engine that compiles no WebAssembly here.
  */
 export declare function initSync(module: { module: WasmBytes | WasmModule } | WasmBytes | WasmModule): void;
 

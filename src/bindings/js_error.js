@@ -24,14 +24,15 @@ export function codedError(message, code) {
 }
 
 /**
- * The error a browser entry's init() (web.js, count.js) reports when its .wasm cannot be
- * loaded: NOT_INITIALIZED with the cause and, in Node without an input, the hint that the
- * entry's Node form (`entry`: the import it answers to) needs no init.
+ * The error a browser entry's init() or initSync() (web.js, count.js) reports when its .wasm
+ * cannot be loaded: NOT_INITIALIZED with the cause and, in Node without an input, the hint
+ * that the entry's Node form (`entry`: the import it answers to) needs no init.
  * @param {unknown} e what the glue's init threw
  * @param {unknown} input what init() was given
  * @param {string} entry
+ * @param {string} [call] the function that failed
  */
-export function initFailure(e, input, entry) {
+export function initFailure(e, input, entry, call = 'init()') {
   const node = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;
   const hint = node && input === undefined
     ? ` (in Node, import '${entry}' as usual: its Node form loads the .wasm itself; or pass the bytes: init({ module_or_path: readFileSync(...) }))`
@@ -42,7 +43,7 @@ export function initFailure(e, input, entry) {
   const notWasm = /magic/i.test(why)
     ? `; what was fetched${urlOf(input)} is not WebAssembly (an HTML page? the .wasm is not served at that URL)`
     : '';
-  const err = codedError(`init() could not load the .wasm: ${why}${notWasm}${hint}`, 'NOT_INITIALIZED');
+  const err = codedError(`${call} could not load the .wasm: ${why}${notWasm}${hint}`, 'NOT_INITIALIZED');
   err.cause = e;
   return err;
 }

@@ -1,7 +1,8 @@
 // The entries under a strict Content-Security-Policy, in headless Chromium: no 'unsafe-eval'
 // anywhere (the package needs none), with and without 'wasm-unsafe-eval'. Without it the browser
 // refuses to compile WebAssembly: every entry must still import (a bundle that holds the package
-// keeps the rest of the page working), and its init() and calls report a coded NOT_INITIALIZED.
+// keeps the rest of the page working), and its init(), initSync() and calls report a coded
+// NOT_INITIALIZED.
 // The inline entry compiled at import and threw the browser's CompileError there, which broke the
 // whole module graph of a page that bundled it.
 //
@@ -61,17 +62,17 @@ async function underPolicy(csp) {
 test("script-src 'self' 'wasm-unsafe-eval' (no 'unsafe-eval'): every entry loads and counts", async () => {
   const results = await underPolicy("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'");
   assert.deepEqual(results, {
-    'inline.js import': 'ok', 'inline.js init': 'ok', 'inline.js count': 'ok',
-    'web.js import': 'ok', 'web.js init': 'ok', 'web.js count': 'ok',
-    'count.js import': 'ok', 'count.js init': 'ok', 'count.js count': 'ok',
+    'inline.js import': 'ok', 'inline.js init': 'ok', 'inline.js count': 'ok', 'inline.js initSync': 'ok',
+    'web.js import': 'ok', 'web.js init': 'ok', 'web.js count': 'ok', 'web.js initSync': 'ok',
+    'count.js import': 'ok', 'count.js init': 'ok', 'count.js count': 'ok', 'count.js initSync': 'ok',
   });
 });
 
 test("script-src 'self' (WebAssembly refused): every entry imports; init() and calls are NOT_INITIALIZED", async () => {
   const results = await underPolicy("default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'");
   assert.deepEqual(results, {
-    'inline.js import': 'ok', 'inline.js init': 'NOT_INITIALIZED', 'inline.js count': 'NOT_INITIALIZED',
-    'web.js import': 'ok', 'web.js init': 'NOT_INITIALIZED', 'web.js count': 'NOT_INITIALIZED',
-    'count.js import': 'ok', 'count.js init': 'NOT_INITIALIZED', 'count.js count': 'NOT_INITIALIZED',
+    'inline.js import': 'ok', 'inline.js init': 'NOT_INITIALIZED', 'inline.js count': 'NOT_INITIALIZED', 'inline.js initSync': 'NOT_INITIALIZED',
+    'web.js import': 'ok', 'web.js init': 'NOT_INITIALIZED', 'web.js count': 'NOT_INITIALIZED', 'web.js initSync': 'NOT_INITIALIZED',
+    'count.js import': 'ok', 'count.js init': 'NOT_INITIALIZED', 'count.js count': 'NOT_INITIALIZED', 'count.js initSync': 'NOT_INITIALIZED',
   });
 });
