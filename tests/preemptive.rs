@@ -390,6 +390,44 @@ fn over_the_bound_the_swap_is_refused() {
     assert_eq!(env.calls(), calls);
 }
 
+/// A context for a 120K window, smaller than the model's, so that many points of the long
+/// session are at its threshold (the system prompt and tools learned from the usage seen).
+fn ctx_120k() -> CompactContext {
+    CompactContext {
+        config: Config {
+            context_window: Some(120_000.0),
+            ..Default::default()
+        },
+        ..ctx()
+    }
+}
+
+/// Points of `conv` at the threshold of `c` whose latest turn is small (a catch-up keeps it),
+/// sendable as they are, each with where a summary written 30,000 tokens or more before the
+/// latest turn would have cut: `(at, cut, early_cut)`, the conversation being `conv[..=at]`, its
+/// latest turn starting at `cut`, the summary written ahead of `conv[..early_cut]`.
+fn stale_points<'a>(
+    conv: &'a [Message],
+    c: &CompactContext,
+) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+    let threshold = auto_compact_threshold(MODEL, &c.config);
+    (0..conv.len()).filter_map(move |at| {
+        let held = &conv[..=at];
+        if token_count_with_estimation(held).unwrap().total < threshold || !sendable(held) {
+            return None;
+        }
+        let cut = cut_point(held).unwrap()?;
+        if estimate_range(held, cut..held.len()).unwrap() > 5_000 {
+            return None;
+        }
+        let m = (0..cut)
+            .rev()
+            .find(|&k| estimate_range(held, k..cut).unwrap() > 30_000)?;
+        let early_cut = cut_point(&held[..m]).unwrap()?;
+        Some((at, cut, early_cut))
+    })
+}
+
 /// A summary written ahead that is stale at the threshold (the swap refused, as above) is
 /// brought up to date instead of summarizing the whole conversation again: one model call
 /// whose request holds that summary and only the messages after its cut, then a swap keeping
@@ -397,41 +435,11 @@ fn over_the_bound_the_swap_is_refused() {
 #[test]
 fn a_stale_summary_at_the_threshold_is_caught_up_with_a_small_call() {
     let conv = long_session();
-    // A smaller window than the model's, so that many points of the session are at its
-    // threshold (the system prompt and tools learned from the usage seen).
-    let c = CompactContext {
-        config: Config {
-            context_window: Some(120_000.0),
-            ..Default::default()
-        },
-        ..ctx()
-    };
+    let c = ctx_120k();
     let retry = RetryPolicy::with_base_ms(1);
-    let threshold = auto_compact_threshold(MODEL, &c.config);
-    // Points at the threshold whose latest turn is small (a catch-up keeps it), with a
-    // summary written a good stretch of conversation before.
     let mut checked = 0;
-    for at in 0..conv.len() {
+    for (at, cut, early_cut) in stale_points(&conv, &c).take(2) {
         let held = &conv[..=at];
-        if token_count_with_estimation(held).unwrap().total < threshold || !sendable(held) {
-            continue;
-        }
-        let Some(cut) = cut_point(held).unwrap() else {
-            continue;
-        };
-        if estimate_range(held, cut..held.len()).unwrap() > 5_000 {
-            continue;
-        }
-        // Where the summary ahead was started: 30,000 tokens or more before the latest turn.
-        let Some(m) = (0..cut)
-            .rev()
-            .find(|&k| estimate_range(held, k..cut).unwrap() > 30_000)
-        else {
-            continue;
-        };
-        let Some(early_cut) = cut_point(&held[..m]).unwrap() else {
-            continue;
-        };
         let env = offline();
         let stale = block_on(summarize_ahead(
             &env,
@@ -490,9 +498,6 @@ fn a_stale_summary_at_the_threshold_is_caught_up_with_a_small_call() {
             .collect();
         check_api(&values).unwrap();
         checked += 1;
-        if checked == 2 {
-            break;
-        }
     }
     assert!(
         checked > 0,
@@ -512,35 +517,10 @@ fn at_threshold_with_a_stale_summary(
     usize,
 ) {
     let conv = long_session();
-    let c = CompactContext {
-        config: Config {
-            context_window: Some(120_000.0),
-            ..Default::default()
-        },
-        ..ctx()
-    };
+    let c = ctx_120k();
     let retry = RetryPolicy::with_base_ms(1);
-    let threshold = auto_compact_threshold(MODEL, &c.config);
-    for at in 0..conv.len() {
+    if let Some((at, _, early_cut)) = stale_points(&conv, &c).next() {
         let held = &conv[..=at];
-        if token_count_with_estimation(held).unwrap().total < threshold || !sendable(held) {
-            continue;
-        }
-        let Some(cut) = cut_point(held).unwrap() else {
-            continue;
-        };
-        if estimate_range(held, cut..held.len()).unwrap() > 5_000 {
-            continue;
-        }
-        let Some(m) = (0..cut)
-            .rev()
-            .find(|&k| estimate_range(held, k..cut).unwrap() > 30_000)
-        else {
-            continue;
-        };
-        let Some(early_cut) = cut_point(&held[..m]).unwrap() else {
-            continue;
-        };
         let stale = block_on(summarize_ahead(
             env,
             &held[..early_cut],

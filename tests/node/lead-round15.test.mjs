@@ -2,16 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Compactor } from '../../pkg/node.js';
+import { CONFIG, MODEL, THRESHOLD, staleAtThreshold, words } from './helpers/stale-ahead.mjs';
 
-const words = (seed, n) => {
-  let s = '';
-  let k = seed;
-  while (s.length < n) {
-    k = (k * 1103515245 + 12345) >>> 0;
-    s += ['alpha', 'beta', 'gamma', 'delta'][k % 4] + ' ';
-  }
-  return s.slice(0, n);
-};
 const summarize = async () => ({
   content: [{ type: 'text', text: `<summary>${words(1, 6000)}</summary>` }],
   stop_reason: 'end_turn',
@@ -78,28 +70,13 @@ test("ChatOpenAI's standard-form MCP items (server_tool_call with no result) are
 });
 
 test('a summary written ahead that is stale at the threshold is brought up to date with one small call and swapped in (caughtUp), not written again from the whole conversation', async () => {
-  const { getAutoCompactThreshold } = await import('../../pkg/node.js');
-  const config = { contextWindow: 64_000 };
-  const threshold = getAutoCompactThreshold('claude-sonnet-4-5', config);
   const requests = [];
   const summarize = async (req) => {
     requests.push(JSON.stringify(req));
     return { content: [{ type: 'text', text: `<summary>part ${requests.length}: ${words(requests.length, 12_000)}</summary>` }], stop_reason: 'end_turn' };
   };
-  const c = new Compactor({ model: 'claude-sonnet-4-5', config, summarize, preemptive: { earlyLine: 15_000 } });
-  let k = 0;
-  const pair = (chars) => {
-    k++;
-    c.push({ role: 'user', content: `question ${k}: ${words(k, chars)}` });
-    c.push({ role: 'assistant', content: `answer ${k}: ${words(k + 500, chars)}` });
-  };
-  while (c.tokenCount() < 16_000) pair(4_000);
-  assert.equal((await c.maybeAutoCompact()).wasCompacted, false);
-  for (let w = 0; w < 400 && c.background.state !== 'ready'; w++) await new Promise((r) => setTimeout(r, 5));
-  assert.equal(c.background.state, 'ready');
+  const { c, last } = await staleAtThreshold(summarize);
   assert.equal(requests.length, 1);
-  // Small turns past the threshold, with no check between them: the summary is stale.
-  while (c.tokenCount() < threshold) pair(600);
   const held = c.messages.slice();
   const o = await c.maybeAutoCompact();
   assert.equal(o.wasCompacted, true, JSON.stringify(o.error ?? o.skipped));
@@ -109,12 +86,12 @@ test('a summary written ahead that is stale at the threshold is brought up to da
   assert.match(requests[1], /part 1: /, 'the stale summary is read');
   // What today's path sends for the same conversation: the whole of it.
   let full;
-  const today = new Compactor({ model: 'claude-sonnet-4-5', config, messages: held, summarize: async (req) => { full = JSON.stringify(req); return summarize(req); } });
+  const today = new Compactor({ model: MODEL, config: CONFIG, messages: held, summarize: async (req) => { full = JSON.stringify(req); return summarize(req); } });
   assert.equal((await today.maybeAutoCompact()).wasCompacted, true);
   assert.ok(requests[1].length < 0.8 * full.length, `${requests[1].length} of ${full.length}`);
   // The latest turn is kept after the summary; the conversation is valid and below the threshold.
-  assert.equal(c.messages.at(-1).content, `answer ${k}: ${words(k + 500, 600)}`);
-  assert.ok(c.tokenCount() < threshold);
+  assert.equal(c.messages.at(-1).content, last);
+  assert.ok(c.tokenCount() < THRESHOLD);
 });
 
 test("a message's usage in the AI SDK's or OpenAI Chat's names anchors the count (it counted the conversation before it as 0)", async () => {
@@ -138,26 +115,13 @@ test("a message's usage in the AI SDK's or OpenAI Chat's names anchors the count
 });
 
 test('a summarizer that is down during a catch-up is reported once: today\'s path does not run its retries again', async () => {
-  const { getAutoCompactThreshold } = await import('../../pkg/node.js');
-  const config = { contextWindow: 64_000 };
-  const threshold = getAutoCompactThreshold('claude-sonnet-4-5', config);
   let down = false, calls = 0;
   const summarize = async () => {
     calls++;
     if (down) throw Object.assign(new Error('overloaded'), { status: 529 });
     return { content: [{ type: 'text', text: `<summary>${words(calls, 12_000)}</summary>` }], stop_reason: 'end_turn' };
   };
-  const c = new Compactor({ model: 'claude-sonnet-4-5', config, summarize, retryBaseMs: 1, preemptive: { earlyLine: 15_000 } });
-  let k = 0;
-  const pair = (chars) => {
-    k++;
-    c.push({ role: 'user', content: `question ${k}: ${words(k, chars)}` });
-    c.push({ role: 'assistant', content: `answer ${k}: ${words(k + 500, chars)}` });
-  };
-  while (c.tokenCount() < 16_000) pair(4_000);
-  await c.maybeAutoCompact();
-  for (let w = 0; w < 400 && c.background.state !== 'ready'; w++) await new Promise((r) => setTimeout(r, 5));
-  while (c.tokenCount() < threshold) pair(600);
+  const { c } = await staleAtThreshold(summarize);
   down = true;
   calls = 0;
   const o = await c.maybeAutoCompact();
@@ -166,7 +130,7 @@ test('a summarizer that is down during a catch-up is reported once: today\'s pat
   assert.equal(c.tracking.consecutiveFailures, 1);
   // Today's path alone, on the same conversation: its attempts are the most a catch-up may make.
   let alone = 0;
-  const today = new Compactor({ model: 'claude-sonnet-4-5', config, retryBaseMs: 1, messages: c.messages, summarize: async () => { alone++; throw Object.assign(new Error('overloaded'), { status: 529 }); } });
+  const today = new Compactor({ model: MODEL, config: CONFIG, retryBaseMs: 1, messages: c.messages, summarize: async () => { alone++; throw Object.assign(new Error('overloaded'), { status: 529 }); } });
   await today.maybeAutoCompact();
   assert.ok(calls <= alone, `${calls} attempts, ${alone} on today's path alone`);
 });

@@ -2,37 +2,9 @@
 // package before the fix.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Compactor, getAutoCompactThreshold } from '../../pkg/node.js';
+import { staleAtThreshold as stale, words } from './helpers/stale-ahead.mjs';
 
-const words = (seed, n) => {
-  let s = '';
-  let k = seed;
-  while (s.length < n) {
-    k = (k * 1103515245 + 12345) >>> 0;
-    s += ['alpha', 'beta', 'gamma', 'delta'][k % 4] + ' ';
-  }
-  return s.slice(0, n);
-};
-
-/** A 64K Compactor with a summary written ahead, ready, then small turns up to the threshold
- * (the summary is stale there). `summarize` answers every call. */
-async function staleAtThreshold(summarize, extra = {}) {
-  const config = { contextWindow: 64_000 };
-  const threshold = getAutoCompactThreshold('claude-sonnet-4-5', config);
-  const c = new Compactor({ model: 'claude-sonnet-4-5', config, summarize, preemptive: { earlyLine: 15_000 }, retryBaseMs: 1, ...extra });
-  let k = 0;
-  const pair = (chars) => {
-    k++;
-    c.push({ role: 'user', content: `question ${k}: ${words(k, chars)}` });
-    c.push({ role: 'assistant', content: `answer ${k}: ${words(k + 500, chars)}` });
-  };
-  while (c.tokenCount() < 16_000) pair(4_000);
-  assert.equal((await c.maybeAutoCompact()).wasCompacted, false);
-  for (let w = 0; w < 400 && c.background.state !== 'ready'; w++) await new Promise((r) => setTimeout(r, 5));
-  assert.equal(c.background.state, 'ready', 'setup');
-  while (c.tokenCount() < threshold) pair(600);
-  return c;
-}
+const staleAtThreshold = async (summarize, extra) => (await stale(summarize, extra)).c;
 
 const answer = async () => ({ content: [{ type: 'text', text: `<summary>${words(3, 12_000)}</summary>` }], stop_reason: 'end_turn' });
 
