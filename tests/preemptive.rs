@@ -224,7 +224,7 @@ fn replay_with(conv: &[Message], base: &CompactContext, preemptive: bool) -> AtT
                     (None, Some((_, a, done))) => (a, done - clock),
                     (None, None) => panic!("no summary was started before the threshold"),
                 };
-                let r = match block_on(swap(&env, held, &ctx_for(held), &ahead)) {
+                let r = match block_on(swap(&env, held, &ctx_for(held), (&ahead, None))) {
                     Ok(r) => r,
                     Err(e) => {
                         // Too much since the cut: today's path, and its wait.
@@ -332,7 +332,7 @@ fn before_the_big_turn_the_swap_applies_within_the_bound() {
     let cx = ctx_for(held);
     let a = block_on(summarize_ahead(&env, held, (cut, true), None, &cx, &retry)).unwrap();
     let calls = env.calls();
-    let r = block_on(swap(&env, held, &cx, &a)).unwrap();
+    let r = block_on(swap(&env, held, &cx, (&a, None))).unwrap();
     assert_eq!(env.calls(), calls, "no model call on the swap");
     let s = block_on(context_compaction::drive::pipeline::compact_conversation(
         held,
@@ -380,7 +380,7 @@ fn over_the_bound_the_swap_is_refused() {
     let held = &conv[..=at];
     assert!(!tail_fits(held, &a, None).unwrap());
     let calls = env.calls();
-    let e = block_on(swap(&env, held, &c, &a)).unwrap_err();
+    let e = block_on(swap(&env, held, &c, (&a, None))).unwrap_err();
     assert_eq!(e.error.code, ErrorCode::PreemptiveNotApplicable);
     assert!(
         e.error.message.contains("synchronous path"),
@@ -451,7 +451,7 @@ fn a_stale_summary_at_the_threshold_is_caught_up_with_a_small_call() {
         ))
         .unwrap();
         assert_eq!(
-            block_on(swap(&env, held, &c, &stale))
+            block_on(swap(&env, held, &c, (&stale, None)))
                 .unwrap_err()
                 .error
                 .code,
@@ -605,7 +605,7 @@ fn a_summary_written_ahead_is_swapped_in_with_no_model_call() {
             continue;
         }
         let before = env.calls();
-        let r = block_on(swap(&env, held, &c, &a)).unwrap();
+        let r = block_on(swap(&env, held, &c, (&a, None))).unwrap();
         assert_eq!(env.calls(), before, "no model call on the swap");
         assert!(r.loss_report.is_empty(), "{:?}", r.loss_report);
         assert_eq!(r.messages_to_keep, (cut..held.len()).collect::<Vec<_>>());

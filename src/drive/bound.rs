@@ -48,6 +48,11 @@ pub fn post_compact_fits(sizes: &PostCompactSizes, fit: Option<&Fit>, ratio: f64
     sizes.swapped(fit) as f64 <= ratio * sizes.synchronous(fit) as f64
 }
 
+/// Where a swap refused for the bound leaves the sizes it measured and the learned line it
+/// predicted them with (a catch-up checks its own swap against them before paying for a
+/// summary, [`crate::drive::preemptive::catch_up`]).
+pub type Refusal = std::rc::Rc<std::cell::Cell<Option<(PostCompactSizes, Option<Fit>)>>>;
+
 /// The `PREEMPTIVE_NOT_APPLICABLE` error of a swap over the bound, with its numbers.
 pub fn not_applicable(sizes: &PostCompactSizes, fit: Option<&Fit>, ratio: f64) -> CompactError {
     CompactError::new(

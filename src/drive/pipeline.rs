@@ -810,6 +810,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
                         size_before,
                         fit,
                         preemptive_bound: None,
+                        refusal: None,
                     },
                 )
                 .await;
@@ -877,6 +878,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
             size_before,
             fit,
             preemptive_bound: None,
+            refusal: None,
         },
     )
     .await
@@ -1065,6 +1067,8 @@ pub(crate) struct Finish {
     /// of the synchronous path's (see [`crate::drive::bound::post_compact_fits`]),
     /// checked once the attachments are known and before any hook runs.
     pub preemptive_bound: Option<f64>,
+    /// Where a refusal for that bound leaves its sizes (see [`crate::drive::bound::Refusal`]).
+    pub refusal: Option<crate::drive::bound::Refusal>,
 }
 
 /// How many of `messages` are sent to the model.
@@ -1113,6 +1117,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         env.text_counter(),
     )?;
     let preemptive_bound = f.preemptive_bound;
+    let refusal = f.refusal.clone();
     let bound = |attachments: &[Message]| -> Result<(), CompactError> {
         let Some(ratio) = preemptive_bound else {
             return Ok(());
@@ -1125,6 +1130,9 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         if crate::drive::bound::post_compact_fits(&sizes, fit.as_ref(), ratio) {
             Ok(())
         } else {
+            if let Some(r) = &refusal {
+                r.set(Some((sizes, fit)));
+            }
             Err(crate::drive::bound::not_applicable(
                 &sizes,
                 fit.as_ref(),

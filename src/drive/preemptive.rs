@@ -45,7 +45,7 @@ use crate::transforms::boundary::Trigger;
 use crate::transforms::ptl::group_by_api_turn;
 
 pub use crate::drive::bound::{
-    not_applicable, post_compact_fits, PostCompactSizes, MAX_POST_COMPACT_RATIO,
+    not_applicable, post_compact_fits, PostCompactSizes, Refusal, MAX_POST_COMPACT_RATIO,
 };
 
 /// The default early line for `model`, before any turn is seen: halfway between the warning
@@ -266,7 +266,7 @@ pub async fn swap<E: Environment + ?Sized>(
     env: &E,
     messages: &[Message],
     ctx: &CompactContext,
-    ahead: &Ahead,
+    (ahead, refusal): (&Ahead, Option<&Refusal>),
 ) -> std::result::Result<CompactionResult, CompactError> {
     let not = |why: String| {
         CompactError::new(
@@ -316,6 +316,7 @@ pub async fn swap<E: Environment + ?Sized>(
             size_before,
             fit,
             preemptive_bound: Some(MAX_POST_COMPACT_RATIO),
+            refusal: refusal.cloned(),
         },
     )
     .await
@@ -348,14 +349,16 @@ pub enum AheadUse {
 /// that keeps the latest turn. The conversation waits for that call, as it would for today's
 /// path, but the call reads the summary and what came after it, not the whole conversation
 /// again: fewer tokens paid for, and a shorter wait. `Ok(None)` when there is nothing after
-/// the summary's cut to add. The summarizer's failure (after its retries) or an abort is the
+/// the summary's cut to add, or when its swap would be refused too (`refused`: the sizes the
+/// refused swap measured; with the latest turn in place of what it kept, a summary as large
+/// and the same restored files, still over the bound): no call is paid for then. The summarizer's failure (after its retries) or an abort is the
 /// error: today's path would call the same summarizer again, and the conversation would wait
 /// for as many retries twice.
 pub async fn catch_up<E: Environment + ?Sized>(
     env: &E,
     messages: &[Message],
     ctx: &CompactContext,
-    stale: &Ahead,
+    (stale, refused): (&Ahead, Option<(PostCompactSizes, Option<Fit>)>),
     retry: &RetryPolicy,
 ) -> std::result::Result<Option<Ahead>, CompactError> {
     let Some(plan) = ahead_cut(messages)? else {
@@ -363,6 +366,15 @@ pub async fn catch_up<E: Environment + ?Sized>(
     };
     if plan.cut <= stale.cut {
         return Ok(None);
+    }
+    if let Some((sizes, fit)) = refused {
+        let caught_up = PostCompactSizes {
+            kept: plan.tail,
+            ..sizes
+        };
+        if !post_compact_fits(&caught_up, fit.as_ref(), MAX_POST_COMPACT_RATIO) {
+            return Ok(None);
+        }
     }
     summarize_ahead(env, messages, (plan.cut, false), Some(stale), ctx, retry)
         .await
@@ -415,9 +427,10 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
                 // The summary offered, then (refused at the threshold) the one brought up
                 // to date: one swap call site for both (wasm size).
                 let mut caught_up: Option<Ahead> = None;
+                let refusal = Refusal::default();
                 loop {
                     let offered = caught_up.as_ref().unwrap_or(a);
-                    match swap(env, messages, ctx, offered).await {
+                    match swap(env, messages, ctx, (offered, Some(&refusal))).await {
                         Ok(r) => {
                             let used = if caught_up.is_some() {
                                 AheadUse::CaughtUp
@@ -432,7 +445,7 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
                             if caught_up.is_some() || env.has_session_memory() || !by_count()? {
                                 break;
                             }
-                            match catch_up(env, messages, ctx, a, retry).await {
+                            match catch_up(env, messages, ctx, (a, refusal.get()), retry).await {
                                 Ok(Some(fresh)) => caught_up = Some(fresh),
                                 Ok(None) => break,
                                 // In place of today's path, failing as it would (after as

@@ -107,6 +107,7 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
             size_before,
             fit,
             preemptive_bound: None,
+            refusal: None,
         },
     )
     .await

@@ -134,3 +134,24 @@ test('a summarizer that is down during a catch-up is reported once: today\'s pat
   await today.maybeAutoCompact();
   assert.ok(calls <= alone, `${calls} attempts, ${alone} on today's path alone`);
 });
+
+test('a stale summary whose catch-up could not be swapped in either (the latest turn alone over the bound) costs no call of its own', async () => {
+  let calls = 0;
+  const summarize = async () => {
+    calls++;
+    return { content: [{ type: 'text', text: `<summary>${words(calls, 12_000)}</summary>` }], stop_reason: 'end_turn' };
+  };
+  const { c } = await staleAtThreshold(summarize, {}, {
+    lastTokens: 9_000,
+    last: (chat) => {
+      chat.push({ role: 'user', content: 'read the big file' });
+      chat.push({ role: 'assistant', content: [{ type: 'tool_use', id: 'tbig', name: 'read_file', input: { path: 'big' } }] });
+      chat.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tbig', content: words(3, 40_000) }] });
+    },
+  });
+  const before = calls;
+  const o = await c.maybeAutoCompact();
+  assert.equal(o.wasCompacted, true, JSON.stringify(o.error));
+  assert.equal(o.caughtUp, undefined);
+  assert.equal(calls - before, 1, "today's path's call only");
+});

@@ -23,8 +23,10 @@ export const THRESHOLD = getAutoCompactThreshold(MODEL, CONFIG);
  * A 64K Compactor (`summarize`, plus `extra` options) whose summary written ahead (started at
  * 16,000 tokens) is ready, followed by small turns up to the threshold with no check between
  * them: at the threshold the summary is stale. Returns it and the text of its last message.
+ * With `last`, the small turns stop `lastTokens` below the threshold and `last(c)` pushes the
+ * latest turn.
  */
-export async function staleAtThreshold(summarize, extra = {}) {
+export async function staleAtThreshold(summarize, extra = {}, { last, lastTokens = 0 } = {}) {
   const c = new Compactor({ model: MODEL, config: CONFIG, summarize, preemptive: { earlyLine: 15_000 }, retryBaseMs: 1, ...extra });
   let k = 0;
   const pair = (chars) => {
@@ -36,6 +38,7 @@ export async function staleAtThreshold(summarize, extra = {}) {
   assert.equal((await c.maybeAutoCompact()).wasCompacted, false);
   for (let w = 0; w < 400 && c.background.state !== 'ready'; w++) await new Promise((r) => setTimeout(r, 5));
   assert.equal(c.background.state, 'ready', 'setup: the summary written ahead landed');
-  while (c.tokenCount() < THRESHOLD) pair(600);
+  while (c.tokenCount() < THRESHOLD - lastTokens) pair(600);
+  if (last) last(c);
   return { c, last: `answer ${k}: ${words(k + 500, 600)}` };
 }
