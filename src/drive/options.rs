@@ -700,7 +700,7 @@ pub fn preemptive<S: Source>(
         return Ok(if on { auto() } else { None });
     }
     const WHAT: &str = "options.preemptive";
-    if !v.is_object() {
+    if !v.is_object() || v.is_array() {
         return Err(Error::invalid_argument(format!(
             "{WHAT} must be true, false or {{ earlyLine?: number | 'auto' }}"
         )));

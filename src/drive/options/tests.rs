@@ -745,3 +745,22 @@ fn a_set_or_another_built_in_is_no_read_file_state() {
         assert!(context(&c).is_ok());
     }
 }
+
+#[test]
+fn preemptive_is_a_boolean_or_an_object_never_an_array() {
+    let read = |v: Value| {
+        preemptive(
+            &json!({ "preemptive": v }),
+            "claude-opus-4-6",
+            &Config::default(),
+        )
+    };
+    assert!(read(json!(true)).unwrap().is_some());
+    assert!(read(json!(false)).unwrap().is_none());
+    assert!(read(json!({})).unwrap().is_some());
+    for bad in [json!([]), json!([{"earlyLine": 5}]), json!("yes"), json!(1)] {
+        let e = read(bad.clone()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument, "{bad}");
+        assert!(e.message.contains("options.preemptive"), "{}", e.message);
+    }
+}
