@@ -434,128 +434,126 @@ fn stale_points<'a>(
 /// the latest turn, with nothing lost and a valid conversation.
 #[test]
 fn a_stale_summary_at_the_threshold_is_caught_up_with_a_small_call() {
-    let conv = long_session();
-    let c = ctx_120k();
-    let retry = RetryPolicy::with_base_ms(1);
-    let mut checked = 0;
-    for (at, cut, early_cut) in stale_points(&conv, &c).take(2) {
-        let held = &conv[..=at];
-        let env = offline();
-        let stale = block_on(summarize_ahead(
-            &env,
-            &held[..early_cut],
-            (early_cut, true),
-            None,
-            &c,
-            &retry,
-        ))
-        .unwrap();
-        assert_eq!(
-            block_on(swap(&env, held, &c, (&stale, None)))
-                .unwrap_err()
-                .error
-                .code,
-            ErrorCode::PreemptiveNotApplicable
-        );
-        let calls = env.calls();
-        let (out, used) = block_on(auto_compact_with_ahead(
-            held,
-            &c,
-            &Tracking::default(),
-            &Default::default(),
-            &retry,
-            &env,
-            Some(AheadSwap {
-                summary: &stale,
-                early: false,
-            }),
-        ))
-        .unwrap();
-        assert_eq!(used, AheadUse::CaughtUp, "{:?}", out.error);
-        assert_eq!(env.calls(), calls + 1, "one model call");
-        let request = serde_json::to_string(env.requests.borrow().last().unwrap()).unwrap();
-        let head: String = stale.summary.chars().take(100).collect();
-        let needle = serde_json::to_string(&head).unwrap();
-        assert!(
-            request.contains(needle.trim_matches('"')),
-            "the stale summary is read"
-        );
-        let full =
-            serde_json::to_string(&held.iter().map(Message::to_value).collect::<Vec<_>>()).unwrap();
-        assert!(
-            request.len() * 2 < full.len(),
-            "{} of {}",
-            request.len(),
-            full.len()
-        );
-        let r = out.result.unwrap();
-        assert_eq!(r.messages_to_keep, (cut..held.len()).collect::<Vec<_>>());
-        assert!(r.loss_report.is_empty(), "{:?}", r.loss_report);
-        let values: Vec<_> = r
-            .post_compact_messages(held)
-            .iter()
-            .map(Message::to_value)
-            .collect();
-        check_api(&values).unwrap();
-        checked += 1;
+    for nth in 0..2 {
+        caught_up_at(nth);
     }
-    assert!(
-        checked > 0,
-        "no point at the threshold with a small latest turn"
-    );
 }
 
-/// The first point of the long session at the threshold (of a 120K window) whose latest turn
-/// is small, with a summary written in `env` 30,000 tokens or more before it, and the outcome
-/// of `auto_compact_with_ahead` there with that summary (stale: its swap is refused).
+/// [`a_stale_summary_at_the_threshold_is_caught_up_with_a_small_call`] at one point.
+fn caught_up_at(nth: usize) {
+    let mut env = offline();
+    let at = at_threshold_with_a_stale_summary(&mut env, nth, |_| {});
+    let (out, used) = (at.out, at.used);
+    assert_eq!(used, AheadUse::CaughtUp, "{:?}", out.error);
+    assert_eq!(at.calls, 1, "one model call");
+    let held = &at.conv[..=at.at];
+    let request = serde_json::to_string(env.requests.borrow().last().unwrap()).unwrap();
+    let head: String = at.stale.summary.chars().take(100).collect();
+    let needle = serde_json::to_string(&head).unwrap();
+    assert!(
+        request.contains(needle.trim_matches('"')),
+        "the stale summary is read"
+    );
+    let full =
+        serde_json::to_string(&held.iter().map(Message::to_value).collect::<Vec<_>>()).unwrap();
+    assert!(
+        request.len() * 2 < full.len(),
+        "{} of {}",
+        request.len(),
+        full.len()
+    );
+    let r = out.result.unwrap();
+    assert_eq!(r.messages_to_keep, (at.cut..held.len()).collect::<Vec<_>>());
+    assert!(r.loss_report.is_empty(), "{:?}", r.loss_report);
+    let values: Vec<_> = r
+        .post_compact_messages(held)
+        .iter()
+        .map(Message::to_value)
+        .collect();
+    check_api(&values).unwrap();
+}
+
+/// What [`at_threshold_with_a_stale_summary`] found and did.
+struct StaleAtThreshold {
+    /// The long session; the conversation is `conv[..=at]`, its latest turn from `cut` on.
+    conv: Vec<Message>,
+    at: usize,
+    cut: usize,
+    /// The summary written ahead, stale there (its swap is refused).
+    stale: Ahead,
+    /// What `auto_compact_with_ahead` did with it, and the model calls it made.
+    out: context_compaction::drive::autocompact::AutoCompactOutcome,
+    used: AheadUse,
+    calls: usize,
+}
+
+/// The `nth` point (from 0) of the long session at the threshold (of a 120K window) whose latest turn
+/// is small, with a summary written in `env` 30,000 tokens or more before it (its swap
+/// refused there), and the outcome of `auto_compact_with_ahead` there with that summary,
+/// after `arm` set `env` up.
 fn at_threshold_with_a_stale_summary(
     env: &mut Scripted,
+    nth: usize,
     arm: fn(&mut Scripted),
-) -> (
-    context_compaction::drive::autocompact::AutoCompactOutcome,
-    AheadUse,
-    usize,
-) {
+) -> StaleAtThreshold {
     let conv = long_session();
     let c = ctx_120k();
     let retry = RetryPolicy::with_base_ms(1);
-    if let Some((at, _, early_cut)) = stale_points(&conv, &c).next() {
-        let held = &conv[..=at];
-        let stale = block_on(summarize_ahead(
-            env,
-            &held[..early_cut],
-            (early_cut, true),
-            None,
-            &c,
-            &retry,
-        ))
-        .unwrap();
-        arm(env);
-        let env = &*env;
-        let calls = env.calls();
-        let (out, used) = block_on(auto_compact_with_ahead(
-            held,
-            &c,
-            &Tracking::default(),
-            &Default::default(),
-            &retry,
-            env,
-            Some(AheadSwap {
-                summary: &stale,
-                early: false,
-            }),
-        ))
-        .unwrap();
-        return (out, used, env.calls() - calls);
+    let (at, cut, early_cut) = stale_points(&conv, &c)
+        .nth(nth)
+        .expect("no point at the threshold with a small latest turn");
+    let held = &conv[..=at];
+    let stale = block_on(summarize_ahead(
+        env,
+        &held[..early_cut],
+        (early_cut, true),
+        None,
+        &c,
+        &retry,
+    ))
+    .unwrap();
+    assert_eq!(
+        block_on(swap(env, held, &c, (&stale, None)))
+            .unwrap_err()
+            .error
+            .code,
+        ErrorCode::PreemptiveNotApplicable
+    );
+    arm(env);
+    let env = &*env;
+    let calls = env.calls();
+    let (out, used) = block_on(auto_compact_with_ahead(
+        held,
+        &c,
+        &Tracking::default(),
+        &Default::default(),
+        &retry,
+        env,
+        Some(AheadSwap {
+            summary: &stale,
+            early: false,
+        }),
+    ))
+    .unwrap();
+    let calls = env.calls() - calls;
+    StaleAtThreshold {
+        conv,
+        at,
+        cut,
+        stale,
+        out,
+        used,
+        calls,
     }
-    panic!("no point at the threshold with a small latest turn");
 }
 
 /// With a session memory, a stale summary at the threshold is not caught up: today's path
 /// compacts from the memory with no model call (a catch-up would pay one where none was).
 #[test]
 fn with_a_session_memory_a_stale_summary_is_not_caught_up() {
-    let (out, used, calls) = at_threshold_with_a_stale_summary(&mut offline(), |env| {
+    let StaleAtThreshold {
+        out, used, calls, ..
+    } = at_threshold_with_a_stale_summary(&mut offline(), 0, |env| {
         env.memory = Some("Session notes: the user works on the count module.".into());
     });
     assert_eq!(used, AheadUse::None, "{:?}", out.error);
@@ -567,9 +565,10 @@ fn with_a_session_memory_a_stale_summary_is_not_caught_up() {
 /// abort of today's path does: not counted towards the circuit breaker.
 #[test]
 fn an_abort_during_a_catch_up_is_not_a_failure_in_a_row() {
-    let (out, used, _) = at_threshold_with_a_stale_summary(&mut offline(), |env| {
-        env.abort_at = Some("summarizing");
-    });
+    let StaleAtThreshold { out, used, .. } =
+        at_threshold_with_a_stale_summary(&mut offline(), 0, |env| {
+            env.abort_at = Some("summarizing");
+        });
     assert_eq!(used, AheadUse::None);
     assert_eq!(out.error.unwrap().error.code, ErrorCode::Aborted);
     assert_eq!(out.consecutive_failures, 0);

@@ -182,17 +182,13 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue, seen: &AheadSe
             super::convert::Reading::Whole,
         )?;
         taken.give_usage(read(session)?.given_usage());
-        let Some(plan) = preemptive::ahead_cut(taken.typed.as_slice())? else {
-            return Ok(None);
-        };
-        if !read(session)?.ahead_worth_starting(plan.tail, plan.pending) {
-            return Ok(None); // stale before it could be swapped in
-        }
-        Ok(Some((c, env, taken, plan.cut, plan.tail)))
+        // (None: no earlier turn to summarize yet, or one would be stale before a swap.)
+        let plan = read(session)?.ahead_plan(taken.typed.as_slice())?;
+        Ok(plan.map(|plan| (c, env, taken, plan.cut, plan.tail)))
     })();
     let (c, env, taken, cut, tail) = match prepared {
         Ok(Some(p)) => p,
-        Ok(None) => return, // nothing before the latest turn to summarize yet
+        Ok(None) => return,
         Err(e) => {
             if let Ok(mut s) = write(session) {
                 let (ticket, _) = s.start_ahead(0, 0);

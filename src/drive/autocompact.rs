@@ -338,6 +338,17 @@ pub struct AutoCompactOutcome {
 }
 
 impl AutoCompactOutcome {
+    /// A compaction that produced `result`: the failures in a row end.
+    pub fn compacted(result: crate::drive::pipeline::CompactionResult) -> Self {
+        AutoCompactOutcome {
+            was_compacted: true,
+            result: Some(result),
+            consecutive_failures: 0,
+            error: None,
+            skipped: None,
+        }
+    }
+
     /// Nothing attempted because of `why`; the failure count stays `consecutive_failures`. The
     /// error of the reason, if it has one, is reported with it.
     pub fn skipped(why: SkipReason, consecutive_failures: u32) -> Self {
@@ -428,15 +439,7 @@ pub async fn auto_compact_if_needed<E: crate::drive::env::Environment + ?Sized>(
     )
     .await
     {
-        Ok(r) => {
-            return Ok(AutoCompactOutcome {
-                was_compacted: true,
-                result: Some(r),
-                consecutive_failures: 0,
-                error: None,
-                skipped: None,
-            })
-        }
+        Ok(r) => return Ok(AutoCompactOutcome::compacted(r)),
         Err(e) if e.error.code == crate::model::error::ErrorCode::Aborted => return Ok(failed(e)),
         Err(_) => {} // not applicable: full compaction
     }
@@ -448,13 +451,7 @@ pub async fn auto_compact_if_needed<E: crate::drive::env::Environment + ?Sized>(
         ..Default::default()
     };
     match crate::drive::pipeline::compact_conversation(messages, ctx, &options, env).await {
-        Ok(r) => Ok(AutoCompactOutcome {
-            was_compacted: true,
-            result: Some(r),
-            consecutive_failures: 0,
-            error: None,
-            skipped: None,
-        }),
+        Ok(r) => Ok(AutoCompactOutcome::compacted(r)),
         Err(e) => Ok(failed(e)),
     }
 }

@@ -162,8 +162,8 @@ pub fn ahead_cut<V: ConversationView + ?Sized>(view: &V) -> Result<Option<AheadC
 /// in front of `messages[earlier.cut..cut]`). The PreCompact hooks run for the first of a
 /// chain (trigger `auto`). Its own progress events, `start` (the tokens it summarizes) and
 /// `summarized`, are marked `background` when `background` is set (a summary written ahead;
-/// not a [`catch_up`], which the conversation waits for); the environment of a summary written ahead marks
-/// the summary call's (`summarizing`, retries) itself (the bindings' `JsEnv::for_background`),
+/// not a [`catch_up`], which the conversation waits for); the environment of a summary
+/// written ahead marks the summary call's (`summarizing`, retries) itself (the bindings' `JsEnv::for_background`),
 /// so the pipeline is not instantiated a second time for a wrapper.
 pub async fn summarize_ahead<E: Environment + ?Sized>(
     env: &E,
@@ -351,9 +351,9 @@ pub enum AheadUse {
 /// again: fewer tokens paid for, and a shorter wait. `Ok(None)` when there is nothing after
 /// the summary's cut to add, or when its swap would be refused too (`refused`: the sizes the
 /// refused swap measured; with the latest turn in place of what it kept, a summary as large
-/// and the same restored files, still over the bound): no call is paid for then. The summarizer's failure (after its retries) or an abort is the
-/// error: today's path would call the same summarizer again, and the conversation would wait
-/// for as many retries twice.
+/// and the same restored files, still over the bound): no call is paid for then. The
+/// summarizer's failure (after its retries) or an abort is the error: today's path would call
+/// the same summarizer again, and the conversation would wait for as many retries twice.
 pub async fn catch_up<E: Environment + ?Sized>(
     env: &E,
     messages: &[Message],
@@ -386,8 +386,9 @@ pub async fn catch_up<E: Environment + ?Sized>(
 /// could put the swap over the bound, [`crate::drive::ahead::Background::swap_early`]) — it is
 /// swapped in ([`swap`], no model call). When it does not apply (`PREEMPTIVE_NOT_APPLICABLE`)
 /// and the count is at the threshold, it is brought up to date and swapped in
-/// ([`catch_up`]; refused too when the latest turn alone is over the bound) — unless the caller keeps a session memory, which today's path tries first
-/// with no model call; failing that, today's path runs ([`auto_compact_if_needed`]), which
+/// ([`catch_up`]; not when the latest turn alone is over the bound) — unless the caller keeps
+/// a session memory, which today's path tries first with no model call; failing that, today's
+/// path runs ([`auto_compact_if_needed`]), which
 /// compacts only when due. Any other failure of the swap (an abort, a hook's veto) is
 /// reported like a failed compaction, and counts towards the circuit breaker. The
 /// [`AheadUse`] says which path compacted.
@@ -400,13 +401,7 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
     env: &E,
     ahead: Option<AheadSwap<'_>>,
 ) -> Result<(AutoCompactOutcome, AheadUse)> {
-    let compacted = |r| AutoCompactOutcome {
-        was_compacted: true,
-        result: Some(r),
-        consecutive_failures: 0,
-        error: None,
-        skipped: None,
-    };
+    // A swap that failed otherwise (a hook's veto, an abort) counts towards the breaker.
     let failed = |e| AutoCompactOutcome {
         was_compacted: false,
         result: None,
@@ -437,7 +432,7 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
                             } else {
                                 AheadUse::Swapped
                             };
-                            return Ok((compacted(r), used));
+                            return Ok((AutoCompactOutcome::compacted(r), used));
                         }
                         Err(e) if e.error.code == ErrorCode::PreemptiveNotApplicable => {
                             // With a session memory, today's path compacts from it first,

@@ -20,7 +20,7 @@ use crate::drive::ahead::{Background, Cancel, Ticket};
 use crate::drive::autocompact::{
     self, AutoCompactOutcome, ShouldAutoCompactOptions, SkipReason, ThrashDetector, Tracking,
 };
-use crate::drive::preemptive::{Ahead, EarlyLine};
+use crate::drive::preemptive::{Ahead, AheadCut, EarlyLine};
 use crate::drive::snapshot::{Fingerprint, SessionSnapshot};
 use crate::measure::thresholds::{self, TokenWarningState};
 use crate::measure::tokens::{message_facts, MessageFacts, Preamble, RunningCount};
@@ -129,6 +129,11 @@ impl<M> Session<M> {
         &self.background
     }
 
+    /// The automatic-compaction threshold of the session's model and configuration.
+    fn threshold(&self) -> u64 {
+        thresholds::auto_compact_threshold(&self.model, &self.config)
+    }
+
     /// Whether a summary should be written ahead now: pre-emptive summaries on, the count
     /// past the early line and compaction not yet due (when due, the next check compacts
     /// anyway — the ready summary or today's path — and drops a summary started now; while
@@ -144,21 +149,23 @@ impl<M> Session<M> {
         ) {
             return false;
         }
-        let threshold = thresholds::auto_compact_threshold(&self.model, &self.config);
+        let threshold = self.threshold();
         self.token_count() < threshold
             || !autocompact::is_due(self.token_count(), snip_tokens_freed(), threshold)
     }
 
-    /// Whether a summary written ahead that keeps `tail` estimated tokens after its cut is
-    /// worth starting (see [`Background::worth_starting`]); `pending`: the turn after the cut
-    /// still waits for tool results.
-    pub fn ahead_worth_starting(&self, tail: u64, pending: bool) -> bool {
-        self.background.worth_starting(
-            (tail, pending),
-            self.token_count(),
-            thresholds::auto_compact_threshold(&self.model, &self.config),
-            self.calibration().fit().as_ref(),
-        )
+    /// Where a summary written ahead of `view` (the messages held, as read for it) would cut
+    /// ([`crate::drive::preemptive::ahead_cut`]), when there is an earlier turn to summarize
+    /// and such a summary is worth starting ([`Background::worth_starting`]).
+    pub fn ahead_plan<V: ConversationView + ?Sized>(&self, view: &V) -> Result<Option<AheadCut>> {
+        Ok(crate::drive::preemptive::ahead_cut(view)?.filter(|plan| {
+            self.background.worth_starting(
+                (plan.tail, plan.pending),
+                self.token_count(),
+                self.threshold(),
+                self.calibration().fit().as_ref(),
+            )
+        }))
     }
 
     /// Whether the summary written ahead should be swapped in now, a check before the
@@ -169,7 +176,7 @@ impl<M> Session<M> {
         !self.compacting()
             && self.background.swap_early(
                 self.token_count(),
-                thresholds::auto_compact_threshold(&self.model, &self.config),
+                self.threshold(),
                 self.calibration().fit().as_ref(),
             )
     }
@@ -421,7 +428,7 @@ impl<M> Session<M> {
         if !self.compacting() {
             self.background.observe_check(self.token_count());
         }
-        let threshold = thresholds::auto_compact_threshold(&self.model, &self.config);
+        let threshold = self.threshold();
         let due = autocompact::is_due(self.token_count(), options.snip_tokens_freed, threshold)
             || self.swap_early();
         let why = if self.compacting() {
@@ -549,10 +556,7 @@ impl<M> Session<M> {
         self.background.drop_all();
         self.background.compacted(self.token_count());
         match compaction.trigger {
-            Trigger::Auto => self.thrash.compacted(thresholds::auto_compact_threshold(
-                &self.model,
-                &self.config,
-            )),
+            Trigger::Auto => self.thrash.compacted(self.threshold()),
             Trigger::Manual => self.thrash.reset(),
         }
         // A compaction that succeeded, of either trigger, ends the failures in a row: the
@@ -649,10 +653,7 @@ impl<M> Session<M> {
         }
         self.tracking.consecutive_failures = snapshot.consecutive_failures;
         self.thrash = snapshot.thrash.clone();
-        self.thrash.threshold_is(thresholds::auto_compact_threshold(
-            &self.model,
-            &self.config,
-        ));
+        self.thrash.threshold_is(self.threshold());
         Ok(())
     }
 }

@@ -414,28 +414,16 @@ impl SessionSnapshot {
             return Err(invalid("snapshot.thrash must be an object"));
         }
         closed(&thrash, "snapshot.thrash", THRASH_KEYS)?;
-        let turns = thrash.get("turnsSinceCompaction");
-        let turns_since_compaction = if turns.is_absent() {
-            None
-        } else {
-            Some(integer(
-                &thrash,
-                "turnsSinceCompaction",
-                "snapshot.thrash",
-                f64::from(u32::MAX),
-            )? as u32)
+        // Each absent (or null) when there is none.
+        let optional = |key: &str, max: f64| -> Result<Option<u64>> {
+            if thrash.get(key).is_absent() {
+                return Ok(None);
+            }
+            integer(&thrash, key, "snapshot.thrash", max).map(Some)
         };
-        let paused = thrash.get("pausedAtThreshold");
-        let paused_at = if paused.is_absent() {
-            None
-        } else {
-            Some(integer(
-                &thrash,
-                "pausedAtThreshold",
-                "snapshot.thrash",
-                MAX_SAFE,
-            )?)
-        };
+        let turns_since_compaction =
+            optional("turnsSinceCompaction", f64::from(u32::MAX))?.map(|t| t as u32);
+        let paused_at = optional("pausedAtThreshold", MAX_SAFE)?;
         let thrashing = thrash
             .get("thrashing")
             .boolean()
