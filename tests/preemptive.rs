@@ -261,7 +261,7 @@ fn replay_with(conv: &[Message], base: &CompactContext, preemptive: bool) -> AtT
                 let a = block_on(summarize_ahead(
                     &env,
                     held,
-                    (cut, true),
+                    (cut, true, true),
                     earlier.as_ref(),
                     &c,
                     &retry,
@@ -330,7 +330,15 @@ fn before_the_big_turn_the_swap_applies_within_the_bound() {
     assert!(token_count_with_estimation(held).unwrap().total >= early);
     let cut = cut_point(held).unwrap().unwrap();
     let cx = ctx_for(held);
-    let a = block_on(summarize_ahead(&env, held, (cut, true), None, &cx, &retry)).unwrap();
+    let a = block_on(summarize_ahead(
+        &env,
+        held,
+        (cut, true, true),
+        None,
+        &cx,
+        &retry,
+    ))
+    .unwrap();
     let calls = env.calls();
     let r = block_on(swap(&env, held, &cx, (&a, None))).unwrap();
     assert_eq!(env.calls(), calls, "no model call on the swap");
@@ -376,7 +384,15 @@ fn over_the_bound_the_swap_is_refused() {
         .unwrap();
     let before = &conv[..at];
     let cut = cut_point(before).unwrap().unwrap();
-    let a = block_on(summarize_ahead(&env, before, (cut, true), None, &c, &retry)).unwrap();
+    let a = block_on(summarize_ahead(
+        &env,
+        before,
+        (cut, true, true),
+        None,
+        &c,
+        &retry,
+    ))
+    .unwrap();
     let held = &conv[..=at];
     assert!(!tail_fits(held, &a, None).unwrap());
     let calls = env.calls();
@@ -506,7 +522,7 @@ fn at_threshold_with_a_stale_summary(
     let stale = block_on(summarize_ahead(
         env,
         &held[..early_cut],
-        (early_cut, true),
+        (early_cut, true, true),
         None,
         &c,
         &retry,
@@ -599,7 +615,15 @@ fn a_summary_written_ahead_is_swapped_in_with_no_model_call() {
         let Some(cut) = cut_point(held).unwrap() else {
             continue;
         };
-        let a = block_on(summarize_ahead(&env, held, (cut, true), None, &c, &retry)).unwrap();
+        let a = block_on(summarize_ahead(
+            &env,
+            held,
+            (cut, true, true),
+            None,
+            &c,
+            &retry,
+        ))
+        .unwrap();
         if !tail_fits(held, &a, fit(held).as_ref()).unwrap() {
             continue;
         }

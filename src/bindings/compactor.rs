@@ -220,7 +220,7 @@ fn start_ahead(session: &Shared, shape: Shape, context: &JsValue, seen: &AheadSe
         let r = preemptive::summarize_ahead(
             &env,
             &taken.typed,
-            (cut, true),
+            (cut, true, true),
             earlier.as_ref(),
             &ctx,
             &c.retry,
@@ -367,8 +367,9 @@ impl Compactor {
     /// Gives the count the usage the provider reported for the latest response, when its
     /// message does not carry it (AI SDK `result.usage`, OpenAI `completion.usage`, in any
     /// ecosystem's names): the running count is then anchored there, exactly as if the message
-    /// carried it. Throws `INVALID_ARGUMENT` when no response was pushed since the conversation
-    /// began or was compacted, or the usage is not a usage object.
+    /// carried it. A usage whose counts are all 0 or left undefined (a provider that reports
+    /// none) changes nothing. Throws `INVALID_ARGUMENT` when no response was pushed since the
+    /// conversation began or was compacted, or the usage is not a usage object.
     #[wasm_bindgen(js_name = setUsage)]
     pub fn set_usage(
         &self,

@@ -245,6 +245,37 @@ function isOtherLineType(t) {
   }
 }
 
+// Whether `u` is a response's usage: not absent, and not an object whose every count is
+// absent or 0. A real request always has input; Claude Code writes its own messages (an API
+// error, an interrupted turn: model `<synthetic>`) with all counts 0, and SDKs leave every
+// count undefined when the provider reports none. Such a usage says nothing of the context,
+// so the count neither starts from it nor stops its search there (model::view
+// UsageCounts::is_zero). A usage that is not an object, or holds a count that is not a
+// number, is usage (reading it reports it).
+function carriesUsage(u) {
+  if (u === undefined || u === null) return false;
+  if (typeof u !== 'object' || Array.isArray(u)) return true;
+  if (counts(u.cache_creation_input_tokens) || counts(u.cache_read_input_tokens)) return true;
+  let v = u.input_tokens;
+  if (v === undefined || v === null) v = otherCount(u.inputTokens, u.prompt_tokens);
+  if (counts(v)) return true;
+  v = u.output_tokens;
+  if (v === undefined || v === null) v = otherCount(u.outputTokens, u.completion_tokens);
+  return counts(v);
+}
+
+// The count otherUsage reads from another ecosystem's two names (numbers only).
+const otherCount = (a, b) => typeof a === 'number' ? a : typeof b === 'number' ? b : undefined;
+
+// carriesUsage of LangChain's `usage_metadata` (lcUsage reads it).
+function lcCarriesUsage(u) {
+  if (u === null || typeof u !== 'object') return false;
+  return Array.isArray(u) || counts(u.input_tokens) || counts(u.output_tokens);
+}
+
+// A count that is given and not 0 (what is not a number is given: reading it reports it).
+const counts = (v) => v !== undefined && v !== null && v !== 0;
+
 // The header of a Claude Code line of type `t` (`k` = lineKind(t)).
 function lineHeader(m, k) {
   let bits = (k === undefined ? 4 : k) | 8 | (ANTHROPIC << SHAPE_SHIFT) | 128;
@@ -252,7 +283,7 @@ function lineHeader(m, k) {
   if (k === 2 && m.subtype === 'compact_boundary') bits |= 32;
   const inner = m.message;
   if (inner !== null && typeof inner === 'object') {
-    if (inner.usage != null) bits |= 64;
+    if (carriesUsage(inner.usage)) bits |= 64;
     if (inner.stop_reason === null) bits |= 256;
     if (k === 1 && beginsWithCompaction(inner.content)) bits |= STARTS_CONTEXT;
   }
@@ -278,7 +309,7 @@ export function header(m, full = true) {
   if (f !== undefined) {
     const k = lcKind(m, f);
     let bits = k | (LANGCHAIN << SHAPE_SHIFT) | 128;
-    if (k === 1 && f.usage_metadata !== null && typeof f.usage_metadata === 'object') bits |= 64;
+    if (k === 1 && lcCarriesUsage(f.usage_metadata)) bits |= 64;
     // ChatAnthropic keeps the API's compaction block in the AIMessage's content as it is.
     if (k === 1 && beginsWithCompaction(f.content)) bits |= STARTS_CONTEXT;
     return bits;
@@ -300,7 +331,7 @@ export function header(m, full = true) {
   const k = roleKind(r);
   if (k === undefined) return UNKNOWN_ROLE | 128;
   let bits = k | 128;
-  if (m.usage != null) bits |= 64;
+  if (carriesUsage(m.usage)) bits |= 64;
   if (k === 1 && startsContext(m)) bits |= STARTS_CONTEXT;
   if (k === 2 && m.clear_at === 'next_user_message') bits |= CLEARS_AT_USER;
   if (!full) return bits;

@@ -1289,7 +1289,8 @@ fn given_usage<S: Source>(options: &S, what: &str) -> Result<Option<GivenUsage>>
         return Ok(None);
     }
     let usage = usage_counts(&u, &format!("{what}.usage"))?;
-    Ok(Some(GivenUsage { at, usage }))
+    // A usage with every count 0 says nothing of the context (UsageCounts::is_zero).
+    Ok((!usage.is_zero()).then_some(GivenUsage { at, usage }))
 }
 
 /// A usage object in any ecosystem's names (see [`USAGE_NAMES`]); `what` names it in errors.
@@ -1310,6 +1311,16 @@ pub fn usage_counts<S: Source>(u: &S, what: &str) -> Result<UsageCounts> {
         }
     }
     if raw[0].is_none() && raw[3].is_none() {
+        // An SDK's usage of a response its provider reported no counts for (the AI SDK's
+        // `{inputTokens: undefined, outputTokens: undefined, …}`): nothing to anchor the
+        // count at, not a mistake (see [`UsageCounts::is_zero`]).
+        let names = u.keys()?;
+        if USAGE_NAMES
+            .iter()
+            .any(|n| n.iter().any(|k| names.iter().any(|x| x == k)))
+        {
+            return Ok(UsageCounts::default());
+        }
         return Err(Error::invalid_argument(format!(
             "{what} has no input or output token count (input_tokens / inputTokens / prompt_tokens, output_tokens / outputTokens / completion_tokens)"
         )));

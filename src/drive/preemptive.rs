@@ -160,25 +160,28 @@ pub fn ahead_cut<V: ConversationView + ?Sized>(view: &V) -> Result<Option<AheadC
 
 /// Writes the summary of `messages[..cut]`, chained after `earlier` when given (its summary
 /// in front of `messages[earlier.cut..cut]`). The PreCompact hooks run for the first of a
-/// chain (trigger `auto`). Its own progress events, `start` (the tokens it summarizes) and
-/// `summarized`, are marked `background` when `background` is set (a summary written ahead;
-/// not a [`catch_up`], which the conversation waits for); the environment of a summary
+/// chain (trigger `auto`). Its own progress events, `start` (the tokens it summarizes; only
+/// when `announce` is set: a [`catch_up`] after a swap that announced the compaction does not
+/// announce it again) and `summarized`, are marked `background` when `background` is set (a
+/// summary written ahead; not a [`catch_up`], which the conversation waits for); the environment of a summary
 /// written ahead marks the summary call's (`summarizing`, retries) itself (the bindings' `JsEnv::for_background`),
 /// so the pipeline is not instantiated a second time for a wrapper.
 pub async fn summarize_ahead<E: Environment + ?Sized>(
     env: &E,
     messages: &[Message],
-    (cut, background): (usize, bool),
+    (cut, background, announce): (usize, bool, bool),
     earlier: Option<&Ahead>,
     ctx: &CompactContext,
     retry: &RetryPolicy,
 ) -> std::result::Result<Ahead, CompactError> {
     let start = active_start(messages)?;
-    env.progress(&ProgressEvent {
-        tokens: Some(estimate_range(messages, start.min(cut)..cut)?),
-        background,
-        ..ProgressEvent::phase("start")
-    });
+    if announce {
+        env.progress(&ProgressEvent {
+            tokens: Some(estimate_range(messages, start.min(cut)..cut)?),
+            background,
+            ..ProgressEvent::phase("start")
+        });
+    }
     let pre = match earlier {
         Some(e) => e.pre.clone(),
         None => {
@@ -287,10 +290,14 @@ pub async fn swap<E: Environment + ?Sized>(
         estimated: size_before,
         fit,
     } = ctx.size_before(messages, env.text_counter())?;
-    env.progress(&ProgressEvent {
-        tokens: Some(pre_tokens),
-        ..ProgressEvent::phase("start")
-    });
+    // A swap after one refused for its size (the summary brought up to date) does not
+    // announce the compaction again: one `start` per compaction the conversation waits for.
+    if refusal.is_none_or(|r| r.get().is_none()) {
+        env.progress(&ProgressEvent {
+            tokens: Some(pre_tokens),
+            ..ProgressEvent::phase("start")
+        });
+    }
     let loss_report =
         crate::summarize::loss::loss_report(&messages[start..ahead.cut], &ahead.summary);
     finish(
@@ -376,9 +383,19 @@ pub async fn catch_up<E: Environment + ?Sized>(
             return Ok(None);
         }
     }
-    summarize_ahead(env, messages, (plan.cut, false), Some(stale), ctx, retry)
-        .await
-        .map(Some)
+    // The swap refused for its size announced the compaction (`start`); one refused before
+    // (its cut) did not.
+    let announce = refused.is_none();
+    summarize_ahead(
+        env,
+        messages,
+        (plan.cut, false, announce),
+        Some(stale),
+        ctx,
+        retry,
+    )
+    .await
+    .map(Some)
 }
 
 /// `autoCompactIfNeeded` with a summary written ahead: when `ahead` is given and the

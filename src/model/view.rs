@@ -100,6 +100,16 @@ impl UsageCounts {
         self.input_total() + self.output_tokens
     }
 
+    /// Whether every count is 0: no response's usage (a request always has input). Claude
+    /// Code writes its own assistant messages (an API error, an interrupted turn; model
+    /// `<synthetic>`) with such a usage, and SDKs leave every count out when the provider
+    /// reports none. A view reads such a message as carrying no usage
+    /// ([`ConversationView::usage`]), so the count neither starts from it nor stops its search
+    /// there (js_view.js `carriesUsage` says the same of JS messages).
+    pub fn is_zero(&self) -> bool {
+        self.context_total() == 0
+    }
+
     /// [`UsageCounts::from_raw`] without its error: `None` when a count is not valid.
     #[inline]
     pub fn from_valid_raw(raw: &[Option<f64>; 4]) -> Option<UsageCounts> {
@@ -358,7 +368,8 @@ pub trait ConversationView {
     fn kind(&self, i: usize) -> Result<Kind>;
     /// Whether message `i` is a transcript line (has `type`).
     fn is_transcript(&self, i: usize) -> bool;
-    /// Validated usage of message `i`, when it carries one.
+    /// Validated usage of message `i`, when it carries one (a usage whose counts are all 0
+    /// is none: [`UsageCounts::is_zero`]).
     fn usage(&self, i: usize) -> Result<Option<UsageCounts>>;
     /// `message.id` of message `i`.
     fn message_id(&self, i: usize) -> Option<String>;
@@ -1314,7 +1325,7 @@ impl ConversationView for [Message] {
                         format!("messages[{i}].usage")
                     }
                 };
-                UsageCounts::from_usage(&u, loc).map(Some)
+                Ok(Some(UsageCounts::from_usage(&u, loc)?).filter(|u| !u.is_zero()))
             }
         }
     }
@@ -1522,6 +1533,33 @@ mod tests {
             // The content is untouched.
             assert_eq!(m.content().map(|c| c.is_empty()), Some(false));
         }
+    }
+
+    /// A usage whose counts are all 0 (Claude Code's `<synthetic>` error lines, an SDK's
+    /// usage of a provider that reported none) is no usage: the count's search passes it.
+    #[test]
+    fn a_usage_of_zeros_is_none_and_the_search_passes_it() {
+        use super::{ConversationView, Latest};
+        use crate::model::messages::Message;
+        use serde_json::json;
+        let typed = Message::parse_all(json!([
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b", "usage": {"input_tokens": 900, "output_tokens": 9}},
+            {"role": "user", "content": "c"},
+            {"type": "assistant", "uuid": "x", "message": {"role": "assistant", "model": "<synthetic>",
+             "content": [{"type": "text", "text": "API Error"}],
+             "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0}}},
+            {"role": "assistant", "content": "d", "usage": {}},
+            {"role": "assistant", "content": "e", "usage": {"inputTokens": null}}
+        ]))
+        .unwrap();
+        let view: &[Message] = &typed;
+        for i in 3..6 {
+            assert_eq!(view.usage(i).unwrap(), None, "message {i}");
+        }
+        assert!(
+            matches!(view.latest_usage(6).unwrap(), Latest::Usage(1, u) if u.context_total() == 909)
+        );
     }
 
     #[test]

@@ -764,3 +764,23 @@ fn preemptive_is_a_boolean_or_an_object_never_an_array() {
         assert!(e.message.contains("options.preemptive"), "{}", e.message);
     }
 }
+
+/// An SDK's usage of a response its provider reported no counts for is no usage (every count
+/// 0), not an error; a usage with no count's name at all still is one.
+#[test]
+fn usage_of_a_provider_that_reported_none_is_zero_not_an_error() {
+    for u in [
+        json!({"inputTokens": null, "outputTokens": null, "totalTokens": null}),
+        json!({"prompt_tokens": 0, "completion_tokens": 0}),
+    ] {
+        let counts = usage_counts(&u, "usage").unwrap();
+        assert!(counts.is_zero(), "{u}");
+        let (o, _) = should_auto_compact_options(&json!({ "usage": u })).unwrap();
+        assert!(o.given_usage.is_none(), "{u}: no usage is given");
+    }
+    let (c, m) = code(usage_counts(&json!({"tokens": 3}), "usage"));
+    assert_eq!(c, ErrorCode::InvalidArgument);
+    assert!(m.contains("no input or output token count"), "{m}");
+    let (o, _) = should_auto_compact_options(&json!({"usage": {"inputTokens": 5}})).unwrap();
+    assert_eq!(o.given_usage.unwrap().usage.input_tokens, 5);
+}
