@@ -255,10 +255,10 @@ function isOtherLineType(t) {
 function carriesUsage(u) {
   if (u === undefined || u === null) return false;
   if (typeof u !== 'object' || Array.isArray(u)) return true;
-  if (counts(u.cache_creation_input_tokens) || counts(u.cache_read_input_tokens)) return true;
+  // A real response's `input_tokens` is not 0 (at least 1): the common case reads one count.
   let v = u.input_tokens;
   if (v === undefined || v === null) v = otherCount(u.inputTokens, u.prompt_tokens);
-  if (counts(v)) return true;
+  if (counts(v) || counts(u.cache_creation_input_tokens) || counts(u.cache_read_input_tokens)) return true;
   v = u.output_tokens;
   if (v === undefined || v === null) v = otherCount(u.outputTokens, u.completion_tokens);
   return counts(v);
