@@ -615,3 +615,31 @@ fn the_system_messages_that_open_a_conversation_come_first_and_are_not_summarize
     assert_eq!(out2[1], m[0]);
     assert_eq!(out2.iter().filter(|x| **x == m[0]).count(), 1);
 }
+
+/// The files whose content the kept messages hold (here a pinned tool result) are listed as
+/// kept reads (their `readFileState` entries stay) and not restored; the others are not.
+#[test]
+fn the_reads_the_kept_messages_hold_are_kept_reads_and_not_restored() {
+    let m = transcript(20, 4000);
+    let mut c = CompactContext {
+        // The result of round 3: 4,000 × "x".
+        pinned: vec![Pinned::Message(Box::new(m[11].clone()))],
+        ..ctx()
+    };
+    for (path, content) in [
+        ("/f3.rs", "x".repeat(4000)),
+        ("/f5.rs", "fn five() {}\n".repeat(50)),
+    ] {
+        c.read_file_state.push(FileSnapshot {
+            path: path.into(),
+            content: Some(content),
+            timestamp_ms: 1.0,
+        });
+    }
+    let env = Scripted::summary("Twenty reads.");
+    let r = block_on(compact_conversation(&m, &c, &manual(None), &env)).unwrap();
+    assert!(r.messages_to_keep.contains(&11));
+    assert_eq!(r.kept_reads, ["/f3.rs"]);
+    let restored: Vec<&str> = r.restored_files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(restored, ["/f5.rs"]);
+}

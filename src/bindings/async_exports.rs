@@ -639,7 +639,7 @@ pub fn compact_conversation(
         let r = pipeline::compact_conversation(&typed, &c.context, &opts, &env)
             .await
             .map_err(compact_error)?;
-        commit_context(&context, &seen);
+        commit_context(&context, &seen, &r.kept_reads);
         result_js(&r, &messages, &context, read.foreign.as_ref())
     })
 }
@@ -666,7 +666,7 @@ pub fn try_session_memory_compaction(
         let r = session_memory::try_session_memory_compaction(&typed, &c.context, None, &env)
             .await
             .map_err(compact_error)?;
-        commit_context(&context, &seen);
+        commit_context(&context, &seen, &r.kept_reads);
         result_js(&r, &messages, &context, read.foreign.as_ref())
     })
 }
@@ -734,7 +734,7 @@ pub fn auto_compact_if_needed(
         .await)?;
         let result = match &out.result {
             Some(r) => {
-                commit_context(&context, &seen);
+                commit_context(&context, &seen, &r.kept_reads);
                 Some(result_js(r, &messages, &context, read.foreign.as_ref())?)
             }
             None => None,
@@ -796,7 +796,7 @@ pub fn reactive_compact(
         )
         .await
         .map_err(compact_error)?;
-        commit_context(&context, &seen);
+        commit_context(&context, &seen, &r.kept_reads);
         let o = Object::new();
         Reflect::set(
             &o,

@@ -948,6 +948,6 @@ fn commit(
     js(s.commit(compaction, read, JsConversation::item))?;
     drop(s);
     js(relink(session, links))?;
-    commit_context(context, seen);
+    commit_context(context, seen, &r.kept_reads);
     Ok(js_result)
 }

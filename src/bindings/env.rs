@@ -58,9 +58,11 @@ extern "C" {
     /// evaluating a string: `new Function` is refused under a strict CSP and in Workers.
     #[wasm_bindgen(js_name = noSummarizer)]
     fn no_summarizer() -> Function;
-    /// Empties `states` of what `seen` ([`seen_states`]) says the compaction read of them.
+    /// Empties `states` of what `seen` ([`seen_states`]) says the compaction read of them,
+    /// except the reads of the files `kept` names (the first state's paths, each ended by a
+    /// NUL, which no path holds).
     #[wasm_bindgen(js_name = clearStates)]
-    fn clear_states(states: &js_sys::Array, seen: &JsValue);
+    fn clear_states(states: &js_sys::Array, seen: &JsValue, kept: &str);
     /// What `entriesOf` read last of each state.
     #[wasm_bindgen(js_name = seenOf)]
     fn seen_of(states: &js_sys::Array) -> JsValue;
@@ -81,9 +83,18 @@ pub(crate) fn seen_states(context: &JsValue) -> JsValue {
 
 /// After a successful compaction, empties the states of `context` it clears, of what `seen`
 /// ([`seen_states`], taken right after it read the context) says it read of them: another
-/// reading meanwhile, a preview or a compaction of the same state, does not change it.
-pub(crate) fn commit_context(context: &JsValue, seen: &JsValue) {
-    clear_states(&states_of(context), seen);
+/// reading meanwhile, a preview or a compaction of the same state, does not change it. The
+/// reads of the files the kept messages still hold (`kept_reads`,
+/// [`CompactionResult::kept_reads`](crate::drive::pipeline::CompactionResult::kept_reads))
+/// stay.
+#[inline(never)]
+pub(crate) fn commit_context(context: &JsValue, seen: &JsValue, kept_reads: &[String]) {
+    let mut kept = String::new();
+    for p in kept_reads {
+        kept.push_str(p);
+        kept.push('\0');
+    }
+    clear_states(&states_of(context), seen, &kept);
 }
 
 /// The states of `context` a compaction clears, in the order of

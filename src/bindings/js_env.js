@@ -209,7 +209,13 @@ export function seenOf(states) {
 // one read (an immutable update) but hold something else. Never throws: it runs after the
 // compaction succeeded, and a state the caller froze or sealed (or a Map whose clear() throws)
 // is left as it is rather than losing the result.
-export function clearStates(states, seen) {
+// The reads of the files `kept` names (paths of the first state, readFileState, each ended by
+// a NUL) stay: the kept messages still hold their content.
+export function clearStates(states, seen, kept) {
+  if (kept.length > 0 && Array.isArray(seen[0])) {
+    const keep = new Set(kept.split('\0'));
+    seen = [seen[0].filter((e) => !keep.has(e[0])), ...seen.slice(1)];
+  }
   states.forEach((v, i) => clearState(v, seen[i]));
 }
 

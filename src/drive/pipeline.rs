@@ -326,6 +326,10 @@ pub struct CompactionResult {
     pub restored_files: Vec<RestoredItem>,
     /// Skills restored.
     pub restored_skills: Vec<RestoredItem>,
+    /// The paths of `readFileState` whose content the kept messages hold (a file the kept
+    /// latest turn read): still in the context, so a compaction does not clear their reads
+    /// from the caller's state (and does not restore them).
+    pub kept_reads: Vec<String>,
     /// Hooks that threw.
     pub hook_failures: Vec<HookFailure>,
     /// Prompt-too-long retries used.
@@ -513,20 +517,26 @@ async fn build_attachments<E: Environment + ?Sized>(
     transcript: bool,
     failures: &mut Vec<HookFailure>,
     result_files: &mut Vec<RestoredItem>,
-    result_skills: &mut Vec<RestoredItem>,
+    (result_skills, kept_reads): (&mut Vec<RestoredItem>, &mut Vec<String>),
     before_hooks: &dyn Fn(&[Message]) -> Result<(), CompactError>,
     room: u64,
 ) -> Result<(Vec<Message>, Vec<Message>), CompactError> {
     step(env, "restoring")?;
     let text_refs = restore::kept_texts(kept);
+    let in_kept = restore::KeptContent::new(&text_refs);
     let snapshot = &ctx.read_file_state;
-    let present = |path: &str| {
-        snapshot
-            .iter()
-            .find(|f| f.path == path)
-            .and_then(|f| f.content.as_deref())
-            .is_some_and(|c| restore::content_present_in(&text_refs, c))
-    };
+    // The files whose content the kept messages hold: not restored, and their reads stay in
+    // the caller's `readFileState` (the agent still sees what it read).
+    *kept_reads = snapshot
+        .iter()
+        .filter(|f| {
+            f.content
+                .as_deref()
+                .is_some_and(|c| in_kept.contains_file(c))
+        })
+        .map(|f| f.path.clone())
+        .collect();
+    let present = |path: &str| kept_reads.iter().any(|p| p == path);
     let chosen = restore::select_files(snapshot, &present);
     let mut files = Vec::new();
     for k in chosen {
@@ -1111,6 +1121,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     let kept = kept_owned.as_slice();
     let mut restored_files = Vec::new();
     let mut restored_skills = Vec::new();
+    let mut kept_reads = Vec::new();
     let fit = f.fit;
     let summary_tokens = text_tokens_counted(
         &summary::summary_message_text(&f.summary_text, f.auto, f.suppress_follow_up_questions),
@@ -1158,7 +1169,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         transcript,
         &mut f.failures,
         &mut restored_files,
-        &mut restored_skills,
+        (&mut restored_skills, &mut kept_reads),
         &bound,
         room,
     )
@@ -1357,6 +1368,7 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
         trigger: f.trigger,
         restored_files,
         restored_skills,
+        kept_reads,
         hook_failures: f.failures,
         ptl_retries: f.retries.prompt_too_long,
         transient_retries: f.retries.transient,

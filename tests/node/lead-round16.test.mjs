@@ -132,3 +132,24 @@ test('a stale summary caught up at the threshold announces one compaction: one f
   assert.equal(fore[0], 'start', fore.join(' '));
   assert.equal(fore.at(-1), 'done', fore.join(' '));
 });
+
+test("a compaction that keeps the latest turn keeps that turn's file reads in readFileState (a catch-up cleared them); reads it summarized are cleared", async () => {
+  const summarize = async () => ({ content: [{ type: 'text', text: `<summary>${words(9, 6000)}</summary>` }], stop_reason: 'end_turn' });
+  const OLD = `export const old = 1;\n${words(21, 1_500)}`;
+  const NEW = `export function fresh() {}\n${words(22, 1_500)}`;
+  const readFileState = new Map([['/src/old.ts', { content: OLD, timestamp: 1 }]]);
+  const { c } = await staleAtThreshold(summarize, { readFileState }, {
+    last: (chat) => {
+      chat.push({ role: 'user', content: 'open fresh.ts' });
+      chat.push({ role: 'assistant', content: [{ type: 'tool_use', id: 'tnew', name: 'read_file', input: { path: '/src/new.ts' } }] });
+      chat.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tnew', content: NEW }] });
+      readFileState.set('/src/new.ts', { content: NEW, timestamp: 2 });
+    },
+  });
+  const o = await c.maybeAutoCompact();
+  assert.equal(o.wasCompacted, true, JSON.stringify(o.error ?? o.skipped));
+  assert.equal(o.caughtUp, true, 'setup: the summary was caught up');
+  assert.ok(JSON.stringify(c.messages).includes('export function fresh()'), 'setup: the latest turn is kept');
+  assert.deepEqual([...readFileState.keys()], ['/src/new.ts']);
+  assert.equal(readFileState.get('/src/new.ts').content, NEW);
+});
