@@ -231,7 +231,7 @@ export function simulationRows(report) {
     `${p.blockedSeconds.toFixed(0)}s`,
     String(p.waits),
     p.earlySwaps ? `${p.swaps} + ${p.earlySwaps} early` : String(p.swaps),
-    String(p.refusedSwaps),
+    p.caughtUp ? `${p.refusedSwaps} (${p.caughtUp} caught up)` : String(p.refusedSwaps),
     String(p.summaryCalls),
     p.rereads ? `${p.rereads}: ${shortTokens(p.rereadTokens)}, $${p.rereadCost.toFixed(2)}` : '0',
     String(p.lost),

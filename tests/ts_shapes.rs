@@ -248,6 +248,7 @@ fn rust_shapes_for_the_type_check() {
         swaps: 0,
         early_swaps: 0,
         refused_swaps: 0,
+        caught_up: 0,
         failed_compactions: 0,
         paused: Some("thrashing".to_string()),
         paused_at_request: Some(0),

@@ -2579,6 +2579,8 @@ export interface SimulationPolicyReport {
   earlySwaps: number;
   /** Swap attempts refused: the context the ready summary would leave was over 1.3× the synchronous path's (then, at the threshold, the conversation waits for that path). */
   refusedSwaps: number;
+  /** Of the refused swaps at the threshold, those brought up to date and swapped in, as the library's `Compactor` does (`outcome.caughtUp`): one chained call on the summary and what came after its cut, which the conversation waits for (counted in `waits`), keeping the latest turn. */
+  caughtUp: number;
   /** Automatic compactions that failed as the library's `Compactor` fails them: the summary and the files it restores would not have been below the threshold (or not smaller than what they replace). Each summary was written, paid for and waited on; nothing was committed. */
   failedCompactions: number;
   /** Why the policy's automatic compaction stopped for the rest of the session, as the `Compactor` stops it: `'circuitBreakerOpen'` (3 failed compactions in a row) or `'thrashing'` (the context refilled to the threshold within 3 requests after each of 3 compactions in a row); `null`: it never stopped. A policy that stopped is never the recommended one (its context outgrows the threshold). */

@@ -530,7 +530,9 @@ impl<'a> Run<'a> {
             return;
         }
         if size >= threshold || early {
-            if self.swap_in(size < threshold) {
+            if self.swap_in(size < threshold)
+                || (size >= threshold && self.catch_up(now, turn_start))
+            {
                 self.failures = 0;
                 self.thrash.compacted(threshold);
                 return;
@@ -825,6 +827,79 @@ impl<'a> Run<'a> {
         let Some(ahead) = self.background.ready().cloned() else {
             return false;
         };
+        if !self.swap_fits(&ahead) {
+            self.acc.refused_swaps += 1;
+            self.background.refused();
+            return false;
+        }
+        self.commit_swap(&ahead);
+        if early {
+            self.acc.early_swaps += 1;
+        } else {
+            self.acc.swaps += 1;
+        }
+        true
+    }
+
+    /// The library's catch-up ([`crate::drive::preemptive::catch_up`]) of the ready summary
+    /// a swap just refused: one chained call (the summary and the lines from its cut to this
+    /// call's turn, `turn_start`), which the conversation waits for, then the swap of the
+    /// summary it writes, keeping the turn. Not tried when the turn alone would put that
+    /// swap over the bound (a summary as large, the same files restored), as the library
+    /// checks before paying for the call. Returns whether it was swapped in.
+    fn catch_up(&mut self, now: f64, (cut, history_end): (usize, usize)) -> bool {
+        let Some(stale) = self.background.ready().cloned() else {
+            return false;
+        };
+        if cut <= stale.cut.max(self.n_hidden) || cut > self.segs.len() {
+            return false;
+        }
+        let planned = Ahead {
+            cut,
+            ..stale.clone()
+        };
+        if !self.swap_fits(&planned) {
+            return false;
+        }
+        let items = self.history(history_end);
+        let summary = summarize_messages(&self.lines(&items), self.s.summary_tokens);
+        let summary_tokens = text_tokens(&summary).max(1);
+        let mut input = as_segments(&self.segs[..self.n_hidden]);
+        input.push(Segment {
+            key: self.fresh_key("summary-so-far"),
+            tokens: text_tokens(&stale.summary).max(1),
+        });
+        let salt = self.fresh_key("chained");
+        input.extend(
+            self.segs[stale.cut.max(self.n_hidden)..cut]
+                .iter()
+                .map(|s| Segment {
+                    key: chain(s.key, salt),
+                    tokens: s.tokens,
+                }),
+        );
+        self.summary_request(input, now, summary_tokens);
+        self.acc.blocked_seconds += summary_tokens as f64 / self.s.summary_tokens_per_second;
+        self.acc.waits += 1;
+        self.cut_history.retain(|&(c, _)| c != cut);
+        self.cut_history.push((cut, history_end));
+        let fresh = Ahead {
+            cut,
+            summary,
+            calls: stale.calls + 1,
+            ..stale
+        };
+        if !self.swap_fits(&fresh) {
+            return false;
+        }
+        self.commit_swap(&fresh);
+        self.acc.caught_up += 1;
+        true
+    }
+
+    /// Whether a swap of `ahead` leaves a context within the bound ([`post_compact_fits`])
+    /// and smaller than now.
+    fn swap_fits(&self, ahead: &Ahead) -> bool {
         let cut = ahead.cut;
         if cut <= self.n_hidden || cut > self.segs.len() {
             return false;
@@ -833,20 +908,25 @@ impl<'a> Run<'a> {
         let kept: Vec<Seg> = self.segs[cut..].to_vec();
         let budget = self.restore_budget();
         let restored = self.restore_plan(&covered, &kept, budget);
+        let sizes = PostCompactSizes {
+            summary: text_tokens(&ahead.summary).max(1),
+            kept: kept.iter().map(|s| s.tokens).sum(),
+            attachments: restored.iter().map(|r| r.1).sum(),
+        };
+        let after = sizes.swapped(Some(&self.fit));
+        post_compact_fits(&sizes, Some(&self.fit), MAX_POST_COMPACT_RATIO) && after < self.size()
+    }
+
+    /// Commits the swap of `ahead` ([`Self::swap_fits`] said it fits): the lines since its
+    /// cut kept verbatim, the files restored.
+    fn commit_swap(&mut self, ahead: &Ahead) {
+        let cut = ahead.cut;
+        let covered: Vec<Seg> = self.segs[self.n_hidden..cut].to_vec();
+        let kept: Vec<Seg> = self.segs[cut..].to_vec();
+        let budget = self.restore_budget();
+        let restored = self.restore_plan(&covered, &kept, budget);
         let restored_tokens: u64 = restored.iter().map(|r| r.1).sum();
         let summary_tokens = text_tokens(&ahead.summary).max(1);
-        let sizes = PostCompactSizes {
-            summary: summary_tokens,
-            kept: kept.iter().map(|s| s.tokens).sum(),
-            attachments: restored_tokens,
-        };
-        let before = self.size();
-        let after = sizes.swapped(Some(&self.fit));
-        if !post_compact_fits(&sizes, Some(&self.fit), MAX_POST_COMPACT_RATIO) || after >= before {
-            self.acc.refused_swaps += 1;
-            self.background.refused();
-            return false;
-        }
         let history_end = self
             .cut_history
             .iter()
@@ -856,12 +936,6 @@ impl<'a> Run<'a> {
         merge_loss(&mut self.acc.loss, loss_report(&msgs, &ahead.summary));
         self.note_unrestored(&covered, &kept, &restored);
         self.compacted_segs(summary_tokens, restored_tokens, kept);
-        if early {
-            self.acc.early_swaps += 1;
-        } else {
-            self.acc.swaps += 1;
-        }
-        true
     }
 
     /// `compact_20260112`: the provider summarizes inside the call (the user waits), and
@@ -1210,6 +1284,24 @@ mod tests {
         // Slow summaries: the swap waits for the rest.
         let slow = settings(20_000, 1.0);
         assert!(replay(&msgs, &slow, &pre).blocked_seconds > 0.0);
+    }
+
+    /// A ready summary refused at the threshold (large turns since its cut) is brought up to
+    /// date and swapped in, as the library's `Compactor` does: the conversation waits for the
+    /// chained call (a wait, not a swap); nothing fails and the context stays near the
+    /// threshold.
+    #[test]
+    fn a_refused_summary_is_caught_up_at_the_threshold_as_the_library_does() {
+        let msgs = session(40, 2_000, &[]);
+        let pre = policy(
+            json!({"name": "pre", "compact": {"threshold": 20000, "preEmptive": true, "earlyAt": 6000}}),
+        );
+        let r = replay(&msgs, &settings(20_000, 1_000.0), &pre);
+        assert!(r.caught_up >= 1, "{r:?}");
+        assert!(r.caught_up <= r.refused_swaps, "{r:?}");
+        assert_eq!(r.compactions, r.swaps + r.early_swaps + r.waits, "{r:?}");
+        assert_eq!(r.failed_compactions, 0, "{r:?}");
+        assert!(r.peak_context < 22_000, "{r:?}");
     }
 
     #[test]

@@ -77,6 +77,8 @@ pub struct Accumulator {
     pub early_swaps: u64,
     /// Ready pre-emptive summaries refused at the threshold (over the bound).
     pub refused_swaps: u64,
+    /// Refused pre-emptive summaries brought up to date at the threshold and swapped in.
+    pub caught_up: u64,
     /// Automatic compactions that failed: the summary (and restored files) would not have
     /// been below the threshold.
     pub failed_compactions: u64,
@@ -148,6 +150,7 @@ impl Accumulator {
             swaps: self.swaps,
             early_swaps: self.early_swaps,
             refused_swaps: self.refused_swaps,
+            caught_up: self.caught_up,
             failed_compactions: self.failed_compactions,
             paused: self.paused.map(|p| p.0.to_string()),
             paused_at_request: self.paused.map(|p| p.1),
@@ -200,6 +203,10 @@ pub struct PolicyReport {
     /// Ready pre-emptive summaries refused at the threshold: the context they would leave
     /// was over 1.3× the synchronous path's, so the conversation waited for that path.
     pub refused_swaps: u64,
+    /// Of those, the ones brought up to date and swapped in (the library's catch-up): one
+    /// chained call on the summary and what came after its cut, which the conversation
+    /// waited for (counted in `waits`), keeping the latest turn.
+    pub caught_up: u64,
     /// Automatic compactions that failed as the library's fail: the summary and the files
     /// it restores would not have been below the threshold (or not smaller than what they
     /// replace). Each summary was written, paid for and waited on; nothing was committed.

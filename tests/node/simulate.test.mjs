@@ -122,7 +122,7 @@ test('the side-by-side rows: one per policy, the columns in order, the recommend
     const cell = (/** @type {string} */ name) => row[SIMULATION_COLUMNS.indexOf(name)];
     assert.equal(cell('compactions'), String(p.compactions));
     assert.equal(cell('waits'), String(p.waits));
-    assert.equal(cell('refused'), String(p.refusedSwaps));
+    assert.equal(cell('refused'), p.caughtUp ? `${p.refusedSwaps} (${p.caughtUp} caught up)` : String(p.refusedSwaps));
     assert.equal(cell('summary calls'), String(p.summaryCalls));
     assert.equal(cell('lost'), String(p.lost));
     assert.match(cell('swaps'), p.earlySwaps ? new RegExp(`^${p.swaps} \\+ ${p.earlySwaps} early$`) : new RegExp(`^${p.swaps}$`));
