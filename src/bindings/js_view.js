@@ -283,7 +283,9 @@ function lineHeader(m, k) {
   if (k === 2 && m.subtype === 'compact_boundary') bits |= 32;
   const inner = m.message;
   if (inner !== null && typeof inner === 'object') {
-    if (carriesUsage(inner.usage)) bits |= 64;
+    // The common case (a response's input_tokens, above 0) read here, without a call.
+    const u = inner.usage;
+    if (u != null && (u.input_tokens > 0 || carriesUsage(u))) bits |= 64;
     if (inner.stop_reason === null) bits |= 256;
     if (k === 1 && beginsWithCompaction(inner.content)) bits |= STARTS_CONTEXT;
   }
@@ -331,7 +333,8 @@ export function header(m, full = true) {
   const k = roleKind(r);
   if (k === undefined) return UNKNOWN_ROLE | 128;
   let bits = k | 128;
-  if (carriesUsage(m.usage)) bits |= 64;
+  const u = m.usage;
+  if (u != null && (u.input_tokens > 0 || carriesUsage(u))) bits |= 64;
   if (k === 1 && startsContext(m)) bits |= STARTS_CONTEXT;
   if (k === 2 && m.clear_at === 'next_user_message') bits |= CLEARS_AT_USER;
   if (!full) return bits;

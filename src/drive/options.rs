@@ -256,7 +256,8 @@ pub fn js_number_text(n: f64) -> String {
 
 /// What a value given for an option is, for error messages: a number as JS writes it
 /// (`NaN`, `-Infinity`, `0.5`), a string quoted (cut after 40 characters), a boolean, or its
-/// type (`an array`, `an object`, `a function or another non-data value`).
+/// type (`an array`, `an object`, `a BigInt`, `a Symbol`, `a function`, where the value says
+/// which: [`Source::builtin_kind`]).
 pub fn describe_value<S: Source>(v: &S) -> String {
     if let Some(n) = v.number() {
         return js_number_text(n);
@@ -272,7 +273,9 @@ pub fn describe_value<S: Source>(v: &S) -> String {
     if let Some(b) = v.boolean() {
         return b.to_string();
     }
-    if v.is_array() {
+    if let Some(kind) = v.builtin_kind() {
+        with_article(&kind)
+    } else if v.is_array() {
         "an array".into()
     } else if v.is_object() {
         "an object".into()
@@ -761,9 +764,9 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
         });
     }
     // `tools` stands in for an absent `discoveredTools`.
-    let tools = match context.get("discoveredTools") {
-        d if d.is_absent() => context.get("tools"),
-        d => d,
+    let (tools, tools_name) = match context.get("discoveredTools") {
+        d if d.is_absent() => (context.get("tools"), "context.tools"),
+        d => (d, "context.discoveredTools"),
     };
     let async_agents = async_agents(&context.get("asyncAgents"))?;
     let mcp_instructions = mcp_instructions(&context.get("mcpInstructions"))?;
@@ -787,7 +790,7 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
         plan: string(context, "plan", WHAT)?,
         plan_mode: boolean(context, "planMode", WHAT)?.unwrap_or(false),
         invoked_skills,
-        discovered_tools: string_list(&tools, "context.discoveredTools", &["name"])?,
+        discovered_tools: string_list(&tools, tools_name, &["name"])?,
         agents: string_list(
             &context.get("agents"),
             "context.agents",

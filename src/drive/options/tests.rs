@@ -784,3 +784,28 @@ fn usage_of_a_provider_that_reported_none_is_zero_not_an_error() {
     let (o, _) = should_auto_compact_options(&json!({"usage": {"inputTokens": 5}})).unwrap();
     assert_eq!(o.given_usage.unwrap().usage.input_tokens, 5);
 }
+
+/// A wrong `tools` (read where `discoveredTools` is absent) is named as the caller gave it.
+#[test]
+fn a_wrong_tools_list_is_named_tools() {
+    let (c, m) = code(context(&json!({"model": "m", "tools": 5})));
+    assert_eq!(c, ErrorCode::InvalidArgument);
+    assert!(m.contains("context.tools"), "{m}");
+    let (_, m) = code(context(
+        &json!({"model": "m", "discoveredTools": 5, "tools": []}),
+    ));
+    assert!(m.contains("context.discoveredTools"), "{m}");
+}
+
+/// A BigInt, a Symbol or a function given for an option is named as what it is.
+#[test]
+fn a_non_data_value_is_named_by_its_kind() {
+    for (kind, said) in [
+        ("BigInt", "a BigInt"),
+        ("Symbol", "a Symbol"),
+        ("function", "a function"),
+    ] {
+        assert_eq!(describe_value(&Builtin(Value::Null, Some(kind), &[])), said);
+    }
+    assert_eq!(describe_value(&json!([1])), "an array");
+}
