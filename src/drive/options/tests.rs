@@ -796,16 +796,3 @@ fn a_wrong_tools_list_is_named_tools() {
     ));
     assert!(m.contains("context.discoveredTools"), "{m}");
 }
-
-/// A BigInt, a Symbol or a function given for an option is named as what it is.
-#[test]
-fn a_non_data_value_is_named_by_its_kind() {
-    for (kind, said) in [
-        ("BigInt", "a BigInt"),
-        ("Symbol", "a Symbol"),
-        ("function", "a function"),
-    ] {
-        assert_eq!(describe_value(&Builtin(Value::Null, Some(kind), &[])), said);
-    }
-    assert_eq!(describe_value(&json!([1])), "an array");
-}
