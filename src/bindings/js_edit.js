@@ -363,13 +363,15 @@ function anthropicBlock(p) {
       // A text file is a plain-text document, its text decoded (as @ai-sdk/anthropic sends
       // it): read as text, and the summarizer reads it.
       const text = typeof type === 'string' && type.startsWith('text/') ? fileText(v) : undefined;
-      if (text !== undefined) {
-        const doc = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } };
-        const title = p.filename || p.title;
-        if (typeof title === 'string') doc.title = title;
-        return doc;
-      }
-      return mediaBlock(v, type);
+      const doc = text !== undefined ? { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } } : mediaBlock(v, type);
+      if (doc.type !== 'document') return doc;
+      // A document's title (the file name) and the `context` @ai-sdk/anthropic sends with it
+      // (its provider options' `title` and `context`).
+      const a = (p.providerOptions || p.providerMetadata)?.anthropic;
+      const title = a?.title || p.filename || p.title;
+      if (typeof title === 'string') doc.title = title;
+      if (typeof a?.context === 'string') doc.context = a.context;
+      return doc;
     }
     case 'input_file': return openaiFile(p.file_data, p.file_url, p.file_id, p.filename);
     // LangChain's Gemini media (`data` or `fileUri`), and Gemini's own parts.

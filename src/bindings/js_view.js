@@ -1444,10 +1444,15 @@ export function pushPart(p, estimate, out) {
       if (typeof p.text === 'string') { pushBlock(out, 0, tlen(p.text), 0, 0, 0, 0, 0, 0); return; }
     // falls through
     case 'file': case 'file-data': {
+      // The `context` @ai-sdk/anthropic sends with a document (an AI SDK file part's provider
+      // options, a UIMessage's provider metadata): counted as an Anthropic document's is.
+      const x = (p.providerOptions || p.providerMetadata)?.anthropic?.context;
+      const c = typeof x === 'string' ? tlen(x) : 0, type = p.mediaType || p.mimeType || p.mime_type;
       // A text file (an AI SDK file part of a text/* type) is read as its text.
-      const n = fileTextLen(p.data !== undefined ? p.data : p.url, p.mediaType || p.mimeType || p.mime_type);
-      if (n >= 0) { pushBlock(out, 2, n, 0, 0, 0, 0, 0, 0, PLAIN_TEXT); return; }
-      pushBlock(out, mediaKind(p.mediaType || p.mimeType || p.mime_type), 0, 0, 0, 0, 0, 0, 0);
+      const n = fileTextLen(p.data !== undefined ? p.data : p.url, type);
+      if (n >= 0) { pushBlock(out, 2, n + c, 0, 0, 0, 0, 0, 0, PLAIN_TEXT); return; }
+      const k = mediaKind(type);
+      pushBlock(out, k, k === 2 ? c : 0, 0, 0, 0, 0, 0, 0);
       return;
     }
     // Audio and video too: media the API view sends as documents (stripped as `[document]`).

@@ -103,3 +103,33 @@ test('N2: toApiMessages and microCompact read `reasoning` as the reply\'s reason
   assert.equal(messages[2], msgs[2], 'the reply with its reasoning is kept as it is');
   assert.equal(messages[9], msgs[9]);
 });
+
+// ---- N3: an AI SDK document's title and context ---------------------------------------------
+// @ai-sdk/anthropic sends a PDF or text file part's providerOptions.anthropic `title` and
+// `context` (a UIMessage's providerMetadata, which convertToModelMessages passes on) as the
+// document's `title` / `context`; the model reads the context. Counted 0, and the API view had
+// neither (nor the file name as the title of a PDF).
+
+const ctx = big(200, 'ctx');
+const pdf = 'JVBER' + 'A'.repeat(3000);
+const anthropicDoc = [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf }, title: 'Report', context: ctx }, { type: 'text', text: 'summarize' }] }];
+
+test('N3: an AI SDK file part\'s document context counts as an Anthropic document\'s', () => {
+  const want = cc.tokenCountWithEstimation(anthropicDoc);
+  assert.ok(want > 4000);
+  const model = [{ role: 'user', content: [{ type: 'file', data: pdf, mediaType: 'application/pdf', filename: 'a.pdf', providerOptions: { anthropic: { context: ctx, title: 'Report' } } }, { type: 'text', text: 'summarize' }] }];
+  const ui = [{ id: 'u', role: 'user', parts: [{ type: 'file', url: `data:application/pdf;base64,${pdf}`, mediaType: 'application/pdf', filename: 'a.pdf', providerMetadata: { anthropic: { context: ctx, title: 'Report' } } }, { type: 'text', text: 'summarize' }] }];
+  assert.equal(cc.tokenCountWithEstimation(model), want);
+  assert.equal(cc.tokenCountWithEstimation(ui), want);
+  assert.deepEqual(cc.toApiMessages(model), anthropicDoc);
+  // A text file: its text plus the context; an image takes no context.
+  const text = [{ role: 'user', content: [{ type: 'file', data: Buffer.from(R).toString('base64'), mediaType: 'text/plain', providerOptions: { anthropic: { context: ctx } } }] }];
+  const textDoc = [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: R }, context: ctx }] }];
+  assert.equal(cc.tokenCountWithEstimation(text), cc.tokenCountWithEstimation(textDoc));
+  assert.deepEqual(cc.toApiMessages(text), textDoc);
+  const image = [{ role: 'user', content: [{ type: 'file', data: pdf, mediaType: 'image/png', providerOptions: { anthropic: { context: ctx } } }] }];
+  assert.ok(cc.tokenCountWithEstimation(image) < 2100);
+  // Without provider options a PDF is titled by its file name, as @ai-sdk/anthropic sends it.
+  const named = [{ role: 'user', content: [{ type: 'file', data: pdf, mediaType: 'application/pdf', filename: 'a.pdf' }] }];
+  assert.equal(cc.toApiMessages(named)[0].content[0].title, 'a.pdf');
+});
