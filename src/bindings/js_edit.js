@@ -4,7 +4,7 @@
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
 import { plainSlice } from './js_batch.js';
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, isServerResultBlock, lcAudio, customInput, providerResultValue, serverResult, lcCalls, lcFields, lcFunctionName, legacyCall, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, chatReasoning, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, isServerResultBlock, lcAudio, customInput, providerResultValue, serverResult, lcCalls, lcFields, lcFunctionName, legacyCall, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -363,13 +363,15 @@ function anthropicBlock(p) {
       // A text file is a plain-text document, its text decoded (as @ai-sdk/anthropic sends
       // it): read as text, and the summarizer reads it.
       const text = typeof type === 'string' && type.startsWith('text/') ? fileText(v) : undefined;
-      if (text !== undefined) {
-        const doc = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } };
-        const title = p.filename || p.title;
-        if (typeof title === 'string') doc.title = title;
-        return doc;
-      }
-      return mediaBlock(v, type);
+      const doc = text !== undefined ? { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } } : mediaBlock(v, type);
+      if (doc.type !== 'document') return doc;
+      // A document's title (the file name) and the `context` @ai-sdk/anthropic sends with it
+      // (its provider options' `title` and `context`).
+      const a = (p.providerOptions || p.providerMetadata)?.anthropic;
+      const title = a?.title || p.filename || p.title;
+      if (typeof title === 'string') doc.title = title;
+      if (typeof a?.context === 'string') doc.context = a.context;
+      return doc;
     }
     case 'input_file': return openaiFile(p.file_data, p.file_url, p.file_id, p.filename);
     // LangChain's Gemini media (`data` or `fileUri`), and Gemini's own parts.
@@ -427,6 +429,12 @@ function anthropicBlock(p) {
     // A tool approval's request and answer (AI SDK) steer the agent loop; they are no
     // message content of their own.
     case 'tool-approval-request': case 'tool-approval-response': return undefined;
+    // @ai-sdk/anthropic's tool reference in a tool's output: the tool_reference it sends.
+    case 'custom': {
+      const a = p.providerOptions?.anthropic;
+      if (a?.type === 'tool-reference') return { type: 'tool_reference', tool_name: textOf(a.toolName) };
+    }
+    // falls through
     default:
       if (typeof p.type === 'string' && (p.type.startsWith('source-') || p.type.startsWith('data-'))) return undefined;
       // Anthropic's server tool results (ChatAnthropic keeps them in an AIMessage's content):
@@ -484,10 +492,9 @@ function anthropicChat(m, kind, role, arr, i) {
   }
   if (kind === 2) return [{ role: 'system', content: blocksOf(m.content).map((b) => b.text || '').join('\n') }];
   const content = blocksOf(m.content);
-  // Reasoning given back (`reasoning_content`) first, as the count reads it.
-  if (typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0) {
-    content.unshift({ type: 'thinking', thinking: m.reasoning_content });
-  }
+  // Reasoning given back (chatReasoning) first, as the count reads it.
+  const r = chatReasoning(m);
+  if (r !== undefined) content.unshift({ type: 'thinking', thinking: r });
   // A refusal (`content: null`) is what the assistant answered.
   if (typeof m.refusal === 'string' && m.refusal.length > 0) content.push({ type: 'text', text: m.refusal });
   if (Array.isArray(m.tool_calls)) {
@@ -874,7 +881,7 @@ function replaceForeignPart(m, shape, b, n, text) {
     }
     case CHAT: {
       if (nested) return { ...m, content: swap(m.content, n) };
-      const skip = typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0 ? 1 : 0;
+      const skip = chatReasoning(m) !== undefined ? 1 : 0;
       return { ...m, content: swap(m.content, b - skip) };
     }
     case RESPONSES:

@@ -14,7 +14,7 @@ import { plainSlice } from './js_batch.js';
 import {
   AI_MODEL, ANTHROPIC, ANY, CHAT, LANGCHAIN, RESPONSES, VIEW_CONSTANTS, callArgs, callName, clearedFlag,
   contentOf, describeForeign, describeOne, failed, giveStrings, header, internAfresh, hostedCall, isCall, keptOutput,
-  isProviderResult, jsonLen, lcFields, lcFunctionName, legacyCall, lcKind, lcPartInput, lcToolCalls, legacyCallId, legacyResultId, onChain,
+  chatReasoning, isProviderResult, jsonLen, lcFields, lcFunctionName, legacyCall, lcKind, lcPartInput, lcToolCalls, legacyCallId, legacyResultId, onChain,
   outputCallId, parts, pathIn, plainTextLen, pushPart, pushResult, putInternedBack, readingAt, responsesOutput, rsFree,
   setAsideToo, setInterning, shapeOfHeader, strLen, symbolString, tlen,
 } from './js_view.js';
@@ -217,7 +217,7 @@ function toolIndex_(arr, from, withPaths, keep) {
       indexOutput(i, 0, id, typeof m.content === 'string' || Array.isArray(m.content) ? m.content : '', shape);
       return;
     }
-    let b = typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0 ? 1 : 0;
+    let b = chatReasoning(m) !== undefined ? 1 : 0;
     b += indexContent(i, m.content, b, shape);
     if (typeof m.refusal === 'string' && m.refusal.length > 0) b++;
     if (Array.isArray(m.tool_calls)) {

@@ -347,10 +347,10 @@ export function header(m, full = true) {
   else {
     shape = partsShape(m.content);
     if (t === 'message' && shape === ANY && typeof m.content === 'string') shape = RESPONSES;
-    // `reasoning_content`: the reasoning an OpenAI-compatible server (DeepSeek, vLLM) adds to
-    // a Chat reply. A sign of Chat only where the content shows no other shape: a message of
-    // another shape may carry the field too (kept from such a reply by a proxy or a store).
-    else if (shape === ANY && k === 1 && typeof m.reasoning_content === 'string') shape = CHAT;
+    // The reasoning an OpenAI-compatible server adds to a Chat reply (chatReasoning). A sign
+    // of Chat only where the content shows no other shape: a message of another shape may
+    // carry the field too (kept from such a reply by a proxy or a store).
+    else if (shape === ANY && k === 1 && (typeof m.reasoning_content === 'string' || typeof m.reasoning === 'string')) shape = CHAT;
   }
   // Usage in the Messages API's terms is Anthropic's; another shape's `usage` is not read.
   if (bits & 64) {
@@ -1447,10 +1447,15 @@ export function pushPart(p, estimate, out) {
       if (typeof p.text === 'string') { pushBlock(out, 0, tlen(p.text), 0, 0, 0, 0, 0, 0); return; }
     // falls through
     case 'file': case 'file-data': {
+      // The `context` @ai-sdk/anthropic sends with a document (an AI SDK file part's provider
+      // options, a UIMessage's provider metadata): counted as an Anthropic document's is.
+      const x = (p.providerOptions || p.providerMetadata)?.anthropic?.context;
+      const c = typeof x === 'string' ? tlen(x) : 0, type = p.mediaType || p.mimeType || p.mime_type;
       // A text file (an AI SDK file part of a text/* type) is read as its text.
-      const n = fileTextLen(p.data !== undefined ? p.data : p.url, p.mediaType || p.mimeType || p.mime_type);
-      if (n >= 0) { pushBlock(out, 2, n, 0, 0, 0, 0, 0, 0, PLAIN_TEXT); return; }
-      pushBlock(out, mediaKind(p.mediaType || p.mimeType || p.mime_type), 0, 0, 0, 0, 0, 0, 0);
+      const n = fileTextLen(p.data !== undefined ? p.data : p.url, type);
+      if (n >= 0) { pushBlock(out, 2, n + c, 0, 0, 0, 0, 0, 0, PLAIN_TEXT); return; }
+      const k = mediaKind(type);
+      pushBlock(out, k, k === 2 ? c : 0, 0, 0, 0, 0, 0, 0);
       return;
     }
     // Audio and video too: media the API view sends as documents (stripped as `[document]`).
@@ -1473,6 +1478,11 @@ export function pushPart(p, estimate, out) {
     case 'tool-result':
       pushAiOutput(out, estimate, p.toolCallId, p);
       return;
+    // @ai-sdk/anthropic's tool reference in a tool's output (a client-side tool search), which
+    // it sends as a tool_reference block: counted as the tool it loads, as that block is.
+    case 'custom':
+      if (p.providerOptions?.anthropic?.type === 'tool-reference') { pushBlock(out, 12, 0, 0, 0, 0, 0, 0, 0); return; }
+      break;
     // A piece of a streamed call's arguments (LangChain keeps Anthropic's deltas in the
     // message): the call holds them, counted there; this block counts nothing. Nor do the AI
     // SDK's tool approval request and response: the SDK leaves them out of every prompt it
@@ -1681,6 +1691,14 @@ function pushLegacy(out, estimate, fc) {
 // The id of a legacy result to the function `name` in the message being read (legacyResultId).
 const legacyId = (name) => (interning && readArr !== null ? legacyResultId(readArr, readAt, name) : undefined);
 
+// The reasoning an OpenAI-compatible server adds to a Chat reply, which the caller sends back
+// (the model reads it within a tool loop): `reasoning_content` (DeepSeek, older vLLM), or
+// `reasoning` (vLLM since it dropped `reasoning_content`, OpenRouter); undefined when none.
+export function chatReasoning(m) {
+  const r = typeof m.reasoning_content === 'string' && m.reasoning_content !== '' ? m.reasoning_content : m.reasoning;
+  return typeof r === 'string' && r !== '' ? r : undefined;
+}
+
 // An OpenAI Chat message (also a LangChain `{role, …}` dict) as blocks: its reasoning, its
 // content, its refusal, its tool calls; returns how many top-level blocks it pushed.
 function describeChat(m, estimate, out) {
@@ -1690,8 +1708,9 @@ function describeChat(m, estimate, out) {
     return 1;
   }
   let n = 0;
-  if (typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0) {
-    pushBlock(out, 7, tlen(m.reasoning_content), 0, 0, 0, 0, 0, 0);
+  const r = chatReasoning(m);
+  if (r !== undefined) {
+    pushBlock(out, 7, tlen(r), 0, 0, 0, 0, 0, 0);
     n++;
   }
   n += pushContent(m.content, estimate, out);
