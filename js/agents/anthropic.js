@@ -12,14 +12,20 @@ const KEYS = [
 
 const COMPACT_KEYS = ['customInstructions', 'suppressFollowUpQuestions', 'retryBaseMs', 'appendMissing', 'keepLastUserMessage'];
 
+/** The block types a `tool_result`'s content array may hold (the Messages API refuses others). */
+const RESULT_BLOCKS = new Set(['text', 'image', 'document', 'search_result', 'tool_reference', 'browser_state']);
+
 /**
- * The text of a tool's answer as a `tool_result` content.
+ * A tool's answer as a `tool_result` content: a string as it is; an array of content blocks
+ * (objects whose `type` a tool result may hold) as blocks; anything else — a list of names
+ * or records (`['a.txt']`, `[{type: 'file', path}]`), an object, a number — as its JSON text.
  *
  * @param {unknown} value
  * @returns {string | any[]}
  */
 function resultContent(value) {
-  if (typeof value === 'string' || Array.isArray(value)) return value;
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((b) => b !== null && typeof b === 'object' && RESULT_BLOCKS.has(b.type))) return value;
   return toolJson(value);
 }
 
@@ -178,7 +184,14 @@ export async function runToolLoop(options) {
         results.push({ type: 'tool_result', tool_use_id: block.id, is_error: true, content: thrownText(error) });
       }
     }
-    o.compactor.push({ role: 'user', content: results });
+    try {
+      o.compactor.push({ role: 'user', content: results });
+    } catch (error) {
+      // Blocks the conversation cannot hold (a text block without text…): each such answer
+      // becomes the tool's error, so that every call of the reply pushed above is answered.
+      const why = `the tool returned content blocks the conversation cannot hold: ${thrownText(error)}`;
+      o.compactor.push({ role: 'user', content: results.map((r) => (Array.isArray(r.content) ? { ...r, is_error: true, content: why } : r)) });
+    }
   }
   throw codedError('MAX_STEPS_EXCEEDED', `${where}: the model still called tools after ${maxSteps} requests (raise "maxSteps")`);
 }

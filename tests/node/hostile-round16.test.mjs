@@ -1,0 +1,63 @@
+// Sixteenth round of hostile inputs (the probe's findings, /work/probe16-hostile): each test
+// fails on the package before the fix (02ac6c8) and passes after.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { runToolLoop } from '../../pkg/agents/anthropic.js';
+import { Compactor, validateForApi } from '../../pkg/node.js';
+
+const summarize = async () => ({ content: [{ type: 'text', text: '<summary>s</summary>' }] });
+
+// A fake Anthropic client: one tool call, then a final answer; records what was sent.
+function toolOnce() {
+  const sent = [];
+  let step = 0;
+  const client = {
+    messages: {
+      create: async (body) => {
+        sent.push(structuredClone(body.messages));
+        step += 1;
+        if (step === 1) {
+          return { id: 'm1', type: 'message', role: 'assistant', model: 'm', content: [{ type: 'tool_use', id: 'toolu_1', name: 'ls', input: {} }], stop_reason: 'tool_use', usage: { input_tokens: 100, output_tokens: 5 } };
+        }
+        return { id: 'm2', type: 'message', role: 'assistant', model: 'm', content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn', usage: { input_tokens: 120, output_tokens: 5 } };
+      },
+    },
+  };
+  return { client, sent };
+}
+
+test('runToolLoop: a tool answering a JSON list is sent as its JSON text, not as content blocks (H1)', async () => {
+  // Before: ['a.txt'] and [{name}] made push throw INVALID_MESSAGE after the tool_use was
+  // pushed (the loop rejected; the Compactor kept an unanswered call for good), and
+  // [{type: 'file', path}] was sent as blocks the API refuses (and stored).
+  const answers = [['a.txt', 'b.txt'], [1, 2], [{ name: 'a', size: 1 }], [{ type: 'file', path: '/x' }]];
+  for (const value of answers) {
+    const { client, sent } = toolOnce();
+    const compactor = new Compactor({ model: 'claude-sonnet-4-5', summarize });
+    compactor.push({ role: 'user', content: 'list the files' });
+    const { message } = await runToolLoop({ client, compactor, request: { model: 'claude-sonnet-4-5', max_tokens: 100 }, tools: { ls: () => value } });
+    assert.equal(message.stop_reason, 'end_turn');
+    const result = sent[1][2].content[0];
+    assert.equal(result.type, 'tool_result');
+    assert.equal(result.content, JSON.stringify(value), JSON.stringify(value));
+    assert.equal(validateForApi(compactor.messages).valid, true);
+  }
+  // Content blocks are still sent as blocks.
+  const { client, sent } = toolOnce();
+  const compactor = new Compactor({ model: 'claude-sonnet-4-5', summarize });
+  compactor.push({ role: 'user', content: 'list the files' });
+  const blocks = [{ type: 'text', text: 'a.txt' }];
+  await runToolLoop({ client, compactor, request: { model: 'claude-sonnet-4-5', max_tokens: 100 }, tools: { ls: () => blocks } });
+  assert.deepEqual(sent[1][2].content[0].content, blocks);
+});
+
+test('runToolLoop: content blocks the Compactor refuses answer the call as an error (H1)', async () => {
+  const { client, sent } = toolOnce();
+  const compactor = new Compactor({ model: 'claude-sonnet-4-5', summarize });
+  compactor.push({ role: 'user', content: 'list the files' });
+  await runToolLoop({ client, compactor, request: { model: 'claude-sonnet-4-5', max_tokens: 100 }, tools: { ls: () => [{ type: 'text' }] } });
+  const result = sent[1][2].content[0];
+  assert.equal(result.is_error, true);
+  assert.match(result.content, /content blocks the conversation cannot hold/);
+  assert.equal(validateForApi(compactor.messages).valid, true);
+});
