@@ -66,7 +66,7 @@ function answerNotRun(compactor, message, why) {
  * requests (default 25). A turn the API paused (`pause_turn`) is sent back to go on, and so is
  * one the API's own compaction paused (`stop_reason: 'compaction'`, with the messages from the
  * latest user request on put back after its block, as {@link applyApiCompaction} does); a reply
- * cut off by `max_tokens` inside a tool call has its calls answered as not run
+ * cut off by `max_tokens` or `model_context_window_exceeded` inside a tool call has its calls answered as not run
  * (`is_error: true`) and the model is asked again. When `onStep` throws, the reply's tool
  * calls are answered as not run before the loop rejects with that error: the Compactor's
  * conversation stays one the API takes.
@@ -164,13 +164,15 @@ export async function runToolLoop(options) {
     // A turn the API paused (a long server-side tool run) goes on when the paused reply is
     // sent back as it is: the next request, with nothing after it.
     if (message.stop_reason === 'pause_turn') continue;
-    // A reply cut off by max_tokens inside a tool call: the call is answered (not run, its
-    // input is incomplete) so that the conversation stays one the API takes, and the model
-    // is asked again.
-    const cut = message.stop_reason === 'max_tokens' && message.content.some((/** @type {any} */ b) => b?.type === 'tool_use');
+    // A reply cut off inside a tool call — by max_tokens, or by the context window (Claude
+    // 4.5 models stop with `model_context_window_exceeded` where earlier ones refused the
+    // request): the call is answered (not run, its input is incomplete) so that the
+    // conversation stays one the API takes, and the model is asked again.
+    const stopped = message.stop_reason === 'max_tokens' || message.stop_reason === 'model_context_window_exceeded';
+    const cut = stopped && message.content.some((/** @type {any} */ b) => b?.type === 'tool_use');
     if (message.stop_reason !== 'tool_use' && !cut) return { message, steps: step + 1, compactions };
     if (cut) {
-      answerNotRun(o.compactor, message, 'The reply was cut off by max_tokens before this call was complete: it was not run.');
+      answerNotRun(o.compactor, message, `The reply was cut off by ${message.stop_reason} before this call was complete: it was not run.`);
       continue;
     }
     const results = [];

@@ -61,3 +61,32 @@ test('runToolLoop: content blocks the Compactor refuses answer the call as an er
   assert.match(result.content, /content blocks the conversation cannot hold/);
   assert.equal(validateForApi(compactor.messages).valid, true);
 });
+
+test('runToolLoop: a reply stopped by model_context_window_exceeded inside a tool call leaves no unanswered call (H2)', async () => {
+  // Before: returned as the final answer, the Compactor holding a tool_use with no result.
+  const sent = [];
+  let step = 0;
+  const client = {
+    messages: {
+      create: async (body) => {
+        sent.push(structuredClone(body.messages));
+        step += 1;
+        if (step === 1) {
+          return { id: 'm1', type: 'message', role: 'assistant', model: 'm', content: [{ type: 'text', text: 'Writing.' }, { type: 'tool_use', id: 'toolu_1', name: 'write', input: {} }], stop_reason: 'model_context_window_exceeded', usage: { input_tokens: 150000, output_tokens: 50000 } };
+        }
+        return { id: 'm2', type: 'message', role: 'assistant', model: 'm', content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn', usage: { input_tokens: 1000, output_tokens: 5 } };
+      },
+    },
+  };
+  const compactor = new Compactor({ model: 'claude-sonnet-4-5', summarize });
+  compactor.push({ role: 'user', content: 'write the report' });
+  let ran = 0;
+  const { message, steps } = await runToolLoop({ client, compactor, request: { model: 'claude-sonnet-4-5', max_tokens: 64000 }, tools: { write: () => { ran += 1; return 'ok'; } } });
+  assert.equal(message.stop_reason, 'end_turn');
+  assert.equal(steps, 2);
+  assert.equal(ran, 0, 'the cut-off call is not run');
+  const answer = sent[1][2].content[0];
+  assert.equal(answer.is_error, true);
+  assert.match(answer.content, /model_context_window_exceeded/);
+  assert.equal(validateForApi(compactor.messages).valid, true);
+});
