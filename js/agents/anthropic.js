@@ -66,10 +66,11 @@ function answerNotRun(compactor, message, why) {
  * requests (default 25). A turn the API paused (`pause_turn`) is sent back to go on, and so is
  * one the API's own compaction paused (`stop_reason: 'compaction'`, with the messages from the
  * latest user request on put back after its block, as {@link applyApiCompaction} does); a reply
- * cut off by `max_tokens` or `model_context_window_exceeded` inside a tool call has its calls answered as not run
- * (`is_error: true`) and the model is asked again. When `onStep` throws, the reply's tool
- * calls are answered as not run before the loop rejects with that error: the Compactor's
- * conversation stays one the API takes.
+ * cut off by `max_tokens` or `model_context_window_exceeded` inside a tool call has its calls
+ * answered as not run (`is_error: true`) and the model is asked again; the calls of a final
+ * reply with another stop reason (`refusal`…) are answered the same way before it is
+ * returned. When `onStep` throws, the reply's tool calls are answered as not run before the
+ * loop rejects with that error: the Compactor's conversation stays one the API takes.
  *
  * @param {import('./anthropic.js').AnthropicToolLoopOptions} options
  * @returns {Promise<import('./anthropic.js').AnthropicToolLoopResult>}
@@ -170,7 +171,13 @@ export async function runToolLoop(options) {
     // conversation stays one the API takes, and the model is asked again.
     const stopped = message.stop_reason === 'max_tokens' || message.stop_reason === 'model_context_window_exceeded';
     const cut = stopped && message.content.some((/** @type {any} */ b) => b?.type === 'tool_use');
-    if (message.stop_reason !== 'tool_use' && !cut) return { message, steps: step + 1, compactions };
+    if (message.stop_reason !== 'tool_use' && !cut) {
+      // A final reply that still holds tool calls (stopped by a refusal, or `end_turn` from a
+      // proxy): they are answered as not run, so that the next turn's request is one the API
+      // takes.
+      answerNotRun(o.compactor, message, `The reply ended (${message.stop_reason}) before this call ran.`);
+      return { message, steps: step + 1, compactions };
+    }
     if (cut) {
       answerNotRun(o.compactor, message, `The reply was cut off by ${message.stop_reason} before this call was complete: it was not run.`);
       continue;

@@ -90,3 +90,22 @@ test('runToolLoop: a reply stopped by model_context_window_exceeded inside a too
   assert.match(answer.content, /model_context_window_exceeded/);
   assert.equal(validateForApi(compactor.messages).valid, true);
 });
+
+test('runToolLoop: a final reply that still holds a tool call (refusal) leaves no unanswered call (H2)', async () => {
+  // Before: returned with the call unanswered; the next turn's request was refused by the API.
+  for (const stop of ['refusal', 'end_turn', 'stop_sequence']) {
+    const client = {
+      messages: {
+        create: async () => ({ id: 'm1', type: 'message', role: 'assistant', model: 'm', content: [{ type: 'tool_use', id: 'toolu_1', name: 'write', input: {} }], stop_reason: stop, usage: { input_tokens: 100, output_tokens: 5 } }),
+      },
+    };
+    const compactor = new Compactor({ model: 'claude-sonnet-4-5', summarize });
+    compactor.push({ role: 'user', content: 'write the report' });
+    let ran = 0;
+    const { message, steps } = await runToolLoop({ client, compactor, request: { model: 'claude-sonnet-4-5', max_tokens: 100 }, tools: { write: () => { ran += 1; return 'ok'; } } });
+    assert.equal(message.stop_reason, stop);
+    assert.equal(steps, 1);
+    assert.equal(ran, 0);
+    assert.equal(validateForApi(compactor.messages).valid, true, stop);
+  }
+});
