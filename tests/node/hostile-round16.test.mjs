@@ -109,3 +109,32 @@ test('runToolLoop: a final reply that still holds a tool call (refusal) leaves n
     assert.equal(validateForApi(compactor.messages).valid, true, stop);
   }
 });
+
+test('a usage giving the output alone (a stream delta\'s) does not anchor the count (H4)', async () => {
+  // Before: {input_tokens: null, …, output_tokens: 50} (MessageDeltaUsage) anchored the count
+  // at 0 + 50: 30 rounds of conversation (31,670 tokens estimated) counted 50.
+  const { tokenCountWithEstimation, shouldAutoCompact } = await import('../../pkg/node.js');
+  const m = [];
+  for (let i = 0; i < 30; i++) {
+    m.push({ role: 'user', content: `question ${i} ${'lorem ipsum '.repeat(300)}` });
+    m.push({ role: 'assistant', content: `answer ${i} ${'dolor sit '.repeat(60)}` });
+  }
+  const estimate = tokenCountWithEstimation(m);
+  for (const usage of [
+    { input_tokens: null, cache_creation_input_tokens: null, cache_read_input_tokens: null, output_tokens: 50 },
+    { outputTokens: 50 },
+    { prompt_tokens: 0, completion_tokens: 50 },
+  ]) {
+    const held = m.map((x, i) => (i === m.length - 1 ? { ...x, usage } : x));
+    assert.equal(tokenCountWithEstimation(held), estimate, JSON.stringify(usage));
+    const compactor = new Compactor({ model: 'claude-sonnet-4-5', messages: held });
+    assert.equal(compactor.tokenCount(), estimate);
+    const pushed = new Compactor({ model: 'claude-sonnet-4-5' });
+    for (const x of held) pushed.push(x);
+    assert.equal(pushed.tokenCount(), estimate);
+    assert.equal(shouldAutoCompact(held, 'claude-sonnet-4-5', { config: { contextWindow: 40000 } }), shouldAutoCompact(m, 'claude-sonnet-4-5', { config: { contextWindow: 40000 } }));
+  }
+  // A usage with input still anchors.
+  const anchored = m.map((x, i) => (i === m.length - 1 ? { ...x, usage: { input_tokens: 100, output_tokens: 50 } } : x));
+  assert.equal(tokenCountWithEstimation(anchored), 150);
+});
