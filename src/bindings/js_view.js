@@ -259,9 +259,16 @@ function carriesUsage(u) {
   // A real response's `input_tokens` is not 0 (at least 1): the common case reads one count.
   let v = u.input_tokens;
   if (v === undefined || v === null) v = otherCount(u.inputTokens, u.prompt_tokens);
-  // The output alone (a stream's `message_delta` usage, `input_tokens: null`) is no usage.
-  return counts(v) || counts(u.cache_creation_input_tokens) || counts(u.cache_read_input_tokens);
+  if (counts(v) || counts(u.cache_creation_input_tokens) || counts(u.cache_read_input_tokens)) return true;
+  // The output alone (a stream's `message_delta` usage, `input_tokens: null`) is no usage;
+  // one that is not a count (NaN, -1, '12') is read, to be reported.
+  v = u.output_tokens;
+  if (v === undefined || v === null) v = otherCount(u.outputTokens, u.completion_tokens);
+  return notCount(v);
 }
+
+// A value given that is not a token count (check_token_count in model/error.rs refuses it).
+const notCount = (v) => v !== undefined && v !== null && !(typeof v === 'number' && v >= 0 && v <= 1e15);
 
 // The count otherUsage reads from another ecosystem's two names (numbers only).
 const otherCount = (a, b) => typeof a === 'number' ? a : typeof b === 'number' ? b : undefined;
@@ -269,7 +276,7 @@ const otherCount = (a, b) => typeof a === 'number' ? a : typeof b === 'number' ?
 // carriesUsage of LangChain's `usage_metadata` (lcUsage reads it).
 function lcCarriesUsage(u) {
   if (u === null || typeof u !== 'object') return false;
-  return Array.isArray(u) || counts(u.input_tokens);
+  return Array.isArray(u) || counts(u.input_tokens) || notCount(u.output_tokens);
 }
 
 // A count that is given and not 0 (what is not a number is given: reading it reports it).
