@@ -461,7 +461,8 @@ function statusOf(error) {
  * compacted one). A bad request answers 400 with `{error: {code, message}}`, nothing stored:
  * among others a new message (or a new chat's messages) that is not a UIMessage the AI SDK
  * accepts (`safeValidateUIMessages`), which would otherwise be stored and fail every later
- * request of the chat.
+ * request of the chat, and a system message added to a stored chat (instructions to the
+ * model from whoever can post to the route).
  *
  * @param {import('./ai-sdk.js').ChatHandlerOptions} options
  * @returns {(request: Request) => Promise<Response>}
@@ -511,6 +512,13 @@ export function createChatHandler(options) {
     if (!checked.success) {
       release();
       return errorResponse(400, 'INVALID_REQUEST', invalidMessage(checked.error, field, offset));
+    }
+    // A message the page adds to a stored chat is the user's (or the assistant's it
+    // continues): a system message would be stored and sent as instructions to the model
+    // (prompt injection by whoever can post to the route).
+    if (stored.length > 0 && incoming[incoming.length - 1]?.role === 'system') {
+      release();
+      return errorResponse(400, 'INVALID_REQUEST', `${field === 'body.messages' ? `body.messages[${offset}]` : field}.role: a request may not add a system message to a stored chat`);
     }
     /** @type {any[]} */
     let messages = mergeIncoming(stored, incoming);

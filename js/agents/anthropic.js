@@ -12,14 +12,20 @@ const KEYS = [
 
 const COMPACT_KEYS = ['customInstructions', 'suppressFollowUpQuestions', 'retryBaseMs', 'appendMissing', 'keepLastUserMessage'];
 
+/** The block types a `tool_result`'s content array may hold (the Messages API refuses others). */
+const RESULT_BLOCKS = new Set(['text', 'image', 'document', 'search_result', 'tool_reference', 'browser_state']);
+
 /**
- * The text of a tool's answer as a `tool_result` content.
+ * A tool's answer as a `tool_result` content: a string as it is; an array of content blocks
+ * (objects whose `type` a tool result may hold) as blocks; anything else — a list of names
+ * or records (`['a.txt']`, `[{type: 'file', path}]`), an object, a number — as its JSON text.
  *
  * @param {unknown} value
  * @returns {string | any[]}
  */
 function resultContent(value) {
-  if (typeof value === 'string' || Array.isArray(value)) return value;
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((b) => b !== null && typeof b === 'object' && RESULT_BLOCKS.has(b.type))) return value;
   return toolJson(value);
 }
 
@@ -60,10 +66,11 @@ function answerNotRun(compactor, message, why) {
  * requests (default 25). A turn the API paused (`pause_turn`) is sent back to go on, and so is
  * one the API's own compaction paused (`stop_reason: 'compaction'`, with the messages from the
  * latest user request on put back after its block, as {@link applyApiCompaction} does); a reply
- * cut off by `max_tokens` inside a tool call has its calls answered as not run
- * (`is_error: true`) and the model is asked again. When `onStep` throws, the reply's tool
- * calls are answered as not run before the loop rejects with that error: the Compactor's
- * conversation stays one the API takes.
+ * cut off by `max_tokens` or `model_context_window_exceeded` inside a tool call has its calls
+ * answered as not run (`is_error: true`) and the model is asked again; the calls of a final
+ * reply with another stop reason (`refusal`…) are answered the same way before it is
+ * returned. When `onStep` throws, the reply's tool calls are answered as not run before the
+ * loop rejects with that error: the Compactor's conversation stays one the API takes.
  *
  * @param {import('./anthropic.js').AnthropicToolLoopOptions} options
  * @returns {Promise<import('./anthropic.js').AnthropicToolLoopResult>}
@@ -158,13 +165,21 @@ export async function runToolLoop(options) {
     // A turn the API paused (a long server-side tool run) goes on when the paused reply is
     // sent back as it is: the next request, with nothing after it.
     if (message.stop_reason === 'pause_turn') continue;
-    // A reply cut off by max_tokens inside a tool call: the call is answered (not run, its
-    // input is incomplete) so that the conversation stays one the API takes, and the model
-    // is asked again.
-    const cut = message.stop_reason === 'max_tokens' && message.content.some((/** @type {any} */ b) => b?.type === 'tool_use');
-    if (message.stop_reason !== 'tool_use' && !cut) return { message, steps: step + 1, compactions };
+    // A reply cut off inside a tool call — by max_tokens, or by the context window (Claude
+    // 4.5 models stop with `model_context_window_exceeded` where earlier ones refused the
+    // request): the call is answered (not run, its input is incomplete) so that the
+    // conversation stays one the API takes, and the model is asked again.
+    const stopped = message.stop_reason === 'max_tokens' || message.stop_reason === 'model_context_window_exceeded';
+    const cut = stopped && message.content.some((/** @type {any} */ b) => b?.type === 'tool_use');
+    if (message.stop_reason !== 'tool_use' && !cut) {
+      // A final reply that still holds tool calls (stopped by a refusal, or `end_turn` from a
+      // proxy): they are answered as not run, so that the next turn's request is one the API
+      // takes.
+      answerNotRun(o.compactor, message, `The reply ended (${message.stop_reason}) before this call ran.`);
+      return { message, steps: step + 1, compactions };
+    }
     if (cut) {
-      answerNotRun(o.compactor, message, 'The reply was cut off by max_tokens before this call was complete: it was not run.');
+      answerNotRun(o.compactor, message, `The reply was cut off by ${message.stop_reason} before this call was complete: it was not run.`);
       continue;
     }
     const results = [];
@@ -178,7 +193,14 @@ export async function runToolLoop(options) {
         results.push({ type: 'tool_result', tool_use_id: block.id, is_error: true, content: thrownText(error) });
       }
     }
-    o.compactor.push({ role: 'user', content: results });
+    try {
+      o.compactor.push({ role: 'user', content: results });
+    } catch (error) {
+      // Blocks the conversation cannot hold (a text block without text…): each such answer
+      // becomes the tool's error, so that every call of the reply pushed above is answered.
+      const why = `the tool returned content blocks the conversation cannot hold: ${thrownText(error)}`;
+      o.compactor.push({ role: 'user', content: results.map((r) => (Array.isArray(r.content) ? { ...r, is_error: true, content: why } : r)) });
+    }
   }
   throw codedError('MAX_STEPS_EXCEEDED', `${where}: the model still called tools after ${maxSteps} requests (raise "maxSteps")`);
 }

@@ -245,10 +245,11 @@ function isOtherLineType(t) {
   }
 }
 
-// Whether `u` is a response's usage: not absent, and not an object whose every count is
-// absent or 0. A real request always has input; Claude Code writes its own messages (an API
-// error, an interrupted turn: model `<synthetic>`) with all counts 0, and SDKs leave every
-// count undefined when the provider reports none. Such a usage says nothing of the context,
+// Whether `u` is a response's usage: not absent, and not an object whose every input count
+// is absent or 0. A real request always has input; Claude Code writes its own messages (an
+// API error, an interrupted turn: model `<synthetic>`) with all counts 0, SDKs leave every
+// count undefined when the provider reports none, and a stream's `message_delta` usage may
+// give the output alone. Such a usage says nothing of the context,
 // so the count neither starts from it nor stops its search there (model::view
 // UsageCounts::is_zero). A usage that is not an object, or holds a count that is not a
 // number, is usage (reading it reports it).
@@ -259,10 +260,15 @@ function carriesUsage(u) {
   let v = u.input_tokens;
   if (v === undefined || v === null) v = otherCount(u.inputTokens, u.prompt_tokens);
   if (counts(v) || counts(u.cache_creation_input_tokens) || counts(u.cache_read_input_tokens)) return true;
+  // The output alone (a stream's `message_delta` usage, `input_tokens: null`) is no usage;
+  // one that is not a count (NaN, -1, '12') is read, to be reported.
   v = u.output_tokens;
   if (v === undefined || v === null) v = otherCount(u.outputTokens, u.completion_tokens);
-  return counts(v);
+  return notCount(v);
 }
+
+// A value given that is not a token count (check_token_count in model/error.rs refuses it).
+const notCount = (v) => v !== undefined && v !== null && !(typeof v === 'number' && v >= 0 && v <= 1e15);
 
 // The count otherUsage reads from another ecosystem's two names (numbers only).
 const otherCount = (a, b) => typeof a === 'number' ? a : typeof b === 'number' ? b : undefined;
@@ -270,7 +276,7 @@ const otherCount = (a, b) => typeof a === 'number' ? a : typeof b === 'number' ?
 // carriesUsage of LangChain's `usage_metadata` (lcUsage reads it).
 function lcCarriesUsage(u) {
   if (u === null || typeof u !== 'object') return false;
-  return Array.isArray(u) || counts(u.input_tokens) || counts(u.output_tokens);
+  return Array.isArray(u) || counts(u.input_tokens) || notCount(u.output_tokens);
 }
 
 // A count that is given and not 0 (what is not a number is given: reading it reports it).

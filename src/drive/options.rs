@@ -1291,7 +1291,7 @@ fn given_usage<S: Source>(options: &S, what: &str) -> Result<Option<GivenUsage>>
         return Ok(None);
     }
     let usage = usage_counts(&u, &format!("{what}.usage"))?;
-    // A usage with every count 0 says nothing of the context (UsageCounts::is_zero).
+    // A usage with every input count 0 says nothing of the context (UsageCounts::is_zero).
     Ok((!usage.is_zero()).then_some(GivenUsage { at, usage }))
 }
 

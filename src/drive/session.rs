@@ -224,7 +224,7 @@ impl<M> Session<M> {
     /// Usage the provider reported for the latest response, which its message does not
     /// carry (the AI SDK's, OpenAI's): the count is anchored there, exactly as if the message
     /// carried it. An error when there is no response since the last compaction to give it to.
-    /// A usage whose counts are all 0 (a provider that reported none) changes nothing
+    /// A usage whose input counts are all 0 (a provider that reported none) changes nothing
     /// ([`UsageCounts::is_zero`](crate::model::view::UsageCounts::is_zero)).
     pub fn set_usage(&mut self, usage: crate::model::view::UsageCounts) -> Result<()> {
         if usage.is_zero() {

@@ -100,14 +100,16 @@ impl UsageCounts {
         self.input_total() + self.output_tokens
     }
 
-    /// Whether every count is 0: no response's usage (a request always has input). Claude
-    /// Code writes its own assistant messages (an API error, an interrupted turn; model
-    /// `<synthetic>`) with such a usage, and SDKs leave every count out when the provider
-    /// reports none. A view reads such a message as carrying no usage
-    /// ([`ConversationView::usage`]), so the count neither starts from it nor stops its search
-    /// there (js_view.js `carriesUsage` says the same of JS messages).
+    /// Whether its input counts are all 0: no response's usage (a request always has input).
+    /// Claude Code writes its own assistant messages (an API error, an interrupted turn; model
+    /// `<synthetic>`) with every count 0, SDKs leave every count out when the provider
+    /// reports none, and a stream's `message_delta` usage may give the output alone
+    /// (`input_tokens: null`): anchored there, 30K tokens of conversation counted 50. A view
+    /// reads such a message as carrying no usage ([`ConversationView::usage`]), so the count
+    /// neither starts from it nor stops its search there (js_view.js `carriesUsage` says the
+    /// same of JS messages).
     pub fn is_zero(&self) -> bool {
-        self.context_total() == 0
+        self.input_total() == 0
     }
 
     /// [`UsageCounts::from_raw`] without its error: `None` when a count is not valid.
@@ -1550,15 +1552,17 @@ mod tests {
              "content": [{"type": "text", "text": "API Error"}],
              "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0}}},
             {"role": "assistant", "content": "d", "usage": {}},
-            {"role": "assistant", "content": "e", "usage": {"inputTokens": null}}
+            {"role": "assistant", "content": "e", "usage": {"inputTokens": null}},
+            {"role": "assistant", "content": "f", "usage": {"input_tokens": null, "cache_read_input_tokens": null, "output_tokens": 50}},
+            {"role": "assistant", "content": "g", "usage": {"outputTokens": 50}}
         ]))
         .unwrap();
         let view: &[Message] = &typed;
-        for i in 3..6 {
+        for i in 3..8 {
             assert_eq!(view.usage(i).unwrap(), None, "message {i}");
         }
         assert!(
-            matches!(view.latest_usage(6).unwrap(), Latest::Usage(1, u) if u.context_total() == 909)
+            matches!(view.latest_usage(8).unwrap(), Latest::Usage(1, u) if u.context_total() == 909)
         );
     }
 
