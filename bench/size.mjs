@@ -17,14 +17,14 @@ import { fileURLToPath } from 'node:url';
 /** KB (1,024 bytes) of gzip -9. */
 export const SIZE_GOALS = {
   // What a page downloads to count and compact with an API summarizer.
-  page: { goal: 100, ceiling: 387.9 },
+  page: { goal: 100, ceiling: 388.0 },
   // Each shipped .wasm on its own: the first (every entry loads it at init) and the second
   // (offlineSummarizer, previewCompaction, simulateSession; loaded on first use).
   'context_compaction_bg.wasm': { goal: undefined, ceiling: 331.9 },
   'context_compaction_extra_bg.wasm': { goal: undefined, ceiling: 226.3 },
   // A page's first render through the `context-compaction/count` entry: the counting module
   // and the JS count.js loads (compaction is loaded on demand by loadCompaction()).
-  countPage: { goal: 100, ceiling: 99.6 },
+  countPage: { goal: 100, ceiling: 99.7 },
   'context_compaction_count_bg.wasm': { goal: undefined, ceiling: 74.9 },
 };
 
