@@ -127,7 +127,7 @@ test('a sparse list with a huge length in the context is refused at once, withou
     console.log(JSON.stringify({ ms: Date.now() - t0, code: e?.code, message: e?.message, bystander: bystander.tokenCount() }));`;
   const cases = [
     // Before: INSTANCE_RESET after ~5 s (the copy passed the externref table's limit).
-    ['tools: sparse({ name: "x" }, 5e7)', 'context.discoveredTools must be an array'],
+    ['tools: sparse({ name: "x" }, 5e7)', 'context.tools must be an array'],
     ['pinned: sparse("x", 5e7)', 'context.pinned must be an array'],
     // Before: refused after ~9 s.
     ['agents: sparse(undefined, 2 ** 32 - 1)', 'context.agents must be an array'],
