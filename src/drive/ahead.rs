@@ -114,6 +114,10 @@ pub struct Background {
     flight: u64,
     /// A summary was started since the latest compaction.
     started: bool,
+    /// The latest automatic compaction came from the session memory (no model call, no
+    /// wait): while it does, no summary is written ahead (see
+    /// [`from_memory`](Self::from_memory)).
+    memory: bool,
 }
 
 /// How much the count must grow after a failed background summary before another starts;
@@ -193,6 +197,16 @@ impl Background {
         self.started = false;
     }
 
+    /// The latest automatic compaction did (`true`) or did not come from the session memory.
+    /// While it does, [`wants_start`](Self::wants_start) starts nothing: the next compaction
+    /// is expected from the memory too, with no model call and no wait, and a summary written
+    /// ahead would be paid for and dropped (its swap refused when stale, and no catch-up is
+    /// made with a session memory). One that did not (the memory gave nothing to compact
+    /// from) starts them again.
+    pub fn from_memory(&mut self, yes: bool) {
+        self.memory = yes;
+    }
+
     /// Idle, running or ready.
     pub fn state(&self) -> &AheadState {
         &self.state
@@ -266,7 +280,7 @@ impl Background {
         let Some(line) = self.early_line() else {
             return false;
         };
-        if compacting || count < line.max(self.retry_at) {
+        if compacting || self.memory || count < line.max(self.retry_at) {
             return false;
         }
         match &self.state {
@@ -294,6 +308,12 @@ impl Background {
     /// and what the last compaction left (which holds the files and skills it restored: a swap
     /// restores them too, and they widen its bound; the summary alone would refuse every turn
     /// larger than 0.3 of it).
+    ///
+    /// Never, before or after one has landed, when it would land past the threshold (the count
+    /// now plus the flight): the compaction there runs before it and drops it. Where summaries
+    /// are slower than the stretch from the early line to the threshold (a slow summarizer, a
+    /// 1M window whose line is 20,000 tokens below it), none ever lands, and each would be paid
+    /// for and never used.
     pub fn worth_starting(
         &self,
         (tail, pending): (u64, bool),
@@ -301,6 +321,9 @@ impl Background {
         threshold: u64,
         fit: Option<&Fit>,
     ) -> bool {
+        if self.flight > 0 && count.saturating_add(self.flight) >= threshold {
+            return false;
+        }
         if self.summary_tokens == 0 {
             return true;
         }
@@ -731,11 +754,15 @@ mod tests {
 
     #[test]
     fn a_summary_that_would_land_stale_is_not_started() {
-        let worth = |b: &Background, tail| b.worth_starting((tail, false), 0, 0, None);
+        // Well before the threshold (where it lands in time), with a headroom that puts the
+        // swap point here.
+        let worth = |b: &Background, tail| b.worth_starting((tail, false), 9_000, 10_000, None);
         let mut b = Background::new(Some(0));
         let (t, _) = b.start(3, 100, 0);
         // 1,000 tokens: 300 may be kept. The count grew by 250 while it was written.
         b.landed_at(t, Ok(ahead(3, &"s".repeat(4_000))), 350);
+        b.observe_check(0);
+        b.observe_check(1_000);
         assert!(worth(&b, 50));
         assert!(
             !worth(&b, 51),
@@ -761,6 +788,49 @@ mod tests {
             5_000,
         );
         assert_eq!(b.flight, 290);
+    }
+
+    /// Where summaries are slower than the stretch to the threshold, none lands before the
+    /// compaction: the flight measured while one ran keeps the next from starting, before
+    /// any has landed too (sessions16 S3: one paid for per compaction, none used).
+    #[test]
+    fn a_summary_that_would_land_past_the_threshold_is_not_started() {
+        let mut b = Background::new(Some(0));
+        assert!(
+            b.worth_starting((0, false), 157_000, 167_000, None),
+            "nothing measured"
+        );
+        b.start(3, 157_000, 0);
+        b.observe_check(157_000);
+        b.observe_check(168_000);
+        // The compaction at the threshold drops it before it lands.
+        b.drop_all();
+        b.compacted(40_000);
+        assert!(!b.worth_starting((0, false), 157_000, 167_000, None));
+        assert!(
+            b.worth_starting((0, false), 150_000, 167_000, None),
+            "lands in time"
+        );
+        // A compaction with none started halves the estimate: not off for good.
+        b.compacted(40_000);
+        assert!(b.worth_starting((0, false), 157_000, 167_000, None));
+    }
+
+    /// After a compaction from the session memory none is started (sessions16 S4: every
+    /// summary ahead paid for and dropped); after one that needed a summary call, again.
+    #[test]
+    fn none_starts_while_the_session_memory_compacts() {
+        let mut b = Background::new(Some(100));
+        assert!(b.wants_start(200, false, None));
+        b.from_memory(true);
+        assert!(!b.wants_start(200, false, None));
+        b.drop_all();
+        assert!(
+            !b.wants_start(200, false, None),
+            "kept across the compaction's drop"
+        );
+        b.from_memory(false);
+        assert!(b.wants_start(200, false, None));
     }
 
     #[test]

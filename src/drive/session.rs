@@ -502,7 +502,8 @@ impl<M> Session<M> {
         outcome: &AutoCompactOutcome,
     ) -> Option<Compaction> {
         self.tracking.consecutive_failures = outcome.consecutive_failures;
-        if outcome.result.is_some() {
+        if let Some(r) = &outcome.result {
+            self.background.from_memory(r.from_session_memory);
             Some(compaction)
         } else {
             self.abandon(compaction);
