@@ -114,6 +114,10 @@ pub struct Background {
     flight: u64,
     /// A summary was started since the latest compaction.
     started: bool,
+    /// The latest automatic compaction came from the session memory (no model call, no
+    /// wait): while it does, no summary is written ahead (see
+    /// [`from_memory`](Self::from_memory)).
+    memory: bool,
 }
 
 /// How much the count must grow after a failed background summary before another starts;
@@ -193,6 +197,16 @@ impl Background {
         self.started = false;
     }
 
+    /// The latest automatic compaction did (`true`) or did not come from the session memory.
+    /// While it does, [`wants_start`](Self::wants_start) starts nothing: the next compaction
+    /// is expected from the memory too, with no model call and no wait, and a summary written
+    /// ahead would be paid for and dropped (its swap refused when stale, and no catch-up is
+    /// made with a session memory). One that did not (the memory gave nothing to compact
+    /// from) starts them again.
+    pub fn from_memory(&mut self, yes: bool) {
+        self.memory = yes;
+    }
+
     /// Idle, running or ready.
     pub fn state(&self) -> &AheadState {
         &self.state
@@ -235,6 +249,15 @@ impl Background {
         }
     }
 
+    /// How much the count grows while a summary is written (see
+    /// [`worth_starting`](Self::worth_starting)), landed or not: a summary started now lands
+    /// at about the count plus this. Measured before any has landed too (while one runs, what
+    /// the count grew since it started), so that where none lands before the compaction drops
+    /// it, the next is not started ([`crate::drive::session::Session::wants_ahead`]).
+    pub fn flight(&self) -> u64 {
+        self.flight
+    }
+
     /// The largest growth of the count seen between two checks (0 before the second check).
     pub fn headroom(&self) -> u64 {
         self.headroom
@@ -266,7 +289,7 @@ impl Background {
         let Some(line) = self.early_line() else {
             return false;
         };
-        if compacting || count < line.max(self.retry_at) {
+        if compacting || self.memory || count < line.max(self.retry_at) {
             return false;
         }
         match &self.state {
@@ -761,6 +784,21 @@ mod tests {
             5_000,
         );
         assert_eq!(b.flight, 290);
+    }
+
+    /// A summary the compaction dropped before it landed still measured its flight (what the
+    /// count grew while it ran), which a compaction with none started halves.
+    #[test]
+    fn the_flight_of_a_summary_dropped_before_it_landed_is_kept() {
+        let mut b = Background::new(Some(0));
+        b.start(3, 157_000, 0);
+        b.observe_check(157_000);
+        b.observe_check(168_000);
+        b.drop_all();
+        b.compacted(40_000);
+        assert_eq!(b.flight(), 11_000);
+        b.compacted(40_000);
+        assert_eq!(b.flight(), 5_500);
     }
 
     #[test]

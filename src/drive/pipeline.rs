@@ -53,12 +53,16 @@ pub fn last_user_request(messages: &[Message], start: usize) -> Option<usize> {
     use crate::model::messages::{Block, Content};
     // Claude Code's lines for a slash command (`/model`, `/exit`: its name, then its local
     // output) and for an interrupted turn: the user's doing, but no request to the model.
+    // Nor an earlier summary in an API shape, which has no `isCompactSummary` flag (after a
+    // swap, or a compaction that kept no request, it is the latest user text): kept, it
+    // would stay beside every later summary and grow the context each time.
     let request = |t: &str| {
         let t = t.trim_start();
         !t.is_empty()
             && !t.starts_with("<command-name>")
             && !t.starts_with("<local-command-")
             && !t.starts_with("[Request interrupted by user")
+            && !t.starts_with(summary::SUMMARY_MESSAGE_INTRO)
     };
     (start..messages.len()).rev().find(|&i| {
         let m = &messages[i];
@@ -1446,6 +1450,28 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(last_user_request(&quoted, 0), Some(0));
+    }
+
+    /// An earlier summary in an API shape (no `isCompactSummary`) is no request: after a swap
+    /// that cut past the user's request it is the latest user text, and keeping it would put
+    /// two summaries in the conversation (sessions16 S1).
+    #[test]
+    fn an_earlier_summary_is_not_the_latest_request() {
+        let summary = summary::summary_message_text("earlier work", true, false);
+        let messages = Message::parse_all(json!([
+            {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted"},
+            {"role": "user", "content": summary},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "A"}]}
+        ]))
+        .unwrap();
+        assert_eq!(last_user_request(&messages, 0), None);
+        let blocks = Message::parse_all(json!([
+            {"role": "user", "content": "Fix the test."},
+            {"role": "user", "content": [{"type": "text", "text": summary}]}
+        ]))
+        .unwrap();
+        assert_eq!(last_user_request(&blocks, 0), Some(0));
     }
 
     #[test]

@@ -27,8 +27,8 @@ use crate::drive::env::{Environment, ProgressEvent};
 use crate::drive::failure::CompactError;
 use crate::drive::parts::{earlier_part_message, PART_INSTRUCTION};
 use crate::drive::pipeline::{
-    finish, pre_compact_hooks, summarize_messages, summary_input, CompactContext, CompactionResult,
-    Finish, PreCompactOutcome, SizeBefore,
+    finish, last_user_request, pre_compact_hooks, summarize_messages, summary_input,
+    CompactContext, CompactionResult, Finish, PreCompactOutcome, SizeBefore,
 };
 use crate::drive::retry::RetryPolicy;
 use crate::drive::summary_call::Retries;
@@ -300,6 +300,14 @@ pub async fn swap<E: Environment + ?Sized>(
     }
     let loss_report =
         crate::summarize::loss::loss_report(&messages[start..ahead.cut], &ahead.summary);
+    // Every message since the cut, and (`keepLastUserMessage`) the latest user request when
+    // the cut went past it, as today's path keeps it: else it would reach the model only in
+    // the summary's words.
+    let mut kept: Vec<usize> = Vec::new();
+    if ctx.keep_last_user_message {
+        kept.extend(last_user_request(messages, start).filter(|&i| i < ahead.cut));
+    }
+    kept.extend(ahead.cut..messages.len());
     finish(
         env,
         messages,
@@ -308,7 +316,7 @@ pub async fn swap<E: Environment + ?Sized>(
             summary_text: ahead.summary.clone(),
             summary_message: None,
             loss_report,
-            kept: (ahead.cut..messages.len()).collect(),
+            kept,
             trigger: Trigger::Auto,
             auto: true,
             suppress_follow_up_questions: true,

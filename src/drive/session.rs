@@ -140,7 +140,7 @@ impl<M> Session<M> {
     /// automatic compaction is paused, nothing would swap it in), no compaction running, none
     /// running or fresh. Due as [`check_auto_compact`](Self::check_auto_compact) decides it:
     /// the tokens snipping freed (`snip_tokens_freed`, read only when the count is at the
-    /// threshold or above) are taken off the count first.
+    /// threshold or above) are taken off the count first, at the count it would land at.
     pub fn wants_ahead(&self, snip_tokens_freed: impl FnOnce() -> u64) -> bool {
         if !self.background.wants_start(
             self.token_count(),
@@ -149,9 +149,14 @@ impl<M> Session<M> {
         ) {
             return false;
         }
+        // Nor one that would land past the point where compaction is due (the count grows by
+        // the flight while it is written): that compaction drops it before it lands. Where
+        // summaries are slower than the stretch from the early line to the threshold (a slow
+        // summarizer; a 1M window, whose line is 20,000 tokens below it) none ever lands, and
+        // each would be paid for and never used (sessions16 S3).
         let threshold = self.threshold();
-        self.token_count() < threshold
-            || !autocompact::is_due(self.token_count(), snip_tokens_freed(), threshold)
+        let lands_at = self.token_count().saturating_add(self.background.flight());
+        lands_at < threshold || !autocompact::is_due(lands_at, snip_tokens_freed(), threshold)
     }
 
     /// Where a summary written ahead of `view` (the messages held, as read for it) would cut
@@ -502,7 +507,8 @@ impl<M> Session<M> {
         outcome: &AutoCompactOutcome,
     ) -> Option<Compaction> {
         self.tracking.consecutive_failures = outcome.consecutive_failures;
-        if outcome.result.is_some() {
+        if let Some(r) = &outcome.result {
+            self.background.from_memory(r.from_session_memory);
             Some(compaction)
         } else {
             self.abandon(compaction);
