@@ -526,20 +526,23 @@ async fn build_attachments<E: Environment + ?Sized>(
     room: u64,
 ) -> Result<(Vec<Message>, Vec<Message>), CompactError> {
     step(env, "restoring")?;
-    let text_refs = restore::kept_texts(kept);
-    let in_kept = restore::KeptContent::new(&text_refs);
     let snapshot = &ctx.read_file_state;
     // The files whose content the kept messages hold: not restored, and their reads stay in
-    // the caller's `readFileState` (the agent still sees what it read).
-    *kept_reads = snapshot
-        .iter()
-        .filter(|f| {
-            f.content
-                .as_deref()
-                .is_some_and(|c| in_kept.contains_file(c))
-        })
-        .map(|f| f.path.clone())
-        .collect();
+    // the caller's `readFileState` (the agent still sees what it read). The kept texts are
+    // prepared only when there is a file to look for.
+    if snapshot.iter().any(|f| f.content.is_some()) {
+        let text_refs = restore::kept_texts(kept);
+        let in_kept = restore::KeptContent::new(&text_refs);
+        *kept_reads = snapshot
+            .iter()
+            .filter(|f| {
+                f.content
+                    .as_deref()
+                    .is_some_and(|c| in_kept.contains_file(c))
+            })
+            .map(|f| f.path.clone())
+            .collect();
+    }
     let present = |path: &str| kept_reads.iter().any(|p| p == path);
     let chosen = restore::select_files(snapshot, &present);
     let mut files = Vec::new();
