@@ -629,6 +629,13 @@ fn the_reads_the_kept_messages_hold_are_kept_reads_and_not_restored() {
     for (path, content) in [
         ("/f3.rs", "x".repeat(4000)),
         ("/f5.rs", "fn five() {}\n".repeat(50)),
+        // Shown in part only: its first 1,000 characters, or a few characters anywhere.
+        // Not restored (as before), but their reads are not kept (review16).
+        (
+            "/f3b.rs",
+            format!("{}\nfn other() {{}}\n", "x".repeat(1000)),
+        ),
+        ("/VERSION", "x\n".to_string()),
     ] {
         c.read_file_state.push(FileSnapshot {
             path: path.into(),

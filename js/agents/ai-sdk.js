@@ -513,12 +513,14 @@ export function createChatHandler(options) {
       release();
       return errorResponse(400, 'INVALID_REQUEST', invalidMessage(checked.error, field, offset));
     }
-    // A message the page adds to a stored chat is the user's (or the assistant's it
-    // continues): a system message would be stored and sent as instructions to the model
-    // (prompt injection by whoever can post to the route).
-    if (stored.length > 0 && incoming[incoming.length - 1]?.role === 'system') {
+    // A message the page adds to a chat (a stored one's new message, a new chat's messages)
+    // is the user's (or the assistant's it continues): a system message would be stored and
+    // sent as instructions to the model on every turn (prompt injection by whoever can post
+    // to the route); the handler's `system` option gives the instructions.
+    const sys = incoming.slice(offset).findIndex((m) => m?.role === 'system');
+    if (sys >= 0) {
       release();
-      return errorResponse(400, 'INVALID_REQUEST', `${field === 'body.messages' ? `body.messages[${offset}]` : field}.role: a request may not add a system message to a stored chat`);
+      return errorResponse(400, 'INVALID_REQUEST', `${field === 'body.messages' ? `body.messages[${offset + sys}]` : field}.role: a request may not add a system message to a chat (give instructions in the handler's "system" option)`);
     }
     /** @type {any[]} */
     let messages = mergeIncoming(stored, incoming);

@@ -527,23 +527,29 @@ async fn build_attachments<E: Environment + ?Sized>(
 ) -> Result<(Vec<Message>, Vec<Message>), CompactError> {
     step(env, "restoring")?;
     let snapshot = &ctx.read_file_state;
-    // The files whose content the kept messages hold: not restored, and their reads stay in
-    // the caller's `readFileState` (the agent still sees what it read). The kept texts are
-    // prepared only when there is a file to look for.
+    // The files whose content the kept messages show are not restored; the reads of those
+    // they hold whole stay in the caller's `readFileState` (the agent still sees what it
+    // read). A prefix or a short content found in a kept text is no proof of that: a file
+    // holding `1` is "shown" by any text with a 1 in it. The kept texts are prepared only
+    // when there is a file to look for.
+    let mut present = Vec::new();
+    kept_reads.clear();
     if snapshot.iter().any(|f| f.content.is_some()) {
         let text_refs = restore::kept_texts(kept);
         let in_kept = restore::KeptContent::new(&text_refs);
-        *kept_reads = snapshot
-            .iter()
-            .filter(|f| {
-                f.content
-                    .as_deref()
-                    .is_some_and(|c| in_kept.contains_file(c))
-            })
-            .map(|f| f.path.clone())
-            .collect();
+        for f in snapshot {
+            let Some(c) = f.content.as_deref() else {
+                continue;
+            };
+            if in_kept.contains_file(c) {
+                present.push(f.path.as_str());
+                if in_kept.holds_whole(c) {
+                    kept_reads.push(f.path.clone());
+                }
+            }
+        }
     }
-    let present = |path: &str| kept_reads.iter().any(|p| p == path);
+    let present = |path: &str| present.contains(&path);
     let chosen = restore::select_files(snapshot, &present);
     let mut files = Vec::new();
     for k in chosen {

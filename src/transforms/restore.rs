@@ -639,6 +639,32 @@ impl<'a> KeptContent<'a> {
     }
 }
 
+/// A file shorter than this (trailing whitespace aside) is never held whole by the kept
+/// messages ([`KeptContent::holds_whole`]): so short a text is found in unrelated ones.
+pub const MIN_HELD_CHARS: usize = 64;
+
+impl KeptContent<'_> {
+    /// Whether a kept text holds `content` whole (verbatim or once line-number prefixes are
+    /// removed; trailing whitespace ignored), and it is at least [`MIN_HELD_CHARS`] long:
+    /// the kept messages then show the file as it was read, so its read may stay in the
+    /// caller's `readFileState`. Stricter than [`KeptContent::contains_file`], which a file
+    /// sharing its first [`PRESENCE_PREFIX_CHARS`] characters with a kept one, or a file of
+    /// a few characters, satisfies.
+    pub fn holds_whole(&self, content: &str) -> bool {
+        let needle = content.trim_end();
+        if needle
+            .trim_start()
+            .chars()
+            .nth(MIN_HELD_CHARS - 1)
+            .is_none()
+        {
+            return false;
+        }
+        self.texts.iter().any(|h| h.contains(needle))
+            || self.stripped.iter().any(|h| h.contains(needle))
+    }
+}
+
 /// The part of a line after a `   12→` or `12\t` prefix, if it has one.
 fn after_line_number(line: &str) -> Option<&str> {
     let t = line.trim_start_matches(' ');

@@ -153,3 +153,23 @@ test("a compaction that keeps the latest turn keeps that turn's file reads in re
   assert.deepEqual([...readFileState.keys()], ['/src/new.ts']);
   assert.equal(readFileState.get('/src/new.ts').content, NEW);
 });
+
+test('one foreground `start` per compaction on every path a stale summary takes (caught up, or today\'s path after the refusal; review16 R3)', async () => {
+  const summarize = async () => ({ content: [{ type: 'text', text: `<summary>${words(7, 6000)}</summary>` }], stop_reason: 'end_turn' });
+  const paths = new Set();
+  for (const lastTokens of [0, 12_000, 20_000]) {
+    const events = [];
+    const { c } = await staleAtThreshold(summarize, { onProgress: (e) => events.push(e) }, {
+      lastTokens, last: lastTokens ? (chat) => { chat.push({ role: 'user', content: 'big paste: ' + words(3, lastTokens * 4) }); } : undefined,
+    });
+    events.length = 0;
+    const o = await c.maybeAutoCompact();
+    assert.equal(o.wasCompacted, true, `${lastTokens}: ${JSON.stringify(o.error ?? o.skipped)}`);
+    paths.add(o.caughtUp ? 'caughtUp' : o.preemptive ? 'swap' : 'today');
+    const fore = events.filter((e) => !e.background).map((e) => e.phase);
+    assert.equal(fore.filter((p) => p === 'start').length, 1, `${lastTokens}: ${fore.join(' ')}`);
+    assert.equal(fore[0], 'start', `${lastTokens}: ${fore.join(' ')}`);
+    assert.equal(fore.at(-1), 'done', `${lastTokens}: ${fore.join(' ')}`);
+  }
+  assert.ok(paths.has('caughtUp') && paths.has('today'), [...paths].join(' '));
+});
