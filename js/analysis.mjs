@@ -79,7 +79,8 @@ export function boundaryFacts(lines, i) {
 
 /**
  * The API calls of a transcript: main-chain assistant lines grouped by `message.id` (one
- * response is written as several lines repeating the same usage), in order of their first line.
+ * response is written as several lines repeating the same usage), in order of their first line;
+ * lines whose usage has no input (an API error Claude Code wrote itself) are none.
  * @param {readonly TranscriptLine[]} lines
  */
 export function apiCalls(lines) {
@@ -91,6 +92,9 @@ export function apiCalls(lines) {
     if (l.type !== 'assistant' || l.isSidechain === true) return;
     const m = l.message;
     if (m === null || typeof m !== 'object' || m.usage === null || typeof m.usage !== 'object') return;
+    // A usage with no input is no call's (Claude Code's own `<synthetic>` error lines carry
+    // zeros): the count does not anchor there either.
+    if (realContextOf(m.usage) === 0) return;
     const id = typeof m.id === 'string' ? m.id : null;
     const known = id !== null ? byId.get(id) : undefined;
     if (known) {

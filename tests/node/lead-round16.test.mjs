@@ -173,3 +173,11 @@ test('one foreground `start` per compaction on every path a stale summary takes 
   }
   assert.ok(paths.has('caughtUp') && paths.has('today'), [...paths].join(' '));
 });
+
+test("the CLI's analysis does not count Claude Code's API-error lines (usage of zeros) as API calls", async () => {
+  const { apiCalls, measureEstimates } = await import('../../pkg/cli-lib.mjs');
+  const lines = claudeCodeLines();
+  const calls = apiCalls(lines);
+  assert.deepEqual(calls.map((c) => c.id), ['msg_1']);
+  assert.equal(measureEstimates(lines, calls).length, 1);
+});
