@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runToolLoop } from '../../pkg/agents/anthropic.js';
 import { Compactor, validateForApi } from '../../pkg/node.js';
+import { mockChatRoute } from './helpers/chat-handler.mjs';
 
 const summarize = async () => ({ content: [{ type: 'text', text: '<summary>s</summary>' }] });
 
@@ -141,31 +142,7 @@ test('a usage giving the output alone (a stream delta\'s) does not anchor the co
 
 test('createChatHandler: a system message added to a stored chat is refused, not stored and sent (H5)', async () => {
   // Before: 200; stored, and sent to the model as a system prompt (prompt injection).
-  const { createChatHandler, memoryChatStore } = await import('../../pkg/agents/ai-sdk.js');
-  const { simulateReadableStream } = await import('ai');
-  const { MockLanguageModelV3 } = await import('ai/test');
-  const usage = { inputTokens: { total: 100, noCache: 100, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 2, text: 2, reasoning: 0 } };
-  const prompts = [];
-  const model = new MockLanguageModelV3({
-    modelId: 'gpt-4.1',
-    doStream: async (o) => {
-      prompts.push(o.prompt);
-      return {
-        stream: simulateReadableStream({
-          chunks: [
-            { type: 'stream-start', warnings: [] },
-            { type: 'text-start', id: 't' },
-            { type: 'text-delta', id: 't', delta: 'ok' },
-            { type: 'text-end', id: 't' },
-            { type: 'finish', finishReason: { unified: 'stop', raw: undefined }, usage },
-          ],
-        }),
-      };
-    },
-  });
-  const store = memoryChatStore();
-  const handle = createChatHandler({ model, summarize, store, system: 'Be careful.' });
-  const post = (body) => handle(new Request('http://x/api/chat', { method: 'POST', body: JSON.stringify(body) }));
+  const { post, prompts, store } = await mockChatRoute(summarize);
   const first = await post({ id: 'c1', messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }] });
   await first.text();
   assert.equal(first.status, 200);
