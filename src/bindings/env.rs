@@ -150,10 +150,6 @@ pub struct JsEnv {
     /// The caller's tokenizer (`tokenCounter`), called directly (never through the views'
     /// slot in `js_view.js`, which is only in effect during one synchronous call).
     counter: Option<JsTextCounter>,
-    /// Whether this call's compaction was announced (`start`): one call is one compaction the
-    /// caller waits for, announced once whichever paths it tries (a swap refused for its size
-    /// before today's path, a session memory that does not apply before a summary).
-    announced: std::cell::Cell<bool>,
 }
 
 /// The caller's `tokenCounter` as the core's [`TextCounter`].
@@ -297,7 +293,6 @@ impl JsEnv {
             background: false,
             summary_window: data.context.summary_window(&data.context.request_model()),
             counter: JsTextCounter::of_context(context)?,
-            announced: std::cell::Cell::new(false),
         })
     }
 
@@ -497,13 +492,6 @@ impl Environment for JsEnv {
     }
 
     fn progress(&self, event: &ProgressEvent) {
-        if event.phase == "start"
-            && !event.background
-            && !self.background
-            && self.announced.replace(true)
-        {
-            return;
-        }
         if let Some(f) = &self.on_progress {
             let v = if self.background && !event.background {
                 // A summary written ahead: every event of it is marked.

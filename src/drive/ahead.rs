@@ -108,9 +108,9 @@ pub struct Background {
     /// The growth of the count between the last two checks: the size of the latest turn.
     last_growth: u64,
     /// How much the count grows while a summary is written: from the latest summary's start
-    /// to when it landed (while one runs, at least what it took so far; 0: none measured). Halved at a compaction no summary was
-    /// started for, so that one measured in a busy stretch does not keep summaries from
-    /// starting for good.
+    /// to when it landed (while one runs, at least what it took so far; 0: none measured).
+    /// Halved at a compaction no summary was started for, so that one measured in a busy
+    /// stretch does not keep summaries from starting for good.
     flight: u64,
     /// A summary was started since the latest compaction.
     started: bool,

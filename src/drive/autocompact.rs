@@ -404,6 +404,19 @@ pub async fn auto_compact_if_needed<E: crate::drive::env::Environment + ?Sized>(
     retry: &crate::drive::retry::RetryPolicy,
     env: &E,
 ) -> Result<AutoCompactOutcome> {
+    auto_compact(messages, ctx, (tracking, false), query, retry, env).await
+}
+
+/// [`auto_compact_if_needed`] on a path that may have announced the compaction already
+/// (`announced`: [`crate::drive::pipeline::CompactOptions::announced`]).
+pub(crate) async fn auto_compact<E: crate::drive::env::Environment + ?Sized>(
+    messages: &[crate::model::messages::Message],
+    ctx: &crate::drive::pipeline::CompactContext,
+    (tracking, announced): (&Tracking, bool),
+    query: &ShouldAutoCompactOptions,
+    retry: &crate::drive::retry::RetryPolicy,
+    env: &E,
+) -> Result<AutoCompactOutcome> {
     let skip = |why| {
         Ok(AutoCompactOutcome::skipped(
             why,
@@ -448,6 +461,7 @@ pub async fn auto_compact_if_needed<E: crate::drive::env::Environment + ?Sized>(
         suppress_follow_up_questions: true,
         retry: *retry,
         pre_compact: Some(pre),
+        announced,
         ..Default::default()
     };
     match crate::drive::pipeline::compact_conversation(messages, ctx, &options, env).await {

@@ -1020,6 +1020,7 @@ fn compact_options_with<S: Source>(
         pre_compact: None,
         append_missing: boolean(options, "appendMissing", WHAT)?.unwrap_or(false),
         keep_last_user_message: boolean(options, "keepLastUserMessage", WHAT)?.unwrap_or(false),
+        announced: false,
     })
 }
 

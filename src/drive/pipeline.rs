@@ -271,6 +271,10 @@ pub struct CompactOptions {
     /// Keep the latest user request verbatim after the summary (`messagesToKeep`), so the
     /// current task reaches the model in the user's own words.
     pub keep_last_user_message: bool,
+    /// The compaction was announced (`start`) on this call's path already (a swap of a
+    /// summary written ahead, refused for its size, or its catch-up): one `start` per
+    /// compaction the caller waits for.
+    pub announced: bool,
 }
 
 /// A file restored after compaction.
@@ -741,10 +745,12 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         estimated: size_before,
         fit,
     } = ctx.size_before(messages, env.text_counter())?;
-    env.progress(&ProgressEvent {
-        tokens: Some(pre_tokens),
-        ..ProgressEvent::phase("start")
-    });
+    if !options.announced {
+        env.progress(&ProgressEvent {
+            tokens: Some(pre_tokens),
+            ..ProgressEvent::phase("start")
+        });
+    }
     checkpoint(env, "starting").await?;
     // 1. PreCompact hooks (unless the caller's path already ran them).
     let pre = match &options.pre_compact {

@@ -20,8 +20,8 @@
 //! when it is swapped in.
 
 use crate::drive::autocompact::{
-    auto_compact_guard, auto_compact_if_needed, decide_for, AutoCompactOutcome,
-    ShouldAutoCompactOptions, Tracking,
+    auto_compact, auto_compact_guard, decide_for, AutoCompactOutcome, ShouldAutoCompactOptions,
+    Tracking,
 };
 use crate::drive::env::{Environment, ProgressEvent};
 use crate::drive::failure::CompactError;
@@ -163,8 +163,9 @@ pub fn ahead_cut<V: ConversationView + ?Sized>(view: &V) -> Result<Option<AheadC
 /// chain (trigger `auto`). Its own progress events, `start` (the tokens it summarizes; only
 /// when `announce` is set: a [`catch_up`] after a swap that announced the compaction does not
 /// announce it again) and `summarized`, are marked `background` when `background` is set (a
-/// summary written ahead; not a [`catch_up`], which the conversation waits for); the environment of a summary
-/// written ahead marks the summary call's (`summarizing`, retries) itself (the bindings' `JsEnv::for_background`),
+/// summary written ahead; not a [`catch_up`], which the conversation waits for); the
+/// environment of a summary written ahead marks the summary call's (`summarizing`, retries)
+/// itself (the bindings' `JsEnv::for_background`),
 /// so the pipeline is not instantiated a second time for a wrapper.
 pub async fn summarize_ahead<E: Environment + ?Sized>(
     env: &E,
@@ -434,6 +435,9 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
         error: Some(e),
         skipped: None,
     };
+    // Whether a refused swap (or the catch-up after it) announced the compaction: today's
+    // path then does not announce it again.
+    let mut announced = false;
     if let Some(AheadSwap { summary: a, early }) = ahead {
         if auto_compact_guard(&ctx.config, tracking, query).is_none() {
             let mut at_threshold = None;
@@ -485,10 +489,11 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
                         Err(e) => return Ok((failed(e), AheadUse::None)),
                     }
                 }
+                announced = refusal.get().is_some() || caught_up.is_some();
             }
         }
     }
-    let out = auto_compact_if_needed(messages, ctx, tracking, query, retry, env).await?;
+    let out = auto_compact(messages, ctx, (tracking, announced), query, retry, env).await?;
     Ok((out, AheadUse::None))
 }
 
