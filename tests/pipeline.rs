@@ -650,3 +650,107 @@ fn the_reads_the_kept_messages_hold_are_kept_reads_and_not_restored() {
     let restored: Vec<&str> = r.restored_files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(restored, ["/f5.rs"]);
 }
+
+/// Every path that compacts reports `start` once, first, and `done` last: auto-compaction
+/// (its PreCompact hooks run before it chooses session memory or a full compaction),
+/// session memory inside it and called on its own, and reactive compaction. Before, the
+/// auto and reactive paths reported `preCompactHook` before `start`, and a compaction from
+/// session memory reported `done` with no `start` at all.
+#[test]
+fn every_compaction_path_reports_one_start_first_and_done_last() {
+    use context_compaction::drive::autocompact::{auto_compact_if_needed, Tracking};
+    use context_compaction::drive::reactive::reactive_compact;
+    let m = transcript(60, 4000); // ~60K tokens
+    let low = CompactContext {
+        config: Config {
+            auto_compact_window: Some(70_000.0),
+            ..Default::default()
+        },
+        ..ctx()
+    };
+    let check = |path: &str, env: &Scripted| {
+        let phases = env.phases.borrow();
+        assert_eq!(phases.first(), Some(&"start"), "{path}: {phases:?}");
+        assert_eq!(phases.last(), Some(&"done"), "{path}: {phases:?}");
+        let starts = phases.iter().filter(|p| **p == "start").count();
+        assert_eq!(starts, 1, "{path}: {phases:?}");
+    };
+    let tracking = Tracking {
+        turn_id: Some("t1".into()),
+        ..Default::default()
+    };
+    let retry = RetryPolicy::with_base_ms(1);
+    for memory in [None, Some("The session so far: sixty reads.")] {
+        let mut env = Scripted::summary("s");
+        env.memory = memory.map(str::to_string);
+        let out = block_on(auto_compact_if_needed(
+            &m,
+            &low,
+            &tracking,
+            &Default::default(),
+            &retry,
+            &env,
+        ))
+        .unwrap();
+        let r = out.result.expect("compacted");
+        assert_eq!(r.from_session_memory, memory.is_some());
+        check(&format!("auto, memory {memory:?}"), &env);
+
+        let env = {
+            let mut e = Scripted::summary("s");
+            e.memory = memory.map(str::to_string);
+            e
+        };
+        let rejection = "prompt is too long: 210000 tokens > 200000 maximum";
+        block_on(reactive_compact(
+            &m,
+            &ctx(),
+            rejection,
+            Some(400),
+            &tracking,
+            &retry,
+            &env,
+        ))
+        .unwrap();
+        check(&format!("reactive, memory {memory:?}"), &env);
+    }
+    let mut env = Scripted::summary("unused");
+    env.memory = Some("The session so far: sixty reads.".into());
+    block_on(try_session_memory_compaction(&m, &ctx(), None, &env)).unwrap();
+    check("session memory alone", &env);
+}
+
+/// A session memory too large for the compaction to get below the threshold is refused before
+/// restoration: auto-compaction then compacts fully, and the SessionStart hooks run once, not
+/// once for the refused session-memory attempt and again for the full compaction.
+#[test]
+fn a_session_memory_refused_for_its_size_runs_no_session_start_hook() {
+    use context_compaction::drive::autocompact::{auto_compact_if_needed, Tracking};
+    let m = transcript(60, 4000);
+    let low = CompactContext {
+        config: Config {
+            auto_compact_window: Some(70_000.0),
+            ..Default::default()
+        },
+        ..ctx()
+    };
+    let mut env = Scripted::summary("The session read sixty files.");
+    env.memory = Some("notes on every file read so far ".repeat(6_000)); // ~48K tokens
+    let out = block_on(auto_compact_if_needed(
+        &m,
+        &low,
+        &Tracking::default(),
+        &Default::default(),
+        &RetryPolicy::with_base_ms(1),
+        &env,
+    ))
+    .unwrap();
+    let r = out.result.expect("compacted fully");
+    assert!(!r.from_session_memory);
+    let hooks = env.hooks.borrow();
+    let starts = hooks
+        .iter()
+        .filter(|(k, _)| *k == HookKind::SessionStart)
+        .count();
+    assert_eq!(starts, 1, "{:?}", env.phases.borrow());
+}

@@ -431,6 +431,11 @@ pub(crate) async fn auto_compact<E: crate::drive::env::Environment + ?Sized>(
         return skip(decision.blocked_by.unwrap_or(SkipReason::BelowThreshold));
     }
     let failed = |e| AutoCompactOutcome::failed(e, tracking.consecutive_failures);
+    // `start` before the hooks: the first event of the compaction, whichever of session
+    // memory or the full compaction then does it.
+    if !announced {
+        crate::drive::pipeline::announce(env, decision.token_count);
+    }
     let pre = match crate::drive::pipeline::pre_compact_hooks(
         env,
         ctx,
@@ -461,7 +466,7 @@ pub(crate) async fn auto_compact<E: crate::drive::env::Environment + ?Sized>(
         suppress_follow_up_questions: true,
         retry: *retry,
         pre_compact: Some(pre),
-        announced,
+        announced: true,
         ..Default::default()
     };
     match crate::drive::pipeline::compact_conversation(messages, ctx, &options, env).await {

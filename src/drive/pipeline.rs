@@ -271,9 +271,10 @@ pub struct CompactOptions {
     /// Keep the latest user request verbatim after the summary (`messagesToKeep`), so the
     /// current task reaches the model in the user's own words.
     pub keep_last_user_message: bool,
-    /// The compaction was announced (`start`) on this call's path already (a swap of a
-    /// summary written ahead, refused for its size, or its catch-up): one `start` per
-    /// compaction the caller waits for.
+    /// The compaction was announced (`start`) on this call's path already (auto-compaction
+    /// and reactive compaction before their PreCompact hooks; a swap of a summary written
+    /// ahead, refused for its size, or its catch-up): one `start` per compaction the caller
+    /// waits for.
     pub announced: bool,
 }
 
@@ -401,6 +402,16 @@ impl CompactionResult {
             &self.hook_results,
         )
     }
+}
+
+/// Reports `start` (the context's size before the compaction): the first event of every
+/// compaction the caller waits for, reported once on its path — before its PreCompact hooks,
+/// and not again by the session-memory or full compaction that path then runs.
+pub(crate) fn announce<E: Environment + ?Sized>(env: &E, tokens: u64) {
+    env.progress(&ProgressEvent {
+        tokens: Some(tokens),
+        ..ProgressEvent::phase("start")
+    });
 }
 
 /// Reports a phase, then stops if the caller aborted meanwhile.
@@ -746,10 +757,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
         fit,
     } = ctx.size_before(messages, env.text_counter())?;
     if !options.announced {
-        env.progress(&ProgressEvent {
-            tokens: Some(pre_tokens),
-            ..ProgressEvent::phase("start")
-        });
+        announce(env, pre_tokens);
     }
     checkpoint(env, "starting").await?;
     // 1. PreCompact hooks (unless the caller's path already ran them).
@@ -1174,6 +1182,18 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     // smaller than those they replace, and a short conversation that read a long file would
     // otherwise fail for the file's sake.
     let before_restoring = summary_tokens + estimate_messages(env, kept)?;
+    // A compaction whose summary and kept messages already fail the size checks below (what
+    // restoration adds only makes them larger; one token of rounding spared) restores
+    // nothing: no file is read and no SessionStart hook runs for a result that is not
+    // committed (a session memory's, refused so, is followed by the full compaction, which
+    // would run them again). A provider's compaction message is counted as a message, not
+    // as its text: checked once built only; a swap's bound, which restoration checks, is
+    // refused as such (the caller then runs today's path).
+    let lower = before_restoring.saturating_sub(1);
+    let doomed = f.summary_message.is_none()
+        && f.preemptive_bound.is_none()
+        && (lower >= f.size_before
+            || (f.auto && lower >= auto_compact_threshold(&ctx.model, &ctx.config)));
     let room = f.size_before.saturating_sub(before_restoring + 1);
     // Nor does it take the room the compaction made for the work to come: the next request
     // stays below the warning line (the auto-compact threshold less 20,000 tokens). On a
@@ -1181,18 +1201,22 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     // threshold 31,000) 25,000 tokens of files would otherwise land the context above the
     // threshold it was compacted for, and it would be compacted again at once.
     let room = room.min(restoration_room(ctx, fit.as_ref(), before_restoring));
-    let (mut attachments, mut hook_results) = build_attachments(
-        env,
-        ctx,
-        kept,
-        transcript,
-        &mut f.failures,
-        &mut restored_files,
-        (&mut restored_skills, &mut kept_reads),
-        &bound,
-        room,
-    )
-    .await?;
+    let (mut attachments, mut hook_results) = if doomed {
+        Default::default()
+    } else {
+        build_attachments(
+            env,
+            ctx,
+            kept,
+            transcript,
+            &mut f.failures,
+            &mut restored_files,
+            (&mut restored_skills, &mut kept_reads),
+            &bound,
+            room,
+        )
+        .await?
+    };
 
     // 10. The boundary and the summary message.
     let fields = session_fields(messages);

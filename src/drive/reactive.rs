@@ -68,6 +68,8 @@ pub async fn reactive_compact<E: Environment + ?Sized>(
         )));
     }
     let pre_tokens = ctx.pre_count(messages)?;
+    // `start` before the hooks, once for whichever compaction follows.
+    crate::drive::pipeline::announce(env, pre_tokens);
     let pre = pre_compact_hooks(
         env,
         ctx,
@@ -89,6 +91,7 @@ pub async fn reactive_compact<E: Environment + ?Sized>(
         suppress_follow_up_questions: true,
         retry: *retry,
         pre_compact: Some(pre),
+        announced: true,
         ..Default::default()
     };
     let r = compact_conversation(messages, ctx, &options, env).await?;

@@ -69,8 +69,10 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
         fit,
     } = ctx.size_before(messages, env.text_counter())?;
     let pre = match pre {
+        // The caller's path ran the hooks, and announced the compaction before them.
         Some(p) => p,
         None => {
+            crate::drive::pipeline::announce(env, pre_tokens);
             pre_compact_hooks(
                 env,
                 ctx,

@@ -41,10 +41,18 @@ test('autoCompactIfNeeded: an aborted compaction is reported, the failure count 
 test('Compactor: three aborted automatic compactions leave automatic compaction on', async () => {
   const seen = [];
   const c = new Compactor({ model: 'claude-sonnet-4-5', config, summarize: hanging(seen), messages: big() });
+  // Aborted once the summarizer is waiting (not after a fixed delay: on a loaded machine the
+  // compaction's own work before the call may take longer than the delay).
+  const reached = async (n) => {
+    for (const t0 = Date.now(); seen.length < n; await new Promise((r) => setTimeout(r, 1))) {
+      if (Date.now() - t0 > 10_000) assert.fail(`attempt ${n} never reached the summarizer`);
+    }
+  };
   for (let k = 0; k < 3; k++) {
     const ac = new AbortController();
     const p = c.maybeAutoCompact({ signal: ac.signal });
-    setTimeout(() => ac.abort(), 20);
+    await reached(k + 1);
+    ac.abort();
     const out = await p;
     assert.equal(out.error?.code, 'ABORTED');
     assert.equal(out.consecutiveFailures, 0);
@@ -53,7 +61,8 @@ test('Compactor: three aborted automatic compactions leave automatic compaction 
   // A fourth is still attempted: the breaker stays closed.
   const ac = new AbortController();
   const p = c.maybeAutoCompact({ signal: ac.signal });
-  setTimeout(() => ac.abort(), 20);
+  await reached(4);
+  ac.abort();
   assert.equal((await p).error?.code, 'ABORTED');
   assert.equal(seen.length, 4);
 });
