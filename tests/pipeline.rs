@@ -651,6 +651,39 @@ fn the_reads_the_kept_messages_hold_are_kept_reads_and_not_restored() {
     assert_eq!(restored, ["/f5.rs"]);
 }
 
+/// A 70K window: `transcript(60, 4000)` (~60K tokens) is over its threshold.
+fn low_window() -> CompactContext {
+    CompactContext {
+        config: Config {
+            auto_compact_window: Some(70_000.0),
+            ..Default::default()
+        },
+        ..ctx()
+    }
+}
+
+/// `auto_compact_if_needed` of `m` in `ctx` with a fresh tracking (turn `t1`).
+fn auto_compact(
+    m: &[Message],
+    ctx: &CompactContext,
+    env: &Scripted,
+) -> context_compaction::drive::autocompact::AutoCompactOutcome {
+    use context_compaction::drive::autocompact::{auto_compact_if_needed, Tracking};
+    let tracking = Tracking {
+        turn_id: Some("t1".into()),
+        ..Default::default()
+    };
+    block_on(auto_compact_if_needed(
+        m,
+        ctx,
+        &tracking,
+        &Default::default(),
+        &RetryPolicy::with_base_ms(1),
+        env,
+    ))
+    .unwrap()
+}
+
 /// Every path that compacts reports `start` once, first, and `done` last: auto-compaction
 /// (its PreCompact hooks run before it chooses session memory or a full compaction),
 /// session memory inside it and called on its own, and reactive compaction. Before, the
@@ -658,16 +691,9 @@ fn the_reads_the_kept_messages_hold_are_kept_reads_and_not_restored() {
 /// session memory reported `done` with no `start` at all.
 #[test]
 fn every_compaction_path_reports_one_start_first_and_done_last() {
-    use context_compaction::drive::autocompact::{auto_compact_if_needed, Tracking};
+    use context_compaction::drive::autocompact::Tracking;
     use context_compaction::drive::reactive::reactive_compact;
     let m = transcript(60, 4000); // ~60K tokens
-    let low = CompactContext {
-        config: Config {
-            auto_compact_window: Some(70_000.0),
-            ..Default::default()
-        },
-        ..ctx()
-    };
     let check = |path: &str, env: &Scripted| {
         let phases = env.phases.borrow();
         assert_eq!(phases.first(), Some(&"start"), "{path}: {phases:?}");
@@ -683,16 +709,9 @@ fn every_compaction_path_reports_one_start_first_and_done_last() {
     for memory in [None, Some("The session so far: sixty reads.")] {
         let mut env = Scripted::summary("s");
         env.memory = memory.map(str::to_string);
-        let out = block_on(auto_compact_if_needed(
-            &m,
-            &low,
-            &tracking,
-            &Default::default(),
-            &retry,
-            &env,
-        ))
-        .unwrap();
-        let r = out.result.expect("compacted");
+        let r = auto_compact(&m, &low_window(), &env)
+            .result
+            .expect("compacted");
         assert_eq!(r.from_session_memory, memory.is_some());
         check(&format!("auto, memory {memory:?}"), &env);
 
@@ -725,27 +744,12 @@ fn every_compaction_path_reports_one_start_first_and_done_last() {
 /// once for the refused session-memory attempt and again for the full compaction.
 #[test]
 fn a_session_memory_refused_for_its_size_runs_no_session_start_hook() {
-    use context_compaction::drive::autocompact::{auto_compact_if_needed, Tracking};
     let m = transcript(60, 4000);
-    let low = CompactContext {
-        config: Config {
-            auto_compact_window: Some(70_000.0),
-            ..Default::default()
-        },
-        ..ctx()
-    };
     let mut env = Scripted::summary("The session read sixty files.");
     env.memory = Some("notes on every file read so far ".repeat(6_000)); // ~48K tokens
-    let out = block_on(auto_compact_if_needed(
-        &m,
-        &low,
-        &Tracking::default(),
-        &Default::default(),
-        &RetryPolicy::with_base_ms(1),
-        &env,
-    ))
-    .unwrap();
-    let r = out.result.expect("compacted fully");
+    let r = auto_compact(&m, &low_window(), &env)
+        .result
+        .expect("compacted fully");
     assert!(!r.from_session_memory);
     let hooks = env.hooks.borrow();
     let starts = hooks
