@@ -161,7 +161,7 @@ function withOutput(m, text) {
   if (m.type === 'shell_call_output' && Array.isArray(o) && o.length > 0 && !Array.isArray(shellText(o))) {
     return { ...m, output: o.map((e, k) => ({ ...e, stdout: k === 0 ? text : '', stderr: '' })) };
   }
-  const bp = Array.isArray(o) && parts(o).findLast((p) => p?.prompt_cache_breakpoint)?.prompt_cache_breakpoint;
+  const bp = o?.findLast?.((p) => p?.prompt_cache_breakpoint)?.prompt_cache_breakpoint;
   return { ...m, output: bp ? [{ type: 'input_text', text, prompt_cache_breakpoint: bp }] : text };
 }
 

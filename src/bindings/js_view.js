@@ -2499,7 +2499,9 @@ export function takeStrings() {
   return s;
 }
 
-export const dataUrl = /^data:([^;,]+)?(;base64)?,(.*)$/s;
+// A data URL: its media type, `;base64` when so, its data (parameters such as
+// `;charset=utf-8`, which a Blob's type brings, passed over).
+export const dataUrl = /^data:([^;,]+)?(?:;[^;,]+=[^;,]*)*(;base64)?,(.*)$/s;
 
 // OpenAI's built-in tools whose call and output are two items paired by `call_id`: the name
 // their call has as a tool_use (0: the item's `name`), the field that holds its input, and the

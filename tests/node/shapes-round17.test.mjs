@@ -130,3 +130,32 @@ test('N3: stripImagesFromMessages keeps the prompt_cache_breakpoint of a Respons
   ];
   assert.deepEqual(cc.stripImagesFromMessages(chat)[0].content[1], { type: 'text', text: '[image]', prompt_cache_breakpoint: BP });
 });
+
+// ---- N4: a data URL with parameters -------------------------------------------------------
+// A Blob made with `type: 'text/plain;charset=utf-8'` reads as `data:text/plain;charset=utf-8;
+// base64,…`. The count read such a text file as its text (45,671), but a count with a tokenizer
+// and a compaction as one medium (2,004), the summarizer got no text, and toApiMessages sent the
+// whole data URL as the base64 data of the document (which the API refuses).
+
+test('N4: a text file in a data URL with a charset counts, converts and is summarized as its text', async () => {
+  const url = `data:text/plain;charset=utf-8;base64,${B64}`;
+  const ui = [
+    { id: '1', role: 'user', parts: [{ type: 'text', text: 'review' }, { type: 'file', mediaType: 'text/plain', url, filename: 'a.js' }] },
+    { id: '2', role: 'assistant', parts: [{ type: 'text', text: 'ok' }] },
+    { id: '3', role: 'user', parts: [{ type: 'text', text: 'next' }] },
+  ];
+  const want = cc.tokenCountWithEstimation(ui);
+  assert.ok(want > 40_000, `counted as text (${want})`);
+  assert.ok(cc.tokenCountWithEstimation(ui, { tokenCounter: (s) => Math.ceil(s.length / 4) }) > 40_000, 'with a tokenizer');
+  const reqs = [];
+  const r = await cc.compactConversation(ui, { model: 'claude-sonnet-4-5', summarize: async (q) => { reqs.push(q); return '<summary>s</summary>'; } }, {});
+  assert.equal(r.preCompactTokenCount, want);
+  assert.ok(JSON.stringify(reqs[0].messages).includes('line 2999: const value2999'), 'the summarizer reads the file');
+  assert.deepEqual(cc.toApiMessages(ui)[0].content[1].source, { type: 'text', media_type: 'text/plain', data: CODE });
+  // An image's data URL with a parameter: its type and data, not the whole URL.
+  const img = [{ role: 'user', content: [{ type: 'image', image: 'data:image/png;name=a.png;base64,iVBORw0KGgo' }] }, { role: 'assistant', content: 'a cat' }];
+  assert.deepEqual(cc.toApiMessages(img)[0].content[0].source, { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo' });
+  // Responses: the same file as an input_file.
+  const items = [{ type: 'message', role: 'user', content: [{ type: 'input_file', filename: 'a.js', file_data: url }] }, { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] }];
+  assert.equal(cc.toApiMessages(items)[0].content[0].source.data, CODE);
+});
