@@ -60,10 +60,11 @@ export function keepBreakpoint(to, from) {
 }
 
 // Part `to` with the cache breakpoint or provider options of part `from` it stands for (its
-// `cache_control`, an AI SDK part's `providerOptions` / UI part's `providerMetadata`).
+// `cache_control`, an AI SDK part's `providerOptions` / UI part's `providerMetadata`, an
+// OpenAI part's `prompt_cache_breakpoint`).
 function withOptionsOf(to, from) {
   const q = { ...to };
-  for (const f of ['cache_control', 'providerOptions', 'providerMetadata']) if (from?.[f] !== undefined) q[f] = from[f];
+  for (const f of ['cache_control', 'providerOptions', 'providerMetadata', 'prompt_cache_breakpoint']) if (from?.[f] !== undefined) q[f] = from[f];
   return q;
 }
 
@@ -153,13 +154,15 @@ function clearedParts(list, text) {
 
 // A Responses output item `m` whose output is `text` (the cleared placeholder), in its own
 // form: a `shell_call_output` keeps its list (each command's `outcome`), the first `stdout`
-// the text and the other streams empty.
+// the text and the other streams empty; a list with a `prompt_cache_breakpoint` stays a list
+// of one part with that mark.
 function withOutput(m, text) {
   const o = m.output;
   if (m.type === 'shell_call_output' && Array.isArray(o) && o.length > 0 && !Array.isArray(shellText(o))) {
     return { ...m, output: o.map((e, k) => ({ ...e, stdout: k === 0 ? text : '', stderr: '' })) };
   }
-  return { ...m, output: text };
+  const bp = o?.findLast?.((p) => p?.prompt_cache_breakpoint)?.prompt_cache_breakpoint;
+  return { ...m, output: bp ? [{ type: 'input_text', text, prompt_cache_breakpoint: bp }] : text };
 }
 
 // How many blocks describeForeign reads a UIMessage tool part as: the call, and its result
@@ -282,13 +285,20 @@ const lcFileId = (p) => (typeof p.fileId === 'string' ? p.fileId
 
 // An OpenAI file part (Chat's `file.file`, Responses' `input_file`): its data, else its URL,
 // else the uploaded file it names; a PDF unless the data URL says otherwise; its `filename`
-// as the document's title.
-function openaiFile(data, url, fileId, filename) {
+// as the document's title; `text`: a text file (its data URL says so) is its text (the
+// Responses API gives the model that text; Chat takes PDFs only).
+function openaiFile(data, url, fileId, filename, text) {
   const b = data === undefined && url === undefined && typeof fileId === 'string'
     ? { type: 'document', source: fileSource(fileId) }
-    : mediaBlock(data !== undefined ? data : url, 'application/pdf');
+    : (text && textDocument(data, dataUrl.exec(data)?.[1])) || mediaBlock(data !== undefined ? data : url, 'application/pdf');
   if (b.type === 'document' && typeof filename === 'string' && filename !== '') b.title = filename;
   return b;
+}
+
+// The plain-text document of `v` (fileText) if `type` is a text type.
+function textDocument(v, type) {
+  const text = typeof type === 'string' && type.startsWith('text/') ? fileText(v) : undefined;
+  return text === undefined ? undefined : { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } };
 }
 
 function mediaBlock(v, mediaType, image = false) {
@@ -362,8 +372,7 @@ function anthropicBlock(p) {
       }
       // A text file is a plain-text document, its text decoded (as @ai-sdk/anthropic sends
       // it): read as text, and the summarizer reads it.
-      const text = typeof type === 'string' && type.startsWith('text/') ? fileText(v) : undefined;
-      const doc = text !== undefined ? { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } } : mediaBlock(v, type);
+      const doc = textDocument(v, type) || mediaBlock(v, type);
       if (doc.type !== 'document') return doc;
       // A document's title (the file name) and the `context` @ai-sdk/anthropic sends with it
       // (its provider options' `title` and `context`).
@@ -373,7 +382,7 @@ function anthropicBlock(p) {
       if (typeof a?.context === 'string') doc.context = a.context;
       return doc;
     }
-    case 'input_file': return openaiFile(p.file_data, p.file_url, p.file_id, p.filename);
+    case 'input_file': return openaiFile(p.file_data, p.file_url, p.file_id, p.filename, 1);
     // LangChain's Gemini media (`data` or `fileUri`), and Gemini's own parts.
     case 'media': return p.data === undefined && typeof p.fileUri === 'string'
       ? fileMedia(p.fileUri, p.mediaType || p.mimeType) : mediaBlock(p.data, p.mediaType || p.mimeType);
@@ -388,7 +397,7 @@ function anthropicBlock(p) {
     case 'image-url': return mediaBlock(p.url, undefined);
     // A provider's file id: a file source (no media type or size to tell).
     case 'image-file-id': return { type: 'image', source: fileSource(p.fileId) };
-    case 'file-data': return mediaBlock(p.data, p.mediaType || 'application/octet-stream');
+    case 'file-data': return textDocument(p.data, p.mediaType) || mediaBlock(p.data, p.mediaType || 'application/octet-stream');
     // A file (a document) unless its media type says image.
     case 'file-url': return mediaBlock(p.url, p.mediaType || 'application/pdf');
     case 'file-id': return { type: mediaKind(p.mediaType) === 1 ? 'image' : 'document', source: fileSource(p.fileId) };

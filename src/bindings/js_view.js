@@ -1359,7 +1359,7 @@ export function pushResult(out, estimate, id, output, kept = false) {
   const tid = typeof id === 'string' ? sym(id) : 0;
   if (Array.isArray(output)) {
     const one = output.length === 1 ? output[0] : undefined;
-    const cleared = kept || (one !== null && typeof one === 'object' && one.type === 'text' && one.text === PLACEHOLDER) ? 1 : 0;
+    const cleared = kept || (one !== null && typeof one === 'object' && one.text === PLACEHOLDER) ? 1 : 0;
     pushBlock(out, 5, 0, 0, 0, 0, 0, tid, output.length, cleared);
     for (const p of parts(output)) pushPart(p, estimate, out);
   } else {
@@ -1452,20 +1452,22 @@ export function pushPart(p, estimate, out) {
     case 'text-plain':
       if (typeof p.text === 'string') { pushBlock(out, 0, tlen(p.text), 0, 0, 0, 0, 0, 0); return; }
     // falls through
-    case 'file': case 'file-data': {
+    // A Responses `input_file` too: the API gives the model the text of a text file (its data
+    // URL's type).
+    case 'file': case 'file-data': case 'input_file': {
       // The `context` @ai-sdk/anthropic sends with a document (an AI SDK file part's provider
       // options, a UIMessage's provider metadata): counted as an Anthropic document's is.
       const x = (p.providerOptions || p.providerMetadata)?.anthropic?.context;
-      const c = typeof x === 'string' ? tlen(x) : 0, type = p.mediaType || p.mimeType || p.mime_type;
+      const c = typeof x === 'string' ? tlen(x) : 0, type = p.mediaType || p.mimeType || p.mime_type || /^data:([^;,]*)/.exec(p.file_data)?.[1];
       // A text file (an AI SDK file part of a text/* type) is read as its text.
-      const n = fileTextLen(p.data !== undefined ? p.data : p.url, type);
+      const n = fileTextLen(p.data ?? p.url ?? p.file_data, type);
       if (n >= 0) { pushBlock(out, 2, n + c, 0, 0, 0, 0, 0, 0, PLAIN_TEXT); return; }
       const k = mediaKind(type);
       pushBlock(out, k, k === 2 ? c : 0, 0, 0, 0, 0, 0, 0);
       return;
     }
     // Audio and video too: media the API view sends as documents (stripped as `[document]`).
-    case 'input_file': case 'media': case 'file-url': case 'file-id': case 'input_audio': case 'audio': case 'video':
+    case 'media': case 'file-url': case 'file-id': case 'input_audio': case 'audio': case 'video':
       pushBlock(out, mediaKind(p.mediaType || p.mimeType || p.mime_type), 0, 0, 0, 0, 0, 0, 0);
       return;
     // Gemini's own parts (LangChain keeps them in a ChatGoogle message's content): media.
@@ -2497,7 +2499,9 @@ export function takeStrings() {
   return s;
 }
 
-export const dataUrl = /^data:([^;,]+)?(;base64)?,(.*)$/s;
+// A data URL: its media type, `;base64` when so, its data (parameters such as
+// `;charset=utf-8`, which a Blob's type brings, passed over).
+export const dataUrl = /^data:([^;,]+)?(?:;[^;,]+=[^;,]*)*(;base64)?,(.*)$/s;
 
 // OpenAI's built-in tools whose call and output are two items paired by `call_id`: the name
 // their call has as a tool_use (0: the item's `name`), the field that holds its input, and the
