@@ -118,3 +118,26 @@ test('preemptive: a summary written ahead is not swapped in when the context it 
   for (const k of swaps) assert.ok(k.after < threshold, `a swap left ${k.after} tokens, threshold ${threshold}: ${JSON.stringify(log.compactions)}`);
   c.free();
 });
+
+test('session memory on a 32K window is used (no summary call), and leaves half the threshold free', async () => {
+  const config = { contextWindow: 32_000, maxOutputTokens: 4_000 }; // threshold 15,000
+  const threshold = getAutoCompactThreshold('claude-sonnet-4-5', config);
+  const system = 'You are a coding agent. ' + code(5, 6_000);
+  let calls = 0;
+  const c = new Compactor({
+    model: 'claude-sonnet-4-5', config, system,
+    sessionMemory: () => 'Session notes: one module fixed per task. '.repeat(10),
+    summarize: async () => {
+      calls++;
+      return `<summary>${code(calls, 4000)}</summary>`;
+    },
+  });
+  const log = await agent(c, { system, tasks: 8, resultChars: (id) => 300 + ((id * 7919) % 4_700) });
+  assert.ok(log.compactions.length >= 4, JSON.stringify(log.compactions));
+  // snap19: 10,000 tokens kept at least: always over the threshold, so every compaction was
+  // a full one (a summary call and its wait).
+  assert.equal(calls, 0, JSON.stringify(log.compactions));
+  for (const k of log.compactions) assert.ok(k.kind === 'memory' && k.after <= threshold / 2 + 500, JSON.stringify(k));
+  assert.equal(log.thrashing, 0);
+  c.free();
+});
