@@ -62,10 +62,7 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
     // and the next turns would compact again and again. At most what leaves the next request
     // below the warning line (half the threshold on the smallest windows), as restored files
     // do; the minimum never above that most.
-    let memory_tokens = crate::measure::tokens::text_tokens_counted(
-        &crate::summarize::summary::summary_message_text(&memory, true, true),
-        env.text_counter(),
-    )?;
+    let memory_tokens = crate::measure::tokens::text_tokens_counted(&memory, env.text_counter())?;
     let room = crate::drive::pipeline::room_line(ctx, fit.as_ref()).saturating_sub(memory_tokens);
     let defaults = crate::transforms::session_memory::SessionMemoryConfig::default();
     let config = crate::transforms::session_memory::SessionMemoryConfig {
