@@ -1106,7 +1106,7 @@ pub(crate) struct Finish {
 }
 
 /// How many of `messages` are sent to the model.
-fn sent_count(messages: &[Message]) -> Result<usize, Error> {
+pub(crate) fn sent_count(messages: &[Message]) -> Result<usize, Error> {
     let mut n = 0;
     for i in 0..messages.len() {
         n += usize::from(crate::measure::tokens::is_sent(messages, i)?);

@@ -141,3 +141,51 @@ test('session memory on a 32K window is used (no summary call), and leaves half 
   assert.equal(log.thrashing, 0);
   c.free();
 });
+
+test('a reply pushed while a compaction runs (its request sent with the old conversation) does not anchor the count after it', async () => {
+  const system = 'You are a coding agent. ' + code(6, 20_000);
+  let release;
+  let calls = 0;
+  const summarize = async () => {
+    calls++;
+    if (calls === 1) await new Promise((r) => (release = r));
+    return `<summary>${code(calls, 6000)}</summary>`;
+  };
+  const options = { model: 'claude-sonnet-4-5', system, summarize };
+  const c = new Compactor(options);
+  c.push({ role: 'user', content: 'Fix the failing tests.' });
+  let id = 0;
+  const step = () => {
+    const input = real(system, toApiMessages(c.messages));
+    const tid = `toolu_${++id}`;
+    c.push({ role: 'assistant', content: [{ type: 'tool_use', id: tid, name: 'read_file', input: { path: `src/m${id}.rs` } }], usage: { input_tokens: input, output_tokens: 30 } });
+    c.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: tid, content: code(id, 30_000) }] });
+  };
+  while (c.tokenCount() < 170_000) step();
+  const running = c.maybeAutoCompact();
+  while (!release) await flush();
+  assert.equal(c.compacting, true);
+  // The agent's request in flight (sent before the compaction) answers meanwhile.
+  step();
+  release();
+  const out = await running;
+  assert.equal(out.wasCompacted, true);
+  const sent = toApiMessages(c.messages);
+  assert.deepEqual(validateForApi(sent).problems, []);
+  const truth = real(system, sent);
+  // snap19: 184,875 (the old context's usage) for a request of ~19,000 tokens; the next
+  // check compacted again and lost what the usage had taught (calibration null, -82 %).
+  assert.ok(Math.abs(c.tokenCount() - truth) / truth < 0.1, `count ${c.tokenCount()}, request ${truth}`);
+  const again = await c.maybeAutoCompact();
+  assert.equal(again.wasCompacted, false);
+  assert.equal(calls, 1);
+  assert.ok(c.calibration(), 'what the usage taught is kept');
+  // Stored and restored (another process), the same count.
+  const d = Compactor.restore(JSON.parse(JSON.stringify(c.snapshot())), JSON.parse(JSON.stringify(c.messages)), options);
+  assert.equal(d.tokenCount(), c.tokenCount());
+  // The next response's usage anchors the count again.
+  step();
+  assert.ok(Math.abs(c.tokenCount() - real(system, toApiMessages(c.messages))) / c.tokenCount() < 0.1);
+  c.free();
+  d.free();
+});
