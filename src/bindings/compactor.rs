@@ -933,6 +933,28 @@ fn commit(
             return Err(e);
         }
     };
+    // A reply pushed while the compaction ran carries the usage of a request sent with the
+    // old conversation: the boundary counts it, and what follows the kept messages up to it,
+    // among the messages kept from the old context, so that neither the count after the
+    // commit nor a recount of the stored messages (restore) starts from that usage.
+    let pushed = read(session).map_or(0, |s| s.pushed_with_old_usage());
+    if pushed > 0 {
+        let after_kept = pipeline::sent_count(&r.attachments).unwrap_or(0)
+            + pipeline::sent_count(&r.hook_results).unwrap_or(0);
+        let meta = Reflect::get(&js_result, &"boundaryMarker".into())
+            .and_then(|b| Reflect::get(&b, &"compactMetadata".into()));
+        if let Some(meta) = meta.ok().filter(|m| m.is_object()) {
+            let kept = Reflect::get(&meta, &"keptMessages".into())
+                .ok()
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0);
+            let _ = Reflect::set(
+                &meta,
+                &"keptMessages".into(),
+                &JsValue::from(kept + (after_kept + pushed) as f64),
+            );
+        }
+    }
     // The compacted conversation is counted with the caller's tokenizer too (its problems
     // were reported by the pushes that brought the messages in).
     let _counter = TokenCounter::enter(context, "options").ok();

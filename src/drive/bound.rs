@@ -48,6 +48,20 @@ pub fn post_compact_fits(sizes: &PostCompactSizes, fit: Option<&Fit>, ratio: f64
     sizes.swapped(fit) as f64 <= ratio * sizes.synchronous(fit) as f64
 }
 
+/// Whether the next request after a swap of these sizes stays below the auto-compact
+/// `threshold` (the learned line's prediction, else the estimate and `preamble`, the system
+/// prompt and tools given): a swap at or above it would be compacted again at the next check,
+/// a summary call and its wait after all, where the synchronous path keeps nothing since the
+/// cut.
+pub fn swap_below_threshold(
+    sizes: &PostCompactSizes,
+    fit: Option<&Fit>,
+    preamble: u64,
+    threshold: u64,
+) -> bool {
+    sizes.swapped(fit) + fit.map_or(preamble, |_| 0) < threshold
+}
+
 /// Where a swap refused for the bound leaves the sizes it measured and the learned line it
 /// predicted them with (a catch-up checks its own swap against them before paying for a
 /// summary, [`crate::drive::preemptive::catch_up`]).

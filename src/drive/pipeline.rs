@@ -513,18 +513,23 @@ fn estimate_messages<E: Environment + ?Sized>(
 /// (a small window's: 32K with 4K of output) has no such line: there, below half the
 /// threshold, which leaves the other half for the work to come.
 fn restoration_room(ctx: &CompactContext, fit: Option<&Fit>, before_restoring: u64) -> u64 {
+    room_line(ctx, fit).saturating_sub(before_restoring + 1)
+}
+
+/// The estimated tokens of messages a compaction may leave so that the next request (those
+/// messages and what every request sends besides them) stays below the warning line, or
+/// below half the threshold where there is no such line (a threshold of 20,000 tokens or
+/// less): the room the compaction makes for the work to come. In estimated tokens of
+/// messages: the learned line's overhead and ratio, else the system prompt and tools given.
+pub(crate) fn room_line(ctx: &CompactContext, fit: Option<&Fit>) -> u64 {
     let threshold = auto_compact_threshold(&ctx.model, &ctx.config);
     let line = match threshold.checked_sub(WARNING_THRESHOLD_BUFFER_TOKENS) {
         Some(line) if line > 0 => line,
         // Up to the threshold itself, the next turn would compact again at once.
         _ => threshold / 2,
     };
-    // In estimated tokens of messages: the learned line's overhead and ratio, else the
-    // system prompt and tools given.
-    let messages_line = fit
-        .and_then(|f| f.estimated_within(line))
-        .unwrap_or_else(|| line.saturating_sub(ctx.preamble_tokens));
-    messages_line.saturating_sub(before_restoring + 1)
+    fit.and_then(|f| f.estimated_within(line))
+        .unwrap_or_else(|| line.saturating_sub(ctx.preamble_tokens))
 }
 
 /// Steps 5–9: restored files and skills, context announcements, SessionStart hooks.
@@ -1109,7 +1114,7 @@ pub(crate) struct Finish {
 }
 
 /// How many of `messages` are sent to the model.
-fn sent_count(messages: &[Message]) -> Result<usize, Error> {
+pub(crate) fn sent_count(messages: &[Message]) -> Result<usize, Error> {
     let mut n = 0;
     for i in 0..messages.len() {
         n += usize::from(crate::measure::tokens::is_sent(messages, i)?);
@@ -1165,7 +1170,14 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
             kept: estimate_messages(env, kept)?,
             attachments: estimate_messages(env, attachments)?,
         };
-        if crate::drive::bound::post_compact_fits(&sizes, fit.as_ref(), ratio) {
+        // Nor one that leaves the next request at or above the auto-compact threshold.
+        let below = crate::drive::bound::swap_below_threshold(
+            &sizes,
+            fit.as_ref(),
+            ctx.preamble_tokens,
+            auto_compact_threshold(&ctx.model, &ctx.config),
+        );
+        if below && crate::drive::bound::post_compact_fits(&sizes, fit.as_ref(), ratio) {
             Ok(())
         } else {
             if let Some(r) = &refusal {

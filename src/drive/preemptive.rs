@@ -388,7 +388,15 @@ pub async fn catch_up<E: Environment + ?Sized>(
             kept: plan.tail,
             ..sizes
         };
-        if !post_compact_fits(&caught_up, fit.as_ref(), MAX_POST_COMPACT_RATIO) {
+        let threshold = crate::measure::thresholds::auto_compact_threshold(&ctx.model, &ctx.config);
+        if !post_compact_fits(&caught_up, fit.as_ref(), MAX_POST_COMPACT_RATIO)
+            || !crate::drive::bound::swap_below_threshold(
+                &caught_up,
+                fit.as_ref(),
+                ctx.preamble_tokens,
+                threshold,
+            )
+        {
             return Ok(None);
         }
     }

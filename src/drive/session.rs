@@ -577,6 +577,35 @@ impl<M> Session<M> {
         Ok(())
     }
 
+    /// How many sent messages were pushed while the running compaction ran, when one of them
+    /// carries usage (0 otherwise): that usage measured the conversation the compaction
+    /// replaces (its request was sent before the commit), so the compacted conversation's
+    /// boundary must count those messages among the ones it keeps from the old context
+    /// (`compactMetadata.keptMessages`), else the count after the commit is the old
+    /// context's size and the next check compacts again.
+    pub fn pushed_with_old_usage(&self) -> usize {
+        let Some(r) = &self.running else {
+            return 0;
+        };
+        if !r.pushed.iter().any(|f| f.usage.is_some() && !f.sidechain) {
+            return 0;
+        }
+        r.pushed
+            .iter()
+            .filter(|f| {
+                !f.sidechain
+                    && matches!(
+                        f.kind,
+                        Some(
+                            crate::model::messages::Kind::User
+                                | crate::model::messages::Kind::Assistant
+                                | crate::model::messages::Kind::Attachment
+                        )
+                    )
+            })
+            .count()
+    }
+
     /// The state to save: the failures in a row, the thrashing detection, and the number,
     /// fingerprint and count of the messages held now (a compaction running is left out:
     /// restored, the conversation is the one held now; so is a summary written ahead, running

@@ -52,22 +52,35 @@ pub async fn try_session_memory_compaction<E: Environment + ?Sized>(
             ))
         }
     };
-    // The kept part's size in the caller's tokens when it gave a tokenizer.
-    let cut = match env.text_counter() {
-        Some(counter) => crate::transforms::session_memory::choose_cut(
-            &crate::measure::tokens::CountedMessages::new(messages, counter),
-            &Default::default(),
-        )?,
-        None => crate::transforms::session_memory::choose_cut(messages, &Default::default())?,
-    };
-    let Some(cut) = cut else {
-        return Err(not("nothing to drop"));
-    };
     let SizeBefore {
         reported: pre_tokens,
         estimated: size_before,
         fit,
     } = ctx.size_before(messages, env.text_counter())?;
+    // SPEC §12's 10,000 to 40,000 tokens kept are a 200K window's: on a small one (64K:
+    // threshold 43,000) 40,000 tokens kept would land the context just below the threshold,
+    // and the next turns would compact again and again. At most what leaves the next request
+    // below the warning line (half the threshold on the smallest windows), as restored files
+    // do; the minimum never above that most.
+    let memory_tokens = crate::measure::tokens::text_tokens_counted(&memory, env.text_counter())?;
+    let room = crate::drive::pipeline::room_line(ctx, fit.as_ref()).saturating_sub(memory_tokens);
+    let defaults = crate::transforms::session_memory::SessionMemoryConfig::default();
+    let config = crate::transforms::session_memory::SessionMemoryConfig {
+        max_tokens: defaults.max_tokens.min(room),
+        min_tokens: defaults.min_tokens.min(room),
+        ..defaults
+    };
+    // The kept part's size in the caller's tokens when it gave a tokenizer.
+    let cut = match env.text_counter() {
+        Some(counter) => crate::transforms::session_memory::choose_cut(
+            &crate::measure::tokens::CountedMessages::new(messages, counter),
+            &config,
+        )?,
+        None => crate::transforms::session_memory::choose_cut(messages, &config)?,
+    };
+    let Some(cut) = cut else {
+        return Err(not("nothing to drop"));
+    };
     let pre = match pre {
         // The caller's path ran the hooks, and announced the compaction before them.
         Some(p) => p,

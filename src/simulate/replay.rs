@@ -530,8 +530,8 @@ impl<'a> Run<'a> {
             return;
         }
         if size >= threshold || early {
-            if self.swap_in(size < threshold)
-                || (size >= threshold && self.catch_up(now, turn_start))
+            if self.swap_in(size < threshold, threshold)
+                || (size >= threshold && self.catch_up(now, turn_start, threshold))
             {
                 self.failures = 0;
                 self.thrash.compacted(threshold);
@@ -821,13 +821,13 @@ impl<'a> Run<'a> {
     /// Swaps the ready summary written ahead in (`early`: a check before the threshold), as
     /// the library's swap does: the lines since its cut kept verbatim, the files restored,
     /// and only when the context it leaves is within [`MAX_POST_COMPACT_RATIO`] times the
-    /// synchronous path's ([`post_compact_fits`]). Returns whether it was swapped in; a
-    /// refusal is counted, and the caller runs the synchronous path.
-    fn swap_in(&mut self, early: bool) -> bool {
+    /// synchronous path's ([`post_compact_fits`]) and below `threshold`. Returns whether it
+    /// was swapped in; a refusal is counted, and the caller runs the synchronous path.
+    fn swap_in(&mut self, early: bool, threshold: u64) -> bool {
         let Some(ahead) = self.background.ready().cloned() else {
             return false;
         };
-        if !self.swap_fits(&ahead) {
+        if !self.swap_fits(&ahead, threshold) {
             self.acc.refused_swaps += 1;
             self.background.refused();
             return false;
@@ -847,7 +847,7 @@ impl<'a> Run<'a> {
     /// summary it writes, keeping the turn. Not tried when the turn alone would put that
     /// swap over the bound (a summary as large, the same files restored), as the library
     /// checks before paying for the call. Returns whether it was swapped in.
-    fn catch_up(&mut self, now: f64, (cut, history_end): (usize, usize)) -> bool {
+    fn catch_up(&mut self, now: f64, (cut, history_end): (usize, usize), threshold: u64) -> bool {
         let Some(stale) = self.background.ready().cloned() else {
             return false;
         };
@@ -858,7 +858,7 @@ impl<'a> Run<'a> {
             cut,
             ..stale.clone()
         };
-        if !self.swap_fits(&planned) {
+        if !self.swap_fits(&planned, threshold) {
             return false;
         }
         let items = self.history(history_end);
@@ -889,7 +889,7 @@ impl<'a> Run<'a> {
             calls: stale.calls + 1,
             ..stale
         };
-        if !self.swap_fits(&fresh) {
+        if !self.swap_fits(&fresh, threshold) {
             return false;
         }
         self.commit_swap(&fresh);
@@ -897,9 +897,10 @@ impl<'a> Run<'a> {
         true
     }
 
-    /// Whether a swap of `ahead` leaves a context within the bound ([`post_compact_fits`])
-    /// and smaller than now.
-    fn swap_fits(&self, ahead: &Ahead) -> bool {
+    /// Whether a swap of `ahead` leaves a context within the bound ([`post_compact_fits`]),
+    /// below `threshold` (the library refuses a swap the next check would compact again) and
+    /// smaller than now.
+    fn swap_fits(&self, ahead: &Ahead, threshold: u64) -> bool {
         let cut = ahead.cut;
         if cut <= self.n_hidden || cut > self.segs.len() {
             return false;
@@ -914,7 +915,9 @@ impl<'a> Run<'a> {
             attachments: restored.iter().map(|r| r.1).sum(),
         };
         let after = sizes.swapped(Some(&self.fit));
-        post_compact_fits(&sizes, Some(&self.fit), MAX_POST_COMPACT_RATIO) && after < self.size()
+        post_compact_fits(&sizes, Some(&self.fit), MAX_POST_COMPACT_RATIO)
+            && after < threshold
+            && after < self.size()
     }
 
     /// Commits the swap of `ahead` ([`Self::swap_fits`] said it fits): the lines since its
