@@ -339,7 +339,6 @@ function optionError(message, code = 'INVALID_ARGUMENT') {
   return Object.assign(new TypeError(`anthropicSummarizer: ${message}`), { code });
 }
 
-
 /**
  * Adds the caller's headers (see options.js); a bad value is this summarizer's option error.
  * @param {Record<string, string>} into
