@@ -92,8 +92,8 @@ export function messagesResponse({ text, stopReason, usage = {}, model = '', id 
  * context — the same rule the library applies to a summarizer's error
  * (`parseContextOverflowError`, src/transforms/ptl.rs): Anthropic's "prompt is too long",
  * "exceed context limit", Gemini's "input token count … maximum number of tokens allowed",
- * xAI's "maximum prompt length is", the llama.cpp server's "exceeds the available context size"
- * (`exceed_context_size_error`), OpenAI's "maximum context length" / `context_length_exceeded`, a 413 or "request too large",
+ * xAI's "maximum prompt length is", the llama.cpp server's "exceeds the available context size",
+ * OpenAI's "maximum context length" / `context_length_exceeded`, a 413 or "request too large",
  * and the generic wordings.
  * @param {string} text
  * @param {number | undefined} [status]
@@ -102,7 +102,7 @@ export function isPromptTooLong(text, status) {
   const s = String(text).toLowerCase();
   if (s.includes('prompt is too long') || s.includes('exceed context limit')) return true;
   if (s.includes('input token count') && s.includes('maximum number of tokens allowed')) return true;
-  if (s.includes('maximum prompt length is') || s.includes('exceeds the available context size') || s.includes('exceed_context_size_error')) return true;
+  if (s.includes('maximum prompt length is') || s.includes('available context size')) return true;
   if (s.includes('maximum context length') || s.includes('context_length_exceeded')) return true;
   if (status === 413 || s.includes('request_too_large') || s.includes('request too large')) return true;
   return [
