@@ -29,7 +29,7 @@
 // This file checks the options and builds each request body; the request itself (attempts,
 // retries, the stream reader) is anthropic-send.js, loaded on a summarizer's first call.
 
-import { loadOnce, guardOptions, checkCount as checkCountWith, checkTimers, describe, likelyMeant, mergeHeaders as mergeHeadersWith, checkHeaderValues, apiURL } from './options.js';
+import { loadOnce, guardOptions, checkCount as checkCountWith, checkTimers, describe, likelyMeant, mergeHeaders as mergeHeadersWith, checkHeaderValues, apiURL, readEnvironment } from './options.js';
 import { importAgain } from './defaults.js';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -209,9 +209,9 @@ function buildAnthropicSummarizer(options) {
   // The caller's own credentials, else (in Node and other runtimes with `process.env`) the
   // environment's, as the official SDK reads them.
   const ownCredentials = Boolean(apiKey || authToken || given['x-api-key'] || given.authorization);
-  const env = apiKey === undefined && authToken === undefined && !ownCredentials ? environmentCredentials() : {};
-  const key = apiKey || env.apiKey;
-  const token = authToken || env.authToken;
+  const env = apiKey === undefined && authToken === undefined && !ownCredentials ? readEnvironment(['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN']) : {};
+  const key = apiKey || env.ANTHROPIC_API_KEY;
+  const token = authToken || env.ANTHROPIC_AUTH_TOKEN;
   if (key) headers['x-api-key'] = key;
   if (token) headers.authorization = `Bearer ${token}`;
   mergeHeaders(headers, userHeaders, ownFetch);
@@ -337,21 +337,6 @@ function abortError(signal) {
  */
 function optionError(message, code = 'INVALID_ARGUMENT') {
   return Object.assign(new TypeError(`anthropicSummarizer: ${message}`), { code });
-}
-
-/**
- * `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN` of `process.env` where there is one (Node,
- * Bun, Deno's Node compatibility); nothing in browsers.
- * @returns {{apiKey?: string, authToken?: string}}
- */
-function environmentCredentials() {
-  const env = /** @type {{process?: {env?: Record<string, string | undefined>}}} */ (globalThis).process?.env;
-  if (!env || typeof env !== 'object') return {};
-  const read = (/** @type {string} */ name) => {
-    const v = env[name];
-    return typeof v === 'string' && v !== '' ? v : undefined;
-  };
-  return { apiKey: read('ANTHROPIC_API_KEY'), authToken: read('ANTHROPIC_AUTH_TOKEN') };
 }
 
 /**

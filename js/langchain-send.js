@@ -159,7 +159,9 @@ function tooLarge(label) {
 /**
  * What the message (or the chunks) the model sent say about the answer, folded one part at a
  * time: the stop reason from `response_metadata` (`finish_reason`, `stop_reason`,
- * `finishReason`, `done_reason`), the model and id, usage from `usage_metadata` (summed over
+ * `finishReason`, `done_reason`, `stopReason`), else `additional_kwargs` (`stop_reason`, where
+ * ChatAnthropic's stream puts it), else a Responses API answer's `status: 'incomplete'` and
+ * `incomplete_details.reason`, the model and id, usage from `usage_metadata` (summed over
  * chunks, as LangChain merges them), and the one part itself when there is only one.
  */
 class Tally {
@@ -183,7 +185,13 @@ class Tally {
     if (this.parts === 1) this.first = p;
     if (!p || typeof p !== 'object') return;
     const meta = p.response_metadata ?? {};
-    this.reason = meta.finish_reason ?? meta.stop_reason ?? meta.finishReason ?? meta.done_reason ?? this.reason;
+    // ChatAnthropic's streamed chunks put the `message_delta` event's `stop_reason` in
+    // `additional_kwargs`, not `response_metadata`; a Responses API answer (ChatOpenAI with
+    // `useResponsesApi`) has no finish reason but its `status` and `incomplete_details`.
+    const kwargs = p.additional_kwargs ?? {};
+    const incomplete = meta.status === 'incomplete' ? (meta.incomplete_details?.reason ?? 'max_output_tokens') : undefined;
+    this.reason =
+      meta.finish_reason ?? meta.stop_reason ?? meta.finishReason ?? meta.done_reason ?? meta.stopReason ?? kwargs.stop_reason ?? kwargs.finish_reason ?? incomplete ?? this.reason;
     if (typeof meta.model_name === 'string') this.model = meta.model_name;
     else if (typeof meta.model === 'string') this.model = meta.model;
     if (typeof p.id === 'string' && p.id) this.id = p.id;
@@ -207,11 +215,13 @@ function answer(text, t) {
   const stopReason =
     r === 'length' || r === 'max_tokens' || r === 'max_output_tokens'
       ? 'max_tokens'
-      : r === 'content_filter' || r === 'safety' || r === 'refusal'
-        ? 'refusal'
-        : r === 'tool_calls' || r === 'tool_use'
-          ? 'tool_use'
-          : 'end_turn';
+      : r === 'model_context_window_exceeded'
+        ? 'model_context_window_exceeded'
+        : r === 'content_filter' || r === 'safety' || r === 'refusal'
+          ? 'refusal'
+          : r === 'tool_calls' || r === 'tool_use'
+            ? 'tool_use'
+            : 'end_turn';
   const { input, output, cacheRead, cacheWrite } = t;
   return messagesResponse({
     text,

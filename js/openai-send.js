@@ -334,6 +334,14 @@ function outputText(output) {
     .join('');
 }
 
+/**
+ * Whether a Responses API `output` array holds a `refusal` part (the model declined to answer).
+ * @param {any} output
+ */
+function refused(output) {
+  return Array.isArray(output) && output.some((item) => item && item.type === 'message' && Array.isArray(item.content) && item.content.some((/** @type {any} */ part) => part && part.type === 'refusal'));
+}
+
 /** @param {any} response A Responses API response object. */
 function responsesStopReason(response) {
   if (response.status === 'incomplete') {
@@ -359,7 +367,8 @@ function responsesResponse(parsed, meta, streamedText) {
   const text = outputText(parsed.output) || streamedText || '';
   return messagesResponse({
     text,
-    stopReason: responsesStopReason(parsed),
+    // A refusal part and no text: the model refused (as a Chat answer's `refusal`).
+    stopReason: !text && refused(parsed.output) ? 'refusal' : responsesStopReason(parsed),
     usage: usageOf(parsed.usage),
     model: parsed.model,
     id: parsed.id,

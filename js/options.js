@@ -361,7 +361,8 @@ export function likelyMeant(name, known) {
 
 /**
  * The values of the named variables of `process.env` where there is one (Node, Bun, Deno's Node
- * compatibility); an empty value counts as unset. Nothing in browsers.
+ * compatibility); an empty value counts as unset, and so does one the runtime refuses to read
+ * (Deno without `--allow-env` throws `NotCapable`). Nothing in browsers.
  * @param {readonly string[]} names
  * @returns {Record<string, string | undefined>}
  */
@@ -371,7 +372,12 @@ export function readEnvironment(names) {
   const out = {};
   if (!env || typeof env !== 'object') return out;
   for (const name of names) {
-    const v = env[name];
+    let v;
+    try {
+      v = env[name];
+    } catch {
+      // refused (no permission): unset
+    }
     out[name] = typeof v === 'string' && v !== '' ? v : undefined;
   }
   return out;

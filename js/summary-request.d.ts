@@ -97,7 +97,7 @@ export declare function textOfContent(content: unknown): string;
 /** A Messages API response body for a summary text. */
 export declare function messagesResponse(answer: {
   text: string;
-  stopReason: 'end_turn' | 'max_tokens' | 'refusal' | 'tool_use' | 'stop_sequence' | null;
+  stopReason: 'end_turn' | 'max_tokens' | 'model_context_window_exceeded' | 'refusal' | 'tool_use' | 'stop_sequence' | null;
   usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
   model?: string;
   id?: string;

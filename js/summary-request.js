@@ -59,7 +59,7 @@ export function textOfContent(content) {
  * A Messages API response body for a summary text, as the library reads it back.
  * @param {object} answer
  * @param {string} answer.text The summary text.
- * @param {'end_turn' | 'max_tokens' | 'refusal' | 'tool_use' | 'stop_sequence' | null} answer.stopReason
+ * @param {'end_turn' | 'max_tokens' | 'model_context_window_exceeded' | 'refusal' | 'tool_use' | 'stop_sequence' | null} answer.stopReason
  * @param {{input_tokens?: number, output_tokens?: number, cache_read_input_tokens?: number, cache_creation_input_tokens?: number}} [answer.usage]
  * @param {string} [answer.model]
  * @param {string} [answer.id]
@@ -92,6 +92,7 @@ export function messagesResponse({ text, stopReason, usage = {}, model = '', id 
  * context — the same rule the library applies to a summarizer's error
  * (`parseContextOverflowError`, src/transforms/ptl.rs): Anthropic's "prompt is too long",
  * "exceed context limit", Gemini's "input token count … maximum number of tokens allowed",
+ * xAI's "maximum prompt length is", the llama.cpp server's "exceeds the available context size",
  * OpenAI's "maximum context length" / `context_length_exceeded`, a 413 or "request too large",
  * and the generic wordings.
  * @param {string} text
@@ -101,6 +102,7 @@ export function isPromptTooLong(text, status) {
   const s = String(text).toLowerCase();
   if (s.includes('prompt is too long') || s.includes('exceed context limit')) return true;
   if (s.includes('input token count') && s.includes('maximum number of tokens allowed')) return true;
+  if (s.includes('maximum prompt length is') || s.includes('available context size')) return true;
   if (s.includes('maximum context length') || s.includes('context_length_exceeded')) return true;
   if (status === 413 || s.includes('request_too_large') || s.includes('request too large')) return true;
   return [

@@ -659,7 +659,17 @@ writeFileSync(
     "import { initSync as __ccInitSync } from './context_compaction.js';\n" +
     "import * as extraGlue from './context_compaction_extra.js';\n\n" +
     `if (${NO_WASM_TEST}) throw ${NO_WASM_ERROR};\n` +
-    "__ccInitSync({ module: readFileSync(new URL('./context_compaction_bg.wasm', import.meta.url)) });\n" +
+    // A module the runtime refuses to read (Deno without --allow-read: `NotCapable`, which has
+    // no `code`; Node's permission model) is a coded NOT_INITIALIZED saying what to do.
+    'let __ccBytes;\n' +
+    'try {\n' +
+    "  __ccBytes = readFileSync(new URL('./context_compaction_bg.wasm', import.meta.url));\n" +
+    '} catch (e) {\n' +
+    "  const err = __ccCodedError(`the WebAssembly module context_compaction_bg.wasm could not be read: ${e instanceof Error ? e.message : String(e)} (Deno needs --allow-read; 'context-compaction/inline' reads no file)`, 'NOT_INITIALIZED');\n" +
+    '  err.cause = e;\n' +
+    '  throw err;\n' +
+    '}\n' +
+    '__ccInitSync({ module: __ccBytes });\n' +
     '// The second module is read and instantiated on first use.\n' +
     extraExports(
       "() => {\n    extraGlue.initSync({ module: readFileSync(new URL('./context_compaction_extra_bg.wasm', import.meta.url)) });\n    return extraGlue;\n  }",

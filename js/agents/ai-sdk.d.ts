@@ -26,8 +26,13 @@ export interface CompactionPrepareStepOptions {
   onError?: (error: unknown) => void | Promise<void>;
 }
 
-/** The `prepareStep` function {@link compactionPrepareStep} returns, with its state. */
-export interface CompactingPrepareStep extends PrepareStepFunction<any> {
+/**
+ * The `prepareStep` function {@link compactionPrepareStep} returns, with its state. Generic over
+ * the run's tools, so that it is the `prepareStep` of a `generateText` / `streamText` call with
+ * any `tools` (a `PrepareStepFunction<any>` is not: its `activeTools` would be `keyof any`).
+ */
+export interface CompactingPrepareStep {
+  <TOOLS extends ToolSet>(options: Parameters<PrepareStepFunction<TOOLS>>[0]): ReturnType<PrepareStepFunction<TOOLS>>;
   /**
    * The history to keep after a run: pass `[...messages, ...result.response.messages]`;
    * returns it compacted when a compaction ran during that run (else the same array). The run

@@ -5,13 +5,10 @@ import type { CompactionResult, Compactor, CompactorCompactOptions, MessageInput
 /** A tool: its input in, a `tool_result` content out (a string, blocks, or JSON-able value). */
 export type AnthropicToolFunction = (input: any, info: { id: string }) => unknown;
 
-/** Options of {@link runToolLoop}. An unknown key throws `INVALID_ARGUMENT`. */
-export interface AnthropicToolLoopOptions {
-  client: Anthropic;
+/** What the options of {@link runToolLoop} share, whichever client is given. */
+interface ToolLoopCommonOptions {
   /** Holds the conversation (push the user's message first). */
   compactor: Compactor<any>;
-  /** The request without `messages` (model, max_tokens, system, tools…). */
-  request: Omit<Anthropic.MessageCreateParamsNonStreaming, 'messages' | 'stream'>;
   /** The tools to run, by name. */
   tools?: Record<string, AnthropicToolFunction>;
   /** Requests at most (default 25); then `MAX_STEPS_EXCEEDED`. */
@@ -25,7 +22,6 @@ export interface AnthropicToolLoopOptions {
    * (default `true`: the latest user request kept verbatim) applies to the automatic one too.
    */
   compactOptions?: Omit<CompactorCompactOptions, 'signal'>;
-  onStep?: (message: Anthropic.Message, info: { step: number }) => void | Promise<void>;
   onCompaction?: (result: CompactionResult<MessageInput>, info: { step: number; reason: 'auto' | 'reactive' }) => void | Promise<void>;
   /**
    * Called with the coded error of a failed automatic compaction (the request goes on
@@ -35,10 +31,40 @@ export interface AnthropicToolLoopOptions {
   onText?: (text: string) => void;
 }
 
+/** Options of {@link runToolLoop} over the client's `messages`. An unknown key throws `INVALID_ARGUMENT`. */
+export interface AnthropicToolLoopOptions extends ToolLoopCommonOptions {
+  client: Anthropic;
+  /** The request without `messages` (model, max_tokens, system, tools…). */
+  request: Omit<Anthropic.MessageCreateParamsNonStreaming, 'messages' | 'stream'>;
+  onStep?: (message: Anthropic.Message, info: { step: number }) => void | Promise<void>;
+}
+
+/**
+ * Options of {@link runToolLoop} over `client.beta` (the beta `messages`): what a request with
+ * `context_management` (the API's own compaction, `buildApiContextManagement`) and
+ * `betas` needs. An unknown key throws `INVALID_ARGUMENT`.
+ */
+export interface AnthropicBetaToolLoopOptions extends ToolLoopCommonOptions {
+  /** `anthropic.beta`. */
+  client: Anthropic.Beta;
+  /** The beta request without `messages` (model, max_tokens, betas, context_management, tools…). */
+  request: Omit<Anthropic.Beta.MessageCreateParamsNonStreaming, 'messages' | 'stream'>;
+  onStep?: (message: Anthropic.Beta.BetaMessage, info: { step: number }) => void | Promise<void>;
+}
+
 /** What {@link runToolLoop} resolves with. */
 export interface AnthropicToolLoopResult {
   /** The last reply (not `tool_use`). */
   message: Anthropic.Message;
+  /** Requests answered. */
+  steps: number;
+  compactions: number;
+}
+
+/** What {@link runToolLoop} over `client.beta` resolves with. */
+export interface AnthropicBetaToolLoopResult {
+  /** The last reply (not `tool_use`). */
+  message: Anthropic.Beta.BetaMessage;
   /** Requests answered. */
   steps: number;
   compactions: number;
@@ -53,3 +79,13 @@ export interface AnthropicToolLoopResult {
  * const { message } = await runToolLoop({ client, compactor, request: { model, max_tokens: 4096, tools }, tools: { read_file } });
  */
 export declare function runToolLoop(options: AnthropicToolLoopOptions): Promise<AnthropicToolLoopResult>;
+/**
+ * The same loop over `client.beta` (pass `anthropic.beta`): a request with `betas` and
+ * `context_management`; a turn the API's own compaction paused (`stop_reason: 'compaction'`)
+ * goes on after its block.
+ *
+ * @example
+ * const { message } = await runToolLoop({ client: anthropic.beta, compactor, request: { model, max_tokens: 4096, betas: ['compact-2026-01-12'],
+ *   context_management: buildApiContextManagement({ compact: true, pauseAfterCompaction: true }) } });
+ */
+export declare function runToolLoop(options: AnthropicBetaToolLoopOptions): Promise<AnthropicBetaToolLoopResult>;

@@ -22,7 +22,9 @@ pub const PTL_MARKER_TEXT: &str = "[Earlier turns of this conversation were left
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OverflowKind {
-    /// Anthropic: `prompt is too long: N tokens > M maximum`.
+    /// A count of the input alone over the limit: Anthropic's `prompt is too long: N tokens > M
+    /// maximum`, xAI's `maximum prompt length is M but the request contains N tokens`, the
+    /// llama.cpp server's `request (N tokens) exceeds the available context size (M tokens)`.
     PromptTooLong,
     /// Anthropic: `input length and max_tokens exceed context limit: A + B > C`.
     InputPlusMaxTokens,
@@ -136,6 +138,17 @@ pub fn parse_context_overflow_error(text: &str, status: Option<u16>) -> Option<C
             OverflowKind::Gemini,
             first_number_after(&s, "input token count"),
             first_number_after(&s, "maximum number of tokens allowed"),
+        ));
+    }
+    // The input alone over the limit. xAI: `maximum prompt length is M but the request contains
+    // N tokens`. The llama.cpp server: `request (N tokens) exceeds the available context size (M
+    // tokens)`, or the same without the numbers.
+    if s.contains("maximum prompt length is") || s.contains("available context size") {
+        let after = |keys: [&str; 2]| keys.iter().find_map(|k| first_number_after(&s, k));
+        return Some(overflow(
+            OverflowKind::PromptTooLong,
+            after(["request contains", "request ("]),
+            after(["maximum prompt length is", "available context size ("]),
         ));
     }
     if s.contains("maximum context length") || s.contains("context_length_exceeded") {
@@ -594,6 +607,43 @@ mod tests {
             (o.actual, o.limit, o.gap),
             (Some(1_196_265), Some(1_048_575), Some(147_690))
         );
+    }
+
+    #[test]
+    fn xai_and_llama_cpp_forms() {
+        let o = parse_context_overflow_error(
+            "This model's maximum prompt length is 131072 but the request contains 537812 tokens.",
+            Some(400),
+        )
+        .unwrap();
+        assert_eq!(o.kind, OverflowKind::PromptTooLong);
+        assert_eq!(
+            (o.actual, o.limit, o.gap),
+            (Some(537_812), Some(131_072), Some(406_740))
+        );
+        let o = parse_context_overflow_error(
+            "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+            Some(400),
+        )
+        .unwrap();
+        assert_eq!(
+            (o.actual, o.limit, o.gap),
+            (Some(9000), Some(8192), Some(808))
+        );
+        // The older wording has no numbers (its JSON body's `n_prompt_tokens` and `n_ctx` are
+        // not read: the oldest fifth of the rounds is dropped).
+        let o = parse_context_overflow_error(
+            "the request exceeds the available context size, try increasing it",
+            Some(400),
+        )
+        .unwrap();
+        assert_eq!((o.actual, o.limit), (None, None));
+        let o = parse_context_overflow_error(
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(o.kind, OverflowKind::PromptTooLong);
     }
 
     #[test]
