@@ -758,3 +758,74 @@ fn a_session_memory_refused_for_its_size_runs_no_session_start_hook() {
         .count();
     assert_eq!(starts, 1, "{:?}", env.phases.borrow());
 }
+
+/// A summary written ahead whose swap already fails the checks it ends with, before anything
+/// is restored, is not tried. Offered early (below the threshold), one as large as the
+/// messages it replaces reported `start`, restored files, ran the SessionStart hooks and
+/// failed as not smaller (`COMPACTION_NOT_SMALLER`, a failure towards the breaker), with
+/// nothing due after it. At the threshold, one that would leave the context over it reported
+/// `start` and `restoring` for the swap before today's path ran its PreCompact hooks.
+#[test]
+fn a_summary_ahead_whose_swap_cannot_pass_is_not_tried() {
+    use context_compaction::drive::autocompact::Tracking;
+    use context_compaction::drive::preemptive::{
+        auto_compact_with_ahead, Ahead, AheadSwap, AheadUse,
+    };
+    let c = low_window();
+    let threshold =
+        context_compaction::measure::thresholds::auto_compact_threshold(&c.model, &c.config);
+    let run = |m: &[Message], summary_tokens: u64, early: bool, env: &Scripted| {
+        let ahead = Ahead {
+            cut: m.len() - 3, // the latest round kept
+            summary: "word ".repeat(summary_tokens as usize * 4 / 5),
+            usage: None,
+            pre: Default::default(),
+            calls: 1,
+        };
+        let tracking = Tracking {
+            turn_id: Some("t1".into()),
+            ..Default::default()
+        };
+        block_on(auto_compact_with_ahead(
+            m,
+            &c,
+            &tracking,
+            &Default::default(),
+            &RetryPolicy::with_base_ms(1),
+            env,
+            Some(AheadSwap {
+                summary: &ahead,
+                early,
+            }),
+        ))
+        .unwrap()
+    };
+
+    // Early: ~10K tokens of messages, far below the threshold; a summary of as many tokens.
+    let m = transcript(10, 4000);
+    let estimated = context_compaction::measure::tokens::estimate_all(&m, None).unwrap();
+    assert!(estimated < threshold / 2, "{estimated} of {threshold}");
+    let env = Scripted::summary("unused");
+    let (out, used) = run(&m, estimated, true, &env);
+    assert_eq!(used, AheadUse::None);
+    assert!(!out.was_compacted);
+    assert!(out.error.is_none(), "{:?}", out.error);
+    assert_eq!(out.consecutive_failures, 0);
+    assert_eq!(*env.phases.borrow(), Vec::<&str>::new());
+    assert!(env.hooks.borrow().is_empty(), "{:?}", env.hooks.borrow());
+
+    // At the threshold: a summary as large as the threshold; today's path compacts, its
+    // events alone.
+    let m = transcript(60, 4000);
+    let env = Scripted::summary("The session read sixty files.");
+    let (out, used) = run(&m, threshold, false, &env);
+    assert_eq!(used, AheadUse::None);
+    assert!(out.was_compacted, "{:?}", out.error);
+    let phases = env.phases.borrow();
+    assert_eq!(phases[..2], ["start", "preCompactHook"], "{phases:?}");
+    assert_eq!(
+        phases.iter().filter(|p| **p == "restoring").count(),
+        1,
+        "{phases:?}"
+    );
+}

@@ -35,7 +35,8 @@ use crate::drive::summary_call::Retries;
 use crate::measure::calibration::Fit;
 use crate::measure::thresholds::{auto_compact_threshold, WARNING_THRESHOLD_BUFFER_TOKENS};
 use crate::measure::tokens::{
-    active_start, estimate_range, text_tokens, token_count_with_estimation,
+    active_start, estimate_all, estimate_range, text_tokens, text_tokens_counted,
+    token_count_with_estimation,
 };
 use crate::model::config::Config;
 use crate::model::error::{ErrorCode, Result};
@@ -338,6 +339,56 @@ pub async fn swap<E: Environment + ?Sized>(
     .await
 }
 
+/// Whether a swap of `ahead` fails the checks [`finish`] ends it with before anything is
+/// restored: its summary message and the messages since its cut that it keeps (not those of
+/// an abandoned branch), measured as [`finish`] measures them (the caller's tokenizer, the
+/// learned line), are not smaller than the messages they replace, or not below the
+/// auto-compact threshold (as messages, or as the next request,
+/// [`crate::drive::bound::swap_below_threshold`]). The swap keeps at least these and
+/// restoration only adds to them (one token of rounding spared, as [`finish`] does).
+fn swap_doomed<E: Environment + ?Sized>(
+    env: &E,
+    messages: &[Message],
+    ctx: &CompactContext,
+    ahead: &Ahead,
+) -> Result<bool> {
+    let start = active_start(messages)?;
+    if ahead.cut > messages.len() || ahead.cut <= start {
+        // The swap refuses its cut itself, before announcing anything.
+        return Ok(false);
+    }
+    let counter = env.text_counter();
+    let summary = text_tokens_counted(
+        &crate::summarize::summary::summary_message_text(&ahead.summary, true, true),
+        counter,
+    )?;
+    let tail: Vec<Message> = messages[ahead.cut..]
+        .iter()
+        .filter(|m| !crate::transforms::boundary::of_abandoned_branch(m))
+        .cloned()
+        .collect();
+    let sizes = PostCompactSizes {
+        summary,
+        kept: estimate_all(&tail, counter)?,
+        attachments: 0,
+    };
+    let SizeBefore {
+        estimated: size_before,
+        fit,
+        ..
+    } = ctx.size_before(messages, counter)?;
+    let threshold = auto_compact_threshold(&ctx.model, &ctx.config);
+    let lower = (sizes.summary + sizes.kept).saturating_sub(1);
+    Ok(lower >= size_before
+        || lower >= threshold
+        || !crate::drive::bound::swap_below_threshold(
+            &sizes,
+            fit.as_ref(),
+            ctx.preamble_tokens,
+            threshold,
+        ))
+}
+
 /// A ready summary written ahead, offered to [`auto_compact_with_ahead`].
 #[derive(Clone, Copy, Debug)]
 pub struct AheadSwap<'a> {
@@ -455,7 +506,12 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
                     slot => slot.insert(decide_for(messages, ctx, query)?.should_compact),
                 })
             };
-            if early || by_count()? {
+            // A swap whose summary and kept messages alone already fail the checks it ends
+            // with (what it restores only adds) is not tried: it would report `start`,
+            // restore files and run the SessionStart hooks, then fail — offered early, with
+            // nothing due after it; as a failed compaction (`COMPACTION_NOT_SMALLER`) counted
+            // towards the breaker, and offered again at the next check.
+            if (early || by_count()?) && !swap_doomed(env, messages, ctx, a)? {
                 // The summary offered, then (refused at the threshold) the one brought up
                 // to date: one swap call site for both (wasm size).
                 let mut caught_up: Option<Ahead> = None;

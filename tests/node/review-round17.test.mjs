@@ -2,7 +2,7 @@
 // review (3beccfd).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { toApiMessages, tokenCountWithEstimation } from '../../pkg/node.js';
+import { Compactor, getAutoCompactThreshold, toApiMessages, tokenCountWithEstimation } from '../../pkg/node.js';
 
 test('a long string that starts like a data URL with a parameter but has no comma is read in linear time (was: the square of its length, 1.5 s at 32K characters)', () => {
   // `data:image/png;x` then 100K `=`: the data URL pattern of round 17 tried every split of
@@ -25,4 +25,68 @@ test('a long string that starts like a data URL with a parameter but has no comm
   // Data URLs with parameters are still read as their type and data.
   const ok = toApiMessages([{ role: 'user', content: [{ type: 'file', data: 'data:text/plain;charset=utf-8;base64,aGVsbG8=', mediaType: 'text/plain' }] }]);
   assert.match(JSON.stringify(ok), /"data":"hello"/);
+});
+
+const WORDS = ['fn', 'let', 'mut', 'struct', 'impl', 'pub', 'use', 'match', 'Some', 'None', 'Ok', 'Err', 'return', 'async', 'await', 'u64'];
+const code = (seed, n) => {
+  let s = '';
+  let k = seed >>> 0 || 1;
+  while (s.length < n) {
+    k = (k * 1664525 + 1013904223) >>> 0;
+    s += WORDS[k % WORDS.length] + (k % 7 === 0 ? ';\n' : ' ');
+  }
+  return s.slice(0, n);
+};
+/** What the fake provider's request holds: 1.26 × chars / 4. */
+const real = (system, messages) => {
+  let chars = system.length;
+  for (const m of messages) {
+    chars += 12;
+    if (typeof m.content === 'string') chars += m.content.length;
+    else for (const b of m.content) chars += b.type === 'text' ? b.text.length : b.type === 'tool_result' ? String(b.content).length : JSON.stringify(b.input ?? b).length;
+  }
+  return Math.round((1.26 * chars) / 4);
+};
+
+test('a summary written ahead whose early swap would leave the context over the threshold reports no `start` (was: `start` and no compaction after it)', async () => {
+  // A 32K window (threshold 15,000) and ~8,500-token summaries written ahead: offered early
+  // (below the threshold), the swap is refused for the threshold (round 17) after it reported
+  // `start` and restored files; nothing followed, and a UI that shows a spinner from `start`
+  // to `done` kept it spinning.
+  const config = { contextWindow: 32_000, maxOutputTokens: 4_000 };
+  const threshold = getAutoCompactThreshold('claude-sonnet-4-5', config);
+  const system = 'You are a coding agent. ' + code(3, 6_000);
+  let n = 0;
+  const events = [];
+  const c = new Compactor({
+    model: 'claude-sonnet-4-5', config, system, preemptive: true, keepLastUserMessage: true,
+    summarize: async () => `<summary>${code(++n, 34_000)}</summary>`,
+    onProgress: (e) => events.push(e),
+  });
+  const checks = [];
+  let id = 0;
+  for (let t = 0; t < 4; t++) {
+    c.push({ role: 'user', content: `Task ${t}: fix the failing test in module ${t}.` });
+    for (let s = 0; s <= 6; s++) {
+      await new Promise((r) => setTimeout(r, 1));
+      events.length = 0;
+      const before = c.tokenCount();
+      const o = await c.maybeAutoCompact();
+      const phases = events.filter((e) => !e.background).map((e) => e.phase);
+      checks.push({ before, compacted: o.wasCompacted, phases });
+      // A check reports `start` only for a compaction, and then `done` last.
+      assert.equal(phases.includes('start'), o.wasCompacted, `check at ${before} tokens (threshold ${threshold}): ${phases.join(' ')}, compacted ${o.wasCompacted}`);
+      if (o.wasCompacted) assert.equal(phases.at(-1), 'done');
+      const input = real(system, toApiMessages(c.messages));
+      if (s === 6) {
+        c.push({ role: 'assistant', content: [{ type: 'text', text: `Done with task ${t}.` }], usage: { input_tokens: input, output_tokens: 10 } });
+        break;
+      }
+      const tid = `toolu_${++id}`;
+      c.push({ role: 'assistant', content: [{ type: 'text', text: code(id, 200) }, { type: 'tool_use', id: tid, name: 'read_file', input: { path: `src/m${id}.rs` } }], usage: { input_tokens: input, output_tokens: 80 } });
+      c.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: tid, content: code(id * 7, 300 + ((id * 7919) % 6_000)) }] });
+    }
+  }
+  assert.ok(checks.filter((k) => k.compacted).length >= 3, JSON.stringify(checks.filter((k) => k.compacted)));
+  c.free();
 });
