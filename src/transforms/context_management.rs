@@ -575,7 +575,12 @@ pub fn apply_api_compaction(
     response: &Value,
     options: &ApplyApiCompactionOptions,
 ) -> Result<ApiCompactionReport> {
-    if let Some(i) = messages.iter().position(Message::is_transcript) {
+    // The `compact_boundary` line a compaction of the library puts in front of the Anthropic
+    // messages it compacted is not a transcript of them (`Message::written_as_lines`).
+    if let Some(i) = messages
+        .iter()
+        .position(|m| m.is_transcript() && !m.is_compact_boundary())
+    {
         return Err(Error::new(
             ErrorCode::UnsupportedShape,
             format!(
@@ -1181,6 +1186,35 @@ mod tests {
         assert_eq!(e.code, ErrorCode::UnsupportedShape);
         let e = read_apply_options(&json!({"dropIgnore": true})).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument);
+    }
+
+    /// Anthropic messages the library compacted hold its `compact_boundary` line in front:
+    /// still the messages the request was sent with (they were `UNSUPPORTED_SHAPE`, "a Claude
+    /// Code transcript line"), a pause continued from their latest request.
+    #[test]
+    fn messages_compacted_by_the_library_take_the_api_compaction() {
+        let m = Message::parse_all(json!([
+            {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted", "uuid": "b"},
+            {"role": "user", "content": "This session is being continued. Summary: s"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "next task"}
+        ]))
+        .unwrap();
+        let paused = json!({"content": [{"type": "compaction", "content": "the API's summary"}],
+            "stop_reason": "compaction", "usage": {"input_tokens": 10, "output_tokens": 5}});
+        let r = apply_api_compaction(&m, &paused, &Default::default()).unwrap();
+        assert!(r.compacted && r.paused);
+        assert_eq!(r.readd, vec![3]);
+        // A transcript line besides the boundary is still refused.
+        let mut lines = m.clone();
+        lines.extend(
+            Message::parse_all(json!([{"type": "user", "uuid": "u1",
+                "message": {"role": "user", "content": "a"}}]))
+            .unwrap(),
+        );
+        let e = apply_api_compaction(&lines, &paused, &Default::default()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnsupportedShape);
+        assert!(e.message.contains("messages[4]"), "{}", e.message);
     }
 
     #[test]
