@@ -1,0 +1,148 @@
+// Seventeenth round of hostile inputs (the probe's findings, /work/probe17-hostile): each test
+// fails on the package before the fix (d5c6181) and passes after.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Compactor, compactConversation, microCompact } from '../../pkg/node.js';
+
+const conversation = () => {
+  const m = [];
+  for (let i = 0; i < 6; i++) {
+    m.push({ role: 'user', content: `question ${i} ${'q'.repeat(3000)}` });
+    m.push({ role: 'assistant', content: `answer ${i} ${'a'.repeat(3000)}` });
+  }
+  m.push({ role: 'user', content: 'last' });
+  return m;
+};
+
+// Values whose reading throws: a revoked Proxy (every operation throws, `instanceof` too), a
+// Proxy whose getPrototypeOf trap throws, and a Proxy of an Error whose every field read throws.
+const hostile = {
+  'a revoked Proxy': () => {
+    const r = Proxy.revocable({}, {});
+    r.revoke();
+    return r.proxy;
+  },
+  'a Proxy whose getPrototypeOf throws': () => new Proxy({}, { getPrototypeOf() { throw new Error('getPrototypeOf trap'); } }),
+  'a Proxy of an Error whose reads throw': () => new Proxy(new Error('inner'), { get(_, k) { throw new Error(`get trap ${String(k)}`); } }),
+};
+
+// Runs `body` and returns what escaped meanwhile (uncaught exceptions, unhandled rejections),
+// with a turn of the event loop after it for the rejections to be reported.
+async function escapes(body) {
+  const seen = [];
+  const onError = (e) => seen.push(e);
+  process.on('uncaughtException', onError);
+  process.on('unhandledRejection', onError);
+  try {
+    const result = await body();
+    await new Promise((r) => setTimeout(r, 50));
+    return { result, escaped: seen };
+  } finally {
+    process.off('uncaughtException', onError);
+    process.off('unhandledRejection', onError);
+  }
+}
+
+// A settled promise's outcome, or 'HANG' after `ms`.
+const within = (p, ms = 3000) => {
+  let timer;
+  return Promise.race([
+    p.then((v) => ({ ok: v }), (e) => ({ error: e })),
+    new Promise((r) => { timer = setTimeout(() => r('HANG'), ms); }),
+  ]).finally(() => clearTimeout(timer));
+};
+
+// Each case failed before the fix: an abort reason `instanceof` throws on was read inside the
+// signal's listener (an uncaught exception, the wait never ended); a summarizer's rejection
+// was read for the library's timeout flag in a handler of its own (an unhandled rejection).
+const ABORTS = [
+  ['a revoked Proxy', ['the summary request', 'a hook', 'the wait before a retry']],
+  ['a Proxy whose getPrototypeOf throws', ['the summary request', 'a hook', 'the wait before a retry']],
+  ['a Proxy of an Error whose reads throw', ['the summary request']],
+];
+const REJECTIONS = ['a revoked Proxy', 'a Proxy of an Error whose reads throw'];
+
+for (const [name, whens] of ABORTS) {
+  const reason = hostile[name];
+  for (const when of whens) {
+    test(`an abort with ${name} as its reason during ${when} rejects with ABORTED: no hang, nothing escapes`, async () => {
+      const { result, escaped } = await escapes(async () => {
+        const ac = new AbortController();
+        let calls = 0;
+        const context = {
+          model: 'claude-sonnet-4-5',
+          signal: ac.signal,
+          retryBaseMs: 200,
+          summarize: async () => {
+            calls++;
+            if (when === 'the summary request') {
+              setTimeout(() => ac.abort(reason()), 10);
+              return new Promise(() => {});
+            }
+            if (when === 'the wait before a retry' && calls === 1) {
+              setTimeout(() => ac.abort(reason()), 20);
+              throw Object.assign(new Error('overloaded'), { status: 529 });
+            }
+            return 'SUMMARY';
+          },
+          hooks: when === 'a hook'
+            ? { preCompact: () => { setTimeout(() => ac.abort(reason()), 10); return new Promise(() => {}); } }
+            : undefined,
+        };
+        return within(compactConversation(conversation(), context));
+      });
+      assert.notEqual(result, 'HANG', 'the compaction never settled');
+      assert.ok(result.error instanceof Error, 'rejected with an Error');
+      assert.equal(result.error.code, 'ABORTED');
+      assert.deepEqual(escaped.map(String), []);
+    });
+  }
+
+}
+
+for (const name of REJECTIONS) {
+  const reason = hostile[name];
+  test(`a summarizer rejecting with ${name} is SUMMARIZER_FAILED, and nothing escapes as an unhandled rejection`, async () => {
+    const { result, escaped } = await escapes(async () => {
+      const out = [];
+      out.push(await within(compactConversation(conversation(), { model: 'claude-sonnet-4-5', summarize: async () => { throw reason(); } })));
+      // Thrown synchronously, and through a Compactor (whose summaries run under the time limit).
+      out.push(await within(compactConversation(conversation(), { model: 'claude-sonnet-4-5', summarize: () => { throw reason(); } })));
+      const c = new Compactor({ model: 'claude-sonnet-4-5', summarize: async () => { throw reason(); }, messages: conversation() });
+      out.push(await within(c.compact()));
+      out.push({ count: c.tokenCount() });
+      return out;
+    });
+    for (const r of result.slice(0, 3)) {
+      assert.ok(r.error instanceof Error);
+      assert.equal(r.error.code, 'SUMMARIZER_FAILED');
+    }
+    assert.ok(result[3].count > 9000, 'the Compactor kept its conversation');
+    assert.deepEqual(escaped.map(String), []);
+  });
+}
+
+test('microCompact takes a Date (or an ISO-8601 string) for `now` and `lastAssistantTimestamp`, as readFileState timestamps', () => {
+  const t0 = Date.parse('2026-03-01T12:00:00Z');
+  const messages = [{ role: 'user', content: 'go' }];
+  for (let i = 0; i < 3; i++) {
+    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id: `t${i}`, name: 'Read', input: { file_path: `/f${i}` } }] });
+    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${i}`, content: 'line\n'.repeat(500) }] });
+  }
+  const cleared = (options) => microCompact(messages, { keepRecent: 0, idleMinutes: 60, ...options }).clearedToolUseIds;
+  const idle = t0 - 61 * 60_000;
+  const recent = t0 - 5 * 60_000;
+  // As numbers: idle clears, recent does not.
+  assert.deepEqual(cleared({ now: t0, lastAssistantTimestamp: idle }), ['t0', 't1', 't2']);
+  assert.deepEqual(cleared({ now: t0, lastAssistantTimestamp: recent }), []);
+  // The same times as Dates, and `now` as an ISO-8601 string: the same answers (a Date `now` was
+  // INVALID_ARGUMENT "must be a finite number, got an object").
+  assert.deepEqual(cleared({ now: new Date(t0), lastAssistantTimestamp: new Date(idle) }), ['t0', 't1', 't2']);
+  assert.deepEqual(cleared({ now: new Date(t0), lastAssistantTimestamp: new Date(recent) }), []);
+  assert.deepEqual(cleared({ now: new Date(t0).toISOString(), lastAssistantTimestamp: idle }), ['t0', 't1', 't2']);
+  // An invalid Date is refused as NaN is, naming the option.
+  for (const key of ['now', 'lastAssistantTimestamp']) {
+    assert.throws(() => cleared({ [key]: new Date('nonsense') }), (e) => e.code === 'INVALID_ARGUMENT' && e.message.includes(`options.${key}`));
+    assert.throws(() => cleared({ [key]: 'yesterday' }), (e) => e.code === 'INVALID_ARGUMENT' && e.message.includes(`options.${key}`));
+  }
+});
