@@ -2,7 +2,7 @@
 // fails on the package before the fix (d5c6181) and passes after.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Compactor, compactConversation, microCompact } from '../../pkg/node.js';
+import { Compactor, compactConversation, microCompact, shouldAutoCompact, tokenCountWithEstimation } from '../../pkg/node.js';
 
 const conversation = () => {
   const m = [];
@@ -144,5 +144,54 @@ test('microCompact takes a Date (or an ISO-8601 string) for `now` and `lastAssis
   for (const key of ['now', 'lastAssistantTimestamp']) {
     assert.throws(() => cleared({ [key]: new Date('nonsense') }), (e) => e.code === 'INVALID_ARGUMENT' && e.message.includes(`options.${key}`));
     assert.throws(() => cleared({ [key]: 'yesterday' }), (e) => e.code === 'INVALID_ARGUMENT' && e.message.includes(`options.${key}`));
+  }
+});
+
+test('a usage count in another ecosystem\'s names that is not a number is INVALID_TOKEN_COUNT wherever it is read, as setUsage says', async () => {
+  const withUsage = (usage) => [
+    { role: 'user', content: 'a'.repeat(4000) },
+    { role: 'assistant', content: 'ok', usage },
+    { role: 'user', content: 'b'.repeat(400) },
+  ];
+  // (Before: a message's `{prompt_tokens: 1000, completion_tokens: '50'}` counted 1,100 — the
+  // output skipped — and `{inputTokens: '1000'}` or `{outputTokens: '50'}` no usage at all (an
+  // estimate of 1,101), where setUsage refused each, as every reader refuses `input_tokens: '1000'`.)
+  for (const usage of [
+    { prompt_tokens: 1000, completion_tokens: '50' },
+    { inputTokens: '1000', outputTokens: 50 },
+    { outputTokens: '50' },
+    { input_tokens: '1000', output_tokens: 50 },
+  ]) {
+    const code = (f) => {
+      try {
+        f();
+        return 'no error';
+      } catch (e) {
+        return e.code;
+      }
+    };
+    const readers = {
+      tokenCountWithEstimation: () => tokenCountWithEstimation(withUsage(usage)),
+      shouldAutoCompact: () => shouldAutoCompact(withUsage(usage), 'claude-sonnet-4-5'),
+      'Compactor.push': () => { const c = new Compactor({ model: 'claude-sonnet-4-5', summarize: async () => 'S' }); for (const m of withUsage(usage)) c.push(m); },
+      'Compactor.setUsage': () => { const c = new Compactor({ model: 'claude-sonnet-4-5', summarize: async () => 'S', messages: withUsage(undefined) }); c.setUsage(usage); },
+    };
+    for (const [name, f] of Object.entries(readers)) assert.equal(code(f), 'INVALID_TOKEN_COUNT', `${name} of ${JSON.stringify(usage)}`);
+    await assert.rejects(compactConversation(withUsage(usage), { model: 'claude-sonnet-4-5', summarize: async () => 'S' }), (e) => e.code === 'INVALID_TOKEN_COUNT');
+  }
+  // Numbers read as before; a null name passes to the next one, as in setUsage.
+  assert.equal(tokenCountWithEstimation(withUsage({ prompt_tokens: 1000, completion_tokens: 50 })), 1150);
+  assert.equal(tokenCountWithEstimation(withUsage({ inputTokens: null, prompt_tokens: 1000, completion_tokens: 50 })), 1150);
+  assert.equal(tokenCountWithEstimation(withUsage({ outputTokens: 50 })), 1101); // the output alone: no usage
+});
+
+test('Compactor.restore: a snapshot version or count far out of range is named short (1e+300, a string cut), not repeated whole', () => {
+  const messages = [{ role: 'user', content: 'hi' }];
+  const snapshot = new Compactor({ model: 'claude-sonnet-4-5', summarize: async () => 'S', messages }).snapshot();
+  for (const [key, value, said] of [['v', 1e300, '1e+300'], ['v', 'x'.repeat(1_000_000), 'xxxx'], ['messages', 1e300, '1e+300']]) {
+    assert.throws(
+      () => Compactor.restore({ ...snapshot, [key]: value }, messages, { model: 'claude-sonnet-4-5', summarize: async () => 'S' }),
+      (e) => /SNAPSHOT/.test(e.code) && e.message.includes(said) && e.message.length < 200,
+    );
   }
 });
