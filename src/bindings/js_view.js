@@ -960,7 +960,12 @@ function counted(s, perToken) {
   try {
     n = f(s);
   } catch (e) {
-    counterError = `tokenCounter threw: ${e instanceof Error ? e.message : e !== null && typeof e == 'object' ? 'a non-Error object' : String(e)}`;
+    // Reading what it threw may throw too (a revoked Proxy): still the tokenizer's error, not
+    // the messages' (nor asked again).
+    counterError = 'tokenCounter threw: a value that cannot be read';
+    try {
+      counterError = `tokenCounter threw: ${e instanceof Error ? e.message : e !== null && typeof e == 'object' ? 'a non-Error object' : String(e)}`;
+    } catch {}
     return s.length;
   } finally {
     COUNTER = f;

@@ -195,3 +195,25 @@ test('Compactor.restore: a snapshot version or count far out of range is named s
     );
   }
 });
+
+test('a tokenCounter throwing a value whose reading throws (a revoked Proxy) is its own INVALID_ARGUMENT, not the messages\' INVALID_MESSAGE, and asked once', async () => {
+  const count = await import('../../pkg/count-node.js');
+  const messages = [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }, { role: 'user', content: 'three' }];
+  for (const [entry, f] of [['main', tokenCountWithEstimation], ['count', count.tokenCountWithEstimation]]) {
+    for (const [name, make] of [['a revoked Proxy', hostile['a revoked Proxy']], ['a Proxy whose getPrototypeOf throws', hostile['a Proxy whose getPrototypeOf throws']]]) {
+      let calls = 0;
+      const tokenCounter = () => {
+        calls++;
+        throw make();
+      };
+      assert.throws(
+        () => f(messages, { tokenCounter }),
+        (e) => e.code === 'INVALID_ARGUMENT' && /tokenCounter threw/.test(e.message),
+        `${entry}: ${name}`,
+      );
+      assert.equal(calls, 1, `${entry}: ${name}: asked once`);
+    }
+  }
+  const c = new Compactor({ model: 'claude-sonnet-4-5', summarize: async () => 'S', tokenCounter: () => { throw hostile['a revoked Proxy'](); } });
+  assert.throws(() => c.push(messages[0]), (e) => e.code === 'INVALID_ARGUMENT' && /tokenCounter threw/.test(e.message));
+});
