@@ -2,7 +2,7 @@
 // fails on the package before the fix (d5c6181) and passes after.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Compactor, compactConversation, microCompact, shouldAutoCompact, tokenCountWithEstimation } from '../../pkg/node.js';
+import { Compactor, buildPostCompactMessages, compactConversation, microCompact, shouldAutoCompact, tokenCountWithEstimation } from '../../pkg/node.js';
 
 const conversation = () => {
   const m = [];
@@ -216,4 +216,37 @@ test('a tokenCounter throwing a value whose reading throws (a revoked Proxy) is 
   }
   const c = new Compactor({ model: 'claude-sonnet-4-5', summarize: async () => 'S', tokenCounter: () => { throw hostile['a revoked Proxy'](); } });
   assert.throws(() => c.push(messages[0]), (e) => e.code === 'INVALID_ARGUMENT' && /tokenCounter threw/.test(e.message));
+});
+
+test('an API conversation compacted again (its boundary line in front) still gets API messages: the summary and pinned texts keep `role` and `content`', async () => {
+  const turn = (i) => [{ role: 'user', content: `question ${i} ${'q'.repeat(3000)}` }, { role: 'assistant', content: `answer ${i} ${'a'.repeat(3000)}` }];
+  const form = (m) => (m.type === 'system' && m.subtype === 'compact_boundary' ? 'boundary' : typeof m.role === 'string' && m.type === undefined ? 'api' : `line:${m.type}`);
+  // (Before: from the second compaction on, the summary and the pinned texts were Claude Code
+  // lines — `{type: 'user', message, isVisibleInTranscriptOnly: true}` — among the caller's API
+  // messages: the library's own boundary line made the conversation read as a transcript.)
+  let messages = [];
+  for (let k = 0; k < 3; k++) {
+    for (let i = 0; i < 4; i++) messages.push(...turn(i));
+    messages.push({ role: 'user', content: 'go on' });
+    const r = await compactConversation(messages, { model: 'claude-sonnet-4-5', summarize: async () => `SUMMARY ${k}`, pinned: ['rule S'] });
+    messages = buildPostCompactMessages(r);
+    assert.deepEqual(messages.map(form), ['boundary', 'api', 'api'], `compaction ${k + 1}`);
+    assert.match(messages[1].content, new RegExp(`SUMMARY ${k}`));
+    assert.equal(messages[2].content, 'rule S');
+  }
+  const c = new Compactor({ model: 'claude-sonnet-4-5', summarize: async () => 'SUMMARY', pinned: ['rule S'] });
+  for (let k = 0; k < 3; k++) {
+    for (let i = 0; i < 4; i++) c.pushMany(turn(i));
+    c.push({ role: 'user', content: 'go on' });
+    await c.compact();
+    assert.deepEqual(c.messages.map(form), ['boundary', 'api', 'api'], `Compactor compaction ${k + 1}`);
+  }
+  // A transcript stays lines.
+  const lines = [
+    { type: 'user', uuid: 'u1', parentUuid: null, message: { role: 'user', content: `question ${'q'.repeat(30000)}` } },
+    { type: 'assistant', uuid: 'a1', parentUuid: 'u1', message: { id: 'm1', role: 'assistant', content: [{ type: 'text', text: 'answer' }] } },
+    { type: 'user', uuid: 'u2', parentUuid: 'a1', message: { role: 'user', content: 'go on' } },
+  ];
+  const r = await compactConversation(lines, { model: 'claude-sonnet-4-5', summarize: async () => 'SUMMARY' });
+  assert.deepEqual(buildPostCompactMessages(r).map(form), ['boundary', 'line:user']);
 });
