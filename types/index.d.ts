@@ -881,10 +881,10 @@ export interface MicroCompactOptions {
    * minutes (the prompt cache has expired by then). Off unless given; Claude Code uses 60.
    */
   idleMinutes?: number;
-  /** The current time in ms since the epoch. Default `Date.now()`. */
-  now?: number;
-  /** Time of the last assistant message (ms, or an ISO-8601 string); default: read from the messages. */
-  lastAssistantTimestamp?: number | string;
+  /** The current time: ms since the epoch, a `Date` or an ISO-8601 string. Default `Date.now()`. */
+  now?: number | Date | string;
+  /** Time of the last assistant message (ms, a `Date` or an ISO-8601 string); default: read from the messages. */
+  lastAssistantTimestamp?: number | Date | string;
   /** Keep the latest result per file path even when older than `keepRecent`. */
   keepLatestPerPath?: boolean;
   /**

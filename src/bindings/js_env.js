@@ -37,7 +37,16 @@ function abortError(signal) {
   } catch {
     // no reason: the library's own AbortError
   }
-  if (reason instanceof Error) return reason;
+  // `instanceof` reads the prototype: a revoked Proxy (or one whose getPrototypeOf trap
+  // throws) as the reason would throw here, inside the signal's abort listener, where nothing
+  // catches it (an uncaught exception, and the wait it should end never ended).
+  let given = false;
+  try {
+    given = reason instanceof Error;
+  } catch {
+    // not an Error we can tell: the library's own AbortError
+  }
+  if (given) return reason;
   const e = new Error('The operation was aborted');
   e.name = 'AbortError';
   e.code = 'ABORTED';
@@ -91,9 +100,20 @@ export function callSummarizer(f, request, opts, signal, timeoutMs) {
   const p = callAbortable(f, undefined, [request, opts], signal, timeoutMs, 'The summarizer');
   p.then(release, (e) => {
     release();
-    if (e?.contextCompactionTimeout) c.abort(e);
+    if (ownTimeout(e)) c.abort(e);
   });
   return p;
+}
+
+// Whether `e` is timeoutError's: what a summarizer rejected with is the caller's value, and
+// reading a field of it may throw (a Proxy's trap, a revoked Proxy), which in this handler
+// would be an unhandled rejection (the end of a Node process by default).
+function ownTimeout(e) {
+  try {
+    return e?.contextCompactionTimeout === true;
+  } catch {
+    return false;
+  }
 }
 
 // `signal.reason`, undefined when reading it throws (the controller then gives its own).

@@ -270,8 +270,9 @@ function carriesUsage(u) {
 // A value given that is not a token count (check_token_count in model/error.rs refuses it).
 const notCount = (v) => v !== undefined && v !== null && !(typeof v === 'number' && v >= 0 && v <= 1e15);
 
-// The count otherUsage reads from another ecosystem's two names (numbers only).
-const otherCount = (a, b) => typeof a === 'number' ? a : typeof b === 'number' ? b : undefined;
+// The count otherUsage reads from another ecosystem's two names: the first given, as setUsage
+// reads them (one that is not a number is read, to be reported).
+const otherCount = (a, b) => (a != null ? a : b);
 
 // carriesUsage of LangChain's `usage_metadata` (lcUsage reads it).
 function lcCarriesUsage(u) {
@@ -806,19 +807,19 @@ function usageCounts(u, out) {
   v = u.output_tokens;
   if (v !== undefined && v !== null) { present |= 8; out[3] = typeof v === 'number' ? v : NaN; }
   // Another ecosystem's names (the AI SDK's, OpenAI Chat's), as setUsage reads them: its input
-  // already holds the cached tokens. Numbers only (model::view UsageCounts::from_usage).
+  // already holds the cached tokens (model::view UsageCounts::from_usage).
   if ((present & 9) !== 9) present = otherUsage(u, out, present);
   return present;
 }
 
 function otherUsage(u, out, present) {
   if ((present & 1) === 0) {
-    const v = typeof u.inputTokens === 'number' ? u.inputTokens : u.prompt_tokens;
-    if (typeof v === 'number') { present |= 1; out[0] = v; }
+    const v = otherCount(u.inputTokens, u.prompt_tokens);
+    if (v != null) { present |= 1; out[0] = typeof v === 'number' ? v : NaN; }
   }
   if ((present & 8) === 0) {
-    const v = typeof u.outputTokens === 'number' ? u.outputTokens : u.completion_tokens;
-    if (typeof v === 'number') { present |= 8; out[3] = v; }
+    const v = otherCount(u.outputTokens, u.completion_tokens);
+    if (v != null) { present |= 8; out[3] = typeof v === 'number' ? v : NaN; }
   }
   return present;
 }
@@ -959,7 +960,12 @@ function counted(s, perToken) {
   try {
     n = f(s);
   } catch (e) {
-    counterError = `tokenCounter threw: ${e instanceof Error ? e.message : e !== null && typeof e == 'object' ? 'a non-Error object' : String(e)}`;
+    // Reading what it threw may throw too (a revoked Proxy): still the tokenizer's error, not
+    // the messages' (nor asked again).
+    counterError = 'tokenCounter threw: a value that cannot be read';
+    try {
+      counterError = `tokenCounter threw: ${e instanceof Error ? e.message : e !== null && typeof e == 'object' ? 'a non-Error object' : String(e)}`;
+    } catch {}
     return s.length;
   } finally {
     COUNTER = f;

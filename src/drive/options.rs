@@ -1413,6 +1413,31 @@ pub fn offline_summarizer_budget<S: Source>(options: &S, default_budget: u64) ->
     Ok(whole_number(options, "maxTokens", WHAT, 1)?.unwrap_or(default_budget))
 }
 
+/// A time option of `microCompact` (`now`, `lastAssistantTimestamp`): ms since the epoch (a
+/// finite number), a JS `Date`, or an ISO-8601 string (as a transcript line's `timestamp`,
+/// or `JSON.stringify` writes a `Date`); `None` when absent. An invalid `Date` is refused as
+/// NaN is.
+fn time_option<S: Source>(options: &S, key: &str) -> Result<Option<f64>> {
+    let v = options.get(key);
+    if v.is_absent() {
+        return Ok(None);
+    }
+    if let Some(s) = v.string() {
+        return microcompact::parse_timestamp_ms(&s)
+            .map(Some)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!("options.{key} is not an ISO-8601 time"))
+            });
+    }
+    if let Some(t) = v.time_ms() {
+        return Ok(Some(t));
+    }
+    Err(Error::invalid_argument(format!(
+        "options.{key} must be a finite number (ms since the epoch), a Date or an ISO-8601 string, got {}",
+        describe_value(&v)
+    )))
+}
+
 /// Reads the options of `microCompact`; `now` gives the current time (ms since the epoch)
 /// when `options.now` is absent.
 pub fn micro_compact_options<S: Source>(
@@ -1433,27 +1458,8 @@ pub fn micro_compact_options<S: Source>(
         opts.keep_recent = usize::try_from(k).unwrap_or(usize::MAX);
     }
     opts.idle_minutes = non_negative(options, "idleMinutes", WHAT)?;
-    opts.now_ms = Some(number(options, "now", WHAT)?.unwrap_or_else(now));
-    let last = options.get("lastAssistantTimestamp");
-    opts.last_assistant_ms = if last.is_absent() {
-        None
-    } else if let Some(n) = last.number() {
-        if !n.is_finite() {
-            return Err(Error::invalid_argument(format!(
-                "options.lastAssistantTimestamp must be a finite number (ms) or an ISO-8601 string, got {}",
-                js_number_text(n)
-            )));
-        }
-        Some(n)
-    } else if let Some(s) = last.string() {
-        Some(microcompact::parse_timestamp_ms(&s).ok_or_else(|| {
-            Error::invalid_argument("options.lastAssistantTimestamp is not an ISO-8601 time")
-        })?)
-    } else {
-        return Err(Error::invalid_argument(
-            "options.lastAssistantTimestamp must be a number (ms) or an ISO-8601 string",
-        ));
-    };
+    opts.now_ms = Some(time_option(options, "now")?.unwrap_or_else(now));
+    opts.last_assistant_ms = time_option(options, "lastAssistantTimestamp")?;
     if let Some(b) = boolean(options, "keepLatestPerPath", WHAT)? {
         opts.keep_latest_per_path = b;
     }

@@ -420,9 +420,10 @@ fn step<E: Environment + ?Sized>(env: &E, phase: &'static str) -> Result<(), Com
     check_abort(env, phase)
 }
 
-/// Whether the conversation is Claude Code transcript lines (output keeps that shape).
+/// Whether the conversation is Claude Code transcript lines (output keeps that shape): see
+/// [`Message::written_as_lines`].
 fn is_transcript(messages: &[Message]) -> bool {
-    messages.iter().any(Message::is_transcript)
+    Message::written_as_lines(messages)
 }
 
 fn last_uuid(messages: &[Message]) -> Option<String> {

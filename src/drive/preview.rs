@@ -227,7 +227,7 @@ pub fn preview(
     )?;
 
     // The compacted context, in the conversation's shape, as the pipeline measures it.
-    let transcript = messages.iter().any(Message::is_transcript);
+    let transcript = Message::written_as_lines(messages);
     let mut after = Vec::with_capacity(1 + budgeted.len() + skills.len());
     if has_conversation {
         let text = summary::summary_message_text(&summary_text, false, false);

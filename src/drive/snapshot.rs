@@ -38,6 +38,7 @@ use crate::measure::calibration::{Calibration, Observation, MAX_OBSERVATIONS};
 use crate::measure::tokens::MessageFacts;
 use crate::model::error::{Error, ErrorCode, Result};
 use crate::model::messages::Kind;
+use crate::model::number::js_text;
 use crate::model::view::UsageCounts;
 
 /// The `format` every snapshot carries.
@@ -194,7 +195,8 @@ fn integer<S: Source>(obj: &S, key: &str, what: &str, max: f64) -> Result<u64> {
     match obj.get(key).number() {
         Some(n) if n.fract() == 0.0 && (0.0..=max).contains(&n) => Ok(n as u64),
         Some(n) => Err(invalid(format!(
-            "{what}.{key} must be a non-negative integer up to {max}, got {n}"
+            "{what}.{key} must be a non-negative integer up to {max}, got {}",
+            js_text(n)
         ))),
         None => Err(invalid(format!(
             "{what}.{key} is missing or not a number (a non-negative integer)"
@@ -382,18 +384,20 @@ impl SessionSnapshot {
                 return Err(Error::new(
                     ErrorCode::UnsupportedSnapshotVersion,
                     format!(
-                        "snapshot.v is {n}: written by a newer version of context-compaction; \
-                         this one reads version {SNAPSHOT_VERSION}"
+                        "snapshot.v is {}: written by a newer version of context-compaction; \
+                         this one reads version {SNAPSHOT_VERSION}",
+                        js_text(n)
                     ),
                 ))
             }
             _ => {
+                // As short as other options' errors: a huge number as JavaScript writes it
+                // (`1e+300`, not 301 digits), a string cut after 40 characters (a megabyte
+                // string was repeated whole).
                 let shown = if version.is_absent() {
                     "missing".to_string()
-                } else if let Some(n) = version.number() {
-                    n.to_string()
-                } else if let Some(t) = version.string() {
-                    crate::model::view::quoted(&t)
+                } else if version.number().is_some() || version.string().is_some() {
+                    crate::drive::options::describe_value(&version)
                 } else {
                     "not a number".to_string()
                 };
@@ -788,6 +792,25 @@ mod tests {
         let e = SessionSnapshot::parse(&v).unwrap_err();
         assert_eq!(e.code, ErrorCode::UnsupportedSnapshotVersion);
         assert!(e.message.contains("newer version"), "{}", e.message);
+    }
+
+    /// A version or count far out of range is named as JavaScript writes it and a long string
+    /// cut short: `v: 1e300` wrote 301 digits, a 1 MB string `v` a 1 MB error message.
+    #[test]
+    fn errors_about_huge_values_stay_short() {
+        for (key, value, said) in [
+            ("v", json!(1e300), "1e+300"),
+            ("v", json!(-1e300), "-1e+300"),
+            ("v", json!(1e20), "100000000000000000000"),
+            ("v", json!("x".repeat(1_000_000)), "xxxx"),
+            ("messages", json!(1e300), "1e+300"),
+        ] {
+            let mut v = sample().to_json();
+            v[key] = value;
+            let e = SessionSnapshot::parse(&v).unwrap_err();
+            assert!(e.message.contains(said), "{}", e.message);
+            assert!(e.message.len() < 200, "{} chars", e.message.len());
+        }
     }
 
     #[test]

@@ -851,6 +851,17 @@ impl Message {
         self.kind() == Kind::System && self.subtype() == Some("compact_boundary")
     }
 
+    /// Whether what the library adds to `messages` is written as Claude Code transcript lines:
+    /// a message besides the `compact_boundary` lines is one. An API conversation holds the
+    /// boundary line each compaction puts in front of it (always a line); its later compactions
+    /// still answer in API messages (they answered in lines, the summary a line marked
+    /// `isVisibleInTranscriptOnly` among the caller's API messages).
+    pub fn written_as_lines(messages: &[Message]) -> bool {
+        messages
+            .iter()
+            .any(|m| m.is_transcript() && !m.is_compact_boundary())
+    }
+
     /// Whether this message begins with a `compaction` block whose `content` is not `null`
     /// (the Messages API's server-side compaction, threshold or on demand): the API ignores
     /// every message before it. A `null` content is a failed compaction, which changes nothing.
@@ -1808,6 +1819,17 @@ mod tests {
 
     use super::*;
     use serde_json::json;
+
+    /// The boundary lines compactions put in front of an API conversation do not make it
+    /// transcript lines; any other line does.
+    #[test]
+    fn only_lines_besides_boundaries_make_a_conversation_lines() {
+        let boundary = json!({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted", "uuid": "b"});
+        let api = Message::parse_all(json!([boundary.clone(), {"role": "user", "content": "s"}, {"role": "assistant", "content": "a"}])).unwrap();
+        assert!(!Message::written_as_lines(&api));
+        let lines = Message::parse_all(json!([boundary, {"type": "user", "uuid": "u", "message": {"role": "user", "content": "s"}}])).unwrap();
+        assert!(Message::written_as_lines(&lines));
+    }
 
     #[test]
     fn api_and_transcript_shapes_parse() {

@@ -157,11 +157,13 @@ impl UsageCounts {
         };
         // Another ecosystem's names (the AI SDK's `inputTokens`, OpenAI Chat's
         // `prompt_tokens`, …), as `setUsage` reads them, where the Messages API's are absent:
-        // numbers only (js_view.js `otherUsage`).
+        // the first given (not null); one that is not a number is reported as the Messages
+        // API's names are (js_view.js `otherUsage`).
         let other = |names: [&str; 2]| {
             names
                 .iter()
-                .find_map(|k| u.extra.get(*k).and_then(serde_json::Value::as_f64))
+                .find_map(|k| u.extra.get(*k).filter(|v| !v.is_null()))
+                .map(|v| v.as_f64().unwrap_or(f64::NAN))
         };
         Self::from_raw(
             [
@@ -1564,6 +1566,39 @@ mod tests {
         assert!(
             matches!(view.latest_usage(8).unwrap(), Latest::Usage(1, u) if u.context_total() == 909)
         );
+    }
+
+    /// Another ecosystem's names are read as `setUsage` reads them: the first given (not null),
+    /// and a count that is not a number is reported, as under the Messages API's names (it was
+    /// skipped: `{prompt_tokens: 1000, completion_tokens: '50'}` counted 1,000 and
+    /// `{inputTokens: '1000'}` no usage, where `setUsage` refused both).
+    #[test]
+    fn another_ecosystems_count_that_is_no_number_is_reported() {
+        use crate::model::messages::Message;
+        use serde_json::json;
+        for usage in [
+            json!({"prompt_tokens": 1000, "completion_tokens": "50"}),
+            json!({"inputTokens": "1000", "outputTokens": 50}),
+            json!({"outputTokens": "50"}),
+            json!({"inputTokens": {"total": 1000}}),
+        ] {
+            let typed = Message::parse_all(json!([
+                {"role": "user", "content": "a"},
+                {"role": "assistant", "content": "b", "usage": usage.clone()}
+            ]))
+            .unwrap();
+            let view: &[Message] = &typed;
+            let e = view.usage(1).unwrap_err();
+            assert_eq!(e.code, crate::ErrorCode::InvalidTokenCount, "{usage}");
+        }
+        // A null name passes to the next, as in setUsage.
+        let typed = Message::parse_all(json!([
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b", "usage": {"inputTokens": null, "prompt_tokens": 900, "completion_tokens": 9}}
+        ]))
+        .unwrap();
+        let view: &[Message] = &typed;
+        assert_eq!(view.usage(1).unwrap().map(|u| u.context_total()), Some(909));
     }
 
     #[test]

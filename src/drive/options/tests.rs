@@ -463,8 +463,17 @@ fn micro_compact_and_boundary_options() {
     assert_eq!(o.now_ms, Some(42.0));
     assert_eq!(o.last_assistant_ms, Some(1_735_689_600_000.0));
     assert_eq!(o.compactable_tools, Some(vec!["Read".to_string()]));
+    // `now` is a time as `lastAssistantTimestamp` is: ms, or an ISO-8601 string (a `Date` from
+    // JS: tests/node/hostile-round17.test.mjs).
+    let o = micro_compact_options(&json!({"now": "2025-01-01T01:00:00Z"}), || 42.0).unwrap();
+    assert_eq!(o.now_ms, Some(1_735_693_200_000.0));
     for (bad, field) in [
         (json!({"keepRecent": -1}), "keepRecent"),
+        (json!({"now": {}}), "now"),
+        (
+            json!({"lastAssistantTimestamp": true}),
+            "lastAssistantTimestamp",
+        ),
         (json!({"idleMinutes": -5}), "idleMinutes"),
         (json!({"now": "now"}), "now"),
         (
