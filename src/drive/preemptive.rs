@@ -302,14 +302,7 @@ pub async fn swap<E: Environment + ?Sized>(
     }
     let loss_report =
         crate::summarize::loss::loss_report(&messages[start..ahead.cut], &ahead.summary);
-    // Every message since the cut, and (`keepLastUserMessage`) the latest user request when
-    // the cut went past it, as today's path keeps it: else it would reach the model only in
-    // the summary's words.
-    let mut kept: Vec<usize> = Vec::new();
-    if ctx.keep_last_user_message {
-        kept.extend(last_user_request(messages, start).filter(|&i| i < ahead.cut));
-    }
-    kept.extend(ahead.cut..messages.len());
+    let kept = swap_kept(messages, ctx, ahead, start);
     finish(
         env,
         messages,
@@ -339,13 +332,31 @@ pub async fn swap<E: Environment + ?Sized>(
     .await
 }
 
+/// What a swap of `ahead` keeps verbatim (`start`: where the active context starts): every
+/// message since the cut, and (`keepLastUserMessage`) the latest user request when the cut
+/// went past it, as today's path keeps it: else it would reach the model only in the
+/// summary's words.
+fn swap_kept(
+    messages: &[Message],
+    ctx: &CompactContext,
+    ahead: &Ahead,
+    start: usize,
+) -> Vec<usize> {
+    let mut kept: Vec<usize> = Vec::new();
+    if ctx.keep_last_user_message {
+        kept.extend(last_user_request(messages, start).filter(|&i| i < ahead.cut));
+    }
+    kept.extend(ahead.cut..messages.len());
+    kept
+}
+
 /// Whether a swap of `ahead` fails the checks [`finish`] ends it with before anything is
-/// restored: its summary message and the messages since its cut that it keeps (not those of
-/// an abandoned branch), measured as [`finish`] measures them (the caller's tokenizer, the
+/// restored: its summary message and the messages it keeps ([`swap_kept`], not those of an
+/// abandoned branch), measured as [`finish`] measures them (the caller's tokenizer, the
 /// learned line), are not smaller than the messages they replace, or not below the
 /// auto-compact threshold (as messages, or as the next request,
 /// [`crate::drive::bound::swap_below_threshold`]). The swap keeps at least these and
-/// restoration only adds to them (one token of rounding spared, as [`finish`] does).
+/// restoration only adds to them; a reminder a later message would clear is not counted.
 fn swap_doomed<E: Environment + ?Sized>(
     env: &E,
     messages: &[Message],
@@ -358,27 +369,41 @@ fn swap_doomed<E: Environment + ?Sized>(
         return Ok(false);
     }
     let counter = env.text_counter();
-    let summary = text_tokens_counted(
-        &crate::summarize::summary::summary_message_text(&ahead.summary, true, true),
-        counter,
-    )?;
-    let tail: Vec<Message> = messages[ahead.cut..]
-        .iter()
+    let text = crate::summarize::summary::summary_message_text(&ahead.summary, true, true);
+    let tail: Vec<Message> = swap_kept(messages, ctx, ahead, start)
+        .into_iter()
+        .map(|i| &messages[i])
         .filter(|m| !crate::transforms::boundary::of_abandoned_branch(m))
         .cloned()
         .collect();
+    // The swap's bound, as `finish` checks it (its summary text, its kept messages).
     let sizes = PostCompactSizes {
-        summary,
+        summary: text_tokens_counted(&text, counter)?,
         kept: estimate_all(&tail, counter)?,
         attachments: 0,
     };
+    // The compacted messages `finish` measures: the summary message, then the kept ones, then
+    // a user message after them all (what it restores may clear a trailing reminder).
+    let transcript = Message::written_as_lines(messages);
+    let after_last = Message::api_user_text("");
+    let mut after = vec![crate::summarize::summary::summary_message(
+        &text,
+        transcript,
+        "",
+        "",
+        "",
+        &serde_json::Map::new(),
+    )];
+    after.extend(tail);
+    after.push(after_last.clone());
+    let lower = estimate_all(&after, counter)?
+        .saturating_sub(estimate_all(std::slice::from_ref(&after_last), counter)?);
     let SizeBefore {
         estimated: size_before,
         fit,
         ..
     } = ctx.size_before(messages, counter)?;
     let threshold = auto_compact_threshold(&ctx.model, &ctx.config);
-    let lower = (sizes.summary + sizes.kept).saturating_sub(1);
     Ok(lower >= size_before
         || lower >= threshold
         || !crate::drive::bound::swap_below_threshold(
