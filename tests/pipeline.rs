@@ -829,3 +829,63 @@ fn a_summary_ahead_whose_swap_cannot_pass_is_not_tried() {
         "{phases:?}"
     );
 }
+
+/// The same when the swap keeps the latest user request from before its cut
+/// (`keepLastUserMessage`): a summary that, with the request, is exactly as large as what it
+/// replaces was tried early and failed as not smaller (the request left out of the measure).
+#[test]
+fn a_summary_ahead_as_large_as_what_it_replaces_with_the_request_kept_is_not_tried() {
+    use context_compaction::drive::autocompact::Tracking;
+    use context_compaction::drive::preemptive::{
+        auto_compact_with_ahead, Ahead, AheadSwap, AheadUse,
+    };
+    use context_compaction::measure::tokens::estimate_all;
+    use context_compaction::summarize::summary::{summary_message, summary_message_text};
+    let c = CompactContext {
+        keep_last_user_message: true,
+        ..low_window()
+    };
+    let m = transcript(10, 4000);
+    let cut = m.len() - 2; // the latest request (`u9`) before the cut, kept by the swap
+    let size_before = estimate_all(&m, None).unwrap();
+    let kept = estimate_all(&m[cut - 1..], None).unwrap();
+    // The summary whose message takes exactly what the swap leaves room for.
+    let target = size_before - kept;
+    let mut summary = "x".repeat((target as usize).saturating_sub(1_000) * 4);
+    while {
+        let text = summary_message_text(&summary, true, true);
+        let msg = summary_message(&text, true, "s", "b", "", &Default::default());
+        estimate_all(&[msg], None).unwrap() < target
+    } {
+        summary.push('x');
+    }
+    let ahead = Ahead {
+        cut,
+        summary,
+        usage: None,
+        pre: Default::default(),
+        calls: 1,
+    };
+    let env = Scripted::summary("unused");
+    let tracking = Tracking {
+        turn_id: Some("t1".into()),
+        ..Default::default()
+    };
+    let (out, used) = block_on(auto_compact_with_ahead(
+        &m,
+        &c,
+        &tracking,
+        &Default::default(),
+        &RetryPolicy::with_base_ms(1),
+        &env,
+        Some(AheadSwap {
+            summary: &ahead,
+            early: true,
+        }),
+    ))
+    .unwrap();
+    assert_eq!(used, AheadUse::None);
+    assert!(out.error.is_none(), "{:?}", out.error);
+    assert_eq!(out.consecutive_failures, 0);
+    assert_eq!(*env.phases.borrow(), Vec::<&str>::new());
+}
