@@ -2,7 +2,7 @@
 // review (3beccfd).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Compactor, getAutoCompactThreshold, toApiMessages, tokenCountWithEstimation } from '../../pkg/node.js';
+import { applyApiCompaction, buildPostCompactMessages, compactConversation, Compactor, getAutoCompactThreshold, toApiMessages, tokenCountWithEstimation } from '../../pkg/node.js';
 
 test('a long string that starts like a data URL with a parameter but has no comma is read in linear time (was: the square of its length, 1.5 s at 32K characters)', () => {
   // `data:image/png;x` then 100K `=`: the data URL pattern of round 17 tried every split of
@@ -89,4 +89,34 @@ test('a summary written ahead whose early swap would leave the context over the 
   }
   assert.ok(checks.filter((k) => k.compacted).length >= 3, JSON.stringify(checks.filter((k) => k.compacted)));
   c.free();
+});
+
+test('applyApiCompaction takes Anthropic messages the library compacted (was: UNSUPPORTED_SHAPE, "messages[0] is a Claude Code transcript line")', async () => {
+  const m = [];
+  for (let i = 0; i < 10; i++) m.push({ role: 'user', content: `question ${i} ` + 'x'.repeat(2000) }, { role: 'assistant', content: `answer ${i}` });
+  const r = await compactConversation(m, { model: 'claude-sonnet-4-5', summarize: async () => '<summary>Ten questions answered.</summary>' }, {});
+  const messages = [...buildPostCompactMessages(r), { role: 'user', content: 'Next task: the parser.' }];
+  assert.equal(messages[0].subtype, 'compact_boundary');
+  const response = {
+    id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5',
+    content: [{ type: 'compaction', content: "The API's summary." }],
+    stop_reason: 'compaction', usage: { input_tokens: 100, output_tokens: 10 },
+  };
+  const applied = applyApiCompaction(messages, response);
+  assert.equal(applied.compacted, true);
+  assert.equal(applied.paused, true);
+  // The response after the messages, then the latest request put back after its block.
+  assert.equal(applied.messages[messages.length].content, response.content);
+  assert.deepEqual(applied.messages.at(-1), messages.at(-1));
+  // Dropping what the API ignores leaves the block and the request.
+  const dropped = applyApiCompaction(messages, response, { dropIgnored: true });
+  assert.deepEqual(dropped.messages.map((x) => x.role), ['assistant', 'user']);
+  // A Compactor's messages too.
+  const c = new Compactor({ model: 'claude-sonnet-4-5', summarize: async () => '<summary>s</summary>', messages: m });
+  await c.compact();
+  c.push({ role: 'user', content: 'next' });
+  assert.equal(applyApiCompaction(c.messages, response).compacted, true);
+  c.free();
+  // A transcript line besides the boundary is still refused.
+  assert.throws(() => applyApiCompaction([...messages, { type: 'user', uuid: 'u', message: { role: 'user', content: 'a' } }], response), { code: 'UNSUPPORTED_SHAPE' });
 });
