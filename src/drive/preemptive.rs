@@ -531,12 +531,15 @@ pub async fn auto_compact_with_ahead<E: Environment + ?Sized>(
                     slot => slot.insert(decide_for(messages, ctx, query)?.should_compact),
                 })
             };
-            // A swap whose summary and kept messages alone already fail the checks it ends
-            // with (what it restores only adds) is not tried: it would report `start`,
-            // restore files and run the SessionStart hooks, then fail — offered early, with
-            // nothing due after it; as a failed compaction (`COMPACTION_NOT_SMALLER`) counted
-            // towards the breaker, and offered again at the next check.
-            if (early || by_count()?) && !swap_doomed(env, messages, ctx, a)? {
+            // Offered early (nothing due), a swap whose summary and kept messages alone
+            // already fail the checks it ends with (what it restores only adds) is not
+            // tried: it would report `start`, restore files and run the SessionStart hooks,
+            // then fail — refused, or as not smaller (`COMPACTION_NOT_SMALLER`, a failure
+            // counted towards the breaker) — with no compaction after it. At the threshold
+            // it is tried: refused for the bound (which catches those there), its sizes let
+            // the catch-up check its own swap.
+            let doomed_early = early && !by_count()? && swap_doomed(env, messages, ctx, a)?;
+            if !doomed_early && (early || by_count()?) {
                 // The summary offered, then (refused at the threshold) the one brought up
                 // to date: one swap call site for both (wasm size).
                 let mut caught_up: Option<Ahead> = None;
