@@ -107,3 +107,19 @@ test('a Compactor over LangChain messages counts the compacted context, not the 
   assert.ok(c.tokenCount() < 1_000, `count after the compaction: ${c.tokenCount()}`);
   assert.equal(shouldAutoCompact(c.messages, MODEL), false);
 });
+
+test('on a 32K window the summary request asks for a summary that fits the room a compaction leaves; on the default window it does not', async () => {
+  const requestText = async (config) => {
+    let text;
+    const capture = async (request) => {
+      text = JSON.stringify(request.messages.at(-1));
+      return { content: [{ type: 'text', text: '<summary>Short.</summary>' }], stop_reason: 'end_turn' };
+    };
+    await compactConversation(reads(30), { model: MODEL, summarize: capture, config });
+    return text;
+  };
+  const small = await requestText({ contextWindow: 32_000, maxOutputTokens: 4_096 });
+  const words = Number(/Keep the summary under (\d+) words/.exec(small)?.[1]);
+  assert.ok(words > 1_000 && words < 4_000, `${words}: ${small.slice(-300)}`);
+  assert.doesNotMatch(await requestText(undefined), /Keep the summary under/);
+});
