@@ -889,3 +889,43 @@ fn a_summary_ahead_as_large_as_what_it_replaces_with_the_request_kept_is_not_tri
     assert_eq!(out.consecutive_failures, 0);
     assert_eq!(*env.phases.borrow(), Vec::<&str>::new());
 }
+
+/// On a small window the summary request says how long the summary may be (a summary of the
+/// usual 5,000–10,000 tokens would leave a 32K window's conversation at its threshold after
+/// every compaction); on the default window it says nothing of it.
+#[test]
+fn a_small_window_asks_for_a_short_summary() {
+    let m = transcript(60, 4000);
+    let instruction_of = |c: &CompactContext| -> String {
+        let env = Scripted::summary("short");
+        block_on(compact_conversation(&m, c, &manual(None), &env)).unwrap();
+        let req = env.requests.borrow()[0].clone();
+        serde_json::to_string(&req.messages.last().unwrap()).unwrap()
+    };
+    // A local model's: a 32K window, 4K of output (threshold 14,904).
+    let small = CompactContext {
+        config: Config {
+            context_window: Some(32_000.0),
+            max_output_tokens: Some(4_096.0),
+            ..Default::default()
+        },
+        ..ctx()
+    };
+    let text = instruction_of(&small);
+    assert!(
+        text.contains("Keep the summary under"),
+        "{}",
+        &text[text.len() - 400..]
+    );
+    let words = |text: &str| -> u64 {
+        text.split("Keep the summary under ")
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap()
+    };
+    assert!((1_000..4_000).contains(&words(&text)), "{text}");
+    // A 70K window (20K of output): a generous bound, above most summaries.
+    assert!(words(&instruction_of(&low_window())) > 5_000);
+    assert!(!instruction_of(&ctx()).contains("Keep the summary under"));
+}

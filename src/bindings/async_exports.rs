@@ -531,7 +531,20 @@ pub fn result_js(
                 &f.origin,
             ))?;
             set("messageShape", &f.shape.name().into())?;
-            kept.into_iter().map(|i| arr.get(i as u32)).collect()
+            // A kept LangChain message's `usage_metadata` measured the context the summary
+            // replaced, and no boundary line says so in that shape: kept without it, so that
+            // no count starts from it.
+            let stale = f.shape == Shape::LangChain;
+            kept.into_iter()
+                .map(|i| arr.get(i as u32))
+                .map(|m| {
+                    if stale {
+                        super::js_view::without_usage(&m)
+                    } else {
+                        m
+                    }
+                })
+                .collect()
         }
     };
     set("messagesToKeep", &keep)?;

@@ -86,11 +86,22 @@ export function withContent(m, content) {
 }
 
 // A copy of message `m` without its `usage` (applyApiCompaction: a response put back after the
-// API's compaction block measured the context before the block).
+// API's compaction block measured the context before the block; a LangChain message a
+// compaction keeps: its `usage_metadata` measured the context the summary replaced, and
+// LangChain messages have no boundary line to say so). `m` itself when it has none.
 export function withoutUsage(m) {
-  const copy = { ...m };
-  delete copy.usage;
-  return copy;
+  const f = m !== null && typeof m === 'object' ? lcFields(m) : undefined;
+  if (f === undefined) {
+    const copy = { ...m };
+    delete copy.usage;
+    return copy;
+  }
+  if (f.usage_metadata === undefined) return m;
+  if (Array.isArray(m.lc_namespace)) return rebuildLc(m, m.content, false);
+  const fields = { ...f };
+  delete fields.usage_metadata;
+  if (m.lc === 1) return { ...m, kwargs: fields };
+  return f === m ? fields : { ...m, data: fields };
 }
 
 // A copy of the foreign message `m` whose tool result at block `b` (as describeForeign
@@ -189,7 +200,7 @@ function uiPartOf(parts, b) {
 // The fields are added one by one, only the defined ones, in this order: deleting the
 // undefined ones afterwards made the object a slow dictionary (28 % of microCompact on
 // LangChain instances, measured); named reads, not a loop of keyed ones.
-function rebuildLc(m, content) {
+function rebuildLc(m, content, usage = true) {
   const fields = { content };
   let v;
   if ((v = m.tool_call_id) !== undefined) fields.tool_call_id = v;
@@ -200,7 +211,7 @@ function rebuildLc(m, content) {
   if ((v = m.artifact) !== undefined) fields.artifact = v;
   if ((v = m.additional_kwargs) !== undefined) fields.additional_kwargs = v;
   if ((v = m.response_metadata) !== undefined) fields.response_metadata = v;
-  if ((v = m.usage_metadata) !== undefined) fields.usage_metadata = v;
+  if (usage && (v = m.usage_metadata) !== undefined) fields.usage_metadata = v;
   // A ToolMessage's own metadata (@langchain/core 1.x): not the model's to read, the caller's.
   if ((v = m.metadata) !== undefined) fields.metadata = v;
   return new m.constructor(fields);

@@ -533,6 +533,29 @@ pub(crate) fn room_line(ctx: &CompactContext, fit: Option<&Fit>) -> u64 {
         .unwrap_or_else(|| line.saturating_sub(ctx.preamble_tokens))
 }
 
+/// Below this many tokens of room for a summary ([`summary_length_instruction`]), the summary
+/// request says how long the summary may be: a 64K window's room is above it, a 32K one's
+/// (about 3,700 tokens) below.
+pub const SUMMARY_LENGTH_HINT_BELOW: u64 = 10_000;
+
+/// An instruction for the summary's length, on windows too small for a summary of the usual
+/// size (5,000–10,000 tokens): half of [`room_line`] (the other half for the messages kept,
+/// restored files and the work to come), in words (about 3 words every 4 tokens). `None` when
+/// that room is [`SUMMARY_LENGTH_HINT_BELOW`] tokens or more. A summary the model writes
+/// longer than its room would leave the conversation at the threshold after each compaction.
+pub(crate) fn summary_length_instruction(
+    ctx: &CompactContext,
+    fit: Option<&Fit>,
+) -> Option<String> {
+    let room = room_line(ctx, fit) / 2;
+    (room < SUMMARY_LENGTH_HINT_BELOW).then(|| {
+        format!(
+            "Keep the summary under {} words: the conversation continues in a small context window, and a longer summary would leave no room for the work that follows.",
+            (room * 3 / 4).max(100)
+        )
+    })
+}
+
 /// Steps 5–9: restored files and skills, context announcements, SessionStart hooks.
 #[allow(clippy::too_many_arguments)]
 async fn build_attachments<E: Environment + ?Sized>(
@@ -784,6 +807,7 @@ pub async fn compact_conversation<E: Environment + ?Sized>(
     let failures = pre.failures.clone();
     let mut instructions: Vec<String> = options.custom_instructions.iter().cloned().collect();
     instructions.extend(pre.instructions.clone());
+    instructions.extend(summary_length_instruction(ctx, fit.as_ref()));
 
     let start = active_start(messages)?;
     let summary_model = ctx.request_model();

@@ -200,6 +200,10 @@ pub async fn summarize_ahead<E: Environment + ?Sized>(
         }
     };
     let mut instructions: Vec<String> = pre.instructions.iter().cloned().collect();
+    instructions.extend(crate::drive::pipeline::summary_length_instruction(
+        ctx,
+        ctx.calibration.as_ref().and_then(|c| c.fit()).as_ref(),
+    ));
     let (from, mut input) = match earlier {
         Some(e) if e.cut <= cut => {
             instructions.push(PART_INSTRUCTION.to_string());

@@ -1,7 +1,8 @@
 // Round 17, the lead's fixes. Each test fails on the package before the fix (pkg-snap19).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { autoCompactIfNeeded, Compactor, reactiveCompact, trySessionMemoryCompaction } from '../../pkg/node.js';
+import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { autoCompactIfNeeded, buildPostCompactMessages, compactConversation, Compactor, reactiveCompact, shouldAutoCompact, tokenCountWithEstimation, trySessionMemoryCompaction } from '../../pkg/node.js';
 
 const MODEL = 'claude-sonnet-4-5';
 const summarize = async () => ({ content: [{ type: 'text', text: '<summary>The user read many files.</summary>' }], stop_reason: 'end_turn' });
@@ -66,4 +67,59 @@ test('reactive compaction and a session-memory compaction called alone report on
   const events = [];
   await trySessionMemoryCompaction(reads(30), { model: MODEL, sessionMemory: () => MEMORY, onProgress: (e) => events.push(e) });
   assertOneStartFirstDoneLast('trySessionMemoryCompaction', events);
+});
+
+// A LangChain conversation whose last AIMessage (usage of a 150K-token request) waits for its
+// tool's result: a compaction keeps that turn.
+function lcPendingTurn() {
+  const m = [];
+  for (let i = 0; i < 10; i++) {
+    m.push(new HumanMessage(`question ${i}: ${'lorem ipsum dolor '.repeat(3000)}`));
+    m.push(new AIMessage({ content: `answer ${i}`, usage_metadata: { input_tokens: 14_000 * (i + 1), output_tokens: 10, total_tokens: 14_000 * (i + 1) + 10 } }));
+  }
+  m.push(new HumanMessage('run ls'));
+  m.push(new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'bash', args: { cmd: 'ls' } }], usage_metadata: { input_tokens: 150_000, output_tokens: 10, total_tokens: 150_010 } }));
+  return m;
+}
+
+test('a LangChain AIMessage a compaction keeps no longer carries the old context\'s usage into the count (was: 150,010 for a context of ~60 tokens)', async () => {
+  const m = lcPendingTurn();
+  const r = await compactConversation(m, { model: MODEL, summarize });
+  const out = buildPostCompactMessages(r);
+  const count = tokenCountWithEstimation(out);
+  assert.ok(count < 1_000, `count after the compaction: ${count}`);
+  const kept = out.at(-1);
+  assert.ok(kept instanceof AIMessage, 'the kept turn is an AIMessage still');
+  assert.deepEqual(kept.tool_calls.map((c) => c.id), ['c1']);
+  assert.equal(kept.usage_metadata, undefined);
+  assert.equal(m.at(-1).usage_metadata.input_tokens, 150_000, "the caller's message is not changed");
+  // Serialized (`toJSON`) and stored (`{type, data}`) forms too.
+  for (const form of [(x) => JSON.parse(JSON.stringify(x)), (x) => ({ type: x._getType(), data: { content: x.content, tool_calls: x.tool_calls, usage_metadata: x.usage_metadata, additional_kwargs: {}, response_metadata: {} } })]) {
+    const r2 = await compactConversation(m.map(form), { model: MODEL, summarize });
+    const c2 = tokenCountWithEstimation(buildPostCompactMessages(r2));
+    assert.ok(c2 < 1_000, `count after the compaction (another form): ${c2}`);
+  }
+});
+
+test('a Compactor over LangChain messages counts the compacted context, not the kept turn\'s old usage', async () => {
+  const c = new Compactor({ model: MODEL, summarize, messages: lcPendingTurn() });
+  await c.compact();
+  assert.ok(c.tokenCount() < 1_000, `count after the compaction: ${c.tokenCount()}`);
+  assert.equal(shouldAutoCompact(c.messages, MODEL), false);
+});
+
+test('on a 32K window the summary request asks for a summary that fits the room a compaction leaves; on the default window it does not', async () => {
+  const requestText = async (config) => {
+    let text;
+    const capture = async (request) => {
+      text = JSON.stringify(request.messages.at(-1));
+      return { content: [{ type: 'text', text: '<summary>Short.</summary>' }], stop_reason: 'end_turn' };
+    };
+    await compactConversation(reads(30), { model: MODEL, summarize: capture, config });
+    return text;
+  };
+  const small = await requestText({ contextWindow: 32_000, maxOutputTokens: 4_096 });
+  const words = Number(/Keep the summary under (\d+) words/.exec(small)?.[1]);
+  assert.ok(words > 1_000 && words < 4_000, `${words}: ${small.slice(-300)}`);
+  assert.doesNotMatch(await requestText(undefined), /Keep the summary under/);
 });
