@@ -50,9 +50,11 @@ const real = (system, messages) => {
 
 test('a summary written ahead whose early swap would leave the context over the threshold reports no `start` (was: `start` and no compaction after it)', async () => {
   // A 32K window (threshold 15,000) and ~8,500-token summaries written ahead: offered early
-  // (below the threshold), the swap is refused for the threshold (round 17) after it reported
-  // `start` and restored files; nothing followed, and a UI that shows a spinner from `start`
-  // to `done` kept it spinning.
+  // (below the threshold), a swap as large as what it replaced reported `start`, restored
+  // files and ran the SessionStart hooks, then failed as COMPACTION_NOT_SMALLER (a failure
+  // towards the breaker) with no compaction. When a check meets that swap depends on when the
+  // summaries written ahead land: before the fix this fails in about half the runs;
+  // tests/pipeline.rs checks the same deterministically.
   const config = { contextWindow: 32_000, maxOutputTokens: 4_000 };
   const threshold = getAutoCompactThreshold('claude-sonnet-4-5', config);
   const system = 'You are a coding agent. ' + code(3, 6_000);
