@@ -272,7 +272,11 @@ const notCount = (v) => v !== undefined && v !== null && !(typeof v === 'number'
 
 // The count otherUsage reads from another ecosystem's two names: the first given, as setUsage
 // reads them (one that is not a number is read, to be reported).
-const otherCount = (a, b) => (a != null ? a : b);
+const otherCount = (a, b) => countOf(a != null ? a : b);
+
+// A count as given, or the `total` of an AI SDK provider's count (LanguageModelV3Usage gives
+// `inputTokens: {total, noCache, cacheRead, cacheWrite}`, `outputTokens: {total, …}`).
+const countOf = (v) => (v !== null && typeof v === 'object' && 'total' in v ? v.total : v);
 
 // carriesUsage of LangChain's `usage_metadata` (lcUsage reads it).
 function lcCarriesUsage(u) {

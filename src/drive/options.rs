@@ -1306,7 +1306,11 @@ pub fn usage_counts<S: Source>(u: &S, what: &str) -> Result<UsageCounts> {
     let mut raw = [None; 4];
     for (slot, names) in raw.iter_mut().zip(USAGE_NAMES) {
         for name in names {
-            let v = u.get(name);
+            let mut v = u.get(name);
+            // An AI SDK provider's count: `{total, …}` (LanguageModelV3Usage).
+            if v.is_object() && !v.is_array() {
+                v = v.get("total");
+            }
             if !v.is_absent() {
                 *slot = Some(v.number().unwrap_or(f64::NAN));
                 break;

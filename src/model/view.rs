@@ -157,12 +157,15 @@ impl UsageCounts {
         };
         // Another ecosystem's names (the AI SDK's `inputTokens`, OpenAI Chat's
         // `prompt_tokens`, …), as `setUsage` reads them, where the Messages API's are absent:
-        // the first given (not null); one that is not a number is reported as the Messages
-        // API's names are (js_view.js `otherUsage`).
+        // the first given (not null), or its `total` (an AI SDK provider's
+        // `{total, noCache, …}`); one that is not a number is reported as the Messages API's
+        // names are (js_view.js `otherUsage`).
         let other = |names: [&str; 2]| {
             names
                 .iter()
                 .find_map(|k| u.extra.get(*k).filter(|v| !v.is_null()))
+                .map(|v| v.get("total").unwrap_or(v))
+                .filter(|v| !v.is_null())
                 .map(|v| v.as_f64().unwrap_or(f64::NAN))
         };
         Self::from_raw(
@@ -1580,7 +1583,7 @@ mod tests {
             json!({"prompt_tokens": 1000, "completion_tokens": "50"}),
             json!({"inputTokens": "1000", "outputTokens": 50}),
             json!({"outputTokens": "50"}),
-            json!({"inputTokens": {"total": 1000}}),
+            json!({"inputTokens": {"total": "1000"}}),
         ] {
             let typed = Message::parse_all(json!([
                 {"role": "user", "content": "a"},
@@ -1591,6 +1594,15 @@ mod tests {
             let e = view.usage(1).unwrap_err();
             assert_eq!(e.code, crate::ErrorCode::InvalidTokenCount, "{usage}");
         }
+        // An AI SDK provider's counts (LanguageModelV3Usage) are read by their totals.
+        let typed = Message::parse_all(json!([
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b", "usage": {"inputTokens": {"total": 1000, "cacheRead": 900}, "outputTokens": {"total": 7}}}
+        ]))
+        .unwrap();
+        let view: &[Message] = &typed;
+        let u = view.usage(1).unwrap().unwrap();
+        assert_eq!((u.input_total(), u.output_tokens), (1000, 7));
         // A null name passes to the next, as in setUsage.
         let typed = Message::parse_all(json!([
             {"role": "user", "content": "a"},

@@ -123,3 +123,18 @@ test('on a 32K window the summary request asks for a summary that fits the room 
   assert.ok(words > 1_000 && words < 4_000, `${words}: ${small.slice(-300)}`);
   assert.doesNotMatch(await requestText(undefined), /Keep the summary under/);
 });
+
+test("an AI SDK provider's usage (`inputTokens: {total, …}`, LanguageModelV3Usage) is read by its totals, not refused (review17: INVALID_TOKEN_COUNT after hostile17; before it, no usage)", async () => {
+  const usage = { inputTokens: { total: 41_200, noCache: 200, cacheRead: 41_000, cacheWrite: 0 }, outputTokens: { total: 30, text: 30, reasoning: 0 } };
+  const m = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [{ type: 'text', text: 'yo' }], usage }];
+  assert.equal(tokenCountWithEstimation(m), 41_230);
+  const c = new Compactor({ model: MODEL, messages: m });
+  assert.equal(c.tokenCount(), 41_230);
+  c.setUsage(usage);
+  assert.equal(c.tokenCount(), 41_230);
+  // A provider that reported no counts: no usage, as before.
+  const none = { inputTokens: { total: undefined, noCache: undefined }, outputTokens: { total: undefined } };
+  assert.ok(tokenCountWithEstimation([m[0], { ...m[1], usage: none }]) < 100);
+  // A count that is not a number is still refused, naming it.
+  assert.throws(() => tokenCountWithEstimation([m[0], { ...m[1], usage: { inputTokens: { total: '41200' } } }]), { code: 'INVALID_TOKEN_COUNT' });
+});
