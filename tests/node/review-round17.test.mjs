@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyApiCompaction, buildPostCompactMessages, compactConversation, Compactor, getAutoCompactThreshold, toApiMessages, tokenCountWithEstimation } from '../../pkg/node.js';
+import { code } from './helpers/code-text.mjs';
 
 test('a long string that starts like a data URL with a parameter but has no comma is read in linear time (was: the square of its length, 1.5 s at 32K characters)', () => {
   // `data:image/png;x` then 100K `=`: the data URL pattern of round 17 tried every split of
@@ -27,16 +28,6 @@ test('a long string that starts like a data URL with a parameter but has no comm
   assert.match(JSON.stringify(ok), /"data":"hello"/);
 });
 
-const WORDS = ['fn', 'let', 'mut', 'struct', 'impl', 'pub', 'use', 'match', 'Some', 'None', 'Ok', 'Err', 'return', 'async', 'await', 'u64'];
-const code = (seed, n) => {
-  let s = '';
-  let k = seed >>> 0 || 1;
-  while (s.length < n) {
-    k = (k * 1664525 + 1013904223) >>> 0;
-    s += WORDS[k % WORDS.length] + (k % 7 === 0 ? ';\n' : ' ');
-  }
-  return s.slice(0, n);
-};
 /** What the fake provider's request holds: 1.26 × chars / 4. */
 const real = (system, messages) => {
   let chars = system.length;

@@ -6,17 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Compactor, getAutoCompactThreshold, validateForApi, toApiMessages } from '../../pkg/node.js';
+import { code } from './helpers/code-text.mjs';
 
-const WORDS = ['fn', 'let', 'mut', 'struct', 'impl', 'pub', 'use', 'match', 'Some', 'None', 'Ok', 'Err', 'return', 'async', 'await', 'u64'];
-const code = (seed, n) => {
-  let s = '';
-  let k = seed >>> 0 || 1;
-  while (s.length < n) {
-    k = (k * 1664525 + 1013904223) >>> 0;
-    s += WORDS[k % WORDS.length] + (k % 7 === 0 ? ';\n' : ' ');
-  }
-  return s.slice(0, n);
-};
 const flush = () => new Promise((r) => setTimeout(r, 1));
 /** What the request really holds for the fake provider: 1.26 × chars / 4 (code runs above chars/4). */
 const real = (system, messages) => {
