@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyApiCompaction, buildPostCompactMessages, compactConversation, Compactor, getAutoCompactThreshold, toApiMessages, tokenCountWithEstimation } from '../../pkg/node.js';
-import { code } from './helpers/code-text.mjs';
+import { code, realTokens } from './helpers/code-text.mjs';
 
 test('a long string that starts like a data URL with a parameter but has no comma is read in linear time (was: the square of its length, 1.5 s at 32K characters)', () => {
   // `data:image/png;x` then 100K `=`: the data URL pattern of round 17 tried every split of
@@ -28,16 +28,7 @@ test('a long string that starts like a data URL with a parameter but has no comm
   assert.match(JSON.stringify(ok), /"data":"hello"/);
 });
 
-/** What the fake provider's request holds: 1.26 × chars / 4. */
-const real = (system, messages) => {
-  let chars = system.length;
-  for (const m of messages) {
-    chars += 12;
-    if (typeof m.content === 'string') chars += m.content.length;
-    else for (const b of m.content) chars += b.type === 'text' ? b.text.length : b.type === 'tool_result' ? String(b.content).length : JSON.stringify(b.input ?? b).length;
-  }
-  return Math.round((1.26 * chars) / 4);
-};
+const real = realTokens;
 
 test('a summary written ahead whose early swap would leave the context over the threshold reports no `start` (was: `start` and no compaction after it)', async () => {
   // A 32K window (threshold 15,000) and ~8,500-token summaries written ahead: offered early

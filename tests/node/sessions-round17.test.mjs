@@ -6,19 +6,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Compactor, getAutoCompactThreshold, validateForApi, toApiMessages } from '../../pkg/node.js';
-import { code } from './helpers/code-text.mjs';
+import { code, realTokens } from './helpers/code-text.mjs';
 
 const flush = () => new Promise((r) => setTimeout(r, 1));
-/** What the request really holds for the fake provider: 1.26 × chars / 4 (code runs above chars/4). */
-const real = (system, messages) => {
-  let chars = system.length;
-  for (const m of messages) {
-    chars += 12;
-    if (typeof m.content === 'string') chars += m.content.length;
-    else for (const b of m.content) chars += b.type === 'text' ? b.text.length : b.type === 'tool_result' ? String(b.content).length : JSON.stringify(b.input ?? b).length;
-  }
-  return Math.round((1.26 * chars) / 4);
-};
+const real = realTokens;
 
 /**
  * A tool loop: each task a request and `steps` tool calls answering `resultChars` of code;

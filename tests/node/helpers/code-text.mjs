@@ -12,3 +12,15 @@ export const code = (seed, n) => {
   }
   return s.slice(0, n);
 };
+
+/** What a fake provider bills for a request of `system` and Anthropic `messages`: 1.26 ×
+ * chars / 4 (code and JSON run above chars/4). */
+export const realTokens = (system, messages) => {
+  let chars = system.length;
+  for (const m of messages) {
+    chars += 12;
+    if (typeof m.content === 'string') chars += m.content.length;
+    else for (const b of m.content) chars += b.type === 'text' ? b.text.length : b.type === 'tool_result' ? String(b.content).length : JSON.stringify(b.input ?? b).length;
+  }
+  return Math.round((1.26 * chars) / 4);
+};
