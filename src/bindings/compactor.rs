@@ -937,10 +937,14 @@ fn commit(
     // old conversation: the boundary counts it, and what follows the kept messages up to it,
     // among the messages kept from the old context, so that neither the count after the
     // commit nor a recount of the stored messages (restore) starts from that usage.
-    let pushed = read(session).map_or(0, |s| s.pushed_with_old_usage());
-    if pushed > 0 {
-        let after_kept = pipeline::sent_count(&r.attachments).unwrap_or(0)
-            + pipeline::sent_count(&r.hook_results).unwrap_or(0);
+    let extra = match read(session).and_then(|s| s.kept_with_pushed(r)) {
+        Ok(n) => n,
+        Err(e) => {
+            abandon(session, compaction);
+            return Err(js_error(e));
+        }
+    };
+    if extra > 0 {
         let meta = Reflect::get(&js_result, &"boundaryMarker".into())
             .and_then(|b| Reflect::get(&b, &"compactMetadata".into()));
         if let Some(meta) = meta.ok().filter(|m| m.is_object()) {
@@ -951,7 +955,7 @@ fn commit(
             let _ = Reflect::set(
                 &meta,
                 &"keptMessages".into(),
-                &JsValue::from(kept + (after_kept + pushed) as f64),
+                &JsValue::from(kept + extra as f64),
             );
         }
     }

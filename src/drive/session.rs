@@ -577,6 +577,20 @@ impl<M> Session<M> {
         Ok(())
     }
 
+    /// How many messages the boundary of compaction `r` must count among those it keeps from
+    /// the old context besides its own `keptMessages`: the sent messages pushed while it ran,
+    /// when one of them carries usage ([`Self::pushed_with_old_usage`]), and the restored
+    /// attachments and hook results that come between the kept messages and them. 0 when no
+    /// such message was pushed.
+    pub fn kept_with_pushed(&self, r: &crate::drive::pipeline::CompactionResult) -> Result<usize> {
+        let pushed = self.pushed_with_old_usage();
+        if pushed == 0 {
+            return Ok(0);
+        }
+        let sent = crate::drive::pipeline::sent_count;
+        Ok(pushed + sent(&r.attachments)? + sent(&r.hook_results)?)
+    }
+
     /// How many sent messages were pushed while the running compaction ran, when one of them
     /// carries usage (0 otherwise): that usage measured the conversation the compaction
     /// replaces (its request was sent before the commit), so the compacted conversation's
