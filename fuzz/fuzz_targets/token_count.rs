@@ -103,11 +103,20 @@ fuzz_target!(|input: Input| {
             "running count != checked count after messages[{i}]"
         );
         let plain = token_count_with_estimation(prefix).expect("every message read fine");
-        assert_eq!(
-            plain.total,
-            plain.from_usage + plain.estimated,
-            "total != from_usage + estimated: {plain:?}"
-        );
+        if plain.calibrated {
+            // The line learned before the context began (system prompt and tools in it):
+            // nothing anchors the count.
+            assert!(
+                plain.from_usage == 0 && plain.anchor.is_none(),
+                "a calibrated count with an anchor: {plain:?}"
+            );
+        } else {
+            assert_eq!(
+                plain.total,
+                plain.from_usage + plain.estimated,
+                "total != from_usage + estimated: {plain:?}"
+            );
+        }
         if !session_memory_boundary {
             assert_eq!(
                 running.total(),

@@ -445,7 +445,8 @@ impl Builder {
             head.append(&mut search);
         }
         if let Some(t) = &r.text {
-            head.push(json!({"type": "text", "text": t.make()}));
+            // Not blank: the API refuses a blank text block in any message.
+            head.push(json!({"type": "text", "text": non_empty(t.make())}));
         }
         head.append(&mut search);
         if r.unknown {
