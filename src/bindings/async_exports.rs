@@ -531,10 +531,8 @@ pub fn result_js(
                 &f.origin,
             ))?;
             set("messageShape", &f.shape.name().into())?;
-            // A kept LangChain message's `usage_metadata` measured the context the summary
-            // replaced, and no boundary line says so in that shape: kept without it, so that
-            // no count starts from it.
-            let stale = f.shape == Shape::LangChain;
+            // Its usage measured the context the summary replaced (Shape::kept_usage_is_stale).
+            let stale = f.shape.kept_usage_is_stale();
             kept.into_iter()
                 .map(|i| arr.get(i as u32))
                 .map(|m| {

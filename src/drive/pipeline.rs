@@ -414,6 +414,15 @@ pub(crate) fn announce<E: Environment + ?Sized>(env: &E, tokens: u64) {
     });
 }
 
+/// Whether compacted messages of at least `lower` estimated tokens fail the checks [`finish`]
+/// ends with: not smaller than the messages they replace (`size_before`), or, for an automatic
+/// compaction (`threshold` given), not below the auto-compact threshold. Asked before
+/// anything is restored (restoration only adds), so that such a compaction reads no file and
+/// runs no hook.
+pub(crate) fn fails_size_checks(lower: u64, size_before: u64, threshold: Option<u64>) -> bool {
+    lower >= size_before || threshold.is_some_and(|t| lower >= t)
+}
+
 /// Reports a phase, then stops if the caller aborted meanwhile.
 fn step<E: Environment + ?Sized>(env: &E, phase: &'static str) -> Result<(), CompactError> {
     env.progress(&ProgressEvent::phase(phase));
@@ -1226,11 +1235,12 @@ pub(crate) async fn finish<E: Environment + ?Sized>(
     // would run them again). A provider's compaction message is counted as a message, not
     // as its text: checked once built only; a swap's bound, which restoration checks, is
     // refused as such (the caller then runs today's path).
-    let lower = before_restoring.saturating_sub(1);
+    let threshold = f
+        .auto
+        .then(|| auto_compact_threshold(&ctx.model, &ctx.config));
     let doomed = f.summary_message.is_none()
         && f.preemptive_bound.is_none()
-        && (lower >= f.size_before
-            || (f.auto && lower >= auto_compact_threshold(&ctx.model, &ctx.config)));
+        && fails_size_checks(before_restoring.saturating_sub(1), f.size_before, threshold);
     let room = f.size_before.saturating_sub(before_restoring + 1);
     // Nor does it take the room the compaction made for the work to come: the next request
     // stays below the warning line (the auto-compact threshold less 20,000 tokens). On a

@@ -408,14 +408,13 @@ fn swap_doomed<E: Environment + ?Sized>(
         ..
     } = ctx.size_before(messages, counter)?;
     let threshold = auto_compact_threshold(&ctx.model, &ctx.config);
-    Ok(lower >= size_before
-        || lower >= threshold
-        || !crate::drive::bound::swap_below_threshold(
-            &sizes,
-            fit.as_ref(),
-            ctx.preamble_tokens,
-            threshold,
-        ))
+    let below = crate::drive::bound::swap_below_threshold(
+        &sizes,
+        fit.as_ref(),
+        ctx.preamble_tokens,
+        threshold,
+    );
+    Ok(!below || crate::drive::pipeline::fails_size_checks(lower, size_before, Some(threshold)))
 }
 
 /// A ready summary written ahead, offered to [`auto_compact_with_ahead`].

@@ -62,6 +62,14 @@ impl Shape {
         }
     }
 
+    /// Whether a message a compaction keeps in this shape must lose its usage: the counts read
+    /// usage from such messages (LangChain's `usage_metadata`), and no boundary line in the
+    /// compacted conversation says which messages were kept from the old context (Anthropic
+    /// messages and lines have one; the other shapes' usage is not read from messages).
+    pub fn kept_usage_is_stale(self) -> bool {
+        self == Shape::LangChain
+    }
+
     /// The shape with this [`Shape::name`].
     pub fn from_name(name: &str) -> Option<Shape> {
         Shape::ALL.iter().copied().find(|s| s.name() == name)
