@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use context_compaction::drive::options::{
-    COMPACTOR_EXTRA_KEYS, CONTEXT_KEYS, HOOK_KEYS, OPTION_OBJECTS, TRACKING_KEYS,
+    COMPACTOR_EXTRA_KEYS, CONTEXT_KEYS, HOOK_KEYS, OPTION_OBJECTS, STATELESS_CONTEXT_KEYS,
+    TRACKING_KEYS,
 };
 use context_compaction::drive::preview::{
     MicroCompactPreview, Preview, RestoredFilePreview, RestoredSkillPreview,
@@ -121,6 +122,7 @@ fn rust_shapes_for_the_type_check() {
     shapes.insert("CompactContext", keys(CONTEXT_KEYS));
     let compactor: Vec<&str> = CONTEXT_KEYS
         .iter()
+        .filter(|k| !STATELESS_CONTEXT_KEYS.contains(k))
         .chain(COMPACTOR_EXTRA_KEYS)
         .copied()
         .collect();

@@ -734,6 +734,8 @@ export interface ShouldAutoCompactOptions {
   shape?: ShapeName;
   /** {@link TokenCounter}: your tokenizer instead of the character estimate. */
   tokenCounter?: TokenCounter;
+  /** {@link TokenCountOptions.calibration}: the line a compaction result gave back. */
+  calibration?: CountCalibration | null;
 }
 
 // ============================================================================================
@@ -1673,6 +1675,14 @@ export interface CompactContext {
    * discovered tools), counted like {@link CompactContext.system}.
    */
   toolDefinitions?: Preamble['tools'];
+  /**
+   * The line an earlier compaction learned ({@link CompactionResult.calibration}), given back
+   * to a stateless call whose messages no longer hold the usage it was learned from (API
+   * messages after a compaction): where no usage anchors the count, the automatic decision,
+   * the size checks and `truePostCompactTokenCount` use it, and the result reports it again.
+   * Not an option of a {@link Compactor}, which keeps its own.
+   */
+  calibration?: CountCalibration | null;
 }
 
 /** Options of {@link compactConversation}. */
@@ -1815,8 +1825,9 @@ export interface CompactionResult<M = Message> {
   /**
    * What the usage seen teaches (system prompt and tools, tokens per estimated token), or
    * `null`: `truePostCompactTokenCount` is this line at the compacted context's estimate.
-   * Pass it as `tokenCountWithEstimation(messages, {calibration})` to count the compacted
-   * conversation on its own (its messages no longer show the usage it was learned from).
+   * Pass it as `tokenCountWithEstimation(messages, {calibration})`, `shouldAutoCompact(messages,
+   * model, {calibration})` or `context.calibration` to count the compacted conversation on its
+   * own (its messages no longer show the usage it was learned from).
    */
   calibration: CountCalibration | null;
   /** The usage the summarizer reported, `null` when it reported none (or no model call). */
@@ -2742,7 +2753,8 @@ export declare function reactiveCompact<M extends MessageInput>(
 // ============================================================================================
 
 /** Options of {@link Compactor}: the `context` of a compaction, plus the initial messages. */
-export interface CompactorOptions<M extends MessageInput = Message> extends Omit<CompactContext, 'summarize'> {
+export interface CompactorOptions<M extends MessageInput = Message>
+  extends Omit<CompactContext, 'summarize' | 'calibration'> {
   /** Required by `compact()` and by automatic compaction; may be omitted for counting only. */
   summarize?: Summarizer;
   /** Seeds the history. */

@@ -27,6 +27,10 @@ pub struct ShouldAutoCompactOptions {
     pub given_usage: Option<crate::measure::tokens::GivenUsage>,
     /// The system prompt and tools the caller gives (counted where nothing anchors).
     pub preamble: Option<crate::measure::tokens::Preamble>,
+    /// The line learned from the usage seen that the caller gives back (a compaction
+    /// result's `calibration`): the count where no usage anchors it, instead of what the
+    /// messages alone teach (see [`crate::measure::tokens::with_calibration`]).
+    pub calibration: Option<crate::measure::calibration::Fit>,
 }
 
 /// Why an automatic compaction was not attempted: the `skipped` of `autoCompactIfNeeded`'s and
@@ -142,10 +146,13 @@ pub fn is_futile(
 }
 
 /// The decision `due` for `view` counted as `count`, unless compacting again is futile
-/// ([`is_futile`]). Costs a pass over the messages only when due on a calibrated count.
+/// ([`is_futile`]): by the line the caller gave (`given`), else the one the usage before the
+/// boundary teaches. Costs a pass over the messages only when due on a count calibrated by
+/// the messages' own usage.
 fn unless_futile<V: ConversationView + ?Sized>(
     view: &V,
     count: &crate::measure::tokens::TokenCount,
+    given: Option<crate::measure::calibration::Fit>,
     due: AutoCompactDecision,
 ) -> Result<AutoCompactDecision> {
     if !due.should_compact || !count.calibrated {
@@ -153,7 +160,10 @@ fn unless_futile<V: ConversationView + ?Sized>(
     }
     // No usage since the boundary (else the count were anchored): the observations before it
     // are all there are.
-    let fit = crate::measure::tokens::learned_before(view, view.len())?.fit();
+    let fit = match given {
+        Some(f) => Some(f),
+        None => crate::measure::tokens::learned_before(view, view.len())?.fit(),
+    };
     Ok(if is_futile(true, fit.as_ref(), due.threshold) {
         AutoCompactDecision {
             should_compact: false,
@@ -218,18 +228,22 @@ pub fn should_auto_compact<V: ConversationView + ?Sized>(
     if let Some(why) = blocked_by(options, config) {
         return Ok(AutoCompactDecision::blocked(threshold, why));
     }
-    use crate::measure::tokens::{token_count_checked_from, token_count_given, with_preamble};
-    let (given, preamble) = (options.given_usage, options.preamble);
+    use crate::measure::tokens::{
+        token_count_checked_from, token_count_given, with_calibration, with_preamble,
+    };
+    let (given, preamble, fit) = (options.given_usage, options.preamble, options.calibration);
     let fast = token_count_given(view, given)?;
-    let mut count = with_preamble(fast.clone(), preamble);
+    let mut count = with_preamble(with_calibration(fast.clone(), fit), preamble);
     if is_due(count.total, options.snip_tokens_freed, threshold) {
         // Due by the fast count: make sure it does not rest on usage a session-memory
         // compaction kept from the old context (that would compact again at once).
-        count = with_preamble(token_count_checked_from(view, fast)?, preamble);
+        let checked = token_count_checked_from(view, fast)?;
+        count = with_preamble(with_calibration(checked, fit), preamble);
     }
     unless_futile(
         view,
         &count,
+        fit,
         AutoCompactDecision::at(count.total, threshold, options),
     )
 }
@@ -561,6 +575,42 @@ mod tests {
 
     fn ask(tokens: u64, opts: ShouldAutoCompactOptions, cfg: Config) -> AutoCompactDecision {
         should_auto_compact(history(tokens).as_slice(), "claude-opus-4-6", &opts, &cfg).unwrap()
+    }
+
+    /// A compacted API conversation holds no usage: the line the caller gives back (a
+    /// compaction result's `calibration`) counts what its messages do not show, and says when
+    /// compacting again is futile, where the bare estimate saw a few tokens.
+    #[test]
+    fn a_line_given_back_counts_a_conversation_without_usage() {
+        use crate::measure::calibration::Fit;
+        let m = Message::parse_all(json!([
+            {"role": "user", "content": "the summary of what came before"},
+            {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+            {"role": "user", "content": "x".repeat(40_000)}
+        ]))
+        .unwrap();
+        let ask = |fit: Option<Fit>| {
+            let opts = ShouldAutoCompactOptions {
+                calibration: fit,
+                ..Default::default()
+            };
+            should_auto_compact(m.as_slice(), "claude-opus-4-6", &opts, &Config::default()).unwrap()
+        };
+        let bare = ask(None);
+        assert!(!bare.should_compact);
+        assert!(bare.token_count < 12_000, "{}", bare.token_count);
+        let line = |overhead: f64| Fit {
+            overhead,
+            ratio: 1.25,
+            observations: 12,
+        };
+        let due = ask(Some(line(160_000.0)));
+        assert_eq!(due.token_count, line(160_000.0).predict(bare.token_count));
+        assert!(due.should_compact, "{due:?}");
+        // An overhead past the threshold: no compaction can bring the context below it.
+        let futile = ask(Some(line(170_000.0)));
+        assert!(!futile.should_compact);
+        assert_eq!(futile.blocked_by, Some(SkipReason::OverheadAboveThreshold));
     }
 
     /// A failure counts towards the breaker; a compaction the caller aborted does not.

@@ -420,6 +420,7 @@ pub fn auto_options<S: Source>(context: &S) -> Result<ShouldAutoCompactOptions> 
         snip_tokens_freed: token_count(context, "snipTokensFreed", WHAT)?.unwrap_or(0),
         given_usage: None,
         preamble: preamble_at(context, WHAT, "system", "toolDefinitions")?,
+        calibration: calibration(context, WHAT)?,
     })
 }
 
@@ -628,6 +629,7 @@ pub const CONTEXT_KEYS: &[&str] = &[
     "onProgress",
     "onText",
     "tokenCounter",
+    "calibration",
 ];
 
 /// The keys of the options of a `Compactor` (`CompactorOptions`): a `context` and the
@@ -679,8 +681,23 @@ fn check_context_keys<S: Source>(context: &S, extra: &[&str]) -> Result<()> {
 /// Reads the options of a `Compactor`: a `context` ([`context`]) that may also hold the
 /// initial `messages` (read by the bindings).
 pub fn compactor_context<S: Source>(options: &S) -> Result<ContextOptions> {
+    if STATELESS_CONTEXT_KEYS
+        .iter()
+        .any(|k| !options.get(k).is_absent())
+    {
+        return Err(Error::invalid_argument(
+            "options.calibration is for the stateless functions' context: a Compactor learns \
+             its own line from the usage it sees (snapshot() and Compactor.restore() carry it \
+             over)",
+        ));
+    }
     context_with(options, COMPACTOR_EXTRA_KEYS)
 }
+
+/// The keys of a `context` that only the stateless functions read (`CompactorOptions` omits
+/// them): `calibration`, the line a compaction result gives back, which a `Compactor` learns
+/// and keeps itself.
+pub const STATELESS_CONTEXT_KEYS: &[&str] = &["calibration"];
 
 /// `preemptive` of a `Compactor`'s options: the early line from which summaries are written
 /// ahead of the threshold, or `None` (absent, `false`: off, the default). `true` or
@@ -798,12 +815,14 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
         mcp_instructions,
         async_agents,
         calibration: None,
+        calibration_given: None,
         counted: None,
         preamble_tokens: 0,
     };
     let auto = auto_options(context)?;
     let ctx = CompactContext {
         preamble_tokens: auto.preamble.map_or(0, |p| p.tokens()),
+        calibration_given: auto.calibration,
         ..ctx
     };
     Ok(ContextOptions {
@@ -826,6 +845,7 @@ pub const SHOULD_AUTO_COMPACT_KEYS: &[&str] = &[
     "tools",
     "shape",
     "tokenCounter",
+    "calibration",
 ];
 
 /// Keys of the options of `offlineSummarizer` (`OfflineSummarizerOptions`).
@@ -1077,6 +1097,7 @@ pub fn should_auto_compact_options<S: Source>(
         snip_tokens_freed: token_count(options, "snipTokensFreed", WHAT)?.unwrap_or(0),
         given_usage: given_usage(options, WHAT)?,
         preamble: preamble(options, WHAT)?,
+        calibration: calibration(options, WHAT)?,
     };
     Ok((opts, options.get("config").to_config()?))
 }

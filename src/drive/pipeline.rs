@@ -22,7 +22,8 @@ use crate::measure::thresholds::{
 };
 use crate::measure::tokens::{
     active_start, estimate_all, estimate_range, learned_and_estimated, text_tokens_counted,
-    token_count_counted, token_count_with_estimation, CountedMessages, TextCounter,
+    token_count_counted, token_count_with_estimation, with_calibration, CountedMessages,
+    TextCounter,
 };
 use crate::model::config::Config;
 use crate::model::error::{Error, ErrorCode};
@@ -122,6 +123,10 @@ pub struct CompactContext {
     /// What the usage seen so far taught (a `Compactor`'s, which also saw the messages of
     /// earlier compactions); `None`: learned from the messages compacted.
     pub calibration: Option<Calibration>,
+    /// The line the caller gave back (`context.calibration`: an earlier compaction result's),
+    /// for a stateless call whose messages no longer hold the usage it was learned from;
+    /// [`Self::calibration`] (a `Compactor`'s own) comes first.
+    pub calibration_given: Option<Fit>,
     /// Summarize a conversation too long for the summarizer's window in parts, oldest first,
     /// instead of dropping its oldest rounds (`context.summarizeInParts`; see
     /// [`crate::drive::parts`]). Off by default: SPEC §8 drops rounds.
@@ -171,11 +176,16 @@ impl CompactContext {
     }
 
     /// The size of `messages` before the compaction, as reported (`preCompactTokenCount`):
-    /// [`Self::counted`] when the caller counted them, else [`token_count_with_estimation`].
+    /// [`Self::counted`] when the caller counted them, else [`token_count_with_estimation`]
+    /// (at the line given back, [`Self::calibration_given`], where no usage anchors it).
     pub fn pre_count(&self, messages: &[Message]) -> Result<u64, Error> {
         match self.counted {
             Some(n) => Ok(n),
-            None => Ok(token_count_with_estimation(messages)?.total),
+            None => Ok(with_calibration(
+                token_count_with_estimation(messages)?,
+                self.calibration_given,
+            )
+            .total),
         }
     }
 
@@ -196,12 +206,16 @@ impl CompactContext {
         let end = messages.len();
         // The learned line is read in the same pass as the estimate when the usage seen is
         // not already given ([`Self::calibration`]).
-        let (fit, estimated) = match (&self.calibration, counter) {
-            (Some(c), Some(counter)) => (
-                c.fit(),
+        let known = match (&self.calibration, self.calibration_given) {
+            (Some(c), _) => Some(c.fit()),
+            (None, given) => given.map(Some),
+        };
+        let (fit, estimated) = match (known, counter) {
+            (Some(fit), Some(counter)) => (
+                fit,
                 estimate_range(&CountedMessages::new(messages, counter), from..end)?,
             ),
-            (Some(c), None) => (c.fit(), estimate_range(messages, from..end)?),
+            (Some(fit), None) => (fit, estimate_range(messages, from..end)?),
             (None, Some(counter)) => {
                 let counted = CountedMessages::new(messages, counter);
                 let (learned, estimated) = learned_and_estimated(&counted, end, from)?;
@@ -214,7 +228,13 @@ impl CompactContext {
         };
         let reported = match self.counted {
             Some(n) => n,
-            None => token_count_counted(messages, counter)?.total,
+            None => {
+                with_calibration(
+                    token_count_counted(messages, counter)?,
+                    self.calibration_given,
+                )
+                .total
+            }
         };
         Ok(SizeBefore {
             reported,
