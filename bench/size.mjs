@@ -20,7 +20,7 @@ export const SIZE_GOALS = {
   page: { goal: 100, ceiling: 390.3 },
   // Each shipped .wasm on its own: the first (every entry loads it at init) and the second
   // (offlineSummarizer, previewCompaction, simulateSession; loaded on first use).
-  'context_compaction_bg.wasm': { goal: undefined, ceiling: 334.0 },
+  'context_compaction_bg.wasm': { goal: undefined, ceiling: 334.1 },
   'context_compaction_extra_bg.wasm': { goal: undefined, ceiling: 226.3 },
   // A page's first render through the `context-compaction/count` entry: the counting module
   // and the JS count.js loads (compaction is loaded on demand by loadCompaction()).
