@@ -527,6 +527,8 @@ fn sessions18_a_thrashing_pause_does_not_hold_at_the_blocking_limit() {
         if s.token_count() >= threshold {
             let o = maybe_auto_compact(&mut s, &env);
             assert_eq!(o.skipped, Some(SkipReason::Thrashing));
+            let e = &o.error.as_ref().expect("the skip carries an error").error;
+            assert!(e.message.contains("blocking limit"), "{}", e.message);
             skipped += 1;
         }
         push(&mut s, &round(&format!("t{turn}"), 28_000));
