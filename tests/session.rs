@@ -498,6 +498,61 @@ fn thrashing_is_detected_reported_and_reset_by_a_manual_compaction() {
 }
 
 #[test]
+fn sessions18_a_thrashing_pause_does_not_hold_at_the_blocking_limit() {
+    // A 32K window with 4K of output: threshold 15,000, blocking limit 25,000. Turns of about
+    // 7,000 tokens refill the context within 3 turns after each compaction: paused.
+    let config = Config {
+        context_window: Some(32_000.0),
+        max_output_tokens: Some(4_000.0),
+        ..Default::default()
+    };
+    let (threshold, blocking) = (
+        thresholds::auto_compact_threshold(OPUS, &config),
+        thresholds::blocking_limit(OPUS, &config),
+    );
+    assert_eq!((threshold, blocking), (15_000, 25_000));
+    let env = Scripted::summary("short summary");
+    let mut s = session(config);
+    let mut turn = 0;
+    while !s.thrashing() {
+        assert!(turn < 40, "thrashing never detected");
+        push(&mut s, &round(&format!("t{turn}"), 28_000));
+        maybe_auto_compact(&mut s, &env);
+        turn += 1;
+    }
+    // Paused: above the threshold, below the blocking limit, nothing is compacted.
+    let calls = env.requests.borrow().len();
+    let mut skipped = 0;
+    while s.token_count() < blocking {
+        if s.token_count() >= threshold {
+            let o = maybe_auto_compact(&mut s, &env);
+            assert_eq!(o.skipped, Some(SkipReason::Thrashing));
+            let e = &o.error.as_ref().expect("the skip carries an error").error;
+            assert!(e.message.contains("blocking limit"), "{}", e.message);
+            skipped += 1;
+        }
+        push(&mut s, &round(&format!("t{turn}"), 28_000));
+        turn += 1;
+    }
+    assert!(skipped >= 1);
+    assert_eq!(env.requests.borrow().len(), calls);
+    // At the blocking limit the next request would be refused: the pause does not hold
+    // (snap20: skipped as thrashing at every turn, the context grew past the window).
+    let o = maybe_auto_compact(&mut s, &env);
+    assert!(o.was_compacted, "{:?}", o.skipped);
+    assert!(s.token_count() < threshold);
+    assert_eq!(env.requests.borrow().len(), calls + 1);
+    // Still paused below the blocking limit.
+    assert!(s.thrashing());
+    push(&mut s, &round("again", 60_000));
+    assert!(s.token_count() >= threshold && s.token_count() < blocking);
+    assert_eq!(
+        maybe_auto_compact(&mut s, &env).skipped,
+        Some(SkipReason::Thrashing)
+    );
+}
+
+#[test]
 fn compactions_spaced_more_than_three_turns_apart_are_not_thrashing() {
     let env = Scripted::summary("short summary");
     let mut s = session(low());

@@ -1879,7 +1879,7 @@ export type AutoCompactSkipReason =
   | 'contextCollapse'
   /** ({@link Compactor} only) a compaction is already running. */
   | 'compacting'
-  /** ({@link Compactor} only) paused after three rapid refills in a row (`error.code` `THRASHING`). */
+  /** ({@link Compactor} only) paused after three rapid refills in a row (`error.code` `THRASHING`); the pause does not hold at the blocking limit. */
   | 'thrashing'
   /**
    * No response reported usage since the last compaction, and what every request sends besides
@@ -2869,7 +2869,7 @@ export declare class Compactor<M extends MessageInput = Message> {
    */
   calibration(): CountCalibration | null;
   /** Failed automatic compactions in a row (0 again after any compaction that succeeds, `compact()` included). */
-  readonly tracking: { consecutiveFailures: number; /** Automatic compaction paused after three rapid refills in a row. */ thrashing: boolean };
+  readonly tracking: { consecutiveFailures: number; /** Automatic compaction paused after three rapid refills in a row (it still compacts at the blocking limit). */ thrashing: boolean };
   /** Whether a compaction is running. */
   readonly compacting: boolean;
   /**

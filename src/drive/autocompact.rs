@@ -552,7 +552,7 @@ impl ThrashDetector {
     /// The message explaining the pause.
     pub fn message() -> String {
         format!(
-            "automatic compaction is paused: the context refilled to the threshold within {THRASH_REFILL_TURNS} turns after each of the last {} compactions, so compacting again would not help (recurring content such as large files read every turn is more than compaction can free); compact manually or reduce what is re-read each turn",
+            "automatic compaction is paused: the context refilled to the threshold within {THRASH_REFILL_TURNS} turns after each of the last {} compactions, so compacting again would not help (recurring content such as large files read every turn is more than compaction can free); it compacts again only at the blocking limit, where the next request would not fit; compact manually or reduce what is re-read each turn",
             THRASH_REPEATS + 1
         )
     }

@@ -40,10 +40,19 @@ test('a thrashing pause measured on a 64K window ends when the Compactor is rest
     model: 'claude-sonnet-4-5', config: { contextWindow: 64_000 }, summarize,
   });
   assert.equal(same.tracking.thrashing, true);
-  for (let k = 200; k < 203; k++) readTurn(same, k);
+  // Past the threshold, below the blocking limit (sessions18: at the blocking limit, where
+  // the next request would not fit, the pause no longer holds).
+  for (let k = 200; k < 202; k++) readTurn(same, k);
+  assert.equal(same.warningState().isAboveAutoCompactThreshold, true);
+  assert.equal(same.warningState().isAtBlockingLimit, false);
   const s = await same.maybeAutoCompact();
   assert.equal(s.wasCompacted, false);
   assert.equal(s.skipped, 'thrashing');
+  readTurn(same, 202);
+  assert.equal(same.warningState().isAtBlockingLimit, true);
+  const b = await same.maybeAutoCompact();
+  assert.equal(b.wasCompacted, true, `skipped: ${b.skipped}`);
+  assert.equal(same.tracking.thrashing, true);
 });
 
 test("ChatOpenAI's standard-form MCP items (server_tool_call with no result) are valid for the API, and a compaction keeps them readable", async () => {
