@@ -407,6 +407,11 @@ impl Environment for JsEnv {
                 .call(f, &JsValue::UNDEFINED, &[path], "context.readFile")
                 .await
                 .map_err(|e| call_error(e, &self.signal))?;
+            // `fs.promises.readFile(path)` without an encoding answers a Buffer: its text
+            // (it was read as no answer, and the file silently not restored).
+            if let Some(text) = super::js_view::bytes_text(&v) {
+                return Ok(Some(text));
+            }
             Ok(answers::file_text(&v))
         })
     }

@@ -234,11 +234,26 @@ function lcWithContent(m, content) {
 
 // Bytes (an ArrayBuffer or a view on one: the AI SDK's DataContent) as base64.
 function bytesBase64(v) {
-  const u8 = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  const u8 = ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(v);
   if (typeof Buffer === 'function') return Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength).toString('base64');
   let bin = '';
   for (let k = 0; k < u8.length; k += 0x8000) bin += String.fromCharCode.apply(null, u8.subarray(k, k + 0x8000));
   return btoa(bin);
+}
+
+// Bytes (a Buffer, a typed array, an ArrayBuffer, of any realm) decoded as UTF-8 (what a
+// `readFile` answers when it is `fs.promises.readFile(path)` without an encoding); undefined
+// for any other value, or when they cannot be decoded. Never throws.
+export function bytesText(v) {
+  try {
+    const tag = v !== null && typeof v === 'object' ? Object.prototype.toString.call(v) : '';
+    if (!ArrayBuffer.isView(v) && tag !== '[object ArrayBuffer]' && tag !== '[object SharedArrayBuffer]') return undefined;
+    // A copy: TextDecoder refuses a view of shared memory.
+    const u8 = ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(v);
+    return new TextDecoder().decode(u8.slice());
+  } catch (_) {
+    return undefined;
+  }
 }
 
 // The media type of an image given as base64 `data`, from its first bytes (the AI SDK
@@ -262,12 +277,28 @@ function mediaSource(v, mediaType, image) {
     if (/^https?:\/\//.test(v)) return { type: 'url', url: v };
     return base64Source(v, mediaType, image);
   }
+  // Told by their tag, not `instanceof`: a URL or an ArrayBuffer made in another realm (an
+  // iframe, a worker's transfer, `vm`, a test environment's globals) is one too.
+  const tag = v !== null && typeof v === 'object' ? Object.prototype.toString.call(v) : '';
   // A `URL` of a `data:` URL holds the media itself (the AI SDK sends it as its data).
-  if (v instanceof URL) return v.protocol === 'data:' ? mediaSource(v.href, mediaType, image) : { type: 'url', url: v.href };
-  // Bytes (Uint8Array, Buffer, ArrayBuffer): sent as the base64 they are.
-  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return base64Source(bytesBase64(v), mediaType, image);
+  if (tag === '[object URL]') return v.protocol === 'data:' ? mediaSource(v.href, mediaType, image) : { type: 'url', url: v.href };
+  // Bytes (Uint8Array, Buffer, ArrayBuffer, SharedArrayBuffer): sent as the base64 they are.
+  if (ArrayBuffer.isView(v) || tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]') {
+    return base64Source(bytesBase64(v), mediaType, image);
+  }
+  // Any other object (a Blob or File, a Response, a stream, …) holds no media this reading can
+  // send: sent, it was an empty base64 source the API refuses, the caller's media gone
+  // without a word. Refused when the messages are read as sent (toApiMessages,
+  // validateForApi); a compaction, which sends no media, reads it as the media marker.
+  if (tag !== '' && readingAsSent) {
+    const kind = tag.slice(8, -1);
+    throw new TypeError(`media data given as ${kind === 'Object' ? 'an object' : `${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind}`} cannot be sent: give base64 text, a data: or http(s) URL, a URL or bytes (Uint8Array, ArrayBuffer, Buffer)${kind === 'Blob' || kind === 'File' ? ` (read it first: new Uint8Array(await ${kind.toLowerCase()}.arrayBuffer()))` : ''}`);
+  }
   return { type: 'base64', media_type: mediaType || 'application/octet-stream', data: '' };
 }
+
+// Whether `anthropicForm_` reads the messages as they are sent (not for a compaction).
+let readingAsSent = false;
 
 function base64Source(data, mediaType, image) {
   const type = mediaType || (image ? imageTypeOf(data) : 'application/octet-stream');
@@ -786,6 +817,16 @@ function unsentApprovals(arr) {
 // (unsentApprovals); else read as sent (toApiMessages, validateForApi), where it is its
 // request's result.
 function anthropicForm_(arr, compacting) {
+  const outer = readingAsSent;
+  readingAsSent = !compacting;
+  try {
+    return anthropicFormRead(arr, compacting);
+  } finally {
+    readingAsSent = outer;
+  }
+}
+
+function anthropicFormRead(arr, compacting) {
   const messages = [];
   const origin = [];
   const unsent = compacting ? unsentApprovals(arr) : null;

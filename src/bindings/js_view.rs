@@ -35,6 +35,10 @@ extern "C" {
     fn apply_edits_js(arr: &JsValue, ops: &[u32], texts: &str) -> Option<Array>;
     #[wasm_bindgen(js_name = anthropicForm)]
     fn anthropic_form_js(arr: &JsValue, compacting: bool) -> Array;
+    /// Bytes (a `Buffer`, a typed array, an `ArrayBuffer`) decoded as UTF-8; `None` for any
+    /// other value (see `bytesText`).
+    #[wasm_bindgen(js_name = bytesText)]
+    pub fn bytes_text(v: &JsValue) -> Option<String>;
     /// A copy of a message without its `usage` (see `withoutUsage`).
     #[wasm_bindgen(js_name = withoutUsage)]
     pub fn without_usage(m: &JsValue) -> JsValue;
