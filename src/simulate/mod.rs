@@ -20,7 +20,9 @@ pub mod timeline;
 
 use serde::Deserialize;
 
-use crate::measure::thresholds::{auto_compact_threshold, WARNING_THRESHOLD_BUFFER_TOKENS};
+use crate::measure::thresholds::{
+    auto_compact_threshold, blocking_limit, WARNING_THRESHOLD_BUFFER_TOKENS,
+};
 use crate::model::config::Config;
 use crate::model::error::{Error, Result};
 use crate::model::messages::Message;
@@ -135,6 +137,7 @@ pub fn simulate(messages: &[Message], options: &SimulateOptions) -> Result<Simul
         summary_tokens,
         threshold,
         warning,
+        blocking: blocking_limit(&model, &config),
         hidden_tokens: options.hidden_tokens.unwrap_or(t.hidden_tokens),
     };
 

@@ -52,6 +52,8 @@ pub struct Settings {
     pub threshold: u64,
     /// The model's warning line (SPEC §4).
     pub warning: u64,
+    /// The model's blocking limit (SPEC §4): a thrashing pause does not hold there.
+    pub blocking: u64,
     /// Tokens of the hidden prefix.
     pub hidden_tokens: u64,
 }
@@ -479,18 +481,37 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// A check paused for thrashing at the blocking limit, as a `Compactor`'s: the circuit
+    /// breaker still holds (then for the rest of the session), else a full compaction runs.
+    fn at_blocking_limit(&mut self, now: f64, threshold: u64, k: usize) {
+        if self.failures >= MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES {
+            self.acc.paused = Some((SkipReason::CircuitBreakerOpen.as_str(), k as u64));
+        } else {
+            self.full_compaction(now, true, threshold);
+        }
+    }
+
     /// The client's compaction check before request `k` (see
     /// [`replay_policy`](Self::replay_policy)), under the `Compactor`'s rules for automatic
     /// compactions: one that would not leave the conversation below the threshold (nor
     /// smaller than it was) is a failure, nothing committed; after
     /// [`MAX_CONSECUTIVE_AUTOCOMPACT_FAILURES`] in a row the circuit breaker stays open, and
-    /// after three rapid refills in a row ([`ThrashDetector`]) automatic compaction pauses. Either
-    /// ends this policy's compactions for the rest of the session (reported as `paused`):
-    /// without them a summary that alone fills the threshold would be written again at nearly
-    /// every request.
+    /// after three rapid refills in a row ([`ThrashDetector`]) automatic compaction pauses. The
+    /// breaker ends this policy's compactions for the rest of the session (reported as
+    /// `paused`): without them a summary that alone fills the threshold would be written again
+    /// at nearly every request. The thrashing pause holds below the blocking limit only, as a
+    /// `Compactor`'s does: there the next request would not fit, and a full compaction runs
+    /// (the pause stays on after it).
     fn compact_check(&mut self, c: &CompactRule, now: f64, turn_start: (usize, usize), k: usize) {
         let threshold = c.threshold.unwrap_or(self.s.threshold);
         self.thrash.turn();
+        let size = self.size();
+        if self.thrash.thrashing && self.acc.paused.is_some_and(|(why, _)| why == "thrashing") {
+            if size >= self.s.blocking {
+                self.at_blocking_limit(now, threshold, k);
+            }
+            return;
+        }
         if self.acc.paused.is_some() {
             return;
         }
@@ -502,7 +523,6 @@ impl<'a> Run<'a> {
             }
             self.background.observe_check(self.size());
         }
-        let size = self.size();
         let cold = self
             .last_call_ms
             .is_some_and(|last| now - last > self.ttl().ms());
@@ -522,6 +542,9 @@ impl<'a> Run<'a> {
                 self.acc.paused = Some((why.as_str(), k as u64));
                 self.background.drop_all();
                 self.writing = None;
+                if why == SkipReason::Thrashing && size >= self.s.blocking {
+                    self.at_blocking_limit(now, threshold, k);
+                }
                 return;
             }
         }
@@ -1238,6 +1261,7 @@ mod tests {
             summary_tokens: 500,
             threshold,
             warning: threshold.saturating_sub(20_000),
+            blocking: threshold + 10_000,
             hidden_tokens: 2_000,
         }
     }
@@ -1539,6 +1563,29 @@ mod tests {
                 Message::from_value(v, "t").unwrap()
             })
             .collect()
+    }
+
+    #[test]
+    fn a_thrashing_pause_does_not_hold_at_the_blocking_limit_as_the_library_s() {
+        // Each call reads a 9,000-token file: every compaction is refilled within two
+        // requests, and after three the pause starts. Paused for good, the context grew by
+        // 9,000 tokens a request to the session's end (a Compactor's pause, since round 18,
+        // holds below the blocking limit only).
+        let s = settings(20_000, 1_000.0);
+        let r = replay(
+            &session(60, 9_000, &[]),
+            &s,
+            &builtin("claude-code").unwrap(),
+        );
+        assert_eq!(r.paused.as_deref(), Some("thrashing"), "{r:?}");
+        let paused_at = r.paused_at_request.unwrap();
+        assert!(paused_at < 30, "{r:?}");
+        assert!(
+            r.peak_context < s.blocking + 10_000,
+            "peak {}",
+            r.peak_context
+        );
+        assert!(r.compactions > 10, "{}", r.compactions);
     }
 
     #[test]
