@@ -80,6 +80,9 @@ function startsContext(m) {
 
 // Shapes, as numbered by model::shape::Shape.
 export const ANY = 0, ANTHROPIC = 1, AI_MODEL = 2, AI_UI = 3, CHAT = 4, RESPONSES = 5, LANGCHAIN = 6;
+// Not a shape: a plain message only OpenAI's shapes hold (a `developer` message), read as
+// ANY (shapeOfHeader); the Rust side's ShapeOf::see_openai_plain notes it (js_view.rs).
+const OPENAI_PLAIN = 7;
 const SHAPE_SHIFT = 9;
 
 // Kinds of roles outside Claude Code lines: tool results travel on the user side (as
@@ -362,6 +365,9 @@ export function header(m, full = true) {
     // of Chat only where the content shows no other shape: a message of another shape may
     // carry the field too (kept from such a reply by a proxy or a store).
     else if (shape === ANY && k === 1 && (typeof m.reasoning_content === 'string' || typeof m.reasoning === 'string')) shape = CHAT;
+    // OpenAI's instructions role (Chat, Responses; LangChain reads it too): no Anthropic or
+    // AI SDK message has it, so a conversation of plain messages holding one is OpenAI's.
+    else if (shape === ANY && r === 'developer') shape = OPENAI_PLAIN;
   }
   // Usage in the Messages API's terms is Anthropic's; another shape's `usage` is not read.
   if (bits & 64) {
@@ -371,7 +377,8 @@ export function header(m, full = true) {
   return bits | (shape << SHAPE_SHIFT);
 }
 
-export const shapeOfHeader = (h) => (h >> SHAPE_SHIFT) & 7;
+// OPENAI_PLAIN (7) reads as ANY (0).
+export const shapeOfHeader = (h) => ((h >> SHAPE_SHIFT) & 7) % 7;
 
 // The keys of arr[i] (for the error naming a message of no known shape); [] for non-objects.
 function keysOf_(arr, i) {
