@@ -1158,7 +1158,10 @@ function describeBlock(b, estimate, out) {
     return;
   }
   out.push(k, text, json, flags, nested ? nested.length : 0, id, name, path, tid);
-  if (nested) for (const n of parts(nested)) describeBlock(n, estimate, out);
+  // The blocks inside a tool result are measured even for a structure: micro-compaction
+  // weighs the result by them, another block (a `search_result`) as its JSON, as the count
+  // does (view::block_info_with measures them so too).
+  if (nested) for (const n of parts(nested)) describeBlock(n, true, out);
 }
 
 // The length (tlen) of the text a document `b` holds besides its plain text or its media
@@ -1378,7 +1381,9 @@ export function pushResult(out, estimate, id, output, kept = false) {
     const one = output.length === 1 ? output[0] : undefined;
     const cleared = kept || (one !== null && typeof one === 'object' && one.text === PLACEHOLDER) ? 1 : 0;
     pushBlock(out, 5, 0, 0, 0, 0, 0, tid, output.length, cleared);
-    for (const p of parts(output)) pushPart(p, estimate, out);
+    // Measured even for a structure, as describeBlock measures a tool_result's blocks (another
+    // part, a `search_result` ChatAnthropic passes on, as its JSON).
+    for (const p of parts(output)) pushPart(p, true, out);
   } else {
     pushBlock(out, 5, output === undefined || output === null ? 0 : strLen(output), 0, 0, 0, 0, tid, 0,
       kept ? 1 : clearedFlag(output));

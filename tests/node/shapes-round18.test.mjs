@@ -71,3 +71,47 @@ test('shapes18 S1: a developer message mixes with any specific shape, which deci
   // Counting is unchanged by the shape: the same as named Chat messages.
   assert.equal(cc.tokenCountWithEstimation(chat), cc.tokenCountWithEstimation(chat, { shape: 'openai-chat' }));
 });
+
+// ---- S2: a tool result of `search_result` blocks, cleared by micro-compaction -------------
+// Anthropic's search results (a RAG tool answering with `search_result` blocks, which the
+// model reads and cites) counted in full (about 6,000 tokens a result here) but weighed 0 for
+// micro-compaction, which never cleared them: `compactableTools: ['*']` freed nothing.
+
+const searchResults = (q) => Array.from({ length: 3 }, (_, k) => ({
+  type: 'search_result', source: `https://docs.example/${q}/${k}`, title: `${q} ${k}`,
+  content: [{ type: 'text', text: prose(150) }], citations: { enabled: true },
+}));
+const rag = [
+  { role: 'user', content: 'find the docs' },
+  { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'search', input: { q: 'alpha' } }] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: searchResults('alpha') }] },
+  { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'search', input: { q: 'beta' } }] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', content: searchResults('beta') }] },
+  { role: 'assistant', content: 'found them' },
+  { role: 'user', content: 'thanks' },
+];
+
+test('shapes18 S2: microCompact clears an old tool result of search_result blocks', () => {
+  const before = cc.tokenCountWithEstimation(rag);
+  const { messages, tokensFreed, clearedToolUseIds } = cc.microCompact(rag, { compactableTools: ['*'], keepRecent: 1 });
+  assert.deepEqual(clearedToolUseIds, ['toolu_1']);
+  assert.ok(tokensFreed > 5_000, `freed ${tokensFreed}`);
+  const after = cc.tokenCountWithEstimation(messages);
+  assert.ok(before - after > 5_000, `${before} -> ${after}`);
+  assert.deepEqual(messages[4], rag[4], 'the recent result is kept');
+  assert.equal(cc.validateForApi(messages).valid, true);
+});
+
+test('shapes18 S2: so does a LangChain ToolMessage holding search_result blocks', async () => {
+  const { HumanMessage, AIMessage, ToolMessage } = await import('@langchain/core/messages');
+  const call = (id, q) => new AIMessage({ content: '', tool_calls: [{ id, name: 'search', args: { q }, type: 'tool_call' }] });
+  const lc = [
+    new HumanMessage('find the docs'),
+    call('toolu_1', 'alpha'), new ToolMessage({ tool_call_id: 'toolu_1', content: searchResults('alpha') }),
+    call('toolu_2', 'beta'), new ToolMessage({ tool_call_id: 'toolu_2', content: searchResults('beta') }),
+    new AIMessage('found them'), new HumanMessage('thanks'),
+  ];
+  const { tokensFreed, clearedToolUseIds } = cc.microCompact(lc, { compactableTools: ['*'], keepRecent: 1 });
+  assert.deepEqual(clearedToolUseIds, ['toolu_1']);
+  assert.ok(tokensFreed > 5_000, `freed ${tokensFreed}`);
+});
