@@ -115,3 +115,35 @@ test('shapes18 S2: so does a LangChain ToolMessage holding search_result blocks'
   assert.deepEqual(clearedToolUseIds, ['toolu_1']);
   assert.ok(tokensFreed > 5_000, `freed ${tokensFreed}`);
 });
+
+// ---- S3: files an OpenAI apply_patch call changes ------------------------------------------
+// OpenAI's coding models edit files with `apply_patch`: the Responses API's built-in tool
+// (`apply_patch_call`, its `operation` naming the file) or a free-form custom tool taking a
+// patch (`*** Update File: path`). The facts a compaction keeps named no such file: the loss
+// report's `files` was empty (an Anthropic `Edit` of the same file is listed), so a summary
+// that forgot an edited file went unnoticed, and offlineSummarizer did not list it.
+
+const ask = { role: 'user', content: 'fix the parser ' + prose(200) };
+const done = [{ role: 'assistant', content: 'done' }, { role: 'user', content: 'next' }];
+const builtIn = [
+  ask,
+  { type: 'apply_patch_call', id: 'apc_1', call_id: 'c1', status: 'completed', operation: { type: 'update_file', path: 'src/parser.rs', diff: '@@\n-a\n+b' } },
+  { type: 'apply_patch_call_output', call_id: 'c1', status: 'completed', output: 'Done' },
+  ...done,
+];
+const freeForm = [
+  ask,
+  { type: 'custom_tool_call', call_id: 'c1', name: 'apply_patch', input: '*** Begin Patch\n*** Update File: src/parser.rs\n@@\n-a\n+b\n*** Add File: src/lexer.rs\n+pub fn lex() {}\n*** End Patch' },
+  { type: 'custom_tool_call_output', call_id: 'c1', output: 'Done' },
+  ...done,
+];
+
+test('shapes18 S3: the loss report names the files an apply_patch call changed', async () => {
+  const a = await cc.compactConversation(builtIn, { model: 'gpt-5', summarize });
+  assert.deepEqual(a.lossReport.files, ['src/parser.rs']);
+  const b = await cc.compactConversation(freeForm, { model: 'gpt-5', summarize });
+  assert.deepEqual([...b.lossReport.files].sort(), ['src/lexer.rs', 'src/parser.rs']);
+  const offline = await cc.compactConversation(freeForm, { model: 'gpt-5', summarize: cc.offlineSummarizer() });
+  const summary = JSON.stringify(cc.buildPostCompactMessages(offline));
+  assert.ok(summary.includes('src/lexer.rs') && summary.includes('src/parser.rs'), summary.slice(0, 400));
+});
