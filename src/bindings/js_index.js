@@ -138,6 +138,7 @@ function toolIndex_(arr, from, withPaths, keep) {
         for (let j = 0; j < words[pos + 4]; j++) {
           if (words[q] === 0 || (words[q + 3] & PLAIN_TEXT)) text += words[q + 1];
           else if (words[q] === 1 || words[q] === 2) media++;
+          else if (words[q] === 9) text += words[q + 2]; // another block: its JSON
           q = skipBlock(words, q);
         }
         const id = words[pos + 8] === 0 ? null : symbolString(words[pos + 8]);
@@ -514,6 +515,10 @@ function pushIndexedResult(message, block, call, cc) {
       } else if (n.type === 'text') {
         if (typeof n.text !== 'string') return false;
         text += n.text.length;
+      } else if (typeof n.type === 'string' && n.type !== 'tool_reference') {
+        // Another block (a `search_result`): as its JSON, as the count weighs it (kind 9 of
+        // indexWords; view::ConversationView::tool_index).
+        text += jsonLen(n);
       }
     }
   } else if (cc !== undefined && cc !== null) {

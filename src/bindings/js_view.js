@@ -80,6 +80,9 @@ function startsContext(m) {
 
 // Shapes, as numbered by model::shape::Shape.
 export const ANY = 0, ANTHROPIC = 1, AI_MODEL = 2, AI_UI = 3, CHAT = 4, RESPONSES = 5, LANGCHAIN = 6;
+// Not a shape: a plain message only OpenAI's shapes hold (a `developer` message), read as
+// ANY (shapeOfHeader); the Rust side's ShapeOf::see_openai_plain notes it (js_view.rs).
+const OPENAI_PLAIN = 7;
 const SHAPE_SHIFT = 9;
 
 // Kinds of roles outside Claude Code lines: tool results travel on the user side (as
@@ -362,6 +365,9 @@ export function header(m, full = true) {
     // of Chat only where the content shows no other shape: a message of another shape may
     // carry the field too (kept from such a reply by a proxy or a store).
     else if (shape === ANY && k === 1 && (typeof m.reasoning_content === 'string' || typeof m.reasoning === 'string')) shape = CHAT;
+    // OpenAI's instructions role (Chat, Responses; LangChain reads it too): no Anthropic or
+    // AI SDK message has it, so a conversation of plain messages holding one is OpenAI's.
+    else if (shape === ANY && r === 'developer') shape = OPENAI_PLAIN;
   }
   // Usage in the Messages API's terms is Anthropic's; another shape's `usage` is not read.
   if (bits & 64) {
@@ -371,7 +377,8 @@ export function header(m, full = true) {
   return bits | (shape << SHAPE_SHIFT);
 }
 
-export const shapeOfHeader = (h) => (h >> SHAPE_SHIFT) & 7;
+// OPENAI_PLAIN (7) reads as ANY (0).
+export const shapeOfHeader = (h) => ((h >> SHAPE_SHIFT) & 7) % 7;
 
 // The keys of arr[i] (for the error naming a message of no known shape); [] for non-objects.
 function keysOf_(arr, i) {
@@ -1151,7 +1158,10 @@ function describeBlock(b, estimate, out) {
     return;
   }
   out.push(k, text, json, flags, nested ? nested.length : 0, id, name, path, tid);
-  if (nested) for (const n of parts(nested)) describeBlock(n, estimate, out);
+  // The blocks inside a tool result are measured even for a structure: micro-compaction
+  // weighs the result by them, another block (a `search_result`) as its JSON, as the count
+  // does (view::block_info_with measures them so too).
+  if (nested) for (const n of parts(nested)) describeBlock(n, true, out);
 }
 
 // The length (tlen) of the text a document `b` holds besides its plain text or its media
@@ -1371,7 +1381,9 @@ export function pushResult(out, estimate, id, output, kept = false) {
     const one = output.length === 1 ? output[0] : undefined;
     const cleared = kept || (one !== null && typeof one === 'object' && one.text === PLACEHOLDER) ? 1 : 0;
     pushBlock(out, 5, 0, 0, 0, 0, 0, tid, output.length, cleared);
-    for (const p of parts(output)) pushPart(p, estimate, out);
+    // Measured even for a structure, as describeBlock measures a tool_result's blocks (another
+    // part, a `search_result` ChatAnthropic passes on, as its JSON).
+    for (const p of parts(output)) pushPart(p, true, out);
   } else {
     pushBlock(out, 5, output === undefined || output === null ? 0 : strLen(output), 0, 0, 0, 0, tid, 0,
       kept ? 1 : clearedFlag(output));

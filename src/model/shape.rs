@@ -112,6 +112,12 @@ pub struct ShapeOf {
     first: Option<(Shape, usize)>,
     /// The shape the caller named (the `shape` option): every message must fit it.
     named: Option<Shape>,
+    /// Whether a message that fits no Anthropic or AI SDK conversation, but every OpenAI one,
+    /// was seen (a plain `developer` message: the Messages API and the AI SDK have no such
+    /// role): with no specific shape seen, the array is then answered as OpenAI Chat
+    /// messages, whose plain `{role, content}` messages the Responses API and LangChain read
+    /// too, never as Anthropic messages with a transcript line.
+    openai_plain: bool,
 }
 
 impl ShapeOf {
@@ -122,6 +128,7 @@ impl ShapeOf {
         ShapeOf {
             first: None,
             named: (shape != Shape::Any).then_some(shape),
+            openai_plain: false,
         }
     }
 
@@ -173,11 +180,18 @@ impl ShapeOf {
         }
     }
 
+    /// Records that a plain message of OpenAI's only was seen (see [`ShapeOf::shape`]): it
+    /// fits every OpenAI shape, so it never conflicts with one, nor with the shape named.
+    pub fn see_openai_plain(&mut self) {
+        self.openai_plain = true;
+    }
+
     /// The array's shape as far as it was read ([`Shape::Any`] when nothing specific was
-    /// seen).
+    /// seen; [`Shape::OpenAiChat`] when only plain messages were, one of them OpenAI's only).
     pub fn shape(&self) -> Shape {
         self.named
             .or(self.first.map(|(s, _)| s))
+            .or(self.openai_plain.then_some(Shape::OpenAiChat))
             .unwrap_or(Shape::Any)
     }
 }
@@ -185,6 +199,20 @@ impl ShapeOf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shapes18_a_plain_openai_message_answers_as_chat_and_yields_to_any_shape() {
+        let mut of = ShapeOf::default();
+        of.see(0, Shape::Any).unwrap();
+        of.see_openai_plain();
+        assert_eq!(of.shape(), Shape::OpenAiChat);
+        // A Responses item (or any specific shape) after it decides; no conflict.
+        of.see(2, Shape::OpenAiResponses).unwrap();
+        assert_eq!(of.shape(), Shape::OpenAiResponses);
+        let mut named = ShapeOf::named(Shape::LangChain);
+        named.see_openai_plain();
+        assert_eq!(named.shape(), Shape::LangChain);
+    }
 
     #[test]
     fn codes_round_trip() {

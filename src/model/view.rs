@@ -558,11 +558,17 @@ pub trait ConversationView {
                         }
                     }
                     (Kind::User, Some(BlockKind::ToolResult)) => {
+                        // Its text, and its blocks of other kinds (a `search_result`) as
+                        // their JSON, as the count weighs them.
                         let nested_text: usize = info
                             .nested
                             .iter()
-                            .filter(|n| n.kind == Some(BlockKind::Text) || n.is_plain_text)
-                            .map(|n| n.text_units)
+                            .map(|n| match n.kind {
+                                Some(BlockKind::Text) => n.text_units,
+                                Some(BlockKind::Other) => n.json_units,
+                                _ if n.is_plain_text => n.text_units,
+                                _ => 0,
+                            })
                             .sum();
                         index.results.push(ToolResultEntry {
                             message: i,
@@ -1201,10 +1207,21 @@ pub fn block_info_with(b: &Block, detail: Detail, lengths: &dyn Lengths) -> Bloc
                     info.text_units = lengths.text(s);
                     info.is_cleared = s == CLEARED_PLACEHOLDER;
                 }
+                // An unknown block inside (a `search_result`) is measured as its JSON even
+                // for a structure: micro-compaction weighs the result by it, as the count
+                // does (`js_view.js` describes it so too).
                 Some(ToolResultContent::Blocks(bs)) => {
                     info.nested = bs
                         .iter()
-                        .map(|b| block_info_with(b, detail, lengths))
+                        .map(|b| {
+                            let mut n = block_info_with(b, detail, lengths);
+                            if let (Block::Unknown(v), false, Some(BlockKind::Other)) =
+                                (b, est, n.kind)
+                            {
+                                n.json_units = lengths.json(v);
+                            }
+                            n
+                        })
                         .collect();
                 }
                 None => {}

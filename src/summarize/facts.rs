@@ -317,6 +317,58 @@ impl<'a> FileTouch<'a> {
     }
 }
 
+/// The file operations of a tool call: one for most tools, one per file for a patch (an
+/// OpenAI `apply_patch` call: the Responses API's `apply_patch_call`, whose `operation` names
+/// one file, or a free-form patch naming several).
+fn file_ops<'a>(name: &str, input: &'a Value) -> Vec<FileTouch<'a>> {
+    if name == "apply_patch" {
+        if let Some(touches) = patch_ops(input) {
+            return touches;
+        }
+    }
+    file_op(name, input).into_iter().collect()
+}
+
+/// The files an `apply_patch` call's input changes: an `operation` of the Responses API's
+/// built-in tool (`{type: 'create_file' | 'update_file' | 'delete_file', path, diff}`), or
+/// a patch in the envelope OpenAI's models write (`*** Add File: path`, `*** Update File:
+/// path`, `*** Delete File: path`, `*** Move to: path`) given as the call's text (a custom
+/// tool) or its `input` / `patch` argument. `None` for another input.
+fn patch_ops(input: &Value) -> Option<Vec<FileTouch<'_>>> {
+    let op = match input.get("type").and_then(Value::as_str) {
+        Some("create_file") => Some(FileOp::Write),
+        Some("update_file") | Some("delete_file") => Some(FileOp::Edit),
+        _ => None,
+    };
+    if let (Some(op), Some(path)) = (op, str_field(input, &["path"])) {
+        return Some(vec![FileTouch::new(op, path, None)]);
+    }
+    let text = match input {
+        Value::String(s) => s.as_str(),
+        _ => str_field(input, &["input", "patch"])?,
+    };
+    let mut touches: Vec<FileTouch<'_>> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        let (op, rest) = if let Some(p) = line.strip_prefix("*** Add File: ") {
+            (FileOp::Write, p)
+        } else if let Some(p) = line
+            .strip_prefix("*** Update File: ")
+            .or_else(|| line.strip_prefix("*** Delete File: "))
+            .or_else(|| line.strip_prefix("*** Move to: "))
+        {
+            (FileOp::Edit, p)
+        } else {
+            continue;
+        };
+        let path = rest.trim();
+        if !path.is_empty() && !touches.iter().any(|t| t.path == path) {
+            touches.push(FileTouch::new(op, path, None));
+        }
+    }
+    (!touches.is_empty()).then_some(touches)
+}
+
 /// The file operation of a tool call.
 fn file_op<'a>(name: &str, input: &'a Value) -> Option<FileTouch<'a>> {
     let path = |keys: &[&str]| str_field(input, keys);
@@ -408,8 +460,10 @@ fn shell_command(name: &str, input: &Value) -> Option<String> {
 
 /// A one-line description of a tool call for lists.
 fn describe_call(name: &str, input: &Value) -> String {
-    if let Some(touch) = file_op(name, input) {
-        return format!("{name} {}", touch.path);
+    let touches = file_ops(name, input);
+    if !touches.is_empty() {
+        let paths: Vec<&str> = touches.iter().map(|t| t.path).collect();
+        return format!("{name} {}", paths.join(", "));
     }
     if let Some(cmd) = shell_command(name, input) {
         return format!("{name} `{}`", one_line(&cmd, 160));
@@ -1079,59 +1133,62 @@ fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call<'_>], full: bo
         let rejected = call.result.as_ref().is_some_and(|r| is_rejection(&r.text));
         let failed = call.result.as_ref().is_some_and(|r| r.is_error);
         let result_text = call.result.as_ref().map_or("", |r| r.text.as_ref());
-        if let Some(FileTouch { op, path, new_text }) = file_op(call.name, call.input) {
-            let k = *file_index.entry(path).or_insert_with(|| {
-                facts.files.push(FileFacts {
-                    path: path.to_string(),
-                    ..Default::default()
+        let touches = file_ops(call.name, call.input);
+        if !touches.is_empty() {
+            for FileTouch { op, path, new_text } in touches {
+                let k = *file_index.entry(path).or_insert_with(|| {
+                    facts.files.push(FileFacts {
+                        path: path.to_string(),
+                        ..Default::default()
+                    });
+                    facts.files.len() - 1
                 });
-                facts.files.len() - 1
-            });
-            let f = &mut facts.files[k];
-            f.last_touch = order;
-            if rejected {
-                f.failures += 1;
-                facts.errors.push(ErrorFacts {
-                    source: format!("{} {}", call.name, path),
-                    excerpt: "rejected by the user".into(),
-                    rejected: true,
-                    resolution: Resolution::Open,
-                    order: order + 1,
-                });
-            } else if failed {
-                f.failures += 1;
-                facts.errors.push(ErrorFacts {
-                    source: format!("{} {}", call.name, path),
-                    excerpt: failure_excerpt(result_text),
-                    rejected: false,
-                    resolution: Resolution::Open,
-                    order: order + 1,
-                });
-                file_errors.push(FileError {
-                    file: k,
-                    op,
-                    error: facts.errors.len() - 1,
-                });
-            } else if call.result.is_none() {
-                f.unanswered += 1;
-            } else {
-                match op {
-                    FileOp::Read => f.reads += 1,
-                    FileOp::Write => {
-                        let said = result_text;
-                        if said.starts_with("File created")
-                            || (f.writes + f.edits + f.reads == 0 && !said.contains("updated"))
-                        {
-                            f.created = true;
+                let f = &mut facts.files[k];
+                f.last_touch = order;
+                if rejected {
+                    f.failures += 1;
+                    facts.errors.push(ErrorFacts {
+                        source: format!("{} {}", call.name, path),
+                        excerpt: "rejected by the user".into(),
+                        rejected: true,
+                        resolution: Resolution::Open,
+                        order: order + 1,
+                    });
+                } else if failed {
+                    f.failures += 1;
+                    facts.errors.push(ErrorFacts {
+                        source: format!("{} {}", call.name, path),
+                        excerpt: failure_excerpt(result_text),
+                        rejected: false,
+                        resolution: Resolution::Open,
+                        order: order + 1,
+                    });
+                    file_errors.push(FileError {
+                        file: k,
+                        op,
+                        error: facts.errors.len() - 1,
+                    });
+                } else if call.result.is_none() {
+                    f.unanswered += 1;
+                } else {
+                    match op {
+                        FileOp::Read => f.reads += 1,
+                        FileOp::Write => {
+                            let said = result_text;
+                            if said.starts_with("File created")
+                                || (f.writes + f.edits + f.reads == 0 && !said.contains("updated"))
+                            {
+                                f.created = true;
+                            }
+                            f.writes += 1;
                         }
-                        f.writes += 1;
+                        FileOp::Edit => f.edits += 1,
                     }
-                    FileOp::Edit => f.edits += 1,
-                }
-                if op != FileOp::Read {
-                    f.last_change_at = Some(order);
-                    if let Some(t) = new_text.filter(|_| full) {
-                        f.last_change = Some(t.to_string());
+                    if op != FileOp::Read {
+                        f.last_change_at = Some(order);
+                        if let Some(t) = new_text.filter(|_| full) {
+                            f.last_change = Some(t.to_string());
+                        }
                     }
                 }
             }
@@ -1196,7 +1253,7 @@ fn derive_from_calls(facts: &mut ConversationFacts, calls: &[Call<'_>], full: bo
             c.result
                 .as_ref()
                 .is_some_and(|r| !r.is_error && !is_rejection(&r.text))
-                && file_op(c.name, c.input).is_some_and(|t| {
+                && file_ops(c.name, c.input).iter().any(|t| {
                     t.path == f.path
                         && (t.op == op || (op == FileOp::Edit && t.op == FileOp::Write))
                 })
@@ -1419,6 +1476,40 @@ mod error_word_tests {
             "a".repeat(100),
             at("é", 50)
         )));
+    }
+
+    #[test]
+    fn shapes18_an_apply_patch_call_names_the_files_it_changes() {
+        use serde_json::json;
+        let paths = |input: serde_json::Value| {
+            super::file_ops("apply_patch", &input)
+                .iter()
+                .map(|t| (t.path.to_string(), t.op))
+                .collect::<Vec<_>>()
+        };
+        // The Responses API's built-in tool: its `operation`.
+        assert_eq!(
+            paths(json!({"type": "update_file", "path": "src/a.rs", "diff": "@@\n-a\n+b"})),
+            vec![("src/a.rs".to_string(), super::FileOp::Edit)]
+        );
+        assert_eq!(
+            paths(json!({"type": "create_file", "path": "b.md", "diff": "+hi"})),
+            vec![("b.md".to_string(), super::FileOp::Write)]
+        );
+        // A free-form patch (a custom tool's text, or a function's `input` argument).
+        let patch = "*** Begin Patch\n*** Add File: new.txt\n+x\n*** Update File: src/a.rs\n\
+                     *** Move to: src/b.rs\n@@\n-a\n+b\n*** Delete File: old.txt\n*** End Patch";
+        let want = vec![
+            ("new.txt".to_string(), super::FileOp::Write),
+            ("src/a.rs".to_string(), super::FileOp::Edit),
+            ("src/b.rs".to_string(), super::FileOp::Edit),
+            ("old.txt".to_string(), super::FileOp::Edit),
+        ];
+        assert_eq!(paths(json!(patch)), want);
+        assert_eq!(paths(json!({ "input": patch })), want);
+        // Another tool's input is read as before; a patch naming no file is no file call.
+        assert!(paths(json!("no patch here")).is_empty());
+        assert_eq!(super::file_ops("Edit", &json!({"file_path": "x"})).len(), 1);
     }
 
     #[test]

@@ -472,6 +472,35 @@ mod tests {
         }
     }
 
+    /// A result of `search_result` blocks (a RAG tool's) weighs its blocks' JSON, as the count
+    /// does: an old one is cleared (it weighed 0 and was never cleared).
+    #[test]
+    fn shapes18_a_result_of_search_results_is_cleared() {
+        let found = |k: usize| {
+            json!({"type": "search_result", "source": format!("https://d/{k}"), "title": "T",
+                   "content": [{"type": "text", "text": "words ".repeat(2000)}]})
+        };
+        let mut v = vec![json!({"role": "user", "content": "start"})];
+        for k in 0..2 {
+            v.push(json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": format!("t{k}"), "name": "search", "input": {}}]}));
+            v.push(json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": format!("t{k}"), "content": [found(k), found(k + 10)]}]}));
+        }
+        let m = Message::parse_all(Value::Array(v)).unwrap();
+        let plan = micro_compact(
+            m.as_slice(),
+            &MicroCompactOptions {
+                keep_recent: 1,
+                compactable_tools: Some(vec!["*".into()]),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(plan.cleared_tool_use_ids, vec!["t0"]);
+        assert!(plan.tokens_freed > 6_000, "{}", plan.tokens_freed);
+    }
+
     /// Results that share a `tool_use_id` (a conversation that reused one) are each cleared,
     /// and the id is listed once, where it first comes.
     #[test]
