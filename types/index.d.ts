@@ -594,7 +594,7 @@ export type IsOtherShape<M> = [M] extends [LangChainLike]
 /** What could be an Anthropic message (the SDK's `MessageParam` allows `role: 'system'`) or a line. */
 type AnthropicLike =
   | ApiMessageInput
-  | { readonly role: 'system'; readonly content: string | readonly ContentBlockInput[] }
+  | { readonly role: 'system'; readonly content?: string | readonly ContentBlockInput[] }
   | TranscriptLineInput;
 
 /** What a compaction adds to a conversation of `M`: `A` for Anthropic messages and lines, else `M`. */
@@ -932,6 +932,23 @@ export interface ApiViewMessage {
   content: ContentBlock[];
 }
 
+/**
+ * What {@link toApiMessages} gives for messages of type `M`. For Anthropic messages of your own
+ * type (the SDK's `MessageParam`, `BetaMessageParam`, a `Message` pushed as it came) each view
+ * message is `{role, content}` with your own block type (the view holds your blocks, and text
+ * blocks it writes itself), so it goes to `client.messages.create` with no cast; for transcript
+ * lines and other shapes, {@link ApiViewMessage}.
+ */
+export type ApiViewOf<M> = 0 extends 1 & M
+  ? ApiViewMessage
+  : IsOtherShape<M> extends true
+    ? ApiViewMessage
+    : M extends { readonly role: infer R extends Role | 'system'; readonly content: string }
+      ? { role: R; content: Array<{ type: 'text'; text: string }> }
+      : M extends { readonly role: infer R extends Role | 'system'; readonly content?: string | ReadonlyArray<infer B> }
+        ? { role: R; content: Array<Exclude<B, string>> }
+        : ApiViewMessage;
+
 /** One broken API invariant. */
 export interface ApiProblem {
   /** Index of the message in the API view ({@link toApiMessages}). */
@@ -1057,7 +1074,7 @@ export interface ApiUsageIteration {
 }
 
 /** What {@link applyApiCompaction} returns. */
-export interface ApiCompactionApplied<M> {
+export interface ApiCompactionApplied<M, R extends ApiCompactionResponse = ApiCompactionResponse> {
   /**
    * The conversation to continue with: your messages (all, or from the block on with
    * `dropIgnored`), the response as `{role: 'assistant', content}` (its own `content` array,
@@ -1065,7 +1082,7 @@ export interface ApiCompactionApplied<M> {
    * response among them as a shallow copy without its `usage`, which measured the context
    * before the compaction).
    */
-  messages: Array<M | { role: 'assistant'; content: readonly unknown[] }>;
+  messages: Array<M | { role: 'assistant'; content: R['content'] }>;
   /** The response begins with a compaction block that has content: the context starts there. */
   compacted: boolean;
   /** The response's compaction block has `content: null`: it failed and changed nothing. */
@@ -2153,14 +2170,14 @@ export interface GivenUsage {
    * `cache_creation_input_tokens` and `cache_read_input_tokens` are added to the input.
    */
   usage: {
-    input_tokens?: number | null;
-    inputTokens?: number | null;
-    prompt_tokens?: number | null;
-    output_tokens?: number | null;
-    outputTokens?: number | null;
-    completion_tokens?: number | null;
-    cache_creation_input_tokens?: number | null;
-    cache_read_input_tokens?: number | null;
+    input_tokens?: number | null | undefined;
+    inputTokens?: number | null | undefined;
+    prompt_tokens?: number | null | undefined;
+    output_tokens?: number | null | undefined;
+    outputTokens?: number | null | undefined;
+    completion_tokens?: number | null | undefined;
+    cache_creation_input_tokens?: number | null | undefined;
+    cache_read_input_tokens?: number | null | undefined;
   };
   /** Index of the message of the response it belongs to. Default: the last assistant message. */
   usageAt?: number;
@@ -2341,7 +2358,7 @@ export declare function buildPostCompactMessages<M>(
  * invalid JSON) is written as U+FFFD, as `String.prototype.toWellFormed` writes it, in text,
  * tool inputs (keys too) and tool results alike; nothing else changes.
  */
-export declare function toApiMessages<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): ApiViewMessage[];
+export declare function toApiMessages<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): Array<ApiViewOf<M>>;
 
 /**
  * Checks the invariants the Messages API enforces (user first, tool pairs, no empty content
@@ -2392,11 +2409,11 @@ export declare function buildApiContextManagement(options?: ContextManagementOpt
  * messages = applied.messages;
  * if (applied.paused) { /* send the next request: the task goes on after the block *\/ }
  */
-export declare function applyApiCompaction<M extends MessageInput>(
+export declare function applyApiCompaction<M extends MessageInput, R extends ApiCompactionResponse = ApiCompactionResponse>(
   messages: readonly M[],
-  response: ApiCompactionResponse,
+  response: R,
   options?: ApplyApiCompactionOptions | null,
-): ApiCompactionApplied<M>;
+): ApiCompactionApplied<M, R>;
 
 // ============================================================================================
 // Transcripts (SPEC §17)
