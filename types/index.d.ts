@@ -597,8 +597,19 @@ type AnthropicLike =
   | { readonly role: 'system'; readonly content?: string | readonly ContentBlockInput[] }
   | TranscriptLineInput;
 
-/** What a compaction adds to a conversation of `M`: `A` for Anthropic messages and lines, else `M`. */
-export type AddedMessage<M, A> = IsOtherShape<M> extends true ? M : A;
+/** Anthropic messages with no transcript line among them (the SDK's `MessageParam`). */
+type ApiMessagesOnly<M> = [M] extends [ApiMessageInput | { readonly role: 'system'; readonly content?: string | readonly ContentBlockInput[] | undefined }] ? true : false;
+
+/**
+ * What a compaction adds to a conversation of `M`: `A` for Anthropic messages and lines (for
+ * Anthropic messages with no line among them, `A`'s API messages and the boundary line only:
+ * the summary, restored files and hook texts are then API user messages), else `M`.
+ */
+export type AddedMessage<M, A> = IsOtherShape<M> extends true
+  ? M
+  : ApiMessagesOnly<M> extends true
+    ? Exclude<A, CompactSummaryLine | TranscriptAttachmentLine | TranscriptUserLine>
+    : A;
 
 // ============================================================================================
 // Configuration (SPEC §4, §5)
@@ -936,18 +947,21 @@ export interface ApiViewMessage {
  * What {@link toApiMessages} gives for messages of type `M`. For Anthropic messages of your own
  * type (the SDK's `MessageParam`, `BetaMessageParam`, a `Message` pushed as it came) each view
  * message is `{role, content}` with your own block type (the view holds your blocks, and text
- * blocks it writes itself), so it goes to `client.messages.create` with no cast; for transcript
- * lines and other shapes, {@link ApiViewMessage}.
+ * blocks it writes itself), so it goes to `client.messages.create` with no cast — also a
+ * `Compactor<MessageParam>`'s messages after a compaction (the boundary line is left out of the
+ * view); for transcript lines and other shapes, {@link ApiViewMessage}.
  */
 export type ApiViewOf<M> = 0 extends 1 & M
   ? ApiViewMessage
-  : IsOtherShape<M> extends true
-    ? ApiViewMessage
-    : M extends { readonly role: infer R extends Role | 'system'; readonly content: string }
-      ? { role: R; content: Array<{ type: 'text'; text: string }> }
-      : M extends { readonly role: infer R extends Role | 'system'; readonly content?: string | ReadonlyArray<infer B> }
-        ? { role: R; content: Array<Exclude<B, string>> }
-        : ApiViewMessage;
+  : M extends CompactBoundaryLine
+    ? never // left out: the view starts after it
+    : IsOtherShape<M> extends true
+      ? ApiViewMessage
+      : M extends { readonly role: infer R extends Role | 'system'; readonly content: string }
+        ? { role: R; content: Array<{ type: 'text'; text: string }> }
+        : M extends { readonly role: infer R extends Role | 'system'; readonly content?: string | ReadonlyArray<infer B> }
+          ? { role: R; content: Array<Exclude<B, string>> }
+          : ApiViewMessage;
 
 /** One broken API invariant. */
 export interface ApiProblem {

@@ -5,7 +5,20 @@
 // `bash types/check.sh`.
 
 import Anthropic from '@anthropic-ai/sdk';
-import { applyApiCompaction, buildApiContextManagement, toApiMessages, type ApiViewMessage, type IsOtherShape } from 'context-compaction';
+import {
+  Compactor,
+  applyApiCompaction,
+  buildApiContextManagement,
+  buildPostCompactMessages,
+  compactConversation,
+  offlineSummarizer,
+  toApiMessages,
+  type ApiViewMessage,
+  type ApiUserTextMessage,
+  type CompactBoundaryLine,
+  type IsOtherShape,
+  type PostCompactMessage,
+} from 'context-compaction';
 import { expectType, type Equal } from './expect.js';
 
 declare const client: Anthropic;
@@ -35,3 +48,22 @@ export async function continueAfterTheApiCompaction(): Promise<void> {
   messages = applied.messages;
   await client.beta.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 4096, messages, context_management, betas: ['compact-2026-01-12'] });
 }
+// A Compactor typed with the SDK's params, before and after a compaction, and the README's
+// compactConversation flow: the view goes to the SDK as it is.
+export async function compactThenSend(): Promise<void> {
+  const chat = new Compactor<Anthropic.MessageParam>({ model: 'claude-sonnet-4-5', summarize: offlineSummarizer() });
+  chat.push({ role: 'user', content: 'Fix the failing test' });
+  const reply = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages: toApiMessages(chat.messages) });
+  chat.push({ role: 'assistant', content: reply.content });
+  await chat.compact();
+  await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages: toApiMessages(chat.messages) });
+  let messages = params;
+  const after = buildPostCompactMessages(await compactConversation(messages, { model: 'claude-sonnet-4-5', summarize: offlineSummarizer() }));
+  await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages: toApiMessages(after) });
+  messages = toApiMessages(after);
+  void messages;
+}
+
+// After a compaction of the SDK's params: the boundary line, API user messages (summary,
+// restored files, hook texts) and your own messages; no transcript line.
+expectType<Equal<PostCompactMessage<Anthropic.MessageParam>, CompactBoundaryLine | ApiUserTextMessage | Anthropic.MessageParam>>();
