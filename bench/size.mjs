@@ -17,11 +17,11 @@ import { fileURLToPath } from 'node:url';
 /** KB (1,024 bytes) of gzip -9. */
 export const SIZE_GOALS = {
   // What a page downloads to count and compact with an API summarizer.
-  page: { goal: 100, ceiling: 390.3 },
+  page: { goal: 100, ceiling: 390.4 },
   // Each shipped .wasm on its own: the first (every entry loads it at init) and the second
   // (offlineSummarizer, previewCompaction, simulateSession; loaded on first use).
-  'context_compaction_bg.wasm': { goal: undefined, ceiling: 334.0 },
-  'context_compaction_extra_bg.wasm': { goal: undefined, ceiling: 226.3 },
+  'context_compaction_bg.wasm': { goal: undefined, ceiling: 334.1 },
+  'context_compaction_extra_bg.wasm': { goal: undefined, ceiling: 226.4 },
   // A page's first render through the `context-compaction/count` entry: the counting module
   // and the JS count.js loads (compaction is loaded on demand by loadCompaction()).
   countPage: { goal: 100, ceiling: 99.7 },

@@ -101,6 +101,11 @@ export interface SummarizeOptions {
 export type Summarizer = ((request: MessagesRequest, options?: SummarizeOptions) => Promise<MessagesResponse>) & {
   /** `true` when made with `onDemandCompaction: true` (read by the library). */
   readonly onDemandCompaction?: boolean;
+  /**
+   * The `model` it was made with (read by the library when `context.summaryModel` is absent:
+   * the request is sized for that model, `max_tokens` within its output limit).
+   */
+  readonly summaryModel?: string;
 };
 
 // ---- Request body -----------------------------------------------------------------------------

@@ -140,6 +140,11 @@ export declare class OpenAiApiError extends Error {
 export interface OpenAiSummarizer {
   (request: SummaryRequest, options?: SummarizeCallOptions): Promise<SummaryResponseBody>;
   readonly api: 'chat' | 'responses';
+  /**
+   * The `model` it was made with (read by the library when `context.summaryModel` is absent:
+   * the request is sized for that model, `max_tokens` within its output limit).
+   */
+  readonly summaryModel?: string;
 }
 
 type OpenAiApiErrorClass = typeof OpenAiApiError;

@@ -1600,7 +1600,11 @@ export interface CompactContext {
   model: ModelId;
   /** Sends the summary request (SPEC §16). See {@link anthropicSummarizer}. */
   summarize: Summarizer;
-  /** The model that writes the summary. Default: `model`. */
+  /**
+   * The model that writes the summary (the request is sized for it: its window, `max_tokens`
+   * within its output limit). Default: the summarizer's own `summaryModel` (the `model` given
+   * to `anthropicSummarizer` / `openaiSummarizer`), else `model`.
+   */
   summaryModel?: ModelId | undefined;
   /** Configuration; absent fields take the environment defaults. */
   config?: Config | undefined;
