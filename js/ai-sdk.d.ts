@@ -21,25 +21,25 @@ export interface AiSdkSummarizerOptions {
    * needed is not given, `ai` is imported at the first call — which needs `ai` resolvable from
    * this package (Node; bundlers resolve it from the app). Passing both is the bundler-proof way.
    */
-  generateText?: (...args: never[]) => unknown;
+  generateText?: ((...args: never[]) => unknown) | undefined;
   /** `streamText` of the caller's `ai` package (used with `stream: true`, the default). */
-  streamText?: (...args: never[]) => unknown;
+  streamText?: ((...args: never[]) => unknown) | undefined;
   /** Stream the answer and report text to `onText` as it comes. Default true. */
-  stream?: boolean;
+  stream?: boolean | undefined;
   /** The AI SDK's own retries of a retryable API error (it honours `retry-after`). Default 2. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Time limit of the call, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Longest silence tolerated between stream parts (or before the answer), in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
-  idleTimeoutMs?: number;
+  idleTimeoutMs?: number | undefined;
   /** Cap of the output tokens: the smaller of this and the request's `max_tokens` is sent. */
-  maxOutputTokens?: number;
+  maxOutputTokens?: number | undefined;
   /** The AI SDK's `providerOptions` (e.g. `{ openai: { reasoningEffort: 'low' } }`). */
-  providerOptions?: Record<string, Record<string, unknown>>;
+  providerOptions?: Record<string, Record<string, unknown>> | undefined;
   /** Extra HTTP headers for the provider. */
-  headers?: Record<string, string | undefined>;
+  headers?: Record<string, string | undefined> | undefined;
   /** Other call settings of `generateText`/`streamText` (e.g. `{ temperature: 0 }`); the summarizer's own settings win. */
-  callSettings?: Record<string, unknown>;
+  callSettings?: Record<string, unknown> | undefined;
 }
 
 /** A summarizer made by {@link aiSdkSummarizer}. */

@@ -15,26 +15,26 @@ export interface AnthropicSummarizerOptions {
    * Sent as `x-api-key`. Default: `ANTHROPIC_API_KEY` of the environment (Node), when no other
    * credentials are given. Omit it when a proxy at `baseURL` adds the credentials.
    */
-  apiKey?: string | null;
+  apiKey?: string | null | undefined;
   /**
    * Sent as `authorization: Bearer …` (an OAuth or gateway token) instead of, or besides, the
    * API key. Default: `ANTHROPIC_AUTH_TOKEN` of the environment (Node), when no other
    * credentials are given.
    */
-  authToken?: string | null;
+  authToken?: string | null | undefined;
   /**
    * Overrides the `model` of every request the library builds. A model id ending with `[1m]`
    * (here or in the request) is sent without the suffix, with the `context-1m-2025-08-07`
    * beta: the 1M-token context it names.
    */
-  model?: string;
+  model?: string | undefined;
   /**
    * API origin, an http(s) URL; `/v1/messages` is appended to its path (a query is kept after
    * it; a `#fragment` is refused). Default `https://api.anthropic.com`.
    */
-  baseURL?: string;
+  baseURL?: string | undefined;
   /** The fetch to use. Default `globalThis.fetch`. */
-  fetch?: FetchFunction;
+  fetch?: FetchFunction | undefined;
   /**
    * Extra request headers, added after (and so overriding) the defaults; a `null` or
    * `undefined` value removes a default header. A record, an array (or another iterable) of
@@ -42,24 +42,24 @@ export interface AnthropicSummarizerOptions {
    * could not send (a line break in a value, say) is refused here (`INVALID_ARGUMENT`), not at
    * each request; the caller's own `fetch` is given every header as it is.
    */
-  headers?: Record<string, string | null | undefined> | Iterable<readonly [string, string | null | undefined]> | ReadonlyMap<string, string | null | undefined> | Headers;
+  headers?: Record<string, string | null | undefined> | Iterable<readonly [string, string | null | undefined]> | ReadonlyMap<string, string | null | undefined> | Headers | undefined;
   /** Retries of a transient failure (429, 5xx, 529, network errors, timeouts). Default 2. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Time limit of one attempt, from the request to the last byte, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Longest silence tolerated while waiting for the answer or its next chunk, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
-  idleTimeoutMs?: number;
+  idleTimeoutMs?: number | undefined;
   /** Stream the answer (server-sent events) and report text to `onText` as it comes. Default true. */
-  stream?: boolean;
+  stream?: boolean | undefined;
   /** First backoff step in ms; retry n waits a random time in [0, min(retryMaxMs, retryBaseMs × 2^n)]. Default 500. */
-  retryBaseMs?: number;
+  retryBaseMs?: number | undefined;
   /** Cap of one backoff wait in ms. Default 8000. */
-  retryMaxMs?: number;
+  retryMaxMs?: number | undefined;
   /**
    * Longest `retry-after` / `retry-after-ms` wait honoured, in ms. A longer one is not waited
    * for: the error is thrown with `retriesExhausted` and `retryAfterMs` set. Default 60000.
    */
-  maxRetryAfterMs?: number;
+  maxRetryAfterMs?: number | undefined;
   /**
    * Let the library ask the Messages API's on-demand compaction (beta `compact-2026-09-04`)
    * for the summary of Anthropic messages: the returned `compaction` block then goes first in
@@ -67,7 +67,7 @@ export interface AnthropicSummarizerOptions {
    * `compaction` with the beta header; `compaction_unavailable` and failed summaries fall
    * back to the summary prompt. Default false.
    */
-  onDemandCompaction?: boolean;
+  onDemandCompaction?: boolean | undefined;
 }
 
 /** The subset of WHATWG `fetch` the summarizer calls. */
@@ -101,6 +101,11 @@ export interface SummarizeOptions {
 export type Summarizer = ((request: MessagesRequest, options?: SummarizeOptions) => Promise<MessagesResponse>) & {
   /** `true` when made with `onDemandCompaction: true` (read by the library). */
   readonly onDemandCompaction?: boolean;
+  /**
+   * The `model` it was made with (read by the library when `context.summaryModel` is absent:
+   * the request is sized for that model, `max_tokens` within its output limit).
+   */
+  readonly summaryModel?: string;
 };
 
 // ---- Request body -----------------------------------------------------------------------------

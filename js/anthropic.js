@@ -290,6 +290,11 @@ function buildAnthropicSummarizer(options) {
     // Read by the library: it then sends the on-demand compaction request where it applies.
     Object.defineProperty(summarize, 'onDemandCompaction', { value: true, enumerable: true });
   }
+  if (typeof model === 'string' && model.trim() !== '') {
+    // Read by the library (unless `context.summaryModel` is given): the request it writes is
+    // sized for the model this summarizer sends, its `max_tokens` within that model's limit.
+    Object.defineProperty(summarize, 'summaryModel', { value: model, enumerable: true });
+  }
   return summarize;
 }
 

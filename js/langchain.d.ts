@@ -20,25 +20,25 @@ export interface LangChainChatModel {
  */
 export interface LangChainSummarizerOptions {
   /** Stream the answer (`model.stream`) and report text to `onText` as it comes; else `model.invoke`. Default true. */
-  stream?: boolean;
+  stream?: boolean | undefined;
   /**
    * Retries here of a transient failure (408/409/429 but `insufficient_quota`/5xx/529,
    * "overloaded", "rate limit", network errors, timeouts). Default 2. LangChain models retry by
    * themselves too (their `maxRetries`, default 6): set one of the two to 0.
    */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Time limit of one attempt, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Longest silence tolerated between chunks (or before the answer), in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
-  idleTimeoutMs?: number;
+  idleTimeoutMs?: number | undefined;
   /** First backoff step in ms. Default 500. */
-  retryBaseMs?: number;
+  retryBaseMs?: number | undefined;
   /** Cap of one backoff wait in ms. Default 8000. */
-  retryMaxMs?: number;
+  retryMaxMs?: number | undefined;
   /** Longest `retry-after` honoured, in ms; a longer one is thrown with `retriesExhausted`. Default 60000. */
-  maxRetryAfterMs?: number;
+  maxRetryAfterMs?: number | undefined;
   /** Call options passed to `invoke` / `stream` (e.g. `{ tags: ['compaction'] }`); `signal` is the summarizer's. */
-  callOptions?: Record<string, unknown>;
+  callOptions?: Record<string, unknown> | undefined;
 }
 
 /** A summarizer made by {@link langchainSummarizer}. */

@@ -17,56 +17,56 @@ export type { SummarizeCallOptions, SummaryRequest, SummaryResponseBody } from '
  */
 export interface OpenAiSummarizerOptions {
   /** Sent as `authorization: Bearer …`. Default: `OPENAI_API_KEY` of the environment (Node). */
-  apiKey?: string | null;
+  apiKey?: string | null | undefined;
   /** The model of every summary request (e.g. `'gpt-4.1-mini'`). Default: the request's `model`. */
-  model?: string;
+  model?: string | undefined;
   /** `'chat'` (Chat Completions, `POST /chat/completions`, the default) or `'responses'` (`POST /responses`). */
-  api?: 'chat' | 'responses';
+  api?: 'chat' | 'responses' | undefined;
   /**
    * API root, an http(s) URL; `/chat/completions` or `/responses` is appended to its path (a
    * query such as `?api-version=…` is kept after it; a `#fragment` is refused). Default
    * `OPENAI_BASE_URL` of the environment, else `https://api.openai.com/v1`.
    */
-  baseURL?: string;
+  baseURL?: string | undefined;
   /** Sent as `openai-organization`. Default `OPENAI_ORG_ID` of the environment. */
-  organization?: string | null;
+  organization?: string | null | undefined;
   /** Sent as `openai-project`. Default `OPENAI_PROJECT_ID` of the environment. */
-  project?: string | null;
+  project?: string | null | undefined;
   /** The fetch to use. Default `globalThis.fetch`. */
-  fetch?: FetchFunction;
+  fetch?: FetchFunction | undefined;
   /**
    * Extra request headers, added after the defaults; a `null` or `undefined` value removes one.
    * A record, an array (or another iterable) of `[name, value]` pairs, a `Map` or a `Headers`.
    * With the default fetch, a name or value it could not send is refused here
    * (`INVALID_ARGUMENT`); the caller's own `fetch` is given every header as it is.
    */
-  headers?: Record<string, string | null | undefined> | Iterable<readonly [string, string | null | undefined]> | ReadonlyMap<string, string | null | undefined> | Headers;
+  headers?: Record<string, string | null | undefined> | Iterable<readonly [string, string | null | undefined]> | ReadonlyMap<string, string | null | undefined> | Headers | undefined;
   /** Retries of a transient failure (408, 409, 429 but `insufficient_quota`, 5xx, network errors, timeouts). Default 2. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Time limit of one attempt, from the request to the last byte, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Longest silence tolerated while waiting for the answer or its next chunk, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
-  idleTimeoutMs?: number;
+  idleTimeoutMs?: number | undefined;
   /** Stream the answer (server-sent events) and report text to `onText` as it comes. Default true. */
-  stream?: boolean;
+  stream?: boolean | undefined;
   /** First backoff step in ms; retry n waits a random time in [0, min(retryMaxMs, retryBaseMs × 2^n)]. Default 500. */
-  retryBaseMs?: number;
+  retryBaseMs?: number | undefined;
   /** Cap of one backoff wait in ms. Default 8000. */
-  retryMaxMs?: number;
+  retryMaxMs?: number | undefined;
   /**
    * Longest wait honoured from `retry-after-ms` / `retry-after` (or, on a 429 without them, the
    * reset time of the exhausted `x-ratelimit-*` limit), in ms. A longer one is not waited for:
    * the error is thrown with `retriesExhausted` and `retryAfterMs` set. Default 60000.
    */
-  maxRetryAfterMs?: number;
+  maxRetryAfterMs?: number | undefined;
   /**
    * Cap of the output tokens (`max_completion_tokens` / `max_output_tokens`): the smaller of
    * this and the request's `max_tokens` (at most 20,000) is sent. Set it for models with a
    * smaller output limit (gpt-4o: 16,384).
    */
-  maxOutputTokens?: number;
+  maxOutputTokens?: number | undefined;
   /** Fields added to every request body (e.g. `{ reasoning: { effort: 'low' } }`, `{ service_tier: 'flex' }`). */
-  extraBody?: Record<string, unknown>;
+  extraBody?: Record<string, unknown> | undefined;
 }
 
 /** The `code` of the `TypeError` {@link openaiSummarizer} throws for bad options. */
@@ -140,6 +140,11 @@ export declare class OpenAiApiError extends Error {
 export interface OpenAiSummarizer {
   (request: SummaryRequest, options?: SummarizeCallOptions): Promise<SummaryResponseBody>;
   readonly api: 'chat' | 'responses';
+  /**
+   * The `model` it was made with (read by the library when `context.summaryModel` is absent:
+   * the request is sized for that model, `max_tokens` within its output limit).
+   */
+  readonly summaryModel?: string;
 }
 
 type OpenAiApiErrorClass = typeof OpenAiApiError;

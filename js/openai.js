@@ -239,7 +239,9 @@ function buildOpenaiSummarizer(options) {
     return sender.send(cfg, request, signal, call);
   }
 
-  return Object.assign(summarize, { api });
+  // `summaryModel` is read by the library (unless `context.summaryModel` is given): the request
+  // it writes is sized for this model, its `max_tokens` within the model's output limit.
+  return Object.assign(summarize, { api }, typeof model === 'string' && model.trim() !== '' ? { summaryModel: model } : {});
 }
 
 /** Lets users reach the error class through the function. */

@@ -9,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npx --no-install tsc -p types/tsconfig.json --noEmit
+# The same declarations under exactOptionalPropertyTypes (the SDKs' own optional fields).
+npx --no-install tsc -p types/tsconfig.exact.json --noEmit
 # The project's own JavaScript (js/, www/) as a typed consumer of the declarations.
 npx --no-install tsc -p types/tsconfig.js.json
 # The Rust side of the plain-data shapes (target/ts-shapes.json), compared by check.mjs.

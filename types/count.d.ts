@@ -30,7 +30,7 @@ export {
 /** What {@link init} of the count entry takes in its object form. */
 export interface CountInitOptions {
   /** Where the counting module's `.wasm` is (by default next to the glue). */
-  module_or_path?: InitInput | Promise<InitInput>;
+  module_or_path?: InitInput | Promise<InitInput> | undefined;
   /**
    * Loading the first module ahead: by default its `.wasm` is fetched and compiled by itself
    * once `calculateTokenWarningState` reports the warning threshold passed or
@@ -39,7 +39,7 @@ export interface CountInitOptions {
    * {@link loadCompaction} loads it. `{ module_or_path }`: where its `.wasm` is (not a
    * `Response`: its body can be read once, and a failed load ahead is tried again).
    */
-  prefetchCompaction?: boolean | { module_or_path: Exclude<InitInput, Response> | Promise<Exclude<InitInput, Response>> };
+  prefetchCompaction?: boolean | { module_or_path: Exclude<InitInput, Response> | Promise<Exclude<InitInput, Response>> } | undefined;
 }
 
 /**

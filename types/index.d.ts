@@ -484,9 +484,9 @@ export interface ApiMessageInput {
 export interface TranscriptLineInput {
   readonly type: string;
   readonly message?: {
-    readonly role?: string;
-    readonly content?: string | readonly ContentBlockInput[] | null;
-  } | null;
+    readonly role?: string | undefined;
+    readonly content?: string | readonly ContentBlockInput[] | null | undefined;
+  } | null | undefined;
 }
 
 /** A Vercel AI SDK `UIMessage` as input (what `useChat` keeps): `parts`, tool parts included. */
@@ -502,7 +502,7 @@ export interface UIMessageInput {
  */
 export interface RoleMessageInput {
   readonly role: string;
-  readonly content?: string | null | readonly ContentBlockInput[];
+  readonly content?: string | null | readonly ContentBlockInput[] | undefined;
 }
 
 /**
@@ -535,7 +535,7 @@ export type MessageInput =
 /** An OpenAI Responses `item_reference` (`{id}`, `type` optional): nothing to read, counted 0. */
 export interface ItemReferenceInput {
   readonly id: string;
-  readonly type?: 'item_reference' | null;
+  readonly type?: 'item_reference' | null | undefined;
 }
 
 /** The shapes of message the library reads, as {@link CompactionResult.messageShape} names them. */
@@ -571,7 +571,7 @@ export type ShapeName = 'anthropic' | MessageShape | 'auto';
  * an `UNSUPPORTED_SHAPE` error listing the accepted ones.
  */
 export interface ShapeOptions {
-  shape?: ShapeName;
+  shape?: ShapeName | undefined;
 }
 
 /** LangChain messages, told apart from Anthropic ones by what only they have. */
@@ -594,11 +594,22 @@ export type IsOtherShape<M> = [M] extends [LangChainLike]
 /** What could be an Anthropic message (the SDK's `MessageParam` allows `role: 'system'`) or a line. */
 type AnthropicLike =
   | ApiMessageInput
-  | { readonly role: 'system'; readonly content: string | readonly ContentBlockInput[] }
+  | { readonly role: 'system'; readonly content?: string | readonly ContentBlockInput[] }
   | TranscriptLineInput;
 
-/** What a compaction adds to a conversation of `M`: `A` for Anthropic messages and lines, else `M`. */
-export type AddedMessage<M, A> = IsOtherShape<M> extends true ? M : A;
+/** Anthropic messages with no transcript line among them (the SDK's `MessageParam`). */
+type ApiMessagesOnly<M> = [M] extends [ApiMessageInput | { readonly role: 'system'; readonly content?: string | readonly ContentBlockInput[] | undefined }] ? true : false;
+
+/**
+ * What a compaction adds to a conversation of `M`: `A` for Anthropic messages and lines (for
+ * Anthropic messages with no line among them, `A`'s API messages and the boundary line only:
+ * the summary, restored files and hook texts are then API user messages), else `M`.
+ */
+export type AddedMessage<M, A> = IsOtherShape<M> extends true
+  ? M
+  : ApiMessagesOnly<M> extends true
+    ? Exclude<A, CompactSummaryLine | TranscriptAttachmentLine | TranscriptUserLine>
+    : A;
 
 // ============================================================================================
 // Configuration (SPEC §4, §5)
@@ -615,34 +626,34 @@ export type AddedMessage<M, A> = IsOtherShape<M> extends true ? M : A;
  */
 export interface Config {
   /** Overrides the model's context window, in tokens. */
-  contextWindow?: number;
+  contextWindow?: number | undefined;
   /** Overrides the model's default max output tokens (capped at the model's upper limit). */
-  maxOutputTokens?: number;
+  maxOutputTokens?: number | undefined;
   /** Enables the 1M-token context for models that support it (Sonnet 4/4.5/4.6, Opus 4.6). */
-  enable1mContext?: boolean;
+  enable1mContext?: boolean | undefined;
   /**
    * Caps the window used for auto-compaction. `CLAUDE_CODE_AUTO_COMPACT_WINDOW` gives the
    * default, ignored for a model it leaves no room (after the output reserve and the
    * 13,000-token buffer); a value given here that leaves none is `INVALID_CONFIG`.
    */
-  autoCompactWindow?: number;
+  autoCompactWindow?: number | undefined;
   /**
    * Percent (1–100) of the effective window at which to auto-compact; can only lower the
    * threshold (`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`).
    */
-  autoCompactPctOverride?: number;
+  autoCompactPctOverride?: number | undefined;
   /** Overrides the blocking limit (default: effective window − 3,000). */
-  blockingLimitOverride?: number;
+  blockingLimitOverride?: number | undefined;
   /** Disables all compaction, manual included (`DISABLE_COMPACT`). */
-  disableCompact?: boolean;
+  disableCompact?: boolean | undefined;
   /** Disables automatic compaction; manual stays allowed (`DISABLE_AUTO_COMPACT`). */
-  disableAutoCompact?: boolean;
+  disableAutoCompact?: boolean | undefined;
   /** The user setting for auto-compaction (default `true`). */
-  autoCompactEnabled?: boolean;
+  autoCompactEnabled?: boolean | undefined;
   /** Reactive-only mode: no proactive auto-compaction, compact only when the API rejects. */
-  reactiveOnly?: boolean;
+  reactiveOnly?: boolean | undefined;
   /** Context-collapse mode: another mechanism manages the context. */
-  contextCollapse?: boolean;
+  contextCollapse?: boolean | undefined;
   /**
    * Context window of the model that writes summaries, when smaller than the main one. The
    * summary request keeps 20,000 tokens of it for the summary (SPEC §14) where the window also
@@ -651,7 +662,7 @@ export interface Config {
    * leaves its input (never more output than the window holds). At least 4,096 tokens, else
    * `INVALID_CONFIG`.
    */
-  summaryContextWindow?: number;
+  summaryContextWindow?: number | undefined;
 }
 
 /**
@@ -660,10 +671,10 @@ export interface Config {
  * unparseable values are ignored.
  */
 export interface EnvironmentDefaults {
-  DISABLE_COMPACT?: string;
-  DISABLE_AUTO_COMPACT?: string;
-  CLAUDE_AUTOCOMPACT_PCT_OVERRIDE?: string;
-  CLAUDE_CODE_AUTO_COMPACT_WINDOW?: string;
+  DISABLE_COMPACT?: string | undefined;
+  DISABLE_AUTO_COMPACT?: string | undefined;
+  CLAUDE_AUTOCOMPACT_PCT_OVERRIDE?: string | undefined;
+  CLAUDE_CODE_AUTO_COMPACT_WINDOW?: string | undefined;
   [variable: string]: string | undefined;
 }
 
@@ -718,24 +729,24 @@ export type QuerySource =
 
 /** Options of {@link shouldAutoCompact}. */
 export interface ShouldAutoCompactOptions {
-  querySource?: QuerySource;
+  querySource?: QuerySource | undefined;
   /** Tokens already freed by snipping this turn, subtracted from the count. */
-  snipTokensFreed?: number;
-  config?: Config;
+  snipTokensFreed?: number | undefined;
+  config?: Config | undefined;
   /** {@link GivenUsage.usage}: what the provider reported for the last response, for messages that carry no usage. */
-  usage?: GivenUsage['usage'];
+  usage?: GivenUsage['usage'] | undefined;
   /** {@link GivenUsage.usageAt}. */
-  usageAt?: number;
+  usageAt?: number | undefined;
   /** {@link Preamble.system}. */
-  system?: Preamble['system'];
+  system?: Preamble['system'] | undefined;
   /** {@link Preamble.tools}. */
-  tools?: Preamble['tools'];
+  tools?: Preamble['tools'] | undefined;
   /** {@link ShapeOptions.shape}. */
-  shape?: ShapeName;
+  shape?: ShapeName | undefined;
   /** {@link TokenCounter}: your tokenizer instead of the character estimate. */
-  tokenCounter?: TokenCounter;
+  tokenCounter?: TokenCounter | undefined;
   /** {@link TokenCountOptions.calibration}: the line a compaction result gave back. */
-  calibration?: CountCalibration | null;
+  calibration?: CountCalibration | null | undefined;
 }
 
 // ============================================================================================
@@ -877,27 +888,27 @@ export interface ContextOverflow {
 /** Options of {@link microCompact}. */
 export interface MicroCompactOptions {
   /** The most recent compactable results that are never cleared (a whole number ≥ 0). Default 5. */
-  keepRecent?: number;
+  keepRecent?: number | undefined;
   /**
    * Time-based variant: clear only when the last assistant message is older than this many
    * minutes (the prompt cache has expired by then). Off unless given; Claude Code uses 60.
    */
-  idleMinutes?: number;
+  idleMinutes?: number | undefined;
   /** The current time: ms since the epoch, a `Date` or an ISO-8601 string. Default `Date.now()`. */
-  now?: number | Date | string;
+  now?: number | Date | string | undefined;
   /** Time of the last assistant message (ms, a `Date` or an ISO-8601 string); default: read from the messages. */
-  lastAssistantTimestamp?: number | Date | string;
+  lastAssistantTimestamp?: number | Date | string | undefined;
   /** Keep the latest result per file path even when older than `keepRecent`. */
-  keepLatestPerPath?: boolean;
+  keepLatestPerPath?: boolean | undefined;
   /**
    * Tool names whose results may be cleared; `'*'` allows every tool. Default: Claude Code's
    * Read, Bash, Shell, PowerShell, Grep, Glob, WebSearch, WebFetch, Edit, Write, plus results of
    * at least 500 tokens of any tool whose name reads as re-obtainable (`read_file`,
    * `mcp__github__get_issue`, `runShellCommand`), never `todo`/`task`/`ask`/`think`-like tools.
    */
-  compactableTools?: string[];
+  compactableTools?: string[] | undefined;
   /** {@link ShapeOptions.shape}. */
-  shape?: ShapeName;
+  shape?: ShapeName | undefined;
 }
 
 /** What {@link microCompact} returns. */
@@ -917,15 +928,15 @@ export type CompactTrigger = 'auto' | 'manual';
 /** Options of {@link createCompactBoundaryMessage}. */
 export interface CompactBoundaryOptions {
   /** `uuid` of the last message before the compaction (`logicalParentUuid`). */
-  lastUuid?: string;
+  lastUuid?: string | undefined;
   /** Names of tools discovered before the compaction. */
-  preCompactDiscoveredTools?: string[];
+  preCompactDiscoveredTools?: string[] | undefined;
   /** The new line's `uuid`. Default: a random UUID. */
-  uuid?: string;
+  uuid?: string | undefined;
   /** The new line's ISO-8601 `timestamp`. Default: now. */
-  timestamp?: string;
+  timestamp?: string | undefined;
   /** A transcript line whose session fields (`sessionId`, `cwd`, `version`, `gitBranch`, …) are copied. */
-  template?: MessageInput;
+  template?: MessageInput | undefined;
 }
 
 /** A message sent to the Messages API, as {@link toApiMessages} gives it. */
@@ -933,6 +944,26 @@ export interface ApiViewMessage {
   role: Role;
   content: ContentBlock[];
 }
+
+/**
+ * What {@link toApiMessages} gives for messages of type `M`. For Anthropic messages of your own
+ * type (the SDK's `MessageParam`, `BetaMessageParam`, a `Message` pushed as it came) each view
+ * message is `{role, content}` with your own block type (the view holds your blocks, and text
+ * blocks it writes itself), so it goes to `client.messages.create` with no cast — also a
+ * `Compactor<MessageParam>`'s messages after a compaction (the boundary line is left out of the
+ * view); for transcript lines and other shapes, {@link ApiViewMessage}.
+ */
+export type ApiViewOf<M> = 0 extends 1 & M
+  ? ApiViewMessage
+  : M extends CompactBoundaryLine
+    ? never // left out: the view starts after it
+    : IsOtherShape<M> extends true
+      ? ApiViewMessage
+      : M extends { readonly role: infer R extends Role | 'system'; readonly content: string }
+        ? { role: R; content: Array<{ type: 'text'; text: string }> }
+        : M extends { readonly role: infer R extends Role | 'system'; readonly content?: string | ReadonlyArray<infer B> }
+          ? { role: R; content: Array<Exclude<B, string>> }
+          : ApiViewMessage;
 
 /** One broken API invariant. */
 export interface ApiProblem {
@@ -958,41 +989,41 @@ export type ThinkingKeep = 'all' | number | { type: 'all' } | { type: 'thinking_
  */
 export interface ContextManagementOptions {
   /** Send the `clear_thinking_20251015` edit (set it when the request enables extended thinking). */
-  clearThinking?: boolean;
+  clearThinking?: boolean | undefined;
   /** A fixed `keep` for the thinking edit; default `"all"`, or 1 turn after an idle period. */
-  thinkingKeep?: ThinkingKeep;
+  thinkingKeep?: ThinkingKeep | undefined;
   /** Whether the session is idle (wins over the other idleness inputs). */
-  isIdle?: boolean;
+  isIdle?: boolean | undefined;
   /** Minutes since the last assistant message. */
-  idleMinutes?: number;
+  idleMinutes?: number | undefined;
   /** Time of the last assistant message, ms since the epoch (used with `nowMs`). */
-  lastAssistantMs?: number;
+  lastAssistantMs?: number | undefined;
   /** The current time, ms since the epoch. */
-  nowMs?: number;
+  nowMs?: number | undefined;
   /** Idle beyond this many minutes counts as idle. Default 60. */
-  idleThresholdMinutes?: number;
+  idleThresholdMinutes?: number | undefined;
   /** Send the `clear_tool_uses_20250919` edit. */
-  clearToolUses?: boolean;
+  clearToolUses?: boolean | undefined;
   /** `trigger` in input tokens. Default 180,000. */
-  triggerInputTokens?: number;
+  triggerInputTokens?: number | undefined;
   /** `clear_at_least` in input tokens (0 omits it). Default: trigger − target = 140,000. */
-  clearAtLeast?: number;
+  clearAtLeast?: number | undefined;
   /** Where clearing should bring the context. Default 40,000. */
-  targetInputTokens?: number;
+  targetInputTokens?: number | undefined;
   /** `keep` in tool uses: a whole number ≥ 0 (`INVALID_CONFIG` otherwise). Default: the API's. */
-  keepToolUses?: number;
+  keepToolUses?: number | undefined;
   /** `clear_tool_inputs`: all, none, or these tools. Default Bash, Glob, Grep, Read, WebFetch, WebSearch. */
-  clearToolInputs?: boolean | string[];
+  clearToolInputs?: boolean | string[] | undefined;
   /** `exclude_tools`. Default Edit, Write, NotebookEdit. */
-  excludeTools?: string[];
+  excludeTools?: string[] | undefined;
   /** Send the `compact_20260112` edit (the API's threshold compaction, beta `compact-2026-01-12`). */
-  compact?: boolean;
+  compact?: boolean | undefined;
   /** Its `trigger` in input tokens: a whole number ≥ 50,000 (the API's minimum). Default 150,000. */
-  compactTriggerInputTokens?: number;
+  compactTriggerInputTokens?: number | undefined;
   /** Its `pause_after_compaction`: the response stops after the block (`stop_reason: 'compaction'`). */
-  pauseAfterCompaction?: boolean;
+  pauseAfterCompaction?: boolean | undefined;
   /** Its `instructions`: a summary prompt that replaces the API's (not blank). */
-  compactInstructions?: string;
+  compactInstructions?: string | undefined;
 }
 
 /** The `clear_thinking_20251015` edit. */
@@ -1034,32 +1065,32 @@ export interface ApplyApiCompactionOptions {
    * Leave out the messages before the compaction block (the API ignores them anyway).
    * Default `false`: the whole history stays and the block marks where the context starts.
    */
-  dropIgnored?: boolean;
+  dropIgnored?: boolean | undefined;
   /**
    * After a pause (`stop_reason: 'compaction'`), put the messages from the latest user
    * request on back after the block, so the next request answers it. Default `true`.
    */
-  keepLastRequest?: boolean;
+  keepLastRequest?: boolean | undefined;
 }
 
 /** What {@link applyApiCompaction} reads of a Messages API response body. */
 export interface ApiCompactionResponse {
   content: readonly unknown[];
-  stop_reason?: string | null;
-  usage?: (SummaryUsage & { iterations?: readonly ApiUsageIteration[] | null }) | null;
+  stop_reason?: string | null | undefined;
+  usage?: (SummaryUsage & { iterations?: readonly ApiUsageIteration[] | null | undefined }) | null | undefined;
 }
 
 /** One step of a response's `usage.iterations` (the compaction, then the message). */
 export interface ApiUsageIteration {
   type: 'compaction' | 'message' | (string & {});
-  input_tokens?: number | null;
-  output_tokens?: number | null;
-  cache_creation_input_tokens?: number | null;
-  cache_read_input_tokens?: number | null;
+  input_tokens?: number | null | undefined;
+  output_tokens?: number | null | undefined;
+  cache_creation_input_tokens?: number | null | undefined;
+  cache_read_input_tokens?: number | null | undefined;
 }
 
 /** What {@link applyApiCompaction} returns. */
-export interface ApiCompactionApplied<M> {
+export interface ApiCompactionApplied<M, R extends ApiCompactionResponse = ApiCompactionResponse> {
   /**
    * The conversation to continue with: your messages (all, or from the block on with
    * `dropIgnored`), the response as `{role: 'assistant', content}` (its own `content` array,
@@ -1067,7 +1098,7 @@ export interface ApiCompactionApplied<M> {
    * response among them as a shallow copy without its `usage`, which measured the context
    * before the compaction).
    */
-  messages: Array<M | { role: 'assistant'; content: readonly unknown[] }>;
+  messages: Array<M | { role: 'assistant'; content: R['content'] }>;
   /** The response begins with a compaction block that has content: the context starts there. */
   compacted: boolean;
   /** The response's compaction block has `content: null`: it failed and changed nothing. */
@@ -1136,17 +1167,17 @@ export type OnDemandCompactionRequest = {
 /** A block of the summarizer's response: text blocks are read, others ignored. */
 export interface SummaryResponseBlock {
   type: string;
-  text?: string;
+  text?: string | undefined;
   /** A `compaction` block's summary (`null`: the compaction failed). */
-  content?: string | null;
+  content?: string | null | undefined;
 }
 
 /** The usage of the summary call (reported as {@link CompactionResult.compactionUsage}). */
 export interface SummaryUsage {
-  input_tokens?: number | null;
-  output_tokens?: number | null;
-  cache_creation_input_tokens?: number | null;
-  cache_read_input_tokens?: number | null;
+  input_tokens?: number | null | undefined;
+  output_tokens?: number | null | undefined;
+  cache_creation_input_tokens?: number | null | undefined;
+  cache_read_input_tokens?: number | null | undefined;
 }
 
 /**
@@ -1161,17 +1192,17 @@ export interface SummaryUsage {
  */
 export interface SummaryResponse {
   content: string | readonly SummaryResponseBlock[];
-  stop_reason?: StopReason | null;
-  usage?: SummaryUsage | null;
+  stop_reason?: StopReason | null | undefined;
+  usage?: SummaryUsage | null | undefined;
   /** A LangChain message's metadata: why it stopped. */
-  response_metadata?: { stop_reason?: string | null; finish_reason?: string | null; finishReason?: string | null } | null;
+  response_metadata?: { stop_reason?: string | null | undefined; finish_reason?: string | null | undefined; finishReason?: string | null | undefined } | null | undefined;
 }
 
 /** An AI SDK `generateText` result returned by a summarizer as it is. */
 export interface SummaryTextResponse {
   text: string;
   /** `length` (the output was cut): `SUMMARY_TRUNCATED`. */
-  finishReason?: string | { unified?: string } | null;
+  finishReason?: string | { unified?: string | undefined } | null | undefined;
   usage?: unknown;
 }
 
@@ -1226,7 +1257,7 @@ export type Summarizer = (request: SummaryRequest, options: SummarizeOptions) =>
 /** Options of {@link offlineSummarizer}. */
 export interface OfflineSummarizerOptions {
   /** Token budget of the summary (a whole number ≥ 1). Default 8,000. */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
 }
 
 /**
@@ -1352,16 +1383,16 @@ export interface ClaudeCodeHookFields {
 export type PreCompactHookOutput =
   | string
   | (ClaudeCodeHookFields & {
-      instructions?: HookText;
+      instructions?: HookText | undefined;
       /** Same as `instructions` (the first given is used). */
-      customInstructions?: HookText;
+      customInstructions?: HookText | undefined;
       /** Same as `instructions`. */
-      newCustomInstructions?: HookText;
-      userDisplayMessage?: HookText;
+      newCustomInstructions?: HookText | undefined;
+      userDisplayMessage?: HookText | undefined;
       /** Same as `userDisplayMessage`. */
-      displayMessage?: HookText;
+      displayMessage?: HookText | undefined;
       /** Same as `userDisplayMessage` (Claude Code's hook JSON word). */
-      systemMessage?: HookText;
+      systemMessage?: HookText | undefined;
     })
   | null
   | undefined
@@ -1383,13 +1414,13 @@ export type SessionStartHookOutput =
   | string
   | Array<HookText | { content: HookText }>
   | (ClaudeCodeHookFields & {
-      messages?: HookText | Array<HookText | { role?: string; content: HookText }>;
+      messages?: HookText | Array<HookText | { role?: string | undefined; content: HookText }> | undefined;
       /** A single text. */
-      additionalContext?: HookText;
+      additionalContext?: HookText | undefined;
       /** Same as `additionalContext`. */
-      message?: HookText;
+      message?: HookText | undefined;
       /** Claude Code's SessionStart hook JSON. */
-      hookSpecificOutput?: { hookEventName?: string; additionalContext?: HookText };
+      hookSpecificOutput?: { hookEventName?: string | undefined; additionalContext?: HookText | undefined } | undefined;
     })
   | null
   | undefined
@@ -1413,11 +1444,11 @@ export interface PostCompactHookInput {
 export type PostCompactHookOutput =
   | string
   | (ClaudeCodeHookFields & {
-      userDisplayMessage?: HookText;
+      userDisplayMessage?: HookText | undefined;
       /** Same as `userDisplayMessage`. */
-      displayMessage?: HookText;
+      displayMessage?: HookText | undefined;
       /** Same as `userDisplayMessage` (Claude Code's hook JSON word). */
-      systemMessage?: HookText;
+      systemMessage?: HookText | undefined;
     })
   | null
   | undefined
@@ -1430,11 +1461,11 @@ export type PostCompactHookOutput =
  */
 export interface CompactHooks {
   /** Before the summary request: may add instructions and a message for the user. */
-  preCompact?: (input: PreCompactHookInput) => Awaitable<PreCompactHookOutput>;
+  preCompact?: ((input: PreCompactHookInput) => Awaitable<PreCompactHookOutput>) | undefined;
   /** After compaction: its texts are appended to the conversation. */
-  sessionStart?: (input: SessionStartHookInput) => Awaitable<SessionStartHookOutput>;
+  sessionStart?: ((input: SessionStartHookInput) => Awaitable<SessionStartHookOutput>) | undefined;
   /** After compaction: may add a message for the user. */
-  postCompact?: (input: PostCompactHookInput) => Awaitable<PostCompactHookOutput>;
+  postCompact?: ((input: PostCompactHookInput) => Awaitable<PostCompactHookOutput>) | undefined;
 }
 
 // ============================================================================================
@@ -1444,14 +1475,14 @@ export interface CompactHooks {
 /** What the agent knows of a file it read: the content is restored after compaction. */
 export interface FileState {
   /** The content as read; without it the file is restored only through `readFile`. */
-  content?: string;
+  content?: string | undefined;
   /** When it was read, in ms since the epoch or as a `Date` (most recent files are restored first). */
-  timestamp?: number | Date;
+  timestamp?: number | Date | undefined;
   /** Same as `timestamp`. */
-  mtime?: number | Date;
+  mtime?: number | Date | undefined;
   /** Claude Code's partial-read fields (kept, not read). */
-  offset?: number;
-  limit?: number;
+  offset?: number | undefined;
+  limit?: number | undefined;
 }
 
 /** A {@link FileState} with its path, for the array form of the read-file state. */
@@ -1473,7 +1504,7 @@ export interface SkillState {
   /** The skill's instructions (the head is kept when cut). */
   content: string;
   /** Its name (default: the key). */
-  name?: string;
+  name?: string | undefined;
 }
 
 /** Invoked skills: name → {@link SkillState} (or the content string), or an array of `{name, content}`. */
@@ -1484,12 +1515,12 @@ export type InvokedSkills =
 
 /** A background agent still running, announced again after compaction. */
 export interface AsyncAgent {
-  id?: string;
+  id?: string | undefined;
   /** Same as `id`. */
-  agentId?: string;
-  description?: string;
+  agentId?: string | undefined;
+  description?: string | undefined;
   /** Default `running`. */
-  status?: string;
+  status?: string | undefined;
 }
 
 /** Information about a repeated compaction, passed through to the PreCompact hooks. */
@@ -1571,10 +1602,14 @@ export interface CompactContext {
   model: ModelId;
   /** Sends the summary request (SPEC §16). See {@link anthropicSummarizer}. */
   summarize: Summarizer;
-  /** The model that writes the summary. Default: `model`. */
-  summaryModel?: ModelId;
+  /**
+   * The model that writes the summary (the request is sized for it: its window, `max_tokens`
+   * within its output limit). Default: the summarizer's own `summaryModel` (the `model` given
+   * to `anthropicSummarizer` / `openaiSummarizer`), else `model`.
+   */
+  summaryModel?: ModelId | undefined;
   /** Configuration; absent fields take the environment defaults. */
-  config?: Config;
+  config?: Config | undefined;
   /**
    * Files the agent read: snapshotted, restored after the summary (at most 5, 5,000 tokens
    * each, 50,000 together, and with skills no further than the warning line: the next request
@@ -1582,52 +1617,52 @@ export interface CompactContext {
    * compaction read are deleted (those read when a summary written ahead started, for a swap);
    * an entry added or changed meanwhile (a new value, or its object changed in place) stays.
    */
-  readFileState?: ReadFileState;
+  readFileState?: ReadFileState | undefined;
   /** Reads a file fresh for restoration (instead of the snapshot). `null`: not readable, skipped. */
-  readFile?: (path: string) => Awaitable<string | { content: string } | null | undefined>;
+  readFile?: ((path: string) => Awaitable<string | { content: string } | null | undefined>) | undefined;
   /** Paths of nested memory files loaded; cleared on success like `readFileState`. */
-  loadedNestedMemoryPaths?: Set<string> | Map<string, unknown> | string[] | Record<string, unknown>;
+  loadedNestedMemoryPaths?: Set<string> | Map<string, unknown> | string[] | Record<string, unknown> | undefined;
   /** The current plan, attached again after compaction. */
-  plan?: string | null;
+  plan?: string | null | undefined;
   /** Whether plan mode is on (its instructions are attached again). */
-  planMode?: boolean;
+  planMode?: boolean | undefined;
   /** Skills invoked in the session, restored within 5,000 tokens each and 25,000 together. */
-  invokedSkills?: InvokedSkills;
+  invokedSkills?: InvokedSkills | undefined;
   /** Names of skills already announced: deliberately never reset by a compaction (nor read). */
-  sentSkillNames?: Set<string> | string[];
+  sentSkillNames?: Set<string> | string[] | undefined;
   /** Tools discovered before compaction: announced again and recorded in the boundary. */
-  discoveredTools?: Array<string | { name: string }>;
+  discoveredTools?: Array<string | { name: string }> | undefined;
   /** Same as `discoveredTools` (used when that is absent). */
-  tools?: Array<string | { name: string }>;
+  tools?: Array<string | { name: string }> | undefined;
   /** Agents available, announced again. */
-  agents?: Array<string | { name?: string; description?: string }>;
+  agents?: Array<string | { name?: string | undefined; description?: string | undefined }> | undefined;
   /** MCP server instructions, announced again: one text, server → text, or a list. */
-  mcpInstructions?: string | Record<string, string> | Array<string | { server?: string; instructions?: string }>;
+  mcpInstructions?: string | Record<string, string> | Array<string | { server?: string | undefined; instructions?: string | undefined }> | undefined;
   /** Background agents still running, announced again. */
-  asyncAgents?: AsyncAgent[];
+  asyncAgents?: AsyncAgent[] | undefined;
   /**
    * The session memory (a running summary kept across the session), or a function giving
    * it. Session-memory compaction (SPEC §12) uses it as the summary, with no model call.
    */
-  sessionMemory?: string | null | (() => Awaitable<string | null | undefined>);
+  sessionMemory?: string | null | (() => Awaitable<string | null | undefined>) | undefined;
   /** PreCompact, SessionStart and PostCompact hooks. */
-  hooks?: CompactHooks;
+  hooks?: CompactHooks | undefined;
   /** Aborts the compaction at every wait; it then rejects with `ABORTED`, nothing committed. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Called at each step. Exceptions it throws are ignored. */
-  onProgress?: (event: ProgressEvent) => void;
+  onProgress?: ((event: ProgressEvent) => void) | undefined;
   /** Passed to the summarizer to receive the summary text as it streams. */
-  onText?: (text: string) => void;
+  onText?: ((text: string) => void) | undefined;
   /** {@link autoCompactIfNeeded} and {@link Compactor.maybeAutoCompact} only: who makes the request (see {@link QuerySource}). */
-  querySource?: QuerySource;
+  querySource?: QuerySource | undefined;
   /** {@link autoCompactIfNeeded} and {@link Compactor.maybeAutoCompact} only: tokens already freed by snipping this turn. */
-  snipTokensFreed?: number;
+  snipTokensFreed?: number | undefined;
   /**
    * {@link autoCompactIfNeeded}, {@link reactiveCompact} and the {@link Compactor} (both
    * `maybeAutoCompact` and `compact`, where the call's own `retryBaseMs` wins): first backoff
    * delay of transient retries, ms (not negative; default 1,000; each backoff at most 32,000).
    */
-  retryBaseMs?: number;
+  retryBaseMs?: number | undefined;
   /**
    * Time limit of each callback of a compaction, ms: the summary request (after it the
    * compaction fails with `TIMEOUT`), `readFile` (the file is not restored) and each hook
@@ -1637,7 +1672,7 @@ export interface CompactContext {
    * whatever the limit). Default 600,000 (10 minutes); 0 for no limit; at most
    * 2,147,483,647 (the longest JavaScript timer), else `INVALID_ARGUMENT`.
    */
-  summaryTimeoutMs?: number;
+  summaryTimeoutMs?: number | undefined;
   /**
    * Content that must survive every compaction verbatim and exactly once: strings become user
    * messages, message objects are kept as given (the same objects), after the summary. A message
@@ -1645,13 +1680,13 @@ export interface CompactContext {
    * conversation is kept where it is, with its other half (in `messagesToKeep`); one whose
    * other half is nowhere is added with that call or result rewritten as text.
    */
-  pinned?: ReadonlyArray<string | MessageInput>;
+  pinned?: ReadonlyArray<string | MessageInput> | undefined;
   /**
    * Keep the latest user request verbatim after the summary on every path that compacts with
    * this context (automatic, reactive, session memory), as {@link CompactOptions.keepLastUserMessage}
    * does for one call.
    */
-  keepLastUserMessage?: boolean;
+  keepLastUserMessage?: boolean | undefined;
   /**
    * Summarize a conversation too long for the summarizer's window in parts instead of
    * dropping its oldest rounds (SPEC §8, the default): the oldest part first, then each later
@@ -1660,21 +1695,21 @@ export interface CompactContext {
    * prompt-too-long answer; parts end between API turns (a tool call and its result stay
    * together). Dropping rounds stays only for one turn too long on its own. Default `false`.
    */
-  summarizeInParts?: boolean;
+  summarizeInParts?: boolean | undefined;
   /** {@link ShapeOptions.shape}. */
-  shape?: ShapeName;
+  shape?: ShapeName | undefined;
   /** {@link TokenCounter}: your tokenizer instead of the character estimate. */
-  tokenCounter?: TokenCounter;
+  tokenCounter?: TokenCounter | undefined;
   /**
    * The system prompt every request sends ({@link Preamble.system}): counted (by automatic
    * compaction and a {@link Compactor}) while no response's usage anchors the count.
    */
-  system?: Preamble['system'];
+  system?: Preamble['system'] | undefined;
   /**
    * The tool definitions every request sends ({@link Preamble.tools}; `tools` here names the
    * discovered tools), counted like {@link CompactContext.system}.
    */
-  toolDefinitions?: Preamble['tools'];
+  toolDefinitions?: Preamble['tools'] | undefined;
   /**
    * The line an earlier compaction learned ({@link CompactionResult.calibration}), given back
    * to a stateless call whose messages no longer hold the usage it was learned from (API
@@ -1682,30 +1717,30 @@ export interface CompactContext {
    * the size checks and `truePostCompactTokenCount` use it, and the result reports it again.
    * Not an option of a {@link Compactor}, which keeps its own.
    */
-  calibration?: CountCalibration | null;
+  calibration?: CountCalibration | null | undefined;
 }
 
 /** Options of {@link compactConversation}. */
 export interface CompactOptions {
   /** Ask the model to carry on without asking questions (implied by `isAutoCompact`). */
-  suppressFollowUpQuestions?: boolean;
+  suppressFollowUpQuestions?: boolean | undefined;
   /** Extra summary instructions (`/compact <instructions>`); they go into the request only. */
-  customInstructions?: string;
+  customInstructions?: string | undefined;
   /** Automatic compaction (trigger `auto`) rather than manual. */
-  isAutoCompact?: boolean;
+  isAutoCompact?: boolean | undefined;
   /** Passed through to the PreCompact hooks. */
-  recompactionInfo?: RecompactionInfo;
+  recompactionInfo?: RecompactionInfo | undefined;
   /** First backoff delay of transient retries, ms. Default 1,000. */
-  retryBaseMs?: number;
+  retryBaseMs?: number | undefined;
   /**
    * Append to the summary a short deterministic list of what its {@link LossReport} names
    * (files, user messages, errors it does not mention), so nothing is silently dropped.
    */
-  appendMissing?: boolean;
+  appendMissing?: boolean | undefined;
   /** Keep the latest user request verbatim after the summary (in `messagesToKeep`). */
-  keepLastUserMessage?: boolean;
+  keepLastUserMessage?: boolean | undefined;
   /** {@link ShapeOptions.shape}. */
-  shape?: ShapeName;
+  shape?: ShapeName | undefined;
 }
 
 // ============================================================================================
@@ -2101,21 +2136,21 @@ export declare function tokenCountWithEstimation<M extends MessageInput>(
 /** Options of {@link tokenCountWithEstimation}. */
 export interface TokenCountOptions {
   /** With `model`, a usage more than twice the model's window throws `INVALID_TOKEN_COUNT` (bogus, e.g. added up across turns). */
-  model?: ModelId;
+  model?: ModelId | undefined;
   /** The model's configuration (its window). */
-  config?: Config | null;
+  config?: Config | null | undefined;
   /** {@link GivenUsage.usage}: what the provider reported for the last response, for messages that carry no usage. */
-  usage?: GivenUsage['usage'];
+  usage?: GivenUsage['usage'] | undefined;
   /** {@link GivenUsage.usageAt}. */
-  usageAt?: number;
+  usageAt?: number | undefined;
   /** {@link Preamble.system}. */
-  system?: Preamble['system'];
+  system?: Preamble['system'] | undefined;
   /** {@link Preamble.tools}. */
-  tools?: Preamble['tools'];
+  tools?: Preamble['tools'] | undefined;
   /** {@link ShapeOptions.shape}. */
-  shape?: ShapeName;
+  shape?: ShapeName | undefined;
   /** {@link TokenCounter}: your tokenizer instead of the character estimate. */
-  tokenCounter?: TokenCounter;
+  tokenCounter?: TokenCounter | undefined;
   /**
    * What a {@link Compactor} learned from the usage it saw ({@link Compactor.calibration}):
    * where no usage anchors the count, the count is `overhead + ratio × estimate` (the system
@@ -2123,7 +2158,7 @@ export interface TokenCountOptions {
    * is learned from the usage before the latest compaction boundary, when the messages still
    * hold it (a transcript).
    */
-  calibration?: CountCalibration | null;
+  calibration?: CountCalibration | null | undefined;
 }
 
 /**
@@ -2137,7 +2172,7 @@ export interface TokenCountOptions {
  */
 export interface Preamble {
   /** The system prompt: a string, or text blocks / parts (`{type: 'text', text}`). */
-  system?: string | ReadonlyArray<string | { readonly type?: string; readonly text?: string }> | null;
+  system?: string | ReadonlyArray<string | { readonly type?: string | undefined; readonly text?: string | undefined }> | null | undefined;
   /**
    * The tool definitions as you send them (Anthropic's or OpenAI's array, the AI SDK's record, LangChain
    * tools), measured as JSON; a schema object (zod 3 or 4, or any Standard JSON Schema) as the JSON
@@ -2164,17 +2199,17 @@ export interface GivenUsage {
    * `cache_creation_input_tokens` and `cache_read_input_tokens` are added to the input.
    */
   usage: {
-    input_tokens?: number | null;
-    inputTokens?: number | null;
-    prompt_tokens?: number | null;
-    output_tokens?: number | null;
-    outputTokens?: number | null;
-    completion_tokens?: number | null;
-    cache_creation_input_tokens?: number | null;
-    cache_read_input_tokens?: number | null;
+    input_tokens?: number | null | undefined;
+    inputTokens?: number | null | undefined;
+    prompt_tokens?: number | null | undefined;
+    output_tokens?: number | null | undefined;
+    outputTokens?: number | null | undefined;
+    completion_tokens?: number | null | undefined;
+    cache_creation_input_tokens?: number | null | undefined;
+    cache_read_input_tokens?: number | null | undefined;
   };
   /** Index of the message of the response it belongs to. Default: the last assistant message. */
-  usageAt?: number;
+  usageAt?: number | undefined;
 }
 
 /**
@@ -2287,14 +2322,14 @@ export declare function truncateHeadForPTLRetry<M extends MessageInput>(
 /** Options of {@link truncateHeadForPTLRetry}. */
 export interface TruncateHeadOptions {
   /** When its round goes, the latest user request stays at the head (as the pipeline's summary request does). */
-  keepLatestRequest?: boolean;
+  keepLatestRequest?: boolean | undefined;
   /** {@link ShapeOptions.shape}. */
-  shape?: ShapeName;
+  shape?: ShapeName | undefined;
   /**
    * {@link TokenCounter}: the rounds are measured with your tokenizer, so the gap the error
    * names (in the API's real tokens) is covered in tokens close to them.
    */
-  tokenCounter?: TokenCounter;
+  tokenCounter?: TokenCounter | undefined;
 }
 
 /**
@@ -2352,7 +2387,7 @@ export declare function buildPostCompactMessages<M>(
  * invalid JSON) is written as U+FFFD, as `String.prototype.toWellFormed` writes it, in text,
  * tool inputs (keys too) and tool results alike; nothing else changes.
  */
-export declare function toApiMessages<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): ApiViewMessage[];
+export declare function toApiMessages<M extends MessageInput>(messages: readonly M[], options?: ShapeOptions | null): Array<ApiViewOf<M>>;
 
 /**
  * Checks the invariants the Messages API enforces (user first, tool pairs, no empty content
@@ -2403,11 +2438,11 @@ export declare function buildApiContextManagement(options?: ContextManagementOpt
  * messages = applied.messages;
  * if (applied.paused) { /* send the next request: the task goes on after the block *\/ }
  */
-export declare function applyApiCompaction<M extends MessageInput>(
+export declare function applyApiCompaction<M extends MessageInput, R extends ApiCompactionResponse = ApiCompactionResponse>(
   messages: readonly M[],
-  response: ApiCompactionResponse,
+  response: R,
   options?: ApplyApiCompactionOptions | null,
-): ApiCompactionApplied<M>;
+): ApiCompactionApplied<M, R>;
 
 // ============================================================================================
 // Transcripts (SPEC §17)
@@ -2450,53 +2485,53 @@ export type SimulationPolicyName =
 /** When the client summarizes, in a {@link SimulationPolicy}. */
 export interface SimulationCompactRule {
   /** Context size (tokens) at which it compacts; absent: the model's auto-compact threshold. */
-  threshold?: number;
+  threshold?: number | undefined;
   /** Summaries written in the background from the early line on, refreshed when stale, swapped in at the threshold (or a check early) with every line since their cut kept, by the library's own rules: only when the context left is within 1.3× the synchronous path's, else the synchronous path runs and the conversation waits. */
-  preEmptive?: boolean;
+  preEmptive?: boolean | undefined;
   /** The early line (tokens); absent: the library's automatic line (halfway between the warning line and the threshold, moved down for large turns, never below the warning line). */
-  earlyAt?: number;
+  earlyAt?: number | undefined;
   /** Also compact when the cached prefix has expired and the context is at least this large. */
-  whenCacheColdAbove?: number;
+  whenCacheColdAbove?: number | undefined;
   /** Token budget of the files restored after a compaction (default 50,000; 0: none). */
-  restoreBudget?: number;
+  restoreBudget?: number | undefined;
 }
 
 /** When the client clears old tool results (SPEC §10's rules), in a {@link SimulationPolicy}. */
 export interface SimulationMicroCompactRule {
   /** Most recent compactable results kept (default 5). */
-  keepRecent?: number;
+  keepRecent?: number | undefined;
   /** Clear when the previous request is at least this many minutes old. */
-  idleMinutes?: number;
+  idleMinutes?: number | undefined;
   /** Clear whenever the cached prefix has expired (the rewrite is paid anyway). */
-  whenCacheCold?: boolean;
+  whenCacheCold?: boolean | undefined;
   /** Clear when the context is at least this large… */
-  trigger?: number;
+  trigger?: number | undefined;
   /** …and only when that frees at least this many tokens (default 0). */
-  clearAtLeast?: number;
+  clearAtLeast?: number | undefined;
 }
 
 /** The API's `clear_tool_uses_20250919` edit, simulated. */
 export interface SimulationClearToolUses {
   /** Input tokens from which it applies (default 100,000). */
-  trigger?: number;
+  trigger?: number | undefined;
   /** Most recent tool uses kept (default 3). */
-  keep?: number;
+  keep?: number | undefined;
   /** Skip the edit unless it frees this many tokens (default 0). */
-  clearAtLeast?: number;
+  clearAtLeast?: number | undefined;
   /** Tools whose results are never cleared. */
-  excludeTools?: string[];
+  excludeTools?: string[] | undefined;
 }
 
 /** The API's `compact_20260112` edit, simulated. */
 export interface SimulationServerCompact {
   /** Input tokens from which it compacts (default 150,000, at least 50,000). */
-  trigger?: number;
+  trigger?: number | undefined;
 }
 
 /** The Anthropic API's server-side context management, in a {@link SimulationPolicy}. */
 export interface SimulationServerRule {
-  clearToolUses?: SimulationClearToolUses;
-  compact?: SimulationServerCompact;
+  clearToolUses?: SimulationClearToolUses | undefined;
+  compact?: SimulationServerCompact | undefined;
 }
 
 /** A policy of {@link simulateSession}: plain data, so you can write your own. */
@@ -2504,39 +2539,39 @@ export interface SimulationPolicy {
   /** Its name in the report. */
   name: string;
   /** One line saying what it does. */
-  description?: string;
+  description?: string | undefined;
   /** Replay the recorded requests as they were (the built-in `recorded` policy). */
-  recorded?: boolean;
+  recorded?: boolean | undefined;
   /** Time-to-live of the cache entries its requests write (default `'5m'`). */
-  ttl?: '5m' | '1h';
-  compact?: SimulationCompactRule;
-  microCompact?: SimulationMicroCompactRule;
-  server?: SimulationServerRule;
+  ttl?: '5m' | '1h' | undefined;
+  compact?: SimulationCompactRule | undefined;
+  microCompact?: SimulationMicroCompactRule | undefined;
+  server?: SimulationServerRule | undefined;
 }
 
 /** Prices in dollars per million tokens, each from 0 to 1,000,000 (a dollar a token); each replaces the model's list price. An `input` price alone also moves the cache prices (1.25×, 2×, 0.1×). */
 export interface SimulationPriceOverrides {
-  input?: number;
-  cacheWrite5m?: number;
-  cacheWrite1h?: number;
-  cacheRead?: number;
-  output?: number;
+  input?: number | undefined;
+  cacheWrite5m?: number | undefined;
+  cacheWrite1h?: number | undefined;
+  cacheRead?: number | undefined;
+  output?: number | undefined;
 }
 
 /** Options of {@link simulateSession}. */
 export interface SimulateOptions {
   /** Policies to compare, by name or as objects (default: every built-in one). */
-  policies?: Array<SimulationPolicyName | SimulationPolicy>;
+  policies?: Array<SimulationPolicyName | SimulationPolicy> | undefined;
   /** Model for prices and thresholds (default: the session's). */
-  model?: ModelId;
+  model?: ModelId | undefined;
   /** Prices overriding the model's list prices. */
-  prices?: SimulationPriceOverrides;
+  prices?: SimulationPriceOverrides | undefined;
   /** Summary output speed, tokens per second, at least 0.001 (default 50). */
-  summaryTokensPerSecond?: number;
+  summaryTokensPerSecond?: number | undefined;
   /** Summary size budget, tokens, 1 to 1,000,000,000,000 (default 4,000). */
-  summaryTokens?: number;
+  summaryTokens?: number | undefined;
   /** Tokens of the hidden prefix: system prompt, tools, context not written to the transcript, at most 1,000,000,000,000 (default: measured on the first recorded request). */
-  hiddenTokens?: number;
+  hiddenTokens?: number | undefined;
 }
 
 /** The prices a simulation used, dollars per million tokens. */
@@ -2756,9 +2791,9 @@ export declare function reactiveCompact<M extends MessageInput>(
 export interface CompactorOptions<M extends MessageInput = Message>
   extends Omit<CompactContext, 'summarize' | 'calibration'> {
   /** Required by `compact()` and by automatic compaction; may be omitted for counting only. */
-  summarize?: Summarizer;
+  summarize?: Summarizer | undefined;
   /** Seeds the history. */
-  messages?: readonly M[];
+  messages?: readonly M[] | undefined;
   /**
    * Pre-emptive summaries (off by default: they spend summary calls a conversation may never
    * need). On, when the count crosses the early line the summary of the conversation so far
@@ -2767,13 +2802,13 @@ export interface CompactorOptions<M extends MessageInput = Message>
    * leaves is at most 1.3× the synchronous path's (else today's path runs). `true` is
    * `{ earlyLine: 'auto' }`: halfway between the warning line and the threshold.
    */
-  preemptive?: boolean | PreemptiveOptions;
+  preemptive?: boolean | PreemptiveOptions | undefined;
 }
 
 /** Options of {@link CompactorOptions.preemptive}. */
 export interface PreemptiveOptions {
   /** Tokens from which summaries are written ahead; `'auto'` (default): halfway between the warning line and the threshold. */
-  earlyLine?: number | 'auto';
+  earlyLine?: number | 'auto' | undefined;
 }
 
 /** {@link Compactor.background}: the summary written ahead of the threshold. */
@@ -2796,19 +2831,19 @@ export interface BackgroundSummaryState {
 /** Options of {@link Compactor.compact}. */
 export interface CompactorCompactOptions {
   /** Extra summary instructions (`/compact <instructions>`). */
-  customInstructions?: string;
-  suppressFollowUpQuestions?: boolean;
+  customInstructions?: string | undefined;
+  suppressFollowUpQuestions?: boolean | undefined;
   /** First backoff delay of transient retries, ms. Default 1,000. */
-  retryBaseMs?: number;
+  retryBaseMs?: number | undefined;
   /** See {@link CompactOptions.appendMissing}. */
-  appendMissing?: boolean;
+  appendMissing?: boolean | undefined;
   /** See {@link CompactOptions.keepLastUserMessage}. */
-  keepLastUserMessage?: boolean;
+  keepLastUserMessage?: boolean | undefined;
   /**
    * This call's own AbortSignal, besides the `Compactor`'s `signal`: either aborts it (the
    * summarizer's signal fires, nothing is committed, the promise rejects with `ABORTED`).
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** Options of {@link Compactor.maybeAutoCompact}. */
@@ -2817,12 +2852,12 @@ export interface CompactorAutoCompactOptions {
    * Keep the latest user request verbatim after the summary in this call's compaction (the
    * `Compactor`'s own `keepLastUserMessage: true` keeps it in every call).
    */
-  keepLastUserMessage?: boolean;
+  keepLastUserMessage?: boolean | undefined;
   /**
    * This call's own AbortSignal, besides the `Compactor`'s `signal`: either aborts it (the
    * summarizer's signal fires, nothing is committed; the outcome's `error.code` is `ABORTED`).
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /**

@@ -7,23 +7,23 @@ export interface CompactionPrepareStepOptions {
   /** Writes the summary (the library's summarizer contract). */
   summarize: Summarizer;
   /** The model id thresholds are computed for. Default: the step model's `modelId`. */
-  modelId?: string;
+  modelId?: string | undefined;
   /** Windows and thresholds (e.g. `contextWindow`). */
-  config?: Config;
+  config?: Config | undefined;
   /** More of the compaction's context: hooks, pinned content, readFileState, signal… */
-  context?: Partial<Omit<CompactContext, 'model' | 'summarize' | 'config'>>;
+  context?: Partial<Omit<CompactContext, 'model' | 'summarize' | 'config'>> | undefined;
   /** Options of each compaction. Default `{ keepLastUserMessage: true }`. */
-  compactOptions?: Omit<CompactOptions, 'isAutoCompact'>;
+  compactOptions?: Omit<CompactOptions, 'isAutoCompact'> | undefined;
   /** The system prompt given to generateText, counted before the first usage is known. */
-  system?: Preamble['system'];
+  system?: Preamble['system'] | undefined;
   /** The tools given to generateText, counted before the first usage is known. */
-  tools?: Preamble['tools'];
+  tools?: Preamble['tools'] | undefined;
   /** Your own prepareStep, called after the compaction with the (compacted) messages; its result wins. */
-  prepareStep?: PrepareStepFunction<any>;
+  prepareStep?: PrepareStepFunction<any> | undefined;
   /** Called after each compaction. */
-  onCompaction?: (result: CompactionResult<ModelMessage>, info: { stepNumber: number }) => void | Promise<void>;
+  onCompaction?: ((result: CompactionResult<ModelMessage>, info: { stepNumber: number }) => void | Promise<void>) | undefined;
   /** Called with the coded error of a failed compaction (the run goes on uncompacted). */
-  onError?: (error: unknown) => void | Promise<void>;
+  onError?: ((error: unknown) => void | Promise<void>) | undefined;
 }
 
 /**
@@ -92,22 +92,22 @@ export interface ChatHandlerOptions {
   /** The model that answers. */
   model: LanguageModel;
   /** The model id thresholds are computed for. Default: `model.modelId` (or the string model). */
-  modelId?: string;
+  modelId?: string | undefined;
   summarize: Summarizer;
   store: ChatStore;
-  system?: string;
-  tools?: ToolSet;
-  stopWhen?: StopCondition<any> | Array<StopCondition<any>>;
-  config?: Config;
-  context?: Partial<Omit<CompactContext, 'model' | 'summarize' | 'config' | 'signal' | 'onProgress'>>;
+  system?: string | undefined;
+  tools?: ToolSet | undefined;
+  stopWhen?: StopCondition<any> | Array<StopCondition<any>> | undefined;
+  config?: Config | undefined;
+  context?: Partial<Omit<CompactContext, 'model' | 'summarize' | 'config' | 'signal' | 'onProgress'>> | undefined;
   /** Default `{ keepLastUserMessage: true }`. */
-  compactOptions?: Omit<CompactOptions, 'isAutoCompact'>;
+  compactOptions?: Omit<CompactOptions, 'isAutoCompact'> | undefined;
   /** More options of the `streamText` call. */
-  streamTextOptions?: Partial<Omit<Parameters<typeof streamText>[0], 'model' | 'messages' | 'prompt' | 'system' | 'tools' | 'stopWhen'>>;
+  streamTextOptions?: Partial<Omit<Parameters<typeof streamText>[0], 'model' | 'messages' | 'prompt' | 'system' | 'tools' | 'stopWhen'>> | undefined;
   /** Called after each compaction: `auto` when due, `reactive` after a prompt-too-long rejection. */
-  onCompaction?: (result: CompactionResult<UIMessage>, info: { chatId: string; reason: 'auto' | 'reactive' }) => void | Promise<void>;
+  onCompaction?: ((result: CompactionResult<UIMessage>, info: { chatId: string; reason: 'auto' | 'reactive' }) => void | Promise<void>) | undefined;
   /** Called with a failed compaction's coded error (the turn goes on uncompacted), and with the stream's errors. */
-  onError?: (error: unknown) => void | Promise<void>;
+  onError?: ((error: unknown) => void | Promise<void>) | undefined;
 }
 
 /**

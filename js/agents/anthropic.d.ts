@@ -10,25 +10,25 @@ interface ToolLoopCommonOptions {
   /** Holds the conversation (push the user's message first). */
   compactor: Compactor<any>;
   /** The tools to run, by name. */
-  tools?: Record<string, AnthropicToolFunction>;
+  tools?: Record<string, AnthropicToolFunction> | undefined;
   /** Requests at most (default 25); then `MAX_STEPS_EXCEEDED`. */
-  maxSteps?: number;
+  maxSteps?: number | undefined;
   /** Use `client.messages.stream` (text through `onText`). */
-  stream?: boolean;
+  stream?: boolean | undefined;
   /** Aborts the requests and a compaction in progress (nothing committed; rejects with `ABORTED`). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * Options of the compaction after a prompt-too-long rejection; `keepLastUserMessage`
    * (default `true`: the latest user request kept verbatim) applies to the automatic one too.
    */
-  compactOptions?: Omit<CompactorCompactOptions, 'signal'>;
-  onCompaction?: (result: CompactionResult<MessageInput>, info: { step: number; reason: 'auto' | 'reactive' }) => void | Promise<void>;
+  compactOptions?: Omit<CompactorCompactOptions, 'signal'> | undefined;
+  onCompaction?: ((result: CompactionResult<MessageInput>, info: { step: number; reason: 'auto' | 'reactive' }) => void | Promise<void>) | undefined;
   /**
    * Called with the coded error of a failed automatic compaction (the request goes on
    * uncompacted; after three in a row the Compactor stops trying).
    */
-  onError?: (error: unknown) => void | Promise<void>;
-  onText?: (text: string) => void;
+  onError?: ((error: unknown) => void | Promise<void>) | undefined;
+  onText?: ((text: string) => void) | undefined;
 }
 
 /** Options of {@link runToolLoop} over the client's `messages`. An unknown key throws `INVALID_ARGUMENT`. */
@@ -36,7 +36,7 @@ export interface AnthropicToolLoopOptions extends ToolLoopCommonOptions {
   client: Anthropic;
   /** The request without `messages` (model, max_tokens, system, tools…). */
   request: Omit<Anthropic.MessageCreateParamsNonStreaming, 'messages' | 'stream'>;
-  onStep?: (message: Anthropic.Message, info: { step: number }) => void | Promise<void>;
+  onStep?: ((message: Anthropic.Message, info: { step: number }) => void | Promise<void>) | undefined;
 }
 
 /**
@@ -49,7 +49,7 @@ export interface AnthropicBetaToolLoopOptions extends ToolLoopCommonOptions {
   client: Anthropic.Beta;
   /** The beta request without `messages` (model, max_tokens, betas, context_management, tools…). */
   request: Omit<Anthropic.Beta.MessageCreateParamsNonStreaming, 'messages' | 'stream'>;
-  onStep?: (message: Anthropic.Beta.BetaMessage, info: { step: number }) => void | Promise<void>;
+  onStep?: ((message: Anthropic.Beta.BetaMessage, info: { step: number }) => void | Promise<void>) | undefined;
 }
 
 /** What {@link runToolLoop} resolves with. */

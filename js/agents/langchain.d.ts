@@ -6,21 +6,21 @@ import type { CompactContext, CompactOptions, CompactionResult, Config, Preamble
 /** Options of {@link compactionMiddleware}. An unknown key throws `INVALID_ARGUMENT`. */
 export interface CompactionMiddlewareOptions {
   /** The agent's model id (`'openai:gpt-4.1'`) or chat model (its `model`/`modelName` is read): thresholds are its. */
-  model: string | { model?: string; modelName?: string; modelId?: string };
+  model: string | { model?: string | undefined; modelName?: string | undefined; modelId?: string | undefined };
   /** Writes the summary (the library's summarizer contract). */
   summarize: Summarizer;
-  config?: Config;
-  context?: Partial<Omit<CompactContext, 'model' | 'summarize' | 'config'>>;
+  config?: Config | undefined;
+  context?: Partial<Omit<CompactContext, 'model' | 'summarize' | 'config'>> | undefined;
   /** Default `{ keepLastUserMessage: true }`. */
-  compactOptions?: Omit<CompactOptions, 'isAutoCompact'>;
+  compactOptions?: Omit<CompactOptions, 'isAutoCompact'> | undefined;
   /** The agent's system prompt, counted when no usage anchors the count. */
-  system?: Preamble['system'];
+  system?: Preamble['system'] | undefined;
   /** The agent's tool definitions, counted when no usage anchors the count. */
-  tools?: Preamble['tools'];
+  tools?: Preamble['tools'] | undefined;
   /** The middleware's name. Default `'ContextCompactionMiddleware'`. */
-  name?: string;
-  onCompaction?: (result: CompactionResult<BaseMessage>) => void | Promise<void>;
-  onError?: (error: unknown) => void | Promise<void>;
+  name?: string | undefined;
+  onCompaction?: ((result: CompactionResult<BaseMessage>) => void | Promise<void>) | undefined;
+  onError?: ((error: unknown) => void | Promise<void>) | undefined;
 }
 
 /** The middleware, with its state. */

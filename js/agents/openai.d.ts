@@ -13,18 +13,18 @@ export interface ChatToolLoopOptions {
   messages: ChatCompletionMessageParam[];
   /** The request without `messages` (`model` required; no `stream`). */
   request: Omit<ChatCompletionCreateParamsNonStreaming, 'messages'>;
-  tools?: Record<string, ChatToolFunction>;
+  tools?: Record<string, ChatToolFunction> | undefined;
   summarize: Summarizer;
-  config?: Config;
-  context?: Partial<Omit<CompactContext, 'model' | 'summarize' | 'config' | 'signal'>>;
+  config?: Config | undefined;
+  context?: Partial<Omit<CompactContext, 'model' | 'summarize' | 'config' | 'signal'>> | undefined;
   /** Default `{ keepLastUserMessage: true }`. */
-  compactOptions?: Omit<CompactOptions, 'isAutoCompact'>;
+  compactOptions?: Omit<CompactOptions, 'isAutoCompact'> | undefined;
   /** Requests at most (default 25); then `MAX_STEPS_EXCEEDED`. */
-  maxSteps?: number;
-  signal?: AbortSignal;
-  onStep?: (completion: ChatCompletion, info: { step: number }) => void | Promise<void>;
-  onCompaction?: (result: CompactionResult<ChatCompletionMessageParam>, info: { step: number; reason: 'auto' | 'reactive' }) => void | Promise<void>;
-  onError?: (error: unknown) => void | Promise<void>;
+  maxSteps?: number | undefined;
+  signal?: AbortSignal | undefined;
+  onStep?: ((completion: ChatCompletion, info: { step: number }) => void | Promise<void>) | undefined;
+  onCompaction?: ((result: CompactionResult<ChatCompletionMessageParam>, info: { step: number; reason: 'auto' | 'reactive' }) => void | Promise<void>) | undefined;
+  onError?: ((error: unknown) => void | Promise<void>) | undefined;
 }
 
 /** What {@link runChatToolLoop} resolves with. */

@@ -855,7 +855,7 @@ pub fn build_api_context_management(
 /// assistant message whose `content` is the response's own array (the block byte for byte);
 /// the caller's messages are their own objects.
 #[cfg(feature = "base")]
-#[wasm_bindgen(js_name = applyApiCompaction, unchecked_return_type = "ApiCompactionApplied<MessageInput>")]
+#[wasm_bindgen(js_name = applyApiCompaction, unchecked_return_type = "ApiCompactionApplied<MessageInput, ApiCompactionResponse>")]
 pub fn apply_api_compaction(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_param_type = "ApiCompactionResponse")] response: JsValue,
@@ -972,7 +972,7 @@ pub fn apply_api_compaction(
 /// after the last compaction boundary, non-API lines and sub-agent lines left out, split
 /// responses and consecutive same-role messages merged, attachments as user text.
 #[cfg(feature = "base")]
-#[wasm_bindgen(js_name = toApiMessages, unchecked_return_type = "ApiViewMessage[]")]
+#[wasm_bindgen(js_name = toApiMessages, unchecked_return_type = "Array<ApiViewOf<MessageInput>>")]
 pub fn to_api_messages(
     #[wasm_bindgen(unchecked_param_type = "readonly MessageInput[]")] messages: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "ShapeOptions | null")] options: JsValue,

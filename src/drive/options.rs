@@ -800,7 +800,17 @@ fn context_with<S: Source>(context: &S, extra: &[&str]) -> Result<ContextOptions
         on_demand_compaction,
         summarize_in_parts,
         model,
-        summary_model: string(context, "summaryModel", WHAT)?,
+        // Else the model the summarizer itself sends (`anthropicSummarizer({model})` and
+        // `openaiSummarizer` say so): the request is sized for it, its `max_tokens` within
+        // that model's output limit (a 4,096-token model refuses 20,000).
+        summary_model: match string(context, "summaryModel", WHAT)? {
+            Some(m) => Some(m),
+            None => context
+                .get("summarize")
+                .get("summaryModel")
+                .string()
+                .filter(|m| !m.trim().is_empty()),
+        },
         config,
         read_file_state,
         plan: string(context, "plan", WHAT)?,
