@@ -153,9 +153,10 @@ impl CompactContext {
 
     /// The window the summary request for `summary_model` is sized to:
     /// `config.summaryContextWindow`, else the summary model's window as a request reserving
-    /// its summary output can use it. When the summary model is the main one, the window the
-    /// configuration gives it is its window too where the model's own is a guess (a model the
-    /// table does not know: a local 32K model) or smaller (`enable1mContext`, a 1M
+    /// its summary output can use it. When the summary model is the main one, or one the table
+    /// does not know (a local model a summarizer names), the window the configuration gives
+    /// is its window too where the model's own is a guess (a model the table does not know: a
+    /// local 32K model) or smaller (`enable1mContext`, a 1M
     /// `contextWindow`). A smaller `contextWindow` of a known model is often a way to compact
     /// earlier: its summary model keeps its own window. (The summarizer is told it,
     /// `contextWindow`: past 200,000 tokens, `anthropicSummarizer` asks for the 1M context.)
@@ -165,7 +166,10 @@ impl CompactContext {
         }
         let own = context_window(summary_model, &Config::default());
         let configured = context_window(summary_model, &self.config);
-        let w = if summary_model != self.model {
+        // A summary model of its own keeps its own window, unless the table does not know it
+        // (a local model the summarizer names): its window is then as unknown as the main
+        // model's would be, and the configured one is the better guess.
+        let w = if summary_model != self.model && own.source != ContextWindowSource::Default {
             own
         } else if own.source == ContextWindowSource::Default || configured.tokens > own.tokens {
             configured
@@ -1533,6 +1537,26 @@ pub struct PreCompactOutcome {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A summary model the table does not know (what `openaiSummarizer({baseURL, model})` names
+    /// for a local server) is sized to the configured window, as the main model is; a known
+    /// one keeps its own window, whatever the configuration says of the main model's.
+    #[test]
+    fn an_unknown_summary_model_takes_the_configured_window() {
+        let ctx = CompactContext {
+            model: "my-local-model".into(),
+            config: Config {
+                context_window: Some(32_768.0),
+                ..Config::default()
+            },
+            ..CompactContext::default()
+        };
+        let own_model = ctx.summary_window("my-local-model");
+        assert_eq!(ctx.summary_window("qwen2.5-coder:32b"), own_model);
+        assert!(own_model <= 32_768, "{own_model}");
+        let known = ctx.summary_window("claude-3-5-haiku-20241022");
+        assert!(known > 100_000, "{known}");
+    }
 
     /// Claude Code's lines for a slash command and its local output, the caveat before them
     /// and an interruption marker are no request: the request before them is the latest.
