@@ -43,7 +43,14 @@ export interface AiSdkSummarizerOptions {
 }
 
 /** A summarizer made by {@link aiSdkSummarizer}. */
-export type AiSdkSummarizer = (request: SummaryRequest, options?: SummarizeCallOptions) => Promise<SummaryResponseBody>;
+export type AiSdkSummarizer = ((request: SummaryRequest, options?: SummarizeCallOptions) => Promise<SummaryResponseBody>) & {
+  /**
+   * The model's id (`modelId`, or the id string it was made with), read by the library when
+   * `context.summaryModel` is absent: the request is sized for that model, `max_tokens`
+   * within its output limit (a model the library does not know keeps the defaults).
+   */
+  readonly summaryModel?: string;
+};
 
 /**
  * Makes a summarizer that asks an AI SDK language model for the summary through the caller's

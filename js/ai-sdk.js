@@ -231,6 +231,10 @@ function buildAiSdkSummarizer(model, options) {
     }
   }
 
+  // Read by the library (unless `context.summaryModel` is given): the request it writes is
+  // sized for the model this summarizer calls, its `max_tokens` within that model's limit.
+  const id = typeof model === 'string' ? model : model.modelId;
+  if (typeof id === 'string' && id.trim() !== '') Object.defineProperty(summarize, 'summaryModel', { value: id, enumerable: true });
   return summarize;
 }
 

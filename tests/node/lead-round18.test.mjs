@@ -94,3 +94,22 @@ test('calibration is checked where it is taken, and a Compactor, which learns it
     (e) => e.code === 'INVALID_ARGUMENT' && /calibration/.test(e.message) && /Compactor/.test(e.message),
   );
 });
+
+test('aiSdkSummarizer sizes the summary request for its own model: max_tokens within gpt-4o\'s 16,384 (was 20,000, which OpenAI refuses)', async () => {
+  const { aiSdkSummarizer } = await import('../../pkg/ai-sdk.js');
+  const conversation = [];
+  for (let i = 0; i < 6; i++) {
+    conversation.push({ role: 'user', content: `question ${i} ${'x'.repeat(3000)}` });
+    conversation.push({ role: 'assistant', content: `answer ${'y'.repeat(3000)}` });
+  }
+  for (const [model, limit] of [[{ provider: 'openai.chat', modelId: 'gpt-4o' }, 16_384], ['anthropic/claude-3-5-haiku-20241022', 8_192], [{ provider: 'local', modelId: 'my-own-model' }, 20_000]]) {
+    const asked = [];
+    const generateText = async (settings) => {
+      asked.push(settings.maxOutputTokens);
+      return { text: '<summary>Six questions, six answers.</summary>', finishReason: 'stop', usage: { inputTokens: 10, outputTokens: 10 } };
+    };
+    const summarize = aiSdkSummarizer(model, { stream: false, generateText });
+    await compactConversation(conversation, { model: MODEL, summarize });
+    assert.deepEqual(asked, [limit], JSON.stringify(model));
+  }
+});
