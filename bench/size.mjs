@@ -20,7 +20,7 @@ export const SIZE_GOALS = {
   page: { goal: 100, ceiling: 392.4 },
   // Each shipped .wasm on its own: the first (every entry loads it at init) and the second
   // (offlineSummarizer, previewCompaction, simulateSession; loaded on first use).
-  'context_compaction_bg.wasm': { goal: undefined, ceiling: 335.7 },
+  'context_compaction_bg.wasm': { goal: undefined, ceiling: 335.8 },
   'context_compaction_extra_bg.wasm': { goal: undefined, ceiling: 228.2 },
   // A page's first render through the `context-compaction/count` entry: the counting module
   // and the JS count.js loads (compaction is loaded on demand by loadCompaction()).
