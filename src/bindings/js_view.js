@@ -1287,8 +1287,8 @@ function fileTextLen(v, mediaType) {
     if (/^https?:\/\//.test(v)) return -1;
     return base64Bytes(v, 0);
   }
-  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return v.byteLength;
-  if (v instanceof URL && v.protocol === 'data:') return fileTextLen(v.href, mediaType);
+  if (isBytes(v)) return v.byteLength;
+  if (tagOf(v) === '[object URL]' && v.protocol === 'data:') return fileTextLen(v.href, mediaType);
   return -1;
 }
 
@@ -1315,10 +1315,25 @@ export function fileText(v) {
     if (/^https?:\/\//.test(v)) return undefined;
     return base64Text(v);
   }
-  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return new TextDecoder().decode(v);
+  if (isBytes(v)) {
+    const u8 = ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(v);
+    // A copy of shared memory: a browser's TextDecoder refuses a view of it.
+    return new TextDecoder().decode(tagOf(u8.buffer) === '[object SharedArrayBuffer]' ? u8.slice() : u8);
+  }
   // The AI SDK takes a `URL` too; one of a `data:` URL holds the file (the SDK sends its data).
-  if (v instanceof URL && v.protocol === 'data:') return fileText(v.href);
+  if (tagOf(v) === '[object URL]' && v.protocol === 'data:') return fileText(v.href);
   return undefined;
+}
+
+const tagOf = (v) => (v !== null && typeof v === 'object' ? Object.prototype.toString.call(v) : '');
+
+// Bytes of any realm (an ArrayBuffer, a SharedArrayBuffer, a view on one), told by their tag as
+// js_edit.js's mediaSource tells them (`instanceof` fails for another realm's, a worker's or
+// `vm`'s): counted and read as text as they are sent.
+function isBytes(v) {
+  if (ArrayBuffer.isView(v)) return true;
+  const tag = tagOf(v);
+  return tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]';
 }
 
 function base64Text(s) {
