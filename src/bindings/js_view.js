@@ -1288,7 +1288,7 @@ function fileTextLen(v, mediaType) {
     return base64Bytes(v, 0);
   }
   if (isBytes(v)) return v.byteLength;
-  if (tagOf(v) === '[object URL]' && v.protocol === 'data:') return fileTextLen(v.href, mediaType);
+  if (v instanceof URL && v.protocol === 'data:') return fileTextLen(v.href, mediaType);
   return -1;
 }
 
@@ -1315,26 +1315,17 @@ export function fileText(v) {
     if (/^https?:\/\//.test(v)) return undefined;
     return base64Text(v);
   }
-  if (isBytes(v)) {
-    const u8 = ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(v);
-    // A copy of shared memory: a browser's TextDecoder refuses a view of it.
-    return new TextDecoder().decode(tagOf(u8.buffer) === '[object SharedArrayBuffer]' ? u8.slice() : u8);
-  }
+  // A copy: a browser's TextDecoder refuses a view of shared memory.
+  if (isBytes(v)) return new TextDecoder().decode(new Uint8Array(v.buffer || v, v.byteOffset, v.byteLength).slice());
   // The AI SDK takes a `URL` too; one of a `data:` URL holds the file (the SDK sends its data).
-  if (tagOf(v) === '[object URL]' && v.protocol === 'data:') return fileText(v.href);
+  if (v instanceof URL && v.protocol === 'data:') return fileText(v.href);
   return undefined;
 }
-
-const tagOf = (v) => (v !== null && typeof v === 'object' ? Object.prototype.toString.call(v) : '');
 
 // Bytes of any realm (an ArrayBuffer, a SharedArrayBuffer, a view on one), told by their tag as
 // js_edit.js's mediaSource tells them (`instanceof` fails for another realm's, a worker's or
 // `vm`'s): counted and read as text as they are sent.
-function isBytes(v) {
-  if (ArrayBuffer.isView(v)) return true;
-  const tag = tagOf(v);
-  return tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]';
-}
+const isBytes = (v) => ArrayBuffer.isView(v) || /^\[object (Shared)?ArrayBuffer\]$/.test(Object.prototype.toString.call(v));
 
 function base64Text(s) {
   try {
