@@ -29,3 +29,30 @@ test('review18: a text file given as bytes of another realm or shared memory is 
     assert.equal(cc.tokenCountWithEstimation(ask(data)), cc.tokenCountWithEstimation(same), `${name}: counted as its text`);
   }
 });
+
+// The lead's context.calibration is "the line ... given back to a stateless call whose messages no
+// longer hold the usage it was learned from": where usage anchors the count, it is not the count.
+// But the compaction's size checks took it over the line the messages' own usage teaches:
+// messages billed at 24,000 + 1.25 per estimated token, given a stale line of 0 + 0.75, reported
+// truePostCompactTokenCount (and checked "below the threshold") at the stale line.
+test('review18: a compaction of messages that carry usage takes their own line, not a calibration given back', async () => {
+  const estimateOf = (m) => cc.tokenCountWithEstimation(m.map(({ usage, ...rest }) => rest));
+  const m = [{ role: 'user', content: 'Read every file of src/ one by one.' }];
+  for (let i = 0; i < 24; i++) {
+    const estimate = estimateOf(m);
+    m.push({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: `t${i}`, name: 'read_file', input: { path: `src/f${i}.rs` } }],
+      usage: { input_tokens: Math.round(24_000 + 1.25 * estimate), output_tokens: 20 },
+    });
+    m.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${i}`, content: `fn f${i}() { let x = ${i}; }\n`.repeat(300) }] });
+  }
+  m.push({ role: 'assistant', content: [{ type: 'text', text: 'Done.' }], usage: { input_tokens: Math.round(24_000 + 1.25 * estimateOf(m)), output_tokens: 3 } });
+  m.push({ role: 'user', content: 'Now summarize what they do.' });
+  const summarize = async () => '<summary>The user read the files of src/.</summary>';
+  const own = await cc.compactConversation(m, { model: 'claude-sonnet-4-5', summarize });
+  const stale = await cc.compactConversation(m, { model: 'claude-sonnet-4-5', summarize, calibration: { overhead: 0, ratio: 0.75 } });
+  assert.equal(stale.preCompactTokenCount, own.preCompactTokenCount, 'usage anchors the count before');
+  assert.equal(stale.truePostCompactTokenCount, own.truePostCompactTokenCount, 'the line the usage teaches counts the result');
+  assert.deepEqual(stale.calibration, own.calibration);
+});
