@@ -56,3 +56,18 @@ test('review18: a compaction of messages that carry usage takes their own line, 
   assert.equal(stale.truePostCompactTokenCount, own.truePostCompactTokenCount, 'the line the usage teaches counts the result');
   assert.deepEqual(stale.calibration, own.calibration);
 });
+
+// The lead gave context.calibration / shouldAutoCompact's calibration to the decision; the option
+// took any ratio from 0: `{overhead: 1000, ratio: 0}` counted a conversation of a million
+// tokens as 1,000, and shouldAutoCompact / autoCompactIfNeeded never compacted it.
+test('review18: a calibration whose ratio is implausibly small is refused, not a count that never grows', async () => {
+  const m = [{ role: 'user', content: 'x'.repeat(4_000_000) }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'go' }];
+  for (const ratio of [0, 1e-9, 0.2]) {
+    const calibration = { overhead: 1000, ratio };
+    const refused = (e) => e.code === 'INVALID_ARGUMENT' && e.message.includes('options.calibration.ratio');
+    assert.throws(() => cc.shouldAutoCompact(m, 'claude-sonnet-4-5', { calibration }), refused, `ratio ${ratio}`);
+    assert.throws(() => cc.tokenCountWithEstimation(m, { calibration }), refused, `ratio ${ratio}`);
+  }
+  // What a Compactor learns (0.75 to 3) is taken.
+  assert.equal(cc.shouldAutoCompact(m, 'claude-sonnet-4-5', { calibration: { overhead: 1000, ratio: 0.75 } }), true);
+});
