@@ -1713,8 +1713,9 @@ export interface CompactContext {
   /**
    * The line an earlier compaction learned ({@link CompactionResult.calibration}), given back
    * to a stateless call whose messages no longer hold the usage it was learned from (API
-   * messages after a compaction): where no usage anchors the count, the automatic decision,
-   * the size checks and `truePostCompactTokenCount` use it, and the result reports it again.
+   * messages after a compaction): where no usage anchors the count, the automatic decision
+   * uses it, and where the messages' own usage teaches no line, the size checks and
+   * `truePostCompactTokenCount` do; the result reports it again. `ratio` at least 0.25.
    * Not an option of a {@link Compactor}, which keeps its own.
    */
   calibration?: CountCalibration | null | undefined;

@@ -1287,7 +1287,7 @@ function fileTextLen(v, mediaType) {
     if (/^https?:\/\//.test(v)) return -1;
     return base64Bytes(v, 0);
   }
-  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return v.byteLength;
+  if (isBytes(v)) return v.byteLength;
   if (v instanceof URL && v.protocol === 'data:') return fileTextLen(v.href, mediaType);
   return -1;
 }
@@ -1315,11 +1315,17 @@ export function fileText(v) {
     if (/^https?:\/\//.test(v)) return undefined;
     return base64Text(v);
   }
-  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return new TextDecoder().decode(v);
+  // A copy: a browser's TextDecoder refuses a view of shared memory.
+  if (isBytes(v)) return new TextDecoder().decode(new Uint8Array(v.buffer || v, v.byteOffset, v.byteLength).slice());
   // The AI SDK takes a `URL` too; one of a `data:` URL holds the file (the SDK sends its data).
   if (v instanceof URL && v.protocol === 'data:') return fileText(v.href);
   return undefined;
 }
+
+// Bytes of any realm (an ArrayBuffer, a SharedArrayBuffer, a view on one), told by their tag as
+// js_edit.js's mediaSource tells them (`instanceof` fails for another realm's, a worker's or
+// `vm`'s): counted and read as text as they are sent.
+const isBytes = (v) => ArrayBuffer.isView(v) || /^\[object (Shared)?ArrayBuffer\]$/.test(Object.prototype.toString.call(v));
 
 function base64Text(s) {
   try {

@@ -1131,6 +1131,10 @@ pub struct TokenCountOptions {
 const MAX_CALIBRATION_OVERHEAD: f64 = 10_000_000.0;
 /// The largest `calibration.ratio` taken (real tokens per estimated one: about 1 to 2).
 const MAX_CALIBRATION_RATIO: f64 = 100.0;
+/// The smallest `calibration.ratio` taken: below it the line counts any conversation as about
+/// its overhead (a ratio of 0 counted a million-token conversation as 1,000 tokens, and
+/// `shouldAutoCompact` never compacted it); no tokenizer takes 16 characters a token.
+const MIN_CALIBRATION_RATIO: f64 = 0.25;
 
 /// `calibration` (`{overhead, ratio}` as `Compactor.calibration()` gives it): `None` when
 /// absent or `null`.
@@ -1155,6 +1159,11 @@ fn calibration<S: Source>(options: &S, what: &str) -> Result<Option<Fit>> {
                 "{what}.{key} is implausibly large (at most {most}; use what Compactor.calibration() returns)"
             )));
         }
+    }
+    if ratio.is_some_and(|r| r < MIN_CALIBRATION_RATIO) {
+        return Err(Error::invalid_argument(format!(
+            "{what}.ratio is implausibly small (at least {MIN_CALIBRATION_RATIO})"
+        )));
     }
     match (overhead, ratio) {
         (Some(overhead), Some(ratio)) => Ok(Some(Fit {

@@ -210,24 +210,24 @@ impl CompactContext {
         let end = messages.len();
         // The learned line is read in the same pass as the estimate when the usage seen is
         // not already given ([`Self::calibration`]).
-        let known = match (&self.calibration, self.calibration_given) {
-            (Some(c), _) => Some(c.fit()),
-            (None, given) => given.map(Some),
-        };
-        let (fit, estimated) = match (known, counter) {
-            (Some(fit), Some(counter)) => (
-                fit,
+        // The line given back ([`Self::calibration_given`]) stands in only where the messages'
+        // own usage teaches none: it was learned from usage they no longer hold, and what they
+        // do hold is newer.
+        let given = self.calibration_given;
+        let (fit, estimated) = match (&self.calibration, counter) {
+            (Some(c), Some(counter)) => (
+                c.fit(),
                 estimate_range(&CountedMessages::new(messages, counter), from..end)?,
             ),
-            (Some(fit), None) => (fit, estimate_range(messages, from..end)?),
+            (Some(c), None) => (c.fit(), estimate_range(messages, from..end)?),
             (None, Some(counter)) => {
                 let counted = CountedMessages::new(messages, counter);
                 let (learned, estimated) = learned_and_estimated(&counted, end, from)?;
-                (learned.fit(), estimated)
+                (learned.fit().or(given), estimated)
             }
             (None, None) => {
                 let (learned, estimated) = learned_and_estimated(messages, end, from)?;
-                (learned.fit(), estimated)
+                (learned.fit().or(given), estimated)
             }
         };
         let reported = match self.counted {
