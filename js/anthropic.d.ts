@@ -1,6 +1,23 @@
 // Types of js/anthropic.js: the Anthropic Messages API summarizer (SPEC §16).
 
 /**
+ * How each attempt of a summarizer's request is timed and retried, the same for
+ * {@link anthropicSummarizer} and `openaiSummarizer`.
+ */
+export interface SummarizerAttemptOptions {
+  /** Time limit of one attempt, from the request to the last byte, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
+  timeoutMs?: number | undefined;
+  /** Longest silence tolerated while waiting for the answer or its next chunk, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
+  idleTimeoutMs?: number | undefined;
+  /** Stream the answer (server-sent events) and report text to `onText` as it comes. Default true. */
+  stream?: boolean | undefined;
+  /** First backoff step in ms; retry n waits a random time in [0, min(retryMaxMs, retryBaseMs × 2^n)]. Default 500. */
+  retryBaseMs?: number | undefined;
+  /** Cap of one backoff wait in ms. Default 8000. */
+  retryMaxMs?: number | undefined;
+}
+
+/**
  * Options of {@link anthropicSummarizer}. Any other key throws (`INVALID_ARGUMENT`, naming the
  * accepted ones).
  *
@@ -10,7 +27,7 @@
  * SDK does. With no credentials at all, creating the summarizer throws `MISSING_API_KEY` —
  * unless a custom `fetch` or a `baseURL` other than the API's is given (they may add them).
  */
-export interface AnthropicSummarizerOptions {
+export interface AnthropicSummarizerOptions extends SummarizerAttemptOptions {
   /**
    * Sent as `x-api-key`. Default: `ANTHROPIC_API_KEY` of the environment (Node), when no other
    * credentials are given. Omit it when a proxy at `baseURL` adds the credentials.
@@ -45,16 +62,6 @@ export interface AnthropicSummarizerOptions {
   headers?: Record<string, string | null | undefined> | Iterable<readonly [string, string | null | undefined]> | ReadonlyMap<string, string | null | undefined> | Headers | undefined;
   /** Retries of a transient failure (429, 5xx, 529, network errors, timeouts). Default 2. */
   maxRetries?: number | undefined;
-  /** Time limit of one attempt, from the request to the last byte, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
-  timeoutMs?: number | undefined;
-  /** Longest silence tolerated while waiting for the answer or its next chunk, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
-  idleTimeoutMs?: number | undefined;
-  /** Stream the answer (server-sent events) and report text to `onText` as it comes. Default true. */
-  stream?: boolean | undefined;
-  /** First backoff step in ms; retry n waits a random time in [0, min(retryMaxMs, retryBaseMs × 2^n)]. Default 500. */
-  retryBaseMs?: number | undefined;
-  /** Cap of one backoff wait in ms. Default 8000. */
-  retryMaxMs?: number | undefined;
   /**
    * Longest `retry-after` / `retry-after-ms` wait honoured, in ms. A longer one is not waited
    * for: the error is thrown with `retriesExhausted` and `retryAfterMs` set. Default 60000.

@@ -1,6 +1,6 @@
 // Types of js/openai.js: the summarizer for the OpenAI Chat Completions and Responses APIs.
 
-import type { FetchFunction } from './anthropic.js';
+import type { FetchFunction, SummarizerAttemptOptions } from './anthropic.js';
 import type { SummarizeCallOptions, SummaryRequest, SummaryResponseBody } from './summary-request.js';
 
 export type { SummarizeCallOptions, SummaryRequest, SummaryResponseBody } from './summary-request.js';
@@ -15,7 +15,7 @@ export type { SummarizeCallOptions, SummaryRequest, SummaryResponseBody } from '
  * custom `fetch` or a `baseURL` other than OpenAI's is given (a proxy, or a local server such as
  * Ollama or vLLM that needs no key).
  */
-export interface OpenAiSummarizerOptions {
+export interface OpenAiSummarizerOptions extends SummarizerAttemptOptions {
   /** Sent as `authorization: Bearer …`. Default: `OPENAI_API_KEY` of the environment (Node). */
   apiKey?: string | null | undefined;
   /** The model of every summary request (e.g. `'gpt-4.1-mini'`). Default: the request's `model`. */
@@ -43,16 +43,6 @@ export interface OpenAiSummarizerOptions {
   headers?: Record<string, string | null | undefined> | Iterable<readonly [string, string | null | undefined]> | ReadonlyMap<string, string | null | undefined> | Headers | undefined;
   /** Retries of a transient failure (408, 409, 429 but `insufficient_quota`, 5xx, network errors, timeouts). Default 2. */
   maxRetries?: number | undefined;
-  /** Time limit of one attempt, from the request to the last byte, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
-  timeoutMs?: number | undefined;
-  /** Longest silence tolerated while waiting for the answer or its next chunk, in ms. At most 2147483647 (about 24.8 days, the longest JavaScript timer; every timing option in ms has this limit). Default none; 0 is no limit too. */
-  idleTimeoutMs?: number | undefined;
-  /** Stream the answer (server-sent events) and report text to `onText` as it comes. Default true. */
-  stream?: boolean | undefined;
-  /** First backoff step in ms; retry n waits a random time in [0, min(retryMaxMs, retryBaseMs × 2^n)]. Default 500. */
-  retryBaseMs?: number | undefined;
-  /** Cap of one backoff wait in ms. Default 8000. */
-  retryMaxMs?: number | undefined;
   /**
    * Longest wait honoured from `retry-after-ms` / `retry-after` (or, on a 429 without them, the
    * reset time of the exhausted `x-ratelimit-*` limit), in ms. A longer one is not waited for:

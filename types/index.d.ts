@@ -728,25 +728,11 @@ export type QuerySource =
   | (string & {});
 
 /** Options of {@link shouldAutoCompact}. */
-export interface ShouldAutoCompactOptions {
+export interface ShouldAutoCompactOptions extends CountInputs {
   querySource?: QuerySource | undefined;
   /** Tokens already freed by snipping this turn, subtracted from the count. */
   snipTokensFreed?: number | undefined;
   config?: Config | undefined;
-  /** {@link GivenUsage.usage}: what the provider reported for the last response, for messages that carry no usage. */
-  usage?: GivenUsage['usage'] | undefined;
-  /** {@link GivenUsage.usageAt}. */
-  usageAt?: number | undefined;
-  /** {@link Preamble.system}. */
-  system?: Preamble['system'] | undefined;
-  /** {@link Preamble.tools}. */
-  tools?: Preamble['tools'] | undefined;
-  /** {@link ShapeOptions.shape}. */
-  shape?: ShapeName | undefined;
-  /** {@link TokenCounter}: your tokenizer instead of the character estimate. */
-  tokenCounter?: TokenCounter | undefined;
-  /** {@link TokenCountOptions.calibration}: the line a compaction result gave back. */
-  calibration?: CountCalibration | null | undefined;
 }
 
 // ============================================================================================
@@ -2135,11 +2121,19 @@ export declare function tokenCountWithEstimation<M extends MessageInput>(
 ): number;
 
 /** Options of {@link tokenCountWithEstimation}. */
-export interface TokenCountOptions {
+export interface TokenCountOptions extends CountInputs {
   /** With `model`, a usage more than twice the model's window throws `INVALID_TOKEN_COUNT` (bogus, e.g. added up across turns). */
   model?: ModelId | undefined;
   /** The model's configuration (its window). */
   config?: Config | null | undefined;
+}
+
+/**
+ * What the counting functions take besides the messages ({@link TokenCountOptions},
+ * {@link ShouldAutoCompactOptions}): usage the messages do not carry, what the request sends
+ * besides them, their shape, a tokenizer, and the line a compaction learned.
+ */
+export interface CountInputs {
   /** {@link GivenUsage.usage}: what the provider reported for the last response, for messages that carry no usage. */
   usage?: GivenUsage['usage'] | undefined;
   /** {@link GivenUsage.usageAt}. */
@@ -2153,11 +2147,12 @@ export interface TokenCountOptions {
   /** {@link TokenCounter}: your tokenizer instead of the character estimate. */
   tokenCounter?: TokenCounter | undefined;
   /**
-   * What a {@link Compactor} learned from the usage it saw ({@link Compactor.calibration}):
-   * where no usage anchors the count, the count is `overhead + ratio × estimate` (the system
-   * prompt and tools included, so `system`/`tools` are then not added). Without it, the line
-   * is learned from the usage before the latest compaction boundary, when the messages still
-   * hold it (a transcript).
+   * What a {@link Compactor} learned from the usage it saw ({@link Compactor.calibration}), or
+   * a compaction result's {@link CompactionResult.calibration}: where no usage anchors the
+   * count, the count is `overhead + ratio × estimate` (the system prompt and tools included,
+   * so `system`/`tools` are then not added). Without it, the line is learned from the usage
+   * before the latest compaction boundary, when the messages still hold it (a transcript).
+   * `ratio` at least 0.25.
    */
   calibration?: CountCalibration | null | undefined;
 }
@@ -3049,6 +3044,7 @@ export type {
   ApiErrorBody,
   ApiErrorType,
   FetchFunction,
+  SummarizerAttemptOptions,
   MessagesRequest as AnthropicMessagesRequest,
   MessagesResponse as AnthropicMessagesResponse,
 } from './anthropic.js';
