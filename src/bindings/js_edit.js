@@ -286,12 +286,13 @@ function mediaSource(v, mediaType, image) {
   if (ArrayBuffer.isView(v) || tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]') {
     return base64Source(bytesBase64(v), mediaType, image);
   }
-  // Any other object (a Blob or File, a Response, a stream, …) holds no media this reading can
-  // send: sent, it was an empty base64 source the API refuses, the caller's media gone
-  // without a word. Refused when the messages are read as sent (toApiMessages,
-  // validateForApi); a compaction, which sends no media, reads it as the media marker.
-  if (tag !== '' && readingAsSent) {
-    const kind = tag.slice(8, -1);
+  // Any other object (a Blob or File, a Response, a stream, …), or a number or boolean, holds
+  // no media this reading can send: sent, it was an empty base64 source the API refuses, the
+  // caller's media gone without a word. Refused when the messages are read as sent
+  // (toApiMessages, validateForApi); a compaction, which sends no media, reads it as the
+  // media marker. (No data at all, `undefined` or `null`, is left as it was.)
+  if (readingAsSent && (tag !== '' || (v !== undefined && v !== null))) {
+    const kind = tag !== '' ? tag.slice(8, -1) : typeof v;
     throw new TypeError(`media data given as ${kind === 'Object' ? 'an object' : `${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind}`} cannot be sent: give base64 text, a data: or http(s) URL, a URL or bytes (Uint8Array, ArrayBuffer, Buffer)${kind === 'Blob' || kind === 'File' ? ` (read it first: new Uint8Array(await ${kind.toLowerCase()}.arrayBuffer()))` : ''}`);
   }
   return { type: 'base64', media_type: mediaType || 'application/octet-stream', data: '' };

@@ -113,3 +113,16 @@ test('aiSdkSummarizer sizes the summary request for its own model: max_tokens wi
     assert.deepEqual(asked, [limit], JSON.stringify(model));
   }
 });
+
+test('media data given as a number or a boolean is refused when sent, as an object is (was: an empty base64 image, called valid)', async () => {
+  const { toApiMessages, validateForApi } = await import('../../pkg/node.js');
+  for (const [data, kind] of [[5, 'a number'], [true, 'a boolean'], [10n, 'a bigint']]) {
+    const messages = [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi' }, { role: 'user', content: [{ type: 'image', image: data, mediaType: 'image/png' }] }];
+    for (const f of [toApiMessages, validateForApi]) {
+      assert.throws(() => f(messages), (e) => e.code === 'INVALID_MESSAGE' && /messages\[2\]/.test(e.message) && e.message.includes(`media data given as ${kind} cannot be sent`), `${f.name} ${kind}`);
+    }
+  }
+  // No data at all is what it was (the count and a compaction are unchanged too).
+  const none = [{ role: 'user', content: [{ type: 'image', image: undefined, mediaType: 'image/png' }] }];
+  assert.equal(toApiMessages(none).length, 1);
+});
