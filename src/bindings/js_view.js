@@ -81,7 +81,7 @@ function startsContext(m) {
 // Shapes, as numbered by model::shape::Shape.
 export const ANY = 0, ANTHROPIC = 1, AI_MODEL = 2, AI_UI = 3, CHAT = 4, RESPONSES = 5, LANGCHAIN = 6;
 // Not a shape: a plain message only OpenAI's shapes hold (a `developer` message), read as
-// ANY (shapeOfHeader); the Rust side's ShapeOf::see_openai_plain notes it (js_view.rs).
+// ANY (shapeOfHeader); the Rust side's ShapeOf::see_code notes it (model::shape::OPENAI_PLAIN_CODE).
 const OPENAI_PLAIN = 7;
 const SHAPE_SHIFT = 9;
 

@@ -352,8 +352,6 @@ const KIND_MASK: u32 = 7;
 /// The kind of a `{role, …}` message whose role no shape uses (`UNKNOWN_ROLE` in
 /// `js_view.js`): an error naming the role, never a message left out.
 const UNKNOWN_ROLE: u32 = 5;
-// The header's shape code of a plain message only OpenAI's shapes hold (js_view.js).
-const OPENAI_PLAIN: u32 = 7;
 const NOT_A_MESSAGE: u32 = 7;
 const TRANSCRIPT: u32 = 8;
 const SIDECHAIN: u32 = 16;
@@ -1476,12 +1474,9 @@ impl ConversationView for JsConversation<'_> {
             }
             _ => return Err(unknown_message(self.array, i)),
         };
-        let code = (h >> SHAPE_SHIFT) & 7;
-        if code == OPENAI_PLAIN {
-            self.shape.borrow_mut().see_openai_plain();
-        }
-        let shape = Shape::from_code(code).unwrap_or(Shape::Any);
-        self.shape.borrow_mut().see(self.base + i, shape)?;
+        self.shape
+            .borrow_mut()
+            .see_code(self.base + i, (h >> SHAPE_SHIFT) & 7)?;
         Ok(kind)
     }
 

@@ -120,6 +120,10 @@ pub struct ShapeOf {
     openai_plain: bool,
 }
 
+/// The shape code a reader writes for a plain message only OpenAI's shapes hold (a
+/// `developer` message): no [`Shape::code`] (see [`ShapeOf::see_code`]).
+pub const OPENAI_PLAIN_CODE: u32 = 7;
+
 impl ShapeOf {
     /// The shape of an array the caller says is of `shape` (the `shape` option): a message
     /// of another specific shape is then a [`ErrorCode::MixedShapes`] error naming the option,
@@ -186,6 +190,15 @@ impl ShapeOf {
         self.openai_plain = true;
     }
 
+    /// [`ShapeOf::see`] of message `i` by the shape code a reader wrote for it
+    /// ([`Shape::code`], or [`OPENAI_PLAIN_CODE`]; any other code fits every shape).
+    pub fn see_code(&mut self, i: usize, code: u32) -> Result<()> {
+        if code == OPENAI_PLAIN_CODE {
+            self.see_openai_plain();
+        }
+        self.see(i, Shape::from_code(code).unwrap_or(Shape::Any))
+    }
+
     /// The array's shape as far as it was read ([`Shape::Any`] when nothing specific was
     /// seen; [`Shape::OpenAiChat`] when only plain messages were, one of them OpenAI's only).
     pub fn shape(&self) -> Shape {
@@ -216,6 +229,7 @@ mod tests {
 
     #[test]
     fn codes_round_trip() {
+        assert_eq!(Shape::from_code(OPENAI_PLAIN_CODE), None);
         for (k, s) in Shape::ALL.iter().enumerate() {
             assert_eq!(Shape::from_code(k as u32), Some(*s));
             assert_eq!(s.code(), k as u32);
