@@ -153,12 +153,11 @@ impl CompactContext {
 
     /// The window the summary request for `summary_model` is sized to:
     /// `config.summaryContextWindow`, else the summary model's window as a request reserving
-    /// its summary output can use it. When the summary model is the main one, or one the table
-    /// does not know (a local model a summarizer names), the window the configuration gives
-    /// is its window too where the model's own is a guess (a model the table does not know: a
-    /// local 32K model) or smaller (`enable1mContext`, a 1M
-    /// `contextWindow`). A smaller `contextWindow` of a known model is often a way to compact
-    /// earlier: its summary model keeps its own window. (The summarizer is told it,
+    /// its summary output can use it. The window the configuration gives is taken instead
+    /// where the model's own is a guess (a model the table does not know: a local 32K model,
+    /// as main model or named by a summarizer), or, for the main model, where it is larger
+    /// (`enable1mContext`, a 1M `contextWindow`). A smaller `contextWindow` of a known model is
+    /// often a way to compact earlier: its summary model keeps its own window. (The summarizer is told it,
     /// `contextWindow`: past 200,000 tokens, `anthropicSummarizer` asks for the 1M context.)
     pub fn summary_window(&self, summary_model: &str) -> u64 {
         if let Some(w) = self.config.summary_context_window {
@@ -166,12 +165,8 @@ impl CompactContext {
         }
         let own = context_window(summary_model, &Config::default());
         let configured = context_window(summary_model, &self.config);
-        // A summary model of its own keeps its own window, unless the table does not know it
-        // (a local model the summarizer names): its window is then as unknown as the main
-        // model's would be, and the configured one is the better guess.
-        let w = if summary_model != self.model && own.source != ContextWindowSource::Default {
-            own
-        } else if own.source == ContextWindowSource::Default || configured.tokens > own.tokens {
+        let guessed = own.source == ContextWindowSource::Default;
+        let w = if guessed || (summary_model == self.model && configured.tokens > own.tokens) {
             configured
         } else {
             own
