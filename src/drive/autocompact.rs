@@ -513,6 +513,15 @@ pub struct ThrashDetector {
 }
 
 impl ThrashDetector {
+    /// Whether the pause holds for a context of `tokens`: while thrashing, below the
+    /// `blocking_limit` only. At the limit the next request would be refused, and only a
+    /// compaction lets the conversation go on (sessions18: paused for good, an agent's
+    /// context grew to 467,201 tokens on a 32K window and 265 of 300 requests were refused).
+    /// The `Compactor` and the simulator decide by it.
+    pub fn pauses(&self, tokens: u64, blocking_limit: u64) -> bool {
+        self.thrashing && tokens < blocking_limit
+    }
+
     /// A turn passed (the caller checks for auto-compaction once per turn).
     pub fn turn(&mut self) {
         if let Some(t) = &mut self.turns_since_compaction {

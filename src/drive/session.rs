@@ -417,15 +417,6 @@ impl<M> Session<M> {
         self.thrash.thrashing
     }
 
-    /// Whether the count (less what snipping freed) is at the blocking limit: the next request
-    /// would not fit. A thrashing pause does not hold there: the request would be refused,
-    /// and only a compaction lets the conversation go on (sessions18: paused, an agent's
-    /// context grew to 467,201 tokens on a 32K window and 265 of 300 requests were refused).
-    fn at_blocking_limit(&self, snip_tokens_freed: u64) -> bool {
-        self.token_count().saturating_sub(snip_tokens_freed)
-            >= thresholds::blocking_limit(&self.model, &self.config)
-    }
-
     /// Whether a compaction is running.
     pub fn compacting(&self) -> bool {
         self.running.is_some()
@@ -452,7 +443,11 @@ impl<M> Session<M> {
             || self.swap_early();
         let why = if self.compacting() {
             Some(SkipReason::Compacting)
-        } else if self.thrash.thrashing && due && !self.at_blocking_limit(options.snip_tokens_freed)
+        } else if due
+            && self.thrash.pauses(
+                self.token_count().saturating_sub(options.snip_tokens_freed),
+                thresholds::blocking_limit(&self.model, &self.config),
+            )
         {
             Some(SkipReason::Thrashing)
         } else if let Some(why) =

@@ -507,7 +507,7 @@ impl<'a> Run<'a> {
         self.thrash.turn();
         let size = self.size();
         if self.thrash.thrashing && self.acc.paused.is_some_and(|(why, _)| why == "thrashing") {
-            if size >= self.s.blocking {
+            if !self.thrash.pauses(size, self.s.blocking) {
                 self.at_blocking_limit(now, threshold, k);
             }
             return;
@@ -542,7 +542,7 @@ impl<'a> Run<'a> {
                 self.acc.paused = Some((why.as_str(), k as u64));
                 self.background.drop_all();
                 self.writing = None;
-                if why == SkipReason::Thrashing && size >= self.s.blocking {
+                if why == SkipReason::Thrashing && !self.thrash.pauses(size, self.s.blocking) {
                     self.at_blocking_limit(now, threshold, k);
                 }
                 return;
