@@ -376,8 +376,10 @@ const withoutIndex = ({ index: _, ...b }) => b;
 // client tools (each call names it: `caller: {type: 'program', caller_id}`) and ends with its
 // `program_output`. A compaction reads them as Anthropic's programmatic tool calling: the
 // program a server tool's use (`program`, its code), its output that tool's result, each call
-// its code made a client call whose caller is that use, so no cut parts them (view.rs
-// server_call_links, boundary::pending_turn).
+// its code made a client call whose caller is that use, so its cuts keep them together
+// (view.rs server_call_links, boundary::pending_turn). The count's reading (js_view.js, also
+// what a prompt-too-long cut reads) keeps them as items of their own: the count entry has no
+// room left for this.
 const programBlock = (m) => (m.type === 'program' ? { type: 'server_tool_use', id: textOf(m.call_id), name: 'program', input: { code: m.code } }
   : serverResult(m.call_id, 'program', m.result));
 
