@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 /** KB (1,024 bytes) of gzip -9. */
 export const SIZE_GOALS = {
   // What a page downloads to count and compact with an API summarizer.
-  page: { goal: 100, ceiling: 392.7 },
+  page: { goal: 100, ceiling: 392.8 },
   // Each shipped .wasm on its own: the first (every entry loads it at init) and the second
   // (offlineSummarizer, previewCompaction, simulateSession; loaded on first use).
   'context_compaction_bg.wasm': { goal: undefined, ceiling: 335.9 },
@@ -25,7 +25,7 @@ export const SIZE_GOALS = {
   // A page's first render through the `context-compaction/count` entry: the counting module
   // and the JS count.js loads (compaction is loaded on demand by loadCompaction()).
   countPage: { goal: 100, ceiling: 99.9 },
-  'context_compaction_count_bg.wasm': { goal: undefined, ceiling: 75.0 },
+  'context_compaction_count_bg.wasm': { goal: undefined, ceiling: 75.1 },
 };
 
 const gz = (bytes) => gzipSync(bytes, { level: 9 }).length;
