@@ -75,7 +75,8 @@ function answerNotRun(compactor, message, why) {
  * A request the SDK fails (an error status after the SDK's own retries, a network failure)
  * rejects with a `ContextCompactionError` coded `PROVIDER_ERROR` (the SDK's HTTP `status`
  * copied), `ABORTED` when `signal` aborted it, or `PROMPT_TOO_LONG` when the request was still
- * too long after the compaction; the SDK's own error is its `cause`, unchanged. What `onText` throws ends the loop as it is (not the SDK's error around it).
+ * too long after the compaction; the SDK's own error is its `cause`, unchanged. What `onText`
+ * throws ends the loop as it is (not the SDK's error around it).
  *
  * @param {import('./anthropic.js').AnthropicToolLoopOptions} options
  * @returns {Promise<import('./anthropic.js').AnthropicToolLoopResult>}
