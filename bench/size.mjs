@@ -25,7 +25,7 @@ export const SIZE_GOALS = {
   // A page's first render through the `context-compaction/count` entry: the counting module
   // and the JS count.js loads (compaction is loaded on demand by loadCompaction()).
   countPage: { goal: 100, ceiling: 99.9 },
-  'context_compaction_count_bg.wasm': { goal: undefined, ceiling: 75.0 },
+  'context_compaction_count_bg.wasm': { goal: undefined, ceiling: 75.1 },
 };
 
 const gz = (bytes) => gzipSync(bytes, { level: 9 }).length;

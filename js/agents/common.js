@@ -17,6 +17,36 @@ export function codedError(code, message, cause) {
 }
 
 /**
+ * What the provider's SDK threw for a request of an agent loop, as the library's coded error
+ * with the SDK's own error as `cause` (unchanged: its class, `status`, `headers`, body):
+ * `ABORTED` when the loop's `signal` aborted, `PROMPT_TOO_LONG` for a rejection as too long
+ * that the compaction did not cure (`tooLong`), else `PROVIDER_ERROR`. The SDK error's HTTP
+ * `status`, when it has one, is copied.
+ *
+ * @param {string} where
+ * @param {unknown} error
+ * @param {AbortSignal | undefined} signal
+ * @param {boolean} tooLong
+ * @returns {ContextCompactionError}
+ */
+export function providerError(where, error, signal, tooLong) {
+  if (signal?.aborted) return codedError('ABORTED', `${where}: aborted during the request to the provider`, error);
+  const coded = codedError(
+    tooLong ? 'PROMPT_TOO_LONG' : 'PROVIDER_ERROR',
+    `${where}: ${tooLong ? 'the request was still too long after the compaction' : 'the request failed'}: ${thrownText(error)}`,
+    error,
+  );
+  let status;
+  try {
+    status = /** @type {any} */ (error)?.status;
+  } catch {
+    // a getter or revoked Proxy: no status
+  }
+  if (typeof status === 'number') /** @type {any} */ (coded).status = status;
+  return coded;
+}
+
+/**
  * Edit distance, to name the key a misspelt one probably meant.
  *
  * @param {string} a
