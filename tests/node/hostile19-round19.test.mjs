@@ -141,3 +141,36 @@ test('a usage read through getters on its prototype anchors the compaction\'s co
   const r = await compactConversation(make(), { model: MODEL, summarize });
   assert.equal(r.preCompactTokenCount, counted);
 });
+
+test('runToolLoop / runChatToolLoop: a tool that returns an Error (of any realm) is answered as its error, not as `{}`', async () => {
+  const { runToolLoop } = await import('../../pkg/agents/anthropic.js');
+  const { runChatToolLoop } = await import('../../pkg/agents/openai.js');
+  const { runInNewContext } = await import('node:vm');
+  for (const returned of [new Error('disk full'), new TypeError('disk full'), runInNewContext('new Error("disk full")')]) {
+    const compactor = new Compactor({ model: MODEL, summarize });
+    compactor.push({ role: 'user', content: 'go' });
+    let sent;
+    const client = { messages: { create: async (req) => {
+      if (req.messages.length === 1) {
+        return { id: 'm1', type: 'message', role: 'assistant', model: MODEL, content: [{ type: 'tool_use', id: 'tu1', name: 'save', input: {} }], stop_reason: 'tool_use', usage: { input_tokens: 10, output_tokens: 5 } };
+      }
+      sent = req.messages.at(-1).content[0];
+      return { id: 'm2', type: 'message', role: 'assistant', model: MODEL, content: [{ type: 'text', text: 'sorry' }], stop_reason: 'end_turn', usage: { input_tokens: 20, output_tokens: 5 } };
+    } } };
+    await runToolLoop({ client, compactor, request: { model: MODEL, max_tokens: 100 }, tools: { save: async () => returned } });
+    assert.deepEqual(sent, { type: 'tool_result', tool_use_id: 'tu1', is_error: true, content: 'disk full' });
+    compactor.free();
+
+    let toolMessage;
+    const chatClient = { chat: { completions: { create: async (req) => {
+      if (req.messages.length === 1) {
+        return { id: 'c1', object: 'chat.completion', model: 'gpt-4o', choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call1', type: 'function', function: { name: 'save', arguments: '{}' } }] } }], usage: { prompt_tokens: 10, completion_tokens: 5 } };
+      }
+      toolMessage = req.messages.at(-1);
+      return { id: 'c2', object: 'chat.completion', model: 'gpt-4o', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'sorry' } }], usage: { prompt_tokens: 20, completion_tokens: 5 } };
+    } } } };
+    await runChatToolLoop({ client: chatClient, request: { model: 'gpt-4o' }, summarize, messages: [{ role: 'user', content: 'go' }], tools: { save: () => returned } });
+    assert.deepEqual(toolMessage, { role: 'tool', tool_call_id: 'call1', content: 'Error: disk full' });
+  }
+});
+
