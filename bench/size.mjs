@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 /** KB (1,024 bytes) of gzip -9. */
 export const SIZE_GOALS = {
   // What a page downloads to count and compact with an API summarizer.
-  page: { goal: 100, ceiling: 392.7 },
+  page: { goal: 100, ceiling: 393.3 },
   // Each shipped .wasm on its own: the first (every entry loads it at init) and the second
   // (offlineSummarizer, previewCompaction, simulateSession; loaded on first use).
   'context_compaction_bg.wasm': { goal: undefined, ceiling: 335.9 },

@@ -257,16 +257,55 @@ const READ_USAGE = ['input_tokens', 'cache_creation_input_tokens', 'cache_read_i
 // a Compactor's push had taken it). `o` itself when it has none (every plain object).
 function withInherited(o, keys) {
   if (o === null || typeof o !== 'object' || Array.isArray(o)) return o;
-  const p = Object.getPrototypeOf(o);
-  if (p === Object.prototype || p === null) return o;
-  let out;
-  for (const k of keys) {
-    if (Object.prototype.hasOwnProperty.call(o, k) || !(k in o)) continue;
-    const v = o[k];
-    if (v === undefined || typeof v === 'function') continue;
-    (out ??= hasToJson(o) ? fieldsOf(o) : { ...o })[k] = v;
+  try {
+    const p = Object.getPrototypeOf(o);
+    if (p === Object.prototype || p === null) return o;
+    let out;
+    for (const k of keys) {
+      if (Object.prototype.hasOwnProperty.call(o, k) || !(k in o)) continue;
+      const v = o[k];
+      if (v === undefined || typeof v === 'function') continue;
+      (out ??= hasToJson(o) ? fieldsOf(o) : { ...o })[k] = v;
+    }
+    return out ?? o;
+  } catch {
+    // A Proxy whose trap throws: read as JSON.stringify reads it, its own fields.
+    return o;
   }
-  return out ?? o;
+}
+
+// Message `m` as serializeTranscript writes it: what JSON.stringify writes (a `toJSON` is
+// honoured), but where the message, its transcript `message`, a content block or a usage
+// has fields only through its prototype (withInherited), with those fields: such a message
+// was written `{}`, its conversation lost from the file. `m` itself when there are none.
+export function asWritten(m) {
+  if (m === null || typeof m !== 'object' || Array.isArray(m) || hasToJson(m)) return m;
+  const out = withInherited(m, READ);
+  const inner = out.message;
+  if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inheritedParts(out);
+  if (hasToJson(inner)) return out;
+  const read = inheritedParts(withInherited(inner, READ));
+  return read === inner ? out : { ...out, message: read };
+}
+
+// `o` with the blocks of its content array and its usage as withInherited reads them (those
+// with a `toJSON` as they are); `o` itself when none changes.
+function inheritedParts(o) {
+  let out = o;
+  const c = o.content;
+  if (Array.isArray(c) && !hasToJson(c)) {
+    let copy;
+    for (let b = 0; b < c.length; b++) {
+      const x = c[b];
+      const read = hasToJson(x) ? x : withInherited(x, READ_BLOCK);
+      if (read !== x) (copy ??= c.slice())[b] = read;
+    }
+    if (copy !== undefined) out = { ...o, content: copy };
+  }
+  const u = o.usage;
+  const usage = hasToJson(u) ? u : withInherited(u, READ_USAGE);
+  if (usage !== u) (out === o ? (out = { ...o }) : out).usage = usage;
+  return out;
 }
 
 // JSON text of message `m`, without the fields nothing reads (`omit`, a Set, or undefined

@@ -2,7 +2,7 @@
 // fix (pkg-snap21, bcbb317) and passes after.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Compactor, compactConversation, tokenCountWithEstimation, toApiMessages, validateForApi } from '../../pkg/node.js';
+import { Compactor, compactConversation, parseTranscript, serializeTranscript, tokenCountWithEstimation, toApiMessages, validateForApi } from '../../pkg/node.js';
 
 const MODEL = 'claude-sonnet-4-5';
 const summarize = async () => '<summary>what happened so far</summary>';
@@ -174,3 +174,33 @@ test('runToolLoop / runChatToolLoop: a tool that returns an Error (of any realm)
   }
 });
 
+test('serializeTranscript and Compactor.toTranscript write the fields such messages are read by (were written `{}`)', () => {
+  const lines = kinds['a transcript line whose message has prototype getters']().slice(0, 3);
+  const apiMessages = kinds['prototype getters']().slice(0, 2);
+  const blocks = [{ role: 'user', content: [new TextBlock('hello')] }];
+  assert.deepEqual(
+    parseTranscript(serializeTranscript(lines)).map((l) => [l.type, l.message.role, l.message.content.slice(0, 10)]),
+    [['user', 'user', 'question 0'], ['assistant', 'assistant', 'answer 0 y'], ['user', 'user', 'question 1']],
+  );
+  assert.equal(serializeTranscript(apiMessages), `${JSON.stringify({ role: 'user', content: apiMessages[0].content })}\n${JSON.stringify({ role: 'assistant', content: apiMessages[1].content })}\n`);
+  assert.equal(serializeTranscript(blocks), '{"role":"user","content":[{"type":"text","text":"hello"}]}\n');
+  const chat = new Compactor({ model: MODEL, messages: apiMessages });
+  assert.equal(chat.toTranscript(), serializeTranscript(apiMessages));
+  chat.free();
+  // A toJSON is still what is written (a Mongoose document writes its data).
+  const doc = kinds['a Mongoose-like document']()[0];
+  assert.equal(serializeTranscript([doc]), `${JSON.stringify(doc.toJSON())}\n`);
+});
+
+test('messages, blocks and usages behind a Proxy whose getPrototypeOf trap throws are read as before (their own fields)', async () => {
+  const trap = (o) => new Proxy(o, { getPrototypeOf() { throw new Error('trap'); } });
+  const make = () => [
+    trap({ role: 'user', content: [trap({ type: 'text', text: 'hello '.repeat(500) })] }),
+    { role: 'assistant', content: 'ok', usage: trap({ input_tokens: 3000, output_tokens: 5 }) },
+    { role: 'user', content: 'x'.repeat(4000) },
+  ];
+  assert.equal(toApiMessages(make()).length, 3);
+  const r = await compactConversation(make(), { model: MODEL, summarize });
+  assert.equal(r.preCompactTokenCount, tokenCountWithEstimation(make(), { model: MODEL }));
+  assert.equal(serializeTranscript(make()), make().map((m) => JSON.stringify(m)).join('\n') + '\n');
+});
