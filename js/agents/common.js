@@ -139,8 +139,15 @@ export function thrownText(error) {
   }
 }
 
-/** Whether `v` is an Error, also one made in another realm (a `vm` context, an iframe). */
-const isError = (v) => v instanceof Error || Object.prototype.toString.call(v) === '[object Error]';
+/**
+ * Whether `v` is an Error, also one made in another realm (a `vm` context, an iframe).
+ *
+ * @param {unknown} v
+ * @returns {v is Error}
+ */
+function isError(v) {
+  return v instanceof Error || Object.prototype.toString.call(v) === '[object Error]';
+}
 
 /**
  * A tool's answer as JSON text. Throws (to be answered as the tool's error) when the value
