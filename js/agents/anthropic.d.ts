@@ -2,7 +2,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { CompactionResult, Compactor, CompactorCompactOptions, MessageInput } from 'context-compaction';
 
-/** A tool: its input in, a `tool_result` content out (a string, blocks, or JSON-able value). */
+/** A tool: its input in, a `tool_result` content out (a string, blocks, or JSON-able value; an `Error` returned is answered as if thrown: `is_error`, its message). */
 export type AnthropicToolFunction = (input: any, info: { id: string }) => unknown;
 
 /** What the options of {@link runToolLoop} share, whichever client is given. */

@@ -148,17 +148,17 @@ export function toolNamed(tools, name) {
 }
 
 /**
- * The text of what a tool threw, for the error result the model is sent: an `Error`'s
- * message, else the value as text. Never throws (a null-prototype object, a `message` getter
- * or `toString` that throws, a revoked Proxy): the result must be written whatever was thrown,
- * or the model's call would stay unanswered.
+ * The text of what a tool threw, for the error result the model is sent: an `Error`'s message
+ * (of any realm), else the value as text. Never throws (a null-prototype object, a `message`
+ * getter or `toString` that throws, a revoked Proxy): the result must be written whatever was
+ * thrown, or the model's call would stay unanswered.
  *
  * @param {unknown} error
  * @returns {string}
  */
 export function thrownText(error) {
   try {
-    if (error instanceof Error && typeof error.message === 'string') return error.message;
+    if (isError(error) && typeof error.message === 'string') return error.message;
     return String(error);
   } catch {
     try {
@@ -170,13 +170,26 @@ export function thrownText(error) {
 }
 
 /**
+ * Whether `v` is an Error, also one made in another realm (a `vm` context, an iframe).
+ *
+ * @param {unknown} v
+ * @returns {v is Error}
+ */
+function isError(v) {
+  return v instanceof Error || Object.prototype.toString.call(v) === '[object Error]';
+}
+
+/**
  * A tool's answer as JSON text. Throws (to be answered as the tool's error) when the value
- * has no JSON form: a function, a Symbol, a `BigInt`, a cycle.
+ * has no JSON form: a function, a Symbol, a `BigInt`, a cycle. An `Error` returned (of any
+ * realm) is thrown as it is: its JSON is `{}`, which told the model neither that the tool
+ * failed nor why.
  *
  * @param {unknown} value
  * @returns {string}
  */
 export function toolJson(value) {
+  if (isError(value)) throw value;
   const text = JSON.stringify(value ?? null);
   if (typeof text !== 'string') throw new Error(`the tool returned ${typeof value === 'function' ? 'a function' : typeof value === 'symbol' ? 'a Symbol' : 'a value'}, which has no JSON form`);
   return text;

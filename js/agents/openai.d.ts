@@ -3,7 +3,7 @@ import type OpenAI from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { CompactContext, CompactOptions, CompactionResult, Config, Summarizer } from 'context-compaction';
 
-/** A tool: its parsed arguments in (a custom tool: its free-form input text), the `tool` message's content out (JSON-encoded unless a string). */
+/** A tool: its parsed arguments in (a custom tool: its free-form input text), the `tool` message's content out (JSON-encoded unless a string; an `Error` returned is answered as if thrown: `Error: <message>`). */
 export type ChatToolFunction = (args: any, info: { id: string }) => unknown;
 
 /** Options of {@link runChatToolLoop}. An unknown key throws `INVALID_ARGUMENT`. */
