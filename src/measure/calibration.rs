@@ -57,8 +57,12 @@ pub const OVERHEAD_ALONE_SHARE: f64 = 0.25;
 pub const MAX_OVERHEAD_ALONE: f64 = 100_000.0;
 /// Observations farther from the line than this (root mean square of the relative errors)
 /// follow no line: something the estimate misses comes and goes (images, a changed system
-/// prompt), and nothing is learned.
+/// prompt). The line is then the one the latest observations follow, if they follow one
+/// (see [`Calibration::fit`]).
 pub const MAX_SCATTER: f64 = 0.2;
+/// Where no line fits every observation, the most the line through the latest ones may miss
+/// an older one by (relative error) for it to be on that line: see [`Calibration::fit`].
+pub const LATEST_MISS: f64 = 0.1;
 
 /// One response's usage against the estimate of what its request sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -217,14 +221,26 @@ impl Calibration {
     /// cleared since lies above it, by what was cleared, and either scatters past any line or
     /// tilts it away from the requests before the clearing. Otherwise the line is the one the
     /// others fit (the line through all, if they fit none).
+    ///
+    /// When none of that gives a line, the latest observations may still follow one: the
+    /// requests before them sent something else besides the messages (the application
+    /// changed its system prompt or tools half-way, content the estimate misses came into
+    /// the context). The line is then the one the latest observations follow: taken from the
+    /// latest back, each older one joins while the line through those after it misses it by
+    /// at most [`LATEST_MISS`]; the first it misses by more is where the requests changed
+    /// (a run reaching across the change could fit, within [`MAX_SCATTER`], a line between
+    /// the two that describes neither). Without it, the observations from before the change
+    /// (the smallest estimate is never dropped) would keep every line out for the rest of the
+    /// session.
     pub fn fit(&self) -> Option<Fit> {
-        let all = fit_of(&self.seen);
+        let all = fit_of(self.seen.iter());
         let clean = &self.clean;
         match all {
             _ if !self.spanned => all,
-            Some(f) if clean.is_empty() || scatter(&f, clean) <= MAX_SCATTER => all,
-            _ => fit_of(clean).or(all),
+            Some(f) if clean.is_empty() || scatter(&f, clean.iter()) <= MAX_SCATTER => all,
+            _ => fit_of(clean.iter()).or(all),
         }
+        .or_else(|| latest_line(&self.seen))
     }
 }
 
@@ -246,21 +262,40 @@ fn keep(seen: &mut VecDeque<Observation>, o: Observation) {
     }
 }
 
+/// Some of the observations kept, in the order seen.
+type Seen<'a> = std::collections::vec_deque::Iter<'a, Observation>;
+
+/// The line the latest observations of `seen` follow, back to the first older one it misses
+/// by more than [`LATEST_MISS`] (see [`Calibration::fit`]); `None` when there is no such one
+/// (the line would be that of every observation).
+fn latest_line(seen: &VecDeque<Observation>) -> Option<Fit> {
+    let mut start = seen.len().checked_sub(1)?;
+    while start > 0 {
+        if let Some(f) = fit_of(seen.range(start..)) {
+            if scatter(&f, seen.range(start - 1..start)) > LATEST_MISS {
+                return Some(f);
+            }
+        }
+        start -= 1;
+    }
+    None
+}
+
 /// The line through the observations `seen` (see [`Calibration::fit`]).
-fn fit_of(seen: &VecDeque<Observation>) -> Option<Fit> {
+fn fit_of(seen: Seen<'_>) -> Option<Fit> {
     let n = seen.len();
-    if n < 2 || spread(seen) < MIN_SPREAD {
+    if n < 2 || spread(seen.clone()) < MIN_SPREAD {
         return overhead_alone(seen);
     }
     let nf = n as f64;
     let (mut sx, mut sy) = (0.0f64, 0.0f64);
-    for o in seen {
+    for o in seen.clone() {
         sx += o.estimated as f64;
         sy += o.real as f64;
     }
     let (mx, my) = (sx / nf, sy / nf);
     let (mut sxx, mut sxy) = (0.0f64, 0.0f64);
-    for o in seen {
+    for o in seen.clone() {
         let dx = o.estimated as f64 - mx;
         sxx += dx * dx;
         sxy += dx * (o.real as f64 - my);
@@ -277,31 +312,33 @@ fn fit_of(seen: &VecDeque<Observation>) -> Option<Fit> {
 
 /// How far the observations `seen` (at least one) are from the line `fit`: the root mean
 /// square of the relative errors.
-fn scatter(fit: &Fit, seen: &VecDeque<Observation>) -> f64 {
+fn scatter(fit: &Fit, seen: Seen<'_>) -> f64 {
+    let n = seen.len();
     let mut sum = 0.0f64;
     for o in seen {
         let real = (o.real as f64).max(1.0);
         let off = (fit.overhead + fit.ratio * o.estimated as f64 - real) / real;
         sum += off * off;
     }
-    (sum / seen.len() as f64).sqrt()
+    (sum / n as f64).sqrt()
 }
 
 /// The standard deviation of the estimates observed (0 for none).
-fn spread(seen: &VecDeque<Observation>) -> f64 {
+fn spread(seen: Seen<'_>) -> f64 {
     let n = seen.len();
     if n == 0 {
         return 0.0;
     }
     let nf = n as f64;
-    let mx = seen.iter().map(|o| o.estimated as f64).sum::<f64>() / nf;
-    let sxx: f64 = seen.iter().map(|o| (o.estimated as f64 - mx).powi(2)).sum();
+    let mx = seen.clone().map(|o| o.estimated as f64).sum::<f64>() / nf;
+    let sxx: f64 = seen.map(|o| (o.estimated as f64 - mx).powi(2)).sum();
     (sxx / nf).sqrt()
 }
 
 /// The overhead the smallest observation shows alone, at ratio 1 (see [`Calibration::fit`]).
-fn overhead_alone(seen: &VecDeque<Observation>) -> Option<Fit> {
-    let least = seen.iter().min_by_key(|o| (o.estimated, o.real))?;
+fn overhead_alone(seen: Seen<'_>) -> Option<Fit> {
+    let n = seen.len();
+    let least = seen.min_by_key(|o| (o.estimated, o.real))?;
     let overhead = least.real as f64 - least.estimated as f64;
     (least.estimated as f64 <= OVERHEAD_ALONE_SHARE * least.real as f64
         && overhead > 0.0
@@ -309,8 +346,15 @@ fn overhead_alone(seen: &VecDeque<Observation>) -> Option<Fit> {
         .then_some(Fit {
             overhead,
             ratio: 1.0,
-            observations: seen.len(),
+            observations: n,
         })
+}
+
+/// The line through every observation of `c` alone, if they follow one (what
+/// [`Calibration::fit`] tries first).
+#[cfg(test)]
+pub(crate) fn line_of_every(c: &Calibration) -> Option<Fit> {
+    fit_of(c.seen.iter())
 }
 
 /// Asserts that `f` is the line `overhead + ratio × estimate`, the overhead within
@@ -434,14 +478,47 @@ mod tests {
         let c =
             Calibration::from_observations((1..=10).map(|k| obs(k * 10_000, 200_000 - k * 15_000)));
         assert_eq!(c.fit(), None);
-        // A jump the estimate does not see (an image pasted half-way).
+        // A jump the estimate does not see (an image pasted half-way): no line through
+        // every observation; the requests since the jump follow one, which is what they
+        // send now.
         let c = Calibration::from_observations((1..=10).map(|k| {
             obs(
                 k * 2_000,
                 20_000 + k * 2_000 + if k > 5 { 60_000 } else { 0 },
             )
         }));
-        assert_eq!(c.fit(), None);
+        assert_eq!(fit_of(c.seen.iter()), None);
+        let f = c.fit().unwrap();
+        assert_eq!((f.overhead, f.ratio, f.observations), (80_000.0, 1.0, 5));
+    }
+
+    #[test]
+    fn a_system_prompt_changed_half_way_is_learned_again() {
+        // 20 requests with 4,000 tokens of system prompt and tools, then the application
+        // adds 12,000 (tools of a server it connected): a compaction, and 30 requests with
+        // 16,000. Every observation together follows no line (sessions19: no line for the
+        // rest of the session, the count after each later compaction missing the 16,000).
+        let mut c = Calibration::default();
+        for k in 0..20u64 {
+            c.observe(obs(5 + k * 1_500, 4_000 + k * 1_500 * 5 / 4));
+        }
+        assert!(c.fit().is_some());
+        for k in 0..30u64 {
+            c.observe(obs(800 + k * 1_200, 16_000 + (800 + k * 1_200) * 5 / 4));
+            if k == 2 {
+                // Three requests since the change are enough to tell the new line.
+                assert!(c.fit().unwrap().overhead > 15_000.0, "{:?}", c.fit());
+            }
+        }
+        assert_eq!(fit_of(c.seen.iter()), None);
+        let f = c.fit().unwrap();
+        assert_line(&f, 16_000.0, 1.25, 10.0);
+        assert_eq!(f.observations, 30);
+        // Saved and read back: the same line.
+        assert_eq!(
+            Calibration::from_observations(c.observations().copied()).fit(),
+            Some(f)
+        );
     }
 
     fn spanning(estimated: u64, real: u64) -> Observed {
@@ -474,8 +551,7 @@ mod tests {
             let cleared = if k > 3 { (k - 3) * 2_500 } else { 0 };
             c.observe_as(spanning(k * 400, 26_400 + k * 500 + cleared));
         }
-        let all = Calibration::from_observations(c.observations().copied());
-        assert_eq!(all.fit(), None);
+        assert_eq!(fit_of(c.seen.iter()), None);
         // … and the line is the one the others fit: the overhead of the first request.
         let f = c.fit().unwrap();
         assert_eq!((f.overhead, f.ratio, f.observations), (26_413.0, 1.0, 1));

@@ -1652,9 +1652,10 @@ impl RunningCount {
     }
 
     /// Whether the count is the learned line at the messages' estimate: nothing anchors it
-    /// and some usage was seen. The system prompt and tools are then in the count already.
+    /// and the usage seen gives a line ([`Calibration::fit`]). The system prompt and tools
+    /// are then in the count already; usage that gives no line leaves them out of it.
     pub fn is_calibrated(&self) -> bool {
-        self.anchor.is_none() && !self.calibration.is_empty()
+        self.anchor.is_none() && self.calibration.fit().is_some()
     }
 
     /// The context size in tokens.
@@ -2275,8 +2276,7 @@ mod tests {
         assert!(message_facts(m.as_slice(), 2).unwrap().cleared);
         assert!(!message_facts(m.as_slice(), 1).unwrap().cleared);
         let learned = learned_running(&m);
-        let all = Calibration::from_observations(learned.observations().copied());
-        assert_eq!(all.fit(), None);
+        assert_eq!(crate::measure::calibration::line_of_every(&learned), None);
         // Every observation is kept; the line is the one of the request before the first
         // cleared result: the system prompt and tools.
         assert_eq!(learned.observations().len(), 30);
