@@ -2287,6 +2287,41 @@ mod tests {
     }
 
     #[test]
+    fn usage_that_teaches_no_line_leaves_the_count_uncalibrated() {
+        // One response, for a large first message: the system prompt and tools, a ratio or
+        // content the estimate missed? No line is learned.
+        let m = Message::parse_all(json!([
+            {"role": "user", "content": "x".repeat(60_000)},
+            {"role": "assistant", "content": "ok",
+                "usage": {"input_tokens": 31_000, "output_tokens": 100}},
+        ]))
+        .unwrap();
+        let seen = learned_running(&m);
+        assert_eq!(seen.observations().len(), 1);
+        assert_eq!(seen.fit(), None);
+        // After a compaction (no usage since): the count is the messages' estimate, not a
+        // line, so the caller's system prompt and tools are still to be added to it
+        // (sessions19: they were left out once any usage had been seen).
+        let summary =
+            Message::parse_all(json!([{"role": "user", "content": "y".repeat(2_000)}])).unwrap();
+        let mut after = RunningCount::default();
+        after.set_calibration(seen);
+        after.push(&message_facts(summary.as_slice(), 0).unwrap());
+        assert!(!after.is_anchored());
+        assert!(!after.is_calibrated());
+        assert_eq!(after.total(), 500);
+        // With a line learned, it is the line's (the overhead in it).
+        let mut learned = RunningCount::default();
+        learned.set_calibration(Calibration::from_observations([Observation {
+            estimated: 40,
+            real: 20_040,
+        }]));
+        learned.push(&message_facts(summary.as_slice(), 0).unwrap());
+        assert!(learned.is_calibrated());
+        assert_eq!(learned.total(), 20_500);
+    }
+
+    #[test]
     fn a_tool_output_that_is_the_placeholder_text_does_not_stop_the_learning() {
         use crate::model::view::CLEARED_PLACEHOLDER;
         // The second tool's output merely is the placeholder's text, sent as it is: every
