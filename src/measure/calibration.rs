@@ -34,8 +34,6 @@
 //! The observations are whole numbers, so a calibration saved as JSON comes back exact, and
 //! the fit (computed from them) is the same on every machine.
 
-use std::collections::VecDeque;
-
 /// Observations kept (see [`Calibration::observe`] for which).
 pub const MAX_OBSERVATIONS: usize = 64;
 /// Of those, the latest kept whatever their estimates.
@@ -119,10 +117,10 @@ pub struct Observed {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Calibration {
     /// Every observation (at most [`MAX_OBSERVATIONS`], see [`Calibration::observe`]).
-    seen: VecDeque<Observation>,
+    seen: Vec<Observation>,
     /// Those whose request held no cleared tool result, kept the same way (the same as `seen`
     /// until one did).
-    clean: VecDeque<Observation>,
+    clean: Vec<Observation>,
     /// An observation spanned a clearing: `clean` may differ from `seen`.
     spanned: bool,
 }
@@ -233,20 +231,20 @@ impl Calibration {
     /// (the smallest estimate is never dropped) would keep every line out for the rest of the
     /// session.
     pub fn fit(&self) -> Option<Fit> {
-        let all = fit_of(self.seen.iter());
+        let all = fit_of(&self.seen);
         let clean = &self.clean;
         match all {
             _ if !self.spanned => all,
-            Some(f) if clean.is_empty() || scatter(&f, clean.iter()) <= MAX_SCATTER => all,
-            _ => fit_of(clean.iter()).or(all),
+            Some(f) if clean.is_empty() || scatter(&f, clean) <= MAX_SCATTER => all,
+            _ => fit_of(clean).or(all),
         }
         .or_else(|| latest_line(&self.seen))
     }
 }
 
 /// Adds `o` to the observations `seen` (see [`Calibration::observe`] for which stay).
-fn keep(seen: &mut VecDeque<Observation>, o: Observation) {
-    seen.push_back(o);
+fn keep(seen: &mut Vec<Observation>, o: Observation) {
+    seen.push(o);
     if seen.len() > MAX_OBSERVATIONS {
         let mut order: Vec<usize> = (0..seen.len()).collect();
         order.sort_by_key(|&i| (seen[i].estimated, i));
@@ -262,17 +260,14 @@ fn keep(seen: &mut VecDeque<Observation>, o: Observation) {
     }
 }
 
-/// Some of the observations kept, in the order seen.
-type Seen<'a> = std::collections::vec_deque::Iter<'a, Observation>;
-
 /// The line the latest observations of `seen` follow, back to the first older one it misses
 /// by more than [`LATEST_MISS`] (see [`Calibration::fit`]); `None` when there is no such one
 /// (the line would be that of every observation).
-fn latest_line(seen: &VecDeque<Observation>) -> Option<Fit> {
+fn latest_line(seen: &[Observation]) -> Option<Fit> {
     let mut start = seen.len().checked_sub(1)?;
     while start > 0 {
-        if let Some(f) = fit_of(seen.range(start..)) {
-            if scatter(&f, seen.range(start - 1..start)) > LATEST_MISS {
+        if let Some(f) = fit_of(&seen[start..]) {
+            if scatter(&f, &seen[start - 1..start]) > LATEST_MISS {
                 return Some(f);
             }
         }
@@ -282,20 +277,20 @@ fn latest_line(seen: &VecDeque<Observation>) -> Option<Fit> {
 }
 
 /// The line through the observations `seen` (see [`Calibration::fit`]).
-fn fit_of(seen: Seen<'_>) -> Option<Fit> {
+fn fit_of(seen: &[Observation]) -> Option<Fit> {
     let n = seen.len();
-    if n < 2 || spread(seen.clone()) < MIN_SPREAD {
+    if n < 2 || spread(seen) < MIN_SPREAD {
         return overhead_alone(seen);
     }
     let nf = n as f64;
     let (mut sx, mut sy) = (0.0f64, 0.0f64);
-    for o in seen.clone() {
+    for o in seen {
         sx += o.estimated as f64;
         sy += o.real as f64;
     }
     let (mx, my) = (sx / nf, sy / nf);
     let (mut sxx, mut sxy) = (0.0f64, 0.0f64);
-    for o in seen.clone() {
+    for o in seen {
         let dx = o.estimated as f64 - mx;
         sxx += dx * dx;
         sxy += dx * (o.real as f64 - my);
@@ -312,33 +307,31 @@ fn fit_of(seen: Seen<'_>) -> Option<Fit> {
 
 /// How far the observations `seen` (at least one) are from the line `fit`: the root mean
 /// square of the relative errors.
-fn scatter(fit: &Fit, seen: Seen<'_>) -> f64 {
-    let n = seen.len();
+fn scatter(fit: &Fit, seen: &[Observation]) -> f64 {
     let mut sum = 0.0f64;
     for o in seen {
         let real = (o.real as f64).max(1.0);
         let off = (fit.overhead + fit.ratio * o.estimated as f64 - real) / real;
         sum += off * off;
     }
-    (sum / n as f64).sqrt()
+    (sum / seen.len() as f64).sqrt()
 }
 
 /// The standard deviation of the estimates observed (0 for none).
-fn spread(seen: Seen<'_>) -> f64 {
+fn spread(seen: &[Observation]) -> f64 {
     let n = seen.len();
     if n == 0 {
         return 0.0;
     }
     let nf = n as f64;
-    let mx = seen.clone().map(|o| o.estimated as f64).sum::<f64>() / nf;
-    let sxx: f64 = seen.map(|o| (o.estimated as f64 - mx).powi(2)).sum();
+    let mx = seen.iter().map(|o| o.estimated as f64).sum::<f64>() / nf;
+    let sxx: f64 = seen.iter().map(|o| (o.estimated as f64 - mx).powi(2)).sum();
     (sxx / nf).sqrt()
 }
 
 /// The overhead the smallest observation shows alone, at ratio 1 (see [`Calibration::fit`]).
-fn overhead_alone(seen: Seen<'_>) -> Option<Fit> {
-    let n = seen.len();
-    let least = seen.min_by_key(|o| (o.estimated, o.real))?;
+fn overhead_alone(seen: &[Observation]) -> Option<Fit> {
+    let least = seen.iter().min_by_key(|o| (o.estimated, o.real))?;
     let overhead = least.real as f64 - least.estimated as f64;
     (least.estimated as f64 <= OVERHEAD_ALONE_SHARE * least.real as f64
         && overhead > 0.0
@@ -346,7 +339,7 @@ fn overhead_alone(seen: Seen<'_>) -> Option<Fit> {
         .then_some(Fit {
             overhead,
             ratio: 1.0,
-            observations: n,
+            observations: seen.len(),
         })
 }
 
@@ -354,7 +347,7 @@ fn overhead_alone(seen: Seen<'_>) -> Option<Fit> {
 /// [`Calibration::fit`] tries first).
 #[cfg(test)]
 pub(crate) fn line_of_every(c: &Calibration) -> Option<Fit> {
-    fit_of(c.seen.iter())
+    fit_of(&c.seen)
 }
 
 /// Asserts that `f` is the line `overhead + ratio × estimate`, the overhead within
@@ -487,7 +480,7 @@ mod tests {
                 20_000 + k * 2_000 + if k > 5 { 60_000 } else { 0 },
             )
         }));
-        assert_eq!(fit_of(c.seen.iter()), None);
+        assert_eq!(fit_of(&c.seen), None);
         let f = c.fit().unwrap();
         assert_eq!((f.overhead, f.ratio, f.observations), (80_000.0, 1.0, 5));
     }
@@ -510,7 +503,7 @@ mod tests {
                 assert!(c.fit().unwrap().overhead > 15_000.0, "{:?}", c.fit());
             }
         }
-        assert_eq!(fit_of(c.seen.iter()), None);
+        assert_eq!(fit_of(&c.seen), None);
         let f = c.fit().unwrap();
         assert_line(&f, 16_000.0, 1.25, 10.0);
         assert_eq!(f.observations, 30);
@@ -551,7 +544,7 @@ mod tests {
             let cleared = if k > 3 { (k - 3) * 2_500 } else { 0 };
             c.observe_as(spanning(k * 400, 26_400 + k * 500 + cleared));
         }
-        assert_eq!(fit_of(c.seen.iter()), None);
+        assert_eq!(fit_of(&c.seen), None);
         // … and the line is the one the others fit: the overhead of the first request.
         let f = c.fit().unwrap();
         assert_eq!((f.overhead, f.ratio, f.observations), (26_413.0, 1.0, 1));
