@@ -227,7 +227,9 @@ impl Calibration {
     /// latest back, each older one joins while the line through those after it misses it by
     /// at most [`LATEST_MISS`]; the first it misses by more is where the requests changed
     /// (a run reaching across the change could fit, within [`MAX_SCATTER`], a line between
-    /// the two that describes neither). Without it, the observations from before the change
+    /// the two that describes neither); the run must hold a request that measured the
+    /// overhead nearly alone (see [`latest_line`]), and when some observations spanned a
+    /// clearing it is taken from the others. Without it, the observations from before the change
     /// (the smallest estimate is never dropped) would keep every line out for the rest of the
     /// session.
     pub fn fit(&self) -> Option<Fit> {
@@ -238,7 +240,7 @@ impl Calibration {
             Some(f) if clean.is_empty() || scatter(&f, clean) <= MAX_SCATTER => all,
             _ => fit_of(clean).or(all),
         }
-        .or_else(|| latest_line(&self.seen))
+        .or_else(|| latest_line(if self.spanned { clean } else { &self.seen }))
     }
 }
 
@@ -262,13 +264,22 @@ fn keep(seen: &mut Vec<Observation>, o: Observation) {
 
 /// The line the latest observations of `seen` follow, back to the first older one it misses
 /// by more than [`LATEST_MISS`] (see [`Calibration::fit`]); `None` when there is no such one
-/// (the line would be that of every observation).
+/// (the line would be that of every observation), or when none of them is a request whose
+/// messages were at most [`OVERHEAD_ALONE_SHARE`] of it: usage that measured tool results
+/// cleared since (a conversation micro-compacted after it was sent, a snapshot from before
+/// the observations were told apart) also follows a line, far above what is sent now, but
+/// only late in a conversation, where the messages are most of each request.
 fn latest_line(seen: &[Observation]) -> Option<Fit> {
     let mut start = seen.len().checked_sub(1)?;
     while start > 0 {
         if let Some(f) = fit_of(&seen[start..]) {
             if scatter(&f, &seen[start - 1..start]) > LATEST_MISS {
-                return Some(f);
+                // Only with the overhead measured where it is used: a request whose messages
+                // were a small part of it (after a compaction, at a session's start).
+                let measured = seen[start..]
+                    .iter()
+                    .any(|o| o.estimated as f64 <= OVERHEAD_ALONE_SHARE * o.real as f64);
+                return measured.then_some(f);
             }
         }
         start -= 1;
