@@ -61,6 +61,10 @@ pub const MAX_SCATTER: f64 = 0.2;
 /// Where no line fits every observation, the most the line through the latest ones may miss
 /// an older one by (relative error) for it to be on that line: see [`Calibration::fit`].
 pub const LATEST_MISS: f64 = 0.1;
+/// The line of the latest observations (see [`Calibration::fit`]) needs one request among them
+/// whose messages were at most this share of it: the overhead measured nearly alone (the
+/// first request after a compaction).
+pub const LATEST_OVERHEAD_SHARE: f64 = 0.1;
 
 /// One response's usage against the estimate of what its request sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -265,10 +269,11 @@ fn keep(seen: &mut Vec<Observation>, o: Observation) {
 /// The line the latest observations of `seen` follow, back to the first older one it misses
 /// by more than [`LATEST_MISS`] (see [`Calibration::fit`]); `None` when there is no such one
 /// (the line would be that of every observation), or when none of them is a request whose
-/// messages were at most [`OVERHEAD_ALONE_SHARE`] of it: usage that measured tool results
+/// messages were at most [`LATEST_OVERHEAD_SHARE`] of it: usage that measured tool results
 /// cleared since (a conversation micro-compacted after it was sent, a snapshot from before
 /// the observations were told apart) also follows a line, far above what is sent now, but
-/// only late in a conversation, where the messages are most of each request.
+/// only late in a conversation, where the messages are more of each request (on the shared
+/// long session micro-compacted, 23 % of the request at the least of its latest run).
 fn latest_line(seen: &[Observation]) -> Option<Fit> {
     let mut start = seen.len().checked_sub(1)?;
     while start > 0 {
@@ -278,7 +283,7 @@ fn latest_line(seen: &[Observation]) -> Option<Fit> {
                 // were a small part of it (after a compaction, at a session's start).
                 let measured = seen[start..]
                     .iter()
-                    .any(|o| o.estimated as f64 <= OVERHEAD_ALONE_SHARE * o.real as f64);
+                    .any(|o| o.estimated as f64 <= LATEST_OVERHEAD_SHARE * o.real as f64);
                 return measured.then_some(f);
             }
         }
@@ -483,17 +488,23 @@ mod tests {
             Calibration::from_observations((1..=10).map(|k| obs(k * 10_000, 200_000 - k * 15_000)));
         assert_eq!(c.fit(), None);
         // A jump the estimate does not see (an image pasted half-way): no line through
-        // every observation; the requests since the jump follow one, which is what they
-        // send now.
+        // every observation; the requests since the jump follow one, but none of them
+        // measured the overhead nearly alone (the messages 13 % of the request at least).
         let c = Calibration::from_observations((1..=10).map(|k| {
             obs(
                 k * 2_000,
                 20_000 + k * 2_000 + if k > 5 { 60_000 } else { 0 },
             )
         }));
-        assert_eq!(fit_of(&c.seen), None);
+        assert_eq!(c.fit(), None);
+        // Then requests of 3,000 tokens of messages in 83,000 and more, on the same line:
+        // the line of the requests since the jump.
+        let mut c = c;
+        for k in 0..3 {
+            c.observe(obs(3_000 + k * 2_000, 80_000 + 3_000 + k * 2_000));
+        }
         let f = c.fit().unwrap();
-        assert_eq!((f.overhead, f.ratio, f.observations), (80_000.0, 1.0, 5));
+        assert_eq!((f.overhead, f.ratio, f.observations), (80_000.0, 1.0, 8));
     }
 
     #[test]
