@@ -34,8 +34,6 @@
 //! The observations are whole numbers, so a calibration saved as JSON comes back exact, and
 //! the fit (computed from them) is the same on every machine.
 
-use std::collections::VecDeque;
-
 /// Observations kept (see [`Calibration::observe`] for which).
 pub const MAX_OBSERVATIONS: usize = 64;
 /// Of those, the latest kept whatever their estimates.
@@ -57,8 +55,16 @@ pub const OVERHEAD_ALONE_SHARE: f64 = 0.25;
 pub const MAX_OVERHEAD_ALONE: f64 = 100_000.0;
 /// Observations farther from the line than this (root mean square of the relative errors)
 /// follow no line: something the estimate misses comes and goes (images, a changed system
-/// prompt), and nothing is learned.
+/// prompt). The line is then the one the latest observations follow, if they follow one
+/// (see [`Calibration::fit`]).
 pub const MAX_SCATTER: f64 = 0.2;
+/// Where no line fits every observation, the most the line through the latest ones may miss
+/// an older one by (relative error) for it to be on that line: see [`Calibration::fit`].
+pub const LATEST_MISS: f64 = 0.1;
+/// The line of the latest observations (see [`Calibration::fit`]) needs one request among them
+/// whose messages were at most this share of it: the overhead measured nearly alone (the
+/// first request after a compaction).
+pub const LATEST_OVERHEAD_SHARE: f64 = 0.1;
 
 /// One response's usage against the estimate of what its request sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,10 +121,10 @@ pub struct Observed {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Calibration {
     /// Every observation (at most [`MAX_OBSERVATIONS`], see [`Calibration::observe`]).
-    seen: VecDeque<Observation>,
+    seen: Vec<Observation>,
     /// Those whose request held no cleared tool result, kept the same way (the same as `seen`
     /// until one did).
-    clean: VecDeque<Observation>,
+    clean: Vec<Observation>,
     /// An observation spanned a clearing: `clean` may differ from `seen`.
     spanned: bool,
 }
@@ -217,6 +223,19 @@ impl Calibration {
     /// cleared since lies above it, by what was cleared, and either scatters past any line or
     /// tilts it away from the requests before the clearing. Otherwise the line is the one the
     /// others fit (the line through all, if they fit none).
+    ///
+    /// When none of that gives a line, the latest observations may still follow one: the
+    /// requests before them sent something else besides the messages (the application
+    /// changed its system prompt or tools half-way, content the estimate misses came into
+    /// the context). The line is then the one the latest observations follow: taken from the
+    /// latest back, each older one joins while the line through those after it misses it by
+    /// at most [`LATEST_MISS`]; the first it misses by more is where the requests changed
+    /// (a run reaching across the change could fit, within [`MAX_SCATTER`], a line between
+    /// the two that describes neither); the run must hold a request that measured the
+    /// overhead nearly alone (see [`latest_line`]), and when some observations spanned a
+    /// clearing it is taken from the others. Without it, the observations from before the change
+    /// (the smallest estimate is never dropped) would keep every line out for the rest of the
+    /// session.
     pub fn fit(&self) -> Option<Fit> {
         let all = fit_of(&self.seen);
         let clean = &self.clean;
@@ -225,12 +244,13 @@ impl Calibration {
             Some(f) if clean.is_empty() || scatter(&f, clean) <= MAX_SCATTER => all,
             _ => fit_of(clean).or(all),
         }
+        .or_else(|| latest_line(if self.spanned { clean } else { &self.seen }))
     }
 }
 
 /// Adds `o` to the observations `seen` (see [`Calibration::observe`] for which stay).
-fn keep(seen: &mut VecDeque<Observation>, o: Observation) {
-    seen.push_back(o);
+fn keep(seen: &mut Vec<Observation>, o: Observation) {
+    seen.push(o);
     if seen.len() > MAX_OBSERVATIONS {
         let mut order: Vec<usize> = (0..seen.len()).collect();
         order.sort_by_key(|&i| (seen[i].estimated, i));
@@ -246,8 +266,34 @@ fn keep(seen: &mut VecDeque<Observation>, o: Observation) {
     }
 }
 
+/// The line the latest observations of `seen` follow, back to the first older one it misses
+/// by more than [`LATEST_MISS`] (see [`Calibration::fit`]); `None` when there is no such one
+/// (the line would be that of every observation), or when none of them is a request whose
+/// messages were at most [`LATEST_OVERHEAD_SHARE`] of it: usage that measured tool results
+/// cleared since (a conversation micro-compacted after it was sent, a snapshot from before
+/// the observations were told apart) also follows a line, far above what is sent now, but
+/// only late in a conversation, where the messages are more of each request (on the shared
+/// long session micro-compacted, 23 % of the request at the least of its latest run).
+fn latest_line(seen: &[Observation]) -> Option<Fit> {
+    let mut start = seen.len().checked_sub(1)?;
+    while start > 0 {
+        if let Some(f) = fit_of(&seen[start..]) {
+            if scatter(&f, &seen[start - 1..start]) > LATEST_MISS {
+                // Only with the overhead measured where it is used: a request whose messages
+                // were a small part of it (after a compaction, at a session's start).
+                let measured = seen[start..]
+                    .iter()
+                    .any(|o| o.estimated as f64 <= LATEST_OVERHEAD_SHARE * o.real as f64);
+                return measured.then_some(f);
+            }
+        }
+        start -= 1;
+    }
+    None
+}
+
 /// The line through the observations `seen` (see [`Calibration::fit`]).
-fn fit_of(seen: &VecDeque<Observation>) -> Option<Fit> {
+fn fit_of(seen: &[Observation]) -> Option<Fit> {
     let n = seen.len();
     if n < 2 || spread(seen) < MIN_SPREAD {
         return overhead_alone(seen);
@@ -277,7 +323,7 @@ fn fit_of(seen: &VecDeque<Observation>) -> Option<Fit> {
 
 /// How far the observations `seen` (at least one) are from the line `fit`: the root mean
 /// square of the relative errors.
-fn scatter(fit: &Fit, seen: &VecDeque<Observation>) -> f64 {
+fn scatter(fit: &Fit, seen: &[Observation]) -> f64 {
     let mut sum = 0.0f64;
     for o in seen {
         let real = (o.real as f64).max(1.0);
@@ -288,7 +334,7 @@ fn scatter(fit: &Fit, seen: &VecDeque<Observation>) -> f64 {
 }
 
 /// The standard deviation of the estimates observed (0 for none).
-fn spread(seen: &VecDeque<Observation>) -> f64 {
+fn spread(seen: &[Observation]) -> f64 {
     let n = seen.len();
     if n == 0 {
         return 0.0;
@@ -300,7 +346,7 @@ fn spread(seen: &VecDeque<Observation>) -> f64 {
 }
 
 /// The overhead the smallest observation shows alone, at ratio 1 (see [`Calibration::fit`]).
-fn overhead_alone(seen: &VecDeque<Observation>) -> Option<Fit> {
+fn overhead_alone(seen: &[Observation]) -> Option<Fit> {
     let least = seen.iter().min_by_key(|o| (o.estimated, o.real))?;
     let overhead = least.real as f64 - least.estimated as f64;
     (least.estimated as f64 <= OVERHEAD_ALONE_SHARE * least.real as f64
@@ -311,6 +357,13 @@ fn overhead_alone(seen: &VecDeque<Observation>) -> Option<Fit> {
             ratio: 1.0,
             observations: seen.len(),
         })
+}
+
+/// The line through every observation of `c` alone, if they follow one (what
+/// [`Calibration::fit`] tries first).
+#[cfg(test)]
+pub(crate) fn line_of_every(c: &Calibration) -> Option<Fit> {
+    fit_of(&c.seen)
 }
 
 /// Asserts that `f` is the line `overhead + ratio × estimate`, the overhead within
@@ -434,7 +487,9 @@ mod tests {
         let c =
             Calibration::from_observations((1..=10).map(|k| obs(k * 10_000, 200_000 - k * 15_000)));
         assert_eq!(c.fit(), None);
-        // A jump the estimate does not see (an image pasted half-way).
+        // A jump the estimate does not see (an image pasted half-way): no line through
+        // every observation; the requests since the jump follow one, but none of them
+        // measured the overhead nearly alone (the messages 13 % of the request at least).
         let c = Calibration::from_observations((1..=10).map(|k| {
             obs(
                 k * 2_000,
@@ -442,6 +497,43 @@ mod tests {
             )
         }));
         assert_eq!(c.fit(), None);
+        // Then requests of 3,000 tokens of messages in 83,000 and more, on the same line:
+        // the line of the requests since the jump.
+        let mut c = c;
+        for k in 0..3 {
+            c.observe(obs(3_000 + k * 2_000, 80_000 + 3_000 + k * 2_000));
+        }
+        let f = c.fit().unwrap();
+        assert_eq!((f.overhead, f.ratio, f.observations), (80_000.0, 1.0, 8));
+    }
+
+    #[test]
+    fn a_system_prompt_changed_half_way_is_learned_again() {
+        // 20 requests with 4,000 tokens of system prompt and tools, then the application
+        // adds 12,000 (tools of a server it connected): a compaction, and 30 requests with
+        // 16,000. Every observation together follows no line (sessions19: no line for the
+        // rest of the session, the count after each later compaction missing the 16,000).
+        let mut c = Calibration::default();
+        for k in 0..20u64 {
+            c.observe(obs(5 + k * 1_500, 4_000 + k * 1_500 * 5 / 4));
+        }
+        assert!(c.fit().is_some());
+        for k in 0..30u64 {
+            c.observe(obs(800 + k * 1_200, 16_000 + (800 + k * 1_200) * 5 / 4));
+            if k == 2 {
+                // Three requests since the change are enough to tell the new line.
+                assert!(c.fit().unwrap().overhead > 15_000.0, "{:?}", c.fit());
+            }
+        }
+        assert_eq!(fit_of(&c.seen), None);
+        let f = c.fit().unwrap();
+        assert_line(&f, 16_000.0, 1.25, 10.0);
+        assert_eq!(f.observations, 30);
+        // Saved and read back: the same line.
+        assert_eq!(
+            Calibration::from_observations(c.observations().copied()).fit(),
+            Some(f)
+        );
     }
 
     fn spanning(estimated: u64, real: u64) -> Observed {
@@ -474,8 +566,7 @@ mod tests {
             let cleared = if k > 3 { (k - 3) * 2_500 } else { 0 };
             c.observe_as(spanning(k * 400, 26_400 + k * 500 + cleared));
         }
-        let all = Calibration::from_observations(c.observations().copied());
-        assert_eq!(all.fit(), None);
+        assert_eq!(fit_of(&c.seen), None);
         // … and the line is the one the others fit: the overhead of the first request.
         let f = c.fit().unwrap();
         assert_eq!((f.overhead, f.ratio, f.observations), (26_413.0, 1.0, 1));

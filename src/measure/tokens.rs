@@ -1652,9 +1652,10 @@ impl RunningCount {
     }
 
     /// Whether the count is the learned line at the messages' estimate: nothing anchors it
-    /// and some usage was seen. The system prompt and tools are then in the count already.
+    /// and the usage seen gives a line ([`Calibration::fit`]). The system prompt and tools
+    /// are then in the count already; usage that gives no line leaves them out of it.
     pub fn is_calibrated(&self) -> bool {
-        self.anchor.is_none() && !self.calibration.is_empty()
+        self.anchor.is_none() && self.calibration.fit().is_some()
     }
 
     /// The context size in tokens.
@@ -2275,8 +2276,7 @@ mod tests {
         assert!(message_facts(m.as_slice(), 2).unwrap().cleared);
         assert!(!message_facts(m.as_slice(), 1).unwrap().cleared);
         let learned = learned_running(&m);
-        let all = Calibration::from_observations(learned.observations().copied());
-        assert_eq!(all.fit(), None);
+        assert_eq!(crate::measure::calibration::line_of_every(&learned), None);
         // Every observation is kept; the line is the one of the request before the first
         // cleared result: the system prompt and tools.
         assert_eq!(learned.observations().len(), 30);
@@ -2284,6 +2284,41 @@ mod tests {
         let f = learned.fit().unwrap();
         assert!((f.overhead - 25_000.0).abs() < 50.0, "{f:?}");
         assert_eq!(f.observations, 1);
+    }
+
+    #[test]
+    fn usage_that_teaches_no_line_leaves_the_count_uncalibrated() {
+        // One response, for a large first message: the system prompt and tools, a ratio or
+        // content the estimate missed? No line is learned.
+        let m = Message::parse_all(json!([
+            {"role": "user", "content": "x".repeat(60_000)},
+            {"role": "assistant", "content": "ok",
+                "usage": {"input_tokens": 31_000, "output_tokens": 100}},
+        ]))
+        .unwrap();
+        let seen = learned_running(&m);
+        assert_eq!(seen.observations().len(), 1);
+        assert_eq!(seen.fit(), None);
+        // After a compaction (no usage since): the count is the messages' estimate, not a
+        // line, so the caller's system prompt and tools are still to be added to it
+        // (sessions19: they were left out once any usage had been seen).
+        let summary =
+            Message::parse_all(json!([{"role": "user", "content": "y".repeat(2_000)}])).unwrap();
+        let mut after = RunningCount::default();
+        after.set_calibration(seen);
+        after.push(&message_facts(summary.as_slice(), 0).unwrap());
+        assert!(!after.is_anchored());
+        assert!(!after.is_calibrated());
+        assert_eq!(after.total(), 500);
+        // With a line learned, it is the line's (the overhead in it).
+        let mut learned = RunningCount::default();
+        learned.set_calibration(Calibration::from_observations([Observation {
+            estimated: 40,
+            real: 20_040,
+        }]));
+        learned.push(&message_facts(summary.as_slice(), 0).unwrap());
+        assert!(learned.is_calibrated());
+        assert_eq!(learned.total(), 20_500);
     }
 
     #[test]
