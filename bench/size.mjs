@@ -17,14 +17,14 @@ import { fileURLToPath } from 'node:url';
 /** KB (1,024 bytes) of gzip -9. */
 export const SIZE_GOALS = {
   // What a page downloads to count and compact with an API summarizer.
-  page: { goal: 100, ceiling: 392.7 },
+  page: { goal: 100, ceiling: 394.2 },
   // Each shipped .wasm on its own: the first (every entry loads it at init) and the second
   // (offlineSummarizer, previewCompaction, simulateSession; loaded on first use).
-  'context_compaction_bg.wasm': { goal: undefined, ceiling: 335.9 },
+  'context_compaction_bg.wasm': { goal: undefined, ceiling: 336.5 },
   'context_compaction_extra_bg.wasm': { goal: undefined, ceiling: 229.1 },
   // A page's first render through the `context-compaction/count` entry: the counting module
   // and the JS count.js loads (compaction is loaded on demand by loadCompaction()).
-  countPage: { goal: 100, ceiling: 91.9 },
+  countPage: { goal: 100, ceiling: 92.0 },
   'context_compaction_count_bg.wasm': { goal: undefined, ceiling: 67.0 },
 };
 

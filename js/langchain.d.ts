@@ -42,7 +42,16 @@ export interface LangChainSummarizerOptions {
 }
 
 /** A summarizer made by {@link langchainSummarizer}. */
-export type LangChainSummarizer = (request: SummaryRequest, options?: SummarizeCallOptions) => Promise<SummaryResponseBody>;
+export interface LangChainSummarizer {
+  (request: SummaryRequest, options?: SummarizeCallOptions): Promise<SummaryResponseBody>;
+  /**
+   * The id of the model the chat model calls (its `model` / `modelName`, the default model of
+   * `initChatModel`, the model a `withConfig` / `withRetry` / `withFallbacks` wraps), when it
+   * has one: read by the library when `context.summaryModel` is absent, so the request is sized
+   * for that model's window and output limit.
+   */
+  readonly summaryModel?: string;
+}
 
 /**
  * Makes a summarizer that asks a LangChain chat model for the summary and resolves with a

@@ -98,6 +98,11 @@ function buildLangchainSummarizer(chatModel, options) {
     return sender.send(cfg, request, signal, state);
   }
 
+  // Read by the library (unless `context.summaryModel` is given): the request it writes is
+  // sized for the model this summarizer calls (its window and output limit), not the
+  // conversation's (a 200K Claude conversation summarized by a 128K gpt-4o).
+  const name = modelName(chatModel, 0);
+  if (name) Object.defineProperty(summarize, 'summaryModel', { value: name, enumerable: true });
   return summarize;
 }
 
@@ -126,8 +131,27 @@ const loadSender = /* @__PURE__ */ loadOnce(
  */
 function modelLabel(m) {
   const cls = typeof m._llmType === 'function' ? safe(() => m._llmType()) : m.constructor?.name;
-  const name = m.model ?? m.modelName ?? m.model_name;
-  return [cls, typeof name === 'string' ? name : undefined].filter(Boolean).join(' ') || 'chat model';
+  return [cls, modelName(m, 0)].filter(Boolean).join(' ') || 'chat model';
+}
+
+/**
+ * The id of the model a LangChain chat model calls: its `model` (ChatAnthropic, ChatOpenAI,
+ * ChatGoogleGenerativeAI, ChatOllama… ; `modelName` in older releases), the default model of
+ * `initChatModel` (`_defaultConfig.model`), the model a `withConfig` / `withRetry` binding
+ * (`bound`) or `withFallbacks` (`runnable`) wraps, else what it reports to LangSmith
+ * (`getLsParams().ls_model_name`). Never throws.
+ * @param {any} m
+ * @param {number} depth
+ * @returns {string | undefined}
+ */
+function modelName(m, depth) {
+  if (m === null || typeof m !== 'object' || depth > 3) return undefined;
+  const named = (/** @type {unknown} */ n) => (typeof n === 'string' && n.trim() !== '' ? n : undefined);
+  return (
+    safe(() => named(m.model) ?? named(m.modelName) ?? named(m.model_name) ?? named(m._defaultConfig?.model)) ??
+    modelName(safe(() => m.bound ?? m.runnable), depth + 1) ??
+    safe(() => named(m.getLsParams?.({})?.ls_model_name))
+  );
 }
 
 /**

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use context_compaction::model::messages::{Content, Kind, Message};
 use context_compaction::transforms::messages_api::{
-    api_view, to_api_messages, validate_for_api, Problem,
+    api_view, media_source_problem, to_api_messages, validate_for_api, Problem,
 };
 use context_compaction::transforms::transcript::parse_transcript;
 use context_compaction_test_support::strategies::{convo, convo_with_boundary};
@@ -81,6 +81,22 @@ fn reference(messages: &[Message]) -> Vec<Problem> {
                 "an empty or blank text block (text blocks must contain non-whitespace text)"
                     .into(),
             );
+        }
+        let media = |b: &Value| match b["type"].as_str() {
+            Some(kind @ ("image" | "document")) => media_source_problem(kind, b.get("source")),
+            _ => None,
+        };
+        for b in content {
+            let problem = if b["type"] == "tool_result" {
+                b["content"]
+                    .as_array()
+                    .and_then(|inner| inner.iter().find_map(media))
+            } else {
+                media(b)
+            };
+            if let Some(problem) = problem {
+                say(i, problem);
+            }
         }
         for id in
             ids(content, "tool_use", "id")

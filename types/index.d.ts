@@ -766,7 +766,7 @@ export type ErrorCode =
   | 'SUMMARY_TRUNCATED'
   /** The summarizer returned no summary text; nothing was committed. */
   | 'EMPTY_SUMMARY'
-  /** The summary request stayed too long after 3 retries dropping the oldest rounds. */
+  /** The summary request stayed too long after 3 retries dropping the oldest rounds; or an agent loop's request was still too long after its compaction. */
   | 'PROMPT_TOO_LONG'
   /** The summarizer failed (a non-transient error, or transient retries exhausted). */
   | 'SUMMARIZER_FAILED'
@@ -818,7 +818,12 @@ export type ErrorCode =
   /** An agent loop (`runToolLoop`, `runChatToolLoop`) still called tools after `maxSteps` requests. */
   | 'MAX_STEPS_EXCEEDED'
   /** A provider's reply an agent loop cannot use (a Chat Completions answer without `choices[0].message`). */
-  | 'INVALID_RESPONSE';
+  | 'INVALID_RESPONSE'
+  /**
+   * An agent loop's request failed (`runToolLoop`, `runChatToolLoop`: the SDK threw an error
+   * status or a network failure): the SDK's error is `cause`, its HTTP status `status`.
+   */
+  | 'PROVIDER_ERROR';
 
 /**
  * Every {@link ErrorCode}, read from the library at run time (a new array each call).
@@ -846,8 +851,10 @@ export declare class ContextCompactionError extends Error {
   constructor(message: string, code: ErrorCode);
   name: 'ContextCompactionError';
   code: ErrorCode;
-  /** The error a callback (summarizer, hook, `readFile`) threw or rejected with, unchanged. */
+  /** The error a callback (summarizer, hook, `readFile`) threw or rejected with, unchanged; for an agent loop's `PROVIDER_ERROR`, `ABORTED` or `PROMPT_TOO_LONG`, the SDK's error. */
   cause?: unknown;
+  /** `PROVIDER_ERROR` (and an agent loop's `PROMPT_TOO_LONG`): the HTTP status of the SDK's error, when it had one. */
+  status?: number;
 }
 
 /** A context-overflow error recognised by {@link parseContextOverflowError}. */

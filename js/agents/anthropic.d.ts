@@ -2,7 +2,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { CompactionResult, Compactor, CompactorCompactOptions, MessageInput } from 'context-compaction';
 
-/** A tool: its input in, a `tool_result` content out (a string, blocks, or JSON-able value). */
+/** A tool: its input in, a `tool_result` content out (a string, blocks, or JSON-able value; an `Error` returned is answered as if thrown: `is_error`, its message). */
 export type AnthropicToolFunction = (input: any, info: { id: string }) => unknown;
 
 /** What the options of {@link runToolLoop} share, whichever client is given. */
@@ -74,6 +74,10 @@ export interface AnthropicBetaToolLoopResult {
  * A tool-use loop over `client.messages.create` / `stream` with a `Compactor`: compacts when
  * due and once after a prompt-too-long rejection, keeping the latest user request verbatim;
  * a failed automatic compaction is reported through `onError`.
+ * A request the SDK fails (an error status after the SDK's own retries, a network failure)
+ * rejects with a `ContextCompactionError` coded `PROVIDER_ERROR` (the SDK's HTTP `status`
+ * copied), `ABORTED` when `signal` aborted it, or `PROMPT_TOO_LONG` when the request was still
+ * too long after the compaction; the SDK's own error is its `cause`, unchanged. What `onText` throws ends the loop as it is.
  *
  * @example
  * const { message } = await runToolLoop({ client, compactor, request: { model, max_tokens: 4096, tools }, tools: { read_file } });

@@ -4,7 +4,7 @@
 // tools, and after a "prompt is too long" rejection compacts once and retries the request.
 // `@anthropic-ai/sdk` is the caller's own client; this module does not import it.
 import { applyApiCompaction, parseContextOverflowError, toApiMessages } from 'context-compaction';
-import { checkOptions, codedError, notifyIgnoringResult, thrownText, toolJson, toolNamed } from './common.js';
+import { checkOptions, codedError, notifyIgnoringResult, providerError, thrownText, toolJson, toolNamed } from './common.js';
 
 const KEYS = [
   'client', 'compactor', 'request', 'tools', 'maxSteps', 'stream', 'signal', 'compactOptions', 'onStep', 'onCompaction', 'onError', 'onText',
@@ -72,6 +72,12 @@ function answerNotRun(compactor, message, why) {
  * returned. When `onStep` throws, the reply's tool calls are answered as not run before the
  * loop rejects with that error: the Compactor's conversation stays one the API takes.
  *
+ * A request the SDK fails (an error status after the SDK's own retries, a network failure)
+ * rejects with a `ContextCompactionError` coded `PROVIDER_ERROR` (the SDK's HTTP `status`
+ * copied), `ABORTED` when `signal` aborted it, or `PROMPT_TOO_LONG` when the request was still
+ * too long after the compaction; the SDK's own error is its `cause`, unchanged. What `onText`
+ * throws ends the loop as it is (not the SDK's error around it).
+ *
  * @param {import('./anthropic.js').AnthropicToolLoopOptions} options
  * @returns {Promise<import('./anthropic.js').AnthropicToolLoopResult>}
  * @example
@@ -104,13 +110,35 @@ export async function runToolLoop(options) {
   const keepLastUserMessage = o.compactOptions?.keepLastUserMessage ?? true;
   const withSignal = o.signal ? { signal: o.signal } : {};
 
+  /** What `onText` threw (the SDK ends the stream with an error of its own around it). */
+  /** @type {{ error: unknown } | undefined} */
+  let textError;
   /** @param {any} body */
   const send = async (body) => {
     const requestOptions = o.signal ? { signal: o.signal } : undefined;
     if (!o.stream) return o.client.messages.create(body, requestOptions);
     const stream = o.client.messages.stream(body, requestOptions);
-    if (o.onText) stream.on('text', (/** @type {string} */ t) => notifyIgnoringResult(o.onText, t));
+    if (o.onText) {
+      stream.on('text', (/** @type {string} */ t) => {
+        try {
+          notifyIgnoringResult(o.onText, t);
+        } catch (error) {
+          textError = { error };
+          throw error;
+        }
+      });
+    }
     return stream.finalMessage();
+  };
+  /**
+   * A failed request as the loop rejects with it: what `onText` threw, untouched; else the
+   * SDK's error as a coded one (ABORTED, PROMPT_TOO_LONG after the compaction, PROVIDER_ERROR).
+   * @param {unknown} error
+   * @param {boolean} compacted
+   */
+  const failed = (error, compacted) => {
+    if (textError) return textError.error;
+    return providerError(where, error, o.signal, compacted && !o.signal?.aborted && parseContextOverflowError(error, /** @type {any} */ (error)?.status) !== null);
   };
 
   for (let step = 0; step < maxSteps; step++) {
@@ -128,7 +156,7 @@ export async function runToolLoop(options) {
     try {
       message = await send({ ...o.request, messages: toApiMessages(o.compactor.messages) });
     } catch (error) {
-      if (!parseContextOverflowError(error, /** @type {any} */ (error)?.status)) throw error;
+      if (textError || o.signal?.aborted || !parseContextOverflowError(error, /** @type {any} */ (error)?.status)) throw failed(error, false);
       let result;
       try {
         // Mid-task, as an automatic one: the summary asks the model to carry on (SPEC §13-14).
@@ -140,7 +168,11 @@ export async function runToolLoop(options) {
       }
       compactions += 1;
       await o.onCompaction?.(result, { step, reason: 'reactive' });
-      message = await send({ ...o.request, messages: toApiMessages(o.compactor.messages) });
+      try {
+        message = await send({ ...o.request, messages: toApiMessages(o.compactor.messages) });
+      } catch (again) {
+        throw failed(again, true);
+      }
     }
     if (message.stop_reason === 'compaction') {
       // The API compacted the context and paused (`pause_after_compaction` of the

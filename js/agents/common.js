@@ -17,6 +17,36 @@ export function codedError(code, message, cause) {
 }
 
 /**
+ * What the provider's SDK threw for a request of an agent loop, as the library's coded error
+ * with the SDK's own error as `cause` (unchanged: its class, `status`, `headers`, body):
+ * `ABORTED` when the loop's `signal` aborted, `PROMPT_TOO_LONG` for a rejection as too long
+ * that the compaction did not cure (`tooLong`), else `PROVIDER_ERROR`. The SDK error's HTTP
+ * `status`, when it has one, is copied.
+ *
+ * @param {string} where
+ * @param {unknown} error
+ * @param {AbortSignal | undefined} signal
+ * @param {boolean} tooLong
+ * @returns {ContextCompactionError}
+ */
+export function providerError(where, error, signal, tooLong) {
+  if (signal?.aborted) return codedError('ABORTED', `${where}: aborted during the request to the provider`, error);
+  const coded = codedError(
+    tooLong ? 'PROMPT_TOO_LONG' : 'PROVIDER_ERROR',
+    `${where}: ${tooLong ? 'the request was still too long after the compaction' : 'the request failed'}: ${thrownText(error)}`,
+    error,
+  );
+  let status;
+  try {
+    status = /** @type {any} */ (error)?.status;
+  } catch {
+    // a getter or revoked Proxy: no status
+  }
+  if (typeof status === 'number') /** @type {any} */ (coded).status = status;
+  return coded;
+}
+
+/**
  * Edit distance, to name the key a misspelt one probably meant.
  *
  * @param {string} a
@@ -118,17 +148,17 @@ export function toolNamed(tools, name) {
 }
 
 /**
- * The text of what a tool threw, for the error result the model is sent: an `Error`'s
- * message, else the value as text. Never throws (a null-prototype object, a `message` getter
- * or `toString` that throws, a revoked Proxy): the result must be written whatever was thrown,
- * or the model's call would stay unanswered.
+ * The text of what a tool threw, for the error result the model is sent: an `Error`'s message
+ * (of any realm), else the value as text. Never throws (a null-prototype object, a `message`
+ * getter or `toString` that throws, a revoked Proxy): the result must be written whatever was
+ * thrown, or the model's call would stay unanswered.
  *
  * @param {unknown} error
  * @returns {string}
  */
 export function thrownText(error) {
   try {
-    if (error instanceof Error && typeof error.message === 'string') return error.message;
+    if (isError(error) && typeof error.message === 'string') return error.message;
     return String(error);
   } catch {
     try {
@@ -140,13 +170,26 @@ export function thrownText(error) {
 }
 
 /**
+ * Whether `v` is an Error, also one made in another realm (a `vm` context, an iframe).
+ *
+ * @param {unknown} v
+ * @returns {v is Error}
+ */
+function isError(v) {
+  return v instanceof Error || Object.prototype.toString.call(v) === '[object Error]';
+}
+
+/**
  * A tool's answer as JSON text. Throws (to be answered as the tool's error) when the value
- * has no JSON form: a function, a Symbol, a `BigInt`, a cycle.
+ * has no JSON form: a function, a Symbol, a `BigInt`, a cycle. An `Error` returned (of any
+ * realm) is thrown as it is: its JSON is `{}`, which told the model neither that the tool
+ * failed nor why.
  *
  * @param {unknown} value
  * @returns {string}
  */
 export function toolJson(value) {
+  if (isError(value)) throw value;
   const text = JSON.stringify(value ?? null);
   if (typeof text !== 'string') throw new Error(`the tool returned ${typeof value === 'function' ? 'a function' : typeof value === 'symbol' ? 'a Symbol' : 'a value'}, which has no JSON form`);
   return text;

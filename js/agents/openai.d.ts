@@ -3,7 +3,7 @@ import type OpenAI from 'openai';
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { CompactContext, CompactOptions, CompactionResult, Config, Summarizer } from 'context-compaction';
 
-/** A tool: its parsed arguments in (a custom tool: its free-form input text), the `tool` message's content out (JSON-encoded unless a string). */
+/** A tool: its parsed arguments in (a custom tool: its free-form input text), the `tool` message's content out (JSON-encoded unless a string; an `Error` returned is answered as if thrown: `Error: <message>`). */
 export type ChatToolFunction = (args: any, info: { id: string }) => unknown;
 
 /** Options of {@link runChatToolLoop}. An unknown key throws `INVALID_ARGUMENT`. */
@@ -38,6 +38,10 @@ export interface ChatToolLoopResult {
 
 /**
  * A Chat Completions tool loop that compacts when due and once after a context-length rejection.
+ * A request the SDK fails (an error status after the SDK's own retries, a network failure)
+ * rejects with a `ContextCompactionError` coded `PROVIDER_ERROR` (the SDK's HTTP `status`
+ * copied), `ABORTED` when `signal` aborted it, or `PROMPT_TOO_LONG` when the request was still
+ * too long after the compaction; the SDK's own error is its `cause`, unchanged.
  *
  * @example
  * const { messages: history } = await runChatToolLoop({ client, summarize, messages, request: { model: 'gpt-4.1', tools }, tools: { read_file } });

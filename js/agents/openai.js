@@ -4,7 +4,7 @@
 // anchored on the last completion's `usage`) and after a context-length rejection (once per
 // step). `openai` is the caller's own client; this module does not import it.
 import { buildPostCompactMessages, compactConversation, parseContextOverflowError, shouldAutoCompact } from 'context-compaction';
-import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError, thrownText, toolJson, toolNamed } from './common.js';
+import { MAX_CONSECUTIVE_FAILURES, checkOptions, codedError, providerError, thrownText, toolJson, toolNamed } from './common.js';
 
 /**
  * The usage each completion reported, by its reply (the message object the loop appended to
@@ -33,6 +33,10 @@ const KEYS = [
  * counts from the usage the previous run's last completion reported when its reply is the
  * last assistant message of `messages` (the same object: keep the returned `messages`).
  * Else it is estimated.
+ * A request the SDK fails (an error status after the SDK's own retries, a network failure)
+ * rejects with a `ContextCompactionError` coded `PROVIDER_ERROR` (the SDK's HTTP `status`
+ * copied), `ABORTED` when `signal` aborted it, or `PROMPT_TOO_LONG` when the request was still
+ * too long after the compaction; the SDK's own error is its `cause`, unchanged.
  *
  * @param {import('./openai.js').ChatToolLoopOptions} options
  * @returns {Promise<import('./openai.js').ChatToolLoopResult>}
@@ -110,7 +114,7 @@ export async function runChatToolLoop(options) {
     try {
       completion = await send();
     } catch (error) {
-      if (!parseContextOverflowError(error, /** @type {any} */ (error)?.status)) throw error;
+      if (o.signal?.aborted || !parseContextOverflowError(error, /** @type {any} */ (error)?.status)) throw providerError(where, error, o.signal, false);
       let result;
       try {
         result = await compact(false);
@@ -120,7 +124,11 @@ export async function runChatToolLoop(options) {
         throw compactionError;
       }
       await o.onCompaction?.(result, { step, reason: 'reactive' });
-      completion = await send();
+      try {
+        completion = await send();
+      } catch (again) {
+        throw providerError(where, again, o.signal, !o.signal?.aborted && parseContextOverflowError(again, /** @type {any} */ (again)?.status) !== null);
+      }
     }
     const reply = completion.choices?.[0]?.message;
     if (!reply) throw codedError('INVALID_RESPONSE', `${where}: completion ${completion.id ?? ''} has no choices[0].message`);

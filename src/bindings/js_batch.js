@@ -199,7 +199,7 @@ function asRead(m) {
   if (hasToJson(m)) own();
   const inner = m.message;
   if (inner !== null && typeof inner === 'object' && !Array.isArray(inner)) {
-    const read = readFields(inner);
+    const read = readFields(withInherited(inner, READ));
     if (read !== inner) own().message = read;
   } else {
     const read = readFields(m);
@@ -212,7 +212,8 @@ function asRead(m) {
 }
 
 // `o` (a message or a transcript line's `message`) with its content array, its blocks and its
-// usage as their fields where one of them has a toJSON (see asRead); `o` itself otherwise.
+// usage as their fields where one of them has a toJSON (see asRead) or fields it has only
+// through its prototype (withInherited); `o` itself otherwise.
 function readFields(o) {
   let out = hasToJson(o) ? fieldsOf(o) : o;
   const c = o.content;
@@ -220,11 +221,90 @@ function readFields(o) {
     let copy;
     if (typeof c.toJSON === 'function') copy = c.slice();
     for (let b = 0; b < c.length; b++) {
-      if (hasToJson(c[b])) (copy ??= c.slice())[b] = fieldsOf(c[b]);
+      const x = c[b];
+      let read = withInherited(x, READ_BLOCK);
+      if (read === x && hasToJson(x)) read = fieldsOf(x);
+      if (read !== x) (copy ??= c.slice())[b] = read;
     }
     if (copy !== undefined) (out === o ? (out = { ...o }) : out).content = copy;
   }
-  if (hasToJson(o.usage)) (out === o ? (out = { ...o }) : out).usage = fieldsOf(o.usage);
+  const u = o.usage;
+  let usage = withInherited(u, READ_USAGE);
+  if (usage === u && hasToJson(u)) usage = fieldsOf(u);
+  if (usage !== u) (out === o ? (out = { ...o }) : out).usage = usage;
+  return out;
+}
+
+// The fields of a message, of a block or part of its content and of its usage that the count
+// reads (js_view.js, js_index.js) by name, whichever its shape.
+const READ = ['type', 'role', 'content', 'message', 'usage', 'id', 'name', 'parts', 'tool_calls',
+  'tool_call_id', 'function_call', 'call_id', 'refusal', 'uuid', 'parentUuid', 'logicalParentUuid',
+  'isSidechain', 'subtype', 'input', 'output', 'arguments', 'encrypted_content', 'reasoning_content',
+  'reasoning', 'summary', 'attachment', 'compactMetadata', 'isMeta', 'isCompactSummary', 'timestamp',
+  'lc', 'lc_namespace', 'kwargs'];
+const READ_BLOCK = ['type', 'text', 'id', 'name', 'input', 'tool_use_id', 'content', 'is_error',
+  'source', 'thinking', 'signature', 'data', 'toolCallId', 'toolName', 'output', 'result', 'args',
+  'state', 'errorText', 'approval', 'providerOptions', 'providerMetadata', 'providerExecuted',
+  'encrypted_content', 'refusal', 'mediaType', 'mimeType', 'mime_type', 'file_data', 'url',
+  'context', 'citations', 'cache_control'];
+const READ_USAGE = ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens',
+  'output_tokens', 'inputTokens', 'outputTokens', 'prompt_tokens', 'completion_tokens'];
+
+// Object `o` (a message, a transcript line's `message`, a block, a usage) with the fields of `keys` it
+// has only through its prototype (a class whose getters read its data, a Mongoose document)
+// copied in, so that reading it whole sees what the count reads: JSON.stringify writes own
+// fields alone, and such a message came out `{}` (refused by a compaction after the count and
+// a Compactor's push had taken it). `o` itself when it has none (every plain object).
+function withInherited(o, keys) {
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) return o;
+  try {
+    const p = Object.getPrototypeOf(o);
+    if (p === Object.prototype || p === null) return o;
+    let out;
+    for (const k of keys) {
+      if (Object.prototype.hasOwnProperty.call(o, k) || !(k in o)) continue;
+      const v = o[k];
+      if (v === undefined || typeof v === 'function') continue;
+      (out ??= hasToJson(o) ? fieldsOf(o) : { ...o })[k] = v;
+    }
+    return out ?? o;
+  } catch {
+    // A Proxy whose trap throws: read as JSON.stringify reads it, its own fields.
+    return o;
+  }
+}
+
+// Message `m` as serializeTranscript writes it: what JSON.stringify writes (a `toJSON` is
+// honoured), but where the message, its transcript `message`, a content block or a usage
+// has fields only through its prototype (withInherited), with those fields: such a message
+// was written `{}`, its conversation lost from the file. `m` itself when there are none.
+export function asWritten(m) {
+  if (m === null || typeof m !== 'object' || Array.isArray(m) || hasToJson(m)) return m;
+  const out = withInherited(m, READ);
+  const inner = out.message;
+  if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inheritedParts(out);
+  if (hasToJson(inner)) return out;
+  const read = inheritedParts(withInherited(inner, READ));
+  return read === inner ? out : { ...out, message: read };
+}
+
+// `o` with the blocks of its content array and its usage as withInherited reads them (those
+// with a `toJSON` as they are); `o` itself when none changes.
+function inheritedParts(o) {
+  let out = o;
+  const c = o.content;
+  if (Array.isArray(c) && !hasToJson(c)) {
+    let copy;
+    for (let b = 0; b < c.length; b++) {
+      const x = c[b];
+      const read = hasToJson(x) ? x : withInherited(x, READ_BLOCK);
+      if (read !== x) (copy ??= c.slice())[b] = read;
+    }
+    if (copy !== undefined) out = { ...o, content: copy };
+  }
+  const u = o.usage;
+  const usage = hasToJson(u) ? u : withInherited(u, READ_USAGE);
+  if (usage !== u) (out === o ? (out = { ...o }) : out).usage = usage;
   return out;
 }
 
@@ -397,6 +477,7 @@ export function jsonBatch(arr, start, classes, keys, omit, maxBytes, apart) {
     slots.length = 0;
     try {
       const c = classes[n];
+      if (c !== 1) m = withInherited(m, READ);
       text = c === 1 ? pickedText(m, keys)
         : jsonOf(c === 0 && apart && sendingApart && apartWriter ? apartWriter(m, texts, slots) : m, c === 0 ? omit : undefined);
     } catch (e) {

@@ -372,6 +372,24 @@ function aiCompaction(p, text) {
 
 const withoutIndex = ({ index: _, ...b }) => b;
 
+// OpenAI programmatic tool calling: a `program` item runs code on the server, which calls
+// client tools (each call names it: `caller: {type: 'program', caller_id}`) and ends with its
+// `program_output`. A compaction reads them as Anthropic's programmatic tool calling: the
+// program a server tool's use (`program`, its code), its output that tool's result, each call
+// its code made a client call whose caller is that use, so its cuts keep them together
+// (view.rs server_call_links, boundary::pending_turn). The count's reading (js_view.js, also
+// what a prompt-too-long cut reads) keeps them as items of their own: the count entry has no
+// room left for this.
+const programBlock = (m) => (m.type === 'program' ? { type: 'server_tool_use', id: textOf(m.call_id), name: 'program', input: { code: m.code } }
+  : serverResult(m.call_id, 'program', m.result));
+
+// A tool call `b` of Responses item `m`, with the program whose code made it as its caller.
+function byProgram(m, b) {
+  const c = m.caller?.type === 'program' ? m.caller.caller_id : undefined;
+  if (typeof c === 'string') b.caller = { type: 'program', tool_id: c };
+  return b;
+}
+
 // A part of any ecosystem as an Anthropic block (undefined: not sent).
 function anthropicBlock(p) {
   if (typeof p === 'string') return { type: 'text', text: p };
@@ -414,8 +432,11 @@ function anthropicBlock(p) {
         return { type: mediaKind(type) === 1 ? 'image' : 'document', source: fileSource(lcFileId(p)) };
       }
       // A text file is a plain-text document, its text decoded (as @ai-sdk/anthropic sends
-      // it): read as text, and the summarizer reads it.
-      const doc = textDocument(v, type) || mediaBlock(v, type);
+      // it): read as text, and the summarizer reads it. LangChain's older plain-text file
+      // (`source_type: 'text'`) holds its text as it is (ChatAnthropic sends that document).
+      const doc = (p.source_type === 'text' && typeof p.text === 'string'
+        ? { type: 'document', source: { type: 'text', media_type: 'text/plain', data: p.text } }
+        : textDocument(v, type)) || mediaBlock(v, type);
       if (doc.type !== 'document') return doc;
       // A document's title (the file name) and the `context` @ai-sdk/anthropic sends with it
       // (its provider options' `title` and `context`).
@@ -640,8 +661,10 @@ function anthropicMessages(arr, i, m, shape) {
       return anthropicChat(m, kind, role, arr, i);
     case RESPONSES:
       switch (m.type) {
-        case 'function_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: parseArgs(m.arguments) }] }];
-        case 'custom_tool_call': return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: typeof m.input === 'string' ? m.input : parseArgs(m.input) }] }];
+        case 'function_call': return [{ role: 'assistant', content: [byProgram(m, { type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: parseArgs(m.arguments) })] }];
+        case 'custom_tool_call': return [{ role: 'assistant', content: [byProgram(m, { type: 'tool_use', id: textOf(m.call_id), name: textOf(m.name), input: typeof m.input === 'string' ? m.input : parseArgs(m.input) })] }];
+        // A program (programmatic tool calling) and its output: a server tool's use and result.
+        case 'program': case 'program_output': return [{ role: 'assistant', content: [programBlock(m)] }];
         case 'compaction':
           // The provider's own compaction: an opaque block standing for the conversation
           // before it (model::messages holds_opaque_compaction).
@@ -685,7 +708,7 @@ function anthropicMessages(arr, i, m, shape) {
         default: {
           const c = hostedCall(m);
           if (c !== undefined) {
-            return [{ role: 'assistant', content: [{ type: 'tool_use', id: textOf(c[0]), name: c[1], input: parseArgs(c[2]) }] }];
+            return [{ role: 'assistant', content: [byProgram(m, { type: 'tool_use', id: textOf(c[0]), name: c[1], input: parseArgs(c[2]) })] }];
           }
           // An output item answers a call; an item that holds its own output (mcp_call) is
           // the assistant's. A failed patch is an error result.

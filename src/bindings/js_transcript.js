@@ -4,6 +4,7 @@
 // of `context-compaction/count`, which reads no transcript file, does not download it. (The
 // parentUuid links of a session file, which counts read too, are js_view.js's chainLinks.)
 
+import { asWritten } from './js_batch.js';
 import { linked, linkState } from './js_view.js';
 
 // What the last failed parseLine, stringifyMessage or jsonLines threw: its message (see
@@ -32,7 +33,7 @@ export function parseLine(text) {
 // JSON.stringify(value), or null (which JSON.stringify never returns) when it throws.
 export function stringifyMessage(value) {
   try {
-    return JSON.stringify(value);
+    return JSON.stringify(asWritten(value));
   } catch (e) {
     failed(e);
     return null;
@@ -72,7 +73,7 @@ function linesOf(list, count) {
   let eol = '\n';
   for (let i = 0; i < count; i++) {
     const m = list[i];
-    let t = JSON.stringify(m);
+    let t = JSON.stringify(asWritten(m));
     if (typeof t === 'string' && m !== null && typeof m === 'object' && !Array.isArray(m)) {
       const p = Object.getPrototypeOf(m);
       // A plain object without toJSON is written as an object, `{` first: known without

@@ -1487,8 +1487,9 @@ export function pushPart(p, estimate, out) {
       // options, a UIMessage's provider metadata): counted as an Anthropic document's is.
       const x = (p.providerOptions || p.providerMetadata)?.anthropic?.context;
       const c = typeof x === 'string' ? tlen(x) : 0, type = p.mediaType || p.mimeType || p.mime_type || /^data:([^;,]*)/.exec(p.file_data)?.[1];
-      // A text file (an AI SDK file part of a text/* type) is read as its text.
-      const n = fileTextLen(p.data ?? p.url ?? p.file_data, type);
+      // A text file (an AI SDK file part of a text/* type) is read as its text, as is
+      // LangChain's older plain-text file (`source_type: 'text'`, its `text`).
+      const n = p.source_type === 'text' && typeof p.text === 'string' ? tlen(p.text) : fileTextLen(p.data ?? p.url ?? p.file_data, type);
       if (n >= 0) { pushBlock(out, 2, n + c, 0, 0, 0, 0, 0, 0, PLAIN_TEXT); return; }
       const k = mediaKind(type);
       pushBlock(out, k, k === 2 ? c : 0, 0, 0, 0, 0, 0, 0);
@@ -1628,6 +1629,10 @@ export function describeForeign(m, shape, estimate, out) {
         const t = p.type;
         if (typeof t !== 'string') { pushPart(p, estimate, out); n++; continue; }
         if (t === 'step-start' || t.startsWith('source-') || t.startsWith('data-')) continue;
+        // The provider's compaction (it begins the step the API answered with it): the API
+        // reads from there on (the API view leaves the steps before out), so a count drops
+        // what came before.
+        if (estimate && isAiCompaction(p)) out.length = at + 2, n = 0;
         if (t === 'dynamic-tool' || t.startsWith('tool-')) { n += pushUiTool(p, estimate, out); continue; }
         if (t === 'file') { pushPart(p, estimate, out); n++; continue; }
         pushPart(p, estimate, out);

@@ -29,7 +29,8 @@ pub enum ErrorCode {
     SummaryTruncated,
     /// The summarizer returned no summary text; nothing was committed.
     EmptySummary,
-    /// The summary request stayed too long after the allowed retries.
+    /// The summary request stayed too long after the allowed retries (or an agent loop's
+    /// request was still too long after its compaction).
     PromptTooLong,
     /// The summarizer failed (non-transient error, or transient retries exhausted).
     SummarizerFailed,
@@ -89,12 +90,16 @@ pub enum ErrorCode {
     /// A provider's reply an agent loop cannot use (a Chat Completions answer without
     /// `choices[0].message`; raised by the agent helpers' JS, listed here with every other code).
     InvalidResponse,
+    /// An agent loop's request to the provider failed (the SDK threw: an error status, a
+    /// network failure); the SDK's own error is the `cause` (raised by the agent helpers' JS,
+    /// listed here with every other code).
+    ProviderError,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (exported to JS as `errorCodes()`; the type check
     /// compares it with the TS `ErrorCode` union).
-    pub const ALL: [ErrorCode; 30] = [
+    pub const ALL: [ErrorCode; 31] = [
         ErrorCode::InvalidArgument,
         ErrorCode::InvalidMessage,
         ErrorCode::InvalidTokenCount,
@@ -125,6 +130,7 @@ impl ErrorCode {
         ErrorCode::PreemptiveNotApplicable,
         ErrorCode::MaxStepsExceeded,
         ErrorCode::InvalidResponse,
+        ErrorCode::ProviderError,
     ];
 
     /// The stable string used as the JS `error.code`.
@@ -160,6 +166,7 @@ impl ErrorCode {
             ErrorCode::InstanceReset => "INSTANCE_RESET",
             ErrorCode::MaxStepsExceeded => "MAX_STEPS_EXCEEDED",
             ErrorCode::InvalidResponse => "INVALID_RESPONSE",
+            ErrorCode::ProviderError => "PROVIDER_ERROR",
         }
     }
 }
@@ -379,6 +386,7 @@ mod tests {
                 ErrorCode::PreemptiveNotApplicable => 27,
                 ErrorCode::MaxStepsExceeded => 28,
                 ErrorCode::InvalidResponse => 29,
+                ErrorCode::ProviderError => 30,
             }
         }
         for (i, c) in ErrorCode::ALL.iter().enumerate() {

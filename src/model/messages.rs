@@ -1127,7 +1127,8 @@ pub struct MediaBlock {
 }
 
 impl MediaBlock {
-    fn source(&self) -> Option<&Value> {
+    /// The `source` object as given (`None` when absent or null).
+    pub fn source(&self) -> Option<&Value> {
         self.source.as_ref().and_then(|s| s.as_ref())
     }
 

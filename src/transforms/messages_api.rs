@@ -543,9 +543,65 @@ fn programmatic_results_missing<'a>(
     missing
 }
 
+/// What the Messages API refuses in an image or document block of the view (or one inside a
+/// tool result's content), `None` when nothing: a block without a `source` object; a base64
+/// source whose `data` is not a non-empty string, or is a data URL (the API takes the base64
+/// text after its comma), or that has no `media_type`; a `url` source without a URL; a
+/// `file` source without a `file_id`; a `text` source whose `data` is not a string. A source
+/// of a type the API may add later is not judged.
+fn sent_media_problem(b: &Sent<'_>) -> Option<String> {
+    match b {
+        Sent::Block(Block::Image(m)) => media_source_problem("image", m.source()),
+        Sent::Block(Block::Document(m)) => media_source_problem("document", m.source()),
+        Sent::Block(Block::ToolResult(r)) => match &r.content {
+            Some(Some(crate::model::messages::ToolResultContent::Blocks(inner))) => {
+                inner.iter().find_map(|x| match x {
+                    Block::Image(m) => media_source_problem("image", m.source()),
+                    Block::Document(m) => media_source_problem("document", m.source()),
+                    _ => None,
+                })
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// [`sent_media_problem`] of one `{type: kind, source}` block, given its `source`.
+pub fn media_source_problem(kind: &str, source: Option<&Value>) -> Option<String> {
+    let a = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    let Some(source) = source.filter(|s| s.is_object()) else {
+        return Some(format!("{a} {kind} block without a source object"));
+    };
+    let text = |key: &str| source.get(key).and_then(Value::as_str);
+    let what = match source.get("type").and_then(Value::as_str)? {
+        "base64" => match text("data") {
+            None | Some("") => "a base64 source without data (source.data must be a non-empty base64 string)",
+            Some(d) if d.starts_with("data:") => {
+                "a base64 source whose data is a data URL (source.data takes the base64 text after its comma)"
+            }
+            Some(_) if text("media_type").is_none_or(str::is_empty) => {
+                "a base64 source without a media_type"
+            }
+            Some(_) => return None,
+        },
+        "url" if text("url").is_none_or(str::is_empty) => "a url source without a URL",
+        "file" if text("file_id").is_none_or(str::is_empty) => "a file source without a file_id",
+        "text" if text("data").is_none() => "a text source whose data is not a string",
+        _ => return None,
+    };
+    Some(format!("{a} {kind} block with {what}"))
+}
+
 /// `validateForApi`: the problems the Messages API would reject (an empty list means
 /// valid): no message, a first message that is not a user message, empty content or an
-/// empty text block, a tool call id used twice, a
+/// empty text block, an image or document block whose source the API refuses (no data, a
+/// data URL as base64 data, no media type or URL: [`media_source_problem`]), a tool call id
+/// used twice, a
 /// `tool_use` not answered by a `tool_result` in the very next message, a `tool_result`
 /// without its `tool_use` right before, a `tool_result` answering the message before that
 /// comes after another block of its message (a user message between a call and its result,
@@ -633,6 +689,9 @@ fn validate(messages: &[Message], given: Option<&[usize]>, empty: bool) -> Vec<P
                 "an empty or blank text block (text blocks must contain non-whitespace text)"
                     .into(),
             );
+        }
+        for problem in content.iter().filter_map(sent_media_problem) {
+            say(i, problem);
         }
         for id in ids(content, "tool_use", "id").chain(ids(content, "server_tool_use", "id")) {
             if !seen_calls.insert(id) {
@@ -1109,6 +1168,81 @@ mod tests {
             "{:?}",
             validate_for_api(&msgs)
         );
+    }
+
+    #[test]
+    fn a_media_source_the_api_refuses_is_a_problem() {
+        let problems = |source: Value, kind: &str| -> Vec<String> {
+            let msgs = json!([{"role": "user", "content": [
+                {"type": "text", "text": "see"}, {"type": kind, "source": source}
+            ]}]);
+            validate_for_api(&m(msgs))
+                .into_iter()
+                .map(|p| p.problem)
+                .collect()
+        };
+        let b64 = |data: Value| json!({"type": "base64", "media_type": "image/png", "data": data});
+        let no_data = "an image block with a base64 source without data (source.data must be a non-empty base64 string)";
+        assert_eq!(problems(b64(json!(5)), "image"), [no_data]);
+        assert_eq!(problems(b64(json!("")), "image"), [no_data]);
+        assert_eq!(problems(b64(json!(null)), "image"), [no_data]);
+        assert_eq!(
+            problems(b64(json!("data:image/png;base64,iVBORw0KGgo=")), "image"),
+            ["an image block with a base64 source whose data is a data URL (source.data takes the base64 text after its comma)"]
+        );
+        assert_eq!(
+            problems(json!({"type": "base64", "data": "JVBERi0="}), "document"),
+            ["a document block with a base64 source without a media_type"]
+        );
+        assert_eq!(
+            problems(json!({"type": "url", "url": 5}), "image"),
+            ["an image block with a url source without a URL"]
+        );
+        assert_eq!(
+            problems(json!({"type": "file"}), "document"),
+            ["a document block with a file source without a file_id"]
+        );
+        assert_eq!(
+            problems(
+                json!({"type": "text", "media_type": "text/plain", "data": 1}),
+                "document"
+            ),
+            ["a document block with a text source whose data is not a string"]
+        );
+        assert_eq!(
+            problems(json!("iVBORw0KGgo="), "image"),
+            ["an image block without a source object"]
+        );
+        // What the API takes, and a source type it may add later, are not problems.
+        for (source, kind) in [
+            (b64(json!("iVBORw0KGgo=")), "image"),
+            (
+                json!({"type": "url", "url": "https://example.com/a.png"}),
+                "image",
+            ),
+            (json!({"type": "file", "file_id": "file_1"}), "document"),
+            (
+                json!({"type": "text", "media_type": "text/plain", "data": ""}),
+                "document",
+            ),
+            (json!({"type": "content", "content": "x"}), "document"),
+            (json!({"type": "future_kind", "ref": 1}), "image"),
+        ] {
+            assert!(problems(source.clone(), kind).is_empty(), "{source}");
+        }
+        // Inside a tool result's content too.
+        let nested = json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Shot", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [
+                {"type": "image", "source": b64(json!(""))}
+            ]}]}
+        ]);
+        let found: Vec<_> = validate_for_api(&m(nested))
+            .into_iter()
+            .map(|p| (p.message, p.problem))
+            .collect();
+        assert_eq!(found, [(2, no_data.to_string())]);
     }
 
     #[test]

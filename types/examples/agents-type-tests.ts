@@ -4,7 +4,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
-import { Compactor, buildApiContextManagement, offlineSummarizer } from 'context-compaction';
+import { Compactor, ContextCompactionError, buildApiContextManagement, offlineSummarizer } from 'context-compaction';
 import { compactionPrepareStep } from '../../js/agents/ai-sdk.js';
 import { runToolLoop } from '../../js/agents/anthropic.js';
 import { expectType, type Equal } from './expect.js';
@@ -38,4 +38,17 @@ export async function anthropicRuns(): Promise<void> {
     request: { model: 'claude-sonnet-4-5', max_tokens: 1024, betas: ['compact-2026-01-12'], context_management: buildApiContextManagement({ compact: true, pauseAfterCompaction: true }) },
   });
   expectType<Equal<typeof beta.message, Anthropic.Beta.BetaMessage>>();
+}
+
+// A failed request is the library's coded error: PROVIDER_ERROR with the SDK's status, the
+// SDK's own error as its cause (round 19).
+export async function anthropicFailure(): Promise<void> {
+  try {
+    await runToolLoop({ client: anthropic, compactor, request: { model: 'claude-sonnet-4-5', max_tokens: 1024 } });
+  } catch (e) {
+    if (e instanceof ContextCompactionError && e.code === 'PROVIDER_ERROR') {
+      expectType<Equal<typeof e.status, number | undefined>>();
+      if (e.cause instanceof Anthropic.APIError) void e.cause.headers;
+    }
+  }
 }

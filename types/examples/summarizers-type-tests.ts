@@ -36,6 +36,8 @@ void [viaAiSdk, viaMock, viaGateway, viaLangChain, viaFake];
 expectType<Equal<ReturnType<typeof openaiSummarizer>['api'], 'chat' | 'responses'>>();
 expectType<Equal<OpenAiApiErrorCode, 'OPENAI_API_ERROR' | 'NETWORK_ERROR' | 'TIMEOUT' | 'ABORTED' | 'INVALID_RESPONSE'>>();
 expectType<Equal<Extract<SummarizerErrorCode, 'PROMPT_TOO_LONG'>, 'PROMPT_TOO_LONG'>>();
+// The id of the model a LangChain summarizer calls, read by the library (summaryModel).
+expectType<Equal<ReturnType<typeof langchainSummarizer>['summaryModel'], string | undefined>>();
 
 // Summarizer headers in every form the runtime reads: a record, pairs (an array or another
 // iterable), a Map, a Headers.
