@@ -28,6 +28,18 @@ use crate::transforms::transcript;
 #[wasm_bindgen(start, private)]
 fn start() {
     console_error_panic_hook::set_once();
+    // The counting module writes numbers with the engine's digits (model::number).
+    #[cfg(all(feature = "count", not(feature = "base"), not(feature = "extra")))]
+    crate::model::number::use_engine_text(number_text);
+}
+
+/// `String(n)` of a number, as the JS engine writes it.
+#[cfg(all(feature = "count", not(feature = "base"), not(feature = "extra")))]
+fn number_text(n: f64) -> String {
+    js_sys::Number::from(n)
+        .to_string_with_radix(10)
+        .map(String::from)
+        .unwrap_or_default()
 }
 
 /// Sets the defaults that explicit `config` objects override, from environment variables

@@ -43,6 +43,7 @@ use crate::model::config::{Config, Given};
 use crate::model::error::{check_token_count, Error, ErrorCode, Result};
 use crate::model::messages::Message;
 use crate::model::names::likely_meant;
+use crate::model::number::Plain;
 use crate::model::shape::Shape;
 use crate::model::view::quoted;
 use crate::model::view::UsageCounts;
@@ -135,7 +136,7 @@ pub fn error_text<S: Source>(v: &S) -> (String, Option<u16>) {
     // A bare number thrown is most often an HTTP status (`throw res.status`).
     if let Some(n) = v.number() {
         let status = (100.0..600.0).contains(&n).then_some(n as u16);
-        return (format!("{n}"), status);
+        return (Plain(n).to_string(), status);
     }
     if let Some(b) = v.boolean() {
         return (b.to_string(), None);
@@ -1081,7 +1082,8 @@ pub fn tracking<S: Source>(tracking: &S) -> Result<Tracking> {
     let failures = whole_number(tracking, "consecutiveFailures", WHAT, 0)?.unwrap_or(0);
     let id = |k: &str| {
         let v = tracking.get(k);
-        v.string().or_else(|| v.number().map(|n| n.to_string()))
+        v.string()
+            .or_else(|| v.number().map(|n| Plain(n).to_string()))
     };
     Ok(Tracking {
         consecutive_failures: failures.min(u32::MAX as u64) as u32,
@@ -1156,13 +1158,15 @@ fn calibration<S: Source>(options: &S, what: &str) -> Result<Option<Fit>> {
     ] {
         if value.is_some_and(|v| v > most) {
             return Err(Error::invalid_argument(format!(
-                "{what}.{key} is implausibly large (at most {most}; use what Compactor.calibration() returns)"
+                "{what}.{key} is implausibly large (at most {}; use what Compactor.calibration() returns)",
+                Plain(most)
             )));
         }
     }
     if ratio.is_some_and(|r| r < MIN_CALIBRATION_RATIO) {
         return Err(Error::invalid_argument(format!(
-            "{what}.ratio is implausibly small (at least {MIN_CALIBRATION_RATIO})"
+            "{what}.ratio is implausibly small (at least {})",
+            Plain(MIN_CALIBRATION_RATIO)
         )));
     }
     match (overhead, ratio) {

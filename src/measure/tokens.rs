@@ -6,6 +6,7 @@
 use crate::measure::calibration::{Calibration, Observed};
 use crate::model::error::{Error, Result};
 use crate::model::messages::{Kind, Message};
+use crate::model::number::Plain;
 use crate::model::view::{
     utf16_len, BlockInfo, BlockKind, ContentInfo, ConversationView, Detail, Find, Latest,
     UsageCounts,
@@ -310,7 +311,7 @@ impl<'a> Counted<'a> {
                     format!(
                         "{} must return a finite number ≥ 0; it returned {}",
                         self.counter.name(),
-                        n.map_or("no number".to_string(), |n| n.to_string())
+                        n.map_or("no number".to_string(), |n| Plain(n).to_string())
                     )
                 });
                 return len;
@@ -321,8 +322,9 @@ impl<'a> Counted<'a> {
         if n > 4.0 * len as f64 + 16.0 {
             self.problem(|| {
                 format!(
-                    "{} returned {n} tokens for a text of {len} characters: more than any tokenizer gives",
-                    self.counter.name()
+                    "{} returned {} tokens for a text of {len} characters: more than any tokenizer gives",
+                    self.counter.name(),
+                    Plain(n)
                 )
             });
             return len;

@@ -6,6 +6,7 @@
 
 use crate::model::error::{Error, Result};
 use crate::model::names::likely_meant;
+use crate::model::number::Plain;
 
 /// The smallest `config.summaryContextWindow`: a quarter of it is the least room a summary
 /// gets (1,024 tokens), and the rest holds the summary request's own prompt (about 600
@@ -34,7 +35,7 @@ impl Given {
     fn describe(self) -> String {
         match self {
             Given::Absent => "nothing".into(),
-            Given::Number(n) => format!("the number {n}"),
+            Given::Number(n) => format!("the number {}", Plain(n)),
             Given::Bool(b) => format!("{b}"),
             Given::Other(what) => what.into(),
         }
@@ -187,10 +188,12 @@ impl Config {
     pub fn check_summary_window(&self) -> Result<()> {
         match self.summary_context_window {
             Some(w) if w < MIN_SUMMARY_CONTEXT_WINDOW => Err(Error::invalid_config(format!(
-                "the window of {w} tokens (config.summaryContextWindow) is too small for a \
-                 summary request: it must be at least {MIN_SUMMARY_CONTEXT_WINDOW} tokens, \
+                "the window of {} tokens (config.summaryContextWindow) is too small for a \
+                 summary request: it must be at least {} tokens, \
                  for the request's prompt (about 600 tokens), a summary of at least 1024 \
-                 tokens and some conversation; give the summary model's real window"
+                 tokens and some conversation; give the summary model's real window",
+                Plain(w),
+                Plain(MIN_SUMMARY_CONTEXT_WINDOW)
             ))),
             _ => Ok(()),
         }
@@ -226,7 +229,8 @@ impl Config {
         if let Some(p) = self.auto_compact_pct_override {
             if !p.is_finite() || !(1.0..=100.0).contains(&p) {
                 return Err(Error::invalid_config(format!(
-                    "config.autoCompactPctOverride must be a percent between 1 and 100, got {p}"
+                    "config.autoCompactPctOverride must be a percent between 1 and 100, got {}",
+                    Plain(p)
                 )));
             }
         }

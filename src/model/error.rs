@@ -268,7 +268,8 @@ pub fn check_token_count(value: f64, what: &str) -> Result<u64> {
     }
     if value < 0.0 {
         return Err(Error::invalid_token_count(format!(
-            "{what} must not be negative, got {value}"
+            "{what} must not be negative, got {}",
+            crate::model::number::Plain(value)
         )));
     }
     if value > 1e15 {

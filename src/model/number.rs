@@ -140,17 +140,162 @@ pub fn fraction(digits: &[u8]) -> f64 {
     scale(mantissa, -(kept.len() as i64))
 }
 
+// The counting module (the Cargo feature `count` alone) has no float printing of its own: the
+// standard library's (`<f64 as Display>` and its Grisu and Dragon tables, about 19 KB raw,
+// 6 KB gzip) is kept out, and the shortest digits of a number come from the JS engine's
+// `String(n)`, which the bindings install at start ([`use_engine_text`]). Both give the
+// shortest digits that read back as the number; the texts below are the same either way. The
+// other modules keep the standard library's: serde's own messages print floats with it.
+#[cfg(all(
+    target_arch = "wasm32",
+    feature = "count",
+    not(feature = "base"),
+    not(feature = "extra")
+))]
+thread_local! {
+    static ENGINE_TEXT: std::cell::Cell<Option<NumberText>> = const { std::cell::Cell::new(None) };
+}
+
+/// How the engine writes a number: `String(n)`.
+#[cfg(all(
+    target_arch = "wasm32",
+    feature = "count",
+    not(feature = "base"),
+    not(feature = "extra")
+))]
+type NumberText = fn(f64) -> String;
+
+/// Gives the counting module the JS engine's `String(n)` (the bindings' start function).
+#[cfg(all(
+    target_arch = "wasm32",
+    feature = "count",
+    not(feature = "base"),
+    not(feature = "extra")
+))]
+pub fn use_engine_text(text: NumberText) {
+    ENGINE_TEXT.with(|t| t.set(Some(text)));
+}
+
+/// `String(n)` of a finite, non-zero `n`, from the engine.
+#[cfg(all(
+    target_arch = "wasm32",
+    feature = "count",
+    not(feature = "base"),
+    not(feature = "extra")
+))]
+fn engine_text(n: f64) -> String {
+    ENGINE_TEXT
+        .with(|t| t.get())
+        .expect("number text installed at start")(n)
+}
+
+/// A number as Rust's `{}` writes an `f64` (`1.5`, `-5`, `-0`, `1000000000000000000000`,
+/// `0.0000001`, `inf`, `NaN`), for messages that write a number so: `format!("{}",
+/// Plain(n))` instead of `format!("{n}")`, which would bring the float printing into the
+/// counting module.
+#[derive(Clone, Copy)]
+pub struct Plain(pub f64);
+
+impl std::fmt::Display for Plain {
+    #[cfg(not(all(
+        target_arch = "wasm32",
+        feature = "count",
+        not(feature = "base"),
+        not(feature = "extra")
+    )))]
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+
+    #[cfg(all(
+        target_arch = "wasm32",
+        feature = "count",
+        not(feature = "base"),
+        not(feature = "extra")
+    ))]
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0;
+        if n.is_nan() || n.is_infinite() || n == 0.0 {
+            let text = if n.is_nan() {
+                "NaN"
+            } else if n.is_infinite() {
+                if n > 0.0 {
+                    "inf"
+                } else {
+                    "-inf"
+                }
+            } else if n.is_sign_negative() {
+                "-0"
+            } else {
+                "0"
+            };
+            return f.write_str(text);
+        }
+        f.write_str(&spelt_out(&engine_text(n)))
+    }
+}
+
+/// Rust's `{}` text of a finite, non-zero number from its JavaScript text (`String(n)`): the
+/// same digits, but from 1e21 up and below 1e-6, which JavaScript writes in exponent form
+/// (`-1.5e+21`, `1.25e-7`), spelt out (`-1500000000000000000000`, `0.000000125`).
+#[cfg(any(
+    test,
+    all(
+        target_arch = "wasm32",
+        feature = "count",
+        not(feature = "base"),
+        not(feature = "extra")
+    )
+))]
+fn spelt_out(js: &str) -> String {
+    let Some(e) = js.find('e') else {
+        return js.to_string();
+    };
+    let (mantissa, exp) = (&js[..e], &js[e + 1..]);
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let power = exp
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .fold(0usize, |p, d| p * 10 + usize::from(d - b'0'));
+    let mut out = String::with_capacity(digits.len() + power + 3);
+    if mantissa.starts_with('-') {
+        out.push('-');
+    }
+    if exp.starts_with('-') {
+        out.push_str("0.");
+        for _ in 1..power {
+            out.push('0');
+        }
+        out.push_str(&digits);
+    } else {
+        out.push_str(&digits);
+        for _ in digits.len()..=power {
+            out.push('0');
+        }
+    }
+    out
+}
+
 /// A number as JavaScript writes it (`String(n)`) in an error message: `NaN`, `Infinity`,
 /// `0.5`, and from 1e21 up (or below 1e-6) in exponent form, `1e+300`, `5e-324`, not spelt
 /// out in hundreds of digits.
 pub fn js_text(n: f64) -> String {
+    #[cfg(all(
+        target_arch = "wasm32",
+        feature = "count",
+        not(feature = "base"),
+        not(feature = "extra")
+    ))]
+    if n.is_finite() && n != 0.0 {
+        return engine_text(n);
+    }
     if n.is_nan() {
         return "NaN".into();
     }
     if n.is_infinite() {
         return if n > 0.0 { "Infinity" } else { "-Infinity" }.into();
     }
-    let plain = format!("{n}");
+    let plain = Plain(n).to_string();
     let a = n.abs();
     if !(a >= 1e21 || (a != 0.0 && a < 1e-6)) {
         return plain;
@@ -207,6 +352,48 @@ mod tests {
             (f64::MAX, "1.7976931348623157e+308"),
         ] {
             assert_eq!(js_text(n), text);
+        }
+    }
+
+    /// The counting module's `{}` of a number (its JavaScript text spelt out, [`Plain`]) is
+    /// the standard library's, across the whole range and at the boundaries of the exponent
+    /// form.
+    #[test]
+    fn the_engine_digits_spelt_out_are_the_standard_text() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut values = vec![
+            1e21,
+            1e20,
+            1e-6,
+            1e-7,
+            f64::from_bits(1e-6f64.to_bits() - 1),
+            f64::from_bits(1e21f64.to_bits() - 1),
+            1.5e300,
+            5e-324,
+            f64::MAX,
+            0.1 + 0.2,
+            0.25,
+            100.0,
+            4096.0,
+            123_456.789,
+        ];
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = f64::from_bits(x);
+            if v.is_finite() && v != 0.0 {
+                values.push(v);
+            }
+        }
+        for v in values {
+            for n in [v, -v] {
+                assert_eq!(spelt_out(&js_text(n)), format!("{n}"), "{}", js_text(n));
+                assert_eq!(Plain(n).to_string(), format!("{n}"));
+            }
+        }
+        for n in [0.0, -0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(Plain(n).to_string(), format!("{n}"));
         }
     }
 
