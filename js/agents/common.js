@@ -20,7 +20,8 @@ export function codedError(code, message, cause) {
  * What the provider's SDK threw for a request of an agent loop, as the library's coded error
  * with the SDK's own error as `cause` (unchanged: its class, `status`, `headers`, body):
  * `ABORTED` when the loop's `signal` aborted, `PROMPT_TOO_LONG` for a rejection as too long
- * that the compaction did not cure (`tooLong`), else `PROVIDER_ERROR`. The SDK error's HTTP
+ * that the compaction did not cure (`tooLong`), else `PROVIDER_ERROR`; a `ContextCompactionError`
+ * as it is. The SDK error's HTTP
  * `status`, when it has one, is copied.
  *
  * @param {string} where
@@ -30,6 +31,9 @@ export function codedError(code, message, cause) {
  * @returns {ContextCompactionError}
  */
 export function providerError(where, error, signal, tooLong) {
+  // Already one of the library's coded errors (toApiMessages refusing the conversation before
+  // any request was sent, a client that wraps the library): its code stands.
+  if (error instanceof ContextCompactionError) return error;
   if (signal?.aborted) return codedError('ABORTED', `${where}: aborted during the request to the provider`, error);
   const coded = codedError(
     tooLong ? 'PROMPT_TOO_LONG' : 'PROVIDER_ERROR',
