@@ -2394,7 +2394,9 @@ export declare function toApiMessages<M extends MessageInput>(messages: readonly
 
 /**
  * Checks the invariants the Messages API enforces (user first, tool pairs, no empty content
- * or empty text block, no tool call id used twice, the `tool_result` blocks answering an
+ * or empty text block, no image or document whose source the API refuses — base64 `data`
+ * empty, not a string or a whole data URL, no `media_type`, a `url` source without its URL, a
+ * `file` source without its `file_id`, also inside a tool result — no tool call id used twice, the `tool_result` blocks answering an
  * assistant message's calls first in the next message, before any other block: a user message
  * placed between a call and its result is reported, in every shape) on the API view of
  * `messages`. A
