@@ -415,11 +415,13 @@ function anthropicBlock(p) {
       if (v === undefined && lcFileId(p) !== undefined) return { type: 'image', source: fileSource(lcFileId(p)) };
       return mediaBlock(v, p.mediaType || p.mimeType || p.mime_type, true);
     }
-    case 'image_url': return mediaBlock(typeof p.image_url === 'string' ? p.image_url : p.image_url && p.image_url.url, undefined);
+    // OpenAI's image parts hold images only: an image block, as the count reads them, also
+    // when their data URL names no image type (validateForApi then names an image).
+    case 'image_url': return mediaBlock(typeof p.image_url === 'string' ? p.image_url : p.image_url && p.image_url.url, undefined, true);
     // OpenAI's parts name an uploaded file by `file_id` when they hold no data or URL: a
     // file source keeps that reference (never an empty base64 block), and `filename` the title.
     case 'input_image': return p.image_url === undefined && typeof p.file_id === 'string'
-      ? { type: 'image', source: fileSource(p.file_id) } : mediaBlock(p.image_url, undefined);
+      ? { type: 'image', source: fileSource(p.file_id) } : mediaBlock(p.image_url, undefined, true);
     // LangChain's plain-text file: its `text`; else, as a file is, what its `data` holds.
     case 'text-plain':
       if (typeof p.text === 'string') return blocksOf(p.text)[0];

@@ -45,3 +45,18 @@ test('runChatToolLoop: a coded error the client throws is passed on with its cod
     (e) => e === own,
   );
 });
+
+test('an OpenAI image part is read as an image also when its data URL names no image type', async () => {
+  const { toApiMessages, validateForApi } = await import('../../pkg/node.js');
+  const chat = (url) => [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url } }] }];
+  const responses = (url) => [{ role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, { type: 'input_image', image_url: url, detail: 'auto' }] }];
+  for (const shape of [chat, responses]) {
+    // An image URL left empty: the problem names the image the caller gave (it named a document).
+    const v = validateForApi(shape(''));
+    assert.equal(v.valid, false);
+    assert.match(v.problems[0].problem, /^an image block with a base64 source without data/, JSON.stringify(v.problems));
+    // Bytes sent under a generic type: an image block, as the count reads it (a document before).
+    const b = toApiMessages(shape('data:application/octet-stream;base64,iVBORw0KGgoAAAANSUhEUg=='))[0].content[1];
+    assert.equal(b.type, 'image', JSON.stringify(b));
+  }
+});
