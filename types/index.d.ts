@@ -2299,7 +2299,8 @@ export declare function groupMessagesByApiRound<M extends MessageInput>(messages
 
 /**
  * Recognises a context-overflow error (Anthropic, OpenAI, Gemini, HTTP 413) in a string, an
- * `Error`, an API error body or an SDK error (`status`, `message`, `error`, `body` are read).
+ * `Error`, an API error body or an SDK error (`status`, `message`, `error`, `body` are read),
+ * also when another error wraps it (`cause`, an `AggregateError`'s `errors`; four levels deep).
  *
  * @returns `null` when it is not an overflow error.
  * @example

@@ -447,7 +447,8 @@ pub fn group_messages_by_api_round(
 }
 
 /// `parseContextOverflowError(errorOrText, status?)` → `{kind, actual, limit, gap}` or `null`.
-/// Accepts a string, an `Error`, an API error body or an SDK error (`status`, `error`).
+/// Accepts a string, an `Error`, an API error body or an SDK error (`status`, `error`), also
+/// wrapped in another error (`cause`, an `AggregateError`'s `errors`).
 #[cfg(feature = "base")]
 #[wasm_bindgen(js_name = parseContextOverflowError, unchecked_return_type = "ContextOverflow | null")]
 pub fn parse_context_overflow_error(

@@ -128,7 +128,10 @@ const ERROR_TEXT_PATHS: &[&[&str]] = &[
 /// The text and HTTP status of an error the caller hands in: a string, an `Error`, an API
 /// error body or an SDK error. The text joins every place an error keeps words
 /// ([`ERROR_TEXT_PATHS`], then `body` as text or JSON), one per line; the status is the first
-/// of `status` / `statusCode` that is an HTTP status (100–599).
+/// of `status` / `statusCode` that is an HTTP status (100–599). An error that wraps another
+/// (`new Error('summary failed', {cause})`, an `AggregateError`'s `errors`) is read through
+/// to what it wraps, [`MAX_CAUSE_DEPTH`] levels deep: the provider's words (a prompt too long,
+/// an overload) and status are often only there. The outer error's status comes first.
 pub fn error_text<S: Source>(v: &S) -> (String, Option<u16>) {
     if let Some(s) = v.string() {
         return (s, None);
@@ -141,31 +144,67 @@ pub fn error_text<S: Source>(v: &S) -> (String, Option<u16>) {
     if let Some(b) = v.boolean() {
         return (b.to_string(), None);
     }
-    let status = ["status", "statusCode"].iter().find_map(|key| {
-        v.get(key)
-            .number()
-            .filter(|n| (100.0..600.0).contains(n))
-            .map(|n| n as u16)
-    });
-    let mut parts: Vec<String> = ERROR_TEXT_PATHS
-        .iter()
-        .filter_map(|path| {
-            path.iter().fold(None::<S>, |cur, k| {
-                Some(match cur {
-                    None => v.get(k),
-                    Some(c) => c.get(k),
+    let mut parts = Vec::new();
+    let mut status = None;
+    error_words(v, &mut parts, &mut status, 0);
+    (joined_words(parts), status)
+}
+
+/// How many wrapping errors [`error_text`] reads through (a cycle of causes ends there too).
+pub const MAX_CAUSE_DEPTH: usize = 4;
+
+/// The words and status of error object `v` ([`error_text`]), then of what it wraps.
+fn error_words<S: Source>(v: &S, parts: &mut Vec<String>, status: &mut Option<u16>, depth: usize) {
+    if status.is_none() {
+        *status = ["status", "statusCode"].iter().find_map(|key| {
+            v.get(key)
+                .number()
+                .filter(|n| (100.0..600.0).contains(n))
+                .map(|n| n as u16)
+        });
+    }
+    parts.extend(
+        ERROR_TEXT_PATHS
+            .iter()
+            .filter_map(|path| {
+                path.iter().fold(None::<S>, |cur, k| {
+                    Some(match cur {
+                        None => v.get(k),
+                        Some(c) => c.get(k),
+                    })
                 })
             })
-        })
-        .filter_map(|found| found.string())
-        .collect();
+            .filter_map(|found| found.string()),
+    );
     let body = v.get("body");
     if let Some(s) = body.string() {
         parts.push(s);
     } else if body.is_object() {
         parts.extend(body.json_text());
     }
-    (joined_words(parts), status)
+    if depth + 1 >= MAX_CAUSE_DEPTH {
+        return;
+    }
+    let cause = v.get("cause");
+    if let Some(s) = cause.string() {
+        parts.push(s);
+    } else if cause.is_object() {
+        error_words(&cause, parts, status, depth + 1);
+    }
+    // An AggregateError (`Promise.any` over providers, a retry library's): its first errors.
+    let errors = v.get("errors");
+    if errors.is_array() && errors.length().is_some_and(|n| n <= 64) {
+        for e in errors
+            .items()
+            .unwrap_or_default()
+            .iter()
+            .take(MAX_CAUSE_DEPTH)
+        {
+            if e.is_object() {
+                error_words(e, parts, status, depth + 1);
+            }
+        }
+    }
 }
 
 /// An error's words as one line: the first, then in parentheses the others that say

@@ -1,7 +1,7 @@
 // Round 19, the lead's changes. Each test fails on the package before them (pkg-snap21).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { toApiMessages, validateForApi } from '../../pkg/node.js';
+import { compactConversation, parseContextOverflowError, toApiMessages, validateForApi } from '../../pkg/node.js';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 const withBlock = (block) => [{ role: 'user', content: [{ type: 'text', text: 'What is in this?' }, block] }];
@@ -51,4 +51,48 @@ test('a media problem inside a tool result is placed at its message', () => {
   const v = validateForApi(msgs);
   assert.deepEqual(v.problems.map((p) => p.message), [2]);
   assert.match(v.problems[0].problem, /image block with a base64 source without data/);
+});
+
+// A conversation of 80 messages of ~1,000 tokens each.
+const long = [];
+for (let i = 0; i < 40; i++) long.push({ role: 'user', content: `question ${i} `.repeat(300) }, { role: 'assistant', content: `answer ${i} `.repeat(300) });
+const tooLong = () => Object.assign(new Error('400 prompt is too long: 210000 tokens > 200000 maximum'), { status: 400 });
+const overloaded = () => Object.assign(new Error('529 overloaded_error: Overloaded'), { status: 529 });
+
+test('a provider error wrapped by the summarizer (cause, AggregateError) is still recognised', async () => {
+  const wrappers = {
+    cause: (e) => new Error('summary call failed', { cause: e }),
+    twice: (e) => new Error('agent step failed', { cause: new Error('summary call failed', { cause: e }) }),
+    aggregate: (e) => new AggregateError([e], 'every provider failed'),
+  };
+  for (const [name, wrap] of Object.entries(wrappers)) {
+    assert.deepEqual(parseContextOverflowError(wrap(tooLong())), { kind: 'prompt_too_long', actual: 210000, limit: 200000, gap: 10000 }, name);
+    for (const [error, retry] of [[tooLong, 'retryPromptTooLong'], [overloaded, 'retryTransient']]) {
+      let calls = 0;
+      const phases = [];
+      const r = await compactConversation(long, {
+        model: 'claude-sonnet-4-5',
+        retryBaseMs: 1,
+        onProgress: (e) => phases.push(e.phase),
+        summarize: async () => {
+          calls += 1;
+          if (calls === 1) throw wrap(error());
+          return '<summary>The user asked 40 questions and got answers.</summary>';
+        },
+      });
+      assert.equal(calls, 2, `${name}: ${retry}`);
+      assert.ok(phases.includes(retry), `${name}: ${phases.join(' ')}`);
+      assert.ok(r.summaryMessages.length > 0);
+    }
+  }
+});
+
+test('an error wrapping a non-provider failure still fails, its cause\'s words in the message', async () => {
+  await assert.rejects(
+    compactConversation(long, {
+      model: 'claude-sonnet-4-5',
+      summarize: async () => { throw new Error('summary call failed', { cause: new Error('ECONNRESET: socket hang up') }); },
+    }),
+    (e) => e.code === 'SUMMARIZER_FAILED' && /summary call failed \(ECONNRESET: socket hang up\)/.test(e.message),
+  );
 });

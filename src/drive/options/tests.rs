@@ -644,6 +644,43 @@ fn error_text_reads_every_place_an_error_keeps_words() {
     assert_eq!(error_text(&json!({"status": "413"})).1, None);
 }
 
+#[test]
+fn error_text_reads_through_the_errors_an_error_wraps() {
+    let ptl = json!({"status": 400, "error": {"type": "error", "error": {"type": "invalid_request_error",
+        "message": "prompt is too long: 210000 tokens > 200000 maximum"}}});
+    // `new Error('summary call failed', {cause: apiError})`, twice wrapped.
+    let (text, status) = error_text(
+        &json!({"message": "wrapped", "cause": {"message": "summary call failed", "cause": ptl}}),
+    );
+    assert_eq!(status, Some(400));
+    assert!(
+        text.starts_with("wrapped (summary call failed; prompt is too long: 210000 tokens"),
+        "{text}"
+    );
+    // The outer error's status comes first; a string cause is read as words.
+    let (text, status) = error_text(&json!({"message": "overloaded", "status": 529, "cause": ptl}));
+    assert_eq!(status, Some(529));
+    assert!(text.contains("prompt is too long"), "{text}");
+    assert_eq!(
+        error_text(&json!({"message": "failed", "cause": "socket hang up"})).0,
+        "failed (socket hang up)"
+    );
+    // An AggregateError's errors.
+    let (text, status) = error_text(&json!({"message": "all attempts failed", "errors": [ptl]}));
+    assert_eq!(status, Some(400));
+    assert!(text.contains("prompt is too long"), "{text}");
+    // Read MAX_CAUSE_DEPTH levels deep, no further.
+    let mut deep = json!({"message": "level 9"});
+    for k in (0..9).rev() {
+        deep = json!({"message": format!("level {k}"), "cause": deep});
+    }
+    let text = error_text(&deep).0;
+    assert!(
+        text.contains("level 3") && !text.contains("level 4"),
+        "{text}"
+    );
+}
+
 /// No options at all (the per-turn call) reads as an empty options object: every default.
 #[test]
 fn absent_should_auto_compact_options_are_the_defaults() {
