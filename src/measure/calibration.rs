@@ -127,7 +127,24 @@ pub struct Calibration {
     clean: Vec<Observation>,
     /// An observation spanned a clearing: `clean` may differ from `seen`.
     spanned: bool,
+    /// The line the observations give ([`Calibration::fit`]), worked out when they change:
+    /// the count reads it on every message pushed, and working it out takes up to
+    /// `MAX_OBSERVATIONS²` steps ([`latest_line`]).
+    line: Line,
 }
+
+/// [`Calibration::line`]: a function of the observations, so never what tells two
+/// calibrations apart.
+#[derive(Clone, Copy, Debug, Default)]
+struct Line(Option<Fit>);
+
+impl PartialEq for Line {
+    fn eq(&self, _: &Line) -> bool {
+        true
+    }
+}
+
+impl Eq for Line {}
 
 impl Calibration {
     /// A calibration from saved observations (oldest first; only the latest
@@ -135,8 +152,10 @@ impl Calibration {
     pub fn from_observations(obs: impl IntoIterator<Item = Observation>) -> Calibration {
         let mut c = Calibration::default();
         for o in obs {
-            c.observe(o);
+            keep(&mut c.seen, o);
+            keep(&mut c.clean, o);
         }
+        c.refit();
         c
     }
 
@@ -153,6 +172,7 @@ impl Calibration {
     pub fn observe(&mut self, o: Observation) {
         keep(&mut self.seen, o);
         keep(&mut self.clean, o);
+        self.refit();
     }
 
     /// Adds an observation the running count made ([`observe`](Self::observe)). One whose
@@ -165,6 +185,7 @@ impl Calibration {
         if o.spans_clearing {
             self.spanned = true;
             keep(&mut self.seen, o.observation);
+            self.refit();
         } else {
             self.observe(o.observation);
         }
@@ -184,6 +205,7 @@ impl Calibration {
                 keep(&mut c.clean, o);
             }
             c.spanned = true;
+            c.refit();
         }
         c
     }
@@ -237,6 +259,16 @@ impl Calibration {
     /// (the smallest estimate is never dropped) would keep every line out for the rest of the
     /// session.
     pub fn fit(&self) -> Option<Fit> {
+        self.line.0
+    }
+
+    /// Works out [`Calibration::line`] again, after the observations changed.
+    fn refit(&mut self) {
+        self.line = Line(self.line_of_observations());
+    }
+
+    /// The line of [`Calibration::fit`], from the observations.
+    fn line_of_observations(&self) -> Option<Fit> {
         let all = fit_of(&self.seen);
         let clean = &self.clean;
         match all {
@@ -382,6 +414,35 @@ mod tests {
 
     fn obs(estimated: u64, real: u64) -> Observation {
         Observation { estimated, real }
+    }
+
+    #[test]
+    fn the_line_kept_is_the_line_of_the_observations_after_every_change() {
+        // A session whose overhead changes half-way, with requests that spanned a clearing:
+        // after each observation (and a restore from the saved sets) the line read is the
+        // one the observations give.
+        let mut c = Calibration::default();
+        let mut x: u64 = 7;
+        for k in 0..150u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let estimated = 2_000 + (x >> 33) % 90_000;
+            let overhead = if k < 70 { 20_000 } else { 33_000 };
+            let o = obs(estimated, overhead + estimated * 5 / 4 + (x >> 60));
+            c.observe_as(Observed {
+                observation: o,
+                spans_clearing: k % 17 == 5,
+            });
+            assert_eq!(c.fit(), c.line_of_observations(), "after observation {k}");
+            let back = Calibration::from_sets(
+                c.observations().copied(),
+                c.observations_clean()
+                    .map(|o| o.copied().collect::<Vec<_>>()),
+            );
+            assert_eq!(back.fit(), c.fit(), "restored after observation {k}");
+        }
+        assert!(c.fit().is_some());
     }
 
     #[test]
