@@ -127,16 +127,17 @@ pub struct Calibration {
     clean: Vec<Observation>,
     /// An observation spanned a clearing: `clean` may differ from `seen`.
     spanned: bool,
-    /// The line the observations give ([`Calibration::fit`]), worked out when they change:
-    /// the count reads it on every message pushed, and working it out takes up to
-    /// `MAX_OBSERVATIONS²` steps ([`latest_line`]).
+    /// The line the observations give ([`Calibration::fit`]), worked out the first time it is
+    /// read after they changed (`None` until then): the count reads it on every message
+    /// pushed, and working it out takes up to `MAX_OBSERVATIONS²` steps ([`latest_line`]);
+    /// a count over a whole conversation adds many observations and reads it once.
     line: Line,
 }
 
 /// [`Calibration::line`]: a function of the observations, so never what tells two
 /// calibrations apart.
-#[derive(Clone, Copy, Debug, Default)]
-struct Line(Option<Fit>);
+#[derive(Clone, Debug, Default)]
+struct Line(std::cell::Cell<Option<Option<Fit>>>);
 
 impl PartialEq for Line {
     fn eq(&self, _: &Line) -> bool {
@@ -259,12 +260,17 @@ impl Calibration {
     /// (the smallest estimate is never dropped) would keep every line out for the rest of the
     /// session.
     pub fn fit(&self) -> Option<Fit> {
-        self.line.0
+        if let Some(line) = self.line.0.get() {
+            return line;
+        }
+        let line = self.line_of_observations();
+        self.line.0.set(Some(line));
+        line
     }
 
-    /// Works out [`Calibration::line`] again, after the observations changed.
+    /// Marks [`Calibration::line`] to be worked out again, after the observations changed.
     fn refit(&mut self) {
-        self.line = Line(self.line_of_observations());
+        self.line.0.set(None);
     }
 
     /// The line of [`Calibration::fit`], from the observations.
