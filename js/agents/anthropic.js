@@ -138,7 +138,7 @@ export async function runToolLoop(options) {
    */
   const failed = (error, compacted) => {
     if (textError) return textError.error;
-    return providerError(where, error, o.signal, compacted && !o.signal?.aborted && parseContextOverflowError(error, /** @type {any} */ (error)?.status) !== null);
+    return providerError(where, error, o.signal, compacted);
   };
 
   for (let step = 0; step < maxSteps; step++) {

@@ -1,6 +1,6 @@
 // Shared by the agent-loop helpers (js/agents/*.js): option checks that throw the library's
 // coded errors. Internal: not a public entry of the package.
-import { ContextCompactionError } from 'context-compaction';
+import { ContextCompactionError, parseContextOverflowError } from 'context-compaction';
 
 /**
  * A coded error of the library (`error.code`), with the original error as `cause`.
@@ -20,21 +20,22 @@ export function codedError(code, message, cause) {
  * What the provider's SDK threw for a request of an agent loop, as the library's coded error
  * with the SDK's own error as `cause` (unchanged: its class, `status`, `headers`, body):
  * `ABORTED` when the loop's `signal` aborted, `PROMPT_TOO_LONG` for a rejection as too long
- * that the compaction did not cure (`tooLong`), else `PROVIDER_ERROR`; a `ContextCompactionError`
- * as it is. The SDK error's HTTP
- * `status`, when it has one, is copied.
+ * after the loop compacted (`compacted`: the compaction did not cure it), else
+ * `PROVIDER_ERROR`; a `ContextCompactionError` as it is. The SDK error's HTTP `status`, when
+ * it has one, is copied.
  *
  * @param {string} where
  * @param {unknown} error
  * @param {AbortSignal | undefined} signal
- * @param {boolean} tooLong
+ * @param {boolean} compacted
  * @returns {ContextCompactionError}
  */
-export function providerError(where, error, signal, tooLong) {
+export function providerError(where, error, signal, compacted) {
   // Already one of the library's coded errors (toApiMessages refusing the conversation before
   // any request was sent, a client that wraps the library): its code stands.
   if (error instanceof ContextCompactionError) return error;
   if (signal?.aborted) return codedError('ABORTED', `${where}: aborted during the request to the provider`, error);
+  const tooLong = compacted && parseContextOverflowError(error, /** @type {any} */ (error)?.status) !== null;
   const coded = codedError(
     tooLong ? 'PROMPT_TOO_LONG' : 'PROVIDER_ERROR',
     `${where}: ${tooLong ? 'the request was still too long after the compaction' : 'the request failed'}: ${thrownText(error)}`,

@@ -127,7 +127,7 @@ export async function runChatToolLoop(options) {
       try {
         completion = await send();
       } catch (again) {
-        throw providerError(where, again, o.signal, !o.signal?.aborted && parseContextOverflowError(again, /** @type {any} */ (again)?.status) !== null);
+        throw providerError(where, again, o.signal, true);
       }
     }
     const reply = completion.choices?.[0]?.message;

@@ -214,25 +214,36 @@ function asRead(m) {
 // `o` (a message or a transcript line's `message`) with its content array, its blocks and its
 // usage as their fields where one of them has a toJSON (see asRead) or fields it has only
 // through its prototype (withInherited); `o` itself otherwise.
-function readFields(o) {
-  let out = hasToJson(o) ? fieldsOf(o) : o;
+const readFields = (o) => partsOf(o, false);
+
+// `o` with its content array, its blocks and its usage as they are read (partOf): `honour`
+// (serializeTranscript) leaves what has a toJSON as it is, for JSON.stringify to call; else
+// (the count's reading) each such object is its own fields. `o` itself when nothing changes.
+function partsOf(o, honour) {
+  let out = !honour && hasToJson(o) ? fieldsOf(o) : o;
   const c = o.content;
-  if (Array.isArray(c)) {
+  if (Array.isArray(c) && !(honour && hasToJson(c))) {
     let copy;
-    if (typeof c.toJSON === 'function') copy = c.slice();
+    if (!honour && typeof c.toJSON === 'function') copy = c.slice();
     for (let b = 0; b < c.length; b++) {
       const x = c[b];
-      let read = withInherited(x, READ_BLOCK);
-      if (read === x && hasToJson(x)) read = fieldsOf(x);
+      const read = partOf(x, READ_BLOCK, honour);
       if (read !== x) (copy ??= c.slice())[b] = read;
     }
     if (copy !== undefined) (out === o ? (out = { ...o }) : out).content = copy;
   }
   const u = o.usage;
-  let usage = withInherited(u, READ_USAGE);
-  if (usage === u && hasToJson(u)) usage = fieldsOf(u);
+  const usage = partOf(u, READ_USAGE, honour);
   if (usage !== u) (out === o ? (out = { ...o }) : out).usage = usage;
   return out;
+}
+
+// A block or usage `x` as read: with the fields of `keys` it has only through its prototype
+// (withInherited); one with a toJSON as it is (`honour`) or as its own fields.
+function partOf(x, keys, honour) {
+  if (honour && hasToJson(x)) return x;
+  const read = withInherited(x, keys);
+  return read === x && hasToJson(x) ? fieldsOf(x) : read;
 }
 
 // The fields of a message, of a block or part of its content and of its usage that the count
@@ -282,31 +293,12 @@ export function asWritten(m) {
   if (m === null || typeof m !== 'object' || Array.isArray(m) || hasToJson(m)) return m;
   const out = withInherited(m, READ);
   const inner = out.message;
-  if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inheritedParts(out);
+  if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return partsOf(out, true);
   if (hasToJson(inner)) return out;
-  const read = inheritedParts(withInherited(inner, READ));
+  const read = partsOf(withInherited(inner, READ), true);
   return read === inner ? out : { ...out, message: read };
 }
 
-// `o` with the blocks of its content array and its usage as withInherited reads them (those
-// with a `toJSON` as they are); `o` itself when none changes.
-function inheritedParts(o) {
-  let out = o;
-  const c = o.content;
-  if (Array.isArray(c) && !hasToJson(c)) {
-    let copy;
-    for (let b = 0; b < c.length; b++) {
-      const x = c[b];
-      const read = hasToJson(x) ? x : withInherited(x, READ_BLOCK);
-      if (read !== x) (copy ??= c.slice())[b] = read;
-    }
-    if (copy !== undefined) out = { ...o, content: copy };
-  }
-  const u = o.usage;
-  const usage = hasToJson(u) ? u : withInherited(u, READ_USAGE);
-  if (usage !== u) (out === o ? (out = { ...o }) : out).usage = usage;
-  return out;
-}
 
 // JSON text of message `m`, without the fields nothing reads (`omit`, a Set, or undefined
 // to write it whole). Which messages are read whole is decided in Rust (convert.rs). Throws

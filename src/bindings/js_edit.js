@@ -4,7 +4,7 @@
 // they use, so that the counting module of `context-compaction/count`, which edits and
 // compacts nothing, does not download them. Every decision is made in Rust.
 import { plainSlice } from './js_batch.js';
-import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, chatReasoning, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isCall, isLine, isMediaPart, isProviderResult, isServerResultBlock, lcAudio, customInput, providerResultValue, serverResult, lcCalls, lcFields, lcFunctionName, legacyCall, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
+import { AI_MODEL, AI_UI, ANY, CHAT, LANGCHAIN, RESPONSES, RS, blockKind, callArgs, chatReasoning, callName, contentOf, dataUrl, failed, fileText, header, hostedCall, isAiCompaction, isBytes, isCall, isLine, isMediaPart, isProviderResult, isServerResultBlock, lcAudio, customInput, providerResultValue, serverResult, lcCalls, lcFields, lcFunctionName, legacyCall, lcItemRead, lcItems, lcPartInput, lcMirrored, legacyCallId, legacyResultId, mediaKind, opaqueReasoning, outputCallId, parseArgs, parts, reasoningTexts, responsesOutput, shapeOfHeader, shellText, uiDenial, uiInput } from './js_view.js';
 
 // Applies edits to a copy of `arr`. `ops` holds 5 numbers per edit, sorted by message:
 // [op, message, block, nested (or 0xffffffff), text index]; op 0 = replace the block (or the
@@ -283,7 +283,7 @@ function mediaSource(v, mediaType, image) {
   // A `URL` of a `data:` URL holds the media itself (the AI SDK sends it as its data).
   if (tag === '[object URL]') return v.protocol === 'data:' ? mediaSource(v.href, mediaType, image) : { type: 'url', url: v.href };
   // Bytes (Uint8Array, Buffer, ArrayBuffer, SharedArrayBuffer): sent as the base64 they are.
-  if (ArrayBuffer.isView(v) || tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]') {
+  if (isBytes(v)) {
     return base64Source(bytesBase64(v), mediaType, image);
   }
   // Any other object (a Blob or File, a Response, a stream, …), or a number or boolean, holds

@@ -1322,10 +1322,10 @@ export function fileText(v) {
   return undefined;
 }
 
-// Bytes of any realm (an ArrayBuffer, a SharedArrayBuffer, a view on one), told by their tag as
-// js_edit.js's mediaSource tells them (`instanceof` fails for another realm's, a worker's or
-// `vm`'s): counted and read as text as they are sent.
-const isBytes = (v) => ArrayBuffer.isView(v) || /^\[object (Shared)?ArrayBuffer\]$/.test(Object.prototype.toString.call(v));
+// Bytes of any realm (an ArrayBuffer, a SharedArrayBuffer, a view on one), told by their tag
+// (`instanceof` fails for another realm's, a worker's or `vm`'s): counted and read as text as
+// js_edit.js's mediaSource sends them.
+export const isBytes = (v) => ArrayBuffer.isView(v) || /^\[object (Shared)?ArrayBuffer\]$/.test(Object.prototype.toString.call(v));
 
 function base64Text(s) {
   try {

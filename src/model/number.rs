@@ -152,69 +152,27 @@ pub fn fraction(digits: &[u8]) -> f64 {
     not(feature = "base"),
     not(feature = "extra")
 ))]
-thread_local! {
-    static ENGINE_TEXT: std::cell::Cell<Option<NumberText>> = const { std::cell::Cell::new(None) };
-}
+mod engine {
+    /// How the engine writes a number: `String(n)`.
+    type NumberText = fn(f64) -> String;
 
-/// How the engine writes a number: `String(n)`.
-#[cfg(all(
-    target_arch = "wasm32",
-    feature = "count",
-    not(feature = "base"),
-    not(feature = "extra")
-))]
-type NumberText = fn(f64) -> String;
-
-/// Gives the counting module the JS engine's `String(n)` (the bindings' start function).
-#[cfg(all(
-    target_arch = "wasm32",
-    feature = "count",
-    not(feature = "base"),
-    not(feature = "extra")
-))]
-pub fn use_engine_text(text: NumberText) {
-    ENGINE_TEXT.with(|t| t.set(Some(text)));
-}
-
-/// `String(n)` of a finite, non-zero `n`, from the engine.
-#[cfg(all(
-    target_arch = "wasm32",
-    feature = "count",
-    not(feature = "base"),
-    not(feature = "extra")
-))]
-fn engine_text(n: f64) -> String {
-    ENGINE_TEXT
-        .with(|t| t.get())
-        .expect("number text installed at start")(n)
-}
-
-/// A number as Rust's `{}` writes an `f64` (`1.5`, `-5`, `-0`, `1000000000000000000000`,
-/// `0.0000001`, `inf`, `NaN`), for messages that write a number so: `format!("{}",
-/// Plain(n))` instead of `format!("{n}")`, which would bring the float printing into the
-/// counting module.
-#[derive(Clone, Copy)]
-pub struct Plain(pub f64);
-
-impl std::fmt::Display for Plain {
-    #[cfg(not(all(
-        target_arch = "wasm32",
-        feature = "count",
-        not(feature = "base"),
-        not(feature = "extra")
-    )))]
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(&self.0, f)
+    thread_local! {
+        static TEXT: std::cell::Cell<Option<NumberText>> = const { std::cell::Cell::new(None) };
     }
 
-    #[cfg(all(
-        target_arch = "wasm32",
-        feature = "count",
-        not(feature = "base"),
-        not(feature = "extra")
-    ))]
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.0;
+    /// Gives the counting module the JS engine's `String(n)` (the bindings' start function).
+    pub fn use_engine_text(text: NumberText) {
+        TEXT.with(|t| t.set(Some(text)));
+    }
+
+    /// `String(n)` of a finite, non-zero `n`, from the engine.
+    pub fn text(n: f64) -> String {
+        TEXT.with(|t| t.get())
+            .expect("number text installed at start")(n)
+    }
+
+    /// [`super::Plain`]'s text: the engine's digits, spelt out as `{}` writes them.
+    pub fn plain(n: f64, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if n.is_nan() || n.is_infinite() || n == 0.0 {
             let text = if n.is_nan() {
                 "NaN"
@@ -231,7 +189,36 @@ impl std::fmt::Display for Plain {
             };
             return f.write_str(text);
         }
-        f.write_str(&spelt_out(&engine_text(n)))
+        f.write_str(&super::spelt_out(&text(n)))
+    }
+}
+
+#[cfg(all(
+    target_arch = "wasm32",
+    feature = "count",
+    not(feature = "base"),
+    not(feature = "extra")
+))]
+pub use engine::use_engine_text;
+
+/// A number as Rust's `{}` writes an `f64` (`1.5`, `-5`, `-0`, `1000000000000000000000`,
+/// `0.0000001`, `inf`, `NaN`), for messages that write a number so: `format!("{}",
+/// Plain(n))` instead of `format!("{n}")`, which would bring the float printing into the
+/// counting module.
+#[derive(Clone, Copy)]
+pub struct Plain(pub f64);
+
+impl std::fmt::Display for Plain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        #[cfg(all(
+            target_arch = "wasm32",
+            feature = "count",
+            not(feature = "base"),
+            not(feature = "extra")
+        ))]
+        return engine::plain(self.0, f);
+        #[allow(unreachable_code)]
+        std::fmt::Display::fmt(&self.0, f)
     }
 }
 
@@ -287,7 +274,7 @@ pub fn js_text(n: f64) -> String {
         not(feature = "extra")
     ))]
     if n.is_finite() && n != 0.0 {
-        return engine_text(n);
+        return engine::text(n);
     }
     if n.is_nan() {
         return "NaN".into();

@@ -551,18 +551,22 @@ fn programmatic_results_missing<'a>(
 /// of a type the API may add later is not judged.
 fn sent_media_problem(b: &Sent<'_>) -> Option<String> {
     match b {
-        Sent::Block(Block::Image(m)) => media_source_problem("image", m.source()),
-        Sent::Block(Block::Document(m)) => media_source_problem("document", m.source()),
         Sent::Block(Block::ToolResult(r)) => match &r.content {
             Some(Some(crate::model::messages::ToolResultContent::Blocks(inner))) => {
-                inner.iter().find_map(|x| match x {
-                    Block::Image(m) => media_source_problem("image", m.source()),
-                    Block::Document(m) => media_source_problem("document", m.source()),
-                    _ => None,
-                })
+                inner.iter().find_map(media_problem)
             }
             _ => None,
         },
+        Sent::Block(b) => media_problem(b),
+        Sent::Text(_) => None,
+    }
+}
+
+/// [`sent_media_problem`] of an image or document block (`None` for any other block).
+fn media_problem(b: &Block) -> Option<String> {
+    match b {
+        Block::Image(m) => media_source_problem("image", m.source()),
+        Block::Document(m) => media_source_problem("document", m.source()),
         _ => None,
     }
 }
